@@ -1,0 +1,20 @@
+package io.kvindexer.indexer.event;
+
+/**
+ * A chain of consecutive full blocks newly cached by the engine.
+ *
+ * @param blockHashes     engine sequence hashes, one per block, oldest first (raw 64-bit patterns)
+ * @param hasParent       false when the chain starts at the beginning of the sequence
+ * @param parentBlockHash engine sequence hash of the block before {@code blockHashes[0]}; 0 when {@code !hasParent}
+ * @param tokenIds        all tokens of those blocks (u32 values held in ints); for EAGLE the flattened bigram list
+ * @param blockSize       tokens per block as the engine sees it
+ * @param loraName        adapter name mixed into the local hash seed; null for the base model
+ * @param tier            storage tier from the event's {@code medium}
+ * @param mmHashes        per block, the multimodal hashes to mix into its local hash; null when none at all,
+ *                        and a null entry for a block without any
+ * @param eagle           token ids arrived as bigram pairs: each block hashes {@code blockSize + 1} tokens
+ */
+public record BlockStored(long[] blockHashes, boolean hasParent, long parentBlockHash, int[] tokenIds,
+                          int blockSize, String loraName, StorageTier tier, long[][] mmHashes, boolean eagle)
+        implements KvEvent {
+}

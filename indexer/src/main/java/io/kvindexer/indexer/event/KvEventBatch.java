@@ -1,0 +1,16 @@
+package io.kvindexer.indexer.event;
+
+import java.util.List;
+
+/**
+ * One msgpack payload of the engine's PUB stream: {@code [ts, events, data_parallel_rank]}.
+ *
+ * @param timestamp        seconds since the epoch as the engine stamped it (ignored by the index)
+ * @param events           the events the index applies, in order (ignored and unknown events removed)
+ * @param dataParallelRank the batch's rank, which overrides the registered one; null when absent or nil
+ * @param unknownEvents    events with an unknown tag that were skipped
+ * @param ignoredEvents    events dropped on purpose ({@code Ignored} tag, non-main attention groups)
+ */
+public record KvEventBatch(double timestamp, List<KvEvent> events, Integer dataParallelRank, int unknownEvents,
+                           int ignoredEvents) {
+}
