@@ -47,6 +47,9 @@ public final class IndexerApp implements AutoCloseable {
             workers.register(new Registration(w.instanceId(), w.endpoint(), config.modelName(), config.tenantId(),
                     config.blockSize(), w.dpRank(), null));
         }
+        if (config.peers().isEmpty()) {
+            gate.check(); // nothing to recover: open now if the min-workers condition already holds
+        }
         IndexerRouting.Components components =
                 new IndexerRouting.Components(config, workers, peers, indexers, gate, metrics);
         this.server = WebServer.builder()
@@ -91,8 +94,6 @@ public final class IndexerApp implements AutoCloseable {
             if (!config.peers().isEmpty()) {
                 new PeerRecovery(config.peers(), indexers, config.recoveryDelay(), config.peerTimeout()).run();
                 gate.recoveryFinished();
-            } else {
-                gate.check();
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -102,9 +103,29 @@ public final class IndexerApp implements AutoCloseable {
     static ListenerFactory defaultListeners(IndexerConfig config) {
         // Replaced by the ingest package's EngineListener once it lands.
         return (spec, watermark, sink) -> new ListenerFactory.RunningListener() {
+            private ListenerStatus status = ListenerStatus.PENDING;
+
             @Override
-            public ListenerSnapshot snapshot() {
-                return new ListenerSnapshot(spec.endpoint(), ListenerStatus.PENDING, null);
+            public synchronized ListenerSnapshot snapshot() {
+                return new ListenerSnapshot(spec.endpoint(), status, null);
+            }
+
+            @Override
+            public synchronized boolean pause() {
+                if (status == ListenerStatus.PENDING || status == ListenerStatus.ACTIVE) {
+                    status = ListenerStatus.PAUSED;
+                    return true;
+                }
+                return false;
+            }
+
+            @Override
+            public synchronized boolean resume() {
+                if (status == ListenerStatus.PAUSED || status == ListenerStatus.FAILED) {
+                    status = ListenerStatus.PENDING;
+                    return true;
+                }
+                return false;
             }
 
             @Override

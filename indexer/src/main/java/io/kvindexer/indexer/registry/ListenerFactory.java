@@ -19,6 +19,12 @@ public interface ListenerFactory {
 
         ListenerSnapshot snapshot();
 
+        /** pending/active → paused: the sockets are dropped, the watermark kept; false from another status. */
+        boolean pause();
+
+        /** paused/failed → pending: a new attempt with the same watermark; false from another status. */
+        boolean resume();
+
         /** Stops receiving and releases the sockets; the watermark is kept by the registry. */
         @Override
         void close();

@@ -84,9 +84,9 @@ public final class WorkerRegistry implements AutoCloseable {
             }
             Instance inst = existing != null ? existing : new Instance(r.instanceId(), r.modelName(), r.tenantId());
             WorkerKey key = new WorkerKey(r.instanceId(), r.dpRank());
-            Rank rank = new Rank(new ListenerSpec(r.instanceId(), r.dpRank(), r.endpoint(), r.replayEndpoint()),
-                    watermarks.computeIfAbsent(key, k -> new SequenceWatermark()), new IndexSink(index));
-            rank.start(listenerFactory);
+            ListenerSpec spec = new ListenerSpec(r.instanceId(), r.dpRank(), r.endpoint(), r.replayEndpoint());
+            Rank rank = new Rank(spec, listenerFactory.start(spec,
+                    watermarks.computeIfAbsent(key, k -> new SequenceWatermark()), new IndexSink(index)));
             inst.ranks.put(r.dpRank(), rank);
             instances.put(r.instanceId(), inst);
         }
@@ -187,32 +187,23 @@ public final class WorkerRegistry implements AutoCloseable {
         return watermarks.get(new WorkerKey(instanceId, dpRank));
     }
 
-    /** Test control: pending/active → paused (the listener is stopped, the watermark kept). */
-    public void pause(long instanceId, int dpRank) throws RegistryException {
-        synchronized (this) {
-            Rank rank = rank(instanceId, dpRank);
-            ListenerStatus status = rank.snapshot().status();
-            if (status != ListenerStatus.PENDING && status != ListenerStatus.ACTIVE) {
-                throw new RegistryException(RegistryException.Kind.CONFLICT, "instance "
-                        + Long.toUnsignedString(instanceId) + " dp_rank " + Integer.toUnsignedString(dpRank)
-                        + " cannot be paused from status " + status.label());
-            }
-            rank.stop();
+    /** Test control: pending/active → paused (the listener drops its sockets, the watermark is kept). */
+    public synchronized void pause(long instanceId, int dpRank) throws RegistryException {
+        Rank rank = rank(instanceId, dpRank);
+        if (!rank.listener.pause()) {
+            throw new RegistryException(RegistryException.Kind.CONFLICT, "instance " + Long.toUnsignedString(instanceId)
+                    + " dp_rank " + Integer.toUnsignedString(dpRank) + " cannot be paused from status "
+                    + rank.snapshot().status().label());
         }
     }
 
     /** Test control: paused/failed → a new listener attempt with the same watermark. */
-    public void resume(long instanceId, int dpRank) throws RegistryException {
-        synchronized (this) {
-            Rank rank = rank(instanceId, dpRank);
-            ListenerStatus status = rank.snapshot().status();
-            if (status != ListenerStatus.PAUSED && status != ListenerStatus.FAILED) {
-                throw new RegistryException(RegistryException.Kind.CONFLICT, "instance "
-                        + Long.toUnsignedString(instanceId) + " dp_rank " + Integer.toUnsignedString(dpRank)
-                        + " cannot be resumed from status " + status.label());
-            }
-            rank.stop();
-            rank.start(listenerFactory);
+    public synchronized void resume(long instanceId, int dpRank) throws RegistryException {
+        Rank rank = rank(instanceId, dpRank);
+        if (!rank.listener.resume()) {
+            throw new RegistryException(RegistryException.Kind.CONFLICT, "instance " + Long.toUnsignedString(instanceId)
+                    + " dp_rank " + Integer.toUnsignedString(dpRank) + " cannot be resumed from status "
+                    + rank.snapshot().status().label());
         }
     }
 
@@ -260,37 +251,26 @@ public final class WorkerRegistry implements AutoCloseable {
         }
     }
 
-    /** One (instance, dp rank): its spec, its watermark and its current listener (null while paused). */
+    /** One (instance, dp rank): its spec and its running listener (which holds the registry's watermark). */
     private static final class Rank {
         final ListenerSpec spec;
-        final SequenceWatermark watermark;
-        final BatchSink sink;
-        ListenerFactory.RunningListener listener;
+        final ListenerFactory.RunningListener listener;
 
-        Rank(ListenerSpec spec, SequenceWatermark watermark, BatchSink sink) {
+        Rank(ListenerSpec spec, ListenerFactory.RunningListener listener) {
             this.spec = spec;
-            this.watermark = watermark;
-            this.sink = sink;
-        }
-
-        void start(ListenerFactory factory) {
-            listener = factory.start(spec, watermark, sink);
+            this.listener = listener;
         }
 
         void stop() {
-            if (listener != null) {
-                try {
-                    listener.close();
-                } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.WARNING, "closing listener " + spec + " failed", e);
-                }
-                listener = null;
+            try {
+                listener.close();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "closing listener " + spec + " failed", e);
             }
         }
 
         ListenerSnapshot snapshot() {
-            ListenerFactory.RunningListener l = listener;
-            return l == null ? new ListenerSnapshot(spec.endpoint(), ListenerStatus.PAUSED, null) : l.snapshot();
+            return listener.snapshot();
         }
     }
 
