@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 
@@ -86,7 +87,7 @@ public final class EngineEventDecoder {
 
         Reader(byte[] payload) {
             this.payload = payload;
-            this.cursor = new MsgpackCursor(payload);
+            this.cursor = new MsgpackCursor(payload, 0, this::where);
         }
 
         String where() {
@@ -98,7 +99,7 @@ public final class EngineEventDecoder {
                 throw new EventDecodeException("bad_envelope",
                         "envelope: expected an array [ts, events, data_parallel_rank], got " + cursor.peekType());
             }
-            int fields = cursor.arrayHeader("envelope");
+            int fields = cursor.arrayHeader("array");
             if (fields < 2) {
                 throw new EventDecodeException("bad_envelope",
                         "envelope: expected at least 2 elements [ts, events], got " + fields);
@@ -108,7 +109,7 @@ public final class EngineEventDecoder {
                 throw new EventDecodeException("bad_envelope", "envelope: events: expected an array, got "
                         + cursor.peekType());
             }
-            int count = cursor.arrayHeader("envelope: events");
+            int count = cursor.arrayHeader("events");
             List<KvEvent> events = new ArrayList<>(count);
             int unknown = 0;
             int ignored = 0;
@@ -140,7 +141,7 @@ public final class EngineEventDecoder {
                 throw new EventDecodeException("bad_envelope",
                         "envelope: " + cursor.remaining() + " trailing bytes after the batch");
             }
-            return new KvEventBatch(ts, List.copyOf(events), rank, unknown, ignored);
+            return new KvEventBatch(ts, Collections.unmodifiableList(events), rank, unknown, ignored);
         }
 
         private double timestamp() throws IOException, EventDecodeException {
@@ -160,18 +161,17 @@ public final class EngineEventDecoder {
                 cursor.skipNil();
                 return null;
             }
-            if (type == ValueType.INTEGER && !cursor.nextIsUint64()) {
-                long v = cursor.rawLong();
-                if (v >= Integer.MIN_VALUE && v <= 0xFFFF_FFFFL) {
-                    return (int) v; // i32 or u32, kept as the 32-bit pattern
-                }
-            } else if (type != ValueType.INTEGER) {
+            if (type != ValueType.INTEGER) {
                 throw new EventDecodeException("bad_envelope",
                         "envelope: data_parallel_rank: expected an integer or nil, got " + type);
-            } else {
-                cursor.skip();
             }
-            throw new EventDecodeException("bad_envelope", "envelope: data_parallel_rank: out of the 32-bit range");
+            boolean huge = cursor.nextIsUint64();
+            long v = cursor.rawLong();
+            if (huge || v < Integer.MIN_VALUE || v > 0xFFFF_FFFFL) {
+                throw new EventDecodeException("bad_envelope", "envelope: data_parallel_rank: "
+                        + (huge ? Long.toUnsignedString(v) : Long.toString(v)) + " is out of the 32-bit range");
+            }
+            return (int) v; // i32 or u32, kept as the 32-bit pattern
         }
 
         // ---- one event ----
@@ -210,7 +210,7 @@ public final class EngineEventDecoder {
 
         /** {@code [tag, f1, f2, ...]}: by position (wire spec §3.4, §4; behaviour spec §2.4). */
         private Tag arrayEvent() throws IOException, EventDecodeException {
-            int n = cursor.arrayHeader(where());
+            int n = cursor.arrayHeader("event");
             if (n == 0) {
                 throw new EventDecodeException("bad_event", where() + ": empty event array has no tag");
             }
@@ -218,7 +218,7 @@ public final class EngineEventDecoder {
                 throw new EventDecodeException("bad_event",
                         where() + ": tag: expected a string, got " + cursor.peekType());
             }
-            Tag tag = tagOf(cursor.string(where() + ": tag"));
+            Tag tag = tagOf(cursor.string("tag"));
             for (int pos = 1; pos < n; pos++) {
                 switch (tag) {
                     case STORED -> storedPosition(pos);
@@ -273,7 +273,7 @@ public final class EngineEventDecoder {
                     groupIdx = v;
                 }
             } else if (type == ValueType.STRING && specKind == null) {
-                specKind = cursor.string(where() + ": kv_cache_spec_kind");
+                specKind = cursor.string("kv_cache_spec_kind");
             } else {
                 cursor.skip();
             }
@@ -282,14 +282,14 @@ public final class EngineEventDecoder {
         /** {@code {"type": tag, ...}}: by key, in any order, unknown keys ignored. */
         private Tag mapEvent() throws IOException, EventDecodeException {
             Tag tag = tagOf(findMapTag());
-            int n = cursor.mapHeader(where());
+            int n = cursor.mapHeader("event");
             for (int i = 0; i < n; i++) {
                 if (cursor.peekType() != ValueType.STRING) {
                     cursor.skip(); // a non-string key cannot name a field we know
                     cursor.skip();
                     continue;
                 }
-                String key = cursor.string(where() + ": key");
+                String key = cursor.string("key");
                 if (tag == Tag.STORED || tag == Tag.REMOVED) {
                     mapField(tag, key);
                 } else {
@@ -301,15 +301,15 @@ public final class EngineEventDecoder {
 
         /** Reads {@code type} ahead of the main cursor, since map keys may come in any order. */
         private String findMapTag() throws IOException, EventDecodeException {
-            try (MsgpackCursor ahead = new MsgpackCursor(payload, cursor.position())) {
-                int n = ahead.mapHeader(where());
+            try (MsgpackCursor ahead = new MsgpackCursor(payload, cursor.position(), this::where)) {
+                int n = ahead.mapHeader("event");
                 for (int i = 0; i < n; i++) {
-                    if (ahead.stringEquals(where() + ": key", "type")) {
+                    if (ahead.stringEquals("key", "type")) {
                         if (ahead.peekType() != ValueType.STRING) {
                             throw new EventDecodeException("bad_event",
                                     where() + ": type: expected a string, got " + ahead.peekType());
                         }
-                        return ahead.string(where() + ": type");
+                        return ahead.string("type");
                     }
                     ahead.skip();
                 }
@@ -370,7 +370,7 @@ public final class EngineEventDecoder {
                 throw new EventDecodeException("bad_event",
                         where() + ": " + field + ": expected an array, got " + cursor.peekType());
             }
-            int n = cursor.arrayHeader(where() + ": " + field);
+            int n = cursor.arrayHeader(field);
             long[] out = new long[n];
             for (int i = 0; i < n; i++) {
                 out[i] = hash(field, i);
@@ -381,7 +381,7 @@ public final class EngineEventDecoder {
         private long hash(String field, int index) throws IOException, EventDecodeException {
             return switch (cursor.peekType()) {
                 case INTEGER -> cursor.rawLong();
-                case BINARY -> cursor.binaryAsLong(where() + ": " + field);
+                case BINARY -> cursor.binaryAsLong(field);
                 default -> throw new EventDecodeException("bad_hash", where() + ": " + field
                         + (index >= 0 ? "[" + index + "]" : "") + ": expected an integer or bin, got "
                         + cursor.peekType());
@@ -405,7 +405,7 @@ public final class EngineEventDecoder {
                 throw new EventDecodeException("bad_event",
                         where() + ": token_ids: expected an array, got " + cursor.peekType());
             }
-            int n = cursor.arrayHeader(where() + ": token_ids");
+            int n = cursor.arrayHeader("token_ids");
             eagle = n > 0 && cursor.peekType() == ValueType.ARRAY;
             int[] out = new int[eagle ? n + 1 : n];
             for (int i = 0; i < n; i++) {
@@ -417,7 +417,7 @@ public final class EngineEventDecoder {
                     throw new EventDecodeException("bad_token", where() + ": token_ids[" + i
                             + "]: expected a [token, token] pair like the first entry, got " + cursor.peekType());
                 }
-                int pairLength = cursor.arrayHeader(where() + ": token_ids[" + i + "]");
+                int pairLength = cursor.arrayHeader("token_ids pair");
                 if (pairLength != 2) {
                     throw new EventDecodeException("bad_token", where() + ": token_ids[" + i
                             + "]: expected a pair, got " + pairLength + " elements");
@@ -477,7 +477,7 @@ public final class EngineEventDecoder {
                     cursor.skipNil();
                     yield null;
                 }
-                case STRING -> cursor.string(where() + ": " + field);
+                case STRING -> cursor.string(field);
                 default -> throw new EventDecodeException("bad_event",
                         where() + ": " + field + ": expected a string or nil, got " + cursor.peekType());
             };
@@ -498,7 +498,7 @@ public final class EngineEventDecoder {
                 throw new EventDecodeException("bad_event",
                         where() + ": extra_keys: expected an array or nil, got " + type);
             }
-            int blocks = cursor.arrayHeader(where() + ": extra_keys");
+            int blocks = cursor.arrayHeader("extra_keys");
             List<List<ExtraKey>> perBlock = new ArrayList<>(blocks);
             for (int b = 0; b < blocks; b++) {
                 if (cursor.peekType() != ValueType.ARRAY) {
@@ -506,18 +506,17 @@ public final class EngineEventDecoder {
                     perBlock.add(null);
                     continue;
                 }
-                String what = where() + ": extra_keys[" + b + "]";
-                int items = cursor.arrayHeader(what);
+                int items = cursor.arrayHeader("extra_keys entry");
                 List<ExtraKey> keys = new ArrayList<>(Math.min(items, 8));
                 for (int i = 0; i < items; i++) {
                     ValueType itemType = cursor.peekType();
                     if (itemType == ValueType.STRING) {
-                        keys.add(new ExtraKey(cursor.string(what), false));
+                        keys.add(new ExtraKey(cursor.string("extra_keys entry"), false));
                     } else if (itemType == ValueType.ARRAY) {
-                        int len = cursor.arrayHeader(what);
+                        int len = cursor.arrayHeader("extra_keys entry");
                         int consumed = 0;
                         if (len > 0 && cursor.peekType() == ValueType.STRING) {
-                            keys.add(new ExtraKey(cursor.string(what), true));
+                            keys.add(new ExtraKey(cursor.string("extra_keys entry"), true));
                             consumed = 1;
                         }
                         for (int k = consumed; k < len; k++) {

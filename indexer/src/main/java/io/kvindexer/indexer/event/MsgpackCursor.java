@@ -7,6 +7,7 @@ import org.msgpack.value.ValueType;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.function.Supplier;
 
 /**
  * A bounded reading position in one msgpack payload held in memory.
@@ -22,14 +23,16 @@ final class MsgpackCursor implements AutoCloseable {
     private final int end;
     private final MessageUnpacker in;
     private final int base;
+    private final Supplier<String> context;
 
-    MsgpackCursor(byte[] payload) {
-        this(payload, 0);
-    }
-
-    /** A cursor over {@code payload} starting at {@code offset} (used to look ahead inside a map). */
-    MsgpackCursor(byte[] payload, int offset) {
+    /**
+     * A cursor over {@code payload} starting at {@code offset}.
+     *
+     * @param context where the caller is (e.g. "event 3 (BlockStored)"), asked only when building an error message
+     */
+    MsgpackCursor(byte[] payload, int offset, Supplier<String> context) {
         this.payload = payload;
+        this.context = context;
         this.end = payload.length;
         this.base = offset;
         this.in = MessagePack.newDefaultUnpacker(payload, offset, payload.length - offset);
@@ -168,6 +171,6 @@ final class MsgpackCursor implements AutoCloseable {
 
     private EventDecodeException tooLong(String what, String declared) {
         return new EventDecodeException("truncated",
-                what + ": declares " + declared + " but only " + Math.max(remaining(), 0) + " bytes remain");
+                context.get() + ": " + what + ": declares " + declared + " but only " + Math.max(remaining(), 0) + " bytes remain");
     }
 }
