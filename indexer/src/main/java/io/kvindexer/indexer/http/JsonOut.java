@@ -8,7 +8,6 @@ import io.helidon.webserver.http.ServerResponse;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.io.UncheckedIOException;
 
 /** Writes JSON responses with Jackson's generator: fields in our order, u64 values as unsigned decimals. */
@@ -34,15 +33,6 @@ final class JsonOut {
         res.status(Status.create(status));
         res.header(HeaderValues.CONTENT_TYPE_JSON);
         res.send(buf.toByteArray());
-    }
-
-    /** Streams a large body (the dump) without holding it in memory. */
-    static void stream(ServerResponse res, Body body) throws IOException {
-        res.status(Status.OK_200);
-        res.header(HeaderValues.CONTENT_TYPE_JSON);
-        try (OutputStream out = res.outputStream(); JsonGenerator g = FACTORY.createGenerator(out)) {
-            body.write(g);
-        }
     }
 
     static void ok(ServerResponse res, int status) {
