@@ -11,7 +11,6 @@ public final class IndexerMain {
     }
 
     public static void main(String[] args) throws InterruptedException {
-        LogConfig.configureRuntime();
         IndexerCli.Parsed parsed;
         try {
             parsed = IndexerCli.parse(args, System.getenv());
@@ -24,6 +23,7 @@ public final class IndexerMain {
             System.out.print(parsed.helpText());
             return;
         }
+        LogConfig.configureRuntime();
         IndexerApp app;
         try {
             app = IndexerApp.start(parsed.config());
