@@ -82,11 +82,6 @@ public final class IndexerMetrics {
             .name("dynamo_kvindexer_unknown_events_total")
             .help("Engine events with an unknown tag, skipped")
             .register(registry);
-    private final Counter unknownMedia = Counter.builder()
-            .name("dynamo_kvindexer_unknown_media_total")
-            .help("Stored events with an unrecognised medium (indexed on the external tier)")
-            .register(registry);
-
     /** Reads the registry and the indexes at scrape time. */
     public void bind(WorkerRegistry workers, Indexers indexers) {
         Supplier<List<ModelIndex>> all = indexers::all;
@@ -180,10 +175,6 @@ public final class IndexerMetrics {
 
     public void unknownEvents(long n) {
         unknownEvents.inc(n);
-    }
-
-    public void unknownMedium() {
-        unknownMedia.inc();
     }
 
     /** Writes the exposition for an {@code Accept} header; returns the content type used. */
