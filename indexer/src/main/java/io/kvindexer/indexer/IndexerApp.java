@@ -40,7 +40,7 @@ public final class IndexerApp implements AutoCloseable {
     private IndexerApp(IndexerConfig config, ListenerFactory listeners) throws RegistryException {
         this.config = config;
         this.indexers = new Indexers(new IndexOptions(config.mixCacheSalt(), config.threads()));
-        this.workers = new WorkerRegistry(indexers, listeners);
+        this.workers = new WorkerRegistry(indexers, listeners != null ? listeners : defaultListeners(readyGate));
         this.gate = new StartupGate(config.minInitialWorkers(), !config.peers().isEmpty(), readyGate, workers);
         metrics.bind(workers, indexers);
         for (WorkerEntry w : config.workers()) {
@@ -74,10 +74,10 @@ public final class IndexerApp implements AutoCloseable {
 
     /** Starts from a config (tests pass environment values through it). */
     public static IndexerApp start(IndexerConfig config) throws IndexerCli.ConfigException {
-        return start(config, IndexerApp.defaultListeners(config));
+        return start(config, null);
     }
 
-    /** Starts with a given listener factory (tests of the HTTP layer and registry). */
+    /** Starts with a given listener factory; null means the ZMQ listeners of the ingest package. */
     public static IndexerApp start(IndexerConfig config, ListenerFactory listeners) throws IndexerCli.ConfigException {
         try {
             return new IndexerApp(config, listeners);
@@ -100,13 +100,16 @@ public final class IndexerApp implements AutoCloseable {
         }
     }
 
-    static ListenerFactory defaultListeners(IndexerConfig config) {
+    static ListenerFactory defaultListeners(ReadyGate gate) {
         // Replaced by the ingest package's EngineListener once it lands.
         return (spec, watermark, sink) -> new ListenerFactory.RunningListener() {
             private ListenerStatus status = ListenerStatus.PENDING;
 
             @Override
             public synchronized ListenerSnapshot snapshot() {
+                if (status == ListenerStatus.PENDING && gate.isOpen()) {
+                    status = ListenerStatus.ACTIVE;
+                }
                 return new ListenerSnapshot(spec.endpoint(), status, null);
             }
 
