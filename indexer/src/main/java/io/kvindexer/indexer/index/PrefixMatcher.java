@@ -25,6 +25,8 @@ final class PrefixMatcher {
     private final int[] reach;
     private final int[] at;
     private final int[] mark;
+    /** per worker slot: it already had a run when the current tier's walk began (so it does not restart at the root) */
+    private final boolean[] continuing;
     private int stamp;
     private final IntArrayList stack = new IntArrayList();
 
@@ -34,6 +36,7 @@ final class PrefixMatcher {
         this.reach = new int[slots];
         this.at = new int[slots];
         this.mark = new int[slots];
+        this.continuing = new boolean[slots];
         Arrays.fill(at, ROOT);
     }
 
@@ -80,16 +83,17 @@ final class PrefixMatcher {
     }
 
     private void pushContinuations() {
-        int continuing = 0;
+        int count = 0;
         for (int w = 0; w < reach.length; w++) {
-            if (reach[w] > 0) {
-                continuing++;
+            continuing[w] = reach[w] > 0;
+            if (continuing[w]) {
+                count++;
             }
         }
-        if (continuing == 0) {
+        if (count == 0) {
             return;
         }
-        long[] byNode = new long[continuing];
+        long[] byNode = new long[count];
         int k = 0;
         for (int w = 0; w < reach.length; w++) {
             if (reach[w] > 0) {
@@ -139,12 +143,12 @@ final class PrefixMatcher {
                     continue;
                 }
                 int w = code >>> 2;
-                boolean takes = any ? reach[w] == 0 && mark[w] != current : mark[w] == current;
-                if (takes) {
-                    // one child per worker: a taken worker is marked so it cannot advance twice
-                    mark[w] = any ? current : 0;
-                    reach[w] = pos + 1;
-                    at[w] = child;
+                if (any ? !continuing[w] : mark[w] == current) {
+                    // a worker may follow several same-content children (different hash seeds): keep its deepest run
+                    if (pos + 1 > reach[w]) {
+                        reach[w] = pos + 1;
+                        at[w] = child;
+                    }
                     stack.add(w);
                 }
             }
