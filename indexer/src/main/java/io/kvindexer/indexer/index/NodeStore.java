@@ -24,15 +24,26 @@ final class NodeStore {
     private static final byte LIVE = 2;
     private static final long ROOT_KEY_SALT = 0x9E3779B97F4A7C15L;
 
-    private long[] seqHash;
-    private long[] parentSeqHash;
-    private long[] localHash;
-    private byte[] flags;
-    private int[] nextSameKey;
+    /**
+     * Paged storage: pages of {@value #PAGE} nodes never move once allocated, so growing costs no copy and no
+     * slack beyond the last page, and no array is big enough to become a (region-wasting) humongous object.
+     * A node's three hashes sit next to each other ({@code [3 * offset + SEQ|PARENT|LOCAL]}): one cache line.
+     */
+    private static final int PAGE_BITS = 13;
+    private static final int PAGE = 1 << PAGE_BITS;
+    private static final int OFFSET_MASK = PAGE - 1;
+    private static final int SEQ = 0;
+    private static final int PARENT = 1;
+    private static final int LOCAL = 2;
+
+    private long[][] hashes = new long[16][];
+    private byte[][] flags = new byte[16][];
+    private int[][] nextSameKey = new int[16][];
     /** the first owner, inline (most blocks have one owner per tier); NONE when the node is free */
-    private int[] firstOwner;
+    private int[][] firstOwner = new int[16][];
     /** further owners: {@code [count, o1, o2, ...]}, null while there is at most one owner */
-    private int[][] moreOwners;
+    private int[][][] moreOwners = new int[16][][];
+    private int pages;
 
     private int highWater;
     private int[] freeIds = new int[16];
@@ -45,14 +56,6 @@ final class NodeStore {
     private int byChildSize;
 
     NodeStore() {
-        int capacity = 1024;
-        seqHash = new long[capacity];
-        parentSeqHash = new long[capacity];
-        localHash = new long[capacity];
-        flags = new byte[capacity];
-        nextSameKey = new int[capacity];
-        firstOwner = new int[capacity];
-        moreOwners = new int[capacity][];
         bySeq = new int[1024];
         byChild = new int[1024];
     }
@@ -69,48 +72,48 @@ final class NodeStore {
     }
 
     boolean isLive(int node) {
-        return (flags[node] & LIVE) != 0;
+        return (flags[node >>> PAGE_BITS][node & OFFSET_MASK] & LIVE) != 0;
     }
 
     long seqHash(int node) {
-        return seqHash[node];
+        return hashes[node >>> PAGE_BITS][3 * (node & OFFSET_MASK) + SEQ];
     }
 
     long localHash(int node) {
-        return localHash[node];
+        return hashes[node >>> PAGE_BITS][3 * (node & OFFSET_MASK) + LOCAL];
     }
 
     boolean hasParent(int node) {
-        return (flags[node] & HAS_PARENT) != 0;
+        return (flags[node >>> PAGE_BITS][node & OFFSET_MASK] & HAS_PARENT) != 0;
     }
 
     long parentSeqHash(int node) {
-        return parentSeqHash[node];
+        return hashes[node >>> PAGE_BITS][3 * (node & OFFSET_MASK) + PARENT];
     }
 
     int nextSameKey(int node) {
-        return nextSameKey[node];
+        return nextSameKey[node >>> PAGE_BITS][node & OFFSET_MASK];
     }
 
     // ---- owners (membership codes slot << 2 | tier) -----------------------------------------------------------
 
     int ownerCount(int node) {
-        if (firstOwner[node] == NONE) {
+        if (firstOwner(node) == NONE) {
             return 0;
         }
-        int[] more = moreOwners[node];
+        int[] more = moreOwners(node);
         return more == null ? 1 : 1 + more[0];
     }
 
     int ownerAt(int node, int i) {
-        return i == 0 ? firstOwner[node] : moreOwners[node][i];
+        return i == 0 ? firstOwner(node) : moreOwners(node)[i];
     }
 
     boolean hasOwner(int node, int code) {
-        if (firstOwner[node] == code) {
+        if (firstOwner(node) == code) {
             return true;
         }
-        int[] more = moreOwners[node];
+        int[] more = moreOwners(node);
         if (more != null) {
             for (int i = 1, end = more[0]; i <= end; i++) {
                 if (more[i] == code) {
@@ -126,29 +129,29 @@ final class NodeStore {
         if (hasOwner(node, code)) {
             return false;
         }
-        if (firstOwner[node] == NONE) {
-            firstOwner[node] = code;
+        if (firstOwner(node) == NONE) {
+            setFirstOwner(node, code);
             return true;
         }
-        int[] more = moreOwners[node];
+        int[] more = moreOwners(node);
         if (more == null) {
             more = new int[4];
         } else if (more[0] + 1 == more.length) {
             more = Arrays.copyOf(more, more.length + (more.length >> 1));
         }
         more[++more[0]] = code;
-        moreOwners[node] = more;
+        setMoreOwners(node, more);
         return true;
     }
 
     /** Removes an owner; false when it was not there. */
     boolean removeOwner(int node, int code) {
-        int[] more = moreOwners[node];
-        if (firstOwner[node] == code) {
+        int[] more = moreOwners(node);
+        if (firstOwner(node) == code) {
             if (more == null) {
-                firstOwner[node] = NONE;
+                setFirstOwner(node, NONE);
             } else {
-                firstOwner[node] = more[more[0]];
+                setFirstOwner(node, more[more[0]]);
                 dropLastMore(node, more);
             }
             return true;
@@ -182,9 +185,9 @@ final class NodeStore {
     private void dropLastMore(int node, int[] more) {
         more[0]--;
         if (more[0] == 0) {
-            moreOwners[node] = null;
+            setMoreOwners(node, null);
         } else if (more.length > 8 && more[0] < more.length / 4) {
-            moreOwners[node] = Arrays.copyOf(more, more[0] + 1 + (more[0] >> 1) + 1);
+            setMoreOwners(node, Arrays.copyOf(more, more[0] + 1 + (more[0] >> 1) + 1));
         }
     }
 
@@ -193,21 +196,23 @@ final class NodeStore {
     /** Creates a node (the caller checked that no node has this sequence hash). */
     int create(long seq, boolean hasParent, long parentSeq, long local) {
         int node = freeCount > 0 ? freeIds[--freeCount] : newId();
-        seqHash[node] = seq;
-        parentSeqHash[node] = hasParent ? parentSeq : 0L;
-        localHash[node] = local;
-        flags[node] = (byte) (LIVE | (hasParent ? HAS_PARENT : 0));
-        firstOwner[node] = NONE;
-        moreOwners[node] = null;
+        long[] page = hashes[node >>> PAGE_BITS];
+        int at = 3 * (node & OFFSET_MASK);
+        page[at + SEQ] = seq;
+        page[at + PARENT] = hasParent ? parentSeq : 0L;
+        page[at + LOCAL] = local;
+        setFlags(node, LIVE | (hasParent ? HAS_PARENT : 0));
+        setFirstOwner(node, NONE);
+        setMoreOwners(node, null);
         insertBySeq(node);
         int head = childHead(hasParent, parentSeq, local);
         if (head == NONE) {
-            nextSameKey[node] = NONE;
+            setNextSameKey(node, NONE);
             insertByChild(node);
         } else {
             // append behind the head so the head slot stays valid
-            nextSameKey[node] = nextSameKey[head];
-            nextSameKey[head] = node;
+            setNextSameKey(node, nextSameKey(head));
+            setNextSameKey(head, node);
         }
         liveCount++;
         return node;
@@ -215,29 +220,29 @@ final class NodeStore {
 
     /** Frees a node that has no owner left. Its children stay: they are keyed by its sequence hash, not its id. */
     void free(int node) {
-        removeFromTable(bySeq, node, seqSlotHash(seqHash[node]));
+        removeFromTable(bySeq, node, seqSlotHash(seqHash(node)));
         bySeqSize--;
         boolean hasParent = hasParent(node);
-        int head = childHead(hasParent, parentSeqHash[node], localHash[node]);
+        int head = childHead(hasParent, parentSeqHash(node), localHash(node));
         if (head == node) {
-            int next = nextSameKey[node];
+            int next = nextSameKey(node);
             if (next == NONE) {
-                removeFromTable(byChild, node, childSlotHash(hasParent, parentSeqHash[node], localHash[node]));
+                removeFromTable(byChild, node, childSlotHash(hasParent, parentSeqHash(node), localHash(node)));
                 byChildSize--;
             } else {
                 replaceInTable(byChild, node, next,
-                        childSlotHash(hasParent, parentSeqHash[node], localHash[node]));
+                        childSlotHash(hasParent, parentSeqHash(node), localHash(node)));
             }
         } else {
             int prev = head;
-            while (nextSameKey[prev] != node) {
-                prev = nextSameKey[prev];
+            while (nextSameKey(prev) != node) {
+                prev = nextSameKey(prev);
             }
-            nextSameKey[prev] = nextSameKey[node];
+            setNextSameKey(prev, nextSameKey(node));
         }
-        flags[node] = 0;
-        firstOwner[node] = NONE;
-        moreOwners[node] = null;
+        setFlags(node, 0);
+        setFirstOwner(node, NONE);
+        setMoreOwners(node, null);
         if (freeCount == freeIds.length) {
             freeIds = Arrays.copyOf(freeIds, freeCount * 2);
         }
@@ -246,17 +251,47 @@ final class NodeStore {
     }
 
     private int newId() {
-        if (highWater == seqHash.length) {
-            int capacity = highWater + (highWater >> 1);
-            seqHash = Arrays.copyOf(seqHash, capacity);
-            parentSeqHash = Arrays.copyOf(parentSeqHash, capacity);
-            localHash = Arrays.copyOf(localHash, capacity);
-            flags = Arrays.copyOf(flags, capacity);
-            nextSameKey = Arrays.copyOf(nextSameKey, capacity);
-            firstOwner = Arrays.copyOf(firstOwner, capacity);
-            moreOwners = Arrays.copyOf(moreOwners, capacity);
+        if (highWater == pages * PAGE) {
+            if (pages == hashes.length) {
+                int n = pages * 2;
+                hashes = Arrays.copyOf(hashes, n);
+                flags = Arrays.copyOf(flags, n);
+                nextSameKey = Arrays.copyOf(nextSameKey, n);
+                firstOwner = Arrays.copyOf(firstOwner, n);
+                moreOwners = Arrays.copyOf(moreOwners, n);
+            }
+            hashes[pages] = new long[3 * PAGE];
+            flags[pages] = new byte[PAGE];
+            nextSameKey[pages] = new int[PAGE];
+            firstOwner[pages] = new int[PAGE];
+            moreOwners[pages] = new int[PAGE][];
+            pages++;
         }
         return highWater++;
+    }
+
+    private int firstOwner(int node) {
+        return firstOwner[node >>> PAGE_BITS][node & OFFSET_MASK];
+    }
+
+    private void setFirstOwner(int node, int code) {
+        firstOwner[node >>> PAGE_BITS][node & OFFSET_MASK] = code;
+    }
+
+    private int[] moreOwners(int node) {
+        return moreOwners[node >>> PAGE_BITS][node & OFFSET_MASK];
+    }
+
+    private void setMoreOwners(int node, int[] more) {
+        moreOwners[node >>> PAGE_BITS][node & OFFSET_MASK] = more;
+    }
+
+    private void setNextSameKey(int node, int next) {
+        nextSameKey[node >>> PAGE_BITS][node & OFFSET_MASK] = next;
+    }
+
+    private void setFlags(int node, int value) {
+        flags[node >>> PAGE_BITS][node & OFFSET_MASK] = (byte) value;
     }
 
     // ---- lookups ---------------------------------------------------------------------------------------------
@@ -269,7 +304,7 @@ final class NodeStore {
             if (entry == 0) {
                 return NONE;
             }
-            if (seqHash[entry - 1] == seq) {
+            if (seqHash(entry - 1) == seq) {
                 return entry - 1;
             }
         }
@@ -287,8 +322,11 @@ final class NodeStore {
                 return NONE;
             }
             int node = entry - 1;
-            if (localHash[node] == local && hasParent(node) == hasParent
-                    && (!hasParent || parentSeqHash[node] == parentSeq)) {
+            // a root node stores parent 0: compare the two hashes (one cache line) before reading the flags
+            long[] page = hashes[node >>> PAGE_BITS];
+            int at = 3 * (node & OFFSET_MASK);
+            if (page[at + LOCAL] == local && page[at + PARENT] == (hasParent ? parentSeq : 0L)
+                    && hasParent(node) == hasParent) {
                 return node;
             }
         }
@@ -304,8 +342,8 @@ final class NodeStore {
     }
 
     private long slotHashOf(int[] table, int node) {
-        return table == bySeq ? seqSlotHash(seqHash[node])
-                : childSlotHash(hasParent(node), parentSeqHash[node], localHash[node]);
+        return table == bySeq ? seqSlotHash(seqHash(node))
+                : childSlotHash(hasParent(node), parentSeqHash(node), localHash(node));
     }
 
     // ---- open addressing over node ids (entry = node + 1, 0 = empty), linear probing --------------------------
@@ -314,7 +352,7 @@ final class NodeStore {
         if ((bySeqSize + 1) * 4L > bySeq.length * 3L) {
             bySeq = rehash(bySeq);
         }
-        insert(bySeq, node, seqSlotHash(seqHash[node]));
+        insert(bySeq, node, seqSlotHash(seqHash(node)));
         bySeqSize++;
     }
 
@@ -322,7 +360,7 @@ final class NodeStore {
         if ((byChildSize + 1) * 4L > byChild.length * 3L) {
             byChild = rehash(byChild);
         }
-        insert(byChild, node, childSlotHash(hasParent(node), parentSeqHash[node], localHash[node]));
+        insert(byChild, node, childSlotHash(hasParent(node), parentSeqHash(node), localHash(node)));
         byChildSize++;
     }
 
@@ -341,8 +379,8 @@ final class NodeStore {
         for (int entry : table) {
             if (entry != 0) {
                 int node = entry - 1;
-                insert(bigger, node, seqTable ? seqSlotHash(seqHash[node])
-                        : childSlotHash(hasParent(node), parentSeqHash[node], localHash[node]));
+                insert(bigger, node, seqTable ? seqSlotHash(seqHash(node))
+                        : childSlotHash(hasParent(node), parentSeqHash(node), localHash(node)));
             }
         }
         return bigger;
@@ -383,9 +421,9 @@ final class NodeStore {
         table[gap] = 0;
     }
 
-    /** Approximate heap bytes held (arrays only), for the benchmark's cross-check. */
+    /** Heap bytes of the node pages and tables, owner overflow arrays left out (the benchmark's cross-check). */
     long arrayBytes() {
         long perNode = 8L * 3 + 1 + 4 + 4 + 4;
-        return perNode * seqHash.length + 4L * (bySeq.length + byChild.length);
+        return perNode * pages * PAGE + 4L * (bySeq.length + byChild.length);
     }
 }

@@ -272,10 +272,11 @@ final class PrefixIndex {
         }
     }
 
-    static final Comparator<MatchResult.WorkerMatch> WORKER_ORDER = Comparator
-            .comparing(MatchResult.WorkerMatch::worker,
-                    Comparator.comparing(WorkerKey::instanceId, Long::compareUnsigned)
-                            .thenComparing(WorkerKey::dpRank, Integer::compareUnsigned));
+    /** By instance id, then dp rank, both unsigned (no boxing: this runs once per query). */
+    static final Comparator<MatchResult.WorkerMatch> WORKER_ORDER = (a, b) -> {
+        int byInstance = Long.compareUnsigned(a.worker().instanceId(), b.worker().instanceId());
+        return byInstance != 0 ? byInstance : Integer.compareUnsigned(a.worker().dpRank(), b.worker().dpRank());
+    };
 
     /**
      * Every membership as a single-block Stored RouterEvent: the device tier first, then host-pinned, disk and
