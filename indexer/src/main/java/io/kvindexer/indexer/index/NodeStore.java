@@ -1,6 +1,7 @@
 package io.kvindexer.indexer.index;
 
 import it.unimi.dsi.fastutil.HashCommon;
+import it.unimi.dsi.fastutil.ints.IntArrayList;
 
 import java.util.Arrays;
 
@@ -11,8 +12,10 @@ import java.util.Arrays;
  * hash of its parent (if any), its LOCAL hash (XXH3 of its tokens, what queries carry) and its owners: membership
  * codes {@code slot << 2 | tier}. Two open-addressing tables hold node ids only (4 bytes a slot) and read the keys
  * back from the node arrays: one by sequence hash, one by (parent sequence hash, local hash) for walking down from
- * a parent. Several nodes may share one (parent, local) key (engines with different hash seeds); they form a chain
- * through {@link #nextSameKey}, the table holding its head.
+ * a parent. The child table keeps a 32-bit fingerprint of the key next to each node id, so a probe reads a node
+ * only when the fingerprint agrees (a query's step costs about one cache miss for the table and one for the node).
+ * Several nodes may share one (parent, local) key (engines with different hash seeds): the child table simply holds
+ * several entries with that key.
  *
  * <p>Not thread-safe: {@link PrefixIndex} guards it with its lock.
  */
@@ -38,7 +41,6 @@ final class NodeStore {
 
     private long[][] hashes = new long[16][];
     private byte[][] flags = new byte[16][];
-    private int[][] nextSameKey = new int[16][];
     /** the first owner, inline (most blocks have one owner per tier); NONE when the node is free */
     private int[][] firstOwner = new int[16][];
     /** further owners: {@code [count, o1, o2, ...]}, null while there is at most one owner */
@@ -52,12 +54,13 @@ final class NodeStore {
 
     private int[] bySeq;
     private int bySeqSize;
-    private int[] byChild;
+    /** entries {@code fingerprint << 32 | (node + 1)}, 0 = empty */
+    private long[] byChild;
     private int byChildSize;
 
     NodeStore() {
         bySeq = new int[1024];
-        byChild = new int[1024];
+        byChild = new long[1024];
     }
 
     // ---- node fields ----------------------------------------------------------------------------------------
@@ -91,10 +94,6 @@ final class NodeStore {
         return hashes[node >>> PAGE_BITS][3 * (node & OFFSET_MASK) + PARENT];
     }
 
-    int nextSameKey(int node) {
-        return nextSameKey[node >>> PAGE_BITS][node & OFFSET_MASK];
-    }
-
     // ---- owners (membership codes slot << 2 | tier) -----------------------------------------------------------
 
     int ownerCount(int node) {
@@ -103,6 +102,16 @@ final class NodeStore {
         }
         int[] more = moreOwners(node);
         return more == null ? 1 : 1 + more[0];
+    }
+
+    /** The first owner (NONE when none); the others are in {@link #moreOwnersOf} (read-only, may be null). */
+    int firstOwnerOf(int node) {
+        return firstOwner(node);
+    }
+
+    /** {@code [count, o1, ..., o_count]} beyond the first owner, or null; callers must not modify it. */
+    int[] moreOwnersOf(int node) {
+        return moreOwners(node);
     }
 
     int ownerAt(int node, int i) {
@@ -205,41 +214,15 @@ final class NodeStore {
         setFirstOwner(node, NONE);
         setMoreOwners(node, null);
         insertBySeq(node);
-        int head = childHead(hasParent, parentSeq, local);
-        if (head == NONE) {
-            setNextSameKey(node, NONE);
-            insertByChild(node);
-        } else {
-            // append behind the head so the head slot stays valid
-            setNextSameKey(node, nextSameKey(head));
-            setNextSameKey(head, node);
-        }
+        insertByChild(node);
         liveCount++;
         return node;
     }
 
     /** Frees a node that has no owner left. Its children stay: they are keyed by its sequence hash, not its id. */
     void free(int node) {
-        removeFromTable(bySeq, node, seqSlotHash(seqHash(node)));
-        bySeqSize--;
-        boolean hasParent = hasParent(node);
-        int head = childHead(hasParent, parentSeqHash(node), localHash(node));
-        if (head == node) {
-            int next = nextSameKey(node);
-            if (next == NONE) {
-                removeFromTable(byChild, node, childSlotHash(hasParent, parentSeqHash(node), localHash(node)));
-                byChildSize--;
-            } else {
-                replaceInTable(byChild, node, next,
-                        childSlotHash(hasParent, parentSeqHash(node), localHash(node)));
-            }
-        } else {
-            int prev = head;
-            while (nextSameKey(prev) != node) {
-                prev = nextSameKey(prev);
-            }
-            setNextSameKey(prev, nextSameKey(node));
-        }
+        removeFromSeqTable(node);
+        removeFromChildTable(node);
         setFlags(node, 0);
         setFirstOwner(node, NONE);
         setMoreOwners(node, null);
@@ -256,13 +239,11 @@ final class NodeStore {
                 int n = pages * 2;
                 hashes = Arrays.copyOf(hashes, n);
                 flags = Arrays.copyOf(flags, n);
-                nextSameKey = Arrays.copyOf(nextSameKey, n);
                 firstOwner = Arrays.copyOf(firstOwner, n);
                 moreOwners = Arrays.copyOf(moreOwners, n);
             }
             hashes[pages] = new long[3 * PAGE];
             flags[pages] = new byte[PAGE];
-            nextSameKey[pages] = new int[PAGE];
             firstOwner[pages] = new int[PAGE];
             moreOwners[pages] = new int[PAGE][];
             pages++;
@@ -286,10 +267,6 @@ final class NodeStore {
         moreOwners[node >>> PAGE_BITS][node & OFFSET_MASK] = more;
     }
 
-    private void setNextSameKey(int node, int next) {
-        nextSameKey[node >>> PAGE_BITS][node & OFFSET_MASK] = next;
-    }
-
     private void setFlags(int node, int value) {
         flags[node >>> PAGE_BITS][node & OFFSET_MASK] = (byte) value;
     }
@@ -311,23 +288,28 @@ final class NodeStore {
     }
 
     /**
-     * The first node whose parent is {@code parentSeq} (or the root when {@code !hasParent}) and whose local hash
-     * is {@code local}, or NONE; further ones follow through {@link #nextSameKey}.
+     * Collects into {@code out} (cleared first) every node whose parent is {@code parentSeq} (or the root when
+     * {@code !hasParent}) and whose local hash is {@code local}; usually none or one.
      */
-    int childHead(boolean hasParent, long parentSeq, long local) {
+    void children(boolean hasParent, long parentSeq, long local, IntArrayList out) {
+        out.clear();
+        long hash = childSlotHash(hasParent, parentSeq, local);
+        int fingerprint = (int) (hash >>> 32);
         int mask = byChild.length - 1;
-        for (int i = (int) childSlotHash(hasParent, parentSeq, local) & mask; ; i = (i + 1) & mask) {
-            int entry = byChild[i];
+        for (int i = (int) hash & mask; ; i = (i + 1) & mask) {
+            long entry = byChild[i];
             if (entry == 0) {
-                return NONE;
+                return;
             }
-            int node = entry - 1;
-            // a root node stores parent 0: compare the two hashes (one cache line) before reading the flags
-            long[] page = hashes[node >>> PAGE_BITS];
-            int at = 3 * (node & OFFSET_MASK);
-            if (page[at + LOCAL] == local && page[at + PARENT] == (hasParent ? parentSeq : 0L)
-                    && hasParent(node) == hasParent) {
-                return node;
+            if ((int) (entry >>> 32) == fingerprint) {
+                int node = (int) entry - 1;
+                // a root node stores parent 0: compare the two hashes (one cache line) before reading the flags
+                long[] page = hashes[node >>> PAGE_BITS];
+                int at = 3 * (node & OFFSET_MASK);
+                if (page[at + LOCAL] == local && page[at + PARENT] == (hasParent ? parentSeq : 0L)
+                        && hasParent(node) == hasParent) {
+                    out.add(node);
+                }
             }
         }
     }
@@ -341,89 +323,101 @@ final class NodeStore {
         return HashCommon.mix(parentTerm * 31 + local);
     }
 
-    private long slotHashOf(int[] table, int node) {
-        return table == bySeq ? seqSlotHash(seqHash(node))
-                : childSlotHash(hasParent(node), parentSeqHash(node), localHash(node));
+    private long childSlotHash(int node) {
+        return childSlotHash(hasParent(node), parentSeqHash(node), localHash(node));
     }
 
-    // ---- open addressing over node ids (entry = node + 1, 0 = empty), linear probing --------------------------
+    // ---- open addressing, linear probing, backward-shift deletion (no tombstones) -----------------------------
 
     private void insertBySeq(int node) {
         if ((bySeqSize + 1) * 4L > bySeq.length * 3L) {
-            bySeq = rehash(bySeq);
+            int[] bigger = new int[bySeq.length * 2];
+            for (int entry : bySeq) {
+                if (entry != 0) {
+                    placeBySeq(bigger, entry - 1);
+                }
+            }
+            bySeq = bigger;
         }
-        insert(bySeq, node, seqSlotHash(seqHash(node)));
+        placeBySeq(bySeq, node);
         bySeqSize++;
     }
 
-    private void insertByChild(int node) {
-        if ((byChildSize + 1) * 4L > byChild.length * 3L) {
-            byChild = rehash(byChild);
-        }
-        insert(byChild, node, childSlotHash(hasParent(node), parentSeqHash(node), localHash(node)));
-        byChildSize++;
-    }
-
-    private static void insert(int[] table, int node, long hash) {
+    private void placeBySeq(int[] table, int node) {
         int mask = table.length - 1;
-        int i = (int) hash & mask;
+        int i = (int) seqSlotHash(seqHash(node)) & mask;
         while (table[i] != 0) {
             i = (i + 1) & mask;
         }
         table[i] = node + 1;
     }
 
-    private int[] rehash(int[] table) {
-        boolean seqTable = table == bySeq;
-        int[] bigger = new int[table.length * 2];
-        for (int entry : table) {
-            if (entry != 0) {
-                int node = entry - 1;
-                insert(bigger, node, seqTable ? seqSlotHash(seqHash(node))
-                        : childSlotHash(hasParent(node), parentSeqHash(node), localHash(node)));
+    private void insertByChild(int node) {
+        if ((byChildSize + 1) * 4L > byChild.length * 3L) {
+            long[] bigger = new long[byChild.length * 2];
+            for (long entry : byChild) {
+                if (entry != 0) {
+                    placeByChild(bigger, (int) entry - 1);
+                }
             }
+            byChild = bigger;
         }
-        return bigger;
+        placeByChild(byChild, node);
+        byChildSize++;
     }
 
-    private static int slotOf(int[] table, int node, long hash) {
+    private void placeByChild(long[] table, int node) {
+        long hash = childSlotHash(node);
         int mask = table.length - 1;
         int i = (int) hash & mask;
-        while (table[i] != node + 1) {
+        while (table[i] != 0) {
             i = (i + 1) & mask;
         }
-        return i;
+        table[i] = (hash >>> 32) << 32 | (node + 1L);
     }
 
-    private static void replaceInTable(int[] table, int node, int replacement, long hash) {
-        table[slotOf(table, node, hash)] = replacement + 1;
-    }
-
-    /** Backward-shift deletion keeps probe sequences intact without tombstones. */
-    private void removeFromTable(int[] table, int node, long hash) {
-        int mask = table.length - 1;
-        int gap = slotOf(table, node, hash);
-        int i = gap;
-        while (true) {
-            i = (i + 1) & mask;
-            int entry = table[i];
-            if (entry == 0) {
-                break;
-            }
-            int home = (int) slotHashOf(table, entry - 1) & mask;
-            // move the entry into the gap unless its home lies cyclically in (gap, i]
-            boolean homeBetween = gap <= i ? (home > gap && home <= i) : (home > gap || home <= i);
-            if (!homeBetween) {
-                table[gap] = entry;
+    private void removeFromSeqTable(int node) {
+        int mask = bySeq.length - 1;
+        int gap = (int) seqSlotHash(seqHash(node)) & mask;
+        while (bySeq[gap] != node + 1) {
+            gap = (gap + 1) & mask;
+        }
+        for (int i = (gap + 1) & mask; bySeq[i] != 0; i = (i + 1) & mask) {
+            int home = (int) seqSlotHash(seqHash(bySeq[i] - 1)) & mask;
+            if (!cyclicallyBetween(home, gap, i)) {
+                bySeq[gap] = bySeq[i];
                 gap = i;
             }
         }
-        table[gap] = 0;
+        bySeq[gap] = 0;
+        bySeqSize--;
+    }
+
+    private void removeFromChildTable(int node) {
+        int mask = byChild.length - 1;
+        int gap = (int) childSlotHash(node) & mask;
+        while ((int) byChild[gap] != node + 1) {
+            gap = (gap + 1) & mask;
+        }
+        for (int i = (gap + 1) & mask; byChild[i] != 0; i = (i + 1) & mask) {
+            int home = (int) childSlotHash((int) byChild[i] - 1) & mask;
+            if (!cyclicallyBetween(home, gap, i)) {
+                byChild[gap] = byChild[i];
+                gap = i;
+            }
+        }
+        byChild[gap] = 0;
+        byChildSize--;
+    }
+
+    /** True when {@code home} lies cyclically in (gap, i]: that entry must stay where it is. */
+    private static boolean cyclicallyBetween(int home, int gap, int i) {
+        return gap <= i ? home > gap && home <= i : home > gap || home <= i;
     }
 
     /** Heap bytes of the node pages and tables, owner overflow arrays left out (the benchmark's cross-check). */
     long arrayBytes() {
-        long perNode = 8L * 3 + 1 + 4 + 4 + 4;
-        return perNode * pages * PAGE + 4L * (bySeq.length + byChild.length);
+        long perNode = 8L * 3 + 1 + 4 + 4;
+        return perNode * pages * PAGE + 4L * bySeq.length + 8L * byChild.length;
     }
 }

@@ -8,6 +8,7 @@ import it.unimi.dsi.fastutil.objects.Object2IntOpenHashMap;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -34,6 +35,7 @@ final class PrefixIndex {
     /** memberships held per slot; a slot is released when its count drops to zero */
     private long[] slotMemberships = new long[16];
     private int slotHighWater;
+    private volatile int[] slotOrder;
     private final IntArrayList freeSlots = new IntArrayList();
 
     private final long[] tierMemberships = new long[TIERS];
@@ -219,6 +221,7 @@ final class PrefixIndex {
             s = slotHighWater++;
         }
         workerOfSlot[s] = worker;
+        slotOrder = null;
         slotMemberships[s] = 0;
         slotOf.put(worker, s);
         return s;
@@ -230,6 +233,7 @@ final class PrefixIndex {
             slotOf.removeInt(w);
             workerOfSlot[slot] = null;
             freeSlots.add(slot);
+            slotOrder = null;
         }
     }
 
@@ -259,24 +263,41 @@ final class PrefixIndex {
             if (runs == null) {
                 return MatchResult.empty();
             }
-            List<MatchResult.WorkerMatch> out = new ArrayList<>();
+            int matched = 0;
             for (int s = 0; s < slotHighWater; s++) {
                 if (runs[2][s] > 0) {
-                    out.add(new MatchResult.WorkerMatch(workerOfSlot[s], runs[0][s], runs[1][s], runs[2][s]));
+                    matched++;
                 }
             }
-            out.sort(WORKER_ORDER);
-            return new MatchResult(List.copyOf(out));
+            MatchResult.WorkerMatch[] out = new MatchResult.WorkerMatch[matched];
+            int k = 0;
+            for (int s : slotsInWorkerOrder()) {
+                if (runs[2][s] > 0) {
+                    out[k++] = new MatchResult.WorkerMatch(workerOfSlot[s], runs[0][s], runs[1][s], runs[2][s]);
+                }
+            }
+            return new MatchResult(Collections.unmodifiableList(Arrays.asList(out)));
         } finally {
             lock.readLock().unlock();
         }
     }
 
-    /** By instance id, then dp rank, both unsigned (no boxing: this runs once per query). */
-    static final Comparator<MatchResult.WorkerMatch> WORKER_ORDER = (a, b) -> {
-        int byInstance = Long.compareUnsigned(a.worker().instanceId(), b.worker().instanceId());
-        return byInstance != 0 ? byInstance : Integer.compareUnsigned(a.worker().dpRank(), b.worker().dpRank());
-    };
+    /**
+     * Live slots ordered by instance id, then dp rank (unsigned): results come out sorted without sorting per
+     * query. Rebuilt lazily after a slot is taken or released (rare), under the write lock or, racing benignly
+     * with another reader, under the read lock (both compute the same array).
+     */
+    private int[] slotsInWorkerOrder() {
+        int[] order = slotOrder;
+        if (order == null) {
+            order = java.util.stream.IntStream.range(0, slotHighWater).filter(s -> workerOfSlot[s] != null).boxed()
+                    .sorted(Comparator.comparing((Integer s) -> workerOfSlot[s].instanceId(), Long::compareUnsigned)
+                            .thenComparing(s -> workerOfSlot[s].dpRank(), Integer::compareUnsigned))
+                    .mapToInt(Integer::intValue).toArray();
+            slotOrder = order;
+        }
+        return order;
+    }
 
     /**
      * Every membership as a single-block Stored RouterEvent: the device tier first, then host-pinned, disk and

@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.index;
 
+import it.unimi.dsi.fastutil.ints.IntArrayList;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -61,19 +62,16 @@ class NodeStoreTest {
             assertThat(store.localHash(node)).isEqualTo(info.local());
         });
         assertThat(store.findBySeq(123L)).isEqualTo(NodeStore.NONE);
-        // every (parent, local) chain holds exactly the live nodes with that key
-        Map<Info, Integer> expected = new HashMap<>();
-        reference.values().forEach(i -> expected.merge(i, 1, Integer::sum));
-        expected.forEach((key, count) -> {
-            int n = 0;
-            for (int x = store.childHead(key.hasParent(), key.parent(), key.local()); x != NodeStore.NONE;
-                 x = store.nextSameKey(x)) {
-                assertThat(store.localHash(x)).isEqualTo(key.local());
-                assertThat(store.hasParent(x)).isEqualTo(key.hasParent());
-                n++;
-            }
-            assertThat(n).as("chain of %s", key).isEqualTo(count);
+        // every (parent, local) key lists exactly the live nodes with that key
+        Map<Info, List<Integer>> expected = new HashMap<>();
+        reference.forEach((seq, info) -> expected.computeIfAbsent(info, k -> new ArrayList<>()).add(ids.get(seq)));
+        IntArrayList children = new IntArrayList();
+        expected.forEach((key, nodes) -> {
+            store.children(key.hasParent(), key.parent(), key.local(), children);
+            assertThat((List<Integer>) children).as("children of %s", key).containsExactlyInAnyOrderElementsOf(nodes);
         });
+        store.children(true, 12345, 1, children);
+        assertThat((List<Integer>) children).isEmpty();
     }
 
     @Test
