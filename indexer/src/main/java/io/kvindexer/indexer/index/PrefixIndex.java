@@ -25,6 +25,8 @@ final class PrefixIndex {
 
     private static final int DEVICE = StorageTier.DEVICE.ordinal();
     private static final int TIERS = StorageTier.values().length;
+    /** nodes scanned per write-lock acquisition when removing a worker */
+    private static final int SCAN_CHUNK = 16_384;
 
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     private final NodeStore nodes = new NodeStore();
@@ -57,46 +59,43 @@ final class PrefixIndex {
 
     // ---- writes ----------------------------------------------------------------------------------------------
 
-    /** Applies one worker's ops in order, under one write-lock acquisition. */
+    /**
+     * Applies one worker's ops in order: consecutive stores and removes under one write-lock acquisition, a clear
+     * as a chunked scan (see {@link #removeSlots}).
+     */
     void apply(WorkerKey worker, List<? extends IndexOp> ops) {
-        lock.writeLock().lock();
-        try {
-            for (IndexOp op : ops) {
-                switch (op) {
-                    case IndexOp.Store s -> counters.count(EventType.STORED, store(worker, s));
-                    case IndexOp.Remove r -> counters.count(EventType.REMOVED, remove(worker, r));
-                    case IndexOp.Clear c -> {
-                        removeSlots(worker.instanceId(), worker.dpRank(), false);
-                        counters.count(EventType.CLEARED, ApplyStatus.OK);
+        int i = 0;
+        while (i < ops.size()) {
+            if (ops.get(i) instanceof IndexOp.Clear) {
+                removeSlots(worker.instanceId(), worker.dpRank(), false);
+                counters.count(EventType.CLEARED, ApplyStatus.OK);
+                i++;
+                continue;
+            }
+            lock.writeLock().lock();
+            try {
+                for (; i < ops.size() && !(ops.get(i) instanceof IndexOp.Clear); i++) {
+                    switch (ops.get(i)) {
+                        case IndexOp.Store s -> counters.count(EventType.STORED, store(worker, s));
+                        case IndexOp.Remove r -> counters.count(EventType.REMOVED, remove(worker, r));
+                        case IndexOp.Clear c -> throw new IllegalStateException("clears are applied above");
                     }
                 }
+            } finally {
+                publishSizes();
+                lock.writeLock().unlock();
             }
-        } finally {
-            publishSizes();
-            lock.writeLock().unlock();
         }
     }
 
     /** Removes every dp rank of an instance, on every tier. */
     void removeInstance(long instanceId) {
-        lock.writeLock().lock();
-        try {
-            removeSlots(instanceId, 0, true);
-        } finally {
-            publishSizes();
-            lock.writeLock().unlock();
-        }
+        removeSlots(instanceId, 0, true);
     }
 
     /** Removes one (instance, dp rank), on every tier. */
     void removeWorker(WorkerKey worker) {
-        lock.writeLock().lock();
-        try {
-            removeSlots(worker.instanceId(), worker.dpRank(), false);
-        } finally {
-            publishSizes();
-            lock.writeLock().unlock();
-        }
+        removeSlots(worker.instanceId(), worker.dpRank(), false);
     }
 
     private ApplyStatus store(WorkerKey worker, IndexOp.Store op) {
@@ -167,41 +166,70 @@ final class PrefixIndex {
         return missing ? ApplyStatus.BLOCK_NOT_FOUND : ApplyStatus.OK;
     }
 
-    /** Drops the memberships of one (instance, rank), or of every rank when {@code allRanks}, on every tier. */
+    /**
+     * Drops the memberships of one (instance, rank), or of every rank when {@code allRanks}, on every tier.
+     *
+     * <p>There is no per-worker reverse map (it would cost several bytes per membership), so this scans every
+     * node. The scan takes the write lock per chunk of {@value #SCAN_CHUNK} nodes, so queries are never stalled for
+     * the whole scan (tens of ms per million blocks); a query in between sees the worker partly removed. That is
+     * safe: the doomed workers cannot gain memberships meanwhile, because their events and recovered events run on
+     * this same writer thread (sticky by instance id), which is busy here.
+     */
     private void removeSlots(long instanceId, int dpRank, boolean allRanks) {
-        boolean[] doomed = new boolean[slotHighWater];
-        boolean anyHeld = false;
-        for (int s = 0; s < slotHighWater; s++) {
-            WorkerKey w = workerOfSlot[s];
-            if (w != null && w.instanceId() == instanceId && (allRanks || w.dpRank() == dpRank)) {
-                doomed[s] = true;
-                anyHeld = true;
-            }
-        }
-        if (!anyHeld) {
-            return;
-        }
-        // a full scan: clears and unregisters are rare, and no per-worker reverse map keeps memory per membership low
-        for (int node = 0, end = nodes.highWater(); node < end; node++) {
-            if (!nodes.isLive(node)) {
-                continue;
-            }
-            for (int o = nodes.ownerCount(node) - 1; o >= 0; o--) {
-                int c = nodes.ownerAt(node, o);
-                if ((c >>> 2) < doomed.length && doomed[c >>> 2]) {
-                    tierMemberships[c & 3]--;
-                    nodes.removeOwner(node, c);
+        boolean[] doomed;
+        lock.writeLock().lock();
+        try {
+            doomed = new boolean[slotHighWater];
+            boolean anyHeld = false;
+            for (int s = 0; s < slotHighWater; s++) {
+                WorkerKey w = workerOfSlot[s];
+                if (w != null && w.instanceId() == instanceId && (allRanks || w.dpRank() == dpRank)) {
+                    doomed[s] = true;
+                    anyHeld = true;
                 }
             }
-            if (nodes.ownerCount(node) == 0) {
-                nodes.free(node);
+            if (!anyHeld) {
+                return;
+            }
+        } finally {
+            lock.writeLock().unlock();
+        }
+        for (int start = 0; ; start += SCAN_CHUNK) {
+            lock.writeLock().lock();
+            try {
+                int end = Math.min(nodes.highWater(), start + SCAN_CHUNK);
+                if (start >= end) {
+                    // every node scanned: the doomed slots hold nothing any more
+                    for (int s = 0; s < doomed.length; s++) {
+                        if (doomed[s]) {
+                            slotMemberships[s] = 0;
+                            releaseSlot(s);
+                        }
+                    }
+                    return;
+                }
+                for (int node = start; node < end; node++) {
+                    if (nodes.isLive(node)) {
+                        removeDoomedOwners(node, doomed);
+                    }
+                }
+            } finally {
+                publishSizes();
+                lock.writeLock().unlock();
             }
         }
-        for (int s = 0; s < doomed.length; s++) {
-            if (doomed[s]) {
-                slotMemberships[s] = 0;
-                releaseSlot(s);
+    }
+
+    private void removeDoomedOwners(int node, boolean[] doomed) {
+        for (int o = nodes.ownerCount(node) - 1; o >= 0; o--) {
+            int c = nodes.ownerAt(node, o);
+            if ((c >>> 2) < doomed.length && doomed[c >>> 2]) {
+                tierMemberships[c & 3]--;
+                nodes.removeOwner(node, c);
             }
+        }
+        if (nodes.ownerCount(node) == 0) {
+            nodes.free(node);
         }
     }
 
