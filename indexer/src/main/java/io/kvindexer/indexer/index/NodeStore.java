@@ -26,6 +26,7 @@ final class NodeStore {
     private static final byte HAS_PARENT = 1;
     private static final byte LIVE = 2;
     private static final long ROOT_KEY_SALT = 0x9E3779B97F4A7C15L;
+    private static final int NO_OWNER = Integer.MIN_VALUE;
 
     /**
      * Paged storage: pages of {@value #PAGE} nodes never move once allocated, so growing costs no copy and no
@@ -41,10 +42,14 @@ final class NodeStore {
 
     private long[][] hashes = new long[16][];
     private byte[][] flags = new byte[16][];
-    /** the first owner, inline (most blocks have one owner per tier); NONE when the node is free */
-    private int[][] firstOwner = new int[16][];
-    /** further owners: {@code [count, o1, o2, ...]}, null while there is at most one owner */
-    private int[][][] moreOwners = new int[16][][];
+    /**
+     * One int per node for its owners: the owner's code itself when there is exactly one (most blocks, per tier),
+     * {@link #NO_OWNER}, or {@code ~i} for entry i of {@link #ownerLists} ({@code [count, o1, ..., o_count]}).
+     */
+    private int[][] ownerWord = new int[16][];
+    private int[][] ownerLists = new int[1024][];
+    private int ownerListsUsed;
+    private final IntArrayList freeOwnerLists = new IntArrayList();
     private int pages;
 
     private int highWater;
@@ -97,37 +102,36 @@ final class NodeStore {
     // ---- owners (membership codes slot << 2 | tier) -----------------------------------------------------------
 
     int ownerCount(int node) {
-        if (firstOwner(node) == NONE) {
-            return 0;
-        }
-        int[] more = moreOwners(node);
-        return more == null ? 1 : 1 + more[0];
+        int word = ownerWord(node);
+        return word >= 0 ? 1 : word == NO_OWNER ? 0 : ownerLists[~word][0];
     }
 
-    /** The first owner (NONE when none); the others are in {@link #moreOwnersOf} (read-only, may be null). */
-    int firstOwnerOf(int node) {
-        return firstOwner(node);
+    /** The owner when there is exactly one, else NONE (then see {@link #ownerList}). */
+    int singleOwner(int node) {
+        int word = ownerWord(node);
+        return word >= 0 ? word : NONE;
     }
 
-    /** {@code [count, o1, ..., o_count]} beyond the first owner, or null; callers must not modify it. */
-    int[] moreOwnersOf(int node) {
-        return moreOwners(node);
+    /** {@code [count, o1, ..., o_count]} when there are two owners or more, else null; read-only for callers. */
+    int[] ownerList(int node) {
+        int word = ownerWord(node);
+        return word >= 0 || word == NO_OWNER ? null : ownerLists[~word];
     }
 
     int ownerAt(int node, int i) {
-        return i == 0 ? firstOwner(node) : moreOwners(node)[i];
+        int word = ownerWord(node);
+        return word >= 0 ? word : ownerLists[~word][i + 1];
     }
 
     boolean hasOwner(int node, int code) {
-        if (firstOwner(node) == code) {
-            return true;
+        int word = ownerWord(node);
+        if (word >= 0 || word == NO_OWNER) {
+            return word == code;
         }
-        int[] more = moreOwners(node);
-        if (more != null) {
-            for (int i = 1, end = more[0]; i <= end; i++) {
-                if (more[i] == code) {
-                    return true;
-                }
+        int[] list = ownerLists[~word];
+        for (int i = 1, end = list[0]; i <= end; i++) {
+            if (list[i] == code) {
+                return true;
             }
         }
         return false;
@@ -135,46 +139,71 @@ final class NodeStore {
 
     /** Adds an owner; false when it was already there. */
     boolean addOwner(int node, int code) {
+        int word = ownerWord(node);
+        if (word == NO_OWNER) {
+            setOwnerWord(node, code);
+            return true;
+        }
+        if (word >= 0) {
+            if (word == code) {
+                return false;
+            }
+            setOwnerWord(node, ~newOwnerList(new int[] {2, word, code, 0}));
+            return true;
+        }
         if (hasOwner(node, code)) {
             return false;
         }
-        if (firstOwner(node) == NONE) {
-            setFirstOwner(node, code);
-            return true;
+        int[] list = ownerLists[~word];
+        if (list[0] + 1 == list.length) {
+            list = Arrays.copyOf(list, list.length + (list.length >> 1));
+            ownerLists[~word] = list;
         }
-        int[] more = moreOwners(node);
-        if (more == null) {
-            more = new int[4];
-        } else if (more[0] + 1 == more.length) {
-            more = Arrays.copyOf(more, more.length + (more.length >> 1));
-        }
-        more[++more[0]] = code;
-        setMoreOwners(node, more);
+        list[++list[0]] = code;
         return true;
     }
 
     /** Removes an owner; false when it was not there. */
     boolean removeOwner(int node, int code) {
-        int[] more = moreOwners(node);
-        if (firstOwner(node) == code) {
-            if (more == null) {
-                setFirstOwner(node, NONE);
-            } else {
-                setFirstOwner(node, more[more[0]]);
-                dropLastMore(node, more);
+        int word = ownerWord(node);
+        if (word >= 0 || word == NO_OWNER) {
+            if (word != code) {
+                return false;
             }
+            setOwnerWord(node, NO_OWNER);
             return true;
         }
-        if (more != null) {
-            for (int i = 1, end = more[0]; i <= end; i++) {
-                if (more[i] == code) {
-                    more[i] = more[end];
-                    dropLastMore(node, more);
-                    return true;
+        int index = ~word;
+        int[] list = ownerLists[index];
+        for (int i = 1, end = list[0]; i <= end; i++) {
+            if (list[i] == code) {
+                list[i] = list[end];
+                list[0]--;
+                if (list[0] == 1) {
+                    setOwnerWord(node, list[1]);
+                    ownerLists[index] = null;
+                    freeOwnerLists.add(index);
+                } else if (list.length > 8 && list[0] < list.length / 4) {
+                    ownerLists[index] = Arrays.copyOf(list, list[0] + 1 + (list[0] >> 1) + 1);
                 }
+                return true;
             }
         }
         return false;
+    }
+
+    private int newOwnerList(int[] list) {
+        int index;
+        if (!freeOwnerLists.isEmpty()) {
+            index = freeOwnerLists.popInt();
+        } else {
+            if (ownerListsUsed == ownerLists.length) {
+                ownerLists = Arrays.copyOf(ownerLists, ownerListsUsed * 2);
+            }
+            index = ownerListsUsed++;
+        }
+        ownerLists[index] = list;
+        return index;
     }
 
     /** Removes every owner whose slot is flagged in {@code slots}; returns how many were removed. */
@@ -191,15 +220,6 @@ final class NodeStore {
         return removed;
     }
 
-    private void dropLastMore(int node, int[] more) {
-        more[0]--;
-        if (more[0] == 0) {
-            setMoreOwners(node, null);
-        } else if (more.length > 8 && more[0] < more.length / 4) {
-            setMoreOwners(node, Arrays.copyOf(more, more[0] + 1 + (more[0] >> 1) + 1));
-        }
-    }
-
     // ---- create / free -------------------------------------------------------------------------------------
 
     /** Creates a node (the caller checked that no node has this sequence hash). */
@@ -211,8 +231,7 @@ final class NodeStore {
         page[at + PARENT] = hasParent ? parentSeq : 0L;
         page[at + LOCAL] = local;
         setFlags(node, LIVE | (hasParent ? HAS_PARENT : 0));
-        setFirstOwner(node, NONE);
-        setMoreOwners(node, null);
+        setOwnerWord(node, NO_OWNER);
         insertBySeq(node);
         insertByChild(node);
         liveCount++;
@@ -224,8 +243,7 @@ final class NodeStore {
         removeFromSeqTable(node);
         removeFromChildTable(node);
         setFlags(node, 0);
-        setFirstOwner(node, NONE);
-        setMoreOwners(node, null);
+        setOwnerWord(node, NO_OWNER);
         if (freeCount == freeIds.length) {
             freeIds = Arrays.copyOf(freeIds, freeCount * 2);
         }
@@ -239,32 +257,22 @@ final class NodeStore {
                 int n = pages * 2;
                 hashes = Arrays.copyOf(hashes, n);
                 flags = Arrays.copyOf(flags, n);
-                firstOwner = Arrays.copyOf(firstOwner, n);
-                moreOwners = Arrays.copyOf(moreOwners, n);
+                ownerWord = Arrays.copyOf(ownerWord, n);
             }
             hashes[pages] = new long[3 * PAGE];
             flags[pages] = new byte[PAGE];
-            firstOwner[pages] = new int[PAGE];
-            moreOwners[pages] = new int[PAGE][];
+            ownerWord[pages] = new int[PAGE];
             pages++;
         }
         return highWater++;
     }
 
-    private int firstOwner(int node) {
-        return firstOwner[node >>> PAGE_BITS][node & OFFSET_MASK];
+    private int ownerWord(int node) {
+        return ownerWord[node >>> PAGE_BITS][node & OFFSET_MASK];
     }
 
-    private void setFirstOwner(int node, int code) {
-        firstOwner[node >>> PAGE_BITS][node & OFFSET_MASK] = code;
-    }
-
-    private int[] moreOwners(int node) {
-        return moreOwners[node >>> PAGE_BITS][node & OFFSET_MASK];
-    }
-
-    private void setMoreOwners(int node, int[] more) {
-        moreOwners[node >>> PAGE_BITS][node & OFFSET_MASK] = more;
+    private void setOwnerWord(int node, int word) {
+        ownerWord[node >>> PAGE_BITS][node & OFFSET_MASK] = word;
     }
 
     private void setFlags(int node, int value) {
@@ -417,7 +425,7 @@ final class NodeStore {
 
     /** Heap bytes of the node pages and tables, owner overflow arrays left out (the benchmark's cross-check). */
     long arrayBytes() {
-        long perNode = 8L * 3 + 1 + 4 + 4;
+        long perNode = 8L * 3 + 1 + 4;
         return perNode * pages * PAGE + 4L * bySeq.length + 8L * byChild.length;
     }
 }

@@ -143,14 +143,15 @@ final class PrefixMatcher {
         for (int c = 0, n = candidates.size(); c < n; c++) {
             int child = candidates.getInt(c);
             int before = stack.size();
-            int first = nodes.firstOwnerOf(child);
-            if (first != NodeStore.NONE) {
-                visit(first, tier, any, current, pos, child);
-                int[] more = nodes.moreOwnersOf(child);
-                if (more != null) {
-                    for (int o = 1, end = more[0]; o <= end; o++) {
-                        visit(more[o], tier, any, current, pos, child);
-                    }
+            int[] owners = nodes.ownerList(child);
+            if (owners == null) {
+                int single = nodes.singleOwner(child);
+                if (single != NodeStore.NONE) {
+                    visit(single, tier, any, current, pos, child);
+                }
+            } else {
+                for (int o = 1, end = owners[0]; o <= end; o++) {
+                    visit(owners[o], tier, any, current, pos, child);
                 }
             }
             int advanced = stack.size() - before;

@@ -97,4 +97,33 @@ class NodeStoreTest {
         assertThat(store.removeOwnersOfSlots(node, slots)).isEqualTo(2);
         assertThat(store.ownerCount(node)).isEqualTo(148);
     }
+
+    @Test
+    void ownersMoveBetweenTheInlineWordAndSharedLists() {
+        NodeStore store = new NodeStore();
+        int a = store.create(1, false, 0, 1);
+        int b = store.create(2, true, 1, 2);
+        assertThat(store.ownerCount(a)).isZero();
+        assertThat(store.singleOwner(a)).isEqualTo(NodeStore.NONE);
+        store.addOwner(a, 5);
+        assertThat(store.singleOwner(a)).isEqualTo(5);
+        assertThat(store.ownerList(a)).isNull();
+        store.addOwner(a, 6);
+        store.addOwner(b, 7);
+        store.addOwner(b, 8);
+        assertThat(store.singleOwner(a)).isEqualTo(NodeStore.NONE);
+        assertThat(store.ownerList(a)).startsWith(2, 5, 6);
+        assertThat(store.ownerList(b)).startsWith(2, 7, 8);
+        assertThat(store.removeOwner(a, 5)).isTrue();
+        assertThat(store.singleOwner(a)).isEqualTo(6);
+        assertThat(store.ownerList(a)).isNull();
+        assertThat(store.ownerList(b)).as("b's list untouched by a's").startsWith(2, 7, 8);
+        store.addOwner(a, 9); // reuses the freed list
+        assertThat(store.ownerList(a)).startsWith(2, 6, 9);
+        assertThat(store.removeOwner(a, 6)).isTrue();
+        assertThat(store.removeOwner(a, 9)).isTrue();
+        assertThat(store.removeOwner(a, 9)).isFalse();
+        assertThat(store.ownerCount(a)).isZero();
+        assertThat(store.ownerCount(b)).isEqualTo(2);
+    }
 }
