@@ -422,10 +422,4 @@ final class NodeStore {
     private static boolean cyclicallyBetween(int home, int gap, int i) {
         return gap <= i ? home > gap && home <= i : home > gap || home <= i;
     }
-
-    /** Heap bytes of the node pages and tables, owner overflow arrays left out (the benchmark's cross-check). */
-    long arrayBytes() {
-        long perNode = 8L * 3 + 1 + 4;
-        return perNode * pages * PAGE + 4L * bySeq.length + 8L * byChild.length;
-    }
 }

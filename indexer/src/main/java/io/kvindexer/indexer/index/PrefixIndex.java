@@ -17,9 +17,11 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * The locked prefix index of one (model, tenant): block nodes keyed by sequence hash, memberships
  * (worker, block, tier) as owner codes on the nodes, and the rules of design §2 for applying events.
  *
- * <p>One read-write lock: writers (one writer thread per worker, see {@link IndexWriters}) apply a whole batch per
- * acquisition; queries and dumps share the read lock, so a query sees every batch applied before it began and
- * never half of one. Workers are interned to int slots; a membership is the int {@code slot << 2 | tier}.
+ * <p>One read-write lock: writers (one writer thread per worker, see {@link IndexWriters}) apply the stores and
+ * removes of a batch per acquisition; queries and dumps share the read lock, so a query sees every event applied
+ * before it began and never half of one. Clears and worker removals scan the nodes in chunks, one acquisition per
+ * chunk (see {@link #removeSlots}). Workers are interned to int slots; a membership is the int
+ * {@code slot << 2 | tier}.
  */
 final class PrefixIndex {
 
@@ -380,15 +382,5 @@ final class PrefixIndex {
             out.add(new RouterEvent(w.instanceId(), w.dpRank(), storageTier, eventId++, stored));
         }
         return eventId;
-    }
-
-    /** Heap estimate of the node arrays and tables (not the owner overflow arrays). */
-    long arrayBytes() {
-        lock.readLock().lock();
-        try {
-            return nodes.arrayBytes();
-        } finally {
-            lock.readLock().unlock();
-        }
     }
 }
