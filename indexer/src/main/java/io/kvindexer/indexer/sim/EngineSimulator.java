@@ -25,6 +25,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A vLLM-compatible KV-event publisher (wire spec §7): a PUB socket, an optional replay ROUTER, one publisher
@@ -180,6 +181,8 @@ public final class EngineSimulator implements AutoCloseable {
     private final AtomicInteger replayRequests = new AtomicInteger();
     private final AtomicInteger invalidReplayRequests = new AtomicInteger();
     private final AtomicInteger deferredPending = new AtomicInteger();
+    private final AtomicInteger subscriptions = new AtomicInteger();
+    private final AtomicLong lastReplayStart = new AtomicLong(-1);
 
     // publisher-thread state
     private final ArrayDeque<Entry> buffer = new ArrayDeque<>();
@@ -246,6 +249,14 @@ public final class EngineSimulator implements AutoCloseable {
         double ts = options.fixedTs() != null ? options.fixedTs() : System.currentTimeMillis() / 1000.0;
         byte[] payload = encoder.encode(ts, events, dpRank);
         applyToGroundTruth(dpRank == null ? options.dpRank() : dpRank, events);
+        return publishPayload(payload);
+    }
+
+    /**
+     * Sends (and buffers for replay) a payload as it is, under the next seq: an engine emitting bytes the
+     * subscriber cannot decode. The ground truth is not changed.
+     */
+    public synchronized CompletableFuture<Long> publishPayload(byte[] payload) {
         long seq = nextSeq++;
         boolean live = dropLive == 0;
         if (!live) {
@@ -358,6 +369,19 @@ public final class EngineSimulator implements AutoCloseable {
         return replayRequests.get();
     }
 
+    /** The start seq of the last valid replay request; -1 before any. */
+    public long lastReplayStart() {
+        return lastReplayStart.get();
+    }
+
+    /**
+     * Subscriptions received so far (one per subscriber connection and topic). A subscriber counted here
+     * receives every batch sent afterwards: tests wait for it instead of sleeping past the slow-joiner window.
+     */
+    public int subscriptions() {
+        return subscriptions.get();
+    }
+
     public int invalidReplayRequests() {
         return invalidReplayRequests.get();
     }
@@ -417,7 +441,9 @@ public final class EngineSimulator implements AutoCloseable {
         ZMQ.Socket pub = null;
         ZMQ.Socket router = null;
         try {
-            pub = context.createSocket(SocketType.PUB);
+            // XPUB sends exactly like vLLM's PUB; it also lets us see subscriptions arrive (a test barrier)
+            pub = context.createSocket(SocketType.XPUB);
+            pub.setXpubVerbose(true);
             pub.setLinger(0);
             pub.setSndHWM(options.hwm());
             bind(pub, options.endpoint());
@@ -448,6 +474,7 @@ public final class EngineSimulator implements AutoCloseable {
 
     private void loop(ZMQ.Socket pub, ZMQ.Socket router) throws InterruptedException {
         while (true) {
+            readSubscriptions(pub);
             if (router != null) {
                 serveReplayRequest(router);
             }
@@ -498,6 +525,15 @@ public final class EngineSimulator implements AutoCloseable {
         }
     }
 
+    private void readSubscriptions(ZMQ.Socket xpub) {
+        byte[] message;
+        while ((message = xpub.recv(ZMQ.DONTWAIT)) != null) {
+            if (message.length > 0 && message[0] == 1) {
+                subscriptions.incrementAndGet();
+            }
+        }
+    }
+
     private void serveReplayRequest(ZMQ.Socket router) {
         byte[] identity = router.recv(ZMQ.DONTWAIT);
         if (identity == null) {
@@ -518,6 +554,7 @@ public final class EngineSimulator implements AutoCloseable {
             start = (start << 8) | (b & 0xff);
         }
         replayRequests.incrementAndGet();
+        lastReplayStart.set(start);
         if (silentReplay) {
             return;
         }
