@@ -248,7 +248,9 @@ public final class EngineSimulator implements AutoCloseable {
     public synchronized CompletableFuture<Long> publishWithRank(Integer dpRank, List<SimEvent> events) {
         double ts = options.fixedTs() != null ? options.fixedTs() : System.currentTimeMillis() / 1000.0;
         byte[] payload = encoder.encode(ts, events, dpRank);
-        applyToGroundTruth(dpRank == null ? options.dpRank() : dpRank, events);
+        // a nil rank, or none at all (v0.9.0), leaves the subscriber with its registered rank: ours
+        boolean rankOnWire = dpRank != null && options.format() != Format.ARRAY6;
+        applyToGroundTruth(rankOnWire ? dpRank : options.dpRank(), events);
         return publishPayload(payload);
     }
 
@@ -298,7 +300,7 @@ public final class EngineSimulator implements AutoCloseable {
     public synchronized CompletableFuture<Long> storeSequence(int[] tokens, int blockSize, String medium,
                                                               String loraName) {
         long[] hashes = sequenceHashes(tokens, blockSize, loraName);
-        Set<Long> have = held.getOrDefault(new Holder(options.dpRank(), StorageTier.fromMedium(medium)), Set.of());
+        Set<Long> have = held.getOrDefault(new Holder(options.dpRank(), tier(options.format(), medium)), Set.of());
         int first = 0;
         while (first < hashes.length && have.contains(hashes[first])) {
             first++;
@@ -411,16 +413,17 @@ public final class EngineSimulator implements AutoCloseable {
     private void applyToGroundTruth(int dpRank, List<SimEvent> events) {
         for (SimEvent e : events) {
             SimEvent event = e instanceof SimEvent.Shaped s ? s.event() : e;
+            Format shape = e instanceof SimEvent.Shaped s ? s.format() : options.format();
             switch (event) {
                 case SimEvent.Stored s -> {
-                    Set<Long> set = held.computeIfAbsent(new Holder(dpRank, StorageTier.fromMedium(s.medium())),
+                    Set<Long> set = held.computeIfAbsent(new Holder(dpRank, tier(shape, s.medium())),
                             k -> new HashSet<>());
                     for (long h : s.hashes()) {
                         set.add(h);
                     }
                 }
                 case SimEvent.Removed r -> {
-                    Set<Long> set = held.get(new Holder(dpRank, StorageTier.fromMedium(r.medium())));
+                    Set<Long> set = held.get(new Holder(dpRank, tier(shape, r.medium())));
                     if (set != null) {
                         for (long h : r.hashes()) {
                             set.remove(h);
@@ -433,6 +436,11 @@ public final class EngineSimulator implements AutoCloseable {
                 case SimEvent.Shaped s -> throw new IllegalArgumentException("nested Shaped event");
             }
         }
+    }
+
+    /** The tier a subscriber can know: v0.9.0 events carry no medium, so they land on the device tier. */
+    private static StorageTier tier(Format shape, String medium) {
+        return StorageTier.fromMedium(shape == Format.ARRAY6 ? null : medium);
     }
 
     // ---- publisher thread ------------------------------------------------------------------------------
