@@ -166,6 +166,11 @@ public final class IndexerApp implements AutoCloseable {
         return gate;
     }
 
+    /** The demo's curl lines; null when not in demo mode. */
+    public String demoCurls() {
+        return demo == null ? null : demo.curls(baseUrl());
+    }
+
     /** The demo's example query (demo mode only; tests use it). */
     public int[] demoQuery() {
         return demo == null ? null : demo.exampleQuery();

@@ -37,6 +37,9 @@ public final class IndexerMain {
             return;
         }
         System.out.println("kv-indexer listening on " + app.baseUrl());
+        if (app.demoCurls() != null) {
+            System.out.println(app.demoCurls());
+        }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             app.close();
