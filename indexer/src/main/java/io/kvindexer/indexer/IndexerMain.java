@@ -1,6 +1,7 @@
 package io.kvindexer.indexer;
 
 import io.helidon.logging.common.LogConfig;
+import io.kvindexer.indexer.ingest.ZmqContext;
 
 import java.util.concurrent.CountDownLatch;
 
@@ -43,6 +44,7 @@ public final class IndexerMain {
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             app.close();
+            ZmqContext.closeShared();
             stopped.countDown();
         }, "kv-indexer-shutdown"));
         stopped.await();
