@@ -398,7 +398,7 @@ public final class EngineListener implements AutoCloseable {
         private void destroy(ZMQ.Socket socket) {
             if (socket != null) {
                 try {
-                    options.context().destroySocket(socket);
+                    socket.close();
                 } catch (RuntimeException ignored) {
                     // the context may already be closed at shutdown
                 }

@@ -32,7 +32,7 @@ public final class JeromqHandshakeProbe {
                             stalled++;
                         }
                     }
-                    ctx.destroySocket(sub);
+                    sub.close();
                 }
             }
         }

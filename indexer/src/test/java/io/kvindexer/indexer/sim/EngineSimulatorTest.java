@@ -66,7 +66,7 @@ class EngineSimulatorTest {
                 await().atMost(Duration.ofSeconds(10)).until(() -> sim.subscriptions() > before);
                 return sub;
             } catch (ConditionTimeoutException e) {
-                context.destroySocket(sub);
+                sub.close();
                 if (attempt == 5) {
                     throw e;
                 }
