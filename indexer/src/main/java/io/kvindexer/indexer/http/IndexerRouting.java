@@ -62,6 +62,9 @@ public final class IndexerRouting {
                     case NOT_FOUND -> 404;
                     case CONFLICT -> 409;
                 }, e.getMessage()))
+                // a client that declared more body than it sent, then closed: its fault, not ours
+                .error(io.helidon.common.buffers.DataReader.InsufficientDataAvailableException.class,
+                        (req, res, e) -> JsonOut.error(res, 400, "request body ended before its declared length"))
                 .error(Exception.class, (req, res, e) -> {
                     LOG.log(System.Logger.Level.ERROR, "request " + req.prologue().uriPath().path() + " failed", e);
                     JsonOut.error(res, 500, "internal error: " + e);
