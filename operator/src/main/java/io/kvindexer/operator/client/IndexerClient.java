@@ -105,6 +105,19 @@ public class IndexerClient {
         call(replica, "deregister_peer", post(replica, "/deregister_peer", JSON.createObjectNode().put("url", url)));
     }
 
+    /** GET /ready: true on 200, false on 503 (recovering or waiting for workers); errors when unreachable. */
+    public boolean ready(IndexerEndpoint replica) {
+        try {
+            call(replica, "ready", get(replica, "/ready"));
+            return true;
+        } catch (IndexerClientException e) {
+            if (e.status() == 503) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
     /** POST /query; the raw score object ({@code scores}, {@code instances}, ...). */
     public JsonNode query(IndexerEndpoint replica, String modelName, String tenantId, List<Integer> tokenIds) {
         ObjectNode body = JSON.createObjectNode();
