@@ -16,6 +16,7 @@ import io.kvindexer.operator.client.IndexerClient;
 import io.kvindexer.operator.client.IndexerClientException;
 import io.kvindexer.operator.client.IndexerEndpoint;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import io.kvindexer.operator.crd.v1alpha1.StatusWriter;
 import io.kvindexer.operator.observability.EventRecorder;
 import io.kvindexer.operator.observability.OperatorMetrics;
 import java.time.Clock;
@@ -90,7 +91,8 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
         if (invalid != null) {
             LOG.atWarn().addKeyValue("kvindexer", key(kvi)).addKeyValue("reason", invalid).log("invalid spec");
             events.warning(kvi, "InvalidSpec", invalid);
-            return UpdateControl.patchStatus(statusFactory.invalidSpec(kvi, invalid));
+            StatusWriter.write(context.getClient(), kvi, statusFactory.invalidSpec(kvi, invalid));
+            return UpdateControl.noUpdate();
         }
         context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow();
 
@@ -101,7 +103,8 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
         if (peerErrors.isEmpty()) {
             backoff.reset(key(kvi));
         }
-        return UpdateControl.patchStatus(status).rescheduleAfter(next);
+        StatusWriter.write(context.getClient(), kvi, status);
+        return UpdateControl.<KvIndexer>noUpdate().rescheduleAfter(next);
     }
 
     static List<Pod> indexerPods(Context<KvIndexer> context, KvIndexer kvi) {

@@ -23,6 +23,7 @@ import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus;
+import io.kvindexer.operator.crd.v1alpha1.StatusWriter;
 import io.kvindexer.operator.indexer.Backoff;
 import io.kvindexer.operator.indexer.IndexerNames;
 import io.kvindexer.operator.indexer.IndexerReplica;
@@ -122,15 +123,17 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
         if (invalid != null) {
             LOG.atWarn().addKeyValue("kvworker", key).addKeyValue("reason", invalid).log("invalid spec");
             events.warning(worker, "InvalidSpec", invalid);
-            return UpdateControl.patchStatus(statusFactory.notReady(worker, "InvalidSpec", invalid, true));
+            StatusWriter.write(context.getClient(), worker, statusFactory.notReady(worker, "InvalidSpec", invalid, true));
+            return UpdateControl.noUpdate();
         }
         KvWorkerSpec spec = worker.getSpec();
         KvIndexer kvi = context.getSecondaryResource(KvIndexer.class, INDEXERS).orElse(null);
         if (kvi == null || kvi.getSpec() == null || kvi.getSpec().getPort() == null) {
             String message = "KvIndexer " + spec.getIndexerRef() + " not found in namespace "
                     + worker.getMetadata().getNamespace();
-            return UpdateControl.patchStatus(statusFactory.notReady(worker, "IndexerNotFound", message, false))
-                    .rescheduleAfter(resync);
+            StatusWriter.write(context.getClient(), worker,
+                    statusFactory.notReady(worker, "IndexerNotFound", message, false));
+            return UpdateControl.<KvWorker>noUpdate().rescheduleAfter(resync);
         }
         DesiredRegistrations desired = DesiredRegistrations.of(spec, enginePods(context, worker));
         Set<Long> owned = ownedInstances(worker);
@@ -145,7 +148,8 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
         if (!failed) {
             backoff.reset(key);
         }
-        return UpdateControl.patchStatus(statusFactory.status(worker, desired, outcomes)).rescheduleAfter(next);
+        StatusWriter.write(context.getClient(), worker, statusFactory.status(worker, desired, outcomes));
+        return UpdateControl.<KvWorker>noUpdate().rescheduleAfter(next);
     }
 
     @Override

@@ -66,9 +66,18 @@ class OperatorEndToEndTest {
         replayPort = LoopbackCluster.freePort(engineIp(0), engineIp(1), engineIp(2));
     }
 
+    /** Deletes what the test applied while the replicas still answer (the KvWorker finalizer needs them). */
     @AfterEach
     void tearDown() {
-        cluster.close();
+        try {
+            client.resources(KvWorker.class).inNamespace(ns).delete();
+            await().atMost(WAIT).ignoreExceptions().until(() ->
+                    client.resources(KvWorker.class).inNamespace(ns).list().getItems().isEmpty());
+            client.resources(KvIndexer.class).inNamespace(ns).delete();
+            client.pods().inNamespace(ns).delete();
+        } finally {
+            cluster.close();
+        }
     }
 
     private KvIndexer applyIndexer(int replicas) throws Exception {
@@ -94,7 +103,7 @@ class OperatorEndToEndTest {
     }
 
     private void awaitRegistered(KvIndexer kvi, int ordinal, Map<Long, String> expected) {
-        await().atMost(WAIT).untilAsserted(() -> assertThat(workers(kvi, ordinal))
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(workers(kvi, ordinal))
                 .as("registrations on replica %d", ordinal)
                 .extracting(RegisteredWorker::instanceId, w -> w.endpoints().get(0))
                 .containsExactlyInAnyOrderElementsOf(expected.entrySet().stream()
@@ -142,7 +151,7 @@ class OperatorEndToEndTest {
         }
 
         // both resources say so
-        await().atMost(WAIT).untilAsserted(() -> {
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             KvWorker w = harness.kvWorker(ns, "vllm");
             assertThat(w.getStatus().registeredPods()).isEqualTo(2);
             assertThat(w.getStatus().pods()).allSatisfy(p -> assertThat(p.registeredOn()).containsExactly("kv-0", "kv-1"));
@@ -173,7 +182,7 @@ class OperatorEndToEndTest {
         harness.startEnginePod(ns, "vllm-a", VLLM, engineIp(2), false);
         awaitRegistered(kvi, 0, Map.of());
         awaitRegistered(kvi, 1, Map.of());
-        await().atMost(WAIT).untilAsserted(() ->
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
                 assertThat(harness.kvWorker(ns, "vllm").getStatus().matchedPods()).isZero());
     }
 
@@ -213,7 +222,7 @@ class OperatorEndToEndTest {
         KvIndexer three = cluster.kvIndexer(ns, "kv");
         cluster.startReplica(ns, "kv", 2);
         awaitRegistered(three, 2, expected);
-        await().atMost(WAIT).untilAsserted(() -> {
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             assertThat(cluster.http.peers(cluster.replica(three, 0))).containsExactlyInAnyOrder(
                     "http://kv-1.kv-peers." + ns + ".svc:" + port, "http://kv-2.kv-peers." + ns + ".svc:" + port);
             assertThat(cluster.http.peers(cluster.replica(three, 2))).containsExactlyInAnyOrder(
@@ -226,7 +235,7 @@ class OperatorEndToEndTest {
                 .getSpec().getReplicas() == 1);
         cluster.removeReplica(ns, "kv", 2);
         cluster.removeReplica(ns, "kv", 1);
-        await().atMost(WAIT).untilAsserted(() -> {
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             assertThat(cluster.http.peers(cluster.replica(three, 0))).isEmpty();
             assertThat(cluster.kvIndexer(ns, "kv").getStatus().ready()).isEqualTo("1/1");
             assertThat(client.policy().v1().podDisruptionBudget().inNamespace(ns).withName("kv").get()).isNull();
@@ -265,7 +274,7 @@ class OperatorEndToEndTest {
         Map<Long, String> both = Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(0) + ":" + zmqPort,
                 id(ns, "vllm-b"), "tcp://" + engineIp(1) + ":" + zmqPort);
         awaitRegistered(kvi, 0, both);
-        await().atMost(WAIT).untilAsserted(() -> {
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             KvWorker w = harness.kvWorker(ns, "vllm");
             Condition degraded = condition(w.getStatus().conditions(), "Degraded");
             assertThat(degraded.getStatus()).isEqualTo("True");
@@ -275,7 +284,7 @@ class OperatorEndToEndTest {
 
         cluster.startReplica(ns, "kv", 1); // back, empty
         awaitRegistered(kvi, 1, both);
-        await().atMost(WAIT).untilAsserted(() -> {
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             KvWorker w = harness.kvWorker(ns, "vllm");
             assertThat(condition(w.getStatus().conditions(), "Degraded").getStatus()).isEqualTo("False");
             assertThat(condition(w.getStatus().conditions(), "Ready").getStatus()).isEqualTo("True");
@@ -290,7 +299,7 @@ class OperatorEndToEndTest {
         KvWorker orphan = Resources.kvWorker(ns, "orphan", "nowhere", VLLM, "llama", 16, zmqPort, null, 1);
         client.resources(KvWorker.class).inNamespace(ns).resource(orphan).create();
 
-        await().atMost(WAIT).untilAsserted(() -> {
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             Condition ready = condition(harness.kvWorker(ns, "bad").getStatus().conditions(), "Ready");
             assertThat(ready.getStatus()).isEqualTo("False");
             assertThat(ready.getReason()).isEqualTo("InvalidSpec");
@@ -301,7 +310,7 @@ class OperatorEndToEndTest {
         });
         // fixing the spec heals it (level-triggered)
         harness.mergePatch(KvWorker.class, ns, "bad", "{\"spec\":{\"blockSize\":16}}");
-        await().atMost(WAIT).untilAsserted(() -> assertThat(
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(
                 condition(harness.kvWorker(ns, "bad").getStatus().conditions(), "Ready").getReason())
                 .isEqualTo("IndexerNotFound"));
     }
