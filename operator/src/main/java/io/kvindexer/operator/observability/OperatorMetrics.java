@@ -34,6 +34,11 @@ public class OperatorMetrics implements Metrics, IndexerClient.CallObserver {
         callSeconds = Histogram.builder().name("kvindexer_operator_indexer_call_seconds")
                 .help("Latency of the operator's calls to indexer replicas")
                 .labelNames("replica", "operation", "result").register(registry);
+        // exported at 0 from the start, so dashboards and alerts see the series before the first event
+        registrations.initLabelValues("registered");
+        registrations.initLabelValues("unregistered");
+        errors.initLabelValues("kvindexer");
+        errors.initLabelValues("kvworker");
     }
 
     @Override
