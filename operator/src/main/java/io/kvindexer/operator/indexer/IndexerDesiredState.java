@@ -110,7 +110,7 @@ public final class IndexerDesiredState {
     /** Headless: gives each replica {@code <pod>.<name>-peers.<ns>.svc}; only Ready pods are published. */
     public static Service headlessService(KvIndexer kvi) {
         return new ServiceBuilder()
-                .withMetadata(meta(kvi, IndexerNames.headlessService(kvi)))
+                .withMetadata(meta(kvi, IndexerNames.headlessService(kvi), IndexerNames.ROLE_PEERS))
                 .withNewSpec()
                     .withClusterIP("None")
                     .withPublishNotReadyAddresses(false)
@@ -124,7 +124,7 @@ public final class IndexerDesiredState {
     /** The client Service on {@code port}: what routers and users call. */
     public static Service clientService(KvIndexer kvi) {
         return new ServiceBuilder()
-                .withMetadata(meta(kvi, IndexerNames.clientService(kvi)))
+                .withMetadata(meta(kvi, IndexerNames.clientService(kvi), IndexerNames.ROLE_CLIENT))
                 .withNewSpec()
                     .withType("ClusterIP")
                     .withSelector(IndexerNames.selectorLabels(kvi))
@@ -143,6 +143,12 @@ public final class IndexerDesiredState {
                     .withNewSelector().withMatchLabels(IndexerNames.selectorLabels(kvi)).endSelector()
                 .endSpec()
                 .build();
+    }
+
+    private static ObjectMeta meta(KvIndexer kvi, String name, String serviceRole) {
+        ObjectMeta meta = meta(kvi, name);
+        meta.getLabels().put(IndexerNames.LABEL_SERVICE_ROLE, serviceRole);
+        return meta;
     }
 
     private static ObjectMeta meta(KvIndexer kvi, String name) {

@@ -15,6 +15,10 @@ public final class IndexerNames {
     public static final String LABEL_COMPONENT = "app.kubernetes.io/component";
     public static final String LABEL_PART_OF = "app.kubernetes.io/part-of";
     public static final String LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
+    /** Tells the two Services apart (they select the same pods). */
+    public static final String LABEL_SERVICE_ROLE = "kvindexer.io/service";
+    public static final String ROLE_CLIENT = "client";
+    public static final String ROLE_PEERS = "peers";
     /** Informer scope of the operator's own objects and of the indexer pods. */
     public static final String MANAGED_SELECTOR = LABEL_MANAGED_BY + "=" + MANAGED_BY + "," + LABEL_NAME + "=" + APP_NAME;
 

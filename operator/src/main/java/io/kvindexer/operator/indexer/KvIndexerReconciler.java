@@ -97,7 +97,12 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
         context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow();
 
         List<IndexerReplica> replicas = IndexerReplica.of(kvi, indexerPods(context, kvi));
-        Map<String, String> peerErrors = syncPeers(kvi, replicas);
+        Map<String, String> peerErrors = new java.util.TreeMap<>(syncPeers(kvi, replicas));
+        String monitor = ServiceMonitors.sync(context.getClient(), kvi);
+        if (monitor != null) {
+            peerErrors.put("servicemonitor", monitor);
+            events.warning(kvi, "ServiceMonitorFailed", monitor);
+        }
         KvIndexer status = statusFactory.status(kvi, replicas, peerErrors);
         Duration next = peerErrors.isEmpty() ? resync : backoff.next(key(kvi));
         if (peerErrors.isEmpty()) {

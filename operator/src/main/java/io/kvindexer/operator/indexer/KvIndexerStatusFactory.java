@@ -22,7 +22,7 @@ public final class KvIndexerStatusFactory {
 
     /**
      * @param replicas   the replica pods that exist (ordinals below the desired size)
-     * @param peerErrors replica pod → what went wrong syncing its peers (empty when all went well)
+     * @param peerErrors replica pod (or "servicemonitor") → what went wrong (empty when all went well)
      */
     public KvIndexer status(KvIndexer kvi, List<IndexerReplica> replicas, Map<String, String> peerErrors) {
         int desired = kvi.getSpec().getReplicas();
@@ -44,7 +44,7 @@ public final class KvIndexerStatusFactory {
                         : "waiting for " + (desired - ready) + " replica(s) to become ready", generation, previous, clock));
         boolean degraded = !peerErrors.isEmpty();
         conditions.add(Conditions.of(Conditions.DEGRADED, degraded,
-                degraded ? "PeerSyncFailed" : "AsExpected",
+                degraded ? "SyncFailed" : "AsExpected",
                 degraded ? describe(peerErrors) : "peer lists in sync", generation, previous, clock));
         return fresh(kvi, new KvIndexerStatus(generation, ready, ready + "/" + desired, rows, conditions));
     }

@@ -106,6 +106,23 @@ class KvIndexerOperatorTest {
         assertThat(client.apps().statefulSets().inNamespace(NS).withName("bad").get()).isNull();
     }
 
+    @Test
+    void anOptionalServiceMonitorComesAndGoesWithTheSpec() {
+        KvIndexer kvi = Resources.kvIndexer(NS, "mon", 1, 8092);
+        kvi.getSpec().setServiceMonitor(true);
+        client.resources(KvIndexer.class).inNamespace(NS).resource(kvi).create();
+        var monitors = client.genericKubernetesResources(ServiceMonitors.CONTEXT).inNamespace(NS);
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            var monitor = monitors.withName("mon").get();
+            assertThat(monitor).isNotNull();
+            assertThat(monitor.getMetadata().getOwnerReferences()).singleElement()
+                    .satisfies(o -> assertThat(o.getName()).isEqualTo("mon"));
+            assertThat(monitor.get("spec", "selector", "matchLabels").toString()).contains("kvindexer.io/service=client");
+        });
+        harness.mergePatch(KvIndexer.class, NS, "mon", "{\"spec\":{\"serviceMonitor\":false}}");
+        await().atMost(Duration.ofSeconds(30)).until(() -> monitors.withName("mon").get() == null);
+    }
+
     static Condition condition(KvIndexer kvi, String type) {
         return kvi.getStatus().conditions().stream().filter(c -> type.equals(c.getType())).findFirst().orElseThrow();
     }
