@@ -281,6 +281,11 @@ class OperatorEndToEndTest {
             assertThat(degraded.getMessage()).contains("kv-1");
             assertThat(condition(w.getStatus().conditions(), "Ready").getStatus()).isEqualTo("False");
         });
+        // ... and Kubernetes Events on the KvWorker say what happened
+        assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .filteredOn(e -> "vllm".equals(e.getInvolvedObject().getName()))
+                .extracting(e -> e.getReason())
+                .contains("Registered", "ReplicaSyncFailed");
 
         cluster.startReplica(ns, "kv", 1); // back, empty
         awaitRegistered(kvi, 1, both);
