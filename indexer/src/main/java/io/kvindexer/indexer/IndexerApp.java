@@ -5,7 +5,7 @@ import io.kvindexer.indexer.http.IndexerRouting;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
-import io.kvindexer.indexer.ingest.ListenerStatus;
+import io.kvindexer.indexer.ingest.EngineListener;
 import io.kvindexer.indexer.ingest.ReadyGate;
 import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.kvindexer.indexer.recovery.PeerRecovery;
@@ -36,11 +36,12 @@ public final class IndexerApp implements AutoCloseable {
     private final StartupGate gate;
     private final WebServer server;
     private final Thread startup;
+    private final Demo demo;
 
     private IndexerApp(IndexerConfig config, ListenerFactory listeners) throws RegistryException {
         this.config = config;
         this.indexers = new Indexers(new IndexOptions(config.mixCacheSalt(), config.threads()));
-        this.workers = new WorkerRegistry(indexers, listeners);
+        this.workers = new WorkerRegistry(indexers, listeners != null ? listeners : engineListeners(readyGate, metrics));
         this.gate = new StartupGate(config.minInitialWorkers(), !config.peers().isEmpty(), readyGate, workers);
         metrics.bind(workers, indexers);
         for (WorkerEntry w : config.workers()) {
@@ -61,6 +62,7 @@ public final class IndexerApp implements AutoCloseable {
                 .build()
                 .start();
         this.startup = Thread.ofVirtual().name("indexer-startup").start(this::recoverThenOpen);
+        this.demo = config.demo() ? Demo.start(this) : null;
     }
 
     /** Starts from command-line flags and the process environment; returns once HTTP is listening. */
@@ -74,10 +76,10 @@ public final class IndexerApp implements AutoCloseable {
 
     /** Starts from a config (tests pass environment values through it). */
     public static IndexerApp start(IndexerConfig config) throws IndexerCli.ConfigException {
-        return start(config, IndexerApp.defaultListeners(config));
+        return start(config, null);
     }
 
-    /** Starts with a given listener factory (tests of the HTTP layer and registry). */
+    /** Starts with a given listener factory; null means the ZMQ listeners of the ingest package. */
     public static IndexerApp start(IndexerConfig config, ListenerFactory listeners) throws IndexerCli.ConfigException {
         try {
             return new IndexerApp(config, listeners);
@@ -100,37 +102,33 @@ public final class IndexerApp implements AutoCloseable {
         }
     }
 
-    static ListenerFactory defaultListeners(IndexerConfig config) {
-        // Replaced by the ingest package's EngineListener once it lands.
-        return (spec, watermark, sink) -> new ListenerFactory.RunningListener() {
-            private ListenerStatus status = ListenerStatus.PENDING;
-
-            @Override
-            public synchronized ListenerSnapshot snapshot() {
-                return new ListenerSnapshot(spec.endpoint(), status, null);
-            }
-
-            @Override
-            public synchronized boolean pause() {
-                if (status == ListenerStatus.PENDING || status == ListenerStatus.ACTIVE) {
-                    status = ListenerStatus.PAUSED;
-                    return true;
+    /** The service's listeners: one EngineListener per registration, started at once, draining once the gate opens. */
+    static ListenerFactory engineListeners(ReadyGate gate, IndexerMetrics metrics) {
+        EngineListener.Options options = EngineListener.Options.defaults().withMetrics(metrics.ingest());
+        return (spec, watermark, sink) -> {
+            EngineListener listener = new EngineListener(spec, watermark, sink, gate, options);
+            listener.start();
+            return new ListenerFactory.RunningListener() {
+                @Override
+                public ListenerSnapshot snapshot() {
+                    return listener.snapshot();
                 }
-                return false;
-            }
 
-            @Override
-            public synchronized boolean resume() {
-                if (status == ListenerStatus.PAUSED || status == ListenerStatus.FAILED) {
-                    status = ListenerStatus.PENDING;
-                    return true;
+                @Override
+                public boolean pause() {
+                    return listener.pause();
                 }
-                return false;
-            }
 
-            @Override
-            public void close() {
-            }
+                @Override
+                public boolean resume() {
+                    return listener.resume();
+                }
+
+                @Override
+                public void close() {
+                    listener.close();
+                }
+            };
         };
     }
 
@@ -168,10 +166,18 @@ public final class IndexerApp implements AutoCloseable {
         return gate;
     }
 
-    /** Stops in dependency order: HTTP, then the listeners, then the index writers. */
+    /** The demo's example query (demo mode only; tests use it). */
+    public int[] demoQuery() {
+        return demo == null ? null : demo.exampleQuery();
+    }
+
+    /** Stops in dependency order: demo engines, HTTP, then the listeners, then the index writers. */
     @Override
     public void close() {
         startup.interrupt();
+        if (demo != null) {
+            demo.close();
+        }
         server.stop();
         workers.close();
         indexers.close();

@@ -37,9 +37,6 @@ public final class IndexerMain {
             return;
         }
         System.out.println("kv-indexer listening on " + app.baseUrl());
-        if (parsed.config().demo()) {
-            Demo.start(app);
-        }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             app.close();

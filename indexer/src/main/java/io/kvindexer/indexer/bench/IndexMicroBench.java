@@ -96,6 +96,12 @@ public final class IndexMicroBench {
 
             lookups(index);
             floor();
+            for (int w = 0; w < 3; w++) { // the first scans run before the JIT has compiled the scan
+                long t0 = System.nanoTime();
+                index.removeInstance(owners[owners.length - 1 - w][0]).join();
+                System.out.printf(Locale.ROOT, "remove a worker  : %,.1f ms (a scan of %,d blocks, write lock taken "
+                        + "per 16k-node chunk)%n", (System.nanoTime() - t0) / 1e6, index.stats().blocks());
+            }
             removals(index, writers);
         }
     }

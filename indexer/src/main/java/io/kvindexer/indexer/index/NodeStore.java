@@ -1,6 +1,7 @@
 package io.kvindexer.indexer.index;
 
 import it.unimi.dsi.fastutil.HashCommon;
+import it.unimi.dsi.fastutil.ints.IntArrayList;
 
 import java.util.Arrays;
 
@@ -11,8 +12,10 @@ import java.util.Arrays;
  * hash of its parent (if any), its LOCAL hash (XXH3 of its tokens, what queries carry) and its owners: membership
  * codes {@code slot << 2 | tier}. Two open-addressing tables hold node ids only (4 bytes a slot) and read the keys
  * back from the node arrays: one by sequence hash, one by (parent sequence hash, local hash) for walking down from
- * a parent. Several nodes may share one (parent, local) key (engines with different hash seeds); they form a chain
- * through {@link #nextSameKey}, the table holding its head.
+ * a parent. The child table keeps a 32-bit fingerprint of the key next to each node id, so a probe reads a node
+ * only when the fingerprint agrees (a query's step costs about one cache miss for the table and one for the node).
+ * Several nodes may share one (parent, local) key (engines with different hash seeds): the child table simply holds
+ * several entries with that key.
  *
  * <p>Not thread-safe: {@link PrefixIndex} guards it with its lock.
  */
@@ -23,6 +26,7 @@ final class NodeStore {
     private static final byte HAS_PARENT = 1;
     private static final byte LIVE = 2;
     private static final long ROOT_KEY_SALT = 0x9E3779B97F4A7C15L;
+    private static final int NO_OWNER = Integer.MIN_VALUE;
 
     /**
      * Paged storage: pages of {@value #PAGE} nodes never move once allocated, so growing costs no copy and no
@@ -38,11 +42,14 @@ final class NodeStore {
 
     private long[][] hashes = new long[16][];
     private byte[][] flags = new byte[16][];
-    private int[][] nextSameKey = new int[16][];
-    /** the first owner, inline (most blocks have one owner per tier); NONE when the node is free */
-    private int[][] firstOwner = new int[16][];
-    /** further owners: {@code [count, o1, o2, ...]}, null while there is at most one owner */
-    private int[][][] moreOwners = new int[16][][];
+    /**
+     * One int per node for its owners: the owner's code itself when there is exactly one (most blocks, per tier),
+     * {@link #NO_OWNER}, or {@code ~i} for entry i of {@link #ownerLists} ({@code [count, o1, ..., o_count]}).
+     */
+    private int[][] ownerWord = new int[16][];
+    private int[][] ownerLists = new int[1024][];
+    private int ownerListsUsed;
+    private final IntArrayList freeOwnerLists = new IntArrayList();
     private int pages;
 
     private int highWater;
@@ -52,12 +59,13 @@ final class NodeStore {
 
     private int[] bySeq;
     private int bySeqSize;
-    private int[] byChild;
+    /** entries {@code fingerprint << 32 | (node + 1)}, 0 = empty */
+    private long[] byChild;
     private int byChildSize;
 
     NodeStore() {
         bySeq = new int[1024];
-        byChild = new int[1024];
+        byChild = new long[1024];
     }
 
     // ---- node fields ----------------------------------------------------------------------------------------
@@ -91,34 +99,39 @@ final class NodeStore {
         return hashes[node >>> PAGE_BITS][3 * (node & OFFSET_MASK) + PARENT];
     }
 
-    int nextSameKey(int node) {
-        return nextSameKey[node >>> PAGE_BITS][node & OFFSET_MASK];
-    }
-
     // ---- owners (membership codes slot << 2 | tier) -----------------------------------------------------------
 
     int ownerCount(int node) {
-        if (firstOwner(node) == NONE) {
-            return 0;
-        }
-        int[] more = moreOwners(node);
-        return more == null ? 1 : 1 + more[0];
+        int word = ownerWord(node);
+        return word >= 0 ? 1 : word == NO_OWNER ? 0 : ownerLists[~word][0];
+    }
+
+    /** The owner when there is exactly one, else NONE (then see {@link #ownerList}). */
+    int singleOwner(int node) {
+        int word = ownerWord(node);
+        return word >= 0 ? word : NONE;
+    }
+
+    /** {@code [count, o1, ..., o_count]} when there are two owners or more, else null; read-only for callers. */
+    int[] ownerList(int node) {
+        int word = ownerWord(node);
+        return word >= 0 || word == NO_OWNER ? null : ownerLists[~word];
     }
 
     int ownerAt(int node, int i) {
-        return i == 0 ? firstOwner(node) : moreOwners(node)[i];
+        int word = ownerWord(node);
+        return word >= 0 ? word : ownerLists[~word][i + 1];
     }
 
     boolean hasOwner(int node, int code) {
-        if (firstOwner(node) == code) {
-            return true;
+        int word = ownerWord(node);
+        if (word >= 0 || word == NO_OWNER) {
+            return word == code;
         }
-        int[] more = moreOwners(node);
-        if (more != null) {
-            for (int i = 1, end = more[0]; i <= end; i++) {
-                if (more[i] == code) {
-                    return true;
-                }
+        int[] list = ownerLists[~word];
+        for (int i = 1, end = list[0]; i <= end; i++) {
+            if (list[i] == code) {
+                return true;
             }
         }
         return false;
@@ -126,46 +139,71 @@ final class NodeStore {
 
     /** Adds an owner; false when it was already there. */
     boolean addOwner(int node, int code) {
+        int word = ownerWord(node);
+        if (word == NO_OWNER) {
+            setOwnerWord(node, code);
+            return true;
+        }
+        if (word >= 0) {
+            if (word == code) {
+                return false;
+            }
+            setOwnerWord(node, ~newOwnerList(new int[] {2, word, code, 0}));
+            return true;
+        }
         if (hasOwner(node, code)) {
             return false;
         }
-        if (firstOwner(node) == NONE) {
-            setFirstOwner(node, code);
-            return true;
+        int[] list = ownerLists[~word];
+        if (list[0] + 1 == list.length) {
+            list = Arrays.copyOf(list, list.length + (list.length >> 1));
+            ownerLists[~word] = list;
         }
-        int[] more = moreOwners(node);
-        if (more == null) {
-            more = new int[4];
-        } else if (more[0] + 1 == more.length) {
-            more = Arrays.copyOf(more, more.length + (more.length >> 1));
-        }
-        more[++more[0]] = code;
-        setMoreOwners(node, more);
+        list[++list[0]] = code;
         return true;
     }
 
     /** Removes an owner; false when it was not there. */
     boolean removeOwner(int node, int code) {
-        int[] more = moreOwners(node);
-        if (firstOwner(node) == code) {
-            if (more == null) {
-                setFirstOwner(node, NONE);
-            } else {
-                setFirstOwner(node, more[more[0]]);
-                dropLastMore(node, more);
+        int word = ownerWord(node);
+        if (word >= 0 || word == NO_OWNER) {
+            if (word != code) {
+                return false;
             }
+            setOwnerWord(node, NO_OWNER);
             return true;
         }
-        if (more != null) {
-            for (int i = 1, end = more[0]; i <= end; i++) {
-                if (more[i] == code) {
-                    more[i] = more[end];
-                    dropLastMore(node, more);
-                    return true;
+        int index = ~word;
+        int[] list = ownerLists[index];
+        for (int i = 1, end = list[0]; i <= end; i++) {
+            if (list[i] == code) {
+                list[i] = list[end];
+                list[0]--;
+                if (list[0] == 1) {
+                    setOwnerWord(node, list[1]);
+                    ownerLists[index] = null;
+                    freeOwnerLists.add(index);
+                } else if (list.length > 8 && list[0] < list.length / 4) {
+                    ownerLists[index] = Arrays.copyOf(list, list[0] + 1 + (list[0] >> 1) + 1);
                 }
+                return true;
             }
         }
         return false;
+    }
+
+    private int newOwnerList(int[] list) {
+        int index;
+        if (!freeOwnerLists.isEmpty()) {
+            index = freeOwnerLists.popInt();
+        } else {
+            if (ownerListsUsed == ownerLists.length) {
+                ownerLists = Arrays.copyOf(ownerLists, ownerListsUsed * 2);
+            }
+            index = ownerListsUsed++;
+        }
+        ownerLists[index] = list;
+        return index;
     }
 
     /** Removes every owner whose slot is flagged in {@code slots}; returns how many were removed. */
@@ -182,15 +220,6 @@ final class NodeStore {
         return removed;
     }
 
-    private void dropLastMore(int node, int[] more) {
-        more[0]--;
-        if (more[0] == 0) {
-            setMoreOwners(node, null);
-        } else if (more.length > 8 && more[0] < more.length / 4) {
-            setMoreOwners(node, Arrays.copyOf(more, more[0] + 1 + (more[0] >> 1) + 1));
-        }
-    }
-
     // ---- create / free -------------------------------------------------------------------------------------
 
     /** Creates a node (the caller checked that no node has this sequence hash). */
@@ -202,47 +231,19 @@ final class NodeStore {
         page[at + PARENT] = hasParent ? parentSeq : 0L;
         page[at + LOCAL] = local;
         setFlags(node, LIVE | (hasParent ? HAS_PARENT : 0));
-        setFirstOwner(node, NONE);
-        setMoreOwners(node, null);
+        setOwnerWord(node, NO_OWNER);
         insertBySeq(node);
-        int head = childHead(hasParent, parentSeq, local);
-        if (head == NONE) {
-            setNextSameKey(node, NONE);
-            insertByChild(node);
-        } else {
-            // append behind the head so the head slot stays valid
-            setNextSameKey(node, nextSameKey(head));
-            setNextSameKey(head, node);
-        }
+        insertByChild(node);
         liveCount++;
         return node;
     }
 
     /** Frees a node that has no owner left. Its children stay: they are keyed by its sequence hash, not its id. */
     void free(int node) {
-        removeFromTable(bySeq, node, seqSlotHash(seqHash(node)));
-        bySeqSize--;
-        boolean hasParent = hasParent(node);
-        int head = childHead(hasParent, parentSeqHash(node), localHash(node));
-        if (head == node) {
-            int next = nextSameKey(node);
-            if (next == NONE) {
-                removeFromTable(byChild, node, childSlotHash(hasParent, parentSeqHash(node), localHash(node)));
-                byChildSize--;
-            } else {
-                replaceInTable(byChild, node, next,
-                        childSlotHash(hasParent, parentSeqHash(node), localHash(node)));
-            }
-        } else {
-            int prev = head;
-            while (nextSameKey(prev) != node) {
-                prev = nextSameKey(prev);
-            }
-            setNextSameKey(prev, nextSameKey(node));
-        }
+        removeFromSeqTable(node);
+        removeFromChildTable(node);
         setFlags(node, 0);
-        setFirstOwner(node, NONE);
-        setMoreOwners(node, null);
+        setOwnerWord(node, NO_OWNER);
         if (freeCount == freeIds.length) {
             freeIds = Arrays.copyOf(freeIds, freeCount * 2);
         }
@@ -256,38 +257,22 @@ final class NodeStore {
                 int n = pages * 2;
                 hashes = Arrays.copyOf(hashes, n);
                 flags = Arrays.copyOf(flags, n);
-                nextSameKey = Arrays.copyOf(nextSameKey, n);
-                firstOwner = Arrays.copyOf(firstOwner, n);
-                moreOwners = Arrays.copyOf(moreOwners, n);
+                ownerWord = Arrays.copyOf(ownerWord, n);
             }
             hashes[pages] = new long[3 * PAGE];
             flags[pages] = new byte[PAGE];
-            nextSameKey[pages] = new int[PAGE];
-            firstOwner[pages] = new int[PAGE];
-            moreOwners[pages] = new int[PAGE][];
+            ownerWord[pages] = new int[PAGE];
             pages++;
         }
         return highWater++;
     }
 
-    private int firstOwner(int node) {
-        return firstOwner[node >>> PAGE_BITS][node & OFFSET_MASK];
+    private int ownerWord(int node) {
+        return ownerWord[node >>> PAGE_BITS][node & OFFSET_MASK];
     }
 
-    private void setFirstOwner(int node, int code) {
-        firstOwner[node >>> PAGE_BITS][node & OFFSET_MASK] = code;
-    }
-
-    private int[] moreOwners(int node) {
-        return moreOwners[node >>> PAGE_BITS][node & OFFSET_MASK];
-    }
-
-    private void setMoreOwners(int node, int[] more) {
-        moreOwners[node >>> PAGE_BITS][node & OFFSET_MASK] = more;
-    }
-
-    private void setNextSameKey(int node, int next) {
-        nextSameKey[node >>> PAGE_BITS][node & OFFSET_MASK] = next;
+    private void setOwnerWord(int node, int word) {
+        ownerWord[node >>> PAGE_BITS][node & OFFSET_MASK] = word;
     }
 
     private void setFlags(int node, int value) {
@@ -311,23 +296,28 @@ final class NodeStore {
     }
 
     /**
-     * The first node whose parent is {@code parentSeq} (or the root when {@code !hasParent}) and whose local hash
-     * is {@code local}, or NONE; further ones follow through {@link #nextSameKey}.
+     * Collects into {@code out} (cleared first) every node whose parent is {@code parentSeq} (or the root when
+     * {@code !hasParent}) and whose local hash is {@code local}; usually none or one.
      */
-    int childHead(boolean hasParent, long parentSeq, long local) {
+    void children(boolean hasParent, long parentSeq, long local, IntArrayList out) {
+        out.clear();
+        long hash = childSlotHash(hasParent, parentSeq, local);
+        int fingerprint = (int) (hash >>> 32);
         int mask = byChild.length - 1;
-        for (int i = (int) childSlotHash(hasParent, parentSeq, local) & mask; ; i = (i + 1) & mask) {
-            int entry = byChild[i];
+        for (int i = (int) hash & mask; ; i = (i + 1) & mask) {
+            long entry = byChild[i];
             if (entry == 0) {
-                return NONE;
+                return;
             }
-            int node = entry - 1;
-            // a root node stores parent 0: compare the two hashes (one cache line) before reading the flags
-            long[] page = hashes[node >>> PAGE_BITS];
-            int at = 3 * (node & OFFSET_MASK);
-            if (page[at + LOCAL] == local && page[at + PARENT] == (hasParent ? parentSeq : 0L)
-                    && hasParent(node) == hasParent) {
-                return node;
+            if ((int) (entry >>> 32) == fingerprint) {
+                int node = (int) entry - 1;
+                // a root node stores parent 0: compare the two hashes (one cache line) before reading the flags
+                long[] page = hashes[node >>> PAGE_BITS];
+                int at = 3 * (node & OFFSET_MASK);
+                if (page[at + LOCAL] == local && page[at + PARENT] == (hasParent ? parentSeq : 0L)
+                        && hasParent(node) == hasParent) {
+                    out.add(node);
+                }
             }
         }
     }
@@ -341,89 +331,95 @@ final class NodeStore {
         return HashCommon.mix(parentTerm * 31 + local);
     }
 
-    private long slotHashOf(int[] table, int node) {
-        return table == bySeq ? seqSlotHash(seqHash(node))
-                : childSlotHash(hasParent(node), parentSeqHash(node), localHash(node));
+    private long childSlotHash(int node) {
+        return childSlotHash(hasParent(node), parentSeqHash(node), localHash(node));
     }
 
-    // ---- open addressing over node ids (entry = node + 1, 0 = empty), linear probing --------------------------
+    // ---- open addressing, linear probing, backward-shift deletion (no tombstones) -----------------------------
 
     private void insertBySeq(int node) {
         if ((bySeqSize + 1) * 4L > bySeq.length * 3L) {
-            bySeq = rehash(bySeq);
+            int[] bigger = new int[bySeq.length * 2];
+            for (int entry : bySeq) {
+                if (entry != 0) {
+                    placeBySeq(bigger, entry - 1);
+                }
+            }
+            bySeq = bigger;
         }
-        insert(bySeq, node, seqSlotHash(seqHash(node)));
+        placeBySeq(bySeq, node);
         bySeqSize++;
     }
 
-    private void insertByChild(int node) {
-        if ((byChildSize + 1) * 4L > byChild.length * 3L) {
-            byChild = rehash(byChild);
-        }
-        insert(byChild, node, childSlotHash(hasParent(node), parentSeqHash(node), localHash(node)));
-        byChildSize++;
-    }
-
-    private static void insert(int[] table, int node, long hash) {
+    private void placeBySeq(int[] table, int node) {
         int mask = table.length - 1;
-        int i = (int) hash & mask;
+        int i = (int) seqSlotHash(seqHash(node)) & mask;
         while (table[i] != 0) {
             i = (i + 1) & mask;
         }
         table[i] = node + 1;
     }
 
-    private int[] rehash(int[] table) {
-        boolean seqTable = table == bySeq;
-        int[] bigger = new int[table.length * 2];
-        for (int entry : table) {
-            if (entry != 0) {
-                int node = entry - 1;
-                insert(bigger, node, seqTable ? seqSlotHash(seqHash(node))
-                        : childSlotHash(hasParent(node), parentSeqHash(node), localHash(node)));
+    private void insertByChild(int node) {
+        if ((byChildSize + 1) * 4L > byChild.length * 3L) {
+            long[] bigger = new long[byChild.length * 2];
+            for (long entry : byChild) {
+                if (entry != 0) {
+                    placeByChild(bigger, (int) entry - 1);
+                }
             }
+            byChild = bigger;
         }
-        return bigger;
+        placeByChild(byChild, node);
+        byChildSize++;
     }
 
-    private static int slotOf(int[] table, int node, long hash) {
+    private void placeByChild(long[] table, int node) {
+        long hash = childSlotHash(node);
         int mask = table.length - 1;
         int i = (int) hash & mask;
-        while (table[i] != node + 1) {
+        while (table[i] != 0) {
             i = (i + 1) & mask;
         }
-        return i;
+        table[i] = (hash >>> 32) << 32 | (node + 1L);
     }
 
-    private static void replaceInTable(int[] table, int node, int replacement, long hash) {
-        table[slotOf(table, node, hash)] = replacement + 1;
-    }
-
-    /** Backward-shift deletion keeps probe sequences intact without tombstones. */
-    private void removeFromTable(int[] table, int node, long hash) {
-        int mask = table.length - 1;
-        int gap = slotOf(table, node, hash);
-        int i = gap;
-        while (true) {
-            i = (i + 1) & mask;
-            int entry = table[i];
-            if (entry == 0) {
-                break;
-            }
-            int home = (int) slotHashOf(table, entry - 1) & mask;
-            // move the entry into the gap unless its home lies cyclically in (gap, i]
-            boolean homeBetween = gap <= i ? (home > gap && home <= i) : (home > gap || home <= i);
-            if (!homeBetween) {
-                table[gap] = entry;
+    private void removeFromSeqTable(int node) {
+        int mask = bySeq.length - 1;
+        int gap = (int) seqSlotHash(seqHash(node)) & mask;
+        while (bySeq[gap] != node + 1) {
+            gap = (gap + 1) & mask;
+        }
+        for (int i = (gap + 1) & mask; bySeq[i] != 0; i = (i + 1) & mask) {
+            int home = (int) seqSlotHash(seqHash(bySeq[i] - 1)) & mask;
+            if (!cyclicallyBetween(home, gap, i)) {
+                bySeq[gap] = bySeq[i];
                 gap = i;
             }
         }
-        table[gap] = 0;
+        bySeq[gap] = 0;
+        bySeqSize--;
     }
 
-    /** Heap bytes of the node pages and tables, owner overflow arrays left out (the benchmark's cross-check). */
-    long arrayBytes() {
-        long perNode = 8L * 3 + 1 + 4 + 4 + 4;
-        return perNode * pages * PAGE + 4L * (bySeq.length + byChild.length);
+    private void removeFromChildTable(int node) {
+        int mask = byChild.length - 1;
+        int gap = (int) childSlotHash(node) & mask;
+        while ((int) byChild[gap] != node + 1) {
+            gap = (gap + 1) & mask;
+        }
+        for (int i = (gap + 1) & mask; byChild[i] != 0; i = (i + 1) & mask) {
+            int home = (int) childSlotHash((int) byChild[i] - 1) & mask;
+            if (!cyclicallyBetween(home, gap, i)) {
+                byChild[gap] = byChild[i];
+                gap = i;
+            }
+        }
+        byChild[gap] = 0;
+        byChildSize--;
+    }
+
+    /** True when {@code home} lies cyclically in (gap, i]: that entry must stay where it is. */
+    private static boolean cyclicallyBetween(int home, int gap, int i) {
+        return gap <= i ? home > gap && home <= i : home > gap || home <= i;
     }
 }

@@ -8,6 +8,7 @@ import it.unimi.dsi.fastutil.objects.Object2IntOpenHashMap;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -16,14 +17,18 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * The locked prefix index of one (model, tenant): block nodes keyed by sequence hash, memberships
  * (worker, block, tier) as owner codes on the nodes, and the rules of design §2 for applying events.
  *
- * <p>One read-write lock: writers (one writer thread per worker, see {@link IndexWriters}) apply a whole batch per
- * acquisition; queries and dumps share the read lock, so a query sees every batch applied before it began and
- * never half of one. Workers are interned to int slots; a membership is the int {@code slot << 2 | tier}.
+ * <p>One read-write lock: writers (one writer thread per worker, see {@link IndexWriters}) apply the stores and
+ * removes of a batch per acquisition; queries and dumps share the read lock, so a query sees every event applied
+ * before it began and never half of one. Clears and worker removals scan the nodes in chunks, one acquisition per
+ * chunk (see {@link #removeSlots}). Workers are interned to int slots; a membership is the int
+ * {@code slot << 2 | tier}.
  */
 final class PrefixIndex {
 
     private static final int DEVICE = StorageTier.DEVICE.ordinal();
     private static final int TIERS = StorageTier.values().length;
+    /** nodes scanned per write-lock acquisition when removing a worker */
+    private static final int SCAN_CHUNK = 16_384;
 
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     private final NodeStore nodes = new NodeStore();
@@ -34,6 +39,7 @@ final class PrefixIndex {
     /** memberships held per slot; a slot is released when its count drops to zero */
     private long[] slotMemberships = new long[16];
     private int slotHighWater;
+    private volatile int[] slotOrder;
     private final IntArrayList freeSlots = new IntArrayList();
 
     private final long[] tierMemberships = new long[TIERS];
@@ -55,46 +61,43 @@ final class PrefixIndex {
 
     // ---- writes ----------------------------------------------------------------------------------------------
 
-    /** Applies one worker's ops in order, under one write-lock acquisition. */
+    /**
+     * Applies one worker's ops in order: consecutive stores and removes under one write-lock acquisition, a clear
+     * as a chunked scan (see {@link #removeSlots}).
+     */
     void apply(WorkerKey worker, List<? extends IndexOp> ops) {
-        lock.writeLock().lock();
-        try {
-            for (IndexOp op : ops) {
-                switch (op) {
-                    case IndexOp.Store s -> counters.count(EventType.STORED, store(worker, s));
-                    case IndexOp.Remove r -> counters.count(EventType.REMOVED, remove(worker, r));
-                    case IndexOp.Clear c -> {
-                        removeSlots(worker.instanceId(), worker.dpRank(), false);
-                        counters.count(EventType.CLEARED, ApplyStatus.OK);
+        int i = 0;
+        while (i < ops.size()) {
+            if (ops.get(i) instanceof IndexOp.Clear) {
+                removeSlots(worker.instanceId(), worker.dpRank(), false);
+                counters.count(EventType.CLEARED, ApplyStatus.OK);
+                i++;
+                continue;
+            }
+            lock.writeLock().lock();
+            try {
+                for (; i < ops.size() && !(ops.get(i) instanceof IndexOp.Clear); i++) {
+                    switch (ops.get(i)) {
+                        case IndexOp.Store s -> counters.count(EventType.STORED, store(worker, s));
+                        case IndexOp.Remove r -> counters.count(EventType.REMOVED, remove(worker, r));
+                        case IndexOp.Clear c -> throw new IllegalStateException("clears are applied above");
                     }
                 }
+            } finally {
+                publishSizes();
+                lock.writeLock().unlock();
             }
-        } finally {
-            publishSizes();
-            lock.writeLock().unlock();
         }
     }
 
     /** Removes every dp rank of an instance, on every tier. */
     void removeInstance(long instanceId) {
-        lock.writeLock().lock();
-        try {
-            removeSlots(instanceId, 0, true);
-        } finally {
-            publishSizes();
-            lock.writeLock().unlock();
-        }
+        removeSlots(instanceId, 0, true);
     }
 
     /** Removes one (instance, dp rank), on every tier. */
     void removeWorker(WorkerKey worker) {
-        lock.writeLock().lock();
-        try {
-            removeSlots(worker.instanceId(), worker.dpRank(), false);
-        } finally {
-            publishSizes();
-            lock.writeLock().unlock();
-        }
+        removeSlots(worker.instanceId(), worker.dpRank(), false);
     }
 
     private ApplyStatus store(WorkerKey worker, IndexOp.Store op) {
@@ -165,41 +168,70 @@ final class PrefixIndex {
         return missing ? ApplyStatus.BLOCK_NOT_FOUND : ApplyStatus.OK;
     }
 
-    /** Drops the memberships of one (instance, rank), or of every rank when {@code allRanks}, on every tier. */
+    /**
+     * Drops the memberships of one (instance, rank), or of every rank when {@code allRanks}, on every tier.
+     *
+     * <p>There is no per-worker reverse map (it would cost several bytes per membership), so this scans every
+     * node. The scan takes the write lock per chunk of {@value #SCAN_CHUNK} nodes, so queries are never stalled for
+     * the whole scan (tens of ms per million blocks); a query in between sees the worker partly removed. That is
+     * safe: the doomed workers cannot gain memberships meanwhile, because their events and recovered events run on
+     * this same writer thread (sticky by instance id), which is busy here.
+     */
     private void removeSlots(long instanceId, int dpRank, boolean allRanks) {
-        boolean[] doomed = new boolean[slotHighWater];
-        boolean anyHeld = false;
-        for (int s = 0; s < slotHighWater; s++) {
-            WorkerKey w = workerOfSlot[s];
-            if (w != null && w.instanceId() == instanceId && (allRanks || w.dpRank() == dpRank)) {
-                doomed[s] = true;
-                anyHeld = true;
-            }
-        }
-        if (!anyHeld) {
-            return;
-        }
-        // a full scan: clears and unregisters are rare, and no per-worker reverse map keeps memory per membership low
-        for (int node = 0, end = nodes.highWater(); node < end; node++) {
-            if (!nodes.isLive(node)) {
-                continue;
-            }
-            for (int o = nodes.ownerCount(node) - 1; o >= 0; o--) {
-                int c = nodes.ownerAt(node, o);
-                if ((c >>> 2) < doomed.length && doomed[c >>> 2]) {
-                    tierMemberships[c & 3]--;
-                    nodes.removeOwner(node, c);
+        boolean[] doomed;
+        lock.writeLock().lock();
+        try {
+            doomed = new boolean[slotHighWater];
+            boolean anyHeld = false;
+            for (int s = 0; s < slotHighWater; s++) {
+                WorkerKey w = workerOfSlot[s];
+                if (w != null && w.instanceId() == instanceId && (allRanks || w.dpRank() == dpRank)) {
+                    doomed[s] = true;
+                    anyHeld = true;
                 }
             }
-            if (nodes.ownerCount(node) == 0) {
-                nodes.free(node);
+            if (!anyHeld) {
+                return;
+            }
+        } finally {
+            lock.writeLock().unlock();
+        }
+        for (int start = 0; ; start += SCAN_CHUNK) {
+            lock.writeLock().lock();
+            try {
+                int end = Math.min(nodes.highWater(), start + SCAN_CHUNK);
+                if (start >= end) {
+                    // every node scanned: the doomed slots hold nothing any more
+                    for (int s = 0; s < doomed.length; s++) {
+                        if (doomed[s]) {
+                            slotMemberships[s] = 0;
+                            releaseSlot(s);
+                        }
+                    }
+                    return;
+                }
+                for (int node = start; node < end; node++) {
+                    if (nodes.isLive(node)) {
+                        removeDoomedOwners(node, doomed);
+                    }
+                }
+            } finally {
+                publishSizes();
+                lock.writeLock().unlock();
             }
         }
-        for (int s = 0; s < doomed.length; s++) {
-            if (doomed[s]) {
-                slotMemberships[s] = 0;
-                releaseSlot(s);
+    }
+
+    private void removeDoomedOwners(int node, boolean[] doomed) {
+        for (int o = nodes.ownerCount(node) - 1; o >= 0; o--) {
+            int c = nodes.ownerAt(node, o);
+            if ((c >>> 2) < doomed.length && doomed[c >>> 2]) {
+                tierMemberships[c & 3]--;
+                nodes.removeOwner(node, c);
             }
+        }
+        if (nodes.ownerCount(node) == 0) {
+            nodes.free(node);
         }
     }
 
@@ -219,6 +251,7 @@ final class PrefixIndex {
             s = slotHighWater++;
         }
         workerOfSlot[s] = worker;
+        slotOrder = null;
         slotMemberships[s] = 0;
         slotOf.put(worker, s);
         return s;
@@ -230,6 +263,7 @@ final class PrefixIndex {
             slotOf.removeInt(w);
             workerOfSlot[slot] = null;
             freeSlots.add(slot);
+            slotOrder = null;
         }
     }
 
@@ -259,24 +293,41 @@ final class PrefixIndex {
             if (runs == null) {
                 return MatchResult.empty();
             }
-            List<MatchResult.WorkerMatch> out = new ArrayList<>();
+            int matched = 0;
             for (int s = 0; s < slotHighWater; s++) {
                 if (runs[2][s] > 0) {
-                    out.add(new MatchResult.WorkerMatch(workerOfSlot[s], runs[0][s], runs[1][s], runs[2][s]));
+                    matched++;
                 }
             }
-            out.sort(WORKER_ORDER);
-            return new MatchResult(List.copyOf(out));
+            MatchResult.WorkerMatch[] out = new MatchResult.WorkerMatch[matched];
+            int k = 0;
+            for (int s : slotsInWorkerOrder()) {
+                if (runs[2][s] > 0) {
+                    out[k++] = new MatchResult.WorkerMatch(workerOfSlot[s], runs[0][s], runs[1][s], runs[2][s]);
+                }
+            }
+            return new MatchResult(Collections.unmodifiableList(Arrays.asList(out)));
         } finally {
             lock.readLock().unlock();
         }
     }
 
-    /** By instance id, then dp rank, both unsigned (no boxing: this runs once per query). */
-    static final Comparator<MatchResult.WorkerMatch> WORKER_ORDER = (a, b) -> {
-        int byInstance = Long.compareUnsigned(a.worker().instanceId(), b.worker().instanceId());
-        return byInstance != 0 ? byInstance : Integer.compareUnsigned(a.worker().dpRank(), b.worker().dpRank());
-    };
+    /**
+     * Live slots ordered by instance id, then dp rank (unsigned): results come out sorted without sorting per
+     * query. Rebuilt lazily after a slot is taken or released (rare), under the write lock or, racing benignly
+     * with another reader, under the read lock (both compute the same array).
+     */
+    private int[] slotsInWorkerOrder() {
+        int[] order = slotOrder;
+        if (order == null) {
+            order = java.util.stream.IntStream.range(0, slotHighWater).filter(s -> workerOfSlot[s] != null).boxed()
+                    .sorted(Comparator.comparing((Integer s) -> workerOfSlot[s].instanceId(), Long::compareUnsigned)
+                            .thenComparing(s -> workerOfSlot[s].dpRank(), Integer::compareUnsigned))
+                    .mapToInt(Integer::intValue).toArray();
+            slotOrder = order;
+        }
+        return order;
+    }
 
     /**
      * Every membership as a single-block Stored RouterEvent: the device tier first, then host-pinned, disk and
@@ -331,15 +382,5 @@ final class PrefixIndex {
             out.add(new RouterEvent(w.instanceId(), w.dpRank(), storageTier, eventId++, stored));
         }
         return eventId;
-    }
-
-    /** Heap estimate of the node arrays and tables (not the owner overflow arrays). */
-    long arrayBytes() {
-        lock.readLock().lock();
-        try {
-            return nodes.arrayBytes();
-        } finally {
-            lock.readLock().unlock();
-        }
     }
 }

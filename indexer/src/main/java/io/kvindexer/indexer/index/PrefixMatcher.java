@@ -28,7 +28,8 @@ final class PrefixMatcher {
     /** per worker slot: it already had a run when the current tier's walk began (so it does not restart at the root) */
     private final boolean[] continuing;
     private int stamp;
-    private final IntArrayList stack = new IntArrayList();
+    private final IntArrayList stack;
+    private final IntArrayList candidates = new IntArrayList(4);
 
     private PrefixMatcher(NodeStore nodes, long[] query, int slots) {
         this.nodes = nodes;
@@ -37,6 +38,7 @@ final class PrefixMatcher {
         this.at = new int[slots];
         this.mark = new int[slots];
         this.continuing = new boolean[slots];
+        this.stack = new IntArrayList(slots + 64);
         Arrays.fill(at, ROOT);
     }
 
@@ -133,29 +135,45 @@ final class PrefixMatcher {
         if (pos == query.length) {
             return;
         }
-        int child = node == ROOT ? nodes.childHead(false, 0L, query[pos])
-                : nodes.childHead(true, nodes.seqHash(node), query[pos]);
-        for (; child != NodeStore.NONE; child = nodes.nextSameKey(child)) {
+        if (node == ROOT) {
+            nodes.children(false, 0L, query[pos], candidates);
+        } else {
+            nodes.children(true, nodes.seqHash(node), query[pos], candidates);
+        }
+        for (int c = 0, n = candidates.size(); c < n; c++) {
+            int child = candidates.getInt(c);
             int before = stack.size();
-            for (int o = 0, owners = nodes.ownerCount(child); o < owners; o++) {
-                int code = nodes.ownerAt(child, o);
-                if ((code & 3) != tier) {
-                    continue;
+            int[] owners = nodes.ownerList(child);
+            if (owners == null) {
+                int single = nodes.singleOwner(child);
+                if (single != NodeStore.NONE) {
+                    visit(single, tier, any, current, pos, child);
                 }
-                int w = code >>> 2;
-                if (any ? !continuing[w] : mark[w] == current) {
-                    // a worker may follow several same-content children (different hash seeds): keep its deepest run
-                    if (pos + 1 > reach[w]) {
-                        reach[w] = pos + 1;
-                        at[w] = child;
-                    }
-                    stack.add(w);
+            } else {
+                for (int o = 1, end = owners[0]; o <= end; o++) {
+                    visit(owners[o], tier, any, current, pos, child);
                 }
             }
             int advanced = stack.size() - before;
             if (advanced > 0) {
                 pushFrame(child, pos + 1, advanced);
             }
+        }
+    }
+
+    /** One owner of a candidate child at {@code pos}: the worker advances if it is in the frame and holds it on this tier. */
+    private void visit(int code, int tier, boolean any, int current, int pos, int child) {
+        if ((code & 3) != tier) {
+            return;
+        }
+        int w = code >>> 2;
+        if (any ? !continuing[w] : mark[w] == current) {
+            // a worker may follow several same-content children (different hash seeds): keep its deepest run
+            if (pos + 1 > reach[w]) {
+                reach[w] = pos + 1;
+                at[w] = child;
+            }
+            stack.add(w);
         }
     }
 }

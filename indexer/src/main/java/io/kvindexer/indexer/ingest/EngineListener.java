@@ -272,6 +272,8 @@ public final class EngineListener implements AutoCloseable {
 
         private final Attempt previous;
         private volatile boolean stopped;
+        /** set by this attempt's own thread when it cannot go on (status is then failed) */
+        private boolean gaveUp;
         private Thread thread;
         private ZMQ.Socket sub;
         private ZMQ.Socket dealer;
@@ -314,7 +316,7 @@ public final class EngineListener implements AutoCloseable {
                     return;
                 }
                 becomeActive(this);
-                while (!stopped) {
+                while (!stopped && !gaveUp) {
                     List<byte[]> frames;
                     try {
                         frames = receive(sub);
@@ -453,7 +455,7 @@ public final class EngineListener implements AutoCloseable {
             } else if (Long.compareUnsigned(seq, last + 1) > 0) {
                 recover(last + 1, seq);
             }
-            if (stopped) {
+            if (stopped || gaveUp) {
                 return;
             }
             long now = watermark.get();
@@ -579,7 +581,9 @@ public final class EngineListener implements AutoCloseable {
             // a fresh DEALER, so a late or partial answer cannot be read as part of the next replay
             destroy(dealer);
             dealer = null;
-            openDealer();
+            if (!openDealer()) {
+                gaveUp = true;
+            }
         }
 
         /** Decodes and applies one batch; true when applied (the watermark then is {@code seq}). */

@@ -3,6 +3,7 @@ package io.kvindexer.indexer.metrics;
 import io.kvindexer.indexer.index.IndexStats;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.ingest.IngestMetrics;
 import io.kvindexer.indexer.ingest.ListenerStatus;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import io.prometheus.metrics.core.metrics.Counter;
@@ -56,18 +57,27 @@ public final class IndexerMetrics {
             .classicOnly()
             .register(registry);
 
+    private final Counter malformedFrames = Counter.builder()
+            .name("dynamo_kvindexer_malformed_frames_total")
+            .help("Live ZMQ messages with a wrong frame count or seq length, skipped, by kind")
+            .labelNames("kind")
+            .register(registry);
     private final Counter decodeErrors = Counter.builder()
             .name("dynamo_kvindexer_decode_errors_total")
-            .help("Malformed ZMQ messages or payloads skipped, by kind")
+            .help("Engine payloads that did not decode, skipped, by kind")
             .labelNames("kind")
             .register(registry);
     private final Counter gaps = Counter.builder()
             .name("dynamo_kvindexer_sequence_gaps_total")
-            .help("Sequence gaps detected on live streams")
+            .help("Sequence gaps detected on live streams (including a first seq above 0)")
+            .register(registry);
+    private final Counter batchesLost = Counter.builder()
+            .name("dynamo_kvindexer_batches_lost_total")
+            .help("Batches missed in a gap that could not be replayed (no replay endpoint)")
             .register(registry);
     private final Counter replays = Counter.builder()
             .name("dynamo_kvindexer_replays_total")
-            .help("Replay exchanges with an engine's ROUTER, by result")
+            .help("Replay exchanges with an engine's ROUTER, by result (ok, incomplete, failed, timeout)")
             .labelNames("result")
             .register(registry);
     private final Counter batchesRecovered = Counter.builder()
@@ -82,6 +92,64 @@ public final class IndexerMetrics {
             .name("dynamo_kvindexer_unknown_events_total")
             .help("Engine events with an unknown tag, skipped")
             .register(registry);
+    private final Counter batchesApplied = Counter.builder()
+            .name("dynamo_kvindexer_batches_applied_total")
+            .help("Engine batches applied to the index (live or replayed)")
+            .register(registry);
+    private final Counter staleBatches = Counter.builder()
+            .name("dynamo_kvindexer_stale_batches_total")
+            .help("Live batches skipped because their seq was already applied")
+            .register(registry);
+
+    /** The listeners' reports, as counters. */
+    private final IngestMetrics ingest = new IngestMetrics() {
+        @Override
+        public void malformedFrame(String kind) {
+            malformedFrames.labelValues(kind).inc();
+        }
+
+        @Override
+        public void decodeError(String kind) {
+            decodeErrors.labelValues(kind).inc();
+        }
+
+        @Override
+        public void gapDetected(long missing) {
+            gaps.inc();
+        }
+
+        @Override
+        public void batchesLost(long missing) {
+            batchesLost.inc(missing);
+        }
+
+        @Override
+        public void replay(ReplayResult result, long recovered) {
+            replays.labelValues(result.label()).inc();
+            batchesRecovered.inc(recovered);
+        }
+
+        @Override
+        public void unknownEvents(int count) {
+            unknownEvents.inc(count);
+        }
+
+        @Override
+        public void publisherRestarted() {
+            publisherRestarts.inc();
+        }
+
+        @Override
+        public void batchApplied() {
+            batchesApplied.inc();
+        }
+
+        @Override
+        public void staleBatch() {
+            staleBatches.inc();
+        }
+    };
+
     /** Reads the registry and the indexes at scrape time. */
     public void bind(WorkerRegistry workers, Indexers indexers) {
         Supplier<List<ModelIndex>> all = indexers::all;
@@ -131,7 +199,12 @@ public final class IndexerMetrics {
                         s.applied().forEach((type, byStatus) -> byStatus.forEach((status, n) ->
                                 sum.computeIfAbsent(type, t -> new java.util.TreeMap<>()).merge(status, n, Long::sum)));
                     }
-                    sum.forEach((type, byStatus) -> byStatus.forEach((status, n) -> cb.call(n, type, status)));
+                    // every ok series, and the other results once they happened (not the meaningless combinations)
+                    sum.forEach((type, byStatus) -> byStatus.forEach((status, n) -> {
+                        if (n > 0 || "ok".equals(status)) {
+                            cb.call(n, type, status);
+                        }
+                    }));
                 })
                 .register(registry);
     }
@@ -153,28 +226,9 @@ public final class IndexerMetrics {
         queryDuration.labelValues(endpoint).observe(seconds);
     }
 
-    public void decodeError(String kind) {
-        decodeErrors.labelValues(kind).inc();
-    }
-
-    public void gapDetected() {
-        gaps.inc();
-    }
-
-    public void replay(String result) {
-        replays.labelValues(result).inc();
-    }
-
-    public void batchesRecovered(long n) {
-        batchesRecovered.inc(n);
-    }
-
-    public void publisherRestart() {
-        publisherRestarts.inc();
-    }
-
-    public void unknownEvents(long n) {
-        unknownEvents.inc(n);
+    /** What the ZMQ listeners report to. */
+    public IngestMetrics ingest() {
+        return ingest;
     }
 
     /** Writes the exposition for an {@code Accept} header; returns the content type used. */

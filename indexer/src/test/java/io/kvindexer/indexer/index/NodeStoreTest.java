@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.index;
 
+import it.unimi.dsi.fastutil.ints.IntArrayList;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -61,19 +62,16 @@ class NodeStoreTest {
             assertThat(store.localHash(node)).isEqualTo(info.local());
         });
         assertThat(store.findBySeq(123L)).isEqualTo(NodeStore.NONE);
-        // every (parent, local) chain holds exactly the live nodes with that key
-        Map<Info, Integer> expected = new HashMap<>();
-        reference.values().forEach(i -> expected.merge(i, 1, Integer::sum));
-        expected.forEach((key, count) -> {
-            int n = 0;
-            for (int x = store.childHead(key.hasParent(), key.parent(), key.local()); x != NodeStore.NONE;
-                 x = store.nextSameKey(x)) {
-                assertThat(store.localHash(x)).isEqualTo(key.local());
-                assertThat(store.hasParent(x)).isEqualTo(key.hasParent());
-                n++;
-            }
-            assertThat(n).as("chain of %s", key).isEqualTo(count);
+        // every (parent, local) key lists exactly the live nodes with that key
+        Map<Info, List<Integer>> expected = new HashMap<>();
+        reference.forEach((seq, info) -> expected.computeIfAbsent(info, k -> new ArrayList<>()).add(ids.get(seq)));
+        IntArrayList children = new IntArrayList();
+        expected.forEach((key, nodes) -> {
+            store.children(key.hasParent(), key.parent(), key.local(), children);
+            assertThat((List<Integer>) children).as("children of %s", key).containsExactlyInAnyOrderElementsOf(nodes);
         });
+        store.children(true, 12345, 1, children);
+        assertThat((List<Integer>) children).isEmpty();
     }
 
     @Test
@@ -98,5 +96,34 @@ class NodeStoreTest {
         slots[0] = true; // codes 1 and 3 (slot 0, tiers 1 and 3)
         assertThat(store.removeOwnersOfSlots(node, slots)).isEqualTo(2);
         assertThat(store.ownerCount(node)).isEqualTo(148);
+    }
+
+    @Test
+    void ownersMoveBetweenTheInlineWordAndSharedLists() {
+        NodeStore store = new NodeStore();
+        int a = store.create(1, false, 0, 1);
+        int b = store.create(2, true, 1, 2);
+        assertThat(store.ownerCount(a)).isZero();
+        assertThat(store.singleOwner(a)).isEqualTo(NodeStore.NONE);
+        store.addOwner(a, 5);
+        assertThat(store.singleOwner(a)).isEqualTo(5);
+        assertThat(store.ownerList(a)).isNull();
+        store.addOwner(a, 6);
+        store.addOwner(b, 7);
+        store.addOwner(b, 8);
+        assertThat(store.singleOwner(a)).isEqualTo(NodeStore.NONE);
+        assertThat(store.ownerList(a)).startsWith(2, 5, 6);
+        assertThat(store.ownerList(b)).startsWith(2, 7, 8);
+        assertThat(store.removeOwner(a, 5)).isTrue();
+        assertThat(store.singleOwner(a)).isEqualTo(6);
+        assertThat(store.ownerList(a)).isNull();
+        assertThat(store.ownerList(b)).as("b's list untouched by a's").startsWith(2, 7, 8);
+        store.addOwner(a, 9); // reuses the freed list
+        assertThat(store.ownerList(a)).startsWith(2, 6, 9);
+        assertThat(store.removeOwner(a, 6)).isTrue();
+        assertThat(store.removeOwner(a, 9)).isTrue();
+        assertThat(store.removeOwner(a, 9)).isFalse();
+        assertThat(store.ownerCount(a)).isZero();
+        assertThat(store.ownerCount(b)).isEqualTo(2);
     }
 }

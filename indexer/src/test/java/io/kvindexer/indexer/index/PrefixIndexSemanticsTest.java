@@ -282,6 +282,33 @@ class PrefixIndexSemanticsTest {
         assertThat(f.index.stats().memberships()).isEqualTo(2);
     }
 
+    @Test
+    void removingAWorkerOfALargeIndexScansEveryChunk() {
+        // more nodes than one scan chunk: the removal must reach nodes in every chunk and free the worker's slot
+        int chains = 50;
+        int length = 1_000;
+        for (int c = 0; c < chains; c++) {
+            long[] seq = new long[length];
+            long[] local = new long[length];
+            for (int i = 0; i < length; i++) {
+                seq[i] = 1_000_000L * (c + 1) + i;
+                local[i] = i;
+            }
+            f.index.submitRecovered(List.of(IndexFixture.routerStored(1, 0, DEVICE, null, seq, local)));
+            if (c % 2 == 0) {
+                f.index.submitRecovered(List.of(IndexFixture.routerStored(2, 0, DISK, null, seq, local)));
+            }
+        }
+        f.flush();
+        assertThat(f.index.stats().blocks()).isEqualTo(50_000);
+        f.index.removeWorker(w(1, 0)).join();
+
+        assertThat(f.index.stats().memberships()).isEqualTo(25_000);
+        assertThat(f.index.stats().blocks()).isEqualTo(25_000);
+        assertThat(f.matchHashes(0, 1, 2)).containsOnlyKeys(w(2, 0));
+        assertThat(f.index.dump()).allMatch(e -> e.workerId() == 2);
+    }
+
     // ---- tiers (spec §4.6, lower_tier.rs) --------------------------------------------------------------------
 
     @Test

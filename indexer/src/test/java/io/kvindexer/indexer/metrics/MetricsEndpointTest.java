@@ -13,13 +13,13 @@ import java.util.regex.Pattern;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code /metrics}: Dynamo's six metrics with their labels (spec §8), well-formed text, counters that move. */
-class MetricsEndpointTest {
+public class MetricsEndpointTest {
 
     private static final Pattern SAMPLE = Pattern.compile(
             "^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*\\})? (-?[0-9.eE+-]+|NaN|\\+Inf|-Inf)$");
 
     /** Parses the text format strictly: every non-comment line must be a sample; returns name{labels} → value. */
-    static Map<String, Double> parse(String text) {
+    public static Map<String, Double> parse(String text) {
         Map<String, Double> out = new HashMap<>();
         for (String line : text.split("\n")) {
             if (line.isEmpty() || line.startsWith("# HELP ") || line.startsWith("# TYPE ")) {
