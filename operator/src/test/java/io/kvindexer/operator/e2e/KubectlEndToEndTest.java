@@ -116,32 +116,64 @@ class KubectlEndToEndTest {
             assertThat(harness.kvWorker(NS, "vllm-llama").getStatus().registeredPods()).isZero();
         });
 
-        // an edit and a re-apply (client-side apply: a merge patch)
+        // an edit and a re-apply (client-side apply: a merge patch): three replicas, and ports free on this machine
+        int port = LoopbackCluster.freePort(LoopbackCluster.replicaIp(0), LoopbackCluster.replicaIp(1),
+                LoopbackCluster.replicaIp(2));
+        int zmq = LoopbackCluster.freePort(LoopbackCluster.engineIp(0));
+        int replay = LoopbackCluster.freePort(LoopbackCluster.engineIp(0));
         Path edited = home.resolve("kvindexer.yaml");
-        Files.writeString(edited, Files.readString(EXAMPLE).replace("replicas: 2", "replicas: 3"));
+        Files.writeString(edited, Files.readString(EXAMPLE).replace("replicas: 2", "replicas: 3")
+                .replace("port: 8090", "port: " + port).replace("zmqPort: 5557", "zmqPort: " + zmq)
+                .replace("replayPort: 5600", "replayPort: " + replay));
         Result reapply = kubectl("apply", "--validate=false", "-f", edited.toString());
         assertThat(reapply.exit()).as(reapply.output()).isZero();
         assertThat(reapply.output()).contains("kvindexer.kvindexer.io/kv-indexer configured",
-                "kvworker.kvindexer.io/vllm-llama unchanged");
+                "kvworker.kvindexer.io/vllm-llama configured");
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            assertThat(client.apps().statefulSets().inNamespace(NS).withName("kv-indexer").get().getSpec()
-                    .getReplicas()).isEqualTo(3);
+            StatefulSet sts = client.apps().statefulSets().inNamespace(NS).withName("kv-indexer").get();
+            assertThat(sts.getSpec().getReplicas()).isEqualTo(3);
+            assertThat(sts.getSpec().getTemplate().getSpec().getContainers().getFirst().getArgs())
+                    .containsSubsequence("--port", String.valueOf(port));
             assertThat(harness.kvIndexer(NS, "kv-indexer").getStatus().ready()).isEqualTo("0/3");
         });
 
-        Result get = kubectl("get", "kvi,kvw");
-        assertThat(get.exit()).as(get.output()).isZero();
-        assertThat(get.output()).contains("kvindexer.kvindexer.io/kv-indexer", "kvworker.kvindexer.io/vllm-llama",
-                "READY", "0/3", "INDEXER", "PODS", "REGISTERED", "kv-indexer");
-        Files.writeString(Path.of("target/kubectl-get-kvi-kvw.txt"), "$ kubectl get kvi,kvw\n" + get.output());
+        // play the cluster: three real indexer replicas and one vLLM engine pod (a real simulator)
+        try (LoopbackCluster cluster = new LoopbackCluster(client, harness)) {
+            for (int i = 0; i < 3; i++) {
+                cluster.startReplica(NS, "kv-indexer", i);
+            }
+            cluster.startEngine(NS, "vllm-llama-7d9c-x2x4q", java.util.Map.of("app", "vllm-llama"), 0, zmq, replay);
+            KvIndexer kvi = harness.kvIndexer(NS, "kv-indexer");
+            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+                assertThat(harness.kvIndexer(NS, "kv-indexer").getStatus().ready()).isEqualTo("3/3");
+                assertThat(harness.kvWorker(NS, "vllm-llama").getStatus().registeredPods()).isEqualTo(1);
+                for (int i = 0; i < 3; i++) {
+                    assertThat(cluster.http.workers(cluster.replica(kvi, i), "meta-llama/Llama-3.1-8B-Instruct",
+                            "default")).singleElement().satisfies(w -> assertThat(w.endpoints())
+                            .containsEntry(0, "tcp://" + LoopbackCluster.engineIp(0) + ":" + zmq));
+                }
+            });
 
-        Result delete = kubectl("delete", "--wait=false", "-f", edited.toString());
-        assertThat(delete.exit()).as(delete.output()).isZero();
-        assertThat(delete.output()).contains("kvindexer.kvindexer.io \"kv-indexer\" deleted",
-                "kvworker.kvindexer.io \"vllm-llama\" deleted");
-        // the KvWorker's finalizer is released by the operator once it has nothing left to unregister
-        await().atMost(WAIT).until(() -> harness.kvWorker(NS, "vllm-llama") == null
-                && harness.kvIndexer(NS, "kv-indexer") == null);
+            Result get = kubectl("get", "kvi,kvw");
+            assertThat(get.exit()).as(get.output()).isZero();
+            assertThat(get.output()).contains("kvindexer.kvindexer.io/kv-indexer", "kvworker.kvindexer.io/vllm-llama",
+                    "READY", "3/3", "INDEXER", "PODS", "REGISTERED", "kv-indexer");
+            Files.writeString(Path.of("target/kubectl-get-kvi-kvw.txt"), "$ kubectl get kvi,kvw\n" + get.output());
+
+            // the KvWorker's finalizer unregisters the engine from every replica before it lets go
+            Result deleteWorker = kubectl("delete", "--wait=false", "kvw", "vllm-llama");
+            assertThat(deleteWorker.exit()).as(deleteWorker.output()).isZero();
+            assertThat(deleteWorker.output()).contains("kvworker.kvindexer.io \"vllm-llama\" deleted");
+            await().atMost(WAIT).until(() -> harness.kvWorker(NS, "vllm-llama") == null);
+            for (int i = 0; i < 3; i++) {
+                assertThat(cluster.http.workers(cluster.replica(kvi, i))).as("replica %d", i).isEmpty();
+            }
+            // and the rest of the file (on a cluster, garbage collection then removes the replicas)
+            Result delete = kubectl("delete", "--wait=false", "--ignore-not-found", "-f", edited.toString());
+            assertThat(delete.exit()).as(delete.output()).isZero();
+            assertThat(delete.output()).contains("kvindexer.kvindexer.io \"kv-indexer\" deleted");
+            await().atMost(WAIT).until(() -> harness.kvIndexer(NS, "kv-indexer") == null);
+        }
         Result empty = kubectl("get", "kvi,kvw");
         assertThat(empty.output()).contains("No resources found");
     }
