@@ -6,6 +6,7 @@ import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -31,8 +32,8 @@ public record IndexerReplica(int ordinal, String pod, String podIp, boolean read
                 .toList();
     }
 
-    private static java.util.Map<String, String> labels(Pod p) {
-        return Objects.requireNonNullElse(p.getMetadata().getLabels(), java.util.Map.of());
+    private static Map<String, String> labels(Pod p) {
+        return Objects.requireNonNullElse(p.getMetadata().getLabels(), Map.of());
     }
 
     private static String podIp(Pod p) {

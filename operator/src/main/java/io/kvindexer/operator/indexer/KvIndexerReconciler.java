@@ -1,5 +1,6 @@
 package io.kvindexer.operator.indexer;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
@@ -11,6 +12,7 @@ import io.javaoperatorsdk.operator.api.reconciler.Workflow;
 import io.javaoperatorsdk.operator.api.reconciler.dependent.Dependent;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
+import io.javaoperatorsdk.operator.processing.event.source.SecondaryToPrimaryMapper;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kvindexer.operator.client.IndexerClient;
 import io.kvindexer.operator.client.IndexerClientException;
@@ -24,6 +26,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -75,9 +78,8 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
     }
 
     /** The informer over indexer pods (ours, by label), shared in shape by both reconcilers. */
-    public static <P extends io.fabric8.kubernetes.api.model.HasMetadata> InformerEventSourceConfiguration<Pod>
-            indexerPodsInformer(String name, Class<P> primary,
-            io.javaoperatorsdk.operator.processing.event.source.SecondaryToPrimaryMapper<Pod> mapper) {
+    public static <P extends HasMetadata> InformerEventSourceConfiguration<Pod> indexerPodsInformer(String name,
+            Class<P> primary, SecondaryToPrimaryMapper<Pod> mapper) {
         return InformerEventSourceConfiguration.from(Pod.class, primary)
                 .withName(name)
                 .withLabelSelector(IndexerNames.MANAGED_SELECTOR)
@@ -97,7 +99,7 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
         context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow();
 
         List<IndexerReplica> replicas = IndexerReplica.of(kvi, indexerPods(context, kvi));
-        Map<String, String> peerErrors = new java.util.TreeMap<>(syncPeers(kvi, replicas));
+        Map<String, String> peerErrors = new TreeMap<>(syncPeers(kvi, replicas));
         String monitor = ServiceMonitors.sync(context.getClient(), kvi);
         if (monitor != null) {
             peerErrors.put("servicemonitor", monitor);

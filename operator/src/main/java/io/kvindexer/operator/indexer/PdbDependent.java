@@ -3,6 +3,7 @@ package io.kvindexer.operator.indexer;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.dependent.DependentResource;
 import io.javaoperatorsdk.operator.processing.dependent.kubernetes.CRUDKubernetesDependentResource;
 import io.javaoperatorsdk.operator.processing.dependent.kubernetes.KubernetesDependent;
 import io.javaoperatorsdk.operator.processing.dependent.workflow.Condition;
@@ -24,8 +25,8 @@ public class PdbDependent extends CRUDKubernetesDependentResource<PodDisruptionB
     /** Precondition of the PDB dependent. */
     public static class MoreThanOneReplica implements Condition<PodDisruptionBudget, KvIndexer> {
         @Override
-        public boolean isMet(io.javaoperatorsdk.operator.api.reconciler.dependent.DependentResource<
-                PodDisruptionBudget, KvIndexer> dependentResource, KvIndexer primary, Context<KvIndexer> context) {
+        public boolean isMet(DependentResource<PodDisruptionBudget, KvIndexer> dependentResource, KvIndexer primary,
+                Context<KvIndexer> context) {
             return primary.getSpec().getReplicas() != null && primary.getSpec().getReplicas() > 1;
         }
     }

@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -30,7 +31,7 @@ public final class ServiceMonitors {
     }
 
     public static GenericKubernetesResource desired(KvIndexer kvi) {
-        Map<String, String> selector = new java.util.LinkedHashMap<>(IndexerNames.selectorLabels(kvi));
+        Map<String, String> selector = new LinkedHashMap<>(IndexerNames.selectorLabels(kvi));
         selector.put(IndexerNames.LABEL_SERVICE_ROLE, IndexerNames.ROLE_CLIENT);
         return new GenericKubernetesResourceBuilder()
                 .withApiVersion(API_VERSION)

@@ -30,8 +30,8 @@ import io.kvindexer.operator.indexer.IndexerReplica;
 import io.kvindexer.operator.indexer.KvIndexerReconciler;
 import io.kvindexer.operator.observability.EventRecorder;
 import io.kvindexer.operator.observability.OperatorMetrics;
-import java.time.Duration;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -41,6 +41,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -303,7 +304,7 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
         return changed;
     }
 
-    private static <T> List<ReplicaOutcome> inParallel(List<T> items, java.util.function.Function<T, ReplicaOutcome> f) {
+    private static <T> List<ReplicaOutcome> inParallel(List<T> items, Function<T, ReplicaOutcome> f) {
         try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
             List<Future<ReplicaOutcome>> futures = items.stream().map(i -> pool.submit(() -> f.apply(i))).toList();
             List<ReplicaOutcome> out = new ArrayList<>();
