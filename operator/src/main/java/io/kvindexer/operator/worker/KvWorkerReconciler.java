@@ -9,10 +9,8 @@ import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
-import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
-import io.javaoperatorsdk.operator.processing.event.source.PrimaryToSecondaryMapper;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kvindexer.operator.client.IndexerClient;
 import io.kvindexer.operator.client.IndexerClientException;
@@ -58,7 +56,6 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
     public static final String ENGINE_PODS = "engine-pods";
     public static final String INDEXER_PODS = "worker-indexer-pods";
     public static final String INDEXERS = "kvindexers";
-    static final String BY_INDEXER_REF = "by-indexer-ref";
     private static final Logger LOG = LoggerFactory.getLogger(KvWorkerReconciler.class);
 
     private final IndexerClient client;
@@ -81,40 +78,22 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
     @Override
     public List<EventSource<?, KvWorker>> prepareEventSources(EventSourceContext<KvWorker> context) {
         IndexerResourceCache<KvWorker> workers = context.getPrimaryCache();
-        workers.addIndexer(BY_INDEXER_REF, w -> w.getSpec() == null || w.getSpec().getIndexerRef() == null
-                ? List.of() : List.of(w.getMetadata().getNamespace() + "/" + w.getSpec().getIndexerRef()));
+        workers.addIndexer(WorkerMappers.BY_INDEXER_REF, WorkerMappers::indexerRefKey);
 
         var enginePods = InformerEventSourceConfiguration.from(Pod.class, KvWorker.class)
                 .withName(ENGINE_PODS)
-                .withSecondaryToPrimaryMapper(pod -> workers.list(pod.getMetadata().getNamespace())
-                        .filter(w -> w.getSpec() != null
-                                && LabelSelectors.validate(w.getSpec().getSelector()) == null
-                                && LabelSelectors.matches(w.getSpec().getSelector(), pod.getMetadata().getLabels()))
-                        .map(ResourceID::fromResource)
-                        .collect(Collectors.toSet()))
+                .withSecondaryToPrimaryMapper(WorkerMappers.enginePodToWorkers(workers))
                 .build();
         var indexerPods = KvIndexerReconciler.indexerPodsInformer(INDEXER_PODS, KvWorker.class,
-                pod -> byIndexerRef(workers, pod.getMetadata().getNamespace(),
-                        pod.getMetadata().getLabels().get(IndexerNames.LABEL_INSTANCE)));
+                WorkerMappers.indexerPodToWorkers(workers));
         var indexers = InformerEventSourceConfiguration.from(KvIndexer.class, KvWorker.class)
                 .withName(INDEXERS)
-                .withSecondaryToPrimaryMapper(kvi -> byIndexerRef(workers, kvi.getMetadata().getNamespace(),
-                        kvi.getMetadata().getName()))
-                .withPrimaryToSecondaryMapper((PrimaryToSecondaryMapper<KvWorker>) w -> w.getSpec() == null
-                        || w.getSpec().getIndexerRef() == null ? Set.of()
-                        : Set.of(new ResourceID(w.getSpec().getIndexerRef(), w.getMetadata().getNamespace())))
+                .withSecondaryToPrimaryMapper(WorkerMappers.indexerToWorkers(workers))
+                .withPrimaryToSecondaryMapper(WorkerMappers.workerToIndexer())
                 .build();
         return List.of(new InformerEventSource<>(enginePods, context),
                 new InformerEventSource<>(indexerPods, context),
                 new InformerEventSource<>(indexers, context));
-    }
-
-    private static Set<ResourceID> byIndexerRef(IndexerResourceCache<KvWorker> workers, String ns, String ref) {
-        if (ref == null) {
-            return Set.of();
-        }
-        return workers.byIndex(BY_INDEXER_REF, ns + "/" + ref).stream().map(ResourceID::fromResource)
-                .collect(Collectors.toSet());
     }
 
     @Override
