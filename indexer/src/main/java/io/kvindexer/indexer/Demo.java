@@ -46,9 +46,7 @@ final class Demo implements AutoCloseable {
 
     static Demo start(IndexerApp app) {
         try {
-            Demo demo = new Demo(app);
-            demo.printCurls(app);
-            return demo;
+            return new Demo(app);
         } catch (RegistryException e) {
             throw new IllegalStateException("demo registration failed: " + e.getMessage(), e);
         }
@@ -83,17 +81,15 @@ final class Demo implements AutoCloseable {
         }
     }
 
-    private void printCurls(IndexerApp app) {
-        String base = app.baseUrl();
+    /** Three ready-to-paste curl lines for this server. */
+    String curls(String base) {
         String tokens = IntStream.of(exampleQuery).mapToObj(Integer::toString).collect(Collectors.joining(","));
-        System.out.println();
-        System.out.println("kv-indexer demo: " + ENGINES + " simulated engines publish KV events for model \"" + MODEL
-                + "\" (block size " + BLOCK_SIZE + "). Try:");
-        System.out.println("  curl -s " + base + "/workers");
-        System.out.println("  curl -s -X POST " + base + "/query -H 'Content-Type: application/json' -d '{\"model_name\":\""
-                + MODEL + "\",\"token_ids\":[" + tokens + "]}'");
-        System.out.println("  curl -s " + base + "/metrics | grep dynamo_kv");
-        System.out.println();
+        return "\nkv-indexer demo: " + ENGINES + " simulated engines publish KV events for model \"" + MODEL
+                + "\" (block size " + BLOCK_SIZE + "). Try:\n"
+                + "  curl -s " + base + "/workers\n"
+                + "  curl -s -X POST " + base + "/query -H 'Content-Type: application/json' -d '{\"model_name\":\""
+                + MODEL + "\",\"token_ids\":[" + tokens + "]}'\n"
+                + "  curl -s " + base + "/metrics | grep dynamo_kv\n";
     }
 
     static int[] systemPrompt() {

@@ -17,7 +17,6 @@ import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.registry.WorkerEntry;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 
-
 /**
  * A running indexer: index, registry, listeners, HTTP server, recovery and the startup gate, started in the
  * order of spec §6.1 except that HTTP opens first (design §2: {@code /health} answers at once, {@code /ready}
@@ -44,23 +43,34 @@ public final class IndexerApp implements AutoCloseable {
         this.workers = new WorkerRegistry(indexers, listeners != null ? listeners : engineListeners(readyGate, metrics));
         this.gate = new StartupGate(config.minInitialWorkers(), !config.peers().isEmpty(), readyGate, workers);
         metrics.bind(workers, indexers);
-        for (WorkerEntry w : config.workers()) {
-            workers.register(new Registration(w.instanceId(), w.endpoint(), config.modelName(), config.tenantId(),
-                    config.blockSize(), w.dpRank(), null));
+        try {
+            for (WorkerEntry w : config.workers()) {
+                workers.register(new Registration(w.instanceId(), w.endpoint(), config.modelName(),
+                        config.tenantId(), config.blockSize(), w.dpRank(), null));
+            }
+            if (config.peers().isEmpty()) {
+                gate.check(); // nothing to recover: open now if the min-workers condition already holds
+            }
+            IndexerRouting.Components components =
+                    new IndexerRouting.Components(config, workers, peers, indexers, gate, metrics);
+            // Helidon's own limit is only a backstop: the routes answer 413 with a JSON body at their own limits
+            this.server = WebServer.builder()
+                    .host(config.host())
+                    .port(config.port())
+                    .maxPayloadSize(Math.max(config.maxQueryBodyBytes(), config.maxBodyBytes()) * 2)
+                    .shutdownHook(false)
+                    .routing(r -> IndexerRouting.routing(r, components))
+                    .build()
+                    .start();
+            if (!server.isRunning()) { // Helidon logs a bind failure and returns a stopped server
+                throw new IllegalStateException("cannot listen on " + config.host() + ":" + config.port());
+            }
+        } catch (RegistryException | RuntimeException e) {
+            workers.close(); // a failed start leaves no listener or writer thread behind
+            indexers.close();
+            throw e;
         }
-        if (config.peers().isEmpty()) {
-            gate.check(); // nothing to recover: open now if the min-workers condition already holds
-        }
-        IndexerRouting.Components components =
-                new IndexerRouting.Components(config, workers, peers, indexers, gate, metrics);
-        this.server = WebServer.builder()
-                .host(config.host())
-                .port(config.port())
-                .maxPayloadSize(Math.max(config.maxQueryBodyBytes(), config.maxBodyBytes()) * 2)
-                .shutdownHook(false)
-                .routing(r -> IndexerRouting.routing(r, components))
-                .build()
-                .start();
+        LOG.log(System.Logger.Level.INFO, "kv-indexer HTTP on {0}:{1,number,#}", config.host(), server.port());
         this.startup = Thread.ofVirtual().name("indexer-startup").start(this::recoverThenOpen);
         this.demo = config.demo() ? Demo.start(this) : null;
     }
@@ -164,6 +174,11 @@ public final class IndexerApp implements AutoCloseable {
 
     public StartupGate gate() {
         return gate;
+    }
+
+    /** The demo's curl lines; null when not in demo mode. */
+    public String demoCurls() {
+        return demo == null ? null : demo.curls(baseUrl());
     }
 
     /** The demo's example query (demo mode only; tests use it). */

@@ -1,6 +1,7 @@
 package io.kvindexer.indexer;
 
 import io.helidon.logging.common.LogConfig;
+import io.kvindexer.indexer.ingest.ZmqContext;
 
 import java.util.concurrent.CountDownLatch;
 
@@ -37,9 +38,13 @@ public final class IndexerMain {
             return;
         }
         System.out.println("kv-indexer listening on " + app.baseUrl());
+        if (app.demoCurls() != null) {
+            System.out.println(app.demoCurls());
+        }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             app.close();
+            ZmqContext.closeShared();
             stopped.countDown();
         }, "kv-indexer-shutdown"));
         stopped.await();

@@ -27,6 +27,8 @@ class DemoTest {
                 assertThat(workers).hasSize(3);
                 assertThat(workers.findValuesAsText("status")).containsOnly("active");
             });
+            assertThat(app.demoCurls()).contains("curl -s " + app.baseUrl() + "/workers",
+                    "curl -s -X POST " + app.baseUrl() + "/query", "curl -s " + app.baseUrl() + "/metrics");
             int[] q = app.demoQuery();
             String body = "{\"model_name\":\"demo-model\",\"token_ids\":["
                     + Arrays.stream(q).mapToObj(Integer::toString).collect(Collectors.joining(",")) + "]}";

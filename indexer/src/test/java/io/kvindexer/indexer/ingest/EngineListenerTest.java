@@ -233,6 +233,28 @@ class EngineListenerTest {
         awaitSameState(sim);
         assertThat(sim.lastReplayStart()).isZero();
         assertThat(metrics.get("replay.ok")).isEqualTo(1);
+        // Dynamo's initial_gap_replays_from_zero_and_replayed_seq_becomes_stale: the live seq 4 came back in the
+        // replay, so the live copy is skipped
+        assertThat(metrics.get("stale")).isEqualTo(1);
+        assertThat(metrics.get("applied")).isEqualTo(5);
+    }
+
+    @Test
+    void aNewListenerSeeingTheWatermarkSeqAgainSkipsItWithoutARestart() {
+        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withStartSeq(4));
+        SequenceWatermark watermark = new SequenceWatermark();
+        watermark.set(4); // applied up to 4 by an earlier registration
+        EngineListener listener = listener(sim, watermark);
+        awaitConnected(listener, sim, 1);
+
+        sim.storeSequence(tokens(0, 8), 4); // seq 4 again: a duplicate
+        sim.storeSequence(tokens(100, 8), 4).join(); // seq 5
+
+        awaitWatermark(watermark, 5);
+        assertThat(sink.restarts()).isEmpty();
+        assertThat(metrics.get("stale")).isEqualTo(1);
+        assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE))
+                .containsExactlyInAnyOrder(hashes(tokens(100, 8))[0], hashes(tokens(100, 8))[1]);
     }
 
     @Test
@@ -438,6 +460,7 @@ class EngineListenerTest {
 
     // ---- lifecycle -------------------------------------------------------------------------------------
 
+    /** Also Dynamo's zmq_buffers_messages_during_brief_delay: 10 messages sent while not draining arrive in order. */
     @Test
     void readyGateHoldsDeliveryAndMessagesSentMeanwhileArriveInOrder() {
         EngineSimulator sim = simulator();
@@ -489,6 +512,7 @@ class EngineListenerTest {
         assertThat(sim.lastReplayStart()).isEqualTo(4);
     }
 
+    /** Dynamo's zmq_subscriber_connects_before_publisher_bind. */
     @Test
     void subscriberConnectedBeforeThePublisherBindsStillReceives() throws IOException {
         int port;

@@ -121,7 +121,7 @@ class DumpRecoveryTest {
     /** Events in a canonical order without event ids (dump order follows insertion; not part of the contract). */
     static JsonNode canonical(JsonNode dump) {
         com.fasterxml.jackson.databind.node.ObjectNode out = dump.deepCopy();
-        out.fields().forEachRemaining(e -> {
+        out.properties().forEach(e -> {
             com.fasterxml.jackson.databind.node.ArrayNode events =
                     (com.fasterxml.jackson.databind.node.ArrayNode) e.getValue().get("events");
             java.util.List<JsonNode> list = new java.util.ArrayList<>();

@@ -1,8 +1,6 @@
 package io.kvindexer.indexer.recovery;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.http.HttpTestClient;
@@ -10,8 +8,6 @@ import io.kvindexer.indexer.sim.EngineSimulator;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
@@ -32,24 +28,6 @@ class PeerRecoveryTest {
 
     private static String tokens(int[] t) {
         return java.util.Arrays.toString(t).replace(" ", "");
-    }
-
-    /** Events in a canonical order (the dump's order depends on insertion and is not part of the contract). */
-    static JsonNode canonical(JsonNode dump) {
-        ObjectNode out = dump.deepCopy();
-        out.fields().forEachRemaining(e -> {
-            ArrayNode events = (ArrayNode) e.getValue().get("events");
-            List<JsonNode> list = new ArrayList<>();
-            events.forEach(ev -> {
-                ObjectNode copy = ev.deepCopy();
-                ((ObjectNode) copy.get("event")).remove("event_id");
-                list.add(copy);
-            });
-            list.sort(Comparator.comparing(JsonNode::toString));
-            events.removeAll();
-            list.forEach(events::add);
-        });
-        return out;
     }
 
     @Test
@@ -90,7 +68,7 @@ class PeerRecoveryTest {
                  HttpTestClient bc = new HttpTestClient(b.baseUrl())) {
                 await().atMost(Duration.ofSeconds(60)).until(() -> bc.get("/ready").status() == 200);
                 JsonNode dumpB = bc.get("/dump").json();
-                assertThat(canonical(dumpB)).isEqualTo(canonical(dumpA));
+                assertThat(DumpRecoveryTest.canonical(dumpB)).isEqualTo(DumpRecoveryTest.canonical(dumpA));
                 assertThat(bc.post("/query", q).body()).isEqualTo(a.post("/query", q).body());
                 assertThat(bc.post("/query", qHost).body()).isEqualTo(a.post("/query", qHost).body());
                 // recovery does not register workers

@@ -3,6 +3,7 @@ package io.kvindexer.indexer.sim;
 import io.kvindexer.indexer.event.StorageTier;
 import io.kvindexer.indexer.sim.EngineSimulator.Holder;
 import io.kvindexer.indexer.sim.EngineSimulator.ReplayLayout;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.zeromq.SocketType;
@@ -48,18 +49,35 @@ class EngineSimulatorTest {
         return sim;
     }
 
+    /**
+     * A SUB the simulator has counted. jeromq 0.6.0 now and then stalls an outgoing connection before its
+     * handshake (see EngineListener); a test client that is not counted within 10 s is replaced by a new one.
+     */
     private ZMQ.Socket subscribe(EngineSimulator sim) {
-        int before = sim.subscriptions();
-        ZMQ.Socket sub = context.createSocket(SocketType.SUB);
-        sub.setReceiveTimeOut((int) PATIENCE.toMillis());
-        sub.connect(sim.endpoint());
-        sub.subscribe(new byte[0]);
-        await().atMost(PATIENCE).until(() -> sim.subscriptions() > before);
-        return sub;
+        for (int attempt = 1; ; attempt++) {
+            int before = sim.subscriptions();
+            ZMQ.Socket sub = context.createSocket(SocketType.SUB);
+            sub.setLinger(0);
+            sub.setHandshakeIvl(1000);
+            sub.setReceiveTimeOut((int) PATIENCE.toMillis());
+            sub.connect(sim.endpoint());
+            sub.subscribe(new byte[0]);
+            try {
+                await().atMost(Duration.ofSeconds(10)).until(() -> sim.subscriptions() > before);
+                return sub;
+            } catch (ConditionTimeoutException e) {
+                sub.close();
+                if (attempt == 5) {
+                    throw e;
+                }
+            }
+        }
     }
 
     private ZMQ.Socket dealer(EngineSimulator sim) {
         ZMQ.Socket dealer = context.createSocket(SocketType.DEALER);
+        dealer.setLinger(0);
+        dealer.setHandshakeIvl(1000);
         dealer.setReceiveTimeOut((int) PATIENCE.toMillis());
         dealer.connect(sim.replayEndpoint());
         return dealer;
