@@ -3,15 +3,19 @@ package io.kvindexer.indexer.bench;
 import io.kvindexer.indexer.hash.BlockHasher;
 import it.unimi.dsi.fastutil.longs.Long2LongOpenHashMap;
 
+import java.util.ArrayList;
+import java.util.List;
+
 /**
- * The least work any indexer must do for the workload's ops, run single-threaded as fast as it can in the same
- * process: synthesise and hash each block's tokens (queries and Stored, with the same {@link BlockHasher} the
- * index uses) and do one primitive hash-map operation per block hash (a probe per query block, a put per stored
- * block, a remove per removed block). {@code achieved / floor} is the ratio that survives a noisy machine.
+ * The least work any indexer must do for the workload's ops, run as fast as it can in the same process on as many
+ * threads as the replay has issuers (worker {@code w} on thread {@code w % threads}, each thread with its own map):
+ * hash each block's tokens (queries and Stored, with the same {@link BlockHasher} the index uses) and do one
+ * primitive hash-map operation per block hash (a probe per query block, a put per stored block, a remove per
+ * removed block). {@code achieved / floor} is the ratio that survives a noisy machine.
  */
 public final class Floor {
 
-    /** What one pass measured; {@code members} is the map's final size (the memberships a correct index holds). */
+    /** What one pass measured; {@code members} is the maps' final size (the memberships a correct index holds). */
     public record Result(long elapsedNanos, long members, long checksum) {
     }
 
@@ -19,22 +23,55 @@ public final class Floor {
     }
 
     public static Result run(Workload workload) {
-        int blockSize = workload.spec().blockSize();
-        Long2LongOpenHashMap members = new Long2LongOpenHashMap();
-        long checksum = 0;
+        try {
+            return run(workload, 1);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public static Result run(Workload workload, int threads) throws InterruptedException {
+        long[] members = new long[threads];
+        long[] checksums = new long[threads];
+        List<Thread> running = new ArrayList<>();
         long start = System.nanoTime();
+        for (int i = 0; i < threads; i++) {
+            int me = i;
+            running.add(Thread.ofPlatform().name("floor-" + i).start(() -> {
+                Long2LongOpenHashMap map = new Long2LongOpenHashMap();
+                checksums[me] = pass(workload, me, threads, map);
+                members[me] = map.size();
+            }));
+        }
+        for (Thread t : running) {
+            t.join();
+        }
+        long elapsed = System.nanoTime() - start;
+        long total = 0;
+        long checksum = 0;
+        for (int i = 0; i < threads; i++) {
+            total += members[i];
+            checksum += checksums[i];
+        }
+        return new Result(elapsed, total, checksum);
+    }
+
+    private static long pass(Workload workload, int me, int threads, Long2LongOpenHashMap members) {
+        int blockSize = workload.spec().blockSize();
+        long checksum = 0;
         for (Workload.Op op : workload.ops()) {
+            if (op.worker() % threads != me) {
+                continue;
+            }
             switch (op.kind()) {
                 case QUERY -> {
-                    long[] hashes = BlockHasher.localHashes(Workload.tokens(op.tokenValues(), blockSize), blockSize,
-                            BlockHasher.BASE_SEED);
-                    for (long h : hashes) {
+                    for (long h : BlockHasher.localHashes(op.tokens(), blockSize, BlockHasher.BASE_SEED)) {
                         checksum += members.get(h);
                     }
                 }
                 case STORED -> {
-                    long[] hashes = BlockHasher.localHashes(Workload.tokens(op.tokenValues(), blockSize), blockSize,
-                            BlockHasher.BASE_SEED);
+                    long[] hashes = BlockHasher.localHashes(op.tokens(), blockSize, BlockHasher.BASE_SEED);
                     long[] seq = op.seqHashes();
                     for (int i = 0; i < seq.length; i++) {
                         members.put(key(op.worker(), seq[i]), hashes[i]);
@@ -47,8 +84,7 @@ public final class Floor {
                 }
             }
         }
-        long elapsed = System.nanoTime() - start;
-        return new Result(elapsed, members.size(), checksum);
+        return checksum;
     }
 
     private static long key(int worker, long seqHash) {

@@ -16,23 +16,25 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * One open-loop replay of a {@link Workload} against a fresh index: one issuer thread waits for each op's deadline,
- * then runs a query inline (hash the synthesised tokens, {@code findMatches}) or submits an event without waiting
- * (the index's writer threads apply it). The clock stops when the last op has been issued and a final
- * {@code flush()} has completed, i.e. when every query and every event has been applied (drain included).
+ * One open-loop replay of a {@link Workload} against a fresh index. {@code issuers} threads share the workers
+ * (worker {@code w} belongs to issuer {@code w % issuers}, so each worker's ops stay in order); each waits for its
+ * ops' deadlines, then runs a query inline (hash the tokens, {@code findMatches}) or submits an event without
+ * waiting (the index hashes it on the submitting thread, as a listener thread would, and its writer threads apply
+ * it). The clock stops when every issuer is done and a final {@code flush()} has completed, i.e. when every query
+ * and every event has been applied (drain included).
  */
 public final class Replay {
 
-    /** Apply latency is sampled on every this-many-th event, through a {@code flush()} barrier (an upper bound). */
+    /** Apply latency is sampled on every this-many-th event of an issuer, through a {@code flush()} barrier. */
     static final int APPLY_SAMPLE_EVERY = 64;
 
     /**
      * @param elapsedNanos  issue + drain
-     * @param lookup        {@code findMatches} service time per query
-     * @param apply         submit → visible (flush barrier completed), sampled
+     * @param lookup        {@code findMatches} service time per query (hashing excluded)
+     * @param apply         submit → visible (the flush barrier after it completed), sampled: an upper bound
      * @param memberships   the index's memberships at the end
      * @param heapBytes     used heap after a full GC with the index loaded, minus the same before it was created
-     * @param maxLagNanos   how far the issuer fell behind its deadlines at worst
+     * @param maxLagNanos   how far an issuer fell behind its deadlines at worst
      */
     public record Result(long elapsedNanos, Latencies lookup, Latencies apply, long memberships, long heapBytes,
                          long maxLagNanos) {
@@ -41,7 +43,8 @@ public final class Replay {
     private Replay() {
     }
 
-    public static Result run(Workload workload, double windowMs, int threads, boolean measureHeap) {
+    public static Result run(Workload workload, double windowMs, int threads, int issuers, boolean measureHeap)
+            throws InterruptedException {
         Workload.Op[] ops = workload.ops();
         int blockSize = workload.spec().blockSize();
         long[] deadlines = workload.deadlines(windowMs);
@@ -50,50 +53,68 @@ public final class Replay {
             keys[w] = new WorkerKey(w + 1L, 0);
         }
         long[] lookups = new long[(int) workload.queries()];
-        long[] applies = new long[ops.length / APPLY_SAMPLE_EVERY + 1];
-        AtomicInteger appliesCount = new AtomicInteger();
-        List<CompletableFuture<Void>> sampled = new ArrayList<>(applies.length);
+        AtomicInteger lookupCount = new AtomicInteger();
+        long[] applies = new long[ops.length / APPLY_SAMPLE_EVERY + issuers];
+        AtomicInteger applyCount = new AtomicInteger();
+        long[] maxLag = new long[issuers];
+        List<List<CompletableFuture<Void>>> sampled = new ArrayList<>();
+        for (int i = 0; i < issuers; i++) {
+            sampled.add(new ArrayList<>(applies.length / issuers + 1));
+        }
         long baseline = measureHeap ? HeapMeter.usedAfterGc() : 0;
 
         try (Indexers indexers = new Indexers(new IndexOptions(false, threads))) {
             ModelIndex index = indexers.getOrCreate("bench-model", "default", blockSize);
-            int q = 0;
-            int events = 0;
-            long maxLag = 0;
-            long sink = 0;
-            long start = System.nanoTime();
-            for (int i = 0; i < ops.length; i++) {
-                long lag = waitUntil(start + deadlines[i]);
-                maxLag = Math.max(maxLag, lag);
-                Workload.Op op = ops[i];
-                switch (op.kind()) {
-                    case QUERY -> {
-                        long[] hashes = index.localHashes(Workload.tokens(op.tokenValues(), blockSize), null, null);
-                        long t0 = System.nanoTime();
-                        sink += index.findMatches(hashes).workers().size();
-                        lookups[q++] = System.nanoTime() - t0;
-                    }
-                    case STORED, REMOVED -> {
-                        index.submit(keys[op.worker()], List.of(toEvent(op, blockSize)));
-                        if (++events % APPLY_SAMPLE_EVERY == 0) {
+            long start = System.nanoTime() + 2_000_000; // every issuer is parked on its first deadline by then
+            List<Thread> running = new ArrayList<>();
+            for (int i = 0; i < issuers; i++) {
+                int me = i;
+                running.add(Thread.ofPlatform().name("issuer-" + i).start(() -> {
+                    long sink = 0;
+                    int events = 0;
+                    List<CompletableFuture<Void>> mine = sampled.get(me);
+                    for (int k = 0; k < ops.length; k++) {
+                        Workload.Op op = ops[k];
+                        if (op.worker() % issuers != me) {
+                            continue;
+                        }
+                        maxLag[me] = Math.max(maxLag[me], waitUntil(start + deadlines[k]));
+                        if (op.kind() == Workload.Kind.QUERY) {
+                            long[] hashes = index.localHashes(op.tokens(), null, null);
                             long t0 = System.nanoTime();
-                            sampled.add(index.flush().thenRun(() ->
-                                    applies[appliesCount.getAndIncrement()] = System.nanoTime() - t0));
+                            sink += index.findMatches(hashes).workers().size();
+                            lookups[lookupCount.getAndIncrement()] = System.nanoTime() - t0;
+                        } else {
+                            index.submit(keys[op.worker()], List.of(toEvent(op, blockSize)));
+                            if (++events % APPLY_SAMPLE_EVERY == 0) {
+                                long t0 = System.nanoTime();
+                                mine.add(index.flush().thenRun(() ->
+                                        applies[applyCount.getAndIncrement()] = System.nanoTime() - t0));
+                            }
                         }
                     }
-                }
+                    if (sink < 0) {
+                        throw new AssertionError("unreachable; keeps the lookups from being optimised away");
+                    }
+                }));
+            }
+            for (Thread t : running) {
+                t.join();
             }
             index.flush().join();
             long elapsed = System.nanoTime() - start;
-            CompletableFuture.allOf(sampled.toArray(CompletableFuture[]::new)).join();
-            sampled.clear();
+            for (List<CompletableFuture<Void>> mine : sampled) {
+                CompletableFuture.allOf(mine.toArray(CompletableFuture[]::new)).join();
+                mine.clear();
+            }
             long memberships = index.stats().memberships();
             long heap = measureHeap ? HeapMeter.usedAfterGc() - baseline : 0;
-            if (sink < 0) {
-                throw new AssertionError("unreachable; keeps the lookups alive");
+            long lag = 0;
+            for (long l : maxLag) {
+                lag = Math.max(lag, l);
             }
-            return new Result(elapsed, new Latencies(lookups, q), new Latencies(applies, appliesCount.get()),
-                    memberships, heap, maxLag);
+            return new Result(elapsed, new Latencies(lookups, lookupCount.get()),
+                    new Latencies(applies, applyCount.get()), memberships, heap, lag);
         } catch (Indexers.BlockSizeMismatchException e) {
             throw new IllegalStateException(e);
         }
@@ -101,8 +122,8 @@ public final class Replay {
 
     static KvEvent toEvent(Workload.Op op, int blockSize) {
         return switch (op.kind()) {
-            case STORED -> new BlockStored(op.seqHashes(), op.hasParent(), op.parent(),
-                    Workload.tokens(op.tokenValues(), blockSize), blockSize, null, StorageTier.DEVICE, null, false);
+            case STORED -> new BlockStored(op.seqHashes(), op.hasParent(), op.parent(), op.tokens(), blockSize, null,
+                    StorageTier.DEVICE, null, false);
             case REMOVED -> new BlockRemoved(op.seqHashes(), StorageTier.DEVICE);
             case QUERY -> throw new IllegalArgumentException("a query is not an event");
         };

@@ -65,6 +65,10 @@ public final class TraceBench implements Callable<Integer> {
     @Option(names = "--threads", description = "index writer threads (default: cores - 1, at least 1)")
     int threads = Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
 
+    @Option(names = "--issuers", description = "replay threads issuing queries and submitting events; the floor "
+            + "runs on as many (default: ${DEFAULT-VALUE})")
+    int issuers = 1;
+
     @Option(names = "--repetitions", description = "runs per point; the median is reported (default: ${DEFAULT-VALUE})")
     int repetitions = 3;
 
@@ -134,14 +138,14 @@ public final class TraceBench implements Callable<Integer> {
         Workload workload = Workload.build(expanded,
                 new Workload.Spec(traceBlockSize, blockSize, workers, engineBlocks, seed));
         System.out.printf("workload: %d requests, %d ops, %d block ops (query %d + stored %d + removed %d), "
-                        + "span %d ms, %d workers, %d expected memberships, writer threads %d%n",
+                        + "span %d ms, %d workers, %d expected memberships, writer threads %d, issuers %d%n",
                 expanded.requests().size(), workload.ops().length, workload.blockOps(), workload.queryBlocks(),
                 workload.storedBlocks(), workload.removedBlocks(), workload.spanMs(), workers,
-                workload.expectedMemberships(), threads);
+                workload.expectedMemberships(), threads, issuers);
         double[] windows = sweep > 0 ? logSpaced(sweepMaxMs, sweepMinMs, sweep) : new double[]{windowMs};
         for (int i = 0; i < warmup; i++) {
-            Floor.run(workload);
-            Replay.run(workload, windows[0], threads, false);
+            Floor.run(workload, issuers);
+            Replay.run(workload, windows[0], threads, issuers, false);
         }
         List<Point> points = new ArrayList<>();
         for (double window : windows) {
@@ -160,9 +164,9 @@ public final class TraceBench implements Callable<Integer> {
         return new Report(workload, points);
     }
 
-    private Rep measure(Workload workload, double window) {
-        Floor.Result floor = Floor.run(workload);
-        Replay.Result run = Replay.run(workload, window, threads, true);
+    private Rep measure(Workload workload, double window) throws InterruptedException {
+        Floor.Result floor = Floor.run(workload, issuers);
+        Replay.Result run = Replay.run(workload, window, threads, issuers, true);
         double ops = workload.blockOps();
         return new Rep(run.elapsedNanos() / 1e6, ops / (run.elapsedNanos() / 1e9), ops / (floor.elapsedNanos() / 1e9),
                 run.lookup().percentileMicros(50), run.lookup().percentileMicros(99),
@@ -231,6 +235,7 @@ public final class TraceBench implements Callable<Integer> {
         config.put("dup_factor", dupFactor);
         config.put("seed", seed);
         config.put("threads", threads);
+        config.put("issuers", issuers);
         config.put("repetitions", repetitions);
         config.put("available_processors", Runtime.getRuntime().availableProcessors());
         config.put("java_version", Runtime.version().toString());

@@ -14,7 +14,8 @@ import java.util.Random;
  * emits Stored (with parent) and Removed events, and the per-worker timelines merged (queries before events at
  * equal times). Built once, before anything is timed; the replay and the floor walk the same {@link #ops()}.
  *
- * <p>Tokens are synthesised, not stored: an engine block made from trace id {@code h} is {@code blockSize} copies
+ * <p>Tokens are synthesised before the replay (about 0.5 KB per query or stored block at block size 128, so give
+ * the JVM heap for it): an engine block made from trace id {@code h} is {@code blockSize} copies
  * of the token {@code (int) h}, so query hashes and event hashes agree. Each 512-token trace block becomes
  * {@code traceBlockSize / blockSize} engine blocks; each request also caches {@code output_length / blockSize}
  * generated blocks with ids of their own after its prompt.
@@ -29,9 +30,10 @@ public final class Workload {
      * @param timeMs      trace time
      * @param seqHashes   engine sequence hashes (Stored, Removed); null for a query
      * @param tokenValues per block, the token value it is made of (Stored, query); null for Removed
+     * @param tokens      the synthesised tokens of those blocks, made before anything is timed (Stored, query)
      */
     public record Op(long timeMs, Kind kind, int worker, long[] seqHashes, boolean hasParent, long parent,
-                     int[] tokenValues) {
+                     int[] tokenValues, int[] tokens) {
         public int blocks() {
             return kind == Kind.QUERY ? tokenValues.length : seqHashes.length;
         }
@@ -96,8 +98,10 @@ public final class Workload {
                 for (int i = prompt; i < values.length; i++) {
                     values[i] = (int) nextOutputId++;
                 }
-                all.add(new Op(r.timestampMs(), Kind.QUERY, w, null, false, 0, Arrays.copyOf(values, prompt)));
-                engine.serve(r.timestampMs(), values, all);
+                int[] promptValues = Arrays.copyOf(values, prompt);
+                all.add(new Op(r.timestampMs(), Kind.QUERY, w, null, false, 0, promptValues,
+                        tokens(promptValues, spec.blockSize())));
+                engine.serve(r.timestampMs(), values, all, spec.blockSize());
             }
             expected += engine.size();
         }
@@ -208,7 +212,7 @@ public final class Workload {
             return cache.size();
         }
 
-        void serve(long timeMs, int[] allValues, List<Op> out) {
+        void serve(long timeMs, int[] allValues, List<Op> out, int blockSize) {
             int n = Math.min(allValues.length, capacity);
             long[] seq = new long[n];
             long parent = 0;
@@ -229,7 +233,7 @@ public final class Workload {
                     removed[i] = cache.firstLongKey();
                     cache.removeFirstInt();
                 }
-                out.add(new Op(timeMs, Kind.REMOVED, worker, removed, false, 0, null));
+                out.add(new Op(timeMs, Kind.REMOVED, worker, removed, false, 0, null, null));
             }
             int runStart = -1;
             for (int i = 0; i <= n; i++) {
@@ -240,8 +244,9 @@ public final class Workload {
                         runStart = i;
                     }
                 } else if (runStart >= 0) {
+                    int[] values = Arrays.copyOfRange(allValues, runStart, i);
                     out.add(new Op(timeMs, Kind.STORED, worker, Arrays.copyOfRange(seq, runStart, i), runStart > 0,
-                            runStart > 0 ? seq[runStart - 1] : 0, Arrays.copyOfRange(allValues, runStart, i)));
+                            runStart > 0 ? seq[runStart - 1] : 0, values, tokens(values, blockSize)));
                     runStart = -1;
                 }
             }
