@@ -32,6 +32,12 @@ public final class Floor {
     }
 
     public static Result run(Workload workload, int threads) throws InterruptedException {
+        return run(workload, threads, false);
+    }
+
+    /** @param prehashed use the workload's precomputed local hashes: map operations only (Dynamo-comparable mode) */
+    public static Result run(Workload workload, int threads, boolean prehashed) throws InterruptedException {
+        long[][] local = prehashed ? workload.localHashes() : null;
         long[] members = new long[threads];
         long[] checksums = new long[threads];
         List<Thread> running = new ArrayList<>();
@@ -40,7 +46,7 @@ public final class Floor {
             int me = i;
             running.add(Thread.ofPlatform().name("floor-" + i).start(() -> {
                 Long2LongOpenHashMap map = new Long2LongOpenHashMap();
-                checksums[me] = pass(workload, me, threads, map);
+                checksums[me] = pass(workload, me, threads, map, local);
                 members[me] = map.size();
             }));
         }
@@ -57,21 +63,26 @@ public final class Floor {
         return new Result(elapsed, total, checksum);
     }
 
-    private static long pass(Workload workload, int me, int threads, Long2LongOpenHashMap members) {
+    private static long pass(Workload workload, int me, int threads, Long2LongOpenHashMap members, long[][] local) {
         int blockSize = workload.spec().blockSize();
         long checksum = 0;
-        for (Workload.Op op : workload.ops()) {
+        Workload.Op[] ops = workload.ops();
+        for (int k = 0; k < ops.length; k++) {
+            Workload.Op op = ops[k];
             if (op.worker() % threads != me) {
                 continue;
             }
             switch (op.kind()) {
                 case QUERY -> {
-                    for (long h : BlockHasher.localHashes(op.tokens(), blockSize, BlockHasher.BASE_SEED)) {
+                    long[] hashes = local != null ? local[k]
+                            : BlockHasher.localHashes(op.tokens(), blockSize, BlockHasher.BASE_SEED);
+                    for (long h : hashes) {
                         checksum += members.get(h);
                     }
                 }
                 case STORED -> {
-                    long[] hashes = BlockHasher.localHashes(op.tokens(), blockSize, BlockHasher.BASE_SEED);
+                    long[] hashes = local != null ? local[k]
+                            : BlockHasher.localHashes(op.tokens(), blockSize, BlockHasher.BASE_SEED);
                     long[] seq = op.seqHashes();
                     for (int i = 0; i < seq.length; i++) {
                         members.put(key(op.worker(), seq[i]), hashes[i]);

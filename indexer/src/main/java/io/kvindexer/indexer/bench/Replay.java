@@ -3,6 +3,7 @@ package io.kvindexer.indexer.bench;
 import io.kvindexer.indexer.event.BlockRemoved;
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
+import io.kvindexer.indexer.event.RouterEvent;
 import io.kvindexer.indexer.event.StorageTier;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.Indexers;
@@ -45,7 +46,18 @@ public final class Replay {
 
     public static Result run(Workload workload, double windowMs, int threads, int issuers, boolean measureHeap)
             throws InterruptedException {
+        return run(workload, windowMs, threads, issuers, measureHeap, false);
+    }
+
+    /**
+     * @param prehashed queries and events carry local hashes computed before the replay, as in Dynamo's harness
+     *                  (its RouterEvents carry {@code tokens_hash}): queries call {@code findMatches} directly and
+     *                  events go in as RouterEvents ({@code submitRecovered}), so token hashing is not timed
+     */
+    public static Result run(Workload workload, double windowMs, int threads, int issuers, boolean measureHeap,
+                             boolean prehashed) throws InterruptedException {
         Workload.Op[] ops = workload.ops();
+        long[][] local = prehashed ? workload.localHashes() : null;
         int blockSize = workload.spec().blockSize();
         long[] deadlines = workload.deadlines(windowMs);
         WorkerKey[] keys = new WorkerKey[workload.spec().workers()];
@@ -80,12 +92,16 @@ public final class Replay {
                         }
                         maxLag[me] = Math.max(maxLag[me], waitUntil(start + deadlines[k]));
                         if (op.kind() == Workload.Kind.QUERY) {
-                            long[] hashes = index.localHashes(op.tokens(), null, null);
+                            long[] hashes = prehashed ? local[k] : index.localHashes(op.tokens(), null, null);
                             long t0 = System.nanoTime();
                             sink += index.findMatches(hashes).workers().size();
                             lookups[lookupCount.getAndIncrement()] = System.nanoTime() - t0;
                         } else {
-                            index.submit(keys[op.worker()], List.of(toEvent(op, blockSize)));
+                            if (prehashed) {
+                                index.submitRecovered(List.of(toRouterEvent(op, keys[op.worker()], local[k])));
+                            } else {
+                                index.submit(keys[op.worker()], List.of(toEvent(op, blockSize)));
+                            }
                             if (++events % APPLY_SAMPLE_EVERY == 0) {
                                 long t0 = System.nanoTime();
                                 mine.add(index.flush().thenRun(() ->
@@ -127,6 +143,15 @@ public final class Replay {
             case REMOVED -> new BlockRemoved(op.seqHashes(), StorageTier.DEVICE);
             case QUERY -> throw new IllegalArgumentException("a query is not an event");
         };
+    }
+
+    static RouterEvent toRouterEvent(Workload.Op op, WorkerKey worker, long[] localHashes) {
+        RouterEvent.Data data = switch (op.kind()) {
+            case STORED -> new RouterEvent.Stored(op.hasParent(), op.parent(), op.seqHashes(), localHashes);
+            case REMOVED -> new RouterEvent.Removed(op.seqHashes());
+            case QUERY -> throw new IllegalArgumentException("a query is not an event");
+        };
+        return new RouterEvent(worker.instanceId(), worker.dpRank(), StorageTier.DEVICE, 0, data);
     }
 
     /** Parks or spins until {@code deadline}; returns how late we already were (0 when on time). */

@@ -69,6 +69,11 @@ public final class TraceBench implements Callable<Integer> {
             + "runs on as many (default: ${DEFAULT-VALUE})")
     int issuers = 1;
 
+    @Option(names = "--prehashed", description = "leave token hashing out of the timing, as Dynamo's harness does: "
+            + "queries and events carry precomputed local hashes (events enter as RouterEvents); the floor then "
+            + "does the map operations only")
+    boolean prehashed;
+
     @Option(names = "--repetitions", description = "runs per point; the median is reported (default: ${DEFAULT-VALUE})")
     int repetitions = 3;
 
@@ -142,10 +147,13 @@ public final class TraceBench implements Callable<Integer> {
                 expanded.requests().size(), workload.ops().length, workload.blockOps(), workload.queryBlocks(),
                 workload.storedBlocks(), workload.removedBlocks(), workload.spanMs(), workers,
                 workload.expectedMemberships(), threads, issuers);
+        if (prehashed) {
+            workload.localHashes(); // before any baseline heap measurement and outside the timing
+        }
         double[] windows = sweep > 0 ? logSpaced(sweepMaxMs, sweepMinMs, sweep) : new double[]{windowMs};
         for (int i = 0; i < warmup; i++) {
-            Floor.run(workload, issuers);
-            Replay.run(workload, windows[0], threads, issuers, false);
+            Floor.run(workload, issuers, prehashed);
+            Replay.run(workload, windows[0], threads, issuers, false, prehashed);
         }
         List<Point> points = new ArrayList<>();
         for (double window : windows) {
@@ -165,8 +173,8 @@ public final class TraceBench implements Callable<Integer> {
     }
 
     private Rep measure(Workload workload, double window) throws InterruptedException {
-        Floor.Result floor = Floor.run(workload, issuers);
-        Replay.Result run = Replay.run(workload, window, threads, issuers, true);
+        Floor.Result floor = Floor.run(workload, issuers, prehashed);
+        Replay.Result run = Replay.run(workload, window, threads, issuers, true, prehashed);
         double ops = workload.blockOps();
         return new Rep(run.elapsedNanos() / 1e6, ops / (run.elapsedNanos() / 1e9), ops / (floor.elapsedNanos() / 1e9),
                 run.lookup().percentileMicros(50), run.lookup().percentileMicros(99),
@@ -236,6 +244,7 @@ public final class TraceBench implements Callable<Integer> {
         config.put("seed", seed);
         config.put("threads", threads);
         config.put("issuers", issuers);
+        config.put("prehashed", prehashed);
         config.put("repetitions", repetitions);
         config.put("available_processors", Runtime.getRuntime().availableProcessors());
         config.put("java_version", Runtime.version().toString());

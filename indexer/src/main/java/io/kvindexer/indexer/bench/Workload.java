@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.bench;
 
+import io.kvindexer.indexer.hash.BlockHasher;
 import it.unimi.dsi.fastutil.longs.Long2IntLinkedOpenHashMap;
 
 import java.util.ArrayList;
@@ -59,6 +60,7 @@ public final class Workload {
     private final long storedBlocks;
     private final long removedBlocks;
     private final long expectedMemberships;
+    private long[][] localHashes;
 
     private Workload(Spec spec, Op[] ops, long spanMs, long queryBlocks, long storedBlocks, long removedBlocks,
                      long expectedMemberships) {
@@ -137,6 +139,23 @@ public final class Workload {
             Arrays.fill(out, i * blockSize, (i + 1) * blockSize, tokenValues[i]);
         }
         return out;
+    }
+
+    /**
+     * The local hash of every block of every query and Stored op (null for Removed), indexed like {@link #ops()}:
+     * computed once, on first use, for the {@code --prehashed} mode that leaves token hashing out of the timing.
+     */
+    public synchronized long[][] localHashes() {
+        if (localHashes == null) {
+            long[][] out = new long[ops.length][];
+            for (int i = 0; i < ops.length; i++) {
+                if (ops[i].tokens() != null) {
+                    out[i] = BlockHasher.localHashes(ops[i].tokens(), spec.blockSize(), BlockHasher.BASE_SEED);
+                }
+            }
+            localHashes = out;
+        }
+        return localHashes;
     }
 
     public Spec spec() {
