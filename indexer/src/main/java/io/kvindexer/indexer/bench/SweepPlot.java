@@ -49,16 +49,26 @@ public final class SweepPlot {
                     p.get("achieved_block_ops_per_s").asDouble(), p.get("floor_block_ops_per_s").asDouble(),
                     p.get("kept_up").asBoolean()));
         }
-        draw(samples, Path.of(args[1]), root.path("config").path("available_processors").asInt(0));
+        JsonNode c = root.path("config");
+        draw(samples, Path.of(args[1]), c.path("available_processors").asInt(0), subtitle(c.path("trace").asText(),
+                c.path("workers").asInt(), c.path("engine_blocks").asInt(), c.path("block_size").asInt(),
+                c.path("threads").asInt(), c.path("issuers").asInt(), c.path("prehashed").asBoolean()));
     }
 
-    static void write(List<TraceBench.Point> points, Path out) throws IOException {
+    static String subtitle(String trace, int workers, int engineBlocks, int blockSize, int threads, int issuers,
+                           boolean prehashed) {
+        return Path.of(trace).getFileName() + ", " + workers + " workers x " + engineBlocks + " blocks of "
+                + blockSize + " tokens, " + threads + " writer / " + issuers + " issuer thread(s), "
+                + (prehashed ? "prehashed (no token hashing timed)" : "token hashing included");
+    }
+
+    static void write(List<TraceBench.Point> points, Path out, String subtitle) throws IOException {
         List<Sample> samples = points.stream()
                 .map(p -> new Sample(p.offered(), p.achieved(), p.floor(), p.keptUp())).toList();
-        draw(samples, out, Runtime.getRuntime().availableProcessors());
+        draw(samples, out, Runtime.getRuntime().availableProcessors(), subtitle);
     }
 
-    static void draw(List<Sample> unsorted, Path out, int cores) throws IOException {
+    static void draw(List<Sample> unsorted, Path out, int cores, String subtitle) throws IOException {
         System.setProperty("java.awt.headless", "true");
         List<Sample> samples = new ArrayList<>(unsorted);
         samples.sort(Comparator.comparingDouble(Sample::offered));
@@ -121,7 +131,9 @@ public final class SweepPlot {
         }
         g.setColor(Color.BLACK);
         g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 15));
-        g.drawString("kv-indexer TraceBench: achieved vs offered block ops/s (log-log, " + cores + " cores)", LEFT, 30);
+        g.drawString("kv-indexer TraceBench: achieved vs offered block ops/s (log-log, " + cores + " cores)", LEFT, 22);
+        g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
+        g.drawString(subtitle, LEFT, 40);
         g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
         g.drawString("offered block ops/s", W / 2 - 60, H - 25);
         g.rotate(-Math.PI / 2);
@@ -133,7 +145,8 @@ public final class SweepPlot {
         g.fillOval(lx, ly - 9, 10, 10);
         g.drawString("achieved (filled: kept up within 1.1x window, hollow: behind)", lx + 18, ly);
         g.setColor(new Color(0, 140, 0));
-        g.drawString("... floor (hash tokens + one map op per block, same process)", lx, ly + 20);
+        g.drawString("... floor (" + (subtitle.contains("prehashed") ? "" : "hash tokens + ")
+                + "one map op per block, same process)", lx, ly + 20);
         g.setColor(Color.GRAY);
         g.drawString("- - achieved = offered", lx, ly + 40);
         g.dispose();

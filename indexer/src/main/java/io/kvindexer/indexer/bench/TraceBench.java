@@ -130,7 +130,8 @@ public final class TraceBench implements Callable<Integer> {
             System.out.println("wrote " + json);
         }
         if (plot != null) {
-            SweepPlot.write(report.points(), plot);
+            SweepPlot.write(report.points(), plot, SweepPlot.subtitle(trace.toString(), workers, engineBlocks, blockSize,
+                    threads, issuers, prehashed));
             System.out.println("wrote " + plot);
         }
         return 0;
