@@ -57,9 +57,9 @@ public final class SweepPlot {
 
     static String subtitle(String trace, int workers, int engineBlocks, int blockSize, int threads, int issuers,
                            boolean prehashed) {
-        return Path.of(trace).getFileName() + ", " + workers + " workers x " + engineBlocks + " blocks of "
-                + blockSize + " tokens, " + threads + " writer / " + issuers + " issuer thread(s), "
-                + (prehashed ? "prehashed (no token hashing timed)" : "token hashing included");
+        return Path.of(trace).getFileName() + ", " + workers + " engines x " + engineBlocks + " blocks, block "
+                + blockSize + ", " + threads + " writer + " + issuers + " issuer thread(s), "
+                + (prehashed ? "prehashed" : "hashing timed");
     }
 
     static void write(List<TraceBench.Point> points, Path out, String subtitle) throws IOException {
