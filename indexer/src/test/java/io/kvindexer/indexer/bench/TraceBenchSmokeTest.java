@@ -48,4 +48,20 @@ class TraceBenchSmokeTest {
         BufferedImage img = ImageIO.read(png.toFile());
         assertThat(img.getWidth()).isPositive();
     }
+
+    @Test
+    void thePrehashedModeWithTwoIssuersEndsWithTheSameIndex() throws Exception {
+        TraceBench bench = new TraceBench();
+        new CommandLine(bench).parseArgs("--trace", BenchSmoke.trace().toString(), "--requests", "300",
+                "--workers", "3", "--engine-blocks", "500", "--threads", "2", "--issuers", "2", "--prehashed",
+                "--window-ms", "100", "--repetitions", "1", "--warmup", "0");
+
+        TraceBench.Report report = bench.runBench();
+
+        TraceBench.Point p = report.headline();
+        assertThat(p.memberships()).isEqualTo(report.workload().expectedMemberships()).isPositive();
+        assertThat(p.reps()).hasSize(1);
+        assertThat(p.achieved()).isPositive();
+        assertThat(p.floor()).isPositive();
+    }
 }
