@@ -36,9 +36,11 @@ public final class Replay {
      * @param memberships   the index's memberships at the end
      * @param heapBytes     used heap after a full GC with the index loaded, minus the same before it was created
      * @param maxLagNanos   how far an issuer fell behind its deadlines at worst
+     * @param idleLookup    every query again after the replay, one thread, no writes: the lookup's own cost on the
+     *                      final index, without lock waits or competing threads (hashing excluded)
      */
     public record Result(long elapsedNanos, Latencies lookup, Latencies apply, long memberships, long heapBytes,
-                         long maxLagNanos) {
+                         long maxLagNanos, Latencies idleLookup) {
     }
 
     private Replay() {
@@ -125,15 +127,34 @@ public final class Replay {
             }
             long memberships = index.stats().memberships();
             long heap = measureHeap ? HeapMeter.usedAfterGc() - baseline : 0;
+            Latencies idle = idleLookups(index, ops, local);
             long lag = 0;
             for (long l : maxLag) {
                 lag = Math.max(lag, l);
             }
             return new Result(elapsed, new Latencies(lookups, lookupCount.get()),
-                    new Latencies(applies, applyCount.get()), memberships, heap, lag);
+                    new Latencies(applies, applyCount.get()), memberships, heap, lag, idle);
         } catch (Indexers.BlockSizeMismatchException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    private static Latencies idleLookups(ModelIndex index, Workload.Op[] ops, long[][] local) {
+        long[] out = new long[ops.length];
+        int n = 0;
+        long sink = 0;
+        for (int k = 0; k < ops.length; k++) {
+            if (ops[k].kind() == Workload.Kind.QUERY) {
+                long[] hashes = local != null ? local[k] : index.localHashes(ops[k].tokens(), null, null);
+                long t0 = System.nanoTime();
+                sink += index.findMatches(hashes).workers().size();
+                out[n++] = System.nanoTime() - t0;
+            }
+        }
+        if (sink < 0) {
+            throw new AssertionError("unreachable");
+        }
+        return new Latencies(out, n);
     }
 
     static KvEvent toEvent(Workload.Op op, int blockSize) {

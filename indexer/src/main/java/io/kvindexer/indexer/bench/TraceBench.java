@@ -92,13 +92,14 @@ public final class TraceBench implements Callable<Integer> {
     /** One measured run. */
     public record Rep(double elapsedMs, double achieved, double floor, double lookupP50Us, double lookupP99Us,
                       double lookupP999Us, double applyP99Us, long memberships, double bytesPerMembership,
-                      double maxLagMs) {
+                      double maxLagMs, double idleLookupP50Us, double idleLookupP99Us) {
     }
 
     /** The medians of one window's repetitions. */
     public record Point(double windowMs, double offered, double achieved, boolean keptUp, double lookupP50Us,
                        double lookupP99Us, double lookupP999Us, double applyP99Us, long memberships,
-                       double bytesPerMembership, double floor, List<Rep> reps) {
+                       double bytesPerMembership, double floor, double idleLookupP50Us, double idleLookupP99Us,
+                       List<Rep> reps) {
         public double achievedOverFloor() {
             return achieved / floor;
         }
@@ -165,10 +166,10 @@ public final class TraceBench implements Callable<Integer> {
             Point p = median(window, workload.blockOps() / (window / 1e3), reps);
             points.add(p);
             System.out.printf("window %9.1f ms: offered %8.3f M, achieved %8.3f M block ops/s%s, floor %8.3f M (x%.2f), "
-                            + "lookup p50/p99 %.2f/%.2f us, apply p99 %.1f us, %.1f B/membership%n",
+                            + "lookup p50/p99 %.2f/%.2f us (idle %.2f/%.2f), apply p99 %.1f us, %.1f B/membership%n",
                     window, p.offered() / 1e6, p.achieved() / 1e6, p.keptUp() ? " (kept up)" : " (behind)",
-                    p.floor() / 1e6, p.achievedOverFloor(), p.lookupP50Us(), p.lookupP99Us(), p.applyP99Us(),
-                    p.bytesPerMembership());
+                    p.floor() / 1e6, p.achievedOverFloor(), p.lookupP50Us(), p.lookupP99Us(), p.idleLookupP50Us(),
+                    p.idleLookupP99Us(), p.applyP99Us(), p.bytesPerMembership());
         }
         return new Report(workload, points);
     }
@@ -181,7 +182,7 @@ public final class TraceBench implements Callable<Integer> {
                 run.lookup().percentileMicros(50), run.lookup().percentileMicros(99),
                 run.lookup().percentileMicros(99.9), run.apply().percentileMicros(99), run.memberships(),
                 run.memberships() == 0 ? Double.NaN : (double) run.heapBytes() / run.memberships(),
-                run.maxLagNanos() / 1e6);
+                run.maxLagNanos() / 1e6, run.idleLookup().percentileMicros(50), run.idleLookup().percentileMicros(99));
     }
 
     static Point median(double window, double offered, List<Rep> reps) {
@@ -189,7 +190,8 @@ public final class TraceBench implements Callable<Integer> {
         return new Point(window, offered, med(reps, Rep::achieved), elapsed <= 1.10 * window,
                 med(reps, Rep::lookupP50Us), med(reps, Rep::lookupP99Us), med(reps, Rep::lookupP999Us),
                 med(reps, Rep::applyP99Us), (long) med(reps, r -> r.memberships()), med(reps, Rep::bytesPerMembership),
-                med(reps, Rep::floor), List.copyOf(reps));
+                med(reps, Rep::floor), med(reps, Rep::idleLookupP50Us), med(reps, Rep::idleLookupP99Us),
+                List.copyOf(reps));
     }
 
     private static double med(List<Rep> reps, ToDoubleFunction<Rep> f) {
@@ -221,6 +223,8 @@ public final class TraceBench implements Callable<Integer> {
         out.put("memberships", h.memberships());
         out.put("bytes_per_membership", h.bytesPerMembership());
         out.put("floor_block_ops_per_s", h.floor());
+        out.put("idle_lookup_p50_us", h.idleLookupP50Us());
+        out.put("idle_lookup_p99_us", h.idleLookupP99Us());
         out.put("achieved_over_floor", h.achievedOverFloor());
         out.put("window_ms", h.windowMs());
         Map<String, Object> corpus = new LinkedHashMap<>();
@@ -265,6 +269,8 @@ public final class TraceBench implements Callable<Integer> {
             m.put("memberships", p.memberships());
             m.put("bytes_per_membership", p.bytesPerMembership());
             m.put("floor_block_ops_per_s", p.floor());
+            m.put("idle_lookup_p50_us", p.idleLookupP50Us());
+            m.put("idle_lookup_p99_us", p.idleLookupP99Us());
             m.put("achieved_over_floor", p.achievedOverFloor());
             m.put("reps", p.reps());
             pts.add(m);
