@@ -72,21 +72,6 @@ final class BenchHttp {
         return best;
     }
 
-    /** Stored RouterEvents (= memberships) in {@code /dump}, over every index. */
-    long dumpedMemberships() {
-        HttpResponse<String> r = send(HttpRequest.newBuilder(URI.create(baseUrl + "/dump")).GET().build());
-        if (r.statusCode() != 200) {
-            throw new IllegalStateException("/dump: " + r.statusCode());
-        }
-        long n = 0;
-        for (JsonNode index : tree(r.body())) {
-            for (JsonNode event : index.path("events")) {
-                n += event.path("event").path("data").path("stored").path("blocks").size();
-            }
-        }
-        return n;
-    }
-
     HttpClient client() {
         return client;
     }
