@@ -96,9 +96,9 @@ class IndexerImageTest {
             }
         });
         await().atMost(Duration.ofSeconds(90))
-                .failFast("the process exited", () -> !process.isAlive())
-                .untilAsserted(() -> assertThat(baseUrl.get())
-                        .as("stdout: %s / stderr: %s", stdout, Files.readString(root.resolve("stderr.txt")))
+                .failFast(() -> assertThat(process.isAlive()).as(() -> "the process is running; " + output(stdout))
+                        .isTrue())
+                .untilAsserted(() -> assertThat(baseUrl.get()).as(() -> "printed its URL; " + output(stdout))
                         .isNotNull());
 
         try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()) {
@@ -111,5 +111,15 @@ class IndexerImageTest {
                     HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200));
         }
         assertThat(process.isAlive()).isTrue();
+    }
+
+    private String output(StringBuilder stdout) {
+        try {
+            synchronized (stdout) {
+                return "stdout: " + stdout + " / stderr: " + Files.readString(root.resolve("stderr.txt"));
+            }
+        } catch (IOException e) {
+            return "stdout: " + stdout + " / stderr unreadable: " + e;
+        }
     }
 }
