@@ -45,9 +45,6 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
 
-{{- define "kvio.leaseName" -}}
-{{- default (printf "%s-leader" (include "kvio.fullname" .)) .Values.leaderElection.leaseName }}
-{{- end }}
 
 {{/* Invariants that a JSON schema cannot say clearly; rendered (as nothing) by the Deployment. */}}
 {{- define "kvio.validate" -}}
@@ -67,34 +64,39 @@ The rules the operator needs in every watched namespace (ClusterRole when watchi
 Keep in sync with docs/README-packaging.md "RBAC" and packaging-tests HelmChartTest.
 */}}
 {{- define "kvio.watchRules" -}}
-# our resources: informers, finalizer and spec updates
+# our resources: the operator's informers
 - apiGroups: ["kvindexer.io"]
-  resources: ["kvindexers", "kvworkers"]
-  verbs: ["get", "list", "watch", "patch", "update"]
-# status subresource
+  resources: ["kvindexers"]
+  verbs: ["get", "list", "watch"]
+# KvWorker: also patched to add / remove its finalizer (unregister engines on delete)
+- apiGroups: ["kvindexer.io"]
+  resources: ["kvworkers"]
+  verbs: ["get", "list", "watch", "patch"]
+# status: JSON merge patches (server-side apply is off)
 - apiGroups: ["kvindexer.io"]
   resources: ["kvindexers/status", "kvworkers/status"]
-  verbs: ["get", "patch", "update"]
-# finalizer on KvWorker (unregister pods on delete)
+  verbs: ["patch"]
+# owned objects carry ownerReferences with blockOwnerDeletion (OwnerReferencesPermissionEnforcement)
 - apiGroups: ["kvindexer.io"]
-  resources: ["kvindexers/finalizers", "kvworkers/finalizers"]
+  resources: ["kvindexers/finalizers"]
   verbs: ["update"]
 # engine pods and indexer replica pods: read only
 - apiGroups: [""]
   resources: ["pods"]
   verbs: ["get", "list", "watch"]
-# what a KvIndexer owns
+# what a KvIndexer owns; deleted by garbage collection through ownerReferences
 - apiGroups: ["apps"]
   resources: ["statefulsets"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+  verbs: ["get", "list", "watch", "create", "update"]
 - apiGroups: [""]
   resources: ["services"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+  verbs: ["get", "list", "watch", "create", "update"]
+# the PodDisruptionBudget is also deleted by the operator when replicas drop to 1
 - apiGroups: ["policy"]
   resources: ["poddisruptionbudgets"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
 # Kubernetes Events on our resources (registrations, failures)
 - apiGroups: [""]
   resources: ["events"]
-  verbs: ["create", "patch"]
+  verbs: ["create"]
 {{- end }}

@@ -76,7 +76,8 @@ class HelmChartTest {
         assertThat(operator.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
         assertThat(operator.getLivenessProbe().getHttpGet().getPort().getStrVal()).isEqualTo("http");
         assertThat(operator.getReadinessProbe().getHttpGet().getPort().getStrVal()).isEqualTo("http");
-        assertThat(single(operator.getPorts()).getContainerPort()).isEqualTo(8080);
+        assertThat(single(operator.getPorts()).getContainerPort()).isEqualTo(8081);
+        assertThat(operator.getArgs()).containsExactly("--probe-port", "8081", "--resync-seconds", "30");
         assertThat(operator.getResources().getRequests()).containsKeys("cpu", "memory");
         assertThat(operator.getResources().getLimits()).containsKey("memory");
         // the read-only root filesystem needs a writable /tmp for the JVM
@@ -87,7 +88,7 @@ class HelmChartTest {
         assertThat(env.get("POD_NAME").getValueFrom().getFieldRef().getFieldPath()).isEqualTo("metadata.name");
         assertThat(env.get("POD_NAMESPACE").getValueFrom().getFieldRef().getFieldPath()).isEqualTo("metadata.namespace");
         assertThat(env.get("WATCH_NAMESPACES").getValue()).isEmpty();
-        assertThat(env.get("LEADER_ELECTION_ENABLED").getValue()).isEqualTo("true");
+        
 
         // all namespaces: cluster-wide rules exactly as documented, bound to the operator's ServiceAccount
         assertThat(only(objects, ServiceAccount.class).getMetadata().getName()).isEqualTo(FULLNAME);
@@ -169,7 +170,7 @@ class HelmChartTest {
         NetworkPolicy policy = only(objects, NetworkPolicy.class);
         assertThat(policy.getSpec().getPolicyTypes()).containsExactlyInAnyOrder("Ingress", "Egress");
         assertThat(single(policy.getSpec().getIngress()).getPorts()).extracting(p -> p.getPort().getIntVal())
-                .containsExactly(8080);
+                .containsExactly(8081);
         assertThat(policy.getSpec().getEgress()).flatExtracting(e -> e.getPorts()).extracting(NetworkPolicyPort::getPort)
                 .extracting(p -> p.getIntVal()).contains(53, 443, 6443, 8090);
         assertThat(policy.getSpec().getEgress()).flatExtracting(e -> e.getTo())
@@ -190,7 +191,10 @@ class HelmChartTest {
 
         assertThat(all(objects, Role.class)).isEmpty();
         assertThat(all(objects, RoleBinding.class)).isEmpty();
-        assertThat(only(objects, Deployment.class).getSpec().getStrategy().getType()).isEqualTo("Recreate");
+        Deployment deployment = only(objects, Deployment.class);
+        assertThat(deployment.getSpec().getStrategy().getType()).isEqualTo("Recreate");
+        assertThat(single(deployment.getSpec().getTemplate().getSpec().getContainers()).getArgs())
+                .contains("--leader-election=false");
     }
 
     @Test
