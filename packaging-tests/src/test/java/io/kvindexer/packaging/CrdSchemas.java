@@ -44,7 +44,8 @@ final class CrdSchemas {
                 String group = crd.at("/spec/group").asText();
                 String kind = crd.at("/spec/names/kind").asText();
                 for (JsonNode version : crd.at("/spec/versions")) {
-                    JsonNode schema = version.at("/schema/openAPIV3Schema").deepCopy();
+                    ObjectNode schema = version.at("/schema/openAPIV3Schema").deepCopy();
+                    declareImplicitRootFields(schema);
                     forbidUnknownFields(schema);
                     schemas.byApiVersionAndKind.put(group + "/" + version.get("name").asText() + "/" + kind,
                             registry.getSchema(schema));
@@ -75,6 +76,20 @@ final class CrdSchemas {
 
     private static String key(JsonNode manifest) {
         return manifest.path("apiVersion").asText() + "/" + manifest.path("kind").asText();
+    }
+
+    /** The API server always accepts apiVersion, kind and metadata at the root, declared or not. */
+    private static void declareImplicitRootFields(ObjectNode schema) {
+        ObjectNode properties = schema.has("properties") ? (ObjectNode) schema.get("properties") : schema.putObject("properties");
+        if (!properties.has("apiVersion")) {
+            properties.putObject("apiVersion").put("type", "string");
+        }
+        if (!properties.has("kind")) {
+            properties.putObject("kind").put("type", "string");
+        }
+        if (!properties.has("metadata")) {
+            properties.putObject("metadata").put("type", "object");
+        }
     }
 
     private static void forbidUnknownFields(JsonNode node) {
