@@ -1,30 +1,88 @@
 package io.kvindexer.indexer.index;
 
+import it.unimi.dsi.fastutil.HashCommon;
+
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The writer thread pool shared by all indexes ({@code --threads}). A task is always run on the thread chosen by
  * its sticky key, so the events of one worker are applied in order and never by two threads at once.
  *
- * <p>CONTRACT STUB: bodies come with the core index.
+ * <p>N single-thread executors rather than one pool: per-key order comes for free, and a barrier is one no-op
+ * task per thread (each thread runs its queue in order).
  */
 public final class IndexWriters implements AutoCloseable {
 
+    private static final System.Logger LOG = System.getLogger(IndexWriters.class.getName());
+
+    private final ExecutorService[] threads;
+
     public IndexWriters(int threads) {
-        throw new UnsupportedOperationException("core index");
+        if (threads < 1) {
+            throw new IllegalArgumentException("writer threads must be >= 1, got " + threads);
+        }
+        this.threads = new ExecutorService[threads];
+        for (int i = 0; i < threads; i++) {
+            String name = "index-writer-" + i;
+            this.threads[i] = Executors.newSingleThreadExecutor(r -> {
+                Thread t = new Thread(r, name);
+                t.setDaemon(true);
+                return t;
+            });
+        }
     }
 
     public void execute(long stickyKey, Runnable task) {
-        throw new UnsupportedOperationException("core index");
+        ExecutorService thread = threads[threadOf(stickyKey)];
+        try {
+            thread.execute(() -> {
+                try {
+                    task.run();
+                } catch (RuntimeException | Error e) {
+                    // one bad task must not stop the worker's later events
+                    LOG.log(System.Logger.Level.WARNING, "index write failed", e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            LOG.log(System.Logger.Level.DEBUG, "index write dropped: writers are closed");
+        }
     }
 
     /** Completes when every task submitted to any thread before this call has run. */
     public CompletableFuture<Void> barrier() {
-        throw new UnsupportedOperationException("core index");
+        CompletableFuture<?>[] all = new CompletableFuture<?>[threads.length];
+        for (int i = 0; i < threads.length; i++) {
+            try {
+                all[i] = CompletableFuture.runAsync(() -> { }, threads[i]);
+            } catch (RejectedExecutionException e) {
+                all[i] = CompletableFuture.completedFuture(null);
+            }
+        }
+        return CompletableFuture.allOf(all);
+    }
+
+    int threadOf(long stickyKey) {
+        return (int) Math.floorMod(HashCommon.mix(stickyKey), (long) threads.length);
     }
 
     @Override
     public void close() {
-        throw new UnsupportedOperationException("core index");
+        for (ExecutorService t : threads) {
+            t.shutdown();
+        }
+        for (ExecutorService t : threads) {
+            try {
+                if (!t.awaitTermination(10, TimeUnit.SECONDS)) {
+                    t.shutdownNow();
+                }
+            } catch (InterruptedException e) {
+                t.shutdownNow();
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 }

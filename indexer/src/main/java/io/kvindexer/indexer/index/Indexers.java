@@ -1,12 +1,14 @@
 package io.kvindexer.indexer.index;
 
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The map (model, tenant) → {@link ModelIndex}. The first registration fixes an index's block size.
- *
- * <p>CONTRACT STUB: bodies come with the core index.
+ * The map (model, tenant) → {@link ModelIndex}. The first registration fixes an index's block size. Every index
+ * shares one {@link IndexWriters} pool, owned (and closed) here.
  */
 public final class Indexers implements AutoCloseable {
 
@@ -25,35 +27,51 @@ public final class Indexers implements AutoCloseable {
         }
     }
 
+    private record Key(String model, String tenant) {
+    }
+
+    private static final Comparator<ModelIndex> ORDER =
+            Comparator.comparing(ModelIndex::modelName).thenComparing(ModelIndex::tenantId);
+
+    private final IndexOptions options;
+    private final IndexWriters writers;
+    private final ConcurrentHashMap<Key, ModelIndex> indexes = new ConcurrentHashMap<>();
+
     public Indexers(IndexOptions options) {
-        throw new UnsupportedOperationException("core index");
+        this.options = options;
+        this.writers = new IndexWriters(options.writerThreads());
     }
 
     public ModelIndex getOrCreate(String model, String tenant, int blockSize) throws BlockSizeMismatchException {
-        throw new UnsupportedOperationException("core index");
+        ModelIndex index = indexes.computeIfAbsent(new Key(model, tenant),
+                k -> new ModelIndex(model, tenant, blockSize, options, writers));
+        if (index.blockSize() != blockSize) {
+            throw new BlockSizeMismatchException(index.blockSize(), blockSize, model, tenant);
+        }
+        return index;
     }
 
     public Optional<ModelIndex> get(String model, String tenant) {
-        throw new UnsupportedOperationException("core index");
+        return Optional.ofNullable(indexes.get(new Key(model, tenant)));
     }
 
     /** Drops an index (after its last worker is unregistered). */
     public void remove(String model, String tenant) {
-        throw new UnsupportedOperationException("core index");
+        indexes.remove(new Key(model, tenant));
     }
 
     /** Every index, ordered by model then tenant. */
     public List<ModelIndex> all() {
-        throw new UnsupportedOperationException("core index");
+        return indexes.values().stream().sorted(ORDER).toList();
     }
 
     /** Completes when every write submitted to any index before this call has been applied. */
-    public java.util.concurrent.CompletableFuture<Void> flushAll() {
-        throw new UnsupportedOperationException("core index");
+    public CompletableFuture<Void> flushAll() {
+        return writers.barrier();
     }
 
     @Override
     public void close() {
-        throw new UnsupportedOperationException("core index");
+        writers.close();
     }
 }

@@ -1,34 +1,60 @@
 package io.kvindexer.indexer.index;
 
+import io.kvindexer.indexer.event.AllBlocksCleared;
+import io.kvindexer.indexer.event.BlockRemoved;
+import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.event.RouterEvent;
+import io.kvindexer.indexer.event.StorageTier;
+import io.kvindexer.indexer.hash.BlockHasher;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * The prefix index of one (model, tenant) with its fixed block size: the single entry point the rest of the
  * service uses (listeners write, HTTP reads). Thread-safe. Writes are asynchronous and ordered per worker
- * (sticky to one writer thread); {@link #flush()} is the barrier that makes them visible to a following read.
- *
- * <p>CONTRACT STUB: signatures agreed between the core, ingest and HTTP work; bodies come with the core index.
+ * (sticky to one writer thread by instance id, so every dp rank of an instance shares one thread and
+ * {@link #removeInstance} is ordered after all of them); {@link #flush()} is the barrier that makes them visible to
+ * a following read.
  */
 public final class ModelIndex {
 
+    private static final long[] NO_HASHES = new long[0];
+
+    private final String modelName;
+    private final String tenantId;
+    private final int blockSize;
+    private final IndexOptions options;
+    private final IndexWriters writers;
+    private final ApplyCounters counters = new ApplyCounters();
+    private final PrefixIndex index = new PrefixIndex(counters);
+
     public ModelIndex(String modelName, String tenantId, int blockSize, IndexOptions options, IndexWriters writers) {
-        throw new UnsupportedOperationException("core index");
+        if (blockSize <= 0) {
+            throw new IllegalArgumentException("block_size must be > 0, got " + blockSize);
+        }
+        this.modelName = Objects.requireNonNull(modelName, "modelName");
+        this.tenantId = Objects.requireNonNull(tenantId, "tenantId");
+        this.blockSize = blockSize;
+        this.options = Objects.requireNonNull(options, "options");
+        this.writers = Objects.requireNonNull(writers, "writers");
     }
 
     public String modelName() {
-        throw new UnsupportedOperationException("core index");
+        return modelName;
     }
 
     public String tenantId() {
-        throw new UnsupportedOperationException("core index");
+        return tenantId;
     }
 
     public int blockSize() {
-        throw new UnsupportedOperationException("core index");
+        return blockSize;
     }
 
     /**
@@ -36,46 +62,94 @@ public final class ModelIndex {
      * listener's), not under the index lock. Never throws for bad events: they are counted by status.
      */
     public void submit(WorkerKey worker, List<KvEvent> events) {
-        throw new UnsupportedOperationException("core index");
+        if (events.isEmpty()) {
+            return;
+        }
+        List<IndexOp> ops = new ArrayList<>(events.size());
+        for (KvEvent event : events) {
+            ops.add(switch (event) {
+                case BlockStored stored -> StoredChainConverter.convert(stored, blockSize);
+                case BlockRemoved removed -> new IndexOp.Remove(tierOrDevice(removed.tier()),
+                        removed.blockHashes() == null ? NO_HASHES : removed.blockHashes());
+                case AllBlocksCleared cleared -> new IndexOp.Clear();
+            });
+        }
+        writers.execute(worker.instanceId(), () -> index.apply(worker, ops));
     }
 
     /** Enqueues RouterEvents from a peer's dump (recovery): device stores do not require the parent. */
     public void submitRecovered(List<RouterEvent> events) {
-        throw new UnsupportedOperationException("core index");
+        Map<WorkerKey, List<IndexOp>> byWorker = new LinkedHashMap<>();
+        for (RouterEvent event : events) {
+            WorkerKey worker = new WorkerKey(event.workerId(), event.dpRank());
+            StorageTier tier = tierOrDevice(event.tier());
+            IndexOp op = switch (event.data()) {
+                case RouterEvent.Stored stored -> StoredChainConverter.convert(stored, tier);
+                case RouterEvent.Removed removed -> new IndexOp.Remove(tier,
+                        removed.blockHashes() == null ? NO_HASHES : removed.blockHashes());
+                case RouterEvent.Cleared cleared -> new IndexOp.Clear();
+            };
+            byWorker.computeIfAbsent(worker, w -> new ArrayList<>()).add(op);
+        }
+        byWorker.forEach((worker, ops) -> writers.execute(worker.instanceId(), () -> index.apply(worker, ops)));
     }
 
     /** Removes every dp rank of an instance from every tier (ordered after that worker's pending events). */
     public CompletableFuture<Void> removeInstance(long instanceId) {
-        throw new UnsupportedOperationException("core index");
+        return onWriter(instanceId, () -> index.removeInstance(instanceId));
     }
 
     /** Removes one (instance, dp rank) from every tier; used by unregister of one rank and by publisher restarts. */
     public CompletableFuture<Void> removeWorker(WorkerKey worker) {
-        throw new UnsupportedOperationException("core index");
+        return onWriter(worker.instanceId(), () -> index.removeWorker(worker));
+    }
+
+    private CompletableFuture<Void> onWriter(long stickyKey, Runnable change) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        writers.execute(stickyKey, () -> {
+            try {
+                change.run();
+                done.complete(null);
+            } catch (RuntimeException e) {
+                done.completeExceptionally(e);
+                throw e;
+            }
+        });
+        return done;
     }
 
     /** Completes when every write submitted before this call has been applied. */
     public CompletableFuture<Void> flush() {
-        throw new UnsupportedOperationException("core index");
+        return writers.barrier();
     }
 
     /** Local hashes of a query's tokens with this index's block size and seed rules. */
     public long[] localHashes(int[] tokens, String loraName, String cacheSalt) {
-        throw new UnsupportedOperationException("core index");
+        return BlockHasher.localHashes(tokens, blockSize,
+                BlockHasher.seed(loraName, cacheSalt, options.mixCacheSalt()));
     }
 
     /** Tiered match; sees every write applied before it began. */
     public MatchResult findMatches(long[] localHashes) {
-        throw new UnsupportedOperationException("core index");
+        return index.findMatches(localHashes);
     }
 
     /** The whole index as single-block Stored RouterEvents: device tier first, parents before children. */
     public List<RouterEvent> dump() {
-        throw new UnsupportedOperationException("core index");
+        return index.dump();
     }
 
     /** Counters and sizes for metrics; cheap to call at scrape time. */
     public IndexStats stats() {
-        throw new UnsupportedOperationException("core index");
+        return new IndexStats(index.blocks(), index.memberships(), counters.snapshot());
+    }
+
+    private static StorageTier tierOrDevice(StorageTier tier) {
+        return tier == null ? StorageTier.DEVICE : tier;
+    }
+
+    @Override
+    public String toString() {
+        return "ModelIndex[" + modelName + ":" + tenantId + ", block_size=" + blockSize + "]";
     }
 }

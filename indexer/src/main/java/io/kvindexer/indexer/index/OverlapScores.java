@@ -1,6 +1,8 @@
 package io.kvindexer.indexer.index;
 
+import java.util.Collections;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The answer of {@code /query} and {@code /query_by_hash} in tokens (matched blocks × block size), ready to be
@@ -21,8 +23,33 @@ public record OverlapScores(Map<Long, Map<Integer, Long>> scores, Map<Long, Inst
     public record InstanceTiers(long longestMatched, long gpu, Map<Integer, Long> dp, long cpu, long disk) {
     }
 
-    /** Builds the response from a match; implemented with the index (core issue). */
+    /** Builds the response from a match: blocks × block size, ranks of one instance merged by max (spec §4.6). */
     public static OverlapScores of(MatchResult match, int blockSize) {
-        throw new UnsupportedOperationException("implemented by the prefix index work");
+        Map<Long, Map<Integer, Long>> scores = new TreeMap<>(Long::compareUnsigned);
+        Map<Long, Map<Integer, Long>> dp = new TreeMap<>(Long::compareUnsigned);
+        Map<Long, long[]> maxima = new TreeMap<>(Long::compareUnsigned); // gpu, cpu, disk
+        for (MatchResult.WorkerMatch m : match.workers()) {
+            long instance = m.worker().instanceId();
+            int rank = m.worker().dpRank();
+            long gpu = (long) m.deviceBlocks() * blockSize;
+            long cpu = (long) m.hostBlocks() * blockSize;
+            long disk = (long) m.diskBlocks() * blockSize;
+            if (m.deviceBlocks() > 0) {
+                scores.computeIfAbsent(instance, k -> new TreeMap<>(Integer::compareUnsigned)).put(rank, gpu);
+            }
+            dp.computeIfAbsent(instance, k -> new TreeMap<>(Integer::compareUnsigned)).put(rank, gpu);
+            long[] max = maxima.computeIfAbsent(instance, k -> new long[3]);
+            max[0] = Math.max(max[0], gpu);
+            max[1] = Math.max(max[1], cpu);
+            max[2] = Math.max(max[2], disk);
+        }
+        Map<Long, InstanceTiers> instances = new TreeMap<>(Long::compareUnsigned);
+        maxima.forEach((instance, max) -> {
+            long longest = Math.max(max[0], Math.max(max[1], max[2]));
+            instances.put(instance, new InstanceTiers(longest, max[0],
+                    Collections.unmodifiableMap(dp.get(instance)), max[1], max[2]));
+        });
+        scores.replaceAll((instance, ranks) -> Collections.unmodifiableMap(ranks));
+        return new OverlapScores(Collections.unmodifiableMap(scores), Collections.unmodifiableMap(instances));
     }
 }

@@ -1,0 +1,176 @@
+package io.kvindexer.indexer.event;
+
+import org.msgpack.core.MessageFormat;
+import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessageUnpacker;
+import org.msgpack.value.ValueType;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.function.Supplier;
+
+/**
+ * A bounded reading position in one msgpack payload held in memory.
+ *
+ * <p>Wraps msgpack-core's {@link MessageUnpacker} with the few reads the event schema needs, each of which checks a
+ * declared length against the bytes actually left before anything is allocated: a corrupt header that declares
+ * 2^31 elements fails as {@code truncated} instead of allocating. Integers keep their raw 64-bit pattern
+ * ({@code uint64} above {@link Long#MAX_VALUE} included, which {@link MessageUnpacker#unpackLong()} refuses).
+ */
+final class MsgpackCursor implements AutoCloseable {
+
+    private final byte[] payload;
+    private final int end;
+    private final MessageUnpacker in;
+    private final int base;
+    private final Supplier<String> context;
+
+    /**
+     * A cursor over {@code payload} starting at {@code offset}.
+     *
+     * @param context where the caller is (e.g. "event 3 (BlockStored)"), asked only when building an error message
+     */
+    MsgpackCursor(byte[] payload, int offset, Supplier<String> context) {
+        this.payload = payload;
+        this.context = context;
+        this.end = payload.length;
+        this.base = offset;
+        this.in = MessagePack.newDefaultUnpacker(payload, offset, payload.length - offset);
+    }
+
+    /** Absolute offset of the next unread byte in the payload. */
+    int position() {
+        return base + (int) in.getTotalReadBytes();
+    }
+
+    int remaining() {
+        return end - position();
+    }
+
+    boolean hasNext() throws IOException {
+        return in.hasNext();
+    }
+
+    /** The type of the next value, without consuming it. */
+    ValueType peekType() throws IOException {
+        return in.getNextFormat().getValueType();
+    }
+
+    MessageFormat peekFormat() throws IOException {
+        return in.getNextFormat();
+    }
+
+    void skip() throws IOException {
+        in.skipValue();
+    }
+
+    void skipNil() throws IOException {
+        in.unpackNil();
+    }
+
+    /** An array header whose element count fits in the bytes left (each element takes at least one byte). */
+    int arrayHeader(String what) throws IOException, EventDecodeException {
+        int n = in.unpackArrayHeader();
+        if (n < 0 || n > remaining()) {
+            throw tooLong(what, "array of " + Integer.toUnsignedString(n) + " elements");
+        }
+        return n;
+    }
+
+    /** A map header whose entry count fits in the bytes left (each entry takes at least two bytes). */
+    int mapHeader(String what) throws IOException, EventDecodeException {
+        int n = in.unpackMapHeader();
+        if (n < 0 || 2L * n > remaining()) {
+            throw tooLong(what, "map of " + Integer.toUnsignedString(n) + " entries");
+        }
+        return n;
+    }
+
+    /** A UTF-8 string; the caller has checked that the next value is a string. */
+    String string(String what) throws IOException, EventDecodeException {
+        int len = in.unpackRawStringHeader();
+        int at = rawPayload(what, len, "string");
+        return new String(payload, at, len, StandardCharsets.UTF_8);
+    }
+
+    /** True when the next value is a string equal to the ASCII {@code expected}; consumes the value either way. */
+    boolean stringEquals(String what, String expected) throws IOException, EventDecodeException {
+        if (peekType() != ValueType.STRING) {
+            skip();
+            return false;
+        }
+        int len = in.unpackRawStringHeader();
+        int at = rawPayload(what, len, "string");
+        if (len != expected.length()) {
+            return false;
+        }
+        for (int i = 0; i < len; i++) {
+            if (payload[at + i] != (byte) expected.charAt(i)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The 64-bit pattern of an integer of any msgpack int format: {@code uint64} above {@link Long#MAX_VALUE}
+     * comes back negative, negative ints come back as themselves (two's complement). The caller has checked
+     * that the next value is an integer.
+     */
+    long rawLong() throws IOException {
+        if (in.getNextFormat() == MessageFormat.UINT64) {
+            int at = position();
+            in.skipValue(); // validates that the 9 bytes are there
+            return bigEndian(at + 1, 8);
+        }
+        return in.unpackLong();
+    }
+
+    /** True when the next value is an unsigned 64-bit integer whose value is 2^63 or above. */
+    boolean nextIsUint64() throws IOException {
+        return in.getNextFormat() == MessageFormat.UINT64;
+    }
+
+    /**
+     * The 64-bit key of a {@code bin} digest as vLLM derives it: the last 8 bytes read big-endian; a shorter
+     * digest is the big-endian value of all its bytes. The caller has checked that the next value is binary.
+     */
+    long binaryAsLong(String what) throws IOException, EventDecodeException {
+        int len = in.unpackBinaryHeader();
+        int at = rawPayload(what, len, "bin");
+        int take = Math.min(len, 8);
+        return bigEndian(at + len - take, take);
+    }
+
+    double floatValue() throws IOException {
+        return in.unpackDouble();
+    }
+
+    @Override
+    public void close() throws IOException {
+        in.close();
+    }
+
+    /** Consumes {@code len} payload bytes after a str/bin header and returns where they start. */
+    private int rawPayload(String what, int len, String type) throws IOException, EventDecodeException {
+        if (len < 0 || len > remaining()) {
+            throw tooLong(what, type + " of " + Integer.toUnsignedString(len) + " bytes");
+        }
+        int at = position();
+        in.readPayloadAsReference(len);
+        return at;
+    }
+
+    private long bigEndian(int from, int count) {
+        long v = 0;
+        for (int i = 0; i < count; i++) {
+            v = (v << 8) | (payload[from + i] & 0xFFL);
+        }
+        return v;
+    }
+
+    private EventDecodeException tooLong(String what, String declared) {
+        return new EventDecodeException("truncated",
+                context.get() + ": " + what + ": declares " + declared + " but only " + Math.max(remaining(), 0) + " bytes remain");
+    }
+}

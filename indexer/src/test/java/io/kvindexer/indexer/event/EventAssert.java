@@ -1,0 +1,47 @@
+package io.kvindexer.indexer.event;
+
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Test helper: field-by-field checks of decoded events (records holding arrays have identity equality). */
+final class EventAssert {
+
+    private EventAssert() {
+    }
+
+    static int[] range(int fromInclusive, int toInclusive) {
+        return IntStream.rangeClosed(fromInclusive, toInclusive).toArray();
+    }
+
+    static BlockStored stored(KvEvent event) {
+        assertThat(event).isInstanceOf(BlockStored.class);
+        return (BlockStored) event;
+    }
+
+    static BlockRemoved removed(KvEvent event) {
+        assertThat(event).isInstanceOf(BlockRemoved.class);
+        return (BlockRemoved) event;
+    }
+
+    /** Batch A of the wire spec: hashes 111 and 222, no parent, tokens 1..8, block size 4, GPU, no LoRA. */
+    static void assertBatchAStored(KvEvent event) {
+        BlockStored s = stored(event);
+        assertThat(s.blockHashes()).containsExactly(111L, 222L);
+        assertThat(s.hasParent()).isFalse();
+        assertThat(s.parentBlockHash()).isZero();
+        assertThat(s.tokenIds()).containsExactly(range(1, 8));
+        assertThat(s.blockSize()).isEqualTo(4);
+        assertThat(s.loraName()).isNull();
+        assertThat(s.tier()).isEqualTo(StorageTier.DEVICE);
+        assertThat(s.mmHashes()).isNull();
+        assertThat(s.eagle()).isFalse();
+    }
+
+    /** Batch B of the wire spec: BlockRemoved([111]) on the GPU. */
+    static void assertBatchBRemoved(KvEvent event) {
+        BlockRemoved r = removed(event);
+        assertThat(r.blockHashes()).containsExactly(111L);
+        assertThat(r.tier()).isEqualTo(StorageTier.DEVICE);
+    }
+}

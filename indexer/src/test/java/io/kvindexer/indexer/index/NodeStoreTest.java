@@ -1,0 +1,129 @@
+package io.kvindexer.indexer.index;
+
+import it.unimi.dsi.fastutil.ints.IntArrayList;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The node tables under heavy create / free churn (backward-shift deletion, rehash, shared child keys). */
+class NodeStoreTest {
+
+    private record Info(boolean hasParent, long parent, long local) {
+    }
+
+    @Test
+    void lookupsStayExactUnderRandomChurn() {
+        Random random = new Random(7);
+        NodeStore store = new NodeStore();
+        Map<Long, Info> reference = new HashMap<>();
+        Map<Long, Integer> ids = new HashMap<>();
+        List<Long> live = new ArrayList<>();
+        for (int step = 0; step < 200_000; step++) {
+            if (live.isEmpty() || random.nextInt(10) < 6) {
+                long seq = random.nextInt(50_000) * 0x10000L; // low bits zero: the table must mix keys
+                if (reference.containsKey(seq)) {
+                    continue;
+                }
+                // few parents and locals: many nodes share a (parent, local) child key
+                boolean hasParent = random.nextBoolean();
+                long parent = hasParent ? random.nextInt(20) : 0;
+                long local = random.nextInt(20);
+                int node = store.create(seq, hasParent, parent, local);
+                assertThat(store.addOwner(node, random.nextInt(1 << 20))).isTrue();
+                reference.put(seq, new Info(hasParent, parent, local));
+                ids.put(seq, node);
+                live.add(seq);
+            } else {
+                long seq = live.remove(random.nextInt(live.size()));
+                int node = ids.remove(seq);
+                store.removeOwner(node, store.ownerAt(node, 0));
+                assertThat(store.ownerCount(node)).isZero();
+                store.free(node);
+                reference.remove(seq);
+            }
+            if (step % 20_000 == 0) {
+                check(store, reference, ids);
+            }
+        }
+        check(store, reference, ids);
+    }
+
+    private static void check(NodeStore store, Map<Long, Info> reference, Map<Long, Integer> ids) {
+        assertThat(store.liveCount()).isEqualTo(reference.size());
+        reference.forEach((seq, info) -> {
+            int node = store.findBySeq(seq);
+            assertThat(node).isEqualTo(ids.get(seq));
+            assertThat(store.localHash(node)).isEqualTo(info.local());
+        });
+        assertThat(store.findBySeq(123L)).isEqualTo(NodeStore.NONE);
+        // every (parent, local) key lists exactly the live nodes with that key
+        Map<Info, List<Integer>> expected = new HashMap<>();
+        reference.forEach((seq, info) -> expected.computeIfAbsent(info, k -> new ArrayList<>()).add(ids.get(seq)));
+        IntArrayList children = new IntArrayList();
+        expected.forEach((key, nodes) -> {
+            store.children(key.hasParent(), key.parent(), key.local(), children);
+            assertThat((List<Integer>) children).as("children of %s", key).containsExactlyInAnyOrderElementsOf(nodes);
+        });
+        store.children(true, 12345, 1, children);
+        assertThat((List<Integer>) children).isEmpty();
+    }
+
+    @Test
+    void ownerSetsGrowAndShrink() {
+        NodeStore store = new NodeStore();
+        int node = store.create(1, false, 0, 5);
+        for (int code = 0; code < 300; code++) {
+            assertThat(store.addOwner(node, code)).isTrue();
+        }
+        assertThat(store.addOwner(node, 17)).isFalse();
+        assertThat(store.ownerCount(node)).isEqualTo(300);
+        for (int code = 0; code < 300; code += 2) {
+            assertThat(store.removeOwner(node, code)).isTrue();
+        }
+        assertThat(store.removeOwner(node, 0)).isFalse();
+        assertThat(store.ownerCount(node)).isEqualTo(150);
+        for (int code = 1; code < 300; code += 2) {
+            assertThat(store.hasOwner(node, code)).isTrue();
+            assertThat(store.hasOwner(node, code - 1)).isFalse();
+        }
+        boolean[] slots = new boolean[100];
+        slots[0] = true; // codes 1 and 3 (slot 0, tiers 1 and 3)
+        assertThat(store.removeOwnersOfSlots(node, slots)).isEqualTo(2);
+        assertThat(store.ownerCount(node)).isEqualTo(148);
+    }
+
+    @Test
+    void ownersMoveBetweenTheInlineWordAndSharedLists() {
+        NodeStore store = new NodeStore();
+        int a = store.create(1, false, 0, 1);
+        int b = store.create(2, true, 1, 2);
+        assertThat(store.ownerCount(a)).isZero();
+        assertThat(store.singleOwner(a)).isEqualTo(NodeStore.NONE);
+        store.addOwner(a, 5);
+        assertThat(store.singleOwner(a)).isEqualTo(5);
+        assertThat(store.ownerList(a)).isNull();
+        store.addOwner(a, 6);
+        store.addOwner(b, 7);
+        store.addOwner(b, 8);
+        assertThat(store.singleOwner(a)).isEqualTo(NodeStore.NONE);
+        assertThat(store.ownerList(a)).startsWith(2, 5, 6);
+        assertThat(store.ownerList(b)).startsWith(2, 7, 8);
+        assertThat(store.removeOwner(a, 5)).isTrue();
+        assertThat(store.singleOwner(a)).isEqualTo(6);
+        assertThat(store.ownerList(a)).isNull();
+        assertThat(store.ownerList(b)).as("b's list untouched by a's").startsWith(2, 7, 8);
+        store.addOwner(a, 9); // reuses the freed list
+        assertThat(store.ownerList(a)).startsWith(2, 6, 9);
+        assertThat(store.removeOwner(a, 6)).isTrue();
+        assertThat(store.removeOwner(a, 9)).isTrue();
+        assertThat(store.removeOwner(a, 9)).isFalse();
+        assertThat(store.ownerCount(a)).isZero();
+        assertThat(store.ownerCount(b)).isEqualTo(2);
+    }
+}
