@@ -184,7 +184,7 @@ class HelmChartTest {
         assertThat(((Number) indexer.get("spec", "replicas")).intValue()).isEqualTo(3);
         GenericKubernetesResource worker = generic(objects, "KvWorker");
         assertThat((String) worker.get("spec", "indexerRef")).isEqualTo(indexer.getMetadata().getName());
-        assertThat(((Number) worker.get("spec", "replayPort")).intValue()).isEqualTo(5558);
+        assertThat(((Number) worker.get("spec", "replayPort")).intValue()).isEqualTo(5600);
     }
 
     @Test
