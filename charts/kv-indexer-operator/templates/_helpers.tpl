@@ -72,7 +72,7 @@ Keep in sync with docs/README-packaging.md "RBAC" and packaging-tests HelmChartT
 - apiGroups: ["kvindexer.io"]
   resources: ["kvworkers"]
   verbs: ["get", "list", "watch", "patch"]
-# status: JSON merge patches (server-side apply is off)
+# status: JSON patches on the status subresource (server-side apply is off)
 - apiGroups: ["kvindexer.io"]
   resources: ["kvindexers/status", "kvworkers/status"]
   verbs: ["patch"]
