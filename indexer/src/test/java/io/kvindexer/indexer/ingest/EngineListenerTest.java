@@ -1,0 +1,591 @@
+package io.kvindexer.indexer.ingest;
+
+import io.kvindexer.indexer.event.StorageTier;
+import io.kvindexer.indexer.index.WorkerKey;
+import io.kvindexer.indexer.sim.EngineEventEncoder.Format;
+import io.kvindexer.indexer.sim.EngineEventEncoder.HashMode;
+import io.kvindexer.indexer.sim.EngineSimulator;
+import io.kvindexer.indexer.sim.EngineSimulator.ReplayLayout;
+import io.kvindexer.indexer.sim.SimEvent;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** EngineListener against a real EngineSimulator over real ZeroMQ sockets (loopback, OS-chosen ports). */
+class EngineListenerTest {
+
+    /** An instance id above Long.MAX_VALUE, so unsigned handling is exercised on the way. */
+    private static final long INSTANCE = 0xFFFF_FFFF_FFFF_FF00L;
+    private static final Duration PATIENCE = Duration.ofSeconds(60);
+
+    private final List<AutoCloseable> resources = new ArrayList<>();
+    private final RecordingSink sink = new RecordingSink();
+    private final CountingMetrics metrics = new CountingMetrics();
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            resources.get(i).close();
+        }
+    }
+
+    private EngineSimulator simulator(EngineSimulator.Options options) {
+        EngineSimulator sim = EngineSimulator.start(options);
+        resources.add(sim);
+        return sim;
+    }
+
+    private EngineSimulator simulator() {
+        return simulator(EngineSimulator.Options.defaults());
+    }
+
+    private EngineListener listener(ListenerSpec spec, SequenceWatermark watermark, ReadyGate gate,
+                                    Duration replayTimeout) {
+        EngineListener listener = new EngineListener(spec, watermark, sink, gate, EngineListener.Options.defaults()
+                .withMetrics(metrics).withReplayTimeout(replayTimeout));
+        resources.add(listener);
+        listener.start();
+        return listener;
+    }
+
+    private EngineListener listener(EngineSimulator sim, SequenceWatermark watermark) {
+        return listener(new ListenerSpec(INSTANCE, sim.options().dpRank(), sim.endpoint(), sim.replayEndpoint()),
+                watermark, ReadyGate.open(), Duration.ofSeconds(10));
+    }
+
+    /** Active and known to the publisher: everything published from now on reaches the SUB socket. */
+    private static void awaitConnected(EngineListener listener, EngineSimulator sim, int subscriptions) {
+        await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.ACTIVE
+                && sim.subscriptions() >= subscriptions);
+    }
+
+    private void awaitSameState(EngineSimulator sim) {
+        await().atMost(PATIENCE).untilAsserted(() ->
+                assertThat(sink.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth()));
+    }
+
+    private static void awaitWatermark(SequenceWatermark watermark, long seq) {
+        await().atMost(PATIENCE).until(() -> watermark.get() == seq);
+    }
+
+    private static int[] tokens(int from, int count) {
+        return IntStream.range(from, from + count).toArray();
+    }
+
+    private static long[] hashes(int[] tokens) {
+        return EngineSimulator.sequenceHashes(tokens, 4, null);
+    }
+
+    /** A little workload on one rank: two requests sharing a prefix, an eviction, a host-tier store. */
+    private static void workload(EngineSimulator sim, int salt) {
+        int[] a = tokens(salt * 1000, 16);
+        int[] b = IntStream.concat(IntStream.of(tokens(salt * 1000, 8)), IntStream.of(tokens(salt * 1000 + 500, 8)))
+                .toArray();
+        sim.storeSequence(a, 4).join();
+        sim.storeSequence(b, 4).join();
+        long[] ha = hashes(a);
+        sim.publish(EngineSimulator.removed(new long[] {ha[3]}, "GPU")).join();
+        sim.publish(EngineSimulator.stored(new long[] {ha[0]}, null, tokens(salt * 1000, 4), 4, "CPU", null)).join();
+    }
+
+    // ---- end to end ------------------------------------------------------------------------------------
+
+    @ParameterizedTest
+    @EnumSource(Format.class)
+    void everyEventEncodingArrivesAsTheEngineStateWithItsDpRank(Format format) {
+        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withFormat(format).withDpRank(2)
+                .withHashMode(format == Format.SGLANG7 ? HashMode.I64 : HashMode.U64));
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        awaitConnected(listener, sim, 1);
+
+        workload(sim, 1);
+        sim.publish(EngineSimulator.cleared()).join();
+        workload(sim, 2);
+
+        awaitWatermark(watermark, sim.nextSeq() - 1);
+        awaitSameState(sim);
+        assertThat(sim.groundTruth()).containsKey(new EngineSimulator.Holder(2, StorageTier.DEVICE));
+        // v0.9.0 events carry no medium: the CPU store can only land on the device tier
+        assertThat(sim.groundTruth().containsKey(new EngineSimulator.Holder(2, StorageTier.HOST_PINNED)))
+                .isEqualTo(format != Format.ARRAY6);
+        assertThat(sim.replayRequests()).isZero();
+        assertThat(metrics.get("gaps")).isZero();
+    }
+
+    @ParameterizedTest
+    @EnumSource(HashMode.class)
+    void hashModesDecodeToTheSameKeys(HashMode mode) {
+        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withHashMode(mode));
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        awaitConnected(listener, sim, 1);
+
+        long high = 0xF000_0000_0000_0001L; // >= 2^63: uint64 on the wire, negative as i64
+        sim.publish(EngineSimulator.stored(new long[] {high, 5}, null, tokens(1, 8), 4, "GPU", null)).join();
+
+        awaitWatermark(watermark, 0);
+        assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE)).containsExactlyInAnyOrder(high, 5L);
+    }
+
+    @Test
+    void contiguousSeqsNeedNoReplay() {
+        EngineSimulator sim = simulator();
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        awaitConnected(listener, sim, 1);
+
+        for (int i = 0; i < 30; i++) {
+            sim.storeSequence(tokens(i * 100, 8), 4);
+        }
+        awaitWatermark(watermark, 29);
+        awaitSameState(sim);
+        assertThat(metrics.get("applied")).isEqualTo(30);
+        assertThat(metrics.get("gaps")).isZero();
+        assertThat(sim.replayRequests()).isZero();
+        assertThat(listener.snapshot()).isEqualTo(new ListenerSnapshot(sim.endpoint(), ListenerStatus.ACTIVE, null));
+    }
+
+    @Test
+    void batchRankOverridesTheRegisteredRankAndNilKeepsIt() {
+        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withDpRank(1));
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        awaitConnected(listener, sim, 1);
+
+        sim.publishWithRank(5, List.of(EngineSimulator.stored(new long[] {50}, null, tokens(0, 4), 4, "GPU", null)));
+        sim.publishWithRank(null, List.of(EngineSimulator.stored(new long[] {10}, null, tokens(0, 4), 4, "GPU", null)))
+                .join();
+
+        awaitWatermark(watermark, 1);
+        assertThat(sink.held(new WorkerKey(INSTANCE, 5), StorageTier.DEVICE)).containsExactly(50L);
+        assertThat(sink.held(new WorkerKey(INSTANCE, 1), StorageTier.DEVICE)).containsExactly(10L);
+    }
+
+    @Test
+    void unknownEventsEmptyBatchesAndMixedShapesAreAccepted() {
+        EngineSimulator sim = simulator();
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        awaitConnected(listener, sim, 1);
+
+        sim.publish(new SimEvent.Unknown("BlockInactive", new long[] {1}),
+                EngineSimulator.stored(new long[] {1}, null, tokens(0, 4), 4, "GPU", null));
+        sim.publish(List.of());
+        sim.publish(new SimEvent.Shaped(EngineSimulator.stored(new long[] {2}, 1L, tokens(4, 4), 4, "GPU", null),
+                Format.ARRAY12), EngineSimulator.stored(new long[] {3}, 2L, tokens(8, 4), 4, "GPU", null)).join();
+
+        awaitWatermark(watermark, 2);
+        assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE)).containsExactlyInAnyOrder(1L, 2L, 3L);
+        assertThat(metrics.get("unknown")).isEqualTo(1);
+        assertThat(metrics.get("applied")).isEqualTo(3);
+    }
+
+    // ---- gaps and replay -------------------------------------------------------------------------------
+
+    @ParameterizedTest
+    @EnumSource(ReplayLayout.class)
+    void gapIsReplayedToTheExactEngineState(ReplayLayout layout) {
+        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withReplayLayout(layout)
+                .withTopic("kv@10.0.0.7@llama"));
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        awaitConnected(listener, sim, 1);
+
+        workload(sim, 1);
+        awaitWatermark(watermark, 3);
+        sim.dropLive(4);
+        workload(sim, 2); // seqs 4..7 buffered, never sent live
+        long[] first = hashes(tokens(1000, 16));
+        sim.publish(EngineSimulator.removed(new long[] {first[0]}, "GPU")).join(); // seq 8, live
+
+        awaitWatermark(watermark, 8);
+        awaitSameState(sim);
+        assertThat(sim.lastReplayStart()).isEqualTo(4);
+        assertThat(metrics.get("replay.ok")).isEqualTo(1);
+        assertThat(metrics.get("replay.recovered")).isEqualTo(5); // 4..7 plus 8 itself, which the engine replays too
+        assertThat(metrics.get("gaps.missing")).isEqualTo(4);
+        assertThat(listener.lastError()).isNull();
+    }
+
+    @Test
+    void slowJoinerReplaysFromZero() {
+        EngineSimulator sim = simulator();
+        workload(sim, 1); // seqs 0..3, before anyone listens
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        awaitConnected(listener, sim, 1);
+
+        sim.storeSequence(tokens(7000, 8), 4).join(); // seq 4: the first one this listener sees
+
+        awaitWatermark(watermark, 4);
+        awaitSameState(sim);
+        assertThat(sim.lastReplayStart()).isZero();
+        assertThat(metrics.get("replay.ok")).isEqualTo(1);
+        // Dynamo's initial_gap_replays_from_zero_and_replayed_seq_becomes_stale: the live seq 4 came back in the
+        // replay, so the live copy is skipped
+        assertThat(metrics.get("stale")).isEqualTo(1);
+        assertThat(metrics.get("applied")).isEqualTo(5);
+    }
+
+    @Test
+    void aNewListenerSeeingTheWatermarkSeqAgainSkipsItWithoutARestart() {
+        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withStartSeq(4));
+        SequenceWatermark watermark = new SequenceWatermark();
+        watermark.set(4); // applied up to 4 by an earlier registration
+        EngineListener listener = listener(sim, watermark);
+        awaitConnected(listener, sim, 1);
+
+        sim.storeSequence(tokens(0, 8), 4); // seq 4 again: a duplicate
+        sim.storeSequence(tokens(100, 8), 4).join(); // seq 5
+
+        awaitWatermark(watermark, 5);
+        assertThat(sink.restarts()).isEmpty();
+        assertThat(metrics.get("stale")).isEqualTo(1);
+        assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE))
+                .containsExactlyInAnyOrder(hashes(tokens(100, 8))[0], hashes(tokens(100, 8))[1]);
+    }
+
+    @Test
+    void startOlderThanTheEngineBufferIsNoticed() {
+        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withBufferSteps(4));
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        awaitConnected(listener, sim, 1);
+
+        sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
+        awaitWatermark(watermark, 0);
+        sim.dropLive(10);
+        for (int i = 1; i <= 10; i++) {
+            sim.storeSequence(tokens(i * 100, 8), 4); // seqs 1..10; the buffer keeps 7..10
+        }
+        sim.storeSequence(tokens(5000, 8), 4).join(); // seq 11, live; buffer 8..11
+
+        awaitWatermark(watermark, 11);
+        await().atMost(PATIENCE).until(() -> metrics.get("replay.incomplete") == 1);
+        assertThat(listener.lastError()).isEqualTo("replay incomplete: engine buffer starts at 8, requested 1");
+        assertThat(listener.status()).isEqualTo(ListenerStatus.ACTIVE);
+        WorkerKey worker = new WorkerKey(INSTANCE, 0);
+        for (int i = 1; i <= 7; i++) { // lost for good: older than the engine's buffer
+            assertThat(sink.held(worker, StorageTier.DEVICE)).doesNotContain(hashes(tokens(i * 100, 8))[0]);
+        }
+        for (int i = 8; i <= 10; i++) { // replayed from the buffer
+            assertThat(sink.held(worker, StorageTier.DEVICE)).contains(hashes(tokens(i * 100, 8))[0]);
+        }
+    }
+
+    @Test
+    void skippedSeqsCannotBeReplayedAndAreReported() {
+        EngineSimulator sim = simulator();
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        awaitConnected(listener, sim, 1);
+
+        sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
+        sim.skip(3);
+        sim.storeSequence(tokens(100, 8), 4).join(); // seq 4
+
+        awaitWatermark(watermark, 4);
+        await().atMost(PATIENCE).until(() -> metrics.get("replay.incomplete") == 1);
+        assertThat(listener.lastError()).isEqualTo("replay incomplete: engine buffer starts at 4, requested 1");
+        awaitSameState(sim); // nothing was in the skipped seqs
+    }
+
+    @Test
+    void silentReplayRouterTimesOutAndLiveBatchesFlowOn() {
+        EngineSimulator sim = simulator();
+        sim.silentReplay(true);
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
+                watermark, ReadyGate.open(), Duration.ofMillis(300));
+        awaitConnected(listener, sim, 1);
+
+        sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
+        awaitWatermark(watermark, 0);
+        sim.dropLive(1);
+        sim.storeSequence(tokens(100, 8), 4).join(); // seq 1, lost
+        sim.storeSequence(tokens(200, 8), 4).join(); // seq 2 -> replay, never answered
+
+        await().atMost(PATIENCE).until(() -> metrics.get("replay.timeout") == 1);
+        assertThat(listener.lastError()).startsWith("replay from 1 timed out after 300 ms");
+        awaitWatermark(watermark, 2);
+
+        sim.storeSequence(tokens(300, 8), 4).join(); // seq 3
+        awaitWatermark(watermark, 3);
+        assertThat(listener.status()).isEqualTo(ListenerStatus.ACTIVE);
+        assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE))
+                .contains(hashes(tokens(300, 8))[1]).doesNotContain(hashes(tokens(100, 8))[0]);
+
+        // the replay socket still works once the engine answers again
+        sim.silentReplay(false);
+        sim.dropLive(1);
+        sim.storeSequence(tokens(400, 8), 4).join(); // seq 4, lost
+        sim.storeSequence(tokens(500, 8), 4).join(); // seq 5
+        awaitWatermark(watermark, 5);
+        await().atMost(PATIENCE).until(() -> metrics.get("replay.ok") == 1);
+        assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE)).contains(hashes(tokens(400, 8))[0]);
+    }
+
+    @Test
+    void liveRemovedArrivingDuringAReplayIsAppliedAfterTheReplayedStored() {
+        EngineSimulator sim = simulator();
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        awaitConnected(listener, sim, 1);
+
+        long a = 4242;
+        sim.publish(EngineSimulator.stored(new long[] {1}, null, tokens(0, 4), 4, "GPU", null)).join(); // seq 0
+        awaitWatermark(watermark, 0);
+        sim.deferReplays(true);
+        sim.dropLive(1);
+        sim.publish(EngineSimulator.stored(new long[] {a}, 1L, tokens(4, 4), 4, "GPU", null)); // seq 1, lost live
+        sim.publish(EngineSimulator.stored(new long[] {7}, null, tokens(9, 4), 4, "GPU", null)).join(); // seq 2
+        await().atMost(PATIENCE).until(() -> sim.deferredReplayRequests() == 1); // the listener is in its replay
+        sim.publish(EngineSimulator.removed(new long[] {a}, "GPU")).join(); // seq 3, live, while it waits
+        sim.releaseDeferredReplays().join(); // answers with seqs 1..2 only (the buffer when asked)
+
+        awaitWatermark(watermark, 3);
+        assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE)).doesNotContain(a);
+        List<String> log = sink.log();
+        String key = new WorkerKey(INSTANCE, 0).toString();
+        assertThat(log.indexOf(key + " stored " + a)).isLessThan(log.indexOf(key + " removed " + a));
+        awaitSameState(sim);
+    }
+
+    @Test
+    void publisherRestartDropsTheWorkerAndStartsOver() {
+        EngineSimulator sim = simulator();
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        awaitConnected(listener, sim, 1);
+
+        workload(sim, 1);
+        awaitWatermark(watermark, 3);
+        sim.restart();
+        sim.storeSequence(tokens(9000, 8), 4).join(); // seq 0 of the new engine process
+
+        await().atMost(PATIENCE).until(() -> sink.restarts().size() == 1);
+        assertThat(sink.restarts()).containsExactly(new WorkerKey(INSTANCE, 0));
+        awaitWatermark(watermark, 0);
+        awaitSameState(sim);
+        assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.HOST_PINNED)).isEmpty();
+        assertThat(metrics.get("restarts")).isEqualTo(1);
+
+        sim.storeSequence(tokens(9100, 8), 4).join(); // seq 1 continues normally
+        awaitWatermark(watermark, 1);
+        awaitSameState(sim);
+        assertThat(sink.restarts()).hasSize(1);
+    }
+
+    @Test
+    void watermarkOutlivesTheListenerAndTheNextOneReplaysFromLastPlusOne() {
+        EngineSimulator sim = simulator();
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener first = listener(sim, watermark);
+        awaitConnected(first, sim, 1);
+        workload(sim, 1); // seqs 0..3
+        awaitWatermark(watermark, 3);
+        first.close(); // unregister
+
+        sim.storeSequence(tokens(300, 8), 4).join(); // seq 4, nobody listens
+        sim.storeSequence(tokens(400, 8), 4).join(); // seq 5
+
+        EngineListener second = listener(sim, watermark); // register again, same watermark
+        awaitConnected(second, sim, 2);
+        sim.storeSequence(tokens(500, 8), 4).join(); // seq 6
+
+        awaitWatermark(watermark, 6);
+        awaitSameState(sim);
+        assertThat(sim.lastReplayStart()).isEqualTo(4);
+        assertThat(sink.restarts()).isEmpty();
+    }
+
+    @Test
+    void restartSeenByANewListenerThroughTheWatermark() {
+        EngineSimulator sim = simulator();
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener first = listener(sim, watermark);
+        awaitConnected(first, sim, 1);
+        workload(sim, 1); // seqs 0..3
+        awaitWatermark(watermark, 3);
+        first.close();
+
+        sim.restart();
+        sim.storeSequence(tokens(300, 8), 4).join(); // seq 0 of a new process, nobody listens
+
+        EngineListener second = listener(sim, watermark);
+        awaitConnected(second, sim, 2);
+        sim.storeSequence(tokens(400, 8), 4).join(); // seq 1 < watermark 3: restarted
+
+        awaitWatermark(watermark, 1);
+        assertThat(sink.restarts()).containsExactly(new WorkerKey(INSTANCE, 0));
+        awaitSameState(sim); // seq 0 of the new process came back by replay from 0
+    }
+
+    // ---- malformed input -------------------------------------------------------------------------------
+
+    @Test
+    void malformedMessagesAreCountedAndSkipped() {
+        EngineSimulator sim = simulator();
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        awaitConnected(listener, sim, 1);
+
+        sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
+        awaitWatermark(watermark, 0);
+        sim.sendRaw(new byte[0], new byte[8]);
+        sim.sendRaw(new byte[0], new byte[8], new byte[] {(byte) 0x90}, new byte[0]);
+        sim.sendRaw(new byte[0], new byte[7], new byte[] {(byte) 0x90});
+        sim.publishPayload(new byte[] {(byte) 0xc1, 0x01, 0x02}); // seq 1: not msgpack
+        sim.storeSequence(tokens(100, 8), 4).join(); // seq 2
+
+        awaitWatermark(watermark, 2);
+        assertThat(metrics.get("malformed.frame_count")).isEqualTo(2);
+        assertThat(metrics.get("malformed.seq_length")).isEqualTo(1);
+        assertThat(metrics.sumStartingWith("decode.")).isGreaterThanOrEqualTo(1);
+        assertThat(listener.status()).isEqualTo(ListenerStatus.ACTIVE);
+        awaitSameState(sim);
+    }
+
+    // ---- lifecycle -------------------------------------------------------------------------------------
+
+    /** Also Dynamo's zmq_buffers_messages_during_brief_delay: 10 messages sent while not draining arrive in order. */
+    @Test
+    void readyGateHoldsDeliveryAndMessagesSentMeanwhileArriveInOrder() {
+        EngineSimulator sim = simulator();
+        SequenceWatermark watermark = new SequenceWatermark();
+        ReadyGate gate = new ReadyGate();
+        EngineListener listener = listener(new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
+                watermark, gate, Duration.ofSeconds(10));
+        await().atMost(PATIENCE).until(() -> sim.subscriptions() >= 1); // connected, gate still closed
+
+        List<Long> expected = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            expected.add((long) (1000 + i));
+            sim.publish(EngineSimulator.stored(new long[] {1000 + i}, null, tokens(i * 4, 4), 4, "GPU", null))
+                    .join();
+        }
+        assertThat(listener.status()).isEqualTo(ListenerStatus.PENDING);
+        assertThat(sink.batches()).isZero();
+
+        gate.openGate();
+        awaitWatermark(watermark, 9);
+        assertThat(listener.status()).isEqualTo(ListenerStatus.ACTIVE);
+        String key = new WorkerKey(INSTANCE, 0).toString();
+        assertThat(sink.log()).containsExactlyElementsOf(expected.stream().map(h -> key + " stored " + h).toList());
+        assertThat(sim.replayRequests()).as("all came from the SUB queue").isZero();
+    }
+
+    @Test
+    void pauseDropsTheSocketAndResumeCatchesUpWithTheSameWatermark() {
+        EngineSimulator sim = simulator();
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        awaitConnected(listener, sim, 1);
+        workload(sim, 1);
+        awaitWatermark(watermark, 3);
+
+        assertThat(listener.pause()).isTrue();
+        assertThat(listener.status()).isEqualTo(ListenerStatus.PAUSED);
+        assertThat(listener.pause()).isFalse();
+        workload(sim, 2); // seqs 4..7 while paused
+        assertThat(watermark.get()).isEqualTo(3);
+
+        assertThat(listener.resume()).isTrue();
+        assertThat(listener.resume()).isFalse();
+        awaitConnected(listener, sim, 2);
+        sim.storeSequence(tokens(8000, 8), 4).join(); // seq 8
+
+        awaitWatermark(watermark, 8);
+        awaitSameState(sim);
+        assertThat(sim.lastReplayStart()).isEqualTo(4);
+    }
+
+    /** Dynamo's zmq_subscriber_connects_before_publisher_bind. */
+    @Test
+    void subscriberConnectedBeforeThePublisherBindsStillReceives() throws IOException {
+        int port;
+        try (ServerSocket probe = new ServerSocket(0)) {
+            port = probe.getLocalPort();
+        }
+        String endpoint = "tcp://127.0.0.1:" + port;
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(new ListenerSpec(INSTANCE, 0, endpoint, null), watermark,
+                ReadyGate.open(), Duration.ofSeconds(10));
+        await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.ACTIVE);
+
+        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withEndpoint(endpoint)
+                .withReplayEndpoint(null));
+        await().atMost(PATIENCE).until(() -> sim.subscriptions() >= 1);
+        sim.storeSequence(tokens(0, 8), 4).join();
+
+        awaitWatermark(watermark, 0);
+        awaitSameState(sim);
+    }
+
+    @Test
+    void withoutReplayEndpointAGapIsCountedAndLiveGoesOn() {
+        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withReplayEndpoint(null));
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        awaitConnected(listener, sim, 1);
+
+        sim.storeSequence(tokens(0, 8), 4).join();
+        sim.dropLive(2);
+        sim.storeSequence(tokens(100, 8), 4);
+        sim.storeSequence(tokens(200, 8), 4);
+        sim.storeSequence(tokens(300, 8), 4).join(); // seq 3
+
+        awaitWatermark(watermark, 3);
+        assertThat(metrics.get("lost")).isEqualTo(2);
+        assertThat(listener.status()).isEqualTo(ListenerStatus.ACTIVE);
+    }
+
+    @Test
+    void badEndpointFailsWithTheConnectErrorAndResumeRetries() {
+        EngineListener listener = listener(new ListenerSpec(INSTANCE, 3, "tcp://no-port-here", null),
+                new SequenceWatermark(), ReadyGate.open(), Duration.ofSeconds(10));
+
+        await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.FAILED);
+        assertThat(listener.lastError()).startsWith("failed to connect ZMQ SUB socket to tcp://no-port-here: ");
+        assertThat(listener.pause()).isFalse();
+        assertThat(listener.resume()).isTrue();
+        await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.FAILED);
+        assertThat(listener.lastError()).startsWith("failed to connect ZMQ SUB socket to tcp://no-port-here: ");
+    }
+
+    @Test
+    void closeStopsDelivery() {
+        EngineSimulator sim = simulator();
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        awaitConnected(listener, sim, 1);
+        sim.storeSequence(tokens(0, 8), 4).join();
+        awaitWatermark(watermark, 0);
+
+        listener.close();
+        sim.storeSequence(tokens(100, 8), 4).join();
+        // a second listener on the same stream proves the batch was sent; the closed one must not apply it
+        SequenceWatermark other = new SequenceWatermark();
+        EngineListener witness = new EngineListener(new ListenerSpec(INSTANCE + 1, 0, sim.endpoint(),
+                sim.replayEndpoint()), other, sink, ReadyGate.open(), EngineListener.Options.defaults());
+        resources.add(witness);
+        witness.start();
+        awaitConnected(witness, sim, 2);
+        sim.storeSequence(tokens(200, 8), 4).join();
+        awaitWatermark(other, 2);
+        assertThat(watermark.get()).isZero();
+        assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE)).hasSize(2);
+    }
+}

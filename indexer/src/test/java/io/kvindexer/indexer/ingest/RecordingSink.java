@@ -1,0 +1,94 @@
+package io.kvindexer.indexer.ingest;
+
+import io.kvindexer.indexer.event.AllBlocksCleared;
+import io.kvindexer.indexer.event.BlockRemoved;
+import io.kvindexer.indexer.event.BlockStored;
+import io.kvindexer.indexer.event.KvEvent;
+import io.kvindexer.indexer.event.StorageTier;
+import io.kvindexer.indexer.index.WorkerKey;
+import io.kvindexer.indexer.sim.EngineSimulator;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A BatchSink that keeps, per (worker, tier), the set of engine hashes held (stored minus removed minus
+ * cleared, the same rule as the simulator's ground truth), plus the order of everything applied.
+ */
+final class RecordingSink implements BatchSink {
+
+    private final Map<WorkerKey, Map<StorageTier, Set<Long>>> held = new HashMap<>();
+    private final List<String> log = new ArrayList<>();
+    private final List<WorkerKey> restarts = new ArrayList<>();
+    private int batches;
+
+    @Override
+    public synchronized void apply(WorkerKey worker, List<KvEvent> events) {
+        batches++;
+        Map<StorageTier, Set<Long>> tiers = held.computeIfAbsent(worker, k -> new HashMap<>());
+        for (KvEvent event : events) {
+            switch (event) {
+                case BlockStored s -> {
+                    Set<Long> set = tiers.computeIfAbsent(s.tier(), k -> new HashSet<>());
+                    for (long h : s.blockHashes()) {
+                        set.add(h);
+                        log.add(worker + " stored " + Long.toUnsignedString(h));
+                    }
+                }
+                case BlockRemoved r -> {
+                    Set<Long> set = tiers.computeIfAbsent(r.tier(), k -> new HashSet<>());
+                    for (long h : r.blockHashes()) {
+                        set.remove(h);
+                        log.add(worker + " removed " + Long.toUnsignedString(h));
+                    }
+                }
+                case AllBlocksCleared c -> {
+                    tiers.clear();
+                    log.add(worker + " cleared");
+                }
+            }
+        }
+    }
+
+    @Override
+    public synchronized void publisherRestarted(WorkerKey worker) {
+        restarts.add(worker);
+        held.remove(worker);
+        log.add(worker + " restarted");
+    }
+
+    synchronized Set<Long> held(WorkerKey worker, StorageTier tier) {
+        return Set.copyOf(held.getOrDefault(worker, Map.of()).getOrDefault(tier, Set.of()));
+    }
+
+    /** What the sink holds in the simulator's ground-truth shape, for one instance. */
+    synchronized Map<EngineSimulator.Holder, Set<Long>> asGroundTruth(long instanceId) {
+        Map<EngineSimulator.Holder, Set<Long>> out = new HashMap<>();
+        held.forEach((worker, tiers) -> {
+            if (worker.instanceId() == instanceId) {
+                tiers.forEach((tier, set) -> {
+                    if (!set.isEmpty()) {
+                        out.put(new EngineSimulator.Holder(worker.dpRank(), tier), Set.copyOf(set));
+                    }
+                });
+            }
+        });
+        return out;
+    }
+
+    synchronized List<String> log() {
+        return List.copyOf(log);
+    }
+
+    synchronized List<WorkerKey> restarts() {
+        return List.copyOf(restarts);
+    }
+
+    synchronized int batches() {
+        return batches;
+    }
+}
