@@ -65,6 +65,13 @@ class DashboardTest {
 
     /** Metric families queried by the dashboard ({@code _bucket}/{@code _count}/{@code _sum} folded into their histogram). */
     static Set<String> dashboardMetrics() {
+        if (dashboard == null) {
+            try {
+                load();
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
         Set<String> names = new TreeSet<>();
         for (JsonNode panel : dashboard.get("panels")) {
             for (JsonNode target : panel.path("targets")) {
