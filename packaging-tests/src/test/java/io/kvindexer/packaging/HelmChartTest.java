@@ -188,6 +188,19 @@ class HelmChartTest {
     }
 
     @Test
+    void theChartsExampleResourcesValidateAgainstTheCrdSchemas() {
+        CrdSchemas schemas = CrdSchemas.load(RepoFiles.chart().resolve("crds"));
+        List<HasMetadata> objects = render(t -> t.set("example.enabled", "true"));
+
+        List<GenericKubernetesResource> ours = all(objects, GenericKubernetesResource.class);
+        assertThat(ours).extracting(GenericKubernetesResource::getKind).containsExactlyInAnyOrder("KvIndexer", "KvWorker");
+        for (GenericKubernetesResource resource : ours) {
+            com.fasterxml.jackson.databind.JsonNode tree = CrdSchemas.YAML.valueToTree(resource);
+            assertThat(schemas.validate(tree)).as("schema errors of the chart's example %s", resource.getKind()).isEmpty();
+        }
+    }
+
+    @Test
     void withoutLeaderElectionThereIsNoLeaseRoleAndUpgradesRecreate() {
         List<HasMetadata> objects = render(t -> t.set("leaderElection.enabled", "false"));
 
