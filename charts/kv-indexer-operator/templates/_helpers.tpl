@@ -95,6 +95,10 @@ Keep in sync with docs/README-packaging.md "RBAC" and packaging-tests HelmChartT
 - apiGroups: ["policy"]
   resources: ["poddisruptionbudgets"]
   verbs: ["get", "list", "watch", "create", "update", "delete"]
+# the optional ServiceMonitor of a KvIndexer (spec.serviceMonitor): read, create-or-update, delete when switched off
+- apiGroups: ["monitoring.coreos.com"]
+  resources: ["servicemonitors"]
+  verbs: ["get", "create", "update", "delete"]
 # Kubernetes Events on our resources (registrations, failures)
 - apiGroups: [""]
   resources: ["events"]
