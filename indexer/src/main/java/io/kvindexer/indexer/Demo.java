@@ -1,0 +1,118 @@
+package io.kvindexer.indexer;
+
+import io.kvindexer.indexer.registry.Registration;
+import io.kvindexer.indexer.registry.RegistryException;
+import io.kvindexer.indexer.sim.EngineSimulator;
+import io.kvindexer.indexer.sim.PrefixCacheEngine;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+/**
+ * {@code --demo}: three embedded engine simulators on loopback (vLLM-compatible PUB + replay ROUTER) serving a
+ * small generated workload — a shared system prompt, per-engine conversations, evictions — registered with this
+ * indexer, so that {@code /workers}, {@code /query} and {@code /metrics} show live data at once.
+ */
+final class Demo implements AutoCloseable {
+
+    static final String MODEL = "demo-model";
+    static final int BLOCK_SIZE = 16;
+    private static final int ENGINES = 3;
+    private static final int SYSTEM_PROMPT_TOKENS = 64;
+
+    private final List<EngineSimulator> sims = new ArrayList<>();
+    private final List<PrefixCacheEngine> caches = new ArrayList<>();
+    private final Thread traffic;
+    private final int[] exampleQuery;
+
+    private Demo(IndexerApp app) throws RegistryException {
+        for (int i = 0; i < ENGINES; i++) {
+            EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
+            sims.add(sim);
+            caches.add(new PrefixCacheEngine(256, BLOCK_SIZE));
+            app.workers().register(new Registration(i + 1, sim.endpoint(), MODEL, "default", BLOCK_SIZE, 0,
+                    sim.replayEndpoint()));
+        }
+        // engine 1 holds the system prompt plus a conversation; engine 2 only the system prompt
+        exampleQuery = concat(systemPrompt(), conversation(1, 48));
+        serve(0, exampleQuery);
+        serve(1, concat(systemPrompt(), conversation(2, 32)));
+        traffic = Thread.ofVirtual().name("demo-traffic").start(this::trafficLoop);
+    }
+
+    static Demo start(IndexerApp app) {
+        try {
+            return new Demo(app);
+        } catch (RegistryException e) {
+            throw new IllegalStateException("demo registration failed: " + e.getMessage(), e);
+        }
+    }
+
+    private void serve(int engine, int[] tokens) {
+        PrefixCacheEngine.Served served;
+        synchronized (caches.get(engine)) {
+            served = caches.get(engine).serve(tokens);
+        }
+        if (!served.events().isEmpty()) {
+            try {
+                sims.get(engine).publish(served.events()).get(10, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** A request every half second on a random engine: mostly the shared prompt plus a fresh conversation. */
+    private void trafficLoop() {
+        Random random = new Random(42);
+        try {
+            while (!Thread.currentThread().isInterrupted()) {
+                Thread.sleep(500);
+                int engine = random.nextInt(ENGINES);
+                int[] convo = conversation(100 + random.nextInt(50), 16 + random.nextInt(64));
+                serve(engine, random.nextInt(4) == 0 ? convo : concat(systemPrompt(), convo));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Three ready-to-paste curl lines for this server. */
+    String curls(String base) {
+        String tokens = IntStream.of(exampleQuery).mapToObj(Integer::toString).collect(Collectors.joining(","));
+        return "\nkv-indexer demo: " + ENGINES + " simulated engines publish KV events for model \"" + MODEL
+                + "\" (block size " + BLOCK_SIZE + "). Try:\n"
+                + "  curl -s " + base + "/workers\n"
+                + "  curl -s -X POST " + base + "/query -H 'Content-Type: application/json' -d '{\"model_name\":\""
+                + MODEL + "\",\"token_ids\":[" + tokens + "]}'\n"
+                + "  curl -s " + base + "/metrics | grep dynamo_kv\n";
+    }
+
+    static int[] systemPrompt() {
+        return IntStream.rangeClosed(1, SYSTEM_PROMPT_TOKENS).toArray();
+    }
+
+    /** A deterministic conversation body, different per id. */
+    static int[] conversation(int id, int length) {
+        return IntStream.range(0, length).map(i -> 1000 * id + i).toArray();
+    }
+
+    private static int[] concat(int[] a, int[] b) {
+        return IntStream.concat(IntStream.of(a), IntStream.of(b)).toArray();
+    }
+
+    int[] exampleQuery() {
+        return exampleQuery.clone();
+    }
+
+    @Override
+    public void close() {
+        traffic.interrupt();
+        sims.forEach(EngineSimulator::close);
+    }
+
+}

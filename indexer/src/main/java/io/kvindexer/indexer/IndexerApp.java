@@ -1,0 +1,201 @@
+package io.kvindexer.indexer;
+
+import io.helidon.webserver.WebServer;
+import io.kvindexer.indexer.http.IndexerRouting;
+import io.kvindexer.indexer.index.IndexOptions;
+import io.kvindexer.indexer.index.Indexers;
+import io.kvindexer.indexer.ingest.ListenerSnapshot;
+import io.kvindexer.indexer.ingest.EngineListener;
+import io.kvindexer.indexer.ingest.ReadyGate;
+import io.kvindexer.indexer.metrics.IndexerMetrics;
+import io.kvindexer.indexer.recovery.PeerRecovery;
+import io.kvindexer.indexer.recovery.StartupGate;
+import io.kvindexer.indexer.registry.ListenerFactory;
+import io.kvindexer.indexer.registry.PeerRegistry;
+import io.kvindexer.indexer.registry.Registration;
+import io.kvindexer.indexer.registry.RegistryException;
+import io.kvindexer.indexer.registry.WorkerEntry;
+import io.kvindexer.indexer.registry.WorkerRegistry;
+
+/**
+ * A running indexer: index, registry, listeners, HTTP server, recovery and the startup gate, started in the
+ * order of spec §6.1 except that HTTP opens first (design §2: {@code /health} answers at once, {@code /ready}
+ * tells when the rest is done). Used by {@link IndexerMain} and by end-to-end tests.
+ */
+public final class IndexerApp implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(IndexerApp.class.getName());
+
+    private final IndexerConfig config;
+    private final Indexers indexers;
+    private final WorkerRegistry workers;
+    private final PeerRegistry peers = new PeerRegistry();
+    private final IndexerMetrics metrics = new IndexerMetrics();
+    private final ReadyGate readyGate = new ReadyGate();
+    private final StartupGate gate;
+    private final WebServer server;
+    private final Thread startup;
+    private final Demo demo;
+
+    private IndexerApp(IndexerConfig config, ListenerFactory listeners) throws RegistryException {
+        this.config = config;
+        this.indexers = new Indexers(new IndexOptions(config.mixCacheSalt(), config.threads()));
+        this.workers = new WorkerRegistry(indexers, listeners != null ? listeners : engineListeners(readyGate, metrics));
+        this.gate = new StartupGate(config.minInitialWorkers(), !config.peers().isEmpty(), readyGate, workers);
+        metrics.bind(workers, indexers);
+        try {
+            for (WorkerEntry w : config.workers()) {
+                workers.register(new Registration(w.instanceId(), w.endpoint(), config.modelName(),
+                        config.tenantId(), config.blockSize(), w.dpRank(), null));
+            }
+            if (config.peers().isEmpty()) {
+                gate.check(); // nothing to recover: open now if the min-workers condition already holds
+            }
+            IndexerRouting.Components components =
+                    new IndexerRouting.Components(config, workers, peers, indexers, gate, metrics);
+            // Helidon's own limit is only a backstop: the routes answer 413 with a JSON body at their own limits
+            this.server = WebServer.builder()
+                    .host(config.host())
+                    .port(config.port())
+                    .maxPayloadSize(Math.max(config.maxQueryBodyBytes(), config.maxBodyBytes()) * 2)
+                    .shutdownHook(false)
+                    .routing(r -> IndexerRouting.routing(r, components))
+                    .build()
+                    .start();
+            if (!server.isRunning()) { // Helidon logs a bind failure and returns a stopped server
+                throw new IllegalStateException("cannot listen on " + config.host() + ":" + config.port());
+            }
+        } catch (RegistryException | RuntimeException e) {
+            workers.close(); // a failed start leaves no listener or writer thread behind
+            indexers.close();
+            throw e;
+        }
+        LOG.log(System.Logger.Level.INFO, "kv-indexer HTTP on {0}:{1,number,#}", config.host(), server.port());
+        this.startup = Thread.ofVirtual().name("indexer-startup").start(this::recoverThenOpen);
+        this.demo = config.demo() ? Demo.start(this) : null;
+    }
+
+    /** Starts from command-line flags and the process environment; returns once HTTP is listening. */
+    public static IndexerApp start(String... args) throws IndexerCli.ConfigException {
+        IndexerCli.Parsed parsed = IndexerCli.parse(args, System.getenv());
+        if (parsed.config() == null) {
+            throw new IndexerCli.ConfigException("nothing to start: " + parsed.helpText().lines().findFirst().orElse(""));
+        }
+        return start(parsed.config());
+    }
+
+    /** Starts from a config (tests pass environment values through it). */
+    public static IndexerApp start(IndexerConfig config) throws IndexerCli.ConfigException {
+        return start(config, null);
+    }
+
+    /** Starts with a given listener factory; null means the ZMQ listeners of the ingest package. */
+    public static IndexerApp start(IndexerConfig config, ListenerFactory listeners) throws IndexerCli.ConfigException {
+        try {
+            return new IndexerApp(config, listeners);
+        } catch (RegistryException e) {
+            throw new IndexerCli.ConfigException("invalid value for --workers: " + e.getMessage());
+        }
+    }
+
+    private void recoverThenOpen() {
+        try {
+            for (String p : config.peers()) {
+                peers.add(p);
+            }
+            if (!config.peers().isEmpty()) {
+                new PeerRecovery(config.peers(), indexers, config.recoveryDelay(), config.peerTimeout()).run();
+                gate.recoveryFinished();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The service's listeners: one EngineListener per registration, started at once, draining once the gate opens. */
+    static ListenerFactory engineListeners(ReadyGate gate, IndexerMetrics metrics) {
+        EngineListener.Options options = EngineListener.Options.defaults().withMetrics(metrics.ingest());
+        return (spec, watermark, sink) -> {
+            EngineListener listener = new EngineListener(spec, watermark, sink, gate, options);
+            listener.start();
+            return new ListenerFactory.RunningListener() {
+                @Override
+                public ListenerSnapshot snapshot() {
+                    return listener.snapshot();
+                }
+
+                @Override
+                public boolean pause() {
+                    return listener.pause();
+                }
+
+                @Override
+                public boolean resume() {
+                    return listener.resume();
+                }
+
+                @Override
+                public void close() {
+                    listener.close();
+                }
+            };
+        };
+    }
+
+    public int port() {
+        return server.port();
+    }
+
+    public String baseUrl() {
+        String host = config.host();
+        if (host.equals("0.0.0.0")) {
+            host = "127.0.0.1";
+        } else if (host.contains(":")) {
+            host = "[" + host + "]";
+        }
+        return "http://" + host + ":" + port();
+    }
+
+    public IndexerConfig config() {
+        return config;
+    }
+
+    public IndexerMetrics metrics() {
+        return metrics;
+    }
+
+    public WorkerRegistry workers() {
+        return workers;
+    }
+
+    public Indexers indexers() {
+        return indexers;
+    }
+
+    public StartupGate gate() {
+        return gate;
+    }
+
+    /** The demo's curl lines; null when not in demo mode. */
+    public String demoCurls() {
+        return demo == null ? null : demo.curls(baseUrl());
+    }
+
+    /** The demo's example query (demo mode only; tests use it). */
+    public int[] demoQuery() {
+        return demo == null ? null : demo.exampleQuery();
+    }
+
+    /** Stops in dependency order: demo engines, HTTP, then the listeners, then the index writers. */
+    @Override
+    public void close() {
+        startup.interrupt();
+        if (demo != null) {
+            demo.close();
+        }
+        server.stop();
+        workers.close();
+        indexers.close();
+    }
+
+}

@@ -1,0 +1,187 @@
+package io.kvindexer.indexer;
+
+import io.kvindexer.indexer.registry.UnsignedParse;
+import io.kvindexer.indexer.registry.WorkerEntry;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The command line of {@code python -m dynamo.indexer} (spec §7) plus our additions, turned into an
+ * {@link IndexerConfig}. Environment variables come in as a map so tests never touch the process env.
+ */
+@Command(name = "kv-indexer", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Standalone KV-cache indexer (drop-in for `python -m dynamo.indexer`).",
+        footer = {"", "Environment:",
+                "  DYN_ROUTER_MIN_INITIAL_WORKERS  keep /ready and /query* closed until this many worker instances",
+                "                                  are registered (unset, empty or 0: no wait)",
+                "  DYN_KV_INDEXER_TEST_ENDPOINTS   1/true/yes/on mounts /test/pause_listener and /test/resume_listener"})
+public final class IndexerCli {
+
+    /** A bad flag, value or environment variable: the message is the one line printed before exiting. */
+    public static final class ConfigException extends Exception {
+        public ConfigException(String message) {
+            super(message);
+        }
+    }
+
+    /** What {@link #parse} found: either a config to run, or the help/version text that was asked for. */
+    public record Parsed(IndexerConfig config, String helpText) {
+    }
+
+    @Option(names = "--port", paramLabel = "PORT", description = "HTTP port (default: ${DEFAULT-VALUE}; 0 picks a free one)")
+    int port = IndexerConfig.DEFAULT_PORT;
+
+    @Option(names = "--host", paramLabel = "ADDR", description = "HTTP bind address (default: ${DEFAULT-VALUE})")
+    String host = "0.0.0.0";
+
+    @Option(names = "--threads", paramLabel = "N", description = "index writer threads (default: ${DEFAULT-VALUE}; 0 or 1: one)")
+    int threads = 4;
+
+    @Option(names = "--block-size", paramLabel = "TOKENS", description = "block size of the --workers registrations (required with --workers)")
+    String blockSize;
+
+    @Option(names = "--workers", paramLabel = "LIST", description = "initial workers: instance_id[:dp_rank]=zmq_endpoint,... (dp_rank defaults to 0)")
+    String workers;
+
+    @Option(names = "--model-name", paramLabel = "NAME", description = "model of the --workers (default: ${DEFAULT-VALUE})")
+    String modelName = "default";
+
+    @Option(names = "--tenant-id", paramLabel = "ID", description = "tenant of the --workers (default: ${DEFAULT-VALUE})")
+    String tenantId = "default";
+
+    @Option(names = "--peers", paramLabel = "URLS", description = "comma-separated peer indexer base URLs to recover the index from at startup")
+    String peers;
+
+    @Option(names = "--demo", description = "start embedded engine simulators, register them and print example curl commands")
+    boolean demo;
+
+    @Option(names = "--mix-cache-salt", description = "mix a query's cache_salt into its block hashes (Dynamo G3); off: accepted and ignored (G2)")
+    boolean mixCacheSalt;
+
+    @Option(names = "--max-body-bytes", paramLabel = "BYTES", description = "request body limit of /register and other small POSTs (default: ${DEFAULT-VALUE})")
+    long maxBodyBytes = IndexerConfig.DEFAULT_MAX_BODY;
+
+    @Option(names = "--max-query-body-bytes", paramLabel = "BYTES", description = "request body limit of /query and /query_by_hash (default: ${DEFAULT-VALUE}, as Dynamo)")
+    long maxQueryBodyBytes = IndexerConfig.DEFAULT_MAX_QUERY_BODY;
+
+    private IndexerCli() {
+    }
+
+    /** Parses flags and environment; throws with a one-line message naming the flag or variable at fault. */
+    public static Parsed parse(String[] args, Map<String, String> env) throws ConfigException {
+        IndexerCli cli = new IndexerCli();
+        CommandLine cmd = new CommandLine(cli);
+        try {
+            cmd.parseArgs(args);
+        } catch (CommandLine.ParameterException e) {
+            throw new ConfigException(oneLine(e.getMessage()));
+        }
+        if (cmd.isUsageHelpRequested() || cmd.isVersionHelpRequested()) {
+            var out = new java.io.StringWriter();
+            if (cmd.isUsageHelpRequested()) {
+                cmd.usage(new PrintWriter(out));
+            } else {
+                out.write("kv-indexer 0.1.0\n");
+            }
+            return new Parsed(null, out.toString());
+        }
+        return new Parsed(cli.toConfig(env), null);
+    }
+
+    private IndexerConfig toConfig(Map<String, String> env) throws ConfigException {
+        if (port < 0 || port > 65535) {
+            throw new ConfigException("invalid value for --port: " + port + " (expected 0..65535)");
+        }
+        if (threads < 0) {
+            throw new ConfigException("invalid value for --threads: " + threads + " (expected >= 0)");
+        }
+        if (maxBodyBytes <= 0 || maxQueryBodyBytes <= 0) {
+            throw new ConfigException("invalid value for --max-body-bytes/--max-query-body-bytes: must be > 0");
+        }
+        Integer bs = null;
+        if (blockSize != null) {
+            try {
+                bs = UnsignedParse.u32(blockSize);
+            } catch (NumberFormatException e) {
+                throw new ConfigException("invalid value for --block-size: `" + blockSize + "`: " + e.getMessage());
+            }
+        }
+        List<WorkerEntry> workerList = List.of();
+        if (workers != null) {
+            if (bs == null) {
+                throw new ConfigException("--block-size is required when --workers is specified");
+            }
+            try {
+                workerList = WorkerEntry.parseList(workers);
+            } catch (WorkerEntry.InvalidWorkerEntry e) {
+                throw new ConfigException("invalid value for --workers: " + e.getMessage());
+            }
+        }
+        return new IndexerConfig(host, port, Math.max(1, threads), bs, workerList, modelName, tenantId,
+                parsePeers(peers), demo, mixCacheSalt, maxQueryBodyBytes, maxBodyBytes,
+                minInitialWorkers(env.get("DYN_ROUTER_MIN_INITIAL_WORKERS")),
+                testEndpoints(env.get("DYN_KV_INDEXER_TEST_ENDPOINTS")),
+                Duration.ofSeconds(1), Duration.ofSeconds(10));
+    }
+
+    /** Spec §7.3: split on commas, drop empty entries, trim the rest. */
+    static List<String> parsePeers(String value) {
+        List<String> out = new ArrayList<>();
+        if (value == null) {
+            return out;
+        }
+        for (String p : value.split(",", -1)) {
+            if (!p.isEmpty()) {
+                String t = p.trim();
+                if (!t.isEmpty()) {
+                    out.add(t);
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Unset, empty or 0 disables the gate (design §2: the documented behaviour, where Dynamo's code rejects the
+     * empty string); anything else must be a plain non-negative decimal.
+     */
+    static int minInitialWorkers(String value) throws ConfigException {
+        if (value == null || value.isEmpty()) {
+            return 0;
+        }
+        try {
+            long n = UnsignedParse.u64(value);
+            if (value.startsWith("+")) {
+                throw new NumberFormatException("invalid digit found in string");
+            }
+            return n < 0 || n > Integer.MAX_VALUE ? Integer.MAX_VALUE : (int) n;
+        } catch (NumberFormatException e) {
+            throw new ConfigException("DYN_ROUTER_MIN_INITIAL_WORKERS must be a non-negative integer, got \""
+                    + value + "\": " + e.getMessage());
+        }
+    }
+
+    static boolean testEndpoints(String value) {
+        if (value == null) {
+            return false;
+        }
+        return switch (value.trim().toLowerCase(Locale.ROOT)) {
+            case "1", "true", "yes", "on" -> true;
+            default -> false;
+        };
+    }
+
+    private static String oneLine(String message) {
+        String m = message == null ? "invalid arguments" : message.strip();
+        int nl = m.indexOf('\n');
+        return nl < 0 ? m : m.substring(0, nl);
+    }
+}

@@ -1,0 +1,73 @@
+package io.kvindexer.indexer;
+
+import io.kvindexer.indexer.registry.WorkerEntry;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Everything the service is started with: flags (see {@link IndexerCli}) and environment, already validated.
+ *
+ * @param host              HTTP bind address
+ * @param port              HTTP port (0 = pick a free one)
+ * @param threads           index writer threads
+ * @param blockSize         block size for {@code --workers}; null when not given
+ * @param workers           initial registrations under (modelName, tenantId)
+ * @param peers             peer base URLs for startup recovery, in order
+ * @param demo              start embedded engine simulators and register them
+ * @param mixCacheSalt      mix a query's cache_salt into its hashes (G3 behaviour; off = G2)
+ * @param maxQueryBodyBytes body limit of /query and /query_by_hash (Dynamo: 8 MiB)
+ * @param maxBodyBytes      body limit of every other POST (Dynamo: axum's 2 MB default)
+ * @param minInitialWorkers DYN_ROUTER_MIN_INITIAL_WORKERS (0 = no wait)
+ * @param testEndpoints     DYN_KV_INDEXER_TEST_ENDPOINTS: mount /test/pause_listener and /test/resume_listener
+ * @param recoveryDelay     wait before fetching a peer's dump (lets SUB subscriptions reach the publishers)
+ * @param peerTimeout       timeout of one peer's /dump request
+ */
+public record IndexerConfig(String host, int port, int threads, Integer blockSize, List<WorkerEntry> workers,
+                            String modelName, String tenantId, List<String> peers, boolean demo,
+                            boolean mixCacheSalt, long maxQueryBodyBytes, long maxBodyBytes,
+                            int minInitialWorkers, boolean testEndpoints, Duration recoveryDelay,
+                            Duration peerTimeout) {
+
+    public static final int DEFAULT_PORT = 8090;
+    public static final long DEFAULT_MAX_QUERY_BODY = 8L * 1024 * 1024;
+    public static final long DEFAULT_MAX_BODY = 2L * 1024 * 1024;
+
+    public IndexerConfig {
+        workers = List.copyOf(workers);
+        peers = List.copyOf(peers);
+    }
+
+    /** Defaults for tests: loopback, a free port, no workers, no peers. */
+    public static IndexerConfig defaults() {
+        return new IndexerConfig("127.0.0.1", 0, 2, null, List.of(), "default", "default", List.of(), false, false,
+                DEFAULT_MAX_QUERY_BODY, DEFAULT_MAX_BODY, 0, false, Duration.ofSeconds(1), Duration.ofSeconds(10));
+    }
+
+    public IndexerConfig withPeers(List<String> newPeers) {
+        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, newPeers, demo,
+                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, recoveryDelay,
+                peerTimeout);
+    }
+
+    public IndexerConfig withMinInitialWorkers(int n) {
+        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, demo,
+                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, n, testEndpoints, recoveryDelay, peerTimeout);
+    }
+
+    public IndexerConfig withTestEndpoints(boolean on) {
+        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, demo,
+                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, on, recoveryDelay, peerTimeout);
+    }
+
+    public IndexerConfig withWorkers(int newBlockSize, List<WorkerEntry> newWorkers) {
+        return new IndexerConfig(host, port, threads, newBlockSize, newWorkers, modelName, tenantId, peers, demo,
+                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, recoveryDelay,
+                peerTimeout);
+    }
+
+    public IndexerConfig withRecoveryDelay(Duration delay) {
+        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, demo,
+                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, delay, peerTimeout);
+    }
+}

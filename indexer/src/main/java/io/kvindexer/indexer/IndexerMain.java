@@ -1,0 +1,52 @@
+package io.kvindexer.indexer;
+
+import io.helidon.logging.common.LogConfig;
+import io.kvindexer.indexer.ingest.ZmqContext;
+
+import java.util.concurrent.CountDownLatch;
+
+/** {@code java -jar kv-indexer.jar [flags]}: parse, start, wait for Ctrl-C. Wiring only. */
+public final class IndexerMain {
+
+    private IndexerMain() {
+    }
+
+    public static void main(String[] args) throws InterruptedException {
+        IndexerCli.Parsed parsed;
+        try {
+            parsed = IndexerCli.parse(args, System.getenv());
+        } catch (IndexerCli.ConfigException e) {
+            System.err.println("kv-indexer: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        if (parsed.config() == null) {
+            System.out.print(parsed.helpText());
+            return;
+        }
+        LogConfig.configureRuntime();
+        IndexerApp app;
+        try {
+            app = IndexerApp.start(parsed.config());
+        } catch (IndexerCli.ConfigException e) {
+            System.err.println("kv-indexer: " + e.getMessage());
+            System.exit(2);
+            return;
+        } catch (RuntimeException e) {
+            System.err.println("kv-indexer: cannot start: " + e.getMessage());
+            System.exit(1);
+            return;
+        }
+        System.out.println("kv-indexer listening on " + app.baseUrl());
+        if (app.demoCurls() != null) {
+            System.out.println(app.demoCurls());
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            app.close();
+            ZmqContext.closeShared();
+            stopped.countDown();
+        }, "kv-indexer-shutdown"));
+        stopped.await();
+    }
+}

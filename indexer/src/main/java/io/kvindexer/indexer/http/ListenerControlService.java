@@ -1,0 +1,47 @@
+package io.kvindexer.indexer.http;
+
+import io.kvindexer.indexer.registry.RegistryException;
+import io.kvindexer.indexer.registry.WorkerRegistry;
+import io.helidon.webserver.http.HttpRules;
+import io.helidon.webserver.http.HttpService;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+
+/**
+ * {@code /test/pause_listener} and {@code /test/resume_listener} (spec §5.10): mounted only when
+ * {@code DYN_KV_INDEXER_TEST_ENDPOINTS} is on; they let end-to-end tests create gaps on purpose.
+ */
+final class ListenerControlService implements HttpService {
+
+    private final WorkerRegistry registry;
+    private final long maxBody;
+
+    ListenerControlService(WorkerRegistry registry, long maxBody) {
+        this.registry = registry;
+        this.maxBody = maxBody;
+    }
+
+    @Override
+    public void routing(HttpRules rules) {
+        rules.post("/test/pause_listener", this::pause)
+                .post("/test/resume_listener", this::resume);
+    }
+
+    private void pause(ServerRequest req, ServerResponse res) throws RegistryException {
+        Requests.ListenerControl c;
+        try (JsonBody body = JsonBody.open(req, maxBody)) {
+            c = Requests.listenerControl(body);
+        }
+        registry.pause(c.instanceId(), c.dpRank());
+        JsonOut.ok(res, 200);
+    }
+
+    private void resume(ServerRequest req, ServerResponse res) throws RegistryException {
+        Requests.ListenerControl c;
+        try (JsonBody body = JsonBody.open(req, maxBody)) {
+            c = Requests.listenerControl(body);
+        }
+        registry.resume(c.instanceId(), c.dpRank());
+        JsonOut.ok(res, 200);
+    }
+}

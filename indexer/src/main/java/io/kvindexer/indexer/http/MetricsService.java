@@ -1,0 +1,34 @@
+package io.kvindexer.indexer.http;
+
+import io.kvindexer.indexer.metrics.IndexerMetrics;
+import io.helidon.http.HeaderNames;
+import io.helidon.webserver.http.HttpRules;
+import io.helidon.webserver.http.HttpService;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+
+/** {@code GET /metrics}: the Prometheus exposition, format negotiated from {@code Accept}. */
+final class MetricsService implements HttpService {
+
+    private final IndexerMetrics metrics;
+
+    MetricsService(IndexerMetrics metrics) {
+        this.metrics = metrics;
+    }
+
+    @Override
+    public void routing(HttpRules rules) {
+        rules.get("/metrics", this::scrape);
+    }
+
+    private void scrape(ServerRequest req, ServerResponse res) throws IOException {
+        String accept = req.headers().first(HeaderNames.ACCEPT).orElse(null);
+        ByteArrayOutputStream out = new ByteArrayOutputStream(8192);
+        String type = metrics.write(accept, out);
+        res.header(HeaderNames.CONTENT_TYPE, type);
+        res.send(out.toByteArray());
+    }
+}

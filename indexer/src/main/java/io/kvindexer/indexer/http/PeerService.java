@@ -1,0 +1,57 @@
+package io.kvindexer.indexer.http;
+
+import io.kvindexer.indexer.registry.PeerRegistry;
+import io.helidon.webserver.http.HttpRules;
+import io.helidon.webserver.http.HttpService;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+
+import java.util.List;
+
+/** {@code /register_peer}, {@code /deregister_peer}, {@code /peers} (spec §5.9). */
+final class PeerService implements HttpService {
+
+    private final PeerRegistry peers;
+    private final long maxBody;
+
+    PeerService(PeerRegistry peers, long maxBody) {
+        this.peers = peers;
+        this.maxBody = maxBody;
+    }
+
+    @Override
+    public void routing(HttpRules rules) {
+        rules.post("/register_peer", this::register)
+                .post("/deregister_peer", this::deregister)
+                .get("/peers", this::list);
+    }
+
+    private void register(ServerRequest req, ServerResponse res) {
+        try (JsonBody body = JsonBody.open(req, maxBody)) {
+            peers.add(Requests.peerUrl(body));
+        }
+        JsonOut.ok(res, 201);
+    }
+
+    private void deregister(ServerRequest req, ServerResponse res) {
+        String url;
+        try (JsonBody body = JsonBody.open(req, maxBody)) {
+            url = Requests.peerUrl(body);
+        }
+        if (!peers.remove(url)) {
+            throw new ApiError(404, "peer not found");
+        }
+        JsonOut.ok(res, 200);
+    }
+
+    private void list(ServerRequest req, ServerResponse res) {
+        List<String> urls = peers.list();
+        JsonOut.send(res, 200, g -> {
+            g.writeStartArray();
+            for (String u : urls) {
+                g.writeString(u);
+            }
+            g.writeEndArray();
+        });
+    }
+}

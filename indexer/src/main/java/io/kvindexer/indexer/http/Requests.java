@@ -1,0 +1,148 @@
+package io.kvindexer.indexer.http;
+
+import io.kvindexer.indexer.registry.Registration;
+
+/**
+ * The request bodies of the API, decoded field by field from a {@link JsonBody}. Unknown fields are ignored (as
+ * in Dynamo); {@code routing_group} is an alias of {@code tenant_id} and {@code additionalsalt} of
+ * {@code additional_salt}. A string field given as null is refused (422), only absence takes the default.
+ */
+final class Requests {
+
+    static final String DEFAULT_TENANT = "default";
+
+    private Requests() {
+    }
+
+    record Unregister(long instanceId, String modelName, String tenantId, Integer dpRank) {
+    }
+
+    record Query(int[] tokenIds, String modelName, String tenantId, String loraName, String cacheSalt) {
+    }
+
+    record HashQuery(long[] blockHashes, String modelName, String tenantId) {
+    }
+
+    record ListenerControl(long instanceId, int dpRank) {
+    }
+
+    static Registration register(JsonBody body) {
+        Long instanceId = null;
+        String endpoint = null;
+        String model = null;
+        String tenant = null;
+        Integer blockSize = null;
+        Integer dpRank = null;
+        String replay = null;
+        for (String f; (f = body.nextField()) != null; ) {
+            switch (f) {
+                case "instance_id" -> instanceId = body.u64(f);
+                case "endpoint" -> endpoint = body.string(f);
+                case "model_name" -> model = body.string(f);
+                case "tenant_id", "routing_group" -> tenant = body.string(f);
+                case "block_size" -> blockSize = body.u32(f);
+                case "dp_rank" -> dpRank = body.optionalU32(f);
+                case "replay_endpoint" -> replay = body.optionalString(f);
+                case "additional_salt", "additionalsalt" -> body.optionalString(f); // accepted, ignored (G2)
+                default -> body.skipValue();
+            }
+        }
+        require(instanceId, "instance_id");
+        require(endpoint, "endpoint");
+        require(model, "model_name");
+        require(blockSize, "block_size");
+        return new Registration(instanceId, endpoint, model, tenant == null ? DEFAULT_TENANT : tenant, blockSize,
+                dpRank == null ? 0 : dpRank, replay);
+    }
+
+    static Unregister unregister(JsonBody body) {
+        Long instanceId = null;
+        String model = null;
+        String tenant = null;
+        Integer dpRank = null;
+        for (String f; (f = body.nextField()) != null; ) {
+            switch (f) {
+                case "instance_id" -> instanceId = body.u64(f);
+                case "model_name" -> model = body.string(f);
+                case "tenant_id", "routing_group" -> tenant = body.optionalString(f);
+                case "dp_rank" -> dpRank = body.optionalU32(f);
+                default -> body.skipValue();
+            }
+        }
+        require(instanceId, "instance_id");
+        require(model, "model_name");
+        return new Unregister(instanceId, model, tenant, dpRank);
+    }
+
+    static Query query(JsonBody body) {
+        int[] tokens = null;
+        String model = null;
+        String tenant = null;
+        String lora = null;
+        String salt = null;
+        for (String f; (f = body.nextField()) != null; ) {
+            switch (f) {
+                case "token_ids" -> tokens = body.u32Array(f);
+                case "model_name" -> model = body.string(f);
+                case "tenant_id", "routing_group" -> tenant = body.string(f);
+                case "lora_name" -> lora = body.optionalString(f);
+                case "cache_salt" -> salt = body.optionalString(f);
+                default -> body.skipValue();
+            }
+        }
+        require(tokens, "token_ids");
+        require(model, "model_name");
+        return new Query(tokens, model, tenant == null ? DEFAULT_TENANT : tenant, lora, salt);
+    }
+
+    static HashQuery queryByHash(JsonBody body) {
+        long[] hashes = null;
+        String model = null;
+        String tenant = null;
+        for (String f; (f = body.nextField()) != null; ) {
+            switch (f) {
+                case "block_hashes" -> hashes = body.hashArray(f);
+                case "model_name" -> model = body.string(f);
+                case "tenant_id", "routing_group" -> tenant = body.string(f);
+                case "cache_salt" -> body.optionalString(f); // accepted, ignored (G2)
+                default -> body.skipValue();
+            }
+        }
+        require(hashes, "block_hashes");
+        require(model, "model_name");
+        return new HashQuery(hashes, model, tenant == null ? DEFAULT_TENANT : tenant);
+    }
+
+    static String peerUrl(JsonBody body) {
+        String url = null;
+        for (String f; (f = body.nextField()) != null; ) {
+            if (f.equals("url")) {
+                url = body.string(f);
+            } else {
+                body.skipValue();
+            }
+        }
+        require(url, "url");
+        return url;
+    }
+
+    static ListenerControl listenerControl(JsonBody body) {
+        Long instanceId = null;
+        Integer dpRank = null;
+        for (String f; (f = body.nextField()) != null; ) {
+            switch (f) {
+                case "instance_id" -> instanceId = body.u64(f);
+                case "dp_rank" -> dpRank = body.optionalU32(f);
+                default -> body.skipValue();
+            }
+        }
+        require(instanceId, "instance_id");
+        return new ListenerControl(instanceId, dpRank == null ? 0 : dpRank);
+    }
+
+    private static void require(Object value, String field) {
+        if (value == null) {
+            throw JsonBody.missing(field);
+        }
+    }
+}

@@ -1,0 +1,92 @@
+package io.kvindexer.indexer.http;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import io.kvindexer.indexer.ingest.ListenerSnapshot;
+import io.kvindexer.indexer.registry.RegistryException;
+import io.kvindexer.indexer.registry.WorkerRegistry;
+import io.kvindexer.indexer.registry.WorkerView;
+import io.helidon.webserver.http.HttpRules;
+import io.helidon.webserver.http.HttpService;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+
+/** Worker registrations: {@code /register}, {@code /unregister}, {@code /workers} (spec §5.3–5.5). */
+final class WorkerService implements HttpService {
+
+    private final WorkerRegistry registry;
+    private final long maxBody;
+
+    WorkerService(WorkerRegistry registry, long maxBody) {
+        this.registry = registry;
+        this.maxBody = maxBody;
+    }
+
+    @Override
+    public void routing(HttpRules rules) {
+        rules.post("/register", this::register)
+                .post("/unregister", this::unregister)
+                .get("/workers", this::workers);
+    }
+
+    private void register(ServerRequest req, ServerResponse res) throws RegistryException {
+        try (JsonBody body = JsonBody.open(req, maxBody)) {
+            registry.register(Requests.register(body));
+        }
+        JsonOut.ok(res, 201);
+    }
+
+    private void unregister(ServerRequest req, ServerResponse res) throws RegistryException {
+        Requests.Unregister u;
+        try (JsonBody body = JsonBody.open(req, maxBody)) {
+            u = Requests.unregister(body);
+        }
+        registry.unregister(u.instanceId(), u.modelName(), u.tenantId(), u.dpRank());
+        JsonOut.ok(res, 200);
+    }
+
+    private void workers(ServerRequest req, ServerResponse res) {
+        var query = req.query();
+        String model = query.first("model_name").orElse(null);
+        String tenant = query.first("tenant_id").orElseGet(() -> query.first("routing_group").orElse(null));
+        List<WorkerView> views = registry.list(model, tenant);
+        JsonOut.send(res, 200, g -> {
+            g.writeStartArray();
+            for (WorkerView w : views) {
+                write(g, w);
+            }
+            g.writeEndArray();
+        });
+    }
+
+    static void write(JsonGenerator g, WorkerView w) throws IOException {
+        g.writeStartObject();
+        JsonOut.u64Field(g, "instance_id", w.instanceId());
+        g.writeStringField("source", "zmq");
+        g.writeStringField("status", w.status().label());
+        g.writeStringField("model_name", w.modelName());
+        g.writeStringField("tenant_id", w.tenantId());
+        g.writeFieldName("block_size");
+        g.writeNumber(Integer.toUnsignedString(w.blockSize()));
+        g.writeObjectFieldStart("endpoints");
+        for (Map.Entry<Integer, ListenerSnapshot> e : w.listeners().entrySet()) {
+            g.writeStringField(Integer.toUnsignedString(e.getKey()), e.getValue().endpoint());
+        }
+        g.writeEndObject();
+        g.writeObjectFieldStart("listeners");
+        for (Map.Entry<Integer, ListenerSnapshot> e : w.listeners().entrySet()) {
+            g.writeObjectFieldStart(Integer.toUnsignedString(e.getKey()));
+            g.writeStringField("endpoint", e.getValue().endpoint());
+            g.writeStringField("status", e.getValue().status().label());
+            if (e.getValue().lastError() != null) {
+                g.writeStringField("last_error", e.getValue().lastError());
+            }
+            g.writeEndObject();
+        }
+        g.writeEndObject();
+        g.writeEndObject();
+    }
+}

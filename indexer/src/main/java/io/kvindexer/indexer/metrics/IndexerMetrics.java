@@ -1,0 +1,253 @@
+package io.kvindexer.indexer.metrics;
+
+import io.kvindexer.indexer.index.IndexStats;
+import io.kvindexer.indexer.index.Indexers;
+import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.ingest.IngestMetrics;
+import io.kvindexer.indexer.ingest.ListenerStatus;
+import io.kvindexer.indexer.registry.WorkerRegistry;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
+import io.prometheus.metrics.expositionformats.ExpositionFormats;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * Every metric of the service in one private {@link PrometheusRegistry}: Dynamo's six
+ * {@code dynamo_kvindexer_*} metrics (spec §8, same names and labels so dashboards keep working), the index's
+ * event counters under Dynamo's {@code dynamo_kvrouter_kv_cache_events_applied} name, index sizes, query latency
+ * and the ingest counters (decode errors, gaps, replays, restarts).
+ *
+ * <p>Values that the registry or the indexes already hold are read at scrape time (callbacks), never duplicated.
+ */
+public final class IndexerMetrics {
+
+    private final PrometheusRegistry registry = new PrometheusRegistry();
+    private final ExpositionFormats formats = ExpositionFormats.init();
+
+    private final Histogram requestDuration = Histogram.builder()
+            .name("dynamo_kvindexer_request_duration_seconds")
+            .help("HTTP request duration")
+            .labelNames("endpoint")
+            .classicExponentialUpperBounds(0.0001, 2, 20)
+            .classicOnly()
+            .register(registry);
+    private final Counter requests = Counter.builder()
+            .name("dynamo_kvindexer_requests_total")
+            .help("HTTP requests")
+            .labelNames("endpoint", "method")
+            .register(registry);
+    private final Counter errors = Counter.builder()
+            .name("dynamo_kvindexer_errors_total")
+            .help("HTTP responses with status >= 400")
+            .labelNames("endpoint", "status_class")
+            .register(registry);
+    private final Histogram queryDuration = Histogram.builder()
+            .name("dynamo_kvindexer_query_duration_seconds")
+            .help("Time to hash a query and match it against the index (no HTTP, no JSON)")
+            .labelNames("endpoint")
+            .classicExponentialUpperBounds(0.00001, 2, 20)
+            .classicOnly()
+            .register(registry);
+
+    private final Counter malformedFrames = Counter.builder()
+            .name("dynamo_kvindexer_malformed_frames_total")
+            .help("Live ZMQ messages with a wrong frame count or seq length, skipped, by kind")
+            .labelNames("kind")
+            .register(registry);
+    private final Counter decodeErrors = Counter.builder()
+            .name("dynamo_kvindexer_decode_errors_total")
+            .help("Engine payloads that did not decode, skipped, by kind")
+            .labelNames("kind")
+            .register(registry);
+    private final Counter gaps = Counter.builder()
+            .name("dynamo_kvindexer_sequence_gaps_total")
+            .help("Sequence gaps detected on live streams (including a first seq above 0)")
+            .register(registry);
+    private final Counter batchesLost = Counter.builder()
+            .name("dynamo_kvindexer_batches_lost_total")
+            .help("Batches missed in a gap that could not be replayed (no replay endpoint)")
+            .register(registry);
+    private final Counter replays = Counter.builder()
+            .name("dynamo_kvindexer_replays_total")
+            .help("Replay exchanges with an engine's ROUTER, by result (ok, incomplete, failed, timeout)")
+            .labelNames("result")
+            .register(registry);
+    private final Counter batchesRecovered = Counter.builder()
+            .name("dynamo_kvindexer_replayed_batches_total")
+            .help("Batches applied from replays")
+            .register(registry);
+    private final Counter publisherRestarts = Counter.builder()
+            .name("dynamo_kvindexer_publisher_restarts_total")
+            .help("Engine publishers seen restarting (sequence went back)")
+            .register(registry);
+    private final Counter unknownEvents = Counter.builder()
+            .name("dynamo_kvindexer_unknown_events_total")
+            .help("Engine events with an unknown tag, skipped")
+            .register(registry);
+    private final Counter batchesApplied = Counter.builder()
+            .name("dynamo_kvindexer_batches_applied_total")
+            .help("Engine batches applied to the index (live or replayed)")
+            .register(registry);
+    private final Counter staleBatches = Counter.builder()
+            .name("dynamo_kvindexer_stale_batches_total")
+            .help("Live batches skipped because their seq was already applied")
+            .register(registry);
+
+    /** The listeners' reports, as counters. */
+    private final IngestMetrics ingest = new IngestMetrics() {
+        @Override
+        public void malformedFrame(String kind) {
+            malformedFrames.labelValues(kind).inc();
+        }
+
+        @Override
+        public void decodeError(String kind) {
+            decodeErrors.labelValues(kind).inc();
+        }
+
+        @Override
+        public void gapDetected(long missing) {
+            gaps.inc();
+        }
+
+        @Override
+        public void batchesLost(long missing) {
+            batchesLost.inc(missing);
+        }
+
+        @Override
+        public void replay(ReplayResult result, long recovered) {
+            replays.labelValues(result.label()).inc();
+            batchesRecovered.inc(recovered);
+        }
+
+        @Override
+        public void unknownEvents(int count) {
+            unknownEvents.inc(count);
+        }
+
+        @Override
+        public void publisherRestarted() {
+            publisherRestarts.inc();
+        }
+
+        @Override
+        public void batchApplied() {
+            batchesApplied.inc();
+        }
+
+        @Override
+        public void staleBatch() {
+            staleBatches.inc();
+        }
+    };
+
+    /** Reads the registry and the indexes at scrape time. */
+    public void bind(WorkerRegistry workers, Indexers indexers) {
+        Supplier<List<ModelIndex>> all = indexers::all;
+        GaugeWithCallback.builder()
+                .name("dynamo_kvindexer_models")
+                .help("Indexers by model and tenant")
+                .callback(cb -> cb.call(all.get().size()))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("dynamo_kvindexer_workers")
+                .help("Registered worker instances")
+                .callback(cb -> cb.call(workers.instanceCount()))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("dynamo_kvindexer_listeners")
+                .help("ZMQ listeners by status")
+                .labelNames("status")
+                .callback(cb -> {
+                    for (Map.Entry<ListenerStatus, Integer> e : workers.listenerCounts().entrySet()) {
+                        cb.call(e.getValue(), e.getKey().label());
+                    }
+                })
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("dynamo_kvindexer_index_blocks")
+                .help("Distinct blocks held in an index")
+                .labelNames("model", "tenant")
+                .callback(cb -> all.get().forEach(ix -> cb.call(ix.stats().blocks(), ix.modelName(), ix.tenantId())))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("dynamo_kvindexer_index_memberships")
+                .help("(worker, block, tier) memberships held in an index")
+                .labelNames("model", "tenant")
+                .callback(cb -> all.get().forEach(ix -> cb.call(ix.stats().memberships(), ix.modelName(),
+                        ix.tenantId())))
+                .register(registry);
+        // Dynamo's name, kept for dashboards; exposed as a gauge so that the name stays exactly Dynamo's
+        // (a Java counter would gain a _total suffix). Summed over the live indexes.
+        GaugeWithCallback.builder()
+                .name("dynamo_kvrouter_kv_cache_events_applied")
+                .help("KV cache events applied to the index, by event type and result (monotonic while the index lives)")
+                .labelNames("event_type", "status")
+                .callback(cb -> {
+                    Map<String, Map<String, Long>> sum = new java.util.TreeMap<>();
+                    for (ModelIndex ix : all.get()) {
+                        IndexStats s = ix.stats();
+                        s.applied().forEach((type, byStatus) -> byStatus.forEach((status, n) ->
+                                sum.computeIfAbsent(type, t -> new java.util.TreeMap<>()).merge(status, n, Long::sum)));
+                    }
+                    // every ok series, and the other results once they happened (not the meaningless combinations)
+                    sum.forEach((type, byStatus) -> byStatus.forEach((status, n) -> {
+                        if (n > 0 || "ok".equals(status)) {
+                            cb.call(n, type, status);
+                        }
+                    }));
+                })
+                .register(registry);
+    }
+
+    /** One finished HTTP request; {@code endpoint} is the route template or {@code unknown}. */
+    public void httpRequest(String endpoint, String method, int status, double seconds, boolean timed) {
+        requests.labelValues(endpoint, method).inc();
+        if (timed) {
+            requestDuration.labelValues(endpoint).observe(seconds);
+        }
+        if (status >= 500) {
+            errors.labelValues(endpoint, "5xx").inc();
+        } else if (status >= 400) {
+            errors.labelValues(endpoint, "4xx").inc();
+        }
+    }
+
+    public void queryMatched(String endpoint, double seconds) {
+        queryDuration.labelValues(endpoint).observe(seconds);
+    }
+
+    /** What the ZMQ listeners report to. */
+    public IngestMetrics ingest() {
+        return ingest;
+    }
+
+    /** Writes the exposition for an {@code Accept} header; returns the content type used. */
+    public String write(String accept, OutputStream out) throws IOException {
+        ExpositionFormatWriter writer = formats.findWriter(accept);
+        if (!writer.isAvailable()) {
+            writer = formats.getPrometheusTextFormatWriter();
+        }
+        writer.write(out, registry.scrape());
+        return writer.getContentType();
+    }
+
+    /** The text format as a string (tests, debugging). */
+    public String scrapeText() {
+        return formats.getPrometheusTextFormatWriter().toDebugString(registry.scrape());
+    }
+
+    public String contentType(String accept) {
+        ExpositionFormatWriter writer = formats.findWriter(accept);
+        return writer.isAvailable() ? writer.getContentType() : formats.getPrometheusTextFormatWriter().getContentType();
+    }
+}

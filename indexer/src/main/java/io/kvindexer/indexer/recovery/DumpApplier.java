@@ -1,0 +1,48 @@
+package io.kvindexer.indexer.recovery;
+
+import io.kvindexer.indexer.event.DumpJson;
+import io.kvindexer.indexer.event.EventJsonException;
+import io.kvindexer.indexer.event.IndexDump;
+import io.kvindexer.indexer.index.Indexers;
+import io.kvindexer.indexer.index.ModelIndex;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.List;
+
+/**
+ * Feeds a peer's {@code /dump} into our indexes (spec §6.2): each entry's index is created with the dump's block
+ * size; an existing index with another size keeps its own (warning), as Dynamo does. The whole document is
+ * parsed before anything is applied, so a malformed dump changes nothing.
+ */
+final class DumpApplier {
+
+    private static final System.Logger LOG = System.getLogger(DumpApplier.class.getName());
+
+    private DumpApplier() {
+    }
+
+    static int apply(InputStream body, Indexers indexers) throws IOException {
+        List<IndexDump> dumps;
+        try {
+            dumps = DumpJson.read(body);
+        } catch (EventJsonException e) {
+            throw new IOException("invalid dump: " + e.getMessage(), e);
+        }
+        for (IndexDump d : dumps) {
+            ModelIndex index;
+            try {
+                index = indexers.getOrCreate(d.modelName(), d.tenantId(), d.blockSize());
+            } catch (Indexers.BlockSizeMismatchException e) {
+                LOG.log(System.Logger.Level.WARNING, "recovered index {0}:{1} has block_size {2}; keeping ours ({3})",
+                        d.modelName(), d.tenantId(), d.blockSize(), e.existing());
+                index = indexers.get(d.modelName(), d.tenantId()).orElse(null);
+                if (index == null) {
+                    continue;
+                }
+            }
+            index.submitRecovered(d.events());
+        }
+        return dumps.size();
+    }
+}

@@ -1,0 +1,74 @@
+package io.kvindexer.indexer.recovery;
+
+import io.kvindexer.indexer.index.Indexers;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Startup recovery from peers (spec §6.2): wait a moment so the listeners' subscriptions reach the publishers,
+ * then fetch {@code <peer>/dump} from each peer in order; the first that answers with a valid dump wins. Every
+ * outcome lets startup continue; with no reachable peer the index starts empty.
+ */
+public final class PeerRecovery {
+
+    private static final System.Logger LOG = System.getLogger(PeerRecovery.class.getName());
+
+    /** How a recovery ended. */
+    public enum Result { SUCCEEDED, NO_REACHABLE_PEERS, SKIPPED }
+
+    private final List<String> peers;
+    private final Indexers indexers;
+    private final Duration delay;
+    private final Duration timeout;
+
+    public PeerRecovery(List<String> peers, Indexers indexers, Duration delay, Duration timeout) {
+        this.peers = List.copyOf(peers);
+        this.indexers = indexers;
+        this.delay = delay;
+        this.timeout = timeout;
+    }
+
+    public Result run() throws InterruptedException {
+        if (peers.isEmpty()) {
+            return Result.SKIPPED;
+        }
+        Thread.sleep(delay.toMillis());
+        try (HttpClient client = HttpClient.newBuilder().connectTimeout(timeout).build()) {
+            for (String peer : peers) {
+                try {
+                    int indexes = recoverFrom(client, peer);
+                    LOG.log(System.Logger.Level.INFO, "P2P recovery completed from {0} ({1} indexes)", peer, indexes);
+                    return Result.SUCCEEDED;
+                } catch (IOException | RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "P2P recovery from {0} failed: {1}", peer, e.toString());
+                }
+            }
+        }
+        LOG.log(System.Logger.Level.WARNING, "P2P recovery: no reachable peers, starting with empty state");
+        return Result.NO_REACHABLE_PEERS;
+    }
+
+    /** Fetches and applies one peer's dump; returns the number of indexes recovered. */
+    int recoverFrom(HttpClient client, String peer) throws IOException, InterruptedException {
+        HttpRequest request = HttpRequest.newBuilder(URI.create(peer + "/dump")).timeout(timeout).GET().build();
+        HttpResponse<InputStream> response = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
+        try (InputStream body = response.body()) {
+            if (response.statusCode() / 100 != 2) {
+                throw new IOException("GET " + request.uri() + " answered " + response.statusCode());
+            }
+            int applied = DumpApplier.apply(body, indexers);
+            indexers.flushAll().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            return applied;
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            throw new IOException("applying the dump of " + peer + " did not finish: " + e, e);
+        }
+    }
+}

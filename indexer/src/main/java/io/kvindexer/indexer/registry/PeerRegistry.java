@@ -1,0 +1,25 @@
+package io.kvindexer.indexer.registry;
+
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/** The peer URLs (set semantics, insertion order kept). Only startup recovery reads them, as in Dynamo. */
+public final class PeerRegistry {
+
+    private final Set<String> peers = new LinkedHashSet<>();
+
+    /** Adds a URL exactly as given; a duplicate is a no-op. */
+    public synchronized void add(String url) {
+        peers.add(url);
+    }
+
+    /** True when the URL was present. */
+    public synchronized boolean remove(String url) {
+        return peers.remove(url);
+    }
+
+    public synchronized List<String> list() {
+        return List.copyOf(peers);
+    }
+}

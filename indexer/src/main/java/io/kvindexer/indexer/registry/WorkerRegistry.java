@@ -1,0 +1,289 @@
+package io.kvindexer.indexer.registry;
+
+import io.kvindexer.indexer.event.KvEvent;
+import io.kvindexer.indexer.index.Indexers;
+import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.index.WorkerKey;
+import io.kvindexer.indexer.ingest.BatchSink;
+import io.kvindexer.indexer.ingest.ListenerSnapshot;
+import io.kvindexer.indexer.ingest.ListenerSpec;
+import io.kvindexer.indexer.ingest.ListenerStatus;
+import io.kvindexer.indexer.ingest.SequenceWatermark;
+
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * Registrations: instance → (model, tenant) and its dp ranks, each with a running listener. Applies Dynamo's
+ * registration rules (spec §5.3, §5.4) in their order. One lock guards the bookkeeping; starting a listener never
+ * blocks, so neither does {@link #register}.
+ *
+ * <p>Sequence watermarks are kept per (instance, rank) outside the registrations, so they survive
+ * unregister/register (design §2, the documented behaviour).
+ */
+public final class WorkerRegistry implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(WorkerRegistry.class.getName());
+
+    private final Indexers indexers;
+    private final ListenerFactory listenerFactory;
+    private final Map<Long, Instance> instances = new LinkedHashMap<>();
+    private final Map<WorkerKey, SequenceWatermark> watermarks = new ConcurrentHashMap<>();
+    private final List<Runnable> observers = new CopyOnWriteArrayList<>();
+    private boolean closed;
+
+    public WorkerRegistry(Indexers indexers, ListenerFactory listenerFactory) {
+        this.indexers = Objects.requireNonNull(indexers);
+        this.listenerFactory = Objects.requireNonNull(listenerFactory);
+    }
+
+    /** Called after every change of the registered instances (the startup gate counts them). */
+    public void onChange(Runnable observer) {
+        observers.add(observer);
+    }
+
+    public void register(Registration r) throws RegistryException {
+        String problem = ZmqEndpoint.problem(r.endpoint());
+        if (problem != null) {
+            throw new RegistryException(RegistryException.Kind.INVALID, problem);
+        }
+        if (r.replayEndpoint() != null) {
+            String replayProblem = ZmqEndpoint.problem(r.replayEndpoint());
+            if (replayProblem != null) {
+                throw new RegistryException(RegistryException.Kind.INVALID,
+                        "invalid replay endpoint `" + r.replayEndpoint() + "`: " + replayProblem);
+            }
+        }
+        String id = Long.toUnsignedString(r.instanceId());
+        synchronized (this) {
+            if (closed) {
+                throw new RegistryException(RegistryException.Kind.CONFLICT, "indexer is shutting down");
+            }
+            Instance existing = instances.get(r.instanceId());
+            if (existing != null && !existing.sameKey(r.modelName(), r.tenantId())) {
+                throw new RegistryException(RegistryException.Kind.CONFLICT, "instance " + id
+                        + " is already registered for model=" + existing.model + " tenant=" + existing.tenant);
+            }
+            if (existing != null && existing.ranks.containsKey(r.dpRank())) {
+                throw new RegistryException(RegistryException.Kind.CONFLICT,
+                        "instance " + id + " dp_rank " + Integer.toUnsignedString(r.dpRank()) + " already registered");
+            }
+            ModelIndex index;
+            try {
+                index = indexers.getOrCreate(r.modelName(), r.tenantId(), r.blockSize());
+            } catch (Indexers.BlockSizeMismatchException e) {
+                throw new RegistryException(RegistryException.Kind.CONFLICT, e.getMessage());
+            }
+            Instance inst = existing != null ? existing : new Instance(r.instanceId(), r.modelName(), r.tenantId());
+            WorkerKey key = new WorkerKey(r.instanceId(), r.dpRank());
+            ListenerSpec spec = new ListenerSpec(r.instanceId(), r.dpRank(), r.endpoint(), r.replayEndpoint());
+            Rank rank = new Rank(spec, listenerFactory.start(spec,
+                    watermarks.computeIfAbsent(key, k -> new SequenceWatermark()), new IndexSink(index)));
+            inst.ranks.put(r.dpRank(), rank);
+            instances.put(r.instanceId(), inst);
+        }
+        LOG.log(System.Logger.Level.INFO, "registered instance {0} dp_rank {1} at {2} for model={3} tenant={4}",
+                id, Integer.toUnsignedString(r.dpRank()), r.endpoint(), r.modelName(), r.tenantId());
+        notifyObservers();
+    }
+
+    /**
+     * The three forms of {@code /unregister} (spec §5.4): with tenant and rank one listener; with tenant the whole
+     * instance if its key matches; without tenant the whole instance if its model matches (rank ignored).
+     */
+    public void unregister(long instanceId, String model, String tenant, Integer dpRank) throws RegistryException {
+        String id = Long.toUnsignedString(instanceId);
+        synchronized (this) {
+            Instance inst = instances.get(instanceId);
+            if (inst == null) {
+                throw new RegistryException(RegistryException.Kind.NOT_FOUND, "instance " + id + " not found");
+            }
+            boolean keyMatches = tenant != null ? inst.sameKey(model, tenant) : inst.model.equals(model);
+            if (!keyMatches) {
+                throw new RegistryException(RegistryException.Kind.NOT_FOUND,
+                        "instance " + id + " is registered for model=" + inst.model + " tenant=" + inst.tenant);
+            }
+            if (tenant != null && dpRank != null) {
+                Rank rank = inst.ranks.get(dpRank);
+                if (rank == null) {
+                    throw new RegistryException(RegistryException.Kind.NOT_FOUND,
+                            "instance " + id + " dp_rank " + Integer.toUnsignedString(dpRank) + " not found");
+                }
+                if (inst.ranks.size() > 1) {
+                    inst.ranks.remove(dpRank);
+                    rank.stop();
+                    indexers.get(inst.model, inst.tenant)
+                            .ifPresent(ix -> ix.removeWorker(new WorkerKey(instanceId, dpRank)));
+                } else {
+                    removeInstance(inst);
+                }
+            } else {
+                removeInstance(inst);
+            }
+        }
+        LOG.log(System.Logger.Level.INFO, "unregistered instance {0} (model={1} tenant={2} dp_rank={3})", id, model,
+                tenant, dpRank);
+        notifyObservers();
+    }
+
+    /** Stop listeners first (no event can arrive after the removal), then drop the blocks, then maybe the index. */
+    private void removeInstance(Instance inst) {
+        instances.remove(inst.id);
+        inst.ranks.values().forEach(Rank::stop);
+        inst.ranks.clear();
+        indexers.get(inst.model, inst.tenant).ifPresent(ix -> ix.removeInstance(inst.id));
+        boolean stillUsed = instances.values().stream().anyMatch(i -> i.sameKey(inst.model, inst.tenant));
+        if (!stillUsed) {
+            indexers.remove(inst.model, inst.tenant);
+        }
+    }
+
+    /** {@code GET /workers}: optional exact-match filters; instances without listeners are hidden. */
+    public synchronized List<WorkerView> list(String model, String tenant) {
+        List<WorkerView> out = new ArrayList<>();
+        for (Instance inst : instances.values()) {
+            if ((model != null && !model.equals(inst.model)) || (tenant != null && !tenant.equals(inst.tenant))
+                    || inst.ranks.isEmpty()) {
+                continue;
+            }
+            SortedMap<Integer, ListenerSnapshot> listeners = new TreeMap<>(Integer::compareUnsigned);
+            inst.ranks.forEach((r, rank) -> listeners.put(r, rank.snapshot()));
+            int blockSize = indexers.get(inst.model, inst.tenant).map(ModelIndex::blockSize).orElse(0);
+            out.add(new WorkerView(inst.id, WorkerView.aggregate(listeners.values()), inst.model, inst.tenant,
+                    blockSize, listeners));
+        }
+        return out;
+    }
+
+    /** Registered instances with at least one listener (what DYN_ROUTER_MIN_INITIAL_WORKERS counts). */
+    public synchronized int instanceCount() {
+        return (int) instances.values().stream().filter(i -> !i.ranks.isEmpty()).count();
+    }
+
+    /** Listener count per status; every status present. */
+    public synchronized Map<ListenerStatus, Integer> listenerCounts() {
+        Map<ListenerStatus, Integer> counts = new EnumMap<>(ListenerStatus.class);
+        for (ListenerStatus s : ListenerStatus.values()) {
+            counts.put(s, 0);
+        }
+        for (Instance inst : instances.values()) {
+            for (Rank rank : inst.ranks.values()) {
+                counts.merge(rank.snapshot().status(), 1, Integer::sum);
+            }
+        }
+        return counts;
+    }
+
+    /** The watermark of one registration, if it was ever registered (kept across unregister). */
+    public SequenceWatermark watermark(long instanceId, int dpRank) {
+        return watermarks.get(new WorkerKey(instanceId, dpRank));
+    }
+
+    /** Test control: pending/active → paused (the listener drops its sockets, the watermark is kept). */
+    public synchronized void pause(long instanceId, int dpRank) throws RegistryException {
+        Rank rank = rank(instanceId, dpRank);
+        if (!rank.listener.pause()) {
+            throw new RegistryException(RegistryException.Kind.CONFLICT, "instance " + Long.toUnsignedString(instanceId)
+                    + " dp_rank " + Integer.toUnsignedString(dpRank) + " cannot be paused from status "
+                    + rank.snapshot().status().label());
+        }
+    }
+
+    /** Test control: paused/failed → a new listener attempt with the same watermark. */
+    public synchronized void resume(long instanceId, int dpRank) throws RegistryException {
+        Rank rank = rank(instanceId, dpRank);
+        if (!rank.listener.resume()) {
+            throw new RegistryException(RegistryException.Kind.CONFLICT, "instance " + Long.toUnsignedString(instanceId)
+                    + " dp_rank " + Integer.toUnsignedString(dpRank) + " cannot be resumed from status "
+                    + rank.snapshot().status().label());
+        }
+    }
+
+    private Rank rank(long instanceId, int dpRank) throws RegistryException {
+        Instance inst = instances.get(instanceId);
+        if (inst == null) {
+            throw new RegistryException(RegistryException.Kind.NOT_FOUND,
+                    "instance " + Long.toUnsignedString(instanceId) + " not found");
+        }
+        Rank rank = inst.ranks.get(dpRank);
+        if (rank == null) {
+            throw new RegistryException(RegistryException.Kind.NOT_FOUND, "instance "
+                    + Long.toUnsignedString(instanceId) + " dp_rank " + Integer.toUnsignedString(dpRank) + " not found");
+        }
+        return rank;
+    }
+
+    private void notifyObservers() {
+        observers.forEach(Runnable::run);
+    }
+
+    /** Stops every listener; registrations are not kept across restarts. */
+    @Override
+    public void close() {
+        synchronized (this) {
+            closed = true;
+            instances.values().forEach(i -> i.ranks.values().forEach(Rank::stop));
+        }
+    }
+
+    private static final class Instance {
+        final long id;
+        final String model;
+        final String tenant;
+        final Map<Integer, Rank> ranks = new TreeMap<>(Integer::compareUnsigned);
+
+        Instance(long id, String model, String tenant) {
+            this.id = id;
+            this.model = model;
+            this.tenant = tenant;
+        }
+
+        boolean sameKey(String m, String t) {
+            return model.equals(m) && tenant.equals(t);
+        }
+    }
+
+    /** One (instance, dp rank): its spec and its running listener (which holds the registry's watermark). */
+    private static final class Rank {
+        final ListenerSpec spec;
+        final ListenerFactory.RunningListener listener;
+
+        Rank(ListenerSpec spec, ListenerFactory.RunningListener listener) {
+            this.spec = spec;
+            this.listener = listener;
+        }
+
+        void stop() {
+            try {
+                listener.close();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "closing listener " + spec + " failed", e);
+            }
+        }
+
+        ListenerSnapshot snapshot() {
+            return listener.snapshot();
+        }
+    }
+
+    /** Delivers a listener's batches to its index; a publisher restart drops that rank's blocks. */
+    private record IndexSink(ModelIndex index) implements BatchSink {
+        @Override
+        public void apply(WorkerKey worker, List<KvEvent> events) {
+            index.submit(worker, events);
+        }
+
+        @Override
+        public void publisherRestarted(WorkerKey worker) {
+            index.removeWorker(worker);
+        }
+    }
+}

@@ -1,0 +1,141 @@
+package io.kvindexer.indexer;
+
+import io.kvindexer.indexer.registry.WorkerEntry;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class IndexerCliTest {
+
+    private static IndexerConfig parse(Map<String, String> env, String... args) throws IndexerCli.ConfigException {
+        return IndexerCli.parse(args, env).config();
+    }
+
+    private static IndexerConfig parse(String... args) throws IndexerCli.ConfigException {
+        return parse(Map.of(), args);
+    }
+
+    @Test
+    void defaultsMatchDynamo() throws Exception {
+        IndexerConfig c = parse();
+        assertThat(c.port()).isEqualTo(8090);
+        assertThat(c.host()).isEqualTo("0.0.0.0");
+        assertThat(c.threads()).isEqualTo(4);
+        assertThat(c.blockSize()).isNull();
+        assertThat(c.workers()).isEmpty();
+        assertThat(c.modelName()).isEqualTo("default");
+        assertThat(c.tenantId()).isEqualTo("default");
+        assertThat(c.peers()).isEmpty();
+        assertThat(c.demo()).isFalse();
+        assertThat(c.mixCacheSalt()).isFalse();
+        assertThat(c.maxQueryBodyBytes()).isEqualTo(8_388_608L);
+        assertThat(c.minInitialWorkers()).isZero();
+        assertThat(c.testEndpoints()).isFalse();
+    }
+
+    @Test
+    void parsesWorkersWithRanks() throws Exception {
+        IndexerConfig c = parse("--block-size", "16", "--model-name", "llama", "--tenant-id", "t1", "--workers",
+                "1=tcp://host:5557,2:1=tcp://host:5558", "--port", "0", "--host", "127.0.0.5", "--threads", "2");
+        assertThat(c.workers()).containsExactly(new WorkerEntry(1, 0, "tcp://host:5557"),
+                new WorkerEntry(2, 1, "tcp://host:5558"));
+        assertThat(c.blockSize()).isEqualTo(16);
+        assertThat(c.modelName()).isEqualTo("llama");
+        assertThat(c.tenantId()).isEqualTo("t1");
+        assertThat(c.port()).isZero();
+        assertThat(c.host()).isEqualTo("127.0.0.5");
+        assertThat(c.threads()).isEqualTo(2);
+    }
+
+    @Test
+    void workersNeedBlockSize() {
+        assertThatThrownBy(() -> parse("--workers", "1=tcp://h:1"))
+                .isInstanceOf(IndexerCli.ConfigException.class)
+                .hasMessage("--block-size is required when --workers is specified");
+    }
+
+    @Test
+    void emptyWorkerListYieldsNoWorkers() throws Exception {
+        assertThat(WorkerEntry.parseList("")).isEmpty();
+        assertThat(WorkerEntry.parseList(" , ,")).isEmpty();
+        assertThat(parse("--block-size", "16", "--workers", "").workers()).isEmpty();
+    }
+
+    @Test
+    void workerEntryErrorsUseDynamoTexts() {
+        assertThatThrownBy(() -> WorkerEntry.parseList("1"))
+                .hasMessage("invalid worker entry `1`; expected worker_id[:dp_rank]=endpoint");
+        assertThatThrownBy(() -> WorkerEntry.parseList("x=tcp://h:1"))
+                .hasMessage("invalid worker id in `x=tcp://h:1`: invalid digit found in string");
+        assertThatThrownBy(() -> WorkerEntry.parseList("1:y=tcp://h:1"))
+                .hasMessage("invalid dp_rank in `1:y=tcp://h:1`: invalid digit found in string");
+        assertThatThrownBy(() -> WorkerEntry.parseList("1:4294967296=tcp://h:1"))
+                .hasMessage("invalid dp_rank in `1:4294967296=tcp://h:1`: number too large to fit in target type");
+        assertThatThrownBy(() -> WorkerEntry.parseList("1=tcp://host"))
+                .hasMessage("invalid ZMQ endpoint `tcp://host`: missing TCP port");
+        assertThatThrownBy(() -> parse("--block-size", "16", "--workers", "1=udp://h:1"))
+                .hasMessage("invalid value for --workers: invalid ZMQ endpoint `udp://h:1`: unsupported scheme `udp`");
+    }
+
+    @Test
+    void workerIdIsU64() throws Exception {
+        assertThat(WorkerEntry.parseList("18446744073709551615=tcp://h:1").get(0).instanceId()).isEqualTo(-1L);
+        assertThatThrownBy(() -> WorkerEntry.parseList("18446744073709551616=tcp://h:1"))
+                .hasMessageContaining("number too large");
+    }
+
+    @Test
+    void peersSplitDropEmptyAndTrim() throws Exception {
+        assertThat(parse("--peers", "http://a:1, http://b:2,,").peers()).containsExactly("http://a:1", "http://b:2");
+        assertThat(IndexerCli.parsePeers(null)).isEmpty();
+    }
+
+    @Test
+    void minInitialWorkersEnv() throws Exception {
+        assertThat(parse(Map.of()).minInitialWorkers()).isZero();
+        assertThat(parse(Map.of("DYN_ROUTER_MIN_INITIAL_WORKERS", "")).minInitialWorkers()).isZero();
+        assertThat(parse(Map.of("DYN_ROUTER_MIN_INITIAL_WORKERS", "0")).minInitialWorkers()).isZero();
+        assertThat(parse(Map.of("DYN_ROUTER_MIN_INITIAL_WORKERS", "3")).minInitialWorkers()).isEqualTo(3);
+        for (String bad : List.of("abc", " 3", "-1", "3.0", "+3")) {
+            assertThatThrownBy(() -> parse(Map.of("DYN_ROUTER_MIN_INITIAL_WORKERS", bad)))
+                    .isInstanceOf(IndexerCli.ConfigException.class)
+                    .hasMessageStartingWith("DYN_ROUTER_MIN_INITIAL_WORKERS must be a non-negative integer, got \""
+                            + bad + "\": ");
+        }
+    }
+
+    @Test
+    void testEndpointsEnv() throws Exception {
+        for (String on : List.of("1", "true", "YES", " on ")) {
+            assertThat(parse(Map.of("DYN_KV_INDEXER_TEST_ENDPOINTS", on)).testEndpoints()).as(on).isTrue();
+        }
+        for (String off : List.of("0", "false", "", "nope")) {
+            assertThat(parse(Map.of("DYN_KV_INDEXER_TEST_ENDPOINTS", off)).testEndpoints()).as(off).isFalse();
+        }
+    }
+
+    @Test
+    void badFlagsGiveOneLineNamingThem() {
+        assertThatThrownBy(() -> parse("--port", "abc"))
+                .isInstanceOf(IndexerCli.ConfigException.class)
+                .hasMessageContaining("--port")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
+        assertThatThrownBy(() -> parse("--port", "70000")).hasMessageContaining("--port");
+        assertThatThrownBy(() -> parse("--no-such-flag")).hasMessageContaining("--no-such-flag")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
+        assertThatThrownBy(() -> parse("--block-size", "-4")).hasMessageContaining("--block-size");
+        assertThatThrownBy(() -> parse("--threads", "-1")).hasMessageContaining("--threads");
+    }
+
+    @Test
+    void helpListsEveryFlag() throws Exception {
+        String help = IndexerCli.parse(new String[] {"--help"}, Map.of()).helpText();
+        assertThat(help).contains("--port", "--host", "--threads", "--block-size", "--workers", "--model-name",
+                "--tenant-id", "--peers", "--demo", "--mix-cache-salt", "--max-body-bytes",
+                "DYN_ROUTER_MIN_INITIAL_WORKERS");
+    }
+}

@@ -1,0 +1,100 @@
+package io.kvindexer.indexer;
+
+import io.kvindexer.indexer.http.HttpTestClient;
+import org.junit.jupiter.api.Test;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The real {@code main} in a child JVM, as a user starts it: exit codes, one-line errors, help, a live server. */
+class IndexerMainProcessTest {
+
+    private record Run(int exit, String stdout, String stderr) {
+    }
+
+    private static ProcessBuilder java(Map<String, String> env, String... args) {
+        String javaBin = ProcessHandle.current().info().command().orElse("java");
+        List<String> cmd = new ArrayList<>(List.of(javaBin, "-cp", System.getProperty("java.class.path"),
+                IndexerMain.class.getName()));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().remove("DYN_ROUTER_MIN_INITIAL_WORKERS");
+        pb.environment().putAll(env);
+        return pb;
+    }
+
+    private static Run run(Map<String, String> env, String... args) throws Exception {
+        Process p = java(env, args).start();
+        assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("process exits").isTrue();
+        return new Run(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8),
+                new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void badFlagIsOneLineAndNonZeroExit() throws Exception {
+        Run r = run(Map.of(), "--port", "notaport");
+        assertThat(r.exit()).isNotZero();
+        assertThat(r.stderr().strip().lines()).hasSize(1);
+        assertThat(r.stderr()).contains("--port");
+
+        r = run(Map.of(), "--workers", "1=tcp://h:1");
+        assertThat(r.exit()).isNotZero();
+        assertThat(r.stderr().strip()).isEqualTo("kv-indexer: --block-size is required when --workers is specified");
+
+        r = run(Map.of(), "--bogus");
+        assertThat(r.exit()).isNotZero();
+        assertThat(r.stderr().strip().lines()).hasSize(1);
+        assertThat(r.stderr()).contains("--bogus");
+    }
+
+    @Test
+    void badEnvironmentIsOneLine() throws Exception {
+        Run r = run(Map.of("DYN_ROUTER_MIN_INITIAL_WORKERS", "two"), "--port", "0");
+        assertThat(r.exit()).isNotZero();
+        assertThat(r.stderr().strip()).isEqualTo("kv-indexer: DYN_ROUTER_MIN_INITIAL_WORKERS must be a non-negative"
+                + " integer, got \"two\": invalid digit found in string");
+    }
+
+    @Test
+    void helpPrintsFlagsAndExitsZero() throws Exception {
+        Run r = run(Map.of(), "--help");
+        assertThat(r.exit()).isZero();
+        assertThat(r.stdout()).contains("--port", "--workers", "--block-size", "--peers", "--demo");
+    }
+
+    @Test
+    void startsAndServes() throws Exception {
+        Process p = java(Map.of(), "--port", "0", "--host", "127.0.0.1", "--block-size", "16", "--model-name", "llama",
+                "--workers", "1=tcp://127.0.0.1:1,1:1=tcp://127.0.0.1:2").redirectErrorStream(true).start();
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            String url = null;
+            for (String line; (line = out.readLine()) != null; ) {
+                if (line.startsWith("kv-indexer listening on ")) {
+                    url = line.substring("kv-indexer listening on ".length()).strip();
+                    break;
+                }
+            }
+            assertThat(url).as("listening line").isNotNull();
+            try (HttpTestClient http = new HttpTestClient(url)) {
+                assertThat(http.get("/health").status()).isEqualTo(200);
+                var workers = http.get("/workers").json();
+                assertThat(workers).hasSize(1);
+                assertThat(workers.get(0).get("model_name").asText()).isEqualTo("llama");
+                assertThat(workers.get(0).get("endpoints").size()).isEqualTo(2);
+            }
+        } finally {
+            p.destroy();
+            if (!p.waitFor(30, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+            }
+        }
+    }
+
+}

@@ -1,0 +1,147 @@
+package io.kvindexer.indexer.recovery;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.kvindexer.indexer.IndexerApp;
+import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.event.BlockStored;
+import io.kvindexer.indexer.event.KvEvent;
+import io.kvindexer.indexer.event.StorageTier;
+import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.index.WorkerKey;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Peer recovery between two real servers, with the first one's index filled directly (no engine needed):
+ * {@code /dump} of the second equals the first's, queries agree, a model name with {@code ':'} survives, a dump
+ * that cannot be parsed changes nothing and the next peer is tried.
+ */
+class DumpRecoveryTest {
+
+    private static int[] range(int from, int to) {
+        return IntStream.rangeClosed(from, to).toArray();
+    }
+
+    private static void fill(IndexerApp app) throws Exception {
+        ModelIndex llama = app.indexers().getOrCreate("org:llama", "default", 4);
+        llama.submit(new WorkerKey(1, 0), List.<KvEvent>of(
+                new BlockStored(new long[] {101, 102, 103}, false, 0, range(1, 12), 4, null, StorageTier.DEVICE, null,
+                        false),
+                new BlockStored(new long[] {104}, true, 103, range(13, 16), 4, null, StorageTier.HOST_PINNED, null,
+                        false)));
+        llama.submit(new WorkerKey(-2L, 3), List.<KvEvent>of(
+                new BlockStored(new long[] {101, 202}, false, 0, concat(range(1, 4), range(50, 53)), 4, null,
+                        StorageTier.DEVICE, null, false)));
+        ModelIndex other = app.indexers().getOrCreate("mistral", "t", 8);
+        other.submit(new WorkerKey(5, 0), List.<KvEvent>of(
+                new BlockStored(new long[] {-7L}, false, 0, range(1, 8), 8, null, StorageTier.DISK, null, false)));
+        app.indexers().flushAll().get(30, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void secondServerRecoversTheFirstsDump() throws Exception {
+        try (IndexerApp first = IndexerApp.start(IndexerConfig.defaults());
+             HttpTestClient a = new HttpTestClient(first.baseUrl())) {
+            fill(first);
+            String q = "{\"model_name\":\"org:llama\",\"token_ids\":" + json(range(1, 16)) + "}";
+            String q2 = "{\"model_name\":\"mistral\",\"tenant_id\":\"t\",\"token_ids\":" + json(range(1, 8)) + "}";
+            assertThat(a.post("/query", q).body()).isEqualTo("{\"scores\":{\"1\":{\"0\":12},\"18446744073709551614\":"
+                    + "{\"3\":4}},\"frequencies\":[],\"instances\":{\"1\":{\"longest_matched\":16,\"gpu\":12,\"dp\":{\"0\":12},"
+                    + "\"cpu\":16,\"disk\":16},\"18446744073709551614\":{\"longest_matched\":4,\"gpu\":4,\"dp\":{\"3\":4},"
+                    + "\"cpu\":4,\"disk\":4}}}");
+            JsonNode dumpA = a.get("/dump").json();
+            assertThat(dumpA.get("org:llama:default").get("model_name").asText()).isEqualTo("org:llama");
+            assertThat(dumpA.get("org:llama:default").get("events")).hasSize(6); // block 101 once per owner
+
+            IndexerConfig cfg = IndexerConfig.defaults()
+                    .withPeers(List.of("http://127.0.0.1:9", first.baseUrl()))
+                    .withRecoveryDelay(Duration.ofMillis(20));
+            try (IndexerApp second = IndexerApp.start(cfg);
+                 HttpTestClient b = new HttpTestClient(second.baseUrl())) {
+                await().atMost(Duration.ofSeconds(60)).until(() -> b.get("/ready").status() == 200);
+                assertThat(DumpRecoveryTest.canonical(b.get("/dump").json()))
+                        .isEqualTo(DumpRecoveryTest.canonical(dumpA));
+                assertThat(b.post("/query", q).body()).isEqualTo(a.post("/query", q).body());
+                assertThat(b.post("/query", q2).body()).isEqualTo(a.post("/query", q2).body());
+                assertThat(b.get("/workers").body()).isEqualTo("[]");
+                assertThat(b.get("/peers").json()).hasSize(2);
+            }
+        }
+    }
+
+    @Test
+    void aBrokenPeerChangesNothingAndTheNextOneWins() throws Exception {
+        // a "peer" that answers /dump with an error entry (as Dynamo does when one index fails) comes first
+        try (IndexerApp good = IndexerApp.start(IndexerConfig.defaults());
+             BrokenPeer broken = BrokenPeer.start("{\"m:default\":{\"block_size\":4,\"events\":[]},\"x:y\":{\"error\":\"boom\"}}")) {
+            fill(good);
+            IndexerConfig cfg = IndexerConfig.defaults().withPeers(List.of(broken.url(), good.baseUrl()))
+                    .withRecoveryDelay(Duration.ofMillis(20));
+            try (IndexerApp second = IndexerApp.start(cfg);
+                 HttpTestClient b = new HttpTestClient(second.baseUrl())) {
+                await().atMost(Duration.ofSeconds(60)).until(() -> b.get("/ready").status() == 200);
+                JsonNode dump = b.get("/dump").json();
+                assertThat(dump.has("m:default")).as("nothing from the broken peer").isFalse();
+                assertThat(dump.has("org:llama:default")).isTrue();
+                assertThat(broken.requests()).isEqualTo(1);
+            }
+        }
+    }
+
+    @Test
+    void existingIndexKeepsItsBlockSize() throws Exception {
+        try (IndexerApp first = IndexerApp.start(IndexerConfig.defaults())) {
+            fill(first);
+            IndexerConfig cfg = IndexerConfig.defaults()
+                    .withWorkers(16, List.of(new io.kvindexer.indexer.registry.WorkerEntry(9, 0, "tcp://127.0.0.1:1")))
+                    .withPeers(List.of(first.baseUrl())).withRecoveryDelay(Duration.ofMillis(20));
+            // --model-name defaults to "default": make the flag-registered index collide with a recovered one
+            try (IndexerApp second = IndexerApp.start(new IndexerConfig(cfg.host(), cfg.port(), cfg.threads(),
+                    cfg.blockSize(), cfg.workers(), "mistral", "t", cfg.peers(), false, false, cfg.maxQueryBodyBytes(),
+                    cfg.maxBodyBytes(), 0, false, cfg.recoveryDelay(), cfg.peerTimeout()));
+                 HttpTestClient b = new HttpTestClient(second.baseUrl())) {
+                await().atMost(Duration.ofSeconds(60)).until(() -> b.get("/ready").status() == 200);
+                JsonNode dump = b.get("/dump").json();
+                assertThat(dump.get("mistral:t").get("block_size").asInt()).isEqualTo(16);
+                // the peer's events are still applied (Dynamo: warning only, existing size kept)
+                assertThat(dump.get("mistral:t").get("events")).hasSize(1);
+                assertThat(dump.get("org:llama:default").get("events")).hasSize(6);
+            }
+        }
+    }
+
+    /** Events in a canonical order without event ids (dump order follows insertion; not part of the contract). */
+    static JsonNode canonical(JsonNode dump) {
+        com.fasterxml.jackson.databind.node.ObjectNode out = dump.deepCopy();
+        out.properties().forEach(e -> {
+            com.fasterxml.jackson.databind.node.ArrayNode events =
+                    (com.fasterxml.jackson.databind.node.ArrayNode) e.getValue().get("events");
+            java.util.List<JsonNode> list = new java.util.ArrayList<>();
+            events.forEach(ev -> {
+                com.fasterxml.jackson.databind.node.ObjectNode copy = ev.deepCopy();
+                ((com.fasterxml.jackson.databind.node.ObjectNode) copy.get("event")).remove("event_id");
+                list.add(copy);
+            });
+            list.sort(java.util.Comparator.comparing(JsonNode::toString));
+            events.removeAll();
+            list.forEach(events::add);
+        });
+        return out;
+    }
+
+    private static String json(int[] t) {
+        return java.util.Arrays.toString(t).replace(" ", "");
+    }
+
+    private static int[] concat(int[] a, int[] b) {
+        return IntStream.concat(IntStream.of(a), IntStream.of(b)).toArray();
+    }
+}

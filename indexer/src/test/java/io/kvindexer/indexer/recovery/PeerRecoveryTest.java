@@ -1,0 +1,94 @@
+package io.kvindexer.indexer.recovery;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.kvindexer.indexer.IndexerApp;
+import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.sim.EngineSimulator;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Two real servers: the second starts with {@code --peers} = the first, recovers its index from the first's
+ * {@code /dump} and ends up with the same dump and the same answers (spec §6.2, Dynamo's
+ * _test_router_indexers_sync).
+ */
+class PeerRecoveryTest {
+
+    private static int[] range(int from, int to) {
+        return IntStream.rangeClosed(from, to).toArray();
+    }
+
+    private static String tokens(int[] t) {
+        return java.util.Arrays.toString(t).replace(" ", "");
+    }
+
+    @Test
+    void secondServerRecoversFromTheFirst() throws Exception {
+        try (EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
+             EngineSimulator host = EngineSimulator.start(EngineSimulator.Options.defaults().withDpRank(1));
+             IndexerApp first = IndexerApp.start(IndexerConfig.defaults());
+             HttpTestClient a = new HttpTestClient(first.baseUrl())) {
+            assertThat(a.post("/register", "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint()
+                    + "\",\"model_name\":\"org:llama\",\"block_size\":4}").status()).isEqualTo(201);
+            assertThat(a.post("/register", "{\"instance_id\":2,\"dp_rank\":1,\"endpoint\":\"" + host.endpoint()
+                    + "\",\"model_name\":\"mistral\",\"tenant_id\":\"t\",\"block_size\":8}").status()).isEqualTo(201);
+            await().atMost(Duration.ofSeconds(30)).until(() -> sim.subscriptions() >= 1 && host.subscriptions() >= 1);
+            sim.storeSequence(range(1, 16), 4).get(30, TimeUnit.SECONDS);
+            sim.storeSequence(range(1, 8 + 0), 4).get(30, TimeUnit.SECONDS);
+            sim.storeSequence(concat(range(1, 8), range(50, 57)), 4).get(30, TimeUnit.SECONDS);
+            host.storeSequence(range(1, 16), 8).get(30, TimeUnit.SECONDS);
+            long[] h = EngineSimulator.sequenceHashes(range(1, 24), 8, null);
+            host.publish(EngineSimulator.stored(new long[] {h[2]}, h[1], range(17, 24), 8, "CPU", null))
+                    .get(30, TimeUnit.SECONDS);
+            String q = "{\"model_name\":\"org:llama\",\"token_ids\":" + tokens(range(1, 16)) + "}";
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                    assertThat(a.post("/query", q).json().path("scores").path("1").path("0").asInt()).isEqualTo(16));
+            String qHost = "{\"model_name\":\"mistral\",\"tenant_id\":\"t\",\"token_ids\":" + tokens(range(1, 24)) + "}";
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                    assertThat(a.post("/query", qHost).json().path("instances").path("2").path("cpu").asInt())
+                            .isEqualTo(24));
+
+            JsonNode dumpA = a.get("/dump").json();
+            assertThat(dumpA.has("org:llama:default")).isTrue();
+            assertThat(dumpA.get("org:llama:default").get("model_name").asText()).isEqualTo("org:llama");
+            assertThat(dumpA.get("mistral:t").get("block_size").asInt()).isEqualTo(8);
+
+            IndexerConfig second = IndexerConfig.defaults()
+                    .withPeers(List.of("http://127.0.0.1:9", first.baseUrl())) // first unreachable: next wins
+                    .withRecoveryDelay(Duration.ofMillis(50));
+            try (IndexerApp b = IndexerApp.start(second);
+                 HttpTestClient bc = new HttpTestClient(b.baseUrl())) {
+                await().atMost(Duration.ofSeconds(60)).until(() -> bc.get("/ready").status() == 200);
+                JsonNode dumpB = bc.get("/dump").json();
+                assertThat(DumpRecoveryTest.canonical(dumpB)).isEqualTo(DumpRecoveryTest.canonical(dumpA));
+                assertThat(bc.post("/query", q).body()).isEqualTo(a.post("/query", q).body());
+                assertThat(bc.post("/query", qHost).body()).isEqualTo(a.post("/query", qHost).body());
+                // recovery does not register workers
+                assertThat(bc.get("/workers").body()).isEqualTo("[]");
+            }
+        }
+    }
+
+    @Test
+    void noReachablePeerStartsEmpty() throws Exception {
+        IndexerConfig cfg = IndexerConfig.defaults().withPeers(List.of("http://127.0.0.1:9"))
+                .withRecoveryDelay(Duration.ofMillis(10));
+        try (IndexerApp app = IndexerApp.start(cfg);
+             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> http.get("/ready").status() == 200);
+            assertThat(http.get("/dump").body()).isEqualTo("{}");
+        }
+    }
+
+    private static int[] concat(int[] a, int[] b) {
+        return IntStream.concat(IntStream.of(a), IntStream.of(b)).toArray();
+    }
+}

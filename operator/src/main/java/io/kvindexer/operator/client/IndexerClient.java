@@ -1,0 +1,216 @@
+package io.kvindexer.operator.client;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.math.BigInteger;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Typed client for the indexer's HTTP API (the calls the operator makes, plus /query for tests). Every call has a
+ * request timeout; failures surface as {@link IndexerClientException}. Thread-safe; one instance is shared.
+ */
+public class IndexerClient {
+
+    /** Told about every call: which replica, which operation, how long, and whether it succeeded. */
+    @FunctionalInterface
+    public interface CallObserver {
+        CallObserver NONE = (replica, operation, elapsed, ok) -> { };
+
+        void observe(String replica, String operation, Duration elapsed, boolean ok);
+    }
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final BigInteger TWO_64 = BigInteger.ONE.shiftLeft(64);
+
+    private final HttpClient http;
+    private final Duration requestTimeout;
+    private final CallObserver observer;
+
+    public IndexerClient(Duration connectTimeout, Duration requestTimeout, CallObserver observer) {
+        this.http = HttpClient.newBuilder()
+                .connectTimeout(connectTimeout)
+                .version(HttpClient.Version.HTTP_1_1)
+                .build();
+        this.requestTimeout = requestTimeout;
+        this.observer = observer;
+    }
+
+    public IndexerClient() {
+        this(Duration.ofSeconds(2), Duration.ofSeconds(5), CallObserver.NONE);
+    }
+
+    /** GET /workers (all models and tenants). */
+    public List<RegisteredWorker> workers(IndexerEndpoint replica) {
+        return parseWorkers(call(replica, "workers", get(replica, "/workers")));
+    }
+
+    /** GET /workers?model_name=&amp;tenant_id= */
+    public List<RegisteredWorker> workers(IndexerEndpoint replica, String modelName, String tenantId) {
+        String q = "/workers?model_name=" + enc(modelName) + "&tenant_id=" + enc(tenantId);
+        return parseWorkers(call(replica, "workers", get(replica, q)));
+    }
+
+    /** POST /register for one (instance, dp rank). */
+    public void register(IndexerEndpoint replica, WorkerRegistration r, String modelName, String tenantId,
+            int blockSize) {
+        ObjectNode body = JSON.createObjectNode();
+        body.put("instance_id", new BigInteger(r.instanceIdText()));
+        body.put("endpoint", r.endpoint());
+        body.put("model_name", modelName);
+        body.put("tenant_id", tenantId);
+        body.put("block_size", blockSize);
+        body.put("dp_rank", r.dpRank());
+        if (r.replayEndpoint() != null) {
+            body.put("replay_endpoint", r.replayEndpoint());
+        }
+        call(replica, "register", post(replica, "/register", body));
+    }
+
+    /** POST /unregister of one dp rank (the tenant + dp_rank form). */
+    public void unregister(IndexerEndpoint replica, long instanceId, int dpRank, String modelName, String tenantId) {
+        ObjectNode body = JSON.createObjectNode();
+        body.put("instance_id", new BigInteger(Long.toUnsignedString(instanceId)));
+        body.put("model_name", modelName);
+        body.put("tenant_id", tenantId);
+        body.put("dp_rank", dpRank);
+        call(replica, "unregister", post(replica, "/unregister", body));
+    }
+
+    public List<String> peers(IndexerEndpoint replica) {
+        JsonNode node = call(replica, "peers", get(replica, "/peers"));
+        List<String> urls = new ArrayList<>();
+        node.forEach(n -> urls.add(n.asText()));
+        return urls;
+    }
+
+    public void registerPeer(IndexerEndpoint replica, String url) {
+        call(replica, "register_peer", post(replica, "/register_peer", JSON.createObjectNode().put("url", url)));
+    }
+
+    public void deregisterPeer(IndexerEndpoint replica, String url) {
+        call(replica, "deregister_peer", post(replica, "/deregister_peer", JSON.createObjectNode().put("url", url)));
+    }
+
+    /** GET /ready: true on 200, false on 503 (recovering or waiting for workers); errors when unreachable. */
+    public boolean ready(IndexerEndpoint replica) {
+        try {
+            call(replica, "ready", get(replica, "/ready"));
+            return true;
+        } catch (IndexerClientException e) {
+            if (e.status() == 503) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    /** POST /query; the raw score object ({@code scores}, {@code instances}, ...). */
+    public JsonNode query(IndexerEndpoint replica, String modelName, String tenantId, List<Integer> tokenIds) {
+        ObjectNode body = JSON.createObjectNode();
+        ArrayNode tokens = body.putArray("token_ids");
+        tokenIds.forEach(tokens::add);
+        body.put("model_name", modelName);
+        body.put("tenant_id", tenantId);
+        return call(replica, "query", post(replica, "/query", body));
+    }
+
+    private HttpRequest get(IndexerEndpoint replica, String path) {
+        return HttpRequest.newBuilder(replica.baseUrl().resolve(path)).timeout(requestTimeout).GET().build();
+    }
+
+    private HttpRequest post(IndexerEndpoint replica, String path, JsonNode body) {
+        return HttpRequest.newBuilder(replica.baseUrl().resolve(path))
+                .timeout(requestTimeout)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body.toString()))
+                .build();
+    }
+
+    private JsonNode call(IndexerEndpoint replica, String operation, HttpRequest request) {
+        long start = System.nanoTime();
+        boolean ok = false;
+        try {
+            HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+            int status = response.statusCode();
+            if (status / 100 != 2) {
+                throw new IndexerClientException(request.method() + " " + request.uri().getPath() + " on "
+                        + replica.name() + " answered " + status + ": " + errorText(response.body()), status, null);
+            }
+            JsonNode node = response.body().isBlank() ? JSON.nullNode() : JSON.readTree(response.body());
+            ok = true;
+            return node;
+        } catch (IOException e) {
+            throw new IndexerClientException(replica.name() + " (" + replica.baseUrl() + ") unreachable: "
+                    + describe(e), -1, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IndexerClientException("interrupted calling " + replica.name(), -1, e);
+        } finally {
+            observer.observe(replica.name(), operation, Duration.ofNanos(System.nanoTime() - start), ok);
+        }
+    }
+
+    private static List<RegisteredWorker> parseWorkers(JsonNode array) {
+        if (array == null || !array.isArray()) {
+            return List.of();
+        }
+        List<RegisteredWorker> workers = new ArrayList<>(array.size());
+        for (JsonNode w : array) {
+            Map<Integer, String> endpoints = new TreeMap<>();
+            w.path("endpoints").properties().forEach(e -> endpoints.put(Integer.parseInt(e.getKey()),
+                    e.getValue().asText()));
+            workers.add(new RegisteredWorker(
+                    unsigned(w.path("instance_id")),
+                    w.path("model_name").asText(null),
+                    w.path("tenant_id").asText(null),
+                    w.path("block_size").asInt(),
+                    w.path("status").asText(null),
+                    Collections.unmodifiableMap(endpoints)));
+        }
+        return workers;
+    }
+
+    /** u64 JSON numbers may exceed Long.MAX_VALUE: keep the raw 64-bit pattern. */
+    static long unsigned(JsonNode n) {
+        BigInteger v = n.isTextual() ? new BigInteger(n.asText()) : n.bigIntegerValue();
+        if (v.signum() < 0) {
+            v = v.add(TWO_64);
+        }
+        return v.longValue();
+    }
+
+    private static String errorText(String body) {
+        try {
+            JsonNode node = JSON.readTree(body);
+            if (node != null && node.hasNonNull("error")) {
+                return node.get("error").asText();
+            }
+        } catch (IOException ignored) {
+            // not JSON: show the text as it came
+        }
+        return body.length() > 200 ? body.substring(0, 200) + "..." : body;
+    }
+
+    private static String describe(IOException e) {
+        String m = e.getMessage();
+        return e.getClass().getSimpleName() + (m == null ? "" : ": " + m);
+    }
+
+    private static String enc(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,12 @@
+package io.kvindexer.operator.client;
+
+/**
+ * One (instance, dp rank) registration as POST /register takes it. {@code replayEndpoint} may be null.
+ * {@code instanceId} is an unsigned 64-bit pattern.
+ */
+public record WorkerRegistration(long instanceId, int dpRank, String endpoint, String replayEndpoint) {
+
+    public String instanceIdText() {
+        return Long.toUnsignedString(instanceId);
+    }
+}

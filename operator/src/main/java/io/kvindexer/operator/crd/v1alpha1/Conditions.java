@@ -1,0 +1,47 @@
+package io.kvindexer.operator.crd.v1alpha1;
+
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.ConditionBuilder;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+
+/** Kubernetes-style conditions: lastTransitionTime only moves when the status value changes. */
+public final class Conditions {
+    public static final String READY = "Ready";
+    public static final String PROGRESSING = "Progressing";
+    public static final String DEGRADED = "Degraded";
+
+    private Conditions() {
+    }
+
+    /**
+     * A condition stamped with {@code observedGeneration}; keeps the previous transition time when {@code previous}
+     * holds the same type with the same status.
+     */
+    public static Condition of(String type, boolean status, String reason, String message, long observedGeneration,
+            List<Condition> previous, Clock clock) {
+        String value = status ? "True" : "False";
+        String since = previous == null ? null : previous.stream()
+                .filter(c -> type.equals(c.getType()) && value.equals(c.getStatus()))
+                .map(Condition::getLastTransitionTime)
+                .findFirst().orElse(null);
+        if (since == null) {
+            since = Instant.now(clock).truncatedTo(ChronoUnit.SECONDS).toString();
+        }
+        return new ConditionBuilder()
+                .withType(type)
+                .withStatus(value)
+                .withReason(reason)
+                .withMessage(message)
+                .withObservedGeneration(observedGeneration)
+                .withLastTransitionTime(since)
+                .build();
+    }
+
+    public static boolean isTrue(List<Condition> conditions, String type) {
+        return conditions != null && conditions.stream()
+                .anyMatch(c -> type.equals(c.getType()) && "True".equals(c.getStatus()));
+    }
+}

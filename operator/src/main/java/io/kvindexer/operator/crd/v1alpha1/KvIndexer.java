@@ -1,0 +1,24 @@
+package io.kvindexer.operator.crd.v1alpha1;
+
+import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
+import io.fabric8.kubernetes.api.model.Namespaced;
+import io.fabric8.kubernetes.client.CustomResource;
+import io.fabric8.kubernetes.model.annotation.Group;
+import io.fabric8.kubernetes.model.annotation.Plural;
+import io.fabric8.kubernetes.model.annotation.ShortNames;
+import io.fabric8.kubernetes.model.annotation.Version;
+
+/** A set of indexer replicas that know each other (a StatefulSet, its Services and PodDisruptionBudget). */
+@Group(CrdConstants.GROUP)
+@Version(CrdConstants.VERSION)
+@Plural("kvindexers")
+@ShortNames("kvi")
+@AdditionalPrinterColumn(name = "Ready", jsonPath = ".status.ready", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Age", jsonPath = ".metadata.creationTimestamp", type = AdditionalPrinterColumn.Type.DATE)
+public class KvIndexer extends CustomResource<KvIndexerSpec, KvIndexerStatus> implements Namespaced {
+
+    @Override
+    protected KvIndexerSpec initSpec() {
+        return new KvIndexerSpec();
+    }
+}

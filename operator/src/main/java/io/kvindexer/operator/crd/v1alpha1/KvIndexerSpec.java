@@ -1,0 +1,132 @@
+package io.kvindexer.operator.crd.v1alpha1;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Max;
+import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.Required;
+import io.fabric8.kubernetes.api.model.ResourceRequirements;
+
+/**
+ * Desired state of a KvIndexer. Field initialisers repeat the schema defaults: the API server applies the schema
+ * defaults, but the operator must behave the same for objects that never went through it.
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class KvIndexerSpec {
+    @JsonPropertyDescription("Number of indexer replicas (pods <name>-0 .. <name>-(n-1)).")
+    @Default("2")
+    @Min(1)
+    @Max(64)
+    private Integer replicas = 2;
+
+    @JsonPropertyDescription("Container image of the indexer.")
+    @Required
+    @Pattern("^\\S+$")
+    private String image;
+
+    @JsonPropertyDescription("Image pull policy: Always, IfNotPresent or Never.")
+    @Default("IfNotPresent")
+    @Pattern("^(Always|IfNotPresent|Never)$")
+    private String imagePullPolicy = "IfNotPresent";
+
+    @JsonPropertyDescription("HTTP port of the indexer (--port).")
+    @Default("8090")
+    @Min(1)
+    @Max(65535)
+    private Integer port = 8090;
+
+    @JsonPropertyDescription("Indexer writer threads (--threads); 0 or 1 = single-threaded.")
+    @Default("4")
+    @Min(0)
+    @Max(1024)
+    private Integer threads = 4;
+
+    @JsonPropertyDescription("Registered workers a replica waits for before serving (DYN_ROUTER_MIN_INITIAL_WORKERS); 0 disables.")
+    @Default("0")
+    @Min(0)
+    private Integer minInitialWorkers = 0;
+
+    @JsonPropertyDescription("Compute resources of the indexer container.")
+    private ResourceRequirements resources;
+
+    @JsonPropertyDescription("Labels, annotations and scheduling settings merged into the indexer pods.")
+    private PodTemplateOverrides podTemplate;
+
+    @JsonPropertyDescription("Create a Prometheus Operator ServiceMonitor for the replicas' /metrics.")
+    @Default("false")
+    private Boolean serviceMonitor = false;
+
+    public Integer getReplicas() {
+        return replicas;
+    }
+
+    public void setReplicas(Integer replicas) {
+        this.replicas = replicas;
+    }
+
+    public String getImage() {
+        return image;
+    }
+
+    public void setImage(String image) {
+        this.image = image;
+    }
+
+    public String getImagePullPolicy() {
+        return imagePullPolicy;
+    }
+
+    public void setImagePullPolicy(String imagePullPolicy) {
+        this.imagePullPolicy = imagePullPolicy;
+    }
+
+    public Integer getPort() {
+        return port;
+    }
+
+    public void setPort(Integer port) {
+        this.port = port;
+    }
+
+    public Integer getThreads() {
+        return threads;
+    }
+
+    public void setThreads(Integer threads) {
+        this.threads = threads;
+    }
+
+    public Integer getMinInitialWorkers() {
+        return minInitialWorkers;
+    }
+
+    public void setMinInitialWorkers(Integer minInitialWorkers) {
+        this.minInitialWorkers = minInitialWorkers;
+    }
+
+    public ResourceRequirements getResources() {
+        return resources;
+    }
+
+    public void setResources(ResourceRequirements resources) {
+        this.resources = resources;
+    }
+
+    public PodTemplateOverrides getPodTemplate() {
+        return podTemplate;
+    }
+
+    public void setPodTemplate(PodTemplateOverrides podTemplate) {
+        this.podTemplate = podTemplate;
+    }
+
+    public Boolean getServiceMonitor() {
+        return serviceMonitor;
+    }
+
+    public void setServiceMonitor(Boolean serviceMonitor) {
+        this.serviceMonitor = serviceMonitor;
+    }
+}

@@ -1,0 +1,26 @@
+package io.kvindexer.operator.crd.v1alpha1;
+
+import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
+import io.fabric8.kubernetes.api.model.Namespaced;
+import io.fabric8.kubernetes.client.CustomResource;
+import io.fabric8.kubernetes.model.annotation.Group;
+import io.fabric8.kubernetes.model.annotation.Plural;
+import io.fabric8.kubernetes.model.annotation.ShortNames;
+import io.fabric8.kubernetes.model.annotation.Version;
+
+/** Engine pods (selected by labels) that the operator registers with every replica of a KvIndexer. */
+@Group(CrdConstants.GROUP)
+@Version(CrdConstants.VERSION)
+@Plural("kvworkers")
+@ShortNames("kvw")
+@AdditionalPrinterColumn(name = "Indexer", jsonPath = ".spec.indexerRef", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Pods", jsonPath = ".status.matchedPods", type = AdditionalPrinterColumn.Type.INTEGER)
+@AdditionalPrinterColumn(name = "Registered", jsonPath = ".status.registeredPods", type = AdditionalPrinterColumn.Type.INTEGER)
+@AdditionalPrinterColumn(name = "Age", jsonPath = ".metadata.creationTimestamp", type = AdditionalPrinterColumn.Type.DATE)
+public class KvWorker extends CustomResource<KvWorkerSpec, KvWorkerStatus> implements Namespaced {
+
+    @Override
+    protected KvWorkerSpec initSpec() {
+        return new KvWorkerSpec();
+    }
+}

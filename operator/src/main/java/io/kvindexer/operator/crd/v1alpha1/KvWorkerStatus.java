@@ -1,0 +1,31 @@
+package io.kvindexer.operator.crd.v1alpha1;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import io.fabric8.kubernetes.api.model.Condition;
+import java.util.List;
+
+/**
+ * Observed state of a KvWorker: the Ready engine pods ({@code matchedPods}), how many are registered with every
+ * reachable replica ({@code registeredPods}), and per pod where it is registered.
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record KvWorkerStatus(
+        Long observedGeneration,
+        Integer matchedPods,
+        Integer registeredPods,
+        List<PodRegistration> pods,
+        List<Condition> conditions) {
+
+    /**
+     * One engine pod. {@code instanceId} is an unsigned decimal; {@code endpoint} / {@code replayEndpoint} are rank
+     * 0's (rank r adds r to the port); {@code registeredOn} names the indexer replicas (pods) holding all its ranks.
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record PodRegistration(
+            String pod,
+            String instanceId,
+            String endpoint,
+            String replayEndpoint,
+            List<String> registeredOn) {
+    }
+}

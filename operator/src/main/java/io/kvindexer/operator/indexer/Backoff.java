@@ -1,0 +1,28 @@
+package io.kvindexer.operator.indexer;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** Per-key exponential back-off for retrying an unreachable replica: initial, doubled per failure, capped. */
+public final class Backoff {
+    private final Duration initial;
+    private final Duration max;
+    private final Map<String, Integer> failures = new ConcurrentHashMap<>();
+
+    public Backoff(Duration initial, Duration max) {
+        this.initial = initial;
+        this.max = max.compareTo(initial) < 0 ? initial : max;
+    }
+
+    /** The delay before the next attempt for {@code key}, counting this failure. */
+    public Duration next(String key) {
+        int n = failures.merge(key, 1, Integer::sum);
+        long millis = initial.toMillis() << Math.min(n - 1, 20);
+        return Duration.ofMillis(Math.min(millis, max.toMillis()));
+    }
+
+    public void reset(String key) {
+        failures.remove(key);
+    }
+}

@@ -1,0 +1,161 @@
+package io.kvindexer.operator.indexer;
+
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.Probe;
+import io.fabric8.kubernetes.api.model.ProbeBuilder;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceBuilder;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
+import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import io.kvindexer.operator.crd.v1alpha1.KvIndexerSpec;
+import io.kvindexer.operator.crd.v1alpha1.PodTemplateOverrides;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Pure functions from a KvIndexer to the objects it owns. Owner references are added by JOSDK's dependents.
+ * Objects are spelled out completely (no reliance on API-server defaults) because, with server-side apply off,
+ * the dependents compare desired against actual field by field.
+ */
+public final class IndexerDesiredState {
+    public static final String CONTAINER = "indexer";
+    public static final String PORT_NAME = "http";
+
+    private IndexerDesiredState() {
+    }
+
+    public static StatefulSet statefulSet(KvIndexer kvi) {
+        KvIndexerSpec spec = kvi.getSpec();
+        PodTemplateOverrides overrides = spec.getPodTemplate();
+        Map<String, String> podLabels = new LinkedHashMap<>();
+        Map<String, String> podAnnotations = new LinkedHashMap<>();
+        if (overrides != null && overrides.labels() != null) {
+            podLabels.putAll(overrides.labels());
+        }
+        if (overrides != null && overrides.annotations() != null) {
+            podAnnotations.putAll(overrides.annotations());
+        }
+        podLabels.putAll(IndexerNames.labels(kvi)); // ours win: the selector must keep matching
+        return new StatefulSetBuilder()
+                .withMetadata(meta(kvi, IndexerNames.statefulSet(kvi)))
+                .withNewSpec()
+                    .withReplicas(spec.getReplicas())
+                    .withServiceName(IndexerNames.headlessService(kvi))
+                    .withPodManagementPolicy("Parallel")
+                    .withNewSelector().withMatchLabels(IndexerNames.selectorLabels(kvi)).endSelector()
+                    .withNewTemplate()
+                        .withNewMetadata().withLabels(podLabels).withAnnotations(podAnnotations).endMetadata()
+                        .withNewSpec()
+                            .withContainers(container(kvi))
+                            .withNodeSelector(overrides == null ? null : overrides.nodeSelector())
+                            .withTolerations(overrides == null ? null : overrides.tolerations())
+                            .withAffinity(overrides == null ? null : overrides.affinity())
+                        .endSpec()
+                    .endTemplate()
+                .endSpec()
+                .build();
+    }
+
+    /**
+     * The indexer container. {@code --peers} lists every replica's stable URL: a replica's own per-pod DNS record is
+     * published only while it is Ready (the headless Service does not publish not-ready addresses), and a replica
+     * is not Ready until its recovery is done, so during recovery its own entry does not resolve and is skipped.
+     */
+    static Container container(KvIndexer kvi) {
+        KvIndexerSpec spec = kvi.getSpec();
+        List<String> args = new ArrayList<>(List.of(
+                "--port", String.valueOf(spec.getPort()),
+                "--threads", String.valueOf(spec.getThreads())));
+        List<String> peers = IndexerNames.stableUrls(kvi);
+        if (peers.size() > 1) {
+            args.add("--peers");
+            args.add(String.join(",", peers));
+        }
+        List<EnvVar> env = new ArrayList<>();
+        if (spec.getMinInitialWorkers() != null && spec.getMinInitialWorkers() > 0) {
+            env.add(new EnvVar("DYN_ROUTER_MIN_INITIAL_WORKERS", String.valueOf(spec.getMinInitialWorkers()), null));
+        }
+        return new ContainerBuilder()
+                .withName(CONTAINER)
+                .withImage(spec.getImage())
+                .withImagePullPolicy(spec.getImagePullPolicy())
+                .withArgs(args)
+                .withEnv(env)
+                .addNewPort().withName(PORT_NAME).withContainerPort(spec.getPort()).withProtocol("TCP").endPort()
+                .withLivenessProbe(probe("/health", 3))
+                .withReadinessProbe(probe("/ready", 1))
+                .withResources(spec.getResources())
+                .build();
+    }
+
+    private static Probe probe(String path, int failureThreshold) {
+        return new ProbeBuilder()
+                .withNewHttpGet().withPath(path).withPort(new IntOrString(PORT_NAME)).withScheme("HTTP").endHttpGet()
+                .withPeriodSeconds(5)
+                .withTimeoutSeconds(2)
+                .withFailureThreshold(failureThreshold)
+                .build();
+    }
+
+    /** Headless: gives each replica {@code <pod>.<name>-peers.<ns>.svc}; only Ready pods are published. */
+    public static Service headlessService(KvIndexer kvi) {
+        return new ServiceBuilder()
+                .withMetadata(meta(kvi, IndexerNames.headlessService(kvi), IndexerNames.ROLE_PEERS))
+                .withNewSpec()
+                    .withClusterIP("None")
+                    .withPublishNotReadyAddresses(false)
+                    .withSelector(IndexerNames.selectorLabels(kvi))
+                    .addNewPort().withName(PORT_NAME).withPort(kvi.getSpec().getPort())
+                        .withTargetPort(new IntOrString(PORT_NAME)).withProtocol("TCP").endPort()
+                .endSpec()
+                .build();
+    }
+
+    /** The client Service on {@code port}: what routers and users call. */
+    public static Service clientService(KvIndexer kvi) {
+        return new ServiceBuilder()
+                .withMetadata(meta(kvi, IndexerNames.clientService(kvi), IndexerNames.ROLE_CLIENT))
+                .withNewSpec()
+                    .withType("ClusterIP")
+                    .withSelector(IndexerNames.selectorLabels(kvi))
+                    .addNewPort().withName(PORT_NAME).withPort(kvi.getSpec().getPort())
+                        .withTargetPort(new IntOrString(PORT_NAME)).withProtocol("TCP").endPort()
+                .endSpec()
+                .build();
+    }
+
+    /** At most one replica voluntarily down at a time (only when there is more than one). */
+    public static PodDisruptionBudget podDisruptionBudget(KvIndexer kvi) {
+        return new PodDisruptionBudgetBuilder()
+                .withMetadata(meta(kvi, IndexerNames.pdb(kvi)))
+                .withNewSpec()
+                    .withMaxUnavailable(new IntOrString(1))
+                    .withNewSelector().withMatchLabels(IndexerNames.selectorLabels(kvi)).endSelector()
+                .endSpec()
+                .build();
+    }
+
+    private static ObjectMeta meta(KvIndexer kvi, String name, String serviceRole) {
+        ObjectMeta meta = meta(kvi, name);
+        meta.getLabels().put(IndexerNames.LABEL_SERVICE_ROLE, serviceRole);
+        return meta;
+    }
+
+    private static ObjectMeta meta(KvIndexer kvi, String name) {
+        return new ObjectMetaBuilder()
+                .withName(name)
+                .withNamespace(kvi.getMetadata().getNamespace())
+                .withLabels(IndexerNames.labels(kvi))
+                .build();
+    }
+}

@@ -1,0 +1,43 @@
+package io.kvindexer.operator.indexer;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.kvindexer.operator.client.IndexerEndpoint;
+import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A replica pod of a KvIndexer as the reconcilers see it: ordinal, pod name, pod IP (null until scheduled),
+ * Ready condition, and whether it is running (has an IP, not terminating).
+ */
+public record IndexerReplica(int ordinal, String pod, String podIp, boolean ready, boolean running) {
+
+    /** The URL the operator itself calls: pod IP + spec.port. */
+    public IndexerEndpoint endpoint(int port) {
+        return IndexerEndpoint.of(pod, podIp, port);
+    }
+
+    /** The replica pods of {@code kvi} among {@code pods}, ordinals below the desired size, by ordinal. */
+    public static List<IndexerReplica> of(KvIndexer kvi, Collection<Pod> pods) {
+        int size = kvi.getSpec().getReplicas() == null ? 0 : kvi.getSpec().getReplicas();
+        return pods.stream()
+                .filter(p -> kvi.getMetadata().getName().equals(labels(p).get(IndexerNames.LABEL_INSTANCE)))
+                .map(p -> new IndexerReplica(IndexerNames.ordinalOf(kvi, p.getMetadata().getName()),
+                        p.getMetadata().getName(), podIp(p), PodConditions.isReady(p), PodConditions.isRunning(p)))
+                .filter(r -> r.ordinal() >= 0 && r.ordinal() < size)
+                .sorted(Comparator.comparingInt(IndexerReplica::ordinal))
+                .toList();
+    }
+
+    private static Map<String, String> labels(Pod p) {
+        return Objects.requireNonNullElse(p.getMetadata().getLabels(), Map.of());
+    }
+
+    private static String podIp(Pod p) {
+        String ip = p.getStatus() == null ? null : p.getStatus().getPodIP();
+        return ip == null || ip.isBlank() ? null : ip;
+    }
+}

@@ -1,0 +1,92 @@
+package io.kvindexer.operator.indexer;
+
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.kvindexer.operator.crd.v1alpha1.Conditions;
+import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import io.kvindexer.operator.crd.v1alpha1.KvIndexerStatus;
+import io.kvindexer.operator.crd.v1alpha1.KvIndexerStatus.ReplicaStatus;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+
+/** Builds the status patch of a KvIndexer: a fresh object holding only name, namespace and status. */
+public final class KvIndexerStatusFactory {
+    private final Clock clock;
+
+    public KvIndexerStatusFactory(Clock clock) {
+        this.clock = clock;
+    }
+
+    /**
+     * @param replicas   the replica pods that exist (ordinals below the desired size)
+     * @param peerErrors replica pod (or "servicemonitor") → what went wrong (empty when all went well)
+     */
+    public KvIndexer status(KvIndexer kvi, List<IndexerReplica> replicas, Map<String, String> peerErrors) {
+        int desired = kvi.getSpec().getReplicas();
+        long generation = generation(kvi);
+        List<Condition> previous = previous(kvi);
+        List<ReplicaStatus> rows = IntStream.range(0, desired).mapToObj(i -> new ReplicaStatus(
+                IndexerNames.pod(kvi, i), IndexerNames.stableUrl(kvi, i),
+                replicas.stream().anyMatch(r -> r.ordinal() == i && r.ready()))).toList();
+        int ready = (int) rows.stream().filter(ReplicaStatus::ready).count();
+
+        List<Condition> conditions = new ArrayList<>();
+        boolean allReady = ready == desired;
+        conditions.add(Conditions.of(Conditions.READY, allReady,
+                allReady ? "AllReplicasReady" : "ReplicasNotReady",
+                ready + " of " + desired + " replicas ready", generation, previous, clock));
+        conditions.add(Conditions.of(Conditions.PROGRESSING, !allReady,
+                allReady ? "Stable" : "WaitingForReplicas",
+                allReady ? "all replicas ready at generation " + generation
+                        : "waiting for " + (desired - ready) + " replica(s) to become ready", generation, previous, clock));
+        boolean degraded = !peerErrors.isEmpty();
+        conditions.add(Conditions.of(Conditions.DEGRADED, degraded,
+                degraded ? "SyncFailed" : "AsExpected",
+                degraded ? describe(peerErrors) : "peer lists in sync", generation, previous, clock));
+        return fresh(kvi, new KvIndexerStatus(generation, ready, ready + "/" + desired, rows, conditions));
+    }
+
+    /** Status for a spec the operator refuses: Ready false with the reason, nothing else touched. */
+    public KvIndexer invalidSpec(KvIndexer kvi, String message) {
+        long generation = generation(kvi);
+        List<Condition> previous = previous(kvi);
+        KvIndexerStatus old = kvi.getStatus();
+        List<Condition> conditions = List.of(
+                Conditions.of(Conditions.READY, false, "InvalidSpec", message, generation, previous, clock),
+                Conditions.of(Conditions.PROGRESSING, false, "InvalidSpec", message, generation, previous, clock),
+                Conditions.of(Conditions.DEGRADED, true, "InvalidSpec", message, generation, previous, clock));
+        return fresh(kvi, new KvIndexerStatus(generation,
+                old == null ? 0 : old.readyReplicas(), old == null ? null : old.ready(),
+                old == null ? List.of() : old.replicas(), conditions));
+    }
+
+    static String describe(Map<String, String> errors) {
+        StringBuilder sb = new StringBuilder();
+        errors.entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e ->
+                sb.append(sb.isEmpty() ? "" : "; ").append(e.getKey()).append(": ").append(e.getValue()));
+        return sb.toString();
+    }
+
+    private static long generation(KvIndexer kvi) {
+        Long g = kvi.getMetadata().getGeneration();
+        return g == null ? 0 : g;
+    }
+
+    private static List<Condition> previous(KvIndexer kvi) {
+        return kvi.getStatus() == null ? null : kvi.getStatus().conditions();
+    }
+
+    private static KvIndexer fresh(KvIndexer kvi, KvIndexerStatus status) {
+        KvIndexer patch = new KvIndexer();
+        patch.setMetadata(new ObjectMetaBuilder()
+                .withName(kvi.getMetadata().getName())
+                .withNamespace(kvi.getMetadata().getNamespace())
+                .build());
+        patch.setSpec(null);
+        patch.setStatus(status);
+        return patch;
+    }
+}

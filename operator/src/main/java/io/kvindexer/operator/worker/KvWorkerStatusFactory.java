@@ -1,0 +1,135 @@
+package io.kvindexer.operator.worker;
+
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.kvindexer.operator.crd.v1alpha1.Conditions;
+import io.kvindexer.operator.crd.v1alpha1.KvWorker;
+import io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus;
+import io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus.PodRegistration;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Builds the status patch of a KvWorker: a fresh object holding only name, namespace and status. */
+public final class KvWorkerStatusFactory {
+    private final Clock clock;
+
+    public KvWorkerStatusFactory(Clock clock) {
+        this.clock = clock;
+    }
+
+    /**
+     * @param desired  the engine pods that should be registered
+     * @param outcomes one per replica the operator registers with (Ready replicas)
+     */
+    public KvWorker status(KvWorker worker, DesiredRegistrations desired, List<ReplicaOutcome> outcomes) {
+        long generation = generation(worker);
+        List<Condition> previous = previous(worker);
+        List<PodRegistration> pods = new ArrayList<>();
+        int registeredEverywhere = 0;
+        for (EngineTarget t : desired.targets()) {
+            List<String> on = outcomes.stream().filter(o -> o.registered().contains(t.instanceId()))
+                    .map(ReplicaOutcome::replica).sorted().toList();
+            if (!outcomes.isEmpty() && on.size() == outcomes.size()) {
+                registeredEverywhere++;
+            }
+            pods.add(new PodRegistration(t.pod(), Long.toUnsignedString(t.instanceId()), t.endpoint(),
+                    t.replayEndpoint(), on));
+        }
+        pods.addAll(leftovers(worker, desired, outcomes));
+        pods.sort(Comparator.comparing(PodRegistration::pod));
+
+        Map<String, String> failures = new LinkedHashMap<>();
+        outcomes.stream().filter(ReplicaOutcome::failed).sorted(Comparator.comparing(ReplicaOutcome::replica))
+                .forEach(o -> failures.put(o.replica(), o.error()));
+        failures.putAll(desired.podErrors());
+
+        int matched = desired.targets().size();
+        boolean noReplicas = outcomes.isEmpty();
+        boolean ready = failures.isEmpty() && !noReplicas && registeredEverywhere == matched;
+        String readyReason = ready ? "AllRegistered"
+                : noReplicas ? "NoReadyReplicas"
+                : !failures.isEmpty() ? "RegistrationErrors" : "Registering";
+        String readyMessage = noReplicas ? "no Ready replica of KvIndexer " + worker.getSpec().getIndexerRef()
+                : registeredEverywhere + " of " + matched + " engine pods registered on all "
+                        + outcomes.size() + " ready replicas";
+        List<Condition> conditions = List.of(
+                Conditions.of(Conditions.READY, ready, readyReason, readyMessage, generation, previous, clock),
+                Conditions.of(Conditions.PROGRESSING, registeredEverywhere < matched,
+                        registeredEverywhere < matched ? "Registering" : "Stable",
+                        (matched - registeredEverywhere) + " engine pods still to register everywhere",
+                        generation, previous, clock),
+                Conditions.of(Conditions.DEGRADED, !failures.isEmpty(),
+                        failures.isEmpty() ? "AsExpected" : "ReplicaOrPodErrors",
+                        failures.isEmpty() ? "all replicas reachable" : describe(failures),
+                        generation, previous, clock));
+        return fresh(worker, new KvWorkerStatus(generation, matched, registeredEverywhere, pods, conditions));
+    }
+
+    /** Ready false with a reason (bad spec, missing indexer); remembered pods are kept so they can be removed later. */
+    public KvWorker notReady(KvWorker worker, String reason, String message, boolean degraded) {
+        long generation = generation(worker);
+        List<Condition> previous = previous(worker);
+        KvWorkerStatus old = worker.getStatus();
+        List<Condition> conditions = List.of(
+                Conditions.of(Conditions.READY, false, reason, message, generation, previous, clock),
+                Conditions.of(Conditions.PROGRESSING, false, reason, message, generation, previous, clock),
+                Conditions.of(Conditions.DEGRADED, degraded, degraded ? reason : "AsExpected",
+                        degraded ? message : "nothing to report", generation, previous, clock));
+        return fresh(worker, new KvWorkerStatus(generation, 0, 0,
+                old == null || old.pods() == null ? List.of() : old.pods(), conditions));
+    }
+
+    /**
+     * Pods registered before and no longer desired that are still (or may still be) registered somewhere: kept so
+     * that a later reconcile still knows they are ours to remove.
+     */
+    private static List<PodRegistration> leftovers(KvWorker worker, DesiredRegistrations desired,
+            List<ReplicaOutcome> outcomes) {
+        if (worker.getStatus() == null || worker.getStatus().pods() == null) {
+            return List.of();
+        }
+        boolean unknown = outcomes.stream().anyMatch(ReplicaOutcome::failed);
+        List<PodRegistration> kept = new ArrayList<>();
+        for (PodRegistration p : worker.getStatus().pods()) {
+            long id = Long.parseUnsignedLong(p.instanceId());
+            if (desired.targets().stream().anyMatch(t -> t.instanceId() == id || t.pod().equals(p.pod()))) {
+                continue;
+            }
+            List<String> still = outcomes.stream().filter(o -> o.leftovers().contains(id))
+                    .map(ReplicaOutcome::replica).sorted().toList();
+            if (unknown || !still.isEmpty()) {
+                kept.add(new PodRegistration(p.pod(), p.instanceId(), p.endpoint(), p.replayEndpoint(), still));
+            }
+        }
+        return kept;
+    }
+
+    static String describe(Map<String, String> errors) {
+        StringBuilder sb = new StringBuilder();
+        errors.forEach((k, v) -> sb.append(sb.isEmpty() ? "" : "; ").append(k).append(": ").append(v));
+        return sb.toString();
+    }
+
+    private static long generation(KvWorker w) {
+        return w.getMetadata().getGeneration() == null ? 0 : w.getMetadata().getGeneration();
+    }
+
+    private static List<Condition> previous(KvWorker w) {
+        return w.getStatus() == null ? null : w.getStatus().conditions();
+    }
+
+    private static KvWorker fresh(KvWorker w, KvWorkerStatus status) {
+        KvWorker patch = new KvWorker();
+        patch.setMetadata(new ObjectMetaBuilder()
+                .withName(w.getMetadata().getName())
+                .withNamespace(w.getMetadata().getNamespace())
+                .build());
+        patch.setSpec(null);
+        patch.setStatus(status);
+        return patch;
+    }
+}

@@ -1,0 +1,70 @@
+package io.kvindexer.operator.worker;
+
+import io.kvindexer.operator.client.RegisteredWorker;
+import io.kvindexer.operator.client.WorkerRegistration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * What to change on one replica so that its registrations equal the desired ones: pure, level-triggered and
+ * idempotent (applying the plan and planning again yields an empty plan).
+ *
+ * <p>Only instances this KvWorker owns are ever removed: the desired ones and those it registered before (its
+ * status). Registrations of other KvWorkers or made by hand are left alone. A rank whose endpoint changed (the pod
+ * got a new IP), or whose replay endpoint changed ({@code forceReregister}), is unregistered and registered again;
+ * a registration of an owned instance under another model or tenant is removed.
+ */
+public record RegistrationPlan(List<Unregistration> toUnregister, List<WorkerRegistration> toRegister) {
+
+    /** One dp rank to remove, with the (model, tenant) it is registered under. */
+    public record Unregistration(long instanceId, int dpRank, String modelName, String tenantId) {
+    }
+
+    public static RegistrationPlan of(Collection<WorkerRegistration> desired, Collection<RegisteredWorker> actual,
+            String modelName, String tenantId, Set<Long> owned, Set<Long> forceReregister) {
+        Map<Long, Map<Integer, WorkerRegistration>> want = new HashMap<>();
+        for (WorkerRegistration r : desired) {
+            want.computeIfAbsent(r.instanceId(), k -> new HashMap<>()).put(r.dpRank(), r);
+        }
+        Set<Long> ownedAll = new HashSet<>(owned);
+        ownedAll.addAll(want.keySet());
+
+        List<Unregistration> unregister = new ArrayList<>();
+        Set<String> keep = new HashSet<>(); // "instance/rank" already registered as desired
+        for (RegisteredWorker w : actual) {
+            if (!ownedAll.contains(w.instanceId())) {
+                continue;
+            }
+            boolean sameKey = Objects.equals(modelName, w.modelName()) && Objects.equals(tenantId, w.tenantId());
+            Map<Integer, WorkerRegistration> ranks = sameKey ? want.getOrDefault(w.instanceId(), Map.of()) : Map.of();
+            for (Map.Entry<Integer, String> e : w.endpoints().entrySet()) {
+                WorkerRegistration d = ranks.get(e.getKey());
+                boolean good = d != null && d.endpoint().equals(e.getValue())
+                        && !forceReregister.contains(w.instanceId());
+                if (good) {
+                    keep.add(w.instanceId() + "/" + e.getKey());
+                } else {
+                    unregister.add(new Unregistration(w.instanceId(), e.getKey(), w.modelName(), w.tenantId()));
+                }
+            }
+        }
+        List<WorkerRegistration> register = desired.stream()
+                .filter(r -> !keep.contains(r.instanceId() + "/" + r.dpRank()))
+                .sorted(Comparator.comparingLong(WorkerRegistration::instanceId)
+                        .thenComparingInt(WorkerRegistration::dpRank))
+                .toList();
+        unregister.sort(Comparator.comparingLong(Unregistration::instanceId).thenComparingInt(Unregistration::dpRank));
+        return new RegistrationPlan(List.copyOf(unregister), register);
+    }
+
+    public boolean isEmpty() {
+        return toUnregister.isEmpty() && toRegister.isEmpty();
+    }
+}

@@ -1,0 +1,322 @@
+package io.kvindexer.operator.e2e;
+
+import static io.kvindexer.operator.e2e.LoopbackCluster.engineIp;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.kvindexer.indexer.sim.EngineSimulator;
+import io.kvindexer.operator.client.IndexerEndpoint;
+import io.kvindexer.operator.client.RegisteredWorker;
+import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import io.kvindexer.operator.crd.v1alpha1.KvWorker;
+import io.kvindexer.operator.support.OperatorHarness;
+import io.kvindexer.operator.support.Resources;
+import io.kvindexer.operator.worker.InstanceIds;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * The real operator on the CRUD mock API server, real indexer servers as replicas, real engine simulators as engine
+ * pods: the test plays the kubelet, the StatefulSet controller and cluster DNS (see {@link LoopbackCluster}).
+ */
+@EnableKubernetesMockClient(crud = true)
+class OperatorEndToEndTest {
+    static KubernetesClient client;
+    private static OperatorHarness harness;
+    private static final Duration WAIT = Duration.ofSeconds(60);
+    private static final Map<String, String> VLLM = Map.of("app", "vllm");
+    private static final int BLOCK = 4;
+
+    private LoopbackCluster cluster;
+    private String ns;
+    private int port;
+    private int zmqPort;
+    private int replayPort;
+
+    @BeforeAll
+    static void startOperator() {
+        harness = new OperatorHarness(client, Duration.ofSeconds(3));
+    }
+
+    @AfterAll
+    static void stopOperator() {
+        harness.close();
+    }
+
+    @BeforeEach
+    void setUp(TestInfo info) {
+        cluster = new LoopbackCluster(client, harness);
+        ns = "e2e-" + info.getTestMethod().orElseThrow().getName().toLowerCase().replaceAll("[^a-z0-9]", "")
+                .substring(0, 20);
+        port = LoopbackCluster.freePort(LoopbackCluster.replicaIp(0), LoopbackCluster.replicaIp(1),
+                LoopbackCluster.replicaIp(2));
+        zmqPort = LoopbackCluster.freePort(engineIp(0), engineIp(1), engineIp(2));
+        replayPort = LoopbackCluster.freePort(engineIp(0), engineIp(1), engineIp(2));
+    }
+
+    /** Deletes what the test applied while the replicas still answer (the KvWorker finalizer needs them). */
+    @AfterEach
+    void tearDown() {
+        try {
+            client.resources(KvWorker.class).inNamespace(ns).delete();
+            await().atMost(WAIT).ignoreExceptions().until(() ->
+                    client.resources(KvWorker.class).inNamespace(ns).list().getItems().isEmpty());
+            client.resources(KvIndexer.class).inNamespace(ns).delete();
+            client.pods().inNamespace(ns).delete();
+        } finally {
+            cluster.close();
+        }
+    }
+
+    private KvIndexer applyIndexer(int replicas) throws Exception {
+        client.resources(KvIndexer.class).inNamespace(ns).resource(Resources.kvIndexer(ns, "kv", replicas, port))
+                .create();
+        for (int i = 0; i < replicas; i++) {
+            cluster.startReplica(ns, "kv", i);
+        }
+        return cluster.kvIndexer(ns, "kv");
+    }
+
+    private void applyWorker(Integer replay) {
+        client.resources(KvWorker.class).inNamespace(ns).resource(Resources.kvWorker(ns, "vllm", "kv", VLLM, "llama",
+                BLOCK, zmqPort, replay, 1)).create();
+    }
+
+    private static long id(String ns, String pod) {
+        return InstanceIds.hashOf(ns, pod);
+    }
+
+    private List<RegisteredWorker> workers(KvIndexer kvi, int ordinal) {
+        return cluster.http.workers(cluster.replica(kvi, ordinal), "llama", "default");
+    }
+
+    private void awaitRegistered(KvIndexer kvi, int ordinal, Map<Long, String> expected) {
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(workers(kvi, ordinal))
+                .as("registrations on replica %d", ordinal)
+                .extracting(RegisteredWorker::instanceId, w -> w.endpoints().get(0))
+                .containsExactlyInAnyOrderElementsOf(expected.entrySet().stream()
+                        .map(e -> org.assertj.core.groups.Tuple.tuple(e.getKey(), e.getValue())).toList()));
+    }
+
+    private static int[] tokens(int n, int offset) {
+        return IntStream.rangeClosed(1, n).map(i -> i + offset).toArray();
+    }
+
+    /** Tokens matched for {@code instance} on one replica by /query. */
+    private int matched(IndexerEndpoint replica, int[] tokens, long instance) {
+        try {
+            JsonNode scores = cluster.http.query(replica, "llama", "default",
+                    IntStream.of(tokens).boxed().toList()).path("scores");
+            return scores.path(Long.toUnsignedString(instance)).path("0").asInt(0);
+        } catch (RuntimeException e) {
+            return -1;
+        }
+    }
+
+    private static Condition condition(List<Condition> conditions, String type) {
+        return conditions.stream().filter(c -> type.equals(c.getType())).findFirst().orElseThrow();
+    }
+
+    @Test
+    void enginesAreRegisteredEverywhereFollowPodChangesAndAreQueryable() throws Exception {
+        KvIndexer kvi = applyIndexer(2);
+        EngineSimulator a = cluster.startEngine(ns, "vllm-a", VLLM, 0, zmqPort, replayPort);
+        cluster.startEngine(ns, "vllm-b", VLLM, 1, zmqPort, replayPort);
+        applyWorker(replayPort);
+
+        Map<Long, String> both = Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(0) + ":" + zmqPort,
+                id(ns, "vllm-b"), "tcp://" + engineIp(1) + ":" + zmqPort);
+        awaitRegistered(kvi, 0, both);
+        awaitRegistered(kvi, 1, both);
+
+        // the engine's blocks reach both replicas over real ZMQ
+        await().atMost(WAIT).until(() -> a.subscriptions() >= 2);
+        int[] prompt = tokens(8, 0);
+        a.storeSequence(prompt, BLOCK).get();
+        for (int r = 0; r < 2; r++) {
+            IndexerEndpoint replica = cluster.replica(kvi, r);
+            await().atMost(WAIT).until(() -> matched(replica, prompt, id(ns, "vllm-a")) == 8);
+        }
+
+        // both resources say so
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            KvWorker w = harness.kvWorker(ns, "vllm");
+            assertThat(w.getStatus().registeredPods()).isEqualTo(2);
+            assertThat(w.getStatus().pods()).allSatisfy(p -> assertThat(p.registeredOn()).containsExactly("kv-0", "kv-1"));
+            assertThat(condition(w.getStatus().conditions(), "Ready").getStatus()).isEqualTo("True");
+            KvIndexer k = cluster.kvIndexer(ns, "kv");
+            assertThat(k.getStatus().ready()).isEqualTo("2/2");
+            assertThat(condition(k.getStatus().conditions(), "Ready").getStatus()).isEqualTo("True");
+        });
+        // each replica knows the other as a peer, by its stable URL
+        assertThat(cluster.http.peers(cluster.replica(kvi, 0))).containsExactly("http://kv-1.kv-peers." + ns + ".svc:" + port);
+        assertThat(cluster.http.peers(cluster.replica(kvi, 1))).containsExactly("http://kv-0.kv-peers." + ns + ".svc:" + port);
+
+        // engine pod deleted → unregistered everywhere
+        harness.deletePod(ns, "vllm-b");
+        cluster.stopEngine(ns, "vllm-b");
+        Map<Long, String> onlyA = Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(0) + ":" + zmqPort);
+        awaitRegistered(kvi, 0, onlyA);
+        awaitRegistered(kvi, 1, onlyA);
+
+        // pod IP change (same pod, new address) → re-registered at the new address, same instance id
+        cluster.stopEngine(ns, "vllm-a");
+        cluster.startEngine(ns, "vllm-a", VLLM, 2, zmqPort, replayPort);
+        Map<Long, String> moved = Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(2) + ":" + zmqPort);
+        awaitRegistered(kvi, 0, moved);
+        awaitRegistered(kvi, 1, moved);
+
+        // an unready engine pod is unregistered too
+        harness.startEnginePod(ns, "vllm-a", VLLM, engineIp(2), false);
+        awaitRegistered(kvi, 0, Map.of());
+        awaitRegistered(kvi, 1, Map.of());
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
+                assertThat(harness.kvWorker(ns, "vllm").getStatus().matchedPods()).isZero());
+    }
+
+    @Test
+    void aRestartedReplicaGetsItsRegistrationsBackAndRecoversItsTreeFromAPeer() throws Exception {
+        KvIndexer kvi = applyIndexer(2);
+        EngineSimulator a = cluster.startEngine(ns, "vllm-a", VLLM, 0, zmqPort, null);
+        applyWorker(null); // no replay: after the restart, the blocks can only come from the peer's /dump
+        Map<Long, String> expected = Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(0) + ":" + zmqPort);
+        awaitRegistered(kvi, 0, expected);
+        awaitRegistered(kvi, 1, expected);
+        await().atMost(WAIT).until(() -> a.subscriptions() >= 2);
+        int[] prompt = tokens(12, 100);
+        a.storeSequence(prompt, BLOCK).get();
+        await().atMost(WAIT).until(() -> matched(cluster.replica(kvi, 0), prompt, id(ns, "vllm-a")) == 12);
+        await().atMost(WAIT).until(() -> matched(cluster.replica(kvi, 1), prompt, id(ns, "vllm-a")) == 12);
+
+        // replica 1 restarts: a new, empty server at the same address
+        cluster.killReplica(ns, "kv", 1);
+        cluster.startReplica(ns, "kv", 1);
+
+        awaitRegistered(kvi, 1, expected);
+        await().atMost(WAIT).until(() -> matched(cluster.replica(kvi, 1), prompt, id(ns, "vllm-a")) == 12);
+    }
+
+    @Test
+    void scalingTwoToThreeToOneKeepsPeersAndRegistrationsInStep() throws Exception {
+        KvIndexer kvi = applyIndexer(2);
+        cluster.startEngine(ns, "vllm-a", VLLM, 0, zmqPort, replayPort);
+        applyWorker(replayPort);
+        Map<Long, String> expected = Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(0) + ":" + zmqPort);
+        awaitRegistered(kvi, 1, expected);
+
+        harness.mergePatch(KvIndexer.class, ns, "kv", "{\"spec\":{\"replicas\":3}}");
+        await().atMost(WAIT).until(() -> client.apps().statefulSets().inNamespace(ns).withName("kv").get()
+                .getSpec().getReplicas() == 3);
+        KvIndexer three = cluster.kvIndexer(ns, "kv");
+        cluster.startReplica(ns, "kv", 2);
+        awaitRegistered(three, 2, expected);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            assertThat(cluster.http.peers(cluster.replica(three, 0))).containsExactlyInAnyOrder(
+                    "http://kv-1.kv-peers." + ns + ".svc:" + port, "http://kv-2.kv-peers." + ns + ".svc:" + port);
+            assertThat(cluster.http.peers(cluster.replica(three, 2))).containsExactlyInAnyOrder(
+                    "http://kv-0.kv-peers." + ns + ".svc:" + port, "http://kv-1.kv-peers." + ns + ".svc:" + port);
+            assertThat(cluster.kvIndexer(ns, "kv").getStatus().ready()).isEqualTo("3/3");
+        });
+
+        harness.mergePatch(KvIndexer.class, ns, "kv", "{\"spec\":{\"replicas\":1}}");
+        await().atMost(WAIT).until(() -> client.apps().statefulSets().inNamespace(ns).withName("kv").get()
+                .getSpec().getReplicas() == 1);
+        cluster.removeReplica(ns, "kv", 2);
+        cluster.removeReplica(ns, "kv", 1);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            assertThat(cluster.http.peers(cluster.replica(three, 0))).isEmpty();
+            assertThat(cluster.kvIndexer(ns, "kv").getStatus().ready()).isEqualTo("1/1");
+            assertThat(client.policy().v1().podDisruptionBudget().inNamespace(ns).withName("kv").get()).isNull();
+            assertThat(harness.kvWorker(ns, "vllm").getStatus().pods().getFirst().registeredOn())
+                    .containsExactly("kv-0");
+        });
+    }
+
+    @Test
+    void deletingTheKvWorkerUnregistersItsEnginesFromEveryReplica() throws Exception {
+        KvIndexer kvi = applyIndexer(2);
+        cluster.startEngine(ns, "vllm-a", VLLM, 0, zmqPort, replayPort);
+        cluster.startEngine(ns, "vllm-b", VLLM, 1, zmqPort, replayPort);
+        applyWorker(replayPort);
+        awaitRegistered(kvi, 0, Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(0) + ":" + zmqPort,
+                id(ns, "vllm-b"), "tcp://" + engineIp(1) + ":" + zmqPort));
+        assertThat(harness.kvWorker(ns, "vllm").getMetadata().getFinalizers()).isNotEmpty();
+
+        client.resources(KvWorker.class).inNamespace(ns).withName("vllm").delete();
+
+        awaitRegistered(kvi, 0, Map.of());
+        awaitRegistered(kvi, 1, Map.of());
+        await().atMost(WAIT).until(() -> harness.kvWorker(ns, "vllm") == null);
+    }
+
+    @Test
+    void aReplicaThatIsDownDegradesTheStatusWithoutBlockingTheOtherAndHealsWhenBack() throws Exception {
+        KvIndexer kvi = applyIndexer(2);
+        cluster.startEngine(ns, "vllm-a", VLLM, 0, zmqPort, replayPort);
+        applyWorker(replayPort);
+        awaitRegistered(kvi, 1, Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(0) + ":" + zmqPort));
+
+        cluster.killReplica(ns, "kv", 1); // the pod still looks Ready: the operator finds out by calling it
+        cluster.startEngine(ns, "vllm-b", VLLM, 1, zmqPort, replayPort);
+
+        Map<Long, String> both = Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(0) + ":" + zmqPort,
+                id(ns, "vllm-b"), "tcp://" + engineIp(1) + ":" + zmqPort);
+        awaitRegistered(kvi, 0, both);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            KvWorker w = harness.kvWorker(ns, "vllm");
+            Condition degraded = condition(w.getStatus().conditions(), "Degraded");
+            assertThat(degraded.getStatus()).isEqualTo("True");
+            assertThat(degraded.getMessage()).contains("kv-1");
+            assertThat(condition(w.getStatus().conditions(), "Ready").getStatus()).isEqualTo("False");
+        });
+        // ... and Kubernetes Events on the KvWorker say what happened
+        assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .filteredOn(e -> "vllm".equals(e.getInvolvedObject().getName()))
+                .extracting(e -> e.getReason())
+                .contains("Registered", "ReplicaSyncFailed");
+
+        cluster.startReplica(ns, "kv", 1); // back, empty
+        awaitRegistered(kvi, 1, both);
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            KvWorker w = harness.kvWorker(ns, "vllm");
+            assertThat(condition(w.getStatus().conditions(), "Degraded").getStatus()).isEqualTo("False");
+            assertThat(condition(w.getStatus().conditions(), "Ready").getStatus()).isEqualTo("True");
+            assertThat(w.getStatus().registeredPods()).isEqualTo(2);
+        });
+    }
+
+    @Test
+    void aBadSpecOrAMissingIndexerIsAConditionWithAMessage() throws Exception {
+        KvWorker bad = Resources.kvWorker(ns, "bad", "kv", VLLM, "llama", 0, zmqPort, null, 1);
+        client.resources(KvWorker.class).inNamespace(ns).resource(bad).create();
+        KvWorker orphan = Resources.kvWorker(ns, "orphan", "nowhere", VLLM, "llama", 16, zmqPort, null, 1);
+        client.resources(KvWorker.class).inNamespace(ns).resource(orphan).create();
+
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            Condition ready = condition(harness.kvWorker(ns, "bad").getStatus().conditions(), "Ready");
+            assertThat(ready.getStatus()).isEqualTo("False");
+            assertThat(ready.getReason()).isEqualTo("InvalidSpec");
+            assertThat(ready.getMessage()).contains("spec.blockSize").contains("0");
+            Condition missing = condition(harness.kvWorker(ns, "orphan").getStatus().conditions(), "Ready");
+            assertThat(missing.getReason()).isEqualTo("IndexerNotFound");
+            assertThat(missing.getMessage()).contains("nowhere");
+        });
+        // fixing the spec heals it (level-triggered)
+        harness.mergePatch(KvWorker.class, ns, "bad", "{\"spec\":{\"blockSize\":16}}");
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(
+                condition(harness.kvWorker(ns, "bad").getStatus().conditions(), "Ready").getReason())
+                .isEqualTo("IndexerNotFound"));
+    }
+}

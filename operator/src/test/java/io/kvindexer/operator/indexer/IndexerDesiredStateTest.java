@@ -1,0 +1,84 @@
+package io.kvindexer.operator.indexer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.TolerationBuilder;
+import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import io.kvindexer.operator.crd.v1alpha1.PodTemplateOverrides;
+import io.kvindexer.operator.support.Resources;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class IndexerDesiredStateTest {
+
+    @Test
+    void statefulSetCarriesSpecFlagsProbesAndPeers() {
+        KvIndexer kvi = Resources.kvIndexer("llm", "kv", 3, 9000);
+        kvi.getSpec().setThreads(8);
+        kvi.getSpec().setMinInitialWorkers(2);
+        var sts = IndexerDesiredState.statefulSet(kvi);
+        assertThat(sts.getSpec().getReplicas()).isEqualTo(3);
+        assertThat(sts.getSpec().getServiceName()).isEqualTo("kv-peers");
+        assertThat(sts.getSpec().getSelector().getMatchLabels()).containsOnlyKeys("app.kubernetes.io/name",
+                "app.kubernetes.io/instance");
+        var c = sts.getSpec().getTemplate().getSpec().getContainers().getFirst();
+        assertThat(c.getArgs()).containsExactly("--port", "9000", "--threads", "8", "--peers",
+                "http://kv-0.kv-peers.llm.svc:9000,http://kv-1.kv-peers.llm.svc:9000,http://kv-2.kv-peers.llm.svc:9000");
+        assertThat(c.getEnv()).singleElement().satisfies(e -> {
+            assertThat(e.getName()).isEqualTo("DYN_ROUTER_MIN_INITIAL_WORKERS");
+            assertThat(e.getValue()).isEqualTo("2");
+        });
+        assertThat(c.getPorts().getFirst().getContainerPort()).isEqualTo(9000);
+        assertThat(c.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/health");
+        assertThat(c.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/ready");
+    }
+
+    @Test
+    void aSingleReplicaHasNoPeersFlag() {
+        var c = IndexerDesiredState.statefulSet(Resources.kvIndexer("llm", "one", 1, 8090))
+                .getSpec().getTemplate().getSpec().getContainers().getFirst();
+        assertThat(c.getArgs()).doesNotContain("--peers");
+        assertThat(c.getEnv()).isEmpty();
+    }
+
+    @Test
+    void podTemplateOverridesMergeButOurLabelsWin() {
+        KvIndexer kvi = Resources.kvIndexer("llm", "kv", 2, 8090);
+        kvi.getSpec().setPodTemplate(new PodTemplateOverrides(
+                Map.of("team", "ml", "app.kubernetes.io/instance", "hijack"), Map.of("a", "b"),
+                Map.of("gpu", "none"), List.of(new TolerationBuilder().withKey("k").withOperator("Exists").build()),
+                null));
+        var pod = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate();
+        assertThat(pod.getMetadata().getLabels()).containsEntry("team", "ml")
+                .containsEntry("app.kubernetes.io/instance", "kv");
+        assertThat(pod.getMetadata().getAnnotations()).containsEntry("a", "b");
+        assertThat(pod.getSpec().getNodeSelector()).containsEntry("gpu", "none");
+        assertThat(pod.getSpec().getTolerations()).hasSize(1);
+    }
+
+    @Test
+    void servicesAndPdb() {
+        KvIndexer kvi = Resources.kvIndexer("llm", "kv", 2, 8090);
+        var headless = IndexerDesiredState.headlessService(kvi);
+        assertThat(headless.getMetadata().getName()).isEqualTo("kv-peers");
+        assertThat(headless.getSpec().getClusterIP()).isEqualTo("None");
+        assertThat(headless.getSpec().getPublishNotReadyAddresses()).isFalse();
+        var svc = IndexerDesiredState.clientService(kvi);
+        assertThat(svc.getMetadata().getName()).isEqualTo("kv");
+        assertThat(svc.getSpec().getPorts().getFirst().getPort()).isEqualTo(8090);
+        assertThat(svc.getMetadata().getLabels()).containsEntry("app.kubernetes.io/managed-by", "kv-indexer-operator")
+                .containsEntry("app.kubernetes.io/part-of", "kv-indexer");
+        var pdb = IndexerDesiredState.podDisruptionBudget(kvi);
+        assertThat(pdb.getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
+        assertThat(pdb.getSpec().getSelector().getMatchLabels()).containsEntry("app.kubernetes.io/instance", "kv");
+    }
+
+    @Test
+    void ordinalsAreReadFromPodNames() {
+        KvIndexer kvi = Resources.kvIndexer("llm", "kv", 2, 8090);
+        assertThat(IndexerNames.ordinalOf(kvi, "kv-1")).isEqualTo(1);
+        assertThat(IndexerNames.ordinalOf(kvi, "kv-x")).isEqualTo(-1);
+        assertThat(IndexerNames.ordinalOf(kvi, "other-0")).isEqualTo(-1);
+    }
+}

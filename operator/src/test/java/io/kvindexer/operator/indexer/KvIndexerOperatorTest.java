@@ -1,0 +1,129 @@
+package io.kvindexer.operator.indexer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import io.kvindexer.operator.support.OperatorHarness;
+import io.kvindexer.operator.support.Resources;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The KvIndexer controller running against the CRUD mock: the objects it owns, their owner references and labels,
+ * the PDB's life, and the status (no indexer process needed: no pod becomes Ready here).
+ */
+@EnableKubernetesMockClient(crud = true)
+class KvIndexerOperatorTest {
+    static KubernetesClient client;
+    private static final String NS = "kvi-objects";
+    private OperatorHarness harness;
+
+    @BeforeEach
+    void start() {
+        harness = new OperatorHarness(client, Duration.ofSeconds(2));
+    }
+
+    @AfterEach
+    void stop() {
+        harness.close();
+    }
+
+    @Test
+    void createsOwnedObjectsWithOwnerReferencesAndLabels() {
+        client.resources(KvIndexer.class).inNamespace(NS).resource(Resources.kvIndexer(NS, "idx", 2, 8090)).create();
+
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            StatefulSet sts = client.apps().statefulSets().inNamespace(NS).withName("idx").get();
+            assertThat(sts).isNotNull();
+            assertThat(sts.getSpec().getReplicas()).isEqualTo(2);
+            assertThat(sts.getSpec().getServiceName()).isEqualTo("idx-peers");
+            assertThat(sts.getMetadata().getOwnerReferences()).singleElement()
+                    .satisfies(o -> assertThat(o.getKind()).isEqualTo("KvIndexer"));
+            assertThat(sts.getMetadata().getLabels()).containsEntry("app.kubernetes.io/managed-by",
+                    "kv-indexer-operator").containsEntry("app.kubernetes.io/instance", "idx");
+            var c = sts.getSpec().getTemplate().getSpec().getContainers().getFirst();
+            assertThat(c.getArgs()).containsSubsequence("--peers",
+                    "http://idx-0.idx-peers.kvi-objects.svc:8090,http://idx-1.idx-peers.kvi-objects.svc:8090");
+            assertThat(c.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/ready");
+            assertThat(c.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/health");
+
+            Service headless = client.services().inNamespace(NS).withName("idx-peers").get();
+            assertThat(headless.getSpec().getClusterIP()).isEqualTo("None");
+            assertThat(headless.getMetadata().getOwnerReferences()).hasSize(1);
+            Service svc = client.services().inNamespace(NS).withName("idx").get();
+            assertThat(svc.getSpec().getPorts().getFirst().getPort()).isEqualTo(8090);
+            PodDisruptionBudget pdb = client.policy().v1().podDisruptionBudget().inNamespace(NS).withName("idx").get();
+            assertThat(pdb.getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
+            assertThat(pdb.getMetadata().getOwnerReferences()).hasSize(1);
+        });
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            KvIndexer kvi = harness.kvIndexer(NS, "idx");
+            assertThat(kvi.getStatus()).isNotNull();
+            assertThat(kvi.getStatus().ready()).isEqualTo("0/2");
+            assertThat(kvi.getStatus().replicas()).extracting(r -> r.pod()).containsExactly("idx-0", "idx-1");
+            assertThat(condition(kvi, "Ready").getStatus()).isEqualTo("False");
+            assertThat(condition(kvi, "Progressing").getStatus()).isEqualTo("True");
+            assertThat(condition(kvi, "Ready").getObservedGeneration()).isEqualTo(kvi.getMetadata().getGeneration());
+        });
+    }
+
+    @Test
+    void scalingToOneReplicaRemovesThePdbAndUpdatesTheStatefulSet() {
+        client.resources(KvIndexer.class).inNamespace(NS).resource(Resources.kvIndexer(NS, "scale", 2, 8091)).create();
+        await().atMost(Duration.ofSeconds(30)).until(() ->
+                client.policy().v1().podDisruptionBudget().inNamespace(NS).withName("scale").get() != null);
+
+        harness.mergePatch(KvIndexer.class, NS, "scale", "{\"spec\":{\"replicas\":1}}");
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            assertThat(client.apps().statefulSets().inNamespace(NS).withName("scale").get().getSpec().getReplicas())
+                    .isEqualTo(1);
+            assertThat(client.policy().v1().podDisruptionBudget().inNamespace(NS).withName("scale").get()).isNull();
+            assertThat(harness.kvIndexer(NS, "scale").getStatus().ready()).isEqualTo("0/1");
+        });
+    }
+
+    @Test
+    void aBadSpecIsReportedInTheStatusWithoutCreatingAnything() {
+        KvIndexer bad = Resources.kvIndexer(NS, "bad", 2, 70000);
+        client.resources(KvIndexer.class).inNamespace(NS).resource(bad).create();
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            KvIndexer kvi = harness.kvIndexer(NS, "bad");
+            assertThat(kvi.getStatus()).isNotNull();
+            Condition ready = condition(kvi, "Ready");
+            assertThat(ready.getStatus()).isEqualTo("False");
+            assertThat(ready.getReason()).isEqualTo("InvalidSpec");
+            assertThat(ready.getMessage()).contains("spec.port").contains("70000");
+        });
+        assertThat(client.apps().statefulSets().inNamespace(NS).withName("bad").get()).isNull();
+    }
+
+    @Test
+    void anOptionalServiceMonitorComesAndGoesWithTheSpec() {
+        KvIndexer kvi = Resources.kvIndexer(NS, "mon", 1, 8092);
+        kvi.getSpec().setServiceMonitor(true);
+        client.resources(KvIndexer.class).inNamespace(NS).resource(kvi).create();
+        var monitors = client.genericKubernetesResources(ServiceMonitors.CONTEXT).inNamespace(NS);
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            var monitor = monitors.withName("mon").get();
+            assertThat(monitor).isNotNull();
+            assertThat(monitor.getMetadata().getOwnerReferences()).singleElement()
+                    .satisfies(o -> assertThat(o.getName()).isEqualTo("mon"));
+            assertThat(monitor.get("spec", "selector", "matchLabels").toString()).contains("kvindexer.io/service=client");
+        });
+        harness.mergePatch(KvIndexer.class, NS, "mon", "{\"spec\":{\"serviceMonitor\":false}}");
+        await().atMost(Duration.ofSeconds(30)).until(() -> monitors.withName("mon").get() == null);
+    }
+
+    static Condition condition(KvIndexer kvi, String type) {
+        return kvi.getStatus().conditions().stream().filter(c -> type.equals(c.getType())).findFirst().orElseThrow();
+    }
+}

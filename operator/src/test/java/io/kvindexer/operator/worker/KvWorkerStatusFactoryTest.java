@@ -1,0 +1,78 @@
+package io.kvindexer.operator.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.Condition;
+import io.kvindexer.operator.client.WorkerRegistration;
+import io.kvindexer.operator.crd.v1alpha1.KvWorker;
+import io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus;
+import io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus.PodRegistration;
+import io.kvindexer.operator.support.Resources;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class KvWorkerStatusFactoryTest {
+    private final KvWorkerStatusFactory factory =
+            new KvWorkerStatusFactory(Clock.fixed(Instant.parse("2026-01-02T03:04:05Z"), ZoneOffset.UTC));
+
+    private static KvWorker worker() {
+        KvWorker w = Resources.kvWorker("llm", "w", "kv", Map.of("app", "vllm"), "m", 16, 5557, null, 1);
+        w.getMetadata().setGeneration(2L);
+        return w;
+    }
+
+    private static EngineTarget target(String pod, long id) {
+        return new EngineTarget(pod, id, List.of(new WorkerRegistration(id, 0, "tcp://10.0.0." + id + ":5557", null)));
+    }
+
+    private static Condition cond(KvWorker w, String type) {
+        return w.getStatus().conditions().stream().filter(c -> c.getType().equals(type)).findFirst().orElseThrow();
+    }
+
+    @Test
+    void allRegisteredEverywhereIsReady() {
+        var desired = new DesiredRegistrations(List.of(target("a", 1), target("b", 2)), Map.of());
+        KvWorker patch = factory.status(worker(), desired, List.of(
+                new ReplicaOutcome("kv-0", Set.of(1L, 2L), Set.of(), 2, 0, null),
+                new ReplicaOutcome("kv-1", Set.of(1L, 2L), Set.of(), 2, 0, null)));
+        KvWorkerStatus s = patch.getStatus();
+        assertThat(s.matchedPods()).isEqualTo(2);
+        assertThat(s.registeredPods()).isEqualTo(2);
+        assertThat(s.pods()).extracting(PodRegistration::registeredOn).containsOnly(List.of("kv-0", "kv-1"));
+        assertThat(s.pods().getFirst().instanceId()).isEqualTo("1");
+        assertThat(cond(patch, "Ready").getStatus()).isEqualTo("True");
+        assertThat(cond(patch, "Degraded").getStatus()).isEqualTo("False");
+        assertThat(cond(patch, "Ready").getObservedGeneration()).isEqualTo(2L);
+    }
+
+    @Test
+    void anUnreachableReplicaIsDegradedAndNamed() {
+        var desired = new DesiredRegistrations(List.of(target("a", 1)), Map.of());
+        KvWorker patch = factory.status(worker(), desired, List.of(
+                new ReplicaOutcome("kv-0", Set.of(1L), Set.of(), 1, 0, null),
+                new ReplicaOutcome("kv-1", Set.of(), Set.of(), 0, 0, "kv-1 unreachable: ConnectException")));
+        assertThat(patch.getStatus().registeredPods()).isZero();
+        assertThat(patch.getStatus().pods().getFirst().registeredOn()).containsExactly("kv-0");
+        assertThat(cond(patch, "Ready").getStatus()).isEqualTo("False");
+        assertThat(cond(patch, "Degraded").getStatus()).isEqualTo("True");
+        assertThat(cond(patch, "Degraded").getMessage()).contains("kv-1").contains("unreachable");
+    }
+
+    @Test
+    void aGonePodStaysListedWhileItMayStillBeRegistered() {
+        KvWorker w = worker();
+        w.setStatus(new KvWorkerStatus(1L, 1, 1, List.of(new PodRegistration("gone", "9", "tcp://x:1", null,
+                List.of("kv-0"))), List.of()));
+        var none = new DesiredRegistrations(List.of(), Map.of());
+        KvWorker stillUnknown = factory.status(w, none, List.of(
+                new ReplicaOutcome("kv-0", Set.of(), Set.of(), 0, 0, "down")));
+        assertThat(stillUnknown.getStatus().pods()).extracting(PodRegistration::pod).containsExactly("gone");
+        KvWorker cleaned = factory.status(w, none, List.of(new ReplicaOutcome("kv-0", Set.of(), Set.of(), 0, 1, null)));
+        assertThat(cleaned.getStatus().pods()).isEmpty();
+    }
+}
