@@ -16,8 +16,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ChartCrdsInSyncTest {
 
-    private static final String FIX = "copy them: cp crds/*.yml charts/kv-indexer-operator/crds/"
-            + " (after mvn -pl operator -Pupdate-crds process-classes when the Java classes changed)";
+    private static final String FIX = "refresh both from the Java classes: mvn -pl operator -Pupdate-crds"
+            + " process-classes (it writes crds/ and charts/kv-indexer-operator/crds/), then commit both";
 
     @Test
     void chartCrdsAreByteIdenticalCopiesOfTheGeneratedCrds() throws IOException {
