@@ -10,6 +10,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,7 +18,8 @@ import org.slf4j.LoggerFactory;
 /**
  * {@code java -jar kv-indexer-operator.jar [--probe-port 8081] [--resync-seconds 30] [--leader-election=false]}.
  * Wiring only: settings → client → operator → probes. Leader election (a Lease) is on when running in a cluster
- * (POD_NAME and POD_NAMESPACE from the downward API) unless switched off.
+ * (POD_NAME and POD_NAMESPACE from the downward API) unless switched off. WATCH_NAMESPACES (comma-separated,
+ * empty = all) restricts both controllers to those namespaces.
  */
 public final class OperatorMain {
     private static final Logger LOG = LoggerFactory.getLogger(OperatorMain.class);
@@ -47,7 +49,9 @@ public final class OperatorMain {
                 default -> throw new IllegalArgumentException("unknown flag " + args[i]);
             }
         }
-        OperatorSettings settings = OperatorSettings.defaults().withResync(Duration.ofSeconds(resyncSeconds));
+        OperatorSettings settings = OperatorSettings.defaults().withResync(Duration.ofSeconds(resyncSeconds))
+                .withWatchNamespaces(OperatorSettings.parseWatchNamespaces(
+                        System.getenv(OperatorSettings.WATCH_NAMESPACES_ENV)));
         String podName = System.getenv("POD_NAME");
         String podNamespace = System.getenv("POD_NAMESPACE");
         boolean inCluster = podName != null && podNamespace != null
@@ -69,7 +73,10 @@ public final class OperatorMain {
         }));
         operator.start();
         LOG.atInfo().addKeyValue("probePort", probes.port()).addKeyValue("resyncSeconds", resyncSeconds)
-                .addKeyValue("leaderElection", settings.leaderElection() != null).log("kv-indexer-operator started");
+                .addKeyValue("leaderElection", settings.leaderElection() != null)
+                .addKeyValue("watchNamespaces", settings.watchNamespaces().isEmpty() ? "all"
+                        : String.join(",", new TreeSet<>(settings.watchNamespaces())))
+                .log("kv-indexer-operator started");
     }
 
     private static String value(String[] args, int i, String flag) {

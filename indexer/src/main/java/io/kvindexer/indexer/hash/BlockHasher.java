@@ -3,8 +3,12 @@ package io.kvindexer.indexer.hash;
 import com.dynatrace.hash4j.hashing.Hasher64;
 import com.dynatrace.hash4j.hashing.Hashing;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Local block hashes: XXH3-64 over one block of token ids written as little-endian u32, with a seed of
@@ -20,6 +24,16 @@ public final class BlockHasher {
 
     private static final Hasher64 LORA_TERM = Hashing.xxh3_64(0L);
     private static final Hasher64 SALT_TERM = Hashing.xxh3_64(1L);
+    private static final Hasher64 BASE_HASHER = Hashing.xxh3_64(BASE_SEED);
+
+    // A seeded XXH3 hasher derives its own 192-byte secret when built, which costs more than hashing one block:
+    // keep the hashers of the seeds in use (base model + LoRA adapters), bounded against unbounded adapter names.
+    private static final int MAX_CACHED_SEEDS = 4096;
+    private static final ConcurrentHashMap<Long, Hasher64> SEEDED = new ConcurrentHashMap<>();
+
+    private static final VarHandle INT_LE = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle LONG_LE = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[4096]);
 
     private BlockHasher() {
     }
@@ -49,7 +63,23 @@ public final class BlockHasher {
 
     /** XXH3-64 of raw bytes with a seed (used for the spec's sanity vector and the sequence-hash fixture). */
     public static long xxh3(byte[] bytes, long seed) {
-        return Hashing.xxh3_64(seed).hashBytesToLong(bytes);
+        return hasher(seed).hashBytesToLong(bytes);
+    }
+
+    /** The XXH3-64 hasher of a seed, reused across calls (hashers are immutable and thread-safe). */
+    static Hasher64 hasher(long seed) {
+        if (seed == BASE_SEED) {
+            return BASE_HASHER;
+        }
+        Hasher64 cached = SEEDED.get(seed);
+        if (cached != null) {
+            return cached;
+        }
+        Hasher64 created = Hashing.xxh3_64(seed);
+        if (SEEDED.size() < MAX_CACHED_SEEDS) {
+            SEEDED.putIfAbsent(seed, created);
+        }
+        return created;
     }
 
     /**
@@ -62,10 +92,9 @@ public final class BlockHasher {
         }
         int blocks = tokens.length / blockSize;
         long[] out = new long[blocks];
-        byte[] scratch = new byte[blockSize * 4];
-        Hasher64 hasher = Hashing.xxh3_64(seed);
+        Hasher64 hasher = hasher(seed);
         for (int b = 0; b < blocks; b++) {
-            out[b] = hashBlock(hasher, tokens, b * blockSize, blockSize, null, scratch);
+            out[b] = hashBlock(hasher, tokens, b * blockSize, blockSize, null);
         }
         return out;
     }
@@ -75,29 +104,27 @@ public final class BlockHasher {
      * block's multimodal hashes as u64 little-endian, sorted ascending (spec §1.2, multimodal blocks).
      */
     public static long hashBlock(int[] tokens, int offset, int length, long seed, long[] mmHashes) {
-        return hashBlock(Hashing.xxh3_64(seed), tokens, offset, length, mmHashes, null);
+        return hashBlock(hasher(seed), tokens, offset, length, mmHashes);
     }
 
-    private static long hashBlock(Hasher64 hasher, int[] tokens, int offset, int length, long[] mmHashes,
-                                  byte[] scratch) {
+    private static long hashBlock(Hasher64 hasher, int[] tokens, int offset, int length, long[] mmHashes) {
         int mm = mmHashes == null ? 0 : mmHashes.length;
         int size = length * 4 + mm * 8;
-        byte[] buf = scratch != null && scratch.length == size ? scratch : new byte[size];
+        byte[] buf = SCRATCH.get();
+        if (buf.length < size) {
+            buf = new byte[Math.max(size, buf.length * 2)];
+            SCRATCH.set(buf);
+        }
         int p = 0;
-        for (int i = offset, end = offset + length; i < end; i++) {
-            int t = tokens[i];
-            buf[p++] = (byte) t;
-            buf[p++] = (byte) (t >>> 8);
-            buf[p++] = (byte) (t >>> 16);
-            buf[p++] = (byte) (t >>> 24);
+        for (int i = offset, end = offset + length; i < end; i++, p += 4) {
+            INT_LE.set(buf, p, tokens[i]);
         }
         if (mm > 0) {
             long[] sorted = mmHashes.clone();
             sortUnsigned(sorted);
             for (long h : sorted) {
-                for (int s = 0; s < 64; s += 8) {
-                    buf[p++] = (byte) (h >>> s);
-                }
+                LONG_LE.set(buf, p, h);
+                p += 8;
             }
         }
         return hasher.hashBytesToLong(buf, 0, size);

@@ -34,7 +34,7 @@ public final class IndexerRouting {
     public static void routing(HttpRouting.Builder routing, Components c) {
         IndexerConfig cfg = c.config();
         List<String> paths = new ArrayList<>(List.of("/health", "/ready", "/metrics", "/register", "/unregister",
-                "/workers", "/query", "/query_by_hash", "/dump", "/register_peer", "/deregister_peer", "/peers"));
+                "/workers", "/query", "/query_by_hash", "/dump", "/register_peer", "/deregister_peer", "/peers", "/openapi.yaml"));
         if (cfg.testEndpoints()) {
             paths.add("/test/pause_listener");
             paths.add("/test/resume_listener");
@@ -50,7 +50,8 @@ public final class IndexerRouting {
                         new QueryService(c.indexers(), c.gate(), c.metrics(), cfg.maxQueryBodyBytes(),
                                 cfg.limits().maxQueryTokens()),
                         new DumpService(c.indexers()),
-                        new PeerService(c.peers(), cfg.maxBodyBytes(), cfg.limits().maxPeers()));
+                        new PeerService(c.peers(), cfg.maxBodyBytes(), cfg.limits().maxPeers()),
+                        new OpenApiService());
         if (cfg.testEndpoints()) {
             LOG.log(System.Logger.Level.WARNING, "DYN_KV_INDEXER_TEST_ENDPOINTS is on: /test/* routes are mounted");
             routing.register(new ListenerControlService(c.workers(), cfg.maxBodyBytes()));

@@ -66,8 +66,12 @@ class EngineListenerTest {
 
     /** Active and known to the publisher: everything published from now on reaches the SUB socket. */
     private static void awaitConnected(EngineListener listener, EngineSimulator sim, int subscriptions) {
-        await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.ACTIVE
-                && sim.subscriptions() >= subscriptions);
+        awaitSubscribed(listener, sim, subscriptions);
+        await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.ACTIVE);
+    }
+
+    private static void awaitSubscribed(EngineListener listener, EngineSimulator sim, int subscriptions) {
+        Subscriptions.await(listener, sim, subscriptions);
     }
 
     private void awaitSameState(EngineSimulator sim) {
@@ -468,7 +472,7 @@ class EngineListenerTest {
         ReadyGate gate = new ReadyGate();
         EngineListener listener = listener(new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
                 watermark, gate, Duration.ofSeconds(10));
-        await().atMost(PATIENCE).until(() -> sim.subscriptions() >= 1); // connected, gate still closed
+        awaitSubscribed(listener, sim, 1); // connected, gate still closed
 
         List<Long> expected = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
@@ -527,7 +531,7 @@ class EngineListenerTest {
 
         EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withEndpoint(endpoint)
                 .withReplayEndpoint(null));
-        await().atMost(PATIENCE).until(() -> sim.subscriptions() >= 1);
+        awaitSubscribed(listener, sim, 1);
         sim.storeSequence(tokens(0, 8), 4).join();
 
         awaitWatermark(watermark, 0);

@@ -53,8 +53,8 @@ class IngestIntoIndexTest {
                     sim.replayEndpoint()), watermark, sink, ReadyGate.open(),
                     EngineListener.Options.defaults().withMetrics(metrics).withReplayTimeout(Duration.ofSeconds(10)))) {
                 listener.start();
-                await().atMost(Duration.ofSeconds(60)).until(() -> listener.status() == ListenerStatus.ACTIVE
-                        && sim.subscriptions() >= 1);
+                Subscriptions.await(listener, sim, 1);
+                await().atMost(Duration.ofSeconds(60)).until(() -> listener.status() == ListenerStatus.ACTIVE);
 
                 List<int[]> requests = new ArrayList<>();
                 PrefixCacheEngine engine = serve(sim, new PrefixCacheEngine(96, BLOCK), random, requests, 150);

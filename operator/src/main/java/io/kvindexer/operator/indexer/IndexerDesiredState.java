@@ -6,8 +6,12 @@ import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.PodSecurityContext;
+import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.Probe;
 import io.fabric8.kubernetes.api.model.ProbeBuilder;
+import io.fabric8.kubernetes.api.model.SecurityContext;
+import io.fabric8.kubernetes.api.model.SecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
@@ -30,6 +34,10 @@ import java.util.Map;
 public final class IndexerDesiredState {
     public static final String CONTAINER = "indexer";
     public static final String PORT_NAME = "http";
+    /** The indexer image's user and group (indexer/Dockerfile), so runAsNonRoot can be verified. */
+    public static final long INDEXER_UID = 10001L;
+    /** The JVM needs a writable /tmp; the root filesystem is read-only. */
+    public static final String TMP_VOLUME = "tmp";
 
     private IndexerDesiredState() {
     }
@@ -56,7 +64,10 @@ public final class IndexerDesiredState {
                     .withNewTemplate()
                         .withNewMetadata().withLabels(podLabels).withAnnotations(podAnnotations).endMetadata()
                         .withNewSpec()
+                            .withSecurityContext(overrides != null && overrides.securityContext() != null
+                                    ? overrides.securityContext() : podSecurityContext())
                             .withContainers(container(kvi))
+                            .addNewVolume().withName(TMP_VOLUME).withNewEmptyDir().endEmptyDir().endVolume()
                             .withNodeSelector(overrides == null ? null : overrides.nodeSelector())
                             .withTolerations(overrides == null ? null : overrides.tolerations())
                             .withAffinity(overrides == null ? null : overrides.affinity())
@@ -96,6 +107,29 @@ public final class IndexerDesiredState {
                 .withLivenessProbe(probe("/health", 3))
                 .withReadinessProbe(probe("/ready", 1))
                 .withResources(spec.getResources())
+                .withSecurityContext(spec.getPodTemplate() != null
+                        && spec.getPodTemplate().containerSecurityContext() != null
+                        ? spec.getPodTemplate().containerSecurityContext() : containerSecurityContext())
+                .addNewVolumeMount().withName(TMP_VOLUME).withMountPath("/tmp").endVolumeMount()
+                .build();
+    }
+
+    /** The hardened default, the same as the operator's own pod in the Helm chart. */
+    static PodSecurityContext podSecurityContext() {
+        return new PodSecurityContextBuilder()
+                .withRunAsNonRoot(true)
+                .withRunAsUser(INDEXER_UID)
+                .withRunAsGroup(INDEXER_UID)
+                .withFsGroup(INDEXER_UID)
+                .withNewSeccompProfile().withType("RuntimeDefault").endSeccompProfile()
+                .build();
+    }
+
+    static SecurityContext containerSecurityContext() {
+        return new SecurityContextBuilder()
+                .withAllowPrivilegeEscalation(false)
+                .withReadOnlyRootFilesystem(true)
+                .withNewCapabilities().withDrop("ALL").endCapabilities()
                 .build();
     }
 

@@ -77,11 +77,15 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
                         pod.getMetadata().getNamespace()))), context));
     }
 
-    /** The informer over indexer pods (ours, by label), shared in shape by both reconcilers. */
+    /**
+     * The informer over indexer pods (ours, by label), shared in shape by both reconcilers; it watches the
+     * controller's namespaces (OperatorSettings#watchNamespaces).
+     */
     public static <P extends HasMetadata> InformerEventSourceConfiguration<Pod> indexerPodsInformer(String name,
             Class<P> primary, SecondaryToPrimaryMapper<Pod> mapper) {
         return InformerEventSourceConfiguration.from(Pod.class, primary)
                 .withName(name)
+                .withNamespacesInheritedFromController()
                 .withLabelSelector(IndexerNames.MANAGED_SELECTOR)
                 .withSecondaryToPrimaryMapper(mapper)
                 .build();

@@ -81,6 +81,7 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
         this.backoff = new Backoff(Duration.ofMillis(500), resync);
     }
 
+    /** Every informer watches the controller's namespaces (OperatorSettings#watchNamespaces), never more. */
     @Override
     public List<EventSource<?, KvWorker>> prepareEventSources(EventSourceContext<KvWorker> context) {
         IndexerResourceCache<KvWorker> workers = context.getPrimaryCache();
@@ -88,12 +89,14 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
 
         var enginePods = InformerEventSourceConfiguration.from(Pod.class, KvWorker.class)
                 .withName(ENGINE_PODS)
+                .withNamespacesInheritedFromController()
                 .withSecondaryToPrimaryMapper(WorkerMappers.enginePodToWorkers(workers))
                 .build();
         var indexerPods = KvIndexerReconciler.indexerPodsInformer(INDEXER_PODS, KvWorker.class,
                 WorkerMappers.indexerPodToWorkers(workers));
         var indexers = InformerEventSourceConfiguration.from(KvIndexer.class, KvWorker.class)
                 .withName(INDEXERS)
+                .withNamespacesInheritedFromController()
                 .withSecondaryToPrimaryMapper(WorkerMappers.indexerToWorkers(workers))
                 .withPrimaryToSecondaryMapper(WorkerMappers.workerToIndexer())
                 .build();

@@ -2,6 +2,8 @@ package io.kvindexer.operator.indexer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
+import io.fabric8.kubernetes.api.model.SecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.TolerationBuilder;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.PodTemplateOverrides;
@@ -46,13 +48,65 @@ class IndexerDesiredStateTest {
         kvi.getSpec().setPodTemplate(new PodTemplateOverrides(
                 Map.of("team", "ml", "app.kubernetes.io/instance", "hijack"), Map.of("a", "b"),
                 Map.of("gpu", "none"), List.of(new TolerationBuilder().withKey("k").withOperator("Exists").build()),
-                null));
+                null, null, null));
         var pod = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate();
         assertThat(pod.getMetadata().getLabels()).containsEntry("team", "ml")
                 .containsEntry("app.kubernetes.io/instance", "kv");
         assertThat(pod.getMetadata().getAnnotations()).containsEntry("a", "b");
         assertThat(pod.getSpec().getNodeSelector()).containsEntry("gpu", "none");
         assertThat(pod.getSpec().getTolerations()).hasSize(1);
+    }
+
+    @Test
+    void indexerPodsAreHardenedByDefault() {
+        var pod = IndexerDesiredState.statefulSet(Resources.kvIndexer("llm", "kv", 2, 8090)).getSpec().getTemplate()
+                .getSpec();
+        var psc = pod.getSecurityContext();
+        assertThat(psc.getRunAsNonRoot()).isTrue();
+        assertThat(psc.getRunAsUser()).isEqualTo(10001L);
+        assertThat(psc.getRunAsGroup()).isEqualTo(10001L);
+        assertThat(psc.getFsGroup()).isEqualTo(10001L);
+        assertThat(psc.getSeccompProfile().getType()).isEqualTo("RuntimeDefault");
+
+        var c = pod.getContainers().getFirst();
+        var sc = c.getSecurityContext();
+        assertThat(sc.getAllowPrivilegeEscalation()).isFalse();
+        assertThat(sc.getReadOnlyRootFilesystem()).isTrue();
+        assertThat(sc.getCapabilities().getDrop()).containsExactly("ALL");
+        assertThat(sc.getCapabilities().getAdd()).isNullOrEmpty();
+        assertThat(sc.getPrivileged()).isNull();
+
+        // the JVM's writable /tmp: an emptyDir, mounted read-write
+        assertThat(c.getVolumeMounts()).singleElement().satisfies(m -> {
+            assertThat(m.getMountPath()).isEqualTo("/tmp");
+            assertThat(m.getReadOnly()).isNotEqualTo(Boolean.TRUE);
+            assertThat(pod.getVolumes()).singleElement().satisfies(v -> {
+                assertThat(v.getName()).isEqualTo(m.getName());
+                assertThat(v.getEmptyDir()).isNotNull();
+            });
+        });
+    }
+
+    @Test
+    void podTemplateSecurityContextsReplaceTheDefaults() {
+        KvIndexer kvi = Resources.kvIndexer("llm", "kv", 1, 8090);
+        kvi.getSpec().setPodTemplate(new PodTemplateOverrides(null, null, null, null, null,
+                new PodSecurityContextBuilder().withRunAsUser(2000L).withRunAsNonRoot(true).build(),
+                new SecurityContextBuilder().withReadOnlyRootFilesystem(false).build()));
+        var pod = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate().getSpec();
+        assertThat(pod.getSecurityContext().getRunAsUser()).isEqualTo(2000L);
+        assertThat(pod.getSecurityContext().getFsGroup()).as("replaced as a whole, not merged").isNull();
+        var c = pod.getContainers().getFirst();
+        assertThat(c.getSecurityContext().getReadOnlyRootFilesystem()).isFalse();
+        assertThat(c.getSecurityContext().getCapabilities()).as("replaced as a whole, not merged").isNull();
+        assertThat(c.getVolumeMounts()).extracting(m -> m.getMountPath()).containsExactly("/tmp");
+
+        // only one of the two given: the other keeps its default
+        kvi.getSpec().setPodTemplate(new PodTemplateOverrides(null, null, null, null, null, null,
+                new SecurityContextBuilder().withRunAsUser(3000L).build()));
+        pod = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate().getSpec();
+        assertThat(pod.getSecurityContext().getRunAsUser()).isEqualTo(10001L);
+        assertThat(pod.getContainers().getFirst().getSecurityContext().getRunAsUser()).isEqualTo(3000L);
     }
 
     @Test

@@ -33,9 +33,13 @@ public final class OperatorHarness implements AutoCloseable {
     private final PrometheusRegistry registry = new PrometheusRegistry();
 
     public OperatorHarness(KubernetesClient client, Duration resync) {
+        this(client, OperatorSettings.defaults().withResync(resync));
+    }
+
+    public OperatorHarness(KubernetesClient client, OperatorSettings settings) {
         this.client = client;
         installCrds(client);
-        this.operator = OperatorSettings.defaults().withResync(resync).createOperator(client, registry).operator();
+        this.operator = settings.createOperator(client, registry).operator();
         operator.start();
     }
 

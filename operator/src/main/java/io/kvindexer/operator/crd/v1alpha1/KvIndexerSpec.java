@@ -51,7 +51,7 @@ public class KvIndexerSpec {
     @JsonPropertyDescription("Compute resources of the indexer container.")
     private ResourceRequirements resources;
 
-    @JsonPropertyDescription("Labels, annotations and scheduling settings merged into the indexer pods.")
+    @JsonPropertyDescription("Labels, annotations, scheduling settings and security contexts for the indexer pods.")
     private PodTemplateOverrides podTemplate;
 
     @JsonPropertyDescription("Create a Prometheus Operator ServiceMonitor for the replicas' /metrics.")

@@ -1,17 +1,29 @@
 package io.kvindexer.operator.crd.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.kubernetes.api.model.Affinity;
+import io.fabric8.kubernetes.api.model.PodSecurityContext;
+import io.fabric8.kubernetes.api.model.SecurityContext;
 import io.fabric8.kubernetes.api.model.Toleration;
 import java.util.List;
 import java.util.Map;
 
-/** What a user may merge into the indexer pods; the operator's own labels and containers always win. */
+/**
+ * What a user may merge into the indexer pods; the operator's own labels and containers always win. The two
+ * security contexts, when given, replace the operator's hardened defaults as a whole (no field-by-field merge).
+ */
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
 public record PodTemplateOverrides(
         Map<String, String> labels,
         Map<String, String> annotations,
         Map<String, String> nodeSelector,
         List<Toleration> tolerations,
-        Affinity affinity) {
+        Affinity affinity,
+        @JsonPropertyDescription("Pod security context; replaces the default (runAsNonRoot, UID/GID/fsGroup 10001,"
+                + " seccomp RuntimeDefault) as a whole.")
+        PodSecurityContext securityContext,
+        @JsonPropertyDescription("Security context of the indexer container; replaces the default (no privilege"
+                + " escalation, read-only root filesystem, all capabilities dropped) as a whole.")
+        SecurityContext containerSecurityContext) {
 }

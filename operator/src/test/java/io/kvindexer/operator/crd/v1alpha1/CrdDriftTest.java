@@ -15,7 +15,7 @@ class CrdDriftTest {
     private static final Path COMMITTED = Path.of("../crds");
     private static final String FIX = "the committed CRDs in crds/ differ from the ones generated from the Java classes;"
             + " refresh them with: mvn -pl operator -Pupdate-crds process-classes (or bin/run-tests -pl operator"
-            + " -Pupdate-crds) and commit crds/";
+            + " -Pupdate-crds), which writes crds/ and charts/kv-indexer-operator/crds/, and commit both";
 
     @Test
     void committedCrdsMatchTheGeneratedOnes() throws IOException {

@@ -1,0 +1,281 @@
+package io.kvindexer.indexer.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The in-process trace benchmark, in the shape of Dynamo's {@code mooncake_bench}: a Mooncake trace expanded into
+ * engine events and queries ({@link Workload}), replayed open-loop at deadlines against a fresh index
+ * ({@link Replay}) with completion-inclusive timing, next to the floor measured in the same process
+ * ({@link Floor}). Every figure is the median of {@code --repetitions} runs.
+ */
+@Command(name = "trace-bench", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Replays a Mooncake trace against the in-process index; prints block ops/s, latencies, "
+                + "bytes per membership and the same-process floor.")
+public final class TraceBench implements Callable<Integer> {
+
+    @Option(names = "--trace", description = "Mooncake JSONL trace (default: ${DEFAULT-VALUE})")
+    Path trace = Path.of("data/mooncake_conversation_trace.jsonl");
+
+    @Option(names = "--trace-block-size", description = "tokens per trace hash id (default: ${DEFAULT-VALUE})")
+    int traceBlockSize = 512;
+
+    @Option(names = "--block-size", description = "tokens per engine block (default: ${DEFAULT-VALUE})")
+    int blockSize = 128;
+
+    @Option(names = "--workers", description = "simulated engines (default: ${DEFAULT-VALUE})")
+    int workers = 64;
+
+    @Option(names = "--engine-blocks", description = "GPU blocks per engine (default: ${DEFAULT-VALUE})")
+    int engineBlocks = 16_384;
+
+    @Option(names = "--length-factor", description = "each trace id becomes this many (default: ${DEFAULT-VALUE})")
+    int lengthFactor = 1;
+
+    @Option(names = "--dup-factor", description = "copies of the trace in disjoint id spaces (default: ${DEFAULT-VALUE})")
+    int dupFactor = 1;
+
+    @Option(names = "--seed", description = "partition seed (default: ${DEFAULT-VALUE})")
+    long seed = 42;
+
+    @Option(names = "--window-ms", description = "replay the whole trace in this long (default: ${DEFAULT-VALUE})")
+    double windowMs = 1_000;
+
+    @Option(names = "--sweep", description = "N log-spaced windows from --sweep-max-ms down to --sweep-min-ms (0: off)")
+    int sweep = 0;
+
+    @Option(names = "--sweep-min-ms", description = "shortest sweep window (default: ${DEFAULT-VALUE})")
+    double sweepMinMs = 50;
+
+    @Option(names = "--sweep-max-ms", description = "longest sweep window (default: ${DEFAULT-VALUE})")
+    double sweepMaxMs = 20_000;
+
+    @Option(names = "--threads", description = "index writer threads (default: cores - 1, at least 1)")
+    int threads = Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
+
+    @Option(names = "--issuers", description = "replay threads issuing queries and submitting events; the floor "
+            + "runs on as many (default: ${DEFAULT-VALUE})")
+    int issuers = 1;
+
+    @Option(names = "--prehashed", description = "leave token hashing out of the timing, as Dynamo's harness does: "
+            + "queries and events carry precomputed local hashes (events enter as RouterEvents); the floor then "
+            + "does the map operations only")
+    boolean prehashed;
+
+    @Option(names = "--repetitions", description = "runs per point; the median is reported (default: ${DEFAULT-VALUE})")
+    int repetitions = 3;
+
+    @Option(names = "--warmup", description = "untimed runs before measuring (default: ${DEFAULT-VALUE})")
+    int warmup = 1;
+
+    @Option(names = "--requests", description = "use only the first N requests of the trace (0: all)")
+    int requests = 0;
+
+    @Option(names = "--json", description = "write the results here as JSON")
+    Path json;
+
+    @Option(names = "--plot", description = "write a log-log PNG of achieved vs offered block ops/s here")
+    Path plot;
+
+    /** One measured run. */
+    public record Rep(double elapsedMs, double achieved, double floor, double lookupP50Us, double lookupP99Us,
+                      double lookupP999Us, double applyP99Us, long memberships, double bytesPerMembership,
+                      double maxLagMs, double idleLookupP50Us, double idleLookupP99Us) {
+    }
+
+    /** The medians of one window's repetitions. */
+    public record Point(double windowMs, double offered, double achieved, boolean keptUp, double lookupP50Us,
+                       double lookupP99Us, double lookupP999Us, double applyP99Us, long memberships,
+                       double bytesPerMembership, double floor, double idleLookupP50Us, double idleLookupP99Us,
+                       List<Rep> reps) {
+        public double achievedOverFloor() {
+            return achieved / floor;
+        }
+    }
+
+    /** Everything a run produced. */
+    public record Report(Workload workload, List<Point> points) {
+        /** The point with the highest achieved rate (the only one without --sweep). */
+        public Point headline() {
+            return points.stream().max(Comparator.comparingDouble(Point::achieved)).orElseThrow();
+        }
+    }
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new TraceBench()).execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        Report report = runBench();
+        Map<String, Object> out = toJson(report);
+        Point h = report.headline();
+        System.out.printf("headline: achieved %.3f M block ops/s (floor %.3f M, ratio %.2f), lookup p50/p99 %.2f/%.2f us,"
+                        + " apply p99 %.1f us, %d memberships, %.1f bytes/membership%n",
+                h.achieved() / 1e6, h.floor() / 1e6, h.achievedOverFloor(), h.lookupP50Us(), h.lookupP99Us(),
+                h.applyP99Us(), h.memberships(), h.bytesPerMembership());
+        if (json != null) {
+            new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(json.toFile(), out);
+            System.out.println("wrote " + json);
+        }
+        if (plot != null) {
+            SweepPlot.write(report.points(), plot, SweepPlot.subtitle(trace.toString(), workers, engineBlocks, blockSize,
+                    threads, issuers, prehashed));
+            System.out.println("wrote " + plot);
+        }
+        return 0;
+    }
+
+    /** Loads, expands, warms up and measures; used by {@link #call()} and by the smoke test. */
+    public Report runBench() throws Exception {
+        MooncakeTrace loaded = MooncakeTrace.load(trace, requests);
+        MooncakeTrace expanded = loaded.lengthFactor(lengthFactor).dupFactor(dupFactor);
+        Workload workload = Workload.build(expanded,
+                new Workload.Spec(traceBlockSize, blockSize, workers, engineBlocks, seed));
+        System.out.printf("workload: %d requests, %d ops, %d block ops (query %d + stored %d + removed %d), "
+                        + "span %d ms, %d workers, %d expected memberships, writer threads %d, issuers %d%n",
+                expanded.requests().size(), workload.ops().length, workload.blockOps(), workload.queryBlocks(),
+                workload.storedBlocks(), workload.removedBlocks(), workload.spanMs(), workers,
+                workload.expectedMemberships(), threads, issuers);
+        if (prehashed) {
+            workload.localHashes(); // before any baseline heap measurement and outside the timing
+        }
+        double[] windows = sweep > 0 ? logSpaced(sweepMaxMs, sweepMinMs, sweep) : new double[]{windowMs};
+        for (int i = 0; i < warmup; i++) {
+            Floor.run(workload, issuers, prehashed);
+            Replay.run(workload, windows[0], threads, issuers, false, prehashed);
+        }
+        List<Point> points = new ArrayList<>();
+        for (double window : windows) {
+            List<Rep> reps = new ArrayList<>();
+            for (int r = 0; r < repetitions; r++) {
+                reps.add(measure(workload, window));
+            }
+            Point p = median(window, workload.blockOps() / (window / 1e3), reps);
+            points.add(p);
+            System.out.printf("window %9.1f ms: offered %8.3f M, achieved %8.3f M block ops/s%s, floor %8.3f M (x%.2f), "
+                            + "lookup p50/p99 %.2f/%.2f us (idle %.2f/%.2f), apply p99 %.1f us, %.1f B/membership%n",
+                    window, p.offered() / 1e6, p.achieved() / 1e6, p.keptUp() ? " (kept up)" : " (behind)",
+                    p.floor() / 1e6, p.achievedOverFloor(), p.lookupP50Us(), p.lookupP99Us(), p.idleLookupP50Us(),
+                    p.idleLookupP99Us(), p.applyP99Us(), p.bytesPerMembership());
+        }
+        return new Report(workload, points);
+    }
+
+    private Rep measure(Workload workload, double window) throws InterruptedException {
+        Floor.Result floor = Floor.run(workload, issuers, prehashed);
+        Replay.Result run = Replay.run(workload, window, threads, issuers, true, prehashed);
+        double ops = workload.blockOps();
+        return new Rep(run.elapsedNanos() / 1e6, ops / (run.elapsedNanos() / 1e9), ops / (floor.elapsedNanos() / 1e9),
+                run.lookup().percentileMicros(50), run.lookup().percentileMicros(99),
+                run.lookup().percentileMicros(99.9), run.apply().percentileMicros(99), run.memberships(),
+                run.memberships() == 0 ? Double.NaN : (double) run.heapBytes() / run.memberships(),
+                run.maxLagNanos() / 1e6, run.idleLookup().percentileMicros(50), run.idleLookup().percentileMicros(99));
+    }
+
+    static Point median(double window, double offered, List<Rep> reps) {
+        double elapsed = med(reps, Rep::elapsedMs);
+        return new Point(window, offered, med(reps, Rep::achieved), elapsed <= 1.10 * window,
+                med(reps, Rep::lookupP50Us), med(reps, Rep::lookupP99Us), med(reps, Rep::lookupP999Us),
+                med(reps, Rep::applyP99Us), (long) med(reps, r -> r.memberships()), med(reps, Rep::bytesPerMembership),
+                med(reps, Rep::floor), med(reps, Rep::idleLookupP50Us), med(reps, Rep::idleLookupP99Us),
+                List.copyOf(reps));
+    }
+
+    private static double med(List<Rep> reps, ToDoubleFunction<Rep> f) {
+        double[] v = reps.stream().mapToDouble(f).sorted().toArray();
+        return v.length == 0 ? Double.NaN : v[v.length / 2];
+    }
+
+    /** {@code n} windows from {@code from} to {@code to}, evenly spaced on a log scale. */
+    static double[] logSpaced(double from, double to, int n) {
+        double[] out = new double[n];
+        for (int i = 0; i < n; i++) {
+            double t = n == 1 ? 0 : (double) i / (n - 1);
+            out[i] = Math.exp(Math.log(from) + t * (Math.log(to) - Math.log(from)));
+        }
+        return out;
+    }
+
+    Map<String, Object> toJson(Report report) {
+        Workload w = report.workload();
+        Map<String, Object> out = new LinkedHashMap<>();
+        Point h = report.headline();
+        out.put("offered_block_ops_per_s", h.offered());
+        out.put("achieved_block_ops_per_s", h.achieved());
+        out.put("kept_up", h.keptUp());
+        out.put("lookup_p50_us", h.lookupP50Us());
+        out.put("lookup_p99_us", h.lookupP99Us());
+        out.put("lookup_p999_us", h.lookupP999Us());
+        out.put("apply_p99_us", h.applyP99Us());
+        out.put("memberships", h.memberships());
+        out.put("bytes_per_membership", h.bytesPerMembership());
+        out.put("floor_block_ops_per_s", h.floor());
+        out.put("idle_lookup_p50_us", h.idleLookupP50Us());
+        out.put("idle_lookup_p99_us", h.idleLookupP99Us());
+        out.put("achieved_over_floor", h.achievedOverFloor());
+        out.put("window_ms", h.windowMs());
+        Map<String, Object> corpus = new LinkedHashMap<>();
+        corpus.put("ops", w.ops().length);
+        corpus.put("queries", w.queries());
+        corpus.put("block_ops", w.blockOps());
+        corpus.put("query_blocks", w.queryBlocks());
+        corpus.put("stored_blocks", w.storedBlocks());
+        corpus.put("removed_blocks", w.removedBlocks());
+        corpus.put("expected_memberships", w.expectedMemberships());
+        corpus.put("span_ms", w.spanMs());
+        out.put("corpus", corpus);
+        Map<String, Object> config = new LinkedHashMap<>();
+        config.put("trace", trace.toString());
+        config.put("requests", requests);
+        config.put("trace_block_size", traceBlockSize);
+        config.put("block_size", blockSize);
+        config.put("workers", workers);
+        config.put("engine_blocks", engineBlocks);
+        config.put("length_factor", lengthFactor);
+        config.put("dup_factor", dupFactor);
+        config.put("seed", seed);
+        config.put("threads", threads);
+        config.put("issuers", issuers);
+        config.put("prehashed", prehashed);
+        config.put("repetitions", repetitions);
+        config.put("available_processors", Runtime.getRuntime().availableProcessors());
+        config.put("java_version", Runtime.version().toString());
+        config.put("max_heap_bytes", Runtime.getRuntime().maxMemory());
+        out.put("config", config);
+        List<Map<String, Object>> pts = new ArrayList<>();
+        for (Point p : report.points()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("window_ms", p.windowMs());
+            m.put("offered_block_ops_per_s", p.offered());
+            m.put("achieved_block_ops_per_s", p.achieved());
+            m.put("kept_up", p.keptUp());
+            m.put("lookup_p50_us", p.lookupP50Us());
+            m.put("lookup_p99_us", p.lookupP99Us());
+            m.put("lookup_p999_us", p.lookupP999Us());
+            m.put("apply_p99_us", p.applyP99Us());
+            m.put("memberships", p.memberships());
+            m.put("bytes_per_membership", p.bytesPerMembership());
+            m.put("floor_block_ops_per_s", p.floor());
+            m.put("idle_lookup_p50_us", p.idleLookupP50Us());
+            m.put("idle_lookup_p99_us", p.idleLookupP99Us());
+            m.put("achieved_over_floor", p.achievedOverFloor());
+            m.put("reps", p.reps());
+            pts.add(m);
+        }
+        out.put("points", pts);
+        return out;
+    }
+}

@@ -1,0 +1,45 @@
+package io.kvindexer.indexer.bench;
+
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.nio.file.Path;
+
+/** The trace and engine flags shared by the end-to-end benchmarks (same names and meaning as {@link TraceBench}). */
+public final class WorkloadOptions {
+
+    @Option(names = "--trace", description = "Mooncake JSONL trace (default: ${DEFAULT-VALUE})")
+    Path trace = Path.of("data/mooncake_conversation_trace.jsonl");
+
+    @Option(names = "--trace-block-size", description = "tokens per trace hash id (default: ${DEFAULT-VALUE})")
+    int traceBlockSize = 512;
+
+    @Option(names = "--block-size", description = "tokens per engine block (default: ${DEFAULT-VALUE})")
+    int blockSize = 128;
+
+    @Option(names = "--workers", description = "simulated engines (default: ${DEFAULT-VALUE})")
+    int workers = 8;
+
+    @Option(names = "--engine-blocks", description = "GPU blocks per engine (default: ${DEFAULT-VALUE})")
+    int engineBlocks = 16_384;
+
+    @Option(names = "--length-factor", description = "each trace id becomes this many (default: ${DEFAULT-VALUE})")
+    int lengthFactor = 1;
+
+    @Option(names = "--dup-factor", description = "copies of the trace in disjoint id spaces (default: ${DEFAULT-VALUE})")
+    int dupFactor = 1;
+
+    @Option(names = "--seed", description = "partition seed (default: ${DEFAULT-VALUE})")
+    long seed = 42;
+
+    @Option(names = "--requests", description = "use only the first N requests of the trace (0: all)")
+    int requests = 0;
+
+    MooncakeTrace loadTrace() throws IOException {
+        return MooncakeTrace.load(trace, requests).lengthFactor(lengthFactor).dupFactor(dupFactor);
+    }
+
+    Workload build() throws IOException {
+        return Workload.build(loadTrace(), new Workload.Spec(traceBlockSize, blockSize, workers, engineBlocks, seed));
+    }
+}

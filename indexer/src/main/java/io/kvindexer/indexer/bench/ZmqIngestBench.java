@@ -1,0 +1,186 @@
+package io.kvindexer.indexer.bench;
+
+import io.kvindexer.indexer.IndexerApp;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * End-to-end ingest: N engine simulators publish a trace's Stored/Removed batches in the vLLM wire format over
+ * loopback ZeroMQ to a real indexer ({@link IndexerApp}) that has them registered. Reports block events applied per
+ * second (publish start → a final marker of every worker visible in {@code /query}) and the publish → visible lag
+ * of probe markers sent while the load runs (polled through {@code /query}, so it includes one query's latency).
+ */
+@Command(name = "zmq-ingest-bench", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Engine simulators → ZeroMQ → indexer: block events applied per second and publish→visible lag.")
+public final class ZmqIngestBench implements Callable<Integer> {
+
+    @Mixin
+    WorkloadOptions workload = new WorkloadOptions();
+
+    @Option(names = "--threads", description = "indexer writer threads (default: ${DEFAULT-VALUE})")
+    int threads = 1;
+
+    @Option(names = "--publishers", description = "threads feeding the simulators (default: ${DEFAULT-VALUE})")
+    int publishers = 1;
+
+    @Option(names = "--probe-every-ms", description = "one lag probe this often (default: ${DEFAULT-VALUE})")
+    int probeEveryMs = 20;
+
+    @Option(names = "--rate", description = "block events per second to publish at, paced (0: as fast as the "
+            + "simulators take them) (default: ${DEFAULT-VALUE})")
+    double rate = 0;
+
+    @Option(names = "--warmup", description = "unmeasured runs first (default: ${DEFAULT-VALUE})")
+    int warmup = 1;
+
+    @Option(names = "--repetitions", description = "runs; the median is reported (default: ${DEFAULT-VALUE})")
+    int repetitions = 3;
+
+    @Option(names = "--json", description = "write the results here as JSON")
+    Path json;
+
+    /** One run: block events, the time they took until visible (with --rate: the paced rate), the probe lags. */
+    public record Rep(long blockEvents, long batches, double seconds, double blockEventsPerSecond,
+                      double batchesPerSecond, double lagP50Ms, double lagP99Ms, double lagMaxMs, int probes) {
+    }
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new ZmqIngestBench()).execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        List<Rep> reps = runBench();
+        Map<String, Object> out = summary(reps);
+        System.out.println(BenchHttp.JSON.writerWithDefaultPrettyPrinter().writeValueAsString(out));
+        if (json != null) {
+            BenchHttp.JSON.writerWithDefaultPrettyPrinter().writeValue(json.toFile(), out);
+        }
+        return 0;
+    }
+
+    public List<Rep> runBench() throws Exception {
+        Workload w = workload.build();
+        System.out.printf("workload: %d workers, %d block events (stored %d + removed %d)%n", w.spec().workers(),
+                w.storedBlocks() + w.removedBlocks(), w.storedBlocks(), w.removedBlocks());
+        for (int r = 0; r < warmup; r++) {
+            Rep rep = runOnce(w);
+            System.out.printf("warm-up: %.3f M block events/s%n", rep.blockEventsPerSecond() / 1e6);
+        }
+        List<Rep> reps = new ArrayList<>();
+        for (int r = 0; r < repetitions; r++) {
+            Rep rep = runOnce(w);
+            System.out.printf("rep %d: %.3f M block events/s (%.0f batches/s) in %.2f s; lag p50/p99/max %.2f/%.2f/%.2f ms"
+                            + " over %d probes%n", r + 1, rep.blockEventsPerSecond() / 1e6, rep.batchesPerSecond(),
+                    rep.seconds(), rep.lagP50Ms(), rep.lagP99Ms(), rep.lagMaxMs(), rep.probes());
+            reps.add(rep);
+        }
+        return reps;
+    }
+
+    private Rep runOnce(Workload w) throws Exception {
+        try (IndexerApp app = IndexerApp.start("--port", "0", "--threads", Integer.toString(threads));
+             SimFleet fleet = new SimFleet(w, new BenchHttp(app.baseUrl()))) {
+            fleet.startAndRegister();
+            BenchHttp probeHttp = new BenchHttp(app.baseUrl());
+            AtomicBoolean loading = new AtomicBoolean(true);
+            long[] lags = new long[1 << 16];
+            int[] probes = {0};
+            Thread prober = Thread.ofPlatform().name("lag-probe").start(() -> {
+                int worker = 0;
+                do {
+                    SimFleet.Marker m = fleet.publishMarker(worker);
+                    lags[probes[0]++] = m.lagNanos(probeHttp);
+                    worker = (worker + 1) % fleet.workers();
+                    sleepMs(probeEveryMs);
+                } while (loading.get() && probes[0] < lags.length);
+            });
+            long start = System.nanoTime();
+            List<Thread> feeders = new ArrayList<>();
+            for (int p = 0; p < publishers; p++) {
+                int first = p;
+                feeders.add(Thread.ofPlatform().name("feeder-" + p).start(() ->
+                        feed(fleet, first, publishers, rate / publishers)));
+            }
+            for (Thread t : feeders) {
+                t.join();
+            }
+            List<SimFleet.Marker> finals = new ArrayList<>();
+            for (int worker = 0; worker < fleet.workers(); worker++) {
+                finals.add(fleet.publishMarker(worker));
+            }
+            for (SimFleet.Marker m : finals) {
+                m.lagNanos(probeHttp);
+            }
+            long elapsed = System.nanoTime() - start;
+            loading.set(false);
+            prober.join();
+            Latencies lag = new Latencies(lags, probes[0]);
+            long blockEvents = w.storedBlocks() + w.removedBlocks();
+            double seconds = elapsed / 1e9;
+            return new Rep(blockEvents, fleet.batchCount(), seconds, blockEvents / seconds,
+                    fleet.batchCount() / seconds, lag.percentileMicros(50) / 1e3, lag.percentileMicros(99) / 1e3,
+                    lag.percentileMicros(100) / 1e3, lag.count());
+        }
+    }
+
+    /**
+     * Round-robin over this feeder's workers, one batch each, so every stream advances together; with a rate, each
+     * batch waits until the block events before it are due.
+     */
+    private static void feed(SimFleet fleet, int first, int stride, double blockEventsPerSecond) {
+        long start = System.nanoTime();
+        long sent = 0;
+        boolean any = true;
+        for (int i = 0; any; i++) {
+            any = false;
+            for (int worker = first; worker < fleet.workers(); worker += stride) {
+                if (blockEventsPerSecond > 0) {
+                    long due = start + (long) (sent / blockEventsPerSecond * 1e9);
+                    long ahead = due - System.nanoTime();
+                    if (ahead > 0) {
+                        LockSupport.parkNanos(ahead);
+                    }
+                }
+                if (fleet.publish(worker, i)) {
+                    any = true;
+                    sent += fleet.blocks(worker, i);
+                }
+            }
+        }
+    }
+
+    static void sleepMs(int ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    Map<String, Object> summary(List<Rep> reps) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("block_events_per_s", Medians.of(reps, Rep::blockEventsPerSecond));
+        out.put("batches_per_s", Medians.of(reps, Rep::batchesPerSecond));
+        out.put("lag_p50_ms", Medians.of(reps, Rep::lagP50Ms));
+        out.put("lag_p99_ms", Medians.of(reps, Rep::lagP99Ms));
+        out.put("block_events", reps.get(0).blockEvents());
+        out.put("workers", workload.workers);
+        out.put("threads", threads);
+        out.put("publishers", publishers);
+        out.put("rate", rate);
+        out.put("reps", reps);
+        return out;
+    }
+}

@@ -1,0 +1,28 @@
+package io.kvindexer.indexer.bench;
+
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Runs the peer-recovery harness on a trace slice so it cannot rot; no timing is asserted. */
+class RecoveryBenchSmokeTest {
+
+    @Test
+    void aFreshReplicaRecoversEveryMembership() throws Exception {
+        RecoveryBench bench = new RecoveryBench();
+        new CommandLine(bench).parseArgs("--trace", BenchSmoke.trace().toString(), "--requests", "150",
+                "--workers", "2", "--engine-blocks", "4096", "--repetitions", "1");
+        Workload expected = bench.workload.build();
+
+        List<RecoveryBench.Rep> reps = bench.runBench();
+
+        assertThat(reps).hasSize(1);
+        // the bench itself fails unless the replica holds exactly what the source holds; markers come on top
+        assertThat(reps.get(0).memberships()).isGreaterThanOrEqualTo(expected.expectedMemberships()).isPositive();
+        assertThat(reps.get(0).dumpBytes()).isPositive();
+        assertThat(reps.get(0).recoverySeconds()).isPositive();
+    }
+}

@@ -1,0 +1,113 @@
+package io.kvindexer.packaging;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * docs/grafana/kv-indexer-dashboard.json is a well-formed Grafana dashboard whose queries use exactly the metrics of
+ * the documented metrics table (docs/README-packaging.md), and nothing else.
+ */
+class DashboardTest {
+
+    static final String DASHBOARD = "docs/grafana/kv-indexer-dashboard.json";
+    private static final Pattern METRIC = Pattern.compile("\\b((?:dynamo|kvindexer)_[a-z0-9_]+)\\b");
+    private static final Pattern CODE = Pattern.compile("`([^`]+)`");
+
+    private static JsonNode dashboard;
+
+    @BeforeAll
+    static void load() throws IOException {
+        dashboard = new ObjectMapper().readTree(RepoFiles.root().resolve(DASHBOARD).toFile());
+    }
+
+    @Test
+    void panelsAreWellFormed() {
+        List<JsonNode> panels = new ArrayList<>();
+        dashboard.get("panels").forEach(panels::add);
+        assertThat(panels).hasSizeGreaterThan(10);
+        Set<Integer> ids = new HashSet<>();
+        for (JsonNode panel : panels) {
+            String title = panel.path("title").asText();
+            assertThat(ids.add(panel.get("id").asInt())).as("unique id of %s", title).isTrue();
+            JsonNode grid = panel.get("gridPos");
+            assertThat(grid.get("x").asInt() + grid.get("w").asInt()).as("width of %s", title).isLessThanOrEqualTo(24);
+            if (panel.get("type").asText().equals("row")) {
+                continue;
+            }
+            assertThat(panel.at("/datasource/uid").asText()).as("datasource of %s", title).isEqualTo("${datasource}");
+            assertThat(panel.get("targets")).as("targets of %s", title).isNotEmpty();
+            panel.get("targets").forEach(t -> assertThat(t.path("expr").asText()).as("expr in %s", title).isNotBlank());
+        }
+        List<String> variables = new ArrayList<>();
+        dashboard.at("/templating/list").forEach(v -> variables.add(v.get("name").asText()));
+        assertThat(variables).contains("datasource", "namespace", "pod");
+    }
+
+    @Test
+    void theDashboardChartsExactlyTheDocumentedMetrics() {
+        assertThat(dashboardMetrics()).isEqualTo(documentedMetrics());
+    }
+
+    /** Metric families queried by the dashboard ({@code _bucket}/{@code _count}/{@code _sum} folded into their histogram). */
+    static Set<String> dashboardMetrics() {
+        if (dashboard == null) {
+            try {
+                load();
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+        Set<String> names = new TreeSet<>();
+        for (JsonNode panel : dashboard.get("panels")) {
+            for (JsonNode target : panel.path("targets")) {
+                Matcher m = METRIC.matcher(target.path("expr").asText());
+                while (m.find()) {
+                    names.add(m.group(1).replaceFirst("_(bucket|count|sum)$", ""));
+                }
+            }
+        }
+        return names;
+    }
+
+    /** The first column of the table after {@code <!-- metrics -->} in the docs. */
+    static Set<String> documentedMetrics() {
+        return new TreeSet<>(documentedMetricTypes().keySet());
+    }
+
+    /** Name → type ("counter", "gauge", "histogram") from the documented metrics table. */
+    static Map<String, String> documentedMetricTypes() {
+        List<String> lines = RepoFiles.read(RepoFiles.root().resolve(DocumentedRbac.DOC)).lines().toList();
+        int start = lines.indexOf("<!-- metrics -->");
+        assertThat(start).as("metrics marker in the docs").isNotNegative();
+        Map<String, String> types = new TreeMap<>();
+        for (String line : lines.subList(start + 1, lines.size())) {
+            if (line.isBlank() && !types.isEmpty()) {
+                break;
+            }
+            if (line.startsWith("| `")) {
+                String[] cells = line.split("\\|");
+                Matcher m = CODE.matcher(cells[1]);
+                assertThat(m.find()).isTrue();
+                types.put(m.group(1), cells[2].strip());
+            }
+        }
+        assertThat(types).isNotEmpty();
+        assertThat(types.values()).allMatch(t -> Set.of("counter", "gauge", "histogram").contains(t));
+        return types;
+    }
+}

@@ -1,0 +1,65 @@
+package io.kvindexer.packaging;
+
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The RBAC rules as the docs state them (docs/README-packaging.md, the tables after the markers
+ * {@code <!-- rbac:watch -->} and {@code <!-- rbac:lease -->}), flattened to "group|resource|verb" triples.
+ * The chart test compares rendered rules against these, so the docs and the chart cannot drift apart.
+ */
+final class DocumentedRbac {
+
+    static final String DOC = "docs/README-packaging.md";
+    private static final Pattern CODE = Pattern.compile("`([^`]*)`");
+
+    private DocumentedRbac() {
+    }
+
+    static Set<String> watchRules() {
+        return table("<!-- rbac:watch -->");
+    }
+
+    static Set<String> leaseRules() {
+        return table("<!-- rbac:lease -->");
+    }
+
+    /** Rows "| `group` | `res`, `res` | `verb`, `verb` | why |"; the core group is written `""`. */
+    private static Set<String> table(String marker) {
+        List<String> lines = RepoFiles.read(RepoFiles.root().resolve(DOC)).lines().toList();
+        int start = lines.indexOf(marker);
+        assertThat(start).as("marker %s in %s", marker, DOC).isNotNegative();
+        Set<String> triples = new TreeSet<>();
+        for (String line : lines.subList(start + 1, lines.size())) {
+            if (line.isBlank() && !triples.isEmpty()) {
+                break;
+            }
+            if (!line.startsWith("|") || line.startsWith("|---") || !line.contains("`")) {
+                continue;
+            }
+            String[] cells = line.split("\\|");
+            List<String> groups = codes(cells[1]);
+            List<String> resources = codes(cells[2]);
+            List<String> verbs = codes(cells[3]);
+            for (String g : groups) {
+                for (String r : resources) {
+                    for (String v : verbs) {
+                        triples.add(("\"\"".equals(g) ? "" : g) + "|" + r + "|" + v);
+                    }
+                }
+            }
+        }
+        assertThat(triples).as("rules documented after %s", marker).isNotEmpty();
+        return triples;
+    }
+
+    private static List<String> codes(String cell) {
+        Matcher m = CODE.matcher(cell);
+        return m.results().map(r -> r.group(1)).toList();
+    }
+}

@@ -1,0 +1,307 @@
+package io.kvindexer.packaging;
+
+import com.marcnuri.helm.Helm;
+import com.marcnuri.helm.LintResult;
+import com.marcnuri.helm.TemplateCommand;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceAccount;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
+import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
+import io.fabric8.kubernetes.api.model.rbac.Role;
+import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.UnaryOperator;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Lints and renders charts/kv-indexer-operator with the real Helm engine (helm-java) and checks the rendered
+ * objects, parsed back as fabric8 Kubernetes objects, against what the chart and its docs promise.
+ */
+class HelmChartTest {
+
+    private static final String RELEASE = "kvio";
+    private static final String NAMESPACE = "kv-system";
+    private static final String FULLNAME = "kvio-kv-indexer-operator";
+    private static final String KUBE_VERSION = "1.31.0";
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void strictLintReportsNoWarningOrError() {
+        LintResult result = new Helm(RepoFiles.chart()).lint().strict().call();
+
+        assertThat(result.isFailed()).as("lint messages: %s", result.getMessages()).isFalse();
+        assertThat(result.getMessages()).noneMatch(m -> m.contains("[WARNING]") || m.contains("[ERROR]"));
+    }
+
+    @Test
+    void defaultsRenderAHardenedSingleReplicaOperatorWatchingAllNamespaces() {
+        List<HasMetadata> objects = render(UnaryOperator.identity());
+
+        Deployment deployment = only(objects, Deployment.class);
+        assertThat(deployment.getMetadata().getName()).isEqualTo(FULLNAME);
+        assertThat(deployment.getSpec().getReplicas()).isEqualTo(1);
+        PodSpec pod = deployment.getSpec().getTemplate().getSpec();
+        assertThat(pod.getServiceAccountName()).isEqualTo(FULLNAME);
+        assertThat(pod.getSecurityContext().getRunAsNonRoot()).isTrue();
+        assertThat(pod.getSecurityContext().getRunAsUser()).isEqualTo(10001L);
+        assertThat(pod.getSecurityContext().getSeccompProfile().getType()).isEqualTo("RuntimeDefault");
+
+        Container operator = single(pod.getContainers());
+        assertThat(operator.getImage()).isEqualTo("ghcr.io/kv-indexer/kv-indexer-operator:" + appVersion());
+        assertHardened(operator);
+        assertThat(operator.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/healthz");
+        assertThat(operator.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
+        assertThat(operator.getLivenessProbe().getHttpGet().getPort().getStrVal()).isEqualTo("http");
+        assertThat(operator.getReadinessProbe().getHttpGet().getPort().getStrVal()).isEqualTo("http");
+        assertThat(single(operator.getPorts()).getContainerPort()).isEqualTo(8081);
+        assertThat(operator.getArgs()).containsExactly("--probe-port", "8081", "--resync-seconds", "30");
+        assertThat(operator.getResources().getRequests()).containsKeys("cpu", "memory");
+        assertThat(operator.getResources().getLimits()).containsKey("memory");
+        // the read-only root filesystem needs a writable /tmp for the JVM
+        assertThat(operator.getVolumeMounts()).anyMatch(m -> m.getMountPath().equals("/tmp"));
+        assertThat(pod.getVolumes()).anyMatch(v -> v.getEmptyDir() != null);
+
+        Map<String, EnvVar> env = env(operator);
+        assertThat(env.get("POD_NAME").getValueFrom().getFieldRef().getFieldPath()).isEqualTo("metadata.name");
+        assertThat(env.get("POD_NAMESPACE").getValueFrom().getFieldRef().getFieldPath()).isEqualTo("metadata.namespace");
+        assertThat(env.get("WATCH_NAMESPACES").getValue()).isEmpty();
+        
+
+        // all namespaces: cluster-wide rules exactly as documented, bound to the operator's ServiceAccount
+        assertThat(only(objects, ServiceAccount.class).getMetadata().getName()).isEqualTo(FULLNAME);
+        assertThat(ruleTriples(only(objects, ClusterRole.class).getRules())).isEqualTo(DocumentedRbac.watchRules());
+        ClusterRoleBinding binding = only(objects, ClusterRoleBinding.class);
+        assertThat(binding.getRoleRef().getName()).isEqualTo(FULLNAME);
+        assertThat(single(binding.getSubjects()).getName()).isEqualTo(FULLNAME);
+        assertThat(single(binding.getSubjects()).getNamespace()).isEqualTo(NAMESPACE);
+
+        // leader election: a Role on leases in the release namespace only
+        Role lease = only(objects, Role.class);
+        assertThat(lease.getMetadata().getNamespace()).isEqualTo(NAMESPACE);
+        assertThat(ruleTriples(lease.getRules())).isEqualTo(DocumentedRbac.leaseRules());
+        assertThat(only(objects, RoleBinding.class).getRoleRef().getName()).isEqualTo(lease.getMetadata().getName());
+
+        Service metrics = only(objects, Service.class);
+        assertThat(single(metrics.getSpec().getPorts()).getName()).isEqualTo("http-metrics");
+        assertThat(metrics.getSpec().getSelector()).isEqualTo(deployment.getSpec().getSelector().getMatchLabels());
+
+        // (templates/tests/ is a helm test hook: helm-java's template returns the manifest without hooks, so
+        // only strictLint renders it)
+        // optional parts are off by default
+        assertThat(objects).noneMatch(o -> o instanceof NetworkPolicy || o instanceof GenericKubernetesResource);
+        assertThat(objects).filteredOn(o -> !(o instanceof ClusterRole || o instanceof ClusterRoleBinding))
+                .allMatch(o -> NAMESPACE.equals(o.getMetadata().getNamespace()));
+        assertThat(objects).allMatch(o -> RELEASE.equals(o.getMetadata().getLabels().get("app.kubernetes.io/instance")));
+    }
+
+    @Test
+    void nonDefaultValuesRenderNamespacedRbacAndTheOptionalParts() throws IOException {
+        Path values = tmp.resolve("values.yaml");
+        Files.writeString(values, """
+                replicas: 2
+                image:
+                  repository: registry.example.com/ml/kv-indexer-operator
+                  tag: "1.2.3"
+                  pullPolicy: Always
+                watchNamespaces: [kv-system, llm-prod]
+                resources:
+                  requests: {cpu: 250m, memory: 300Mi}
+                  limits: {memory: 1Gi}
+                metrics:
+                  serviceMonitor:
+                    enabled: true
+                    labels: {release: kube-prometheus-stack}
+                networkPolicy:
+                  enabled: true
+                  apiServerCidrs: [10.0.0.1/32]
+                example:
+                  enabled: true
+                  replicas: 3
+                """);
+        List<HasMetadata> objects = render(t -> t.withValuesFile(values));
+
+        Deployment deployment = only(objects, Deployment.class);
+        assertThat(deployment.getSpec().getReplicas()).isEqualTo(2);
+        Container operator = single(deployment.getSpec().getTemplate().getSpec().getContainers());
+        assertThat(operator.getImage()).isEqualTo("registry.example.com/ml/kv-indexer-operator:1.2.3");
+        assertThat(operator.getImagePullPolicy()).isEqualTo("Always");
+        assertThat(operator.getResources().getLimits().get("memory").toString()).isEqualTo("1Gi");
+        assertHardened(operator);
+        assertThat(env(operator).get("WATCH_NAMESPACES").getValue()).isEqualTo("kv-system,llm-prod");
+
+        // a list of namespaces: nothing cluster-wide, one Role + RoleBinding per watched namespace
+        assertThat(objects).noneMatch(o -> o instanceof ClusterRole || o instanceof ClusterRoleBinding);
+        List<Role> watchRoles = all(objects, Role.class).stream()
+                .filter(r -> r.getMetadata().getName().equals(FULLNAME)).toList();
+        assertThat(watchRoles).extracting(r -> r.getMetadata().getNamespace())
+                .containsExactlyInAnyOrder("kv-system", "llm-prod");
+        watchRoles.forEach(r -> assertThat(ruleTriples(r.getRules())).isEqualTo(DocumentedRbac.watchRules()));
+        List<RoleBinding> watchBindings = all(objects, RoleBinding.class).stream()
+                .filter(b -> b.getMetadata().getName().equals(FULLNAME)).toList();
+        assertThat(watchBindings).extracting(b -> b.getMetadata().getNamespace())
+                .containsExactlyInAnyOrder("kv-system", "llm-prod");
+        watchBindings.forEach(b -> assertThat(single(b.getSubjects()).getNamespace()).isEqualTo(NAMESPACE));
+
+        GenericKubernetesResource monitor = generic(objects, "ServiceMonitor");
+        assertThat(monitor.getMetadata().getLabels()).containsEntry("release", "kube-prometheus-stack");
+        assertThat(monitor.getApiVersion()).isEqualTo("monitoring.coreos.com/v1");
+
+        NetworkPolicy policy = only(objects, NetworkPolicy.class);
+        assertThat(policy.getSpec().getPolicyTypes()).containsExactlyInAnyOrder("Ingress", "Egress");
+        assertThat(single(policy.getSpec().getIngress()).getPorts()).extracting(p -> p.getPort().getIntVal())
+                .containsExactly(8081);
+        assertThat(policy.getSpec().getEgress()).flatExtracting(e -> e.getPorts()).extracting(NetworkPolicyPort::getPort)
+                .extracting(p -> p.getIntVal()).contains(53, 443, 6443, 8090);
+        assertThat(policy.getSpec().getEgress()).flatExtracting(e -> e.getTo())
+                .anyMatch(peer -> peer.getIpBlock() != null && peer.getIpBlock().getCidr().equals("10.0.0.1/32"));
+
+        GenericKubernetesResource indexer = generic(objects, "KvIndexer");
+        assertThat(indexer.getApiVersion()).isEqualTo("kvindexer.io/v1alpha1");
+        assertThat(indexer.getMetadata().getNamespace()).isEqualTo(NAMESPACE);
+        assertThat(((Number) indexer.get("spec", "replicas")).intValue()).isEqualTo(3);
+        GenericKubernetesResource worker = generic(objects, "KvWorker");
+        assertThat((String) worker.get("spec", "indexerRef")).isEqualTo(indexer.getMetadata().getName());
+        assertThat(((Number) worker.get("spec", "replayPort")).intValue()).isEqualTo(5600);
+    }
+
+    @Test
+    void theChartsExampleResourcesValidateAgainstTheCrdSchemas() {
+        CrdSchemas schemas = CrdSchemas.load(RepoFiles.chart().resolve("crds"));
+        List<HasMetadata> objects = render(t -> t.set("example.enabled", "true"));
+
+        List<GenericKubernetesResource> ours = all(objects, GenericKubernetesResource.class);
+        assertThat(ours).extracting(GenericKubernetesResource::getKind).containsExactlyInAnyOrder("KvIndexer", "KvWorker");
+        for (GenericKubernetesResource resource : ours) {
+            com.fasterxml.jackson.databind.JsonNode tree = CrdSchemas.YAML.valueToTree(resource);
+            assertThat(schemas.validate(tree)).as("schema errors of the chart's example %s", resource.getKind()).isEmpty();
+        }
+    }
+
+    @Test
+    void withoutLeaderElectionThereIsNoLeaseRoleAndUpgradesRecreate() {
+        List<HasMetadata> objects = render(t -> t.set("leaderElection.enabled", "false"));
+
+        assertThat(all(objects, Role.class)).isEmpty();
+        assertThat(all(objects, RoleBinding.class)).isEmpty();
+        Deployment deployment = only(objects, Deployment.class);
+        assertThat(deployment.getSpec().getStrategy().getType()).isEqualTo("Recreate");
+        assertThat(single(deployment.getSpec().getTemplate().getSpec().getContainers()).getArgs())
+                .contains("--leader-election=false");
+    }
+
+    @Test
+    void moreThanOneReplicaWithoutLeaderElectionIsRefused() {
+        assertThatThrownBy(() -> render(t -> t.set("replicas", "2").set("leaderElection.enabled", "false")))
+                .hasMessageContaining("leaderElection");
+    }
+
+    @Test
+    void aServiceMonitorWithoutTheMetricsServiceIsRefused() {
+        assertThatThrownBy(() -> render(t -> t.set("metrics.serviceMonitor.enabled", "true")
+                .set("metrics.service.enabled", "false")))
+                .hasMessageContaining("metrics.service.enabled");
+    }
+
+    @Test
+    void theExampleOutsideTheWatchedNamespacesIsRefused() {
+        assertThatThrownBy(() -> render(t -> t.set("example.enabled", "true").set("watchNamespaces[0]", "llm-prod")))
+                .hasMessageContaining("not in watchNamespaces");
+    }
+
+    @Test
+    void theValuesSchemaRejectsMisspelledKeysAndBadPorts() {
+        assertThatThrownBy(() -> render(t -> t.set("replica", "2"))).hasMessageContaining("replica");
+        assertThatThrownBy(() -> render(t -> t.set("httpPort", "70000"))).hasMessageContaining("httpPort");
+    }
+
+    // ---- helpers
+
+    private List<HasMetadata> render(UnaryOperator<TemplateCommand> values) {
+        TemplateCommand command = new Helm(RepoFiles.chart()).template()
+                .withName(RELEASE).withNamespace(NAMESPACE).withKubeVersion(KUBE_VERSION);
+        return RepoFiles.objects(values.apply(command).call());
+    }
+
+    private static void assertHardened(Container container) {
+        var sc = container.getSecurityContext();
+        assertThat(sc.getAllowPrivilegeEscalation()).isFalse();
+        assertThat(sc.getReadOnlyRootFilesystem()).isTrue();
+        assertThat(sc.getRunAsNonRoot()).isTrue();
+        assertThat(sc.getCapabilities().getDrop()).containsExactly("ALL");
+        assertThat(sc.getCapabilities().getAdd()).isNullOrEmpty();
+        assertThat(sc.getSeccompProfile().getType()).isEqualTo("RuntimeDefault");
+        assertThat(sc.getPrivileged()).isNotEqualTo(Boolean.TRUE);
+    }
+
+    /** Rules flattened to "group|resource|verb" so that grouping differences do not matter, only the grants. */
+    static Set<String> ruleTriples(List<PolicyRule> rules) {
+        Set<String> triples = new TreeSet<>();
+        for (PolicyRule rule : rules) {
+            assertThat(rule.getResourceNames()).as("no rule is limited by resourceNames").isNullOrEmpty();
+            for (String group : rule.getApiGroups()) {
+                for (String resource : rule.getResources()) {
+                    for (String verb : rule.getVerbs()) {
+                        assertThat(verb).as("no wildcard verbs").isNotEqualTo("*");
+                        triples.add(group + "|" + resource + "|" + verb);
+                    }
+                }
+            }
+        }
+        return triples;
+    }
+
+    private static String appVersion() {
+        return RepoFiles.read(RepoFiles.chart().resolve("Chart.yaml")).lines()
+                .filter(l -> l.startsWith("appVersion:")).findFirst().orElseThrow()
+                .substring("appVersion:".length()).strip().replace("\"", "");
+    }
+
+    private static Map<String, EnvVar> env(Container container) {
+        return container.getEnv().stream().collect(Collectors.toMap(EnvVar::getName, e -> e));
+    }
+
+    private static <T> List<T> all(List<HasMetadata> objects, Class<T> type) {
+        return objects.stream().filter(type::isInstance).map(type::cast).toList();
+    }
+
+    private static <T> T only(List<HasMetadata> objects, Class<T> type) {
+        List<T> found = all(objects, type);
+        assertThat(found).as("exactly one %s", type.getSimpleName()).hasSize(1);
+        return found.getFirst();
+    }
+
+    private static GenericKubernetesResource generic(List<HasMetadata> objects, String kind) {
+        List<GenericKubernetesResource> found = all(objects, GenericKubernetesResource.class).stream()
+                .filter(g -> kind.equals(g.getKind())).toList();
+        assertThat(found).as("exactly one %s", kind).hasSize(1);
+        return found.getFirst();
+    }
+
+    private static <T> T single(List<T> list) {
+        assertThat(list).hasSize(1);
+        return list.getFirst();
+    }
+}

@@ -1,0 +1,125 @@
+package io.kvindexer.packaging;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The indexer image, without a Docker engine: indexer/Dockerfile is read, exactly the files its COPY lines name are
+ * laid out in a temporary root as the image would hold them, and its ENTRYPOINT is started from there as a real
+ * process. If the image missed a library or pointed at the wrong jar, this process would not serve /health.
+ */
+class IndexerImageTest {
+
+    private static final Pattern LISTENING = Pattern.compile("listening on (http://\\S+)");
+
+    @TempDir
+    Path root;
+
+    private Process process;
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        if (process != null) {
+            process.destroy();
+            if (!process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
+        }
+    }
+
+    @Test
+    void theDockerfileBuildsASmallNonRootJreImageOfTheThinJarAndItsLibs() {
+        Dockerfile image = Dockerfile.parse(RepoFiles.root().resolve("indexer/Dockerfile"));
+
+        ImageChecks.assertSmallJre21PlusBase(image);
+        ImageChecks.assertNonRootUser(image);
+        assertThat(image.copies()).containsExactly(
+                new Dockerfile.Copy("target/libs/", "/app/libs/"),
+                new Dockerfile.Copy("target/kv-indexer.jar", "/app/kv-indexer.jar"));
+        assertThat(image.entrypoint()).containsExactly("java", "-jar", "/app/kv-indexer.jar");
+        assertThat(image.cmd()).containsExactly("--port", "8090");
+        assertThat(RepoFiles.read(RepoFiles.root().resolve("indexer/.dockerignore")).lines().toList())
+                .contains("*", "!target/kv-indexer.jar", "!target/libs/");
+    }
+
+    @Test
+    void theImageLayoutStartsAndServesHealth() throws Exception {
+        Dockerfile image = Dockerfile.parse(RepoFiles.root().resolve("indexer/Dockerfile"));
+        image.layOut(root);
+        Path jar = Dockerfile.inImage(root, "/app/kv-indexer.jar");
+        ImageChecks.assertManifestClassPathIsExactlyTheLibs(jar);
+
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        List<String> command = image.hostCommand(root, java, List.of("--port", "0", "--host", "127.0.0.1"));
+        ProcessBuilder builder = new ProcessBuilder(command)
+                .directory(Dockerfile.inImage(root, image.workdir()).toFile())
+                .redirectError(root.resolve("stderr.txt").toFile());
+        builder.environment().putAll(image.env());
+        process = builder.start();
+
+        AtomicReference<String> baseUrl = new AtomicReference<>();
+        StringBuilder stdout = new StringBuilder();
+        Thread.ofVirtual().start(() -> {
+            try (BufferedReader out = new BufferedReader(
+                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String line; (line = out.readLine()) != null; ) {
+                    synchronized (stdout) {
+                        stdout.append(line).append('\n');
+                    }
+                    Matcher m = LISTENING.matcher(line);
+                    if (m.find()) {
+                        baseUrl.compareAndSet(null, m.group(1));
+                    }
+                }
+            } catch (IOException ignored) {
+                // the process ended
+            }
+        });
+        await().atMost(Duration.ofSeconds(90))
+                .failFast(() -> assertThat(process.isAlive()).as(() -> "the process is running; " + output(stdout))
+                        .isTrue())
+                .untilAsserted(() -> assertThat(baseUrl.get()).as(() -> "printed its URL; " + output(stdout))
+                        .isNotNull());
+
+        try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()) {
+            HttpResponse<String> health = http.send(HttpRequest.newBuilder(URI.create(baseUrl.get() + "/health"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(health.statusCode()).isEqualTo(200);
+            // no peers, no minimum of workers: the replica becomes ready on its own
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(http.send(
+                    HttpRequest.newBuilder(URI.create(baseUrl.get() + "/ready")).timeout(Duration.ofSeconds(10)).build(),
+                    HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200));
+        }
+        assertThat(process.isAlive()).isTrue();
+    }
+
+    private String output(StringBuilder stdout) {
+        try {
+            synchronized (stdout) {
+                return "stdout: " + stdout + " / stderr: " + Files.readString(root.resolve("stderr.txt"));
+            }
+        } catch (IOException e) {
+            return "stdout: " + stdout + " / stderr unreadable: " + e;
+        }
+    }
+}
