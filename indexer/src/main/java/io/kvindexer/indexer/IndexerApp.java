@@ -40,7 +40,8 @@ public final class IndexerApp implements AutoCloseable {
     private IndexerApp(IndexerConfig config, ListenerFactory listeners) throws RegistryException {
         this.config = config;
         this.indexers = new Indexers(new IndexOptions(config.mixCacheSalt(), config.threads()));
-        this.workers = new WorkerRegistry(indexers, listeners != null ? listeners : engineListeners(readyGate, metrics));
+        this.workers = new WorkerRegistry(indexers, listeners != null ? listeners : engineListeners(readyGate, metrics),
+                config.limits());
         this.gate = new StartupGate(config.minInitialWorkers(), !config.peers().isEmpty(), readyGate, workers);
         metrics.bind(workers, indexers);
         try {
@@ -104,7 +105,8 @@ public final class IndexerApp implements AutoCloseable {
                 peers.add(p);
             }
             if (!config.peers().isEmpty()) {
-                new PeerRecovery(config.peers(), indexers, config.recoveryDelay(), config.peerTimeout()).run();
+                new PeerRecovery(config.peers(), indexers, config.recoveryDelay(), config.peerTimeout(),
+                        config.authToken()).run();
                 gate.recoveryFinished();
             }
         } catch (InterruptedException e) {

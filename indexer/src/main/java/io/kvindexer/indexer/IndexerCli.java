@@ -22,7 +22,8 @@ import java.util.Map;
         footer = {"", "Environment:",
                 "  DYN_ROUTER_MIN_INITIAL_WORKERS  keep /ready and /query* closed until this many worker instances",
                 "                                  are registered (unset, empty or 0: no wait)",
-                "  DYN_KV_INDEXER_TEST_ENDPOINTS   1/true/yes/on mounts /test/pause_listener and /test/resume_listener"})
+                "  DYN_KV_INDEXER_TEST_ENDPOINTS   1/true/yes/on mounts /test/pause_listener and /test/resume_listener",
+                "  KV_INDEXER_AUTH_TOKEN           bearer token (when no --auth-token-file is given)"})
 public final class IndexerCli {
 
     /** A bad flag, value or environment variable: the message is the one line printed before exiting. */
@@ -71,6 +72,9 @@ public final class IndexerCli {
 
     @Option(names = "--max-query-body-bytes", paramLabel = "BYTES", description = "request body limit of /query and /query_by_hash (default: ${DEFAULT-VALUE}, as Dynamo)")
     long maxQueryBodyBytes = IndexerConfig.DEFAULT_MAX_QUERY_BODY;
+
+    @CommandLine.Mixin
+    HardeningOptions hardening = new HardeningOptions();
 
     private IndexerCli() {
     }
@@ -125,11 +129,22 @@ public final class IndexerCli {
                 throw new ConfigException("invalid value for --workers: " + e.getMessage());
             }
         }
+        List<String> peerList = parsePeers(peers);
+        if (peerList.size() > hardening.limits().maxPeers()) {
+            throw new ConfigException("invalid value for --peers: " + peerList.size() + " peers; the limit is "
+                    + hardening.limits().maxPeers() + " (--max-peers)");
+        }
+        for (String p : peerList) {
+            String problem = io.kvindexer.indexer.registry.PeerUrl.problem(p);
+            if (problem != null) {
+                throw new ConfigException("invalid value for --peers: " + problem);
+            }
+        }
         return new IndexerConfig(host, port, Math.max(1, threads), bs, workerList, modelName, tenantId,
-                parsePeers(peers), demo, mixCacheSalt, maxQueryBodyBytes, maxBodyBytes,
+                peerList, demo, mixCacheSalt, maxQueryBodyBytes, maxBodyBytes,
                 minInitialWorkers(env.get("DYN_ROUTER_MIN_INITIAL_WORKERS")),
                 testEndpoints(env.get("DYN_KV_INDEXER_TEST_ENDPOINTS")),
-                Duration.ofSeconds(1), Duration.ofSeconds(10));
+                Duration.ofSeconds(1), Duration.ofSeconds(10), hardening.limits(), hardening.authToken(env));
     }
 
     /** Spec §7.3: split on commas, drop empty entries, trim the rest. */

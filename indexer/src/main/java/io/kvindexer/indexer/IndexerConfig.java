@@ -22,12 +22,14 @@ import java.util.List;
  * @param testEndpoints     DYN_KV_INDEXER_TEST_ENDPOINTS: mount /test/pause_listener and /test/resume_listener
  * @param recoveryDelay     wait before fetching a peer's dump (lets SUB subscriptions reach the publishers)
  * @param peerTimeout       timeout of one peer's /dump request
+ * @param limits            caps on query size, registrations and peers (see {@link ServiceLimits})
+ * @param authToken         bearer token required on mutating endpoints and /dump, sent to peers; null = open
  */
 public record IndexerConfig(String host, int port, int threads, Integer blockSize, List<WorkerEntry> workers,
                             String modelName, String tenantId, List<String> peers, boolean demo,
                             boolean mixCacheSalt, long maxQueryBodyBytes, long maxBodyBytes,
                             int minInitialWorkers, boolean testEndpoints, Duration recoveryDelay,
-                            Duration peerTimeout) {
+                            Duration peerTimeout, ServiceLimits limits, String authToken) {
 
     public static final int DEFAULT_PORT = 8090;
     public static final long DEFAULT_MAX_QUERY_BODY = 8L * 1024 * 1024;
@@ -36,6 +38,29 @@ public record IndexerConfig(String host, int port, int threads, Integer blockSiz
     public IndexerConfig {
         workers = List.copyOf(workers);
         peers = List.copyOf(peers);
+        limits = limits != null ? limits : ServiceLimits.DEFAULTS;
+    }
+
+    /** Without limits or token: the default limits, no authentication. */
+    public IndexerConfig(String host, int port, int threads, Integer blockSize, List<WorkerEntry> workers,
+                         String modelName, String tenantId, List<String> peers, boolean demo, boolean mixCacheSalt,
+                         long maxQueryBodyBytes, long maxBodyBytes, int minInitialWorkers, boolean testEndpoints,
+                         Duration recoveryDelay, Duration peerTimeout) {
+        this(host, port, threads, blockSize, workers, modelName, tenantId, peers, demo, mixCacheSalt,
+                maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, recoveryDelay, peerTimeout,
+                ServiceLimits.DEFAULTS, null);
+    }
+
+    public IndexerConfig withLimits(ServiceLimits newLimits) {
+        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, demo,
+                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, recoveryDelay,
+                peerTimeout, newLimits, authToken);
+    }
+
+    public IndexerConfig withAuthToken(String token) {
+        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, demo,
+                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, recoveryDelay,
+                peerTimeout, limits, token);
     }
 
     /** Defaults for tests: loopback, a free port, no workers, no peers. */
@@ -47,27 +72,27 @@ public record IndexerConfig(String host, int port, int threads, Integer blockSiz
     public IndexerConfig withPeers(List<String> newPeers) {
         return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, newPeers, demo,
                 mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, recoveryDelay,
-                peerTimeout);
+                peerTimeout, limits, authToken);
     }
 
     public IndexerConfig withMinInitialWorkers(int n) {
         return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, demo,
-                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, n, testEndpoints, recoveryDelay, peerTimeout);
+                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, n, testEndpoints, recoveryDelay, peerTimeout, limits, authToken);
     }
 
     public IndexerConfig withTestEndpoints(boolean on) {
         return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, demo,
-                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, on, recoveryDelay, peerTimeout);
+                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, on, recoveryDelay, peerTimeout, limits, authToken);
     }
 
     public IndexerConfig withWorkers(int newBlockSize, List<WorkerEntry> newWorkers) {
         return new IndexerConfig(host, port, threads, newBlockSize, newWorkers, modelName, tenantId, peers, demo,
                 mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, recoveryDelay,
-                peerTimeout);
+                peerTimeout, limits, authToken);
     }
 
     public IndexerConfig withRecoveryDelay(Duration delay) {
         return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, demo,
-                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, delay, peerTimeout);
+                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, delay, peerTimeout, limits, authToken);
     }
 }

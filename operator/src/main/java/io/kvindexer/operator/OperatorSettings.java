@@ -96,7 +96,8 @@ public record OperatorSettings(Duration resync, Clock clock, LeaderElectionConfi
     public Wiring createOperator(KubernetesClient client, PrometheusRegistry registry) {
         OperatorMetrics metrics = new OperatorMetrics(registry);
         ExecutorService reconcilers = Executors.newVirtualThreadPerTaskExecutor();
-        IndexerClient indexerClient = new IndexerClient(Duration.ofSeconds(2), indexerTimeout, metrics);
+        IndexerClient indexerClient = new IndexerClient(Duration.ofSeconds(2), indexerTimeout, metrics,
+                io.kvindexer.operator.indexer.AuthSecret.operatorToken(System.getenv()));
         EventRecorder events = new EventRecorder(client, clock);
         Operator operator = new Operator(overrider(client, metrics, reconcilers));
         operator.register(new KvIndexerReconciler(indexerClient, clock, events, metrics, resync), this::namespaces);

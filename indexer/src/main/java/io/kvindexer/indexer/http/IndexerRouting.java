@@ -40,13 +40,17 @@ public final class IndexerRouting {
             paths.add("/test/resume_listener");
         }
         Set<String> known = Set.copyOf(paths);
-        routing.addFilter(new RequestMetricsFilter(c.metrics(), known))
-                .register(new HealthService(c.gate()),
+        routing.addFilter(new RequestMetricsFilter(c.metrics(), known));
+        if (cfg.authToken() != null) {
+            routing.addFilter(new BearerAuth(cfg.authToken()));
+        }
+        routing.register(new HealthService(c.gate()),
                         new MetricsService(c.metrics()),
                         new WorkerService(c.workers(), cfg.maxBodyBytes()),
-                        new QueryService(c.indexers(), c.gate(), c.metrics(), cfg.maxQueryBodyBytes()),
+                        new QueryService(c.indexers(), c.gate(), c.metrics(), cfg.maxQueryBodyBytes(),
+                                cfg.limits().maxQueryTokens()),
                         new DumpService(c.indexers()),
-                        new PeerService(c.peers(), cfg.maxBodyBytes()),
+                        new PeerService(c.peers(), cfg.maxBodyBytes(), cfg.limits().maxPeers()),
                         new OpenApiService());
         if (cfg.testEndpoints()) {
             LOG.log(System.Logger.Level.WARNING, "DYN_KV_INDEXER_TEST_ENDPOINTS is on: /test/* routes are mounted");
@@ -63,6 +67,9 @@ public final class IndexerRouting {
                     case NOT_FOUND -> 404;
                     case CONFLICT -> 409;
                 }, e.getMessage()))
+                // a client that declared more body than it sent, then closed: its fault, not ours
+                .error(io.helidon.common.buffers.DataReader.InsufficientDataAvailableException.class,
+                        (req, res, e) -> JsonOut.error(res, 400, "request body ended before its declared length"))
                 .error(Exception.class, (req, res, e) -> {
                     LOG.log(System.Logger.Level.ERROR, "request " + req.prologue().uriPath().path() + " failed", e);
                     JsonOut.error(res, 500, "internal error: " + e);

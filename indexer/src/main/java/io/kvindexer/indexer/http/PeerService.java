@@ -13,10 +13,16 @@ final class PeerService implements HttpService {
 
     private final PeerRegistry peers;
     private final long maxBody;
+    private final int maxPeers;
 
     PeerService(PeerRegistry peers, long maxBody) {
+        this(peers, maxBody, io.kvindexer.indexer.ServiceLimits.DEFAULTS.maxPeers());
+    }
+
+    PeerService(PeerRegistry peers, long maxBody, int maxPeers) {
         this.peers = peers;
         this.maxBody = maxBody;
+        this.maxPeers = maxPeers;
     }
 
     @Override
@@ -27,8 +33,16 @@ final class PeerService implements HttpService {
     }
 
     private void register(ServerRequest req, ServerResponse res) {
+        String url;
         try (JsonBody body = JsonBody.open(req, maxBody)) {
-            peers.add(Requests.peerUrl(body));
+            url = Requests.peerUrl(body);
+        }
+        String problem = io.kvindexer.indexer.registry.PeerUrl.problem(url);
+        if (problem != null) {
+            throw ApiError.invalid(problem);
+        }
+        if (!peers.addWithin(url, maxPeers)) {
+            throw new ApiError(409, maxPeers + " peers are registered; the limit is " + maxPeers + " (--max-peers)");
         }
         JsonOut.ok(res, 201);
     }

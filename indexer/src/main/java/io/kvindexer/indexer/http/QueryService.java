@@ -25,6 +25,13 @@ final class QueryService implements HttpService {
     private final IndexerMetrics metrics;
     private final long maxBody;
 
+    private int maxTokens = io.kvindexer.indexer.ServiceLimits.DEFAULTS.maxQueryTokens();
+
+    QueryService(Indexers indexers, StartupGate gate, IndexerMetrics metrics, long maxBody, int maxTokens) {
+        this(indexers, gate, metrics, maxBody);
+        this.maxTokens = maxTokens;
+    }
+
     QueryService(Indexers indexers, StartupGate gate, IndexerMetrics metrics, long maxBody) {
         this.indexers = indexers;
         this.gate = gate;
@@ -43,6 +50,7 @@ final class QueryService implements HttpService {
         try (JsonBody body = JsonBody.open(req, maxBody)) {
             q = Requests.query(body);
         }
+        tokenLimit("token_ids", q.tokenIds().length);
         ModelIndex index = index(q.modelName(), q.tenantId());
         long start = System.nanoTime();
         long[] hashes = index.localHashes(q.tokenIds(), q.loraName(), q.cacheSalt());
@@ -56,11 +64,19 @@ final class QueryService implements HttpService {
         try (JsonBody body = JsonBody.open(req, maxBody)) {
             q = Requests.queryByHash(body);
         }
+        tokenLimit("block_hashes", q.blockHashes().length);
         ModelIndex index = index(q.modelName(), q.tenantId());
         long start = System.nanoTime();
         OverlapScores scores = OverlapScores.of(index.findMatches(q.blockHashes()), index.blockSize());
         metrics.queryMatched("/query_by_hash", (System.nanoTime() - start) / 1e9);
         JsonOut.send(res, 200, g -> write(g, scores));
+    }
+
+    private void tokenLimit(String field, int n) {
+        if (n > maxTokens) {
+            throw new ApiError(413, "`" + field + "` has " + n + " entries; the limit is " + maxTokens
+                    + " (--max-query-tokens)");
+        }
     }
 
     private ModelIndex index(String model, String tenant) {

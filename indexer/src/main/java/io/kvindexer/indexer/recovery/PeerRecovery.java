@@ -28,12 +28,19 @@ public final class PeerRecovery {
     private final Indexers indexers;
     private final Duration delay;
     private final Duration timeout;
+    private final String authToken;
 
     public PeerRecovery(List<String> peers, Indexers indexers, Duration delay, Duration timeout) {
+        this(peers, indexers, delay, timeout, null);
+    }
+
+    /** With {@code authToken} non-null, every {@code /dump} request carries it as a bearer token. */
+    public PeerRecovery(List<String> peers, Indexers indexers, Duration delay, Duration timeout, String authToken) {
         this.peers = List.copyOf(peers);
         this.indexers = indexers;
         this.delay = delay;
         this.timeout = timeout;
+        this.authToken = authToken;
     }
 
     public Result run() throws InterruptedException {
@@ -58,7 +65,11 @@ public final class PeerRecovery {
 
     /** Fetches and applies one peer's dump; returns the number of indexes recovered. */
     int recoverFrom(HttpClient client, String peer) throws IOException, InterruptedException {
-        HttpRequest request = HttpRequest.newBuilder(URI.create(peer + "/dump")).timeout(timeout).GET().build();
+        HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(peer + "/dump")).timeout(timeout).GET();
+        if (authToken != null) {
+            builder.header("Authorization", "Bearer " + authToken);
+        }
+        HttpRequest request = builder.build();
         HttpResponse<InputStream> response = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
         try (InputStream body = response.body()) {
             if (response.statusCode() / 100 != 2) {

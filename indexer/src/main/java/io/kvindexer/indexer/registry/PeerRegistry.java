@@ -14,6 +14,15 @@ public final class PeerRegistry {
         peers.add(url);
     }
 
+    /** Adds a URL unless {@code max} others are already kept; false when that limit refused it. */
+    public synchronized boolean addWithin(String url, int max) {
+        if (!peers.contains(url) && peers.size() >= max) {
+            return false;
+        }
+        peers.add(url);
+        return true;
+    }
+
     /** True when the URL was present. */
     public synchronized boolean remove(String url) {
         return peers.remove(url);

@@ -38,11 +38,17 @@ public final class WorkerRegistry implements AutoCloseable {
     private final Map<Long, Instance> instances = new LinkedHashMap<>();
     private final Map<WorkerKey, SequenceWatermark> watermarks = new ConcurrentHashMap<>();
     private final List<Runnable> observers = new CopyOnWriteArrayList<>();
+    private final io.kvindexer.indexer.ServiceLimits limits;
     private boolean closed;
 
     public WorkerRegistry(Indexers indexers, ListenerFactory listenerFactory) {
+        this(indexers, listenerFactory, io.kvindexer.indexer.ServiceLimits.DEFAULTS);
+    }
+
+    public WorkerRegistry(Indexers indexers, ListenerFactory listenerFactory, io.kvindexer.indexer.ServiceLimits limits) {
         this.indexers = Objects.requireNonNull(indexers);
         this.listenerFactory = Objects.requireNonNull(listenerFactory);
+        this.limits = Objects.requireNonNull(limits);
     }
 
     /** Called after every change of the registered instances (the startup gate counts them). */
@@ -76,6 +82,7 @@ public final class WorkerRegistry implements AutoCloseable {
                 throw new RegistryException(RegistryException.Kind.CONFLICT,
                         "instance " + id + " dp_rank " + Integer.toUnsignedString(r.dpRank()) + " already registered");
             }
+            checkLimits(existing, id);
             ModelIndex index;
             try {
                 index = indexers.getOrCreate(r.modelName(), r.tenantId(), r.blockSize());
@@ -93,6 +100,20 @@ public final class WorkerRegistry implements AutoCloseable {
         LOG.log(System.Logger.Level.INFO, "registered instance {0} dp_rank {1} at {2} for model={3} tenant={4}",
                 id, Integer.toUnsignedString(r.dpRank()), r.endpoint(), r.modelName(), r.tenantId());
         notifyObservers();
+    }
+
+    /** Caller holds the lock. A client may not grow the registrations without bound (design: limits). */
+    private void checkLimits(Instance existing, String id) throws RegistryException {
+        if (existing != null && existing.ranks.size() >= limits.maxRanksPerInstance()) {
+            throw new RegistryException(RegistryException.Kind.CONFLICT, "instance " + id + " already has "
+                    + existing.ranks.size() + " dp ranks registered; the limit is " + limits.maxRanksPerInstance()
+                    + " (--max-ranks-per-instance)");
+        }
+        int listeners = instances.values().stream().mapToInt(i -> i.ranks.size()).sum();
+        if (listeners >= limits.maxListeners()) {
+            throw new RegistryException(RegistryException.Kind.CONFLICT, listeners
+                    + " listeners are registered; the limit is " + limits.maxListeners() + " (--max-listeners)");
+        }
     }
 
     /**

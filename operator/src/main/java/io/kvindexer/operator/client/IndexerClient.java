@@ -39,14 +39,21 @@ public class IndexerClient {
     private final HttpClient http;
     private final Duration requestTimeout;
     private final CallObserver observer;
+    private final String authToken;
 
     public IndexerClient(Duration connectTimeout, Duration requestTimeout, CallObserver observer) {
+        this(connectTimeout, requestTimeout, observer, null);
+    }
+
+    /** With {@code authToken} non-null every call carries {@code Authorization: Bearer <token>}. */
+    public IndexerClient(Duration connectTimeout, Duration requestTimeout, CallObserver observer, String authToken) {
         this.http = HttpClient.newBuilder()
                 .connectTimeout(connectTimeout)
                 .version(HttpClient.Version.HTTP_1_1)
                 .build();
         this.requestTimeout = requestTimeout;
         this.observer = observer;
+        this.authToken = authToken;
     }
 
     public IndexerClient() {
@@ -129,15 +136,21 @@ public class IndexerClient {
     }
 
     private HttpRequest get(IndexerEndpoint replica, String path) {
-        return HttpRequest.newBuilder(replica.baseUrl().resolve(path)).timeout(requestTimeout).GET().build();
+        return authorized(HttpRequest.newBuilder(replica.baseUrl().resolve(path)).timeout(requestTimeout).GET());
     }
 
     private HttpRequest post(IndexerEndpoint replica, String path, JsonNode body) {
-        return HttpRequest.newBuilder(replica.baseUrl().resolve(path))
+        return authorized(HttpRequest.newBuilder(replica.baseUrl().resolve(path))
                 .timeout(requestTimeout)
                 .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body.toString()))
-                .build();
+                .POST(HttpRequest.BodyPublishers.ofString(body.toString())));
+    }
+
+    private HttpRequest authorized(HttpRequest.Builder request) {
+        if (authToken != null) {
+            request.header("Authorization", "Bearer " + authToken);
+        }
+        return request.build();
     }
 
     private JsonNode call(IndexerEndpoint replica, String operation, HttpRequest request) {

@@ -93,6 +93,7 @@ public final class IndexerDesiredState {
             args.add(String.join(",", peers));
         }
         List<EnvVar> env = new ArrayList<>();
+        env.add(AuthSecret.envVar());
         if (spec.getMinInitialWorkers() != null && spec.getMinInitialWorkers() > 0) {
             env.add(new EnvVar("DYN_ROUTER_MIN_INITIAL_WORKERS", String.valueOf(spec.getMinInitialWorkers()), null));
         }

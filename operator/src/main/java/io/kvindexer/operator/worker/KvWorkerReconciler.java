@@ -64,6 +64,12 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
     private final OperatorMetrics metrics;
     private final Duration resync;
     private final Backoff backoff;
+    /**
+     * Instances this operator registered per KvWorker, kept in memory too: the status that also records them is read
+     * from the informer cache, which lags (or loses a conflicting write) under fast pod churn, and an instance
+     * missing from both would stay registered on the replicas forever.
+     */
+    private final Map<String, Set<Long>> registeredHere = new java.util.concurrent.ConcurrentHashMap<>();
 
     public KvWorkerReconciler(IndexerClient client, Clock clock, EventRecorder events, OperatorMetrics metrics,
             Duration resync) {
@@ -120,6 +126,7 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
         }
         DesiredRegistrations desired = DesiredRegistrations.of(spec, enginePods(context, worker));
         Set<Long> owned = ownedInstances(worker);
+        owned.addAll(registeredHere.getOrDefault(key, Set.of()));
         Set<Long> replayChanged = replayChanged(worker, desired);
         List<IndexerReplica> targets = targetReplicas(kvi, context, worker);
 
@@ -127,6 +134,12 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
                 desired, owned, replayChanged));
         report(worker, outcomes);
         boolean failed = outcomes.stream().anyMatch(ReplicaOutcome::failed);
+        Set<Long> nowOwned = new HashSet<>();
+        desired.targets().forEach(t -> nowOwned.add(t.instanceId()));
+        if (failed) {
+            nowOwned.addAll(owned); // some removals may not have happened yet
+        }
+        registeredHere.put(key, nowOwned);
         Duration next = failed ? backoff.next(key) : resync;
         if (!failed) {
             backoff.reset(key);
@@ -143,6 +156,7 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
             return DeleteControl.defaultDelete();
         }
         Set<Long> owned = ownedInstances(worker);
+        owned.addAll(registeredHere.getOrDefault(key(worker), Set.of()));
         DesiredRegistrations.of(worker.getSpec(), enginePods(context, worker)).targets()
                 .forEach(t -> owned.add(t.instanceId()));
         DesiredRegistrations none = new DesiredRegistrations(List.of(), Map.of());
@@ -153,6 +167,7 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
             return DeleteControl.noFinalizerRemoval().rescheduleAfter(backoff.next(key(worker)));
         }
         backoff.reset(key(worker));
+        registeredHere.remove(key(worker));
         events.forget(worker);
         LOG.atInfo().addKeyValue("kvworker", key(worker)).log("unregistered from every replica; finalizer removed");
         return DeleteControl.defaultDelete();

@@ -27,10 +27,8 @@ class IndexerDesiredStateTest {
         var c = sts.getSpec().getTemplate().getSpec().getContainers().getFirst();
         assertThat(c.getArgs()).containsExactly("--port", "9000", "--threads", "8", "--peers",
                 "http://kv-0.kv-peers.llm.svc:9000,http://kv-1.kv-peers.llm.svc:9000,http://kv-2.kv-peers.llm.svc:9000");
-        assertThat(c.getEnv()).singleElement().satisfies(e -> {
-            assertThat(e.getName()).isEqualTo("DYN_ROUTER_MIN_INITIAL_WORKERS");
-            assertThat(e.getValue()).isEqualTo("2");
-        });
+        assertThat(c.getEnv()).containsExactly(AuthSecret.envVar(),
+                new io.fabric8.kubernetes.api.model.EnvVar("DYN_ROUTER_MIN_INITIAL_WORKERS", "2", null));
         assertThat(c.getPorts().getFirst().getContainerPort()).isEqualTo(9000);
         assertThat(c.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/health");
         assertThat(c.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/ready");
@@ -41,7 +39,7 @@ class IndexerDesiredStateTest {
         var c = IndexerDesiredState.statefulSet(Resources.kvIndexer("llm", "one", 1, 8090))
                 .getSpec().getTemplate().getSpec().getContainers().getFirst();
         assertThat(c.getArgs()).doesNotContain("--peers");
-        assertThat(c.getEnv()).isEmpty();
+        assertThat(c.getEnv()).containsExactly(AuthSecret.envVar()); // the optional token only
     }
 
     @Test

@@ -1,0 +1,66 @@
+package io.kvindexer.indexer;
+
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+/** The limit and authentication flags, mixed into {@link IndexerCli}. */
+public final class HardeningOptions {
+
+    /** Environment variable holding the bearer token when no {@code --auth-token-file} is given. */
+    public static final String TOKEN_ENV = "KV_INDEXER_AUTH_TOKEN";
+
+    @Option(names = "--max-query-tokens", paramLabel = "N",
+            description = "token ids (or block hashes) in one query (default: ${DEFAULT-VALUE})")
+    int maxQueryTokens = ServiceLimits.DEFAULTS.maxQueryTokens();
+
+    @Option(names = "--max-ranks-per-instance", paramLabel = "N",
+            description = "dp ranks one instance may register (default: ${DEFAULT-VALUE})")
+    int maxRanksPerInstance = ServiceLimits.DEFAULTS.maxRanksPerInstance();
+
+    @Option(names = "--max-listeners", paramLabel = "N",
+            description = "registered (instance, dp rank) listeners in total (default: ${DEFAULT-VALUE})")
+    int maxListeners = ServiceLimits.DEFAULTS.maxListeners();
+
+    @Option(names = "--max-peers", paramLabel = "N", description = "peer URLs kept (default: ${DEFAULT-VALUE})")
+    int maxPeers = ServiceLimits.DEFAULTS.maxPeers();
+
+    @Option(names = "--auth-token-file", paramLabel = "FILE",
+            description = "require `Authorization: Bearer <token>` (token = the file's trimmed content) on /register,"
+                    + " /unregister, /register_peer, /deregister_peer and /dump; also sent to peers. Default: env "
+                    + TOKEN_ENV + ", else no authentication")
+    Path authTokenFile;
+
+    ServiceLimits limits() throws IndexerCli.ConfigException {
+        try {
+            return new ServiceLimits(maxQueryTokens, maxRanksPerInstance, maxListeners, maxPeers);
+        } catch (IllegalArgumentException e) {
+            throw new IndexerCli.ConfigException("invalid value for --max-query-tokens/--max-ranks-per-instance/"
+                    + "--max-listeners/--max-peers: " + e.getMessage());
+        }
+    }
+
+    /** The token from the file, else from the environment; null when neither is set. */
+    String authToken(Map<String, String> env) throws IndexerCli.ConfigException {
+        String token;
+        if (authTokenFile != null) {
+            try {
+                token = Files.readString(authTokenFile, StandardCharsets.UTF_8).strip();
+            } catch (IOException e) {
+                throw new IndexerCli.ConfigException("invalid value for --auth-token-file: cannot read "
+                        + authTokenFile + ": " + e.getMessage());
+            }
+            if (token.isEmpty()) {
+                throw new IndexerCli.ConfigException("invalid value for --auth-token-file: " + authTokenFile
+                        + " is empty");
+            }
+            return token;
+        }
+        token = env.get(TOKEN_ENV);
+        return token == null || token.isBlank() ? null : token.strip();
+    }
+}

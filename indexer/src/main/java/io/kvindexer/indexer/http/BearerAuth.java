@@ -1,0 +1,45 @@
+package io.kvindexer.indexer.http;
+
+import io.helidon.http.HeaderNames;
+import io.helidon.webserver.http.Filter;
+import io.helidon.webserver.http.FilterChain;
+import io.helidon.webserver.http.RoutingRequest;
+import io.helidon.webserver.http.RoutingResponse;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.Set;
+
+/**
+ * Optional bearer-token check on the endpoints that change state or expose the whole index. Read-only endpoints
+ * (queries, {@code /workers}, {@code /peers}, health, readiness, metrics) stay open: a router must keep querying
+ * without a secret. The comparison is constant-time so the token cannot be guessed byte by byte.
+ */
+public final class BearerAuth implements Filter {
+
+    /** The paths that need the token. */
+    public static final Set<String> PROTECTED = Set.of("/register", "/unregister", "/register_peer",
+            "/deregister_peer", "/dump", "/test/pause_listener", "/test/resume_listener");
+
+    private final byte[] expected;
+
+    public BearerAuth(String token) {
+        this.expected = ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public void filter(FilterChain chain, RoutingRequest req, RoutingResponse res) {
+        if (!PROTECTED.contains(req.prologue().uriPath().path())) {
+            chain.proceed();
+            return;
+        }
+        String given = req.headers().first(HeaderNames.AUTHORIZATION).orElse("");
+        if (MessageDigest.isEqual(expected, given.getBytes(StandardCharsets.UTF_8))) {
+            chain.proceed();
+            return;
+        }
+        res.header(HeaderNames.WWW_AUTHENTICATE, "Bearer");
+        JsonOut.error(res, 401, given.isEmpty() ? "missing `Authorization: Bearer <token>` header"
+                : "invalid bearer token");
+    }
+}

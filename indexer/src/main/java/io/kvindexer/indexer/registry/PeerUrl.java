@@ -1,0 +1,45 @@
+package io.kvindexer.indexer.registry;
+
+import java.net.URI;
+import java.net.URISyntaxException;
+
+/**
+ * Checks a peer base URL before it is stored or fetched: http or https, a host, a port in 1..65535 when given, no
+ * user info, query or fragment (the indexer appends {@code /dump} to it). Other schemes ({@code file:},
+ * {@code jar:}) or odd forms could make recovery read something that is not a peer.
+ */
+public final class PeerUrl {
+
+    private PeerUrl() {
+    }
+
+    /** Why {@code url} is not a usable peer URL; null when it is. */
+    public static String problem(String url) {
+        if (url == null || url.isBlank()) {
+            return "peer URL is empty";
+        }
+        if (url.length() > 2048) {
+            return "peer URL is longer than 2048 characters";
+        }
+        URI uri;
+        try {
+            uri = new URI(url);
+        } catch (URISyntaxException e) {
+            return "invalid peer URL `" + url + "`: " + e.getMessage();
+        }
+        String scheme = uri.getScheme();
+        if (scheme == null || !(scheme.equalsIgnoreCase("http") || scheme.equalsIgnoreCase("https"))) {
+            return "invalid peer URL `" + url + "`: scheme must be http or https";
+        }
+        if (uri.getHost() == null || uri.getHost().isEmpty()) {
+            return "invalid peer URL `" + url + "`: no host";
+        }
+        if (uri.getPort() != -1 && (uri.getPort() < 1 || uri.getPort() > 65535)) {
+            return "invalid peer URL `" + url + "`: port must be 1..65535";
+        }
+        if (uri.getRawUserInfo() != null || uri.getRawQuery() != null || uri.getRawFragment() != null) {
+            return "invalid peer URL `" + url + "`: user info, query and fragment are not allowed";
+        }
+        return null;
+    }
+}

@@ -1,0 +1,140 @@
+package io.kvindexer.operator.e2e;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.kvindexer.operator.client.RegisteredWorker;
+import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import io.kvindexer.operator.crd.v1alpha1.KvWorker;
+import io.kvindexer.operator.support.OperatorHarness;
+import io.kvindexer.operator.support.Resources;
+import io.kvindexer.operator.worker.InstanceIds;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * 200 rounds of engine pod churn (create, delete, IP change, readiness flapping) against the real operator on the
+ * CRUD mock API server with two real indexer replicas: after each settle, every replica's registrations equal the
+ * Ready pods (instance id and endpoint). The churn itself is API writes with no waits in between, so the operator
+ * sees bursts of events, as during a rollout.
+ */
+@EnableKubernetesMockClient(crud = true)
+class OperatorChurnTest {
+    static KubernetesClient client;
+    private static OperatorHarness harness;
+    private static final Map<String, String> VLLM = Map.of("app", "vllm");
+    private static final int PODS = 6;
+    private static final int IPS = 4;
+
+    @BeforeAll
+    static void startOperator() {
+        harness = new OperatorHarness(client, Duration.ofSeconds(2));
+    }
+
+    @AfterAll
+    static void stopOperator() {
+        harness.close();
+    }
+
+    /** What the test believes each engine pod is: its IP slot and readiness; absent = deleted. */
+    private record PodState(int ip, boolean ready) {
+    }
+
+    @Test
+    void everyReplicaFollowsTheReadyPodsThroughChurn() throws Exception {
+        String ns = "churn";
+        int rounds = Boolean.getBoolean("kvindexer.soak") ? 2_000 : 200;
+        String[] ips = new String[IPS];
+        for (int i = 0; i < IPS; i++) {
+            ips[i] = LoopbackCluster.engineIp(i);
+        }
+        int port = LoopbackCluster.freePort(LoopbackCluster.replicaIp(0), LoopbackCluster.replicaIp(1));
+        int zmqPort = LoopbackCluster.freePort(ips);
+        try (LoopbackCluster cluster = new LoopbackCluster(client, harness)) {
+            client.resources(KvIndexer.class).inNamespace(ns).resource(Resources.kvIndexer(ns, "kv", 2, port)).create();
+            cluster.startReplica(ns, "kv", 0);
+            cluster.startReplica(ns, "kv", 1);
+            KvIndexer kvi = cluster.kvIndexer(ns, "kv");
+            client.resources(KvWorker.class).inNamespace(ns).resource(Resources.kvWorker(ns, "vllm", "kv", VLLM,
+                    "llama", 4, zmqPort, null, 1)).create();
+
+            Random random = new Random(7);
+            Map<String, PodState> pods = new HashMap<>();
+            Map<String, Integer> actions = new TreeMap<>();
+            long settleMillis = 0;
+            int settles = 0;
+            for (int round = 1; round <= rounds; round++) {
+                String pod = "vllm-" + random.nextInt(PODS);
+                PodState now = pods.get(pod);
+                String action;
+                if (now == null) {
+                    now = new PodState(random.nextInt(IPS), random.nextInt(4) != 0);
+                    harness.startEnginePod(ns, pod, VLLM, ips[now.ip()], now.ready());
+                    pods.put(pod, now);
+                    action = "create";
+                } else {
+                    switch (random.nextInt(3)) {
+                        case 0 -> {
+                            harness.deletePod(ns, pod);
+                            pods.remove(pod);
+                            action = "delete";
+                        }
+                        case 1 -> {
+                            now = new PodState((now.ip() + 1 + random.nextInt(IPS - 1)) % IPS, now.ready());
+                            harness.startEnginePod(ns, pod, VLLM, ips[now.ip()], now.ready());
+                            pods.put(pod, now);
+                            action = "ip-change";
+                        }
+                        default -> {
+                            now = new PodState(now.ip(), !now.ready());
+                            harness.startEnginePod(ns, pod, VLLM, ips[now.ip()], now.ready());
+                            pods.put(pod, now);
+                            action = "readiness-flap";
+                        }
+                    }
+                }
+                actions.merge(action, 1, Integer::sum);
+                if (round % 50 == 0) { // settle and compare at four points of the churn
+                    long start = System.nanoTime();
+                    Map<Long, String> expected = new HashMap<>();
+                    pods.forEach((name, s) -> {
+                        if (s.ready()) {
+                            expected.put(InstanceIds.hashOf(ns, name), "tcp://" + ips[s.ip()] + ":" + zmqPort);
+                        }
+                    });
+                    for (int r = 0; r < 2; r++) {
+                        int ordinal = r;
+                        await().atMost(Duration.ofSeconds(120)).ignoreExceptions().untilAsserted(() -> {
+                            Map<Long, String> found = new HashMap<>();
+                            for (RegisteredWorker w : cluster.http.workers(cluster.replica(kvi, ordinal), "llama",
+                                    "default")) {
+                                found.put(w.instanceId(), w.endpoints().get(0));
+                            }
+                            assertThat(found).as("replica %d after round", ordinal).isEqualTo(expected);
+                        });
+                    }
+                    settleMillis += (System.nanoTime() - start) / 1_000_000;
+                    settles++;
+                }
+            }
+            System.out.println("operator churn: " + rounds + " rounds " + actions + ", " + settles
+                    + " settles, mean settle " + settleMillis / settles + " ms");
+            assertThat(actions.keySet()).contains("create", "delete", "ip-change", "readiness-flap");
+            client.resources(KvWorker.class).inNamespace(ns).delete();
+            await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() ->
+                    client.resources(KvWorker.class).inNamespace(ns).list().getItems().isEmpty());
+            client.resources(KvIndexer.class).inNamespace(ns).delete();
+            List.copyOf(pods.keySet()).forEach(p -> harness.deletePod(ns, p));
+        }
+    }
+}
