@@ -20,7 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * docs/grafana/kv-indexer-dashboard.json is a well-formed Grafana dashboard whose queries use exactly the metrics of
- * the documented metrics table (docs/README-packaging.md), and nothing else.
+ * the documented metrics table (README.md), and nothing else.
  */
 class DashboardTest {
 

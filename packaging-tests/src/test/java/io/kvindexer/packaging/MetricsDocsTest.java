@@ -19,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * What a real indexer exposes on /metrics is documented (name and type) in docs/README-packaging.md and therefore,
+ * What a real indexer exposes on /metrics is documented (name and type) in README.md and therefore,
  * through DashboardTest, charted on the Grafana dashboard.
  */
 class MetricsDocsTest {
