@@ -1,0 +1,93 @@
+package io.kvindexer.packaging;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The README's two commands find a JDK 21+ through bin/find-jdk: JAVA_HOME when it is 21 or newer, else the newest
+ * JDK 21+ under /usr/lib/jvm, else a clear message and exit 1. Fake JDKs (scripts answering like `java`) make the
+ * test independent of what this machine has installed.
+ */
+class FindJdkScriptTest {
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void javaHomeOf21OrNewerIsKept() throws Exception {
+        Path jvms = Files.createDirectories(tmp.resolve("jvm"));
+        Path home = fakeJdk(tmp.resolve("my-jdk-21"), "21");
+        fakeJdk(jvms.resolve("jdk-25"), "25");
+
+        Result r = findJdk(home, jvms);
+
+        assertThat(r.exit()).isZero();
+        assertThat(r.stdout().strip()).isEqualTo(home.toString());
+    }
+
+    @Test
+    void aJavaHomeOf17FallsBackToTheNewestUnderTheJvmFolder() throws Exception {
+        Path jvms = Files.createDirectories(tmp.resolve("jvm"));
+        Path old = fakeJdk(jvms.resolve("java-17"), "17");
+        fakeJdk(jvms.resolve("jdk-21"), "21");
+        Path newest = fakeJdk(jvms.resolve("temurin-25"), "25");
+        fakeJdk(jvms.resolve("java-1.8"), "1.8");
+
+        Result r = findJdk(old, jvms);
+
+        assertThat(r.exit()).isZero();
+        assertThat(r.stdout().strip()).isEqualTo(newest.toString());
+    }
+
+    @Test
+    void noJdk21AnywhereFailsWithAClearMessage() throws Exception {
+        Path jvms = Files.createDirectories(tmp.resolve("jvm"));
+        Path old = fakeJdk(jvms.resolve("java-17"), "17");
+
+        Result r = findJdk(old, jvms);
+
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.stdout()).isEmpty();
+        assertThat(r.stderr()).contains("no JDK 21 or newer found").contains(jvms.toString()).contains("JAVA_HOME");
+    }
+
+    private record Result(int exit, String stdout, String stderr) {
+    }
+
+    /** Sources bin/find-jdk in a bash that prints the JAVA_HOME it chose. */
+    private Result findJdk(Path javaHome, Path jvmDir) throws IOException, InterruptedException {
+        Path script = RepoFiles.root().resolve("bin/find-jdk");
+        ProcessBuilder pb = new ProcessBuilder("bash", "-c", "set -euo pipefail; . \"$1\"; printf '%s' \"$JAVA_HOME\"",
+                "find-jdk-test", script.toString());
+        pb.environment().put("JAVA_HOME", javaHome.toString());
+        pb.environment().put("KVI_JVM_DIR", jvmDir.toString());
+        Path out = tmp.resolve("out.txt");
+        Path err = tmp.resolve("err.txt");
+        pb.redirectOutput(out.toFile()).redirectError(err.toFile());
+        Process p = pb.start();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("find-jdk finished").isTrue();
+        return new Result(p.exitValue(), Files.readString(out), Files.readString(err));
+    }
+
+    /** A folder with bin/java and bin/javac that report {@code version} the way `java -XshowSettings` does. */
+    private static Path fakeJdk(Path home, String version) throws IOException {
+        Path bin = Files.createDirectories(home.resolve("bin"));
+        String java = "#!/bin/sh\necho '    java.specification.version = " + version + "' >&2\n";
+        for (String tool : List.of("java", "javac")) {
+            Path f = bin.resolve(tool);
+            Files.writeString(f, java, StandardCharsets.UTF_8);
+            Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rwxr-xr-x"));
+        }
+        return home;
+    }
+}
