@@ -55,8 +55,8 @@ final class JsonBody implements AutoCloseable {
                 throw ApiError.tooLarge(limit);
             }
         }
-        InputStream in = new Limited(req.content().inputStream(), limit);
         BodyDeadline deadline = BodyDeadline.of(req);
+        InputStream in = new Limited(req.content().inputStream(), limit, deadline);
         if (deadline != null) {
             deadline.arm();
         }
@@ -360,27 +360,40 @@ final class JsonBody implements AutoCloseable {
         }
     }
 
+    /** Caps the body at the limit and stops the read deadline at the body's end, before the handler acts on it. */
     private static final class Limited extends FilterInputStream {
+        private final BodyDeadline deadline;
         private long remaining;
 
-        Limited(InputStream in, long limit) {
+        Limited(InputStream in, long limit, BodyDeadline deadline) {
             super(in);
             this.remaining = limit;
+            this.deadline = deadline;
         }
 
         @Override
         public int read() throws IOException {
             int b = super.read();
-            if (b >= 0 && --remaining < 0) {
+            if (b < 0) {
+                ended();
+            } else if (--remaining < 0) {
                 throw new TooLarge();
             }
             return b;
         }
 
+        private void ended() {
+            if (deadline != null) {
+                deadline.disarm();
+            }
+        }
+
         @Override
         public int read(byte[] buf, int off, int len) throws IOException {
             int n = super.read(buf, off, len);
-            if (n > 0) {
+            if (n < 0) {
+                ended();
+            } else if (n > 0) {
                 remaining -= n;
                 if (remaining < 0) {
                     throw new TooLarge();
