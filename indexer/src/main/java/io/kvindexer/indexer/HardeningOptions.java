@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 
 /** The limit and authentication flags, mixed into {@link IndexerCli}. */
@@ -29,6 +30,11 @@ public final class HardeningOptions {
     @Option(names = "--max-peers", paramLabel = "N", description = "peer URLs kept (default: ${DEFAULT-VALUE})")
     int maxPeers = ServiceLimits.DEFAULTS.maxPeers();
 
+    @Option(names = "--request-read-timeout-ms", paramLabel = "MS",
+            description = "time to receive a request body once its headers are in; a client that stalls longer gets"
+                    + " 408 and the connection is closed (default: ${DEFAULT-VALUE})")
+    long requestReadTimeoutMs = ServiceLimits.DEFAULT_REQUEST_READ_TIMEOUT.toMillis();
+
     @Option(names = "--auth-token-file", paramLabel = "FILE",
             description = "require `Authorization: Bearer <token>` (token = the file's trimmed content) on /register,"
                     + " /unregister, /register_peer, /deregister_peer and /dump; also sent to peers. Default: env "
@@ -37,10 +43,11 @@ public final class HardeningOptions {
 
     ServiceLimits limits() throws IndexerCli.ConfigException {
         try {
-            return new ServiceLimits(maxQueryTokens, maxRanksPerInstance, maxListeners, maxPeers);
+            return new ServiceLimits(maxQueryTokens, maxRanksPerInstance, maxListeners, maxPeers,
+                    Duration.ofMillis(requestReadTimeoutMs));
         } catch (IllegalArgumentException e) {
             throw new IndexerCli.ConfigException("invalid value for --max-query-tokens/--max-ranks-per-instance/"
-                    + "--max-listeners/--max-peers: " + e.getMessage());
+                    + "--max-listeners/--max-peers/--request-read-timeout-ms: " + e.getMessage());
         }
     }
 

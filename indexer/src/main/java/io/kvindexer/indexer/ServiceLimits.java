@@ -1,5 +1,7 @@
 package io.kvindexer.indexer;
 
+import java.time.Duration;
+
 /**
  * Limits a hostile or buggy client cannot exceed (request body sizes are in {@link IndexerConfig}). Each has a flag
  * (see {@link HardeningOptions}); the defaults stay above anything a real deployment sends.
@@ -8,8 +10,13 @@ package io.kvindexer.indexer;
  * @param maxRanksPerInstance    dp ranks (listeners) one instance may register
  * @param maxListeners           listeners (registered (instance, dp rank) pairs) in total
  * @param maxPeers               peer URLs kept by {@code /register_peer} and {@code --peers}
+ * @param requestReadTimeout     time to receive a whole request body once its headers are in; then 408
  */
-public record ServiceLimits(int maxQueryTokens, int maxRanksPerInstance, int maxListeners, int maxPeers) {
+public record ServiceLimits(int maxQueryTokens, int maxRanksPerInstance, int maxListeners, int maxPeers,
+                            Duration requestReadTimeout) {
+
+    /** 30 s: far above any real body on a cluster network, short enough that stalled clients do not pile up. */
+    public static final Duration DEFAULT_REQUEST_READ_TIMEOUT = Duration.ofSeconds(30);
 
     /** 4 Mi tokens is what fits in Dynamo's 8 MiB /query body; 256 ranks, 4096 listeners, 64 peers. */
     public static final ServiceLimits DEFAULTS = new ServiceLimits(4 * 1024 * 1024, 256, 4096, 64);
@@ -18,5 +25,17 @@ public record ServiceLimits(int maxQueryTokens, int maxRanksPerInstance, int max
         if (maxQueryTokens < 1 || maxRanksPerInstance < 1 || maxListeners < 1 || maxPeers < 1) {
             throw new IllegalArgumentException("every limit must be >= 1");
         }
+        if (requestReadTimeout == null || requestReadTimeout.toMillis() < 1) {
+            throw new IllegalArgumentException("the request read timeout must be >= 1 ms");
+        }
+    }
+
+    /** With the default request read timeout. */
+    public ServiceLimits(int maxQueryTokens, int maxRanksPerInstance, int maxListeners, int maxPeers) {
+        this(maxQueryTokens, maxRanksPerInstance, maxListeners, maxPeers, DEFAULT_REQUEST_READ_TIMEOUT);
+    }
+
+    public ServiceLimits withRequestReadTimeout(Duration timeout) {
+        return new ServiceLimits(maxQueryTokens, maxRanksPerInstance, maxListeners, maxPeers, timeout);
     }
 }

@@ -41,6 +41,7 @@ public final class IndexerRouting {
         }
         Set<String> known = Set.copyOf(paths);
         routing.addFilter(new RequestMetricsFilter(c.metrics(), known));
+        routing.addFilter(BodyDeadline.filter(cfg.limits().requestReadTimeout()));
         if (cfg.authToken() != null) {
             routing.addFilter(new BearerAuth(cfg.authToken()));
         }

@@ -34,10 +34,12 @@ final class JsonBody implements AutoCloseable {
 
     private final JsonParser parser;
     private final long limit;
+    private final BodyDeadline deadline; // null when the routing has no read deadline
 
-    private JsonBody(JsonParser parser, long limit) {
+    private JsonBody(JsonParser parser, long limit, BodyDeadline deadline) {
         this.parser = parser;
         this.limit = limit;
+        this.deadline = deadline;
     }
 
     /** Checks the content type and declared length, then opens the object; the parser sits on its first field. */
@@ -53,10 +55,14 @@ final class JsonBody implements AutoCloseable {
                 throw ApiError.tooLarge(limit);
             }
         }
-        InputStream in = new Limited(req.content().inputStream(), limit);
+        BodyDeadline deadline = BodyDeadline.of(req);
+        InputStream in = new Limited(req.content().inputStream(), limit, deadline);
+        if (deadline != null) {
+            deadline.arm();
+        }
+        JsonBody body = null;
         try {
-            JsonParser p = FACTORY.createParser(in);
-            JsonBody body = new JsonBody(p, limit);
+            body = new JsonBody(FACTORY.createParser(in), limit, deadline);
             JsonToken first = body.next();
             if (first == null) {
                 throw ApiError.badJson("request body is empty; expected a JSON object");
@@ -67,6 +73,13 @@ final class JsonBody implements AutoCloseable {
             return body;
         } catch (IOException e) {
             throw new ApiError(400, "cannot read the request body: " + e.getMessage());
+        } catch (RuntimeException e) {
+            if (body != null) {
+                body.close(); // not handed to the caller's try-with-resources: disarm here
+            } else if (deadline != null) {
+                deadline.disarm();
+            }
+            throw e;
         }
     }
 
@@ -74,7 +87,7 @@ final class JsonBody implements AutoCloseable {
     static JsonBody of(byte[] json) {
         try {
             JsonParser p = FACTORY.createParser(json);
-            JsonBody body = new JsonBody(p, json.length);
+            JsonBody body = new JsonBody(p, json.length, null);
             JsonToken first = body.next();
             if (first != JsonToken.START_OBJECT) {
                 throw ApiError.invalid("expected a JSON object, got " + describe(first));
@@ -300,6 +313,9 @@ final class JsonBody implements AutoCloseable {
     }
 
     private ApiError translate(IOException e) {
+        if (deadline != null && deadline.timedOut()) {
+            return new ApiError(408, "request body not received in time"); // already answered by the watchdog
+        }
         if (e instanceof TooLarge) {
             return ApiError.tooLarge(limit);
         }
@@ -327,6 +343,9 @@ final class JsonBody implements AutoCloseable {
 
     @Override
     public void close() {
+        if (deadline != null) {
+            deadline.disarm();
+        }
         try {
             parser.close();
         } catch (IOException ignored) {
@@ -341,27 +360,40 @@ final class JsonBody implements AutoCloseable {
         }
     }
 
+    /** Caps the body at the limit and stops the read deadline at the body's end, before the handler acts on it. */
     private static final class Limited extends FilterInputStream {
+        private final BodyDeadline deadline;
         private long remaining;
 
-        Limited(InputStream in, long limit) {
+        Limited(InputStream in, long limit, BodyDeadline deadline) {
             super(in);
             this.remaining = limit;
+            this.deadline = deadline;
         }
 
         @Override
         public int read() throws IOException {
             int b = super.read();
-            if (b >= 0 && --remaining < 0) {
+            if (b < 0) {
+                ended();
+            } else if (--remaining < 0) {
                 throw new TooLarge();
             }
             return b;
         }
 
+        private void ended() {
+            if (deadline != null) {
+                deadline.disarm();
+            }
+        }
+
         @Override
         public int read(byte[] buf, int off, int len) throws IOException {
             int n = super.read(buf, off, len);
-            if (n > 0) {
+            if (n < 0) {
+                ended();
+            } else if (n > 0) {
                 remaining -= n;
                 if (remaining < 0) {
                     throw new TooLarge();

@@ -44,6 +44,9 @@ final class JsonOut {
     }
 
     static void error(ServerResponse res, int status, String message) {
+        if (res.isSent()) {
+            return; // answered already (a body read deadline's 408): the connection is closing
+        }
         send(res, status, g -> {
             g.writeStartObject();
             g.writeStringField("error", message);

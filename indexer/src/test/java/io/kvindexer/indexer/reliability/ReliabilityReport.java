@@ -123,7 +123,14 @@ public final class ReliabilityReport {
                 .append("`AllBlocksCleared`): after it the index is exact again.\n")
                 .append("- Operator churn (operator module, `OperatorChurnTest`, 200 rounds on the CRUD mock server, ")
                 .append("figures printed by the test): registrations were left behind when the KvWorker status in ")
-                .append("the informer cache lagged; the reconciler now also remembers what it registered.\n");
+                .append("the informer cache lagged; the reconciler now also remembers what it registered.\n")
+                .append("- A client that sent headers and part of a body, then stalled without closing, held its ")
+                .append("connection open for good (Helidon 4.5 has no server-side read timeout); it now gets a 408 ")
+                .append("JSON error and the connection is closed after `--request-read-timeout-ms` (default 30 s) ")
+                .append("while other clients are served (`StalledBodyTest`).\n")
+                .append("- API server restart (operator module, `ApiServerRestartTest`: the mock API server destroyed ")
+                .append("and rebound to the same port with the same objects): the operator's informers re-watch and ")
+                .append("pod changes made afterwards reach every replica; no operator change was needed.\n");
         Files.writeString(DOC, md.toString(), StandardCharsets.UTF_8);
     }
 
