@@ -68,10 +68,7 @@ public final class RecoveryBench implements Callable<Integer> {
         out.put("dump_fetch_s", Medians.of(reps, Rep::dumpFetchSeconds));
         out.put("dump_bytes", reps.get(0).dumpBytes());
         out.put("reps", reps);
-        System.out.println(BenchHttp.JSON.writerWithDefaultPrettyPrinter().writeValueAsString(out));
-        if (json != null) {
-            BenchHttp.JSON.writerWithDefaultPrettyPrinter().writeValue(json.toFile(), out);
-        }
+        BenchHttp.report(out, json);
         return 0;
     }
 

@@ -63,10 +63,7 @@ public final class ZmqIngestBench implements Callable<Integer> {
     public Integer call() throws Exception {
         List<Rep> reps = runBench();
         Map<String, Object> out = summary(reps);
-        System.out.println(BenchHttp.JSON.writerWithDefaultPrettyPrinter().writeValueAsString(out));
-        if (json != null) {
-            BenchHttp.JSON.writerWithDefaultPrettyPrinter().writeValue(json.toFile(), out);
-        }
+        BenchHttp.report(out, json);
         return 0;
     }
 
