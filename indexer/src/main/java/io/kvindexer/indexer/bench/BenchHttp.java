@@ -10,8 +10,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.nio.file.Path;
+import java.time.Duration;
 
 /** The few indexer HTTP calls the end-to-end benchmarks make (JDK HttpClient, JSON with Jackson). */
 final class BenchHttp {
