@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -26,29 +27,8 @@ import java.util.function.ToDoubleFunction;
                 + "bytes per membership and the same-process floor.")
 public final class TraceBench implements Callable<Integer> {
 
-    @Option(names = "--trace", description = "Mooncake JSONL trace (default: ${DEFAULT-VALUE})")
-    Path trace = Path.of("data/mooncake_conversation_trace.jsonl");
-
-    @Option(names = "--trace-block-size", description = "tokens per trace hash id (default: ${DEFAULT-VALUE})")
-    int traceBlockSize = 512;
-
-    @Option(names = "--block-size", description = "tokens per engine block (default: ${DEFAULT-VALUE})")
-    int blockSize = 128;
-
-    @Option(names = "--workers", description = "simulated engines (default: ${DEFAULT-VALUE})")
-    int workers = 64;
-
-    @Option(names = "--engine-blocks", description = "GPU blocks per engine (default: ${DEFAULT-VALUE})")
-    int engineBlocks = 16_384;
-
-    @Option(names = "--length-factor", description = "each trace id becomes this many (default: ${DEFAULT-VALUE})")
-    int lengthFactor = 1;
-
-    @Option(names = "--dup-factor", description = "copies of the trace in disjoint id spaces (default: ${DEFAULT-VALUE})")
-    int dupFactor = 1;
-
-    @Option(names = "--seed", description = "partition seed (default: ${DEFAULT-VALUE})")
-    long seed = 42;
+    @Mixin
+    WorkloadOptions workloadOptions = WorkloadOptions.withWorkers(64);
 
     @Option(names = "--window-ms", description = "replay the whole trace in this long (default: ${DEFAULT-VALUE})")
     double windowMs = 1_000;
@@ -79,9 +59,6 @@ public final class TraceBench implements Callable<Integer> {
 
     @Option(names = "--warmup", description = "untimed runs before measuring (default: ${DEFAULT-VALUE})")
     int warmup = 1;
-
-    @Option(names = "--requests", description = "use only the first N requests of the trace (0: all)")
-    int requests = 0;
 
     @Option(names = "--json", description = "write the results here as JSON")
     Path json;
@@ -131,7 +108,8 @@ public final class TraceBench implements Callable<Integer> {
             System.out.println("wrote " + json);
         }
         if (plot != null) {
-            SweepPlot.write(report.points(), plot, SweepPlot.subtitle(trace.toString(), workers, engineBlocks, blockSize,
+            WorkloadOptions o = workloadOptions;
+            SweepPlot.write(report.points(), plot, SweepPlot.subtitle(o.trace.toString(), o.workers, o.engineBlocks, o.blockSize,
                     threads, issuers, prehashed));
             System.out.println("wrote " + plot);
         }
@@ -140,14 +118,12 @@ public final class TraceBench implements Callable<Integer> {
 
     /** Loads, expands, warms up and measures; used by {@link #call()} and by the smoke test. */
     public Report runBench() throws Exception {
-        MooncakeTrace loaded = MooncakeTrace.load(trace, requests);
-        MooncakeTrace expanded = loaded.lengthFactor(lengthFactor).dupFactor(dupFactor);
-        Workload workload = Workload.build(expanded,
-                new Workload.Spec(traceBlockSize, blockSize, workers, engineBlocks, seed));
+        MooncakeTrace expanded = workloadOptions.loadTrace();
+        Workload workload = Workload.build(expanded, workloadOptions.spec());
         System.out.printf("workload: %d requests, %d ops, %d block ops (query %d + stored %d + removed %d), "
                         + "span %d ms, %d workers, %d expected memberships, writer threads %d, issuers %d%n",
                 expanded.requests().size(), workload.ops().length, workload.blockOps(), workload.queryBlocks(),
-                workload.storedBlocks(), workload.removedBlocks(), workload.spanMs(), workers,
+                workload.storedBlocks(), workload.removedBlocks(), workload.spanMs(), workloadOptions.workers,
                 workload.expectedMemberships(), threads, issuers);
         if (prehashed) {
             workload.localHashes(); // before any baseline heap measurement and outside the timing
@@ -238,15 +214,15 @@ public final class TraceBench implements Callable<Integer> {
         corpus.put("span_ms", w.spanMs());
         out.put("corpus", corpus);
         Map<String, Object> config = new LinkedHashMap<>();
-        config.put("trace", trace.toString());
-        config.put("requests", requests);
-        config.put("trace_block_size", traceBlockSize);
-        config.put("block_size", blockSize);
-        config.put("workers", workers);
-        config.put("engine_blocks", engineBlocks);
-        config.put("length_factor", lengthFactor);
-        config.put("dup_factor", dupFactor);
-        config.put("seed", seed);
+        config.put("trace", workloadOptions.trace.toString());
+        config.put("requests", workloadOptions.requests);
+        config.put("trace_block_size", workloadOptions.traceBlockSize);
+        config.put("block_size", workloadOptions.blockSize);
+        config.put("workers", workloadOptions.workers);
+        config.put("engine_blocks", workloadOptions.engineBlocks);
+        config.put("length_factor", workloadOptions.lengthFactor);
+        config.put("dup_factor", workloadOptions.dupFactor);
+        config.put("seed", workloadOptions.seed);
         config.put("threads", threads);
         config.put("issuers", issuers);
         config.put("prehashed", prehashed);

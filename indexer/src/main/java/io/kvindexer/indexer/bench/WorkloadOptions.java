@@ -5,8 +5,15 @@ import picocli.CommandLine.Option;
 import java.io.IOException;
 import java.nio.file.Path;
 
-/** The trace and engine flags shared by the end-to-end benchmarks (same names and meaning as {@link TraceBench}). */
+/** The trace and engine flags shared by every trace-driven benchmark ({@link TraceBench} and the end-to-end ones). */
 public final class WorkloadOptions {
+
+    /** These flags with another default number of simulated engines (TraceBench's is Dynamo's 64). */
+    static WorkloadOptions withWorkers(int workers) {
+        WorkloadOptions options = new WorkloadOptions();
+        options.workers = workers;
+        return options;
+    }
 
     @Option(names = "--trace", description = "Mooncake JSONL trace (default: ${DEFAULT-VALUE})")
     Path trace = Path.of("data/mooncake_conversation_trace.jsonl");
@@ -39,7 +46,11 @@ public final class WorkloadOptions {
         return MooncakeTrace.load(trace, requests).lengthFactor(lengthFactor).dupFactor(dupFactor);
     }
 
+    Workload.Spec spec() {
+        return new Workload.Spec(traceBlockSize, blockSize, workers, engineBlocks, seed);
+    }
+
     Workload build() throws IOException {
-        return Workload.build(loadTrace(), new Workload.Spec(traceBlockSize, blockSize, workers, engineBlocks, seed));
+        return Workload.build(loadTrace(), spec());
     }
 }
