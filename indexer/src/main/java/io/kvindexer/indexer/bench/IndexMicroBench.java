@@ -1,7 +1,7 @@
 package io.kvindexer.indexer.bench;
 
 import io.kvindexer.indexer.event.RouterEvent;
-import io.kvindexer.indexer.event.StorageTier;
+import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.hash.BlockHasher;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.IndexWriters;

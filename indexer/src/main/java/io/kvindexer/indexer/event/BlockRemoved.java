@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.event;
 
+import io.kvindexer.indexer.model.StorageTier;
+
 /**
  * Blocks evicted by the engine.
  *

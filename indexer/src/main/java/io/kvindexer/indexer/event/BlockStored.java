@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.event;
 
+import io.kvindexer.indexer.model.StorageTier;
+
 /**
  * A chain of consecutive full blocks newly cached by the engine.
  *

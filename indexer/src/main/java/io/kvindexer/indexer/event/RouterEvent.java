@@ -1,25 +1,27 @@
 package io.kvindexer.indexer.event;
 
+import io.kvindexer.indexer.model.StorageTier;
+
 /**
  * Dynamo's RouterEvent: the JSON form of one indexed change, used by {@code /dump} and peer recovery
  * (spec §5.8). A dump only ever holds single-block {@link Stored} events; the other kinds are accepted on input.
  *
- * @param workerId instance id (u64 as a raw 64-bit pattern)
+ * @param instanceId instance id (u64 as a raw 64-bit pattern)
  * @param dpRank   data-parallel rank (u32)
  * @param tier     storage tier ({@code storage_tier}, default device)
  * @param eventId  event id (u64)
  * @param data     what happened
  */
-public record RouterEvent(long workerId, int dpRank, StorageTier tier, long eventId, Data data) {
+public record RouterEvent(long instanceId, int dpRank, StorageTier tier, long eventId, Data data) {
 
     /** The externally tagged {@code data} of a RouterEvent. */
     public sealed interface Data permits Stored, Removed, Cleared {
     }
 
     /**
-     * {@code {"stored": {...}}}: blocks with their engine hash and local (tokens) hash, chained from {@code parentHash}.
+     * {@code {"stored": {...}}}: blocks with their engine hash and local (tokens) hash, chained from {@code parentBlockHash}.
      */
-    public record Stored(boolean hasParent, long parentHash, long[] blockHashes, long[] tokensHashes) implements Data {
+    public record Stored(boolean hasParent, long parentBlockHash, long[] blockHashes, long[] localHashes) implements Data {
     }
 
     /** {@code {"removed": {"block_hashes": [...]}}}. */

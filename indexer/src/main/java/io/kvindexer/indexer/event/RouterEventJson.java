@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.event;
 
+import io.kvindexer.indexer.model.StorageTier;
+
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
@@ -58,7 +60,7 @@ public final class RouterEventJson {
     public static void write(JsonGenerator g, RouterEvent event) throws IOException {
         g.writeStartObject();
         g.writeFieldName("worker_id");
-        writeU64(g, event.workerId());
+        writeU64(g, event.instanceId());
         g.writeStringField("storage_tier", event.tier().jsonName());
         g.writeFieldName("event");
         g.writeStartObject();
@@ -75,16 +77,16 @@ public final class RouterEventJson {
     private static void writeData(JsonGenerator g, RouterEvent.Data data) throws IOException {
         switch (data) {
             case RouterEvent.Stored s -> {
-                if (s.blockHashes().length != s.tokensHashes().length) {
+                if (s.blockHashes().length != s.localHashes().length) {
                     throw new IllegalArgumentException("stored event with " + s.blockHashes().length
-                            + " block hashes but " + s.tokensHashes().length + " tokens hashes");
+                            + " block hashes but " + s.localHashes().length + " tokens hashes");
                 }
                 g.writeStartObject();
                 g.writeFieldName("stored");
                 g.writeStartObject();
                 g.writeFieldName("parent_hash");
                 if (s.hasParent()) {
-                    writeU64(g, s.parentHash());
+                    writeU64(g, s.parentBlockHash());
                 } else {
                     g.writeNull();
                 }
@@ -96,7 +98,7 @@ public final class RouterEventJson {
                     g.writeFieldName("block_hash");
                     writeU64(g, s.blockHashes()[i]);
                     g.writeFieldName("tokens_hash");
-                    writeU64(g, s.tokensHashes()[i]);
+                    writeU64(g, s.localHashes()[i]);
                     g.writeNullField("mm_extra_info");
                     g.writeEndObject();
                 }

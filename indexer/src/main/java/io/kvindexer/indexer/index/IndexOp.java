@@ -1,6 +1,6 @@
 package io.kvindexer.indexer.index;
 
-import io.kvindexer.indexer.event.StorageTier;
+import io.kvindexer.indexer.model.StorageTier;
 
 /**
  * One change to apply to a {@link PrefixIndex} for one worker, already hashed (hashing happens on the caller's

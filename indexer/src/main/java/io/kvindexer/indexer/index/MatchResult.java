@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.index;
 
+import io.kvindexer.indexer.model.WorkerKey;
+
 import java.util.List;
 
 /**

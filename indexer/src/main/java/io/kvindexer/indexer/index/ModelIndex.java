@@ -1,11 +1,13 @@
 package io.kvindexer.indexer.index;
 
+import io.kvindexer.indexer.model.WorkerKey;
+
 import io.kvindexer.indexer.event.AllBlocksCleared;
 import io.kvindexer.indexer.event.BlockRemoved;
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.event.RouterEvent;
-import io.kvindexer.indexer.event.StorageTier;
+import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.hash.BlockHasher;
 
 import java.util.ArrayList;
@@ -81,7 +83,7 @@ public final class ModelIndex {
     public void submitRecovered(List<RouterEvent> events) {
         Map<WorkerKey, List<IndexOp>> byWorker = new LinkedHashMap<>();
         for (RouterEvent event : events) {
-            WorkerKey worker = new WorkerKey(event.workerId(), event.dpRank());
+            WorkerKey worker = new WorkerKey(event.instanceId(), event.dpRank());
             StorageTier tier = tierOrDevice(event.tier());
             IndexOp op = switch (event.data()) {
                 case RouterEvent.Stored stored -> StoredChainConverter.convert(stored, tier);

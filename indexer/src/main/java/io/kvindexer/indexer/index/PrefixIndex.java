@@ -1,7 +1,9 @@
 package io.kvindexer.indexer.index;
 
+import io.kvindexer.indexer.model.WorkerKey;
+
 import io.kvindexer.indexer.event.RouterEvent;
-import io.kvindexer.indexer.event.StorageTier;
+import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.index.ApplyCounters.EventType;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
 import it.unimi.dsi.fastutil.objects.Object2IntOpenHashMap;

@@ -2,7 +2,7 @@ package io.kvindexer.indexer.index;
 
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.RouterEvent;
-import io.kvindexer.indexer.event.StorageTier;
+import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.hash.BlockHasher;
 import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
 
@@ -51,16 +51,16 @@ final class StoredChainConverter {
     /** A recovered (peer dump) store: hashes come ready-made, and a device parent need not be held. */
     static IndexOp.Store convert(RouterEvent.Stored stored, StorageTier tier) {
         long[] seqHashes = stored.blockHashes() == null ? NO_HASHES : stored.blockHashes();
-        long[] localHashes = stored.tokensHashes() == null ? NO_HASHES : stored.tokensHashes();
+        long[] localHashes = stored.localHashes() == null ? NO_HASHES : stored.localHashes();
         StorageTier t = tier == null ? StorageTier.DEVICE : tier;
-        if (hasRepeats(seqHashes, stored.hasParent(), stored.parentHash())) {
-            return new IndexOp.Store(t, stored.hasParent(), stored.parentHash(), NO_HASHES, NO_HASHES,
+        if (hasRepeats(seqHashes, stored.hasParent(), stored.parentBlockHash())) {
+            return new IndexOp.Store(t, stored.hasParent(), stored.parentBlockHash(), NO_HASHES, NO_HASHES,
                     ApplyStatus.INVALID_BLOCK, true);
         }
         int n = Math.min(seqHashes.length, localHashes.length);
         ApplyStatus status = n == seqHashes.length && n == localHashes.length ? ApplyStatus.OK
                 : ApplyStatus.INVALID_BLOCK;
-        return new IndexOp.Store(t, stored.hasParent(), stored.parentHash(), Arrays.copyOf(seqHashes, n),
+        return new IndexOp.Store(t, stored.hasParent(), stored.parentBlockHash(), Arrays.copyOf(seqHashes, n),
                 Arrays.copyOf(localHashes, n), status, true);
     }
 

@@ -3,7 +3,7 @@ package io.kvindexer.indexer.ingest;
 import io.kvindexer.indexer.event.EngineEventDecoder;
 import io.kvindexer.indexer.event.EventDecodeException;
 import io.kvindexer.indexer.event.KvEventBatch;
-import io.kvindexer.indexer.index.WorkerKey;
+import io.kvindexer.indexer.model.WorkerKey;
 import io.kvindexer.indexer.ingest.IngestMetrics.ReplayResult;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;

@@ -3,7 +3,7 @@ package io.kvindexer.indexer.registry;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
-import io.kvindexer.indexer.index.WorkerKey;
+import io.kvindexer.indexer.model.WorkerKey;
 import io.kvindexer.indexer.ingest.BatchSink;
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ListenerSpec;

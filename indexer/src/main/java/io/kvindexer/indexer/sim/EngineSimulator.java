@@ -1,6 +1,6 @@
 package io.kvindexer.indexer.sim;
 
-import io.kvindexer.indexer.event.StorageTier;
+import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.hash.BlockHasher;
 import io.kvindexer.indexer.hash.SequenceHasher;
 import io.kvindexer.indexer.sim.EngineEventEncoder.Format;

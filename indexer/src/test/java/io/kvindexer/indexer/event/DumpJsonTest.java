@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.event;
 
+import io.kvindexer.indexer.model.StorageTier;
+
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayInputStream;
@@ -90,7 +92,7 @@ class DumpJsonTest {
         assertThat(dumps.get(0).blockSize()).isEqualTo(16);
         RouterEvent.Stored s = (RouterEvent.Stored) dumps.get(0).events().get(0).data();
         assertThat(s.blockHashes()).containsExactly(-1L);
-        assertThat(s.tokensHashes()).containsExactly(Long.parseUnsignedLong("16863443419780771464"));
+        assertThat(s.localHashes()).containsExactly(Long.parseUnsignedLong("16863443419780771464"));
         // Dynamo's split: the model gets the part before the first ':'
         assertThat(dumps.get(1).modelName()).isEqualTo("org");
         assertThat(dumps.get(1).tenantId()).isEqualTo("model:tenant");
@@ -112,11 +114,11 @@ class DumpJsonTest {
                 {"m:t": {"events": [{"worker_id": 3, "event": {"event_id": 5, "data": {"stored":
                   {"parent_hash": 7, "blocks": [{"block_hash": 8, "tokens_hash": 9}]}}}}], "block_size": 2}}""");
         RouterEvent e = dumps.get(0).events().get(0);
-        assertThat(e.workerId()).isEqualTo(3);
+        assertThat(e.instanceId()).isEqualTo(3);
         assertThat(e.tier()).isEqualTo(StorageTier.DEVICE);
         assertThat(e.dpRank()).isZero();
         RouterEvent.Stored s = (RouterEvent.Stored) e.data();
-        assertThat(s.parentHash()).isEqualTo(7);
+        assertThat(s.parentBlockHash()).isEqualTo(7);
         assertThat(s.blockHashes()).containsExactly(8L);
     }
 

@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.event;
 
+import io.kvindexer.indexer.model.StorageTier;
+
 import org.junit.jupiter.api.Test;
 
 import static io.kvindexer.indexer.event.EventAssert.assertBatchAStored;

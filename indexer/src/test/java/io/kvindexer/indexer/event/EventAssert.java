@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.event;
 
+import io.kvindexer.indexer.model.StorageTier;
+
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;

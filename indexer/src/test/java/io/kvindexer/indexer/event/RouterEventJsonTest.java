@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.event;
 
+import io.kvindexer.indexer.model.StorageTier;
+
 import io.kvindexer.indexer.hash.BlockHasher;
 import org.junit.jupiter.api.Test;
 
@@ -16,7 +18,7 @@ class RouterEventJsonTest {
     private static final long ABOVE_2_53 = 9_007_199_254_740_993L; // 2^53 + 1: not representable as a double
 
     static void assertSameEvent(RouterEvent actual, RouterEvent expected) {
-        assertThat(actual.workerId()).isEqualTo(expected.workerId());
+        assertThat(actual.instanceId()).isEqualTo(expected.instanceId());
         assertThat(actual.dpRank()).isEqualTo(expected.dpRank());
         assertThat(actual.tier()).isEqualTo(expected.tier());
         assertThat(actual.eventId()).isEqualTo(expected.eventId());
@@ -25,9 +27,9 @@ class RouterEventJsonTest {
                 assertThat(actual.data()).isInstanceOf(RouterEvent.Stored.class);
                 RouterEvent.Stored a = (RouterEvent.Stored) actual.data();
                 assertThat(a.hasParent()).isEqualTo(s.hasParent());
-                assertThat(a.parentHash()).isEqualTo(s.parentHash());
+                assertThat(a.parentBlockHash()).isEqualTo(s.parentBlockHash());
                 assertThat(a.blockHashes()).containsExactly(s.blockHashes());
-                assertThat(a.tokensHashes()).containsExactly(s.tokensHashes());
+                assertThat(a.localHashes()).containsExactly(s.localHashes());
             }
             case RouterEvent.Removed r -> {
                 assertThat(actual.data()).isInstanceOf(RouterEvent.Removed.class);
@@ -98,15 +100,15 @@ class RouterEventJsonTest {
                    "blocks": [{"mm_extra_info": {"mm_objects": [{"mm_hash": 5, "offsets": [[0, 4]]}]},
                                "tokens_hash": 9007199254740993, "block_hash": 1, "later": null}]}},
                    "lora_name": "x"}}""");
-        assertThat(e.workerId()).isEqualTo(MAX_U64);
+        assertThat(e.instanceId()).isEqualTo(MAX_U64);
         assertThat(e.tier()).isEqualTo(StorageTier.DEVICE);
         assertThat(e.dpRank()).isZero();
         assertThat(e.eventId()).isZero();
         RouterEvent.Stored s = (RouterEvent.Stored) e.data();
         assertThat(s.hasParent()).isTrue();
-        assertThat(s.parentHash()).isEqualTo(MAX_U64);
+        assertThat(s.parentBlockHash()).isEqualTo(MAX_U64);
         assertThat(s.blockHashes()).containsExactly(1L);
-        assertThat(s.tokensHashes()).containsExactly(ABOVE_2_53);
+        assertThat(s.localHashes()).containsExactly(ABOVE_2_53);
     }
 
     @Test

@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.http;
 
+import io.kvindexer.indexer.model.StorageTier;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
@@ -113,6 +115,6 @@ class IngestEndToEndTest {
         java.util.Set<Long> indexed = new java.util.HashSet<>();
         events.forEach(e -> indexed.add(e.get("event").get("data").get("stored").get("blocks").get(0)
                 .get("block_hash").bigIntegerValue().longValue()));
-        assertThat(indexed).isEqualTo(sim.held(0, io.kvindexer.indexer.event.StorageTier.DEVICE));
+        assertThat(indexed).isEqualTo(sim.held(0, io.kvindexer.indexer.model.StorageTier.DEVICE));
     }
 }

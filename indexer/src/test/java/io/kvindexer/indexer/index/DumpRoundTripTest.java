@@ -1,7 +1,7 @@
 package io.kvindexer.indexer.index;
 
 import io.kvindexer.indexer.event.RouterEvent;
-import io.kvindexer.indexer.event.StorageTier;
+import io.kvindexer.indexer.model.StorageTier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -10,10 +10,10 @@ import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
 
-import static io.kvindexer.indexer.event.StorageTier.DEVICE;
-import static io.kvindexer.indexer.event.StorageTier.DISK;
-import static io.kvindexer.indexer.event.StorageTier.EXTERNAL;
-import static io.kvindexer.indexer.event.StorageTier.HOST_PINNED;
+import static io.kvindexer.indexer.model.StorageTier.DEVICE;
+import static io.kvindexer.indexer.model.StorageTier.DISK;
+import static io.kvindexer.indexer.model.StorageTier.EXTERNAL;
+import static io.kvindexer.indexer.model.StorageTier.HOST_PINNED;
 import static io.kvindexer.indexer.index.IndexFixture.w;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -25,9 +25,9 @@ class DumpRoundTripTest {
         static Entry of(RouterEvent e) {
             RouterEvent.Stored s = (RouterEvent.Stored) e.data();
             assertThat(s.blockHashes()).hasSize(1);
-            assertThat(s.tokensHashes()).hasSize(1);
-            return new Entry(e.workerId(), e.dpRank(), e.tier(), s.hasParent(), s.parentHash(), s.blockHashes()[0],
-                    s.tokensHashes()[0]);
+            assertThat(s.localHashes()).hasSize(1);
+            return new Entry(e.instanceId(), e.dpRank(), e.tier(), s.hasParent(), s.parentBlockHash(), s.blockHashes()[0],
+                    s.localHashes()[0]);
         }
     }
 

@@ -1,7 +1,9 @@
 package io.kvindexer.indexer.index;
 
+import io.kvindexer.indexer.model.WorkerKey;
+
 import io.kvindexer.indexer.event.BlockStored;
-import io.kvindexer.indexer.event.StorageTier;
+import io.kvindexer.indexer.model.StorageTier;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

@@ -1,7 +1,9 @@
 package io.kvindexer.indexer.index;
 
+import io.kvindexer.indexer.model.WorkerKey;
+
 import io.kvindexer.indexer.event.BlockStored;
-import io.kvindexer.indexer.event.StorageTier;
+import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.hash.BlockHasher;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -9,10 +11,10 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 import java.util.Map;
 
-import static io.kvindexer.indexer.event.StorageTier.DEVICE;
-import static io.kvindexer.indexer.event.StorageTier.DISK;
-import static io.kvindexer.indexer.event.StorageTier.EXTERNAL;
-import static io.kvindexer.indexer.event.StorageTier.HOST_PINNED;
+import static io.kvindexer.indexer.model.StorageTier.DEVICE;
+import static io.kvindexer.indexer.model.StorageTier.DISK;
+import static io.kvindexer.indexer.model.StorageTier.EXTERNAL;
+import static io.kvindexer.indexer.model.StorageTier.HOST_PINNED;
 import static io.kvindexer.indexer.index.IndexFixture.w;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.entry;
@@ -306,7 +308,7 @@ class PrefixIndexSemanticsTest {
         assertThat(f.index.stats().memberships()).isEqualTo(25_000);
         assertThat(f.index.stats().blocks()).isEqualTo(25_000);
         assertThat(f.matchHashes(0, 1, 2)).containsOnlyKeys(w(2, 0));
-        assertThat(f.index.dump()).allMatch(e -> e.workerId() == 2);
+        assertThat(f.index.dump()).allMatch(e -> e.instanceId() == 2);
     }
 
     // ---- tiers (spec §4.6, lower_tier.rs) --------------------------------------------------------------------

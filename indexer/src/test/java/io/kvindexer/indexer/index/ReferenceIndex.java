@@ -1,10 +1,12 @@
 package io.kvindexer.indexer.index;
 
+import io.kvindexer.indexer.model.WorkerKey;
+
 import io.kvindexer.indexer.event.AllBlocksCleared;
 import io.kvindexer.indexer.event.BlockRemoved;
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
-import io.kvindexer.indexer.event.StorageTier;
+import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.hash.BlockHasher;
 
 import java.util.HashMap;

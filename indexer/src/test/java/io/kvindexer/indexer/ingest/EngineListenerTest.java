@@ -1,7 +1,7 @@
 package io.kvindexer.indexer.ingest;
 
-import io.kvindexer.indexer.event.StorageTier;
-import io.kvindexer.indexer.index.WorkerKey;
+import io.kvindexer.indexer.model.StorageTier;
+import io.kvindexer.indexer.model.WorkerKey;
 import io.kvindexer.indexer.sim.EngineEventEncoder.Format;
 import io.kvindexer.indexer.sim.EngineEventEncoder.HashMode;
 import io.kvindexer.indexer.sim.EngineSimulator;

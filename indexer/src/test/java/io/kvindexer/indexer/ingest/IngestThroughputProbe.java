@@ -1,7 +1,7 @@
 package io.kvindexer.indexer.ingest;
 
 import io.kvindexer.indexer.event.KvEvent;
-import io.kvindexer.indexer.index.WorkerKey;
+import io.kvindexer.indexer.model.WorkerKey;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.PrefixCacheEngine;
 

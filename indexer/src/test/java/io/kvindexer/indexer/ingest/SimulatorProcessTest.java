@@ -1,7 +1,7 @@
 package io.kvindexer.indexer.ingest;
 
-import io.kvindexer.indexer.event.StorageTier;
-import io.kvindexer.indexer.index.WorkerKey;
+import io.kvindexer.indexer.model.StorageTier;
+import io.kvindexer.indexer.model.WorkerKey;
 import io.kvindexer.indexer.sim.EngineSimulatorMain;
 import org.junit.jupiter.api.Test;
 

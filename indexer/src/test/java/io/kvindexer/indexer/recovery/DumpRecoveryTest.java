@@ -5,10 +5,10 @@ import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
-import io.kvindexer.indexer.event.StorageTier;
+import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.index.ModelIndex;
-import io.kvindexer.indexer.index.WorkerKey;
+import io.kvindexer.indexer.model.WorkerKey;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

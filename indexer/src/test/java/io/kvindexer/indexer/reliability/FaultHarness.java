@@ -1,7 +1,7 @@
 package io.kvindexer.indexer.reliability;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.kvindexer.indexer.event.StorageTier;
+import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.PrefixCacheEngine;

@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.reliability;
 
+import io.kvindexer.indexer.model.StorageTier;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
@@ -67,7 +69,7 @@ class TornReadTest {
                     while (!stop.get()) {
                         long[] chain = hashes[(worker + round++) % CHAINS];
                         // store parent first ... (a block another chain already stored is held once per worker)
-                        Set<Long> held = sim.held(0, io.kvindexer.indexer.event.StorageTier.DEVICE);
+                        Set<Long> held = sim.held(0, io.kvindexer.indexer.model.StorageTier.DEVICE);
                         List<Long> added = new ArrayList<>();
                         for (int i = 0; i < chain.length; i++) {
                             if (held.contains(chain[i])) {

@@ -1,6 +1,6 @@
 package io.kvindexer.indexer.sim;
 
-import io.kvindexer.indexer.event.StorageTier;
+import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.sim.EngineSimulator.Holder;
 import io.kvindexer.indexer.sim.EngineSimulator.ReplayLayout;
 import org.awaitility.core.ConditionTimeoutException;

@@ -1,4 +1,4 @@
-package io.kvindexer.indexer.index;
+package io.kvindexer.indexer.model;
 
 /**
  * The owner of cached blocks: one engine instance and one of its data-parallel ranks

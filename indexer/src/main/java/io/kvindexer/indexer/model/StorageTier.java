@@ -1,4 +1,4 @@
-package io.kvindexer.indexer.event;
+package io.kvindexer.indexer.model;
 
 /**
  * Where a cached block lives. The order is the order of the tiered match: device first, then the lower
