@@ -45,7 +45,7 @@ final class DumpService implements HttpService {
             for (ModelIndex ix : all) {
                 IndexDump dump;
                 try {
-                    dump = new IndexDump(ix.modelName(), ix.tenantId(), ix.blockSize(), ix.dump());
+                    dump = new IndexDump(ix.modelName(), ix.tenantId(), ix.blockSize(), DumpEvents.of(ix));
                 } catch (RuntimeException e) {
                     LOG.log(System.Logger.Level.WARNING, "dump of " + ix.modelName() + ":" + ix.tenantId() + " failed", e);
                     writer.error(ix.modelName() + ":" + ix.tenantId(), e.toString());

@@ -136,9 +136,9 @@ public final class ModelIndex {
         return index.findMatches(localHashes);
     }
 
-    /** The whole index as single-block Stored RouterEvents: device tier first, parents before children. */
-    public List<RouterEvent> dump() {
-        return index.dump();
+    /** Every membership, in dump order (device tier first, parents before children). */
+    public void dump(DumpSink sink) {
+        index.dump(sink);
     }
 
     /** Counters and sizes for metrics; cheap to call at scrape time. */

@@ -335,13 +335,11 @@ final class PrefixIndex {
      * Every membership as a single-block Stored RouterEvent: the device tier first, then host-pinned, disk and
      * external; within a tier a parent always precedes its children. Event ids count from 0.
      */
-    List<RouterEvent> dump() {
+    void dump(DumpSink out) {
         lock.readLock().lock();
         try {
-            List<RouterEvent> out = new ArrayList<>((int) Math.min(Integer.MAX_VALUE - 8, membershipCount));
             int[] chain = new int[64];
-            long eventId = 0;
-            for (int tier = 0; tier < TIERS; tier++) {
+                        for (int tier = 0; tier < TIERS; tier++) {
                 if (tierMemberships[tier] == 0) {
                     continue;
                 }
@@ -362,27 +360,24 @@ final class PrefixIndex {
                         chain[depth++] = x;
                     }
                     for (int d = depth - 1; d >= 0; d--) {
-                        eventId = emit(out, chain[d], tier, storageTier, eventId);
+                        emit(out, chain[d], tier, storageTier);
                     }
                 }
             }
-            return out;
         } finally {
             lock.readLock().unlock();
         }
     }
 
-    private long emit(List<RouterEvent> out, int node, int tier, StorageTier storageTier, long eventId) {
+    private void emit(DumpSink out, int node, int tier, StorageTier storageTier) {
         for (int o = 0, owners = nodes.ownerCount(node); o < owners; o++) {
             int c = nodes.ownerAt(node, o);
             if ((c & 3) != tier) {
                 continue;
             }
             WorkerKey w = workerOfSlot[c >>> 2];
-            RouterEvent.Stored stored = new RouterEvent.Stored(nodes.hasParent(node), nodes.parentSeqHash(node),
-                    new long[] {nodes.seqHash(node)}, new long[] {nodes.localHash(node)});
-            out.add(new RouterEvent(w.instanceId(), w.dpRank(), storageTier, eventId++, stored));
+            out.block(w, storageTier, nodes.hasParent(node), nodes.parentSeqHash(node), nodes.seqHash(node),
+                    nodes.localHash(node));
         }
-        return eventId;
     }
 }

@@ -57,7 +57,7 @@ class DumpRoundTripTest {
     @Test
     void dumpHoldsEveryMembershipDeviceFirstParentsBeforeChildren() {
         populate();
-        List<RouterEvent> dump = f.index.dump();
+        List<RouterEvent> dump = io.kvindexer.indexer.http.DumpEvents.of(f.index);
 
         assertThat(dump).hasSize((int) f.index.stats().memberships()).hasSize(9);
         assertThat(dump).extracting(RouterEvent::eventId)
@@ -88,14 +88,14 @@ class DumpRoundTripTest {
     @Test
     void dumpAppliedToAnEmptyIndexDumpsTheSameAndMatchesTheSame() {
         populate();
-        List<RouterEvent> dump = f.index.dump();
+        List<RouterEvent> dump = io.kvindexer.indexer.http.DumpEvents.of(f.index);
         long[] query = f.local(1, 2, 3, 4, 5);
         long[] other = f.local(1, 2, 4);
         MatchResult before = f.index.findMatches(query);
 
         try (IndexFixture g = new IndexFixture(4, 3)) {
             g.recovered(dump.toArray(RouterEvent[]::new));
-            assertThat(entries(g.index.dump())).isEqualTo(entries(dump));
+            assertThat(entries(io.kvindexer.indexer.http.DumpEvents.of(g.index))).isEqualTo(entries(dump));
             assertThat(g.index.findMatches(query)).isEqualTo(before);
             assertThat(g.index.findMatches(other)).isEqualTo(f.index.findMatches(other));
             assertThat(g.index.stats().memberships()).isEqualTo(f.index.stats().memberships());
@@ -111,11 +111,11 @@ class DumpRoundTripTest {
     @Test
     void dumpInReverseOrderRecoversTheSameState() {
         populate();
-        List<RouterEvent> dump = new java.util.ArrayList<>(f.index.dump());
+        List<RouterEvent> dump = new java.util.ArrayList<>(io.kvindexer.indexer.http.DumpEvents.of(f.index));
         java.util.Collections.reverse(dump);
         try (IndexFixture g = new IndexFixture(4)) {
             g.recovered(dump.toArray(RouterEvent[]::new));
-            assertThat(entries(g.index.dump())).isEqualTo(entries(dump));
+            assertThat(entries(io.kvindexer.indexer.http.DumpEvents.of(g.index))).isEqualTo(entries(dump));
         }
     }
 
@@ -144,6 +144,6 @@ class DumpRoundTripTest {
 
     @Test
     void emptyIndexDumpsNothing() {
-        assertThat(f.index.dump()).isEmpty();
+        assertThat(io.kvindexer.indexer.http.DumpEvents.of(f.index)).isEmpty();
     }
 }

@@ -185,7 +185,7 @@ class IndexConcurrencyTest {
             assertThat(reference.memberships).as("the stream must leave something to compare").hasSizeGreaterThan(50);
             assertThat(f.index.stats().memberships()).isEqualTo(reference.memberships.size());
             assertThat(f.index.stats().blocks()).isEqualTo(reference.nodes.size());
-            Set<DumpRoundTripTest.Entry> dumped = f.index.dump().stream().map(DumpRoundTripTest.Entry::of)
+            Set<DumpRoundTripTest.Entry> dumped = io.kvindexer.indexer.http.DumpEvents.of(f.index).stream().map(DumpRoundTripTest.Entry::of)
                     .collect(Collectors.toSet());
             assertThat(dumped).isEqualTo(reference.entries());
             int compared = 0;

@@ -308,7 +308,7 @@ class PrefixIndexSemanticsTest {
         assertThat(f.index.stats().memberships()).isEqualTo(25_000);
         assertThat(f.index.stats().blocks()).isEqualTo(25_000);
         assertThat(f.matchHashes(0, 1, 2)).containsOnlyKeys(w(2, 0));
-        assertThat(f.index.dump()).allMatch(e -> e.instanceId() == 2);
+        assertThat(io.kvindexer.indexer.http.DumpEvents.of(f.index)).allMatch(e -> e.instanceId() == 2);
     }
 
     // ---- tiers (spec §4.6, lower_tier.rs) --------------------------------------------------------------------
