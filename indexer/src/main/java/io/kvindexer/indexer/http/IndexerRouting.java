@@ -49,7 +49,7 @@ public final class IndexerRouting {
                         new MetricsService(c.metrics()),
                         new WorkerService(c.workers(), cfg.maxBodyBytes()),
                         new QueryService(c.indexers(), c.gate(), c.metrics(), cfg.maxQueryBodyBytes(),
-                                cfg.limits().maxQueryTokens()),
+                                cfg.limits().maxQueryTokens(), c.workers()::podName),
                         new DumpService(c.indexers()),
                         new PeerService(c.peers(), cfg.maxBodyBytes(), cfg.limits().maxPeers()),
                         new OpenApiService());
