@@ -41,11 +41,10 @@ public final class IndexerApp implements AutoCloseable {
     private final Thread startup;
     private final Demo demo;
 
-    private IndexerApp(IndexerConfig config, ListenerFactory listeners) throws RegistryException {
+    private IndexerApp(IndexerConfig config) throws RegistryException {
         this.config = config;
         this.indexers = new Indexers(new IndexOptions(config.mixCacheSalt(), config.threads()));
-        this.workers = new WorkerRegistry(indexers, listeners != null ? listeners : engineListeners(readyGate, metrics),
-                config.limits());
+        this.workers = new WorkerRegistry(indexers, engineListeners(readyGate, metrics), config.limits());
         this.gate = new StartupGate(config.minInitialWorkers(), config.recoversFromPeers(), readyGate, workers);
         metrics.bind(workers, indexers);
         try {
@@ -91,13 +90,8 @@ public final class IndexerApp implements AutoCloseable {
 
     /** Starts from a config (tests pass environment values through it). */
     public static IndexerApp start(IndexerConfig config) throws IndexerCli.ConfigException {
-        return start(config, null);
-    }
-
-    /** Starts with a given listener factory; null means the ZMQ listeners of the ingest package. */
-    public static IndexerApp start(IndexerConfig config, ListenerFactory listeners) throws IndexerCli.ConfigException {
         try {
-            return new IndexerApp(config, listeners);
+            return new IndexerApp(config);
         } catch (RegistryException e) {
             throw new IndexerCli.ConfigException("invalid value for --workers: " + e.getMessage());
         }
