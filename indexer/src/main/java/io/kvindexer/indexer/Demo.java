@@ -34,8 +34,8 @@ final class Demo implements AutoCloseable {
             EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
             sims.add(sim);
             caches.add(new PrefixCacheEngine(256, BLOCK_SIZE));
-            app.workers().register(new Registration(i + 1, sim.endpoint(), MODEL, "default", BLOCK_SIZE, 0,
-                    sim.replayEndpoint()));
+            app.workers().register(new Registration(i + 1, sim.endpoint(), MODEL, IndexerConfig.DEFAULT_TENANT,
+                    BLOCK_SIZE, 0, sim.replayEndpoint(), null));
         }
         // engine 1 holds the system prompt plus a conversation; engine 2 only the system prompt
         exampleQuery = concat(systemPrompt(), conversation(1, 48));

@@ -8,6 +8,7 @@ import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.EngineListener;
 import io.kvindexer.indexer.ingest.ReadyGate;
 import io.kvindexer.indexer.metrics.IndexerMetrics;
+import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.recovery.PeerRecovery;
 import io.kvindexer.indexer.recovery.StartupGate;
 import io.kvindexer.indexer.registry.ListenerFactory;
@@ -16,6 +17,9 @@ import io.kvindexer.indexer.registry.Registration;
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.registry.WorkerEntry;
 import io.kvindexer.indexer.registry.WorkerRegistry;
+
+import java.util.LinkedHashSet;
+import java.util.Set;
 
 /**
  * A running indexer: index, registry, listeners, HTTP server, recovery and the startup gate, started in the
@@ -37,19 +41,18 @@ public final class IndexerApp implements AutoCloseable {
     private final Thread startup;
     private final Demo demo;
 
-    private IndexerApp(IndexerConfig config, ListenerFactory listeners) throws RegistryException {
+    private IndexerApp(IndexerConfig config) throws RegistryException {
         this.config = config;
         this.indexers = new Indexers(new IndexOptions(config.mixCacheSalt(), config.threads()));
-        this.workers = new WorkerRegistry(indexers, listeners != null ? listeners : engineListeners(readyGate, metrics),
-                config.limits());
-        this.gate = new StartupGate(config.minInitialWorkers(), !config.peers().isEmpty(), readyGate, workers);
+        this.workers = new WorkerRegistry(indexers, engineListeners(readyGate, metrics), config.limits());
+        this.gate = new StartupGate(config.minInitialWorkers(), config.recoversFromPeers(), readyGate, workers);
         metrics.bind(workers, indexers);
         try {
             for (WorkerEntry w : config.workers()) {
                 workers.register(new Registration(w.instanceId(), w.endpoint(), config.modelName(),
-                        config.tenantId(), config.blockSize(), w.dpRank(), null));
+                        config.tenantId(), config.blockSize(), w.dpRank(), null, null));
             }
-            if (config.peers().isEmpty()) {
+            if (!config.recoversFromPeers()) {
                 gate.check(); // nothing to recover: open now if the min-workers condition already holds
             }
             IndexerRouting.Components components =
@@ -87,30 +90,37 @@ public final class IndexerApp implements AutoCloseable {
 
     /** Starts from a config (tests pass environment values through it). */
     public static IndexerApp start(IndexerConfig config) throws IndexerCli.ConfigException {
-        return start(config, null);
-    }
-
-    /** Starts with a given listener factory; null means the ZMQ listeners of the ingest package. */
-    public static IndexerApp start(IndexerConfig config, ListenerFactory listeners) throws IndexerCli.ConfigException {
         try {
-            return new IndexerApp(config, listeners);
+            return new IndexerApp(config);
         } catch (RegistryException e) {
             throw new IndexerCli.ConfigException("invalid value for --workers: " + e.getMessage());
         }
     }
 
+    /**
+     * Recovers from {@code --peers}, then from what {@code --peers-dns} resolves to; only the former are kept in
+     * {@code /peers} (the operator keeps that list in step with the replicas, a resolved address would go stale).
+     */
     private void recoverThenOpen() {
         try {
             for (String p : config.peers()) {
                 peers.add(p);
             }
-            if (!config.peers().isEmpty()) {
-                new PeerRecovery(config.peers(), indexers, config.recoveryDelay(), config.peerTimeout(),
-                        config.authToken()).run();
-                gate.recoveryFinished();
+            if (!config.recoversFromPeers()) {
+                return;
             }
+            Set<String> candidates = new LinkedHashSet<>(config.peers());
+            if (config.peersDns() != null) {
+                candidates.addAll(PeerDiscovery.resolve(config.peersDns(), config.host(), port()));
+            }
+            new PeerRecovery(candidates.stream().limit(config.limits().maxPeers()).toList(), indexers,
+                    config.recoveryDelay(), config.peerTimeout(), config.authToken()).run();
+            gate.recoveryFinished();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (RuntimeException e) { // never leave the gate shut for good: start empty, as with no peer
+            LOG.log(System.Logger.Level.ERROR, "peer recovery failed; starting with empty state", e);
+            gate.recoveryFinished();
         }
     }
 
@@ -152,6 +162,8 @@ public final class IndexerApp implements AutoCloseable {
         String host = config.host();
         if (host.equals("0.0.0.0")) {
             host = "127.0.0.1";
+        } else if (host.equals("::")) {
+            host = "[::1]";
         } else if (host.contains(":")) {
             host = "[" + host + "]";
         }

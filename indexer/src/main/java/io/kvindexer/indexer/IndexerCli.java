@@ -1,5 +1,7 @@
 package io.kvindexer.indexer;
 
+import io.kvindexer.indexer.recovery.PeerDiscovery;
+import io.kvindexer.indexer.registry.PeerUrl;
 import io.kvindexer.indexer.registry.UnsignedParse;
 import io.kvindexer.indexer.registry.WorkerEntry;
 import picocli.CommandLine;
@@ -53,13 +55,17 @@ public final class IndexerCli {
     String workers;
 
     @Option(names = "--model-name", paramLabel = "NAME", description = "model of the --workers (default: ${DEFAULT-VALUE})")
-    String modelName = "default";
+    String modelName = IndexerConfig.DEFAULT_MODEL;
 
     @Option(names = "--tenant-id", paramLabel = "ID", description = "tenant of the --workers (default: ${DEFAULT-VALUE})")
-    String tenantId = "default";
+    String tenantId = IndexerConfig.DEFAULT_TENANT;
 
     @Option(names = "--peers", paramLabel = "URLS", description = "comma-separated peer indexer base URLs to recover the index from at startup")
     String peers;
+
+    @Option(names = "--peers-dns", paramLabel = "NAME:PORT", description = "also recover from every address NAME"
+            + " resolves to at startup (e.g. the indexers' headless Service), this process excluded")
+    String peersDns;
 
     @Option(names = "--demo", description = "start embedded engine simulators, register them and print example curl commands")
     boolean demo;
@@ -135,13 +141,21 @@ public final class IndexerCli {
                     + hardening.limits().maxPeers() + " (--max-peers)");
         }
         for (String p : peerList) {
-            String problem = io.kvindexer.indexer.registry.PeerUrl.problem(p);
+            String problem = PeerUrl.problem(p);
             if (problem != null) {
                 throw new ConfigException("invalid value for --peers: " + problem);
             }
         }
+        PeerDiscovery.Target dnsTarget = null;
+        if (peersDns != null) {
+            try {
+                dnsTarget = PeerDiscovery.Target.parse(peersDns.strip());
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException("invalid value for --peers-dns: " + e.getMessage());
+            }
+        }
         return new IndexerConfig(host, port, Math.max(1, threads), bs, workerList, modelName, tenantId,
-                peerList, demo, mixCacheSalt, maxQueryBodyBytes, maxBodyBytes,
+                peerList, dnsTarget, demo, mixCacheSalt, maxQueryBodyBytes, maxBodyBytes,
                 minInitialWorkers(env.get("DYN_ROUTER_MIN_INITIAL_WORKERS")),
                 testEndpoints(env.get("DYN_KV_INDEXER_TEST_ENDPOINTS")),
                 Duration.ofSeconds(1), Duration.ofSeconds(10), hardening.limits(), hardening.authToken(env));

@@ -1,5 +1,6 @@
 package io.kvindexer.indexer;
 
+import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.WorkerEntry;
 
 import java.time.Duration;
@@ -14,6 +15,7 @@ import java.util.List;
  * @param blockSize         block size for {@code --workers}; null when not given
  * @param workers           initial registrations under (modelName, tenantId)
  * @param peers             peer base URLs for startup recovery, in order
+ * @param peersDns          a name whose addresses are the peers (tried after {@code peers}); null = none
  * @param demo              start embedded engine simulators and register them
  * @param mixCacheSalt      mix a query's cache_salt into its hashes (G3 behaviour; off = G2)
  * @param maxQueryBodyBytes body limit of /query and /query_by_hash (Dynamo: 8 MiB)
@@ -26,14 +28,18 @@ import java.util.List;
  * @param authToken         bearer token required on mutating endpoints and /dump, sent to peers; null = open
  */
 public record IndexerConfig(String host, int port, int threads, Integer blockSize, List<WorkerEntry> workers,
-                            String modelName, String tenantId, List<String> peers, boolean demo,
-                            boolean mixCacheSalt, long maxQueryBodyBytes, long maxBodyBytes,
+                            String modelName, String tenantId, List<String> peers, PeerDiscovery.Target peersDns,
+                            boolean demo, boolean mixCacheSalt, long maxQueryBodyBytes, long maxBodyBytes,
                             int minInitialWorkers, boolean testEndpoints, Duration recoveryDelay,
                             Duration peerTimeout, ServiceLimits limits, String authToken) {
 
     public static final int DEFAULT_PORT = 8090;
     public static final long DEFAULT_MAX_QUERY_BODY = 8L * 1024 * 1024;
     public static final long DEFAULT_MAX_BODY = 2L * 1024 * 1024;
+    /** The model of {@code --workers} when {@code --model-name} is not given. */
+    public static final String DEFAULT_MODEL = "default";
+    /** The tenant of {@code --workers} and of every request that names none (as in Dynamo). */
+    public static final String DEFAULT_TENANT = "default";
 
     public IndexerConfig {
         workers = List.copyOf(workers);
@@ -41,58 +47,63 @@ public record IndexerConfig(String host, int port, int threads, Integer blockSiz
         limits = limits != null ? limits : ServiceLimits.DEFAULTS;
     }
 
-    /** Without limits or token: the default limits, no authentication. */
-    public IndexerConfig(String host, int port, int threads, Integer blockSize, List<WorkerEntry> workers,
-                         String modelName, String tenantId, List<String> peers, boolean demo, boolean mixCacheSalt,
-                         long maxQueryBodyBytes, long maxBodyBytes, int minInitialWorkers, boolean testEndpoints,
-                         Duration recoveryDelay, Duration peerTimeout) {
-        this(host, port, threads, blockSize, workers, modelName, tenantId, peers, demo, mixCacheSalt,
-                maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, recoveryDelay, peerTimeout,
-                ServiceLimits.DEFAULTS, null);
+    /** Defaults for tests: loopback, a free port, no workers, no peers. */
+    public static IndexerConfig defaults() {
+        return new IndexerConfig("127.0.0.1", 0, 2, null, List.of(), DEFAULT_MODEL, DEFAULT_TENANT, List.of(), null,
+                false, false, DEFAULT_MAX_QUERY_BODY, DEFAULT_MAX_BODY, 0, false, Duration.ofSeconds(1),
+                Duration.ofSeconds(10), ServiceLimits.DEFAULTS, null);
+    }
+
+    /** True when startup recovers from peers ({@code --peers} or {@code --peers-dns}). */
+    public boolean recoversFromPeers() {
+        return !peers.isEmpty() || peersDns != null;
     }
 
     public IndexerConfig withLimits(ServiceLimits newLimits) {
-        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, demo,
+        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, peersDns, demo,
                 mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, recoveryDelay,
                 peerTimeout, newLimits, authToken);
     }
 
     public IndexerConfig withAuthToken(String token) {
-        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, demo,
+        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, peersDns, demo,
                 mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, recoveryDelay,
                 peerTimeout, limits, token);
     }
 
-    /** Defaults for tests: loopback, a free port, no workers, no peers. */
-    public static IndexerConfig defaults() {
-        return new IndexerConfig("127.0.0.1", 0, 2, null, List.of(), "default", "default", List.of(), false, false,
-                DEFAULT_MAX_QUERY_BODY, DEFAULT_MAX_BODY, 0, false, Duration.ofSeconds(1), Duration.ofSeconds(10));
+    public IndexerConfig withPeers(List<String> newPeers) {
+        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, newPeers, peersDns,
+                demo, mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, recoveryDelay,
+                peerTimeout, limits, authToken);
     }
 
-    public IndexerConfig withPeers(List<String> newPeers) {
-        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, newPeers, demo,
+    public IndexerConfig withPeersDns(PeerDiscovery.Target target) {
+        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, target, demo,
                 mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, recoveryDelay,
                 peerTimeout, limits, authToken);
     }
 
     public IndexerConfig withMinInitialWorkers(int n) {
-        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, demo,
-                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, n, testEndpoints, recoveryDelay, peerTimeout, limits, authToken);
+        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, peersDns, demo,
+                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, n, testEndpoints, recoveryDelay, peerTimeout, limits,
+                authToken);
     }
 
     public IndexerConfig withTestEndpoints(boolean on) {
-        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, demo,
-                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, on, recoveryDelay, peerTimeout, limits, authToken);
+        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, peersDns, demo,
+                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, on, recoveryDelay, peerTimeout,
+                limits, authToken);
     }
 
     public IndexerConfig withWorkers(int newBlockSize, List<WorkerEntry> newWorkers) {
-        return new IndexerConfig(host, port, threads, newBlockSize, newWorkers, modelName, tenantId, peers, demo,
-                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, recoveryDelay,
+        return new IndexerConfig(host, port, threads, newBlockSize, newWorkers, modelName, tenantId, peers, peersDns,
+                demo, mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, recoveryDelay,
                 peerTimeout, limits, authToken);
     }
 
     public IndexerConfig withRecoveryDelay(Duration delay) {
-        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, demo,
-                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, delay, peerTimeout, limits, authToken);
+        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, peersDns, demo,
+                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, delay, peerTimeout,
+                limits, authToken);
     }
 }

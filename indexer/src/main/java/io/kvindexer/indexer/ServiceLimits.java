@@ -9,7 +9,8 @@ import java.time.Duration;
  * @param maxQueryTokens         token ids in one {@code /query} (and block hashes in one {@code /query_by_hash})
  * @param maxRanksPerInstance    dp ranks (listeners) one instance may register
  * @param maxListeners           listeners (registered (instance, dp rank) pairs) in total
- * @param maxPeers               peer URLs kept by {@code /register_peer} and {@code --peers}
+ * @param maxPeers               peer URLs kept by {@code /register_peer} and {@code --peers}; also the most peers one
+ *                               startup recovery tries ({@code --peers} then {@code --peers-dns})
  * @param requestReadTimeout     time to receive a whole request body once its headers are in; then 408
  */
 public record ServiceLimits(int maxQueryTokens, int maxRanksPerInstance, int maxListeners, int maxPeers,

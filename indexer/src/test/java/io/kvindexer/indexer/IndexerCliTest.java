@@ -1,5 +1,6 @@
 package io.kvindexer.indexer;
 
+import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.WorkerEntry;
 import org.junit.jupiter.api.Test;
 
@@ -49,6 +50,21 @@ class IndexerCliTest {
         assertThat(c.port()).isZero();
         assertThat(c.host()).isEqualTo("127.0.0.5");
         assertThat(c.threads()).isEqualTo(2);
+    }
+
+    @Test
+    void peersDnsIsANameAndAPort() throws Exception {
+        assertThat(parse().peersDns()).isNull();
+        assertThat(parse().recoversFromPeers()).isFalse();
+        IndexerConfig c = parse("--peers-dns", "kv-indexer-peers.ns.svc.cluster.local:8090");
+        assertThat(c.peersDns()).isEqualTo(new PeerDiscovery.Target("kv-indexer-peers.ns.svc.cluster.local", 8090));
+        assertThat(c.recoversFromPeers()).isTrue();
+        assertThat(c.peers()).isEmpty();
+        assertThatThrownBy(() -> parse("--peers-dns", "kv-indexer-peers"))
+                .isInstanceOf(IndexerCli.ConfigException.class)
+                .hasMessage("invalid value for --peers-dns: `kv-indexer-peers`: expected <name>:<port>");
+        assertThatThrownBy(() -> parse("--peers-dns", "peers:70000"))
+                .hasMessage("invalid value for --peers-dns: `peers:70000`: port must be 1..65535");
     }
 
     @Test

@@ -1,18 +1,38 @@
 package io.kvindexer.indexer.http;
 
+import com.fasterxml.jackson.core.JsonGenerator;
+import io.kvindexer.indexer.ingest.ListenerSnapshot;
+import io.kvindexer.indexer.ingest.ListenerStatus;
 import io.kvindexer.indexer.recovery.StartupGate;
+import io.kvindexer.indexer.registry.WorkerRegistry;
+import io.kvindexer.indexer.registry.WorkerView;
 import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 
-/** Liveness ({@code /health}, always 200) and readiness ({@code /ready}, spec §6.4 reasons). */
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Liveness ({@code /health}, always 200) and readiness ({@code /ready}): 200 once the startup gate is open, else 503
+ * with what it waits for. Listeners that are failed or still connecting are listed in the body
+ * ({@code listeners_failed}, {@code listeners_pending}) but never change the status: a readiness probe that failed
+ * on one unreachable engine would take every replica out of its Service at once.
+ */
 final class HealthService implements HttpService {
 
-    private final StartupGate gate;
+    /** Listed per kind in the body; the rest is counted in {@code listeners_omitted} (the body stays small). */
+    static final int MAX_LISTED = 32;
 
-    HealthService(StartupGate gate) {
+    private final StartupGate gate;
+    private final WorkerRegistry workers;
+
+    HealthService(StartupGate gate, WorkerRegistry workers) {
         this.gate = gate;
+        this.workers = workers;
     }
 
     @Override
@@ -25,14 +45,53 @@ final class HealthService implements HttpService {
         res.send();
     }
 
+    private record Troubled(long instanceId, int dpRank, ListenerSnapshot listener) {
+    }
+
     private void ready(ServerRequest req, ServerResponse res) {
         String reason = gate.reason();
         boolean ready = StartupGate.READY.equals(reason);
+        List<Troubled> failed = new ArrayList<>();
+        List<Troubled> pending = new ArrayList<>();
+        for (WorkerView w : workers.list(null, null)) {
+            for (Map.Entry<Integer, ListenerSnapshot> e : w.listeners().entrySet()) {
+                ListenerStatus s = e.getValue().status();
+                if (s == ListenerStatus.FAILED || s == ListenerStatus.PENDING) {
+                    (s == ListenerStatus.FAILED ? failed : pending).add(
+                            new Troubled(w.instanceId(), e.getKey(), e.getValue()));
+                }
+            }
+        }
         JsonOut.send(res, ready ? 200 : 503, g -> {
             g.writeStartObject();
             g.writeBooleanField("ready", ready);
             g.writeStringField("reason", reason);
+            int omitted = list(g, "listeners_failed", failed) + list(g, "listeners_pending", pending);
+            if (omitted > 0) {
+                g.writeNumberField("listeners_omitted", omitted);
+            }
             g.writeEndObject();
         });
+    }
+
+    /** Writes up to {@link #MAX_LISTED} entries (nothing when empty); returns how many were left out. */
+    private static int list(JsonGenerator g, String field, List<Troubled> listeners) throws IOException {
+        if (listeners.isEmpty()) {
+            return 0;
+        }
+        g.writeArrayFieldStart(field);
+        for (Troubled t : listeners.subList(0, Math.min(MAX_LISTED, listeners.size()))) {
+            g.writeStartObject();
+            JsonOut.u64Field(g, "instance_id", t.instanceId());
+            g.writeFieldName("dp_rank");
+            g.writeNumber(Integer.toUnsignedString(t.dpRank()));
+            g.writeStringField("endpoint", t.listener().endpoint());
+            if (t.listener().lastError() != null) {
+                g.writeStringField("last_error", t.listener().lastError());
+            }
+            g.writeEndObject();
+        }
+        g.writeEndArray();
+        return Math.max(0, listeners.size() - MAX_LISTED);
     }
 }

@@ -45,11 +45,11 @@ public final class IndexerRouting {
         if (cfg.authToken() != null) {
             routing.addFilter(new BearerAuth(cfg.authToken()));
         }
-        routing.register(new HealthService(c.gate()),
+        routing.register(new HealthService(c.gate(), c.workers()),
                         new MetricsService(c.metrics()),
                         new WorkerService(c.workers(), cfg.maxBodyBytes()),
                         new QueryService(c.indexers(), c.gate(), c.metrics(), cfg.maxQueryBodyBytes(),
-                                cfg.limits().maxQueryTokens()),
+                                cfg.limits().maxQueryTokens(), c.workers()::podName),
                         new DumpService(c.indexers()),
                         new PeerService(c.peers(), cfg.maxBodyBytes(), cfg.limits().maxPeers()),
                         new OpenApiService());

@@ -15,10 +15,6 @@ final class PeerService implements HttpService {
     private final long maxBody;
     private final int maxPeers;
 
-    PeerService(PeerRegistry peers, long maxBody) {
-        this(peers, maxBody, io.kvindexer.indexer.ServiceLimits.DEFAULTS.maxPeers());
-    }
-
     PeerService(PeerRegistry peers, long maxBody, int maxPeers) {
         this.peers = peers;
         this.maxBody = maxBody;

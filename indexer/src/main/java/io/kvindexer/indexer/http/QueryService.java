@@ -13,6 +13,7 @@ import io.helidon.webserver.http.ServerResponse;
 
 import java.io.IOException;
 import java.util.Map;
+import java.util.function.LongFunction;
 
 /**
  * {@code /query} and {@code /query_by_hash} (spec §5.6–5.7): 404 for an unknown (model, tenant), 503 until the
@@ -25,18 +26,18 @@ final class QueryService implements HttpService {
     private final IndexerMetrics metrics;
     private final long maxBody;
 
-    private int maxTokens = io.kvindexer.indexer.ServiceLimits.DEFAULTS.maxQueryTokens();
+    private final int maxTokens;
+    private final LongFunction<String> podNames;
 
-    QueryService(Indexers indexers, StartupGate gate, IndexerMetrics metrics, long maxBody, int maxTokens) {
-        this(indexers, gate, metrics, maxBody);
-        this.maxTokens = maxTokens;
-    }
-
-    QueryService(Indexers indexers, StartupGate gate, IndexerMetrics metrics, long maxBody) {
+    /** @param podNames instance id → pod name, null when unknown (shown as {@code instances[id].pod_name}) */
+    QueryService(Indexers indexers, StartupGate gate, IndexerMetrics metrics, long maxBody, int maxTokens,
+                 LongFunction<String> podNames) {
         this.indexers = indexers;
         this.gate = gate;
         this.metrics = metrics;
         this.maxBody = maxBody;
+        this.maxTokens = maxTokens;
+        this.podNames = podNames;
     }
 
     @Override
@@ -56,7 +57,7 @@ final class QueryService implements HttpService {
         long[] hashes = index.localHashes(q.tokenIds(), q.loraName(), q.cacheSalt());
         OverlapScores scores = OverlapScores.of(index.findMatches(hashes), index.blockSize());
         metrics.queryMatched("/query", (System.nanoTime() - start) / 1e9);
-        JsonOut.send(res, 200, g -> write(g, scores));
+        JsonOut.send(res, 200, g -> write(g, scores, podNames));
     }
 
     private void queryByHash(ServerRequest req, ServerResponse res) {
@@ -64,12 +65,12 @@ final class QueryService implements HttpService {
         try (JsonBody body = JsonBody.open(req, maxBody)) {
             q = Requests.queryByHash(body);
         }
-        tokenLimit("block_hashes", q.blockHashes().length);
+        tokenLimit("block_hashes", q.localHashes().length);
         ModelIndex index = index(q.modelName(), q.tenantId());
         long start = System.nanoTime();
-        OverlapScores scores = OverlapScores.of(index.findMatches(q.blockHashes()), index.blockSize());
+        OverlapScores scores = OverlapScores.of(index.findMatches(q.localHashes()), index.blockSize());
         metrics.queryMatched("/query_by_hash", (System.nanoTime() - start) / 1e9);
-        JsonOut.send(res, 200, g -> write(g, scores));
+        JsonOut.send(res, 200, g -> write(g, scores, podNames));
     }
 
     private void tokenLimit(String field, int n) {
@@ -88,7 +89,7 @@ final class QueryService implements HttpService {
     }
 
     /** {@code {"scores":{id:{dp:tokens}},"frequencies":[],"instances":{id:{...}}}}; ids as unsigned decimals. */
-    static void write(JsonGenerator g, OverlapScores s) throws IOException {
+    static void write(JsonGenerator g, OverlapScores s, LongFunction<String> podNames) throws IOException {
         g.writeStartObject();
         g.writeObjectFieldStart("scores");
         for (Map.Entry<Long, Map<Integer, Long>> e : s.scores().entrySet()) {
@@ -114,6 +115,10 @@ final class QueryService implements HttpService {
             g.writeEndObject();
             g.writeNumberField("cpu", t.cpu());
             g.writeNumberField("disk", t.disk());
+            String pod = podNames.apply(e.getKey());
+            if (pod != null) {
+                g.writeStringField("pod_name", pod);
+            }
             g.writeEndObject();
         }
         g.writeEndObject();

@@ -1,15 +1,15 @@
 package io.kvindexer.indexer.http;
 
+import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.registry.Registration;
 
 /**
  * The request bodies of the API, decoded field by field from a {@link JsonBody}. Unknown fields are ignored (as
  * in Dynamo); {@code routing_group} is an alias of {@code tenant_id} and {@code additionalsalt} of
- * {@code additional_salt}. A string field given as null is refused (422), only absence takes the default.
+ * {@code additional_salt}. A string field given as null is refused (422), only absence takes the default; an
+ * optional field given as null counts as absent.
  */
 final class Requests {
-
-    static final String DEFAULT_TENANT = "default";
 
     private Requests() {
     }
@@ -20,7 +20,8 @@ final class Requests {
     record Query(int[] tokenIds, String modelName, String tenantId, String loraName, String cacheSalt) {
     }
 
-    record HashQuery(long[] blockHashes, String modelName, String tenantId) {
+    /** {@code block_hashes} on the wire, but they are local hashes (XXH3 of each block's tokens). */
+    record HashQuery(long[] localHashes, String modelName, String tenantId) {
     }
 
     record ListenerControl(long instanceId, int dpRank) {
@@ -34,6 +35,7 @@ final class Requests {
         Integer blockSize = null;
         Integer dpRank = null;
         String replay = null;
+        String podName = null;
         for (String f; (f = body.nextField()) != null; ) {
             switch (f) {
                 case "instance_id" -> instanceId = body.u64(f);
@@ -43,6 +45,7 @@ final class Requests {
                 case "block_size" -> blockSize = body.u32(f);
                 case "dp_rank" -> dpRank = body.optionalU32(f);
                 case "replay_endpoint" -> replay = body.optionalString(f);
+                case "pod_name" -> podName = body.optionalString(f);
                 case "additional_salt", "additionalsalt" -> body.optionalString(f); // accepted, ignored (G2)
                 default -> body.skipValue();
             }
@@ -51,8 +54,12 @@ final class Requests {
         require(endpoint, "endpoint");
         require(model, "model_name");
         require(blockSize, "block_size");
-        return new Registration(instanceId, endpoint, model, tenant == null ? DEFAULT_TENANT : tenant, blockSize,
-                dpRank == null ? 0 : dpRank, replay);
+        String podProblem = Registration.podNameProblem(podName);
+        if (podProblem != null) {
+            throw new ApiError(400, podProblem);
+        }
+        return new Registration(instanceId, endpoint, model, tenant == null ? IndexerConfig.DEFAULT_TENANT : tenant,
+                blockSize, dpRank == null ? 0 : dpRank, replay, podName);
     }
 
     static Unregister unregister(JsonBody body) {
@@ -92,7 +99,7 @@ final class Requests {
         }
         require(tokens, "token_ids");
         require(model, "model_name");
-        return new Query(tokens, model, tenant == null ? DEFAULT_TENANT : tenant, lora, salt);
+        return new Query(tokens, model, tenant == null ? IndexerConfig.DEFAULT_TENANT : tenant, lora, salt);
     }
 
     static HashQuery queryByHash(JsonBody body) {
@@ -110,7 +117,7 @@ final class Requests {
         }
         require(hashes, "block_hashes");
         require(model, "model_name");
-        return new HashQuery(hashes, model, tenant == null ? DEFAULT_TENANT : tenant);
+        return new HashQuery(hashes, model, tenant == null ? IndexerConfig.DEFAULT_TENANT : tenant);
     }
 
     static String peerUrl(JsonBody body) {

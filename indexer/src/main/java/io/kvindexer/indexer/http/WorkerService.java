@@ -71,6 +71,9 @@ final class WorkerService implements HttpService {
         g.writeStringField("tenant_id", w.tenantId());
         g.writeFieldName("block_size");
         g.writeNumber(Integer.toUnsignedString(w.blockSize()));
+        if (w.podName() != null) { // absent when unknown, as Dynamo's clients expect nothing there
+            g.writeStringField("pod_name", w.podName());
+        }
         g.writeObjectFieldStart("endpoints");
         for (Map.Entry<Integer, ListenerSnapshot> e : w.listeners().entrySet()) {
             g.writeStringField(Integer.toUnsignedString(e.getKey()), e.getValue().endpoint());

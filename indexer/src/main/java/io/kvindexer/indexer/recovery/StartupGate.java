@@ -1,15 +1,14 @@
 package io.kvindexer.indexer.recovery;
 
-import io.kvindexer.indexer.ingest.ListenerStatus;
 import io.kvindexer.indexer.ingest.ReadyGate;
 import io.kvindexer.indexer.registry.WorkerRegistry;
-
-import java.util.Map;
 
 /**
  * Startup order and readiness: the listeners' {@link ReadyGate} opens once peer recovery is over and at least
  * {@code DYN_ROUTER_MIN_INITIAL_WORKERS} instances are registered (from {@code --workers} or over HTTP — the port is
- * open from the start). {@link #reason()} gives the {@code /ready} answer in the order of spec §6.4.
+ * open from the start). Once open it stays open: readiness means "answers queries from a complete index", so a
+ * listener that fails or is still connecting later never takes the replica out of rotation (it shows in
+ * {@code /workers}, {@code /metrics} and the body of {@code /ready} instead).
  */
 public final class StartupGate {
 
@@ -18,8 +17,6 @@ public final class StartupGate {
     public static final String READY = "ready";
     public static final String RECOVERING = "recovering_from_peer";
     public static final String WAITING_FOR_WORKERS = "waiting_for_min_initial_workers";
-    public static final String LISTENERS_FAILED = "listeners_failed";
-    public static final String LISTENERS_PENDING = "listeners_pending";
 
     private final int minInitialWorkers;
     private final ReadyGate readyGate;
@@ -64,25 +61,11 @@ public final class StartupGate {
         return recovering;
     }
 
-    public int minInitialWorkers() {
-        return minInitialWorkers;
-    }
-
-    /** The {@code /ready} reason: the first that applies of spec §6.4's list. */
+    /** The {@code /ready} reason: {@link #READY} once open, else what the gate still waits for (recovery first). */
     public String reason() {
         if (recovering) {
             return RECOVERING;
         }
-        if (!readyGate.isOpen()) {
-            return WAITING_FOR_WORKERS;
-        }
-        Map<ListenerStatus, Integer> counts = workers.listenerCounts();
-        if (counts.get(ListenerStatus.FAILED) > 0) {
-            return LISTENERS_FAILED;
-        }
-        if (counts.get(ListenerStatus.PENDING) > 0) {
-            return LISTENERS_PENDING;
-        }
-        return READY;
+        return readyGate.isOpen() ? READY : WAITING_FOR_WORKERS;
     }
 }

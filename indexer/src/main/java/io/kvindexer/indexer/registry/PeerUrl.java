@@ -5,7 +5,8 @@ import java.net.URISyntaxException;
 
 /**
  * Checks a peer base URL before it is stored or fetched: http or https, a host, a port in 1..65535 when given, no
- * user info, query or fragment (the indexer appends {@code /dump} to it). Other schemes ({@code file:},
+ * user info, query or fragment (the indexer appends {@code /dump} to it); an IPv6 host is bracketed
+ * ({@code http://[fd00::12]:8090}). Other schemes ({@code file:},
  * {@code jar:}) or odd forms could make recovery read something that is not a peer.
  */
 public final class PeerUrl {
@@ -30,6 +31,10 @@ public final class PeerUrl {
         String scheme = uri.getScheme();
         if (scheme == null || !(scheme.equalsIgnoreCase("http") || scheme.equalsIgnoreCase("https"))) {
             return "invalid peer URL `" + url + "`: scheme must be http or https";
+        }
+        String authority = uri.getRawAuthority();
+        if (uri.getHost() == null && authority != null && authority.indexOf(':') != authority.lastIndexOf(':')) {
+            return "invalid peer URL `" + url + "`: bracket an IPv6 address, e.g. http://[::1]:8090";
         }
         if (uri.getHost() == null || uri.getHost().isEmpty()) {
             return "invalid peer URL `" + url + "`: no host";

@@ -37,6 +37,8 @@ public final class WorkerRegistry implements AutoCloseable {
     private final ListenerFactory listenerFactory;
     private final Map<Long, Instance> instances = new LinkedHashMap<>();
     private final Map<WorkerKey, SequenceWatermark> watermarks = new ConcurrentHashMap<>();
+    /** Instance id → pod name, when known; read by every query without the lock. */
+    private final Map<Long, String> podNames = new ConcurrentHashMap<>();
     private final List<Runnable> observers = new CopyOnWriteArrayList<>();
     private final io.kvindexer.indexer.ServiceLimits limits;
     private boolean closed;
@@ -82,6 +84,11 @@ public final class WorkerRegistry implements AutoCloseable {
                 throw new RegistryException(RegistryException.Kind.CONFLICT,
                         "instance " + id + " dp_rank " + Integer.toUnsignedString(r.dpRank()) + " already registered");
             }
+            if (existing != null && existing.podName != null && r.podName() != null
+                    && !existing.podName.equals(r.podName())) {
+                throw new RegistryException(RegistryException.Kind.CONFLICT, "instance " + id
+                        + " is already registered for pod " + existing.podName);
+            }
             checkLimits(existing, id);
             ModelIndex index;
             try {
@@ -95,6 +102,10 @@ public final class WorkerRegistry implements AutoCloseable {
             Rank rank = new Rank(spec, listenerFactory.start(spec,
                     watermarks.computeIfAbsent(key, k -> new SequenceWatermark()), new IndexSink(index)));
             inst.ranks.put(r.dpRank(), rank);
+            if (r.podName() != null) {
+                inst.podName = r.podName();
+                podNames.put(r.instanceId(), r.podName());
+            }
             instances.put(r.instanceId(), inst);
         }
         LOG.log(System.Logger.Level.INFO, "registered instance {0} dp_rank {1} at {2} for model={3} tenant={4}",
@@ -158,6 +169,7 @@ public final class WorkerRegistry implements AutoCloseable {
     /** Stop listeners first (no event can arrive after the removal), then drop the blocks, then maybe the index. */
     private void removeInstance(Instance inst) {
         instances.remove(inst.id);
+        podNames.remove(inst.id);
         inst.ranks.values().forEach(Rank::stop);
         inst.ranks.clear();
         indexers.get(inst.model, inst.tenant).ifPresent(ix -> ix.removeInstance(inst.id));
@@ -179,9 +191,14 @@ public final class WorkerRegistry implements AutoCloseable {
             inst.ranks.forEach((r, rank) -> listeners.put(r, rank.snapshot()));
             int blockSize = indexers.get(inst.model, inst.tenant).map(ModelIndex::blockSize).orElse(0);
             out.add(new WorkerView(inst.id, WorkerView.aggregate(listeners.values()), inst.model, inst.tenant,
-                    blockSize, listeners));
+                    blockSize, listeners, inst.podName));
         }
         return out;
+    }
+
+    /** The pod an instance was registered with; null when unknown or not registered. */
+    public String podName(long instanceId) {
+        return podNames.get(instanceId);
     }
 
     /** Registered instances with at least one listener (what DYN_ROUTER_MIN_INITIAL_WORKERS counts). */
@@ -260,6 +277,7 @@ public final class WorkerRegistry implements AutoCloseable {
         final String model;
         final String tenant;
         final Map<Integer, Rank> ranks = new TreeMap<>(Integer::compareUnsigned);
+        String podName;
 
         Instance(long id, String model, String tenant) {
             this.id = id;

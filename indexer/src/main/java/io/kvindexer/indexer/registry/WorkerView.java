@@ -11,9 +11,10 @@ import java.util.SortedMap;
  * @param status    aggregated over the ranks: failed &gt; pending &gt; active &gt; paused
  * @param blockSize of the (model, tenant) index; 0 if it vanished concurrently
  * @param listeners by dp rank (unsigned order)
+ * @param podName   the engine's pod as given to {@code /register}; null when unknown
  */
 public record WorkerView(long instanceId, ListenerStatus status, String modelName, String tenantId, int blockSize,
-                         SortedMap<Integer, ListenerSnapshot> listeners) {
+                         SortedMap<Integer, ListenerSnapshot> listeners, String podName) {
 
     static ListenerStatus aggregate(Iterable<ListenerSnapshot> listeners) {
         boolean pending = false;

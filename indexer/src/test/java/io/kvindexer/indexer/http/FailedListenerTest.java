@@ -10,7 +10,7 @@ import java.time.Duration;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-/** A listener that cannot connect: {@code failed} with {@code last_error} in /workers, and /ready says so. */
+/** A listener that cannot connect: {@code failed} with {@code last_error} in /workers; /ready lists it, stays 200. */
 class FailedListenerTest {
 
     @Test
@@ -30,9 +30,18 @@ class FailedListenerTest {
                 assertThat(w.get("listeners").get("1").get("last_error").asText()).contains("no-such-host.invalid");
                 assertThat(w.get("listeners").get("0").has("last_error")).isFalse();
             });
+            // issue 13: a failed listener is shown in /ready's body but never takes the replica out of rotation
             HttpTestClient.Response ready = http.get("/ready");
-            assertThat(ready.status()).isEqualTo(503);
-            assertThat(ready.body()).isEqualTo("{\"ready\":false,\"reason\":\"listeners_failed\"}");
+            assertThat(ready.status()).isEqualTo(200);
+            JsonNode body = ready.json();
+            assertThat(body.get("ready").asBoolean()).isTrue();
+            assertThat(body.get("reason").asText()).isEqualTo("ready");
+            assertThat(body.get("listeners_failed")).hasSize(1);
+            JsonNode failed = body.get("listeners_failed").get(0);
+            assertThat(failed.get("instance_id").asLong()).isEqualTo(1);
+            assertThat(failed.get("dp_rank").asInt()).isEqualTo(1);
+            assertThat(failed.get("endpoint").asText()).isEqualTo("tcp://no-such-host.invalid:5557");
+            assertThat(failed.get("last_error").asText()).contains("no-such-host.invalid");
             // queries are still answered: one bad engine does not take the index down
             assertThat(http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}").status()).isEqualTo(200);
             assertThat(http.get("/metrics").body()).contains("dynamo_kvindexer_listeners{status=\"failed\"} 1.0");

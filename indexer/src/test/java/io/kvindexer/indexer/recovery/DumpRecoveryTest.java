@@ -2,6 +2,7 @@ package io.kvindexer.indexer.recovery;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvindexer.indexer.IndexerApp;
+import io.kvindexer.indexer.IndexerCli;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
@@ -13,6 +14,7 @@ import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
@@ -100,13 +102,12 @@ class DumpRecoveryTest {
     void existingIndexKeepsItsBlockSize() throws Exception {
         try (IndexerApp first = IndexerApp.start(IndexerConfig.defaults())) {
             fill(first);
-            IndexerConfig cfg = IndexerConfig.defaults()
-                    .withWorkers(16, List.of(new io.kvindexer.indexer.registry.WorkerEntry(9, 0, "tcp://127.0.0.1:1")))
-                    .withPeers(List.of(first.baseUrl())).withRecoveryDelay(Duration.ofMillis(20));
             // --model-name defaults to "default": make the flag-registered index collide with a recovered one
-            try (IndexerApp second = IndexerApp.start(new IndexerConfig(cfg.host(), cfg.port(), cfg.threads(),
-                    cfg.blockSize(), cfg.workers(), "mistral", "t", cfg.peers(), false, false, cfg.maxQueryBodyBytes(),
-                    cfg.maxBodyBytes(), 0, false, cfg.recoveryDelay(), cfg.peerTimeout()));
+            IndexerConfig cfg = IndexerCli.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--threads", "2",
+                    "--block-size", "16", "--workers", "9=tcp://127.0.0.1:1", "--model-name", "mistral",
+                    "--tenant-id", "t", "--peers", first.baseUrl()}, Map.of()).config()
+                    .withRecoveryDelay(Duration.ofMillis(20));
+            try (IndexerApp second = IndexerApp.start(cfg);
                  HttpTestClient b = new HttpTestClient(second.baseUrl())) {
                 await().atMost(Duration.ofSeconds(60)).until(() -> b.get("/ready").status() == 200);
                 JsonNode dump = b.get("/dump").json();

@@ -1,0 +1,78 @@
+package io.kvindexer.indexer;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+
+/** The real {@code main} in a child JVM: its base URL from the "listening on" line, its output kept for asserts. */
+public final class IndexerProcess implements AutoCloseable {
+
+    private static final String LISTENING = "kv-indexer listening on ";
+
+    private final Process process;
+    private final String url;
+    private final ConcurrentLinkedQueue<String> output;
+
+    private IndexerProcess(Process process, String url, ConcurrentLinkedQueue<String> output) {
+        this.process = process;
+        this.url = url;
+        this.output = output;
+    }
+
+    /** Starts {@code java <jvmArgs> IndexerMain <args>} and waits for it to listen. */
+    public static IndexerProcess start(List<String> jvmArgs, String... args) throws Exception {
+        String javaBin = ProcessHandle.current().info().command().orElse("java");
+        List<String> cmd = new ArrayList<>(List.of(javaBin, "-Xmx256m"));
+        cmd.addAll(jvmArgs);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), IndexerMain.class.getName()));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().remove("DYN_ROUTER_MIN_INITIAL_WORKERS");
+        Process p = pb.start();
+        ConcurrentLinkedQueue<String> output = new ConcurrentLinkedQueue<>();
+        CompletableFuture<String> url = new CompletableFuture<>();
+        Thread.ofPlatform().daemon().name("child-indexer-out").start(() -> {
+            try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(),
+                    StandardCharsets.UTF_8))) {
+                for (String line; (line = out.readLine()) != null; ) {
+                    output.add(line);
+                    if (line.startsWith(LISTENING)) {
+                        url.complete(line.substring(LISTENING.length()).strip());
+                    }
+                }
+            } catch (Exception ignored) {
+                // the process ended
+            }
+            url.complete(null);
+        });
+        String u = url.get(120, TimeUnit.SECONDS);
+        if (u == null) {
+            p.destroyForcibly();
+            throw new AssertionError("the child indexer did not start: " + String.join("\n", output));
+        }
+        return new IndexerProcess(p, u, output);
+    }
+
+    public String url() {
+        return url;
+    }
+
+    /** Everything it printed so far (stdout and stderr, log lines included). */
+    public String output() {
+        return String.join("\n", output);
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+            process.waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+}
