@@ -1,13 +1,11 @@
 package io.kvindexer.indexer.http;
 
 import io.kvindexer.indexer.recovery.StartupGate;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 
 /** Liveness ({@code /health}, always 200) and readiness ({@code /ready}, spec §6.4 reasons). */
-final class HealthService implements HttpService {
+final class HealthService implements ApiService {
 
     private final StartupGate gate;
 
@@ -16,9 +14,9 @@ final class HealthService implements HttpService {
     }
 
     @Override
-    public void routing(HttpRules rules) {
-        rules.get("/health", this::health)
-                .get("/ready", this::ready);
+    public void routes(Routes routes) {
+        routes.get("/health", Routes.Access.OPEN, this::health)
+                .get("/ready", Routes.Access.OPEN, this::ready);
     }
 
     private void health(ServerRequest req, ServerResponse res) {
