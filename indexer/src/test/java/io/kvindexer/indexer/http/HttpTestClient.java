@@ -2,17 +2,22 @@ package io.kvindexer.indexer.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.Method;
+import io.helidon.webclient.http1.Http1Client;
+import io.helidon.webclient.http1.Http1ClientRequest;
+import io.helidon.webclient.http1.Http1ClientResponse;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
-/** A small JDK HttpClient wrapper for tests: real sockets, bodies as strings, JSON read with Jackson. */
+/**
+ * The tests' client of our API, on Helidon's {@link Http1Client}: over a real socket for a running server, or
+ * Helidon's in-memory {@code DirectClient} under {@code @RoutingTest}, so one test body runs through both. Bodies
+ * as strings, JSON read with Jackson.
+ */
 public final class HttpTestClient implements AutoCloseable {
 
     public static final ObjectMapper JSON = new ObjectMapper();
@@ -33,15 +38,27 @@ public final class HttpTestClient implements AutoCloseable {
         }
     }
 
-    private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
-    private final String baseUrl;
+    private final Http1Client client;
+    private final boolean owned;
 
+    /** A socket client of the server at {@code baseUrl}. */
     public HttpTestClient(String baseUrl) {
-        this.baseUrl = baseUrl;
+        this(Http1Client.builder().baseUri(baseUrl).connectTimeout(Duration.ofSeconds(10))
+                .readTimeout(Duration.ofSeconds(60)).build(), true);
+    }
+
+    /** Wraps a client the harness owns (and closes). */
+    public HttpTestClient(Http1Client client) {
+        this(client, false);
+    }
+
+    private HttpTestClient(Http1Client client, boolean owned) {
+        this.client = client;
+        this.owned = owned;
     }
 
     public Response get(String path) {
-        return send(HttpRequest.newBuilder(URI.create(baseUrl + path)).GET());
+        return request("GET", path, null, null);
     }
 
     public Response post(String path, String json) {
@@ -49,34 +66,35 @@ public final class HttpTestClient implements AutoCloseable {
     }
 
     public Response postRaw(String path, byte[] body, String contentType) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path))
-                .POST(HttpRequest.BodyPublishers.ofByteArray(body));
-        if (contentType != null) {
-            b.header("Content-Type", contentType);
-        }
-        return send(b);
+        return request("POST", path, contentType, body);
     }
 
     public Response method(String method, String path) {
-        return send(HttpRequest.newBuilder(URI.create(baseUrl + path))
-                .method(method, HttpRequest.BodyPublishers.noBody()));
+        return request(method, path, null, null);
     }
 
-    public Response send(HttpRequest.Builder request) {
-        try {
-            HttpResponse<String> r = client.send(request.timeout(Duration.ofSeconds(60)).build(),
-                    HttpResponse.BodyHandlers.ofString());
-            return new Response(r.statusCode(), r.headers().firstValue("content-type").orElse(""), r.body());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
+    /**
+     * Any request: {@code body} null sends none; {@code headers} are name, value pairs (e.g. an
+     * {@code Authorization} header).
+     */
+    public Response request(String method, String path, String contentType, byte[] body, String... headers) {
+        Http1ClientRequest req = client.method(Method.create(method)).path(path);
+        if (contentType != null) {
+            req.header(HeaderNames.CONTENT_TYPE, contentType);
+        }
+        for (int i = 0; i + 1 < headers.length; i += 2) {
+            req.header(HeaderNames.create(headers[i]), headers[i + 1]);
+        }
+        try (Http1ClientResponse r = body == null ? req.request() : req.submit(body)) {
+            return new Response(r.status().code(), r.headers().first(HeaderNames.CONTENT_TYPE).orElse(""),
+                    r.entity().hasEntity() ? r.as(String.class) : "");
         }
     }
 
     @Override
     public void close() {
-        client.close();
+        if (owned) {
+            client.closeResource();
+        }
     }
 }

@@ -1,18 +1,18 @@
 package io.kvindexer.indexer.http;
 
-import io.kvindexer.indexer.IndexerApp;
-import io.kvindexer.indexer.IndexerConfig;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** {@code /register_peer}, {@code /deregister_peer}, {@code /peers} (spec §5.9): set semantics, exact strings. */
-class PeerRoutesTest {
+/**
+ * {@code /register_peer}, {@code /deregister_peer}, {@code /peers} (spec §5.9): set semantics, exact strings. Runs
+ * over a socket ({@link PeerRoutesServerTest}) and in memory ({@link PeerRoutesRoutingTest}).
+ */
+abstract class PeerRoutesTest {
 
     @Test
-    void peersRoundTrip() throws Exception {
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+    void peersRoundTrip(HttpTestClient http) {
+        {
             assertThat(http.get("/peers").body()).isEqualTo("[]");
             HttpTestClient.Response r = http.post("/register_peer", "{\"url\":\"http://peer:8091\"}");
             assertThat(r.status()).isEqualTo(201);
