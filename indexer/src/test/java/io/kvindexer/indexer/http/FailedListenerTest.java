@@ -1,8 +1,9 @@
 package io.kvindexer.indexer.http;
 
+import io.helidon.webserver.testing.junit5.RoutingTest;
+import io.helidon.webserver.testing.junit5.ServerTest;
+import org.junit.jupiter.api.Nested;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.kvindexer.indexer.IndexerApp;
-import io.kvindexer.indexer.IndexerConfig;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -13,10 +14,22 @@ import static org.awaitility.Awaitility.await;
 /** A listener that cannot connect: {@code failed} with {@code last_error} in /workers, and /ready says so. */
 class FailedListenerTest {
 
-    @Test
-    void unresolvableEngineHostFailsTheListener() throws Exception {
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+    @Nested
+    @ServerTest
+    @IndexerRoutes
+    class OverSocket extends Cases {
+    }
+
+    @Nested
+    @RoutingTest
+    @IndexerRoutes
+    class InMemory extends Cases {
+    }
+
+    abstract static class Cases {
+
+        @Test
+        void unresolvableEngineHostFailsTheListener(HttpTestClient http) {
             assertThat(http.post("/register", """
                     {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").status())
                     .isEqualTo(201);

@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.http;
 
+import io.helidon.webclient.http1.Http1Client;
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.WebServerConfig;
 import io.helidon.webserver.http.HttpRouting;
@@ -13,6 +14,9 @@ import org.junit.jupiter.api.extension.ParameterContext;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The indexer under Helidon's test harness, plugged in through the harness's own extension points (service-loaded
@@ -24,6 +28,7 @@ import java.lang.reflect.Modifier;
 public final class IndexerHarness implements AutoCloseable {
 
     private final TestIndexer indexer;
+    private Http1Client http; // a socket client, or Helidon's DirectClient
     private HttpTestClient client;
 
     private IndexerHarness(TestIndexer indexer) {
@@ -43,8 +48,15 @@ public final class IndexerHarness implements AutoCloseable {
         }
     }
 
+    /** From the first {@link IndexerRoutes.Config} method of the class, its superclasses, then its enclosing classes. */
     private static IndexerConfig config(Class<?> type) throws ReflectiveOperationException {
-        for (Class<?> c = type; c != null && c != Object.class; c = c.getSuperclass()) {
+        List<Class<?>> search = new ArrayList<>();
+        for (Class<?> t = type; t != null; t = t.getEnclosingClass()) {
+            for (Class<?> c = t; c != null && c != Object.class; c = c.getSuperclass()) {
+                search.add(c);
+            }
+        }
+        for (Class<?> c : search) {
             for (Method m : c.getDeclaredMethods()) {
                 if (m.isAnnotationPresent(IndexerRoutes.Config.class)) {
                     if (!Modifier.isStatic(m.getModifiers()) || m.getParameterCount() != 0) {
@@ -71,10 +83,15 @@ public final class IndexerHarness implements AutoCloseable {
         return type == HttpTestClient.class ? client : indexer.components();
     }
 
+    private void client(Http1Client http) {
+        this.http = http;
+        this.client = new HttpTestClient(http);
+    }
+
     @Override
     public void close() {
-        if (client != null) {
-            client.close();
+        if (http != null) {
+            http.closeResource();
         }
         indexer.close();
     }
@@ -105,7 +122,8 @@ public final class IndexerHarness implements AutoCloseable {
         public Object resolveParameter(ParameterContext parameter, ExtensionContext context, Class<?> type,
                                        WebServer server) {
             if (harness.client == null) {
-                harness.client = new HttpTestClient("http://localhost:" + server.port());
+                harness.client(Http1Client.builder().baseUri("http://localhost:" + server.port())
+                        .connectTimeout(Duration.ofSeconds(10)).readTimeout(Duration.ofSeconds(60)).build());
             }
             return harness.resolve(type);
         }
@@ -122,7 +140,6 @@ public final class IndexerHarness implements AutoCloseable {
     public static final class Direct implements DirectJunitExtension {
 
         private IndexerHarness harness;
-        private DirectClient direct;
 
         @Override
         public void beforeAll(ExtensionContext context) {
@@ -133,8 +150,7 @@ public final class IndexerHarness implements AutoCloseable {
             if (harness != null) {
                 HttpRouting.Builder routing = HttpRouting.builder();
                 harness.route(routing);
-                direct = new DirectClient(routing);
-                harness.client = new HttpTestClient(direct);
+                harness.client(new DirectClient(routing));
             }
         }
 
@@ -152,7 +168,6 @@ public final class IndexerHarness implements AutoCloseable {
         public void afterAll(ExtensionContext context) {
             if (harness != null) {
                 harness.close();
-                direct.close();
             }
         }
     }

@@ -1,6 +1,8 @@
 package io.kvindexer.indexer.http;
 
-import io.kvindexer.indexer.IndexerApp;
+import io.helidon.webserver.testing.junit5.RoutingTest;
+import io.helidon.webserver.testing.junit5.ServerTest;
+import org.junit.jupiter.api.Nested;
 import io.kvindexer.indexer.IndexerConfig;
 import org.junit.jupiter.api.Test;
 
@@ -9,10 +11,27 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** {@code /test/pause_listener}, {@code /test/resume_listener} when DYN_KV_INDEXER_TEST_ENDPOINTS is on (spec §5.10). */
 class ListenerControlTest {
 
-    @Test
-    void pauseAndResumeWithDynamoTexts() throws Exception {
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().withTestEndpoints(true));
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+    @IndexerRoutes.Config
+    static IndexerConfig config() {
+        return IndexerConfig.defaults().withTestEndpoints(true);
+    }
+
+    @Nested
+    @ServerTest
+    @IndexerRoutes
+    class OverSocket extends Cases {
+    }
+
+    @Nested
+    @RoutingTest
+    @IndexerRoutes
+    class InMemory extends Cases {
+    }
+
+    abstract static class Cases {
+
+        @Test
+        void pauseAndResumeWithDynamoTexts(HttpTestClient http) {
             assertThat(http.post("/register", """
                     {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").status())
                     .isEqualTo(201);

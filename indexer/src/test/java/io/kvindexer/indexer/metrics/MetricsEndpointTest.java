@@ -1,7 +1,9 @@
 package io.kvindexer.indexer.metrics;
 
-import io.kvindexer.indexer.IndexerApp;
-import io.kvindexer.indexer.IndexerConfig;
+import io.helidon.webserver.testing.junit5.RoutingTest;
+import io.helidon.webserver.testing.junit5.ServerTest;
+import io.kvindexer.indexer.http.IndexerRoutes;
+import org.junit.jupiter.api.Nested;
 import io.kvindexer.indexer.http.HttpTestClient;
 import org.junit.jupiter.api.Test;
 
@@ -32,10 +34,22 @@ public class MetricsEndpointTest {
         return out;
     }
 
-    @Test
-    void exposesDynamoMetricsAndTheyMove() throws Exception {
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+    @Nested
+    @ServerTest
+    @IndexerRoutes
+    class OverSocket extends Cases {
+    }
+
+    @Nested
+    @RoutingTest
+    @IndexerRoutes
+    class InMemory extends Cases {
+    }
+
+    abstract static class Cases {
+
+        @Test
+        void exposesDynamoMetricsAndTheyMove(HttpTestClient http) {
             http.post("/register", """
                     {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""");
             http.post("/register", """
