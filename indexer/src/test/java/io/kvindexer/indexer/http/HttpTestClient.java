@@ -10,13 +10,18 @@ import io.helidon.webclient.http1.Http1ClientResponse;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
 /**
- * The tests' client of our API, on Helidon's {@link Http1Client}: over a real socket for a running server, or
- * Helidon's in-memory {@code DirectClient} under {@code @RoutingTest}, so one test body runs through both. Bodies
- * as strings, JSON read with Jackson.
+ * The tests' client of our API, bodies as strings, JSON read with Jackson. Over a socket it is the JDK's
+ * HttpClient (an HTTP implementation independent of the server's, and ready at once where Helidon's client takes
+ * seconds to initialise in a fresh JVM: timing-sensitive tests need that); under {@code @RoutingTest} it drives
+ * Helidon's in-memory {@code DirectClient}. Either way the same test body runs.
  */
 public final class HttpTestClient implements AutoCloseable {
 
@@ -38,23 +43,24 @@ public final class HttpTestClient implements AutoCloseable {
         }
     }
 
-    private final Http1Client client;
-    private final boolean owned;
+    /** One request/response exchange; {@code body} null sends none, {@code headers} are name, value pairs. */
+    private interface Transport extends AutoCloseable {
+        Response exchange(String method, String path, String contentType, byte[] body, String[] headers);
+
+        @Override
+        void close();
+    }
+
+    private final Transport transport;
 
     /** A socket client of the server at {@code baseUrl}. */
     public HttpTestClient(String baseUrl) {
-        this(Http1Client.builder().baseUri(baseUrl).connectTimeout(Duration.ofSeconds(10))
-                .readTimeout(Duration.ofSeconds(60)).build(), true);
+        this.transport = new Jdk(baseUrl);
     }
 
-    /** Wraps a client the harness owns (and closes). */
+    /** Requests through a Helidon client the caller owns (the harness's DirectClient). */
     public HttpTestClient(Http1Client client) {
-        this(client, false);
-    }
-
-    private HttpTestClient(Http1Client client, boolean owned) {
-        this.client = client;
-        this.owned = owned;
+        this.transport = new Helidon(client);
     }
 
     public Response get(String path) {
@@ -73,28 +79,71 @@ public final class HttpTestClient implements AutoCloseable {
         return request(method, path, null, null);
     }
 
-    /**
-     * Any request: {@code body} null sends none; {@code headers} are name, value pairs (e.g. an
-     * {@code Authorization} header).
-     */
+    /** Any request: {@code body} null sends none; {@code headers} are name, value pairs (e.g. Authorization). */
     public Response request(String method, String path, String contentType, byte[] body, String... headers) {
-        Http1ClientRequest req = client.method(Method.create(method)).path(path);
-        if (contentType != null) {
-            req.header(HeaderNames.CONTENT_TYPE, contentType);
-        }
-        for (int i = 0; i + 1 < headers.length; i += 2) {
-            req.header(HeaderNames.create(headers[i]), headers[i + 1]);
-        }
-        try (Http1ClientResponse r = body == null ? req.request() : req.submit(body)) {
-            return new Response(r.status().code(), r.headers().first(HeaderNames.CONTENT_TYPE).orElse(""),
-                    r.entity().hasEntity() ? r.as(String.class) : "");
-        }
+        return transport.exchange(method, path, contentType, body, headers);
     }
 
     @Override
     public void close() {
-        if (owned) {
-            client.closeResource();
+        transport.close();
+    }
+
+    private static final class Jdk implements Transport {
+        private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+        private final String baseUrl;
+
+        Jdk(String baseUrl) {
+            this.baseUrl = baseUrl;
+        }
+
+        @Override
+        public Response exchange(String method, String path, String contentType, byte[] body, String[] headers) {
+            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(60))
+                    .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+                            : HttpRequest.BodyPublishers.ofByteArray(body));
+            if (contentType != null) {
+                b.header("Content-Type", contentType);
+            }
+            for (int i = 0; i + 1 < headers.length; i += 2) {
+                b.header(headers[i], headers[i + 1]);
+            }
+            try {
+                HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
+                return new Response(r.statusCode(), r.headers().firstValue("content-type").orElse(""), r.body());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+
+        @Override
+        public void close() {
+            client.close();
+        }
+    }
+
+    private record Helidon(Http1Client client) implements Transport {
+        @Override
+        public Response exchange(String method, String path, String contentType, byte[] body, String[] headers) {
+            Http1ClientRequest req = client.method(Method.create(method)).path(path);
+            if (contentType != null) {
+                req.header(HeaderNames.CONTENT_TYPE, contentType);
+            }
+            for (int i = 0; i + 1 < headers.length; i += 2) {
+                req.header(HeaderNames.create(headers[i]), headers[i + 1]);
+            }
+            try (Http1ClientResponse r = body == null ? req.request() : req.submit(body)) {
+                return new Response(r.status().code(), r.headers().first(HeaderNames.CONTENT_TYPE).orElse(""),
+                        r.entity().hasEntity() ? r.as(String.class) : "");
+            }
+        }
+
+        @Override
+        public void close() {
+            // the harness owns the client
         }
     }
 }

@@ -1,6 +1,5 @@
 package io.kvindexer.indexer.http;
 
-import io.helidon.webclient.http1.Http1Client;
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.WebServerConfig;
 import io.helidon.webserver.http.HttpRouting;
@@ -14,7 +13,6 @@ import org.junit.jupiter.api.extension.ParameterContext;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -28,7 +26,7 @@ import java.util.List;
 public final class IndexerHarness implements AutoCloseable {
 
     private final TestIndexer indexer;
-    private Http1Client http; // a socket client, or Helidon's DirectClient
+    private DirectClient direct; // under @RoutingTest
     private HttpTestClient client;
 
     private IndexerHarness(TestIndexer indexer) {
@@ -83,15 +81,13 @@ public final class IndexerHarness implements AutoCloseable {
         return type == HttpTestClient.class ? client : indexer.components();
     }
 
-    private void client(Http1Client http) {
-        this.http = http;
-        this.client = new HttpTestClient(http);
-    }
-
     @Override
     public void close() {
-        if (http != null) {
-            http.closeResource();
+        if (client != null) {
+            client.close();
+        }
+        if (direct != null) {
+            direct.close();
         }
         indexer.close();
     }
@@ -122,8 +118,7 @@ public final class IndexerHarness implements AutoCloseable {
         public Object resolveParameter(ParameterContext parameter, ExtensionContext context, Class<?> type,
                                        WebServer server) {
             if (harness.client == null) {
-                harness.client(Http1Client.builder().baseUri("http://localhost:" + server.port())
-                        .connectTimeout(Duration.ofSeconds(10)).readTimeout(Duration.ofSeconds(60)).build());
+                harness.client = new HttpTestClient("http://localhost:" + server.port());
             }
             return harness.resolve(type);
         }
@@ -150,7 +145,8 @@ public final class IndexerHarness implements AutoCloseable {
             if (harness != null) {
                 HttpRouting.Builder routing = HttpRouting.builder();
                 harness.route(routing);
-                harness.client(new DirectClient(routing));
+                harness.direct = new DirectClient(routing);
+                harness.client = new HttpTestClient(harness.direct);
             }
         }
 

@@ -1,8 +1,11 @@
 package io.kvindexer.indexer.http;
 
+import io.helidon.webserver.testing.junit5.RoutingTest;
+import io.helidon.webserver.testing.junit5.ServerTest;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.registry.WorkerEntry;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -18,10 +21,34 @@ class ReadinessTest {
         return "{\"instance_id\":" + id + ",\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"m\",\"block_size\":4}";
     }
 
-    @Test
-    void readyAtOnceWithoutPeersOrGate() throws Exception {
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+    @Nested
+    @ServerTest
+    @IndexerRoutes
+    class ReadyOverSocket extends Ready {
+    }
+
+    @Nested
+    @RoutingTest
+    @IndexerRoutes
+    class ReadyInMemory extends Ready {
+    }
+
+    @Nested
+    @ServerTest
+    @IndexerRoutes
+    class GateOverSocket extends Gate {
+    }
+
+    @Nested
+    @RoutingTest
+    @IndexerRoutes
+    class GateInMemory extends Gate {
+    }
+
+    abstract static class Ready {
+
+        @Test
+        void readyAtOnceWithoutPeersOrGate(HttpTestClient http) {
             HttpTestClient.Response health = http.get("/health");
             assertThat(health.status()).isEqualTo(200);
             assertThat(health.body()).isEmpty();
@@ -31,11 +58,16 @@ class ReadinessTest {
         }
     }
 
-    @Test
-    void gateWaitsForMinInitialWorkersRegisteredOverHttp() throws Exception {
-        // run_common_exposes_ready_while_waiting_for_min_workers, with design §2: HTTP is open while waiting
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().withMinInitialWorkers(2));
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+    abstract static class Gate {
+
+        @IndexerRoutes.Config
+        static IndexerConfig config() {
+            return IndexerConfig.defaults().withMinInitialWorkers(2);
+        }
+
+        @Test
+        void gateWaitsForMinInitialWorkersRegisteredOverHttp(HttpTestClient http, IndexerRouting.Components app) {
+            // run_common_exposes_ready_while_waiting_for_min_workers, with design §2: HTTP is open while waiting
             assertThat(http.get("/health").status()).isEqualTo(200);
             HttpTestClient.Response ready = http.get("/ready");
             assertThat(ready.status()).isEqualTo(503);
