@@ -68,6 +68,11 @@ public final class IndexerHarness implements AutoCloseable {
         return IndexerConfig.defaults();
     }
 
+    /** The base URL of the {@code @ServerTest} server, for tests that open their own clients or raw sockets. */
+    public static String baseUrl(WebServer server) {
+        return "http://127.0.0.1:" + server.port();
+    }
+
     private void route(HttpRouting.Builder routing) {
         IndexerRouting.routing(routing, indexer.components());
     }
@@ -118,7 +123,7 @@ public final class IndexerHarness implements AutoCloseable {
         public Object resolveParameter(ParameterContext parameter, ExtensionContext context, Class<?> type,
                                        WebServer server) {
             if (harness.client == null) {
-                harness.client = new HttpTestClient("http://localhost:" + server.port());
+                harness.client = new HttpTestClient(baseUrl(server));
             }
             return harness.resolve(type);
         }

@@ -1,5 +1,9 @@
 package io.kvindexer.indexer.security;
 
+import io.helidon.webserver.testing.junit5.RoutingTest;
+import io.helidon.webserver.testing.junit5.ServerTest;
+import io.kvindexer.indexer.http.IndexerRoutes;
+import org.junit.jupiter.api.Nested;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerCli;
 import io.kvindexer.indexer.IndexerConfig;
@@ -39,10 +43,27 @@ class BearerAuthAndLimitsTest {
         return token == null ? new String[0] : new String[] {"Authorization", "Bearer " + token};
     }
 
-    @Test
-    void mutatingEndpointsAndDumpNeedTheTokenReadOnlyOnesDoNot() throws Exception {
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().withAuthToken(TOKEN));
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+    @Nested
+    @ServerTest
+    @IndexerRoutes
+    class OverSocket extends TokenCases {
+    }
+
+    @Nested
+    @RoutingTest
+    @IndexerRoutes
+    class InMemory extends TokenCases {
+    }
+
+    abstract static class TokenCases {
+
+        @IndexerRoutes.Config
+        static IndexerConfig config() {
+            return IndexerConfig.defaults().withAuthToken(TOKEN);
+        }
+
+        @Test
+        void mutatingEndpointsAndDumpNeedTheTokenReadOnlyOnesDoNot(HttpTestClient http) {
             String reg = "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:9\",\"model_name\":\"m\",\"block_size\":4}";
             Map<String, String> mutating = Map.of("/register", reg, "/unregister", "{\"instance_id\":1}",
                     "/register_peer", "{\"url\":\"http://127.0.0.1:1\"}", "/deregister_peer",
