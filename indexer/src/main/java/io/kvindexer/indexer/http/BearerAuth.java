@@ -12,10 +12,11 @@ import java.util.Set;
 
 /**
  * Optional bearer-token check on the endpoints that change state or expose the whole index (those declared
- * {@link Routes.Access#TOKEN} in the route table). Read-only endpoints (queries, {@code /workers}, {@code /peers},
- * health, readiness, metrics) stay open: a router must keep querying without a secret. The comparison is constant-time so the token cannot be guessed byte by byte.
+ * {@link Routes.Access#TOKEN} in the route table). Read-only endpoints (queries, {@code /workers},
+ * {@code /peers}, health, readiness, metrics) stay open: a router must keep querying without a secret. The
+ * comparison is constant-time so the token cannot be guessed byte by byte.
  */
-public final class BearerAuth implements Filter {
+final class BearerAuth implements Filter {
 
     private final byte[] expected;
     private final Routes routes;

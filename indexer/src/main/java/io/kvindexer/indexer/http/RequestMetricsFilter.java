@@ -6,7 +6,7 @@ import io.helidon.webserver.http.FilterChain;
 import io.helidon.webserver.http.RoutingRequest;
 import io.helidon.webserver.http.RoutingResponse;
 
-/** Counts and times every request as Dynamo does: label {@code endpoint} = the declared route path or {@code unknown}. */
+/** Counts and times every request as Dynamo does: label {@code endpoint} = the declared route or {@code unknown}. */
 final class RequestMetricsFilter implements Filter {
 
     private final IndexerMetrics metrics;

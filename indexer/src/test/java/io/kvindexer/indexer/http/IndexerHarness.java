@@ -46,7 +46,7 @@ public final class IndexerHarness implements AutoCloseable {
         }
     }
 
-    /** From the first {@link IndexerRoutes.Config} method of the class, its superclasses, then its enclosing classes. */
+    /** From the first {@link IndexerRoutes.Config} method of the class, its superclasses, then enclosing classes. */
     private static IndexerConfig config(Class<?> type) throws ReflectiveOperationException {
         List<Class<?>> search = new ArrayList<>();
         for (Class<?> t = type; t != null; t = t.getEnclosingClass()) {

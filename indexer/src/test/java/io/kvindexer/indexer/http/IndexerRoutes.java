@@ -7,9 +7,11 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * Marks a Helidon {@code @ServerTest} or {@code @RoutingTest} class whose routing is the indexer's: the
- * {@link IndexerHarness} builds an indexer (from the class's {@link Config} method, or the defaults) for the class,
- * mounts {@link IndexerRouting} and injects {@link HttpTestClient} and {@link IndexerRouting.Components}.
+ * Marks a test class (usually an abstract class of test bodies) whose routing is the indexer's: a subclass that also
+ * carries Helidon's {@code @ServerTest} or {@code @RoutingTest} gets, through {@link IndexerHarness}, an indexer
+ * built from the {@link Config} method (or the defaults), {@link IndexerRouting} mounted, and {@link HttpTestClient}
+ * and {@link IndexerRouting.Components} as parameters. {@link RoutesOverSocketTest} and {@link RoutesInMemoryTest}
+ * run every such body both ways.
  */
 @Inherited
 @Retention(RetentionPolicy.RUNTIME)

@@ -1,11 +1,8 @@
 package io.kvindexer.indexer.http;
 
-import io.helidon.webserver.testing.junit5.RoutingTest;
-import io.helidon.webserver.testing.junit5.ServerTest;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.registry.WorkerEntry;
-import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -21,30 +18,8 @@ class ReadinessTest {
         return "{\"instance_id\":" + id + ",\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"m\",\"block_size\":4}";
     }
 
-    @Nested
-    @ServerTest
+    /** Run by {@link RoutesOverSocketTest} and {@link RoutesInMemoryTest}, as is {@link Gate}. */
     @IndexerRoutes
-    class ReadyOverSocket extends Ready {
-    }
-
-    @Nested
-    @RoutingTest
-    @IndexerRoutes
-    class ReadyInMemory extends Ready {
-    }
-
-    @Nested
-    @ServerTest
-    @IndexerRoutes
-    class GateOverSocket extends Gate {
-    }
-
-    @Nested
-    @RoutingTest
-    @IndexerRoutes
-    class GateInMemory extends Gate {
-    }
-
     abstract static class Ready {
 
         @Test
@@ -58,6 +33,7 @@ class ReadinessTest {
         }
     }
 
+    @IndexerRoutes
     abstract static class Gate {
 
         @IndexerRoutes.Config

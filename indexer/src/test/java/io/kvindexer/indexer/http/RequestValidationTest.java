@@ -1,8 +1,5 @@
 package io.kvindexer.indexer.http;
 
-import io.helidon.webserver.testing.junit5.RoutingTest;
-import io.helidon.webserver.testing.junit5.ServerTest;
-import org.junit.jupiter.api.Nested;
 import io.kvindexer.indexer.IndexerConfig;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -17,193 +14,179 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Every way a request can be wrong gets a 4xx with a JSON {@code {"error": ...}} that names the field — never a
  * 5xx, never a hang. Over a socket and in memory.
  */
-class RequestValidationTest {
+@IndexerRoutes
+abstract class RequestValidationTest {
 
-    @Nested
-    @ServerTest
-    @IndexerRoutes
-    class OverSocket extends Cases {
+    private HttpTestClient http;
+
+    @BeforeAll
+    static void registerAWorker(HttpTestClient http) {
+        assertThat(http.post("/register", """
+                {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").status())
+                .isEqualTo(201);
     }
 
-    @Nested
-    @RoutingTest
-    @IndexerRoutes
-    class InMemory extends Cases {
+    @BeforeEach
+    void client(HttpTestClient http) {
+        this.http = http;
     }
 
-    abstract static class Cases {
+    private static void assertError(HttpTestClient.Response r, int status, String... fragments) {
+        assertThat(r.status()).as(r.body()).isEqualTo(status);
+        assertThat(r.contentType()).startsWith("application/json");
+        assertThat(r.error()).as(r.body()).isNotNull().contains(fragments);
+    }
 
-        private HttpTestClient http;
+    @Test
+    void malformedJsonIs400() {
+        assertError(http.post("/query", "{\"token_ids\": [1,2,"), 400, "invalid JSON");
+        assertError(http.post("/register", "{not json}"), 400, "invalid JSON");
+        assertError(http.post("/query", "{\"token_ids\":[1],\"model_name\":\"m\"} trailing"), 400, "trailing");
+        assertError(http.post("/register", ""), 400, "empty");
+    }
 
-        @BeforeAll
-        static void registerAWorker(HttpTestClient http) {
-            assertThat(http.post("/register", """
-                    {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").status())
-                    .isEqualTo(201);
+    @Test
+    void missingFieldsAre422NamingThem() {
+        assertError(http.post("/register", "{\"endpoint\":\"tcp://h:1\",\"model_name\":\"m\",\"block_size\":4}"), 422,
+                "missing field `instance_id`");
+        assertError(http.post("/register", "{\"instance_id\":2,\"model_name\":\"m\",\"block_size\":4}"), 422,
+                "missing field `endpoint`");
+        assertError(http.post("/register", "{\"instance_id\":2,\"endpoint\":\"tcp://h:1\",\"block_size\":4}"), 422,
+                "missing field `model_name`");
+        assertError(http.post("/register", "{\"instance_id\":2,\"endpoint\":\"tcp://h:1\",\"model_name\":\"m\"}"), 422,
+                "missing field `block_size`");
+        assertError(http.post("/query", "{\"model_name\":\"m\"}"), 422, "missing field `token_ids`");
+        assertError(http.post("/query", "{\"token_ids\":[]}"), 422, "missing field `model_name`");
+        assertError(http.post("/query_by_hash", "{\"model_name\":\"m\"}"), 422, "missing field `block_hashes`");
+        assertError(http.post("/unregister", "{\"instance_id\":1}"), 422, "missing field `model_name`");
+        assertError(http.post("/register_peer", "{}"), 422, "missing field `url`");
+        assertError(http.post("/deregister_peer", "{\"uri\":\"x\"}"), 422, "missing field `url`");
+    }
+
+    @Test
+    void wrongTypesAndNullsAre422NamingTheField() {
+        assertError(http.post("/register", """
+                {"instance_id":"1","endpoint":"tcp://h:1","model_name":"m","block_size":4}"""), 422, "`instance_id`");
+        assertError(http.post("/register", """
+                {"instance_id":2,"endpoint":"tcp://h:1","model_name":null,"block_size":4}"""), 422, "`model_name`",
+                "null");
+        assertError(http.post("/register", """
+                {"instance_id":2,"endpoint":"tcp://h:1","model_name":"m","tenant_id":null,"block_size":4}"""), 422,
+                "`tenant_id`");
+        assertError(http.post("/register", """
+                {"instance_id":2,"endpoint":"tcp://h:1","model_name":"m","block_size":4.5}"""), 422, "`block_size`");
+        assertError(http.post("/query", "{\"token_ids\":\"1,2\",\"model_name\":\"m\"}"), 422, "`token_ids`");
+        assertError(http.post("/query", "{\"token_ids\":[1,\"2\"],\"model_name\":\"m\"}"), 422, "`token_ids[1]`");
+        assertError(http.post("/query", "{\"token_ids\":[1,[2]],\"model_name\":\"m\"}"), 422, "`token_ids[1]`");
+        assertError(http.post("/query", "{\"token_ids\":[1],\"model_name\":7}"), 422, "`model_name`");
+        assertError(http.post("/query_by_hash", "{\"block_hashes\":[1.5],\"model_name\":\"m\"}"), 422,
+                "`block_hashes[0]`");
+        assertError(http.post("/query", "[1,2,3]"), 422, "JSON object");
+    }
+
+    @Test
+    void outOfRangeNumbersAre422() {
+        assertError(http.post("/query", "{\"token_ids\":[1,-1],\"model_name\":\"m\"}"), 422, "`token_ids[1]`",
+                "out of range");
+        assertError(http.post("/query", "{\"token_ids\":[4294967296],\"model_name\":\"m\"}"), 422, "`token_ids[0]`");
+        assertError(http.post("/query", "{\"token_ids\":[99999999999999999999999],\"model_name\":\"m\"}"), 422,
+                "`token_ids[0]`");
+        assertError(http.post("/register", """
+                {"instance_id":18446744073709551616,"endpoint":"tcp://h:1","model_name":"m","block_size":4}"""), 422,
+                "`instance_id`", "out of range");
+        assertError(http.post("/register", """
+                {"instance_id":-3,"endpoint":"tcp://h:1","model_name":"m","block_size":4}"""), 422, "`instance_id`");
+        assertError(http.post("/register", """
+                {"instance_id":3,"endpoint":"tcp://h:1","model_name":"m","block_size":4294967296}"""), 422,
+                "`block_size`");
+        assertError(http.post("/query_by_hash", "{\"block_hashes\":[18446744073709551616],\"model_name\":\"m\"}"), 422,
+                "`block_hashes[0]`");
+    }
+
+    @Test
+    void absurdNumbersAndNestingAre4xx() {
+        String longNumber = "1".repeat(5000);
+        HttpTestClient.Response r = http.post("/query", "{\"token_ids\":[" + longNumber + "],\"model_name\":\"m\"}");
+        assertThat(r.status()).isBetween(400, 499);
+        assertThat(r.error()).isNotBlank();
+        String deep = "[".repeat(100_000) + "]".repeat(100_000);
+        r = http.post("/query", "{\"ignored\":" + deep + ",\"token_ids\":[1],\"model_name\":\"m\"}");
+        assertThat(r.status()).isBetween(400, 499);
+        assertThat(r.error()).contains("nesting");
+    }
+
+    @Test
+    void wrongContentTypeIs415() {
+        byte[] body = "{\"url\":\"http://x\"}".getBytes(StandardCharsets.UTF_8);
+        assertError(http.postRaw("/register_peer", body, "text/plain"), 415, "Content-Type: application/json");
+        assertError(http.postRaw("/register_peer", body, null), 415, "Content-Type");
+        assertThat(http.postRaw("/register_peer", body, "application/json; charset=utf-8").status()).isEqualTo(201);
+    }
+
+    @Test
+    void queryBodyOverEightMiBIs413() {
+        // Dynamo's query_rejects_request_bodies_over_limit: a /query body above 8 MiB is refused
+        byte[] big = new byte[8 * 1024 * 1024 + 64];
+        Arrays.fill(big, (byte) ' ');
+        byte[] head = "{\"model_name\":\"m\",\"token_ids\":[".getBytes(StandardCharsets.UTF_8);
+        System.arraycopy(head, 0, big, 0, head.length);
+        assertError(http.postRaw("/query", big, "application/json"), 413, "8388608");
+        // the server is still fine afterwards
+        assertThat(http.get("/health").status()).isEqualTo(200);
+    }
+
+    @Test
+    void smallerLimitOnOtherRoutes() {
+        byte[] big = new byte[(int) IndexerConfig.DEFAULT_MAX_BODY + 10];
+        Arrays.fill(big, (byte) ' ');
+        big[0] = '{';
+        big[big.length - 1] = '}';
+        assertError(http.postRaw("/register", big, "application/json"), 413, "2097152");
+    }
+
+    @Test
+    void queryJustUnderTheLimitWorks() {
+        // a million tokens in one request, parsed by the streaming reader
+        StringBuilder sb = new StringBuilder("{\"model_name\":\"m\",\"token_ids\":[");
+        for (int i = 0; i < 1_000_000; i++) {
+            sb.append(i % 1000).append(',');
         }
+        sb.setLength(sb.length() - 1);
+        sb.append("]}");
+        HttpTestClient.Response r = http.post("/query", sb.toString());
+        assertThat(r.status()).as(r.body()).isEqualTo(200);
+        assertThat(r.body()).isEqualTo("{\"scores\":{},\"frequencies\":[],\"instances\":{}}");
+    }
 
-        @BeforeEach
-        void client(HttpTestClient http) {
-            this.http = http;
-        }
+    @Test
+    void unknownModelIs404() {
+        assertError(http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"nope\"}"), 404,
+                "no indexer for model=nope tenant=default");
+        assertError(http.post("/query_by_hash", "{\"block_hashes\":[1],\"model_name\":\"m\",\"tenant_id\":\"t\"}"), 404,
+                "no indexer for model=m tenant=t");
+    }
 
-        private static void assertError(HttpTestClient.Response r, int status, String... fragments) {
-            assertThat(r.status()).as(r.body()).isEqualTo(status);
-            assertThat(r.contentType()).startsWith("application/json");
-            assertThat(r.error()).as(r.body()).isNotNull().contains(fragments);
-        }
+    @Test
+    void unknownRouteIs404AndWrongMethodIs405() {
+        assertThat(http.get("/nope").status()).isEqualTo(404);
+        assertThat(http.post("/nope", "{}").status()).isEqualTo(404);
+        assertThat(http.get("/query").status()).isEqualTo(405);
+        assertThat(http.post("/workers", "{}").status()).isEqualTo(405);
+        assertThat(http.method("DELETE", "/dump").status()).isEqualTo(405);
+        assertThat(http.post("/health", "{}").status()).isEqualTo(405);
+    }
 
-        @Test
-        void malformedJsonIs400() {
-            assertError(http.post("/query", "{\"token_ids\": [1,2,"), 400, "invalid JSON");
-            assertError(http.post("/register", "{not json}"), 400, "invalid JSON");
-            assertError(http.post("/query", "{\"token_ids\":[1],\"model_name\":\"m\"} trailing"), 400, "trailing");
-            assertError(http.post("/register", ""), 400, "empty");
-        }
+    @Test
+    void testEndpointsAreNotMountedByDefault() {
+        // Dynamo's listener_control_endpoints_are_not_mounted_by_default
+        assertThat(http.post("/test/pause_listener", "{\"instance_id\":1}").status()).isEqualTo(404);
+        assertThat(http.post("/test/resume_listener", "{\"instance_id\":1}").status()).isEqualTo(404);
+    }
 
-        @Test
-        void missingFieldsAre422NamingThem() {
-            assertError(http.post("/register", "{\"endpoint\":\"tcp://h:1\",\"model_name\":\"m\",\"block_size\":4}"), 422,
-                    "missing field `instance_id`");
-            assertError(http.post("/register", "{\"instance_id\":2,\"model_name\":\"m\",\"block_size\":4}"), 422,
-                    "missing field `endpoint`");
-            assertError(http.post("/register", "{\"instance_id\":2,\"endpoint\":\"tcp://h:1\",\"block_size\":4}"), 422,
-                    "missing field `model_name`");
-            assertError(http.post("/register", "{\"instance_id\":2,\"endpoint\":\"tcp://h:1\",\"model_name\":\"m\"}"), 422,
-                    "missing field `block_size`");
-            assertError(http.post("/query", "{\"model_name\":\"m\"}"), 422, "missing field `token_ids`");
-            assertError(http.post("/query", "{\"token_ids\":[]}"), 422, "missing field `model_name`");
-            assertError(http.post("/query_by_hash", "{\"model_name\":\"m\"}"), 422, "missing field `block_hashes`");
-            assertError(http.post("/unregister", "{\"instance_id\":1}"), 422, "missing field `model_name`");
-            assertError(http.post("/register_peer", "{}"), 422, "missing field `url`");
-            assertError(http.post("/deregister_peer", "{\"uri\":\"x\"}"), 422, "missing field `url`");
-        }
-
-        @Test
-        void wrongTypesAndNullsAre422NamingTheField() {
-            assertError(http.post("/register", """
-                    {"instance_id":"1","endpoint":"tcp://h:1","model_name":"m","block_size":4}"""), 422, "`instance_id`");
-            assertError(http.post("/register", """
-                    {"instance_id":2,"endpoint":"tcp://h:1","model_name":null,"block_size":4}"""), 422, "`model_name`",
-                    "null");
-            assertError(http.post("/register", """
-                    {"instance_id":2,"endpoint":"tcp://h:1","model_name":"m","tenant_id":null,"block_size":4}"""), 422,
-                    "`tenant_id`");
-            assertError(http.post("/register", """
-                    {"instance_id":2,"endpoint":"tcp://h:1","model_name":"m","block_size":4.5}"""), 422, "`block_size`");
-            assertError(http.post("/query", "{\"token_ids\":\"1,2\",\"model_name\":\"m\"}"), 422, "`token_ids`");
-            assertError(http.post("/query", "{\"token_ids\":[1,\"2\"],\"model_name\":\"m\"}"), 422, "`token_ids[1]`");
-            assertError(http.post("/query", "{\"token_ids\":[1,[2]],\"model_name\":\"m\"}"), 422, "`token_ids[1]`");
-            assertError(http.post("/query", "{\"token_ids\":[1],\"model_name\":7}"), 422, "`model_name`");
-            assertError(http.post("/query_by_hash", "{\"block_hashes\":[1.5],\"model_name\":\"m\"}"), 422,
-                    "`block_hashes[0]`");
-            assertError(http.post("/query", "[1,2,3]"), 422, "JSON object");
-        }
-
-        @Test
-        void outOfRangeNumbersAre422() {
-            assertError(http.post("/query", "{\"token_ids\":[1,-1],\"model_name\":\"m\"}"), 422, "`token_ids[1]`",
-                    "out of range");
-            assertError(http.post("/query", "{\"token_ids\":[4294967296],\"model_name\":\"m\"}"), 422, "`token_ids[0]`");
-            assertError(http.post("/query", "{\"token_ids\":[99999999999999999999999],\"model_name\":\"m\"}"), 422,
-                    "`token_ids[0]`");
-            assertError(http.post("/register", """
-                    {"instance_id":18446744073709551616,"endpoint":"tcp://h:1","model_name":"m","block_size":4}"""), 422,
-                    "`instance_id`", "out of range");
-            assertError(http.post("/register", """
-                    {"instance_id":-3,"endpoint":"tcp://h:1","model_name":"m","block_size":4}"""), 422, "`instance_id`");
-            assertError(http.post("/register", """
-                    {"instance_id":3,"endpoint":"tcp://h:1","model_name":"m","block_size":4294967296}"""), 422,
-                    "`block_size`");
-            assertError(http.post("/query_by_hash", "{\"block_hashes\":[18446744073709551616],\"model_name\":\"m\"}"), 422,
-                    "`block_hashes[0]`");
-        }
-
-        @Test
-        void absurdNumbersAndNestingAre4xx() {
-            String longNumber = "1".repeat(5000);
-            HttpTestClient.Response r = http.post("/query", "{\"token_ids\":[" + longNumber + "],\"model_name\":\"m\"}");
-            assertThat(r.status()).isBetween(400, 499);
-            assertThat(r.error()).isNotBlank();
-            String deep = "[".repeat(100_000) + "]".repeat(100_000);
-            r = http.post("/query", "{\"ignored\":" + deep + ",\"token_ids\":[1],\"model_name\":\"m\"}");
-            assertThat(r.status()).isBetween(400, 499);
-            assertThat(r.error()).contains("nesting");
-        }
-
-        @Test
-        void wrongContentTypeIs415() {
-            byte[] body = "{\"url\":\"http://x\"}".getBytes(StandardCharsets.UTF_8);
-            assertError(http.postRaw("/register_peer", body, "text/plain"), 415, "Content-Type: application/json");
-            assertError(http.postRaw("/register_peer", body, null), 415, "Content-Type");
-            assertThat(http.postRaw("/register_peer", body, "application/json; charset=utf-8").status()).isEqualTo(201);
-        }
-
-        @Test
-        void queryBodyOverEightMiBIs413() {
-            // Dynamo's query_rejects_request_bodies_over_limit: a /query body above 8 MiB is refused
-            byte[] big = new byte[8 * 1024 * 1024 + 64];
-            Arrays.fill(big, (byte) ' ');
-            byte[] head = "{\"model_name\":\"m\",\"token_ids\":[".getBytes(StandardCharsets.UTF_8);
-            System.arraycopy(head, 0, big, 0, head.length);
-            assertError(http.postRaw("/query", big, "application/json"), 413, "8388608");
-            // the server is still fine afterwards
-            assertThat(http.get("/health").status()).isEqualTo(200);
-        }
-
-        @Test
-        void smallerLimitOnOtherRoutes() {
-            byte[] big = new byte[(int) IndexerConfig.DEFAULT_MAX_BODY + 10];
-            Arrays.fill(big, (byte) ' ');
-            big[0] = '{';
-            big[big.length - 1] = '}';
-            assertError(http.postRaw("/register", big, "application/json"), 413, "2097152");
-        }
-
-        @Test
-        void queryJustUnderTheLimitWorks() {
-            // a million tokens in one request, parsed by the streaming reader
-            StringBuilder sb = new StringBuilder("{\"model_name\":\"m\",\"token_ids\":[");
-            for (int i = 0; i < 1_000_000; i++) {
-                sb.append(i % 1000).append(',');
-            }
-            sb.setLength(sb.length() - 1);
-            sb.append("]}");
-            HttpTestClient.Response r = http.post("/query", sb.toString());
-            assertThat(r.status()).as(r.body()).isEqualTo(200);
-            assertThat(r.body()).isEqualTo("{\"scores\":{},\"frequencies\":[],\"instances\":{}}");
-        }
-
-        @Test
-        void unknownModelIs404() {
-            assertError(http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"nope\"}"), 404,
-                    "no indexer for model=nope tenant=default");
-            assertError(http.post("/query_by_hash", "{\"block_hashes\":[1],\"model_name\":\"m\",\"tenant_id\":\"t\"}"), 404,
-                    "no indexer for model=m tenant=t");
-        }
-
-        @Test
-        void unknownRouteIs404AndWrongMethodIs405() {
-            assertThat(http.get("/nope").status()).isEqualTo(404);
-            assertThat(http.post("/nope", "{}").status()).isEqualTo(404);
-            assertThat(http.get("/query").status()).isEqualTo(405);
-            assertThat(http.post("/workers", "{}").status()).isEqualTo(405);
-            assertThat(http.method("DELETE", "/dump").status()).isEqualTo(405);
-            assertThat(http.post("/health", "{}").status()).isEqualTo(405);
-        }
-
-        @Test
-        void testEndpointsAreNotMountedByDefault() {
-            // Dynamo's listener_control_endpoints_are_not_mounted_by_default
-            assertThat(http.post("/test/pause_listener", "{\"instance_id\":1}").status()).isEqualTo(404);
-            assertThat(http.post("/test/resume_listener", "{\"instance_id\":1}").status()).isEqualTo(404);
-        }
-
-        @Test
-        void unknownFieldsAreIgnored() {
-            HttpTestClient.Response r = http.post("/query", """
-                    {"token_ids":[1,2,3,4],"model_name":"m","extra":{"a":[1,{"b":null}]},"lora_name":null,"cache_salt":"s"}""");
-            assertThat(r.status()).as(r.body()).isEqualTo(200);
-        }
+    @Test
+    void unknownFieldsAreIgnored() {
+        HttpTestClient.Response r = http.post("/query", """
+                {"token_ids":[1,2,3,4],"model_name":"m","extra":{"a":[1,{"b":null}]},"lora_name":null,"cache_salt":"s"}""");
+        assertThat(r.status()).as(r.body()).isEqualTo(200);
     }
 }

@@ -1,9 +1,6 @@
 package io.kvindexer.indexer.metrics;
 
-import io.helidon.webserver.testing.junit5.RoutingTest;
-import io.helidon.webserver.testing.junit5.ServerTest;
 import io.kvindexer.indexer.http.IndexerRoutes;
-import org.junit.jupiter.api.Nested;
 import io.kvindexer.indexer.http.HttpTestClient;
 import org.junit.jupiter.api.Test;
 
@@ -34,19 +31,9 @@ public class MetricsEndpointTest {
         return out;
     }
 
-    @Nested
-    @ServerTest
+    /** The route cases; {@code http.RoutesOverSocketTest} and {@code http.RoutesInMemoryTest} run them. */
     @IndexerRoutes
-    class OverSocket extends Cases {
-    }
-
-    @Nested
-    @RoutingTest
-    @IndexerRoutes
-    class InMemory extends Cases {
-    }
-
-    abstract static class Cases {
+    public abstract static class Cases {
 
         @Test
         void exposesDynamoMetricsAndTheyMove(HttpTestClient http) {

@@ -1,9 +1,6 @@
 package io.kvindexer.indexer.security;
 
-import io.helidon.webserver.testing.junit5.RoutingTest;
-import io.helidon.webserver.testing.junit5.ServerTest;
 import io.kvindexer.indexer.http.IndexerRoutes;
-import org.junit.jupiter.api.Nested;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerCli;
 import io.kvindexer.indexer.IndexerConfig;
@@ -27,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /** Bearer-token authentication, the limits a client cannot exceed, and peer URL validation, on a running server. */
-class BearerAuthAndLimitsTest {
+public class BearerAuthAndLimitsTest {
 
     private static final String TOKEN = "s3cret-token-0123456789";
 
@@ -43,19 +40,9 @@ class BearerAuthAndLimitsTest {
         return token == null ? new String[0] : new String[] {"Authorization", "Bearer " + token};
     }
 
-    @Nested
-    @ServerTest
+    /** Run by {@code http.RoutesOverSocketTest} and {@code http.RoutesInMemoryTest}. */
     @IndexerRoutes
-    class OverSocket extends TokenCases {
-    }
-
-    @Nested
-    @RoutingTest
-    @IndexerRoutes
-    class InMemory extends TokenCases {
-    }
-
-    abstract static class TokenCases {
+    public abstract static class TokenCases {
 
         @IndexerRoutes.Config
         static IndexerConfig config() {
