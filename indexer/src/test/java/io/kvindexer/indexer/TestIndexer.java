@@ -53,12 +53,6 @@ public final class TestIndexer implements AutoCloseable {
         return components;
     }
 
-    /** Helidon's own payload limit, as {@link IndexerApp} sets it: a backstop behind the routes' JSON 413s. */
-    public long maxPayloadSize() {
-        IndexerConfig c = components.config();
-        return Math.max(c.maxQueryBodyBytes(), c.maxBodyBytes()) * 2;
-    }
-
     @Override
     public void close() {
         components.workers().close();

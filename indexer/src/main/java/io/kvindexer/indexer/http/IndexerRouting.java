@@ -59,8 +59,13 @@ public final class IndexerRouting {
         return Routes.of(services);
     }
 
+    /** Helidon's own payload limit: only a backstop, the routes answer 413 with a JSON body at their own limits. */
+    public static long maxPayloadSize(IndexerConfig cfg) {
+        return Math.max(cfg.maxQueryBodyBytes(), cfg.maxBodyBytes()) * 2;
+    }
+
     /** Domain errors to status + JSON body, once; anything unexpected is logged and answered without its text. */
-    private static void errors(HttpRouting.Builder routing) {
+    static void errors(HttpRouting.Builder routing) {
         routing.error(ApiError.class, (req, res, e) -> JsonOut.error(res, e.status(), e.getMessage()))
                 .error(RegistryException.class, (req, res, e) -> JsonOut.error(res, switch (e.kind()) {
                     case INVALID -> 400;

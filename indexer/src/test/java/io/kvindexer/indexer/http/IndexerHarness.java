@@ -110,7 +110,7 @@ public final class IndexerHarness implements AutoCloseable {
         @Override
         public void updateServerBuilder(WebServerConfig.Builder builder) {
             if (harness != null) {
-                builder.maxPayloadSize(harness.indexer.maxPayloadSize()).routing(harness::route);
+                builder.maxPayloadSize(IndexerRouting.maxPayloadSize(harness.indexer.components().config())).routing(harness::route);
             }
         }
 
