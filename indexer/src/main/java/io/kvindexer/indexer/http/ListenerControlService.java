@@ -26,20 +26,25 @@ final class ListenerControlService implements ApiService {
     }
 
     private void pause(ServerRequest req, ServerResponse res) throws RegistryException {
-        Requests.ListenerControl c;
-        try (JsonBody body = JsonBody.open(req, maxBody)) {
-            c = Requests.listenerControl(body);
-        }
-        registry.pause(c.instanceId(), c.dpRank());
-        JsonOut.ok(res, 200);
+        control(req, res, registry::pause);
     }
 
     private void resume(ServerRequest req, ServerResponse res) throws RegistryException {
+        control(req, res, registry::resume);
+    }
+
+    /** What a control call does to the listener of one (instance, dp rank). */
+    @FunctionalInterface
+    private interface Action {
+        void apply(long instanceId, int dpRank) throws RegistryException;
+    }
+
+    private void control(ServerRequest req, ServerResponse res, Action action) throws RegistryException {
         Requests.ListenerControl c;
         try (JsonBody body = JsonBody.open(req, maxBody)) {
             c = Requests.listenerControl(body);
         }
-        registry.resume(c.instanceId(), c.dpRank());
+        action.apply(c.instanceId(), c.dpRank());
         JsonOut.ok(res, 200);
     }
 }

@@ -7,15 +7,7 @@ import io.helidon.webserver.http.RoutingRequest;
 import io.helidon.webserver.http.RoutingResponse;
 
 /** Counts and times every request as Dynamo does: label {@code endpoint} = the declared route or {@code unknown}. */
-final class RequestMetricsFilter implements Filter {
-
-    private final IndexerMetrics metrics;
-    private final Routes routes;
-
-    RequestMetricsFilter(IndexerMetrics metrics, Routes routes) {
-        this.metrics = metrics;
-        this.routes = routes;
-    }
+record RequestMetricsFilter(IndexerMetrics metrics, Routes routes) implements Filter {
 
     @Override
     public void filter(FilterChain chain, RoutingRequest req, RoutingResponse res) {

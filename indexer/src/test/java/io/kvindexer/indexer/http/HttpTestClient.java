@@ -58,7 +58,7 @@ public final class HttpTestClient implements AutoCloseable {
         this.transport = new Jdk(baseUrl);
     }
 
-    /** Requests through a Helidon client the caller owns (the harness's DirectClient). */
+    /** Requests through a Helidon client (the harness's DirectClient), closed with this one. */
     public HttpTestClient(Http1Client client) {
         this.transport = new Helidon(client);
     }
@@ -143,7 +143,7 @@ public final class HttpTestClient implements AutoCloseable {
 
         @Override
         public void close() {
-            // the harness owns the client
+            client.closeResource();
         }
     }
 }

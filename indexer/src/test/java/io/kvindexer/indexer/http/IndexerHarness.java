@@ -26,8 +26,7 @@ import java.util.List;
 public final class IndexerHarness implements AutoCloseable {
 
     private final TestIndexer indexer;
-    private DirectClient direct; // under @RoutingTest
-    private HttpTestClient client;
+    private HttpTestClient client; // over a socket, or through Helidon's DirectClient
 
     private IndexerHarness(TestIndexer indexer) {
         this.indexer = indexer;
@@ -91,9 +90,6 @@ public final class IndexerHarness implements AutoCloseable {
         if (client != null) {
             client.close();
         }
-        if (direct != null) {
-            direct.close();
-        }
         indexer.close();
     }
 
@@ -104,13 +100,16 @@ public final class IndexerHarness implements AutoCloseable {
 
         @Override
         public void beforeAll(ExtensionContext context) {
-            harness = forClass(context);
+            if (harness == null && context.getTestMethod().isEmpty()) {
+                harness = forClass(context);
+            }
         }
 
         @Override
         public void updateServerBuilder(WebServerConfig.Builder builder) {
             if (harness != null) {
-                builder.maxPayloadSize(IndexerRouting.maxPayloadSize(harness.indexer.components().config())).routing(harness::route);
+                IndexerConfig config = harness.indexer.components().config();
+                builder.maxPayloadSize(IndexerRouting.maxPayloadSize(config)).routing(harness::route);
             }
         }
 
@@ -150,8 +149,7 @@ public final class IndexerHarness implements AutoCloseable {
             if (harness != null) {
                 HttpRouting.Builder routing = HttpRouting.builder();
                 harness.route(routing);
-                harness.direct = new DirectClient(routing);
-                harness.client = new HttpTestClient(harness.direct);
+                harness.client = new HttpTestClient(new DirectClient(routing));
             }
         }
 
