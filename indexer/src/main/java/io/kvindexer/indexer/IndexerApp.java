@@ -57,11 +57,10 @@ public final class IndexerApp implements AutoCloseable {
             }
             IndexerRouting.Components components =
                     new IndexerRouting.Components(config, workers, peers, indexers, gate, metrics);
-            // Helidon's own limit is only a backstop: the routes answer 413 with a JSON body at their own limits
             this.server = WebServer.builder()
                     .host(config.host())
                     .port(config.port())
-                    .maxPayloadSize(Math.max(config.maxQueryBodyBytes(), config.maxBodyBytes()) * 2)
+                    .maxPayloadSize(IndexerRouting.maxPayloadSize(config))
                     .shutdownHook(false)
                     .routing(r -> IndexerRouting.routing(r, components))
                     .build()

@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.event;
 
+import io.kvindexer.indexer.json.JsonIntegers;
 import io.kvindexer.indexer.model.StorageTier;
 
 import com.fasterxml.jackson.core.JsonFactory;
@@ -12,7 +13,6 @@ import it.unimi.dsi.fastutil.longs.LongArrayList;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
-import java.math.BigInteger;
 
 /**
  * The JSON form of a {@link RouterEvent} (behaviour spec §5.8), written and read with Jackson's streaming API.
@@ -26,8 +26,6 @@ public final class RouterEventJson {
 
     /** Shared, thread-safe factory for every JSON stream of the event model. */
     static final JsonFactory FACTORY = JsonFactory.builder().build();
-
-    private static final BigInteger TWO_TO_64 = BigInteger.ONE.shiftLeft(64);
 
     private RouterEventJson() {
     }
@@ -307,14 +305,10 @@ public final class RouterEventJson {
         if (p.currentToken() != JsonToken.VALUE_NUMBER_INT) {
             throw new EventJsonException(path + ": expected an unsigned 64-bit integer, got " + describe(p));
         }
-        if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
-            BigInteger v = p.getBigIntegerValue();
-            if (v.signum() < 0 || v.compareTo(TWO_TO_64) >= 0) {
-                throw new EventJsonException(path + ": " + v + " is outside the 64-bit range");
-            }
-            return v.longValue();
+        if (!JsonIntegers.fits64(p)) {
+            throw new EventJsonException(path + ": " + p.getText() + " is outside the 64-bit range");
         }
-        return p.getLongValue();
+        return JsonIntegers.bits64(p);
     }
 
     static int readU32(JsonParser p, String path) throws IOException, EventJsonException {

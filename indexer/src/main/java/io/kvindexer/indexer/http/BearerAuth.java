@@ -11,25 +11,26 @@ import java.security.MessageDigest;
 import java.util.Set;
 
 /**
- * Optional bearer-token check on the endpoints that change state or expose the whole index. Read-only endpoints
- * (queries, {@code /workers}, {@code /peers}, health, readiness, metrics) stay open: a router must keep querying
- * without a secret. The comparison is constant-time so the token cannot be guessed byte by byte.
+ * Optional bearer-token check on the endpoints that change state or expose the whole index (those declared
+ * {@link Routes.Access#TOKEN} in the route table). Read-only endpoints (queries, {@code /workers},
+ * {@code /peers}, health, readiness, metrics) stay open: a router must keep querying without a secret. The
+ * comparison is constant-time so the token cannot be guessed byte by byte.
  */
-public final class BearerAuth implements Filter {
-
-    /** The paths that need the token. */
-    public static final Set<String> PROTECTED = Set.of("/register", "/unregister", "/register_peer",
-            "/deregister_peer", "/dump", "/test/pause_listener", "/test/resume_listener");
+final class BearerAuth implements Filter {
 
     private final byte[] expected;
+    private final Routes routes;
+    private final Set<String> protectedPaths;
 
-    public BearerAuth(String token) {
+    BearerAuth(String token, Routes routes) {
         this.expected = ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
+        this.routes = routes;
+        this.protectedPaths = routes.protectedPaths();
     }
 
     @Override
     public void filter(FilterChain chain, RoutingRequest req, RoutingResponse res) {
-        if (!PROTECTED.contains(req.prologue().uriPath().path())) {
+        if (!protectedPaths.contains(routes.pathOf(req.prologue().uriPath().path()))) {
             chain.proceed();
             return;
         }

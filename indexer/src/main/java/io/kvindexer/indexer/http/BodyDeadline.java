@@ -17,7 +17,7 @@ import java.util.concurrent.TimeUnit;
  * A bound on how long reading one request body may take, so a client that sends headers and part of a body and then
  * stalls (without closing) cannot hold a connection thread forever. Helidon 4.5 sets no read timeout on the sockets
  * its server accepts (SocketOptions.readTimeout is applied by its clients only), so the bound lives here:
- * {@link JsonBody} arms it when it starts reading and disarms it at the body's end (or when it stops reading),
+ * {@link RequestBody} arms it when it admits a body and disarms it at the body's end (or when it stops reading),
  * before the handler acts on the request. On expiry the watchdog answers 408 with a JSON error and
  * {@code Connection: close}, then interrupts the blocked handler thread, whose interruptible socket read closes the
  * connection.

@@ -6,8 +6,6 @@ import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.helidon.http.HeaderValues;
 import io.helidon.http.Status;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 
@@ -20,7 +18,7 @@ import java.util.concurrent.TimeUnit;
  * streamed entry by entry. Pending writes are flushed first, so the dump holds everything accepted before the
  * request. An index whose dump fails is written as {@code {"error": ...}}, as Dynamo does; the status stays 200.
  */
-final class DumpService implements HttpService {
+final class DumpService implements ApiService {
 
     private static final System.Logger LOG = System.getLogger(DumpService.class.getName());
     private static final long FLUSH_TIMEOUT_SECONDS = 30;
@@ -32,8 +30,8 @@ final class DumpService implements HttpService {
     }
 
     @Override
-    public void routing(HttpRules rules) {
-        rules.get("/dump", this::dump);
+    public void routes(Routes routes) {
+        routes.get("/dump", Routes.Access.TOKEN, this::dump);
     }
 
     private void dump(ServerRequest req, ServerResponse res) throws Exception {

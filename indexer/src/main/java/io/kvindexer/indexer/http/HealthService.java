@@ -6,8 +6,6 @@ import io.kvindexer.indexer.ingest.ListenerStatus;
 import io.kvindexer.indexer.recovery.StartupGate;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import io.kvindexer.indexer.registry.WorkerView;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 
@@ -22,7 +20,7 @@ import java.util.Map;
  * ({@code listeners_failed}, {@code listeners_pending}) but never change the status: a readiness probe that failed
  * on one unreachable engine would take every replica out of its Service at once.
  */
-final class HealthService implements HttpService {
+final class HealthService implements ApiService {
 
     /** Listed per kind in the body; the rest is counted in {@code listeners_omitted} (the body stays small). */
     static final int MAX_LISTED = 32;
@@ -36,9 +34,9 @@ final class HealthService implements HttpService {
     }
 
     @Override
-    public void routing(HttpRules rules) {
-        rules.get("/health", this::health)
-                .get("/ready", this::ready);
+    public void routes(Routes routes) {
+        routes.get("/health", Routes.Access.OPEN, this::health)
+                .get("/ready", Routes.Access.OPEN, this::ready);
     }
 
     private void health(ServerRequest req, ServerResponse res) {

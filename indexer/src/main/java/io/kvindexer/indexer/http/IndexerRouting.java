@@ -7,17 +7,15 @@ import io.kvindexer.indexer.recovery.StartupGate;
 import io.kvindexer.indexer.registry.PeerRegistry;
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.registry.WorkerRegistry;
-import io.helidon.http.Status;
 import io.helidon.webserver.http.HttpRouting;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 
 /**
  * The whole HTTP API as one routing table, built by a static method that the server and the tests share.
- * Domain errors are mapped to status + {@code {"error": ...}} here, once; every path answers 405 for a method it
- * does not serve, anything else 404.
+ * The paths, methods and access of every endpoint come from the services' declarations in one {@link Routes}
+ * table; the filters (metrics, body deadline, bearer token) and the 405/404 answers derive from it.
  */
 public final class IndexerRouting {
 
@@ -33,35 +31,41 @@ public final class IndexerRouting {
 
     public static void routing(HttpRouting.Builder routing, Components c) {
         IndexerConfig cfg = c.config();
-        List<String> paths = new ArrayList<>(List.of("/health", "/ready", "/metrics", "/register", "/unregister",
-                "/workers", "/query", "/query_by_hash", "/dump", "/register_peer", "/deregister_peer", "/peers", "/openapi.yaml"));
-        if (cfg.testEndpoints()) {
-            paths.add("/test/pause_listener");
-            paths.add("/test/resume_listener");
-        }
-        Set<String> known = Set.copyOf(paths);
-        routing.addFilter(new RequestMetricsFilter(c.metrics(), known));
+        Routes routes = routes(c);
+        routing.addFilter(new RequestMetricsFilter(c.metrics(), routes));
         routing.addFilter(BodyDeadline.filter(cfg.limits().requestReadTimeout()));
         if (cfg.authToken() != null) {
-            routing.addFilter(new BearerAuth(cfg.authToken()));
+            routing.addFilter(new BearerAuth(cfg.authToken(), routes));
         }
-        routing.register(new HealthService(c.gate(), c.workers()),
-                        new MetricsService(c.metrics()),
-                        new WorkerService(c.workers(), cfg.maxBodyBytes()),
-                        new QueryService(c.indexers(), c.gate(), c.metrics(), cfg.maxQueryBodyBytes(),
-                                cfg.limits().maxQueryTokens(), c.workers()::podName),
-                        new DumpService(c.indexers()),
-                        new PeerService(c.peers(), cfg.maxBodyBytes(), cfg.limits().maxPeers()),
-                        new OpenApiService());
+        routes.mount(routing);
+        errors(routing);
+    }
+
+    /** The route table of every service the config mounts. */
+    public static Routes routes(Components c) {
+        IndexerConfig cfg = c.config();
+        List<ApiService> services = new ArrayList<>(List.of(new HealthService(c.gate(), c.workers()),
+                new MetricsService(c.metrics()),
+                new WorkerService(c.workers(), cfg.maxBodyBytes()),
+                new QueryService(c.indexers(), c.gate(), c.metrics(), cfg.maxQueryBodyBytes(),
+                        cfg.limits().maxQueryTokens(), c.workers()::podName),
+                new DumpService(c.indexers()),
+                new PeerService(c.peers(), cfg.maxBodyBytes(), cfg.limits().maxPeers()),
+                new OpenApiService()));
         if (cfg.testEndpoints()) {
             LOG.log(System.Logger.Level.WARNING, "DYN_KV_INDEXER_TEST_ENDPOINTS is on: /test/* routes are mounted");
-            routing.register(new ListenerControlService(c.workers(), cfg.maxBodyBytes()));
+            services.add(new ListenerControlService(c.workers(), cfg.maxBodyBytes()));
         }
-        for (String p : paths) {
-            routing.any(p, (req, res) -> res.status(Status.METHOD_NOT_ALLOWED_405).send());
-        }
-        routing.any((req, res) -> res.status(Status.NOT_FOUND_404).send());
+        return Routes.of(services);
+    }
 
+    /** Helidon's own payload limit: only a backstop, the routes answer 413 with a JSON body at their own limits. */
+    public static long maxPayloadSize(IndexerConfig cfg) {
+        return Math.max(cfg.maxQueryBodyBytes(), cfg.maxBodyBytes()) * 2;
+    }
+
+    /** Domain errors to status + JSON body, once; anything unexpected is logged and answered without its text. */
+    static void errors(HttpRouting.Builder routing) {
         routing.error(ApiError.class, (req, res, e) -> JsonOut.error(res, e.status(), e.getMessage()))
                 .error(RegistryException.class, (req, res, e) -> JsonOut.error(res, switch (e.kind()) {
                     case INVALID -> 400;
@@ -73,7 +77,7 @@ public final class IndexerRouting {
                         (req, res, e) -> JsonOut.error(res, 400, "request body ended before its declared length"))
                 .error(Exception.class, (req, res, e) -> {
                     LOG.log(System.Logger.Level.ERROR, "request " + req.prologue().uriPath().path() + " failed", e);
-                    JsonOut.error(res, 500, "internal error: " + e);
+                    JsonOut.error(res, 500, "internal error");
                 });
     }
 }

@@ -5,21 +5,19 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
-import io.helidon.http.HeaderNames;
-import io.helidon.http.HttpMediaType;
 import io.helidon.webserver.http.ServerRequest;
+import io.kvindexer.indexer.json.JsonIntegers;
+import it.unimi.dsi.fastutil.ints.IntArrayList;
+import it.unimi.dsi.fastutil.longs.LongArrayList;
 
-import java.io.FilterInputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.math.BigInteger;
-import java.util.Arrays;
 
 /**
- * Reads a JSON request body with Jackson's streaming parser: no tree and no boxing, so a {@code /query} of a
- * million tokens goes straight into an {@code int[]}. Every failure becomes an {@link ApiError} naming the field:
- * 415 wrong content type, 413 body over the limit, 400 malformed JSON, 422 missing field / wrong type / null /
- * out of range (Dynamo's status codes, with JSON bodies instead of axum's plain text).
+ * Typed field readers over a JSON request body, on Jackson's streaming parser: no tree and no boxing, so a
+ * {@code /query} of a million tokens goes straight into an {@code int[]}. The body itself is admitted (content
+ * type, limits, deadline) by {@link RequestBody}. Every failure becomes an {@link ApiError} naming the field: 400
+ * malformed JSON, 422 missing field / wrong type / null / out of range (Dynamo's status codes, with JSON bodies
+ * instead of axum's plain text).
  */
 final class JsonBody implements AutoCloseable {
 
@@ -29,72 +27,45 @@ final class JsonBody implements AutoCloseable {
                     .maxNumberLength(64)
                     .build())
             .build();
-    private static final BigInteger U64_MAX = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
-    private static final BigInteger I64_MIN = BigInteger.valueOf(Long.MIN_VALUE);
 
-    private final JsonParser parser;
-    private final long limit;
-    private final BodyDeadline deadline; // null when the routing has no read deadline
-
-    private JsonBody(JsonParser parser, long limit, BodyDeadline deadline) {
-        this.parser = parser;
-        this.limit = limit;
-        this.deadline = deadline;
+    /** Reads one element of an integer array; the parser is on it. */
+    @FunctionalInterface
+    private interface Element {
+        void read(int index) throws IOException;
     }
 
-    /** Checks the content type and declared length, then opens the object; the parser sits on its first field. */
+    private final JsonParser parser;
+    private final RequestBody body;
+
+    private JsonBody(JsonParser parser, RequestBody body) {
+        this.parser = parser;
+        this.body = body;
+    }
+
+    /** Admits a JSON body, then opens its object; the parser sits on the first field. */
     static JsonBody open(ServerRequest req, long limit) {
-        HttpMediaType type = req.headers().contentType().orElse(null);
-        if (type == null || !"application".equalsIgnoreCase(type.mediaType().type())
-                || !"json".equalsIgnoreCase(type.mediaType().subtype())) {
-            throw new ApiError(415, "expected request with `Content-Type: application/json`");
-        }
-        if (req.headers().contains(HeaderNames.CONTENT_LENGTH)) {
-            long declared = req.headers().contentLength().orElse(0L);
-            if (declared > limit) {
-                throw ApiError.tooLarge(limit);
-            }
-        }
-        BodyDeadline deadline = BodyDeadline.of(req);
-        InputStream in = new Limited(req.content().inputStream(), limit, deadline);
-        if (deadline != null) {
-            deadline.arm();
-        }
-        JsonBody body = null;
+        RequestBody admitted = RequestBody.open(req, limit, "json");
+        JsonBody json = null;
         try {
-            body = new JsonBody(FACTORY.createParser(in), limit, deadline);
-            JsonToken first = body.next();
+            json = new JsonBody(FACTORY.createParser(admitted.stream()), admitted);
+            JsonToken first = json.next();
             if (first == null) {
                 throw ApiError.badJson("request body is empty; expected a JSON object");
             }
             if (first != JsonToken.START_OBJECT) {
                 throw ApiError.invalid("expected a JSON object, got " + describe(first));
             }
-            return body;
+            return json;
         } catch (IOException e) {
+            admitted.close();
             throw new ApiError(400, "cannot read the request body: " + e.getMessage());
         } catch (RuntimeException e) {
-            if (body != null) {
-                body.close(); // not handed to the caller's try-with-resources: disarm here
-            } else if (deadline != null) {
-                deadline.disarm();
+            if (json != null) {
+                json.close(); // not handed to the caller's try-with-resources: stop the deadline here
+            } else {
+                admitted.close();
             }
             throw e;
-        }
-    }
-
-    /** Parses a string (used by tests and by the error texts). */
-    static JsonBody of(byte[] json) {
-        try {
-            JsonParser p = FACTORY.createParser(json);
-            JsonBody body = new JsonBody(p, json.length, null);
-            JsonToken first = body.next();
-            if (first != JsonToken.START_OBJECT) {
-                throw ApiError.invalid("expected a JSON object, got " + describe(first));
-            }
-            return body;
-        } catch (IOException e) {
-            throw new ApiError(400, e.getMessage());
         }
     }
 
@@ -147,49 +118,25 @@ final class JsonBody implements AutoCloseable {
     }
 
     long u64(String field) {
-        JsonToken t = parser.currentToken();
-        if (t != JsonToken.VALUE_NUMBER_INT) {
-            throw ApiError.invalid("invalid type for `" + field + "`: expected an unsigned 64-bit integer, got "
-                    + describe(t));
-        }
+        requireInteger(field, "an unsigned 64-bit integer");
         try {
-            return switch (parser.getNumberType()) {
-                case INT, LONG -> {
-                    long v = parser.getLongValue();
-                    if (v < 0) {
-                        throw ApiError.invalid("invalid value for `" + field + "`: " + v
-                                + " is negative; expected an unsigned 64-bit integer");
-                    }
-                    yield v;
-                }
-                default -> {
-                    BigInteger v = parser.getBigIntegerValue();
-                    if (v.signum() < 0 || v.compareTo(U64_MAX) > 0) {
-                        throw ApiError.invalid("invalid value for `" + field + "`: " + v
-                                + " is out of range for an unsigned 64-bit integer");
-                    }
-                    yield v.longValue();
-                }
-            };
+            if (!JsonIntegers.fitsU64(parser)) {
+                throw ApiError.invalid("invalid value for `" + field + "`: " + parser.getText()
+                        + (JsonIntegers.isNegativeLong(parser) ? " is negative; expected an unsigned 64-bit integer"
+                        : " is out of range for an unsigned 64-bit integer"));
+            }
+            return JsonIntegers.bits64(parser);
         } catch (IOException e) {
             throw translate(e);
         }
     }
 
     int u32(String field) {
-        JsonToken t = parser.currentToken();
-        if (t != JsonToken.VALUE_NUMBER_INT) {
-            throw ApiError.invalid("invalid type for `" + field + "`: expected an unsigned 32-bit integer, got "
-                    + describe(t));
-        }
+        requireInteger(field, "an unsigned 32-bit integer");
         try {
-            if (parser.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
+            long v = JsonIntegers.u32(parser);
+            if (v < 0) {
                 throw ApiError.invalid("invalid value for `" + field + "`: " + parser.getText()
-                        + " is out of range for an unsigned 32-bit integer");
-            }
-            long v = parser.getLongValue();
-            if (v < 0 || v > 0xFFFF_FFFFL) {
-                throw ApiError.invalid("invalid value for `" + field + "`: " + v
                         + " is out of range for an unsigned 32-bit integer");
             }
             return (int) v;
@@ -205,43 +152,16 @@ final class JsonBody implements AutoCloseable {
 
     /** An array of u32 (token ids) read straight into an {@code int[]} holding the raw 32-bit patterns. */
     int[] u32Array(String field) {
-        if (parser.currentToken() != JsonToken.START_ARRAY) {
-            throw ApiError.invalid("invalid type for `" + field + "`: expected an array of unsigned 32-bit integers,"
-                    + " got " + describe(parser.currentToken()));
-        }
-        int[] out = new int[256];
-        int n = 0;
-        try {
-            JsonToken t;
-            while ((t = parser.nextToken()) != JsonToken.END_ARRAY) {
-                if (t == null) {
-                    throw ApiError.badJson("unexpected end of JSON in `" + field + "`");
-                }
-                if (t != JsonToken.VALUE_NUMBER_INT) {
-                    throw ApiError.invalid("invalid type for `" + field + "[" + n + "]`: expected an unsigned 32-bit"
-                            + " integer, got " + describe(t));
-                }
-                long v;
-                if (parser.getNumberType() == JsonParser.NumberType.INT) {
-                    v = parser.getIntValue();
-                } else if (parser.getNumberType() == JsonParser.NumberType.LONG) {
-                    v = parser.getLongValue();
-                } else {
-                    v = -1;
-                }
-                if (v < 0 || v > 0xFFFF_FFFFL) {
-                    throw ApiError.invalid("invalid value for `" + field + "[" + n + "]`: " + parser.getText()
-                            + " is out of range for an unsigned 32-bit integer (0..4294967295)");
-                }
-                if (n == out.length) {
-                    out = Arrays.copyOf(out, n * 2);
-                }
-                out[n++] = (int) v;
+        IntArrayList out = new IntArrayList(256);
+        integers(field, "unsigned 32-bit integers", "an unsigned 32-bit integer", i -> {
+            long v = JsonIntegers.u32(parser);
+            if (v < 0) {
+                throw ApiError.invalid("invalid value for `" + field + "[" + i + "]`: " + parser.getText()
+                        + " is out of range for an unsigned 32-bit integer (0..4294967295)");
             }
-        } catch (IOException e) {
-            throw translate(e);
-        }
-        return n == out.length ? out : Arrays.copyOf(out, n);
+            out.add((int) v);
+        });
+        return out.toIntArray();
     }
 
     /**
@@ -249,46 +169,49 @@ final class JsonBody implements AutoCloseable {
      * decimal form up to 2^64-1 that {@code /dump} prints.
      */
     long[] hashArray(String field) {
-        if (parser.currentToken() != JsonToken.START_ARRAY) {
-            throw ApiError.invalid("invalid type for `" + field + "`: expected an array of 64-bit integers, got "
-                    + describe(parser.currentToken()));
-        }
-        long[] out = new long[64];
-        int n = 0;
-        try {
-            JsonToken t;
-            while ((t = parser.nextToken()) != JsonToken.END_ARRAY) {
-                if (t == null) {
-                    throw ApiError.badJson("unexpected end of JSON in `" + field + "`");
-                }
-                if (t != JsonToken.VALUE_NUMBER_INT) {
-                    throw ApiError.invalid("invalid type for `" + field + "[" + n + "]`: expected a 64-bit integer,"
-                            + " got " + describe(t));
-                }
-                long v;
-                if (parser.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
-                    BigInteger b = parser.getBigIntegerValue();
-                    if (b.compareTo(I64_MIN) < 0 || b.compareTo(U64_MAX) > 0) {
-                        throw ApiError.invalid("invalid value for `" + field + "[" + n + "]`: " + b
-                                + " does not fit in 64 bits");
-                    }
-                    v = b.longValue();
-                } else {
-                    v = parser.getLongValue();
-                }
-                if (n == out.length) {
-                    out = Arrays.copyOf(out, n * 2);
-                }
-                out[n++] = v;
+        LongArrayList out = new LongArrayList(64);
+        integers(field, "64-bit integers", "a 64-bit integer", i -> {
+            if (!JsonIntegers.fits64(parser)) {
+                throw ApiError.invalid("invalid value for `" + field + "[" + i + "]`: " + parser.getText()
+                        + " does not fit in 64 bits");
             }
-        } catch (IOException e) {
-            throw translate(e);
-        }
-        return Arrays.copyOf(out, n);
+            out.add(JsonIntegers.bits64(parser));
+        });
+        return out.toLongArray();
     }
 
     static ApiError missing(String field) {
         return ApiError.invalid("missing field `" + field + "`");
+    }
+
+    /** The one array loop: checks the array and each element's token, then hands each integer to {@code element}. */
+    private void integers(String field, String arrayOf, String elementIs, Element element) {
+        if (parser.currentToken() != JsonToken.START_ARRAY) {
+            throw ApiError.invalid("invalid type for `" + field + "`: expected an array of " + arrayOf + ", got "
+                    + describe(parser.currentToken()));
+        }
+        try {
+            JsonToken t;
+            for (int i = 0; (t = parser.nextToken()) != JsonToken.END_ARRAY; i++) {
+                if (t == null) {
+                    throw ApiError.badJson("unexpected end of JSON in `" + field + "`");
+                }
+                if (t != JsonToken.VALUE_NUMBER_INT) {
+                    throw ApiError.invalid("invalid type for `" + field + "[" + i + "]`: expected " + elementIs
+                            + ", got " + describe(t));
+                }
+                element.read(i);
+            }
+        } catch (IOException e) {
+            throw translate(e);
+        }
+    }
+
+    private void requireInteger(String field, String expected) {
+        JsonToken t = parser.currentToken();
+        if (t != JsonToken.VALUE_NUMBER_INT) {
+            throw ApiError.invalid("invalid type for `" + field + "`: expected " + expected + ", got " + describe(t));
+        }
     }
 
     private JsonToken next() {
@@ -313,11 +236,9 @@ final class JsonBody implements AutoCloseable {
     }
 
     private ApiError translate(IOException e) {
-        if (deadline != null && deadline.timedOut()) {
-            return new ApiError(408, "request body not received in time"); // already answered by the watchdog
-        }
-        if (e instanceof TooLarge) {
-            return ApiError.tooLarge(limit);
+        ApiError admission = body.failure(e);
+        if (admission != null) {
+            return admission;
         }
         if (e instanceof JsonProcessingException jpe) {
             return ApiError.badJson("invalid JSON: " + jpe.getOriginalMessage() + " at " + where());
@@ -343,64 +264,11 @@ final class JsonBody implements AutoCloseable {
 
     @Override
     public void close() {
-        if (deadline != null) {
-            deadline.disarm();
-        }
+        body.close();
         try {
             parser.close();
         } catch (IOException ignored) {
             // the request is answered either way
         }
     }
-
-    /** Thrown by {@link Limited} when a body without (or with a lying) Content-Length grows past the limit. */
-    private static final class TooLarge extends IOException {
-        TooLarge() {
-            super("body too large", null);
-        }
-    }
-
-    /** Caps the body at the limit and stops the read deadline at the body's end, before the handler acts on it. */
-    private static final class Limited extends FilterInputStream {
-        private final BodyDeadline deadline;
-        private long remaining;
-
-        Limited(InputStream in, long limit, BodyDeadline deadline) {
-            super(in);
-            this.remaining = limit;
-            this.deadline = deadline;
-        }
-
-        @Override
-        public int read() throws IOException {
-            int b = super.read();
-            if (b < 0) {
-                ended();
-            } else if (--remaining < 0) {
-                throw new TooLarge();
-            }
-            return b;
-        }
-
-        private void ended() {
-            if (deadline != null) {
-                deadline.disarm();
-            }
-        }
-
-        @Override
-        public int read(byte[] buf, int off, int len) throws IOException {
-            int n = super.read(buf, off, len);
-            if (n < 0) {
-                ended();
-            } else if (n > 0) {
-                remaining -= n;
-                if (remaining < 0) {
-                    throw new TooLarge();
-                }
-            }
-            return n;
-        }
-    }
-
 }

@@ -2,8 +2,6 @@ package io.kvindexer.indexer.http;
 
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.registry.WorkerRegistry;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 
@@ -11,7 +9,7 @@ import io.helidon.webserver.http.ServerResponse;
  * {@code /test/pause_listener} and {@code /test/resume_listener} (spec §5.10): mounted only when
  * {@code DYN_KV_INDEXER_TEST_ENDPOINTS} is on; they let end-to-end tests create gaps on purpose.
  */
-final class ListenerControlService implements HttpService {
+final class ListenerControlService implements ApiService {
 
     private final WorkerRegistry registry;
     private final long maxBody;
@@ -22,26 +20,31 @@ final class ListenerControlService implements HttpService {
     }
 
     @Override
-    public void routing(HttpRules rules) {
-        rules.post("/test/pause_listener", this::pause)
-                .post("/test/resume_listener", this::resume);
+    public void routes(Routes routes) {
+        routes.post("/test/pause_listener", Routes.Access.TOKEN, this::pause)
+                .post("/test/resume_listener", Routes.Access.TOKEN, this::resume);
     }
 
     private void pause(ServerRequest req, ServerResponse res) throws RegistryException {
-        Requests.ListenerControl c;
-        try (JsonBody body = JsonBody.open(req, maxBody)) {
-            c = Requests.listenerControl(body);
-        }
-        registry.pause(c.instanceId(), c.dpRank());
-        JsonOut.ok(res, 200);
+        control(req, res, registry::pause);
     }
 
     private void resume(ServerRequest req, ServerResponse res) throws RegistryException {
+        control(req, res, registry::resume);
+    }
+
+    /** What a control call does to the listener of one (instance, dp rank). */
+    @FunctionalInterface
+    private interface Action {
+        void apply(long instanceId, int dpRank) throws RegistryException;
+    }
+
+    private void control(ServerRequest req, ServerResponse res, Action action) throws RegistryException {
         Requests.ListenerControl c;
         try (JsonBody body = JsonBody.open(req, maxBody)) {
             c = Requests.listenerControl(body);
         }
-        registry.resume(c.instanceId(), c.dpRank());
+        action.apply(c.instanceId(), c.dpRank());
         JsonOut.ok(res, 200);
     }
 }

@@ -2,8 +2,6 @@ package io.kvindexer.indexer.http;
 
 import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.helidon.http.HeaderNames;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 
@@ -11,7 +9,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 
 /** {@code GET /metrics}: the Prometheus exposition, format negotiated from {@code Accept}. */
-final class MetricsService implements HttpService {
+final class MetricsService implements ApiService {
 
     private final IndexerMetrics metrics;
 
@@ -20,8 +18,8 @@ final class MetricsService implements HttpService {
     }
 
     @Override
-    public void routing(HttpRules rules) {
-        rules.get("/metrics", this::scrape);
+    public void routes(Routes routes) {
+        routes.get("/metrics", Routes.Access.OPEN, this::scrape);
     }
 
     private void scrape(ServerRequest req, ServerResponse res) throws IOException {

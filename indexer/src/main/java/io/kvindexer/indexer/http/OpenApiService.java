@@ -1,8 +1,6 @@
 package io.kvindexer.indexer.http;
 
 import io.helidon.http.HeaderNames;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 
@@ -11,7 +9,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 
 /** {@code GET /openapi.yaml}: the OpenAPI document of this API, served from the jar as it was written. */
-final class OpenApiService implements HttpService {
+final class OpenApiService implements ApiService {
 
     static final String RESOURCE = "/openapi.yaml";
 
@@ -29,8 +27,8 @@ final class OpenApiService implements HttpService {
     }
 
     @Override
-    public void routing(HttpRules rules) {
-        rules.get("/openapi.yaml", this::document);
+    public void routes(Routes routes) {
+        routes.get(RESOURCE, Routes.Access.OPEN, this::document);
     }
 
     private void document(ServerRequest req, ServerResponse res) {

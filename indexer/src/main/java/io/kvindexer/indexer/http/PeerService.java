@@ -1,15 +1,13 @@
 package io.kvindexer.indexer.http;
 
 import io.kvindexer.indexer.registry.PeerRegistry;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 
 import java.util.List;
 
 /** {@code /register_peer}, {@code /deregister_peer}, {@code /peers} (spec §5.9). */
-final class PeerService implements HttpService {
+final class PeerService implements ApiService {
 
     private final PeerRegistry peers;
     private final long maxBody;
@@ -22,10 +20,10 @@ final class PeerService implements HttpService {
     }
 
     @Override
-    public void routing(HttpRules rules) {
-        rules.post("/register_peer", this::register)
-                .post("/deregister_peer", this::deregister)
-                .get("/peers", this::list);
+    public void routes(Routes routes) {
+        routes.post("/register_peer", Routes.Access.TOKEN, this::register)
+                .post("/deregister_peer", Routes.Access.TOKEN, this::deregister)
+                .get("/peers", Routes.Access.OPEN, this::list);
     }
 
     private void register(ServerRequest req, ServerResponse res) {

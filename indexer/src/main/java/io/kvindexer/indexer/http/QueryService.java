@@ -6,8 +6,6 @@ import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.index.OverlapScores;
 import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.kvindexer.indexer.recovery.StartupGate;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 
@@ -19,7 +17,7 @@ import java.util.function.LongFunction;
  * {@code /query} and {@code /query_by_hash} (spec §5.6–5.7): 404 for an unknown (model, tenant), 503 until the
  * startup gate is open (design §2: never a silently empty answer while recovering).
  */
-final class QueryService implements HttpService {
+final class QueryService implements ApiService {
 
     private final Indexers indexers;
     private final StartupGate gate;
@@ -41,9 +39,9 @@ final class QueryService implements HttpService {
     }
 
     @Override
-    public void routing(HttpRules rules) {
-        rules.post("/query", this::query)
-                .post("/query_by_hash", this::queryByHash);
+    public void routes(Routes routes) {
+        routes.post("/query", Routes.Access.OPEN, this::query)
+                .post("/query_by_hash", Routes.Access.OPEN, this::queryByHash);
     }
 
     private void query(ServerRequest req, ServerResponse res) {

@@ -6,24 +6,15 @@ import io.helidon.webserver.http.FilterChain;
 import io.helidon.webserver.http.RoutingRequest;
 import io.helidon.webserver.http.RoutingResponse;
 
-import java.util.Set;
-
-/** Counts and times every request as Dynamo does: label {@code endpoint} = route or {@code unknown}. */
-final class RequestMetricsFilter implements Filter {
-
-    private final IndexerMetrics metrics;
-    private final Set<String> known;
-
-    RequestMetricsFilter(IndexerMetrics metrics, Set<String> known) {
-        this.metrics = metrics;
-        this.known = known;
-    }
+/** Counts and times every request as Dynamo does: label {@code endpoint} = the declared route or {@code unknown}. */
+record RequestMetricsFilter(IndexerMetrics metrics, Routes routes) implements Filter {
 
     @Override
     public void filter(FilterChain chain, RoutingRequest req, RoutingResponse res) {
         long start = System.nanoTime();
         String path = req.path().rawPath();
-        String endpoint = known.contains(path) ? path : "unknown";
+        String declared = routes.pathOf(path);
+        String endpoint = declared != null ? declared : "unknown";
         try {
             chain.proceed();
         } finally {

@@ -5,8 +5,6 @@ import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import io.kvindexer.indexer.registry.WorkerView;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 
@@ -15,7 +13,7 @@ import java.util.List;
 import java.util.Map;
 
 /** Worker registrations: {@code /register}, {@code /unregister}, {@code /workers} (spec §5.3–5.5). */
-final class WorkerService implements HttpService {
+final class WorkerService implements ApiService {
 
     private final WorkerRegistry registry;
     private final long maxBody;
@@ -26,10 +24,10 @@ final class WorkerService implements HttpService {
     }
 
     @Override
-    public void routing(HttpRules rules) {
-        rules.post("/register", this::register)
-                .post("/unregister", this::unregister)
-                .get("/workers", this::workers);
+    public void routes(Routes routes) {
+        routes.post("/register", Routes.Access.TOKEN, this::register)
+                .post("/unregister", Routes.Access.TOKEN, this::unregister)
+                .get("/workers", Routes.Access.OPEN, this::workers);
     }
 
     private void register(ServerRequest req, ServerResponse res) throws RegistryException {

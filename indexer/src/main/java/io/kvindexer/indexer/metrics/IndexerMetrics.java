@@ -240,14 +240,4 @@ public final class IndexerMetrics {
         writer.write(out, registry.scrape());
         return writer.getContentType();
     }
-
-    /** The text format as a string (tests, debugging). */
-    public String scrapeText() {
-        return formats.getPrometheusTextFormatWriter().toDebugString(registry.scrape());
-    }
-
-    public String contentType(String accept) {
-        ExpositionFormatWriter writer = formats.findWriter(accept);
-        return writer.isAvailable() ? writer.getContentType() : formats.getPrometheusTextFormatWriter().getContentType();
-    }
 }

@@ -1,8 +1,6 @@
 package io.kvindexer.indexer.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.kvindexer.indexer.IndexerApp;
-import io.kvindexer.indexer.IndexerConfig;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -11,40 +9,38 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /** A listener that cannot connect: {@code failed} with {@code last_error} in /workers; /ready lists it, stays 200. */
-class FailedListenerTest {
+@IndexerRoutes
+abstract class FailedListenerTest {
 
     @Test
-    void unresolvableEngineHostFailsTheListener() throws Exception {
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
-            assertThat(http.post("/register", """
-                    {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").status())
-                    .isEqualTo(201);
-            assertThat(http.post("/register", """
-                    {"instance_id":1,"dp_rank":1,"endpoint":"tcp://no-such-host.invalid:5557","model_name":"m",
-                     "block_size":4}""").status()).isEqualTo(201);
-            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-                JsonNode w = http.get("/workers").json().get(0);
-                assertThat(w.get("status").asText()).isEqualTo("failed");
-                assertThat(w.get("listeners").get("1").get("status").asText()).isEqualTo("failed");
-                assertThat(w.get("listeners").get("1").get("last_error").asText()).contains("no-such-host.invalid");
-                assertThat(w.get("listeners").get("0").has("last_error")).isFalse();
-            });
-            // issue 13: a failed listener is shown in /ready's body but never takes the replica out of rotation
-            HttpTestClient.Response ready = http.get("/ready");
-            assertThat(ready.status()).isEqualTo(200);
-            JsonNode body = ready.json();
-            assertThat(body.get("ready").asBoolean()).isTrue();
-            assertThat(body.get("reason").asText()).isEqualTo("ready");
-            assertThat(body.get("listeners_failed")).hasSize(1);
-            JsonNode failed = body.get("listeners_failed").get(0);
-            assertThat(failed.get("instance_id").asLong()).isEqualTo(1);
-            assertThat(failed.get("dp_rank").asInt()).isEqualTo(1);
-            assertThat(failed.get("endpoint").asText()).isEqualTo("tcp://no-such-host.invalid:5557");
-            assertThat(failed.get("last_error").asText()).contains("no-such-host.invalid");
-            // queries are still answered: one bad engine does not take the index down
-            assertThat(http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}").status()).isEqualTo(200);
-            assertThat(http.get("/metrics").body()).contains("dynamo_kvindexer_listeners{status=\"failed\"} 1.0");
-        }
+    void unresolvableEngineHostFailsTheListener(HttpTestClient http) {
+        assertThat(http.post("/register", """
+                {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").status())
+                .isEqualTo(201);
+        assertThat(http.post("/register", """
+                {"instance_id":1,"dp_rank":1,"endpoint":"tcp://no-such-host.invalid:5557","model_name":"m",
+                 "block_size":4}""").status()).isEqualTo(201);
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+            JsonNode w = http.get("/workers").json().get(0);
+            assertThat(w.get("status").asText()).isEqualTo("failed");
+            assertThat(w.get("listeners").get("1").get("status").asText()).isEqualTo("failed");
+            assertThat(w.get("listeners").get("1").get("last_error").asText()).contains("no-such-host.invalid");
+            assertThat(w.get("listeners").get("0").has("last_error")).isFalse();
+        });
+        // issue 13: a failed listener is shown in /ready's body but never takes the replica out of rotation
+        HttpTestClient.Response ready = http.get("/ready");
+        assertThat(ready.status()).isEqualTo(200);
+        JsonNode body = ready.json();
+        assertThat(body.get("ready").asBoolean()).isTrue();
+        assertThat(body.get("reason").asText()).isEqualTo("ready");
+        assertThat(body.get("listeners_failed")).hasSize(1);
+        JsonNode failed = body.get("listeners_failed").get(0);
+        assertThat(failed.get("instance_id").asLong()).isEqualTo(1);
+        assertThat(failed.get("dp_rank").asInt()).isEqualTo(1);
+        assertThat(failed.get("endpoint").asText()).isEqualTo("tcp://no-such-host.invalid:5557");
+        assertThat(failed.get("last_error").asText()).contains("no-such-host.invalid");
+        // queries are still answered: one bad engine does not take the index down
+        assertThat(http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}").status()).isEqualTo(200);
+        assertThat(http.get("/metrics").body()).contains("dynamo_kvindexer_listeners{status=\"failed\"} 1.0");
     }
 }

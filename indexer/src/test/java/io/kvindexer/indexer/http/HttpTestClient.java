@@ -2,6 +2,11 @@ package io.kvindexer.indexer.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.Method;
+import io.helidon.webclient.http1.Http1Client;
+import io.helidon.webclient.http1.Http1ClientRequest;
+import io.helidon.webclient.http1.Http1ClientResponse;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -12,7 +17,12 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
-/** A small JDK HttpClient wrapper for tests: real sockets, bodies as strings, JSON read with Jackson. */
+/**
+ * The tests' client of our API, bodies as strings, JSON read with Jackson. Over a socket it is the JDK's
+ * HttpClient (an HTTP implementation independent of the server's, and ready at once where Helidon's client takes
+ * seconds to initialise in a fresh JVM: timing-sensitive tests need that); under {@code @RoutingTest} it drives
+ * Helidon's in-memory {@code DirectClient}. Either way the same test body runs.
+ */
 public final class HttpTestClient implements AutoCloseable {
 
     public static final ObjectMapper JSON = new ObjectMapper();
@@ -33,15 +43,28 @@ public final class HttpTestClient implements AutoCloseable {
         }
     }
 
-    private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
-    private final String baseUrl;
+    /** One request/response exchange; {@code body} null sends none, {@code headers} are name, value pairs. */
+    private interface Transport extends AutoCloseable {
+        Response exchange(String method, String path, String contentType, byte[] body, String[] headers);
 
+        @Override
+        void close();
+    }
+
+    private final Transport transport;
+
+    /** A socket client of the server at {@code baseUrl}. */
     public HttpTestClient(String baseUrl) {
-        this.baseUrl = baseUrl;
+        this.transport = new Jdk(baseUrl);
+    }
+
+    /** Requests through a Helidon client (the harness's DirectClient), closed with this one. */
+    public HttpTestClient(Http1Client client) {
+        this.transport = new Helidon(client);
     }
 
     public Response get(String path) {
-        return send(HttpRequest.newBuilder(URI.create(baseUrl + path)).GET());
+        return request("GET", path, null, null);
     }
 
     public Response post(String path, String json) {
@@ -49,34 +72,78 @@ public final class HttpTestClient implements AutoCloseable {
     }
 
     public Response postRaw(String path, byte[] body, String contentType) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path))
-                .POST(HttpRequest.BodyPublishers.ofByteArray(body));
-        if (contentType != null) {
-            b.header("Content-Type", contentType);
-        }
-        return send(b);
+        return request("POST", path, contentType, body);
     }
 
     public Response method(String method, String path) {
-        return send(HttpRequest.newBuilder(URI.create(baseUrl + path))
-                .method(method, HttpRequest.BodyPublishers.noBody()));
+        return request(method, path, null, null);
     }
 
-    public Response send(HttpRequest.Builder request) {
-        try {
-            HttpResponse<String> r = client.send(request.timeout(Duration.ofSeconds(60)).build(),
-                    HttpResponse.BodyHandlers.ofString());
-            return new Response(r.statusCode(), r.headers().firstValue("content-type").orElse(""), r.body());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
+    /** Any request: {@code body} null sends none; {@code headers} are name, value pairs (e.g. Authorization). */
+    public Response request(String method, String path, String contentType, byte[] body, String... headers) {
+        return transport.exchange(method, path, contentType, body, headers);
     }
 
     @Override
     public void close() {
-        client.close();
+        transport.close();
+    }
+
+    private static final class Jdk implements Transport {
+        private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+        private final String baseUrl;
+
+        Jdk(String baseUrl) {
+            this.baseUrl = baseUrl;
+        }
+
+        @Override
+        public Response exchange(String method, String path, String contentType, byte[] body, String[] headers) {
+            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(60))
+                    .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+                            : HttpRequest.BodyPublishers.ofByteArray(body));
+            if (contentType != null) {
+                b.header("Content-Type", contentType);
+            }
+            for (int i = 0; i + 1 < headers.length; i += 2) {
+                b.header(headers[i], headers[i + 1]);
+            }
+            try {
+                HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
+                return new Response(r.statusCode(), r.headers().firstValue("content-type").orElse(""), r.body());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+
+        @Override
+        public void close() {
+            client.close();
+        }
+    }
+
+    private record Helidon(Http1Client client) implements Transport {
+        @Override
+        public Response exchange(String method, String path, String contentType, byte[] body, String[] headers) {
+            Http1ClientRequest req = client.method(Method.create(method)).path(path);
+            if (contentType != null) {
+                req.header(HeaderNames.CONTENT_TYPE, contentType);
+            }
+            for (int i = 0; i + 1 < headers.length; i += 2) {
+                req.header(HeaderNames.create(headers[i]), headers[i + 1]);
+            }
+            try (Http1ClientResponse r = body == null ? req.request() : req.submit(body)) {
+                return new Response(r.status().code(), r.headers().first(HeaderNames.CONTENT_TYPE).orElse(""),
+                        r.entity().hasEntity() ? r.as(String.class) : "");
+            }
+        }
+
+        @Override
+        public void close() {
+            client.closeResource();
+        }
     }
 }

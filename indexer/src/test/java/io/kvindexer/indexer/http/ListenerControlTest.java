@@ -1,52 +1,54 @@
 package io.kvindexer.indexer.http;
 
-import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code /test/pause_listener}, {@code /test/resume_listener} when DYN_KV_INDEXER_TEST_ENDPOINTS is on (spec §5.10). */
-class ListenerControlTest {
+@IndexerRoutes
+abstract class ListenerControlTest {
+
+    @IndexerRoutes.Config
+    static IndexerConfig config() {
+        return IndexerConfig.defaults().withTestEndpoints(true);
+    }
 
     @Test
-    void pauseAndResumeWithDynamoTexts() throws Exception {
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().withTestEndpoints(true));
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
-            assertThat(http.post("/register", """
-                    {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").status())
-                    .isEqualTo(201);
+    void pauseAndResumeWithDynamoTexts(HttpTestClient http) {
+        assertThat(http.post("/register", """
+                {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").status())
+                .isEqualTo(201);
 
-            // listener_control_endpoints_are_mounted_when_enabled: a malformed body is a 4xx, not a 404
-            HttpTestClient.Response bad = http.post("/test/pause_listener", "{\"dp_rank\":0}");
-            assertThat(bad.status()).isBetween(400, 499).isNotEqualTo(404);
-            assertThat(bad.error()).contains("instance_id");
+        // listener_control_endpoints_are_mounted_when_enabled: a malformed body is a 4xx, not a 404
+        HttpTestClient.Response bad = http.post("/test/pause_listener", "{\"dp_rank\":0}");
+        assertThat(bad.status()).isBetween(400, 499).isNotEqualTo(404);
+        assertThat(bad.error()).contains("instance_id");
 
-            HttpTestClient.Response r = http.post("/test/pause_listener", "{\"instance_id\":1}");
-            assertThat(r.status()).isEqualTo(200);
-            assertThat(r.body()).isEqualTo("{\"status\":\"ok\"}");
-            assertThat(http.get("/workers").json().get(0).get("status").asText()).isEqualTo("paused");
-            assertThat(http.get("/workers").json().get(0).get("listeners").get("0").get("status").asText())
-                    .isEqualTo("paused");
+        HttpTestClient.Response r = http.post("/test/pause_listener", "{\"instance_id\":1}");
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(r.body()).isEqualTo("{\"status\":\"ok\"}");
+        assertThat(http.get("/workers").json().get(0).get("status").asText()).isEqualTo("paused");
+        assertThat(http.get("/workers").json().get(0).get("listeners").get("0").get("status").asText())
+                .isEqualTo("paused");
 
-            r = http.post("/test/pause_listener", "{\"instance_id\":1,\"dp_rank\":0}");
-            assertThat(r.status()).isEqualTo(409);
-            assertThat(r.error()).isEqualTo("instance 1 dp_rank 0 cannot be paused from status paused");
+        r = http.post("/test/pause_listener", "{\"instance_id\":1,\"dp_rank\":0}");
+        assertThat(r.status()).isEqualTo(409);
+        assertThat(r.error()).isEqualTo("instance 1 dp_rank 0 cannot be paused from status paused");
 
-            r = http.post("/test/resume_listener", "{\"instance_id\":1,\"dp_rank\":null}");
-            assertThat(r.status()).isEqualTo(200);
-            assertThat(http.get("/workers").json().get(0).get("status").asText()).isIn("pending", "active");
+        r = http.post("/test/resume_listener", "{\"instance_id\":1,\"dp_rank\":null}");
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(http.get("/workers").json().get(0).get("status").asText()).isIn("pending", "active");
 
-            r = http.post("/test/resume_listener", "{\"instance_id\":1}");
-            assertThat(r.status()).isEqualTo(409);
-            assertThat(r.error()).matches("instance 1 dp_rank 0 cannot be resumed from status (pending|active)");
+        r = http.post("/test/resume_listener", "{\"instance_id\":1}");
+        assertThat(r.status()).isEqualTo(409);
+        assertThat(r.error()).matches("instance 1 dp_rank 0 cannot be resumed from status (pending|active)");
 
-            r = http.post("/test/pause_listener", "{\"instance_id\":2}");
-            assertThat(r.status()).isEqualTo(404);
-            assertThat(r.error()).isEqualTo("instance 2 not found");
-            r = http.post("/test/resume_listener", "{\"instance_id\":1,\"dp_rank\":3}");
-            assertThat(r.status()).isEqualTo(404);
-            assertThat(r.error()).isEqualTo("instance 1 dp_rank 3 not found");
-        }
+        r = http.post("/test/pause_listener", "{\"instance_id\":2}");
+        assertThat(r.status()).isEqualTo(404);
+        assertThat(r.error()).isEqualTo("instance 2 not found");
+        r = http.post("/test/resume_listener", "{\"instance_id\":1,\"dp_rank\":3}");
+        assertThat(r.status()).isEqualTo(404);
+        assertThat(r.error()).isEqualTo("instance 1 dp_rank 3 not found");
     }
 }

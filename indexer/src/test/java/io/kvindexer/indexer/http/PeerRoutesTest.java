@@ -1,33 +1,29 @@
 package io.kvindexer.indexer.http;
 
-import io.kvindexer.indexer.IndexerApp;
-import io.kvindexer.indexer.IndexerConfig;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code /register_peer}, {@code /deregister_peer}, {@code /peers} (spec §5.9): set semantics, exact strings. */
-class PeerRoutesTest {
+@IndexerRoutes
+abstract class PeerRoutesTest {
 
     @Test
-    void peersRoundTrip() throws Exception {
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
-            assertThat(http.get("/peers").body()).isEqualTo("[]");
-            HttpTestClient.Response r = http.post("/register_peer", "{\"url\":\"http://peer:8091\"}");
-            assertThat(r.status()).isEqualTo(201);
-            assertThat(r.body()).isEqualTo("{\"status\":\"ok\"}");
-            assertThat(http.post("/register_peer", "{\"url\":\"http://peer:8091\"}").status()).isEqualTo(201);
-            assertThat(http.post("/register_peer", "{\"url\":\"http://peer:8092/\"}").status()).isEqualTo(201);
-            assertThat(http.get("/peers").body()).isEqualTo("[\"http://peer:8091\",\"http://peer:8092/\"]");
+    void peersRoundTrip(HttpTestClient http) {
+        assertThat(http.get("/peers").body()).isEqualTo("[]");
+        HttpTestClient.Response r = http.post("/register_peer", "{\"url\":\"http://peer:8091\"}");
+        assertThat(r.status()).isEqualTo(201);
+        assertThat(r.body()).isEqualTo("{\"status\":\"ok\"}");
+        assertThat(http.post("/register_peer", "{\"url\":\"http://peer:8091\"}").status()).isEqualTo(201);
+        assertThat(http.post("/register_peer", "{\"url\":\"http://peer:8092/\"}").status()).isEqualTo(201);
+        assertThat(http.get("/peers").body()).isEqualTo("[\"http://peer:8091\",\"http://peer:8092/\"]");
 
-            r = http.post("/deregister_peer", "{\"url\":\"http://peer:8091\"}");
-            assertThat(r.status()).isEqualTo(200);
-            assertThat(r.body()).isEqualTo("{\"status\":\"ok\"}");
-            r = http.post("/deregister_peer", "{\"url\":\"http://peer:8091\"}");
-            assertThat(r.status()).isEqualTo(404);
-            assertThat(r.body()).isEqualTo("{\"error\":\"peer not found\"}");
-            assertThat(http.get("/peers").body()).isEqualTo("[\"http://peer:8092/\"]");
-        }
+        r = http.post("/deregister_peer", "{\"url\":\"http://peer:8091\"}");
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(r.body()).isEqualTo("{\"status\":\"ok\"}");
+        r = http.post("/deregister_peer", "{\"url\":\"http://peer:8091\"}");
+        assertThat(r.status()).isEqualTo(404);
+        assertThat(r.body()).isEqualTo("{\"error\":\"peer not found\"}");
+        assertThat(http.get("/peers").body()).isEqualTo("[\"http://peer:8092/\"]");
     }
 }

@@ -18,10 +18,12 @@ class ReadinessTest {
         return "{\"instance_id\":" + id + ",\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"m\",\"block_size\":4}";
     }
 
-    @Test
-    void readyAtOnceWithoutPeersOrGate() throws Exception {
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+    /** Run by {@link RoutesOverSocketTest} and {@link RoutesInMemoryTest}, as is {@link Gate}. */
+    @IndexerRoutes
+    abstract static class Ready {
+
+        @Test
+        void readyAtOnceWithoutPeersOrGate(HttpTestClient http) {
             HttpTestClient.Response health = http.get("/health");
             assertThat(health.status()).isEqualTo(200);
             assertThat(health.body()).isEmpty();
@@ -31,11 +33,17 @@ class ReadinessTest {
         }
     }
 
-    @Test
-    void gateWaitsForMinInitialWorkersRegisteredOverHttp() throws Exception {
-        // run_common_exposes_ready_while_waiting_for_min_workers, with design §2: HTTP is open while waiting
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().withMinInitialWorkers(2));
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+    @IndexerRoutes
+    abstract static class Gate {
+
+        @IndexerRoutes.Config
+        static IndexerConfig config() {
+            return IndexerConfig.defaults().withMinInitialWorkers(2);
+        }
+
+        @Test
+        void gateWaitsForMinInitialWorkersRegisteredOverHttp(HttpTestClient http, IndexerRouting.Components app) {
+            // run_common_exposes_ready_while_waiting_for_min_workers, with design §2: HTTP is open while waiting
             assertThat(http.get("/health").status()).isEqualTo(200);
             HttpTestClient.Response ready = http.get("/ready");
             assertThat(ready.status()).isEqualTo(503);

@@ -1,9 +1,8 @@
 package io.kvindexer.indexer.http;
 
-import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -13,26 +12,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Every way a request can be wrong gets a 4xx with a JSON {@code {"error": ...}} that names the field — never a
- * 5xx, never a hang. Real server on a free port.
+ * 5xx, never a hang. Over a socket and in memory.
  */
-class RequestValidationTest {
+@IndexerRoutes
+abstract class RequestValidationTest {
 
-    private static IndexerApp app;
-    private static HttpTestClient http;
+    private HttpTestClient http;
 
     @BeforeAll
-    static void start() throws Exception {
-        app = IndexerApp.start(IndexerConfig.defaults());
-        http = new HttpTestClient(app.baseUrl());
+    static void registerAWorker(HttpTestClient http) {
         assertThat(http.post("/register", """
                 {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").status())
                 .isEqualTo(201);
     }
 
-    @AfterAll
-    static void stop() {
-        http.close();
-        app.close();
+    @BeforeEach
+    void client(HttpTestClient http) {
+        this.http = http;
     }
 
     private static void assertError(HttpTestClient.Response r, int status, String... fragments) {

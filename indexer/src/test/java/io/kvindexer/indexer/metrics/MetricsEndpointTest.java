@@ -1,7 +1,6 @@
 package io.kvindexer.indexer.metrics;
 
-import io.kvindexer.indexer.IndexerApp;
-import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.http.IndexerRoutes;
 import io.kvindexer.indexer.http.HttpTestClient;
 import org.junit.jupiter.api.Test;
 
@@ -32,10 +31,12 @@ public class MetricsEndpointTest {
         return out;
     }
 
-    @Test
-    void exposesDynamoMetricsAndTheyMove() throws Exception {
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+    /** The route cases; {@code http.RoutesOverSocketTest} and {@code http.RoutesInMemoryTest} run them. */
+    @IndexerRoutes
+    public abstract static class Cases {
+
+        @Test
+        void exposesDynamoMetricsAndTheyMove(HttpTestClient http) {
             http.post("/register", """
                     {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""");
             http.post("/register", """

@@ -1,8 +1,10 @@
 package io.kvindexer.indexer.reliability;
 
+import io.helidon.webserver.WebServer;
+import io.helidon.webserver.testing.junit5.ServerTest;
+import io.kvindexer.indexer.http.IndexerHarness;
+import io.kvindexer.indexer.http.IndexerRoutes;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.kvindexer.indexer.IndexerApp;
-import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.http.HttpTestClient;
 import org.junit.jupiter.api.Test;
 
@@ -31,6 +33,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * checker keeps sending a normal {@code /query} and {@code /health}: every hostile request gets a 4xx (JSON
  * {@code error} body unless the server's own 413 backstop answered), never a 5xx; every normal request succeeds.
  */
+@ServerTest
+@IndexerRoutes
 class HttpHostileRequestFuzzTest {
 
     private static final String[] PATHS = {"/register", "/unregister", "/query", "/query_by_hash", "/register_peer",
@@ -40,19 +44,19 @@ class HttpHostileRequestFuzzTest {
     }
 
     @Test
-    void hostileRequestsGetTypedClientErrorsAndNormalTrafficGoesOn() throws Exception {
+    void hostileRequestsGetTypedClientErrorsAndNormalTrafficGoesOn(WebServer server) throws Exception {
         int requests = ReliabilityReport.scaled(10_000, 10);
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+        String baseUrl = IndexerHarness.baseUrl(server);
+        try (HttpTestClient http = new HttpTestClient(baseUrl)) {
             // a real (model, tenant) so /query reaches the index; the engine does not need to exist
             assertThat(http.post("/register", "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:9\","
                     + "\"model_name\":\"m\",\"block_size\":4}").status()).isEqualTo(201);
-            int port = app.port();
+            int port = server.port();
             AtomicBoolean stop = new AtomicBoolean();
             AtomicInteger normalOk = new AtomicInteger();
             ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
             Thread checker = Thread.ofPlatform().name("normal-traffic").start(() -> {
-                try (HttpTestClient c = new HttpTestClient(app.baseUrl())) {
+                try (HttpTestClient c = new HttpTestClient(baseUrl)) {
                     while (!stop.get()) {
                         var q = c.post("/query", "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4]}");
                         var h = c.get("/health");

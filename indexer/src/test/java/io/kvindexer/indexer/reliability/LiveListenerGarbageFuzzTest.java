@@ -1,7 +1,9 @@
 package io.kvindexer.indexer.reliability;
 
-import io.kvindexer.indexer.IndexerApp;
-import io.kvindexer.indexer.IndexerConfig;
+import io.helidon.webserver.WebServer;
+import io.helidon.webserver.testing.junit5.ServerTest;
+import io.kvindexer.indexer.http.IndexerHarness;
+import io.kvindexer.indexer.http.IndexerRoutes;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import org.junit.jupiter.api.Test;
 
@@ -17,13 +19,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  * with real batches into a live listener: the listener stays active, counts what it skipped, and the index still
  * ends exactly equal to the engine's ground truth.
  */
+@ServerTest
+@IndexerRoutes
 class LiveListenerGarbageFuzzTest {
 
     @Test
-    void garbageFramesNeverKillTheListener() throws Exception {
+    void garbageFramesNeverKillTheListener(WebServer server) throws Exception {
         int garbage = ReliabilityReport.scaled(3_000, 20);
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
-             FaultHarness h = new FaultHarness(app.baseUrl())) {
+        try (FaultHarness h = new FaultHarness(IndexerHarness.baseUrl(server))) {
             FaultHarness.Engine e = h.addEngine(1, EngineSimulator.Options.defaults(), 300, true);
             Random random = new Random(42);
             int corrupted = 0;

@@ -1,9 +1,12 @@
 package io.kvindexer.indexer.reliability;
 
-import io.kvindexer.indexer.IndexerApp;
+import io.helidon.webserver.WebServer;
+import io.helidon.webserver.testing.junit5.ServerTest;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.ServiceLimits;
 import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.http.IndexerRoutes;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
@@ -27,50 +30,59 @@ class StalledBodyTest {
 
     private static final Duration DEADLINE = Duration.ofMillis(1500);
 
-    @Test
-    void stalledBodyGets408AndOthersAreServedMeanwhile() throws Exception {
-        IndexerConfig config = IndexerConfig.defaults()
-                .withLimits(ServiceLimits.DEFAULTS.withRequestReadTimeout(DEADLINE));
-        try (IndexerApp app = IndexerApp.start(config);
-             HttpTestClient http = new HttpTestClient(app.baseUrl());
-             Socket stalled = new Socket()) {
-            stalled.connect(new InetSocketAddress("127.0.0.1", app.port()));
-            stalled.setSoTimeout(60_000);
-            String part = "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:9\",\"model_";
-            OutputStream out = stalled.getOutputStream();
-            out.write(("POST /register HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                    + "Content-Length: 200\r\n\r\n" + part).getBytes(StandardCharsets.US_ASCII));
-            out.flush();
+    @IndexerRoutes.Config
+    static IndexerConfig config() {
+        return IndexerConfig.defaults().withLimits(ServiceLimits.DEFAULTS.withRequestReadTimeout(DEADLINE));
+    }
 
-            // while that body is stalled, a normal client registers and queries on its own connection
-            HttpTestClient.Response reg = http.post("/register", "{\"instance_id\":2,\"endpoint\":"
-                    + "\"tcp://127.0.0.1:9\",\"model_name\":\"m\",\"block_size\":4}");
-            assertThat(reg.status()).isEqualTo(201);
-            HttpTestClient.Response query = http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4]}");
-            assertThat(query.status()).isEqualTo(200);
-            assertThat(query.json().has("scores")).isTrue();
+    // one indexer per test: both register the same instance
+    @Nested
+    @ServerTest
+    @IndexerRoutes
+    class Stalled {
 
-            String reply = readUntilClosed(stalled.getInputStream());
-            assertThat(reply).startsWith("HTTP/1.1 408");
-            assertThat(reply).containsIgnoringCase("connection: close");
-            assertThat(reply).contains("{\"error\":\"request body not received within 1500 ms");
+        @Test
+        void stalledBodyGets408AndOthersAreServedMeanwhile(HttpTestClient http, WebServer server) throws Exception {
+            try (Socket stalled = new Socket()) {
+                stalled.connect(new InetSocketAddress("127.0.0.1", server.port()));
+                stalled.setSoTimeout(60_000);
+                String part = "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:9\",\"model_";
+                OutputStream out = stalled.getOutputStream();
+                out.write(("POST /register HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        + "Content-Length: 200\r\n\r\n" + part).getBytes(StandardCharsets.US_ASCII));
+                out.flush();
 
-            // the stalled registration was not applied; the normal one was, and the server still answers
-            HttpTestClient.Response workers = http.get("/workers");
-            assertThat(workers.status()).isEqualTo(200);
-            assertThat(workers.body()).contains("\"instance_id\":2").doesNotContain("\"instance_id\":1");
-            assertThat(http.get("/health").status()).isEqualTo(200);
+                // while that body is stalled, a normal client registers and queries on its own connection
+                HttpTestClient.Response reg = http.post("/register", "{\"instance_id\":2,\"endpoint\":"
+                        + "\"tcp://127.0.0.1:9\",\"model_name\":\"m\",\"block_size\":4}");
+                assertThat(reg.status()).isEqualTo(201);
+                HttpTestClient.Response query = http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4]}");
+                assertThat(query.status()).isEqualTo(200);
+                assertThat(query.json().has("scores")).isTrue();
+
+                String reply = readUntilClosed(stalled.getInputStream());
+                assertThat(reply).startsWith("HTTP/1.1 408");
+                assertThat(reply).containsIgnoringCase("connection: close");
+                assertThat(reply).contains("{\"error\":\"request body not received within 1500 ms");
+
+                // the stalled registration was not applied; the normal one was, and the server still answers
+                HttpTestClient.Response workers = http.get("/workers");
+                assertThat(workers.status()).isEqualTo(200);
+                assertThat(workers.body()).contains("\"instance_id\":2").doesNotContain("\"instance_id\":1");
+                assertThat(http.get("/health").status()).isEqualTo(200);
+            }
         }
     }
 
-    @Test
-    void bodiesReadInTimeAreNeverCutOff() throws Exception {
-        // requests on keep-alive connections for three deadlines' worth of time: a disarmed deadline must never
-        // fire into a later request of the same connection
-        IndexerConfig config = IndexerConfig.defaults()
-                .withLimits(ServiceLimits.DEFAULTS.withRequestReadTimeout(DEADLINE));
-        try (IndexerApp app = IndexerApp.start(config);
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+    @Nested
+    @ServerTest
+    @IndexerRoutes
+    class InTime {
+
+        @Test
+        void bodiesReadInTimeAreNeverCutOff(HttpTestClient http) {
+            // requests on keep-alive connections for three deadlines' worth of time: a disarmed deadline must never
+            // fire into a later request of the same connection
             assertThat(http.post("/register", "{\"instance_id\":2,\"endpoint\":\"tcp://127.0.0.1:9\","
                     + "\"model_name\":\"m\",\"block_size\":4}").status()).isEqualTo(201);
             long end = System.nanoTime() + DEADLINE.multipliedBy(3).toNanos();

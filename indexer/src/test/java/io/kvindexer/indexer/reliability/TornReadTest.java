@@ -1,10 +1,12 @@
 package io.kvindexer.indexer.reliability;
 
+import io.helidon.webserver.WebServer;
+import io.helidon.webserver.testing.junit5.ServerTest;
+import io.kvindexer.indexer.http.IndexerHarness;
+import io.kvindexer.indexer.http.IndexerRoutes;
 import io.kvindexer.indexer.model.StorageTier;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.kvindexer.indexer.IndexerApp;
-import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import org.junit.jupiter.api.Test;
@@ -29,6 +31,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * view of the index is prefix-closed too. Readers take {@code /dump} and {@code /query} concurrently and check
  * that no stored block is visible without its parent chain, and that scores are whole chain prefixes.
  */
+@ServerTest
+@IndexerRoutes
 class TornReadTest {
 
     private static final int WORKERS = 4;
@@ -37,7 +41,7 @@ class TornReadTest {
     private static final int BLOCK = 16;
 
     @Test
-    void readersNeverSeeABlockWithoutItsParentChain() throws Exception {
+    void readersNeverSeeABlockWithoutItsParentChain(WebServer server) throws Exception {
         long runMillis = ReliabilityReport.scaled(3_000, 20);
         int[][] chains = new int[CHAINS][CHAIN_BLOCKS * BLOCK];
         long[][] hashes = new long[CHAINS][];
@@ -55,8 +59,8 @@ class TornReadTest {
         AtomicLong dumpsChecked = new AtomicLong();
         AtomicLong queriesChecked = new AtomicLong();
         List<Thread> threads = new ArrayList<>();
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
-             FaultHarness h = new FaultHarness(app.baseUrl())) {
+        String baseUrl = IndexerHarness.baseUrl(server);
+        try (FaultHarness h = new FaultHarness(baseUrl)) {
             for (int w = 1; w <= WORKERS; w++) {
                 FaultHarness.Engine e = h.addEngine(w, EngineSimulator.Options.defaults(), 1, true);
                 sims.add(e.sim);
@@ -90,7 +94,7 @@ class TornReadTest {
             }
             for (int r = 0; r < 2; r++) {
                 threads.add(Thread.ofPlatform().name("dump-reader-" + r).start(() -> {
-                    try (HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+                    try (HttpTestClient http = new HttpTestClient(baseUrl)) {
                         while (!stop.get()) {
                             checkDump(http.get("/dump").json(), torn);
                             dumpsChecked.incrementAndGet();
@@ -99,7 +103,7 @@ class TornReadTest {
                 }));
                 int reader = r;
                 threads.add(Thread.ofPlatform().name("query-reader-" + r).start(() -> {
-                    try (HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+                    try (HttpTestClient http = new HttpTestClient(baseUrl)) {
                         int i = reader;
                         while (!stop.get()) {
                             int c = i++ % CHAINS;

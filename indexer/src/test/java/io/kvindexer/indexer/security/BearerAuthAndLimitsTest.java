@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.security;
 
+import io.kvindexer.indexer.http.IndexerRoutes;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerCli;
 import io.kvindexer.indexer.IndexerConfig;
@@ -10,8 +11,7 @@ import io.kvindexer.indexer.sim.EngineSimulator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.net.URI;
-import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,54 +24,54 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /** Bearer-token authentication, the limits a client cannot exceed, and peer URL validation, on a running server. */
-class BearerAuthAndLimitsTest {
+public class BearerAuthAndLimitsTest {
 
     private static final String TOKEN = "s3cret-token-0123456789";
 
-    private static HttpTestClient.Response post(HttpTestClient http, String base, String path, String json,
-                                                String token) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json));
-        if (token != null) {
-            b.header("Authorization", "Bearer " + token);
-        }
-        return http.send(b);
+    private static HttpTestClient.Response post(HttpTestClient http, String path, String json, String token) {
+        return http.request("POST", path, "application/json", json.getBytes(StandardCharsets.UTF_8), auth(token));
     }
 
-    private static HttpTestClient.Response get(HttpTestClient http, String base, String path, String token) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).GET();
-        if (token != null) {
-            b.header("Authorization", "Bearer " + token);
-        }
-        return http.send(b);
+    private static HttpTestClient.Response get(HttpTestClient http, String path, String token) {
+        return http.request("GET", path, null, null, auth(token));
     }
 
-    @Test
-    void mutatingEndpointsAndDumpNeedTheTokenReadOnlyOnesDoNot() throws Exception {
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().withAuthToken(TOKEN));
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
-            String base = app.baseUrl();
+    private static String[] auth(String token) {
+        return token == null ? new String[0] : new String[] {"Authorization", "Bearer " + token};
+    }
+
+    /** Run by {@code http.RoutesOverSocketTest} and {@code http.RoutesInMemoryTest}. */
+    @IndexerRoutes
+    public abstract static class TokenCases {
+
+        @IndexerRoutes.Config
+        static IndexerConfig config() {
+            return IndexerConfig.defaults().withAuthToken(TOKEN);
+        }
+
+        @Test
+        void mutatingEndpointsAndDumpNeedTheTokenReadOnlyOnesDoNot(HttpTestClient http) {
             String reg = "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:9\",\"model_name\":\"m\",\"block_size\":4}";
             Map<String, String> mutating = Map.of("/register", reg, "/unregister", "{\"instance_id\":1}",
                     "/register_peer", "{\"url\":\"http://127.0.0.1:1\"}", "/deregister_peer",
                     "{\"url\":\"http://127.0.0.1:1\"}");
             for (var e : mutating.entrySet()) {
                 for (String bad : new String[] {null, "wrong", TOKEN + "x", TOKEN.substring(1)}) {
-                    HttpTestClient.Response r = post(http, base, e.getKey(), e.getValue(), bad);
+                    HttpTestClient.Response r = post(http, e.getKey(), e.getValue(), bad);
                     assertThat(r.status()).as(e.getKey() + " with " + bad).isEqualTo(401);
                     assertThat(r.error()).isNotBlank();
                 }
             }
-            assertThat(get(http, base, "/dump", null).status()).isEqualTo(401);
-            assertThat(get(http, base, "/dump", "nope").status()).isEqualTo(401);
+            assertThat(get(http, "/dump", null).status()).isEqualTo(401);
+            assertThat(get(http, "/dump", "nope").status()).isEqualTo(401);
             // nothing was changed by the refused calls
             assertThat(http.get("/workers").json()).isEmpty();
             assertThat(http.get("/peers").json().toString()).doesNotContain("127.0.0.1:1");
             // with the token they work
-            assertThat(post(http, base, "/register", reg, TOKEN).status()).isEqualTo(201);
-            assertThat(post(http, base, "/register_peer", "{\"url\":\"http://127.0.0.1:1\"}", TOKEN).status())
+            assertThat(post(http, "/register", reg, TOKEN).status()).isEqualTo(201);
+            assertThat(post(http, "/register_peer", "{\"url\":\"http://127.0.0.1:1\"}", TOKEN).status())
                     .isEqualTo(201);
-            assertThat(get(http, base, "/dump", TOKEN).status()).isEqualTo(200);
+            assertThat(get(http, "/dump", TOKEN).status()).isEqualTo(200);
             // read-only endpoints stay open
             assertThat(http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4]}").status()).isEqualTo(200);
             assertThat(http.post("/query_by_hash", "{\"model_name\":\"m\",\"block_hashes\":[1]}").status())
@@ -79,7 +79,7 @@ class BearerAuthAndLimitsTest {
             for (String open : List.of("/workers", "/peers", "/health", "/ready", "/metrics")) {
                 assertThat(http.get(open).status()).as(open).isEqualTo(200);
             }
-            assertThat(post(http, base, "/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}", TOKEN).status()).isEqualTo(200);
+            assertThat(post(http, "/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}", TOKEN).status()).isEqualTo(200);
         }
     }
 
@@ -104,13 +104,13 @@ class BearerAuthAndLimitsTest {
         try (EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
              IndexerApp first = IndexerApp.start(IndexerConfig.defaults().withAuthToken(TOKEN));
              HttpTestClient a = new HttpTestClient(first.baseUrl())) {
-            assertThat(post(a, first.baseUrl(), "/register", "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint()
+            assertThat(post(a, "/register", "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint()
                     + "\",\"model_name\":\"m\",\"block_size\":4}", TOKEN).status()).isEqualTo(201);
             await().atMost(Duration.ofSeconds(30)).until(() -> sim.subscriptions() >= 1);
             sim.storeSequence(new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4).get(30, TimeUnit.SECONDS);
-            await().atMost(Duration.ofSeconds(30)).until(() -> get(a, first.baseUrl(), "/dump", TOKEN).body()
+            await().atMost(Duration.ofSeconds(30)).until(() -> get(a, "/dump", TOKEN).body()
                     .contains("block_hash"));
-            String dump = get(a, first.baseUrl(), "/dump", TOKEN).body();
+            String dump = get(a, "/dump", TOKEN).body();
             IndexerConfig peerCfg = IndexerConfig.defaults().withPeers(List.of(first.baseUrl()))
                     .withRecoveryDelay(Duration.ZERO);
             try (IndexerApp withToken = IndexerApp.start(peerCfg.withAuthToken(TOKEN));
@@ -119,7 +119,7 @@ class BearerAuthAndLimitsTest {
                  HttpTestClient c = new HttpTestClient(without.baseUrl())) {
                 await().atMost(Duration.ofSeconds(60)).until(() -> b.get("/ready").status() == 200
                         && c.get("/ready").status() == 200);
-                assertThat(FaultHarnessAccess.canonical(get(b, withToken.baseUrl(), "/dump", TOKEN).body()))
+                assertThat(FaultHarnessAccess.canonical(get(b, "/dump", TOKEN).body()))
                         .isEqualTo(FaultHarnessAccess.canonical(dump));
                 // the replica without the token was refused by its peer and starts empty
                 assertThat(c.get("/dump").body()).isEqualTo("{}");

@@ -1,0 +1,121 @@
+package io.kvindexer.indexer.http;
+
+import io.helidon.http.HeaderNames;
+import io.helidon.http.HttpMediaType;
+import io.helidon.webserver.http.ServerRequest;
+
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+
+/**
+ * Admission of a request body, before any parsing: the content type (415), the size limit declared (413 at once)
+ * and actual (413 when a body without or with a lying Content-Length grows past it), and the read deadline, armed
+ * here and disarmed at the body's end or on {@link #close}. Readers take {@link #stream()} and pass their read
+ * failures to {@link #failure} to get the answer admission owes the client.
+ */
+final class RequestBody implements AutoCloseable {
+
+    private final long limit;
+    private final BodyDeadline deadline; // null when the routing has no read deadline
+    private final InputStream stream;
+
+    private RequestBody(ServerRequest req, long limit) {
+        this.limit = limit;
+        this.deadline = BodyDeadline.of(req);
+        this.stream = new Limited(req.content().inputStream(), limit, deadline);
+        if (deadline != null) {
+            deadline.arm();
+        }
+    }
+
+    /** Admits a body of type {@code application/<subtype>} (e.g. {@code json}) of at most {@code limit} bytes. */
+    static RequestBody open(ServerRequest req, long limit, String subtype) {
+        HttpMediaType type = req.headers().contentType().orElse(null);
+        if (type == null || !"application".equalsIgnoreCase(type.mediaType().type())
+                || !subtype.equalsIgnoreCase(type.mediaType().subtype())) {
+            throw new ApiError(415, "expected request with `Content-Type: application/" + subtype + "`");
+        }
+        if (req.headers().contains(HeaderNames.CONTENT_LENGTH)) {
+            long declared = req.headers().contentLength().orElse(0L);
+            if (declared > limit) {
+                throw ApiError.tooLarge(limit);
+            }
+        }
+        return new RequestBody(req, limit);
+    }
+
+    /** The body, capped at the limit. */
+    InputStream stream() {
+        return stream;
+    }
+
+    /** The answer for a failed read that admission explains (408 deadline passed, 413 too large), else null. */
+    ApiError failure(IOException e) {
+        if (deadline != null && deadline.timedOut()) {
+            return new ApiError(408, "request body not received in time"); // already answered by the watchdog
+        }
+        if (e instanceof TooLarge) {
+            return ApiError.tooLarge(limit);
+        }
+        return null;
+    }
+
+    /** Stops the deadline (reading is over, whether or not the body was read to its end). */
+    @Override
+    public void close() {
+        if (deadline != null) {
+            deadline.disarm();
+        }
+    }
+
+    /** Thrown by {@link Limited} when a body grows past the limit. */
+    private static final class TooLarge extends IOException {
+        TooLarge() {
+            super("body too large", null);
+        }
+    }
+
+    /** Caps the body at the limit and stops the read deadline at the body's end, before the handler acts on it. */
+    private static final class Limited extends FilterInputStream {
+        private final BodyDeadline deadline;
+        private long remaining;
+
+        Limited(InputStream in, long limit, BodyDeadline deadline) {
+            super(in);
+            this.remaining = limit;
+            this.deadline = deadline;
+        }
+
+        @Override
+        public int read() throws IOException {
+            int b = super.read();
+            if (b < 0) {
+                ended();
+            } else if (--remaining < 0) {
+                throw new TooLarge();
+            }
+            return b;
+        }
+
+        @Override
+        public int read(byte[] buf, int off, int len) throws IOException {
+            int n = super.read(buf, off, len);
+            if (n < 0) {
+                ended();
+            } else if (n > 0) {
+                remaining -= n;
+                if (remaining < 0) {
+                    throw new TooLarge();
+                }
+            }
+            return n;
+        }
+
+        private void ended() {
+            if (deadline != null) {
+                deadline.disarm();
+            }
+        }
+    }
+}
