@@ -66,7 +66,8 @@ final class EventFields {
         if (ownership != null) {
             return EventWarning.OWNERSHIP;
         }
-        if (locality != null && !locality.equalsIgnoreCase("LOCAL")) {
+        // exactly LOCAL, as Dynamo reads it: anything else may be a copy this engine does not hold
+        if (locality != null && !locality.equals("LOCAL")) {
             return EventWarning.NON_LOCAL;
         }
         if (store && groupIdx != null && specKind != null) {

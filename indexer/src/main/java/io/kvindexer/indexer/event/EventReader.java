@@ -75,6 +75,13 @@ final class EventReader {
         }
     }
 
+    private static final String[] TAGS = {"BlockStored", "BlockRemoved", "AllBlocksCleared", "Ignored"};
+    /** Every key some producer writes; matched without allocating a string per key. */
+    private static final String[] KEYS = {"type", "block_hashes", "parent_block_hash", "token_ids", "block_size",
+        "lora_id", "medium", "lora_name", "extra_keys", "group_idx", "kv_cache_spec_kind",
+        "kv_cache_spec_sliding_window", "locality", "ownership", "mm_keys", "block_mm_infos", "cache_salt",
+        "session_id", "token_offset"};
+
     private Tag tagOf(String name) {
         tagName = name;
         return switch (name) {
@@ -96,7 +103,7 @@ final class EventReader {
             throw new EventDecodeException(BAD_EVENT,
                     where.get() + ": tag: expected a string, got " + cursor.peekType());
         }
-        Tag tag = tagOf(cursor.string("tag"));
+        Tag tag = tagOf(cursor.knownString("tag", TAGS));
         for (int pos = 1; pos < n; pos++) {
             switch (tag) {
                 case STORED -> storedPosition(pos);
@@ -197,7 +204,8 @@ final class EventReader {
 
     /** {@code {"type": tag, ...}}: by key, in any order, unknown keys ignored. */
     private Tag mapEvent() throws IOException, EventDecodeException {
-        Tag tag = tagOf(findMapTag());
+        String leading = cursor.peekLeadingTypeTag(TAGS);
+        Tag tag = tagOf(leading != null ? leading : findMapTag());
         int n = cursor.mapHeader("event");
         for (int i = 0; i < n; i++) {
             if (cursor.peekType() != ValueType.STRING) {
@@ -205,7 +213,7 @@ final class EventReader {
                 cursor.skip();
                 continue;
             }
-            String key = cursor.string("key");
+            String key = cursor.knownString("key", KEYS);
             switch (tag) {
                 case STORED, REMOVED -> mapField(tag, key);
                 case CLEARED -> {

@@ -36,7 +36,7 @@ final class FieldReader {
         }
         int n = cursor.arrayHeader(field);
         long[] out = new long[n];
-        for (int i = 0; i < n; i++) {
+        for (int i = cursor.longRun(out, n); i < n; i++) {
             out[i] = hash(field, i);
         }
         return out;
@@ -170,13 +170,17 @@ final class FieldReader {
         }
     }
 
+    /** The values that repeat on every event, matched without allocating a string for them. */
+    private static final String[] COMMON_VALUES = {"GPU", "CPU", "CPU_PINNED", "DISK", "STORAGE", "LOCAL",
+        "full_attention", "mla_attention", "sliding_window", "mamba"};
+
     String optionalString(String field) throws IOException, EventDecodeException {
         return switch (cursor.peekType()) {
             case NIL -> {
                 cursor.skipNil();
                 yield null;
             }
-            case STRING -> cursor.string(field);
+            case STRING -> cursor.knownString(field, COMMON_VALUES);
             default -> throw new EventDecodeException(BAD_EVENT,
                     where.get() + ": " + field + ": expected a string or nil, got " + cursor.peekType());
         };

@@ -206,6 +206,122 @@ final class MsgpackCursor implements AutoCloseable {
         return i;
     }
 
+    /**
+     * Like {@link #u32Run} for integers of any msgpack int format, kept as their raw 64-bit pattern (block hashes):
+     * stops at the first value that is not an integer (a {@code bin} digest, an error to report) and leaves it
+     * unread; returns how many were decoded.
+     */
+    int longRun(long[] out, int count) throws IOException {
+        int start = position();
+        int p = start;
+        int i = 0;
+        byte[] b = payload;
+        int limit = end;
+        while (i < count && p < limit) {
+            int head = b[p] & 0xFF;
+            long v;
+            int size;
+            if (head <= 0x7F || head >= 0xE0) { // positive or negative fixint
+                v = (byte) head;
+                size = 1;
+            } else {
+                size = switch (head) {
+                    case 0xCC, 0xD0 -> 2;
+                    case 0xCD, 0xD1 -> 3;
+                    case 0xCE, 0xD2 -> 5;
+                    case 0xCF, 0xD3 -> 9;
+                    default -> 0;
+                };
+                if (size == 0 || p + size > limit) {
+                    break;
+                }
+                v = bigEndian(p + 1, size - 1);
+                if (head >= 0xD0) { // signed: extend the sign of the narrower forms
+                    int shift = 64 - 8 * (size - 1);
+                    v = v << shift >> shift;
+                }
+            }
+            out[i++] = v;
+            p += size;
+        }
+        if (p > start) {
+            in.readPayloadAsReference(p - start);
+        }
+        return i;
+    }
+
+    /**
+     * A string that is usually one of {@code known}: the matching constant is returned without allocating, any
+     * other value as a new string. The caller has checked that the next value is a string.
+     */
+    String knownString(String what, String[] known) throws IOException, EventDecodeException {
+        int len = in.unpackRawStringHeader();
+        int at = rawPayload(what, len, "string");
+        for (String k : known) {
+            if (k.length() == len && asciiEquals(at, k)) {
+                return k;
+            }
+        }
+        return new String(payload, at, len, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * When the next value is a map whose first key is {@code "type"} with a string value (how msgspec and most
+     * producers write tagged events), that tag; otherwise null. Consumes nothing.
+     */
+    String peekLeadingTypeTag(String[] known) {
+        int p = position();
+        if (p >= end) {
+            return null;
+        }
+        int head = payload[p] & 0xFF;
+        if (head >= 0x80 && head <= 0x8F) {
+            p += 1;
+        } else if (head == 0xDE) {
+            p += 3;
+        } else if (head == 0xDF) {
+            p += 5;
+        } else {
+            return null;
+        }
+        if (p + 5 > end || (payload[p] & 0xFF) != 0xA4 || !asciiEquals(p + 1, "type")) {
+            return null;
+        }
+        p += 5;
+        if (p >= end) {
+            return null;
+        }
+        int str = payload[p] & 0xFF;
+        int len;
+        if (str >= 0xA0 && str <= 0xBF) {
+            len = str & 0x1F;
+            p += 1;
+        } else if (str == 0xD9 && p + 1 < end) {
+            len = payload[p + 1] & 0xFF;
+            p += 2;
+        } else {
+            return null;
+        }
+        if (p + len > end) {
+            return null;
+        }
+        for (String k : known) {
+            if (k.length() == len && asciiEquals(p, k)) {
+                return k;
+            }
+        }
+        return new String(payload, p, len, StandardCharsets.UTF_8);
+    }
+
+    private boolean asciiEquals(int at, String expected) {
+        for (int i = 0; i < expected.length(); i++) {
+            if (payload[at + i] != (byte) expected.charAt(i)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     double floatValue() throws IOException {
         return in.unpackDouble();
     }

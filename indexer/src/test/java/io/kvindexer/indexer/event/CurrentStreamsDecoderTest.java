@@ -96,12 +96,12 @@ class CurrentStreamsDecoderTest {
                     arrayStored(0L, "full_attention", null, "REMOTE"),
                     list("BlockRemoved", list(6L), "GPU", 0L, null, null, "REMOTE"),
                     mapStored("locality", "LOCAL"),
-                    mapStored("locality", "local"),
+                    mapStored("locality", "local"), // not a value vLLM writes: not vouched for
                     arrayStored(0L, "full_attention", null, "LOCAL")));
-            assertThat(b.events()).hasSize(3).allSatisfy(e -> assertThat(stored(e).blockHashes())
+            assertThat(b.events()).hasSize(2).allSatisfy(e -> assertThat(stored(e).blockHashes())
                     .containsExactly(111L, 222L));
-            assertThat(b.ignoredEvents()).isEqualTo(4);
-            assertThat(b.warnings()).containsExactly(Map.entry(EventWarning.NON_LOCAL, 4));
+            assertThat(b.ignoredEvents()).isEqualTo(5);
+            assertThat(b.warnings()).containsExactly(Map.entry(EventWarning.NON_LOCAL, 5));
         }
 
         @Test
@@ -303,6 +303,28 @@ class CurrentStreamsDecoderTest {
                     .isInstanceOfSatisfying(EventDecodeException.class,
                             e -> assertThat(e.kind()).isEqualTo("truncated"));
         }
+    }
+
+    /** The bulk paths read hashes and token ids straight from the bytes: every msgpack int form must agree. */
+    @Test
+    void bulkDecodingAcceptsEveryIntegerForm() throws Exception {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        out.write(0x93);
+        out.writeBytes(pack(TS));
+        out.write(0x91);
+        out.write(0x84);
+        out.writeBytes(pack("type"));
+        out.writeBytes(pack("BlockStored"));
+        out.writeBytes(pack("block_hashes"));
+        out.writeBytes(Msgpack.hex("94 d3fffffffffffffffe d0ff e0 cfffffffffffffffff"));
+        out.writeBytes(pack("token_ids"));
+        out.writeBytes(Msgpack.hex("98 05 cc80 cd0100 ceffffffff d005 d10100 d200010000 7f"));
+        out.writeBytes(pack("block_size"));
+        out.write(0x02);
+        out.writeBytes(pack(0L));
+        BlockStored s = stored(decode(out.toByteArray()).events().get(0));
+        assertThat(s.blockHashes()).containsExactly(-2L, -1L, -32L, -1L);
+        assertThat(s.tokenIds()).containsExactly(5, 128, 256, -1, 5, 256, 65536, 127);
     }
 
     @Test
