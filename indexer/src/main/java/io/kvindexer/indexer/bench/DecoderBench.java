@@ -24,8 +24,7 @@ import java.util.Map;
  * group 0, full attention), 16 blocks of 16 tokens or 4 blocks of 128 tokens each; and the positional-array
  * (vLLM ≤ 0.23) form of the block-size-128 batch.
  *
- * <p>Run: {@code java -cp "indexer/target/kv-indexer.jar:indexer/target/libs/*"
- * io.kvindexer.indexer.bench.DecoderBench [--reps 3] [--seconds 2] [--json out.json]}
+ * <p>Run: {@code bin/bench DecoderBench [--reps 3] [--seconds 2] [--json out.json]}
  */
 public final class DecoderBench {
 
@@ -47,6 +46,12 @@ public final class DecoderBench {
                 case "--reps" -> reps = Integer.parseInt(args[++i]);
                 case "--seconds" -> seconds = Double.parseDouble(args[++i]);
                 case "--json" -> json = Path.of(args[++i]);
+                case "--help", "-h" -> {
+                    System.out.println("DecoderBench [--reps 3] [--seconds 2] [--json out.json]: single-thread "
+                            + "EngineEventDecoder throughput on vLLM-shaped batches (map and array, block size 16 and "
+                            + "128) beside a same-run floor (msgpack-core skipValue over the same payload)");
+                    return;
+                }
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
