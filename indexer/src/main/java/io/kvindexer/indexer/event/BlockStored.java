@@ -19,4 +19,14 @@ import io.kvindexer.indexer.model.StorageTier;
 public record BlockStored(long[] blockHashes, boolean hasParent, long parentBlockHash, int[] tokenIds,
                           int blockSize, String loraName, StorageTier tier, long[][] mmHashes, boolean eagle)
         implements KvEvent {
+
+    /**
+     * A store that names blocks by engine hash only, without tokens ({@code token_ids} empty and
+     * {@code block_size} 0): llm-d's shared-storage publisher, vLLM's CPU offload without self-describing events.
+     * Its blocks cannot be hashed; the index can only attach them to blocks an engine's store already made known.
+     */
+    public boolean hashesOnly() {
+        return blockHashes != null && blockHashes.length > 0 && (tokenIds == null || tokenIds.length == 0)
+                && blockSize == 0;
+    }
 }

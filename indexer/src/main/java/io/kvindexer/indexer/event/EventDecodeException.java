@@ -1,25 +1,31 @@
 package io.kvindexer.indexer.event;
 
+import java.util.Objects;
+
 /**
- * A payload that is not a valid engine event batch. {@link #kind()} is a short, bounded label for metrics
- * (e.g. {@code not_msgpack}, {@code bad_envelope}, {@code bad_event}, {@code bad_hash}, {@code bad_token});
- * the message names what was wrong and where.
+ * A payload that is not a valid engine event batch. {@link #kind()} is a short, bounded label for metrics (one
+ * of {@link DecodeErrorKind}'s labels); the message names what was wrong and where.
  */
 public final class EventDecodeException extends Exception {
 
-    private final String kind;
+    private final DecodeErrorKind kind;
 
-    public EventDecodeException(String kind, String message) {
+    public EventDecodeException(DecodeErrorKind kind, String message) {
         super(message);
-        this.kind = kind;
+        this.kind = Objects.requireNonNull(kind, "kind");
     }
 
-    public EventDecodeException(String kind, String message, Throwable cause) {
+    public EventDecodeException(DecodeErrorKind kind, String message, Throwable cause) {
         super(message, cause);
-        this.kind = kind;
+        this.kind = Objects.requireNonNull(kind, "kind");
     }
 
+    /** The metric label of {@link #errorKind()}, e.g. {@code bad_event}. */
     public String kind() {
+        return kind.label();
+    }
+
+    public DecodeErrorKind errorKind() {
         return kind;
     }
 }

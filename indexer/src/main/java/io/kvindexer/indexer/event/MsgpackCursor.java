@@ -31,11 +31,21 @@ final class MsgpackCursor implements AutoCloseable {
      * @param context where the caller is (e.g. "event 3 (BlockStored)"), asked only when building an error message
      */
     MsgpackCursor(byte[] payload, int offset, Supplier<String> context) {
+        this(payload, offset, payload.length, context);
+    }
+
+    /** A cursor over {@code payload[offset, end)}: a value nested in a {@code bin} is read within its bounds. */
+    MsgpackCursor(byte[] payload, int offset, int end, Supplier<String> context) {
         this.payload = payload;
         this.context = context;
-        this.end = payload.length;
+        this.end = end;
         this.base = offset;
-        this.in = MessagePack.newDefaultUnpacker(payload, offset, payload.length - offset);
+        this.in = MessagePack.newDefaultUnpacker(payload, offset, end - offset);
+    }
+
+    /** Absolute offset just past the last byte this cursor may read. */
+    int end() {
+        return end;
     }
 
     /** Absolute offset of the next unread byte in the payload. */
@@ -54,10 +64,6 @@ final class MsgpackCursor implements AutoCloseable {
     /** The type of the next value, without consuming it. */
     ValueType peekType() throws IOException {
         return in.getNextFormat().getValueType();
-    }
-
-    MessageFormat peekFormat() throws IOException {
-        return in.getNextFormat();
     }
 
     void skip() throws IOException {
@@ -142,6 +148,180 @@ final class MsgpackCursor implements AutoCloseable {
         return bigEndian(at + len - take, take);
     }
 
+    /**
+     * Consumes a {@code bin} and returns {@code {offset, length}} of its bytes in the payload (for a value packed
+     * inside it). The caller has checked that the next value is binary.
+     */
+    int[] binaryRange(String what) throws IOException, EventDecodeException {
+        int len = in.unpackBinaryHeader();
+        int at = rawPayload(what, len, "bin");
+        return new int[] {at, len};
+    }
+
+    /**
+     * Decodes up to {@code count} consecutive u32 integers (any non-negative msgpack int format up to 2^32 - 1)
+     * straight from the payload bytes into {@code out[from..]}, in one tight loop without per-element calls or
+     * allocation, and consumes them. Stops at the first value that is anything else (a pair, a string, an
+     * out-of-range or truncated int) and leaves it unread; returns how many were decoded.
+     */
+    int u32Run(int[] out, int from, int count) throws IOException {
+        int start = position();
+        int p = start;
+        int i = 0;
+        byte[] b = payload;
+        int limit = end;
+        while (i < count && p < limit) {
+            int head = b[p] & 0xFF;
+            if (head <= 0x7F) { // positive fixint
+                out[from + i++] = head;
+                p++;
+            } else if ((head == 0xCC || head == 0xD0) && p + 1 < limit) { // uint8, int8
+                int v = head == 0xCC ? b[p + 1] & 0xFF : b[p + 1];
+                if (v < 0) {
+                    break;
+                }
+                out[from + i++] = v;
+                p += 2;
+            } else if ((head == 0xCD || head == 0xD1) && p + 2 < limit) { // uint16, int16
+                int v = (b[p + 1] & 0xFF) << 8 | b[p + 2] & 0xFF;
+                if (head == 0xD1 && v > Short.MAX_VALUE) {
+                    break;
+                }
+                out[from + i++] = v;
+                p += 3;
+            } else if ((head == 0xCE || head == 0xD2) && p + 4 < limit) { // uint32, int32
+                int v = (b[p + 1] & 0xFF) << 24 | (b[p + 2] & 0xFF) << 16 | (b[p + 3] & 0xFF) << 8 | b[p + 4] & 0xFF;
+                if (head == 0xD2 && v < 0) {
+                    break;
+                }
+                out[from + i++] = v; // a uint32 above 2^31 keeps its bit pattern
+                p += 5;
+            } else {
+                break; // 64-bit ints, negative fixints, other types: the per-element path decides
+            }
+        }
+        if (p > start) {
+            in.readPayloadAsReference(p - start);
+        }
+        return i;
+    }
+
+    /**
+     * Like {@link #u32Run} for integers of any msgpack int format, kept as their raw 64-bit pattern (block hashes):
+     * stops at the first value that is not an integer (a {@code bin} digest, an error to report) and leaves it
+     * unread; returns how many were decoded.
+     */
+    int longRun(long[] out, int count) throws IOException {
+        int start = position();
+        int p = start;
+        int i = 0;
+        byte[] b = payload;
+        int limit = end;
+        while (i < count && p < limit) {
+            int head = b[p] & 0xFF;
+            long v;
+            int size;
+            if (head <= 0x7F || head >= 0xE0) { // positive or negative fixint
+                v = (byte) head;
+                size = 1;
+            } else {
+                size = switch (head) {
+                    case 0xCC, 0xD0 -> 2;
+                    case 0xCD, 0xD1 -> 3;
+                    case 0xCE, 0xD2 -> 5;
+                    case 0xCF, 0xD3 -> 9;
+                    default -> 0;
+                };
+                if (size == 0 || p + size > limit) {
+                    break;
+                }
+                v = bigEndian(p + 1, size - 1);
+                if (head >= 0xD0) { // signed: extend the sign of the narrower forms
+                    int shift = 64 - 8 * (size - 1);
+                    v = v << shift >> shift;
+                }
+            }
+            out[i++] = v;
+            p += size;
+        }
+        if (p > start) {
+            in.readPayloadAsReference(p - start);
+        }
+        return i;
+    }
+
+    /**
+     * A string that is usually one of {@code known}: the matching constant is returned without allocating, any
+     * other value as a new string. The caller has checked that the next value is a string.
+     */
+    String knownString(String what, String[] known) throws IOException, EventDecodeException {
+        int len = in.unpackRawStringHeader();
+        int at = rawPayload(what, len, "string");
+        for (String k : known) {
+            if (k.length() == len && asciiEquals(at, k)) {
+                return k;
+            }
+        }
+        return new String(payload, at, len, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * When the next value is a map whose first key is {@code "type"} with a string value (how msgspec and most
+     * producers write tagged events), that tag; otherwise null. Consumes nothing.
+     */
+    String peekLeadingTypeTag(String[] known) {
+        int p = position();
+        if (p >= end) {
+            return null;
+        }
+        int head = payload[p] & 0xFF;
+        if (head >= 0x80 && head <= 0x8F) {
+            p += 1;
+        } else if (head == 0xDE) {
+            p += 3;
+        } else if (head == 0xDF) {
+            p += 5;
+        } else {
+            return null;
+        }
+        if (p + 5 > end || (payload[p] & 0xFF) != 0xA4 || !asciiEquals(p + 1, "type")) {
+            return null;
+        }
+        p += 5;
+        if (p >= end) {
+            return null;
+        }
+        int str = payload[p] & 0xFF;
+        int len;
+        if (str >= 0xA0 && str <= 0xBF) {
+            len = str & 0x1F;
+            p += 1;
+        } else if (str == 0xD9 && p + 1 < end) {
+            len = payload[p + 1] & 0xFF;
+            p += 2;
+        } else {
+            return null;
+        }
+        if (p + len > end) {
+            return null;
+        }
+        for (String k : known) {
+            if (k.length() == len && asciiEquals(p, k)) {
+                return k;
+            }
+        }
+        return new String(payload, p, len, StandardCharsets.UTF_8);
+    }
+
+    private boolean asciiEquals(int at, String expected) {
+        for (int i = 0; i < expected.length(); i++) {
+            if (payload[at + i] != (byte) expected.charAt(i)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     double floatValue() throws IOException {
         return in.unpackDouble();
     }
@@ -170,7 +350,7 @@ final class MsgpackCursor implements AutoCloseable {
     }
 
     private EventDecodeException tooLong(String what, String declared) {
-        return new EventDecodeException("truncated",
+        return new EventDecodeException(DecodeErrorKind.TRUNCATED,
                 context.get() + ": " + what + ": declares " + declared + " but only " + Math.max(remaining(), 0) + " bytes remain");
     }
 }

@@ -15,7 +15,9 @@ public enum ApplyStatus {
     /** the event's block size differs from the index's: nothing (more) stored from it */
     BLOCK_SIZE_MISMATCH("block_size_mismatch"),
     /** a malformed chain: repeated hashes, a block equal to its parent, too few tokens */
-    INVALID_BLOCK("invalid_block");
+    INVALID_BLOCK("invalid_block"),
+    /** a hash-only (shared-storage) store naming blocks no engine store made known here: those are not stored */
+    UNKNOWN_STORAGE_BLOCK("unknown_storage_block");
 
     private final String label;
 

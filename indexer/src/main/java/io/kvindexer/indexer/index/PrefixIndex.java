@@ -121,8 +121,13 @@ final class PrefixIndex {
         boolean hasParent = op.hasParent();
         long parent = op.parentSeqHash();
         long[] localHashes = op.localHashes();
+        boolean unknownBlocks = false;
         for (int i = 0; i < seqHashes.length; i++) {
             int node = nodes.findBySeq(seqHashes[i]);
+            if (node == NodeStore.NONE && op.knownBlocksOnly()) {
+                unknownBlocks = true; // a hash-only store cannot vouch for a block no engine store made known
+                continue;
+            }
             if (node == NodeStore.NONE) {
                 // a block's parent and local hash are fixed by the first store that creates it
                 node = nodes.create(seqHashes[i], hasParent, parent, localHashes[i]);
@@ -140,6 +145,9 @@ final class PrefixIndex {
         }
         if (op.conversionStatus() != ApplyStatus.OK) {
             return op.conversionStatus();
+        }
+        if (unknownBlocks) {
+            return ApplyStatus.UNKNOWN_STORAGE_BLOCK;
         }
         return changed ? ApplyStatus.OK : ApplyStatus.DUPLICATE_STORE;
     }

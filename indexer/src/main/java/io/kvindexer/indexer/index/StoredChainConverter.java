@@ -26,6 +26,11 @@ final class StoredChainConverter {
         if (hasRepeats(seqHashes, event.hasParent(), event.parentBlockHash())) {
             return rejected(event, tier, ApplyStatus.INVALID_BLOCK);
         }
+        if (event.hashesOnly()) {
+            // no tokens to hash: the index attaches these hashes to the blocks it already knows (shared storage)
+            return new IndexOp.Store(tier, false, 0, seqHashes, new long[seqHashes.length], ApplyStatus.OK, true,
+                    true);
+        }
         if (seqHashes.length > 0 && event.blockSize() != indexBlockSize) {
             return rejected(event, tier, ApplyStatus.BLOCK_SIZE_MISMATCH);
         }

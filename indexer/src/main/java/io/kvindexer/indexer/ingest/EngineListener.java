@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.ingest;
 
+import io.kvindexer.indexer.event.CacheGroups;
 import io.kvindexer.indexer.event.EngineEventDecoder;
 import io.kvindexer.indexer.event.EventDecodeException;
 import io.kvindexer.indexer.event.KvEventBatch;
@@ -102,6 +103,8 @@ public final class EngineListener implements AutoCloseable {
     private final Options options;
     private final IngestMetrics metrics;
     private final Set<String> loggedOnce = ConcurrentHashMap.newKeySet();
+    /** What this stream has taught about its cache groups (hybrid models); kept across reconnects. */
+    private final CacheGroups cacheGroups = new CacheGroups();
     /** Effective ranks this listener has applied batches for (registered rank plus batch overrides). */
     private final Set<Integer> ranksSeen = ConcurrentHashMap.newKeySet();
 
@@ -599,7 +602,7 @@ public final class EngineListener implements AutoCloseable {
         private boolean applyBatch(long seq, byte[] payload) {
             KvEventBatch batch;
             try {
-                batch = options.decoder().decode(payload);
+                batch = options.decoder().decode(payload, cacheGroups);
             } catch (EventDecodeException e) {
                 metrics.decodeError(e.kind());
                 logOnce("decode:" + e.kind(), "skipping batch seq " + u(seq) + ": " + e.getMessage());
@@ -617,6 +620,7 @@ public final class EngineListener implements AutoCloseable {
             if (batch.unknownEvents() > 0) {
                 metrics.unknownEvents(batch.unknownEvents());
             }
+            batch.warnings().forEach((warning, count) -> metrics.eventWarning(warning.label(), count));
             metrics.batchApplied();
             watermark.set(seq);
             return true;

@@ -55,6 +55,13 @@ public interface IngestMetrics {
     default void unknownEvents(int count) {
     }
 
+    /**
+     * Events of an applied batch that were skipped or indexed with a fallback; {@code kind} is an
+     * {@code EventWarning} label (e.g. {@code non_local}).
+     */
+    default void eventWarning(String kind, int count) {
+    }
+
     /** The publisher's seq went backwards: the engine restarted. */
     default void publisherRestarted() {
     }

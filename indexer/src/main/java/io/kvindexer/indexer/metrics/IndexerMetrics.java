@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.metrics;
 
+import io.kvindexer.indexer.event.EventWarning;
 import io.kvindexer.indexer.index.IndexStats;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
@@ -17,6 +18,8 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
 /**
@@ -101,6 +104,9 @@ public final class IndexerMetrics {
             .help("Live batches skipped because their seq was already applied")
             .register(registry);
 
+    /** Decoder-side event warnings by kind label; exposed with the index-side ones in {@link #bind}. */
+    private final Map<String, LongAdder> eventWarnings = new ConcurrentHashMap<>();
+
     /** The listeners' reports, as counters. */
     private final IngestMetrics ingest = new IngestMetrics() {
         @Override
@@ -132,6 +138,11 @@ public final class IndexerMetrics {
         @Override
         public void unknownEvents(int count) {
             unknownEvents.inc(count);
+        }
+
+        @Override
+        public void eventWarning(String kind, int count) {
+            eventWarnings.computeIfAbsent(kind, k -> new LongAdder()).add(count);
         }
 
         @Override
@@ -205,6 +216,41 @@ public final class IndexerMetrics {
                             cb.call(n, type, status);
                         }
                     }));
+                })
+                .register(registry);
+        bindEventWarnings(all);
+    }
+
+    /**
+     * Dynamo's {@code dynamo_kvrouter_kv_cache_event_warnings{warning_kind}}, as a gauge for the same reason as
+     * events_applied: the decoder's warnings as the listeners reported them, plus the index's
+     * {@code duplicate_store} and {@code unknown_storage_block} stores summed over the live indexes. Every kind is
+     * exposed, zeros included, so dashboards and alerts need no "absent" handling.
+     */
+    private void bindEventWarnings(Supplier<List<ModelIndex>> all) {
+        GaugeWithCallback.builder()
+                .name("dynamo_kvrouter_kv_cache_event_warnings")
+                .help("KV cache events not indexed as they came (or indexed on a fallback tier), by warning kind")
+                .labelNames("warning_kind")
+                .callback(cb -> {
+                    long duplicate = 0;
+                    long unknownStorage = 0;
+                    for (ModelIndex ix : all.get()) {
+                        Map<String, Long> stored = ix.stats().applied().getOrDefault("stored", Map.of());
+                        duplicate += stored.getOrDefault(EventWarning.DUPLICATE_STORE.label(), 0L);
+                        unknownStorage += stored.getOrDefault(EventWarning.UNKNOWN_STORAGE_BLOCK.label(), 0L);
+                    }
+                    for (EventWarning w : EventWarning.values()) {
+                        long n = switch (w) {
+                            case DUPLICATE_STORE -> duplicate;
+                            case UNKNOWN_STORAGE_BLOCK -> unknownStorage;
+                            default -> {
+                                LongAdder a = eventWarnings.get(w.label());
+                                yield a == null ? 0 : a.sum();
+                            }
+                        };
+                        cb.call(n, w.label());
+                    }
                 })
                 .register(registry);
     }

@@ -38,31 +38,34 @@ public enum StorageTier {
     }
 
     /**
-     * Maps an engine event's {@code medium} (design.md §2): absent, empty, {@code GPU} or {@code DEVICE} → device;
-     * {@code CPU}, {@code CPU_PINNED}, {@code CPU_TIER1} → host-pinned (Dynamo G2 wrongly indexes vLLM's
-     * {@code CPU} as device); {@code DISK}, {@code CPU_TIER2}, {@code NVME} → disk; anything else → external.
+     * Maps an engine event's {@code medium}, case-insensitively (see {@code docs/compatibility.md}, storage media):
+     * absent, nil or empty, {@code GPU}, {@code DEVICE} → device; {@code CPU}, {@code CPU_PINNED},
+     * {@code CPU_TIER1} → host-pinned; {@code CPU_TIER2}, {@code DISK}, {@code NVME}, {@code STORAGE}, {@code FS}
+     * → disk; {@code EXTERNAL}, {@code NETWORK}, {@code REMOTE}, {@code SHARED}, {@code SHARED_STORAGE},
+     * {@code OBJECT_STORE}, {@code OBJ} → external; anything else → external as well (the lowest tier: it never
+     * claims a faster copy than the engine has), which {@link #isUnknownMedium} lets the caller count.
      */
     public static StorageTier fromMedium(String medium) {
+        StorageTier known = knownMedium(medium);
+        return known != null ? known : EXTERNAL;
+    }
+
+    /** True when {@link #fromMedium} falls back to the external tier for a medium outside the table. */
+    public static boolean isUnknownMedium(String medium) {
+        return knownMedium(medium) == null;
+    }
+
+    private static StorageTier knownMedium(String medium) {
         if (medium == null || medium.isEmpty()) {
             return DEVICE;
         }
-        return switch (medium) {
-            case "GPU", "DEVICE", "gpu" -> DEVICE;
-            case "CPU", "CPU_PINNED", "CPU_TIER1", "cpu" -> HOST_PINNED;
-            case "DISK", "CPU_TIER2", "NVME", "disk" -> DISK;
-            default -> EXTERNAL;
-        };
-    }
-
-    /** True when {@link #fromMedium} had to fall back to the external tier for an unrecognised medium. */
-    public static boolean isUnknownMedium(String medium) {
-        if (medium == null || medium.isEmpty()) {
-            return false;
-        }
-        return switch (medium) {
-            case "GPU", "DEVICE", "gpu", "CPU", "CPU_PINNED", "CPU_TIER1", "cpu", "DISK", "CPU_TIER2", "NVME", "disk",
-                 "EXTERNAL", "NETWORK", "REMOTE", "SHARED" -> false;
-            default -> true;
+        // toUpperCase returns the same instance when there is nothing to change (the usual, upper-case wire value)
+        return switch (medium.toUpperCase(java.util.Locale.ROOT)) {
+            case "GPU", "DEVICE" -> DEVICE;
+            case "CPU", "CPU_PINNED", "CPU_TIER1" -> HOST_PINNED;
+            case "CPU_TIER2", "DISK", "NVME", "STORAGE", "FS" -> DISK;
+            case "EXTERNAL", "NETWORK", "REMOTE", "SHARED", "SHARED_STORAGE", "OBJECT_STORE", "OBJ" -> EXTERNAL;
+            default -> null;
         };
     }
 }

@@ -161,7 +161,7 @@ class EngineEventDecoderTest {
             byte[] payload = batch(0L, map(
                     "session_id", "req-1", "lora_name", null, "medium", "GPU", "block_size", 4L,
                     "token_ids", ints(1, 8), "locality", "LOCAL", "block_mm_infos", list(null, list(map("a", 1L))),
-                    "parent_block_hash", null, "ownership", "tier-x", "block_hashes", list(111L, 222L),
+                    "parent_block_hash", null, "ownership", null, "block_hashes", list(111L, 222L),
                     "kv_cache_spec_sliding_window", 4096L, "origin", "NEW", "type", "BlockStored"));
             KvEventBatch b = decode(payload);
             assertThat(b.events()).hasSize(1);
@@ -225,7 +225,7 @@ class EngineEventDecoderTest {
                     list("BlockRemoved", list(6L)),
                     map("type", "BlockRemoved", "block_hashes", list(7L))));
             assertThat(b.events()).extracting(e -> removed(e).tier()).containsExactly(
-                    StorageTier.HOST_PINNED, StorageTier.HOST_PINNED, StorageTier.DISK, StorageTier.EXTERNAL,
+                    StorageTier.HOST_PINNED, StorageTier.HOST_PINNED, StorageTier.DISK, StorageTier.DISK,
                     StorageTier.DEVICE, StorageTier.DEVICE, StorageTier.DEVICE);
         }
 
@@ -322,7 +322,8 @@ class EngineEventDecoderTest {
             assertFails(batch(0L, mapStored(list(1L), null, list(1L, 2L, -3L, 4L), 4L)), "bad_token", "token_ids[2]");
             assertFails(batch(0L, mapStored(list(1L), null, list(new BigInteger("18446744073709551615")), 1L)),
                     "bad_token", "18446744073709551615");
-            assertFails(batch(0L, mapStored(list(1L), null, list("1"), 1L)), "bad_token", "token_ids[0]");
+            // a string is a token id (TensorRT-LLM types them int | str); a float is not
+            assertFails(batch(0L, mapStored(list(1L), null, list(1.5), 1L)), "bad_token", "token_ids[0]");
         }
 
         /** Dynamo's test_deserialize_bigram_block_stored_sequence: pairs flattened, eagle flagged. */
@@ -440,7 +441,7 @@ class EngineEventDecoderTest {
             List<Object> event = new java.util.ArrayList<>(arrayStored(list(111L, 222L), null, ints(1, 8), 4L, "GPU",
                     null, list(null, null), 0L, "full_attention", null));
             event.add("LOCAL");
-            event.add("source");
+            event.add(null); // the ownership slot: a value there would keep the event out of the index
             event.add(list(1L, 2L));
             event.add(map("k", 1L));
             KvEventBatch b = decode(batch(0L, event));
