@@ -36,7 +36,7 @@ public final class TestIndexer implements AutoCloseable {
         try {
             for (WorkerEntry w : config.workers()) {
                 workers.register(new Registration(w.instanceId(), w.endpoint(), config.modelName(),
-                        config.tenantId(), config.blockSize(), w.dpRank(), null));
+                        config.tenantId(), config.blockSize(), w.dpRank(), null, null));
             }
             gate.check();
         } catch (RegistryException | RuntimeException e) {
