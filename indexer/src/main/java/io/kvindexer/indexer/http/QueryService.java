@@ -3,7 +3,6 @@ package io.kvindexer.indexer.http;
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
-import io.kvindexer.indexer.index.OverlapScores;
 import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.kvindexer.indexer.recovery.StartupGate;
 import io.helidon.webserver.http.HttpRules;

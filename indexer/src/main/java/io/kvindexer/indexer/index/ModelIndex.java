@@ -2,18 +2,11 @@ package io.kvindexer.indexer.index;
 
 import io.kvindexer.indexer.model.WorkerKey;
 
-import io.kvindexer.indexer.event.AllBlocksCleared;
-import io.kvindexer.indexer.event.BlockRemoved;
-import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
-import io.kvindexer.indexer.event.RouterEvent;
-import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.hash.BlockHasher;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
@@ -25,8 +18,6 @@ import java.util.concurrent.CompletableFuture;
  * a following read.
  */
 public final class ModelIndex {
-
-    private static final long[] NO_HASHES = new long[0];
 
     private final String modelName;
     private final String tenantId;
@@ -60,7 +51,7 @@ public final class ModelIndex {
     }
 
     /**
-     * Enqueues a batch's events for one worker, in order. Token hashing happens on the calling thread (the
+     * Enqueues a batch's engine events for one worker, in order. Token hashing happens on the calling thread (the
      * listener's), not under the index lock. Never throws for bad events: they are counted by status.
      */
     public void submit(WorkerKey worker, List<KvEvent> events) {
@@ -69,31 +60,16 @@ public final class ModelIndex {
         }
         List<IndexOp> ops = new ArrayList<>(events.size());
         for (KvEvent event : events) {
-            ops.add(switch (event) {
-                case BlockStored stored -> StoredChainConverter.convert(stored, blockSize);
-                case BlockRemoved removed -> new IndexOp.Remove(tierOrDevice(removed.tier()),
-                        removed.blockHashes() == null ? NO_HASHES : removed.blockHashes());
-                case AllBlocksCleared cleared -> new IndexOp.Clear();
-            });
+            ops.add(StoredChainConverter.convert(event, blockSize));
         }
-        writers.execute(worker.instanceId(), () -> index.apply(worker, ops));
+        submitOps(worker, ops);
     }
 
-    /** Enqueues RouterEvents from a peer's dump (recovery): device stores do not require the parent. */
-    public void submitRecovered(List<RouterEvent> events) {
-        Map<WorkerKey, List<IndexOp>> byWorker = new LinkedHashMap<>();
-        for (RouterEvent event : events) {
-            WorkerKey worker = new WorkerKey(event.instanceId(), event.dpRank());
-            StorageTier tier = tierOrDevice(event.tier());
-            IndexOp op = switch (event.data()) {
-                case RouterEvent.Stored stored -> StoredChainConverter.convert(stored, tier);
-                case RouterEvent.Removed removed -> new IndexOp.Remove(tier,
-                        removed.blockHashes() == null ? NO_HASHES : removed.blockHashes());
-                case RouterEvent.Cleared cleared -> new IndexOp.Clear();
-            };
-            byWorker.computeIfAbsent(worker, w -> new ArrayList<>()).add(op);
+    /** Enqueues ready-made operations for one worker, applied in order (recovery and benchmarks use this). */
+    public void submitOps(WorkerKey worker, List<IndexOp> ops) {
+        if (!ops.isEmpty()) {
+            writers.execute(worker.instanceId(), () -> index.apply(worker, ops));
         }
-        byWorker.forEach((worker, ops) -> writers.execute(worker.instanceId(), () -> index.apply(worker, ops)));
     }
 
     /** Removes every dp rank of an instance from every tier (ordered after that worker's pending events). */
@@ -144,10 +120,6 @@ public final class ModelIndex {
     /** Counters and sizes for metrics; cheap to call at scrape time. */
     public IndexStats stats() {
         return new IndexStats(index.blocks(), index.memberships(), counters.snapshot());
-    }
-
-    private static StorageTier tierOrDevice(StorageTier tier) {
-        return tier == null ? StorageTier.DEVICE : tier;
     }
 
     @Override

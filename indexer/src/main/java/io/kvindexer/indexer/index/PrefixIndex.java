@@ -2,7 +2,6 @@ package io.kvindexer.indexer.index;
 
 import io.kvindexer.indexer.model.WorkerKey;
 
-import io.kvindexer.indexer.event.RouterEvent;
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.index.ApplyCounters.EventType;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
@@ -103,14 +102,14 @@ final class PrefixIndex {
     }
 
     private ApplyStatus store(WorkerKey worker, IndexOp.Store op) {
-        long[] seqHashes = op.seqHashes();
+        long[] seqHashes = op.blockHashes();
         if (seqHashes.length == 0) {
             return op.conversionStatus();
         }
         int tier = op.tier().ordinal();
         if (tier == DEVICE && op.hasParent() && !op.parentOptional()) {
             int slot = slotOf.getInt(worker);
-            int parent = nodes.findBySeq(op.parentSeqHash());
+            int parent = nodes.findBySeq(op.parentBlockHash());
             if (slot < 0 || parent == NodeStore.NONE || !nodes.hasOwner(parent, code(slot, DEVICE))) {
                 return ApplyStatus.PARENT_BLOCK_NOT_FOUND;
             }
@@ -119,7 +118,7 @@ final class PrefixIndex {
         int code = code(slot, tier);
         boolean changed = false;
         boolean hasParent = op.hasParent();
-        long parent = op.parentSeqHash();
+        long parent = op.parentBlockHash();
         long[] localHashes = op.localHashes();
         for (int i = 0; i < seqHashes.length; i++) {
             int node = nodes.findBySeq(seqHashes[i]);
@@ -147,12 +146,12 @@ final class PrefixIndex {
     private ApplyStatus remove(WorkerKey worker, IndexOp.Remove op) {
         int slot = slotOf.getInt(worker);
         if (slot < 0) {
-            return op.seqHashes().length == 0 ? ApplyStatus.OK : ApplyStatus.BLOCK_NOT_FOUND;
+            return op.blockHashes().length == 0 ? ApplyStatus.OK : ApplyStatus.BLOCK_NOT_FOUND;
         }
         int tier = op.tier().ordinal();
         int code = code(slot, tier);
         boolean missing = false;
-        for (long seq : op.seqHashes()) {
+        for (long seq : op.blockHashes()) {
             int node = nodes.findBySeq(seq);
             if (node == NodeStore.NONE || !nodes.removeOwner(node, code)) {
                 missing = true;
