@@ -6,7 +6,9 @@ import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.hash.BlockHasher;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
@@ -24,8 +26,9 @@ public final class ModelIndex {
     private final int blockSize;
     private final IndexOptions options;
     private final IndexWriters writers;
-    private final ApplyCounters counters = new ApplyCounters();
-    private final PrefixIndex index = new PrefixIndex(counters);
+    /** replaced together, once, when recovery hands over a staged index ({@link #adopt}) */
+    private volatile ApplyCounters counters = new ApplyCounters();
+    private volatile PrefixIndex index = new PrefixIndex(counters);
 
     public ModelIndex(String modelName, String tenantId, int blockSize, IndexOptions options, IndexWriters writers) {
         if (blockSize <= 0) {
@@ -70,6 +73,28 @@ public final class ModelIndex {
         if (!ops.isEmpty()) {
             writers.execute(worker.instanceId(), () -> index.apply(worker, ops));
         }
+    }
+
+    /**
+     * Recovery: takes over the content of {@code staged}, a detached index that recovery filled and flushed. While
+     * this index holds nothing (the startup gate keeps listener batches out until recovery has finished) the
+     * staged structure simply becomes this one's, in O(1); otherwise its memberships are submitted here as
+     * recovered stores, so nothing either side holds is lost.
+     */
+    public void adopt(ModelIndex staged) {
+        synchronized (this) {
+            PrefixIndex mine = index;
+            if (mine.memberships() == 0 && mine.blocks() == 0) {
+                counters = staged.counters;
+                index = staged.index;
+                return;
+            }
+        }
+        Map<WorkerKey, List<IndexOp>> byWorker = new LinkedHashMap<>();
+        staged.dump((worker, tier, hasParent, parentBlockHash, blockHash, localHash) ->
+                byWorker.computeIfAbsent(worker, w -> new ArrayList<>()).add(IndexOp.Store.recovered(tier,
+                        hasParent, parentBlockHash, new long[] {blockHash}, new long[] {localHash})));
+        byWorker.forEach(this::submitOps);
     }
 
     /** Removes every dp rank of an instance from every tier (ordered after that worker's pending events). */
