@@ -111,24 +111,34 @@ public final class BinaryDumpReader {
                     long previous = 0;
                     while (p.hasRemaining()) {
                         int flags = p.get() & 0xFF;
-                        require((flags & ~3) == 0, where + ": unknown record flags " + flags);
+                        if ((flags & ~3) != 0) {
+                            throw new FormatException(where + ": unknown record flags " + flags);
+                        }
                         boolean hasParent = (flags & BinaryDump.FLAG_HAS_PARENT) != 0;
                         boolean fromPrevious = (flags & BinaryDump.FLAG_PARENT_IS_PREVIOUS) != 0;
-                        require(!fromPrevious || (hasParent && havePrevious), where + ": bad parent reference");
+                        if (fromPrevious && !(hasParent && havePrevious)) {
+                            throw new FormatException(where + ": bad parent reference");
+                        }
                         long blockHash = u64(p, where);
                         long localHash = u64(p, where);
                         long parent = fromPrevious ? previous : hasParent ? u64(p, where) : 0;
                         long owners = varint(p, where);
-                        require(owners >= 1 && owners <= Integer.MAX_VALUE, where + ": owner count " + owners);
+                        if (owners < 1 || owners > Integer.MAX_VALUE) {
+                            throw new FormatException(where + ": owner count " + owners);
+                        }
                         visitor.block(hasParent, parent, blockHash, localHash);
                         for (long o = 0; o < owners; o++) {
                             long code = varint(p, where);
                             long ref = code >>> 2;
-                            require(ref <= workers, where + ": unknown worker ref " + ref);
+                            if (ref > workers) {
+                                throw new FormatException(where + ": unknown worker ref " + ref);
+                            }
                             if (ref == workers) {
                                 long instanceId = u64(p, where);
                                 long dpRank = varint(p, where);
-                                require(dpRank <= 0xFFFF_FFFFL, where + ": dp rank out of range");
+                                if (dpRank > 0xFFFF_FFFFL) {
+                                    throw new FormatException(where + ": dp rank out of range");
+                                }
                                 visitor.worker(workers++, instanceId, (int) dpRank);
                             }
                             visitor.owner((int) ref, TIERS[(int) (code & 3)]);
@@ -231,14 +241,22 @@ public final class BinaryDumpReader {
     }
 
     private static long u64(ByteBuffer p, String where) throws FormatException {
-        require(p.remaining() >= 8, where + ": record runs past the frame");
+        if (p.remaining() < 8) {
+            throw pastTheFrame(where);
+        }
         return p.getLong();
+    }
+
+    private static FormatException pastTheFrame(String where) {
+        return new FormatException(where + ": record runs past the frame");
     }
 
     private static long varint(ByteBuffer p, String where) throws FormatException {
         long v = 0;
         for (int shift = 0; shift < 64; shift += 7) {
-            require(p.hasRemaining(), where + ": record runs past the frame");
+            if (!p.hasRemaining()) {
+                throw pastTheFrame(where);
+            }
             byte b = p.get();
             v |= (long) (b & 0x7F) << shift;
             if (b >= 0) {

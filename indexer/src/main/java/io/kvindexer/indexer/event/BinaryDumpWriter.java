@@ -125,8 +125,8 @@ public final class BinaryDumpWriter implements Closeable {
     }
 
     /**
-     * Forgets the section begun last (the caller discards whatever of it reached the target), so that an
-     * {@link #error} can take its place.
+     * Forgets the section begun last so that an {@link #error} can follow; whatever of it already reached the
+     * target is moot, because a reader refuses the whole stream at the ERROR frame.
      */
     public void abandonIndex() {
         inIndex = false;

@@ -15,7 +15,6 @@ import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.List;
@@ -82,29 +81,43 @@ final class DumpService implements HttpService {
     }
 
     /**
-     * Each index is encoded into memory under its read lock (tens of ms per million memberships), then streamed:
-     * a slow client never holds the lock that the index writers need.
+     * A producer thread encodes each index under its read lock into a {@link ChunkPipe} while this thread streams
+     * the chunks out: a slow client never holds the lock that the index writers need, and a fast one receives
+     * (and a recovering peer applies) the first frames while the rest is still being encoded.
      */
-    static void writeBinary(List<ModelIndex> indexes, OutputStream out) throws IOException {
-        ByteArrayOutputStream spool = new ByteArrayOutputStream(1 << 16);
-        BinaryDumpWriter writer = new BinaryDumpWriter(spool);
-        spool.writeTo(out); // the header
-        spool.reset();
+    static void writeBinary(List<ModelIndex> indexes, OutputStream out) throws IOException, InterruptedException {
+        ChunkPipe pipe = new ChunkPipe();
+        Thread.ofVirtual().name("dump-encoder").start(() -> {
+            Throwable failure = null;
+            try {
+                encode(indexes, pipe);
+            } catch (IOException | RuntimeException e) {
+                failure = e;
+            } finally {
+                pipe.finish(failure);
+            }
+        });
+        pipe.drainTo(out);
+    }
+
+    private static void encode(List<ModelIndex> indexes, ChunkPipe pipe) throws IOException {
+        BinaryDumpWriter writer = new BinaryDumpWriter(pipe);
         for (ModelIndex ix : indexes) {
             try {
                 writer.beginIndex(ix.modelName(), ix.tenantId(), ix.blockSize());
                 ix.dump(writer::membership);
                 writer.endIndex();
             } catch (RuntimeException e) {
+                if (e instanceof java.io.UncheckedIOException io) {
+                    throw io.getCause(); // the pipe: the client went away
+                }
                 LOG.log(System.Logger.Level.WARNING, "dump of " + ix.modelName() + ":" + ix.tenantId() + " failed", e);
-                spool.reset(); // only this section's frames are in the spool: drop them
+                // a reader refuses the whole stream at an ERROR frame, so what of this section went out is moot
                 writer.abandonIndex();
                 writer.error(ix.modelName(), ix.tenantId(), e.getClass().getSimpleName());
             }
-            spool.writeTo(out);
-            spool.reset();
+            pipe.flush();
         }
         writer.close();
-        spool.writeTo(out);
     }
 }
