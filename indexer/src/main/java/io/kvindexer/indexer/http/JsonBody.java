@@ -21,7 +21,7 @@ import java.util.Arrays;
  * 415 wrong content type, 413 body over the limit, 400 malformed JSON, 422 missing field / wrong type / null /
  * out of range (Dynamo's status codes, with JSON bodies instead of axum's plain text).
  */
-final class JsonBody implements AutoCloseable {
+final class JsonBody extends RequestFields implements AutoCloseable {
 
     private static final JsonFactory FACTORY = JsonFactory.builder()
             .streamReadConstraints(StreamReadConstraints.builder()

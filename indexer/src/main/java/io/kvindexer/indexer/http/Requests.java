@@ -74,7 +74,7 @@ final class Requests {
         return new Unregister(instanceId, model, tenant, dpRank);
     }
 
-    static Query query(JsonBody body) {
+    static Query query(RequestFields body) {
         int[] tokens = null;
         String model = null;
         String tenant = null;
@@ -95,7 +95,7 @@ final class Requests {
         return new Query(tokens, model, tenant == null ? DEFAULT_TENANT : tenant, lora, salt);
     }
 
-    static HashQuery queryByHash(JsonBody body) {
+    static HashQuery queryByHash(RequestFields body) {
         long[] hashes = null;
         String model = null;
         String tenant = null;
