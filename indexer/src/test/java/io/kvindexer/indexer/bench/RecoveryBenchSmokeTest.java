@@ -25,4 +25,18 @@ class RecoveryBenchSmokeTest {
         assertThat(reps.get(0).dumpBytes()).isPositive();
         assertThat(reps.get(0).recoverySeconds()).isPositive();
     }
+
+    @Test
+    void theJsonFormatRecoversTheSameMembershipsFromALargerDump() throws Exception {
+        List<RecoveryBench.Rep> byFormat = new java.util.ArrayList<>();
+        for (String format : List.of("binary", "json")) {
+            RecoveryBench bench = new RecoveryBench();
+            new CommandLine(bench).parseArgs("--trace", BenchSmoke.trace().toString(), "--requests", "150",
+                    "--workers", "2", "--engine-blocks", "4096", "--repetitions", "1", "--format", format);
+            byFormat.add(bench.runBench().get(0));
+        }
+        assertThat(byFormat.get(1).memberships()).isEqualTo(byFormat.get(0).memberships());
+        assertThat(byFormat.get(1).dumpBytes()).as("JSON dump vs binary dump")
+                .isGreaterThan(5 * byFormat.get(0).dumpBytes());
+    }
 }
