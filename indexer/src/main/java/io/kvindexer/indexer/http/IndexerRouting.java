@@ -34,7 +34,7 @@ public final class IndexerRouting {
     public static void routing(HttpRouting.Builder routing, Components c) {
         IndexerConfig cfg = c.config();
         List<String> paths = new ArrayList<>(List.of("/health", "/ready", "/metrics", "/register", "/unregister",
-                "/workers", "/query", "/query_by_hash", "/dump", "/register_peer", "/deregister_peer", "/peers", "/openapi.yaml"));
+                "/workers", "/query", "/query_by_hash", "/query_tiered_by_hash", "/dump", "/register_peer", "/deregister_peer", "/peers", "/openapi.yaml"));
         if (cfg.testEndpoints()) {
             paths.add("/test/pause_listener");
             paths.add("/test/resume_listener");

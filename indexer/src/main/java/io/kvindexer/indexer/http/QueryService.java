@@ -12,8 +12,9 @@ import io.helidon.webserver.http.ServerResponse;
 import java.util.function.Function;
 
 /**
- * {@code /query} and {@code /query_by_hash} (spec §5.6–5.7): 404 for an unknown (model, tenant), 503 until the
- * startup gate is open (design §2: never a silently empty answer while recovering).
+ * {@code /query}, {@code /query_by_hash} and {@code /query_tiered_by_hash} ({@code docs/compatibility.md}): 404 for
+ * an unknown (model, tenant), 503 until the startup gate is open (never a silently empty answer while recovering).
+ * Bodies are JSON or msgpack ({@link MsgpackBody}); the first two answer msgpack when asked ({@link MsgpackOut}).
  */
 final class QueryService implements HttpService {
 
@@ -39,7 +40,8 @@ final class QueryService implements HttpService {
     @Override
     public void routing(HttpRules rules) {
         rules.post("/query", this::query)
-                .post("/query_by_hash", this::queryByHash);
+                .post("/query_by_hash", this::queryByHash)
+                .post("/query_tiered_by_hash", this::queryTieredByHash);
     }
 
     private void query(ServerRequest req, ServerResponse res) {
@@ -61,6 +63,17 @@ final class QueryService implements HttpService {
         OverlapScores scores = OverlapScores.of(index.findMatches(q.blockHashes()), index.blockSize());
         metrics.queryMatched("/query_by_hash", (System.nanoTime() - start) / 1e9);
         answer(req, res, scores);
+    }
+
+    /** Dynamo's tiered query for a remote primary: the same request as {@code /query_by_hash}, counts in blocks. */
+    private void queryTieredByHash(ServerRequest req, ServerResponse res) {
+        Requests.HashQuery q = read(req, Requests::queryByHash);
+        tokenLimit("block_hashes", q.blockHashes().length);
+        ModelIndex index = index(q.modelName(), q.tenantId());
+        long start = System.nanoTime();
+        TieredScores tiered = TieredScores.of(index.findMatches(q.blockHashes()), index.blockSize());
+        metrics.queryMatched("/query_tiered_by_hash", (System.nanoTime() - start) / 1e9);
+        JsonOut.send(res, 200, tiered::writeJson);
     }
 
     private void tokenLimit(String field, int n) {

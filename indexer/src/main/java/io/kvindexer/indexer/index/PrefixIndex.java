@@ -296,18 +296,22 @@ final class PrefixIndex {
             }
             int matched = 0;
             for (int s = 0; s < slotHighWater; s++) {
-                if (runs[2][s] > 0) {
+                if (runs[3][s] > 0) {
                     matched++;
                 }
             }
             MatchResult.WorkerMatch[] out = new MatchResult.WorkerMatch[matched];
+            java.util.Map<WorkerKey, Integer> external = new java.util.HashMap<>();
             int k = 0;
             for (int s : slotsInWorkerOrder()) {
-                if (runs[2][s] > 0) {
-                    out[k++] = new MatchResult.WorkerMatch(workerOfSlot[s], runs[0][s], runs[1][s], runs[2][s]);
+                if (runs[3][s] > 0) {
+                    out[k++] = new MatchResult.WorkerMatch(workerOfSlot[s], runs[0][s], runs[1][s], runs[3][s]);
+                    if (runs[3][s] > runs[2][s]) {
+                        external.put(workerOfSlot[s], runs[3][s] - runs[2][s]);
+                    }
                 }
             }
-            return new MatchResult(Collections.unmodifiableList(Arrays.asList(out)));
+            return new MatchResult(Collections.unmodifiableList(Arrays.asList(out)), external);
         } finally {
             lock.readLock().unlock();
         }
