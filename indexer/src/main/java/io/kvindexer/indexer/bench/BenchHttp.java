@@ -62,6 +62,20 @@ final class BenchHttp {
         return sb.append("]}").toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
     }
 
+    /** The msgpack body of a {@code /query}: token ids as a bin of little-endian u32 (the Mooncake conductor's form). */
+    static byte[] msgpackQueryBody(String model, int[] tokens) {
+        java.nio.ByteBuffer le = java.nio.ByteBuffer.allocate(tokens.length * 4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        le.asIntBuffer().put(tokens);
+        try (org.msgpack.core.MessageBufferPacker p = org.msgpack.core.MessagePack.newDefaultBufferPacker()) {
+            p.packMapHeader(2);
+            p.packString("model_name").packString(model);
+            p.packString("token_ids").packBinaryHeader(le.capacity()).writePayload(le.array());
+            return p.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** Device-tier matched tokens of {@code instanceId} for the query, 0 when absent (or no index yet). */
     long matchedTokens(byte[] queryBody, long instanceId) {
         HttpResponse<String> r = send(HttpRequest.newBuilder(URI.create(baseUrl + "/query"))

@@ -33,12 +33,15 @@ import java.util.concurrent.locks.LockSupport;
  * HttpClient) sends trace prompts of about 12 k tokens to a real indexer while engine simulators keep publishing
  * the trace's events to it over ZeroMQ. The same client then sends the same bodies to a no-op endpoint (a second
  * Helidon server in this process that reads and parses the body and answers an empty result): the HTTP-and-JSON
- * floor. Reports queries/s and p50/p99/p999 latency for both.
+ * floor; and the same prompts as msgpack bodies ({@code token_ids} a little-endian u32 bin) to the indexer's
+ * {@code /query}. Reports queries/s and p50/p99/p999 latency for each.
  */
 @Command(name = "http-query-bench", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Load-tests POST /query under ZeroMQ ingest, next to a no-op endpoint with the same bodies.")
 public final class HttpQueryBench implements Callable<Integer> {
 
+    private static final String JSON = "application/json";
+    private static final String MSGPACK = "application/msgpack";
     private static final byte[] EMPTY_RESULT = "{\"scores\":{},\"frequencies\":[],\"instances\":{}}"
             .getBytes(StandardCharsets.UTF_8);
 
@@ -74,8 +77,11 @@ public final class HttpQueryBench implements Callable<Integer> {
                        double p99Ms, double p999Ms) {
     }
 
-    /** One repetition: the indexer's /query and the no-op floor, measured under the same ingest. */
-    public record Rep(Load query, Load noop, long ingestBatchesDuringRun) {
+    /**
+     * One repetition, under the same ingest: the indexer's /query with JSON bodies, with msgpack bodies (token ids
+     * as a little-endian u32 bin, the answer in msgpack), and the no-op floor of the JSON bodies.
+     */
+    public record Rep(Load query, Load binary, Load noop, long ingestBatchesDuringRun) {
     }
 
     public static void main(String[] args) {
@@ -92,18 +98,23 @@ public final class HttpQueryBench implements Callable<Integer> {
 
     public List<Rep> runBench() throws Exception {
         Workload w = workload.build();
-        List<byte[]> bodies = bodies(w);
+        List<byte[]> bodies = bodies(w, false);
+        List<byte[]> binaryBodies = bodies(w, true);
         if (bodies.isEmpty()) {
             throw new IllegalArgumentException("no prompt between --min-tokens and --max-tokens in the trace slice");
         }
-        System.out.printf("%d query bodies of %d..%d tokens (mean %.0f bytes), %d clients%n", bodies.size(),
-                minTokens, maxTokens, bodies.stream().mapToInt(b -> b.length).average().orElse(0), clients);
+        System.out.printf("%d query bodies of %d..%d tokens (mean %.0f bytes JSON, %.0f bytes msgpack), %d clients%n",
+                bodies.size(), minTokens, maxTokens, bodies.stream().mapToInt(b -> b.length).average().orElse(0),
+                binaryBodies.stream().mapToInt(b -> b.length).average().orElse(0), clients);
         List<Rep> reps = new ArrayList<>();
         for (int r = 0; r < repetitions; r++) {
-            Rep rep = runOnce(w, bodies);
-            System.out.printf("rep %d: /query %.0f q/s p50/p99/p999 %.3f/%.3f/%.3f ms | no-op %.0f q/s"
-                            + " p50/p99/p999 %.3f/%.3f/%.3f ms | %d ingest batches meanwhile%n", r + 1,
+            Rep rep = runOnce(w, bodies, binaryBodies);
+            System.out.printf("rep %d: /query %.0f q/s p50/p99/p999 %.3f/%.3f/%.3f ms | msgpack %.0f q/s"
+                            + " p50/p99/p999 %.3f/%.3f/%.3f ms | no-op %.0f q/s p50/p99/p999 %.3f/%.3f/%.3f ms"
+                            + " | %d ingest batches meanwhile%n", r + 1,
                     rep.query().queriesPerSecond(), rep.query().p50Ms(), rep.query().p99Ms(), rep.query().p999Ms(),
+                    rep.binary().queriesPerSecond(), rep.binary().p50Ms(), rep.binary().p99Ms(),
+                    rep.binary().p999Ms(),
                     rep.noop().queriesPerSecond(), rep.noop().p50Ms(), rep.noop().p99Ms(), rep.noop().p999Ms(),
                     rep.ingestBatchesDuringRun());
             reps.add(rep);
@@ -111,36 +122,38 @@ public final class HttpQueryBench implements Callable<Integer> {
         return reps;
     }
 
-    private List<byte[]> bodies(Workload w) {
+    private List<byte[]> bodies(Workload w, boolean msgpack) {
         int bs = w.spec().blockSize();
         List<byte[]> out = new ArrayList<>();
         for (Workload.Op op : w.ops()) {
             int tokens = op.kind() == Workload.Kind.QUERY ? op.tokenValues().length * bs : 0;
             if (tokens >= minTokens && tokens <= maxTokens && out.size() < 512) {
-                out.add(BenchHttp.queryBody(SimFleet.MODEL, op.tokens()));
+                out.add(msgpack ? BenchHttp.msgpackQueryBody(SimFleet.MODEL, op.tokens())
+                        : BenchHttp.queryBody(SimFleet.MODEL, op.tokens()));
             }
         }
         return out;
     }
 
-    private Rep runOnce(Workload w, List<byte[]> bodies) throws Exception {
+    private Rep runOnce(Workload w, List<byte[]> bodies, List<byte[]> binaryBodies) throws Exception {
         WebServer noop = noopServer();
         try (IndexerApp app = IndexerApp.start("--port", "0", "--threads", Integer.toString(threads));
              SimFleet fleet = new SimFleet(w, new BenchHttp(app.baseUrl()))) {
             fleet.startAndRegister();
             // ingest paced to last both measured phases and their warm-ups
-            double ingestSeconds = 2 * (seconds + warmupSeconds);
+            double ingestSeconds = 3 * (seconds + warmupSeconds);
             AtomicBoolean stop = new AtomicBoolean();
             long[] published = {0};
             Thread feeder = Thread.ofPlatform().name("ingest-feeder").start(() ->
                     published[0] = pacedFeed(fleet, ingestSeconds, stop));
             HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                     .connectTimeout(Duration.ofSeconds(10)).build();
-            Load query = load(client, URI.create(app.baseUrl() + "/query"), bodies);
-            Load floor = load(client, URI.create("http://127.0.0.1:" + noop.port() + "/query"), bodies);
+            Load query = load(client, URI.create(app.baseUrl() + "/query"), bodies, JSON);
+            Load binary = load(client, URI.create(app.baseUrl() + "/query"), binaryBodies, MSGPACK);
+            Load floor = load(client, URI.create("http://127.0.0.1:" + noop.port() + "/query"), bodies, JSON);
             stop.set(true);
             feeder.join();
-            return new Rep(query, floor, published[0]);
+            return new Rep(query, binary, floor, published[0]);
         } finally {
             noop.stop();
         }
@@ -170,14 +183,15 @@ public final class HttpQueryBench implements Callable<Integer> {
         return sent;
     }
 
-    private Load load(HttpClient client, URI uri, List<byte[]> bodies) throws InterruptedException {
-        run(client, uri, bodies, (long) (warmupSeconds * 1e9), null);
+    private Load load(HttpClient client, URI uri, List<byte[]> bodies, String contentType)
+            throws InterruptedException {
+        run(client, uri, bodies, contentType, (long) (warmupSeconds * 1e9), null);
         long[][] perClient = new long[clients][];
         int[] counts = new int[clients];
         long[] errors = new long[clients];
         long measured = (long) (seconds * 1e9);
         long start = System.nanoTime();
-        run(client, uri, bodies, measured, (c, lat, ok) -> {
+        run(client, uri, bodies, contentType, measured, (c, lat, ok) -> {
             if (!ok) {
                 errors[c]++;
                 return;
@@ -209,7 +223,7 @@ public final class HttpQueryBench implements Callable<Integer> {
     }
 
     /** {@code clients} virtual threads, each sending one request after the other until {@code nanos} have passed. */
-    private void run(HttpClient client, URI uri, List<byte[]> bodies, long nanos, Sink sink)
+    private void run(HttpClient client, URI uri, List<byte[]> bodies, String contentType, long nanos, Sink sink)
             throws InterruptedException {
         long end = System.nanoTime() + nanos;
         List<Thread> threads = new ArrayList<>();
@@ -218,7 +232,7 @@ public final class HttpQueryBench implements Callable<Integer> {
             threads.add(Thread.ofVirtual().start(() -> {
                 int i = id;
                 while (System.nanoTime() < end) {
-                    HttpRequest req = HttpRequest.newBuilder(uri).header("Content-Type", "application/json")
+                    HttpRequest req = HttpRequest.newBuilder(uri).header("Content-Type", contentType)
                             .POST(HttpRequest.BodyPublishers.ofByteArray(bodies.get(i++ % bodies.size()))).build();
                     long t0 = System.nanoTime();
                     boolean ok;
@@ -291,6 +305,11 @@ public final class HttpQueryBench implements Callable<Integer> {
         out.put("query_p50_ms", Medians.of(reps, r -> r.query().p50Ms()));
         out.put("query_p99_ms", Medians.of(reps, r -> r.query().p99Ms()));
         out.put("query_p999_ms", Medians.of(reps, r -> r.query().p999Ms()));
+        out.put("binary_query_per_s", Medians.of(reps, r -> r.binary().queriesPerSecond()));
+        out.put("binary_query_p50_ms", Medians.of(reps, r -> r.binary().p50Ms()));
+        out.put("binary_query_p99_ms", Medians.of(reps, r -> r.binary().p99Ms()));
+        out.put("binary_over_query", Medians.of(reps,
+                r -> r.binary().queriesPerSecond() / r.query().queriesPerSecond()));
         out.put("noop_per_s", Medians.of(reps, r -> r.noop().queriesPerSecond()));
         out.put("noop_p50_ms", Medians.of(reps, r -> r.noop().p50Ms()));
         out.put("noop_p99_ms", Medians.of(reps, r -> r.noop().p99Ms()));

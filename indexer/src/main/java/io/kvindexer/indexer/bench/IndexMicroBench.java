@@ -79,7 +79,7 @@ public final class IndexMicroBench {
             long start = System.nanoTime();
             int chunk = 1024;
             for (int s = 0; s < sequences; s += chunk) {
-                index.submitRecovered(storedEvents(s, Math.min(sequences, s + chunk)));
+                io.kvindexer.indexer.recovery.RouterEventOps.submit(index, storedEvents(s, Math.min(sequences, s + chunk)));
             }
             index.flush().join();
             long applyNanos = System.nanoTime() - start;
@@ -224,7 +224,7 @@ public final class IndexMicroBench {
         }
         long blocks = (long) count * depth * replicas;
         long start = System.nanoTime();
-        index.submitRecovered(events);
+        io.kvindexer.indexer.recovery.RouterEventOps.submit(index, events);
         index.flush().join();
         long nanos = System.nanoTime() - start;
         System.out.printf(Locale.ROOT, "apply removed    : %,.0f ns/block (%,d blocks)%n", (double) nanos / blocks,

@@ -2,7 +2,9 @@ package io.kvindexer.indexer.bench;
 
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.event.BinaryDump;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.recovery.PeerRecovery;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -18,13 +20,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * Peer recovery: a source indexer is filled over ZeroMQ from the trace (about 1 M memberships with the defaults),
- * then a fresh replica is started with {@code --peers} pointing at it and the recovery delay set to zero; the time
- * from start until its startup gate opens with every membership applied is the recovery time. The source's
- * {@code /dump} fetch alone is timed too, to split transfer from apply.
+ * then a fresh replica (a real {@link IndexerApp}, started without peers) runs {@link PeerRecovery} against it with
+ * the recovery delay at zero; the time from the first request until every membership is applied and flushed is the
+ * recovery time. {@code --format} picks what the replica asks for: the binary dump (default) or Dynamo's JSON. The
+ * fetch of that dump alone is timed too, to split transfer from apply.
  */
 @Command(name = "recovery-bench", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Time for a fresh replica to fetch and apply a peer's dump.")
@@ -38,6 +40,10 @@ public final class RecoveryBench implements Callable<Integer> {
 
     @Option(names = "--repetitions", description = "replicas recovered; the median is reported (default: ${DEFAULT-VALUE})")
     int repetitions = 3;
+
+    @Option(names = "--format", description = "dump format the replica asks for: binary or json "
+            + "(default: ${DEFAULT-VALUE})")
+    String format = "binary";
 
     @Option(names = "--json", description = "write the results here as JSON")
     Path json;
@@ -62,6 +68,7 @@ public final class RecoveryBench implements Callable<Integer> {
     public Integer call() throws Exception {
         List<Rep> reps = runBench();
         Map<String, Object> out = new LinkedHashMap<>();
+        out.put("format", format);
         out.put("memberships", reps.get(0).memberships());
         out.put("recovery_s", Medians.of(reps, Rep::recoverySeconds));
         out.put("memberships_per_s", Medians.of(reps, Rep::membershipsPerSecond));
@@ -73,6 +80,12 @@ public final class RecoveryBench implements Callable<Integer> {
     }
 
     public List<Rep> runBench() throws Exception {
+        PeerRecovery.Format dumpFormat = switch (format) {
+            case "binary" -> PeerRecovery.Format.BINARY;
+            case "json" -> PeerRecovery.Format.JSON;
+            default -> throw new CommandLine.ParameterException(new CommandLine(this),
+                    "--format must be binary or json, got " + format);
+        };
         Workload w = workload.build();
         try (IndexerApp source = IndexerApp.start("--port", "0", "--threads", Integer.toString(threads));
              SimFleet fleet = new SimFleet(w, new BenchHttp(source.baseUrl()))) {
@@ -93,17 +106,21 @@ public final class RecoveryBench implements Callable<Integer> {
                     w.expectedMemberships());
             List<Rep> reps = new ArrayList<>();
             for (int r = 0; r < repetitions; r++) {
+                HttpRequest.Builder fetchRequest = HttpRequest.newBuilder(URI.create(source.baseUrl() + "/dump")).GET();
+                if (dumpFormat == PeerRecovery.Format.BINARY) {
+                    fetchRequest.header("Accept", BinaryDump.MEDIA_TYPE);
+                }
                 long f0 = System.nanoTime();
-                HttpResponse<byte[]> dump = new BenchHttp(source.baseUrl()).client().send(
-                        HttpRequest.newBuilder(URI.create(source.baseUrl() + "/dump")).GET().build(),
+                HttpResponse<byte[]> dump = http.client().send(fetchRequest.build(),
                         HttpResponse.BodyHandlers.ofByteArray());
                 double fetch = (System.nanoTime() - f0) / 1e9;
-                IndexerConfig config = IndexerConfig.defaults().withPeers(List.of(source.baseUrl()))
-                        .withRecoveryDelay(Duration.ZERO);
-                long t0 = System.nanoTime();
+                IndexerConfig config = IndexerConfig.defaults(); // the service default writer threads
                 try (IndexerApp replica = IndexerApp.start(config)) {
-                    while (replica.gate().isRecovering()) {
-                        LockSupport.parkNanos(100_000); // poll without taking a core from the recovery
+                    PeerRecovery recovery = new PeerRecovery(List.of(source.baseUrl()), replica.indexers(),
+                            Duration.ZERO, Duration.ofSeconds(120), null, dumpFormat);
+                    long t0 = System.nanoTime();
+                    if (recovery.run() != PeerRecovery.Result.SUCCEEDED) {
+                        throw new IllegalStateException("recovery from " + source.baseUrl() + " failed");
                     }
                     replica.indexers().flushAll().join();
                     double seconds = (System.nanoTime() - t0) / 1e9;
@@ -113,9 +130,9 @@ public final class RecoveryBench implements Callable<Integer> {
                                 + expected);
                     }
                     Rep rep = new Rep(got, seconds, got / seconds, fetch, dump.body().length);
-                    System.out.printf("rep %d: %d memberships recovered in %.3f s (%.2f M/s); /dump fetch alone "
-                            + "%.3f s, %.1f MB%n", r + 1, got, seconds, rep.membershipsPerSecond() / 1e6, fetch,
-                            dump.body().length / 1e6);
+                    System.out.printf("rep %d (%s): %d memberships recovered in %.3f s (%.2f M/s); /dump fetch "
+                            + "alone %.3f s, %.1f MB%n", r + 1, format, got, seconds,
+                            rep.membershipsPerSecond() / 1e6, fetch, dump.body().length / 1e6);
                     reps.add(rep);
                 }
             }

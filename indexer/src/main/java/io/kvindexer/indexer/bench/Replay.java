@@ -54,7 +54,7 @@ public final class Replay {
     /**
      * @param prehashed queries and events carry local hashes computed before the replay, as in Dynamo's harness
      *                  (its RouterEvents carry {@code tokens_hash}): queries call {@code findMatches} directly and
-     *                  events go in as RouterEvents ({@code submitRecovered}), so token hashing is not timed
+     *                  events go in as recovered RouterEvents ({@code RouterEventOps}), so token hashing is not timed
      */
     public static Result run(Workload workload, double windowMs, int threads, int issuers, boolean measureHeap,
                              boolean prehashed) throws InterruptedException {
@@ -100,7 +100,7 @@ public final class Replay {
                             lookups[lookupCount.getAndIncrement()] = System.nanoTime() - t0;
                         } else {
                             if (prehashed) {
-                                index.submitRecovered(List.of(toRouterEvent(op, keys[op.worker()], local[k])));
+                                io.kvindexer.indexer.recovery.RouterEventOps.submit(index, List.of(toRouterEvent(op, keys[op.worker()], local[k])));
                             } else {
                                 index.submit(keys[op.worker()], List.of(toEvent(op, blockSize)));
                             }

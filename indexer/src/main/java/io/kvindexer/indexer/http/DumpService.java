@@ -1,22 +1,29 @@
 package io.kvindexer.indexer.http;
 
+import io.kvindexer.indexer.event.BinaryDump;
+import io.kvindexer.indexer.event.BinaryDumpWriter;
 import io.kvindexer.indexer.event.DumpJson;
 import io.kvindexer.indexer.event.IndexDump;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.helidon.http.HeaderNames;
 import io.helidon.http.HeaderValues;
+import io.helidon.http.HttpMediaType;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 
+import java.io.IOException;
 import java.io.OutputStream;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code GET /dump} (spec §5.8): every index as {@code "model:tenant": {block_size, model_name, tenant_id, events}},
- * streamed entry by entry. Pending writes are flushed first, so the dump holds everything accepted before the
- * request. An index whose dump fails is written as {@code {"error": ...}}, as Dynamo does; the status stays 200.
+ * {@code GET /dump}: every index as {@code "model:tenant": {block_size, model_name, tenant_id, events}}, streamed
+ * entry by entry (Dynamo's JSON, {@code docs/compatibility.md}); with {@code Accept: application/x-kvindexer-dump}
+ * the same content as a {@link BinaryDump} stream. Pending writes are flushed first, so the dump holds everything
+ * accepted before the request. An index whose dump fails is written as {@code {"error": ...}} (an ERROR frame in
+ * binary), as Dynamo does; the status stays 200.
  */
 final class DumpService implements ApiService {
 
@@ -38,6 +45,13 @@ final class DumpService implements ApiService {
         indexers.flushAll().get(FLUSH_TIMEOUT_SECONDS, TimeUnit.SECONDS);
         List<ModelIndex> all = indexers.all();
         res.status(Status.OK_200);
+        if (wantsBinary(req)) {
+            res.header(HeaderNames.CONTENT_TYPE, BinaryDump.MEDIA_TYPE);
+            try (OutputStream out = res.outputStream()) {
+                writeBinary(all, out);
+            }
+            return;
+        }
         res.header(HeaderValues.CONTENT_TYPE_JSON);
         try (OutputStream out = res.outputStream(); DumpJson.Writer writer = DumpJson.writer(out)) {
             for (ModelIndex ix : all) {
@@ -52,5 +66,56 @@ final class DumpService implements ApiService {
                 writer.entry(dump);
             }
         }
+    }
+
+    /** Only an explicit, non-zero-quality mention of the binary type selects it; {@code *}{@code /*} stays JSON. */
+    private static boolean wantsBinary(ServerRequest req) {
+        for (HttpMediaType t : req.headers().acceptedTypes()) {
+            if (t.qualityFactor() > 0 && t.mediaType().text().equalsIgnoreCase(BinaryDump.MEDIA_TYPE)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * A producer thread encodes each index under its read lock into a {@link ChunkPipe} while this thread streams
+     * the chunks out: a slow client never holds the lock that the index writers need, and a fast one receives
+     * (and a recovering peer applies) the first frames while the rest is still being encoded.
+     */
+    static void writeBinary(List<ModelIndex> indexes, OutputStream out) throws IOException, InterruptedException {
+        ChunkPipe pipe = new ChunkPipe();
+        Thread.ofVirtual().name("dump-encoder").start(() -> {
+            Throwable failure = null;
+            try {
+                encode(indexes, pipe);
+            } catch (IOException | RuntimeException e) {
+                failure = e;
+            } finally {
+                pipe.finish(failure);
+            }
+        });
+        pipe.drainTo(out);
+    }
+
+    private static void encode(List<ModelIndex> indexes, ChunkPipe pipe) throws IOException {
+        BinaryDumpWriter writer = new BinaryDumpWriter(pipe);
+        for (ModelIndex ix : indexes) {
+            try {
+                writer.beginIndex(ix.modelName(), ix.tenantId(), ix.blockSize());
+                ix.dump(writer::membership);
+                writer.endIndex();
+            } catch (RuntimeException e) {
+                if (e instanceof java.io.UncheckedIOException io) {
+                    throw io.getCause(); // the pipe: the client went away
+                }
+                LOG.log(System.Logger.Level.WARNING, "dump of " + ix.modelName() + ":" + ix.tenantId() + " failed", e);
+                // a reader refuses the whole stream at an ERROR frame, so what of this section went out is moot
+                writer.abandonIndex();
+                writer.error(ix.modelName(), ix.tenantId(), e.getClass().getSimpleName());
+            }
+            pipe.flush();
+        }
+        writer.close();
     }
 }

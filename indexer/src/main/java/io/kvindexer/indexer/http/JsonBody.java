@@ -19,7 +19,7 @@ import java.io.IOException;
  * malformed JSON, 422 missing field / wrong type / null / out of range (Dynamo's status codes, with JSON bodies
  * instead of axum's plain text).
  */
-final class JsonBody implements AutoCloseable {
+final class JsonBody extends RequestFields implements AutoCloseable {
 
     private static final JsonFactory FACTORY = JsonFactory.builder()
             .streamReadConstraints(StreamReadConstraints.builder()

@@ -1,21 +1,19 @@
 package io.kvindexer.indexer.http;
 
-import com.fasterxml.jackson.core.JsonGenerator;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
-import io.kvindexer.indexer.index.OverlapScores;
 import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.kvindexer.indexer.recovery.StartupGate;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 
-import java.io.IOException;
-import java.util.Map;
+import java.util.function.Function;
 import java.util.function.LongFunction;
 
 /**
- * {@code /query} and {@code /query_by_hash} (spec §5.6–5.7): 404 for an unknown (model, tenant), 503 until the
- * startup gate is open (design §2: never a silently empty answer while recovering).
+ * {@code /query}, {@code /query_by_hash} and {@code /query_tiered_by_hash} ({@code docs/compatibility.md}): 404 for
+ * an unknown (model, tenant), 503 until the startup gate is open (never a silently empty answer while recovering).
+ * Bodies are JSON or msgpack ({@link MsgpackBody}); the first two answer msgpack when asked ({@link MsgpackOut}).
  */
 final class QueryService implements ApiService {
 
@@ -41,34 +39,40 @@ final class QueryService implements ApiService {
     @Override
     public void routes(Routes routes) {
         routes.post("/query", Routes.Access.OPEN, this::query)
-                .post("/query_by_hash", Routes.Access.OPEN, this::queryByHash);
+                .post("/query_by_hash", Routes.Access.OPEN, this::queryByHash)
+                .post("/query_tiered_by_hash", Routes.Access.OPEN, this::queryTieredByHash);
     }
 
     private void query(ServerRequest req, ServerResponse res) {
-        Requests.Query q;
-        try (JsonBody body = JsonBody.open(req, maxBody)) {
-            q = Requests.query(body);
-        }
+        Requests.Query q = read(req, Requests::query);
         tokenLimit("token_ids", q.tokenIds().length);
         ModelIndex index = index(q.modelName(), q.tenantId());
         long start = System.nanoTime();
         long[] hashes = index.localHashes(q.tokenIds(), q.loraName(), q.cacheSalt());
         OverlapScores scores = OverlapScores.of(index.findMatches(hashes), index.blockSize());
         metrics.queryMatched("/query", (System.nanoTime() - start) / 1e9);
-        JsonOut.send(res, 200, g -> write(g, scores, podNames));
+        answer(req, res, scores);
     }
 
     private void queryByHash(ServerRequest req, ServerResponse res) {
-        Requests.HashQuery q;
-        try (JsonBody body = JsonBody.open(req, maxBody)) {
-            q = Requests.queryByHash(body);
-        }
+        Requests.HashQuery q = read(req, Requests::queryByHash);
         tokenLimit("block_hashes", q.localHashes().length);
         ModelIndex index = index(q.modelName(), q.tenantId());
         long start = System.nanoTime();
         OverlapScores scores = OverlapScores.of(index.findMatches(q.localHashes()), index.blockSize());
         metrics.queryMatched("/query_by_hash", (System.nanoTime() - start) / 1e9);
-        JsonOut.send(res, 200, g -> write(g, scores, podNames));
+        answer(req, res, scores);
+    }
+
+    /** Dynamo's tiered query for a remote primary: the same request as {@code /query_by_hash}, counts in blocks. */
+    private void queryTieredByHash(ServerRequest req, ServerResponse res) {
+        Requests.HashQuery q = read(req, Requests::queryByHash);
+        tokenLimit("block_hashes", q.localHashes().length);
+        ModelIndex index = index(q.modelName(), q.tenantId());
+        long start = System.nanoTime();
+        TieredScores tiered = TieredScores.of(index.findMatches(q.localHashes()), index.blockSize());
+        metrics.queryMatched("/query_tiered_by_hash", (System.nanoTime() - start) / 1e9);
+        JsonOut.send(res, 200, tiered::writeJson);
     }
 
     private void tokenLimit(String field, int n) {
@@ -86,40 +90,22 @@ final class QueryService implements ApiService {
                 .orElseThrow(() -> new ApiError(404, "no indexer for model=" + model + " tenant=" + tenant));
     }
 
-    /** {@code {"scores":{id:{dp:tokens}},"frequencies":[],"instances":{id:{...}}}}; ids as unsigned decimals. */
-    static void write(JsonGenerator g, OverlapScores s, LongFunction<String> podNames) throws IOException {
-        g.writeStartObject();
-        g.writeObjectFieldStart("scores");
-        for (Map.Entry<Long, Map<Integer, Long>> e : s.scores().entrySet()) {
-            g.writeObjectFieldStart(Long.toUnsignedString(e.getKey()));
-            for (Map.Entry<Integer, Long> r : e.getValue().entrySet()) {
-                g.writeNumberField(Integer.toUnsignedString(r.getKey()), r.getValue());
-            }
-            g.writeEndObject();
+    private <T> T read(ServerRequest req, Function<RequestFields, T> decode) {
+        try (RequestFields body = open(req)) {
+            return decode.apply(body);
         }
-        g.writeEndObject();
-        g.writeArrayFieldStart("frequencies");
-        g.writeEndArray();
-        g.writeObjectFieldStart("instances");
-        for (Map.Entry<Long, OverlapScores.InstanceTiers> e : s.instances().entrySet()) {
-            OverlapScores.InstanceTiers t = e.getValue();
-            g.writeObjectFieldStart(Long.toUnsignedString(e.getKey()));
-            g.writeNumberField("longest_matched", t.longestMatched());
-            g.writeNumberField("gpu", t.gpu());
-            g.writeObjectFieldStart("dp");
-            for (Map.Entry<Integer, Long> r : t.dp().entrySet()) {
-                g.writeNumberField(Integer.toUnsignedString(r.getKey()), r.getValue());
-            }
-            g.writeEndObject();
-            g.writeNumberField("cpu", t.cpu());
-            g.writeNumberField("disk", t.disk());
-            String pod = podNames.apply(e.getKey());
-            if (pod != null) {
-                g.writeStringField("pod_name", pod);
-            }
-            g.writeEndObject();
+    }
+
+    /** Opens the body as msgpack when it says so, else as JSON (which refuses any other content type with 415). */
+    private RequestFields open(ServerRequest req) {
+        return MsgpackBody.isMsgpack(req) ? MsgpackBody.open(req, maxBody) : JsonBody.open(req, maxBody);
+    }
+
+    private void answer(ServerRequest req, ServerResponse res, OverlapScores scores) {
+        if (MsgpackOut.wanted(req)) {
+            MsgpackOut.send(res, 200, p -> OverlapScoresWriter.msgpack(p, scores, podNames));
+        } else {
+            JsonOut.send(res, 200, g -> OverlapScoresWriter.json(g, scores, podNames));
         }
-        g.writeEndObject();
-        g.writeEndObject();
     }
 }

@@ -81,7 +81,7 @@ final class Requests {
         return new Unregister(instanceId, model, tenant, dpRank);
     }
 
-    static Query query(JsonBody body) {
+    static Query query(RequestFields body) {
         int[] tokens = null;
         String model = null;
         String tenant = null;
@@ -102,7 +102,7 @@ final class Requests {
         return new Query(tokens, model, tenant == null ? IndexerConfig.DEFAULT_TENANT : tenant, lora, salt);
     }
 
-    static HashQuery queryByHash(JsonBody body) {
+    static HashQuery queryByHash(RequestFields body) {
         long[] hashes = null;
         String model = null;
         String tenant = null;

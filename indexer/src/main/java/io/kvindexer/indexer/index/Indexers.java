@@ -51,6 +51,11 @@ public final class Indexers implements AutoCloseable {
         return index;
     }
 
+    /** A new index with this map's options and writers that is not in the map: peer recovery stages into it. */
+    public ModelIndex detached(String model, String tenant, int blockSize) {
+        return new ModelIndex(model, tenant, blockSize, options, writers);
+    }
+
     public Optional<ModelIndex> get(String model, String tenant) {
         return Optional.ofNullable(indexes.get(new Key(model, tenant)));
     }

@@ -3,14 +3,32 @@ package io.kvindexer.indexer.index;
 import io.kvindexer.indexer.model.WorkerKey;
 
 import java.util.List;
+import java.util.Map;
 
 /**
- * The tiered match of one query against one index, in blocks (spec §4.5–4.6). Only workers with at least one
- * matched block on some tier appear.
+ * The tiered match of one query against one index, in blocks ({@code docs/concepts.md}, "Tiered match"). Only
+ * workers with at least one matched block on some tier appear.
  *
- * @param workers one entry per (instance, dp rank) that matched anything
+ * @param workers        one entry per (instance, dp rank) that matched anything, ordered by instance id, then dp
+ *                       rank (unsigned)
+ * @param externalBlocks per worker, how many of its {@code diskBlocks} the external tier added (absent: none);
+ *                       {@code /query_tiered_by_hash} reports the disk and external tiers apart
  */
-public record MatchResult(List<WorkerMatch> workers) {
+public record MatchResult(List<WorkerMatch> workers, Map<WorkerKey, Integer> externalBlocks) {
+
+    public MatchResult {
+        externalBlocks = Map.copyOf(externalBlocks);
+    }
+
+    /** A match without external-tier blocks. */
+    public MatchResult(List<WorkerMatch> workers) {
+        this(workers, Map.of());
+    }
+
+    /** Blocks the external tier added to this worker's run. */
+    public int externalBlocks(WorkerKey worker) {
+        return externalBlocks.getOrDefault(worker, 0);
+    }
 
     /**
      * Cumulative block counts of one worker: {@code deviceBlocks <= hostBlocks <= diskBlocks}.

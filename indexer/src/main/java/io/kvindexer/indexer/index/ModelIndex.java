@@ -2,12 +2,7 @@ package io.kvindexer.indexer.index;
 
 import io.kvindexer.indexer.model.WorkerKey;
 
-import io.kvindexer.indexer.event.AllBlocksCleared;
-import io.kvindexer.indexer.event.BlockRemoved;
-import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
-import io.kvindexer.indexer.event.RouterEvent;
-import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.hash.BlockHasher;
 
 import java.util.ArrayList;
@@ -26,15 +21,14 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class ModelIndex {
 
-    private static final long[] NO_HASHES = new long[0];
-
     private final String modelName;
     private final String tenantId;
     private final int blockSize;
     private final IndexOptions options;
     private final IndexWriters writers;
-    private final ApplyCounters counters = new ApplyCounters();
-    private final PrefixIndex index = new PrefixIndex(counters);
+    /** replaced together, once, when recovery hands over a staged index ({@link #adopt}) */
+    private volatile ApplyCounters counters = new ApplyCounters();
+    private volatile PrefixIndex index = new PrefixIndex(counters);
 
     public ModelIndex(String modelName, String tenantId, int blockSize, IndexOptions options, IndexWriters writers) {
         if (blockSize <= 0) {
@@ -60,7 +54,7 @@ public final class ModelIndex {
     }
 
     /**
-     * Enqueues a batch's events for one worker, in order. Token hashing happens on the calling thread (the
+     * Enqueues a batch's engine events for one worker, in order. Token hashing happens on the calling thread (the
      * listener's), not under the index lock. Never throws for bad events: they are counted by status.
      */
     public void submit(WorkerKey worker, List<KvEvent> events) {
@@ -69,31 +63,38 @@ public final class ModelIndex {
         }
         List<IndexOp> ops = new ArrayList<>(events.size());
         for (KvEvent event : events) {
-            ops.add(switch (event) {
-                case BlockStored stored -> StoredChainConverter.convert(stored, blockSize);
-                case BlockRemoved removed -> new IndexOp.Remove(tierOrDevice(removed.tier()),
-                        removed.blockHashes() == null ? NO_HASHES : removed.blockHashes());
-                case AllBlocksCleared cleared -> new IndexOp.Clear();
-            });
+            ops.add(StoredChainConverter.convert(event, blockSize));
         }
-        writers.execute(worker.instanceId(), () -> index.apply(worker, ops));
+        submitOps(worker, ops);
     }
 
-    /** Enqueues RouterEvents from a peer's dump (recovery): device stores do not require the parent. */
-    public void submitRecovered(List<RouterEvent> events) {
-        Map<WorkerKey, List<IndexOp>> byWorker = new LinkedHashMap<>();
-        for (RouterEvent event : events) {
-            WorkerKey worker = new WorkerKey(event.instanceId(), event.dpRank());
-            StorageTier tier = tierOrDevice(event.tier());
-            IndexOp op = switch (event.data()) {
-                case RouterEvent.Stored stored -> StoredChainConverter.convert(stored, tier);
-                case RouterEvent.Removed removed -> new IndexOp.Remove(tier,
-                        removed.blockHashes() == null ? NO_HASHES : removed.blockHashes());
-                case RouterEvent.Cleared cleared -> new IndexOp.Clear();
-            };
-            byWorker.computeIfAbsent(worker, w -> new ArrayList<>()).add(op);
+    /** Enqueues ready-made operations for one worker, applied in order (recovery and benchmarks use this). */
+    public void submitOps(WorkerKey worker, List<IndexOp> ops) {
+        if (!ops.isEmpty()) {
+            writers.execute(worker.instanceId(), () -> index.apply(worker, ops));
         }
-        byWorker.forEach((worker, ops) -> writers.execute(worker.instanceId(), () -> index.apply(worker, ops)));
+    }
+
+    /**
+     * Recovery: takes over the content of {@code staged}, a detached index that recovery filled and flushed. While
+     * this index holds nothing (the startup gate keeps listener batches out until recovery has finished) the
+     * staged structure simply becomes this one's, in O(1); otherwise its memberships are submitted here as
+     * recovered stores, so nothing either side holds is lost.
+     */
+    public void adopt(ModelIndex staged) {
+        synchronized (this) {
+            PrefixIndex mine = index;
+            if (mine.memberships() == 0 && mine.blocks() == 0) {
+                counters = staged.counters;
+                index = staged.index;
+                return;
+            }
+        }
+        Map<WorkerKey, List<IndexOp>> byWorker = new LinkedHashMap<>();
+        staged.dump((worker, tier, hasParent, parentBlockHash, blockHash, localHash) ->
+                byWorker.computeIfAbsent(worker, w -> new ArrayList<>()).add(IndexOp.Store.recovered(tier,
+                        hasParent, parentBlockHash, new long[] {blockHash}, new long[] {localHash})));
+        byWorker.forEach(this::submitOps);
     }
 
     /** Removes every dp rank of an instance from every tier (ordered after that worker's pending events). */
@@ -144,10 +145,6 @@ public final class ModelIndex {
     /** Counters and sizes for metrics; cheap to call at scrape time. */
     public IndexStats stats() {
         return new IndexStats(index.blocks(), index.memberships(), counters.snapshot());
-    }
-
-    private static StorageTier tierOrDevice(StorageTier tier) {
-        return tier == null ? StorageTier.DEVICE : tier;
     }
 
     @Override

@@ -2,7 +2,6 @@ package io.kvindexer.indexer.index;
 
 import io.kvindexer.indexer.model.WorkerKey;
 
-import io.kvindexer.indexer.event.RouterEvent;
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.index.ApplyCounters.EventType;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
@@ -103,14 +102,14 @@ final class PrefixIndex {
     }
 
     private ApplyStatus store(WorkerKey worker, IndexOp.Store op) {
-        long[] seqHashes = op.seqHashes();
+        long[] seqHashes = op.blockHashes();
         if (seqHashes.length == 0) {
             return op.conversionStatus();
         }
         int tier = op.tier().ordinal();
         if (tier == DEVICE && op.hasParent() && !op.parentOptional()) {
             int slot = slotOf.getInt(worker);
-            int parent = nodes.findBySeq(op.parentSeqHash());
+            int parent = nodes.findBySeq(op.parentBlockHash());
             if (slot < 0 || parent == NodeStore.NONE || !nodes.hasOwner(parent, code(slot, DEVICE))) {
                 return ApplyStatus.PARENT_BLOCK_NOT_FOUND;
             }
@@ -119,7 +118,7 @@ final class PrefixIndex {
         int code = code(slot, tier);
         boolean changed = false;
         boolean hasParent = op.hasParent();
-        long parent = op.parentSeqHash();
+        long parent = op.parentBlockHash();
         long[] localHashes = op.localHashes();
         boolean unknownBlocks = false;
         for (int i = 0; i < seqHashes.length; i++) {
@@ -155,12 +154,12 @@ final class PrefixIndex {
     private ApplyStatus remove(WorkerKey worker, IndexOp.Remove op) {
         int slot = slotOf.getInt(worker);
         if (slot < 0) {
-            return op.seqHashes().length == 0 ? ApplyStatus.OK : ApplyStatus.BLOCK_NOT_FOUND;
+            return op.blockHashes().length == 0 ? ApplyStatus.OK : ApplyStatus.BLOCK_NOT_FOUND;
         }
         int tier = op.tier().ordinal();
         int code = code(slot, tier);
         boolean missing = false;
-        for (long seq : op.seqHashes()) {
+        for (long seq : op.blockHashes()) {
             int node = nodes.findBySeq(seq);
             if (node == NodeStore.NONE || !nodes.removeOwner(node, code)) {
                 missing = true;
@@ -305,18 +304,22 @@ final class PrefixIndex {
             }
             int matched = 0;
             for (int s = 0; s < slotHighWater; s++) {
-                if (runs[2][s] > 0) {
+                if (runs[3][s] > 0) {
                     matched++;
                 }
             }
             MatchResult.WorkerMatch[] out = new MatchResult.WorkerMatch[matched];
+            java.util.Map<WorkerKey, Integer> external = new java.util.HashMap<>();
             int k = 0;
             for (int s : slotsInWorkerOrder()) {
-                if (runs[2][s] > 0) {
-                    out[k++] = new MatchResult.WorkerMatch(workerOfSlot[s], runs[0][s], runs[1][s], runs[2][s]);
+                if (runs[3][s] > 0) {
+                    out[k++] = new MatchResult.WorkerMatch(workerOfSlot[s], runs[0][s], runs[1][s], runs[3][s]);
+                    if (runs[3][s] > runs[2][s]) {
+                        external.put(workerOfSlot[s], runs[3][s] - runs[2][s]);
+                    }
                 }
             }
-            return new MatchResult(Collections.unmodifiableList(Arrays.asList(out)));
+            return new MatchResult(Collections.unmodifiableList(Arrays.asList(out)), external);
         } finally {
             lock.readLock().unlock();
         }

@@ -43,8 +43,8 @@ final class PrefixMatcher {
     }
 
     /**
-     * Matches a query; returns per worker slot {@code [device, host, disk]} cumulative block counts
-     * (as three arrays), or null when nothing matched at all.
+     * Matches a query; returns per worker slot {@code [device, host, disk, external]} cumulative block counts
+     * (as four arrays), or null when nothing matched at all.
      *
      * @param tierHasMembers per tier ordinal, whether any membership exists (empty tiers are skipped)
      */
@@ -62,10 +62,11 @@ final class PrefixMatcher {
         if (tierHasMembers[StorageTier.DISK.ordinal()]) {
             m.walk(StorageTier.DISK.ordinal());
         }
+        int[] disk = m.reach.clone();
         if (tierHasMembers[StorageTier.EXTERNAL.ordinal()]) {
             m.walk(StorageTier.EXTERNAL.ordinal());
         }
-        return new int[][] {device, host, m.reach};
+        return new int[][] {device, host, disk, m.reach};
     }
 
     /** Extends every worker's run on one tier: continuing workers from their node, the others from the root. */

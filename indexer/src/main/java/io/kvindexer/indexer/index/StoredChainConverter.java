@@ -1,17 +1,19 @@
 package io.kvindexer.indexer.index;
 
+import io.kvindexer.indexer.event.AllBlocksCleared;
+import io.kvindexer.indexer.event.BlockRemoved;
 import io.kvindexer.indexer.event.BlockStored;
-import io.kvindexer.indexer.event.RouterEvent;
-import io.kvindexer.indexer.model.StorageTier;
+import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.hash.BlockHasher;
 import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
 
 import java.util.Arrays;
 
 /**
- * Turns a {@link BlockStored} into a hashed chain for an index of block size B (spec §2.7): each block's local
- * hash is XXH3 of its token slice (one more token per block for EAGLE bigrams) with the event's LoRA seed and the
- * block's multimodal hashes. Stateless; runs on the listener's thread.
+ * Turns decoded engine events into {@link IndexOp}s for an index of block size B (see "Local hash" in
+ * {@code docs/concepts.md}): each stored block's local hash is XXH3 of its token slice (one more token per block
+ * for EAGLE bigrams) with the event's LoRA seed and the block's multimodal hashes. Stateless; runs on the
+ * listener's thread.
  */
 final class StoredChainConverter {
 
@@ -20,27 +22,34 @@ final class StoredChainConverter {
     private StoredChainConverter() {
     }
 
+    static IndexOp convert(KvEvent event, int indexBlockSize) {
+        return switch (event) {
+            case BlockStored stored -> convert(stored, indexBlockSize);
+            case BlockRemoved removed -> new IndexOp.Remove(removed.tier(), removed.blockHashes());
+            case AllBlocksCleared cleared -> new IndexOp.Clear();
+        };
+    }
+
     static IndexOp.Store convert(BlockStored event, int indexBlockSize) {
-        long[] seqHashes = event.blockHashes() == null ? NO_HASHES : event.blockHashes();
-        StorageTier tier = event.tier() == null ? StorageTier.DEVICE : event.tier();
-        if (hasRepeats(seqHashes, event.hasParent(), event.parentBlockHash())) {
-            return rejected(event, tier, ApplyStatus.INVALID_BLOCK);
+        long[] blockHashes = event.blockHashes();
+        if (hasRepeats(blockHashes, event.hasParent(), event.parentBlockHash())) {
+            return rejected(event, ApplyStatus.INVALID_BLOCK);
         }
         if (event.hashesOnly()) {
             // no tokens to hash: the index attaches these hashes to the blocks it already knows (shared storage)
-            return new IndexOp.Store(tier, false, 0, seqHashes, new long[seqHashes.length], ApplyStatus.OK, true,
-                    true);
+            return new IndexOp.Store(event.tier(), false, 0, blockHashes, new long[blockHashes.length], ApplyStatus.OK,
+                    true, true);
         }
-        if (seqHashes.length > 0 && event.blockSize() != indexBlockSize) {
-            return rejected(event, tier, ApplyStatus.BLOCK_SIZE_MISMATCH);
+        if (blockHashes.length > 0 && event.blockSize() != indexBlockSize) {
+            return rejected(event, ApplyStatus.BLOCK_SIZE_MISMATCH);
         }
-        int[] tokens = event.tokenIds() == null ? new int[0] : event.tokenIds();
+        int[] tokens = event.tokenIds();
         int blockSize = event.blockSize();
         int window = blockSize + (event.eagle() ? 1 : 0);
         long seed = BlockHasher.seed(event.loraName());
-        long[] localHashes = new long[seqHashes.length];
+        long[] localHashes = new long[blockHashes.length];
         int converted = 0;
-        for (int offset = 0; converted < seqHashes.length; converted++, offset += blockSize) {
+        for (int offset = 0; converted < blockHashes.length; converted++, offset += blockSize) {
             if ((long) offset + window > tokens.length) {
                 break;
             }
@@ -48,52 +57,40 @@ final class StoredChainConverter {
                     ? event.mmHashes()[converted] : null;
             localHashes[converted] = BlockHasher.hashBlock(tokens, offset, window, seed, mm);
         }
-        ApplyStatus status = converted < seqHashes.length ? ApplyStatus.INVALID_BLOCK : ApplyStatus.OK;
-        return new IndexOp.Store(tier, event.hasParent(), event.parentBlockHash(),
-                Arrays.copyOf(seqHashes, converted), Arrays.copyOf(localHashes, converted), status, false);
-    }
-
-    /** A recovered (peer dump) store: hashes come ready-made, and a device parent need not be held. */
-    static IndexOp.Store convert(RouterEvent.Stored stored, StorageTier tier) {
-        long[] seqHashes = stored.blockHashes() == null ? NO_HASHES : stored.blockHashes();
-        long[] localHashes = stored.localHashes() == null ? NO_HASHES : stored.localHashes();
-        StorageTier t = tier == null ? StorageTier.DEVICE : tier;
-        if (hasRepeats(seqHashes, stored.hasParent(), stored.parentBlockHash())) {
-            return new IndexOp.Store(t, stored.hasParent(), stored.parentBlockHash(), NO_HASHES, NO_HASHES,
-                    ApplyStatus.INVALID_BLOCK, true);
+        if (converted == blockHashes.length) {
+            return new IndexOp.Store(event.tier(), event.hasParent(), event.parentBlockHash(), blockHashes,
+                    localHashes, ApplyStatus.OK, false);
         }
-        int n = Math.min(seqHashes.length, localHashes.length);
-        ApplyStatus status = n == seqHashes.length && n == localHashes.length ? ApplyStatus.OK
-                : ApplyStatus.INVALID_BLOCK;
-        return new IndexOp.Store(t, stored.hasParent(), stored.parentBlockHash(), Arrays.copyOf(seqHashes, n),
-                Arrays.copyOf(localHashes, n), status, true);
+        return new IndexOp.Store(event.tier(), event.hasParent(), event.parentBlockHash(),
+                Arrays.copyOf(blockHashes, converted), Arrays.copyOf(localHashes, converted),
+                ApplyStatus.INVALID_BLOCK, false);
     }
 
-    private static IndexOp.Store rejected(BlockStored event, StorageTier tier, ApplyStatus status) {
-        return new IndexOp.Store(tier, event.hasParent(), event.parentBlockHash(), NO_HASHES, NO_HASHES, status,
-                false);
+    private static IndexOp.Store rejected(BlockStored event, ApplyStatus status) {
+        return new IndexOp.Store(event.tier(), event.hasParent(), event.parentBlockHash(), NO_HASHES, NO_HASHES,
+                status, false);
     }
 
     /** True when a hash repeats inside the chain or equals the parent (a self-referencing chain). */
-    static boolean hasRepeats(long[] seqHashes, boolean hasParent, long parent) {
-        if (seqHashes.length <= 8) {
-            for (int i = 0; i < seqHashes.length; i++) {
-                if (hasParent && seqHashes[i] == parent) {
+    static boolean hasRepeats(long[] blockHashes, boolean hasParent, long parentBlockHash) {
+        if (blockHashes.length <= 8) {
+            for (int i = 0; i < blockHashes.length; i++) {
+                if (hasParent && blockHashes[i] == parentBlockHash) {
                     return true;
                 }
                 for (int j = 0; j < i; j++) {
-                    if (seqHashes[i] == seqHashes[j]) {
+                    if (blockHashes[i] == blockHashes[j]) {
                         return true;
                     }
                 }
             }
             return false;
         }
-        LongOpenHashSet seen = new LongOpenHashSet(seqHashes.length * 2);
+        LongOpenHashSet seen = new LongOpenHashSet(blockHashes.length * 2);
         if (hasParent) {
-            seen.add(parent);
+            seen.add(parentBlockHash);
         }
-        for (long h : seqHashes) {
+        for (long h : blockHashes) {
             if (!seen.add(h)) {
                 return true;
             }

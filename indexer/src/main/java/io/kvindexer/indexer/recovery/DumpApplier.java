@@ -41,7 +41,7 @@ final class DumpApplier {
                     continue;
                 }
             }
-            index.submitRecovered(d.events());
+            RouterEventOps.submit(index, d.events());
         }
         return dumps.size();
     }

@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.recovery;
 
+import io.kvindexer.indexer.event.BinaryDump;
 import io.kvindexer.indexer.index.Indexers;
 
 import java.io.IOException;
@@ -10,12 +11,18 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
- * Startup recovery from peers (spec §6.2): wait a moment so the listeners' subscriptions reach the publishers,
- * then fetch {@code <peer>/dump} from each peer in order; the first that answers with a valid dump wins. Every
- * outcome lets startup continue; with no reachable peer the index starts empty.
+ * Startup recovery from peers ({@code docs/compatibility.md}, "Peer recovery"): wait a moment so the listeners'
+ * subscriptions reach the publishers, then fetch {@code <peer>/dump} from each peer in order; the first that answers
+ * with a valid dump wins. Every outcome lets startup continue; with no reachable peer the index starts empty.
+ *
+ * <p>The binary dump ({@link BinaryDump}) is asked for first. A peer that answers JSON anyway (a Dynamo indexer
+ * ignores the {@code Accept}) is read as JSON from the same response; a binary answer that fails (truncated,
+ * corrupted, another version) is followed by one plain JSON request to the same peer before the next peer.
  */
 public final class PeerRecovery {
 
@@ -24,11 +31,15 @@ public final class PeerRecovery {
     /** How a recovery ended. */
     public enum Result { SUCCEEDED, NO_REACHABLE_PEERS, SKIPPED }
 
+    /** What to ask a peer for first. */
+    public enum Format { BINARY, JSON }
+
     private final List<String> peers;
     private final Indexers indexers;
     private final Duration delay;
     private final Duration timeout;
     private final String authToken;
+    private final Format format;
 
     public PeerRecovery(List<String> peers, Indexers indexers, Duration delay, Duration timeout) {
         this(peers, indexers, delay, timeout, null);
@@ -36,11 +47,17 @@ public final class PeerRecovery {
 
     /** With {@code authToken} non-null, every {@code /dump} request carries it as a bearer token. */
     public PeerRecovery(List<String> peers, Indexers indexers, Duration delay, Duration timeout, String authToken) {
+        this(peers, indexers, delay, timeout, authToken, Format.BINARY);
+    }
+
+    public PeerRecovery(List<String> peers, Indexers indexers, Duration delay, Duration timeout, String authToken,
+                        Format format) {
         this.peers = List.copyOf(peers);
         this.indexers = indexers;
         this.delay = delay;
         this.timeout = timeout;
         this.authToken = authToken;
+        this.format = format;
     }
 
     public Result run() throws InterruptedException {
@@ -65,7 +82,22 @@ public final class PeerRecovery {
 
     /** Fetches and applies one peer's dump; returns the number of indexes recovered. */
     int recoverFrom(HttpClient client, String peer) throws IOException, InterruptedException {
+        if (format == Format.BINARY) {
+            try {
+                return fetch(client, peer, true);
+            } catch (BinaryDump.FormatException e) {
+                LOG.log(System.Logger.Level.WARNING, "binary dump of {0} unusable ({1}); asking for JSON", peer,
+                        e.getMessage());
+            }
+        }
+        return fetch(client, peer, false);
+    }
+
+    private int fetch(HttpClient client, String peer, boolean binary) throws IOException, InterruptedException {
         HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(peer + "/dump")).timeout(timeout).GET();
+        if (binary) {
+            builder.header("Accept", BinaryDump.MEDIA_TYPE + ", application/json;q=0.5");
+        }
         if (authToken != null) {
             builder.header("Authorization", "Bearer " + authToken);
         }
@@ -75,10 +107,15 @@ public final class PeerRecovery {
             if (response.statusCode() / 100 != 2) {
                 throw new IOException("GET " + request.uri() + " answered " + response.statusCode());
             }
+            boolean isBinary = response.headers().firstValue("Content-Type")
+                    .map(t -> t.toLowerCase(java.util.Locale.ROOT).startsWith(BinaryDump.MEDIA_TYPE)).orElse(false);
+            if (isBinary) {
+                return BinaryDumpApplier.apply(body, indexers, timeout.toMillis());
+            }
             int applied = DumpApplier.apply(body, indexers);
             indexers.flushAll().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             return applied;
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        } catch (ExecutionException | TimeoutException e) {
             throw new IOException("applying the dump of " + peer + " did not finish: " + e, e);
         }
     }

@@ -22,7 +22,7 @@ class HttpQueryBenchSmokeTest {
         List<HttpQueryBench.Rep> reps = bench.runBench();
 
         assertThat(reps).hasSize(1);
-        for (HttpQueryBench.Load load : List.of(reps.get(0).query(), reps.get(0).noop())) {
+        for (HttpQueryBench.Load load : List.of(reps.get(0).query(), reps.get(0).binary(), reps.get(0).noop())) {
             assertThat(load.errors()).isZero();
             assertThat(load.requests()).isPositive();
             assertThat(load.queriesPerSecond()).isPositive();

@@ -86,7 +86,7 @@ final class IndexFixture implements AutoCloseable {
     }
 
     void recovered(RouterEvent... events) {
-        index.submitRecovered(List.of(events));
+        io.kvindexer.indexer.recovery.RouterEventOps.submit(index, List.of(events));
         flush();
     }
 

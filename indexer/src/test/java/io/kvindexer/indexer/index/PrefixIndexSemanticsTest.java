@@ -3,6 +3,7 @@ package io.kvindexer.indexer.index;
 import io.kvindexer.indexer.model.WorkerKey;
 
 import io.kvindexer.indexer.event.BlockStored;
+import io.kvindexer.indexer.http.OverlapScores;
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.hash.BlockHasher;
 import org.junit.jupiter.api.AfterEach;
@@ -296,9 +297,9 @@ class PrefixIndexSemanticsTest {
                 seq[i] = 1_000_000L * (c + 1) + i;
                 local[i] = i;
             }
-            f.index.submitRecovered(List.of(IndexFixture.routerStored(1, 0, DEVICE, null, seq, local)));
+            io.kvindexer.indexer.recovery.RouterEventOps.submit(f.index, List.of(IndexFixture.routerStored(1, 0, DEVICE, null, seq, local)));
             if (c % 2 == 0) {
-                f.index.submitRecovered(List.of(IndexFixture.routerStored(2, 0, DISK, null, seq, local)));
+                io.kvindexer.indexer.recovery.RouterEventOps.submit(f.index, List.of(IndexFixture.routerStored(2, 0, DISK, null, seq, local)));
             }
         }
         f.flush();

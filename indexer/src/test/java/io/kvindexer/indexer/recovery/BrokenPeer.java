@@ -1,30 +1,45 @@
 package io.kvindexer.indexer.recovery;
 
 import com.sun.net.httpserver.HttpServer;
+import io.kvindexer.indexer.event.BinaryDump;
 
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** A real HTTP server on a free port that answers {@code /dump} with a fixed body: a peer gone wrong. */
+/** A real HTTP server on a free port that answers {@code /dump} with a fixed body: a peer gone wrong, or a JSON-only one. */
 final class BrokenPeer implements AutoCloseable {
 
     private final HttpServer server;
     private final AtomicInteger requests = new AtomicInteger();
+    private final List<String> accepts = new CopyOnWriteArrayList<>();
 
     private BrokenPeer(HttpServer server) {
         this.server = server;
     }
 
     static BrokenPeer start(String dumpBody) throws IOException {
+        return serving(null, dumpBody.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Answers with {@code binary} (as {@code application/x-kvindexer-dump}) when the request's Accept names that
+     * type and {@code binary} is non-null, else with {@code json}: null {@code binary} is a JSON-only (Dynamo) peer.
+     */
+    static BrokenPeer serving(byte[] binary, byte[] json) throws IOException {
         HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         BrokenPeer peer = new BrokenPeer(server);
-        byte[] body = dumpBody.getBytes(StandardCharsets.UTF_8);
         server.createContext("/dump", exchange -> {
             peer.requests.incrementAndGet();
-            exchange.getResponseHeaders().add("Content-Type", "application/json");
+            String accept = exchange.getRequestHeaders().getFirst("Accept");
+            peer.accepts.add(String.valueOf(accept));
+            boolean asBinary = binary != null && accept != null && accept.contains(BinaryDump.MEDIA_TYPE);
+            byte[] body = asBinary ? binary : json;
+            exchange.getResponseHeaders().add("Content-Type", asBinary ? BinaryDump.MEDIA_TYPE : "application/json");
             exchange.sendResponseHeaders(200, body.length);
             try (OutputStream out = exchange.getResponseBody()) {
                 out.write(body);
@@ -32,6 +47,11 @@ final class BrokenPeer implements AutoCloseable {
         });
         server.start();
         return peer;
+    }
+
+    /** The Accept header of each request, in order ("null" when absent). */
+    List<String> accepts() {
+        return List.copyOf(accepts);
     }
 
     String url() {

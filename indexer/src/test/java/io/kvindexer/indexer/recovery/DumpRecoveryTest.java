@@ -32,7 +32,7 @@ class DumpRecoveryTest {
         return IntStream.rangeClosed(from, to).toArray();
     }
 
-    private static void fill(IndexerApp app) throws Exception {
+    static void fill(IndexerApp app) throws Exception {
         ModelIndex llama = app.indexers().getOrCreate("org:llama", "default", 4);
         llama.submit(new WorkerKey(1, 0), List.<KvEvent>of(
                 new BlockStored(new long[] {101, 102, 103}, false, 0, range(1, 12), 4, null, StorageTier.DEVICE, null,

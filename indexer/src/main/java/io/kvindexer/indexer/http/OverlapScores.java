@@ -1,4 +1,6 @@
-package io.kvindexer.indexer.index;
+package io.kvindexer.indexer.http;
+
+import io.kvindexer.indexer.index.MatchResult;
 
 import java.util.Collections;
 import java.util.Map;

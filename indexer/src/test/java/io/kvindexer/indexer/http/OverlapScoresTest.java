@@ -1,14 +1,19 @@
-package io.kvindexer.indexer.index;
+package io.kvindexer.indexer.http;
 
+import io.kvindexer.indexer.index.MatchResult;
+import io.kvindexer.indexer.model.WorkerKey;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
 import java.util.Map;
 
-import static io.kvindexer.indexer.index.IndexFixture.w;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class OverlapScoresTest {
+
+    private static WorkerKey w(long instance, int rank) {
+        return new WorkerKey(instance, rank);
+    }
 
     @Test
     void blocksBecomeTokensAndRanksMergeByMax() {

@@ -1,0 +1,319 @@
+package io.kvindexer.indexer.http;
+
+import io.helidon.http.HeaderNames;
+import io.helidon.http.HttpMediaType;
+import io.helidon.webserver.http.ServerRequest;
+import org.msgpack.core.MessageFormat;
+import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessagePackException;
+import org.msgpack.core.MessageUnpacker;
+import org.msgpack.value.ValueType;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.math.BigInteger;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * A msgpack request body ({@code Content-Type: application/msgpack}): a map with the same field names as the JSON.
+ * Besides msgpack arrays, {@code token_ids} may be a {@code bin} of little-endian u32 (the Mooncake conductor's
+ * form) and {@code block_hashes} a {@code bin} of little-endian u64. Types, ranges and missing fields fail with the
+ * same status and message as the JSON path ({@link JsonBody}); what only msgpack can get wrong says "msgpack".
+ */
+final class MsgpackBody extends RequestFields {
+
+    static final String MEDIA_TYPE = "application/msgpack";
+
+    private final MessageUnpacker in;
+    private final int length;
+    private int fieldsLeft;
+
+    private MsgpackBody(byte[] bytes) {
+        this.in = MessagePack.newDefaultUnpacker(bytes);
+        this.length = bytes.length;
+    }
+
+    /** True when the request declares a msgpack body. */
+    static boolean isMsgpack(ServerRequest req) {
+        HttpMediaType type = req.headers().contentType().orElse(null);
+        return type != null && MEDIA_TYPE.equalsIgnoreCase(type.mediaType().text());
+    }
+
+    /** Reads the whole body (within {@code limit} bytes and the read deadline) and opens its top-level map. */
+    static MsgpackBody open(ServerRequest req, long limit) {
+        if (req.headers().contains(HeaderNames.CONTENT_LENGTH) && req.headers().contentLength().orElse(0L) > limit) {
+            throw ApiError.tooLarge(limit);
+        }
+        BodyDeadline deadline = BodyDeadline.of(req);
+        byte[] bytes;
+        if (deadline != null) {
+            deadline.arm();
+        }
+        try (InputStream body = req.content().inputStream()) {
+            bytes = body.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, limit + 1));
+        } catch (IOException | RuntimeException e) {
+            if (deadline != null && deadline.timedOut()) {
+                throw new ApiError(408, "request body not received in time");
+            }
+            if (e instanceof RuntimeException r && !(e instanceof java.io.UncheckedIOException)) {
+                throw r;
+            }
+            throw new ApiError(400, "cannot read the request body: " + e.getMessage());
+        } finally {
+            if (deadline != null) {
+                deadline.disarm();
+            }
+        }
+        if (bytes.length > limit) {
+            throw ApiError.tooLarge(limit);
+        }
+        return of(bytes);
+    }
+
+    /** Opens a body already in memory (tests use this too). */
+    static MsgpackBody of(byte[] bytes) {
+        if (bytes.length == 0) {
+            throw ApiError.badJson("request body is empty; expected a msgpack map");
+        }
+        MsgpackBody body = new MsgpackBody(bytes);
+        try {
+            ValueType t = body.in.getNextFormat().getValueType();
+            if (t != ValueType.MAP) {
+                throw ApiError.invalid("expected a msgpack map, got " + describe(t));
+            }
+            body.fieldsLeft = body.count(body.in.unpackMapHeader(), 2);
+        } catch (IOException | MessagePackException e) {
+            throw malformed(e);
+        }
+        return body;
+    }
+
+    @Override
+    String nextField() {
+        try {
+            if (fieldsLeft == 0) {
+                if (in.hasNext()) {
+                    throw ApiError.badJson("trailing bytes after the msgpack map");
+                }
+                return null;
+            }
+            fieldsLeft--;
+            if (in.getNextFormat().getValueType() != ValueType.STRING) {
+                throw ApiError.badJson("malformed msgpack: a map key is not a string");
+            }
+            return in.unpackString();
+        } catch (IOException | MessagePackException e) {
+            throw malformed(e);
+        }
+    }
+
+    @Override
+    void skipValue() {
+        try {
+            in.skipValue();
+        } catch (IOException | MessagePackException e) {
+            throw malformed(e);
+        }
+    }
+
+    @Override
+    String string(String field) {
+        try {
+            ValueType t = next();
+            if (t != ValueType.STRING) {
+                throw ApiError.invalid("invalid type for `" + field + "`: expected a string, got " + describe(t));
+            }
+            return in.unpackString();
+        } catch (IOException | MessagePackException e) {
+            throw malformed(e);
+        }
+    }
+
+    @Override
+    String optionalString(String field) {
+        return isNil() ? null : string(field);
+    }
+
+    @Override
+    long u64(String field) {
+        try {
+            ValueType t = next();
+            if (t != ValueType.INTEGER) {
+                throw ApiError.invalid("invalid type for `" + field + "`: expected an unsigned 64-bit integer, got "
+                        + describe(t));
+            }
+            if (in.getNextFormat() == MessageFormat.UINT64) {
+                return in.unpackBigInteger().longValue(); // 2^63 .. 2^64 - 1 as its raw pattern
+            }
+            long v = in.unpackLong();
+            if (v < 0) {
+                throw ApiError.invalid("invalid value for `" + field + "`: " + v
+                        + " is negative; expected an unsigned 64-bit integer");
+            }
+            return v;
+        } catch (IOException | MessagePackException e) {
+            throw malformed(e);
+        }
+    }
+
+    @Override
+    int u32(String field) {
+        try {
+            ValueType t = next();
+            if (t != ValueType.INTEGER) {
+                throw ApiError.invalid("invalid type for `" + field + "`: expected an unsigned 32-bit integer, got "
+                        + describe(t));
+            }
+            boolean big = in.getNextFormat() == MessageFormat.UINT64;
+            long v = big ? -1 : in.unpackLong();
+            if (v < 0 || v > 0xFFFF_FFFFL) {
+                throw ApiError.invalid("invalid value for `" + field + "`: "
+                        + (big ? in.unpackBigInteger().toString() : Long.toString(v))
+                        + " is out of range for an unsigned 32-bit integer");
+            }
+            return (int) v;
+        } catch (IOException | MessagePackException e) {
+            throw malformed(e);
+        }
+    }
+
+    @Override
+    Integer optionalU32(String field) {
+        return isNil() ? null : u32(field);
+    }
+
+    @Override
+    int[] u32Array(String field) {
+        try {
+            ValueType t = next();
+            if (t == ValueType.BINARY) {
+                ByteBuffer b = binary(field, 4, "u32");
+                int[] out = new int[b.remaining() / 4];
+                b.asIntBuffer().get(out);
+                return out;
+            }
+            if (t != ValueType.ARRAY) {
+                throw ApiError.invalid("invalid type for `" + field + "`: expected an array of unsigned 32-bit"
+                        + " integers, got " + describe(t));
+            }
+            int n = count(in.unpackArrayHeader(), 1);
+            int[] out = new int[n];
+            for (int i = 0; i < n; i++) {
+                ValueType e = next();
+                if (e != ValueType.INTEGER) {
+                    throw ApiError.invalid("invalid type for `" + field + "[" + i + "]`: expected an unsigned 32-bit"
+                            + " integer, got " + describe(e));
+                }
+                boolean big = in.getNextFormat() == MessageFormat.UINT64;
+                long v = big ? -1 : in.unpackLong();
+                if (v < 0 || v > 0xFFFF_FFFFL) {
+                    throw ApiError.invalid("invalid value for `" + field + "[" + i + "]`: "
+                            + (big ? in.unpackBigInteger().toString() : Long.toString(v))
+                            + " is out of range for an unsigned 32-bit integer (0..4294967295)");
+                }
+                out[i] = (int) v;
+            }
+            return out;
+        } catch (IOException | MessagePackException e) {
+            throw malformed(e);
+        }
+    }
+
+    @Override
+    long[] hashArray(String field) {
+        try {
+            ValueType t = next();
+            if (t == ValueType.BINARY) {
+                ByteBuffer b = binary(field, 8, "u64");
+                long[] out = new long[b.remaining() / 8];
+                b.asLongBuffer().get(out);
+                return out;
+            }
+            if (t != ValueType.ARRAY) {
+                throw ApiError.invalid("invalid type for `" + field + "`: expected an array of 64-bit integers, got "
+                        + describe(t));
+            }
+            int n = count(in.unpackArrayHeader(), 1);
+            long[] out = new long[n];
+            for (int i = 0; i < n; i++) {
+                ValueType e = next();
+                if (e != ValueType.INTEGER) {
+                    throw ApiError.invalid("invalid type for `" + field + "[" + i + "]`: expected a 64-bit integer,"
+                            + " got " + describe(e));
+                }
+                // every msgpack integer fits: int64 as it is, uint64 above 2^63 as its raw pattern
+                out[i] = in.getNextFormat() == MessageFormat.UINT64 ? in.unpackBigInteger().longValue()
+                        : in.unpackLong();
+            }
+            return out;
+        } catch (IOException | MessagePackException e) {
+            throw malformed(e);
+        }
+    }
+
+    /** A bin of little-endian {@code width}-byte values, as a buffer positioned on them. */
+    private ByteBuffer binary(String field, int width, String what) throws IOException {
+        int n = count(in.unpackBinaryHeader(), 1);
+        if (n % width != 0) {
+            throw ApiError.invalid("invalid value for `" + field + "`: a bin of " + n + " bytes is not a whole"
+                    + " number of little-endian " + what + " values");
+        }
+        return ByteBuffer.wrap(in.readPayload(n)).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /**
+     * A declared element count, refused when the rest of the body cannot hold it ({@code minBytes} each), so that a
+     * forged header never makes us allocate more than the body's size.
+     */
+    private int count(int n, int minBytes) {
+        long left = length - in.getTotalReadBytes();
+        if (n < 0 || (long) n * minBytes > left) {
+            throw ApiError.badJson("invalid msgpack: a length of " + Integer.toUnsignedString(n)
+                    + " runs past the end of the body");
+        }
+        return n;
+    }
+
+    private ValueType next() throws IOException {
+        return in.getNextFormat().getValueType();
+    }
+
+    private boolean isNil() {
+        try {
+            return in.getNextFormat() == MessageFormat.NIL && unpackNil();
+        } catch (IOException | MessagePackException e) {
+            throw malformed(e);
+        }
+    }
+
+    private boolean unpackNil() throws IOException {
+        in.unpackNil();
+        return true;
+    }
+
+    private static ApiError malformed(Exception e) {
+        if (e instanceof ApiError a) {
+            return a;
+        }
+        if (e instanceof org.msgpack.core.MessageSizeException) {
+            return ApiError.badJson("invalid msgpack: a declared length does not fit in 2^31 - 1");
+        }
+        String m = e.getMessage();
+        return ApiError.badJson("invalid msgpack: " + (m == null ? e.getClass().getSimpleName() : m));
+    }
+
+    private static String describe(ValueType t) {
+        return switch (t) {
+            case NIL -> "null";
+            case STRING -> "a string";
+            case INTEGER -> "an integer";
+            case FLOAT -> "a floating-point number";
+            case BOOLEAN -> "a boolean";
+            case ARRAY -> "an array";
+            case MAP -> "an object";
+            case BINARY -> "binary data";
+            case EXTENSION -> "an extension value";
+        };
+    }
+}
