@@ -1,5 +1,6 @@
 package io.kvindexer.indexer;
 
+import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.registry.WorkerEntry;
 
 import java.time.Duration;
@@ -65,7 +66,7 @@ public record IndexerConfig(String host, int port, int threads, Integer blockSiz
 
     /** Defaults for tests: loopback, a free port, no workers, no peers. */
     public static IndexerConfig defaults() {
-        return new IndexerConfig("127.0.0.1", 0, 2, null, List.of(), "default", "default", List.of(), false, false,
+        return new IndexerConfig("127.0.0.1", 0, IndexOptions.DEFAULT_WRITER_THREADS, null, List.of(), "default", "default", List.of(), false, false,
                 DEFAULT_MAX_QUERY_BODY, DEFAULT_MAX_BODY, 0, false, Duration.ofSeconds(1), Duration.ofSeconds(10));
     }
 

@@ -6,7 +6,8 @@ import it.unimi.dsi.fastutil.ints.IntArrayList;
 import java.util.Arrays;
 
 /**
- * The tiered match of one query (spec §4.5–4.6, with design §2's parent-exact matching). A worker matches
+ * The tiered match of one query (Dynamo's tiered match, made parent-exact: docs/adr/0001-prefix-index.md). A worker
+ * matches
  * position i on a tier when it holds there a node whose local hash is {@code q[i]} and whose parent is the node it
  * matched at i − 1 (the root for i = 0). The device run starts at the root; the host-pinned run continues from
  * where the device run stopped (workers with nothing yet start at the root), then disk, then external.
@@ -43,12 +44,11 @@ final class PrefixMatcher {
     }
 
     /**
-     * Matches a query; returns per worker slot {@code [device, host, disk]} cumulative block counts
-     * (as three arrays), or null when nothing matched at all.
+     * Matches a query; returns the runs per worker slot, or null when there is nothing to match against.
      *
      * @param tierHasMembers per tier ordinal, whether any membership exists (empty tiers are skipped)
      */
-    static int[][] match(NodeStore nodes, long[] query, int slots, boolean[] tierHasMembers) {
+    static SlotRuns match(NodeStore nodes, long[] query, int slots, boolean[] tierHasMembers) {
         if (query.length == 0 || slots == 0) {
             return null;
         }
@@ -65,7 +65,7 @@ final class PrefixMatcher {
         if (tierHasMembers[StorageTier.EXTERNAL.ordinal()]) {
             m.walk(StorageTier.EXTERNAL.ordinal());
         }
-        return new int[][] {device, host, m.reach};
+        return new SlotRuns(device, host, m.reach);
     }
 
     /** Extends every worker's run on one tier: continuing workers from their node, the others from the root. */
@@ -138,15 +138,15 @@ final class PrefixMatcher {
         if (node == ROOT) {
             nodes.children(false, 0L, query[pos], candidates);
         } else {
-            nodes.children(true, nodes.seqHash(node), query[pos], candidates);
+            nodes.children(true, nodes.blockHash(node), query[pos], candidates);
         }
         for (int c = 0, n = candidates.size(); c < n; c++) {
             int child = candidates.getInt(c);
             int before = stack.size();
-            int[] owners = nodes.ownerList(child);
+            int[] owners = nodes.owners().list(child);
             if (owners == null) {
-                int single = nodes.singleOwner(child);
-                if (single != NodeStore.NONE) {
+                int single = nodes.owners().single(child);
+                if (single != OwnerSets.NONE) {
                     visit(single, tier, any, current, pos, child);
                 }
             } else {
@@ -163,10 +163,10 @@ final class PrefixMatcher {
 
     /** One owner of a candidate child at {@code pos}: the worker advances if it is in the frame and holds it on this tier. */
     private void visit(int code, int tier, boolean any, int current, int pos, int child) {
-        if ((code & 3) != tier) {
+        if (MembershipCode.tier(code) != tier) {
             return;
         }
-        int w = code >>> 2;
+        int w = MembershipCode.slot(code);
         if (any ? !continuing[w] : mark[w] == current) {
             // a worker may follow several same-content children (different hash seeds): keep its deepest run
             if (pos + 1 > reach[w]) {
