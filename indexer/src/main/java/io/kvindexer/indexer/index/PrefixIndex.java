@@ -257,6 +257,7 @@ final class PrefixIndex {
         lock.readLock().lock();
         try {
             int[] chain = new int[64];
+            int[] codes = new int[64];
             for (int tier = 0; tier < TIERS; tier++) {
                 if (tierMemberships[tier] == 0) {
                     continue;
@@ -278,7 +279,10 @@ final class PrefixIndex {
                         chain[depth++] = x;
                     }
                     for (int d = depth - 1; d >= 0; d--) {
-                        emit(out, chain[d], tier, storageTier);
+                        if (codes.length < owners.count(chain[d])) {
+                            codes = new int[owners.count(chain[d]) * 2];
+                        }
+                        emit(out, chain[d], tier, storageTier, codes);
                     }
                 }
             }
@@ -287,9 +291,9 @@ final class PrefixIndex {
         }
     }
 
-    private void emit(DumpSink out, int node, int tier, StorageTier storageTier) {
-        for (int o = 0, n = owners.count(node); o < n; o++) {
-            int code = owners.at(node, o);
+    private void emit(DumpSink out, int node, int tier, StorageTier storageTier, int[] codes) {
+        for (int o = 0, n = owners.codes(node, codes); o < n; o++) {
+            int code = codes[o];
             if (MembershipCode.tier(code) == tier) {
                 out.block(slots.worker(MembershipCode.slot(code)), storageTier, nodes.hasParent(node),
                         nodes.parentBlockHash(node), nodes.blockHash(node), nodes.localHash(node));
