@@ -46,9 +46,11 @@ final class NodeStore {
     private int freeCount;
     private int liveCount;
 
-    private final NodeTable byBlockHash = new NodeTable(node -> blockHashSlot(blockHash(node)));
+    private final NodeTable byBlockHash = new NodeTable(node -> blockHashSlot(blockHash(node)), this::isLive,
+            this::highWater);
     private final NodeTable byChild = new NodeTable(
-            node -> childSlotHash(hasParent(node), parentBlockHash(node), localHash(node)));
+            node -> childSlotHash(hasParent(node), parentBlockHash(node), localHash(node)), this::isLive,
+            this::highWater);
 
     // ---- node fields ----------------------------------------------------------------------------------------
 

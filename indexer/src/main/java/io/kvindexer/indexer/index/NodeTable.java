@@ -1,13 +1,16 @@
 package io.kvindexer.indexer.index;
 
+import java.util.function.IntPredicate;
+import java.util.function.IntSupplier;
 import java.util.function.IntToLongFunction;
 
 /**
  * An open-addressing hash table of node ids whose keys live in the nodes themselves (linear probing, backward-shift
  * deletion, no tombstones). An entry is one int: the node id + 1 in the low {@link #ID_BITS} bits and 4 bits of the
  * key's hash above them, so a probe reads a node only when those bits agree (15 in 16 foreign entries are skipped
- * without touching their node). The capacity is not a power of two: it grows by a third when the table is 80 %
- * full, so it stays 60–80 % full instead of the 37–75 % of doubling (4 bytes a slot, about 5.7 per node).
+ * without touching their node). The capacity is not a power of two: it grows by half when the table is 80 %
+ * full, so it stays 53–80 % full instead of the 37–75 % of doubling (4 bytes a slot, 5–7.5 per node); growing by
+ * less would save a little more memory but rehash every node more often.
  *
  * <p>Readers probe with {@link #home}, {@link #next}, {@link #at}, {@link #mayHold} and {@link #node}.
  * Not thread-safe: {@link PrefixIndex} guards it with its lock.
@@ -20,12 +23,20 @@ final class NodeTable {
     private static final int ID_MASK = (1 << ID_BITS) - 1;
 
     private final IntToLongFunction keyHash;
+    private final IntPredicate held;
+    private final IntSupplier highWater;
     private int[] slots = new int[1024];
     private int size;
 
-    /** @param keyHash the well-mixed 64-bit hash of a node's key, read from the node */
-    NodeTable(IntToLongFunction keyHash) {
+    /**
+     * @param keyHash   the well-mixed 64-bit hash of a node's key, read from the node
+     * @param held      whether a node is in the table (every live node but the one being inserted)
+     * @param highWater node ids are below this
+     */
+    NodeTable(IntToLongFunction keyHash, IntPredicate held, IntSupplier highWater) {
         this.keyHash = keyHash;
+        this.held = held;
+        this.highWater = highWater;
     }
 
     int home(long hash) {
@@ -52,11 +63,11 @@ final class NodeTable {
 
     void insert(int node) {
         if ((size + 1) * 5L > slots.length * 4L) {
-            int[] old = slots;
-            slots = new int[old.length + old.length / 3];
-            for (int entry : old) {
-                if (entry != 0) {
-                    place(node(entry));
+            // rebuild in node order: the keys are read sequentially from the node pages, not at random
+            slots = new int[slots.length + slots.length / 2];
+            for (int n = 0, end = highWater.getAsInt(); n < end; n++) {
+                if (n != node && held.test(n)) {
+                    place(n);
                 }
             }
         }
