@@ -277,8 +277,10 @@ public final class TraceBench implements Callable<Integer> {
             m.put("lookup_p50_us", p.lookupP50Us());
             m.put("lookup_p99_us", p.lookupP99Us());
             m.put("probe_floor_p50_us", p.probeFloorP50Us());
+            m.put("probe_floor_p99_us", p.probeFloorP99Us());
             m.put("kept_up", p.keptUp());
             m.put("memberships", p.memberships());
+            m.put("bytes_per_membership", p.bytesPerMembership());
             m.put("window_ms", windowMs);
             sweepOut.add(m);
         }

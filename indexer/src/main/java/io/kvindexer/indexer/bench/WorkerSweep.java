@@ -12,10 +12,11 @@ public final class WorkerSweep {
 
     /**
      * One worker count: lookup percentiles at that window, the probe floor's median, and whether the replay kept
-     * up (finished within 1.10 × the window; the latencies are "at keep-up" only then).
+     * up (finished within 1.10 × the window; the latencies are "at keep-up" only then), the index's memberships
+     * at the end and its heap per membership (measured on the first repetition, see {@link Replay.Result}).
      */
-    public record Point(int workers, double lookupP50Us, double lookupP99Us, double probeFloorP50Us, boolean keptUp,
-                        long memberships) {
+    public record Point(int workers, double lookupP50Us, double lookupP99Us, double probeFloorP50Us,
+                        double probeFloorP99Us, boolean keptUp, long memberships, double bytesPerMembership) {
         public double overFloor() {
             return lookupP50Us / probeFloorP50Us;
         }
@@ -37,18 +38,21 @@ public final class WorkerSweep {
             }
             List<Point> reps = new ArrayList<>();
             for (int r = 0; r < repetitions; r++) {
-                Replay.Result run = Replay.run(workload, windowMs, threads, issuers, false, prehashed);
-                double floor = ProbeFloor.run(workload).percentileMicros(50);
+                Replay.Result run = Replay.run(workload, windowMs, threads, issuers, r == 0, prehashed);
+                Latencies floor = ProbeFloor.run(workload);
                 reps.add(new Point(workers, run.lookup().percentileMicros(50), run.lookup().percentileMicros(99),
-                        floor, run.elapsedNanos() <= 1.10 * windowMs * 1e6, run.memberships()));
+                        floor.percentileMicros(50), floor.percentileMicros(99), run.elapsedNanos() <= 1.10 * windowMs * 1e6, run.memberships(),
+                        r == 0 ? (double) run.heapBytes() / run.memberships() : Double.NaN));
             }
             long keptUp = reps.stream().filter(Point::keptUp).count();
             Point p = new Point(workers, Medians.of(reps, Point::lookupP50Us), Medians.of(reps, Point::lookupP99Us),
-                    Medians.of(reps, Point::probeFloorP50Us), keptUp * 2 > repetitions,
-                    reps.get(reps.size() - 1).memberships());
-            System.out.printf("workers %5d: lookup p50/p99 %.2f/%.2f us, probe floor p50 %.2f us (x%.1f)%s, "
-                            + "%d memberships%n", workers, p.lookupP50Us(), p.lookupP99Us(), p.probeFloorP50Us(),
-                    p.overFloor(), p.keptUp() ? "" : " (behind: not at keep-up)", p.memberships());
+                    Medians.of(reps, Point::probeFloorP50Us), Medians.of(reps, Point::probeFloorP99Us),
+                    keptUp * 2 > repetitions,
+                    reps.get(reps.size() - 1).memberships(), reps.get(0).bytesPerMembership());
+            System.out.printf("workers %5d: lookup p50/p99 %.2f/%.2f us, probe floor p50/p99 %.2f/%.2f us (p50 x%.1f)%s, "
+                            + "%d memberships, %.1f B/membership%n", workers, p.lookupP50Us(), p.lookupP99Us(),
+                    p.probeFloorP50Us(), p.probeFloorP99Us(), p.overFloor(), p.keptUp() ? "" : " (behind: not at keep-up)",
+                    p.memberships(), p.bytesPerMembership());
             out.add(p);
         }
         return out;

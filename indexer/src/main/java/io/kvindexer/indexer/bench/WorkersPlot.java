@@ -44,7 +44,9 @@ public final class WorkersPlot {
         for (JsonNode p : root.get("sweep")) {
             points.add(new WorkerSweep.Point(p.get("workers").asInt(), p.get("lookup_p50_us").asDouble(),
                     p.get("lookup_p99_us").asDouble(), p.get("probe_floor_p50_us").asDouble(),
-                    p.path("kept_up").asBoolean(true), p.path("memberships").asLong()));
+                    p.path("probe_floor_p99_us").asDouble(Double.NaN),
+                    p.path("kept_up").asBoolean(true), p.path("memberships").asLong(),
+                    p.path("bytes_per_membership").asDouble(Double.NaN)));
         }
         write(points, Path.of(args[1]), root.path("config").path("trace").asText() + ", "
                 + (root.path("config").path("prehashed").asBoolean() ? "prehashed" : "hashing timed"));

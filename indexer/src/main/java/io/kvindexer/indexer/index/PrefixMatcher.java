@@ -60,7 +60,6 @@ final class PrefixMatcher {
         this.reach = new int[slots];
         this.at = new int[slots];
         this.bestFrame = new int[slots];
-        Arrays.fill(at, ROOT);
     }
 
     /**
@@ -73,31 +72,45 @@ final class PrefixMatcher {
             return null;
         }
         PrefixMatcher m = new PrefixMatcher(nodes, query, slots);
-        m.walk(StorageTier.DEVICE.ordinal());
-        int[] device = m.reach.clone();
-        if (tierHasMembers[StorageTier.HOST_PINNED.ordinal()]) {
-            m.walk(StorageTier.HOST_PINNED.ordinal());
+        m.walk(StorageTier.DEVICE.ordinal(), true);
+        boolean host = tierHasMembers[StorageTier.HOST_PINNED.ordinal()];
+        boolean lower = tierHasMembers[StorageTier.DISK.ordinal()] || tierHasMembers[StorageTier.EXTERNAL.ordinal()];
+        // the common device-only index shares one array for the three (read-only) runs
+        int[] device = host || lower ? m.reach.clone() : m.reach;
+        if (host) {
+            m.walk(StorageTier.HOST_PINNED.ordinal(), false);
         }
-        int[] host = m.reach.clone();
+        int[] hostRuns = lower ? m.reach.clone() : m.reach;
         if (tierHasMembers[StorageTier.DISK.ordinal()]) {
-            m.walk(StorageTier.DISK.ordinal());
+            m.walk(StorageTier.DISK.ordinal(), false);
         }
         if (tierHasMembers[StorageTier.EXTERNAL.ordinal()]) {
-            m.walk(StorageTier.EXTERNAL.ordinal());
+            m.walk(StorageTier.EXTERNAL.ordinal(), false);
         }
-        return new SlotRuns(device, host, m.reach);
+        return new SlotRuns(device, hostRuns, m.reach);
     }
 
-    /** Extends every worker's run on one tier: continuing workers from their node, the others from the root. */
-    private void walk(int tier) {
-        Arrays.fill(bestFrame, Integer.MIN_VALUE);
+    /**
+     * Extends every worker's run on one tier: continuing workers from their node, the others from the root.
+     * {@code first}: no worker has a run yet (the device walk), so every worker starts at the root.
+     */
+    private void walk(int tier, boolean first) {
         long[] root = take();
-        for (int w = 0; w < slots; w++) {
-            if (reach[w] == 0) {
-                root[w >>> 6] |= 1L << w;
+        if (first) {
+            // nobody has a run: every worker starts at the root, and no earlier run has to win a tie
+            Arrays.fill(root, -1L);
+            if ((slots & 63) != 0) {
+                root[words - 1] = -1L >>> (64 - (slots & 63));
             }
+        } else {
+            Arrays.fill(bestFrame, Integer.MIN_VALUE);
+            for (int w = 0; w < slots; w++) {
+                if (reach[w] == 0) {
+                    root[w >>> 6] |= 1L << w;
+                }
+            }
+            pushContinuations();
         }
-        pushContinuations();
         // frames that no step created (the root's, the continuations) credit nobody: ids below 0
         push(ROOT, 0, -1, 0, words, root);
         while (depth > 0) {
@@ -189,6 +202,7 @@ final class PrefixMatcher {
 
     /** A run of {@code pos} blocks ending at {@code node}, reached through frame {@code id}: keep the deepest, then the earliest. */
     private void end(int w, int pos, int node, int id) {
+        // on the first walk reach[w] == 0 < pos until w's first run is recorded, so bestFrame needs no reset
         if (pos > reach[w] || (pos == reach[w] && id < bestFrame[w])) {
             reach[w] = pos;
             at[w] = node;
