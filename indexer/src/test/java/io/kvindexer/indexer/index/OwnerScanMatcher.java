@@ -8,14 +8,13 @@ import java.util.Arrays;
 /**
  * The matcher the index used before {@link PrefixMatcher}, kept as the test oracle for it
  * ({@code PrefixMatcherDifferentialTest}): each step passes over every owner of the child node, so a prompt whose
- * prefix W workers hold costs O(blocks × W). The tiered match of one query (Dynamo's tiered match, made parent-exact: docs/adr/0001-prefix-index.md). A worker
- * matches
+ * prefix W workers hold costs O(blocks × W). Same semantics (docs/adr/0001-prefix-index.md): a worker matches
  * position i on a tier when it holds there a node whose local hash is {@code q[i]} and whose parent is the node it
  * matched at i − 1 (the root for i = 0). The device run starts at the root; the host-pinned run continues from
  * where the device run stopped (workers with nothing yet start at the root), then disk, then external.
  *
  * <p>Workers walk in groups that sit on the same node, so a step costs one child lookup plus one pass over the
- * child's owners. Runs under the index's read lock.
+ * child's owners.
  */
 final class OwnerScanMatcher {
 
