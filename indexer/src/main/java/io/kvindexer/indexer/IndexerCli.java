@@ -1,5 +1,6 @@
 package io.kvindexer.indexer;
 
+import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.PeerUrl;
 import io.kvindexer.indexer.registry.UnsignedParse;
@@ -46,7 +47,7 @@ public final class IndexerCli {
     String host = "0.0.0.0";
 
     @Option(names = "--threads", paramLabel = "N", description = "index writer threads (default: ${DEFAULT-VALUE}; 0 or 1: one)")
-    int threads = 4;
+    int threads = IndexOptions.DEFAULT_WRITER_THREADS;
 
     @Option(names = "--block-size", paramLabel = "TOKENS", description = "block size of the --workers registrations (required with --workers)")
     String blockSize;

@@ -66,6 +66,14 @@ public final class TraceBench implements Callable<Integer> {
     @Option(names = "--plot", description = "write a log-log PNG of achieved vs offered block ops/s here")
     Path plot;
 
+    @Option(names = "--workers-sweep", split = ",", paramLabel = "N,N,...", description = "also replay the trace "
+            + "partitioned over each of these worker counts at --window-ms: lookup p50/p99 and the probe floor "
+            + "(one hash-map probe per query block) per count, e.g. 8,64,512,1024")
+    List<Integer> workersSweep = List.of();
+
+    @Option(names = "--workers-plot", description = "write a log-log PNG of the worker sweep here")
+    Path workersPlot;
+
     /** One measured run. */
     public record Rep(double elapsedMs, double achieved, double floor, double lookupP50Us, double lookupP99Us,
                       double lookupP999Us, double applyP99Us, long memberships, double bytesPerMembership,
@@ -82,8 +90,8 @@ public final class TraceBench implements Callable<Integer> {
         }
     }
 
-    /** Everything a run produced. */
-    public record Report(Workload workload, List<Point> points) {
+    /** Everything a run produced; {@code sweep} is empty without {@code --workers-sweep}. */
+    public record Report(Workload workload, List<Point> points, List<WorkerSweep.Point> sweep) {
         /** The point with the highest achieved rate (the only one without --sweep). */
         public Point headline() {
             return points.stream().max(Comparator.comparingDouble(Point::achieved)).orElseThrow();
@@ -112,6 +120,13 @@ public final class TraceBench implements Callable<Integer> {
             SweepPlot.write(report.points(), plot, SweepPlot.subtitle(o.trace.toString(), o.workers, o.engineBlocks, o.blockSize,
                     threads, issuers, prehashed));
             System.out.println("wrote " + plot);
+        }
+        if (workersPlot != null && !report.sweep().isEmpty()) {
+            WorkersPlot.write(report.sweep(), workersPlot, String.format("%s, %d blocks per engine, block %d, "
+                            + "%d writer + %d issuer thread(s), %s, window %.0f ms",
+                    workloadOptions.trace.getFileName(), workloadOptions.engineBlocks, workloadOptions.blockSize,
+                    threads, issuers, prehashed ? "prehashed" : "hashing timed", windowMs));
+            System.out.println("wrote " + workersPlot);
         }
         return 0;
     }
@@ -147,7 +162,10 @@ public final class TraceBench implements Callable<Integer> {
                     p.floor() / 1e6, p.achievedOverFloor(), p.lookupP50Us(), p.lookupP99Us(), p.idleLookupP50Us(),
                     p.idleLookupP99Us(), p.applyP99Us(), p.bytesPerMembership());
         }
-        return new Report(workload, points);
+        List<WorkerSweep.Point> sweepPoints = workersSweep.isEmpty() ? List.of()
+                : WorkerSweep.run(expanded, workloadOptions.spec(), workersSweep, windowMs, threads, issuers, prehashed,
+                        repetitions, warmup);
+        return new Report(workload, points, sweepPoints);
     }
 
     private Rep measure(Workload workload, double window) throws InterruptedException {
@@ -252,6 +270,21 @@ public final class TraceBench implements Callable<Integer> {
             pts.add(m);
         }
         out.put("points", pts);
+        List<Map<String, Object>> sweepOut = new ArrayList<>();
+        for (WorkerSweep.Point p : report.sweep()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("workers", p.workers());
+            m.put("lookup_p50_us", p.lookupP50Us());
+            m.put("lookup_p99_us", p.lookupP99Us());
+            m.put("probe_floor_p50_us", p.probeFloorP50Us());
+            m.put("probe_floor_p99_us", p.probeFloorP99Us());
+            m.put("kept_up", p.keptUp());
+            m.put("memberships", p.memberships());
+            m.put("bytes_per_membership", p.bytesPerMembership());
+            m.put("window_ms", windowMs);
+            sweepOut.add(m);
+        }
+        out.put("sweep", sweepOut);
         return out;
     }
 }

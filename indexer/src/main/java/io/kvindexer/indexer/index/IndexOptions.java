@@ -9,7 +9,10 @@ package io.kvindexer.indexer.index;
  */
 public record IndexOptions(boolean mixCacheSalt, int writerThreads) {
 
+    /** The writer pool's size unless configured ({@code --threads}); the one place this default is defined. */
+    public static final int DEFAULT_WRITER_THREADS = 4;
+
     public static IndexOptions defaults() {
-        return new IndexOptions(false, 4);
+        return new IndexOptions(false, DEFAULT_WRITER_THREADS);
     }
 }

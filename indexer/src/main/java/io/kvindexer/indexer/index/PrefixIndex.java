@@ -1,47 +1,38 @@
 package io.kvindexer.indexer.index;
 
+import io.kvindexer.indexer.index.ApplyCounters.EventType;
+import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.model.WorkerKey;
 
-import io.kvindexer.indexer.model.StorageTier;
-import io.kvindexer.indexer.index.ApplyCounters.EventType;
-import it.unimi.dsi.fastutil.ints.IntArrayList;
-import it.unimi.dsi.fastutil.objects.Object2IntOpenHashMap;
-
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
- * The locked prefix index of one (model, tenant): block nodes keyed by sequence hash, memberships
- * (worker, block, tier) as owner codes on the nodes, and the rules of design §2 for applying events.
+ * The locked prefix index of one (model, tenant): block nodes keyed by block hash, memberships (worker, block,
+ * tier) as owner codes on the nodes, and the rules for applying events (docs/adr/0001-prefix-index.md).
  *
  * <p>One read-write lock: writers (one writer thread per worker, see {@link IndexWriters}) apply the stores and
  * removes of a batch per acquisition; queries and dumps share the read lock, so a query sees every event applied
  * before it began and never half of one. Clears and worker removals scan the nodes in chunks, one acquisition per
- * chunk (see {@link #removeSlots}). Workers are interned to int slots; a membership is the int
- * {@code slot << 2 | tier}.
+ * chunk (see {@link #removeSlots}). Workers are interned to int slots ({@link WorkerSlots}); a membership is an
+ * int code on the node ({@link MembershipCode}).
  */
 final class PrefixIndex {
 
     private static final int DEVICE = StorageTier.DEVICE.ordinal();
-    private static final int TIERS = StorageTier.values().length;
+    private static final int TIERS = MembershipCode.TIERS;
     /** nodes scanned per write-lock acquisition when removing a worker */
     private static final int SCAN_CHUNK = 16_384;
 
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     private final NodeStore nodes = new NodeStore();
+    private final OwnerSets owners = nodes.owners();
+    private final WorkerSlots slots = new WorkerSlots();
     private final ApplyCounters counters;
-
-    private final Object2IntOpenHashMap<WorkerKey> slotOf = new Object2IntOpenHashMap<>();
-    private WorkerKey[] workerOfSlot = new WorkerKey[16];
-    /** memberships held per slot; a slot is released when its count drops to zero */
-    private long[] slotMemberships = new long[16];
-    private int slotHighWater;
-    private volatile int[] slotOrder;
-    private final IntArrayList freeSlots = new IntArrayList();
 
     private final long[] tierMemberships = new long[TIERS];
     private volatile long membershipCount;
@@ -49,7 +40,6 @@ final class PrefixIndex {
 
     PrefixIndex(ApplyCounters counters) {
         this.counters = counters;
-        slotOf.defaultReturnValue(-1);
     }
 
     long memberships() {
@@ -102,46 +92,45 @@ final class PrefixIndex {
     }
 
     private ApplyStatus store(WorkerKey worker, IndexOp.Store op) {
-        long[] seqHashes = op.blockHashes();
-        if (seqHashes.length == 0) {
+        long[] blockHashes = op.blockHashes();
+        if (blockHashes.length == 0) {
             return op.conversionStatus();
         }
         int tier = op.tier().ordinal();
         if (tier == DEVICE && op.hasParent() && !op.parentOptional()) {
-            int slot = slotOf.getInt(worker);
-            int parent = nodes.findBySeq(op.parentBlockHash());
-            if (slot < 0 || parent == NodeStore.NONE || !nodes.hasOwner(parent, code(slot, DEVICE))) {
+            int slot = slots.slotOf(worker);
+            int parent = nodes.findByBlockHash(op.parentBlockHash());
+            if (slot == WorkerSlots.NONE || parent == NodeStore.NONE
+                    || !owners.contains(parent, MembershipCode.of(slot, DEVICE))) {
                 return ApplyStatus.PARENT_BLOCK_NOT_FOUND;
             }
         }
-        int slot = slotFor(worker);
-        int code = code(slot, tier);
+        int slot = slots.intern(worker);
+        int code = MembershipCode.of(slot, tier);
         boolean changed = false;
         boolean hasParent = op.hasParent();
         long parent = op.parentBlockHash();
         long[] localHashes = op.localHashes();
         boolean unknownBlocks = false;
-        for (int i = 0; i < seqHashes.length; i++) {
-            int node = nodes.findBySeq(seqHashes[i]);
+        for (int i = 0; i < blockHashes.length; i++) {
+            int node = nodes.findByBlockHash(blockHashes[i]);
             if (node == NodeStore.NONE && op.knownBlocksOnly()) {
                 unknownBlocks = true; // a hash-only store cannot vouch for a block no engine store made known
                 continue;
             }
             if (node == NodeStore.NONE) {
                 // a block's parent and local hash are fixed by the first store that creates it
-                node = nodes.create(seqHashes[i], hasParent, parent, localHashes[i]);
+                node = nodes.create(blockHashes[i], hasParent, parent, localHashes[i]);
             }
-            if (nodes.addOwner(node, code)) {
+            if (owners.add(node, code)) {
                 changed = true;
-                slotMemberships[slot]++;
+                slots.addMembership(slot);
                 tierMemberships[tier]++;
             }
             hasParent = true;
-            parent = seqHashes[i];
+            parent = blockHashes[i];
         }
-        if (slotMemberships[slot] == 0) {
-            releaseSlot(slot);
-        }
+        slots.releaseIfEmpty(slot);
         if (op.conversionStatus() != ApplyStatus.OK) {
             return op.conversionStatus();
         }
@@ -152,28 +141,26 @@ final class PrefixIndex {
     }
 
     private ApplyStatus remove(WorkerKey worker, IndexOp.Remove op) {
-        int slot = slotOf.getInt(worker);
-        if (slot < 0) {
+        int slot = slots.slotOf(worker);
+        if (slot == WorkerSlots.NONE) {
             return op.blockHashes().length == 0 ? ApplyStatus.OK : ApplyStatus.BLOCK_NOT_FOUND;
         }
         int tier = op.tier().ordinal();
-        int code = code(slot, tier);
+        int code = MembershipCode.of(slot, tier);
         boolean missing = false;
-        for (long seq : op.blockHashes()) {
-            int node = nodes.findBySeq(seq);
-            if (node == NodeStore.NONE || !nodes.removeOwner(node, code)) {
+        for (long blockHash : op.blockHashes()) {
+            int node = nodes.findByBlockHash(blockHash);
+            if (node == NodeStore.NONE || !owners.remove(node, code)) {
                 missing = true;
                 continue;
             }
-            slotMemberships[slot]--;
+            slots.removeMembership(slot);
             tierMemberships[tier]--;
-            if (nodes.ownerCount(node) == 0) {
+            if (owners.count(node) == 0) {
                 nodes.free(node);
             }
         }
-        if (slotMemberships[slot] == 0) {
-            releaseSlot(slot);
-        }
+        slots.releaseIfEmpty(slot);
         return missing ? ApplyStatus.BLOCK_NOT_FOUND : ApplyStatus.OK;
     }
 
@@ -190,21 +177,14 @@ final class PrefixIndex {
         boolean[] doomed;
         lock.writeLock().lock();
         try {
-            doomed = new boolean[slotHighWater];
-            boolean anyHeld = false;
-            for (int s = 0; s < slotHighWater; s++) {
-                WorkerKey w = workerOfSlot[s];
-                if (w != null && w.instanceId() == instanceId && (allRanks || w.dpRank() == dpRank)) {
-                    doomed[s] = true;
-                    anyHeld = true;
-                }
-            }
-            if (!anyHeld) {
+            doomed = slots.slotsOf(instanceId, dpRank, allRanks);
+            if (doomed == null) {
                 return;
             }
         } finally {
             lock.writeLock().unlock();
         }
+        long[] removed = new long[TIERS];
         for (int start = 0; ; start += SCAN_CHUNK) {
             lock.writeLock().lock();
             try {
@@ -213,71 +193,28 @@ final class PrefixIndex {
                     // every node scanned: the doomed slots hold nothing any more
                     for (int s = 0; s < doomed.length; s++) {
                         if (doomed[s]) {
-                            slotMemberships[s] = 0;
-                            releaseSlot(s);
+                            slots.release(s);
                         }
                     }
                     return;
                 }
                 for (int node = start; node < end; node++) {
                     if (nodes.isLive(node)) {
-                        removeDoomedOwners(node, doomed);
+                        owners.removeSlots(node, doomed, removed);
+                        if (owners.count(node) == 0) {
+                            nodes.free(node);
+                        }
                     }
+                }
+                for (int t = 0; t < TIERS; t++) {
+                    tierMemberships[t] -= removed[t];
+                    removed[t] = 0;
                 }
             } finally {
                 publishSizes();
                 lock.writeLock().unlock();
             }
         }
-    }
-
-    private void removeDoomedOwners(int node, boolean[] doomed) {
-        for (int o = nodes.ownerCount(node) - 1; o >= 0; o--) {
-            int c = nodes.ownerAt(node, o);
-            if ((c >>> 2) < doomed.length && doomed[c >>> 2]) {
-                tierMemberships[c & 3]--;
-                nodes.removeOwner(node, c);
-            }
-        }
-        if (nodes.ownerCount(node) == 0) {
-            nodes.free(node);
-        }
-    }
-
-    private int slotFor(WorkerKey worker) {
-        int slot = slotOf.getInt(worker);
-        if (slot >= 0) {
-            return slot;
-        }
-        int s;
-        if (!freeSlots.isEmpty()) {
-            s = freeSlots.popInt();
-        } else {
-            if (slotHighWater == workerOfSlot.length) {
-                workerOfSlot = Arrays.copyOf(workerOfSlot, slotHighWater * 2);
-                slotMemberships = Arrays.copyOf(slotMemberships, slotHighWater * 2);
-            }
-            s = slotHighWater++;
-        }
-        workerOfSlot[s] = worker;
-        slotOrder = null;
-        slotMemberships[s] = 0;
-        slotOf.put(worker, s);
-        return s;
-    }
-
-    private void releaseSlot(int slot) {
-        WorkerKey w = workerOfSlot[slot];
-        if (w != null) {
-            slotOf.removeInt(w);
-            workerOfSlot[slot] = null;
-            freeSlots.add(slot);
-            slotOrder = null;
-        }
-    }
-
-    private static int code(int slot, int tier) {
-        return slot << 2 | tier;
     }
 
     private void publishSizes() {
@@ -298,59 +235,48 @@ final class PrefixIndex {
             for (int t = 0; t < TIERS; t++) {
                 tierHasMembers[t] = tierMemberships[t] > 0;
             }
-            int[][] runs = PrefixMatcher.match(nodes, localHashes, slotHighWater, tierHasMembers);
+            SlotRuns runs = PrefixMatcher.match(nodes, localHashes, slots.highWater(), tierHasMembers);
             if (runs == null) {
                 return MatchResult.empty();
             }
             int matched = 0;
-            for (int s = 0; s < slotHighWater; s++) {
-                if (runs[3][s] > 0) {
+            int[] all = runs.all();
+            for (int run : all) {
+                if (run > 0) {
                     matched++;
                 }
             }
             MatchResult.WorkerMatch[] out = new MatchResult.WorkerMatch[matched];
-            java.util.Map<WorkerKey, Integer> external = new java.util.HashMap<>();
+            Map<WorkerKey, Integer> external = null; // rare (external tier in use): allocated on first need
             int k = 0;
-            for (int s : slotsInWorkerOrder()) {
-                if (runs[3][s] > 0) {
-                    out[k++] = new MatchResult.WorkerMatch(workerOfSlot[s], runs[0][s], runs[1][s], runs[3][s]);
-                    if (runs[3][s] > runs[2][s]) {
-                        external.put(workerOfSlot[s], runs[3][s] - runs[2][s]);
+            for (int s : slots.inWorkerOrder()) {
+                if (all[s] > 0) {
+                    WorkerKey worker = slots.worker(s);
+                    out[k++] = new MatchResult.WorkerMatch(worker, runs.device()[s], runs.host()[s], all[s]);
+                    if (all[s] > runs.disk()[s]) {
+                        if (external == null) {
+                            external = new HashMap<>();
+                        }
+                        external.put(worker, all[s] - runs.disk()[s]);
                     }
                 }
             }
-            return new MatchResult(Collections.unmodifiableList(Arrays.asList(out)), external);
+            return new MatchResult(Collections.unmodifiableList(Arrays.asList(out)), external == null ? Map.of() : external);
         } finally {
             lock.readLock().unlock();
         }
     }
 
     /**
-     * Live slots ordered by instance id, then dp rank (unsigned): results come out sorted without sorting per
-     * query. Rebuilt lazily after a slot is taken or released (rare), under the write lock or, racing benignly
-     * with another reader, under the read lock (both compute the same array).
-     */
-    private int[] slotsInWorkerOrder() {
-        int[] order = slotOrder;
-        if (order == null) {
-            order = java.util.stream.IntStream.range(0, slotHighWater).filter(s -> workerOfSlot[s] != null).boxed()
-                    .sorted(Comparator.comparing((Integer s) -> workerOfSlot[s].instanceId(), Long::compareUnsigned)
-                            .thenComparing(s -> workerOfSlot[s].dpRank(), Integer::compareUnsigned))
-                    .mapToInt(Integer::intValue).toArray();
-            slotOrder = order;
-        }
-        return order;
-    }
-
-    /**
-     * Every membership as a single-block Stored RouterEvent: the device tier first, then host-pinned, disk and
-     * external; within a tier a parent always precedes its children. Event ids count from 0.
+     * Every membership, one {@link DumpSink#block} call each: the device tier first, then host-pinned, disk and
+     * external; within a tier a parent always precedes its children.
      */
     void dump(DumpSink out) {
         lock.readLock().lock();
         try {
             int[] chain = new int[64];
-                        for (int tier = 0; tier < TIERS; tier++) {
+            int[] codes = new int[64];
+            for (int tier = 0; tier < TIERS; tier++) {
                 if (tierMemberships[tier] == 0) {
                     continue;
                 }
@@ -363,7 +289,7 @@ final class PrefixIndex {
                     // climb to the first ancestor already emitted (or missing), then emit downwards
                     int depth = 0;
                     for (int x = node; x != NodeStore.NONE && !done[x];
-                         x = nodes.hasParent(x) ? nodes.findBySeq(nodes.parentSeqHash(x)) : NodeStore.NONE) {
+                         x = nodes.hasParent(x) ? nodes.findByBlockHash(nodes.parentBlockHash(x)) : NodeStore.NONE) {
                         done[x] = true;
                         if (depth == chain.length) {
                             chain = Arrays.copyOf(chain, depth * 2);
@@ -371,7 +297,10 @@ final class PrefixIndex {
                         chain[depth++] = x;
                     }
                     for (int d = depth - 1; d >= 0; d--) {
-                        emit(out, chain[d], tier, storageTier);
+                        if (codes.length < owners.count(chain[d])) {
+                            codes = new int[owners.count(chain[d]) * 2];
+                        }
+                        emit(out, chain[d], tier, storageTier, codes);
                     }
                 }
             }
@@ -380,15 +309,13 @@ final class PrefixIndex {
         }
     }
 
-    private void emit(DumpSink out, int node, int tier, StorageTier storageTier) {
-        for (int o = 0, owners = nodes.ownerCount(node); o < owners; o++) {
-            int c = nodes.ownerAt(node, o);
-            if ((c & 3) != tier) {
-                continue;
+    private void emit(DumpSink out, int node, int tier, StorageTier storageTier, int[] codes) {
+        for (int o = 0, n = owners.codes(node, codes); o < n; o++) {
+            int code = codes[o];
+            if (MembershipCode.tier(code) == tier) {
+                out.block(slots.worker(MembershipCode.slot(code)), storageTier, nodes.hasParent(node),
+                        nodes.parentBlockHash(node), nodes.blockHash(node), nodes.localHash(node));
             }
-            WorkerKey w = workerOfSlot[c >>> 2];
-            out.block(w, storageTier, nodes.hasParent(node), nodes.parentSeqHash(node), nodes.seqHash(node),
-                    nodes.localHash(node));
         }
     }
 }

@@ -3,93 +3,128 @@ package io.kvindexer.indexer.index;
 import io.kvindexer.indexer.model.StorageTier;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
 
+import java.util.ArrayDeque;
 import java.util.Arrays;
 
 /**
- * The tiered match of one query (spec §4.5–4.6, with design §2's parent-exact matching). A worker matches
- * position i on a tier when it holds there a node whose local hash is {@code q[i]} and whose parent is the node it
- * matched at i − 1 (the root for i = 0). The device run starts at the root; the host-pinned run continues from
- * where the device run stopped (workers with nothing yet start at the root), then disk, then external.
+ * The tiered match of one query (Dynamo's tiered match, made parent-exact: docs/adr/0001-prefix-index.md). A
+ * worker matches position i on a tier when it holds there a node whose local hash is {@code q[i]} and whose parent
+ * is the node it matched at i − 1 (the root for i = 0). The device run starts at the root; the host-pinned run
+ * continues from where the device run stopped (workers with nothing yet start at the root), then disk, then
+ * external.
  *
- * <p>Workers walk in groups that sit on the same node, so a step costs one child lookup plus one pass over the
- * child's owners, whatever the number of workers. Runs under the index's read lock; allocates only per query.
+ * <p>Workers that sit on the same node walk as one frame whose set of workers is a bitset over worker slots. A step
+ * looks the query's next local hash up among the node's children and intersects the frame's set with each
+ * candidate child's owners on the tier ({@link OwnerSets#intersect}): one bit test per owner of a small set, one
+ * 64-bit AND per 64 workers of a large one. So the cost of a step does not grow with the number of workers that
+ * share the prefix; a worker costs work only where its run ends (once per frame it leaves).
+ *
+ * <p>A worker may follow several same-content children (engines with different hash seeds) and keeps its deepest
+ * run; among runs of equal depth it keeps the one whose frame was created first, and a run from an earlier tier
+ * beats a tie on a later one (the node it continues from on the next tier depends on that choice).
+ *
+ * <p>Runs under the index's read lock; allocates only per query.
  */
 final class PrefixMatcher {
 
     private static final int ROOT = NodeStore.NONE;
-    private static final int ANY = -1;
 
     private final NodeStore nodes;
+    private final OwnerSets owners;
     private final long[] query;
-    /** per worker slot: how far it got (blocks), and the node it got to */
+    private final int slots;
+    private final int words;
+    /** per worker slot: how far it got (blocks), the node it got to, and which frame (creation order) took it there */
     private final int[] reach;
     private final int[] at;
-    private final int[] mark;
-    /** per worker slot: it already had a run when the current tier's walk began (so it does not restart at the root) */
-    private final boolean[] continuing;
-    private int stamp;
-    private final IntArrayList stack;
+    private final int[] bestFrame;
     private final IntArrayList candidates = new IntArrayList(4);
+    private final ArrayDeque<long[]> spare = new ArrayDeque<>();
+    private int framesCreated;
+
+    /** The frame stack, one entry per frame: node, position, creation number, word range and bitset. */
+    private int depth;
+    private int[] frameNode = new int[16];
+    private int[] framePos = new int[16];
+    private int[] frameId = new int[16];
+    private int[] frameLo = new int[16];
+    private int[] frameHi = new int[16];
+    private long[][] frameSet = new long[16][];
 
     private PrefixMatcher(NodeStore nodes, long[] query, int slots) {
         this.nodes = nodes;
+        this.owners = nodes.owners();
         this.query = query;
+        this.slots = slots;
+        this.words = (slots + 63) >>> 6;
         this.reach = new int[slots];
         this.at = new int[slots];
-        this.mark = new int[slots];
-        this.continuing = new boolean[slots];
-        this.stack = new IntArrayList(slots + 64);
-        Arrays.fill(at, ROOT);
+        this.bestFrame = new int[slots];
     }
 
     /**
-     * Matches a query; returns per worker slot {@code [device, host, disk, external]} cumulative block counts
-     * (as four arrays), or null when nothing matched at all.
+     * Matches a query; returns the runs per worker slot, or null when there is nothing to match against.
      *
      * @param tierHasMembers per tier ordinal, whether any membership exists (empty tiers are skipped)
      */
-    static int[][] match(NodeStore nodes, long[] query, int slots, boolean[] tierHasMembers) {
+    static SlotRuns match(NodeStore nodes, long[] query, int slots, boolean[] tierHasMembers) {
         if (query.length == 0 || slots == 0) {
             return null;
         }
         PrefixMatcher m = new PrefixMatcher(nodes, query, slots);
-        m.walk(StorageTier.DEVICE.ordinal());
-        int[] device = m.reach.clone();
-        if (tierHasMembers[StorageTier.HOST_PINNED.ordinal()]) {
-            m.walk(StorageTier.HOST_PINNED.ordinal());
+        m.walk(StorageTier.DEVICE.ordinal(), true);
+        boolean host = tierHasMembers[StorageTier.HOST_PINNED.ordinal()];
+        boolean lower = tierHasMembers[StorageTier.DISK.ordinal()] || tierHasMembers[StorageTier.EXTERNAL.ordinal()];
+        // the common device-only index shares one array for the three (read-only) runs
+        int[] device = host || lower ? m.reach.clone() : m.reach;
+        if (host) {
+            m.walk(StorageTier.HOST_PINNED.ordinal(), false);
         }
-        int[] host = m.reach.clone();
+        int[] hostRuns = lower ? m.reach.clone() : m.reach;
         if (tierHasMembers[StorageTier.DISK.ordinal()]) {
-            m.walk(StorageTier.DISK.ordinal());
+            m.walk(StorageTier.DISK.ordinal(), false);
         }
-        int[] disk = m.reach.clone();
-        if (tierHasMembers[StorageTier.EXTERNAL.ordinal()]) {
-            m.walk(StorageTier.EXTERNAL.ordinal());
+        boolean external = tierHasMembers[StorageTier.EXTERNAL.ordinal()];
+        int[] disk = external ? m.reach.clone() : m.reach;
+        if (external) {
+            m.walk(StorageTier.EXTERNAL.ordinal(), false);
         }
-        return new int[][] {device, host, disk, m.reach};
+        return new SlotRuns(device, hostRuns, disk, m.reach);
     }
 
-    /** Extends every worker's run on one tier: continuing workers from their node, the others from the root. */
-    private void walk(int tier) {
-        pushContinuations();
-        pushFrame(ROOT, 0, ANY);
-        while (!stack.isEmpty()) {
+    /**
+     * Extends every worker's run on one tier: continuing workers from their node, the others from the root.
+     * {@code first}: no worker has a run yet (the device walk), so every worker starts at the root.
+     */
+    private void walk(int tier, boolean first) {
+        long[] root = take();
+        if (first) {
+            // nobody has a run: every worker starts at the root, and no earlier run has to win a tie
+            Arrays.fill(root, -1L);
+            if ((slots & 63) != 0) {
+                root[words - 1] = -1L >>> (64 - (slots & 63));
+            }
+        } else {
+            Arrays.fill(bestFrame, Integer.MIN_VALUE);
+            for (int w = 0; w < slots; w++) {
+                if (reach[w] == 0) {
+                    root[w >>> 6] |= 1L << w;
+                }
+            }
+            pushContinuations();
+        }
+        // frames that no step created (the root's, the continuations) credit nobody: ids below 0
+        push(ROOT, 0, -1, 0, words, root);
+        while (depth > 0) {
             step(tier);
         }
     }
 
-    /** Frames on the stack: {@code [w1 .. wk, node, pos, k]}; k = ANY for the root frame of non-continuing workers. */
-    private void pushFrame(int node, int pos, int count) {
-        stack.add(node);
-        stack.add(pos);
-        stack.add(count);
-    }
-
+    /** One frame per node that workers continue from, pushed in node order (as the owner-scan oracle does). */
     private void pushContinuations() {
         int count = 0;
-        for (int w = 0; w < reach.length; w++) {
-            continuing[w] = reach[w] > 0;
-            if (continuing[w]) {
+        for (int w = 0; w < slots; w++) {
+            if (reach[w] > 0) {
                 count++;
             }
         }
@@ -98,83 +133,107 @@ final class PrefixMatcher {
         }
         long[] byNode = new long[count];
         int k = 0;
-        for (int w = 0; w < reach.length; w++) {
+        for (int w = 0; w < slots; w++) {
             if (reach[w] > 0) {
-                byNode[k++] = ((long) at[w] << 32) | w;
+                byNode[k++] = (long) at[w] << 32 | w;
             }
         }
         Arrays.sort(byNode);
-        int i = 0;
-        while (i < byNode.length) {
+        for (int i = 0; i < byNode.length; ) {
             int node = (int) (byNode[i] >>> 32);
-            int start = stack.size();
-            int j = i;
-            for (; j < byNode.length && (int) (byNode[j] >>> 32) == node; j++) {
-                stack.add((int) byNode[j]);
+            int pos = reach[(int) byNode[i]];
+            long[] set = take();
+            int lo = Integer.MAX_VALUE;
+            int hi = 0;
+            for (; i < byNode.length && (int) (byNode[i] >>> 32) == node; i++) {
+                int w = (int) byNode[i];
+                set[w >>> 6] |= 1L << w;
+                lo = Math.min(lo, w >>> 6);
+                hi = Math.max(hi, (w >>> 6) + 1);
             }
-            pushFrame(node, reach[(int) byNode[i]], stack.size() - start);
-            i = j;
+            push(node, pos, -1, lo, hi, set);
         }
     }
 
     private void step(int tier) {
-        int top = stack.size();
-        int count = stack.getInt(top - 1);
-        int pos = stack.getInt(top - 2);
-        int node = stack.getInt(top - 3);
-        boolean any = count == ANY;
-        int current = ++stamp;
-        if (any) {
-            stack.size(top - 3);
-        } else {
-            int start = top - 3 - count;
-            for (int k = start; k < top - 3; k++) {
-                mark[stack.getInt(k)] = current;
-            }
-            stack.size(start);
-        }
-        if (pos == query.length) {
-            return;
-        }
-        if (node == ROOT) {
-            nodes.children(false, 0L, query[pos], candidates);
-        } else {
-            nodes.children(true, nodes.seqHash(node), query[pos], candidates);
-        }
-        for (int c = 0, n = candidates.size(); c < n; c++) {
-            int child = candidates.getInt(c);
-            int before = stack.size();
-            int[] owners = nodes.ownerList(child);
-            if (owners == null) {
-                int single = nodes.singleOwner(child);
-                if (single != NodeStore.NONE) {
-                    visit(single, tier, any, current, pos, child);
-                }
+        int top = --depth;
+        int node = frameNode[top];
+        int pos = framePos[top];
+        int id = frameId[top];
+        int lo = frameLo[top];
+        int hi = frameHi[top];
+        long[] set = frameSet[top];
+        frameSet[top] = null;
+        int pushedFrom = depth;
+        if (pos < query.length) {
+            if (node == ROOT) {
+                nodes.children(false, 0L, query[pos], candidates);
             } else {
-                for (int o = 1, end = owners[0]; o <= end; o++) {
-                    visit(owners[o], tier, any, current, pos, child);
+                nodes.children(true, nodes.blockHash(node), query[pos], candidates);
+            }
+            for (int c = 0, n = candidates.size(); c < n; c++) {
+                int child = candidates.getInt(c);
+                long[] next = take();
+                long range = owners.intersect(child, tier, set, lo, hi, next);
+                int nextLo = (int) (range >>> 32);
+                int nextHi = (int) range;
+                if (nextLo < nextHi) {
+                    push(child, pos + 1, framesCreated++, nextLo, nextHi, next);
+                } else {
+                    spare.push(next);
                 }
             }
-            int advanced = stack.size() - before;
-            if (advanced > 0) {
-                pushFrame(child, pos + 1, advanced);
+        }
+        if (id >= 0) {
+            // workers of this frame that advanced into no child end their run here
+            for (int f = pushedFrom; f < depth; f++) {
+                long[] advanced = frameSet[f];
+                for (int i = frameLo[f]; i < frameHi[f]; i++) {
+                    set[i] &= ~advanced[i];
+                }
             }
+            for (int i = lo; i < hi; i++) {
+                for (long bits = set[i]; bits != 0; bits &= bits - 1) {
+                    end(i << 6 | Long.numberOfTrailingZeros(bits), pos, node, id);
+                }
+            }
+        }
+        Arrays.fill(set, lo, hi, 0L);
+        spare.push(set);
+    }
+
+    /** A run of {@code pos} blocks ending at {@code node}, reached through frame {@code id}: keep the deepest, then the earliest. */
+    private void end(int w, int pos, int node, int id) {
+        // on the first walk reach[w] == 0 < pos until w's first run is recorded, so bestFrame needs no reset
+        if (pos > reach[w] || (pos == reach[w] && id < bestFrame[w])) {
+            reach[w] = pos;
+            at[w] = node;
+            bestFrame[w] = id;
         }
     }
 
-    /** One owner of a candidate child at {@code pos}: the worker advances if it is in the frame and holds it on this tier. */
-    private void visit(int code, int tier, boolean any, int current, int pos, int child) {
-        if ((code & 3) != tier) {
-            return;
+    private void push(int node, int pos, int id, int lo, int hi, long[] set) {
+        if (depth == frameNode.length) {
+            int n = depth * 2;
+            frameNode = Arrays.copyOf(frameNode, n);
+            framePos = Arrays.copyOf(framePos, n);
+            frameId = Arrays.copyOf(frameId, n);
+            frameLo = Arrays.copyOf(frameLo, n);
+            frameHi = Arrays.copyOf(frameHi, n);
+            frameSet = Arrays.copyOf(frameSet, n);
         }
-        int w = code >>> 2;
-        if (any ? !continuing[w] : mark[w] == current) {
-            // a worker may follow several same-content children (different hash seeds): keep its deepest run
-            if (pos + 1 > reach[w]) {
-                reach[w] = pos + 1;
-                at[w] = child;
-            }
-            stack.add(w);
-        }
+        frameNode[depth] = node;
+        framePos[depth] = pos;
+        frameId[depth] = id;
+        frameLo[depth] = lo;
+        frameHi[depth] = hi;
+        frameSet[depth] = set;
+        depth++;
+    }
+
+    /** A zeroed bitset over all slots, reused from finished frames when one is spare. */
+    private long[] take() {
+        long[] set = spare.poll();
+        return set != null ? set : new long[words];
     }
 }

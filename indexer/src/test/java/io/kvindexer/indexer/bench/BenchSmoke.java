@@ -10,12 +10,16 @@ final class BenchSmoke {
     }
 
     static Path trace() {
-        for (Path p : new Path[]{Path.of("data/mooncake_conversation_trace.jsonl"),
-                Path.of("../data/mooncake_conversation_trace.jsonl")}) {
+        return data("mooncake_conversation_trace.jsonl");
+    }
+
+    /** A file of the repository's {@code data/} directory. */
+    static Path data(String name) {
+        for (Path p : new Path[]{Path.of("data", name), Path.of("..", "data", name)}) {
             if (Files.isRegularFile(p)) {
                 return p;
             }
         }
-        throw new IllegalStateException("data/mooncake_conversation_trace.jsonl not found from " + Path.of("").toAbsolutePath());
+        throw new IllegalStateException("data/" + name + " not found from " + Path.of("").toAbsolutePath());
     }
 }

@@ -68,4 +68,29 @@ class TraceBenchSmokeTest {
         assertThat(p.achieved()).isPositive();
         assertThat(p.floor()).isPositive();
     }
+
+    @Test
+    void theWorkerSweepReportsLookupsAndTheProbeFloorPerWorkerCount(@TempDir Path dir) throws Exception {
+        Path json = dir.resolve("sweep.json");
+        Path png = dir.resolve("workers.png");
+        int exit = new CommandLine(new TraceBench()).execute("--trace", BenchSmoke.trace().toString(),
+                "--requests", "300", "--workers", "3", "--engine-blocks", "500", "--threads", "1", "--prehashed",
+                "--window-ms", "100", "--repetitions", "1", "--warmup", "0", "--workers-sweep", "2,6",
+                "--json", json.toString(), "--workers-plot", png.toString());
+        assertThat(exit).isZero();
+
+        JsonNode root = new ObjectMapper().readTree(json.toFile());
+        assertThat(root.get("achieved_block_ops_per_s").asDouble()).isPositive();
+        JsonNode sweep = root.get("sweep");
+        assertThat(sweep).hasSize(2);
+        assertThat(sweep.get(0).get("workers").asInt()).isEqualTo(2);
+        assertThat(sweep.get(1).get("workers").asInt()).isEqualTo(6);
+        for (JsonNode p : sweep) {
+            assertThat(p.get("lookup_p99_us").asDouble()).isGreaterThanOrEqualTo(p.get("lookup_p50_us").asDouble());
+            assertThat(p.get("lookup_p50_us").asDouble()).isPositive();
+            assertThat(p.get("probe_floor_p50_us").asDouble()).isPositive();
+            assertThat(p.get("memberships").asLong()).isPositive();
+        }
+        assertThat(ImageIO.read(png.toFile()).getWidth()).isPositive();
+    }
 }

@@ -35,15 +35,15 @@ class NodeStoreTest {
                 long parent = hasParent ? random.nextInt(20) : 0;
                 long local = random.nextInt(20);
                 int node = store.create(seq, hasParent, parent, local);
-                assertThat(store.addOwner(node, random.nextInt(1 << 20))).isTrue();
+                assertThat(store.owners().add(node, random.nextInt(1 << 20))).isTrue();
                 reference.put(seq, new Info(hasParent, parent, local));
                 ids.put(seq, node);
                 live.add(seq);
             } else {
                 long seq = live.remove(random.nextInt(live.size()));
                 int node = ids.remove(seq);
-                store.removeOwner(node, store.ownerAt(node, 0));
-                assertThat(store.ownerCount(node)).isZero();
+                store.owners().remove(node, store.owners().single(node));
+                assertThat(store.owners().count(node)).isZero();
                 store.free(node);
                 reference.remove(seq);
             }
@@ -57,11 +57,11 @@ class NodeStoreTest {
     private static void check(NodeStore store, Map<Long, Info> reference, Map<Long, Integer> ids) {
         assertThat(store.liveCount()).isEqualTo(reference.size());
         reference.forEach((seq, info) -> {
-            int node = store.findBySeq(seq);
+            int node = store.findByBlockHash(seq);
             assertThat(node).isEqualTo(ids.get(seq));
             assertThat(store.localHash(node)).isEqualTo(info.local());
         });
-        assertThat(store.findBySeq(123L)).isEqualTo(NodeStore.NONE);
+        assertThat(store.findByBlockHash(123L)).isEqualTo(NodeStore.NONE);
         // every (parent, local) key lists exactly the live nodes with that key
         Map<Info, List<Integer>> expected = new HashMap<>();
         reference.forEach((seq, info) -> expected.computeIfAbsent(info, k -> new ArrayList<>()).add(ids.get(seq)));
@@ -79,23 +79,39 @@ class NodeStoreTest {
         NodeStore store = new NodeStore();
         int node = store.create(1, false, 0, 5);
         for (int code = 0; code < 300; code++) {
-            assertThat(store.addOwner(node, code)).isTrue();
+            assertThat(store.owners().add(node, code)).isTrue();
         }
-        assertThat(store.addOwner(node, 17)).isFalse();
-        assertThat(store.ownerCount(node)).isEqualTo(300);
+        assertThat(store.owners().add(node, 17)).isFalse();
+        assertThat(store.owners().count(node)).isEqualTo(300);
         for (int code = 0; code < 300; code += 2) {
-            assertThat(store.removeOwner(node, code)).isTrue();
+            assertThat(store.owners().remove(node, code)).isTrue();
         }
-        assertThat(store.removeOwner(node, 0)).isFalse();
-        assertThat(store.ownerCount(node)).isEqualTo(150);
+        assertThat(store.owners().remove(node, 0)).isFalse();
+        assertThat(store.owners().count(node)).isEqualTo(150);
         for (int code = 1; code < 300; code += 2) {
-            assertThat(store.hasOwner(node, code)).isTrue();
-            assertThat(store.hasOwner(node, code - 1)).isFalse();
+            assertThat(store.owners().contains(node, code)).isTrue();
+            assertThat(store.owners().contains(node, code - 1)).isFalse();
         }
         boolean[] slots = new boolean[100];
         slots[0] = true; // codes 1 and 3 (slot 0, tiers 1 and 3)
-        assertThat(store.removeOwnersOfSlots(node, slots)).isEqualTo(2);
-        assertThat(store.ownerCount(node)).isEqualTo(148);
+        long[] removedPerTier = new long[4];
+        store.owners().removeSlots(node, slots, removedPerTier);
+        assertThat(removedPerTier[1] + removedPerTier[3]).isEqualTo(2);
+        assertThat(store.owners().count(node)).isEqualTo(148);
+    }
+
+    /** {@code [count, o1, ..., o_count]} when the node has two owners or more (a shared list), else null. */
+    private static int[] ownerList(NodeStore store, int node) {
+        int count = store.owners().count(node);
+        if (count < 2) {
+            return null;
+        }
+        int[] codes = new int[count];
+        store.owners().codes(node, codes);
+        int[] list = new int[count + 1];
+        list[0] = count;
+        System.arraycopy(codes, 0, list, 1, count);
+        return list;
     }
 
     @Test
@@ -103,27 +119,27 @@ class NodeStoreTest {
         NodeStore store = new NodeStore();
         int a = store.create(1, false, 0, 1);
         int b = store.create(2, true, 1, 2);
-        assertThat(store.ownerCount(a)).isZero();
-        assertThat(store.singleOwner(a)).isEqualTo(NodeStore.NONE);
-        store.addOwner(a, 5);
-        assertThat(store.singleOwner(a)).isEqualTo(5);
-        assertThat(store.ownerList(a)).isNull();
-        store.addOwner(a, 6);
-        store.addOwner(b, 7);
-        store.addOwner(b, 8);
-        assertThat(store.singleOwner(a)).isEqualTo(NodeStore.NONE);
-        assertThat(store.ownerList(a)).startsWith(2, 5, 6);
-        assertThat(store.ownerList(b)).startsWith(2, 7, 8);
-        assertThat(store.removeOwner(a, 5)).isTrue();
-        assertThat(store.singleOwner(a)).isEqualTo(6);
-        assertThat(store.ownerList(a)).isNull();
-        assertThat(store.ownerList(b)).as("b's list untouched by a's").startsWith(2, 7, 8);
-        store.addOwner(a, 9); // reuses the freed list
-        assertThat(store.ownerList(a)).startsWith(2, 6, 9);
-        assertThat(store.removeOwner(a, 6)).isTrue();
-        assertThat(store.removeOwner(a, 9)).isTrue();
-        assertThat(store.removeOwner(a, 9)).isFalse();
-        assertThat(store.ownerCount(a)).isZero();
-        assertThat(store.ownerCount(b)).isEqualTo(2);
+        assertThat(store.owners().count(a)).isZero();
+        assertThat(store.owners().single(a)).isEqualTo(OwnerSets.NONE);
+        store.owners().add(a, 5);
+        assertThat(store.owners().single(a)).isEqualTo(5);
+        assertThat(ownerList(store, a)).isNull();
+        store.owners().add(a, 6);
+        store.owners().add(b, 7);
+        store.owners().add(b, 8);
+        assertThat(store.owners().single(a)).isEqualTo(OwnerSets.NONE);
+        assertThat(ownerList(store, a)).startsWith(2, 5, 6);
+        assertThat(ownerList(store, b)).startsWith(2, 7, 8);
+        assertThat(store.owners().remove(a, 5)).isTrue();
+        assertThat(store.owners().single(a)).isEqualTo(6);
+        assertThat(ownerList(store, a)).isNull();
+        assertThat(ownerList(store, b)).as("b's list untouched by a's").startsWith(2, 7, 8);
+        store.owners().add(a, 9); // reuses the freed list
+        assertThat(ownerList(store, a)).startsWith(2, 6, 9);
+        assertThat(store.owners().remove(a, 6)).isTrue();
+        assertThat(store.owners().remove(a, 9)).isTrue();
+        assertThat(store.owners().remove(a, 9)).isFalse();
+        assertThat(store.owners().count(a)).isZero();
+        assertThat(store.owners().count(b)).isEqualTo(2);
     }
 }

@@ -1,0 +1,108 @@
+package io.kvindexer.indexer.index;
+
+import java.util.function.IntPredicate;
+import java.util.function.IntSupplier;
+import java.util.function.IntToLongFunction;
+
+/**
+ * An open-addressing hash table of node ids whose keys live in the nodes themselves (linear probing, backward-shift
+ * deletion, no tombstones). An entry is one int: the node id + 1 in the low {@link #ID_BITS} bits and 4 bits of the
+ * key's hash above them, so a probe reads a node only when those bits agree (15 in 16 foreign entries are skipped
+ * without touching their node). The capacity is not a power of two: it grows by half when the table is 80 %
+ * full, so it stays 53–80 % full instead of the 37–75 % of doubling (4 bytes a slot, 5–7.5 per node); growing by
+ * less would save a little more memory but rehash every node more often.
+ *
+ * <p>Readers probe with {@link #home}, {@link #next}, {@link #at}, {@link #mayHold} and {@link #node}.
+ * Not thread-safe: {@link PrefixIndex} guards it with its lock.
+ */
+final class NodeTable {
+
+    /** node ids are below {@code 2^ID_BITS - 1} */
+    static final int ID_BITS = 28;
+    static final int MAX_NODES = (1 << ID_BITS) - 2;
+    private static final int ID_MASK = (1 << ID_BITS) - 1;
+
+    private final IntToLongFunction keyHash;
+    private final IntPredicate held;
+    private final IntSupplier highWater;
+    private int[] slots = new int[1024];
+    private int size;
+
+    /**
+     * @param keyHash   the well-mixed 64-bit hash of a node's key, read from the node
+     * @param held      whether a node is in the table (every live node but the one being inserted)
+     * @param highWater node ids are below this
+     */
+    NodeTable(IntToLongFunction keyHash, IntPredicate held, IntSupplier highWater) {
+        this.keyHash = keyHash;
+        this.held = held;
+        this.highWater = highWater;
+    }
+
+    int home(long hash) {
+        return (int) (((hash >>> 32) * slots.length) >>> 32);
+    }
+
+    int next(int i) {
+        return i + 1 == slots.length ? 0 : i + 1;
+    }
+
+    /** The entry at slot i; 0 = empty (the end of a probe sequence). */
+    int at(int i) {
+        return slots[i];
+    }
+
+    /** Whether a non-empty entry can be a node whose key has this hash (false: it certainly is not). */
+    static boolean mayHold(int entry, long hash) {
+        return entry >>> ID_BITS == ((int) hash & 0xF);
+    }
+
+    static int node(int entry) {
+        return (entry & ID_MASK) - 1;
+    }
+
+    void insert(int node) {
+        if ((size + 1) * 5L > slots.length * 4L) {
+            // rebuild in node order: the keys are read sequentially from the node pages, not at random
+            slots = new int[slots.length + slots.length / 2];
+            for (int n = 0, end = highWater.getAsInt(); n < end; n++) {
+                if (n != node && held.test(n)) {
+                    place(n);
+                }
+            }
+        }
+        place(node);
+        size++;
+    }
+
+    private void place(int node) {
+        long hash = keyHash.applyAsLong(node);
+        int i = home(hash);
+        while (slots[i] != 0) {
+            i = next(i);
+        }
+        slots[i] = ((int) hash & 0xF) << ID_BITS | (node + 1);
+    }
+
+    /** Removes a node that is in the table. */
+    void remove(int node) {
+        int gap = home(keyHash.applyAsLong(node));
+        while ((slots[gap] & ID_MASK) != node + 1) {
+            gap = next(gap);
+        }
+        for (int i = next(gap); slots[i] != 0; i = next(i)) {
+            int home = home(keyHash.applyAsLong(node(slots[i])));
+            if (!cyclicallyBetween(home, gap, i)) {
+                slots[gap] = slots[i];
+                gap = i;
+            }
+        }
+        slots[gap] = 0;
+        size--;
+    }
+
+    /** True when {@code home} lies cyclically in (gap, i]: that entry must stay where it is. */
+    private static boolean cyclicallyBetween(int home, int gap, int i) {
+        return gap <= i ? home > gap && home <= i : home > gap || home <= i;
+    }
+}

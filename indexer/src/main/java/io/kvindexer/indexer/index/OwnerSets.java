@@ -1,0 +1,260 @@
+package io.kvindexer.indexer.index;
+
+import java.util.Arrays;
+
+/**
+ * The owners of every block node: per node a set of membership codes ({@link MembershipCode}), paged by node id
+ * like {@link NodeStore}'s other fields, in the cheapest of three forms for its size.
+ *
+ * <p>One int per node says which: the owner's code itself when there is exactly one (most blocks), {@link #FREE}
+ * when there is none (a free node), or {@code ~ref}: a small list in {@link OwnerLists} (up to
+ * {@link OwnerLists#MAX} codes), or, with {@link #DENSE} set in {@code ref}, per-tier bitsets in {@link OwnerBits}.
+ * A set turns dense when it outgrows a list and back into a list when it shrinks to {@link #BACK_TO_LIST} codes (the
+ * gap keeps one owner coming and going from converting it each time).
+ *
+ * <p>Not thread-safe: {@link PrefixIndex} guards it with its lock.
+ */
+final class OwnerSets {
+
+    static final int NONE = -1;
+    private static final int FREE = Integer.MIN_VALUE;
+    private static final int DENSE = 1 << 30;
+    private static final int BACK_TO_LIST = 32;
+
+    private int[][] words = new int[16][];
+    private final OwnerLists lists = new OwnerLists();
+    private final OwnerBits bits = new OwnerBits();
+    private int[] scratch = new int[OwnerLists.MAX + 1];
+
+    /** Makes room for the nodes of page {@code page} (see {@link NodeStore#PAGE_BITS}). */
+    void addPage(int page) {
+        if (page == words.length) {
+            words = Arrays.copyOf(words, page * 2);
+        }
+        words[page] = new int[NodeStore.PAGE];
+        Arrays.fill(words[page], FREE);
+    }
+
+    /** Forgets a node's owners (a new or freed node), releasing their storage. */
+    void reset(int node) {
+        int word = word(node);
+        if (word < 0 && word != FREE) {
+            int ref = ~word;
+            if ((ref & DENSE) != 0) {
+                bits.free(ref & ~DENSE);
+            } else {
+                lists.free(ref);
+            }
+        }
+        setWord(node, FREE);
+    }
+
+    boolean isEmpty(int node) {
+        return word(node) == FREE;
+    }
+
+    int count(int node) {
+        int word = word(node);
+        if (word >= 0) {
+            return 1;
+        }
+        if (word == FREE) {
+            return 0;
+        }
+        int ref = ~word;
+        return (ref & DENSE) != 0 ? bits.count(ref & ~DENSE) : lists.count(ref);
+    }
+
+    /** The owner when there is exactly one, else NONE. */
+    int single(int node) {
+        int word = word(node);
+        return word >= 0 ? word : NONE;
+    }
+
+    boolean contains(int node, int code) {
+        int word = word(node);
+        if (word >= 0 || word == FREE) {
+            return word == code;
+        }
+        int ref = ~word;
+        return (ref & DENSE) != 0 ? bits.contains(ref & ~DENSE, code) : lists.contains(ref, code);
+    }
+
+    /** Writes the node's codes into {@code out} (at least {@link #count} long); returns how many. */
+    int codes(int node, int[] out) {
+        int word = word(node);
+        if (word >= 0) {
+            out[0] = word;
+            return 1;
+        }
+        if (word == FREE) {
+            return 0;
+        }
+        int ref = ~word;
+        if ((ref & DENSE) != 0) {
+            return bits.codes(ref & ~DENSE, out);
+        }
+        int n = lists.count(ref);
+        for (int i = 0; i < n; i++) {
+            out[i] = lists.at(ref, i);
+        }
+        return n;
+    }
+
+    /** Adds an owner; false when it was already there. */
+    boolean add(int node, int code) {
+        int word = word(node);
+        if (word == FREE) {
+            setWord(node, code);
+            return true;
+        }
+        if (word >= 0) {
+            if (word == code) {
+                return false;
+            }
+            scratch[0] = word;
+            scratch[1] = code;
+            setWord(node, ~lists.create(scratch, 2));
+            return true;
+        }
+        int ref = ~word;
+        if ((ref & DENSE) != 0) {
+            return bits.add(ref & ~DENSE, code);
+        }
+        if (lists.contains(ref, code)) {
+            return false;
+        }
+        int grown = lists.append(ref, code);
+        if (grown < 0) {
+            int n = lists.count(ref);
+            for (int i = 0; i < n; i++) {
+                scratch[i] = lists.at(ref, i);
+            }
+            scratch[n++] = code;
+            lists.free(ref);
+            setWord(node, ~(DENSE | bits.create(scratch, n)));
+        } else {
+            setWord(node, ~grown);
+        }
+        return true;
+    }
+
+    /** Removes an owner; false when it was not there. */
+    boolean remove(int node, int code) {
+        int word = word(node);
+        if (word >= 0 || word == FREE) {
+            if (word != code) {
+                return false;
+            }
+            setWord(node, FREE);
+            return true;
+        }
+        int ref = ~word;
+        if ((ref & DENSE) != 0) {
+            int id = ref & ~DENSE;
+            if (!bits.remove(id, code)) {
+                return false;
+            }
+            if (bits.count(id) <= BACK_TO_LIST) {
+                int n = bits.codes(id, scratch);
+                bits.free(id);
+                setWord(node, ~lists.create(scratch, n));
+            }
+            return true;
+        }
+        if (lists.count(ref) == 2) {
+            int a = lists.at(ref, 0);
+            int b = lists.at(ref, 1);
+            if (a != code && b != code) {
+                return false;
+            }
+            lists.free(ref);
+            setWord(node, a == code ? b : a);
+            return true;
+        }
+        int shrunk = lists.remove(ref, code);
+        if (shrunk < 0) {
+            return false;
+        }
+        setWord(node, ~shrunk);
+        return true;
+    }
+
+    /**
+     * Removes every owner whose slot is flagged in {@code slots}, counting the removed ones per tier ordinal into
+     * {@code removedPerTier}.
+     */
+    void removeSlots(int node, boolean[] slots, long[] removedPerTier) {
+        int[] codes = new int[count(node)];
+        int n = codes(node, codes);
+        for (int i = 0; i < n; i++) {
+            int slot = MembershipCode.slot(codes[i]);
+            if (slot < slots.length && slots[slot]) {
+                remove(node, codes[i]);
+                removedPerTier[MembershipCode.tier(codes[i])]++;
+            }
+        }
+    }
+
+    /**
+     * The query step: {@code out = in ∩ (slots holding this node on this tier)}, both bitsets over worker slots
+     * (word i holds slots 64i..64i+63) of which only words {@code [lo, hi)} of {@code in} may be non-zero. Costs one
+     * bit test per owner for a single owner or a list, one AND per word of {@code [lo, hi)} for a dense set: never
+     * one operation per worker of a large set. {@code out} must be zero on {@code [lo, hi)}; returns the range of
+     * its non-zero words as {@code outLo << 32 | outHi}, with {@code outLo >= outHi} when it is empty.
+     */
+    long intersect(int node, int tier, long[] in, int lo, int hi, long[] out) {
+        int word = word(node);
+        if (word == FREE) {
+            return 0;
+        }
+        if (word >= 0) {
+            return MembershipCode.tier(word) == tier ? keep(MembershipCode.slot(word), in, out, lo, hi, 0) : 0;
+        }
+        int ref = ~word;
+        if ((ref & DENSE) != 0) {
+            long[] held = bits.tier(ref & ~DENSE, tier);
+            int outLo = Integer.MAX_VALUE;
+            int outHi = 0;
+            for (int i = lo, end = Math.min(hi, held.length); i < end; i++) {
+                long w = in[i] & held[i];
+                if (w != 0) {
+                    out[i] = w;
+                    outLo = Math.min(outLo, i);
+                    outHi = i + 1;
+                }
+            }
+            return outLo == Integer.MAX_VALUE ? 0 : (long) outLo << 32 | outHi;
+        }
+        long range = 0;
+        for (int i = 0, n = lists.count(ref); i < n; i++) {
+            int code = lists.at(ref, i);
+            if (MembershipCode.tier(code) == tier) {
+                range = keep(MembershipCode.slot(code), in, out, lo, hi, range);
+            }
+        }
+        return range;
+    }
+
+    /** Copies one slot's bit from {@code in} to {@code out} and widens the packed range {@code range} to it. */
+    private static long keep(int slot, long[] in, long[] out, int lo, int hi, long range) {
+        int w = slot >>> 6;
+        long bit = 1L << slot;
+        if (w < lo || w >= hi || (in[w] & bit) == 0) {
+            return range;
+        }
+        out[w] |= bit;
+        int outLo = (int) (range >>> 32);
+        int outHi = (int) range;
+        return outLo >= outHi ? (long) w << 32 | (w + 1)
+                : (long) Math.min(outLo, w) << 32 | Math.max(outHi, w + 1);
+    }
+
+    private int word(int node) {
+        return words[node >>> NodeStore.PAGE_BITS][node & NodeStore.OFFSET_MASK];
+    }
+
+    private void setWord(int node, int word) {
+        words[node >>> NodeStore.PAGE_BITS][node & NodeStore.OFFSET_MASK] = word;
+    }
+}

@@ -1,0 +1,127 @@
+package io.kvindexer.indexer.index;
+
+import io.kvindexer.indexer.model.WorkerKey;
+import it.unimi.dsi.fastutil.ints.IntArrayList;
+import it.unimi.dsi.fastutil.objects.Object2IntOpenHashMap;
+
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.stream.IntStream;
+
+/**
+ * The workers of one index interned to small int slots, so that a membership is an int (see
+ * {@link MembershipCode}) and per-query state is an array indexed by slot. A slot counts the memberships it holds
+ * and is released (and later reused) when that count drops to zero.
+ *
+ * <p>Not thread-safe: {@link PrefixIndex} guards it with its lock; {@link #inWorkerOrder()} may also run under the
+ * read lock (see there).
+ */
+final class WorkerSlots {
+
+    static final int NONE = -1;
+
+    private final Object2IntOpenHashMap<WorkerKey> slotOf = new Object2IntOpenHashMap<>();
+    private WorkerKey[] workerOfSlot = new WorkerKey[16];
+    private long[] memberships = new long[16];
+    private int highWater;
+    private final IntArrayList free = new IntArrayList();
+    private volatile int[] order;
+
+    WorkerSlots() {
+        slotOf.defaultReturnValue(NONE);
+    }
+
+    /** Slots are below this value; a slot whose {@link #worker} is null is free. */
+    int highWater() {
+        return highWater;
+    }
+
+    /** The worker's slot, or NONE when it holds nothing. */
+    int slotOf(WorkerKey worker) {
+        return slotOf.getInt(worker);
+    }
+
+    WorkerKey worker(int slot) {
+        return workerOfSlot[slot];
+    }
+
+    /** The worker's slot, taking a free one when it has none yet. */
+    int intern(WorkerKey worker) {
+        int slot = slotOf.getInt(worker);
+        if (slot != NONE) {
+            return slot;
+        }
+        if (!free.isEmpty()) {
+            slot = free.popInt();
+        } else {
+            if (highWater == workerOfSlot.length) {
+                workerOfSlot = Arrays.copyOf(workerOfSlot, highWater * 2);
+                memberships = Arrays.copyOf(memberships, highWater * 2);
+            }
+            slot = highWater++;
+        }
+        workerOfSlot[slot] = worker;
+        memberships[slot] = 0;
+        slotOf.put(worker, slot);
+        order = null;
+        return slot;
+    }
+
+    void addMembership(int slot) {
+        memberships[slot]++;
+    }
+
+    void removeMembership(int slot) {
+        memberships[slot]--;
+    }
+
+    /** Releases the slot when it holds nothing (any more). */
+    void releaseIfEmpty(int slot) {
+        if (memberships[slot] == 0) {
+            release(slot);
+        }
+    }
+
+    /** Releases the slot whatever it still counts (its memberships were dropped by a scan). */
+    void release(int slot) {
+        WorkerKey w = workerOfSlot[slot];
+        if (w != null) {
+            slotOf.removeInt(w);
+            workerOfSlot[slot] = null;
+            memberships[slot] = 0;
+            free.add(slot);
+            order = null;
+        }
+    }
+
+    /** Per slot, whether it belongs to this instance (and this dp rank unless {@code allRanks}); null when none. */
+    boolean[] slotsOf(long instanceId, int dpRank, boolean allRanks) {
+        boolean[] out = new boolean[highWater];
+        boolean any = false;
+        for (int s = 0; s < highWater; s++) {
+            WorkerKey w = workerOfSlot[s];
+            if (w != null && w.instanceId() == instanceId && (allRanks || w.dpRank() == dpRank)) {
+                out[s] = true;
+                any = true;
+            }
+        }
+        return any ? out : null;
+    }
+
+    /**
+     * Live slots ordered by instance id, then dp rank (unsigned): results come out sorted without sorting per
+     * query. Rebuilt lazily after a slot is taken or released (rare), under the write lock or, racing benignly
+     * with another reader, under the read lock (both compute the same array).
+     */
+    int[] inWorkerOrder() {
+        int[] o = order;
+        if (o == null) {
+            o = IntStream.range(0, highWater).filter(s -> workerOfSlot[s] != null).boxed()
+                    .sorted(Comparator.comparing((Integer s) -> workerOfSlot[s].instanceId(), Long::compareUnsigned)
+                            .thenComparing(s -> workerOfSlot[s].dpRank(), Integer::compareUnsigned))
+                    .mapToInt(Integer::intValue).toArray();
+            order = o;
+        }
+        return o;
+    }
+}
