@@ -19,7 +19,8 @@ public final class BearerAuth implements Filter {
 
     /** The paths that need the token. */
     public static final Set<String> PROTECTED = Set.of("/register", "/unregister", "/register_peer",
-            "/deregister_peer", "/dump", "/test/pause_listener", "/test/resume_listener");
+            "/deregister_peer", "/dump", "/test/pause_listener", "/test/resume_listener",
+            "/prefixes"); // names blocks and their holders: index content, like /dump
 
     private final byte[] expected;
 

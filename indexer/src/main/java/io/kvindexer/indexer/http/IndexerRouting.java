@@ -35,6 +35,7 @@ public final class IndexerRouting {
         IndexerConfig cfg = c.config();
         List<String> paths = new ArrayList<>(List.of("/health", "/ready", "/metrics", "/register", "/unregister",
                 "/workers", "/query", "/query_by_hash", "/dump", "/register_peer", "/deregister_peer", "/peers", "/openapi.yaml"));
+        paths.addAll(List.of("/stats", "/prefixes", "/ui", "/ui/")); // the web console (ConsoleService, CacheStatsService)
         if (cfg.testEndpoints()) {
             paths.add("/test/pause_listener");
             paths.add("/test/resume_listener");
@@ -53,6 +54,7 @@ public final class IndexerRouting {
                         new DumpService(c.indexers()),
                         new PeerService(c.peers(), cfg.maxBodyBytes(), cfg.limits().maxPeers()),
                         new OpenApiService());
+        routing.register(new CacheStatsService(c.indexers()), new ConsoleService());
         if (cfg.testEndpoints()) {
             LOG.log(System.Logger.Level.WARNING, "DYN_KV_INDEXER_TEST_ENDPOINTS is on: /test/* routes are mounted");
             routing.register(new ListenerControlService(c.workers(), cfg.maxBodyBytes()));
