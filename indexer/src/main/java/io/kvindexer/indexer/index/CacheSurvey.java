@@ -151,9 +151,7 @@ public final class CacheSurvey {
                 best.add(node);
             }
         }
-        List<Integer> chosen = new ArrayList<>(best);
-        chosen.sort(best.comparator().reversed());
-        return describe(chosen, depth);
+        return describe(new ArrayList<>(best), depth);
     }
 
     /** Depth of every node along the recorded parents (iterative, memoised; a cycle of stale ids is cut). */
@@ -207,6 +205,9 @@ public final class CacheSurvey {
         } finally {
             lock.unlock();
         }
+        out.sort(Comparator.comparingInt(SharedPrefix::workers).reversed()
+                .thenComparing(Comparator.comparingInt(SharedPrefix::depth).reversed())
+                .thenComparing(SharedPrefix::blockHash, Long::compareUnsigned)); // ties in a stable order
         return out;
     }
 
