@@ -11,11 +11,21 @@ export async function refreshReady() {
   node.title = `/ready: ${ready ? ready.reason : 'no answer'}`;
 }
 
+const shown = {};
+
+/** Redraws a part only when its data changed: focus, selection and screen readers are left alone otherwise. */
+function changed(part, data) {
+  const text = JSON.stringify(data);
+  if (shown[part] === text) return false;
+  shown[part] = text;
+  return true;
+}
+
 export async function refreshOverview() {
   const [stats, workers, peers] = await Promise.all([json('/stats'), json('/workers'), json('/peers')]);
-  renderIndexes(stats.indexes || []);
-  renderWorkers(workers || []);
-  renderPeers(peers || []);
+  if (changed('indexes', stats.indexes)) renderIndexes(stats.indexes || []);
+  if (changed('workers', workers)) renderWorkers(workers || []);
+  if (changed('peers', peers)) renderPeers(peers || []);
 }
 
 function renderIndexes(indexes) {

@@ -17,7 +17,7 @@ export function setupQuery() {
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const params = formParams();
-    const hash = `#query?${params}`;
+    const hash = `#query?${readable(params)}`;
     if (location.hash === hash) run(params); // same address: no hashchange, run again on purpose
     else location.hash = hash;
   });
@@ -36,7 +36,7 @@ export function showQuery(params, knownIndexes) {
     document.querySelector(`#query-form input[name=kind][value=${kind}]`).checked = true;
     document.getElementById('q-input').value = params.get(kind).split(',').filter(Boolean).join(', ');
     labelInput();
-    if (params.toString() !== lastRun) run(params);
+    if (readable(params) !== lastRun) run(params);
   } else {
     labelInput();
   }
@@ -67,6 +67,11 @@ function formParams() {
   });
 }
 
+/** The address as people write it: commas stay commas (URLSearchParams would write %2C). */
+function readable(params) {
+  return params.toString().replace(/%2C/gi, ',');
+}
+
 function splitList(text) {
   return text.split(/[\s,;[\]]+/).filter(Boolean);
 }
@@ -82,14 +87,14 @@ function validate(values, kind) {
 }
 
 async function run(params) {
-  lastRun = params.toString();
+  lastRun = readable(params);
   const out = document.getElementById('q-result');
   const hint = document.getElementById('q-hint');
   const kind = params.has('block_hashes') ? 'block_hashes' : 'token_ids';
   const values = splitList(params.get(kind) || '');
   const problem = validate(values, kind);
   const link = document.getElementById('q-link');
-  link.href = `#query?${params}`;
+  link.href = `#query?${readable(params)}`;
   link.hidden = false;
   if (problem) {
     replace(out, h('p', { class: 'error-box', role: 'alert' }, problem));

@@ -288,6 +288,8 @@ public final class EngineListener implements AutoCloseable {
         private ZMQ.Socket dealer;
         private ZMQ.Socket monitor;
         private long lastMonitorCheck;
+        /** a connection finished its ZMTP handshake: only losing such a one means the engine went away */
+        private boolean handshaken;
         private boolean seenLive;
         private long lastLive;
 
@@ -377,7 +379,7 @@ public final class EngineListener implements AutoCloseable {
         private void watchDisconnects() {
             try {
                 String address = "inproc://kv-listener-monitor-" + MONITOR_IDS.incrementAndGet();
-                sub.monitor(address, ZMQ.EVENT_DISCONNECTED);
+                sub.monitor(address, ZMQ.EVENT_HANDSHAKE_PROTOCOL | ZMQ.EVENT_DISCONNECTED);
                 monitor = options.context().createSocket(SocketType.PAIR);
                 monitor.connect(address);
             } catch (RuntimeException e) {
@@ -394,7 +396,11 @@ public final class EngineListener implements AutoCloseable {
             lastMonitorCheck = now;
             for (ZMQ.Event e = ZMQ.Event.recv(monitor, ZMQ.DONTWAIT); e != null;
                  e = ZMQ.Event.recv(monitor, ZMQ.DONTWAIT)) {
-                if (e.getEvent() == ZMQ.EVENT_DISCONNECTED) {
+                if (e.getEvent() == ZMQ.EVENT_HANDSHAKE_PROTOCOL) {
+                    handshaken = true;
+                } else if (e.getEvent() == ZMQ.EVENT_DISCONNECTED && handshaken) {
+                    // (a connection dropped by the handshake deadline is a retry, not a stopped engine)
+                    handshaken = false;
                     recordError(this, "engine publisher " + spec.endpoint() + " disconnected; reconnecting");
                 }
             }
