@@ -36,11 +36,14 @@ export function mountCharts(container) {
     svg.setAttribute('preserveAspectRatio', 'none');
     svg.setAttribute('role', 'img');
     svg.setAttribute('aria-label', `${s.title} over the last 5 minutes`);
+    const base = document.createElementNS(SVG, 'path');
+    base.setAttribute('class', 'base');
+    base.setAttribute('d', 'M0,47.5L200,47.5');
     const area = document.createElementNS(SVG, 'path');
     area.setAttribute('class', 'area');
     const line = document.createElementNS(SVG, 'path');
     line.setAttribute('class', 'line');
-    svg.append(area, line);
+    svg.append(base, area, line);
     const value = h('span', { class: 'chart-value' }, '–');
     const total = h('span', { class: 'chart-total' }, '');
     const card = h('figure', { class: `chart ${s.id}`, id: `chart-${s.id}`, dataset: { series: s.id } },

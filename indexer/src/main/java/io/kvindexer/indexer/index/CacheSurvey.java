@@ -24,7 +24,7 @@ import java.util.concurrent.locks.Lock;
 public final class CacheSurvey {
 
     /** nodes visited per read-lock acquisition */
-    static final int CHUNK = 65_536;
+    public static final int CHUNK = 65_536;
     /** holders listed per prefix (the count is always exact) */
     static final int MAX_HOLDERS_LISTED = 16;
     private static final int TIERS = StorageTier.values().length;

@@ -55,9 +55,6 @@ public final class EngineListener implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(EngineListener.class.getName());
     private static final byte[] EMPTY = new byte[0];
     private static final int POLL_MILLIS = 100;
-    /** how often the loop reads its SUB socket's monitor (a stopped engine shows in last_error) */
-    private static final long MONITOR_CHECK_NANOS = 250_000_000L;
-    private static final java.util.concurrent.atomic.AtomicLong MONITOR_IDS = new java.util.concurrent.atomic.AtomicLong();
 
     /**
      * @param context          the ZeroMQ context the sockets are made from
@@ -286,10 +283,6 @@ public final class EngineListener implements AutoCloseable {
         private Thread thread;
         private ZMQ.Socket sub;
         private ZMQ.Socket dealer;
-        private ZMQ.Socket monitor;
-        private long lastMonitorCheck;
-        /** a connection finished its ZMTP handshake: only losing such a one means the engine went away */
-        private boolean handshaken;
         private boolean seenLive;
         private long lastLive;
 
@@ -342,7 +335,6 @@ public final class EngineListener implements AutoCloseable {
                     if (frames != null) {
                         handleLive(frames);
                     }
-                    watchConnection();
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -353,8 +345,6 @@ public final class EngineListener implements AutoCloseable {
             } finally {
                 destroy(sub);
                 destroy(dealer);
-                destroy(monitor);
-                monitor = null;
                 sub = null;
                 dealer = null;
             }
@@ -367,42 +357,10 @@ public final class EngineListener implements AutoCloseable {
                 sub.setRcvHWM(options.receiveHwm());
                 sub.connect(spec.endpoint());
                 sub.subscribe(EMPTY);
-                watchDisconnects();
                 return true;
             } catch (RuntimeException e) {
                 fail(this, "failed to connect ZMQ SUB socket to " + spec.endpoint() + ": " + describe(e));
                 return false;
-            }
-        }
-
-        /** A SUB reconnects silently: its monitor is how a stopped engine becomes visible (console, /workers). */
-        private void watchDisconnects() {
-            try {
-                String address = "inproc://kv-listener-monitor-" + MONITOR_IDS.incrementAndGet();
-                sub.monitor(address, ZMQ.EVENT_HANDSHAKE_PROTOCOL | ZMQ.EVENT_DISCONNECTED);
-                monitor = options.context().createSocket(SocketType.PAIR);
-                monitor.connect(address);
-            } catch (RuntimeException e) {
-                destroy(monitor); // the listener works without it; only the disconnect notice is lost
-                monitor = null;
-            }
-        }
-
-        private void watchConnection() {
-            long now = System.nanoTime();
-            if (monitor == null || now - lastMonitorCheck < MONITOR_CHECK_NANOS) {
-                return;
-            }
-            lastMonitorCheck = now;
-            for (ZMQ.Event e = ZMQ.Event.recv(monitor, ZMQ.DONTWAIT); e != null;
-                 e = ZMQ.Event.recv(monitor, ZMQ.DONTWAIT)) {
-                if (e.getEvent() == ZMQ.EVENT_HANDSHAKE_PROTOCOL) {
-                    handshaken = true;
-                } else if (e.getEvent() == ZMQ.EVENT_DISCONNECTED && handshaken) {
-                    // (a connection dropped by the handshake deadline is a retry, not a stopped engine)
-                    handshaken = false;
-                    recordError(this, "engine publisher " + spec.endpoint() + " disconnected; reconnecting");
-                }
             }
         }
 

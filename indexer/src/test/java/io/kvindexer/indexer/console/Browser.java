@@ -34,8 +34,8 @@ final class Browser implements AutoCloseable {
     final ChromeDriver driver;
 
     Browser() {
-        File chromium = executable("kvindexer.chromium", "/usr/bin/chromium");
-        File chromedriver = executable("kvindexer.chromedriver", "/usr/bin/chromedriver");
+        File chromium = executable("kvindexer.chromium", "chromium");
+        File chromedriver = executable("kvindexer.chromedriver", "chromedriver");
         ChromeOptions options = new ChromeOptions();
         options.setBinary(chromium);
         options.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -48,8 +48,12 @@ final class Browser implements AutoCloseable {
         driver.manage().timeouts().pageLoadTimeout(WAIT).scriptTimeout(WAIT);
     }
 
-    private static File executable(String property, String fallback) {
-        File f = new File(System.getProperty(property, fallback));
+    /** The property's path, else the first {@code name} on PATH. */
+    private static File executable(String property, String name) {
+        String given = System.getProperty(property);
+        File f = given != null ? new File(given) : java.util.Arrays.stream(System.getenv().getOrDefault("PATH", "")
+                        .split(File.pathSeparator)).map(dir -> new File(dir, name)).filter(File::canExecute)
+                .findFirst().orElse(new File("/usr/bin", name));
         if (!f.canExecute()) {
             throw new IllegalStateException(f + " is missing: the console's browser tests need Debian's chromium and "
                     + "chromium-driver (`apt-get install -y chromium chromium-driver`; bin/run-tests installs them "
