@@ -22,8 +22,10 @@ function changed(part, data) {
 }
 
 export async function refreshOverview() {
-  const [stats, workers, peers] = await Promise.all([json('/stats'), json('/workers'), json('/peers')]);
-  if (changed('indexes', stats.indexes)) renderIndexes(stats.indexes || []);
+  const [stats, workers, peers] = await Promise.all([json('/stats?workers=false'), json('/workers'), json('/peers')]);
+  const indexes = (stats.indexes || []).map((ix) => ({ ...ix, instances: (workers || []).filter((w) =>
+    w.model_name === ix.model_name && w.tenant_id === ix.tenant_id).length }));
+  if (changed('indexes', indexes)) renderIndexes(indexes);
   if (changed('workers', workers)) renderWorkers(workers || []);
   if (changed('peers', peers)) renderPeers(peers || []);
 }
@@ -41,7 +43,7 @@ function renderIndexes(indexes) {
       h('td', { class: 'num' }, fmt(ix.block_size)),
       h('td', { class: 'num', dataset: { field: 'blocks' } }, fmt(ix.blocks)),
       h('td', { class: 'num', dataset: { field: 'memberships' } }, fmt(ix.memberships)),
-      h('td', { class: 'num' }, fmt((ix.workers || []).length)),
+      h('td', { class: 'num' }, fmt(ix.instances)),
       h('td', { class: 'links' }, h('a', { href: `#cache?${q}` }, 'cache map'), ' ',
         h('a', { href: `#query?${q}` }, 'query')));
   }));

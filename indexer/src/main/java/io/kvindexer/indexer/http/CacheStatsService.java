@@ -42,6 +42,7 @@ final class CacheStatsService implements HttpService {
         Parameters query = req.query();
         String model = query.first("model_name").orElse(null);
         String tenant = query.first("tenant_id").orElse(null);
+        boolean perWorker = flag(query.first("workers").orElse(null));
         List<ModelIndex> selected = indexers.all().stream()
                 .filter(ix -> model == null || ix.modelName().equals(model))
                 .filter(ix -> tenant == null || ix.tenantId().equals(tenant))
@@ -51,13 +52,18 @@ final class CacheStatsService implements HttpService {
             g.writeArrayFieldStart("indexes");
             for (ModelIndex ix : selected) {
                 IndexStats s = ix.stats();
-                List<CacheSurvey.WorkerBlocks> workers = ix.survey().workerBlocks();
+                // without the per-worker counts this is O(1) per index: what a page polling every few seconds needs
+                List<CacheSurvey.WorkerBlocks> workers = perWorker ? ix.survey().workerBlocks() : List.of();
                 g.writeStartObject();
                 g.writeStringField("model_name", ix.modelName());
                 g.writeStringField("tenant_id", ix.tenantId());
                 g.writeNumberField("block_size", ix.blockSize());
                 g.writeNumberField("blocks", s.blocks());
                 g.writeNumberField("memberships", s.memberships());
+                if (!perWorker) {
+                    g.writeEndObject();
+                    continue;
+                }
                 g.writeArrayFieldStart("workers");
                 for (CacheSurvey.WorkerBlocks w : workers) {
                     g.writeStartObject();
@@ -110,6 +116,16 @@ final class CacheStatsService implements HttpService {
             g.writeEndArray();
             g.writeEndObject();
         });
+    }
+
+    private static boolean flag(String text) {
+        if (text == null || text.equals("true")) {
+            return true;
+        }
+        if (text.equals("false")) {
+            return false;
+        }
+        throw new ApiError(400, "query parameter `workers` must be true or false, got `" + text + "`");
     }
 
     private static int limit(String text) {

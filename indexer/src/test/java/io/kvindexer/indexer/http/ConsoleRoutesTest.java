@@ -91,6 +91,10 @@ class ConsoleRoutesTest {
                 .isEqualTo("{\"device\":3,\"host_pinned\":4,\"disk\":0,\"external\":0}");
         assertThat(http.get("/stats?model_name=m&tenant_id=default").json().get("indexes")).hasSize(1);
         assertThat(http.get("/stats?model_name=other").json().get("indexes")).isEmpty();
+        JsonNode cheap = http.get("/stats?workers=false").json().get("indexes").get(0);
+        assertThat(cheap.get("memberships").asLong()).isEqualTo(ix.get("memberships").asLong());
+        assertThat(cheap.has("workers")).isFalse();
+        assertError(http.get("/stats?workers=maybe"), 400, "workers");
     }
 
     @Test
