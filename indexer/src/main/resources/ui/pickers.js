@@ -9,8 +9,7 @@ export function fillPickers(modelSelect, tenantSelect, indexes, wanted = {}) {
   // a deep link may name an index this replica does not have (yet): keep it selectable, the query says 404
   if (model === undefined && wanted.model_name) models.push(wanted.model_name);
   const chosenModel = model ?? wanted.model_name ?? models[0];
-  replace(modelSelect, models.map((m) => h('option', { value: m, selected: m === chosenModel }, m)));
-  modelSelect.value = chosenModel ?? '';
+  setOptions(modelSelect, models, chosenModel ?? '');
   fillTenants(tenantSelect, indexes, modelSelect.value, wanted.tenant_id ?? tenantSelect.value);
 }
 
@@ -19,8 +18,16 @@ export function fillTenants(tenantSelect, indexes, model, wantedTenant) {
   if (wantedTenant && !tenants.includes(wantedTenant)) tenants.push(wantedTenant);
   if (!tenants.length) tenants.push('default');
   const chosen = tenants.includes(wantedTenant) ? wantedTenant : tenants[0];
-  replace(tenantSelect, tenants.map((t) => h('option', { value: t, selected: t === chosen }, t)));
-  tenantSelect.value = chosen;
+  setOptions(tenantSelect, tenants, chosen);
+}
+
+/** Rebuilds a select only when its choices changed (a refresh must not close a list the user has open). */
+function setOptions(select, values, chosen) {
+  const current = [...select.options].map((o) => o.value);
+  if (current.length !== values.length || current.some((v, i) => v !== values[i])) {
+    replace(select, values.map((v) => h('option', { value: v }, v)));
+  }
+  select.value = chosen;
 }
 
 function pick(list, value) {

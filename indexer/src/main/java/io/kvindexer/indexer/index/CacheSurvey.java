@@ -151,7 +151,7 @@ public final class CacheSurvey {
                 best.add(node);
             }
         }
-        return describe(new ArrayList<>(best), depth);
+        return describe(new ArrayList<>(best), depth, holders);
     }
 
     /**
@@ -193,8 +193,11 @@ public final class CacheSurvey {
         return depth;
     }
 
-    /** Names the chosen nodes' holders under one read lock; a node freed since the walk is left out. */
-    private List<SharedPrefix> describe(List<Integer> chosen, int[] depth) {
+    /**
+     * Names the chosen nodes' holders under one read lock. A node freed since the walk, or whose holders changed
+     * (its id may have been reused by another block), is left out: nothing is reported that the index does not hold.
+     */
+    private List<SharedPrefix> describe(List<Integer> chosen, int[] depth, int[] holderCounts) {
         List<SharedPrefix> out = new ArrayList<>(chosen.size());
         Lock lock = index.readLock();
         lock.lock();
@@ -210,6 +213,9 @@ public final class CacheSurvey {
                     if (w != null && !workers.contains(w)) {
                         workers.add(w);
                     }
+                }
+                if (workers.size() != holderCounts[node]) {
+                    continue;
                 }
                 workers.sort(WORKER_ORDER);
                 out.add(new SharedPrefix(depth[node], workers.size(), nodes.seqHash(node),

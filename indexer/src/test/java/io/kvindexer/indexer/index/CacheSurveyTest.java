@@ -108,6 +108,39 @@ class CacheSurveyTest {
         }
     }
 
+    @Test
+    void walksWhileWritersStoreAndEvictWithoutFailingOrInventingHolders() throws Exception {
+        try (IndexFixture f = new IndexFixture(1)) {
+            Thread writer = Thread.ofPlatform().start(() -> {
+                for (int round = 0; round < 400; round++) {
+                    WorkerKey w = round % 2 == 0 ? A : B;
+                    long base = 10_000L * (round % 20 + 1);
+                    int[] contents = IntStream.range(0, 50).map(i -> (int) base + i).toArray();
+                    f.index.submit(w, List.of(f.storedEvent(StorageTier.DEVICE, null, LongRange.of(base, 50), contents)));
+                    if (round % 3 == 0) {
+                        f.index.submit(w, List.of(new io.kvindexer.indexer.event.BlockRemoved(
+                                LongRange.of(base + 25, 25), StorageTier.DEVICE)));
+                    }
+                }
+                f.flush();
+            });
+            int walks = 0;
+            while (writer.isAlive() || walks < 3) {
+                for (CacheSurvey.SharedPrefix p : f.index.survey().sharedPrefixes(10)) {
+                    assertThat(p.depth()).isBetween(1, 50);
+                    assertThat(p.workers()).isBetween(1, 2);
+                    assertThat(p.holders()).hasSize(p.workers()).isSubsetOf(A, B);
+                }
+                assertThat(f.index.survey().workerBlocks()).allSatisfy(b ->
+                        assertThat(b.blocks(StorageTier.DEVICE)).isBetween(0L, 20L * 50));
+                walks++;
+            }
+            writer.join();
+            long held = f.index.survey().workerBlocks().stream().mapToLong(b -> b.blocks(StorageTier.DEVICE)).sum();
+            assertThat(held).isEqualTo(f.index.stats().memberships());
+        }
+    }
+
     /** Consecutive sequence hashes. */
     private static final class LongRange {
         static long[] of(long first, int n) {
