@@ -89,7 +89,9 @@ final class Demo implements AutoCloseable {
                 + "  curl -s " + base + "/workers\n"
                 + "  curl -s -X POST " + base + "/query -H 'Content-Type: application/json' -d '{\"model_name\":\""
                 + MODEL + "\",\"token_ids\":[" + tokens + "]}'\n"
-                + "  curl -s " + base + "/metrics | grep dynamo_kv\n";
+                + "  curl -s " + base + "/metrics | grep dynamo_kv\n"
+                + "or open the web console: " + base + "/ui/  (this query: " + base + "/ui/#query?model_name=" + MODEL
+                + "&token_ids=" + tokens + ")\n";
     }
 
     static int[] systemPrompt() {

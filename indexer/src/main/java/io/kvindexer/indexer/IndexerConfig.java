@@ -50,7 +50,7 @@ public record IndexerConfig(String host, int port, int threads, Integer blockSiz
 
     /** Defaults for tests: loopback, a free port, no workers, no peers. */
     public static IndexerConfig defaults() {
-        return new IndexerConfig("127.0.0.1", 0, 2, null, List.of(), DEFAULT_MODEL, DEFAULT_TENANT, List.of(), null,
+        return new IndexerConfig("127.0.0.1", 0, IndexOptions.DEFAULT_WRITER_THREADS, null, List.of(), DEFAULT_MODEL, DEFAULT_TENANT, List.of(), null,
                 false, false, DEFAULT_MAX_QUERY_BODY, DEFAULT_MAX_BODY, 0, false, Duration.ofSeconds(1),
                 Duration.ofSeconds(10), ServiceLimits.DEFAULTS, null);
     }

@@ -38,6 +38,7 @@ public final class IndexerMain {
             return;
         }
         System.out.println("kv-indexer listening on " + app.baseUrl());
+        System.out.println("kv-indexer web console: " + app.baseUrl() + "/ui/");
         if (app.demoCurls() != null) {
             System.out.println(app.demoCurls());
         }

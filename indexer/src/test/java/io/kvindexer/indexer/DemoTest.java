@@ -29,6 +29,8 @@ class DemoTest {
             });
             assertThat(app.demoCurls()).contains("curl -s " + app.baseUrl() + "/workers",
                     "curl -s -X POST " + app.baseUrl() + "/query", "curl -s " + app.baseUrl() + "/metrics");
+            assertThat(app.demoCurls()).contains("web console: " + app.baseUrl() + "/ui/",
+                    app.baseUrl() + "/ui/#query?model_name=demo-model&token_ids=1,2,3,");
             int[] q = app.demoQuery();
             String body = "{\"model_name\":\"demo-model\",\"token_ids\":["
                     + Arrays.stream(q).mapToObj(Integer::toString).collect(Collectors.joining(",")) + "]}";

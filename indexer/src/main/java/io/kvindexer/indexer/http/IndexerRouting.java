@@ -51,7 +51,9 @@ public final class IndexerRouting {
                         cfg.limits().maxQueryTokens(), c.workers()::podName),
                 new DumpService(c.indexers()),
                 new PeerService(c.peers(), cfg.maxBodyBytes(), cfg.limits().maxPeers()),
-                new OpenApiService()));
+                new OpenApiService(),
+                new CacheStatsService(c.indexers()),
+                new ConsoleService()));
         if (cfg.testEndpoints()) {
             LOG.log(System.Logger.Level.WARNING, "DYN_KV_INDEXER_TEST_ENDPOINTS is on: /test/* routes are mounted");
             services.add(new ListenerControlService(c.workers(), cfg.maxBodyBytes()));

@@ -14,15 +14,21 @@ import java.util.Set;
  * The route table of the API: every service adds its endpoints here, one line each (method, path, whether the
  * bearer token is needed, handler). Everything else that depends on the set of routes derives from this table:
  * the handlers and the 405 answers mounted on the routing, the {@code endpoint} label of the request metrics and
- * the paths {@link BearerAuth} protects. A path may end in {@code /*} to cover everything below it.
+ * the paths {@link BearerAuth} protects, and (for the API routes, not the console's pages) the OpenAPI document's
+ * path list. A path may end in {@code /*} to cover everything below it, and a segment may be a Helidon parameter
+ * ({@code /ui/{file}}).
  */
 public final class Routes {
 
     /** Whether an endpoint needs {@code Authorization: Bearer <token>} when the server has a token. */
     public enum Access { OPEN, TOKEN }
 
-    /** One endpoint. */
-    public record Route(Method method, String path, Access access, Handler handler) {
+    /**
+     * One endpoint.
+     *
+     * @param api false for the web console's pages: open, GET only, and not part of the OpenAPI document
+     */
+    public record Route(Method method, String path, Access access, Handler handler, boolean api) {
     }
 
     private final List<Route> routes = new ArrayList<>();
@@ -48,18 +54,34 @@ public final class Routes {
     }
 
     public Routes add(Method method, String path, Access access, Handler handler) {
+        return add(new Route(method, path, access, handler, true));
+    }
+
+    /** A page of the web console: GET, open, outside the API document. */
+    public Routes page(String path, Handler handler) {
+        return add(new Route(Method.GET, path, Access.OPEN, handler, false));
+    }
+
+    private Routes add(Route route) {
+        Method method = route.method();
+        String path = route.path();
         for (Route r : routes) {
             if (r.method().equals(method) && r.path().equals(path)) {
                 throw new IllegalStateException(method.text() + " " + path + " is declared twice");
             }
         }
-        routes.add(new Route(method, path, access, handler));
+        routes.add(route);
         return this;
     }
 
     /** Every endpoint, in declaration order. */
     public List<Route> all() {
         return List.copyOf(routes);
+    }
+
+    /** The API's endpoints (what the OpenAPI document lists), in declaration order. */
+    public List<Route> api() {
+        return routes.stream().filter(Route::api).toList();
     }
 
     /** The distinct paths, in declaration order. */
@@ -91,7 +113,21 @@ public final class Routes {
             String prefix = declared.substring(0, declared.length() - 1);
             return requestPath.startsWith(prefix) || requestPath.equals(prefix.substring(0, prefix.length() - 1));
         }
-        return declared.equals(requestPath);
+        if (!declared.contains("{")) {
+            return declared.equals(requestPath);
+        }
+        String[] want = declared.split("/", -1);
+        String[] got = requestPath.split("/", -1);
+        if (want.length != got.length) {
+            return false;
+        }
+        for (int i = 0; i < want.length; i++) {
+            boolean parameter = want[i].startsWith("{") && want[i].endsWith("}");
+            if (parameter ? got[i].isEmpty() : !want[i].equals(got[i])) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Mounts the handlers, then 405 for another method on a known path, then 404 for anything else. */

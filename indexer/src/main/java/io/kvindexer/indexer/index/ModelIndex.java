@@ -142,6 +142,11 @@ public final class ModelIndex {
         index.dump(sink);
     }
 
+    /** Chunked, read-locked walks for the console: blocks per worker and tier, the most shared prefixes. */
+    public CacheSurvey survey() {
+        return new CacheSurvey(index);
+    }
+
     /** Counters and sizes for metrics; cheap to call at scrape time. */
     public IndexStats stats() {
         return new IndexStats(index.blocks(), index.memberships(), counters.snapshot());

@@ -226,6 +226,22 @@ final class PrefixIndex {
         blockCount = nodes.liveCount();
     }
 
+    // ---- for CacheSurvey's chunked, read-locked walks (the console's /stats and /prefixes) -------------------
+
+    java.util.concurrent.locks.Lock readLock() {
+        return lock.readLock();
+    }
+
+    NodeStore nodeStore() {
+        return nodes;
+    }
+
+    /** The worker of an owner code's slot (read lock held), or null for a released slot. */
+    WorkerKey workerOfCode(int code) {
+        int slot = MembershipCode.slot(code);
+        return slot < slots.highWater() ? slots.worker(slot) : null;
+    }
+
     // ---- reads -----------------------------------------------------------------------------------------------
 
     MatchResult findMatches(long[] localHashes) {

@@ -1,0 +1,281 @@
+package io.kvindexer.indexer.index;
+
+import io.kvindexer.indexer.model.StorageTier;
+import io.kvindexer.indexer.model.WorkerKey;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.concurrent.locks.Lock;
+
+/**
+ * How one index's cache is spread over its workers, for the web console ({@code GET /stats}, {@code GET /prefixes}).
+ *
+ * <p>Both walks visit every node once, taking the read lock for {@value #CHUNK} nodes at a time, so writers and
+ * queries are never held up for a whole walk (well under a millisecond per chunk). Each chunk is a consistent view;
+ * the whole result is not a snapshot when events arrive during the walk (a block that moves between chunks can be
+ * counted once, twice or not at all), which is what a monitoring view needs and all it claims. Nodes created after a
+ * walk began are not visited.
+ */
+public final class CacheSurvey {
+
+    /** nodes visited per read-lock acquisition */
+    public static final int CHUNK = 65_536;
+    /** holders listed per prefix (the count is always exact) */
+    static final int MAX_HOLDERS_LISTED = 16;
+    private static final int TIERS = StorageTier.values().length;
+    private static final int NO_PARENT = -1;
+
+    /** Blocks one worker holds, per tier (index = {@link StorageTier#ordinal()}). */
+    public record WorkerBlocks(WorkerKey worker, long[] blocksByTier) {
+        public long blocks(StorageTier tier) {
+            return blocksByTier[tier.ordinal()];
+        }
+    }
+
+    /**
+     * A prefix that several workers share: the chain of {@code depth} blocks from a root to {@code blockHash}, where
+     * the sharing ends (no child block is held by as many workers).
+     *
+     * @param depth     blocks from the root, this one included
+     * @param workers   distinct workers holding this block (on any tier)
+     * @param blockHash the engine's block hash of the prefix's last block
+     * @param holders   up to {@value #MAX_HOLDERS_LISTED} of those workers, ordered by instance id then dp rank
+     */
+    public record SharedPrefix(int depth, int workers, long blockHash, List<WorkerKey> holders) {
+    }
+
+    private final PrefixIndex index;
+
+    CacheSurvey(PrefixIndex index) {
+        this.index = index;
+    }
+
+    /** Blocks per worker and tier, ordered by instance id then dp rank; workers holding nothing are absent. */
+    public List<WorkerBlocks> workerBlocks() {
+        Map<WorkerKey, long[]> byWorker = new HashMap<>();
+        walk((nodes, start, end) -> {
+            long[][] perSlot = new long[16][];
+            for (int node = start; node < end; node++) {
+                if (!nodes.isLive(node)) {
+                    continue;
+                }
+                int[] codes = codesOf(nodes, node);
+                for (int o = 0, n = codes[codes.length - 1]; o < n; o++) {
+                    int code = codes[o];
+                    int slot = MembershipCode.slot(code);
+                    if (slot >= perSlot.length) {
+                        perSlot = Arrays.copyOf(perSlot, Math.max(slot + 1, perSlot.length * 2));
+                    }
+                    if (perSlot[slot] == null) {
+                        perSlot[slot] = new long[TIERS];
+                    }
+                    perSlot[slot][MembershipCode.tier(code)]++;
+                }
+            }
+            // fold by worker while the lock still pins each slot to its worker
+            for (int slot = 0; slot < perSlot.length; slot++) {
+                WorkerKey w = perSlot[slot] == null ? null : index.workerOfCode(MembershipCode.of(slot, 0));
+                if (w != null) {
+                    long[] sum = byWorker.computeIfAbsent(w, k -> new long[TIERS]);
+                    for (int t = 0; t < TIERS; t++) {
+                        sum[t] += perSlot[slot][t];
+                    }
+                }
+            }
+        });
+        return byWorker.entrySet().stream()
+                .map(e -> new WorkerBlocks(e.getKey(), e.getValue()))
+                .sorted(Comparator.comparing(WorkerBlocks::worker, WORKER_ORDER))
+                .toList();
+    }
+
+    /**
+     * The {@code limit} most shared prefixes: most workers first, then the deepest. One chunked pass records each
+     * node's parent and holder count into arrays (12 bytes a node, freed after the call); depths and the ends of
+     * sharing are then computed off the lock; a last short read-locked step names the winners' holders.
+     */
+    public List<SharedPrefix> sharedPrefixes(int limit) {
+        if (limit <= 0) {
+            return List.of();
+        }
+        int size = highWater();
+        int[] parent = new int[size];
+        int[] holders = new int[size];
+        walk(size, (nodes, start, end) -> {
+            int[] seen = new int[64];
+            int stamp = 0;
+            for (int node = start; node < end; node++) {
+                if (!nodes.isLive(node)) {
+                    holders[node] = 0;
+                    continue;
+                }
+                stamp++;
+                int distinct = 0;
+                int[] codes = codesOf(nodes, node);
+                for (int o = 0, n = codes[codes.length - 1]; o < n; o++) {
+                    int slot = MembershipCode.slot(codes[o]);
+                    if (slot >= seen.length) {
+                        seen = Arrays.copyOf(seen, Math.max(slot + 1, seen.length * 2));
+                    }
+                    if (seen[slot] != stamp) {
+                        seen[slot] = stamp;
+                        distinct++;
+                    }
+                }
+                holders[node] = distinct;
+                int p = nodes.hasParent(node) ? parentOf(nodes, node) : NodeStore.NONE;
+                parent[node] = p >= 0 && p < size ? p : NO_PARENT;
+            }
+        });
+        boolean[] extended = new boolean[size];
+        for (int node = 0; node < size; node++) {
+            int p = parent[node];
+            if (holders[node] > 0 && p != NO_PARENT && holders[p] == holders[node]) {
+                extended[p] = true; // the sharing goes on below p: p is not where a shared prefix ends
+            }
+        }
+        int[] depth = depths(parent, holders);
+        PriorityQueue<Integer> best = new PriorityQueue<>(limit + 1, (a, b) -> holders[a] != holders[b]
+                ? Integer.compare(holders[a], holders[b]) : Integer.compare(depth[a], depth[b]));
+        for (int node = 0; node < size; node++) {
+            if (holders[node] == 0 || extended[node]) {
+                continue;
+            }
+            if (best.size() < limit) {
+                best.add(node);
+            } else if (best.comparator().compare(node, best.peek()) > 0) {
+                best.poll();
+                best.add(node);
+            }
+        }
+        return describe(new ArrayList<>(best), depth, holders);
+    }
+
+    /**
+     * A chain's blocks are created in order, so a parent is most often the node just before: check that one (a read
+     * next to this node's) before a hash-table probe (two or three cache misses on a big index).
+     */
+    private static int parentOf(NodeStore nodes, int node) {
+        long parentBlockHash = nodes.parentBlockHash(node);
+        int previous = node - 1;
+        if (previous >= 0 && nodes.isLive(previous) && nodes.blockHash(previous) == parentBlockHash) {
+            return previous;
+        }
+        return nodes.findByBlockHash(parentBlockHash);
+    }
+
+    /** Depth of every node along the recorded parents (iterative, memoised; a cycle of stale ids is cut). */
+    private static int[] depths(int[] parent, int[] holders) {
+        int[] depth = new int[parent.length];
+        int[] path = new int[64];
+        for (int node = 0; node < parent.length; node++) {
+            if (holders[node] == 0 || depth[node] != 0) {
+                continue;
+            }
+            int n = 0;
+            int x = node;
+            while (x != NO_PARENT && depth[x] == 0 && holders[x] > 0 && n <= parent.length) {
+                if (n == path.length) {
+                    path = Arrays.copyOf(path, n * 2);
+                }
+                path[n++] = x;
+                depth[x] = -1; // on the current path: meeting it again means a cycle
+                x = parent[x];
+            }
+            int base = x == NO_PARENT || holders[x] == 0 || depth[x] < 0 ? 0 : depth[x];
+            for (int i = n - 1; i >= 0; i--) {
+                depth[path[i]] = ++base;
+            }
+        }
+        return depth;
+    }
+
+    /**
+     * Names the chosen nodes' holders under one read lock. A node freed since the walk, or whose holders changed
+     * (its id may have been reused by another block), is left out: nothing is reported that the index does not hold.
+     */
+    private List<SharedPrefix> describe(List<Integer> chosen, int[] depth, int[] holderCounts) {
+        List<SharedPrefix> out = new ArrayList<>(chosen.size());
+        Lock lock = index.readLock();
+        lock.lock();
+        try {
+            NodeStore nodes = index.nodeStore();
+            for (int node : chosen) {
+                if (node >= nodes.highWater() || !nodes.isLive(node)) {
+                    continue;
+                }
+                List<WorkerKey> workers = new ArrayList<>();
+                int[] codes = codesOf(nodes, node);
+                for (int o = 0, n = codes[codes.length - 1]; o < n; o++) {
+                    WorkerKey w = index.workerOfCode(codes[o]);
+                    if (w != null && !workers.contains(w)) {
+                        workers.add(w);
+                    }
+                }
+                if (workers.size() != holderCounts[node]) {
+                    continue;
+                }
+                workers.sort(WORKER_ORDER);
+                out.add(new SharedPrefix(depth[node], workers.size(), nodes.blockHash(node),
+                        List.copyOf(workers.subList(0, Math.min(MAX_HOLDERS_LISTED, workers.size())))));
+            }
+        } finally {
+            lock.unlock();
+        }
+        out.sort(Comparator.comparingInt(SharedPrefix::workers).reversed()
+                .thenComparing(Comparator.comparingInt(SharedPrefix::depth).reversed())
+                .thenComparing(SharedPrefix::blockHash, Long::compareUnsigned)); // ties in a stable order
+        return out;
+    }
+
+    static final Comparator<WorkerKey> WORKER_ORDER = Comparator
+            .comparing(WorkerKey::instanceId, Long::compareUnsigned)
+            .thenComparing(WorkerKey::dpRank, Integer::compareUnsigned);
+
+    @FunctionalInterface
+    private interface ChunkVisitor {
+        void visit(NodeStore nodes, int start, int end);
+    }
+
+    private int highWater() {
+        Lock lock = index.readLock();
+        lock.lock();
+        try {
+            return index.nodeStore().highWater();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void walk(ChunkVisitor visitor) {
+        walk(highWater(), visitor);
+    }
+
+    /** Visits node ids [0, size) in chunks, each under its own read-lock acquisition. */
+    private void walk(int size, ChunkVisitor visitor) {
+        Lock lock = index.readLock();
+        for (int start = 0; start < size; start += CHUNK) {
+            lock.lock();
+            try {
+                NodeStore nodes = index.nodeStore();
+                // ids never shrink below a live node, but clamp anyway: the store only grows its high water
+                visitor.visit(nodes, start, Math.min(Math.min(size, start + CHUNK), nodes.highWater()));
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** The node's owner codes, the count in the last element (a fresh array: walks are chunked, not hot). */
+    private static int[] codesOf(NodeStore nodes, int node) {
+        OwnerSets owners = nodes.owners();
+        int[] codes = new int[owners.count(node) + 1];
+        codes[codes.length - 1] = owners.codes(node, codes);
+        return codes;
+    }
+}

@@ -1,0 +1,109 @@
+// Cache map: blocks each worker holds per tier (/stats) and the most shared prefixes (/prefixes, bearer token when
+// auth is on) of one (model, tenant).
+
+import { json, allowTokenPrompt } from './api.js';
+import { h, replace, fmt, worker } from './dom.js';
+import { fillPickers, fillTenants } from './pickers.js';
+
+const TIERS = ['device', 'host_pinned', 'disk', 'external'];
+const LIMIT = 20;
+
+let indexes = [];
+
+export function setupCache() {
+  const model = document.getElementById('c-model');
+  const tenant = document.getElementById('c-tenant');
+  const go = () => {
+    location.hash = `#cache?${new URLSearchParams({ model_name: model.value, tenant_id: tenant.value })}`;
+  };
+  model.addEventListener('change', () => {
+    fillTenants(tenant, indexes, model.value);
+    go();
+  });
+  tenant.addEventListener('change', go);
+  document.getElementById('cache-form').addEventListener('submit', (e) => e.preventDefault());
+}
+
+export async function showCache(params, knownIndexes) {
+  indexes = knownIndexes;
+  const model = document.getElementById('c-model');
+  const tenant = document.getElementById('c-tenant');
+  fillPickers(model, tenant, indexes, {
+    model_name: params.get('model_name') ?? (model.value || undefined),
+    tenant_id: params.get('tenant_id') ?? (tenant.value || undefined),
+  });
+  await refreshCache();
+}
+
+export async function refreshCache() {
+  const model = document.getElementById('c-model').value;
+  const tenant = document.getElementById('c-tenant').value;
+  const workersBox = document.getElementById('c-workers');
+  const prefixBox = document.getElementById('c-prefixes');
+  if (!model) {
+    replace(workersBox, h('p', { class: 'empty' }, 'No index yet.'));
+    replace(prefixBox, '');
+    return;
+  }
+  const q = new URLSearchParams({ model_name: model, tenant_id: tenant });
+  const stats = await json(`/stats?${q}`);
+  const ix = (stats.indexes || [])[0];
+  renderWorkers(workersBox, ix);
+  try {
+    const prefixes = await json(`/prefixes?${q}&limit=${LIMIT}`);
+    renderPrefixes(prefixBox, prefixes);
+  } catch (e) {
+    const retry = e.status === 401 ? h('button', { type: 'button', class: 'secondary', onclick: () => {
+      allowTokenPrompt();
+      refreshCache().catch(() => {}); // the next timed refresh shows a lasting failure
+    } }, 'Enter token') : null;
+    replace(prefixBox, h('p', { class: 'error-box', role: 'alert' }, `${e.status || ''} ${e.message} `, retry));
+  }
+}
+
+function renderWorkers(box, ix) {
+  if (!ix || !ix.workers.length) {
+    replace(box, h('p', { class: 'empty' }, ix ? 'No worker holds a block.' : 'No such index.'));
+    return;
+  }
+  const max = Math.max(1, ...ix.workers.map((w) => TIERS.reduce((s, t) => s + (w.blocks[t] || 0), 0)));
+  replace(box,
+    h('p', { class: 'legend' }, TIERS.map((t) => h('span', { class: `key ${t}` }, t.replace('_', ' '))),
+      h('span', { class: 'hint' }, ` ${fmt(ix.blocks)} distinct blocks, ${fmt(ix.memberships)} memberships`)),
+    h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': 'Blocks per worker' },
+      h('table', { id: 'worker-blocks' },
+        h('thead', {}, h('tr', {}, h('th', {}, 'Worker'), TIERS.map((t) => h('th', { class: 'num' }, t.replace('_', ' '))),
+          h('th', { class: 'spread' }, 'Spread'))),
+        h('tbody', {}, ix.workers.map((w) => {
+          const total = TIERS.reduce((s, t) => s + (w.blocks[t] || 0), 0);
+          return h('tr', { dataset: { worker: worker(w.instance_id, w.dp_rank) } },
+            h('td', { class: 'id' }, worker(w.instance_id, w.dp_rank)),
+            TIERS.map((t) => h('td', { class: 'num', dataset: { tier: t } }, fmt(w.blocks[t] || 0))),
+            h('td', { class: 'spread' }, h('span', { class: 'stack', role: 'img',
+              'aria-label': `${fmt(total)} blocks` }, TIERS.map((t) => h('span', {
+              class: `seg ${t}`, style: `width:${((100 * (w.blocks[t] || 0)) / max).toFixed(1)}%` })))));
+        })))));
+}
+
+function renderPrefixes(box, data) {
+  const list = data.prefixes || [];
+  if (!list.length) {
+    replace(box, h('p', { class: 'empty' }, 'No block is held yet.'));
+    return;
+  }
+  const maxDepth = Math.max(1, ...list.map((p) => p.depth));
+  replace(box, h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': 'Most shared prefixes' },
+    h('table', { id: 'prefixes' },
+      h('thead', {}, h('tr', {}, h('th', { class: 'num' }, 'Workers'), h('th', { class: 'num' }, 'Depth (blocks)'),
+        h('th', { class: 'num' }, 'Tokens'), h('th', { class: 'spread' }, 'Depth'), h('th', {}, 'Held by'),
+        h('th', {}, 'Last block hash'))),
+      h('tbody', {}, list.map((p) => h('tr', { dataset: { depth: String(p.depth), workers: String(p.workers) } },
+        h('td', { class: 'num' }, fmt(p.workers)),
+        h('td', { class: 'num' }, fmt(p.depth)),
+        h('td', { class: 'num' }, fmt(p.tokens)),
+        h('td', { class: 'spread' }, h('span', { class: 'stack' }, h('span', { class: 'seg device',
+          style: `width:${((100 * p.depth) / maxDepth).toFixed(1)}%` }))),
+        h('td', { class: 'holders' }, p.holders.map((w) => worker(w.instance_id, w.dp_rank)).join(', ')
+          + (p.workers > p.holders.length ? ` +${p.workers - p.holders.length}` : '')),
+        h('td', { class: 'mono' }, String(p.block_hash))))))));
+}

@@ -1,0 +1,89 @@
+// Overview: indexes, workers with their listeners, peers. Readiness lives in the header (every view shows it).
+
+import { json } from './api.js';
+import { h, replace, fmt, statusBadge } from './dom.js';
+
+export async function refreshReady() {
+  const ready = await json('/ready');
+  const node = document.getElementById('ready');
+  node.dataset.ready = String(Boolean(ready && ready.ready));
+  node.querySelector('.text').textContent = ready && ready.ready ? 'ready' : `not ready: ${ready ? ready.reason : '?'}`;
+  node.title = `/ready: ${ready ? ready.reason : 'no answer'}`;
+}
+
+const shown = {};
+
+/** Redraws a part only when its data changed: focus, selection and screen readers are left alone otherwise. */
+function changed(part, data) {
+  const text = JSON.stringify(data);
+  if (shown[part] === text) return false;
+  shown[part] = text;
+  return true;
+}
+
+export async function refreshOverview() {
+  const [stats, workers, peers] = await Promise.all([json('/stats?workers=false'), json('/workers'), json('/peers')]);
+  const indexes = (stats.indexes || []).map((ix) => ({ ...ix, instances: (workers || []).filter((w) =>
+    w.model_name === ix.model_name && w.tenant_id === ix.tenant_id).length }));
+  if (changed('indexes', indexes)) renderIndexes(indexes);
+  if (changed('workers', workers)) renderWorkers(workers || []);
+  if (changed('peers', peers)) renderPeers(peers || []);
+}
+
+function renderIndexes(indexes) {
+  const body = document.querySelector('#indexes tbody');
+  if (!indexes.length) {
+    replace(body, h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'No index yet: register a worker.')));
+    return;
+  }
+  replace(body, indexes.map((ix) => {
+    const q = new URLSearchParams({ model_name: ix.model_name, tenant_id: ix.tenant_id });
+    return h('tr', { dataset: { model: ix.model_name, tenant: ix.tenant_id } },
+      h('td', {}, ix.model_name), h('td', {}, ix.tenant_id),
+      h('td', { class: 'num' }, fmt(ix.block_size)),
+      h('td', { class: 'num', dataset: { field: 'blocks' } }, fmt(ix.blocks)),
+      h('td', { class: 'num', dataset: { field: 'memberships' } }, fmt(ix.memberships)),
+      h('td', { class: 'num' }, fmt(ix.instances)),
+      h('td', { class: 'links' }, h('a', { href: `#cache?${q}` }, 'cache map'), ' ',
+        h('a', { href: `#query?${q}` }, 'query')));
+  }));
+}
+
+function renderWorkers(workers) {
+  const body = document.querySelector('#workers tbody');
+  if (!workers.length) {
+    replace(body, h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No worker registered.')));
+    return;
+  }
+  const rows = [];
+  const sorted = [...workers].sort((a, b) => compareIds(a.instance_id, b.instance_id)
+    || String(a.model_name).localeCompare(String(b.model_name)));
+  for (const w of sorted) {
+    const ranks = Object.keys(w.listeners || w.endpoints || {}).sort((a, b) => Number(a) - Number(b));
+    ranks.forEach((rank, i) => {
+      const l = (w.listeners || {})[rank] || { endpoint: (w.endpoints || {})[rank], status: w.status };
+      const first = i === 0;
+      rows.push(h('tr', { class: first ? 'first' : 'more', dataset: { instance: String(w.instance_id), rank, status: l.status } },
+        h('td', { class: 'id' }, first ? String(w.instance_id) : '', first && w.pod_name ? h('small', {}, ` ${w.pod_name}`) : null),
+        h('td', { class: 'num' }, rank),
+        h('td', {}, first ? `${w.model_name} / ${w.tenant_id}` : ''),
+        h('td', { class: 'mono' }, l.endpoint || ''),
+        h('td', { class: 'listener' }, statusBadge(l.status || 'unknown')),
+        h('td', { class: 'error' }, l.last_error || '')));
+    });
+  }
+  replace(body, rows);
+}
+
+function renderPeers(peers) {
+  const list = document.getElementById('peers');
+  replace(list, peers.length ? peers.map((p) => h('li', { class: 'mono' }, p))
+    : h('li', { class: 'empty' }, 'No peers (this replica recovers from none).'));
+}
+
+/** Orders u64 ids given as numbers or decimal strings. */
+export function compareIds(a, b) {
+  const x = BigInt(a);
+  const y = BigInt(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}

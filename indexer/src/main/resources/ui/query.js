@@ -1,0 +1,154 @@
+// Query: token ids or local block hashes → /query or /query_by_hash, drawn per instance, dp rank and tier. The query
+// lives in the page address (#query?model_name=M&tenant_id=T&token_ids=1,2,3 or block_hashes=…) and runs on load.
+
+import { json } from './api.js';
+import { h, replace, fmt, bar } from './dom.js';
+import { fillPickers, fillTenants } from './pickers.js';
+import { compareIds } from './overview.js';
+
+const U32_MAX = 4294967295n;
+const U64_MAX = 18446744073709551615n;
+
+let indexes = [];
+let lastRun = '';
+
+export function setupQuery() {
+  const form = document.getElementById('query-form');
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const params = formParams();
+    const hash = `#query?${readable(params)}`;
+    if (location.hash === hash) run(params); // same address: no hashchange, run again on purpose
+    else location.hash = hash;
+  });
+  form.querySelectorAll('input[name=kind]').forEach((r) => r.addEventListener('change', labelInput));
+  document.getElementById('q-model').addEventListener('change', (e) =>
+    fillTenants(document.getElementById('q-tenant'), indexes, e.target.value));
+}
+
+/** Shows the view for the address's parameters; runs the query they name (once per distinct address). */
+export function showQuery(params, knownIndexes) {
+  indexes = knownIndexes;
+  fillPickers(document.getElementById('q-model'), document.getElementById('q-tenant'), indexes,
+    { model_name: params.get('model_name') ?? undefined, tenant_id: params.get('tenant_id') ?? undefined });
+  const kind = params.has('block_hashes') ? 'block_hashes' : 'token_ids';
+  if (params.has(kind)) {
+    document.querySelector(`#query-form input[name=kind][value=${kind}]`).checked = true;
+    document.getElementById('q-input').value = params.get(kind).split(',').filter(Boolean).join(', ');
+    labelInput();
+    if (readable(params) !== lastRun) run(params);
+  } else {
+    labelInput();
+  }
+}
+
+/** Called on every refresh with the latest index list (new models appear in the pickers). */
+export function updateIndexes(knownIndexes) {
+  indexes = knownIndexes;
+  const model = document.getElementById('q-model');
+  const tenant = document.getElementById('q-tenant');
+  fillPickers(model, tenant, indexes, { model_name: model.value || undefined, tenant_id: tenant.value || undefined });
+}
+
+function labelInput() {
+  const kind = document.querySelector('#query-form input[name=kind]:checked').value;
+  document.getElementById('q-input-label').textContent = kind === 'token_ids'
+    ? 'Token ids (comma or space separated)'
+    : 'Local block hashes (unsigned 64-bit decimals, XXH3 of each block\'s tokens)';
+}
+
+function formParams() {
+  const kind = document.querySelector('#query-form input[name=kind]:checked').value;
+  const values = splitList(document.getElementById('q-input').value);
+  return new URLSearchParams({
+    model_name: document.getElementById('q-model').value,
+    tenant_id: document.getElementById('q-tenant').value,
+    [kind]: values.join(','),
+  });
+}
+
+/** The address as people write it: commas stay commas (URLSearchParams would write %2C). */
+function readable(params) {
+  return params.toString().replace(/%2C/gi, ',');
+}
+
+function splitList(text) {
+  return text.split(/[\s,;[\]]+/).filter(Boolean);
+}
+
+function validate(values, kind) {
+  const max = kind === 'token_ids' ? U32_MAX : U64_MAX;
+  for (const v of values) {
+    if (!/^\d+$/.test(v) || BigInt(v) > max) {
+      return `\`${v}\` is not ${kind === 'token_ids' ? 'a token id (0 to 2^32-1)' : 'an unsigned 64-bit hash'}`;
+    }
+  }
+  return values.length ? null : 'nothing to query: enter at least one value';
+}
+
+async function run(params) {
+  lastRun = readable(params);
+  const out = document.getElementById('q-result');
+  const hint = document.getElementById('q-hint');
+  const kind = params.has('block_hashes') ? 'block_hashes' : 'token_ids';
+  const values = splitList(params.get(kind) || '');
+  const problem = validate(values, kind);
+  const link = document.getElementById('q-link');
+  link.href = `#query?${readable(params)}`;
+  link.hidden = false;
+  if (problem) {
+    replace(out, h('p', { class: 'error-box', role: 'alert' }, problem));
+    return;
+  }
+  const model = params.get('model_name') || '';
+  const tenant = params.get('tenant_id') || 'default';
+  const index = indexes.find((ix) => ix.model_name === model && ix.tenant_id === tenant);
+  const blockSize = index ? index.block_size : null;
+  // the ids go into the body as the digits typed: a u64 hash must not pass through a double
+  const body = `{"model_name":${JSON.stringify(model)},"tenant_id":${JSON.stringify(tenant)},`
+    + `"${kind}":[${values.map((v) => BigInt(v).toString()).join(',')}]}`;
+  hint.textContent = 'running…';
+  out.setAttribute('aria-busy', 'true');
+  try {
+    const result = await json(kind === 'token_ids' ? '/query' : '/query_by_hash', { method: 'POST', body });
+    render(out, result, { kind, count: values.length, blockSize });
+    hint.textContent = describe(kind, values.length, blockSize);
+  } catch (e) {
+    replace(out, h('p', { class: 'error-box', role: 'alert' }, `${e.status || ''} ${e.message}`));
+    hint.textContent = '';
+  } finally {
+    out.removeAttribute('aria-busy');
+  }
+}
+
+function describe(kind, count, blockSize) {
+  if (!blockSize) return '';
+  return kind === 'token_ids'
+    ? `${fmt(count)} tokens = ${fmt(Math.floor(count / blockSize))} full blocks of ${blockSize}`
+    : `${fmt(count)} blocks = ${fmt(count * blockSize)} tokens (block size ${blockSize})`;
+}
+
+function render(out, result, { kind, count, blockSize }) {
+  const instances = result.instances || {};
+  const ids = Object.keys(instances).sort((a, b) =>
+    (instances[b].longest_matched - instances[a].longest_matched) || compareIds(a, b));
+  const max = kind === 'token_ids' ? count : count * (blockSize || 1);
+  if (!ids.length) {
+    replace(out, h('p', { class: 'empty card', dataset: { matched: '0' } },
+      'No worker holds the first block of this query.'));
+    return;
+  }
+  replace(out, h('div', { class: 'instances', dataset: { matched: String(ids.length) } }, ids.map((id) => {
+    const t = instances[id];
+    const dp = t.dp || (result.scores || {})[id] || {};
+    const ranks = Object.keys(dp).sort((a, b) => Number(a) - Number(b));
+    return h('article', { class: 'card instance', dataset: { instance: id } },
+      h('h3', {}, `Instance ${id}`, h('small', {}, ` longest ${fmt(t.longest_matched)} of ${fmt(max)} tokens`)),
+      bar('longest_matched', t.longest_matched, max, 'longest_matched'),
+      bar('gpu', t.gpu, max, 'gpu'),
+      bar('cpu', t.cpu, max, 'cpu'),
+      bar('disk', t.disk, max, 'disk'),
+      h('div', { class: 'ranks' }, h('h4', {}, 'per dp rank (gpu)'),
+        ranks.map((r) => h('div', { class: 'rank', dataset: { rank: r } }, bar(`dp ${r}`, dp[r], max, 'gpu')))));
+  })));
+}

@@ -1,0 +1,383 @@
+package io.kvindexer.indexer.console;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.kvindexer.indexer.IndexerApp;
+import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.hash.BlockHasher;
+import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.sim.EngineSimulator;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.openqa.selenium.By;
+import org.openqa.selenium.Keys;
+import org.openqa.selenium.StaleElementReferenceException;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.interactions.Actions;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.Select;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.LongStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The web console in headless Chromium against a real indexer with three simulated engines (real ZeroMQ): what
+ * each view shows is compared with the JSON API's answers. Screenshots of every view go to
+ * {@code target/console-screenshots/}; every test ends with an empty browser error log.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ConsoleBrowserTest {
+
+    private static final String MODEL = "console-model";
+    private static final int BLOCK = 4;
+    /** 2 shared blocks, then 3 of engine 1's conversation */
+    private static final int[] QUERY = IntStream.concat(IntStream.rangeClosed(1, 8), IntStream.rangeClosed(101, 112))
+            .toArray();
+
+    private static IndexerApp app;
+    private static HttpTestClient http;
+    private static final List<EngineSimulator> engines = new ArrayList<>();
+    private static Browser browser;
+
+    @BeforeAll
+    static void start() throws Exception {
+        app = IndexerApp.start(IndexerConfig.defaults().withTestEndpoints(true));
+        http = new HttpTestClient(app.baseUrl());
+        for (int i = 1; i <= 3; i++) {
+            EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
+            engines.add(sim);
+            assertThat(http.post("/register", "{\"instance_id\":" + i + ",\"endpoint\":\"" + sim.endpoint()
+                    + "\",\"replay_endpoint\":\"" + sim.replayEndpoint() + "\",\"model_name\":\"" + MODEL
+                    + "\",\"block_size\":" + BLOCK + "}").status()).isEqualTo(201);
+        }
+        await().atMost(Browser.WAIT).until(() -> engines.stream().allMatch(s -> s.subscriptions() >= 1));
+        // engine 1 holds the whole query; 2 its shared head on device and 4 blocks on the host tier; 3 the head only
+        engine(1).storeSequence(QUERY, BLOCK).get(30, TimeUnit.SECONDS);
+        engine(2).storeSequence(Arrays.copyOf(QUERY, 8), BLOCK).get(30, TimeUnit.SECONDS);
+        engine(2).storeSequence(Arrays.copyOf(QUERY, 16), BLOCK, "CPU", null).get(30, TimeUnit.SECONDS);
+        engine(3).storeSequence(Arrays.copyOf(QUERY, 8), BLOCK).get(30, TimeUnit.SECONDS);
+        await().atMost(Browser.WAIT).until(() -> queryJson().path("instances").size() == 3);
+        browser = new Browser();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (browser != null) {
+            browser.close();
+        }
+        engines.forEach(EngineSimulator::close);
+        if (http != null) {
+            http.close();
+        }
+        if (app != null) {
+            app.close();
+        }
+    }
+
+    @AfterEach
+    void noConsoleErrors() {
+        assertThat(browser.severeLogs()).as("browser console errors").isEmpty();
+    }
+
+    private static EngineSimulator engine(int instance) {
+        return engines.get(instance - 1);
+    }
+
+    private static String ui(String hash) {
+        return app.baseUrl() + "/ui/" + hash;
+    }
+
+    private static JsonNode queryJson() {
+        return http.post("/query", "{\"model_name\":\"" + MODEL + "\",\"token_ids\":" + Arrays.toString(QUERY) + "}")
+                .json();
+    }
+
+    @Test
+    @Order(1)
+    void overviewListsTheEnginesAndTheirStatuses() {
+        browser.open(ui(""));
+        var wait = browser.waiting();
+        wait.until(d -> d.findElements(By.cssSelector("#workers tr[data-instance]")).size() == 3);
+        eventually(() -> {
+            for (int i = 1; i <= 3; i++) {
+                WebElement row = browser.driver.findElement(By.cssSelector("#workers tr[data-instance='" + i + "']"));
+                assertThat(row.getAttribute("data-status")).isEqualTo("active");
+                assertThat(row.findElement(By.cssSelector(".listener")).getText()).isEqualTo("active");
+                assertThat(row.getText()).contains(engine(i).endpoint(), MODEL + " / default");
+            }
+        });
+        wait.until(ExpectedConditions.textToBe(By.cssSelector("#ready .text"), "ready"));
+        JsonNode stats = http.get("/stats").json().get("indexes").get(0);
+        eventually(() -> {
+            WebElement index = browser.driver.findElement(By.cssSelector("#indexes tr[data-model='" + MODEL + "']"));
+            assertThat(index.findElement(By.cssSelector("[data-field=blocks]")).getText())
+                    .isEqualTo(Long.toString(stats.get("blocks").asLong()));
+            assertThat(index.findElement(By.cssSelector("[data-field=memberships]")).getText())
+                    .isEqualTo(Long.toString(stats.get("memberships").asLong()));
+        });
+        assertThat(browser.driver.findElements(By.cssSelector("#charts figure"))).hasSize(5);
+        browser.screenshot("overview-1280x800");
+
+        browser.size(390, 844);
+        wait.until(d -> d.findElements(By.cssSelector("#workers tr[data-instance]")).size() == 3);
+        assertNoPageWideScroll();
+        browser.screenshot("overview-390x844");
+        browser.size(1280, 800);
+        assertNoPageWideScroll();
+    }
+
+    /** Assertions on a page that redraws every few seconds: retried while an element was replaced under them. */
+    private static void eventually(org.awaitility.core.ThrowingRunnable check) {
+        await().atMost(Browser.WAIT).pollInterval(Duration.ofMillis(100))
+                .ignoreExceptionsInstanceOf(StaleElementReferenceException.class).untilAsserted(check);
+    }
+
+    /** Wide tables scroll inside their own box; the page itself never scrolls sideways. */
+    private static void assertNoPageWideScroll() {
+        Number overflow = (Number) browser.js(
+                "return document.documentElement.scrollWidth - document.documentElement.clientWidth");
+        Object past = browser.js("const w = document.documentElement.clientWidth;"
+                + " return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > w + 1)"
+                + ".map(e => e.tagName + '.' + e.className).slice(0, 8).join(' ')");
+        assertThat(overflow.intValue()).as("horizontal overflow in px (elements past the edge: %s)", past)
+                .isLessThanOrEqualTo(0);
+    }
+
+    @Test
+    @Order(2)
+    void aQueryTypedIntoTheFormShowsTheNumbersOfQueryJson() {
+        browser.open(ui(""));
+        var wait = browser.waiting();
+        // keyboard only: tab to the Query link, follow it, tab into the form
+        WebElement queryLink = browser.driver.findElement(By.cssSelector("nav a[data-view=query]"));
+        WebElement focused = browser.driver.switchTo().activeElement();
+        for (int i = 0; i < 10 && !queryLink.equals(focused); i++) {
+            new Actions(browser.driver).sendKeys(Keys.TAB).perform();
+            focused = browser.driver.switchTo().activeElement();
+        }
+        assertThat(focused).as("the Query link is reachable with Tab").isEqualTo(queryLink);
+        new Actions(browser.driver).sendKeys(Keys.ENTER).perform();
+        wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("query-form")));
+        wait.until(d -> new Select(d.findElement(By.id("q-model"))).getOptions().stream()
+                .anyMatch(o -> o.getText().equals(MODEL)));
+        new Select(browser.driver.findElement(By.id("q-model"))).selectByVisibleText(MODEL);
+        WebElement input = browser.driver.findElement(By.id("q-input"));
+        input.clear();
+        input.sendKeys(Arrays.stream(QUERY).mapToObj(Integer::toString).collect(Collectors.joining(", ")));
+        new Actions(browser.driver).sendKeys(Keys.TAB).perform(); // to the Run button
+        WebElement run = browser.driver.switchTo().activeElement();
+        assertThat(run.getText()).isEqualTo("Run query");
+        new Actions(browser.driver).sendKeys(Keys.ENTER).perform();
+
+        assertShowsQueryJson(queryJson());
+        String url = browser.driver.getCurrentUrl();
+        assertThat(url).contains("#query?model_name=" + MODEL + "&tenant_id=default&token_ids=1,2,3,4,5,6,7,8,101,");
+        browser.screenshot("query-1280x800");
+
+        // the address alone, loaded from scratch, runs the same query
+        browser.open(url);
+        assertShowsQueryJson(queryJson());
+        browser.size(390, 844);
+        assertNoPageWideScroll();
+        browser.screenshot("query-390x844");
+        browser.size(1280, 800);
+    }
+
+    @Test
+    @Order(3)
+    void deepLinksWithTokenIdsOrBlockHashesRunOnLoad() {
+        String tokens = Arrays.stream(QUERY).mapToObj(Integer::toString).collect(Collectors.joining(","));
+        browser.open(ui("#query?model_name=" + MODEL + "&tenant_id=default&token_ids=" + tokens));
+        assertShowsQueryJson(queryJson());
+
+        long[] local = BlockHasher.localHashes(QUERY, BLOCK, BlockHasher.seed(null));
+        String hashes = LongStream.of(local).mapToObj(Long::toUnsignedString).collect(Collectors.joining(","));
+        JsonNode byHash = http.post("/query_by_hash", "{\"model_name\":\"" + MODEL + "\",\"block_hashes\":["
+                + hashes + "]}").json();
+        assertThat(byHash.path("instances").size()).isEqualTo(3);
+        browser.open(ui("#query?model_name=" + MODEL + "&block_hashes=" + hashes));
+        assertShowsQueryJson(byHash);
+        assertThat(browser.driver.findElement(By.cssSelector("input[name=kind][value=block_hashes]")).isSelected())
+                .isTrue();
+    }
+
+    /** Every instance of the JSON as a card with the same longest_matched, gpu, cpu, disk and per-rank numbers. */
+    private static void assertShowsQueryJson(JsonNode expected) {
+        JsonNode instances = expected.get("instances");
+        browser.waiting().until(d -> d.findElements(By.cssSelector("#q-result .instance")).size() == instances.size());
+        eventually(() -> assertCardsShow(instances));
+    }
+
+    private static void assertCardsShow(JsonNode instances) {
+        Map<String, Map<String, Long>> shown = new LinkedHashMap<>();
+        Map<String, Map<String, Long>> json = new LinkedHashMap<>();
+        for (var e : instances.properties()) {
+            WebElement card = browser.driver.findElement(
+                    By.cssSelector("#q-result .instance[data-instance='" + e.getKey() + "']"));
+            Map<String, Long> values = new LinkedHashMap<>();
+            Map<String, Long> want = new LinkedHashMap<>();
+            for (String field : List.of("longest_matched", "gpu", "cpu", "disk")) {
+                WebElement bar = card.findElement(By.cssSelector(":scope > .bar-row[data-field=" + field + "]"));
+                values.put(field, Long.parseLong(bar.findElement(By.cssSelector(".bar-value")).getText()));
+                want.put(field, e.getValue().get(field).asLong());
+            }
+            for (var r : e.getValue().get("dp").properties()) {
+                WebElement rank = card.findElement(By.cssSelector(".rank[data-rank='" + r.getKey() + "'] .bar-value"));
+                values.put("dp " + r.getKey(), Long.parseLong(rank.getText()));
+                want.put("dp " + r.getKey(), r.getValue().asLong());
+            }
+            shown.put(e.getKey(), values);
+            json.put(e.getKey(), want);
+        }
+        assertThat(shown).isEqualTo(json);
+        // and the numbers are the ones this fixture was built for, not just equal to each other
+        assertThat(json.get("1").get("gpu")).isEqualTo(QUERY.length);
+        assertThat(json.get("2")).containsEntry("gpu", 8L).containsEntry("cpu", 16L);
+        assertThat(json.get("3")).containsEntry("gpu", 8L).containsEntry("disk", 8L);
+    }
+
+    @Test
+    @Order(4)
+    void theCacheMapShowsBlocksPerWorkerAndTheMostSharedPrefixes() {
+        browser.open(ui("#cache?model_name=" + MODEL + "&tenant_id=default"));
+        var wait = browser.waiting();
+        wait.until(d -> d.findElements(By.cssSelector("#worker-blocks tr[data-worker]")).size() == 3);
+        JsonNode workers = http.get("/stats?model_name=" + MODEL).json().at("/indexes/0/workers");
+        eventually(() -> {
+            for (JsonNode w : workers) {
+                String key = w.get("instance_id").asText() + ":" + w.get("dp_rank").asText();
+                WebElement row = browser.driver.findElement(By.cssSelector("#worker-blocks tr[data-worker='" + key
+                        + "']"));
+                for (String tier : List.of("device", "host_pinned", "disk", "external")) {
+                    assertThat(row.findElement(By.cssSelector("[data-tier=" + tier + "]")).getText())
+                            .as(key + " " + tier).isEqualTo(Long.toString(w.get("blocks").get(tier).asLong()));
+                }
+            }
+        });
+        assertThat(workers.get(1).at("/blocks/host_pinned").asLong()).isEqualTo(4);
+        wait.until(d -> !d.findElements(By.cssSelector("#prefixes tr[data-depth]")).isEmpty());
+        JsonNode first = http.get("/prefixes?model_name=" + MODEL).json().at("/prefixes/0");
+        assertThat(first.get("workers").asInt()).isEqualTo(3); // the 2-block head all three hold
+        assertThat(first.get("depth").asInt()).isEqualTo(2);
+        eventually(() -> {
+            WebElement row = browser.driver.findElement(By.cssSelector("#prefixes tr[data-depth]"));
+            assertThat(row.getAttribute("data-workers")).isEqualTo("3");
+            assertThat(row.getAttribute("data-depth")).isEqualTo("2");
+            assertThat(row.findElement(By.cssSelector(".holders")).getText()).isEqualTo("1:0, 2:0, 3:0");
+        });
+        browser.screenshot("cache-map-1280x800");
+        browser.size(390, 844);
+        assertNoPageWideScroll();
+        browser.screenshot("cache-map-390x844");
+        browser.size(1280, 800);
+    }
+
+    @Test
+    @Order(5)
+    void theChartsUpdateWhenEventsArrive() throws Exception {
+        browser.open(ui("#overview"));
+        var wait = browser.waiting();
+        By applied = By.id("chart-applied");
+        wait.until(d -> samples(d.findElement(applied)) >= 2);
+        double before = Double.parseDouble(browser.driver.findElement(applied).getAttribute("data-total"));
+        int[] more = IntStream.rangeClosed(5001, 5040).toArray();
+        engine(3).storeSequence(more, BLOCK).get(30, TimeUnit.SECONDS);
+        wait.until(d -> Double.parseDouble(d.findElement(applied).getAttribute("data-total")) > before);
+        wait.until(d -> {
+            String rate = d.findElement(applied).getAttribute("data-rate");
+            return rate != null && !rate.isEmpty() && Double.parseDouble(rate) > 0;
+        });
+        String path = browser.driver.findElement(By.cssSelector("#chart-applied path.line")).getAttribute("d");
+        assertThat(path).startsWith("M").contains("L");
+        assertThat(browser.driver.findElement(By.cssSelector("#chart-applied .chart-value")).getText()).isNotEqualTo("0");
+        browser.screenshot("overview-charts-1280x800");
+    }
+
+    private static int samples(WebElement chart) {
+        String s = chart.getAttribute("data-samples");
+        return s == null || s.isEmpty() ? 0 : Integer.parseInt(s);
+    }
+
+    /**
+     * A SUB socket reconnects silently, so a stopped engine alone does not change its listener's status today; what
+     * the page must show is each state the listener reports: paused (Dynamo's test control, as after a stop that
+     * the indexer was told of), active again on resume, and the row gone once the engine is unregistered (what the
+     * operator does when an engine pod goes away).
+     */
+    @Test
+    @Order(6)
+    void afterAnEngineStopsItsListenerStateChangesOnThePage() {
+        browser.open(ui("#overview"));
+        var wait = browser.waiting();
+        By row = By.cssSelector("#workers tr[data-instance='2']");
+        wait.until(d -> d.findElements(row).size() == 1);
+        eventually(() -> assertThat(browser.driver.findElement(row).getAttribute("data-status")).isEqualTo("active"));
+
+        engine(2).close();
+        assertThat(http.post("/test/pause_listener", "{\"instance_id\":2}").status()).isEqualTo(200);
+        wait.until(ExpectedConditions.textToBe(By.cssSelector("#workers tr[data-instance='2'] .listener"), "paused"));
+        assertThat(http.get("/workers?model_name=" + MODEL).json().findValuesAsText("status")).contains("paused");
+        eventually(() -> assertThat(browser.driver.findElement(By.cssSelector("#workers tr[data-instance='1']"))
+                .getAttribute("data-status")).isEqualTo("active"));
+        browser.screenshot("overview-engine-paused-1280x800");
+
+        assertThat(http.post("/unregister", "{\"instance_id\":2,\"model_name\":\"" + MODEL + "\"}").status())
+                .isEqualTo(200);
+        wait.until(d -> d.findElements(row).isEmpty());
+        wait.until(d -> d.findElements(By.cssSelector("#workers tr[data-instance]")).size() == 2);
+    }
+
+    @Test
+    @Order(7)
+    void withAuthOnThePageAsksForTheTokenOnceAndStaysPublic() throws Exception {
+        try (IndexerApp secured = IndexerApp.start(IndexerConfig.defaults().withAuthToken("console-token"));
+             HttpTestClient client = new HttpTestClient(secured.baseUrl())) {
+            String registration = "{\"instance_id\":9,\"endpoint\":\"" + engine(1).endpoint()
+                    + "\",\"model_name\":\"" + MODEL + "\",\"block_size\":" + BLOCK + "}";
+            assertThat(client.post("/register", registration).status()).isEqualTo(401);
+            assertThat(client.request("POST", "/register", "application/json",
+                    registration.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                    "Authorization", "Bearer console-token").status()).isEqualTo(201);
+            browser.open(secured.baseUrl() + "/ui/#overview");
+            var wait = browser.waiting();
+            wait.until(ExpectedConditions.textToBe(By.cssSelector("#ready .text"), "ready"));
+            // the overview needs no token: no prompt
+            assertThat(browser.driver.findElement(By.id("token-dialog")).getAttribute("open")).isNull();
+
+            browser.open(secured.baseUrl() + "/ui/#cache");
+            wait.until(d -> d.findElement(By.id("token-dialog")).getAttribute("open") != null);
+            WebElement token = browser.driver.findElement(By.id("token-input"));
+            token.sendKeys("console-token");
+            token.sendKeys(Keys.ENTER);
+            wait.until(d -> d.findElement(By.id("token-dialog")).getAttribute("open") == null);
+            // past the token check: this replica's index holds nothing yet
+            wait.until(ExpectedConditions.textToBe(By.id("c-prefixes"), "No block is held yet."));
+            browser.js("location.hash = '#overview'");
+            wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("view-overview")));
+            browser.js("location.hash = '#cache?model_name=" + MODEL + "'");
+            wait.until(ExpectedConditions.textToBe(By.id("c-prefixes"), "No block is held yet."));
+            assertThat(browser.driver.findElement(By.id("token-dialog")).getAttribute("open")).as("asked once")
+                    .isNull();
+            assertThat(browser.js("return sessionStorage.getItem('kv-indexer-token')")).isEqualTo("console-token");
+        }
+        // the 401 that made the page ask is the one expected failed load
+        List<String> errors = browser.severeLogs();
+        assertThat(errors).allMatch(m -> m.contains("/prefixes") && m.contains("401"));
+    }
+
+}
