@@ -61,7 +61,7 @@ final class SimFleet implements AutoCloseable {
     void startAndRegister() {
         int bs = workload.spec().blockSize();
         for (int w = 0; w < workload.spec().workers(); w++) {
-            EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults().withHwm(0));
+            EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.builder().hwm(0).build());
             sims.add(sim);
             http.register(instanceId(w), sim.endpoint(), sim.replayEndpoint(), MODEL, bs);
         }

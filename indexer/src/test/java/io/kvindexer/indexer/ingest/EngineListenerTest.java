@@ -108,8 +108,8 @@ class EngineListenerTest {
     @ParameterizedTest
     @EnumSource(Format.class)
     void everyEventEncodingArrivesAsTheEngineStateWithItsDpRank(Format format) {
-        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withFormat(format).withDpRank(2)
-                .withHashMode(format == Format.SGLANG7 ? HashMode.I64 : HashMode.U64));
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder().format(format).dpRank(2)
+                .hashMode(format == Format.SGLANG7 ? HashMode.I64 : HashMode.U64).build());
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);
@@ -131,7 +131,7 @@ class EngineListenerTest {
     @ParameterizedTest
     @EnumSource(HashMode.class)
     void hashModesDecodeToTheSameKeys(HashMode mode) {
-        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withHashMode(mode));
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder().hashMode(mode).build());
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);
@@ -163,7 +163,7 @@ class EngineListenerTest {
 
     @Test
     void batchRankOverridesTheRegisteredRankAndNilKeepsIt() {
-        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withDpRank(1));
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder().dpRank(1).build());
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);
@@ -201,8 +201,8 @@ class EngineListenerTest {
     @ParameterizedTest
     @EnumSource(ReplayLayout.class)
     void gapIsReplayedToTheExactEngineState(ReplayLayout layout) {
-        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withReplayLayout(layout)
-                .withTopic("kv@10.0.0.7@llama"));
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder().replayLayout(layout)
+                .topic("kv@10.0.0.7@llama").build());
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);
@@ -245,7 +245,7 @@ class EngineListenerTest {
 
     @Test
     void aNewListenerSeeingTheWatermarkSeqAgainSkipsItWithoutARestart() {
-        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withStartSeq(4));
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder().startSeq(4).build());
         SequenceWatermark watermark = new SequenceWatermark();
         watermark.set(4); // applied up to 4 by an earlier registration
         EngineListener listener = listener(sim, watermark);
@@ -263,7 +263,7 @@ class EngineListenerTest {
 
     @Test
     void startOlderThanTheEngineBufferIsNoticed() {
-        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withBufferSteps(4));
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder().bufferSteps(4).build());
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);
@@ -529,8 +529,8 @@ class EngineListenerTest {
                 ReadyGate.open(), Duration.ofSeconds(10));
         await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.ACTIVE);
 
-        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withEndpoint(endpoint)
-                .withReplayEndpoint(null));
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder().endpoint(endpoint)
+                .replayEndpoint(null).build());
         awaitSubscribed(listener, sim, 1);
         sim.storeSequence(tokens(0, 8), 4).join();
 
@@ -540,7 +540,7 @@ class EngineListenerTest {
 
     @Test
     void withoutReplayEndpointAGapIsCountedAndLiveGoesOn() {
-        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withReplayEndpoint(null));
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder().replayEndpoint(null).build());
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);

@@ -100,7 +100,7 @@ class GroundTruthFaultTest {
 
     @Test
     void replayBufferTooSmallIsReportedAndAnEngineRestartResyncs() throws Exception {
-        engines(EngineSimulator.Options.defaults().withBufferSteps(10));
+        engines(EngineSimulator.Options.builder().bufferSteps(10).build());
         int steps = scaled(200, 25);
         for (FaultHarness.Engine e : h.engines) {
             e.drive(steps, 0);
@@ -199,8 +199,8 @@ class GroundTruthFaultTest {
         assertThat(r.status()).as(r.body()).isEqualTo(201);
         String statusWhileAbsent = h.http.get("/workers").json().get(0).path("listeners").path("0")
                 .path("status").asText();
-        FaultHarness.Engine e = h.addEngine(1, EngineSimulator.Options.defaults().withEndpoint(endpoint)
-                .withReplayEndpoint(replay), CAPACITY, false);
+        FaultHarness.Engine e = h.addEngine(1, EngineSimulator.Options.builder().endpoint(endpoint)
+                .replayEndpoint(replay).build(), CAPACITY, false);
         await().atMost(SETTLE).until(() -> e.sim.subscriptions() >= 1);
         int steps = scaled(200, 25);
         e.drive(steps, 0);
@@ -229,8 +229,8 @@ class GroundTruthFaultTest {
         h.engines.get(0).drive(steps / 4, 0);
         String statusWhileGone = h.http.get("/workers").json().findValues("listeners").toString();
         // a new process on the same address: seq 0, empty cache
-        EngineSimulator.Options same = EngineSimulator.Options.defaults().withEndpoint(endpoint)
-                .withReplayEndpoint(replay);
+        EngineSimulator.Options same = EngineSimulator.Options.builder().endpoint(endpoint)
+                .replayEndpoint(replay).build();
         EngineSimulator[] started = new EngineSimulator[1];
         await().atMost(SETTLE).ignoreExceptions().until(() -> (started[0] = EngineSimulator.start(same)) != null);
         gone.sim = started[0];
