@@ -170,8 +170,9 @@ final class SimPublisher {
         }
     }
 
-    /** Wildcard hosts become loopback so tests can connect to what was bound. */
+    /** Wildcard hosts become loopback so tests can connect to what was bound; jeromq spells ::1 out in full. */
     private static String connectable(String lastEndpoint) {
-        return lastEndpoint.replace("tcp://0.0.0.0:", "tcp://127.0.0.1:").replace("tcp://*:", "tcp://127.0.0.1:");
+        return lastEndpoint.replace("tcp://0.0.0.0:", "tcp://127.0.0.1:").replace("tcp://*:", "tcp://127.0.0.1:")
+                .replace("tcp://[0:0:0:0:0:0:0:1]:", "tcp://[::1]:");
     }
 }
