@@ -346,7 +346,9 @@ public final class EngineListener implements AutoCloseable {
                 metrics.staleBatch();
                 return;
             }
-            applyBatch(seq, frames.get(2));
+            if (!applyBatch(seq, frames.get(2))) {
+                tracker.undecodable(seq);
+            }
         }
 
         /** Fills {@code [from, until)} by replay when the engine offers it. */
@@ -371,9 +373,20 @@ public final class EngineListener implements AutoCloseable {
 
         @Override
         public void lost(long from, long until, String problem) {
-            if (replay != null) {
-                recordError(this, problem);
+            if (tracker.onlyUndecodable(from, until)) {
+                return; // those seqs did arrive, as payloads that do not decode: counted as decode errors
             }
+            boolean drop = tracker.anyApplied();
+            if (replay == null && !drop) {
+                return; // nothing held from this stream, and no replay to report on: only counted
+            }
+            metrics.gapUnrecoverable(until - from);
+            if (drop) {
+                delivery.dropUnverifiable();
+                problem = problem + "; dropped the blocks of " + log.workerName() + " (" + u(until - from)
+                        + " batches lost), live events rebuild them";
+            }
+            recordError(this, problem);
         }
 
         private boolean applyBatch(long seq, byte[] payload) {

@@ -265,14 +265,17 @@ final class ReplayClient implements AutoCloseable {
                 return End.FAILED;
             }
             long seq = Frames.readSeq(seqFrame);
+            // seqs from `until` on are the live stream's business (the SUB queue holds what was sent live)
+            long lostUntil = Long.compareUnsigned(seq, until) < 0 ? seq : until;
             if (answer.requestSawNone && Long.compareUnsigned(seq, from) > 0) {
                 // the engine's buffer no longer reaches back to `from`: those batches are gone for good
-                answer.lose(from, seq, "replay incomplete: engine buffer starts at " + u(seq) + ", requested "
-                        + u(from));
-            } else if (!answer.requestSawNone && seq != answer.expected) {
+                answer.lose(from, lostUntil, "replay incomplete: engine buffer starts at " + u(seq)
+                        + ", requested " + u(from));
+            } else if (!answer.requestSawNone && seq != answer.expected
+                    && Long.compareUnsigned(answer.expected, until) < 0) {
                 // the engine skipped seqs inside its buffer: they were never there to be replayed
-                answer.lose(answer.expected, seq, "replay incomplete: batches " + u(answer.expected) + ".."
-                        + u(seq - 1) + " are missing from the engine buffer");
+                answer.lose(answer.expected, lostUntil, "replay incomplete: batches " + u(answer.expected) + ".."
+                        + u(lostUntil - 1) + " are missing from the engine buffer");
             }
             answer.take(seq, payload);
             read++;

@@ -1,6 +1,8 @@
 package io.kvindexer.indexer.ingest;
 
+import java.util.LinkedHashSet;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * The sequence rules of one listener attempt, without sockets. The watermark is the registry's and outlives the
@@ -35,7 +37,11 @@ final class SequenceTracker {
         }
     }
 
+    private static final int UNDECODABLE_KEPT = 1024;
+
     private final SequenceWatermark watermark;
+    /** recent live seqs whose payload did not decode (oldest first) */
+    private final Set<Long> undecodable = new LinkedHashSet<>();
     private boolean seenLive;
     private long previousLive;
 
@@ -77,6 +83,30 @@ final class SequenceTracker {
     /** True once a batch of this stream was applied (and not dropped since by a restart): its blocks are held. */
     boolean anyApplied() {
         return watermark.get() != SequenceWatermark.UNSET;
+    }
+
+    /** A live message with this seq arrived but did not decode (the watermark stays where it was). */
+    void undecodable(long seq) {
+        if (undecodable.size() == UNDECODABLE_KEPT) {
+            undecodable.remove(undecodable.iterator().next());
+        }
+        undecodable.add(seq);
+    }
+
+    /**
+     * True when every seq of {@code [from, until)} arrived live and did not decode: a replay that cannot return
+     * them lost nothing new (the bad payloads were counted as decode errors, as every malformed message is).
+     */
+    boolean onlyUndecodable(long from, long until) {
+        if (Long.compareUnsigned(until - from, undecodable.size()) > 0) {
+            return false;
+        }
+        for (long s = from; s != until; s++) {
+            if (!undecodable.contains(s)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** A batch with this seq was decoded and applied. */

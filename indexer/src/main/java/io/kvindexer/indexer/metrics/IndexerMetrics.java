@@ -101,6 +101,15 @@ public final class IndexerMetrics {
             .help("Live batches skipped because their seq was already applied")
             .register(registry);
 
+    private final Counter gapsUnrecoverable = Counter.builder()
+            .name("dynamo_kvindexer_unrecoverable_gaps_total")
+            .help("Sequence gaps that could not be filled; the worker's blocks were dropped when it held any")
+            .register(registry);
+    private final Counter handshakeRetries = Counter.builder()
+            .name("dynamo_kvindexer_handshake_retries_total")
+            .help("ZMQ connections dropped and made again because their ZMTP handshake did not finish in time")
+            .register(registry);
+
     /** The listeners' reports, as counters. */
     private final IngestMetrics ingest = new IngestMetrics() {
         @Override
@@ -147,6 +156,16 @@ public final class IndexerMetrics {
         @Override
         public void staleBatch() {
             staleBatches.inc();
+        }
+
+        @Override
+        public void gapUnrecoverable(long missing) {
+            gapsUnrecoverable.inc();
+        }
+
+        @Override
+        public void handshakeRetry() {
+            handshakeRetries.inc();
         }
     };
 

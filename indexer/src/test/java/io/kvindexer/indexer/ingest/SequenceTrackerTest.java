@@ -158,4 +158,14 @@ class SequenceTrackerTest {
         assertThat(tracker.isNew(high + 2)).isTrue();
         assertThat(tracker.isNew(5)).isFalse();
     }
+
+    @Test
+    void aGapOverOnlyUndecodableSeqsLostNothingNew() {
+        liveAndApply(0);
+        live(1);
+        tracker.undecodable(1);
+        assertThat(tracker.onlyUndecodable(1, 2)).isTrue();
+        assertThat(tracker.onlyUndecodable(1, 3)).as("seq 2 never arrived").isFalse();
+        assertThat(tracker.onlyUndecodable(0, 2)).as("seq 0 was applied, not undecodable").isFalse();
+    }
 }

@@ -115,34 +115,21 @@ class GroundTruthFaultTest {
                         .contains("replay incomplete");
             }
         });
-        // documented state: what the listener had plus what the replay returned; every difference from the
-        // engine lies in a block that a lost batch touched, nothing else drifts
-        Set<String> touched = new HashSet<>();
-        for (FaultHarness.Engine e : h.engines) {
-            for (Set<Long> batch : e.droppedBatchBlocks) {
-                for (long b : batch) {
-                    touched.add(Long.toUnsignedString(e.workerId) + "/" + Long.toUnsignedString(b));
-                }
-            }
-        }
+        // documented state: the lost batches cannot be recovered, so each worker's blocks were dropped and
+        // rebuilt from what the replay returned and what came live since; the index claims nothing the engine
+        // does not hold (it may miss blocks the engine stored before the gap, until they are stored again)
         Set<String> expected = h.groundTruth();
         long[] drift = new long[2];
         await().atMost(SETTLE).untilAsserted(() -> {
             Set<String> found = h.dump();
-            Set<String> diff = new HashSet<>(found);
-            diff.removeAll(expected);
+            assertThat(expected).as("every membership the index claims is held by the engine").containsAll(found);
             Set<String> missing = new HashSet<>(expected);
             missing.removeAll(found);
-            diff.addAll(missing);
-            for (String m : diff) {
-                String[] f = m.split("/");
-                assertThat(touched).as("drifted membership %s not touched by a lost batch", m)
-                        .contains(f[0] + "/" + f[3]);
-            }
-            assertThat(diff).isNotEmpty(); // 90 lost batches per engine must show
-            drift[0] = diff.size();
+            assertThat(missing).isNotEmpty(); // 90 lost batches per engine must show
+            drift[0] = missing.size();
             drift[1] = found.size();
         });
+        assertThat(h.metric("dynamo_kvindexer_unrecoverable_gaps_total")).isGreaterThanOrEqualTo(ENGINES);
         long sent = h.batchesSent();
         long applied = h.metric("dynamo_kvindexer_batches_applied_total");
         // resync path: the engine restarts (seq back to 0, cache empty) and fills its cache again
@@ -156,8 +143,9 @@ class GroundTruthFaultTest {
                 "burst of 100 lost live per engine, replay buffer 10", ENGINES + " engines x " + steps
                 + " prompts, LRU " + CAPACITY + " blocks", sent, sent, applied, expected.size(),
                 drift[1], drift[0], ms,
-                "gap reported (replays_total{result=incomplete}, last_error, log); " + drift[0]
-                        + " memberships drifted, all in blocks of lost batches; after engine restart exact again"));
+                "gap reported (replays_total{result=incomplete}, unrecoverable_gaps_total, last_error, log); the"
+                        + " workers' blocks dropped, no false claims, " + drift[0] + " memberships missing until"
+                        + " stored again; after engine restart exact again"));
     }
 
     @Test
