@@ -96,8 +96,9 @@ public final class Frames {
 
     /**
      * The options of a SUB or DEALER of ours: no linger, quick reconnects, keep-alives and heartbeats (a dead
-     * engine is noticed), the handshake deadline, IPv6 when the endpoint is bracketed, and a receive timeout so
-     * the owning loop can look at its stop flag.
+     * engine is noticed), jeromq's own handshake deadline (a backstop behind {@code HandshakeWatch}, so give it
+     * more time than the watch), IPv6 when the endpoint is bracketed, and a receive timeout so the owning loop
+     * can look at its stop flag.
      */
     public static void configureClient(ZMQ.Socket socket, String endpoint, int handshakeMillis, int pollMillis) {
         socket.setLinger(0);

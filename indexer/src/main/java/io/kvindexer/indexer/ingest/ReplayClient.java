@@ -93,7 +93,7 @@ final class ReplayClient implements AutoCloseable {
         }
         try {
             dealer = context.createSocket(SocketType.DEALER);
-            Frames.configureClient(dealer, endpoint, handshakeMillis, pollMillis);
+            Frames.configureClient(dealer, endpoint, 2 * handshakeMillis, pollMillis); // the watch acts first
             // a DEALER blocks a send until a connection is up: wait for it, but no longer than for a reply
             dealer.setSendTimeOut((int) Math.min(Integer.MAX_VALUE, settings.timeout().toMillis()));
             watch = HandshakeWatch.attach(dealer, handshakeMillis * 1_000_000L);

@@ -39,7 +39,8 @@ final class Subscriber implements AutoCloseable {
     void open() {
         ZMQ.Socket s = context.createSocket(SocketType.SUB);
         try {
-            Frames.configureClient(s, endpoint, handshakeMillis, pollMillis);
+            // jeromq's own handshake timer is the backstop at twice the deadline; the watch acts first
+            Frames.configureClient(s, endpoint, 2 * handshakeMillis, pollMillis);
             s.setRcvHWM(receiveHwm);
             watch = HandshakeWatch.attach(s, handshakeMillis * 1_000_000L);
             s.connect(endpoint);
