@@ -61,9 +61,9 @@ public final class ZmqIngestBench implements Callable<Integer> {
         }
     }
 
-    @Option(names = "--floor", negatable = true, description = "also measure the same-run floor: the same frames to"
-            + " bare listeners that decode and hash without an index (default: ${DEFAULT-VALUE})")
-    boolean floor = true;
+    @Option(names = "--no-floor", description = "skip the same-run floor (the same frames to bare listeners that"
+            + " decode and hash without an index), e.g. for paced lag runs")
+    boolean noFloor;
 
     public static void main(String[] args) {
         System.exit(new CommandLine(new ZmqIngestBench()).execute(args));
@@ -88,7 +88,7 @@ public final class ZmqIngestBench implements Callable<Integer> {
         List<Rep> reps = new ArrayList<>();
         for (int r = 0; r < repetitions; r++) {
             Rep rep = runOnce(w);
-            if (floor) {
+            if (!noFloor) {
                 double f = ZmqIngestFloor.run(w, publishers);
                 rep = new Rep(rep.blockEvents(), rep.batches(), rep.seconds(), rep.blockEventsPerSecond(),
                         rep.batchesPerSecond(), rep.lagP50Ms(), rep.lagP99Ms(), rep.lagMaxMs(), rep.probes(), f);

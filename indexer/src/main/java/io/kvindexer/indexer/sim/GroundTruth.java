@@ -2,10 +2,10 @@ package io.kvindexer.indexer.sim;
 
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.sim.EngineEventEncoder.Format;
+import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
 
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -18,7 +18,8 @@ import java.util.Set;
 final class GroundTruth {
 
     private final Format format;
-    private final Map<EngineSimulator.Holder, Set<Long>> held = new HashMap<>();
+    /** primitive sets: a busy simulator stores and removes millions of hashes (the benchmarks publish in-process) */
+    private final Map<EngineSimulator.Holder, LongOpenHashSet> held = new HashMap<>();
 
     GroundTruth(Format format) {
         this.format = format;
@@ -30,13 +31,14 @@ final class GroundTruth {
             Format shape = e instanceof SimEvent.Shaped s ? s.format() : format;
             switch (event) {
                 case SimEvent.Stored s -> {
-                    Set<Long> set = held.computeIfAbsent(holder(dpRank, shape, s.medium()), k -> new HashSet<>());
+                    LongOpenHashSet set = held.computeIfAbsent(holder(dpRank, shape, s.medium()),
+                            k -> new LongOpenHashSet());
                     for (long h : s.hashes()) {
                         set.add(h);
                     }
                 }
                 case SimEvent.Removed r -> {
-                    Set<Long> set = held.get(holder(dpRank, shape, r.medium()));
+                    LongOpenHashSet set = held.get(holder(dpRank, shape, r.medium()));
                     if (set != null) {
                         for (long h : r.hashes()) {
                             set.remove(h);
@@ -54,7 +56,7 @@ final class GroundTruth {
 
     /** How many leading blocks of {@code hashes} this rank already holds on that medium's tier. */
     int heldPrefix(int dpRank, String medium, long[] hashes) {
-        Set<Long> have = held.getOrDefault(holder(dpRank, format, medium), Set.of());
+        LongOpenHashSet have = held.getOrDefault(holder(dpRank, format, medium), new LongOpenHashSet());
         int first = 0;
         while (first < hashes.length && have.contains(hashes[first])) {
             first++;
@@ -63,7 +65,8 @@ final class GroundTruth {
     }
 
     Set<Long> held(int dpRank, StorageTier tier) {
-        return Set.copyOf(held.getOrDefault(new EngineSimulator.Holder(dpRank, tier), Set.of()));
+        LongOpenHashSet set = held.get(new EngineSimulator.Holder(dpRank, tier));
+        return set == null ? Set.of() : Set.copyOf(set);
     }
 
     /** Every non-empty (dp rank, tier) and what it holds. */
