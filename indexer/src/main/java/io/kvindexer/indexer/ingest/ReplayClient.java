@@ -238,7 +238,22 @@ final class ReplayClient implements AutoCloseable {
                 return End.FAILED;
             }
             if (reply == null) {
-                if (System.nanoTime() - deadline > 0) {
+                long now = System.nanoTime();
+                if (!watch.handshaken()) {
+                    // the request cannot have reached the engine yet: the timeout is for the engine's answer
+                    if (watch.stalled()) {
+                        if (open(true) != null || !Frames.send(dealer, Frames.EMPTY, Frames.seqBytes(from))) {
+                            answer.failure = "replay request to " + endpoint + " could not be sent";
+                            return End.FAILED;
+                        }
+                        deadline = now + timeoutNanos;
+                        continue;
+                    }
+                    if (now - deadline < 2L * handshakeMillis * 1_000_000L) {
+                        continue;
+                    }
+                }
+                if (now - deadline > 0) {
                     return End.TIMEOUT;
                 }
                 continue;

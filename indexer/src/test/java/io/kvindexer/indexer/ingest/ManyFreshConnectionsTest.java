@@ -6,9 +6,6 @@ import io.kvindexer.indexer.sim.EngineSimulator;
 import org.junit.jupiter.api.Test;
 import org.zeromq.ZContext;
 
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -73,22 +70,19 @@ class ManyFreshConnectionsTest {
             EngineListener.Options options = new EngineListener.Options(listeners, Duration.ofSeconds(2),
                     Duration.ofSeconds(1), 1000, new io.kvindexer.indexer.event.EngineEventDecoder(), metrics,
                     new ReplayPermits(8), 10_000);
-            long start = System.nanoTime();
-            // the listeners come first (registered before their engines are up): every connect is retried
-            // until the engine binds, and each retry is a fresh connection
-            List<String> endpoints = freeEndpoints(PAIRS);
+            List<EngineSimulator> sims = new ArrayList<>();
             for (int i = 0; i < PAIRS; i++) {
-                EngineListener listener = new EngineListener(new ListenerSpec(i, 0, endpoints.get(i), null),
+                EngineSimulator sim = EngineSimulator.Options.builder().replayEndpoint(null).hwm(1000)
+                        .context(publishers).start();
+                open.add(sim);
+                sims.add(sim);
+            }
+            long start = System.nanoTime();
+            for (int i = 0; i < PAIRS; i++) {
+                EngineListener listener = new EngineListener(new ListenerSpec(i, 0, sims.get(i).endpoint(), null),
                         new SequenceWatermark(), sink, ReadyGate.open(), options);
                 open.add(listener);
                 listener.start();
-            }
-            List<EngineSimulator> sims = new ArrayList<>();
-            for (int i = 0; i < PAIRS; i++) {
-                EngineSimulator sim = EngineSimulator.Options.builder().endpoint(endpoints.get(i))
-                        .replayEndpoint(null).hwm(1000).context(publishers).start();
-                open.add(sim);
-                sims.add(sim);
             }
             // subscribed means handshaken: from then on the publisher sends to it
             await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(100))
@@ -118,23 +112,6 @@ class ManyFreshConnectionsTest {
             c.close();
         } catch (Exception e) {
             throw new IllegalStateException(e);
-        }
-    }
-
-    private static List<String> freeEndpoints(int n) throws IOException {
-        List<ServerSocket> held = new ArrayList<>();
-        try {
-            List<String> out = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-                held.add(s);
-                out.add("tcp://127.0.0.1:" + s.getLocalPort());
-            }
-            return out;
-        } finally {
-            for (ServerSocket s : held) {
-                s.close();
-            }
         }
     }
 }
