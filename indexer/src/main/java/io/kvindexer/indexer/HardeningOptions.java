@@ -35,6 +35,10 @@ public final class HardeningOptions {
                     + " 408 and the connection is closed (default: ${DEFAULT-VALUE})")
     long requestReadTimeoutMs = ServiceLimits.DEFAULT_REQUEST_READ_TIMEOUT.toMillis();
 
+    @Option(names = "--max-concurrent-replays", paramLabel = "N",
+            description = "engine replays (gap recovery) running at once; the rest wait (default: ${DEFAULT-VALUE})")
+    int maxConcurrentReplays = ServiceLimits.DEFAULT_MAX_CONCURRENT_REPLAYS;
+
     @Option(names = "--auth-token-file", paramLabel = "FILE",
             description = "require `Authorization: Bearer <token>` (token = the file's trimmed content) on /register,"
                     + " /unregister, /register_peer, /deregister_peer and /dump; also sent to peers. Default: env "
@@ -44,10 +48,11 @@ public final class HardeningOptions {
     ServiceLimits limits() throws IndexerCli.ConfigException {
         try {
             return new ServiceLimits(maxQueryTokens, maxRanksPerInstance, maxListeners, maxPeers,
-                    Duration.ofMillis(requestReadTimeoutMs));
+                    Duration.ofMillis(requestReadTimeoutMs), maxConcurrentReplays);
         } catch (IllegalArgumentException e) {
             throw new IndexerCli.ConfigException("invalid value for --max-query-tokens/--max-ranks-per-instance/"
-                    + "--max-listeners/--max-peers/--request-read-timeout-ms: " + e.getMessage());
+                    + "--max-listeners/--max-peers/--request-read-timeout-ms/--max-concurrent-replays: "
+                    + e.getMessage());
         }
     }
 

@@ -6,6 +6,7 @@ import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.EngineListener;
+import io.kvindexer.indexer.ingest.ReplayPermits;
 import io.kvindexer.indexer.ingest.ReadyGate;
 import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
@@ -44,7 +45,9 @@ public final class IndexerApp implements AutoCloseable {
     private IndexerApp(IndexerConfig config) throws RegistryException {
         this.config = config;
         this.indexers = new Indexers(new IndexOptions(config.mixCacheSalt(), config.threads()));
-        this.workers = new WorkerRegistry(indexers, engineListeners(readyGate, metrics), config.limits());
+        this.workers = new WorkerRegistry(indexers,
+                engineListeners(readyGate, metrics, new ReplayPermits(config.limits().maxConcurrentReplays())),
+                config.limits());
         this.gate = new StartupGate(config.minInitialWorkers(), config.recoversFromPeers(), readyGate, workers);
         metrics.bind(workers, indexers);
         try {
@@ -124,8 +127,9 @@ public final class IndexerApp implements AutoCloseable {
     }
 
     /** The service's listeners: one EngineListener per registration, started at once, draining once the gate opens. */
-    static ListenerFactory engineListeners(ReadyGate gate, IndexerMetrics metrics) {
-        EngineListener.Options options = EngineListener.Options.defaults().withMetrics(metrics.ingest());
+    static ListenerFactory engineListeners(ReadyGate gate, IndexerMetrics metrics, ReplayPermits replays) {
+        EngineListener.Options options = EngineListener.Options.defaults().withMetrics(metrics.ingest())
+                .withReplayPermits(replays);
         return (spec, watermark, sink) -> {
             EngineListener listener = new EngineListener(spec, watermark, sink, gate, options);
             listener.start();

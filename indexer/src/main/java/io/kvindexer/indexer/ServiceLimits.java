@@ -12,9 +12,13 @@ import java.time.Duration;
  * @param maxPeers               peer URLs kept by {@code /register_peer} and {@code --peers}; also the most peers one
  *                               startup recovery tries ({@code --peers} then {@code --peers-dns})
  * @param requestReadTimeout     time to receive a whole request body once its headers are in; then 408
+ * @param maxConcurrentReplays   engine replays running at once in the process (the rest wait their turn)
  */
 public record ServiceLimits(int maxQueryTokens, int maxRanksPerInstance, int maxListeners, int maxPeers,
-                            Duration requestReadTimeout) {
+                            Duration requestReadTimeout, int maxConcurrentReplays) {
+
+    /** 8: a restart's catch-up replays do not starve the live streams. */
+    public static final int DEFAULT_MAX_CONCURRENT_REPLAYS = 8;
 
     /** 30 s: far above any real body on a cluster network, short enough that stalled clients do not pile up. */
     public static final Duration DEFAULT_REQUEST_READ_TIMEOUT = Duration.ofSeconds(30);
@@ -29,6 +33,16 @@ public record ServiceLimits(int maxQueryTokens, int maxRanksPerInstance, int max
         if (requestReadTimeout == null || requestReadTimeout.toMillis() < 1) {
             throw new IllegalArgumentException("the request read timeout must be >= 1 ms");
         }
+        if (maxConcurrentReplays < 1) {
+            throw new IllegalArgumentException("every limit must be >= 1");
+        }
+    }
+
+    /** With the default replay concurrency. */
+    public ServiceLimits(int maxQueryTokens, int maxRanksPerInstance, int maxListeners, int maxPeers,
+                         Duration requestReadTimeout) {
+        this(maxQueryTokens, maxRanksPerInstance, maxListeners, maxPeers, requestReadTimeout,
+                DEFAULT_MAX_CONCURRENT_REPLAYS);
     }
 
     /** With the default request read timeout. */
@@ -37,6 +51,11 @@ public record ServiceLimits(int maxQueryTokens, int maxRanksPerInstance, int max
     }
 
     public ServiceLimits withRequestReadTimeout(Duration timeout) {
-        return new ServiceLimits(maxQueryTokens, maxRanksPerInstance, maxListeners, maxPeers, timeout);
+        return new ServiceLimits(maxQueryTokens, maxRanksPerInstance, maxListeners, maxPeers, timeout,
+                maxConcurrentReplays);
+    }
+
+    public ServiceLimits withMaxConcurrentReplays(int n) {
+        return new ServiceLimits(maxQueryTokens, maxRanksPerInstance, maxListeners, maxPeers, requestReadTimeout, n);
     }
 }

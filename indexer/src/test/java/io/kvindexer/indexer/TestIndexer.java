@@ -28,7 +28,8 @@ public final class TestIndexer implements AutoCloseable {
         IndexerMetrics metrics = new IndexerMetrics();
         ReadyGate readyGate = new ReadyGate();
         Indexers indexers = new Indexers(new IndexOptions(config.mixCacheSalt(), config.threads()));
-        WorkerRegistry workers = new WorkerRegistry(indexers, IndexerApp.engineListeners(readyGate, metrics),
+        WorkerRegistry workers = new WorkerRegistry(indexers, IndexerApp.engineListeners(readyGate, metrics,
+                new io.kvindexer.indexer.ingest.ReplayPermits(config.limits().maxConcurrentReplays())),
                 config.limits());
         StartupGate gate = new StartupGate(config.minInitialWorkers(), false, readyGate, workers);
         metrics.bind(workers, indexers);

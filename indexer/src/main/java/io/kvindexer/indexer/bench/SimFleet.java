@@ -57,12 +57,23 @@ final class SimFleet implements AutoCloseable {
         }
     }
 
+    /** Starts the simulators only (the floor run connects its own listeners). */
+    void start() {
+        for (int w = 0; w < workload.spec().workers(); w++) {
+            sims.add(EngineSimulator.Options.builder().hwm(0).start());
+        }
+    }
+
+    EngineSimulator sim(int worker) {
+        return sims.get(worker);
+    }
+
     /** Starts the simulators, registers each with the indexer and waits until each one's marker is visible. */
     void startAndRegister() {
         int bs = workload.spec().blockSize();
-        for (int w = 0; w < workload.spec().workers(); w++) {
-            EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults().withHwm(0));
-            sims.add(sim);
+        start();
+        for (int w = 0; w < sims.size(); w++) {
+            EngineSimulator sim = sims.get(w);
             http.register(instanceId(w), sim.endpoint(), sim.replayEndpoint(), MODEL, bs);
         }
         // the slow-joiner window: keep publishing markers until one arrives, for every worker

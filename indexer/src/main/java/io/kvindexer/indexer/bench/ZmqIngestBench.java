@@ -52,8 +52,18 @@ public final class ZmqIngestBench implements Callable<Integer> {
 
     /** One run: block events, the time they took until visible (with --rate: the paced rate), the probe lags. */
     public record Rep(long blockEvents, long batches, double seconds, double blockEventsPerSecond,
-                      double batchesPerSecond, double lagP50Ms, double lagP99Ms, double lagMaxMs, int probes) {
+                      double batchesPerSecond, double lagP50Ms, double lagP99Ms, double lagMaxMs, int probes,
+                      double floorBlockEventsPerSecond) {
+
+        /** achieved / floor: the share of the bare receive + decode + hash rate the indexer keeps. */
+        public double ofFloor() {
+            return floorBlockEventsPerSecond > 0 ? blockEventsPerSecond / floorBlockEventsPerSecond : 0;
+        }
     }
+
+    @Option(names = "--no-floor", description = "skip the same-run floor (the same frames to bare listeners that"
+            + " decode and hash without an index), e.g. for paced lag runs")
+    boolean noFloor;
 
     public static void main(String[] args) {
         System.exit(new CommandLine(new ZmqIngestBench()).execute(args));
@@ -78,9 +88,15 @@ public final class ZmqIngestBench implements Callable<Integer> {
         List<Rep> reps = new ArrayList<>();
         for (int r = 0; r < repetitions; r++) {
             Rep rep = runOnce(w);
+            if (!noFloor) {
+                double f = ZmqIngestFloor.run(w, publishers);
+                rep = new Rep(rep.blockEvents(), rep.batches(), rep.seconds(), rep.blockEventsPerSecond(),
+                        rep.batchesPerSecond(), rep.lagP50Ms(), rep.lagP99Ms(), rep.lagMaxMs(), rep.probes(), f);
+            }
             System.out.printf("rep %d: %.3f M block events/s (%.0f batches/s) in %.2f s; lag p50/p99/max %.2f/%.2f/%.2f ms"
-                            + " over %d probes%n", r + 1, rep.blockEventsPerSecond() / 1e6, rep.batchesPerSecond(),
-                    rep.seconds(), rep.lagP50Ms(), rep.lagP99Ms(), rep.lagMaxMs(), rep.probes());
+                            + " over %d probes; floor %.3f M/s (%.2f of it)%n", r + 1, rep.blockEventsPerSecond() / 1e6,
+                    rep.batchesPerSecond(), rep.seconds(), rep.lagP50Ms(), rep.lagP99Ms(), rep.lagMaxMs(), rep.probes(),
+                    rep.floorBlockEventsPerSecond() / 1e6, rep.ofFloor());
             reps.add(rep);
         }
         return reps;
@@ -128,7 +144,7 @@ public final class ZmqIngestBench implements Callable<Integer> {
             double seconds = elapsed / 1e9;
             return new Rep(blockEvents, fleet.batchCount(), seconds, blockEvents / seconds,
                     fleet.batchCount() / seconds, lag.percentileMicros(50) / 1e3, lag.percentileMicros(99) / 1e3,
-                    lag.percentileMicros(100) / 1e3, lag.count());
+                    lag.percentileMicros(100) / 1e3, lag.count(), 0);
         }
     }
 
@@ -136,7 +152,7 @@ public final class ZmqIngestBench implements Callable<Integer> {
      * Round-robin over this feeder's workers, one batch each, so every stream advances together; with a rate, each
      * batch waits until the block events before it are due.
      */
-    private static void feed(SimFleet fleet, int first, int stride, double blockEventsPerSecond) {
+    static void feed(SimFleet fleet, int first, int stride, double blockEventsPerSecond) {
         long start = System.nanoTime();
         long sent = 0;
         boolean any = true;
@@ -169,11 +185,14 @@ public final class ZmqIngestBench implements Callable<Integer> {
     Map<String, Object> summary(List<Rep> reps) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("block_events_per_s", Medians.of(reps, Rep::blockEventsPerSecond));
+        out.put("floor_block_events_per_s", Medians.of(reps, Rep::floorBlockEventsPerSecond));
+        out.put("of_floor", Medians.of(reps, Rep::ofFloor));
         out.put("batches_per_s", Medians.of(reps, Rep::batchesPerSecond));
         out.put("lag_p50_ms", Medians.of(reps, Rep::lagP50Ms));
         out.put("lag_p99_ms", Medians.of(reps, Rep::lagP99Ms));
         out.put("block_events", reps.get(0).blockEvents());
         out.put("workers", workload.workers);
+        out.put("block_size", workload.blockSize);
         out.put("threads", threads);
         out.put("publishers", publishers);
         out.put("rate", rate);

@@ -13,4 +13,13 @@ public interface BatchSink {
 
     /** The publisher restarted (seq went back): everything this worker rank held is gone. */
     void publisherRestarted(WorkerKey worker);
+
+    /**
+     * Batches of this worker rank's stream are lost for good (no replay endpoint, the engine's buffer no longer
+     * holds them, the engine does not answer): its blocks may be wrong, so they must not be claimed. By default
+     * the same as a restart: drop them all and let live events rebuild them.
+     */
+    default void gapUnrecoverable(WorkerKey worker) {
+        publisherRestarted(worker);
+    }
 }

@@ -47,6 +47,17 @@ public interface IngestMetrics {
     default void batchesLost(long missing) {
     }
 
+    /**
+     * A gap could not be recovered and the worker's blocks were dropped ({@code missing} batches lost); counted
+     * once per gap.
+     */
+    default void gapUnrecoverable(long missing) {
+    }
+
+    /** A connection that had not finished its ZMTP handshake in time was dropped and made again. */
+    default void handshakeRetry() {
+    }
+
     /** A replay ended; {@code batchesRecovered} batches from it were applied. */
     default void replay(ReplayResult result, long batchesRecovered) {
     }

@@ -23,8 +23,4 @@ public final class SequenceWatermark {
     public void reset() {
         last.set(UNSET);
     }
-
-    public boolean isUnset() {
-        return last.get() == UNSET;
-    }
 }

@@ -106,6 +106,14 @@ public final class IndexerMetrics {
 
     /** Decoder-side event warnings by kind label; exposed with the index-side ones in {@link #bind}. */
     private final Map<String, LongAdder> eventWarnings = new ConcurrentHashMap<>();
+    private final Counter gapsUnrecoverable = Counter.builder()
+            .name("dynamo_kvindexer_unrecoverable_gaps_total")
+            .help("Sequence gaps that could not be filled; the worker's blocks were dropped when it held any")
+            .register(registry);
+    private final Counter handshakeRetries = Counter.builder()
+            .name("dynamo_kvindexer_handshake_retries_total")
+            .help("ZMQ connections dropped and made again because their ZMTP handshake did not finish in time")
+            .register(registry);
 
     /** The listeners' reports, as counters. */
     private final IngestMetrics ingest = new IngestMetrics() {
@@ -158,6 +166,16 @@ public final class IndexerMetrics {
         @Override
         public void staleBatch() {
             staleBatches.inc();
+        }
+
+        @Override
+        public void gapUnrecoverable(long missing) {
+            gapsUnrecoverable.inc();
+        }
+
+        @Override
+        public void handshakeRetry() {
+            handshakeRetries.inc();
         }
     };
 

@@ -27,7 +27,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * blocks, so neither does {@link #register}.
  *
  * <p>Sequence watermarks are kept per (instance, rank) outside the registrations, so they survive
- * unregister/register (design §2, the documented behaviour).
+ * unregister/register (the documented behaviour), together with the endpoint they were learned from. A
+ * registration at another endpoint is another engine process (a new pod, a new address) whose seqs start over:
+ * it gets a fresh watermark, or its first batches would be dropped as stale. The same endpoint keeps it.
  */
 public final class WorkerRegistry implements AutoCloseable {
 
@@ -36,7 +38,7 @@ public final class WorkerRegistry implements AutoCloseable {
     private final Indexers indexers;
     private final ListenerFactory listenerFactory;
     private final Map<Long, Instance> instances = new LinkedHashMap<>();
-    private final Map<WorkerKey, SequenceWatermark> watermarks = new ConcurrentHashMap<>();
+    private final Map<WorkerKey, LearnedWatermark> watermarks = new ConcurrentHashMap<>();
     /** Instance id → pod name, when known; read by every query without the lock. */
     private final Map<Long, String> podNames = new ConcurrentHashMap<>();
     private final List<Runnable> observers = new CopyOnWriteArrayList<>();
@@ -99,8 +101,9 @@ public final class WorkerRegistry implements AutoCloseable {
             Instance inst = existing != null ? existing : new Instance(r.instanceId(), r.modelName(), r.tenantId());
             WorkerKey key = new WorkerKey(r.instanceId(), r.dpRank());
             ListenerSpec spec = new ListenerSpec(r.instanceId(), r.dpRank(), r.endpoint(), r.replayEndpoint());
-            Rank rank = new Rank(spec, listenerFactory.start(spec,
-                    watermarks.computeIfAbsent(key, k -> new SequenceWatermark()), new IndexSink(index)));
+            LearnedWatermark learned = watermarks.compute(key, (k, old) -> old != null
+                    && old.endpoint().equals(r.endpoint()) ? old : new LearnedWatermark(r.endpoint()));
+            Rank rank = new Rank(spec, listenerFactory.start(spec, learned.watermark(), new IndexSink(index)));
             inst.ranks.put(r.dpRank(), rank);
             if (r.podName() != null) {
                 inst.podName = r.podName();
@@ -222,7 +225,15 @@ public final class WorkerRegistry implements AutoCloseable {
 
     /** The watermark of one registration, if it was ever registered (kept across unregister). */
     public SequenceWatermark watermark(long instanceId, int dpRank) {
-        return watermarks.get(new WorkerKey(instanceId, dpRank));
+        LearnedWatermark learned = watermarks.get(new WorkerKey(instanceId, dpRank));
+        return learned == null ? null : learned.watermark();
+    }
+
+    /** A registration's watermark and the PUB endpoint its seqs came from. */
+    private record LearnedWatermark(String endpoint, SequenceWatermark watermark) {
+        LearnedWatermark(String endpoint) {
+            this(endpoint, new SequenceWatermark());
+        }
     }
 
     /** Test control: pending/active → paused (the listener drops its sockets, the watermark is kept). */

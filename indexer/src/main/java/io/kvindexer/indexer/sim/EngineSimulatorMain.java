@@ -69,10 +69,10 @@ public final class EngineSimulatorMain implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        EngineSimulator.Options options = EngineSimulator.Options.defaults()
-                .withEndpoint(endpoint).withReplayEndpoint(replayEndpoint).withDpRank(dpRank).withTopic(topic)
-                .withFormat(format).withHashMode(hashMode).withReplayLayout(replayLayout)
-                .withBufferSteps(bufferSteps);
+        EngineSimulator.Options options = EngineSimulator.Options.builder()
+                .endpoint(endpoint).replayEndpoint(replayEndpoint).dpRank(dpRank).topic(topic)
+                .format(format).hashMode(hashMode).replayLayout(replayLayout)
+                .bufferSteps(bufferSteps).build();
         try (EngineSimulator sim = EngineSimulator.start(options)) {
             System.out.println("publishing on " + sim.endpoint()
                     + (sim.replayEndpoint() == null ? " (replay off)" : ", replay on " + sim.replayEndpoint()));

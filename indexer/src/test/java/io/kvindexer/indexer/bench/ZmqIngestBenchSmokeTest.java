@@ -27,5 +27,6 @@ class ZmqIngestBenchSmokeTest {
         assertThat(rep.blockEventsPerSecond()).isPositive();
         assertThat(rep.probes()).isPositive();
         assertThat(rep.lagP99Ms()).isGreaterThanOrEqualTo(rep.lagP50Ms()).isPositive();
+        assertThat(rep.floorBlockEventsPerSecond()).as("the same-run floor ran").isPositive();
     }
 }

@@ -131,7 +131,7 @@ class EngineStreamsOverZmqTest {
                 }
             };
             listener = new EngineListener(new ListenerSpec(instanceId, 0, endpoint, null), watermark, sink,
-                    ReadyGate.open(), EngineListener.Options.defaults().withContext(context).withMetrics(metrics));
+                    ReadyGate.open(), EngineListener.Options.defaults().withMetrics(metrics));
             resources.add(listener);
             listener.start();
         }

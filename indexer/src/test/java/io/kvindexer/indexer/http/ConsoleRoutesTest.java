@@ -36,7 +36,7 @@ class ConsoleRoutesTest {
         app = IndexerApp.start(IndexerConfig.defaults());
         http = new HttpTestClient(app.baseUrl());
         one = EngineSimulator.start(EngineSimulator.Options.defaults());
-        two = EngineSimulator.start(EngineSimulator.Options.defaults().withDpRank(1));
+        two = EngineSimulator.start(EngineSimulator.Options.builder().dpRank(1).build());
         register(1, 0, one);
         register(2, 1, two);
         await().atMost(Duration.ofSeconds(30)).until(() -> one.subscriptions() >= 1 && two.subscriptions() >= 1);

@@ -73,7 +73,7 @@ class QueryEndToEndTest {
     @ParameterizedTest
     @EnumSource(value = EngineEventEncoder.Format.class)
     void workedExampleOfSpec56ForEveryEncoding(EngineEventEncoder.Format format) throws Exception {
-        EngineSimulator sim = engine(EngineSimulator.Options.defaults().withFormat(format), 1, "llama", 16);
+        EngineSimulator sim = engine(EngineSimulator.Options.builder().format(format).build(), 1, "llama", 16);
         sim.storeSequence(range(1, 32), 16).get(30, TimeUnit.SECONDS);
 
         String expected = "{\"scores\":{\"1\":{\"0\":32}},\"frequencies\":[],\"instances\":{\"1\":{"
@@ -123,7 +123,7 @@ class QueryEndToEndTest {
     @Test
     void twoWorkersTwoRanksAndIsolationByModel() throws Exception {
         EngineSimulator a = engine(EngineSimulator.Options.defaults(), 1, "m", 4);
-        EngineSimulator b = engine(EngineSimulator.Options.defaults().withDpRank(1), 2, "m", 4);
+        EngineSimulator b = engine(EngineSimulator.Options.builder().dpRank(1).build(), 2, "m", 4);
         EngineSimulator other = engine(EngineSimulator.Options.defaults(), 3, "other", 4);
         a.storeSequence(range(1, 12), 4).get(30, TimeUnit.SECONDS);
         b.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);

@@ -71,6 +71,17 @@ final class CountingMetrics implements IngestMetrics {
     }
 
     @Override
+    public void gapUnrecoverable(long missing) {
+        add("unrecoverable", 1);
+        add("unrecoverable.missing", missing);
+    }
+
+    @Override
+    public void handshakeRetry() {
+        add("handshake.retries", 1);
+    }
+
+    @Override
     public String toString() {
         return counters.toString();
     }

@@ -108,8 +108,8 @@ class EngineListenerTest {
     @ParameterizedTest
     @EnumSource(Format.class)
     void everyEventEncodingArrivesAsTheEngineStateWithItsDpRank(Format format) {
-        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withFormat(format).withDpRank(2)
-                .withHashMode(format == Format.SGLANG7 ? HashMode.I64 : HashMode.U64));
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder().format(format).dpRank(2)
+                .hashMode(format == Format.SGLANG7 ? HashMode.I64 : HashMode.U64).build());
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);
@@ -131,7 +131,7 @@ class EngineListenerTest {
     @ParameterizedTest
     @EnumSource(HashMode.class)
     void hashModesDecodeToTheSameKeys(HashMode mode) {
-        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withHashMode(mode));
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder().hashMode(mode).build());
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);
@@ -163,7 +163,7 @@ class EngineListenerTest {
 
     @Test
     void batchRankOverridesTheRegisteredRankAndNilKeepsIt() {
-        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withDpRank(1));
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder().dpRank(1).build());
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);
@@ -201,8 +201,8 @@ class EngineListenerTest {
     @ParameterizedTest
     @EnumSource(ReplayLayout.class)
     void gapIsReplayedToTheExactEngineState(ReplayLayout layout) {
-        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withReplayLayout(layout)
-                .withTopic("kv@10.0.0.7@llama"));
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder().replayLayout(layout)
+                .topic("kv@10.0.0.7@llama").build());
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);
@@ -245,7 +245,7 @@ class EngineListenerTest {
 
     @Test
     void aNewListenerSeeingTheWatermarkSeqAgainSkipsItWithoutARestart() {
-        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withStartSeq(4));
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder().startSeq(4).build());
         SequenceWatermark watermark = new SequenceWatermark();
         watermark.set(4); // applied up to 4 by an earlier registration
         EngineListener listener = listener(sim, watermark);
@@ -263,7 +263,7 @@ class EngineListenerTest {
 
     @Test
     void startOlderThanTheEngineBufferIsNoticed() {
-        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withBufferSteps(4));
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder().bufferSteps(4).build());
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);
@@ -278,9 +278,14 @@ class EngineListenerTest {
 
         awaitWatermark(watermark, 11);
         await().atMost(PATIENCE).until(() -> metrics.get("replay.incomplete") == 1);
-        assertThat(listener.lastError()).isEqualTo("replay incomplete: engine buffer starts at 8, requested 1");
+        // batches 1..7 are gone for good: what the worker held may be wrong, so it was dropped first
+        assertThat(listener.lastError()).startsWith("replay incomplete: engine buffer starts at 8, requested 1")
+                .contains("dropped the blocks of worker " + Long.toUnsignedString(INSTANCE) + " dp_rank 0");
         assertThat(listener.status()).isEqualTo(ListenerStatus.ACTIVE);
         WorkerKey worker = new WorkerKey(INSTANCE, 0);
+        assertThat(sink.gapLosses()).containsExactly(worker);
+        assertThat(metrics.get("unrecoverable")).isEqualTo(1);
+        assertThat(sink.held(worker, StorageTier.DEVICE)).doesNotContain(hashes(tokens(0, 8))[0]);
         for (int i = 1; i <= 7; i++) { // lost for good: older than the engine's buffer
             assertThat(sink.held(worker, StorageTier.DEVICE)).doesNotContain(hashes(tokens(i * 100, 8))[0]);
         }
@@ -302,8 +307,11 @@ class EngineListenerTest {
 
         awaitWatermark(watermark, 4);
         await().atMost(PATIENCE).until(() -> metrics.get("replay.incomplete") == 1);
-        assertThat(listener.lastError()).isEqualTo("replay incomplete: engine buffer starts at 4, requested 1");
-        awaitSameState(sim); // nothing was in the skipped seqs
+        assertThat(listener.lastError()).startsWith("replay incomplete: engine buffer starts at 4, requested 1");
+        // the indexer cannot know the skipped seqs held nothing: seq 0's blocks are dropped, seq 4's kept
+        assertThat(sink.gapLosses()).containsExactly(new WorkerKey(INSTANCE, 0));
+        assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE))
+                .containsExactlyInAnyOrder(hashes(tokens(100, 8))[0], hashes(tokens(100, 8))[1]);
     }
 
     @Test
@@ -529,8 +537,8 @@ class EngineListenerTest {
                 ReadyGate.open(), Duration.ofSeconds(10));
         await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.ACTIVE);
 
-        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withEndpoint(endpoint)
-                .withReplayEndpoint(null));
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder().endpoint(endpoint)
+                .replayEndpoint(null).build());
         awaitSubscribed(listener, sim, 1);
         sim.storeSequence(tokens(0, 8), 4).join();
 
@@ -540,7 +548,7 @@ class EngineListenerTest {
 
     @Test
     void withoutReplayEndpointAGapIsCountedAndLiveGoesOn() {
-        EngineSimulator sim = simulator(EngineSimulator.Options.defaults().withReplayEndpoint(null));
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder().replayEndpoint(null).build());
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);
@@ -554,6 +562,45 @@ class EngineListenerTest {
         awaitWatermark(watermark, 3);
         assertThat(metrics.get("lost")).isEqualTo(2);
         assertThat(listener.status()).isEqualTo(ListenerStatus.ACTIVE);
+    }
+
+    @Test
+    void withoutReplayEndpointAGapAfterAppliedBatchesDropsTheWorkersBlocks() {
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder().replayEndpoint(null).build());
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        awaitConnected(listener, sim, 1);
+
+        sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
+        awaitWatermark(watermark, 0);
+        assertThat(sink.gapLosses()).isEmpty();
+        sim.dropLive(1);
+        sim.storeSequence(tokens(100, 8), 4); // seq 1, lost
+        sim.storeSequence(tokens(200, 8), 4).join(); // seq 2
+
+        awaitWatermark(watermark, 2);
+        assertThat(sink.gapLosses()).containsExactly(new WorkerKey(INSTANCE, 0));
+        assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE))
+                .containsExactlyInAnyOrder(hashes(tokens(200, 8))[0], hashes(tokens(200, 8))[1]);
+        assertThat(listener.lastError()).startsWith("batches 1..1 lost: no replay endpoint; dropped the blocks of");
+        assertThat(metrics.get("unrecoverable")).isEqualTo(1);
+    }
+
+    @Test
+    void aPayloadThatDoesNotDecodeIsNoLostBatch() {
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder().replayEndpoint(null).build());
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        awaitConnected(listener, sim, 1);
+
+        sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
+        sim.publishPayload(new byte[] {(byte) 0xc1}); // seq 1 arrives but does not decode
+        sim.storeSequence(tokens(100, 8), 4).join(); // seq 2: a "gap" over seq 1 only
+
+        awaitWatermark(watermark, 2);
+        assertThat(sink.gapLosses()).isEmpty();
+        assertThat(listener.lastError()).isNull();
+        awaitSameState(sim);
     }
 
     @Test

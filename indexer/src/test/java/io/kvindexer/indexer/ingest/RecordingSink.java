@@ -24,6 +24,7 @@ final class RecordingSink implements BatchSink {
     private final Map<WorkerKey, Map<StorageTier, Set<Long>>> held = new HashMap<>();
     private final List<String> log = new ArrayList<>();
     private final List<WorkerKey> restarts = new ArrayList<>();
+    private final List<WorkerKey> gapLosses = new ArrayList<>();
     private int batches;
 
     @Override
@@ -59,6 +60,17 @@ final class RecordingSink implements BatchSink {
         restarts.add(worker);
         held.remove(worker);
         log.add(worker + " restarted");
+    }
+
+    @Override
+    public synchronized void gapUnrecoverable(WorkerKey worker) {
+        gapLosses.add(worker);
+        held.remove(worker);
+        log.add(worker + " dropped");
+    }
+
+    synchronized List<WorkerKey> gapLosses() {
+        return List.copyOf(gapLosses);
     }
 
     synchronized Set<Long> held(WorkerKey worker, StorageTier tier) {

@@ -13,7 +13,7 @@ final class Subscriptions {
     }
 
     /**
-     * jeromq 0.6.0 now and then leaves an outgoing connection stalled for good (see JeromqHandshakeProbe); a
+     * jeromq 0.6.0 now and then leaves an outgoing connection stalled for good (see bench/JeromqHandshakeBench); a
      * listener not counted within 10 s gets a fresh socket through pause/resume, as an operator would do.
      */
     static void await(EngineListener listener, EngineSimulator sim, int subscriptions) {

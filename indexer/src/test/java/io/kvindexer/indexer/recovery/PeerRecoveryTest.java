@@ -33,7 +33,7 @@ class PeerRecoveryTest {
     @Test
     void secondServerRecoversFromTheFirst() throws Exception {
         try (EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
-             EngineSimulator host = EngineSimulator.start(EngineSimulator.Options.defaults().withDpRank(1));
+             EngineSimulator host = EngineSimulator.start(EngineSimulator.Options.builder().dpRank(1).build());
              IndexerApp first = IndexerApp.start(IndexerConfig.defaults());
              HttpTestClient a = new HttpTestClient(first.baseUrl())) {
             assertThat(a.post("/register", "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint()

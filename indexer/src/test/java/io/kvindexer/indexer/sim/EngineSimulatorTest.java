@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.sim;
 
+import io.kvindexer.indexer.ingest.Frames;
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.sim.EngineSimulator.Holder;
 import io.kvindexer.indexer.sim.EngineSimulator.ReplayLayout;
@@ -44,7 +45,7 @@ class EngineSimulatorTest {
     }
 
     private EngineSimulator start(EngineSimulator.Options options) {
-        EngineSimulator sim = EngineSimulator.start(options.withFixedTs(1757500000.25));
+        EngineSimulator sim = EngineSimulator.start(options.toBuilder().fixedTs(1757500000.25).build());
         sims.add(sim);
         return sim;
     }
@@ -97,11 +98,11 @@ class EngineSimulatorTest {
 
     private static void request(ZMQ.Socket dealer, long start) {
         dealer.sendMore(new byte[0]);
-        dealer.send(EngineSimulator.seqBytes(start));
+        dealer.send(Frames.seqBytes(start));
     }
 
     private static String seq(long s) {
-        return HEX.formatHex(EngineSimulator.seqBytes(s));
+        return HEX.formatHex(Frames.seqBytes(s));
     }
 
     private static void publishABC(EngineSimulator sim) {
@@ -125,7 +126,7 @@ class EngineSimulatorTest {
 
     @Test
     void replayWithTopicFrames() {
-        EngineSimulator sim = start(EngineSimulator.Options.defaults().withTopic("kv"));
+        EngineSimulator sim = start(EngineSimulator.Options.builder().topic("kv").build());
         publishABC(sim);
         ZMQ.Socket dealer = dealer(sim);
         String topic = HEX.formatHex("kv".getBytes());
@@ -148,7 +149,7 @@ class EngineSimulatorTest {
 
     @Test
     void legacyReplayHasNoTopicFrame() {
-        EngineSimulator sim = start(EngineSimulator.Options.defaults().withReplayLayout(ReplayLayout.LEGACY));
+        EngineSimulator sim = start(EngineSimulator.Options.builder().replayLayout(ReplayLayout.LEGACY).build());
         publishABC(sim);
         ZMQ.Socket dealer = dealer(sim);
 
@@ -163,7 +164,7 @@ class EngineSimulatorTest {
         publishABC(sim);
         ZMQ.Socket dealer = dealer(sim);
 
-        dealer.send(EngineSimulator.seqBytes(0)); // no empty delimiter: Mooncake Conductor's bug
+        dealer.send(Frames.seqBytes(0)); // no empty delimiter: Mooncake Conductor's bug
         await().atMost(PATIENCE).until(() -> sim.invalidReplayRequests() == 1);
         sim.silentReplay(true);
         request(dealer, 0);
@@ -178,7 +179,7 @@ class EngineSimulatorTest {
 
     @Test
     void ringBufferKeepsTheNewestBatches() {
-        EngineSimulator sim = start(EngineSimulator.Options.defaults().withBufferSteps(2));
+        EngineSimulator sim = start(EngineSimulator.Options.builder().bufferSteps(2).build());
         publishABC(sim);
         ZMQ.Socket dealer = dealer(sim);
 
@@ -190,7 +191,7 @@ class EngineSimulatorTest {
 
     @Test
     void dropLiveBuffersWithoutSendingAndSkipLeavesAHole() {
-        EngineSimulator sim = start(EngineSimulator.Options.defaults().withStartSeq(10));
+        EngineSimulator sim = start(EngineSimulator.Options.builder().startSeq(10).build());
         ZMQ.Socket sub = subscribe(sim);
 
         sim.publish(EngineSimulator.cleared());
@@ -249,7 +250,7 @@ class EngineSimulatorTest {
 
     @Test
     void groundTruthFollowsStoresRemovesAndClearsPerRankAndTier() {
-        EngineSimulator sim = start(EngineSimulator.Options.defaults().withDpRank(1));
+        EngineSimulator sim = start(EngineSimulator.Options.builder().dpRank(1).build());
         sim.publish(EngineSimulator.stored(new long[] {1, 2}, null, new int[8], 4, "GPU", null),
                 EngineSimulator.stored(new long[] {3}, null, new int[4], 4, "CPU", null));
         sim.publishWithRank(4, List.of(EngineSimulator.stored(new long[] {9}, null, new int[4], 4, "GPU", null)));
@@ -266,8 +267,8 @@ class EngineSimulatorTest {
 
     @Test
     void portZeroAndWildcardHostReportAConnectableEndpoint() {
-        EngineSimulator sim = start(EngineSimulator.Options.defaults().withEndpoint("tcp://*:0")
-                .withReplayEndpoint("tcp://127.0.0.1:0"));
+        EngineSimulator sim = start(EngineSimulator.Options.builder().endpoint("tcp://*:0")
+                .replayEndpoint("tcp://127.0.0.1:0").build());
         assertThat(sim.endpoint()).matches("tcp://127\\.0\\.0\\.1:[1-9][0-9]*");
         assertThat(sim.replayEndpoint()).matches("tcp://127\\.0\\.0\\.1:[1-9][0-9]*");
         ZMQ.Socket sub = subscribe(sim);

@@ -151,9 +151,9 @@ final class LoopbackCluster implements AutoCloseable {
     EngineSimulator startEngine(String ns, String pod, Map<String, String> labels, int k, int zmqPort,
             Integer replayPort) {
         String ip = engineIp(k);
-        EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults()
-                .withEndpoint("tcp://" + ip + ":" + zmqPort)
-                .withReplayEndpoint(replayPort == null ? null : "tcp://" + ip + ":" + replayPort));
+        EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.builder()
+                .endpoint("tcp://" + ip + ":" + zmqPort)
+                .replayEndpoint(replayPort == null ? null : "tcp://" + ip + ":" + replayPort).build());
         EngineSimulator old = engines.put(ns + "/" + pod, sim);
         if (old != null) {
             old.close();

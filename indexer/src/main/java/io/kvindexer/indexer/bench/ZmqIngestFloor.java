@@ -1,0 +1,114 @@
+package io.kvindexer.indexer.bench;
+
+import io.kvindexer.indexer.event.BlockRemoved;
+import io.kvindexer.indexer.event.BlockStored;
+import io.kvindexer.indexer.event.KvEvent;
+import io.kvindexer.indexer.hash.BlockHasher;
+import io.kvindexer.indexer.ingest.BatchSink;
+import io.kvindexer.indexer.ingest.EngineListener;
+import io.kvindexer.indexer.ingest.ListenerSpec;
+import io.kvindexer.indexer.ingest.ReadyGate;
+import io.kvindexer.indexer.ingest.SequenceWatermark;
+import io.kvindexer.indexer.model.WorkerKey;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The same-run floor of {@link ZmqIngestBench}: the same simulators publishing the same frames over the same kind
+ * of sockets to the same listeners (one thread each: receive, sequence rules, decode), whose sink computes every
+ * stored block's local hash like the index's converter and drops the result. No index, no HTTP. What the indexer
+ * achieves over this is the share of the ingest path the index (and its writer hand-off) costs.
+ */
+final class ZmqIngestFloor {
+
+    private ZmqIngestFloor() {
+    }
+
+    /** Publishes {@code w} through fresh simulators to bare listeners; block events per second, first publish → last seq. */
+    static double run(Workload w, int publishers) throws InterruptedException {
+        LongAdder checksum = new LongAdder();
+        BatchSink hashing = new BatchSink() {
+            @Override
+            public void apply(WorkerKey worker, List<KvEvent> events) {
+                long sum = 0;
+                for (KvEvent e : events) {
+                    if (e instanceof BlockStored s && s.tokenIds() != null) {
+                        long seed = BlockHasher.seed(s.loraName());
+                        for (int off = 0; off + s.blockSize() <= s.tokenIds().length && s.blockSize() > 0;
+                             off += s.blockSize()) {
+                            sum += BlockHasher.hashBlock(s.tokenIds(), off, s.blockSize(), seed, null);
+                        }
+                    } else if (e instanceof BlockRemoved r && r.blockHashes() != null) {
+                        sum += r.blockHashes().length;
+                    }
+                }
+                checksum.add(sum);
+            }
+
+            @Override
+            public void publisherRestarted(WorkerKey worker) {
+            }
+        };
+        List<EngineListener> listeners = new ArrayList<>();
+        List<SequenceWatermark> watermarks = new ArrayList<>();
+        try (SimFleet fleet = new SimFleet(w, null)) {
+            fleet.start();
+            for (int i = 0; i < fleet.workers(); i++) {
+                SequenceWatermark watermark = new SequenceWatermark();
+                watermarks.add(watermark);
+                EngineListener listener = new EngineListener(new ListenerSpec(SimFleet.instanceId(i), 0,
+                        fleet.sim(i).endpoint(), fleet.sim(i).replayEndpoint()), watermark, hashing,
+                        ReadyGate.open(), EngineListener.Options.defaults());
+                listeners.add(listener);
+                listener.start();
+            }
+            for (int i = 0; i < fleet.workers(); i++) {
+                awaitReceiving(fleet, i, watermarks.get(i));
+            }
+            long start = System.nanoTime();
+            List<Thread> feeders = new ArrayList<>();
+            for (int p = 0; p < publishers; p++) {
+                int first = p;
+                feeders.add(Thread.ofPlatform().name("floor-feeder-" + p).start(() ->
+                        ZmqIngestBench.feed(fleet, first, publishers, 0)));
+            }
+            for (Thread t : feeders) {
+                t.join();
+            }
+            for (int i = 0; i < fleet.workers(); i++) {
+                long last = fleet.sim(i).nextSeq() - 1;
+                while (watermarks.get(i).get() != last) {
+                    LockSupport.parkNanos(100_000);
+                }
+            }
+            double seconds = (System.nanoTime() - start) / 1e9;
+            if (checksum.sum() == 42) {
+                System.out.print(""); // keeps the hashing live
+            }
+            return (w.storedBlocks() + w.removedBlocks()) / seconds;
+        } finally {
+            listeners.forEach(EngineListener::close);
+        }
+    }
+
+    /** The slow-joiner window: markers until one is applied, as the indexer run waits for /query. */
+    private static void awaitReceiving(SimFleet fleet, int worker, SequenceWatermark watermark) {
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (true) {
+            fleet.publishMarker(worker);
+            long end = System.nanoTime() + 200_000_000L;
+            while (System.nanoTime() < end) {
+                if (watermark.get() != SequenceWatermark.UNSET) {
+                    return;
+                }
+                LockSupport.parkNanos(1_000_000);
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("worker " + worker + " never received a marker");
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+package io.kvindexer.indexer.ingest;
+
+import io.kvindexer.indexer.event.CacheGroups;
+import io.kvindexer.indexer.event.EngineEventDecoder;
+import io.kvindexer.indexer.event.EventDecodeException;
+import io.kvindexer.indexer.event.KvEventBatch;
+import io.kvindexer.indexer.model.WorkerKey;
+
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Decodes one listener's batches and hands them to its sink for the effective (instance, dp rank): the
+ * registered rank, or the batch's own {@code data_parallel_rank}. Remembers every rank it delivered for, so
+ * dropping a worker's blocks (restart, unrecoverable gap) reaches all of them. Decoding runs on the listener's
+ * own thread, so many listeners decode in parallel.
+ */
+final class BatchDelivery {
+
+    private final ListenerSpec spec;
+    private final BatchSink sink;
+    private final EngineEventDecoder decoder;
+    private final IngestMetrics metrics;
+    private final ListenerLog log;
+    private final Set<Integer> ranksSeen = ConcurrentHashMap.newKeySet();
+    /** What this stream has taught about its cache groups (hybrid models); kept across reconnects. */
+    private final CacheGroups cacheGroups = new CacheGroups();
+
+    BatchDelivery(ListenerSpec spec, BatchSink sink, EngineEventDecoder decoder, IngestMetrics metrics,
+                  ListenerLog log) {
+        this.spec = spec;
+        this.sink = sink;
+        this.decoder = decoder;
+        this.metrics = metrics;
+        this.log = log;
+        ranksSeen.add(spec.dpRank());
+    }
+
+    /** Decodes and applies one batch; true when applied (a payload that does not decode is counted, skipped). */
+    boolean apply(long seq, byte[] payload) {
+        KvEventBatch batch;
+        try {
+            batch = decoder.decode(payload, cacheGroups);
+        } catch (EventDecodeException e) {
+            metrics.decodeError(e.kind());
+            log.once("decode:" + e.kind(), "skipping batch seq " + Long.toUnsignedString(seq) + ": " + e.getMessage());
+            return false;
+        } catch (RuntimeException e) {
+            metrics.decodeError("internal");
+            log.once("decode:internal", "skipping batch seq " + Long.toUnsignedString(seq) + ", decoder failed: " + e);
+            return false;
+        }
+        int rank = batch.dataParallelRank() != null ? batch.dataParallelRank() : spec.dpRank();
+        ranksSeen.add(rank);
+        if (!batch.events().isEmpty()) {
+            sink.apply(new WorkerKey(spec.instanceId(), rank), batch.events());
+        }
+        if (batch.unknownEvents() > 0) {
+            metrics.unknownEvents(batch.unknownEvents());
+        }
+        batch.warnings().forEach((warning, count) -> metrics.eventWarning(warning.label(), count));
+        metrics.batchApplied();
+        return true;
+    }
+
+    /** A new engine process: everything every rank of this stream held is gone. */
+    void publisherRestarted() {
+        for (int rank : ranksSeen) {
+            sink.publisherRestarted(new WorkerKey(spec.instanceId(), rank));
+        }
+        metrics.publisherRestarted();
+    }
+
+    /** Batches of this stream are lost for good: what its ranks hold may be wrong, so it goes. */
+    void dropUnverifiable() {
+        for (int rank : ranksSeen) {
+            sink.gapUnrecoverable(new WorkerKey(spec.instanceId(), rank));
+        }
+    }
+}

@@ -1,0 +1,116 @@
+package io.kvindexer.indexer.ingest;
+
+import java.util.LinkedHashSet;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * The sequence rules of one listener attempt, without sockets. The watermark is the registry's and outlives the
+ * attempt; the attempt itself remembers whether it saw a live message yet and the previous live seq.
+ *
+ * <ul>
+ *   <li>watermark unset and seq &gt; 0: replay {@code [0, seq)} first (slow joiner, first registration);</li>
+ *   <li>seq &gt; watermark + 1: a gap, replay {@code [watermark + 1, seq)};</li>
+ *   <li>publisher restart: one engine process only counts up, so a live seq not above the previous live seq of
+ *       this attempt means a new engine process; on the first live message of an attempt (no previous live seq
+ *       yet, e.g. after re-registration) a seq strictly below the watermark means the same. The watermark is
+ *       then reset and the message handled like a first one (replay from 0 when seq &gt; 0);</li>
+ *   <li>a seq not above the watermark (a duplicate, or a batch a replay already applied) is skipped;</li>
+ *   <li>the watermark advances only when a batch decodes and is applied ({@link #applied}).</li>
+ * </ul>
+ * All comparisons are unsigned: the seq is a u64 on the wire.
+ */
+final class SequenceTracker {
+
+    /**
+     * What a live seq asks for, in this order: drop the worker's blocks (restart), fill {@code [replayFrom,
+     * replayUntil)} (empty when equal), then apply the message unless {@link #isNew} says it is stale by then.
+     */
+    record Step(boolean restarted, long replayFrom, long replayUntil) {
+
+        boolean needsReplay() {
+            return replayFrom != replayUntil;
+        }
+
+        long missing() {
+            return replayUntil - replayFrom;
+        }
+    }
+
+    private static final int UNDECODABLE_KEPT = 1024;
+
+    private final SequenceWatermark watermark;
+    /** recent live seqs whose payload did not decode (oldest first) */
+    private final Set<Long> undecodable = new LinkedHashSet<>();
+    private boolean seenLive;
+    private long previousLive;
+
+    SequenceTracker(SequenceWatermark watermark) {
+        this.watermark = Objects.requireNonNull(watermark, "watermark");
+    }
+
+    /** Classifies one live seq; resets the watermark when it reveals a publisher restart. */
+    Step onLive(long seq) {
+        boolean firstLive = !seenLive;
+        long previous = previousLive;
+        seenLive = true;
+        previousLive = seq;
+
+        long last = watermark.get();
+        boolean restarted = false;
+        if (last != SequenceWatermark.UNSET) {
+            restarted = firstLive ? Long.compareUnsigned(seq, last) < 0 : Long.compareUnsigned(seq, previous) <= 0;
+            if (restarted) {
+                watermark.reset();
+                last = SequenceWatermark.UNSET;
+            }
+        }
+        if (last == SequenceWatermark.UNSET) {
+            return new Step(restarted, 0, seq);
+        }
+        if (Long.compareUnsigned(seq, last + 1) > 0) {
+            return new Step(false, last + 1, seq);
+        }
+        return new Step(false, seq, seq);
+    }
+
+    /** True when {@code seq} is above the watermark (or nothing was applied yet): it must be applied. */
+    boolean isNew(long seq) {
+        long now = watermark.get();
+        return now == SequenceWatermark.UNSET || Long.compareUnsigned(seq, now) > 0;
+    }
+
+    /** True once a batch of this stream was applied (and not dropped since by a restart): its blocks are held. */
+    boolean anyApplied() {
+        return watermark.get() != SequenceWatermark.UNSET;
+    }
+
+    /** A live message with this seq arrived but did not decode (the watermark stays where it was). */
+    void undecodable(long seq) {
+        if (undecodable.size() == UNDECODABLE_KEPT) {
+            undecodable.remove(undecodable.iterator().next());
+        }
+        undecodable.add(seq);
+    }
+
+    /**
+     * True when every seq of {@code [from, until)} arrived live and did not decode: a replay that cannot return
+     * them lost nothing new (the bad payloads were counted as decode errors, as every malformed message is).
+     */
+    boolean onlyUndecodable(long from, long until) {
+        if (Long.compareUnsigned(until - from, undecodable.size()) > 0) {
+            return false;
+        }
+        for (long s = from; s != until; s++) {
+            if (!undecodable.contains(s)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** A batch with this seq was decoded and applied. */
+    void applied(long seq) {
+        watermark.set(seq);
+    }
+}

@@ -1,0 +1,83 @@
+package io.kvindexer.indexer.ingest;
+
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.List;
+
+/**
+ * The SUB socket of one listener attempt, subscribed to everything, with its handshake watched: a connection
+ * that never finishes its ZMTP handshake (see {@link HandshakeWatch}) is dropped and the socket made again. A
+ * SUB whose connection never handshook cannot have received anything, so recreating it loses nothing.
+ */
+final class Subscriber implements AutoCloseable {
+
+    private final ZContext context;
+    private final String endpoint;
+    private final int receiveHwm;
+    private final int handshakeMillis;
+    private final int pollMillis;
+    private final Runnable onRecreate;
+    private ZMQ.Socket socket;
+    private HandshakeWatch watch;
+    private final ArrayDeque<List<byte[]>> drained = new ArrayDeque<>();
+
+    Subscriber(ZContext context, String endpoint, int receiveHwm, Duration handshakeTimeout, int pollMillis,
+               Runnable onRecreate) {
+        this.context = context;
+        this.endpoint = endpoint;
+        this.receiveHwm = receiveHwm;
+        this.handshakeMillis = (int) handshakeTimeout.toMillis();
+        this.pollMillis = pollMillis;
+        this.onRecreate = onRecreate;
+    }
+
+    /** Creates and connects the socket; throws what jeromq throws for a bad endpoint. */
+    void open() {
+        ZMQ.Socket s = context.createSocket(SocketType.SUB);
+        try {
+            // jeromq's own handshake timer is the backstop at twice the deadline; the watch acts first
+            Frames.configureClient(s, endpoint, 2 * handshakeMillis, pollMillis);
+            s.setRcvHWM(receiveHwm);
+            watch = HandshakeWatch.attach(s, handshakeMillis * 1_000_000L);
+            s.connect(endpoint);
+            s.subscribe(Frames.EMPTY);
+        } catch (RuntimeException e) {
+            Frames.closeQuietly(s);
+            throw e;
+        }
+        socket = s;
+    }
+
+    /**
+     * One whole message, or null after the poll interval. A stalled connection is recreated first; what the old
+     * socket still had queued (from an earlier connection that did handshake) is handed out before anything new.
+     */
+    List<byte[]> receive() {
+        if (!drained.isEmpty()) {
+            return drained.removeFirst();
+        }
+        if (watch.stalled()) {
+            for (List<byte[]> m; (m = Frames.receive(socket, ZMQ.DONTWAIT)) != null; ) {
+                drained.addLast(m);
+            }
+            Frames.closeQuietly(socket);
+            socket = null;
+            open();
+            onRecreate.run();
+            if (!drained.isEmpty()) {
+                return drained.removeFirst();
+            }
+        }
+        return Frames.receive(socket);
+    }
+
+    @Override
+    public void close() {
+        Frames.closeQuietly(socket);
+        socket = null;
+    }
+}

@@ -1,0 +1,79 @@
+package io.kvindexer.indexer.ingest;
+
+import io.kvindexer.indexer.sim.EngineSimulator;
+import io.kvindexer.indexer.sim.PrefixCacheEngine;
+import io.kvindexer.indexer.sim.SimEvent;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A realistic stream (16-token blocks, shared prompts, LRU evictions) end to end, then a gap of thousands of
+ * batches that comes back by replay in bounded chunks: the listener ends in the engine's exact state.
+ */
+class LongGapReplayTest {
+
+    @Test
+    void aLongGapIsReplayedInChunksToTheExactEngineState() {
+        int batches = 3_000;
+        RecordingSink sink = new RecordingSink();
+        CountingMetrics metrics = new CountingMetrics();
+        try (EngineSimulator sim = EngineSimulator.Options.builder().bufferSteps(batches + 10).start()) {
+            SequenceWatermark watermark = new SequenceWatermark();
+            try (EngineListener listener = new EngineListener(new ListenerSpec(1, 0, sim.endpoint(),
+                    sim.replayEndpoint()), watermark, sink, ReadyGate.open(), EngineListener.Options.defaults()
+                    .withMetrics(metrics).withReplayTimeout(Duration.ofSeconds(30)).withReplayChunk(500))) {
+                listener.start();
+                Subscriptions.await(listener, sim, 1);
+                await().atMost(Duration.ofSeconds(60)).until(() -> listener.status() == ListenerStatus.ACTIVE);
+                List<List<SimEvent>> work = workload(2 * batches);
+
+                for (int i = 0; i < batches; i++) {
+                    sim.publish(work.get(i));
+                }
+                await().atMost(Duration.ofSeconds(120)).until(() -> watermark.get() == batches - 1);
+                assertThat(sink.asGroundTruth(1)).isEqualTo(sim.groundTruth());
+
+                sim.dropLive(batches);
+                for (int i = batches; i < 2 * batches; i++) {
+                    sim.publish(work.get(i));
+                }
+                sim.publish(List.of(EngineSimulator.cleared(), work.get(0).get(0))).join();
+                long end = 2L * batches;
+                await().atMost(Duration.ofSeconds(120)).until(() -> watermark.get() == end);
+
+                assertThat(sink.asGroundTruth(1)).isEqualTo(sim.groundTruth());
+                assertThat(listener.lastError()).isNull();
+                assertThat(metrics.get("replay.ok")).isEqualTo(1);
+                assertThat(metrics.get("replay.recovered")).isEqualTo(batches + 1L);
+                // 3000 missing batches in chunks of 500: six requests, each from the next expected seq
+                assertThat(sim.replayRequests()).isEqualTo(6);
+                assertThat(sim.lastReplayStart()).isEqualTo(batches + 5L * 500);
+            }
+        }
+    }
+
+    private static List<List<SimEvent>> workload(int n) {
+        PrefixCacheEngine engine = new PrefixCacheEngine(4096, 16);
+        SplittableRandom random = new SplittableRandom(1);
+        List<List<SimEvent>> work = new ArrayList<>();
+        while (work.size() < n) {
+            int[] tokens = new int[16 * (4 + random.nextInt(8))];
+            int prefix = random.nextInt(16);
+            for (int i = 0; i < tokens.length; i++) {
+                tokens[i] = i < 64 ? prefix * 1000 + i : random.nextInt(32_000);
+            }
+            PrefixCacheEngine.Served served = engine.serve(tokens);
+            if (!served.events().isEmpty()) {
+                work.add(served.events());
+            }
+        }
+        return work;
+    }
+}

@@ -1,0 +1,171 @@
+package io.kvindexer.indexer.ingest;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Every sequence rule of {@link SequenceTracker}, without sockets. */
+class SequenceTrackerTest {
+
+    private final SequenceWatermark watermark = new SequenceWatermark();
+    private final SequenceTracker tracker = new SequenceTracker(watermark);
+
+    private SequenceTracker.Step live(long seq) {
+        return tracker.onLive(seq);
+    }
+
+    /** Handles a live seq the way the listener does, with every replay filling its range. */
+    private void liveAndApply(long seq) {
+        SequenceTracker.Step step = live(seq);
+        for (long s = step.replayFrom(); s != step.replayUntil(); s++) {
+            if (tracker.isNew(s)) {
+                tracker.applied(s);
+            }
+        }
+        if (tracker.isNew(seq)) {
+            tracker.applied(seq);
+        }
+    }
+
+    @Test
+    void firstSeqZeroIsAppliedWithoutReplay() {
+        SequenceTracker.Step step = live(0);
+        assertThat(step).isEqualTo(new SequenceTracker.Step(false, 0, 0));
+        assertThat(step.needsReplay()).isFalse();
+        assertThat(tracker.isNew(0)).isTrue();
+    }
+
+    @Test
+    void slowJoinerReplaysFromZero() {
+        SequenceTracker.Step step = live(4);
+        assertThat(step.restarted()).isFalse();
+        assertThat(step.needsReplay()).isTrue();
+        assertThat(step.replayFrom()).isZero();
+        assertThat(step.replayUntil()).isEqualTo(4);
+        assertThat(step.missing()).isEqualTo(4);
+    }
+
+    @Test
+    void contiguousSeqsNeedNothing() {
+        liveAndApply(0);
+        SequenceTracker.Step step = live(1);
+        assertThat(step.needsReplay()).isFalse();
+        assertThat(step.restarted()).isFalse();
+        assertThat(tracker.isNew(1)).isTrue();
+    }
+
+    @Test
+    void aGapReplaysFromWatermarkPlusOne() {
+        liveAndApply(0);
+        liveAndApply(1);
+        SequenceTracker.Step step = live(5);
+        assertThat(step).isEqualTo(new SequenceTracker.Step(false, 2, 5));
+    }
+
+    @Test
+    void aSeqAlreadyAppliedByAReplayIsStale() {
+        liveAndApply(0);
+        SequenceTracker.Step step = live(3);
+        assertThat(step.replayFrom()).isEqualTo(1);
+        // the replay returned 1..4 (the engine sends everything from the start, live seqs included)
+        for (long s = 1; s <= 4; s++) {
+            tracker.applied(s);
+        }
+        assertThat(tracker.isNew(3)).isFalse();
+        assertThat(live(4).needsReplay()).isFalse();
+        assertThat(tracker.isNew(4)).isFalse();
+        assertThat(tracker.isNew(5)).isTrue();
+    }
+
+    @Test
+    void aDuplicateOfTheWatermarkOnAFreshAttemptIsSkippedNotARestart() {
+        watermark.set(4); // applied by an earlier registration
+        SequenceTracker.Step step = live(4);
+        assertThat(step.restarted()).isFalse();
+        assertThat(step.needsReplay()).isFalse();
+        assertThat(tracker.isNew(4)).isFalse();
+        assertThat(watermark.get()).isEqualTo(4);
+    }
+
+    @Test
+    void aFreshAttemptBelowTheWatermarkIsARestartAndReplaysFromZero() {
+        watermark.set(3);
+        SequenceTracker.Step step = live(1);
+        assertThat(step.restarted()).isTrue();
+        assertThat(watermark.get()).isEqualTo(SequenceWatermark.UNSET);
+        assertThat(step.replayFrom()).isZero();
+        assertThat(step.replayUntil()).isEqualTo(1);
+    }
+
+    @Test
+    void aFreshAttemptAboveTheWatermarkReplaysTheMissedSeqs() {
+        watermark.set(3);
+        SequenceTracker.Step step = live(6);
+        assertThat(step).isEqualTo(new SequenceTracker.Step(false, 4, 6));
+    }
+
+    @Test
+    void aLiveSeqNotAboveThePreviousLiveOneIsARestart() {
+        liveAndApply(0);
+        liveAndApply(1);
+        liveAndApply(2);
+        SequenceTracker.Step step = live(0); // a new engine process starts at 0 again
+        assertThat(step.restarted()).isTrue();
+        assertThat(step.needsReplay()).isFalse();
+        assertThat(tracker.isNew(0)).isTrue();
+    }
+
+    @Test
+    void aRepeatedLiveSeqIsARestartToo() {
+        liveAndApply(0);
+        liveAndApply(1);
+        SequenceTracker.Step step = live(1);
+        assertThat(step.restarted()).isTrue();
+        assertThat(step.replayFrom()).isZero();
+        assertThat(step.replayUntil()).isEqualTo(1);
+    }
+
+    @Test
+    void aRestartWithoutAnythingAppliedIsNoRestart() {
+        SequenceTracker.Step first = live(5);
+        // nothing applied (the replay failed): the watermark is unset, so 3 is not compared with anything
+        SequenceTracker.Step second = live(3);
+        assertThat(first.restarted()).isFalse();
+        assertThat(second.restarted()).isFalse();
+        assertThat(second.replayUntil()).isEqualTo(3);
+    }
+
+    @Test
+    void theWatermarkAdvancesOnlyWhenABatchIsApplied() {
+        live(0);
+        assertThat(tracker.anyApplied()).isFalse();
+        assertThat(watermark.get()).isEqualTo(SequenceWatermark.UNSET);
+        tracker.applied(0);
+        assertThat(tracker.anyApplied()).isTrue();
+        assertThat(watermark.get()).isZero();
+        live(1); // not decodable, say: not applied
+        assertThat(watermark.get()).isZero();
+        assertThat(live(2)).isEqualTo(new SequenceTracker.Step(false, 1, 2));
+    }
+
+    @Test
+    void seqsAreUnsigned() {
+        long high = 0x8000_0000_0000_0000L; // 2^63: negative as a signed long
+        watermark.set(high);
+        SequenceTracker.Step step = live(high + 2);
+        assertThat(step.restarted()).isFalse();
+        assertThat(step.replayFrom()).isEqualTo(high + 1);
+        assertThat(tracker.isNew(high + 2)).isTrue();
+        assertThat(tracker.isNew(5)).isFalse();
+    }
+
+    @Test
+    void aGapOverOnlyUndecodableSeqsLostNothingNew() {
+        liveAndApply(0);
+        live(1);
+        tracker.undecodable(1);
+        assertThat(tracker.onlyUndecodable(1, 2)).isTrue();
+        assertThat(tracker.onlyUndecodable(1, 3)).as("seq 2 never arrived").isFalse();
+        assertThat(tracker.onlyUndecodable(0, 2)).as("seq 0 was applied, not undecodable").isFalse();
+    }
+}

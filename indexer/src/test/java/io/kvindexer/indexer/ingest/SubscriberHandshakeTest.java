@@ -1,0 +1,79 @@
+package io.kvindexer.indexer.ingest;
+
+import org.junit.jupiter.api.Test;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** The handshake watch on real sockets: a ZMTP peer handshakes; a TCP peer that never answers gets a new socket. */
+class SubscriberHandshakeTest {
+
+    @Test
+    void aRealPublisherHandshakesAndNothingIsRemade() {
+        try (ZContext context = new ZContext(1)) {
+            ZMQ.Socket pub = context.createSocket(SocketType.PUB);
+            int port = pub.bindToRandomPort("tcp://127.0.0.1");
+            AtomicInteger remade = new AtomicInteger();
+            Subscriber sub = new Subscriber(context, "tcp://127.0.0.1:" + port, 1000, Duration.ofMillis(300), 50,
+                    remade::incrementAndGet);
+            sub.open();
+            await().atMost(Duration.ofSeconds(10)).until(() -> {
+                pub.send("x");
+                return sub.receive() != null;
+            });
+            for (int i = 0; i < 10; i++) {
+                sub.receive(); // 500 ms of polls, past the deadline
+            }
+            assertThat(remade.get()).isZero();
+            sub.close();
+        }
+    }
+
+    @Test
+    void aConnectionThatNeverHandshakesIsMadeAgainAndCounted() throws Exception {
+        try (ZContext context = new ZContext(1);
+             ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            List<Socket> accepted = new ArrayList<>();
+            Thread acceptor = Thread.ofPlatform().daemon().start(() -> {
+                try {
+                    while (true) {
+                        Socket s = silent.accept(); // TCP connect completes; no ZMTP greeting ever comes back
+                        synchronized (accepted) {
+                            accepted.add(s);
+                        }
+                    }
+                } catch (Exception ignored) {
+                    // closed at the end of the test
+                }
+            });
+            AtomicInteger remade = new AtomicInteger();
+            Subscriber sub = new Subscriber(context, "tcp://127.0.0.1:" + silent.getLocalPort(), 1000,
+                    Duration.ofMillis(300), 50, remade::incrementAndGet);
+            sub.open();
+            await().atMost(Duration.ofSeconds(20)).until(() -> {
+                sub.receive();
+                return remade.get() >= 2;
+            });
+            synchronized (accepted) {
+                assertThat(accepted.size()).as("each new socket connects again").isGreaterThanOrEqualTo(2);
+                for (Socket s : accepted) {
+                    s.close();
+                }
+            }
+            sub.close();
+            silent.close();
+            acceptor.join(5000);
+        }
+    }
+}

@@ -1,0 +1,152 @@
+package io.kvindexer.indexer.registry;
+
+import io.kvindexer.indexer.IndexerApp;
+import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.sim.EngineSimulator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Which watermark a registration gets (same endpoint: the learned one; another endpoint: a fresh one), and
+ * engines at bracketed IPv6 addresses, through {@code /register} and {@code --workers}: real indexer, real
+ * simulators, real sockets.
+ */
+class ListenerEndpointsTest {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(60);
+
+    private final List<AutoCloseable> open = new ArrayList<>();
+    private HttpTestClient http;
+    private String model = "m";
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (int i = open.size() - 1; i >= 0; i--) {
+            open.get(i).close();
+        }
+    }
+
+    private IndexerApp app(IndexerConfig config) throws Exception {
+        IndexerApp app = IndexerApp.start(config);
+        open.add(app);
+        http = new HttpTestClient(app.baseUrl());
+        open.add(http);
+        return app;
+    }
+
+    private EngineSimulator engine(EngineSimulator.Builder builder) {
+        EngineSimulator sim = builder.start();
+        open.add(sim);
+        return sim;
+    }
+
+    private void register(long instance, EngineSimulator sim) {
+        HttpTestClient.Response r = http.post("/register", "{\"instance_id\":" + instance + ",\"endpoint\":\""
+                + sim.endpoint() + "\",\"replay_endpoint\":\"" + sim.replayEndpoint()
+                + "\",\"model_name\":\"m\",\"block_size\":4}");
+        assertThat(r.status()).as(r.body()).isEqualTo(201);
+    }
+
+    private void unregister(long instance) {
+        HttpTestClient.Response r = http.post("/unregister", "{\"instance_id\":" + instance
+                + ",\"model_name\":\"m\",\"tenant_id\":\"default\"}");
+        assertThat(r.status()).as(r.body()).isLessThan(300);
+    }
+
+    private int score(long instance, int from) {
+        String tokens = Arrays.toString(IntStream.range(from, from + 4).toArray()).replace(" ", "");
+        return http.post("/query", "{\"model_name\":\"" + model + "\",\"token_ids\":" + tokens + "}").json().path("scores")
+                .path(Long.toString(instance)).path("0").asInt();
+    }
+
+    private static void store(EngineSimulator sim, int from) throws Exception {
+        sim.storeSequence(IntStream.range(from, from + 4).toArray(), 4).get(30, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aRegistrationAtANewEndpointStartsAFreshWatermark() throws Exception {
+        IndexerApp app = app(IndexerConfig.defaults());
+        EngineSimulator a = engine(EngineSimulator.Options.builder());
+        register(7, a);
+        await().atMost(PATIENCE).until(() -> a.subscriptions() >= 1);
+        store(a, 100); // seq 0 at A
+        await().atMost(PATIENCE).until(() -> score(7, 100) > 0);
+        unregister(7);
+
+        EngineSimulator b = engine(EngineSimulator.Options.builder()); // a new pod, a new address
+        register(7, b);
+        await().atMost(PATIENCE).until(() -> b.subscriptions() >= 1);
+        store(b, 200); // B's first batch: seq 0 again, and not stale
+
+        await().atMost(PATIENCE).until(() -> score(7, 200) > 0);
+        assertThat(score(7, 100)).isZero();
+        assertThat(app.workers().watermark(7, 0).get()).isZero();
+        assertThat(b.replayRequests()).isZero();
+    }
+
+    @Test
+    void aRegistrationAtTheSameEndpointKeepsTheWatermark() throws Exception {
+        IndexerApp app = app(IndexerConfig.defaults());
+        EngineSimulator a = engine(EngineSimulator.Options.builder());
+        register(7, a);
+        await().atMost(PATIENCE).until(() -> a.subscriptions() >= 1);
+        store(a, 100); // seq 0
+        store(a, 110); // seq 1
+        await().atMost(PATIENCE).until(() -> score(7, 110) > 0);
+        unregister(7);
+        store(a, 120); // seq 2, nobody listens
+
+        register(7, a); // the same engine again
+        await().atMost(PATIENCE).until(() -> a.subscriptions() >= 2);
+        store(a, 130); // seq 3: the kept watermark (1) asks for 2 only
+
+        await().atMost(PATIENCE).until(() -> score(7, 130) > 0 && score(7, 120) > 0);
+        assertThat(a.lastReplayStart()).isEqualTo(2);
+        assertThat(score(7, 100)).as("dropped by the unregister, not replayed").isZero();
+        assertThat(app.workers().watermark(7, 0).get()).isEqualTo(3);
+    }
+
+    @Test
+    void anEngineAtABracketedIpv6AddressIsListenedToAndReplayedFrom() throws Exception {
+        app(IndexerConfig.defaults());
+        EngineSimulator sim = engine(EngineSimulator.Options.builder().endpoint("tcp://[::1]:*")
+                .replayEndpoint("tcp://[::1]:*"));
+        assertThat(sim.endpoint()).startsWith("tcp://[::1]:");
+        register(9, sim);
+        await().atMost(PATIENCE).until(() -> sim.subscriptions() >= 1);
+        store(sim, 100); // seq 0 over the IPv6 SUB
+        await().atMost(PATIENCE).until(() -> score(9, 100) > 0);
+        sim.dropLive(1);
+        store(sim, 110); // seq 1, lost live
+        store(sim, 120); // seq 2: the gap is replayed over the IPv6 DEALER
+
+        await().atMost(PATIENCE).until(() -> score(9, 110) > 0 && score(9, 120) > 0);
+        assertThat(sim.replayRequests()).isEqualTo(1);
+        String workers = http.get("/workers").body();
+        assertThat(workers).contains("\"status\":\"active\"").doesNotContain("last_error");
+    }
+
+    @Test
+    void aWorkersFlagEntryAtABracketedIpv6AddressIsListenedTo() throws Exception {
+        EngineSimulator sim = engine(EngineSimulator.Options.builder().endpoint("tcp://[::1]:*")
+                .replayEndpoint(null));
+        app(IndexerConfig.defaults().withWorkers(4, WorkerEntry.parseList("11=" + sim.endpoint())));
+        model = "default"; // the --model-name of --workers
+        await().atMost(PATIENCE).until(() -> sim.subscriptions() >= 1);
+        store(sim, 100);
+
+        await().atMost(PATIENCE).until(() -> score(11, 100) > 0);
+        assertThat(http.get("/workers").body()).contains("\"status\":\"active\"");
+    }
+}
