@@ -6,6 +6,10 @@ package io.kvindexer.operator.client;
  */
 public record WorkerRegistration(long instanceId, int dpRank, String endpoint, String replayEndpoint) {
 
+    public WorkerKey key() {
+        return new WorkerKey(instanceId, dpRank);
+    }
+
     public String instanceIdText() {
         return Long.toUnsignedString(instanceId);
     }

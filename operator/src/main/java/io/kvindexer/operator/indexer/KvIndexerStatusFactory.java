@@ -6,6 +6,7 @@ import io.kvindexer.operator.crd.v1alpha1.Conditions;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexerStatus;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexerStatus.ReplicaStatus;
+import io.kvindexer.operator.reconcile.IndexerReplica;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
@@ -61,6 +62,24 @@ public final class KvIndexerStatusFactory {
         return fresh(kvi, new KvIndexerStatus(generation,
                 old == null ? 0 : old.readyReplicas(), old == null ? null : old.ready(),
                 old == null ? List.of() : old.replicas(), conditions));
+    }
+
+    /** A reconcile threw: all three conditions say what went wrong; the replica counts stay as they were. */
+    public KvIndexer failed(KvIndexer kvi, Exception error) {
+        long generation = generation(kvi);
+        List<Condition> previous = previous(kvi);
+        KvIndexerStatus old = kvi.getStatus();
+        String message = Conditions.describe(error);
+        List<Condition> conditions = List.of(
+                Conditions.of(Conditions.READY, false, Conditions.REASON_RECONCILE_FAILED, message, generation,
+                        previous, clock),
+                Conditions.of(Conditions.PROGRESSING, false, Conditions.REASON_RECONCILE_FAILED, message, generation,
+                        previous, clock),
+                Conditions.of(Conditions.DEGRADED, true, Conditions.REASON_RECONCILE_FAILED, message, generation,
+                        previous, clock));
+        return fresh(kvi, old == null ? new KvIndexerStatus(generation, 0, null, List.of(), conditions)
+                : new KvIndexerStatus(old.observedGeneration(), old.readyReplicas(), old.ready(), old.replicas(),
+                        conditions));
     }
 
     static String describe(Map<String, String> errors) {

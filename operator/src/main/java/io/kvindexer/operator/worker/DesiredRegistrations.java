@@ -3,7 +3,7 @@ package io.kvindexer.operator.worker;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.kvindexer.operator.client.WorkerRegistration;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
-import io.kvindexer.operator.indexer.PodConditions;
+import io.kvindexer.operator.reconcile.PodConditions;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -50,6 +50,16 @@ public record DesiredRegistrations(List<EngineTarget> targets, Map<String, Strin
                     targets.add(new EngineTarget(name, id, ranks));
                 });
         return new DesiredRegistrations(List.copyOf(targets), Map.copyOf(errors));
+    }
+
+    /** Every (instance, rank) registration of every target. */
+    public List<WorkerRegistration> registrations() {
+        return targets.stream().flatMap(t -> t.registrations().stream()).toList();
+    }
+
+    /** The instance ids of the targets. */
+    public java.util.Set<Long> instanceIds() {
+        return targets.stream().map(EngineTarget::instanceId).collect(java.util.stream.Collectors.toSet());
     }
 
     private static String host(String ip) {

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -111,6 +112,14 @@ class KvIndexerOperatorTest {
         KvIndexer kvi = Resources.kvIndexer(NS, "mon", 1, 8092);
         kvi.getSpec().setServiceMonitor(true);
         client.resources(KvIndexer.class).inNamespace(NS).resource(kvi).create();
+        // no Prometheus Operator yet: the dependent is not activated, the status says why
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> {
+            Condition degraded = condition(harness.kvIndexer(NS, "mon"), "Degraded");
+            assertThat(degraded.getStatus()).isEqualTo("True");
+            assertThat(degraded.getMessage()).contains("ServiceMonitor CRD is not installed");
+        });
+
+        installServiceMonitorCrd();
         var monitors = client.genericKubernetesResources(ServiceMonitors.CONTEXT).inNamespace(NS);
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             var monitor = monitors.withName("mon").get();
@@ -118,9 +127,25 @@ class KvIndexerOperatorTest {
             assertThat(monitor.getMetadata().getOwnerReferences()).singleElement()
                     .satisfies(o -> assertThat(o.getName()).isEqualTo("mon"));
             assertThat(monitor.get("spec", "selector", "matchLabels").toString()).contains("kvindexer.io/service=client");
+            assertThat(condition(harness.kvIndexer(NS, "mon"), "Degraded").getStatus()).isEqualTo("False");
         });
         harness.mergePatch(KvIndexer.class, NS, "mon", "{\"spec\":{\"serviceMonitor\":false}}");
         await().atMost(Duration.ofSeconds(30)).until(() -> monitors.withName("mon").get() == null);
+    }
+
+    /** What installing the Prometheus Operator adds to the API: the ServiceMonitor type (the mock serves discovery). */
+    private static void installServiceMonitorCrd() {
+        client.apiextensions().v1().customResourceDefinitions().resource(new CustomResourceDefinitionBuilder()
+                .withNewMetadata().withName(ServiceMonitors.PLURAL + "." + ServiceMonitors.GROUP).endMetadata()
+                .withNewSpec()
+                    .withGroup(ServiceMonitors.GROUP).withScope("Namespaced")
+                    .withNewNames().withKind(ServiceMonitors.KIND).withPlural(ServiceMonitors.PLURAL)
+                        .withSingular("servicemonitor").endNames()
+                    .addNewVersion().withName(ServiceMonitors.VERSION).withServed(true).withStorage(true)
+                        .withNewSchema().withNewOpenAPIV3Schema().withType("object")
+                            .withXKubernetesPreserveUnknownFields(true).endOpenAPIV3Schema().endSchema()
+                    .endVersion()
+                .endSpec().build()).create();
     }
 
     static Condition condition(KvIndexer kvi, String type) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Condition;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import io.kvindexer.operator.reconcile.IndexerReplica;
 import io.kvindexer.operator.support.Resources;
 import java.time.Clock;
 import java.time.Instant;
