@@ -92,6 +92,10 @@ Keep in sync with README.md "RBAC" and packaging-tests HelmChartTest.
 - apiGroups: [""]
   resources: ["services"]
   verbs: ["get", "list", "watch", "create", "update"]
+# spec.autoscaling: the operator's HorizontalPodAutoscaler, deleted when the field is removed
+- apiGroups: ["autoscaling"]
+  resources: ["horizontalpodautoscalers"]
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
 # the PodDisruptionBudget is also deleted by the operator when replicas drop to 1
 - apiGroups: ["policy"]
   resources: ["poddisruptionbudgets"]

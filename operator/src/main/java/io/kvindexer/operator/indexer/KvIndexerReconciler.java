@@ -34,8 +34,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * KvIndexer → StatefulSet, headless Service, client Service, PodDisruptionBudget and the optional ServiceMonitor
- * (managed dependents), then each Ready replica's peer list (/register_peer, /deregister_peer) and the status.
+ * KvIndexer → StatefulSet, headless Service, client Service, PodDisruptionBudget, the optional autoscaler and
+ * ServiceMonitor (managed dependents), then each Ready replica's peer list (/register_peer, /deregister_peer) and the status.
  */
 @Workflow(explicitInvocation = true, dependents = {
     @Dependent(name = "statefulset", type = StatefulSetDependent.class),
@@ -43,6 +43,8 @@ import org.slf4j.LoggerFactory;
     @Dependent(name = "client-service", type = ClientServiceDependent.class),
     @Dependent(name = "pdb", type = PdbDependent.class,
             reconcilePrecondition = PdbDependent.MoreThanOneReplica.class),
+    @Dependent(name = "hpa", type = HpaDependent.class,
+            reconcilePrecondition = HpaDependent.AutoscalingSet.class),
     @Dependent(name = "servicemonitor", type = ServiceMonitorDependent.class,
             activationCondition = ServiceMonitorDependent.CrdInstalled.class,
             reconcilePrecondition = ServiceMonitorDependent.Wanted.class)
@@ -80,6 +82,9 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
 
     @Override
     public UpdateControl<KvIndexer> reconcile(KvIndexer kvi, Context<KvIndexer> context) {
+        if (kvi.getSpec() != null) {
+            events.unknownFields(kvi, kvi.getSpec().unknownFieldNames());
+        }
         String invalid = KvIndexerValidation.validate(kvi.getSpec());
         if (invalid != null) {
             LOG.atWarn().addKeyValue("kvindexer", key(kvi)).addKeyValue("reason", invalid).log("invalid spec");

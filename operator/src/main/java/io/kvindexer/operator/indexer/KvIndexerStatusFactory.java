@@ -47,7 +47,8 @@ public final class KvIndexerStatusFactory {
         conditions.add(Conditions.of(Conditions.DEGRADED, degraded,
                 degraded ? "SyncFailed" : "AsExpected",
                 degraded ? describe(peerErrors) : "peer lists in sync", generation, previous, clock));
-        return fresh(kvi, new KvIndexerStatus(generation, ready, ready + "/" + desired, rows, conditions));
+        return fresh(kvi, new KvIndexerStatus(generation, replicas.size(), ready, ready + "/" + desired,
+                IndexerNames.selector(kvi), rows, conditions));
     }
 
     /** Status for a spec the operator refuses: Ready false with the reason, nothing else touched. */
@@ -59,9 +60,10 @@ public final class KvIndexerStatusFactory {
                 Conditions.of(Conditions.READY, false, "InvalidSpec", message, generation, previous, clock),
                 Conditions.of(Conditions.PROGRESSING, false, "InvalidSpec", message, generation, previous, clock),
                 Conditions.of(Conditions.DEGRADED, true, "InvalidSpec", message, generation, previous, clock));
-        return fresh(kvi, new KvIndexerStatus(generation,
-                old == null ? 0 : old.readyReplicas(), old == null ? null : old.ready(),
-                old == null ? List.of() : old.replicas(), conditions));
+        return fresh(kvi, old == null
+                ? new KvIndexerStatus(generation, 0, 0, null, IndexerNames.selector(kvi), List.of(), conditions)
+                : new KvIndexerStatus(generation, old.replicas(), old.readyReplicas(), old.ready(),
+                        IndexerNames.selector(kvi), old.pods(), conditions));
     }
 
     /** A reconcile threw: all three conditions say what went wrong; the replica counts stay as they were. */
@@ -77,9 +79,10 @@ public final class KvIndexerStatusFactory {
                         previous, clock),
                 Conditions.of(Conditions.DEGRADED, true, Conditions.REASON_RECONCILE_FAILED, message, generation,
                         previous, clock));
-        return fresh(kvi, old == null ? new KvIndexerStatus(generation, 0, null, List.of(), conditions)
-                : new KvIndexerStatus(old.observedGeneration(), old.readyReplicas(), old.ready(), old.replicas(),
-                        conditions));
+        return fresh(kvi, old == null
+                ? new KvIndexerStatus(generation, 0, 0, null, IndexerNames.selector(kvi), List.of(), conditions)
+                : new KvIndexerStatus(old.observedGeneration(), old.replicas(), old.readyReplicas(), old.ready(),
+                        old.selector(), old.pods(), conditions));
     }
 
     static String describe(Map<String, String> errors) {

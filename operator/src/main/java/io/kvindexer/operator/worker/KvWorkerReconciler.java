@@ -95,6 +95,9 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
     @Override
     public UpdateControl<KvWorker> reconcile(KvWorker worker, Context<KvWorker> context) {
         String key = key(worker);
+        if (worker.getSpec() != null) {
+            events.unknownFields(worker, worker.getSpec().unknownFieldNames());
+        }
         String invalid = KvWorkerValidation.validate(worker.getSpec());
         if (invalid != null) {
             LOG.atWarn().addKeyValue("kvworker", key).addKeyValue("reason", invalid).log("invalid spec");

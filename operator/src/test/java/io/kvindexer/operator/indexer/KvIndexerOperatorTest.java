@@ -52,8 +52,11 @@ class KvIndexerOperatorTest {
             assertThat(sts.getMetadata().getLabels()).containsEntry("app.kubernetes.io/managed-by",
                     "kv-indexer-operator").containsEntry("app.kubernetes.io/instance", "idx");
             var c = sts.getSpec().getTemplate().getSpec().getContainers().getFirst();
-            assertThat(c.getArgs()).containsSubsequence("--peers",
-                    "http://idx-0.idx-peers.kvi-objects.svc:8090,http://idx-1.idx-peers.kvi-objects.svc:8090");
+            // peers are found through the headless Service at startup: nothing in the template depends on replicas
+            assertThat(c.getArgs()).containsSubsequence("--peers-dns", "idx-peers.kvi-objects.svc:8090")
+                    .doesNotContain("--peers");
+            assertThat(sts.getSpec().getPodManagementPolicy()).isEqualTo("OrderedReady");
+            assertThat(sts.getSpec().getUpdateStrategy().getType()).isEqualTo("RollingUpdate");
             assertThat(c.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/ready");
             assertThat(c.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/health");
 
@@ -70,7 +73,10 @@ class KvIndexerOperatorTest {
             KvIndexer kvi = harness.kvIndexer(NS, "idx");
             assertThat(kvi.getStatus()).isNotNull();
             assertThat(kvi.getStatus().ready()).isEqualTo("0/2");
-            assertThat(kvi.getStatus().replicas()).extracting(r -> r.pod()).containsExactly("idx-0", "idx-1");
+            assertThat(kvi.getStatus().pods()).extracting(r -> r.pod()).containsExactly("idx-0", "idx-1");
+            assertThat(kvi.getStatus().replicas()).as("replica pods that exist").isZero();
+            assertThat(kvi.getStatus().selector())
+                    .isEqualTo("app.kubernetes.io/name=kv-indexer,app.kubernetes.io/instance=idx");
             assertThat(condition(kvi, "Ready").getStatus()).isEqualTo("False");
             assertThat(condition(kvi, "Progressing").getStatus()).isEqualTo("True");
             assertThat(condition(kvi, "Ready").getObservedGeneration()).isEqualTo(kvi.getMetadata().getGeneration());
