@@ -174,6 +174,14 @@ final class LoopbackCluster implements AutoCloseable {
         return sim;
     }
 
+    /** An engine simulator started by the test itself (other addresses), closed with the cluster. */
+    void adoptEngine(String ns, String pod, EngineSimulator sim) {
+        EngineSimulator old = engines.put(ns + "/" + pod, sim);
+        if (old != null) {
+            old.close();
+        }
+    }
+
     void stopEngine(String ns, String pod) {
         EngineSimulator sim = engines.remove(ns + "/" + pod);
         if (sim != null) {

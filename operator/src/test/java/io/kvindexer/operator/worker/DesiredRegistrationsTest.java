@@ -44,6 +44,17 @@ class DesiredRegistrationsTest {
     }
 
     @Test
+    void anIpv6PodGetsBracketedPublishAndReplayEndpointsOnEveryRank() {
+        var desired = DesiredRegistrations.of(spec(5600, 2), List.of(pod("v6", "fd00:10::7", true, null)));
+        assertThat(desired.targets().getFirst().registrations()).extracting(WorkerRegistration::endpoint,
+                WorkerRegistration::replayEndpoint).containsExactly(
+                org.assertj.core.groups.Tuple.tuple("tcp://[fd00:10::7]:5557", "tcp://[fd00:10::7]:5600"),
+                org.assertj.core.groups.Tuple.tuple("tcp://[fd00:10::7]:5558", "tcp://[fd00:10::7]:5601"));
+        assertThat(io.kvindexer.operator.client.IndexerEndpoint.of("kv-0", "fd00:10::2", 8090).baseUrl())
+                .hasToString("http://[fd00:10::2]:8090");
+    }
+
+    @Test
     void withoutReplayPortThereIsNoReplayEndpointAndIpv6IsBracketed() {
         var desired = DesiredRegistrations.of(spec(null, 1), List.of(pod("v6", "fd00::1", true, null)));
         assertThat(desired.targets().getFirst().registrations().getFirst().endpoint()).isEqualTo("tcp://[fd00::1]:5557");
