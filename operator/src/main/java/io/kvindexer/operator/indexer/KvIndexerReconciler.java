@@ -115,8 +115,7 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
      */
     @Override
     public ErrorStatusUpdateControl<KvIndexer> updateErrorStatus(KvIndexer kvi, Context<KvIndexer> context,
-            Exception e) {
-        metrics.reconcileError(NAME);
+            Exception e) { // counted by JOSDK's Metrics#failedReconciliation (OperatorMetrics)
         LOG.atWarn().addKeyValue("kvindexer", key(kvi)).addKeyValue("error", String.valueOf(e))
                 .log("reconcile failed; retrying");
         events.warning(kvi, "ReconcileFailed", String.valueOf(e.getMessage()));

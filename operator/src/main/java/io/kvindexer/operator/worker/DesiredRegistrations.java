@@ -45,7 +45,7 @@ public record DesiredRegistrations(List<EngineTarget> targets, Map<String, Strin
                             .mapToObj(r -> new WorkerRegistration(id, r,
                                     "tcp://" + host + ":" + (spec.getZmqPort() + r),
                                     spec.getReplayPort() == null ? null
-                                            : "tcp://" + host + ":" + (spec.getReplayPort() + r)))
+                                            : "tcp://" + host + ":" + (spec.getReplayPort() + r), name))
                             .toList();
                     targets.add(new EngineTarget(name, id, ranks));
                 });

@@ -134,8 +134,7 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
      */
     @Override
     public ErrorStatusUpdateControl<KvWorker> updateErrorStatus(KvWorker worker, Context<KvWorker> context,
-            Exception e) {
-        metrics.reconcileError(NAME);
+            Exception e) { // counted by JOSDK's Metrics#failedReconciliation (OperatorMetrics)
         LOG.atWarn().addKeyValue("kvworker", key(worker)).addKeyValue("error", String.valueOf(e))
                 .log("reconcile failed; retrying");
         KvWorker copy = context.getClient().getKubernetesSerialization().clone(worker);

@@ -86,8 +86,10 @@ class KvIndexerOperatorTest {
     @Test
     void scalingToOneReplicaRemovesThePdbAndUpdatesTheStatefulSet() {
         client.resources(KvIndexer.class).inNamespace(NS).resource(Resources.kvIndexer(NS, "scale", 2, 8091)).create();
+        // the workflow writes its dependents in parallel: wait for both before scaling
         await().atMost(Duration.ofSeconds(30)).until(() ->
-                client.policy().v1().podDisruptionBudget().inNamespace(NS).withName("scale").get() != null);
+                client.policy().v1().podDisruptionBudget().inNamespace(NS).withName("scale").get() != null
+                        && client.apps().statefulSets().inNamespace(NS).withName("scale").get() != null);
 
         harness.mergePatch(KvIndexer.class, NS, "scale", "{\"spec\":{\"replicas\":1}}");
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
