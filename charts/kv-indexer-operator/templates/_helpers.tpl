@@ -72,10 +72,11 @@ Keep in sync with README.md "RBAC" and packaging-tests HelmChartTest.
 - apiGroups: ["kvindexer.io"]
   resources: ["kvworkers"]
   verbs: ["get", "list", "watch", "patch"]
-# status: JSON patches on the status subresource (server-side apply is off)
+# status: replaced on the status subresource with optimistic locking (update); conditions of a failed reconcile
+# are a JSON patch (patch). Server-side apply is off
 - apiGroups: ["kvindexer.io"]
   resources: ["kvindexers/status", "kvworkers/status"]
-  verbs: ["patch"]
+  verbs: ["update", "patch"]
 # owned objects carry ownerReferences with blockOwnerDeletion (OwnerReferencesPermissionEnforcement)
 - apiGroups: ["kvindexer.io"]
   resources: ["kvindexers/finalizers"]
@@ -91,14 +92,19 @@ Keep in sync with README.md "RBAC" and packaging-tests HelmChartTest.
 - apiGroups: [""]
   resources: ["services"]
   verbs: ["get", "list", "watch", "create", "update"]
+# spec.autoscaling: the operator's HorizontalPodAutoscaler, deleted when the field is removed
+- apiGroups: ["autoscaling"]
+  resources: ["horizontalpodautoscalers"]
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
 # the PodDisruptionBudget is also deleted by the operator when replicas drop to 1
 - apiGroups: ["policy"]
   resources: ["poddisruptionbudgets"]
   verbs: ["get", "list", "watch", "create", "update", "delete"]
-# the optional ServiceMonitor of a KvIndexer (spec.serviceMonitor): read, create-or-update, delete when switched off
+# the optional ServiceMonitor of a KvIndexer (spec.serviceMonitor): a dependent with its own informer (only where
+# the CRD is installed), created, updated, deleted when switched off
 - apiGroups: ["monitoring.coreos.com"]
   resources: ["servicemonitors"]
-  verbs: ["get", "create", "update", "delete"]
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
 # Kubernetes Events on our resources (registrations, failures)
 - apiGroups: [""]
   resources: ["events"]

@@ -27,7 +27,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Every manifest under examples/: our resources validate against the CRD schemas (networknt JSON-schema
  * validator on the CRDs' openAPIV3Schema), core objects parse as typed Kubernetes objects, and each engine
- * Deployment publishes exactly where the KvWorker selecting it expects (bind address, ports, block size).
+ * Deployment publishes exactly where the KvWorker selecting it expects (bind address, ports, block size), whether
+ * its KV-events configuration is a flag (vLLM, SGLang) or an LLM API options file from a ConfigMap (TensorRT-LLM).
  */
 class ExamplesTest {
 
@@ -62,7 +63,7 @@ class ExamplesTest {
     @Test
     void theExpectedExamplesAreThere() {
         assertThat(examples).extracting(e -> e.file().getFileName().toString()).contains(
-                "kvindexer.yaml", "vllm-engine.yaml", "sglang-engine.yaml");
+                "kvindexer.yaml", "vllm-engine.yaml", "sglang-engine.yaml", "trtllm-engine.yaml");
         assertThat(schemas.kinds()).contains("kvindexer.io/v1alpha1/KvIndexer", "kvindexer.io/v1alpha1/KvWorker");
     }
 
@@ -102,17 +103,23 @@ class ExamplesTest {
                 .anyMatch(m -> m.contains("blocksize"));
     }
 
+    /** An engine's KV-events configuration, wherever the engine takes it from, and its block size. */
+    record EventsConfig(JsonNode config, int blockSize) {
+    }
+
     @Test
     void everyEngineDeploymentPublishesWhereItsKvWorkerListens() throws IOException {
-        List<Example> engines = examples.stream().filter(e -> e.object() instanceof Deployment d && kvEventsArg(d).isPresent())
-                .toList();
-        assertThat(engines).extracting(e -> e.object().getMetadata().getName()).hasSizeGreaterThanOrEqualTo(2);
+        List<Example> engines = examples.stream().filter(e -> e.object() instanceof Deployment d
+                && eventsConfig(d).isPresent()).toList();
+        assertThat(engines).extracting(e -> e.object().getMetadata().getName())
+                .contains("vllm-llama", "sglang-qwen", "trtllm-llama");
 
         for (Example engine : engines) {
             Deployment deployment = (Deployment) engine.object();
             Container container = deployment.getSpec().getTemplate().getSpec().getContainers().stream()
-                    .filter(c -> kvEventsArg(c).isPresent()).findFirst().orElseThrow();
-            JsonNode config = JSON.readTree(kvEventsArg(container).orElseThrow());
+                    .filter(c -> eventsConfig(deployment, c).isPresent()).findFirst().orElseThrow();
+            EventsConfig events = eventsConfig(deployment, container).orElseThrow();
+            JsonNode config = events.config();
             Map<String, String> podLabels = deployment.getSpec().getTemplate().getMetadata().getLabels();
             List<JsonNode> workers = examples.stream().map(Example::tree)
                     .filter(t -> t.path("kind").asText().equals("KvWorker"))
@@ -122,7 +129,7 @@ class ExamplesTest {
             String what = engine.describe();
 
             assertThat(config.path("publisher").asText()).as("%s publisher", what).isEqualTo("zmq");
-            if (container.getImage().contains("vllm")) {
+            if (container.getImage().contains("vllm") || container.getImage().contains("tensorrt-llm")) {
                 assertThat(config.path("enable_kv_cache_events").asBoolean()).as("%s enable_kv_cache_events", what).isTrue();
             }
             // the engine must BIND: only an address with '*' binds (tcp://0.0.0.0:... makes vLLM connect)
@@ -132,13 +139,29 @@ class ExamplesTest {
                 assertThat(boundPort(config.path("replay_endpoint").asText())).as("%s replay port", what)
                         .isEqualTo(spec.path("replayPort").asInt());
             }
-            assertThat(blockSizeArg(container)).as("%s block size vs KvWorker blockSize", what)
+            assertThat(events.blockSize()).as("%s block size vs KvWorker blockSize", what)
                     .isEqualTo(spec.path("blockSize").asInt());
             assertThat(container.getPorts()).extracting(ContainerPort::getContainerPort).as("%s declared ports", what)
                     .contains(spec.path("zmqPort").asInt(5557));
+            if (spec.has("replayPort")) {
+                assertThat(container.getPorts()).extracting(ContainerPort::getContainerPort)
+                        .as("%s declared replay port", what).contains(spec.path("replayPort").asInt());
+            }
             assertThat(container.getReadinessProbe()).as("%s readiness probe (only Ready pods are registered)", what)
                     .isNotNull();
         }
+    }
+
+    @Test
+    void theTensorRtLlmOptionsFileKeepsBlockReuseOnAndTheEventsInsideKvCacheConfig() {
+        Deployment trtllm = (Deployment) examples.stream().filter(e -> e.object() instanceof Deployment
+                && e.object().getMetadata().getName().equals("trtllm-llama")).findFirst().orElseThrow().object();
+        Container container = trtllm.getSpec().getTemplate().getSpec().getContainers().getFirst();
+        JsonNode options = trtllmOptions(trtllm, container).orElseThrow();
+        assertThat(options.at("/kv_cache_config/enable_block_reuse").asBoolean(true))
+                .as("block reuse (without it no block is stored for others)").isTrue();
+        assertThat(options.has("kv_events_config")).as("kv_events_config belongs inside kv_cache_config").isFalse();
+        assertThat(container.getArgs()).contains("--backend=pytorch");
     }
 
     // ---- helpers
@@ -149,9 +172,60 @@ class ExamplesTest {
         return Integer.parseInt(m.group(1));
     }
 
-    private static Optional<String> kvEventsArg(Deployment deployment) {
+    private static Optional<EventsConfig> eventsConfig(Deployment deployment) {
         return deployment.getSpec().getTemplate().getSpec().getContainers().stream()
-                .map(ExamplesTest::kvEventsArg).flatMap(Optional::stream).findFirst();
+                .map(c -> eventsConfig(deployment, c)).flatMap(Optional::stream).findFirst();
+    }
+
+    /** vLLM / SGLang: the --kv-events-config flag; TensorRT-LLM: kv_cache_config of its LLM API options file. */
+    private static Optional<EventsConfig> eventsConfig(Deployment deployment, Container container) {
+        Optional<String> flag = kvEventsArg(container);
+        if (flag.isPresent()) {
+            try {
+                return Optional.of(new EventsConfig(JSON.readTree(flag.get()), blockSizeArg(container)));
+            } catch (IOException e) {
+                throw new AssertionError("--kv-events-config of " + container.getName() + " is not JSON", e);
+            }
+        }
+        return trtllmOptions(deployment, container).filter(o -> o.at("/kv_cache_config/kv_events_config").isObject())
+                .map(o -> new EventsConfig(o.at("/kv_cache_config/kv_events_config"),
+                        o.at("/kv_cache_config/tokens_per_block").asInt(32)));
+    }
+
+    /**
+     * The file named by {@code --extra_llm_api_options=} (or {@code --config=}), read from the ConfigMap volume
+     * mounted at its directory.
+     */
+    private static Optional<JsonNode> trtllmOptions(Deployment deployment, Container container) {
+        List<String> args = container.getArgs() == null ? List.of() : container.getArgs();
+        Optional<String> path = args.stream().filter(a -> a.startsWith("--extra_llm_api_options=")
+                || a.startsWith("--config=")).map(a -> a.substring(a.indexOf('=') + 1)).findFirst();
+        if (path.isEmpty() || container.getVolumeMounts() == null) {
+            return Optional.empty();
+        }
+        String file = path.get();
+        for (var mount : container.getVolumeMounts()) {
+            if (!file.startsWith(mount.getMountPath() + "/")) {
+                continue;
+            }
+            String key = file.substring(mount.getMountPath().length() + 1);
+            String configMap = deployment.getSpec().getTemplate().getSpec().getVolumes().stream()
+                    .filter(v -> v.getName().equals(mount.getName()) && v.getConfigMap() != null)
+                    .map(v -> v.getConfigMap().getName()).findFirst().orElseThrow(() ->
+                            new AssertionError(file + " is not on a ConfigMap volume"));
+            String text = examples.stream().map(Example::object)
+                    .filter(o -> o instanceof io.fabric8.kubernetes.api.model.ConfigMap
+                            && o.getMetadata().getName().equals(configMap))
+                    .map(o -> ((io.fabric8.kubernetes.api.model.ConfigMap) o).getData().get(key))
+                    .findFirst().orElseThrow(() -> new AssertionError("ConfigMap " + configMap + " with key " + key
+                            + " (for " + file + ") not among the examples"));
+            try {
+                return Optional.of(CrdSchemas.YAML.readTree(text));
+            } catch (IOException e) {
+                throw new AssertionError(file + " in ConfigMap " + configMap + " is not YAML", e);
+            }
+        }
+        return Optional.empty();
     }
 
     /** The value after "--kv-events-config" (separate argument or "--kv-events-config=..."). */

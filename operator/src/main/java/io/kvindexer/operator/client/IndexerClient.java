@@ -83,6 +83,9 @@ public class IndexerClient {
         if (r.replayEndpoint() != null) {
             body.put("replay_endpoint", r.replayEndpoint());
         }
+        if (r.podName() != null) {
+            body.put("pod_name", r.podName());
+        }
         call(replica, "register", post(replica, "/register", body));
     }
 

@@ -18,6 +18,10 @@ import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
+import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
+import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerBuilder;
+import io.kvindexer.operator.crd.v1alpha1.Autoscaling;
+import io.kvindexer.operator.crd.v1alpha1.CrdConstants;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexerSpec;
 import io.kvindexer.operator.crd.v1alpha1.PodTemplateOverrides;
@@ -42,7 +46,22 @@ public final class IndexerDesiredState {
     private IndexerDesiredState() {
     }
 
+    /**
+     * Replicas are started and restarted one at a time, in order, each Ready (recovered from a peer) before the next:
+     * {@code OrderedReady} scaling and a {@code RollingUpdate} from the highest ordinal down, with the
+     * PodDisruptionBudget ({@code maxUnavailable: 1}) for voluntary evictions.
+     */
+    public static final String POD_MANAGEMENT = "OrderedReady";
+
     public static StatefulSet statefulSet(KvIndexer kvi) {
+        return statefulSet(kvi, POD_MANAGEMENT);
+    }
+
+    /**
+     * {@code podManagementPolicy} is immutable on a StatefulSet: one created with another policy (by an older operator)
+     * keeps it, or every update would be refused.
+     */
+    public static StatefulSet statefulSet(KvIndexer kvi, String podManagementPolicy) {
         KvIndexerSpec spec = kvi.getSpec();
         PodTemplateOverrides overrides = spec.getPodTemplate();
         Map<String, String> podLabels = new LinkedHashMap<>();
@@ -59,7 +78,9 @@ public final class IndexerDesiredState {
                 .withNewSpec()
                     .withReplicas(spec.getReplicas())
                     .withServiceName(IndexerNames.headlessService(kvi))
-                    .withPodManagementPolicy("Parallel")
+                    .withPodManagementPolicy(podManagementPolicy)
+                    .withNewUpdateStrategy().withType("RollingUpdate")
+                        .withNewRollingUpdate().withPartition(0).endRollingUpdate().endUpdateStrategy()
                     .withNewSelector().withMatchLabels(IndexerNames.selectorLabels(kvi)).endSelector()
                     .withNewTemplate()
                         .withNewMetadata().withLabels(podLabels).withAnnotations(podAnnotations).endMetadata()
@@ -78,20 +99,16 @@ public final class IndexerDesiredState {
     }
 
     /**
-     * The indexer container. {@code --peers} lists every replica's stable URL: a replica's own per-pod DNS record is
-     * published only while it is Ready (the headless Service does not publish not-ready addresses), and a replica
-     * is not Ready until its recovery is done, so during recovery its own entry does not resolve and is skipped.
+     * The indexer container. It finds its peers itself at startup ({@code --peers-dns}: the headless Service's name,
+     * which resolves to the Ready replicas; a starting replica is not Ready, so never to itself) and recovers from the
+     * first that answers. Nothing in the template depends on {@code replicas}: scaling never restarts a replica.
      */
     static Container container(KvIndexer kvi) {
         KvIndexerSpec spec = kvi.getSpec();
         List<String> args = new ArrayList<>(List.of(
                 "--port", String.valueOf(spec.getPort()),
-                "--threads", String.valueOf(spec.getThreads())));
-        List<String> peers = IndexerNames.stableUrls(kvi);
-        if (peers.size() > 1) {
-            args.add("--peers");
-            args.add(String.join(",", peers));
-        }
+                "--threads", String.valueOf(spec.getThreads()),
+                "--peers-dns", IndexerNames.peersDns(kvi)));
         List<EnvVar> env = new ArrayList<>();
         env.add(AuthSecret.envVar());
         if (spec.getMinInitialWorkers() != null && spec.getMinInitialWorkers() > 0) {
@@ -176,6 +193,32 @@ public final class IndexerDesiredState {
                 .withNewSpec()
                     .withMaxUnavailable(new IntOrString(1))
                     .withNewSelector().withMatchLabels(IndexerNames.selectorLabels(kvi)).endSelector()
+                .endSpec()
+                .build();
+    }
+
+    /**
+     * {@code spec.autoscaling} as an autoscaling/v2 HorizontalPodAutoscaler on the KvIndexer's scale subresource: it
+     * sets {@code spec.replicas}, the operator carries it to the StatefulSet as for any other change.
+     */
+    public static HorizontalPodAutoscaler horizontalPodAutoscaler(KvIndexer kvi) {
+        Autoscaling a = kvi.getSpec().getAutoscaling();
+        if (a == null) { // the field was removed: JOSDK asks for the desired object only to find the one to delete
+            return new HorizontalPodAutoscalerBuilder().withMetadata(meta(kvi, IndexerNames.hpa(kvi))).build();
+        }
+        return new HorizontalPodAutoscalerBuilder()
+                .withMetadata(meta(kvi, IndexerNames.hpa(kvi)))
+                .withNewSpec()
+                    .withNewScaleTargetRef().withApiVersion(CrdConstants.API_VERSION).withKind(kvi.getKind())
+                        .withName(kvi.getMetadata().getName()).endScaleTargetRef()
+                    .withMinReplicas(a.minReplicas())
+                    .withMaxReplicas(a.maxReplicas())
+                    .addNewMetric().withType("Resource")
+                        .withNewResource().withName("cpu")
+                            .withNewTarget().withType("Utilization")
+                                .withAverageUtilization(a.targetCPUUtilizationPercentage()).endTarget()
+                        .endResource()
+                    .endMetric()
                 .endSpec()
                 .build();
     }

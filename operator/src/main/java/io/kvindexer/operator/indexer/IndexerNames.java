@@ -38,6 +38,10 @@ public final class IndexerNames {
         return kvi.getMetadata().getName() + "-peers";
     }
 
+    public static String hpa(KvIndexer kvi) {
+        return kvi.getMetadata().getName();
+    }
+
     public static String pdb(KvIndexer kvi) {
         return kvi.getMetadata().getName();
     }
@@ -52,6 +56,15 @@ public final class IndexerNames {
                 + ".svc:" + kvi.getSpec().getPort();
     }
 
+    /**
+     * What every replica is given to find its peers at startup: the headless Service's name and port
+     * ({@code --peers-dns <name>-peers.<ns>.svc:<port>}). The name resolves to the Ready replicas only, never to a
+     * starting replica itself, and does not depend on the number of replicas.
+     */
+    public static String peersDns(KvIndexer kvi) {
+        return headlessService(kvi) + "." + kvi.getMetadata().getNamespace() + ".svc:" + kvi.getSpec().getPort();
+    }
+
     /** Stable URLs of every replica of the desired size, in ordinal order. */
     public static List<String> stableUrls(KvIndexer kvi) {
         return IntStream.range(0, kvi.getSpec().getReplicas()).mapToObj(i -> stableUrl(kvi, i)).toList();
@@ -63,6 +76,13 @@ public final class IndexerNames {
         labels.put(LABEL_NAME, APP_NAME);
         labels.put(LABEL_INSTANCE, kvi.getMetadata().getName());
         return labels;
+    }
+
+    /** {@link #selectorLabels} as a label-selector string (the scale subresource's selector). */
+    public static String selector(KvIndexer kvi) {
+        StringBuilder sb = new StringBuilder();
+        selectorLabels(kvi).forEach((k, v) -> sb.append(sb.isEmpty() ? "" : ",").append(k).append('=').append(v));
+        return sb.toString();
     }
 
     /** The Kubernetes recommended labels, on everything the operator creates. */

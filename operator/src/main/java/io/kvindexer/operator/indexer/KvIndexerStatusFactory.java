@@ -6,6 +6,7 @@ import io.kvindexer.operator.crd.v1alpha1.Conditions;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexerStatus;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexerStatus.ReplicaStatus;
+import io.kvindexer.operator.reconcile.IndexerReplica;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,7 +47,8 @@ public final class KvIndexerStatusFactory {
         conditions.add(Conditions.of(Conditions.DEGRADED, degraded,
                 degraded ? "SyncFailed" : "AsExpected",
                 degraded ? describe(peerErrors) : "peer lists in sync", generation, previous, clock));
-        return fresh(kvi, new KvIndexerStatus(generation, ready, ready + "/" + desired, rows, conditions));
+        return fresh(kvi, new KvIndexerStatus(generation, replicas.size(), ready, ready + "/" + desired,
+                IndexerNames.selector(kvi), rows, conditions));
     }
 
     /** Status for a spec the operator refuses: Ready false with the reason, nothing else touched. */
@@ -58,9 +60,29 @@ public final class KvIndexerStatusFactory {
                 Conditions.of(Conditions.READY, false, "InvalidSpec", message, generation, previous, clock),
                 Conditions.of(Conditions.PROGRESSING, false, "InvalidSpec", message, generation, previous, clock),
                 Conditions.of(Conditions.DEGRADED, true, "InvalidSpec", message, generation, previous, clock));
-        return fresh(kvi, new KvIndexerStatus(generation,
-                old == null ? 0 : old.readyReplicas(), old == null ? null : old.ready(),
-                old == null ? List.of() : old.replicas(), conditions));
+        return fresh(kvi, old == null
+                ? new KvIndexerStatus(generation, 0, 0, null, IndexerNames.selector(kvi), List.of(), conditions)
+                : new KvIndexerStatus(generation, old.replicas(), old.readyReplicas(), old.ready(),
+                        IndexerNames.selector(kvi), old.pods(), conditions));
+    }
+
+    /** A reconcile threw: all three conditions say what went wrong; the replica counts stay as they were. */
+    public KvIndexer failed(KvIndexer kvi, Exception error) {
+        long generation = generation(kvi);
+        List<Condition> previous = previous(kvi);
+        KvIndexerStatus old = kvi.getStatus();
+        String message = Conditions.describe(error);
+        List<Condition> conditions = List.of(
+                Conditions.of(Conditions.READY, false, Conditions.REASON_RECONCILE_FAILED, message, generation,
+                        previous, clock),
+                Conditions.of(Conditions.PROGRESSING, false, Conditions.REASON_RECONCILE_FAILED, message, generation,
+                        previous, clock),
+                Conditions.of(Conditions.DEGRADED, true, Conditions.REASON_RECONCILE_FAILED, message, generation,
+                        previous, clock));
+        return fresh(kvi, old == null
+                ? new KvIndexerStatus(generation, 0, 0, null, IndexerNames.selector(kvi), List.of(), conditions)
+                : new KvIndexerStatus(old.observedGeneration(), old.replicas(), old.readyReplicas(), old.ready(),
+                        old.selector(), old.pods(), conditions));
     }
 
     static String describe(Map<String, String> errors) {

@@ -29,6 +29,20 @@ public final class KvIndexerValidation {
         if (spec.getMinInitialWorkers() == null || spec.getMinInitialWorkers() < 0) {
             return "spec.minInitialWorkers must be 0 or more, got " + spec.getMinInitialWorkers();
         }
+        if (spec.getAutoscaling() != null) {
+            var a = spec.getAutoscaling();
+            if (a.minReplicas() == null || a.maxReplicas() == null || a.targetCPUUtilizationPercentage() == null) {
+                return "spec.autoscaling needs minReplicas, maxReplicas and targetCPUUtilizationPercentage";
+            }
+            if (a.minReplicas() < 1 || a.maxReplicas() > 64 || a.minReplicas() > a.maxReplicas()) {
+                return "spec.autoscaling: 1 <= minReplicas <= maxReplicas <= 64, got " + a.minReplicas() + ".."
+                        + a.maxReplicas();
+            }
+            if (a.targetCPUUtilizationPercentage() < 1 || a.targetCPUUtilizationPercentage() > 100) {
+                return "spec.autoscaling.targetCPUUtilizationPercentage must be between 1 and 100, got "
+                        + a.targetCPUUtilizationPercentage();
+            }
+        }
         return null;
     }
 }

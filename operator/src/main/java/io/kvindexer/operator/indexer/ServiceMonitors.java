@@ -1,73 +1,95 @@
 package io.kvindexer.operator.indexer;
 
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
-import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.APIResourceList;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The optional Prometheus Operator ServiceMonitor of a KvIndexer ({@code spec.serviceMonitor}): it scrapes
- * {@code /metrics} of every replica through the client Service. Written as a generic resource so the operator does
- * not need the Prometheus Operator's model; when its CRD is not installed the KvIndexer reports that (Degraded)
- * instead of failing.
+ * {@code /metrics} of every replica through the client Service. A generic resource, so the operator does not need
+ * the Prometheus Operator's model. Whether its CRD is installed is read from API discovery
+ * ({@code /apis/monitoring.coreos.com/v1}, open to every authenticated client: no RBAC rule, no cluster-scoped read
+ * of CRDs); a yes is kept, a no is asked again after {@link #RECHECK}.
  */
 public final class ServiceMonitors {
-    public static final String API_VERSION = "monitoring.coreos.com/v1";
+    public static final String GROUP = "monitoring.coreos.com";
+    public static final String VERSION = "v1";
     public static final String KIND = "ServiceMonitor";
+    public static final String PLURAL = "servicemonitors";
+    public static final String NOT_INSTALLED = "ServiceMonitor: the Prometheus Operator's ServiceMonitor CRD is not"
+            + " installed";
+    static final Duration RECHECK = Duration.ofSeconds(10);
 
     /** Spelled out: the client cannot discover a resource type its model does not know. */
     public static final ResourceDefinitionContext CONTEXT = new ResourceDefinitionContext.Builder()
-            .withGroup("monitoring.coreos.com").withVersion("v1").withKind(KIND).withPlural("servicemonitors")
-            .withNamespaced(true).build();
+            .withGroup(GROUP).withVersion(VERSION).withKind(KIND).withPlural(PLURAL).withNamespaced(true).build();
+
+    /** API server URL → when the CRD was last found missing (absent key: never probed or found installed). */
+    private static final Map<String, Instant> MISSING_SINCE = new ConcurrentHashMap<>();
+    private static final Map<String, Boolean> INSTALLED = new ConcurrentHashMap<>();
 
     private ServiceMonitors() {
     }
 
-    public static GenericKubernetesResource desired(KvIndexer kvi) {
-        Map<String, String> selector = new LinkedHashMap<>(IndexerNames.selectorLabels(kvi));
-        selector.put(IndexerNames.LABEL_SERVICE_ROLE, IndexerNames.ROLE_CLIENT);
-        return new GenericKubernetesResourceBuilder()
-                .withApiVersion(API_VERSION)
-                .withKind(KIND)
-                .withNewMetadata()
-                    .withName(kvi.getMetadata().getName())
-                    .withNamespace(kvi.getMetadata().getNamespace())
-                    .withLabels(IndexerNames.labels(kvi))
-                    .withOwnerReferences(new OwnerReferenceBuilder()
-                            .withApiVersion(kvi.getApiVersion()).withKind(kvi.getKind())
-                            .withName(kvi.getMetadata().getName()).withUid(kvi.getMetadata().getUid())
-                            .withController(true).withBlockOwnerDeletion(true).build())
-                .endMetadata()
-                .addToAdditionalProperties("spec", Map.of(
-                        "selector", Map.of("matchLabels", selector),
-                        "endpoints", List.of(Map.of("port", IndexerDesiredState.PORT_NAME, "path", "/metrics",
-                                "interval", "30s"))))
-                .build();
+    public static boolean wanted(KvIndexer kvi) {
+        return kvi.getSpec() != null && Boolean.TRUE.equals(kvi.getSpec().getServiceMonitor());
     }
 
-    /** Creates/updates or removes the ServiceMonitor; returns null when all went well, else what went wrong. */
-    public static String sync(KubernetesClient client, KvIndexer kvi) {
-        var monitors = client.genericKubernetesResources(CONTEXT).inNamespace(kvi.getMetadata().getNamespace());
-        try {
-            if (Boolean.TRUE.equals(kvi.getSpec().getServiceMonitor())) {
-                monitors.resource(desired(kvi)).createOr(NonDeletingOperation::update);
-            } else if (monitors.withName(kvi.getMetadata().getName()).get() != null) {
-                monitors.withName(kvi.getMetadata().getName()).delete();
-            }
-            return null;
-        } catch (KubernetesClientException e) {
-            if (e.getCode() == 404 && !Boolean.TRUE.equals(kvi.getSpec().getServiceMonitor())) {
-                return null; // no ServiceMonitor CRD and none wanted: nothing to do
-            }
-            return "ServiceMonitor: " + (e.getCode() == 404
-                    ? "the Prometheus Operator's ServiceMonitor CRD is not installed" : e.getMessage());
+    /** The ServiceMonitor JOSDK creates or updates (it adds the owner reference itself). */
+    public static ServiceMonitor desired(KvIndexer kvi) {
+        Map<String, String> selector = new LinkedHashMap<>(IndexerNames.selectorLabels(kvi));
+        selector.put(IndexerNames.LABEL_SERVICE_ROLE, IndexerNames.ROLE_CLIENT);
+        ServiceMonitor monitor = new ServiceMonitor();
+        monitor.setApiVersion(GROUP + "/" + VERSION);
+        monitor.setKind(KIND);
+        monitor.setMetadata(new ObjectMetaBuilder()
+                .withName(kvi.getMetadata().getName())
+                .withNamespace(kvi.getMetadata().getNamespace())
+                .withLabels(IndexerNames.labels(kvi))
+                .build());
+        monitor.setAdditionalProperty("spec", Map.of(
+                "selector", Map.of("matchLabels", selector),
+                "endpoints", List.of(Map.of("port", IndexerDesiredState.PORT_NAME, "path", "/metrics",
+                        "interval", "30s"))));
+        return monitor;
+    }
+
+    /** Whether the ServiceMonitor resource type exists on the API server {@code client} talks to. */
+    public static boolean crdInstalled(KubernetesClient client) {
+        String server = String.valueOf(client.getMasterUrl());
+        if (Boolean.TRUE.equals(INSTALLED.get(server))) {
+            return true;
         }
+        Instant missing = MISSING_SINCE.get(server);
+        if (missing != null && Instant.now().isBefore(missing.plus(RECHECK))) {
+            return false;
+        }
+        boolean installed;
+        try {
+            APIResourceList resources = client.getApiResources(GROUP + "/" + VERSION);
+            installed = resources != null && resources.getResources() != null
+                    && resources.getResources().stream().anyMatch(r -> PLURAL.equals(r.getName()));
+        } catch (KubernetesClientException e) {
+            if (e.getCode() != 404) {
+                throw e;
+            }
+            installed = false;
+        }
+        if (installed) {
+            INSTALLED.put(server, true);
+            MISSING_SINCE.remove(server);
+        } else {
+            MISSING_SINCE.put(server, Instant.now());
+        }
+        return installed;
     }
 }

@@ -16,6 +16,9 @@ public class StatefulSetDependent extends CRUDKubernetesDependentResource<Statef
 
     @Override
     protected StatefulSet desired(KvIndexer primary, Context<KvIndexer> context) {
-        return IndexerDesiredState.statefulSet(primary);
+        String policy = context.getSecondaryResource(StatefulSet.class)
+                .map(s -> s.getSpec().getPodManagementPolicy())
+                .orElse(IndexerDesiredState.POD_MANAGEMENT);
+        return IndexerDesiredState.statefulSet(primary, policy);
     }
 }

@@ -20,6 +20,7 @@ import org.slf4j.LoggerFactory;
  */
 public class EventRecorder {
     public static final String COMPONENT = "kv-indexer-operator";
+    public static final String UNKNOWN_FIELDS = "UnknownFields";
     private static final Logger LOG = LoggerFactory.getLogger(EventRecorder.class);
 
     private final KubernetesClient client;
@@ -37,6 +38,24 @@ public class EventRecorder {
 
     public void warning(HasMetadata on, String reason, String message) {
         record(on, "Warning", reason, message);
+    }
+
+    /**
+     * Spec fields this operator does not know (a newer CRD): reconciled without them, said once per change in the log
+     * and as a Warning Event {@value #UNKNOWN_FIELDS}.
+     */
+    public void unknownFields(HasMetadata on, java.util.Set<String> names) {
+        if (names.isEmpty()) {
+            return;
+        }
+        String message = "spec fields not known to this operator version, ignored: "
+                + String.join(", ", new java.util.TreeSet<>(names));
+        String key = on.getMetadata().getUid() + "/" + UNKNOWN_FIELDS;
+        if (!message.equals(lastByObjectAndReason.get(key))) {
+            LOG.atWarn().addKeyValue("kind", on.getKind()).addKeyValue("name", on.getMetadata().getName())
+                    .addKeyValue("namespace", on.getMetadata().getNamespace()).log(message);
+        }
+        warning(on, UNKNOWN_FIELDS, message);
     }
 
     /** Forget what was written for an object (it was deleted). */

@@ -3,7 +3,7 @@ package io.kvindexer.operator.worker;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.kvindexer.operator.client.WorkerRegistration;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
-import io.kvindexer.operator.indexer.PodConditions;
+import io.kvindexer.operator.reconcile.PodConditions;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -45,11 +45,21 @@ public record DesiredRegistrations(List<EngineTarget> targets, Map<String, Strin
                             .mapToObj(r -> new WorkerRegistration(id, r,
                                     "tcp://" + host + ":" + (spec.getZmqPort() + r),
                                     spec.getReplayPort() == null ? null
-                                            : "tcp://" + host + ":" + (spec.getReplayPort() + r)))
+                                            : "tcp://" + host + ":" + (spec.getReplayPort() + r), name))
                             .toList();
                     targets.add(new EngineTarget(name, id, ranks));
                 });
         return new DesiredRegistrations(List.copyOf(targets), Map.copyOf(errors));
+    }
+
+    /** Every (instance, rank) registration of every target. */
+    public List<WorkerRegistration> registrations() {
+        return targets.stream().flatMap(t -> t.registrations().stream()).toList();
+    }
+
+    /** The instance ids of the targets. */
+    public java.util.Set<Long> instanceIds() {
+        return targets.stream().map(EngineTarget::instanceId).collect(java.util.stream.Collectors.toSet());
     }
 
     private static String host(String ip) {

@@ -6,6 +6,7 @@ import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
+import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
@@ -13,42 +14,34 @@ import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kvindexer.operator.client.IndexerClient;
-import io.kvindexer.operator.client.IndexerClientException;
-import io.kvindexer.operator.client.IndexerEndpoint;
-import io.kvindexer.operator.client.RegisteredWorker;
-import io.kvindexer.operator.client.WorkerRegistration;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus;
-import io.kvindexer.operator.crd.v1alpha1.StatusWriter;
-import io.kvindexer.operator.indexer.Backoff;
-import io.kvindexer.operator.indexer.IndexerNames;
-import io.kvindexer.operator.indexer.IndexerReplica;
-import io.kvindexer.operator.indexer.KvIndexerReconciler;
 import io.kvindexer.operator.observability.EventRecorder;
 import io.kvindexer.operator.observability.OperatorMetrics;
+import io.kvindexer.operator.reconcile.Backoff;
+import io.kvindexer.operator.reconcile.FanOut;
+import io.kvindexer.operator.reconcile.IndexerPods;
+import io.kvindexer.operator.reconcile.IndexerReplica;
+import io.kvindexer.operator.reconcile.StatusUpdates;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.function.Function;
-import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * KvWorker → registrations. Level-triggered: desired = Ready engine pods × dp ranks; actual = each replica's
- * GET /workers; the difference is applied with /register and /unregister, every replica in parallel so one
- * unreachable replica never holds up the others (it is retried with back-off and reported as Degraded).
- * The finalizer (Cleaner) removes this KvWorker's engines from every replica when it is deleted.
+ * GET /workers; the difference is applied with /register and /unregister ({@link ReplicaSync}), every replica in
+ * parallel so one unreachable replica never holds up the others (it is retried with back-off and reported as
+ * Degraded). The finalizer (Cleaner) removes this KvWorker's engines from every replica when it is deleted.
+ * Which instances are ours to remove comes from the status alone: it is written through the controller's cache
+ * ({@link StatusUpdates}), so the next reconcile sees it even before the informer does.
  */
 @ControllerConfiguration(name = KvWorkerReconciler.NAME)
 public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorker> {
@@ -64,12 +57,6 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
     private final OperatorMetrics metrics;
     private final Duration resync;
     private final Backoff backoff;
-    /**
-     * Instances this operator registered per KvWorker, kept in memory too: the status that also records them is read
-     * from the informer cache, which lags (or loses a conflicting write) under fast pod churn, and an instance
-     * missing from both would stay registered on the replicas forever.
-     */
-    private final Map<String, Set<Long>> registeredHere = new java.util.concurrent.ConcurrentHashMap<>();
 
     public KvWorkerReconciler(IndexerClient client, Clock clock, EventRecorder events, OperatorMetrics metrics,
             Duration resync) {
@@ -92,7 +79,7 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
                 .withNamespacesInheritedFromController()
                 .withSecondaryToPrimaryMapper(WorkerMappers.enginePodToWorkers(workers))
                 .build();
-        var indexerPods = KvIndexerReconciler.indexerPodsInformer(INDEXER_PODS, KvWorker.class,
+        var indexerPods = IndexerPods.informer(INDEXER_PODS, KvWorker.class,
                 WorkerMappers.indexerPodToWorkers(workers));
         var indexers = InformerEventSourceConfiguration.from(KvIndexer.class, KvWorker.class)
                 .withName(INDEXERS)
@@ -108,11 +95,15 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
     @Override
     public UpdateControl<KvWorker> reconcile(KvWorker worker, Context<KvWorker> context) {
         String key = key(worker);
+        if (worker.getSpec() != null) {
+            events.unknownFields(worker, worker.getSpec().unknownFieldNames());
+        }
         String invalid = KvWorkerValidation.validate(worker.getSpec());
         if (invalid != null) {
             LOG.atWarn().addKeyValue("kvworker", key).addKeyValue("reason", invalid).log("invalid spec");
             events.warning(worker, "InvalidSpec", invalid);
-            StatusWriter.write(context.getClient(), worker, statusFactory.notReady(worker, "InvalidSpec", invalid, true));
+            StatusUpdates.write(context, worker, statusFactory.notReady(worker, "InvalidSpec", invalid, true)
+                    .getStatus());
             return UpdateControl.noUpdate();
         }
         KvWorkerSpec spec = worker.getSpec();
@@ -120,32 +111,35 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
         if (kvi == null || kvi.getSpec() == null || kvi.getSpec().getPort() == null) {
             String message = "KvIndexer " + spec.getIndexerRef() + " not found in namespace "
                     + worker.getMetadata().getNamespace();
-            StatusWriter.write(context.getClient(), worker,
-                    statusFactory.notReady(worker, "IndexerNotFound", message, false));
+            StatusUpdates.write(context, worker, statusFactory.notReady(worker, "IndexerNotFound", message, false)
+                    .getStatus());
             return UpdateControl.<KvWorker>noUpdate().rescheduleAfter(resync);
         }
         DesiredRegistrations desired = DesiredRegistrations.of(spec, enginePods(context, worker));
         Set<Long> owned = ownedInstances(worker);
-        owned.addAll(registeredHere.getOrDefault(key, Set.of()));
         Set<Long> replayChanged = replayChanged(worker, desired);
-        List<IndexerReplica> targets = targetReplicas(kvi, context, worker);
-
-        List<ReplicaOutcome> outcomes = inParallel(targets, r -> sync(worker, r.endpoint(kvi.getSpec().getPort()),
-                desired, owned, replayChanged));
-        report(worker, outcomes);
+        List<ReplicaOutcome> outcomes = syncAll(worker, kvi, context, desired, owned, replayChanged);
         boolean failed = outcomes.stream().anyMatch(ReplicaOutcome::failed);
-        Set<Long> nowOwned = new HashSet<>();
-        desired.targets().forEach(t -> nowOwned.add(t.instanceId()));
-        if (failed) {
-            nowOwned.addAll(owned); // some removals may not have happened yet
-        }
-        registeredHere.put(key, nowOwned);
         Duration next = failed ? backoff.next(key) : resync;
         if (!failed) {
             backoff.reset(key);
         }
-        StatusWriter.write(context.getClient(), worker, statusFactory.status(worker, desired, outcomes));
+        StatusUpdates.write(context, worker, statusFactory.status(worker, desired, outcomes).getStatus());
         return UpdateControl.<KvWorker>noUpdate().rescheduleAfter(next);
+    }
+
+    /**
+     * A reconcile threw (an API call failed, say): the conditions say so, everything else in the status stays (it
+     * still says which instances are ours), and JOSDK retries with its own back-off.
+     */
+    @Override
+    public ErrorStatusUpdateControl<KvWorker> updateErrorStatus(KvWorker worker, Context<KvWorker> context,
+            Exception e) { // counted by JOSDK's Metrics#failedReconciliation (OperatorMetrics)
+        LOG.atWarn().addKeyValue("kvworker", key(worker)).addKeyValue("error", String.valueOf(e))
+                .log("reconcile failed; retrying");
+        KvWorker copy = context.getClient().getKubernetesSerialization().clone(worker);
+        copy.setStatus(statusFactory.failed(worker, e).getStatus());
+        return ErrorStatusUpdateControl.patchStatus(copy);
     }
 
     @Override
@@ -156,88 +150,38 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
             return DeleteControl.defaultDelete();
         }
         Set<Long> owned = ownedInstances(worker);
-        owned.addAll(registeredHere.getOrDefault(key(worker), Set.of()));
-        DesiredRegistrations.of(worker.getSpec(), enginePods(context, worker)).targets()
-                .forEach(t -> owned.add(t.instanceId()));
+        owned.addAll(DesiredRegistrations.of(worker.getSpec(), enginePods(context, worker)).instanceIds());
         DesiredRegistrations none = new DesiredRegistrations(List.of(), Map.of());
-        List<ReplicaOutcome> outcomes = inParallel(targetReplicas(kvi, context, worker),
-                r -> sync(worker, r.endpoint(kvi.getSpec().getPort()), none, owned, Set.of()));
-        report(worker, outcomes);
+        List<ReplicaOutcome> outcomes = syncAll(worker, kvi, context, none, owned, Set.of());
         if (outcomes.stream().anyMatch(ReplicaOutcome::failed)) {
             return DeleteControl.noFinalizerRemoval().rescheduleAfter(backoff.next(key(worker)));
         }
         backoff.reset(key(worker));
-        registeredHere.remove(key(worker));
         events.forget(worker);
         LOG.atInfo().addKeyValue("kvworker", key(worker)).log("unregistered from every replica; finalizer removed");
         return DeleteControl.defaultDelete();
     }
 
-    /** One replica: read /workers, plan, unregister first (a changed rank must be free), then register. */
-    private ReplicaOutcome sync(KvWorker worker, IndexerEndpoint replica, DesiredRegistrations desired,
-            Set<Long> owned, Set<Long> replayChanged) {
-        KvWorkerSpec spec = worker.getSpec();
-        List<WorkerRegistration> want = desired.targets().stream().flatMap(t -> t.registrations().stream()).toList();
-        List<String> errors = new ArrayList<>();
-        int made = 0;
-        int removed = 0;
-        List<RegisteredWorker> actual;
-        try {
-            actual = client.workers(replica);
-        } catch (IndexerClientException e) {
-            metrics.reconcileError(NAME);
-            return new ReplicaOutcome(replica.name(), Set.of(), Set.of(), 0, 0, e.getMessage());
-        }
-        RegistrationPlan plan = RegistrationPlan.of(want, actual, spec.getModelName(), spec.getTenantId(), owned,
-                replayChanged);
-        Set<String> failedRanks = new HashSet<>();
-        for (RegistrationPlan.Unregistration u : plan.toUnregister()) {
-            try {
-                client.unregister(replica, u.instanceId(), u.dpRank(), u.modelName(), u.tenantId());
-                removed++;
-            } catch (IndexerClientException e) {
-                if (e.status() != 404) { // already gone is what we wanted
-                    errors.add(e.getMessage());
-                    failedRanks.add(u.instanceId() + "/" + u.dpRank());
-                }
-            }
-        }
-        for (WorkerRegistration r : plan.toRegister()) {
-            if (failedRanks.contains(r.instanceId() + "/" + r.dpRank())) {
-                continue;
-            }
-            try {
-                client.register(replica, r, spec.getModelName(), spec.getTenantId(), spec.getBlockSize());
-                made++;
-            } catch (IndexerClientException e) {
-                errors.add(e.getMessage());
-                failedRanks.add(r.instanceId() + "/" + r.dpRank());
-            }
-        }
-        metrics.registered(made);
-        metrics.unregistered(removed);
-        if (made + removed > 0) {
-            LOG.atInfo().addKeyValue("kvworker", key(worker)).addKeyValue("replica", replica.name())
-                    .addKeyValue("registered", made).addKeyValue("unregistered", removed).log("registrations applied");
-        }
-        Set<Long> registered = desired.targets().stream()
-                .filter(t -> t.registrations().stream()
-                        .noneMatch(r -> failedRanks.contains(r.instanceId() + "/" + r.dpRank())))
-                .map(EngineTarget::instanceId).collect(Collectors.toSet());
-        Set<Long> desiredIds = desired.targets().stream().map(EngineTarget::instanceId).collect(Collectors.toSet());
-        Set<Long> leftovers = plan.toUnregister().stream()
-                .filter(u -> failedRanks.contains(u.instanceId() + "/" + u.dpRank()))
-                .map(RegistrationPlan.Unregistration::instanceId)
-                .filter(id -> !desiredIds.contains(id)).collect(Collectors.toSet());
-        if (!errors.isEmpty()) {
-            metrics.reconcileError(NAME);
-        }
-        return new ReplicaOutcome(replica.name(), registered, leftovers, made, removed,
-                errors.isEmpty() ? null : String.join("; ", errors));
+    /** Every target replica at once; metrics, logs and Events of each outcome. */
+    private List<ReplicaOutcome> syncAll(KvWorker worker, KvIndexer kvi, Context<KvWorker> context,
+            DesiredRegistrations desired, Set<Long> owned, Set<Long> replayChanged) {
+        ReplicaSync sync = new ReplicaSync(client, worker.getSpec());
+        int port = kvi.getSpec().getPort();
+        List<ReplicaOutcome> outcomes = FanOut.map(targetReplicas(kvi, context),
+                r -> sync.sync(r.endpoint(port), desired, owned, replayChanged));
+        report(worker, outcomes);
+        return outcomes;
     }
 
     private void report(KvWorker worker, List<ReplicaOutcome> outcomes) {
         for (ReplicaOutcome o : outcomes) {
+            metrics.registered(o.made());
+            metrics.unregistered(o.removed());
+            if (o.made() + o.removed() > 0) {
+                LOG.atInfo().addKeyValue("kvworker", key(worker)).addKeyValue("replica", o.replica())
+                        .addKeyValue("registered", o.made()).addKeyValue("unregistered", o.removed())
+                        .log("registrations applied");
+            }
             if (o.made() > 0) {
                 events.normal(worker, "Registered", o.made() + " engine rank(s) registered on " + o.replica());
             }
@@ -246,6 +190,7 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
                         + o.replica());
             }
             if (o.failed()) {
+                metrics.reconcileError(NAME);
                 LOG.atWarn().addKeyValue("kvworker", key(worker)).addKeyValue("replica", o.replica())
                         .addKeyValue("error", o.error()).log("replica sync failed; retrying with back-off");
                 events.warning(worker, "ReplicaSyncFailed", o.replica() + ": " + o.error());
@@ -257,12 +202,10 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
      * Replicas to register with: the Ready ones. When the KvIndexer waits for a minimum number of workers before it
      * turns Ready, running replicas are included too, or the wait could never end.
      */
-    private static List<IndexerReplica> targetReplicas(KvIndexer kvi, Context<KvWorker> context, KvWorker worker) {
+    private static List<IndexerReplica> targetReplicas(KvIndexer kvi, Context<KvWorker> context) {
         boolean gated = kvi.getSpec().getMinInitialWorkers() != null && kvi.getSpec().getMinInitialWorkers() > 0;
-        List<Pod> pods = source(context, INDEXER_PODS).list(worker.getMetadata().getNamespace(),
-                p -> kvi.getMetadata().getName().equals(p.getMetadata().getLabels().get(IndexerNames.LABEL_INSTANCE)))
-                .toList();
-        return IndexerReplica.of(kvi, pods).stream().filter(r -> r.ready() || (gated && r.running())).toList();
+        return IndexerPods.replicas(context, INDEXER_PODS, kvi).stream()
+                .filter(r -> r.ready() || (gated && r.running())).toList();
     }
 
     private static List<Pod> enginePods(Context<KvWorker> context, KvWorker worker) {
@@ -299,21 +242,6 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
                     .findFirst().ifPresent(t -> changed.add(id));
         }
         return changed;
-    }
-
-    private static <T> List<ReplicaOutcome> inParallel(List<T> items, Function<T, ReplicaOutcome> f) {
-        try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
-            List<Future<ReplicaOutcome>> futures = items.stream().map(i -> pool.submit(() -> f.apply(i))).toList();
-            List<ReplicaOutcome> out = new ArrayList<>();
-            for (Future<ReplicaOutcome> fu : futures) {
-                try {
-                    out.add(fu.get());
-                } catch (Exception e) {
-                    throw new IllegalStateException("replica sync crashed", e);
-                }
-            }
-            return out;
-        }
     }
 
     private static String key(KvWorker w) {

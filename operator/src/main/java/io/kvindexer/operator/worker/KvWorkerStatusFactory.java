@@ -84,6 +84,27 @@ public final class KvWorkerStatusFactory {
     }
 
     /**
+     * A reconcile threw: Ready false and Degraded true with what went wrong; counts and pods stay as they were
+     * (the pods still say which instances are ours to remove).
+     */
+    public KvWorker failed(KvWorker worker, Exception error) {
+        long generation = generation(worker);
+        List<Condition> previous = previous(worker);
+        KvWorkerStatus old = worker.getStatus();
+        String message = Conditions.describe(error);
+        List<Condition> conditions = List.of(
+                Conditions.of(Conditions.READY, false, Conditions.REASON_RECONCILE_FAILED, message, generation,
+                        previous, clock),
+                Conditions.of(Conditions.PROGRESSING, false, Conditions.REASON_RECONCILE_FAILED, message, generation,
+                        previous, clock),
+                Conditions.of(Conditions.DEGRADED, true, Conditions.REASON_RECONCILE_FAILED, message, generation,
+                        previous, clock));
+        return fresh(worker, old == null ? new KvWorkerStatus(generation, 0, 0, List.of(), conditions)
+                : new KvWorkerStatus(old.observedGeneration(), old.matchedPods(), old.registeredPods(), old.pods(),
+                        conditions));
+    }
+
+    /**
      * Pods registered before and no longer desired that are still (or may still be) registered somewhere: kept so
      * that a later reconcile still knows they are ours to remove.
      */

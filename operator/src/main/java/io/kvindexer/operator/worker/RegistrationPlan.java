@@ -1,6 +1,7 @@
 package io.kvindexer.operator.worker;
 
 import io.kvindexer.operator.client.RegisteredWorker;
+import io.kvindexer.operator.client.WorkerKey;
 import io.kvindexer.operator.client.WorkerRegistration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -25,6 +26,9 @@ public record RegistrationPlan(List<Unregistration> toUnregister, List<WorkerReg
 
     /** One dp rank to remove, with the (model, tenant) it is registered under. */
     public record Unregistration(long instanceId, int dpRank, String modelName, String tenantId) {
+        public WorkerKey key() {
+            return new WorkerKey(instanceId, dpRank);
+        }
     }
 
     public static RegistrationPlan of(Collection<WorkerRegistration> desired, Collection<RegisteredWorker> actual,
@@ -37,7 +41,7 @@ public record RegistrationPlan(List<Unregistration> toUnregister, List<WorkerReg
         ownedAll.addAll(want.keySet());
 
         List<Unregistration> unregister = new ArrayList<>();
-        Set<String> keep = new HashSet<>(); // "instance/rank" already registered as desired
+        Set<WorkerKey> keep = new HashSet<>(); // already registered as desired
         for (RegisteredWorker w : actual) {
             if (!ownedAll.contains(w.instanceId())) {
                 continue;
@@ -49,14 +53,14 @@ public record RegistrationPlan(List<Unregistration> toUnregister, List<WorkerReg
                 boolean good = d != null && d.endpoint().equals(e.getValue())
                         && !forceReregister.contains(w.instanceId());
                 if (good) {
-                    keep.add(w.instanceId() + "/" + e.getKey());
+                    keep.add(new WorkerKey(w.instanceId(), e.getKey()));
                 } else {
                     unregister.add(new Unregistration(w.instanceId(), e.getKey(), w.modelName(), w.tenantId()));
                 }
             }
         }
         List<WorkerRegistration> register = desired.stream()
-                .filter(r -> !keep.contains(r.instanceId() + "/" + r.dpRank()))
+                .filter(r -> !keep.contains(r.key()))
                 .sorted(Comparator.comparingLong(WorkerRegistration::instanceId)
                         .thenComparingInt(WorkerRegistration::dpRank))
                 .toList();

@@ -78,4 +78,23 @@ class IndexerClientTest {
                 .isInstanceOfSatisfying(IndexerClientException.class, e -> assertThat(e.unreachable()).isTrue())
                 .hasMessageContaining("kv-0").hasMessageContaining("unreachable");
     }
+
+    /** The indexer's side of pod names (/workers shows pod_name) is on the "indexer-ops" branch. */
+    @Test
+    @org.junit.jupiter.api.Tag("needs-indexer-pod-name")
+    void thePodNameIsSentAndTheIndexerShowsItInWorkers() throws Exception {
+        client.register(replica, new WorkerRegistration(7, 0, "tcp://127.0.0.1:5557", null, "vllm-7d9c-x2x4q"),
+                "m", "t", 16);
+        var http = java.net.http.HttpClient.newHttpClient();
+        String body = http.send(java.net.http.HttpRequest.newBuilder(URI.create(app.baseUrl() + "/workers")).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(body).get(0).path("pod_name").asText())
+                .isEqualTo("vllm-7d9c-x2x4q");
+    }
+
+    @Test
+    void aPodNameIsAcceptedByAnIndexerThatDoesNotKnowTheFieldYet() {
+        client.register(replica, new WorkerRegistration(8, 0, "tcp://127.0.0.1:5557", null, "vllm-a"), "m", "t", 16);
+        assertThat(client.workers(replica)).extracting(RegisteredWorker::instanceId).containsExactly(8L);
+    }
 }

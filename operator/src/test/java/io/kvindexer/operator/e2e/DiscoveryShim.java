@@ -32,8 +32,11 @@ import java.util.stream.Stream;
  * A throw-away front for the CRUD mock API server so that the real kubectl can talk to it: it answers the API
  * discovery documents the mock lacks ({@code /version}, {@code /api}, {@code /apis}, {@code /api/v1},
  * {@code /apis/<group>/<version>}, our groups derived from the CRD files as the API server derives them: plural,
- * singular, kind, short names, status subresource), renders server-side Tables for our custom resources from the
- * CRDs' printer columns (what {@code kubectl get} shows), and forwards everything else to the mock unchanged.
+ * singular, kind, short names, status and scale subresources), renders server-side Tables for our custom resources
+ * from the CRDs' printer columns (what {@code kubectl get} shows), serves the scale subresource the mock lacks (an
+ * autoscaling/v1 Scale read from and written to the paths the CRD declares, as the API server does for a custom
+ * resource: what {@code kubectl scale} and a HorizontalPodAutoscaler call) and forwards everything else to the mock
+ * unchanged.
  */
 final class DiscoveryShim implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -50,6 +53,8 @@ final class DiscoveryShim implements AutoCloseable {
                     new Res("events", "event", true, "Event", "ev"),
                     new Res("namespaces", "namespace", false, "Namespace", "ns")),
             "apps/v1", List.of(new Res("statefulsets", "statefulset", true, "StatefulSet", "sts")),
+            "autoscaling/v2", List.of(new Res("horizontalpodautoscalers", "horizontalpodautoscaler", true,
+                    "HorizontalPodAutoscaler", "hpa")),
             "policy/v1", List.of(new Res("poddisruptionbudgets", "poddisruptionbudget", true, "PodDisruptionBudget",
                     "pdb")),
             "coordination.k8s.io/v1", List.of(new Res("leases", "lease", true, "Lease", "")),
@@ -92,6 +97,12 @@ final class DiscoveryShim implements AutoCloseable {
             JsonNode doc = "GET".equals(ex.getRequestMethod()) ? discovery(path) : null;
             if (doc != null) {
                 send(ex, 200, "application/json", JSON.writeValueAsBytes(doc));
+                return;
+            }
+            CustomResourceDefinition scaled = path.endsWith("/scale") ? crdFor(path.substring(0, path.length() - 6))
+                    : null;
+            if (scaled != null && scaled.getSpec().getVersions().getFirst().getSubresources().getScale() != null) {
+                scale(ex, scaled, path.substring(0, path.length() - 6));
                 return;
             }
             forward(ex);
@@ -157,6 +168,9 @@ final class DiscoveryShim implements AutoCloseable {
                 if (v.getSubresources() != null && v.getSubresources().getStatus() != null) {
                     resources.add(new Res(names.getPlural() + "/status", "", namespaced, names.getKind(), ""));
                 }
+                if (v.getSubresources() != null && v.getSubresources().getScale() != null) {
+                    resources.add(new Res(names.getPlural() + "/scale", "", namespaced, "Scale", ""));
+                }
             }
         }
         ObjectNode doc = JSON.createObjectNode().put("kind", "APIResourceList").put("apiVersion", "v1")
@@ -167,6 +181,9 @@ final class DiscoveryShim implements AutoCloseable {
                     .put("namespaced", r.namespaced()).put("kind", r.kind());
             ArrayNode verbs = n.putArray("verbs");
             (r.name().contains("/") ? List.of("get", "patch", "update") : VERBS).forEach(verbs::add);
+            if (r.name().endsWith("/scale")) {
+                n.put("group", "autoscaling").put("version", "v1");
+            }
             if (!r.shortNames().isEmpty()) {
                 ArrayNode sn = n.putArray("shortNames");
                 for (String s : r.shortNames().split(",")) {
@@ -198,6 +215,62 @@ final class DiscoveryShim implements AutoCloseable {
             type = "application/json";
         }
         send(ex, resp.statusCode(), type, out);
+    }
+
+    /**
+     * The scale subresource of a custom resource: GET answers an autoscaling/v1 Scale from the CRD's
+     * specReplicasPath, statusReplicasPath and labelSelectorPath; PUT or PATCH (merge) of a Scale sets the object's
+     * spec replicas with a merge patch on the object (the mock's own write path).
+     */
+    private void scale(HttpExchange ex, CustomResourceDefinition crd, String objectPath)
+            throws IOException, InterruptedException {
+        var paths = crd.getSpec().getVersions().getFirst().getSubresources().getScale();
+        String method = ex.getRequestMethod();
+        if (!method.equals("GET")) {
+            JsonNode body = JSON.readTree(ex.getRequestBody().readAllBytes());
+            JsonNode replicas = body.path("spec").path("replicas");
+            if (!replicas.isInt()) {
+                send(ex, 422, "application/json", JSON.writeValueAsBytes(JSON.createObjectNode()
+                        .put("kind", "Status").put("status", "Failure").put("message", "spec.replicas required")));
+                return;
+            }
+            ObjectNode patch = JSON.createObjectNode();
+            ObjectNode at = patch;
+            String[] parts = paths.getSpecReplicasPath().substring(1).split("\\.");
+            for (int i = 0; i < parts.length - 1; i++) {
+                at = at.putObject(parts[i]);
+            }
+            at.put(parts[parts.length - 1], replicas.asInt());
+            HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(URI.create(backend + objectPath))
+                    .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/merge-patch+json")
+                    .method("PATCH", HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(patch))).build(),
+                    HttpResponse.BodyHandlers.ofByteArray());
+            if (r.statusCode() / 100 != 2) { // the mock answers a patch with 202
+                send(ex, r.statusCode(), "application/json", r.body());
+                return;
+            }
+        }
+        HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(URI.create(backend + objectPath))
+                .timeout(Duration.ofSeconds(30)).GET().build(), HttpResponse.BodyHandlers.ofByteArray());
+        if (r.statusCode() != 200) {
+            send(ex, r.statusCode(), "application/json", r.body());
+            return;
+        }
+        JsonNode object = JSON.readTree(r.body());
+        ObjectNode scale = JSON.createObjectNode().put("kind", "Scale").put("apiVersion", "autoscaling/v1");
+        ObjectNode meta = scale.putObject("metadata");
+        for (String f : List.of("name", "namespace", "uid", "resourceVersion", "creationTimestamp")) {
+            if (object.path("metadata").has(f)) {
+                meta.set(f, object.path("metadata").get(f));
+            }
+        }
+        scale.putObject("spec").put("replicas", at(object, paths.getSpecReplicasPath()).asInt(0));
+        ObjectNode status = scale.putObject("status").put("replicas", at(object, paths.getStatusReplicasPath()).asInt(0));
+        JsonNode selector = at(object, paths.getLabelSelectorPath());
+        if (selector.isTextual()) {
+            status.put("selector", selector.asText());
+        }
+        send(ex, 200, "application/json", JSON.writeValueAsBytes(scale));
     }
 
     private CustomResourceDefinition crdFor(String path) {

@@ -3,7 +3,11 @@ package io.kvindexer.operator.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
@@ -24,8 +28,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The user's own commands, for real: the kubectl binary applies crds/ and examples/kvindexer.yaml, edits and
- * re-applies, lists with {@code kubectl get kvi,kvw} and deletes, against the CRUD mock behind a discovery shim;
- * the operator reacts to each step. The {@code get} output is kept in target/kubectl-get-kvi-kvw.txt (README).
+ * re-applies, scales with {@code kubectl scale} (the shim serves the scale subresource the mock lacks), applies an
+ * autoscaling spec and takes it out again, lists with {@code kubectl get kvi,kvw} and deletes, against the CRUD mock
+ * behind a discovery shim; the operator reacts to each step. The {@code get} output is kept in target/kubectl-get-kvi-kvw.txt (README).
  */
 @EnableKubernetesMockClient(crud = true, https = false)
 class KubectlEndToEndTest {
@@ -158,14 +163,80 @@ class KubectlEndToEndTest {
             assertThat(get.exit()).as(get.output()).isZero();
             assertThat(get.output()).contains("kvindexer.kvindexer.io/kv-indexer", "kvworker.kvindexer.io/vllm-llama",
                     "READY", "3/3", "INDEXER", "PODS", "REGISTERED", "kv-indexer");
+
+            // kubectl scale goes through the scale subresource; the pod template does not move, so no replica restarts
+            PodTemplateSpec template = client.apps().statefulSets().inNamespace(NS).withName("kv-indexer").get()
+                    .getSpec().getTemplate();
+            Result scale = kubectl("scale", "kvindexer/kv-indexer", "--replicas=2");
+            assertThat(scale.exit()).as(scale.output()).isZero();
+            assertThat(scale.output()).contains("kvindexer.kvindexer.io/kv-indexer scaled");
+            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+                StatefulSet sts = client.apps().statefulSets().inNamespace(NS).withName("kv-indexer").get();
+                assertThat(sts.getSpec().getReplicas()).isEqualTo(2);
+                assertThat(sts.getSpec().getTemplate()).isEqualTo(template);
+            });
+            cluster.removeReplica(NS, "kv-indexer", 2); // the StatefulSet controller removes the highest ordinal
+            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+                assertThat(harness.kvIndexer(NS, "kv-indexer").getStatus().ready()).isEqualTo("2/2");
+                assertThat(cluster.http.peers(cluster.replica(kvi, 0)))
+                        .containsExactly("http://kv-indexer-1.kv-indexer-peers." + NS + ".svc:" + port);
+                assertThat(cluster.http.peers(cluster.replica(kvi, 1)))
+                        .containsExactly("http://kv-indexer-0.kv-indexer-peers." + NS + ".svc:" + port);
+            });
+            Result raw = kubectl("get", "--raw", "/apis/kvindexer.io/v1alpha1/namespaces/" + NS
+                    + "/kvindexers/kv-indexer/scale");
+            assertThat(raw.exit()).as(raw.output()).isZero();
+            JsonNode scaleDoc = new ObjectMapper().readTree(raw.output());
+            assertThat(scaleDoc.path("kind").asText()).isEqualTo("Scale");
+            assertThat(scaleDoc.path("spec").path("replicas").asInt()).isEqualTo(2);
+            assertThat(scaleDoc.path("status").path("replicas").asInt()).isEqualTo(2);
+            assertThat(scaleDoc.path("status").path("selector").asText())
+                    .isEqualTo("app.kubernetes.io/name=kv-indexer,app.kubernetes.io/instance=kv-indexer");
+
+            get = kubectl("get", "kvi,kvw");
+            assertThat(get.exit()).as(get.output()).isZero();
+            assertThat(get.output()).contains("kvindexer.kvindexer.io/kv-indexer", "READY", "2/2");
             Files.writeString(Path.of("target/kubectl-get-kvi-kvw.txt"), "$ kubectl get kvi,kvw\n" + get.output());
+
+            // spec.autoscaling: the operator owns an autoscaling/v2 HPA on the scale subresource; removed with the field
+            Path two = home.resolve("kvindexer-2.yaml");
+            Files.writeString(two, Files.readString(edited).replace("replicas: 3", "replicas: 2"));
+            Path autoscaled = home.resolve("kvindexer-autoscaled.yaml");
+            Files.writeString(autoscaled, Files.readString(two).replace("  replicas: 2\n", """
+                      replicas: 2
+                      autoscaling:
+                        minReplicas: 2
+                        maxReplicas: 4
+                        targetCPUUtilizationPercentage: 70
+                    """));
+            Result auto = kubectl("apply", "--validate=false", "-f", autoscaled.toString());
+            assertThat(auto.exit()).as(auto.output()).isZero();
+            assertThat(auto.output()).contains("kvindexer.kvindexer.io/kv-indexer configured");
+            var hpas = client.autoscaling().v2().horizontalPodAutoscalers().inNamespace(NS);
+            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+                HorizontalPodAutoscaler hpa = hpas.withName("kv-indexer").get();
+                assertThat(hpa.getSpec().getScaleTargetRef().getApiVersion()).isEqualTo("kvindexer.io/v1alpha1");
+                assertThat(hpa.getSpec().getScaleTargetRef().getKind()).isEqualTo("KvIndexer");
+                assertThat(hpa.getSpec().getScaleTargetRef().getName()).isEqualTo("kv-indexer");
+                assertThat(hpa.getSpec().getMinReplicas()).isEqualTo(2);
+                assertThat(hpa.getSpec().getMaxReplicas()).isEqualTo(4);
+                assertThat(hpa.getSpec().getMetrics()).singleElement().satisfies(m -> {
+                    assertThat(m.getResource().getName()).isEqualTo("cpu");
+                    assertThat(m.getResource().getTarget().getAverageUtilization()).isEqualTo(70);
+                });
+                assertThat(hpa.getMetadata().getOwnerReferences()).singleElement()
+                        .satisfies(o -> assertThat(o.getKind()).isEqualTo("KvIndexer"));
+            });
+            Result manual = kubectl("apply", "--validate=false", "-f", two.toString());
+            assertThat(manual.exit()).as(manual.output()).isZero();
+            await().atMost(WAIT).until(() -> hpas.withName("kv-indexer").get() == null);
 
             // the KvWorker's finalizer unregisters the engine from every replica before it lets go
             Result deleteWorker = kubectl("delete", "--wait=false", "kvw", "vllm-llama");
             assertThat(deleteWorker.exit()).as(deleteWorker.output()).isZero();
             assertThat(deleteWorker.output()).contains("kvworker.kvindexer.io \"vllm-llama\" deleted");
             await().atMost(WAIT).until(() -> harness.kvWorker(NS, "vllm-llama") == null);
-            for (int i = 0; i < 3; i++) {
+            for (int i = 0; i < 2; i++) {
                 assertThat(cluster.http.workers(cluster.replica(kvi, i))).as("replica %d", i).isEmpty();
             }
             // and the rest of the file (on a cluster, garbage collection then removes the replicas)

@@ -11,6 +11,7 @@ import io.kvindexer.operator.client.IndexerClient;
 import io.kvindexer.operator.client.IndexerEndpoint;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.indexer.IndexerNames;
+import io.kvindexer.operator.reconcile.PodConditions;
 import io.kvindexer.operator.support.OperatorHarness;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -27,11 +28,13 @@ import java.util.regex.Pattern;
 /**
  * Plays what a cluster would do around the operator, on loopback addresses: the StatefulSet controller and kubelet
  * (start a real indexer server for replica i on 127.0.0.(2+i) with the StatefulSet's own args, mark its pod Ready
- * once /ready answers 200), cluster DNS (a replica's stable peer URL becomes its loopback address; a replica's own
- * record is unpublished while it is not Ready) and engine pods (real engine simulators on 127.0.0.(10+k)).
+ * once /ready answers 200), cluster DNS together with the indexer's {@code --peers-dns} (the headless Service's
+ * name resolves to the Ready replicas' addresses, never to the starting replica itself, and the indexer recovers
+ * from the first that answers: here the resolved addresses are handed to the indexer as {@code --peers}; the real
+ * flag is exercised by {@link PeersDnsEndToEndTest}) and engine pods (real engine simulators on 127.0.0.(10+k)).
  */
 final class LoopbackCluster implements AutoCloseable {
-    private static final Pattern STABLE_URL = Pattern.compile("http://([a-z0-9-]+)-(\\d+)\\.[a-z0-9-]+\\.[a-z0-9-]+\\.svc:(\\d+)");
+    private static final Pattern PEERS_DNS = Pattern.compile("([a-z0-9-]+)-peers\\.([a-z0-9-]+)\\.svc:(\\d+)");
 
     final KubernetesClient client;
     final OperatorHarness harness;
@@ -92,8 +95,8 @@ final class LoopbackCluster implements AutoCloseable {
         List<String> args = new ArrayList<>(List.of("--host", replicaIp(ordinal)));
         List<String> template = sts.getSpec().getTemplate().getSpec().getContainers().getFirst().getArgs();
         for (int i = 0; i < template.size(); i++) {
-            if (template.get(i).equals("--peers")) {
-                String peers = resolvePeers(template.get(++i), ordinal);
+            if (template.get(i).equals("--peers-dns")) {
+                String peers = resolvePeersDns(template.get(++i), ordinal);
                 if (!peers.isEmpty()) {
                     args.add("--peers");
                     args.add(peers);
@@ -113,6 +116,11 @@ final class LoopbackCluster implements AutoCloseable {
         return app;
     }
 
+    /** The indexer process currently playing replica {@code ordinal}, or null. */
+    IndexerApp runningReplica(String ns, String name, int ordinal) {
+        return indexers.get(ns + "/" + name + "-" + ordinal);
+    }
+
     /** The process dies; the pod object stays (as it would until the kubelet notices). */
     void killReplica(String ns, String name, int ordinal) {
         IndexerApp app = indexers.remove(ns + "/" + name + "-" + ordinal);
@@ -127,19 +135,23 @@ final class LoopbackCluster implements AutoCloseable {
         harness.deletePod(ns, name + "-" + ordinal);
     }
 
-    /** Cluster DNS: stable URLs of Ready replicas resolve to their loopback address; the replica's own does not. */
-    static String resolvePeers(String urls, int self) {
-        List<String> out = new ArrayList<>();
-        for (String url : urls.split(",")) {
-            Matcher m = STABLE_URL.matcher(url.trim());
-            if (!m.matches()) {
-                throw new IllegalArgumentException("not a stable replica URL: " + url);
-            }
-            int ordinal = Integer.parseInt(m.group(2));
-            if (ordinal != self) {
-                out.add("http://" + replicaIp(ordinal) + ":" + m.group(3));
-            }
+    /**
+     * Cluster DNS for {@code --peers-dns <name>-peers.<ns>.svc:<port>}: the Ready replica pods of that KvIndexer
+     * (the headless Service publishes no not-Ready address, so never {@code self} while it starts), as peer URLs.
+     */
+    String resolvePeersDns(String name, int self) {
+        Matcher m = PEERS_DNS.matcher(name);
+        if (!m.matches()) {
+            throw new IllegalArgumentException("not a headless Service name:port: " + name);
         }
+        String instance = m.group(1);
+        List<String> out = new ArrayList<>();
+        client.pods().inNamespace(m.group(2)).withLabel(IndexerNames.LABEL_INSTANCE, instance).list().getItems()
+                .stream()
+                .filter(PodConditions::isReady)
+                .filter(p -> !p.getMetadata().getName().equals(instance + "-" + self))
+                .sorted(java.util.Comparator.comparing(p -> p.getMetadata().getName()))
+                .forEach(p -> out.add("http://" + p.getStatus().getPodIP() + ":" + m.group(3)));
         return String.join(",", out);
     }
 
@@ -160,6 +172,14 @@ final class LoopbackCluster implements AutoCloseable {
         }
         harness.startEnginePod(ns, pod, labels, ip, true);
         return sim;
+    }
+
+    /** An engine simulator started by the test itself (other addresses), closed with the cluster. */
+    void adoptEngine(String ns, String pod, EngineSimulator sim) {
+        EngineSimulator old = engines.put(ns + "/" + pod, sim);
+        if (old != null) {
+            old.close();
+        }
     }
 
     void stopEngine(String ns, String pod) {

@@ -25,8 +25,12 @@ class IndexerDesiredStateTest {
         assertThat(sts.getSpec().getSelector().getMatchLabels()).containsOnlyKeys("app.kubernetes.io/name",
                 "app.kubernetes.io/instance");
         var c = sts.getSpec().getTemplate().getSpec().getContainers().getFirst();
-        assertThat(c.getArgs()).containsExactly("--port", "9000", "--threads", "8", "--peers",
-                "http://kv-0.kv-peers.llm.svc:9000,http://kv-1.kv-peers.llm.svc:9000,http://kv-2.kv-peers.llm.svc:9000");
+        // peers come from the headless Service's name at startup: the same args for any number of replicas
+        assertThat(c.getArgs()).containsExactly("--port", "9000", "--threads", "8", "--peers-dns",
+                "kv-peers.llm.svc:9000");
+        kvi.getSpec().setReplicas(5);
+        assertThat(IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate())
+                .as("the pod template does not depend on replicas").isEqualTo(sts.getSpec().getTemplate());
         assertThat(c.getEnv()).containsExactly(AuthSecret.envVar(),
                 new io.fabric8.kubernetes.api.model.EnvVar("DYN_ROUTER_MIN_INITIAL_WORKERS", "2", null));
         assertThat(c.getPorts().getFirst().getContainerPort()).isEqualTo(9000);
@@ -39,6 +43,8 @@ class IndexerDesiredStateTest {
         var c = IndexerDesiredState.statefulSet(Resources.kvIndexer("llm", "one", 1, 8090))
                 .getSpec().getTemplate().getSpec().getContainers().getFirst();
         assertThat(c.getArgs()).doesNotContain("--peers");
+        assertThat(c.getArgs()).as("still there: a later scale-up must not change the template")
+                .containsSubsequence("--peers-dns", "one-peers.llm.svc:8090");
         assertThat(c.getEnv()).containsExactly(AuthSecret.envVar()); // the optional token only
     }
 

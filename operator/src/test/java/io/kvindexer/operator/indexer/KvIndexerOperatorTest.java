@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -51,8 +52,11 @@ class KvIndexerOperatorTest {
             assertThat(sts.getMetadata().getLabels()).containsEntry("app.kubernetes.io/managed-by",
                     "kv-indexer-operator").containsEntry("app.kubernetes.io/instance", "idx");
             var c = sts.getSpec().getTemplate().getSpec().getContainers().getFirst();
-            assertThat(c.getArgs()).containsSubsequence("--peers",
-                    "http://idx-0.idx-peers.kvi-objects.svc:8090,http://idx-1.idx-peers.kvi-objects.svc:8090");
+            // peers are found through the headless Service at startup: nothing in the template depends on replicas
+            assertThat(c.getArgs()).containsSubsequence("--peers-dns", "idx-peers.kvi-objects.svc:8090")
+                    .doesNotContain("--peers");
+            assertThat(sts.getSpec().getPodManagementPolicy()).isEqualTo("OrderedReady");
+            assertThat(sts.getSpec().getUpdateStrategy().getType()).isEqualTo("RollingUpdate");
             assertThat(c.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/ready");
             assertThat(c.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/health");
 
@@ -69,7 +73,10 @@ class KvIndexerOperatorTest {
             KvIndexer kvi = harness.kvIndexer(NS, "idx");
             assertThat(kvi.getStatus()).isNotNull();
             assertThat(kvi.getStatus().ready()).isEqualTo("0/2");
-            assertThat(kvi.getStatus().replicas()).extracting(r -> r.pod()).containsExactly("idx-0", "idx-1");
+            assertThat(kvi.getStatus().pods()).extracting(r -> r.pod()).containsExactly("idx-0", "idx-1");
+            assertThat(kvi.getStatus().replicas()).as("replica pods that exist").isZero();
+            assertThat(kvi.getStatus().selector())
+                    .isEqualTo("app.kubernetes.io/name=kv-indexer,app.kubernetes.io/instance=idx");
             assertThat(condition(kvi, "Ready").getStatus()).isEqualTo("False");
             assertThat(condition(kvi, "Progressing").getStatus()).isEqualTo("True");
             assertThat(condition(kvi, "Ready").getObservedGeneration()).isEqualTo(kvi.getMetadata().getGeneration());
@@ -79,8 +86,10 @@ class KvIndexerOperatorTest {
     @Test
     void scalingToOneReplicaRemovesThePdbAndUpdatesTheStatefulSet() {
         client.resources(KvIndexer.class).inNamespace(NS).resource(Resources.kvIndexer(NS, "scale", 2, 8091)).create();
+        // the workflow writes its dependents in parallel: wait for both before scaling
         await().atMost(Duration.ofSeconds(30)).until(() ->
-                client.policy().v1().podDisruptionBudget().inNamespace(NS).withName("scale").get() != null);
+                client.policy().v1().podDisruptionBudget().inNamespace(NS).withName("scale").get() != null
+                        && client.apps().statefulSets().inNamespace(NS).withName("scale").get() != null);
 
         harness.mergePatch(KvIndexer.class, NS, "scale", "{\"spec\":{\"replicas\":1}}");
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
@@ -111,6 +120,14 @@ class KvIndexerOperatorTest {
         KvIndexer kvi = Resources.kvIndexer(NS, "mon", 1, 8092);
         kvi.getSpec().setServiceMonitor(true);
         client.resources(KvIndexer.class).inNamespace(NS).resource(kvi).create();
+        // no Prometheus Operator yet: the dependent is not activated, the status says why
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> {
+            Condition degraded = condition(harness.kvIndexer(NS, "mon"), "Degraded");
+            assertThat(degraded.getStatus()).isEqualTo("True");
+            assertThat(degraded.getMessage()).contains("ServiceMonitor CRD is not installed");
+        });
+
+        installServiceMonitorCrd();
         var monitors = client.genericKubernetesResources(ServiceMonitors.CONTEXT).inNamespace(NS);
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             var monitor = monitors.withName("mon").get();
@@ -118,9 +135,25 @@ class KvIndexerOperatorTest {
             assertThat(monitor.getMetadata().getOwnerReferences()).singleElement()
                     .satisfies(o -> assertThat(o.getName()).isEqualTo("mon"));
             assertThat(monitor.get("spec", "selector", "matchLabels").toString()).contains("kvindexer.io/service=client");
+            assertThat(condition(harness.kvIndexer(NS, "mon"), "Degraded").getStatus()).isEqualTo("False");
         });
         harness.mergePatch(KvIndexer.class, NS, "mon", "{\"spec\":{\"serviceMonitor\":false}}");
         await().atMost(Duration.ofSeconds(30)).until(() -> monitors.withName("mon").get() == null);
+    }
+
+    /** What installing the Prometheus Operator adds to the API: the ServiceMonitor type (the mock serves discovery). */
+    private static void installServiceMonitorCrd() {
+        client.apiextensions().v1().customResourceDefinitions().resource(new CustomResourceDefinitionBuilder()
+                .withNewMetadata().withName(ServiceMonitors.PLURAL + "." + ServiceMonitors.GROUP).endMetadata()
+                .withNewSpec()
+                    .withGroup(ServiceMonitors.GROUP).withScope("Namespaced")
+                    .withNewNames().withKind(ServiceMonitors.KIND).withPlural(ServiceMonitors.PLURAL)
+                        .withSingular("servicemonitor").endNames()
+                    .addNewVersion().withName(ServiceMonitors.VERSION).withServed(true).withStorage(true)
+                        .withNewSchema().withNewOpenAPIV3Schema().withType("object")
+                            .withXKubernetesPreserveUnknownFields(true).endOpenAPIV3Schema().endSchema()
+                    .endVersion()
+                .endSpec().build()).create();
     }
 
     static Condition condition(KvIndexer kvi, String type) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Condition;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import io.kvindexer.operator.reconcile.IndexerReplica;
 import io.kvindexer.operator.support.Resources;
 import java.time.Clock;
 import java.time.Instant;
@@ -35,7 +36,8 @@ class KvIndexerStatusFactoryTest {
         assertThat(patch.getStatus().ready()).isEqualTo("1/2");
         assertThat(patch.getStatus().readyReplicas()).isEqualTo(1);
         assertThat(patch.getStatus().observedGeneration()).isEqualTo(4L);
-        assertThat(patch.getStatus().replicas()).extracting(r -> r.url())
+        assertThat(patch.getStatus().replicas()).isEqualTo(2);
+        assertThat(patch.getStatus().pods()).extracting(r -> r.url())
                 .containsExactly("http://kv-0.kv-peers.llm.svc:8090", "http://kv-1.kv-peers.llm.svc:8090");
         assertThat(cond(patch, "Ready").getStatus()).isEqualTo("False");
         assertThat(cond(patch, "Ready").getLastTransitionTime()).isEqualTo("2026-01-02T03:04:05Z");

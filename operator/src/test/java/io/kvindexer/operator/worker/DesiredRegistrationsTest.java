@@ -38,9 +38,22 @@ class DesiredRegistrationsTest {
         assertThat(desired.targets()).extracting(EngineTarget::pod).containsExactly("a", "b");
         long a = InstanceIds.hashOf("llm", "a");
         assertThat(desired.targets().getFirst().registrations()).containsExactly(
-                new WorkerRegistration(a, 0, "tcp://10.0.0.1:5557", "tcp://10.0.0.1:5600"),
-                new WorkerRegistration(a, 1, "tcp://10.0.0.1:5558", "tcp://10.0.0.1:5601"));
+                new WorkerRegistration(a, 0, "tcp://10.0.0.1:5557", "tcp://10.0.0.1:5600", "a"),
+                new WorkerRegistration(a, 1, "tcp://10.0.0.1:5558", "tcp://10.0.0.1:5601", "a"));
         assertThat(desired.podErrors()).isEmpty();
+    }
+
+    @Test
+    void anIpv6PodGetsBracketedPublishAndReplayEndpointsOnEveryRank() {
+        var desired = DesiredRegistrations.of(spec(5600, 2), List.of(pod("v6", "fd00:10::7", true, null)));
+        assertThat(desired.targets().getFirst().registrations()).extracting(WorkerRegistration::endpoint,
+                WorkerRegistration::replayEndpoint).containsExactly(
+                org.assertj.core.groups.Tuple.tuple("tcp://[fd00:10::7]:5557", "tcp://[fd00:10::7]:5600"),
+                org.assertj.core.groups.Tuple.tuple("tcp://[fd00:10::7]:5558", "tcp://[fd00:10::7]:5601"));
+        assertThat(desired.targets().getFirst().registrations()).extracting(WorkerRegistration::podName)
+                .as("sent as pod_name").containsOnly("v6");
+        assertThat(io.kvindexer.operator.client.IndexerEndpoint.of("kv-0", "fd00:10::2", 8090).baseUrl())
+                .hasToString("http://[fd00:10::2]:8090");
     }
 
     @Test

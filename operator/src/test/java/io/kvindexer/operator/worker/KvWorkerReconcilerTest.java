@@ -1,6 +1,7 @@
 package io.kvindexer.operator.worker;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.mockito.Mockito.RETURNS_DEEP_STUBS;
 import static org.mockito.Mockito.mock;
 import static org.mockito.Mockito.when;
 
@@ -25,7 +26,10 @@ import java.util.Optional;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** reconcile() called directly: a Mockito Context (what the caches hold), the CRUD mock as the API server. */
+/**
+ * reconcile() called directly: a Mockito Context (what the caches hold; deep stubs stand in for the controller's
+ * cache that the status write also updates), the CRUD mock as the API server.
+ */
 @EnableKubernetesMockClient(crud = true)
 class KvWorkerReconcilerTest {
     static KubernetesClient client;
@@ -40,7 +44,7 @@ class KvWorkerReconcilerTest {
         OperatorHarness.installCrds(client);
         reconciler = new KvWorkerReconciler(new IndexerClient(), CLOCK, new EventRecorder(client, CLOCK),
                 new OperatorMetrics(new PrometheusRegistry()), Duration.ofSeconds(30));
-        context = mock(Context.class);
+        context = mock(Context.class, RETURNS_DEEP_STUBS);
         when(context.getClient()).thenReturn(client);
     }
 
@@ -94,5 +98,26 @@ class KvWorkerReconcilerTest {
 
         assertThat(client.resources(KvWorker.class).inNamespace(NS).withName("same").get().getMetadata()
                 .getResourceVersion()).isEqualTo(after.getMetadata().getResourceVersion());
+    }
+
+    @Test
+    void aReconcileThatThrowsLeavesConditionsSayingWhyAndKeepsThePods() {
+        KvWorker w = created(Resources.kvWorker(NS, "throws", "kv", Map.of("app", "x"), "m", 16, 5557, null, 1));
+        w.setStatus(new io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus(1L, 1, 1, java.util.List.of(
+                new io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus.PodRegistration("vllm-a", "7", "tcp://x:1",
+                        null, java.util.List.of("kv-0"))), java.util.List.of()));
+
+        var control = reconciler.updateErrorStatus(w, context,
+                new io.fabric8.kubernetes.client.KubernetesClientException("API server said no"));
+
+        assertThat(control.isDefaultErrorProcessing()).isFalse();
+        KvWorker patched = control.getResource().orElseThrow();
+        Condition ready = patched.getStatus().conditions().stream().filter(c -> c.getType().equals("Ready"))
+                .findFirst().orElseThrow();
+        assertThat(ready.getStatus()).isEqualTo("False");
+        assertThat(ready.getReason()).isEqualTo("ReconcileFailed");
+        assertThat(ready.getMessage()).isEqualTo("KubernetesClientException: API server said no");
+        assertThat(patched.getStatus().pods()).extracting(p -> p.pod()).containsExactly("vllm-a");
+        assertThat(patched.getSpec().getIndexerRef()).as("the whole resource, not a status-only stub").isEqualTo("kv");
     }
 }

@@ -12,6 +12,9 @@ public final class Conditions {
     public static final String READY = "Ready";
     public static final String PROGRESSING = "Progressing";
     public static final String DEGRADED = "Degraded";
+    /** Reason of all three conditions when a reconcile threw. */
+    public static final String REASON_RECONCILE_FAILED = "ReconcileFailed";
+    private static final int MAX_MESSAGE = 1000;
 
     private Conditions() {
     }
@@ -38,6 +41,12 @@ public final class Conditions {
                 .withObservedGeneration(observedGeneration)
                 .withLastTransitionTime(since)
                 .build();
+    }
+
+    /** A condition message for an exception: its type and message, shortened to what a condition holds well. */
+    public static String describe(Throwable error) {
+        String text = error.getClass().getSimpleName() + (error.getMessage() == null ? "" : ": " + error.getMessage());
+        return text.length() > MAX_MESSAGE ? text.substring(0, MAX_MESSAGE) + "..." : text;
     }
 
     public static boolean isTrue(List<Condition> conditions, String type) {

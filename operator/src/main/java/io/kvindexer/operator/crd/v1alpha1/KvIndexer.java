@@ -1,6 +1,8 @@
 package io.kvindexer.operator.crd.v1alpha1;
 
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
+import io.fabric8.crd.generator.annotation.SchemaSwap;
 import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.client.CustomResource;
 import io.fabric8.kubernetes.model.annotation.Group;
@@ -15,6 +17,8 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @ShortNames("kvi")
 @AdditionalPrinterColumn(name = "Ready", jsonPath = ".status.ready", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Age", jsonPath = ".metadata.creationTimestamp", type = AdditionalPrinterColumn.Type.DATE)
+@JsonIgnoreProperties(ignoreUnknown = true) // a root field of a newer CRD must not stop the informer
+@SchemaSwap(originalType = KvIndexerSpec.class, fieldName = "unknown", targetType = void.class) // not a field
 public class KvIndexer extends CustomResource<KvIndexerSpec, KvIndexerStatus> implements Namespaced {
 
     @Override

@@ -8,14 +8,18 @@ import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
+import io.fabric8.kubernetes.model.annotation.SpecReplicas;
 
 /**
  * Desired state of a KvIndexer. Field initialisers repeat the schema defaults: the API server applies the schema
- * defaults, but the operator must behave the same for objects that never went through it.
+ * defaults, but the operator must behave the same for objects that never went through it. Fields it does not know
+ * are collected and reported ({@link UnknownFields}).
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public class KvIndexerSpec {
-    @JsonPropertyDescription("Number of indexer replicas (pods <name>-0 .. <name>-(n-1)).")
+public class KvIndexerSpec extends UnknownFields {
+    @JsonPropertyDescription("Number of indexer replicas (pods <name>-0 .. <name>-(n-1)); the scale subresource's"
+            + " spec replicas (kubectl scale, a HorizontalPodAutoscaler).")
+    @SpecReplicas
     @Default("2")
     @Min(1)
     @Max(64)
@@ -57,6 +61,18 @@ public class KvIndexerSpec {
     @JsonPropertyDescription("Create a Prometheus Operator ServiceMonitor for the replicas' /metrics.")
     @Default("false")
     private Boolean serviceMonitor = false;
+
+    @JsonPropertyDescription("Let a HorizontalPodAutoscaler (owned by the operator) set replicas from the replicas'"
+            + " CPU use; removing this field removes the autoscaler.")
+    private Autoscaling autoscaling;
+
+    public Autoscaling getAutoscaling() {
+        return autoscaling;
+    }
+
+    public void setAutoscaling(Autoscaling autoscaling) {
+        this.autoscaling = autoscaling;
+    }
 
     public Integer getReplicas() {
         return replicas;

@@ -1,22 +1,39 @@
 package io.kvindexer.operator.crd.v1alpha1;
 
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.model.annotation.LabelSelector;
+import io.fabric8.kubernetes.model.annotation.StatusReplicas;
 import java.util.List;
 
 /**
- * Observed state of a KvIndexer. {@code ready} is the printer column ("2/2"); {@code replicas} lists the pods of
- * the current size.
+ * Observed state of a KvIndexer. {@code replicas} (replica pods that exist) and {@code selector} are what the scale
+ * subresource reports to {@code kubectl scale} and a HorizontalPodAutoscaler; {@code ready} is the printer column
+ * ("2/2"); {@code pods} lists the replicas of the current size. Fields a newer operator wrote are ignored, and a
+ * {@code replicas} that is not a number (the list of operator versions before the scale subresource) reads as
+ * unset: the next status write replaces it.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
+@JsonIgnoreProperties(ignoreUnknown = true)
 public record KvIndexerStatus(
         Long observedGeneration,
+        @StatusReplicas
+        @JsonDeserialize(using = LenientCount.class)
+        @JsonPropertyDescription("Replica pods that exist (the scale subresource's status replicas).")
+        Integer replicas,
         Integer readyReplicas,
         String ready,
-        List<ReplicaStatus> replicas,
+        @LabelSelector
+        @JsonPropertyDescription("Label selector of the replica pods, as a string (the scale subresource's selector).")
+        String selector,
+        List<ReplicaStatus> pods,
         List<Condition> conditions) {
 
     /** One indexer replica: its pod, its stable URL (headless Service DNS) and whether it passes /ready. */
+    @JsonIgnoreProperties(ignoreUnknown = true)
     public record ReplicaStatus(String pod, String url, boolean ready) {
     }
 }

@@ -1,6 +1,8 @@
 package io.kvindexer.operator.crd.v1alpha1;
 
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
+import io.fabric8.crd.generator.annotation.SchemaSwap;
 import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.client.CustomResource;
 import io.fabric8.kubernetes.model.annotation.Group;
@@ -17,6 +19,8 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @AdditionalPrinterColumn(name = "Pods", jsonPath = ".status.matchedPods", type = AdditionalPrinterColumn.Type.INTEGER)
 @AdditionalPrinterColumn(name = "Registered", jsonPath = ".status.registeredPods", type = AdditionalPrinterColumn.Type.INTEGER)
 @AdditionalPrinterColumn(name = "Age", jsonPath = ".metadata.creationTimestamp", type = AdditionalPrinterColumn.Type.DATE)
+@JsonIgnoreProperties(ignoreUnknown = true) // a root field of a newer CRD must not stop the informer
+@SchemaSwap(originalType = KvWorkerSpec.class, fieldName = "unknown", targetType = void.class) // not a field
 public class KvWorker extends CustomResource<KvWorkerSpec, KvWorkerStatus> implements Namespaced {
 
     @Override

@@ -9,9 +9,12 @@ import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
 import io.fabric8.kubernetes.api.model.LabelSelector;
 
-/** Desired state of a KvWorker. Field initialisers repeat the schema defaults (see {@link KvIndexerSpec}). */
+/**
+ * Desired state of a KvWorker. Field initialisers repeat the schema defaults (see {@link KvIndexerSpec}); fields the
+ * operator does not know are kept and reported ({@link UnknownFields}).
+ */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public class KvWorkerSpec {
+public class KvWorkerSpec extends UnknownFields {
     @JsonPropertyDescription("Name of the KvIndexer (same namespace) whose replicas the engines are registered with.")
     @Required
     @Size(min = 1)

@@ -1,5 +1,6 @@
 package io.kvindexer.operator.crd.v1alpha1;
 
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.fabric8.kubernetes.api.model.Condition;
 import java.util.List;
@@ -9,6 +10,7 @@ import java.util.List;
  * reachable replica ({@code registeredPods}), and per pod where it is registered.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
+@JsonIgnoreProperties(ignoreUnknown = true)
 public record KvWorkerStatus(
         Long observedGeneration,
         Integer matchedPods,
@@ -21,6 +23,7 @@ public record KvWorkerStatus(
      * 0's (rank r adds r to the port); {@code registeredOn} names the indexer replicas (pods) holding all its ranks.
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
+    @JsonIgnoreProperties(ignoreUnknown = true)
     public record PodRegistration(
             String pod,
             String instanceId,

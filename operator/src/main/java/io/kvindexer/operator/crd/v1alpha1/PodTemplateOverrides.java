@@ -1,5 +1,6 @@
 package io.kvindexer.operator.crd.v1alpha1;
 
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.kubernetes.api.model.Affinity;
@@ -14,6 +15,7 @@ import java.util.Map;
  * security contexts, when given, replace the operator's hardened defaults as a whole (no field-by-field merge).
  */
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
+@JsonIgnoreProperties(ignoreUnknown = true)
 public record PodTemplateOverrides(
         Map<String, String> labels,
         Map<String, String> annotations,

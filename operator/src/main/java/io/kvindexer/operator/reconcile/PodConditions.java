@@ -1,4 +1,4 @@
-package io.kvindexer.operator.indexer;
+package io.kvindexer.operator.reconcile;
 
 import io.fabric8.kubernetes.api.model.Pod;
 

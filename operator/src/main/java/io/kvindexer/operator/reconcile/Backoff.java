@@ -1,4 +1,4 @@
-package io.kvindexer.operator.indexer;
+package io.kvindexer.operator.reconcile;
 
 import java.time.Duration;
 import java.util.Map;

@@ -1,8 +1,9 @@
-package io.kvindexer.operator.indexer;
+package io.kvindexer.operator.reconcile;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.kvindexer.operator.client.IndexerEndpoint;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import io.kvindexer.operator.indexer.IndexerNames;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
