@@ -81,7 +81,6 @@ class IndexerClientTest {
 
     /** The indexer's side of pod names (/workers shows pod_name) is on the "indexer-ops" branch. */
     @Test
-    @org.junit.jupiter.api.Tag("needs-indexer-pod-name")
     void thePodNameIsSentAndTheIndexerShowsItInWorkers() throws Exception {
         client.register(replica, new WorkerRegistration(7, 0, "tcp://127.0.0.1:5557", null, "vllm-7d9c-x2x4q"),
                 "m", "t", 16);

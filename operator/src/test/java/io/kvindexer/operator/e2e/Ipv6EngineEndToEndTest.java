@@ -24,7 +24,6 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -72,8 +71,8 @@ class Ipv6EngineEndToEndTest {
         cluster.startReplica(ns, "kv", 0);
         EngineSimulator sim = null;
         if (engine) {
-            sim = EngineSimulator.start(EngineSimulator.Options.defaults()
-                    .withEndpoint("tcp://[::1]:" + zmqPort).withReplayEndpoint("tcp://[::1]:" + replayPort));
+            sim = EngineSimulator.start(EngineSimulator.Options.builder()
+                    .endpoint("tcp://[::1]:" + zmqPort).replayEndpoint("tcp://[::1]:" + replayPort).build());
             cluster.adoptEngine(ns, "vllm-v6", sim);
         }
         harness.startEnginePod(ns, "vllm-v6", VLLM, "::1", true);
@@ -107,7 +106,6 @@ class Ipv6EngineEndToEndTest {
 
     /** Needs the simulator to bind and the indexer's listener to connect to IPv6 endpoints (the ingest issue). */
     @Test
-    @Tag(Tags.NEEDS_INDEXER_IPV6)
     void blocksFromAnIpv6EngineReachTheReplica() throws Exception {
         String ns = "ipv6-blocks";
         EngineSimulator sim = setUp(ns, freeV6Port(), freeV6Port(), true);

@@ -23,7 +23,6 @@ import java.util.Map;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,7 +32,6 @@ import org.junit.jupiter.api.Test;
  * the new replica recovers from the first peer that answers before it turns Ready. Needs the indexer's
  * {@code --peers-dns} flag (the "indexer-ops" branch).
  */
-@Tag(Tags.NEEDS_PEERS_DNS)
 @EnableKubernetesMockClient(crud = true)
 class PeersDnsEndToEndTest {
     static KubernetesClient client;
