@@ -48,7 +48,7 @@ class EngineEventDecoderGoldenTest {
                 Arguments.of("vllm map stored, minimal", VLLM_MAP_STORED_MIN, 128, 0, Expect.BATCH_A_STORED),
                 Arguments.of("vllm map removed, minimal", VLLM_MAP_REMOVED_MIN, 57, 0, Expect.BATCH_B_REMOVED),
                 Arguments.of("vllm map cleared", VLLM_MAP_CLEARED, 35, 0, Expect.CLEARED),
-                // extra_keys [nil, nil] → no multimodal hashes; group_idx and kv_cache_spec_kind ignored
+                // also carries extra_keys [nil, nil] (→ no multimodal hashes), group_idx and kv_cache_spec_kind
                 Arguments.of("vllm map stored, real, extra keys group and kind", VLLM_MAP_STORED_REAL, 187, 0,
                         Expect.BATCH_A_STORED),
                 Arguments.of("vllm map removed, real, group zero", VLLM_MAP_REMOVED_REAL, 68, 0,
