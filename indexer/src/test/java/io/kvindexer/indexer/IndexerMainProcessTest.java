@@ -3,10 +3,7 @@ package io.kvindexer.indexer;
 import io.kvindexer.indexer.http.HttpTestClient;
 import org.junit.jupiter.api.Test;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -20,12 +17,7 @@ class IndexerMainProcessTest {
     }
 
     private static ProcessBuilder java(Map<String, String> env, String... args) {
-        String javaBin = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = new ArrayList<>(List.of(javaBin, "-cp", System.getProperty("java.class.path"),
-                IndexerMain.class.getName()));
-        cmd.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cmd);
-        pb.environment().remove("DYN_ROUTER_MIN_INITIAL_WORKERS");
+        ProcessBuilder pb = IndexerProcess.command(List.of(), args);
         pb.environment().putAll(env);
         return pb;
     }
@@ -71,30 +63,17 @@ class IndexerMainProcessTest {
 
     @Test
     void startsAndServes() throws Exception {
-        Process p = java(Map.of(), "--port", "0", "--host", "127.0.0.1", "--block-size", "16", "--model-name", "llama",
-                "--workers", "1=tcp://127.0.0.1:1,1:1=tcp://127.0.0.1:2").redirectErrorStream(true).start();
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-            String url = null;
-            for (String line; (line = out.readLine()) != null; ) {
-                if (line.startsWith("kv-indexer listening on ")) {
-                    url = line.substring("kv-indexer listening on ".length()).strip();
-                    break;
-                }
-            }
-            assertThat(url).as("listening line").isNotNull();
-            try (HttpTestClient http = new HttpTestClient(url)) {
-                assertThat(http.get("/health").status()).isEqualTo(200);
-                var workers = http.get("/workers").json();
-                assertThat(workers).hasSize(1);
-                assertThat(workers.get(0).get("model_name").asText()).isEqualTo("llama");
-                assertThat(workers.get(0).get("endpoints").size()).isEqualTo(2);
-            }
-        } finally {
-            p.destroy();
-            if (!p.waitFor(30, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-            }
+        // IndexerProcess.start fails the test when no "listening on" line comes
+        try (IndexerProcess p = IndexerProcess.start(List.of(), "--port", "0", "--host", "127.0.0.1",
+                "--block-size", "16", "--model-name", "llama",
+                "--workers", "1=tcp://127.0.0.1:1,1:1=tcp://127.0.0.1:2");
+             HttpTestClient http = new HttpTestClient(p.url())) {
+            assertThat(p.url()).as("listening line").isNotNull();
+            assertThat(http.get("/health").status()).isEqualTo(200);
+            var workers = http.get("/workers").json();
+            assertThat(workers).hasSize(1);
+            assertThat(workers.get(0).get("model_name").asText()).isEqualTo("llama");
+            assertThat(workers.get(0).get("endpoints").size()).isEqualTo(2);
         }
     }
-
 }

@@ -24,15 +24,24 @@ public final class IndexerProcess implements AutoCloseable {
         this.output = output;
     }
 
-    /** Starts {@code java <jvmArgs> IndexerMain <args>} and waits for it to listen. */
-    public static IndexerProcess start(List<String> jvmArgs, String... args) throws Exception {
+    /**
+     * {@code java -Xmx256m <jvmArgs> -cp <this class path> IndexerMain <args>}, with the environment of this JVM
+     * minus {@code DYN_ROUTER_MIN_INITIAL_WORKERS} (a later {@code -Xmx} in {@code jvmArgs} wins).
+     */
+    public static ProcessBuilder command(List<String> jvmArgs, String... args) {
         String javaBin = ProcessHandle.current().info().command().orElse("java");
         List<String> cmd = new ArrayList<>(List.of(javaBin, "-Xmx256m"));
         cmd.addAll(jvmArgs);
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), IndexerMain.class.getName()));
         cmd.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().remove("DYN_ROUTER_MIN_INITIAL_WORKERS");
+        return pb;
+    }
+
+    /** Starts {@link #command} with stderr merged into stdout and waits for it to listen. */
+    public static IndexerProcess start(List<String> jvmArgs, String... args) throws Exception {
+        ProcessBuilder pb = command(jvmArgs, args).redirectErrorStream(true);
         Process p = pb.start();
         ConcurrentLinkedQueue<String> output = new ConcurrentLinkedQueue<>();
         CompletableFuture<String> url = new CompletableFuture<>();
@@ -65,6 +74,12 @@ public final class IndexerProcess implements AutoCloseable {
     /** Everything it printed so far (stdout and stderr, log lines included). */
     public String output() {
         return String.join("\n", output);
+    }
+
+    /** SIGKILL on Linux, as a crash would; true when the process ended within a minute. */
+    public boolean kill() throws InterruptedException {
+        process.destroyForcibly();
+        return process.waitFor(60, TimeUnit.SECONDS);
     }
 
     @Override

@@ -27,6 +27,24 @@ final class ImageChecks {
         assertThat(Integer.parseInt(m.group(1))).as("Java feature version of %s", image.from()).isGreaterThanOrEqualTo(21);
     }
 
+    /**
+     * What both images share: a small Temurin JRE 21+ base, a numeric non-root user, exactly the thin jar and its
+     * libs/ copied to /app, {@code java -jar} of that jar as the ENTRYPOINT, and a .dockerignore that lets only those
+     * two into the build context. Returns the parsed {@code <module>/Dockerfile}.
+     */
+    static Dockerfile assertThinJarImage(String module, String jarName) {
+        Dockerfile image = Dockerfile.parse(RepoFiles.root().resolve(module + "/Dockerfile"));
+        assertSmallJre21PlusBase(image);
+        assertNonRootUser(image);
+        assertThat(image.copies()).containsExactly(
+                new Dockerfile.Copy("target/libs/", "/app/libs/"),
+                new Dockerfile.Copy("target/" + jarName, "/app/" + jarName));
+        assertThat(image.entrypoint()).containsExactly("java", "-jar", "/app/" + jarName);
+        assertThat(RepoFiles.read(RepoFiles.root().resolve(module + "/.dockerignore")).lines().toList())
+                .contains("*", "!target/" + jarName, "!target/libs/");
+        return image;
+    }
+
     /** A numeric, non-zero UID (and GID), so Kubernetes runAsNonRoot can verify it without /etc/passwd. */
     static void assertNonRootUser(Dockerfile image) {
         assertThat(image.user()).as("USER").matches("^\\d+:\\d+$");

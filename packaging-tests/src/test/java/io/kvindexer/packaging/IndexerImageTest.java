@@ -1,6 +1,5 @@
 package io.kvindexer.packaging;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,48 +34,23 @@ class IndexerImageTest {
     @TempDir
     Path root;
 
-    private Process process;
-
-    @AfterEach
-    void stop() throws InterruptedException {
-        if (process != null) {
-            process.destroy();
-            if (!process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-            }
-        }
-    }
-
     @Test
     void theDockerfileBuildsASmallNonRootJreImageOfTheThinJarAndItsLibs() {
-        Dockerfile image = Dockerfile.parse(RepoFiles.root().resolve("indexer/Dockerfile"));
-
-        ImageChecks.assertSmallJre21PlusBase(image);
-        ImageChecks.assertNonRootUser(image);
-        assertThat(image.copies()).containsExactly(
-                new Dockerfile.Copy("target/libs/", "/app/libs/"),
-                new Dockerfile.Copy("target/kv-indexer.jar", "/app/kv-indexer.jar"));
-        assertThat(image.entrypoint()).containsExactly("java", "-jar", "/app/kv-indexer.jar");
+        Dockerfile image = ImageChecks.assertThinJarImage("indexer", "kv-indexer.jar");
         assertThat(image.cmd()).containsExactly("--port", "8090");
-        assertThat(RepoFiles.read(RepoFiles.root().resolve("indexer/.dockerignore")).lines().toList())
-                .contains("*", "!target/kv-indexer.jar", "!target/libs/");
     }
 
     @Test
     void theImageLayoutStartsAndServesHealth() throws Exception {
-        Dockerfile image = Dockerfile.parse(RepoFiles.root().resolve("indexer/Dockerfile"));
-        image.layOut(root);
-        Path jar = Dockerfile.inImage(root, "/app/kv-indexer.jar");
-        ImageChecks.assertManifestClassPathIsExactlyTheLibs(jar);
-
-        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        List<String> command = image.hostCommand(root, java, List.of("--port", "0", "--host", "127.0.0.1"));
-        ProcessBuilder builder = new ProcessBuilder(command)
-                .directory(Dockerfile.inImage(root, image.workdir()).toFile())
+        ProcessBuilder builder = LaidOutImage.layOut("indexer", "kv-indexer.jar", root)
+                .command(List.of("--port", "0", "--host", "127.0.0.1"))
                 .redirectError(root.resolve("stderr.txt").toFile());
-        builder.environment().putAll(image.env());
-        process = builder.start();
+        try (LaidOutImage.Running running = LaidOutImage.Running.start(builder)) {
+            serveHealthAndReady(running.process());
+        }
+    }
 
+    private void serveHealthAndReady(Process process) throws Exception {
         AtomicReference<String> baseUrl = new AtomicReference<>();
         StringBuilder stdout = new StringBuilder();
         Thread.ofVirtual().start(() -> {

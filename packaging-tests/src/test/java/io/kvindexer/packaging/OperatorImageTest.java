@@ -3,7 +3,6 @@ package io.kvindexer.packaging;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -17,7 +16,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -36,37 +34,14 @@ class OperatorImageTest {
     @TempDir
     Path root;
 
-    private Process process;
-
-    @AfterEach
-    void stop() throws InterruptedException {
-        if (process != null) {
-            process.destroy();
-            if (!process.waitFor(30, TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-            }
-        }
-    }
-
     @Test
     void theDockerfileBuildsASmallNonRootJreImageOfTheThinJarAndItsLibs() {
-        Dockerfile image = Dockerfile.parse(RepoFiles.root().resolve("operator/Dockerfile"));
-
-        ImageChecks.assertSmallJre21PlusBase(image);
-        ImageChecks.assertNonRootUser(image);
-        assertThat(image.copies()).containsExactly(
-                new Dockerfile.Copy("target/libs/", "/app/libs/"),
-                new Dockerfile.Copy("target/kv-indexer-operator.jar", "/app/kv-indexer-operator.jar"));
-        assertThat(image.entrypoint()).containsExactly("java", "-jar", "/app/kv-indexer-operator.jar");
-        assertThat(RepoFiles.read(RepoFiles.root().resolve("operator/.dockerignore")).lines().toList())
-                .contains("*", "!target/kv-indexer-operator.jar", "!target/libs/");
+        ImageChecks.assertThinJarImage("operator", "kv-indexer-operator.jar");
     }
 
     @Test
     void theImageLayoutStartsAgainstAnApiServerAndServesProbesAndMetrics() throws Exception {
-        Dockerfile image = Dockerfile.parse(RepoFiles.root().resolve("operator/Dockerfile"));
-        image.layOut(root);
-        ImageChecks.assertManifestClassPathIsExactlyTheLibs(Dockerfile.inImage(root, "/app/kv-indexer-operator.jar"));
+        LaidOutImage image = LaidOutImage.layOut("operator", "kv-indexer-operator.jar", root);
 
         Path kubeconfig = root.resolve("kubeconfig");
         Files.writeString(kubeconfig, """
@@ -87,18 +62,17 @@ class OperatorImageTest {
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        List<String> command = image.hostCommand(root, java, List.of("--probe-port", Integer.toString(port)));
-        ProcessBuilder builder = new ProcessBuilder(command)
-                .directory(Dockerfile.inImage(root, image.workdir()).toFile())
+        ProcessBuilder builder = image.command(List.of("--probe-port", Integer.toString(port)))
                 .redirectOutput(root.resolve("stdout.txt").toFile())
                 .redirectError(root.resolve("stderr.txt").toFile());
-        builder.environment().putAll(image.env());
         builder.environment().put("KUBECONFIG", kubeconfig.toString());
         builder.environment().keySet().removeIf(k -> k.startsWith("KUBERNETES_") || k.startsWith("POD_"));
-        process = builder.start();
+        try (LaidOutImage.Running running = LaidOutImage.Running.start(builder)) {
+            servesProbesAndMetrics(running.process(), "http://127.0.0.1:" + port);
+        }
+    }
 
-        String base = "http://127.0.0.1:" + port;
+    private void servesProbesAndMetrics(Process process, String base) throws Exception {
         try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()) {
             await().atMost(Duration.ofSeconds(120))
                     .failFast(() -> assertThat(process.isAlive()).as(this::output).isTrue())

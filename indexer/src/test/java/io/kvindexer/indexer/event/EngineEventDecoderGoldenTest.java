@@ -2,13 +2,18 @@ package io.kvindexer.indexer.event;
 
 import io.kvindexer.indexer.model.StorageTier;
 
+import java.util.stream.Stream;
+
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import static io.kvindexer.indexer.event.EventAssert.assertBatchAStored;
 import static io.kvindexer.indexer.event.EventAssert.assertBatchBRemoved;
+import static io.kvindexer.indexer.event.EventAssert.assertPlainStored;
 import static io.kvindexer.indexer.event.EventAssert.range;
 import static io.kvindexer.indexer.event.EventAssert.removed;
-import static io.kvindexer.indexer.event.EventAssert.stored;
 import static io.kvindexer.indexer.event.GoldenPayloads.*;
 import static io.kvindexer.indexer.event.Msgpack.TS;
 import static io.kvindexer.indexer.event.Msgpack.hex;
@@ -33,89 +38,46 @@ class EngineEventDecoderGoldenTest {
         assertThat(batch.ignoredEvents()).isZero();
     }
 
-    @Test
-    void vllmMapStoredMin() throws Exception {
-        KvEventBatch batch = decode(VLLM_MAP_STORED_MIN, 128);
-        assertBatch(batch, 1, 0);
-        assertBatchAStored(batch.events().get(0));
+    /** What a single-batch golden payload must decode to, beyond its envelope. */
+    enum Expect {
+        BATCH_A_STORED, BATCH_B_REMOVED, CLEARED, NO_EVENTS
     }
 
-    @Test
-    void vllmMapRemovedMin() throws Exception {
-        KvEventBatch batch = decode(VLLM_MAP_REMOVED_MIN, 57);
-        assertBatch(batch, 1, 0);
-        assertBatchBRemoved(batch.events().get(0));
+    static Stream<Arguments> envelopePayloads() {
+        return Stream.of(
+                Arguments.of("vllm map stored, minimal", VLLM_MAP_STORED_MIN, 128, 0, Expect.BATCH_A_STORED),
+                Arguments.of("vllm map removed, minimal", VLLM_MAP_REMOVED_MIN, 57, 0, Expect.BATCH_B_REMOVED),
+                Arguments.of("vllm map cleared", VLLM_MAP_CLEARED, 35, 0, Expect.CLEARED),
+                // also carries extra_keys [nil, nil] (→ no multimodal hashes), group_idx and kv_cache_spec_kind
+                Arguments.of("vllm map stored, real, extra keys group and kind", VLLM_MAP_STORED_REAL, 187, 0,
+                        Expect.BATCH_A_STORED),
+                Arguments.of("vllm map removed, real, group zero", VLLM_MAP_REMOVED_REAL, 68, 0,
+                        Expect.BATCH_B_REMOVED),
+                Arguments.of("vllm 0.2.3 positional stored", VLLM_ARR023_STORED, 50, 0, Expect.BATCH_A_STORED),
+                Arguments.of("vllm 0.2.3 positional removed", VLLM_ARR023_REMOVED, 33, 0, Expect.BATCH_B_REMOVED),
+                Arguments.of("vllm 0.2.3 positional cleared", VLLM_ARR023_CLEARED, 30, 0, Expect.CLEARED),
+                // vLLM 0.9.0: two-element envelope, no rank; no medium at all → device
+                Arguments.of("vllm 0.9.0 stored, no rank", VLLM_ARR090_STORED, 40, null, Expect.BATCH_A_STORED),
+                Arguments.of("vllm 0.9.0 removed, no rank", VLLM_ARR090_REMOVED, 27, null, Expect.BATCH_B_REMOVED),
+                Arguments.of("vllm 0.9.0 cleared, no rank", VLLM_ARR090_CLEARED, 29, null, Expect.CLEARED),
+                Arguments.of("sglang positional stored", SGLANG_ARR_STORED, 45, 0, Expect.BATCH_A_STORED),
+                Arguments.of("sglang map stored without lora_name", SGLANG_MAP_STORED, 117, 0,
+                        Expect.BATCH_A_STORED),
+                Arguments.of("nil rank is null", VLLM_MAP_UNRANKED, 35, null, Expect.CLEARED),
+                Arguments.of("empty batch heartbeat", VLLM_MAP_EMPTY_BATCH, 12, 0, Expect.NO_EVENTS));
     }
 
-    @Test
-    void vllmMapCleared() throws Exception {
-        KvEventBatch batch = decode(VLLM_MAP_CLEARED, 35);
-        assertBatch(batch, 1, 0);
-        assertThat(batch.events().get(0)).isEqualTo(new AllBlocksCleared());
-    }
-
-    @Test
-    void vllmMapStoredRealWithExtraKeysGroupAndKind() throws Exception {
-        KvEventBatch batch = decode(VLLM_MAP_STORED_REAL, 187);
-        assertBatch(batch, 1, 0);
-        assertBatchAStored(batch.events().get(0)); // extra_keys [nil, nil] → no multimodal hashes
-    }
-
-    @Test
-    void vllmMapRemovedRealWithGroupZero() throws Exception {
-        KvEventBatch batch = decode(VLLM_MAP_REMOVED_REAL, 68);
-        assertBatch(batch, 1, 0);
-        assertBatchBRemoved(batch.events().get(0));
-    }
-
-    @Test
-    void vllm023PositionalStored() throws Exception {
-        KvEventBatch batch = decode(VLLM_ARR023_STORED, 50);
-        assertBatch(batch, 1, 0);
-        assertBatchAStored(batch.events().get(0));
-    }
-
-    @Test
-    void vllm023PositionalRemoved() throws Exception {
-        KvEventBatch batch = decode(VLLM_ARR023_REMOVED, 33);
-        assertBatch(batch, 1, 0);
-        assertBatchBRemoved(batch.events().get(0));
-    }
-
-    @Test
-    void vllm023PositionalCleared() throws Exception {
-        KvEventBatch batch = decode(VLLM_ARR023_CLEARED, 30);
-        assertBatch(batch, 1, 0);
-        assertThat(batch.events()).containsExactly(new AllBlocksCleared());
-    }
-
-    @Test
-    void vllm090TwoElementEnvelopeHasNoRank() throws Exception {
-        KvEventBatch stored = decode(VLLM_ARR090_STORED, 40);
-        assertBatch(stored, 1, null);
-        assertBatchAStored(stored.events().get(0)); // no medium at all → device
-
-        KvEventBatch removed = decode(VLLM_ARR090_REMOVED, 27);
-        assertBatch(removed, 1, null);
-        assertBatchBRemoved(removed.events().get(0));
-
-        KvEventBatch cleared = decode(VLLM_ARR090_CLEARED, 29);
-        assertBatch(cleared, 1, null);
-        assertThat(cleared.events()).containsExactly(new AllBlocksCleared());
-    }
-
-    @Test
-    void sglangPositionalStored() throws Exception {
-        KvEventBatch batch = decode(SGLANG_ARR_STORED, 45);
-        assertBatch(batch, 1, 0);
-        assertBatchAStored(batch.events().get(0));
-    }
-
-    @Test
-    void sglangMapStoredWithoutLoraName() throws Exception {
-        KvEventBatch batch = decode(SGLANG_MAP_STORED, 117);
-        assertBatch(batch, 1, 0);
-        assertBatchAStored(batch.events().get(0));
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("envelopePayloads")
+    void goldenPayloadDecodes(String name, String hex, int bytes, Integer rank, Expect expect) throws Exception {
+        KvEventBatch batch = decode(hex, bytes);
+        assertBatch(batch, expect == Expect.NO_EVENTS ? 0 : 1, rank);
+        switch (expect) {
+            case BATCH_A_STORED -> assertBatchAStored(batch.events().get(0));
+            case BATCH_B_REMOVED -> assertBatchBRemoved(batch.events().get(0));
+            case CLEARED -> assertThat(batch.events()).containsExactly(new AllBlocksCleared());
+            case NO_EVENTS -> assertThat(batch.events()).isEmpty();
+        }
     }
 
     @Test
@@ -164,16 +126,7 @@ class EngineEventDecoderGoldenTest {
         KvEventBatch batch = decode(VLLM_MAP_TWO_EVENTS_RANK1, 205);
         assertBatch(batch, 2, 1);
         assertBatchBRemoved(batch.events().get(0));
-        BlockStored s = stored(batch.events().get(1));
-        assertThat(s.blockHashes()).containsExactly(333L);
-        assertThat(s.hasParent()).isTrue();
-        assertThat(s.parentBlockHash()).isEqualTo(222L);
-        assertThat(s.tokenIds()).containsExactly(9, 10, 11, 12);
-        assertThat(s.blockSize()).isEqualTo(4);
-        assertThat(s.loraName()).isNull();
-        assertThat(s.tier()).isEqualTo(StorageTier.DEVICE);
-        assertThat(s.mmHashes()).isNull();
-        assertThat(s.eagle()).isFalse();
+        assertPlainStored(batch.events().get(1), new long[] {333L}, 222L, new int[] {9, 10, 11, 12}, 4);
     }
 
     @Test
@@ -182,16 +135,9 @@ class EngineEventDecoderGoldenTest {
         assertThat(batch.timestamp()).isEqualTo(1700000000.5);
         assertThat(batch.dataParallelRank()).isZero();
         assertThat(batch.events()).hasSize(1);
-        BlockStored s = stored(batch.events().get(0));
-        assertThat(s.blockHashes()).containsExactly(Long.parseUnsignedLong("16863443419780771464"));
+        BlockStored s = assertPlainStored(batch.events().get(0),
+                new long[] {Long.parseUnsignedLong("16863443419780771464")}, null, range(1, 16), 16);
         assertThat(s.blockHashes()[0]).isEqualTo(0xea06fc71a5ee6e88L);
-        assertThat(s.hasParent()).isFalse();
-        assertThat(s.tokenIds()).containsExactly(range(1, 16));
-        assertThat(s.blockSize()).isEqualTo(16);
-        assertThat(s.loraName()).isNull();
-        assertThat(s.tier()).isEqualTo(StorageTier.DEVICE);
-        assertThat(s.mmHashes()).isNull();
-        assertThat(s.eagle()).isFalse();
     }
 
     @Test

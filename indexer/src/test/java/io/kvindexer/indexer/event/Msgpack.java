@@ -15,9 +15,10 @@ import java.util.Map;
 /**
  * Test helper: builds msgpack payloads from plain Java values with msgpack-core's packer (Lists → arrays,
  * Maps → maps in iteration order, Long/Integer → smallest int form, BigInteger → uint64, byte[] → bin,
- * Float → float32, Double → float64, null → nil), and converts hex.
+ * Float → float32, Double → float64, null → nil, int[] → array of the ints read unsigned, long[] → array of
+ * uint64), and converts hex.
  */
-final class Msgpack {
+public final class Msgpack {
 
     static final double TS = 1757500000.25;
 
@@ -28,7 +29,7 @@ final class Msgpack {
         return HexFormat.of().parseHex(hex.replaceAll("\\s+", ""));
     }
 
-    static byte[] pack(Object value) {
+    public static byte[] pack(Object value) {
         try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
             write(p, value);
             p.flush();
@@ -48,7 +49,7 @@ final class Msgpack {
     }
 
     /** A map with keys and values alternating, in the given order. */
-    static Map<String, Object> map(Object... keysAndValues) {
+    public static Map<String, Object> map(Object... keysAndValues) {
         Map<String, Object> m = new LinkedHashMap<>();
         for (int i = 0; i < keysAndValues.length; i += 2) {
             m.put((String) keysAndValues[i], keysAndValues[i + 1]);
@@ -77,6 +78,18 @@ final class Msgpack {
             case byte[] b -> {
                 p.packBinaryHeader(b.length);
                 p.writePayload(b);
+            }
+            case int[] a -> {
+                p.packArrayHeader(a.length);
+                for (int i : a) {
+                    p.packLong(Integer.toUnsignedLong(i));
+                }
+            }
+            case long[] a -> {
+                p.packArrayHeader(a.length);
+                for (long l : a) {
+                    p.packBigInteger(new BigInteger(Long.toUnsignedString(l)));
+                }
             }
             case List<?> list -> {
                 p.packArrayHeader(list.size());

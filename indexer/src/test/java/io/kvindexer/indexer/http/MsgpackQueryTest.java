@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.event.BlockStored;
+import io.kvindexer.indexer.event.Msgpack;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.model.StorageTier;
@@ -14,13 +15,11 @@ import io.kvindexer.indexer.model.WorkerKey;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessageUnpacker;
 import org.msgpack.value.Value;
 
 import java.io.IOException;
-import java.math.BigInteger;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -93,38 +92,8 @@ class MsgpackQueryTest {
     }
 
     /** A msgpack map from alternating keys and values (String, Long, int[] as array, byte[] as bin, null). */
-    static byte[] msgpack(Object... kv) throws IOException {
-        MessageBufferPacker p = MessagePack.newDefaultBufferPacker();
-        p.packMapHeader(kv.length / 2);
-        for (Object o : kv) {
-            pack(p, o);
-        }
-        p.close();
-        return p.toByteArray();
-    }
-
-    private static void pack(MessageBufferPacker p, Object o) throws IOException {
-        switch (o) {
-            case null -> p.packNil();
-            case String s -> p.packString(s);
-            case Long l -> p.packLong(l);
-            case Integer i -> p.packInt(i);
-            case BigInteger b -> p.packBigInteger(b);
-            case int[] a -> {
-                p.packArrayHeader(a.length);
-                for (int v : a) {
-                    p.packLong(Integer.toUnsignedLong(v));
-                }
-            }
-            case long[] a -> {
-                p.packArrayHeader(a.length);
-                for (long v : a) {
-                    p.packBigInteger(new BigInteger(Long.toUnsignedString(v)));
-                }
-            }
-            case byte[] b -> p.packBinaryHeader(b.length).writePayload(b);
-            default -> throw new IllegalArgumentException(o.toString());
-        }
+    static byte[] msgpack(Object... kv) {
+        return Msgpack.pack(Msgpack.map(kv));
     }
 
     static byte[] u32le(int... v) {

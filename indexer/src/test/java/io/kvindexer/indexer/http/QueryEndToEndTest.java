@@ -1,15 +1,13 @@
 package io.kvindexer.indexer.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.kvindexer.indexer.IndexerApp;
-import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.sim.EngineEventEncoder;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,27 +24,23 @@ import static org.awaitility.Awaitility.await;
  */
 class QueryEndToEndTest {
 
-    private IndexerApp app;
-    private HttpTestClient http;
+    @RegisterExtension
+    final RunningIndexer indexer = new RunningIndexer();
     private final List<EngineSimulator> sims = new ArrayList<>();
 
-    @BeforeEach
-    void start() throws Exception {
-        app = IndexerApp.start(IndexerConfig.defaults());
-        http = new HttpTestClient(app.baseUrl());
+    private HttpTestClient http() {
+        return indexer.http();
     }
 
     @AfterEach
     void stop() {
-        sims.forEach(EngineSimulator::close);
-        http.close();
-        app.close();
+        sims.forEach(EngineSimulator::close); // before the indexer closes (RunningIndexer closes it after this)
     }
 
     private EngineSimulator engine(EngineSimulator.Options options, long instanceId, String model, int blockSize) {
         EngineSimulator sim = EngineSimulator.start(options);
         sims.add(sim);
-        HttpTestClient.Response r = http.post("/register", "{\"instance_id\":" + instanceId + ",\"endpoint\":\""
+        HttpTestClient.Response r = http().post("/register", "{\"instance_id\":" + instanceId + ",\"endpoint\":\""
                 + sim.endpoint() + "\",\"replay_endpoint\":\"" + sim.replayEndpoint() + "\",\"model_name\":\"" + model
                 + "\",\"block_size\":" + blockSize + ",\"dp_rank\":" + options.dpRank() + "}");
         assertThat(r.status()).as(r.body()).isEqualTo(201);
@@ -67,7 +61,7 @@ class QueryEndToEndTest {
     }
 
     private String queryBody(String model, int[] t) {
-        return http.post("/query", "{\"model_name\":\"" + model + "\",\"token_ids\":" + tokens(t) + "}").body();
+        return http().post("/query", "{\"model_name\":\"" + model + "\",\"token_ids\":" + tokens(t) + "}").body();
     }
 
     @ParameterizedTest
@@ -102,21 +96,21 @@ class QueryEndToEndTest {
         EngineSimulator sim = engine(EngineSimulator.Options.defaults(), 1, "llama", 16);
         sim.storeSequence(range(1, 32), 16).get(30, TimeUnit.SECONDS);
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-                assertThat(http.post("/query", "{\"model_name\":\"llama\",\"token_ids\":" + tokens(range(1, 32)) + "}")
+                assertThat(http().post("/query", "{\"model_name\":\"llama\",\"token_ids\":" + tokens(range(1, 32)) + "}")
                         .json().path("scores").path("1").path("0").asInt()).isEqualTo(32));
 
         // V1 as i64 (Dynamo's form) and V2
-        HttpTestClient.Response signed = http.post("/query_by_hash",
+        HttpTestClient.Response signed = http().post("/query_by_hash",
                 "{\"model_name\":\"llama\",\"block_hashes\":[-1583300653928780152,2287610619914608821]}");
         assertThat(signed.status()).isEqualTo(200);
         assertThat(signed.body()).isEqualTo("{\"scores\":{\"1\":{\"0\":32}},\"frequencies\":[],\"instances\":{\"1\":{"
                 + "\"longest_matched\":32,\"gpu\":32,\"dp\":{\"0\":32},\"cpu\":32,\"disk\":32}}}");
         // V1 unsigned, as /dump prints it; only the first block
-        HttpTestClient.Response unsigned = http.post("/query_by_hash",
+        HttpTestClient.Response unsigned = http().post("/query_by_hash",
                 "{\"model_name\":\"llama\",\"block_hashes\":[16863443419780771464]}");
         assertThat(unsigned.json().path("scores").path("1").path("0").asInt()).isEqualTo(16);
         // a chain that does not start at the root matches nothing
-        assertThat(http.post("/query_by_hash", "{\"model_name\":\"llama\",\"block_hashes\":[2287610619914608821]}")
+        assertThat(http().post("/query_by_hash", "{\"model_name\":\"llama\",\"block_hashes\":[2287610619914608821]}")
                 .body()).isEqualTo("{\"scores\":{},\"frequencies\":[],\"instances\":{}}");
     }
 
@@ -130,7 +124,7 @@ class QueryEndToEndTest {
         other.storeSequence(range(1, 12), 4).get(30, TimeUnit.SECONDS);
 
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-            JsonNode r = http.post("/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens(range(1, 16)) + "}").json();
+            JsonNode r = http().post("/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens(range(1, 16)) + "}").json();
             assertThat(r.path("scores").path("1").path("0").asInt()).isEqualTo(12);
             assertThat(r.path("scores").path("2").path("1").asInt()).isEqualTo(8);
             assertThat(r.path("scores").has("3")).isFalse();
@@ -138,19 +132,19 @@ class QueryEndToEndTest {
         });
         // /workers shows them active once the gate is open and they were heard from
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-                assertThat(http.get("/workers?model_name=m").json().findValuesAsText("status"))
+                assertThat(http().get("/workers?model_name=m").json().findValuesAsText("status"))
                         .containsOnly("active"));
 
         // removing a block on the engine removes it from the index
         long[] hashes = EngineSimulator.sequenceHashes(range(1, 12), 4, null);
         a.publish(EngineSimulator.removed(new long[] {hashes[2]}, "GPU")).get(30, TimeUnit.SECONDS);
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-                assertThat(http.post("/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens(range(1, 16)) + "}")
+                assertThat(http().post("/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens(range(1, 16)) + "}")
                         .json().path("scores").path("1").path("0").asInt()).isEqualTo(8));
 
         // unregistering drops the worker's blocks
-        assertThat(http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}").status()).isEqualTo(200);
-        JsonNode after = http.post("/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens(range(1, 16)) + "}").json();
+        assertThat(http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}").status()).isEqualTo(200);
+        JsonNode after = http().post("/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens(range(1, 16)) + "}").json();
         assertThat(after.path("scores").has("1")).isFalse();
         assertThat(after.path("scores").path("2").path("1").asInt()).isEqualTo(8);
     }
@@ -165,7 +159,7 @@ class QueryEndToEndTest {
         sim.storeSequence(range(301, 304), 4).get(30, TimeUnit.SECONDS); // reveals the gap
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             for (int start : new int[] {1, 101, 201, 301}) {
-                assertThat(http.post("/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens(range(start, start + 3))
+                assertThat(http().post("/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens(range(start, start + 3))
                         + "}").json().path("scores").path("1").path("0").asInt()).as("start %d", start).isEqualTo(4);
             }
         });
@@ -179,7 +173,7 @@ class QueryEndToEndTest {
         sim.publishPayload(new byte[] {(byte) 0xc1}).get(30, TimeUnit.SECONDS); // not msgpack
         sim.storeSequence(range(11, 18), 4).get(30, TimeUnit.SECONDS);
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-            String text = http.get("/metrics").body();
+            String text = http().get("/metrics").body();
             var m = io.kvindexer.indexer.metrics.MetricsEndpointTest.parse(text);
             assertThat(m.get("dynamo_kvrouter_kv_cache_events_applied{event_type=\"stored\",status=\"ok\"}"))
                     .isEqualTo(2.0);

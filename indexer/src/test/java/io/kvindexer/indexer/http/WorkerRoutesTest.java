@@ -1,11 +1,8 @@
 package io.kvindexer.indexer.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.kvindexer.indexer.IndexerApp;
-import io.kvindexer.indexer.IndexerConfig;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -18,23 +15,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class WorkerRoutesTest {
 
-    private IndexerApp app;
-    private HttpTestClient http;
+    @RegisterExtension
+    final RunningIndexer indexer = new RunningIndexer();
 
-    @BeforeEach
-    void start() throws Exception {
-        app = IndexerApp.start(IndexerConfig.defaults());
-        http = new HttpTestClient(app.baseUrl());
-    }
-
-    @AfterEach
-    void stop() {
-        http.close();
-        app.close();
+    private HttpTestClient http() {
+        return indexer.http();
     }
 
     private HttpTestClient.Response register(String json) {
-        return http.post("/register", json);
+        return http().post("/register", json);
     }
 
     private static String reg(long id, String model, String tenant, int bs, int dp, String endpoint) {
@@ -58,7 +47,7 @@ class WorkerRoutesTest {
         assertThat(register(reg(1, "llama-3-8b", "default", 16, 1, "tcp://127.0.0.1:5558")).status()).isEqualTo(201);
         assertThat(register(reg(2, "mistral", "customer-a", 32, 0, "tcp://127.0.0.1:5559")).status()).isEqualTo(201);
 
-        JsonNode all = http.get("/workers").json();
+        JsonNode all = http().get("/workers").json();
         assertThat(all).hasSize(2);
         JsonNode w1 = find(all, 1);
         List<String> fields = new ArrayList<>();
@@ -76,20 +65,20 @@ class WorkerRoutesTest {
         assertThat(l0.get("status").asText()).isIn("pending", "active");
         assertThat(w1.get("status").asText()).isIn("pending", "active");
 
-        JsonNode byModel = http.get("/workers?model_name=mistral").json();
+        JsonNode byModel = http().get("/workers?model_name=mistral").json();
         assertThat(byModel).hasSize(1);
         assertThat(byModel.get(0).get("instance_id").asLong()).isEqualTo(2);
         assertThat(byModel.get(0).get("block_size").asInt()).isEqualTo(32);
-        assertThat(http.get("/workers?model_name=llama-3-8b&tenant_id=customer-a").json()).isEmpty();
-        assertThat(http.get("/workers?tenant_id=customer-a").json()).hasSize(1);
-        assertThat(http.get("/workers?routing_group=customer-a").json()).hasSize(1);
-        assertThat(http.get("/workers?model_name=unknown").body()).isEqualTo("[]");
+        assertThat(http().get("/workers?model_name=llama-3-8b&tenant_id=customer-a").json()).isEmpty();
+        assertThat(http().get("/workers?tenant_id=customer-a").json()).hasSize(1);
+        assertThat(http().get("/workers?routing_group=customer-a").json()).hasSize(1);
+        assertThat(http().get("/workers?model_name=unknown").body()).isEqualTo("[]");
     }
 
     @Test
     void u64InstanceIdsAreUnsignedDecimals() {
         assertThat(register(reg(-1L, "m", "default", 4, 0, "tcp://127.0.0.1:5557")).status()).isEqualTo(201);
-        assertThat(http.get("/workers").body()).contains("\"instance_id\":18446744073709551615,");
+        assertThat(http().get("/workers").body()).contains("\"instance_id\":18446744073709551615,");
     }
 
     @Test
@@ -102,7 +91,7 @@ class WorkerRoutesTest {
         assertThat(r.status()).isEqualTo(400);
         assertThat(r.error()).isEqualTo(
                 "invalid replay endpoint `udp://h:2`: invalid ZMQ endpoint `udp://h:2`: unsupported scheme `udp`");
-        assertThat(http.get("/workers").json()).isEmpty();
+        assertThat(http().get("/workers").json()).isEmpty();
     }
 
     @Test
@@ -122,7 +111,7 @@ class WorkerRoutesTest {
         assertThat(bs.error()).isEqualTo("block_size mismatch for model=m tenant=default: existing=16, requested=32");
 
         // the duplicate did not replace the first registration's endpoint
-        assertThat(http.get("/workers").json().get(0).get("endpoints").get("0").asText())
+        assertThat(http().get("/workers").json().get(0).get("endpoints").get("0").asText())
                 .isEqualTo("tcp://127.0.0.1:5557");
     }
 
@@ -136,7 +125,7 @@ class WorkerRoutesTest {
                 {"instance_id":6,"endpoint":"tcp://h:2","model_name":"m","tenant_id":"g","block_size":4,
                  "additional_salt":"s"}""");
         assertThat(r.status()).as(r.body()).isEqualTo(201);
-        JsonNode ws = http.get("/workers?tenant_id=g").json();
+        JsonNode ws = http().get("/workers?tenant_id=g").json();
         assertThat(ws).hasSize(2);
         assertThat(find(ws, 5).get("endpoints").has("0")).isTrue();
     }
@@ -145,68 +134,68 @@ class WorkerRoutesTest {
     void unregisterOneRankKeepsTheOther() {
         register(reg(1, "m", "t", 4, 0, "tcp://h:1"));
         register(reg(1, "m", "t", 4, 1, "tcp://h:2"));
-        HttpTestClient.Response r = http.post("/unregister",
+        HttpTestClient.Response r = http().post("/unregister",
                 "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"t\",\"dp_rank\":1}");
         assertThat(r.status()).isEqualTo(200);
         assertThat(r.body()).isEqualTo("{\"status\":\"ok\"}");
-        JsonNode w = http.get("/workers").json().get(0);
+        JsonNode w = http().get("/workers").json().get(0);
         assertThat(w.get("endpoints").size()).isEqualTo(1);
         assertThat(w.get("endpoints").has("0")).isTrue();
 
-        r = http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"t\",\"dp_rank\":1}");
+        r = http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"t\",\"dp_rank\":1}");
         assertThat(r.status()).isEqualTo(404);
         assertThat(r.error()).isEqualTo("instance 1 dp_rank 1 not found");
 
         // the last rank removes the instance and the index
-        r = http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"t\",\"dp_rank\":0}");
+        r = http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"t\",\"dp_rank\":0}");
         assertThat(r.status()).isEqualTo(200);
-        assertThat(http.get("/workers").json()).isEmpty();
-        assertThat(http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\",\"tenant_id\":\"t\"}").status())
+        assertThat(http().get("/workers").json()).isEmpty();
+        assertThat(http().post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\",\"tenant_id\":\"t\"}").status())
                 .isEqualTo(404);
     }
 
     @Test
     void unregisterErrorsAre404WithDynamoTexts() {
         register(reg(1, "m", "t", 4, 0, "tcp://h:1"));
-        HttpTestClient.Response r = http.post("/unregister", "{\"instance_id\":9,\"model_name\":\"m\"}");
+        HttpTestClient.Response r = http().post("/unregister", "{\"instance_id\":9,\"model_name\":\"m\"}");
         assertThat(r.status()).isEqualTo(404);
         assertThat(r.error()).isEqualTo("instance 9 not found");
-        r = http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"other\"}");
+        r = http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"other\"}");
         assertThat(r.status()).isEqualTo(404);
         assertThat(r.error()).isEqualTo("instance 1 is registered for model=m tenant=t");
-        r = http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"x\"}");
+        r = http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"x\"}");
         assertThat(r.status()).isEqualTo(404);
         assertThat(r.error()).isEqualTo("instance 1 is registered for model=m tenant=t");
-        r = http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"other\",\"dp_rank\":0}");
+        r = http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"other\",\"dp_rank\":0}");
         assertThat(r.status()).isEqualTo(404);
         assertThat(r.error()).isEqualTo("instance 1 is registered for model=m tenant=t");
-        assertThat(http.get("/workers").json()).hasSize(1);
+        assertThat(http().get("/workers").json()).hasSize(1);
     }
 
     @Test
     void unregisterWithoutTenantRemovesWholeInstanceIgnoringRank() {
         register(reg(1, "m", "t", 4, 0, "tcp://h:1"));
         register(reg(1, "m", "t", 4, 1, "tcp://h:2"));
-        HttpTestClient.Response r = http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"dp_rank\":1}");
+        HttpTestClient.Response r = http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"dp_rank\":1}");
         assertThat(r.status()).isEqualTo(200);
-        assertThat(http.get("/workers").json()).isEmpty();
+        assertThat(http().get("/workers").json()).isEmpty();
     }
 
     @Test
     void unregisterWithTenantRemovesWholeInstanceAndBlockSizeCanBeChosenAnew() {
         register(reg(1, "m", "t", 4, 0, "tcp://h:1"));
-        assertThat(http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"t\"}").status())
+        assertThat(http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"t\"}").status())
                 .isEqualTo(200);
         assertThat(register(reg(1, "m", "t", 8, 0, "tcp://h:1")).status()).isEqualTo(201);
-        assertThat(http.get("/workers").json().get(0).get("block_size").asInt()).isEqualTo(8);
+        assertThat(http().get("/workers").json().get(0).get("block_size").asInt()).isEqualTo(8);
     }
 
     @Test
     void indexStaysWhileAnotherWorkerUsesIt() {
         register(reg(1, "m", "default", 4, 0, "tcp://h:1"));
         register(reg(2, "m", "default", 4, 0, "tcp://h:2"));
-        http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}");
-        assertThat(http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}").status()).isEqualTo(200);
+        http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}");
+        assertThat(http().post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}").status()).isEqualTo(200);
         HttpTestClient.Response mismatch = register(reg(3, "m", "default", 8, 0, "tcp://h:3"));
         assertThat(mismatch.status()).isEqualTo(409);
     }
@@ -215,12 +204,12 @@ class WorkerRoutesTest {
     void watermarkSurvivesUnregisterAndRegister() {
         // design §2: the documented behaviour (Dynamo G2's code deletes it)
         register(reg(7, "m", "default", 4, 0, "tcp://h:1"));
-        var wm = app.workers().watermark(7, 0);
+        var wm = indexer.app().workers().watermark(7, 0);
         wm.set(41);
-        http.post("/unregister", "{\"instance_id\":7,\"model_name\":\"m\"}");
+        http().post("/unregister", "{\"instance_id\":7,\"model_name\":\"m\"}");
         register(reg(7, "m", "default", 4, 0, "tcp://h:1"));
-        assertThat(app.workers().watermark(7, 0)).isSameAs(wm);
-        assertThat(app.workers().watermark(7, 0).get()).isEqualTo(41);
+        assertThat(indexer.app().workers().watermark(7, 0)).isSameAs(wm);
+        assertThat(indexer.app().workers().watermark(7, 0).get()).isEqualTo(41);
     }
 
     private static JsonNode find(JsonNode workers, long id) {

@@ -105,6 +105,19 @@ class IndexConcurrencyTest {
         return out;
     }
 
+    /** Waits for the writers, lets the index apply all they submitted, then stops the readers and waits for them. */
+    private static void finish(IndexFixture f, List<Thread> writers, AtomicBoolean writing, List<Thread> readers)
+            throws InterruptedException {
+        for (Thread t : writers) {
+            t.join(TimeUnit.MINUTES.toMillis(5));
+        }
+        f.flush();
+        writing.set(false);
+        for (Thread t : readers) {
+            t.join(TimeUnit.MINUTES.toMillis(1));
+        }
+    }
+
     @Test
     void concurrentWritersAndReadersEndInTheReferenceState() throws Exception {
         Random random = new Random(20261201);
@@ -171,14 +184,7 @@ class IndexConcurrencyTest {
                 }));
             }
             start.countDown();
-            for (Thread t : submitters) {
-                t.join(TimeUnit.MINUTES.toMillis(5));
-            }
-            f.flush();
-            writing.set(false);
-            for (Thread t : readers) {
-                t.join(TimeUnit.MINUTES.toMillis(1));
-            }
+            finish(f, submitters, writing, readers);
 
             assertThat(violations).isEmpty();
             assertThat(queries.get()).isPositive();
@@ -270,14 +276,7 @@ class IndexConcurrencyTest {
                     f.index.submit(hostWorker, List.of(new BlockRemoved(reversed(tail), StorageTier.HOST_PINNED)));
                 }
             }));
-            for (Thread t : writers) {
-                t.join(TimeUnit.MINUTES.toMillis(5));
-            }
-            f.flush();
-            writing.set(false);
-            for (Thread t : readers) {
-                t.join(TimeUnit.MINUTES.toMillis(1));
-            }
+            finish(f, writers, writing, readers);
 
             assertThat(violations).isEmpty();
             assertThat(f.index.stats().memberships()).as("only the fixed device prefix is left").isEqualTo(4);

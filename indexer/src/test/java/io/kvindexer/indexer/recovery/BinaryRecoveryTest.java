@@ -27,9 +27,10 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
+import static io.kvindexer.indexer.recovery.Replicas.awaitReady;
+import static io.kvindexer.indexer.recovery.Replicas.recoveringFrom;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 /**
  * The binary {@code /dump} between real servers: it carries exactly what the JSON carries, plain {@code GET /dump}
@@ -153,10 +154,9 @@ class BinaryRecoveryTest {
             DumpRecoveryTest.fill(source);
             byte[] json = getDump(source.baseUrl(), null).body();
             try (BrokenPeer dynamo = BrokenPeer.serving(null, json);
-                 IndexerApp replica = IndexerApp.start(IndexerConfig.defaults()
-                         .withPeers(List.of(dynamo.url())).withRecoveryDelay(Duration.ofMillis(10)));
+                 IndexerApp replica = IndexerApp.start(recoveringFrom(Duration.ofMillis(10), dynamo.url()));
                  HttpTestClient r = new HttpTestClient(replica.baseUrl())) {
-                await().atMost(Duration.ofSeconds(60)).until(() -> r.get("/ready").status() == 200);
+                awaitReady(r);
                 assertThat(content(replica.indexers())).isEqualTo(content(source.indexers()));
                 assertThat(dynamo.requests()).as("one request: the JSON answer is read as it is").isEqualTo(1);
                 assertThat(dynamo.accepts().get(0)).startsWith(BinaryDump.MEDIA_TYPE);
@@ -173,10 +173,9 @@ class BinaryRecoveryTest {
             byte[] corrupt = binary.clone();
             corrupt[corrupt.length / 2] ^= 0x10;
             try (BrokenPeer peer = BrokenPeer.serving(corrupt, json);
-                 IndexerApp replica = IndexerApp.start(IndexerConfig.defaults()
-                         .withPeers(List.of(peer.url())).withRecoveryDelay(Duration.ofMillis(10)));
+                 IndexerApp replica = IndexerApp.start(recoveringFrom(Duration.ofMillis(10), peer.url()));
                  HttpTestClient r = new HttpTestClient(replica.baseUrl())) {
-                await().atMost(Duration.ofSeconds(60)).until(() -> r.get("/ready").status() == 200);
+                awaitReady(r);
                 assertThat(content(replica.indexers())).isEqualTo(content(source.indexers()));
                 assertThat(peer.accepts()).hasSize(2);
                 assertThat(peer.accepts().get(0)).startsWith(BinaryDump.MEDIA_TYPE);
@@ -189,10 +188,9 @@ class BinaryRecoveryTest {
     void aReplicaRecoversFromABinaryPeerOverHttp() throws Exception {
         try (IndexerApp source = IndexerApp.start(IndexerConfig.defaults())) {
             fillLarge(source);
-            try (IndexerApp replica = IndexerApp.start(IndexerConfig.defaults()
-                    .withPeers(List.of(source.baseUrl())).withRecoveryDelay(Duration.ofMillis(10)));
+            try (IndexerApp replica = IndexerApp.start(recoveringFrom(Duration.ofMillis(10), source.baseUrl()));
                  HttpTestClient r = new HttpTestClient(replica.baseUrl())) {
-                await().atMost(Duration.ofSeconds(60)).until(() -> r.get("/ready").status() == 200);
+                awaitReady(r);
                 assertThat(content(replica.indexers())).isEqualTo(content(source.indexers()));
                 assertThat(replica.indexers().get("big", "t").orElseThrow().stats().memberships())
                         .isEqualTo(source.indexers().get("big", "t").orElseThrow().stats().memberships());

@@ -18,8 +18,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
+import static io.kvindexer.indexer.recovery.Replicas.awaitReady;
+import static io.kvindexer.indexer.recovery.Replicas.recoveringFrom;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 /**
  * Peer recovery between two real servers, with the first one's index filled directly (no engine needed):
@@ -63,12 +64,10 @@ class DumpRecoveryTest {
             assertThat(dumpA.get("org:llama:default").get("model_name").asText()).isEqualTo("org:llama");
             assertThat(dumpA.get("org:llama:default").get("events")).hasSize(6); // block 101 once per owner
 
-            IndexerConfig cfg = IndexerConfig.defaults()
-                    .withPeers(List.of("http://127.0.0.1:9", first.baseUrl()))
-                    .withRecoveryDelay(Duration.ofMillis(20));
+            IndexerConfig cfg = recoveringFrom(Duration.ofMillis(20), "http://127.0.0.1:9", first.baseUrl());
             try (IndexerApp second = IndexerApp.start(cfg);
                  HttpTestClient b = new HttpTestClient(second.baseUrl())) {
-                await().atMost(Duration.ofSeconds(60)).until(() -> b.get("/ready").status() == 200);
+                awaitReady(b);
                 assertThat(DumpRecoveryTest.canonical(b.get("/dump").json()))
                         .isEqualTo(DumpRecoveryTest.canonical(dumpA));
                 assertThat(b.post("/query", q).body()).isEqualTo(a.post("/query", q).body());
@@ -85,11 +84,10 @@ class DumpRecoveryTest {
         try (IndexerApp good = IndexerApp.start(IndexerConfig.defaults());
              BrokenPeer broken = BrokenPeer.start("{\"m:default\":{\"block_size\":4,\"events\":[]},\"x:y\":{\"error\":\"boom\"}}")) {
             fill(good);
-            IndexerConfig cfg = IndexerConfig.defaults().withPeers(List.of(broken.url(), good.baseUrl()))
-                    .withRecoveryDelay(Duration.ofMillis(20));
+            IndexerConfig cfg = recoveringFrom(Duration.ofMillis(20), broken.url(), good.baseUrl());
             try (IndexerApp second = IndexerApp.start(cfg);
                  HttpTestClient b = new HttpTestClient(second.baseUrl())) {
-                await().atMost(Duration.ofSeconds(60)).until(() -> b.get("/ready").status() == 200);
+                awaitReady(b);
                 JsonNode dump = b.get("/dump").json();
                 assertThat(dump.has("m:default")).as("nothing from the broken peer").isFalse();
                 assertThat(dump.has("org:llama:default")).isTrue();
@@ -109,7 +107,7 @@ class DumpRecoveryTest {
                     .withRecoveryDelay(Duration.ofMillis(20));
             try (IndexerApp second = IndexerApp.start(cfg);
                  HttpTestClient b = new HttpTestClient(second.baseUrl())) {
-                await().atMost(Duration.ofSeconds(60)).until(() -> b.get("/ready").status() == 200);
+                awaitReady(b);
                 JsonNode dump = b.get("/dump").json();
                 assertThat(dump.get("mistral:t").get("block_size").asInt()).isEqualTo(16);
                 // the peer's events are still applied (Dynamo: warning only, existing size kept)

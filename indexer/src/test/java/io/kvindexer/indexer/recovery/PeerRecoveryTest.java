@@ -8,10 +8,11 @@ import io.kvindexer.indexer.sim.EngineSimulator;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
+import static io.kvindexer.indexer.recovery.Replicas.awaitReady;
+import static io.kvindexer.indexer.recovery.Replicas.recoveringFrom;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -61,12 +62,11 @@ class PeerRecoveryTest {
             assertThat(dumpA.get("org:llama:default").get("model_name").asText()).isEqualTo("org:llama");
             assertThat(dumpA.get("mistral:t").get("block_size").asInt()).isEqualTo(8);
 
-            IndexerConfig second = IndexerConfig.defaults()
-                    .withPeers(List.of("http://127.0.0.1:9", first.baseUrl())) // first unreachable: next wins
-                    .withRecoveryDelay(Duration.ofMillis(50));
+            // first unreachable: next wins
+            IndexerConfig second = recoveringFrom(Duration.ofMillis(50), "http://127.0.0.1:9", first.baseUrl());
             try (IndexerApp b = IndexerApp.start(second);
                  HttpTestClient bc = new HttpTestClient(b.baseUrl())) {
-                await().atMost(Duration.ofSeconds(60)).until(() -> bc.get("/ready").status() == 200);
+                awaitReady(bc);
                 JsonNode dumpB = bc.get("/dump").json();
                 assertThat(DumpRecoveryTest.canonical(dumpB)).isEqualTo(DumpRecoveryTest.canonical(dumpA));
                 assertThat(bc.post("/query", q).body()).isEqualTo(a.post("/query", q).body());
@@ -79,11 +79,10 @@ class PeerRecoveryTest {
 
     @Test
     void noReachablePeerStartsEmpty() throws Exception {
-        IndexerConfig cfg = IndexerConfig.defaults().withPeers(List.of("http://127.0.0.1:9"))
-                .withRecoveryDelay(Duration.ofMillis(10));
+        IndexerConfig cfg = recoveringFrom(Duration.ofMillis(10), "http://127.0.0.1:9");
         try (IndexerApp app = IndexerApp.start(cfg);
              HttpTestClient http = new HttpTestClient(app.baseUrl())) {
-            await().atMost(Duration.ofSeconds(60)).until(() -> http.get("/ready").status() == 200);
+            awaitReady(http);
             assertThat(http.get("/dump").body()).isEqualTo("{}");
         }
     }

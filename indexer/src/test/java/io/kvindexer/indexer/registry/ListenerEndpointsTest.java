@@ -58,6 +58,14 @@ class ListenerEndpointsTest {
         assertThat(r.status()).as(r.body()).isEqualTo(201);
     }
 
+    /** A new engine with the default options, registered as {@code instance}, once the indexer subscribed. */
+    private EngineSimulator subscribedEngine(long instance) {
+        EngineSimulator sim = engine(EngineSimulator.Options.builder());
+        register(instance, sim);
+        await().atMost(PATIENCE).until(() -> sim.subscriptions() >= 1);
+        return sim;
+    }
+
     private void unregister(long instance) {
         HttpTestClient.Response r = http.post("/unregister", "{\"instance_id\":" + instance
                 + ",\"model_name\":\"m\",\"tenant_id\":\"default\"}");
@@ -77,16 +85,12 @@ class ListenerEndpointsTest {
     @Test
     void aRegistrationAtANewEndpointStartsAFreshWatermark() throws Exception {
         IndexerApp app = app(IndexerConfig.defaults());
-        EngineSimulator a = engine(EngineSimulator.Options.builder());
-        register(7, a);
-        await().atMost(PATIENCE).until(() -> a.subscriptions() >= 1);
+        EngineSimulator a = subscribedEngine(7);
         store(a, 100); // seq 0 at A
         await().atMost(PATIENCE).until(() -> score(7, 100) > 0);
         unregister(7);
 
-        EngineSimulator b = engine(EngineSimulator.Options.builder()); // a new pod, a new address
-        register(7, b);
-        await().atMost(PATIENCE).until(() -> b.subscriptions() >= 1);
+        EngineSimulator b = subscribedEngine(7); // a new pod, a new address
         store(b, 200); // B's first batch: seq 0 again, and not stale
 
         await().atMost(PATIENCE).until(() -> score(7, 200) > 0);
@@ -98,9 +102,7 @@ class ListenerEndpointsTest {
     @Test
     void aRegistrationAtTheSameEndpointKeepsTheWatermark() throws Exception {
         IndexerApp app = app(IndexerConfig.defaults());
-        EngineSimulator a = engine(EngineSimulator.Options.builder());
-        register(7, a);
-        await().atMost(PATIENCE).until(() -> a.subscriptions() >= 1);
+        EngineSimulator a = subscribedEngine(7);
         store(a, 100); // seq 0
         store(a, 110); // seq 1
         await().atMost(PATIENCE).until(() -> score(7, 110) > 0);

@@ -1,13 +1,13 @@
 package io.kvindexer.indexer.reliability;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.kvindexer.indexer.IndexerApp;
-import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.http.RunningIndexer;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.net.ServerSocket;
 import java.time.Duration;
@@ -29,25 +29,47 @@ class GroundTruthFaultTest {
     private static final int ENGINES = 3;
     private static final int CAPACITY = 300;
 
-    private IndexerApp app;
+    @RegisterExtension
+    final RunningIndexer indexer = new RunningIndexer();
     private FaultHarness h;
 
     @BeforeEach
-    void start() throws Exception {
-        app = IndexerApp.start(IndexerConfig.defaults());
-        h = new FaultHarness(app.baseUrl());
+    void start() {
+        h = new FaultHarness(indexer.baseUrl());
     }
 
     @AfterEach
     void stop() {
-        h.close();
-        app.close();
+        h.close(); // before the indexer closes (RunningIndexer closes it after this)
     }
 
     private void engines(EngineSimulator.Options options) {
         for (int i = 1; i <= ENGINES; i++) {
             h.addEngine(i, options, CAPACITY, true);
         }
+    }
+
+    /** {@link #ENGINES} engines, each driven live, then a burst of 100 batches lost live and a live probe. */
+    private int burstOfHundredLost(EngineSimulator.Options options) throws Exception {
+        engines(options);
+        int steps = scaled(200, 25);
+        for (FaultHarness.Engine e : h.engines) {
+            e.drive(steps, 0);
+            e.dropBurst(100);
+            e.liveProbe(); // the last batch is live, so the gap is seen
+        }
+        return steps;
+    }
+
+    /** {@link #ENGINES} default engines driven without faults, and the index converged on them. */
+    private int convergedEngines() throws Exception {
+        engines(EngineSimulator.Options.defaults());
+        int steps = scaled(200, 25);
+        for (FaultHarness.Engine e : h.engines) {
+            e.drive(steps, 0);
+        }
+        h.awaitConverged(SETTLE);
+        return steps;
     }
 
     private void record(String test, String fault, int steps, long convergeMs, String note) {
@@ -84,13 +106,7 @@ class GroundTruthFaultTest {
 
     @Test
     void burstOfHundredLostConverges() throws Exception {
-        engines(EngineSimulator.Options.defaults());
-        int steps = scaled(200, 25);
-        for (FaultHarness.Engine e : h.engines) {
-            e.drive(steps, 0);
-            e.dropBurst(100);
-            e.liveProbe();
-        }
+        int steps = burstOfHundredLost(EngineSimulator.Options.defaults());
         long ms = h.awaitConverged(SETTLE);
         h.assertQueriesMatchGroundTruth(200, 2);
         assertThat(h.metric("dynamo_kvindexer_replayed_batches_total")).isGreaterThanOrEqualTo(100L * ENGINES);
@@ -100,13 +116,8 @@ class GroundTruthFaultTest {
 
     @Test
     void replayBufferTooSmallIsReportedAndAnEngineRestartResyncs() throws Exception {
-        engines(EngineSimulator.Options.builder().bufferSteps(10).build());
-        int steps = scaled(200, 25);
-        for (FaultHarness.Engine e : h.engines) {
-            e.drive(steps, 0);
-            e.dropBurst(100); // only the last 10 stay in the engine's buffer
-            e.liveProbe();
-        }
+        // only the last 10 stay in the engine's buffer
+        int steps = burstOfHundredLost(EngineSimulator.Options.builder().bufferSteps(10).build());
         // reported: metric, /workers last_error
         await().atMost(SETTLE).untilAsserted(() -> {
             assertThat(h.http.get("/metrics").body()).contains("dynamo_kvindexer_replays_total{result=\"incomplete\"}");
@@ -150,12 +161,7 @@ class GroundTruthFaultTest {
 
     @Test
     void engineRestartMidStreamDropsOldBlocks() throws Exception {
-        engines(EngineSimulator.Options.defaults());
-        int steps = scaled(200, 25);
-        for (FaultHarness.Engine e : h.engines) {
-            e.drive(steps, 0);
-        }
-        h.awaitConverged(SETTLE);
+        int steps = convergedEngines();
         Set<String> before = h.groundTruth();
         FaultHarness.Engine restarted = h.engines.get(0);
         restarted.restart();
@@ -203,12 +209,7 @@ class GroundTruthFaultTest {
 
     @Test
     void engineVanishingAndReturningOnTheSameEndpoint() throws Exception {
-        engines(EngineSimulator.Options.defaults());
-        int steps = scaled(200, 25);
-        for (FaultHarness.Engine e : h.engines) {
-            e.drive(steps, 0);
-        }
-        h.awaitConverged(SETTLE);
+        int steps = convergedEngines();
         FaultHarness.Engine gone = h.engines.get(1);
         String endpoint = gone.sim.endpoint();
         String replay = gone.sim.replayEndpoint();

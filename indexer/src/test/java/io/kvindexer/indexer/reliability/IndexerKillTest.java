@@ -2,22 +2,17 @@ package io.kvindexer.indexer.reliability;
 
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
-import io.kvindexer.indexer.IndexerMain;
+import io.kvindexer.indexer.IndexerProcess;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.PrefixCacheEngine;
 import io.kvindexer.indexer.sim.SimEvent;
 import org.junit.jupiter.api.Test;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -38,38 +33,15 @@ class IndexerKillTest {
     /** Block events per second aimed at, over all engines (each request: 32 removes + 32 stores once warm). */
     private static final int TARGET_RATE = 60_000;
 
-    private record Child(Process process, String url) {
-        void kill() throws InterruptedException {
-            process.destroyForcibly(); // SIGKILL on Linux
-            assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        }
+    /** A replica in a child JVM on an ephemeral port of the loopback. */
+    private static IndexerProcess startChild(String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("--port", "0", "--host", "127.0.0.1"));
+        cmd.addAll(List.of(args));
+        return IndexerProcess.start(List.of("-Xmx512m"), cmd.toArray(String[]::new));
     }
 
-    private static Child startChild(String... args) throws Exception {
-        String javaBin = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = new ArrayList<>(List.of(javaBin, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
-                IndexerMain.class.getName(), "--port", "0", "--host", "127.0.0.1"));
-        cmd.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().remove("DYN_ROUTER_MIN_INITIAL_WORKERS");
-        Process p = pb.start();
-        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        CompletableFuture<String> url = new CompletableFuture<>();
-        Thread.ofPlatform().daemon().name("child-indexer-out").start(() -> {
-            try {
-                for (String line; (line = out.readLine()) != null; ) {
-                    if (line.startsWith("kv-indexer listening on ")) {
-                        url.complete(line.substring("kv-indexer listening on ".length()).strip());
-                    }
-                }
-            } catch (Exception ignored) {
-                // the process was killed
-            }
-            url.complete(null);
-        });
-        String u = url.get(120, TimeUnit.SECONDS);
-        assertThat(u).as("listening line of the child indexer").isNotNull();
-        return new Child(p, u);
+    private static void kill(IndexerProcess child) throws InterruptedException {
+        assertThat(child.kill()).isTrue();
     }
 
     private static void register(HttpTestClient http, long id, EngineSimulator sim) {
@@ -87,7 +59,7 @@ class IndexerKillTest {
         AtomicLong blockEvents = new AtomicLong();
         AtomicLong batches = new AtomicLong();
         List<Thread> load = new ArrayList<>();
-        Child victim = null;
+        IndexerProcess victim = null;
         try (IndexerApp survivor = IndexerApp.start(IndexerConfig.defaults());
              HttpTestClient a = new HttpTestClient(survivor.baseUrl())) {
             victim = startChild();
@@ -135,7 +107,7 @@ class IndexerKillTest {
             }
             // let the load run, then SIGKILL the victim mid-stream
             await().pollDelay(Duration.ofMillis(loadMillis / 3)).atMost(Duration.ofMinutes(5)).until(() -> true);
-            victim.kill();
+            kill(victim);
             b.close();
             long restartAt = System.nanoTime();
             victim = startChild("--peers", survivor.baseUrl());
@@ -209,7 +181,7 @@ class IndexerKillTest {
                 t.join();
             }
             if (victim != null) {
-                victim.kill();
+                kill(victim);
             }
             sims.forEach(EngineSimulator::close);
         }

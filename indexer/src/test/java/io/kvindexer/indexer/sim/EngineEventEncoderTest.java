@@ -3,13 +3,22 @@ package io.kvindexer.indexer.sim;
 import io.kvindexer.indexer.sim.EngineEventEncoder.Format;
 import io.kvindexer.indexer.sim.EngineEventEncoder.HashMode;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.util.HexFormat;
 import java.util.List;
+import java.util.stream.Stream;
+
+import static io.kvindexer.indexer.event.GoldenPayloads.*;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The encoder reproduces the golden payloads of wire spec Appendix A byte for byte (inputs of §6). */
+/**
+ * The encoder reproduces the golden payloads of wire spec Appendix A byte for byte (inputs of §6): the very
+ * payloads {@code event.EngineEventDecoderGoldenTest} decodes, so encoder and decoder agree on one copy.
+ */
 class EngineEventEncoderTest {
 
     private static final double TS = 1757500000.25;
@@ -22,62 +31,43 @@ class EngineEventEncoderTest {
         return HexFormat.of().formatHex(new EngineEventEncoder(format, mode).encode(TS, events, rank));
     }
 
-    @Test
-    void currentVllmMapEvents() {
-        assertThat(hex(Format.MAP, HashMode.U64, List.of(STORED_A), 0)).isEqualTo(
-                "93cb41da3054981000009188a474797065ab426c6f636b53746f726564ac626c6f636b5f686173686573926fccdeb170"
-                + "6172656e745f626c6f636b5f68617368c0a9746f6b656e5f696473980102030405060708aa626c6f636b5f73697a6504"
-                + "a76c6f72615f6964c0a66d656469756da3475055a96c6f72615f6e616d65c000");
-        assertThat(hex(Format.MAP, HashMode.U64, List.of(REMOVED_B), 0)).isEqualTo(
-                "93cb41da3054981000009183a474797065ac426c6f636b52656d6f766564ac626c6f636b5f686173686573916fa66d65"
-                + "6469756da347505500");
-        assertThat(hex(Format.MAP, HashMode.U64, List.of(CLEARED_C), 0)).isEqualTo(
-                "93cb41da3054981000009181a474797065b0416c6c426c6f636b73436c656172656400");
+    /** Each encoder input of the wire spec next to the golden payload the decoder tests read. */
+    static Stream<Arguments> goldenPayloads() {
+        return Stream.of(
+                Arguments.of("vllm map stored", Format.MAP, HashMode.U64, List.of(STORED_A), 0, VLLM_MAP_STORED_MIN),
+                Arguments.of("vllm map removed", Format.MAP, HashMode.U64, List.of(REMOVED_B), 0,
+                        VLLM_MAP_REMOVED_MIN),
+                Arguments.of("vllm map cleared", Format.MAP, HashMode.U64, List.of(CLEARED_C), 0, VLLM_MAP_CLEARED),
+                Arguments.of("vllm 0.2.3 positional stored", Format.ARRAY12, HashMode.U64, List.of(STORED_A), 0,
+                        VLLM_ARR023_STORED),
+                Arguments.of("vllm 0.2.3 positional removed", Format.ARRAY12, HashMode.U64, List.of(REMOVED_B), 0,
+                        VLLM_ARR023_REMOVED),
+                Arguments.of("vllm 0.2.3 positional cleared", Format.ARRAY12, HashMode.U64, List.of(CLEARED_C), 0,
+                        VLLM_ARR023_CLEARED),
+                Arguments.of("vllm 0.9.0 two-element envelope stored", Format.ARRAY6, HashMode.U64,
+                        List.of(STORED_A), 0, VLLM_ARR090_STORED),
+                Arguments.of("vllm 0.9.0 two-element envelope removed", Format.ARRAY6, HashMode.U64,
+                        List.of(REMOVED_B), 0, VLLM_ARR090_REMOVED),
+                Arguments.of("vllm 0.9.0 two-element envelope cleared", Format.ARRAY6, HashMode.U64,
+                        List.of(CLEARED_C), 0, VLLM_ARR090_CLEARED),
+                Arguments.of("sglang positional stored", Format.SGLANG7, HashMode.I64, List.of(STORED_A), 0,
+                        SGLANG_ARR_STORED),
+                Arguments.of("sglang positional removed, negative hash", Format.SGLANG7, HashMode.I64,
+                        List.of(SimEvent.removed(new long[] {-2}, "GPU")), 0, SGLANG_ARR_REMOVED_NEG),
+                // 2^64-1 and 2^63+1: unsigned hashes above Long.MAX_VALUE use uint64
+                Arguments.of("unsigned hashes above long max use uint64", Format.MAP, HashMode.U64,
+                        List.of(SimEvent.removed(new long[] {-1L, Long.MIN_VALUE + 1}, "GPU")), 0,
+                        VLLM_MAP_REMOVED_U64),
+                Arguments.of("empty batch", Format.MAP, HashMode.U64, List.of(), 0, VLLM_MAP_EMPTY_BATCH),
+                Arguments.of("unranked envelope", Format.MAP, HashMode.U64, List.of(CLEARED_C), null,
+                        VLLM_MAP_UNRANKED));
     }
 
-    @Test
-    void vllm023PositionalEvents() {
-        assertThat(hex(Format.ARRAY12, HashMode.U64, List.of(STORED_A), 0)).isEqualTo(
-                "93cb41da305498100000919cab426c6f636b53746f726564926fccdec098010203040506070804c0a3475055c0c0c0c0"
-                + "c000");
-        assertThat(hex(Format.ARRAY12, HashMode.U64, List.of(REMOVED_B), 0)).isEqualTo(
-                "93cb41da3054981000009194ac426c6f636b52656d6f766564916fa3475055c000");
-        assertThat(hex(Format.ARRAY12, HashMode.U64, List.of(CLEARED_C), 0)).isEqualTo(
-                "93cb41da3054981000009191b0416c6c426c6f636b73436c656172656400");
-    }
-
-    @Test
-    void vllm090TwoElementEnvelope() {
-        assertThat(hex(Format.ARRAY6, HashMode.U64, List.of(STORED_A), 0)).isEqualTo(
-                "92cb41da3054981000009196ab426c6f636b53746f726564926fccdec098010203040506070804c0");
-        assertThat(hex(Format.ARRAY6, HashMode.U64, List.of(REMOVED_B), 0)).isEqualTo(
-                "92cb41da3054981000009192ac426c6f636b52656d6f766564916f");
-        assertThat(hex(Format.ARRAY6, HashMode.U64, List.of(CLEARED_C), 0)).isEqualTo(
-                "92cb41da3054981000009191b0416c6c426c6f636b73436c6561726564");
-    }
-
-    @Test
-    void sglangPositionalEvents() {
-        assertThat(hex(Format.SGLANG7, HashMode.I64, List.of(STORED_A), 0)).isEqualTo(
-                "93cb41da3054981000009197ab426c6f636b53746f726564926fccdec098010203040506070804c0a347505500");
-        assertThat(hex(Format.SGLANG7, HashMode.I64, List.of(SimEvent.removed(new long[] {-2}, "GPU")), 0))
-                .isEqualTo("93cb41da3054981000009193ac426c6f636b52656d6f76656491fea347505500");
-    }
-
-    @Test
-    void unsignedHashesAboveLongMaxUseUint64() {
-        long max = -1L; // 2^64-1
-        long high = Long.MIN_VALUE + 1; // 2^63+1
-        assertThat(hex(Format.MAP, HashMode.U64, List.of(SimEvent.removed(new long[] {max, high}, "GPU")), 0))
-                .isEqualTo("93cb41da3054981000009183a474797065ac426c6f636b52656d6f766564ac626c6f636b5f68617368657392cfffffff"
-                        + "ffffffffffcf8000000000000001a66d656469756da347505500");
-    }
-
-    @Test
-    void emptyBatchAndUnrankedEnvelope() {
-        assertThat(hex(Format.MAP, HashMode.U64, List.of(), 0)).isEqualTo("93cb41da3054981000009000");
-        assertThat(hex(Format.MAP, HashMode.U64, List.of(CLEARED_C), null)).isEqualTo(
-                "93cb41da3054981000009181a474797065b0416c6c426c6f636b73436c6561726564c0");
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("goldenPayloads")
+    void encodesTheGoldenPayload(String name, Format format, HashMode mode, List<SimEvent> events, Integer rank,
+            String golden) {
+        assertThat(hex(format, mode, events, rank)).isEqualTo(golden.replaceAll("\\s+", ""));
     }
 
     @Test
