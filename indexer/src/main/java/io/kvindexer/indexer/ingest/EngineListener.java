@@ -12,7 +12,8 @@ import java.util.Objects;
 /**
  * Receives one registration's engine KV-event stream: lifecycle (pending, active, paused, failed) and the receive
  * loop. The sequence rules are {@link SequenceTracker}'s, the replay protocol is {@link ReplayClient}'s, the
- * frame format is {@link Frames}', decoding and delivery are {@link BatchDelivery}'s.
+ * frame format is {@link Frames}', decoding and delivery are {@link BatchDelivery}'s; whether the engine connection is
+ * up is {@link EngineLink}'s (Dynamo's status stays {@code active} while the SUB socket reconnects on its own).
  *
  * <p>Threading: each attempt (start, and every resume) runs on its own daemon thread, which owns both sockets
  * and does everything in one loop: live messages, replays, applying to the sink. Replay therefore happens

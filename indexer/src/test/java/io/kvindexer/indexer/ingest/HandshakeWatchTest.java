@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The handshake deadline rule, on a hand-driven clock. */
+/** The handshake deadline rule, on a hand-driven clock, and what the same events tell an EngineLink. */
 class HandshakeWatchTest {
 
     private final AtomicLong now = new AtomicLong(1_000);
