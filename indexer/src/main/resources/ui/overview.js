@@ -63,16 +63,26 @@ function renderWorkers(workers) {
     ranks.forEach((rank, i) => {
       const l = (w.listeners || {})[rank] || { endpoint: (w.endpoints || {})[rank], status: w.status };
       const first = i === 0;
-      rows.push(h('tr', { class: first ? 'first' : 'more', dataset: { instance: String(w.instance_id), rank, status: l.status } },
+      const down = l.disconnected_since_ms != null;
+      const connection = down ? 'disconnected' : l.connected ? 'connected' : 'not-connected';
+      rows.push(h('tr', { class: first ? 'first' : 'more',
+        dataset: { instance: String(w.instance_id), rank, status: l.status, connection } },
         h('td', { class: 'id' }, first ? String(w.instance_id) : '', first && w.pod_name ? h('small', {}, ` ${w.pod_name}`) : null),
         h('td', { class: 'num' }, rank),
         h('td', {}, first ? `${w.model_name} / ${w.tenant_id}` : ''),
         h('td', { class: 'mono' }, l.endpoint || ''),
-        h('td', { class: 'listener' }, statusBadge(l.status || 'unknown')),
+        h('td', { class: 'listener' }, statusBadge(l.status || 'unknown'), down ? disconnectedBadge(l) : null),
         h('td', { class: 'error' }, l.last_error || '')));
     });
   }
   replace(body, rows);
+}
+
+/** The SUB connection to the engine is down: Dynamo's status alone cannot say so (the socket reconnects itself). */
+function disconnectedBadge(listener) {
+  const since = new Date(Number(listener.disconnected_since_ms));
+  return [' ', h('span', { class: 'badge disconnected', dataset: { since: String(listener.disconnected_since_ms) },
+    title: `engine connection down since ${since.toLocaleString()}` }, 'disconnected')];
 }
 
 function renderPeers(peers) {

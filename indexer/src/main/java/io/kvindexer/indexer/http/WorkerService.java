@@ -85,6 +85,11 @@ final class WorkerService implements ApiService {
             if (e.getValue().lastError() != null) {
                 g.writeStringField("last_error", e.getValue().lastError());
             }
+            // ours, additive: Dynamo's status says nothing of a SUB socket that is reconnecting on its own
+            g.writeBooleanField("connected", e.getValue().connected());
+            if (e.getValue().disconnectedSince() != null) {
+                g.writeNumberField("disconnected_since_ms", e.getValue().disconnectedSince().toEpochMilli());
+            }
             g.writeEndObject();
         }
         g.writeEndObject();

@@ -6,6 +6,7 @@ import io.kvindexer.indexer.event.EventDecodeException;
 import io.kvindexer.indexer.event.KvEventBatch;
 import io.kvindexer.indexer.model.WorkerKey;
 
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -34,6 +35,23 @@ final class BatchDelivery {
         this.metrics = metrics;
         this.log = log;
         ranksSeen.add(spec.dpRank());
+    }
+
+    /** A live message is {@code [topic, seq, payload]} with an 8-byte seq; anything else is counted, logged, skipped. */
+    boolean wellFormed(List<byte[]> frames) {
+        if (frames.size() != 3) {
+            metrics.malformedFrame("frame_count");
+            log.once("frame_count", "skipping a message of " + frames.size()
+                    + " frames; expected 3 [topic, seq, payload]");
+            return false;
+        }
+        int seqLength = frames.get(1).length;
+        if (seqLength != 8) {
+            metrics.malformedFrame("seq_length");
+            log.once("seq_length", "skipping a message whose seq frame has " + seqLength + " bytes; expected 8");
+            return false;
+        }
+        return true;
     }
 
     /** Decodes and applies one batch; true when applied (a payload that does not decode is counted, skipped). */

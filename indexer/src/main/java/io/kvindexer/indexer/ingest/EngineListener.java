@@ -12,7 +12,8 @@ import java.util.Objects;
 /**
  * Receives one registration's engine KV-event stream: lifecycle (pending, active, paused, failed) and the receive
  * loop. The sequence rules are {@link SequenceTracker}'s, the replay protocol is {@link ReplayClient}'s, the
- * frame format is {@link Frames}', decoding and delivery are {@link BatchDelivery}'s.
+ * frame format is {@link Frames}', decoding and delivery are {@link BatchDelivery}'s; whether the engine connection is
+ * up is {@link EngineLink}'s (Dynamo's status stays {@code active} while the SUB socket reconnects on its own).
  *
  * <p>Threading: each attempt (start, and every resume) runs on its own daemon thread, which owns both sockets
  * and does everything in one loop: live messages, replays, applying to the sink. Replay therefore happens
@@ -125,12 +126,16 @@ public final class EngineListener implements AutoCloseable {
         return status;
     }
 
+    /** As {@code /workers} shows it: while the engine connection is down, that. */
     public synchronized String lastError() {
-        return lastError;
+        return snapshot().lastError();
     }
 
+    /** The engine connection's state is the running attempt's; a paused or failed listener has no socket. */
     public synchronized ListenerSnapshot snapshot() {
-        return new ListenerSnapshot(spec.endpoint(), status, lastError);
+        boolean running = current != null && (status == ListenerStatus.ACTIVE || status == ListenerStatus.PENDING);
+        return ListenerSnapshot.of(spec.endpoint(), status, lastError,
+                running ? current.link.state() : EngineLink.State.NONE);
     }
 
     /**
@@ -230,6 +235,7 @@ public final class EngineListener implements AutoCloseable {
 
         private final Attempt previous;
         private final SequenceTracker tracker = new SequenceTracker(watermark);
+        private final EngineLink link = EngineLink.of(spec.endpoint(), metrics, log);
         private volatile boolean stopped;
         private Thread thread;
         private Subscriber sub;
@@ -257,7 +263,7 @@ public final class EngineListener implements AutoCloseable {
             }
             try {
                 sub = new Subscriber(options.context(), spec.endpoint(), options.receiveHwm(),
-                        options.handshakeTimeout(), POLL_MILLIS, metrics::handshakeRetry);
+                        options.handshakeTimeout(), POLL_MILLIS, metrics::handshakeRetry, link);
                 try {
                     sub.open();
                 } catch (RuntimeException e) {
@@ -315,20 +321,10 @@ public final class EngineListener implements AutoCloseable {
         }
 
         private void handleLive(List<byte[]> frames) throws InterruptedException {
-            if (frames.size() != 3) {
-                metrics.malformedFrame("frame_count");
-                log.once("frame_count", "skipping a message of " + frames.size()
-                        + " frames; expected 3 [topic, seq, payload]");
+            if (!delivery.wellFormed(frames)) {
                 return;
             }
-            byte[] seqFrame = frames.get(1);
-            if (seqFrame.length != 8) {
-                metrics.malformedFrame("seq_length");
-                log.once("seq_length", "skipping a message whose seq frame has " + seqFrame.length
-                        + " bytes; expected 8");
-                return;
-            }
-            long seq = Frames.readSeq(seqFrame);
+            long seq = Frames.readSeq(frames.get(1));
             long before = watermark.get();
             SequenceTracker.Step step = tracker.onLive(seq);
             if (step.restarted()) {

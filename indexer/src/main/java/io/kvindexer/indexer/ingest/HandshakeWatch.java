@@ -12,7 +12,10 @@ import java.util.function.LongSupplier;
  * handed over; jeromq PR #1022); a PUB then drops everything for that subscriber. A connection that has not
  * handshaken within the deadline after its TCP connect is {@link #stalled()}: the owner recreates the socket.
  *
- * <p>The hook runs on the context's I/O thread; the owner polls {@link #stalled()} from its own thread.
+ * <p>The same events tell an {@link EngineLink} (when one is given) that the connection is up or went down.
+ *
+ * <p>The hook runs on the context's I/O thread; the owner polls {@link #stalled()} from its own thread. Once
+ * {@link #detach() detached} (the socket is being closed) it ignores what the closing socket still reports.
  */
 final class HandshakeWatch {
 
@@ -20,20 +23,37 @@ final class HandshakeWatch {
 
     private final long deadlineNanos;
     private final LongSupplier clock;
+    private final EngineLink link;
     /** nanoTime of the last TCP connect without a handshake since; 0 when none is pending */
     private volatile long connectedAt;
     private volatile boolean handshaken;
+    private volatile boolean detached;
 
     HandshakeWatch(long deadlineNanos, LongSupplier clock) {
+        this(deadlineNanos, clock, null);
+    }
+
+    HandshakeWatch(long deadlineNanos, LongSupplier clock, EngineLink link) {
         this.deadlineNanos = deadlineNanos;
         this.clock = clock;
+        this.link = link;
     }
 
     /** Installs the hook; call before connect. */
     static HandshakeWatch attach(ZMQ.Socket socket, long deadlineNanos) {
-        HandshakeWatch watch = new HandshakeWatch(deadlineNanos, System::nanoTime);
+        return attach(socket, deadlineNanos, null);
+    }
+
+    /** Installs the hook, also reporting to {@code link} (null: none); call before connect. */
+    static HandshakeWatch attach(ZMQ.Socket socket, long deadlineNanos, EngineLink link) {
+        HandshakeWatch watch = new HandshakeWatch(deadlineNanos, System::nanoTime, link);
         socket.setEventHook(watch::onEvent, EVENTS);
         return watch;
+    }
+
+    /** From now on events are ignored: call before closing the socket. */
+    void detach() {
+        detached = true;
     }
 
     void onEvent(ZEvent event) {
@@ -42,6 +62,9 @@ final class HandshakeWatch {
 
     /** One monitor event (also the seam for plain unit tests). */
     void on(ZMonitor.Event event) {
+        if (detached) {
+            return;
+        }
         switch (event) {
             case CONNECTED -> {
                 handshaken = false;
@@ -50,8 +73,16 @@ final class HandshakeWatch {
             case HANDSHAKE_PROTOCOL -> {
                 handshaken = true;
                 connectedAt = 0;
+                if (link != null) {
+                    link.handshaken();
+                }
             }
-            case DISCONNECTED -> connectedAt = 0;
+            case DISCONNECTED -> {
+                connectedAt = 0;
+                if (link != null) {
+                    link.disconnected();
+                }
+            }
             default -> {
             }
         }

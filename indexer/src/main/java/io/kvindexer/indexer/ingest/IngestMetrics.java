@@ -58,6 +58,10 @@ public interface IngestMetrics {
     default void handshakeRetry() {
     }
 
+    /** A listener's handshaken connection to its engine went down (the engine stopped or the network broke). */
+    default void engineDisconnected() {
+    }
+
     /** A replay ended; {@code batchesRecovered} batches from it were applied. */
     default void replay(ReplayResult result, long batchesRecovered) {
     }

@@ -1,9 +1,27 @@
 package io.kvindexer.indexer.ingest;
 
+import java.time.Instant;
+
 /**
  * What {@code /workers} shows for one listener.
  *
- * @param lastError null when none
+ * @param lastError         null when none; while the engine connection is down it says so
+ * @param connected         the SUB connection to the engine is up (its ZMTP handshake completed); false before the
+ *                          first handshake, while down, and when paused or failed (no socket)
+ * @param disconnectedSince when an up connection was lost and not yet made again; null otherwise
  */
-public record ListenerSnapshot(String endpoint, ListenerStatus status, String lastError) {
+public record ListenerSnapshot(String endpoint, ListenerStatus status, String lastError, boolean connected,
+                               Instant disconnectedSince) {
+
+    /** The engine connection is down: it was up and went away. */
+    public boolean disconnected() {
+        return disconnectedSince != null;
+    }
+
+    /** A running listener's view: a lost connection is the error shown until it comes back. */
+    static ListenerSnapshot of(String endpoint, ListenerStatus status, String recordedError, EngineLink.State link) {
+        String error = link.downSince() == null ? recordedError
+                : "engine connection lost at " + link.downSince() + "; reconnecting (events are missed meanwhile)";
+        return new ListenerSnapshot(endpoint, status, error, link.connected(), link.downSince());
+    }
 }

@@ -11,7 +11,8 @@ import java.util.List;
 /**
  * The SUB socket of one listener attempt, subscribed to everything, with its handshake watched: a connection
  * that never finishes its ZMTP handshake (see {@link HandshakeWatch}) is dropped and the socket made again. A
- * SUB whose connection never handshook cannot have received anything, so recreating it loses nothing.
+ * SUB whose connection never handshook cannot have received anything, so recreating it loses nothing. Whether the
+ * engine connection is up is told to the {@link EngineLink}, which outlives the recreated sockets.
  */
 final class Subscriber implements AutoCloseable {
 
@@ -21,18 +22,20 @@ final class Subscriber implements AutoCloseable {
     private final int handshakeMillis;
     private final int pollMillis;
     private final Runnable onRecreate;
+    private final EngineLink link;
     private ZMQ.Socket socket;
     private HandshakeWatch watch;
     private final ArrayDeque<List<byte[]>> drained = new ArrayDeque<>();
 
     Subscriber(ZContext context, String endpoint, int receiveHwm, Duration handshakeTimeout, int pollMillis,
-               Runnable onRecreate) {
+               Runnable onRecreate, EngineLink link) {
         this.context = context;
         this.endpoint = endpoint;
         this.receiveHwm = receiveHwm;
         this.handshakeMillis = (int) handshakeTimeout.toMillis();
         this.pollMillis = pollMillis;
         this.onRecreate = onRecreate;
+        this.link = link;
     }
 
     /** Creates and connects the socket; throws what jeromq throws for a bad endpoint. */
@@ -42,7 +45,7 @@ final class Subscriber implements AutoCloseable {
             // jeromq's own handshake timer is the backstop at twice the deadline; the watch acts first
             Frames.configureClient(s, endpoint, 2 * handshakeMillis, pollMillis);
             s.setRcvHWM(receiveHwm);
-            watch = HandshakeWatch.attach(s, handshakeMillis * 1_000_000L);
+            watch = HandshakeWatch.attach(s, handshakeMillis * 1_000_000L, link);
             s.connect(endpoint);
             s.subscribe(Frames.EMPTY);
         } catch (RuntimeException e) {
@@ -64,6 +67,7 @@ final class Subscriber implements AutoCloseable {
             for (List<byte[]> m; (m = Frames.receive(socket, ZMQ.DONTWAIT)) != null; ) {
                 drained.addLast(m);
             }
+            watch.detach();
             Frames.closeQuietly(socket);
             socket = null;
             open();
@@ -77,6 +81,9 @@ final class Subscriber implements AutoCloseable {
 
     @Override
     public void close() {
+        if (watch != null) {
+            watch.detach(); // a pause or stop is not the engine going away
+        }
         Frames.closeQuietly(socket);
         socket = null;
     }

@@ -114,6 +114,10 @@ public final class IndexerMetrics {
             .name("dynamo_kvindexer_handshake_retries_total")
             .help("ZMQ connections dropped and made again because their ZMTP handshake did not finish in time")
             .register(registry);
+    private final Counter engineDisconnects = Counter.builder()
+            .name("dynamo_kvindexer_engine_disconnects_total")
+            .help("Handshaken ZMQ SUB connections to engines that went down (engine stopped, network broken)")
+            .register(registry);
 
     /** The listeners' reports, as counters. */
     private final IngestMetrics ingest = new IngestMetrics() {
@@ -176,6 +180,11 @@ public final class IndexerMetrics {
         @Override
         public void handshakeRetry() {
             handshakeRetries.inc();
+        }
+
+        @Override
+        public void engineDisconnected() {
+            engineDisconnects.inc();
         }
     };
 

@@ -20,6 +20,7 @@ import org.openqa.selenium.WebElement;
 import org.openqa.selenium.interactions.Actions;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.Select;
+import org.openqa.selenium.support.ui.WebDriverWait;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -314,10 +315,10 @@ class ConsoleBrowserTest {
     }
 
     /**
-     * A SUB socket reconnects silently, so a stopped engine alone does not change its listener's status today; what
-     * the page must show is each state the listener reports: paused (Dynamo's test control, as after a stop that
-     * the indexer was told of), active again on resume, and the row gone once the engine is unregistered (what the
-     * operator does when an engine pod goes away).
+     * An engine that really stops: its listener keeps Dynamo's status ({@code active}, the SUB socket reconnects by
+     * itself) and the page shows it disconnected, with the {@code last_error} of {@code /workers}; then the other
+     * states the listener reports: paused (Dynamo's test control), and the row gone once the engine is unregistered
+     * (what the operator does when an engine pod goes away).
      */
     @Test
     @Order(6)
@@ -326,9 +327,36 @@ class ConsoleBrowserTest {
         var wait = browser.waiting();
         By row = By.cssSelector("#workers tr[data-instance='2']");
         wait.until(d -> d.findElements(row).size() == 1);
-        eventually(() -> assertThat(browser.driver.findElement(row).getAttribute("data-status")).isEqualTo("active"));
+        eventually(() -> {
+            assertThat(browser.driver.findElement(row).getAttribute("data-status")).isEqualTo("active");
+            assertThat(browser.driver.findElement(row).getAttribute("data-connection")).isEqualTo("connected");
+        });
+        assertThat(browser.driver.findElements(By.cssSelector("#workers .badge.disconnected"))).isEmpty();
 
         engine(2).close();
+        // noticed on the socket at once, on the page at its next 2 s refresh: a few seconds, with room for a busy host
+        new WebDriverWait(browser.driver, Duration.ofSeconds(15), Duration.ofMillis(100)).until(d -> d.findElements(
+                By.cssSelector("#workers tr[data-instance='2'] .badge.disconnected")).size() == 1);
+        JsonNode listener = http.get("/workers?model_name=" + MODEL).json().findValues("listeners").stream()
+                .map(l -> l.get("0")).filter(l -> l.get("endpoint").asText().equals(engine(2).endpoint()))
+                .findFirst().orElseThrow();
+        assertThat(listener.get("connected").asBoolean()).isFalse();
+        assertThat(listener.get("status").asText()).isEqualTo("active");
+        String lastError = listener.get("last_error").asText();
+        assertThat(lastError).startsWith("engine connection lost at ");
+        eventually(() -> {
+            WebElement r = browser.driver.findElement(row);
+            assertThat(r.getAttribute("data-connection")).isEqualTo("disconnected");
+            assertThat(r.getAttribute("data-status")).isEqualTo("active");
+            assertThat(r.findElement(By.cssSelector(".listener")).getText()).isEqualTo("active disconnected");
+            assertThat(r.findElement(By.cssSelector(".badge.disconnected")).getAttribute("data-since"))
+                    .isEqualTo(listener.get("disconnected_since_ms").asText());
+            assertThat(r.findElement(By.cssSelector(".error")).getText()).isEqualTo(lastError);
+        });
+        eventually(() -> assertThat(browser.driver.findElement(By.cssSelector("#workers tr[data-instance='1']"))
+                .getAttribute("data-connection")).isEqualTo("connected"));
+        browser.screenshot("overview-engine-disconnected-1280x800");
+
         assertThat(http.post("/test/pause_listener", "{\"instance_id\":2}").status()).isEqualTo(200);
         wait.until(ExpectedConditions.textToBe(By.cssSelector("#workers tr[data-instance='2'] .listener"), "paused"));
         assertThat(http.get("/workers?model_name=" + MODEL).json().findValuesAsText("status")).contains("paused");

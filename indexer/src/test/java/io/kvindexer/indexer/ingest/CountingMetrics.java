@@ -82,6 +82,11 @@ final class CountingMetrics implements IngestMetrics {
     }
 
     @Override
+    public void engineDisconnected() {
+        add("disconnects", 1);
+    }
+
+    @Override
     public String toString() {
         return counters.toString();
     }

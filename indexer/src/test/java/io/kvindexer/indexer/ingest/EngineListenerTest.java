@@ -158,7 +158,7 @@ class EngineListenerTest {
         assertThat(metrics.get("applied")).isEqualTo(30);
         assertThat(metrics.get("gaps")).isZero();
         assertThat(sim.replayRequests()).isZero();
-        assertThat(listener.snapshot()).isEqualTo(new ListenerSnapshot(sim.endpoint(), ListenerStatus.ACTIVE, null));
+        assertThat(listener.snapshot()).isEqualTo(new ListenerSnapshot(sim.endpoint(), ListenerStatus.ACTIVE, null, true, null));
     }
 
     @Test

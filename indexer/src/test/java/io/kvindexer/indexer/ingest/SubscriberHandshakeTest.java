@@ -16,7 +16,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-/** The handshake watch on real sockets: a ZMTP peer handshakes; a TCP peer that never answers gets a new socket. */
+/**
+ * The handshake watch on real sockets: a ZMTP peer handshakes (the link is up, and down once the peer goes); a TCP
+ * peer that never answers gets a new socket.
+ */
 class SubscriberHandshakeTest {
 
     @Test
@@ -25,8 +28,11 @@ class SubscriberHandshakeTest {
             ZMQ.Socket pub = context.createSocket(SocketType.PUB);
             int port = pub.bindToRandomPort("tcp://127.0.0.1");
             AtomicInteger remade = new AtomicInteger();
+            AtomicInteger lost = new AtomicInteger();
+            EngineLink link = new EngineLink(System::currentTimeMillis, lost::incrementAndGet, () -> {
+            });
             Subscriber sub = new Subscriber(context, "tcp://127.0.0.1:" + port, 1000, Duration.ofMillis(300), 50,
-                    remade::incrementAndGet);
+                    remade::incrementAndGet, link);
             sub.open();
             await().atMost(Duration.ofSeconds(10)).until(() -> {
                 pub.send("x");
@@ -36,6 +42,15 @@ class SubscriberHandshakeTest {
                 sub.receive(); // 500 ms of polls, past the deadline
             }
             assertThat(remade.get()).isZero();
+            assertThat(link.state()).isEqualTo(new EngineLink.State(true, null));
+            assertThat(lost.get()).isZero();
+            pub.close(); // the engine goes away: the SUB notices though it will reconnect by itself
+            await().atMost(Duration.ofSeconds(10)).until(() -> {
+                sub.receive();
+                return lost.get() == 1;
+            });
+            assertThat(link.state().connected()).isFalse();
+            assertThat(link.state().downSince()).isNotNull();
             sub.close();
         }
     }
@@ -58,8 +73,11 @@ class SubscriberHandshakeTest {
                 }
             });
             AtomicInteger remade = new AtomicInteger();
+            EngineLink link = new EngineLink(System::currentTimeMillis, () -> {
+            }, () -> {
+            });
             Subscriber sub = new Subscriber(context, "tcp://127.0.0.1:" + silent.getLocalPort(), 1000,
-                    Duration.ofMillis(300), 50, remade::incrementAndGet);
+                    Duration.ofMillis(300), 50, remade::incrementAndGet, link);
             sub.open();
             await().atMost(Duration.ofSeconds(20)).until(() -> {
                 sub.receive();
@@ -67,6 +85,7 @@ class SubscriberHandshakeTest {
             });
             synchronized (accepted) {
                 assertThat(accepted.size()).as("each new socket connects again").isGreaterThanOrEqualTo(2);
+                assertThat(link.state()).as("a TCP connect is not a connection").isEqualTo(EngineLink.State.NONE);
                 for (Socket s : accepted) {
                     s.close();
                 }

@@ -1,0 +1,71 @@
+package io.kvindexer.indexer.ingest;
+
+import java.time.Instant;
+import java.util.function.LongSupplier;
+
+/**
+ * Whether one listener attempt's SUB connection to its engine is up, as the socket's events tell (a SUB reconnects
+ * by itself, so nothing else would). It outlives the socket: {@link Subscriber} remakes a stalled one, and the
+ * engine counts as down from the disconnect until a new connection completes its ZMTP handshake. Fed on jeromq's
+ * I/O thread, read by {@code /workers}.
+ */
+final class EngineLink {
+
+    /** What the link says at one moment; {@code downSince} is null unless an up connection was lost. */
+    record State(boolean connected, Instant downSince) {
+        static final State NONE = new State(false, null);
+    }
+
+    private final LongSupplier wallMillis;
+    private final Runnable onLost;
+    private final Runnable onBack;
+    private boolean up;
+    private long downSinceMillis;
+
+    /**
+     * @param onLost run once per loss of an up connection (counted and logged by the owner)
+     * @param onBack run when a connection handshakes after a loss
+     */
+    EngineLink(LongSupplier wallMillis, Runnable onLost, Runnable onBack) {
+        this.wallMillis = wallMillis;
+        this.onLost = onLost;
+        this.onBack = onBack;
+    }
+
+    void handshaken() {
+        boolean back;
+        synchronized (this) {
+            back = downSinceMillis != 0;
+            up = true;
+            downSinceMillis = 0;
+        }
+        if (back) {
+            onBack.run();
+        }
+    }
+
+    /** A connection closed; only the loss of an up one is a disconnect (a connect that never handshook is not). */
+    void disconnected() {
+        synchronized (this) {
+            if (!up) {
+                return;
+            }
+            up = false;
+            long now = wallMillis.getAsLong();
+            downSinceMillis = now == 0 ? 1 : now;
+        }
+        onLost.run();
+    }
+
+    synchronized State state() {
+        return new State(up, downSinceMillis == 0 ? null : Instant.ofEpochMilli(downSinceMillis));
+    }
+
+    /** A listener's link: a loss is counted and logged, and so is the return. */
+    static EngineLink of(String endpoint, IngestMetrics metrics, ListenerLog log) {
+        return new EngineLink(System::currentTimeMillis, () -> {
+            metrics.engineDisconnected();
+            log.warn("connection to " + endpoint + " lost; the SUB socket reconnects by itself");
+        }, () -> log.info("connection to " + endpoint + " is back"));
+    }
+}

@@ -1,0 +1,111 @@
+package io.kvindexer.indexer.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.kvindexer.indexer.IndexerApp;
+import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.sim.EngineSimulator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * {@code /workers} and {@code /metrics} when a registered engine stops and comes back (real indexer, real simulated
+ * engine on a fixed port): Dynamo's {@code status} stays {@code active}; our additive {@code connected},
+ * {@code disconnected_since_ms} and {@code last_error} tell, and {@code dynamo_kvindexer_engine_disconnects_total}
+ * counts it.
+ */
+class EngineDisconnectRoutesTest {
+
+    private static final String DISCONNECTS = "dynamo_kvindexer_engine_disconnects_total";
+
+    private final List<AutoCloseable> resources = new ArrayList<>();
+    private HttpTestClient http;
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            resources.get(i).close();
+        }
+    }
+
+    @Test
+    void aStoppedEngineShowsAsDisconnectedInWorkersAndIsCounted() throws Exception {
+        IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
+        resources.add(app);
+        http = new HttpTestClient(app.baseUrl());
+        resources.add(http);
+        String endpoint = "tcp://127.0.0.1:" + freePort();
+        EngineSimulator first = engine(endpoint);
+        assertThat(http.post("/register", "{\"instance_id\":7,\"endpoint\":\"" + endpoint
+                + "\",\"model_name\":\"m\",\"block_size\":4}").status()).isEqualTo(201);
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> listener().path("connected").asBoolean());
+        JsonNode up = listener();
+        List<String> fields = new ArrayList<>();
+        up.fieldNames().forEachRemaining(fields::add);
+        assertThat(fields).containsExactly("endpoint", "status", "connected");
+        assertThat(up.get("status").asText()).isEqualTo("active");
+        assertThat(metric()).isZero();
+
+        long beforeStop = System.currentTimeMillis();
+        first.close();
+        await().atMost(Duration.ofSeconds(5)).until(() -> listener().has("disconnected_since_ms"));
+        JsonNode worker = http.get("/workers").json().get(0);
+        JsonNode down = worker.get("listeners").get("0");
+        assertThat(worker.get("status").asText()).as("Dynamo's status is kept").isEqualTo("active");
+        assertThat(down.get("status").asText()).isEqualTo("active");
+        assertThat(down.get("connected").asBoolean()).isFalse();
+        assertThat(down.get("connected").isBoolean()).isTrue();
+        assertThat(down.get("disconnected_since_ms").asLong()).isBetween(beforeStop, System.currentTimeMillis());
+        assertThat(down.get("last_error").asText()).startsWith("engine connection lost at ")
+                .endsWith("; reconnecting (events are missed meanwhile)");
+        assertThat(metric()).isEqualTo(1.0);
+
+        engine(endpoint); // the engine comes back on the same port
+        await().atMost(Duration.ofSeconds(60)).until(() -> listener().path("connected").asBoolean());
+        JsonNode back = listener();
+        assertThat(back.has("disconnected_since_ms")).isFalse();
+        assertThat(back.has("last_error")).as("cleared once the connection is back").isFalse();
+        assertThat(back.get("status").asText()).isEqualTo("active");
+        assertThat(metric()).isEqualTo(1.0);
+    }
+
+    private JsonNode listener() {
+        return http.get("/workers").json().get(0).get("listeners").get("0");
+    }
+
+    private double metric() {
+        return http.get("/metrics").body().lines().filter(l -> l.startsWith(DISCONNECTS + " "))
+                .mapToDouble(l -> Double.parseDouble(l.substring(DISCONNECTS.length() + 1))).findFirst().orElse(-1);
+    }
+
+    private EngineSimulator engine(String endpoint) throws InterruptedException {
+        for (int attempt = 1; ; attempt++) { // the port was just released by the previous engine: retry a bind
+            try {
+                EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.builder().endpoint(endpoint)
+                        .replayEndpoint(null).build());
+                resources.add(sim);
+                return sim;
+            } catch (RuntimeException e) {
+                if (attempt == 20) {
+                    throw e;
+                }
+                Thread.sleep(100);
+            }
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket probe = new ServerSocket(0)) {
+            return probe.getLocalPort();
+        }
+    }
+}

@@ -1,0 +1,184 @@
+package io.kvindexer.indexer.ingest;
+
+import io.kvindexer.indexer.sim.EngineSimulator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * An engine that stops and comes back on the same port, over real sockets: the listener's SUB reconnects by itself,
+ * and its snapshot says when the connection is down (Dynamo's status stays {@code active}).
+ */
+class EngineDisconnectTest {
+
+    private static final long INSTANCE = 42;
+    private static final Duration NOTICE = Duration.ofSeconds(5);
+    private static final Duration PATIENCE = Duration.ofSeconds(60);
+
+    private final List<AutoCloseable> resources = new ArrayList<>();
+    private final RecordingSink sink = new RecordingSink();
+    private final CountingMetrics metrics = new CountingMetrics();
+    private final SequenceWatermark watermark = new SequenceWatermark();
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            resources.get(i).close();
+        }
+    }
+
+    @Test
+    void aStoppedEngineIsReportedDisconnectedAndARestartedOneConnectedAgain() throws Exception {
+        String endpoint = "tcp://127.0.0.1:" + freePort();
+        String replayEndpoint = "tcp://127.0.0.1:" + freePort();
+        EngineSimulator first = engine(endpoint, replayEndpoint);
+        EngineListener listener = new EngineListener(new ListenerSpec(INSTANCE, 0, endpoint, replayEndpoint),
+                watermark, sink, ReadyGate.open(), EngineListener.Options.defaults().withMetrics(metrics)
+                .withHandshakeTimeout(Duration.ofMillis(300)));
+        resources.add(listener);
+        listener.start();
+        Subscriptions.await(listener, first, 1);
+        await().atMost(PATIENCE).until(() -> listener.snapshot().connected());
+        for (int i = 0; i < 3; i++) {
+            first.storeSequence(tokens(i * 100, 8), 4).join(); // seqs 0..2
+        }
+        await().atMost(PATIENCE).until(() -> watermark.get() == 2);
+        assertThat(listener.snapshot()).isEqualTo(new ListenerSnapshot(endpoint, ListenerStatus.ACTIVE, null, true,
+                null));
+
+        Instant beforeStop = Instant.now();
+        first.close();
+        await().atMost(NOTICE).until(() -> listener.snapshot().disconnected());
+        ListenerSnapshot down = listener.snapshot();
+        assertThat(down.status()).as("Dynamo's status is kept").isEqualTo(ListenerStatus.ACTIVE);
+        assertThat(down.connected()).isFalse();
+        assertThat(down.disconnectedSince()).isBetween(beforeStop, Instant.now());
+        assertThat(down.lastError()).isEqualTo("engine connection lost at " + down.disconnectedSince()
+                + "; reconnecting (events are missed meanwhile)");
+        assertThat(listener.lastError()).isEqualTo(down.lastError());
+        assertThat(metrics.get("disconnects")).isEqualTo(1);
+
+        // something takes the port that accepts TCP but never handshakes: still down, since the same moment
+        try (ServerSocket silent = bind(endpoint)) {
+            List<Socket> accepted = acceptAll(silent);
+            await().atMost(PATIENCE).until(() -> metrics.get("handshake.retries") >= 1);
+            assertThat(listener.snapshot()).isEqualTo(down);
+            synchronized (accepted) {
+                assertThat(accepted).isNotEmpty();
+                for (Socket s : accepted) {
+                    s.close();
+                }
+            }
+        }
+        assertThat(metrics.get("disconnects")).as("a connect that never handshook is no new disconnect")
+                .isEqualTo(1);
+
+        EngineSimulator second = engine(endpoint, replayEndpoint); // the engine process comes back, from seq 0
+        Subscriptions.await(listener, second, 1);
+        await().atMost(PATIENCE).until(() -> listener.snapshot().connected());
+        assertThat(listener.snapshot()).isEqualTo(new ListenerSnapshot(endpoint, ListenerStatus.ACTIVE, null, true,
+                null));
+        second.storeSequence(tokens(5000, 8), 4).join();
+        second.storeSequence(tokens(6000, 8), 4).join();
+        await().atMost(PATIENCE).until(() -> watermark.get() == 1);
+        await().atMost(PATIENCE).untilAsserted(() ->
+                assertThat(sink.asGroundTruth(INSTANCE)).isEqualTo(second.groundTruth()));
+        assertThat(metrics.get("restarts")).isEqualTo(1);
+
+        // our own pause closes the socket: no disconnect counted, and no socket, so not connected
+        assertThat(listener.pause()).isTrue();
+        assertThat(listener.snapshot()).isEqualTo(new ListenerSnapshot(endpoint, ListenerStatus.PAUSED, null, false,
+                null));
+        Thread.sleep(300);
+        assertThat(metrics.get("disconnects")).isEqualTo(1);
+    }
+
+    @Test
+    void anEngineThatNeverCameUpIsNotConnectedButNotDisconnectedEither() throws Exception {
+        String endpoint = "tcp://127.0.0.1:" + freePort();
+        EngineListener listener = new EngineListener(new ListenerSpec(INSTANCE, 0, endpoint, null), watermark, sink,
+                ReadyGate.open(), EngineListener.Options.defaults().withMetrics(metrics));
+        resources.add(listener);
+        listener.start();
+        await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.ACTIVE);
+        Thread.sleep(500);
+        assertThat(listener.snapshot()).isEqualTo(new ListenerSnapshot(endpoint, ListenerStatus.ACTIVE, null, false,
+                null));
+        assertThat(metrics.get("disconnects")).isZero();
+    }
+
+    private EngineSimulator engine(String endpoint, String replayEndpoint) {
+        // the port was just released by the previous engine; a bind can briefly fail, so retry a few times
+        for (int attempt = 1; ; attempt++) {
+            try {
+                EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.builder().endpoint(endpoint)
+                        .replayEndpoint(replayEndpoint).build());
+                resources.add(sim);
+                return sim;
+            } catch (RuntimeException e) {
+                if (attempt == 20) {
+                    throw e;
+                }
+                sleep(100);
+            }
+        }
+    }
+
+    private static ServerSocket bind(String endpoint) throws IOException {
+        ServerSocket s = new ServerSocket();
+        s.setReuseAddress(true);
+        s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(),
+                Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1))));
+        return s;
+    }
+
+    /** Accepts every connection and never answers one; the list is guarded by itself. */
+    private static List<Socket> acceptAll(ServerSocket server) {
+        List<Socket> accepted = new ArrayList<>();
+        Thread.ofPlatform().daemon().start(() -> {
+            try {
+                while (true) {
+                    Socket s = server.accept();
+                    synchronized (accepted) {
+                        accepted.add(s);
+                    }
+                }
+            } catch (IOException ignored) {
+                // the server closed at the end of its block
+            }
+        });
+        return accepted;
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket probe = new ServerSocket(0)) {
+            return probe.getLocalPort();
+        }
+    }
+
+    private static int[] tokens(int from, int count) {
+        return IntStream.range(from, from + count).toArray();
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}
