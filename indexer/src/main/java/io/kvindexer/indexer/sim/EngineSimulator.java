@@ -42,7 +42,7 @@ public final class EngineSimulator implements AutoCloseable {
     }
 
     /**
-     * Configuration knobs; make them with {@link #builder()}.
+     * Configuration knobs; make them with {@link #builder()} ({@link SimulatorBuilder}).
      *
      * @param endpoint       PUB bind address; {@code tcp://127.0.0.1:*} picks a free port
      * @param replayEndpoint ROUTER bind address; null disables replay
@@ -69,116 +69,15 @@ public final class EngineSimulator implements AutoCloseable {
             return builder().build();
         }
 
-        public static Builder builder() {
-            return new Builder();
+        public static SimulatorBuilder builder() {
+            return new SimulatorBuilder();
         }
 
-        public Builder toBuilder() {
-            Builder b = new Builder();
-            b.endpoint = endpoint;
-            b.replayEndpoint = replayEndpoint;
-            b.dpRank = dpRank;
-            b.topic = topic;
-            b.bufferSteps = bufferSteps;
-            b.hwm = hwm;
-            b.format = format;
-            b.hashMode = hashMode;
-            b.replayLayout = replayLayout;
-            b.startSeq = startSeq;
-            b.fixedTs = fixedTs;
-            b.context = context;
-            return b;
+        public SimulatorBuilder toBuilder() {
+            return new SimulatorBuilder(this);
         }
     }
 
-    /** Builds {@link Options}; starts from the defaults. */
-    public static final class Builder {
-        private String endpoint = "tcp://127.0.0.1:*";
-        private String replayEndpoint = "tcp://127.0.0.1:*";
-        private int dpRank;
-        private String topic = "";
-        private int bufferSteps = 10_000;
-        private int hwm = 100_000;
-        private Format format = Format.MAP;
-        private HashMode hashMode = HashMode.U64;
-        private ReplayLayout replayLayout = ReplayLayout.WITH_TOPIC;
-        private long startSeq;
-        private Double fixedTs;
-        private ZContext context;
-
-        private Builder() {
-        }
-
-        public Builder endpoint(String v) {
-            endpoint = v;
-            return this;
-        }
-
-        public Builder replayEndpoint(String v) {
-            replayEndpoint = v;
-            return this;
-        }
-
-        public Builder dpRank(int v) {
-            dpRank = v;
-            return this;
-        }
-
-        public Builder topic(String v) {
-            topic = v;
-            return this;
-        }
-
-        public Builder bufferSteps(int v) {
-            bufferSteps = v;
-            return this;
-        }
-
-        public Builder hwm(int v) {
-            hwm = v;
-            return this;
-        }
-
-        public Builder format(Format v) {
-            format = v;
-            return this;
-        }
-
-        public Builder hashMode(HashMode v) {
-            hashMode = v;
-            return this;
-        }
-
-        public Builder replayLayout(ReplayLayout v) {
-            replayLayout = v;
-            return this;
-        }
-
-        public Builder startSeq(long v) {
-            startSeq = v;
-            return this;
-        }
-
-        public Builder fixedTs(Double v) {
-            fixedTs = v;
-            return this;
-        }
-
-        public Builder context(ZContext v) {
-            context = v;
-            return this;
-        }
-
-        public Options build() {
-            return new Options(endpoint, replayEndpoint, dpRank, topic, bufferSteps, hwm, format, hashMode,
-                    replayLayout, startSeq, fixedTs, context);
-        }
-
-        /** Builds and {@link EngineSimulator#start starts} a simulator. */
-        public EngineSimulator start() {
-            return EngineSimulator.start(build());
-        }
-    }
 
     private final Options options;
     private final EngineEventEncoder encoder;

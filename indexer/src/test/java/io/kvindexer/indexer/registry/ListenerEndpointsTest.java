@@ -4,6 +4,7 @@ import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.sim.EngineSimulator;
+import io.kvindexer.indexer.sim.SimulatorBuilder;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -45,7 +46,7 @@ class ListenerEndpointsTest {
         return app;
     }
 
-    private EngineSimulator engine(EngineSimulator.Builder builder) {
+    private EngineSimulator engine(SimulatorBuilder builder) {
         EngineSimulator sim = builder.start();
         open.add(sim);
         return sim;
