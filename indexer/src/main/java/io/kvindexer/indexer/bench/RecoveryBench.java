@@ -13,13 +13,11 @@ import picocli.CommandLine.Option;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 
 /**
  * Peer recovery: a source indexer is filled over ZeroMQ from the trace (about 1 M memberships with the defaults),
@@ -30,13 +28,10 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "recovery-bench", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Time for a fresh replica to fetch and apply a peer's dump.")
-public final class RecoveryBench implements Callable<Integer> {
+public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
 
     @Mixin
     WorkloadOptions workload = defaults();
-
-    @Option(names = "--threads", description = "indexer writer threads (default: ${DEFAULT-VALUE})")
-    int threads = 1;
 
     @Option(names = "--repetitions", description = "replicas recovered; the median is reported (default: ${DEFAULT-VALUE})")
     int repetitions = 3;
@@ -44,9 +39,6 @@ public final class RecoveryBench implements Callable<Integer> {
     @Option(names = "--format", description = "dump format the replica asks for: binary or json "
             + "(default: ${DEFAULT-VALUE})")
     String format = "binary";
-
-    @Option(names = "--json", description = "write the results here as JSON")
-    Path json;
 
     /** One recovery: memberships copied, seconds, and the dump fetch alone. */
     public record Rep(long memberships, double recoverySeconds, double membershipsPerSecond, double dumpFetchSeconds,
@@ -65,8 +57,7 @@ public final class RecoveryBench implements Callable<Integer> {
     }
 
     @Override
-    public Integer call() throws Exception {
-        List<Rep> reps = runBench();
+    Map<String, Object> summary(List<Rep> reps) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("format", format);
         out.put("memberships", reps.get(0).memberships());
@@ -75,10 +66,10 @@ public final class RecoveryBench implements Callable<Integer> {
         out.put("dump_fetch_s", Medians.of(reps, Rep::dumpFetchSeconds));
         out.put("dump_bytes", reps.get(0).dumpBytes());
         out.put("reps", reps);
-        BenchHttp.report(out, json);
-        return 0;
+        return out;
     }
 
+    @Override
     public List<Rep> runBench() throws Exception {
         PeerRecovery.Format dumpFormat = switch (format) {
             case "binary" -> PeerRecovery.Format.BINARY;

@@ -6,12 +6,10 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 
@@ -23,13 +21,10 @@ import java.util.concurrent.locks.LockSupport;
  */
 @Command(name = "zmq-ingest-bench", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Engine simulators → ZeroMQ → indexer: block events applied per second and publish→visible lag.")
-public final class ZmqIngestBench implements Callable<Integer> {
+public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
 
     @Mixin
     WorkloadOptions workload = new WorkloadOptions();
-
-    @Option(names = "--threads", description = "indexer writer threads (default: ${DEFAULT-VALUE})")
-    int threads = 1;
 
     @Option(names = "--publishers", description = "threads feeding the simulators (default: ${DEFAULT-VALUE})")
     int publishers = 1;
@@ -46,9 +41,6 @@ public final class ZmqIngestBench implements Callable<Integer> {
 
     @Option(names = "--repetitions", description = "runs; the median is reported (default: ${DEFAULT-VALUE})")
     int repetitions = 3;
-
-    @Option(names = "--json", description = "write the results here as JSON")
-    Path json;
 
     /** One run: block events, the time they took until visible (with --rate: the paced rate), the probe lags. */
     public record Rep(long blockEvents, long batches, double seconds, double blockEventsPerSecond,
@@ -70,13 +62,6 @@ public final class ZmqIngestBench implements Callable<Integer> {
     }
 
     @Override
-    public Integer call() throws Exception {
-        List<Rep> reps = runBench();
-        Map<String, Object> out = summary(reps);
-        BenchHttp.report(out, json);
-        return 0;
-    }
-
     public List<Rep> runBench() throws Exception {
         Workload w = workload.build();
         System.out.printf("workload: %d workers, %d block events (stored %d + removed %d)%n", w.spec().workers(),
@@ -182,6 +167,7 @@ public final class ZmqIngestBench implements Callable<Integer> {
         }
     }
 
+    @Override
     Map<String, Object> summary(List<Rep> reps) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("block_events_per_s", Medians.of(reps, Rep::blockEventsPerSecond));

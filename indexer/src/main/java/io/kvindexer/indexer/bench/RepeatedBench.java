@@ -1,0 +1,35 @@
+package io.kvindexer.indexer.bench;
+
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * What the end-to-end benchmarks (a real indexer, measured over repetitions) run as a command: their repetitions,
+ * then a summary of the medians, printed and, with {@code --json}, written to a file.
+ *
+ * @param <R> one repetition's figures
+ */
+abstract class RepeatedBench<R> implements Callable<Integer> {
+
+    @Option(names = "--threads", description = "indexer writer threads (default: ${DEFAULT-VALUE})")
+    int threads = 1;
+
+    @Option(names = "--json", description = "write the results here as JSON")
+    Path json;
+
+    /** Runs the warm-up and the measured repetitions; tests call this directly. */
+    public abstract List<R> runBench() throws Exception;
+
+    /** The figures to report: medians over {@code reps}, the configuration, and the repetitions themselves. */
+    abstract Map<String, Object> summary(List<R> reps);
+
+    @Override
+    public final Integer call() throws Exception {
+        BenchHttp.report(summary(runBench()), json);
+        return 0;
+    }
+}
