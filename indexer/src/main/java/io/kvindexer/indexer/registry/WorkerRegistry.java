@@ -20,6 +20,7 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Predicate;
 
 /**
  * Registrations: instance → (model, tenant) and its dp ranks, each with a running listener. Applies Dynamo's
@@ -238,20 +239,21 @@ public final class WorkerRegistry implements AutoCloseable {
 
     /** Test control: pending/active → paused (the listener drops its sockets, the watermark is kept). */
     public synchronized void pause(long instanceId, int dpRank) throws RegistryException {
-        Rank rank = rank(instanceId, dpRank);
-        if (!rank.listener.pause()) {
-            throw new RegistryException(RegistryException.Kind.CONFLICT, "instance " + Long.toUnsignedString(instanceId)
-                    + " dp_rank " + Integer.toUnsignedString(dpRank) + " cannot be paused from status "
-                    + rank.snapshot().status().label());
-        }
+        control(instanceId, dpRank, "paused", ListenerFactory.RunningListener::pause);
     }
 
     /** Test control: paused/failed → a new listener attempt with the same watermark. */
     public synchronized void resume(long instanceId, int dpRank) throws RegistryException {
+        control(instanceId, dpRank, "resumed", ListenerFactory.RunningListener::resume);
+    }
+
+    /** One test control on one listener; a conflict when its status does not allow it ({@code step} says false). */
+    private void control(long instanceId, int dpRank, String done, Predicate<ListenerFactory.RunningListener> step)
+            throws RegistryException {
         Rank rank = rank(instanceId, dpRank);
-        if (!rank.listener.resume()) {
+        if (!step.test(rank.listener)) {
             throw new RegistryException(RegistryException.Kind.CONFLICT, "instance " + Long.toUnsignedString(instanceId)
-                    + " dp_rank " + Integer.toUnsignedString(dpRank) + " cannot be resumed from status "
+                    + " dp_rank " + Integer.toUnsignedString(dpRank) + " cannot be " + done + " from status "
                     + rank.snapshot().status().label());
         }
     }
