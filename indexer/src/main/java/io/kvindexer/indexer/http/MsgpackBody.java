@@ -160,22 +160,34 @@ final class MsgpackBody extends RequestFields {
     @Override
     int u32(String field) {
         try {
-            ValueType t = next();
-            if (t != ValueType.INTEGER) {
-                throw ApiError.invalid("invalid type for `" + field + "`: expected an unsigned 32-bit integer, got "
-                        + describe(t));
-            }
-            boolean big = in.getNextFormat() == MessageFormat.UINT64;
-            long v = big ? -1 : in.unpackLong();
-            if (v < 0 || v > 0xFFFF_FFFFL) {
-                throw ApiError.invalid("invalid value for `" + field + "`: "
-                        + (big ? in.unpackBigInteger().toString() : Long.toString(v))
-                        + " is out of range for an unsigned 32-bit integer");
-            }
-            return (int) v;
+            return u32Value(field, -1);
         } catch (IOException | MessagePackException e) {
             throw malformed(e);
         }
+    }
+
+    /**
+     * The next value as an unsigned 32-bit integer; errors name {@code field}, or its element {@code index} when
+     * that is not negative (the name is built only then, so long token arrays allocate nothing per element).
+     */
+    private int u32Value(String field, int index) throws IOException {
+        ValueType t = next();
+        if (t != ValueType.INTEGER) {
+            throw ApiError.invalid("invalid type for `" + name(field, index)
+                    + "`: expected an unsigned 32-bit integer, got " + describe(t));
+        }
+        boolean big = in.getNextFormat() == MessageFormat.UINT64;
+        long v = big ? -1 : in.unpackLong();
+        if (v < 0 || v > 0xFFFF_FFFFL) {
+            throw ApiError.invalid("invalid value for `" + name(field, index) + "`: "
+                    + (big ? in.unpackBigInteger().toString() : Long.toString(v))
+                    + " is out of range for an unsigned 32-bit integer" + (index < 0 ? "" : " (0..4294967295)"));
+        }
+        return (int) v;
+    }
+
+    private static String name(String field, int index) {
+        return index < 0 ? field : field + "[" + index + "]";
     }
 
     @Override
@@ -200,19 +212,7 @@ final class MsgpackBody extends RequestFields {
             int n = count(in.unpackArrayHeader(), 1);
             int[] out = new int[n];
             for (int i = 0; i < n; i++) {
-                ValueType e = next();
-                if (e != ValueType.INTEGER) {
-                    throw ApiError.invalid("invalid type for `" + field + "[" + i + "]`: expected an unsigned 32-bit"
-                            + " integer, got " + describe(e));
-                }
-                boolean big = in.getNextFormat() == MessageFormat.UINT64;
-                long v = big ? -1 : in.unpackLong();
-                if (v < 0 || v > 0xFFFF_FFFFL) {
-                    throw ApiError.invalid("invalid value for `" + field + "[" + i + "]`: "
-                            + (big ? in.unpackBigInteger().toString() : Long.toString(v))
-                            + " is out of range for an unsigned 32-bit integer (0..4294967295)");
-                }
-                out[i] = (int) v;
+                out[i] = u32Value(field, i);
             }
             return out;
         } catch (IOException | MessagePackException e) {
