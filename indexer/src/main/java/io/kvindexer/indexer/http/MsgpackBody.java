@@ -14,6 +14,8 @@ import java.io.InputStream;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.IntBuffer;
+import java.nio.LongBuffer;
 
 /**
  * A msgpack request body ({@code Content-Type: application/msgpack}): a map with the same field names as the JSON.
@@ -200,18 +202,10 @@ final class MsgpackBody extends RequestFields {
         try {
             ValueType t = next();
             if (t == ValueType.BINARY) {
-                ByteBuffer b = binary(field, 4, "u32");
-                int[] out = new int[b.remaining() / 4];
-                b.asIntBuffer().get(out);
-                return out;
+                return toArray(binary(field, 4, "u32").asIntBuffer());
             }
-            if (t != ValueType.ARRAY) {
-                throw ApiError.invalid("invalid type for `" + field + "`: expected an array of unsigned 32-bit"
-                        + " integers, got " + describe(t));
-            }
-            int n = count(in.unpackArrayHeader(), 1);
-            int[] out = new int[n];
-            for (int i = 0; i < n; i++) {
+            int[] out = new int[arrayLength(field, t, "an array of unsigned 32-bit integers")];
+            for (int i = 0; i < out.length; i++) {
                 out[i] = u32Value(field, i);
             }
             return out;
@@ -225,18 +219,10 @@ final class MsgpackBody extends RequestFields {
         try {
             ValueType t = next();
             if (t == ValueType.BINARY) {
-                ByteBuffer b = binary(field, 8, "u64");
-                long[] out = new long[b.remaining() / 8];
-                b.asLongBuffer().get(out);
-                return out;
+                return toArray(binary(field, 8, "u64").asLongBuffer());
             }
-            if (t != ValueType.ARRAY) {
-                throw ApiError.invalid("invalid type for `" + field + "`: expected an array of 64-bit integers, got "
-                        + describe(t));
-            }
-            int n = count(in.unpackArrayHeader(), 1);
-            long[] out = new long[n];
-            for (int i = 0; i < n; i++) {
+            long[] out = new long[arrayLength(field, t, "an array of 64-bit integers")];
+            for (int i = 0; i < out.length; i++) {
                 ValueType e = next();
                 if (e != ValueType.INTEGER) {
                     throw ApiError.invalid("invalid type for `" + field + "[" + i + "]`: expected a 64-bit integer,"
@@ -250,6 +236,26 @@ final class MsgpackBody extends RequestFields {
         } catch (IOException | MessagePackException e) {
             throw malformed(e);
         }
+    }
+
+    /** The length of the array whose type {@code t} was just peeked; a 422 naming {@code expected} for another type. */
+    private int arrayLength(String field, ValueType t, String expected) throws IOException {
+        if (t != ValueType.ARRAY) {
+            throw ApiError.invalid("invalid type for `" + field + "`: expected " + expected + ", got " + describe(t));
+        }
+        return count(in.unpackArrayHeader(), 1);
+    }
+
+    private static int[] toArray(IntBuffer b) {
+        int[] out = new int[b.remaining()];
+        b.get(out);
+        return out;
+    }
+
+    private static long[] toArray(LongBuffer b) {
+        long[] out = new long[b.remaining()];
+        b.get(out);
+        return out;
     }
 
     /** A bin of little-endian {@code width}-byte values, as a buffer positioned on them. */
