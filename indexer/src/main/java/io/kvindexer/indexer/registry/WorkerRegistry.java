@@ -1,10 +1,8 @@
 package io.kvindexer.indexer.registry;
 
-import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.model.WorkerKey;
-import io.kvindexer.indexer.ingest.BatchSink;
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ListenerSpec;
 import io.kvindexer.indexer.ingest.ListenerStatus;
@@ -323,19 +321,6 @@ public final class WorkerRegistry implements AutoCloseable {
 
         ListenerSnapshot snapshot() {
             return listener.snapshot();
-        }
-    }
-
-    /** Delivers a listener's batches to its index; a publisher restart drops that rank's blocks. */
-    private record IndexSink(ModelIndex index) implements BatchSink {
-        @Override
-        public void apply(WorkerKey worker, List<KvEvent> events) {
-            index.submit(worker, events);
-        }
-
-        @Override
-        public void publisherRestarted(WorkerKey worker) {
-            index.removeWorker(worker);
         }
     }
 }
