@@ -122,7 +122,7 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
 
     private Rep runOnce(Workload w, List<byte[]> bodies, List<byte[]> binaryBodies) throws Exception {
         WebServer noop = noopServer();
-        try (IndexerApp app = IndexerApp.start("--port", "0", "--threads", Integer.toString(threads));
+        try (IndexerApp app = startIndexer();
              SimFleet fleet = new SimFleet(w, new BenchHttp(app.baseUrl()))) {
             fleet.startAndRegister();
             // ingest paced to last both measured phases and their warm-ups

@@ -78,20 +78,14 @@ public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
                     "--format must be binary or json, got " + format);
         };
         Workload w = workload.build();
-        try (IndexerApp source = IndexerApp.start("--port", "0", "--threads", Integer.toString(threads));
+        try (IndexerApp source = startIndexer();
              SimFleet fleet = new SimFleet(w, new BenchHttp(source.baseUrl()))) {
             fleet.startAndRegister();
             for (int worker = 0; worker < fleet.workers(); worker++) {
                 fleet.publishAll(worker);
             }
-            List<SimFleet.Marker> finals = new ArrayList<>();
-            for (int worker = 0; worker < fleet.workers(); worker++) {
-                finals.add(fleet.publishMarker(worker));
-            }
             BenchHttp http = new BenchHttp(source.baseUrl());
-            for (SimFleet.Marker m : finals) {
-                m.lagNanos(http);
-            }
+            fleet.awaitAllApplied(http);
             long expected = memberships(source);
             System.out.printf("source holds %d memberships (the simulated engines: %d + markers)%n", expected,
                     w.expectedMemberships());

@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.bench;
 
+import io.kvindexer.indexer.IndexerApp;
+import io.kvindexer.indexer.IndexerCli;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -20,6 +22,11 @@ abstract class RepeatedBench<R> implements Callable<Integer> {
 
     @Option(names = "--json", description = "write the results here as JSON")
     Path json;
+
+    /** The indexer under test: a real one on a free port with {@code --threads} writer threads. */
+    IndexerApp startIndexer() throws IndexerCli.ConfigException {
+        return IndexerApp.start("--port", "0", "--threads", Integer.toString(threads));
+    }
 
     /** Runs the warm-up and the measured repetitions; tests call this directly. */
     public abstract List<R> runBench() throws Exception;

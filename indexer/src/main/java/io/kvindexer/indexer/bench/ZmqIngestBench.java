@@ -88,7 +88,7 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
     }
 
     private Rep runOnce(Workload w) throws Exception {
-        try (IndexerApp app = IndexerApp.start("--port", "0", "--threads", Integer.toString(threads));
+        try (IndexerApp app = startIndexer();
              SimFleet fleet = new SimFleet(w, new BenchHttp(app.baseUrl()))) {
             fleet.startAndRegister();
             BenchHttp probeHttp = new BenchHttp(app.baseUrl());
@@ -114,13 +114,7 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
             for (Thread t : feeders) {
                 t.join();
             }
-            List<SimFleet.Marker> finals = new ArrayList<>();
-            for (int worker = 0; worker < fleet.workers(); worker++) {
-                finals.add(fleet.publishMarker(worker));
-            }
-            for (SimFleet.Marker m : finals) {
-                m.lagNanos(probeHttp);
-            }
+            fleet.awaitAllApplied(probeHttp);
             long elapsed = System.nanoTime() - start;
             loading.set(false);
             prober.join();
