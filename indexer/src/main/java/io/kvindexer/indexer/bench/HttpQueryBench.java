@@ -8,7 +8,6 @@ import io.kvindexer.indexer.IndexerApp;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -42,9 +41,6 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
     private static final String MSGPACK = "application/msgpack";
     private static final byte[] EMPTY_RESULT = "{\"scores\":{},\"frequencies\":[],\"instances\":{}}"
             .getBytes(StandardCharsets.UTF_8);
-
-    @Mixin
-    WorkloadOptions workload = new WorkloadOptions();
 
     @Option(names = "--clients", description = "concurrent closed-loop clients (virtual threads) (default: ${DEFAULT-VALUE})")
     int clients = 16;

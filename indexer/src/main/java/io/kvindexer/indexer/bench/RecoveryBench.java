@@ -7,7 +7,6 @@ import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.recovery.PeerRecovery;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.net.URI;
@@ -30,9 +29,6 @@ import java.util.Map;
         description = "Time for a fresh replica to fetch and apply a peer's dump.")
 public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
 
-    @Mixin
-    WorkloadOptions workload = defaults();
-
     @Option(names = "--repetitions", description = "replicas recovered; the median is reported (default: ${DEFAULT-VALUE})")
     int repetitions = 3;
 
@@ -43,6 +39,10 @@ public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
     /** One recovery: memberships copied, seconds, and the dump fetch alone. */
     public record Rep(long memberships, double recoverySeconds, double membershipsPerSecond, double dumpFetchSeconds,
                       long dumpBytes) {
+    }
+
+    public RecoveryBench() {
+        super(defaults());
     }
 
     private static WorkloadOptions defaults() {

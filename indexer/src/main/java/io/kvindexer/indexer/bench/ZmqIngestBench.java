@@ -3,7 +3,6 @@ package io.kvindexer.indexer.bench;
 import io.kvindexer.indexer.IndexerApp;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.util.ArrayList;
@@ -22,9 +21,6 @@ import java.util.concurrent.locks.LockSupport;
 @Command(name = "zmq-ingest-bench", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Engine simulators → ZeroMQ → indexer: block events applied per second and publish→visible lag.")
 public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
-
-    @Mixin
-    WorkloadOptions workload = new WorkloadOptions();
 
     @Option(names = "--publishers", description = "threads feeding the simulators (default: ${DEFAULT-VALUE})")
     int publishers = 1;
