@@ -8,7 +8,6 @@ import io.kvindexer.indexer.IndexerApp;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -17,14 +16,12 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 
@@ -38,18 +35,12 @@ import java.util.concurrent.locks.LockSupport;
  */
 @Command(name = "http-query-bench", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Load-tests POST /query under ZeroMQ ingest, next to a no-op endpoint with the same bodies.")
-public final class HttpQueryBench implements Callable<Integer> {
+public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
 
     private static final String JSON = "application/json";
     private static final String MSGPACK = "application/msgpack";
     private static final byte[] EMPTY_RESULT = "{\"scores\":{},\"frequencies\":[],\"instances\":{}}"
             .getBytes(StandardCharsets.UTF_8);
-
-    @Mixin
-    WorkloadOptions workload = new WorkloadOptions();
-
-    @Option(names = "--threads", description = "indexer writer threads (default: ${DEFAULT-VALUE})")
-    int threads = 1;
 
     @Option(names = "--clients", description = "concurrent closed-loop clients (virtual threads) (default: ${DEFAULT-VALUE})")
     int clients = 16;
@@ -69,9 +60,6 @@ public final class HttpQueryBench implements Callable<Integer> {
     @Option(names = "--repetitions", description = "runs; the median is reported (default: ${DEFAULT-VALUE})")
     int repetitions = 3;
 
-    @Option(names = "--json", description = "write the results here as JSON")
-    Path json;
-
     /** One target's closed-loop run. */
     public record Load(long requests, long errors, double seconds, double queriesPerSecond, double p50Ms,
                        double p99Ms, double p999Ms) {
@@ -89,13 +77,6 @@ public final class HttpQueryBench implements Callable<Integer> {
     }
 
     @Override
-    public Integer call() throws Exception {
-        List<Rep> reps = runBench();
-        Map<String, Object> out = summary(reps);
-        BenchHttp.report(out, json);
-        return 0;
-    }
-
     public List<Rep> runBench() throws Exception {
         Workload w = workload.build();
         List<byte[]> bodies = bodies(w, false);
@@ -137,7 +118,7 @@ public final class HttpQueryBench implements Callable<Integer> {
 
     private Rep runOnce(Workload w, List<byte[]> bodies, List<byte[]> binaryBodies) throws Exception {
         WebServer noop = noopServer();
-        try (IndexerApp app = IndexerApp.start("--port", "0", "--threads", Integer.toString(threads));
+        try (IndexerApp app = startIndexer();
              SimFleet fleet = new SimFleet(w, new BenchHttp(app.baseUrl()))) {
             fleet.startAndRegister();
             // ingest paced to last both measured phases and their warm-ups
@@ -299,6 +280,7 @@ public final class HttpQueryBench implements Callable<Integer> {
         }
     }
 
+    @Override
     Map<String, Object> summary(List<Rep> reps) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("query_per_s", Medians.of(reps, r -> r.query().queriesPerSecond()));

@@ -7,19 +7,16 @@ import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.recovery.PeerRecovery;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 
 /**
  * Peer recovery: a source indexer is filled over ZeroMQ from the trace (about 1 M memberships with the defaults),
@@ -30,13 +27,7 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "recovery-bench", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Time for a fresh replica to fetch and apply a peer's dump.")
-public final class RecoveryBench implements Callable<Integer> {
-
-    @Mixin
-    WorkloadOptions workload = defaults();
-
-    @Option(names = "--threads", description = "indexer writer threads (default: ${DEFAULT-VALUE})")
-    int threads = 1;
+public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
 
     @Option(names = "--repetitions", description = "replicas recovered; the median is reported (default: ${DEFAULT-VALUE})")
     int repetitions = 3;
@@ -45,12 +36,13 @@ public final class RecoveryBench implements Callable<Integer> {
             + "(default: ${DEFAULT-VALUE})")
     String format = "binary";
 
-    @Option(names = "--json", description = "write the results here as JSON")
-    Path json;
-
     /** One recovery: memberships copied, seconds, and the dump fetch alone. */
     public record Rep(long memberships, double recoverySeconds, double membershipsPerSecond, double dumpFetchSeconds,
                       long dumpBytes) {
+    }
+
+    public RecoveryBench() {
+        super(defaults());
     }
 
     private static WorkloadOptions defaults() {
@@ -65,8 +57,7 @@ public final class RecoveryBench implements Callable<Integer> {
     }
 
     @Override
-    public Integer call() throws Exception {
-        List<Rep> reps = runBench();
+    Map<String, Object> summary(List<Rep> reps) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("format", format);
         out.put("memberships", reps.get(0).memberships());
@@ -75,10 +66,10 @@ public final class RecoveryBench implements Callable<Integer> {
         out.put("dump_fetch_s", Medians.of(reps, Rep::dumpFetchSeconds));
         out.put("dump_bytes", reps.get(0).dumpBytes());
         out.put("reps", reps);
-        BenchHttp.report(out, json);
-        return 0;
+        return out;
     }
 
+    @Override
     public List<Rep> runBench() throws Exception {
         PeerRecovery.Format dumpFormat = switch (format) {
             case "binary" -> PeerRecovery.Format.BINARY;
@@ -87,20 +78,14 @@ public final class RecoveryBench implements Callable<Integer> {
                     "--format must be binary or json, got " + format);
         };
         Workload w = workload.build();
-        try (IndexerApp source = IndexerApp.start("--port", "0", "--threads", Integer.toString(threads));
+        try (IndexerApp source = startIndexer();
              SimFleet fleet = new SimFleet(w, new BenchHttp(source.baseUrl()))) {
             fleet.startAndRegister();
             for (int worker = 0; worker < fleet.workers(); worker++) {
                 fleet.publishAll(worker);
             }
-            List<SimFleet.Marker> finals = new ArrayList<>();
-            for (int worker = 0; worker < fleet.workers(); worker++) {
-                finals.add(fleet.publishMarker(worker));
-            }
             BenchHttp http = new BenchHttp(source.baseUrl());
-            for (SimFleet.Marker m : finals) {
-                m.lagNanos(http);
-            }
+            fleet.awaitAllApplied(http);
             long expected = memberships(source);
             System.out.printf("source holds %d memberships (the simulated engines: %d + markers)%n", expected,
                     w.expectedMemberships());

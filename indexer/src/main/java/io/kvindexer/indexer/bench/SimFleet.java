@@ -140,6 +140,20 @@ final class SimFleet implements AutoCloseable {
         return new Marker(instanceId(worker), BenchHttp.queryBody(MODEL, tokens), bs, publishedAt);
     }
 
+    /**
+     * Publishes one marker on every worker's stream, after all that came before, and waits until each is visible:
+     * then the indexer has applied everything published so far.
+     */
+    void awaitAllApplied(BenchHttp http) {
+        List<Marker> finals = new ArrayList<>();
+        for (int worker = 0; worker < workers(); worker++) {
+            finals.add(publishMarker(worker));
+        }
+        for (Marker m : finals) {
+            m.lagNanos(http);
+        }
+    }
+
     /** A published marker; visible once {@code /query} credits its worker with the block. */
     record Marker(long instanceId, byte[] queryBody, int blockSize, long publishedAtNanos) {
 

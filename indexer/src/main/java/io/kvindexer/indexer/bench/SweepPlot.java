@@ -1,14 +1,12 @@
 package io.kvindexer.indexer.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 
 import javax.imageio.ImageIO;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
 import java.awt.Graphics2D;
-import java.awt.RenderingHints;
 import java.awt.geom.Path2D;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
@@ -23,12 +21,7 @@ import java.util.List;
  */
 public final class SweepPlot {
 
-    private static final int W = 900;
-    private static final int H = 650;
-    private static final int LEFT = 90;
-    private static final int RIGHT = 30;
-    private static final int TOP = 50;
-    private static final int BOTTOM = 70;
+    private static final PlotCanvas C = new PlotCanvas(900, 650, 90, 30, 50, 70);
 
     private SweepPlot() {
     }
@@ -38,11 +31,7 @@ public final class SweepPlot {
     }
 
     public static void main(String[] args) throws IOException {
-        if (args.length != 2) {
-            System.err.println("usage: SweepPlot TRACE_BENCH.json OUT.png");
-            System.exit(2);
-        }
-        JsonNode root = new ObjectMapper().readTree(Path.of(args[0]).toFile());
+        JsonNode root = PlotCanvas.readBenchJson(args, "SweepPlot");
         List<Sample> samples = new ArrayList<>();
         for (JsonNode p : root.get("points")) {
             samples.add(new Sample(p.get("offered_block_ops_per_s").asDouble(),
@@ -83,14 +72,9 @@ public final class SweepPlot {
         if (maxExp <= minExp) {
             maxExp = minExp + 1;
         }
-        BufferedImage img = new BufferedImage(W, H, BufferedImage.TYPE_INT_RGB);
-        Graphics2D g = img.createGraphics();
-        g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-        g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
-        g.setColor(Color.WHITE);
-        g.fillRect(0, 0, W, H);
+        BufferedImage img = C.image();
+        Graphics2D g = C.begin(img);
         Axis axis = new Axis(minExp, maxExp);
-        g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
         for (double e = minExp; e <= maxExp; e++) {
             for (int m = 1; m < 10; m++) {
                 double v = m * Math.pow(10, e);
@@ -98,16 +82,15 @@ public final class SweepPlot {
                     break;
                 }
                 g.setColor(m == 1 ? new Color(200, 200, 200) : new Color(235, 235, 235));
-                g.drawLine(axis.x(v), TOP, axis.x(v), H - BOTTOM);
-                g.drawLine(LEFT, axis.y(v), W - RIGHT, axis.y(v));
+                g.drawLine(axis.x(v), C.top(), axis.x(v), C.height() - C.bottom());
+                g.drawLine(C.left(), axis.y(v), C.width() - C.right(), axis.y(v));
             }
             g.setColor(Color.DARK_GRAY);
             String label = label(Math.pow(10, e));
-            g.drawString(label, axis.x(Math.pow(10, e)) - g.getFontMetrics().stringWidth(label) / 2, H - BOTTOM + 18);
-            g.drawString(label, LEFT - 8 - g.getFontMetrics().stringWidth(label), axis.y(Math.pow(10, e)) + 4);
+            g.drawString(label, axis.x(Math.pow(10, e)) - g.getFontMetrics().stringWidth(label) / 2, C.height() - C.bottom() + 18);
+            g.drawString(label, C.left() - 8 - g.getFontMetrics().stringWidth(label), axis.y(Math.pow(10, e)) + 4);
         }
-        g.setColor(Color.BLACK);
-        g.drawRect(LEFT, TOP, W - LEFT - RIGHT, H - TOP - BOTTOM);
+        C.frame(g);
         // achieved = offered
         g.setColor(Color.GRAY);
         g.setStroke(new BasicStroke(1.2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10, new float[]{6, 5}, 0));
@@ -131,16 +114,16 @@ public final class SweepPlot {
         }
         g.setColor(Color.BLACK);
         g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 15));
-        g.drawString("kv-indexer TraceBench: achieved vs offered block ops/s (log-log, " + cores + " cores)", LEFT, 22);
+        g.drawString("kv-indexer TraceBench: achieved vs offered block ops/s (log-log, " + cores + " cores)", C.left(), 22);
         g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
-        g.drawString(subtitle, LEFT, 40);
+        g.drawString(subtitle, C.left(), 40);
         g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
-        g.drawString("offered block ops/s", W / 2 - 60, H - 25);
+        g.drawString("offered block ops/s", C.width() / 2 - 60, C.height() - 25);
         g.rotate(-Math.PI / 2);
-        g.drawString("achieved block ops/s (completion-inclusive)", -H / 2 - 130, 22);
+        g.drawString("achieved block ops/s (completion-inclusive)", -C.height() / 2 - 130, 22);
         g.rotate(Math.PI / 2);
-        int lx = LEFT + 15;
-        int ly = TOP + 20;
+        int lx = C.left() + 15;
+        int ly = C.top() + 20;
         g.setColor(new Color(20, 80, 200));
         g.fillOval(lx, ly - 9, 10, 10);
         g.drawString("achieved (filled: kept up within 1.1x window, hollow: behind)", lx + 18, ly);
@@ -181,11 +164,11 @@ public final class SweepPlot {
 
     private record Axis(double minExp, double maxExp) {
         int x(double v) {
-            return LEFT + (int) Math.round((Math.log10(v) - minExp) / (maxExp - minExp) * (W - LEFT - RIGHT));
+            return C.x(v, minExp, maxExp);
         }
 
         int y(double v) {
-            return H - BOTTOM - (int) Math.round((Math.log10(v) - minExp) / (maxExp - minExp) * (H - TOP - BOTTOM));
+            return C.y(v, minExp, maxExp);
         }
     }
 }

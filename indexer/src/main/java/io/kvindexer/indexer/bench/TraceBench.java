@@ -207,19 +207,7 @@ public final class TraceBench implements Callable<Integer> {
         Workload w = report.workload();
         Map<String, Object> out = new LinkedHashMap<>();
         Point h = report.headline();
-        out.put("offered_block_ops_per_s", h.offered());
-        out.put("achieved_block_ops_per_s", h.achieved());
-        out.put("kept_up", h.keptUp());
-        out.put("lookup_p50_us", h.lookupP50Us());
-        out.put("lookup_p99_us", h.lookupP99Us());
-        out.put("lookup_p999_us", h.lookupP999Us());
-        out.put("apply_p99_us", h.applyP99Us());
-        out.put("memberships", h.memberships());
-        out.put("bytes_per_membership", h.bytesPerMembership());
-        out.put("floor_block_ops_per_s", h.floor());
-        out.put("idle_lookup_p50_us", h.idleLookupP50Us());
-        out.put("idle_lookup_p99_us", h.idleLookupP99Us());
-        out.put("achieved_over_floor", h.achievedOverFloor());
+        putFigures(out, h);
         out.put("window_ms", h.windowMs());
         Map<String, Object> corpus = new LinkedHashMap<>();
         corpus.put("ops", w.ops().length);
@@ -253,19 +241,7 @@ public final class TraceBench implements Callable<Integer> {
         for (Point p : report.points()) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("window_ms", p.windowMs());
-            m.put("offered_block_ops_per_s", p.offered());
-            m.put("achieved_block_ops_per_s", p.achieved());
-            m.put("kept_up", p.keptUp());
-            m.put("lookup_p50_us", p.lookupP50Us());
-            m.put("lookup_p99_us", p.lookupP99Us());
-            m.put("lookup_p999_us", p.lookupP999Us());
-            m.put("apply_p99_us", p.applyP99Us());
-            m.put("memberships", p.memberships());
-            m.put("bytes_per_membership", p.bytesPerMembership());
-            m.put("floor_block_ops_per_s", p.floor());
-            m.put("idle_lookup_p50_us", p.idleLookupP50Us());
-            m.put("idle_lookup_p99_us", p.idleLookupP99Us());
-            m.put("achieved_over_floor", p.achievedOverFloor());
+            putFigures(m, p);
             m.put("reps", p.reps());
             pts.add(m);
         }
@@ -286,5 +262,22 @@ public final class TraceBench implements Callable<Integer> {
         }
         out.put("sweep", sweepOut);
         return out;
+    }
+
+    /** One point's figures, as the headline and each entry of {@code points} write them. */
+    private static void putFigures(Map<String, Object> m, Point p) {
+        m.put("offered_block_ops_per_s", p.offered());
+        m.put("achieved_block_ops_per_s", p.achieved());
+        m.put("kept_up", p.keptUp());
+        m.put("lookup_p50_us", p.lookupP50Us());
+        m.put("lookup_p99_us", p.lookupP99Us());
+        m.put("lookup_p999_us", p.lookupP999Us());
+        m.put("apply_p99_us", p.applyP99Us());
+        m.put("memberships", p.memberships());
+        m.put("bytes_per_membership", p.bytesPerMembership());
+        m.put("floor_block_ops_per_s", p.floor());
+        m.put("idle_lookup_p50_us", p.idleLookupP50Us());
+        m.put("idle_lookup_p99_us", p.idleLookupP99Us());
+        m.put("achieved_over_floor", p.achievedOverFloor());
     }
 }

@@ -1,14 +1,12 @@
 package io.kvindexer.indexer.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 
 import javax.imageio.ImageIO;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
 import java.awt.Graphics2D;
-import java.awt.RenderingHints;
 import java.awt.geom.Path2D;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
@@ -24,22 +22,13 @@ import java.util.function.ToDoubleFunction;
  */
 public final class WorkersPlot {
 
-    private static final int W = 900;
-    private static final int H = 600;
-    private static final int LEFT = 80;
-    private static final int RIGHT = 30;
-    private static final int TOP = 60;
-    private static final int BOTTOM = 60;
+    private static final PlotCanvas C = new PlotCanvas(900, 600, 80, 30, 60, 60);
 
     private WorkersPlot() {
     }
 
     public static void main(String[] args) throws IOException {
-        if (args.length != 2) {
-            System.err.println("usage: WorkersPlot TRACE_BENCH.json OUT.png");
-            System.exit(2);
-        }
-        JsonNode root = new ObjectMapper().readTree(Path.of(args[0]).toFile());
+        JsonNode root = PlotCanvas.readBenchJson(args, "WorkersPlot");
         List<WorkerSweep.Point> points = new ArrayList<>();
         for (JsonNode p : root.get("sweep")) {
             points.add(new WorkerSweep.Point(p.get("workers").asInt(), p.get("lookup_p50_us").asDouble(),
@@ -62,42 +51,36 @@ public final class WorkersPlot {
                 .orElse(10)));
         xHi = Math.max(xHi, xLo + 1);
         yHi = Math.max(yHi, yLo + 1);
-        BufferedImage img = new BufferedImage(W, H, BufferedImage.TYPE_INT_RGB);
-        Graphics2D g = img.createGraphics();
-        g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-        g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
-        g.setColor(Color.WHITE);
-        g.fillRect(0, 0, W, H);
-        g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
+        BufferedImage img = C.image();
+        Graphics2D g = C.begin(img);
         for (double e = xLo; e <= xHi; e++) {
-            int x = x(Math.pow(10, e), xLo, xHi);
+            int x = C.x(Math.pow(10, e), xLo, xHi);
             g.setColor(new Color(210, 210, 210));
-            g.drawLine(x, TOP, x, H - BOTTOM);
+            g.drawLine(x, C.top(), x, C.height() - C.bottom());
             g.setColor(Color.DARK_GRAY);
-            g.drawString(String.format("%.0f", Math.pow(10, e)), x - 10, H - BOTTOM + 18);
+            g.drawString(String.format("%.0f", Math.pow(10, e)), x - 10, C.height() - C.bottom() + 18);
         }
         for (double e = yLo; e <= yHi; e++) {
-            int y = y(Math.pow(10, e), yLo, yHi);
+            int y = C.y(Math.pow(10, e), yLo, yHi);
             g.setColor(new Color(210, 210, 210));
-            g.drawLine(LEFT, y, W - RIGHT, y);
+            g.drawLine(C.left(), y, C.width() - C.right(), y);
             g.setColor(Color.DARK_GRAY);
             String label = Math.pow(10, e) >= 1 ? String.format("%.0f", Math.pow(10, e))
                     : String.format("%.1f", Math.pow(10, e));
-            g.drawString(label, LEFT - 10 - g.getFontMetrics().stringWidth(label), y + 4);
+            g.drawString(label, C.left() - 10 - g.getFontMetrics().stringWidth(label), y + 4);
         }
-        g.setColor(Color.BLACK);
-        g.drawRect(LEFT, TOP, W - LEFT - RIGHT, H - TOP - BOTTOM);
+        C.frame(g);
         series(g, points, WorkerSweep.Point::lookupP50Us, new Color(20, 80, 200), xLo, xHi, yLo, yHi);
         series(g, points, WorkerSweep.Point::lookupP99Us, new Color(200, 60, 20), xLo, xHi, yLo, yHi);
         series(g, points, WorkerSweep.Point::probeFloorP50Us, new Color(0, 140, 0), xLo, xHi, yLo, yHi);
         g.setColor(Color.BLACK);
         g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 15));
-        g.drawString("kv-indexer TraceBench: lookup latency vs workers sharing the trace (log-log)", LEFT, 22);
+        g.drawString("kv-indexer TraceBench: lookup latency vs workers sharing the trace (log-log)", C.left(), 22);
         g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
-        g.drawString(subtitle, LEFT, 40);
-        g.drawString("workers", W / 2 - 20, H - 20);
+        g.drawString(subtitle, C.left(), 40);
+        g.drawString("workers", C.width() / 2 - 20, C.height() - 20);
         g.rotate(-Math.PI / 2);
-        g.drawString("microseconds per query", -H / 2 - 60, 22);
+        g.drawString("microseconds per query", -C.height() / 2 - 60, 22);
         g.rotate(Math.PI / 2);
         legend(g, 0, "lookup p50", new Color(20, 80, 200));
         legend(g, 1, "lookup p99", new Color(200, 60, 20));
@@ -112,8 +95,8 @@ public final class WorkersPlot {
         g.setStroke(new BasicStroke(2f));
         Path2D.Double path = new Path2D.Double();
         for (int i = 0; i < points.size(); i++) {
-            int x = x(points.get(i).workers(), xLo, xHi);
-            int y = y(Math.max(f.applyAsDouble(points.get(i)), Math.pow(10, yLo)), yLo, yHi);
+            int x = C.x(points.get(i).workers(), xLo, xHi);
+            int y = C.y(Math.max(f.applyAsDouble(points.get(i)), Math.pow(10, yLo)), yLo, yHi);
             if (i == 0) {
                 path.moveTo(x, y);
             } else {
@@ -126,15 +109,7 @@ public final class WorkersPlot {
 
     private static void legend(Graphics2D g, int row, String text, Color color) {
         g.setColor(color);
-        g.fillOval(LEFT + 15, TOP + 12 + 18 * row - 8, 8, 8);
-        g.drawString(text, LEFT + 30, TOP + 12 + 18 * row);
-    }
-
-    private static int x(double v, double lo, double hi) {
-        return LEFT + (int) Math.round((Math.log10(v) - lo) / (hi - lo) * (W - LEFT - RIGHT));
-    }
-
-    private static int y(double v, double lo, double hi) {
-        return H - BOTTOM - (int) Math.round((Math.log10(v) - lo) / (hi - lo) * (H - TOP - BOTTOM));
+        g.fillOval(C.left() + 15, C.top() + 12 + 18 * row - 8, 8, 8);
+        g.drawString(text, C.left() + 30, C.top() + 12 + 18 * row);
     }
 }

@@ -3,15 +3,12 @@ package io.kvindexer.indexer.bench;
 import io.kvindexer.indexer.IndexerApp;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 
@@ -23,13 +20,7 @@ import java.util.concurrent.locks.LockSupport;
  */
 @Command(name = "zmq-ingest-bench", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Engine simulators → ZeroMQ → indexer: block events applied per second and publish→visible lag.")
-public final class ZmqIngestBench implements Callable<Integer> {
-
-    @Mixin
-    WorkloadOptions workload = new WorkloadOptions();
-
-    @Option(names = "--threads", description = "indexer writer threads (default: ${DEFAULT-VALUE})")
-    int threads = 1;
+public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
 
     @Option(names = "--publishers", description = "threads feeding the simulators (default: ${DEFAULT-VALUE})")
     int publishers = 1;
@@ -46,9 +37,6 @@ public final class ZmqIngestBench implements Callable<Integer> {
 
     @Option(names = "--repetitions", description = "runs; the median is reported (default: ${DEFAULT-VALUE})")
     int repetitions = 3;
-
-    @Option(names = "--json", description = "write the results here as JSON")
-    Path json;
 
     /** One run: block events, the time they took until visible (with --rate: the paced rate), the probe lags. */
     public record Rep(long blockEvents, long batches, double seconds, double blockEventsPerSecond,
@@ -70,13 +58,6 @@ public final class ZmqIngestBench implements Callable<Integer> {
     }
 
     @Override
-    public Integer call() throws Exception {
-        List<Rep> reps = runBench();
-        Map<String, Object> out = summary(reps);
-        BenchHttp.report(out, json);
-        return 0;
-    }
-
     public List<Rep> runBench() throws Exception {
         Workload w = workload.build();
         System.out.printf("workload: %d workers, %d block events (stored %d + removed %d)%n", w.spec().workers(),
@@ -103,7 +84,7 @@ public final class ZmqIngestBench implements Callable<Integer> {
     }
 
     private Rep runOnce(Workload w) throws Exception {
-        try (IndexerApp app = IndexerApp.start("--port", "0", "--threads", Integer.toString(threads));
+        try (IndexerApp app = startIndexer();
              SimFleet fleet = new SimFleet(w, new BenchHttp(app.baseUrl()))) {
             fleet.startAndRegister();
             BenchHttp probeHttp = new BenchHttp(app.baseUrl());
@@ -129,13 +110,7 @@ public final class ZmqIngestBench implements Callable<Integer> {
             for (Thread t : feeders) {
                 t.join();
             }
-            List<SimFleet.Marker> finals = new ArrayList<>();
-            for (int worker = 0; worker < fleet.workers(); worker++) {
-                finals.add(fleet.publishMarker(worker));
-            }
-            for (SimFleet.Marker m : finals) {
-                m.lagNanos(probeHttp);
-            }
+            fleet.awaitAllApplied(probeHttp);
             long elapsed = System.nanoTime() - start;
             loading.set(false);
             prober.join();
@@ -182,6 +157,7 @@ public final class ZmqIngestBench implements Callable<Integer> {
         }
     }
 
+    @Override
     Map<String, Object> summary(List<Rep> reps) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("block_events_per_s", Medians.of(reps, Rep::blockEventsPerSecond));

@@ -155,9 +155,7 @@ public final class BinaryDumpReader {
                     long wantRecords = u64(p, where);
                     long wantMemberships = u64(p, where);
                     done(p, where);
-                    require(wantRecords == records && wantMemberships == memberships, where + ": the section "
-                            + "announces " + wantRecords + " records / " + wantMemberships + " memberships, it held "
-                            + records + " / " + memberships);
+                    requireTally(where, "section", wantRecords, records, "records", wantMemberships, memberships);
                     inIndex = false;
                     indexes++;
                     totalMemberships += memberships;
@@ -174,9 +172,7 @@ public final class BinaryDumpReader {
                     int wantIndexes = u32(p, where);
                     long wantMemberships = u64(p, where);
                     done(p, where);
-                    require(wantIndexes == indexes && wantMemberships == totalMemberships, where + ": the stream "
-                            + "announces " + wantIndexes + " indexes / " + wantMemberships + " memberships, it held "
-                            + indexes + " / " + totalMemberships);
+                    requireTally(where, "stream", wantIndexes, indexes, "indexes", wantMemberships, totalMemberships);
                     if (in.read() != -1) {
                         throw new FormatException("unexpected bytes after the END frame (at byte " + offset + ")");
                     }
@@ -223,6 +219,14 @@ public final class BinaryDumpReader {
         if (done < n) {
             throw new FormatException("truncated: the stream ends at byte " + offset + ", inside " + what);
         }
+    }
+
+    /** The closing frame of a section or of the stream announces what came before it; both must agree. */
+    private static void requireTally(String where, String scope, long wantCount, long count, String unit,
+                                     long wantMemberships, long memberships) throws FormatException {
+        require(wantCount == count && wantMemberships == memberships, where + ": the " + scope + " announces "
+                + wantCount + " " + unit + " / " + wantMemberships + " memberships, it held " + count + " / "
+                + memberships);
     }
 
     private static void require(boolean ok, String message) throws FormatException {

@@ -94,9 +94,7 @@ public final class DumpJson {
             p.nextToken();
             RouterEventJson.expect(p, JsonToken.START_OBJECT, "dump", "an object keyed \"model:tenant\"");
             List<IndexDump> dumps = new ArrayList<>();
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String key = p.currentName();
-                p.nextToken();
+            for (String key; (key = RouterEventJson.nextField(p)) != null; ) {
                 dumps.add(readEntry(p, key));
             }
             if (p.nextToken() != null) {
@@ -115,9 +113,7 @@ public final class DumpJson {
         String modelName = null;
         String tenantId = null;
         List<RouterEvent> events = null;
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String field = p.currentName();
-            p.nextToken();
+        for (String field; (field = RouterEventJson.nextField(p)) != null; ) {
             switch (field) {
                 case "error" -> throw new EventJsonException(path + ": the peer failed to dump this index: "
                         + (p.currentToken() == JsonToken.VALUE_STRING ? p.getText() : describeSkipping(p)));

@@ -143,9 +143,7 @@ public final class RouterEventJson {
         long eventId = 0;
         int dpRank = 0;
         RouterEvent.Data data = null;
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String field = p.currentName();
-            p.nextToken();
+        for (String field; (field = nextField(p)) != null; ) {
             switch (field) {
                 case "worker_id" -> workerId = readU64(p, path + "worker_id");
                 case "storage_tier" -> tier = readTier(p, path + "storage_tier");
@@ -153,9 +151,7 @@ public final class RouterEventJson {
                     sawEvent = true;
                     String eventPath = path + "event.";
                     expect(p, JsonToken.START_OBJECT, eventPath + "event", "an object");
-                    while (p.nextToken() == JsonToken.FIELD_NAME) {
-                        String inner = p.currentName();
-                        p.nextToken();
+                    for (String inner; (inner = nextField(p)) != null; ) {
                         switch (inner) {
                             case "event_id" -> eventId = readU64(p, eventPath + "event_id");
                             case "dp_rank" -> dpRank = readU32(p, eventPath + "dp_rank");
@@ -200,9 +196,7 @@ public final class RouterEventJson {
         }
         expect(p, JsonToken.START_OBJECT, path, "\"cleared\" or an object {\"stored\"|\"removed\": ...}");
         RouterEvent.Data data = null;
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String kind = p.currentName();
-            p.nextToken();
+        for (String kind; (kind = nextField(p)) != null; ) {
             if (data != null) {
                 throw new EventJsonException(path + ": more than one event kind (" + kind + ")");
             }
@@ -228,9 +222,7 @@ public final class RouterEventJson {
         long parent = 0;
         long[] blockHashes = null;
         long[] tokensHashes = null;
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String field = p.currentName();
-            p.nextToken();
+        for (String field; (field = nextField(p)) != null; ) {
             switch (field) {
                 case "parent_hash" -> {
                     hasParent = p.currentToken() != JsonToken.VALUE_NULL;
@@ -247,9 +239,7 @@ public final class RouterEventJson {
                         expect(p, JsonToken.START_OBJECT, blockPath, "an object");
                         Long block = null;
                         Long tokensHash = null;
-                        while (p.nextToken() == JsonToken.FIELD_NAME) {
-                            String name = p.currentName();
-                            p.nextToken();
+                        for (String name; (name = nextField(p)) != null; ) {
                             switch (name) {
                                 case "block_hash" -> block = readU64(p, blockPath + ".block_hash");
                                 case "tokens_hash" -> tokensHash = readU64(p, blockPath + ".tokens_hash");
@@ -278,9 +268,7 @@ public final class RouterEventJson {
     private static RouterEvent.Removed readRemoved(JsonParser p, String path) throws IOException, EventJsonException {
         expect(p, JsonToken.START_OBJECT, path, "an object");
         long[] hashes = null;
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String field = p.currentName();
-            p.nextToken();
+        for (String field; (field = nextField(p)) != null; ) {
             if (field.equals("block_hashes")) {
                 String hashesPath = path + ".block_hashes";
                 expect(p, JsonToken.START_ARRAY, hashesPath, "an array");
@@ -298,6 +286,16 @@ public final class RouterEventJson {
             throw new EventJsonException(path + ".block_hashes: missing");
         }
         return new RouterEvent.Removed(hashes);
+    }
+
+    /** The next field's name with the parser on its value, or null at the end of the object. */
+    static String nextField(JsonParser p) throws IOException {
+        if (p.nextToken() != JsonToken.FIELD_NAME) {
+            return null;
+        }
+        String name = p.currentName();
+        p.nextToken();
+        return name;
     }
 
     /** An integer in [−2^63, 2^64): values above 2^63−1 read as unsigned, negative ones as two's complement. */

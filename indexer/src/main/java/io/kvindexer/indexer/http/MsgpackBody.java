@@ -14,6 +14,8 @@ import java.io.InputStream;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.IntBuffer;
+import java.nio.LongBuffer;
 
 /**
  * A msgpack request body ({@code Content-Type: application/msgpack}): a map with the same field names as the JSON.
@@ -160,22 +162,34 @@ final class MsgpackBody extends RequestFields {
     @Override
     int u32(String field) {
         try {
-            ValueType t = next();
-            if (t != ValueType.INTEGER) {
-                throw ApiError.invalid("invalid type for `" + field + "`: expected an unsigned 32-bit integer, got "
-                        + describe(t));
-            }
-            boolean big = in.getNextFormat() == MessageFormat.UINT64;
-            long v = big ? -1 : in.unpackLong();
-            if (v < 0 || v > 0xFFFF_FFFFL) {
-                throw ApiError.invalid("invalid value for `" + field + "`: "
-                        + (big ? in.unpackBigInteger().toString() : Long.toString(v))
-                        + " is out of range for an unsigned 32-bit integer");
-            }
-            return (int) v;
+            return u32Value(field, -1);
         } catch (IOException | MessagePackException e) {
             throw malformed(e);
         }
+    }
+
+    /**
+     * The next value as an unsigned 32-bit integer; errors name {@code field}, or its element {@code index} when
+     * that is not negative (the name is built only then, so long token arrays allocate nothing per element).
+     */
+    private int u32Value(String field, int index) throws IOException {
+        ValueType t = next();
+        if (t != ValueType.INTEGER) {
+            throw ApiError.invalid("invalid type for `" + name(field, index)
+                    + "`: expected an unsigned 32-bit integer, got " + describe(t));
+        }
+        boolean big = in.getNextFormat() == MessageFormat.UINT64;
+        long v = big ? -1 : in.unpackLong();
+        if (v < 0 || v > 0xFFFF_FFFFL) {
+            throw ApiError.invalid("invalid value for `" + name(field, index) + "`: "
+                    + (big ? in.unpackBigInteger().toString() : Long.toString(v))
+                    + " is out of range for an unsigned 32-bit integer" + (index < 0 ? "" : " (0..4294967295)"));
+        }
+        return (int) v;
+    }
+
+    private static String name(String field, int index) {
+        return index < 0 ? field : field + "[" + index + "]";
     }
 
     @Override
@@ -188,31 +202,11 @@ final class MsgpackBody extends RequestFields {
         try {
             ValueType t = next();
             if (t == ValueType.BINARY) {
-                ByteBuffer b = binary(field, 4, "u32");
-                int[] out = new int[b.remaining() / 4];
-                b.asIntBuffer().get(out);
-                return out;
+                return toArray(binary(field, 4, "u32").asIntBuffer());
             }
-            if (t != ValueType.ARRAY) {
-                throw ApiError.invalid("invalid type for `" + field + "`: expected an array of unsigned 32-bit"
-                        + " integers, got " + describe(t));
-            }
-            int n = count(in.unpackArrayHeader(), 1);
-            int[] out = new int[n];
-            for (int i = 0; i < n; i++) {
-                ValueType e = next();
-                if (e != ValueType.INTEGER) {
-                    throw ApiError.invalid("invalid type for `" + field + "[" + i + "]`: expected an unsigned 32-bit"
-                            + " integer, got " + describe(e));
-                }
-                boolean big = in.getNextFormat() == MessageFormat.UINT64;
-                long v = big ? -1 : in.unpackLong();
-                if (v < 0 || v > 0xFFFF_FFFFL) {
-                    throw ApiError.invalid("invalid value for `" + field + "[" + i + "]`: "
-                            + (big ? in.unpackBigInteger().toString() : Long.toString(v))
-                            + " is out of range for an unsigned 32-bit integer (0..4294967295)");
-                }
-                out[i] = (int) v;
+            int[] out = new int[arrayLength(field, t, "an array of unsigned 32-bit integers")];
+            for (int i = 0; i < out.length; i++) {
+                out[i] = u32Value(field, i);
             }
             return out;
         } catch (IOException | MessagePackException e) {
@@ -225,18 +219,10 @@ final class MsgpackBody extends RequestFields {
         try {
             ValueType t = next();
             if (t == ValueType.BINARY) {
-                ByteBuffer b = binary(field, 8, "u64");
-                long[] out = new long[b.remaining() / 8];
-                b.asLongBuffer().get(out);
-                return out;
+                return toArray(binary(field, 8, "u64").asLongBuffer());
             }
-            if (t != ValueType.ARRAY) {
-                throw ApiError.invalid("invalid type for `" + field + "`: expected an array of 64-bit integers, got "
-                        + describe(t));
-            }
-            int n = count(in.unpackArrayHeader(), 1);
-            long[] out = new long[n];
-            for (int i = 0; i < n; i++) {
+            long[] out = new long[arrayLength(field, t, "an array of 64-bit integers")];
+            for (int i = 0; i < out.length; i++) {
                 ValueType e = next();
                 if (e != ValueType.INTEGER) {
                     throw ApiError.invalid("invalid type for `" + field + "[" + i + "]`: expected a 64-bit integer,"
@@ -250,6 +236,26 @@ final class MsgpackBody extends RequestFields {
         } catch (IOException | MessagePackException e) {
             throw malformed(e);
         }
+    }
+
+    /** The length of the array whose type {@code t} was just peeked; a 422 naming {@code expected} for another type. */
+    private int arrayLength(String field, ValueType t, String expected) throws IOException {
+        if (t != ValueType.ARRAY) {
+            throw ApiError.invalid("invalid type for `" + field + "`: expected " + expected + ", got " + describe(t));
+        }
+        return count(in.unpackArrayHeader(), 1);
+    }
+
+    private static int[] toArray(IntBuffer b) {
+        int[] out = new int[b.remaining()];
+        b.get(out);
+        return out;
+    }
+
+    private static long[] toArray(LongBuffer b) {
+        long[] out = new long[b.remaining()];
+        b.get(out);
+        return out;
     }
 
     /** A bin of little-endian {@code width}-byte values, as a buffer positioned on them. */

@@ -1,14 +1,17 @@
 package io.kvindexer.indexer.http;
 
 import io.kvindexer.indexer.index.Indexers;
+import io.kvindexer.indexer.index.MatchResult;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.kvindexer.indexer.recovery.StartupGate;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.LongFunction;
+import java.util.function.Supplier;
 
 /**
  * {@code /query}, {@code /query_by_hash} and {@code /query_tiered_by_hash} ({@code docs/compatibility.md}): 404 for
@@ -47,32 +50,34 @@ final class QueryService implements ApiService {
         Requests.Query q = read(req, Requests::query);
         tokenLimit("token_ids", q.tokenIds().length);
         ModelIndex index = index(q.modelName(), q.tenantId());
-        long start = System.nanoTime();
-        long[] hashes = index.localHashes(q.tokenIds(), q.loraName(), q.cacheSalt());
-        OverlapScores scores = OverlapScores.of(index.findMatches(hashes), index.blockSize());
-        metrics.queryMatched("/query", (System.nanoTime() - start) / 1e9);
-        answer(req, res, scores);
+        answer(req, res, timedMatch("/query", index,
+                () -> index.localHashes(q.tokenIds(), q.loraName(), q.cacheSalt()), OverlapScores::of));
     }
 
     private void queryByHash(ServerRequest req, ServerResponse res) {
-        Requests.HashQuery q = read(req, Requests::queryByHash);
-        tokenLimit("block_hashes", q.localHashes().length);
-        ModelIndex index = index(q.modelName(), q.tenantId());
-        long start = System.nanoTime();
-        OverlapScores scores = OverlapScores.of(index.findMatches(q.localHashes()), index.blockSize());
-        metrics.queryMatched("/query_by_hash", (System.nanoTime() - start) / 1e9);
-        answer(req, res, scores);
+        answer(req, res, matchByHash(req, "/query_by_hash", OverlapScores::of));
     }
 
     /** Dynamo's tiered query for a remote primary: the same request as {@code /query_by_hash}, counts in blocks. */
     private void queryTieredByHash(ServerRequest req, ServerResponse res) {
+        TieredScores tiered = matchByHash(req, "/query_tiered_by_hash", TieredScores::of);
+        JsonOut.send(res, 200, tiered::writeJson);
+    }
+
+    /** The two by-hash routes: the same request, the match shaped by {@code shape}. */
+    private <S> S matchByHash(ServerRequest req, String route, BiFunction<MatchResult, Integer, S> shape) {
         Requests.HashQuery q = read(req, Requests::queryByHash);
         tokenLimit("block_hashes", q.localHashes().length);
-        ModelIndex index = index(q.modelName(), q.tenantId());
+        return timedMatch(route, index(q.modelName(), q.tenantId()), q::localHashes, shape);
+    }
+
+    /** Hashes (when {@code localHashes} does), matches and shapes the answer, all inside the route's match timer. */
+    private <S> S timedMatch(String route, ModelIndex index, Supplier<long[]> localHashes,
+                             BiFunction<MatchResult, Integer, S> shape) {
         long start = System.nanoTime();
-        TieredScores tiered = TieredScores.of(index.findMatches(q.localHashes()), index.blockSize());
-        metrics.queryMatched("/query_tiered_by_hash", (System.nanoTime() - start) / 1e9);
-        JsonOut.send(res, 200, tiered::writeJson);
+        S scores = shape.apply(index.findMatches(localHashes.get()), index.blockSize());
+        metrics.queryMatched(route, (System.nanoTime() - start) / 1e9);
+        return scores;
     }
 
     private void tokenLimit(String field, int n) {

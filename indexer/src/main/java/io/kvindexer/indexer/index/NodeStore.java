@@ -155,6 +155,15 @@ final class NodeStore {
         }
     }
 
+    /** {@link #children(boolean, long, long, IntArrayList)} of {@code node}, or of the root when it is NONE. */
+    void childrenOf(int node, long local, IntArrayList out) {
+        if (node == NONE) {
+            children(false, 0L, local, out);
+        } else {
+            children(true, blockHash(node), local, out);
+        }
+    }
+
     /**
      * Collects into {@code out} (cleared first) every node whose parent is {@code parentBlockHash} (or the root
      * when {@code !hasParent}) and whose local hash is {@code local}; usually none or one.

@@ -1,7 +1,5 @@
 package io.kvindexer.indexer.index;
 
-import it.unimi.dsi.fastutil.ints.IntArrayList;
-
 import java.util.Arrays;
 
 /**
@@ -19,20 +17,14 @@ final class OwnerBits {
 
     private long[][] words = new long[16 * TIERS][];
     private int[] counts = new int[16];
-    private int used;
-    private final IntArrayList free = new IntArrayList();
+    private final IdPool ids = new IdPool();
 
     /** A new set holding the {@code n} codes of {@code codes}. */
     int create(int[] codes, int n) {
-        int id;
-        if (!free.isEmpty()) {
-            id = free.popInt();
-        } else {
-            if (used == counts.length) {
-                counts = Arrays.copyOf(counts, used * 2);
-                words = Arrays.copyOf(words, used * 2 * TIERS);
-            }
-            id = used++;
+        int id = ids.take();
+        if (id == counts.length) {
+            counts = Arrays.copyOf(counts, id * 2);
+            words = Arrays.copyOf(words, id * 2 * TIERS);
         }
         counts[id] = 0;
         for (int i = 0; i < n; i++) {
@@ -105,6 +97,6 @@ final class OwnerBits {
     void free(int id) {
         Arrays.fill(words, id * TIERS, id * TIERS + TIERS, null);
         counts[id] = 0;
-        free.add(id);
+        ids.release(id);
     }
 }

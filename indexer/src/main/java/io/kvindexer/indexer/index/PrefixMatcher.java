@@ -166,11 +166,7 @@ final class PrefixMatcher {
         frameSet[top] = null;
         int pushedFrom = depth;
         if (pos < query.length) {
-            if (node == ROOT) {
-                nodes.children(false, 0L, query[pos], candidates);
-            } else {
-                nodes.children(true, nodes.blockHash(node), query[pos], candidates);
-            }
+            nodes.childrenOf(node, query[pos], candidates);
             for (int c = 0, n = candidates.size(); c < n; c++) {
                 int child = candidates.getInt(c);
                 long[] next = take();

@@ -1,7 +1,6 @@
 package io.kvindexer.indexer.index;
 
 import io.kvindexer.indexer.model.WorkerKey;
-import it.unimi.dsi.fastutil.ints.IntArrayList;
 import it.unimi.dsi.fastutil.objects.Object2IntOpenHashMap;
 
 import java.util.Arrays;
@@ -23,8 +22,7 @@ final class WorkerSlots {
     private final Object2IntOpenHashMap<WorkerKey> slotOf = new Object2IntOpenHashMap<>();
     private WorkerKey[] workerOfSlot = new WorkerKey[16];
     private long[] memberships = new long[16];
-    private int highWater;
-    private final IntArrayList free = new IntArrayList();
+    private final IdPool slots = new IdPool();
     private volatile int[] order;
 
     WorkerSlots() {
@@ -33,7 +31,7 @@ final class WorkerSlots {
 
     /** Slots are below this value; a slot whose {@link #worker} is null is free. */
     int highWater() {
-        return highWater;
+        return slots.highWater();
     }
 
     /** The worker's slot, or NONE when it holds nothing. */
@@ -51,14 +49,10 @@ final class WorkerSlots {
         if (slot != NONE) {
             return slot;
         }
-        if (!free.isEmpty()) {
-            slot = free.popInt();
-        } else {
-            if (highWater == workerOfSlot.length) {
-                workerOfSlot = Arrays.copyOf(workerOfSlot, highWater * 2);
-                memberships = Arrays.copyOf(memberships, highWater * 2);
-            }
-            slot = highWater++;
+        slot = slots.take();
+        if (slot == workerOfSlot.length) {
+            workerOfSlot = Arrays.copyOf(workerOfSlot, slot * 2);
+            memberships = Arrays.copyOf(memberships, slot * 2);
         }
         workerOfSlot[slot] = worker;
         memberships[slot] = 0;
@@ -89,16 +83,16 @@ final class WorkerSlots {
             slotOf.removeInt(w);
             workerOfSlot[slot] = null;
             memberships[slot] = 0;
-            free.add(slot);
+            slots.release(slot);
             order = null;
         }
     }
 
     /** Per slot, whether it belongs to this instance (and this dp rank unless {@code allRanks}); null when none. */
     boolean[] slotsOf(long instanceId, int dpRank, boolean allRanks) {
-        boolean[] out = new boolean[highWater];
+        boolean[] out = new boolean[slots.highWater()];
         boolean any = false;
-        for (int s = 0; s < highWater; s++) {
+        for (int s = 0; s < out.length; s++) {
             WorkerKey w = workerOfSlot[s];
             if (w != null && w.instanceId() == instanceId && (allRanks || w.dpRank() == dpRank)) {
                 out[s] = true;
@@ -116,7 +110,7 @@ final class WorkerSlots {
     int[] inWorkerOrder() {
         int[] o = order;
         if (o == null) {
-            o = IntStream.range(0, highWater).filter(s -> workerOfSlot[s] != null).boxed()
+            o = IntStream.range(0, slots.highWater()).filter(s -> workerOfSlot[s] != null).boxed()
                     .sorted(Comparator.comparing((Integer s) -> workerOfSlot[s].instanceId(), Long::compareUnsigned)
                             .thenComparing(s -> workerOfSlot[s].dpRank(), Integer::compareUnsigned))
                     .mapToInt(Integer::intValue).toArray();

@@ -61,18 +61,11 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
     }
 
     private static void install(Indexers indexers, ModelIndex staged) {
-        ModelIndex live;
-        try {
-            live = indexers.getOrCreate(staged.modelName(), staged.tenantId(), staged.blockSize());
-        } catch (Indexers.BlockSizeMismatchException e) {
-            LOG.log(System.Logger.Level.WARNING, "recovered index {0}:{1} has block_size {2}; keeping ours ({3})",
-                    staged.modelName(), staged.tenantId(), staged.blockSize(), e.existing());
-            live = indexers.get(staged.modelName(), staged.tenantId()).orElse(null);
-            if (live == null) {
-                return;
-            }
+        ModelIndex live = DumpApplier.liveIndex(indexers, staged.modelName(), staged.tenantId(), staged.blockSize(),
+                LOG);
+        if (live != null) {
+            live.adopt(staged);
         }
-        live.adopt(staged);
     }
 
     @Override

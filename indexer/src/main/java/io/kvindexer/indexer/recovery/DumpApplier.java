@@ -30,19 +30,26 @@ final class DumpApplier {
             throw new IOException("invalid dump: " + e.getMessage(), e);
         }
         for (IndexDump d : dumps) {
-            ModelIndex index;
-            try {
-                index = indexers.getOrCreate(d.modelName(), d.tenantId(), d.blockSize());
-            } catch (Indexers.BlockSizeMismatchException e) {
-                LOG.log(System.Logger.Level.WARNING, "recovered index {0}:{1} has block_size {2}; keeping ours ({3})",
-                        d.modelName(), d.tenantId(), d.blockSize(), e.existing());
-                index = indexers.get(d.modelName(), d.tenantId()).orElse(null);
-                if (index == null) {
-                    continue;
-                }
+            ModelIndex index = liveIndex(indexers, d.modelName(), d.tenantId(), d.blockSize(), LOG);
+            if (index != null) {
+                RouterEventOps.submit(index, d.events());
             }
-            RouterEventOps.submit(index, d.events());
         }
         return dumps.size();
+    }
+
+    /**
+     * The live index a recovered one goes into: ours, created with the peer's block size when we have none; when we
+     * have one with another block size, ours is kept (logged on {@code log}); null when it vanished meanwhile.
+     */
+    static ModelIndex liveIndex(Indexers indexers, String modelName, String tenantId, int blockSize,
+                                System.Logger log) {
+        try {
+            return indexers.getOrCreate(modelName, tenantId, blockSize);
+        } catch (Indexers.BlockSizeMismatchException e) {
+            log.log(System.Logger.Level.WARNING, "recovered index {0}:{1} has block_size {2}; keeping ours ({3})",
+                    modelName, tenantId, blockSize, e.existing());
+            return indexers.get(modelName, tenantId).orElse(null);
+        }
     }
 }

@@ -1,10 +1,8 @@
 package io.kvindexer.indexer.registry;
 
-import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.model.WorkerKey;
-import io.kvindexer.indexer.ingest.BatchSink;
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ListenerSpec;
 import io.kvindexer.indexer.ingest.ListenerStatus;
@@ -20,6 +18,7 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Predicate;
 
 /**
  * Registrations: instance → (model, tenant) and its dp ranks, each with a running listener. Applies Dynamo's
@@ -238,20 +237,21 @@ public final class WorkerRegistry implements AutoCloseable {
 
     /** Test control: pending/active → paused (the listener drops its sockets, the watermark is kept). */
     public synchronized void pause(long instanceId, int dpRank) throws RegistryException {
-        Rank rank = rank(instanceId, dpRank);
-        if (!rank.listener.pause()) {
-            throw new RegistryException(RegistryException.Kind.CONFLICT, "instance " + Long.toUnsignedString(instanceId)
-                    + " dp_rank " + Integer.toUnsignedString(dpRank) + " cannot be paused from status "
-                    + rank.snapshot().status().label());
-        }
+        control(instanceId, dpRank, "paused", ListenerFactory.RunningListener::pause);
     }
 
     /** Test control: paused/failed → a new listener attempt with the same watermark. */
     public synchronized void resume(long instanceId, int dpRank) throws RegistryException {
+        control(instanceId, dpRank, "resumed", ListenerFactory.RunningListener::resume);
+    }
+
+    /** One test control on one listener; a conflict when its status does not allow it ({@code step} says false). */
+    private void control(long instanceId, int dpRank, String done, Predicate<ListenerFactory.RunningListener> step)
+            throws RegistryException {
         Rank rank = rank(instanceId, dpRank);
-        if (!rank.listener.resume()) {
+        if (!step.test(rank.listener)) {
             throw new RegistryException(RegistryException.Kind.CONFLICT, "instance " + Long.toUnsignedString(instanceId)
-                    + " dp_rank " + Integer.toUnsignedString(dpRank) + " cannot be resumed from status "
+                    + " dp_rank " + Integer.toUnsignedString(dpRank) + " cannot be " + done + " from status "
                     + rank.snapshot().status().label());
         }
     }
@@ -321,19 +321,6 @@ public final class WorkerRegistry implements AutoCloseable {
 
         ListenerSnapshot snapshot() {
             return listener.snapshot();
-        }
-    }
-
-    /** Delivers a listener's batches to its index; a publisher restart drops that rank's blocks. */
-    private record IndexSink(ModelIndex index) implements BatchSink {
-        @Override
-        public void apply(WorkerKey worker, List<KvEvent> events) {
-            index.submit(worker, events);
-        }
-
-        @Override
-        public void publisherRestarted(WorkerKey worker) {
-            index.removeWorker(worker);
         }
     }
 }

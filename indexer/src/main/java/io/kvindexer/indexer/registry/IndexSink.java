@@ -1,0 +1,24 @@
+package io.kvindexer.indexer.registry;
+
+import io.kvindexer.indexer.event.KvEvent;
+import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.ingest.BatchSink;
+import io.kvindexer.indexer.model.WorkerKey;
+
+import java.util.List;
+
+/**
+ * Delivers a listener's batches to its index; a publisher restart drops that rank's blocks. Public so that whatever
+ * else wires a listener straight to an index (tests, benchmarks) uses the same delivery as the registry.
+ */
+public record IndexSink(ModelIndex index) implements BatchSink {
+    @Override
+    public void apply(WorkerKey worker, List<KvEvent> events) {
+        index.submit(worker, events);
+    }
+
+    @Override
+    public void publisherRestarted(WorkerKey worker) {
+        index.removeWorker(worker);
+    }
+}
