@@ -1,5 +1,7 @@
 package io.kvindexer.indexer;
 
+import io.kvindexer.indexer.ingest.ListenerOptions;
+
 import io.helidon.webserver.WebServer;
 import io.kvindexer.indexer.http.IndexerRouting;
 import io.kvindexer.indexer.index.IndexOptions;
@@ -128,7 +130,7 @@ public final class IndexerApp implements AutoCloseable {
 
     /** The service's listeners: one EngineListener per registration, started at once, draining once the gate opens. */
     static ListenerFactory engineListeners(ReadyGate gate, IndexerMetrics metrics, ReplayPermits replays) {
-        EngineListener.Options options = EngineListener.Options.defaults().withMetrics(metrics.ingest())
+        ListenerOptions options = ListenerOptions.defaults().withMetrics(metrics.ingest())
                 .withReplayPermits(replays);
         return (spec, watermark, sink) -> {
             EngineListener listener = new EngineListener(spec, watermark, sink, gate, options);

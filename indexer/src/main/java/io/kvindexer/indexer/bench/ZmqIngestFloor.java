@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.bench;
 
+import io.kvindexer.indexer.ingest.ListenerOptions;
+
 import io.kvindexer.indexer.event.BlockRemoved;
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
@@ -61,7 +63,7 @@ final class ZmqIngestFloor {
                 watermarks.add(watermark);
                 EngineListener listener = new EngineListener(new ListenerSpec(SimFleet.instanceId(i), 0,
                         fleet.sim(i).endpoint(), fleet.sim(i).replayEndpoint()), watermark, hashing,
-                        ReadyGate.open(), EngineListener.Options.defaults());
+                        ReadyGate.open(), ListenerOptions.defaults());
                 listeners.add(listener);
                 listener.start();
             }

@@ -30,66 +30,10 @@ public final class EngineListener implements AutoCloseable {
 
     private static final int POLL_MILLIS = 100;
 
-    /**
-     * @param context          the ZeroMQ context the sockets are made from
-     * @param replayTimeout    longest wait for the next replay reply before giving up on a replay
-     * @param handshakeTimeout a connection whose ZMTP handshake takes longer is dropped and made again
-     * @param receiveHwm       SUB receive high-water mark, in messages
-     * @param replayPermits    how many replays may run at once (shared by the process's listeners)
-     * @param replayChunk      batches one replay request may return before the next request continues
-     */
-    public record Options(ZContext context, Duration replayTimeout, Duration handshakeTimeout, int receiveHwm,
-                          EngineEventDecoder decoder, IngestMetrics metrics, ReplayPermits replayPermits,
-                          int replayChunk) {
-
-        public Options {
-            Objects.requireNonNull(context, "context");
-            Objects.requireNonNull(replayTimeout, "replayTimeout");
-            Objects.requireNonNull(handshakeTimeout, "handshakeTimeout");
-            Objects.requireNonNull(decoder, "decoder");
-            Objects.requireNonNull(metrics, "metrics");
-            Objects.requireNonNull(replayPermits, "replayPermits");
-            if (replayChunk < 1) {
-                throw new IllegalArgumentException("replayChunk must be >= 1");
-            }
-        }
-
-        public static Options defaults() {
-            return new Options(ZmqContext.shared(), Duration.ofSeconds(2), Duration.ofSeconds(2), 1_000_000,
-                    new EngineEventDecoder(), IngestMetrics.NOOP, ReplayPermits.shared(), 10_000);
-        }
-
-        public Options withReplayTimeout(Duration v) {
-            return new Options(context, v, handshakeTimeout, receiveHwm, decoder, metrics, replayPermits, replayChunk);
-        }
-
-        public Options withHandshakeTimeout(Duration v) {
-            return new Options(context, replayTimeout, v, receiveHwm, decoder, metrics, replayPermits, replayChunk);
-        }
-
-        public Options withMetrics(IngestMetrics v) {
-            return new Options(context, replayTimeout, handshakeTimeout, receiveHwm, decoder, v, replayPermits,
-                    replayChunk);
-        }
-
-        public Options withReplayPermits(ReplayPermits v) {
-            return new Options(context, replayTimeout, handshakeTimeout, receiveHwm, decoder, metrics, v, replayChunk);
-        }
-
-        public Options withReplayChunk(int v) {
-            return new Options(context, replayTimeout, handshakeTimeout, receiveHwm, decoder, metrics, replayPermits, v);
-        }
-
-        ReplayClient.Settings replaySettings() {
-            return new ReplayClient.Settings(replayTimeout, replayChunk, 3, Duration.ofMillis(250),
-                    Duration.ofSeconds(10), replayPermits);
-        }
-    }
-
     private final ListenerSpec spec;
     private final SequenceWatermark watermark;
     private final ReadyGate gate;
-    private final Options options;
+    private final ListenerOptions options;
     private final IngestMetrics metrics;
     private final ListenerLog log;
     private final BatchDelivery delivery;
@@ -102,7 +46,7 @@ public final class EngineListener implements AutoCloseable {
     private boolean closed;
 
     public EngineListener(ListenerSpec spec, SequenceWatermark watermark, BatchSink sink, ReadyGate gate,
-                          Options options) {
+                          ListenerOptions options) {
         this.spec = Objects.requireNonNull(spec, "spec");
         this.watermark = Objects.requireNonNull(watermark, "watermark");
         this.gate = Objects.requireNonNull(gate, "gate");

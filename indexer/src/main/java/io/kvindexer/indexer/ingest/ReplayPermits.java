@@ -26,7 +26,7 @@ public final class ReplayPermits {
         this.permits = new Semaphore(limit, true);
     }
 
-    /** The default limit, shared by every listener made with {@code EngineListener.Options.defaults()}. */
+    /** The default limit, shared by every listener made with {@code ListenerOptions.defaults()}. */
     public static ReplayPermits shared() {
         return SHARED;
     }

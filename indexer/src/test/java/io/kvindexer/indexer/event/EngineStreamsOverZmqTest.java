@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.event;
 
+import io.kvindexer.indexer.ingest.ListenerOptions;
+
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.IndexWriters;
 import io.kvindexer.indexer.index.MatchResult;
@@ -131,7 +133,7 @@ class EngineStreamsOverZmqTest {
                 }
             };
             listener = new EngineListener(new ListenerSpec(instanceId, 0, endpoint, null), watermark, sink,
-                    ReadyGate.open(), EngineListener.Options.defaults().withMetrics(metrics));
+                    ReadyGate.open(), ListenerOptions.defaults().withMetrics(metrics));
             resources.add(listener);
             listener.start();
         }

@@ -46,7 +46,7 @@ class EngineDisconnectTest {
         String replayEndpoint = "tcp://127.0.0.1:" + freePort();
         EngineSimulator first = engine(endpoint, replayEndpoint);
         EngineListener listener = new EngineListener(new ListenerSpec(INSTANCE, 0, endpoint, replayEndpoint),
-                watermark, sink, ReadyGate.open(), EngineListener.Options.defaults().withMetrics(metrics)
+                watermark, sink, ReadyGate.open(), ListenerOptions.defaults().withMetrics(metrics)
                 .withHandshakeTimeout(Duration.ofMillis(300)));
         resources.add(listener);
         listener.start();
@@ -110,7 +110,7 @@ class EngineDisconnectTest {
     void anEngineThatNeverCameUpIsNotConnectedButNotDisconnectedEither() throws Exception {
         String endpoint = "tcp://127.0.0.1:" + freePort();
         EngineListener listener = new EngineListener(new ListenerSpec(INSTANCE, 0, endpoint, null), watermark, sink,
-                ReadyGate.open(), EngineListener.Options.defaults().withMetrics(metrics));
+                ReadyGate.open(), ListenerOptions.defaults().withMetrics(metrics));
         resources.add(listener);
         listener.start();
         await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.ACTIVE);

@@ -52,7 +52,7 @@ class EngineListenerTest {
 
     private EngineListener listener(ListenerSpec spec, SequenceWatermark watermark, ReadyGate gate,
                                     Duration replayTimeout) {
-        EngineListener listener = new EngineListener(spec, watermark, sink, gate, EngineListener.Options.defaults()
+        EngineListener listener = new EngineListener(spec, watermark, sink, gate, ListenerOptions.defaults()
                 .withMetrics(metrics).withReplayTimeout(replayTimeout));
         resources.add(listener);
         listener.start();
@@ -630,7 +630,7 @@ class EngineListenerTest {
         // a second listener on the same stream proves the batch was sent; the closed one must not apply it
         SequenceWatermark other = new SequenceWatermark();
         EngineListener witness = new EngineListener(new ListenerSpec(INSTANCE + 1, 0, sim.endpoint(),
-                sim.replayEndpoint()), other, sink, ReadyGate.open(), EngineListener.Options.defaults());
+                sim.replayEndpoint()), other, sink, ReadyGate.open(), ListenerOptions.defaults());
         resources.add(witness);
         witness.start();
         awaitConnected(witness, sim, 2);

@@ -51,7 +51,7 @@ class IngestIntoIndexTest {
             CountingMetrics metrics = new CountingMetrics();
             try (EngineListener listener = new EngineListener(new ListenerSpec(INSTANCE, 0, sim.endpoint(),
                     sim.replayEndpoint()), watermark, sink, ReadyGate.open(),
-                    EngineListener.Options.defaults().withMetrics(metrics).withReplayTimeout(Duration.ofSeconds(10)))) {
+                    ListenerOptions.defaults().withMetrics(metrics).withReplayTimeout(Duration.ofSeconds(10)))) {
                 listener.start();
                 Subscriptions.await(listener, sim, 1);
                 await().atMost(Duration.ofSeconds(60)).until(() -> listener.status() == ListenerStatus.ACTIVE);

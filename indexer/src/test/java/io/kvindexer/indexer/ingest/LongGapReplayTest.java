@@ -27,7 +27,7 @@ class LongGapReplayTest {
         try (EngineSimulator sim = EngineSimulator.Options.builder().bufferSteps(batches + 10).start()) {
             SequenceWatermark watermark = new SequenceWatermark();
             try (EngineListener listener = new EngineListener(new ListenerSpec(1, 0, sim.endpoint(),
-                    sim.replayEndpoint()), watermark, sink, ReadyGate.open(), EngineListener.Options.defaults()
+                    sim.replayEndpoint()), watermark, sink, ReadyGate.open(), ListenerOptions.defaults()
                     .withMetrics(metrics).withReplayTimeout(Duration.ofSeconds(30)).withReplayChunk(500))) {
                 listener.start();
                 Subscriptions.await(listener, sim, 1);

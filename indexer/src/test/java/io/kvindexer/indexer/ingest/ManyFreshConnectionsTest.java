@@ -67,7 +67,7 @@ class ManyFreshConnectionsTest {
     private static void run(ZContext publishers, ZContext listeners, BatchSink sink, CountingMetrics metrics,
                             Set<Long> delivered, List<AutoCloseable> open) throws Exception {
         try {
-            EngineListener.Options options = new EngineListener.Options(listeners, Duration.ofSeconds(2),
+            ListenerOptions options = new ListenerOptions(listeners, Duration.ofSeconds(2),
                     Duration.ofSeconds(1), 1000, new io.kvindexer.indexer.event.EngineEventDecoder(), metrics,
                     new ReplayPermits(8), 10_000);
             List<EngineSimulator> sims = new ArrayList<>();

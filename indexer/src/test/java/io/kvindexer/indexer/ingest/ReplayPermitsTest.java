@@ -39,7 +39,7 @@ class ReplayPermitsTest {
             watermarks.add(watermark);
             EngineListener listener = new EngineListener(new ListenerSpec(i + 1, 0, sim.endpoint(),
                     sim.replayEndpoint()), watermark, new RecordingSink(), ReadyGate.open(),
-                    EngineListener.Options.defaults().withReplayPermits(permits)
+                    ListenerOptions.defaults().withReplayPermits(permits)
                             .withReplayTimeout(Duration.ofSeconds(30)));
             open.add(listener);
             listener.start();

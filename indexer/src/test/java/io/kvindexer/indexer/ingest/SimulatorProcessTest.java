@@ -37,7 +37,7 @@ class SimulatorProcessTest {
         SequenceWatermark watermark = new SequenceWatermark();
         CountingMetrics metrics = new CountingMetrics();
         try (EngineListener listener = new EngineListener(new ListenerSpec(9, 0, endpoint, replay), watermark, sink,
-                ReadyGate.open(), EngineListener.Options.defaults().withMetrics(metrics))) {
+                ReadyGate.open(), ListenerOptions.defaults().withMetrics(metrics))) {
             listener.start();
             await().atMost(Duration.ofSeconds(90)).until(() -> watermark.get() != SequenceWatermark.UNSET
                     && watermark.get() >= 100);

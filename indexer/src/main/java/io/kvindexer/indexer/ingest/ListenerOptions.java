@@ -1,0 +1,64 @@
+package io.kvindexer.indexer.ingest;
+
+import io.kvindexer.indexer.event.EngineEventDecoder;
+import java.time.Duration;
+import java.util.Objects;
+import org.zeromq.ZContext;
+
+/**
+ * How a listener connects, replays and reports; {@link #defaults()} for production.
+ *
+ * @param context          the ZeroMQ context the sockets are made from
+ * @param replayTimeout    longest wait for the next replay reply before giving up on a replay
+ * @param handshakeTimeout a connection whose ZMTP handshake takes longer is dropped and made again
+ * @param receiveHwm       SUB receive high-water mark, in messages
+ * @param replayPermits    how many replays may run at once (shared by the process's listeners)
+ * @param replayChunk      batches one replay request may return before the next request continues
+ */
+public record ListenerOptions(ZContext context, Duration replayTimeout, Duration handshakeTimeout, int receiveHwm,
+                      EngineEventDecoder decoder, IngestMetrics metrics, ReplayPermits replayPermits,
+                      int replayChunk) {
+
+    public ListenerOptions {
+        Objects.requireNonNull(context, "context");
+        Objects.requireNonNull(replayTimeout, "replayTimeout");
+        Objects.requireNonNull(handshakeTimeout, "handshakeTimeout");
+        Objects.requireNonNull(decoder, "decoder");
+        Objects.requireNonNull(metrics, "metrics");
+        Objects.requireNonNull(replayPermits, "replayPermits");
+        if (replayChunk < 1) {
+            throw new IllegalArgumentException("replayChunk must be >= 1");
+        }
+    }
+
+    public static ListenerOptions defaults() {
+        return new ListenerOptions(ZmqContext.shared(), Duration.ofSeconds(2), Duration.ofSeconds(2), 1_000_000,
+                new EngineEventDecoder(), IngestMetrics.NOOP, ReplayPermits.shared(), 10_000);
+    }
+
+    public ListenerOptions withReplayTimeout(Duration v) {
+        return new ListenerOptions(context, v, handshakeTimeout, receiveHwm, decoder, metrics, replayPermits, replayChunk);
+    }
+
+    public ListenerOptions withHandshakeTimeout(Duration v) {
+        return new ListenerOptions(context, replayTimeout, v, receiveHwm, decoder, metrics, replayPermits, replayChunk);
+    }
+
+    public ListenerOptions withMetrics(IngestMetrics v) {
+        return new ListenerOptions(context, replayTimeout, handshakeTimeout, receiveHwm, decoder, v, replayPermits,
+                replayChunk);
+    }
+
+    public ListenerOptions withReplayPermits(ReplayPermits v) {
+        return new ListenerOptions(context, replayTimeout, handshakeTimeout, receiveHwm, decoder, metrics, v, replayChunk);
+    }
+
+    public ListenerOptions withReplayChunk(int v) {
+        return new ListenerOptions(context, replayTimeout, handshakeTimeout, receiveHwm, decoder, metrics, replayPermits, v);
+    }
+
+    ReplayClient.Settings replaySettings() {
+        return new ReplayClient.Settings(replayTimeout, replayChunk, 3, Duration.ofMillis(250),
+                Duration.ofSeconds(10), replayPermits);
+    }
+}
