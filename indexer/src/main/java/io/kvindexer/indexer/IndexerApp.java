@@ -26,7 +26,7 @@ import java.util.Set;
 
 /**
  * A running indexer: index, registry, listeners, HTTP server, recovery and the startup gate, started in the
- * order of spec §6.1 except that HTTP opens first (design §2: {@code /health} answers at once, {@code /ready}
+ * order of compatibility.md, Startup, recovery and readiness except that HTTP opens first (compatibility.md, Where we differ on purpose: {@code /health} answers at once, {@code /ready}
  * tells when the rest is done). Used by {@link IndexerMain} and by end-to-end tests.
  */
 public final class IndexerApp implements AutoCloseable {

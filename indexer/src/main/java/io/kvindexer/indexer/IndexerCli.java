@@ -17,7 +17,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The command line of {@code python -m dynamo.indexer} (spec §7) plus our additions, turned into an
+ * The command line of {@code python -m dynamo.indexer} (compatibility.md, Command line and environment) plus our additions, turned into an
  * {@link IndexerConfig}. Environment variables come in as a map so tests never touch the process env.
  */
 @Command(name = "kv-indexer", mixinStandardHelpOptions = true, sortOptions = false,
@@ -162,7 +162,7 @@ public final class IndexerCli {
                 Duration.ofSeconds(1), Duration.ofSeconds(10), hardening.limits(), hardening.authToken(env));
     }
 
-    /** Spec §7.3: split on commas, drop empty entries, trim the rest. */
+    /** compatibility.md, Command line and environment: split on commas, drop empty entries, trim the rest. */
     static List<String> parsePeers(String value) {
         List<String> out = new ArrayList<>();
         if (value == null) {
@@ -180,7 +180,7 @@ public final class IndexerCli {
     }
 
     /**
-     * Unset, empty or 0 disables the gate (design §2: the documented behaviour, where Dynamo's code rejects the
+     * Unset, empty or 0 disables the gate (compatibility.md, Where we differ on purpose: the documented behaviour, where Dynamo's code rejects the
      * empty string); anything else must be a plain non-negative decimal.
      */
     static int minInitialWorkers(String value) throws ConfigException {

@@ -26,7 +26,7 @@ import java.util.regex.Pattern;
  *
  * <p>Server-side apply is switched off for primary (status, finalizer) patches and for dependent matching: the
  * fabric8 CRUD mock the tests run against understands only JSON Patch and JSON Merge Patch, and running the same
- * settings in production keeps the tests honest (see docs: design §7). Collaborators (metrics, executor) are built
+ * settings in production keeps the tests honest (see the version set in the parent pom.xml). Collaborators (metrics, executor) are built
  * before the overrider lambda, which JOSDK 5.2.3 applies more than once.
  *
  * @param resync         periodic reconcile of every resource (heals replicas that restarted empty)

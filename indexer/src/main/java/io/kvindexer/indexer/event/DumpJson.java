@@ -15,12 +15,12 @@ import java.util.Collection;
 import java.util.List;
 
 /**
- * The {@code /dump} document (behaviour spec §5.8), streamed in both directions so that a large index never
+ * The {@code /dump} document (compatibility.md, HTTP API), streamed in both directions so that a large index never
  * becomes one String:
  * <pre>
  * { "llama:default": { "block_size": 16, "model_name": "llama", "tenant_id": "default", "events": [ ... ] }, ... }
  * </pre>
- * {@code model_name} and {@code tenant_id} are our addition (design.md §2): Dynamo peers only have the key, which
+ * {@code model_name} and {@code tenant_id} are our addition (compatibility.md, Where we differ on purpose): Dynamo peers only have the key, which
  * they split at the first {@code ':'}, so a model name containing {@code ':'} would not survive recovery.
  */
 public final class DumpJson {

@@ -4,7 +4,7 @@ import io.kvindexer.indexer.model.StorageTier;
 
 /**
  * Dynamo's RouterEvent: the JSON form of one indexed change, used by {@code /dump} and peer recovery
- * (spec §5.8). A dump only ever holds single-block {@link Stored} events; the other kinds are accepted on input.
+ * (compatibility.md, HTTP API). A dump only ever holds single-block {@link Stored} events; the other kinds are accepted on input.
  *
  * @param instanceId instance id (u64 as a raw 64-bit pattern)
  * @param dpRank   data-parallel rank (u32)

@@ -15,7 +15,7 @@ import java.io.StringWriter;
 import java.io.UncheckedIOException;
 
 /**
- * The JSON form of a {@link RouterEvent} (behaviour spec §5.8), written and read with Jackson's streaming API.
+ * The JSON form of a {@link RouterEvent} (compatibility.md, HTTP API), written and read with Jackson's streaming API.
  *
  * <p>Writing follows Dynamo's field order exactly: {@code worker_id, storage_tier, event{event_id, data, dp_rank}};
  * every u64 is an unsigned decimal number, never quoted. Reading is tolerant: unknown fields are ignored,

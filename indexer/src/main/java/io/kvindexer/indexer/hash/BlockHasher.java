@@ -12,7 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Local block hashes: XXH3-64 over one block of token ids written as little-endian u32, with a seed of
- * 1337 plus the optional LoRA and cache-salt terms (Dynamo's compute_block_hash, spec §1.2).
+ * 1337 plus the optional LoRA and cache-salt terms (Dynamo's compute_block_hash, compatibility.md, Hashing).
  *
  * <p>Hashes are independent per block; prefix identity comes from the index's parent chaining, not from here.
  * All values are raw 64-bit patterns; print them with {@link Long#toUnsignedString(long)}.
@@ -101,7 +101,7 @@ public final class BlockHasher {
 
     /**
      * The local hash of {@code length} tokens starting at {@code offset}, followed (when present) by the
-     * block's multimodal hashes as u64 little-endian, sorted ascending (spec §1.2, multimodal blocks).
+     * block's multimodal hashes as u64 little-endian, sorted ascending (compatibility.md, Hashing, multimodal blocks).
      */
     public static long hashBlock(int[] tokens, int offset, int length, long seed, long[] mmHashes) {
         return hashBlock(hasher(seed), tokens, offset, length, mmHashes);

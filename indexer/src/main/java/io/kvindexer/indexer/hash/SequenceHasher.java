@@ -1,7 +1,7 @@
 package io.kvindexer.indexer.hash;
 
 /**
- * Dynamo's own chained sequence hash (spec §1.4): {@code seq[0] = local[0]},
+ * Dynamo's own chained sequence hash (compatibility.md, Hashing): {@code seq[0] = local[0]},
  * {@code seq[i] = XXH3(u64_le(seq[i-1]) || u64_le(local[i]), 1337)}.
  *
  * <p>The indexer never needs it (engines send their own opaque sequence hashes); tests, the engine simulator

@@ -6,7 +6,7 @@ import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 
 /**
- * {@code /test/pause_listener} and {@code /test/resume_listener} (spec §5.10): mounted only when
+ * {@code /test/pause_listener} and {@code /test/resume_listener} (compatibility.md, HTTP API): mounted only when
  * {@code DYN_KV_INDEXER_TEST_ENDPOINTS} is on; they let end-to-end tests create gaps on purpose.
  */
 final class ListenerControlService implements ApiService {

@@ -8,7 +8,7 @@ import java.util.TreeMap;
 
 /**
  * The answer of {@code /query} and {@code /query_by_hash} in tokens (matched blocks × block size), ready to be
- * written as JSON (spec §5.6). Maps are ordered by instance id, then dp rank (unsigned), so output is stable.
+ * written as JSON (compatibility.md, HTTP API). Maps are ordered by instance id, then dp rank (unsigned), so output is stable.
  *
  * @param scores    device tier only: instance → (dp rank → tokens), owners with ≥ 1 matched block
  * @param instances per instance, all dp ranks merged (Mooncake RFC #1403 shape)
@@ -25,7 +25,7 @@ public record OverlapScores(Map<Long, Map<Integer, Long>> scores, Map<Long, Inst
     public record InstanceTiers(long longestMatched, long gpu, Map<Integer, Long> dp, long cpu, long disk) {
     }
 
-    /** Builds the response from a match: blocks × block size, ranks of one instance merged by max (spec §4.6). */
+    /** Builds the response from a match: blocks × block size, ranks of one instance merged by max (compatibility.md, Index semantics). */
     public static OverlapScores of(MatchResult match, int blockSize) {
         Map<Long, Map<Integer, Long>> scores = new TreeMap<>(Long::compareUnsigned);
         Map<Long, Map<Integer, Long>> dp = new TreeMap<>(Long::compareUnsigned);

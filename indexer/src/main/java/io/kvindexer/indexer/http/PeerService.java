@@ -6,7 +6,7 @@ import io.helidon.webserver.http.ServerResponse;
 
 import java.util.List;
 
-/** {@code /register_peer}, {@code /deregister_peer}, {@code /peers} (spec §5.9). */
+/** {@code /register_peer}, {@code /deregister_peer}, {@code /peers} (compatibility.md, HTTP API). */
 final class PeerService implements ApiService {
 
     private final PeerRegistry peers;

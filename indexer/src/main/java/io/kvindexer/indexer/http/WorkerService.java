@@ -12,7 +12,7 @@ import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 
-/** Worker registrations: {@code /register}, {@code /unregister}, {@code /workers} (spec §5.3–5.5). */
+/** Worker registrations: {@code /register}, {@code /unregister}, {@code /workers} (compatibility.md, HTTP API). */
 final class WorkerService implements ApiService {
 
     private final WorkerRegistry registry;

@@ -4,7 +4,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The last applied sequence number of one registration (u64; {@link #UNSET} = 2^64-1 before the first batch).
- * Owned by the registry, not the listener, so it survives unregister/register (design.md §2).
+ * Owned by the registry, not the listener, so it survives unregister/register (compatibility.md, Where we differ on purpose).
  */
 public final class SequenceWatermark {
 

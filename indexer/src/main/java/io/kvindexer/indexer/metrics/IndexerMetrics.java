@@ -24,7 +24,7 @@ import java.util.function.Supplier;
 
 /**
  * Every metric of the service in one private {@link PrometheusRegistry}: Dynamo's six
- * {@code dynamo_kvindexer_*} metrics (spec §8, same names and labels so dashboards keep working), the index's
+ * {@code dynamo_kvindexer_*} metrics (compatibility.md, Metrics, same names and labels so dashboards keep working), the index's
  * event counters under Dynamo's {@code dynamo_kvrouter_kv_cache_events_applied} name, index sizes, query latency
  * and the ingest counters (decode errors, gaps, replays, restarts).
  *

@@ -11,7 +11,7 @@ import java.io.InputStream;
 import java.util.List;
 
 /**
- * Feeds a peer's {@code /dump} into our indexes (spec §6.2): each entry's index is created with the dump's block
+ * Feeds a peer's {@code /dump} into our indexes (compatibility.md, Startup, recovery and readiness): each entry's index is created with the dump's block
  * size; an existing index with another size keeps its own (warning), as Dynamo does. The whole document is
  * parsed before anything is applied, so a malformed dump changes nothing.
  */

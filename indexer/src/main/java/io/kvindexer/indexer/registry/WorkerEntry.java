@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * One {@code --workers} entry: {@code instance_id[:dp_rank]=endpoint} (spec §7.2).
+ * One {@code --workers} entry: {@code instance_id[:dp_rank]=endpoint} (compatibility.md, Command line and environment).
  *
  * @param instanceId u64 as a raw 64-bit pattern
  */

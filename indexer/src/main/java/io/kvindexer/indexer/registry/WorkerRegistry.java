@@ -22,7 +22,7 @@ import java.util.function.Predicate;
 
 /**
  * Registrations: instance → (model, tenant) and its dp ranks, each with a running listener. Applies Dynamo's
- * registration rules (spec §5.3, §5.4) in their order. One lock guards the bookkeeping; starting a listener never
+ * registration rules (compatibility.md, HTTP API) in their order. One lock guards the bookkeeping; starting a listener never
  * blocks, so neither does {@link #register}.
  *
  * <p>Sequence watermarks are kept per (instance, rank) outside the registrations, so they survive
@@ -130,7 +130,7 @@ public final class WorkerRegistry implements AutoCloseable {
     }
 
     /**
-     * The three forms of {@code /unregister} (spec §5.4): with tenant and rank one listener; with tenant the whole
+     * The three forms of {@code /unregister} (compatibility.md, HTTP API): with tenant and rank one listener; with tenant the whole
      * instance if its key matches; without tenant the whole instance if its model matches (rank ignored).
      */
     public void unregister(long instanceId, String model, String tenant, Integer dpRank) throws RegistryException {

@@ -1,7 +1,7 @@
 package io.kvindexer.indexer.registry;
 
 /**
- * Validation of ZMQ endpoint strings given to {@code /register} and {@code --workers} (spec §2.1), with Dynamo's
+ * Validation of ZMQ endpoint strings given to {@code /register} and {@code --workers} (compatibility.md, Engine event streams), with Dynamo's
  * error texts (the backticks are part of the message).
  */
 public final class ZmqEndpoint {

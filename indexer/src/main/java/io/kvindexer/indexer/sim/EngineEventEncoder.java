@@ -11,13 +11,13 @@ import java.util.List;
 
 /**
  * Writes one engine batch {@code [ts, [events], dp_rank]} as msgpack, the way vLLM / SGLang do
- * (wire spec §3, §4): same key order and the same smallest-int forms, so golden payloads match byte for byte.
+ * (compatibility.md, Engine event streams): same key order and the same smallest-int forms, so golden payloads match byte for byte.
  */
 public final class EngineEventEncoder {
 
     /** Which engine generation's shapes to write. */
     public enum Format {
-        /** vLLM after PR #42892: tagged map events, keys in wire-spec §3.3 order. */
+        /** vLLM after PR #42892: tagged map events, keys in the order vLLM writes them (compatibility.md, Engine event streams). */
         MAP,
         /** vLLM v0.22/v0.23: positional events, 12-element BlockStored, 4-element BlockRemoved. */
         ARRAY12,

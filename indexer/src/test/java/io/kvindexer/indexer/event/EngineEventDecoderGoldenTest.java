@@ -19,7 +19,7 @@ import static io.kvindexer.indexer.event.Msgpack.TS;
 import static io.kvindexer.indexer.event.Msgpack.hex;
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Every example payload of the wire spec (Appendix A) and the behaviour spec (§2.3), every field checked. */
+/** Every example payload of GoldenPayloads (compatibility.md, Engine event streams), every field checked. */
 class EngineEventDecoderGoldenTest {
 
     private final EngineEventDecoder decoder = new EngineEventDecoder();

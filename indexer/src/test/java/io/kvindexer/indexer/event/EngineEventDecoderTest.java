@@ -450,7 +450,7 @@ class EngineEventDecoderTest {
         }
     }
 
-    /** Spec §2.5 and Dynamo's zmq_wire group_idx tests. */
+    /** compatibility.md, Engine event streams and Dynamo's zmq_wire group_idx tests. */
     @Nested
     class AttentionGroups {
 

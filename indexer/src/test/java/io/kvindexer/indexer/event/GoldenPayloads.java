@@ -5,7 +5,7 @@ import java.util.Map;
 
 /**
  * The example payloads of the wire spec (engine-kv-events-wire.md, Appendix A; produced with real msgspec 0.21.1)
- * and of the behaviour spec §2.3, as contiguous hex.
+ * and of compatibility.md, Engine event streams, as contiguous hex.
  */
 public final class GoldenPayloads {
 
@@ -55,10 +55,10 @@ public final class GoldenPayloads {
             657391cd014db1706172656e745f626c6f636b5f68617368ccdea9746f6b656e5f69647394090a0b0caa626c6f636b5f
             73697a6504a76c6f72615f6964c0a66d656469756da3475055a96c6f72615f6e616d65c0aa65787472615f6b65797391
             c0a967726f75705f6964780001""";
-    /** Behaviour spec §2.3: one vLLM array BlockStored of tokens 1..16, engine hash 0xea06fc71a5ee6e88. */
+    /** compatibility.md, Engine event streams: one vLLM array BlockStored of tokens 1..16, engine hash 0xea06fc71a5ee6e88. */
     public static final String DYNAMO_ARRAY_STORED = "93cb41d954fc402000009198ab426c6f636b53746f72656491cfea06fc71a5ee6e88"
             + "c0dc00100102030405060708090a0b0c0d0e0f1010c0c0c000";
-    /** Behaviour spec §2.3: BlockRemoved + AllBlocksCleared, rank nil. */
+    /** compatibility.md, Engine event streams: BlockRemoved + AllBlocksCleared, rank nil. */
     public static final String DYNAMO_REMOVED_CLEARED = "93cb41d954fc404000009293ac426c6f636b52656d6f76656491cfea06fc71a5ee6e88"
             + "c091b0416c6c426c6f636b73436c6561726564c0";
 

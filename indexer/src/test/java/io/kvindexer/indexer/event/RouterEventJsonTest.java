@@ -10,7 +10,7 @@ import java.util.stream.IntStream;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** The RouterEvent JSON of behaviour spec §5.8: exact output, unsigned u64 numbers, tolerant input. */
+/** The RouterEvent JSON of compatibility.md, HTTP API: exact output, unsigned u64 numbers, tolerant input. */
 class RouterEventJsonTest {
 
     private static final long MAX_U64 = -1L;

@@ -10,7 +10,7 @@ import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Vectors V0–V10 of behaviour spec §1.6 plus the block-splitting and multimodal rules of §1.2. */
+/** Test vectors V0–V10 (compatibility.md, Hashing) plus the block-splitting and multimodal rules. */
 class BlockHasherTest {
 
     private static int[] range(int fromInclusive, int toInclusive) {

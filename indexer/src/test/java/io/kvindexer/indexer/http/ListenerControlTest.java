@@ -5,7 +5,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** {@code /test/pause_listener}, {@code /test/resume_listener} when DYN_KV_INDEXER_TEST_ENDPOINTS is on (spec §5.10). */
+/** {@code /test/pause_listener}, {@code /test/resume_listener} when DYN_KV_INDEXER_TEST_ENDPOINTS is on (compatibility.md, HTTP API). */
 @IndexerRoutes
 abstract class ListenerControlTest {
 

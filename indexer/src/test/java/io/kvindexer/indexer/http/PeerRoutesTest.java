@@ -4,7 +4,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** {@code /register_peer}, {@code /deregister_peer}, {@code /peers} (spec §5.9): set semantics, exact strings. */
+/** {@code /register_peer}, {@code /deregister_peer}, {@code /peers} (compatibility.md, HTTP API): set semantics, exact strings. */
 @IndexerRoutes
 abstract class PeerRoutesTest {
 

@@ -20,7 +20,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Engine simulator → ZMQ → indexer → {@code /query}: real sockets end to end, for every event encoding the
- * simulator speaks, with the worked examples of spec §5.6 checked byte for byte.
+ * simulator speaks, with the worked examples of compatibility.md, HTTP API checked byte for byte.
  */
 class QueryEndToEndTest {
 

@@ -11,7 +11,7 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-/** {@code /health}, {@code /ready} and the DYN_ROUTER_MIN_INITIAL_WORKERS gate (spec §6.4, design §2). */
+/** {@code /health}, {@code /ready} and the DYN_ROUTER_MIN_INITIAL_WORKERS gate (compatibility.md, Startup, recovery and readiness, compatibility.md, Where we differ on purpose). */
 class ReadinessTest {
 
     private static String reg(int id) {
@@ -43,7 +43,7 @@ class ReadinessTest {
 
         @Test
         void gateWaitsForMinInitialWorkersRegisteredOverHttp(HttpTestClient http, IndexerRouting.Components app) {
-            // run_common_exposes_ready_while_waiting_for_min_workers, with design §2: HTTP is open while waiting
+            // run_common_exposes_ready_while_waiting_for_min_workers, with compatibility.md, Where we differ on purpose: HTTP is open while waiting
             assertThat(http.get("/health").status()).isEqualTo(200);
             HttpTestClient.Response ready = http.get("/ready");
             assertThat(ready.status()).isEqualTo(503);

@@ -10,7 +10,7 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code /register}, {@code /unregister}, {@code /workers}: Dynamo's texts and rules (spec §5.3–5.5), ported from
+ * {@code /register}, {@code /unregister}, {@code /workers}: Dynamo's texts and rules (compatibility.md, HTTP API), ported from
  * its server.rs / registry.rs tests. Listeners point at ports nobody binds: registration must not wait.
  */
 class WorkerRoutesTest {
@@ -202,7 +202,7 @@ class WorkerRoutesTest {
 
     @Test
     void watermarkSurvivesUnregisterAndRegister() {
-        // design §2: the documented behaviour (Dynamo G2's code deletes it)
+        // compatibility.md, Where we differ on purpose: the documented behaviour (Dynamo G2's code deletes it)
         register(reg(7, "m", "default", 4, 0, "tcp://h:1"));
         var wm = indexer.app().workers().watermark(7, 0);
         wm.set(41);

@@ -17,7 +17,7 @@ import static io.kvindexer.indexer.model.StorageTier.HOST_PINNED;
 import static io.kvindexer.indexer.index.IndexFixture.w;
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** {@code /dump} shape and recovery (spec §4.7; backend.rs dump_events_round_trips_through_apply_event_routed). */
+/** {@code /dump} shape and recovery (compatibility.md, Index semantics; backend.rs dump_events_round_trips_through_apply_event_routed). */
 class DumpRoundTripTest {
 
     /** One dumped membership with the event id left out (ids are per dump). */

@@ -20,7 +20,7 @@ import static io.kvindexer.indexer.index.IndexFixture.w;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.entry;
 
-/** Store / remove / clear / match semantics of one index (spec §2.7, §2.8, §4; design §2 where it differs). */
+/** Store / remove / clear / match semantics of one index (compatibility.md, Engine event streams and Index semantics; compatibility.md, Where we differ on purpose where it differs). */
 class PrefixIndexSemanticsTest {
 
     private final IndexFixture f = new IndexFixture(4);
@@ -113,7 +113,7 @@ class PrefixIndexSemanticsTest {
         assertThat(f.deviceScores(1, 2, 3)).as("102 of worker 1 lost its parent").containsOnly(entry(w(2, 0), 3));
     }
 
-    // ---- parent rules (radix_tree.rs test_radix_tree_apply_event_errors, spec §2.8) ---------------------------
+    // ---- parent rules (radix_tree.rs test_radix_tree_apply_event_errors, compatibility.md, Engine event streams) ---------------------------
 
     @Test
     void deviceStoreWithUnknownParentIsDroppedAndCounted() {
@@ -212,7 +212,7 @@ class PrefixIndexSemanticsTest {
 
     @Test
     void reStoringAnEvictedMiddleBlockRestoresTheWholeChain() {
-        // design §2: vLLM frees a shared prefix block before its children; Dynamo's tree under-reports here
+        // compatibility.md, Where we differ on purpose: vLLM frees a shared prefix block before its children; Dynamo's tree under-reports here
         f.store(w(1, 0), null, new long[] {101, 102, 103, 104}, 1, 2, 3, 4);
         f.store(w(2, 0), null, new long[] {101}, 1);
         f.remove(w(1, 0), 102);
@@ -312,7 +312,7 @@ class PrefixIndexSemanticsTest {
         assertThat(io.kvindexer.indexer.http.DumpEvents.of(f.index)).allMatch(e -> e.instanceId() == 2);
     }
 
-    // ---- tiers (spec §4.6, lower_tier.rs) --------------------------------------------------------------------
+    // ---- tiers (compatibility.md, Index semantics, lower_tier.rs) --------------------------------------------------------------------
 
     @Test
     void workedExampleOfSpecFiveSix() {
@@ -434,7 +434,7 @@ class PrefixIndexSemanticsTest {
         assertThat(f.index.findMatches(new long[0]).workers()).isEmpty();
     }
 
-    // ---- conversion of BlockStored (spec §2.7) ---------------------------------------------------------------
+    // ---- conversion of BlockStored (compatibility.md, Engine event streams) ---------------------------------------------------------------
 
     @Test
     void blockSizeMismatchStoresNothing() {

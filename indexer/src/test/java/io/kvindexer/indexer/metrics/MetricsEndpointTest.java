@@ -11,7 +11,7 @@ import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** {@code /metrics}: Dynamo's six metrics with their labels (spec §8), well-formed text, counters that move. */
+/** {@code /metrics}: Dynamo's six metrics with their labels (compatibility.md, Metrics), well-formed text, counters that move. */
 public class MetricsEndpointTest {
 
     private static final Pattern SAMPLE = Pattern.compile(

@@ -18,7 +18,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Two real servers: the second starts with {@code --peers} = the first, recovers its index from the first's
- * {@code /dump} and ends up with the same dump and the same answers (spec §6.2, Dynamo's
+ * {@code /dump} and ends up with the same dump and the same answers (compatibility.md, Startup, recovery and readiness, Dynamo's
  * _test_router_indexers_sync).
  */
 class PeerRecoveryTest {

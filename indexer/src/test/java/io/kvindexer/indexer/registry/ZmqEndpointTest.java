@@ -4,7 +4,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Dynamo's test_validate_zmq_endpoint_* cases and the error texts of spec §5.3. */
+/** Dynamo's test_validate_zmq_endpoint_* cases and the error texts of compatibility.md, HTTP API. */
 class ZmqEndpointTest {
 
     @Test

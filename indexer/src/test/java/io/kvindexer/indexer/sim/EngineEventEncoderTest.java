@@ -16,7 +16,7 @@ import static io.kvindexer.indexer.event.GoldenPayloads.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The encoder reproduces the golden payloads of wire spec Appendix A byte for byte (inputs of §6): the very
+ * The encoder reproduces the golden payloads of GoldenPayloads byte for byte: the very
  * payloads {@code event.EngineEventDecoderGoldenTest} decodes, so encoder and decoder agree on one copy.
  */
 class EngineEventEncoderTest {
