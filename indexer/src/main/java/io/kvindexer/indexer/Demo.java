@@ -4,7 +4,6 @@ import io.kvindexer.indexer.registry.Registration;
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.PrefixCacheEngine;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -34,8 +33,16 @@ final class Demo implements AutoCloseable {
             EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
             sims.add(sim);
             caches.add(new PrefixCacheEngine(256, BLOCK_SIZE));
-            app.workers().register(new Registration(i + 1, sim.endpoint(), MODEL, IndexerConfig.DEFAULT_TENANT,
-                    BLOCK_SIZE, 0, sim.replayEndpoint(), null));
+            app.workers()
+                    .register(new Registration(
+                            i + 1,
+                            sim.endpoint(),
+                            MODEL,
+                            IndexerConfig.DEFAULT_TENANT,
+                            BLOCK_SIZE,
+                            0,
+                            sim.replayEndpoint(),
+                            null));
         }
         // engine 1 holds the system prompt plus a conversation; engine 2 only the system prompt
         exampleQuery = concat(systemPrompt(), conversation(1, 48));
@@ -116,5 +123,4 @@ final class Demo implements AutoCloseable {
         traffic.interrupt();
         sims.forEach(EngineSimulator::close);
     }
-
 }

@@ -1,13 +1,12 @@
 package io.kvindexer.indexer;
 
-import picocli.CommandLine.Option;
-
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import picocli.CommandLine.Option;
 
 /** The limit and authentication flags, mixed into {@link IndexerCli}. */
 public final class HardeningOptions {
@@ -15,31 +14,43 @@ public final class HardeningOptions {
     /** Environment variable holding the bearer token when no {@code --auth-token-file} is given. */
     public static final String TOKEN_ENV = "KV_INDEXER_AUTH_TOKEN";
 
-    @Option(names = "--max-query-tokens", paramLabel = "N",
+    @Option(
+            names = "--max-query-tokens",
+            paramLabel = "N",
             description = "token ids (or block hashes) in one query (default: ${DEFAULT-VALUE})")
     int maxQueryTokens = ServiceLimits.DEFAULTS.maxQueryTokens();
 
-    @Option(names = "--max-ranks-per-instance", paramLabel = "N",
+    @Option(
+            names = "--max-ranks-per-instance",
+            paramLabel = "N",
             description = "dp ranks one instance may register (default: ${DEFAULT-VALUE})")
     int maxRanksPerInstance = ServiceLimits.DEFAULTS.maxRanksPerInstance();
 
-    @Option(names = "--max-listeners", paramLabel = "N",
+    @Option(
+            names = "--max-listeners",
+            paramLabel = "N",
             description = "registered (instance, dp rank) listeners in total (default: ${DEFAULT-VALUE})")
     int maxListeners = ServiceLimits.DEFAULTS.maxListeners();
 
     @Option(names = "--max-peers", paramLabel = "N", description = "peer URLs kept (default: ${DEFAULT-VALUE})")
     int maxPeers = ServiceLimits.DEFAULTS.maxPeers();
 
-    @Option(names = "--request-read-timeout-ms", paramLabel = "MS",
+    @Option(
+            names = "--request-read-timeout-ms",
+            paramLabel = "MS",
             description = "time to receive a request body once its headers are in; a client that stalls longer gets"
                     + " 408 and the connection is closed (default: ${DEFAULT-VALUE})")
     long requestReadTimeoutMs = ServiceLimits.DEFAULT_REQUEST_READ_TIMEOUT.toMillis();
 
-    @Option(names = "--max-concurrent-replays", paramLabel = "N",
+    @Option(
+            names = "--max-concurrent-replays",
+            paramLabel = "N",
             description = "engine replays (gap recovery) running at once; the rest wait (default: ${DEFAULT-VALUE})")
     int maxConcurrentReplays = ServiceLimits.DEFAULT_MAX_CONCURRENT_REPLAYS;
 
-    @Option(names = "--auth-token-file", paramLabel = "FILE",
+    @Option(
+            names = "--auth-token-file",
+            paramLabel = "FILE",
             description = "require `Authorization: Bearer <token>` (token = the file's trimmed content) on /register,"
                     + " /unregister, /register_peer, /deregister_peer and /dump; also sent to peers. Default: env "
                     + TOKEN_ENV + ", else no authentication")
@@ -47,8 +58,13 @@ public final class HardeningOptions {
 
     ServiceLimits limits() throws IndexerCli.ConfigException {
         try {
-            return new ServiceLimits(maxQueryTokens, maxRanksPerInstance, maxListeners, maxPeers,
-                    Duration.ofMillis(requestReadTimeoutMs), maxConcurrentReplays);
+            return new ServiceLimits(
+                    maxQueryTokens,
+                    maxRanksPerInstance,
+                    maxListeners,
+                    maxPeers,
+                    Duration.ofMillis(requestReadTimeoutMs),
+                    maxConcurrentReplays);
         } catch (IllegalArgumentException e) {
             throw new IndexerCli.ConfigException("invalid value for --max-query-tokens/--max-ranks-per-instance/"
                     + "--max-listeners/--max-peers/--request-read-timeout-ms/--max-concurrent-replays: "
@@ -63,12 +79,12 @@ public final class HardeningOptions {
             try {
                 token = Files.readString(authTokenFile, StandardCharsets.UTF_8).strip();
             } catch (IOException e) {
-                throw new IndexerCli.ConfigException("invalid value for --auth-token-file: cannot read "
-                        + authTokenFile + ": " + e.getMessage());
+                throw new IndexerCli.ConfigException(
+                        "invalid value for --auth-token-file: cannot read " + authTokenFile + ": " + e.getMessage());
             }
             if (token.isEmpty()) {
-                throw new IndexerCli.ConfigException("invalid value for --auth-token-file: " + authTokenFile
-                        + " is empty");
+                throw new IndexerCli.ConfigException(
+                        "invalid value for --auth-token-file: " + authTokenFile + " is empty");
             }
             return token;
         }

@@ -1,15 +1,14 @@
 package io.kvindexer.indexer;
 
-import io.kvindexer.indexer.ingest.ListenerOptions;
-
 import io.helidon.webserver.WebServer;
 import io.kvindexer.indexer.http.IndexerRouting;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.Indexers;
-import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.EngineListener;
-import io.kvindexer.indexer.ingest.ReplayPermits;
+import io.kvindexer.indexer.ingest.ListenerOptions;
+import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ReadyGate;
+import io.kvindexer.indexer.ingest.ReplayPermits;
 import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.recovery.PeerRecovery;
@@ -20,7 +19,6 @@ import io.kvindexer.indexer.registry.Registration;
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.registry.WorkerEntry;
 import io.kvindexer.indexer.registry.WorkerRegistry;
-
 import java.util.LinkedHashSet;
 import java.util.Set;
 
@@ -47,15 +45,24 @@ public final class IndexerApp implements AutoCloseable {
     private IndexerApp(IndexerConfig config) throws RegistryException {
         this.config = config;
         this.indexers = new Indexers(new IndexOptions(config.mixCacheSalt(), config.threads()));
-        this.workers = new WorkerRegistry(indexers,
-                engineListeners(readyGate, metrics, new ReplayPermits(config.limits().maxConcurrentReplays())),
+        this.workers = new WorkerRegistry(
+                indexers,
+                engineListeners(
+                        readyGate, metrics, new ReplayPermits(config.limits().maxConcurrentReplays())),
                 config.limits());
         this.gate = new StartupGate(config.minInitialWorkers(), config.recoversFromPeers(), readyGate, workers);
         metrics.bind(workers, indexers);
         try {
             for (WorkerEntry w : config.workers()) {
-                workers.register(new Registration(w.instanceId(), w.endpoint(), config.modelName(),
-                        config.tenantId(), config.blockSize(), w.dpRank(), null, null));
+                workers.register(new Registration(
+                        w.instanceId(),
+                        w.endpoint(),
+                        config.modelName(),
+                        config.tenantId(),
+                        config.blockSize(),
+                        w.dpRank(),
+                        null,
+                        null));
             }
             if (!config.recoversFromPeers()) {
                 gate.check(); // nothing to recover: open now if the min-workers condition already holds
@@ -87,7 +94,8 @@ public final class IndexerApp implements AutoCloseable {
     public static IndexerApp start(String... args) throws IndexerCli.ConfigException {
         IndexerCli.Parsed parsed = IndexerCli.parse(args, System.getenv());
         if (parsed.config() == null) {
-            throw new IndexerCli.ConfigException("nothing to start: " + parsed.helpText().lines().findFirst().orElse(""));
+            throw new IndexerCli.ConfigException(
+                    "nothing to start: " + parsed.helpText().lines().findFirst().orElse(""));
         }
         return start(parsed.config());
     }
@@ -117,8 +125,15 @@ public final class IndexerApp implements AutoCloseable {
             if (config.peersDns() != null) {
                 candidates.addAll(PeerDiscovery.resolve(config.peersDns(), config.host(), port()));
             }
-            new PeerRecovery(candidates.stream().limit(config.limits().maxPeers()).toList(), indexers,
-                    config.recoveryDelay(), config.peerTimeout(), config.authToken()).run();
+            new PeerRecovery(
+                            candidates.stream()
+                                    .limit(config.limits().maxPeers())
+                                    .toList(),
+                            indexers,
+                            config.recoveryDelay(),
+                            config.peerTimeout(),
+                            config.authToken())
+                    .run();
             gate.recoveryFinished();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -130,8 +145,8 @@ public final class IndexerApp implements AutoCloseable {
 
     /** The service's listeners: one EngineListener per registration, started at once, draining once the gate opens. */
     static ListenerFactory engineListeners(ReadyGate gate, IndexerMetrics metrics, ReplayPermits replays) {
-        ListenerOptions options = ListenerOptions.defaults().withMetrics(metrics.ingest())
-                .withReplayPermits(replays);
+        ListenerOptions options =
+                ListenerOptions.defaults().withMetrics(metrics.ingest()).withReplayPermits(replays);
         return (spec, watermark, sink) -> {
             EngineListener listener = new EngineListener(spec, watermark, sink, gate, options);
             listener.start();
@@ -216,5 +231,4 @@ public final class IndexerApp implements AutoCloseable {
         workers.close();
         indexers.close();
     }
-
 }

@@ -5,28 +5,33 @@ import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.PeerUrl;
 import io.kvindexer.indexer.registry.UnsignedParse;
 import io.kvindexer.indexer.registry.WorkerEntry;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * The command line of {@code python -m dynamo.indexer} (compatibility.md, Command line and environment) plus our additions, turned into an
  * {@link IndexerConfig}. Environment variables come in as a map so tests never touch the process env.
  */
-@Command(name = "kv-indexer", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(
+        name = "kv-indexer",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
         description = "Standalone KV-cache indexer (drop-in for `python -m dynamo.indexer`).",
-        footer = {"", "Environment:",
-                "  DYN_ROUTER_MIN_INITIAL_WORKERS  keep /ready and /query* closed until this many worker instances",
-                "                                  are registered (unset, empty or 0: no wait)",
-                "  DYN_KV_INDEXER_TEST_ENDPOINTS   1/true/yes/on mounts /test/pause_listener and /test/resume_listener",
-                "  KV_INDEXER_AUTH_TOKEN           bearer token (when no --auth-token-file is given)"})
+        footer = {
+            "",
+            "Environment:",
+            "  DYN_ROUTER_MIN_INITIAL_WORKERS  keep /ready and /query* closed until this many worker instances",
+            "                                  are registered (unset, empty or 0: no wait)",
+            "  DYN_KV_INDEXER_TEST_ENDPOINTS   1/true/yes/on mounts /test/pause_listener and /test/resume_listener",
+            "  KV_INDEXER_AUTH_TOKEN           bearer token (when no --auth-token-file is given)"
+        })
 public final class IndexerCli {
 
     /** A bad flag, value or environment variable: the message is the one line printed before exiting. */
@@ -37,54 +42,86 @@ public final class IndexerCli {
     }
 
     /** What {@link #parse} found: either a config to run, or the help/version text that was asked for. */
-    public record Parsed(IndexerConfig config, String helpText) {
-    }
+    public record Parsed(IndexerConfig config, String helpText) {}
 
-    @Option(names = "--port", paramLabel = "PORT", description = "HTTP port (default: ${DEFAULT-VALUE}; 0 picks a free one)")
+    @Option(
+            names = "--port",
+            paramLabel = "PORT",
+            description = "HTTP port (default: ${DEFAULT-VALUE}; 0 picks a free one)")
     int port = IndexerConfig.DEFAULT_PORT;
 
     @Option(names = "--host", paramLabel = "ADDR", description = "HTTP bind address (default: ${DEFAULT-VALUE})")
     String host = "0.0.0.0";
 
-    @Option(names = "--threads", paramLabel = "N", description = "index writer threads (default: ${DEFAULT-VALUE}; 0 or 1: one)")
+    @Option(
+            names = "--threads",
+            paramLabel = "N",
+            description = "index writer threads (default: ${DEFAULT-VALUE}; 0 or 1: one)")
     int threads = IndexOptions.DEFAULT_WRITER_THREADS;
 
-    @Option(names = "--block-size", paramLabel = "TOKENS", description = "block size of the --workers registrations (required with --workers)")
+    @Option(
+            names = "--block-size",
+            paramLabel = "TOKENS",
+            description = "block size of the --workers registrations (required with --workers)")
     String blockSize;
 
-    @Option(names = "--workers", paramLabel = "LIST", description = "initial workers: instance_id[:dp_rank]=zmq_endpoint,... (dp_rank defaults to 0)")
+    @Option(
+            names = "--workers",
+            paramLabel = "LIST",
+            description = "initial workers: instance_id[:dp_rank]=zmq_endpoint,... (dp_rank defaults to 0)")
     String workers;
 
-    @Option(names = "--model-name", paramLabel = "NAME", description = "model of the --workers (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--model-name",
+            paramLabel = "NAME",
+            description = "model of the --workers (default: ${DEFAULT-VALUE})")
     String modelName = IndexerConfig.DEFAULT_MODEL;
 
-    @Option(names = "--tenant-id", paramLabel = "ID", description = "tenant of the --workers (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--tenant-id",
+            paramLabel = "ID",
+            description = "tenant of the --workers (default: ${DEFAULT-VALUE})")
     String tenantId = IndexerConfig.DEFAULT_TENANT;
 
-    @Option(names = "--peers", paramLabel = "URLS", description = "comma-separated peer indexer base URLs to recover the index from at startup")
+    @Option(
+            names = "--peers",
+            paramLabel = "URLS",
+            description = "comma-separated peer indexer base URLs to recover the index from at startup")
     String peers;
 
-    @Option(names = "--peers-dns", paramLabel = "NAME:PORT", description = "also recover from every address NAME"
-            + " resolves to at startup (e.g. the indexers' headless Service), this process excluded")
+    @Option(
+            names = "--peers-dns",
+            paramLabel = "NAME:PORT",
+            description = "also recover from every address NAME"
+                    + " resolves to at startup (e.g. the indexers' headless Service), this process excluded")
     String peersDns;
 
-    @Option(names = "--demo", description = "start embedded engine simulators, register them and print example curl commands")
+    @Option(
+            names = "--demo",
+            description = "start embedded engine simulators, register them and print example curl commands")
     boolean demo;
 
-    @Option(names = "--mix-cache-salt", description = "mix a query's cache_salt into its block hashes (Dynamo G3); off: accepted and ignored (G2)")
+    @Option(
+            names = "--mix-cache-salt",
+            description = "mix a query's cache_salt into its block hashes (Dynamo G3); off: accepted and ignored (G2)")
     boolean mixCacheSalt;
 
-    @Option(names = "--max-body-bytes", paramLabel = "BYTES", description = "request body limit of /register and other small POSTs (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--max-body-bytes",
+            paramLabel = "BYTES",
+            description = "request body limit of /register and other small POSTs (default: ${DEFAULT-VALUE})")
     long maxBodyBytes = IndexerConfig.DEFAULT_MAX_BODY;
 
-    @Option(names = "--max-query-body-bytes", paramLabel = "BYTES", description = "request body limit of /query and /query_by_hash (default: ${DEFAULT-VALUE}, as Dynamo)")
+    @Option(
+            names = "--max-query-body-bytes",
+            paramLabel = "BYTES",
+            description = "request body limit of /query and /query_by_hash (default: ${DEFAULT-VALUE}, as Dynamo)")
     long maxQueryBodyBytes = IndexerConfig.DEFAULT_MAX_QUERY_BODY;
 
     @CommandLine.Mixin
     HardeningOptions hardening = new HardeningOptions();
 
-    private IndexerCli() {
-    }
+    private IndexerCli() {}
 
     /** Parses flags and environment; throws with a one-line message naming the flag or variable at fault. */
     public static Parsed parse(String[] args, Map<String, String> env) throws ConfigException {
@@ -155,11 +192,26 @@ public final class IndexerCli {
                 throw new ConfigException("invalid value for --peers-dns: " + e.getMessage());
             }
         }
-        return new IndexerConfig(host, port, Math.max(1, threads), bs, workerList, modelName, tenantId,
-                peerList, dnsTarget, demo, mixCacheSalt, maxQueryBodyBytes, maxBodyBytes,
+        return new IndexerConfig(
+                host,
+                port,
+                Math.max(1, threads),
+                bs,
+                workerList,
+                modelName,
+                tenantId,
+                peerList,
+                dnsTarget,
+                demo,
+                mixCacheSalt,
+                maxQueryBodyBytes,
+                maxBodyBytes,
                 minInitialWorkers(env.get("DYN_ROUTER_MIN_INITIAL_WORKERS")),
                 testEndpoints(env.get("DYN_KV_INDEXER_TEST_ENDPOINTS")),
-                Duration.ofSeconds(1), Duration.ofSeconds(10), hardening.limits(), hardening.authToken(env));
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(10),
+                hardening.limits(),
+                hardening.authToken(env));
     }
 
     /** compatibility.md, Command line and environment: split on commas, drop empty entries, trim the rest. */
@@ -194,8 +246,8 @@ public final class IndexerCli {
             }
             return n < 0 || n > Integer.MAX_VALUE ? Integer.MAX_VALUE : (int) n;
         } catch (NumberFormatException e) {
-            throw new ConfigException("DYN_ROUTER_MIN_INITIAL_WORKERS must be a non-negative integer, got \""
-                    + value + "\": " + e.getMessage());
+            throw new ConfigException("DYN_ROUTER_MIN_INITIAL_WORKERS must be a non-negative integer, got \"" + value
+                    + "\": " + e.getMessage());
         }
     }
 

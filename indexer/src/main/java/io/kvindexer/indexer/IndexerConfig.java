@@ -3,7 +3,6 @@ package io.kvindexer.indexer;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.WorkerEntry;
-
 import java.time.Duration;
 import java.util.List;
 
@@ -28,11 +27,26 @@ import java.util.List;
  * @param limits            caps on query size, registrations and peers (see {@link ServiceLimits})
  * @param authToken         bearer token required on mutating endpoints and /dump, sent to peers; null = open
  */
-public record IndexerConfig(String host, int port, int threads, Integer blockSize, List<WorkerEntry> workers,
-                            String modelName, String tenantId, List<String> peers, PeerDiscovery.Target peersDns,
-                            boolean demo, boolean mixCacheSalt, long maxQueryBodyBytes, long maxBodyBytes,
-                            int minInitialWorkers, boolean testEndpoints, Duration recoveryDelay,
-                            Duration peerTimeout, ServiceLimits limits, String authToken) {
+public record IndexerConfig(
+        String host,
+        int port,
+        int threads,
+        Integer blockSize,
+        List<WorkerEntry> workers,
+        String modelName,
+        String tenantId,
+        List<String> peers,
+        PeerDiscovery.Target peersDns,
+        boolean demo,
+        boolean mixCacheSalt,
+        long maxQueryBodyBytes,
+        long maxBodyBytes,
+        int minInitialWorkers,
+        boolean testEndpoints,
+        Duration recoveryDelay,
+        Duration peerTimeout,
+        ServiceLimits limits,
+        String authToken) {
 
     public static final int DEFAULT_PORT = 8090;
     public static final long DEFAULT_MAX_QUERY_BODY = 8L * 1024 * 1024;
@@ -50,9 +64,26 @@ public record IndexerConfig(String host, int port, int threads, Integer blockSiz
 
     /** Defaults for tests: loopback, a free port, no workers, no peers. */
     public static IndexerConfig defaults() {
-        return new IndexerConfig("127.0.0.1", 0, IndexOptions.DEFAULT_WRITER_THREADS, null, List.of(), DEFAULT_MODEL, DEFAULT_TENANT, List.of(), null,
-                false, false, DEFAULT_MAX_QUERY_BODY, DEFAULT_MAX_BODY, 0, false, Duration.ofSeconds(1),
-                Duration.ofSeconds(10), ServiceLimits.DEFAULTS, null);
+        return new IndexerConfig(
+                "127.0.0.1",
+                0,
+                IndexOptions.DEFAULT_WRITER_THREADS,
+                null,
+                List.of(),
+                DEFAULT_MODEL,
+                DEFAULT_TENANT,
+                List.of(),
+                null,
+                false,
+                false,
+                DEFAULT_MAX_QUERY_BODY,
+                DEFAULT_MAX_BODY,
+                0,
+                false,
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(10),
+                ServiceLimits.DEFAULTS,
+                null);
     }
 
     /** True when startup recovers from peers ({@code --peers} or {@code --peers-dns}). */
@@ -61,50 +92,186 @@ public record IndexerConfig(String host, int port, int threads, Integer blockSiz
     }
 
     public IndexerConfig withLimits(ServiceLimits newLimits) {
-        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, peersDns, demo,
-                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, recoveryDelay,
-                peerTimeout, newLimits, authToken);
+        return new IndexerConfig(
+                host,
+                port,
+                threads,
+                blockSize,
+                workers,
+                modelName,
+                tenantId,
+                peers,
+                peersDns,
+                demo,
+                mixCacheSalt,
+                maxQueryBodyBytes,
+                maxBodyBytes,
+                minInitialWorkers,
+                testEndpoints,
+                recoveryDelay,
+                peerTimeout,
+                newLimits,
+                authToken);
     }
 
     public IndexerConfig withAuthToken(String token) {
-        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, peersDns, demo,
-                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, recoveryDelay,
-                peerTimeout, limits, token);
+        return new IndexerConfig(
+                host,
+                port,
+                threads,
+                blockSize,
+                workers,
+                modelName,
+                tenantId,
+                peers,
+                peersDns,
+                demo,
+                mixCacheSalt,
+                maxQueryBodyBytes,
+                maxBodyBytes,
+                minInitialWorkers,
+                testEndpoints,
+                recoveryDelay,
+                peerTimeout,
+                limits,
+                token);
     }
 
     public IndexerConfig withPeers(List<String> newPeers) {
-        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, newPeers, peersDns,
-                demo, mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, recoveryDelay,
-                peerTimeout, limits, authToken);
+        return new IndexerConfig(
+                host,
+                port,
+                threads,
+                blockSize,
+                workers,
+                modelName,
+                tenantId,
+                newPeers,
+                peersDns,
+                demo,
+                mixCacheSalt,
+                maxQueryBodyBytes,
+                maxBodyBytes,
+                minInitialWorkers,
+                testEndpoints,
+                recoveryDelay,
+                peerTimeout,
+                limits,
+                authToken);
     }
 
     public IndexerConfig withPeersDns(PeerDiscovery.Target target) {
-        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, target, demo,
-                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, recoveryDelay,
-                peerTimeout, limits, authToken);
+        return new IndexerConfig(
+                host,
+                port,
+                threads,
+                blockSize,
+                workers,
+                modelName,
+                tenantId,
+                peers,
+                target,
+                demo,
+                mixCacheSalt,
+                maxQueryBodyBytes,
+                maxBodyBytes,
+                minInitialWorkers,
+                testEndpoints,
+                recoveryDelay,
+                peerTimeout,
+                limits,
+                authToken);
     }
 
     public IndexerConfig withMinInitialWorkers(int n) {
-        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, peersDns, demo,
-                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, n, testEndpoints, recoveryDelay, peerTimeout, limits,
+        return new IndexerConfig(
+                host,
+                port,
+                threads,
+                blockSize,
+                workers,
+                modelName,
+                tenantId,
+                peers,
+                peersDns,
+                demo,
+                mixCacheSalt,
+                maxQueryBodyBytes,
+                maxBodyBytes,
+                n,
+                testEndpoints,
+                recoveryDelay,
+                peerTimeout,
+                limits,
                 authToken);
     }
 
     public IndexerConfig withTestEndpoints(boolean on) {
-        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, peersDns, demo,
-                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, on, recoveryDelay, peerTimeout,
-                limits, authToken);
+        return new IndexerConfig(
+                host,
+                port,
+                threads,
+                blockSize,
+                workers,
+                modelName,
+                tenantId,
+                peers,
+                peersDns,
+                demo,
+                mixCacheSalt,
+                maxQueryBodyBytes,
+                maxBodyBytes,
+                minInitialWorkers,
+                on,
+                recoveryDelay,
+                peerTimeout,
+                limits,
+                authToken);
     }
 
     public IndexerConfig withWorkers(int newBlockSize, List<WorkerEntry> newWorkers) {
-        return new IndexerConfig(host, port, threads, newBlockSize, newWorkers, modelName, tenantId, peers, peersDns,
-                demo, mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, recoveryDelay,
-                peerTimeout, limits, authToken);
+        return new IndexerConfig(
+                host,
+                port,
+                threads,
+                newBlockSize,
+                newWorkers,
+                modelName,
+                tenantId,
+                peers,
+                peersDns,
+                demo,
+                mixCacheSalt,
+                maxQueryBodyBytes,
+                maxBodyBytes,
+                minInitialWorkers,
+                testEndpoints,
+                recoveryDelay,
+                peerTimeout,
+                limits,
+                authToken);
     }
 
     public IndexerConfig withRecoveryDelay(Duration delay) {
-        return new IndexerConfig(host, port, threads, blockSize, workers, modelName, tenantId, peers, peersDns, demo,
-                mixCacheSalt, maxQueryBodyBytes, maxBodyBytes, minInitialWorkers, testEndpoints, delay, peerTimeout,
-                limits, authToken);
+        return new IndexerConfig(
+                host,
+                port,
+                threads,
+                blockSize,
+                workers,
+                modelName,
+                tenantId,
+                peers,
+                peersDns,
+                demo,
+                mixCacheSalt,
+                maxQueryBodyBytes,
+                maxBodyBytes,
+                minInitialWorkers,
+                testEndpoints,
+                delay,
+                peerTimeout,
+                limits,
+                authToken);
     }
 }

@@ -2,14 +2,12 @@ package io.kvindexer.indexer;
 
 import io.helidon.logging.common.LogConfig;
 import io.kvindexer.indexer.ingest.ZmqContext;
-
 import java.util.concurrent.CountDownLatch;
 
 /** {@code java -jar kv-indexer.jar [flags]}: parse, start, wait for Ctrl-C. Wiring only. */
 public final class IndexerMain {
 
-    private IndexerMain() {
-    }
+    private IndexerMain() {}
 
     public static void main(String[] args) throws InterruptedException {
         IndexerCli.Parsed parsed;
@@ -43,11 +41,14 @@ public final class IndexerMain {
             System.out.println(app.demoCurls());
         }
         CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            app.close();
-            ZmqContext.closeShared();
-            stopped.countDown();
-        }, "kv-indexer-shutdown"));
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            app.close();
+                            ZmqContext.closeShared();
+                            stopped.countDown();
+                        },
+                        "kv-indexer-shutdown"));
         stopped.await();
     }
 }

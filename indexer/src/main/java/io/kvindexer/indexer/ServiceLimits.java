@@ -14,8 +14,13 @@ import java.time.Duration;
  * @param requestReadTimeout     time to receive a whole request body once its headers are in; then 408
  * @param maxConcurrentReplays   engine replays running at once in the process (the rest wait their turn)
  */
-public record ServiceLimits(int maxQueryTokens, int maxRanksPerInstance, int maxListeners, int maxPeers,
-                            Duration requestReadTimeout, int maxConcurrentReplays) {
+public record ServiceLimits(
+        int maxQueryTokens,
+        int maxRanksPerInstance,
+        int maxListeners,
+        int maxPeers,
+        Duration requestReadTimeout,
+        int maxConcurrentReplays) {
 
     /** 8: a restart's catch-up replays do not starve the live streams. */
     public static final int DEFAULT_MAX_CONCURRENT_REPLAYS = 8;
@@ -39,9 +44,14 @@ public record ServiceLimits(int maxQueryTokens, int maxRanksPerInstance, int max
     }
 
     /** With the default replay concurrency. */
-    public ServiceLimits(int maxQueryTokens, int maxRanksPerInstance, int maxListeners, int maxPeers,
-                         Duration requestReadTimeout) {
-        this(maxQueryTokens, maxRanksPerInstance, maxListeners, maxPeers, requestReadTimeout,
+    public ServiceLimits(
+            int maxQueryTokens, int maxRanksPerInstance, int maxListeners, int maxPeers, Duration requestReadTimeout) {
+        this(
+                maxQueryTokens,
+                maxRanksPerInstance,
+                maxListeners,
+                maxPeers,
+                requestReadTimeout,
                 DEFAULT_MAX_CONCURRENT_REPLAYS);
     }
 
@@ -51,8 +61,8 @@ public record ServiceLimits(int maxQueryTokens, int maxRanksPerInstance, int max
     }
 
     public ServiceLimits withRequestReadTimeout(Duration timeout) {
-        return new ServiceLimits(maxQueryTokens, maxRanksPerInstance, maxListeners, maxPeers, timeout,
-                maxConcurrentReplays);
+        return new ServiceLimits(
+                maxQueryTokens, maxRanksPerInstance, maxListeners, maxPeers, timeout, maxConcurrentReplays);
     }
 
     public ServiceLimits withMaxConcurrentReplays(int n) {

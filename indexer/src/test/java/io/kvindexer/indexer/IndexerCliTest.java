@@ -1,14 +1,13 @@
 package io.kvindexer.indexer;
 
-import io.kvindexer.indexer.recovery.PeerDiscovery;
-import io.kvindexer.indexer.registry.WorkerEntry;
-import org.junit.jupiter.api.Test;
-
-import java.util.List;
-import java.util.Map;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvindexer.indexer.recovery.PeerDiscovery;
+import io.kvindexer.indexer.registry.WorkerEntry;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
 
 class IndexerCliTest {
 
@@ -40,10 +39,23 @@ class IndexerCliTest {
 
     @Test
     void parsesWorkersWithRanks() throws Exception {
-        IndexerConfig c = parse("--block-size", "16", "--model-name", "llama", "--tenant-id", "t1", "--workers",
-                "1=tcp://host:5557,2:1=tcp://host:5558", "--port", "0", "--host", "127.0.0.5", "--threads", "2");
-        assertThat(c.workers()).containsExactly(new WorkerEntry(1, 0, "tcp://host:5557"),
-                new WorkerEntry(2, 1, "tcp://host:5558"));
+        IndexerConfig c = parse(
+                "--block-size",
+                "16",
+                "--model-name",
+                "llama",
+                "--tenant-id",
+                "t1",
+                "--workers",
+                "1=tcp://host:5557,2:1=tcp://host:5558",
+                "--port",
+                "0",
+                "--host",
+                "127.0.0.5",
+                "--threads",
+                "2");
+        assertThat(c.workers())
+                .containsExactly(new WorkerEntry(1, 0, "tcp://host:5557"), new WorkerEntry(2, 1, "tcp://host:5558"));
         assertThat(c.blockSize()).isEqualTo(16);
         assertThat(c.modelName()).isEqualTo("llama");
         assertThat(c.tenantId()).isEqualTo("t1");
@@ -99,7 +111,10 @@ class IndexerCliTest {
 
     @Test
     void workerIdIsU64() throws Exception {
-        assertThat(WorkerEntry.parseList("18446744073709551615=tcp://h:1").get(0).instanceId()).isEqualTo(-1L);
+        assertThat(WorkerEntry.parseList("18446744073709551615=tcp://h:1")
+                        .get(0)
+                        .instanceId())
+                .isEqualTo(-1L);
         assertThatThrownBy(() -> WorkerEntry.parseList("18446744073709551616=tcp://h:1"))
                 .hasMessageContaining("number too large");
     }
@@ -113,24 +128,31 @@ class IndexerCliTest {
     @Test
     void minInitialWorkersEnv() throws Exception {
         assertThat(parse(Map.of()).minInitialWorkers()).isZero();
-        assertThat(parse(Map.of("DYN_ROUTER_MIN_INITIAL_WORKERS", "")).minInitialWorkers()).isZero();
-        assertThat(parse(Map.of("DYN_ROUTER_MIN_INITIAL_WORKERS", "0")).minInitialWorkers()).isZero();
-        assertThat(parse(Map.of("DYN_ROUTER_MIN_INITIAL_WORKERS", "3")).minInitialWorkers()).isEqualTo(3);
+        assertThat(parse(Map.of("DYN_ROUTER_MIN_INITIAL_WORKERS", "")).minInitialWorkers())
+                .isZero();
+        assertThat(parse(Map.of("DYN_ROUTER_MIN_INITIAL_WORKERS", "0")).minInitialWorkers())
+                .isZero();
+        assertThat(parse(Map.of("DYN_ROUTER_MIN_INITIAL_WORKERS", "3")).minInitialWorkers())
+                .isEqualTo(3);
         for (String bad : List.of("abc", " 3", "-1", "3.0", "+3")) {
             assertThatThrownBy(() -> parse(Map.of("DYN_ROUTER_MIN_INITIAL_WORKERS", bad)))
                     .isInstanceOf(IndexerCli.ConfigException.class)
-                    .hasMessageStartingWith("DYN_ROUTER_MIN_INITIAL_WORKERS must be a non-negative integer, got \""
-                            + bad + "\": ");
+                    .hasMessageStartingWith(
+                            "DYN_ROUTER_MIN_INITIAL_WORKERS must be a non-negative integer, got \"" + bad + "\": ");
         }
     }
 
     @Test
     void testEndpointsEnv() throws Exception {
         for (String on : List.of("1", "true", "YES", " on ")) {
-            assertThat(parse(Map.of("DYN_KV_INDEXER_TEST_ENDPOINTS", on)).testEndpoints()).as(on).isTrue();
+            assertThat(parse(Map.of("DYN_KV_INDEXER_TEST_ENDPOINTS", on)).testEndpoints())
+                    .as(on)
+                    .isTrue();
         }
         for (String off : List.of("0", "false", "", "nope")) {
-            assertThat(parse(Map.of("DYN_KV_INDEXER_TEST_ENDPOINTS", off)).testEndpoints()).as(off).isFalse();
+            assertThat(parse(Map.of("DYN_KV_INDEXER_TEST_ENDPOINTS", off)).testEndpoints())
+                    .as(off)
+                    .isFalse();
         }
     }
 
@@ -141,7 +163,8 @@ class IndexerCliTest {
                 .hasMessageContaining("--port")
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
         assertThatThrownBy(() -> parse("--port", "70000")).hasMessageContaining("--port");
-        assertThatThrownBy(() -> parse("--no-such-flag")).hasMessageContaining("--no-such-flag")
+        assertThatThrownBy(() -> parse("--no-such-flag"))
+                .hasMessageContaining("--no-such-flag")
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
         assertThatThrownBy(() -> parse("--block-size", "-4")).hasMessageContaining("--block-size");
         assertThatThrownBy(() -> parse("--threads", "-1")).hasMessageContaining("--threads");
@@ -150,8 +173,19 @@ class IndexerCliTest {
     @Test
     void helpListsEveryFlag() throws Exception {
         String help = IndexerCli.parse(new String[] {"--help"}, Map.of()).helpText();
-        assertThat(help).contains("--port", "--host", "--threads", "--block-size", "--workers", "--model-name",
-                "--tenant-id", "--peers", "--demo", "--mix-cache-salt", "--max-body-bytes",
-                "DYN_ROUTER_MIN_INITIAL_WORKERS");
+        assertThat(help)
+                .contains(
+                        "--port",
+                        "--host",
+                        "--threads",
+                        "--block-size",
+                        "--workers",
+                        "--model-name",
+                        "--tenant-id",
+                        "--peers",
+                        "--demo",
+                        "--mix-cache-salt",
+                        "--max-body-bytes",
+                        "DYN_ROUTER_MIN_INITIAL_WORKERS");
     }
 }

@@ -1,20 +1,18 @@
 package io.kvindexer.indexer;
 
-import io.kvindexer.indexer.http.HttpTestClient;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindexer.indexer.http.HttpTestClient;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /** The real {@code main} in a child JVM, as a user starts it: exit codes, one-line errors, help, a live server. */
 class IndexerMainProcessTest {
 
-    private record Run(int exit, String stdout, String stderr) {
-    }
+    private record Run(int exit, String stdout, String stderr) {}
 
     private static ProcessBuilder java(Map<String, String> env, String... args) {
         ProcessBuilder pb = IndexerProcess.command(List.of(), args);
@@ -25,7 +23,9 @@ class IndexerMainProcessTest {
     private static Run run(Map<String, String> env, String... args) throws Exception {
         Process p = java(env, args).start();
         assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("process exits").isTrue();
-        return new Run(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8),
+        return new Run(
+                p.exitValue(),
+                new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8),
                 new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
     }
 
@@ -50,8 +50,9 @@ class IndexerMainProcessTest {
     void badEnvironmentIsOneLine() throws Exception {
         Run r = run(Map.of("DYN_ROUTER_MIN_INITIAL_WORKERS", "two"), "--port", "0");
         assertThat(r.exit()).isNotZero();
-        assertThat(r.stderr().strip()).isEqualTo("kv-indexer: DYN_ROUTER_MIN_INITIAL_WORKERS must be a non-negative"
-                + " integer, got \"two\": invalid digit found in string");
+        assertThat(r.stderr().strip())
+                .isEqualTo("kv-indexer: DYN_ROUTER_MIN_INITIAL_WORKERS must be a non-negative"
+                        + " integer, got \"two\": invalid digit found in string");
     }
 
     @Test
@@ -64,10 +65,19 @@ class IndexerMainProcessTest {
     @Test
     void startsAndServes() throws Exception {
         // IndexerProcess.start fails the test when no "listening on" line comes
-        try (IndexerProcess p = IndexerProcess.start(List.of(), "--port", "0", "--host", "127.0.0.1",
-                "--block-size", "16", "--model-name", "llama",
-                "--workers", "1=tcp://127.0.0.1:1,1:1=tcp://127.0.0.1:2");
-             HttpTestClient http = new HttpTestClient(p.url())) {
+        try (IndexerProcess p = IndexerProcess.start(
+                        List.of(),
+                        "--port",
+                        "0",
+                        "--host",
+                        "127.0.0.1",
+                        "--block-size",
+                        "16",
+                        "--model-name",
+                        "llama",
+                        "--workers",
+                        "1=tcp://127.0.0.1:1,1:1=tcp://127.0.0.1:2");
+                HttpTestClient http = new HttpTestClient(p.url())) {
             assertThat(p.url()).as("listening line").isNotNull();
             assertThat(http.get("/health").status()).isEqualTo(200);
             var workers = http.get("/workers").json();

@@ -46,8 +46,8 @@ public final class IndexerProcess implements AutoCloseable {
         ConcurrentLinkedQueue<String> output = new ConcurrentLinkedQueue<>();
         CompletableFuture<String> url = new CompletableFuture<>();
         Thread.ofPlatform().daemon().name("child-indexer-out").start(() -> {
-            try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(),
-                    StandardCharsets.UTF_8))) {
+            try (BufferedReader out =
+                    new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line; (line = out.readLine()) != null; ) {
                     output.add(line);
                     if (line.startsWith(LISTENING)) {

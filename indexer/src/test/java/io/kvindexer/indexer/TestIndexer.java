@@ -28,16 +28,28 @@ public final class TestIndexer implements AutoCloseable {
         IndexerMetrics metrics = new IndexerMetrics();
         ReadyGate readyGate = new ReadyGate();
         Indexers indexers = new Indexers(new IndexOptions(config.mixCacheSalt(), config.threads()));
-        WorkerRegistry workers = new WorkerRegistry(indexers, IndexerApp.engineListeners(readyGate, metrics,
-                new io.kvindexer.indexer.ingest.ReplayPermits(config.limits().maxConcurrentReplays())),
+        WorkerRegistry workers = new WorkerRegistry(
+                indexers,
+                IndexerApp.engineListeners(
+                        readyGate,
+                        metrics,
+                        new io.kvindexer.indexer.ingest.ReplayPermits(
+                                config.limits().maxConcurrentReplays())),
                 config.limits());
         StartupGate gate = new StartupGate(config.minInitialWorkers(), false, readyGate, workers);
         metrics.bind(workers, indexers);
         components = new IndexerRouting.Components(config, workers, new PeerRegistry(), indexers, gate, metrics);
         try {
             for (WorkerEntry w : config.workers()) {
-                workers.register(new Registration(w.instanceId(), w.endpoint(), config.modelName(),
-                        config.tenantId(), config.blockSize(), w.dpRank(), null, null));
+                workers.register(new Registration(
+                        w.instanceId(),
+                        w.endpoint(),
+                        config.modelName(),
+                        config.tenantId(),
+                        config.blockSize(),
+                        w.dpRank(),
+                        null,
+                        null));
             }
             gate.check();
         } catch (RegistryException | RuntimeException e) {

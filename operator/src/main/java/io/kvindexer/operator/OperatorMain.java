@@ -24,13 +24,11 @@ import org.slf4j.LoggerFactory;
 public final class OperatorMain {
     private static final Logger LOG = LoggerFactory.getLogger(OperatorMain.class);
 
-    private OperatorMain() {
-    }
+    private OperatorMain() {}
 
     public static void main(String[] args) throws IOException {
         if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
-            System.setProperty("java.util.logging.SimpleFormatter.format",
-                    "%1$tFT%1$tT.%1$tLZ %4$s %3$s %5$s%6$s%n");
+            System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tFT%1$tT.%1$tLZ %4$s %3$s %5$s%6$s%n");
         }
         int probePort = 8081;
         long resyncSeconds = 30;
@@ -49,12 +47,14 @@ public final class OperatorMain {
                 default -> throw new IllegalArgumentException("unknown flag " + args[i]);
             }
         }
-        OperatorSettings settings = OperatorSettings.defaults().withResync(Duration.ofSeconds(resyncSeconds))
-                .withWatchNamespaces(OperatorSettings.parseWatchNamespaces(
-                        System.getenv(OperatorSettings.WATCH_NAMESPACES_ENV)));
+        OperatorSettings settings = OperatorSettings.defaults()
+                .withResync(Duration.ofSeconds(resyncSeconds))
+                .withWatchNamespaces(
+                        OperatorSettings.parseWatchNamespaces(System.getenv(OperatorSettings.WATCH_NAMESPACES_ENV)));
         String podName = System.getenv("POD_NAME");
         String podNamespace = System.getenv("POD_NAMESPACE");
-        boolean inCluster = podName != null && podNamespace != null
+        boolean inCluster = podName != null
+                && podNamespace != null
                 && Files.exists(Path.of("/var/run/secrets/kubernetes.io/serviceaccount/token"));
         if (leaderElection && inCluster) {
             settings = settings.withLeaderElection(podNamespace, podName);
@@ -62,8 +62,10 @@ public final class OperatorMain {
         PrometheusRegistry registry = new PrometheusRegistry();
         KubernetesClient client = new KubernetesClientBuilder().build();
         AtomicReference<Operator> running = new AtomicReference<>();
-        ProbeServer probes = new ProbeServer(new InetSocketAddress(probePort),
-                () -> running.get() == null ? null : running.get().getRuntimeInfo(), registry);
+        ProbeServer probes = new ProbeServer(
+                new InetSocketAddress(probePort),
+                () -> running.get() == null ? null : running.get().getRuntimeInfo(),
+                registry);
         Operator operator = settings.createOperator(client, registry).operator();
         running.set(operator);
         operator.installShutdownHook(Duration.ofSeconds(10));
@@ -72,10 +74,15 @@ public final class OperatorMain {
             client.close();
         }));
         operator.start();
-        LOG.atInfo().addKeyValue("probePort", probes.port()).addKeyValue("resyncSeconds", resyncSeconds)
+        LOG.atInfo()
+                .addKeyValue("probePort", probes.port())
+                .addKeyValue("resyncSeconds", resyncSeconds)
                 .addKeyValue("leaderElection", settings.leaderElection() != null)
-                .addKeyValue("watchNamespaces", settings.watchNamespaces().isEmpty() ? "all"
-                        : String.join(",", new TreeSet<>(settings.watchNamespaces())))
+                .addKeyValue(
+                        "watchNamespaces",
+                        settings.watchNamespaces().isEmpty()
+                                ? "all"
+                                : String.join(",", new TreeSet<>(settings.watchNamespaces())))
                 .log("kv-indexer-operator started");
     }
 

@@ -34,11 +34,16 @@ import java.util.regex.Pattern;
  * @param indexerTimeout request timeout of each call to an indexer replica
  * @param watchNamespaces namespaces both controllers (and every informer they own) watch; empty = all namespaces
  */
-public record OperatorSettings(Duration resync, Clock clock, LeaderElectionConfiguration leaderElection,
-        Duration indexerTimeout, Set<String> watchNamespaces) {
+public record OperatorSettings(
+        Duration resync,
+        Clock clock,
+        LeaderElectionConfiguration leaderElection,
+        Duration indexerTimeout,
+        Set<String> watchNamespaces) {
     public static final String LEASE_NAME = "kv-indexer-operator-lease";
     /** Set by the Helm chart from {@code watchNamespaces}: comma-separated, empty = all namespaces. */
     public static final String WATCH_NAMESPACES_ENV = "WATCH_NAMESPACES";
+
     private static final Pattern NAMESPACE = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
 
     public OperatorSettings {
@@ -54,8 +59,12 @@ public record OperatorSettings(Duration resync, Clock clock, LeaderElectionConfi
     }
 
     public OperatorSettings withLeaderElection(String namespace, String identity) {
-        return new OperatorSettings(resync, clock, new LeaderElectionConfiguration(LEASE_NAME, namespace, identity),
-                indexerTimeout, watchNamespaces);
+        return new OperatorSettings(
+                resync,
+                clock,
+                new LeaderElectionConfiguration(LEASE_NAME, namespace, identity),
+                indexerTimeout,
+                watchNamespaces);
     }
 
     /** Restricts both controllers to {@code namespaces}; an empty set watches all namespaces. */
@@ -89,14 +98,16 @@ public record OperatorSettings(Duration resync, Clock clock, LeaderElectionConfi
     }
 
     /** What {@link #createOperator} wires: the operator plus the parts callers may want to reach. */
-    public record Wiring(Operator operator, OperatorMetrics metrics, IndexerClient indexerClient) {
-    }
+    public record Wiring(Operator operator, OperatorMetrics metrics, IndexerClient indexerClient) {}
 
     /** Builds the operator with both controllers registered; the caller starts it. */
     public Wiring createOperator(KubernetesClient client, PrometheusRegistry registry) {
         OperatorMetrics metrics = new OperatorMetrics(registry);
         ExecutorService reconcilers = Executors.newVirtualThreadPerTaskExecutor();
-        IndexerClient indexerClient = new IndexerClient(Duration.ofSeconds(2), indexerTimeout, metrics,
+        IndexerClient indexerClient = new IndexerClient(
+                Duration.ofSeconds(2),
+                indexerTimeout,
+                metrics,
                 io.kvindexer.operator.indexer.AuthSecret.operatorToken(System.getenv()));
         EventRecorder events = new EventRecorder(client, clock);
         Operator operator = new Operator(overrider(client, metrics, reconcilers));
@@ -117,8 +128,8 @@ public record OperatorSettings(Duration resync, Clock clock, LeaderElectionConfi
         }
     }
 
-    Consumer<ConfigurationServiceOverrider> overrider(KubernetesClient client, OperatorMetrics metrics,
-            ExecutorService reconcilers) {
+    Consumer<ConfigurationServiceOverrider> overrider(
+            KubernetesClient client, OperatorMetrics metrics, ExecutorService reconcilers) {
         return o -> {
             o.withKubernetesClient(client)
                     .withCloseClientOnStop(false)

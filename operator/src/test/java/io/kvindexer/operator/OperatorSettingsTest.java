@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
-import io.javaoperatorsdk.operator.api.config.ConfigurationService;
 import io.javaoperatorsdk.operator.api.config.BaseConfigurationService;
+import io.javaoperatorsdk.operator.api.config.ConfigurationService;
 import io.kvindexer.operator.observability.OperatorMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Duration;
@@ -18,8 +18,11 @@ class OperatorSettingsTest {
     static KubernetesClient client;
 
     private ConfigurationService configured(OperatorSettings settings) {
-        return ConfigurationService.newOverriddenConfigurationService(new BaseConfigurationService(),
-                settings.overrider(client, new OperatorMetrics(new PrometheusRegistry()),
+        return ConfigurationService.newOverriddenConfigurationService(
+                new BaseConfigurationService(),
+                settings.overrider(
+                        client,
+                        new OperatorMetrics(new PrometheusRegistry()),
                         Executors.newVirtualThreadPerTaskExecutor()));
     }
 
@@ -31,8 +34,8 @@ class OperatorSettingsTest {
         assertThat(plain.getLeaderElectionConfiguration()).isEmpty();
         assertThat(plain.getKubernetesClient()).isSameAs(client);
 
-        ConfigurationService elected = configured(OperatorSettings.defaults().withLeaderElection("ops", "pod-a")
-                .withResync(Duration.ofSeconds(7)));
+        ConfigurationService elected = configured(
+                OperatorSettings.defaults().withLeaderElection("ops", "pod-a").withResync(Duration.ofSeconds(7)));
         assertThat(elected.getLeaderElectionConfiguration()).hasValueSatisfying(le -> {
             assertThat(le.getLeaseName()).isEqualTo(OperatorSettings.LEASE_NAME);
             assertThat(le.getLeaseNamespace()).contains("ops");

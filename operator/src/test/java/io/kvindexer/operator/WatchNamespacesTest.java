@@ -35,22 +35,37 @@ class WatchNamespacesTest {
 
     @Test
     void onlyTheWatchedNamespacesAreReconciled() throws InterruptedException {
-        OperatorSettings settings = OperatorSettings.defaults().withResync(Duration.ofSeconds(2))
+        OperatorSettings settings = OperatorSettings.defaults()
+                .withResync(Duration.ofSeconds(2))
                 .withWatchNamespaces(OperatorSettings.parseWatchNamespaces(WATCHED + "," + ALSO_WATCHED));
         try (OperatorHarness harness = new OperatorHarness(client, settings)) {
             // the unwatched ones first, so they have every chance to be picked up before the barrier
-            client.resources(KvIndexer.class).inNamespace(OTHER).resource(Resources.kvIndexer(OTHER, "idx", 1, 8090))
+            client.resources(KvIndexer.class)
+                    .inNamespace(OTHER)
+                    .resource(Resources.kvIndexer(OTHER, "idx", 1, 8090))
                     .create();
-            client.resources(KvWorker.class).inNamespace(OTHER).resource(Resources.kvWorker(OTHER, "w", "idx",
-                    Map.of("app", "engine"), "m", 16, 5557, null, 1)).create();
-            client.resources(KvIndexer.class).inNamespace(WATCHED)
-                    .resource(Resources.kvIndexer(WATCHED, "idx", 1, 8090)).create();
-            client.resources(KvWorker.class).inNamespace(WATCHED).resource(Resources.kvWorker(WATCHED, "w", "missing",
-                    Map.of("app", "engine"), "m", 16, 5557, null, 1)).create();
+            client.resources(KvWorker.class)
+                    .inNamespace(OTHER)
+                    .resource(Resources.kvWorker(OTHER, "w", "idx", Map.of("app", "engine"), "m", 16, 5557, null, 1))
+                    .create();
+            client.resources(KvIndexer.class)
+                    .inNamespace(WATCHED)
+                    .resource(Resources.kvIndexer(WATCHED, "idx", 1, 8090))
+                    .create();
+            client.resources(KvWorker.class)
+                    .inNamespace(WATCHED)
+                    .resource(Resources.kvWorker(
+                            WATCHED, "w", "missing", Map.of("app", "engine"), "m", 16, 5557, null, 1))
+                    .create();
 
             // barrier: both controllers have reconciled in the watched namespace
             await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-                assertThat(client.apps().statefulSets().inNamespace(WATCHED).withName("idx").get()).isNotNull();
+                assertThat(client.apps()
+                                .statefulSets()
+                                .inNamespace(WATCHED)
+                                .withName("idx")
+                                .get())
+                        .isNotNull();
                 assertThat(harness.kvIndexer(WATCHED, "idx").getStatus()).isNotNull();
                 KvWorker w = harness.kvWorker(WATCHED, "w");
                 assertThat(w.getStatus()).isNotNull();
@@ -58,8 +73,14 @@ class WatchNamespacesTest {
             });
             // ... and within a bounded window after it, nothing happens in the unwatched namespace
             await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-                assertThat(client.apps().statefulSets().inNamespace(OTHER).list().getItems()).isEmpty();
-                assertThat(client.services().inNamespace(OTHER).list().getItems()).isEmpty();
+                assertThat(client.apps()
+                                .statefulSets()
+                                .inNamespace(OTHER)
+                                .list()
+                                .getItems())
+                        .isEmpty();
+                assertThat(client.services().inNamespace(OTHER).list().getItems())
+                        .isEmpty();
                 assertThat(harness.kvIndexer(OTHER, "idx").getStatus()).isNull();
                 KvWorker w = harness.kvWorker(OTHER, "w");
                 assertThat(w.getStatus()).isNull();
@@ -76,12 +97,15 @@ class WatchNamespacesTest {
         }
         // KvIndexer, KvWorker, the two indexer-pod informers, engine pods, the KvWorker's KvIndexer informer and the
         // dependents' informers: all of them, per watched namespace, and none outside
-        assertThat(watches).as("watch requests").isNotEmpty()
-                .allSatisfy(path -> assertThat(path).containsAnyOf("/namespaces/" + WATCHED + "/",
-                        "/namespaces/" + ALSO_WATCHED + "/"));
+        assertThat(watches)
+                .as("watch requests")
+                .isNotEmpty()
+                .allSatisfy(path -> assertThat(path)
+                        .containsAnyOf("/namespaces/" + WATCHED + "/", "/namespaces/" + ALSO_WATCHED + "/"));
         for (String ns : List.of(WATCHED, ALSO_WATCHED)) {
             for (String resource : List.of("/kvindexers?", "/kvworkers?", "/pods?", "/statefulsets?", "/services?")) {
-                assertThat(watches).as("a watch of %s in %s", resource, ns)
+                assertThat(watches)
+                        .as("a watch of %s in %s", resource, ns)
                         .anyMatch(p -> p.contains("/namespaces/" + ns + resource));
             }
         }
@@ -97,6 +121,7 @@ class WatchNamespacesTest {
                 .isEqualTo(Set.of("team-a", "team-b"));
         assertThatIllegalArgumentException()
                 .isThrownBy(() -> OperatorSettings.parseWatchNamespaces("team-a,Team_B"))
-                .withMessageContaining("WATCH_NAMESPACES").withMessageContaining("Team_B");
+                .withMessageContaining("WATCH_NAMESPACES")
+                .withMessageContaining("Team_B");
     }
 }

@@ -1,14 +1,13 @@
 package io.kvindexer.packaging;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /**
  * Helm installs the CRDs from the chart's own crds/ folder, so it must hold exactly the generated files of the
@@ -38,7 +37,8 @@ class ChartCrdsInSyncTest {
         try (Stream<Path> files = Files.list(dir)) {
             return files.map(p -> p.getFileName().toString())
                     .filter(n -> n.endsWith(".yml") || n.endsWith(".yaml") || n.endsWith(".json"))
-                    .sorted().toList();
+                    .sorted()
+                    .toList();
         }
     }
 }

@@ -7,7 +7,6 @@ import com.networknt.schema.Error;
 import com.networknt.schema.Schema;
 import com.networknt.schema.SchemaRegistry;
 import com.networknt.schema.SpecificationVersion;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -32,14 +31,15 @@ final class CrdSchemas {
 
     private final Map<String, Schema> byApiVersionAndKind = new HashMap<>();
 
-    private CrdSchemas() {
-    }
+    private CrdSchemas() {}
 
     static CrdSchemas load(Path crdDir) {
         CrdSchemas schemas = new CrdSchemas();
         SchemaRegistry registry = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_4);
         try (Stream<Path> files = Files.list(crdDir)) {
-            for (Path file : files.filter(f -> f.toString().endsWith(".yml") || f.toString().endsWith(".yaml")).toList()) {
+            for (Path file : files.filter(
+                            f -> f.toString().endsWith(".yml") || f.toString().endsWith(".yaml"))
+                    .toList()) {
                 JsonNode crd = YAML.readTree(file.toFile());
                 String group = crd.at("/spec/group").asText();
                 String kind = crd.at("/spec/names/kind").asText();
@@ -47,8 +47,8 @@ final class CrdSchemas {
                     ObjectNode schema = version.at("/schema/openAPIV3Schema").deepCopy();
                     declareImplicitRootFields(schema);
                     forbidUnknownFields(schema);
-                    schemas.byApiVersionAndKind.put(group + "/" + version.get("name").asText() + "/" + kind,
-                            registry.getSchema(schema));
+                    schemas.byApiVersionAndKind.put(
+                            group + "/" + version.get("name").asText() + "/" + kind, registry.getSchema(schema));
                 }
             }
         } catch (IOException e) {
@@ -75,12 +75,14 @@ final class CrdSchemas {
     }
 
     private static String key(JsonNode manifest) {
-        return manifest.path("apiVersion").asText() + "/" + manifest.path("kind").asText();
+        return manifest.path("apiVersion").asText() + "/"
+                + manifest.path("kind").asText();
     }
 
     /** The API server always accepts apiVersion, kind and metadata at the root, declared or not. */
     private static void declareImplicitRootFields(ObjectNode schema) {
-        ObjectNode properties = schema.has("properties") ? (ObjectNode) schema.get("properties") : schema.putObject("properties");
+        ObjectNode properties =
+                schema.has("properties") ? (ObjectNode) schema.get("properties") : schema.putObject("properties");
         if (!properties.has("apiVersion")) {
             properties.putObject("apiVersion").put("type", "string");
         }
@@ -94,7 +96,8 @@ final class CrdSchemas {
 
     private static void forbidUnknownFields(JsonNode node) {
         if (node instanceof ObjectNode object) {
-            boolean preserves = object.path("x-kubernetes-preserve-unknown-fields").asBoolean(false);
+            boolean preserves =
+                    object.path("x-kubernetes-preserve-unknown-fields").asBoolean(false);
             if (object.has("properties") && !object.has("additionalProperties") && !preserves) {
                 object.put("additionalProperties", false);
             }

@@ -1,10 +1,9 @@
 package io.kvindexer.packaging;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -15,8 +14,8 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /**
  * docs/grafana/kv-indexer-dashboard.json is a well-formed Grafana dashboard whose queries use exactly the metrics of
@@ -32,7 +31,8 @@ class DashboardTest {
 
     @BeforeAll
     static void load() throws IOException {
-        dashboard = new ObjectMapper().readTree(RepoFiles.root().resolve(DASHBOARD).toFile());
+        dashboard =
+                new ObjectMapper().readTree(RepoFiles.root().resolve(DASHBOARD).toFile());
     }
 
     @Test
@@ -43,18 +43,29 @@ class DashboardTest {
         Set<Integer> ids = new HashSet<>();
         for (JsonNode panel : panels) {
             String title = panel.path("title").asText();
-            assertThat(ids.add(panel.get("id").asInt())).as("unique id of %s", title).isTrue();
+            assertThat(ids.add(panel.get("id").asInt()))
+                    .as("unique id of %s", title)
+                    .isTrue();
             JsonNode grid = panel.get("gridPos");
-            assertThat(grid.get("x").asInt() + grid.get("w").asInt()).as("width of %s", title).isLessThanOrEqualTo(24);
+            assertThat(grid.get("x").asInt() + grid.get("w").asInt())
+                    .as("width of %s", title)
+                    .isLessThanOrEqualTo(24);
             if (panel.get("type").asText().equals("row")) {
                 continue;
             }
-            assertThat(panel.at("/datasource/uid").asText()).as("datasource of %s", title).isEqualTo("${datasource}");
+            assertThat(panel.at("/datasource/uid").asText())
+                    .as("datasource of %s", title)
+                    .isEqualTo("${datasource}");
             assertThat(panel.get("targets")).as("targets of %s", title).isNotEmpty();
-            panel.get("targets").forEach(t -> assertThat(t.path("expr").asText()).as("expr in %s", title).isNotBlank());
+            panel.get("targets")
+                    .forEach(t -> assertThat(t.path("expr").asText())
+                            .as("expr in %s", title)
+                            .isNotBlank());
         }
         List<String> variables = new ArrayList<>();
-        dashboard.at("/templating/list").forEach(v -> variables.add(v.get("name").asText()));
+        dashboard
+                .at("/templating/list")
+                .forEach(v -> variables.add(v.get("name").asText()));
         assertThat(variables).contains("datasource", "namespace", "pod");
     }
 
@@ -91,7 +102,9 @@ class DashboardTest {
 
     /** Name → type ("counter", "gauge", "histogram") from the documented metrics table. */
     static Map<String, String> documentedMetricTypes() {
-        List<String> lines = RepoFiles.read(RepoFiles.root().resolve(DocumentedRbac.DOC)).lines().toList();
+        List<String> lines = RepoFiles.read(RepoFiles.root().resolve(DocumentedRbac.DOC))
+                .lines()
+                .toList();
         int start = lines.indexOf("<!-- metrics -->");
         assertThat(start).as("metrics marker in the docs").isNotNegative();
         Map<String, String> types = new TreeMap<>();
@@ -107,7 +120,8 @@ class DashboardTest {
             }
         }
         assertThat(types).isNotEmpty();
-        assertThat(types.values()).allMatch(t -> Set.of("counter", "gauge", "histogram").contains(t));
+        assertThat(types.values())
+                .allMatch(t -> Set.of("counter", "gauge", "histogram").contains(t));
         return types;
     }
 }

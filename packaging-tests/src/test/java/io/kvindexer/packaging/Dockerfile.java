@@ -2,7 +2,6 @@ package io.kvindexer.packaging;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -18,12 +17,18 @@ import java.util.stream.Stream;
  * WORKDIR, ENTRYPOINT and CMD (exec form). No Docker engine runs here, so tests rebuild the image's file layout
  * from these lines and start its entry point as a real process.
  */
-record Dockerfile(Path context, String from, String user, String workdir, List<Copy> copies, Map<String, String> env,
-                  List<String> entrypoint, List<String> cmd) {
+record Dockerfile(
+        Path context,
+        String from,
+        String user,
+        String workdir,
+        List<Copy> copies,
+        Map<String, String> env,
+        List<String> entrypoint,
+        List<String> cmd) {
 
     /** One {@code COPY src dest} (no flags: our images copy only from the build context). */
-    record Copy(String source, String destination) {
-    }
+    record Copy(String source, String destination) {}
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -45,11 +50,13 @@ record Dockerfile(Path context, String from, String user, String workdir, List<C
                 case "WORKDIR" -> workdir = rest;
                 case "COPY" -> {
                     if (rest.startsWith("--")) {
-                        throw new IllegalArgumentException("COPY flags are not expected in " + file + ": " + instruction);
+                        throw new IllegalArgumentException(
+                                "COPY flags are not expected in " + file + ": " + instruction);
                     }
                     String[] paths = rest.split("\\s+");
                     if (paths.length != 2) {
-                        throw new IllegalArgumentException("expected COPY <src> <dest> in " + file + ": " + instruction);
+                        throw new IllegalArgumentException(
+                                "expected COPY <src> <dest> in " + file + ": " + instruction);
                     }
                     copies.add(new Copy(paths[0], paths[1]));
                 }
@@ -128,7 +135,7 @@ record Dockerfile(Path context, String from, String user, String workdir, List<C
 
     private static List<String> execForm(Path file, String json) {
         try {
-            return JSON.readValue(json, new TypeReference<List<String>>() { });
+            return JSON.readValue(json, new TypeReference<List<String>>() {});
         } catch (IOException e) {
             throw new UncheckedIOException("ENTRYPOINT/CMD of " + file + " must be in exec form: " + json, e);
         }

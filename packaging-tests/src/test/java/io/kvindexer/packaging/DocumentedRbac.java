@@ -1,12 +1,12 @@
 package io.kvindexer.packaging;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The RBAC rules as the docs state them (README.md, the tables after the markers
@@ -18,8 +18,7 @@ final class DocumentedRbac {
     static final String DOC = "README.md";
     private static final Pattern CODE = Pattern.compile("`([^`]*)`");
 
-    private DocumentedRbac() {
-    }
+    private DocumentedRbac() {}
 
     static Set<String> watchRules() {
         return table("<!-- rbac:watch -->");
@@ -31,7 +30,8 @@ final class DocumentedRbac {
 
     /** Rows "| `group` | `res`, `res` | `verb`, `verb` | why |"; the core group is written `""`. */
     private static Set<String> table(String marker) {
-        List<String> lines = RepoFiles.read(RepoFiles.root().resolve(DOC)).lines().toList();
+        List<String> lines =
+                RepoFiles.read(RepoFiles.root().resolve(DOC)).lines().toList();
         int start = lines.indexOf(marker);
         assertThat(start).as("marker %s in %s", marker, DOC).isNotNegative();
         Set<String> triples = new TreeSet<>();

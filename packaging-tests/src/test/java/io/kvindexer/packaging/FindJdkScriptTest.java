@@ -1,7 +1,6 @@
 package io.kvindexer.packaging;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -10,8 +9,8 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The README's two commands find a JDK 21+ through bin/find-jdk: JAVA_HOME when it is 21 or newer, else the newest
@@ -58,17 +57,23 @@ class FindJdkScriptTest {
 
         assertThat(r.exit()).isEqualTo(1);
         assertThat(r.stdout()).isEmpty();
-        assertThat(r.stderr()).contains("no JDK 21 or newer found").contains(jvms.toString()).contains("JAVA_HOME");
+        assertThat(r.stderr())
+                .contains("no JDK 21 or newer found")
+                .contains(jvms.toString())
+                .contains("JAVA_HOME");
     }
 
-    private record Result(int exit, String stdout, String stderr) {
-    }
+    private record Result(int exit, String stdout, String stderr) {}
 
     /** Sources bin/find-jdk in a bash that prints the JAVA_HOME it chose. */
     private Result findJdk(Path javaHome, Path jvmDir) throws IOException, InterruptedException {
         Path script = RepoFiles.root().resolve("bin/find-jdk");
-        ProcessBuilder pb = new ProcessBuilder("bash", "-c", "set -euo pipefail; . \"$1\"; printf '%s' \"$JAVA_HOME\"",
-                "find-jdk-test", script.toString());
+        ProcessBuilder pb = new ProcessBuilder(
+                "bash",
+                "-c",
+                "set -euo pipefail; . \"$1\"; printf '%s' \"$JAVA_HOME\"",
+                "find-jdk-test",
+                script.toString());
         pb.environment().put("JAVA_HOME", javaHome.toString());
         pb.environment().put("KVI_JVM_DIR", jvmDir.toString());
         Path out = tmp.resolve("out.txt");

@@ -1,5 +1,8 @@
 package io.kvindexer.packaging;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import com.marcnuri.helm.Helm;
 import com.marcnuri.helm.LintResult;
 import com.marcnuri.helm.TemplateCommand;
@@ -18,9 +21,6 @@ import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,9 +30,8 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Lints and renders charts/kv-indexer-operator with the real Helm engine (helm-java) and checks the rendered
@@ -52,7 +51,9 @@ class HelmChartTest {
     void strictLintReportsNoWarningOrError() {
         LintResult result = new Helm(RepoFiles.chart()).lint().strict().call();
 
-        assertThat(result.isFailed()).as("lint messages: %s", result.getMessages()).isFalse();
+        assertThat(result.isFailed())
+                .as("lint messages: %s", result.getMessages())
+                .isFalse();
         assertThat(result.getMessages()).noneMatch(m -> m.contains("[WARNING]") || m.contains("[ERROR]"));
     }
 
@@ -74,8 +75,10 @@ class HelmChartTest {
         assertHardened(operator);
         assertThat(operator.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/healthz");
         assertThat(operator.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
-        assertThat(operator.getLivenessProbe().getHttpGet().getPort().getStrVal()).isEqualTo("http");
-        assertThat(operator.getReadinessProbe().getHttpGet().getPort().getStrVal()).isEqualTo("http");
+        assertThat(operator.getLivenessProbe().getHttpGet().getPort().getStrVal())
+                .isEqualTo("http");
+        assertThat(operator.getReadinessProbe().getHttpGet().getPort().getStrVal())
+                .isEqualTo("http");
         assertThat(single(operator.getPorts()).getContainerPort()).isEqualTo(8081);
         assertThat(operator.getArgs()).containsExactly("--probe-port", "8081", "--resync-seconds", "30");
         assertThat(operator.getResources().getRequests()).containsKeys("cpu", "memory");
@@ -85,10 +88,11 @@ class HelmChartTest {
         assertThat(pod.getVolumes()).anyMatch(v -> v.getEmptyDir() != null);
 
         Map<String, EnvVar> env = env(operator);
-        assertThat(env.get("POD_NAME").getValueFrom().getFieldRef().getFieldPath()).isEqualTo("metadata.name");
-        assertThat(env.get("POD_NAMESPACE").getValueFrom().getFieldRef().getFieldPath()).isEqualTo("metadata.namespace");
+        assertThat(env.get("POD_NAME").getValueFrom().getFieldRef().getFieldPath())
+                .isEqualTo("metadata.name");
+        assertThat(env.get("POD_NAMESPACE").getValueFrom().getFieldRef().getFieldPath())
+                .isEqualTo("metadata.namespace");
         assertThat(env.get("WATCH_NAMESPACES").getValue()).isEmpty();
-        
 
         // all namespaces: cluster-wide rules exactly as documented, bound to the operator's ServiceAccount
         assertThat(only(objects, ServiceAccount.class).getMetadata().getName()).isEqualTo(FULLNAME);
@@ -102,19 +106,23 @@ class HelmChartTest {
         Role lease = only(objects, Role.class);
         assertThat(lease.getMetadata().getNamespace()).isEqualTo(NAMESPACE);
         assertThat(ruleTriples(lease.getRules())).isEqualTo(DocumentedRbac.leaseRules());
-        assertThat(only(objects, RoleBinding.class).getRoleRef().getName()).isEqualTo(lease.getMetadata().getName());
+        assertThat(only(objects, RoleBinding.class).getRoleRef().getName())
+                .isEqualTo(lease.getMetadata().getName());
 
         Service metrics = only(objects, Service.class);
         assertThat(single(metrics.getSpec().getPorts()).getName()).isEqualTo("http-metrics");
-        assertThat(metrics.getSpec().getSelector()).isEqualTo(deployment.getSpec().getSelector().getMatchLabels());
+        assertThat(metrics.getSpec().getSelector())
+                .isEqualTo(deployment.getSpec().getSelector().getMatchLabels());
 
         // (templates/tests/ is a helm test hook: helm-java's template returns the manifest without hooks, so
         // only strictLint renders it)
         // optional parts are off by default
         assertThat(objects).noneMatch(o -> o instanceof NetworkPolicy || o instanceof GenericKubernetesResource);
-        assertThat(objects).filteredOn(o -> !(o instanceof ClusterRole || o instanceof ClusterRoleBinding))
+        assertThat(objects)
+                .filteredOn(o -> !(o instanceof ClusterRole || o instanceof ClusterRoleBinding))
                 .allMatch(o -> NAMESPACE.equals(o.getMetadata().getNamespace()));
-        assertThat(objects).allMatch(o -> RELEASE.equals(o.getMetadata().getLabels().get("app.kubernetes.io/instance")));
+        assertThat(objects)
+                .allMatch(o -> RELEASE.equals(o.getMetadata().getLabels().get("app.kubernetes.io/instance")));
     }
 
     @Test
@@ -155,15 +163,20 @@ class HelmChartTest {
         // a list of namespaces: nothing cluster-wide, one Role + RoleBinding per watched namespace
         assertThat(objects).noneMatch(o -> o instanceof ClusterRole || o instanceof ClusterRoleBinding);
         List<Role> watchRoles = all(objects, Role.class).stream()
-                .filter(r -> r.getMetadata().getName().equals(FULLNAME)).toList();
-        assertThat(watchRoles).extracting(r -> r.getMetadata().getNamespace())
+                .filter(r -> r.getMetadata().getName().equals(FULLNAME))
+                .toList();
+        assertThat(watchRoles)
+                .extracting(r -> r.getMetadata().getNamespace())
                 .containsExactlyInAnyOrder("kv-system", "llm-prod");
         watchRoles.forEach(r -> assertThat(ruleTriples(r.getRules())).isEqualTo(DocumentedRbac.watchRules()));
         List<RoleBinding> watchBindings = all(objects, RoleBinding.class).stream()
-                .filter(b -> b.getMetadata().getName().equals(FULLNAME)).toList();
-        assertThat(watchBindings).extracting(b -> b.getMetadata().getNamespace())
+                .filter(b -> b.getMetadata().getName().equals(FULLNAME))
+                .toList();
+        assertThat(watchBindings)
+                .extracting(b -> b.getMetadata().getNamespace())
                 .containsExactlyInAnyOrder("kv-system", "llm-prod");
-        watchBindings.forEach(b -> assertThat(single(b.getSubjects()).getNamespace()).isEqualTo(NAMESPACE));
+        watchBindings.forEach(
+                b -> assertThat(single(b.getSubjects()).getNamespace()).isEqualTo(NAMESPACE));
 
         GenericKubernetesResource monitor = generic(objects, "ServiceMonitor");
         assertThat(monitor.getMetadata().getLabels()).containsEntry("release", "kube-prometheus-stack");
@@ -171,19 +184,26 @@ class HelmChartTest {
 
         NetworkPolicy policy = only(objects, NetworkPolicy.class);
         assertThat(policy.getSpec().getPolicyTypes()).containsExactlyInAnyOrder("Ingress", "Egress");
-        assertThat(single(policy.getSpec().getIngress()).getPorts()).extracting(p -> p.getPort().getIntVal())
+        assertThat(single(policy.getSpec().getIngress()).getPorts())
+                .extracting(p -> p.getPort().getIntVal())
                 .containsExactly(8081);
-        assertThat(policy.getSpec().getEgress()).flatExtracting(e -> e.getPorts()).extracting(NetworkPolicyPort::getPort)
-                .extracting(p -> p.getIntVal()).contains(53, 443, 6443, 8090);
-        assertThat(policy.getSpec().getEgress()).flatExtracting(e -> e.getTo())
-                .anyMatch(peer -> peer.getIpBlock() != null && peer.getIpBlock().getCidr().equals("10.0.0.1/32"));
+        assertThat(policy.getSpec().getEgress())
+                .flatExtracting(e -> e.getPorts())
+                .extracting(NetworkPolicyPort::getPort)
+                .extracting(p -> p.getIntVal())
+                .contains(53, 443, 6443, 8090);
+        assertThat(policy.getSpec().getEgress())
+                .flatExtracting(e -> e.getTo())
+                .anyMatch(peer ->
+                        peer.getIpBlock() != null && peer.getIpBlock().getCidr().equals("10.0.0.1/32"));
 
         GenericKubernetesResource indexer = generic(objects, "KvIndexer");
         assertThat(indexer.getApiVersion()).isEqualTo("kvindexer.io/v1alpha1");
         assertThat(indexer.getMetadata().getNamespace()).isEqualTo(NAMESPACE);
         assertThat(((Number) indexer.get("spec", "replicas")).intValue()).isEqualTo(3);
         GenericKubernetesResource worker = generic(objects, "KvWorker");
-        assertThat((String) worker.get("spec", "indexerRef")).isEqualTo(indexer.getMetadata().getName());
+        assertThat((String) worker.get("spec", "indexerRef"))
+                .isEqualTo(indexer.getMetadata().getName());
         assertThat(((Number) worker.get("spec", "replayPort")).intValue()).isEqualTo(5600);
     }
 
@@ -193,10 +213,14 @@ class HelmChartTest {
         List<HasMetadata> objects = render(t -> t.set("example.enabled", "true"));
 
         List<GenericKubernetesResource> ours = all(objects, GenericKubernetesResource.class);
-        assertThat(ours).extracting(GenericKubernetesResource::getKind).containsExactlyInAnyOrder("KvIndexer", "KvWorker");
+        assertThat(ours)
+                .extracting(GenericKubernetesResource::getKind)
+                .containsExactlyInAnyOrder("KvIndexer", "KvWorker");
         for (GenericKubernetesResource resource : ours) {
             com.fasterxml.jackson.databind.JsonNode tree = CrdSchemas.YAML.valueToTree(resource);
-            assertThat(schemas.validate(tree)).as("schema errors of the chart's example %s", resource.getKind()).isEmpty();
+            assertThat(schemas.validate(tree))
+                    .as("schema errors of the chart's example %s", resource.getKind())
+                    .isEmpty();
         }
     }
 
@@ -208,7 +232,8 @@ class HelmChartTest {
         assertThat(all(objects, RoleBinding.class)).isEmpty();
         Deployment deployment = only(objects, Deployment.class);
         assertThat(deployment.getSpec().getStrategy().getType()).isEqualTo("Recreate");
-        assertThat(single(deployment.getSpec().getTemplate().getSpec().getContainers()).getArgs())
+        assertThat(single(deployment.getSpec().getTemplate().getSpec().getContainers())
+                        .getArgs())
                 .contains("--leader-election=false");
     }
 
@@ -220,8 +245,8 @@ class HelmChartTest {
 
     @Test
     void aServiceMonitorWithoutTheMetricsServiceIsRefused() {
-        assertThatThrownBy(() -> render(t -> t.set("metrics.serviceMonitor.enabled", "true")
-                .set("metrics.service.enabled", "false")))
+        assertThatThrownBy(() -> render(
+                        t -> t.set("metrics.serviceMonitor.enabled", "true").set("metrics.service.enabled", "false")))
                 .hasMessageContaining("metrics.service.enabled");
     }
 
@@ -240,8 +265,11 @@ class HelmChartTest {
     // ---- helpers
 
     private List<HasMetadata> render(UnaryOperator<TemplateCommand> values) {
-        TemplateCommand command = new Helm(RepoFiles.chart()).template()
-                .withName(RELEASE).withNamespace(NAMESPACE).withKubeVersion(KUBE_VERSION);
+        TemplateCommand command = new Helm(RepoFiles.chart())
+                .template()
+                .withName(RELEASE)
+                .withNamespace(NAMESPACE)
+                .withKubeVersion(KUBE_VERSION);
         return RepoFiles.objects(values.apply(command).call());
     }
 
@@ -260,7 +288,9 @@ class HelmChartTest {
     static Set<String> ruleTriples(List<PolicyRule> rules) {
         Set<String> triples = new TreeSet<>();
         for (PolicyRule rule : rules) {
-            assertThat(rule.getResourceNames()).as("no rule is limited by resourceNames").isNullOrEmpty();
+            assertThat(rule.getResourceNames())
+                    .as("no rule is limited by resourceNames")
+                    .isNullOrEmpty();
             for (String group : rule.getApiGroups()) {
                 for (String resource : rule.getResources()) {
                     for (String verb : rule.getVerbs()) {
@@ -274,9 +304,14 @@ class HelmChartTest {
     }
 
     private static String appVersion() {
-        return RepoFiles.read(RepoFiles.chart().resolve("Chart.yaml")).lines()
-                .filter(l -> l.startsWith("appVersion:")).findFirst().orElseThrow()
-                .substring("appVersion:".length()).strip().replace("\"", "");
+        return RepoFiles.read(RepoFiles.chart().resolve("Chart.yaml"))
+                .lines()
+                .filter(l -> l.startsWith("appVersion:"))
+                .findFirst()
+                .orElseThrow()
+                .substring("appVersion:".length())
+                .strip()
+                .replace("\"", "");
     }
 
     private static Map<String, EnvVar> env(Container container) {
@@ -295,7 +330,8 @@ class HelmChartTest {
 
     private static GenericKubernetesResource generic(List<HasMetadata> objects, String kind) {
         List<GenericKubernetesResource> found = all(objects, GenericKubernetesResource.class).stream()
-                .filter(g -> kind.equals(g.getKind())).toList();
+                .filter(g -> kind.equals(g.getKind()))
+                .toList();
         assertThat(found).as("exactly one %s", kind).hasSize(1);
         return found.getFirst();
     }

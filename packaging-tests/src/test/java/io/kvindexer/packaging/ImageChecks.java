@@ -1,5 +1,7 @@
 package io.kvindexer.packaging;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,20 +13,21 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 /** Checks shared by the image tests of the indexer and the operator. */
 final class ImageChecks {
 
     private static final Pattern TEMURIN_JRE = Pattern.compile("^eclipse-temurin:(\\d+)(\\.[\\w.]+)?-jre(-[\\w.-]+)?$");
 
-    private ImageChecks() {
-    }
+    private ImageChecks() {}
 
     static void assertSmallJre21PlusBase(Dockerfile image) {
         Matcher m = TEMURIN_JRE.matcher(image.from());
-        assertThat(m.matches()).as("base image %s is a Temurin JRE (not a JDK)", image.from()).isTrue();
-        assertThat(Integer.parseInt(m.group(1))).as("Java feature version of %s", image.from()).isGreaterThanOrEqualTo(21);
+        assertThat(m.matches())
+                .as("base image %s is a Temurin JRE (not a JDK)", image.from())
+                .isTrue();
+        assertThat(Integer.parseInt(m.group(1)))
+                .as("Java feature version of %s", image.from())
+                .isGreaterThanOrEqualTo(21);
     }
 
     /**
@@ -36,11 +39,14 @@ final class ImageChecks {
         Dockerfile image = Dockerfile.parse(RepoFiles.root().resolve(module + "/Dockerfile"));
         assertSmallJre21PlusBase(image);
         assertNonRootUser(image);
-        assertThat(image.copies()).containsExactly(
-                new Dockerfile.Copy("target/libs/", "/app/libs/"),
-                new Dockerfile.Copy("target/" + jarName, "/app/" + jarName));
+        assertThat(image.copies())
+                .containsExactly(
+                        new Dockerfile.Copy("target/libs/", "/app/libs/"),
+                        new Dockerfile.Copy("target/" + jarName, "/app/" + jarName));
         assertThat(image.entrypoint()).containsExactly("java", "-jar", "/app/" + jarName);
-        assertThat(RepoFiles.read(RepoFiles.root().resolve(module + "/.dockerignore")).lines().toList())
+        assertThat(RepoFiles.read(RepoFiles.root().resolve(module + "/.dockerignore"))
+                        .lines()
+                        .toList())
                 .contains("*", "!target/" + jarName, "!target/libs/");
         return image;
     }
@@ -62,16 +68,20 @@ final class ImageChecks {
         try (JarFile file = new JarFile(jar.toFile())) {
             manifest = file.getManifest();
         }
-        assertThat(manifest.getMainAttributes().getValue("Main-Class")).as("Main-Class of %s", jar).isNotBlank();
+        assertThat(manifest.getMainAttributes().getValue("Main-Class"))
+                .as("Main-Class of %s", jar)
+                .isNotBlank();
         String classPath = manifest.getMainAttributes().getValue("Class-Path");
         assertThat(classPath).as("Class-Path of %s", jar).isNotBlank();
-        List<String> entries = Arrays.stream(classPath.strip().split("\\s+")).sorted().toList();
+        List<String> entries =
+                Arrays.stream(classPath.strip().split("\\s+")).sorted().toList();
         Path libs = jar.getParent().resolve("libs");
         List<String> present;
         try (Stream<Path> files = Files.list(libs)) {
             present = files.map(p -> "libs/" + p.getFileName()).sorted().toList();
         }
-        assertThat(present).as("libs/ of the image vs the jar's Class-Path (stale jars? run mvn clean package)")
+        assertThat(present)
+                .as("libs/ of the image vs the jar's Class-Path (stale jars? run mvn clean package)")
                 .isEqualTo(entries);
     }
 }

@@ -1,7 +1,7 @@
 package io.kvindexer.packaging;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -18,9 +18,8 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The indexer image, without a Docker engine: indexer/Dockerfile is read, exactly the files its COPY lines name are
@@ -54,8 +53,8 @@ class IndexerImageTest {
         AtomicReference<String> baseUrl = new AtomicReference<>();
         StringBuilder stdout = new StringBuilder();
         Thread.ofVirtual().start(() -> {
-            try (BufferedReader out = new BufferedReader(
-                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            try (BufferedReader out =
+                    new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line; (line = out.readLine()) != null; ) {
                     synchronized (stdout) {
                         stdout.append(line).append('\n');
@@ -70,19 +69,30 @@ class IndexerImageTest {
             }
         });
         await().atMost(Duration.ofSeconds(90))
-                .failFast(() -> assertThat(process.isAlive()).as(() -> "the process is running; " + output(stdout))
+                .failFast(() -> assertThat(process.isAlive())
+                        .as(() -> "the process is running; " + output(stdout))
                         .isTrue())
-                .untilAsserted(() -> assertThat(baseUrl.get()).as(() -> "printed its URL; " + output(stdout))
+                .untilAsserted(() -> assertThat(baseUrl.get())
+                        .as(() -> "printed its URL; " + output(stdout))
                         .isNotNull());
 
-        try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()) {
-            HttpResponse<String> health = http.send(HttpRequest.newBuilder(URI.create(baseUrl.get() + "/health"))
-                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        try (HttpClient http =
+                HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()) {
+            HttpResponse<String> health = http.send(
+                    HttpRequest.newBuilder(URI.create(baseUrl.get() + "/health"))
+                            .timeout(Duration.ofSeconds(10))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             assertThat(health.statusCode()).isEqualTo(200);
             // no peers, no minimum of workers: the replica becomes ready on its own
-            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(http.send(
-                    HttpRequest.newBuilder(URI.create(baseUrl.get() + "/ready")).timeout(Duration.ofSeconds(10)).build(),
-                    HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200));
+            await().atMost(Duration.ofSeconds(60))
+                    .untilAsserted(() -> assertThat(http.send(
+                                            HttpRequest.newBuilder(URI.create(baseUrl.get() + "/ready"))
+                                                    .timeout(Duration.ofSeconds(10))
+                                                    .build(),
+                                            HttpResponse.BodyHandlers.ofString())
+                                    .statusCode())
+                            .isEqualTo(200));
         }
         assertThat(process.isAlive()).isTrue();
     }

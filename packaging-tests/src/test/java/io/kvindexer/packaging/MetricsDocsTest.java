@@ -1,9 +1,10 @@
 package io.kvindexer.packaging;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerCli;
-import org.junit.jupiter.api.Test;
-
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -14,9 +15,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.Test;
 
 /**
  * What a real indexer exposes on /metrics is documented (name and type) in README.md and therefore,
@@ -28,14 +27,21 @@ class MetricsDocsTest {
 
     @Test
     void everyExposedIndexerMetricIsDocumentedWithItsType() throws Exception {
-        var config = IndexerCli.parse(new String[] {"--port", "0", "--host", "127.0.0.1"}, Map.of()).config();
+        var config = IndexerCli.parse(new String[] {"--port", "0", "--host", "127.0.0.1"}, Map.of())
+                .config();
         try (IndexerApp app = IndexerApp.start(config);
-             HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()) {
+                HttpClient http = HttpClient.newBuilder()
+                        .connectTimeout(Duration.ofSeconds(5))
+                        .build()) {
             String base = app.baseUrl();
-            await().atMost(Duration.ofSeconds(60)).until(() -> get(http, base + "/ready").statusCode() == 200);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> get(http, base + "/ready").statusCode() == 200);
             // traffic so that labelled series exist: a registration, a query, an error
-            post(http, base + "/register", "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:5557\","
-                    + "\"model_name\":\"m\",\"block_size\":16}");
+            post(
+                    http,
+                    base + "/register",
+                    "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:5557\","
+                            + "\"model_name\":\"m\",\"block_size\":16}");
             post(http, base + "/query", "{\"model_name\":\"m\",\"token_ids\":[1,2,3]}");
             post(http, base + "/query", "{}");
 
@@ -46,13 +52,22 @@ class MetricsDocsTest {
                     exposed.put(m.group(1), m.group(2));
                 }
             }
-            assertThat(exposed).containsKeys("dynamo_kvindexer_requests_total", "dynamo_kvindexer_errors_total",
-                    "dynamo_kvindexer_request_duration_seconds", "dynamo_kvindexer_models", "dynamo_kvindexer_workers",
-                    "dynamo_kvindexer_listeners");
+            assertThat(exposed)
+                    .containsKeys(
+                            "dynamo_kvindexer_requests_total",
+                            "dynamo_kvindexer_errors_total",
+                            "dynamo_kvindexer_request_duration_seconds",
+                            "dynamo_kvindexer_models",
+                            "dynamo_kvindexer_workers",
+                            "dynamo_kvindexer_listeners");
             Map<String, String> documented = DashboardTest.documentedMetricTypes();
             exposed.forEach((name, type) -> {
-                assertThat(documented).as("metric %s exposed by the indexer is documented", name).containsKey(name);
-                assertThat(documented.get(name)).as("documented type of %s", name).isEqualTo(type);
+                assertThat(documented)
+                        .as("metric %s exposed by the indexer is documented", name)
+                        .containsKey(name);
+                assertThat(documented.get(name))
+                        .as("documented type of %s", name)
+                        .isEqualTo(type);
             });
             Set<String> charted = DashboardTest.dashboardMetrics();
             assertThat(charted).containsAll(exposed.keySet());
@@ -60,13 +75,20 @@ class MetricsDocsTest {
     }
 
     private static HttpResponse<String> get(HttpClient http, String url) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
+        return http.send(
+                HttpRequest.newBuilder(URI.create(url))
+                        .timeout(Duration.ofSeconds(10))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 
     private static void post(HttpClient http, String url, String json) throws Exception {
-        http.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json)).build(),
+        http.send(
+                HttpRequest.newBuilder(URI.create(url))
+                        .timeout(Duration.ofSeconds(10))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(json))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 }

@@ -1,5 +1,8 @@
 package io.kvindexer.packaging;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -8,10 +11,6 @@ import com.networknt.schema.SchemaRegistry;
 import com.networknt.schema.SpecificationVersion;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerCli;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -21,9 +20,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /**
  * The OpenAPI document (indexer/src/main/resources/openapi.yaml) against a real running indexer (IndexerApp on a
@@ -46,12 +45,14 @@ class OpenApiRoutesTest {
         documentText = RepoFiles.read(RepoFiles.root().resolve("indexer/src/main/resources/openapi.yaml"));
         document = CrdSchemas.YAML.readTree(documentText);
         // the gated /test/* routes are documented too, so mount them
-        var parsed = IndexerCli.parse(new String[] {"--port", "0", "--host", "127.0.0.1"},
-                Map.of("DYN_KV_INDEXER_TEST_ENDPOINTS", "1"));
+        var parsed = IndexerCli.parse(
+                new String[] {"--port", "0", "--host", "127.0.0.1"}, Map.of("DYN_KV_INDEXER_TEST_ENDPOINTS", "1"));
         app = IndexerApp.start(parsed.config());
         http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         await().atMost(Duration.ofSeconds(60))
-                .untilAsserted(() -> assertThat(send("GET", "/ready", null, null).statusCode()).isEqualTo(200));
+                .untilAsserted(
+                        () -> assertThat(send("GET", "/ready", null, null).statusCode())
+                                .isEqualTo(200));
     }
 
     @AfterAll
@@ -77,13 +78,23 @@ class OpenApiRoutesTest {
                     checked.add(method + " " + path.getKey());
                 } else {
                     JsonNode examples = op.at("/requestBody/content/application~1json/examples");
-                    assertThat(examples.isEmpty()).as("%s %s documents request examples", method, path.getKey()).isFalse();
+                    assertThat(examples.isEmpty())
+                            .as("%s %s documents request examples", method, path.getKey())
+                            .isFalse();
                     for (var example : examples.properties()) {
                         JsonNode ex = example.getValue();
-                        assertThat(ex.has("x-expected-status")).as("example %s of %s", example.getKey(), path.getKey()).isTrue();
+                        assertThat(ex.has("x-expected-status"))
+                                .as("example %s of %s", example.getKey(), path.getKey())
+                                .isTrue();
                         String body = JSON.writeValueAsString(ex.get("value"));
                         HttpResponse<String> response = send(method, path.getKey(), body, "application/json");
-                        checkAnswer(path.getKey(), method, op, response, ex.get("x-expected-status").asInt(), example.getKey());
+                        checkAnswer(
+                                path.getKey(),
+                                method,
+                                op,
+                                response,
+                                ex.get("x-expected-status").asInt(),
+                                example.getKey());
                         checked.add(method + " " + path.getKey() + " " + example.getKey());
                     }
                 }
@@ -96,9 +107,13 @@ class OpenApiRoutesTest {
     void everyDocumentedRouteExistsAndRefusesOtherMethodsWith405() throws Exception {
         for (var path : document.get("paths").properties()) {
             String other = path.getValue().has("get") ? "POST" : "GET";
-            HttpResponse<String> response = send(other, path.getKey(),
-                    other.equals("POST") ? "{}" : null, other.equals("POST") ? "application/json" : null);
-            assertThat(response.statusCode()).as("%s %s (a known path with another method)", other, path.getKey())
+            HttpResponse<String> response = send(
+                    other,
+                    path.getKey(),
+                    other.equals("POST") ? "{}" : null,
+                    other.equals("POST") ? "application/json" : null);
+            assertThat(response.statusCode())
+                    .as("%s %s (a known path with another method)", other, path.getKey())
                     .isEqualTo(405);
         }
         assertThat(send("GET", "/no/such/route", null, null).statusCode()).isEqualTo(404);
@@ -121,27 +136,40 @@ class OpenApiRoutesTest {
         HttpResponse<String> response = send("GET", "/openapi.yaml", null, null);
 
         assertThat(response.statusCode()).isEqualTo(200);
-        assertThat(response.headers().firstValue("content-type")).hasValueSatisfying(t -> assertThat(t).contains("yaml"));
+        assertThat(response.headers().firstValue("content-type"))
+                .hasValueSatisfying(t -> assertThat(t).contains("yaml"));
         assertThat(response.body()).isEqualTo(documentText);
     }
 
     // ---- helpers
 
-    private static void checkAnswer(String path, String method, JsonNode operation, HttpResponse<String> response,
-                                    int expected, String example) throws IOException {
+    private static void checkAnswer(
+            String path, String method, JsonNode operation, HttpResponse<String> response, int expected, String example)
+            throws IOException {
         String what = method + " " + path + " (" + example + ")";
-        assertThat(response.statusCode()).as("%s status; body: %s", what, response.body()).isEqualTo(expected);
+        assertThat(response.statusCode())
+                .as("%s status; body: %s", what, response.body())
+                .isEqualTo(expected);
         JsonNode documented = operation.path("responses").path(Integer.toString(expected));
-        assertThat(documented.isMissingNode()).as("%s: status %d is documented", what, expected).isFalse();
+        assertThat(documented.isMissingNode())
+                .as("%s: status %d is documented", what, expected)
+                .isFalse();
         documented = resolve(documented);
         JsonNode schema = documented.at("/content/application~1json/schema");
         if (!schema.isMissingNode()) {
-            assertThat(response.headers().firstValue("content-type")).as("%s content type", what)
+            assertThat(response.headers().firstValue("content-type"))
+                    .as("%s content type", what)
                     .hasValueSatisfying(t -> assertThat(t).startsWith("application/json"));
             ObjectNode full = ((ObjectNode) schema.deepCopy());
             List<String> errors = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12)
-                    .getSchema(full).validate(JSON.readTree(response.body())).stream().map(Error::toString).toList();
-            assertThat(errors).as("%s body %s against the documented schema", what, response.body()).isEmpty();
+                    .getSchema(full)
+                    .validate(JSON.readTree(response.body()))
+                    .stream()
+                    .map(Error::toString)
+                    .toList();
+            assertThat(errors)
+                    .as("%s body %s against the documented schema", what, response.body())
+                    .isEmpty();
         }
     }
 
@@ -169,8 +197,11 @@ class OpenApiRoutesTest {
 
     private static HttpResponse<String> send(String method, String path, String body, String contentType)
             throws IOException, InterruptedException {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(app.baseUrl() + path)).timeout(TIMEOUT)
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(app.baseUrl() + path))
+                .timeout(TIMEOUT)
+                .method(
+                        method,
+                        body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
         if (contentType != null) {
             request.header("Content-Type", contentType);
         }

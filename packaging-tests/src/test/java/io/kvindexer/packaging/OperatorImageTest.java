@@ -1,11 +1,11 @@
 package io.kvindexer.packaging;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -16,9 +16,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The operator image, without a Docker engine: operator/Dockerfile is read, exactly the files its COPY lines name
@@ -44,7 +43,8 @@ class OperatorImageTest {
         LaidOutImage image = LaidOutImage.layOut("operator", "kv-indexer-operator.jar", root);
 
         Path kubeconfig = root.resolve("kubeconfig");
-        Files.writeString(kubeconfig, """
+        Files.writeString(
+                kubeconfig, """
                 apiVersion: v1
                 kind: Config
                 clusters:
@@ -73,9 +73,11 @@ class OperatorImageTest {
     }
 
     private void servesProbesAndMetrics(Process process, String base) throws Exception {
-        try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()) {
+        try (HttpClient http =
+                HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()) {
             await().atMost(Duration.ofSeconds(120))
-                    .failFast(() -> assertThat(process.isAlive()).as(this::output).isTrue())
+                    .failFast(
+                            () -> assertThat(process.isAlive()).as(this::output).isTrue())
                     .ignoreExceptions()
                     .untilAsserted(() -> {
                         assertThat(status(http, base + "/healthz")).isEqualTo(200);
@@ -87,14 +89,18 @@ class OperatorImageTest {
     }
 
     private static int status(HttpClient http, String url) throws IOException, InterruptedException {
-        return http.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
-                HttpResponse.BodyHandlers.discarding()).statusCode();
+        return http.send(
+                        HttpRequest.newBuilder(URI.create(url))
+                                .timeout(Duration.ofSeconds(10))
+                                .build(),
+                        HttpResponse.BodyHandlers.discarding())
+                .statusCode();
     }
 
     private String output() {
         try {
-            return "stdout: " + Files.readString(root.resolve("stdout.txt"))
-                    + " / stderr: " + Files.readString(root.resolve("stderr.txt"));
+            return "stdout: " + Files.readString(root.resolve("stdout.txt")) + " / stderr: "
+                    + Files.readString(root.resolve("stderr.txt"));
         } catch (IOException e) {
             return "output unreadable: " + e;
         }

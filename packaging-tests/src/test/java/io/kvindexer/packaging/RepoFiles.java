@@ -2,7 +2,6 @@ package io.kvindexer.packaging;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -17,14 +16,14 @@ final class RepoFiles {
     static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
     private static final Pattern DOCUMENT_SEPARATOR = Pattern.compile("(?m)^---\\s*$");
 
-    private RepoFiles() {
-    }
+    private RepoFiles() {}
 
     /** The repository root: the first ancestor of the working directory holding charts/ and the parent pom. */
     static Path root() {
         Path dir = Path.of("").toAbsolutePath();
         for (Path p = dir; p != null; p = p.getParent()) {
-            if (Files.isDirectory(p.resolve("charts")) && Files.isRegularFile(p.resolve("pom.xml"))
+            if (Files.isDirectory(p.resolve("charts"))
+                    && Files.isRegularFile(p.resolve("pom.xml"))
                     && Files.isDirectory(p.resolve("packaging-tests"))) {
                 return p;
             }
@@ -58,6 +57,8 @@ final class RepoFiles {
 
     /** Parses every document as a Kubernetes object (typed when fabric8 knows the kind, generic otherwise). */
     static List<HasMetadata> objects(String yaml) {
-        return documents(yaml).stream().map(d -> (HasMetadata) SERIALIZATION.unmarshal(d)).toList();
+        return documents(yaml).stream()
+                .map(d -> (HasMetadata) SERIALIZATION.unmarshal(d))
+                .toList();
     }
 }

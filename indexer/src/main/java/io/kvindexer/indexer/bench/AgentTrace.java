@@ -1,9 +1,5 @@
 package io.kvindexer.indexer.bench;
 
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -14,6 +10,9 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * Writes a synthetic agent-style request trace in the Mooncake JSONL format ({@link MooncakeTrace}), the second
@@ -26,7 +25,10 @@ import java.util.concurrent.Callable;
  * file byte for byte. Ids are 512-token trace blocks like Mooncake's; the preamble and the system prompts use ids
  * below 1,000,000, conversation blocks count up from there.
  */
-@Command(name = "agent-trace", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(
+        name = "agent-trace",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
         description = "Writes a deterministic agent-style Mooncake trace (shared system prompts, growing sessions).")
 public final class AgentTrace implements Callable<Integer> {
 
@@ -39,13 +41,19 @@ public final class AgentTrace implements Callable<Integer> {
     @Option(names = "--agents", description = "distinct system prompts (default: ${DEFAULT-VALUE})")
     int agents = 6;
 
-    @Option(names = "--preamble-blocks", description = "blocks of the preamble every agent shares (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--preamble-blocks",
+            description = "blocks of the preamble every agent shares (default: ${DEFAULT-VALUE})")
     int preambleBlocks = 8;
 
-    @Option(names = "--system-blocks-min", description = "shortest system prompt after the preamble, in blocks (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--system-blocks-min",
+            description = "shortest system prompt after the preamble, in blocks (default: ${DEFAULT-VALUE})")
     int systemBlocksMin = 12;
 
-    @Option(names = "--system-blocks-max", description = "longest system prompt after the preamble, in blocks (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--system-blocks-max",
+            description = "longest system prompt after the preamble, in blocks (default: ${DEFAULT-VALUE})")
     int systemBlocksMax = 32;
 
     @Option(names = "--sessions", description = "conversations (default: ${DEFAULT-VALUE})")
@@ -58,8 +66,7 @@ public final class AgentTrace implements Callable<Integer> {
     int spanSeconds = 3_600;
 
     /** One line of the trace. */
-    record Line(long timestampMs, List<Long> hashIds, int outputLength) {
-    }
+    record Line(long timestampMs, List<Long> hashIds, int outputLength) {}
 
     public static void main(String[] args) {
         System.exit(new CommandLine(new AgentTrace()).execute(args));
@@ -72,9 +79,12 @@ public final class AgentTrace implements Callable<Integer> {
         try (BufferedWriter w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
             for (Line line : lines) {
                 StringBuilder sb = new StringBuilder(16 + 8 * line.hashIds().size());
-                sb.append("{\"timestamp\": ").append(line.timestampMs())
-                        .append(", \"input_length\": ").append(line.hashIds().size() * 512L)
-                        .append(", \"output_length\": ").append(line.outputLength())
+                sb.append("{\"timestamp\": ")
+                        .append(line.timestampMs())
+                        .append(", \"input_length\": ")
+                        .append(line.hashIds().size() * 512L)
+                        .append(", \"output_length\": ")
+                        .append(line.outputLength())
                         .append(", \"hash_ids\": [");
                 for (int i = 0; i < line.hashIds().size(); i++) {
                     sb.append(i == 0 ? "" : ", ").append(line.hashIds().get(i));

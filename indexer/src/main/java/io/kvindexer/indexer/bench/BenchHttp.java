@@ -3,7 +3,6 @@ package io.kvindexer.indexer.bench;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -26,8 +25,10 @@ final class BenchHttp {
         }
     }
 
-    private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(10)).build();
+    private final HttpClient client = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(10))
+            .build();
     private final String baseUrl;
 
     BenchHttp(String baseUrl) {
@@ -64,7 +65,8 @@ final class BenchHttp {
 
     /** The msgpack body of a {@code /query}: token ids as a bin of little-endian u32 (the Mooncake conductor's form). */
     static byte[] msgpackQueryBody(String model, int[] tokens) {
-        java.nio.ByteBuffer le = java.nio.ByteBuffer.allocate(tokens.length * 4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        java.nio.ByteBuffer le =
+                java.nio.ByteBuffer.allocate(tokens.length * 4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
         le.asIntBuffer().put(tokens);
         try (org.msgpack.core.MessageBufferPacker p = org.msgpack.core.MessagePack.newDefaultBufferPacker()) {
             p.packMapHeader(2);
@@ -80,7 +82,8 @@ final class BenchHttp {
     long matchedTokens(byte[] queryBody, long instanceId) {
         HttpResponse<String> r = send(HttpRequest.newBuilder(URI.create(baseUrl + "/query"))
                 .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(queryBody)).build());
+                .POST(HttpRequest.BodyPublishers.ofByteArray(queryBody))
+                .build());
         if (r.statusCode() == 404) {
             return 0;
         }
@@ -100,8 +103,10 @@ final class BenchHttp {
     }
 
     HttpResponse<String> post(String path, String json) {
-        return send(HttpRequest.newBuilder(URI.create(baseUrl + path)).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(json)).build());
+        return send(HttpRequest.newBuilder(URI.create(baseUrl + path))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json))
+                .build());
     }
 
     HttpResponse<String> send(HttpRequest request) {

@@ -5,9 +5,8 @@ import io.kvindexer.indexer.index.CacheSurvey;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.IndexWriters;
 import io.kvindexer.indexer.index.ModelIndex;
-import io.kvindexer.indexer.recovery.RouterEventOps;
 import io.kvindexer.indexer.model.StorageTier;
-
+import io.kvindexer.indexer.recovery.RouterEventOps;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -30,21 +29,29 @@ public final class ConsoleStatsBench {
     private static final int REPETITIONS = 3;
     private static final int PREFIX_GROUPS = 4;
 
-    private ConsoleStatsBench() {
-    }
+    private ConsoleStatsBench() {}
 
     public static void main(String[] args) throws Exception {
         int blocks = intFlag(args, "--blocks", 4_000_000);
         int workers = intFlag(args, "--workers", 64);
         int depth = intFlag(args, "--depth", 32);
-        System.out.printf(Locale.ROOT, "ConsoleStatsBench: java %s, %d cpus, max heap %d MiB%n", Runtime.version(),
-                Runtime.getRuntime().availableProcessors(), Runtime.getRuntime().maxMemory() >> 20);
+        System.out.printf(
+                Locale.ROOT,
+                "ConsoleStatsBench: java %s, %d cpus, max heap %d MiB%n",
+                Runtime.version(),
+                Runtime.getRuntime().availableProcessors(),
+                Runtime.getRuntime().maxMemory() >> 20);
         try (IndexWriters writers = new IndexWriters(2)) {
             ModelIndex index = new ModelIndex("bench", "default", 16, IndexOptions.defaults(), writers);
             long built = build(index, blocks, workers, depth);
             long nodes = index.stats().blocks();
-            System.out.printf(Locale.ROOT, "index: %,d blocks, %,d memberships, %d workers (built in %.1f s)%n",
-                    nodes, index.stats().memberships(), workers, built / 1e9);
+            System.out.printf(
+                    Locale.ROOT,
+                    "index: %,d blocks, %,d memberships, %d workers (built in %.1f s)%n",
+                    nodes,
+                    index.stats().memberships(),
+                    workers,
+                    built / 1e9);
 
             int[] plain = new int[(int) nodes];
             for (int i = 0; i < plain.length; i++) {
@@ -63,13 +70,23 @@ public final class ConsoleStatsBench {
             double prefixes = median(() -> index.survey().sharedPrefixes(20).size());
             long chunks = (nodes + CacheSurvey.CHUNK - 1) / CacheSurvey.CHUNK;
             System.out.printf(Locale.ROOT, "floor (one int per block, plain array): %8.2f ms%n", floor / 1e6);
-            System.out.printf(Locale.ROOT, "/stats walk   (workerBlocks):         %8.2f ms  = %6.1f x floor,"
-                    + " %.1f ns/block, ~%.2f ms per read-lock chunk (%d chunks)%n", stats / 1e6, stats / floor,
-                    stats / nodes, stats / 1e6 / chunks, chunks);
-            System.out.printf(Locale.ROOT, "/prefixes walk (sharedPrefixes(20)):  %8.2f ms  = %6.1f x floor,"
-                    + " %.1f ns/block%n", prefixes / 1e6, prefixes / floor, prefixes / nodes);
-            System.out.printf(Locale.ROOT, "(medians of %d after one warm-up; checksum %d)%n", REPETITIONS,
-                    sink[0] & 1);
+            System.out.printf(
+                    Locale.ROOT,
+                    "/stats walk   (workerBlocks):         %8.2f ms  = %6.1f x floor,"
+                            + " %.1f ns/block, ~%.2f ms per read-lock chunk (%d chunks)%n",
+                    stats / 1e6,
+                    stats / floor,
+                    stats / nodes,
+                    stats / 1e6 / chunks,
+                    chunks);
+            System.out.printf(
+                    Locale.ROOT,
+                    "/prefixes walk (sharedPrefixes(20)):  %8.2f ms  = %6.1f x floor," + " %.1f ns/block%n",
+                    prefixes / 1e6,
+                    prefixes / floor,
+                    prefixes / nodes);
+            System.out.printf(
+                    Locale.ROOT, "(medians of %d after one warm-up; checksum %d)%n", REPETITIONS, sink[0] & 1);
         }
     }
 
@@ -111,7 +128,11 @@ public final class ConsoleStatsBench {
             }
             int first = random.nextInt(workers);
             for (int replica = 0; replica < 2; replica++) {
-                batch.add(new RouterEvent((first + replica * (workers / 2)) % workers, 0, StorageTier.DEVICE, 0,
+                batch.add(new RouterEvent(
+                        (first + replica * (workers / 2)) % workers,
+                        0,
+                        StorageTier.DEVICE,
+                        0,
                         new RouterEvent.Stored(false, 0, seq, local)));
             }
             if (batch.size() >= 4096) {

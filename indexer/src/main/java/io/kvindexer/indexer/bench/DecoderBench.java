@@ -2,10 +2,6 @@ package io.kvindexer.indexer.bench;
 
 import io.kvindexer.indexer.event.EngineEventDecoder;
 import io.kvindexer.indexer.event.EventDecodeException;
-import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
-import org.msgpack.core.MessageUnpacker;
-
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -13,6 +9,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.msgpack.core.MessageBufferPacker;
+import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessageUnpacker;
 
 /**
  * Single-thread throughput of {@link EngineEventDecoder} on vLLM-shaped batches (no sockets, no index), with a
@@ -30,12 +29,10 @@ public final class DecoderBench {
 
     private static final int EVENTS_PER_BATCH = 16;
 
-    private DecoderBench() {
-    }
+    private DecoderBench() {}
 
     /** One shape's figures in one repetition. */
-    record Rep(String shape, int bytes, int blocks, double blockEventsPerS, double floorBlockEventsPerS) {
-    }
+    record Rep(String shape, int bytes, int blocks, double blockEventsPerS, double floorBlockEventsPerS) {}
 
     public static void main(String[] args) throws Exception {
         int reps = 3;
@@ -93,15 +90,23 @@ public final class DecoderBench {
     static Rep measure(String shape, byte[] payload, EngineEventDecoder decoder, double seconds)
             throws EventDecodeException, IOException {
         int blocks = EVENTS_PER_BATCH * (shape.endsWith("bs16") ? 16 : 4);
-        double decodeRate = blocks * rate(seconds, () -> decoder.decode(payload).events().size());
-        double floorRate = blocks * rate(seconds, () -> {
-            try (MessageUnpacker in = MessagePack.newDefaultUnpacker(payload)) {
-                in.skipValue();
-                return 1;
-            }
-        });
-        System.out.printf(Locale.ROOT, "%-12s %,7d B  decode %,12.0f block events/s  floor %,12.0f  ratio %.2f%n",
-                shape, payload.length, decodeRate, floorRate, decodeRate / floorRate);
+        double decodeRate =
+                blocks * rate(seconds, () -> decoder.decode(payload).events().size());
+        double floorRate = blocks
+                * rate(seconds, () -> {
+                    try (MessageUnpacker in = MessagePack.newDefaultUnpacker(payload)) {
+                        in.skipValue();
+                        return 1;
+                    }
+                });
+        System.out.printf(
+                Locale.ROOT,
+                "%-12s %,7d B  decode %,12.0f block events/s  floor %,12.0f  ratio %.2f%n",
+                shape,
+                payload.length,
+                decodeRate,
+                floorRate,
+                decodeRate / floorRate);
         return new Rep(shape, payload.length, blocks, decodeRate, floorRate);
     }
 

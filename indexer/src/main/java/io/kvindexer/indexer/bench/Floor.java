@@ -2,7 +2,6 @@ package io.kvindexer.indexer.bench;
 
 import io.kvindexer.indexer.hash.BlockHasher;
 import it.unimi.dsi.fastutil.longs.Long2LongOpenHashMap;
-
 import java.util.ArrayList;
 import java.util.List;
 
@@ -16,11 +15,9 @@ import java.util.List;
 public final class Floor {
 
     /** What one pass measured; {@code members} is the maps' final size (the memberships a correct index holds). */
-    public record Result(long elapsedNanos, long members, long checksum) {
-    }
+    public record Result(long elapsedNanos, long members, long checksum) {}
 
-    private Floor() {
-    }
+    private Floor() {}
 
     public static Result run(Workload workload) {
         try {
@@ -74,14 +71,16 @@ public final class Floor {
             }
             switch (op.kind()) {
                 case QUERY -> {
-                    long[] hashes = local != null ? local[k]
+                    long[] hashes = local != null
+                            ? local[k]
                             : BlockHasher.localHashes(op.tokens(), blockSize, BlockHasher.BASE_SEED);
                     for (long h : hashes) {
                         checksum += members.get(h);
                     }
                 }
                 case STORED -> {
-                    long[] hashes = local != null ? local[k]
+                    long[] hashes = local != null
+                            ? local[k]
                             : BlockHasher.localHashes(op.tokens(), blockSize, BlockHasher.BASE_SEED);
                     long[] seq = op.seqHashes();
                     for (int i = 0; i < seq.length; i++) {

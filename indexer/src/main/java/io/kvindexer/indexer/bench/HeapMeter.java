@@ -5,8 +5,7 @@ import java.lang.management.ManagementFactory;
 /** Used heap after full collections: the before/after difference divided by memberships gives bytes per membership. */
 public final class HeapMeter {
 
-    private HeapMeter() {
-    }
+    private HeapMeter() {}
 
     /** Used heap bytes after three {@code System.gc()} calls (a full, stop-the-world collection with G1). */
     public static long usedAfterGc() {

@@ -6,10 +6,6 @@ import com.fasterxml.jackson.core.JsonToken;
 import io.helidon.webserver.WebServer;
 import io.kvindexer.indexer.IndexerApp;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -24,6 +20,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * End-to-end {@code /query}: a closed-loop load generator ({@code --clients} virtual threads sharing one JDK
@@ -33,22 +32,29 @@ import java.util.concurrent.locks.LockSupport;
  * floor; and the same prompts as msgpack bodies ({@code token_ids} a little-endian u32 bin) to the indexer's
  * {@code /query}. Reports queries/s and p50/p99/p999 latency for each.
  */
-@Command(name = "http-query-bench", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(
+        name = "http-query-bench",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
         description = "Load-tests POST /query under ZeroMQ ingest, next to a no-op endpoint with the same bodies.")
 public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
 
     private static final String JSON = "application/json";
     private static final String MSGPACK = "application/msgpack";
-    private static final byte[] EMPTY_RESULT = "{\"scores\":{},\"frequencies\":[],\"instances\":{}}"
-            .getBytes(StandardCharsets.UTF_8);
+    private static final byte[] EMPTY_RESULT =
+            "{\"scores\":{},\"frequencies\":[],\"instances\":{}}".getBytes(StandardCharsets.UTF_8);
 
-    @Option(names = "--clients", description = "concurrent closed-loop clients (virtual threads) (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--clients",
+            description = "concurrent closed-loop clients (virtual threads) (default: ${DEFAULT-VALUE})")
     int clients = 16;
 
     @Option(names = "--seconds", description = "measured seconds per target (default: ${DEFAULT-VALUE})")
     double seconds = 5;
 
-    @Option(names = "--warmup-seconds", description = "unmeasured seconds before each target (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--warmup-seconds",
+            description = "unmeasured seconds before each target (default: ${DEFAULT-VALUE})")
     double warmupSeconds = 2;
 
     @Option(names = "--min-tokens", description = "shortest prompt used as a query body (default: ${DEFAULT-VALUE})")
@@ -61,16 +67,20 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
     int repetitions = 3;
 
     /** One target's closed-loop run. */
-    public record Load(long requests, long errors, double seconds, double queriesPerSecond, double p50Ms,
-                       double p99Ms, double p999Ms) {
-    }
+    public record Load(
+            long requests,
+            long errors,
+            double seconds,
+            double queriesPerSecond,
+            double p50Ms,
+            double p99Ms,
+            double p999Ms) {}
 
     /**
      * One repetition, under the same ingest: the indexer's /query with JSON bodies, with msgpack bodies (token ids
      * as a little-endian u32 bin, the answer in msgpack), and the no-op floor of the JSON bodies.
      */
-    public record Rep(Load query, Load binary, Load noop, long ingestBatchesDuringRun) {
-    }
+    public record Rep(Load query, Load binary, Load noop, long ingestBatchesDuringRun) {}
 
     public static void main(String[] args) {
         System.exit(new CommandLine(new HttpQueryBench()).execute(args));
@@ -84,19 +94,34 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
         if (bodies.isEmpty()) {
             throw new IllegalArgumentException("no prompt between --min-tokens and --max-tokens in the trace slice");
         }
-        System.out.printf("%d query bodies of %d..%d tokens (mean %.0f bytes JSON, %.0f bytes msgpack), %d clients%n",
-                bodies.size(), minTokens, maxTokens, bodies.stream().mapToInt(b -> b.length).average().orElse(0),
-                binaryBodies.stream().mapToInt(b -> b.length).average().orElse(0), clients);
+        System.out.printf(
+                "%d query bodies of %d..%d tokens (mean %.0f bytes JSON, %.0f bytes msgpack), %d clients%n",
+                bodies.size(),
+                minTokens,
+                maxTokens,
+                bodies.stream().mapToInt(b -> b.length).average().orElse(0),
+                binaryBodies.stream().mapToInt(b -> b.length).average().orElse(0),
+                clients);
         List<Rep> reps = new ArrayList<>();
         for (int r = 0; r < repetitions; r++) {
             Rep rep = runOnce(w, bodies, binaryBodies);
-            System.out.printf("rep %d: /query %.0f q/s p50/p99/p999 %.3f/%.3f/%.3f ms | msgpack %.0f q/s"
+            System.out.printf(
+                    "rep %d: /query %.0f q/s p50/p99/p999 %.3f/%.3f/%.3f ms | msgpack %.0f q/s"
                             + " p50/p99/p999 %.3f/%.3f/%.3f ms | no-op %.0f q/s p50/p99/p999 %.3f/%.3f/%.3f ms"
-                            + " | %d ingest batches meanwhile%n", r + 1,
-                    rep.query().queriesPerSecond(), rep.query().p50Ms(), rep.query().p99Ms(), rep.query().p999Ms(),
-                    rep.binary().queriesPerSecond(), rep.binary().p50Ms(), rep.binary().p99Ms(),
+                            + " | %d ingest batches meanwhile%n",
+                    r + 1,
+                    rep.query().queriesPerSecond(),
+                    rep.query().p50Ms(),
+                    rep.query().p99Ms(),
+                    rep.query().p999Ms(),
+                    rep.binary().queriesPerSecond(),
+                    rep.binary().p50Ms(),
+                    rep.binary().p99Ms(),
                     rep.binary().p999Ms(),
-                    rep.noop().queriesPerSecond(), rep.noop().p50Ms(), rep.noop().p99Ms(), rep.noop().p999Ms(),
+                    rep.noop().queriesPerSecond(),
+                    rep.noop().p50Ms(),
+                    rep.noop().p99Ms(),
+                    rep.noop().p999Ms(),
                     rep.ingestBatchesDuringRun());
             reps.add(rep);
         }
@@ -109,8 +134,10 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
         for (Workload.Op op : w.ops()) {
             int tokens = op.kind() == Workload.Kind.QUERY ? op.tokenValues().length * bs : 0;
             if (tokens >= minTokens && tokens <= maxTokens && out.size() < 512) {
-                out.add(msgpack ? BenchHttp.msgpackQueryBody(SimFleet.MODEL, op.tokens())
-                        : BenchHttp.queryBody(SimFleet.MODEL, op.tokens()));
+                out.add(
+                        msgpack
+                                ? BenchHttp.msgpackQueryBody(SimFleet.MODEL, op.tokens())
+                                : BenchHttp.queryBody(SimFleet.MODEL, op.tokens()));
             }
         }
         return out;
@@ -119,16 +146,19 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
     private Rep runOnce(Workload w, List<byte[]> bodies, List<byte[]> binaryBodies) throws Exception {
         WebServer noop = noopServer();
         try (IndexerApp app = startIndexer();
-             SimFleet fleet = new SimFleet(w, new BenchHttp(app.baseUrl()))) {
+                SimFleet fleet = new SimFleet(w, new BenchHttp(app.baseUrl()))) {
             fleet.startAndRegister();
             // ingest paced to last both measured phases and their warm-ups
             double ingestSeconds = 3 * (seconds + warmupSeconds);
             AtomicBoolean stop = new AtomicBoolean();
             long[] published = {0};
-            Thread feeder = Thread.ofPlatform().name("ingest-feeder").start(() ->
-                    published[0] = pacedFeed(fleet, ingestSeconds, stop));
-            HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                    .connectTimeout(Duration.ofSeconds(10)).build();
+            Thread feeder = Thread.ofPlatform()
+                    .name("ingest-feeder")
+                    .start(() -> published[0] = pacedFeed(fleet, ingestSeconds, stop));
+            HttpClient client = HttpClient.newBuilder()
+                    .version(HttpClient.Version.HTTP_1_1)
+                    .connectTimeout(Duration.ofSeconds(10))
+                    .build();
             Load query = load(client, URI.create(app.baseUrl() + "/query"), bodies, JSON);
             Load binary = load(client, URI.create(app.baseUrl() + "/query"), binaryBodies, MSGPACK);
             Load floor = load(client, URI.create("http://127.0.0.1:" + noop.port() + "/query"), bodies, JSON);
@@ -164,8 +194,7 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
         return sent;
     }
 
-    private Load load(HttpClient client, URI uri, List<byte[]> bodies, String contentType)
-            throws InterruptedException {
+    private Load load(HttpClient client, URI uri, List<byte[]> bodies, String contentType) throws InterruptedException {
         run(client, uri, bodies, contentType, (long) (warmupSeconds * 1e9), null);
         long[][] perClient = new long[clients][];
         int[] counts = new int[clients];
@@ -195,8 +224,14 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
             }
         }
         Latencies lat = new Latencies(all, total);
-        return new Load(total, Arrays.stream(errors).sum(), elapsed, total / elapsed, lat.percentileMicros(50) / 1e3,
-                lat.percentileMicros(99) / 1e3, lat.percentileMicros(99.9) / 1e3);
+        return new Load(
+                total,
+                Arrays.stream(errors).sum(),
+                elapsed,
+                total / elapsed,
+                lat.percentileMicros(50) / 1e3,
+                lat.percentileMicros(99) / 1e3,
+                lat.percentileMicros(99.9) / 1e3);
     }
 
     private interface Sink {
@@ -213,8 +248,10 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
             threads.add(Thread.ofVirtual().start(() -> {
                 int i = id;
                 while (System.nanoTime() < end) {
-                    HttpRequest req = HttpRequest.newBuilder(uri).header("Content-Type", contentType)
-                            .POST(HttpRequest.BodyPublishers.ofByteArray(bodies.get(i++ % bodies.size()))).build();
+                    HttpRequest req = HttpRequest.newBuilder(uri)
+                            .header("Content-Type", contentType)
+                            .POST(HttpRequest.BodyPublishers.ofByteArray(bodies.get(i++ % bodies.size())))
+                            .build();
                     long t0 = System.nanoTime();
                     boolean ok;
                     try {
@@ -240,7 +277,9 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
     /** A Helidon server whose POST /query reads and parses the body like a real one, then answers an empty result. */
     static WebServer noopServer() {
         JsonFactory factory = new JsonFactory();
-        return WebServer.builder().host("127.0.0.1").port(0)
+        return WebServer.builder()
+                .host("127.0.0.1")
+                .port(0)
                 .routing(r -> r.post("/query", (req, res) -> {
                     byte[] body = req.content().as(byte[].class);
                     int tokens = parseTokens(factory, body);
@@ -250,7 +289,8 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
                     }
                     res.header("Content-Type", "application/json").send(EMPTY_RESULT);
                 }))
-                .build().start();
+                .build()
+                .start();
     }
 
     /** Streams the body into an int[] of token ids and a model name; returns the token count, -1 when malformed. */
@@ -290,13 +330,16 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
         out.put("binary_query_per_s", Medians.of(reps, r -> r.binary().queriesPerSecond()));
         out.put("binary_query_p50_ms", Medians.of(reps, r -> r.binary().p50Ms()));
         out.put("binary_query_p99_ms", Medians.of(reps, r -> r.binary().p99Ms()));
-        out.put("binary_over_query", Medians.of(reps,
-                r -> r.binary().queriesPerSecond() / r.query().queriesPerSecond()));
+        out.put(
+                "binary_over_query",
+                Medians.of(reps, r -> r.binary().queriesPerSecond() / r.query().queriesPerSecond()));
         out.put("noop_per_s", Medians.of(reps, r -> r.noop().queriesPerSecond()));
         out.put("noop_p50_ms", Medians.of(reps, r -> r.noop().p50Ms()));
         out.put("noop_p99_ms", Medians.of(reps, r -> r.noop().p99Ms()));
         out.put("noop_p999_ms", Medians.of(reps, r -> r.noop().p999Ms()));
-        out.put("query_over_noop", Medians.of(reps, r -> r.query().queriesPerSecond() / r.noop().queriesPerSecond()));
+        out.put(
+                "query_over_noop",
+                Medians.of(reps, r -> r.query().queriesPerSecond() / r.noop().queriesPerSecond()));
         out.put("clients", clients);
         out.put("threads", threads);
         out.put("workers", workload.workers);

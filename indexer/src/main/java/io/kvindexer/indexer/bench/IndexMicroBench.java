@@ -1,14 +1,13 @@
 package io.kvindexer.indexer.bench;
 
 import io.kvindexer.indexer.event.RouterEvent;
-import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.hash.BlockHasher;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.IndexWriters;
 import io.kvindexer.indexer.index.MatchResult;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.model.StorageTier;
 import it.unimi.dsi.fastutil.longs.Long2IntOpenHashMap;
-
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -54,8 +53,11 @@ public final class IndexMicroBench {
         int memberships = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
         int workers = args.length > 1 ? Integer.parseInt(args[1]) : 64;
         int depth = args.length > 2 ? Integer.parseInt(args[2]) : 32;
-        System.out.printf(Locale.ROOT, "IndexMicroBench: java %s, %d cpus, max heap %d MiB%n",
-                Runtime.version(), Runtime.getRuntime().availableProcessors(),
+        System.out.printf(
+                Locale.ROOT,
+                "IndexMicroBench: java %s, %d cpus, max heap %d MiB%n",
+                Runtime.version(),
+                Runtime.getRuntime().availableProcessors(),
                 Runtime.getRuntime().maxMemory() >> 20);
         if (args.length > 3) {
             new IndexMicroBench(memberships, workers, depth, Integer.parseInt(args[3])).run();
@@ -68,9 +70,17 @@ public final class IndexMicroBench {
     private void run() throws Exception {
         // the shared prefix blocks are held once per worker, so size the corpus by its unique blocks
         int sequences = memberships / (depth - depth / 4) / replicas;
-        System.out.printf(Locale.ROOT, "%n== ~%,d memberships: %,d sequences x %d blocks (first %d shared by prefix "
-                        + "group) x %d replica(s), %d workers, block size %d ==%n", memberships, sequences, depth,
-                depth / 4, replicas, workers, BLOCK_SIZE);
+        System.out.printf(
+                Locale.ROOT,
+                "%n== ~%,d memberships: %,d sequences x %d blocks (first %d shared by prefix "
+                        + "group) x %d replica(s), %d workers, block size %d ==%n",
+                memberships,
+                sequences,
+                depth,
+                depth / 4,
+                replicas,
+                workers,
+                BLOCK_SIZE);
         generate(sequences);
         long baseline = usedHeapAfterGc();
 
@@ -79,28 +89,43 @@ public final class IndexMicroBench {
             long start = System.nanoTime();
             int chunk = 1024;
             for (int s = 0; s < sequences; s += chunk) {
-                io.kvindexer.indexer.recovery.RouterEventOps.submit(index, storedEvents(s, Math.min(sequences, s + chunk)));
+                io.kvindexer.indexer.recovery.RouterEventOps.submit(
+                        index, storedEvents(s, Math.min(sequences, s + chunk)));
             }
             index.flush().join();
             long applyNanos = System.nanoTime() - start;
             long blocks = (long) sequences * depth * replicas;
-            System.out.printf(Locale.ROOT, "apply stored     : %,.0f ns/block (%,d blocks in %d-block events, one "
-                    + "writer thread, incl. queue hand-off and JIT warm-up)%n", (double) applyNanos / blocks, blocks,
+            System.out.printf(
+                    Locale.ROOT,
+                    "apply stored     : %,.0f ns/block (%,d blocks in %d-block events, one "
+                            + "writer thread, incl. queue hand-off and JIT warm-up)%n",
+                    (double) applyNanos / blocks,
+                    blocks,
                     depth);
 
             long used = usedHeapAfterGc() - baseline;
             var stats = index.stats();
-            System.out.printf(Locale.ROOT, "memory           : %,d bytes for %,d memberships / %,d blocks = %.1f B per "
-                            + "membership, %.1f B per block%n", used, stats.memberships(), stats.blocks(),
-                    (double) used / stats.memberships(), (double) used / stats.blocks());
+            System.out.printf(
+                    Locale.ROOT,
+                    "memory           : %,d bytes for %,d memberships / %,d blocks = %.1f B per "
+                            + "membership, %.1f B per block%n",
+                    used,
+                    stats.memberships(),
+                    stats.blocks(),
+                    (double) used / stats.memberships(),
+                    (double) used / stats.blocks());
 
             lookups(index);
             floor();
             for (int w = 0; w < 3; w++) { // the first scans run before the JIT has compiled the scan
                 long t0 = System.nanoTime();
                 index.removeInstance(owners[owners.length - 1 - w][0]).join();
-                System.out.printf(Locale.ROOT, "remove a worker  : %,.1f ms (a scan of %,d blocks, write lock taken "
-                        + "per 16k-node chunk)%n", (System.nanoTime() - t0) / 1e6, index.stats().blocks());
+                System.out.printf(
+                        Locale.ROOT,
+                        "remove a worker  : %,.1f ms (a scan of %,d blocks, write lock taken "
+                                + "per 16k-node chunk)%n",
+                        (System.nanoTime() - t0) / 1e6,
+                        index.stats().blocks());
             }
             removals(index, writers);
         }
@@ -136,7 +161,11 @@ public final class IndexMicroBench {
         List<RouterEvent> events = new ArrayList<>();
         for (int s = from; s < to; s++) {
             for (int owner : owners[s]) {
-                events.add(new RouterEvent(owner, 0, StorageTier.DEVICE, 0,
+                events.add(new RouterEvent(
+                        owner,
+                        0,
+                        StorageTier.DEVICE,
+                        0,
                         new RouterEvent.Stored(false, 0, seqHashes[s], localHashes[s])));
             }
         }
@@ -178,8 +207,15 @@ public final class IndexMicroBench {
         }
         Arrays.sort(samples);
         double mean = Arrays.stream(samples).average().orElse(0);
-        System.out.printf(Locale.ROOT, "%s: mean %,.0f ns, p50 %,d ns, p99 %,d ns (%d-block query, %.1f workers "
-                + "matched on average)%n", label, mean, samples[n / 2], samples[n * 99 / 100], depth, (double) sink / n);
+        System.out.printf(
+                Locale.ROOT,
+                "%s: mean %,.0f ns, p50 %,d ns, p99 %,d ns (%d-block query, %.1f workers " + "matched on average)%n",
+                label,
+                mean,
+                samples[n / 2],
+                samples[n * 99 / 100],
+                depth,
+                (double) sink / n);
     }
 
     /** Hash the query's tokens and probe a hash map once per block: what any index must at least do. */
@@ -209,8 +245,13 @@ public final class IndexMicroBench {
             }
             elapsed = System.nanoTime() - start;
         }
-        System.out.printf(Locale.ROOT, "floor            : %,.0f ns per query (hash %d tokens + %d map probes)"
-                + " [%d]%n", (double) elapsed / n, tokens.length, depth, sink & 1);
+        System.out.printf(
+                Locale.ROOT,
+                "floor            : %,.0f ns per query (hash %d tokens + %d map probes)" + " [%d]%n",
+                (double) elapsed / n,
+                tokens.length,
+                depth,
+                sink & 1);
     }
 
     private void removals(ModelIndex index, IndexWriters writers) {
@@ -218,8 +259,7 @@ public final class IndexMicroBench {
         List<RouterEvent> events = new ArrayList<>();
         for (int s = 0; s < count; s++) {
             for (int owner : owners[s]) {
-                events.add(new RouterEvent(owner, 0, StorageTier.DEVICE, 0,
-                        new RouterEvent.Removed(seqHashes[s])));
+                events.add(new RouterEvent(owner, 0, StorageTier.DEVICE, 0, new RouterEvent.Removed(seqHashes[s])));
             }
         }
         long blocks = (long) count * depth * replicas;
@@ -227,8 +267,8 @@ public final class IndexMicroBench {
         io.kvindexer.indexer.recovery.RouterEventOps.submit(index, events);
         index.flush().join();
         long nanos = System.nanoTime() - start;
-        System.out.printf(Locale.ROOT, "apply removed    : %,.0f ns/block (%,d blocks)%n", (double) nanos / blocks,
-                blocks);
+        System.out.printf(
+                Locale.ROOT, "apply removed    : %,.0f ns/block (%,d blocks)%n", (double) nanos / blocks, blocks);
     }
 
     private static long usedHeapAfterGc() throws InterruptedException {

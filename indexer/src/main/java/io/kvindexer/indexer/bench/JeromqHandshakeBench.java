@@ -1,12 +1,5 @@
 package io.kvindexer.indexer.bench;
 
-import org.zeromq.SocketType;
-import org.zeromq.ZContext;
-import org.zeromq.ZMQ;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
@@ -14,6 +7,12 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.util.concurrent.Callable;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * How often a plain jeromq SUB connecting over loopback never sends its ZMTP greeting (the stall the listener's
@@ -21,7 +20,9 @@ import java.util.concurrent.Callable;
  * start and waits for the SUB's 10-byte signature; no jeromq on the accepting side, so only the connect path is
  * measured.
  */
-@Command(name = "jeromq-handshake-bench", mixinStandardHelpOptions = true,
+@Command(
+        name = "jeromq-handshake-bench",
+        mixinStandardHelpOptions = true,
         description = "Counts jeromq outgoing connects whose ZMTP greeting never arrives.")
 public final class JeromqHandshakeBench implements Callable<Integer> {
 

@@ -6,8 +6,7 @@ import java.util.function.ToDoubleFunction;
 /** The median of one figure over repetitions (the middle one of an odd count, the upper middle of an even one). */
 final class Medians {
 
-    private Medians() {
-    }
+    private Medians() {}
 
     static <T> double of(List<T> reps, ToDoubleFunction<T> figure) {
         double[] v = reps.stream().mapToDouble(figure).sorted().toArray();

@@ -2,7 +2,6 @@ package io.kvindexer.indexer.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -20,8 +19,7 @@ import java.util.List;
 public record MooncakeTrace(List<Request> requests) {
 
     /** One request: arrival time, the prompt's trace block ids, and how many tokens it generates. */
-    public record Request(long timestampMs, long[] hashIds, int outputLength) {
-    }
+    public record Request(long timestampMs, long[] hashIds, int outputLength) {}
 
     /** Reads the whole file; {@code limit} > 0 keeps only the first {@code limit} requests. */
     public static MooncakeTrace load(Path file, int limit) throws IOException {

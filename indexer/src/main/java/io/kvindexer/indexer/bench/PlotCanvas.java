@@ -2,7 +2,6 @@ package io.kvindexer.indexer.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-
 import java.awt.Color;
 import java.awt.Font;
 import java.awt.Graphics2D;

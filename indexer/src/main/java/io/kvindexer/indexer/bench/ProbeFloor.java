@@ -10,8 +10,7 @@ import it.unimi.dsi.fastutil.longs.Long2LongOpenHashMap;
  */
 public final class ProbeFloor {
 
-    private ProbeFloor() {
-    }
+    private ProbeFloor() {}
 
     public static Latencies run(Workload workload) {
         long[][] local = workload.localHashes();

@@ -5,10 +5,6 @@ import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.event.BinaryDump;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.recovery.PeerRecovery;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -17,6 +13,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * Peer recovery: a source indexer is filled over ZeroMQ from the trace (about 1 M memberships with the defaults),
@@ -25,21 +24,30 @@ import java.util.Map;
  * recovery time. {@code --format} picks what the replica asks for: the binary dump (default) or Dynamo's JSON. The
  * fetch of that dump alone is timed too, to split transfer from apply.
  */
-@Command(name = "recovery-bench", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(
+        name = "recovery-bench",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
         description = "Time for a fresh replica to fetch and apply a peer's dump.")
 public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
 
-    @Option(names = "--repetitions", description = "replicas recovered; the median is reported (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--repetitions",
+            description = "replicas recovered; the median is reported (default: ${DEFAULT-VALUE})")
     int repetitions = 3;
 
-    @Option(names = "--format", description = "dump format the replica asks for: binary or json "
-            + "(default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--format",
+            description = "dump format the replica asks for: binary or json " + "(default: ${DEFAULT-VALUE})")
     String format = "binary";
 
     /** One recovery: memberships copied, seconds, and the dump fetch alone. */
-    public record Rep(long memberships, double recoverySeconds, double membershipsPerSecond, double dumpFetchSeconds,
-                      long dumpBytes) {
-    }
+    public record Rep(
+            long memberships,
+            double recoverySeconds,
+            double membershipsPerSecond,
+            double dumpFetchSeconds,
+            long dumpBytes) {}
 
     public RecoveryBench() {
         super(defaults());
@@ -74,12 +82,13 @@ public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
         PeerRecovery.Format dumpFormat = switch (format) {
             case "binary" -> PeerRecovery.Format.BINARY;
             case "json" -> PeerRecovery.Format.JSON;
-            default -> throw new CommandLine.ParameterException(new CommandLine(this),
-                    "--format must be binary or json, got " + format);
+            default ->
+                throw new CommandLine.ParameterException(
+                        new CommandLine(this), "--format must be binary or json, got " + format);
         };
         Workload w = workload.build();
         try (IndexerApp source = startIndexer();
-             SimFleet fleet = new SimFleet(w, new BenchHttp(source.baseUrl()))) {
+                SimFleet fleet = new SimFleet(w, new BenchHttp(source.baseUrl()))) {
             fleet.startAndRegister();
             for (int worker = 0; worker < fleet.workers(); worker++) {
                 fleet.publishAll(worker);
@@ -87,22 +96,29 @@ public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
             BenchHttp http = new BenchHttp(source.baseUrl());
             fleet.awaitAllApplied(http);
             long expected = memberships(source);
-            System.out.printf("source holds %d memberships (the simulated engines: %d + markers)%n", expected,
-                    w.expectedMemberships());
+            System.out.printf(
+                    "source holds %d memberships (the simulated engines: %d + markers)%n",
+                    expected, w.expectedMemberships());
             List<Rep> reps = new ArrayList<>();
             for (int r = 0; r < repetitions; r++) {
-                HttpRequest.Builder fetchRequest = HttpRequest.newBuilder(URI.create(source.baseUrl() + "/dump")).GET();
+                HttpRequest.Builder fetchRequest = HttpRequest.newBuilder(URI.create(source.baseUrl() + "/dump"))
+                        .GET();
                 if (dumpFormat == PeerRecovery.Format.BINARY) {
                     fetchRequest.header("Accept", BinaryDump.MEDIA_TYPE);
                 }
                 long f0 = System.nanoTime();
-                HttpResponse<byte[]> dump = http.client().send(fetchRequest.build(),
-                        HttpResponse.BodyHandlers.ofByteArray());
+                HttpResponse<byte[]> dump =
+                        http.client().send(fetchRequest.build(), HttpResponse.BodyHandlers.ofByteArray());
                 double fetch = (System.nanoTime() - f0) / 1e9;
                 IndexerConfig config = IndexerConfig.defaults(); // the service default writer threads
                 try (IndexerApp replica = IndexerApp.start(config)) {
-                    PeerRecovery recovery = new PeerRecovery(List.of(source.baseUrl()), replica.indexers(),
-                            Duration.ZERO, Duration.ofSeconds(120), null, dumpFormat);
+                    PeerRecovery recovery = new PeerRecovery(
+                            List.of(source.baseUrl()),
+                            replica.indexers(),
+                            Duration.ZERO,
+                            Duration.ofSeconds(120),
+                            null,
+                            dumpFormat);
                     long t0 = System.nanoTime();
                     if (recovery.run() != PeerRecovery.Result.SUCCEEDED) {
                         throw new IllegalStateException("recovery from " + source.baseUrl() + " failed");
@@ -111,13 +127,20 @@ public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
                     double seconds = (System.nanoTime() - t0) / 1e9;
                     long got = memberships(replica);
                     if (got != expected) {
-                        throw new IllegalStateException("replica recovered " + got + " memberships, source holds "
-                                + expected);
+                        throw new IllegalStateException(
+                                "replica recovered " + got + " memberships, source holds " + expected);
                     }
                     Rep rep = new Rep(got, seconds, got / seconds, fetch, dump.body().length);
-                    System.out.printf("rep %d (%s): %d memberships recovered in %.3f s (%.2f M/s); /dump fetch "
-                            + "alone %.3f s, %.1f MB%n", r + 1, format, got, seconds,
-                            rep.membershipsPerSecond() / 1e6, fetch, dump.body().length / 1e6);
+                    System.out.printf(
+                            "rep %d (%s): %d memberships recovered in %.3f s (%.2f M/s); /dump fetch "
+                                    + "alone %.3f s, %.1f MB%n",
+                            r + 1,
+                            format,
+                            got,
+                            seconds,
+                            rep.membershipsPerSecond() / 1e6,
+                            fetch,
+                            dump.body().length / 1e6);
                     reps.add(rep);
                 }
             }
@@ -127,6 +150,9 @@ public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
 
     private static long memberships(IndexerApp app) {
         app.indexers().flushAll().join();
-        return app.indexers().all().stream().map(ModelIndex::stats).mapToLong(s -> s.memberships()).sum();
+        return app.indexers().all().stream()
+                .map(ModelIndex::stats)
+                .mapToLong(s -> s.memberships())
+                .sum();
     }
 }

@@ -2,13 +2,12 @@ package io.kvindexer.indexer.bench;
 
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerCli;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
-
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * What the end-to-end benchmarks (a real indexer fed a trace {@link WorkloadOptions workload}, measured over

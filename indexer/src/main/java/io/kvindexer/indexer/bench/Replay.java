@@ -4,12 +4,11 @@ import io.kvindexer.indexer.event.BlockRemoved;
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.event.RouterEvent;
-import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.model.WorkerKey;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -39,12 +38,16 @@ public final class Replay {
      * @param idleLookup    every query again after the replay, one thread, no writes: the lookup's own cost on the
      *                      final index, without lock waits or competing threads (hashing excluded)
      */
-    public record Result(long elapsedNanos, Latencies lookup, Latencies apply, long memberships, long heapBytes,
-                         long maxLagNanos, Latencies idleLookup) {
-    }
+    public record Result(
+            long elapsedNanos,
+            Latencies lookup,
+            Latencies apply,
+            long memberships,
+            long heapBytes,
+            long maxLagNanos,
+            Latencies idleLookup) {}
 
-    private Replay() {
-    }
+    private Replay() {}
 
     public static Result run(Workload workload, double windowMs, int threads, int issuers, boolean measureHeap)
             throws InterruptedException {
@@ -56,8 +59,9 @@ public final class Replay {
      *                  (its RouterEvents carry {@code tokens_hash}): queries call {@code findMatches} directly and
      *                  events go in as recovered RouterEvents ({@code RouterEventOps}), so token hashing is not timed
      */
-    public static Result run(Workload workload, double windowMs, int threads, int issuers, boolean measureHeap,
-                             boolean prehashed) throws InterruptedException {
+    public static Result run(
+            Workload workload, double windowMs, int threads, int issuers, boolean measureHeap, boolean prehashed)
+            throws InterruptedException {
         Workload.Op[] ops = workload.ops();
         long[][] local = prehashed ? workload.localHashes() : null;
         int blockSize = workload.spec().blockSize();
@@ -100,14 +104,15 @@ public final class Replay {
                             lookups[lookupCount.getAndIncrement()] = System.nanoTime() - t0;
                         } else {
                             if (prehashed) {
-                                io.kvindexer.indexer.recovery.RouterEventOps.submit(index, List.of(toRouterEvent(op, keys[op.worker()], local[k])));
+                                io.kvindexer.indexer.recovery.RouterEventOps.submit(
+                                        index, List.of(toRouterEvent(op, keys[op.worker()], local[k])));
                             } else {
                                 index.submit(keys[op.worker()], List.of(toEvent(op, blockSize)));
                             }
                             if (++events % APPLY_SAMPLE_EVERY == 0) {
                                 long t0 = System.nanoTime();
-                                mine.add(index.flush().thenRun(() ->
-                                        applies[applyCount.getAndIncrement()] = System.nanoTime() - t0));
+                                mine.add(index.flush()
+                                        .thenRun(() -> applies[applyCount.getAndIncrement()] = System.nanoTime() - t0));
                             }
                         }
                     }
@@ -132,8 +137,14 @@ public final class Replay {
             for (long l : maxLag) {
                 lag = Math.max(lag, l);
             }
-            return new Result(elapsed, new Latencies(lookups, lookupCount.get()),
-                    new Latencies(applies, applyCount.get()), memberships, heap, lag, idle);
+            return new Result(
+                    elapsed,
+                    new Latencies(lookups, lookupCount.get()),
+                    new Latencies(applies, applyCount.get()),
+                    memberships,
+                    heap,
+                    lag,
+                    idle);
         } catch (Indexers.BlockSizeMismatchException e) {
             throw new IllegalStateException(e);
         }
@@ -159,8 +170,17 @@ public final class Replay {
 
     static KvEvent toEvent(Workload.Op op, int blockSize) {
         return switch (op.kind()) {
-            case STORED -> new BlockStored(op.seqHashes(), op.hasParent(), op.parent(), op.tokens(), blockSize, null,
-                    StorageTier.DEVICE, null, false);
+            case STORED ->
+                new BlockStored(
+                        op.seqHashes(),
+                        op.hasParent(),
+                        op.parent(),
+                        op.tokens(),
+                        blockSize,
+                        null,
+                        StorageTier.DEVICE,
+                        null,
+                        false);
             case REMOVED -> new BlockRemoved(op.seqHashes(), StorageTier.DEVICE);
             case QUERY -> throw new IllegalArgumentException("a query is not an event");
         };

@@ -2,7 +2,6 @@ package io.kvindexer.indexer.bench;
 
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.SimEvent;
-
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -50,10 +49,17 @@ final class SimFleet implements AutoCloseable {
                 lastTime[op.worker()] = op.timeMs();
             }
             blocks.set(blocks.size() - 1, blocks.get(blocks.size() - 1) + op.blocks());
-            mine.get(mine.size() - 1).add(op.kind() == Workload.Kind.STORED
-                    ? EngineSimulator.stored(op.seqHashes(), op.hasParent() ? op.parent() : null,
-                    op.tokens(), bs, "GPU", null)
-                    : EngineSimulator.removed(op.seqHashes(), "GPU"));
+            mine.get(mine.size() - 1)
+                    .add(
+                            op.kind() == Workload.Kind.STORED
+                                    ? EngineSimulator.stored(
+                                            op.seqHashes(),
+                                            op.hasParent() ? op.parent() : null,
+                                            op.tokens(),
+                                            bs,
+                                            "GPU",
+                                            null)
+                                    : EngineSimulator.removed(op.seqHashes(), "GPU"));
         }
     }
 
@@ -133,10 +139,10 @@ final class SimFleet implements AutoCloseable {
     Marker publishMarker(int worker) {
         int bs = workload.spec().blockSize();
         int value = NEXT_MARKER.getAndDecrement();
-        int[] tokens = Workload.tokens(new int[]{value}, bs);
+        int[] tokens = Workload.tokens(new int[] {value}, bs);
         long publishedAt = System.nanoTime();
-        sims.get(worker).publish(EngineSimulator.stored(new long[]{Workload.chain(0, value)}, null, tokens, bs,
-                "GPU", null));
+        sims.get(worker)
+                .publish(EngineSimulator.stored(new long[] {Workload.chain(0, value)}, null, tokens, bs, "GPU", null));
         return new Marker(instanceId(worker), BenchHttp.queryBody(MODEL, tokens), bs, publishedAt);
     }
 

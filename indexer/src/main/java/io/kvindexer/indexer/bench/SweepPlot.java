@@ -1,8 +1,6 @@
 package io.kvindexer.indexer.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
-
-import javax.imageio.ImageIO;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
@@ -14,6 +12,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import javax.imageio.ImageIO;
 
 /**
  * A log-log PNG of achieved vs offered block ops/s over a sweep, drawn with java.awt in headless mode (no Python
@@ -23,29 +22,38 @@ public final class SweepPlot {
 
     private static final PlotCanvas C = new PlotCanvas(900, 650, 90, 30, 50, 70);
 
-    private SweepPlot() {
-    }
+    private SweepPlot() {}
 
     /** (offered, achieved, floor, kept up) of one sweep point. */
-    record Sample(double offered, double achieved, double floor, boolean keptUp) {
-    }
+    record Sample(double offered, double achieved, double floor, boolean keptUp) {}
 
     public static void main(String[] args) throws IOException {
         JsonNode root = PlotCanvas.readBenchJson(args, "SweepPlot");
         List<Sample> samples = new ArrayList<>();
         for (JsonNode p : root.get("points")) {
-            samples.add(new Sample(p.get("offered_block_ops_per_s").asDouble(),
-                    p.get("achieved_block_ops_per_s").asDouble(), p.get("floor_block_ops_per_s").asDouble(),
+            samples.add(new Sample(
+                    p.get("offered_block_ops_per_s").asDouble(),
+                    p.get("achieved_block_ops_per_s").asDouble(),
+                    p.get("floor_block_ops_per_s").asDouble(),
                     p.get("kept_up").asBoolean()));
         }
         JsonNode c = root.path("config");
-        draw(samples, Path.of(args[1]), c.path("available_processors").asInt(0), subtitle(c.path("trace").asText(),
-                c.path("workers").asInt(), c.path("engine_blocks").asInt(), c.path("block_size").asInt(),
-                c.path("threads").asInt(), c.path("issuers").asInt(), c.path("prehashed").asBoolean()));
+        draw(
+                samples,
+                Path.of(args[1]),
+                c.path("available_processors").asInt(0),
+                subtitle(
+                        c.path("trace").asText(),
+                        c.path("workers").asInt(),
+                        c.path("engine_blocks").asInt(),
+                        c.path("block_size").asInt(),
+                        c.path("threads").asInt(),
+                        c.path("issuers").asInt(),
+                        c.path("prehashed").asBoolean()));
     }
 
-    static String subtitle(String trace, int workers, int engineBlocks, int blockSize, int threads, int issuers,
-                           boolean prehashed) {
+    static String subtitle(
+            String trace, int workers, int engineBlocks, int blockSize, int threads, int issuers, boolean prehashed) {
         return Path.of(trace).getFileName() + ", " + workers + " engines x " + engineBlocks + " blocks, block "
                 + blockSize + ", " + threads + " writer + " + issuers + " issuer thread(s), "
                 + (prehashed ? "prehashed" : "hashing timed");
@@ -53,7 +61,8 @@ public final class SweepPlot {
 
     static void write(List<TraceBench.Point> points, Path out, String subtitle) throws IOException {
         List<Sample> samples = points.stream()
-                .map(p -> new Sample(p.offered(), p.achieved(), p.floor(), p.keptUp())).toList();
+                .map(p -> new Sample(p.offered(), p.achieved(), p.floor(), p.keptUp()))
+                .toList();
         draw(samples, out, Runtime.getRuntime().availableProcessors(), subtitle);
     }
 
@@ -87,19 +96,29 @@ public final class SweepPlot {
             }
             g.setColor(Color.DARK_GRAY);
             String label = label(Math.pow(10, e));
-            g.drawString(label, axis.x(Math.pow(10, e)) - g.getFontMetrics().stringWidth(label) / 2, C.height() - C.bottom() + 18);
+            g.drawString(
+                    label,
+                    axis.x(Math.pow(10, e)) - g.getFontMetrics().stringWidth(label) / 2,
+                    C.height() - C.bottom() + 18);
             g.drawString(label, C.left() - 8 - g.getFontMetrics().stringWidth(label), axis.y(Math.pow(10, e)) + 4);
         }
         C.frame(g);
         // achieved = offered
         g.setColor(Color.GRAY);
-        g.setStroke(new BasicStroke(1.2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10, new float[]{6, 5}, 0));
-        g.drawLine(axis.x(Math.pow(10, minExp)), axis.y(Math.pow(10, minExp)),
-                axis.x(Math.pow(10, maxExp)), axis.y(Math.pow(10, maxExp)));
+        g.setStroke(new BasicStroke(1.2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10, new float[] {6, 5}, 0));
+        g.drawLine(
+                axis.x(Math.pow(10, minExp)),
+                axis.y(Math.pow(10, minExp)),
+                axis.x(Math.pow(10, maxExp)),
+                axis.y(Math.pow(10, maxExp)));
         // floor (median per point) as a dotted line
         g.setColor(new Color(0, 140, 0));
-        polyline(g, axis, samples, true, new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10,
-                new float[]{2, 4}, 0));
+        polyline(
+                g,
+                axis,
+                samples,
+                true,
+                new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10, new float[] {2, 4}, 0));
         g.setColor(new Color(20, 80, 200));
         polyline(g, axis, samples, false, new BasicStroke(2.2f));
         for (Sample s : samples) {
@@ -114,7 +133,8 @@ public final class SweepPlot {
         }
         g.setColor(Color.BLACK);
         g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 15));
-        g.drawString("kv-indexer TraceBench: achieved vs offered block ops/s (log-log, " + cores + " cores)", C.left(), 22);
+        g.drawString(
+                "kv-indexer TraceBench: achieved vs offered block ops/s (log-log, " + cores + " cores)", C.left(), 22);
         g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
         g.drawString(subtitle, C.left(), 40);
         g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
@@ -128,8 +148,11 @@ public final class SweepPlot {
         g.fillOval(lx, ly - 9, 10, 10);
         g.drawString("achieved (filled: kept up within 1.1x window, hollow: behind)", lx + 18, ly);
         g.setColor(new Color(0, 140, 0));
-        g.drawString("... floor (" + (subtitle.contains("prehashed") ? "" : "hash tokens + ")
-                + "one map op per block, same process)", lx, ly + 20);
+        g.drawString(
+                "... floor (" + (subtitle.contains("prehashed") ? "" : "hash tokens + ")
+                        + "one map op per block, same process)",
+                lx,
+                ly + 20);
         g.setColor(Color.GRAY);
         g.drawString("- - achieved = offered", lx, ly + 40);
         g.dispose();

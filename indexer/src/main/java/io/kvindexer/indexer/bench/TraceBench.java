@@ -2,11 +2,6 @@ package io.kvindexer.indexer.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
-
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -15,6 +10,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.function.ToDoubleFunction;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * The in-process trace benchmark, in the shape of Dynamo's {@code mooncake_bench}: a Mooncake trace expanded into
@@ -22,7 +21,10 @@ import java.util.function.ToDoubleFunction;
  * ({@link Replay}) with completion-inclusive timing, next to the floor measured in the same process
  * ({@link Floor}). Every figure is the median of {@code --repetitions} runs.
  */
-@Command(name = "trace-bench", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(
+        name = "trace-bench",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
         description = "Replays a Mooncake trace against the in-process index; prints block ops/s, latencies, "
                 + "bytes per membership and the same-process floor.")
 public final class TraceBench implements Callable<Integer> {
@@ -45,13 +47,17 @@ public final class TraceBench implements Callable<Integer> {
     @Option(names = "--threads", description = "index writer threads (default: cores - 1, at least 1)")
     int threads = Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
 
-    @Option(names = "--issuers", description = "replay threads issuing queries and submitting events; the floor "
-            + "runs on as many (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--issuers",
+            description = "replay threads issuing queries and submitting events; the floor "
+                    + "runs on as many (default: ${DEFAULT-VALUE})")
     int issuers = 1;
 
-    @Option(names = "--prehashed", description = "leave token hashing out of the timing, as Dynamo's harness does: "
-            + "queries and events carry precomputed local hashes (events enter as RouterEvents); the floor then "
-            + "does the map operations only")
+    @Option(
+            names = "--prehashed",
+            description = "leave token hashing out of the timing, as Dynamo's harness does: "
+                    + "queries and events carry precomputed local hashes (events enter as RouterEvents); the floor then "
+                    + "does the map operations only")
     boolean prehashed;
 
     @Option(names = "--repetitions", description = "runs per point; the median is reported (default: ${DEFAULT-VALUE})")
@@ -66,25 +72,49 @@ public final class TraceBench implements Callable<Integer> {
     @Option(names = "--plot", description = "write a log-log PNG of achieved vs offered block ops/s here")
     Path plot;
 
-    @Option(names = "--workers-sweep", split = ",", paramLabel = "N,N,...", description = "also replay the trace "
-            + "partitioned over each of these worker counts at --window-ms: lookup p50/p99 and the probe floor "
-            + "(one hash-map probe per query block) per count, e.g. 8,64,512,1024")
+    @Option(
+            names = "--workers-sweep",
+            split = ",",
+            paramLabel = "N,N,...",
+            description = "also replay the trace "
+                    + "partitioned over each of these worker counts at --window-ms: lookup p50/p99 and the probe floor "
+                    + "(one hash-map probe per query block) per count, e.g. 8,64,512,1024")
     List<Integer> workersSweep = List.of();
 
     @Option(names = "--workers-plot", description = "write a log-log PNG of the worker sweep here")
     Path workersPlot;
 
     /** One measured run. */
-    public record Rep(double elapsedMs, double achieved, double floor, double lookupP50Us, double lookupP99Us,
-                      double lookupP999Us, double applyP99Us, long memberships, double bytesPerMembership,
-                      double maxLagMs, double idleLookupP50Us, double idleLookupP99Us) {
-    }
+    public record Rep(
+            double elapsedMs,
+            double achieved,
+            double floor,
+            double lookupP50Us,
+            double lookupP99Us,
+            double lookupP999Us,
+            double applyP99Us,
+            long memberships,
+            double bytesPerMembership,
+            double maxLagMs,
+            double idleLookupP50Us,
+            double idleLookupP99Us) {}
 
     /** The medians of one window's repetitions. */
-    public record Point(double windowMs, double offered, double achieved, boolean keptUp, double lookupP50Us,
-                       double lookupP99Us, double lookupP999Us, double applyP99Us, long memberships,
-                       double bytesPerMembership, double floor, double idleLookupP50Us, double idleLookupP99Us,
-                       List<Rep> reps) {
+    public record Point(
+            double windowMs,
+            double offered,
+            double achieved,
+            boolean keptUp,
+            double lookupP50Us,
+            double lookupP99Us,
+            double lookupP999Us,
+            double applyP99Us,
+            long memberships,
+            double bytesPerMembership,
+            double floor,
+            double idleLookupP50Us,
+            double idleLookupP99Us,
+            List<Rep> reps) {
         public double achievedOverFloor() {
             return achieved / floor;
         }
@@ -94,7 +124,9 @@ public final class TraceBench implements Callable<Integer> {
     public record Report(Workload workload, List<Point> points, List<WorkerSweep.Point> sweep) {
         /** The point with the highest achieved rate (the only one without --sweep). */
         public Point headline() {
-            return points.stream().max(Comparator.comparingDouble(Point::achieved)).orElseThrow();
+            return points.stream()
+                    .max(Comparator.comparingDouble(Point::achieved))
+                    .orElseThrow();
         }
     }
 
@@ -107,25 +139,44 @@ public final class TraceBench implements Callable<Integer> {
         Report report = runBench();
         Map<String, Object> out = toJson(report);
         Point h = report.headline();
-        System.out.printf("headline: achieved %.3f M block ops/s (floor %.3f M, ratio %.2f), lookup p50/p99 %.2f/%.2f us,"
+        System.out.printf(
+                "headline: achieved %.3f M block ops/s (floor %.3f M, ratio %.2f), lookup p50/p99 %.2f/%.2f us,"
                         + " apply p99 %.1f us, %d memberships, %.1f bytes/membership%n",
-                h.achieved() / 1e6, h.floor() / 1e6, h.achievedOverFloor(), h.lookupP50Us(), h.lookupP99Us(),
-                h.applyP99Us(), h.memberships(), h.bytesPerMembership());
+                h.achieved() / 1e6,
+                h.floor() / 1e6,
+                h.achievedOverFloor(),
+                h.lookupP50Us(),
+                h.lookupP99Us(),
+                h.applyP99Us(),
+                h.memberships(),
+                h.bytesPerMembership());
         if (json != null) {
             new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(json.toFile(), out);
             System.out.println("wrote " + json);
         }
         if (plot != null) {
             WorkloadOptions o = workloadOptions;
-            SweepPlot.write(report.points(), plot, SweepPlot.subtitle(o.trace.toString(), o.workers, o.engineBlocks, o.blockSize,
-                    threads, issuers, prehashed));
+            SweepPlot.write(
+                    report.points(),
+                    plot,
+                    SweepPlot.subtitle(
+                            o.trace.toString(), o.workers, o.engineBlocks, o.blockSize, threads, issuers, prehashed));
             System.out.println("wrote " + plot);
         }
         if (workersPlot != null && !report.sweep().isEmpty()) {
-            WorkersPlot.write(report.sweep(), workersPlot, String.format("%s, %d blocks per engine, block %d, "
-                            + "%d writer + %d issuer thread(s), %s, window %.0f ms",
-                    workloadOptions.trace.getFileName(), workloadOptions.engineBlocks, workloadOptions.blockSize,
-                    threads, issuers, prehashed ? "prehashed" : "hashing timed", windowMs));
+            WorkersPlot.write(
+                    report.sweep(),
+                    workersPlot,
+                    String.format(
+                            "%s, %d blocks per engine, block %d, "
+                                    + "%d writer + %d issuer thread(s), %s, window %.0f ms",
+                            workloadOptions.trace.getFileName(),
+                            workloadOptions.engineBlocks,
+                            workloadOptions.blockSize,
+                            threads,
+                            issuers,
+                            prehashed ? "prehashed" : "hashing timed",
+                            windowMs));
             System.out.println("wrote " + workersPlot);
         }
         return 0;
@@ -135,15 +186,24 @@ public final class TraceBench implements Callable<Integer> {
     public Report runBench() throws Exception {
         MooncakeTrace expanded = workloadOptions.loadTrace();
         Workload workload = Workload.build(expanded, workloadOptions.spec());
-        System.out.printf("workload: %d requests, %d ops, %d block ops (query %d + stored %d + removed %d), "
+        System.out.printf(
+                "workload: %d requests, %d ops, %d block ops (query %d + stored %d + removed %d), "
                         + "span %d ms, %d workers, %d expected memberships, writer threads %d, issuers %d%n",
-                expanded.requests().size(), workload.ops().length, workload.blockOps(), workload.queryBlocks(),
-                workload.storedBlocks(), workload.removedBlocks(), workload.spanMs(), workloadOptions.workers,
-                workload.expectedMemberships(), threads, issuers);
+                expanded.requests().size(),
+                workload.ops().length,
+                workload.blockOps(),
+                workload.queryBlocks(),
+                workload.storedBlocks(),
+                workload.removedBlocks(),
+                workload.spanMs(),
+                workloadOptions.workers,
+                workload.expectedMemberships(),
+                threads,
+                issuers);
         if (prehashed) {
             workload.localHashes(); // before any baseline heap measurement and outside the timing
         }
-        double[] windows = sweep > 0 ? logSpaced(sweepMaxMs, sweepMinMs, sweep) : new double[]{windowMs};
+        double[] windows = sweep > 0 ? logSpaced(sweepMaxMs, sweepMinMs, sweep) : new double[] {windowMs};
         for (int i = 0; i < warmup; i++) {
             Floor.run(workload, issuers, prehashed);
             Replay.run(workload, windows[0], threads, issuers, false, prehashed);
@@ -156,15 +216,34 @@ public final class TraceBench implements Callable<Integer> {
             }
             Point p = median(window, workload.blockOps() / (window / 1e3), reps);
             points.add(p);
-            System.out.printf("window %9.1f ms: offered %8.3f M, achieved %8.3f M block ops/s%s, floor %8.3f M (x%.2f), "
+            System.out.printf(
+                    "window %9.1f ms: offered %8.3f M, achieved %8.3f M block ops/s%s, floor %8.3f M (x%.2f), "
                             + "lookup p50/p99 %.2f/%.2f us (idle %.2f/%.2f), apply p99 %.1f us, %.1f B/membership%n",
-                    window, p.offered() / 1e6, p.achieved() / 1e6, p.keptUp() ? " (kept up)" : " (behind)",
-                    p.floor() / 1e6, p.achievedOverFloor(), p.lookupP50Us(), p.lookupP99Us(), p.idleLookupP50Us(),
-                    p.idleLookupP99Us(), p.applyP99Us(), p.bytesPerMembership());
+                    window,
+                    p.offered() / 1e6,
+                    p.achieved() / 1e6,
+                    p.keptUp() ? " (kept up)" : " (behind)",
+                    p.floor() / 1e6,
+                    p.achievedOverFloor(),
+                    p.lookupP50Us(),
+                    p.lookupP99Us(),
+                    p.idleLookupP50Us(),
+                    p.idleLookupP99Us(),
+                    p.applyP99Us(),
+                    p.bytesPerMembership());
         }
-        List<WorkerSweep.Point> sweepPoints = workersSweep.isEmpty() ? List.of()
-                : WorkerSweep.run(expanded, workloadOptions.spec(), workersSweep, windowMs, threads, issuers, prehashed,
-                        repetitions, warmup);
+        List<WorkerSweep.Point> sweepPoints = workersSweep.isEmpty()
+                ? List.of()
+                : WorkerSweep.run(
+                        expanded,
+                        workloadOptions.spec(),
+                        workersSweep,
+                        windowMs,
+                        threads,
+                        issuers,
+                        prehashed,
+                        repetitions,
+                        warmup);
         return new Report(workload, points, sweepPoints);
     }
 
@@ -172,19 +251,37 @@ public final class TraceBench implements Callable<Integer> {
         Floor.Result floor = Floor.run(workload, issuers, prehashed);
         Replay.Result run = Replay.run(workload, window, threads, issuers, true, prehashed);
         double ops = workload.blockOps();
-        return new Rep(run.elapsedNanos() / 1e6, ops / (run.elapsedNanos() / 1e9), ops / (floor.elapsedNanos() / 1e9),
-                run.lookup().percentileMicros(50), run.lookup().percentileMicros(99),
-                run.lookup().percentileMicros(99.9), run.apply().percentileMicros(99), run.memberships(),
+        return new Rep(
+                run.elapsedNanos() / 1e6,
+                ops / (run.elapsedNanos() / 1e9),
+                ops / (floor.elapsedNanos() / 1e9),
+                run.lookup().percentileMicros(50),
+                run.lookup().percentileMicros(99),
+                run.lookup().percentileMicros(99.9),
+                run.apply().percentileMicros(99),
+                run.memberships(),
                 run.memberships() == 0 ? Double.NaN : (double) run.heapBytes() / run.memberships(),
-                run.maxLagNanos() / 1e6, run.idleLookup().percentileMicros(50), run.idleLookup().percentileMicros(99));
+                run.maxLagNanos() / 1e6,
+                run.idleLookup().percentileMicros(50),
+                run.idleLookup().percentileMicros(99));
     }
 
     static Point median(double window, double offered, List<Rep> reps) {
         double elapsed = med(reps, Rep::elapsedMs);
-        return new Point(window, offered, med(reps, Rep::achieved), elapsed <= 1.10 * window,
-                med(reps, Rep::lookupP50Us), med(reps, Rep::lookupP99Us), med(reps, Rep::lookupP999Us),
-                med(reps, Rep::applyP99Us), (long) med(reps, r -> r.memberships()), med(reps, Rep::bytesPerMembership),
-                med(reps, Rep::floor), med(reps, Rep::idleLookupP50Us), med(reps, Rep::idleLookupP99Us),
+        return new Point(
+                window,
+                offered,
+                med(reps, Rep::achieved),
+                elapsed <= 1.10 * window,
+                med(reps, Rep::lookupP50Us),
+                med(reps, Rep::lookupP99Us),
+                med(reps, Rep::lookupP999Us),
+                med(reps, Rep::applyP99Us),
+                (long) med(reps, r -> r.memberships()),
+                med(reps, Rep::bytesPerMembership),
+                med(reps, Rep::floor),
+                med(reps, Rep::idleLookupP50Us),
+                med(reps, Rep::idleLookupP99Us),
                 List.copyOf(reps));
     }
 

@@ -1,8 +1,6 @@
 package io.kvindexer.indexer.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
-
-import javax.imageio.ImageIO;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
@@ -14,6 +12,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.ToDoubleFunction;
+import javax.imageio.ImageIO;
 
 /**
  * A log-log PNG of the worker sweep ({@link WorkerSweep}): lookup p50 and p99 and the probe floor's p50 against
@@ -24,30 +23,43 @@ public final class WorkersPlot {
 
     private static final PlotCanvas C = new PlotCanvas(900, 600, 80, 30, 60, 60);
 
-    private WorkersPlot() {
-    }
+    private WorkersPlot() {}
 
     public static void main(String[] args) throws IOException {
         JsonNode root = PlotCanvas.readBenchJson(args, "WorkersPlot");
         List<WorkerSweep.Point> points = new ArrayList<>();
         for (JsonNode p : root.get("sweep")) {
-            points.add(new WorkerSweep.Point(p.get("workers").asInt(), p.get("lookup_p50_us").asDouble(),
-                    p.get("lookup_p99_us").asDouble(), p.get("probe_floor_p50_us").asDouble(),
+            points.add(new WorkerSweep.Point(
+                    p.get("workers").asInt(),
+                    p.get("lookup_p50_us").asDouble(),
+                    p.get("lookup_p99_us").asDouble(),
+                    p.get("probe_floor_p50_us").asDouble(),
                     p.path("probe_floor_p99_us").asDouble(Double.NaN),
-                    p.path("kept_up").asBoolean(true), p.path("memberships").asLong(),
+                    p.path("kept_up").asBoolean(true),
+                    p.path("memberships").asLong(),
                     p.path("bytes_per_membership").asDouble(Double.NaN)));
         }
-        write(points, Path.of(args[1]), root.path("config").path("trace").asText() + ", "
-                + (root.path("config").path("prehashed").asBoolean() ? "prehashed" : "hashing timed"));
+        write(
+                points,
+                Path.of(args[1]),
+                root.path("config").path("trace").asText() + ", "
+                        + (root.path("config").path("prehashed").asBoolean() ? "prehashed" : "hashing timed"));
     }
 
     static void write(List<WorkerSweep.Point> points, Path out, String subtitle) throws IOException {
         System.setProperty("java.awt.headless", "true");
-        double xLo = Math.floor(Math.log10(points.stream().mapToInt(WorkerSweep.Point::workers).min().orElse(1)));
-        double xHi = Math.ceil(Math.log10(points.stream().mapToInt(WorkerSweep.Point::workers).max().orElse(10)));
-        double yLo = Math.floor(Math.log10(points.stream().mapToDouble(WorkerSweep.Point::probeFloorP50Us)
-                .filter(v -> v > 0).min().orElse(0.1)));
-        double yHi = Math.ceil(Math.log10(points.stream().mapToDouble(WorkerSweep.Point::lookupP99Us).max()
+        double xLo = Math.floor(Math.log10(
+                points.stream().mapToInt(WorkerSweep.Point::workers).min().orElse(1)));
+        double xHi = Math.ceil(Math.log10(
+                points.stream().mapToInt(WorkerSweep.Point::workers).max().orElse(10)));
+        double yLo = Math.floor(Math.log10(points.stream()
+                .mapToDouble(WorkerSweep.Point::probeFloorP50Us)
+                .filter(v -> v > 0)
+                .min()
+                .orElse(0.1)));
+        double yHi = Math.ceil(Math.log10(points.stream()
+                .mapToDouble(WorkerSweep.Point::lookupP99Us)
+                .max()
                 .orElse(10)));
         xHi = Math.max(xHi, xLo + 1);
         yHi = Math.max(yHi, yLo + 1);
@@ -65,7 +77,8 @@ public final class WorkersPlot {
             g.setColor(new Color(210, 210, 210));
             g.drawLine(C.left(), y, C.width() - C.right(), y);
             g.setColor(Color.DARK_GRAY);
-            String label = Math.pow(10, e) >= 1 ? String.format("%.0f", Math.pow(10, e))
+            String label = Math.pow(10, e) >= 1
+                    ? String.format("%.0f", Math.pow(10, e))
                     : String.format("%.1f", Math.pow(10, e));
             g.drawString(label, C.left() - 10 - g.getFontMetrics().stringWidth(label), y + 4);
         }
@@ -89,8 +102,15 @@ public final class WorkersPlot {
         ImageIO.write(img, "png", out.toFile());
     }
 
-    private static void series(Graphics2D g, List<WorkerSweep.Point> points, ToDoubleFunction<WorkerSweep.Point> f,
-                               Color color, double xLo, double xHi, double yLo, double yHi) {
+    private static void series(
+            Graphics2D g,
+            List<WorkerSweep.Point> points,
+            ToDoubleFunction<WorkerSweep.Point> f,
+            Color color,
+            double xLo,
+            double xHi,
+            double yLo,
+            double yHi) {
         g.setColor(color);
         g.setStroke(new BasicStroke(2f));
         Path2D.Double path = new Path2D.Double();

@@ -2,7 +2,6 @@ package io.kvindexer.indexer.bench;
 
 import io.kvindexer.indexer.hash.BlockHasher;
 import it.unimi.dsi.fastutil.longs.Long2IntLinkedOpenHashMap;
-
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -23,7 +22,11 @@ import java.util.Random;
  */
 public final class Workload {
 
-    public enum Kind { QUERY, STORED, REMOVED }
+    public enum Kind {
+        QUERY,
+        STORED,
+        REMOVED
+    }
 
     /**
      * One timeline entry.
@@ -33,8 +36,15 @@ public final class Workload {
      * @param tokenValues per block, the token value it is made of (Stored, query); null for Removed
      * @param tokens      the synthesised tokens of those blocks, made before anything is timed (Stored, query)
      */
-    public record Op(long timeMs, Kind kind, int worker, long[] seqHashes, boolean hasParent, long parent,
-                     int[] tokenValues, int[] tokens) {
+    public record Op(
+            long timeMs,
+            Kind kind,
+            int worker,
+            long[] seqHashes,
+            boolean hasParent,
+            long parent,
+            int[] tokenValues,
+            int[] tokens) {
         public int blocks() {
             return kind == Kind.QUERY ? tokenValues.length : seqHashes.length;
         }
@@ -62,8 +72,14 @@ public final class Workload {
     private final long expectedMemberships;
     private long[][] localHashes;
 
-    private Workload(Spec spec, Op[] ops, long spanMs, long queryBlocks, long storedBlocks, long removedBlocks,
-                     long expectedMemberships) {
+    private Workload(
+            Spec spec,
+            Op[] ops,
+            long spanMs,
+            long queryBlocks,
+            long storedBlocks,
+            long removedBlocks,
+            long expectedMemberships) {
         this.spec = spec;
         this.ops = ops;
         this.spanMs = spanMs;
@@ -101,7 +117,14 @@ public final class Workload {
                     values[i] = (int) nextOutputId++;
                 }
                 int[] promptValues = Arrays.copyOf(values, prompt);
-                all.add(new Op(r.timestampMs(), Kind.QUERY, w, null, false, 0, promptValues,
+                all.add(new Op(
+                        r.timestampMs(),
+                        Kind.QUERY,
+                        w,
+                        null,
+                        false,
+                        0,
+                        promptValues,
                         tokens(promptValues, spec.blockSize())));
                 engine.serve(r.timestampMs(), values, all, spec.blockSize());
             }
@@ -117,7 +140,9 @@ public final class Workload {
                 case REMOVED -> rm += op.blocks();
             }
         }
-        long span = all.isEmpty() ? 0 : all.get(all.size() - 1).timeMs() - all.get(0).timeMs();
+        long span = all.isEmpty()
+                ? 0
+                : all.get(all.size() - 1).timeMs() - all.get(0).timeMs();
         return new Workload(spec, all.toArray(Op[]::new), span, q, s, rm, expected);
     }
 
@@ -264,8 +289,15 @@ public final class Workload {
                     }
                 } else if (runStart >= 0) {
                     int[] values = Arrays.copyOfRange(allValues, runStart, i);
-                    out.add(new Op(timeMs, Kind.STORED, worker, Arrays.copyOfRange(seq, runStart, i), runStart > 0,
-                            runStart > 0 ? seq[runStart - 1] : 0, values, tokens(values, blockSize)));
+                    out.add(new Op(
+                            timeMs,
+                            Kind.STORED,
+                            worker,
+                            Arrays.copyOfRange(seq, runStart, i),
+                            runStart > 0,
+                            runStart > 0 ? seq[runStart - 1] : 0,
+                            values,
+                            tokens(values, blockSize)));
                     runStart = -1;
                 }
             }

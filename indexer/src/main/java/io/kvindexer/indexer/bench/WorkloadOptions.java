@@ -1,9 +1,8 @@
 package io.kvindexer.indexer.bench;
 
-import picocli.CommandLine.Option;
-
 import java.io.IOException;
 import java.nio.file.Path;
+import picocli.CommandLine.Option;
 
 /** The trace and engine flags shared by every trace-driven benchmark ({@link TraceBench} and the end-to-end ones). */
 public final class WorkloadOptions {
@@ -33,7 +32,9 @@ public final class WorkloadOptions {
     @Option(names = "--length-factor", description = "each trace id becomes this many (default: ${DEFAULT-VALUE})")
     int lengthFactor = 1;
 
-    @Option(names = "--dup-factor", description = "copies of the trace in disjoint id spaces (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--dup-factor",
+            description = "copies of the trace in disjoint id spaces (default: ${DEFAULT-VALUE})")
     int dupFactor = 1;
 
     @Option(names = "--seed", description = "partition seed (default: ${DEFAULT-VALUE})")

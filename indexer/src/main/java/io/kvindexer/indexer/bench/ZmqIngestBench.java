@@ -1,16 +1,15 @@
 package io.kvindexer.indexer.bench;
 
 import io.kvindexer.indexer.IndexerApp;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * End-to-end ingest: N engine simulators publish a trace's Stored/Removed batches in the vLLM wire format over
@@ -18,7 +17,10 @@ import java.util.concurrent.locks.LockSupport;
  * second (publish start → a final marker of every worker visible in {@code /query}) and the publish → visible lag
  * of probe markers sent while the load runs (polled through {@code /query}, so it includes one query's latency).
  */
-@Command(name = "zmq-ingest-bench", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(
+        name = "zmq-ingest-bench",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
         description = "Engine simulators → ZeroMQ → indexer: block events applied per second and publish→visible lag.")
 public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
 
@@ -28,8 +30,10 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
     @Option(names = "--probe-every-ms", description = "one lag probe this often (default: ${DEFAULT-VALUE})")
     int probeEveryMs = 20;
 
-    @Option(names = "--rate", description = "block events per second to publish at, paced (0: as fast as the "
-            + "simulators take them) (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--rate",
+            description = "block events per second to publish at, paced (0: as fast as the "
+                    + "simulators take them) (default: ${DEFAULT-VALUE})")
     double rate = 0;
 
     @Option(names = "--warmup", description = "unmeasured runs first (default: ${DEFAULT-VALUE})")
@@ -39,9 +43,17 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
     int repetitions = 3;
 
     /** One run: block events, the time they took until visible (with --rate: the paced rate), the probe lags. */
-    public record Rep(long blockEvents, long batches, double seconds, double blockEventsPerSecond,
-                      double batchesPerSecond, double lagP50Ms, double lagP99Ms, double lagMaxMs, int probes,
-                      double floorBlockEventsPerSecond) {
+    public record Rep(
+            long blockEvents,
+            long batches,
+            double seconds,
+            double blockEventsPerSecond,
+            double batchesPerSecond,
+            double lagP50Ms,
+            double lagP99Ms,
+            double lagMaxMs,
+            int probes,
+            double floorBlockEventsPerSecond) {
 
         /** achieved / floor: the share of the bare receive + decode + hash rate the indexer keeps. */
         public double ofFloor() {
@@ -49,8 +61,10 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
         }
     }
 
-    @Option(names = "--no-floor", description = "skip the same-run floor (the same frames to bare listeners that"
-            + " decode and hash without an index), e.g. for paced lag runs")
+    @Option(
+            names = "--no-floor",
+            description = "skip the same-run floor (the same frames to bare listeners that"
+                    + " decode and hash without an index), e.g. for paced lag runs")
     boolean noFloor;
 
     public static void main(String[] args) {
@@ -60,8 +74,9 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
     @Override
     public List<Rep> runBench() throws Exception {
         Workload w = workload.build();
-        System.out.printf("workload: %d workers, %d block events (stored %d + removed %d)%n", w.spec().workers(),
-                w.storedBlocks() + w.removedBlocks(), w.storedBlocks(), w.removedBlocks());
+        System.out.printf(
+                "workload: %d workers, %d block events (stored %d + removed %d)%n",
+                w.spec().workers(), w.storedBlocks() + w.removedBlocks(), w.storedBlocks(), w.removedBlocks());
         for (int r = 0; r < warmup; r++) {
             Rep rep = runOnce(w);
             System.out.printf("warm-up: %.3f M block events/s%n", rep.blockEventsPerSecond() / 1e6);
@@ -71,13 +86,31 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
             Rep rep = runOnce(w);
             if (!noFloor) {
                 double f = ZmqIngestFloor.run(w, publishers);
-                rep = new Rep(rep.blockEvents(), rep.batches(), rep.seconds(), rep.blockEventsPerSecond(),
-                        rep.batchesPerSecond(), rep.lagP50Ms(), rep.lagP99Ms(), rep.lagMaxMs(), rep.probes(), f);
+                rep = new Rep(
+                        rep.blockEvents(),
+                        rep.batches(),
+                        rep.seconds(),
+                        rep.blockEventsPerSecond(),
+                        rep.batchesPerSecond(),
+                        rep.lagP50Ms(),
+                        rep.lagP99Ms(),
+                        rep.lagMaxMs(),
+                        rep.probes(),
+                        f);
             }
-            System.out.printf("rep %d: %.3f M block events/s (%.0f batches/s) in %.2f s; lag p50/p99/max %.2f/%.2f/%.2f ms"
-                            + " over %d probes; floor %.3f M/s (%.2f of it)%n", r + 1, rep.blockEventsPerSecond() / 1e6,
-                    rep.batchesPerSecond(), rep.seconds(), rep.lagP50Ms(), rep.lagP99Ms(), rep.lagMaxMs(), rep.probes(),
-                    rep.floorBlockEventsPerSecond() / 1e6, rep.ofFloor());
+            System.out.printf(
+                    "rep %d: %.3f M block events/s (%.0f batches/s) in %.2f s; lag p50/p99/max %.2f/%.2f/%.2f ms"
+                            + " over %d probes; floor %.3f M/s (%.2f of it)%n",
+                    r + 1,
+                    rep.blockEventsPerSecond() / 1e6,
+                    rep.batchesPerSecond(),
+                    rep.seconds(),
+                    rep.lagP50Ms(),
+                    rep.lagP99Ms(),
+                    rep.lagMaxMs(),
+                    rep.probes(),
+                    rep.floorBlockEventsPerSecond() / 1e6,
+                    rep.ofFloor());
             reps.add(rep);
         }
         return reps;
@@ -85,7 +118,7 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
 
     private Rep runOnce(Workload w) throws Exception {
         try (IndexerApp app = startIndexer();
-             SimFleet fleet = new SimFleet(w, new BenchHttp(app.baseUrl()))) {
+                SimFleet fleet = new SimFleet(w, new BenchHttp(app.baseUrl()))) {
             fleet.startAndRegister();
             BenchHttp probeHttp = new BenchHttp(app.baseUrl());
             AtomicBoolean loading = new AtomicBoolean(true);
@@ -104,8 +137,9 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
             List<Thread> feeders = new ArrayList<>();
             for (int p = 0; p < publishers; p++) {
                 int first = p;
-                feeders.add(Thread.ofPlatform().name("feeder-" + p).start(() ->
-                        feed(fleet, first, publishers, rate / publishers)));
+                feeders.add(Thread.ofPlatform()
+                        .name("feeder-" + p)
+                        .start(() -> feed(fleet, first, publishers, rate / publishers)));
             }
             for (Thread t : feeders) {
                 t.join();
@@ -117,9 +151,17 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
             Latencies lag = new Latencies(lags, probes[0]);
             long blockEvents = w.storedBlocks() + w.removedBlocks();
             double seconds = elapsed / 1e9;
-            return new Rep(blockEvents, fleet.batchCount(), seconds, blockEvents / seconds,
-                    fleet.batchCount() / seconds, lag.percentileMicros(50) / 1e3, lag.percentileMicros(99) / 1e3,
-                    lag.percentileMicros(100) / 1e3, lag.count(), 0);
+            return new Rep(
+                    blockEvents,
+                    fleet.batchCount(),
+                    seconds,
+                    blockEvents / seconds,
+                    fleet.batchCount() / seconds,
+                    lag.percentileMicros(50) / 1e3,
+                    lag.percentileMicros(99) / 1e3,
+                    lag.percentileMicros(100) / 1e3,
+                    lag.count(),
+                    0);
         }
     }
 

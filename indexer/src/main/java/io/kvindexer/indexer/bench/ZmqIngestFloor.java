@@ -1,18 +1,16 @@
 package io.kvindexer.indexer.bench;
 
-import io.kvindexer.indexer.ingest.ListenerOptions;
-
 import io.kvindexer.indexer.event.BlockRemoved;
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.hash.BlockHasher;
 import io.kvindexer.indexer.ingest.BatchSink;
 import io.kvindexer.indexer.ingest.EngineListener;
+import io.kvindexer.indexer.ingest.ListenerOptions;
 import io.kvindexer.indexer.ingest.ListenerSpec;
 import io.kvindexer.indexer.ingest.ReadyGate;
 import io.kvindexer.indexer.ingest.SequenceWatermark;
 import io.kvindexer.indexer.model.WorkerKey;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
@@ -26,8 +24,7 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class ZmqIngestFloor {
 
-    private ZmqIngestFloor() {
-    }
+    private ZmqIngestFloor() {}
 
     /** Publishes {@code w} through fresh simulators to bare listeners; block events per second, first publish → last seq. */
     static double run(Workload w, int publishers) throws InterruptedException {
@@ -39,8 +36,9 @@ final class ZmqIngestFloor {
                 for (KvEvent e : events) {
                     if (e instanceof BlockStored s && s.tokenIds() != null) {
                         long seed = BlockHasher.seed(s.loraName());
-                        for (int off = 0; off + s.blockSize() <= s.tokenIds().length && s.blockSize() > 0;
-                             off += s.blockSize()) {
+                        for (int off = 0;
+                                off + s.blockSize() <= s.tokenIds().length && s.blockSize() > 0;
+                                off += s.blockSize()) {
                             sum += BlockHasher.hashBlock(s.tokenIds(), off, s.blockSize(), seed, null);
                         }
                     } else if (e instanceof BlockRemoved r && r.blockHashes() != null) {
@@ -51,8 +49,7 @@ final class ZmqIngestFloor {
             }
 
             @Override
-            public void publisherRestarted(WorkerKey worker) {
-            }
+            public void publisherRestarted(WorkerKey worker) {}
         };
         List<EngineListener> listeners = new ArrayList<>();
         List<SequenceWatermark> watermarks = new ArrayList<>();
@@ -61,9 +58,16 @@ final class ZmqIngestFloor {
             for (int i = 0; i < fleet.workers(); i++) {
                 SequenceWatermark watermark = new SequenceWatermark();
                 watermarks.add(watermark);
-                EngineListener listener = new EngineListener(new ListenerSpec(SimFleet.instanceId(i), 0,
-                        fleet.sim(i).endpoint(), fleet.sim(i).replayEndpoint()), watermark, hashing,
-                        ReadyGate.open(), ListenerOptions.defaults());
+                EngineListener listener = new EngineListener(
+                        new ListenerSpec(
+                                SimFleet.instanceId(i),
+                                0,
+                                fleet.sim(i).endpoint(),
+                                fleet.sim(i).replayEndpoint()),
+                        watermark,
+                        hashing,
+                        ReadyGate.open(),
+                        ListenerOptions.defaults());
                 listeners.add(listener);
                 listener.start();
             }
@@ -74,8 +78,9 @@ final class ZmqIngestFloor {
             List<Thread> feeders = new ArrayList<>();
             for (int p = 0; p < publishers; p++) {
                 int first = p;
-                feeders.add(Thread.ofPlatform().name("floor-feeder-" + p).start(() ->
-                        ZmqIngestBench.feed(fleet, first, publishers, 0)));
+                feeders.add(Thread.ofPlatform()
+                        .name("floor-feeder-" + p)
+                        .start(() -> ZmqIngestBench.feed(fleet, first, publishers, 0)));
             }
             for (Thread t : feeders) {
                 t.join();

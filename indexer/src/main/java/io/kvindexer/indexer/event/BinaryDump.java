@@ -42,11 +42,11 @@ public final class BinaryDump {
     static final int TARGET_FRAME_BYTES = 64 * 1024;
     /** a reader refuses longer frames (a corrupted length must not make it allocate gigabytes) */
     static final int MAX_FRAME_BYTES = 16 * 1024 * 1024;
+
     static final int FLAG_HAS_PARENT = 1;
     static final int FLAG_PARENT_IS_PREVIOUS = 2;
 
-    private BinaryDump() {
-    }
+    private BinaryDump() {}
 
     /** A binary dump that is not well-formed, truncated, or fails a checksum; the message says where. */
     public static final class FormatException extends java.io.IOException {

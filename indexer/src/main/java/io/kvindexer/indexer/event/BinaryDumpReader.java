@@ -2,7 +2,6 @@ package io.kvindexer.indexer.event;
 
 import io.kvindexer.indexer.event.BinaryDump.FormatException;
 import io.kvindexer.indexer.model.StorageTier;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -75,8 +74,8 @@ public final class BinaryDumpReader {
         }
         int version = (header[8] & 0xFF) << 8 | header[9] & 0xFF;
         if (version != BinaryDump.VERSION) {
-            throw new FormatException("unsupported binary dump version " + version + " (this reader speaks "
-                    + BinaryDump.VERSION + ")");
+            throw new FormatException(
+                    "unsupported binary dump version " + version + " (this reader speaks " + BinaryDump.VERSION + ")");
         }
         if (header[10] != 0 || header[11] != 0) {
             throw new FormatException("unknown header flags");
@@ -194,8 +193,8 @@ public final class BinaryDumpReader {
         readFully(frame, 0, BinaryDump.FRAME_HEAD, what);
         int length = (frame[1] & 0xFF) << 24 | (frame[2] & 0xFF) << 16 | (frame[3] & 0xFF) << 8 | frame[4] & 0xFF;
         if (length < 0 || length > BinaryDump.MAX_FRAME_BYTES) {
-            throw new FormatException(what + ": length " + Integer.toUnsignedString(length) + " exceeds "
-                    + BinaryDump.MAX_FRAME_BYTES);
+            throw new FormatException(
+                    what + ": length " + Integer.toUnsignedString(length) + " exceeds " + BinaryDump.MAX_FRAME_BYTES);
         }
         int total = BinaryDump.FRAME_HEAD + length + 4;
         if (frame.length < total) {
@@ -205,7 +204,9 @@ public final class BinaryDumpReader {
         crc.reset();
         crc.update(frame, 0, BinaryDump.FRAME_HEAD + length);
         int end = BinaryDump.FRAME_HEAD + length;
-        int stored = (frame[end] & 0xFF) << 24 | (frame[end + 1] & 0xFF) << 16 | (frame[end + 2] & 0xFF) << 8
+        int stored = (frame[end] & 0xFF) << 24
+                | (frame[end + 1] & 0xFF) << 16
+                | (frame[end + 2] & 0xFF) << 8
                 | frame[end + 3] & 0xFF;
         if (stored != (int) crc.getValue()) {
             throw new FormatException(what + ": checksum mismatch");
@@ -222,11 +223,14 @@ public final class BinaryDumpReader {
     }
 
     /** The closing frame of a section or of the stream announces what came before it; both must agree. */
-    private static void requireTally(String where, String scope, long wantCount, long count, String unit,
-                                     long wantMemberships, long memberships) throws FormatException {
-        require(wantCount == count && wantMemberships == memberships, where + ": the " + scope + " announces "
-                + wantCount + " " + unit + " / " + wantMemberships + " memberships, it held " + count + " / "
-                + memberships);
+    private static void requireTally(
+            String where, String scope, long wantCount, long count, String unit, long wantMemberships, long memberships)
+            throws FormatException {
+        require(
+                wantCount == count && wantMemberships == memberships,
+                where + ": the " + scope + " announces "
+                        + wantCount + " " + unit + " / " + wantMemberships + " memberships, it held " + count + " / "
+                        + memberships);
     }
 
     private static void require(boolean ok, String message) throws FormatException {
@@ -276,8 +280,12 @@ public final class BinaryDumpReader {
         ByteBuffer slice = p.slice(p.position(), (int) n);
         p.position(p.position() + (int) n);
         try {
-            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(slice).toString();
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(slice)
+                    .toString();
         } catch (CharacterCodingException e) {
             throw new FormatException(where + ": a name is not UTF-8");
         }

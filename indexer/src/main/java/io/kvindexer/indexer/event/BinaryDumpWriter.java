@@ -3,7 +3,6 @@ package io.kvindexer.indexer.event;
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.model.WorkerKey;
 import it.unimi.dsi.fastutil.objects.Object2IntOpenHashMap;
-
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -66,8 +65,13 @@ public final class BinaryDumpWriter implements Closeable {
      * One membership; {@code parentBlockHash} is ignored without a parent. Fits {@code index.DumpSink}, hence
      * unchecked: an I/O failure of the target comes out as {@link UncheckedIOException}.
      */
-    public void membership(WorkerKey worker, StorageTier tier, boolean hasParent, long parentBlockHash,
-                           long blockHash, long localHash) {
+    public void membership(
+            WorkerKey worker,
+            StorageTier tier,
+            boolean hasParent,
+            long parentBlockHash,
+            long blockHash,
+            long localHash) {
         if (!inIndex) {
             throw new IllegalStateException("beginIndex() first");
         }

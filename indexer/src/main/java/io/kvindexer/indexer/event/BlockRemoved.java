@@ -8,5 +8,4 @@ import io.kvindexer.indexer.model.StorageTier;
  * @param blockHashes engine sequence hashes (raw 64-bit patterns)
  * @param tier        storage tier from the event's {@code medium}
  */
-public record BlockRemoved(long[] blockHashes, StorageTier tier) implements KvEvent {
-}
+public record BlockRemoved(long[] blockHashes, StorageTier tier) implements KvEvent {}

@@ -16,8 +16,16 @@ import io.kvindexer.indexer.model.StorageTier;
  *                        and a null entry for a block without any
  * @param eagle           token ids arrived as bigram pairs: each block hashes {@code blockSize + 1} tokens
  */
-public record BlockStored(long[] blockHashes, boolean hasParent, long parentBlockHash, int[] tokenIds,
-                          int blockSize, String loraName, StorageTier tier, long[][] mmHashes, boolean eagle)
+public record BlockStored(
+        long[] blockHashes,
+        boolean hasParent,
+        long parentBlockHash,
+        int[] tokenIds,
+        int blockSize,
+        String loraName,
+        StorageTier tier,
+        long[][] mmHashes,
+        boolean eagle)
         implements KvEvent {
 
     /**
@@ -26,7 +34,9 @@ public record BlockStored(long[] blockHashes, boolean hasParent, long parentBloc
      * Its blocks cannot be hashed; the index can only attach them to blocks an engine's store already made known.
      */
     public boolean hashesOnly() {
-        return blockHashes != null && blockHashes.length > 0 && (tokenIds == null || tokenIds.length == 0)
+        return blockHashes != null
+                && blockHashes.length > 0
+                && (tokenIds == null || tokenIds.length == 0)
                 && blockSize == 0;
     }
 }

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
-
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
@@ -25,8 +24,7 @@ import java.util.List;
  */
 public final class DumpJson {
 
-    private DumpJson() {
-    }
+    private DumpJson() {}
 
     /** Writes a whole dump document to {@code out}; the stream is flushed, not closed. */
     public static void write(OutputStream out, Collection<IndexDump> dumps) throws IOException {
@@ -48,7 +46,8 @@ public final class DumpJson {
         private final JsonGenerator g;
 
         private Writer(OutputStream out) throws IOException {
-            g = RouterEventJson.FACTORY.createGenerator(out, JsonEncoding.UTF8)
+            g = RouterEventJson.FACTORY
+                    .createGenerator(out, JsonEncoding.UTF8)
                     .disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
             g.writeStartObject();
         }
@@ -115,8 +114,9 @@ public final class DumpJson {
         List<RouterEvent> events = null;
         for (String field; (field = RouterEventJson.nextField(p)) != null; ) {
             switch (field) {
-                case "error" -> throw new EventJsonException(path + ": the peer failed to dump this index: "
-                        + (p.currentToken() == JsonToken.VALUE_STRING ? p.getText() : describeSkipping(p)));
+                case "error" ->
+                    throw new EventJsonException(path + ": the peer failed to dump this index: "
+                            + (p.currentToken() == JsonToken.VALUE_STRING ? p.getText() : describeSkipping(p)));
                 case "block_size" -> {
                     long v = RouterEventJson.readU64(p, path + ": block_size");
                     if (v < 0 || v > Integer.MAX_VALUE) {
@@ -168,8 +168,9 @@ public final class DumpJson {
             return null;
         }
         return new String[] {
-                modelName != null ? modelName : key.substring(0, colon),
-                tenantId != null ? tenantId : key.substring(colon + 1)};
+            modelName != null ? modelName : key.substring(0, colon),
+            tenantId != null ? tenantId : key.substring(colon + 1)
+        };
     }
 
     private static String optionalString(JsonParser p, String path) throws IOException, EventJsonException {

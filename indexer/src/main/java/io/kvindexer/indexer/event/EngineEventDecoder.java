@@ -1,9 +1,9 @@
 package io.kvindexer.indexer.event;
 
-import org.msgpack.core.MessageInsufficientBufferException;
-import org.msgpack.core.MessagePackException;
-import org.msgpack.core.MessageSizeException;
-import org.msgpack.value.ValueType;
+import static io.kvindexer.indexer.event.DecodeErrorKind.BAD_ENVELOPE;
+import static io.kvindexer.indexer.event.DecodeErrorKind.MALFORMED;
+import static io.kvindexer.indexer.event.DecodeErrorKind.NOT_MSGPACK;
+import static io.kvindexer.indexer.event.DecodeErrorKind.TRUNCATED;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -11,11 +11,10 @@ import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-
-import static io.kvindexer.indexer.event.DecodeErrorKind.BAD_ENVELOPE;
-import static io.kvindexer.indexer.event.DecodeErrorKind.MALFORMED;
-import static io.kvindexer.indexer.event.DecodeErrorKind.NOT_MSGPACK;
-import static io.kvindexer.indexer.event.DecodeErrorKind.TRUNCATED;
+import org.msgpack.core.MessageInsufficientBufferException;
+import org.msgpack.core.MessagePackException;
+import org.msgpack.core.MessageSizeException;
+import org.msgpack.value.ValueType;
 
 /**
  * Decodes one msgpack payload of an engine's KV-event stream into a {@link KvEventBatch}. Stateless and
@@ -88,18 +87,19 @@ public final class EngineEventDecoder {
 
         KvEventBatch read() throws IOException, EventDecodeException {
             if (cursor.peekType() != ValueType.ARRAY) {
-                throw new EventDecodeException(BAD_ENVELOPE,
+                throw new EventDecodeException(
+                        BAD_ENVELOPE,
                         "envelope: expected an array [ts, events, data_parallel_rank], got " + cursor.peekType());
             }
             int fields = cursor.arrayHeader("array");
             if (fields < 2) {
-                throw new EventDecodeException(BAD_ENVELOPE,
-                        "envelope: expected at least 2 elements [ts, events], got " + fields);
+                throw new EventDecodeException(
+                        BAD_ENVELOPE, "envelope: expected at least 2 elements [ts, events], got " + fields);
             }
             double ts = timestamp();
             if (cursor.peekType() != ValueType.ARRAY) {
-                throw new EventDecodeException(BAD_ENVELOPE, "envelope: events: expected an array, got "
-                        + cursor.peekType());
+                throw new EventDecodeException(
+                        BAD_ENVELOPE, "envelope: events: expected an array, got " + cursor.peekType());
             }
             int count = cursor.arrayHeader("events");
             List<KvEvent> decoded = new ArrayList<>(count);
@@ -128,10 +128,15 @@ public final class EngineEventDecoder {
                 cursor.skip();
             }
             if (cursor.hasNext()) {
-                throw new EventDecodeException(BAD_ENVELOPE,
-                        "envelope: " + cursor.remaining() + " trailing bytes after the batch");
+                throw new EventDecodeException(
+                        BAD_ENVELOPE, "envelope: " + cursor.remaining() + " trailing bytes after the batch");
             }
-            return new KvEventBatch(ts, Collections.unmodifiableList(decoded), rank, unknown, ignored,
+            return new KvEventBatch(
+                    ts,
+                    Collections.unmodifiableList(decoded),
+                    rank,
+                    unknown,
+                    ignored,
                     warnings == null ? Map.of() : Collections.unmodifiableMap(warnings));
         }
 
@@ -165,11 +170,10 @@ public final class EngineEventDecoder {
         private double timestamp() throws IOException, EventDecodeException {
             return switch (cursor.peekType()) {
                 case FLOAT -> cursor.floatValue();
-                case INTEGER -> cursor.nextIsUint64()
-                        ? unsignedToDouble(cursor.rawLong())
-                        : (double) cursor.rawLong();
-                default -> throw new EventDecodeException(BAD_ENVELOPE,
-                        "envelope: ts: expected a number, got " + cursor.peekType());
+                case INTEGER -> cursor.nextIsUint64() ? unsignedToDouble(cursor.rawLong()) : (double) cursor.rawLong();
+                default ->
+                    throw new EventDecodeException(
+                            BAD_ENVELOPE, "envelope: ts: expected a number, got " + cursor.peekType());
             };
         }
 
@@ -181,14 +185,16 @@ public final class EngineEventDecoder {
                 return null;
             }
             if (type != ValueType.INTEGER) {
-                throw new EventDecodeException(BAD_ENVELOPE,
-                        "envelope: data_parallel_rank: expected an integer or nil, got " + type);
+                throw new EventDecodeException(
+                        BAD_ENVELOPE, "envelope: data_parallel_rank: expected an integer or nil, got " + type);
             }
             boolean huge = in.nextIsUint64();
             long v = in.rawLong();
             if (huge || v < Integer.MIN_VALUE || v > 0xFFFF_FFFFL) {
-                throw new EventDecodeException(BAD_ENVELOPE, "envelope: data_parallel_rank: "
-                        + (huge ? Long.toUnsignedString(v) : Long.toString(v)) + " is out of the 32-bit range");
+                throw new EventDecodeException(
+                        BAD_ENVELOPE,
+                        "envelope: data_parallel_rank: " + (huge ? Long.toUnsignedString(v) : Long.toString(v))
+                                + " is out of the 32-bit range");
             }
             return (int) v; // i32 or u32, kept as the 32-bit pattern
         }

@@ -2,7 +2,6 @@ package io.kvindexer.indexer.event;
 
 import io.kvindexer.indexer.hash.MultimodalHashes;
 import io.kvindexer.indexer.model.StorageTier;
-
 import java.util.List;
 
 /**
@@ -18,9 +17,11 @@ final class EventFields {
     int[] tokenIds;
     /** entries of the wire's {@code token_ids} array (bigram pairs count once) */
     int tokenEntries;
+
     boolean eagle;
     /** index in {@link #tokenIds} of the first token that is not a number (TensorRT-LLM's str ids), or -1 */
     int opaqueTokenAt;
+
     int blockSize;
     String medium;
     String loraName;
@@ -30,6 +31,7 @@ final class EventFields {
     List<List<MultimodalHashes.Key>> mmKeys;
     /** Dynamo's {@code block_mm_infos}: the u64 multimodal hashes per block, ready to mix in */
     long[][] blockMmInfos;
+
     Long groupIdx;
     String specKind;
     String locality;
@@ -102,8 +104,16 @@ final class EventFields {
         if (parent && parentHash == 0 && tokenEntries == 0 && blockSize == 0) {
             parent = false; // llm-d's storage publisher writes 0 for "no parent" on its hash-only stores
         }
-        return new BlockStored(blockHashes, parent, parent ? parentHash : 0, tokens, blockSize, lora,
-                StorageTier.fromMedium(medium), mmHashes(lora), eagle);
+        return new BlockStored(
+                blockHashes,
+                parent,
+                parent ? parentHash : 0,
+                tokens,
+                blockSize,
+                lora,
+                StorageTier.fromMedium(medium),
+                mmHashes(lora),
+                eagle);
     }
 
     BlockRemoved removed() {

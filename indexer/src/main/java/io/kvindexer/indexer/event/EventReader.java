@@ -1,12 +1,11 @@
 package io.kvindexer.indexer.event;
 
-import io.kvindexer.indexer.model.StorageTier;
-import org.msgpack.value.ValueType;
+import static io.kvindexer.indexer.event.DecodeErrorKind.BAD_EVENT;
 
+import io.kvindexer.indexer.model.StorageTier;
 import java.io.IOException;
 import java.util.function.Supplier;
-
-import static io.kvindexer.indexer.event.DecodeErrorKind.BAD_EVENT;
+import org.msgpack.value.ValueType;
 
 /**
  * Reads one event of a batch into {@link EventFields}, in either encoding: a tagged array read by position (the
@@ -16,7 +15,13 @@ import static io.kvindexer.indexer.event.DecodeErrorKind.BAD_EVENT;
  */
 final class EventReader {
 
-    enum Tag { STORED, REMOVED, CLEARED, IGNORED, UNKNOWN }
+    enum Tag {
+        STORED,
+        REMOVED,
+        CLEARED,
+        IGNORED,
+        UNKNOWN
+    }
 
     private final byte[] payload;
     private final Supplier<String> where;
@@ -48,8 +53,9 @@ final class EventReader {
             case ARRAY -> arrayEvent();
             case MAP -> mapEvent();
             case BINARY -> packedEvent();
-            default -> throw new EventDecodeException(BAD_EVENT,
-                    where.get() + ": expected a tagged array or map, got " + cursor.peekType());
+            default ->
+                throw new EventDecodeException(
+                        BAD_EVENT, where.get() + ": expected a tagged array or map, got " + cursor.peekType());
         };
     }
 
@@ -61,13 +67,13 @@ final class EventReader {
             use(inner);
             ValueType type = inner.peekType();
             if (type != ValueType.ARRAY && type != ValueType.MAP) {
-                throw new EventDecodeException(BAD_EVENT,
-                        where.get() + ": bin-packed event: expected a tagged array or map, got " + type);
+                throw new EventDecodeException(
+                        BAD_EVENT, where.get() + ": bin-packed event: expected a tagged array or map, got " + type);
             }
             Tag tag = type == ValueType.ARRAY ? arrayEvent() : mapEvent();
             if (inner.remaining() > 0) {
-                throw new EventDecodeException(BAD_EVENT,
-                        where.get() + ": bin-packed event: " + inner.remaining() + " bytes after the event");
+                throw new EventDecodeException(
+                        BAD_EVENT, where.get() + ": bin-packed event: " + inner.remaining() + " bytes after the event");
             }
             return tag;
         } finally {
@@ -77,10 +83,27 @@ final class EventReader {
 
     private static final String[] TAGS = {"BlockStored", "BlockRemoved", "AllBlocksCleared", "Ignored"};
     /** Every key some producer writes; matched without allocating a string per key. */
-    private static final String[] KEYS = {"type", "block_hashes", "parent_block_hash", "token_ids", "block_size",
-        "lora_id", "medium", "lora_name", "extra_keys", "group_idx", "kv_cache_spec_kind",
-        "kv_cache_spec_sliding_window", "locality", "ownership", "mm_keys", "block_mm_infos", "cache_salt",
-        "session_id", "token_offset"};
+    private static final String[] KEYS = {
+        "type",
+        "block_hashes",
+        "parent_block_hash",
+        "token_ids",
+        "block_size",
+        "lora_id",
+        "medium",
+        "lora_name",
+        "extra_keys",
+        "group_idx",
+        "kv_cache_spec_kind",
+        "kv_cache_spec_sliding_window",
+        "locality",
+        "ownership",
+        "mm_keys",
+        "block_mm_infos",
+        "cache_salt",
+        "session_id",
+        "token_offset"
+    };
 
     private Tag tagOf(String name) {
         tagName = name;
@@ -100,8 +123,8 @@ final class EventReader {
             throw new EventDecodeException(BAD_EVENT, where.get() + ": empty event array has no tag");
         }
         if (cursor.peekType() != ValueType.STRING) {
-            throw new EventDecodeException(BAD_EVENT,
-                    where.get() + ": tag: expected a string, got " + cursor.peekType());
+            throw new EventDecodeException(
+                    BAD_EVENT, where.get() + ": tag: expected a string, got " + cursor.peekType());
         }
         Tag tag = tagOf(cursor.knownString("tag", TAGS));
         for (int pos = 1; pos < n; pos++) {
@@ -236,8 +259,8 @@ final class EventReader {
             for (int i = 0; i < n; i++) {
                 if (ahead.stringEquals("key", "type")) {
                     if (ahead.peekType() != ValueType.STRING) {
-                        throw new EventDecodeException(BAD_EVENT,
-                                where.get() + ": type: expected a string, got " + ahead.peekType());
+                        throw new EventDecodeException(
+                                BAD_EVENT, where.get() + ": type: expected a string, got " + ahead.peekType());
                     }
                     return ahead.string("type");
                 }
@@ -298,8 +321,10 @@ final class EventReader {
 
     private void require(boolean present, String field, int arrayLength) throws EventDecodeException {
         if (!present) {
-            throw new EventDecodeException(BAD_EVENT, where.get() + ": missing required field " + field
-                    + (arrayLength >= 0 ? " (array event has only " + arrayLength + " elements)" : ""));
+            throw new EventDecodeException(
+                    BAD_EVENT,
+                    where.get() + ": missing required field " + field
+                            + (arrayLength >= 0 ? " (array event has only " + arrayLength + " elements)" : ""));
         }
     }
 }

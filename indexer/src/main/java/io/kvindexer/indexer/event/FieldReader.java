@@ -1,16 +1,15 @@
 package io.kvindexer.indexer.event;
 
-import io.kvindexer.indexer.hash.MultimodalHashes;
-import org.msgpack.value.ValueType;
+import static io.kvindexer.indexer.event.DecodeErrorKind.BAD_EVENT;
+import static io.kvindexer.indexer.event.DecodeErrorKind.BAD_HASH;
+import static io.kvindexer.indexer.event.DecodeErrorKind.BAD_TOKEN;
 
+import io.kvindexer.indexer.hash.MultimodalHashes;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
-
-import static io.kvindexer.indexer.event.DecodeErrorKind.BAD_EVENT;
-import static io.kvindexer.indexer.event.DecodeErrorKind.BAD_HASH;
-import static io.kvindexer.indexer.event.DecodeErrorKind.BAD_TOKEN;
+import org.msgpack.value.ValueType;
 
 /**
  * Reads the values of one event's fields at the cursor into {@link EventFields}, checking each type and range:
@@ -31,8 +30,8 @@ final class FieldReader {
 
     long[] hashes(String field) throws IOException, EventDecodeException {
         if (cursor.peekType() != ValueType.ARRAY) {
-            throw new EventDecodeException(BAD_EVENT,
-                    where.get() + ": " + field + ": expected an array, got " + cursor.peekType());
+            throw new EventDecodeException(
+                    BAD_EVENT, where.get() + ": " + field + ": expected an array, got " + cursor.peekType());
         }
         int n = cursor.arrayHeader(field);
         long[] out = new long[n];
@@ -46,8 +45,11 @@ final class FieldReader {
         return switch (cursor.peekType()) {
             case INTEGER -> cursor.rawLong();
             case BINARY -> cursor.binaryAsLong(field);
-            default -> throw new EventDecodeException(BAD_HASH, where.get() + ": " + field
-                    + (index >= 0 ? "[" + index + "]" : "") + ": expected an integer or bin, got " + cursor.peekType());
+            default ->
+                throw new EventDecodeException(
+                        BAD_HASH,
+                        where.get() + ": " + field + (index >= 0 ? "[" + index + "]" : "")
+                                + ": expected an integer or bin, got " + cursor.peekType());
         };
     }
 
@@ -69,8 +71,8 @@ final class FieldReader {
      */
     void tokens() throws IOException, EventDecodeException {
         if (cursor.peekType() != ValueType.ARRAY) {
-            throw new EventDecodeException(BAD_EVENT,
-                    where.get() + ": token_ids: expected an array, got " + cursor.peekType());
+            throw new EventDecodeException(
+                    BAD_EVENT, where.get() + ": token_ids: expected an array, got " + cursor.peekType());
         }
         int n = cursor.arrayHeader("token_ids");
         fields.tokenEntries = n;
@@ -94,13 +96,16 @@ final class FieldReader {
         int[] out = new int[n + 1];
         for (int i = 0; i < n; i++) {
             if (cursor.peekType() != ValueType.ARRAY) {
-                throw new EventDecodeException(BAD_TOKEN, where.get() + ": token_ids[" + i
-                        + "]: expected a [token, token] pair like the first entry, got " + cursor.peekType());
+                throw new EventDecodeException(
+                        BAD_TOKEN,
+                        where.get() + ": token_ids[" + i
+                                + "]: expected a [token, token] pair like the first entry, got " + cursor.peekType());
             }
             int pairLength = cursor.arrayHeader("token_ids pair");
             if (pairLength != 2) {
-                throw new EventDecodeException(BAD_TOKEN, where.get() + ": token_ids[" + i
-                        + "]: expected a pair, got " + pairLength + " elements");
+                throw new EventDecodeException(
+                        BAD_TOKEN,
+                        where.get() + ": token_ids[" + i + "]: expected a pair, got " + pairLength + " elements");
             }
             out[i] = token(i);
             int second = token(i);
@@ -118,14 +123,16 @@ final class FieldReader {
             return stringToken(index, cursor.string("token_ids"));
         }
         if (type != ValueType.INTEGER) {
-            throw new EventDecodeException(BAD_TOKEN, where.get() + ": token_ids[" + index
-                    + "]: expected an integer, got " + type);
+            throw new EventDecodeException(
+                    BAD_TOKEN, where.get() + ": token_ids[" + index + "]: expected an integer, got " + type);
         }
         boolean huge = cursor.nextIsUint64();
         long v = cursor.rawLong();
         if (huge || v < 0 || v > 0xFFFF_FFFFL) {
-            throw new EventDecodeException(BAD_TOKEN, where.get() + ": token_ids[" + index + "]: "
-                    + (huge ? Long.toUnsignedString(v) : Long.toString(v)) + " is not a u32 token id");
+            throw new EventDecodeException(
+                    BAD_TOKEN,
+                    where.get() + ": token_ids[" + index + "]: " + (huge ? Long.toUnsignedString(v) : Long.toString(v))
+                            + " is not a u32 token id");
         }
         return (int) v;
     }
@@ -149,14 +156,16 @@ final class FieldReader {
 
     void blockSize() throws IOException, EventDecodeException {
         if (cursor.peekType() != ValueType.INTEGER) {
-            throw new EventDecodeException(BAD_EVENT,
-                    where.get() + ": block_size: expected an integer, got " + cursor.peekType());
+            throw new EventDecodeException(
+                    BAD_EVENT, where.get() + ": block_size: expected an integer, got " + cursor.peekType());
         }
         boolean huge = cursor.nextIsUint64();
         long v = cursor.rawLong();
         if (huge || v < 0 || v > Integer.MAX_VALUE) {
-            throw new EventDecodeException(BAD_EVENT, where.get() + ": block_size: "
-                    + (huge ? Long.toUnsignedString(v) : Long.toString(v)) + " is out of range");
+            throw new EventDecodeException(
+                    BAD_EVENT,
+                    where.get() + ": block_size: " + (huge ? Long.toUnsignedString(v) : Long.toString(v))
+                            + " is out of range");
         }
         fields.blockSize = (int) v;
     }
@@ -165,14 +174,25 @@ final class FieldReader {
         switch (cursor.peekType()) {
             case NIL -> cursor.skipNil();
             case INTEGER -> fields.groupIdx = cursor.rawLong();
-            default -> throw new EventDecodeException(BAD_EVENT,
-                    where.get() + ": group_idx: expected an integer or nil, got " + cursor.peekType());
+            default ->
+                throw new EventDecodeException(
+                        BAD_EVENT, where.get() + ": group_idx: expected an integer or nil, got " + cursor.peekType());
         }
     }
 
     /** The values that repeat on every event, matched without allocating a string for them. */
-    private static final String[] COMMON_VALUES = {"GPU", "CPU", "CPU_PINNED", "DISK", "STORAGE", "LOCAL",
-        "full_attention", "mla_attention", "sliding_window", "mamba"};
+    private static final String[] COMMON_VALUES = {
+        "GPU",
+        "CPU",
+        "CPU_PINNED",
+        "DISK",
+        "STORAGE",
+        "LOCAL",
+        "full_attention",
+        "mla_attention",
+        "sliding_window",
+        "mamba"
+    };
 
     String optionalString(String field) throws IOException, EventDecodeException {
         return switch (cursor.peekType()) {
@@ -181,8 +201,9 @@ final class FieldReader {
                 yield null;
             }
             case STRING -> cursor.knownString(field, COMMON_VALUES);
-            default -> throw new EventDecodeException(BAD_EVENT,
-                    where.get() + ": " + field + ": expected a string or nil, got " + cursor.peekType());
+            default ->
+                throw new EventDecodeException(
+                        BAD_EVENT, where.get() + ": " + field + ": expected a string or nil, got " + cursor.peekType());
         };
     }
 
@@ -207,8 +228,8 @@ final class FieldReader {
             return null;
         }
         if (type != ValueType.ARRAY) {
-            throw new EventDecodeException(BAD_EVENT, where.get() + ": " + field + ": expected an array or nil, got "
-                    + type);
+            throw new EventDecodeException(
+                    BAD_EVENT, where.get() + ": " + field + ": expected an array or nil, got " + type);
         }
         int blocks = cursor.arrayHeader(field);
         List<List<MultimodalHashes.Key>> perBlock = new ArrayList<>(blocks);
@@ -222,8 +243,10 @@ final class FieldReader {
             List<MultimodalHashes.Key> keys = new ArrayList<>(Math.min(items, 8));
             for (int i = 0; i < items; i++) {
                 MultimodalHashes.Key key = switch (cursor.peekType()) {
-                    case STRING -> mmKeyMaps ? tupleKey(cursor.string(field + " entry"))
-                            : new MultimodalHashes.Key(cursor.string(field + " entry"), false);
+                    case STRING ->
+                        mmKeyMaps
+                                ? tupleKey(cursor.string(field + " entry"))
+                                : new MultimodalHashes.Key(cursor.string(field + " entry"), false);
                     case ARRAY -> tupleEntry(field);
                     case MAP -> mmKeyMaps ? mmKeyEntry(field) : skipped();
                     default -> skipped();
@@ -290,8 +313,8 @@ final class FieldReader {
      */
     void blockMmInfos() throws IOException, EventDecodeException {
         if (cursor.peekType() != ValueType.ARRAY) {
-            throw new EventDecodeException(BAD_EVENT,
-                    where.get() + ": block_mm_infos: expected an array or nil, got " + cursor.peekType());
+            throw new EventDecodeException(
+                    BAD_EVENT, where.get() + ": block_mm_infos: expected an array or nil, got " + cursor.peekType());
         }
         int blocks = cursor.arrayHeader("block_mm_infos");
         long[][] out = new long[blocks][];

@@ -13,16 +13,21 @@ import java.util.Map;
  * @param ignoredEvents    events dropped on purpose ({@code Ignored} tag, and every event skipped with a warning)
  * @param warnings         decoder-side warnings of this batch by kind (see {@link EventWarning}); empty when none
  */
-public record KvEventBatch(double timestamp, List<KvEvent> events, Integer dataParallelRank, int unknownEvents,
-                           int ignoredEvents, Map<EventWarning, Integer> warnings) {
+public record KvEventBatch(
+        double timestamp,
+        List<KvEvent> events,
+        Integer dataParallelRank,
+        int unknownEvents,
+        int ignoredEvents,
+        Map<EventWarning, Integer> warnings) {
 
     public KvEventBatch {
         warnings = warnings == null ? Map.of() : warnings;
     }
 
     /** A batch without warnings. */
-    public KvEventBatch(double timestamp, List<KvEvent> events, Integer dataParallelRank, int unknownEvents,
-                        int ignoredEvents) {
+    public KvEventBatch(
+            double timestamp, List<KvEvent> events, Integer dataParallelRank, int unknownEvents, int ignoredEvents) {
         this(timestamp, events, dataParallelRank, unknownEvents, ignoredEvents, Map.of());
     }
 }

@@ -1,13 +1,12 @@
 package io.kvindexer.indexer.event;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.function.Supplier;
 import org.msgpack.core.MessageFormat;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessageUnpacker;
 import org.msgpack.value.ValueType;
-
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.util.function.Supplier;
 
 /**
  * A bounded reading position in one msgpack payload held in memory.
@@ -350,7 +349,9 @@ final class MsgpackCursor implements AutoCloseable {
     }
 
     private EventDecodeException tooLong(String what, String declared) {
-        return new EventDecodeException(DecodeErrorKind.TRUNCATED,
-                context.get() + ": " + what + ": declares " + declared + " but only " + Math.max(remaining(), 0) + " bytes remain");
+        return new EventDecodeException(
+                DecodeErrorKind.TRUNCATED,
+                context.get() + ": " + what + ": declares " + declared + " but only " + Math.max(remaining(), 0)
+                        + " bytes remain");
     }
 }

@@ -15,20 +15,17 @@ import io.kvindexer.indexer.model.StorageTier;
 public record RouterEvent(long instanceId, int dpRank, StorageTier tier, long eventId, Data data) {
 
     /** The externally tagged {@code data} of a RouterEvent. */
-    public sealed interface Data permits Stored, Removed, Cleared {
-    }
+    public sealed interface Data permits Stored, Removed, Cleared {}
 
     /**
      * {@code {"stored": {...}}}: blocks with their engine hash and local (tokens) hash, chained from {@code parentBlockHash}.
      */
-    public record Stored(boolean hasParent, long parentBlockHash, long[] blockHashes, long[] localHashes) implements Data {
-    }
+    public record Stored(boolean hasParent, long parentBlockHash, long[] blockHashes, long[] localHashes)
+            implements Data {}
 
     /** {@code {"removed": {"block_hashes": [...]}}}. */
-    public record Removed(long[] blockHashes) implements Data {
-    }
+    public record Removed(long[] blockHashes) implements Data {}
 
     /** The bare string {@code "cleared"}. */
-    public record Cleared() implements Data {
-    }
+    public record Cleared() implements Data {}
 }

@@ -1,15 +1,13 @@
 package io.kvindexer.indexer.event;
 
-import io.kvindexer.indexer.json.JsonIntegers;
-import io.kvindexer.indexer.model.StorageTier;
-
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
+import io.kvindexer.indexer.json.JsonIntegers;
+import io.kvindexer.indexer.model.StorageTier;
 import it.unimi.dsi.fastutil.longs.LongArrayList;
-
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
@@ -27,8 +25,7 @@ public final class RouterEventJson {
     /** Shared, thread-safe factory for every JSON stream of the event model. */
     static final JsonFactory FACTORY = JsonFactory.builder().build();
 
-    private RouterEventJson() {
-    }
+    private RouterEventJson() {}
 
     public static String toJson(RouterEvent event) {
         StringWriter out = new StringWriter();
@@ -247,8 +244,8 @@ public final class RouterEventJson {
                             }
                         }
                         if (block == null || tokensHash == null) {
-                            throw new EventJsonException(blockPath + "." + (block == null ? "block_hash" : "tokens_hash")
-                                    + ": missing");
+                            throw new EventJsonException(
+                                    blockPath + "." + (block == null ? "block_hash" : "tokens_hash") + ": missing");
                         }
                         blocks.add(block);
                         tokens.add(tokensHash);
@@ -325,8 +322,10 @@ public final class RouterEventJson {
 
     static EventJsonException invalidJson(JsonProcessingException e) {
         var at = e.getLocation();
-        return new EventJsonException("invalid JSON: " + e.getOriginalMessage()
-                + (at == null ? "" : " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")"), e);
+        return new EventJsonException(
+                "invalid JSON: " + e.getOriginalMessage()
+                        + (at == null ? "" : " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")"),
+                e);
     }
 
     private static String describe(JsonParser p) {

@@ -2,7 +2,6 @@ package io.kvindexer.indexer.hash;
 
 import com.dynatrace.hash4j.hashing.Hasher64;
 import com.dynatrace.hash4j.hashing.Hashing;
-
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
@@ -21,15 +20,13 @@ public final class MultimodalHashes {
 
     private static final Hasher64 IDENTIFIER_HASH = Hashing.xxh3_64(0L);
 
-    private MultimodalHashes() {
-    }
+    private MultimodalHashes() {}
 
     /**
      * One per-block item of {@code extra_keys}: a bare string, or the identifier of an {@code [identifier, offset]}
      * tuple (or of another multimodal entry that names its object by a string, such as {@code mm_keys}).
      */
-    public record Key(String text, boolean tuple) {
-    }
+    public record Key(String text, boolean tuple) {}
 
     /** The u64 of a multimodal identifier. */
     public static long identifierHash(String identifier) {

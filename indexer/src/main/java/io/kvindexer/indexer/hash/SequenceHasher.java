@@ -9,8 +9,7 @@ package io.kvindexer.indexer.hash;
  */
 public final class SequenceHasher {
 
-    private SequenceHasher() {
-    }
+    private SequenceHasher() {}
 
     public static long[] sequenceHashes(long[] localHashes) {
         long[] out = new long[localHashes.length];

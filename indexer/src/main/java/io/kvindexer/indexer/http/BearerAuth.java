@@ -5,7 +5,6 @@ import io.helidon.webserver.http.Filter;
 import io.helidon.webserver.http.FilterChain;
 import io.helidon.webserver.http.RoutingRequest;
 import io.helidon.webserver.http.RoutingResponse;
-
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.Set;
@@ -40,7 +39,7 @@ final class BearerAuth implements Filter {
             return;
         }
         res.header(HeaderNames.WWW_AUTHENTICATE, "Bearer");
-        JsonOut.error(res, 401, given.isEmpty() ? "missing `Authorization: Bearer <token>` header"
-                : "invalid bearer token");
+        JsonOut.error(
+                res, 401, given.isEmpty() ? "missing `Authorization: Bearer <token>` header" : "invalid bearer token");
     }
 }

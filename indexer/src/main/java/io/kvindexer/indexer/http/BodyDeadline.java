@@ -7,7 +7,6 @@ import io.helidon.webserver.http.RoutingRequest;
 import io.helidon.webserver.http.RoutingResponse;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
-
 import java.time.Duration;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -26,7 +25,12 @@ final class BodyDeadline {
 
     private static final ScheduledThreadPoolExecutor WATCHDOG = watchdog();
 
-    private enum State { IDLE, READING, DONE, TIMED_OUT }
+    private enum State {
+        IDLE,
+        READING,
+        DONE,
+        TIMED_OUT
+    }
 
     private final Duration timeout;
     private final ServerResponse res;
@@ -87,8 +91,10 @@ final class BodyDeadline {
         state = State.TIMED_OUT;
         try {
             res.header(HeaderValues.CONNECTION_CLOSE);
-            JsonOut.error(res, 408, "request body not received within " + timeout.toMillis()
-                    + " ms (--request-read-timeout-ms)");
+            JsonOut.error(
+                    res,
+                    408,
+                    "request body not received within " + timeout.toMillis() + " ms (--request-read-timeout-ms)");
         } catch (RuntimeException e) {
             // the connection may already be gone; the interrupt below still frees the handler
         }
@@ -96,8 +102,8 @@ final class BodyDeadline {
     }
 
     private static ScheduledThreadPoolExecutor watchdog() {
-        ScheduledThreadPoolExecutor ex = new ScheduledThreadPoolExecutor(1,
-                Thread.ofPlatform().daemon().name("body-deadline").factory());
+        ScheduledThreadPoolExecutor ex = new ScheduledThreadPoolExecutor(
+                1, Thread.ofPlatform().daemon().name("body-deadline").factory());
         ex.setRemoveOnCancelPolicy(true); // one task per body: cancelled ones must not pile up until their time
         return ex;
     }

@@ -1,18 +1,16 @@
 package io.kvindexer.indexer.http;
 
-import io.kvindexer.indexer.IndexerConfig;
-
 import com.fasterxml.jackson.core.JsonGenerator;
-import io.kvindexer.indexer.index.CacheSurvey;
-import io.kvindexer.indexer.index.Indexers;
-import io.kvindexer.indexer.index.ModelIndex;
-import io.kvindexer.indexer.index.IndexStats;
-import io.kvindexer.indexer.model.StorageTier;
-import io.kvindexer.indexer.model.WorkerKey;
 import io.helidon.common.parameters.Parameters;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
-
+import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.index.CacheSurvey;
+import io.kvindexer.indexer.index.IndexStats;
+import io.kvindexer.indexer.index.Indexers;
+import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.model.StorageTier;
+import io.kvindexer.indexer.model.WorkerKey;
 import java.io.IOException;
 import java.util.List;
 
@@ -86,8 +84,8 @@ final class CacheStatsService implements ApiService {
 
     private void prefixes(ServerRequest req, ServerResponse res) {
         Parameters query = req.query();
-        String model = query.first("model_name").orElseThrow(
-                () -> new ApiError(400, "missing query parameter `model_name`"));
+        String model =
+                query.first("model_name").orElseThrow(() -> new ApiError(400, "missing query parameter `model_name`"));
         String tenant = query.first("tenant_id").orElse(IndexerConfig.DEFAULT_TENANT);
         int limit = limit(query.first("limit").orElse(null));
         ModelIndex ix = indexers.get(model, tenant)
@@ -141,8 +139,8 @@ final class CacheStatsService implements ApiService {
         } catch (NumberFormatException e) {
             // answered below
         }
-        throw new ApiError(400, "query parameter `limit` must be an integer from 1 to " + MAX_LIMIT + ", got `"
-                + text + "`");
+        throw new ApiError(
+                400, "query parameter `limit` must be an integer from 1 to " + MAX_LIMIT + ", got `" + text + "`");
     }
 
     private static void writeWorker(JsonGenerator g, WorkerKey w) throws IOException {

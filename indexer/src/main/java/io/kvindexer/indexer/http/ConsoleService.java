@@ -2,9 +2,7 @@ package io.kvindexer.indexer.http;
 
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Status;
-import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -23,6 +21,7 @@ final class ConsoleService implements ApiService {
     static final String ROOT = "/ui/";
     /** flat names only: nothing outside {@code /ui/} in the class path can be named */
     private static final Pattern FILE = Pattern.compile("[a-z0-9][a-z0-9-]*\\.(html|js|css|svg)");
+
     private static final Map<String, String> TYPES = Map.of(
             "html", "text/html; charset=utf-8",
             "js", "text/javascript; charset=utf-8",
@@ -42,12 +41,14 @@ final class ConsoleService implements ApiService {
                     res.send();
                 })
                 .page(ROOT, (req, res) -> serve(res, "index.html"))
-                .page(ROOT + "{file}", (req, res) -> serve(res, req.path().pathParameters().get("file")));
+                .page(
+                        ROOT + "{file}",
+                        (req, res) -> serve(res, req.path().pathParameters().get("file")));
     }
 
     private void serve(ServerResponse res, String name) {
-        Optional<byte[]> body = FILE.matcher(name).matches() ? files.computeIfAbsent(name, ConsoleService::load)
-                : Optional.empty();
+        Optional<byte[]> body =
+                FILE.matcher(name).matches() ? files.computeIfAbsent(name, ConsoleService::load) : Optional.empty();
         if (body.isEmpty()) {
             res.status(Status.NOT_FOUND_404).send();
             return;

@@ -1,18 +1,17 @@
 package io.kvindexer.indexer.http;
 
-import io.kvindexer.indexer.event.BinaryDump;
-import io.kvindexer.indexer.event.BinaryDumpWriter;
-import io.kvindexer.indexer.event.DumpJson;
-import io.kvindexer.indexer.event.IndexDump;
-import io.kvindexer.indexer.index.Indexers;
-import io.kvindexer.indexer.index.ModelIndex;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.HeaderValues;
 import io.helidon.http.HttpMediaType;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
-
+import io.kvindexer.indexer.event.BinaryDump;
+import io.kvindexer.indexer.event.BinaryDumpWriter;
+import io.kvindexer.indexer.event.DumpJson;
+import io.kvindexer.indexer.event.IndexDump;
+import io.kvindexer.indexer.index.Indexers;
+import io.kvindexer.indexer.index.ModelIndex;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.List;
@@ -53,13 +52,17 @@ final class DumpService implements ApiService {
             return;
         }
         res.header(HeaderValues.CONTENT_TYPE_JSON);
-        try (OutputStream out = res.outputStream(); DumpJson.Writer writer = DumpJson.writer(out)) {
+        try (OutputStream out = res.outputStream();
+                DumpJson.Writer writer = DumpJson.writer(out)) {
             for (ModelIndex ix : all) {
                 IndexDump dump;
                 try {
                     dump = new IndexDump(ix.modelName(), ix.tenantId(), ix.blockSize(), DumpEvents.of(ix));
                 } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.WARNING, "dump of " + ix.modelName() + ":" + ix.tenantId() + " failed", e);
+                    LOG.log(
+                            System.Logger.Level.WARNING,
+                            "dump of " + ix.modelName() + ":" + ix.tenantId() + " failed",
+                            e);
                     writer.error(ix.modelName() + ":" + ix.tenantId(), e.toString());
                     continue;
                 }

@@ -1,14 +1,13 @@
 package io.kvindexer.indexer.http;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ListenerStatus;
 import io.kvindexer.indexer.recovery.StartupGate;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import io.kvindexer.indexer.registry.WorkerView;
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http.ServerResponse;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,16 +34,14 @@ final class HealthService implements ApiService {
 
     @Override
     public void routes(Routes routes) {
-        routes.get("/health", Routes.Access.OPEN, this::health)
-                .get("/ready", Routes.Access.OPEN, this::ready);
+        routes.get("/health", Routes.Access.OPEN, this::health).get("/ready", Routes.Access.OPEN, this::ready);
     }
 
     private void health(ServerRequest req, ServerResponse res) {
         res.send();
     }
 
-    private record Troubled(long instanceId, int dpRank, ListenerSnapshot listener) {
-    }
+    private record Troubled(long instanceId, int dpRank, ListenerSnapshot listener) {}
 
     private void ready(ServerRequest req, ServerResponse res) {
         String reason = gate.reason();
@@ -55,8 +52,8 @@ final class HealthService implements ApiService {
             for (Map.Entry<Integer, ListenerSnapshot> e : w.listeners().entrySet()) {
                 ListenerStatus s = e.getValue().status();
                 if (s == ListenerStatus.FAILED || s == ListenerStatus.PENDING) {
-                    (s == ListenerStatus.FAILED ? failed : pending).add(
-                            new Troubled(w.instanceId(), e.getKey(), e.getValue()));
+                    (s == ListenerStatus.FAILED ? failed : pending)
+                            .add(new Troubled(w.instanceId(), e.getKey(), e.getValue()));
                 }
             }
         }

@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.http;
 
+import io.helidon.webserver.http.HttpRouting;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.metrics.IndexerMetrics;
@@ -7,8 +8,6 @@ import io.kvindexer.indexer.recovery.StartupGate;
 import io.kvindexer.indexer.registry.PeerRegistry;
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.registry.WorkerRegistry;
-import io.helidon.webserver.http.HttpRouting;
-
 import java.util.ArrayList;
 import java.util.List;
 
@@ -22,12 +21,15 @@ public final class IndexerRouting {
     private static final System.Logger LOG = System.getLogger(IndexerRouting.class.getName());
 
     /** What the routes work on. */
-    public record Components(IndexerConfig config, WorkerRegistry workers, PeerRegistry peers, Indexers indexers,
-                             StartupGate gate, IndexerMetrics metrics) {
-    }
+    public record Components(
+            IndexerConfig config,
+            WorkerRegistry workers,
+            PeerRegistry peers,
+            Indexers indexers,
+            StartupGate gate,
+            IndexerMetrics metrics) {}
 
-    private IndexerRouting() {
-    }
+    private IndexerRouting() {}
 
     public static void routing(HttpRouting.Builder routing, Components c) {
         IndexerConfig cfg = c.config();
@@ -44,11 +46,17 @@ public final class IndexerRouting {
     /** The route table of every service the config mounts. */
     public static Routes routes(Components c) {
         IndexerConfig cfg = c.config();
-        List<ApiService> services = new ArrayList<>(List.of(new HealthService(c.gate(), c.workers()),
+        List<ApiService> services = new ArrayList<>(List.of(
+                new HealthService(c.gate(), c.workers()),
                 new MetricsService(c.metrics()),
                 new WorkerService(c.workers(), cfg.maxBodyBytes()),
-                new QueryService(c.indexers(), c.gate(), c.metrics(), cfg.maxQueryBodyBytes(),
-                        cfg.limits().maxQueryTokens(), c.workers()::podName),
+                new QueryService(
+                        c.indexers(),
+                        c.gate(),
+                        c.metrics(),
+                        cfg.maxQueryBodyBytes(),
+                        cfg.limits().maxQueryTokens(),
+                        c.workers()::podName),
                 new DumpService(c.indexers()),
                 new PeerService(c.peers(), cfg.maxBodyBytes(), cfg.limits().maxPeers()),
                 new OpenApiService(),
@@ -69,16 +77,25 @@ public final class IndexerRouting {
     /** Domain errors to status + JSON body, once; anything unexpected is logged and answered without its text. */
     static void errors(HttpRouting.Builder routing) {
         routing.error(ApiError.class, (req, res, e) -> JsonOut.error(res, e.status(), e.getMessage()))
-                .error(RegistryException.class, (req, res, e) -> JsonOut.error(res, switch (e.kind()) {
-                    case INVALID -> 400;
-                    case NOT_FOUND -> 404;
-                    case CONFLICT -> 409;
-                }, e.getMessage()))
+                .error(
+                        RegistryException.class,
+                        (req, res, e) -> JsonOut.error(
+                                res,
+                                switch (e.kind()) {
+                                    case INVALID -> 400;
+                                    case NOT_FOUND -> 404;
+                                    case CONFLICT -> 409;
+                                },
+                                e.getMessage()))
                 // a client that declared more body than it sent, then closed: its fault, not ours
-                .error(io.helidon.common.buffers.DataReader.InsufficientDataAvailableException.class,
+                .error(
+                        io.helidon.common.buffers.DataReader.InsufficientDataAvailableException.class,
                         (req, res, e) -> JsonOut.error(res, 400, "request body ended before its declared length"))
                 .error(Exception.class, (req, res, e) -> {
-                    LOG.log(System.Logger.Level.ERROR, "request " + req.prologue().uriPath().path() + " failed", e);
+                    LOG.log(
+                            System.Logger.Level.ERROR,
+                            "request " + req.prologue().uriPath().path() + " failed",
+                            e);
                     JsonOut.error(res, 500, "internal error");
                 });
     }

@@ -9,7 +9,6 @@ import io.helidon.webserver.http.ServerRequest;
 import io.kvindexer.indexer.json.JsonIntegers;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
 import it.unimi.dsi.fastutil.longs.LongArrayList;
-
 import java.io.IOException;
 
 /**
@@ -122,8 +121,9 @@ final class JsonBody extends RequestFields implements AutoCloseable {
         try {
             if (!JsonIntegers.fitsU64(parser)) {
                 throw ApiError.invalid("invalid value for `" + field + "`: " + parser.getText()
-                        + (JsonIntegers.isNegativeLong(parser) ? " is negative; expected an unsigned 64-bit integer"
-                        : " is out of range for an unsigned 64-bit integer"));
+                        + (JsonIntegers.isNegativeLong(parser)
+                                ? " is negative; expected an unsigned 64-bit integer"
+                                : " is out of range for an unsigned 64-bit integer"));
             }
             return JsonIntegers.bits64(parser);
         } catch (IOException e) {

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import io.helidon.http.HeaderValues;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.ServerResponse;
-
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -20,8 +19,7 @@ final class JsonOut {
         void write(JsonGenerator g) throws IOException;
     }
 
-    private JsonOut() {
-    }
+    private JsonOut() {}
 
     static void send(ServerResponse res, int status, Body body) {
         ByteArrayOutputStream buf = new ByteArrayOutputStream(256);

@@ -1,9 +1,9 @@
 package io.kvindexer.indexer.http;
 
-import io.kvindexer.indexer.registry.RegistryException;
-import io.kvindexer.indexer.registry.WorkerRegistry;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
+import io.kvindexer.indexer.registry.RegistryException;
+import io.kvindexer.indexer.registry.WorkerRegistry;
 
 /**
  * {@code /test/pause_listener} and {@code /test/resume_listener} (compatibility.md, HTTP API): mounted only when

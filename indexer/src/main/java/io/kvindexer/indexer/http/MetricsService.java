@@ -1,10 +1,9 @@
 package io.kvindexer.indexer.http;
 
-import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.helidon.http.HeaderNames;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
-
+import io.kvindexer.indexer.metrics.IndexerMetrics;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 

@@ -3,19 +3,17 @@ package io.kvindexer.indexer.http;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.HttpMediaType;
 import io.helidon.webserver.http.ServerRequest;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.IntBuffer;
+import java.nio.LongBuffer;
 import org.msgpack.core.MessageFormat;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessagePackException;
 import org.msgpack.core.MessageUnpacker;
 import org.msgpack.value.ValueType;
-
-import java.io.IOException;
-import java.io.InputStream;
-import java.math.BigInteger;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.IntBuffer;
-import java.nio.LongBuffer;
 
 /**
  * A msgpack request body ({@code Content-Type: application/msgpack}): a map with the same field names as the JSON.
@@ -44,7 +42,8 @@ final class MsgpackBody extends RequestFields {
 
     /** Reads the whole body (within {@code limit} bytes and the read deadline) and opens its top-level map. */
     static MsgpackBody open(ServerRequest req, long limit) {
-        if (req.headers().contains(HeaderNames.CONTENT_LENGTH) && req.headers().contentLength().orElse(0L) > limit) {
+        if (req.headers().contains(HeaderNames.CONTENT_LENGTH)
+                && req.headers().contentLength().orElse(0L) > limit) {
             throw ApiError.tooLarge(limit);
         }
         BodyDeadline deadline = BodyDeadline.of(req);
@@ -142,8 +141,8 @@ final class MsgpackBody extends RequestFields {
         try {
             ValueType t = next();
             if (t != ValueType.INTEGER) {
-                throw ApiError.invalid("invalid type for `" + field + "`: expected an unsigned 64-bit integer, got "
-                        + describe(t));
+                throw ApiError.invalid(
+                        "invalid type for `" + field + "`: expected an unsigned 64-bit integer, got " + describe(t));
             }
             if (in.getNextFormat() == MessageFormat.UINT64) {
                 return in.unpackBigInteger().longValue(); // 2^63 .. 2^64 - 1 as its raw pattern
@@ -229,7 +228,8 @@ final class MsgpackBody extends RequestFields {
                             + " got " + describe(e));
                 }
                 // every msgpack integer fits: int64 as it is, uint64 above 2^63 as its raw pattern
-                out[i] = in.getNextFormat() == MessageFormat.UINT64 ? in.unpackBigInteger().longValue()
+                out[i] = in.getNextFormat() == MessageFormat.UINT64
+                        ? in.unpackBigInteger().longValue()
                         : in.unpackLong();
             }
             return out;
@@ -275,8 +275,8 @@ final class MsgpackBody extends RequestFields {
     private int count(int n, int minBytes) {
         long left = length - in.getTotalReadBytes();
         if (n < 0 || (long) n * minBytes > left) {
-            throw ApiError.badJson("invalid msgpack: a length of " + Integer.toUnsignedString(n)
-                    + " runs past the end of the body");
+            throw ApiError.badJson(
+                    "invalid msgpack: a length of " + Integer.toUnsignedString(n) + " runs past the end of the body");
         }
         return n;
     }

@@ -5,12 +5,11 @@ import io.helidon.http.HttpMediaType;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessagePacker;
-
-import java.io.IOException;
-import java.io.UncheckedIOException;
 
 /** Writes msgpack responses; errors stay JSON ({@link JsonOut#error}) whatever the request's encoding. */
 final class MsgpackOut {
@@ -20,8 +19,7 @@ final class MsgpackOut {
         void write(MessagePacker p) throws IOException;
     }
 
-    private MsgpackOut() {
-    }
+    private MsgpackOut() {}
 
     /** The answer is msgpack when the request was, or when its Accept names msgpack explicitly. */
     static boolean wanted(ServerRequest req) {
@@ -29,7 +27,8 @@ final class MsgpackOut {
             return true;
         }
         for (HttpMediaType t : req.headers().acceptedTypes()) {
-            if (t.qualityFactor() > 0 && MsgpackBody.MEDIA_TYPE.equalsIgnoreCase(t.mediaType().text())) {
+            if (t.qualityFactor() > 0
+                    && MsgpackBody.MEDIA_TYPE.equalsIgnoreCase(t.mediaType().text())) {
                 return true;
             }
         }

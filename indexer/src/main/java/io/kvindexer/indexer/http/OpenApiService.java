@@ -3,7 +3,6 @@ package io.kvindexer.indexer.http;
 import io.helidon.http.HeaderNames;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

@@ -1,7 +1,6 @@
 package io.kvindexer.indexer.http;
 
 import io.kvindexer.indexer.index.MatchResult;
-
 import java.util.Collections;
 import java.util.Map;
 import java.util.TreeMap;
@@ -22,8 +21,7 @@ public record OverlapScores(Map<Long, Map<Integer, Long>> scores, Map<Long, Inst
      * @param cpu            cumulative through host-pinned
      * @param disk           cumulative through disk and external
      */
-    public record InstanceTiers(long longestMatched, long gpu, Map<Integer, Long> dp, long cpu, long disk) {
-    }
+    public record InstanceTiers(long longestMatched, long gpu, Map<Integer, Long> dp, long cpu, long disk) {}
 
     /** Builds the response from a match: blocks × block size, ranks of one instance merged by max (compatibility.md, Index semantics). */
     public static OverlapScores of(MatchResult match, int blockSize) {
@@ -37,9 +35,11 @@ public record OverlapScores(Map<Long, Map<Integer, Long>> scores, Map<Long, Inst
             long cpu = (long) m.hostBlocks() * blockSize;
             long disk = (long) m.diskBlocks() * blockSize;
             if (m.deviceBlocks() > 0) {
-                scores.computeIfAbsent(instance, k -> new TreeMap<>(Integer::compareUnsigned)).put(rank, gpu);
+                scores.computeIfAbsent(instance, k -> new TreeMap<>(Integer::compareUnsigned))
+                        .put(rank, gpu);
             }
-            dp.computeIfAbsent(instance, k -> new TreeMap<>(Integer::compareUnsigned)).put(rank, gpu);
+            dp.computeIfAbsent(instance, k -> new TreeMap<>(Integer::compareUnsigned))
+                    .put(rank, gpu);
             long[] max = maxima.computeIfAbsent(instance, k -> new long[3]);
             max[0] = Math.max(max[0], gpu);
             max[1] = Math.max(max[1], cpu);
@@ -48,8 +48,9 @@ public record OverlapScores(Map<Long, Map<Integer, Long>> scores, Map<Long, Inst
         Map<Long, InstanceTiers> instances = new TreeMap<>(Long::compareUnsigned);
         maxima.forEach((instance, max) -> {
             long longest = Math.max(max[0], Math.max(max[1], max[2]));
-            instances.put(instance, new InstanceTiers(longest, max[0],
-                    Collections.unmodifiableMap(dp.get(instance)), max[1], max[2]));
+            instances.put(
+                    instance,
+                    new InstanceTiers(longest, max[0], Collections.unmodifiableMap(dp.get(instance)), max[1], max[2]));
         });
         scores.replaceAll((instance, ranks) -> Collections.unmodifiableMap(ranks));
         return new OverlapScores(Collections.unmodifiableMap(scores), Collections.unmodifiableMap(instances));

@@ -1,11 +1,10 @@
 package io.kvindexer.indexer.http;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import org.msgpack.core.MessagePacker;
-
 import java.io.IOException;
 import java.util.Map;
 import java.util.function.LongFunction;
+import org.msgpack.core.MessagePacker;
 
 /**
  * The one description of the {@code /query} answer, in its two encodings:
@@ -16,8 +15,7 @@ import java.util.function.LongFunction;
  */
 final class OverlapScoresWriter {
 
-    private OverlapScoresWriter() {
-    }
+    private OverlapScoresWriter() {}
 
     static void json(JsonGenerator g, OverlapScores s, LongFunction<String> podNames) throws IOException {
         g.writeStartObject();

@@ -1,9 +1,8 @@
 package io.kvindexer.indexer.http;
 
-import io.kvindexer.indexer.registry.PeerRegistry;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
-
+import io.kvindexer.indexer.registry.PeerRegistry;
 import java.util.List;
 
 /** {@code /register_peer}, {@code /deregister_peer}, {@code /peers} (compatibility.md, HTTP API). */

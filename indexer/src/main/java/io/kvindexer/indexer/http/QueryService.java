@@ -1,13 +1,12 @@
 package io.kvindexer.indexer.http;
 
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.MatchResult;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.kvindexer.indexer.recovery.StartupGate;
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http.ServerResponse;
-
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.LongFunction;
@@ -29,8 +28,13 @@ final class QueryService implements ApiService {
     private final LongFunction<String> podNames;
 
     /** @param podNames instance id → pod name, null when unknown (shown as {@code instances[id].pod_name}) */
-    QueryService(Indexers indexers, StartupGate gate, IndexerMetrics metrics, long maxBody, int maxTokens,
-                 LongFunction<String> podNames) {
+    QueryService(
+            Indexers indexers,
+            StartupGate gate,
+            IndexerMetrics metrics,
+            long maxBody,
+            int maxTokens,
+            LongFunction<String> podNames) {
         this.indexers = indexers;
         this.gate = gate;
         this.metrics = metrics;
@@ -50,8 +54,14 @@ final class QueryService implements ApiService {
         Requests.Query q = read(req, Requests::query);
         tokenLimit("token_ids", q.tokenIds().length);
         ModelIndex index = index(q.modelName(), q.tenantId());
-        answer(req, res, timedMatch("/query", index,
-                () -> index.localHashes(q.tokenIds(), q.loraName(), q.cacheSalt()), OverlapScores::of));
+        answer(
+                req,
+                res,
+                timedMatch(
+                        "/query",
+                        index,
+                        () -> index.localHashes(q.tokenIds(), q.loraName(), q.cacheSalt()),
+                        OverlapScores::of));
     }
 
     private void queryByHash(ServerRequest req, ServerResponse res) {
@@ -72,8 +82,8 @@ final class QueryService implements ApiService {
     }
 
     /** Hashes (when {@code localHashes} does), matches and shapes the answer, all inside the route's match timer. */
-    private <S> S timedMatch(String route, ModelIndex index, Supplier<long[]> localHashes,
-                             BiFunction<MatchResult, Integer, S> shape) {
+    private <S> S timedMatch(
+            String route, ModelIndex index, Supplier<long[]> localHashes, BiFunction<MatchResult, Integer, S> shape) {
         long start = System.nanoTime();
         S scores = shape.apply(index.findMatches(localHashes.get()), index.blockSize());
         metrics.queryMatched(route, (System.nanoTime() - start) / 1e9);
@@ -82,8 +92,8 @@ final class QueryService implements ApiService {
 
     private void tokenLimit(String field, int n) {
         if (n > maxTokens) {
-            throw new ApiError(413, "`" + field + "` has " + n + " entries; the limit is " + maxTokens
-                    + " (--max-query-tokens)");
+            throw new ApiError(
+                    413, "`" + field + "` has " + n + " entries; the limit is " + maxTokens + " (--max-query-tokens)");
         }
     }
 

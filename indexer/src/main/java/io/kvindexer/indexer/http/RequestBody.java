@@ -3,7 +3,6 @@ package io.kvindexer.indexer.http;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.HttpMediaType;
 import io.helidon.webserver.http.ServerRequest;
-
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -32,7 +31,8 @@ final class RequestBody implements AutoCloseable {
     /** Admits a body of type {@code application/<subtype>} (e.g. {@code json}) of at most {@code limit} bytes. */
     static RequestBody open(ServerRequest req, long limit, String subtype) {
         HttpMediaType type = req.headers().contentType().orElse(null);
-        if (type == null || !"application".equalsIgnoreCase(type.mediaType().type())
+        if (type == null
+                || !"application".equalsIgnoreCase(type.mediaType().type())
                 || !subtype.equalsIgnoreCase(type.mediaType().subtype())) {
             throw new ApiError(415, "expected request with `Content-Type: application/" + subtype + "`");
         }

@@ -32,6 +32,5 @@ abstract class RequestFields implements AutoCloseable {
 
     /** Releases the reader (a streaming parser, a read deadline); nothing by default. */
     @Override
-    public void close() {
-    }
+    public void close() {}
 }

@@ -1,10 +1,10 @@
 package io.kvindexer.indexer.http;
 
-import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.helidon.webserver.http.Filter;
 import io.helidon.webserver.http.FilterChain;
 import io.helidon.webserver.http.RoutingRequest;
 import io.helidon.webserver.http.RoutingResponse;
+import io.kvindexer.indexer.metrics.IndexerMetrics;
 
 /** Counts and times every request as Dynamo does: label {@code endpoint} = the declared route or {@code unknown}. */
 record RequestMetricsFilter(IndexerMetrics metrics, Routes routes) implements Filter {
@@ -18,8 +18,12 @@ record RequestMetricsFilter(IndexerMetrics metrics, Routes routes) implements Fi
         try {
             chain.proceed();
         } finally {
-            metrics.httpRequest(endpoint, req.prologue().method().text(), res.status().code(),
-                    (System.nanoTime() - start) / 1e9, !"/metrics".equals(endpoint));
+            metrics.httpRequest(
+                    endpoint,
+                    req.prologue().method().text(),
+                    res.status().code(),
+                    (System.nanoTime() - start) / 1e9,
+                    !"/metrics".equals(endpoint));
         }
     }
 }

@@ -11,21 +11,16 @@ import io.kvindexer.indexer.registry.Registration;
  */
 final class Requests {
 
-    private Requests() {
-    }
+    private Requests() {}
 
-    record Unregister(long instanceId, String modelName, String tenantId, Integer dpRank) {
-    }
+    record Unregister(long instanceId, String modelName, String tenantId, Integer dpRank) {}
 
-    record Query(int[] tokenIds, String modelName, String tenantId, String loraName, String cacheSalt) {
-    }
+    record Query(int[] tokenIds, String modelName, String tenantId, String loraName, String cacheSalt) {}
 
     /** {@code block_hashes} on the wire, but they are local hashes (XXH3 of each block's tokens). */
-    record HashQuery(long[] localHashes, String modelName, String tenantId) {
-    }
+    record HashQuery(long[] localHashes, String modelName, String tenantId) {}
 
-    record ListenerControl(long instanceId, int dpRank) {
-    }
+    record ListenerControl(long instanceId, int dpRank) {}
 
     static Registration register(JsonBody body) {
         Long instanceId = null;
@@ -58,8 +53,15 @@ final class Requests {
         if (podProblem != null) {
             throw new ApiError(400, podProblem);
         }
-        return new Registration(instanceId, endpoint, model, tenant == null ? IndexerConfig.DEFAULT_TENANT : tenant,
-                blockSize, dpRank == null ? 0 : dpRank, replay, podName);
+        return new Registration(
+                instanceId,
+                endpoint,
+                model,
+                tenant == null ? IndexerConfig.DEFAULT_TENANT : tenant,
+                blockSize,
+                dpRank == null ? 0 : dpRank,
+                replay,
+                podName);
     }
 
     static Unregister unregister(JsonBody body) {

@@ -4,7 +4,6 @@ import io.helidon.http.Method;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.Handler;
 import io.helidon.webserver.http.HttpRouting;
-
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -21,20 +20,21 @@ import java.util.Set;
 public final class Routes {
 
     /** Whether an endpoint needs {@code Authorization: Bearer <token>} when the server has a token. */
-    public enum Access { OPEN, TOKEN }
+    public enum Access {
+        OPEN,
+        TOKEN
+    }
 
     /**
      * One endpoint.
      *
      * @param api false for the web console's pages: open, GET only, and not part of the OpenAPI document
      */
-    public record Route(Method method, String path, Access access, Handler handler, boolean api) {
-    }
+    public record Route(Method method, String path, Access access, Handler handler, boolean api) {}
 
     private final List<Route> routes = new ArrayList<>();
 
-    Routes() {
-    }
+    Routes() {}
 
     /** Builds the table from the services, in order. */
     static Routes of(List<? extends ApiService> services) {
@@ -136,7 +136,8 @@ public final class Routes {
             routing.route(r.method(), r.path(), r.handler());
         }
         for (String p : paths()) {
-            routing.any(p, (req, res) -> res.status(Status.METHOD_NOT_ALLOWED_405).send());
+            routing.any(
+                    p, (req, res) -> res.status(Status.METHOD_NOT_ALLOWED_405).send());
         }
         routing.any((req, res) -> res.status(Status.NOT_FOUND_404).send());
     }

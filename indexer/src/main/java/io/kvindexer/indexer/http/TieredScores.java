@@ -4,7 +4,6 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import io.kvindexer.indexer.index.MatchResult;
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.model.WorkerKey;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,8 +28,7 @@ import java.util.List;
 record TieredScores(int blockSize, List<Hit> device, List<List<Hit>> lowerTier) {
 
     /** One worker and a block count. */
-    record Hit(WorkerKey worker, int blocks) {
-    }
+    record Hit(WorkerKey worker, int blocks) {}
 
     static final StorageTier[] LOWER_TIERS = {StorageTier.HOST_PINNED, StorageTier.DISK, StorageTier.EXTERNAL};
 
@@ -50,8 +48,10 @@ record TieredScores(int blockSize, List<Hit> device, List<List<Hit>> lowerTier) 
                 }
             }
         }
-        return new TieredScores(blockSize, List.copyOf(device), List.of(List.copyOf(lower.get(0)),
-                List.copyOf(lower.get(1)), List.copyOf(lower.get(2))));
+        return new TieredScores(
+                blockSize,
+                List.copyOf(device),
+                List.of(List.copyOf(lower.get(0)), List.copyOf(lower.get(1)), List.copyOf(lower.get(2))));
     }
 
     void writeJson(JsonGenerator g) throws IOException {

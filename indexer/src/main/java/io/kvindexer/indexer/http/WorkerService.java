@@ -1,13 +1,12 @@
 package io.kvindexer.indexer.http;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import io.kvindexer.indexer.registry.WorkerView;
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http.ServerResponse;
-
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
@@ -49,7 +48,8 @@ final class WorkerService implements ApiService {
     private void workers(ServerRequest req, ServerResponse res) {
         var query = req.query();
         String model = query.first("model_name").orElse(null);
-        String tenant = query.first("tenant_id").orElseGet(() -> query.first("routing_group").orElse(null));
+        String tenant = query.first("tenant_id")
+                .orElseGet(() -> query.first("routing_group").orElse(null));
         List<WorkerView> views = registry.list(model, tenant);
         JsonOut.send(res, 200, g -> {
             g.writeStartArray();
@@ -74,7 +74,8 @@ final class WorkerService implements ApiService {
         }
         g.writeObjectFieldStart("endpoints");
         for (Map.Entry<Integer, ListenerSnapshot> e : w.listeners().entrySet()) {
-            g.writeStringField(Integer.toUnsignedString(e.getKey()), e.getValue().endpoint());
+            g.writeStringField(
+                    Integer.toUnsignedString(e.getKey()), e.getValue().endpoint());
         }
         g.writeEndObject();
         g.writeObjectFieldStart("listeners");
@@ -88,7 +89,9 @@ final class WorkerService implements ApiService {
             // ours, additive: Dynamo's status says nothing of a SUB socket that is reconnecting on its own
             g.writeBooleanField("connected", e.getValue().connected());
             if (e.getValue().disconnectedSince() != null) {
-                g.writeNumberField("disconnected_since_ms", e.getValue().disconnectedSince().toEpochMilli());
+                g.writeNumberField(
+                        "disconnected_since_ms",
+                        e.getValue().disconnectedSince().toEpochMilli());
             }
             g.writeEndObject();
         }

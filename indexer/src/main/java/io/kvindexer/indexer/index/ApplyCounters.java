@@ -9,7 +9,9 @@ import java.util.concurrent.atomic.LongAdder;
 final class ApplyCounters {
 
     enum EventType {
-        STORED("stored"), REMOVED("removed"), CLEARED("cleared");
+        STORED("stored"),
+        REMOVED("removed"),
+        CLEARED("cleared");
 
         final String label;
 

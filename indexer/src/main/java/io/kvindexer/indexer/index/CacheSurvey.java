@@ -2,7 +2,6 @@ package io.kvindexer.indexer.index;
 
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.model.WorkerKey;
-
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -27,6 +26,7 @@ public final class CacheSurvey {
     public static final int CHUNK = 65_536;
     /** holders listed per prefix (the count is always exact) */
     static final int MAX_HOLDERS_LISTED = 16;
+
     private static final int TIERS = StorageTier.values().length;
     private static final int NO_PARENT = -1;
 
@@ -46,8 +46,7 @@ public final class CacheSurvey {
      * @param blockHash the engine's block hash of the prefix's last block
      * @param holders   up to {@value #MAX_HOLDERS_LISTED} of those workers, ordered by instance id then dp rank
      */
-    public record SharedPrefix(int depth, int workers, long blockHash, List<WorkerKey> holders) {
-    }
+    public record SharedPrefix(int depth, int workers, long blockHash, List<WorkerKey> holders) {}
 
     private final PrefixIndex index;
 
@@ -140,8 +139,11 @@ public final class CacheSurvey {
             }
         }
         int[] depth = depths(parent, holders);
-        PriorityQueue<Integer> best = new PriorityQueue<>(limit + 1, (a, b) -> holders[a] != holders[b]
-                ? Integer.compare(holders[a], holders[b]) : Integer.compare(depth[a], depth[b]));
+        PriorityQueue<Integer> best = new PriorityQueue<>(
+                limit + 1,
+                (a, b) -> holders[a] != holders[b]
+                        ? Integer.compare(holders[a], holders[b])
+                        : Integer.compare(depth[a], depth[b]));
         for (int node = 0; node < size; node++) {
             if (holders[node] == 0 || extended[node]) {
                 continue;
@@ -221,20 +223,23 @@ public final class CacheSurvey {
                     continue;
                 }
                 workers.sort(WORKER_ORDER);
-                out.add(new SharedPrefix(depth[node], workers.size(), nodes.blockHash(node),
+                out.add(new SharedPrefix(
+                        depth[node],
+                        workers.size(),
+                        nodes.blockHash(node),
                         List.copyOf(workers.subList(0, Math.min(MAX_HOLDERS_LISTED, workers.size())))));
             }
         } finally {
             lock.unlock();
         }
-        out.sort(Comparator.comparingInt(SharedPrefix::workers).reversed()
+        out.sort(Comparator.comparingInt(SharedPrefix::workers)
+                .reversed()
                 .thenComparing(Comparator.comparingInt(SharedPrefix::depth).reversed())
                 .thenComparing(SharedPrefix::blockHash, Long::compareUnsigned)); // ties in a stable order
         return out;
     }
 
-    static final Comparator<WorkerKey> WORKER_ORDER = Comparator
-            .comparing(WorkerKey::instanceId, Long::compareUnsigned)
+    static final Comparator<WorkerKey> WORKER_ORDER = Comparator.comparing(WorkerKey::instanceId, Long::compareUnsigned)
             .thenComparing(WorkerKey::dpRank, Integer::compareUnsigned);
 
     @FunctionalInterface

@@ -10,6 +10,11 @@ import io.kvindexer.indexer.model.WorkerKey;
 @FunctionalInterface
 public interface DumpSink {
 
-    void block(WorkerKey worker, StorageTier tier, boolean hasParent, long parentBlockHash, long blockHash,
-               long localHash);
+    void block(
+            WorkerKey worker,
+            StorageTier tier,
+            boolean hasParent,
+            long parentBlockHash,
+            long blockHash,
+            long localHash);
 }

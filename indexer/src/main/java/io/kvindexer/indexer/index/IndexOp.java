@@ -1,7 +1,6 @@
 package io.kvindexer.indexer.index;
 
 import io.kvindexer.indexer.model.StorageTier;
-
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -25,8 +24,16 @@ public sealed interface IndexOp {
      * @param knownBlocksOnly  a hash-only store (shared storage): joins blocks the index already holds, creates
      *                         none (their local hashes come from an engine's store)
      */
-    record Store(StorageTier tier, boolean hasParent, long parentBlockHash, long[] blockHashes, long[] localHashes,
-                 ApplyStatus conversionStatus, boolean parentOptional, boolean knownBlocksOnly) implements IndexOp {
+    record Store(
+            StorageTier tier,
+            boolean hasParent,
+            long parentBlockHash,
+            long[] blockHashes,
+            long[] localHashes,
+            ApplyStatus conversionStatus,
+            boolean parentOptional,
+            boolean knownBlocksOnly)
+            implements IndexOp {
 
         private static final long[] NO_HASHES = new long[0];
 
@@ -34,13 +41,19 @@ public sealed interface IndexOp {
             Objects.requireNonNull(tier, "tier");
             Objects.requireNonNull(conversionStatus, "conversionStatus");
             if (blockHashes.length != localHashes.length) {
-                throw new IllegalArgumentException(blockHashes.length + " block hashes but " + localHashes.length
-                        + " local hashes");
+                throw new IllegalArgumentException(
+                        blockHashes.length + " block hashes but " + localHashes.length + " local hashes");
             }
         }
 
-        public Store(StorageTier tier, boolean hasParent, long parentBlockHash, long[] blockHashes,
-                     long[] localHashes, ApplyStatus conversionStatus, boolean parentOptional) {
+        public Store(
+                StorageTier tier,
+                boolean hasParent,
+                long parentBlockHash,
+                long[] blockHashes,
+                long[] localHashes,
+                ApplyStatus conversionStatus,
+                boolean parentOptional) {
             this(tier, hasParent, parentBlockHash, blockHashes, localHashes, conversionStatus, parentOptional, false);
         }
 
@@ -48,18 +61,24 @@ public sealed interface IndexOp {
          * A store from a peer's dump, hashes ready-made. A chain that repeats a hash (or its parent) stores
          * nothing; unequal hash counts store the common prefix. Either way the op counts as invalid.
          */
-        public static Store recovered(StorageTier tier, boolean hasParent, long parentBlockHash, long[] blockHashes,
-                                      long[] localHashes) {
+        public static Store recovered(
+                StorageTier tier, boolean hasParent, long parentBlockHash, long[] blockHashes, long[] localHashes) {
             if (StoredChainConverter.hasRepeats(blockHashes, hasParent, parentBlockHash)) {
-                return new Store(tier, hasParent, parentBlockHash, NO_HASHES, NO_HASHES, ApplyStatus.INVALID_BLOCK,
-                        true);
+                return new Store(
+                        tier, hasParent, parentBlockHash, NO_HASHES, NO_HASHES, ApplyStatus.INVALID_BLOCK, true);
             }
             int n = Math.min(blockHashes.length, localHashes.length);
             if (n == blockHashes.length && n == localHashes.length) {
                 return new Store(tier, hasParent, parentBlockHash, blockHashes, localHashes, ApplyStatus.OK, true);
             }
-            return new Store(tier, hasParent, parentBlockHash, Arrays.copyOf(blockHashes, n),
-                    Arrays.copyOf(localHashes, n), ApplyStatus.INVALID_BLOCK, true);
+            return new Store(
+                    tier,
+                    hasParent,
+                    parentBlockHash,
+                    Arrays.copyOf(blockHashes, n),
+                    Arrays.copyOf(localHashes, n),
+                    ApplyStatus.INVALID_BLOCK,
+                    true);
         }
     }
 
@@ -73,6 +92,5 @@ public sealed interface IndexOp {
     }
 
     /** The worker's whole cache is gone, on every tier. */
-    record Clear() implements IndexOp {
-    }
+    record Clear() implements IndexOp {}
 }

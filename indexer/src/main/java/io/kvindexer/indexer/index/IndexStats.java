@@ -9,5 +9,4 @@ import java.util.Map;
  * @param memberships  (worker, block, tier) memberships
  * @param applied      event type ({@code stored}, {@code removed}, {@code cleared}) → status label → count
  */
-public record IndexStats(long blocks, long memberships, Map<String, Map<String, Long>> applied) {
-}
+public record IndexStats(long blocks, long memberships, Map<String, Map<String, Long>> applied) {}

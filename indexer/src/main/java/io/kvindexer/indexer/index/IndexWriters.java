@@ -1,7 +1,6 @@
 package io.kvindexer.indexer.index;
 
 import it.unimi.dsi.fastutil.HashCommon;
-
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -57,7 +56,7 @@ public final class IndexWriters implements AutoCloseable {
         CompletableFuture<?>[] all = new CompletableFuture<?>[threads.length];
         for (int i = 0; i < threads.length; i++) {
             try {
-                all[i] = CompletableFuture.runAsync(() -> { }, threads[i]);
+                all[i] = CompletableFuture.runAsync(() -> {}, threads[i]);
             } catch (RejectedExecutionException e) {
                 all[i] = CompletableFuture.completedFuture(null);
             }

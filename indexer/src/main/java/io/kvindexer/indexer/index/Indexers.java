@@ -27,8 +27,7 @@ public final class Indexers implements AutoCloseable {
         }
     }
 
-    private record Key(String model, String tenant) {
-    }
+    private record Key(String model, String tenant) {}
 
     private static final Comparator<ModelIndex> ORDER =
             Comparator.comparing(ModelIndex::modelName).thenComparing(ModelIndex::tenantId);
@@ -43,8 +42,8 @@ public final class Indexers implements AutoCloseable {
     }
 
     public ModelIndex getOrCreate(String model, String tenant, int blockSize) throws BlockSizeMismatchException {
-        ModelIndex index = indexes.computeIfAbsent(new Key(model, tenant),
-                k -> new ModelIndex(model, tenant, blockSize, options, writers));
+        ModelIndex index = indexes.computeIfAbsent(
+                new Key(model, tenant), k -> new ModelIndex(model, tenant, blockSize, options, writers));
         if (index.blockSize() != blockSize) {
             throw new BlockSizeMismatchException(index.blockSize(), blockSize, model, tenant);
         }

@@ -1,7 +1,6 @@
 package io.kvindexer.indexer.index;
 
 import io.kvindexer.indexer.model.WorkerKey;
-
 import java.util.List;
 import java.util.Map;
 
@@ -37,8 +36,7 @@ public record MatchResult(List<WorkerMatch> workers, Map<WorkerKey, Integer> ext
      * @param hostBlocks   device prefix extended through the host-pinned tier
      * @param diskBlocks   that extended through the disk tier, then the external tier
      */
-    public record WorkerMatch(WorkerKey worker, int deviceBlocks, int hostBlocks, int diskBlocks) {
-    }
+    public record WorkerMatch(WorkerKey worker, int deviceBlocks, int hostBlocks, int diskBlocks) {}
 
     public static MatchResult empty() {
         return new MatchResult(List.of());

@@ -18,8 +18,7 @@ final class MembershipCode {
         }
     }
 
-    private MembershipCode() {
-    }
+    private MembershipCode() {}
 
     static int of(int slot, int tier) {
         return slot << TIER_BITS | tier;

@@ -1,10 +1,8 @@
 package io.kvindexer.indexer.index;
 
-import io.kvindexer.indexer.model.WorkerKey;
-
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.hash.BlockHasher;
-
+import io.kvindexer.indexer.model.WorkerKey;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,6 +26,7 @@ public final class ModelIndex {
     private final IndexWriters writers;
     /** replaced together, once, when recovery hands over a staged index ({@link #adopt}) */
     private volatile ApplyCounters counters = new ApplyCounters();
+
     private volatile PrefixIndex index = new PrefixIndex(counters);
 
     public ModelIndex(String modelName, String tenantId, int blockSize, IndexOptions options, IndexWriters writers) {
@@ -91,9 +90,10 @@ public final class ModelIndex {
             }
         }
         Map<WorkerKey, List<IndexOp>> byWorker = new LinkedHashMap<>();
-        staged.dump((worker, tier, hasParent, parentBlockHash, blockHash, localHash) ->
-                byWorker.computeIfAbsent(worker, w -> new ArrayList<>()).add(IndexOp.Store.recovered(tier,
-                        hasParent, parentBlockHash, new long[] {blockHash}, new long[] {localHash})));
+        staged.dump((worker, tier, hasParent, parentBlockHash, blockHash, localHash) -> byWorker.computeIfAbsent(
+                        worker, w -> new ArrayList<>())
+                .add(IndexOp.Store.recovered(
+                        tier, hasParent, parentBlockHash, new long[] {blockHash}, new long[] {localHash})));
         byWorker.forEach(this::submitOps);
     }
 
@@ -128,8 +128,8 @@ public final class ModelIndex {
 
     /** Local hashes of a query's tokens with this index's block size and seed rules. */
     public long[] localHashes(int[] tokens, String loraName, String cacheSalt) {
-        return BlockHasher.localHashes(tokens, blockSize,
-                BlockHasher.seed(loraName, cacheSalt, options.mixCacheSalt()));
+        return BlockHasher.localHashes(
+                tokens, blockSize, BlockHasher.seed(loraName, cacheSalt, options.mixCacheSalt()));
     }
 
     /** Tiered match; sees every write applied before it began. */

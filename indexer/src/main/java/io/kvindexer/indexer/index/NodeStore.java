@@ -2,7 +2,6 @@ package io.kvindexer.indexer.index;
 
 import it.unimi.dsi.fastutil.HashCommon;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
-
 import java.util.Arrays;
 
 /**
@@ -29,6 +28,7 @@ final class NodeStore {
      * A node's three hashes sit next to each other ({@code [3 * offset + BLOCK|PARENT|LOCAL]}): one cache line.
      */
     static final int PAGE_BITS = 13;
+
     static final int PAGE = 1 << PAGE_BITS;
     static final int OFFSET_MASK = PAGE - 1;
     private static final int BLOCK = 0;
@@ -38,6 +38,7 @@ final class NodeStore {
     private long[][] hashes = new long[16][];
     /** one bit per node: whether it has a parent (a root block stores parent 0) */
     private long[][] hasParentBits = new long[16][];
+
     private final OwnerSets owners = new OwnerSets();
     private int pages;
 
@@ -46,10 +47,11 @@ final class NodeStore {
     private int freeCount;
     private int liveCount;
 
-    private final NodeTable byBlockHash = new NodeTable(node -> blockHashSlot(blockHash(node)), this::isLive,
-            this::highWater);
+    private final NodeTable byBlockHash =
+            new NodeTable(node -> blockHashSlot(blockHash(node)), this::isLive, this::highWater);
     private final NodeTable byChild = new NodeTable(
-            node -> childSlotHash(hasParent(node), parentBlockHash(node), localHash(node)), this::isLive,
+            node -> childSlotHash(hasParent(node), parentBlockHash(node), localHash(node)),
+            this::isLive,
             this::highWater);
 
     // ---- node fields ----------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ final class NodeTable {
 
     /** node ids are below {@code 2^ID_BITS - 1} */
     static final int ID_BITS = 28;
+
     static final int MAX_NODES = (1 << ID_BITS) - 2;
     private static final int ID_MASK = (1 << ID_BITS) - 1;
 

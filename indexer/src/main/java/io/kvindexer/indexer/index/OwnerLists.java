@@ -15,6 +15,7 @@ final class OwnerLists {
 
     /** the most codes a list holds (the largest chunk, minus its header) */
     static final int MAX = 63;
+
     private static final int CLASSES = 5;
     private static final int PAGE_BITS = 16;
     private static final int PAGE = 1 << PAGE_BITS;

@@ -246,8 +246,7 @@ final class OwnerSets {
         out[w] |= bit;
         int outLo = (int) (range >>> 32);
         int outHi = (int) range;
-        return outLo >= outHi ? (long) w << 32 | (w + 1)
-                : (long) Math.min(outLo, w) << 32 | Math.max(outHi, w + 1);
+        return outLo >= outHi ? (long) w << 32 | (w + 1) : (long) Math.min(outLo, w) << 32 | Math.max(outHi, w + 1);
     }
 
     private int word(int node) {

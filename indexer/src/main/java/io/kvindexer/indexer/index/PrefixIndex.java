@@ -3,7 +3,6 @@ package io.kvindexer.indexer.index;
 import io.kvindexer.indexer.index.ApplyCounters.EventType;
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.model.WorkerKey;
-
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
@@ -100,7 +99,8 @@ final class PrefixIndex {
         if (tier == DEVICE && op.hasParent() && !op.parentOptional()) {
             int slot = slots.slotOf(worker);
             int parent = nodes.findByBlockHash(op.parentBlockHash());
-            if (slot == WorkerSlots.NONE || parent == NodeStore.NONE
+            if (slot == WorkerSlots.NONE
+                    || parent == NodeStore.NONE
                     || !owners.contains(parent, MembershipCode.of(slot, DEVICE))) {
                 return ApplyStatus.PARENT_BLOCK_NOT_FOUND;
             }
@@ -277,7 +277,8 @@ final class PrefixIndex {
                     }
                 }
             }
-            return new MatchResult(Collections.unmodifiableList(Arrays.asList(out)), external == null ? Map.of() : external);
+            return new MatchResult(
+                    Collections.unmodifiableList(Arrays.asList(out)), external == null ? Map.of() : external);
         } finally {
             lock.readLock().unlock();
         }
@@ -304,8 +305,9 @@ final class PrefixIndex {
                     }
                     // climb to the first ancestor already emitted (or missing), then emit downwards
                     int depth = 0;
-                    for (int x = node; x != NodeStore.NONE && !done[x];
-                         x = nodes.hasParent(x) ? nodes.findByBlockHash(nodes.parentBlockHash(x)) : NodeStore.NONE) {
+                    for (int x = node;
+                            x != NodeStore.NONE && !done[x];
+                            x = nodes.hasParent(x) ? nodes.findByBlockHash(nodes.parentBlockHash(x)) : NodeStore.NONE) {
                         done[x] = true;
                         if (depth == chain.length) {
                             chain = Arrays.copyOf(chain, depth * 2);
@@ -329,8 +331,13 @@ final class PrefixIndex {
         for (int o = 0, n = owners.codes(node, codes); o < n; o++) {
             int code = codes[o];
             if (MembershipCode.tier(code) == tier) {
-                out.block(slots.worker(MembershipCode.slot(code)), storageTier, nodes.hasParent(node),
-                        nodes.parentBlockHash(node), nodes.blockHash(node), nodes.localHash(node));
+                out.block(
+                        slots.worker(MembershipCode.slot(code)),
+                        storageTier,
+                        nodes.hasParent(node),
+                        nodes.parentBlockHash(node),
+                        nodes.blockHash(node),
+                        nodes.localHash(node));
             }
         }
     }

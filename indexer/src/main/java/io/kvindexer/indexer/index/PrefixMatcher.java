@@ -2,7 +2,6 @@ package io.kvindexer.indexer.index;
 
 import io.kvindexer.indexer.model.StorageTier;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
-
 import java.util.ArrayDeque;
 import java.util.Arrays;
 
@@ -36,6 +35,7 @@ final class PrefixMatcher {
     private final int words;
     /** per worker slot: how far it got (blocks), the node it got to, and which frame (creation order) took it there */
     private final int[] reach;
+
     private final int[] at;
     private final int[] bestFrame;
     private final IntArrayList candidates = new IntArrayList(4);
@@ -44,6 +44,7 @@ final class PrefixMatcher {
 
     /** The frame stack, one entry per frame: node, position, creation number, word range and bitset. */
     private int depth;
+
     private int[] frameNode = new int[16];
     private int[] framePos = new int[16];
     private int[] frameId = new int[16];

@@ -5,5 +5,4 @@ package io.kvindexer.indexer.index;
  * then extended through host-pinned, through disk, and through external
  * ({@code device[s] <= host[s] <= disk[s] <= all[s]}). A slot with {@code all[s] == 0} matched nothing.
  */
-record SlotRuns(int[] device, int[] host, int[] disk, int[] all) {
-}
+record SlotRuns(int[] device, int[] host, int[] disk, int[] all) {}

@@ -6,7 +6,6 @@ import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.hash.BlockHasher;
 import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
-
 import java.util.Arrays;
 
 /**
@@ -19,8 +18,7 @@ final class StoredChainConverter {
 
     private static final long[] NO_HASHES = new long[0];
 
-    private StoredChainConverter() {
-    }
+    private StoredChainConverter() {}
 
     static IndexOp convert(KvEvent event, int indexBlockSize) {
         return switch (event) {
@@ -37,8 +35,8 @@ final class StoredChainConverter {
         }
         if (event.hashesOnly()) {
             // no tokens to hash: the index attaches these hashes to the blocks it already knows (shared storage)
-            return new IndexOp.Store(event.tier(), false, 0, blockHashes, new long[blockHashes.length], ApplyStatus.OK,
-                    true, true);
+            return new IndexOp.Store(
+                    event.tier(), false, 0, blockHashes, new long[blockHashes.length], ApplyStatus.OK, true, true);
         }
         if (blockHashes.length > 0 && event.blockSize() != indexBlockSize) {
             return rejected(event, ApplyStatus.BLOCK_SIZE_MISMATCH);
@@ -54,21 +52,33 @@ final class StoredChainConverter {
                 break;
             }
             long[] mm = event.mmHashes() != null && converted < event.mmHashes().length
-                    ? event.mmHashes()[converted] : null;
+                    ? event.mmHashes()[converted]
+                    : null;
             localHashes[converted] = BlockHasher.hashBlock(tokens, offset, window, seed, mm);
         }
         if (converted == blockHashes.length) {
-            return new IndexOp.Store(event.tier(), event.hasParent(), event.parentBlockHash(), blockHashes,
-                    localHashes, ApplyStatus.OK, false);
+            return new IndexOp.Store(
+                    event.tier(),
+                    event.hasParent(),
+                    event.parentBlockHash(),
+                    blockHashes,
+                    localHashes,
+                    ApplyStatus.OK,
+                    false);
         }
-        return new IndexOp.Store(event.tier(), event.hasParent(), event.parentBlockHash(),
-                Arrays.copyOf(blockHashes, converted), Arrays.copyOf(localHashes, converted),
-                ApplyStatus.INVALID_BLOCK, false);
+        return new IndexOp.Store(
+                event.tier(),
+                event.hasParent(),
+                event.parentBlockHash(),
+                Arrays.copyOf(blockHashes, converted),
+                Arrays.copyOf(localHashes, converted),
+                ApplyStatus.INVALID_BLOCK,
+                false);
     }
 
     private static IndexOp.Store rejected(BlockStored event, ApplyStatus status) {
-        return new IndexOp.Store(event.tier(), event.hasParent(), event.parentBlockHash(), NO_HASHES, NO_HASHES,
-                status, false);
+        return new IndexOp.Store(
+                event.tier(), event.hasParent(), event.parentBlockHash(), NO_HASHES, NO_HASHES, status, false);
     }
 
     /** True when a hash repeats inside the chain or equals the parent (a self-referencing chain). */

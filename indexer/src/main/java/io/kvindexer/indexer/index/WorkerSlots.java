@@ -2,7 +2,6 @@ package io.kvindexer.indexer.index;
 
 import io.kvindexer.indexer.model.WorkerKey;
 import it.unimi.dsi.fastutil.objects.Object2IntOpenHashMap;
-
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.stream.IntStream;
@@ -110,10 +109,13 @@ final class WorkerSlots {
     int[] inWorkerOrder() {
         int[] o = order;
         if (o == null) {
-            o = IntStream.range(0, slots.highWater()).filter(s -> workerOfSlot[s] != null).boxed()
+            o = IntStream.range(0, slots.highWater())
+                    .filter(s -> workerOfSlot[s] != null)
+                    .boxed()
                     .sorted(Comparator.comparing((Integer s) -> workerOfSlot[s].instanceId(), Long::compareUnsigned)
                             .thenComparing(s -> workerOfSlot[s].dpRank(), Integer::compareUnsigned))
-                    .mapToInt(Integer::intValue).toArray();
+                    .mapToInt(Integer::intValue)
+                    .toArray();
             order = o;
         }
         return o;

@@ -5,7 +5,6 @@ import io.kvindexer.indexer.event.EngineEventDecoder;
 import io.kvindexer.indexer.event.EventDecodeException;
 import io.kvindexer.indexer.event.KvEventBatch;
 import io.kvindexer.indexer.model.WorkerKey;
-
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -27,8 +26,8 @@ final class BatchDelivery {
     /** What this stream has taught about its cache groups (hybrid models); kept across reconnects. */
     private final CacheGroups cacheGroups = new CacheGroups();
 
-    BatchDelivery(ListenerSpec spec, BatchSink sink, EngineEventDecoder decoder, IngestMetrics metrics,
-                  ListenerLog log) {
+    BatchDelivery(
+            ListenerSpec spec, BatchSink sink, EngineEventDecoder decoder, IngestMetrics metrics, ListenerLog log) {
         this.spec = spec;
         this.sink = sink;
         this.decoder = decoder;
@@ -41,8 +40,9 @@ final class BatchDelivery {
     boolean wellFormed(List<byte[]> frames) {
         if (frames.size() != 3) {
             metrics.malformedFrame("frame_count");
-            log.once("frame_count", "skipping a message of " + frames.size()
-                    + " frames; expected 3 [topic, seq, payload]");
+            log.once(
+                    "frame_count",
+                    "skipping a message of " + frames.size() + " frames; expected 3 [topic, seq, payload]");
             return false;
         }
         int seqLength = frames.get(1).length;

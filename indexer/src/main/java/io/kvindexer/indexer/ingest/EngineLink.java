@@ -63,9 +63,12 @@ final class EngineLink {
 
     /** A listener's link: a loss is counted and logged, and so is the return. */
     static EngineLink of(String endpoint, IngestMetrics metrics, ListenerLog log) {
-        return new EngineLink(System::currentTimeMillis, () -> {
-            metrics.engineDisconnected();
-            log.warn("connection to " + endpoint + " lost; the SUB socket reconnects by itself");
-        }, () -> log.info("connection to " + endpoint + " is back"));
+        return new EngineLink(
+                System::currentTimeMillis,
+                () -> {
+                    metrics.engineDisconnected();
+                    log.warn("connection to " + endpoint + " lost; the SUB socket reconnects by itself");
+                },
+                () -> log.info("connection to " + endpoint + " is back"));
     }
 }

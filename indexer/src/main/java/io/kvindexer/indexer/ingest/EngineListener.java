@@ -1,13 +1,8 @@
 package io.kvindexer.indexer.ingest;
 
-import io.kvindexer.indexer.event.EngineEventDecoder;
-import io.kvindexer.indexer.ingest.IngestMetrics.ReplayResult;
-import org.zeromq.ZContext;
-import org.zeromq.ZMQException;
-
-import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import org.zeromq.ZMQException;
 
 /**
  * Receives one registration's engine KV-event stream: lifecycle (pending, active, paused, failed) and the receive
@@ -45,16 +40,15 @@ public final class EngineListener implements AutoCloseable {
     private boolean started;
     private boolean closed;
 
-    public EngineListener(ListenerSpec spec, SequenceWatermark watermark, BatchSink sink, ReadyGate gate,
-                          ListenerOptions options) {
+    public EngineListener(
+            ListenerSpec spec, SequenceWatermark watermark, BatchSink sink, ReadyGate gate, ListenerOptions options) {
         this.spec = Objects.requireNonNull(spec, "spec");
         this.watermark = Objects.requireNonNull(watermark, "watermark");
         this.gate = Objects.requireNonNull(gate, "gate");
         this.options = Objects.requireNonNull(options, "options");
         this.metrics = options.metrics();
         this.log = new ListenerLog(spec);
-        this.delivery = new BatchDelivery(spec, Objects.requireNonNull(sink, "sink"), options.decoder(), metrics,
-                log);
+        this.delivery = new BatchDelivery(spec, Objects.requireNonNull(sink, "sink"), options.decoder(), metrics, log);
     }
 
     /** Starts the first attempt on its own thread and returns at once (status {@code pending}). */
@@ -78,8 +72,8 @@ public final class EngineListener implements AutoCloseable {
     /** The engine connection's state is the running attempt's; a paused or failed listener has no socket. */
     public synchronized ListenerSnapshot snapshot() {
         boolean running = current != null && (status == ListenerStatus.ACTIVE || status == ListenerStatus.PENDING);
-        return ListenerSnapshot.of(spec.endpoint(), status, lastError,
-                running ? current.link.state() : EngineLink.State.NONE);
+        return ListenerSnapshot.of(
+                spec.endpoint(), status, lastError, running ? current.link.state() : EngineLink.State.NONE);
     }
 
     /**
@@ -142,8 +136,8 @@ public final class EngineListener implements AutoCloseable {
     private void launch(Attempt previous) {
         Attempt attempt = new Attempt(previous);
         current = attempt;
-        Thread thread = new Thread(attempt, "kv-listener-" + Long.toUnsignedString(spec.instanceId()) + "-"
-                + spec.dpRank());
+        Thread thread =
+                new Thread(attempt, "kv-listener-" + Long.toUnsignedString(spec.instanceId()) + "-" + spec.dpRank());
         thread.setDaemon(true);
         attempt.thread = thread;
         thread.start();
@@ -206,13 +200,21 @@ public final class EngineListener implements AutoCloseable {
                 previous.awaitExit(); // never two attempts applying batches at once
             }
             try {
-                sub = new Subscriber(options.context(), spec.endpoint(), options.receiveHwm(),
-                        options.handshakeTimeout(), POLL_MILLIS, metrics::handshakeRetry, link);
+                sub = new Subscriber(
+                        options.context(),
+                        spec.endpoint(),
+                        options.receiveHwm(),
+                        options.handshakeTimeout(),
+                        POLL_MILLIS,
+                        metrics::handshakeRetry,
+                        link);
                 try {
                     sub.open();
                 } catch (RuntimeException e) {
-                    fail(this, "failed to connect ZMQ SUB socket to " + spec.endpoint() + ": "
-                            + (e.getMessage() != null ? e.getMessage() : e.toString()));
+                    fail(
+                            this,
+                            "failed to connect ZMQ SUB socket to " + spec.endpoint() + ": "
+                                    + (e.getMessage() != null ? e.getMessage() : e.toString()));
                     return;
                 }
                 while (!gate.await(POLL_MILLIS)) {
@@ -224,8 +226,13 @@ public final class EngineListener implements AutoCloseable {
                     return;
                 }
                 if (spec.replayEndpoint() != null) {
-                    replay = new ReplayClient(options.context(), spec.replayEndpoint(), options.replaySettings(),
-                            (int) options.handshakeTimeout().toMillis(), POLL_MILLIS, () -> stopped,
+                    replay = new ReplayClient(
+                            options.context(),
+                            spec.replayEndpoint(),
+                            options.replaySettings(),
+                            (int) options.handshakeTimeout().toMillis(),
+                            POLL_MILLIS,
+                            () -> stopped,
                             metrics::handshakeRetry);
                     String error = replay.open();
                     if (error != null) {

@@ -1,10 +1,9 @@
 package io.kvindexer.indexer.ingest;
 
-import org.zeromq.ZMQ;
-import org.zeromq.ZMQException;
-
 import java.util.ArrayList;
 import java.util.List;
+import org.zeromq.ZMQ;
+import org.zeromq.ZMQException;
 
 /**
  * The engines' ZeroMQ frame format, shared by the listener and the simulator (see {@code docs/compatibility.md},
@@ -18,8 +17,7 @@ public final class Frames {
     /** The seq of the replay end marker: ff × 8. */
     public static final long END_SEQ = -1L;
 
-    private Frames() {
-    }
+    private Frames() {}
 
     public static byte[] seqBytes(long seq) {
         byte[] b = new byte[8];

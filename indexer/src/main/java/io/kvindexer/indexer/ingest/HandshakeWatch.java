@@ -1,10 +1,9 @@
 package io.kvindexer.indexer.ingest;
 
+import java.util.function.LongSupplier;
 import org.zeromq.ZEvent;
 import org.zeromq.ZMQ;
 import org.zeromq.ZMonitor;
-
-import java.util.function.LongSupplier;
 
 /**
  * Watches one connecting socket's ZMTP handshake through its monitor events. jeromq 0.6.0 sometimes completes
@@ -26,6 +25,7 @@ final class HandshakeWatch {
     private final EngineLink link;
     /** nanoTime of the last TCP connect without a handshake since; 0 when none is pending */
     private volatile long connectedAt;
+
     private volatile boolean handshaken;
     private volatile boolean detached;
 
@@ -83,8 +83,7 @@ final class HandshakeWatch {
                     link.disconnected();
                 }
             }
-            default -> {
-            }
+            default -> {}
         }
     }
 

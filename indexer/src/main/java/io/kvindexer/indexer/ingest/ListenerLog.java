@@ -21,8 +21,12 @@ final class ListenerLog {
 
     void once(String kind, String message) {
         if (loggedOnce.add(kind)) {
-            LOG.log(System.Logger.Level.WARNING, "{0} ({1}): {2} (logged once per kind)", workerName(),
-                    spec.endpoint(), message);
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "{0} ({1}): {2} (logged once per kind)",
+                    workerName(),
+                    spec.endpoint(),
+                    message);
         }
     }
 

@@ -15,9 +15,15 @@ import org.zeromq.ZContext;
  * @param replayPermits    how many replays may run at once (shared by the process's listeners)
  * @param replayChunk      batches one replay request may return before the next request continues
  */
-public record ListenerOptions(ZContext context, Duration replayTimeout, Duration handshakeTimeout, int receiveHwm,
-                      EngineEventDecoder decoder, IngestMetrics metrics, ReplayPermits replayPermits,
-                      int replayChunk) {
+public record ListenerOptions(
+        ZContext context,
+        Duration replayTimeout,
+        Duration handshakeTimeout,
+        int receiveHwm,
+        EngineEventDecoder decoder,
+        IngestMetrics metrics,
+        ReplayPermits replayPermits,
+        int replayChunk) {
 
     public ListenerOptions {
         Objects.requireNonNull(context, "context");
@@ -32,12 +38,20 @@ public record ListenerOptions(ZContext context, Duration replayTimeout, Duration
     }
 
     public static ListenerOptions defaults() {
-        return new ListenerOptions(ZmqContext.shared(), Duration.ofSeconds(2), Duration.ofSeconds(2), 1_000_000,
-                new EngineEventDecoder(), IngestMetrics.NOOP, ReplayPermits.shared(), 10_000);
+        return new ListenerOptions(
+                ZmqContext.shared(),
+                Duration.ofSeconds(2),
+                Duration.ofSeconds(2),
+                1_000_000,
+                new EngineEventDecoder(),
+                IngestMetrics.NOOP,
+                ReplayPermits.shared(),
+                10_000);
     }
 
     public ListenerOptions withReplayTimeout(Duration v) {
-        return new ListenerOptions(context, v, handshakeTimeout, receiveHwm, decoder, metrics, replayPermits, replayChunk);
+        return new ListenerOptions(
+                context, v, handshakeTimeout, receiveHwm, decoder, metrics, replayPermits, replayChunk);
     }
 
     public ListenerOptions withHandshakeTimeout(Duration v) {
@@ -45,20 +59,22 @@ public record ListenerOptions(ZContext context, Duration replayTimeout, Duration
     }
 
     public ListenerOptions withMetrics(IngestMetrics v) {
-        return new ListenerOptions(context, replayTimeout, handshakeTimeout, receiveHwm, decoder, v, replayPermits,
-                replayChunk);
+        return new ListenerOptions(
+                context, replayTimeout, handshakeTimeout, receiveHwm, decoder, v, replayPermits, replayChunk);
     }
 
     public ListenerOptions withReplayPermits(ReplayPermits v) {
-        return new ListenerOptions(context, replayTimeout, handshakeTimeout, receiveHwm, decoder, metrics, v, replayChunk);
+        return new ListenerOptions(
+                context, replayTimeout, handshakeTimeout, receiveHwm, decoder, metrics, v, replayChunk);
     }
 
     public ListenerOptions withReplayChunk(int v) {
-        return new ListenerOptions(context, replayTimeout, handshakeTimeout, receiveHwm, decoder, metrics, replayPermits, v);
+        return new ListenerOptions(
+                context, replayTimeout, handshakeTimeout, receiveHwm, decoder, metrics, replayPermits, v);
     }
 
     ReplayClient.Settings replaySettings() {
-        return new ReplayClient.Settings(replayTimeout, replayChunk, 3, Duration.ofMillis(250),
-                Duration.ofSeconds(10), replayPermits);
+        return new ReplayClient.Settings(
+                replayTimeout, replayChunk, 3, Duration.ofMillis(250), Duration.ofSeconds(10), replayPermits);
     }
 }

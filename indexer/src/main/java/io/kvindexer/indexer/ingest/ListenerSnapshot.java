@@ -10,8 +10,8 @@ import java.time.Instant;
  *                          first handshake, while down, and when paused or failed (no socket)
  * @param disconnectedSince when an up connection was lost and not yet made again; null otherwise
  */
-public record ListenerSnapshot(String endpoint, ListenerStatus status, String lastError, boolean connected,
-                               Instant disconnectedSince) {
+public record ListenerSnapshot(
+        String endpoint, ListenerStatus status, String lastError, boolean connected, Instant disconnectedSince) {
 
     /** The engine connection is down: it was up and went away. */
     public boolean disconnected() {
@@ -20,7 +20,8 @@ public record ListenerSnapshot(String endpoint, ListenerStatus status, String la
 
     /** A running listener's view: a lost connection is the error shown until it comes back. */
     static ListenerSnapshot of(String endpoint, ListenerStatus status, String recordedError, EngineLink.State link) {
-        String error = link.downSince() == null ? recordedError
+        String error = link.downSince() == null
+                ? recordedError
                 : "engine connection lost at " + link.downSince() + "; reconnecting (events are missed meanwhile)";
         return new ListenerSnapshot(endpoint, status, error, link.connected(), link.downSince());
     }

@@ -8,5 +8,4 @@ package io.kvindexer.indexer.ingest;
  * @param endpoint       the engine's PUB address (the listener connects)
  * @param replayEndpoint the engine's replay ROUTER address; null when the engine has none
  */
-public record ListenerSpec(long instanceId, int dpRank, String endpoint, String replayEndpoint) {
-}
+public record ListenerSpec(long instanceId, int dpRank, String endpoint, String replayEndpoint) {}

@@ -1,14 +1,13 @@
 package io.kvindexer.indexer.ingest;
 
 import io.kvindexer.indexer.ingest.IngestMetrics.ReplayResult;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.BooleanSupplier;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 import org.zeromq.ZMQException;
-
-import java.time.Duration;
-import java.util.List;
-import java.util.function.BooleanSupplier;
 
 /**
  * The DEALER side of the engines' replay protocol: asks for everything from a seq and hands the answer over in
@@ -32,9 +31,13 @@ final class ReplayClient implements AutoCloseable {
      * @param maxResumes   requests after an interrupted answer, per replay
      * @param backoffMin   first wait after a failed replay; doubles per failure up to {@code backoffMax}
      */
-    record Settings(Duration timeout, int chunkBatches, int maxResumes, Duration backoffMin, Duration backoffMax,
-                    ReplayPermits permits) {
-    }
+    record Settings(
+            Duration timeout,
+            int chunkBatches,
+            int maxResumes,
+            Duration backoffMin,
+            Duration backoffMax,
+            ReplayPermits permits) {}
 
     /** Where replayed batches go. */
     interface Target {
@@ -47,11 +50,16 @@ final class ReplayClient implements AutoCloseable {
     }
 
     /** How a replay ended and how many batches it applied. */
-    record Outcome(ReplayResult result, long recovered) {
-    }
+    record Outcome(ReplayResult result, long recovered) {}
 
     /** What one request's answer came to. */
-    private enum End { END_MARKER, CHUNK_FULL, TIMEOUT, FAILED, STOPPED }
+    private enum End {
+        END_MARKER,
+        CHUNK_FULL,
+        TIMEOUT,
+        FAILED,
+        STOPPED
+    }
 
     private final ZContext context;
     private final String endpoint;
@@ -65,8 +73,14 @@ final class ReplayClient implements AutoCloseable {
     private long backoffNanos;
     private long notBefore = System.nanoTime();
 
-    ReplayClient(ZContext context, String endpoint, Settings settings, int handshakeMillis, int pollMillis,
-                 BooleanSupplier stopped, Runnable onHandshakeRetry) {
+    ReplayClient(
+            ZContext context,
+            String endpoint,
+            Settings settings,
+            int handshakeMillis,
+            int pollMillis,
+            BooleanSupplier stopped,
+            Runnable onHandshakeRetry) {
         this.context = context;
         this.endpoint = endpoint;
         this.settings = settings;
@@ -95,7 +109,8 @@ final class ReplayClient implements AutoCloseable {
             dealer = context.createSocket(SocketType.DEALER);
             Frames.configureClient(dealer, endpoint, 2 * handshakeMillis, pollMillis); // the watch acts first
             // a DEALER blocks a send until a connection is up: wait for it, but no longer than for a reply
-            dealer.setSendTimeOut((int) Math.min(Integer.MAX_VALUE, settings.timeout().toMillis()));
+            dealer.setSendTimeOut(
+                    (int) Math.min(Integer.MAX_VALUE, settings.timeout().toMillis()));
             watch = HandshakeWatch.attach(dealer, handshakeMillis * 1_000_000L);
             dealer.connect(endpoint);
             return null;
@@ -135,11 +150,17 @@ final class ReplayClient implements AutoCloseable {
                 }
                 case END_MARKER -> {
                     if (answer.requestSawNone) {
-                        answer.lose(next, until, "replay incomplete: engine returned nothing from " + u(next)
-                                + ", needed up to " + u(until - 1));
+                        answer.lose(
+                                next,
+                                until,
+                                "replay incomplete: engine returned nothing from " + u(next) + ", needed up to "
+                                        + u(until - 1));
                     } else if (Long.compareUnsigned(answer.expected, until) < 0) {
-                        answer.lose(answer.expected, until, "replay incomplete: engine returned up to "
-                                + u(answer.expected - 1) + ", needed up to " + u(until - 1));
+                        answer.lose(
+                                answer.expected,
+                                until,
+                                "replay incomplete: engine returned up to " + u(answer.expected - 1) + ", needed up to "
+                                        + u(until - 1));
                     }
                     return succeeded(answer);
                 }
@@ -152,8 +173,11 @@ final class ReplayClient implements AutoCloseable {
                 case TIMEOUT -> {
                     if (answer.requestSawNone || resumes == settings.maxResumes()) {
                         long at = answer.any ? answer.expected : next;
-                        answer.lose(at, until, "replay from " + u(at) + " timed out after "
-                                + settings.timeout().toMillis() + " ms: no answer from " + endpoint);
+                        answer.lose(
+                                at,
+                                until,
+                                "replay from " + u(at) + " timed out after "
+                                        + settings.timeout().toMillis() + " ms: no answer from " + endpoint);
                         fresh(answer, at, until);
                         return failed(ReplayResult.TIMEOUT, answer);
                     }
@@ -183,7 +207,9 @@ final class ReplayClient implements AutoCloseable {
 
     private Outcome failed(ReplayResult result, Answer answer) {
         long min = settings.backoffMin().toNanos();
-        backoffNanos = backoffNanos == 0 ? min : Math.min(backoffNanos * 2, settings.backoffMax().toNanos());
+        backoffNanos = backoffNanos == 0
+                ? min
+                : Math.min(backoffNanos * 2, settings.backoffMax().toNanos());
         notBefore = System.nanoTime() + backoffNanos;
         return new Outcome(result, answer.recovered);
     }
@@ -265,8 +291,8 @@ final class ReplayClient implements AutoCloseable {
             } else if (reply.size() == 4) {
                 seqAt = 2; // ["", topic, seq, payload] (vLLM >= 0.26)
             } else {
-                answer.failure = "replay from " + u(from) + " stopped: a reply of " + reply.size()
-                        + " frames; expected 3 or 4";
+                answer.failure =
+                        "replay from " + u(from) + " stopped: a reply of " + reply.size() + " frames; expected 3 or 4";
                 return End.FAILED;
             }
             byte[] payload = reply.get(seqAt + 1);
@@ -275,8 +301,8 @@ final class ReplayClient implements AutoCloseable {
             }
             byte[] seqFrame = reply.get(seqAt);
             if (seqFrame.length != 8) {
-                answer.failure = "replay from " + u(from) + " stopped: a reply whose seq frame has "
-                        + seqFrame.length + " bytes";
+                answer.failure = "replay from " + u(from) + " stopped: a reply whose seq frame has " + seqFrame.length
+                        + " bytes";
                 return End.FAILED;
             }
             long seq = Frames.readSeq(seqFrame);
@@ -284,13 +310,19 @@ final class ReplayClient implements AutoCloseable {
             long lostUntil = Long.compareUnsigned(seq, until) < 0 ? seq : until;
             if (answer.requestSawNone && Long.compareUnsigned(seq, from) > 0) {
                 // the engine's buffer no longer reaches back to `from`: those batches are gone for good
-                answer.lose(from, lostUntil, "replay incomplete: engine buffer starts at " + u(seq)
-                        + ", requested " + u(from));
-            } else if (!answer.requestSawNone && seq != answer.expected
+                answer.lose(
+                        from,
+                        lostUntil,
+                        "replay incomplete: engine buffer starts at " + u(seq) + ", requested " + u(from));
+            } else if (!answer.requestSawNone
+                    && seq != answer.expected
                     && Long.compareUnsigned(answer.expected, until) < 0) {
                 // the engine skipped seqs inside its buffer: they were never there to be replayed
-                answer.lose(answer.expected, lostUntil, "replay incomplete: batches " + u(answer.expected) + ".."
-                        + u(lostUntil - 1) + " are missing from the engine buffer");
+                answer.lose(
+                        answer.expected,
+                        lostUntil,
+                        "replay incomplete: batches " + u(answer.expected) + ".." + u(lostUntil - 1)
+                                + " are missing from the engine buffer");
             }
             answer.take(seq, payload);
             read++;

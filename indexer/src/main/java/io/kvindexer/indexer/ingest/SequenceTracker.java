@@ -42,6 +42,7 @@ final class SequenceTracker {
     private final SequenceWatermark watermark;
     /** recent live seqs whose payload did not decode (oldest first) */
     private final Set<Long> undecodable = new LinkedHashSet<>();
+
     private boolean seenLive;
     private long previousLive;
 

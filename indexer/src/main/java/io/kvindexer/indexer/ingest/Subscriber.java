@@ -1,12 +1,11 @@
 package io.kvindexer.indexer.ingest;
 
-import org.zeromq.SocketType;
-import org.zeromq.ZContext;
-import org.zeromq.ZMQ;
-
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.List;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
 
 /**
  * The SUB socket of one listener attempt, subscribed to everything, with its handshake watched: a connection
@@ -27,8 +26,14 @@ final class Subscriber implements AutoCloseable {
     private HandshakeWatch watch;
     private final ArrayDeque<List<byte[]>> drained = new ArrayDeque<>();
 
-    Subscriber(ZContext context, String endpoint, int receiveHwm, Duration handshakeTimeout, int pollMillis,
-               Runnable onRecreate, EngineLink link) {
+    Subscriber(
+            ZContext context,
+            String endpoint,
+            int receiveHwm,
+            Duration handshakeTimeout,
+            int pollMillis,
+            Runnable onRecreate,
+            EngineLink link) {
         this.context = context;
         this.endpoint = endpoint;
         this.receiveHwm = receiveHwm;

@@ -10,8 +10,7 @@ public final class ZmqContext {
 
     private static ZContext shared;
 
-    private ZmqContext() {
-    }
+    private ZmqContext() {}
 
     public static synchronized ZContext shared() {
         if (shared == null || shared.isClosed()) {

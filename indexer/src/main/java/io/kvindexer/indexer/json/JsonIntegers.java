@@ -1,7 +1,6 @@
 package io.kvindexer.indexer.json;
 
 import com.fasterxml.jackson.core.JsonParser;
-
 import java.io.IOException;
 import java.math.BigInteger;
 
@@ -15,8 +14,7 @@ public final class JsonIntegers {
 
     private static final BigInteger TWO_TO_64 = BigInteger.ONE.shiftLeft(64);
 
-    private JsonIntegers() {
-    }
+    private JsonIntegers() {}
 
     /** True when the integer is in [−2^63, 2^64): a u64, or an i64 read as its bit pattern. */
     public static boolean fits64(JsonParser p) throws IOException {
@@ -39,7 +37,8 @@ public final class JsonIntegers {
 
     /** The 64-bit pattern of an integer that {@link #fits64 fits}: values above 2^63−1 wrap to negative longs. */
     public static long bits64(JsonParser p) throws IOException {
-        return p.getNumberType() == JsonParser.NumberType.BIG_INTEGER ? p.getBigIntegerValue().longValue()
+        return p.getNumberType() == JsonParser.NumberType.BIG_INTEGER
+                ? p.getBigIntegerValue().longValue()
                 : p.getLongValue();
     }
 

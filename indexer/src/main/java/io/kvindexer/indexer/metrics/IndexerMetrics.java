@@ -13,7 +13,6 @@ import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
 import io.prometheus.metrics.expositionformats.ExpositionFormats;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.List;
@@ -106,6 +105,7 @@ public final class IndexerMetrics {
 
     /** Decoder-side event warnings by kind label; exposed with the index-side ones in {@link #bind}. */
     private final Map<String, LongAdder> eventWarnings = new ConcurrentHashMap<>();
+
     private final Counter gapsUnrecoverable = Counter.builder()
             .name("dynamo_kvindexer_unrecoverable_gaps_total")
             .help("Sequence gaps that could not be filled; the worker's blocks were dropped when it held any")
@@ -206,7 +206,8 @@ public final class IndexerMetrics {
                 .help("ZMQ listeners by status")
                 .labelNames("status")
                 .callback(cb -> {
-                    for (Map.Entry<ListenerStatus, Integer> e : workers.listenerCounts().entrySet()) {
+                    for (Map.Entry<ListenerStatus, Integer> e :
+                            workers.listenerCounts().entrySet()) {
                         cb.call(e.getValue(), e.getKey().label());
                     }
                 })
@@ -221,21 +222,24 @@ public final class IndexerMetrics {
                 .name("dynamo_kvindexer_index_memberships")
                 .help("(worker, block, tier) memberships held in an index")
                 .labelNames("model", "tenant")
-                .callback(cb -> all.get().forEach(ix -> cb.call(ix.stats().memberships(), ix.modelName(),
-                        ix.tenantId())))
+                .callback(
+                        cb -> all.get().forEach(ix -> cb.call(ix.stats().memberships(), ix.modelName(), ix.tenantId())))
                 .register(registry);
         // Dynamo's name, kept for dashboards; exposed as a gauge so that the name stays exactly Dynamo's
         // (a Java counter would gain a _total suffix). Summed over the live indexes.
         GaugeWithCallback.builder()
                 .name("dynamo_kvrouter_kv_cache_events_applied")
-                .help("KV cache events applied to the index, by event type and result (monotonic while the index lives)")
+                .help(
+                        "KV cache events applied to the index, by event type and result (monotonic while the index lives)")
                 .labelNames("event_type", "status")
                 .callback(cb -> {
                     Map<String, Map<String, Long>> sum = new java.util.TreeMap<>();
                     for (ModelIndex ix : all.get()) {
                         IndexStats s = ix.stats();
-                        s.applied().forEach((type, byStatus) -> byStatus.forEach((status, n) ->
-                                sum.computeIfAbsent(type, t -> new java.util.TreeMap<>()).merge(status, n, Long::sum)));
+                        s.applied()
+                                .forEach((type, byStatus) -> byStatus.forEach(
+                                        (status, n) -> sum.computeIfAbsent(type, t -> new java.util.TreeMap<>())
+                                                .merge(status, n, Long::sum)));
                     }
                     // every ok series, and the other results once they happened (not the meaningless combinations)
                     sum.forEach((type, byStatus) -> byStatus.forEach((status, n) -> {

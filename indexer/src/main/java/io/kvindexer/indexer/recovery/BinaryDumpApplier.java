@@ -7,7 +7,6 @@ import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.model.WorkerKey;
 import it.unimi.dsi.fastutil.longs.LongArrayList;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
@@ -61,8 +60,8 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
     }
 
     private static void install(Indexers indexers, ModelIndex staged) {
-        ModelIndex live = DumpApplier.liveIndex(indexers, staged.modelName(), staged.tenantId(), staged.blockSize(),
-                LOG);
+        ModelIndex live =
+                DumpApplier.liveIndex(indexers, staged.modelName(), staged.tenantId(), staged.blockSize(), LOG);
         if (live != null) {
             live.adopt(staged);
         }
@@ -111,8 +110,7 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
     }
 
     @Override
-    public void end() {
-    }
+    public void end() {}
 
     /** One worker's chain being extended, and the ops cut from it since the last frame. */
     private static final class Chain {
@@ -124,8 +122,8 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
         private List<IndexOp> ops;
 
         void add(StorageTier tier, boolean hasParent, long parent, long blockHash, long localHash) {
-            boolean extends_ = !blocks.isEmpty() && tier == this.tier && hasParent
-                    && parent == blocks.getLong(blocks.size() - 1);
+            boolean extends_ =
+                    !blocks.isEmpty() && tier == this.tier && hasParent && parent == blocks.getLong(blocks.size() - 1);
             if (!extends_) {
                 cut();
                 this.tier = tier;

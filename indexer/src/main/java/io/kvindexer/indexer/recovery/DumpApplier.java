@@ -5,7 +5,6 @@ import io.kvindexer.indexer.event.EventJsonException;
 import io.kvindexer.indexer.event.IndexDump;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.List;
@@ -19,8 +18,7 @@ final class DumpApplier {
 
     private static final System.Logger LOG = System.getLogger(DumpApplier.class.getName());
 
-    private DumpApplier() {
-    }
+    private DumpApplier() {}
 
     static int apply(InputStream body, Indexers indexers) throws IOException {
         List<IndexDump> dumps;
@@ -42,13 +40,18 @@ final class DumpApplier {
      * The live index a recovered one goes into: ours, created with the peer's block size when we have none; when we
      * have one with another block size, ours is kept (logged on {@code log}); null when it vanished meanwhile.
      */
-    static ModelIndex liveIndex(Indexers indexers, String modelName, String tenantId, int blockSize,
-                                System.Logger log) {
+    static ModelIndex liveIndex(
+            Indexers indexers, String modelName, String tenantId, int blockSize, System.Logger log) {
         try {
             return indexers.getOrCreate(modelName, tenantId, blockSize);
         } catch (Indexers.BlockSizeMismatchException e) {
-            log.log(System.Logger.Level.WARNING, "recovered index {0}:{1} has block_size {2}; keeping ours ({3})",
-                    modelName, tenantId, blockSize, e.existing());
+            log.log(
+                    System.Logger.Level.WARNING,
+                    "recovered index {0}:{1} has block_size {2}; keeping ours ({3})",
+                    modelName,
+                    tenantId,
+                    blockSize,
+                    e.existing());
             return indexers.get(modelName, tenantId).orElse(null);
         }
     }

@@ -64,8 +64,7 @@ public final class PeerDiscovery {
         }
     }
 
-    private PeerDiscovery() {
-    }
+    private PeerDiscovery() {}
 
     /**
      * The peer base URLs {@code target} resolves to, in the resolver's order, without this process (bound to
@@ -76,8 +75,11 @@ public final class PeerDiscovery {
         try {
             addresses = InetAddress.getAllByName(target.name());
         } catch (UnknownHostException e) {
-            LOG.log(System.Logger.Level.WARNING, "--peers-dns {0}: the name does not resolve ({1}); no peer from DNS",
-                    target, e.getMessage());
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "--peers-dns {0}: the name does not resolve ({1}); no peer from DNS",
+                    target,
+                    e.getMessage());
             return List.of();
         }
         InetAddress bound = boundAddress(bindHost);
@@ -92,8 +94,12 @@ public final class PeerDiscovery {
                 urls.add(url);
             }
         }
-        LOG.log(System.Logger.Level.INFO, "--peers-dns {0} resolved to {1} (this process, skipped: {2})", target,
-                urls, self);
+        LOG.log(
+                System.Logger.Level.INFO,
+                "--peers-dns {0} resolved to {1} (this process, skipped: {2})",
+                target,
+                urls,
+                self);
         return urls;
     }
 

@@ -2,7 +2,6 @@ package io.kvindexer.indexer.recovery;
 
 import io.kvindexer.indexer.event.BinaryDump;
 import io.kvindexer.indexer.index.Indexers;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -29,10 +28,17 @@ public final class PeerRecovery {
     private static final System.Logger LOG = System.getLogger(PeerRecovery.class.getName());
 
     /** How a recovery ended. */
-    public enum Result { SUCCEEDED, NO_REACHABLE_PEERS, SKIPPED }
+    public enum Result {
+        SUCCEEDED,
+        NO_REACHABLE_PEERS,
+        SKIPPED
+    }
 
     /** What to ask a peer for first. */
-    public enum Format { BINARY, JSON }
+    public enum Format {
+        BINARY,
+        JSON
+    }
 
     private final List<String> peers;
     private final Indexers indexers;
@@ -50,8 +56,8 @@ public final class PeerRecovery {
         this(peers, indexers, delay, timeout, authToken, Format.BINARY);
     }
 
-    public PeerRecovery(List<String> peers, Indexers indexers, Duration delay, Duration timeout, String authToken,
-                        Format format) {
+    public PeerRecovery(
+            List<String> peers, Indexers indexers, Duration delay, Duration timeout, String authToken, Format format) {
         this.peers = List.copyOf(peers);
         this.indexers = indexers;
         this.delay = delay;
@@ -86,7 +92,10 @@ public final class PeerRecovery {
             try {
                 return fetch(client, peer, true);
             } catch (BinaryDump.FormatException e) {
-                LOG.log(System.Logger.Level.WARNING, "binary dump of {0} unusable ({1}); asking for JSON", peer,
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "binary dump of {0} unusable ({1}); asking for JSON",
+                        peer,
                         e.getMessage());
             }
         }
@@ -94,7 +103,9 @@ public final class PeerRecovery {
     }
 
     private int fetch(HttpClient client, String peer, boolean binary) throws IOException, InterruptedException {
-        HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(peer + "/dump")).timeout(timeout).GET();
+        HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(peer + "/dump"))
+                .timeout(timeout)
+                .GET();
         if (binary) {
             builder.header("Accept", BinaryDump.MEDIA_TYPE + ", application/json;q=0.5");
         }
@@ -107,8 +118,10 @@ public final class PeerRecovery {
             if (response.statusCode() / 100 != 2) {
                 throw new IOException("GET " + request.uri() + " answered " + response.statusCode());
             }
-            boolean isBinary = response.headers().firstValue("Content-Type")
-                    .map(t -> t.toLowerCase(java.util.Locale.ROOT).startsWith(BinaryDump.MEDIA_TYPE)).orElse(false);
+            boolean isBinary = response.headers()
+                    .firstValue("Content-Type")
+                    .map(t -> t.toLowerCase(java.util.Locale.ROOT).startsWith(BinaryDump.MEDIA_TYPE))
+                    .orElse(false);
             if (isBinary) {
                 return BinaryDumpApplier.apply(body, indexers, timeout.toMillis());
             }

@@ -4,7 +4,6 @@ import io.kvindexer.indexer.event.RouterEvent;
 import io.kvindexer.indexer.index.IndexOp;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.model.WorkerKey;
-
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -16,13 +15,13 @@ import java.util.Map;
  */
 public final class RouterEventOps {
 
-    private RouterEventOps() {
-    }
+    private RouterEventOps() {}
 
     public static IndexOp of(RouterEvent event) {
         return switch (event.data()) {
-            case RouterEvent.Stored s -> IndexOp.Store.recovered(event.tier(), s.hasParent(), s.parentBlockHash(),
-                    s.blockHashes(), s.localHashes());
+            case RouterEvent.Stored s ->
+                IndexOp.Store.recovered(
+                        event.tier(), s.hasParent(), s.parentBlockHash(), s.blockHashes(), s.localHashes());
             case RouterEvent.Removed r -> new IndexOp.Remove(event.tier(), r.blockHashes());
             case RouterEvent.Cleared c -> new IndexOp.Clear();
         };

@@ -47,8 +47,11 @@ public final class StartupGate {
         int registered = workers.instanceCount();
         if (registered >= minInitialWorkers) {
             readyGate.openGate();
-            LOG.log(System.Logger.Level.INFO, "startup gate open ({0} worker instances registered, {1} required)",
-                    registered, minInitialWorkers);
+            LOG.log(
+                    System.Logger.Level.INFO,
+                    "startup gate open ({0} worker instances registered, {1} required)",
+                    registered,
+                    minInitialWorkers);
         }
     }
 

@@ -4,7 +4,6 @@ import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.ingest.BatchSink;
 import io.kvindexer.indexer.model.WorkerKey;
-
 import java.util.List;
 
 /**

@@ -11,8 +11,7 @@ import java.net.URISyntaxException;
  */
 public final class PeerUrl {
 
-    private PeerUrl() {
-    }
+    private PeerUrl() {}
 
     /** Why {@code url} is not a usable peer URL; null when it is. */
     public static String problem(String url) {

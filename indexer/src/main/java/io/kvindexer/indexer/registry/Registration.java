@@ -9,8 +9,15 @@ import java.util.regex.Pattern;
  * @param replayEndpoint null when the engine has no replay ROUTER
  * @param podName        the engine's Kubernetes pod, so a gateway can map an instance id back to it; null = unknown
  */
-public record Registration(long instanceId, String endpoint, String modelName, String tenantId, int blockSize,
-                           int dpRank, String replayEndpoint, String podName) {
+public record Registration(
+        long instanceId,
+        String endpoint,
+        String modelName,
+        String tenantId,
+        int blockSize,
+        int dpRank,
+        String replayEndpoint,
+        String podName) {
 
     /** Kubernetes' limit for a pod name (a DNS subdomain, RFC 1123). */
     public static final int MAX_POD_NAME = 253;

@@ -7,8 +7,7 @@ public final class UnsignedParse {
 
     private static final BigInteger U64_MAX = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
 
-    private UnsignedParse() {
-    }
+    private UnsignedParse() {}
 
     /** Parses a u64 into a raw 64-bit pattern. */
     public static long u64(String s) {

@@ -2,12 +2,11 @@ package io.kvindexer.indexer.registry;
 
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
-import io.kvindexer.indexer.model.WorkerKey;
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ListenerSpec;
 import io.kvindexer.indexer.ingest.ListenerStatus;
 import io.kvindexer.indexer.ingest.SequenceWatermark;
-
+import io.kvindexer.indexer.model.WorkerKey;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -40,6 +39,7 @@ public final class WorkerRegistry implements AutoCloseable {
     private final Map<WorkerKey, LearnedWatermark> watermarks = new ConcurrentHashMap<>();
     /** Instance id → pod name, when known; read by every query without the lock. */
     private final Map<Long, String> podNames = new ConcurrentHashMap<>();
+
     private final List<Runnable> observers = new CopyOnWriteArrayList<>();
     private final io.kvindexer.indexer.ServiceLimits limits;
     private boolean closed;
@@ -48,7 +48,8 @@ public final class WorkerRegistry implements AutoCloseable {
         this(indexers, listenerFactory, io.kvindexer.indexer.ServiceLimits.DEFAULTS);
     }
 
-    public WorkerRegistry(Indexers indexers, ListenerFactory listenerFactory, io.kvindexer.indexer.ServiceLimits limits) {
+    public WorkerRegistry(
+            Indexers indexers, ListenerFactory listenerFactory, io.kvindexer.indexer.ServiceLimits limits) {
         this.indexers = Objects.requireNonNull(indexers);
         this.listenerFactory = Objects.requireNonNull(listenerFactory);
         this.limits = Objects.requireNonNull(limits);
@@ -67,7 +68,8 @@ public final class WorkerRegistry implements AutoCloseable {
         if (r.replayEndpoint() != null) {
             String replayProblem = ZmqEndpoint.problem(r.replayEndpoint());
             if (replayProblem != null) {
-                throw new RegistryException(RegistryException.Kind.INVALID,
+                throw new RegistryException(
+                        RegistryException.Kind.INVALID,
                         "invalid replay endpoint `" + r.replayEndpoint() + "`: " + replayProblem);
             }
         }
@@ -78,17 +80,23 @@ public final class WorkerRegistry implements AutoCloseable {
             }
             Instance existing = instances.get(r.instanceId());
             if (existing != null && !existing.sameKey(r.modelName(), r.tenantId())) {
-                throw new RegistryException(RegistryException.Kind.CONFLICT, "instance " + id
-                        + " is already registered for model=" + existing.model + " tenant=" + existing.tenant);
+                throw new RegistryException(
+                        RegistryException.Kind.CONFLICT,
+                        "instance " + id + " is already registered for model=" + existing.model + " tenant="
+                                + existing.tenant);
             }
             if (existing != null && existing.ranks.containsKey(r.dpRank())) {
-                throw new RegistryException(RegistryException.Kind.CONFLICT,
+                throw new RegistryException(
+                        RegistryException.Kind.CONFLICT,
                         "instance " + id + " dp_rank " + Integer.toUnsignedString(r.dpRank()) + " already registered");
             }
-            if (existing != null && existing.podName != null && r.podName() != null
+            if (existing != null
+                    && existing.podName != null
+                    && r.podName() != null
                     && !existing.podName.equals(r.podName())) {
-                throw new RegistryException(RegistryException.Kind.CONFLICT, "instance " + id
-                        + " is already registered for pod " + existing.podName);
+                throw new RegistryException(
+                        RegistryException.Kind.CONFLICT,
+                        "instance " + id + " is already registered for pod " + existing.podName);
             }
             checkLimits(existing, id);
             ModelIndex index;
@@ -100,8 +108,11 @@ public final class WorkerRegistry implements AutoCloseable {
             Instance inst = existing != null ? existing : new Instance(r.instanceId(), r.modelName(), r.tenantId());
             WorkerKey key = new WorkerKey(r.instanceId(), r.dpRank());
             ListenerSpec spec = new ListenerSpec(r.instanceId(), r.dpRank(), r.endpoint(), r.replayEndpoint());
-            LearnedWatermark learned = watermarks.compute(key, (k, old) -> old != null
-                    && old.endpoint().equals(r.endpoint()) ? old : new LearnedWatermark(r.endpoint()));
+            LearnedWatermark learned = watermarks.compute(
+                    key,
+                    (k, old) -> old != null && old.endpoint().equals(r.endpoint())
+                            ? old
+                            : new LearnedWatermark(r.endpoint()));
             Rank rank = new Rank(spec, listenerFactory.start(spec, learned.watermark(), new IndexSink(index)));
             inst.ranks.put(r.dpRank(), rank);
             if (r.podName() != null) {
@@ -110,22 +121,34 @@ public final class WorkerRegistry implements AutoCloseable {
             }
             instances.put(r.instanceId(), inst);
         }
-        LOG.log(System.Logger.Level.INFO, "registered instance {0} dp_rank {1} at {2} for model={3} tenant={4}",
-                id, Integer.toUnsignedString(r.dpRank()), r.endpoint(), r.modelName(), r.tenantId());
+        LOG.log(
+                System.Logger.Level.INFO,
+                "registered instance {0} dp_rank {1} at {2} for model={3} tenant={4}",
+                id,
+                Integer.toUnsignedString(r.dpRank()),
+                r.endpoint(),
+                r.modelName(),
+                r.tenantId());
         notifyObservers();
     }
 
     /** Caller holds the lock. A client may not grow the registrations without bound (design: limits). */
     private void checkLimits(Instance existing, String id) throws RegistryException {
         if (existing != null && existing.ranks.size() >= limits.maxRanksPerInstance()) {
-            throw new RegistryException(RegistryException.Kind.CONFLICT, "instance " + id + " already has "
-                    + existing.ranks.size() + " dp ranks registered; the limit is " + limits.maxRanksPerInstance()
-                    + " (--max-ranks-per-instance)");
+            throw new RegistryException(
+                    RegistryException.Kind.CONFLICT,
+                    "instance " + id + " already has "
+                            + existing.ranks.size() + " dp ranks registered; the limit is "
+                            + limits.maxRanksPerInstance()
+                            + " (--max-ranks-per-instance)");
         }
-        int listeners = instances.values().stream().mapToInt(i -> i.ranks.size()).sum();
+        int listeners =
+                instances.values().stream().mapToInt(i -> i.ranks.size()).sum();
         if (listeners >= limits.maxListeners()) {
-            throw new RegistryException(RegistryException.Kind.CONFLICT, listeners
-                    + " listeners are registered; the limit is " + limits.maxListeners() + " (--max-listeners)");
+            throw new RegistryException(
+                    RegistryException.Kind.CONFLICT,
+                    listeners + " listeners are registered; the limit is " + limits.maxListeners()
+                            + " (--max-listeners)");
         }
     }
 
@@ -142,13 +165,15 @@ public final class WorkerRegistry implements AutoCloseable {
             }
             boolean keyMatches = tenant != null ? inst.sameKey(model, tenant) : inst.model.equals(model);
             if (!keyMatches) {
-                throw new RegistryException(RegistryException.Kind.NOT_FOUND,
+                throw new RegistryException(
+                        RegistryException.Kind.NOT_FOUND,
                         "instance " + id + " is registered for model=" + inst.model + " tenant=" + inst.tenant);
             }
             if (tenant != null && dpRank != null) {
                 Rank rank = inst.ranks.get(dpRank);
                 if (rank == null) {
-                    throw new RegistryException(RegistryException.Kind.NOT_FOUND,
+                    throw new RegistryException(
+                            RegistryException.Kind.NOT_FOUND,
                             "instance " + id + " dp_rank " + Integer.toUnsignedString(dpRank) + " not found");
                 }
                 if (inst.ranks.size() > 1) {
@@ -163,8 +188,13 @@ public final class WorkerRegistry implements AutoCloseable {
                 removeInstance(inst);
             }
         }
-        LOG.log(System.Logger.Level.INFO, "unregistered instance {0} (model={1} tenant={2} dp_rank={3})", id, model,
-                tenant, dpRank);
+        LOG.log(
+                System.Logger.Level.INFO,
+                "unregistered instance {0} (model={1} tenant={2} dp_rank={3})",
+                id,
+                model,
+                tenant,
+                dpRank);
         notifyObservers();
     }
 
@@ -185,15 +215,24 @@ public final class WorkerRegistry implements AutoCloseable {
     public synchronized List<WorkerView> list(String model, String tenant) {
         List<WorkerView> out = new ArrayList<>();
         for (Instance inst : instances.values()) {
-            if ((model != null && !model.equals(inst.model)) || (tenant != null && !tenant.equals(inst.tenant))
+            if ((model != null && !model.equals(inst.model))
+                    || (tenant != null && !tenant.equals(inst.tenant))
                     || inst.ranks.isEmpty()) {
                 continue;
             }
             SortedMap<Integer, ListenerSnapshot> listeners = new TreeMap<>(Integer::compareUnsigned);
             inst.ranks.forEach((r, rank) -> listeners.put(r, rank.snapshot()));
-            int blockSize = indexers.get(inst.model, inst.tenant).map(ModelIndex::blockSize).orElse(0);
-            out.add(new WorkerView(inst.id, WorkerView.aggregate(listeners.values()), inst.model, inst.tenant,
-                    blockSize, listeners, inst.podName));
+            int blockSize = indexers.get(inst.model, inst.tenant)
+                    .map(ModelIndex::blockSize)
+                    .orElse(0);
+            out.add(new WorkerView(
+                    inst.id,
+                    WorkerView.aggregate(listeners.values()),
+                    inst.model,
+                    inst.tenant,
+                    blockSize,
+                    listeners,
+                    inst.podName));
         }
         return out;
     }
@@ -250,22 +289,26 @@ public final class WorkerRegistry implements AutoCloseable {
             throws RegistryException {
         Rank rank = rank(instanceId, dpRank);
         if (!step.test(rank.listener)) {
-            throw new RegistryException(RegistryException.Kind.CONFLICT, "instance " + Long.toUnsignedString(instanceId)
-                    + " dp_rank " + Integer.toUnsignedString(dpRank) + " cannot be " + done + " from status "
-                    + rank.snapshot().status().label());
+            throw new RegistryException(
+                    RegistryException.Kind.CONFLICT,
+                    "instance " + Long.toUnsignedString(instanceId)
+                            + " dp_rank " + Integer.toUnsignedString(dpRank) + " cannot be " + done + " from status "
+                            + rank.snapshot().status().label());
         }
     }
 
     private Rank rank(long instanceId, int dpRank) throws RegistryException {
         Instance inst = instances.get(instanceId);
         if (inst == null) {
-            throw new RegistryException(RegistryException.Kind.NOT_FOUND,
-                    "instance " + Long.toUnsignedString(instanceId) + " not found");
+            throw new RegistryException(
+                    RegistryException.Kind.NOT_FOUND, "instance " + Long.toUnsignedString(instanceId) + " not found");
         }
         Rank rank = inst.ranks.get(dpRank);
         if (rank == null) {
-            throw new RegistryException(RegistryException.Kind.NOT_FOUND, "instance "
-                    + Long.toUnsignedString(instanceId) + " dp_rank " + Integer.toUnsignedString(dpRank) + " not found");
+            throw new RegistryException(
+                    RegistryException.Kind.NOT_FOUND,
+                    "instance " + Long.toUnsignedString(instanceId) + " dp_rank " + Integer.toUnsignedString(dpRank)
+                            + " not found");
         }
         return rank;
     }

@@ -2,7 +2,6 @@ package io.kvindexer.indexer.registry;
 
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ListenerStatus;
-
 import java.util.SortedMap;
 
 /**
@@ -13,8 +12,14 @@ import java.util.SortedMap;
  * @param listeners by dp rank (unsigned order)
  * @param podName   the engine's pod as given to {@code /register}; null when unknown
  */
-public record WorkerView(long instanceId, ListenerStatus status, String modelName, String tenantId, int blockSize,
-                         SortedMap<Integer, ListenerSnapshot> listeners, String podName) {
+public record WorkerView(
+        long instanceId,
+        ListenerStatus status,
+        String modelName,
+        String tenantId,
+        int blockSize,
+        SortedMap<Integer, ListenerSnapshot> listeners,
+        String podName) {
 
     static ListenerStatus aggregate(Iterable<ListenerSnapshot> listeners) {
         boolean pending = false;
@@ -26,8 +31,7 @@ public record WorkerView(long instanceId, ListenerStatus status, String modelNam
                 }
                 case PENDING -> pending = true;
                 case ACTIVE -> active = true;
-                case PAUSED -> {
-                }
+                case PAUSED -> {}
             }
         }
         return pending ? ListenerStatus.PENDING : active ? ListenerStatus.ACTIVE : ListenerStatus.PAUSED;

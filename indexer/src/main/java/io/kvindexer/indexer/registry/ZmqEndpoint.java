@@ -6,8 +6,7 @@ package io.kvindexer.indexer.registry;
  */
 public final class ZmqEndpoint {
 
-    private ZmqEndpoint() {
-    }
+    private ZmqEndpoint() {}
 
     /** Returns null when {@code endpoint} is valid, else the reason, e.g. {@code invalid ZMQ endpoint `x`: missing scheme}. */
     public static String problem(String endpoint) {

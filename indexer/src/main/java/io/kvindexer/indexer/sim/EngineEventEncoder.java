@@ -1,13 +1,12 @@
 package io.kvindexer.indexer.sim;
 
-import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
-import org.msgpack.core.MessagePacker;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigInteger;
 import java.util.List;
+import org.msgpack.core.MessageBufferPacker;
+import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessagePacker;
 
 /**
  * Writes one engine batch {@code [ts, [events], dp_rank]} as msgpack, the way vLLM / SGLang do

@@ -5,8 +5,6 @@ import io.kvindexer.indexer.hash.SequenceHasher;
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.sim.EngineEventEncoder.Format;
 import io.kvindexer.indexer.sim.EngineEventEncoder.HashMode;
-import org.zeromq.ZContext;
-
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
@@ -14,6 +12,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import org.zeromq.ZContext;
 
 /**
  * A vLLM-compatible KV-event publisher (see {@code docs/compatibility.md}, "KV events over ZeroMQ"): a PUB
@@ -38,8 +37,7 @@ public final class EngineSimulator implements AutoCloseable {
     }
 
     /** One (dp rank, tier) of the engine: the ground-truth key. */
-    public record Holder(int dpRank, StorageTier tier) {
-    }
+    public record Holder(int dpRank, StorageTier tier) {}
 
     /**
      * Configuration knobs; make them with {@link #builder()} ({@link SimulatorBuilder}).
@@ -49,9 +47,19 @@ public final class EngineSimulator implements AutoCloseable {
      * @param fixedTs        a fixed batch timestamp for golden tests; null uses the wall clock
      * @param context        the ZeroMQ context to make the sockets from; null: the simulator's own
      */
-    public record Options(String endpoint, String replayEndpoint, int dpRank, String topic, int bufferSteps, int hwm,
-                          Format format, HashMode hashMode, ReplayLayout replayLayout, long startSeq, Double fixedTs,
-                          ZContext context) {
+    public record Options(
+            String endpoint,
+            String replayEndpoint,
+            int dpRank,
+            String topic,
+            int bufferSteps,
+            int hwm,
+            Format format,
+            HashMode hashMode,
+            ReplayLayout replayLayout,
+            long startSeq,
+            Double fixedTs,
+            ZContext context) {
 
         public Options {
             Objects.requireNonNull(endpoint, "endpoint");
@@ -77,7 +85,6 @@ public final class EngineSimulator implements AutoCloseable {
             return new SimulatorBuilder(this);
         }
     }
-
 
     private final Options options;
     private final EngineEventEncoder encoder;
@@ -161,8 +168,8 @@ public final class EngineSimulator implements AutoCloseable {
     }
 
     /** BlockStored (see {@link SimEvent#stored}). */
-    public static SimEvent.Stored stored(long[] hashes, Long parent, int[] tokens, int blockSize, String medium,
-                                         String loraName) {
+    public static SimEvent.Stored stored(
+            long[] hashes, Long parent, int[] tokens, int blockSize, String medium, String loraName) {
         return SimEvent.stored(hashes, parent, tokens, blockSize, medium, loraName);
     }
 
@@ -188,8 +195,8 @@ public final class EngineSimulator implements AutoCloseable {
      * this rank already holds on that medium's tier and emits one BlockStored for the rest, chained to the last
      * held block. The future completes with the batch's seq, or with null when every block was already held.
      */
-    public synchronized CompletableFuture<Long> storeSequence(int[] tokens, int blockSize, String medium,
-                                                              String loraName) {
+    public synchronized CompletableFuture<Long> storeSequence(
+            int[] tokens, int blockSize, String medium, String loraName) {
         long[] hashes = sequenceHashes(tokens, blockSize, loraName);
         int first = truth.heldPrefix(options.dpRank(), medium, hashes);
         if (first == hashes.length) {

@@ -3,23 +3,27 @@ package io.kvindexer.indexer.sim;
 import io.kvindexer.indexer.sim.EngineEventEncoder.Format;
 import io.kvindexer.indexer.sim.EngineEventEncoder.HashMode;
 import io.kvindexer.indexer.sim.EngineSimulator.ReplayLayout;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.locks.LockSupport;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * Runs an {@link EngineSimulator} on its own: a prefix-caching engine model fed with a generated workload
  * (requests that share a few system prompts), publishing the resulting KV events like a vLLM engine.
  */
-@Command(name = "engine-simulator", mixinStandardHelpOptions = true,
+@Command(
+        name = "engine-simulator",
+        mixinStandardHelpOptions = true,
         description = "Publishes vLLM-compatible KV events (ZMQ PUB + replay ROUTER) for a generated workload.")
 public final class EngineSimulatorMain implements Callable<Integer> {
 
-    @Option(names = "--endpoint", defaultValue = "tcp://*:5557", description = "PUB bind address (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--endpoint",
+            defaultValue = "tcp://*:5557",
+            description = "PUB bind address (default: ${DEFAULT-VALUE})")
     String endpoint;
 
     @Option(names = "--replay-endpoint", description = "replay ROUTER bind address; off when not given")
@@ -28,40 +32,73 @@ public final class EngineSimulatorMain implements Callable<Integer> {
     @Option(names = "--block-size", defaultValue = "16", description = "tokens per block (default: ${DEFAULT-VALUE})")
     int blockSize;
 
-    @Option(names = "--rate", defaultValue = "50", description = "requests served per second (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--rate",
+            defaultValue = "50",
+            description = "requests served per second (default: ${DEFAULT-VALUE})")
     double rate;
 
-    @Option(names = "--capacity-blocks", defaultValue = "1024", description = "prefix-cache size in blocks (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--capacity-blocks",
+            defaultValue = "1024",
+            description = "prefix-cache size in blocks (default: ${DEFAULT-VALUE})")
     int capacityBlocks;
 
-    @Option(names = "--prefixes", defaultValue = "8", description = "distinct shared system prompts (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--prefixes",
+            defaultValue = "8",
+            description = "distinct shared system prompts (default: ${DEFAULT-VALUE})")
     int prefixes;
 
-    @Option(names = "--prefix-blocks", defaultValue = "4", description = "blocks per shared prompt (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--prefix-blocks",
+            defaultValue = "4",
+            description = "blocks per shared prompt (default: ${DEFAULT-VALUE})")
     int prefixBlocks;
 
-    @Option(names = "--max-suffix-blocks", defaultValue = "8", description = "most blocks of request-specific tokens (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--max-suffix-blocks",
+            defaultValue = "8",
+            description = "most blocks of request-specific tokens (default: ${DEFAULT-VALUE})")
     int maxSuffixBlocks;
 
-    @Option(names = "--requests", defaultValue = "0", description = "stop after this many requests; 0 runs until killed")
+    @Option(
+            names = "--requests",
+            defaultValue = "0",
+            description = "stop after this many requests; 0 runs until killed")
     long requests;
 
-    @Option(names = "--dp-rank", defaultValue = "0", description = "data-parallel rank stamped in batches (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--dp-rank",
+            defaultValue = "0",
+            description = "data-parallel rank stamped in batches (default: ${DEFAULT-VALUE})")
     int dpRank;
 
     @Option(names = "--topic", defaultValue = "", description = "topic frame")
     String topic;
 
-    @Option(names = "--format", defaultValue = "MAP", description = "event shapes: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--format",
+            defaultValue = "MAP",
+            description = "event shapes: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE})")
     Format format;
 
-    @Option(names = "--hash-mode", defaultValue = "U64", description = "block hash encoding: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--hash-mode",
+            defaultValue = "U64",
+            description = "block hash encoding: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE})")
     HashMode hashMode;
 
-    @Option(names = "--replay-layout", defaultValue = "WITH_TOPIC", description = "replay reply frames: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--replay-layout",
+            defaultValue = "WITH_TOPIC",
+            description = "replay reply frames: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE})")
     ReplayLayout replayLayout;
 
-    @Option(names = "--buffer-steps", defaultValue = "10000", description = "batches kept for replay (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--buffer-steps",
+            defaultValue = "10000",
+            description = "batches kept for replay (default: ${DEFAULT-VALUE})")
     int bufferSteps;
 
     @Option(names = "--seed", defaultValue = "42", description = "workload random seed (default: ${DEFAULT-VALUE})")
@@ -70,9 +107,15 @@ public final class EngineSimulatorMain implements Callable<Integer> {
     @Override
     public Integer call() {
         EngineSimulator.Options options = EngineSimulator.Options.builder()
-                .endpoint(endpoint).replayEndpoint(replayEndpoint).dpRank(dpRank).topic(topic)
-                .format(format).hashMode(hashMode).replayLayout(replayLayout)
-                .bufferSteps(bufferSteps).build();
+                .endpoint(endpoint)
+                .replayEndpoint(replayEndpoint)
+                .dpRank(dpRank)
+                .topic(topic)
+                .format(format)
+                .hashMode(hashMode)
+                .replayLayout(replayLayout)
+                .bufferSteps(bufferSteps)
+                .build();
         try (EngineSimulator sim = EngineSimulator.start(options)) {
             System.out.println("publishing on " + sim.endpoint()
                     + (sim.replayEndpoint() == null ? " (replay off)" : ", replay on " + sim.replayEndpoint()));
@@ -88,8 +131,8 @@ public final class EngineSimulatorMain implements Callable<Integer> {
                     batches++;
                 }
                 if (served % 1000 == 999) {
-                    System.out.printf("requests %d, batches %d, cached blocks %d%n", served + 1, batches,
-                            engine.cachedBlocks());
+                    System.out.printf(
+                            "requests %d, batches %d, cached blocks %d%n", served + 1, batches, engine.cachedBlocks());
                 }
                 next += periodNanos;
                 long wait = next - System.nanoTime();
@@ -116,6 +159,8 @@ public final class EngineSimulatorMain implements Callable<Integer> {
     }
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new EngineSimulatorMain()).setCaseInsensitiveEnumValuesAllowed(true).execute(args));
+        System.exit(new CommandLine(new EngineSimulatorMain())
+                .setCaseInsensitiveEnumValuesAllowed(true)
+                .execute(args));
     }
 }

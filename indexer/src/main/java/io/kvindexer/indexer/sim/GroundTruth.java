@@ -3,7 +3,6 @@ package io.kvindexer.indexer.sim;
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.sim.EngineEventEncoder.Format;
 import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
-
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -31,8 +30,8 @@ final class GroundTruth {
             Format shape = e instanceof SimEvent.Shaped s ? s.format() : format;
             switch (event) {
                 case SimEvent.Stored s -> {
-                    LongOpenHashSet set = held.computeIfAbsent(holder(dpRank, shape, s.medium()),
-                            k -> new LongOpenHashSet());
+                    LongOpenHashSet set =
+                            held.computeIfAbsent(holder(dpRank, shape, s.medium()), k -> new LongOpenHashSet());
                     for (long h : s.hashes()) {
                         set.add(h);
                     }

@@ -20,8 +20,7 @@ public final class PrefixCacheEngine {
      * @param events    Removed events for evictions, then one Stored for the newly cached blocks; empty when
      *                  nothing changed
      */
-    public record Served(int hitBlocks, int totalBlocks, List<SimEvent> events) {
-    }
+    public record Served(int hitBlocks, int totalBlocks, List<SimEvent> events) {}
 
     private final int capacityBlocks;
     private final int blockSize;
@@ -94,8 +93,13 @@ public final class PrefixCacheEngine {
             cache.put(hashes[i], Boolean.TRUE);
         }
         Long parent = hit == 0 ? null : hashes[hit - 1];
-        events.add(SimEvent.stored(Arrays.copyOfRange(hashes, hit, n), parent,
-                Arrays.copyOfRange(tokens, hit * blockSize, n * blockSize), blockSize, medium, null));
+        events.add(SimEvent.stored(
+                Arrays.copyOfRange(hashes, hit, n),
+                parent,
+                Arrays.copyOfRange(tokens, hit * blockSize, n * blockSize),
+                blockSize,
+                medium,
+                null));
         return new Served(hit, n, events);
     }
 }

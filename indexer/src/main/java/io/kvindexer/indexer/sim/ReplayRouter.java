@@ -1,13 +1,12 @@
 package io.kvindexer.indexer.sim;
 
 import io.kvindexer.indexer.ingest.Frames;
-import org.zeromq.ZMQ;
-
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.zeromq.ZMQ;
 
 /**
  * The simulated engine's replay side: a ring buffer of past batches and the ROUTER protocol that answers
@@ -19,11 +18,9 @@ final class ReplayRouter {
 
     private static final System.Logger LOG = System.getLogger(ReplayRouter.class.getName());
 
-    private record Entry(long seq, byte[] payload) {
-    }
+    private record Entry(long seq, byte[] payload) {}
 
-    private record DeferredRequest(byte[] identity, long start, List<Entry> snapshot) {
-    }
+    private record DeferredRequest(byte[] identity, long start, List<Entry> snapshot) {}
 
     private final int bufferSteps;
     private final boolean withTopic;

@@ -7,8 +7,8 @@ import java.util.Objects;
  * ({@code event.KvEvent}) because the simulator must be able to write every wire field, unknown tags and
  * per-event shapes.
  */
-public sealed interface SimEvent permits SimEvent.Stored, SimEvent.Removed, SimEvent.Cleared, SimEvent.Unknown,
-        SimEvent.Shaped {
+public sealed interface SimEvent
+        permits SimEvent.Stored, SimEvent.Removed, SimEvent.Cleared, SimEvent.Unknown, SimEvent.Shaped {
 
     /**
      * {@code BlockStored}: a chain of full blocks.
@@ -19,8 +19,16 @@ public sealed interface SimEvent permits SimEvent.Stored, SimEvent.Removed, SimE
      * @param loraName adapter name; null writes nil
      * @param groupIdx KV-cache group; null leaves the optional key out (map) or writes nil (array)
      */
-    record Stored(long[] hashes, Long parent, int[] tokens, int blockSize, String medium, Integer loraId,
-                  String loraName, Integer groupIdx) implements SimEvent {
+    record Stored(
+            long[] hashes,
+            Long parent,
+            int[] tokens,
+            int blockSize,
+            String medium,
+            Integer loraId,
+            String loraName,
+            Integer groupIdx)
+            implements SimEvent {
         public Stored {
             Objects.requireNonNull(hashes, "hashes");
             Objects.requireNonNull(tokens, "tokens");
@@ -35,16 +43,13 @@ public sealed interface SimEvent permits SimEvent.Stored, SimEvent.Removed, SimE
     }
 
     /** {@code AllBlocksCleared}. */
-    record Cleared() implements SimEvent {
-    }
+    record Cleared() implements SimEvent {}
 
     /** An event with a tag the indexer does not know (e.g. the proposed {@code BlockInactive}). */
-    record Unknown(String type, long[] hashes) implements SimEvent {
-    }
+    record Unknown(String type, long[] hashes) implements SimEvent {}
 
     /** Forces one event into another format's shape, for batches that mix map and array events. */
-    record Shaped(SimEvent event, EngineEventEncoder.Format format) implements SimEvent {
-    }
+    record Shaped(SimEvent event, EngineEventEncoder.Format format) implements SimEvent {}
 
     static Stored stored(long[] hashes, Long parent, int[] tokens, int blockSize, String medium, String loraName) {
         return new Stored(hashes, parent, tokens, blockSize, medium, null, loraName, null);

@@ -1,10 +1,6 @@
 package io.kvindexer.indexer.sim;
 
 import io.kvindexer.indexer.ingest.Frames;
-import org.zeromq.SocketType;
-import org.zeromq.ZContext;
-import org.zeromq.ZMQ;
-
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -12,6 +8,9 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
 
 /**
  * The simulator's one socket thread: owns the PUB (an XPUB, which sends exactly like vLLM's PUB and also shows
@@ -19,23 +18,17 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class SimPublisher {
 
-    sealed interface Command {
-    }
+    sealed interface Command {}
 
-    record Send(long seq, byte[] payload, boolean live, CompletableFuture<Long> done) implements Command {
-    }
+    record Send(long seq, byte[] payload, boolean live, CompletableFuture<Long> done) implements Command {}
 
-    record Raw(List<byte[]> frames, CompletableFuture<Long> done) implements Command {
-    }
+    record Raw(List<byte[]> frames, CompletableFuture<Long> done) implements Command {}
 
-    record ClearBuffer() implements Command {
-    }
+    record ClearBuffer() implements Command {}
 
-    record AnswerDeferred(CompletableFuture<Long> done) implements Command {
-    }
+    record AnswerDeferred(CompletableFuture<Long> done) implements Command {}
 
-    record Stop() implements Command {
-    }
+    record Stop() implements Command {}
 
     private final EngineSimulator.Options options;
     private final ReplayRouter replay;
@@ -64,8 +57,8 @@ final class SimPublisher {
             return bound.get(30, TimeUnit.SECONDS);
         } catch (ExecutionException e) {
             stop();
-            throw new IllegalStateException("engine simulator could not bind: " + e.getCause().getMessage(),
-                    e.getCause());
+            throw new IllegalStateException(
+                    "engine simulator could not bind: " + e.getCause().getMessage(), e.getCause());
         } catch (Exception e) {
             stop();
             throw new IllegalStateException("engine simulator did not start", e);
@@ -172,7 +165,9 @@ final class SimPublisher {
 
     /** Wildcard hosts become loopback so tests can connect to what was bound; jeromq spells ::1 out in full. */
     private static String connectable(String lastEndpoint) {
-        return lastEndpoint.replace("tcp://0.0.0.0:", "tcp://127.0.0.1:").replace("tcp://*:", "tcp://127.0.0.1:")
+        return lastEndpoint
+                .replace("tcp://0.0.0.0:", "tcp://127.0.0.1:")
+                .replace("tcp://*:", "tcp://127.0.0.1:")
                 .replace("tcp://[0:0:0:0:0:0:0:1]:", "tcp://[::1]:");
     }
 }

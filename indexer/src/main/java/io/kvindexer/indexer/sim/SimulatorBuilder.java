@@ -21,8 +21,7 @@ public final class SimulatorBuilder {
     private Double fixedTs;
     private ZContext context;
 
-    SimulatorBuilder() {
-    }
+    SimulatorBuilder() {}
 
     SimulatorBuilder(EngineSimulator.Options o) {
         endpoint = o.endpoint();
@@ -100,8 +99,19 @@ public final class SimulatorBuilder {
     }
 
     public EngineSimulator.Options build() {
-        return new EngineSimulator.Options(endpoint, replayEndpoint, dpRank, topic, bufferSteps, hwm, format, hashMode,
-                replayLayout, startSeq, fixedTs, context);
+        return new EngineSimulator.Options(
+                endpoint,
+                replayEndpoint,
+                dpRank,
+                topic,
+                bufferSteps,
+                hwm,
+                format,
+                hashMode,
+                replayLayout,
+                startSeq,
+                fixedTs,
+                context);
     }
 
     /** Builds and {@link EngineSimulator#start starts} a simulator. */

@@ -1,12 +1,11 @@
 package io.kvindexer.indexer.bench;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /** The agent trace generator is deterministic and the committed trace is exactly what it writes. */
 class AgentTraceTest {
@@ -20,7 +19,9 @@ class AgentTraceTest {
         generator.seed = 7;
         generator.out = regenerated;
         assertThat(generator.call()).isZero();
-        assertThat(Files.mismatch(committed, regenerated)).as("first differing byte").isEqualTo(-1L);
+        assertThat(Files.mismatch(committed, regenerated))
+                .as("first differing byte")
+                .isEqualTo(-1L);
     }
 
     @Test
@@ -31,7 +32,8 @@ class AgentTraceTest {
         // every prompt starts with the shared 8-block preamble
         assertThat(requests).allSatisfy(r -> assertThat(r.hashIds()).startsWith(0, 1, 2, 3, 4, 5, 6, 7));
         for (int i = 1; i < requests.size(); i++) {
-            assertThat(requests.get(i).timestampMs()).isGreaterThanOrEqualTo(requests.get(i - 1).timestampMs());
+            assertThat(requests.get(i).timestampMs())
+                    .isGreaterThanOrEqualTo(requests.get(i - 1).timestampMs());
         }
         // sessions grow: many prompts are longer than any system prompt (8 + at most 32 blocks)
         long grown = requests.stream().filter(r -> r.hashIds().length > 40).count();

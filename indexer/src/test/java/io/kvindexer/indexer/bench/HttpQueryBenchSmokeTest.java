@@ -1,13 +1,12 @@
 package io.kvindexer.indexer.bench;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
 
 /** Runs the HTTP query harness for about a second on a trace slice so it cannot rot; no timing is asserted. */
 class HttpQueryBenchSmokeTest {
@@ -15,14 +14,34 @@ class HttpQueryBenchSmokeTest {
     @Test
     void bothTargetsAnswerEveryRequest() throws Exception {
         HttpQueryBench bench = new HttpQueryBench();
-        new CommandLine(bench).parseArgs("--trace", BenchSmoke.trace().toString(), "--requests", "150",
-                "--workers", "2", "--engine-blocks", "400", "--clients", "2", "--seconds", "0.4",
-                "--warmup-seconds", "0.1", "--min-tokens", "1000", "--max-tokens", "100000", "--repetitions", "1");
+        new CommandLine(bench)
+                .parseArgs(
+                        "--trace",
+                        BenchSmoke.trace().toString(),
+                        "--requests",
+                        "150",
+                        "--workers",
+                        "2",
+                        "--engine-blocks",
+                        "400",
+                        "--clients",
+                        "2",
+                        "--seconds",
+                        "0.4",
+                        "--warmup-seconds",
+                        "0.1",
+                        "--min-tokens",
+                        "1000",
+                        "--max-tokens",
+                        "100000",
+                        "--repetitions",
+                        "1");
 
         List<HttpQueryBench.Rep> reps = bench.runBench();
 
         assertThat(reps).hasSize(1);
-        for (HttpQueryBench.Load load : List.of(reps.get(0).query(), reps.get(0).binary(), reps.get(0).noop())) {
+        for (HttpQueryBench.Load load :
+                List.of(reps.get(0).query(), reps.get(0).binary(), reps.get(0).noop())) {
             assertThat(load.errors()).isZero();
             assertThat(load.requests()).isPositive();
             assertThat(load.queriesPerSecond()).isPositive();
@@ -35,9 +54,11 @@ class HttpQueryBenchSmokeTest {
     @Test
     void theNoOpEndpointParsesTheBodyItIsGiven() {
         JsonFactory f = new JsonFactory();
-        byte[] body = BenchHttp.queryBody("m", new int[]{1, 2, -1});
+        byte[] body = BenchHttp.queryBody("m", new int[] {1, 2, -1});
         assertThat(HttpQueryBench.parseTokens(f, body)).isEqualTo(3);
-        assertThat(HttpQueryBench.parseTokens(f, "{\"token_ids\":[1]}".getBytes(StandardCharsets.UTF_8))).isEqualTo(-1);
-        assertThat(HttpQueryBench.parseTokens(f, "[".getBytes(StandardCharsets.UTF_8))).isEqualTo(-1);
+        assertThat(HttpQueryBench.parseTokens(f, "{\"token_ids\":[1]}".getBytes(StandardCharsets.UTF_8)))
+                .isEqualTo(-1);
+        assertThat(HttpQueryBench.parseTokens(f, "[".getBytes(StandardCharsets.UTF_8)))
+                .isEqualTo(-1);
     }
 }

@@ -1,11 +1,10 @@
 package io.kvindexer.indexer.bench;
 
-import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
 
 /** Runs the peer-recovery harness on a trace slice so it cannot rot; no timing is asserted. */
 class RecoveryBenchSmokeTest {
@@ -13,15 +12,27 @@ class RecoveryBenchSmokeTest {
     @Test
     void aFreshReplicaRecoversEveryMembership() throws Exception {
         RecoveryBench bench = new RecoveryBench();
-        new CommandLine(bench).parseArgs("--trace", BenchSmoke.trace().toString(), "--requests", "150",
-                "--workers", "2", "--engine-blocks", "4096", "--repetitions", "1");
+        new CommandLine(bench)
+                .parseArgs(
+                        "--trace",
+                        BenchSmoke.trace().toString(),
+                        "--requests",
+                        "150",
+                        "--workers",
+                        "2",
+                        "--engine-blocks",
+                        "4096",
+                        "--repetitions",
+                        "1");
         Workload expected = bench.workload.build();
 
         List<RecoveryBench.Rep> reps = bench.runBench();
 
         assertThat(reps).hasSize(1);
         // the bench itself fails unless the replica holds exactly what the source holds; markers come on top
-        assertThat(reps.get(0).memberships()).isGreaterThanOrEqualTo(expected.expectedMemberships()).isPositive();
+        assertThat(reps.get(0).memberships())
+                .isGreaterThanOrEqualTo(expected.expectedMemberships())
+                .isPositive();
         assertThat(reps.get(0).dumpBytes()).isPositive();
         assertThat(reps.get(0).recoverySeconds()).isPositive();
     }
@@ -32,8 +43,20 @@ class RecoveryBenchSmokeTest {
         long expected = 0;
         for (String format : List.of("binary", "json")) {
             RecoveryBench bench = new RecoveryBench();
-            new CommandLine(bench).parseArgs("--trace", BenchSmoke.trace().toString(), "--requests", "150",
-                    "--workers", "2", "--engine-blocks", "4096", "--repetitions", "1", "--format", format);
+            new CommandLine(bench)
+                    .parseArgs(
+                            "--trace",
+                            BenchSmoke.trace().toString(),
+                            "--requests",
+                            "150",
+                            "--workers",
+                            "2",
+                            "--engine-blocks",
+                            "4096",
+                            "--repetitions",
+                            "1",
+                            "--format",
+                            format);
             expected = bench.workload.build().expectedMemberships();
             byFormat.add(bench.runBench().get(0)); // fails unless the replica holds exactly what the source holds
         }
@@ -41,8 +64,10 @@ class RecoveryBenchSmokeTest {
         for (RecoveryBench.Rep rep : byFormat) {
             assertThat(rep.memberships()).isGreaterThanOrEqualTo(expected).isPositive();
         }
-        double binaryPerMembership = byFormat.get(0).dumpBytes() / (double) byFormat.get(0).memberships();
-        double jsonPerMembership = byFormat.get(1).dumpBytes() / (double) byFormat.get(1).memberships();
+        double binaryPerMembership =
+                byFormat.get(0).dumpBytes() / (double) byFormat.get(0).memberships();
+        double jsonPerMembership =
+                byFormat.get(1).dumpBytes() / (double) byFormat.get(1).memberships();
         assertThat(jsonPerMembership).as("JSON vs binary bytes per membership").isGreaterThan(5 * binaryPerMembership);
     }
 }

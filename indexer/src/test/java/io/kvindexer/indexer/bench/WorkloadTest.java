@@ -1,15 +1,14 @@
 package io.kvindexer.indexer.bench;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class WorkloadTest {
 
@@ -48,16 +47,22 @@ class WorkloadTest {
     @Test
     void lruEngineStoresWithParentsEvictsTailsFirstAndNeverOrphansAStore() {
         MooncakeTrace trace = new MooncakeTrace(List.of(
-                new MooncakeTrace.Request(0, new long[]{0, 1}, 0),
-                new MooncakeTrace.Request(1, new long[]{0, 1, 2}, 0),
-                new MooncakeTrace.Request(2, new long[]{0, 3}, 0)));
+                new MooncakeTrace.Request(0, new long[] {0, 1}, 0),
+                new MooncakeTrace.Request(1, new long[] {0, 1, 2}, 0),
+                new MooncakeTrace.Request(2, new long[] {0, 3}, 0)));
         // one worker, 2 engine blocks per trace block, room for 6 engine blocks
         Workload w = Workload.build(trace, new Workload.Spec(2, 1, 1, 6, 42));
         List<Workload.Op> ops = Arrays.asList(w.ops());
-        assertThat(ops).extracting(Workload.Op::kind).containsExactly(
-                Workload.Kind.QUERY, Workload.Kind.STORED,
-                Workload.Kind.QUERY, Workload.Kind.STORED,
-                Workload.Kind.QUERY, Workload.Kind.REMOVED, Workload.Kind.STORED);
+        assertThat(ops)
+                .extracting(Workload.Op::kind)
+                .containsExactly(
+                        Workload.Kind.QUERY,
+                        Workload.Kind.STORED,
+                        Workload.Kind.QUERY,
+                        Workload.Kind.STORED,
+                        Workload.Kind.QUERY,
+                        Workload.Kind.REMOVED,
+                        Workload.Kind.STORED);
         assertThat(ops.get(1).hasParent()).isFalse();
         assertThat(ops.get(1).tokenValues()).containsExactly(0, 0, 1, 1);
         Workload.Op extend = ops.get(3);

@@ -1,11 +1,10 @@
 package io.kvindexer.indexer.bench;
 
-import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
 
 /** Runs the ZeroMQ ingest harness briefly on a trace slice so it cannot rot; no timing is asserted. */
 class ZmqIngestBenchSmokeTest {
@@ -13,16 +12,31 @@ class ZmqIngestBenchSmokeTest {
     @Test
     void everyPublishedEventBecomesVisibleAndIsCounted() throws Exception {
         ZmqIngestBench bench = new ZmqIngestBench();
-        new CommandLine(bench).parseArgs("--trace", BenchSmoke.trace().toString(), "--requests", "150",
-                "--workers", "2", "--engine-blocks", "400", "--repetitions", "1", "--warmup", "0",
-                "--probe-every-ms", "5");
+        new CommandLine(bench)
+                .parseArgs(
+                        "--trace",
+                        BenchSmoke.trace().toString(),
+                        "--requests",
+                        "150",
+                        "--workers",
+                        "2",
+                        "--engine-blocks",
+                        "400",
+                        "--repetitions",
+                        "1",
+                        "--warmup",
+                        "0",
+                        "--probe-every-ms",
+                        "5");
         Workload expected = bench.workload.build();
 
         List<ZmqIngestBench.Rep> reps = bench.runBench();
 
         assertThat(reps).hasSize(1);
         ZmqIngestBench.Rep rep = reps.get(0);
-        assertThat(rep.blockEvents()).isEqualTo(expected.storedBlocks() + expected.removedBlocks()).isPositive();
+        assertThat(rep.blockEvents())
+                .isEqualTo(expected.storedBlocks() + expected.removedBlocks())
+                .isPositive();
         assertThat(rep.batches()).isPositive();
         assertThat(rep.blockEventsPerSecond()).isPositive();
         assertThat(rep.probes()).isPositive();

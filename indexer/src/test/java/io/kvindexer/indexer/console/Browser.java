@@ -1,15 +1,5 @@
 package io.kvindexer.indexer.console;
 
-import org.openqa.selenium.JavascriptExecutor;
-import org.openqa.selenium.OutputType;
-import org.openqa.selenium.TakesScreenshot;
-import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
-import org.openqa.selenium.logging.LogEntry;
-import org.openqa.selenium.logging.LogType;
-import org.openqa.selenium.support.ui.WebDriverWait;
-
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -20,6 +10,15 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.logging.Level;
+import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.TakesScreenshot;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.logging.LogEntry;
+import org.openqa.selenium.logging.LogType;
+import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
  * Headless Debian Chromium through its chromedriver (no browser download: both come from apt, see bin/run-tests).
@@ -38,12 +37,22 @@ final class Browser implements AutoCloseable {
         File chromedriver = executable("kvindexer.chromedriver", "chromedriver");
         ChromeOptions options = new ChromeOptions();
         options.setBinary(chromium);
-        options.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-extensions", "--no-first-run", "--hide-scrollbars", "--window-size=1280,800",
+        options.addArguments(
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--disable-extensions",
+                "--no-first-run",
+                "--hide-scrollbars",
+                "--window-size=1280,800",
                 "--force-prefers-reduced-motion");
         options.setCapability("goog:loggingPrefs", Map.of(LogType.BROWSER, "ALL"));
-        ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(chromedriver)
-                .usingAnyFreePort().withLogOutput(java.io.OutputStream.nullOutputStream()).build();
+        ChromeDriverService service = new ChromeDriverService.Builder()
+                .usingDriverExecutable(chromedriver)
+                .usingAnyFreePort()
+                .withLogOutput(java.io.OutputStream.nullOutputStream())
+                .build();
         driver = new ChromeDriver(service, options);
         driver.manage().timeouts().pageLoadTimeout(WAIT).scriptTimeout(WAIT);
     }
@@ -51,9 +60,14 @@ final class Browser implements AutoCloseable {
     /** The property's path, else the first {@code name} on PATH. */
     private static File executable(String property, String name) {
         String given = System.getProperty(property);
-        File f = given != null ? new File(given) : java.util.Arrays.stream(System.getenv().getOrDefault("PATH", "")
-                        .split(File.pathSeparator)).map(dir -> new File(dir, name)).filter(File::canExecute)
-                .findFirst().orElse(new File("/usr/bin", name));
+        File f = given != null
+                ? new File(given)
+                : java.util.Arrays.stream(
+                                System.getenv().getOrDefault("PATH", "").split(File.pathSeparator))
+                        .map(dir -> new File(dir, name))
+                        .filter(File::canExecute)
+                        .findFirst()
+                        .orElse(new File("/usr/bin", name));
         if (!f.canExecute()) {
             throw new IllegalStateException(f + " is missing: the console's browser tests need Debian's chromium and "
                     + "chromium-driver (`apt-get install -y chromium chromium-driver`; bin/run-tests installs them "
@@ -73,8 +87,9 @@ final class Browser implements AutoCloseable {
      * narrower than about 500 px; a phone width also turns on mobile layout rules (meta viewport).
      */
     void size(int width, int height) {
-        driver.executeCdpCommand("Emulation.setDeviceMetricsOverride", Map.of("width", width, "height", height,
-                "deviceScaleFactor", 1, "mobile", width < 600));
+        driver.executeCdpCommand(
+                "Emulation.setDeviceMetricsOverride",
+                Map.of("width", width, "height", height, "deviceScaleFactor", 1, "mobile", width < 600));
         waiting().until(d -> ((Number) js("return document.documentElement.clientWidth")).intValue() == width);
     }
 
@@ -92,7 +107,9 @@ final class Browser implements AutoCloseable {
         try {
             Files.createDirectories(SCREENSHOTS);
             Path to = SCREENSHOTS.resolve(name + ".png");
-            Files.copy(((TakesScreenshot) driver).getScreenshotAs(OutputType.FILE).toPath(), to,
+            Files.copy(
+                    ((TakesScreenshot) driver).getScreenshotAs(OutputType.FILE).toPath(),
+                    to,
                     StandardCopyOption.REPLACE_EXISTING);
             return to;
         } catch (IOException e) {

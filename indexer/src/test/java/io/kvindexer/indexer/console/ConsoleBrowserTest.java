@@ -1,11 +1,24 @@
 package io.kvindexer.indexer.console;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.hash.BlockHasher;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.sim.EngineSimulator;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.LongStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -21,20 +34,6 @@ import org.openqa.selenium.interactions.Actions;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.Select;
 import org.openqa.selenium.support.ui.WebDriverWait;
-
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
-import java.util.stream.IntStream;
-import java.util.stream.LongStream;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 /**
  * The web console in headless Chromium against a real indexer with three simulated engines (real ZeroMQ): what
@@ -62,9 +61,14 @@ class ConsoleBrowserTest {
         for (int i = 1; i <= 3; i++) {
             EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
             engines.add(sim);
-            assertThat(http.post("/register", "{\"instance_id\":" + i + ",\"endpoint\":\"" + sim.endpoint()
-                    + "\",\"replay_endpoint\":\"" + sim.replayEndpoint() + "\",\"model_name\":\"" + MODEL
-                    + "\",\"block_size\":" + BLOCK + "}").status()).isEqualTo(201);
+            assertThat(http.post(
+                                    "/register",
+                                    "{\"instance_id\":" + i + ",\"endpoint\":\"" + sim.endpoint()
+                                            + "\",\"replay_endpoint\":\"" + sim.replayEndpoint()
+                                            + "\",\"model_name\":\"" + MODEL
+                                            + "\",\"block_size\":" + BLOCK + "}")
+                            .status())
+                    .isEqualTo(201);
         }
         await().atMost(Browser.WAIT).until(() -> engines.stream().allMatch(s -> s.subscriptions() >= 1));
         // engine 1 holds the whole query; 2 its shared head on device and 4 blocks on the host tier; 3 the head only
@@ -113,12 +117,14 @@ class ConsoleBrowserTest {
     void overviewListsTheEnginesAndTheirStatuses() {
         browser.open(ui(""));
         var wait = browser.waiting();
-        wait.until(d -> d.findElements(By.cssSelector("#workers tr[data-instance]")).size() == 3);
+        wait.until(d ->
+                d.findElements(By.cssSelector("#workers tr[data-instance]")).size() == 3);
         eventually(() -> {
             for (int i = 1; i <= 3; i++) {
                 WebElement row = browser.driver.findElement(By.cssSelector("#workers tr[data-instance='" + i + "']"));
                 assertThat(row.getAttribute("data-status")).isEqualTo("active");
-                assertThat(row.findElement(By.cssSelector(".listener")).getText()).isEqualTo("active");
+                assertThat(row.findElement(By.cssSelector(".listener")).getText())
+                        .isEqualTo("active");
                 assertThat(row.getText()).contains(engine(i).endpoint(), MODEL + " / default");
             }
         });
@@ -128,14 +134,17 @@ class ConsoleBrowserTest {
             WebElement index = browser.driver.findElement(By.cssSelector("#indexes tr[data-model='" + MODEL + "']"));
             assertThat(index.findElement(By.cssSelector("[data-field=blocks]")).getText())
                     .isEqualTo(Long.toString(stats.get("blocks").asLong()));
-            assertThat(index.findElement(By.cssSelector("[data-field=memberships]")).getText())
+            assertThat(index.findElement(By.cssSelector("[data-field=memberships]"))
+                            .getText())
                     .isEqualTo(Long.toString(stats.get("memberships").asLong()));
         });
-        assertThat(browser.driver.findElements(By.cssSelector("#charts figure"))).hasSize(5);
+        assertThat(browser.driver.findElements(By.cssSelector("#charts figure")))
+                .hasSize(5);
         browser.screenshot("overview-1280x800");
 
         browser.size(390, 844);
-        wait.until(d -> d.findElements(By.cssSelector("#workers tr[data-instance]")).size() == 3);
+        wait.until(d ->
+                d.findElements(By.cssSelector("#workers tr[data-instance]")).size() == 3);
         assertNoPageWideScroll();
         browser.screenshot("overview-390x844");
         browser.size(1280, 800);
@@ -144,18 +153,21 @@ class ConsoleBrowserTest {
 
     /** Assertions on a page that redraws every few seconds: retried while an element was replaced under them. */
     private static void eventually(org.awaitility.core.ThrowingRunnable check) {
-        await().atMost(Browser.WAIT).pollInterval(Duration.ofMillis(100))
-                .ignoreExceptionsInstanceOf(StaleElementReferenceException.class).untilAsserted(check);
+        await().atMost(Browser.WAIT)
+                .pollInterval(Duration.ofMillis(100))
+                .ignoreExceptionsInstanceOf(StaleElementReferenceException.class)
+                .untilAsserted(check);
     }
 
     /** Wide tables scroll inside their own box; the page itself never scrolls sideways. */
     private static void assertNoPageWideScroll() {
-        Number overflow = (Number) browser.js(
-                "return document.documentElement.scrollWidth - document.documentElement.clientWidth");
+        Number overflow = (Number)
+                browser.js("return document.documentElement.scrollWidth - document.documentElement.clientWidth");
         Object past = browser.js("const w = document.documentElement.clientWidth;"
                 + " return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > w + 1)"
                 + ".map(e => e.tagName + '.' + e.className).slice(0, 8).join(' ')");
-        assertThat(overflow.intValue()).as("horizontal overflow in px (elements past the edge: %s)", past)
+        assertThat(overflow.intValue())
+                .as("horizontal overflow in px (elements past the edge: %s)", past)
                 .isLessThanOrEqualTo(0);
     }
 
@@ -174,8 +186,8 @@ class ConsoleBrowserTest {
         assertThat(focused).as("the Query link is reachable with Tab").isEqualTo(queryLink);
         new Actions(browser.driver).sendKeys(Keys.ENTER).perform();
         wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("query-form")));
-        wait.until(d -> new Select(d.findElement(By.id("q-model"))).getOptions().stream()
-                .anyMatch(o -> o.getText().equals(MODEL)));
+        wait.until(d -> new Select(d.findElement(By.id("q-model")))
+                .getOptions().stream().anyMatch(o -> o.getText().equals(MODEL)));
         new Select(browser.driver.findElement(By.id("q-model"))).selectByVisibleText(MODEL);
         WebElement input = browser.driver.findElement(By.id("q-input"));
         input.clear();
@@ -208,19 +220,24 @@ class ConsoleBrowserTest {
 
         long[] local = BlockHasher.localHashes(QUERY, BLOCK, BlockHasher.seed(null));
         String hashes = LongStream.of(local).mapToObj(Long::toUnsignedString).collect(Collectors.joining(","));
-        JsonNode byHash = http.post("/query_by_hash", "{\"model_name\":\"" + MODEL + "\",\"block_hashes\":["
-                + hashes + "]}").json();
+        JsonNode byHash = http.post(
+                        "/query_by_hash", "{\"model_name\":\"" + MODEL + "\",\"block_hashes\":[" + hashes + "]}")
+                .json();
         assertThat(byHash.path("instances").size()).isEqualTo(3);
         browser.open(ui("#query?model_name=" + MODEL + "&block_hashes=" + hashes));
         assertShowsQueryJson(byHash);
-        assertThat(browser.driver.findElement(By.cssSelector("input[name=kind][value=block_hashes]")).isSelected())
+        assertThat(browser.driver
+                        .findElement(By.cssSelector("input[name=kind][value=block_hashes]"))
+                        .isSelected())
                 .isTrue();
     }
 
     /** Every instance of the JSON as a card with the same longest_matched, gpu, cpu, disk and per-rank numbers. */
     private static void assertShowsQueryJson(JsonNode expected) {
         JsonNode instances = expected.get("instances");
-        browser.waiting().until(d -> d.findElements(By.cssSelector("#q-result .instance")).size() == instances.size());
+        browser.waiting()
+                .until(d ->
+                        d.findElements(By.cssSelector("#q-result .instance")).size() == instances.size());
         eventually(() -> assertCardsShow(instances));
     }
 
@@ -234,7 +251,10 @@ class ConsoleBrowserTest {
             Map<String, Long> want = new LinkedHashMap<>();
             for (String field : List.of("longest_matched", "gpu", "cpu", "disk")) {
                 WebElement bar = card.findElement(By.cssSelector(":scope > .bar-row[data-field=" + field + "]"));
-                values.put(field, Long.parseLong(bar.findElement(By.cssSelector(".bar-value")).getText()));
+                values.put(
+                        field,
+                        Long.parseLong(
+                                bar.findElement(By.cssSelector(".bar-value")).getText()));
                 want.put(field, e.getValue().get(field).asLong());
             }
             for (var r : e.getValue().get("dp").properties()) {
@@ -257,21 +277,26 @@ class ConsoleBrowserTest {
     void theCacheMapShowsBlocksPerWorkerAndTheMostSharedPrefixes() {
         browser.open(ui("#cache?model_name=" + MODEL + "&tenant_id=default"));
         var wait = browser.waiting();
-        wait.until(d -> d.findElements(By.cssSelector("#worker-blocks tr[data-worker]")).size() == 3);
+        wait.until(d ->
+                d.findElements(By.cssSelector("#worker-blocks tr[data-worker]")).size() == 3);
         JsonNode workers = http.get("/stats?model_name=" + MODEL).json().at("/indexes/0/workers");
         eventually(() -> {
             for (JsonNode w : workers) {
-                String key = w.get("instance_id").asText() + ":" + w.get("dp_rank").asText();
-                WebElement row = browser.driver.findElement(By.cssSelector("#worker-blocks tr[data-worker='" + key
-                        + "']"));
+                String key =
+                        w.get("instance_id").asText() + ":" + w.get("dp_rank").asText();
+                WebElement row =
+                        browser.driver.findElement(By.cssSelector("#worker-blocks tr[data-worker='" + key + "']"));
                 for (String tier : List.of("device", "host_pinned", "disk", "external")) {
-                    assertThat(row.findElement(By.cssSelector("[data-tier=" + tier + "]")).getText())
-                            .as(key + " " + tier).isEqualTo(Long.toString(w.get("blocks").get(tier).asLong()));
+                    assertThat(row.findElement(By.cssSelector("[data-tier=" + tier + "]"))
+                                    .getText())
+                            .as(key + " " + tier)
+                            .isEqualTo(Long.toString(w.get("blocks").get(tier).asLong()));
                 }
             }
         });
         assertThat(workers.get(1).at("/blocks/host_pinned").asLong()).isEqualTo(4);
-        wait.until(d -> !d.findElements(By.cssSelector("#prefixes tr[data-depth]")).isEmpty());
+        wait.until(
+                d -> !d.findElements(By.cssSelector("#prefixes tr[data-depth]")).isEmpty());
         JsonNode first = http.get("/prefixes?model_name=" + MODEL).json().at("/prefixes/0");
         assertThat(first.get("workers").asInt()).isEqualTo(3); // the 2-block head all three hold
         assertThat(first.get("depth").asInt()).isEqualTo(2);
@@ -303,9 +328,14 @@ class ConsoleBrowserTest {
             String rate = d.findElement(applied).getAttribute("data-rate");
             return rate != null && !rate.isEmpty() && Double.parseDouble(rate) > 0;
         });
-        String path = browser.driver.findElement(By.cssSelector("#chart-applied path.line")).getAttribute("d");
+        String path = browser.driver
+                .findElement(By.cssSelector("#chart-applied path.line"))
+                .getAttribute("d");
         assertThat(path).startsWith("M").contains("L");
-        assertThat(browser.driver.findElement(By.cssSelector("#chart-applied .chart-value")).getText()).isNotEqualTo("0");
+        assertThat(browser.driver
+                        .findElement(By.cssSelector("#chart-applied .chart-value"))
+                        .getText())
+                .isNotEqualTo("0");
         browser.screenshot("overview-charts-1280x800");
     }
 
@@ -328,18 +358,25 @@ class ConsoleBrowserTest {
         By row = By.cssSelector("#workers tr[data-instance='2']");
         wait.until(d -> d.findElements(row).size() == 1);
         eventually(() -> {
-            assertThat(browser.driver.findElement(row).getAttribute("data-status")).isEqualTo("active");
-            assertThat(browser.driver.findElement(row).getAttribute("data-connection")).isEqualTo("connected");
+            assertThat(browser.driver.findElement(row).getAttribute("data-status"))
+                    .isEqualTo("active");
+            assertThat(browser.driver.findElement(row).getAttribute("data-connection"))
+                    .isEqualTo("connected");
         });
-        assertThat(browser.driver.findElements(By.cssSelector("#workers .badge.disconnected"))).isEmpty();
+        assertThat(browser.driver.findElements(By.cssSelector("#workers .badge.disconnected")))
+                .isEmpty();
 
         engine(2).close();
         // noticed on the socket at once, on the page at its next 2 s refresh: a few seconds, with room for a busy host
-        new WebDriverWait(browser.driver, Duration.ofSeconds(15), Duration.ofMillis(100)).until(d -> d.findElements(
-                By.cssSelector("#workers tr[data-instance='2'] .badge.disconnected")).size() == 1);
+        new WebDriverWait(browser.driver, Duration.ofSeconds(15), Duration.ofMillis(100))
+                .until(d -> d.findElements(By.cssSelector("#workers tr[data-instance='2'] .badge.disconnected"))
+                                .size()
+                        == 1);
         JsonNode listener = http.get("/workers?model_name=" + MODEL).json().findValues("listeners").stream()
-                .map(l -> l.get("0")).filter(l -> l.get("endpoint").asText().equals(engine(2).endpoint()))
-                .findFirst().orElseThrow();
+                .map(l -> l.get("0"))
+                .filter(l -> l.get("endpoint").asText().equals(engine(2).endpoint()))
+                .findFirst()
+                .orElseThrow();
         assertThat(listener.get("connected").asBoolean()).isFalse();
         assertThat(listener.get("status").asText()).isEqualTo("active");
         String lastError = listener.get("last_error").asText();
@@ -353,39 +390,54 @@ class ConsoleBrowserTest {
                     .isEqualTo(listener.get("disconnected_since_ms").asText());
             assertThat(r.findElement(By.cssSelector(".error")).getText()).isEqualTo(lastError);
         });
-        eventually(() -> assertThat(browser.driver.findElement(By.cssSelector("#workers tr[data-instance='1']"))
-                .getAttribute("data-connection")).isEqualTo("connected"));
+        eventually(() -> assertThat(browser.driver
+                        .findElement(By.cssSelector("#workers tr[data-instance='1']"))
+                        .getAttribute("data-connection"))
+                .isEqualTo("connected"));
         browser.screenshot("overview-engine-disconnected-1280x800");
 
-        assertThat(http.post("/test/pause_listener", "{\"instance_id\":2}").status()).isEqualTo(200);
+        assertThat(http.post("/test/pause_listener", "{\"instance_id\":2}").status())
+                .isEqualTo(200);
         wait.until(ExpectedConditions.textToBe(By.cssSelector("#workers tr[data-instance='2'] .listener"), "paused"));
-        assertThat(http.get("/workers?model_name=" + MODEL).json().findValuesAsText("status")).contains("paused");
-        eventually(() -> assertThat(browser.driver.findElement(By.cssSelector("#workers tr[data-instance='1']"))
-                .getAttribute("data-status")).isEqualTo("active"));
+        assertThat(http.get("/workers?model_name=" + MODEL).json().findValuesAsText("status"))
+                .contains("paused");
+        eventually(() -> assertThat(browser.driver
+                        .findElement(By.cssSelector("#workers tr[data-instance='1']"))
+                        .getAttribute("data-status"))
+                .isEqualTo("active"));
         browser.screenshot("overview-engine-paused-1280x800");
 
-        assertThat(http.post("/unregister", "{\"instance_id\":2,\"model_name\":\"" + MODEL + "\"}").status())
+        assertThat(http.post("/unregister", "{\"instance_id\":2,\"model_name\":\"" + MODEL + "\"}")
+                        .status())
                 .isEqualTo(200);
         wait.until(d -> d.findElements(row).isEmpty());
-        wait.until(d -> d.findElements(By.cssSelector("#workers tr[data-instance]")).size() == 2);
+        wait.until(d ->
+                d.findElements(By.cssSelector("#workers tr[data-instance]")).size() == 2);
     }
 
     @Test
     @Order(7)
     void withAuthOnThePageAsksForTheTokenOnceAndStaysPublic() throws Exception {
         try (IndexerApp secured = IndexerApp.start(IndexerConfig.defaults().withAuthToken("console-token"));
-             HttpTestClient client = new HttpTestClient(secured.baseUrl())) {
-            String registration = "{\"instance_id\":9,\"endpoint\":\"" + engine(1).endpoint()
-                    + "\",\"model_name\":\"" + MODEL + "\",\"block_size\":" + BLOCK + "}";
+                HttpTestClient client = new HttpTestClient(secured.baseUrl())) {
+            String registration = "{\"instance_id\":9,\"endpoint\":\""
+                    + engine(1).endpoint() + "\",\"model_name\":\"" + MODEL + "\",\"block_size\":" + BLOCK + "}";
             assertThat(client.post("/register", registration).status()).isEqualTo(401);
-            assertThat(client.request("POST", "/register", "application/json",
-                    registration.getBytes(java.nio.charset.StandardCharsets.UTF_8),
-                    "Authorization", "Bearer console-token").status()).isEqualTo(201);
+            assertThat(client.request(
+                                    "POST",
+                                    "/register",
+                                    "application/json",
+                                    registration.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                                    "Authorization",
+                                    "Bearer console-token")
+                            .status())
+                    .isEqualTo(201);
             browser.open(secured.baseUrl() + "/ui/#overview");
             var wait = browser.waiting();
             wait.until(ExpectedConditions.textToBe(By.cssSelector("#ready .text"), "ready"));
             // the overview needs no token: no prompt
-            assertThat(browser.driver.findElement(By.id("token-dialog")).getAttribute("open")).isNull();
+            assertThat(browser.driver.findElement(By.id("token-dialog")).getAttribute("open"))
+                    .isNull();
 
             browser.open(secured.baseUrl() + "/ui/#cache");
             wait.until(d -> d.findElement(By.id("token-dialog")).getAttribute("open") != null);
@@ -399,13 +451,14 @@ class ConsoleBrowserTest {
             wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("view-overview")));
             browser.js("location.hash = '#cache?model_name=" + MODEL + "'");
             wait.until(ExpectedConditions.textToBe(By.id("c-prefixes"), "No block is held yet."));
-            assertThat(browser.driver.findElement(By.id("token-dialog")).getAttribute("open")).as("asked once")
+            assertThat(browser.driver.findElement(By.id("token-dialog")).getAttribute("open"))
+                    .as("asked once")
                     .isNull();
-            assertThat(browser.js("return sessionStorage.getItem('kv-indexer-token')")).isEqualTo("console-token");
+            assertThat(browser.js("return sessionStorage.getItem('kv-indexer-token')"))
+                    .isEqualTo("console-token");
         }
         // the 401 that made the page ask is the one expected failed load
         List<String> errors = browser.severeLogs();
         assertThat(errors).allMatch(m -> m.contains("/prefixes") && m.contains("401"));
     }
-
 }

@@ -1,9 +1,10 @@
 package io.kvindexer.indexer.event;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.model.WorkerKey;
-import org.junit.jupiter.api.Test;
-
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -11,19 +12,15 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 /** The binary dump codec: exact round trip, and every truncation and single-bit flip is refused. */
 class BinaryDumpTest {
 
     /** One membership as the writer takes it and the reader gives it back. */
-    record M(long instanceId, int dpRank, StorageTier tier, boolean hasParent, long parent, long block, long local) {
-    }
+    record M(long instanceId, int dpRank, StorageTier tier, boolean hasParent, long parent, long block, long local) {}
 
-    record Section(String model, String tenant, int blockSize, List<M> memberships) {
-    }
+    record Section(String model, String tenant, int blockSize, List<M> memberships) {}
 
     /** Collects what a reader delivers; {@code ended} only after END. */
     static final class Collector implements BinaryDumpReader.Visitor {
@@ -58,17 +55,16 @@ class BinaryDumpTest {
         @Override
         public void owner(int workerRef, StorageTier tier) {
             WorkerKey w = workers.get(workerRef);
-            sections.getLast().memberships().add(new M(w.instanceId(), w.dpRank(), tier, hasParent, parent, block,
-                    local));
+            sections.getLast()
+                    .memberships()
+                    .add(new M(w.instanceId(), w.dpRank(), tier, hasParent, parent, block, local));
         }
 
         @Override
-        public void frameEnd() {
-        }
+        public void frameEnd() {}
 
         @Override
-        public void indexEnd() {
-        }
+        public void indexEnd() {}
 
         @Override
         public void end() {
@@ -82,8 +78,13 @@ class BinaryDumpTest {
         for (Section s : sections) {
             w.beginIndex(s.model(), s.tenant(), s.blockSize());
             for (M m : s.memberships()) {
-                w.membership(new WorkerKey(m.instanceId(), m.dpRank()), m.tier(), m.hasParent(), m.parent(),
-                        m.block(), m.local());
+                w.membership(
+                        new WorkerKey(m.instanceId(), m.dpRank()),
+                        m.tier(),
+                        m.hasParent(),
+                        m.parent(),
+                        m.block(),
+                        m.local());
             }
             w.endIndex();
         }
@@ -113,8 +114,13 @@ class BinaryDumpTest {
                 long block = rnd.nextLong();
                 int owners = 1 + rnd.nextInt(3);
                 for (int o = 0; o < owners; o++) {
-                    ms.add(new M(ids[(c + o) % ids.length], ranks[(c + 2 * o) % ranks.length],
-                            StorageTier.ofOrdinal((c + o) % 4), hasParent, hasParent ? parent : 0, block,
+                    ms.add(new M(
+                            ids[(c + o) % ids.length],
+                            ranks[(c + 2 * o) % ranks.length],
+                            StorageTier.ofOrdinal((c + o) % 4),
+                            hasParent,
+                            hasParent ? parent : 0,
+                            block,
                             rnd.nextLong()));
                 }
                 // owners of one block share its local hash
@@ -127,7 +133,8 @@ class BinaryDumpTest {
                 parent = block;
             }
         }
-        return List.of(new Section("org:llama", "default", 16, ms),
+        return List.of(
+                new Section("org:llama", "default", 16, ms),
                 new Section("mistral", "ténant", 64, List.of(new M(5, 0, StorageTier.DISK, false, 0, -7L, 99))),
                 new Section("empty", "t", 4, List.of()));
     }
@@ -139,8 +146,11 @@ class BinaryDumpTest {
         Collector back = read(bytes);
         assertThat(back.ended).isTrue();
         assertThat(back.sections).isEqualTo(sections);
-        long memberships = sections.stream().mapToLong(s -> s.memberships().size()).sum();
-        assertThat(bytes.length / (double) memberships).as("bytes per membership").isLessThan(24);
+        long memberships =
+                sections.stream().mapToLong(s -> s.memberships().size()).sum();
+        assertThat(bytes.length / (double) memberships)
+                .as("bytes per membership")
+                .isLessThan(24);
     }
 
     @Test
@@ -172,7 +182,8 @@ class BinaryDumpTest {
             int cut = i < 100 ? rnd.nextInt(bytes.length) : bytes.length - 1 - rnd.nextInt(64);
             Collector c = new Collector();
             assertThatThrownBy(() -> BinaryDumpReader.read(new ByteArrayInputStream(bytes, 0, cut), c))
-                    .as("cut at %d", cut).isInstanceOf(BinaryDump.FormatException.class);
+                    .as("cut at %d", cut)
+                    .isInstanceOf(BinaryDump.FormatException.class);
             assertThat(c.ended).isFalse();
         }
     }
@@ -185,7 +196,8 @@ class BinaryDumpTest {
             bad[bit / 8] ^= (byte) (1 << (bit % 8));
             Collector c = new Collector();
             assertThatThrownBy(() -> BinaryDumpReader.read(new ByteArrayInputStream(bad), c))
-                    .as("bit %d", bit).isInstanceOf(BinaryDump.FormatException.class);
+                    .as("bit %d", bit)
+                    .isInstanceOf(BinaryDump.FormatException.class);
             assertThat(c.ended).isFalse();
         }
     }

@@ -1,17 +1,5 @@
 package io.kvindexer.indexer.event;
 
-import io.kvindexer.indexer.hash.BlockHasher;
-import io.kvindexer.indexer.model.StorageTier;
-import org.junit.jupiter.api.Nested;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
-
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.Map;
-
 import static io.kvindexer.indexer.event.EventAssert.removed;
 import static io.kvindexer.indexer.event.EventAssert.stored;
 import static io.kvindexer.indexer.event.Msgpack.TS;
@@ -22,6 +10,17 @@ import static io.kvindexer.indexer.event.Msgpack.map;
 import static io.kvindexer.indexer.event.Msgpack.pack;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvindexer.indexer.hash.BlockHasher;
+import io.kvindexer.indexer.model.StorageTier;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The engine streams as they are in late 2026 (vLLM 0.26+, SGLang, TensorRT-LLM's streaming publisher, ROCm ATOM,
@@ -38,16 +37,36 @@ class CurrentStreamsDecoderTest {
     }
 
     private static Map<String, Object> mapStored(Object... extra) {
-        List<Object> kv = new ArrayList<>(List.of("type", "BlockStored", "block_hashes", list(111L, 222L),
-                "token_ids", ints(1, 8), "block_size", 4L, "medium", "GPU"));
+        List<Object> kv = new ArrayList<>(List.of(
+                "type",
+                "BlockStored",
+                "block_hashes",
+                list(111L, 222L),
+                "token_ids",
+                ints(1, 8),
+                "block_size",
+                4L,
+                "medium",
+                "GPU"));
         kv.addAll(Arrays.asList(extra));
         return map(kv.toArray());
     }
 
     /** vLLM's 12-element positional BlockStored followed by {@code tail} (positions 12 and on). */
     private static List<Object> arrayStored(Object group, Object kind, Object window, Object... tail) {
-        List<Object> event = new ArrayList<>(Arrays.asList("BlockStored", list(111L, 222L), null, ints(1, 8), 4L,
-                null, "GPU", null, list(null, null), group, kind, window));
+        List<Object> event = new ArrayList<>(Arrays.asList(
+                "BlockStored",
+                list(111L, 222L),
+                null,
+                ints(1, 8),
+                4L,
+                null,
+                "GPU",
+                null,
+                list(null, null),
+                group,
+                kind,
+                window));
         event.addAll(Arrays.asList(tail));
         return event;
     }
@@ -56,10 +75,25 @@ class CurrentStreamsDecoderTest {
     class Media {
 
         @ParameterizedTest
-        @CsvSource({"GPU,DEVICE", "device,DEVICE", "CPU,HOST_PINNED", "cpu_pinned,HOST_PINNED",
-                "CPU_TIER1,HOST_PINNED", "CPU_TIER2,DISK", "Disk,DISK", "NVME,DISK", "STORAGE,DISK", "fs,DISK",
-                "EXTERNAL,EXTERNAL", "network,EXTERNAL", "REMOTE,EXTERNAL", "SHARED,EXTERNAL",
-                "Shared_Storage,EXTERNAL", "OBJECT_STORE,EXTERNAL", "OBJ,EXTERNAL"})
+        @CsvSource({
+            "GPU,DEVICE",
+            "device,DEVICE",
+            "CPU,HOST_PINNED",
+            "cpu_pinned,HOST_PINNED",
+            "CPU_TIER1,HOST_PINNED",
+            "CPU_TIER2,DISK",
+            "Disk,DISK",
+            "NVME,DISK",
+            "STORAGE,DISK",
+            "fs,DISK",
+            "EXTERNAL,EXTERNAL",
+            "network,EXTERNAL",
+            "REMOTE,EXTERNAL",
+            "SHARED,EXTERNAL",
+            "Shared_Storage,EXTERNAL",
+            "OBJECT_STORE,EXTERNAL",
+            "OBJ,EXTERNAL"
+        })
         void knownMediaCaseInsensitive(String medium, StorageTier tier) throws Exception {
             KvEventBatch b = decode(batch(0L, list("BlockRemoved", list(1L), medium)));
             assertThat(removed(b.events().get(0)).tier()).isEqualTo(tier);
@@ -68,7 +102,10 @@ class CurrentStreamsDecoderTest {
 
         @Test
         void absentNilOrEmptyIsDevice() throws Exception {
-            KvEventBatch b = decode(batch(0L, list("BlockRemoved", list(1L)), list("BlockRemoved", list(2L), null),
+            KvEventBatch b = decode(batch(
+                    0L,
+                    list("BlockRemoved", list(1L)),
+                    list("BlockRemoved", list(2L), null),
                     list("BlockRemoved", list(3L), "")));
             assertThat(b.events()).extracting(e -> removed(e).tier()).containsOnly(StorageTier.DEVICE);
             assertThat(b.warnings()).isEmpty();
@@ -76,8 +113,8 @@ class CurrentStreamsDecoderTest {
 
         @Test
         void unknownMediumIsKeptOnTheExternalTierAndCounted() throws Exception {
-            KvEventBatch b = decode(batch(0L, mapStored("medium", "HBM3_POOL"),
-                    list("BlockRemoved", list(1L), "tape")));
+            KvEventBatch b =
+                    decode(batch(0L, mapStored("medium", "HBM3_POOL"), list("BlockRemoved", list(1L), "tape")));
             assertThat(b.events()).hasSize(2);
             assertThat(stored(b.events().get(0)).tier()).isEqualTo(StorageTier.EXTERNAL);
             assertThat(removed(b.events().get(1)).tier()).isEqualTo(StorageTier.EXTERNAL);
@@ -90,7 +127,8 @@ class CurrentStreamsDecoderTest {
 
         @Test
         void nonLocalCopiesAreNotIndexedInEitherEncoding() throws Exception {
-            KvEventBatch b = decode(batch(0L,
+            KvEventBatch b = decode(batch(
+                    0L,
                     mapStored("locality", "REMOTE"),
                     map("type", "BlockRemoved", "block_hashes", list(5L), "medium", "STORAGE", "locality", "PEER"),
                     arrayStored(0L, "full_attention", null, "REMOTE"),
@@ -98,15 +136,17 @@ class CurrentStreamsDecoderTest {
                     mapStored("locality", "LOCAL"),
                     mapStored("locality", "local"), // not a value vLLM writes: not vouched for
                     arrayStored(0L, "full_attention", null, "LOCAL")));
-            assertThat(b.events()).hasSize(2).allSatisfy(e -> assertThat(stored(e).blockHashes())
-                    .containsExactly(111L, 222L));
+            assertThat(b.events())
+                    .hasSize(2)
+                    .allSatisfy(e -> assertThat(stored(e).blockHashes()).containsExactly(111L, 222L));
             assertThat(b.ignoredEvents()).isEqualTo(5);
             assertThat(b.warnings()).containsExactly(Map.entry(EventWarning.NON_LOCAL, 5));
         }
 
         @Test
         void ownedByAnotherDomainIsNotIndexed() throws Exception {
-            KvEventBatch b = decode(batch(0L,
+            KvEventBatch b = decode(batch(
+                    0L,
                     mapStored("ownership", "kvcr"),
                     map("type", "BlockRemoved", "block_hashes", list(5L), "ownership", "tier-x"),
                     arrayStored(0L, "full_attention", null, "LOCAL", "kvcr"),
@@ -118,14 +158,15 @@ class CurrentStreamsDecoderTest {
 
         @Test
         void clearWithAnOwnershipTailDoesNotClear() throws Exception {
-            KvEventBatch b = decode(batch(0L,
+            KvEventBatch b = decode(batch(
+                    0L,
                     list("AllBlocksCleared", "kvcr"),
                     map("type", "AllBlocksCleared", "ownership", "kvcr"),
                     list("AllBlocksCleared", null),
                     map("type", "AllBlocksCleared", "ownership", null),
                     list("AllBlocksCleared", "CPU"))); // ROCm ATOM: the medium of a one-tier clear
-            assertThat(b.events()).containsExactly(new AllBlocksCleared(), new AllBlocksCleared(),
-                    new AllBlocksCleared());
+            assertThat(b.events())
+                    .containsExactly(new AllBlocksCleared(), new AllBlocksCleared(), new AllBlocksCleared());
             assertThat(b.warnings()).containsExactly(Map.entry(EventWarning.OWNERSHIP, 2));
         }
     }
@@ -135,13 +176,19 @@ class CurrentStreamsDecoderTest {
 
         @Test
         void onlyFullAttentionKindsAreAdmitted() throws Exception {
-            KvEventBatch b = decode(batch(0L,
+            KvEventBatch b = decode(batch(
+                    0L,
                     mapStored("group_idx", 0L, "kv_cache_spec_kind", "full_attention"),
                     mapStored("group_idx", 1L, "kv_cache_spec_kind", "mla_attention"),
                     mapStored("group_idx", 2L, "kv_cache_spec_kind", "sink_full_attention"),
                     mapStored(),
-                    mapStored("group_idx", 3L, "kv_cache_spec_kind", "sliding_window",
-                            "kv_cache_spec_sliding_window", 4096L),
+                    mapStored(
+                            "group_idx",
+                            3L,
+                            "kv_cache_spec_kind",
+                            "sliding_window",
+                            "kv_cache_spec_sliding_window",
+                            4096L),
                     mapStored("group_idx", 4L, "kv_cache_spec_kind", "mamba"),
                     mapStored("group_idx", 5L, "kv_cache_spec_kind", "chunked_local_attention"),
                     mapStored("group_idx", 6L, "kv_cache_spec_kind", "cross_attention")));
@@ -152,16 +199,22 @@ class CurrentStreamsDecoderTest {
         @Test
         void removalsOfAGroupLearnedAsSkippedAreSkippedLaterInTheSameStream() throws Exception {
             CacheGroups stream = new CacheGroups();
-            KvEventBatch first = decoder.decode(batch(0L,
-                    mapStored("group_idx", 1L, "kv_cache_spec_kind", "sliding_window"),
-                    mapStored("group_idx", 2L, "kv_cache_spec_kind", "full_attention")), stream);
+            KvEventBatch first = decoder.decode(
+                    batch(
+                            0L,
+                            mapStored("group_idx", 1L, "kv_cache_spec_kind", "sliding_window"),
+                            mapStored("group_idx", 2L, "kv_cache_spec_kind", "full_attention")),
+                    stream);
             assertThat(first.events()).hasSize(1);
-            byte[] removals = batch(0L,
+            byte[] removals = batch(
+                    0L,
                     map("type", "BlockRemoved", "block_hashes", list(7L), "group_idx", 1L),
                     map("type", "BlockRemoved", "block_hashes", list(8L), "group_idx", 2L),
                     list("BlockRemoved", list(9L), "GPU", 1L));
             KvEventBatch later = decoder.decode(removals, stream);
-            assertThat(later.events()).extracting(e -> removed(e).blockHashes()[0]).containsExactly(8L);
+            assertThat(later.events())
+                    .extracting(e -> removed(e).blockHashes()[0])
+                    .containsExactly(8L);
             assertThat(later.warnings()).containsExactly(Map.entry(EventWarning.SKIPPED_CACHE_GROUP, 2));
             // another stream has learned nothing: an unannounced group other than 0 cannot be vouched for
             assertThat(decoder.decode(removals).events()).isEmpty();
@@ -169,12 +222,22 @@ class CurrentStreamsDecoderTest {
 
         @Test
         void storesWhoseTokensDoNotFillTheirBlocksAreSkipped() throws Exception {
-            KvEventBatch b = decode(batch(0L,
+            KvEventBatch b = decode(batch(
+                    0L,
                     mapStored("token_ids", ints(1, 12)), // 3 blocks of tokens for 2 hashes (a masked block)
                     mapStored("token_ids", ints(1, 6)),
                     mapStored("block_size", 0L),
-                    mapStored("token_ids", list(list(1L, 2L), list(2L, 3L), list(3L, 4L), list(4L, 5L),
-                            list(5L, 6L), list(6L, 7L), list(7L, 8L), list(8L, 9L))), // EAGLE pairs, dense
+                    mapStored(
+                            "token_ids",
+                            list(
+                                    list(1L, 2L),
+                                    list(2L, 3L),
+                                    list(3L, 4L),
+                                    list(4L, 5L),
+                                    list(5L, 6L),
+                                    list(6L, 7L),
+                                    list(7L, 8L),
+                                    list(8L, 9L))), // EAGLE pairs, dense
                     mapStored()));
             assertThat(b.events()).hasSize(2);
             assertThat(stored(b.events().get(0)).eagle()).isTrue();
@@ -187,11 +250,27 @@ class CurrentStreamsDecoderTest {
 
         @Test
         void streamingStoreWithItsTail() throws Exception {
-            KvEventBatch b = decode(batch(0L, mapStored("parent_block_hash", null, "lora_id", null,
-                    "lora_name", null, "group_idx", 0L, "kv_cache_spec_kind", "full_attention",
-                    "kv_cache_spec_sliding_window", 8192L, "locality", "LOCAL",
-                    "mm_keys", list(list(map("type", "mm_key", "hash", HEX64, "start_offset", 1L, "uuid", "img-1")),
-                            null))));
+            KvEventBatch b = decode(batch(
+                    0L,
+                    mapStored(
+                            "parent_block_hash",
+                            null,
+                            "lora_id",
+                            null,
+                            "lora_name",
+                            null,
+                            "group_idx",
+                            0L,
+                            "kv_cache_spec_kind",
+                            "full_attention",
+                            "kv_cache_spec_sliding_window",
+                            8192L,
+                            "locality",
+                            "LOCAL",
+                            "mm_keys",
+                            list(
+                                    list(map("type", "mm_key", "hash", HEX64, "start_offset", 1L, "uuid", "img-1")),
+                                    null))));
             BlockStored s = stored(b.events().get(0));
             assertThat(s.mmHashes()[0]).containsExactly(0x0123456789abcdefL);
             assertThat(s.mmHashes()[1]).isNull();
@@ -201,21 +280,31 @@ class CurrentStreamsDecoderTest {
 
         @Test
         void mmKeysMixIntoTheLocalHashLikeVllmExtraKeys() throws Exception {
-            BlockStored trt = stored(decode(batch(0L, mapStored("mm_keys",
-                    list(list(map("type", "mm_key", "hash", "not-hex", "start_offset", 0L)), null)))).events().get(0));
-            BlockStored vllm = stored(decode(batch(0L, mapStored("extra_keys",
-                    list(list(list("not-hex", 0L)), null)))).events().get(0));
+            BlockStored trt = stored(decode(batch(
+                            0L,
+                            mapStored(
+                                    "mm_keys",
+                                    list(list(map("type", "mm_key", "hash", "not-hex", "start_offset", 0L)), null))))
+                    .events()
+                    .get(0));
+            BlockStored vllm = stored(decode(batch(0L, mapStored("extra_keys", list(list(list("not-hex", 0L)), null))))
+                    .events()
+                    .get(0));
             assertThat(trt.mmHashes()[0]).containsExactly(vllm.mmHashes()[0]);
         }
 
         @Test
         void tokenIdsMayBeStrings() throws Exception {
-            BlockStored numeric = stored(decode(batch(0L, mapStored("token_ids",
-                    list("1", 2L, "3", 4L, 5L, 6L, 7L, "8")))).events().get(0));
+            BlockStored numeric =
+                    stored(decode(batch(0L, mapStored("token_ids", list("1", 2L, "3", 4L, 5L, 6L, 7L, "8"))))
+                            .events()
+                            .get(0));
             assertThat(numeric.tokenIds()).containsExactly(1, 2, 3, 4, 5, 6, 7, 8);
             // a token that is not a number: the blocks from the one holding it cannot be hashed
-            BlockStored opaque = stored(decode(batch(0L, mapStored("token_ids",
-                    list(1L, 2L, 3L, 4L, 5L, "<img>", 7L, 8L)))).events().get(0));
+            BlockStored opaque =
+                    stored(decode(batch(0L, mapStored("token_ids", list(1L, 2L, 3L, 4L, 5L, "<img>", 7L, 8L))))
+                            .events()
+                            .get(0));
             assertThat(opaque.tokenIds()).containsExactly(1, 2, 3, 4, 5);
             assertThat(opaque.blockHashes()).containsExactly(111L, 222L);
         }
@@ -236,9 +325,19 @@ class CurrentStreamsDecoderTest {
 
         @Test
         void mapKeyIsMixedIntoTheLocalHash() throws Exception {
-            BlockStored s = stored(decode(batch(0L, mapStored("block_mm_infos",
-                    list(map("mm_objects", list(map("mm_hash", 123L, "offsets", list(list(0L, 2L))),
-                            map("mm_hash", 5L, "offsets", list()))), null)))).events().get(0));
+            BlockStored s = stored(decode(batch(
+                            0L,
+                            mapStored(
+                                    "block_mm_infos",
+                                    list(
+                                            map(
+                                                    "mm_objects",
+                                                    list(
+                                                            map("mm_hash", 123L, "offsets", list(list(0L, 2L))),
+                                                            map("mm_hash", 5L, "offsets", list()))),
+                                            null))))
+                    .events()
+                    .get(0));
             assertThat(s.mmHashes()[0]).containsExactly(123L, 5L);
             assertThat(s.mmHashes()[1]).isNull();
             long withImage = BlockHasher.hashBlock(s.tokenIds(), 0, 4, seed, s.mmHashes()[0]);
@@ -247,8 +346,8 @@ class CurrentStreamsDecoderTest {
 
         @Test
         void positionalTailArrayAndArrayStructs() throws Exception {
-            List<Object> event = new ArrayList<>(Arrays.asList("BlockStored", list(111L, 222L), null, ints(1, 8), 4L,
-                    null, "GPU", null, null));
+            List<Object> event = new ArrayList<>(
+                    Arrays.asList("BlockStored", list(111L, 222L), null, ints(1, 8), 4L, null, "GPU", null, null));
             event.add(list(null, list(list(list(77L, list())))));
             event.add(0L);
             event.add("full_attention");
@@ -296,11 +395,13 @@ class CurrentStreamsDecoderTest {
                         assertThat(e.getMessage()).contains("event 0", "after the event");
                     });
             assertThatThrownBy(() -> decode(pack(list(TS, list((Object) pack(42L))))))
-                    .isInstanceOfSatisfying(EventDecodeException.class,
+                    .isInstanceOfSatisfying(
+                            EventDecodeException.class,
                             e -> assertThat(e.kind()).isEqualTo("bad_event"));
             byte[] cut = Arrays.copyOf(pack(list("BlockRemoved", list(7L), "OBJECT_STORE")), 5);
             assertThatThrownBy(() -> decode(pack(list(TS, list((Object) cut)))))
-                    .isInstanceOfSatisfying(EventDecodeException.class,
+                    .isInstanceOfSatisfying(
+                            EventDecodeException.class,
                             e -> assertThat(e.kind()).isEqualTo("truncated"));
         }
     }
@@ -329,11 +430,24 @@ class CurrentStreamsDecoderTest {
 
     @Test
     void everyErrorKindKeepsItsMetricLabel() {
-        assertThat(Arrays.stream(DecodeErrorKind.values()).map(DecodeErrorKind::label)).containsExactly(
-                "empty_payload", "not_msgpack", "truncated", "bad_envelope", "bad_event", "bad_hash", "bad_token",
-                "malformed");
-        assertThat(Arrays.stream(EventWarning.values()).map(EventWarning::label)).containsExactly(
-                "unknown_medium", "non_local", "ownership", "skipped_cache_group", "sparse_span", "duplicate_store",
-                "unknown_storage_block");
+        assertThat(Arrays.stream(DecodeErrorKind.values()).map(DecodeErrorKind::label))
+                .containsExactly(
+                        "empty_payload",
+                        "not_msgpack",
+                        "truncated",
+                        "bad_envelope",
+                        "bad_event",
+                        "bad_hash",
+                        "bad_token",
+                        "malformed");
+        assertThat(Arrays.stream(EventWarning.values()).map(EventWarning::label))
+                .containsExactly(
+                        "unknown_medium",
+                        "non_local",
+                        "ownership",
+                        "skipped_cache_group",
+                        "sparse_span",
+                        "duplicate_store",
+                        "unknown_storage_block");
     }
 }

@@ -1,9 +1,10 @@
 package io.kvindexer.indexer.event;
 
+import static io.kvindexer.indexer.event.RouterEventJsonTest.assertSameEvent;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.kvindexer.indexer.model.StorageTier;
-
-import org.junit.jupiter.api.Test;
-
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -14,16 +15,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-
-import static io.kvindexer.indexer.event.RouterEventJsonTest.assertSameEvent;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 /** The {@code /dump} document: exact output, round trips, Dynamo-shaped input, failures naming the key. */
 class DumpJsonTest {
 
     private static RouterEvent stored(long worker, long parent, long block, long tokens) {
-        return new RouterEvent(worker, 0, StorageTier.DEVICE, 0,
+        return new RouterEvent(
+                worker,
+                0,
+                StorageTier.DEVICE,
+                0,
                 new RouterEvent.Stored(parent != 0, parent, new long[] {block}, new long[] {tokens}));
     }
 
@@ -55,11 +57,12 @@ class DumpJsonTest {
     @Test
     void writesTheDocumentExactly() throws Exception {
         IndexDump dump = new IndexDump("llama-3-8b", "default", 16, List.of(stored(1, 0, -1L, 42)));
-        assertThat(write(List.of(dump))).isEqualTo("{\"llama-3-8b:default\":{\"block_size\":16,"
-                + "\"model_name\":\"llama-3-8b\",\"tenant_id\":\"default\",\"events\":["
-                + "{\"worker_id\":1,\"storage_tier\":\"device\",\"event\":{\"event_id\":0,\"data\":{\"stored\":"
-                + "{\"parent_hash\":null,\"start_position\":null,\"blocks\":[{\"block_hash\":18446744073709551615,"
-                + "\"tokens_hash\":42,\"mm_extra_info\":null}]}},\"dp_rank\":0}}]}}");
+        assertThat(write(List.of(dump)))
+                .isEqualTo("{\"llama-3-8b:default\":{\"block_size\":16,"
+                        + "\"model_name\":\"llama-3-8b\",\"tenant_id\":\"default\",\"events\":["
+                        + "{\"worker_id\":1,\"storage_tier\":\"device\",\"event\":{\"event_id\":0,\"data\":{\"stored\":"
+                        + "{\"parent_hash\":null,\"start_position\":null,\"blocks\":[{\"block_hash\":18446744073709551615,"
+                        + "\"tokens_hash\":42,\"mm_extra_info\":null}]}},\"dp_rank\":0}}]}}");
         assertThat(write(List.of())).isEqualTo("{}");
         assertThat(read("{}")).isEmpty();
     }
@@ -67,13 +70,20 @@ class DumpJsonTest {
     @Test
     void roundTripWithLargeHashesAndColonsInNames() throws Exception {
         List<IndexDump> dumps = List.of(
-                new IndexDump("org/model:v1:fp8", "team:a", 32, List.of(
-                        stored(Long.parseUnsignedLong("9223372036854775809"), 0, 9_007_199_254_740_993L, -2L),
-                        stored(2, 9_007_199_254_740_993L, Long.MIN_VALUE, Long.MAX_VALUE))),
+                new IndexDump(
+                        "org/model:v1:fp8",
+                        "team:a",
+                        32,
+                        List.of(
+                                stored(Long.parseUnsignedLong("9223372036854775809"), 0, 9_007_199_254_740_993L, -2L),
+                                stored(2, 9_007_199_254_740_993L, Long.MIN_VALUE, Long.MAX_VALUE))),
                 new IndexDump("llama", "default", 16, List.of()));
         String json = write(dumps);
-        assertThat(json).contains("\"org/model:v1:fp8:team:a\":").contains("9223372036854775809")
-                .contains("9007199254740993").doesNotContain("\"9007199254740993\"");
+        assertThat(json)
+                .contains("\"org/model:v1:fp8:team:a\":")
+                .contains("9223372036854775809")
+                .contains("9007199254740993")
+                .doesNotContain("\"9007199254740993\"");
         assertSameDumps(read(json), dumps);
     }
 
@@ -124,8 +134,10 @@ class DumpJsonTest {
 
     @Test
     void unusableEntriesFailNamingTheKey() throws Exception {
-        assertFails("{\"ok:t\":{\"block_size\":1,\"events\":[]},\"bad:t\":{\"error\":\"dump timed out\"}}",
-                "\"bad:t\"", "dump timed out");
+        assertFails(
+                "{\"ok:t\":{\"block_size\":1,\"events\":[]},\"bad:t\":{\"error\":\"dump timed out\"}}",
+                "\"bad:t\"",
+                "dump timed out");
         assertFails("{\"nocolon\":{\"block_size\":1,\"events\":[]}}", "\"nocolon\"", "':'");
         assertFails("{\"m:t\":{\"events\":[]}}", "\"m:t\"", "block_size");
         assertFails("{\"m:t\":{\"block_size\":1}}", "\"m:t\"", "events");
@@ -145,11 +157,13 @@ class DumpJsonTest {
     }
 
     private static void assertFails(String json, String... parts) {
-        assertThatThrownBy(() -> read(json)).isInstanceOf(EventJsonException.class).satisfies(e -> {
-            for (String part : parts) {
-                assertThat(e.getMessage()).contains(part);
-            }
-        });
+        assertThatThrownBy(() -> read(json))
+                .isInstanceOf(EventJsonException.class)
+                .satisfies(e -> {
+                    for (String part : parts) {
+                        assertThat(e.getMessage()).contains(part);
+                    }
+                });
     }
 
     @Test

@@ -1,6 +1,8 @@
 package io.kvindexer.indexer.event;
 
-import org.junit.jupiter.api.Test;
+import static io.kvindexer.indexer.event.Msgpack.hex;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -9,10 +11,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
-
-import static io.kvindexer.indexer.event.Msgpack.hex;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
+import org.junit.jupiter.api.Test;
 
 /**
  * Damaged payloads: the decoder either decodes them into a well-formed batch or throws {@link EventDecodeException}
@@ -21,8 +20,8 @@ import static org.assertj.core.api.Assertions.fail;
  */
 class EngineEventDecoderFuzzTest {
 
-    private static final Set<String> KINDS = Set.of("empty_payload", "not_msgpack", "truncated", "bad_envelope",
-            "bad_event", "bad_hash", "bad_token");
+    private static final Set<String> KINDS =
+            Set.of("empty_payload", "not_msgpack", "truncated", "bad_envelope", "bad_event", "bad_hash", "bad_token");
 
     private final EngineEventDecoder decoder = new EngineEventDecoder();
 
@@ -37,7 +36,9 @@ class EngineEventDecoderFuzzTest {
                     decoder.decode(prefix);
                     fail(golden.getKey() + " prefix of " + len + " bytes decoded");
                 } catch (EventDecodeException e) {
-                    assertThat(e.kind()).as(golden.getKey() + "[0," + len + "): " + e.getMessage()).isIn(KINDS);
+                    assertThat(e.kind())
+                            .as(golden.getKey() + "[0," + len + "): " + e.getMessage())
+                            .isIn(KINDS);
                 }
                 checked++;
             }
@@ -61,12 +62,16 @@ class EngineEventDecoderFuzzTest {
                 assertWellFormed(batch);
                 outcome = "decoded";
             } catch (EventDecodeException e) {
-                assertThat(e.kind()).as("iteration " + i + ": " + e.getMessage()).isIn(KINDS);
+                assertThat(e.kind())
+                        .as("iteration " + i + ": " + e.getMessage())
+                        .isIn(KINDS);
                 assertThat(e.getMessage()).isNotBlank();
                 outcome = e.kind();
             } catch (Throwable t) {
-                throw new AssertionError("iteration " + i + " escaped with " + t + " for "
-                        + java.util.HexFormat.of().formatHex(mutated), t);
+                throw new AssertionError(
+                        "iteration " + i + " escaped with " + t + " for "
+                                + java.util.HexFormat.of().formatHex(mutated),
+                        t);
             }
             outcomes.merge(outcome, 1, Integer::sum);
         }

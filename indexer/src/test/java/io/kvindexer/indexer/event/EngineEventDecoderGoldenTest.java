@@ -1,14 +1,5 @@
 package io.kvindexer.indexer.event;
 
-import io.kvindexer.indexer.model.StorageTier;
-
-import java.util.stream.Stream;
-
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
-
 import static io.kvindexer.indexer.event.EventAssert.assertBatchAStored;
 import static io.kvindexer.indexer.event.EventAssert.assertBatchBRemoved;
 import static io.kvindexer.indexer.event.EventAssert.assertPlainStored;
@@ -18,6 +9,13 @@ import static io.kvindexer.indexer.event.GoldenPayloads.*;
 import static io.kvindexer.indexer.event.Msgpack.TS;
 import static io.kvindexer.indexer.event.Msgpack.hex;
 import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvindexer.indexer.model.StorageTier;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** Every example payload of GoldenPayloads (compatibility.md, Engine event streams), every field checked. */
 class EngineEventDecoderGoldenTest {
@@ -40,7 +38,10 @@ class EngineEventDecoderGoldenTest {
 
     /** What a single-batch golden payload must decode to, beyond its envelope. */
     enum Expect {
-        BATCH_A_STORED, BATCH_B_REMOVED, CLEARED, NO_EVENTS
+        BATCH_A_STORED,
+        BATCH_B_REMOVED,
+        CLEARED,
+        NO_EVENTS
     }
 
     static Stream<Arguments> envelopePayloads() {
@@ -49,10 +50,14 @@ class EngineEventDecoderGoldenTest {
                 Arguments.of("vllm map removed, minimal", VLLM_MAP_REMOVED_MIN, 57, 0, Expect.BATCH_B_REMOVED),
                 Arguments.of("vllm map cleared", VLLM_MAP_CLEARED, 35, 0, Expect.CLEARED),
                 // also carries extra_keys [nil, nil] (→ no multimodal hashes), group_idx and kv_cache_spec_kind
-                Arguments.of("vllm map stored, real, extra keys group and kind", VLLM_MAP_STORED_REAL, 187, 0,
+                Arguments.of(
+                        "vllm map stored, real, extra keys group and kind",
+                        VLLM_MAP_STORED_REAL,
+                        187,
+                        0,
                         Expect.BATCH_A_STORED),
-                Arguments.of("vllm map removed, real, group zero", VLLM_MAP_REMOVED_REAL, 68, 0,
-                        Expect.BATCH_B_REMOVED),
+                Arguments.of(
+                        "vllm map removed, real, group zero", VLLM_MAP_REMOVED_REAL, 68, 0, Expect.BATCH_B_REMOVED),
                 Arguments.of("vllm 0.2.3 positional stored", VLLM_ARR023_STORED, 50, 0, Expect.BATCH_A_STORED),
                 Arguments.of("vllm 0.2.3 positional removed", VLLM_ARR023_REMOVED, 33, 0, Expect.BATCH_B_REMOVED),
                 Arguments.of("vllm 0.2.3 positional cleared", VLLM_ARR023_CLEARED, 30, 0, Expect.CLEARED),
@@ -61,8 +66,7 @@ class EngineEventDecoderGoldenTest {
                 Arguments.of("vllm 0.9.0 removed, no rank", VLLM_ARR090_REMOVED, 27, null, Expect.BATCH_B_REMOVED),
                 Arguments.of("vllm 0.9.0 cleared, no rank", VLLM_ARR090_CLEARED, 29, null, Expect.CLEARED),
                 Arguments.of("sglang positional stored", SGLANG_ARR_STORED, 45, 0, Expect.BATCH_A_STORED),
-                Arguments.of("sglang map stored without lora_name", SGLANG_MAP_STORED, 117, 0,
-                        Expect.BATCH_A_STORED),
+                Arguments.of("sglang map stored without lora_name", SGLANG_MAP_STORED, 117, 0, Expect.BATCH_A_STORED),
                 Arguments.of("nil rank is null", VLLM_MAP_UNRANKED, 35, null, Expect.CLEARED),
                 Arguments.of("empty batch heartbeat", VLLM_MAP_EMPTY_BATCH, 12, 0, Expect.NO_EVENTS));
     }
@@ -135,8 +139,12 @@ class EngineEventDecoderGoldenTest {
         assertThat(batch.timestamp()).isEqualTo(1700000000.5);
         assertThat(batch.dataParallelRank()).isZero();
         assertThat(batch.events()).hasSize(1);
-        BlockStored s = assertPlainStored(batch.events().get(0),
-                new long[] {Long.parseUnsignedLong("16863443419780771464")}, null, range(1, 16), 16);
+        BlockStored s = assertPlainStored(
+                batch.events().get(0),
+                new long[] {Long.parseUnsignedLong("16863443419780771464")},
+                null,
+                range(1, 16),
+                16);
         assertThat(s.blockHashes()[0]).isEqualTo(0xea06fc71a5ee6e88L);
     }
 

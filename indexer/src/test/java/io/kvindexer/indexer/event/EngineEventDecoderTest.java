@@ -1,19 +1,7 @@
 package io.kvindexer.indexer.event;
 
-import io.kvindexer.indexer.model.StorageTier;
-
-import com.dynatrace.hash4j.hashing.Hashing;
-import org.junit.jupiter.api.Nested;
-import org.junit.jupiter.api.Test;
-
-import java.math.BigInteger;
-import java.nio.charset.StandardCharsets;
-import java.util.List;
-import java.util.stream.IntStream;
-
 import static io.kvindexer.indexer.event.EventAssert.assertBatchAStored;
 import static io.kvindexer.indexer.event.EventAssert.assertBatchBRemoved;
-import static io.kvindexer.indexer.event.EventAssert.range;
 import static io.kvindexer.indexer.event.EventAssert.removed;
 import static io.kvindexer.indexer.event.EventAssert.stored;
 import static io.kvindexer.indexer.event.Msgpack.TS;
@@ -26,6 +14,15 @@ import static io.kvindexer.indexer.event.Msgpack.pack;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.dynatrace.hash4j.hashing.Hashing;
+import io.kvindexer.indexer.model.StorageTier;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
 /** Edge cases of the engine event decoder, beyond the golden payloads. */
 class EngineEventDecoderTest {
 
@@ -36,29 +33,62 @@ class EngineEventDecoderTest {
     }
 
     private void assertFails(byte[] payload, String kind, String... messageParts) {
-        assertThatThrownBy(() -> decoder.decode(payload))
-                .isInstanceOfSatisfying(EventDecodeException.class, e -> {
-                    assertThat(e.kind()).as(e.getMessage()).isEqualTo(kind);
-                    assertThat(e.getMessage()).isNotBlank();
-                    for (String part : messageParts) {
-                        assertThat(e.getMessage()).contains(part);
-                    }
-                });
+        assertThatThrownBy(() -> decoder.decode(payload)).isInstanceOfSatisfying(EventDecodeException.class, e -> {
+            assertThat(e.kind()).as(e.getMessage()).isEqualTo(kind);
+            assertThat(e.getMessage()).isNotBlank();
+            for (String part : messageParts) {
+                assertThat(e.getMessage()).contains(part);
+            }
+        });
     }
 
     /** vLLM ≤ 0.23 positional BlockStored with all 12 fields. */
-    private static List<Object> arrayStored(Object hashes, Object parent, Object tokens, Object blockSize,
-                                            Object medium, Object loraName, Object extraKeys, Object groupIdx,
-                                            Object kind, Object window) {
-        return list("BlockStored", hashes, parent, tokens, blockSize, null, medium, loraName, extraKeys, groupIdx,
-                kind, window);
+    private static List<Object> arrayStored(
+            Object hashes,
+            Object parent,
+            Object tokens,
+            Object blockSize,
+            Object medium,
+            Object loraName,
+            Object extraKeys,
+            Object groupIdx,
+            Object kind,
+            Object window) {
+        return list(
+                "BlockStored",
+                hashes,
+                parent,
+                tokens,
+                blockSize,
+                null,
+                medium,
+                loraName,
+                extraKeys,
+                groupIdx,
+                kind,
+                window);
     }
 
     /** Current vLLM map BlockStored with the always-present keys. */
-    private static java.util.Map<String, Object> mapStored(Object hashes, Object parent, Object tokens,
-                                                           Object blockSize) {
-        return map("type", "BlockStored", "block_hashes", hashes, "parent_block_hash", parent, "token_ids", tokens,
-                "block_size", blockSize, "lora_id", null, "medium", "GPU", "lora_name", null);
+    private static java.util.Map<String, Object> mapStored(
+            Object hashes, Object parent, Object tokens, Object blockSize) {
+        return map(
+                "type",
+                "BlockStored",
+                "block_hashes",
+                hashes,
+                "parent_block_hash",
+                parent,
+                "token_ids",
+                tokens,
+                "block_size",
+                blockSize,
+                "lora_id",
+                null,
+                "medium",
+                "GPU",
+                "lora_name",
+                null);
     }
 
     @Nested
@@ -85,7 +115,8 @@ class EngineEventDecoderTest {
         void timestampMayBeFloat32OrInteger() throws Exception {
             assertThat(decode(pack(list(1.5f, list(), 0L))).timestamp()).isEqualTo(1.5);
             assertThat(decode(pack(list(1757500000L, list(), 0L))).timestamp()).isEqualTo(1757500000.0);
-            assertThat(decode(pack(list(new BigInteger("18446744073709551615"), list(), 0L))).timestamp())
+            assertThat(decode(pack(list(new BigInteger("18446744073709551615"), list(), 0L)))
+                            .timestamp())
                     .isEqualTo(1.8446744073709552E19);
         }
 
@@ -143,7 +174,8 @@ class EngineEventDecoderTest {
 
         @Test
         void mapAndArrayEventsMixedInOneBatch() throws Exception {
-            byte[] payload = batch(0L,
+            byte[] payload = batch(
+                    0L,
                     arrayStored(list(111L, 222L), null, ints(1, 8), 4L, "GPU", null, null, null, null, null),
                     map("type", "BlockRemoved", "block_hashes", list(111L), "medium", "GPU"),
                     list("AllBlocksCleared"),
@@ -158,11 +190,35 @@ class EngineEventDecoderTest {
 
         @Test
         void mapKeysInAnyOrderWithUnknownKeys() throws Exception {
-            byte[] payload = batch(0L, map(
-                    "session_id", "req-1", "lora_name", null, "medium", "GPU", "block_size", 4L,
-                    "token_ids", ints(1, 8), "locality", "LOCAL", "block_mm_infos", list(null, list(map("a", 1L))),
-                    "parent_block_hash", null, "ownership", null, "block_hashes", list(111L, 222L),
-                    "kv_cache_spec_sliding_window", 4096L, "origin", "NEW", "type", "BlockStored"));
+            byte[] payload = batch(
+                    0L,
+                    map(
+                            "session_id",
+                            "req-1",
+                            "lora_name",
+                            null,
+                            "medium",
+                            "GPU",
+                            "block_size",
+                            4L,
+                            "token_ids",
+                            ints(1, 8),
+                            "locality",
+                            "LOCAL",
+                            "block_mm_infos",
+                            list(null, list(map("a", 1L))),
+                            "parent_block_hash",
+                            null,
+                            "ownership",
+                            null,
+                            "block_hashes",
+                            list(111L, 222L),
+                            "kv_cache_spec_sliding_window",
+                            4096L,
+                            "origin",
+                            "NEW",
+                            "type",
+                            "BlockStored"));
             KvEventBatch b = decode(payload);
             assertThat(b.events()).hasSize(1);
             assertBatchAStored(b.events().get(0));
@@ -188,14 +244,17 @@ class EngineEventDecoderTest {
 
         @Test
         void allBlocksClearedWithExtraContentIsStillCleared() throws Exception {
-            KvEventBatch b = decode(batch(0L, list("AllBlocksCleared", 1L, "x", list()),
+            KvEventBatch b = decode(batch(
+                    0L,
+                    list("AllBlocksCleared", 1L, "x", list()),
                     map("medium", "GPU", "type", "AllBlocksCleared", "extra", map())));
             assertThat(b.events()).containsExactly(new AllBlocksCleared(), new AllBlocksCleared());
         }
 
         @Test
         void unknownTagsAreSkippedAndCounted() throws Exception {
-            KvEventBatch b = decode(batch(0L,
+            KvEventBatch b = decode(batch(
+                    0L,
                     map("type", "BlockInactive", "block_hashes", "not even hashes"),
                     list("BlockRemoved", list(111L), "GPU"),
                     list("SomethingNew", map("nested", list(1L, 2L))),
@@ -216,7 +275,8 @@ class EngineEventDecoderTest {
 
         @Test
         void mediumMapsToTier() throws Exception {
-            KvEventBatch b = decode(batch(0L,
+            KvEventBatch b = decode(batch(
+                    0L,
                     list("BlockRemoved", list(1L), "CPU"),
                     list("BlockRemoved", list(2L), "CPU_PINNED"),
                     list("BlockRemoved", list(3L), "DISK"),
@@ -224,16 +284,39 @@ class EngineEventDecoderTest {
                     list("BlockRemoved", list(5L), null),
                     list("BlockRemoved", list(6L)),
                     map("type", "BlockRemoved", "block_hashes", list(7L))));
-            assertThat(b.events()).extracting(e -> removed(e).tier()).containsExactly(
-                    StorageTier.HOST_PINNED, StorageTier.HOST_PINNED, StorageTier.DISK, StorageTier.DISK,
-                    StorageTier.DEVICE, StorageTier.DEVICE, StorageTier.DEVICE);
+            assertThat(b.events())
+                    .extracting(e -> removed(e).tier())
+                    .containsExactly(
+                            StorageTier.HOST_PINNED,
+                            StorageTier.HOST_PINNED,
+                            StorageTier.DISK,
+                            StorageTier.DISK,
+                            StorageTier.DEVICE,
+                            StorageTier.DEVICE,
+                            StorageTier.DEVICE);
         }
 
         @Test
         void cpuOffloadPlaceholderDecodes() throws Exception {
-            KvEventBatch b = decode(batch(0L, map("type", "BlockStored", "block_hashes", list(77L),
-                    "parent_block_hash", null, "token_ids", list(), "block_size", 0L, "lora_id", null,
-                    "medium", "CPU", "lora_name", null)));
+            KvEventBatch b = decode(batch(
+                    0L,
+                    map(
+                            "type",
+                            "BlockStored",
+                            "block_hashes",
+                            list(77L),
+                            "parent_block_hash",
+                            null,
+                            "token_ids",
+                            list(),
+                            "block_size",
+                            0L,
+                            "lora_id",
+                            null,
+                            "medium",
+                            "CPU",
+                            "lora_name",
+                            null)));
             BlockStored s = stored(b.events().get(0));
             assertThat(s.blockHashes()).containsExactly(77L);
             assertThat(s.tokenIds()).isEmpty();
@@ -245,14 +328,18 @@ class EngineEventDecoderTest {
         @Test
         void decoderIsSafeToShareBetweenThreads() {
             byte[] payload = hex(GoldenPayloads.VLLM_MAP_TWO_EVENTS_RANK1);
-            long ok = IntStream.range(0, 2000).parallel().filter(i -> {
-                try {
-                    KvEventBatch b = decoder.decode(payload);
-                    return b.events().size() == 2 && stored(b.events().get(1)).parentBlockHash() == 222L;
-                } catch (EventDecodeException e) {
-                    return false;
-                }
-            }).count();
+            long ok = IntStream.range(0, 2000)
+                    .parallel()
+                    .filter(i -> {
+                        try {
+                            KvEventBatch b = decoder.decode(payload);
+                            return b.events().size() == 2
+                                    && stored(b.events().get(1)).parentBlockHash() == 222L;
+                        } catch (EventDecodeException e) {
+                            return false;
+                        }
+                    })
+                    .count();
             assertThat(ok).isEqualTo(2000);
         }
     }
@@ -263,39 +350,82 @@ class EngineEventDecoderTest {
         @Test
         void everyIntegerFormIsAHash() throws Exception {
             BigInteger max = new BigInteger("18446744073709551615");
-            KvEventBatch b = decode(batch(0L, map("type", "BlockRemoved", "block_hashes",
-                    list(0L, 127L, 255L, 65535L, 0xFFFF_FFFFL, Long.MAX_VALUE, max, -1L, -32L, -33L, -129L,
-                            Long.MIN_VALUE))));
-            assertThat(removed(b.events().get(0)).blockHashes()).containsExactly(0L, 127L, 255L, 65535L,
-                    0xFFFF_FFFFL, Long.MAX_VALUE, -1L, -1L, -32L, -33L, -129L, Long.MIN_VALUE);
+            KvEventBatch b = decode(batch(
+                    0L,
+                    map(
+                            "type",
+                            "BlockRemoved",
+                            "block_hashes",
+                            list(
+                                    0L,
+                                    127L,
+                                    255L,
+                                    65535L,
+                                    0xFFFF_FFFFL,
+                                    Long.MAX_VALUE,
+                                    max,
+                                    -1L,
+                                    -32L,
+                                    -33L,
+                                    -129L,
+                                    Long.MIN_VALUE))));
+            assertThat(removed(b.events().get(0)).blockHashes())
+                    .containsExactly(
+                            0L,
+                            127L,
+                            255L,
+                            65535L,
+                            0xFFFF_FFFFL,
+                            Long.MAX_VALUE,
+                            -1L,
+                            -1L,
+                            -32L,
+                            -33L,
+                            -129L,
+                            Long.MIN_VALUE);
         }
 
         @Test
         void parentMayBeUint64NegativeOrBin() throws Exception {
-            KvEventBatch b = decode(batch(0L,
+            KvEventBatch b = decode(batch(
+                    0L,
                     mapStored(list(1L), new BigInteger("9223372036854775809"), ints(1, 4), 4L),
                     mapStored(list(1L), -7L, ints(1, 4), 4L),
                     mapStored(list(1L), new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9}, ints(1, 4), 4L)));
-            assertThat(b.events()).extracting(e -> stored(e).parentBlockHash())
+            assertThat(b.events())
+                    .extracting(e -> stored(e).parentBlockHash())
                     .containsExactly(0x8000_0000_0000_0001L, -7L, 0x0203_0405_0607_0809L);
-            assertThat(b.events()).allSatisfy(e -> assertThat(stored(e).hasParent()).isTrue());
+            assertThat(b.events())
+                    .allSatisfy(e -> assertThat(stored(e).hasParent()).isTrue());
         }
 
         @Test
         void shortBinIsItsBigEndianValue() throws Exception {
-            KvEventBatch b = decode(batch(0L, map("type", "BlockRemoved", "block_hashes",
-                    list(new byte[] {0x01, 0x02}, new byte[] {(byte) 0xff}, new byte[0],
-                            new byte[] {(byte) 0x80, 0, 0, 0, 0, 0, 0, 1}))));
+            KvEventBatch b = decode(batch(
+                    0L,
+                    map(
+                            "type",
+                            "BlockRemoved",
+                            "block_hashes",
+                            list(new byte[] {0x01, 0x02}, new byte[] {(byte) 0xff}, new byte[0], new byte[] {
+                                (byte) 0x80, 0, 0, 0, 0, 0, 0, 1
+                            }))));
             assertThat(removed(b.events().get(0)).blockHashes())
                     .containsExactly(0x0102L, 0xffL, 0L, 0x8000_0000_0000_0001L);
         }
 
         @Test
         void hashOfAnotherTypeIsBadHash() {
-            assertFails(batch(0L, map("type", "BlockRemoved", "block_hashes", list(1L, "2"))),
-                    "bad_hash", "event 0 (BlockRemoved)", "block_hashes[1]");
-            assertFails(batch(0L, list("AllBlocksCleared"), mapStored(list(1L), 1.5, ints(1, 4), 4L)),
-                    "bad_hash", "event 1 (BlockStored)", "parent_block_hash");
+            assertFails(
+                    batch(0L, map("type", "BlockRemoved", "block_hashes", list(1L, "2"))),
+                    "bad_hash",
+                    "event 0 (BlockRemoved)",
+                    "block_hashes[1]");
+            assertFails(
+                    batch(0L, list("AllBlocksCleared"), mapStored(list(1L), 1.5, ints(1, 4), 4L)),
+                    "bad_hash",
+                    "event 1 (BlockStored)",
+                    "parent_block_hash");
             assertFails(batch(0L, list("BlockRemoved", list(list(1L)))), "bad_hash", "block_hashes[0]");
         }
 
@@ -317,11 +447,17 @@ class EngineEventDecoderTest {
 
         @Test
         void tokenAboveU32OrNegativeIsBadToken() {
-            assertFails(batch(0L, mapStored(list(1L), null, list(1L, 1L << 32, 3L, 4L), 4L)),
-                    "bad_token", "event 0 (BlockStored)", "token_ids[1]", "4294967296");
+            assertFails(
+                    batch(0L, mapStored(list(1L), null, list(1L, 1L << 32, 3L, 4L), 4L)),
+                    "bad_token",
+                    "event 0 (BlockStored)",
+                    "token_ids[1]",
+                    "4294967296");
             assertFails(batch(0L, mapStored(list(1L), null, list(1L, 2L, -3L, 4L), 4L)), "bad_token", "token_ids[2]");
-            assertFails(batch(0L, mapStored(list(1L), null, list(new BigInteger("18446744073709551615")), 1L)),
-                    "bad_token", "18446744073709551615");
+            assertFails(
+                    batch(0L, mapStored(list(1L), null, list(new BigInteger("18446744073709551615")), 1L)),
+                    "bad_token",
+                    "18446744073709551615");
             // a string is a token id (TensorRT-LLM types them int | str); a float is not
             assertFails(batch(0L, mapStored(list(1L), null, list(1.5), 1L)), "bad_token", "token_ids[0]");
         }
@@ -330,7 +466,8 @@ class EngineEventDecoderTest {
         @Test
         void bigramPairsAreFlattened() throws Exception {
             List<Object> pairs = list(list(1L, 2L), list(2L, 3L), list(3L, 4L), list(4L, 5L));
-            KvEventBatch b = decode(batch(0L,
+            KvEventBatch b = decode(batch(
+                    0L,
                     list("BlockStored", list(10L), null, pairs, 3L, null, "GPU"),
                     mapStored(list(10L), null, pairs, 3L)));
             for (KvEvent e : b.events()) {
@@ -361,19 +498,32 @@ class EngineEventDecoderTest {
 
         @Test
         void mapStoredWithoutRequiredFields() {
-            assertFails(batch(0L, map("type", "BlockStored", "block_hashes", list(1L), "block_size", 4L)),
-                    "bad_event", "event 0 (BlockStored)", "token_ids");
-            assertFails(batch(0L, list("AllBlocksCleared"),
+            assertFails(
+                    batch(0L, map("type", "BlockStored", "block_hashes", list(1L), "block_size", 4L)),
+                    "bad_event",
+                    "event 0 (BlockStored)",
+                    "token_ids");
+            assertFails(
+                    batch(
+                            0L,
+                            list("AllBlocksCleared"),
                             map("type", "BlockStored", "block_hashes", list(1L), "token_ids", ints(1, 4))),
-                    "bad_event", "event 1 (BlockStored)", "block_size");
-            assertFails(batch(0L, map("type", "BlockStored", "token_ids", ints(1, 4), "block_size", 4L)),
-                    "bad_event", "block_hashes");
+                    "bad_event",
+                    "event 1 (BlockStored)",
+                    "block_size");
+            assertFails(
+                    batch(0L, map("type", "BlockStored", "token_ids", ints(1, 4), "block_size", 4L)),
+                    "bad_event",
+                    "block_hashes");
             assertFails(batch(0L, map("type", "BlockRemoved", "medium", "GPU")), "bad_event", "block_hashes");
         }
 
         @Test
         void shortArraysMissRequiredFields() {
-            assertFails(batch(0L, list("BlockStored", list(1L), null, ints(1, 4))), "bad_event", "block_size",
+            assertFails(
+                    batch(0L, list("BlockStored", list(1L), null, ints(1, 4))),
+                    "bad_event",
+                    "block_size",
                     "4 elements");
             assertFails(batch(0L, list("BlockStored", list(1L))), "bad_event", "token_ids");
             assertFails(batch(0L, list("BlockRemoved")), "bad_event", "block_hashes");
@@ -391,12 +541,42 @@ class EngineEventDecoderTest {
         @Test
         void optionalFieldsOfTheWrongType() {
             assertFails(batch(0L, list("BlockRemoved", list(1L), 5L)), "bad_event", "medium");
-            assertFails(batch(0L, map("type", "BlockStored", "block_hashes", list(1L), "token_ids", ints(1, 4),
-                    "block_size", 4L, "lora_name", 3L)), "bad_event", "lora_name");
-            assertFails(batch(0L, map("type", "BlockRemoved", "block_hashes", list(1L), "group_idx", "0")),
-                    "bad_event", "group_idx");
-            assertFails(batch(0L, map("type", "BlockStored", "block_hashes", list(1L), "token_ids", ints(1, 4),
-                    "block_size", 4L, "extra_keys", "x")), "bad_event", "extra_keys");
+            assertFails(
+                    batch(
+                            0L,
+                            map(
+                                    "type",
+                                    "BlockStored",
+                                    "block_hashes",
+                                    list(1L),
+                                    "token_ids",
+                                    ints(1, 4),
+                                    "block_size",
+                                    4L,
+                                    "lora_name",
+                                    3L)),
+                    "bad_event",
+                    "lora_name");
+            assertFails(
+                    batch(0L, map("type", "BlockRemoved", "block_hashes", list(1L), "group_idx", "0")),
+                    "bad_event",
+                    "group_idx");
+            assertFails(
+                    batch(
+                            0L,
+                            map(
+                                    "type",
+                                    "BlockStored",
+                                    "block_hashes",
+                                    list(1L),
+                                    "token_ids",
+                                    ints(1, 4),
+                                    "block_size",
+                                    4L,
+                                    "extra_keys",
+                                    "x")),
+                    "bad_event",
+                    "extra_keys");
         }
     }
 
@@ -406,8 +586,8 @@ class EngineEventDecoderTest {
         /** Dynamo's test_deserialize_vllm_lora_name_at_position_seven. */
         @Test
         void loraNameAtPositionSeven() throws Exception {
-            KvEventBatch b = decode(batch(0L, list("BlockStored", list(1L), null, ints(1, 4), 4L, null, "GPU",
-                    "my-adapter")));
+            KvEventBatch b =
+                    decode(batch(0L, list("BlockStored", list(1L), null, ints(1, 4), 4L, null, "GPU", "my-adapter")));
             BlockStored s = stored(b.events().get(0));
             assertThat(s.loraName()).isEqualTo("my-adapter");
             assertThat(s.tier()).isEqualTo(StorageTier.DEVICE);
@@ -415,16 +595,29 @@ class EngineEventDecoderTest {
 
         @Test
         void emptyLoraNameIsTheBaseModel() throws Exception {
-            KvEventBatch b = decode(batch(0L, list("BlockStored", list(1L), null, ints(1, 4), 4L, null, "GPU", ""),
-                    map("type", "BlockStored", "block_hashes", list(1L), "token_ids", ints(1, 4), "block_size", 4L,
-                            "lora_name", "")));
-            assertThat(b.events()).allSatisfy(e -> assertThat(stored(e).loraName()).isNull());
+            KvEventBatch b = decode(batch(
+                    0L,
+                    list("BlockStored", list(1L), null, ints(1, 4), 4L, null, "GPU", ""),
+                    map(
+                            "type",
+                            "BlockStored",
+                            "block_hashes",
+                            list(1L),
+                            "token_ids",
+                            ints(1, 4),
+                            "block_size",
+                            4L,
+                            "lora_name",
+                            "")));
+            assertThat(b.events())
+                    .allSatisfy(e -> assertThat(stored(e).loraName()).isNull());
         }
 
         @Test
         void sglangMetadataMapAtPositionSevenIsNotALoraName() throws Exception {
-            KvEventBatch b = decode(batch(0L, list("BlockStored", list(1L), null, ints(1, 4), 4L, null, "GPU",
-                    map("cache_salt", "tenant-a"))));
+            KvEventBatch b = decode(batch(
+                    0L,
+                    list("BlockStored", list(1L), null, ints(1, 4), 4L, null, "GPU", map("cache_salt", "tenant-a"))));
             assertThat(stored(b.events().get(0)).loraName()).isNull();
         }
 
@@ -438,8 +631,8 @@ class EngineEventDecoderTest {
 
         @Test
         void extraTrailingElementsAreIgnored() throws Exception {
-            List<Object> event = new java.util.ArrayList<>(arrayStored(list(111L, 222L), null, ints(1, 8), 4L, "GPU",
-                    null, list(null, null), 0L, "full_attention", null));
+            List<Object> event = new java.util.ArrayList<>(arrayStored(
+                    list(111L, 222L), null, ints(1, 8), 4L, "GPU", null, list(null, null), 0L, "full_attention", null));
             event.add("LOCAL");
             event.add(null); // the ownership slot: a value there would keep the event out of the index
             event.add(list(1L, 2L));
@@ -455,8 +648,8 @@ class EngineEventDecoderTest {
     class AttentionGroups {
 
         private KvEventBatch arrayWithTail(Object... tail) throws EventDecodeException {
-            List<Object> event = new java.util.ArrayList<>(list("BlockStored", list(1L), null, ints(1, 4), 4L, null,
-                    "GPU", null, null));
+            List<Object> event = new java.util.ArrayList<>(
+                    list("BlockStored", list(1L), null, ints(1, 4), 4L, null, "GPU", null, null));
             event.addAll(List.of(tail).stream().map(o -> o == NIL ? null : o).toList());
             return decode(batch(0L, event));
         }
@@ -512,23 +705,47 @@ class EngineEventDecoderTest {
 
         @Test
         void mapFormFilter() throws Exception {
-            KvEventBatch b = decode(batch(0L,
+            KvEventBatch b = decode(batch(
+                    0L,
                     map("type", "BlockRemoved", "block_hashes", list(1L), "group_idx", 1L),
-                    map("type", "BlockRemoved", "block_hashes", list(2L), "group_idx", 1L,
-                            "kv_cache_spec_kind", "full_attention"),
-                    map("type", "BlockRemoved", "block_hashes", list(3L), "group_idx", 0L,
-                            "kv_cache_spec_kind", "sliding_window"),
+                    map(
+                            "type",
+                            "BlockRemoved",
+                            "block_hashes",
+                            list(2L),
+                            "group_idx",
+                            1L,
+                            "kv_cache_spec_kind",
+                            "full_attention"),
+                    map(
+                            "type",
+                            "BlockRemoved",
+                            "block_hashes",
+                            list(3L),
+                            "group_idx",
+                            0L,
+                            "kv_cache_spec_kind",
+                            "sliding_window"),
                     map("type", "BlockRemoved", "block_hashes", list(4L), "group_idx", null),
-                    map("kv_cache_spec_kind", "chunked_local_attention", "type", "BlockStored",
-                            "block_hashes", list(5L), "token_ids", ints(1, 4), "block_size", 4L)));
+                    map(
+                            "kv_cache_spec_kind",
+                            "chunked_local_attention",
+                            "type",
+                            "BlockStored",
+                            "block_hashes",
+                            list(5L),
+                            "token_ids",
+                            ints(1, 4),
+                            "block_size",
+                            4L)));
             assertThat(b.ignoredEvents()).isEqualTo(3);
             assertThat(b.events()).extracting(e -> removed(e).blockHashes()[0]).containsExactly(2L, 4L);
         }
 
         @Test
         void removedArrayTailGroup() throws Exception {
-            KvEventBatch b = decode(batch(0L, list("BlockRemoved", list(1L), "GPU", 1L),
-                    list("BlockRemoved", list(2L), "GPU", 0L)));
+            KvEventBatch b = decode(
+                    batch(0L, list("BlockRemoved", list(1L), "GPU", 1L), list("BlockRemoved", list(2L), "GPU", 0L)));
             assertThat(b.ignoredEvents()).isEqualTo(1);
             assertThat(removed(b.events().get(0)).blockHashes()).containsExactly(2L);
         }
@@ -544,16 +761,34 @@ class EngineEventDecoderTest {
             for (int i = 0; i < blocks; i++) {
                 hashes[i] = (long) (100 + i);
             }
-            return stored(decode(batch(0L, map("type", "BlockStored", "block_hashes", list(hashes),
-                    "parent_block_hash", null, "token_ids", ints(1, 4 * blocks), "block_size", 4L,
-                    "lora_name", lora, "extra_keys", extraKeys))).events().get(0));
+            return stored(decode(batch(
+                            0L,
+                            map(
+                                    "type",
+                                    "BlockStored",
+                                    "block_hashes",
+                                    list(hashes),
+                                    "parent_block_hash",
+                                    null,
+                                    "token_ids",
+                                    ints(1, 4 * blocks),
+                                    "block_size",
+                                    4L,
+                                    "lora_name",
+                                    lora,
+                                    "extra_keys",
+                                    extraKeys)))
+                    .events()
+                    .get(0));
         }
 
         @Test
         void noExtraKeysGivesNoMultimodalHashes() throws Exception {
             assertThat(storedWith(null, null, 2).mmHashes()).isNull();
             assertThat(storedWith(list(null, null), null, 2).mmHashes()).isNull();
-            assertThat(storedWith(list(list(), list("cache-salt-value")), null, 2).mmHashes()).isNull();
+            assertThat(storedWith(list(list(), list("cache-salt-value")), null, 2)
+                            .mmHashes())
+                    .isNull();
         }
 
         @Test
@@ -587,8 +822,8 @@ class EngineEventDecoderTest {
 
         @Test
         void otherItemsAreSkipped() throws Exception {
-            BlockStored s = storedWith(list(list(new byte[] {1, 2}, 5L, map("cache_salt", "x"), list(7L, 1L), list(),
-                    HEX64)), null, 1);
+            BlockStored s = storedWith(
+                    list(list(new byte[] {1, 2}, 5L, map("cache_salt", "x"), list(7L, 1L), list(), HEX64)), null, 1);
             assertThat(s.mmHashes()[0]).containsExactly(0x0123456789abcdefL);
         }
 
@@ -600,8 +835,19 @@ class EngineEventDecoderTest {
 
         @Test
         void positionalExtraKeysAtPositionEight() throws Exception {
-            KvEventBatch b = decode(batch(0L, arrayStored(list(1L, 2L), null, ints(1, 8), 4L, "GPU", null,
-                    list(list(HEX64), null), 0L, "full_attention", null)));
+            KvEventBatch b = decode(batch(
+                    0L,
+                    arrayStored(
+                            list(1L, 2L),
+                            null,
+                            ints(1, 8),
+                            4L,
+                            "GPU",
+                            null,
+                            list(list(HEX64), null),
+                            0L,
+                            "full_attention",
+                            null)));
             BlockStored s = stored(b.events().get(0));
             assertThat(s.mmHashes()[0]).containsExactly(0x0123456789abcdefL);
             assertThat(s.mmHashes()[1]).isNull();

@@ -1,6 +1,12 @@
 package io.kvindexer.indexer.event;
 
-import io.kvindexer.indexer.ingest.ListenerOptions;
+import static io.kvindexer.indexer.event.Msgpack.TS;
+import static io.kvindexer.indexer.event.Msgpack.batch;
+import static io.kvindexer.indexer.event.Msgpack.list;
+import static io.kvindexer.indexer.event.Msgpack.map;
+import static io.kvindexer.indexer.event.Msgpack.pack;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.IndexWriters;
@@ -9,17 +15,12 @@ import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.ingest.BatchSink;
 import io.kvindexer.indexer.ingest.EngineListener;
 import io.kvindexer.indexer.ingest.IngestMetrics;
+import io.kvindexer.indexer.ingest.ListenerOptions;
 import io.kvindexer.indexer.ingest.ListenerSpec;
 import io.kvindexer.indexer.ingest.ListenerStatus;
 import io.kvindexer.indexer.ingest.ReadyGate;
 import io.kvindexer.indexer.ingest.SequenceWatermark;
 import io.kvindexer.indexer.model.WorkerKey;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.zeromq.SocketType;
-import org.zeromq.ZContext;
-import org.zeromq.ZMQ;
-
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -28,14 +29,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.IntStream;
-
-import static io.kvindexer.indexer.event.Msgpack.TS;
-import static io.kvindexer.indexer.event.Msgpack.batch;
-import static io.kvindexer.indexer.event.Msgpack.list;
-import static io.kvindexer.indexer.event.Msgpack.map;
-import static io.kvindexer.indexer.event.Msgpack.pack;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
 
 /**
  * Each current stream kind over real ZeroMQ: a PUB socket sends the engine's frames, a real {@link EngineListener}
@@ -132,15 +130,21 @@ class EngineStreamsOverZmqTest {
                     warnings.merge(kind, (long) count, Long::sum);
                 }
             };
-            listener = new EngineListener(new ListenerSpec(instanceId, 0, endpoint, null), watermark, sink,
-                    ReadyGate.open(), ListenerOptions.defaults().withMetrics(metrics));
+            listener = new EngineListener(
+                    new ListenerSpec(instanceId, 0, endpoint, null),
+                    watermark,
+                    sink,
+                    ReadyGate.open(),
+                    ListenerOptions.defaults().withMetrics(metrics));
             resources.add(listener);
             listener.start();
         }
     }
 
     private static List<Object> tokens(int from, int count) {
-        return IntStream.range(from, from + count).mapToObj(i -> (Object) (long) i).toList();
+        return IntStream.range(from, from + count)
+                .mapToObj(i -> (Object) (long) i)
+                .toList();
     }
 
     private static int[] ints(int from, int count) {
@@ -149,14 +153,24 @@ class EngineStreamsOverZmqTest {
 
     private MatchResult.WorkerMatch match(long instanceId, int[] tokens) {
         return index.findMatches(index.localHashes(tokens, null, null)).workers().stream()
-                .filter(m -> m.worker().equals(new WorkerKey(instanceId, 0))).findFirst()
+                .filter(m -> m.worker().equals(new WorkerKey(instanceId, 0)))
+                .findFirst()
                 .orElse(new MatchResult.WorkerMatch(new WorkerKey(instanceId, 0), 0, 0, 0));
     }
 
-    private static Map<String, Object> mapStored(List<Object> hashes, Object parent, List<Object> tokens,
-                                                 Object... extra) {
-        List<Object> kv = new ArrayList<>(List.of("type", "BlockStored", "block_hashes", hashes, "token_ids", tokens,
-                "block_size", (long) BLOCK, "medium", "GPU"));
+    private static Map<String, Object> mapStored(
+            List<Object> hashes, Object parent, List<Object> tokens, Object... extra) {
+        List<Object> kv = new ArrayList<>(List.of(
+                "type",
+                "BlockStored",
+                "block_hashes",
+                hashes,
+                "token_ids",
+                tokens,
+                "block_size",
+                (long) BLOCK,
+                "medium",
+                "GPU"));
         kv.add("parent_block_hash");
         kv.add(parent);
         kv.addAll(java.util.Arrays.asList(extra));
@@ -166,23 +180,47 @@ class EngineStreamsOverZmqTest {
     @Test
     void vllmHybridModelWithLocalityAndOwnership() {
         Publisher engine = new Publisher(1, 0);
-        engine.publish(batch(0L,
-                mapStored(list(11L, 12L), null, tokens(1, 8), "group_idx", 0L, "kv_cache_spec_kind",
-                        "full_attention", "extra_keys", list(null, null)),
+        engine.publish(batch(
+                0L,
+                mapStored(
+                        list(11L, 12L),
+                        null,
+                        tokens(1, 8),
+                        "group_idx",
+                        0L,
+                        "kv_cache_spec_kind",
+                        "full_attention",
+                        "extra_keys",
+                        list(null, null)),
                 // the sliding-window group of the same request: its own hashes, not prefix state
-                mapStored(list(21L, 22L), null, tokens(1, 8), "group_idx", 1L, "kv_cache_spec_kind",
-                        "sliding_window", "kv_cache_spec_sliding_window", 4096L),
+                mapStored(
+                        list(21L, 22L),
+                        null,
+                        tokens(1, 8),
+                        "group_idx",
+                        1L,
+                        "kv_cache_spec_kind",
+                        "sliding_window",
+                        "kv_cache_spec_sliding_window",
+                        4096L),
                 mapStored(list(31L), null, tokens(100, 4), "locality", "REMOTE", "medium", "STORAGE"),
                 mapStored(list(41L), null, tokens(200, 4), "ownership", "kvcr")));
-        engine.publish(batch(0L,
+        engine.publish(batch(
+                0L,
                 map("type", "BlockRemoved", "block_hashes", list(21L), "medium", "GPU", "group_idx", 1L),
                 map("type", "AllBlocksCleared", "ownership", "kvcr")));
 
         assertThat(match(1, ints(1, 8)).deviceBlocks()).isEqualTo(2);
-        assertThat(match(1, ints(100, 4)).diskBlocks()).as("a remote copy is not this engine's").isZero();
+        assertThat(match(1, ints(100, 4)).diskBlocks())
+                .as("a remote copy is not this engine's")
+                .isZero();
         assertThat(match(1, ints(200, 4)).deviceBlocks()).isZero();
-        assertThat(index.stats().memberships()).as("only the full-attention chain").isEqualTo(2);
-        assertThat(warnings).containsEntry("skipped_cache_group", 2L).containsEntry("non_local", 1L)
+        assertThat(index.stats().memberships())
+                .as("only the full-attention chain")
+                .isEqualTo(2);
+        assertThat(warnings)
+                .containsEntry("skipped_cache_group", 2L)
+                .containsEntry("non_local", 1L)
                 .containsEntry("ownership", 2L);
 
         engine.publish(batch(0L, list("AllBlocksCleared")));
@@ -194,8 +232,18 @@ class EngineStreamsOverZmqTest {
         Publisher engine = new Publisher(2, 0);
         List<Object> tokens = new ArrayList<>(tokens(1, 8));
         tokens.set(0, "1"); // token ids are int | str
-        engine.publish(batch(0L, mapStored(list(51L, 52L), null, tokens, "lora_id", null, "lora_name", null,
-                "mm_keys", list(null, list(map("type", "mm_key", "hash", HEX64, "start_offset", 2L))))));
+        engine.publish(batch(
+                0L,
+                mapStored(
+                        list(51L, 52L),
+                        null,
+                        tokens,
+                        "lora_id",
+                        null,
+                        "lora_name",
+                        null,
+                        "mm_keys",
+                        list(null, list(map("type", "mm_key", "hash", HEX64, "start_offset", 2L))))));
         // block 1 carries an image: a text-only query with the same tokens matches block 0 only
         assertThat(match(2, ints(1, 8)).deviceBlocks()).isEqualTo(1);
         assertThat(index.stats().memberships()).isEqualTo(2);
@@ -204,16 +252,36 @@ class EngineStreamsOverZmqTest {
     @Test
     void rocmAtomPositionalStoreWithTrailingTokenOffset() {
         Publisher engine = new Publisher(3, 0);
-        engine.publish(batch(0L, list("BlockStored", list(61L, 62L), null, tokens(1, 8), (long) BLOCK, null, "GPU",
-                null, null, 0L, null, null, 16L)));
+        engine.publish(batch(
+                0L,
+                list(
+                        "BlockStored",
+                        list(61L, 62L),
+                        null,
+                        tokens(1, 8),
+                        (long) BLOCK,
+                        null,
+                        "GPU",
+                        null,
+                        null,
+                        0L,
+                        null,
+                        null,
+                        16L)));
         assertThat(match(3, ints(1, 8)).deviceBlocks()).isEqualTo(2);
     }
 
     @Test
     void dynamoBlockMmInfosAreMixedIn() {
         Publisher engine = new Publisher(4, 0);
-        engine.publish(batch(0L, mapStored(list(71L, 72L), null, tokens(1, 8), "block_mm_infos",
-                list(null, map("mm_objects", list(map("mm_hash", 99L, "offsets", list(list(0L, 4L)))))))));
+        engine.publish(batch(
+                0L,
+                mapStored(
+                        list(71L, 72L),
+                        null,
+                        tokens(1, 8),
+                        "block_mm_infos",
+                        list(null, map("mm_objects", list(map("mm_hash", 99L, "offsets", list(list(0L, 4L)))))))));
         assertThat(match(4, ints(1, 8)).deviceBlocks()).isEqualTo(1);
         assertThat(index.stats().memberships()).isEqualTo(2);
     }
@@ -229,15 +297,18 @@ class EngineStreamsOverZmqTest {
         engine.publish(batch(0L, mapStored(list(81L, 82L), null, tokens(1, 8))));
         // llm-d's fs backend publishes from seq 1 and has no replay socket
         Publisher storage = new Publisher(9, 1);
-        storage.publish(storageBatch(list("BlockStored", list(81L, 82L, 83L), 0L, list(), 0L, null,
-                "SHARED_STORAGE")));
+        storage.publish(storageBatch(list("BlockStored", list(81L, 82L, 83L), 0L, list(), 0L, null, "SHARED_STORAGE")));
 
         MatchResult.WorkerMatch onStorage = match(9, ints(1, 8));
         assertThat(onStorage.deviceBlocks()).isZero();
-        assertThat(onStorage.diskBlocks()).as("device, host, disk, then external").isEqualTo(2);
+        assertThat(onStorage.diskBlocks())
+                .as("device, host, disk, then external")
+                .isEqualTo(2);
         assertThat(match(5, ints(1, 8)).deviceBlocks()).isEqualTo(2);
         assertThat(index.stats().applied().get("stored")).containsEntry("unknown_storage_block", 1L);
-        assertThat(index.stats().memberships()).as("block 83 is known to no engine: not indexed").isEqualTo(4);
+        assertThat(index.stats().memberships())
+                .as("block 83 is known to no engine: not indexed")
+                .isEqualTo(4);
 
         storage.publish(storageBatch(list("BlockRemoved", list(82L), "SHARED_STORAGE")));
         assertThat(match(9, ints(1, 8)).diskBlocks()).isEqualTo(1);

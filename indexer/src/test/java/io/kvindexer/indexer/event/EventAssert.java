@@ -1,16 +1,14 @@
 package io.kvindexer.indexer.event;
 
-import io.kvindexer.indexer.model.StorageTier;
-
-import java.util.stream.IntStream;
-
 import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvindexer.indexer.model.StorageTier;
+import java.util.stream.IntStream;
 
 /** Test helper: field-by-field checks of decoded events (records holding arrays have identity equality). */
 final class EventAssert {
 
-    private EventAssert() {
-    }
+    private EventAssert() {}
 
     static int[] range(int fromInclusive, int toInclusive) {
         return IntStream.rangeClosed(fromInclusive, toInclusive).toArray();

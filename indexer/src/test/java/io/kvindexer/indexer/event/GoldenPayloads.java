@@ -16,7 +16,8 @@ public final class GoldenPayloads {
     public static final String VLLM_MAP_REMOVED_MIN = """
             93cb41da3054981000009183a474797065ac426c6f636b52656d6f766564ac626c6f636b5f686173686573916fa66d65
             6469756da347505500""";
-    public static final String VLLM_MAP_CLEARED = "93cb41da3054981000009181a474797065b0416c6c426c6f636b73436c656172656400";
+    public static final String VLLM_MAP_CLEARED =
+            "93cb41da3054981000009181a474797065b0416c6c426c6f636b73436c656172656400";
     public static final String VLLM_MAP_STORED_REAL = """
             93cb41da305498100000918ba474797065ab426c6f636b53746f726564ac626c6f636b5f686173686573926fccdeb170
             6172656e745f626c6f636b5f68617368c0a9746f6b656e5f696473980102030405060708aa626c6f636b5f73697a6504
@@ -28,7 +29,8 @@ public final class GoldenPayloads {
     public static final String VLLM_ARR023_STORED = """
             93cb41da305498100000919cab426c6f636b53746f726564926fccdec098010203040506070804c0a3475055c0c0c0c0
             c000""";
-    public static final String VLLM_ARR023_REMOVED = "93cb41da3054981000009194ac426c6f636b52656d6f766564916fa3475055c000";
+    public static final String VLLM_ARR023_REMOVED =
+            "93cb41da3054981000009194ac426c6f636b52656d6f766564916fa3475055c000";
     public static final String VLLM_ARR023_CLEARED = "93cb41da3054981000009191b0416c6c426c6f636b73436c656172656400";
     public static final String VLLM_ARR090_STORED =
             "92cb41da3054981000009196ab426c6f636b53746f726564926fccdec098010203040506070804c0";
@@ -46,8 +48,10 @@ public final class GoldenPayloads {
     public static final String VLLM_MAP_REMOVED_BYTES = """
             93cb41da3054981000009183a474797065ac426c6f636b52656d6f766564ac626c6f636b5f68617368657391c4200001
             02030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1fa66d656469756da347505500""";
-    public static final String SGLANG_ARR_REMOVED_NEG = "93cb41da3054981000009193ac426c6f636b52656d6f76656491fea347505500";
-    public static final String VLLM_MAP_UNRANKED = "93cb41da3054981000009181a474797065b0416c6c426c6f636b73436c6561726564c0";
+    public static final String SGLANG_ARR_REMOVED_NEG =
+            "93cb41da3054981000009193ac426c6f636b52656d6f76656491fea347505500";
+    public static final String VLLM_MAP_UNRANKED =
+            "93cb41da3054981000009181a474797065b0416c6c426c6f636b73436c6561726564c0";
     public static final String VLLM_MAP_EMPTY_BATCH = "93cb41da3054981000009000";
     public static final String VLLM_MAP_TWO_EVENTS_RANK1 = """
             93cb41da3054981000009284a474797065ac426c6f636b52656d6f766564ac626c6f636b5f686173686573916fa66d65
@@ -56,11 +60,13 @@ public final class GoldenPayloads {
             73697a6504a76c6f72615f6964c0a66d656469756da3475055a96c6f72615f6e616d65c0aa65787472615f6b65797391
             c0a967726f75705f6964780001""";
     /** compatibility.md, Engine event streams: one vLLM array BlockStored of tokens 1..16, engine hash 0xea06fc71a5ee6e88. */
-    public static final String DYNAMO_ARRAY_STORED = "93cb41d954fc402000009198ab426c6f636b53746f72656491cfea06fc71a5ee6e88"
-            + "c0dc00100102030405060708090a0b0c0d0e0f1010c0c0c000";
+    public static final String DYNAMO_ARRAY_STORED =
+            "93cb41d954fc402000009198ab426c6f636b53746f72656491cfea06fc71a5ee6e88"
+                    + "c0dc00100102030405060708090a0b0c0d0e0f1010c0c0c000";
     /** compatibility.md, Engine event streams: BlockRemoved + AllBlocksCleared, rank nil. */
-    public static final String DYNAMO_REMOVED_CLEARED = "93cb41d954fc404000009293ac426c6f636b52656d6f76656491cfea06fc71a5ee6e88"
-            + "c091b0416c6c426c6f636b73436c6561726564c0";
+    public static final String DYNAMO_REMOVED_CLEARED =
+            "93cb41d954fc404000009293ac426c6f636b52656d6f76656491cfea06fc71a5ee6e88"
+                    + "c091b0416c6c426c6f636b73436c6561726564c0";
 
     static final Map<String, String> ALL = new LinkedHashMap<>();
 
@@ -88,6 +94,5 @@ public final class GoldenPayloads {
         ALL.put("dynamo_removed_cleared", DYNAMO_REMOVED_CLEARED);
     }
 
-    private GoldenPayloads() {
-    }
+    private GoldenPayloads() {}
 }

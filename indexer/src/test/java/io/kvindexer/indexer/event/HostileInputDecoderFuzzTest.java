@@ -1,21 +1,17 @@
 package io.kvindexer.indexer.event;
 
-import io.kvindexer.indexer.reliability.ReliabilityReport;
-import org.junit.jupiter.api.Test;
-import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindexer.indexer.reliability.ReliabilityReport;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /**
  * At least 100k hostile payloads (seeded): mutated golden payloads, random msgpack trees, near-valid batches with
@@ -54,11 +50,15 @@ class HostileInputDecoderFuzzTest {
                 assertThat(e.getMessage()).isNotBlank();
                 outcome = e.kind();
             } catch (Throwable t) {
-                throw new AssertionError("input " + i + " escaped with " + t + ": " + HexFormat.of().formatHex(input), t);
+                throw new AssertionError(
+                        "input " + i + " escaped with " + t + ": "
+                                + HexFormat.of().formatHex(input),
+                        t);
             }
             long allocated = threads.getCurrentThreadAllocatedBytes() - before;
             maxAllocated = Math.max(maxAllocated, allocated);
-            assertThat(allocated).as("bytes allocated decoding input %d (%d bytes)", i, input.length)
+            assertThat(allocated)
+                    .as("bytes allocated decoding input %d (%d bytes)", i, input.length)
                     .isLessThan(ALLOCATION_BOUND + 64L * input.length);
             outcomes.merge(outcome, 1, Integer::sum);
         }
@@ -67,10 +67,19 @@ class HostileInputDecoderFuzzTest {
         assertThat(outcomes.size()).isGreaterThan(3);
         System.out.println("decoder fuzz: " + iterations + " inputs in " + ms + " ms, max allocation per decode "
                 + maxAllocated + " B, outcomes " + outcomes);
-        ReliabilityReport.record(new ReliabilityReport.Row("decoder-fuzz", "hostile msgpack payloads (mutated"
-                + " goldens, random trees, wrong types, huge declared lengths)", "seeded, in-process decoder",
-                iterations, -1, -1, -1, -1, 0, -1, "only EventDecodeException; max " + maxAllocated
-                + " B allocated per decode; outcomes " + outcomes.toString().replace("|", "/")));
+        ReliabilityReport.record(new ReliabilityReport.Row(
+                "decoder-fuzz",
+                "hostile msgpack payloads (mutated" + " goldens, random trees, wrong types, huge declared lengths)",
+                "seeded, in-process decoder",
+                iterations,
+                -1,
+                -1,
+                -1,
+                -1,
+                0,
+                -1,
+                "only EventDecodeException; max " + maxAllocated + " B allocated per decode; outcomes "
+                        + outcomes.toString().replace("|", "/")));
     }
 
     private static byte[] mutate(byte[] original, Random random) {

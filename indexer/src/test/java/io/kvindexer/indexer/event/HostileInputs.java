@@ -1,17 +1,15 @@
 package io.kvindexer.indexer.event;
 
-import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
-
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Random;
+import org.msgpack.core.MessageBufferPacker;
+import org.msgpack.core.MessagePack;
 
 /** Seeded generators of hostile event payloads, shared by the decoder fuzz and the live-listener fuzz. */
 public final class HostileInputs {
 
-    private HostileInputs() {
-    }
+    private HostileInputs() {}
 
     /** A payload the decoder rejects (it retries generators until one is rejected). */
     public static byte[] rejected(Random random) throws IOException {
@@ -39,8 +37,10 @@ public final class HostileInputs {
                 case 1 -> out[random.nextInt(out.length)] ^= (byte) (1 << random.nextInt(8));
                 case 2 -> out = java.util.Arrays.copyOf(out, random.nextInt(out.length + 1));
                 case 3 -> {
-                    int[] markers = {0xdd, 0xdf, 0xdb, 0xc6, 0xcf, 0xd3, 0xdc, 0xde, 0xc4, 0xc0, 0x9f, 0x8f, 0xbf,
-                            0xc7, 0xc9, 0xd4, 0xd8, 0xca, 0xcb, 0xc1};
+                    int[] markers = {
+                        0xdd, 0xdf, 0xdb, 0xc6, 0xcf, 0xd3, 0xdc, 0xde, 0xc4, 0xc0, 0x9f, 0x8f, 0xbf, 0xc7, 0xc9, 0xd4,
+                        0xd8, 0xca, 0xcb, 0xc1
+                    };
                     out[random.nextInt(out.length)] = (byte) markers[random.nextInt(markers.length)];
                 }
                 default -> {
@@ -74,8 +74,12 @@ public final class HostileInputs {
                 random.nextBytes(b);
                 p.packBinaryHeader(b.length).writePayload(b);
             }
-            case 6 -> p.packBigInteger(java.math.BigInteger.valueOf(random.nextLong()).abs().shiftLeft(1).add(
-                    java.math.BigInteger.ONE).min(new java.math.BigInteger("18446744073709551615")));
+            case 6 ->
+                p.packBigInteger(java.math.BigInteger.valueOf(random.nextLong())
+                        .abs()
+                        .shiftLeft(1)
+                        .add(java.math.BigInteger.ONE)
+                        .min(new java.math.BigInteger("18446744073709551615")));
             case 7, 8 -> {
                 int n = random.nextInt(6);
                 p.packArrayHeader(n);
@@ -98,9 +102,29 @@ public final class HostileInputs {
         }
     }
 
-    private static final String[] WORDS = {"BlockStored", "BlockRemoved", "AllBlocksCleared", "block_hashes",
-            "parent_block_hash", "token_ids", "block_size", "lora_id", "medium", "GPU", "CPU", "type", "events",
-            "ts", "data_parallel_rank", "lora_name", "extra_keys", "group_idx", "", "\u0000", "\uffff"};
+    private static final String[] WORDS = {
+        "BlockStored",
+        "BlockRemoved",
+        "AllBlocksCleared",
+        "block_hashes",
+        "parent_block_hash",
+        "token_ids",
+        "block_size",
+        "lora_id",
+        "medium",
+        "GPU",
+        "CPU",
+        "type",
+        "events",
+        "ts",
+        "data_parallel_rank",
+        "lora_name",
+        "extra_keys",
+        "group_idx",
+        "",
+        "\u0000",
+        "\uffff"
+    };
 
     private static String randomWord(Random random) {
         return WORDS[random.nextInt(WORDS.length)];
@@ -116,8 +140,10 @@ public final class HostileInputs {
             for (int e = 0; e < events; e++) {
                 int fields = 1 + random.nextInt(8);
                 p.packArrayHeader(fields);
-                p.packString(random.nextInt(5) == 0 ? randomWord(random)
-                        : new String[] {"BlockStored", "BlockRemoved", "AllBlocksCleared"}[random.nextInt(3)]);
+                p.packString(
+                        random.nextInt(5) == 0
+                                ? randomWord(random)
+                                : new String[] {"BlockStored", "BlockRemoved", "AllBlocksCleared"}[random.nextInt(3)]);
                 for (int f = 1; f < fields; f++) {
                     if (random.nextInt(3) == 0) {
                         int n = random.nextInt(5);

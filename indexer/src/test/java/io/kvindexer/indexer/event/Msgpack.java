@@ -1,8 +1,5 @@
 package io.kvindexer.indexer.event;
 
-import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigInteger;
@@ -11,6 +8,8 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.msgpack.core.MessageBufferPacker;
+import org.msgpack.core.MessagePack;
 
 /**
  * Test helper: builds msgpack payloads from plain Java values with msgpack-core's packer (Lists → arrays,
@@ -22,8 +21,7 @@ public final class Msgpack {
 
     static final double TS = 1757500000.25;
 
-    private Msgpack() {
-    }
+    private Msgpack() {}
 
     static byte[] hex(String hex) {
         return HexFormat.of().parseHex(hex.replaceAll("\\s+", ""));

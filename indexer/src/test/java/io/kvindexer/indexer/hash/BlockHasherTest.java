@@ -1,14 +1,13 @@
 package io.kvindexer.indexer.hash;
 
-import com.dynatrace.hash4j.hashing.Hashing;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import com.dynatrace.hash4j.hashing.Hashing;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.stream.IntStream;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /** Test vectors V0–V10 (compatibility.md, Hashing) plus the block-splitting and multimodal rules. */
 class BlockHasherTest {
@@ -62,7 +61,8 @@ class BlockHasherTest {
     void v4PartialBlockIsDropped() {
         assertThat(BlockHasher.localHashes(range(1, 20), 16, BlockHasher.BASE_SEED))
                 .containsExactly(u64("16863443419780771464"));
-        assertThat(BlockHasher.localHashes(range(1, 15), 16, BlockHasher.BASE_SEED)).isEmpty();
+        assertThat(BlockHasher.localHashes(range(1, 15), 16, BlockHasher.BASE_SEED))
+                .isEmpty();
     }
 
     @Test
@@ -107,9 +107,12 @@ class BlockHasherTest {
 
     @Test
     void blockSizeZeroOrNegativeGivesNoHashes() {
-        assertThat(BlockHasher.localHashes(range(1, 16), 0, BlockHasher.BASE_SEED)).isEmpty();
-        assertThat(BlockHasher.localHashes(range(1, 16), -4, BlockHasher.BASE_SEED)).isEmpty();
-        assertThat(BlockHasher.localHashes(new int[0], 16, BlockHasher.BASE_SEED)).isEmpty();
+        assertThat(BlockHasher.localHashes(range(1, 16), 0, BlockHasher.BASE_SEED))
+                .isEmpty();
+        assertThat(BlockHasher.localHashes(range(1, 16), -4, BlockHasher.BASE_SEED))
+                .isEmpty();
+        assertThat(BlockHasher.localHashes(new int[0], 16, BlockHasher.BASE_SEED))
+                .isEmpty();
     }
 
     @Test
@@ -150,7 +153,8 @@ class BlockHasherTest {
 
         long[] unsorted = {big, small, mid};
         assertThat(BlockHasher.hashBlock(tokens, 0, 4, seed, unsorted)).isEqualTo(byHand);
-        assertThat(BlockHasher.hashBlock(tokens, 0, 4, seed, new long[] {mid, big, small})).isEqualTo(byHand);
+        assertThat(BlockHasher.hashBlock(tokens, 0, 4, seed, new long[] {mid, big, small}))
+                .isEqualTo(byHand);
         assertThat(unsorted).containsExactly(big, small, mid); // the caller's array is left alone
         // multimodal info changes the hash; an empty list does not
         assertThat(byHand).isNotEqualTo(BlockHasher.hashBlock(tokens, 0, 4, seed, null));

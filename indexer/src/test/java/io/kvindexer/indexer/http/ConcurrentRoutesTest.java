@@ -1,8 +1,8 @@
 package io.kvindexer.indexer.http;
 
-import io.helidon.webserver.testing.junit5.ServerTest;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.helidon.webserver.testing.junit5.ServerTest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -14,8 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /**
  * Registrations, unregistrations, queries, listings and dumps racing each other on real sockets: every answer is
@@ -41,18 +40,27 @@ class ConcurrentRoutesTest {
                     int rank = r.nextInt(2);
                     String model = "m" + r.nextInt(2);
                     HttpTestClient.Response res = switch (r.nextInt(6)) {
-                        case 0, 1 -> http.post("/register", "{\"instance_id\":" + id + ",\"dp_rank\":" + rank
-                                + ",\"endpoint\":\"tcp://127.0.0.1:" + (20000 + id) + "\",\"model_name\":\"" + model
-                                + "\",\"block_size\":4}");
-                        case 2 -> http.post("/unregister", "{\"instance_id\":" + id + ",\"model_name\":\"" + model
-                                + "\"" + (r.nextBoolean() ? ",\"tenant_id\":\"default\",\"dp_rank\":" + rank : "")
-                                + "}");
-                        case 3 -> http.post("/query", "{\"token_ids\":[1,2,3,4,5,6,7,8],\"model_name\":\""
-                                + model + "\"}");
+                        case 0, 1 ->
+                            http.post(
+                                    "/register",
+                                    "{\"instance_id\":" + id + ",\"dp_rank\":" + rank
+                                            + ",\"endpoint\":\"tcp://127.0.0.1:" + (20000 + id) + "\",\"model_name\":\""
+                                            + model
+                                            + "\",\"block_size\":4}");
+                        case 2 ->
+                            http.post(
+                                    "/unregister",
+                                    "{\"instance_id\":" + id + ",\"model_name\":\"" + model
+                                            + "\""
+                                            + (r.nextBoolean() ? ",\"tenant_id\":\"default\",\"dp_rank\":" + rank : "")
+                                            + "}");
+                        case 3 ->
+                            http.post("/query", "{\"token_ids\":[1,2,3,4,5,6,7,8],\"model_name\":\"" + model + "\"}");
                         case 4 -> http.get("/workers");
                         default -> http.get("/dump");
                     };
-                    statuses.computeIfAbsent(res.status(), s -> new AtomicInteger()).incrementAndGet();
+                    statuses.computeIfAbsent(res.status(), s -> new AtomicInteger())
+                            .incrementAndGet();
                 }
                 return null;
             }));
@@ -66,8 +74,12 @@ class ConcurrentRoutesTest {
         // end state: every listed worker is queryable under its model, and the gauges agree with /workers
         var workers = http.get("/workers").json();
         for (var w : workers) {
-            assertThat(http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\""
-                    + w.get("model_name").asText() + "\"}").status()).isEqualTo(200);
+            assertThat(http.post(
+                                    "/query",
+                                    "{\"token_ids\":[1,2,3,4],\"model_name\":\""
+                                            + w.get("model_name").asText() + "\"}")
+                            .status())
+                    .isEqualTo(200);
         }
         assertThat(app.workers().instanceCount()).isEqualTo(workers.size());
     }

@@ -1,13 +1,12 @@
 package io.kvindexer.indexer.http;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.sim.EngineSimulator;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -16,9 +15,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.IntStream;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /**
  * The console's routes on a running server with two simulated engines: the static files from the jar,
@@ -44,13 +43,18 @@ class ConsoleRoutesTest {
         one.storeSequence(range(1, 20), 4).get(30, TimeUnit.SECONDS);
         two.storeSequence(range(1, 12), 4).get(30, TimeUnit.SECONDS);
         two.storeSequence(range(1, 16), 4, "CPU", null).get(30, TimeUnit.SECONDS);
-        await().atMost(Duration.ofSeconds(30)).until(() -> http.get("/stats").json().at("/indexes/0/memberships")
-                .asLong() == 5 + 3 + 4);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() ->
+                        http.get("/stats").json().at("/indexes/0/memberships").asLong() == 5 + 3 + 4);
     }
 
     private static void register(long id, int rank, EngineSimulator sim) {
-        assertThat(http.post("/register", "{\"instance_id\":" + id + ",\"dp_rank\":" + rank + ",\"endpoint\":\""
-                + sim.endpoint() + "\",\"model_name\":\"m\",\"block_size\":4}").status()).isEqualTo(201);
+        assertThat(http.post(
+                                "/register",
+                                "{\"instance_id\":" + id + ",\"dp_rank\":" + rank + ",\"endpoint\":\"" + sim.endpoint()
+                                        + "\",\"model_name\":\"m\",\"block_size\":4}")
+                        .status())
+                .isEqualTo(201);
     }
 
     @AfterAll
@@ -87,10 +91,12 @@ class ConsoleRoutesTest {
         assertThat(workers.get(1).get("dp_rank").asInt()).isEqualTo(1);
         assertThat(workers.get(1).get("blocks").toString())
                 .isEqualTo("{\"device\":3,\"host_pinned\":4,\"disk\":0,\"external\":0}");
-        assertThat(http.get("/stats?model_name=m&tenant_id=default").json().get("indexes")).hasSize(1);
+        assertThat(http.get("/stats?model_name=m&tenant_id=default").json().get("indexes"))
+                .hasSize(1);
         assertThat(http.get("/stats?model_name=other").json().get("indexes")).isEmpty();
         JsonNode cheap = http.get("/stats?workers=false").json().get("indexes").get(0);
-        assertThat(cheap.get("memberships").asLong()).isEqualTo(ix.get("memberships").asLong());
+        assertThat(cheap.get("memberships").asLong())
+                .isEqualTo(ix.get("memberships").asLong());
         assertThat(cheap.has("workers")).isFalse();
         assertError(http.get("/stats?workers=maybe"), 400, "workers");
     }
@@ -111,7 +117,8 @@ class ConsoleRoutesTest {
                 .isEqualTo(EngineSimulator.sequenceHashes(range(1, 16), 4, null)[3]);
         assertThat(prefixes.get(1).get("workers").asInt()).isEqualTo(1);
         assertThat(prefixes.get(1).get("depth").asInt()).isEqualTo(5);
-        assertThat(http.get("/prefixes?model_name=m&limit=1").json().get("prefixes")).hasSize(1);
+        assertThat(http.get("/prefixes?model_name=m&limit=1").json().get("prefixes"))
+                .hasSize(1);
     }
 
     @Test
@@ -145,8 +152,9 @@ class ConsoleRoutesTest {
         assertServed("console.css", "text/css");
         assertServed("favicon.svg", "image/svg+xml");
         Pattern imports = Pattern.compile("from '\\./([a-z0-9-]+\\.js)'");
-        for (String module : new String[] {"app.js", "api.js", "charts.js", "overview.js", "query.js", "cachemap.js",
-                "pickers.js", "dom.js"}) {
+        for (String module : new String[] {
+            "app.js", "api.js", "charts.js", "overview.js", "query.js", "cachemap.js", "pickers.js", "dom.js"
+        }) {
             Matcher m = imports.matcher(resource(module));
             while (m.find()) {
                 assertServed(m.group(1), "text/javascript");
@@ -174,15 +182,15 @@ class ConsoleRoutesTest {
     @Test
     void withAuthOnThePageIsPublicAndPrefixesNeedTheToken() {
         try (IndexerApp secured = IndexerApp.start(IndexerConfig.defaults().withAuthToken("s3cret"));
-             HttpTestClient client = new HttpTestClient(secured.baseUrl())) {
+                HttpTestClient client = new HttpTestClient(secured.baseUrl())) {
             assertThat(client.get("/ui/").status()).isEqualTo(200);
             assertThat(client.get("/ui/app.js").status()).isEqualTo(200);
             assertThat(client.get("/stats").status()).isEqualTo(200);
             HttpTestClient.Response refused = client.get("/prefixes?model_name=m");
             assertThat(refused.status()).isEqualTo(401);
             assertThat(refused.error()).contains("Authorization");
-            HttpTestClient.Response allowed = client.request("GET", "/prefixes?model_name=m", null, null,
-                    "Authorization", "Bearer s3cret");
+            HttpTestClient.Response allowed =
+                    client.request("GET", "/prefixes?model_name=m", null, null, "Authorization", "Bearer s3cret");
             assertThat(allowed.status()).isEqualTo(404); // past the token check: there is no index "m" here
         } catch (Exception e) {
             throw new AssertionError(e);

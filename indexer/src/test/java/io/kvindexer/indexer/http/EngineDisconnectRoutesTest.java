@@ -1,20 +1,19 @@
 package io.kvindexer.indexer.http;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.sim.EngineSimulator;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * {@code /workers} and {@code /metrics} when a registered engine stops and comes back (real indexer, real simulated
@@ -44,10 +43,15 @@ class EngineDisconnectRoutesTest {
         resources.add(http);
         String endpoint = "tcp://127.0.0.1:" + freePort();
         EngineSimulator first = engine(endpoint);
-        assertThat(http.post("/register", "{\"instance_id\":7,\"endpoint\":\"" + endpoint
-                + "\",\"model_name\":\"m\",\"block_size\":4}").status()).isEqualTo(201);
+        assertThat(http.post(
+                                "/register",
+                                "{\"instance_id\":7,\"endpoint\":\"" + endpoint
+                                        + "\",\"model_name\":\"m\",\"block_size\":4}")
+                        .status())
+                .isEqualTo(201);
 
-        await().atMost(Duration.ofSeconds(60)).until(() -> listener().path("connected").asBoolean());
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> listener().path("connected").asBoolean());
         JsonNode up = listener();
         List<String> fields = new ArrayList<>();
         up.fieldNames().forEachRemaining(fields::add);
@@ -65,15 +69,19 @@ class EngineDisconnectRoutesTest {
         assertThat(down.get("connected").asBoolean()).isFalse();
         assertThat(down.get("connected").isBoolean()).isTrue();
         assertThat(down.get("disconnected_since_ms").asLong()).isBetween(beforeStop, System.currentTimeMillis());
-        assertThat(down.get("last_error").asText()).startsWith("engine connection lost at ")
+        assertThat(down.get("last_error").asText())
+                .startsWith("engine connection lost at ")
                 .endsWith("; reconnecting (events are missed meanwhile)");
         assertThat(metric()).isEqualTo(1.0);
 
         engine(endpoint); // the engine comes back on the same port
-        await().atMost(Duration.ofSeconds(60)).until(() -> listener().path("connected").asBoolean());
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> listener().path("connected").asBoolean());
         JsonNode back = listener();
         assertThat(back.has("disconnected_since_ms")).isFalse();
-        assertThat(back.has("last_error")).as("cleared once the connection is back").isFalse();
+        assertThat(back.has("last_error"))
+                .as("cleared once the connection is back")
+                .isFalse();
         assertThat(back.get("status").asText()).isEqualTo("active");
         assertThat(metric()).isEqualTo(1.0);
     }
@@ -83,15 +91,22 @@ class EngineDisconnectRoutesTest {
     }
 
     private double metric() {
-        return http.get("/metrics").body().lines().filter(l -> l.startsWith(DISCONNECTS + " "))
-                .mapToDouble(l -> Double.parseDouble(l.substring(DISCONNECTS.length() + 1))).findFirst().orElse(-1);
+        return http.get("/metrics")
+                .body()
+                .lines()
+                .filter(l -> l.startsWith(DISCONNECTS + " "))
+                .mapToDouble(l -> Double.parseDouble(l.substring(DISCONNECTS.length() + 1)))
+                .findFirst()
+                .orElse(-1);
     }
 
     private EngineSimulator engine(String endpoint) throws InterruptedException {
         for (int attempt = 1; ; attempt++) { // the port was just released by the previous engine: retry a bind
             try {
-                EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.builder().endpoint(endpoint)
-                        .replayEndpoint(null).build());
+                EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.builder()
+                        .endpoint(endpoint)
+                        .replayEndpoint(null)
+                        .build());
                 resources.add(sim);
                 return sim;
             } catch (RuntimeException e) {

@@ -1,12 +1,11 @@
 package io.kvindexer.indexer.http;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import org.junit.jupiter.api.Test;
-
-import java.time.Duration;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
 
 /** A listener that cannot connect: {@code failed} with {@code last_error} in /workers; /ready lists it, stays 200. */
 @IndexerRoutes
@@ -15,8 +14,7 @@ abstract class FailedListenerTest {
     @Test
     void unresolvableEngineHostFailsTheListener(HttpTestClient http) {
         assertThat(http.post("/register", """
-                {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").status())
-                .isEqualTo(201);
+                {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").status()).isEqualTo(201);
         assertThat(http.post("/register", """
                 {"instance_id":1,"dp_rank":1,"endpoint":"tcp://no-such-host.invalid:5557","model_name":"m",
                  "block_size":4}""").status()).isEqualTo(201);
@@ -40,7 +38,9 @@ abstract class FailedListenerTest {
         assertThat(failed.get("endpoint").asText()).isEqualTo("tcp://no-such-host.invalid:5557");
         assertThat(failed.get("last_error").asText()).contains("no-such-host.invalid");
         // queries are still answered: one bad engine does not take the index down
-        assertThat(http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}").status()).isEqualTo(200);
+        assertThat(http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}")
+                        .status())
+                .isEqualTo(200);
         assertThat(http.get("/metrics").body()).contains("dynamo_kvindexer_listeners{status=\"failed\"} 1.0");
     }
 }

@@ -7,7 +7,6 @@ import io.helidon.http.Method;
 import io.helidon.webclient.http1.Http1Client;
 import io.helidon.webclient.http1.Http1ClientRequest;
 import io.helidon.webclient.http1.Http1ClientResponse;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -90,7 +89,8 @@ public final class HttpTestClient implements AutoCloseable {
     }
 
     private static final class Jdk implements Transport {
-        private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+        private final HttpClient client =
+                HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
         private final String baseUrl;
 
         Jdk(String baseUrl) {
@@ -99,9 +99,13 @@ public final class HttpTestClient implements AutoCloseable {
 
         @Override
         public Response exchange(String method, String path, String contentType, byte[] body, String[] headers) {
-            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(60))
-                    .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
-                            : HttpRequest.BodyPublishers.ofByteArray(body));
+            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path))
+                    .timeout(Duration.ofSeconds(60))
+                    .method(
+                            method,
+                            body == null
+                                    ? HttpRequest.BodyPublishers.noBody()
+                                    : HttpRequest.BodyPublishers.ofByteArray(body));
             if (contentType != null) {
                 b.header("Content-Type", contentType);
             }
@@ -110,7 +114,8 @@ public final class HttpTestClient implements AutoCloseable {
             }
             try {
                 HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
-                return new Response(r.statusCode(), r.headers().firstValue("content-type").orElse(""), r.body());
+                return new Response(
+                        r.statusCode(), r.headers().firstValue("content-type").orElse(""), r.body());
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             } catch (InterruptedException e) {
@@ -136,7 +141,9 @@ public final class HttpTestClient implements AutoCloseable {
                 req.header(HeaderNames.create(headers[i]), headers[i + 1]);
             }
             try (Http1ClientResponse r = body == null ? req.request() : req.submit(body)) {
-                return new Response(r.status().code(), r.headers().first(HeaderNames.CONTENT_TYPE).orElse(""),
+                return new Response(
+                        r.status().code(),
+                        r.headers().first(HeaderNames.CONTENT_TYPE).orElse(""),
                         r.entity().hasEntity() ? r.as(String.class) : "");
             }
         }

@@ -8,13 +8,12 @@ import io.helidon.webserver.testing.junit5.spi.DirectJunitExtension;
 import io.helidon.webserver.testing.junit5.spi.ServerJunitExtension;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.TestIndexer;
-import org.junit.jupiter.api.extension.ExtensionContext;
-import org.junit.jupiter.api.extension.ParameterContext;
-
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.ParameterContext;
 
 /**
  * The indexer under Helidon's test harness, plugged in through the harness's own extension points (service-loaded
@@ -119,8 +118,8 @@ public final class IndexerHarness implements AutoCloseable {
         }
 
         @Override
-        public Object resolveParameter(ParameterContext parameter, ExtensionContext context, Class<?> type,
-                                       WebServer server) {
+        public Object resolveParameter(
+                ParameterContext parameter, ExtensionContext context, Class<?> type, WebServer server) {
             if (harness.client == null) {
                 harness.client = new HttpTestClient(baseUrl(server));
             }

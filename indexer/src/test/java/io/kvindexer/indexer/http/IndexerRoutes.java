@@ -21,6 +21,5 @@ public @interface IndexerRoutes {
     /** On a static no-argument method returning the {@code IndexerConfig} of the class's indexer. */
     @Retention(RetentionPolicy.RUNTIME)
     @Target(ElementType.METHOD)
-    @interface Config {
-    }
+    @interface Config {}
 }

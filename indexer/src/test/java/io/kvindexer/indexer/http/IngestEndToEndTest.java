@@ -1,21 +1,18 @@
 package io.kvindexer.indexer.http;
 
-import io.kvindexer.indexer.model.StorageTier;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.sim.EngineSimulator;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * Ingestion faults seen through the HTTP API: a silent replay ROUTER shows in {@code last_error} and does not
@@ -33,9 +30,12 @@ class IngestEndToEndTest {
         app = IndexerApp.start(IndexerConfig.defaults().withTestEndpoints(true));
         http = new HttpTestClient(app.baseUrl());
         sim = EngineSimulator.start(EngineSimulator.Options.defaults());
-        assertThat(http.post("/register", "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint()
-                + "\",\"replay_endpoint\":\"" + sim.replayEndpoint() + "\",\"model_name\":\"m\",\"block_size\":4}")
-                .status()).isEqualTo(201);
+        assertThat(http.post(
+                                "/register",
+                                "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint() + "\",\"replay_endpoint\":\""
+                                        + sim.replayEndpoint() + "\",\"model_name\":\"m\",\"block_size\":4}")
+                        .status())
+                .isEqualTo(201);
         await().atMost(Duration.ofSeconds(30)).until(() -> sim.subscriptions() >= 1);
     }
 
@@ -51,9 +51,15 @@ class IngestEndToEndTest {
     }
 
     private int score(int from, int to) {
-        return http.post("/query", "{\"model_name\":\"m\",\"token_ids\":"
-                + java.util.Arrays.toString(range(from, to)).replace(" ", "") + "}")
-                .json().path("scores").path("1").path("0").asInt();
+        return http.post(
+                        "/query",
+                        "{\"model_name\":\"m\",\"token_ids\":"
+                                + java.util.Arrays.toString(range(from, to)).replace(" ", "") + "}")
+                .json()
+                .path("scores")
+                .path("1")
+                .path("0")
+                .asInt();
     }
 
     @Test
@@ -65,7 +71,8 @@ class IngestEndToEndTest {
         sim.storeSequence(range(11, 14), 4).get(30, TimeUnit.SECONDS); // lost live, replay never answered
         sim.storeSequence(range(21, 24), 4).get(30, TimeUnit.SECONDS); // reveals the gap
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-            JsonNode listener = http.get("/workers").json().get(0).get("listeners").get("0");
+            JsonNode listener =
+                    http.get("/workers").json().get(0).get("listeners").get("0");
             assertThat(listener.path("last_error").asText("")).isNotEmpty();
         });
         // live traffic goes on after the timed-out replay
@@ -92,20 +99,24 @@ class IngestEndToEndTest {
         // Dynamo's _zmq_replay_cycle
         sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
         await().atMost(Duration.ofSeconds(30)).until(() -> score(1, 8) == 8);
-        assertThat(http.post("/test/pause_listener", "{\"instance_id\":1}").status()).isEqualTo(200);
+        assertThat(http.post("/test/pause_listener", "{\"instance_id\":1}").status())
+                .isEqualTo(200);
         for (int i = 0; i < 10; i++) {
             sim.storeSequence(range(1000 * (i + 1), 1000 * (i + 1) + 7), 4).get(30, TimeUnit.SECONDS);
         }
         long[] first = EngineSimulator.sequenceHashes(range(1, 8), 4, null);
         sim.publish(EngineSimulator.removed(new long[] {first[1]}, "GPU")).get(30, TimeUnit.SECONDS);
         int subscribed = sim.subscriptions();
-        assertThat(http.post("/test/resume_listener", "{\"instance_id\":1}").status()).isEqualTo(200);
+        assertThat(http.post("/test/resume_listener", "{\"instance_id\":1}").status())
+                .isEqualTo(200);
         // the resumed listener subscribes anew; a batch sent before that would be lost like any slow join
         await().atMost(Duration.ofSeconds(30)).until(() -> sim.subscriptions() > subscribed);
         sim.storeSequence(range(50_000, 50_003), 4).get(30, TimeUnit.SECONDS); // a live batch reveals the gap
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
             for (int i = 0; i < 10; i++) {
-                assertThat(score(1000 * (i + 1), 1000 * (i + 1) + 7)).as("sequence %d", i).isEqualTo(8);
+                assertThat(score(1000 * (i + 1), 1000 * (i + 1) + 7))
+                        .as("sequence %d", i)
+                        .isEqualTo(8);
             }
             assertThat(score(1, 8)).isEqualTo(4);
             assertThat(score(50_000, 50_003)).isEqualTo(4);
@@ -113,8 +124,14 @@ class IngestEndToEndTest {
         // the index holds exactly what the engine holds
         JsonNode events = http.get("/dump").json().get("m:default").get("events");
         java.util.Set<Long> indexed = new java.util.HashSet<>();
-        events.forEach(e -> indexed.add(e.get("event").get("data").get("stored").get("blocks").get(0)
-                .get("block_hash").bigIntegerValue().longValue()));
+        events.forEach(e -> indexed.add(e.get("event")
+                .get("data")
+                .get("stored")
+                .get("blocks")
+                .get(0)
+                .get("block_hash")
+                .bigIntegerValue()
+                .longValue()));
         assertThat(indexed).isEqualTo(sim.held(0, io.kvindexer.indexer.model.StorageTier.DEVICE));
     }
 }

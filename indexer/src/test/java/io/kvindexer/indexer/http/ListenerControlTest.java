@@ -1,9 +1,9 @@
 package io.kvindexer.indexer.http;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.kvindexer.indexer.IndexerConfig;
 import org.junit.jupiter.api.Test;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code /test/pause_listener}, {@code /test/resume_listener} when DYN_KV_INDEXER_TEST_ENDPOINTS is on (compatibility.md, HTTP API). */
 @IndexerRoutes
@@ -17,8 +17,7 @@ abstract class ListenerControlTest {
     @Test
     void pauseAndResumeWithDynamoTexts(HttpTestClient http) {
         assertThat(http.post("/register", """
-                {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").status())
-                .isEqualTo(201);
+                {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").status()).isEqualTo(201);
 
         // listener_control_endpoints_are_mounted_when_enabled: a malformed body is a 4xx, not a 404
         HttpTestClient.Response bad = http.post("/test/pause_listener", "{\"dp_rank\":0}");
@@ -29,7 +28,13 @@ abstract class ListenerControlTest {
         assertThat(r.status()).isEqualTo(200);
         assertThat(r.body()).isEqualTo("{\"status\":\"ok\"}");
         assertThat(http.get("/workers").json().get(0).get("status").asText()).isEqualTo("paused");
-        assertThat(http.get("/workers").json().get(0).get("listeners").get("0").get("status").asText())
+        assertThat(http.get("/workers")
+                        .json()
+                        .get(0)
+                        .get("listeners")
+                        .get("0")
+                        .get("status")
+                        .asText())
                 .isEqualTo("paused");
 
         r = http.post("/test/pause_listener", "{\"instance_id\":1,\"dp_rank\":0}");

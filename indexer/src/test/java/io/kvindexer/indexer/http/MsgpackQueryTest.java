@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.http;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
@@ -7,18 +9,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.event.BlockStored;
-import io.kvindexer.indexer.event.Msgpack;
 import io.kvindexer.indexer.event.KvEvent;
+import io.kvindexer.indexer.event.Msgpack;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.model.WorkerKey;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.msgpack.core.MessagePack;
-import org.msgpack.core.MessageUnpacker;
-import org.msgpack.value.Value;
-
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -30,8 +25,12 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessageUnpacker;
+import org.msgpack.value.Value;
 
 /**
  * {@code /query} and {@code /query_by_hash} with msgpack bodies against a real server: arrays and little-endian
@@ -48,12 +47,17 @@ class MsgpackQueryTest {
 
     @BeforeAll
     static void start() throws Exception {
-        app = IndexerApp.start(IndexerConfig.defaults().withLimits(IndexerConfig.defaults().limits()));
+        app = IndexerApp.start(
+                IndexerConfig.defaults().withLimits(IndexerConfig.defaults().limits()));
         ModelIndex llama = app.indexers().getOrCreate("llama", "t", 4);
-        llama.submit(new WorkerKey(1, 0), java.util.List.<KvEvent>of(new BlockStored(ENGINE, false, 0,
-                range(1, 12), 4, null, StorageTier.DEVICE, null, false)));
-        llama.submit(new WorkerKey(-2L, 3), java.util.List.<KvEvent>of(new BlockStored(new long[] {101}, false, 0,
-                range(1, 4), 4, null, StorageTier.HOST_PINNED, null, false)));
+        llama.submit(
+                new WorkerKey(1, 0),
+                java.util.List.<KvEvent>of(
+                        new BlockStored(ENGINE, false, 0, range(1, 12), 4, null, StorageTier.DEVICE, null, false)));
+        llama.submit(
+                new WorkerKey(-2L, 3),
+                java.util.List.<KvEvent>of(new BlockStored(
+                        new long[] {101}, false, 0, range(1, 4), 4, null, StorageTier.HOST_PINNED, null, false)));
         app.indexers().flushAll().get(30, TimeUnit.SECONDS);
     }
 
@@ -79,7 +83,8 @@ class MsgpackQueryTest {
 
     static Reply post(String path, byte[] body, String contentType, String accept) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(app.baseUrl() + path))
-                .POST(HttpRequest.BodyPublishers.ofByteArray(body)).header("Content-Type", contentType);
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+                .header("Content-Type", contentType);
         if (accept != null) {
             b.header("Accept", accept);
         }
@@ -140,13 +145,19 @@ class MsgpackQueryTest {
 
     @Test
     void tokenIdsAsArrayOrLittleEndianBinGiveTheJsonAnswerInMsgpack() throws Exception {
-        Reply expected = json("/query", "{\"model_name\":\"llama\",\"tenant_id\":\"t\",\"token_ids\":[1,2,3,4,5,6,7,8,9]}");
+        Reply expected =
+                json("/query", "{\"model_name\":\"llama\",\"tenant_id\":\"t\",\"token_ids\":[1,2,3,4,5,6,7,8,9]}");
         assertThat(expected.status()).isEqualTo(200);
         assertThat(expected.tree().path("scores").path("1").path("0").asInt()).isEqualTo(8);
-        assertThat(expected.tree().path("instances").path("18446744073709551614").path("cpu").asInt()).isEqualTo(4);
+        assertThat(expected.tree()
+                        .path("instances")
+                        .path("18446744073709551614")
+                        .path("cpu")
+                        .asInt())
+                .isEqualTo(4);
         for (Object tokens : new Object[] {range(1, 9), u32le(range(1, 9))}) {
-            Reply r = post("/query", msgpack("model_name", "llama", "routing_group", "t", "token_ids", tokens), MSGPACK,
-                    null);
+            Reply r = post(
+                    "/query", msgpack("model_name", "llama", "routing_group", "t", "token_ids", tokens), MSGPACK, null);
             assertThat(r.status()).isEqualTo(200);
             assertThat(r.contentType()).startsWith(MSGPACK);
             assertThat(r.tree().toString()).isEqualTo(expected.tree().toString());
@@ -160,12 +171,15 @@ class MsgpackQueryTest {
         for (long h : local) {
             arr.append(arr.isEmpty() ? "" : ",").append(h);
         }
-        Reply expected = json("/query_by_hash", "{\"model_name\":\"llama\",\"tenant_id\":\"t\",\"block_hashes\":[" + arr
-                + "]}");
+        Reply expected =
+                json("/query_by_hash", "{\"model_name\":\"llama\",\"tenant_id\":\"t\",\"block_hashes\":[" + arr + "]}");
         assertThat(expected.tree().path("scores").path("1").path("0").asInt()).isEqualTo(12);
         for (Object hashes : new Object[] {local, u64le(local)}) {
-            Reply r = post("/query_by_hash", msgpack("model_name", "llama", "tenant_id", "t", "block_hashes", hashes),
-                    MSGPACK, null);
+            Reply r = post(
+                    "/query_by_hash",
+                    msgpack("model_name", "llama", "tenant_id", "t", "block_hashes", hashes),
+                    MSGPACK,
+                    null);
             assertThat(r.status()).isEqualTo(200);
             assertThat(r.tree().toString()).isEqualTo(expected.tree().toString());
         }
@@ -188,15 +202,17 @@ class MsgpackQueryTest {
     void invalidMsgpackBodiesGetTheJsonPathsStatusAndMessage() throws Exception {
         // {msgpack body, the equivalent JSON body}
         Object[][] cases = {
-                {msgpack("token_ids", range(1, 4)), "{\"token_ids\":[1,2,3,4]}"},
-                {msgpack("model_name", "llama"), "{\"model_name\":\"llama\"}"},
-                {msgpack("model_name", 7L, "token_ids", range(1, 4)), "{\"model_name\":7,\"token_ids\":[1,2,3,4]}"},
-                {msgpack("model_name", null, "token_ids", range(1, 4)), "{\"model_name\":null,\"token_ids\":[1]}"},
-                {msgpack("model_name", "llama", "token_ids", "1,2"), "{\"model_name\":\"llama\",\"token_ids\":\"1,2\"}"},
-                {msgpack("model_name", "llama", "token_ids", -1L), "{\"model_name\":\"llama\",\"token_ids\":-1}"},
-                {msgpack("model_name", "llama", "token_ids", new long[] {1, 1L << 32}),
-                        "{\"model_name\":\"llama\",\"token_ids\":[1,4294967296]}"},
-                {msgpack("model_name", "nope", "token_ids", range(1, 4)), "{\"model_name\":\"nope\",\"token_ids\":[1]}"},
+            {msgpack("token_ids", range(1, 4)), "{\"token_ids\":[1,2,3,4]}"},
+            {msgpack("model_name", "llama"), "{\"model_name\":\"llama\"}"},
+            {msgpack("model_name", 7L, "token_ids", range(1, 4)), "{\"model_name\":7,\"token_ids\":[1,2,3,4]}"},
+            {msgpack("model_name", null, "token_ids", range(1, 4)), "{\"model_name\":null,\"token_ids\":[1]}"},
+            {msgpack("model_name", "llama", "token_ids", "1,2"), "{\"model_name\":\"llama\",\"token_ids\":\"1,2\"}"},
+            {msgpack("model_name", "llama", "token_ids", -1L), "{\"model_name\":\"llama\",\"token_ids\":-1}"},
+            {
+                msgpack("model_name", "llama", "token_ids", new long[] {1, 1L << 32}),
+                "{\"model_name\":\"llama\",\"token_ids\":[1,4294967296]}"
+            },
+            {msgpack("model_name", "nope", "token_ids", range(1, 4)), "{\"model_name\":\"nope\",\"token_ids\":[1]}"},
         };
         for (Object[] c : cases) {
             Reply fromJson = json("/query", (String) c[1]);
@@ -205,33 +221,73 @@ class MsgpackQueryTest {
             assertThat(fromMsgpack.status()).as(c[1].toString()).isEqualTo(fromJson.status());
             assertThat(fromMsgpack.error()).as(c[1].toString()).isEqualTo(fromJson.error());
         }
-        Reply hashes = post("/query_by_hash", msgpack("model_name", "llama", "block_hashes", new int[] {1}), MSGPACK, null);
+        Reply hashes =
+                post("/query_by_hash", msgpack("model_name", "llama", "block_hashes", new int[] {1}), MSGPACK, null);
         assertThat(hashes.status()).isEqualTo(404); // an array of small ints is fine; the index is llama:default
         Reply badHash = post("/query_by_hash", msgpack("model_name", "llama", "block_hashes", "x"), MSGPACK, null);
-        assertThat(badHash.error()).isEqualTo(json("/query_by_hash", "{\"model_name\":\"llama\",\"block_hashes\":\"x\"}")
-                .error());
+        assertThat(badHash.error())
+                .isEqualTo(json("/query_by_hash", "{\"model_name\":\"llama\",\"block_hashes\":\"x\"}")
+                        .error());
     }
 
     @Test
     void whatOnlyMsgpackCanGetWrongIsA4xxNamingIt() throws Exception {
         byte[] good = msgpack("model_name", "llama", "tenant_id", "t", "token_ids", range(1, 4));
-        assertError(post("/query", msgpack("model_name", "llama", "token_ids", new byte[7]), MSGPACK, null), 422,
+        assertError(
+                post("/query", msgpack("model_name", "llama", "token_ids", new byte[7]), MSGPACK, null),
+                422,
                 "`token_ids`: a bin of 7 bytes is not a whole number of little-endian u32 values");
-        assertError(post("/query_by_hash", msgpack("model_name", "llama", "block_hashes", new byte[12]), MSGPACK,
-                null), 422, "`block_hashes`: a bin of 12 bytes is not a whole number of little-endian u64 values");
-        assertError(post("/query", java.util.Arrays.copyOf(good, good.length - 3), MSGPACK, null), 400, "invalid msgpack");
+        assertError(
+                post("/query_by_hash", msgpack("model_name", "llama", "block_hashes", new byte[12]), MSGPACK, null),
+                422,
+                "`block_hashes`: a bin of 12 bytes is not a whole number of little-endian u64 values");
+        assertError(
+                post("/query", java.util.Arrays.copyOf(good, good.length - 3), MSGPACK, null), 400, "invalid msgpack");
         assertError(post("/query", java.util.Arrays.copyOf(good, good.length + 1), MSGPACK, null), 400, "trailing");
         assertError(post("/query", new byte[0], MSGPACK, null), 400, "empty");
-        assertError(post("/query", new byte[] {(byte) 0x93, 1, 2, 3}, MSGPACK, null), 422,
+        assertError(
+                post("/query", new byte[] {(byte) 0x93, 1, 2, 3}, MSGPACK, null),
+                422,
                 "expected a msgpack map, got an array");
         // a forged array header (2^31 - 1 elements) in a tiny body is refused before anything is allocated
-        byte[] forged = {(byte) 0x82, (byte) 0xaa, 'm', 'o', 'd', 'e', 'l', '_', 'n', 'a', 'm', 'e', (byte) 0xa1, 'x',
-                (byte) 0xa9, 't', 'o', 'k', 'e', 'n', '_', 'i', 'd', 's', (byte) 0xdd, 0x7f, -1, -1, -1};
+        byte[] forged = {
+            (byte) 0x82,
+            (byte) 0xaa,
+            'm',
+            'o',
+            'd',
+            'e',
+            'l',
+            '_',
+            'n',
+            'a',
+            'm',
+            'e',
+            (byte) 0xa1,
+            'x',
+            (byte) 0xa9,
+            't',
+            'o',
+            'k',
+            'e',
+            'n',
+            '_',
+            'i',
+            'd',
+            's',
+            (byte) 0xdd,
+            0x7f,
+            -1,
+            -1,
+            -1
+        };
         assertError(post("/query", forged, MSGPACK, null), 400, "runs past the end of the body");
         forged[forged.length - 4] = -1; // 2^32 - 1: beyond what msgpack-core reads as a Java int
         assertError(post("/query", forged, MSGPACK, null), 400, "invalid msgpack");
-        assertError(post("/query", new byte[(int) IndexerConfig.defaults().maxQueryBodyBytes() + 10], MSGPACK, null),
-                413, "larger than the limit");
+        assertError(
+                post("/query", new byte[(int) IndexerConfig.defaults().maxQueryBodyBytes() + 10], MSGPACK, null),
+                413,
+                "larger than the limit");
     }
 
     private static void assertError(Reply r, int status, String fragment) throws IOException {

@@ -1,13 +1,12 @@
 package io.kvindexer.indexer.http;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.kvindexer.indexer.index.MatchResult;
 import io.kvindexer.indexer.model.WorkerKey;
-import org.junit.jupiter.api.Test;
-
 import java.util.List;
 import java.util.Map;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 class OverlapScoresTest {
 
@@ -25,10 +24,11 @@ class OverlapScoresTest {
         OverlapScores scores = OverlapScores.of(match, 16);
 
         assertThat(scores.scores()).isEqualTo(Map.of(5L, Map.of(0, 32L, 1, 48L)));
-        assertThat(scores.instances().get(5L)).isEqualTo(
-                new OverlapScores.InstanceTiers(64, 48, Map.of(0, 32L, 1, 48L), 48, 64));
-        assertThat(scores.instances().get(6L)).as("host-only worker: in instances, not in scores").isEqualTo(
-                new OverlapScores.InstanceTiers(16, 0, Map.of(0, 0L), 16, 16));
+        assertThat(scores.instances().get(5L))
+                .isEqualTo(new OverlapScores.InstanceTiers(64, 48, Map.of(0, 32L, 1, 48L), 48, 64));
+        assertThat(scores.instances().get(6L))
+                .as("host-only worker: in instances, not in scores")
+                .isEqualTo(new OverlapScores.InstanceTiers(16, 0, Map.of(0, 0L), 16, 16));
     }
 
     @Test

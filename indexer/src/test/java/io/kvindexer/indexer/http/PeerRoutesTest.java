@@ -1,8 +1,8 @@
 package io.kvindexer.indexer.http;
 
-import org.junit.jupiter.api.Test;
-
 import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
 
 /** {@code /register_peer}, {@code /deregister_peer}, {@code /peers} (compatibility.md, HTTP API): set semantics, exact strings. */
 @IndexerRoutes
@@ -14,8 +14,11 @@ abstract class PeerRoutesTest {
         HttpTestClient.Response r = http.post("/register_peer", "{\"url\":\"http://peer:8091\"}");
         assertThat(r.status()).isEqualTo(201);
         assertThat(r.body()).isEqualTo("{\"status\":\"ok\"}");
-        assertThat(http.post("/register_peer", "{\"url\":\"http://peer:8091\"}").status()).isEqualTo(201);
-        assertThat(http.post("/register_peer", "{\"url\":\"http://peer:8092/\"}").status()).isEqualTo(201);
+        assertThat(http.post("/register_peer", "{\"url\":\"http://peer:8091\"}").status())
+                .isEqualTo(201);
+        assertThat(http.post("/register_peer", "{\"url\":\"http://peer:8092/\"}")
+                        .status())
+                .isEqualTo(201);
         assertThat(http.get("/peers").body()).isEqualTo("[\"http://peer:8091\",\"http://peer:8092/\"]");
 
         r = http.post("/deregister_peer", "{\"url\":\"http://peer:8091\"}");

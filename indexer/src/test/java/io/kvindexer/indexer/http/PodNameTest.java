@@ -1,19 +1,18 @@
 package io.kvindexer.indexer.http;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.hash.BlockHasher;
 import io.kvindexer.indexer.sim.EngineSimulator;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.Test;
 
 /**
  * {@code pod_name} (issue 13): optional on {@code /register}, validated, and shown — only when known — in
@@ -32,12 +31,15 @@ class PodNameTest {
     @Test
     void podNameIsShownWhereTheInstanceIs() throws Exception {
         try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
-             HttpTestClient http = new HttpTestClient(app.baseUrl());
-             EngineSimulator a = EngineSimulator.start(EngineSimulator.Options.defaults());
-             EngineSimulator b = EngineSimulator.start(EngineSimulator.Options.defaults())) {
-            assertThat(http.post("/register", register(1, 0, a.endpoint(), "\"vllm-decode-7c9f-0\"")).status())
+                HttpTestClient http = new HttpTestClient(app.baseUrl());
+                EngineSimulator a = EngineSimulator.start(EngineSimulator.Options.defaults());
+                EngineSimulator b = EngineSimulator.start(EngineSimulator.Options.defaults())) {
+            assertThat(http.post("/register", register(1, 0, a.endpoint(), "\"vllm-decode-7c9f-0\""))
+                            .status())
                     .isEqualTo(201);
-            assertThat(http.post("/register", register(2, 0, b.endpoint(), null)).status()).isEqualTo(201);
+            assertThat(http.post("/register", register(2, 0, b.endpoint(), null))
+                            .status())
+                    .isEqualTo(201);
             await().atMost(Duration.ofSeconds(30)).until(() -> a.subscriptions() >= 1 && b.subscriptions() >= 1);
 
             JsonNode workers = http.get("/workers").json();
@@ -46,24 +48,30 @@ class PodNameTest {
 
             a.storeSequence(TOKENS, 4).get(30, TimeUnit.SECONDS);
             b.storeSequence(TOKENS, 4).get(30, TimeUnit.SECONDS);
-            String query = "{\"model_name\":\"m\",\"token_ids\":" + Arrays.toString(TOKENS).replace(" ", "") + "}";
-            await().atMost(Duration.ofSeconds(30)).until(() ->
-                    http.post("/query", query).json().path("scores").size() == 2);
+            String query = "{\"model_name\":\"m\",\"token_ids\":"
+                    + Arrays.toString(TOKENS).replace(" ", "") + "}";
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() ->
+                            http.post("/query", query).json().path("scores").size() == 2);
             JsonNode instances = http.post("/query", query).json().get("instances");
             assertThat(instances.get("1").get("pod_name").asText()).isEqualTo("vllm-decode-7c9f-0");
             assertThat(instances.get("1").get("longest_matched").asInt()).isEqualTo(8);
             assertThat(instances.get("2").has("pod_name")).isFalse();
 
             long[] local = BlockHasher.localHashes(TOKENS, 4, BlockHasher.seed(null));
-            String byHash = "{\"model_name\":\"m\",\"block_hashes\":[" + Arrays.stream(local)
-                    .mapToObj(Long::toString).collect(Collectors.joining(",")) + "]}";
+            String byHash = "{\"model_name\":\"m\",\"block_hashes\":["
+                    + Arrays.stream(local).mapToObj(Long::toString).collect(Collectors.joining(",")) + "]}";
             JsonNode hashed = http.post("/query_by_hash", byHash).json().get("instances");
             assertThat(hashed.get("1").get("pod_name").asText()).isEqualTo("vllm-decode-7c9f-0");
             assertThat(hashed.get("2").has("pod_name")).isFalse();
 
             // the pod name goes with the instance
-            assertThat(http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}").status()).isEqualTo(200);
-            assertThat(http.post("/register", register(1, 0, a.endpoint(), null)).status()).isEqualTo(201);
+            assertThat(http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}")
+                            .status())
+                    .isEqualTo(200);
+            assertThat(http.post("/register", register(1, 0, a.endpoint(), null))
+                            .status())
+                    .isEqualTo(201);
             assertThat(byId(http.get("/workers").json(), 1).has("pod_name")).isFalse();
         }
     }
@@ -71,17 +79,23 @@ class PodNameTest {
     @Test
     void aSecondRankMayNotNameAnotherPod() throws Exception {
         try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
-            assertThat(http.post("/register", register(1, 0, "tcp://127.0.0.1:1", null)).status()).isEqualTo(201);
+                HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+            assertThat(http.post("/register", register(1, 0, "tcp://127.0.0.1:1", null))
+                            .status())
+                    .isEqualTo(201);
             // unknown so far: a later rank makes it known
-            assertThat(http.post("/register", register(1, 1, "tcp://127.0.0.1:2", "\"engine-0\"")).status())
+            assertThat(http.post("/register", register(1, 1, "tcp://127.0.0.1:2", "\"engine-0\""))
+                            .status())
                     .isEqualTo(201);
             HttpTestClient.Response other = http.post("/register", register(1, 2, "tcp://127.0.0.1:3", "\"engine-1\""));
             assertThat(other.status()).isEqualTo(409);
             assertThat(other.error()).isEqualTo("instance 1 is already registered for pod engine-0");
-            assertThat(http.post("/register", register(1, 2, "tcp://127.0.0.1:3", "\"engine-0\"")).status())
+            assertThat(http.post("/register", register(1, 2, "tcp://127.0.0.1:3", "\"engine-0\""))
+                            .status())
                     .isEqualTo(201);
-            assertThat(http.post("/register", register(1, 3, "tcp://127.0.0.1:4", "null")).status()).isEqualTo(201);
+            assertThat(http.post("/register", register(1, 3, "tcp://127.0.0.1:4", "null"))
+                            .status())
+                    .isEqualTo(201);
             JsonNode w = byId(http.get("/workers").json(), 1);
             assertThat(w.get("pod_name").asText()).isEqualTo("engine-0");
             assertThat(w.get("listeners").size()).isEqualTo(4);
@@ -91,7 +105,7 @@ class PodNameTest {
     @Test
     void invalidPodNamesAreRefusedWithTheReason() throws Exception {
         try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+                HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             String tooLong = "\"" + "a".repeat(254) + "\"";
             HttpTestClient.Response r = http.post("/register", register(1, 0, "tcp://127.0.0.1:1", tooLong));
             assertThat(r.status()).isEqualTo(400);
@@ -106,8 +120,11 @@ class PodNameTest {
             assertThat(r.error()).contains("pod_name");
             assertThat(http.get("/workers").json()).isEmpty(); // nothing half-registered
             String longest = "\"" + "a".repeat(253) + "\"";
-            assertThat(http.post("/register", register(1, 0, "tcp://127.0.0.1:1", longest)).status()).isEqualTo(201);
-            assertThat(http.post("/register", register(2, 0, "tcp://127.0.0.1:1", "\"engine.pool-0.a1\"")).status())
+            assertThat(http.post("/register", register(1, 0, "tcp://127.0.0.1:1", longest))
+                            .status())
+                    .isEqualTo(201);
+            assertThat(http.post("/register", register(2, 0, "tcp://127.0.0.1:1", "\"engine.pool-0.a1\""))
+                            .status())
                     .isEqualTo(201);
         }
     }

@@ -1,22 +1,21 @@
 package io.kvindexer.indexer.http;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvindexer.indexer.sim.EngineEventEncoder;
 import io.kvindexer.indexer.sim.EngineSimulator;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Engine simulator → ZMQ → indexer → {@code /query}: real sockets end to end, for every event encoding the
@@ -26,6 +25,7 @@ class QueryEndToEndTest {
 
     @RegisterExtension
     final RunningIndexer indexer = new RunningIndexer();
+
     private final List<EngineSimulator> sims = new ArrayList<>();
 
     private HttpTestClient http() {
@@ -40,9 +40,12 @@ class QueryEndToEndTest {
     private EngineSimulator engine(EngineSimulator.Options options, long instanceId, String model, int blockSize) {
         EngineSimulator sim = EngineSimulator.start(options);
         sims.add(sim);
-        HttpTestClient.Response r = http().post("/register", "{\"instance_id\":" + instanceId + ",\"endpoint\":\""
-                + sim.endpoint() + "\",\"replay_endpoint\":\"" + sim.replayEndpoint() + "\",\"model_name\":\"" + model
-                + "\",\"block_size\":" + blockSize + ",\"dp_rank\":" + options.dpRank() + "}");
+        HttpTestClient.Response r = http().post(
+                        "/register",
+                        "{\"instance_id\":" + instanceId + ",\"endpoint\":\""
+                                + sim.endpoint() + "\",\"replay_endpoint\":\"" + sim.replayEndpoint()
+                                + "\",\"model_name\":\"" + model
+                                + "\",\"block_size\":" + blockSize + ",\"dp_rank\":" + options.dpRank() + "}");
         assertThat(r.status()).as(r.body()).isEqualTo(201);
         await().atMost(Duration.ofSeconds(30)).until(() -> sim.subscriptions() >= 1);
         return sim;
@@ -61,19 +64,22 @@ class QueryEndToEndTest {
     }
 
     private String queryBody(String model, int[] t) {
-        return http().post("/query", "{\"model_name\":\"" + model + "\",\"token_ids\":" + tokens(t) + "}").body();
+        return http().post("/query", "{\"model_name\":\"" + model + "\",\"token_ids\":" + tokens(t) + "}")
+                .body();
     }
 
     @ParameterizedTest
     @EnumSource(value = EngineEventEncoder.Format.class)
     void workedExampleOfSpec56ForEveryEncoding(EngineEventEncoder.Format format) throws Exception {
-        EngineSimulator sim = engine(EngineSimulator.Options.builder().format(format).build(), 1, "llama", 16);
+        EngineSimulator sim =
+                engine(EngineSimulator.Options.builder().format(format).build(), 1, "llama", 16);
         sim.storeSequence(range(1, 32), 16).get(30, TimeUnit.SECONDS);
 
         String expected = "{\"scores\":{\"1\":{\"0\":32}},\"frequencies\":[],\"instances\":{\"1\":{"
                 + "\"longest_matched\":32,\"gpu\":32,\"dp\":{\"0\":32},\"cpu\":32,\"disk\":32}}}";
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-                assertThat(queryBody("llama", range(1, 40))).isEqualTo(expected));
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(
+                        () -> assertThat(queryBody("llama", range(1, 40))).isEqualTo(expected));
         // fewer tokens than a block: the empty answer
         assertThat(queryBody("llama", range(1, 15))).isEqualTo("{\"scores\":{},\"frequencies\":[],\"instances\":{}}");
 
@@ -86,32 +92,42 @@ class QueryEndToEndTest {
                 .get(30, TimeUnit.SECONDS);
         String tiered = "{\"scores\":{\"1\":{\"0\":32}},\"frequencies\":[],\"instances\":{\"1\":{"
                 + "\"longest_matched\":48,\"gpu\":32,\"dp\":{\"0\":32},\"cpu\":48,\"disk\":48}}}";
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-                assertThat(queryBody("llama", range(1, 48))).isEqualTo(tiered));
-
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(
+                        () -> assertThat(queryBody("llama", range(1, 48))).isEqualTo(tiered));
     }
 
     @Test
     void queryByHashUsesLocalHashesOfTheSpecVectors() throws Exception {
         EngineSimulator sim = engine(EngineSimulator.Options.defaults(), 1, "llama", 16);
         sim.storeSequence(range(1, 32), 16).get(30, TimeUnit.SECONDS);
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-                assertThat(http().post("/query", "{\"model_name\":\"llama\",\"token_ids\":" + tokens(range(1, 32)) + "}")
-                        .json().path("scores").path("1").path("0").asInt()).isEqualTo(32));
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(http().post(
+                                        "/query",
+                                        "{\"model_name\":\"llama\",\"token_ids\":" + tokens(range(1, 32)) + "}")
+                                .json()
+                                .path("scores")
+                                .path("1")
+                                .path("0")
+                                .asInt())
+                        .isEqualTo(32));
 
         // V1 as i64 (Dynamo's form) and V2
-        HttpTestClient.Response signed = http().post("/query_by_hash",
-                "{\"model_name\":\"llama\",\"block_hashes\":[-1583300653928780152,2287610619914608821]}");
+        HttpTestClient.Response signed = http().post(
+                        "/query_by_hash",
+                        "{\"model_name\":\"llama\",\"block_hashes\":[-1583300653928780152,2287610619914608821]}");
         assertThat(signed.status()).isEqualTo(200);
-        assertThat(signed.body()).isEqualTo("{\"scores\":{\"1\":{\"0\":32}},\"frequencies\":[],\"instances\":{\"1\":{"
-                + "\"longest_matched\":32,\"gpu\":32,\"dp\":{\"0\":32},\"cpu\":32,\"disk\":32}}}");
+        assertThat(signed.body())
+                .isEqualTo("{\"scores\":{\"1\":{\"0\":32}},\"frequencies\":[],\"instances\":{\"1\":{"
+                        + "\"longest_matched\":32,\"gpu\":32,\"dp\":{\"0\":32},\"cpu\":32,\"disk\":32}}}");
         // V1 unsigned, as /dump prints it; only the first block
-        HttpTestClient.Response unsigned = http().post("/query_by_hash",
-                "{\"model_name\":\"llama\",\"block_hashes\":[16863443419780771464]}");
+        HttpTestClient.Response unsigned =
+                http().post("/query_by_hash", "{\"model_name\":\"llama\",\"block_hashes\":[16863443419780771464]}");
         assertThat(unsigned.json().path("scores").path("1").path("0").asInt()).isEqualTo(16);
         // a chain that does not start at the root matches nothing
         assertThat(http().post("/query_by_hash", "{\"model_name\":\"llama\",\"block_hashes\":[2287610619914608821]}")
-                .body()).isEqualTo("{\"scores\":{},\"frequencies\":[],\"instances\":{}}");
+                        .body())
+                .isEqualTo("{\"scores\":{},\"frequencies\":[],\"instances\":{}}");
     }
 
     @Test
@@ -124,27 +140,39 @@ class QueryEndToEndTest {
         other.storeSequence(range(1, 12), 4).get(30, TimeUnit.SECONDS);
 
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-            JsonNode r = http().post("/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens(range(1, 16)) + "}").json();
+            JsonNode r = http().post("/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens(range(1, 16)) + "}")
+                    .json();
             assertThat(r.path("scores").path("1").path("0").asInt()).isEqualTo(12);
             assertThat(r.path("scores").path("2").path("1").asInt()).isEqualTo(8);
             assertThat(r.path("scores").has("3")).isFalse();
-            assertThat(r.path("instances").path("2").path("dp").path("1").asInt()).isEqualTo(8);
+            assertThat(r.path("instances").path("2").path("dp").path("1").asInt())
+                    .isEqualTo(8);
         });
         // /workers shows them active once the gate is open and they were heard from
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-                assertThat(http().get("/workers?model_name=m").json().findValuesAsText("status"))
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(
+                                http().get("/workers?model_name=m").json().findValuesAsText("status"))
                         .containsOnly("active"));
 
         // removing a block on the engine removes it from the index
         long[] hashes = EngineSimulator.sequenceHashes(range(1, 12), 4, null);
         a.publish(EngineSimulator.removed(new long[] {hashes[2]}, "GPU")).get(30, TimeUnit.SECONDS);
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-                assertThat(http().post("/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens(range(1, 16)) + "}")
-                        .json().path("scores").path("1").path("0").asInt()).isEqualTo(8));
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(http().post(
+                                        "/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens(range(1, 16)) + "}")
+                                .json()
+                                .path("scores")
+                                .path("1")
+                                .path("0")
+                                .asInt())
+                        .isEqualTo(8));
 
         // unregistering drops the worker's blocks
-        assertThat(http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}").status()).isEqualTo(200);
-        JsonNode after = http().post("/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens(range(1, 16)) + "}").json();
+        assertThat(http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}")
+                        .status())
+                .isEqualTo(200);
+        JsonNode after = http().post("/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens(range(1, 16)) + "}")
+                .json();
         assertThat(after.path("scores").has("1")).isFalse();
         assertThat(after.path("scores").path("2").path("1").asInt()).isEqualTo(8);
     }
@@ -159,8 +187,16 @@ class QueryEndToEndTest {
         sim.storeSequence(range(301, 304), 4).get(30, TimeUnit.SECONDS); // reveals the gap
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             for (int start : new int[] {1, 101, 201, 301}) {
-                assertThat(http().post("/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens(range(start, start + 3))
-                        + "}").json().path("scores").path("1").path("0").asInt()).as("start %d", start).isEqualTo(4);
+                assertThat(http().post(
+                                        "/query",
+                                        "{\"model_name\":\"m\",\"token_ids\":" + tokens(range(start, start + 3)) + "}")
+                                .json()
+                                .path("scores")
+                                .path("1")
+                                .path("0")
+                                .asInt())
+                        .as("start %d", start)
+                        .isEqualTo(4);
             }
         });
         assertThat(sim.replayRequests()).isGreaterThanOrEqualTo(1);
@@ -177,8 +213,10 @@ class QueryEndToEndTest {
             var m = io.kvindexer.indexer.metrics.MetricsEndpointTest.parse(text);
             assertThat(m.get("dynamo_kvrouter_kv_cache_events_applied{event_type=\"stored\",status=\"ok\"}"))
                     .isEqualTo(2.0);
-            assertThat(m.get("dynamo_kvindexer_decode_errors_total{kind=\"not_msgpack\"}")).isGreaterThanOrEqualTo(1.0);
-            assertThat(m.get("dynamo_kvindexer_index_blocks{model=\"m\",tenant=\"default\"}")).isEqualTo(4.0);
+            assertThat(m.get("dynamo_kvindexer_decode_errors_total{kind=\"not_msgpack\"}"))
+                    .isGreaterThanOrEqualTo(1.0);
+            assertThat(m.get("dynamo_kvindexer_index_blocks{model=\"m\",tenant=\"default\"}"))
+                    .isEqualTo(4.0);
             assertThat(m.get("dynamo_kvindexer_batches_applied_total")).isGreaterThanOrEqualTo(2.0);
         });
     }

@@ -1,15 +1,14 @@
 package io.kvindexer.indexer.http;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.registry.WorkerEntry;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.Test;
 
 /** {@code /health}, {@code /ready} and the DYN_ROUTER_MIN_INITIAL_WORKERS gate (compatibility.md, Startup, recovery and readiness, compatibility.md, Where we differ on purpose). */
 class ReadinessTest {
@@ -43,7 +42,8 @@ class ReadinessTest {
 
         @Test
         void gateWaitsForMinInitialWorkersRegisteredOverHttp(HttpTestClient http, IndexerRouting.Components app) {
-            // run_common_exposes_ready_while_waiting_for_min_workers, with compatibility.md, Where we differ on purpose: HTTP is open while waiting
+            // run_common_exposes_ready_while_waiting_for_min_workers, with compatibility.md, Where we differ on
+            // purpose: HTTP is open while waiting
             assertThat(http.get("/health").status()).isEqualTo(200);
             HttpTestClient.Response ready = http.get("/ready");
             assertThat(ready.status()).isEqualTo(503);
@@ -57,22 +57,27 @@ class ReadinessTest {
 
             // two ranks of one instance are still one instance
             assertThat(http.post("/register", """
-                    {"instance_id":1,"dp_rank":1,"endpoint":"tcp://127.0.0.1:2","model_name":"m","block_size":4}""")
-                    .status()).isEqualTo(201);
+                    {"instance_id":1,"dp_rank":1,"endpoint":"tcp://127.0.0.1:2","model_name":"m","block_size":4}""").status()).isEqualTo(201);
             assertThat(app.gate().isOpen()).isFalse();
 
             assertThat(http.post("/register", reg(2)).status()).isEqualTo(201);
             assertThat(app.gate().isOpen()).isTrue();
             assertThat(http.get("/ready").json().get("reason").asText()).isIn("ready", "listeners_pending");
-            assertThat(http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}").status()).isEqualTo(200);
+            assertThat(http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}")
+                            .status())
+                    .isEqualTo(200);
         }
     }
 
     @Test
     void workersFromFlagsCountTowardTheGate() throws Exception {
-        IndexerConfig cfg = IndexerConfig.defaults().withMinInitialWorkers(2)
-                .withWorkers(4, List.of(new WorkerEntry(1, 0, "tcp://127.0.0.1:1"), new WorkerEntry(2, 0,
-                        "tcp://127.0.0.1:2")));
+        IndexerConfig cfg = IndexerConfig.defaults()
+                .withMinInitialWorkers(2)
+                .withWorkers(
+                        4,
+                        List.of(
+                                new WorkerEntry(1, 0, "tcp://127.0.0.1:1"),
+                                new WorkerEntry(2, 0, "tcp://127.0.0.1:2")));
         try (IndexerApp app = IndexerApp.start(cfg)) {
             assertThat(app.gate().isOpen()).isTrue();
         }
@@ -82,16 +87,20 @@ class ReadinessTest {
     void recoveringFromPeerIsTheFirstReason() throws Exception {
         // a peer that accepts the connection but never answers would keep us recovering for the timeout; an
         // unreachable one ends recovery quickly: observe the reason during the configured pre-delay instead
-        IndexerConfig cfg = IndexerConfig.defaults().withPeers(List.of("http://127.0.0.1:9"))
+        IndexerConfig cfg = IndexerConfig.defaults()
+                .withPeers(List.of("http://127.0.0.1:9"))
                 .withRecoveryDelay(Duration.ofSeconds(3));
         try (IndexerApp app = IndexerApp.start(cfg);
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+                HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             HttpTestClient.Response ready = http.get("/ready");
             assertThat(ready.status()).isEqualTo(503);
             assertThat(ready.body()).isEqualTo("{\"ready\":false,\"reason\":\"recovering_from_peer\"}");
-            assertThat(http.post("/query", "{\"token_ids\":[1],\"model_name\":\"m\"}").status()).isEqualTo(503);
+            assertThat(http.post("/query", "{\"token_ids\":[1],\"model_name\":\"m\"}")
+                            .status())
+                    .isEqualTo(503);
             // no reachable peer: empty start, then ready
-            await().atMost(Duration.ofSeconds(60)).until(() -> http.get("/ready").status() == 200);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> http.get("/ready").status() == 200);
             assertThat(http.get("/peers").json().get(0).asText()).isEqualTo("http://127.0.0.1:9");
         }
     }

@@ -1,14 +1,13 @@
 package io.kvindexer.indexer.http;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.kvindexer.indexer.IndexerConfig;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-
-import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Every way a request can be wrong gets a 4xx with a JSON {@code {"error": ...}} that names the field — never a
@@ -22,8 +21,7 @@ abstract class RequestValidationTest {
     @BeforeAll
     static void registerAWorker(HttpTestClient http) {
         assertThat(http.post("/register", """
-                {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").status())
-                .isEqualTo(201);
+                {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").status()).isEqualTo(201);
     }
 
     @BeforeEach
@@ -47,13 +45,21 @@ abstract class RequestValidationTest {
 
     @Test
     void missingFieldsAre422NamingThem() {
-        assertError(http.post("/register", "{\"endpoint\":\"tcp://h:1\",\"model_name\":\"m\",\"block_size\":4}"), 422,
+        assertError(
+                http.post("/register", "{\"endpoint\":\"tcp://h:1\",\"model_name\":\"m\",\"block_size\":4}"),
+                422,
                 "missing field `instance_id`");
-        assertError(http.post("/register", "{\"instance_id\":2,\"model_name\":\"m\",\"block_size\":4}"), 422,
+        assertError(
+                http.post("/register", "{\"instance_id\":2,\"model_name\":\"m\",\"block_size\":4}"),
+                422,
                 "missing field `endpoint`");
-        assertError(http.post("/register", "{\"instance_id\":2,\"endpoint\":\"tcp://h:1\",\"block_size\":4}"), 422,
+        assertError(
+                http.post("/register", "{\"instance_id\":2,\"endpoint\":\"tcp://h:1\",\"block_size\":4}"),
+                422,
                 "missing field `model_name`");
-        assertError(http.post("/register", "{\"instance_id\":2,\"endpoint\":\"tcp://h:1\",\"model_name\":\"m\"}"), 422,
+        assertError(
+                http.post("/register", "{\"instance_id\":2,\"endpoint\":\"tcp://h:1\",\"model_name\":\"m\"}"),
+                422,
                 "missing field `block_size`");
         assertError(http.post("/query", "{\"model_name\":\"m\"}"), 422, "missing field `token_ids`");
         assertError(http.post("/query", "{\"token_ids\":[]}"), 422, "missing field `model_name`");
@@ -68,38 +74,41 @@ abstract class RequestValidationTest {
         assertError(http.post("/register", """
                 {"instance_id":"1","endpoint":"tcp://h:1","model_name":"m","block_size":4}"""), 422, "`instance_id`");
         assertError(http.post("/register", """
-                {"instance_id":2,"endpoint":"tcp://h:1","model_name":null,"block_size":4}"""), 422, "`model_name`",
-                "null");
+                {"instance_id":2,"endpoint":"tcp://h:1","model_name":null,"block_size":4}"""), 422, "`model_name`", "null");
         assertError(http.post("/register", """
-                {"instance_id":2,"endpoint":"tcp://h:1","model_name":"m","tenant_id":null,"block_size":4}"""), 422,
-                "`tenant_id`");
+                {"instance_id":2,"endpoint":"tcp://h:1","model_name":"m","tenant_id":null,"block_size":4}"""), 422, "`tenant_id`");
         assertError(http.post("/register", """
                 {"instance_id":2,"endpoint":"tcp://h:1","model_name":"m","block_size":4.5}"""), 422, "`block_size`");
         assertError(http.post("/query", "{\"token_ids\":\"1,2\",\"model_name\":\"m\"}"), 422, "`token_ids`");
         assertError(http.post("/query", "{\"token_ids\":[1,\"2\"],\"model_name\":\"m\"}"), 422, "`token_ids[1]`");
         assertError(http.post("/query", "{\"token_ids\":[1,[2]],\"model_name\":\"m\"}"), 422, "`token_ids[1]`");
         assertError(http.post("/query", "{\"token_ids\":[1],\"model_name\":7}"), 422, "`model_name`");
-        assertError(http.post("/query_by_hash", "{\"block_hashes\":[1.5],\"model_name\":\"m\"}"), 422,
-                "`block_hashes[0]`");
+        assertError(
+                http.post("/query_by_hash", "{\"block_hashes\":[1.5],\"model_name\":\"m\"}"), 422, "`block_hashes[0]`");
         assertError(http.post("/query", "[1,2,3]"), 422, "JSON object");
     }
 
     @Test
     void outOfRangeNumbersAre422() {
-        assertError(http.post("/query", "{\"token_ids\":[1,-1],\"model_name\":\"m\"}"), 422, "`token_ids[1]`",
+        assertError(
+                http.post("/query", "{\"token_ids\":[1,-1],\"model_name\":\"m\"}"),
+                422,
+                "`token_ids[1]`",
                 "out of range");
         assertError(http.post("/query", "{\"token_ids\":[4294967296],\"model_name\":\"m\"}"), 422, "`token_ids[0]`");
-        assertError(http.post("/query", "{\"token_ids\":[99999999999999999999999],\"model_name\":\"m\"}"), 422,
+        assertError(
+                http.post("/query", "{\"token_ids\":[99999999999999999999999],\"model_name\":\"m\"}"),
+                422,
                 "`token_ids[0]`");
         assertError(http.post("/register", """
-                {"instance_id":18446744073709551616,"endpoint":"tcp://h:1","model_name":"m","block_size":4}"""), 422,
-                "`instance_id`", "out of range");
+                {"instance_id":18446744073709551616,"endpoint":"tcp://h:1","model_name":"m","block_size":4}"""), 422, "`instance_id`", "out of range");
         assertError(http.post("/register", """
                 {"instance_id":-3,"endpoint":"tcp://h:1","model_name":"m","block_size":4}"""), 422, "`instance_id`");
         assertError(http.post("/register", """
-                {"instance_id":3,"endpoint":"tcp://h:1","model_name":"m","block_size":4294967296}"""), 422,
-                "`block_size`");
-        assertError(http.post("/query_by_hash", "{\"block_hashes\":[18446744073709551616],\"model_name\":\"m\"}"), 422,
+                {"instance_id":3,"endpoint":"tcp://h:1","model_name":"m","block_size":4294967296}"""), 422, "`block_size`");
+        assertError(
+                http.post("/query_by_hash", "{\"block_hashes\":[18446744073709551616],\"model_name\":\"m\"}"),
+                422,
                 "`block_hashes[0]`");
     }
 
@@ -120,7 +129,9 @@ abstract class RequestValidationTest {
         byte[] body = "{\"url\":\"http://x\"}".getBytes(StandardCharsets.UTF_8);
         assertError(http.postRaw("/register_peer", body, "text/plain"), 415, "Content-Type: application/json");
         assertError(http.postRaw("/register_peer", body, null), 415, "Content-Type");
-        assertThat(http.postRaw("/register_peer", body, "application/json; charset=utf-8").status()).isEqualTo(201);
+        assertThat(http.postRaw("/register_peer", body, "application/json; charset=utf-8")
+                        .status())
+                .isEqualTo(201);
     }
 
     @Test
@@ -160,9 +171,13 @@ abstract class RequestValidationTest {
 
     @Test
     void unknownModelIs404() {
-        assertError(http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"nope\"}"), 404,
+        assertError(
+                http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"nope\"}"),
+                404,
                 "no indexer for model=nope tenant=default");
-        assertError(http.post("/query_by_hash", "{\"block_hashes\":[1],\"model_name\":\"m\",\"tenant_id\":\"t\"}"), 404,
+        assertError(
+                http.post("/query_by_hash", "{\"block_hashes\":[1],\"model_name\":\"m\",\"tenant_id\":\"t\"}"),
+                404,
                 "no indexer for model=m tenant=t");
     }
 
@@ -179,8 +194,10 @@ abstract class RequestValidationTest {
     @Test
     void testEndpointsAreNotMountedByDefault() {
         // Dynamo's listener_control_endpoints_are_not_mounted_by_default
-        assertThat(http.post("/test/pause_listener", "{\"instance_id\":1}").status()).isEqualTo(404);
-        assertThat(http.post("/test/resume_listener", "{\"instance_id\":1}").status()).isEqualTo(404);
+        assertThat(http.post("/test/pause_listener", "{\"instance_id\":1}").status())
+                .isEqualTo(404);
+        assertThat(http.post("/test/resume_listener", "{\"instance_id\":1}").status())
+                .isEqualTo(404);
     }
 
     @Test

@@ -1,9 +1,10 @@
 package io.kvindexer.indexer.http;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.TestIndexer;
-import org.junit.jupiter.api.Test;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -11,9 +12,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 /**
  * The route table against the OpenAPI document the server ships: the same (method, path) pairs, and the token
@@ -69,7 +68,8 @@ class RouteTableTest {
 
     @Test
     void aPathIsDeclaredOncePerMethodAndPrefixesCoverWhatIsBelow() {
-        Routes routes = new Routes().get("/ui/*", Routes.Access.OPEN, (req, res) -> res.send())
+        Routes routes = new Routes()
+                .get("/ui/*", Routes.Access.OPEN, (req, res) -> res.send())
                 .post("/query", Routes.Access.OPEN, (req, res) -> res.send());
         assertThatThrownBy(() -> routes.post("/query", Routes.Access.TOKEN, (req, res) -> res.send()))
                 .hasMessageContaining("POST /query is declared twice");

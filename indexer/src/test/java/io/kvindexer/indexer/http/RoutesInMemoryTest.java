@@ -14,41 +14,33 @@ class RoutesInMemoryTest {
 
     @Nested
     @RoutingTest
-    class Peers extends PeerRoutesTest {
-    }
+    class Peers extends PeerRoutesTest {}
 
     @Nested
     @RoutingTest
-    class ListenerControl extends ListenerControlTest {
-    }
+    class ListenerControl extends ListenerControlTest {}
 
     @Nested
     @RoutingTest
-    class FailedListener extends FailedListenerTest {
-    }
+    class FailedListener extends FailedListenerTest {}
 
     @Nested
     @RoutingTest
-    class RequestValidation extends RequestValidationTest {
-    }
+    class RequestValidation extends RequestValidationTest {}
 
     @Nested
     @RoutingTest
-    class Ready extends ReadinessTest.Ready {
-    }
+    class Ready extends ReadinessTest.Ready {}
 
     @Nested
     @RoutingTest
-    class MinInitialWorkersGate extends ReadinessTest.Gate {
-    }
+    class MinInitialWorkersGate extends ReadinessTest.Gate {}
 
     @Nested
     @RoutingTest
-    class Metrics extends MetricsEndpointTest.Cases {
-    }
+    class Metrics extends MetricsEndpointTest.Cases {}
 
     @Nested
     @RoutingTest
-    class BearerToken extends BearerAuthAndLimitsTest.TokenCases {
-    }
+    class BearerToken extends BearerAuthAndLimitsTest.TokenCases {}
 }

@@ -14,41 +14,33 @@ class RoutesOverSocketTest {
 
     @Nested
     @ServerTest
-    class Peers extends PeerRoutesTest {
-    }
+    class Peers extends PeerRoutesTest {}
 
     @Nested
     @ServerTest
-    class ListenerControl extends ListenerControlTest {
-    }
+    class ListenerControl extends ListenerControlTest {}
 
     @Nested
     @ServerTest
-    class FailedListener extends FailedListenerTest {
-    }
+    class FailedListener extends FailedListenerTest {}
 
     @Nested
     @ServerTest
-    class RequestValidation extends RequestValidationTest {
-    }
+    class RequestValidation extends RequestValidationTest {}
 
     @Nested
     @ServerTest
-    class Ready extends ReadinessTest.Ready {
-    }
+    class Ready extends ReadinessTest.Ready {}
 
     @Nested
     @ServerTest
-    class MinInitialWorkersGate extends ReadinessTest.Gate {
-    }
+    class MinInitialWorkersGate extends ReadinessTest.Gate {}
 
     @Nested
     @ServerTest
-    class Metrics extends MetricsEndpointTest.Cases {
-    }
+    class Metrics extends MetricsEndpointTest.Cases {}
 
     @Nested
     @ServerTest
-    class BearerToken extends BearerAuthAndLimitsTest.TokenCases {
-    }
+    class BearerToken extends BearerAuthAndLimitsTest.TokenCases {}
 }

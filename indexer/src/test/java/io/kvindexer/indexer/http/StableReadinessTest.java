@@ -1,11 +1,12 @@
 package io.kvindexer.indexer.http;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.sim.EngineSimulator;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,9 +14,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.Test;
 
 /**
  * Readiness means "answers queries from a complete index" (issue 13): once the startup gate is open, no listener
@@ -30,25 +29,40 @@ class StableReadinessTest {
     @Test
     void oneUnconnectableEngineKeepsTheReplicaReady() throws Exception {
         try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().withMinInitialWorkers(2));
-             HttpTestClient http = new HttpTestClient(app.baseUrl());
-             EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults())) {
-            assertThat(http.post("/register", register(1, sim.endpoint())).status()).isEqualTo(201);
-            assertThat(http.post("/register", register(2, "tcp://no-such-host.invalid:5557")).status())
+                HttpTestClient http = new HttpTestClient(app.baseUrl());
+                EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults())) {
+            assertThat(http.post("/register", register(1, sim.endpoint())).status())
                     .isEqualTo(201);
-            await().atMost(Duration.ofSeconds(60)).until(() ->
-                    http.get("/workers?model_name=m").json().findValuesAsText("status").contains("failed"));
+            assertThat(http.post("/register", register(2, "tcp://no-such-host.invalid:5557"))
+                            .status())
+                    .isEqualTo(201);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> http.get("/workers?model_name=m")
+                            .json()
+                            .findValuesAsText("status")
+                            .contains("failed"));
             await().atMost(Duration.ofSeconds(30)).until(() -> sim.subscriptions() >= 1);
 
             for (int i = 0; i < 20; i++) {
                 HttpTestClient.Response ready = http.get("/ready");
                 assertThat(ready.status()).as("probe %d: %s", i, ready.body()).isEqualTo(200);
-                assertThat(ready.json().get("listeners_failed").get(0).get("instance_id").asLong()).isEqualTo(2);
+                assertThat(ready.json()
+                                .get("listeners_failed")
+                                .get(0)
+                                .get("instance_id")
+                                .asLong())
+                        .isEqualTo(2);
                 Thread.sleep(25);
             }
             sim.storeSequence(new int[] {1, 2, 3, 4}, 4).get(30, TimeUnit.SECONDS);
-            await().atMost(Duration.ofSeconds(30)).until(() -> http.post("/query",
-                    "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}").json().path("scores").path("1").path("0")
-                    .asInt() == 4);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}")
+                                    .json()
+                                    .path("scores")
+                                    .path("1")
+                                    .path("0")
+                                    .asInt()
+                            == 4);
             assertThat(http.get("/metrics").body()).contains("dynamo_kvindexer_listeners{status=\"failed\"} 1.0");
             assertThat(http.get("/ready").status()).isEqualTo(200);
         }
@@ -57,9 +71,10 @@ class StableReadinessTest {
     @Test
     void registeringAfterStartupNeverFailsAProbe() throws Exception {
         try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
-             HttpTestClient http = new HttpTestClient(app.baseUrl());
-             HttpTestClient probe = new HttpTestClient(app.baseUrl())) {
-            await().atMost(Duration.ofSeconds(30)).until(() -> http.get("/ready").status() == 200);
+                HttpTestClient http = new HttpTestClient(app.baseUrl());
+                HttpTestClient probe = new HttpTestClient(app.baseUrl())) {
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> http.get("/ready").status() == 200);
             AtomicBoolean stop = new AtomicBoolean();
             AtomicInteger probes = new AtomicInteger();
             ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
@@ -91,17 +106,26 @@ class StableReadinessTest {
                     } else {
                         endpoint = "tcp://no-such-host-" + i + ".invalid:5557"; // fails for good
                     }
-                    assertThat(http.post("/register", register(100 + i, endpoint)).status()).isEqualTo(201);
+                    assertThat(http.post("/register", register(100 + i, endpoint))
+                                    .status())
+                            .isEqualTo(201);
                     if (i % 4 == 3) {
-                        assertThat(http.post("/unregister", "{\"instance_id\":" + (100 + i - 1)
-                                + ",\"model_name\":\"m\"}").status()).isEqualTo(200);
+                        assertThat(http.post(
+                                                "/unregister",
+                                                "{\"instance_id\":" + (100 + i - 1) + ",\"model_name\":\"m\"}")
+                                        .status())
+                                .isEqualTo(200);
                     }
                 }
-                await().atMost(Duration.ofSeconds(60)).until(() ->
-                        http.get("/ready").json().path("listeners_failed").size() >= 5);
+                await().atMost(Duration.ofSeconds(60))
+                        .until(() -> http.get("/ready")
+                                        .json()
+                                        .path("listeners_failed")
+                                        .size()
+                                >= 5);
                 // the probe, too, has seen the failed listeners (and still 200)
-                await().atMost(Duration.ofSeconds(30)).until(() ->
-                        bodies.stream().anyMatch(b -> b.contains("\"listeners_failed\"")));
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> bodies.stream().anyMatch(b -> b.contains("\"listeners_failed\"")));
             } finally {
                 stop.set(true);
                 poller.join(60_000);

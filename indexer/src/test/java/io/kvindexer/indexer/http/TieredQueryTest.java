@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.http;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.event.BlockStored;
@@ -7,16 +9,13 @@ import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.model.WorkerKey;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /**
  * {@code POST /query_tiered_by_hash} against a real server: the exact shape Dynamo's selection service reads, with
@@ -31,12 +30,14 @@ class TieredQueryTest {
 
     /** {@code B} copies of each content value: a block's tokens. */
     private static int[] tokens(int... contents) {
-        return Arrays.stream(contents).flatMap(c -> Arrays.stream(new int[B]).map(x -> c)).toArray();
+        return Arrays.stream(contents)
+                .flatMap(c -> Arrays.stream(new int[B]).map(x -> c))
+                .toArray();
     }
 
     private static BlockStored stored(StorageTier tier, Long parent, long[] blocks, int... contents) {
-        return new BlockStored(blocks, parent != null, parent == null ? 0 : parent, tokens(contents), B, null, tier,
-                null, false);
+        return new BlockStored(
+                blocks, parent != null, parent == null ? 0 : parent, tokens(contents), B, null, tier, null, false);
     }
 
     @BeforeAll
@@ -45,11 +46,13 @@ class TieredQueryTest {
         http = new HttpTestClient(app.baseUrl());
         ModelIndex ix = app.indexers().getOrCreate("m", "t", B);
         // worker 1/0: two device blocks, then one block on each lower tier, continuing the chain
-        ix.submit(new WorkerKey(1, 0), List.<KvEvent>of(
-                stored(StorageTier.DEVICE, null, new long[] {101, 102}, 1, 2),
-                stored(StorageTier.HOST_PINNED, 102L, new long[] {103}, 3),
-                stored(StorageTier.DISK, 103L, new long[] {104}, 4),
-                stored(StorageTier.EXTERNAL, 104L, new long[] {105}, 5)));
+        ix.submit(
+                new WorkerKey(1, 0),
+                List.<KvEvent>of(
+                        stored(StorageTier.DEVICE, null, new long[] {101, 102}, 1, 2),
+                        stored(StorageTier.HOST_PINNED, 102L, new long[] {103}, 3),
+                        stored(StorageTier.DISK, 103L, new long[] {104}, 4),
+                        stored(StorageTier.EXTERNAL, 104L, new long[] {105}, 5)));
         // worker 2/3: nothing on device, the first block at the root of the host tier
         ix.submit(new WorkerKey(2, 3), List.<KvEvent>of(stored(StorageTier.HOST_PINNED, null, new long[] {201}, 1)));
         // worker 5/0: the first device block only
@@ -57,7 +60,8 @@ class TieredQueryTest {
         // worker 2^64-1/0: two blocks at the root of the disk tier
         ix.submit(new WorkerKey(-1L, 0), List.<KvEvent>of(stored(StorageTier.DISK, null, new long[] {301, 302}, 1, 2)));
         app.indexers().flushAll().get(30, TimeUnit.SECONDS);
-        hashes = Arrays.stream(ix.localHashes(tokens(1, 2, 3, 4, 5), null, null)).mapToObj(Long::toString)
+        hashes = Arrays.stream(ix.localHashes(tokens(1, 2, 3, 4, 5), null, null))
+                .mapToObj(Long::toString)
                 .collect(Collectors.joining(",", "[", "]"));
     }
 
@@ -81,8 +85,8 @@ class TieredQueryTest {
                 + "[\"external\",{\"hits\":[[" + w("1", 0) + ",1],[" + w("2", 3) + ",0],[" + w("5", 0) + ",0],["
                 + w("18446744073709551615", 0) + ",0]]}]]}}";
         for (String tenant : List.of("\"routing_group\":\"t\"", "\"tenant_id\":\"t\"")) {
-            HttpTestClient.Response r = http.post("/query_tiered_by_hash",
-                    "{\"block_hashes\":" + hashes + ",\"model_name\":\"m\"," + tenant + "}");
+            HttpTestClient.Response r = http.post(
+                    "/query_tiered_by_hash", "{\"block_hashes\":" + hashes + ",\"model_name\":\"m\"," + tenant + "}");
             assertThat(r.status()).as(r.body()).isEqualTo(200);
             assertThat(r.contentType()).startsWith("application/json");
             assertThat(r.body()).isEqualTo(expected);
@@ -102,17 +106,18 @@ class TieredQueryTest {
 
     @Test
     void anEmptyQueryListsEveryTierEmpty() {
-        HttpTestClient.Response r = http.post("/query_tiered_by_hash",
-                "{\"block_hashes\":[],\"model_name\":\"m\",\"routing_group\":\"t\"}");
-        assertThat(r.body()).isEqualTo("{\"block_size\":4,\"tiered\":{\"device\":{\"scores\":[],\"frequencies\":[]},"
-                + "\"lower_tier\":[[\"host_pinned\",{\"hits\":[]}],[\"disk\",{\"hits\":[]}],"
-                + "[\"external\",{\"hits\":[]}]]}}");
+        HttpTestClient.Response r = http.post(
+                "/query_tiered_by_hash", "{\"block_hashes\":[],\"model_name\":\"m\",\"routing_group\":\"t\"}");
+        assertThat(r.body())
+                .isEqualTo("{\"block_size\":4,\"tiered\":{\"device\":{\"scores\":[],\"frequencies\":[]},"
+                        + "\"lower_tier\":[[\"host_pinned\",{\"hits\":[]}],[\"disk\",{\"hits\":[]}],"
+                        + "[\"external\",{\"hits\":[]}]]}}");
     }
 
     @Test
     void badRequestsAreRefusedLikeQueryByHash() {
-        HttpTestClient.Response unknown = http.post("/query_tiered_by_hash",
-                "{\"block_hashes\":[1],\"model_name\":\"nope\",\"routing_group\":\"t\"}");
+        HttpTestClient.Response unknown = http.post(
+                "/query_tiered_by_hash", "{\"block_hashes\":[1],\"model_name\":\"nope\",\"routing_group\":\"t\"}");
         assertThat(unknown.status()).isEqualTo(404);
         assertThat(unknown.error()).isEqualTo("no indexer for model=nope tenant=t");
         HttpTestClient.Response missing = http.post("/query_tiered_by_hash", "{\"model_name\":\"m\"}");

@@ -1,13 +1,12 @@
 package io.kvindexer.indexer.http;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code /register}, {@code /unregister}, {@code /workers}: Dynamo's texts and rules (compatibility.md, HTTP API), ported from
@@ -43,17 +42,31 @@ class WorkerRoutesTest {
     @Test
     void workersListsFieldsInDynamoOrder() {
         // get_workers_returns_registered_workers_with_metadata
-        assertThat(register(reg(1, "llama-3-8b", "default", 16, 0, "tcp://127.0.0.1:5557")).status()).isEqualTo(201);
-        assertThat(register(reg(1, "llama-3-8b", "default", 16, 1, "tcp://127.0.0.1:5558")).status()).isEqualTo(201);
-        assertThat(register(reg(2, "mistral", "customer-a", 32, 0, "tcp://127.0.0.1:5559")).status()).isEqualTo(201);
+        assertThat(register(reg(1, "llama-3-8b", "default", 16, 0, "tcp://127.0.0.1:5557"))
+                        .status())
+                .isEqualTo(201);
+        assertThat(register(reg(1, "llama-3-8b", "default", 16, 1, "tcp://127.0.0.1:5558"))
+                        .status())
+                .isEqualTo(201);
+        assertThat(register(reg(2, "mistral", "customer-a", 32, 0, "tcp://127.0.0.1:5559"))
+                        .status())
+                .isEqualTo(201);
 
         JsonNode all = http().get("/workers").json();
         assertThat(all).hasSize(2);
         JsonNode w1 = find(all, 1);
         List<String> fields = new ArrayList<>();
         w1.fieldNames().forEachRemaining(fields::add);
-        assertThat(fields).containsExactly("instance_id", "source", "status", "model_name", "tenant_id", "block_size",
-                "endpoints", "listeners");
+        assertThat(fields)
+                .containsExactly(
+                        "instance_id",
+                        "source",
+                        "status",
+                        "model_name",
+                        "tenant_id",
+                        "block_size",
+                        "endpoints",
+                        "listeners");
         assertThat(w1.get("source").asText()).isEqualTo("zmq");
         assertThat(w1.get("model_name").asText()).isEqualTo("llama-3-8b");
         assertThat(w1.get("tenant_id").asText()).isEqualTo("default");
@@ -69,7 +82,9 @@ class WorkerRoutesTest {
         assertThat(byModel).hasSize(1);
         assertThat(byModel.get(0).get("instance_id").asLong()).isEqualTo(2);
         assertThat(byModel.get(0).get("block_size").asInt()).isEqualTo(32);
-        assertThat(http().get("/workers?model_name=llama-3-8b&tenant_id=customer-a").json()).isEmpty();
+        assertThat(http().get("/workers?model_name=llama-3-8b&tenant_id=customer-a")
+                        .json())
+                .isEmpty();
         assertThat(http().get("/workers?tenant_id=customer-a").json()).hasSize(1);
         assertThat(http().get("/workers?routing_group=customer-a").json()).hasSize(1);
         assertThat(http().get("/workers?model_name=unknown").body()).isEqualTo("[]");
@@ -77,7 +92,9 @@ class WorkerRoutesTest {
 
     @Test
     void u64InstanceIdsAreUnsignedDecimals() {
-        assertThat(register(reg(-1L, "m", "default", 4, 0, "tcp://127.0.0.1:5557")).status()).isEqualTo(201);
+        assertThat(register(reg(-1L, "m", "default", 4, 0, "tcp://127.0.0.1:5557"))
+                        .status())
+                .isEqualTo(201);
         assertThat(http().get("/workers").body()).contains("\"instance_id\":18446744073709551615,");
     }
 
@@ -89,14 +106,17 @@ class WorkerRoutesTest {
         r = register("""
                 {"instance_id":1,"endpoint":"tcp://h:1","model_name":"m","block_size":4,"replay_endpoint":"udp://h:2"}""");
         assertThat(r.status()).isEqualTo(400);
-        assertThat(r.error()).isEqualTo(
-                "invalid replay endpoint `udp://h:2`: invalid ZMQ endpoint `udp://h:2`: unsupported scheme `udp`");
+        assertThat(r.error())
+                .isEqualTo(
+                        "invalid replay endpoint `udp://h:2`: invalid ZMQ endpoint `udp://h:2`: unsupported scheme `udp`");
         assertThat(http().get("/workers").json()).isEmpty();
     }
 
     @Test
     void conflictsAre409InDynamoOrder() {
-        assertThat(register(reg(1, "m", "default", 16, 0, "tcp://127.0.0.1:5557")).status()).isEqualTo(201);
+        assertThat(register(reg(1, "m", "default", 16, 0, "tcp://127.0.0.1:5557"))
+                        .status())
+                .isEqualTo(201);
 
         HttpTestClient.Response other = register(reg(1, "m2", "default", 16, 1, "tcp://127.0.0.1:5558"));
         assertThat(other.status()).isEqualTo(409);
@@ -111,7 +131,12 @@ class WorkerRoutesTest {
         assertThat(bs.error()).isEqualTo("block_size mismatch for model=m tenant=default: existing=16, requested=32");
 
         // the duplicate did not replace the first registration's endpoint
-        assertThat(http().get("/workers").json().get(0).get("endpoints").get("0").asText())
+        assertThat(http().get("/workers")
+                        .json()
+                        .get(0)
+                        .get("endpoints")
+                        .get("0")
+                        .asText())
                 .isEqualTo("tcp://127.0.0.1:5557");
     }
 
@@ -134,8 +159,8 @@ class WorkerRoutesTest {
     void unregisterOneRankKeepsTheOther() {
         register(reg(1, "m", "t", 4, 0, "tcp://h:1"));
         register(reg(1, "m", "t", 4, 1, "tcp://h:2"));
-        HttpTestClient.Response r = http().post("/unregister",
-                "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"t\",\"dp_rank\":1}");
+        HttpTestClient.Response r = http().post(
+                        "/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"t\",\"dp_rank\":1}");
         assertThat(r.status()).isEqualTo(200);
         assertThat(r.body()).isEqualTo("{\"status\":\"ok\"}");
         JsonNode w = http().get("/workers").json().get(0);
@@ -150,7 +175,8 @@ class WorkerRoutesTest {
         r = http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"t\",\"dp_rank\":0}");
         assertThat(r.status()).isEqualTo(200);
         assertThat(http().get("/workers").json()).isEmpty();
-        assertThat(http().post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\",\"tenant_id\":\"t\"}").status())
+        assertThat(http().post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\",\"tenant_id\":\"t\"}")
+                        .status())
                 .isEqualTo(404);
     }
 
@@ -166,7 +192,9 @@ class WorkerRoutesTest {
         r = http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"x\"}");
         assertThat(r.status()).isEqualTo(404);
         assertThat(r.error()).isEqualTo("instance 1 is registered for model=m tenant=t");
-        r = http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"other\",\"dp_rank\":0}");
+        r = http().post(
+                        "/unregister",
+                        "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"other\",\"dp_rank\":0}");
         assertThat(r.status()).isEqualTo(404);
         assertThat(r.error()).isEqualTo("instance 1 is registered for model=m tenant=t");
         assertThat(http().get("/workers").json()).hasSize(1);
@@ -176,7 +204,8 @@ class WorkerRoutesTest {
     void unregisterWithoutTenantRemovesWholeInstanceIgnoringRank() {
         register(reg(1, "m", "t", 4, 0, "tcp://h:1"));
         register(reg(1, "m", "t", 4, 1, "tcp://h:2"));
-        HttpTestClient.Response r = http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"dp_rank\":1}");
+        HttpTestClient.Response r =
+                http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"dp_rank\":1}");
         assertThat(r.status()).isEqualTo(200);
         assertThat(http().get("/workers").json()).isEmpty();
     }
@@ -184,10 +213,12 @@ class WorkerRoutesTest {
     @Test
     void unregisterWithTenantRemovesWholeInstanceAndBlockSizeCanBeChosenAnew() {
         register(reg(1, "m", "t", 4, 0, "tcp://h:1"));
-        assertThat(http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"t\"}").status())
+        assertThat(http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"t\"}")
+                        .status())
                 .isEqualTo(200);
         assertThat(register(reg(1, "m", "t", 8, 0, "tcp://h:1")).status()).isEqualTo(201);
-        assertThat(http().get("/workers").json().get(0).get("block_size").asInt()).isEqualTo(8);
+        assertThat(http().get("/workers").json().get(0).get("block_size").asInt())
+                .isEqualTo(8);
     }
 
     @Test
@@ -195,7 +226,9 @@ class WorkerRoutesTest {
         register(reg(1, "m", "default", 4, 0, "tcp://h:1"));
         register(reg(2, "m", "default", 4, 0, "tcp://h:2"));
         http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}");
-        assertThat(http().post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}").status()).isEqualTo(200);
+        assertThat(http().post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}")
+                        .status())
+                .isEqualTo(200);
         HttpTestClient.Response mismatch = register(reg(3, "m", "default", 8, 0, "tcp://h:3"));
         assertThat(mismatch.status()).isEqualTo(409);
     }

@@ -1,14 +1,13 @@
 package io.kvindexer.indexer.index;
 
-import io.kvindexer.indexer.model.StorageTier;
-import io.kvindexer.indexer.model.WorkerKey;
-import org.junit.jupiter.api.Test;
-
-import java.util.List;
-import java.util.stream.IntStream;
-
 import static io.kvindexer.indexer.index.IndexFixture.w;
 import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvindexer.indexer.model.StorageTier;
+import io.kvindexer.indexer.model.WorkerKey;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
 
 /** The console's walks: blocks per worker and tier, and where shared prefixes end, on small known trees. */
 class CacheSurveyTest {
@@ -42,7 +41,10 @@ class CacheSurveyTest {
             assertThat(blocks.get(0).blocksByTier()).containsExactly(6, 0, 0, 0);
             assertThat(blocks.get(1).blocksByTier()).containsExactly(5, 0, 0, 0);
             assertThat(blocks.get(2).blocksByTier()).containsExactly(2, 4, 0, 0);
-            long sum = blocks.stream().mapToLong(b -> IntStream.range(0, 4).mapToLong(t -> b.blocksByTier()[t]).sum())
+            long sum = blocks.stream()
+                    .mapToLong(b -> IntStream.range(0, 4)
+                            .mapToLong(t -> b.blocksByTier()[t])
+                            .sum())
                     .sum();
             assertThat(sum).isEqualTo(f.index.stats().memberships());
         }
@@ -59,7 +61,8 @@ class CacheSurveyTest {
             assertThat(prefixes).extracting(CacheSurvey.SharedPrefix::workers).containsExactly(3, 1, 1);
             assertThat(prefixes.get(0).holders()).containsExactly(A, B, C);
             assertThat(prefixes.get(1).holders()).containsExactly(A);
-            assertThat(f.index.survey().sharedPrefixes(1)).extracting(CacheSurvey.SharedPrefix::blockHash)
+            assertThat(f.index.survey().sharedPrefixes(1))
+                    .extracting(CacheSurvey.SharedPrefix::blockHash)
                     .containsExactly(104L);
             assertThat(f.index.survey().sharedPrefixes(0)).isEmpty();
         }
@@ -72,9 +75,11 @@ class CacheSurveyTest {
             f.index.removeWorker(C).join();
             f.flush();
 
-            assertThat(f.index.survey().workerBlocks()).extracting(CacheSurvey.WorkerBlocks::worker)
+            assertThat(f.index.survey().workerBlocks())
+                    .extracting(CacheSurvey.WorkerBlocks::worker)
                     .containsExactly(A, B);
-            assertThat(f.index.survey().workerBlocks().get(0).blocks(StorageTier.DEVICE)).isEqualTo(5);
+            assertThat(f.index.survey().workerBlocks().get(0).blocks(StorageTier.DEVICE))
+                    .isEqualTo(5);
             List<CacheSurvey.SharedPrefix> prefixes = f.index.survey().sharedPrefixes(10);
             assertThat(prefixes).extracting(CacheSurvey.SharedPrefix::blockHash).containsExactly(104L, 201L, 301L);
             assertThat(prefixes).extracting(CacheSurvey.SharedPrefix::depth).containsExactly(4, 5, 5);
@@ -89,12 +94,21 @@ class CacheSurveyTest {
             for (int chain = 0; chain < chains; chain++) {
                 int c = chain;
                 long[] seq = LongRange.of(1_000_000L * (c + 1), 100);
-                int[] contents = IntStream.range(0, 100).map(i -> c * 100 + i + 1).toArray();
+                int[] contents =
+                        IntStream.range(0, 100).map(i -> c * 100 + i + 1).toArray();
                 f.store(c % 2 == 0 ? A : B, null, seq, contents);
             }
             // one deep chain that both hold, stored last so that its nodes sit in the last chunk
-            f.store(A, null, LongRange.of(7L, 150), IntStream.rangeClosed(1, 150).map(i -> -i).toArray());
-            f.store(B, null, LongRange.of(7L, 150), IntStream.rangeClosed(1, 150).map(i -> -i).toArray());
+            f.store(
+                    A,
+                    null,
+                    LongRange.of(7L, 150),
+                    IntStream.rangeClosed(1, 150).map(i -> -i).toArray());
+            f.store(
+                    B,
+                    null,
+                    LongRange.of(7L, 150),
+                    IntStream.rangeClosed(1, 150).map(i -> -i).toArray());
 
             List<CacheSurvey.WorkerBlocks> blocks = f.index.survey().workerBlocks();
             assertThat(blocks.get(0).blocks(StorageTier.DEVICE)).isEqualTo(100L * ((chains + 1) / 2) + 150);
@@ -115,11 +129,15 @@ class CacheSurveyTest {
                 for (int round = 0; round < 400; round++) {
                     WorkerKey w = round % 2 == 0 ? A : B;
                     long base = 10_000L * (round % 20 + 1);
-                    int[] contents = IntStream.range(0, 50).map(i -> (int) base + i).toArray();
-                    f.index.submit(w, List.of(f.storedEvent(StorageTier.DEVICE, null, LongRange.of(base, 50), contents)));
+                    int[] contents =
+                            IntStream.range(0, 50).map(i -> (int) base + i).toArray();
+                    f.index.submit(
+                            w, List.of(f.storedEvent(StorageTier.DEVICE, null, LongRange.of(base, 50), contents)));
                     if (round % 3 == 0) {
-                        f.index.submit(w, List.of(new io.kvindexer.indexer.event.BlockRemoved(
-                                LongRange.of(base + 25, 25), StorageTier.DEVICE)));
+                        f.index.submit(
+                                w,
+                                List.of(new io.kvindexer.indexer.event.BlockRemoved(
+                                        LongRange.of(base + 25, 25), StorageTier.DEVICE)));
                     }
                 }
                 f.flush();
@@ -131,12 +149,15 @@ class CacheSurveyTest {
                     assertThat(p.workers()).isBetween(1, 2);
                     assertThat(p.holders()).hasSize(p.workers()).isSubsetOf(A, B);
                 }
-                assertThat(f.index.survey().workerBlocks()).allSatisfy(b ->
-                        assertThat(b.blocks(StorageTier.DEVICE)).isBetween(0L, 20L * 50));
+                assertThat(f.index.survey().workerBlocks())
+                        .allSatisfy(
+                                b -> assertThat(b.blocks(StorageTier.DEVICE)).isBetween(0L, 20L * 50));
                 walks++;
             }
             writer.join();
-            long held = f.index.survey().workerBlocks().stream().mapToLong(b -> b.blocks(StorageTier.DEVICE)).sum();
+            long held = f.index.survey().workerBlocks().stream()
+                    .mapToLong(b -> b.blocks(StorageTier.DEVICE))
+                    .sum();
             assertThat(held).isEqualTo(f.index.stats().memberships());
         }
     }

@@ -1,15 +1,14 @@
 package io.kvindexer.indexer.index;
 
-import io.kvindexer.indexer.model.WorkerKey;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvindexer.indexer.event.AllBlocksCleared;
 import io.kvindexer.indexer.event.BlockRemoved;
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
-import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.hash.SequenceHasher;
-import org.junit.jupiter.api.Test;
-
+import io.kvindexer.indexer.model.StorageTier;
+import io.kvindexer.indexer.model.WorkerKey;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -21,8 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /**
  * Several submitting threads (one per engine instance, as listeners are) through {@link IndexWriters}, with
@@ -57,14 +55,13 @@ class IndexConcurrencyTest {
         BlockStored stored(int doc, int from, int len, StorageTier tier, Long bogusParent) {
             int to = Math.min(contents[doc].length, from + len);
             Long parent = from == 0 ? null : bogusParent != null ? bogusParent : seq[doc][from - 1];
-            return hasher.storedEvent(tier, parent, Arrays.copyOfRange(seq[doc], from, to),
-                    Arrays.copyOfRange(contents[doc], from, to));
+            return hasher.storedEvent(
+                    tier, parent, Arrays.copyOfRange(seq[doc], from, to), Arrays.copyOfRange(contents[doc], from, to));
         }
     }
 
     /** One step of an instance's stream: a batch for one rank, or a worker / instance removal. */
-    private record Step(WorkerKey worker, List<KvEvent> batch, boolean removeWorker, boolean removeInstance) {
-    }
+    private record Step(WorkerKey worker, List<KvEvent> batch, boolean removeWorker, boolean removeInstance) {}
 
     private static List<Step> instanceStream(Random random, Corpus corpus, long instance, int ranks, int steps) {
         List<Step> out = new ArrayList<>();
@@ -152,8 +149,10 @@ class IndexConcurrencyTest {
                     while (writing.get()) {
                         long[] q = f.local(corpus.contents[readerRandom.nextInt(corpus.contents.length)]);
                         for (MatchResult.WorkerMatch m : f.index.findMatches(q).workers()) {
-                            if (!(m.deviceBlocks() <= m.hostBlocks() && m.hostBlocks() <= m.diskBlocks()
-                                    && m.diskBlocks() <= q.length && m.diskBlocks() > 0)) {
+                            if (!(m.deviceBlocks() <= m.hostBlocks()
+                                    && m.hostBlocks() <= m.diskBlocks()
+                                    && m.diskBlocks() <= q.length
+                                    && m.diskBlocks() > 0)) {
                                 violations.add(m.toString());
                             }
                         }
@@ -188,10 +187,13 @@ class IndexConcurrencyTest {
 
             assertThat(violations).isEmpty();
             assertThat(queries.get()).isPositive();
-            assertThat(reference.memberships).as("the stream must leave something to compare").hasSizeGreaterThan(50);
+            assertThat(reference.memberships)
+                    .as("the stream must leave something to compare")
+                    .hasSizeGreaterThan(50);
             assertThat(f.index.stats().memberships()).isEqualTo(reference.memberships.size());
             assertThat(f.index.stats().blocks()).isEqualTo(reference.nodes.size());
-            Set<DumpRoundTripTest.Entry> dumped = io.kvindexer.indexer.http.DumpEvents.of(f.index).stream().map(DumpRoundTripTest.Entry::of)
+            Set<DumpRoundTripTest.Entry> dumped = io.kvindexer.indexer.http.DumpEvents.of(f.index).stream()
+                    .map(DumpRoundTripTest.Entry::of)
                     .collect(Collectors.toSet());
             assertThat(dumped).isEqualTo(reference.entries());
             int compared = 0;
@@ -199,7 +201,8 @@ class IndexConcurrencyTest {
                 for (int len = 1; len <= corpus.contents[d].length; len += 3) {
                     long[] q = f.local(Arrays.copyOf(corpus.contents[d], len));
                     assertThat(IndexFixture.byWorker(f.index.findMatches(q)))
-                            .as("doc %d, %d blocks", d, len).isEqualTo(reference.match(q));
+                            .as("doc %d, %d blocks", d, len)
+                            .isEqualTo(reference.match(q));
                     compared++;
                 }
             }
@@ -220,8 +223,9 @@ class IndexConcurrencyTest {
     @Test
     void queriesNeverSeeHalfAnEvent() throws Exception {
         int[][] docs = {
-                {1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 3, 4, 9, 10, 11, 12},
-                {21, 22, 23, 24, 25, 26, 27, 28}, {21, 22, 23, 24, 29, 30, 31, 32}};
+            {1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 3, 4, 9, 10, 11, 12},
+            {21, 22, 23, 24, 25, 26, 27, 28}, {21, 22, 23, 24, 29, 30, 31, 32}
+        };
         try (IndexFixture f = new IndexFixture(B, 3)) {
             long[][] seq = new long[docs.length][];
             long[][] local = new long[docs.length][];
@@ -242,7 +246,8 @@ class IndexConcurrencyTest {
                 readers.add(Thread.ofPlatform().start(() -> {
                     for (int i = offset; writing.get(); i++) {
                         int d = i % docs.length;
-                        for (MatchResult.WorkerMatch m : f.index.findMatches(local[d]).workers()) {
+                        for (MatchResult.WorkerMatch m :
+                                f.index.findMatches(local[d]).workers()) {
                             boolean legal = m.worker().equals(hostWorker)
                                     ? m.deviceBlocks() == 4 && (m.hostBlocks() == 4 || m.hostBlocks() == 8)
                                     : m.deviceBlocks() == 4 || m.deviceBlocks() == 8;
@@ -271,15 +276,19 @@ class IndexConcurrencyTest {
             writers.add(Thread.ofPlatform().start(() -> {
                 long[] tail = Arrays.copyOfRange(seq[0], 4, 8);
                 for (int round = 0; round < 1500; round++) {
-                    f.index.submit(hostWorker, List.of(f.storedEvent(StorageTier.HOST_PINNED, seq[0][3], tail,
-                            Arrays.copyOfRange(docs[0], 4, 8))));
+                    f.index.submit(
+                            hostWorker,
+                            List.of(f.storedEvent(
+                                    StorageTier.HOST_PINNED, seq[0][3], tail, Arrays.copyOfRange(docs[0], 4, 8))));
                     f.index.submit(hostWorker, List.of(new BlockRemoved(reversed(tail), StorageTier.HOST_PINNED)));
                 }
             }));
             finish(f, writers, writing, readers);
 
             assertThat(violations).isEmpty();
-            assertThat(f.index.stats().memberships()).as("only the fixed device prefix is left").isEqualTo(4);
+            assertThat(f.index.stats().memberships())
+                    .as("only the fixed device prefix is left")
+                    .isEqualTo(4);
             assertThat(f.applied("stored", ApplyStatus.OK)).isEqualTo(1 + 7 * 1500);
             assertThat(f.applied("removed", ApplyStatus.OK)).isEqualTo(7 * 1500);
             // not asserted (timing-dependent on a loaded machine), only reported

@@ -1,15 +1,13 @@
 package io.kvindexer.indexer.index;
 
-import io.kvindexer.indexer.model.WorkerKey;
-
 import io.kvindexer.indexer.event.AllBlocksCleared;
 import io.kvindexer.indexer.event.BlockRemoved;
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.event.RouterEvent;
-import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.hash.BlockHasher;
-
+import io.kvindexer.indexer.model.StorageTier;
+import io.kvindexer.indexer.model.WorkerKey;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -55,8 +53,16 @@ final class IndexFixture implements AutoCloseable {
     }
 
     BlockStored storedEvent(StorageTier tier, Long parent, long[] seq, int... contents) {
-        return new BlockStored(seq, parent != null, parent == null ? 0L : parent, tokens(contents), blockSize, null,
-                tier, null, false);
+        return new BlockStored(
+                seq,
+                parent != null,
+                parent == null ? 0L : parent,
+                tokens(contents),
+                blockSize,
+                null,
+                tier,
+                null,
+                false);
     }
 
     /** Submits one Stored and waits until it is applied. */
@@ -91,9 +97,13 @@ final class IndexFixture implements AutoCloseable {
     }
 
     /** A RouterEvent Stored with explicit local hashes (Dynamo's hash-level tests use small integers). */
-    static RouterEvent routerStored(long instance, int rank, StorageTier tier, Long parent, long[] seq,
-                                    long[] localHashes) {
-        return new RouterEvent(instance, rank, tier, 0,
+    static RouterEvent routerStored(
+            long instance, int rank, StorageTier tier, Long parent, long[] seq, long[] localHashes) {
+        return new RouterEvent(
+                instance,
+                rank,
+                tier,
+                0,
                 new RouterEvent.Stored(parent != null, parent == null ? 0 : parent, seq, localHashes));
     }
 
@@ -116,7 +126,8 @@ final class IndexFixture implements AutoCloseable {
 
     /** Device blocks matched per worker (workers with none absent). */
     Map<WorkerKey, Integer> deviceScores(int... contents) {
-        return match(contents).values().stream().filter(m -> m.deviceBlocks() > 0)
+        return match(contents).values().stream()
+                .filter(m -> m.deviceBlocks() > 0)
                 .collect(Collectors.toMap(MatchResult.WorkerMatch::worker, MatchResult.WorkerMatch::deviceBlocks));
     }
 

@@ -1,6 +1,7 @@
 package io.kvindexer.indexer.index;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -9,9 +10,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 class IndexWritersTest {
 
@@ -25,7 +24,8 @@ class IndexWritersTest {
                 long key = i % 17;
                 int n = i;
                 writers.execute(key, () -> {
-                    seen.computeIfAbsent(key, k -> Collections.synchronizedList(new ArrayList<>())).add(n);
+                    seen.computeIfAbsent(key, k -> Collections.synchronizedList(new ArrayList<>()))
+                            .add(n);
                     String name = Thread.currentThread().getName();
                     if (!name.equals(threadOf.computeIfAbsent(key, k -> name))) {
                         wrongThread.add(key + " on " + name);
@@ -38,7 +38,9 @@ class IndexWritersTest {
             assertThat(seen).hasSize(17);
             seen.forEach((key, list) -> assertThat(list).isSorted().hasSize(5_000 / 17 + (key < 5_000 % 17 ? 1 : 0)));
             assertThat(threadOf.values()).allMatch(n -> n.startsWith("index-writer-"));
-            assertThat(new java.util.HashSet<>(threadOf.values())).as("keys spread over threads").hasSizeGreaterThan(1);
+            assertThat(new java.util.HashSet<>(threadOf.values()))
+                    .as("keys spread over threads")
+                    .hasSizeGreaterThan(1);
         }
     }
 

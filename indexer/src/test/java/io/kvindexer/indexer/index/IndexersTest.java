@@ -1,16 +1,14 @@
 package io.kvindexer.indexer.index;
 
-import io.kvindexer.indexer.model.WorkerKey;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.model.StorageTier;
-import org.junit.jupiter.api.Test;
-
+import io.kvindexer.indexer.model.WorkerKey;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 class IndexersTest {
 
@@ -22,7 +20,8 @@ class IndexersTest {
             assertThatThrownBy(() -> indexers.getOrCreate("llama", "default", 32))
                     .isInstanceOf(Indexers.BlockSizeMismatchException.class)
                     .hasMessage("block_size mismatch for model=llama tenant=default: existing=16, requested=32")
-                    .extracting(e -> ((Indexers.BlockSizeMismatchException) e).existing()).isEqualTo(16);
+                    .extracting(e -> ((Indexers.BlockSizeMismatchException) e).existing())
+                    .isEqualTo(16);
             assertThat(indexers.getOrCreate("llama", "other", 32).blockSize()).isEqualTo(32);
         }
     }
@@ -34,7 +33,8 @@ class IndexersTest {
             indexers.getOrCreate("a", "t9", 4);
             indexers.getOrCreate("b", "t1", 4);
             indexers.getOrCreate("a:x", "t", 4);
-            assertThat(indexers.all()).extracting(i -> i.modelName() + "/" + i.tenantId())
+            assertThat(indexers.all())
+                    .extracting(i -> i.modelName() + "/" + i.tenantId())
                     .containsExactly("a/t9", "a:x/t", "b/t1", "b/t2");
             indexers.remove("b", "t1");
             assertThat(indexers.get("b", "t1")).isEmpty();
@@ -50,12 +50,24 @@ class IndexersTest {
             ModelIndex b = indexers.getOrCreate("b", "default", 4);
             for (long instance = 0; instance < 20; instance++) {
                 for (ModelIndex index : List.of(a, b)) {
-                    index.submit(new WorkerKey(instance, 0), List.of(new BlockStored(new long[] {instance + 1}, false,
-                            0, new int[] {1, 2, 3, 4}, 4, null, StorageTier.DEVICE, null, false)));
+                    index.submit(
+                            new WorkerKey(instance, 0),
+                            List.of(new BlockStored(
+                                    new long[] {instance + 1},
+                                    false,
+                                    0,
+                                    new int[] {1, 2, 3, 4},
+                                    4,
+                                    null,
+                                    StorageTier.DEVICE,
+                                    null,
+                                    false)));
                 }
             }
             indexers.flushAll().orTimeout(60, TimeUnit.SECONDS).join();
-            assertThat(a.findMatches(a.localHashes(new int[] {1, 2, 3, 4}, null, null)).workers()).hasSize(20);
+            assertThat(a.findMatches(a.localHashes(new int[] {1, 2, 3, 4}, null, null))
+                            .workers())
+                    .hasSize(20);
             assertThat(b.stats().memberships()).isEqualTo(20);
             assertThat(b.stats().blocks()).isEqualTo(20);
         }

@@ -1,21 +1,19 @@
 package io.kvindexer.indexer.index;
 
-import it.unimi.dsi.fastutil.ints.IntArrayList;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import it.unimi.dsi.fastutil.ints.IntArrayList;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /** The node tables under heavy create / free churn (backward-shift deletion, rehash, shared child keys). */
 class NodeStoreTest {
 
-    private record Info(boolean hasParent, long parent, long local) {
-    }
+    private record Info(boolean hasParent, long parent, long local) {}
 
     @Test
     void lookupsStayExactUnderRandomChurn() {
@@ -64,7 +62,8 @@ class NodeStoreTest {
         assertThat(store.findByBlockHash(123L)).isEqualTo(NodeStore.NONE);
         // every (parent, local) key lists exactly the live nodes with that key
         Map<Info, List<Integer>> expected = new HashMap<>();
-        reference.forEach((seq, info) -> expected.computeIfAbsent(info, k -> new ArrayList<>()).add(ids.get(seq)));
+        reference.forEach((seq, info) ->
+                expected.computeIfAbsent(info, k -> new ArrayList<>()).add(ids.get(seq)));
         IntArrayList children = new IntArrayList();
         expected.forEach((key, nodes) -> {
             store.children(key.hasParent(), key.parent(), key.local(), children);

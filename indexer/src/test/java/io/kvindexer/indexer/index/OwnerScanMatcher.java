@@ -2,7 +2,6 @@ package io.kvindexer.indexer.index;
 
 import io.kvindexer.indexer.model.StorageTier;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
-
 import java.util.Arrays;
 
 /**
@@ -25,10 +24,12 @@ final class OwnerScanMatcher {
     private final long[] query;
     /** per worker slot: how far it got (blocks), and the node it got to */
     private final int[] reach;
+
     private final int[] at;
     private final int[] mark;
     /** per worker slot: it already had a run when the current tier's walk began (so it does not restart at the root) */
     private final boolean[] continuing;
+
     private int stamp;
     private final IntArrayList stack;
     private final IntArrayList candidates = new IntArrayList(4);

@@ -1,24 +1,22 @@
 package io.kvindexer.indexer.index;
 
-import io.kvindexer.indexer.model.WorkerKey;
-
-import io.kvindexer.indexer.event.BlockStored;
-import io.kvindexer.indexer.http.OverlapScores;
-import io.kvindexer.indexer.model.StorageTier;
-import io.kvindexer.indexer.hash.BlockHasher;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
-import java.util.List;
-import java.util.Map;
-
+import static io.kvindexer.indexer.index.IndexFixture.w;
 import static io.kvindexer.indexer.model.StorageTier.DEVICE;
 import static io.kvindexer.indexer.model.StorageTier.DISK;
 import static io.kvindexer.indexer.model.StorageTier.EXTERNAL;
 import static io.kvindexer.indexer.model.StorageTier.HOST_PINNED;
-import static io.kvindexer.indexer.index.IndexFixture.w;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.entry;
+
+import io.kvindexer.indexer.event.BlockStored;
+import io.kvindexer.indexer.hash.BlockHasher;
+import io.kvindexer.indexer.http.OverlapScores;
+import io.kvindexer.indexer.model.StorageTier;
+import io.kvindexer.indexer.model.WorkerKey;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /** Store / remove / clear / match semantics of one index (compatibility.md, Engine event streams and Index semantics; compatibility.md, Where we differ on purpose where it differs). */
 class PrefixIndexSemanticsTest {
@@ -74,15 +72,15 @@ class PrefixIndexSemanticsTest {
         f.store(w(1, 1), 102L, new long[] {103}, 3);
 
         Map<WorkerKey, Integer> scores = f.deviceScores(1, 2, 3);
-        assertThat(scores).containsOnly(entry(w(1, 0), 2), entry(w(1, 1), 3), entry(w(2, 0), 2),
-                entry(w(-1L, 3), 2));
+        assertThat(scores).containsOnly(entry(w(1, 0), 2), entry(w(1, 1), 3), entry(w(2, 0), 2), entry(w(-1L, 3), 2));
         assertThat(f.index.stats().blocks()).isEqualTo(3);
         assertThat(f.index.stats().memberships()).isEqualTo(9);
     }
 
     @Test
     void sameContentUnderDifferentParentsIsNotConfused() {
-        // block content 7 appears at depth 1 under two different roots (ported: branch_matching_is_exact_by_parent_hash)
+        // block content 7 appears at depth 1 under two different roots (ported:
+        // branch_matching_is_exact_by_parent_hash)
         f.store(w(1, 0), null, new long[] {101, 102}, 1, 7);
         f.store(w(2, 0), null, new long[] {201, 202}, 2, 7);
 
@@ -110,10 +108,13 @@ class PrefixIndexSemanticsTest {
         assertThat(f.deviceScores(1, 2, 3)).containsOnly(entry(w(1, 0), 2), entry(w(2, 0), 3));
         assertThat(f.index.stats().blocks()).isEqualTo(5);
         f.remove(w(1, 0), 101);
-        assertThat(f.deviceScores(1, 2, 3)).as("102 of worker 1 lost its parent").containsOnly(entry(w(2, 0), 3));
+        assertThat(f.deviceScores(1, 2, 3))
+                .as("102 of worker 1 lost its parent")
+                .containsOnly(entry(w(2, 0), 3));
     }
 
-    // ---- parent rules (radix_tree.rs test_radix_tree_apply_event_errors, compatibility.md, Engine event streams) ---------------------------
+    // ---- parent rules (radix_tree.rs test_radix_tree_apply_event_errors, compatibility.md, Engine event streams)
+    // ---------------------------
 
     @Test
     void deviceStoreWithUnknownParentIsDroppedAndCounted() {
@@ -129,8 +130,8 @@ class PrefixIndexSemanticsTest {
         f.store(w(1, 0), null, new long[] {101}, 1);
         f.store(w(2, 0), HOST_PINNED, null, new long[] {101}, 1);
 
-        f.store(w(2, 0), 101L, new long[] {102}, 2);        // parent held by another worker only
-        f.store(w(1, 1), 101L, new long[] {102}, 2);        // another dp rank of the owner
+        f.store(w(2, 0), 101L, new long[] {102}, 2); // parent held by another worker only
+        f.store(w(1, 1), 101L, new long[] {102}, 2); // another dp rank of the owner
         assertThat(f.applied("stored", ApplyStatus.PARENT_BLOCK_NOT_FOUND)).isEqualTo(2);
 
         f.store(w(1, 0), 101L, new long[] {102}, 2);
@@ -149,13 +150,13 @@ class PrefixIndexSemanticsTest {
     @Test
     void repeatedHashOrSelfParentIsInvalidAndStoresNothing() {
         f.store(w(1, 0), null, new long[] {101}, 1);
-        f.store(w(1, 0), 101L, new long[] {102, 101}, 2, 3);          // parent inside blocks
-        f.store(w(1, 0), 101L, new long[] {102, 103, 102}, 2, 3, 4);  // repeat inside blocks
+        f.store(w(1, 0), 101L, new long[] {102, 101}, 2, 3); // parent inside blocks
+        f.store(w(1, 0), 101L, new long[] {102, 103, 102}, 2, 3, 4); // repeat inside blocks
         long[] many = new long[12];
         for (int i = 0; i < many.length; i++) {
             many[i] = 500 + i;
         }
-        many[11] = 500;                                               // repeat in a long chain
+        many[11] = 500; // repeat in a long chain
         f.store(w(1, 0), 101L, many, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
         assertThat(f.applied("stored", ApplyStatus.INVALID_BLOCK)).isEqualTo(3);
@@ -166,7 +167,7 @@ class PrefixIndexSemanticsTest {
     void duplicateStoreIsIdempotentAndCounted() {
         f.store(w(1, 0), null, new long[] {101, 102}, 1, 2);
         f.store(w(1, 0), null, new long[] {101, 102}, 1, 2);
-        f.store(w(1, 0), null, new long[] {101, 102, 103}, 1, 2, 3);   // partly new: OK
+        f.store(w(1, 0), null, new long[] {101, 102, 103}, 1, 2, 3); // partly new: OK
 
         assertThat(f.applied("stored", ApplyStatus.DUPLICATE_STORE)).isEqualTo(1);
         assertThat(f.applied("stored", ApplyStatus.OK)).isEqualTo(2);
@@ -184,7 +185,7 @@ class PrefixIndexSemanticsTest {
     void removeOfUnknownBlockIsCountedAndTheRestStillRemoved() {
         f.store(w(1, 0), null, new long[] {101, 102, 103}, 1, 2, 3);
         f.remove(w(1, 0), 555, 103);
-        f.remove(w(9, 0), 101);                                  // a worker that holds nothing
+        f.remove(w(9, 0), 101); // a worker that holds nothing
 
         assertThat(f.applied("removed", ApplyStatus.BLOCK_NOT_FOUND)).isEqualTo(2);
         assertThat(f.deviceScores(1, 2, 3)).containsExactly(entry(w(1, 0), 2));
@@ -207,17 +208,22 @@ class PrefixIndexSemanticsTest {
         f.remove(w(1, 0), 102);
 
         assertThat(f.deviceScores(1, 2, 3, 4)).containsExactly(entry(w(1, 0), 1));
-        assertThat(f.index.stats().memberships()).as("descendants keep their membership").isEqualTo(3);
+        assertThat(f.index.stats().memberships())
+                .as("descendants keep their membership")
+                .isEqualTo(3);
     }
 
     @Test
     void reStoringAnEvictedMiddleBlockRestoresTheWholeChain() {
-        // compatibility.md, Where we differ on purpose: vLLM frees a shared prefix block before its children; Dynamo's tree under-reports here
+        // compatibility.md, Where we differ on purpose: vLLM frees a shared prefix block before its children; Dynamo's
+        // tree under-reports here
         f.store(w(1, 0), null, new long[] {101, 102, 103, 104}, 1, 2, 3, 4);
         f.store(w(2, 0), null, new long[] {101}, 1);
         f.remove(w(1, 0), 102);
         f.remove(w(1, 0), 101);
-        assertThat(f.index.stats().blocks()).as("102 is gone, its children stay").isEqualTo(3);
+        assertThat(f.index.stats().blocks())
+                .as("102 is gone, its children stay")
+                .isEqualTo(3);
 
         f.store(w(1, 0), null, new long[] {101, 102}, 1, 2);
         assertThat(f.deviceScores(1, 2, 3, 4)).containsOnly(entry(w(1, 0), 4), entry(w(2, 0), 1));
@@ -297,9 +303,11 @@ class PrefixIndexSemanticsTest {
                 seq[i] = 1_000_000L * (c + 1) + i;
                 local[i] = i;
             }
-            io.kvindexer.indexer.recovery.RouterEventOps.submit(f.index, List.of(IndexFixture.routerStored(1, 0, DEVICE, null, seq, local)));
+            io.kvindexer.indexer.recovery.RouterEventOps.submit(
+                    f.index, List.of(IndexFixture.routerStored(1, 0, DEVICE, null, seq, local)));
             if (c % 2 == 0) {
-                io.kvindexer.indexer.recovery.RouterEventOps.submit(f.index, List.of(IndexFixture.routerStored(2, 0, DISK, null, seq, local)));
+                io.kvindexer.indexer.recovery.RouterEventOps.submit(
+                        f.index, List.of(IndexFixture.routerStored(2, 0, DISK, null, seq, local)));
             }
         }
         f.flush();
@@ -312,7 +320,8 @@ class PrefixIndexSemanticsTest {
         assertThat(io.kvindexer.indexer.http.DumpEvents.of(f.index)).allMatch(e -> e.instanceId() == 2);
     }
 
-    // ---- tiers (compatibility.md, Index semantics, lower_tier.rs) --------------------------------------------------------------------
+    // ---- tiers (compatibility.md, Index semantics, lower_tier.rs)
+    // --------------------------------------------------------------------
 
     @Test
     void workedExampleOfSpecFiveSix() {
@@ -322,20 +331,40 @@ class PrefixIndexSemanticsTest {
                 tokens[i] = i + 1;
             }
             long[] hashes = g.index.localHashes(tokens, null, null);
-            g.submit(w(1, 0), new BlockStored(new long[] {5001, 5002}, false, 0, java.util.Arrays.copyOf(tokens, 32),
-                    16, null, DEVICE, null, false));
-            OverlapScores first = OverlapScores.of(g.index.findMatches(
-                    g.index.localHashes(java.util.Arrays.copyOf(tokens, 40), null, null)), 16);
+            g.submit(
+                    w(1, 0),
+                    new BlockStored(
+                            new long[] {5001, 5002},
+                            false,
+                            0,
+                            java.util.Arrays.copyOf(tokens, 32),
+                            16,
+                            null,
+                            DEVICE,
+                            null,
+                            false));
+            OverlapScores first = OverlapScores.of(
+                    g.index.findMatches(g.index.localHashes(java.util.Arrays.copyOf(tokens, 40), null, null)), 16);
             assertThat(first.scores()).isEqualTo(Map.of(1L, Map.of(0, 32L)));
-            assertThat(first.instances()).isEqualTo(Map.of(1L,
-                    new OverlapScores.InstanceTiers(32, 32, Map.of(0, 32L), 32, 32)));
+            assertThat(first.instances())
+                    .isEqualTo(Map.of(1L, new OverlapScores.InstanceTiers(32, 32, Map.of(0, 32L), 32, 32)));
 
-            g.submit(w(1, 0), new BlockStored(new long[] {5003}, true, 5002, java.util.Arrays.copyOfRange(tokens, 32, 48),
-                    16, null, StorageTier.fromMedium("CPU_PINNED"), null, false));
+            g.submit(
+                    w(1, 0),
+                    new BlockStored(
+                            new long[] {5003},
+                            true,
+                            5002,
+                            java.util.Arrays.copyOfRange(tokens, 32, 48),
+                            16,
+                            null,
+                            StorageTier.fromMedium("CPU_PINNED"),
+                            null,
+                            false));
             OverlapScores second = OverlapScores.of(g.index.findMatches(hashes), 16);
             assertThat(second.scores()).isEqualTo(Map.of(1L, Map.of(0, 32L)));
-            assertThat(second.instances()).isEqualTo(Map.of(1L,
-                    new OverlapScores.InstanceTiers(48, 32, Map.of(0, 32L), 48, 48)));
+            assertThat(second.instances())
+                    .isEqualTo(Map.of(1L, new OverlapScores.InstanceTiers(48, 32, Map.of(0, 32L), 48, 48)));
         }
     }
 
@@ -369,12 +398,13 @@ class PrefixIndexSemanticsTest {
         f.store(w(1, 0), HOST_PINNED, 102L, new long[] {103}, 3);
         f.store(w(1, 0), DISK, 103L, new long[] {104, 105}, 4, 5);
         f.store(w(1, 0), EXTERNAL, 105L, new long[] {106}, 6);
-        f.store(w(1, 0), EXTERNAL, 106L, new long[] {107}, 99);  // content differs from the query
+        f.store(w(1, 0), EXTERNAL, 106L, new long[] {107}, 99); // content differs from the query
 
         MatchResult.WorkerMatch m = f.match(1, 2, 3, 4, 5, 6, 7).get(w(1, 0));
         assertThat(m).isEqualTo(new MatchResult.WorkerMatch(w(1, 0), 2, 3, 6));
         OverlapScores.InstanceTiers tiers = OverlapScores.of(f.index.findMatches(f.local(1, 2, 3, 4, 5, 6, 7)), 4)
-                .instances().get(1L);
+                .instances()
+                .get(1L);
         assertThat(tiers.gpu()).isLessThanOrEqualTo(tiers.cpu());
         assertThat(tiers.cpu()).isLessThanOrEqualTo(tiers.disk());
         assertThat(tiers).isEqualTo(new OverlapScores.InstanceTiers(24, 8, Map.of(0, 8L), 12, 24));
@@ -396,7 +426,7 @@ class PrefixIndexSemanticsTest {
 
     @Test
     void lowerTierStoreWithUnknownParentIsReachableOnlyThroughContinuation() {
-        f.store(w(1, 0), HOST_PINNED, 102L, new long[] {103}, 3);   // parent unknown to anyone: accepted
+        f.store(w(1, 0), HOST_PINNED, 102L, new long[] {103}, 3); // parent unknown to anyone: accepted
         assertThat(f.applied("stored", ApplyStatus.OK)).isEqualTo(1);
         assertThat(f.match(3)).as("not a root block").isEmpty();
         assertThat(f.match(1, 2, 3)).isEmpty();
@@ -434,32 +464,43 @@ class PrefixIndexSemanticsTest {
         assertThat(f.index.findMatches(new long[0]).workers()).isEmpty();
     }
 
-    // ---- conversion of BlockStored (compatibility.md, Engine event streams) ---------------------------------------------------------------
+    // ---- conversion of BlockStored (compatibility.md, Engine event streams)
+    // ---------------------------------------------------------------
 
     @Test
     void blockSizeMismatchStoresNothing() {
-        f.submit(w(1, 0), new BlockStored(new long[] {101}, false, 0, new int[] {1, 1, 1, 1, 1, 1, 1, 1}, 8, null,
-                DEVICE, null, false));
+        f.submit(
+                w(1, 0),
+                new BlockStored(
+                        new long[] {101}, false, 0, new int[] {1, 1, 1, 1, 1, 1, 1, 1}, 8, null, DEVICE, null, false));
         assertThat(f.applied("stored", ApplyStatus.BLOCK_SIZE_MISMATCH)).isEqualTo(1);
         assertThat(f.index.stats().memberships()).isZero();
     }
 
     @Test
     void tooFewTokensStoresTheBlocksBeforeAndCountsInvalid() {
-        f.submit(w(1, 0), new BlockStored(new long[] {101, 102}, false, 0, new int[] {1, 1, 1, 1, 2, 2}, 4, null,
-                DEVICE, null, false));
+        f.submit(
+                w(1, 0),
+                new BlockStored(
+                        new long[] {101, 102}, false, 0, new int[] {1, 1, 1, 1, 2, 2}, 4, null, DEVICE, null, false));
         assertThat(f.applied("stored", ApplyStatus.INVALID_BLOCK)).isEqualTo(1);
         assertThat(f.deviceScores(1, 2)).containsExactly(entry(w(1, 0), 1));
     }
 
     @Test
     void loraNameSeedsTheLocalHash() {
-        f.submit(w(1, 0), new BlockStored(new long[] {101}, false, 0, f.tokens(1), 4, "adapter-a", DEVICE, null,
-                false));
+        f.submit(
+                w(1, 0), new BlockStored(new long[] {101}, false, 0, f.tokens(1), 4, "adapter-a", DEVICE, null, false));
         assertThat(f.match(1)).as("base-model query").isEmpty();
-        assertThat(f.index.findMatches(f.index.localHashes(f.tokens(1), "adapter-b", null)).workers()).isEmpty();
-        assertThat(f.index.findMatches(f.index.localHashes(f.tokens(1), "adapter-a", null)).workers())
-                .extracting(MatchResult.WorkerMatch::deviceBlocks).containsExactly(1);
+        assertThat(f.index
+                        .findMatches(f.index.localHashes(f.tokens(1), "adapter-b", null))
+                        .workers())
+                .isEmpty();
+        assertThat(f.index
+                        .findMatches(f.index.localHashes(f.tokens(1), "adapter-a", null))
+                        .workers())
+                .extracting(MatchResult.WorkerMatch::deviceBlocks)
+                .containsExactly(1);
     }
 
     @Test
@@ -477,12 +518,12 @@ class PrefixIndexSemanticsTest {
     @Test
     void multimodalHashesAreMixedPerBlock() {
         long[][] mm = {null, {77L}};
-        f.submit(w(1, 0), new BlockStored(new long[] {101, 102}, false, 0, f.tokens(1, 2), 4, null, DEVICE, mm,
-                false));
+        f.submit(w(1, 0), new BlockStored(new long[] {101, 102}, false, 0, f.tokens(1, 2), 4, null, DEVICE, mm, false));
         long seed = BlockHasher.seed(null);
         long second = BlockHasher.hashBlock(f.tokens(1, 2), 4, 4, seed, new long[] {77L});
         assertThat(f.deviceScores(1, 2)).containsExactly(entry(w(1, 0), 1));
-        assertThat(f.matchHashes(f.local(1)[0], second).get(w(1, 0)).deviceBlocks()).isEqualTo(2);
+        assertThat(f.matchHashes(f.local(1)[0], second).get(w(1, 0)).deviceBlocks())
+                .isEqualTo(2);
     }
 
     @Test
@@ -501,8 +542,14 @@ class PrefixIndexSemanticsTest {
         f.clear(w(1, 0));
         IndexStats stats = f.index.stats();
         assertThat(stats.applied()).containsOnlyKeys("stored", "removed", "cleared");
-        assertThat(stats.applied().get("stored")).containsKeys("ok", "parent_block_not_found", "block_not_found",
-                "duplicate_store", "block_size_mismatch", "invalid_block");
+        assertThat(stats.applied().get("stored"))
+                .containsKeys(
+                        "ok",
+                        "parent_block_not_found",
+                        "block_not_found",
+                        "duplicate_store",
+                        "block_size_mismatch",
+                        "invalid_block");
         assertThat(stats.applied().get("stored").get("ok")).isEqualTo(1);
         assertThat(stats.applied().get("cleared").get("ok")).isEqualTo(1);
         assertThat(stats.blocks()).isZero();

@@ -1,14 +1,13 @@
 package io.kvindexer.indexer.index;
 
-import it.unimi.dsi.fastutil.ints.IntArrayList;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import it.unimi.dsi.fastutil.ints.IntArrayList;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The bitset matcher ({@link PrefixMatcher}) against the owner-scan matcher it replaced ({@link OwnerScanMatcher}),
@@ -22,8 +21,16 @@ class PrefixMatcherDifferentialTest {
     private static final int TIERS = MembershipCode.TIERS;
 
     @ParameterizedTest(name = "seed {0}, {1} workers, {2} blocks")
-    @CsvSource({"1, 1, 300", "2, 7, 800", "3, 64, 2000", "4, 300, 2000", "5, 1000, 1500", "6, 2048, 1500",
-            "7, 2048, 400", "8, 130, 3000"})
+    @CsvSource({
+        "1, 1, 300",
+        "2, 7, 800",
+        "3, 64, 2000",
+        "4, 300, 2000",
+        "5, 1000, 1500",
+        "6, 2048, 1500",
+        "7, 2048, 400",
+        "8, 130, 3000"
+    })
     void bitsetMatcherAgreesWithTheOwnerScan(long seed, int workers, int blocks) {
         SplittableRandom random = new SplittableRandom(seed);
         NodeStore store = new NodeStore();
@@ -31,7 +38,8 @@ class PrefixMatcherDifferentialTest {
         grow(store, nodes, random, workers, blocks);
         compare(store, nodes, random, workers, 200);
 
-        // owners leave (dense sets shrink back into lists, lists into single owners, nodes are freed), then compare again
+        // owners leave (dense sets shrink back into lists, lists into single owners, nodes are freed), then compare
+        // again
         int[] codes = new int[workers * TIERS];
         for (int node : nodes) {
             if (!store.isLive(node)) {
@@ -56,8 +64,9 @@ class PrefixMatcherDifferentialTest {
         long nextBlockHash = 1;
         for (int b = 0; b < blocks; b++) {
             boolean hasParent = !nodes.isEmpty() && random.nextInt(20) != 0;
-            int parent = hasParent ? nodes.get(Math.max(0, nodes.size() - 1 - random.nextInt(
-                    random.nextBoolean() ? 4 : nodes.size()))) : NodeStore.NONE;
+            int parent = hasParent
+                    ? nodes.get(Math.max(0, nodes.size() - 1 - random.nextInt(random.nextBoolean() ? 4 : nodes.size())))
+                    : NodeStore.NONE;
             long parentHash = hasParent ? store.blockHash(parent) : 0L;
             long local = random.nextInt(6);
             // now and then a same-content sibling: a second node under the same (parent, local) key
@@ -84,8 +93,8 @@ class PrefixMatcherDifferentialTest {
         }
     }
 
-    private static void compare(NodeStore store, List<Integer> nodes, SplittableRandom random, int workers,
-                                int queries) {
+    private static void compare(
+            NodeStore store, List<Integer> nodes, SplittableRandom random, int workers, int queries) {
         boolean[] allTiers = {true, true, true, true};
         IntArrayList children = new IntArrayList();
         long matchedBlocks = 0;
@@ -108,13 +117,13 @@ class PrefixMatcherDifferentialTest {
                 matchedBlocks += run;
             }
         }
-        assertThat(matchedBlocks).as("the queries must match something, or the comparison proves little")
+        assertThat(matchedBlocks)
+                .as("the queries must match something, or the comparison proves little")
                 .isPositive();
     }
 
     /** A query that follows the tree from the root for a while, then possibly strays, or is random. */
-    private static long[] query(NodeStore store, List<Integer> nodes, SplittableRandom random,
-                                IntArrayList children) {
+    private static long[] query(NodeStore store, List<Integer> nodes, SplittableRandom random, IntArrayList children) {
         int length = 1 + random.nextInt(random.nextInt(8) == 0 ? 120 : 40);
         long[] query = new long[length];
         if (random.nextInt(10) == 0 || nodes.isEmpty()) {
@@ -130,8 +139,8 @@ class PrefixMatcherDifferentialTest {
             if (random.nextInt(30) != 0) {
                 for (long candidate = 0; candidate < 6; candidate++) {
                     long l = (candidate + random.nextInt(6)) % 6;
-                    store.children(node != NodeStore.NONE, node == NodeStore.NONE ? 0 : store.blockHash(node), l,
-                            children);
+                    store.children(
+                            node != NodeStore.NONE, node == NodeStore.NONE ? 0 : store.blockHash(node), l, children);
                     if (!children.isEmpty()) {
                         local = l;
                         node = children.getInt(random.nextInt(children.size()));

@@ -1,14 +1,12 @@
 package io.kvindexer.indexer.index;
 
-import io.kvindexer.indexer.model.WorkerKey;
-
 import io.kvindexer.indexer.event.AllBlocksCleared;
 import io.kvindexer.indexer.event.BlockRemoved;
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
-import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.hash.BlockHasher;
-
+import io.kvindexer.indexer.model.StorageTier;
+import io.kvindexer.indexer.model.WorkerKey;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -20,11 +18,9 @@ import java.util.Set;
  */
 final class ReferenceIndex {
 
-    record Node(boolean hasParent, long parent, long local) {
-    }
+    record Node(boolean hasParent, long parent, long local) {}
 
-    record Membership(WorkerKey worker, StorageTier tier, long block) {
-    }
+    record Membership(WorkerKey worker, StorageTier tier, long block) {}
 
     private final int blockSize;
     final Map<Long, Node> nodes = new HashMap<>();
@@ -85,7 +81,8 @@ final class ReferenceIndex {
         if (s.blockSize() != blockSize) {
             return;
         }
-        if (s.tier() == StorageTier.DEVICE && s.hasParent()
+        if (s.tier() == StorageTier.DEVICE
+                && s.hasParent()
                 && !memberships.contains(new Membership(worker, StorageTier.DEVICE, s.parentBlockHash()))) {
             return;
         }
@@ -150,8 +147,14 @@ final class ReferenceIndex {
         Set<DumpRoundTripTest.Entry> out = new HashSet<>();
         for (Membership m : memberships) {
             Node n = nodes.get(m.block());
-            out.add(new DumpRoundTripTest.Entry(m.worker().instanceId(), m.worker().dpRank(), m.tier(),
-                    n.hasParent(), n.hasParent() ? n.parent() : 0, m.block(), n.local()));
+            out.add(new DumpRoundTripTest.Entry(
+                    m.worker().instanceId(),
+                    m.worker().dpRank(),
+                    m.tier(),
+                    n.hasParent(),
+                    n.hasParent() ? n.parent() : 0,
+                    m.block(),
+                    n.local()));
         }
         return out;
     }

@@ -1,13 +1,13 @@
 package io.kvindexer.indexer.index;
 
+import static io.kvindexer.indexer.index.IndexFixture.w;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.model.WorkerKey;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-
-import static io.kvindexer.indexer.index.IndexFixture.w;
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Hash-only stores (llm-d's shared-storage publisher, vLLM's CPU offload without tokens): they can only join

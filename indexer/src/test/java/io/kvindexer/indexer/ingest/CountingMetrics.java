@@ -19,8 +19,10 @@ final class CountingMetrics implements IngestMetrics {
     }
 
     long sumStartingWith(String prefix) {
-        return counters.entrySet().stream().filter(e -> e.getKey().startsWith(prefix))
-                .mapToLong(e -> e.getValue().sum()).sum();
+        return counters.entrySet().stream()
+                .filter(e -> e.getKey().startsWith(prefix))
+                .mapToLong(e -> e.getValue().sum())
+                .sum();
     }
 
     @Override

@@ -1,9 +1,9 @@
 package io.kvindexer.indexer.ingest;
 
-import io.kvindexer.indexer.sim.EngineSimulator;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import io.kvindexer.indexer.sim.EngineSimulator;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -14,9 +14,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * An engine that stops and comes back on the same port, over real sockets: the listener's SUB reconnects by itself,
@@ -45,9 +44,12 @@ class EngineDisconnectTest {
         String endpoint = "tcp://127.0.0.1:" + freePort();
         String replayEndpoint = "tcp://127.0.0.1:" + freePort();
         EngineSimulator first = engine(endpoint, replayEndpoint);
-        EngineListener listener = new EngineListener(new ListenerSpec(INSTANCE, 0, endpoint, replayEndpoint),
-                watermark, sink, ReadyGate.open(), ListenerOptions.defaults().withMetrics(metrics)
-                .withHandshakeTimeout(Duration.ofMillis(300)));
+        EngineListener listener = new EngineListener(
+                new ListenerSpec(INSTANCE, 0, endpoint, replayEndpoint),
+                watermark,
+                sink,
+                ReadyGate.open(),
+                ListenerOptions.defaults().withMetrics(metrics).withHandshakeTimeout(Duration.ofMillis(300)));
         resources.add(listener);
         listener.start();
         Subscriptions.await(listener, first, 1);
@@ -56,8 +58,8 @@ class EngineDisconnectTest {
             first.storeSequence(tokens(i * 100, 8), 4).join(); // seqs 0..2
         }
         await().atMost(PATIENCE).until(() -> watermark.get() == 2);
-        assertThat(listener.snapshot()).isEqualTo(new ListenerSnapshot(endpoint, ListenerStatus.ACTIVE, null, true,
-                null));
+        assertThat(listener.snapshot())
+                .isEqualTo(new ListenerSnapshot(endpoint, ListenerStatus.ACTIVE, null, true, null));
 
         Instant beforeStop = Instant.now();
         first.close();
@@ -66,8 +68,9 @@ class EngineDisconnectTest {
         assertThat(down.status()).as("Dynamo's status is kept").isEqualTo(ListenerStatus.ACTIVE);
         assertThat(down.connected()).isFalse();
         assertThat(down.disconnectedSince()).isBetween(beforeStop, Instant.now());
-        assertThat(down.lastError()).isEqualTo("engine connection lost at " + down.disconnectedSince()
-                + "; reconnecting (events are missed meanwhile)");
+        assertThat(down.lastError())
+                .isEqualTo("engine connection lost at " + down.disconnectedSince()
+                        + "; reconnecting (events are missed meanwhile)");
         assertThat(listener.lastError()).isEqualTo(down.lastError());
         assertThat(metrics.get("disconnects")).isEqualTo(1);
 
@@ -83,25 +86,26 @@ class EngineDisconnectTest {
                 }
             }
         }
-        assertThat(metrics.get("disconnects")).as("a connect that never handshook is no new disconnect")
+        assertThat(metrics.get("disconnects"))
+                .as("a connect that never handshook is no new disconnect")
                 .isEqualTo(1);
 
         EngineSimulator second = engine(endpoint, replayEndpoint); // the engine process comes back, from seq 0
         Subscriptions.await(listener, second, 1);
         await().atMost(PATIENCE).until(() -> listener.snapshot().connected());
-        assertThat(listener.snapshot()).isEqualTo(new ListenerSnapshot(endpoint, ListenerStatus.ACTIVE, null, true,
-                null));
+        assertThat(listener.snapshot())
+                .isEqualTo(new ListenerSnapshot(endpoint, ListenerStatus.ACTIVE, null, true, null));
         second.storeSequence(tokens(5000, 8), 4).join();
         second.storeSequence(tokens(6000, 8), 4).join();
         await().atMost(PATIENCE).until(() -> watermark.get() == 1);
-        await().atMost(PATIENCE).untilAsserted(() ->
-                assertThat(sink.asGroundTruth(INSTANCE)).isEqualTo(second.groundTruth()));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(sink.asGroundTruth(INSTANCE)).isEqualTo(second.groundTruth()));
         assertThat(metrics.get("restarts")).isEqualTo(1);
 
         // our own pause closes the socket: no disconnect counted, and no socket, so not connected
         assertThat(listener.pause()).isTrue();
-        assertThat(listener.snapshot()).isEqualTo(new ListenerSnapshot(endpoint, ListenerStatus.PAUSED, null, false,
-                null));
+        assertThat(listener.snapshot())
+                .isEqualTo(new ListenerSnapshot(endpoint, ListenerStatus.PAUSED, null, false, null));
         Thread.sleep(300);
         assertThat(metrics.get("disconnects")).isEqualTo(1);
     }
@@ -109,14 +113,18 @@ class EngineDisconnectTest {
     @Test
     void anEngineThatNeverCameUpIsNotConnectedButNotDisconnectedEither() throws Exception {
         String endpoint = "tcp://127.0.0.1:" + freePort();
-        EngineListener listener = new EngineListener(new ListenerSpec(INSTANCE, 0, endpoint, null), watermark, sink,
-                ReadyGate.open(), ListenerOptions.defaults().withMetrics(metrics));
+        EngineListener listener = new EngineListener(
+                new ListenerSpec(INSTANCE, 0, endpoint, null),
+                watermark,
+                sink,
+                ReadyGate.open(),
+                ListenerOptions.defaults().withMetrics(metrics));
         resources.add(listener);
         listener.start();
         await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.ACTIVE);
         Thread.sleep(500);
-        assertThat(listener.snapshot()).isEqualTo(new ListenerSnapshot(endpoint, ListenerStatus.ACTIVE, null, false,
-                null));
+        assertThat(listener.snapshot())
+                .isEqualTo(new ListenerSnapshot(endpoint, ListenerStatus.ACTIVE, null, false, null));
         assertThat(metrics.get("disconnects")).isZero();
     }
 
@@ -124,8 +132,10 @@ class EngineDisconnectTest {
         // the port was just released by the previous engine; a bind can briefly fail, so retry a few times
         for (int attempt = 1; ; attempt++) {
             try {
-                EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.builder().endpoint(endpoint)
-                        .replayEndpoint(replayEndpoint).build());
+                EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.builder()
+                        .endpoint(endpoint)
+                        .replayEndpoint(replayEndpoint)
+                        .build());
                 resources.add(sim);
                 return sim;
             } catch (RuntimeException e) {
@@ -140,8 +150,8 @@ class EngineDisconnectTest {
     private static ServerSocket bind(String endpoint) throws IOException {
         ServerSocket s = new ServerSocket();
         s.setReuseAddress(true);
-        s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(),
-                Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1))));
+        s.bind(new InetSocketAddress(
+                InetAddress.getLoopbackAddress(), Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1))));
         return s;
     }
 

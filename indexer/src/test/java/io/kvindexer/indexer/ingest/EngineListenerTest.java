@@ -1,5 +1,8 @@
 package io.kvindexer.indexer.ingest;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.model.WorkerKey;
 import io.kvindexer.indexer.sim.EngineEventEncoder.Format;
@@ -7,26 +10,23 @@ import io.kvindexer.indexer.sim.EngineEventEncoder.HashMode;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.EngineSimulator.ReplayLayout;
 import io.kvindexer.indexer.sim.SimEvent;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
-
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** EngineListener against a real EngineSimulator over real ZeroMQ sockets (loopback, OS-chosen ports). */
 class EngineListenerTest {
 
     /** An instance id above Long.MAX_VALUE, so unsigned handling is exercised on the way. */
     private static final long INSTANCE = 0xFFFF_FFFF_FFFF_FF00L;
+
     private static final Duration PATIENCE = Duration.ofSeconds(60);
 
     private final List<AutoCloseable> resources = new ArrayList<>();
@@ -50,18 +50,25 @@ class EngineListenerTest {
         return simulator(EngineSimulator.Options.defaults());
     }
 
-    private EngineListener listener(ListenerSpec spec, SequenceWatermark watermark, ReadyGate gate,
-                                    Duration replayTimeout) {
-        EngineListener listener = new EngineListener(spec, watermark, sink, gate, ListenerOptions.defaults()
-                .withMetrics(metrics).withReplayTimeout(replayTimeout));
+    private EngineListener listener(
+            ListenerSpec spec, SequenceWatermark watermark, ReadyGate gate, Duration replayTimeout) {
+        EngineListener listener = new EngineListener(
+                spec,
+                watermark,
+                sink,
+                gate,
+                ListenerOptions.defaults().withMetrics(metrics).withReplayTimeout(replayTimeout));
         resources.add(listener);
         listener.start();
         return listener;
     }
 
     private EngineListener listener(EngineSimulator sim, SequenceWatermark watermark) {
-        return listener(new ListenerSpec(INSTANCE, sim.options().dpRank(), sim.endpoint(), sim.replayEndpoint()),
-                watermark, ReadyGate.open(), Duration.ofSeconds(10));
+        return listener(
+                new ListenerSpec(INSTANCE, sim.options().dpRank(), sim.endpoint(), sim.replayEndpoint()),
+                watermark,
+                ReadyGate.open(),
+                Duration.ofSeconds(10));
     }
 
     /** Active and known to the publisher: everything published from now on reaches the SUB socket. */
@@ -75,8 +82,8 @@ class EngineListenerTest {
     }
 
     private void awaitSameState(EngineSimulator sim) {
-        await().atMost(PATIENCE).untilAsserted(() ->
-                assertThat(sink.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth()));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(sink.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth()));
     }
 
     private static void awaitWatermark(SequenceWatermark watermark, long seq) {
@@ -100,7 +107,8 @@ class EngineListenerTest {
         sim.storeSequence(b, 4).join();
         long[] ha = hashes(a);
         sim.publish(EngineSimulator.removed(new long[] {ha[3]}, "GPU")).join();
-        sim.publish(EngineSimulator.stored(new long[] {ha[0]}, null, tokens(salt * 1000, 4), 4, "CPU", null)).join();
+        sim.publish(EngineSimulator.stored(new long[] {ha[0]}, null, tokens(salt * 1000, 4), 4, "CPU", null))
+                .join();
     }
 
     // ---- end to end ------------------------------------------------------------------------------------
@@ -108,8 +116,11 @@ class EngineListenerTest {
     @ParameterizedTest
     @EnumSource(Format.class)
     void everyEventEncodingArrivesAsTheEngineStateWithItsDpRank(Format format) {
-        EngineSimulator sim = simulator(EngineSimulator.Options.builder().format(format).dpRank(2)
-                .hashMode(format == Format.SGLANG7 ? HashMode.I64 : HashMode.U64).build());
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder()
+                .format(format)
+                .dpRank(2)
+                .hashMode(format == Format.SGLANG7 ? HashMode.I64 : HashMode.U64)
+                .build());
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);
@@ -131,13 +142,15 @@ class EngineListenerTest {
     @ParameterizedTest
     @EnumSource(HashMode.class)
     void hashModesDecodeToTheSameKeys(HashMode mode) {
-        EngineSimulator sim = simulator(EngineSimulator.Options.builder().hashMode(mode).build());
+        EngineSimulator sim =
+                simulator(EngineSimulator.Options.builder().hashMode(mode).build());
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);
 
         long high = 0xF000_0000_0000_0001L; // >= 2^63: uint64 on the wire, negative as i64
-        sim.publish(EngineSimulator.stored(new long[] {high, 5}, null, tokens(1, 8), 4, "GPU", null)).join();
+        sim.publish(EngineSimulator.stored(new long[] {high, 5}, null, tokens(1, 8), 4, "GPU", null))
+                .join();
 
         awaitWatermark(watermark, 0);
         assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE)).containsExactlyInAnyOrder(high, 5L);
@@ -158,12 +171,14 @@ class EngineListenerTest {
         assertThat(metrics.get("applied")).isEqualTo(30);
         assertThat(metrics.get("gaps")).isZero();
         assertThat(sim.replayRequests()).isZero();
-        assertThat(listener.snapshot()).isEqualTo(new ListenerSnapshot(sim.endpoint(), ListenerStatus.ACTIVE, null, true, null));
+        assertThat(listener.snapshot())
+                .isEqualTo(new ListenerSnapshot(sim.endpoint(), ListenerStatus.ACTIVE, null, true, null));
     }
 
     @Test
     void batchRankOverridesTheRegisteredRankAndNilKeepsIt() {
-        EngineSimulator sim = simulator(EngineSimulator.Options.builder().dpRank(1).build());
+        EngineSimulator sim =
+                simulator(EngineSimulator.Options.builder().dpRank(1).build());
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);
@@ -184,11 +199,16 @@ class EngineListenerTest {
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);
 
-        sim.publish(new SimEvent.Unknown("BlockInactive", new long[] {1}),
+        sim.publish(
+                new SimEvent.Unknown("BlockInactive", new long[] {1}),
                 EngineSimulator.stored(new long[] {1}, null, tokens(0, 4), 4, "GPU", null));
         sim.publish(List.of());
-        sim.publish(new SimEvent.Shaped(EngineSimulator.stored(new long[] {2}, 1L, tokens(4, 4), 4, "GPU", null),
-                Format.ARRAY12), EngineSimulator.stored(new long[] {3}, 2L, tokens(8, 4), 4, "GPU", null)).join();
+        sim.publish(
+                        new SimEvent.Shaped(
+                                EngineSimulator.stored(new long[] {2}, 1L, tokens(4, 4), 4, "GPU", null),
+                                Format.ARRAY12),
+                        EngineSimulator.stored(new long[] {3}, 2L, tokens(8, 4), 4, "GPU", null))
+                .join();
 
         awaitWatermark(watermark, 2);
         assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE)).containsExactlyInAnyOrder(1L, 2L, 3L);
@@ -201,8 +221,10 @@ class EngineListenerTest {
     @ParameterizedTest
     @EnumSource(ReplayLayout.class)
     void gapIsReplayedToTheExactEngineState(ReplayLayout layout) {
-        EngineSimulator sim = simulator(EngineSimulator.Options.builder().replayLayout(layout)
-                .topic("kv@10.0.0.7@llama").build());
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder()
+                .replayLayout(layout)
+                .topic("kv@10.0.0.7@llama")
+                .build());
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);
@@ -245,7 +267,8 @@ class EngineListenerTest {
 
     @Test
     void aNewListenerSeeingTheWatermarkSeqAgainSkipsItWithoutARestart() {
-        EngineSimulator sim = simulator(EngineSimulator.Options.builder().startSeq(4).build());
+        EngineSimulator sim =
+                simulator(EngineSimulator.Options.builder().startSeq(4).build());
         SequenceWatermark watermark = new SequenceWatermark();
         watermark.set(4); // applied up to 4 by an earlier registration
         EngineListener listener = listener(sim, watermark);
@@ -263,7 +286,8 @@ class EngineListenerTest {
 
     @Test
     void startOlderThanTheEngineBufferIsNoticed() {
-        EngineSimulator sim = simulator(EngineSimulator.Options.builder().bufferSteps(4).build());
+        EngineSimulator sim =
+                simulator(EngineSimulator.Options.builder().bufferSteps(4).build());
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);
@@ -279,7 +303,8 @@ class EngineListenerTest {
         awaitWatermark(watermark, 11);
         await().atMost(PATIENCE).until(() -> metrics.get("replay.incomplete") == 1);
         // batches 1..7 are gone for good: what the worker held may be wrong, so it was dropped first
-        assertThat(listener.lastError()).startsWith("replay incomplete: engine buffer starts at 8, requested 1")
+        assertThat(listener.lastError())
+                .startsWith("replay incomplete: engine buffer starts at 8, requested 1")
                 .contains("dropped the blocks of worker " + Long.toUnsignedString(INSTANCE) + " dp_rank 0");
         assertThat(listener.status()).isEqualTo(ListenerStatus.ACTIVE);
         WorkerKey worker = new WorkerKey(INSTANCE, 0);
@@ -319,8 +344,11 @@ class EngineListenerTest {
         EngineSimulator sim = simulator();
         sim.silentReplay(true);
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
-                watermark, ReadyGate.open(), Duration.ofMillis(300));
+        EngineListener listener = listener(
+                new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
+                watermark,
+                ReadyGate.open(),
+                Duration.ofMillis(300));
         awaitConnected(listener, sim, 1);
 
         sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
@@ -337,7 +365,8 @@ class EngineListenerTest {
         awaitWatermark(watermark, 3);
         assertThat(listener.status()).isEqualTo(ListenerStatus.ACTIVE);
         assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE))
-                .contains(hashes(tokens(300, 8))[1]).doesNotContain(hashes(tokens(100, 8))[0]);
+                .contains(hashes(tokens(300, 8))[1])
+                .doesNotContain(hashes(tokens(100, 8))[0]);
 
         // the replay socket still works once the engine answers again
         sim.silentReplay(false);
@@ -357,12 +386,14 @@ class EngineListenerTest {
         awaitConnected(listener, sim, 1);
 
         long a = 4242;
-        sim.publish(EngineSimulator.stored(new long[] {1}, null, tokens(0, 4), 4, "GPU", null)).join(); // seq 0
+        sim.publish(EngineSimulator.stored(new long[] {1}, null, tokens(0, 4), 4, "GPU", null))
+                .join(); // seq 0
         awaitWatermark(watermark, 0);
         sim.deferReplays(true);
         sim.dropLive(1);
         sim.publish(EngineSimulator.stored(new long[] {a}, 1L, tokens(4, 4), 4, "GPU", null)); // seq 1, lost live
-        sim.publish(EngineSimulator.stored(new long[] {7}, null, tokens(9, 4), 4, "GPU", null)).join(); // seq 2
+        sim.publish(EngineSimulator.stored(new long[] {7}, null, tokens(9, 4), 4, "GPU", null))
+                .join(); // seq 2
         await().atMost(PATIENCE).until(() -> sim.deferredReplayRequests() == 1); // the listener is in its replay
         sim.publish(EngineSimulator.removed(new long[] {a}, "GPU")).join(); // seq 3, live, while it waits
         sim.releaseDeferredReplays().join(); // answers with seqs 1..2 only (the buffer when asked)
@@ -391,7 +422,8 @@ class EngineListenerTest {
         assertThat(sink.restarts()).containsExactly(new WorkerKey(INSTANCE, 0));
         awaitWatermark(watermark, 0);
         awaitSameState(sim);
-        assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.HOST_PINNED)).isEmpty();
+        assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.HOST_PINNED))
+                .isEmpty();
         assertThat(metrics.get("restarts")).isEqualTo(1);
 
         sim.storeSequence(tokens(9100, 8), 4).join(); // seq 1 continues normally
@@ -478,8 +510,11 @@ class EngineListenerTest {
         EngineSimulator sim = simulator();
         SequenceWatermark watermark = new SequenceWatermark();
         ReadyGate gate = new ReadyGate();
-        EngineListener listener = listener(new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
-                watermark, gate, Duration.ofSeconds(10));
+        EngineListener listener = listener(
+                new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
+                watermark,
+                gate,
+                Duration.ofSeconds(10));
         awaitSubscribed(listener, sim, 1); // connected, gate still closed
 
         List<Long> expected = new ArrayList<>();
@@ -495,7 +530,9 @@ class EngineListenerTest {
         awaitWatermark(watermark, 9);
         assertThat(listener.status()).isEqualTo(ListenerStatus.ACTIVE);
         String key = new WorkerKey(INSTANCE, 0).toString();
-        assertThat(sink.log()).containsExactlyElementsOf(expected.stream().map(h -> key + " stored " + h).toList());
+        assertThat(sink.log())
+                .containsExactlyElementsOf(
+                        expected.stream().map(h -> key + " stored " + h).toList());
         assertThat(sim.replayRequests()).as("all came from the SUB queue").isZero();
     }
 
@@ -533,12 +570,14 @@ class EngineListenerTest {
         }
         String endpoint = "tcp://127.0.0.1:" + port;
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(new ListenerSpec(INSTANCE, 0, endpoint, null), watermark,
-                ReadyGate.open(), Duration.ofSeconds(10));
+        EngineListener listener = listener(
+                new ListenerSpec(INSTANCE, 0, endpoint, null), watermark, ReadyGate.open(), Duration.ofSeconds(10));
         await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.ACTIVE);
 
-        EngineSimulator sim = simulator(EngineSimulator.Options.builder().endpoint(endpoint)
-                .replayEndpoint(null).build());
+        EngineSimulator sim = simulator(EngineSimulator.Options.builder()
+                .endpoint(endpoint)
+                .replayEndpoint(null)
+                .build());
         awaitSubscribed(listener, sim, 1);
         sim.storeSequence(tokens(0, 8), 4).join();
 
@@ -548,7 +587,8 @@ class EngineListenerTest {
 
     @Test
     void withoutReplayEndpointAGapIsCountedAndLiveGoesOn() {
-        EngineSimulator sim = simulator(EngineSimulator.Options.builder().replayEndpoint(null).build());
+        EngineSimulator sim =
+                simulator(EngineSimulator.Options.builder().replayEndpoint(null).build());
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);
@@ -566,7 +606,8 @@ class EngineListenerTest {
 
     @Test
     void withoutReplayEndpointAGapAfterAppliedBatchesDropsTheWorkersBlocks() {
-        EngineSimulator sim = simulator(EngineSimulator.Options.builder().replayEndpoint(null).build());
+        EngineSimulator sim =
+                simulator(EngineSimulator.Options.builder().replayEndpoint(null).build());
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);
@@ -588,7 +629,8 @@ class EngineListenerTest {
 
     @Test
     void aPayloadThatDoesNotDecodeIsNoLostBatch() {
-        EngineSimulator sim = simulator(EngineSimulator.Options.builder().replayEndpoint(null).build());
+        EngineSimulator sim =
+                simulator(EngineSimulator.Options.builder().replayEndpoint(null).build());
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         awaitConnected(listener, sim, 1);
@@ -605,8 +647,11 @@ class EngineListenerTest {
 
     @Test
     void badEndpointFailsWithTheConnectErrorAndResumeRetries() {
-        EngineListener listener = listener(new ListenerSpec(INSTANCE, 3, "tcp://no-port-here", null),
-                new SequenceWatermark(), ReadyGate.open(), Duration.ofSeconds(10));
+        EngineListener listener = listener(
+                new ListenerSpec(INSTANCE, 3, "tcp://no-port-here", null),
+                new SequenceWatermark(),
+                ReadyGate.open(),
+                Duration.ofSeconds(10));
 
         await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.FAILED);
         assertThat(listener.lastError()).startsWith("failed to connect ZMQ SUB socket to tcp://no-port-here: ");
@@ -629,8 +674,12 @@ class EngineListenerTest {
         sim.storeSequence(tokens(100, 8), 4).join();
         // a second listener on the same stream proves the batch was sent; the closed one must not apply it
         SequenceWatermark other = new SequenceWatermark();
-        EngineListener witness = new EngineListener(new ListenerSpec(INSTANCE + 1, 0, sim.endpoint(),
-                sim.replayEndpoint()), other, sink, ReadyGate.open(), ListenerOptions.defaults());
+        EngineListener witness = new EngineListener(
+                new ListenerSpec(INSTANCE + 1, 0, sim.endpoint(), sim.replayEndpoint()),
+                other,
+                sink,
+                ReadyGate.open(),
+                ListenerOptions.defaults());
         resources.add(witness);
         witness.start();
         awaitConnected(witness, sim, 2);

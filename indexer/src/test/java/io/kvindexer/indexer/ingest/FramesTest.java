@@ -1,20 +1,20 @@
 package io.kvindexer.indexer.ingest;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.HexFormat;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
-import java.util.HexFormat;
-import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
-
 class FramesTest {
 
     @Test
     void seqIsEightBytesBigEndianUnsigned() {
-        assertThat(HexFormat.of().formatHex(Frames.seqBytes(0x0102_0304_0506_0708L))).isEqualTo("0102030405060708");
+        assertThat(HexFormat.of().formatHex(Frames.seqBytes(0x0102_0304_0506_0708L)))
+                .isEqualTo("0102030405060708");
         assertThat(Frames.readSeq(Frames.seqBytes(-2L))).isEqualTo(-2L);
         assertThat(Frames.seqBytes(Frames.END_SEQ)).containsOnly((byte) 0xff).hasSize(8);
         assertThat(Frames.readSeq(new byte[] {1, 0})).isEqualTo(256);
@@ -38,8 +38,11 @@ class FramesTest {
             ZMQ.Socket push = context.createSocket(SocketType.PUSH);
             push.connect("tcp://127.0.0.1:" + port);
 
-            assertThat(Frames.receive(pull)).as("nothing sent yet: the timeout passes").isNull();
-            assertThat(Frames.send(push, "t".getBytes(), Frames.seqBytes(7), Frames.EMPTY)).isTrue();
+            assertThat(Frames.receive(pull))
+                    .as("nothing sent yet: the timeout passes")
+                    .isNull();
+            assertThat(Frames.send(push, "t".getBytes(), Frames.seqBytes(7), Frames.EMPTY))
+                    .isTrue();
             List<byte[]> got = null;
             for (int i = 0; i < 100 && got == null; i++) {
                 got = Frames.receive(pull);

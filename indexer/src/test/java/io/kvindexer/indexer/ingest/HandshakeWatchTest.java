@@ -1,13 +1,12 @@
 package io.kvindexer.indexer.ingest;
 
-import org.junit.jupiter.api.Test;
-import org.zeromq.ZMonitor.Event;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Instant;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.zeromq.ZMonitor.Event;
 
 /** The handshake deadline rule, on a hand-driven clock, and what the same events tell an EngineLink. */
 class HandshakeWatchTest {
@@ -73,8 +72,7 @@ class HandshakeWatchTest {
         wall.addAndGet(5_000);
         linked.on(Event.CONNECTED); // TCP is back, the handshake is not: still down, since the loss
         linked.on(Event.DISCONNECTED);
-        assertThat(link.state()).isEqualTo(new EngineLink.State(false,
-                Instant.ofEpochMilli(1_700_000_000_000L)));
+        assertThat(link.state()).isEqualTo(new EngineLink.State(false, Instant.ofEpochMilli(1_700_000_000_000L)));
         assertThat(lost.get()).isEqualTo(1);
 
         linked.on(Event.CONNECTED);

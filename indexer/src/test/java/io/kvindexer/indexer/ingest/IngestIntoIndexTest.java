@@ -1,24 +1,23 @@
 package io.kvindexer.indexer.ingest;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.kvindexer.indexer.event.KvEvent;
-import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.IndexWriters;
 import io.kvindexer.indexer.index.MatchResult;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.model.WorkerKey;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.PrefixCacheEngine;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.Test;
 
 /**
  * The whole ingest path into the real prefix index: a prefix-caching engine model with LRU evictions publishes
@@ -34,7 +33,7 @@ class IngestIntoIndexTest {
     void indexAnswersMatchTheEngineAfterGapsReplaysAndARestart() {
         SplittableRandom random = new SplittableRandom(7);
         try (IndexWriters writers = new IndexWriters(2);
-             EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults())) {
+                EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults())) {
             ModelIndex index = new ModelIndex("m", "default", BLOCK, IndexOptions.defaults(), writers);
             BatchSink sink = new BatchSink() {
                 @Override
@@ -49,8 +48,11 @@ class IngestIntoIndexTest {
             };
             SequenceWatermark watermark = new SequenceWatermark();
             CountingMetrics metrics = new CountingMetrics();
-            try (EngineListener listener = new EngineListener(new ListenerSpec(INSTANCE, 0, sim.endpoint(),
-                    sim.replayEndpoint()), watermark, sink, ReadyGate.open(),
+            try (EngineListener listener = new EngineListener(
+                    new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
+                    watermark,
+                    sink,
+                    ReadyGate.open(),
                     ListenerOptions.defaults().withMetrics(metrics).withReplayTimeout(Duration.ofSeconds(10)))) {
                 listener.start();
                 Subscriptions.await(listener, sim, 1);
@@ -75,9 +77,14 @@ class IngestIntoIndexTest {
                         expected++;
                     }
                     MatchResult match = index.findMatches(index.localHashes(tokens, null, null));
-                    int actual = match.workers().stream().filter(w -> w.worker().equals(new WorkerKey(INSTANCE, 0)))
-                            .mapToInt(MatchResult.WorkerMatch::deviceBlocks).findFirst().orElse(0);
-                    assertThat(actual).as("device blocks matched for request %d", compared).isEqualTo(expected);
+                    int actual = match.workers().stream()
+                            .filter(w -> w.worker().equals(new WorkerKey(INSTANCE, 0)))
+                            .mapToInt(MatchResult.WorkerMatch::deviceBlocks)
+                            .findFirst()
+                            .orElse(0);
+                    assertThat(actual)
+                            .as("device blocks matched for request %d", compared)
+                            .isEqualTo(expected);
                     compared++;
                 }
                 assertThat(engine.cachedBlocks()).isEqualTo(held.size());
@@ -91,8 +98,8 @@ class IngestIntoIndexTest {
     }
 
     /** Serves requests that share a few prompts; every 25th request's batch and the next few are lost live. */
-    private static PrefixCacheEngine serve(EngineSimulator sim, PrefixCacheEngine engine, SplittableRandom random,
-                                           List<int[]> requests, int count) {
+    private static PrefixCacheEngine serve(
+            EngineSimulator sim, PrefixCacheEngine engine, SplittableRandom random, List<int[]> requests, int count) {
         for (int i = 0; i < count; i++) {
             int prefix = random.nextInt(6);
             int[] tokens = new int[BLOCK * (2 + random.nextInt(6)) + random.nextInt(BLOCK)];

@@ -1,17 +1,16 @@
 package io.kvindexer.indexer.ingest;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.PrefixCacheEngine;
 import io.kvindexer.indexer.sim.SimEvent;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.Test;
 
 /**
  * A realistic stream (16-token blocks, shared prompts, LRU evictions) end to end, then a gap of thousands of
@@ -24,11 +23,18 @@ class LongGapReplayTest {
         int batches = 3_000;
         RecordingSink sink = new RecordingSink();
         CountingMetrics metrics = new CountingMetrics();
-        try (EngineSimulator sim = EngineSimulator.Options.builder().bufferSteps(batches + 10).start()) {
+        try (EngineSimulator sim =
+                EngineSimulator.Options.builder().bufferSteps(batches + 10).start()) {
             SequenceWatermark watermark = new SequenceWatermark();
-            try (EngineListener listener = new EngineListener(new ListenerSpec(1, 0, sim.endpoint(),
-                    sim.replayEndpoint()), watermark, sink, ReadyGate.open(), ListenerOptions.defaults()
-                    .withMetrics(metrics).withReplayTimeout(Duration.ofSeconds(30)).withReplayChunk(500))) {
+            try (EngineListener listener = new EngineListener(
+                    new ListenerSpec(1, 0, sim.endpoint(), sim.replayEndpoint()),
+                    watermark,
+                    sink,
+                    ReadyGate.open(),
+                    ListenerOptions.defaults()
+                            .withMetrics(metrics)
+                            .withReplayTimeout(Duration.ofSeconds(30))
+                            .withReplayChunk(500))) {
                 listener.start();
                 Subscriptions.await(listener, sim, 1);
                 await().atMost(Duration.ofSeconds(60)).until(() -> listener.status() == ListenerStatus.ACTIVE);
@@ -44,7 +50,8 @@ class LongGapReplayTest {
                 for (int i = batches; i < 2 * batches; i++) {
                     sim.publish(work.get(i));
                 }
-                sim.publish(List.of(EngineSimulator.cleared(), work.get(0).get(0))).join();
+                sim.publish(List.of(EngineSimulator.cleared(), work.get(0).get(0)))
+                        .join();
                 long end = 2L * batches;
                 await().atMost(Duration.ofSeconds(120)).until(() -> watermark.get() == end);
 

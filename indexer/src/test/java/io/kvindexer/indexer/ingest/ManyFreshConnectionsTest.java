@@ -1,11 +1,11 @@
 package io.kvindexer.indexer.ingest;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.model.WorkerKey;
 import io.kvindexer.indexer.sim.EngineSimulator;
-import org.junit.jupiter.api.Test;
-import org.zeromq.ZContext;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,9 +13,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.IntStream;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.Test;
+import org.zeromq.ZContext;
 
 /**
  * 300 listeners connect to 300 publishers at once while both cores are kept busy: every one must deliver its
@@ -49,12 +48,12 @@ class ManyFreshConnectionsTest {
             }
 
             @Override
-            public void publisherRestarted(WorkerKey worker) {
-            }
+            public void publisherRestarted(WorkerKey worker) {}
         };
         CountingMetrics metrics = new CountingMetrics();
         List<AutoCloseable> open = new ArrayList<>();
-        try (ZContext publishers = new ZContext(1); ZContext listeners = new ZContext(1)) {
+        try (ZContext publishers = new ZContext(1);
+                ZContext listeners = new ZContext(1)) {
             run(publishers, listeners, sink, metrics, delivered, open);
         } finally {
             busy.set(false);
@@ -64,40 +63,62 @@ class ManyFreshConnectionsTest {
         }
     }
 
-    private static void run(ZContext publishers, ZContext listeners, BatchSink sink, CountingMetrics metrics,
-                            Set<Long> delivered, List<AutoCloseable> open) throws Exception {
+    private static void run(
+            ZContext publishers,
+            ZContext listeners,
+            BatchSink sink,
+            CountingMetrics metrics,
+            Set<Long> delivered,
+            List<AutoCloseable> open)
+            throws Exception {
         try {
-            ListenerOptions options = new ListenerOptions(listeners, Duration.ofSeconds(2),
-                    Duration.ofSeconds(1), 1000, new io.kvindexer.indexer.event.EngineEventDecoder(), metrics,
-                    new ReplayPermits(8), 10_000);
+            ListenerOptions options = new ListenerOptions(
+                    listeners,
+                    Duration.ofSeconds(2),
+                    Duration.ofSeconds(1),
+                    1000,
+                    new io.kvindexer.indexer.event.EngineEventDecoder(),
+                    metrics,
+                    new ReplayPermits(8),
+                    10_000);
             List<EngineSimulator> sims = new ArrayList<>();
             for (int i = 0; i < PAIRS; i++) {
-                EngineSimulator sim = EngineSimulator.Options.builder().replayEndpoint(null).hwm(1000)
-                        .context(publishers).start();
+                EngineSimulator sim = EngineSimulator.Options.builder()
+                        .replayEndpoint(null)
+                        .hwm(1000)
+                        .context(publishers)
+                        .start();
                 open.add(sim);
                 sims.add(sim);
             }
             long start = System.nanoTime();
             for (int i = 0; i < PAIRS; i++) {
-                EngineListener listener = new EngineListener(new ListenerSpec(i, 0, sims.get(i).endpoint(), null),
-                        new SequenceWatermark(), sink, ReadyGate.open(), options);
+                EngineListener listener = new EngineListener(
+                        new ListenerSpec(i, 0, sims.get(i).endpoint(), null),
+                        new SequenceWatermark(),
+                        sink,
+                        ReadyGate.open(),
+                        options);
                 open.add(listener);
                 listener.start();
             }
             // subscribed means handshaken: from then on the publisher sends to it
-            await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(100))
+            await().atMost(Duration.ofSeconds(40))
+                    .pollInterval(Duration.ofMillis(100))
                     .until(() -> sims.stream().allMatch(s -> s.subscriptions() >= 1));
             for (EngineSimulator sim : sims) {
                 sim.storeSequence(IntStream.range(0, 4).toArray(), 4);
             }
             await().atMost(Duration.ofSeconds(20)).until(() -> delivered.size() == PAIRS);
-            System.out.printf("%d fresh listeners delivered in %.1f s; %d connections remade after a stalled"
-                    + " handshake%n", PAIRS, (System.nanoTime() - start) / 1e9, metrics.get("handshake.retries"));
+            System.out.printf(
+                    "%d fresh listeners delivered in %.1f s; %d connections remade after a stalled" + " handshake%n",
+                    PAIRS, (System.nanoTime() - start) / 1e9, metrics.get("handshake.retries"));
             assertThat(delivered).hasSize(PAIRS);
         } finally {
             // listeners first, then publishers; each close waits for its thread, so close them side by side
             List<Thread> closers = new ArrayList<>();
-            for (AutoCloseable c : open.stream().filter(c -> c instanceof EngineListener).toList()) {
+            for (AutoCloseable c :
+                    open.stream().filter(c -> c instanceof EngineListener).toList()) {
                 closers.add(Thread.ofVirtual().start(() -> closeQuietly(c)));
             }
             for (Thread t : closers) {

@@ -7,7 +7,6 @@ import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.model.WorkerKey;
 import io.kvindexer.indexer.sim.EngineSimulator;
-
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;

@@ -1,18 +1,17 @@
 package io.kvindexer.indexer.ingest;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.kvindexer.indexer.IndexerCli;
 import io.kvindexer.indexer.sim.EngineSimulator;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /** At most N replays at once per process: three listeners that all need one, two permits. */
 class ReplayPermitsTest {
@@ -37,10 +36,12 @@ class ReplayPermitsTest {
             sims.add(sim);
             SequenceWatermark watermark = new SequenceWatermark();
             watermarks.add(watermark);
-            EngineListener listener = new EngineListener(new ListenerSpec(i + 1, 0, sim.endpoint(),
-                    sim.replayEndpoint()), watermark, new RecordingSink(), ReadyGate.open(),
-                    ListenerOptions.defaults().withReplayPermits(permits)
-                            .withReplayTimeout(Duration.ofSeconds(30)));
+            EngineListener listener = new EngineListener(
+                    new ListenerSpec(i + 1, 0, sim.endpoint(), sim.replayEndpoint()),
+                    watermark,
+                    new RecordingSink(),
+                    ReadyGate.open(),
+                    ListenerOptions.defaults().withReplayPermits(permits).withReplayTimeout(Duration.ofSeconds(30)));
             open.add(listener);
             listener.start();
             Subscriptions.await(listener, sim, 1);
@@ -61,16 +62,21 @@ class ReplayPermitsTest {
             sim.releaseDeferredReplays().join();
         }
         await().atMost(Duration.ofSeconds(30)).until(() -> watermarks.stream().allMatch(w -> w.get() == 1));
-        assertThat(sims.stream().mapToInt(EngineSimulator::replayRequests).sum()).isEqualTo(3);
+        assertThat(sims.stream().mapToInt(EngineSimulator::replayRequests).sum())
+                .isEqualTo(3);
         assertThat(permits.inUse()).isZero();
     }
 
     @Test
     void theLimitIsAFlag() throws Exception {
         assertThat(IndexerCli.parse(new String[0], Map.of()).config().limits().maxConcurrentReplays())
-                .isEqualTo(ReplayPermits.DEFAULT).isEqualTo(8);
-        assertThat(IndexerCli.parse(new String[] {"--max-concurrent-replays", "3"}, Map.of()).config().limits()
-                .maxConcurrentReplays()).isEqualTo(3);
+                .isEqualTo(ReplayPermits.DEFAULT)
+                .isEqualTo(8);
+        assertThat(IndexerCli.parse(new String[] {"--max-concurrent-replays", "3"}, Map.of())
+                        .config()
+                        .limits()
+                        .maxConcurrentReplays())
+                .isEqualTo(3);
     }
 
     private static int waiting(List<EngineSimulator> sims) {

@@ -1,8 +1,8 @@
 package io.kvindexer.indexer.ingest;
 
-import org.junit.jupiter.api.Test;
-
 import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
 
 /** Every sequence rule of {@link SequenceTracker}, without sockets. */
 class SequenceTrackerTest {
@@ -166,6 +166,8 @@ class SequenceTrackerTest {
         tracker.undecodable(1);
         assertThat(tracker.onlyUndecodable(1, 2)).isTrue();
         assertThat(tracker.onlyUndecodable(1, 3)).as("seq 2 never arrived").isFalse();
-        assertThat(tracker.onlyUndecodable(0, 2)).as("seq 0 was applied, not undecodable").isFalse();
+        assertThat(tracker.onlyUndecodable(0, 2))
+                .as("seq 0 was applied, not undecodable")
+                .isFalse();
     }
 }

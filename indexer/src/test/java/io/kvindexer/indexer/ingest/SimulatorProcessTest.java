@@ -1,19 +1,18 @@
 package io.kvindexer.indexer.ingest;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.model.WorkerKey;
 import io.kvindexer.indexer.sim.EngineSimulatorMain;
-import org.junit.jupiter.api.Test;
-
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.Test;
 
 /** The simulator as its own OS process (as in the demo), a listener in this one: a real engine-like peer. */
 class SimulatorProcessTest {
@@ -29,29 +28,50 @@ class SimulatorProcessTest {
         String endpoint = "tcp://127.0.0.1:" + freePort();
         String replay = "tcp://127.0.0.1:" + freePort();
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        Process engine = new ProcessBuilder(java.toString(), "-cp", System.getProperty("java.class.path"),
-                EngineSimulatorMain.class.getName(), "--endpoint", endpoint, "--replay-endpoint", replay,
-                "--block-size", "16", "--rate", "200", "--dp-rank", "3")
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Process engine = new ProcessBuilder(
+                        java.toString(),
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        EngineSimulatorMain.class.getName(),
+                        "--endpoint",
+                        endpoint,
+                        "--replay-endpoint",
+                        replay,
+                        "--block-size",
+                        "16",
+                        "--rate",
+                        "200",
+                        "--dp-rank",
+                        "3")
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
         RecordingSink sink = new RecordingSink();
         SequenceWatermark watermark = new SequenceWatermark();
         CountingMetrics metrics = new CountingMetrics();
-        try (EngineListener listener = new EngineListener(new ListenerSpec(9, 0, endpoint, replay), watermark, sink,
-                ReadyGate.open(), ListenerOptions.defaults().withMetrics(metrics))) {
+        try (EngineListener listener = new EngineListener(
+                new ListenerSpec(9, 0, endpoint, replay),
+                watermark,
+                sink,
+                ReadyGate.open(),
+                ListenerOptions.defaults().withMetrics(metrics))) {
             listener.start();
-            await().atMost(Duration.ofSeconds(90)).until(() -> watermark.get() != SequenceWatermark.UNSET
-                    && watermark.get() >= 100);
+            await().atMost(Duration.ofSeconds(90))
+                    .until(() -> watermark.get() != SequenceWatermark.UNSET && watermark.get() >= 100);
 
             assertThat(listener.status()).isEqualTo(ListenerStatus.ACTIVE);
             // every batch from seq 0 on was applied once: live, or replayed when the subscription came late
             assertThat(metrics.get("applied")).isEqualTo(watermark.get() + 1);
-            assertThat(sink.held(new WorkerKey(9, 3), StorageTier.DEVICE)).as("rank from the batches").isNotEmpty();
+            assertThat(sink.held(new WorkerKey(9, 3), StorageTier.DEVICE))
+                    .as("rank from the batches")
+                    .isNotEmpty();
             assertThat(sink.held(new WorkerKey(9, 0), StorageTier.DEVICE)).isEmpty();
             assertThat(listener.lastError()).isNull();
         } finally {
             engine.destroy();
             assertThat(engine.waitFor(30, TimeUnit.SECONDS)).isTrue();
         }
-        assertThat(List.of(metrics.get("malformed.frame_count"), metrics.sumStartingWith("decode."))).containsOnly(0L);
+        assertThat(List.of(metrics.get("malformed.frame_count"), metrics.sumStartingWith("decode.")))
+                .containsOnly(0L);
     }
 }

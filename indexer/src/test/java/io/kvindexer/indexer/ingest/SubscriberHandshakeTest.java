@@ -1,9 +1,7 @@
 package io.kvindexer.indexer.ingest;
 
-import org.junit.jupiter.api.Test;
-import org.zeromq.SocketType;
-import org.zeromq.ZContext;
-import org.zeromq.ZMQ;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -12,9 +10,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.Test;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
 
 /**
  * The handshake watch on real sockets: a ZMTP peer handshakes (the link is up, and down once the peer goes); a TCP
@@ -29,10 +28,15 @@ class SubscriberHandshakeTest {
             int port = pub.bindToRandomPort("tcp://127.0.0.1");
             AtomicInteger remade = new AtomicInteger();
             AtomicInteger lost = new AtomicInteger();
-            EngineLink link = new EngineLink(System::currentTimeMillis, lost::incrementAndGet, () -> {
-            });
-            Subscriber sub = new Subscriber(context, "tcp://127.0.0.1:" + port, 1000, Duration.ofMillis(300), 50,
-                    remade::incrementAndGet, link);
+            EngineLink link = new EngineLink(System::currentTimeMillis, lost::incrementAndGet, () -> {});
+            Subscriber sub = new Subscriber(
+                    context,
+                    "tcp://127.0.0.1:" + port,
+                    1000,
+                    Duration.ofMillis(300),
+                    50,
+                    remade::incrementAndGet,
+                    link);
             sub.open();
             await().atMost(Duration.ofSeconds(10)).until(() -> {
                 pub.send("x");
@@ -58,7 +62,7 @@ class SubscriberHandshakeTest {
     @Test
     void aConnectionThatNeverHandshakesIsMadeAgainAndCounted() throws Exception {
         try (ZContext context = new ZContext(1);
-             ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+                ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
             List<Socket> accepted = new ArrayList<>();
             Thread acceptor = Thread.ofPlatform().daemon().start(() -> {
                 try {
@@ -73,11 +77,15 @@ class SubscriberHandshakeTest {
                 }
             });
             AtomicInteger remade = new AtomicInteger();
-            EngineLink link = new EngineLink(System::currentTimeMillis, () -> {
-            }, () -> {
-            });
-            Subscriber sub = new Subscriber(context, "tcp://127.0.0.1:" + silent.getLocalPort(), 1000,
-                    Duration.ofMillis(300), 50, remade::incrementAndGet, link);
+            EngineLink link = new EngineLink(System::currentTimeMillis, () -> {}, () -> {});
+            Subscriber sub = new Subscriber(
+                    context,
+                    "tcp://127.0.0.1:" + silent.getLocalPort(),
+                    1000,
+                    Duration.ofMillis(300),
+                    50,
+                    remade::incrementAndGet,
+                    link);
             sub.open();
             await().atMost(Duration.ofSeconds(20)).until(() -> {
                 sub.receive();

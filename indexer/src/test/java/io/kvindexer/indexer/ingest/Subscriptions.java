@@ -1,16 +1,14 @@
 package io.kvindexer.indexer.ingest;
 
 import io.kvindexer.indexer.sim.EngineSimulator;
+import java.time.Duration;
 import org.awaitility.Awaitility;
 import org.awaitility.core.ConditionTimeoutException;
-
-import java.time.Duration;
 
 /** Test barrier: the publisher has counted a listener's subscription, so every later batch reaches it. */
 final class Subscriptions {
 
-    private Subscriptions() {
-    }
+    private Subscriptions() {}
 
     /**
      * jeromq 0.6.0 now and then leaves an outgoing connection stalled for good (see bench/JeromqHandshakeBench); a

@@ -1,22 +1,21 @@
 package io.kvindexer.indexer.metrics;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.http.HttpTestClient;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
-
-import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.time.Duration;
-import java.util.Map;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 /**
  * {@code dynamo_kvrouter_kv_cache_event_warnings{warning_kind}} on {@code /metrics}: a real engine PUB socket sends
@@ -29,13 +28,15 @@ class EventWarningsMetricTest {
     @Test
     void warningsOfTheDecoderAndTheIndexAreExposedByKind() throws Exception {
         try (ZContext context = new ZContext();
-             IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+                IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
+                HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             ZMQ.Socket pub = context.createSocket(SocketType.XPUB);
             pub.setLinger(0);
             int port = pub.bindToRandomPort("tcp://127.0.0.1");
-            http.post("/register", "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:" + port
-                    + "\",\"model_name\":\"m\",\"block_size\":4}");
+            http.post(
+                    "/register",
+                    "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:" + port
+                            + "\",\"model_name\":\"m\",\"block_size\":4}");
             pub.setReceiveTimeOut(30_000);
             assertThat(pub.recv()).as("the listener subscribed").isNotNull();
 
@@ -45,12 +46,16 @@ class EventWarningsMetricTest {
                 pub.sendMore(ByteBuffer.allocate(8).putLong(seq++).array());
                 pub.send(payload);
             }
-            await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
-                    assertThat(warnings(http)).containsEntry("duplicate_store", 1.0));
+            await().atMost(Duration.ofSeconds(60))
+                    .untilAsserted(() -> assertThat(warnings(http)).containsEntry("duplicate_store", 1.0));
             Map<String, Double> w = warnings(http);
-            assertThat(w).containsEntry("unknown_medium", 2.0).containsEntry("non_local", 2.0)
-                    .containsEntry("ownership", 2.0).containsEntry("skipped_cache_group", 2.0)
-                    .containsEntry("sparse_span", 2.0).containsEntry("unknown_storage_block", 2.0)
+            assertThat(w)
+                    .containsEntry("unknown_medium", 2.0)
+                    .containsEntry("non_local", 2.0)
+                    .containsEntry("ownership", 2.0)
+                    .containsEntry("skipped_cache_group", 2.0)
+                    .containsEntry("sparse_span", 2.0)
+                    .containsEntry("unknown_storage_block", 2.0)
                     .hasSize(7);
         }
     }
@@ -70,15 +75,24 @@ class EventWarningsMetricTest {
         try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
             p.packArrayHeader(3).packDouble(1.0).packArrayHeader(7);
             stored(p, 7, "GPU", null, null, 4);
-            stored(p, 10 + n, "tape", null, null, 4);         // unknown medium: indexed on external
+            stored(p, 10 + n, "tape", null, null, 4); // unknown medium: indexed on external
             stored(p, 20 + n, "GPU", "locality", "REMOTE", 4); // non_local
-            stored(p, 30 + n, "GPU", "ownership", "kvcr", 4);  // ownership
+            stored(p, 30 + n, "GPU", "ownership", "kvcr", 4); // ownership
             stored(p, 40 + n, "GPU", "kv_cache_spec_kind", "mamba", 4);
-            stored(p, 50 + n, "GPU", null, null, 6);           // sparse span
+            stored(p, 50 + n, "GPU", null, null, 6); // sparse span
             // a hash-only store of a block no engine stored
-            p.packMapHeader(5).packString("type").packString("BlockStored").packString("block_hashes")
-                    .packArrayHeader(1).packLong(60 + n).packString("token_ids").packArrayHeader(0)
-                    .packString("block_size").packInt(0).packString("medium").packString("SHARED_STORAGE");
+            p.packMapHeader(5)
+                    .packString("type")
+                    .packString("BlockStored")
+                    .packString("block_hashes")
+                    .packArrayHeader(1)
+                    .packLong(60 + n)
+                    .packString("token_ids")
+                    .packArrayHeader(0)
+                    .packString("block_size")
+                    .packInt(0)
+                    .packString("medium")
+                    .packString("SHARED_STORAGE");
             p.packInt(0);
             return p.toByteArray();
         }

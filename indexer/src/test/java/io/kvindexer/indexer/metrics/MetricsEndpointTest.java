@@ -1,21 +1,20 @@
 package io.kvindexer.indexer.metrics;
 
-import io.kvindexer.indexer.http.IndexerRoutes;
-import io.kvindexer.indexer.http.HttpTestClient;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.http.IndexerRoutes;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /** {@code /metrics}: Dynamo's six metrics with their labels (compatibility.md, Metrics), well-formed text, counters that move. */
 public class MetricsEndpointTest {
 
-    private static final Pattern SAMPLE = Pattern.compile(
-            "^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*\\})? (-?[0-9.eE+-]+|NaN|\\+Inf|-Inf)$");
+    private static final Pattern SAMPLE =
+            Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*\\})? (-?[0-9.eE+-]+|NaN|\\+Inf|-Inf)$");
 
     /** Parses the text format strictly: every non-comment line must be a sample; returns name{labels} → value. */
     public static Map<String, Double> parse(String text) {
@@ -61,21 +60,32 @@ public class MetricsEndpointTest {
                 listeners += v;
             }
             assertThat(listeners).isEqualTo(3.0);
-            assertThat(m.get("dynamo_kvindexer_requests_total{endpoint=\"/register\",method=\"POST\"}")).isEqualTo(3.0);
-            assertThat(m.get("dynamo_kvindexer_requests_total{endpoint=\"/query\",method=\"POST\"}")).isEqualTo(2.0);
-            assertThat(m.get("dynamo_kvindexer_errors_total{endpoint=\"/query\",status_class=\"4xx\"}")).isEqualTo(1.0);
-            assertThat(m.get("dynamo_kvindexer_errors_total{endpoint=\"unknown\",status_class=\"4xx\"}")).isEqualTo(1.0);
-            assertThat(m.get("dynamo_kvindexer_request_duration_seconds_count{endpoint=\"/query\"}")).isEqualTo(2.0);
-            assertThat(m).containsKey("dynamo_kvindexer_request_duration_seconds_bucket{endpoint=\"/query\",le=\"1.0E-4\"}");
-            assertThat(m).containsKey("dynamo_kvindexer_request_duration_seconds_bucket{endpoint=\"/query\",le=\"52.4288\"}");
-            assertThat(m.get("dynamo_kvindexer_query_duration_seconds_count{endpoint=\"/query\"}")).isEqualTo(1.0);
+            assertThat(m.get("dynamo_kvindexer_requests_total{endpoint=\"/register\",method=\"POST\"}"))
+                    .isEqualTo(3.0);
+            assertThat(m.get("dynamo_kvindexer_requests_total{endpoint=\"/query\",method=\"POST\"}"))
+                    .isEqualTo(2.0);
+            assertThat(m.get("dynamo_kvindexer_errors_total{endpoint=\"/query\",status_class=\"4xx\"}"))
+                    .isEqualTo(1.0);
+            assertThat(m.get("dynamo_kvindexer_errors_total{endpoint=\"unknown\",status_class=\"4xx\"}"))
+                    .isEqualTo(1.0);
+            assertThat(m.get("dynamo_kvindexer_request_duration_seconds_count{endpoint=\"/query\"}"))
+                    .isEqualTo(2.0);
+            assertThat(m)
+                    .containsKey("dynamo_kvindexer_request_duration_seconds_bucket{endpoint=\"/query\",le=\"1.0E-4\"}");
+            assertThat(m)
+                    .containsKey(
+                            "dynamo_kvindexer_request_duration_seconds_bucket{endpoint=\"/query\",le=\"52.4288\"}");
+            assertThat(m.get("dynamo_kvindexer_query_duration_seconds_count{endpoint=\"/query\"}"))
+                    .isEqualTo(1.0);
             assertThat(m).containsKey("dynamo_kvindexer_index_blocks{model=\"m\",tenant=\"default\"}");
             assertThat(m).containsKey("dynamo_kvindexer_index_memberships{model=\"m2\",tenant=\"default\"}");
 
             // the scrape itself is counted on the next one, but not timed
             Map<String, Double> again = parse(http.get("/metrics").body());
-            assertThat(again.get("dynamo_kvindexer_requests_total{endpoint=\"/metrics\",method=\"GET\"}")).isEqualTo(1.0);
-            assertThat(again).doesNotContainKey("dynamo_kvindexer_request_duration_seconds_count{endpoint=\"/metrics\"}");
+            assertThat(again.get("dynamo_kvindexer_requests_total{endpoint=\"/metrics\",method=\"GET\"}"))
+                    .isEqualTo(1.0);
+            assertThat(again)
+                    .doesNotContainKey("dynamo_kvindexer_request_duration_seconds_count{endpoint=\"/metrics\"}");
         }
     }
 }

@@ -1,5 +1,10 @@
 package io.kvindexer.indexer.recovery;
 
+import static io.kvindexer.indexer.recovery.Replicas.awaitReady;
+import static io.kvindexer.indexer.recovery.Replicas.recoveringFrom;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.event.BinaryDump;
@@ -10,8 +15,6 @@ import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.model.WorkerKey;
-import org.junit.jupiter.api.Test;
-
 import java.io.ByteArrayInputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -26,11 +29,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-
-import static io.kvindexer.indexer.recovery.Replicas.awaitReady;
-import static io.kvindexer.indexer.recovery.Replicas.recoveringFrom;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 /**
  * The binary {@code /dump} between real servers: it carries exactly what the JSON carries, plain {@code GET /dump}
@@ -39,9 +38,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class BinaryRecoveryTest {
 
-    record Membership(long instanceId, int dpRank, StorageTier tier, boolean hasParent, long parent, long block,
-                      long local) {
-    }
+    record Membership(
+            long instanceId, int dpRank, StorageTier tier, boolean hasParent, long parent, long block, long local) {}
 
     /** Every index's memberships, keyed "model:tenant/blockSize" (order of the dump is not part of the contract). */
     static Map<String, Set<Membership>> content(Indexers indexers) {
@@ -64,11 +62,18 @@ class BinaryRecoveryTest {
         for (int c = 0; c < 400; c++) {
             long[] blocks = rnd.longs(20).toArray();
             long[] locals = rnd.longs(20).toArray();
-            big.submitOps(new WorkerKey(c % 5, c % 2), List.of(
-                    IndexOp.Store.recovered(StorageTier.ofOrdinal(c % 4), false, 0, blocks, locals)));
+            big.submitOps(
+                    new WorkerKey(c % 5, c % 2),
+                    List.of(IndexOp.Store.recovered(StorageTier.ofOrdinal(c % 4), false, 0, blocks, locals)));
             if (c % 3 == 0) { // a second owner of the first half of the chain
-                big.submitOps(new WorkerKey(100, 1), List.of(IndexOp.Store.recovered(StorageTier.DEVICE, false, 0,
-                        java.util.Arrays.copyOf(blocks, 10), java.util.Arrays.copyOf(locals, 10))));
+                big.submitOps(
+                        new WorkerKey(100, 1),
+                        List.of(IndexOp.Store.recovered(
+                                StorageTier.DEVICE,
+                                false,
+                                0,
+                                java.util.Arrays.copyOf(blocks, 10),
+                                java.util.Arrays.copyOf(locals, 10))));
             }
         }
         app.indexers().flushAll().get(30, TimeUnit.SECONDS);
@@ -76,7 +81,8 @@ class BinaryRecoveryTest {
 
     static HttpResponse<byte[]> getDump(String baseUrl, String accept) throws Exception {
         try (HttpClient client = HttpClient.newHttpClient()) {
-            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + "/dump")).GET();
+            HttpRequest.Builder b =
+                    HttpRequest.newBuilder(URI.create(baseUrl + "/dump")).GET();
             if (accept != null) {
                 b.header("Accept", accept);
             }
@@ -92,7 +98,9 @@ class BinaryRecoveryTest {
             assertThat(binary.statusCode()).isEqualTo(200);
             assertThat(binary.headers().firstValue("Content-Type")).hasValue(BinaryDump.MEDIA_TYPE);
             byte[] json = getDump(source.baseUrl(), null).body();
-            assertThat(binary.body().length * 8).as("binary is much smaller than JSON").isLessThan(json.length);
+            assertThat(binary.body().length * 8)
+                    .as("binary is much smaller than JSON")
+                    .isLessThan(json.length);
             try (Indexers fresh = new Indexers(IndexOptions.defaults())) {
                 int indexes = BinaryDumpApplier.apply(new ByteArrayInputStream(binary.body()), fresh, 30_000);
                 assertThat(indexes).isEqualTo(3);
@@ -107,10 +115,15 @@ class BinaryRecoveryTest {
             DumpRecoveryTest.fill(source);
             HttpResponse<byte[]> plain = getDump(source.baseUrl(), null);
             assertThat(plain.headers().firstValue("Content-Type").orElse("")).startsWith("application/json");
-            for (String accept : List.of("*/*", "application/json", "application/json, */*;q=0.1",
+            for (String accept : List.of(
+                    "*/*",
+                    "application/json",
+                    "application/json, */*;q=0.1",
                     BinaryDump.MEDIA_TYPE + ";q=0, application/json")) {
                 HttpResponse<byte[]> r = getDump(source.baseUrl(), accept);
-                assertThat(r.headers().firstValue("Content-Type").orElse("")).as(accept).startsWith("application/json");
+                assertThat(r.headers().firstValue("Content-Type").orElse(""))
+                        .as(accept)
+                        .startsWith("application/json");
                 assertThat(r.body()).as(accept).isEqualTo(plain.body());
             }
         }
@@ -137,8 +150,11 @@ class BinaryRecoveryTest {
         }
         try (Indexers live = new Indexers(IndexOptions.defaults())) {
             // the live side already holds something of its own: it must stay exactly as it is
-            live.getOrCreate("org:llama", "default", 4).submitOps(new WorkerKey(77, 0),
-                    List.of(IndexOp.Store.recovered(StorageTier.DEVICE, false, 0, new long[] {5}, new long[] {6})));
+            live.getOrCreate("org:llama", "default", 4)
+                    .submitOps(
+                            new WorkerKey(77, 0),
+                            List.of(IndexOp.Store.recovered(
+                                    StorageTier.DEVICE, false, 0, new long[] {5}, new long[] {6})));
             Map<String, Set<Membership>> before = content(live);
             for (byte[] bad : broken) {
                 assertThatThrownBy(() -> BinaryDumpApplier.apply(new ByteArrayInputStream(bad), live, 30_000))
@@ -154,11 +170,13 @@ class BinaryRecoveryTest {
             DumpRecoveryTest.fill(source);
             byte[] json = getDump(source.baseUrl(), null).body();
             try (BrokenPeer dynamo = BrokenPeer.serving(null, json);
-                 IndexerApp replica = IndexerApp.start(recoveringFrom(Duration.ofMillis(10), dynamo.url()));
-                 HttpTestClient r = new HttpTestClient(replica.baseUrl())) {
+                    IndexerApp replica = IndexerApp.start(recoveringFrom(Duration.ofMillis(10), dynamo.url()));
+                    HttpTestClient r = new HttpTestClient(replica.baseUrl())) {
                 awaitReady(r);
                 assertThat(content(replica.indexers())).isEqualTo(content(source.indexers()));
-                assertThat(dynamo.requests()).as("one request: the JSON answer is read as it is").isEqualTo(1);
+                assertThat(dynamo.requests())
+                        .as("one request: the JSON answer is read as it is")
+                        .isEqualTo(1);
                 assertThat(dynamo.accepts().get(0)).startsWith(BinaryDump.MEDIA_TYPE);
             }
         }
@@ -173,8 +191,8 @@ class BinaryRecoveryTest {
             byte[] corrupt = binary.clone();
             corrupt[corrupt.length / 2] ^= 0x10;
             try (BrokenPeer peer = BrokenPeer.serving(corrupt, json);
-                 IndexerApp replica = IndexerApp.start(recoveringFrom(Duration.ofMillis(10), peer.url()));
-                 HttpTestClient r = new HttpTestClient(replica.baseUrl())) {
+                    IndexerApp replica = IndexerApp.start(recoveringFrom(Duration.ofMillis(10), peer.url()));
+                    HttpTestClient r = new HttpTestClient(replica.baseUrl())) {
                 awaitReady(r);
                 assertThat(content(replica.indexers())).isEqualTo(content(source.indexers()));
                 assertThat(peer.accepts()).hasSize(2);
@@ -189,11 +207,19 @@ class BinaryRecoveryTest {
         try (IndexerApp source = IndexerApp.start(IndexerConfig.defaults())) {
             fillLarge(source);
             try (IndexerApp replica = IndexerApp.start(recoveringFrom(Duration.ofMillis(10), source.baseUrl()));
-                 HttpTestClient r = new HttpTestClient(replica.baseUrl())) {
+                    HttpTestClient r = new HttpTestClient(replica.baseUrl())) {
                 awaitReady(r);
                 assertThat(content(replica.indexers())).isEqualTo(content(source.indexers()));
-                assertThat(replica.indexers().get("big", "t").orElseThrow().stats().memberships())
-                        .isEqualTo(source.indexers().get("big", "t").orElseThrow().stats().memberships());
+                assertThat(replica.indexers()
+                                .get("big", "t")
+                                .orElseThrow()
+                                .stats()
+                                .memberships())
+                        .isEqualTo(source.indexers()
+                                .get("big", "t")
+                                .orElseThrow()
+                                .stats()
+                                .memberships());
             }
         }
     }

@@ -2,7 +2,6 @@ package io.kvindexer.indexer.recovery;
 
 import com.sun.net.httpserver.HttpServer;
 import io.kvindexer.indexer.event.BinaryDump;
-
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;

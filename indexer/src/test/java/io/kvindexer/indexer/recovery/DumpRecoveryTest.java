@@ -1,26 +1,25 @@
 package io.kvindexer.indexer.recovery;
 
+import static io.kvindexer.indexer.recovery.Replicas.awaitReady;
+import static io.kvindexer.indexer.recovery.Replicas.recoveringFrom;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerCli;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
-import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.model.WorkerKey;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
-
-import static io.kvindexer.indexer.recovery.Replicas.awaitReady;
-import static io.kvindexer.indexer.recovery.Replicas.recoveringFrom;
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /**
  * Peer recovery between two real servers, with the first one's index filled directly (no engine needed):
@@ -35,43 +34,76 @@ class DumpRecoveryTest {
 
     static void fill(IndexerApp app) throws Exception {
         ModelIndex llama = app.indexers().getOrCreate("org:llama", "default", 4);
-        llama.submit(new WorkerKey(1, 0), List.<KvEvent>of(
-                new BlockStored(new long[] {101, 102, 103}, false, 0, range(1, 12), 4, null, StorageTier.DEVICE, null,
-                        false),
-                new BlockStored(new long[] {104}, true, 103, range(13, 16), 4, null, StorageTier.HOST_PINNED, null,
+        llama.submit(
+                new WorkerKey(1, 0),
+                List.<KvEvent>of(
+                        new BlockStored(
+                                new long[] {101, 102, 103},
+                                false,
+                                0,
+                                range(1, 12),
+                                4,
+                                null,
+                                StorageTier.DEVICE,
+                                null,
+                                false),
+                        new BlockStored(
+                                new long[] {104},
+                                true,
+                                103,
+                                range(13, 16),
+                                4,
+                                null,
+                                StorageTier.HOST_PINNED,
+                                null,
+                                false)));
+        llama.submit(
+                new WorkerKey(-2L, 3),
+                List.<KvEvent>of(new BlockStored(
+                        new long[] {101, 202},
+                        false,
+                        0,
+                        concat(range(1, 4), range(50, 53)),
+                        4,
+                        null,
+                        StorageTier.DEVICE,
+                        null,
                         false)));
-        llama.submit(new WorkerKey(-2L, 3), List.<KvEvent>of(
-                new BlockStored(new long[] {101, 202}, false, 0, concat(range(1, 4), range(50, 53)), 4, null,
-                        StorageTier.DEVICE, null, false)));
         ModelIndex other = app.indexers().getOrCreate("mistral", "t", 8);
-        other.submit(new WorkerKey(5, 0), List.<KvEvent>of(
-                new BlockStored(new long[] {-7L}, false, 0, range(1, 8), 8, null, StorageTier.DISK, null, false)));
+        other.submit(
+                new WorkerKey(5, 0),
+                List.<KvEvent>of(new BlockStored(
+                        new long[] {-7L}, false, 0, range(1, 8), 8, null, StorageTier.DISK, null, false)));
         app.indexers().flushAll().get(30, TimeUnit.SECONDS);
     }
 
     @Test
     void secondServerRecoversTheFirstsDump() throws Exception {
         try (IndexerApp first = IndexerApp.start(IndexerConfig.defaults());
-             HttpTestClient a = new HttpTestClient(first.baseUrl())) {
+                HttpTestClient a = new HttpTestClient(first.baseUrl())) {
             fill(first);
             String q = "{\"model_name\":\"org:llama\",\"token_ids\":" + json(range(1, 16)) + "}";
             String q2 = "{\"model_name\":\"mistral\",\"tenant_id\":\"t\",\"token_ids\":" + json(range(1, 8)) + "}";
-            assertThat(a.post("/query", q).body()).isEqualTo("{\"scores\":{\"1\":{\"0\":12},\"18446744073709551614\":"
-                    + "{\"3\":4}},\"frequencies\":[],\"instances\":{\"1\":{\"longest_matched\":16,\"gpu\":12,\"dp\":{\"0\":12},"
-                    + "\"cpu\":16,\"disk\":16},\"18446744073709551614\":{\"longest_matched\":4,\"gpu\":4,\"dp\":{\"3\":4},"
-                    + "\"cpu\":4,\"disk\":4}}}");
+            assertThat(a.post("/query", q).body())
+                    .isEqualTo("{\"scores\":{\"1\":{\"0\":12},\"18446744073709551614\":"
+                            + "{\"3\":4}},\"frequencies\":[],\"instances\":{\"1\":{\"longest_matched\":16,\"gpu\":12,\"dp\":{\"0\":12},"
+                            + "\"cpu\":16,\"disk\":16},\"18446744073709551614\":{\"longest_matched\":4,\"gpu\":4,\"dp\":{\"3\":4},"
+                            + "\"cpu\":4,\"disk\":4}}}");
             JsonNode dumpA = a.get("/dump").json();
-            assertThat(dumpA.get("org:llama:default").get("model_name").asText()).isEqualTo("org:llama");
+            assertThat(dumpA.get("org:llama:default").get("model_name").asText())
+                    .isEqualTo("org:llama");
             assertThat(dumpA.get("org:llama:default").get("events")).hasSize(6); // block 101 once per owner
 
             IndexerConfig cfg = recoveringFrom(Duration.ofMillis(20), "http://127.0.0.1:9", first.baseUrl());
             try (IndexerApp second = IndexerApp.start(cfg);
-                 HttpTestClient b = new HttpTestClient(second.baseUrl())) {
+                    HttpTestClient b = new HttpTestClient(second.baseUrl())) {
                 awaitReady(b);
                 assertThat(DumpRecoveryTest.canonical(b.get("/dump").json()))
                         .isEqualTo(DumpRecoveryTest.canonical(dumpA));
-                assertThat(b.post("/query", q).body()).isEqualTo(a.post("/query", q).body());
-                assertThat(b.post("/query", q2).body()).isEqualTo(a.post("/query", q2).body());
+                assertThat(b.post("/query", q).body())
+                        .isEqualTo(a.post("/query", q).body());
+                assertThat(b.post("/query", q2).body())
+                        .isEqualTo(a.post("/query", q2).body());
                 assertThat(b.get("/workers").body()).isEqualTo("[]");
                 assertThat(b.get("/peers").json()).hasSize(2);
             }
@@ -82,14 +114,17 @@ class DumpRecoveryTest {
     void aBrokenPeerChangesNothingAndTheNextOneWins() throws Exception {
         // a "peer" that answers /dump with an error entry (as Dynamo does when one index fails) comes first
         try (IndexerApp good = IndexerApp.start(IndexerConfig.defaults());
-             BrokenPeer broken = BrokenPeer.start("{\"m:default\":{\"block_size\":4,\"events\":[]},\"x:y\":{\"error\":\"boom\"}}")) {
+                BrokenPeer broken = BrokenPeer.start(
+                        "{\"m:default\":{\"block_size\":4,\"events\":[]},\"x:y\":{\"error\":\"boom\"}}")) {
             fill(good);
             IndexerConfig cfg = recoveringFrom(Duration.ofMillis(20), broken.url(), good.baseUrl());
             try (IndexerApp second = IndexerApp.start(cfg);
-                 HttpTestClient b = new HttpTestClient(second.baseUrl())) {
+                    HttpTestClient b = new HttpTestClient(second.baseUrl())) {
                 awaitReady(b);
                 JsonNode dump = b.get("/dump").json();
-                assertThat(dump.has("m:default")).as("nothing from the broken peer").isFalse();
+                assertThat(dump.has("m:default"))
+                        .as("nothing from the broken peer")
+                        .isFalse();
                 assertThat(dump.has("org:llama:default")).isTrue();
                 assertThat(broken.requests()).isEqualTo(1);
             }
@@ -101,12 +136,30 @@ class DumpRecoveryTest {
         try (IndexerApp first = IndexerApp.start(IndexerConfig.defaults())) {
             fill(first);
             // --model-name defaults to "default": make the flag-registered index collide with a recovered one
-            IndexerConfig cfg = IndexerCli.parse(new String[] {"--host", "127.0.0.1", "--port", "0", "--threads", "2",
-                    "--block-size", "16", "--workers", "9=tcp://127.0.0.1:1", "--model-name", "mistral",
-                    "--tenant-id", "t", "--peers", first.baseUrl()}, Map.of()).config()
+            IndexerConfig cfg = IndexerCli.parse(
+                            new String[] {
+                                "--host",
+                                "127.0.0.1",
+                                "--port",
+                                "0",
+                                "--threads",
+                                "2",
+                                "--block-size",
+                                "16",
+                                "--workers",
+                                "9=tcp://127.0.0.1:1",
+                                "--model-name",
+                                "mistral",
+                                "--tenant-id",
+                                "t",
+                                "--peers",
+                                first.baseUrl()
+                            },
+                            Map.of())
+                    .config()
                     .withRecoveryDelay(Duration.ofMillis(20));
             try (IndexerApp second = IndexerApp.start(cfg);
-                 HttpTestClient b = new HttpTestClient(second.baseUrl())) {
+                    HttpTestClient b = new HttpTestClient(second.baseUrl())) {
                 awaitReady(b);
                 JsonNode dump = b.get("/dump").json();
                 assertThat(dump.get("mistral:t").get("block_size").asInt()).isEqualTo(16);

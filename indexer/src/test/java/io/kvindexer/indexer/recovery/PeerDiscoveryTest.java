@@ -1,12 +1,11 @@
 package io.kvindexer.indexer.recovery;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.net.InetAddress;
 import java.util.Set;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 /** {@code --peers-dns}: parsing the target, URLs of resolved addresses, and which address is this process. */
 class PeerDiscoveryTest {
@@ -22,7 +21,8 @@ class PeerDiscoveryTest {
     @Test
     void refusesMalformedTargets() {
         assertThatThrownBy(() -> PeerDiscovery.Target.parse("peers")).hasMessage("`peers`: expected <name>:<port>");
-        assertThatThrownBy(() -> PeerDiscovery.Target.parse("peers:x")).hasMessage("`peers:x`: the port is not a number");
+        assertThatThrownBy(() -> PeerDiscovery.Target.parse("peers:x"))
+                .hasMessage("`peers:x`: the port is not a number");
         assertThatThrownBy(() -> PeerDiscovery.Target.parse("peers:0")).hasMessage("`peers:0`: port must be 1..65535");
         assertThatThrownBy(() -> PeerDiscovery.Target.parse(":8090")).hasMessage("`:8090`: no name");
         assertThatThrownBy(() -> PeerDiscovery.Target.parse("::1:8090"))
@@ -32,9 +32,10 @@ class PeerDiscoveryTest {
     @Test
     void urlsBracketIpv6() throws Exception {
         assertThat(PeerDiscovery.url(InetAddress.getByName("10.0.0.5"), 8090)).isEqualTo("http://10.0.0.5:8090");
-        assertThat(PeerDiscovery.url(InetAddress.getByName("fd00::12"), 8090)).isEqualTo("http://[fd00:0:0:0:0:0:0:12]:8090");
-        assertThat(io.kvindexer.indexer.registry.PeerUrl.problem(
-                PeerDiscovery.url(InetAddress.getByName("::1"), 8090))).isNull();
+        assertThat(PeerDiscovery.url(InetAddress.getByName("fd00::12"), 8090))
+                .isEqualTo("http://[fd00:0:0:0:0:0:0:12]:8090");
+        assertThat(io.kvindexer.indexer.registry.PeerUrl.problem(PeerDiscovery.url(InetAddress.getByName("::1"), 8090)))
+                .isNull();
     }
 
     @Test
@@ -53,8 +54,10 @@ class PeerDiscoveryTest {
         InetAddress otherPod = InetAddress.getByName("10.1.2.4");
         Set<InetAddress> local = Set.of(podIp);
         assertThat(PeerDiscovery.isSelf(podIp, 8090, any, 8090, local)).isTrue();
-        assertThat(PeerDiscovery.isSelf(InetAddress.getByName("127.0.0.5"), 8090, any, 8090, local)).isTrue();
-        assertThat(PeerDiscovery.isSelf(InetAddress.getByName("::1"), 8090, any, 8090, local)).isTrue();
+        assertThat(PeerDiscovery.isSelf(InetAddress.getByName("127.0.0.5"), 8090, any, 8090, local))
+                .isTrue();
+        assertThat(PeerDiscovery.isSelf(InetAddress.getByName("::1"), 8090, any, 8090, local))
+                .isTrue();
         assertThat(PeerDiscovery.isSelf(otherPod, 8090, any, 8090, local)).isFalse();
         assertThat(PeerDiscovery.isSelf(podIp, 9000, any, 8090, local)).isFalse();
     }
@@ -68,7 +71,8 @@ class PeerDiscoveryTest {
     @Test
     void resolvesAllAddressesWithoutItself() {
         // a literal resolves to itself: bound to it on the same port, it is this process
-        assertThat(PeerDiscovery.resolve(new PeerDiscovery.Target("127.0.0.1", 8090), "127.0.0.1", 8090)).isEmpty();
+        assertThat(PeerDiscovery.resolve(new PeerDiscovery.Target("127.0.0.1", 8090), "127.0.0.1", 8090))
+                .isEmpty();
         assertThat(PeerDiscovery.resolve(new PeerDiscovery.Target("127.0.0.1", 8090), "127.0.0.2", 8090))
                 .containsExactly("http://127.0.0.1:8090");
         assertThat(PeerDiscovery.resolve(new PeerDiscovery.Target("::1", 8090), "127.0.0.2", 8090))

@@ -1,20 +1,19 @@
 package io.kvindexer.indexer.recovery;
 
+import static io.kvindexer.indexer.recovery.Replicas.awaitReady;
+import static io.kvindexer.indexer.recovery.Replicas.recoveringFrom;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.sim.EngineSimulator;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
-
-import static io.kvindexer.indexer.recovery.Replicas.awaitReady;
-import static io.kvindexer.indexer.recovery.Replicas.recoveringFrom;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.Test;
 
 /**
  * Two real servers: the second starts with {@code --peers} = the first, recovers its index from the first's
@@ -34,13 +33,22 @@ class PeerRecoveryTest {
     @Test
     void secondServerRecoversFromTheFirst() throws Exception {
         try (EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
-             EngineSimulator host = EngineSimulator.start(EngineSimulator.Options.builder().dpRank(1).build());
-             IndexerApp first = IndexerApp.start(IndexerConfig.defaults());
-             HttpTestClient a = new HttpTestClient(first.baseUrl())) {
-            assertThat(a.post("/register", "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint()
-                    + "\",\"model_name\":\"org:llama\",\"block_size\":4}").status()).isEqualTo(201);
-            assertThat(a.post("/register", "{\"instance_id\":2,\"dp_rank\":1,\"endpoint\":\"" + host.endpoint()
-                    + "\",\"model_name\":\"mistral\",\"tenant_id\":\"t\",\"block_size\":8}").status()).isEqualTo(201);
+                EngineSimulator host = EngineSimulator.start(
+                        EngineSimulator.Options.builder().dpRank(1).build());
+                IndexerApp first = IndexerApp.start(IndexerConfig.defaults());
+                HttpTestClient a = new HttpTestClient(first.baseUrl())) {
+            assertThat(a.post(
+                                    "/register",
+                                    "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint()
+                                            + "\",\"model_name\":\"org:llama\",\"block_size\":4}")
+                            .status())
+                    .isEqualTo(201);
+            assertThat(a.post(
+                                    "/register",
+                                    "{\"instance_id\":2,\"dp_rank\":1,\"endpoint\":\"" + host.endpoint()
+                                            + "\",\"model_name\":\"mistral\",\"tenant_id\":\"t\",\"block_size\":8}")
+                            .status())
+                    .isEqualTo(201);
             await().atMost(Duration.ofSeconds(30)).until(() -> sim.subscriptions() >= 1 && host.subscriptions() >= 1);
             sim.storeSequence(range(1, 16), 4).get(30, TimeUnit.SECONDS);
             sim.storeSequence(range(1, 8 + 0), 4).get(30, TimeUnit.SECONDS);
@@ -50,27 +58,42 @@ class PeerRecoveryTest {
             host.publish(EngineSimulator.stored(new long[] {h[2]}, h[1], range(17, 24), 8, "CPU", null))
                     .get(30, TimeUnit.SECONDS);
             String q = "{\"model_name\":\"org:llama\",\"token_ids\":" + tokens(range(1, 16)) + "}";
-            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-                    assertThat(a.post("/query", q).json().path("scores").path("1").path("0").asInt()).isEqualTo(16));
-            String qHost = "{\"model_name\":\"mistral\",\"tenant_id\":\"t\",\"token_ids\":" + tokens(range(1, 24)) + "}";
-            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-                    assertThat(a.post("/query", qHost).json().path("instances").path("2").path("cpu").asInt())
+            await().atMost(Duration.ofSeconds(30))
+                    .untilAsserted(() -> assertThat(a.post("/query", q)
+                                    .json()
+                                    .path("scores")
+                                    .path("1")
+                                    .path("0")
+                                    .asInt())
+                            .isEqualTo(16));
+            String qHost =
+                    "{\"model_name\":\"mistral\",\"tenant_id\":\"t\",\"token_ids\":" + tokens(range(1, 24)) + "}";
+            await().atMost(Duration.ofSeconds(30))
+                    .untilAsserted(() -> assertThat(a.post("/query", qHost)
+                                    .json()
+                                    .path("instances")
+                                    .path("2")
+                                    .path("cpu")
+                                    .asInt())
                             .isEqualTo(24));
 
             JsonNode dumpA = a.get("/dump").json();
             assertThat(dumpA.has("org:llama:default")).isTrue();
-            assertThat(dumpA.get("org:llama:default").get("model_name").asText()).isEqualTo("org:llama");
+            assertThat(dumpA.get("org:llama:default").get("model_name").asText())
+                    .isEqualTo("org:llama");
             assertThat(dumpA.get("mistral:t").get("block_size").asInt()).isEqualTo(8);
 
             // first unreachable: next wins
             IndexerConfig second = recoveringFrom(Duration.ofMillis(50), "http://127.0.0.1:9", first.baseUrl());
             try (IndexerApp b = IndexerApp.start(second);
-                 HttpTestClient bc = new HttpTestClient(b.baseUrl())) {
+                    HttpTestClient bc = new HttpTestClient(b.baseUrl())) {
                 awaitReady(bc);
                 JsonNode dumpB = bc.get("/dump").json();
                 assertThat(DumpRecoveryTest.canonical(dumpB)).isEqualTo(DumpRecoveryTest.canonical(dumpA));
-                assertThat(bc.post("/query", q).body()).isEqualTo(a.post("/query", q).body());
-                assertThat(bc.post("/query", qHost).body()).isEqualTo(a.post("/query", qHost).body());
+                assertThat(bc.post("/query", q).body())
+                        .isEqualTo(a.post("/query", q).body());
+                assertThat(bc.post("/query", qHost).body())
+                        .isEqualTo(a.post("/query", qHost).body());
                 // recovery does not register workers
                 assertThat(bc.get("/workers").body()).isEqualTo("[]");
             }
@@ -81,7 +104,7 @@ class PeerRecoveryTest {
     void noReachablePeerStartsEmpty() throws Exception {
         IndexerConfig cfg = recoveringFrom(Duration.ofMillis(10), "http://127.0.0.1:9");
         try (IndexerApp app = IndexerApp.start(cfg);
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+                HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             awaitReady(http);
             assertThat(http.get("/dump").body()).isEqualTo("{}");
         }

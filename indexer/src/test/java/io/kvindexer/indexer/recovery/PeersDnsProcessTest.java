@@ -1,13 +1,13 @@
 package io.kvindexer.indexer.recovery;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.IndexerProcess;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.sim.EngineSimulator;
-import org.junit.jupiter.api.Test;
-
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -17,9 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.Test;
 
 /**
  * {@code --peers-dns} with real indexer processes: a hosts file (the JDK's {@code jdk.net.hosts.file}) makes one
@@ -43,23 +41,28 @@ class PeersDnsProcessTest {
         List<IndexerProcess> replicas = new ArrayList<>();
         try (EngineSimulator engine = EngineSimulator.start(EngineSimulator.Options.defaults())) {
             // the first replica: the name lists itself and two addresses where nothing answers: it starts empty
-            IndexerProcess first = IndexerProcess.start(jvm, "--host", "127.0.0.2", "--port", "" + port,
-                    "--peers-dns", target);
+            IndexerProcess first =
+                    IndexerProcess.start(jvm, "--host", "127.0.0.2", "--port", "" + port, "--peers-dns", target);
             replicas.add(first);
             assertThat(first.url()).isEqualTo("http://127.0.0.2:" + port);
             HttpTestClient a = new HttpTestClient(first.url());
             await().atMost(Duration.ofSeconds(60)).until(() -> a.get("/ready").status() == 200);
-            assertThat(first.output()).contains("P2P recovery: no reachable peers")
+            assertThat(first.output())
+                    .contains("P2P recovery: no reachable peers")
                     .doesNotContain("recovery from http://127.0.0.2:" + port);
-            assertThat(a.post("/register", "{\"instance_id\":1,\"endpoint\":\"" + engine.endpoint()
-                    + "\",\"model_name\":\"m\",\"block_size\":4}").status()).isEqualTo(201);
+            assertThat(a.post(
+                                    "/register",
+                                    "{\"instance_id\":1,\"endpoint\":\"" + engine.endpoint()
+                                            + "\",\"model_name\":\"m\",\"block_size\":4}")
+                            .status())
+                    .isEqualTo(201);
             await().atMost(Duration.ofSeconds(30)).until(() -> engine.subscriptions() >= 1);
             engine.storeSequence(TOKENS, 4).get(30, TimeUnit.SECONDS);
             await().atMost(Duration.ofSeconds(30)).until(() -> score(a) == 8);
 
             // the second: skips itself (127.0.0.3), recovers from 127.0.0.2 without any registration of its own
-            IndexerProcess second = IndexerProcess.start(jvm, "--host", "127.0.0.3", "--port", "" + port,
-                    "--peers-dns", target);
+            IndexerProcess second =
+                    IndexerProcess.start(jvm, "--host", "127.0.0.3", "--port", "" + port, "--peers-dns", target);
             replicas.add(second);
             HttpTestClient b = new HttpTestClient(second.url());
             // ready means recovered: the first 200 already answers from the peer's index
@@ -73,14 +76,24 @@ class PeersDnsProcessTest {
             assertThat(b.get("/peers").body()).isEqualTo("[]");
 
             // the third, with --peers too: its --peers come first (nothing answers there), then the name's
-            IndexerProcess third = IndexerProcess.start(jvm, "--host", "127.0.0.4", "--port", "" + port,
-                    "--peers", "http://127.0.0.9:" + port, "--peers-dns", target);
+            IndexerProcess third = IndexerProcess.start(
+                    jvm,
+                    "--host",
+                    "127.0.0.4",
+                    "--port",
+                    "" + port,
+                    "--peers",
+                    "http://127.0.0.9:" + port,
+                    "--peers-dns",
+                    target);
             replicas.add(third);
             HttpTestClient c = new HttpTestClient(third.url());
             await().atMost(Duration.ofSeconds(60)).until(() -> c.get("/ready").status() == 200);
             String out = third.output();
-            assertThat(out).contains("P2P recovery from http://127.0.0.9:" + port + " failed",
-                    "P2P recovery completed from http://127.0.0.2:" + port);
+            assertThat(out)
+                    .contains(
+                            "P2P recovery from http://127.0.0.9:" + port + " failed",
+                            "P2P recovery completed from http://127.0.0.2:" + port);
             assertThat(out.indexOf("127.0.0.9:" + port + " failed"))
                     .isLessThan(out.indexOf("completed from http://127.0.0.2"));
             assertThat(score(c)).isEqualTo(8);
@@ -94,18 +107,25 @@ class PeersDnsProcessTest {
 
     @Test
     void aNameThatDoesNotResolveStartsEmpty() throws Exception {
-        IndexerConfig cfg = IndexerConfig.defaults().withRecoveryDelay(Duration.ofMillis(20))
+        IndexerConfig cfg = IndexerConfig.defaults()
+                .withRecoveryDelay(Duration.ofMillis(20))
                 .withPeersDns(new PeerDiscovery.Target("no-such-peers.invalid", 8090));
         try (IndexerApp app = IndexerApp.start(cfg);
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
-            await().atMost(Duration.ofSeconds(60)).until(() -> http.get("/ready").status() == 200);
+                HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> http.get("/ready").status() == 200);
             assertThat(http.get("/dump").body()).isEqualTo("{}");
             assertThat(http.get("/peers").body()).isEqualTo("[]");
         }
     }
 
     private static int score(HttpTestClient http) {
-        return http.post("/query", QUERY).json().path("scores").path("1").path("0").asInt();
+        return http.post("/query", QUERY)
+                .json()
+                .path("scores")
+                .path("1")
+                .path("0")
+                .asInt();
     }
 
     /** A port nothing listens on at any of the addresses (the replicas share it, as pods share a Service port). */

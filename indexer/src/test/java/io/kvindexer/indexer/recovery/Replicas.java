@@ -1,18 +1,16 @@
 package io.kvindexer.indexer.recovery;
 
+import static org.awaitility.Awaitility.await;
+
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.http.HttpTestClient;
-
 import java.time.Duration;
 import java.util.List;
-
-import static org.awaitility.Awaitility.await;
 
 /** A replica that recovers from peers at start: its configuration, and waiting until its recovery is over. */
 final class Replicas {
 
-    private Replicas() {
-    }
+    private Replicas() {}
 
     /** The defaults, recovering from {@code peers} (tried in order) once {@code delay} has passed. */
     static IndexerConfig recoveringFrom(Duration delay, String... peers) {

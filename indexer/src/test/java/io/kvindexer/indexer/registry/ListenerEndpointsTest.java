@@ -1,22 +1,21 @@
 package io.kvindexer.indexer.registry;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.SimulatorBuilder;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * Which watermark a registration gets (same endpoint: the learned one; another endpoint: a fresh one), and
@@ -53,9 +52,11 @@ class ListenerEndpointsTest {
     }
 
     private void register(long instance, EngineSimulator sim) {
-        HttpTestClient.Response r = http.post("/register", "{\"instance_id\":" + instance + ",\"endpoint\":\""
-                + sim.endpoint() + "\",\"replay_endpoint\":\"" + sim.replayEndpoint()
-                + "\",\"model_name\":\"m\",\"block_size\":4}");
+        HttpTestClient.Response r = http.post(
+                "/register",
+                "{\"instance_id\":" + instance + ",\"endpoint\":\""
+                        + sim.endpoint() + "\",\"replay_endpoint\":\"" + sim.replayEndpoint()
+                        + "\",\"model_name\":\"m\",\"block_size\":4}");
         assertThat(r.status()).as(r.body()).isEqualTo(201);
     }
 
@@ -68,15 +69,20 @@ class ListenerEndpointsTest {
     }
 
     private void unregister(long instance) {
-        HttpTestClient.Response r = http.post("/unregister", "{\"instance_id\":" + instance
-                + ",\"model_name\":\"m\",\"tenant_id\":\"default\"}");
+        HttpTestClient.Response r = http.post(
+                "/unregister", "{\"instance_id\":" + instance + ",\"model_name\":\"m\",\"tenant_id\":\"default\"}");
         assertThat(r.status()).as(r.body()).isLessThan(300);
     }
 
     private int score(long instance, int from) {
-        String tokens = Arrays.toString(IntStream.range(from, from + 4).toArray()).replace(" ", "");
-        return http.post("/query", "{\"model_name\":\"" + model + "\",\"token_ids\":" + tokens + "}").json().path("scores")
-                .path(Long.toString(instance)).path("0").asInt();
+        String tokens =
+                Arrays.toString(IntStream.range(from, from + 4).toArray()).replace(" ", "");
+        return http.post("/query", "{\"model_name\":\"" + model + "\",\"token_ids\":" + tokens + "}")
+                .json()
+                .path("scores")
+                .path(Long.toString(instance))
+                .path("0")
+                .asInt();
     }
 
     private static void store(EngineSimulator sim, int from) throws Exception {
@@ -123,8 +129,8 @@ class ListenerEndpointsTest {
     @Test
     void anEngineAtABracketedIpv6AddressIsListenedToAndReplayedFrom() throws Exception {
         app(IndexerConfig.defaults());
-        EngineSimulator sim = engine(EngineSimulator.Options.builder().endpoint("tcp://[::1]:*")
-                .replayEndpoint("tcp://[::1]:*"));
+        EngineSimulator sim = engine(
+                EngineSimulator.Options.builder().endpoint("tcp://[::1]:*").replayEndpoint("tcp://[::1]:*"));
         assertThat(sim.endpoint()).startsWith("tcp://[::1]:");
         register(9, sim);
         await().atMost(PATIENCE).until(() -> sim.subscriptions() >= 1);
@@ -142,8 +148,8 @@ class ListenerEndpointsTest {
 
     @Test
     void aWorkersFlagEntryAtABracketedIpv6AddressIsListenedTo() throws Exception {
-        EngineSimulator sim = engine(EngineSimulator.Options.builder().endpoint("tcp://[::1]:*")
-                .replayEndpoint(null));
+        EngineSimulator sim = engine(
+                EngineSimulator.Options.builder().endpoint("tcp://[::1]:*").replayEndpoint(null));
         app(IndexerConfig.defaults().withWorkers(4, WorkerEntry.parseList("11=" + sim.endpoint())));
         model = "default"; // the --model-name of --workers
         await().atMost(PATIENCE).until(() -> sim.subscriptions() >= 1);

@@ -1,16 +1,22 @@
 package io.kvindexer.indexer.registry;
 
-import org.junit.jupiter.api.Test;
-
 import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
 
 /** Peer base URLs: what recovery may fetch from, IPv6 bracketed. */
 class PeerUrlTest {
 
     @Test
     void acceptsHostsAndBracketedIpv6() {
-        for (String ok : new String[] {"http://kv-indexer-1.kv-indexer-peers:8090", "https://10.0.0.5:8090",
-                "http://[::1]:8090", "http://[fd00::12]:8090", "http://[::ffff:127.0.0.1]:8090", "http://peer"}) {
+        for (String ok : new String[] {
+            "http://kv-indexer-1.kv-indexer-peers:8090",
+            "https://10.0.0.5:8090",
+            "http://[::1]:8090",
+            "http://[fd00::12]:8090",
+            "http://[::ffff:127.0.0.1]:8090",
+            "http://peer"
+        }) {
             assertThat(PeerUrl.problem(ok)).as(ok).isNull();
         }
     }

@@ -1,16 +1,22 @@
 package io.kvindexer.indexer.registry;
 
-import org.junit.jupiter.api.Test;
-
 import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
 
 /** Dynamo's test_validate_zmq_endpoint_* cases and the error texts of compatibility.md, HTTP API. */
 class ZmqEndpointTest {
 
     @Test
     void acceptsDynamoValidEndpoints() {
-        for (String ok : new String[] {"tcp://*:5558", "tcp://127.0.0.1:0", "inproc://listener",
-                "ipc:///tmp/dynamo.sock", "tcp://[::1]:5557", "tcp://host:65535"}) {
+        for (String ok : new String[] {
+            "tcp://*:5558",
+            "tcp://127.0.0.1:0",
+            "inproc://listener",
+            "ipc:///tmp/dynamo.sock",
+            "tcp://[::1]:5557",
+            "tcp://host:65535"
+        }) {
             assertThat(ZmqEndpoint.problem(ok)).as(ok).isNull();
         }
     }
@@ -18,7 +24,8 @@ class ZmqEndpointTest {
     @Test
     void rejectsWithDynamoTexts() {
         assertThat(ZmqEndpoint.problem("tcp://host")).isEqualTo("invalid ZMQ endpoint `tcp://host`: missing TCP port");
-        assertThat(ZmqEndpoint.problem("tcp://:5558")).isEqualTo("invalid ZMQ endpoint `tcp://:5558`: missing TCP host");
+        assertThat(ZmqEndpoint.problem("tcp://:5558"))
+                .isEqualTo("invalid ZMQ endpoint `tcp://:5558`: missing TCP host");
         assertThat(ZmqEndpoint.problem("udp://host:5558"))
                 .isEqualTo("invalid ZMQ endpoint `udp://host:5558`: unsupported scheme `udp`");
         assertThat(ZmqEndpoint.problem("not-an-endpoint"))
@@ -27,7 +34,8 @@ class ZmqEndpointTest {
         assertThat(ZmqEndpoint.problem("tcp://[::1:5557"))
                 .isEqualTo("invalid ZMQ endpoint `tcp://[::1:5557`: missing closing `]`");
         assertThat(ZmqEndpoint.problem("tcp://h:99999"))
-                .isEqualTo("invalid ZMQ endpoint `tcp://h:99999`: invalid TCP port: number too large to fit in target type");
+                .isEqualTo(
+                        "invalid ZMQ endpoint `tcp://h:99999`: invalid TCP port: number too large to fit in target type");
         assertThat(ZmqEndpoint.problem("tcp://h:x1"))
                 .isEqualTo("invalid ZMQ endpoint `tcp://h:x1`: invalid TCP port: invalid digit found in string");
         assertThat(ZmqEndpoint.problem("tcp://h:"))

@@ -1,12 +1,14 @@
 package io.kvindexer.indexer.reliability;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import com.fasterxml.jackson.databind.JsonNode;
-import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.PrefixCacheEngine;
 import io.kvindexer.indexer.sim.SimEvent;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -17,9 +19,6 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 /**
  * Engines with a realistic cache (an LRU {@link PrefixCacheEngine} behind each {@link EngineSimulator}) publishing
@@ -126,9 +125,12 @@ final class FaultHarness implements AutoCloseable {
         }
 
         void register(HttpTestClient http) {
-            HttpTestClient.Response r = http.post("/register", "{\"instance_id\":" + workerId + ",\"endpoint\":\""
-                    + sim.endpoint() + "\",\"replay_endpoint\":\"" + sim.replayEndpoint() + "\",\"model_name\":\""
-                    + MODEL + "\",\"block_size\":" + BLOCK + "}");
+            HttpTestClient.Response r = http.post(
+                    "/register",
+                    "{\"instance_id\":" + workerId + ",\"endpoint\":\""
+                            + sim.endpoint() + "\",\"replay_endpoint\":\"" + sim.replayEndpoint()
+                            + "\",\"model_name\":\""
+                            + MODEL + "\",\"block_size\":" + BLOCK + "}");
             assertThat(r.status()).as(r.body()).isEqualTo(201);
         }
 
@@ -175,9 +177,11 @@ final class FaultHarness implements AutoCloseable {
     Set<String> groundTruth() {
         Set<String> out = new HashSet<>();
         for (Engine e : engines) {
-            for (Map.Entry<EngineSimulator.Holder, Set<Long>> h : e.sim.groundTruth().entrySet()) {
+            for (Map.Entry<EngineSimulator.Holder, Set<Long>> h :
+                    e.sim.groundTruth().entrySet()) {
                 for (long b : h.getValue()) {
-                    out.add(membership(e.workerId, h.getKey().dpRank(), h.getKey().tier(), b));
+                    out.add(membership(
+                            e.workerId, h.getKey().dpRank(), h.getKey().tier(), b));
                 }
             }
         }
@@ -189,14 +193,22 @@ final class FaultHarness implements AutoCloseable {
         HttpTestClient.Response r = http.get("/dump");
         assertThat(r.status()).as(r.body()).isEqualTo(200);
         Set<String> out = new HashSet<>();
-        r.json().fields().forEachRemaining(model -> model.getValue().path("events").forEach(ev -> {
-            long worker = ev.get("worker_id").bigIntegerValue().longValue();
-            StorageTier tier = StorageTier.fromJsonName(ev.path("storage_tier").asText("device"));
-            int rank = ev.path("event").path("dp_rank").asInt(0);
-            for (JsonNode b : ev.path("event").path("data").path("stored").path("blocks")) {
-                out.add(membership(worker, rank, tier, b.get("block_hash").bigIntegerValue().longValue()));
-            }
-        }));
+        r.json()
+                .fields()
+                .forEachRemaining(model -> model.getValue().path("events").forEach(ev -> {
+                    long worker = ev.get("worker_id").bigIntegerValue().longValue();
+                    StorageTier tier =
+                            StorageTier.fromJsonName(ev.path("storage_tier").asText("device"));
+                    int rank = ev.path("event").path("dp_rank").asInt(0);
+                    for (JsonNode b :
+                            ev.path("event").path("data").path("stored").path("blocks")) {
+                        out.add(membership(
+                                worker,
+                                rank,
+                                tier,
+                                b.get("block_hash").bigIntegerValue().longValue()));
+                    }
+                }));
         return out;
     }
 
@@ -226,7 +238,8 @@ final class FaultHarness implements AutoCloseable {
     /** Waits until the dump equals ground truth; returns the milliseconds it took. */
     long awaitConverged(Duration atMost) {
         long start = System.nanoTime();
-        await().atMost(atMost).pollInterval(Duration.ofMillis(100))
+        await().atMost(atMost)
+                .pollInterval(Duration.ofMillis(100))
                 .untilAsserted(() -> assertThat(dump()).isEqualTo(groundTruth()));
         return (System.nanoTime() - start) / 1_000_000;
     }
@@ -244,8 +257,10 @@ final class FaultHarness implements AutoCloseable {
         for (int i = 0; i < samples; i++) {
             int[] tokens = prompt(random);
             long[] hashes = EngineSimulator.sequenceHashes(tokens, BLOCK, null);
-            HttpTestClient.Response r = http.post("/query", "{\"model_name\":\"" + MODEL + "\",\"token_ids\":"
-                    + java.util.Arrays.toString(tokens).replace(" ", "") + "}");
+            HttpTestClient.Response r = http.post(
+                    "/query",
+                    "{\"model_name\":\"" + MODEL + "\",\"token_ids\":"
+                            + java.util.Arrays.toString(tokens).replace(" ", "") + "}");
             assertThat(r.status()).as(r.body()).isEqualTo(200);
             JsonNode scores = r.json().path("scores");
             for (Engine e : engines) {
@@ -254,7 +269,8 @@ final class FaultHarness implements AutoCloseable {
                 while (blocks < hashes.length && held.contains(hashes[blocks])) {
                     blocks++;
                 }
-                long got = scores.path(Long.toUnsignedString(e.workerId)).path("0").asLong(0);
+                long got =
+                        scores.path(Long.toUnsignedString(e.workerId)).path("0").asLong(0);
                 assertThat(got).as("prompt %d, worker %d", i, e.workerId).isEqualTo((long) blocks * BLOCK);
             }
         }

@@ -1,22 +1,21 @@
 package io.kvindexer.indexer.reliability;
 
+import static io.kvindexer.indexer.reliability.ReliabilityReport.scaled;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.http.RunningIndexer;
 import io.kvindexer.indexer.sim.EngineSimulator;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Set;
-
-import static io.kvindexer.indexer.reliability.ReliabilityReport.scaled;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * ZMQ faults against a running indexer (real sockets, real HTTP), each ending with {@code /dump} compared to the
@@ -31,6 +30,7 @@ class GroundTruthFaultTest {
 
     @RegisterExtension
     final RunningIndexer indexer = new RunningIndexer();
+
     private FaultHarness h;
 
     @BeforeEach
@@ -75,10 +75,18 @@ class GroundTruthFaultTest {
     private void record(String test, String fault, int steps, long convergeMs, String note) {
         Set<String> expected = h.groundTruth();
         Set<String> found = h.dump();
-        ReliabilityReport.record(new ReliabilityReport.Row(test, fault,
-                ENGINES + " engines x " + steps + " prompts, LRU " + CAPACITY + " blocks", h.batchesSent(),
-                h.batchesSent(), h.metric("dynamo_kvindexer_batches_applied_total"), expected.size(), found.size(),
-                FaultHarness.symmetricDifference(expected, found), convergeMs, note));
+        ReliabilityReport.record(new ReliabilityReport.Row(
+                test,
+                fault,
+                ENGINES + " engines x " + steps + " prompts, LRU " + CAPACITY + " blocks",
+                h.batchesSent(),
+                h.batchesSent(),
+                h.metric("dynamo_kvindexer_batches_applied_total"),
+                expected.size(),
+                found.size(),
+                FaultHarness.symmetricDifference(expected, found),
+                convergeMs,
+                note));
     }
 
     private void lossConverges(String test, String fault, double drop) throws Exception {
@@ -110,14 +118,19 @@ class GroundTruthFaultTest {
         long ms = h.awaitConverged(SETTLE);
         h.assertQueriesMatchGroundTruth(200, 2);
         assertThat(h.metric("dynamo_kvindexer_replayed_batches_total")).isGreaterThanOrEqualTo(100L * ENGINES);
-        record("zmq-burst-100", "burst of 100 batches lost live per engine, replay buffer 10k", steps, ms,
+        record(
+                "zmq-burst-100",
+                "burst of 100 batches lost live per engine, replay buffer 10k",
+                steps,
+                ms,
                 "exact convergence; all bursts replayed");
     }
 
     @Test
     void replayBufferTooSmallIsReportedAndAnEngineRestartResyncs() throws Exception {
         // only the last 10 stay in the engine's buffer
-        int steps = burstOfHundredLost(EngineSimulator.Options.builder().bufferSteps(10).build());
+        int steps = burstOfHundredLost(
+                EngineSimulator.Options.builder().bufferSteps(10).build());
         // reported: metric, /workers last_error
         await().atMost(SETTLE).untilAsserted(() -> {
             assertThat(h.http.get("/metrics").body()).contains("dynamo_kvindexer_replays_total{result=\"incomplete\"}");
@@ -133,7 +146,9 @@ class GroundTruthFaultTest {
         long[] drift = new long[2];
         await().atMost(SETTLE).untilAsserted(() -> {
             Set<String> found = h.dump();
-            assertThat(expected).as("every membership the index claims is held by the engine").containsAll(found);
+            assertThat(expected)
+                    .as("every membership the index claims is held by the engine")
+                    .containsAll(found);
             Set<String> missing = new HashSet<>(expected);
             missing.removeAll(found);
             assertThat(missing).isNotEmpty(); // 90 lost batches per engine must show
@@ -150,10 +165,17 @@ class GroundTruthFaultTest {
         }
         long ms = h.awaitConverged(SETTLE);
         h.assertQueriesMatchGroundTruth(100, 3);
-        ReliabilityReport.record(new ReliabilityReport.Row("zmq-buffer-too-small",
-                "burst of 100 lost live per engine, replay buffer 10", ENGINES + " engines x " + steps
-                + " prompts, LRU " + CAPACITY + " blocks", sent, sent, applied, expected.size(),
-                drift[1], drift[0], ms,
+        ReliabilityReport.record(new ReliabilityReport.Row(
+                "zmq-buffer-too-small",
+                "burst of 100 lost live per engine, replay buffer 10",
+                ENGINES + " engines x " + steps + " prompts, LRU " + CAPACITY + " blocks",
+                sent,
+                sent,
+                applied,
+                expected.size(),
+                drift[1],
+                drift[0],
+                ms,
                 "gap reported (replays_total{result=incomplete}, unrecoverable_gaps_total, last_error, log); the"
                         + " workers' blocks dropped, no false claims, " + drift[0] + " memberships missing until"
                         + " stored again; after engine restart exact again"));
@@ -168,13 +190,20 @@ class GroundTruthFaultTest {
         restarted.drive(steps / 4, 0);
         long ms = h.awaitConverged(SETTLE);
         Set<String> after = h.dump();
-        long oldKept = before.stream().filter(m -> m.startsWith("1/") && !restarted.sim.groundTruth().values()
-                .stream().anyMatch(s -> s.contains(Long.parseUnsignedLong(m.split("/")[3])))).filter(after::contains)
+        long oldKept = before.stream()
+                .filter(m -> m.startsWith("1/")
+                        && !restarted.sim.groundTruth().values().stream()
+                                .anyMatch(s -> s.contains(Long.parseUnsignedLong(m.split("/")[3]))))
+                .filter(after::contains)
                 .count();
         assertThat(oldKept).isZero();
         assertThat(h.metric("dynamo_kvindexer_publisher_restarts_total")).isEqualTo(1);
         h.assertQueriesMatchGroundTruth(100, 4);
-        record("engine-restart", "engine 1 restarts mid-stream (seq 0, empty cache)", steps, ms,
+        record(
+                "engine-restart",
+                "engine 1 restarts mid-stream (seq 0, empty cache)",
+                steps,
+                ms,
                 "old blocks of the restarted engine gone, new ones present; other engines untouched");
     }
 
@@ -182,28 +211,49 @@ class GroundTruthFaultTest {
     void engineUnreachableAtRegistrationThenAppearing() throws Exception {
         int pub;
         int router;
-        try (ServerSocket a = new ServerSocket(0); ServerSocket b = new ServerSocket(0)) {
+        try (ServerSocket a = new ServerSocket(0);
+                ServerSocket b = new ServerSocket(0)) {
             pub = a.getLocalPort();
             router = b.getLocalPort();
         }
         String endpoint = "tcp://127.0.0.1:" + pub;
         String replay = "tcp://127.0.0.1:" + router;
-        HttpTestClient.Response r = h.http.post("/register", "{\"instance_id\":1,\"endpoint\":\"" + endpoint
-                + "\",\"replay_endpoint\":\"" + replay + "\",\"model_name\":\"m\",\"block_size\":16}");
+        HttpTestClient.Response r = h.http.post(
+                "/register",
+                "{\"instance_id\":1,\"endpoint\":\"" + endpoint + "\",\"replay_endpoint\":\"" + replay
+                        + "\",\"model_name\":\"m\",\"block_size\":16}");
         assertThat(r.status()).as(r.body()).isEqualTo(201);
-        String statusWhileAbsent = h.http.get("/workers").json().get(0).path("listeners").path("0")
-                .path("status").asText();
-        FaultHarness.Engine e = h.addEngine(1, EngineSimulator.Options.builder().endpoint(endpoint)
-                .replayEndpoint(replay).build(), CAPACITY, false);
+        String statusWhileAbsent = h.http.get("/workers")
+                .json()
+                .get(0)
+                .path("listeners")
+                .path("0")
+                .path("status")
+                .asText();
+        FaultHarness.Engine e = h.addEngine(
+                1,
+                EngineSimulator.Options.builder()
+                        .endpoint(endpoint)
+                        .replayEndpoint(replay)
+                        .build(),
+                CAPACITY,
+                false);
         await().atMost(SETTLE).until(() -> e.sim.subscriptions() >= 1);
         int steps = scaled(200, 25);
         e.drive(steps, 0);
         long ms = h.awaitConverged(SETTLE);
         h.assertQueriesMatchGroundTruth(100, 5);
-        ReliabilityReport.record(new ReliabilityReport.Row("engine-late", "engine absent at /register, binds later",
-                "1 engine x " + steps + " prompts", h.batchesSent(), h.batchesSent(),
-                h.metric("dynamo_kvindexer_batches_applied_total"), h.groundTruth().size(), h.dump().size(),
-                FaultHarness.symmetricDifference(h.groundTruth(), h.dump()), ms,
+        ReliabilityReport.record(new ReliabilityReport.Row(
+                "engine-late",
+                "engine absent at /register, binds later",
+                "1 engine x " + steps + " prompts",
+                h.batchesSent(),
+                h.batchesSent(),
+                h.metric("dynamo_kvindexer_batches_applied_total"),
+                h.groundTruth().size(),
+                h.dump().size(),
+                FaultHarness.symmetricDifference(h.groundTruth(), h.dump()),
+                ms,
                 "listener `" + statusWhileAbsent + "` while absent (ZMQ reconnects); exact convergence"));
     }
 
@@ -216,10 +266,13 @@ class GroundTruthFaultTest {
         gone.sim.close(); // the engine process dies
         // while it is gone the others go on
         h.engines.get(0).drive(steps / 4, 0);
-        String statusWhileGone = h.http.get("/workers").json().findValues("listeners").toString();
+        String statusWhileGone =
+                h.http.get("/workers").json().findValues("listeners").toString();
         // a new process on the same address: seq 0, empty cache
-        EngineSimulator.Options same = EngineSimulator.Options.builder().endpoint(endpoint)
-                .replayEndpoint(replay).build();
+        EngineSimulator.Options same = EngineSimulator.Options.builder()
+                .endpoint(endpoint)
+                .replayEndpoint(replay)
+                .build();
         EngineSimulator[] started = new EngineSimulator[1];
         await().atMost(SETTLE).ignoreExceptions().until(() -> (started[0] = EngineSimulator.start(same)) != null);
         gone.sim = started[0];
@@ -228,8 +281,13 @@ class GroundTruthFaultTest {
         gone.drive(steps / 2, 0);
         long ms = h.awaitConverged(SETTLE);
         h.assertQueriesMatchGroundTruth(100, 6);
-        record("engine-vanish-return", "engine 2 process dies, returns on the same endpoint with seq 0", steps,
-                ms, "listeners stay active while it is gone (" + (statusWhileGone.contains("failed") ? "a failed"
-                        : "none failed") + "); old blocks dropped on return, exact convergence");
+        record(
+                "engine-vanish-return",
+                "engine 2 process dies, returns on the same endpoint with seq 0",
+                steps,
+                ms,
+                "listeners stay active while it is gone ("
+                        + (statusWhileGone.contains("failed") ? "a failed" : "none failed")
+                        + "); old blocks dropped on return, exact convergence");
     }
 }

@@ -1,13 +1,13 @@
 package io.kvindexer.indexer.reliability;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.testing.junit5.ServerTest;
+import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.http.IndexerHarness;
 import io.kvindexer.indexer.http.IndexerRoutes;
-import com.fasterxml.jackson.databind.JsonNode;
-import io.kvindexer.indexer.http.HttpTestClient;
-import org.junit.jupiter.api.Test;
-
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -24,8 +24,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /**
  * At least 10k malformed or hostile HTTP requests over raw sockets (broken JSON, deep nesting, huge numbers,
@@ -37,11 +36,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 @IndexerRoutes
 class HttpHostileRequestFuzzTest {
 
-    private static final String[] PATHS = {"/register", "/unregister", "/query", "/query_by_hash", "/register_peer",
-            "/deregister_peer", "/test/pause_listener"};
+    private static final String[] PATHS = {
+        "/register",
+        "/unregister",
+        "/query",
+        "/query_by_hash",
+        "/register_peer",
+        "/deregister_peer",
+        "/test/pause_listener"
+    };
 
-    record Reply(int status, String body) {
-    }
+    record Reply(int status, String body) {}
 
     @Test
     void hostileRequestsGetTypedClientErrorsAndNormalTrafficGoesOn(WebServer server) throws Exception {
@@ -49,8 +54,12 @@ class HttpHostileRequestFuzzTest {
         String baseUrl = IndexerHarness.baseUrl(server);
         try (HttpTestClient http = new HttpTestClient(baseUrl)) {
             // a real (model, tenant) so /query reaches the index; the engine does not need to exist
-            assertThat(http.post("/register", "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:9\","
-                    + "\"model_name\":\"m\",\"block_size\":4}").status()).isEqualTo(201);
+            assertThat(http.post(
+                                    "/register",
+                                    "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:9\","
+                                            + "\"model_name\":\"m\",\"block_size\":4}")
+                            .status())
+                    .isEqualTo(201);
             int port = server.port();
             AtomicBoolean stop = new AtomicBoolean();
             AtomicInteger normalOk = new AtomicInteger();
@@ -90,7 +99,8 @@ class HttpHostileRequestFuzzTest {
                         String type = random.nextInt(20) == 0 ? "text/plain" : "application/json";
                         try {
                             Reply r = request(port, "POST", path, type, body);
-                            statuses.computeIfAbsent(r.status(), k -> new AtomicInteger()).incrementAndGet();
+                            statuses.computeIfAbsent(r.status(), k -> new AtomicInteger())
+                                    .incrementAndGet();
                             check(r, path, body, failures);
                         } catch (IOException | RuntimeException e) {
                             failures.add(path + " " + preview(body) + ": " + e);
@@ -115,10 +125,20 @@ class HttpHostileRequestFuzzTest {
             assertThat(slow.status()).isIn(400, 408);
             assertThat(normalOk.get()).isPositive();
             assertThat(statuses.keySet()).allMatch(s -> s >= 400 && s < 500 || s == 200 || s == 201);
-            long total = statuses.values().stream().mapToLong(AtomicInteger::get).sum();
-            ReliabilityReport.record(new ReliabilityReport.Row("http-fuzz", "hostile HTTP requests (broken JSON,"
-                    + " nesting 100k deep, huge numbers, wrong types, 100 MB bodies, 10 M token ids, slow clients)",
-                    threads + " fuzz connections + 1 normal client", total + 20, -1, -1, -1, -1, 0, -1,
+            long total =
+                    statuses.values().stream().mapToLong(AtomicInteger::get).sum();
+            ReliabilityReport.record(new ReliabilityReport.Row(
+                    "http-fuzz",
+                    "hostile HTTP requests (broken JSON,"
+                            + " nesting 100k deep, huge numbers, wrong types, 100 MB bodies, 10 M token ids, slow clients)",
+                    threads + " fuzz connections + 1 normal client",
+                    total + 20,
+                    -1,
+                    -1,
+                    -1,
+                    -1,
+                    0,
+                    -1,
                     "no 5xx; statuses " + new java.util.TreeMap<>(statuses) + "; 100 MB -> " + huge.status()
                             + ", 10 M tokens -> " + tenMillionTokens.status() + ", slow clients -> "
                             + slow.status() + "; " + normalOk.get() + " normal /query+/health all answered"));
@@ -133,7 +153,8 @@ class HttpHostileRequestFuzzTest {
         if (r.status() >= 400 && r.status() != 413 && r.status() != 404 && r.status() != 405) {
             try {
                 JsonNode json = HttpTestClient.JSON.readTree(r.body());
-                if (!json.path("error").isTextual() || json.path("error").asText().isBlank()) {
+                if (!json.path("error").isTextual()
+                        || json.path("error").asText().isBlank()) {
                     failures.add(path + " -> " + r.status() + " without a JSON error: " + r.body());
                 }
             } catch (IOException e) {
@@ -149,10 +170,12 @@ class HttpHostileRequestFuzzTest {
 
     static byte[] hostileBody(Random random) {
         String[] valid = {
-                "{\"instance_id\":7,\"endpoint\":\"tcp://127.0.0.1:9\",\"model_name\":\"m\",\"block_size\":4}",
-                "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4,5,6,7,8]}",
-                "{\"model_name\":\"m\",\"block_hashes\":[1,2,3]}",
-                "{\"instance_id\":7}", "{\"url\":\"http://127.0.0.1:1\"}"};
+            "{\"instance_id\":7,\"endpoint\":\"tcp://127.0.0.1:9\",\"model_name\":\"m\",\"block_size\":4}",
+            "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4,5,6,7,8]}",
+            "{\"model_name\":\"m\",\"block_hashes\":[1,2,3]}",
+            "{\"instance_id\":7}",
+            "{\"url\":\"http://127.0.0.1:1\"}"
+        };
         String base = valid[random.nextInt(valid.length)];
         String s = switch (random.nextInt(12)) {
             case 0 -> base.substring(0, random.nextInt(base.length())); // truncated
@@ -160,7 +183,10 @@ class HttpHostileRequestFuzzTest {
             case 2 -> "{\"a\":" + "{\"a\":".repeat(5_000) + "1" + "}".repeat(5_001);
             case 3 -> base.replaceFirst("\\d+", "9".repeat(1 + random.nextInt(5_000))); // huge number
             case 4 -> base.replaceFirst("\\d+", random.nextBoolean() ? "1e999999" : "-0.5");
-            case 5 -> base.replaceFirst(":\\[[^]]*]|:\\d+|:\"[^\"]*\"", java.util.regex.Matcher.quoteReplacement(":" + wrongType(random)));
+            case 5 ->
+                base.replaceFirst(
+                        ":\\[[^]]*]|:\\d+|:\"[^\"]*\"",
+                        java.util.regex.Matcher.quoteReplacement(":" + wrongType(random)));
             case 6 -> base.replace("}", ",\"" + "x".repeat(random.nextInt(100)) + "\":" + wrongType(random) + "}");
             case 7 -> {
                 byte[] b = new byte[random.nextInt(512)];
@@ -169,15 +195,30 @@ class HttpHostileRequestFuzzTest {
             }
             case 8 -> base + base; // trailing garbage
             case 9 -> base.replace("\"", random.nextBoolean() ? "'" : ""); // not JSON quotes
-            case 10 -> "{\"model_name\":\"" + "\\ud800".repeat(random.nextInt(10)) + "\",\"token_ids\":[-1,4294967296]}";
+            case 10 ->
+                "{\"model_name\":\"" + "\\ud800".repeat(random.nextInt(10)) + "\",\"token_ids\":[-1,4294967296]}";
             default -> "";
         };
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
     private static String wrongType(Random random) {
-        String[] v = {"null", "true", "\"x\"", "{}", "[]", "[1.5]", "[-1]", "[18446744073709551616]", "1.0e3",
-                "[[1]]", "[null]", "\"\"", "-9223372036854775809", "{\"$ref\":1}"};
+        String[] v = {
+            "null",
+            "true",
+            "\"x\"",
+            "{}",
+            "[]",
+            "[1.5]",
+            "[-1]",
+            "[18446744073709551616]",
+            "1.0e3",
+            "[[1]]",
+            "[null]",
+            "\"\"",
+            "-9223372036854775809",
+            "{\"$ref\":1}"
+        };
         return v[random.nextInt(v.length)];
     }
 
@@ -187,7 +228,7 @@ class HttpHostileRequestFuzzTest {
             s.setSoTimeout(60_000);
             OutputStream out = s.getOutputStream();
             out.write((method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: "
-                    + contentType + "\r\nContent-Length: " + body.length + "\r\n\r\n")
+                            + contentType + "\r\nContent-Length: " + body.length + "\r\n\r\n")
                     .getBytes(StandardCharsets.ISO_8859_1));
             try {
                 out.write(body);
@@ -209,7 +250,9 @@ class HttpHostileRequestFuzzTest {
             int b;
             while (buf.size() < (headEnd < 0 ? 1 << 20 : headEnd + Math.min(need, 1 << 20)) && (b = in.read()) >= 0) {
                 buf.write(b);
-                if (headEnd < 0 && buf.size() >= 4 && buf.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n\r\n")) {
+                if (headEnd < 0
+                        && buf.size() >= 4
+                        && buf.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n\r\n")) {
                     headEnd = buf.size();
                     String head = buf.toString(StandardCharsets.ISO_8859_1).toLowerCase(java.util.Locale.ROOT);
                     int at = head.indexOf("\r\ncontent-length:");
@@ -237,9 +280,11 @@ class HttpHostileRequestFuzzTest {
             s.connect(new InetSocketAddress("127.0.0.1", port), 10_000);
             s.setSoTimeout(60_000);
             OutputStream out = s.getOutputStream();
-            out.write(("POST " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
-                    + (chunked ? "Transfer-Encoding: chunked\r\n" : "Content-Length: " + size + "\r\n") + "\r\n")
-                    .getBytes(StandardCharsets.ISO_8859_1));
+            out.write(
+                    ("POST " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                                    + (chunked ? "Transfer-Encoding: chunked\r\n" : "Content-Length: " + size + "\r\n")
+                                    + "\r\n")
+                            .getBytes(StandardCharsets.ISO_8859_1));
             byte[] piece = new byte[64 * 1024];
             java.util.Arrays.fill(piece, (byte) ' ');
             piece[0] = '{';
@@ -274,7 +319,8 @@ class HttpHostileRequestFuzzTest {
             s.setSoTimeout(60_000);
             OutputStream out = s.getOutputStream();
             out.write(("POST /query HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
-                    + "Content-Length: " + size + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+                            + "Content-Length: " + size + "\r\n\r\n")
+                    .getBytes(StandardCharsets.ISO_8859_1));
             try {
                 out.write(head);
                 byte[] block = "1,".repeat(32 * 1024).getBytes(StandardCharsets.US_ASCII);
@@ -301,9 +347,10 @@ class HttpHostileRequestFuzzTest {
                 Socket s = new Socket();
                 s.connect(new InetSocketAddress("127.0.0.1", port), 10_000);
                 s.setSoTimeout(120_000);
-                s.getOutputStream().write(("POST /query HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-                        + "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
-                        .getBytes(StandardCharsets.ISO_8859_1));
+                s.getOutputStream()
+                        .write(("POST /query HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                                        + "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+                                .getBytes(StandardCharsets.ISO_8859_1));
                 sockets.add(s);
             }
             byte[] dribble = "{\"model_name\":\"m\",\"token_ids\":[1,2,3".getBytes(StandardCharsets.US_ASCII);

@@ -1,5 +1,8 @@
 package io.kvindexer.indexer.reliability;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.IndexerProcess;
@@ -7,8 +10,6 @@ import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.PrefixCacheEngine;
 import io.kvindexer.indexer.sim.SimEvent;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,9 +18,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.Test;
 
 /**
  * An indexer replica in a child JVM is killed with SIGKILL under sustained load and restarted with
@@ -45,9 +44,11 @@ class IndexerKillTest {
     }
 
     private static void register(HttpTestClient http, long id, EngineSimulator sim) {
-        HttpTestClient.Response r = http.post("/register", "{\"instance_id\":" + id + ",\"endpoint\":\""
-                + sim.endpoint() + "\",\"replay_endpoint\":\"" + sim.replayEndpoint() + "\",\"model_name\":\""
-                + FaultHarness.MODEL + "\",\"block_size\":" + BLOCK + "}");
+        HttpTestClient.Response r = http.post(
+                "/register",
+                "{\"instance_id\":" + id + ",\"endpoint\":\""
+                        + sim.endpoint() + "\",\"replay_endpoint\":\"" + sim.replayEndpoint() + "\",\"model_name\":\""
+                        + FaultHarness.MODEL + "\",\"block_size\":" + BLOCK + "}");
         assertThat(r.status()).as(r.body()).isEqualTo(201);
     }
 
@@ -61,7 +62,7 @@ class IndexerKillTest {
         List<Thread> load = new ArrayList<>();
         IndexerProcess victim = null;
         try (IndexerApp survivor = IndexerApp.start(IndexerConfig.defaults());
-             HttpTestClient a = new HttpTestClient(survivor.baseUrl())) {
+                HttpTestClient a = new HttpTestClient(survivor.baseUrl())) {
             victim = startChild();
             HttpTestClient b = new HttpTestClient(victim.url());
             for (int i = 1; i <= ENGINES; i++) {
@@ -91,7 +92,8 @@ class IndexerKillTest {
                         }
                         List<SimEvent> events = cache.serve(tokens).events();
                         for (SimEvent e : events) {
-                            sent += e instanceof SimEvent.Stored s ? s.hashes().length
+                            sent += e instanceof SimEvent.Stored s
+                                    ? s.hashes().length
                                     : e instanceof SimEvent.Removed r ? r.hashes().length : 0;
                         }
                         sim.publish(events);
@@ -106,7 +108,9 @@ class IndexerKillTest {
                 }));
             }
             // let the load run, then SIGKILL the victim mid-stream
-            await().pollDelay(Duration.ofMillis(loadMillis / 3)).atMost(Duration.ofMinutes(5)).until(() -> true);
+            await().pollDelay(Duration.ofMillis(loadMillis / 3))
+                    .atMost(Duration.ofMinutes(5))
+                    .until(() -> true);
             kill(victim);
             b.close();
             long restartAt = System.nanoTime();
@@ -140,7 +144,9 @@ class IndexerKillTest {
             long readyMs = (System.nanoTime() - restartAt) / 1_000_000;
             pollStop.set(true);
             poller.join();
-            await().pollDelay(Duration.ofMillis(loadMillis * 2 / 3)).atMost(Duration.ofMinutes(5)).until(() -> true);
+            await().pollDelay(Duration.ofMillis(loadMillis * 2 / 3))
+                    .atMost(Duration.ofMinutes(5))
+                    .until(() -> true);
             stop.set(true);
             for (Thread t : load) {
                 t.join();
@@ -154,26 +160,36 @@ class IndexerKillTest {
                 engines.add(truth.new Engine(i + 1, sims.get(i), 2_000, i));
             }
             truth.engines.addAll(engines);
-            await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
-                var expected = truth.groundTruth();
-                assertThat(FaultHarness.dumpMemberships(a)).isEqualTo(expected);
-                assertThat(FaultHarness.dumpMemberships(b2)).isEqualTo(expected);
-            });
+            await().atMost(Duration.ofMinutes(2))
+                    .pollInterval(Duration.ofMillis(200))
+                    .untilAsserted(() -> {
+                        var expected = truth.groundTruth();
+                        assertThat(FaultHarness.dumpMemberships(a)).isEqualTo(expected);
+                        assertThat(FaultHarness.dumpMemberships(b2)).isEqualTo(expected);
+                    });
             long convergeMs = (System.nanoTime() - stopAt) / 1_000_000;
             assertThat(answeredWhileRecovering.get()).isZero();
             assertThat(refusedWhileRecovering.get()).isPositive(); // the gate was really exercised
             var expected = truth.groundTruth();
             double rate = blockEvents.get() / loadSeconds;
-            System.out.printf("kill -9 under load: %.0f block events/s over %.1f s, ready %d ms after restart%n",
+            System.out.printf(
+                    "kill -9 under load: %.0f block events/s over %.1f s, ready %d ms after restart%n",
                     rate, loadSeconds, readyMs);
-            ReliabilityReport.record(new ReliabilityReport.Row("indexer-kill-9",
-                    "replica process SIGKILLed under load, restarted with --peers",
-                    ENGINES + " engines, " + Math.round(rate) + " block events/s for " + Math.round(loadSeconds)
-                            + " s", batches.get(), batches.get(), -1, expected.size(),
-                    FaultHarness.dumpMemberships(b2).size(),
-                    FaultHarness.symmetricDifference(expected, FaultHarness.dumpMemberships(b2)), convergeMs,
-                    "ready " + readyMs + " ms after restart; " + refusedWhileRecovering.get()
-                            + " /query refused 503 while recovering, 0 answered; restarted /dump = survivor's = truth"));
+            ReliabilityReport.record(
+                    new ReliabilityReport.Row(
+                            "indexer-kill-9",
+                            "replica process SIGKILLed under load, restarted with --peers",
+                            ENGINES + " engines, " + Math.round(rate) + " block events/s for " + Math.round(loadSeconds)
+                                    + " s",
+                            batches.get(),
+                            batches.get(),
+                            -1,
+                            expected.size(),
+                            FaultHarness.dumpMemberships(b2).size(),
+                            FaultHarness.symmetricDifference(expected, FaultHarness.dumpMemberships(b2)),
+                            convergeMs,
+                            "ready " + readyMs + " ms after restart; " + refusedWhileRecovering.get()
+                                    + " /query refused 503 while recovering, 0 answered; restarted /dump = survivor's = truth"));
             b2.close();
         } finally {
             stop.set(true);

@@ -1,18 +1,17 @@
 package io.kvindexer.indexer.reliability;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.testing.junit5.ServerTest;
 import io.kvindexer.indexer.http.IndexerHarness;
 import io.kvindexer.indexer.http.IndexerRoutes;
 import io.kvindexer.indexer.sim.EngineSimulator;
-import org.junit.jupiter.api.Test;
-
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /**
  * Garbage ZMQ messages (wrong frame counts, bad seq frames, hostile payloads under the next valid seq) interleaved
@@ -51,12 +50,25 @@ class LiveListenerGarbageFuzzTest {
             long skipped = h.metric("dynamo_kvindexer_malformed_frames_total")
                     + h.metric("dynamo_kvindexer_decode_errors_total");
             assertThat(skipped).isPositive();
-            assertThat(h.http.get("/workers").json().get(0).path("listeners").path("0").path("status").asText())
+            assertThat(h.http.get("/workers")
+                            .json()
+                            .get(0)
+                            .path("listeners")
+                            .path("0")
+                            .path("status")
+                            .asText())
                     .isEqualTo("active");
-            ReliabilityReport.record(new ReliabilityReport.Row("listener-garbage", "hostile ZMQ messages into a "
-                    + "live listener", "1 engine, 1 real batch per 10 garbage messages", garbage,
-                    h.batchesSent(), h.metric("dynamo_kvindexer_batches_applied_total"), h.groundTruth().size(),
-                    h.dump().size(), FaultHarness.symmetricDifference(h.groundTruth(), h.dump()), ms,
+            ReliabilityReport.record(new ReliabilityReport.Row(
+                    "listener-garbage",
+                    "hostile ZMQ messages into a " + "live listener",
+                    "1 engine, 1 real batch per 10 garbage messages",
+                    garbage,
+                    h.batchesSent(),
+                    h.metric("dynamo_kvindexer_batches_applied_total"),
+                    h.groundTruth().size(),
+                    h.dump().size(),
+                    FaultHarness.symmetricDifference(h.groundTruth(), h.dump()),
+                    ms,
                     skipped + " counted in malformed_frames + decode_errors; " + corrupted
                             + " garbage messages were corrupted payloads under a real seq (seen as lost batches, replay tried);"
                             + " listener active; exact"));

@@ -32,26 +32,55 @@ public final class ReliabilityReport {
      * @param convergeMs  time from the end of the fault to the last successful comparison (-1: n/a)
      * @param note        outcome in words
      */
-    public record Row(String test, String fault, String load, long inputs, long sent, long applied, long expected,
-                      long found, long lost, long convergeMs, String note) {
+    public record Row(
+            String test,
+            String fault,
+            String load,
+            long inputs,
+            long sent,
+            long applied,
+            long expected,
+            long found,
+            long lost,
+            long convergeMs,
+            String note) {
         String tsv() {
-            return String.join("\t", test, fault, load, Long.toString(inputs), Long.toString(sent),
-                    Long.toString(applied), Long.toString(expected), Long.toString(found), Long.toString(lost),
-                    Long.toString(convergeMs), note);
+            return String.join(
+                    "\t",
+                    test,
+                    fault,
+                    load,
+                    Long.toString(inputs),
+                    Long.toString(sent),
+                    Long.toString(applied),
+                    Long.toString(expected),
+                    Long.toString(found),
+                    Long.toString(lost),
+                    Long.toString(convergeMs),
+                    note);
         }
 
         static Row parse(String line) {
             String[] f = line.split("\t", -1);
-            return new Row(f[0], f[1], f[2], Long.parseLong(f[3]), Long.parseLong(f[4]), Long.parseLong(f[5]),
-                    Long.parseLong(f[6]), Long.parseLong(f[7]), Long.parseLong(f[8]), Long.parseLong(f[9]), f[10]);
+            return new Row(
+                    f[0],
+                    f[1],
+                    f[2],
+                    Long.parseLong(f[3]),
+                    Long.parseLong(f[4]),
+                    Long.parseLong(f[5]),
+                    Long.parseLong(f[6]),
+                    Long.parseLong(f[7]),
+                    Long.parseLong(f[8]),
+                    Long.parseLong(f[9]),
+                    f[10]);
         }
     }
 
     private static final Path ROWS = Path.of("target", "reliability-rows");
     private static final Path DOC = Path.of("target", "reliability.md");
 
-    private ReliabilityReport() {
-    }
+    private ReliabilityReport() {}
 
     public static boolean soak() {
         return Boolean.getBoolean("kvindexer.soak");
@@ -66,8 +95,10 @@ public final class ReliabilityReport {
         System.out.println("reliability: " + row);
         try {
             Files.createDirectories(ROWS);
-            Files.writeString(ROWS.resolve(row.test().replaceAll("[^A-Za-z0-9_.-]", "_") + ".tsv"),
-                    row.tsv() + "\n", StandardCharsets.UTF_8);
+            Files.writeString(
+                    ROWS.resolve(row.test().replaceAll("[^A-Za-z0-9_.-]", "_") + ".tsv"),
+                    row.tsv() + "\n",
+                    StandardCharsets.UTF_8);
             writeDoc();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -88,11 +119,16 @@ public final class ReliabilityReport {
         md.append("# Reliability figures\n\n")
                 .append("Written by the test suite itself (`io.kvindexer.indexer.reliability`, see ")
                 .append("`ReliabilityReport`) under `indexer/target/`; do not edit by hand. Regenerate with\n")
-                .append("`bin/run-tests -pl indexer -Pupdate-docs -Dtest='*FaultTest,*FuzzTest,*KillTest,*TornReadTest'`")
+                .append(
+                        "`bin/run-tests -pl indexer -Pupdate-docs -Dtest='*FaultTest,*FuzzTest,*KillTest,*TornReadTest'`")
                 .append(" (add `-Dkvindexer.soak=true` for the long versions).\n\n")
-                .append("Run: ").append(soak() ? "soak" : "CI (bounded)").append(", ")
-                .append(Runtime.getRuntime().availableProcessors()).append(" cores, Java ")
-                .append(Runtime.version().feature()).append(".\n\n")
+                .append("Run: ")
+                .append(soak() ? "soak" : "CI (bounded)")
+                .append(", ")
+                .append(Runtime.getRuntime().availableProcessors())
+                .append(" cores, Java ")
+                .append(Runtime.version().feature())
+                .append(".\n\n")
                 .append("Memberships are (worker, dp rank, tier, block) tuples; *expected* is what the engine ")
                 .append("simulators hold (their ground truth), *found* what the indexer's `/dump` holds; *lost* ")
                 .append("counts the symmetric difference (or, for fuzzing, inputs that got a wrong answer). ")
@@ -102,11 +138,28 @@ public final class ReliabilityReport {
                 .append(" | lost | time to converge | outcome |\n")
                 .append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
         for (Row r : rows) {
-            md.append("| ").append(r.test()).append(" | ").append(r.fault()).append(" | ").append(r.load())
-                    .append(" | ").append(n(r.inputs())).append(" | ").append(n(r.sent())).append(" | ")
-                    .append(n(r.applied())).append(" | ").append(n(r.expected())).append(" | ")
-                    .append(n(r.found())).append(" | ").append(n(r.lost())).append(" | ")
-                    .append(r.convergeMs() < 0 ? "-" : r.convergeMs() + " ms").append(" | ").append(r.note())
+            md.append("| ")
+                    .append(r.test())
+                    .append(" | ")
+                    .append(r.fault())
+                    .append(" | ")
+                    .append(r.load())
+                    .append(" | ")
+                    .append(n(r.inputs()))
+                    .append(" | ")
+                    .append(n(r.sent()))
+                    .append(" | ")
+                    .append(n(r.applied()))
+                    .append(" | ")
+                    .append(n(r.expected()))
+                    .append(" | ")
+                    .append(n(r.found()))
+                    .append(" | ")
+                    .append(n(r.lost()))
+                    .append(" | ")
+                    .append(r.convergeMs() < 0 ? "-" : r.convergeMs() + " ms")
+                    .append(" | ")
+                    .append(r.note())
                     .append(" |\n");
         }
         md.append("\n## What the suites found and what was changed\n\n")

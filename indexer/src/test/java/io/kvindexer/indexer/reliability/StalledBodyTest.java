@@ -1,14 +1,13 @@
 package io.kvindexer.indexer.reliability;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.testing.junit5.ServerTest;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.ServiceLimits;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.http.IndexerRoutes;
-import org.junit.jupiter.api.Nested;
-import org.junit.jupiter.api.Test;
-
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -18,8 +17,8 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
 
 /**
  * A client that sends the headers and part of a body, then nothing, without closing: the server answers 408 with a
@@ -49,12 +48,15 @@ class StalledBodyTest {
                 String part = "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:9\",\"model_";
                 OutputStream out = stalled.getOutputStream();
                 out.write(("POST /register HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                        + "Content-Length: 200\r\n\r\n" + part).getBytes(StandardCharsets.US_ASCII));
+                                + "Content-Length: 200\r\n\r\n" + part)
+                        .getBytes(StandardCharsets.US_ASCII));
                 out.flush();
 
                 // while that body is stalled, a normal client registers and queries on its own connection
-                HttpTestClient.Response reg = http.post("/register", "{\"instance_id\":2,\"endpoint\":"
-                        + "\"tcp://127.0.0.1:9\",\"model_name\":\"m\",\"block_size\":4}");
+                HttpTestClient.Response reg = http.post(
+                        "/register",
+                        "{\"instance_id\":2,\"endpoint\":"
+                                + "\"tcp://127.0.0.1:9\",\"model_name\":\"m\",\"block_size\":4}");
                 assertThat(reg.status()).isEqualTo(201);
                 HttpTestClient.Response query = http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4]}");
                 assertThat(query.status()).isEqualTo(200);
@@ -83,8 +85,12 @@ class StalledBodyTest {
         void bodiesReadInTimeAreNeverCutOff(HttpTestClient http) {
             // requests on keep-alive connections for three deadlines' worth of time: a disarmed deadline must never
             // fire into a later request of the same connection
-            assertThat(http.post("/register", "{\"instance_id\":2,\"endpoint\":\"tcp://127.0.0.1:9\","
-                    + "\"model_name\":\"m\",\"block_size\":4}").status()).isEqualTo(201);
+            assertThat(http.post(
+                                    "/register",
+                                    "{\"instance_id\":2,\"endpoint\":\"tcp://127.0.0.1:9\","
+                                            + "\"model_name\":\"m\",\"block_size\":4}")
+                            .status())
+                    .isEqualTo(201);
             long end = System.nanoTime() + DEADLINE.multipliedBy(3).toNanos();
             int served = 0;
             while (System.nanoTime() < end || served < 50) {
@@ -106,8 +112,9 @@ class StalledBodyTest {
                 buf.write(chunk, 0, n);
             }
         } catch (SocketTimeoutException e) {
-            throw new AssertionError("the server neither answered nor closed within 60 s; got: "
-                    + buf.toString(StandardCharsets.UTF_8), e);
+            throw new AssertionError(
+                    "the server neither answered nor closed within 60 s; got: " + buf.toString(StandardCharsets.UTF_8),
+                    e);
         } catch (IOException e) {
             // a reset after the answer still counts as closed; what was read is checked by the caller
         }

@@ -1,16 +1,14 @@
 package io.kvindexer.indexer.reliability;
 
-import io.helidon.webserver.WebServer;
-import io.helidon.webserver.testing.junit5.ServerTest;
-import io.kvindexer.indexer.http.IndexerHarness;
-import io.kvindexer.indexer.http.IndexerRoutes;
-import io.kvindexer.indexer.model.StorageTier;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.helidon.webserver.WebServer;
+import io.helidon.webserver.testing.junit5.ServerTest;
 import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.http.IndexerHarness;
+import io.kvindexer.indexer.http.IndexerRoutes;
 import io.kvindexer.indexer.sim.EngineSimulator;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -22,8 +20,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /**
  * Writers and readers hammer one (model, tenant). Every engine keeps its cache prefix-closed (it stores a chain
@@ -79,8 +76,13 @@ class TornReadTest {
                             if (held.contains(chain[i])) {
                                 continue;
                             }
-                            sim.publish(EngineSimulator.stored(new long[] {chain[i]}, i == 0 ? null : chain[i - 1],
-                                    java.util.Arrays.copyOfRange(chains[0], 0, BLOCK), BLOCK, "GPU", null));
+                            sim.publish(EngineSimulator.stored(
+                                    new long[] {chain[i]},
+                                    i == 0 ? null : chain[i - 1],
+                                    java.util.Arrays.copyOfRange(chains[0], 0, BLOCK),
+                                    BLOCK,
+                                    "GPU",
+                                    null));
                             added.add(chain[i]);
                             batches.incrementAndGet();
                         }
@@ -107,8 +109,11 @@ class TornReadTest {
                         int i = reader;
                         while (!stop.get()) {
                             int c = i++ % CHAINS;
-                            HttpTestClient.Response resp = http.post("/query", "{\"model_name\":\"m\",\"token_ids\":"
-                                    + java.util.Arrays.toString(chains[c]).replace(" ", "") + "}");
+                            HttpTestClient.Response resp = http.post(
+                                    "/query",
+                                    "{\"model_name\":\"m\",\"token_ids\":"
+                                            + java.util.Arrays.toString(chains[c])
+                                                    .replace(" ", "") + "}");
                             if (resp.status() == 404) {
                                 continue; // before the first registration's index exists
                             }
@@ -124,7 +129,9 @@ class TornReadTest {
                 }));
             }
             long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(runMillis);
-            org.awaitility.Awaitility.await().atMost(Duration.ofMinutes(10)).pollInterval(Duration.ofMillis(50))
+            org.awaitility.Awaitility.await()
+                    .atMost(Duration.ofMinutes(10))
+                    .pollInterval(Duration.ofMillis(50))
                     .until(() -> System.nanoTime() >= until || !torn.isEmpty());
             stop.set(true);
             for (Thread t : threads) {
@@ -134,8 +141,14 @@ class TornReadTest {
             for (int w = 0; w < WORKERS; w++) {
                 long[] chain = hashes[w % CHAINS];
                 for (int i = 0; i < chain.length; i++) {
-                    sims.get(w).publish(EngineSimulator.stored(new long[] {chain[i]}, i == 0 ? null : chain[i - 1],
-                            java.util.Arrays.copyOfRange(chains[0], 0, BLOCK), BLOCK, "GPU", null));
+                    sims.get(w)
+                            .publish(EngineSimulator.stored(
+                                    new long[] {chain[i]},
+                                    i == 0 ? null : chain[i - 1],
+                                    java.util.Arrays.copyOfRange(chains[0], 0, BLOCK),
+                                    BLOCK,
+                                    "GPU",
+                                    null));
                     batches.incrementAndGet();
                 }
             }
@@ -145,12 +158,19 @@ class TornReadTest {
             assertThat(torn).as("torn reads").isEmpty();
             assertThat(dumpsChecked.get()).isPositive();
             assertThat(queriesChecked.get()).isPositive();
-            ReliabilityReport.record(new ReliabilityReport.Row("concurrency-torn-reads",
+            ReliabilityReport.record(new ReliabilityReport.Row(
+                    "concurrency-torn-reads",
                     "readers and writers on one (model, tenant)",
                     WORKERS + " writers (chain store parent-first, evict leaf-first) vs 2 /dump + 2 /query readers, "
-                            + runMillis / 1000 + " s", dumpsChecked.get() + queriesChecked.get(), batches.get(),
-                    h.metric("dynamo_kvindexer_batches_applied_total"), h.groundTruth().size(), h.dump().size(),
-                    torn.size(), convergeMs, dumpsChecked.get() + " dumps and " + queriesChecked.get()
+                            + runMillis / 1000 + " s",
+                    dumpsChecked.get() + queriesChecked.get(),
+                    batches.get(),
+                    h.metric("dynamo_kvindexer_batches_applied_total"),
+                    h.groundTruth().size(),
+                    h.dump().size(),
+                    torn.size(),
+                    convergeMs,
+                    dumpsChecked.get() + " dumps and " + queriesChecked.get()
                             + " queries checked, no block seen without its parent chain; exact at the end"));
             assertThat(stopAt).isPositive();
         } finally {
@@ -165,26 +185,30 @@ class TornReadTest {
     private static void checkDump(JsonNode dump, ConcurrentLinkedQueue<String> torn) {
         Map<String, Set<Long>> blocks = new HashMap<>();
         Map<String, Map<Long, Long>> parents = new HashMap<>();
-        dump.fields().forEachRemaining(model -> model.getValue().path("events").forEach(ev -> {
-            String owner = ev.get("worker_id").asText() + "/" + ev.path("event").path("dp_rank").asInt();
-            JsonNode stored = ev.path("event").path("data").path("stored");
-            JsonNode parent = stored.path("parent_hash");
-            long previous = parent.isNull() || parent.isMissingNode() ? 0 : parent.bigIntegerValue().longValue();
-            boolean hasPrevious = !(parent.isNull() || parent.isMissingNode());
-            for (JsonNode b : stored.path("blocks")) {
-                long hash = b.get("block_hash").bigIntegerValue().longValue();
-                blocks.computeIfAbsent(owner, k -> new HashSet<>()).add(hash);
-                if (hasPrevious) {
-                    parents.computeIfAbsent(owner, k -> new HashMap<>()).put(hash, previous);
-                }
-                previous = hash;
-                hasPrevious = true;
-            }
-        }));
+        dump.fields()
+                .forEachRemaining(model -> model.getValue().path("events").forEach(ev -> {
+                    String owner = ev.get("worker_id").asText() + "/"
+                            + ev.path("event").path("dp_rank").asInt();
+                    JsonNode stored = ev.path("event").path("data").path("stored");
+                    JsonNode parent = stored.path("parent_hash");
+                    long previous = parent.isNull() || parent.isMissingNode()
+                            ? 0
+                            : parent.bigIntegerValue().longValue();
+                    boolean hasPrevious = !(parent.isNull() || parent.isMissingNode());
+                    for (JsonNode b : stored.path("blocks")) {
+                        long hash = b.get("block_hash").bigIntegerValue().longValue();
+                        blocks.computeIfAbsent(owner, k -> new HashSet<>()).add(hash);
+                        if (hasPrevious) {
+                            parents.computeIfAbsent(owner, k -> new HashMap<>()).put(hash, previous);
+                        }
+                        previous = hash;
+                        hasPrevious = true;
+                    }
+                }));
         parents.forEach((owner, map) -> map.forEach((child, parent) -> {
             if (!blocks.get(owner).contains(parent)) {
-                torn.add("dump: worker " + owner + " holds " + Long.toUnsignedString(child)
-                        + " without its parent " + Long.toUnsignedString(parent));
+                torn.add("dump: worker " + owner + " holds " + Long.toUnsignedString(child) + " without its parent "
+                        + Long.toUnsignedString(parent));
             }
         }));
     }

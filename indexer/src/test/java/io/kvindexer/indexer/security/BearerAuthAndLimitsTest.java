@@ -1,16 +1,17 @@
 package io.kvindexer.indexer.security;
 
-import io.kvindexer.indexer.http.IndexerRoutes;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerCli;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.ServiceLimits;
 import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.http.IndexerRoutes;
 import io.kvindexer.indexer.reliability.FaultHarnessAccess;
 import io.kvindexer.indexer.sim.EngineSimulator;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,10 +19,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Bearer-token authentication, the limits a client cannot exceed, and peer URL validation, on a running server. */
 public class BearerAuthAndLimitsTest {
@@ -52,8 +51,14 @@ public class BearerAuthAndLimitsTest {
         @Test
         void mutatingEndpointsAndDumpNeedTheTokenReadOnlyOnesDoNot(HttpTestClient http) {
             String reg = "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:9\",\"model_name\":\"m\",\"block_size\":4}";
-            Map<String, String> mutating = Map.of("/register", reg, "/unregister", "{\"instance_id\":1}",
-                    "/register_peer", "{\"url\":\"http://127.0.0.1:1\"}", "/deregister_peer",
+            Map<String, String> mutating = Map.of(
+                    "/register",
+                    reg,
+                    "/unregister",
+                    "{\"instance_id\":1}",
+                    "/register_peer",
+                    "{\"url\":\"http://127.0.0.1:1\"}",
+                    "/deregister_peer",
                     "{\"url\":\"http://127.0.0.1:1\"}");
             for (var e : mutating.entrySet()) {
                 for (String bad : new String[] {null, "wrong", TOKEN + "x", TOKEN.substring(1)}) {
@@ -69,17 +74,23 @@ public class BearerAuthAndLimitsTest {
             assertThat(http.get("/peers").json().toString()).doesNotContain("127.0.0.1:1");
             // with the token they work
             assertThat(post(http, "/register", reg, TOKEN).status()).isEqualTo(201);
-            assertThat(post(http, "/register_peer", "{\"url\":\"http://127.0.0.1:1\"}", TOKEN).status())
+            assertThat(post(http, "/register_peer", "{\"url\":\"http://127.0.0.1:1\"}", TOKEN)
+                            .status())
                     .isEqualTo(201);
             assertThat(get(http, "/dump", TOKEN).status()).isEqualTo(200);
             // read-only endpoints stay open
-            assertThat(http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4]}").status()).isEqualTo(200);
-            assertThat(http.post("/query_by_hash", "{\"model_name\":\"m\",\"block_hashes\":[1]}").status())
+            assertThat(http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4]}")
+                            .status())
+                    .isEqualTo(200);
+            assertThat(http.post("/query_by_hash", "{\"model_name\":\"m\",\"block_hashes\":[1]}")
+                            .status())
                     .isEqualTo(200);
             for (String open : List.of("/workers", "/peers", "/health", "/ready", "/metrics")) {
                 assertThat(http.get(open).status()).as(open).isEqualTo(200);
             }
-            assertThat(post(http, "/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}", TOKEN).status()).isEqualTo(200);
+            assertThat(post(http, "/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}", TOKEN)
+                            .status())
+                    .isEqualTo(200);
         }
     }
 
@@ -87,38 +98,53 @@ public class BearerAuthAndLimitsTest {
     void tokenComesFromAFileOrTheEnvironment(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("token");
         Files.writeString(file, "  from-file\n");
-        assertThat(IndexerCli.parse(new String[] {"--auth-token-file", file.toString()},
-                Map.of("KV_INDEXER_AUTH_TOKEN", "from-env")).config().authToken()).isEqualTo("from-file");
-        assertThat(IndexerCli.parse(new String[0], Map.of("KV_INDEXER_AUTH_TOKEN", "from-env")).config().authToken())
+        assertThat(IndexerCli.parse(
+                                new String[] {"--auth-token-file", file.toString()},
+                                Map.of("KV_INDEXER_AUTH_TOKEN", "from-env"))
+                        .config()
+                        .authToken())
+                .isEqualTo("from-file");
+        assertThat(IndexerCli.parse(new String[0], Map.of("KV_INDEXER_AUTH_TOKEN", "from-env"))
+                        .config()
+                        .authToken())
                 .isEqualTo("from-env");
-        assertThat(IndexerCli.parse(new String[0], Map.of()).config().authToken()).isNull();
+        assertThat(IndexerCli.parse(new String[0], Map.of()).config().authToken())
+                .isNull();
         Files.writeString(file, "   \n");
         assertThatThrownBy(() -> IndexerCli.parse(new String[] {"--auth-token-file", file.toString()}, Map.of()))
                 .hasMessageContaining("--auth-token-file");
-        assertThatThrownBy(() -> IndexerCli.parse(new String[] {"--auth-token-file", dir.resolve("none").toString()},
-                Map.of())).hasMessageContaining("--auth-token-file");
+        assertThatThrownBy(() -> IndexerCli.parse(
+                        new String[] {"--auth-token-file", dir.resolve("none").toString()}, Map.of()))
+                .hasMessageContaining("--auth-token-file");
     }
 
     @Test
     void peerRecoverySendsTheToken() throws Exception {
         try (EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
-             IndexerApp first = IndexerApp.start(IndexerConfig.defaults().withAuthToken(TOKEN));
-             HttpTestClient a = new HttpTestClient(first.baseUrl())) {
-            assertThat(post(a, "/register", "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint()
-                    + "\",\"model_name\":\"m\",\"block_size\":4}", TOKEN).status()).isEqualTo(201);
+                IndexerApp first = IndexerApp.start(IndexerConfig.defaults().withAuthToken(TOKEN));
+                HttpTestClient a = new HttpTestClient(first.baseUrl())) {
+            assertThat(post(
+                                    a,
+                                    "/register",
+                                    "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint()
+                                            + "\",\"model_name\":\"m\",\"block_size\":4}",
+                                    TOKEN)
+                            .status())
+                    .isEqualTo(201);
             await().atMost(Duration.ofSeconds(30)).until(() -> sim.subscriptions() >= 1);
             sim.storeSequence(new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4).get(30, TimeUnit.SECONDS);
-            await().atMost(Duration.ofSeconds(30)).until(() -> get(a, "/dump", TOKEN).body()
-                    .contains("block_hash"));
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> get(a, "/dump", TOKEN).body().contains("block_hash"));
             String dump = get(a, "/dump", TOKEN).body();
-            IndexerConfig peerCfg = IndexerConfig.defaults().withPeers(List.of(first.baseUrl()))
-                    .withRecoveryDelay(Duration.ZERO);
+            IndexerConfig peerCfg =
+                    IndexerConfig.defaults().withPeers(List.of(first.baseUrl())).withRecoveryDelay(Duration.ZERO);
             try (IndexerApp withToken = IndexerApp.start(peerCfg.withAuthToken(TOKEN));
-                 IndexerApp without = IndexerApp.start(peerCfg);
-                 HttpTestClient b = new HttpTestClient(withToken.baseUrl());
-                 HttpTestClient c = new HttpTestClient(without.baseUrl())) {
-                await().atMost(Duration.ofSeconds(60)).until(() -> b.get("/ready").status() == 200
-                        && c.get("/ready").status() == 200);
+                    IndexerApp without = IndexerApp.start(peerCfg);
+                    HttpTestClient b = new HttpTestClient(withToken.baseUrl());
+                    HttpTestClient c = new HttpTestClient(without.baseUrl())) {
+                await().atMost(Duration.ofSeconds(60))
+                        .until(() -> b.get("/ready").status() == 200
+                                && c.get("/ready").status() == 200);
                 assertThat(FaultHarnessAccess.canonical(get(b, "/dump", TOKEN).body()))
                         .isEqualTo(FaultHarnessAccess.canonical(dump));
                 // the replica without the token was refused by its peer and starts empty
@@ -131,7 +157,7 @@ public class BearerAuthAndLimitsTest {
     void limitsAreEnforcedWithTypedErrors() throws Exception {
         ServiceLimits limits = new ServiceLimits(8, 2, 3, 2);
         try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().withLimits(limits));
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+                HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             assertThat(http.post("/register", reg(1, 0)).status()).isEqualTo(201);
             assertThat(http.post("/register", reg(1, 1)).status()).isEqualTo(201);
             HttpTestClient.Response third = http.post("/register", reg(1, 2));
@@ -143,20 +169,27 @@ public class BearerAuthAndLimitsTest {
             assertThat(fourth.error()).contains("--max-listeners");
             assertThat(http.get("/workers").json()).hasSize(2);
 
-            assertThat(http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4,5,6,7,8]}").status())
+            assertThat(http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4,5,6,7,8]}")
+                            .status())
                     .isEqualTo(200);
-            HttpTestClient.Response tooMany = http.post("/query",
-                    "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4,5,6,7,8,9]}");
+            HttpTestClient.Response tooMany =
+                    http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4,5,6,7,8,9]}");
             assertThat(tooMany.status()).isEqualTo(413);
             assertThat(tooMany.error()).contains("token_ids", "--max-query-tokens");
             assertThat(http.post("/query_by_hash", "{\"model_name\":\"m\",\"block_hashes\":[1,2,3,4,5,6,7,8,9]}")
-                    .status()).isEqualTo(413);
+                            .status())
+                    .isEqualTo(413);
 
-            assertThat(http.post("/register_peer", "{\"url\":\"http://127.0.0.1:1\"}").status()).isEqualTo(201);
-            assertThat(http.post("/register_peer", "{\"url\":\"https://peer.example:8443\"}").status())
+            assertThat(http.post("/register_peer", "{\"url\":\"http://127.0.0.1:1\"}")
+                            .status())
                     .isEqualTo(201);
-            assertThat(http.post("/register_peer", "{\"url\":\"http://127.0.0.1:1\"}").status())
-                    .as("a duplicate does not count").isEqualTo(201);
+            assertThat(http.post("/register_peer", "{\"url\":\"https://peer.example:8443\"}")
+                            .status())
+                    .isEqualTo(201);
+            assertThat(http.post("/register_peer", "{\"url\":\"http://127.0.0.1:1\"}")
+                            .status())
+                    .as("a duplicate does not count")
+                    .isEqualTo(201);
             HttpTestClient.Response peer3 = http.post("/register_peer", "{\"url\":\"http://127.0.0.1:3\"}");
             assertThat(peer3.status()).isEqualTo(409);
             assertThat(peer3.error()).contains("--max-peers");
@@ -166,19 +199,29 @@ public class BearerAuthAndLimitsTest {
     @Test
     void peerUrlsAndZmqEndpointsAreValidatedBeforeUse() throws Exception {
         try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
-             HttpTestClient http = new HttpTestClient(app.baseUrl())) {
-            for (String bad : List.of("file:///etc/passwd", "ftp://h/x", "jar:file:/x!/", "http://", "http://:80",
-                    "http://h:0", "http://h:99999", "http://user:pw@h:1", "http://h:1/?q=1", "http://h:1/#f",
-                    "not a url", "")) {
+                HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+            for (String bad : List.of(
+                    "file:///etc/passwd",
+                    "ftp://h/x",
+                    "jar:file:/x!/",
+                    "http://",
+                    "http://:80",
+                    "http://h:0",
+                    "http://h:99999",
+                    "http://user:pw@h:1",
+                    "http://h:1/?q=1",
+                    "http://h:1/#f",
+                    "not a url",
+                    "")) {
                 HttpTestClient.Response r = http.post("/register_peer", "{\"url\":\"" + bad + "\"}");
                 assertThat(r.status()).as(bad).isEqualTo(422);
                 assertThat(r.error()).as(bad).isNotBlank();
             }
             assertThat(http.get("/peers").json()).isEmpty();
-            for (String bad : List.of("http://127.0.0.1:5557", "tcp://", "tcp://h:70000", "udp://h:1",
-                    "tcp://h", "")) {
-                HttpTestClient.Response r = http.post("/register", "{\"instance_id\":1,\"endpoint\":\"" + bad
-                        + "\",\"model_name\":\"m\",\"block_size\":4}");
+            for (String bad : List.of("http://127.0.0.1:5557", "tcp://", "tcp://h:70000", "udp://h:1", "tcp://h", "")) {
+                HttpTestClient.Response r = http.post(
+                        "/register",
+                        "{\"instance_id\":1,\"endpoint\":\"" + bad + "\",\"model_name\":\"m\",\"block_size\":4}");
                 assertThat(r.status()).as(bad).isBetween(400, 499);
                 assertThat(r.error()).as(bad).isNotBlank();
             }
@@ -186,8 +229,9 @@ public class BearerAuthAndLimitsTest {
         }
         assertThatThrownBy(() -> IndexerCli.parse(new String[] {"--peers", "file:///etc/passwd"}, Map.of()))
                 .hasMessageContaining("--peers");
-        assertThatThrownBy(() -> IndexerCli.parse(new String[] {"--max-peers", "1", "--peers",
-                "http://a:1,http://b:1"}, Map.of())).hasMessageContaining("--max-peers");
+        assertThatThrownBy(() -> IndexerCli.parse(
+                        new String[] {"--max-peers", "1", "--peers", "http://a:1,http://b:1"}, Map.of()))
+                .hasMessageContaining("--max-peers");
         assertThatThrownBy(() -> IndexerCli.parse(new String[] {"--max-listeners", "0"}, Map.of()))
                 .hasMessageContaining("--max-listeners");
     }

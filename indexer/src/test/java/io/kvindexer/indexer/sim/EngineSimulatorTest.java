@@ -1,16 +1,12 @@
 package io.kvindexer.indexer.sim;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.kvindexer.indexer.ingest.Frames;
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.sim.EngineSimulator.Holder;
 import io.kvindexer.indexer.sim.EngineSimulator.ReplayLayout;
-import org.awaitility.core.ConditionTimeoutException;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.zeromq.SocketType;
-import org.zeromq.ZContext;
-import org.zeromq.ZMQ;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -18,20 +14,25 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.IntStream;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.awaitility.core.ConditionTimeoutException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
 
 /** The simulator seen through plain jeromq sockets: exact frames, replay service, fault controls, ground truth. */
 class EngineSimulatorTest {
 
     private static final Duration PATIENCE = Duration.ofSeconds(60);
     private static final HexFormat HEX = HexFormat.of();
-    private static final String A = "93cb41da3054981000009188a474797065ab426c6f636b53746f726564ac626c6f636b5f686173686573926fccdeb170"
-            + "6172656e745f626c6f636b5f68617368c0a9746f6b656e5f696473980102030405060708aa626c6f636b5f73697a6504"
-            + "a76c6f72615f6964c0a66d656469756da3475055a96c6f72615f6e616d65c000";
-    private static final String B = "93cb41da3054981000009183a474797065ac426c6f636b52656d6f766564ac626c6f636b5f686173686573916fa66d65"
-            + "6469756da347505500";
+    private static final String A =
+            "93cb41da3054981000009188a474797065ab426c6f636b53746f726564ac626c6f636b5f686173686573926fccdeb170"
+                    + "6172656e745f626c6f636b5f68617368c0a9746f6b656e5f696473980102030405060708aa626c6f636b5f73697a6504"
+                    + "a76c6f72615f6964c0a66d656469756da3475055a96c6f72615f6e616d65c000";
+    private static final String B =
+            "93cb41da3054981000009183a474797065ac426c6f636b52656d6f766564ac626c6f636b5f686173686573916fa66d65"
+                    + "6469756da347505500";
     private static final String C = "93cb41da3054981000009181a474797065b0416c6c426c6f636b73436c656172656400";
     private static final String END = "ffffffffffffffff";
 
@@ -45,7 +46,8 @@ class EngineSimulatorTest {
     }
 
     private EngineSimulator start(EngineSimulator.Options options) {
-        EngineSimulator sim = EngineSimulator.start(options.toBuilder().fixedTs(1757500000.25).build());
+        EngineSimulator sim =
+                EngineSimulator.start(options.toBuilder().fixedTs(1757500000.25).build());
         sims.add(sim);
         return sim;
     }
@@ -106,8 +108,8 @@ class EngineSimulatorTest {
     }
 
     private static void publishABC(EngineSimulator sim) {
-        sim.publish(EngineSimulator.stored(new long[] {111, 222}, null, new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4, "GPU",
-                null));
+        sim.publish(EngineSimulator.stored(
+                new long[] {111, 222}, null, new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4, "GPU", null));
         sim.publish(EngineSimulator.removed(new long[] {111}, "GPU"));
         sim.publish(EngineSimulator.cleared()).join();
     }
@@ -126,7 +128,8 @@ class EngineSimulatorTest {
 
     @Test
     void replayWithTopicFrames() {
-        EngineSimulator sim = start(EngineSimulator.Options.builder().topic("kv").build());
+        EngineSimulator sim =
+                start(EngineSimulator.Options.builder().topic("kv").build());
         publishABC(sim);
         ZMQ.Socket dealer = dealer(sim);
         String topic = HEX.formatHex("kv".getBytes());
@@ -149,7 +152,9 @@ class EngineSimulatorTest {
 
     @Test
     void legacyReplayHasNoTopicFrame() {
-        EngineSimulator sim = start(EngineSimulator.Options.builder().replayLayout(ReplayLayout.LEGACY).build());
+        EngineSimulator sim = start(EngineSimulator.Options.builder()
+                .replayLayout(ReplayLayout.LEGACY)
+                .build());
         publishABC(sim);
         ZMQ.Socket dealer = dealer(sim);
 
@@ -179,7 +184,8 @@ class EngineSimulatorTest {
 
     @Test
     void ringBufferKeepsTheNewestBatches() {
-        EngineSimulator sim = start(EngineSimulator.Options.builder().bufferSteps(2).build());
+        EngineSimulator sim =
+                start(EngineSimulator.Options.builder().bufferSteps(2).build());
         publishABC(sim);
         ZMQ.Socket dealer = dealer(sim);
 
@@ -191,7 +197,8 @@ class EngineSimulatorTest {
 
     @Test
     void dropLiveBuffersWithoutSendingAndSkipLeavesAHole() {
-        EngineSimulator sim = start(EngineSimulator.Options.builder().startSeq(10).build());
+        EngineSimulator sim =
+                start(EngineSimulator.Options.builder().startSeq(10).build());
         ZMQ.Socket sub = subscribe(sim);
 
         sim.publish(EngineSimulator.cleared());
@@ -212,8 +219,10 @@ class EngineSimulatorTest {
     @Test
     void restartGoesBackToZeroWithAnEmptyBufferAndCache() {
         EngineSimulator sim = start(EngineSimulator.Options.defaults());
-        sim.publish(EngineSimulator.stored(new long[] {5}, null, new int[] {1, 2, 3, 4}, 4, "GPU", null)).join();
-        sim.publish(EngineSimulator.stored(new long[] {6}, null, new int[] {1, 2, 3, 4}, 4, "GPU", null)).join();
+        sim.publish(EngineSimulator.stored(new long[] {5}, null, new int[] {1, 2, 3, 4}, 4, "GPU", null))
+                .join();
+        sim.publish(EngineSimulator.stored(new long[] {6}, null, new int[] {1, 2, 3, 4}, 4, "GPU", null))
+                .join();
         assertThat(sim.held(0, StorageTier.DEVICE)).containsExactlyInAnyOrder(5L, 6L);
 
         sim.restart();
@@ -236,30 +245,40 @@ class EngineSimulatorTest {
         assertThat(sim.storeSequence(prompt, 4).join()).isZero();
         assertThat(sim.storeSequence(longer, 4).join()).isEqualTo(1);
         assertThat(sim.storeSequence(longer, 4).join()).as("nothing new").isNull();
-        assertThat(sim.held(0, StorageTier.DEVICE)).containsExactlyInAnyOrder(hashes[0], hashes[1], hashes[2],
-                hashes[3]);
+        assertThat(sim.held(0, StorageTier.DEVICE))
+                .containsExactlyInAnyOrder(hashes[0], hashes[1], hashes[2], hashes[3]);
 
         ZMQ.Socket dealer = dealer(sim);
         request(dealer, 1);
         String second = receive(dealer).get(3);
         byte[] expected = new EngineEventEncoder(EngineEventEncoder.Format.MAP, EngineEventEncoder.HashMode.U64)
-                .encode(1757500000.25, List.of(EngineSimulator.stored(new long[] {hashes[2], hashes[3]}, hashes[1],
-                        IntStream.rangeClosed(9, 16).toArray(), 4, "GPU", null)), 0);
+                .encode(
+                        1757500000.25,
+                        List.of(EngineSimulator.stored(
+                                new long[] {hashes[2], hashes[3]},
+                                hashes[1],
+                                IntStream.rangeClosed(9, 16).toArray(),
+                                4,
+                                "GPU",
+                                null)),
+                        0);
         assertThat(second).isEqualTo(HEX.formatHex(expected));
     }
 
     @Test
     void groundTruthFollowsStoresRemovesAndClearsPerRankAndTier() {
         EngineSimulator sim = start(EngineSimulator.Options.builder().dpRank(1).build());
-        sim.publish(EngineSimulator.stored(new long[] {1, 2}, null, new int[8], 4, "GPU", null),
+        sim.publish(
+                EngineSimulator.stored(new long[] {1, 2}, null, new int[8], 4, "GPU", null),
                 EngineSimulator.stored(new long[] {3}, null, new int[4], 4, "CPU", null));
         sim.publishWithRank(4, List.of(EngineSimulator.stored(new long[] {9}, null, new int[4], 4, "GPU", null)));
         sim.publish(EngineSimulator.removed(new long[] {1}, "GPU"));
 
-        assertThat(sim.groundTruth()).isEqualTo(Map.of(
-                new Holder(1, StorageTier.DEVICE), Set.of(2L),
-                new Holder(1, StorageTier.HOST_PINNED), Set.of(3L),
-                new Holder(4, StorageTier.DEVICE), Set.of(9L)));
+        assertThat(sim.groundTruth())
+                .isEqualTo(Map.of(
+                        new Holder(1, StorageTier.DEVICE), Set.of(2L),
+                        new Holder(1, StorageTier.HOST_PINNED), Set.of(3L),
+                        new Holder(4, StorageTier.DEVICE), Set.of(9L)));
 
         sim.publish(EngineSimulator.cleared()).join();
         assertThat(sim.groundTruth()).isEqualTo(Map.of(new Holder(4, StorageTier.DEVICE), Set.of(9L)));
@@ -267,8 +286,10 @@ class EngineSimulatorTest {
 
     @Test
     void portZeroAndWildcardHostReportAConnectableEndpoint() {
-        EngineSimulator sim = start(EngineSimulator.Options.builder().endpoint("tcp://*:0")
-                .replayEndpoint("tcp://127.0.0.1:0").build());
+        EngineSimulator sim = start(EngineSimulator.Options.builder()
+                .endpoint("tcp://*:0")
+                .replayEndpoint("tcp://127.0.0.1:0")
+                .build());
         assertThat(sim.endpoint()).matches("tcp://127\\.0\\.0\\.1:[1-9][0-9]*");
         assertThat(sim.replayEndpoint()).matches("tcp://127\\.0\\.0\\.1:[1-9][0-9]*");
         ZMQ.Socket sub = subscribe(sim);

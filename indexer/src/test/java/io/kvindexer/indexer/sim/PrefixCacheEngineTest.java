@@ -1,10 +1,9 @@
 package io.kvindexer.indexer.sim;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.stream.IntStream;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 class PrefixCacheEngineTest {
 
@@ -45,7 +44,9 @@ class PrefixCacheEngineTest {
         assertThat(stored.parent()).isEqualTo(all[1]);
         assertThat(stored.hashes()).containsExactly(all[2], all[3]);
         assertThat(stored.tokens()).containsExactly(tokens(100, 8));
-        assertThat(engine.serve(longer).events()).as("a full hit changes nothing").isEmpty();
+        assertThat(engine.serve(longer).events())
+                .as("a full hit changes nothing")
+                .isEmpty();
     }
 
     @Test

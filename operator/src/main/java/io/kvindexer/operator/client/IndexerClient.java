@@ -27,7 +27,7 @@ public class IndexerClient {
     /** Told about every call: which replica, which operation, how long, and whether it succeeded. */
     @FunctionalInterface
     public interface CallObserver {
-        CallObserver NONE = (replica, operation, elapsed, ok) -> { };
+        CallObserver NONE = (replica, operation, elapsed, ok) -> {};
 
         void observe(String replica, String operation, Duration elapsed, boolean ok);
     }
@@ -71,8 +71,8 @@ public class IndexerClient {
     }
 
     /** POST /register for one (instance, dp rank). */
-    public void register(IndexerEndpoint replica, WorkerRegistration r, String modelName, String tenantId,
-            int blockSize) {
+    public void register(
+            IndexerEndpoint replica, WorkerRegistration r, String modelName, String tenantId, int blockSize) {
         ObjectNode body = JSON.createObjectNode();
         body.put("instance_id", new BigInteger(r.instanceIdText()));
         body.put("endpoint", r.endpoint());
@@ -107,11 +107,17 @@ public class IndexerClient {
     }
 
     public void registerPeer(IndexerEndpoint replica, String url) {
-        call(replica, "register_peer", post(replica, "/register_peer", JSON.createObjectNode().put("url", url)));
+        call(
+                replica,
+                "register_peer",
+                post(replica, "/register_peer", JSON.createObjectNode().put("url", url)));
     }
 
     public void deregisterPeer(IndexerEndpoint replica, String url) {
-        call(replica, "deregister_peer", post(replica, "/deregister_peer", JSON.createObjectNode().put("url", url)));
+        call(
+                replica,
+                "deregister_peer",
+                post(replica, "/deregister_peer", JSON.createObjectNode().put("url", url)));
     }
 
     /** GET /ready: true on 200, false on 503 (recovering or waiting for workers); errors when unreachable. */
@@ -138,7 +144,9 @@ public class IndexerClient {
     }
 
     private HttpRequest get(IndexerEndpoint replica, String path) {
-        return authorized(HttpRequest.newBuilder(replica.baseUrl().resolve(path)).timeout(requestTimeout).GET());
+        return authorized(HttpRequest.newBuilder(replica.baseUrl().resolve(path))
+                .timeout(requestTimeout)
+                .GET());
     }
 
     private HttpRequest post(IndexerEndpoint replica, String path, JsonNode body) {
@@ -162,15 +170,18 @@ public class IndexerClient {
             HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
             int status = response.statusCode();
             if (status / 100 != 2) {
-                throw new IndexerClientException(request.method() + " " + request.uri().getPath() + " on "
-                        + replica.name() + " answered " + status + ": " + errorText(response.body()), status, null);
+                throw new IndexerClientException(
+                        request.method() + " " + request.uri().getPath() + " on " + replica.name() + " answered "
+                                + status + ": " + errorText(response.body()),
+                        status,
+                        null);
             }
             JsonNode node = response.body().isBlank() ? JSON.nullNode() : JSON.readTree(response.body());
             ok = true;
             return node;
         } catch (IOException e) {
-            throw new IndexerClientException(replica.name() + " (" + replica.baseUrl() + ") unreachable: "
-                    + describe(e), -1, e);
+            throw new IndexerClientException(
+                    replica.name() + " (" + replica.baseUrl() + ") unreachable: " + describe(e), -1, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IndexerClientException("interrupted calling " + replica.name(), -1, e);
@@ -186,8 +197,10 @@ public class IndexerClient {
         List<RegisteredWorker> workers = new ArrayList<>(array.size());
         for (JsonNode w : array) {
             Map<Integer, String> endpoints = new TreeMap<>();
-            w.path("endpoints").properties().forEach(e -> endpoints.put(Integer.parseInt(e.getKey()),
-                    e.getValue().asText()));
+            w.path("endpoints")
+                    .properties()
+                    .forEach(e -> endpoints.put(
+                            Integer.parseInt(e.getKey()), e.getValue().asText()));
             workers.add(new RegisteredWorker(
                     unsigned(w.path("instance_id")),
                     w.path("model_name").asText(null),

@@ -2,7 +2,6 @@ package io.kvindexer.operator.indexer;
 
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.EnvVarBuilder;
-
 import java.util.Map;
 
 /**
@@ -17,13 +16,20 @@ public final class AuthSecret {
     public static final String KEY = "token";
     public static final String ENV = "KV_INDEXER_AUTH_TOKEN";
 
-    private AuthSecret() {
-    }
+    private AuthSecret() {}
 
     /** The env var of the indexer container: the Secret's token when the Secret exists, unset otherwise. */
     public static EnvVar envVar() {
-        return new EnvVarBuilder().withName(ENV).withNewValueFrom().withNewSecretKeyRef()
-                .withName(SECRET_NAME).withKey(KEY).withOptional(true).endSecretKeyRef().endValueFrom().build();
+        return new EnvVarBuilder()
+                .withName(ENV)
+                .withNewValueFrom()
+                .withNewSecretKeyRef()
+                .withName(SECRET_NAME)
+                .withKey(KEY)
+                .withOptional(true)
+                .endSecretKeyRef()
+                .endValueFrom()
+                .build();
     }
 
     /** The operator's token from its own environment; null (no header sent) when unset or blank. */

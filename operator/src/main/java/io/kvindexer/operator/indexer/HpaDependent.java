@@ -25,8 +25,10 @@ public class HpaDependent extends CRUDKubernetesDependentResource<HorizontalPodA
     /** Precondition of the HPA dependent. */
     public static class AutoscalingSet implements Condition<HorizontalPodAutoscaler, KvIndexer> {
         @Override
-        public boolean isMet(DependentResource<HorizontalPodAutoscaler, KvIndexer> dependentResource,
-                KvIndexer primary, Context<KvIndexer> context) {
+        public boolean isMet(
+                DependentResource<HorizontalPodAutoscaler, KvIndexer> dependentResource,
+                KvIndexer primary,
+                Context<KvIndexer> context) {
             return primary.getSpec().getAutoscaling() != null;
         }
     }

@@ -16,10 +16,10 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
-import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
-import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerBuilder;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
 import io.kvindexer.operator.crd.v1alpha1.Autoscaling;
 import io.kvindexer.operator.crd.v1alpha1.CrdConstants;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
@@ -43,8 +43,7 @@ public final class IndexerDesiredState {
     /** The JVM needs a writable /tmp; the root filesystem is read-only. */
     public static final String TMP_VOLUME = "tmp";
 
-    private IndexerDesiredState() {
-    }
+    private IndexerDesiredState() {}
 
     /**
      * Replicas are started and restarted one at a time, in order, each Ready (recovered from a peer) before the next:
@@ -76,24 +75,39 @@ public final class IndexerDesiredState {
         return new StatefulSetBuilder()
                 .withMetadata(meta(kvi, IndexerNames.statefulSet(kvi)))
                 .withNewSpec()
-                    .withReplicas(spec.getReplicas())
-                    .withServiceName(IndexerNames.headlessService(kvi))
-                    .withPodManagementPolicy(podManagementPolicy)
-                    .withNewUpdateStrategy().withType("RollingUpdate")
-                        .withNewRollingUpdate().withPartition(0).endRollingUpdate().endUpdateStrategy()
-                    .withNewSelector().withMatchLabels(IndexerNames.selectorLabels(kvi)).endSelector()
-                    .withNewTemplate()
-                        .withNewMetadata().withLabels(podLabels).withAnnotations(podAnnotations).endMetadata()
-                        .withNewSpec()
-                            .withSecurityContext(overrides != null && overrides.securityContext() != null
-                                    ? overrides.securityContext() : podSecurityContext())
-                            .withContainers(container(kvi))
-                            .addNewVolume().withName(TMP_VOLUME).withNewEmptyDir().endEmptyDir().endVolume()
-                            .withNodeSelector(overrides == null ? null : overrides.nodeSelector())
-                            .withTolerations(overrides == null ? null : overrides.tolerations())
-                            .withAffinity(overrides == null ? null : overrides.affinity())
-                        .endSpec()
-                    .endTemplate()
+                .withReplicas(spec.getReplicas())
+                .withServiceName(IndexerNames.headlessService(kvi))
+                .withPodManagementPolicy(podManagementPolicy)
+                .withNewUpdateStrategy()
+                .withType("RollingUpdate")
+                .withNewRollingUpdate()
+                .withPartition(0)
+                .endRollingUpdate()
+                .endUpdateStrategy()
+                .withNewSelector()
+                .withMatchLabels(IndexerNames.selectorLabels(kvi))
+                .endSelector()
+                .withNewTemplate()
+                .withNewMetadata()
+                .withLabels(podLabels)
+                .withAnnotations(podAnnotations)
+                .endMetadata()
+                .withNewSpec()
+                .withSecurityContext(
+                        overrides != null && overrides.securityContext() != null
+                                ? overrides.securityContext()
+                                : podSecurityContext())
+                .withContainers(container(kvi))
+                .addNewVolume()
+                .withName(TMP_VOLUME)
+                .withNewEmptyDir()
+                .endEmptyDir()
+                .endVolume()
+                .withNodeSelector(overrides == null ? null : overrides.nodeSelector())
+                .withTolerations(overrides == null ? null : overrides.tolerations())
+                .withAffinity(overrides == null ? null : overrides.affinity())
+                .endSpec()
+                .endTemplate()
                 .endSpec()
                 .build();
     }
@@ -120,14 +134,22 @@ public final class IndexerDesiredState {
                 .withImagePullPolicy(spec.getImagePullPolicy())
                 .withArgs(args)
                 .withEnv(env)
-                .addNewPort().withName(PORT_NAME).withContainerPort(spec.getPort()).withProtocol("TCP").endPort()
+                .addNewPort()
+                .withName(PORT_NAME)
+                .withContainerPort(spec.getPort())
+                .withProtocol("TCP")
+                .endPort()
                 .withLivenessProbe(probe("/health", 3))
                 .withReadinessProbe(probe("/ready", 1))
                 .withResources(spec.getResources())
-                .withSecurityContext(spec.getPodTemplate() != null
-                        && spec.getPodTemplate().containerSecurityContext() != null
-                        ? spec.getPodTemplate().containerSecurityContext() : containerSecurityContext())
-                .addNewVolumeMount().withName(TMP_VOLUME).withMountPath("/tmp").endVolumeMount()
+                .withSecurityContext(
+                        spec.getPodTemplate() != null && spec.getPodTemplate().containerSecurityContext() != null
+                                ? spec.getPodTemplate().containerSecurityContext()
+                                : containerSecurityContext())
+                .addNewVolumeMount()
+                .withName(TMP_VOLUME)
+                .withMountPath("/tmp")
+                .endVolumeMount()
                 .build();
     }
 
@@ -138,7 +160,9 @@ public final class IndexerDesiredState {
                 .withRunAsUser(INDEXER_UID)
                 .withRunAsGroup(INDEXER_UID)
                 .withFsGroup(INDEXER_UID)
-                .withNewSeccompProfile().withType("RuntimeDefault").endSeccompProfile()
+                .withNewSeccompProfile()
+                .withType("RuntimeDefault")
+                .endSeccompProfile()
                 .build();
     }
 
@@ -146,13 +170,19 @@ public final class IndexerDesiredState {
         return new SecurityContextBuilder()
                 .withAllowPrivilegeEscalation(false)
                 .withReadOnlyRootFilesystem(true)
-                .withNewCapabilities().withDrop("ALL").endCapabilities()
+                .withNewCapabilities()
+                .withDrop("ALL")
+                .endCapabilities()
                 .build();
     }
 
     private static Probe probe(String path, int failureThreshold) {
         return new ProbeBuilder()
-                .withNewHttpGet().withPath(path).withPort(new IntOrString(PORT_NAME)).withScheme("HTTP").endHttpGet()
+                .withNewHttpGet()
+                .withPath(path)
+                .withPort(new IntOrString(PORT_NAME))
+                .withScheme("HTTP")
+                .endHttpGet()
                 .withPeriodSeconds(5)
                 .withTimeoutSeconds(2)
                 .withFailureThreshold(failureThreshold)
@@ -164,11 +194,15 @@ public final class IndexerDesiredState {
         return new ServiceBuilder()
                 .withMetadata(meta(kvi, IndexerNames.headlessService(kvi), IndexerNames.ROLE_PEERS))
                 .withNewSpec()
-                    .withClusterIP("None")
-                    .withPublishNotReadyAddresses(false)
-                    .withSelector(IndexerNames.selectorLabels(kvi))
-                    .addNewPort().withName(PORT_NAME).withPort(kvi.getSpec().getPort())
-                        .withTargetPort(new IntOrString(PORT_NAME)).withProtocol("TCP").endPort()
+                .withClusterIP("None")
+                .withPublishNotReadyAddresses(false)
+                .withSelector(IndexerNames.selectorLabels(kvi))
+                .addNewPort()
+                .withName(PORT_NAME)
+                .withPort(kvi.getSpec().getPort())
+                .withTargetPort(new IntOrString(PORT_NAME))
+                .withProtocol("TCP")
+                .endPort()
                 .endSpec()
                 .build();
     }
@@ -178,10 +212,14 @@ public final class IndexerDesiredState {
         return new ServiceBuilder()
                 .withMetadata(meta(kvi, IndexerNames.clientService(kvi), IndexerNames.ROLE_CLIENT))
                 .withNewSpec()
-                    .withType("ClusterIP")
-                    .withSelector(IndexerNames.selectorLabels(kvi))
-                    .addNewPort().withName(PORT_NAME).withPort(kvi.getSpec().getPort())
-                        .withTargetPort(new IntOrString(PORT_NAME)).withProtocol("TCP").endPort()
+                .withType("ClusterIP")
+                .withSelector(IndexerNames.selectorLabels(kvi))
+                .addNewPort()
+                .withName(PORT_NAME)
+                .withPort(kvi.getSpec().getPort())
+                .withTargetPort(new IntOrString(PORT_NAME))
+                .withProtocol("TCP")
+                .endPort()
                 .endSpec()
                 .build();
     }
@@ -191,8 +229,10 @@ public final class IndexerDesiredState {
         return new PodDisruptionBudgetBuilder()
                 .withMetadata(meta(kvi, IndexerNames.pdb(kvi)))
                 .withNewSpec()
-                    .withMaxUnavailable(new IntOrString(1))
-                    .withNewSelector().withMatchLabels(IndexerNames.selectorLabels(kvi)).endSelector()
+                .withMaxUnavailable(new IntOrString(1))
+                .withNewSelector()
+                .withMatchLabels(IndexerNames.selectorLabels(kvi))
+                .endSelector()
                 .endSpec()
                 .build();
     }
@@ -204,21 +244,30 @@ public final class IndexerDesiredState {
     public static HorizontalPodAutoscaler horizontalPodAutoscaler(KvIndexer kvi) {
         Autoscaling a = kvi.getSpec().getAutoscaling();
         if (a == null) { // the field was removed: JOSDK asks for the desired object only to find the one to delete
-            return new HorizontalPodAutoscalerBuilder().withMetadata(meta(kvi, IndexerNames.hpa(kvi))).build();
+            return new HorizontalPodAutoscalerBuilder()
+                    .withMetadata(meta(kvi, IndexerNames.hpa(kvi)))
+                    .build();
         }
         return new HorizontalPodAutoscalerBuilder()
                 .withMetadata(meta(kvi, IndexerNames.hpa(kvi)))
                 .withNewSpec()
-                    .withNewScaleTargetRef().withApiVersion(CrdConstants.API_VERSION).withKind(kvi.getKind())
-                        .withName(kvi.getMetadata().getName()).endScaleTargetRef()
-                    .withMinReplicas(a.minReplicas())
-                    .withMaxReplicas(a.maxReplicas())
-                    .addNewMetric().withType("Resource")
-                        .withNewResource().withName("cpu")
-                            .withNewTarget().withType("Utilization")
-                                .withAverageUtilization(a.targetCPUUtilizationPercentage()).endTarget()
-                        .endResource()
-                    .endMetric()
+                .withNewScaleTargetRef()
+                .withApiVersion(CrdConstants.API_VERSION)
+                .withKind(kvi.getKind())
+                .withName(kvi.getMetadata().getName())
+                .endScaleTargetRef()
+                .withMinReplicas(a.minReplicas())
+                .withMaxReplicas(a.maxReplicas())
+                .addNewMetric()
+                .withType("Resource")
+                .withNewResource()
+                .withName("cpu")
+                .withNewTarget()
+                .withType("Utilization")
+                .withAverageUtilization(a.targetCPUUtilizationPercentage())
+                .endTarget()
+                .endResource()
+                .endMetric()
                 .endSpec()
                 .build();
     }

@@ -17,13 +17,14 @@ public final class IndexerNames {
     public static final String LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
     /** Tells the two Services apart (they select the same pods). */
     public static final String LABEL_SERVICE_ROLE = "kvindexer.io/service";
+
     public static final String ROLE_CLIENT = "client";
     public static final String ROLE_PEERS = "peers";
     /** Informer scope of the operator's own objects and of the indexer pods. */
-    public static final String MANAGED_SELECTOR = LABEL_MANAGED_BY + "=" + MANAGED_BY + "," + LABEL_NAME + "=" + APP_NAME;
+    public static final String MANAGED_SELECTOR =
+            LABEL_MANAGED_BY + "=" + MANAGED_BY + "," + LABEL_NAME + "=" + APP_NAME;
 
-    private IndexerNames() {
-    }
+    private IndexerNames() {}
 
     public static String statefulSet(KvIndexer kvi) {
         return kvi.getMetadata().getName();
@@ -52,8 +53,8 @@ public final class IndexerNames {
 
     /** Stable URL of replica {@code ordinal}: {@code http://<name>-<i>.<name>-peers.<ns>.svc:<port>}. */
     public static String stableUrl(KvIndexer kvi, int ordinal) {
-        return "http://" + pod(kvi, ordinal) + "." + headlessService(kvi) + "." + kvi.getMetadata().getNamespace()
-                + ".svc:" + kvi.getSpec().getPort();
+        return "http://" + pod(kvi, ordinal) + "." + headlessService(kvi) + "."
+                + kvi.getMetadata().getNamespace() + ".svc:" + kvi.getSpec().getPort();
     }
 
     /**
@@ -62,12 +63,15 @@ public final class IndexerNames {
      * starting replica itself, and does not depend on the number of replicas.
      */
     public static String peersDns(KvIndexer kvi) {
-        return headlessService(kvi) + "." + kvi.getMetadata().getNamespace() + ".svc:" + kvi.getSpec().getPort();
+        return headlessService(kvi) + "." + kvi.getMetadata().getNamespace() + ".svc:"
+                + kvi.getSpec().getPort();
     }
 
     /** Stable URLs of every replica of the desired size, in ordinal order. */
     public static List<String> stableUrls(KvIndexer kvi) {
-        return IntStream.range(0, kvi.getSpec().getReplicas()).mapToObj(i -> stableUrl(kvi, i)).toList();
+        return IntStream.range(0, kvi.getSpec().getReplicas())
+                .mapToObj(i -> stableUrl(kvi, i))
+                .toList();
     }
 
     /** Labels that select the pods of one KvIndexer (the StatefulSet selector; immutable). */
@@ -81,7 +85,9 @@ public final class IndexerNames {
     /** {@link #selectorLabels} as a label-selector string (the scale subresource's selector). */
     public static String selector(KvIndexer kvi) {
         StringBuilder sb = new StringBuilder();
-        selectorLabels(kvi).forEach((k, v) -> sb.append(sb.isEmpty() ? "" : ",").append(k).append('=').append(v));
+        selectorLabels(kvi)
+                .forEach((k, v) ->
+                        sb.append(sb.isEmpty() ? "" : ",").append(k).append('=').append(v));
         return sb.toString();
     }
 

@@ -37,18 +37,26 @@ import org.slf4j.LoggerFactory;
  * KvIndexer → StatefulSet, headless Service, client Service, PodDisruptionBudget, the optional autoscaler and
  * ServiceMonitor (managed dependents), then each Ready replica's peer list (/register_peer, /deregister_peer) and the status.
  */
-@Workflow(explicitInvocation = true, dependents = {
-    @Dependent(name = "statefulset", type = StatefulSetDependent.class),
-    @Dependent(name = "headless-service", type = HeadlessServiceDependent.class),
-    @Dependent(name = "client-service", type = ClientServiceDependent.class),
-    @Dependent(name = "pdb", type = PdbDependent.class,
-            reconcilePrecondition = PdbDependent.MoreThanOneReplica.class),
-    @Dependent(name = "hpa", type = HpaDependent.class,
-            reconcilePrecondition = HpaDependent.AutoscalingSet.class),
-    @Dependent(name = "servicemonitor", type = ServiceMonitorDependent.class,
-            activationCondition = ServiceMonitorDependent.CrdInstalled.class,
-            reconcilePrecondition = ServiceMonitorDependent.Wanted.class)
-})
+@Workflow(
+        explicitInvocation = true,
+        dependents = {
+            @Dependent(name = "statefulset", type = StatefulSetDependent.class),
+            @Dependent(name = "headless-service", type = HeadlessServiceDependent.class),
+            @Dependent(name = "client-service", type = ClientServiceDependent.class),
+            @Dependent(
+                    name = "pdb",
+                    type = PdbDependent.class,
+                    reconcilePrecondition = PdbDependent.MoreThanOneReplica.class),
+            @Dependent(
+                    name = "hpa",
+                    type = HpaDependent.class,
+                    reconcilePrecondition = HpaDependent.AutoscalingSet.class),
+            @Dependent(
+                    name = "servicemonitor",
+                    type = ServiceMonitorDependent.class,
+                    activationCondition = ServiceMonitorDependent.CrdInstalled.class,
+                    reconcilePrecondition = ServiceMonitorDependent.Wanted.class)
+        })
 @ControllerConfiguration(name = KvIndexerReconciler.NAME)
 public class KvIndexerReconciler implements Reconciler<KvIndexer> {
     public static final String NAME = "kvindexer";
@@ -62,8 +70,8 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
     private final Duration resync;
     private final Backoff backoff;
 
-    public KvIndexerReconciler(IndexerClient client, Clock clock, EventRecorder events, OperatorMetrics metrics,
-            Duration resync) {
+    public KvIndexerReconciler(
+            IndexerClient client, Clock clock, EventRecorder events, OperatorMetrics metrics, Duration resync) {
         this.client = client;
         this.statusFactory = new KvIndexerStatusFactory(clock);
         this.events = events;
@@ -74,10 +82,14 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
 
     @Override
     public List<EventSource<?, KvIndexer>> prepareEventSources(EventSourceContext<KvIndexer> context) {
-        return List.of(new InformerEventSource<>(IndexerPods.informer(INDEXER_PODS, KvIndexer.class,
-                pod -> Set.of(new ResourceID(
-                        pod.getMetadata().getLabels().get(IndexerNames.LABEL_INSTANCE),
-                        pod.getMetadata().getNamespace()))), context));
+        return List.of(new InformerEventSource<>(
+                IndexerPods.informer(
+                        INDEXER_PODS,
+                        KvIndexer.class,
+                        pod -> Set.of(new ResourceID(
+                                pod.getMetadata().getLabels().get(IndexerNames.LABEL_INSTANCE),
+                                pod.getMetadata().getNamespace()))),
+                context));
     }
 
     @Override
@@ -87,17 +99,20 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
         }
         String invalid = KvIndexerValidation.validate(kvi.getSpec());
         if (invalid != null) {
-            LOG.atWarn().addKeyValue("kvindexer", key(kvi)).addKeyValue("reason", invalid).log("invalid spec");
+            LOG.atWarn()
+                    .addKeyValue("kvindexer", key(kvi))
+                    .addKeyValue("reason", invalid)
+                    .log("invalid spec");
             events.warning(kvi, "InvalidSpec", invalid);
-            StatusUpdates.write(context, kvi, statusFactory.invalidSpec(kvi, invalid).getStatus());
+            StatusUpdates.write(
+                    context, kvi, statusFactory.invalidSpec(kvi, invalid).getStatus());
             return UpdateControl.noUpdate();
         }
         context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow();
 
         List<IndexerReplica> replicas = IndexerPods.replicas(context, INDEXER_PODS, kvi);
         Map<String, String> peerErrors = new TreeMap<>(syncPeers(kvi, replicas));
-        if (ServiceMonitors.wanted(kvi)
-                && !ServiceMonitors.crdInstalled(context.getClient())) {
+        if (ServiceMonitors.wanted(kvi) && !ServiceMonitors.crdInstalled(context.getClient())) {
             peerErrors.put("servicemonitor", ServiceMonitors.NOT_INSTALLED);
             events.warning(kvi, "ServiceMonitorFailed", ServiceMonitors.NOT_INSTALLED);
         }
@@ -105,7 +120,8 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
         if (peerErrors.isEmpty()) {
             backoff.reset(key(kvi));
         }
-        StatusUpdates.write(context, kvi, statusFactory.status(kvi, replicas, peerErrors).getStatus());
+        StatusUpdates.write(
+                context, kvi, statusFactory.status(kvi, replicas, peerErrors).getStatus());
         return UpdateControl.<KvIndexer>noUpdate().rescheduleAfter(next);
     }
 
@@ -114,9 +130,13 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
      * and JOSDK retries with its own back-off.
      */
     @Override
-    public ErrorStatusUpdateControl<KvIndexer> updateErrorStatus(KvIndexer kvi, Context<KvIndexer> context,
+    public ErrorStatusUpdateControl<KvIndexer> updateErrorStatus(
+            KvIndexer kvi,
+            Context<KvIndexer> context,
             Exception e) { // counted by JOSDK's Metrics#failedReconciliation (OperatorMetrics)
-        LOG.atWarn().addKeyValue("kvindexer", key(kvi)).addKeyValue("error", String.valueOf(e))
+        LOG.atWarn()
+                .addKeyValue("kvindexer", key(kvi))
+                .addKeyValue("error", String.valueOf(e))
                 .log("reconcile failed; retrying");
         events.warning(kvi, "ReconcileFailed", String.valueOf(e.getMessage()));
         KvIndexer copy = context.getClient().getKubernetesSerialization().clone(kvi);
@@ -127,7 +147,8 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
     /** Peer lists of all Ready replicas, in parallel; returns replica pod → error for those that failed. */
     private Map<String, String> syncPeers(KvIndexer kvi, List<IndexerReplica> replicas) {
         List<String> urls = IndexerNames.stableUrls(kvi);
-        List<IndexerReplica> ready = replicas.stream().filter(IndexerReplica::ready).toList();
+        List<IndexerReplica> ready =
+                replicas.stream().filter(IndexerReplica::ready).toList();
         Map<String, String> errors = new TreeMap<>();
         FanOut.map(ready, r -> syncPeers(kvi, r, urls).map(e -> Map.entry(r.pod(), e)))
                 .forEach(e -> e.ifPresent(x -> errors.put(x.getKey(), x.getValue())));
@@ -140,22 +161,30 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
     /** One replica's peer list: every other replica's stable URL. Returns the error, if any. */
     private Optional<String> syncPeers(KvIndexer kvi, IndexerReplica r, List<String> urls) {
         IndexerEndpoint endpoint = r.endpoint(kvi.getSpec().getPort());
-        List<String> desired = IntStream.range(0, urls.size()).filter(i -> i != r.ordinal())
-                .mapToObj(urls::get).toList();
+        List<String> desired = IntStream.range(0, urls.size())
+                .filter(i -> i != r.ordinal())
+                .mapToObj(urls::get)
+                .toList();
         try {
             PeerPlan plan = PeerPlan.of(desired, client.peers(endpoint));
             plan.toRegister().forEach(u -> client.registerPeer(endpoint, u));
             plan.toDeregister().forEach(u -> client.deregisterPeer(endpoint, u));
             if (!plan.isEmpty()) {
-                LOG.atInfo().addKeyValue("kvindexer", key(kvi)).addKeyValue("replica", r.pod())
-                        .addKeyValue("added", plan.toRegister()).addKeyValue("removed", plan.toDeregister())
+                LOG.atInfo()
+                        .addKeyValue("kvindexer", key(kvi))
+                        .addKeyValue("replica", r.pod())
+                        .addKeyValue("added", plan.toRegister())
+                        .addKeyValue("removed", plan.toDeregister())
                         .log("peer list updated");
             }
             return Optional.empty();
         } catch (IndexerClientException e) {
             metrics.reconcileError(NAME);
-            LOG.atWarn().addKeyValue("kvindexer", key(kvi)).addKeyValue("replica", r.pod())
-                    .addKeyValue("error", e.getMessage()).log("peer sync failed");
+            LOG.atWarn()
+                    .addKeyValue("kvindexer", key(kvi))
+                    .addKeyValue("replica", r.pod())
+                    .addKeyValue("error", e.getMessage())
+                    .log("peer sync failed");
             return Optional.of(e.getMessage());
         }
     }

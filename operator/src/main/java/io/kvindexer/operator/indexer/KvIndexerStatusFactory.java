@@ -29,26 +29,53 @@ public final class KvIndexerStatusFactory {
         int desired = kvi.getSpec().getReplicas();
         long generation = generation(kvi);
         List<Condition> previous = previous(kvi);
-        List<ReplicaStatus> rows = IntStream.range(0, desired).mapToObj(i -> new ReplicaStatus(
-                IndexerNames.pod(kvi, i), IndexerNames.stableUrl(kvi, i),
-                replicas.stream().anyMatch(r -> r.ordinal() == i && r.ready()))).toList();
+        List<ReplicaStatus> rows = IntStream.range(0, desired)
+                .mapToObj(i -> new ReplicaStatus(
+                        IndexerNames.pod(kvi, i),
+                        IndexerNames.stableUrl(kvi, i),
+                        replicas.stream().anyMatch(r -> r.ordinal() == i && r.ready())))
+                .toList();
         int ready = (int) rows.stream().filter(ReplicaStatus::ready).count();
 
         List<Condition> conditions = new ArrayList<>();
         boolean allReady = ready == desired;
-        conditions.add(Conditions.of(Conditions.READY, allReady,
+        conditions.add(Conditions.of(
+                Conditions.READY,
+                allReady,
                 allReady ? "AllReplicasReady" : "ReplicasNotReady",
-                ready + " of " + desired + " replicas ready", generation, previous, clock));
-        conditions.add(Conditions.of(Conditions.PROGRESSING, !allReady,
+                ready + " of " + desired + " replicas ready",
+                generation,
+                previous,
+                clock));
+        conditions.add(Conditions.of(
+                Conditions.PROGRESSING,
+                !allReady,
                 allReady ? "Stable" : "WaitingForReplicas",
-                allReady ? "all replicas ready at generation " + generation
-                        : "waiting for " + (desired - ready) + " replica(s) to become ready", generation, previous, clock));
+                allReady
+                        ? "all replicas ready at generation " + generation
+                        : "waiting for " + (desired - ready) + " replica(s) to become ready",
+                generation,
+                previous,
+                clock));
         boolean degraded = !peerErrors.isEmpty();
-        conditions.add(Conditions.of(Conditions.DEGRADED, degraded,
+        conditions.add(Conditions.of(
+                Conditions.DEGRADED,
+                degraded,
                 degraded ? "SyncFailed" : "AsExpected",
-                degraded ? describe(peerErrors) : "peer lists in sync", generation, previous, clock));
-        return fresh(kvi, new KvIndexerStatus(generation, replicas.size(), ready, ready + "/" + desired,
-                IndexerNames.selector(kvi), rows, conditions));
+                degraded ? describe(peerErrors) : "peer lists in sync",
+                generation,
+                previous,
+                clock));
+        return fresh(
+                kvi,
+                new KvIndexerStatus(
+                        generation,
+                        replicas.size(),
+                        ready,
+                        ready + "/" + desired,
+                        IndexerNames.selector(kvi),
+                        rows,
+                        conditions));
     }
 
     /** Status for a spec the operator refuses: Ready false with the reason, nothing else touched. */
@@ -60,10 +87,18 @@ public final class KvIndexerStatusFactory {
                 Conditions.of(Conditions.READY, false, "InvalidSpec", message, generation, previous, clock),
                 Conditions.of(Conditions.PROGRESSING, false, "InvalidSpec", message, generation, previous, clock),
                 Conditions.of(Conditions.DEGRADED, true, "InvalidSpec", message, generation, previous, clock));
-        return fresh(kvi, old == null
-                ? new KvIndexerStatus(generation, 0, 0, null, IndexerNames.selector(kvi), List.of(), conditions)
-                : new KvIndexerStatus(generation, old.replicas(), old.readyReplicas(), old.ready(),
-                        IndexerNames.selector(kvi), old.pods(), conditions));
+        return fresh(
+                kvi,
+                old == null
+                        ? new KvIndexerStatus(generation, 0, 0, null, IndexerNames.selector(kvi), List.of(), conditions)
+                        : new KvIndexerStatus(
+                                generation,
+                                old.replicas(),
+                                old.readyReplicas(),
+                                old.ready(),
+                                IndexerNames.selector(kvi),
+                                old.pods(),
+                                conditions));
     }
 
     /** A reconcile threw: all three conditions say what went wrong; the replica counts stay as they were. */
@@ -73,22 +108,52 @@ public final class KvIndexerStatusFactory {
         KvIndexerStatus old = kvi.getStatus();
         String message = Conditions.describe(error);
         List<Condition> conditions = List.of(
-                Conditions.of(Conditions.READY, false, Conditions.REASON_RECONCILE_FAILED, message, generation,
-                        previous, clock),
-                Conditions.of(Conditions.PROGRESSING, false, Conditions.REASON_RECONCILE_FAILED, message, generation,
-                        previous, clock),
-                Conditions.of(Conditions.DEGRADED, true, Conditions.REASON_RECONCILE_FAILED, message, generation,
-                        previous, clock));
-        return fresh(kvi, old == null
-                ? new KvIndexerStatus(generation, 0, 0, null, IndexerNames.selector(kvi), List.of(), conditions)
-                : new KvIndexerStatus(old.observedGeneration(), old.replicas(), old.readyReplicas(), old.ready(),
-                        old.selector(), old.pods(), conditions));
+                Conditions.of(
+                        Conditions.READY,
+                        false,
+                        Conditions.REASON_RECONCILE_FAILED,
+                        message,
+                        generation,
+                        previous,
+                        clock),
+                Conditions.of(
+                        Conditions.PROGRESSING,
+                        false,
+                        Conditions.REASON_RECONCILE_FAILED,
+                        message,
+                        generation,
+                        previous,
+                        clock),
+                Conditions.of(
+                        Conditions.DEGRADED,
+                        true,
+                        Conditions.REASON_RECONCILE_FAILED,
+                        message,
+                        generation,
+                        previous,
+                        clock));
+        return fresh(
+                kvi,
+                old == null
+                        ? new KvIndexerStatus(generation, 0, 0, null, IndexerNames.selector(kvi), List.of(), conditions)
+                        : new KvIndexerStatus(
+                                old.observedGeneration(),
+                                old.replicas(),
+                                old.readyReplicas(),
+                                old.ready(),
+                                old.selector(),
+                                old.pods(),
+                                conditions));
     }
 
     static String describe(Map<String, String> errors) {
         StringBuilder sb = new StringBuilder();
-        errors.entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e ->
-                sb.append(sb.isEmpty() ? "" : "; ").append(e.getKey()).append(": ").append(e.getValue()));
+        errors.entrySet().stream()
+                .sorted(Map.Entry.comparingByKey())
+                .forEach(e -> sb.append(sb.isEmpty() ? "" : "; ")
+                        .append(e.getKey())
+                        .append(": ")
+                        .append(e.getValue()));
         return sb.toString();
     }
 

@@ -7,8 +7,7 @@ import io.kvindexer.operator.crd.v1alpha1.KvIndexerSpec;
  * schema: older CRDs, tests, a server that does not validate). Returns a message naming the field, or null.
  */
 public final class KvIndexerValidation {
-    private KvIndexerValidation() {
-    }
+    private KvIndexerValidation() {}
 
     public static String validate(KvIndexerSpec spec) {
         if (spec == null) {

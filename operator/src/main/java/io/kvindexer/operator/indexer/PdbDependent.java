@@ -25,7 +25,9 @@ public class PdbDependent extends CRUDKubernetesDependentResource<PodDisruptionB
     /** Precondition of the PDB dependent. */
     public static class MoreThanOneReplica implements Condition<PodDisruptionBudget, KvIndexer> {
         @Override
-        public boolean isMet(DependentResource<PodDisruptionBudget, KvIndexer> dependentResource, KvIndexer primary,
+        public boolean isMet(
+                DependentResource<PodDisruptionBudget, KvIndexer> dependentResource,
+                KvIndexer primary,
                 Context<KvIndexer> context) {
             return primary.getSpec().getReplicas() != null && primary.getSpec().getReplicas() > 1;
         }

@@ -16,5 +16,4 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @Version(ServiceMonitors.VERSION)
 @Kind(ServiceMonitors.KIND)
 @Plural(ServiceMonitors.PLURAL)
-public class ServiceMonitor extends GenericKubernetesResource implements Namespaced {
-}
+public class ServiceMonitor extends GenericKubernetesResource implements Namespaced {}

@@ -28,8 +28,10 @@ public class ServiceMonitorDependent extends CRUDKubernetesDependentResource<Ser
     /** Activation condition: the ServiceMonitor CRD is installed. */
     public static class CrdInstalled implements Condition<ServiceMonitor, KvIndexer> {
         @Override
-        public boolean isMet(DependentResource<ServiceMonitor, KvIndexer> dependentResource,
-                KvIndexer primary, Context<KvIndexer> context) {
+        public boolean isMet(
+                DependentResource<ServiceMonitor, KvIndexer> dependentResource,
+                KvIndexer primary,
+                Context<KvIndexer> context) {
             return ServiceMonitors.crdInstalled(context.getClient());
         }
     }
@@ -37,8 +39,10 @@ public class ServiceMonitorDependent extends CRUDKubernetesDependentResource<Ser
     /** Reconcile precondition: the spec asks for it (false: the workflow deletes it). */
     public static class Wanted implements Condition<ServiceMonitor, KvIndexer> {
         @Override
-        public boolean isMet(DependentResource<ServiceMonitor, KvIndexer> dependentResource,
-                KvIndexer primary, Context<KvIndexer> context) {
+        public boolean isMet(
+                DependentResource<ServiceMonitor, KvIndexer> dependentResource,
+                KvIndexer primary,
+                Context<KvIndexer> context) {
             return ServiceMonitors.wanted(primary);
         }
     }

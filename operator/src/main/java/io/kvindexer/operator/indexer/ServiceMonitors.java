@@ -1,7 +1,7 @@
 package io.kvindexer.operator.indexer;
 
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.APIResourceList;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
@@ -25,20 +25,25 @@ public final class ServiceMonitors {
     public static final String VERSION = "v1";
     public static final String KIND = "ServiceMonitor";
     public static final String PLURAL = "servicemonitors";
-    public static final String NOT_INSTALLED = "ServiceMonitor: the Prometheus Operator's ServiceMonitor CRD is not"
-            + " installed";
+    public static final String NOT_INSTALLED =
+            "ServiceMonitor: the Prometheus Operator's ServiceMonitor CRD is not" + " installed";
     static final Duration RECHECK = Duration.ofSeconds(10);
 
     /** Spelled out: the client cannot discover a resource type its model does not know. */
     public static final ResourceDefinitionContext CONTEXT = new ResourceDefinitionContext.Builder()
-            .withGroup(GROUP).withVersion(VERSION).withKind(KIND).withPlural(PLURAL).withNamespaced(true).build();
+            .withGroup(GROUP)
+            .withVersion(VERSION)
+            .withKind(KIND)
+            .withPlural(PLURAL)
+            .withNamespaced(true)
+            .build();
 
     /** API server URL → when the CRD was last found missing (absent key: never probed or found installed). */
     private static final Map<String, Instant> MISSING_SINCE = new ConcurrentHashMap<>();
+
     private static final Map<String, Boolean> INSTALLED = new ConcurrentHashMap<>();
 
-    private ServiceMonitors() {
-    }
+    private ServiceMonitors() {}
 
     public static boolean wanted(KvIndexer kvi) {
         return kvi.getSpec() != null && Boolean.TRUE.equals(kvi.getSpec().getServiceMonitor());
@@ -56,10 +61,18 @@ public final class ServiceMonitors {
                 .withNamespace(kvi.getMetadata().getNamespace())
                 .withLabels(IndexerNames.labels(kvi))
                 .build());
-        monitor.setAdditionalProperty("spec", Map.of(
-                "selector", Map.of("matchLabels", selector),
-                "endpoints", List.of(Map.of("port", IndexerDesiredState.PORT_NAME, "path", "/metrics",
-                        "interval", "30s"))));
+        monitor.setAdditionalProperty(
+                "spec",
+                Map.of(
+                        "selector", Map.of("matchLabels", selector),
+                        "endpoints",
+                                List.of(Map.of(
+                                        "port",
+                                        IndexerDesiredState.PORT_NAME,
+                                        "path",
+                                        "/metrics",
+                                        "interval",
+                                        "30s"))));
         return monitor;
     }
 
@@ -76,7 +89,8 @@ public final class ServiceMonitors {
         boolean installed;
         try {
             APIResourceList resources = client.getApiResources(GROUP + "/" + VERSION);
-            installed = resources != null && resources.getResources() != null
+            installed = resources != null
+                    && resources.getResources() != null
                     && resources.getResources().stream().anyMatch(r -> PLURAL.equals(r.getName()));
         } catch (KubernetesClientException e) {
             if (e.getCode() != 404) {

@@ -52,8 +52,11 @@ public class EventRecorder {
                 + String.join(", ", new java.util.TreeSet<>(names));
         String key = on.getMetadata().getUid() + "/" + UNKNOWN_FIELDS;
         if (!message.equals(lastByObjectAndReason.get(key))) {
-            LOG.atWarn().addKeyValue("kind", on.getKind()).addKeyValue("name", on.getMetadata().getName())
-                    .addKeyValue("namespace", on.getMetadata().getNamespace()).log(message);
+            LOG.atWarn()
+                    .addKeyValue("kind", on.getKind())
+                    .addKeyValue("name", on.getMetadata().getName())
+                    .addKeyValue("namespace", on.getMetadata().getNamespace())
+                    .log(message);
         }
         warning(on, UNKNOWN_FIELDS, message);
     }
@@ -72,30 +75,39 @@ public class EventRecorder {
         String now = Instant.now(clock).truncatedTo(ChronoUnit.SECONDS).toString();
         Event event = new EventBuilder()
                 .withNewMetadata()
-                    .withName(on.getMetadata().getName() + "." + Long.toHexString(
-                            ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE))
-                    .withNamespace(on.getMetadata().getNamespace())
+                .withName(on.getMetadata().getName() + "."
+                        + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE))
+                .withNamespace(on.getMetadata().getNamespace())
                 .endMetadata()
                 .withNewInvolvedObject()
-                    .withApiVersion(on.getApiVersion())
-                    .withKind(on.getKind())
-                    .withName(on.getMetadata().getName())
-                    .withNamespace(on.getMetadata().getNamespace())
-                    .withUid(on.getMetadata().getUid())
+                .withApiVersion(on.getApiVersion())
+                .withKind(on.getKind())
+                .withName(on.getMetadata().getName())
+                .withNamespace(on.getMetadata().getNamespace())
+                .withUid(on.getMetadata().getUid())
                 .endInvolvedObject()
                 .withType(type)
                 .withReason(reason)
                 .withMessage(message.length() > 1000 ? message.substring(0, 1000) + "..." : message)
-                .withNewSource().withComponent(COMPONENT).endSource()
+                .withNewSource()
+                .withComponent(COMPONENT)
+                .endSource()
                 .withReportingComponent(COMPONENT)
                 .withFirstTimestamp(now)
                 .withLastTimestamp(now)
                 .withCount(1)
                 .build();
         try {
-            client.v1().events().inNamespace(on.getMetadata().getNamespace()).resource(event).create();
+            client.v1()
+                    .events()
+                    .inNamespace(on.getMetadata().getNamespace())
+                    .resource(event)
+                    .create();
         } catch (RuntimeException e) {
-            LOG.atDebug().addKeyValue("reason", reason).addKeyValue("error", e.getMessage()).log("event not written");
+            LOG.atDebug()
+                    .addKeyValue("reason", reason)
+                    .addKeyValue("error", e.getMessage())
+                    .log("event not written");
         }
     }
 }

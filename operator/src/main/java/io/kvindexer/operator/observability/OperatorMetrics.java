@@ -23,17 +23,26 @@ public class OperatorMetrics implements Metrics, IndexerClient.CallObserver {
     private final Histogram callSeconds;
 
     public OperatorMetrics(PrometheusRegistry registry) {
-        reconciliations = Counter.builder().name("kvindexer_operator_reconciliations_total")
-                .help("Reconciliations started, by resource kind").labelNames("kind").register(registry);
-        errors = Counter.builder().name("kvindexer_operator_reconcile_errors_total")
+        reconciliations = Counter.builder()
+                .name("kvindexer_operator_reconciliations_total")
+                .help("Reconciliations started, by resource kind")
+                .labelNames("kind")
+                .register(registry);
+        errors = Counter.builder()
+                .name("kvindexer_operator_reconcile_errors_total")
                 .help("Failed reconciliations and failed replica calls inside them, by controller")
-                .labelNames("controller").register(registry);
-        registrations = Counter.builder().name("kvindexer_operator_registrations_total")
+                .labelNames("controller")
+                .register(registry);
+        registrations = Counter.builder()
+                .name("kvindexer_operator_registrations_total")
                 .help("Engine (instance, dp rank) registrations made or removed on indexer replicas")
-                .labelNames("action").register(registry);
-        callSeconds = Histogram.builder().name("kvindexer_operator_indexer_call_seconds")
+                .labelNames("action")
+                .register(registry);
+        callSeconds = Histogram.builder()
+                .name("kvindexer_operator_indexer_call_seconds")
                 .help("Latency of the operator's calls to indexer replicas")
-                .labelNames("replica", "operation", "result").register(registry);
+                .labelNames("replica", "operation", "result")
+                .register(registry);
         // exported at 0 from the start, so dashboards and alerts see the series before the first event
         registrations.initLabelValues("registered");
         registrations.initLabelValues("unregistered");

@@ -29,8 +29,16 @@ public class ProbeServer implements AutoCloseable {
         server.createContext("/healthz", getOnly(ex -> {
             RuntimeInfo info = runtime.get();
             boolean healthy = info != null && info.allEventSourcesAreHealthy();
-            send(ex, healthy ? 200 : 503, "text/plain", healthy ? "ok" : "unhealthy event sources: "
-                    + (info == null ? "not started" : info.unhealthyEventSources().keySet()));
+            send(
+                    ex,
+                    healthy ? 200 : 503,
+                    "text/plain",
+                    healthy
+                            ? "ok"
+                            : "unhealthy event sources: "
+                                    + (info == null
+                                            ? "not started"
+                                            : info.unhealthyEventSources().keySet()));
         }));
         server.createContext("/readyz", getOnly(ex -> {
             RuntimeInfo info = runtime.get();
@@ -39,7 +47,8 @@ public class ProbeServer implements AutoCloseable {
         }));
         ExpositionFormats formats = ExpositionFormats.init();
         server.createContext("/metrics", getOnly(ex -> {
-            ExpositionFormatWriter writer = formats.findWriter(ex.getRequestHeaders().getFirst("Accept"));
+            ExpositionFormatWriter writer =
+                    formats.findWriter(ex.getRequestHeaders().getFirst("Accept"));
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             writer.write(out, registry.scrape());
             send(ex, 200, writer.getContentType(), out.toByteArray());

@@ -14,15 +14,15 @@ import java.util.function.Function;
  * function is expected to turn its own failures into its result; an exception escaping it fails the whole call.
  */
 public final class FanOut {
-    private FanOut() {
-    }
+    private FanOut() {}
 
     public static <T, R> List<R> map(List<T> items, Function<T, R> call) {
         if (items.isEmpty()) {
             return List.of();
         }
         try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
-            List<Future<R>> futures = items.stream().map(i -> pool.submit(() -> call.apply(i))).toList();
+            List<Future<R>> futures =
+                    items.stream().map(i -> pool.submit(() -> call.apply(i))).toList();
             List<R> out = new ArrayList<>(futures.size());
             for (Future<R> f : futures) {
                 out.add(f.get());

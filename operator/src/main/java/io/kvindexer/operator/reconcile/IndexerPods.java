@@ -16,11 +16,10 @@ import java.util.List;
  * (OperatorSettings#watchNamespaces).
  */
 public final class IndexerPods {
-    private IndexerPods() {
-    }
+    private IndexerPods() {}
 
-    public static <P extends HasMetadata> InformerEventSourceConfiguration<Pod> informer(String name,
-            Class<P> primary, SecondaryToPrimaryMapper<Pod> mapper) {
+    public static <P extends HasMetadata> InformerEventSourceConfiguration<Pod> informer(
+            String name, Class<P> primary, SecondaryToPrimaryMapper<Pod> mapper) {
         return InformerEventSourceConfiguration.from(Pod.class, primary)
                 .withName(name)
                 .withNamespacesInheritedFromController()
@@ -31,11 +30,15 @@ public final class IndexerPods {
 
     /** The replica pods of {@code kvi} in the informer named {@code name}, as {@link IndexerReplica}s. */
     @SuppressWarnings("unchecked")
-    public static <P extends HasMetadata> List<IndexerReplica> replicas(Context<P> context, String name,
-            KvIndexer kvi) {
+    public static <P extends HasMetadata> List<IndexerReplica> replicas(
+            Context<P> context, String name, KvIndexer kvi) {
         var pods = (InformerEventSource<Pod, P>) context.eventSourceRetriever().getEventSourceFor(Pod.class, name);
         String instance = kvi.getMetadata().getName();
-        return IndexerReplica.of(kvi, pods.list(kvi.getMetadata().getNamespace(),
-                p -> instance.equals(p.getMetadata().getLabels().get(IndexerNames.LABEL_INSTANCE))).toList());
+        return IndexerReplica.of(
+                kvi,
+                pods.list(
+                                kvi.getMetadata().getNamespace(),
+                                p -> instance.equals(p.getMetadata().getLabels().get(IndexerNames.LABEL_INSTANCE)))
+                        .toList());
     }
 }

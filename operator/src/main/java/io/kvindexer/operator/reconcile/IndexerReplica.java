@@ -26,8 +26,12 @@ public record IndexerReplica(int ordinal, String pod, String podIp, boolean read
         int size = kvi.getSpec().getReplicas() == null ? 0 : kvi.getSpec().getReplicas();
         return pods.stream()
                 .filter(p -> kvi.getMetadata().getName().equals(labels(p).get(IndexerNames.LABEL_INSTANCE)))
-                .map(p -> new IndexerReplica(IndexerNames.ordinalOf(kvi, p.getMetadata().getName()),
-                        p.getMetadata().getName(), podIp(p), PodConditions.isReady(p), PodConditions.isRunning(p)))
+                .map(p -> new IndexerReplica(
+                        IndexerNames.ordinalOf(kvi, p.getMetadata().getName()),
+                        p.getMetadata().getName(),
+                        podIp(p),
+                        PodConditions.isReady(p),
+                        PodConditions.isRunning(p)))
                 .filter(r -> r.ordinal() >= 0 && r.ordinal() < size)
                 .sorted(Comparator.comparingInt(IndexerReplica::ordinal))
                 .toList();

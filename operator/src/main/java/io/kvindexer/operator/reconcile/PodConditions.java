@@ -4,13 +4,14 @@ import io.fabric8.kubernetes.api.model.Pod;
 
 /** Reads a Pod's state the way the kubelet reports it. */
 public final class PodConditions {
-    private PodConditions() {
-    }
+    private PodConditions() {}
 
     /** Ready condition True, an IP assigned, and not being deleted. */
     public static boolean isReady(Pod pod) {
-        return isRunning(pod) && pod.getStatus().getConditions() != null && pod.getStatus().getConditions().stream()
-                .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+        return isRunning(pod)
+                && pod.getStatus().getConditions() != null
+                && pod.getStatus().getConditions().stream()
+                        .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
     }
 
     /** An IP assigned and not being deleted (the container may still be starting or recovering). */

@@ -13,8 +13,7 @@ import java.util.Objects;
  * quiet). See docs/adr/0003-operator.md, "Status writes".
  */
 public final class StatusUpdates {
-    private StatusUpdates() {
-    }
+    private StatusUpdates() {}
 
     /** @return true when a write was sent */
     public static <S, P extends CustomResource<?, S>> boolean write(Context<P> context, P current, S status) {

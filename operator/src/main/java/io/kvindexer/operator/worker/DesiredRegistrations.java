@@ -42,10 +42,14 @@ public record DesiredRegistrations(List<EngineTarget> targets, Map<String, Strin
                     }
                     String host = host(pod.getStatus().getPodIP());
                     List<WorkerRegistration> ranks = IntStream.range(0, spec.getDataParallelSize())
-                            .mapToObj(r -> new WorkerRegistration(id, r,
+                            .mapToObj(r -> new WorkerRegistration(
+                                    id,
+                                    r,
                                     "tcp://" + host + ":" + (spec.getZmqPort() + r),
-                                    spec.getReplayPort() == null ? null
-                                            : "tcp://" + host + ":" + (spec.getReplayPort() + r), name))
+                                    spec.getReplayPort() == null
+                                            ? null
+                                            : "tcp://" + host + ":" + (spec.getReplayPort() + r),
+                                    name))
                             .toList();
                     targets.add(new EngineTarget(name, id, ranks));
                 });

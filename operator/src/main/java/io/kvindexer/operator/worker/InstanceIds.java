@@ -11,8 +11,7 @@ import java.util.Map;
  * with the top bit cleared: positive, 63-bit, and unchanged when the pod's IP changes.
  */
 public final class InstanceIds {
-    private InstanceIds() {
-    }
+    private InstanceIds() {}
 
     public static long of(Pod pod, String annotation) {
         if (annotation != null && !annotation.isBlank()) {
@@ -25,8 +24,8 @@ public final class InstanceIds {
             try {
                 return Long.parseUnsignedLong(value.trim());
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("pod " + pod.getMetadata().getName() + ": annotation "
-                        + annotation + "=\"" + value + "\" is not an unsigned 64-bit integer");
+                throw new IllegalArgumentException("pod " + pod.getMetadata().getName() + ": annotation " + annotation
+                        + "=\"" + value + "\" is not an unsigned 64-bit integer");
             }
         }
         return hashOf(pod.getMetadata().getNamespace(), pod.getMetadata().getName());

@@ -58,8 +58,8 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
     private final Duration resync;
     private final Backoff backoff;
 
-    public KvWorkerReconciler(IndexerClient client, Clock clock, EventRecorder events, OperatorMetrics metrics,
-            Duration resync) {
+    public KvWorkerReconciler(
+            IndexerClient client, Clock clock, EventRecorder events, OperatorMetrics metrics, Duration resync) {
         this.client = client;
         this.statusFactory = new KvWorkerStatusFactory(clock);
         this.events = events;
@@ -79,15 +79,16 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
                 .withNamespacesInheritedFromController()
                 .withSecondaryToPrimaryMapper(WorkerMappers.enginePodToWorkers(workers))
                 .build();
-        var indexerPods = IndexerPods.informer(INDEXER_PODS, KvWorker.class,
-                WorkerMappers.indexerPodToWorkers(workers));
+        var indexerPods =
+                IndexerPods.informer(INDEXER_PODS, KvWorker.class, WorkerMappers.indexerPodToWorkers(workers));
         var indexers = InformerEventSourceConfiguration.from(KvIndexer.class, KvWorker.class)
                 .withName(INDEXERS)
                 .withNamespacesInheritedFromController()
                 .withSecondaryToPrimaryMapper(WorkerMappers.indexerToWorkers(workers))
                 .withPrimaryToSecondaryMapper(WorkerMappers.workerToIndexer())
                 .build();
-        return List.of(new InformerEventSource<>(enginePods, context),
+        return List.of(
+                new InformerEventSource<>(enginePods, context),
                 new InformerEventSource<>(indexerPods, context),
                 new InformerEventSource<>(indexers, context));
     }
@@ -100,10 +101,15 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
         }
         String invalid = KvWorkerValidation.validate(worker.getSpec());
         if (invalid != null) {
-            LOG.atWarn().addKeyValue("kvworker", key).addKeyValue("reason", invalid).log("invalid spec");
+            LOG.atWarn()
+                    .addKeyValue("kvworker", key)
+                    .addKeyValue("reason", invalid)
+                    .log("invalid spec");
             events.warning(worker, "InvalidSpec", invalid);
-            StatusUpdates.write(context, worker, statusFactory.notReady(worker, "InvalidSpec", invalid, true)
-                    .getStatus());
+            StatusUpdates.write(
+                    context,
+                    worker,
+                    statusFactory.notReady(worker, "InvalidSpec", invalid, true).getStatus());
             return UpdateControl.noUpdate();
         }
         KvWorkerSpec spec = worker.getSpec();
@@ -111,8 +117,12 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
         if (kvi == null || kvi.getSpec() == null || kvi.getSpec().getPort() == null) {
             String message = "KvIndexer " + spec.getIndexerRef() + " not found in namespace "
                     + worker.getMetadata().getNamespace();
-            StatusUpdates.write(context, worker, statusFactory.notReady(worker, "IndexerNotFound", message, false)
-                    .getStatus());
+            StatusUpdates.write(
+                    context,
+                    worker,
+                    statusFactory
+                            .notReady(worker, "IndexerNotFound", message, false)
+                            .getStatus());
             return UpdateControl.<KvWorker>noUpdate().rescheduleAfter(resync);
         }
         DesiredRegistrations desired = DesiredRegistrations.of(spec, enginePods(context, worker));
@@ -124,7 +134,8 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
         if (!failed) {
             backoff.reset(key);
         }
-        StatusUpdates.write(context, worker, statusFactory.status(worker, desired, outcomes).getStatus());
+        StatusUpdates.write(
+                context, worker, statusFactory.status(worker, desired, outcomes).getStatus());
         return UpdateControl.<KvWorker>noUpdate().rescheduleAfter(next);
     }
 
@@ -133,9 +144,13 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
      * still says which instances are ours), and JOSDK retries with its own back-off.
      */
     @Override
-    public ErrorStatusUpdateControl<KvWorker> updateErrorStatus(KvWorker worker, Context<KvWorker> context,
+    public ErrorStatusUpdateControl<KvWorker> updateErrorStatus(
+            KvWorker worker,
+            Context<KvWorker> context,
             Exception e) { // counted by JOSDK's Metrics#failedReconciliation (OperatorMetrics)
-        LOG.atWarn().addKeyValue("kvworker", key(worker)).addKeyValue("error", String.valueOf(e))
+        LOG.atWarn()
+                .addKeyValue("kvworker", key(worker))
+                .addKeyValue("error", String.valueOf(e))
                 .log("reconcile failed; retrying");
         KvWorker copy = context.getClient().getKubernetesSerialization().clone(worker);
         copy.setStatus(statusFactory.failed(worker, e).getStatus());
@@ -150,7 +165,8 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
             return DeleteControl.defaultDelete();
         }
         Set<Long> owned = ownedInstances(worker);
-        owned.addAll(DesiredRegistrations.of(worker.getSpec(), enginePods(context, worker)).instanceIds());
+        owned.addAll(DesiredRegistrations.of(worker.getSpec(), enginePods(context, worker))
+                .instanceIds());
         DesiredRegistrations none = new DesiredRegistrations(List.of(), Map.of());
         List<ReplicaOutcome> outcomes = syncAll(worker, kvi, context, none, owned, Set.of());
         if (outcomes.stream().anyMatch(ReplicaOutcome::failed)) {
@@ -163,12 +179,17 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
     }
 
     /** Every target replica at once; metrics, logs and Events of each outcome. */
-    private List<ReplicaOutcome> syncAll(KvWorker worker, KvIndexer kvi, Context<KvWorker> context,
-            DesiredRegistrations desired, Set<Long> owned, Set<Long> replayChanged) {
+    private List<ReplicaOutcome> syncAll(
+            KvWorker worker,
+            KvIndexer kvi,
+            Context<KvWorker> context,
+            DesiredRegistrations desired,
+            Set<Long> owned,
+            Set<Long> replayChanged) {
         ReplicaSync sync = new ReplicaSync(client, worker.getSpec());
         int port = kvi.getSpec().getPort();
-        List<ReplicaOutcome> outcomes = FanOut.map(targetReplicas(kvi, context),
-                r -> sync.sync(r.endpoint(port), desired, owned, replayChanged));
+        List<ReplicaOutcome> outcomes = FanOut.map(
+                targetReplicas(kvi, context), r -> sync.sync(r.endpoint(port), desired, owned, replayChanged));
         report(worker, outcomes);
         return outcomes;
     }
@@ -178,21 +199,26 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
             metrics.registered(o.made());
             metrics.unregistered(o.removed());
             if (o.made() + o.removed() > 0) {
-                LOG.atInfo().addKeyValue("kvworker", key(worker)).addKeyValue("replica", o.replica())
-                        .addKeyValue("registered", o.made()).addKeyValue("unregistered", o.removed())
+                LOG.atInfo()
+                        .addKeyValue("kvworker", key(worker))
+                        .addKeyValue("replica", o.replica())
+                        .addKeyValue("registered", o.made())
+                        .addKeyValue("unregistered", o.removed())
                         .log("registrations applied");
             }
             if (o.made() > 0) {
                 events.normal(worker, "Registered", o.made() + " engine rank(s) registered on " + o.replica());
             }
             if (o.removed() > 0) {
-                events.normal(worker, "Unregistered", o.removed() + " engine rank(s) unregistered from "
-                        + o.replica());
+                events.normal(worker, "Unregistered", o.removed() + " engine rank(s) unregistered from " + o.replica());
             }
             if (o.failed()) {
                 metrics.reconcileError(NAME);
-                LOG.atWarn().addKeyValue("kvworker", key(worker)).addKeyValue("replica", o.replica())
-                        .addKeyValue("error", o.error()).log("replica sync failed; retrying with back-off");
+                LOG.atWarn()
+                        .addKeyValue("kvworker", key(worker))
+                        .addKeyValue("replica", o.replica())
+                        .addKeyValue("error", o.error())
+                        .log("replica sync failed; retrying with back-off");
                 events.warning(worker, "ReplicaSyncFailed", o.replica() + ": " + o.error());
             }
         }
@@ -203,19 +229,26 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
      * turns Ready, running replicas are included too, or the wait could never end.
      */
     private static List<IndexerReplica> targetReplicas(KvIndexer kvi, Context<KvWorker> context) {
-        boolean gated = kvi.getSpec().getMinInitialWorkers() != null && kvi.getSpec().getMinInitialWorkers() > 0;
+        boolean gated =
+                kvi.getSpec().getMinInitialWorkers() != null && kvi.getSpec().getMinInitialWorkers() > 0;
         return IndexerPods.replicas(context, INDEXER_PODS, kvi).stream()
-                .filter(r -> r.ready() || (gated && r.running())).toList();
+                .filter(r -> r.ready() || (gated && r.running()))
+                .toList();
     }
 
     private static List<Pod> enginePods(Context<KvWorker> context, KvWorker worker) {
-        return source(context, ENGINE_PODS).list(worker.getMetadata().getNamespace(),
-                p -> LabelSelectors.matches(worker.getSpec().getSelector(), p.getMetadata().getLabels())).toList();
+        return source(context, ENGINE_PODS)
+                .list(
+                        worker.getMetadata().getNamespace(),
+                        p -> LabelSelectors.matches(
+                                worker.getSpec().getSelector(), p.getMetadata().getLabels()))
+                .toList();
     }
 
     @SuppressWarnings("unchecked")
     private static InformerEventSource<Pod, KvWorker> source(Context<KvWorker> context, String name) {
-        return (InformerEventSource<Pod, KvWorker>) context.eventSourceRetriever().getEventSourceFor(Pod.class, name);
+        return (InformerEventSource<Pod, KvWorker>)
+                context.eventSourceRetriever().getEventSourceFor(Pod.class, name);
     }
 
     private static Set<Long> ownedInstances(KvWorker worker) {
@@ -236,10 +269,15 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
         Set<Long> changed = new HashSet<>();
         for (KvWorkerStatus.PodRegistration p : status.pods()) {
             long id = Long.parseUnsignedLong(p.instanceId());
-            desired.targets().stream().filter(t -> t.instanceId() == id && p.registeredOn() != null
-                            && !p.registeredOn().isEmpty() && p.endpoint() != null && p.endpoint().equals(t.endpoint())
+            desired.targets().stream()
+                    .filter(t -> t.instanceId() == id
+                            && p.registeredOn() != null
+                            && !p.registeredOn().isEmpty()
+                            && p.endpoint() != null
+                            && p.endpoint().equals(t.endpoint())
                             && !Objects.equals(p.replayEndpoint(), t.replayEndpoint()))
-                    .findFirst().ifPresent(t -> changed.add(id));
+                    .findFirst()
+                    .ifPresent(t -> changed.add(id));
         }
         return changed;
     }

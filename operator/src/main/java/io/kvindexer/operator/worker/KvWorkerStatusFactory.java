@@ -31,41 +31,55 @@ public final class KvWorkerStatusFactory {
         List<PodRegistration> pods = new ArrayList<>();
         int registeredEverywhere = 0;
         for (EngineTarget t : desired.targets()) {
-            List<String> on = outcomes.stream().filter(o -> o.registered().contains(t.instanceId()))
-                    .map(ReplicaOutcome::replica).sorted().toList();
+            List<String> on = outcomes.stream()
+                    .filter(o -> o.registered().contains(t.instanceId()))
+                    .map(ReplicaOutcome::replica)
+                    .sorted()
+                    .toList();
             if (!outcomes.isEmpty() && on.size() == outcomes.size()) {
                 registeredEverywhere++;
             }
-            pods.add(new PodRegistration(t.pod(), Long.toUnsignedString(t.instanceId()), t.endpoint(),
-                    t.replayEndpoint(), on));
+            pods.add(new PodRegistration(
+                    t.pod(), Long.toUnsignedString(t.instanceId()), t.endpoint(), t.replayEndpoint(), on));
         }
         pods.addAll(leftovers(worker, desired, outcomes));
         pods.sort(Comparator.comparing(PodRegistration::pod));
 
         Map<String, String> failures = new LinkedHashMap<>();
-        outcomes.stream().filter(ReplicaOutcome::failed).sorted(Comparator.comparing(ReplicaOutcome::replica))
+        outcomes.stream()
+                .filter(ReplicaOutcome::failed)
+                .sorted(Comparator.comparing(ReplicaOutcome::replica))
                 .forEach(o -> failures.put(o.replica(), o.error()));
         failures.putAll(desired.podErrors());
 
         int matched = desired.targets().size();
         boolean noReplicas = outcomes.isEmpty();
         boolean ready = failures.isEmpty() && !noReplicas && registeredEverywhere == matched;
-        String readyReason = ready ? "AllRegistered"
-                : noReplicas ? "NoReadyReplicas"
-                : !failures.isEmpty() ? "RegistrationErrors" : "Registering";
-        String readyMessage = noReplicas ? "no Ready replica of KvIndexer " + worker.getSpec().getIndexerRef()
-                : registeredEverywhere + " of " + matched + " engine pods registered on all "
-                        + outcomes.size() + " ready replicas";
+        String readyReason = ready
+                ? "AllRegistered"
+                : noReplicas ? "NoReadyReplicas" : !failures.isEmpty() ? "RegistrationErrors" : "Registering";
+        String readyMessage = noReplicas
+                ? "no Ready replica of KvIndexer " + worker.getSpec().getIndexerRef()
+                : registeredEverywhere + " of " + matched + " engine pods registered on all " + outcomes.size()
+                        + " ready replicas";
         List<Condition> conditions = List.of(
                 Conditions.of(Conditions.READY, ready, readyReason, readyMessage, generation, previous, clock),
-                Conditions.of(Conditions.PROGRESSING, registeredEverywhere < matched,
+                Conditions.of(
+                        Conditions.PROGRESSING,
+                        registeredEverywhere < matched,
                         registeredEverywhere < matched ? "Registering" : "Stable",
                         (matched - registeredEverywhere) + " engine pods still to register everywhere",
-                        generation, previous, clock),
-                Conditions.of(Conditions.DEGRADED, !failures.isEmpty(),
+                        generation,
+                        previous,
+                        clock),
+                Conditions.of(
+                        Conditions.DEGRADED,
+                        !failures.isEmpty(),
                         failures.isEmpty() ? "AsExpected" : "ReplicaOrPodErrors",
                         failures.isEmpty() ? "all replicas reachable" : describe(failures),
-                        generation, previous, clock));
+                        generation,
+                        previous,
+                        clock));
         return fresh(worker, new KvWorkerStatus(generation, matched, registeredEverywhere, pods, conditions));
     }
 
@@ -77,10 +91,18 @@ public final class KvWorkerStatusFactory {
         List<Condition> conditions = List.of(
                 Conditions.of(Conditions.READY, false, reason, message, generation, previous, clock),
                 Conditions.of(Conditions.PROGRESSING, false, reason, message, generation, previous, clock),
-                Conditions.of(Conditions.DEGRADED, degraded, degraded ? reason : "AsExpected",
-                        degraded ? message : "nothing to report", generation, previous, clock));
-        return fresh(worker, new KvWorkerStatus(generation, 0, 0,
-                old == null || old.pods() == null ? List.of() : old.pods(), conditions));
+                Conditions.of(
+                        Conditions.DEGRADED,
+                        degraded,
+                        degraded ? reason : "AsExpected",
+                        degraded ? message : "nothing to report",
+                        generation,
+                        previous,
+                        clock));
+        return fresh(
+                worker,
+                new KvWorkerStatus(
+                        generation, 0, 0, old == null || old.pods() == null ? List.of() : old.pods(), conditions));
     }
 
     /**
@@ -93,23 +115,48 @@ public final class KvWorkerStatusFactory {
         KvWorkerStatus old = worker.getStatus();
         String message = Conditions.describe(error);
         List<Condition> conditions = List.of(
-                Conditions.of(Conditions.READY, false, Conditions.REASON_RECONCILE_FAILED, message, generation,
-                        previous, clock),
-                Conditions.of(Conditions.PROGRESSING, false, Conditions.REASON_RECONCILE_FAILED, message, generation,
-                        previous, clock),
-                Conditions.of(Conditions.DEGRADED, true, Conditions.REASON_RECONCILE_FAILED, message, generation,
-                        previous, clock));
-        return fresh(worker, old == null ? new KvWorkerStatus(generation, 0, 0, List.of(), conditions)
-                : new KvWorkerStatus(old.observedGeneration(), old.matchedPods(), old.registeredPods(), old.pods(),
-                        conditions));
+                Conditions.of(
+                        Conditions.READY,
+                        false,
+                        Conditions.REASON_RECONCILE_FAILED,
+                        message,
+                        generation,
+                        previous,
+                        clock),
+                Conditions.of(
+                        Conditions.PROGRESSING,
+                        false,
+                        Conditions.REASON_RECONCILE_FAILED,
+                        message,
+                        generation,
+                        previous,
+                        clock),
+                Conditions.of(
+                        Conditions.DEGRADED,
+                        true,
+                        Conditions.REASON_RECONCILE_FAILED,
+                        message,
+                        generation,
+                        previous,
+                        clock));
+        return fresh(
+                worker,
+                old == null
+                        ? new KvWorkerStatus(generation, 0, 0, List.of(), conditions)
+                        : new KvWorkerStatus(
+                                old.observedGeneration(),
+                                old.matchedPods(),
+                                old.registeredPods(),
+                                old.pods(),
+                                conditions));
     }
 
     /**
      * Pods registered before and no longer desired that are still (or may still be) registered somewhere: kept so
      * that a later reconcile still knows they are ours to remove.
      */
-    private static List<PodRegistration> leftovers(KvWorker worker, DesiredRegistrations desired,
-            List<ReplicaOutcome> outcomes) {
+    private static List<PodRegistration> leftovers(
+            KvWorker worker, DesiredRegistrations desired, List<ReplicaOutcome> outcomes) {
         if (worker.getStatus() == null || worker.getStatus().pods() == null) {
             return List.of();
         }
@@ -117,11 +164,15 @@ public final class KvWorkerStatusFactory {
         List<PodRegistration> kept = new ArrayList<>();
         for (PodRegistration p : worker.getStatus().pods()) {
             long id = Long.parseUnsignedLong(p.instanceId());
-            if (desired.targets().stream().anyMatch(t -> t.instanceId() == id || t.pod().equals(p.pod()))) {
+            if (desired.targets().stream()
+                    .anyMatch(t -> t.instanceId() == id || t.pod().equals(p.pod()))) {
                 continue;
             }
-            List<String> still = outcomes.stream().filter(o -> o.leftovers().contains(id))
-                    .map(ReplicaOutcome::replica).sorted().toList();
+            List<String> still = outcomes.stream()
+                    .filter(o -> o.leftovers().contains(id))
+                    .map(ReplicaOutcome::replica)
+                    .sorted()
+                    .toList();
             if (unknown || !still.isEmpty()) {
                 kept.add(new PodRegistration(p.pod(), p.instanceId(), p.endpoint(), p.replayEndpoint(), still));
             }
@@ -131,7 +182,8 @@ public final class KvWorkerStatusFactory {
 
     static String describe(Map<String, String> errors) {
         StringBuilder sb = new StringBuilder();
-        errors.forEach((k, v) -> sb.append(sb.isEmpty() ? "" : "; ").append(k).append(": ").append(v));
+        errors.forEach((k, v) ->
+                sb.append(sb.isEmpty() ? "" : "; ").append(k).append(": ").append(v));
         return sb.toString();
     }
 

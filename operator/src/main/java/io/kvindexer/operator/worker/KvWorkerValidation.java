@@ -4,8 +4,7 @@ import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
 
 /** The reconciler's guard for what the schema also rejects; a message naming the field, or null. */
 public final class KvWorkerValidation {
-    private KvWorkerValidation() {
-    }
+    private KvWorkerValidation() {}
 
     public static String validate(KvWorkerSpec spec) {
         if (spec == null) {

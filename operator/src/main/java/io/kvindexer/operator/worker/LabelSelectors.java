@@ -7,8 +7,7 @@ import java.util.Map;
 
 /** Kubernetes label-selector semantics (matchLabels AND matchExpressions); an empty selector matches everything. */
 public final class LabelSelectors {
-    private LabelSelectors() {
-    }
+    private LabelSelectors() {}
 
     public static boolean matches(LabelSelector selector, Map<String, String> labels) {
         if (selector == null) {

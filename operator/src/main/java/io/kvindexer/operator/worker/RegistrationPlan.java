@@ -31,8 +31,13 @@ public record RegistrationPlan(List<Unregistration> toUnregister, List<WorkerReg
         }
     }
 
-    public static RegistrationPlan of(Collection<WorkerRegistration> desired, Collection<RegisteredWorker> actual,
-            String modelName, String tenantId, Set<Long> owned, Set<Long> forceReregister) {
+    public static RegistrationPlan of(
+            Collection<WorkerRegistration> desired,
+            Collection<RegisteredWorker> actual,
+            String modelName,
+            String tenantId,
+            Set<Long> owned,
+            Set<Long> forceReregister) {
         Map<Long, Map<Integer, WorkerRegistration>> want = new HashMap<>();
         for (WorkerRegistration r : desired) {
             want.computeIfAbsent(r.instanceId(), k -> new HashMap<>()).put(r.dpRank(), r);
@@ -50,8 +55,8 @@ public record RegistrationPlan(List<Unregistration> toUnregister, List<WorkerReg
             Map<Integer, WorkerRegistration> ranks = sameKey ? want.getOrDefault(w.instanceId(), Map.of()) : Map.of();
             for (Map.Entry<Integer, String> e : w.endpoints().entrySet()) {
                 WorkerRegistration d = ranks.get(e.getKey());
-                boolean good = d != null && d.endpoint().equals(e.getValue())
-                        && !forceReregister.contains(w.instanceId());
+                boolean good =
+                        d != null && d.endpoint().equals(e.getValue()) && !forceReregister.contains(w.instanceId());
                 if (good) {
                     keep.add(new WorkerKey(w.instanceId(), e.getKey()));
                 } else {

@@ -22,8 +22,7 @@ final class ReplicaSync {
      * What applying a plan did: calls that succeeded, the ranks whose call failed (a rank whose unregistration
      * failed is not registered again), and the error texts.
      */
-    record Applied(int made, int removed, Set<WorkerKey> failed, List<String> errors) {
-    }
+    record Applied(int made, int removed, Set<WorkerKey> failed, List<String> errors) {}
 
     private final IndexerClient client;
     private final KvWorkerSpec spec;
@@ -34,16 +33,16 @@ final class ReplicaSync {
     }
 
     /** Read, plan, apply; an unreadable replica is an outcome with an error, never an exception. */
-    ReplicaOutcome sync(IndexerEndpoint replica, DesiredRegistrations desired, Set<Long> owned,
-            Set<Long> replayChanged) {
+    ReplicaOutcome sync(
+            IndexerEndpoint replica, DesiredRegistrations desired, Set<Long> owned, Set<Long> replayChanged) {
         List<RegisteredWorker> actual;
         try {
             actual = client.workers(replica);
         } catch (IndexerClientException e) {
             return ReplicaOutcome.unreachable(replica.name(), e.getMessage());
         }
-        RegistrationPlan plan = RegistrationPlan.of(desired.registrations(), actual, spec.getModelName(),
-                spec.getTenantId(), owned, replayChanged);
+        RegistrationPlan plan = RegistrationPlan.of(
+                desired.registrations(), actual, spec.getModelName(), spec.getTenantId(), owned, replayChanged);
         return ReplicaOutcome.of(replica.name(), desired, plan, apply(replica, plan));
     }
 

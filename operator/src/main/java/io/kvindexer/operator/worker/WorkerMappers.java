@@ -22,11 +22,11 @@ public final class WorkerMappers {
     /** Primary-cache index: "namespace/indexerRef" of each KvWorker. */
     public static final String BY_INDEXER_REF = "by-indexer-ref";
 
-    private WorkerMappers() {
-    }
+    private WorkerMappers() {}
 
     public static List<String> indexerRefKey(KvWorker w) {
-        return w.getSpec() == null || w.getSpec().getIndexerRef() == null ? List.of()
+        return w.getSpec() == null || w.getSpec().getIndexerRef() == null
+                ? List.of()
                 : List.of(w.getMetadata().getNamespace() + "/" + w.getSpec().getIndexerRef());
     }
 
@@ -35,37 +35,44 @@ public final class WorkerMappers {
         return pod -> workers.list(pod.getMetadata().getNamespace())
                 .filter(w -> w.getSpec() != null
                         && LabelSelectors.validate(w.getSpec().getSelector()) == null
-                        && LabelSelectors.matches(w.getSpec().getSelector(), pod.getMetadata().getLabels()))
+                        && LabelSelectors.matches(
+                                w.getSpec().getSelector(), pod.getMetadata().getLabels()))
                 .map(ResourceID::fromResource)
                 .collect(Collectors.toSet());
     }
 
     /** An indexer replica pod → the KvWorkers that reference its KvIndexer (from the pod's instance label). */
     public static SecondaryToPrimaryMapper<Pod> indexerPodToWorkers(IndexerResourceCache<KvWorker> workers) {
-        return pod -> byIndexerRef(workers, pod.getMetadata().getNamespace(),
-                labels(pod).get(IndexerNames.LABEL_INSTANCE));
+        return pod -> byIndexerRef(
+                workers, pod.getMetadata().getNamespace(), labels(pod).get(IndexerNames.LABEL_INSTANCE));
     }
 
     /** A KvIndexer → the KvWorkers that reference it. */
     public static SecondaryToPrimaryMapper<KvIndexer> indexerToWorkers(IndexerResourceCache<KvWorker> workers) {
-        return kvi -> byIndexerRef(workers, kvi.getMetadata().getNamespace(), kvi.getMetadata().getName());
+        return kvi -> byIndexerRef(
+                workers, kvi.getMetadata().getNamespace(), kvi.getMetadata().getName());
     }
 
     /** A KvWorker → its KvIndexer. */
     public static PrimaryToSecondaryMapper<KvWorker> workerToIndexer() {
-        return w -> w.getSpec() == null || w.getSpec().getIndexerRef() == null ? Set.of()
-                : Set.of(new ResourceID(w.getSpec().getIndexerRef(), w.getMetadata().getNamespace()));
+        return w -> w.getSpec() == null || w.getSpec().getIndexerRef() == null
+                ? Set.of()
+                : Set.of(new ResourceID(
+                        w.getSpec().getIndexerRef(), w.getMetadata().getNamespace()));
     }
 
     private static Set<ResourceID> byIndexerRef(IndexerResourceCache<KvWorker> workers, String ns, String ref) {
         if (ref == null) {
             return Set.of();
         }
-        return workers.byIndex(BY_INDEXER_REF, ns + "/" + ref).stream().map(ResourceID::fromResource)
+        return workers.byIndex(BY_INDEXER_REF, ns + "/" + ref).stream()
+                .map(ResourceID::fromResource)
                 .collect(Collectors.toSet());
     }
 
     private static Map<String, String> labels(Pod pod) {
-        return pod.getMetadata().getLabels() == null ? Map.of() : pod.getMetadata().getLabels();
+        return pod.getMetadata().getLabels() == null
+                ? Map.of()
+                : pod.getMetadata().getLabels();
     }
 }

@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 class IndexerClientTest {
     private IndexerApp app;
     private IndexerEndpoint replica;
-    private final IndexerClient client = new IndexerClient(Duration.ofSeconds(2), Duration.ofSeconds(5),
-            IndexerClient.CallObserver.NONE);
+    private final IndexerClient client =
+            new IndexerClient(Duration.ofSeconds(2), Duration.ofSeconds(5), IndexerClient.CallObserver.NONE);
 
     @BeforeEach
     void start() throws Exception {
@@ -32,8 +32,8 @@ class IndexerClientTest {
     @Test
     void registerListAndUnregisterRankByRankWithUnsignedIds() {
         long big = -2L; // 18446744073709551614 on the wire
-        client.register(replica, new WorkerRegistration(big, 0, "tcp://127.0.0.1:5557", "tcp://127.0.0.1:5600"),
-                "m", "t", 16);
+        client.register(
+                replica, new WorkerRegistration(big, 0, "tcp://127.0.0.1:5557", "tcp://127.0.0.1:5600"), "m", "t", 16);
         client.register(replica, new WorkerRegistration(big, 1, "tcp://127.0.0.1:5558", null), "m", "t", 16);
 
         List<RegisteredWorker> workers = client.workers(replica, "m", "t");
@@ -53,12 +53,17 @@ class IndexerClientTest {
     @Test
     void indexerErrorsCarryStatusAndTheServersMessage() {
         client.register(replica, new WorkerRegistration(7, 0, "tcp://127.0.0.1:5557", null), "m", "t", 16);
-        assertThatThrownBy(() -> client.register(replica, new WorkerRegistration(7, 0, "tcp://127.0.0.1:5557", null),
-                "m", "t", 16))
-                .isInstanceOfSatisfying(IndexerClientException.class, e -> assertThat(e.status()).isEqualTo(409))
-                .hasMessageContaining("already registered").hasMessageContaining("kv-0");
+        assertThatThrownBy(() -> client.register(
+                        replica, new WorkerRegistration(7, 0, "tcp://127.0.0.1:5557", null), "m", "t", 16))
+                .isInstanceOfSatisfying(
+                        IndexerClientException.class,
+                        e -> assertThat(e.status()).isEqualTo(409))
+                .hasMessageContaining("already registered")
+                .hasMessageContaining("kv-0");
         assertThatThrownBy(() -> client.unregister(replica, 8, 0, "m", "t"))
-                .isInstanceOfSatisfying(IndexerClientException.class, e -> assertThat(e.status()).isEqualTo(404));
+                .isInstanceOfSatisfying(
+                        IndexerClientException.class,
+                        e -> assertThat(e.status()).isEqualTo(404));
     }
 
     @Test
@@ -75,25 +80,37 @@ class IndexerClientTest {
     void anUnreachableReplicaIsAnErrorWithoutStatus() {
         app.close();
         assertThatThrownBy(() -> client.workers(replica))
-                .isInstanceOfSatisfying(IndexerClientException.class, e -> assertThat(e.unreachable()).isTrue())
-                .hasMessageContaining("kv-0").hasMessageContaining("unreachable");
+                .isInstanceOfSatisfying(
+                        IndexerClientException.class,
+                        e -> assertThat(e.unreachable()).isTrue())
+                .hasMessageContaining("kv-0")
+                .hasMessageContaining("unreachable");
     }
 
     /** The indexer's side of pod names (/workers shows pod_name) is on the "indexer-ops" branch. */
     @Test
     void thePodNameIsSentAndTheIndexerShowsItInWorkers() throws Exception {
-        client.register(replica, new WorkerRegistration(7, 0, "tcp://127.0.0.1:5557", null, "vllm-7d9c-x2x4q"),
-                "m", "t", 16);
+        client.register(
+                replica, new WorkerRegistration(7, 0, "tcp://127.0.0.1:5557", null, "vllm-7d9c-x2x4q"), "m", "t", 16);
         var http = java.net.http.HttpClient.newHttpClient();
-        String body = http.send(java.net.http.HttpRequest.newBuilder(URI.create(app.baseUrl() + "/workers")).build(),
-                java.net.http.HttpResponse.BodyHandlers.ofString()).body();
-        assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(body).get(0).path("pod_name").asText())
+        String body = http.send(
+                        java.net.http.HttpRequest.newBuilder(URI.create(app.baseUrl() + "/workers"))
+                                .build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString())
+                .body();
+        assertThat(new com.fasterxml.jackson.databind.ObjectMapper()
+                        .readTree(body)
+                        .get(0)
+                        .path("pod_name")
+                        .asText())
                 .isEqualTo("vllm-7d9c-x2x4q");
     }
 
     @Test
     void aPodNameIsAcceptedByAnIndexerThatDoesNotKnowTheFieldYet() {
         client.register(replica, new WorkerRegistration(8, 0, "tcp://127.0.0.1:5557", null, "vllm-a"), "m", "t", 16);
-        assertThat(client.workers(replica)).extracting(RegisteredWorker::instanceId).containsExactly(8L);
+        assertThat(client.workers(replica))
+                .extracting(RegisteredWorker::instanceId)
+                .containsExactly(8L);
     }
 }

@@ -51,22 +51,28 @@ class ApiServerRestartTest {
         int port = LoopbackCluster.freePort(LoopbackCluster.replicaIp(0), LoopbackCluster.replicaIp(1));
         int zmqPort = LoopbackCluster.freePort(engineIp(0), engineIp(1), engineIp(2));
         try (KubernetesClient client = api.createClient();
-             OperatorHarness harness = new OperatorHarness(client, NO_RESYNC);
-             LoopbackCluster cluster = new LoopbackCluster(client, harness)) {
-            client.resources(KvIndexer.class).inNamespace(NS).resource(Resources.kvIndexer(NS, "kv", 2, port)).create();
+                OperatorHarness harness = new OperatorHarness(client, NO_RESYNC);
+                LoopbackCluster cluster = new LoopbackCluster(client, harness)) {
+            client.resources(KvIndexer.class)
+                    .inNamespace(NS)
+                    .resource(Resources.kvIndexer(NS, "kv", 2, port))
+                    .create();
             cluster.startReplica(NS, "kv", 0);
             cluster.startReplica(NS, "kv", 1);
             KvIndexer kvi = cluster.kvIndexer(NS, "kv");
             cluster.startEngine(NS, "vllm-a", VLLM, 0, zmqPort, null);
             cluster.startEngine(NS, "vllm-b", VLLM, 1, zmqPort, null);
-            client.resources(KvWorker.class).inNamespace(NS).resource(Resources.kvWorker(NS, "vllm", "kv", VLLM,
-                    "llama", 4, zmqPort, null, 1)).create();
-            awaitRegistered(cluster, kvi, Map.of("vllm-a", 0, "vllm-b", 1), zmqPort, () -> { });
+            client.resources(KvWorker.class)
+                    .inNamespace(NS)
+                    .resource(Resources.kvWorker(NS, "vllm", "kv", VLLM, "llama", 4, zmqPort, null, 1))
+                    .create();
+            awaitRegistered(cluster, kvi, Map.of("vllm-a", 0, "vllm-b", 1), zmqPort, () -> {});
 
             // the API server stops: nothing listens on its port any more
             api.destroy();
-            await().atMost(WAIT).untilAsserted(() -> assertThatThrownBy(() -> connect(apiPort))
-                    .isInstanceOf(ConnectException.class));
+            await().atMost(WAIT)
+                    .untilAsserted(
+                            () -> assertThatThrownBy(() -> connect(apiPort)).isInstanceOf(ConnectException.class));
             // and comes back on the same port with the same objects (the bind retries while the port is released)
             KubernetesMockServer[] restarted = new KubernetesMockServer[1];
             await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
@@ -76,7 +82,9 @@ class ApiServerRestartTest {
             });
             api = restarted[0];
             assertThat(api.getPort()).isEqualTo(apiPort);
-            assertThat(harness.kvWorker(NS, "vllm")).as("the CRUD state survived the restart").isNotNull();
+            assertThat(harness.kvWorker(NS, "vllm"))
+                    .as("the CRUD state survived the restart")
+                    .isNotNull();
 
             // a new engine pod after the restart. The mock keeps no event history, so a change made while the
             // informers were still reconnecting would be lost for good (a real API server replays it from the
@@ -84,18 +92,27 @@ class ApiServerRestartTest {
             // label value on every poll until the operator has registered it, which proves the pod watch is back
             cluster.startEngine(NS, "vllm-c", VLLM, 2, zmqPort, null);
             int[] nudges = {0};
-            awaitRegistered(cluster, kvi, Map.of("vllm-a", 0, "vllm-b", 1, "vllm-c", 2), zmqPort, () ->
-                    harness.startEnginePod(NS, "vllm-c", Map.of("app", "vllm", "nudge", "n" + ++nudges[0]),
-                            engineIp(2), true));
+            awaitRegistered(
+                    cluster,
+                    kvi,
+                    Map.of("vllm-a", 0, "vllm-b", 1, "vllm-c", 2),
+                    zmqPort,
+                    () -> harness.startEnginePod(
+                            NS, "vllm-c", Map.of("app", "vllm", "nudge", "n" + ++nudges[0]), engineIp(2), true));
             // now a change made once, after the informers resumed, must reach every replica
             harness.deletePod(NS, "vllm-a");
             cluster.stopEngine(NS, "vllm-a");
-            awaitRegistered(cluster, kvi, Map.of("vllm-b", 1, "vllm-c", 2), zmqPort, () -> { });
+            awaitRegistered(cluster, kvi, Map.of("vllm-b", 1, "vllm-c", 2), zmqPort, () -> {});
             System.out.println("api server restart: operator resumed after " + nudges[0] + " re-writes of the new pod");
 
             client.resources(KvWorker.class).inNamespace(NS).delete();
-            await().atMost(WAIT).ignoreExceptions().until(() ->
-                    client.resources(KvWorker.class).inNamespace(NS).list().getItems().isEmpty());
+            await().atMost(WAIT)
+                    .ignoreExceptions()
+                    .until(() -> client.resources(KvWorker.class)
+                            .inNamespace(NS)
+                            .list()
+                            .getItems()
+                            .isEmpty());
         } finally {
             api.destroy();
         }
@@ -112,20 +129,26 @@ class ApiServerRestartTest {
     }
 
     /** Every replica's registrations equal the given engine pods (pod name → engine IP slot); nudge runs per poll. */
-    private static void awaitRegistered(LoopbackCluster cluster, KvIndexer kvi, Map<String, Integer> pods, int zmqPort,
-            Runnable nudge) {
+    private static void awaitRegistered(
+            LoopbackCluster cluster, KvIndexer kvi, Map<String, Integer> pods, int zmqPort, Runnable nudge) {
         Map<Long, String> expected = new HashMap<>();
         pods.forEach((pod, k) -> expected.put(InstanceIds.hashOf(NS, pod), "tcp://" + engineIp(k) + ":" + zmqPort));
         for (int r = 0; r < 2; r++) {
             int ordinal = r;
-            await().atMost(WAIT).pollInterval(Duration.ofMillis(500)).ignoreExceptions().untilAsserted(() -> {
-                nudge.run();
-                Map<Long, String> found = new HashMap<>();
-                for (RegisteredWorker w : cluster.http.workers(cluster.replica(kvi, ordinal), "llama", "default")) {
-                    found.put(w.instanceId(), w.endpoints().get(0));
-                }
-                assertThat(found).as("registrations on replica %d", ordinal).isEqualTo(expected);
-            });
+            await().atMost(WAIT)
+                    .pollInterval(Duration.ofMillis(500))
+                    .ignoreExceptions()
+                    .untilAsserted(() -> {
+                        nudge.run();
+                        Map<Long, String> found = new HashMap<>();
+                        for (RegisteredWorker w :
+                                cluster.http.workers(cluster.replica(kvi, ordinal), "llama", "default")) {
+                            found.put(w.instanceId(), w.endpoints().get(0));
+                        }
+                        assertThat(found)
+                                .as("registrations on replica %d", ordinal)
+                                .isEqualTo(expected);
+                    });
         }
     }
 }

@@ -40,29 +40,42 @@ import java.util.stream.Stream;
  */
 final class DiscoveryShim implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final List<String> VERBS = List.of("create", "delete", "deletecollection", "get", "list", "patch",
-            "update", "watch");
+    private static final List<String> VERBS =
+            List.of("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch");
 
     /** name, singular, namespaced, kind, shortNames (comma-separated or empty). */
-    private record Res(String name, String singular, boolean namespaced, String kind, String shortNames) {
-    }
+    private record Res(String name, String singular, boolean namespaced, String kind, String shortNames) {}
 
     private final Map<String, List<Res>> builtIn = Map.of(
-            "v1", List.of(new Res("pods", "pod", true, "Pod", "po"), new Res("pods/status", "", true, "Pod", ""),
-                    new Res("services", "service", true, "Service", "svc"),
-                    new Res("events", "event", true, "Event", "ev"),
-                    new Res("namespaces", "namespace", false, "Namespace", "ns")),
+            "v1",
+                    List.of(
+                            new Res("pods", "pod", true, "Pod", "po"),
+                            new Res("pods/status", "", true, "Pod", ""),
+                            new Res("services", "service", true, "Service", "svc"),
+                            new Res("events", "event", true, "Event", "ev"),
+                            new Res("namespaces", "namespace", false, "Namespace", "ns")),
             "apps/v1", List.of(new Res("statefulsets", "statefulset", true, "StatefulSet", "sts")),
-            "autoscaling/v2", List.of(new Res("horizontalpodautoscalers", "horizontalpodautoscaler", true,
-                    "HorizontalPodAutoscaler", "hpa")),
-            "policy/v1", List.of(new Res("poddisruptionbudgets", "poddisruptionbudget", true, "PodDisruptionBudget",
-                    "pdb")),
+            "autoscaling/v2",
+                    List.of(new Res(
+                            "horizontalpodautoscalers",
+                            "horizontalpodautoscaler",
+                            true,
+                            "HorizontalPodAutoscaler",
+                            "hpa")),
+            "policy/v1",
+                    List.of(new Res("poddisruptionbudgets", "poddisruptionbudget", true, "PodDisruptionBudget", "pdb")),
             "coordination.k8s.io/v1", List.of(new Res("leases", "lease", true, "Lease", "")),
-            "apiextensions.k8s.io/v1", List.of(new Res("customresourcedefinitions", "customresourcedefinition",
-                    false, "CustomResourceDefinition", "crd,crds")));
+            "apiextensions.k8s.io/v1",
+                    List.of(new Res(
+                            "customresourcedefinitions",
+                            "customresourcedefinition",
+                            false,
+                            "CustomResourceDefinition",
+                            "crd,crds")));
 
     private final HttpServer server;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final String backend;
     private final List<CustomResourceDefinition> crds;
 
@@ -70,7 +83,8 @@ final class DiscoveryShim implements AutoCloseable {
         this.backend = backendUrl.endsWith("/") ? backendUrl.substring(0, backendUrl.length() - 1) : backendUrl;
         this.crds = new ArrayList<>();
         try (Stream<Path> files = Files.list(crdDir)) {
-            for (Path f : files.filter(p -> p.toString().endsWith(".yml")).sorted().toList()) {
+            for (Path f :
+                    files.filter(p -> p.toString().endsWith(".yml")).sorted().toList()) {
                 try (InputStream in = Files.newInputStream(f)) {
                     crds.add(Serialization.unmarshal(in, CustomResourceDefinition.class));
                 }
@@ -99,9 +113,15 @@ final class DiscoveryShim implements AutoCloseable {
                 send(ex, 200, "application/json", JSON.writeValueAsBytes(doc));
                 return;
             }
-            CustomResourceDefinition scaled = path.endsWith("/scale") ? crdFor(path.substring(0, path.length() - 6))
-                    : null;
-            if (scaled != null && scaled.getSpec().getVersions().getFirst().getSubresources().getScale() != null) {
+            CustomResourceDefinition scaled =
+                    path.endsWith("/scale") ? crdFor(path.substring(0, path.length() - 6)) : null;
+            if (scaled != null
+                    && scaled.getSpec()
+                                    .getVersions()
+                                    .getFirst()
+                                    .getSubresources()
+                                    .getScale()
+                            != null) {
                 scale(ex, scaled, path.substring(0, path.length() - 6));
                 return;
             }
@@ -114,30 +134,39 @@ final class DiscoveryShim implements AutoCloseable {
     private JsonNode discovery(String path) {
         switch (path) {
             case "/version":
-                return JSON.createObjectNode().put("major", "1").put("minor", "32").put("gitVersion", "v1.32.0-mock")
+                return JSON.createObjectNode()
+                        .put("major", "1")
+                        .put("minor", "32")
+                        .put("gitVersion", "v1.32.0-mock")
                         .put("platform", "linux/amd64");
             case "/api":
                 ObjectNode api = JSON.createObjectNode().put("kind", "APIVersions");
                 api.putArray("versions").add("v1");
-                api.putArray("serverAddressByClientCIDRs").addObject().put("clientCIDR", "0.0.0.0/0")
+                api.putArray("serverAddressByClientCIDRs")
+                        .addObject()
+                        .put("clientCIDR", "0.0.0.0/0")
                         .put("serverAddress", "127.0.0.1");
                 return api;
             case "/apis":
-                ObjectNode list = JSON.createObjectNode().put("kind", "APIGroupList").put("apiVersion", "v1");
+                ObjectNode list =
+                        JSON.createObjectNode().put("kind", "APIGroupList").put("apiVersion", "v1");
                 ArrayNode groups = list.putArray("groups");
                 groupVersions().forEach(gv -> {
                     if (!gv.contains("/")) {
                         return;
                     }
                     ObjectNode g = groups.addObject().put("name", gv.substring(0, gv.indexOf('/')));
-                    ObjectNode v = JSON.createObjectNode().put("groupVersion", gv)
+                    ObjectNode v = JSON.createObjectNode()
+                            .put("groupVersion", gv)
                             .put("version", gv.substring(gv.indexOf('/') + 1));
                     g.putArray("versions").add(v);
                     g.set("preferredVersion", v);
                 });
                 return list;
             default:
-                String gv = path.startsWith("/api/") ? path.substring(5) : path.startsWith("/apis/") ? path.substring(6) : null;
+                String gv = path.startsWith("/api/")
+                        ? path.substring(5)
+                        : path.startsWith("/apis/") ? path.substring(6) : null;
                 return gv != null && groupVersions().contains(gv) ? resourceList(gv) : null;
         }
     }
@@ -163,7 +192,11 @@ final class DiscoveryShim implements AutoCloseable {
                 }
                 var names = c.getSpec().getNames();
                 boolean namespaced = "Namespaced".equals(c.getSpec().getScope());
-                resources.add(new Res(names.getPlural(), names.getSingular(), namespaced, names.getKind(),
+                resources.add(new Res(
+                        names.getPlural(),
+                        names.getSingular(),
+                        namespaced,
+                        names.getKind(),
                         String.join(",", names.getShortNames() == null ? List.of() : names.getShortNames())));
                 if (v.getSubresources() != null && v.getSubresources().getStatus() != null) {
                     resources.add(new Res(names.getPlural() + "/status", "", namespaced, names.getKind(), ""));
@@ -173,12 +206,17 @@ final class DiscoveryShim implements AutoCloseable {
                 }
             }
         }
-        ObjectNode doc = JSON.createObjectNode().put("kind", "APIResourceList").put("apiVersion", "v1")
+        ObjectNode doc = JSON.createObjectNode()
+                .put("kind", "APIResourceList")
+                .put("apiVersion", "v1")
                 .put("groupVersion", gv);
         ArrayNode arr = doc.putArray("resources");
         for (Res r : resources) {
-            ObjectNode n = arr.addObject().put("name", r.name()).put("singularName", r.singular())
-                    .put("namespaced", r.namespaced()).put("kind", r.kind());
+            ObjectNode n = arr.addObject()
+                    .put("name", r.name())
+                    .put("singularName", r.singular())
+                    .put("namespaced", r.namespaced())
+                    .put("kind", r.kind());
             ArrayNode verbs = n.putArray("verbs");
             (r.name().contains("/") ? List.of("get", "patch", "update") : VERBS).forEach(verbs::add);
             if (r.name().endsWith("/scale")) {
@@ -200,8 +238,11 @@ final class DiscoveryShim implements AutoCloseable {
         String contentType = ex.getRequestHeaders().getFirst("Content-Type");
         HttpRequest.Builder req = HttpRequest.newBuilder(URI.create(backend + ex.getRequestURI()))
                 .timeout(Duration.ofSeconds(30))
-                .method(ex.getRequestMethod(), body.length == 0 ? HttpRequest.BodyPublishers.noBody()
-                        : HttpRequest.BodyPublishers.ofByteArray(body))
+                .method(
+                        ex.getRequestMethod(),
+                        body.length == 0
+                                ? HttpRequest.BodyPublishers.noBody()
+                                : HttpRequest.BodyPublishers.ofByteArray(body))
                 .header("Accept", "application/json");
         if (contentType != null) {
             req.header("Content-Type", contentType);
@@ -230,8 +271,14 @@ final class DiscoveryShim implements AutoCloseable {
             JsonNode body = JSON.readTree(ex.getRequestBody().readAllBytes());
             JsonNode replicas = body.path("spec").path("replicas");
             if (!replicas.isInt()) {
-                send(ex, 422, "application/json", JSON.writeValueAsBytes(JSON.createObjectNode()
-                        .put("kind", "Status").put("status", "Failure").put("message", "spec.replicas required")));
+                send(
+                        ex,
+                        422,
+                        "application/json",
+                        JSON.writeValueAsBytes(JSON.createObjectNode()
+                                .put("kind", "Status")
+                                .put("status", "Failure")
+                                .put("message", "spec.replicas required")));
                 return;
             }
             ObjectNode patch = JSON.createObjectNode();
@@ -241,17 +288,24 @@ final class DiscoveryShim implements AutoCloseable {
                 at = at.putObject(parts[i]);
             }
             at.put(parts[parts.length - 1], replicas.asInt());
-            HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(URI.create(backend + objectPath))
-                    .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/merge-patch+json")
-                    .method("PATCH", HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(patch))).build(),
+            HttpResponse<byte[]> r = http.send(
+                    HttpRequest.newBuilder(URI.create(backend + objectPath))
+                            .timeout(Duration.ofSeconds(30))
+                            .header("Content-Type", "application/merge-patch+json")
+                            .method("PATCH", HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(patch)))
+                            .build(),
                     HttpResponse.BodyHandlers.ofByteArray());
             if (r.statusCode() / 100 != 2) { // the mock answers a patch with 202
                 send(ex, r.statusCode(), "application/json", r.body());
                 return;
             }
         }
-        HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(URI.create(backend + objectPath))
-                .timeout(Duration.ofSeconds(30)).GET().build(), HttpResponse.BodyHandlers.ofByteArray());
+        HttpResponse<byte[]> r = http.send(
+                HttpRequest.newBuilder(URI.create(backend + objectPath))
+                        .timeout(Duration.ofSeconds(30))
+                        .GET()
+                        .build(),
+                HttpResponse.BodyHandlers.ofByteArray());
         if (r.statusCode() != 200) {
             send(ex, r.statusCode(), "application/json", r.body());
             return;
@@ -264,8 +318,10 @@ final class DiscoveryShim implements AutoCloseable {
                 meta.set(f, object.path("metadata").get(f));
             }
         }
-        scale.putObject("spec").put("replicas", at(object, paths.getSpecReplicasPath()).asInt(0));
-        ObjectNode status = scale.putObject("status").put("replicas", at(object, paths.getStatusReplicasPath()).asInt(0));
+        scale.putObject("spec")
+                .put("replicas", at(object, paths.getSpecReplicasPath()).asInt(0));
+        ObjectNode status = scale.putObject("status")
+                .put("replicas", at(object, paths.getStatusReplicasPath()).asInt(0));
         JsonNode selector = at(object, paths.getLabelSelectorPath());
         if (selector.isTextual()) {
             status.put("selector", selector.asText());
@@ -277,7 +333,7 @@ final class DiscoveryShim implements AutoCloseable {
         for (CustomResourceDefinition c : crds) {
             if (path.startsWith("/apis/" + c.getSpec().getGroup() + "/")
                     && (path.endsWith("/" + c.getSpec().getNames().getPlural())
-                    || path.contains("/" + c.getSpec().getNames().getPlural() + "/"))
+                            || path.contains("/" + c.getSpec().getNames().getPlural() + "/"))
                     && !path.endsWith("/status")) {
                 return c;
             }
@@ -287,16 +343,26 @@ final class DiscoveryShim implements AutoCloseable {
 
     /** A meta.k8s.io/v1 Table from the CRD's printer columns, as the API server renders it. */
     private JsonNode table(CustomResourceDefinition crd, JsonNode listOrItem) {
-        List<CustomResourceColumnDefinition> columns = crd.getSpec().getVersions().getFirst()
-                .getAdditionalPrinterColumns();
+        List<CustomResourceColumnDefinition> columns =
+                crd.getSpec().getVersions().getFirst().getAdditionalPrinterColumns();
         ObjectNode t = JSON.createObjectNode().put("kind", "Table").put("apiVersion", "meta.k8s.io/v1");
-        t.putObject("metadata").put("resourceVersion", listOrItem.path("metadata").path("resourceVersion").asText(""));
+        t.putObject("metadata")
+                .put(
+                        "resourceVersion",
+                        listOrItem.path("metadata").path("resourceVersion").asText(""));
         ArrayNode defs = t.putArray("columnDefinitions");
-        defs.addObject().put("name", "Name").put("type", "string").put("format", "name").put("description", "")
+        defs.addObject()
+                .put("name", "Name")
+                .put("type", "string")
+                .put("format", "name")
+                .put("description", "")
                 .put("priority", 0);
         for (CustomResourceColumnDefinition c : columns) {
-            defs.addObject().put("name", c.getName()).put("type", c.getType().equals("date") ? "string" : c.getType())
-                    .put("format", "").put("description", c.getDescription() == null ? "" : c.getDescription())
+            defs.addObject()
+                    .put("name", c.getName())
+                    .put("type", c.getType().equals("date") ? "string" : c.getType())
+                    .put("format", "")
+                    .put("description", c.getDescription() == null ? "" : c.getDescription())
                     .put("priority", c.getPriority() == null ? 0 : c.getPriority());
         }
         ArrayNode rows = t.putArray("rows");
@@ -338,7 +404,8 @@ final class DiscoveryShim implements AutoCloseable {
     /** The API server's human age ("45s", "3m", "2h"). */
     private static String age(String timestamp) {
         try {
-            long s = Math.max(0, Duration.between(Instant.parse(timestamp), Instant.now()).toSeconds());
+            long s = Math.max(
+                    0, Duration.between(Instant.parse(timestamp), Instant.now()).toSeconds());
             return s < 120 ? s + "s" : s < 7200 ? (s / 60) + "m" : s < 172800 ? (s / 3600) + "h" : (s / 86400) + "d";
         } catch (RuntimeException e) {
             return "<unknown>";

@@ -67,17 +67,24 @@ class Ipv6EngineEndToEndTest {
     private EngineSimulator setUp(String ns, int zmqPort, int replayPort, boolean engine) throws Exception {
         cluster = new LoopbackCluster(client, harness);
         int port = LoopbackCluster.freePort(LoopbackCluster.replicaIp(0));
-        client.resources(KvIndexer.class).inNamespace(ns).resource(Resources.kvIndexer(ns, "kv", 1, port)).create();
+        client.resources(KvIndexer.class)
+                .inNamespace(ns)
+                .resource(Resources.kvIndexer(ns, "kv", 1, port))
+                .create();
         cluster.startReplica(ns, "kv", 0);
         EngineSimulator sim = null;
         if (engine) {
             sim = EngineSimulator.start(EngineSimulator.Options.builder()
-                    .endpoint("tcp://[::1]:" + zmqPort).replayEndpoint("tcp://[::1]:" + replayPort).build());
+                    .endpoint("tcp://[::1]:" + zmqPort)
+                    .replayEndpoint("tcp://[::1]:" + replayPort)
+                    .build());
             cluster.adoptEngine(ns, "vllm-v6", sim);
         }
         harness.startEnginePod(ns, "vllm-v6", VLLM, "::1", true);
-        client.resources(KvWorker.class).inNamespace(ns).resource(Resources.kvWorker(ns, "vllm", "kv", VLLM, "llama",
-                4, zmqPort, replayPort, 1)).create();
+        client.resources(KvWorker.class)
+                .inNamespace(ns)
+                .resource(Resources.kvWorker(ns, "vllm", "kv", VLLM, "llama", 4, zmqPort, replayPort, 1))
+                .create();
         return sim;
     }
 
@@ -89,7 +96,8 @@ class Ipv6EngineEndToEndTest {
         setUp(ns, zmqPort, replayPort, false);
         KvIndexer kvi = cluster.kvIndexer(ns, "kv");
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            assertThat(cluster.http.workers(cluster.replica(kvi, 0), "llama", "default")).singleElement()
+            assertThat(cluster.http.workers(cluster.replica(kvi, 0), "llama", "default"))
+                    .singleElement()
                     .satisfies(w -> {
                         assertThat(w.instanceId()).isEqualTo(InstanceIds.hashOf(ns, "vllm-v6"));
                         assertThat(w.endpoints()).containsEntry(0, "tcp://[::1]:" + zmqPort);
@@ -100,8 +108,13 @@ class Ipv6EngineEndToEndTest {
             assertThat(p.registeredOn()).containsExactly("kv-0");
         });
         client.resources(KvWorker.class).inNamespace(ns).delete();
-        await().atMost(WAIT).ignoreExceptions().until(() ->
-                client.resources(KvWorker.class).inNamespace(ns).list().getItems().isEmpty());
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .until(() -> client.resources(KvWorker.class)
+                        .inNamespace(ns)
+                        .list()
+                        .getItems()
+                        .isEmpty());
     }
 
     /** Needs the simulator to bind and the indexer's listener to connect to IPv6 endpoints (the ingest issue). */
@@ -115,12 +128,29 @@ class Ipv6EngineEndToEndTest {
         sim.storeSequence(prompt, 4).get();
         IndexerEndpoint replica = cluster.replica(kvi, 0);
         long id = InstanceIds.hashOf(ns, "vllm-v6");
-        await().atMost(WAIT).ignoreExceptions().until(() -> cluster.http.query(replica, "llama", "default",
-                IntStream.of(prompt).boxed().toList()).path("scores").path(Long.toUnsignedString(id)).path("0")
-                .asInt(0) == 8);
-        assertThat(cluster.http.workers(replica)).extracting(RegisteredWorker::instanceId).containsExactly(id);
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .until(() -> cluster.http
+                                .query(
+                                        replica,
+                                        "llama",
+                                        "default",
+                                        IntStream.of(prompt).boxed().toList())
+                                .path("scores")
+                                .path(Long.toUnsignedString(id))
+                                .path("0")
+                                .asInt(0)
+                        == 8);
+        assertThat(cluster.http.workers(replica))
+                .extracting(RegisteredWorker::instanceId)
+                .containsExactly(id);
         client.resources(KvWorker.class).inNamespace(ns).delete();
-        await().atMost(WAIT).ignoreExceptions().until(() ->
-                client.resources(KvWorker.class).inNamespace(ns).list().getItems().isEmpty());
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .until(() -> client.resources(KvWorker.class)
+                        .inNamespace(ns)
+                        .list()
+                        .getItems()
+                        .isEmpty());
     }
 }

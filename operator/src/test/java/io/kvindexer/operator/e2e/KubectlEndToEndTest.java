@@ -11,7 +11,6 @@ import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
-import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.support.OperatorHarness;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -43,16 +42,18 @@ class KubectlEndToEndTest {
 
     @TempDir
     Path home;
+
     private DiscoveryShim shim;
     private OperatorHarness harness;
     private Path kubeconfig;
 
-    record Result(int exit, String output) {
-    }
+    record Result(int exit, String output) {}
 
     @BeforeEach
     void setUp() throws IOException {
-        assertThat(KUBECTL).as("kubectl binary (the test runs the user's real command)").isExecutable();
+        assertThat(KUBECTL)
+                .as("kubectl binary (the test runs the user's real command)")
+                .isExecutable();
         shim = new DiscoveryShim(client.getMasterUrl().toString(), CRDS);
         kubeconfig = home.resolve("kubeconfig");
         Files.writeString(kubeconfig, """
@@ -85,8 +86,14 @@ class KubectlEndToEndTest {
     }
 
     private Result kubectl(String... args) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of(KUBECTL.toString(), "--kubeconfig", kubeconfig.toString(),
-                "--cache-dir", home.resolve("cache").toString(), "--request-timeout", "30s"));
+        List<String> cmd = new ArrayList<>(List.of(
+                KUBECTL.toString(),
+                "--kubeconfig",
+                kubeconfig.toString(),
+                "--cache-dir",
+                home.resolve("cache").toString(),
+                "--request-timeout",
+                "30s"));
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         pb.environment().put("HOME", home.toString());
@@ -101,43 +108,69 @@ class KubectlEndToEndTest {
     void applyEditGetAndDeleteWithTheRealKubectl() throws Exception {
         Result crds = kubectl("apply", "--validate=false", "-f", CRDS.toString());
         assertThat(crds.exit()).as(crds.output()).isZero();
-        assertThat(crds.output()).contains("customresourcedefinition.apiextensions.k8s.io/kvindexers.kvindexer.io created",
-                "customresourcedefinition.apiextensions.k8s.io/kvworkers.kvindexer.io created");
+        assertThat(crds.output())
+                .contains(
+                        "customresourcedefinition.apiextensions.k8s.io/kvindexers.kvindexer.io created",
+                        "customresourcedefinition.apiextensions.k8s.io/kvworkers.kvindexer.io created");
 
         harness = new OperatorHarness(client, Duration.ofSeconds(3));
 
         Result apply = kubectl("apply", "--validate=false", "-f", EXAMPLE.toString());
         assertThat(apply.exit()).as(apply.output()).isZero();
-        assertThat(apply.output()).contains("kvindexer.kvindexer.io/kv-indexer created",
-                "kvworker.kvindexer.io/vllm-llama created");
+        assertThat(apply.output())
+                .contains("kvindexer.kvindexer.io/kv-indexer created", "kvworker.kvindexer.io/vllm-llama created");
 
         // the operator reacts: the replicas' StatefulSet, and both statuses written
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            StatefulSet sts = client.apps().statefulSets().inNamespace(NS).withName("kv-indexer").get();
+            StatefulSet sts = client.apps()
+                    .statefulSets()
+                    .inNamespace(NS)
+                    .withName("kv-indexer")
+                    .get();
             assertThat(sts.getSpec().getReplicas()).isEqualTo(2);
-            assertThat(sts.getSpec().getTemplate().getSpec().getContainers().getFirst().getImage())
+            assertThat(sts.getSpec()
+                            .getTemplate()
+                            .getSpec()
+                            .getContainers()
+                            .getFirst()
+                            .getImage())
                     .isEqualTo("ghcr.io/kv-indexer/kv-indexer:0.1.0");
             assertThat(harness.kvIndexer(NS, "kv-indexer").getStatus().ready()).isEqualTo("0/2");
-            assertThat(harness.kvWorker(NS, "vllm-llama").getStatus().registeredPods()).isZero();
+            assertThat(harness.kvWorker(NS, "vllm-llama").getStatus().registeredPods())
+                    .isZero();
         });
 
         // an edit and a re-apply (client-side apply: a merge patch): three replicas, and ports free on this machine
-        int port = LoopbackCluster.freePort(LoopbackCluster.replicaIp(0), LoopbackCluster.replicaIp(1),
-                LoopbackCluster.replicaIp(2));
+        int port = LoopbackCluster.freePort(
+                LoopbackCluster.replicaIp(0), LoopbackCluster.replicaIp(1), LoopbackCluster.replicaIp(2));
         int zmq = LoopbackCluster.freePort(LoopbackCluster.engineIp(0));
         int replay = LoopbackCluster.freePort(LoopbackCluster.engineIp(0));
         Path edited = home.resolve("kvindexer.yaml");
-        Files.writeString(edited, Files.readString(EXAMPLE).replace("replicas: 2", "replicas: 3")
-                .replace("port: 8090", "port: " + port).replace("zmqPort: 5557", "zmqPort: " + zmq)
-                .replace("replayPort: 5600", "replayPort: " + replay));
+        Files.writeString(
+                edited,
+                Files.readString(EXAMPLE)
+                        .replace("replicas: 2", "replicas: 3")
+                        .replace("port: 8090", "port: " + port)
+                        .replace("zmqPort: 5557", "zmqPort: " + zmq)
+                        .replace("replayPort: 5600", "replayPort: " + replay));
         Result reapply = kubectl("apply", "--validate=false", "-f", edited.toString());
         assertThat(reapply.exit()).as(reapply.output()).isZero();
-        assertThat(reapply.output()).contains("kvindexer.kvindexer.io/kv-indexer configured",
-                "kvworker.kvindexer.io/vllm-llama configured");
+        assertThat(reapply.output())
+                .contains(
+                        "kvindexer.kvindexer.io/kv-indexer configured", "kvworker.kvindexer.io/vllm-llama configured");
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            StatefulSet sts = client.apps().statefulSets().inNamespace(NS).withName("kv-indexer").get();
+            StatefulSet sts = client.apps()
+                    .statefulSets()
+                    .inNamespace(NS)
+                    .withName("kv-indexer")
+                    .get();
             assertThat(sts.getSpec().getReplicas()).isEqualTo(3);
-            assertThat(sts.getSpec().getTemplate().getSpec().getContainers().getFirst().getArgs())
+            assertThat(sts.getSpec()
+                            .getTemplate()
+                            .getSpec()
+                            .getContainers()
+                            .getFirst()
+                            .getArgs())
                     .containsSubsequence("--port", String.valueOf(port));
             assertThat(harness.kvIndexer(NS, "kv-indexer").getStatus().ready()).isEqualTo("0/3");
         });
@@ -150,41 +183,63 @@ class KubectlEndToEndTest {
             cluster.startEngine(NS, "vllm-llama-7d9c-x2x4q", java.util.Map.of("app", "vllm-llama"), 0, zmq, replay);
             KvIndexer kvi = harness.kvIndexer(NS, "kv-indexer");
             await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-                assertThat(harness.kvIndexer(NS, "kv-indexer").getStatus().ready()).isEqualTo("3/3");
-                assertThat(harness.kvWorker(NS, "vllm-llama").getStatus().registeredPods()).isEqualTo(1);
+                assertThat(harness.kvIndexer(NS, "kv-indexer").getStatus().ready())
+                        .isEqualTo("3/3");
+                assertThat(harness.kvWorker(NS, "vllm-llama").getStatus().registeredPods())
+                        .isEqualTo(1);
                 for (int i = 0; i < 3; i++) {
-                    assertThat(cluster.http.workers(cluster.replica(kvi, i), "meta-llama/Llama-3.1-8B-Instruct",
-                            "default")).singleElement().satisfies(w -> assertThat(w.endpoints())
-                            .containsEntry(0, "tcp://" + LoopbackCluster.engineIp(0) + ":" + zmq));
+                    assertThat(cluster.http.workers(
+                                    cluster.replica(kvi, i), "meta-llama/Llama-3.1-8B-Instruct", "default"))
+                            .singleElement()
+                            .satisfies(w -> assertThat(w.endpoints())
+                                    .containsEntry(0, "tcp://" + LoopbackCluster.engineIp(0) + ":" + zmq));
                 }
             });
 
             Result get = kubectl("get", "kvi,kvw");
             assertThat(get.exit()).as(get.output()).isZero();
-            assertThat(get.output()).contains("kvindexer.kvindexer.io/kv-indexer", "kvworker.kvindexer.io/vllm-llama",
-                    "READY", "3/3", "INDEXER", "PODS", "REGISTERED", "kv-indexer");
+            assertThat(get.output())
+                    .contains(
+                            "kvindexer.kvindexer.io/kv-indexer",
+                            "kvworker.kvindexer.io/vllm-llama",
+                            "READY",
+                            "3/3",
+                            "INDEXER",
+                            "PODS",
+                            "REGISTERED",
+                            "kv-indexer");
 
             // kubectl scale goes through the scale subresource; the pod template does not move, so no replica restarts
-            PodTemplateSpec template = client.apps().statefulSets().inNamespace(NS).withName("kv-indexer").get()
-                    .getSpec().getTemplate();
+            PodTemplateSpec template = client.apps()
+                    .statefulSets()
+                    .inNamespace(NS)
+                    .withName("kv-indexer")
+                    .get()
+                    .getSpec()
+                    .getTemplate();
             Result scale = kubectl("scale", "kvindexer/kv-indexer", "--replicas=2");
             assertThat(scale.exit()).as(scale.output()).isZero();
             assertThat(scale.output()).contains("kvindexer.kvindexer.io/kv-indexer scaled");
             await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-                StatefulSet sts = client.apps().statefulSets().inNamespace(NS).withName("kv-indexer").get();
+                StatefulSet sts = client.apps()
+                        .statefulSets()
+                        .inNamespace(NS)
+                        .withName("kv-indexer")
+                        .get();
                 assertThat(sts.getSpec().getReplicas()).isEqualTo(2);
                 assertThat(sts.getSpec().getTemplate()).isEqualTo(template);
             });
             cluster.removeReplica(NS, "kv-indexer", 2); // the StatefulSet controller removes the highest ordinal
             await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-                assertThat(harness.kvIndexer(NS, "kv-indexer").getStatus().ready()).isEqualTo("2/2");
+                assertThat(harness.kvIndexer(NS, "kv-indexer").getStatus().ready())
+                        .isEqualTo("2/2");
                 assertThat(cluster.http.peers(cluster.replica(kvi, 0)))
                         .containsExactly("http://kv-indexer-1.kv-indexer-peers." + NS + ".svc:" + port);
                 assertThat(cluster.http.peers(cluster.replica(kvi, 1)))
                         .containsExactly("http://kv-indexer-0.kv-indexer-peers." + NS + ".svc:" + port);
             });
-            Result raw = kubectl("get", "--raw", "/apis/kvindexer.io/v1alpha1/namespaces/" + NS
-                    + "/kvindexers/kv-indexer/scale");
+            Result raw = kubectl(
+                    "get", "--raw", "/apis/kvindexer.io/v1alpha1/namespaces/" + NS + "/kvindexers/kv-indexer/scale");
             assertThat(raw.exit()).as(raw.output()).isZero();
             JsonNode scaleDoc = new ObjectMapper().readTree(raw.output());
             assertThat(scaleDoc.path("kind").asText()).isEqualTo("Scale");
@@ -198,7 +253,8 @@ class KubectlEndToEndTest {
             assertThat(get.output()).contains("kvindexer.kvindexer.io/kv-indexer", "READY", "2/2");
             Files.writeString(Path.of("target/kubectl-get-kvi-kvw.txt"), "$ kubectl get kvi,kvw\n" + get.output());
 
-            // spec.autoscaling: the operator owns an autoscaling/v2 HPA on the scale subresource; removed with the field
+            // spec.autoscaling: the operator owns an autoscaling/v2 HPA on the scale subresource; removed with the
+            // field
             Path two = home.resolve("kvindexer-2.yaml");
             Files.writeString(two, Files.readString(edited).replace("replicas: 3", "replicas: 2"));
             Path autoscaled = home.resolve("kvindexer-autoscaled.yaml");
@@ -222,9 +278,11 @@ class KubectlEndToEndTest {
                 assertThat(hpa.getSpec().getMaxReplicas()).isEqualTo(4);
                 assertThat(hpa.getSpec().getMetrics()).singleElement().satisfies(m -> {
                     assertThat(m.getResource().getName()).isEqualTo("cpu");
-                    assertThat(m.getResource().getTarget().getAverageUtilization()).isEqualTo(70);
+                    assertThat(m.getResource().getTarget().getAverageUtilization())
+                            .isEqualTo(70);
                 });
-                assertThat(hpa.getMetadata().getOwnerReferences()).singleElement()
+                assertThat(hpa.getMetadata().getOwnerReferences())
+                        .singleElement()
                         .satisfies(o -> assertThat(o.getKind()).isEqualTo("KvIndexer"));
             });
             Result manual = kubectl("apply", "--validate=false", "-f", two.toString());
@@ -237,7 +295,9 @@ class KubectlEndToEndTest {
             assertThat(deleteWorker.output()).contains("kvworker.kvindexer.io \"vllm-llama\" deleted");
             await().atMost(WAIT).until(() -> harness.kvWorker(NS, "vllm-llama") == null);
             for (int i = 0; i < 2; i++) {
-                assertThat(cluster.http.workers(cluster.replica(kvi, i))).as("replica %d", i).isEmpty();
+                assertThat(cluster.http.workers(cluster.replica(kvi, i)))
+                        .as("replica %d", i)
+                        .isEmpty();
             }
             // and the rest of the file (on a cluster, garbage collection then removes the replicas)
             Result delete = kubectl("delete", "--wait=false", "--ignore-not-found", "-f", edited.toString());

@@ -38,8 +38,8 @@ final class LoopbackCluster implements AutoCloseable {
 
     final KubernetesClient client;
     final OperatorHarness harness;
-    final IndexerClient http = new IndexerClient(Duration.ofSeconds(2), Duration.ofSeconds(10),
-            IndexerClient.CallObserver.NONE);
+    final IndexerClient http =
+            new IndexerClient(Duration.ofSeconds(2), Duration.ofSeconds(10), IndexerClient.CallObserver.NONE);
     private final Map<String, IndexerApp> indexers = new HashMap<>();
     private final Map<String, EngineSimulator> engines = new HashMap<>();
 
@@ -90,10 +90,17 @@ final class LoopbackCluster implements AutoCloseable {
     /** Starts replica {@code ordinal} from the StatefulSet's current args; returns once its pod is Ready. */
     IndexerApp startReplica(String ns, String name, int ordinal) throws Exception {
         KvIndexer kvi = kvIndexer(ns, name);
-        StatefulSet sts = await().atMost(Duration.ofSeconds(30)).until(
-                () -> client.apps().statefulSets().inNamespace(ns).withName(name).get(), s -> s != null);
+        StatefulSet sts = await().atMost(Duration.ofSeconds(30))
+                .until(
+                        () -> client.apps()
+                                .statefulSets()
+                                .inNamespace(ns)
+                                .withName(name)
+                                .get(),
+                        s -> s != null);
         List<String> args = new ArrayList<>(List.of("--host", replicaIp(ordinal)));
-        List<String> template = sts.getSpec().getTemplate().getSpec().getContainers().getFirst().getArgs();
+        List<String> template =
+                sts.getSpec().getTemplate().getSpec().getContainers().getFirst().getArgs();
         for (int i = 0; i < template.size(); i++) {
             if (template.get(i).equals("--peers-dns")) {
                 String peers = resolvePeersDns(template.get(++i), ordinal);
@@ -106,8 +113,14 @@ final class LoopbackCluster implements AutoCloseable {
             }
         }
         String pod = IndexerNames.pod(kvi, ordinal);
-        harness.upsertPod(new ObjectMetaBuilder().withName(pod).withNamespace(ns)
-                .withLabels(IndexerNames.labels(kvi)).build(), replicaIp(ordinal), false);
+        harness.upsertPod(
+                new ObjectMetaBuilder()
+                        .withName(pod)
+                        .withNamespace(ns)
+                        .withLabels(IndexerNames.labels(kvi))
+                        .build(),
+                replicaIp(ordinal),
+                false);
         IndexerApp app = IndexerApp.start(args.toArray(String[]::new));
         indexers.put(ns + "/" + pod, app);
         IndexerEndpoint endpoint = replica(kvi, ordinal);
@@ -146,7 +159,12 @@ final class LoopbackCluster implements AutoCloseable {
         }
         String instance = m.group(1);
         List<String> out = new ArrayList<>();
-        client.pods().inNamespace(m.group(2)).withLabel(IndexerNames.LABEL_INSTANCE, instance).list().getItems()
+        client
+                .pods()
+                .inNamespace(m.group(2))
+                .withLabel(IndexerNames.LABEL_INSTANCE, instance)
+                .list()
+                .getItems()
                 .stream()
                 .filter(PodConditions::isReady)
                 .filter(p -> !p.getMetadata().getName().equals(instance + "-" + self))
@@ -156,16 +174,20 @@ final class LoopbackCluster implements AutoCloseable {
     }
 
     IndexerEndpoint replica(KvIndexer kvi, int ordinal) {
-        return IndexerEndpoint.of(IndexerNames.pod(kvi, ordinal), replicaIp(ordinal), kvi.getSpec().getPort());
+        return IndexerEndpoint.of(
+                IndexerNames.pod(kvi, ordinal),
+                replicaIp(ordinal),
+                kvi.getSpec().getPort());
     }
 
     /** An engine pod: a real simulator bound to its pod IP, and the pod object Ready at that IP. */
-    EngineSimulator startEngine(String ns, String pod, Map<String, String> labels, int k, int zmqPort,
-            Integer replayPort) {
+    EngineSimulator startEngine(
+            String ns, String pod, Map<String, String> labels, int k, int zmqPort, Integer replayPort) {
         String ip = engineIp(k);
         EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.builder()
                 .endpoint("tcp://" + ip + ":" + zmqPort)
-                .replayEndpoint(replayPort == null ? null : "tcp://" + ip + ":" + replayPort).build());
+                .replayEndpoint(replayPort == null ? null : "tcp://" + ip + ":" + replayPort)
+                .build());
         EngineSimulator old = engines.put(ns + "/" + pod, sim);
         if (old != null) {
             old.close();

@@ -1,5 +1,8 @@
 package io.kvindexer.operator.e2e;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.kvindexer.operator.client.RegisteredWorker;
@@ -8,19 +11,15 @@ import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
 import io.kvindexer.operator.worker.InstanceIds;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /**
  * 200 rounds of engine pod churn (create, delete, IP change, readiness flapping) against the real operator on the
@@ -47,8 +46,7 @@ class OperatorChurnTest {
     }
 
     /** What the test believes each engine pod is: its IP slot and readiness; absent = deleted. */
-    private record PodState(int ip, boolean ready) {
-    }
+    private record PodState(int ip, boolean ready) {}
 
     @Test
     void everyReplicaFollowsTheReadyPodsThroughChurn() throws Exception {
@@ -61,12 +59,17 @@ class OperatorChurnTest {
         int port = LoopbackCluster.freePort(LoopbackCluster.replicaIp(0), LoopbackCluster.replicaIp(1));
         int zmqPort = LoopbackCluster.freePort(ips);
         try (LoopbackCluster cluster = new LoopbackCluster(client, harness)) {
-            client.resources(KvIndexer.class).inNamespace(ns).resource(Resources.kvIndexer(ns, "kv", 2, port)).create();
+            client.resources(KvIndexer.class)
+                    .inNamespace(ns)
+                    .resource(Resources.kvIndexer(ns, "kv", 2, port))
+                    .create();
             cluster.startReplica(ns, "kv", 0);
             cluster.startReplica(ns, "kv", 1);
             KvIndexer kvi = cluster.kvIndexer(ns, "kv");
-            client.resources(KvWorker.class).inNamespace(ns).resource(Resources.kvWorker(ns, "vllm", "kv", VLLM,
-                    "llama", 4, zmqPort, null, 1)).create();
+            client.resources(KvWorker.class)
+                    .inNamespace(ns)
+                    .resource(Resources.kvWorker(ns, "vllm", "kv", VLLM, "llama", 4, zmqPort, null, 1))
+                    .create();
 
             Random random = new Random(7);
             Map<String, PodState> pods = new HashMap<>();
@@ -114,14 +117,18 @@ class OperatorChurnTest {
                     });
                     for (int r = 0; r < 2; r++) {
                         int ordinal = r;
-                        await().atMost(Duration.ofSeconds(120)).ignoreExceptions().untilAsserted(() -> {
-                            Map<Long, String> found = new HashMap<>();
-                            for (RegisteredWorker w : cluster.http.workers(cluster.replica(kvi, ordinal), "llama",
-                                    "default")) {
-                                found.put(w.instanceId(), w.endpoints().get(0));
-                            }
-                            assertThat(found).as("replica %d after round", ordinal).isEqualTo(expected);
-                        });
+                        await().atMost(Duration.ofSeconds(120))
+                                .ignoreExceptions()
+                                .untilAsserted(() -> {
+                                    Map<Long, String> found = new HashMap<>();
+                                    for (RegisteredWorker w :
+                                            cluster.http.workers(cluster.replica(kvi, ordinal), "llama", "default")) {
+                                        found.put(w.instanceId(), w.endpoints().get(0));
+                                    }
+                                    assertThat(found)
+                                            .as("replica %d after round", ordinal)
+                                            .isEqualTo(expected);
+                                });
                     }
                     settleMillis += (System.nanoTime() - start) / 1_000_000;
                     settles++;
@@ -131,8 +138,13 @@ class OperatorChurnTest {
                     + " settles, mean settle " + settleMillis / settles + " ms");
             assertThat(actions.keySet()).contains("create", "delete", "ip-change", "readiness-flap");
             client.resources(KvWorker.class).inNamespace(ns).delete();
-            await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() ->
-                    client.resources(KvWorker.class).inNamespace(ns).list().getItems().isEmpty());
+            await().atMost(Duration.ofSeconds(60))
+                    .ignoreExceptions()
+                    .until(() -> client.resources(KvWorker.class)
+                            .inNamespace(ns)
+                            .list()
+                            .getItems()
+                            .isEmpty());
             client.resources(KvIndexer.class).inNamespace(ns).delete();
             List.copyOf(pods.keySet()).forEach(p -> harness.deletePod(ns, p));
         }

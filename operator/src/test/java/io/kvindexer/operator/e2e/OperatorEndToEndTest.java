@@ -58,10 +58,15 @@ class OperatorEndToEndTest {
     @BeforeEach
     void setUp(TestInfo info) {
         cluster = new LoopbackCluster(client, harness);
-        ns = "e2e-" + info.getTestMethod().orElseThrow().getName().toLowerCase().replaceAll("[^a-z0-9]", "")
-                .substring(0, 20);
-        port = LoopbackCluster.freePort(LoopbackCluster.replicaIp(0), LoopbackCluster.replicaIp(1),
-                LoopbackCluster.replicaIp(2));
+        ns = "e2e-"
+                + info.getTestMethod()
+                        .orElseThrow()
+                        .getName()
+                        .toLowerCase()
+                        .replaceAll("[^a-z0-9]", "")
+                        .substring(0, 20);
+        port = LoopbackCluster.freePort(
+                LoopbackCluster.replicaIp(0), LoopbackCluster.replicaIp(1), LoopbackCluster.replicaIp(2));
         zmqPort = LoopbackCluster.freePort(engineIp(0), engineIp(1), engineIp(2));
         replayPort = LoopbackCluster.freePort(engineIp(0), engineIp(1), engineIp(2));
     }
@@ -71,8 +76,13 @@ class OperatorEndToEndTest {
     void tearDown() {
         try {
             client.resources(KvWorker.class).inNamespace(ns).delete();
-            await().atMost(WAIT).ignoreExceptions().until(() ->
-                    client.resources(KvWorker.class).inNamespace(ns).list().getItems().isEmpty());
+            await().atMost(WAIT)
+                    .ignoreExceptions()
+                    .until(() -> client.resources(KvWorker.class)
+                            .inNamespace(ns)
+                            .list()
+                            .getItems()
+                            .isEmpty());
             client.resources(KvIndexer.class).inNamespace(ns).delete();
             client.pods().inNamespace(ns).delete();
         } finally {
@@ -81,7 +91,9 @@ class OperatorEndToEndTest {
     }
 
     private KvIndexer applyIndexer(int replicas) throws Exception {
-        client.resources(KvIndexer.class).inNamespace(ns).resource(Resources.kvIndexer(ns, "kv", replicas, port))
+        client.resources(KvIndexer.class)
+                .inNamespace(ns)
+                .resource(Resources.kvIndexer(ns, "kv", replicas, port))
                 .create();
         for (int i = 0; i < replicas; i++) {
             cluster.startReplica(ns, "kv", i);
@@ -90,8 +102,10 @@ class OperatorEndToEndTest {
     }
 
     private void applyWorker(Integer replay) {
-        client.resources(KvWorker.class).inNamespace(ns).resource(Resources.kvWorker(ns, "vllm", "kv", VLLM, "llama",
-                BLOCK, zmqPort, replay, 1)).create();
+        client.resources(KvWorker.class)
+                .inNamespace(ns)
+                .resource(Resources.kvWorker(ns, "vllm", "kv", VLLM, "llama", BLOCK, zmqPort, replay, 1))
+                .create();
     }
 
     private static long id(String ns, String pod) {
@@ -103,11 +117,15 @@ class OperatorEndToEndTest {
     }
 
     private void awaitRegistered(KvIndexer kvi, int ordinal, Map<Long, String> expected) {
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(workers(kvi, ordinal))
-                .as("registrations on replica %d", ordinal)
-                .extracting(RegisteredWorker::instanceId, w -> w.endpoints().get(0))
-                .containsExactlyInAnyOrderElementsOf(expected.entrySet().stream()
-                        .map(e -> org.assertj.core.groups.Tuple.tuple(e.getKey(), e.getValue())).toList()));
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(workers(kvi, ordinal))
+                        .as("registrations on replica %d", ordinal)
+                        .extracting(
+                                RegisteredWorker::instanceId, w -> w.endpoints().get(0))
+                        .containsExactlyInAnyOrderElementsOf(expected.entrySet().stream()
+                                .map(e -> org.assertj.core.groups.Tuple.tuple(e.getKey(), e.getValue()))
+                                .toList()));
     }
 
     private static int[] tokens(int n, int offset) {
@@ -117,8 +135,13 @@ class OperatorEndToEndTest {
     /** Tokens matched for {@code instance} on one replica by /query. */
     private int matched(IndexerEndpoint replica, int[] tokens, long instance) {
         try {
-            JsonNode scores = cluster.http.query(replica, "llama", "default",
-                    IntStream.of(tokens).boxed().toList()).path("scores");
+            JsonNode scores = cluster.http
+                    .query(
+                            replica,
+                            "llama",
+                            "default",
+                            IntStream.of(tokens).boxed().toList())
+                    .path("scores");
             return scores.path(Long.toUnsignedString(instance)).path("0").asInt(0);
         } catch (RuntimeException e) {
             return -1;
@@ -126,7 +149,10 @@ class OperatorEndToEndTest {
     }
 
     private static Condition condition(List<Condition> conditions, String type) {
-        return conditions.stream().filter(c -> type.equals(c.getType())).findFirst().orElseThrow();
+        return conditions.stream()
+                .filter(c -> type.equals(c.getType()))
+                .findFirst()
+                .orElseThrow();
     }
 
     @Test
@@ -136,8 +162,11 @@ class OperatorEndToEndTest {
         cluster.startEngine(ns, "vllm-b", VLLM, 1, zmqPort, replayPort);
         applyWorker(replayPort);
 
-        Map<Long, String> both = Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(0) + ":" + zmqPort,
-                id(ns, "vllm-b"), "tcp://" + engineIp(1) + ":" + zmqPort);
+        Map<Long, String> both = Map.of(
+                id(ns, "vllm-a"),
+                "tcp://" + engineIp(0) + ":" + zmqPort,
+                id(ns, "vllm-b"),
+                "tcp://" + engineIp(1) + ":" + zmqPort);
         awaitRegistered(kvi, 0, both);
         awaitRegistered(kvi, 1, both);
 
@@ -154,15 +183,20 @@ class OperatorEndToEndTest {
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             KvWorker w = harness.kvWorker(ns, "vllm");
             assertThat(w.getStatus().registeredPods()).isEqualTo(2);
-            assertThat(w.getStatus().pods()).allSatisfy(p -> assertThat(p.registeredOn()).containsExactly("kv-0", "kv-1"));
-            assertThat(condition(w.getStatus().conditions(), "Ready").getStatus()).isEqualTo("True");
+            assertThat(w.getStatus().pods())
+                    .allSatisfy(p -> assertThat(p.registeredOn()).containsExactly("kv-0", "kv-1"));
+            assertThat(condition(w.getStatus().conditions(), "Ready").getStatus())
+                    .isEqualTo("True");
             KvIndexer k = cluster.kvIndexer(ns, "kv");
             assertThat(k.getStatus().ready()).isEqualTo("2/2");
-            assertThat(condition(k.getStatus().conditions(), "Ready").getStatus()).isEqualTo("True");
+            assertThat(condition(k.getStatus().conditions(), "Ready").getStatus())
+                    .isEqualTo("True");
         });
         // each replica knows the other as a peer, by its stable URL
-        assertThat(cluster.http.peers(cluster.replica(kvi, 0))).containsExactly("http://kv-1.kv-peers." + ns + ".svc:" + port);
-        assertThat(cluster.http.peers(cluster.replica(kvi, 1))).containsExactly("http://kv-0.kv-peers." + ns + ".svc:" + port);
+        assertThat(cluster.http.peers(cluster.replica(kvi, 0)))
+                .containsExactly("http://kv-1.kv-peers." + ns + ".svc:" + port);
+        assertThat(cluster.http.peers(cluster.replica(kvi, 1)))
+                .containsExactly("http://kv-0.kv-peers." + ns + ".svc:" + port);
 
         // engine pod deleted → unregistered everywhere
         harness.deletePod(ns, "vllm-b");
@@ -182,8 +216,11 @@ class OperatorEndToEndTest {
         harness.startEnginePod(ns, "vllm-a", VLLM, engineIp(2), false);
         awaitRegistered(kvi, 0, Map.of());
         awaitRegistered(kvi, 1, Map.of());
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() ->
-                assertThat(harness.kvWorker(ns, "vllm").getStatus().matchedPods()).isZero());
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(
+                                harness.kvWorker(ns, "vllm").getStatus().matchedPods())
+                        .isZero());
     }
 
     @Test
@@ -217,29 +254,57 @@ class OperatorEndToEndTest {
         awaitRegistered(kvi, 1, expected);
 
         harness.mergePatch(KvIndexer.class, ns, "kv", "{\"spec\":{\"replicas\":3}}");
-        await().atMost(WAIT).until(() -> client.apps().statefulSets().inNamespace(ns).withName("kv").get()
-                .getSpec().getReplicas() == 3);
+        await().atMost(WAIT)
+                .until(() -> client.apps()
+                                .statefulSets()
+                                .inNamespace(ns)
+                                .withName("kv")
+                                .get()
+                                .getSpec()
+                                .getReplicas()
+                        == 3);
         KvIndexer three = cluster.kvIndexer(ns, "kv");
         cluster.startReplica(ns, "kv", 2);
         awaitRegistered(three, 2, expected);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            assertThat(cluster.http.peers(cluster.replica(three, 0))).containsExactlyInAnyOrder(
-                    "http://kv-1.kv-peers." + ns + ".svc:" + port, "http://kv-2.kv-peers." + ns + ".svc:" + port);
-            assertThat(cluster.http.peers(cluster.replica(three, 2))).containsExactlyInAnyOrder(
-                    "http://kv-0.kv-peers." + ns + ".svc:" + port, "http://kv-1.kv-peers." + ns + ".svc:" + port);
+            assertThat(cluster.http.peers(cluster.replica(three, 0)))
+                    .containsExactlyInAnyOrder(
+                            "http://kv-1.kv-peers." + ns + ".svc:" + port,
+                            "http://kv-2.kv-peers." + ns + ".svc:" + port);
+            assertThat(cluster.http.peers(cluster.replica(three, 2)))
+                    .containsExactlyInAnyOrder(
+                            "http://kv-0.kv-peers." + ns + ".svc:" + port,
+                            "http://kv-1.kv-peers." + ns + ".svc:" + port);
             assertThat(cluster.kvIndexer(ns, "kv").getStatus().ready()).isEqualTo("3/3");
         });
 
         harness.mergePatch(KvIndexer.class, ns, "kv", "{\"spec\":{\"replicas\":1}}");
-        await().atMost(WAIT).until(() -> client.apps().statefulSets().inNamespace(ns).withName("kv").get()
-                .getSpec().getReplicas() == 1);
+        await().atMost(WAIT)
+                .until(() -> client.apps()
+                                .statefulSets()
+                                .inNamespace(ns)
+                                .withName("kv")
+                                .get()
+                                .getSpec()
+                                .getReplicas()
+                        == 1);
         cluster.removeReplica(ns, "kv", 2);
         cluster.removeReplica(ns, "kv", 1);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             assertThat(cluster.http.peers(cluster.replica(three, 0))).isEmpty();
             assertThat(cluster.kvIndexer(ns, "kv").getStatus().ready()).isEqualTo("1/1");
-            assertThat(client.policy().v1().podDisruptionBudget().inNamespace(ns).withName("kv").get()).isNull();
-            assertThat(harness.kvWorker(ns, "vllm").getStatus().pods().getFirst().registeredOn())
+            assertThat(client.policy()
+                            .v1()
+                            .podDisruptionBudget()
+                            .inNamespace(ns)
+                            .withName("kv")
+                            .get())
+                    .isNull();
+            assertThat(harness.kvWorker(ns, "vllm")
+                            .getStatus()
+                            .pods()
+                            .getFirst()
+                            .registeredOn())
                     .containsExactly("kv-0");
         });
     }
@@ -250,8 +315,14 @@ class OperatorEndToEndTest {
         cluster.startEngine(ns, "vllm-a", VLLM, 0, zmqPort, replayPort);
         cluster.startEngine(ns, "vllm-b", VLLM, 1, zmqPort, replayPort);
         applyWorker(replayPort);
-        awaitRegistered(kvi, 0, Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(0) + ":" + zmqPort,
-                id(ns, "vllm-b"), "tcp://" + engineIp(1) + ":" + zmqPort));
+        awaitRegistered(
+                kvi,
+                0,
+                Map.of(
+                        id(ns, "vllm-a"),
+                        "tcp://" + engineIp(0) + ":" + zmqPort,
+                        id(ns, "vllm-b"),
+                        "tcp://" + engineIp(1) + ":" + zmqPort));
         assertThat(harness.kvWorker(ns, "vllm").getMetadata().getFinalizers()).isNotEmpty();
 
         client.resources(KvWorker.class).inNamespace(ns).withName("vllm").delete();
@@ -271,15 +342,19 @@ class OperatorEndToEndTest {
         cluster.killReplica(ns, "kv", 1); // the pod still looks Ready: the operator finds out by calling it
         cluster.startEngine(ns, "vllm-b", VLLM, 1, zmqPort, replayPort);
 
-        Map<Long, String> both = Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(0) + ":" + zmqPort,
-                id(ns, "vllm-b"), "tcp://" + engineIp(1) + ":" + zmqPort);
+        Map<Long, String> both = Map.of(
+                id(ns, "vllm-a"),
+                "tcp://" + engineIp(0) + ":" + zmqPort,
+                id(ns, "vllm-b"),
+                "tcp://" + engineIp(1) + ":" + zmqPort);
         awaitRegistered(kvi, 0, both);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             KvWorker w = harness.kvWorker(ns, "vllm");
             Condition degraded = condition(w.getStatus().conditions(), "Degraded");
             assertThat(degraded.getStatus()).isEqualTo("True");
             assertThat(degraded.getMessage()).contains("kv-1");
-            assertThat(condition(w.getStatus().conditions(), "Ready").getStatus()).isEqualTo("False");
+            assertThat(condition(w.getStatus().conditions(), "Ready").getStatus())
+                    .isEqualTo("False");
         });
         // ... and Kubernetes Events on the KvWorker say what happened
         assertThat(client.v1().events().inNamespace(ns).list().getItems())
@@ -291,8 +366,10 @@ class OperatorEndToEndTest {
         awaitRegistered(kvi, 1, both);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             KvWorker w = harness.kvWorker(ns, "vllm");
-            assertThat(condition(w.getStatus().conditions(), "Degraded").getStatus()).isEqualTo("False");
-            assertThat(condition(w.getStatus().conditions(), "Ready").getStatus()).isEqualTo("True");
+            assertThat(condition(w.getStatus().conditions(), "Degraded").getStatus())
+                    .isEqualTo("False");
+            assertThat(condition(w.getStatus().conditions(), "Ready").getStatus())
+                    .isEqualTo("True");
             assertThat(w.getStatus().registeredPods()).isEqualTo(2);
         });
     }
@@ -309,14 +386,18 @@ class OperatorEndToEndTest {
             assertThat(ready.getStatus()).isEqualTo("False");
             assertThat(ready.getReason()).isEqualTo("InvalidSpec");
             assertThat(ready.getMessage()).contains("spec.blockSize").contains("0");
-            Condition missing = condition(harness.kvWorker(ns, "orphan").getStatus().conditions(), "Ready");
+            Condition missing =
+                    condition(harness.kvWorker(ns, "orphan").getStatus().conditions(), "Ready");
             assertThat(missing.getReason()).isEqualTo("IndexerNotFound");
             assertThat(missing.getMessage()).contains("nowhere");
         });
         // fixing the spec heals it (level-triggered)
         harness.mergePatch(KvWorker.class, ns, "bad", "{\"spec\":{\"blockSize\":16}}");
-        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(
-                condition(harness.kvWorker(ns, "bad").getStatus().conditions(), "Ready").getReason())
-                .isEqualTo("IndexerNotFound"));
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(condition(
+                                        harness.kvWorker(ns, "bad").getStatus().conditions(), "Ready")
+                                .getReason())
+                        .isEqualTo("IndexerNotFound"));
     }
 }

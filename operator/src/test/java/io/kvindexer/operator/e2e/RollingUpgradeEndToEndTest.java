@@ -72,31 +72,45 @@ class RollingUpgradeEndToEndTest {
 
     /** {@code instance/block} of every block a replica's /dump holds on rank 0. */
     private Set<String> dump(IndexerEndpoint replica) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(replica.baseUrl() + "/dump"))
-                .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = http.send(
+                HttpRequest.newBuilder(URI.create(replica.baseUrl() + "/dump"))
+                        .timeout(Duration.ofSeconds(10))
+                        .GET()
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         Set<String> out = new HashSet<>();
-        JSON.readTree(r.body()).properties().forEach(model -> model.getValue().path("events").forEach(ev -> {
-            String worker = ev.get("worker_id").bigIntegerValue().toString();
-            for (JsonNode b : ev.path("event").path("data").path("stored").path("blocks")) {
-                out.add(worker + "/" + Long.toUnsignedString(b.get("block_hash").bigIntegerValue().longValue()));
-            }
-        }));
+        JSON.readTree(r.body())
+                .properties()
+                .forEach(model -> model.getValue().path("events").forEach(ev -> {
+                    String worker = ev.get("worker_id").bigIntegerValue().toString();
+                    for (JsonNode b :
+                            ev.path("event").path("data").path("stored").path("blocks")) {
+                        out.add(worker + "/"
+                                + Long.toUnsignedString(
+                                        b.get("block_hash").bigIntegerValue().longValue()));
+                    }
+                }));
         return out;
     }
 
     private static Set<String> groundTruth(Map<String, EngineSimulator> engines) {
         Set<String> out = new HashSet<>();
-        engines.forEach((pod, sim) -> sim.groundTruth().forEach((holder, blocks) ->
-                blocks.forEach(b -> out.add(Long.toUnsignedString(InstanceIds.hashOf(NS, pod)) + "/"
-                        + Long.toUnsignedString(b)))));
+        engines.forEach((pod, sim) -> sim.groundTruth()
+                .forEach((holder, blocks) -> blocks.forEach(b ->
+                        out.add(Long.toUnsignedString(InstanceIds.hashOf(NS, pod)) + "/" + Long.toUnsignedString(b)))));
         return out;
     }
 
     /** The {@code scores} of a 200 answer to {@code /query}, or null (503, unreachable). */
     private static JsonNode scores(LoopbackCluster cluster, IndexerEndpoint replica, int[] tokens) {
         try {
-            return cluster.http.query(replica, "llama", "default", IntStream.of(tokens).boxed().toList())
+            return cluster.http
+                    .query(
+                            replica,
+                            "llama",
+                            "default",
+                            IntStream.of(tokens).boxed().toList())
                     .path("scores");
         } catch (IndexerClientException e) {
             return null;
@@ -114,12 +128,15 @@ class RollingUpgradeEndToEndTest {
 
     @Test
     void aRollingUpgradeKeepsReplicasMinusOneAnsweringAndEndsWithEveryDumpEqualToTheEngines() throws Exception {
-        int port = LoopbackCluster.freePort(IntStream.range(0, REPLICAS).mapToObj(LoopbackCluster::replicaIp)
+        int port = LoopbackCluster.freePort(IntStream.range(0, REPLICAS)
+                .mapToObj(LoopbackCluster::replicaIp)
                 .toArray(String[]::new));
         int zmqPort = LoopbackCluster.freePort(engineIp(0), engineIp(1));
         int replayPort = LoopbackCluster.freePort(engineIp(0), engineIp(1));
         try (LoopbackCluster cluster = new LoopbackCluster(client, harness)) {
-            client.resources(KvIndexer.class).inNamespace(NS).resource(Resources.kvIndexer(NS, "kv", REPLICAS, port))
+            client.resources(KvIndexer.class)
+                    .inNamespace(NS)
+                    .resource(Resources.kvIndexer(NS, "kv", REPLICAS, port))
                     .create();
             for (int i = 0; i < REPLICAS; i++) {
                 cluster.startReplica(NS, "kv", i);
@@ -127,24 +144,33 @@ class RollingUpgradeEndToEndTest {
             KvIndexer kvi = cluster.kvIndexer(NS, "kv");
             Map<String, EngineSimulator> engines = new java.util.TreeMap<>();
             for (int k = 0; k < ENGINES; k++) {
-                engines.put("vllm-" + k, cluster.startEngine(NS, "vllm-" + k, Map.of("app", "vllm"), k, zmqPort,
-                        replayPort));
+                engines.put(
+                        "vllm-" + k,
+                        cluster.startEngine(NS, "vllm-" + k, Map.of("app", "vllm"), k, zmqPort, replayPort));
             }
-            client.resources(KvWorker.class).inNamespace(NS).resource(Resources.kvWorker(NS, "vllm", "kv",
-                    Map.of("app", "vllm"), "llama", BLOCK, zmqPort, replayPort, 1)).create();
+            client.resources(KvWorker.class)
+                    .inNamespace(NS)
+                    .resource(Resources.kvWorker(
+                            NS, "vllm", "kv", Map.of("app", "vllm"), "llama", BLOCK, zmqPort, replayPort, 1))
+                    .create();
             for (EngineSimulator sim : engines.values()) {
                 await().atMost(WAIT).until(() -> sim.subscriptions() >= REPLICAS);
             }
             // the canary: stored by every engine before the upgrade, so a complete index always matches all of it
-            int[] canary = IntStream.rangeClosed(1, 4 * BLOCK).map(t -> 900_000 + t).toArray();
+            int[] canary =
+                    IntStream.rangeClosed(1, 4 * BLOCK).map(t -> 900_000 + t).toArray();
             for (EngineSimulator sim : engines.values()) {
                 sim.storeSequence(canary, BLOCK).join();
             }
             for (int i = 0; i < REPLICAS; i++) {
                 IndexerEndpoint r = cluster.replica(kvi, i);
-                await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(scores(cluster, r, canary)
-                        .path(Long.toUnsignedString(InstanceIds.hashOf(NS, "vllm-1"))).path("0").asInt())
-                        .isEqualTo(canary.length));
+                await().atMost(WAIT)
+                        .ignoreExceptions()
+                        .untilAsserted(() -> assertThat(scores(cluster, r, canary)
+                                        .path(Long.toUnsignedString(InstanceIds.hashOf(NS, "vllm-1")))
+                                        .path("0")
+                                        .asInt())
+                                .isEqualTo(canary.length));
             }
 
             // engines publish for the whole upgrade
@@ -155,7 +181,8 @@ class RollingUpgradeEndToEndTest {
                 while (publishing.get()) {
                     for (EngineSimulator sim : engines.values()) {
                         int[] tokens = IntStream.range(0, BLOCK * (1 + random.nextInt(4)))
-                                .map(i -> random.nextInt(50_000)).toArray();
+                                .map(i -> random.nextInt(50_000))
+                                .toArray();
                         sim.storeSequence(tokens, BLOCK).join();
                         batches.incrementAndGet();
                     }
@@ -182,14 +209,16 @@ class RollingUpgradeEndToEndTest {
                         JsonNode scores = scores(cluster, r, canary);
                         if (scores == null) {
                             notAnswering.incrementAndGet(); // 503 while recovering, or the process is gone
-                            if (Boolean.FALSE.equals(ready(cluster, r)) && cluster.runningReplica(NS, "kv", i) != null
+                            if (Boolean.FALSE.equals(ready(cluster, r))
+                                    && cluster.runningReplica(NS, "kv", i) != null
                                     && scores(cluster, r, canary) != null) {
                                 readinessFlaps.incrementAndGet();
                             }
                             continue;
                         }
                         for (String pod : engines.keySet()) {
-                            int matched = scores.path(Long.toUnsignedString(InstanceIds.hashOf(NS, pod))).path("0")
+                            int matched = scores.path(Long.toUnsignedString(InstanceIds.hashOf(NS, pod)))
+                                    .path("0")
                                     .asInt(0);
                             if (matched != canary.length) {
                                 violations.add("kv-" + i + " answered /query from an incomplete index: " + pod
@@ -207,19 +236,40 @@ class RollingUpgradeEndToEndTest {
 
             // the upgrade: a flag changes, so the template changes
             harness.mergePatch(KvIndexer.class, NS, "kv", "{\"spec\":{\"threads\":2}}");
-            await().atMost(WAIT).until(() -> client.apps().statefulSets().inNamespace(NS).withName("kv").get()
-                    .getSpec().getTemplate().getSpec().getContainers().getFirst().getArgs().contains("2"));
+            await().atMost(WAIT)
+                    .until(() -> client.apps()
+                            .statefulSets()
+                            .inNamespace(NS)
+                            .withName("kv")
+                            .get()
+                            .getSpec()
+                            .getTemplate()
+                            .getSpec()
+                            .getContainers()
+                            .getFirst()
+                            .getArgs()
+                            .contains("2"));
             List<Integer> order = new ArrayList<>();
             for (int i = REPLICAS - 1; i >= 0; i--) {
                 // the kubelet stops the old container: the pod turns unready, the process goes
-                harness.upsertPod(new ObjectMetaBuilder().withName(IndexerNames.pod(kvi, i)).withNamespace(NS)
-                        .withLabels(IndexerNames.labels(kvi)).build(), LoopbackCluster.replicaIp(i), false);
+                harness.upsertPod(
+                        new ObjectMetaBuilder()
+                                .withName(IndexerNames.pod(kvi, i))
+                                .withNamespace(NS)
+                                .withLabels(IndexerNames.labels(kvi))
+                                .build(),
+                        LoopbackCluster.replicaIp(i),
+                        false);
                 cluster.killReplica(NS, "kv", i);
                 cluster.startReplica(NS, "kv", i); // the new template's args; returns once Ready
                 int ordinal = i;
-                await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(cluster.http.workers(
-                        cluster.replica(kvi, ordinal), "llama", "default")).extracting(RegisteredWorker::instanceId)
-                        .as("registrations back on kv-%d", ordinal).hasSize(ENGINES));
+                await().atMost(WAIT)
+                        .ignoreExceptions()
+                        .untilAsserted(() -> assertThat(
+                                        cluster.http.workers(cluster.replica(kvi, ordinal), "llama", "default"))
+                                .extracting(RegisteredWorker::instanceId)
+                                .as("registrations back on kv-%d", ordinal)
+                                .hasSize(ENGINES));
                 order.add(i);
             }
             publishing.set(false);
@@ -235,17 +285,27 @@ class RollingUpgradeEndToEndTest {
             assertThat(truth).isNotEmpty();
             for (int i = 0; i < REPLICAS; i++) {
                 IndexerEndpoint r = cluster.replica(kvi, i);
-                await().atMost(WAIT).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
-                        assertThat(dump(r)).as("/dump of kv-%d vs the engines", r.name()).isEqualTo(truth));
+                await().atMost(WAIT)
+                        .pollInterval(Duration.ofMillis(200))
+                        .untilAsserted(() -> assertThat(dump(r))
+                                .as("/dump of kv-%d vs the engines", r.name())
+                                .isEqualTo(truth));
             }
-            assertThat(notAnswering.get()).as("the watcher saw the restarts (replicas not answering)").isPositive();
+            assertThat(notAnswering.get())
+                    .as("the watcher saw the restarts (replicas not answering)")
+                    .isPositive();
             System.out.println("rolling upgrade: " + batches.get() + " batches published, " + samples.get()
                     + " watcher samples (" + notAnswering.get() + " replica samples not answering), " + truth.size()
                     + " blocks on every replica, " + readinessFlaps.get() + " samples of /ready 503 on a replica"
                     + " that answered /query");
             client.resources(KvWorker.class).inNamespace(NS).delete();
-            await().atMost(WAIT).ignoreExceptions().until(() ->
-                    client.resources(KvWorker.class).inNamespace(NS).list().getItems().isEmpty());
+            await().atMost(WAIT)
+                    .ignoreExceptions()
+                    .until(() -> client.resources(KvWorker.class)
+                            .inNamespace(NS)
+                            .list()
+                            .getItems()
+                            .isEmpty());
             client.resources(KvIndexer.class).inNamespace(NS).delete();
         }
     }

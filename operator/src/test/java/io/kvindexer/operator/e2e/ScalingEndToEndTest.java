@@ -55,20 +55,32 @@ class ScalingEndToEndTest {
     }
 
     private static int matched(LoopbackCluster cluster, IndexerEndpoint replica, int[] tokens, long instance) {
-        return cluster.http.query(replica, "llama", "default", IntStream.of(tokens).boxed().toList())
-                .path("scores").path(Long.toUnsignedString(instance)).path("0").asInt(0);
+        return cluster.http
+                .query(replica, "llama", "default", IntStream.of(tokens).boxed().toList())
+                .path("scores")
+                .path(Long.toUnsignedString(instance))
+                .path("0")
+                .asInt(0);
     }
 
     private PodTemplateSpec template() {
-        return client.apps().statefulSets().inNamespace(NS).withName("kv").get().getSpec().getTemplate();
+        return client.apps()
+                .statefulSets()
+                .inNamespace(NS)
+                .withName("kv")
+                .get()
+                .getSpec()
+                .getTemplate();
     }
 
     private void scaleTo(int replicas, PodTemplateSpec unchanged) {
         harness.mergePatch(KvIndexer.class, NS, "kv", "{\"spec\":{\"replicas\":" + replicas + "}}");
         await().atMost(WAIT).untilAsserted(() -> {
-            StatefulSet sts = client.apps().statefulSets().inNamespace(NS).withName("kv").get();
+            StatefulSet sts =
+                    client.apps().statefulSets().inNamespace(NS).withName("kv").get();
             assertThat(sts.getSpec().getReplicas()).isEqualTo(replicas);
-            assertThat(sts.getSpec().getTemplate()).as("pod template after scaling to %d", replicas)
+            assertThat(sts.getSpec().getTemplate())
+                    .as("pod template after scaling to %d", replicas)
                     .isEqualTo(unchanged);
         });
     }
@@ -77,9 +89,12 @@ class ScalingEndToEndTest {
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             for (int i = 0; i < replicas; i++) {
                 int self = i;
-                assertThat(cluster.http.peers(cluster.replica(kvi, i))).as("peers of kv-%d", i)
-                        .containsExactlyInAnyOrderElementsOf(IntStream.range(0, replicas).filter(j -> j != self)
-                                .mapToObj(j -> "http://kv-" + j + ".kv-peers." + NS + ".svc:" + port).toList());
+                assertThat(cluster.http.peers(cluster.replica(kvi, i)))
+                        .as("peers of kv-%d", i)
+                        .containsExactlyInAnyOrderElementsOf(IntStream.range(0, replicas)
+                                .filter(j -> j != self)
+                                .mapToObj(j -> "http://kv-" + j + ".kv-peers." + NS + ".svc:" + port)
+                                .toList());
             }
             assertThat(harness.kvIndexer(NS, "kv").getStatus().ready()).isEqualTo(replicas + "/" + replicas);
             assertThat(harness.kvIndexer(NS, "kv").getStatus().replicas()).isEqualTo(replicas);
@@ -91,15 +106,19 @@ class ScalingEndToEndTest {
         int port = LoopbackCluster.freePort(replicaIps());
         int zmqPort = LoopbackCluster.freePort(engineIp(0));
         try (LoopbackCluster cluster = new LoopbackCluster(client, harness)) {
-            client.resources(KvIndexer.class).inNamespace(NS).resource(Resources.kvIndexer(NS, "kv", 2, port))
+            client.resources(KvIndexer.class)
+                    .inNamespace(NS)
+                    .resource(Resources.kvIndexer(NS, "kv", 2, port))
                     .create();
             Map<Integer, IndexerApp> running = new HashMap<>();
             running.put(0, cluster.startReplica(NS, "kv", 0));
             running.put(1, cluster.startReplica(NS, "kv", 1));
             KvIndexer kvi = cluster.kvIndexer(NS, "kv");
             EngineSimulator engine = cluster.startEngine(NS, "vllm-a", Map.of("app", "vllm"), 0, zmqPort, null);
-            client.resources(KvWorker.class).inNamespace(NS).resource(Resources.kvWorker(NS, "vllm", "kv",
-                    Map.of("app", "vllm"), "llama", 4, zmqPort, null, 1)).create();
+            client.resources(KvWorker.class)
+                    .inNamespace(NS)
+                    .resource(Resources.kvWorker(NS, "vllm", "kv", Map.of("app", "vllm"), "llama", 4, zmqPort, null, 1))
+                    .create();
             long id = InstanceIds.hashOf(NS, "vllm-a");
             await().atMost(WAIT).until(() -> engine.subscriptions() >= 2);
             int[] prompt = IntStream.rangeClosed(1, 16).toArray();
@@ -119,13 +138,20 @@ class ScalingEndToEndTest {
                     running.put(i, cluster.startReplica(NS, "kv", i)); // returns once /ready answered 200
                     // Ready means recovered: the blocks are there at once, from a peer's /dump
                     assertThat(matched(cluster, cluster.replica(kvi, i), prompt, id))
-                            .as("kv-%d answers from the recovered tree as soon as it is Ready", i).isEqualTo(16);
+                            .as("kv-%d answers from the recovered tree as soon as it is Ready", i)
+                            .isEqualTo(16);
                 }
                 size = target;
                 awaitPeersInStep(cluster, kvi, size, port);
                 int expected = size;
-                await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(harness.kvWorker(NS, "vllm")
-                        .getStatus().pods().getFirst().registeredOn()).hasSize(expected));
+                await().atMost(WAIT)
+                        .ignoreExceptions()
+                        .untilAsserted(() -> assertThat(harness.kvWorker(NS, "vllm")
+                                        .getStatus()
+                                        .pods()
+                                        .getFirst()
+                                        .registeredOn())
+                                .hasSize(expected));
             }
 
             scaleTo(2, template);
@@ -134,18 +160,31 @@ class ScalingEndToEndTest {
                 running.remove(i);
             }
             awaitPeersInStep(cluster, kvi, 2, port);
-            await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(harness.kvWorker(NS, "vllm")
-                    .getStatus().pods().getFirst().registeredOn()).containsExactly("kv-0", "kv-1"));
+            await().atMost(WAIT)
+                    .ignoreExceptions()
+                    .untilAsserted(() -> assertThat(harness.kvWorker(NS, "vllm")
+                                    .getStatus()
+                                    .pods()
+                                    .getFirst()
+                                    .registeredOn())
+                            .containsExactly("kv-0", "kv-1"));
             // the two replicas that ran throughout are the same processes and still hold everything
             for (int i = 0; i < 2; i++) {
                 assertThat(cluster.runningReplica(NS, "kv", i)).isSameAs(running.get(i));
-                assertThat(matched(cluster, cluster.replica(kvi, i), prompt, id)).isEqualTo(16);
+                assertThat(matched(cluster, cluster.replica(kvi, i), prompt, id))
+                        .isEqualTo(16);
                 assertThat(cluster.http.workers(cluster.replica(kvi, i), "llama", "default"))
-                        .extracting(RegisteredWorker::instanceId).containsExactly(id);
+                        .extracting(RegisteredWorker::instanceId)
+                        .containsExactly(id);
             }
             client.resources(KvWorker.class).inNamespace(NS).delete();
-            await().atMost(WAIT).ignoreExceptions().until(() ->
-                    client.resources(KvWorker.class).inNamespace(NS).list().getItems().isEmpty());
+            await().atMost(WAIT)
+                    .ignoreExceptions()
+                    .until(() -> client.resources(KvWorker.class)
+                            .inNamespace(NS)
+                            .list()
+                            .getItems()
+                            .isEmpty());
             client.resources(KvIndexer.class).inNamespace(NS).delete();
         }
     }

@@ -49,7 +49,8 @@ class UnknownFieldsTest {
 
     @Test
     void fieldsTheOperatorDoesNotKnowAreIgnoredWithAWarning() {
-        var kvis = client.genericKubernetesResources(CrdConstants.API_VERSION, "KvIndexer").inNamespace(NS);
+        var kvis = client.genericKubernetesResources(CrdConstants.API_VERSION, "KvIndexer")
+                .inNamespace(NS);
         kvis.resource(raw("""
                 {"apiVersion": "kvindexer.io/v1alpha1", "kind": "KvIndexer",
                  "metadata": {"name": "future", "namespace": "%s"},
@@ -58,38 +59,52 @@ class UnknownFieldsTest {
                           "futureTuning": {"mode": "fast"},
                           "podTemplate": {"labels": {"team": "a"}, "futureNested": true}}}
                 """.formatted(NS))).create();
-        // a status in the shape an older operator wrote (replicas was the list of replicas) plus a field from a newer one
+        // a status in the shape an older operator wrote (replicas was the list of replicas) plus a field from a newer
+        // one
         kvis.withName("future").subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE), """
                 {"status": {"replicas": [{"pod": "future-0", "url": "http://x", "ready": true}],
                             "futureStatus": "yes", "ready": "1/2"}}""");
-        client.genericKubernetesResources(CrdConstants.API_VERSION, "KvWorker").inNamespace(NS).resource(raw("""
+        client.genericKubernetesResources(CrdConstants.API_VERSION, "KvWorker")
+                .inNamespace(NS)
+                .resource(raw("""
                 {"apiVersion": "kvindexer.io/v1alpha1", "kind": "KvWorker",
                  "metadata": {"name": "future-engines", "namespace": "%s"},
                  "spec": {"indexerRef": "future", "selector": {"matchLabels": {"app": "vllm"}},
                           "modelName": "llama", "blockSize": 16, "futureKnob": 7}}
-                """.formatted(NS))).create();
+                """.formatted(NS)))
+                .create();
 
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            StatefulSet sts = client.apps().statefulSets().inNamespace(NS).withName("future").get();
+            StatefulSet sts = client.apps()
+                    .statefulSets()
+                    .inNamespace(NS)
+                    .withName("future")
+                    .get();
             assertThat(sts.getSpec().getReplicas()).isEqualTo(2);
             assertThat(sts.getSpec().getTemplate().getMetadata().getLabels()).containsEntry("team", "a");
             KvIndexer kvi = harness.kvIndexer(NS, "future");
             assertThat(kvi.getStatus().replicas()).as("rewritten as a count").isZero();
             assertThat(kvi.getStatus().ready()).isEqualTo("0/2");
             KvWorker w = harness.kvWorker(NS, "future-engines");
-            Condition ready = w.getStatus().conditions().stream().filter(c -> c.getType().equals("Ready"))
-                    .findFirst().orElseThrow();
+            Condition ready = w.getStatus().conditions().stream()
+                    .filter(c -> c.getType().equals("Ready"))
+                    .findFirst()
+                    .orElseThrow();
             assertThat(ready.getReason()).isEqualTo("NoReadyReplicas");
         });
-        await().atMost(WAIT).untilAsserted(() -> assertThat(client.v1().events().inNamespace(NS).list().getItems())
-                .filteredOn(e -> "UnknownFields".equals(e.getReason()))
-                .extracting(e -> e.getInvolvedObject().getKind() + ": " + e.getMessage())
-                .containsExactlyInAnyOrder(
-                        "KvIndexer: spec fields not known to this operator version, ignored: futureTuning",
-                        "KvWorker: spec fields not known to this operator version, ignored: futureKnob"));
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(
+                                client.v1().events().inNamespace(NS).list().getItems())
+                        .filteredOn(e -> "UnknownFields".equals(e.getReason()))
+                        .extracting(e -> e.getInvolvedObject().getKind() + ": " + e.getMessage())
+                        .containsExactlyInAnyOrder(
+                                "KvIndexer: spec fields not known to this operator version, ignored: futureTuning",
+                                "KvWorker: spec fields not known to this operator version, ignored: futureKnob"));
         assertThat(harness.operator().getRuntimeInfo().allEventSourcesAreHealthy())
-                .as("no informer stopped on the unknown fields").isTrue();
+                .as("no informer stopped on the unknown fields")
+                .isTrue();
         // the fields stay on the objects: the operator writes only status
-        assertThat(kvis.withName("future").get().get("spec", "futureTuning").toString()).contains("fast");
+        assertThat(kvis.withName("future").get().get("spec", "futureTuning").toString())
+                .contains("fast");
     }
 }

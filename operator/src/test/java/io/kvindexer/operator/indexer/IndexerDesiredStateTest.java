@@ -22,17 +22,20 @@ class IndexerDesiredStateTest {
         var sts = IndexerDesiredState.statefulSet(kvi);
         assertThat(sts.getSpec().getReplicas()).isEqualTo(3);
         assertThat(sts.getSpec().getServiceName()).isEqualTo("kv-peers");
-        assertThat(sts.getSpec().getSelector().getMatchLabels()).containsOnlyKeys("app.kubernetes.io/name",
-                "app.kubernetes.io/instance");
+        assertThat(sts.getSpec().getSelector().getMatchLabels())
+                .containsOnlyKeys("app.kubernetes.io/name", "app.kubernetes.io/instance");
         var c = sts.getSpec().getTemplate().getSpec().getContainers().getFirst();
         // peers come from the headless Service's name at startup: the same args for any number of replicas
-        assertThat(c.getArgs()).containsExactly("--port", "9000", "--threads", "8", "--peers-dns",
-                "kv-peers.llm.svc:9000");
+        assertThat(c.getArgs())
+                .containsExactly("--port", "9000", "--threads", "8", "--peers-dns", "kv-peers.llm.svc:9000");
         kvi.getSpec().setReplicas(5);
         assertThat(IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate())
-                .as("the pod template does not depend on replicas").isEqualTo(sts.getSpec().getTemplate());
-        assertThat(c.getEnv()).containsExactly(AuthSecret.envVar(),
-                new io.fabric8.kubernetes.api.model.EnvVar("DYN_ROUTER_MIN_INITIAL_WORKERS", "2", null));
+                .as("the pod template does not depend on replicas")
+                .isEqualTo(sts.getSpec().getTemplate());
+        assertThat(c.getEnv())
+                .containsExactly(
+                        AuthSecret.envVar(),
+                        new io.fabric8.kubernetes.api.model.EnvVar("DYN_ROUTER_MIN_INITIAL_WORKERS", "2", null));
         assertThat(c.getPorts().getFirst().getContainerPort()).isEqualTo(9000);
         assertThat(c.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/health");
         assertThat(c.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/ready");
@@ -41,9 +44,14 @@ class IndexerDesiredStateTest {
     @Test
     void aSingleReplicaHasNoPeersFlag() {
         var c = IndexerDesiredState.statefulSet(Resources.kvIndexer("llm", "one", 1, 8090))
-                .getSpec().getTemplate().getSpec().getContainers().getFirst();
+                .getSpec()
+                .getTemplate()
+                .getSpec()
+                .getContainers()
+                .getFirst();
         assertThat(c.getArgs()).doesNotContain("--peers");
-        assertThat(c.getArgs()).as("still there: a later scale-up must not change the template")
+        assertThat(c.getArgs())
+                .as("still there: a later scale-up must not change the template")
                 .containsSubsequence("--peers-dns", "one-peers.llm.svc:8090");
         assertThat(c.getEnv()).containsExactly(AuthSecret.envVar()); // the optional token only
     }
@@ -51,12 +59,21 @@ class IndexerDesiredStateTest {
     @Test
     void podTemplateOverridesMergeButOurLabelsWin() {
         KvIndexer kvi = Resources.kvIndexer("llm", "kv", 2, 8090);
-        kvi.getSpec().setPodTemplate(new PodTemplateOverrides(
-                Map.of("team", "ml", "app.kubernetes.io/instance", "hijack"), Map.of("a", "b"),
-                Map.of("gpu", "none"), List.of(new TolerationBuilder().withKey("k").withOperator("Exists").build()),
-                null, null, null));
+        kvi.getSpec()
+                .setPodTemplate(new PodTemplateOverrides(
+                        Map.of("team", "ml", "app.kubernetes.io/instance", "hijack"),
+                        Map.of("a", "b"),
+                        Map.of("gpu", "none"),
+                        List.of(new TolerationBuilder()
+                                .withKey("k")
+                                .withOperator("Exists")
+                                .build()),
+                        null,
+                        null,
+                        null));
         var pod = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate();
-        assertThat(pod.getMetadata().getLabels()).containsEntry("team", "ml")
+        assertThat(pod.getMetadata().getLabels())
+                .containsEntry("team", "ml")
                 .containsEntry("app.kubernetes.io/instance", "kv");
         assertThat(pod.getMetadata().getAnnotations()).containsEntry("a", "b");
         assertThat(pod.getSpec().getNodeSelector()).containsEntry("gpu", "none");
@@ -65,7 +82,9 @@ class IndexerDesiredStateTest {
 
     @Test
     void indexerPodsAreHardenedByDefault() {
-        var pod = IndexerDesiredState.statefulSet(Resources.kvIndexer("llm", "kv", 2, 8090)).getSpec().getTemplate()
+        var pod = IndexerDesiredState.statefulSet(Resources.kvIndexer("llm", "kv", 2, 8090))
+                .getSpec()
+                .getTemplate()
                 .getSpec();
         var psc = pod.getSecurityContext();
         assertThat(psc.getRunAsNonRoot()).isTrue();
@@ -96,23 +115,46 @@ class IndexerDesiredStateTest {
     @Test
     void podTemplateSecurityContextsReplaceTheDefaults() {
         KvIndexer kvi = Resources.kvIndexer("llm", "kv", 1, 8090);
-        kvi.getSpec().setPodTemplate(new PodTemplateOverrides(null, null, null, null, null,
-                new PodSecurityContextBuilder().withRunAsUser(2000L).withRunAsNonRoot(true).build(),
-                new SecurityContextBuilder().withReadOnlyRootFilesystem(false).build()));
+        kvi.getSpec()
+                .setPodTemplate(new PodTemplateOverrides(
+                        null,
+                        null,
+                        null,
+                        null,
+                        null,
+                        new PodSecurityContextBuilder()
+                                .withRunAsUser(2000L)
+                                .withRunAsNonRoot(true)
+                                .build(),
+                        new SecurityContextBuilder()
+                                .withReadOnlyRootFilesystem(false)
+                                .build()));
         var pod = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate().getSpec();
         assertThat(pod.getSecurityContext().getRunAsUser()).isEqualTo(2000L);
-        assertThat(pod.getSecurityContext().getFsGroup()).as("replaced as a whole, not merged").isNull();
+        assertThat(pod.getSecurityContext().getFsGroup())
+                .as("replaced as a whole, not merged")
+                .isNull();
         var c = pod.getContainers().getFirst();
         assertThat(c.getSecurityContext().getReadOnlyRootFilesystem()).isFalse();
-        assertThat(c.getSecurityContext().getCapabilities()).as("replaced as a whole, not merged").isNull();
+        assertThat(c.getSecurityContext().getCapabilities())
+                .as("replaced as a whole, not merged")
+                .isNull();
         assertThat(c.getVolumeMounts()).extracting(m -> m.getMountPath()).containsExactly("/tmp");
 
         // only one of the two given: the other keeps its default
-        kvi.getSpec().setPodTemplate(new PodTemplateOverrides(null, null, null, null, null, null,
-                new SecurityContextBuilder().withRunAsUser(3000L).build()));
+        kvi.getSpec()
+                .setPodTemplate(new PodTemplateOverrides(
+                        null,
+                        null,
+                        null,
+                        null,
+                        null,
+                        null,
+                        new SecurityContextBuilder().withRunAsUser(3000L).build()));
         pod = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate().getSpec();
         assertThat(pod.getSecurityContext().getRunAsUser()).isEqualTo(10001L);
-        assertThat(pod.getContainers().getFirst().getSecurityContext().getRunAsUser()).isEqualTo(3000L);
+        assertThat(pod.getContainers().getFirst().getSecurityContext().getRunAsUser())
+                .isEqualTo(3000L);
     }
 
     @Test
@@ -125,7 +167,8 @@ class IndexerDesiredStateTest {
         var svc = IndexerDesiredState.clientService(kvi);
         assertThat(svc.getMetadata().getName()).isEqualTo("kv");
         assertThat(svc.getSpec().getPorts().getFirst().getPort()).isEqualTo(8090);
-        assertThat(svc.getMetadata().getLabels()).containsEntry("app.kubernetes.io/managed-by", "kv-indexer-operator")
+        assertThat(svc.getMetadata().getLabels())
+                .containsEntry("app.kubernetes.io/managed-by", "kv-indexer-operator")
                 .containsEntry("app.kubernetes.io/part-of", "kv-indexer");
         var pdb = IndexerDesiredState.podDisruptionBudget(kvi);
         assertThat(pdb.getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);

@@ -40,32 +40,45 @@ class KvIndexerOperatorTest {
 
     @Test
     void createsOwnedObjectsWithOwnerReferencesAndLabels() {
-        client.resources(KvIndexer.class).inNamespace(NS).resource(Resources.kvIndexer(NS, "idx", 2, 8090)).create();
+        client.resources(KvIndexer.class)
+                .inNamespace(NS)
+                .resource(Resources.kvIndexer(NS, "idx", 2, 8090))
+                .create();
 
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-            StatefulSet sts = client.apps().statefulSets().inNamespace(NS).withName("idx").get();
+            StatefulSet sts =
+                    client.apps().statefulSets().inNamespace(NS).withName("idx").get();
             assertThat(sts).isNotNull();
             assertThat(sts.getSpec().getReplicas()).isEqualTo(2);
             assertThat(sts.getSpec().getServiceName()).isEqualTo("idx-peers");
-            assertThat(sts.getMetadata().getOwnerReferences()).singleElement()
+            assertThat(sts.getMetadata().getOwnerReferences())
+                    .singleElement()
                     .satisfies(o -> assertThat(o.getKind()).isEqualTo("KvIndexer"));
-            assertThat(sts.getMetadata().getLabels()).containsEntry("app.kubernetes.io/managed-by",
-                    "kv-indexer-operator").containsEntry("app.kubernetes.io/instance", "idx");
+            assertThat(sts.getMetadata().getLabels())
+                    .containsEntry("app.kubernetes.io/managed-by", "kv-indexer-operator")
+                    .containsEntry("app.kubernetes.io/instance", "idx");
             var c = sts.getSpec().getTemplate().getSpec().getContainers().getFirst();
             // peers are found through the headless Service at startup: nothing in the template depends on replicas
-            assertThat(c.getArgs()).containsSubsequence("--peers-dns", "idx-peers.kvi-objects.svc:8090")
+            assertThat(c.getArgs())
+                    .containsSubsequence("--peers-dns", "idx-peers.kvi-objects.svc:8090")
                     .doesNotContain("--peers");
             assertThat(sts.getSpec().getPodManagementPolicy()).isEqualTo("OrderedReady");
             assertThat(sts.getSpec().getUpdateStrategy().getType()).isEqualTo("RollingUpdate");
             assertThat(c.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/ready");
             assertThat(c.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/health");
 
-            Service headless = client.services().inNamespace(NS).withName("idx-peers").get();
+            Service headless =
+                    client.services().inNamespace(NS).withName("idx-peers").get();
             assertThat(headless.getSpec().getClusterIP()).isEqualTo("None");
             assertThat(headless.getMetadata().getOwnerReferences()).hasSize(1);
             Service svc = client.services().inNamespace(NS).withName("idx").get();
             assertThat(svc.getSpec().getPorts().getFirst().getPort()).isEqualTo(8090);
-            PodDisruptionBudget pdb = client.policy().v1().podDisruptionBudget().inNamespace(NS).withName("idx").get();
+            PodDisruptionBudget pdb = client.policy()
+                    .v1()
+                    .podDisruptionBudget()
+                    .inNamespace(NS)
+                    .withName("idx")
+                    .get();
             assertThat(pdb.getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
             assertThat(pdb.getMetadata().getOwnerReferences()).hasSize(1);
         });
@@ -79,23 +92,50 @@ class KvIndexerOperatorTest {
                     .isEqualTo("app.kubernetes.io/name=kv-indexer,app.kubernetes.io/instance=idx");
             assertThat(condition(kvi, "Ready").getStatus()).isEqualTo("False");
             assertThat(condition(kvi, "Progressing").getStatus()).isEqualTo("True");
-            assertThat(condition(kvi, "Ready").getObservedGeneration()).isEqualTo(kvi.getMetadata().getGeneration());
+            assertThat(condition(kvi, "Ready").getObservedGeneration())
+                    .isEqualTo(kvi.getMetadata().getGeneration());
         });
     }
 
     @Test
     void scalingToOneReplicaRemovesThePdbAndUpdatesTheStatefulSet() {
-        client.resources(KvIndexer.class).inNamespace(NS).resource(Resources.kvIndexer(NS, "scale", 2, 8091)).create();
+        client.resources(KvIndexer.class)
+                .inNamespace(NS)
+                .resource(Resources.kvIndexer(NS, "scale", 2, 8091))
+                .create();
         // the workflow writes its dependents in parallel: wait for both before scaling
-        await().atMost(Duration.ofSeconds(30)).until(() ->
-                client.policy().v1().podDisruptionBudget().inNamespace(NS).withName("scale").get() != null
-                        && client.apps().statefulSets().inNamespace(NS).withName("scale").get() != null);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> client.policy()
+                                        .v1()
+                                        .podDisruptionBudget()
+                                        .inNamespace(NS)
+                                        .withName("scale")
+                                        .get()
+                                != null
+                        && client.apps()
+                                        .statefulSets()
+                                        .inNamespace(NS)
+                                        .withName("scale")
+                                        .get()
+                                != null);
 
         harness.mergePatch(KvIndexer.class, NS, "scale", "{\"spec\":{\"replicas\":1}}");
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-            assertThat(client.apps().statefulSets().inNamespace(NS).withName("scale").get().getSpec().getReplicas())
+            assertThat(client.apps()
+                            .statefulSets()
+                            .inNamespace(NS)
+                            .withName("scale")
+                            .get()
+                            .getSpec()
+                            .getReplicas())
                     .isEqualTo(1);
-            assertThat(client.policy().v1().podDisruptionBudget().inNamespace(NS).withName("scale").get()).isNull();
+            assertThat(client.policy()
+                            .v1()
+                            .podDisruptionBudget()
+                            .inNamespace(NS)
+                            .withName("scale")
+                            .get())
+                    .isNull();
             assertThat(harness.kvIndexer(NS, "scale").getStatus().ready()).isEqualTo("0/1");
         });
     }
@@ -112,7 +152,8 @@ class KvIndexerOperatorTest {
             assertThat(ready.getReason()).isEqualTo("InvalidSpec");
             assertThat(ready.getMessage()).contains("spec.port").contains("70000");
         });
-        assertThat(client.apps().statefulSets().inNamespace(NS).withName("bad").get()).isNull();
+        assertThat(client.apps().statefulSets().inNamespace(NS).withName("bad").get())
+                .isNull();
     }
 
     @Test
@@ -128,35 +169,61 @@ class KvIndexerOperatorTest {
         });
 
         installServiceMonitorCrd();
-        var monitors = client.genericKubernetesResources(ServiceMonitors.CONTEXT).inNamespace(NS);
+        var monitors =
+                client.genericKubernetesResources(ServiceMonitors.CONTEXT).inNamespace(NS);
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             var monitor = monitors.withName("mon").get();
             assertThat(monitor).isNotNull();
-            assertThat(monitor.getMetadata().getOwnerReferences()).singleElement()
+            assertThat(monitor.getMetadata().getOwnerReferences())
+                    .singleElement()
                     .satisfies(o -> assertThat(o.getName()).isEqualTo("mon"));
-            assertThat(monitor.get("spec", "selector", "matchLabels").toString()).contains("kvindexer.io/service=client");
-            assertThat(condition(harness.kvIndexer(NS, "mon"), "Degraded").getStatus()).isEqualTo("False");
+            assertThat(monitor.get("spec", "selector", "matchLabels").toString())
+                    .contains("kvindexer.io/service=client");
+            assertThat(condition(harness.kvIndexer(NS, "mon"), "Degraded").getStatus())
+                    .isEqualTo("False");
         });
         harness.mergePatch(KvIndexer.class, NS, "mon", "{\"spec\":{\"serviceMonitor\":false}}");
-        await().atMost(Duration.ofSeconds(30)).until(() -> monitors.withName("mon").get() == null);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> monitors.withName("mon").get() == null);
     }
 
     /** What installing the Prometheus Operator adds to the API: the ServiceMonitor type (the mock serves discovery). */
     private static void installServiceMonitorCrd() {
-        client.apiextensions().v1().customResourceDefinitions().resource(new CustomResourceDefinitionBuilder()
-                .withNewMetadata().withName(ServiceMonitors.PLURAL + "." + ServiceMonitors.GROUP).endMetadata()
-                .withNewSpec()
-                    .withGroup(ServiceMonitors.GROUP).withScope("Namespaced")
-                    .withNewNames().withKind(ServiceMonitors.KIND).withPlural(ServiceMonitors.PLURAL)
-                        .withSingular("servicemonitor").endNames()
-                    .addNewVersion().withName(ServiceMonitors.VERSION).withServed(true).withStorage(true)
-                        .withNewSchema().withNewOpenAPIV3Schema().withType("object")
-                            .withXKubernetesPreserveUnknownFields(true).endOpenAPIV3Schema().endSchema()
-                    .endVersion()
-                .endSpec().build()).create();
+        client.apiextensions()
+                .v1()
+                .customResourceDefinitions()
+                .resource(new CustomResourceDefinitionBuilder()
+                        .withNewMetadata()
+                        .withName(ServiceMonitors.PLURAL + "." + ServiceMonitors.GROUP)
+                        .endMetadata()
+                        .withNewSpec()
+                        .withGroup(ServiceMonitors.GROUP)
+                        .withScope("Namespaced")
+                        .withNewNames()
+                        .withKind(ServiceMonitors.KIND)
+                        .withPlural(ServiceMonitors.PLURAL)
+                        .withSingular("servicemonitor")
+                        .endNames()
+                        .addNewVersion()
+                        .withName(ServiceMonitors.VERSION)
+                        .withServed(true)
+                        .withStorage(true)
+                        .withNewSchema()
+                        .withNewOpenAPIV3Schema()
+                        .withType("object")
+                        .withXKubernetesPreserveUnknownFields(true)
+                        .endOpenAPIV3Schema()
+                        .endSchema()
+                        .endVersion()
+                        .endSpec()
+                        .build())
+                .create();
     }
 
     static Condition condition(KvIndexer kvi, String type) {
-        return kvi.getStatus().conditions().stream().filter(c -> type.equals(c.getType())).findFirst().orElseThrow();
+        return kvi.getStatus().conditions().stream()
+                .filter(c -> type.equals(c.getType()))
+                .findFirst()
+                .orElseThrow();
     }
 }

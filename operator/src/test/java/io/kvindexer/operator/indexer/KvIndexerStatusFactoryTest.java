@@ -24,20 +24,28 @@ class KvIndexerStatusFactoryTest {
     }
 
     private static Condition cond(KvIndexer k, String type) {
-        return k.getStatus().conditions().stream().filter(c -> c.getType().equals(type)).findFirst().orElseThrow();
+        return k.getStatus().conditions().stream()
+                .filter(c -> c.getType().equals(type))
+                .findFirst()
+                .orElseThrow();
     }
 
     @Test
     void countsReadyReplicasAndStampsConditions() {
         var factory = new KvIndexerStatusFactory(Clock.fixed(T0, ZoneOffset.UTC));
-        KvIndexer patch = factory.status(kvi(), List.of(new IndexerReplica(0, "kv-0", "10.0.0.1", true, true),
-                new IndexerReplica(1, "kv-1", "10.0.0.2", false, true)), Map.of());
+        KvIndexer patch = factory.status(
+                kvi(),
+                List.of(
+                        new IndexerReplica(0, "kv-0", "10.0.0.1", true, true),
+                        new IndexerReplica(1, "kv-1", "10.0.0.2", false, true)),
+                Map.of());
         assertThat(patch.getSpec()).isNull();
         assertThat(patch.getStatus().ready()).isEqualTo("1/2");
         assertThat(patch.getStatus().readyReplicas()).isEqualTo(1);
         assertThat(patch.getStatus().observedGeneration()).isEqualTo(4L);
         assertThat(patch.getStatus().replicas()).isEqualTo(2);
-        assertThat(patch.getStatus().pods()).extracting(r -> r.url())
+        assertThat(patch.getStatus().pods())
+                .extracting(r -> r.url())
                 .containsExactly("http://kv-0.kv-peers.llm.svc:8090", "http://kv-1.kv-peers.llm.svc:8090");
         assertThat(cond(patch, "Ready").getStatus()).isEqualTo("False");
         assertThat(cond(patch, "Ready").getLastTransitionTime()).isEqualTo("2026-01-02T03:04:05Z");
@@ -50,10 +58,13 @@ class KvIndexerStatusFactoryTest {
     void transitionTimeMovesOnlyWhenTheValueChanges() {
         KvIndexer kvi = kvi();
         kvi.setStatus(new KvIndexerStatusFactory(Clock.fixed(T0, ZoneOffset.UTC))
-                .status(kvi, List.of(), Map.of("kv-0", "down")).getStatus());
+                .status(kvi, List.of(), Map.of("kv-0", "down"))
+                .getStatus());
         var later = new KvIndexerStatusFactory(Clock.fixed(T1, ZoneOffset.UTC));
-        KvIndexer patch = later.status(kvi, List.of(new IndexerReplica(0, "kv-0", "a", true, true),
-                new IndexerReplica(1, "kv-1", "b", true, true)), Map.of("kv-1", "peers failed"));
+        KvIndexer patch = later.status(
+                kvi,
+                List.of(new IndexerReplica(0, "kv-0", "a", true, true), new IndexerReplica(1, "kv-1", "b", true, true)),
+                Map.of("kv-1", "peers failed"));
         assertThat(cond(patch, "Ready").getStatus()).isEqualTo("True");
         assertThat(cond(patch, "Ready").getLastTransitionTime()).isEqualTo("2026-01-02T04:00:00Z");
         assertThat(cond(patch, "Degraded").getStatus()).isEqualTo("True");
@@ -63,7 +74,8 @@ class KvIndexerStatusFactoryTest {
 
     @Test
     void invalidSpecSaysWhy() {
-        KvIndexer patch = new KvIndexerStatusFactory(Clock.fixed(T0, ZoneOffset.UTC)).invalidSpec(kvi(), "spec.port bad");
+        KvIndexer patch =
+                new KvIndexerStatusFactory(Clock.fixed(T0, ZoneOffset.UTC)).invalidSpec(kvi(), "spec.port bad");
         assertThat(cond(patch, "Ready").getReason()).isEqualTo("InvalidSpec");
         assertThat(cond(patch, "Ready").getMessage()).isEqualTo("spec.port bad");
     }

@@ -47,11 +47,22 @@ public final class OperatorHarness implements AutoCloseable {
         try (Stream<Path> files = Files.list(GENERATED_CRDS)) {
             for (Path f : files.filter(p -> p.toString().endsWith(".yml")).toList()) {
                 try (InputStream in = Files.newInputStream(f)) {
-                    CustomResourceDefinition crd = client.apiextensions().v1().customResourceDefinitions()
-                            .load(in).item();
-                    if (client.apiextensions().v1().customResourceDefinitions()
-                            .withName(crd.getMetadata().getName()).get() == null) {
-                        client.apiextensions().v1().customResourceDefinitions().resource(crd).create();
+                    CustomResourceDefinition crd = client.apiextensions()
+                            .v1()
+                            .customResourceDefinitions()
+                            .load(in)
+                            .item();
+                    if (client.apiextensions()
+                                    .v1()
+                                    .customResourceDefinitions()
+                                    .withName(crd.getMetadata().getName())
+                                    .get()
+                            == null) {
+                        client.apiextensions()
+                                .v1()
+                                .customResourceDefinitions()
+                                .resource(crd)
+                                .create();
                     }
                 }
             }
@@ -88,29 +99,47 @@ public final class OperatorHarness implements AutoCloseable {
 
     /** Plays the kubelet for an engine pod. */
     public Pod startEnginePod(String ns, String name, Map<String, String> labels, String ip, boolean ready) {
-        return upsertPod(new ObjectMetaBuilder().withName(name).withNamespace(ns).withLabels(labels).build(), ip, ready);
+        return upsertPod(
+                new ObjectMetaBuilder()
+                        .withName(name)
+                        .withNamespace(ns)
+                        .withLabels(labels)
+                        .build(),
+                ip,
+                ready);
     }
 
     public Pod upsertPod(ObjectMeta meta, String ip, boolean ready) {
         Pod pod = new PodBuilder()
                 .withMetadata(meta)
-                .withNewSpec().addNewContainer().withName("main").withImage("example").endContainer().endSpec()
+                .withNewSpec()
+                .addNewContainer()
+                .withName("main")
+                .withImage("example")
+                .endContainer()
+                .endSpec()
                 .withNewStatus()
-                    .withPhase("Running")
-                    .withPodIP(ip)
-                    .addNewCondition().withType("Ready").withStatus(ready ? "True" : "False").endCondition()
+                .withPhase("Running")
+                .withPodIP(ip)
+                .addNewCondition()
+                .withType("Ready")
+                .withStatus(ready ? "True" : "False")
+                .endCondition()
                 .endStatus()
                 .build();
-        return client.pods().inNamespace(meta.getNamespace()).resource(pod)
-                .createOr(NonDeletingOperation::update);
+        return client.pods().inNamespace(meta.getNamespace()).resource(pod).createOr(NonDeletingOperation::update);
     }
 
     /** A JSON merge patch without resourceVersion (what {@code kubectl patch --type merge} sends). */
-    public <T extends io.fabric8.kubernetes.api.model.HasMetadata> T mergePatch(Class<T> type, String ns, String name,
-            String json) {
-        return client.resources(type).inNamespace(ns).withName(name)
-                .patch(io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
-                        io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE), json);
+    public <T extends io.fabric8.kubernetes.api.model.HasMetadata> T mergePatch(
+            Class<T> type, String ns, String name, String json) {
+        return client.resources(type)
+                .inNamespace(ns)
+                .withName(name)
+                .patch(
+                        io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                                io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
+                        json);
     }
 
     public void deletePod(String ns, String name) {

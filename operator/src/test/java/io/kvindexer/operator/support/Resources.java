@@ -10,8 +10,7 @@ import java.util.Map;
 
 /** Test objects with the fields a user would write. */
 public final class Resources {
-    private Resources() {
-    }
+    private Resources() {}
 
     public static KvIndexer kvIndexer(String ns, String name, int replicas, int port) {
         KvIndexer kvi = new KvIndexer();
@@ -24,8 +23,16 @@ public final class Resources {
         return kvi;
     }
 
-    public static KvWorker kvWorker(String ns, String name, String indexer, Map<String, String> selector,
-            String model, int blockSize, int zmqPort, Integer replayPort, int ranks) {
+    public static KvWorker kvWorker(
+            String ns,
+            String name,
+            String indexer,
+            Map<String, String> selector,
+            String model,
+            int blockSize,
+            int zmqPort,
+            Integer replayPort,
+            int ranks) {
         KvWorker w = new KvWorker();
         w.setMetadata(new ObjectMetaBuilder().withNamespace(ns).withName(name).build());
         KvWorkerSpec spec = new KvWorkerSpec();

@@ -19,8 +19,7 @@ import java.util.TreeMap;
  * calls it received in order, and ranks or reads made to fail with a given HTTP status.
  */
 final class FakeIndexerClient extends IndexerClient {
-    record Registered(String model, String tenant, String endpoint) {
-    }
+    record Registered(String model, String tenant, String endpoint) {}
 
     final Map<WorkerKey, Registered> registrations = new LinkedHashMap<>();
     final List<String> calls = new ArrayList<>();
@@ -41,14 +40,14 @@ final class FakeIndexerClient extends IndexerClient {
             keyOf.put(k.instanceId(), r);
         });
         List<RegisteredWorker> out = new ArrayList<>();
-        byInstance.forEach((id, endpoints) -> out.add(new RegisteredWorker(id, keyOf.get(id).model(),
-                keyOf.get(id).tenant(), 16, "active", endpoints)));
+        byInstance.forEach((id, endpoints) -> out.add(
+                new RegisteredWorker(id, keyOf.get(id).model(), keyOf.get(id).tenant(), 16, "active", endpoints)));
         return out;
     }
 
     @Override
-    public void register(IndexerEndpoint replica, WorkerRegistration r, String modelName, String tenantId,
-            int blockSize) {
+    public void register(
+            IndexerEndpoint replica, WorkerRegistration r, String modelName, String tenantId, int blockSize) {
         calls.add("register " + r.instanceId() + "/" + r.dpRank());
         Integer status = failRegister.get(r.key());
         if (status != null) {

@@ -13,15 +13,25 @@ import org.junit.jupiter.api.Test;
 class InstanceIdsTest {
 
     private static Pod pod(String ns, String name, String ip, Map<String, String> annotations) {
-        return new PodBuilder().withNewMetadata().withNamespace(ns).withName(name).withAnnotations(annotations)
-                .endMetadata().withNewStatus().withPodIP(ip).endStatus().build();
+        return new PodBuilder()
+                .withNewMetadata()
+                .withNamespace(ns)
+                .withName(name)
+                .withAnnotations(annotations)
+                .endMetadata()
+                .withNewStatus()
+                .withPodIP(ip)
+                .endStatus()
+                .build();
     }
 
     @Test
     void theHashIsXxh3OfNamespaceSlashNameWithTheTopBitCleared() {
-        long expected = Hashing.xxh3_64().hashBytesToLong("llm/vllm-0".getBytes(StandardCharsets.UTF_8))
-                & Long.MAX_VALUE;
-        assertThat(InstanceIds.of(pod("llm", "vllm-0", "10.0.0.1", null), null)).isEqualTo(expected).isPositive();
+        long expected =
+                Hashing.xxh3_64().hashBytesToLong("llm/vllm-0".getBytes(StandardCharsets.UTF_8)) & Long.MAX_VALUE;
+        assertThat(InstanceIds.of(pod("llm", "vllm-0", "10.0.0.1", null), null))
+                .isEqualTo(expected)
+                .isPositive();
     }
 
     @Test
@@ -29,7 +39,8 @@ class InstanceIdsTest {
         long a = InstanceIds.of(pod("llm", "vllm-0", "10.0.0.1", null), null);
         assertThat(InstanceIds.of(pod("llm", "vllm-0", "10.9.9.9", null), null)).isEqualTo(a);
         assertThat(InstanceIds.of(pod("llm", "vllm-1", "10.0.0.1", null), null)).isNotEqualTo(a);
-        assertThat(InstanceIds.of(pod("other", "vllm-0", "10.0.0.1", null), null)).isNotEqualTo(a);
+        assertThat(InstanceIds.of(pod("other", "vllm-0", "10.0.0.1", null), null))
+                .isNotEqualTo(a);
     }
 
     @Test
@@ -41,7 +52,8 @@ class InstanceIdsTest {
     @Test
     void aMissingOrBadAnnotationIsAClearError() {
         assertThatThrownBy(() -> InstanceIds.of(pod("llm", "vllm-0", "ip", Map.of()), "id"))
-                .hasMessageContaining("vllm-0").hasMessageContaining("no annotation id");
+                .hasMessageContaining("vllm-0")
+                .hasMessageContaining("no annotation id");
         assertThatThrownBy(() -> InstanceIds.of(pod("llm", "vllm-0", "ip", Map.of("id", "-3")), "id"))
                 .hasMessageContaining("not an unsigned 64-bit integer");
     }

@@ -42,8 +42,12 @@ class KvWorkerReconcilerTest {
     @SuppressWarnings("unchecked")
     void setUp() {
         OperatorHarness.installCrds(client);
-        reconciler = new KvWorkerReconciler(new IndexerClient(), CLOCK, new EventRecorder(client, CLOCK),
-                new OperatorMetrics(new PrometheusRegistry()), Duration.ofSeconds(30));
+        reconciler = new KvWorkerReconciler(
+                new IndexerClient(),
+                CLOCK,
+                new EventRecorder(client, CLOCK),
+                new OperatorMetrics(new PrometheusRegistry()),
+                Duration.ofSeconds(30));
         context = mock(Context.class, RETURNS_DEEP_STUBS);
         when(context.getClient()).thenReturn(client);
     }
@@ -54,7 +58,9 @@ class KvWorkerReconcilerTest {
 
     private Condition ready(String name) {
         return client.resources(KvWorker.class).inNamespace(NS).withName(name).get().getStatus().conditions().stream()
-                .filter(c -> c.getType().equals("Ready")).findFirst().orElseThrow();
+                .filter(c -> c.getType().equals("Ready"))
+                .findFirst()
+                .orElseThrow();
     }
 
     @Test
@@ -78,7 +84,8 @@ class KvWorkerReconcilerTest {
     @Test
     void aMissingIndexerIsReportedAndRetriedAtTheResyncPeriod() {
         KvWorker w = created(Resources.kvWorker(NS, "orphan", "missing", Map.of("app", "x"), "m", 16, 5557, null, 1));
-        when(context.getSecondaryResource(KvIndexer.class, KvWorkerReconciler.INDEXERS)).thenReturn(Optional.empty());
+        when(context.getSecondaryResource(KvIndexer.class, KvWorkerReconciler.INDEXERS))
+                .thenReturn(Optional.empty());
 
         var control = reconciler.reconcile(w, context);
 
@@ -90,34 +97,51 @@ class KvWorkerReconcilerTest {
     @Test
     void aSecondReconcileWithTheSameOutcomeWritesNothing() {
         KvWorker w = created(Resources.kvWorker(NS, "same", "missing", Map.of("app", "x"), "m", 16, 5557, null, 1));
-        when(context.getSecondaryResource(KvIndexer.class, KvWorkerReconciler.INDEXERS)).thenReturn(Optional.empty());
+        when(context.getSecondaryResource(KvIndexer.class, KvWorkerReconciler.INDEXERS))
+                .thenReturn(Optional.empty());
         reconciler.reconcile(w, context);
-        KvWorker after = client.resources(KvWorker.class).inNamespace(NS).withName("same").get();
+        KvWorker after = client.resources(KvWorker.class)
+                .inNamespace(NS)
+                .withName("same")
+                .get();
 
         reconciler.reconcile(after, context);
 
-        assertThat(client.resources(KvWorker.class).inNamespace(NS).withName("same").get().getMetadata()
-                .getResourceVersion()).isEqualTo(after.getMetadata().getResourceVersion());
+        assertThat(client.resources(KvWorker.class)
+                        .inNamespace(NS)
+                        .withName("same")
+                        .get()
+                        .getMetadata()
+                        .getResourceVersion())
+                .isEqualTo(after.getMetadata().getResourceVersion());
     }
 
     @Test
     void aReconcileThatThrowsLeavesConditionsSayingWhyAndKeepsThePods() {
         KvWorker w = created(Resources.kvWorker(NS, "throws", "kv", Map.of("app", "x"), "m", 16, 5557, null, 1));
-        w.setStatus(new io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus(1L, 1, 1, java.util.List.of(
-                new io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus.PodRegistration("vllm-a", "7", "tcp://x:1",
-                        null, java.util.List.of("kv-0"))), java.util.List.of()));
+        w.setStatus(new io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus(
+                1L,
+                1,
+                1,
+                java.util.List.of(new io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus.PodRegistration(
+                        "vllm-a", "7", "tcp://x:1", null, java.util.List.of("kv-0"))),
+                java.util.List.of()));
 
-        var control = reconciler.updateErrorStatus(w, context,
-                new io.fabric8.kubernetes.client.KubernetesClientException("API server said no"));
+        var control = reconciler.updateErrorStatus(
+                w, context, new io.fabric8.kubernetes.client.KubernetesClientException("API server said no"));
 
         assertThat(control.isDefaultErrorProcessing()).isFalse();
         KvWorker patched = control.getResource().orElseThrow();
-        Condition ready = patched.getStatus().conditions().stream().filter(c -> c.getType().equals("Ready"))
-                .findFirst().orElseThrow();
+        Condition ready = patched.getStatus().conditions().stream()
+                .filter(c -> c.getType().equals("Ready"))
+                .findFirst()
+                .orElseThrow();
         assertThat(ready.getStatus()).isEqualTo("False");
         assertThat(ready.getReason()).isEqualTo("ReconcileFailed");
         assertThat(ready.getMessage()).isEqualTo("KubernetesClientException: API server said no");
         assertThat(patched.getStatus().pods()).extracting(p -> p.pod()).containsExactly("vllm-a");
-        assertThat(patched.getSpec().getIndexerRef()).as("the whole resource, not a status-only stub").isEqualTo("kv");
+        assertThat(patched.getSpec().getIndexerRef())
+                .as("the whole resource, not a status-only stub")
+                .isEqualTo("kv");
     }
 }

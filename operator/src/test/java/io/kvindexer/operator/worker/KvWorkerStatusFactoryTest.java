@@ -31,15 +31,21 @@ class KvWorkerStatusFactoryTest {
     }
 
     private static Condition cond(KvWorker w, String type) {
-        return w.getStatus().conditions().stream().filter(c -> c.getType().equals(type)).findFirst().orElseThrow();
+        return w.getStatus().conditions().stream()
+                .filter(c -> c.getType().equals(type))
+                .findFirst()
+                .orElseThrow();
     }
 
     @Test
     void allRegisteredEverywhereIsReady() {
         var desired = new DesiredRegistrations(List.of(target("a", 1), target("b", 2)), Map.of());
-        KvWorker patch = factory.status(worker(), desired, List.of(
-                new ReplicaOutcome("kv-0", Set.of(1L, 2L), Set.of(), 2, 0, null),
-                new ReplicaOutcome("kv-1", Set.of(1L, 2L), Set.of(), 2, 0, null)));
+        KvWorker patch = factory.status(
+                worker(),
+                desired,
+                List.of(
+                        new ReplicaOutcome("kv-0", Set.of(1L, 2L), Set.of(), 2, 0, null),
+                        new ReplicaOutcome("kv-1", Set.of(1L, 2L), Set.of(), 2, 0, null)));
         KvWorkerStatus s = patch.getStatus();
         assertThat(s.matchedPods()).isEqualTo(2);
         assertThat(s.registeredPods()).isEqualTo(2);
@@ -53,9 +59,12 @@ class KvWorkerStatusFactoryTest {
     @Test
     void anUnreachableReplicaIsDegradedAndNamed() {
         var desired = new DesiredRegistrations(List.of(target("a", 1)), Map.of());
-        KvWorker patch = factory.status(worker(), desired, List.of(
-                new ReplicaOutcome("kv-0", Set.of(1L), Set.of(), 1, 0, null),
-                new ReplicaOutcome("kv-1", Set.of(), Set.of(), 0, 0, "kv-1 unreachable: ConnectException")));
+        KvWorker patch = factory.status(
+                worker(),
+                desired,
+                List.of(
+                        new ReplicaOutcome("kv-0", Set.of(1L), Set.of(), 1, 0, null),
+                        new ReplicaOutcome("kv-1", Set.of(), Set.of(), 0, 0, "kv-1 unreachable: ConnectException")));
         assertThat(patch.getStatus().registeredPods()).isZero();
         assertThat(patch.getStatus().pods().getFirst().registeredOn()).containsExactly("kv-0");
         assertThat(cond(patch, "Ready").getStatus()).isEqualTo("False");
@@ -66,12 +75,14 @@ class KvWorkerStatusFactoryTest {
     @Test
     void aGonePodStaysListedWhileItMayStillBeRegistered() {
         KvWorker w = worker();
-        w.setStatus(new KvWorkerStatus(1L, 1, 1, List.of(new PodRegistration("gone", "9", "tcp://x:1", null,
-                List.of("kv-0"))), List.of()));
+        w.setStatus(new KvWorkerStatus(
+                1L, 1, 1, List.of(new PodRegistration("gone", "9", "tcp://x:1", null, List.of("kv-0"))), List.of()));
         var none = new DesiredRegistrations(List.of(), Map.of());
-        KvWorker stillUnknown = factory.status(w, none, List.of(
-                new ReplicaOutcome("kv-0", Set.of(), Set.of(), 0, 0, "down")));
-        assertThat(stillUnknown.getStatus().pods()).extracting(PodRegistration::pod).containsExactly("gone");
+        KvWorker stillUnknown =
+                factory.status(w, none, List.of(new ReplicaOutcome("kv-0", Set.of(), Set.of(), 0, 0, "down")));
+        assertThat(stillUnknown.getStatus().pods())
+                .extracting(PodRegistration::pod)
+                .containsExactly("gone");
         KvWorker cleaned = factory.status(w, none, List.of(new ReplicaOutcome("kv-0", Set.of(), Set.of(), 0, 1, null)));
         assertThat(cleaned.getStatus().pods()).isEmpty();
     }

@@ -26,83 +26,121 @@ class RegistrationPlanTest {
 
     @Test
     void anEmptyReplicaGetsEveryDesiredRank() {
-        var plan = RegistrationPlan.of(List.of(reg(1, 0, "10.0.0.1"), reg(1, 1, "10.0.0.1"), reg(2, 0, "10.0.0.2")),
-                List.of(), M, T, Set.of(), Set.of());
+        var plan = RegistrationPlan.of(
+                List.of(reg(1, 0, "10.0.0.1"), reg(1, 1, "10.0.0.1"), reg(2, 0, "10.0.0.2")),
+                List.of(),
+                M,
+                T,
+                Set.of(),
+                Set.of());
         assertThat(plan.toUnregister()).isEmpty();
-        assertThat(plan.toRegister()).extracting(WorkerRegistration::instanceId, WorkerRegistration::dpRank)
-                .containsExactly(org.assertj.core.groups.Tuple.tuple(1L, 0), org.assertj.core.groups.Tuple.tuple(1L, 1),
+        assertThat(plan.toRegister())
+                .extracting(WorkerRegistration::instanceId, WorkerRegistration::dpRank)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple(1L, 0),
+                        org.assertj.core.groups.Tuple.tuple(1L, 1),
                         org.assertj.core.groups.Tuple.tuple(2L, 0));
     }
 
     @Test
     void aReplicaInSyncNeedsNothing() {
-        var plan = RegistrationPlan.of(List.of(reg(1, 0, "10.0.0.1")),
-                List.of(actual(1, M, T, Map.of(0, "tcp://10.0.0.1:5557"))), M, T, Set.of(1L), Set.of());
+        var plan = RegistrationPlan.of(
+                List.of(reg(1, 0, "10.0.0.1")),
+                List.of(actual(1, M, T, Map.of(0, "tcp://10.0.0.1:5557"))),
+                M,
+                T,
+                Set.of(1L),
+                Set.of());
         assertThat(plan.isEmpty()).isTrue();
     }
 
     @Test
     void aGonePodThatWeOwnedIsUnregisteredRankByRank() {
-        var plan = RegistrationPlan.of(List.of(),
+        var plan = RegistrationPlan.of(
+                List.of(),
                 List.of(actual(7, M, T, Map.of(0, "tcp://10.0.0.7:5557", 1, "tcp://10.0.0.7:5558"))),
-                M, T, Set.of(7L), Set.of());
+                M,
+                T,
+                Set.of(7L),
+                Set.of());
         assertThat(plan.toUnregister()).containsExactly(new Unregistration(7, 0, M, T), new Unregistration(7, 1, M, T));
         assertThat(plan.toRegister()).isEmpty();
     }
 
     @Test
     void registrationsWeDoNotOwnAreLeftAlone() {
-        var plan = RegistrationPlan.of(List.of(),
-                List.of(actual(99, M, T, Map.of(0, "tcp://10.9.9.9:5557"))), M, T, Set.of(7L), Set.of());
+        var plan = RegistrationPlan.of(
+                List.of(), List.of(actual(99, M, T, Map.of(0, "tcp://10.9.9.9:5557"))), M, T, Set.of(7L), Set.of());
         assertThat(plan.isEmpty()).isTrue();
     }
 
     @Test
     void anIpChangeIsUnregisterThenRegisterAtTheNewAddress() {
-        var plan = RegistrationPlan.of(List.of(reg(3, 0, "10.0.0.30")),
-                List.of(actual(3, M, T, Map.of(0, "tcp://10.0.0.3:5557"))), M, T, Set.of(), Set.of());
+        var plan = RegistrationPlan.of(
+                List.of(reg(3, 0, "10.0.0.30")),
+                List.of(actual(3, M, T, Map.of(0, "tcp://10.0.0.3:5557"))),
+                M,
+                T,
+                Set.of(),
+                Set.of());
         assertThat(plan.toUnregister()).containsExactly(new Unregistration(3, 0, M, T));
         assertThat(plan.toRegister()).containsExactly(reg(3, 0, "10.0.0.30"));
     }
 
     @Test
     void fewerRanksRemoveOnlyTheExtraRank() {
-        var plan = RegistrationPlan.of(List.of(reg(4, 0, "10.0.0.4")),
+        var plan = RegistrationPlan.of(
+                List.of(reg(4, 0, "10.0.0.4")),
                 List.of(actual(4, M, T, new TreeMap<>(Map.of(0, "tcp://10.0.0.4:5557", 1, "tcp://10.0.0.4:5558")))),
-                M, T, Set.of(), Set.of());
+                M,
+                T,
+                Set.of(),
+                Set.of());
         assertThat(plan.toUnregister()).containsExactly(new Unregistration(4, 1, M, T));
         assertThat(plan.toRegister()).isEmpty();
     }
 
     @Test
     void anOwnedInstanceUnderAnotherModelIsRemovedWithThatModel() {
-        var plan = RegistrationPlan.of(List.of(reg(5, 0, "10.0.0.5")),
-                List.of(actual(5, "old-model", T, Map.of(0, "tcp://10.0.0.5:5557"))), M, T, Set.of(), Set.of());
+        var plan = RegistrationPlan.of(
+                List.of(reg(5, 0, "10.0.0.5")),
+                List.of(actual(5, "old-model", T, Map.of(0, "tcp://10.0.0.5:5557"))),
+                M,
+                T,
+                Set.of(),
+                Set.of());
         assertThat(plan.toUnregister()).containsExactly(new Unregistration(5, 0, "old-model", T));
         assertThat(plan.toRegister()).containsExactly(reg(5, 0, "10.0.0.5"));
     }
 
     @Test
     void aChangedReplayEndpointForcesReRegistration() {
-        var plan = RegistrationPlan.of(List.of(reg(6, 0, "10.0.0.6")),
-                List.of(actual(6, M, T, Map.of(0, "tcp://10.0.0.6:5557"))), M, T, Set.of(), Set.of(6L));
+        var plan = RegistrationPlan.of(
+                List.of(reg(6, 0, "10.0.0.6")),
+                List.of(actual(6, M, T, Map.of(0, "tcp://10.0.0.6:5557"))),
+                M,
+                T,
+                Set.of(),
+                Set.of(6L));
         assertThat(plan.toUnregister()).containsExactly(new Unregistration(6, 0, M, T));
         assertThat(plan.toRegister()).containsExactly(reg(6, 0, "10.0.0.6"));
     }
 
     @Test
     void applyingThePlanThenPlanningAgainYieldsNothing() {
-        List<WorkerRegistration> desired = List.of(reg(1, 0, "10.0.0.1"), reg(2, 0, "10.0.0.22"), reg(2, 1, "10.0.0.22"));
-        List<RegisteredWorker> actual = List.of(actual(2, M, T, Map.of(0, "tcp://10.0.0.2:5557")),
-                actual(8, M, T, Map.of(0, "tcp://10.0.0.8:5557")));
+        List<WorkerRegistration> desired =
+                List.of(reg(1, 0, "10.0.0.1"), reg(2, 0, "10.0.0.22"), reg(2, 1, "10.0.0.22"));
+        List<RegisteredWorker> actual = List.of(
+                actual(2, M, T, Map.of(0, "tcp://10.0.0.2:5557")), actual(8, M, T, Map.of(0, "tcp://10.0.0.8:5557")));
         var plan = RegistrationPlan.of(desired, actual, M, T, Set.of(8L), Set.of());
 
         // apply the plan to a model of the replica
         Map<Long, Map<Integer, String>> replica = new TreeMap<>();
         actual.forEach(w -> replica.put(w.instanceId(), new TreeMap<>(w.endpoints())));
         plan.toUnregister().forEach(u -> replica.get(u.instanceId()).remove(u.dpRank()));
-        plan.toRegister().forEach(r -> replica.computeIfAbsent(r.instanceId(), k -> new TreeMap<>())
-                .put(r.dpRank(), r.endpoint()));
+        plan.toRegister()
+                .forEach(r -> replica.computeIfAbsent(r.instanceId(), k -> new TreeMap<>())
+                        .put(r.dpRank(), r.endpoint()));
         List<RegisteredWorker> after = new ArrayList<>();
         replica.forEach((id, eps) -> {
             if (!eps.isEmpty()) {
@@ -110,7 +148,9 @@ class RegistrationPlanTest {
             }
         });
 
-        assertThat(RegistrationPlan.of(desired, after, M, T, Set.of(8L), Set.of()).isEmpty()).isTrue();
+        assertThat(RegistrationPlan.of(desired, after, M, T, Set.of(8L), Set.of())
+                        .isEmpty())
+                .isTrue();
         assertThat(replica.get(8L)).as("owned leftover removed").isEmpty();
         assertThat(replica.get(2L)).containsEntry(0, "tcp://10.0.0.22:5557");
     }

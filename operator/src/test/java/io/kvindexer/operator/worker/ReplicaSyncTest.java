@@ -27,8 +27,12 @@ class ReplicaSyncTest {
     }
 
     private static EngineTarget target(String pod, long id, String ip, int ranks) {
-        return new EngineTarget(pod, id, java.util.stream.IntStream.range(0, ranks)
-                .mapToObj(r -> new WorkerRegistration(id, r, "tcp://" + ip + ":" + (5557 + r), null)).toList());
+        return new EngineTarget(
+                pod,
+                id,
+                java.util.stream.IntStream.range(0, ranks)
+                        .mapToObj(r -> new WorkerRegistration(id, r, "tcp://" + ip + ":" + (5557 + r), null))
+                        .toList());
     }
 
     private static DesiredRegistrations desired(EngineTarget... targets) {
@@ -37,16 +41,16 @@ class ReplicaSyncTest {
 
     @Test
     void anEmptyReplicaGetsEveryRankAndTheOutcomeSaysSo() {
-        ReplicaOutcome o = new ReplicaSync(replica, spec).sync(REPLICA, desired(target("a", 1, "10.0.0.1", 2)),
-                Set.of(), Set.of());
+        ReplicaOutcome o = new ReplicaSync(replica, spec)
+                .sync(REPLICA, desired(target("a", 1, "10.0.0.1", 2)), Set.of(), Set.of());
         assertThat(replica.keys()).containsExactlyInAnyOrder(new WorkerKey(1, 0), new WorkerKey(1, 1));
         assertThat(o.failed()).isFalse();
         assertThat(o.registered()).containsExactly(1L);
         assertThat(o.made()).isEqualTo(2);
         assertThat(o.removed()).isZero();
         // and a second sync changes nothing
-        ReplicaOutcome again = new ReplicaSync(replica, spec).sync(REPLICA, desired(target("a", 1, "10.0.0.1", 2)),
-                Set.of(1L), Set.of());
+        ReplicaOutcome again = new ReplicaSync(replica, spec)
+                .sync(REPLICA, desired(target("a", 1, "10.0.0.1", 2)), Set.of(1L), Set.of());
         assertThat(again.made() + again.removed()).isZero();
     }
 
@@ -54,8 +58,8 @@ class ReplicaSyncTest {
     void aMovedPodIsUnregisteredBeforeItIsRegisteredAgain() {
         new ReplicaSync(replica, spec).sync(REPLICA, desired(target("a", 1, "10.0.0.1", 1)), Set.of(), Set.of());
         replica.calls.clear();
-        ReplicaOutcome o = new ReplicaSync(replica, spec).sync(REPLICA, desired(target("a", 1, "10.0.0.9", 1)),
-                Set.of(1L), Set.of());
+        ReplicaOutcome o = new ReplicaSync(replica, spec)
+                .sync(REPLICA, desired(target("a", 1, "10.0.0.9", 1)), Set.of(1L), Set.of());
         assertThat(replica.calls).containsExactly("workers", "unregister 1/0", "register 1/0");
         assertThat(replica.registrations.get(new WorkerKey(1, 0)).endpoint()).isEqualTo("tcp://10.0.0.9:5557");
         assertThat(o.made()).isEqualTo(1);
@@ -67,8 +71,8 @@ class ReplicaSyncTest {
         new ReplicaSync(replica, spec).sync(REPLICA, desired(target("a", 1, "10.0.0.1", 2)), Set.of(), Set.of());
         replica.failUnregister.put(new WorkerKey(1, 1), 500);
         replica.calls.clear();
-        ReplicaOutcome o = new ReplicaSync(replica, spec).sync(REPLICA, desired(target("a", 1, "10.0.0.2", 2)),
-                Set.of(1L), Set.of());
+        ReplicaOutcome o = new ReplicaSync(replica, spec)
+                .sync(REPLICA, desired(target("a", 1, "10.0.0.2", 2)), Set.of(1L), Set.of());
         assertThat(replica.calls).containsExactly("workers", "unregister 1/0", "unregister 1/1", "register 1/0");
         assertThat(o.failed()).isTrue();
         assertThat(o.error()).contains("500");
@@ -78,8 +82,12 @@ class ReplicaSyncTest {
 
     @Test
     void aGoneInstanceWhoseUnregistrationFailedIsALeftoverAndA404IsSuccess() {
-        new ReplicaSync(replica, spec).sync(REPLICA, desired(target("a", 1, "10.0.0.1", 1),
-                target("b", 2, "10.0.0.2", 1)), Set.of(), Set.of());
+        new ReplicaSync(replica, spec)
+                .sync(
+                        REPLICA,
+                        desired(target("a", 1, "10.0.0.1", 1), target("b", 2, "10.0.0.2", 1)),
+                        Set.of(),
+                        Set.of());
         replica.failUnregister.put(new WorkerKey(1, 0), 503);
         replica.failUnregister.put(new WorkerKey(2, 0), 404);
         ReplicaOutcome o = new ReplicaSync(replica, spec).sync(REPLICA, desired(), Set.of(1L, 2L), Set.of());
@@ -91,8 +99,8 @@ class ReplicaSyncTest {
     @Test
     void anUnreadableReplicaIsAnOutcomeWithAnErrorAndNoCalls() {
         replica.failReads = -1;
-        ReplicaOutcome o = new ReplicaSync(replica, spec).sync(REPLICA, desired(target("a", 1, "10.0.0.1", 1)),
-                Set.of(), Set.of());
+        ReplicaOutcome o = new ReplicaSync(replica, spec)
+                .sync(REPLICA, desired(target("a", 1, "10.0.0.1", 1)), Set.of(), Set.of());
         assertThat(replica.calls).containsExactly("workers");
         assertThat(o.failed()).isTrue();
         assertThat(o.error()).contains("unreachable");
@@ -101,10 +109,18 @@ class ReplicaSyncTest {
 
     @Test
     void theOutcomeFunctionIsPure() {
-        RegistrationPlan plan = RegistrationPlan.of(List.of(new WorkerRegistration(1, 0, "tcp://a:1", null),
-                new WorkerRegistration(2, 0, "tcp://b:1", null)), List.of(), "llama", "default", Set.of(), Set.of());
+        RegistrationPlan plan = RegistrationPlan.of(
+                List.of(
+                        new WorkerRegistration(1, 0, "tcp://a:1", null),
+                        new WorkerRegistration(2, 0, "tcp://b:1", null)),
+                List.of(),
+                "llama",
+                "default",
+                Set.of(),
+                Set.of());
         ReplicaSync.Applied applied = new ReplicaSync.Applied(1, 0, Set.of(new WorkerKey(2, 0)), List.of("boom"));
-        DesiredRegistrations d = desired(new EngineTarget("a", 1, List.of(plan.toRegister().get(0))),
+        DesiredRegistrations d = desired(
+                new EngineTarget("a", 1, List.of(plan.toRegister().get(0))),
                 new EngineTarget("b", 2, List.of(plan.toRegister().get(1))));
         ReplicaOutcome first = ReplicaOutcome.of("kv-0", d, plan, applied);
         assertThat(first).isEqualTo(ReplicaOutcome.of("kv-0", d, plan, applied));

@@ -26,7 +26,12 @@ class WorkerMappersTest {
     }
 
     private static Pod pod(Map<String, String> labels) {
-        return new PodBuilder().withNewMetadata().withNamespace("llm").withName("p").withLabels(labels).endMetadata()
+        return new PodBuilder()
+                .withNewMetadata()
+                .withNamespace("llm")
+                .withName("p")
+                .withLabels(labels)
+                .endMetadata()
                 .build();
     }
 
@@ -35,16 +40,21 @@ class WorkerMappersTest {
         KvWorker llama = worker("llama", "kv", Map.of("app", "vllm", "model", "llama"));
         KvWorker all = worker("all", "kv", Map.of("app", "vllm"));
         KvWorker bad = worker("bad", "kv", Map.of());
-        bad.getSpec().setSelector(new LabelSelectorBuilder().addNewMatchExpression().withKey("k").withOperator("Like")
-                .endMatchExpression().build());
+        bad.getSpec()
+                .setSelector(new LabelSelectorBuilder()
+                        .addNewMatchExpression()
+                        .withKey("k")
+                        .withOperator("Like")
+                        .endMatchExpression()
+                        .build());
         when(cache.list("llm")).thenAnswer(i -> Stream.of(llama, all, bad));
 
         assertThat(WorkerMappers.enginePodToWorkers(cache).toPrimaryResourceIDs(pod(Map.of("app", "vllm"))))
                 .containsExactly(new ResourceID("all", "llm"));
         when(cache.list("llm")).thenAnswer(i -> Stream.of(llama, all, bad));
-        assertThat(WorkerMappers.enginePodToWorkers(cache).toPrimaryResourceIDs(
-                pod(Map.of("app", "vllm", "model", "llama")))).containsExactlyInAnyOrder(
-                new ResourceID("all", "llm"), new ResourceID("llama", "llm"));
+        assertThat(WorkerMappers.enginePodToWorkers(cache)
+                        .toPrimaryResourceIDs(pod(Map.of("app", "vllm", "model", "llama"))))
+                .containsExactlyInAnyOrder(new ResourceID("all", "llm"), new ResourceID("llama", "llm"));
     }
 
     @Test
@@ -55,10 +65,13 @@ class WorkerMappersTest {
 
         assertThat(WorkerMappers.indexerPodToWorkers(cache).toPrimaryResourceIDs(replica))
                 .containsExactly(new ResourceID("w", "llm"));
-        assertThat(WorkerMappers.indexerPodToWorkers(cache).toPrimaryResourceIDs(pod(Map.of()))).isEmpty();
-        assertThat(WorkerMappers.indexerToWorkers(cache).toPrimaryResourceIDs(
-                Resources.kvIndexer("llm", "kv", 2, 8090))).containsExactly(new ResourceID("w", "llm"));
+        assertThat(WorkerMappers.indexerPodToWorkers(cache).toPrimaryResourceIDs(pod(Map.of())))
+                .isEmpty();
+        assertThat(WorkerMappers.indexerToWorkers(cache)
+                        .toPrimaryResourceIDs(Resources.kvIndexer("llm", "kv", 2, 8090)))
+                .containsExactly(new ResourceID("w", "llm"));
         assertThat(WorkerMappers.indexerRefKey(w)).containsExactly("llm/kv");
-        assertThat(WorkerMappers.workerToIndexer().toSecondaryResourceIDs(w)).containsExactly(new ResourceID("kv", "llm"));
+        assertThat(WorkerMappers.workerToIndexer().toSecondaryResourceIDs(w))
+                .containsExactly(new ResourceID("kv", "llm"));
     }
 }

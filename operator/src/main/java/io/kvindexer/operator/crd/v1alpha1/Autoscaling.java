@@ -14,19 +14,14 @@ import io.fabric8.generator.annotation.Required;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
 public record Autoscaling(
-        @JsonPropertyDescription("Fewest replicas the autoscaler keeps.")
-        @Required
-        @Min(1)
-        @Max(64)
+        @JsonPropertyDescription("Fewest replicas the autoscaler keeps.") @Required @Min(1) @Max(64)
         Integer minReplicas,
-        @JsonPropertyDescription("Most replicas the autoscaler runs; at least minReplicas.")
-        @Required
-        @Min(1)
-        @Max(64)
+
+        @JsonPropertyDescription("Most replicas the autoscaler runs; at least minReplicas.") @Required @Min(1) @Max(64)
         Integer maxReplicas,
+
         @JsonPropertyDescription("Average CPU utilisation (percent of the CPU request) the autoscaler aims at.")
         @Required
         @Min(1)
         @Max(100)
-        Integer targetCPUUtilizationPercentage) {
-}
+        Integer targetCPUUtilizationPercentage) {}

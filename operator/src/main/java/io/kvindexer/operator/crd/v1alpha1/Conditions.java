@@ -14,22 +14,31 @@ public final class Conditions {
     public static final String DEGRADED = "Degraded";
     /** Reason of all three conditions when a reconcile threw. */
     public static final String REASON_RECONCILE_FAILED = "ReconcileFailed";
+
     private static final int MAX_MESSAGE = 1000;
 
-    private Conditions() {
-    }
+    private Conditions() {}
 
     /**
      * A condition stamped with {@code observedGeneration}; keeps the previous transition time when {@code previous}
      * holds the same type with the same status.
      */
-    public static Condition of(String type, boolean status, String reason, String message, long observedGeneration,
-            List<Condition> previous, Clock clock) {
+    public static Condition of(
+            String type,
+            boolean status,
+            String reason,
+            String message,
+            long observedGeneration,
+            List<Condition> previous,
+            Clock clock) {
         String value = status ? "True" : "False";
-        String since = previous == null ? null : previous.stream()
-                .filter(c -> type.equals(c.getType()) && value.equals(c.getStatus()))
-                .map(Condition::getLastTransitionTime)
-                .findFirst().orElse(null);
+        String since = previous == null
+                ? null
+                : previous.stream()
+                        .filter(c -> type.equals(c.getType()) && value.equals(c.getStatus()))
+                        .map(Condition::getLastTransitionTime)
+                        .findFirst()
+                        .orElse(null);
         if (since == null) {
             since = Instant.now(clock).truncatedTo(ChronoUnit.SECONDS).toString();
         }
@@ -50,7 +59,7 @@ public final class Conditions {
     }
 
     public static boolean isTrue(List<Condition> conditions, String type) {
-        return conditions != null && conditions.stream()
-                .anyMatch(c -> type.equals(c.getType()) && "True".equals(c.getStatus()));
+        return conditions != null
+                && conditions.stream().anyMatch(c -> type.equals(c.getType()) && "True".equals(c.getStatus()));
     }
 }

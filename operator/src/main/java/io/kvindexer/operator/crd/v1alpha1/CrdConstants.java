@@ -6,6 +6,5 @@ public final class CrdConstants {
     public static final String VERSION = "v1alpha1";
     public static final String API_VERSION = GROUP + "/" + VERSION;
 
-    private CrdConstants() {
-    }
+    private CrdConstants() {}
 }

@@ -16,7 +16,10 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @Plural("kvindexers")
 @ShortNames("kvi")
 @AdditionalPrinterColumn(name = "Ready", jsonPath = ".status.ready", type = AdditionalPrinterColumn.Type.STRING)
-@AdditionalPrinterColumn(name = "Age", jsonPath = ".metadata.creationTimestamp", type = AdditionalPrinterColumn.Type.DATE)
+@AdditionalPrinterColumn(
+        name = "Age",
+        jsonPath = ".metadata.creationTimestamp",
+        type = AdditionalPrinterColumn.Type.DATE)
 @JsonIgnoreProperties(ignoreUnknown = true) // a root field of a newer CRD must not stop the informer
 @SchemaSwap(originalType = KvIndexerSpec.class, fieldName = "unknown", targetType = void.class) // not a field
 public class KvIndexer extends CustomResource<KvIndexerSpec, KvIndexerStatus> implements Namespaced {

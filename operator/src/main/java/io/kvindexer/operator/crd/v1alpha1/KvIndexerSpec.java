@@ -47,7 +47,8 @@ public class KvIndexerSpec extends UnknownFields {
     @Max(1024)
     private Integer threads = 4;
 
-    @JsonPropertyDescription("Registered workers a replica waits for before serving (DYN_ROUTER_MIN_INITIAL_WORKERS); 0 disables.")
+    @JsonPropertyDescription(
+            "Registered workers a replica waits for before serving (DYN_ROUTER_MIN_INITIAL_WORKERS); 0 disables.")
     @Default("0")
     @Min(0)
     private Integer minInitialWorkers = 0;

@@ -20,20 +20,23 @@ import java.util.List;
 @JsonIgnoreProperties(ignoreUnknown = true)
 public record KvIndexerStatus(
         Long observedGeneration,
+
         @StatusReplicas
         @JsonDeserialize(using = LenientCount.class)
         @JsonPropertyDescription("Replica pods that exist (the scale subresource's status replicas).")
         Integer replicas,
+
         Integer readyReplicas,
         String ready,
+
         @LabelSelector
         @JsonPropertyDescription("Label selector of the replica pods, as a string (the scale subresource's selector).")
         String selector,
+
         List<ReplicaStatus> pods,
         List<Condition> conditions) {
 
     /** One indexer replica: its pod, its stable URL (headless Service DNS) and whether it passes /ready. */
     @JsonIgnoreProperties(ignoreUnknown = true)
-    public record ReplicaStatus(String pod, String url, boolean ready) {
-    }
+    public record ReplicaStatus(String pod, String url, boolean ready) {}
 }

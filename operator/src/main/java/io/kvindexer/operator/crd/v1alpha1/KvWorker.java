@@ -17,8 +17,14 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @ShortNames("kvw")
 @AdditionalPrinterColumn(name = "Indexer", jsonPath = ".spec.indexerRef", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Pods", jsonPath = ".status.matchedPods", type = AdditionalPrinterColumn.Type.INTEGER)
-@AdditionalPrinterColumn(name = "Registered", jsonPath = ".status.registeredPods", type = AdditionalPrinterColumn.Type.INTEGER)
-@AdditionalPrinterColumn(name = "Age", jsonPath = ".metadata.creationTimestamp", type = AdditionalPrinterColumn.Type.DATE)
+@AdditionalPrinterColumn(
+        name = "Registered",
+        jsonPath = ".status.registeredPods",
+        type = AdditionalPrinterColumn.Type.INTEGER)
+@AdditionalPrinterColumn(
+        name = "Age",
+        jsonPath = ".metadata.creationTimestamp",
+        type = AdditionalPrinterColumn.Type.DATE)
 @JsonIgnoreProperties(ignoreUnknown = true) // a root field of a newer CRD must not stop the informer
 @SchemaSwap(originalType = KvWorkerSpec.class, fieldName = "unknown", targetType = void.class) // not a field
 public class KvWorker extends CustomResource<KvWorkerSpec, KvWorkerStatus> implements Namespaced {

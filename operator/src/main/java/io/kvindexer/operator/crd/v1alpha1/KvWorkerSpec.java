@@ -56,7 +56,8 @@ public class KvWorkerSpec extends UnknownFields {
     @Max(1024)
     private Integer dataParallelSize = 1;
 
-    @JsonPropertyDescription("Pod annotation holding the instance id (unsigned 64-bit decimal). Unset: a stable hash of namespace/name.")
+    @JsonPropertyDescription(
+            "Pod annotation holding the instance id (unsigned 64-bit decimal). Unset: a stable hash of namespace/name.")
     private String instanceIdAnnotation;
 
     public String getIndexerRef() {

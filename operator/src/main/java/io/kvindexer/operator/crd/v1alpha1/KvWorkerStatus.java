@@ -25,10 +25,5 @@ public record KvWorkerStatus(
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonIgnoreProperties(ignoreUnknown = true)
     public record PodRegistration(
-            String pod,
-            String instanceId,
-            String endpoint,
-            String replayEndpoint,
-            List<String> registeredOn) {
-    }
+            String pod, String instanceId, String endpoint, String replayEndpoint, List<String> registeredOn) {}
 }

@@ -22,10 +22,11 @@ public record PodTemplateOverrides(
         Map<String, String> nodeSelector,
         List<Toleration> tolerations,
         Affinity affinity,
+
         @JsonPropertyDescription("Pod security context; replaces the default (runAsNonRoot, UID/GID/fsGroup 10001,"
                 + " seccomp RuntimeDefault) as a whole.")
         PodSecurityContext securityContext,
+
         @JsonPropertyDescription("Security context of the indexer container; replaces the default (no privilege"
                 + " escalation, read-only root filesystem, all capabilities dropped) as a whole.")
-        SecurityContext containerSecurityContext) {
-}
+        SecurityContext containerSecurityContext) {}
