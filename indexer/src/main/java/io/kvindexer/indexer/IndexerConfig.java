@@ -92,186 +92,119 @@ public record IndexerConfig(
     }
 
     public IndexerConfig withLimits(ServiceLimits newLimits) {
-        return new IndexerConfig(
-                host,
-                port,
-                threads,
-                blockSize,
-                workers,
-                modelName,
-                tenantId,
-                peers,
-                peersDns,
-                demo,
-                mixCacheSalt,
-                maxQueryBodyBytes,
-                maxBodyBytes,
-                minInitialWorkers,
-                testEndpoints,
-                recoveryDelay,
-                peerTimeout,
-                newLimits,
-                authToken);
+        Copy c = new Copy(this);
+        c.limits = newLimits;
+        return c.build();
     }
 
     public IndexerConfig withAuthToken(String token) {
-        return new IndexerConfig(
-                host,
-                port,
-                threads,
-                blockSize,
-                workers,
-                modelName,
-                tenantId,
-                peers,
-                peersDns,
-                demo,
-                mixCacheSalt,
-                maxQueryBodyBytes,
-                maxBodyBytes,
-                minInitialWorkers,
-                testEndpoints,
-                recoveryDelay,
-                peerTimeout,
-                limits,
-                token);
+        Copy c = new Copy(this);
+        c.authToken = token;
+        return c.build();
     }
 
     public IndexerConfig withPeers(List<String> newPeers) {
-        return new IndexerConfig(
-                host,
-                port,
-                threads,
-                blockSize,
-                workers,
-                modelName,
-                tenantId,
-                newPeers,
-                peersDns,
-                demo,
-                mixCacheSalt,
-                maxQueryBodyBytes,
-                maxBodyBytes,
-                minInitialWorkers,
-                testEndpoints,
-                recoveryDelay,
-                peerTimeout,
-                limits,
-                authToken);
+        Copy c = new Copy(this);
+        c.peers = newPeers;
+        return c.build();
     }
 
     public IndexerConfig withPeersDns(PeerDiscovery.Target target) {
-        return new IndexerConfig(
-                host,
-                port,
-                threads,
-                blockSize,
-                workers,
-                modelName,
-                tenantId,
-                peers,
-                target,
-                demo,
-                mixCacheSalt,
-                maxQueryBodyBytes,
-                maxBodyBytes,
-                minInitialWorkers,
-                testEndpoints,
-                recoveryDelay,
-                peerTimeout,
-                limits,
-                authToken);
+        Copy c = new Copy(this);
+        c.peersDns = target;
+        return c.build();
     }
 
     public IndexerConfig withMinInitialWorkers(int n) {
-        return new IndexerConfig(
-                host,
-                port,
-                threads,
-                blockSize,
-                workers,
-                modelName,
-                tenantId,
-                peers,
-                peersDns,
-                demo,
-                mixCacheSalt,
-                maxQueryBodyBytes,
-                maxBodyBytes,
-                n,
-                testEndpoints,
-                recoveryDelay,
-                peerTimeout,
-                limits,
-                authToken);
+        Copy c = new Copy(this);
+        c.minInitialWorkers = n;
+        return c.build();
     }
 
     public IndexerConfig withTestEndpoints(boolean on) {
-        return new IndexerConfig(
-                host,
-                port,
-                threads,
-                blockSize,
-                workers,
-                modelName,
-                tenantId,
-                peers,
-                peersDns,
-                demo,
-                mixCacheSalt,
-                maxQueryBodyBytes,
-                maxBodyBytes,
-                minInitialWorkers,
-                on,
-                recoveryDelay,
-                peerTimeout,
-                limits,
-                authToken);
+        Copy c = new Copy(this);
+        c.testEndpoints = on;
+        return c.build();
     }
 
     public IndexerConfig withWorkers(int newBlockSize, List<WorkerEntry> newWorkers) {
-        return new IndexerConfig(
-                host,
-                port,
-                threads,
-                newBlockSize,
-                newWorkers,
-                modelName,
-                tenantId,
-                peers,
-                peersDns,
-                demo,
-                mixCacheSalt,
-                maxQueryBodyBytes,
-                maxBodyBytes,
-                minInitialWorkers,
-                testEndpoints,
-                recoveryDelay,
-                peerTimeout,
-                limits,
-                authToken);
+        Copy c = new Copy(this);
+        c.blockSize = newBlockSize;
+        c.workers = newWorkers;
+        return c.build();
     }
 
     public IndexerConfig withRecoveryDelay(Duration delay) {
-        return new IndexerConfig(
-                host,
-                port,
-                threads,
-                blockSize,
-                workers,
-                modelName,
-                tenantId,
-                peers,
-                peersDns,
-                demo,
-                mixCacheSalt,
-                maxQueryBodyBytes,
-                maxBodyBytes,
-                minInitialWorkers,
-                testEndpoints,
-                delay,
-                peerTimeout,
-                limits,
-                authToken);
+        Copy c = new Copy(this);
+        c.recoveryDelay = delay;
+        return c.build();
+    }
+
+    /** A mutable copy of every component: each wither changes one or two and builds, so none repeats the list. */
+    private static final class Copy {
+        private final String host;
+        private final int port;
+        private final int threads;
+        private Integer blockSize;
+        private List<WorkerEntry> workers;
+        private final String modelName;
+        private final String tenantId;
+        private List<String> peers;
+        private PeerDiscovery.Target peersDns;
+        private final boolean demo;
+        private final boolean mixCacheSalt;
+        private final long maxQueryBodyBytes;
+        private final long maxBodyBytes;
+        private int minInitialWorkers;
+        private boolean testEndpoints;
+        private Duration recoveryDelay;
+        private final Duration peerTimeout;
+        private ServiceLimits limits;
+        private String authToken;
+
+        Copy(IndexerConfig c) {
+            host = c.host;
+            port = c.port;
+            threads = c.threads;
+            blockSize = c.blockSize;
+            workers = c.workers;
+            modelName = c.modelName;
+            tenantId = c.tenantId;
+            peers = c.peers;
+            peersDns = c.peersDns;
+            demo = c.demo;
+            mixCacheSalt = c.mixCacheSalt;
+            maxQueryBodyBytes = c.maxQueryBodyBytes;
+            maxBodyBytes = c.maxBodyBytes;
+            minInitialWorkers = c.minInitialWorkers;
+            testEndpoints = c.testEndpoints;
+            recoveryDelay = c.recoveryDelay;
+            peerTimeout = c.peerTimeout;
+            limits = c.limits;
+            authToken = c.authToken;
+        }
+
+        IndexerConfig build() {
+            return new IndexerConfig(
+                    host,
+                    port,
+                    threads,
+                    blockSize,
+                    workers,
+                    modelName,
+                    tenantId,
+                    peers,
+                    peersDns,
+                    demo,
+                    mixCacheSalt,
+                    maxQueryBodyBytes,
+                    maxBodyBytes,
+                    minInitialWorkers,
+                    testEndpoints,
+                    recoveryDelay,
+                    peerTimeout,
+                    limits,
+                    authToken);
+        }
     }
 }
