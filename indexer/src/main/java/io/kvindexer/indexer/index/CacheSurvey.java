@@ -59,13 +59,13 @@ public final class CacheSurvey {
         Map<WorkerKey, long[]> byWorker = new HashMap<>();
         walk((nodes, start, end) -> {
             long[][] perSlot = new long[16][];
+            OwnerCodes codes = new OwnerCodes();
             for (int node = start; node < end; node++) {
                 if (!nodes.isLive(node)) {
                     continue;
                 }
-                int[] codes = codesOf(nodes, node);
-                for (int o = 0, n = codes[codes.length - 1]; o < n; o++) {
-                    int code = codes[o];
+                for (int o = 0, n = codes.load(nodes, node); o < n; o++) {
+                    int code = codes.at(o);
                     int slot = MembershipCode.slot(code);
                     if (slot >= perSlot.length) {
                         perSlot = Arrays.copyOf(perSlot, Math.max(slot + 1, perSlot.length * 2));
@@ -107,6 +107,7 @@ public final class CacheSurvey {
         int[] holders = new int[size];
         walk(size, (nodes, start, end) -> {
             int[] seen = new int[64];
+            OwnerCodes codes = new OwnerCodes();
             int stamp = 0;
             for (int node = start; node < end; node++) {
                 if (!nodes.isLive(node)) {
@@ -115,9 +116,8 @@ public final class CacheSurvey {
                 }
                 stamp++;
                 int distinct = 0;
-                int[] codes = codesOf(nodes, node);
-                for (int o = 0, n = codes[codes.length - 1]; o < n; o++) {
-                    int slot = MembershipCode.slot(codes[o]);
+                for (int o = 0, n = codes.load(nodes, node); o < n; o++) {
+                    int slot = MembershipCode.slot(codes.at(o));
                     if (slot >= seen.length) {
                         seen = Arrays.copyOf(seen, Math.max(slot + 1, seen.length * 2));
                     }
@@ -207,14 +207,14 @@ public final class CacheSurvey {
         lock.lock();
         try {
             NodeStore nodes = index.nodeStore();
+            OwnerCodes codes = new OwnerCodes();
             for (int node : chosen) {
                 if (node >= nodes.highWater() || !nodes.isLive(node)) {
                     continue;
                 }
                 List<WorkerKey> workers = new ArrayList<>();
-                int[] codes = codesOf(nodes, node);
-                for (int o = 0, n = codes[codes.length - 1]; o < n; o++) {
-                    WorkerKey w = index.workerOfCode(codes[o]);
+                for (int o = 0, n = codes.load(nodes, node); o < n; o++) {
+                    WorkerKey w = index.workerOfCode(codes.at(o));
                     if (w != null && !workers.contains(w)) {
                         workers.add(w);
                     }
@@ -276,11 +276,22 @@ public final class CacheSurvey {
         }
     }
 
-    /** The node's owner codes, the count in the last element (a fresh array: walks are chunked, not hot). */
-    private static int[] codesOf(NodeStore nodes, int node) {
-        OwnerSets owners = nodes.owners();
-        int[] codes = new int[owners.count(node) + 1];
-        codes[codes.length - 1] = owners.codes(node, codes);
-        return codes;
+    /** One node's owner codes at a time, in a buffer reused across the nodes of a walk (no allocation per node). */
+    private static final class OwnerCodes {
+        private int[] buf = new int[16];
+
+        /** Loads the node's codes; returns how many. */
+        int load(NodeStore nodes, int node) {
+            OwnerSets owners = nodes.owners();
+            int count = owners.count(node);
+            if (count > buf.length) {
+                buf = new int[Math.max(count, buf.length * 2)];
+            }
+            return owners.codes(node, buf);
+        }
+
+        int at(int i) {
+            return buf[i];
+        }
     }
 }
