@@ -106,32 +106,7 @@ public final class KvIndexerStatusFactory {
         long generation = generation(kvi);
         List<Condition> previous = previous(kvi);
         KvIndexerStatus old = kvi.getStatus();
-        String message = Conditions.describe(error);
-        List<Condition> conditions = List.of(
-                Conditions.of(
-                        Conditions.READY,
-                        false,
-                        Conditions.REASON_RECONCILE_FAILED,
-                        message,
-                        generation,
-                        previous,
-                        clock),
-                Conditions.of(
-                        Conditions.PROGRESSING,
-                        false,
-                        Conditions.REASON_RECONCILE_FAILED,
-                        message,
-                        generation,
-                        previous,
-                        clock),
-                Conditions.of(
-                        Conditions.DEGRADED,
-                        true,
-                        Conditions.REASON_RECONCILE_FAILED,
-                        message,
-                        generation,
-                        previous,
-                        clock));
+        List<Condition> conditions = Conditions.reconcileFailed(error, generation, previous, clock);
         return fresh(
                 kvi,
                 old == null

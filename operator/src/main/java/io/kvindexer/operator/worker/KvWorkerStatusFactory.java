@@ -113,32 +113,7 @@ public final class KvWorkerStatusFactory {
         long generation = generation(worker);
         List<Condition> previous = previous(worker);
         KvWorkerStatus old = worker.getStatus();
-        String message = Conditions.describe(error);
-        List<Condition> conditions = List.of(
-                Conditions.of(
-                        Conditions.READY,
-                        false,
-                        Conditions.REASON_RECONCILE_FAILED,
-                        message,
-                        generation,
-                        previous,
-                        clock),
-                Conditions.of(
-                        Conditions.PROGRESSING,
-                        false,
-                        Conditions.REASON_RECONCILE_FAILED,
-                        message,
-                        generation,
-                        previous,
-                        clock),
-                Conditions.of(
-                        Conditions.DEGRADED,
-                        true,
-                        Conditions.REASON_RECONCILE_FAILED,
-                        message,
-                        generation,
-                        previous,
-                        clock));
+        List<Condition> conditions = Conditions.reconcileFailed(error, generation, previous, clock);
         return fresh(
                 worker,
                 old == null

@@ -52,6 +52,16 @@ public final class Conditions {
                 .build();
     }
 
+    /** The three conditions of a reconcile that threw: not Ready, not Progressing, Degraded, all saying why. */
+    public static List<Condition> reconcileFailed(
+            Throwable error, long observedGeneration, List<Condition> previous, Clock clock) {
+        String message = describe(error);
+        return List.of(
+                of(READY, false, REASON_RECONCILE_FAILED, message, observedGeneration, previous, clock),
+                of(PROGRESSING, false, REASON_RECONCILE_FAILED, message, observedGeneration, previous, clock),
+                of(DEGRADED, true, REASON_RECONCILE_FAILED, message, observedGeneration, previous, clock));
+    }
+
     /** A condition message for an exception: its type and message, shortened to what a condition holds well. */
     public static String describe(Throwable error) {
         String text = error.getClass().getSimpleName() + (error.getMessage() == null ? "" : ": " + error.getMessage());
