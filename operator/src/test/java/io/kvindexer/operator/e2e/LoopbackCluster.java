@@ -2,6 +2,7 @@ package io.kvindexer.operator.e2e;
 
 import static org.awaitility.Awaitility.await;
 
+import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -46,6 +47,18 @@ final class LoopbackCluster implements AutoCloseable {
     LoopbackCluster(KubernetesClient client, OperatorHarness harness) {
         this.client = client;
         this.harness = harness;
+    }
+
+    /** The indexer container of a StatefulSet's pod template, as the operator wrote it (null: no StatefulSet yet). */
+    static Container indexerContainer(KubernetesClient client, String ns, String statefulSet) {
+        StatefulSet sts = client.apps()
+                .statefulSets()
+                .inNamespace(ns)
+                .withName(statefulSet)
+                .get();
+        return sts == null
+                ? null
+                : sts.getSpec().getTemplate().getSpec().getContainers().getFirst();
     }
 
     static String replicaIp(int ordinal) {

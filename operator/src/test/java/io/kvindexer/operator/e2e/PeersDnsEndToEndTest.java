@@ -86,17 +86,8 @@ class PeersDnsEndToEndTest {
                                     .getSpec()
                                     .getReplicas()
                             == 3);
-            List<String> template = client.apps()
-                    .statefulSets()
-                    .inNamespace(NS)
-                    .withName("kv")
-                    .get()
-                    .getSpec()
-                    .getTemplate()
-                    .getSpec()
-                    .getContainers()
-                    .getFirst()
-                    .getArgs();
+            List<String> template =
+                    LoopbackCluster.indexerContainer(client, NS, "kv").getArgs();
             String name = template.get(template.indexOf("--peers-dns") + 1);
             assertThat(name).isEqualTo("kv-peers." + NS + ".svc:" + port);
 

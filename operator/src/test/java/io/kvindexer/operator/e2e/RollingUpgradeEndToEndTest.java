@@ -237,16 +237,7 @@ class RollingUpgradeEndToEndTest {
             // the upgrade: a flag changes, so the template changes
             harness.mergePatch(KvIndexer.class, NS, "kv", "{\"spec\":{\"threads\":2}}");
             await().atMost(WAIT)
-                    .until(() -> client.apps()
-                            .statefulSets()
-                            .inNamespace(NS)
-                            .withName("kv")
-                            .get()
-                            .getSpec()
-                            .getTemplate()
-                            .getSpec()
-                            .getContainers()
-                            .getFirst()
+                    .until(() -> LoopbackCluster.indexerContainer(client, NS, "kv")
                             .getArgs()
                             .contains("2"));
             List<Integer> order = new ArrayList<>();
