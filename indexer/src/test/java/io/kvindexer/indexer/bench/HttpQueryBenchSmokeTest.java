@@ -15,15 +15,10 @@ class HttpQueryBenchSmokeTest {
     void bothTargetsAnswerEveryRequest() throws Exception {
         HttpQueryBench bench = new HttpQueryBench();
         new CommandLine(bench)
-                .parseArgs(
-                        "--trace",
-                        BenchSmoke.trace().toString(),
-                        "--requests",
-                        "150",
-                        "--workers",
-                        "2",
-                        "--engine-blocks",
-                        "400",
+                .parseArgs(BenchSmoke.oneRun(
+                        150,
+                        2,
+                        400,
                         "--clients",
                         "2",
                         "--seconds",
@@ -33,9 +28,7 @@ class HttpQueryBenchSmokeTest {
                         "--min-tokens",
                         "1000",
                         "--max-tokens",
-                        "100000",
-                        "--repetitions",
-                        "1");
+                        "100000"));
 
         List<HttpQueryBench.Rep> reps = bench.runBench();
 

@@ -11,19 +11,7 @@ class RecoveryBenchSmokeTest {
 
     @Test
     void aFreshReplicaRecoversEveryMembership() throws Exception {
-        RecoveryBench bench = new RecoveryBench();
-        new CommandLine(bench)
-                .parseArgs(
-                        "--trace",
-                        BenchSmoke.trace().toString(),
-                        "--requests",
-                        "150",
-                        "--workers",
-                        "2",
-                        "--engine-blocks",
-                        "4096",
-                        "--repetitions",
-                        "1");
+        RecoveryBench bench = slice();
         Workload expected = bench.workload.build();
 
         List<RecoveryBench.Rep> reps = bench.runBench();
@@ -42,21 +30,7 @@ class RecoveryBenchSmokeTest {
         List<RecoveryBench.Rep> byFormat = new java.util.ArrayList<>();
         long expected = 0;
         for (String format : List.of("binary", "json")) {
-            RecoveryBench bench = new RecoveryBench();
-            new CommandLine(bench)
-                    .parseArgs(
-                            "--trace",
-                            BenchSmoke.trace().toString(),
-                            "--requests",
-                            "150",
-                            "--workers",
-                            "2",
-                            "--engine-blocks",
-                            "4096",
-                            "--repetitions",
-                            "1",
-                            "--format",
-                            format);
+            RecoveryBench bench = slice("--format", format);
             expected = bench.workload.build().expectedMemberships();
             byFormat.add(bench.runBench().get(0)); // fails unless the replica holds exactly what the source holds
         }
@@ -69,5 +43,12 @@ class RecoveryBenchSmokeTest {
         double jsonPerMembership =
                 byFormat.get(1).dumpBytes() / (double) byFormat.get(1).memberships();
         assertThat(jsonPerMembership).as("JSON vs binary bytes per membership").isGreaterThan(5 * binaryPerMembership);
+    }
+
+    /** The bench on 150 requests over 2 engines of 4096 blocks, one repetition. */
+    private static RecoveryBench slice(String... more) {
+        RecoveryBench bench = new RecoveryBench();
+        new CommandLine(bench).parseArgs(BenchSmoke.oneRun(150, 2, 4096, more));
+        return bench;
     }
 }

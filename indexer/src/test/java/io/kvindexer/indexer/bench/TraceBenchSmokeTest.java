@@ -16,18 +16,13 @@ class TraceBenchSmokeTest {
 
     @Test
     void aShortSweepProducesConsistentFiguresJsonAndAPlot(@TempDir Path dir) throws Exception {
-        Path json = dir.resolve("out.json");
         Path png = dir.resolve("sweep.png");
-        int exit = new CommandLine(new TraceBench())
-                .execute(
-                        "--trace",
-                        BenchSmoke.trace().toString(),
-                        "--requests",
-                        "400",
-                        "--workers",
-                        "4",
-                        "--engine-blocks",
-                        "600",
+        JsonNode root = runWithJson(
+                dir,
+                BenchSmoke.oneRun(
+                        400,
+                        4,
+                        600,
                         "--threads",
                         "1",
                         "--sweep",
@@ -36,17 +31,11 @@ class TraceBenchSmokeTest {
                         "200",
                         "--sweep-min-ms",
                         "50",
-                        "--repetitions",
-                        "1",
                         "--warmup",
                         "0",
-                        "--json",
-                        json.toString(),
                         "--plot",
-                        png.toString());
-        assertThat(exit).isZero();
+                        png.toString()));
 
-        JsonNode root = new ObjectMapper().readTree(json.toFile());
         JsonNode corpus = root.get("corpus");
         assertThat(corpus.get("queries").asLong()).isEqualTo(400);
         assertThat(corpus.get("block_ops").asLong())
@@ -83,27 +72,7 @@ class TraceBenchSmokeTest {
     @Test
     void thePrehashedModeWithTwoIssuersEndsWithTheSameIndex() throws Exception {
         TraceBench bench = new TraceBench();
-        new CommandLine(bench)
-                .parseArgs(
-                        "--trace",
-                        BenchSmoke.trace().toString(),
-                        "--requests",
-                        "300",
-                        "--workers",
-                        "3",
-                        "--engine-blocks",
-                        "500",
-                        "--threads",
-                        "2",
-                        "--issuers",
-                        "2",
-                        "--prehashed",
-                        "--window-ms",
-                        "100",
-                        "--repetitions",
-                        "1",
-                        "--warmup",
-                        "0");
+        new CommandLine(bench).parseArgs(prehashedSlice("--threads", "2", "--issuers", "2"));
 
         TraceBench.Report report = bench.runBench();
 
@@ -118,36 +87,10 @@ class TraceBenchSmokeTest {
 
     @Test
     void theWorkerSweepReportsLookupsAndTheProbeFloorPerWorkerCount(@TempDir Path dir) throws Exception {
-        Path json = dir.resolve("sweep.json");
         Path png = dir.resolve("workers.png");
-        int exit = new CommandLine(new TraceBench())
-                .execute(
-                        "--trace",
-                        BenchSmoke.trace().toString(),
-                        "--requests",
-                        "300",
-                        "--workers",
-                        "3",
-                        "--engine-blocks",
-                        "500",
-                        "--threads",
-                        "1",
-                        "--prehashed",
-                        "--window-ms",
-                        "100",
-                        "--repetitions",
-                        "1",
-                        "--warmup",
-                        "0",
-                        "--workers-sweep",
-                        "2,6",
-                        "--json",
-                        json.toString(),
-                        "--workers-plot",
-                        png.toString());
-        assertThat(exit).isZero();
+        JsonNode root = runWithJson(
+                dir, prehashedSlice("--threads", "1", "--workers-sweep", "2,6", "--workers-plot", png.toString()));
 
-        JsonNode root = new ObjectMapper().readTree(json.toFile());
         assertThat(root.get("achieved_block_ops_per_s").asDouble()).isPositive();
         JsonNode sweep = root.get("sweep");
         assertThat(sweep).hasSize(2);
@@ -161,5 +104,19 @@ class TraceBenchSmokeTest {
             assertThat(p.get("memberships").asLong()).isPositive();
         }
         assertThat(ImageIO.read(png.toFile()).getWidth()).isPositive();
+    }
+
+    /** Runs the bench from its command line with {@code --json} into {@code dir}; returns what it wrote. */
+    private static JsonNode runWithJson(Path dir, String... args) throws java.io.IOException {
+        Path json = dir.resolve("out.json");
+        int exit = new CommandLine(new TraceBench()).execute(BenchSmoke.concat(args, "--json", json.toString()));
+        assertThat(exit).isZero();
+        return new ObjectMapper().readTree(json.toFile());
+    }
+
+    /** 300 requests over 3 engines of 500 blocks, prehashed, in a 100 ms window, one repetition without warm-up. */
+    private static String[] prehashedSlice(String... more) {
+        return BenchSmoke.concat(
+                BenchSmoke.oneRun(300, 3, 500, "--prehashed", "--window-ms", "100", "--warmup", "0"), more);
     }
 }

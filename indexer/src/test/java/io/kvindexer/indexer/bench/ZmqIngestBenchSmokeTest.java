@@ -12,22 +12,7 @@ class ZmqIngestBenchSmokeTest {
     @Test
     void everyPublishedEventBecomesVisibleAndIsCounted() throws Exception {
         ZmqIngestBench bench = new ZmqIngestBench();
-        new CommandLine(bench)
-                .parseArgs(
-                        "--trace",
-                        BenchSmoke.trace().toString(),
-                        "--requests",
-                        "150",
-                        "--workers",
-                        "2",
-                        "--engine-blocks",
-                        "400",
-                        "--repetitions",
-                        "1",
-                        "--warmup",
-                        "0",
-                        "--probe-every-ms",
-                        "5");
+        new CommandLine(bench).parseArgs(BenchSmoke.oneRun(150, 2, 400, "--warmup", "0", "--probe-every-ms", "5"));
         Workload expected = bench.workload.build();
 
         List<ZmqIngestBench.Rep> reps = bench.runBench();
