@@ -65,28 +65,20 @@ public final class Workload {
 
     private final Spec spec;
     private final Op[] ops;
-    private final long spanMs;
-    private final long queryBlocks;
-    private final long storedBlocks;
-    private final long removedBlocks;
     private final long expectedMemberships;
+    /** Blocks of all ops of each kind, indexed by {@link Kind#ordinal()}. */
+    private final long[] blocksByKind = new long[Kind.values().length];
+
     private long[][] localHashes;
 
-    private Workload(
-            Spec spec,
-            Op[] ops,
-            long spanMs,
-            long queryBlocks,
-            long storedBlocks,
-            long removedBlocks,
-            long expectedMemberships) {
+    /** @param ops in time order */
+    private Workload(Spec spec, Op[] ops, long expectedMemberships) {
         this.spec = spec;
         this.ops = ops;
-        this.spanMs = spanMs;
-        this.queryBlocks = queryBlocks;
-        this.storedBlocks = storedBlocks;
-        this.removedBlocks = removedBlocks;
         this.expectedMemberships = expectedMemberships;
+        for (Op op : ops) {
+            blocksByKind[op.kind().ordinal()] += op.blocks();
+        }
     }
 
     public static Workload build(MooncakeTrace trace, Spec spec) {
@@ -132,18 +124,7 @@ public final class Workload {
         }
         // stable sort: per worker the generation order survives; queries go first at equal times
         all.sort(Comparator.comparingLong(Op::timeMs).thenComparingInt(o -> o.kind() == Kind.QUERY ? 0 : 1));
-        long q = 0, s = 0, rm = 0;
-        for (Op op : all) {
-            switch (op.kind()) {
-                case QUERY -> q += op.blocks();
-                case STORED -> s += op.blocks();
-                case REMOVED -> rm += op.blocks();
-            }
-        }
-        long span = all.isEmpty()
-                ? 0
-                : all.get(all.size() - 1).timeMs() - all.get(0).timeMs();
-        return new Workload(spec, all.toArray(Op[]::new), span, q, s, rm, expected);
+        return new Workload(spec, all.toArray(Op[]::new), expected);
     }
 
     /** The chained engine sequence hash of a block (content-addressed like vLLM's: equal prefixes, equal hashes). */
@@ -191,8 +172,9 @@ public final class Workload {
         return ops;
     }
 
+    /** Trace time from the first op to the last. */
     public long spanMs() {
-        return spanMs;
+        return ops.length == 0 ? 0 : ops[ops.length - 1].timeMs() - ops[0].timeMs();
     }
 
     public long queries() {
@@ -200,20 +182,20 @@ public final class Workload {
     }
 
     public long queryBlocks() {
-        return queryBlocks;
+        return blocksByKind[Kind.QUERY.ordinal()];
     }
 
     public long storedBlocks() {
-        return storedBlocks;
+        return blocksByKind[Kind.STORED.ordinal()];
     }
 
     public long removedBlocks() {
-        return removedBlocks;
+        return blocksByKind[Kind.REMOVED.ordinal()];
     }
 
     /** Dynamo's count: query hashes + hashes in Stored and Removed. */
     public long blockOps() {
-        return queryBlocks + storedBlocks + removedBlocks;
+        return Arrays.stream(blocksByKind).sum();
     }
 
     /** (worker, block) pairs the simulated engines hold at the end: what a correct index must hold too. */
@@ -228,7 +210,8 @@ public final class Workload {
             return out;
         }
         long t0 = ops[0].timeMs();
-        double scale = spanMs == 0 ? 0 : windowMs * 1e6 / spanMs;
+        long span = spanMs();
+        double scale = span == 0 ? 0 : windowMs * 1e6 / span;
         for (int i = 0; i < ops.length; i++) {
             out[i] = Math.round((ops[i].timeMs() - t0) * scale);
         }
