@@ -9,21 +9,12 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
 
 /** The few indexer HTTP calls the end-to-end benchmarks make (JDK HttpClient, JSON with Jackson). */
 final class BenchHttp {
 
     static final ObjectMapper JSON = new ObjectMapper();
-
-    /** Prints a benchmark's summary as pretty JSON and, when {@code --json} was given, writes it there too. */
-    static void report(Object summary, Path json) throws IOException {
-        System.out.println(JSON.writerWithDefaultPrettyPrinter().writeValueAsString(summary));
-        if (json != null) {
-            JSON.writerWithDefaultPrettyPrinter().writeValue(json.toFile(), summary);
-        }
-    }
 
     private final HttpClient client = HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1)

@@ -63,7 +63,7 @@ public final class DecoderBench {
                 all.add(measure(shape.getKey(), shape.getValue(), decoder, seconds));
             }
         }
-        BenchHttp.report(summary(all, shapes.keySet()), json);
+        BenchJson.report(summary(all, shapes.keySet()), json);
     }
 
     static Map<String, Object> summary(List<Rep> reps, Iterable<String> shapes) {

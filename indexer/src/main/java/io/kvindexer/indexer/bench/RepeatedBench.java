@@ -49,7 +49,7 @@ abstract class RepeatedBench<R> implements Callable<Integer> {
 
     @Override
     public final Integer call() throws Exception {
-        BenchHttp.report(summary(runBench()), json);
+        BenchJson.report(summary(runBench()), json);
         return 0;
     }
 }
