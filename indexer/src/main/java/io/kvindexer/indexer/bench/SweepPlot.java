@@ -61,7 +61,8 @@ public final class SweepPlot {
 
     static void write(List<TraceBench.Point> points, Path out, String subtitle) throws IOException {
         List<Sample> samples = points.stream()
-                .map(p -> new Sample(p.offered(), p.achieved(), p.floor(), p.keptUp()))
+                .map(p -> new Sample(
+                        p.offered(), p.median().achieved(), p.median().floor(), p.keptUp()))
                 .toList();
         draw(samples, out, Runtime.getRuntime().availableProcessors(), subtitle);
     }

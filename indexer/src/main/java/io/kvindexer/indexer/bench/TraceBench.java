@@ -1,7 +1,5 @@
 package io.kvindexer.indexer.bench;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -9,7 +7,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.function.ToDoubleFunction;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -97,26 +94,39 @@ public final class TraceBench implements Callable<Integer> {
             double bytesPerMembership,
             double maxLagMs,
             double idleLookupP50Us,
-            double idleLookupP99Us) {}
+            double idleLookupP99Us) {
 
-    /** The medians of one window's repetitions. */
-    public record Point(
-            double windowMs,
-            double offered,
-            double achieved,
-            boolean keptUp,
-            double lookupP50Us,
-            double lookupP99Us,
-            double lookupP999Us,
-            double applyP99Us,
-            long memberships,
-            double bytesPerMembership,
-            double floor,
-            double idleLookupP50Us,
-            double idleLookupP99Us,
-            List<Rep> reps) {
+        /** Each figure's median over {@code reps}. */
+        static Rep median(List<Rep> reps) {
+            return new Rep(
+                    Medians.of(reps, Rep::elapsedMs),
+                    Medians.of(reps, Rep::achieved),
+                    Medians.of(reps, Rep::floor),
+                    Medians.of(reps, Rep::lookupP50Us),
+                    Medians.of(reps, Rep::lookupP99Us),
+                    Medians.of(reps, Rep::lookupP999Us),
+                    Medians.of(reps, Rep::applyP99Us),
+                    (long) Medians.of(reps, Rep::memberships),
+                    Medians.of(reps, Rep::bytesPerMembership),
+                    Medians.of(reps, Rep::maxLagMs),
+                    Medians.of(reps, Rep::idleLookupP50Us),
+                    Medians.of(reps, Rep::idleLookupP99Us));
+        }
+    }
+
+    /** One window: the offered rate, its repetitions and their medians. */
+    public record Point(double windowMs, double offered, Rep median, List<Rep> reps) {
+        Point(double windowMs, double offered, List<Rep> reps) {
+            this(windowMs, offered, Rep.median(reps), List.copyOf(reps));
+        }
+
+        /** The median run finished within 1.10 x the window. */
+        public boolean keptUp() {
+            return median.elapsedMs() <= 1.10 * windowMs;
+        }
+
         public double achievedOverFloor() {
-            return achieved / floor;
+            return median.achieved() / median.floor();
         }
     }
 
@@ -125,7 +135,7 @@ public final class TraceBench implements Callable<Integer> {
         /** The point with the highest achieved rate (the only one without --sweep). */
         public Point headline() {
             return points.stream()
-                    .max(Comparator.comparingDouble(Point::achieved))
+                    .max(Comparator.comparingDouble(p -> p.median().achieved()))
                     .orElseThrow();
         }
     }
@@ -139,19 +149,20 @@ public final class TraceBench implements Callable<Integer> {
         Report report = runBench();
         Map<String, Object> out = toJson(report);
         Point h = report.headline();
+        Rep m = h.median();
         System.out.printf(
                 "headline: achieved %.3f M block ops/s (floor %.3f M, ratio %.2f), lookup p50/p99 %.2f/%.2f us,"
                         + " apply p99 %.1f us, %d memberships, %.1f bytes/membership%n",
-                h.achieved() / 1e6,
-                h.floor() / 1e6,
+                m.achieved() / 1e6,
+                m.floor() / 1e6,
                 h.achievedOverFloor(),
-                h.lookupP50Us(),
-                h.lookupP99Us(),
-                h.applyP99Us(),
-                h.memberships(),
-                h.bytesPerMembership());
+                m.lookupP50Us(),
+                m.lookupP99Us(),
+                m.applyP99Us(),
+                m.memberships(),
+                m.bytesPerMembership());
         if (json != null) {
-            new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(json.toFile(), out);
+            BenchJson.write(out, json);
             System.out.println("wrote " + json);
         }
         if (plot != null) {
@@ -214,23 +225,24 @@ public final class TraceBench implements Callable<Integer> {
             for (int r = 0; r < repetitions; r++) {
                 reps.add(measure(workload, window));
             }
-            Point p = median(window, workload.blockOps() / (window / 1e3), reps);
+            Point p = new Point(window, workload.blockOps() / (window / 1e3), reps);
             points.add(p);
+            Rep m = p.median();
             System.out.printf(
                     "window %9.1f ms: offered %8.3f M, achieved %8.3f M block ops/s%s, floor %8.3f M (x%.2f), "
                             + "lookup p50/p99 %.2f/%.2f us (idle %.2f/%.2f), apply p99 %.1f us, %.1f B/membership%n",
                     window,
                     p.offered() / 1e6,
-                    p.achieved() / 1e6,
+                    m.achieved() / 1e6,
                     p.keptUp() ? " (kept up)" : " (behind)",
-                    p.floor() / 1e6,
+                    m.floor() / 1e6,
                     p.achievedOverFloor(),
-                    p.lookupP50Us(),
-                    p.lookupP99Us(),
-                    p.idleLookupP50Us(),
-                    p.idleLookupP99Us(),
-                    p.applyP99Us(),
-                    p.bytesPerMembership());
+                    m.lookupP50Us(),
+                    m.lookupP99Us(),
+                    m.idleLookupP50Us(),
+                    m.idleLookupP99Us(),
+                    m.applyP99Us(),
+                    m.bytesPerMembership());
         }
         List<WorkerSweep.Point> sweepPoints = workersSweep.isEmpty()
                 ? List.of()
@@ -264,30 +276,6 @@ public final class TraceBench implements Callable<Integer> {
                 run.maxLagNanos() / 1e6,
                 run.idleLookup().percentileMicros(50),
                 run.idleLookup().percentileMicros(99));
-    }
-
-    static Point median(double window, double offered, List<Rep> reps) {
-        double elapsed = med(reps, Rep::elapsedMs);
-        return new Point(
-                window,
-                offered,
-                med(reps, Rep::achieved),
-                elapsed <= 1.10 * window,
-                med(reps, Rep::lookupP50Us),
-                med(reps, Rep::lookupP99Us),
-                med(reps, Rep::lookupP999Us),
-                med(reps, Rep::applyP99Us),
-                (long) med(reps, r -> r.memberships()),
-                med(reps, Rep::bytesPerMembership),
-                med(reps, Rep::floor),
-                med(reps, Rep::idleLookupP50Us),
-                med(reps, Rep::idleLookupP99Us),
-                List.copyOf(reps));
-    }
-
-    private static double med(List<Rep> reps, ToDoubleFunction<Rep> f) {
-        double[] v = reps.stream().mapToDouble(f).sorted().toArray();
-        return v.length == 0 ? Double.NaN : v[v.length / 2];
     }
 
     /** {@code n} windows from {@code from} to {@code to}, evenly spaced on a log scale. */
@@ -343,38 +331,25 @@ public final class TraceBench implements Callable<Integer> {
             pts.add(m);
         }
         out.put("points", pts);
-        List<Map<String, Object>> sweepOut = new ArrayList<>();
-        for (WorkerSweep.Point p : report.sweep()) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("workers", p.workers());
-            m.put("lookup_p50_us", p.lookupP50Us());
-            m.put("lookup_p99_us", p.lookupP99Us());
-            m.put("probe_floor_p50_us", p.probeFloorP50Us());
-            m.put("probe_floor_p99_us", p.probeFloorP99Us());
-            m.put("kept_up", p.keptUp());
-            m.put("memberships", p.memberships());
-            m.put("bytes_per_membership", p.bytesPerMembership());
-            m.put("window_ms", windowMs);
-            sweepOut.add(m);
-        }
-        out.put("sweep", sweepOut);
+        out.put("sweep", report.sweep());
         return out;
     }
 
     /** One point's figures, as the headline and each entry of {@code points} write them. */
     private static void putFigures(Map<String, Object> m, Point p) {
+        Rep median = p.median();
         m.put("offered_block_ops_per_s", p.offered());
-        m.put("achieved_block_ops_per_s", p.achieved());
+        m.put("achieved_block_ops_per_s", median.achieved());
         m.put("kept_up", p.keptUp());
-        m.put("lookup_p50_us", p.lookupP50Us());
-        m.put("lookup_p99_us", p.lookupP99Us());
-        m.put("lookup_p999_us", p.lookupP999Us());
-        m.put("apply_p99_us", p.applyP99Us());
-        m.put("memberships", p.memberships());
-        m.put("bytes_per_membership", p.bytesPerMembership());
-        m.put("floor_block_ops_per_s", p.floor());
-        m.put("idle_lookup_p50_us", p.idleLookupP50Us());
-        m.put("idle_lookup_p99_us", p.idleLookupP99Us());
+        m.put("lookup_p50_us", median.lookupP50Us());
+        m.put("lookup_p99_us", median.lookupP99Us());
+        m.put("lookup_p999_us", median.lookupP999Us());
+        m.put("apply_p99_us", median.applyP99Us());
+        m.put("memberships", median.memberships());
+        m.put("bytes_per_membership", median.bytesPerMembership());
+        m.put("floor_block_ops_per_s", median.floor());
+        m.put("idle_lookup_p50_us", median.idleLookupP50Us());
+        m.put("idle_lookup_p99_us", median.idleLookupP99Us());
         m.put("achieved_over_floor", p.achievedOverFloor());
     }
 }

@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.bench;
 
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -13,8 +15,10 @@ public final class WorkerSweep {
     /**
      * One worker count: lookup percentiles at that window, the probe floor's median, and whether the replay kept
      * up (finished within 1.10 × the window; the latencies are "at keep-up" only then), the index's memberships
-     * at the end and its heap per membership (measured on the first repetition, see {@link Replay.Result}).
+     * at the end and its heap per membership (measured on the first repetition, see {@link Replay.Result}). Written
+     * as is into the {@code sweep} of {@link TraceBench}'s JSON, its names in snake case.
      */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     public record Point(
             int workers,
             double lookupP50Us,
@@ -23,7 +27,8 @@ public final class WorkerSweep {
             double probeFloorP99Us,
             boolean keptUp,
             long memberships,
-            double bytesPerMembership) {
+            double bytesPerMembership,
+            double windowMs) {
         public double overFloor() {
             return lookupP50Us / probeFloorP50Us;
         }
@@ -64,7 +69,8 @@ public final class WorkerSweep {
                         floor.percentileMicros(99),
                         run.elapsedNanos() <= 1.10 * windowMs * 1e6,
                         run.memberships(),
-                        r == 0 ? (double) run.heapBytes() / run.memberships() : Double.NaN));
+                        r == 0 ? (double) run.heapBytes() / run.memberships() : Double.NaN,
+                        windowMs));
             }
             long keptUp = reps.stream().filter(Point::keptUp).count();
             Point p = new Point(
@@ -75,7 +81,8 @@ public final class WorkerSweep {
                     Medians.of(reps, Point::probeFloorP99Us),
                     keptUp * 2 > repetitions,
                     reps.get(reps.size() - 1).memberships(),
-                    reps.get(0).bytesPerMembership());
+                    reps.get(0).bytesPerMembership(),
+                    windowMs);
             System.out.printf(
                     "workers %5d: lookup p50/p99 %.2f/%.2f us, probe floor p50/p99 %.2f/%.2f us (p50 x%.1f)%s, "
                             + "%d memberships, %.1f B/membership%n",

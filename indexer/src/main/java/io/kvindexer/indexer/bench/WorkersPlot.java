@@ -37,7 +37,8 @@ public final class WorkersPlot {
                     p.path("probe_floor_p99_us").asDouble(Double.NaN),
                     p.path("kept_up").asBoolean(true),
                     p.path("memberships").asLong(),
-                    p.path("bytes_per_membership").asDouble(Double.NaN)));
+                    p.path("bytes_per_membership").asDouble(Double.NaN),
+                    p.path("window_ms").asDouble(Double.NaN)));
         }
         write(
                 points,

@@ -77,12 +77,12 @@ class TraceBenchSmokeTest {
         TraceBench.Report report = bench.runBench();
 
         TraceBench.Point p = report.headline();
-        assertThat(p.memberships())
+        assertThat(p.median().memberships())
                 .isEqualTo(report.workload().expectedMemberships())
                 .isPositive();
         assertThat(p.reps()).hasSize(1);
-        assertThat(p.achieved()).isPositive();
-        assertThat(p.floor()).isPositive();
+        assertThat(p.median().achieved()).isPositive();
+        assertThat(p.median().floor()).isPositive();
     }
 
     @Test
