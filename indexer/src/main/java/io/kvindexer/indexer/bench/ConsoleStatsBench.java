@@ -35,12 +35,7 @@ public final class ConsoleStatsBench {
         int blocks = intFlag(args, "--blocks", 4_000_000);
         int workers = intFlag(args, "--workers", 64);
         int depth = intFlag(args, "--depth", 32);
-        System.out.printf(
-                Locale.ROOT,
-                "ConsoleStatsBench: java %s, %d cpus, max heap %d MiB%n",
-                Runtime.version(),
-                Runtime.getRuntime().availableProcessors(),
-                Runtime.getRuntime().maxMemory() >> 20);
+        Machine.printBanner("ConsoleStatsBench");
         try (IndexWriters writers = new IndexWriters(2)) {
             ModelIndex index = new ModelIndex("bench", "default", 16, IndexOptions.defaults(), writers);
             long built = build(index, blocks, workers, depth);

@@ -53,12 +53,7 @@ public final class IndexMicroBench {
         int memberships = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
         int workers = args.length > 1 ? Integer.parseInt(args[1]) : 64;
         int depth = args.length > 2 ? Integer.parseInt(args[2]) : 32;
-        System.out.printf(
-                Locale.ROOT,
-                "IndexMicroBench: java %s, %d cpus, max heap %d MiB%n",
-                Runtime.version(),
-                Runtime.getRuntime().availableProcessors(),
-                Runtime.getRuntime().maxMemory() >> 20);
+        Machine.printBanner("IndexMicroBench");
         if (args.length > 3) {
             new IndexMicroBench(memberships, workers, depth, Integer.parseInt(args[3])).run();
         } else {
