@@ -34,8 +34,6 @@ import picocli.CommandLine.Option;
  */
 @Command(
         name = "http-query-bench",
-        mixinStandardHelpOptions = true,
-        sortOptions = false,
         description = "Load-tests POST /query under ZeroMQ ingest, next to a no-op endpoint with the same bodies.")
 public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
 

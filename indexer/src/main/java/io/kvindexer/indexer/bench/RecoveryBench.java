@@ -24,11 +24,7 @@ import picocli.CommandLine.Option;
  * recovery time. {@code --format} picks what the replica asks for: the binary dump (default) or Dynamo's JSON. The
  * fetch of that dump alone is timed too, to split transfer from apply.
  */
-@Command(
-        name = "recovery-bench",
-        mixinStandardHelpOptions = true,
-        sortOptions = false,
-        description = "Time for a fresh replica to fetch and apply a peer's dump.")
+@Command(name = "recovery-bench", description = "Time for a fresh replica to fetch and apply a peer's dump.")
 public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
 
     @Option(
