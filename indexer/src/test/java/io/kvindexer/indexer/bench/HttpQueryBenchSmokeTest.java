@@ -33,7 +33,7 @@ class HttpQueryBenchSmokeTest {
         List<HttpQueryBench.Rep> reps = bench.runBench();
 
         assertThat(reps).hasSize(1);
-        for (HttpQueryBench.Load load :
+        for (ClosedLoop.Load load :
                 List.of(reps.get(0).query(), reps.get(0).binary(), reps.get(0).noop())) {
             assertThat(load.errors()).isZero();
             assertThat(load.requests()).isPositive();
@@ -48,10 +48,10 @@ class HttpQueryBenchSmokeTest {
     void theNoOpEndpointParsesTheBodyItIsGiven() {
         JsonFactory f = new JsonFactory();
         byte[] body = BenchHttp.queryBody("m", new int[] {1, 2, -1});
-        assertThat(HttpQueryBench.parseTokens(f, body)).isEqualTo(3);
-        assertThat(HttpQueryBench.parseTokens(f, "{\"token_ids\":[1]}".getBytes(StandardCharsets.UTF_8)))
+        assertThat(NoopQueryServer.parseTokens(f, body)).isEqualTo(3);
+        assertThat(NoopQueryServer.parseTokens(f, "{\"token_ids\":[1]}".getBytes(StandardCharsets.UTF_8)))
                 .isEqualTo(-1);
-        assertThat(HttpQueryBench.parseTokens(f, "[".getBytes(StandardCharsets.UTF_8)))
+        assertThat(NoopQueryServer.parseTokens(f, "[".getBytes(StandardCharsets.UTF_8)))
                 .isEqualTo(-1);
     }
 }
