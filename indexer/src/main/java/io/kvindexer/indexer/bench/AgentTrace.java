@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -27,10 +26,8 @@ import picocli.CommandLine.Option;
  */
 @Command(
         name = "agent-trace",
-        mixinStandardHelpOptions = true,
-        sortOptions = false,
         description = "Writes a deterministic agent-style Mooncake trace (shared system prompts, growing sessions).")
-public final class AgentTrace implements Callable<Integer> {
+public final class AgentTrace extends BenchCommand {
 
     @Option(names = "--seed", description = "random seed; put it in the file name (default: ${DEFAULT-VALUE})")
     long seed = 7;

@@ -6,7 +6,6 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
-import java.util.concurrent.Callable;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
@@ -22,9 +21,8 @@ import picocli.CommandLine.Option;
  */
 @Command(
         name = "jeromq-handshake-bench",
-        mixinStandardHelpOptions = true,
         description = "Counts jeromq outgoing connects whose ZMTP greeting never arrives.")
-public final class JeromqHandshakeBench implements Callable<Integer> {
+public final class JeromqHandshakeBench extends BenchCommand {
 
     @Option(names = "--connects", description = "fresh connections to try (default: ${DEFAULT-VALUE})")
     int connects = 150;

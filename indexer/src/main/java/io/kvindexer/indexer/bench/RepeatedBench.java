@@ -5,21 +5,17 @@ import io.kvindexer.indexer.IndexerCli;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
-import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
  * What the end-to-end benchmarks (a real indexer fed a trace {@link WorkloadOptions workload}, measured over
  * repetitions) share as commands: the workload and indexer flags, the indexer start, and the run: their repetitions,
- * then a summary of the medians, printed and, with {@code --json}, written to a file. Subclasses inherit the command
- * attributes below and add their name and description.
+ * then a summary of the medians, printed and, with {@code --json}, written to a file.
  *
  * @param <R> one repetition's figures
  */
-@Command(mixinStandardHelpOptions = true, sortOptions = false)
-abstract class RepeatedBench<R> implements Callable<Integer> {
+abstract class RepeatedBench<R> extends BenchCommand {
 
     @Mixin
     WorkloadOptions workload;

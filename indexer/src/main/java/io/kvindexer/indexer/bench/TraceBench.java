@@ -6,7 +6,6 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -20,11 +19,9 @@ import picocli.CommandLine.Option;
  */
 @Command(
         name = "trace-bench",
-        mixinStandardHelpOptions = true,
-        sortOptions = false,
         description = "Replays a Mooncake trace against the in-process index; prints block ops/s, latencies, "
                 + "bytes per membership and the same-process floor.")
-public final class TraceBench implements Callable<Integer> {
+public final class TraceBench extends BenchCommand {
 
     @Mixin
     WorkloadOptions workloadOptions = WorkloadOptions.withWorkers(64);
