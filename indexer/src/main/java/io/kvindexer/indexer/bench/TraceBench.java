@@ -301,23 +301,12 @@ public final class TraceBench extends BenchCommand {
         corpus.put("expected_memberships", w.expectedMemberships());
         corpus.put("span_ms", w.spanMs());
         out.put("corpus", corpus);
-        Map<String, Object> config = new LinkedHashMap<>();
-        config.put("trace", workloadOptions.trace.toString());
-        config.put("requests", workloadOptions.requests);
-        config.put("trace_block_size", workloadOptions.traceBlockSize);
-        config.put("block_size", workloadOptions.blockSize);
-        config.put("workers", workloadOptions.workers);
-        config.put("engine_blocks", workloadOptions.engineBlocks);
-        config.put("length_factor", workloadOptions.lengthFactor);
-        config.put("dup_factor", workloadOptions.dupFactor);
-        config.put("seed", workloadOptions.seed);
+        Map<String, Object> config = workloadOptions.toJson();
         config.put("threads", threads);
         config.put("issuers", issuers);
         config.put("prehashed", prehashed);
         config.put("repetitions", repetitions);
-        config.put("available_processors", Runtime.getRuntime().availableProcessors());
-        config.put("java_version", Runtime.version().toString());
-        config.put("max_heap_bytes", Runtime.getRuntime().maxMemory());
+        config.putAll(Machine.toJson());
         out.put("config", config);
         List<Map<String, Object>> pts = new ArrayList<>();
         for (Point p : report.points()) {

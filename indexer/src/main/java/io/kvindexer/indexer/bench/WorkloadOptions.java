@@ -2,6 +2,8 @@ package io.kvindexer.indexer.bench;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import picocli.CommandLine.Option;
 
 /** The trace and engine flags shared by every trace-driven benchmark ({@link TraceBench} and the end-to-end ones). */
@@ -53,5 +55,20 @@ public final class WorkloadOptions {
 
     Workload build() throws IOException {
         return Workload.build(loadTrace(), spec());
+    }
+
+    /** These flags' values under their JSON names (the flag without dashes, in snake case). */
+    Map<String, Object> toJson() {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("trace", trace.toString());
+        out.put("requests", requests);
+        out.put("trace_block_size", traceBlockSize);
+        out.put("block_size", blockSize);
+        out.put("workers", workers);
+        out.put("engine_blocks", engineBlocks);
+        out.put("length_factor", lengthFactor);
+        out.put("dup_factor", dupFactor);
+        out.put("seed", seed);
+        return out;
     }
 }
