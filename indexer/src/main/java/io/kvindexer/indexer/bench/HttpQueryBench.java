@@ -179,7 +179,10 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
         return out;
     }
 
-    /** One target's median rate and latencies as {@code PREFIX_per_s}, {@code _p50_ms}, {@code _p99_ms} [, {@code _p999_ms}]. */
+    /**
+     * One target's median rate and latencies as {@code PREFIX_per_s}, {@code PREFIX_p50_ms}, {@code PREFIX_p99_ms}
+     * and, with {@code p999}, {@code PREFIX_p999_ms} (the msgpack target's JSON has never carried a p999).
+     */
     private static void putMedians(Map<String, Object> out, String prefix, List<ClosedLoop.Load> loads, boolean p999) {
         out.put(prefix + "_per_s", Medians.of(loads, ClosedLoop.Load::queriesPerSecond));
         out.put(prefix + "_p50_ms", Medians.of(loads, ClosedLoop.Load::p50Ms));

@@ -33,6 +33,7 @@ final class BenchSmoke {
         return concat(slice, more);
     }
 
+    /** {@code args} followed by {@code more}. */
     static String[] concat(String[] args, String... more) {
         String[] out = Arrays.copyOf(args, args.length + more.length);
         System.arraycopy(more, 0, out, args.length, more.length);
