@@ -48,48 +48,51 @@ public final class CacheSurvey {
      */
     public record SharedPrefix(int depth, int workers, long blockHash, List<WorkerKey> holders) {}
 
-    private final PrefixIndex index;
+    private final ShardedIndex index;
 
-    CacheSurvey(PrefixIndex index) {
+    CacheSurvey(ShardedIndex index) {
         this.index = index;
     }
 
     /** Blocks per worker and tier, ordered by instance id then dp rank; workers holding nothing are absent. */
     public List<WorkerBlocks> workerBlocks() {
         Map<WorkerKey, long[]> byWorker = new HashMap<>();
-        walk((nodes, start, end) -> {
-            long[][] perSlot = new long[16][];
-            OwnerCodes codes = new OwnerCodes();
-            for (int node = start; node < end; node++) {
-                if (!nodes.isLive(node)) {
-                    continue;
-                }
-                for (int o = 0, n = codes.load(nodes, node); o < n; o++) {
-                    int code = codes.at(o);
-                    int slot = MembershipCode.slot(code);
-                    if (slot >= perSlot.length) {
-                        perSlot = Arrays.copyOf(perSlot, Math.max(slot + 1, perSlot.length * 2));
+        for (int s = 0; s < index.size(); s++) {
+            PrefixIndex shard = index.shard(s);
+            walk(shard, highWater(shard), (nodes, start, end) -> {
+                long[][] perSlot = new long[16][];
+                OwnerCodes codes = new OwnerCodes();
+                for (int node = start; node < end; node++) {
+                    if (!nodes.isLive(node)) {
+                        continue;
                     }
-                    if (perSlot[slot] == null) {
-                        perSlot[slot] = new long[TIERS];
-                    }
-                    perSlot[slot][MembershipCode.tier(code)]++;
-                }
-            }
-            // fold by worker while the lock still pins each slot to its worker
-            for (int slot = 0; slot < perSlot.length; slot++) {
-                WorkerKey w = perSlot[slot] == null ? null : index.workerOfCode(MembershipCode.of(slot, 0));
-                if (w != null) {
-                    long[] sum = byWorker.computeIfAbsent(w, k -> new long[TIERS]);
-                    for (int t = 0; t < TIERS; t++) {
-                        sum[t] += perSlot[slot][t];
+                    for (int o = 0, n = codes.load(nodes, node); o < n; o++) {
+                        int code = codes.at(o);
+                        int slot = MembershipCode.slot(code);
+                        if (slot >= perSlot.length) {
+                            perSlot = Arrays.copyOf(perSlot, Math.max(slot + 1, perSlot.length * 2));
+                        }
+                        if (perSlot[slot] == null) {
+                            perSlot[slot] = new long[TIERS];
+                        }
+                        perSlot[slot][MembershipCode.tier(code)]++;
                     }
                 }
-            }
-        });
+                // fold by worker while the lock still pins each slot to its worker
+                for (int slot = 0; slot < perSlot.length; slot++) {
+                    WorkerKey w = perSlot[slot] == null ? null : shard.workerOfCode(MembershipCode.of(slot, 0));
+                    if (w != null) {
+                        long[] sum = byWorker.computeIfAbsent(w, k -> new long[TIERS]);
+                        for (int t = 0; t < TIERS; t++) {
+                            sum[t] += perSlot[slot][t];
+                        }
+                    }
+                }
+            });
+        }
         return byWorker.entrySet().stream()
                 .map(e -> new WorkerBlocks(e.getKey(), e.getValue()))
-                .sorted(Comparator.comparing(WorkerBlocks::worker, WORKER_ORDER))
+                .sorted(Comparator.comparing(WorkerBlocks::worker, WorkerKey.ORDER))
                 .toList();
     }
 
@@ -102,35 +105,56 @@ public final class CacheSurvey {
         if (limit <= 0) {
             return List.of();
         }
-        int size = highWater();
+        // shard s's node i is node base[s] + i here
+        int[] base = new int[index.size() + 1];
+        for (int s = 0; s < index.size(); s++) {
+            base[s + 1] = base[s] + highWater(index.shard(s));
+        }
+        int size = base[index.size()];
         int[] parent = new int[size];
         int[] holders = new int[size];
-        walk(size, (nodes, start, end) -> {
-            int[] seen = new int[64];
-            OwnerCodes codes = new OwnerCodes();
-            int stamp = 0;
-            for (int node = start; node < end; node++) {
-                if (!nodes.isLive(node)) {
-                    holders[node] = 0;
-                    continue;
-                }
-                stamp++;
-                int distinct = 0;
-                for (int o = 0, n = codes.load(nodes, node); o < n; o++) {
-                    int slot = MembershipCode.slot(codes.at(o));
-                    if (slot >= seen.length) {
-                        seen = Arrays.copyOf(seen, Math.max(slot + 1, seen.length * 2));
+        long[] blockHash = new long[size];
+        // with several shards a copy's parent may live in another shard only: ShardMerge finds it by hash
+        long[] parentHash = index.size() > 1 ? new long[size] : null;
+        boolean[] hasParent = index.size() > 1 ? new boolean[size] : null;
+        for (int s = 0; s < index.size(); s++) {
+            int offset = base[s];
+            int shardSize = base[s + 1] - offset;
+            walk(index.shard(s), shardSize, (nodes, start, end) -> {
+                int[] seen = new int[64];
+                OwnerCodes codes = new OwnerCodes();
+                int stamp = 0;
+                for (int node = start; node < end; node++) {
+                    if (!nodes.isLive(node)) {
+                        holders[offset + node] = 0;
+                        continue;
                     }
-                    if (seen[slot] != stamp) {
-                        seen[slot] = stamp;
-                        distinct++;
+                    stamp++;
+                    int distinct = 0;
+                    for (int o = 0, n = codes.load(nodes, node); o < n; o++) {
+                        int slot = MembershipCode.slot(codes.at(o));
+                        if (slot >= seen.length) {
+                            seen = Arrays.copyOf(seen, Math.max(slot + 1, seen.length * 2));
+                        }
+                        if (seen[slot] != stamp) {
+                            seen[slot] = stamp;
+                            distinct++;
+                        }
+                    }
+                    holders[offset + node] = distinct;
+                    blockHash[offset + node] = nodes.blockHash(node);
+                    int p = nodes.hasParent(node) ? parentOf(nodes, node) : NodeStore.NONE;
+                    parent[offset + node] = p >= 0 && p < shardSize ? offset + p : NO_PARENT;
+                    if (parentHash != null && nodes.hasParent(node)) {
+                        parentHash[offset + node] = nodes.parentBlockHash(node);
+                        hasParent[offset + node] = true;
                     }
                 }
-                holders[node] = distinct;
-                int p = nodes.hasParent(node) ? parentOf(nodes, node) : NodeStore.NONE;
-                parent[node] = p >= 0 && p < size ? p : NO_PARENT;
-            }
-        });
+            });
+        }
+        if (index.size() > 1) {
+            ShardMerge.merge(parent, holders, blockHash, hasParent, parentHash);
+        }
         boolean[] extended = new boolean[size];
         for (int node = 0; node < size; node++) {
             int p = parent[node];
@@ -155,7 +179,7 @@ public final class CacheSurvey {
                 best.add(node);
             }
         }
-        return describe(new ArrayList<>(best), depth, holders);
+        return describe(new ArrayList<>(best), depth, holders, blockHash);
     }
 
     /**
@@ -198,39 +222,51 @@ public final class CacheSurvey {
     }
 
     /**
-     * Names the chosen nodes' holders under one read lock. A node freed since the walk, or whose holders changed
-     * (its id may have been reused by another block), is left out: nothing is reported that the index does not hold.
+     * Names the chosen blocks' holders, under each shard's read lock in turn. A block freed since the walk, or whose
+     * holders changed, is left out: nothing is reported that the index does not hold.
      */
-    private List<SharedPrefix> describe(List<Integer> chosen, int[] depth, int[] holderCounts) {
-        List<SharedPrefix> out = new ArrayList<>(chosen.size());
-        Lock lock = index.readLock();
-        lock.lock();
-        try {
-            NodeStore nodes = index.nodeStore();
-            OwnerCodes codes = new OwnerCodes();
-            for (int node : chosen) {
-                if (node >= nodes.highWater() || !nodes.isLive(node)) {
-                    continue;
-                }
-                List<WorkerKey> workers = new ArrayList<>();
-                for (int o = 0, n = codes.load(nodes, node); o < n; o++) {
-                    WorkerKey w = index.workerOfCode(codes.at(o));
-                    if (w != null && !workers.contains(w)) {
-                        workers.add(w);
+    private List<SharedPrefix> describe(List<Integer> chosen, int[] depth, int[] holderCounts, long[] blockHash) {
+        List<List<WorkerKey>> holders = new ArrayList<>();
+        for (int i = 0; i < chosen.size(); i++) {
+            holders.add(new ArrayList<>());
+        }
+        OwnerCodes codes = new OwnerCodes();
+        for (int s = 0; s < index.size(); s++) {
+            PrefixIndex shard = index.shard(s);
+            Lock lock = shard.readLock();
+            lock.lock();
+            try {
+                NodeStore nodes = shard.nodeStore();
+                for (int i = 0; i < chosen.size(); i++) {
+                    int node = nodes.findByBlockHash(blockHash[chosen.get(i)]);
+                    if (node == NodeStore.NONE) {
+                        continue;
+                    }
+                    List<WorkerKey> workers = holders.get(i);
+                    for (int o = 0, n = codes.load(nodes, node); o < n; o++) {
+                        WorkerKey w = shard.workerOfCode(codes.at(o));
+                        if (w != null && !workers.contains(w)) {
+                            workers.add(w);
+                        }
                     }
                 }
-                if (workers.size() != holderCounts[node]) {
-                    continue;
-                }
-                workers.sort(WORKER_ORDER);
-                out.add(new SharedPrefix(
-                        depth[node],
-                        workers.size(),
-                        nodes.blockHash(node),
-                        List.copyOf(workers.subList(0, Math.min(MAX_HOLDERS_LISTED, workers.size())))));
+            } finally {
+                lock.unlock();
             }
-        } finally {
-            lock.unlock();
+        }
+        List<SharedPrefix> out = new ArrayList<>(chosen.size());
+        for (int i = 0; i < chosen.size(); i++) {
+            int node = chosen.get(i);
+            List<WorkerKey> workers = holders.get(i);
+            if (workers.size() != holderCounts[node]) {
+                continue;
+            }
+            workers.sort(WorkerKey.ORDER);
+            out.add(new SharedPrefix(
+                    depth[node],
+                    workers.size(),
+                    blockHash[node],
+                    List.copyOf(workers.subList(0, Math.min(MAX_HOLDERS_LISTED, workers.size())))));
         }
         out.sort(Comparator.comparingInt(SharedPrefix::workers)
                 .reversed()
@@ -239,35 +275,28 @@ public final class CacheSurvey {
         return out;
     }
 
-    static final Comparator<WorkerKey> WORKER_ORDER = Comparator.comparing(WorkerKey::instanceId, Long::compareUnsigned)
-            .thenComparing(WorkerKey::dpRank, Integer::compareUnsigned);
-
     @FunctionalInterface
     private interface ChunkVisitor {
         void visit(NodeStore nodes, int start, int end);
     }
 
-    private int highWater() {
-        Lock lock = index.readLock();
+    private static int highWater(PrefixIndex shard) {
+        Lock lock = shard.readLock();
         lock.lock();
         try {
-            return index.nodeStore().highWater();
+            return shard.nodeStore().highWater();
         } finally {
             lock.unlock();
         }
     }
 
-    private void walk(ChunkVisitor visitor) {
-        walk(highWater(), visitor);
-    }
-
-    /** Visits node ids [0, size) in chunks, each under its own read-lock acquisition. */
-    private void walk(int size, ChunkVisitor visitor) {
-        Lock lock = index.readLock();
+    /** Visits a shard's node ids [0, size) in chunks, each under its own read-lock acquisition. */
+    private static void walk(PrefixIndex shard, int size, ChunkVisitor visitor) {
+        Lock lock = shard.readLock();
         for (int start = 0; start < size; start += CHUNK) {
             lock.lock();
             try {
-                NodeStore nodes = index.nodeStore();
+                NodeStore nodes = shard.nodeStore();
                 // ids never shrink below a live node, but clamp anyway: the store only grows its high water
                 visitor.visit(nodes, start, Math.min(Math.min(size, start + CHUNK), nodes.highWater()));
             } finally {

@@ -36,7 +36,12 @@ public final class IndexWriters implements AutoCloseable {
     }
 
     public void execute(long stickyKey, Runnable task) {
-        ExecutorService thread = threads[threadOf(stickyKey)];
+        executeOn(threadOf(stickyKey), task);
+    }
+
+    /** Runs the task on writer thread {@code thread} (0 ≤ thread < {@link #size()}), after its earlier tasks. */
+    void executeOn(int threadIndex, Runnable task) {
+        ExecutorService thread = threads[threadIndex];
         try {
             thread.execute(() -> {
                 try {
@@ -62,6 +67,11 @@ public final class IndexWriters implements AutoCloseable {
             }
         }
         return CompletableFuture.allOf(all);
+    }
+
+    /** How many writer threads (and so how many shards each index has). */
+    int size() {
+        return threads.length;
     }
 
     int threadOf(long stickyKey) {

@@ -1,6 +1,9 @@
 package io.kvindexer.indexer.index;
 
 import io.kvindexer.indexer.model.WorkerKey;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -40,5 +43,33 @@ public record MatchResult(List<WorkerMatch> workers, Map<WorkerKey, Integer> ext
 
     public static MatchResult empty() {
         return new MatchResult(List.of());
+    }
+
+    /** The answer from a shard's per-slot runs: the workers with a matched block, in {@link WorkerKey#ORDER}. */
+    static MatchResult of(SlotRuns runs, WorkerSlots slots) {
+        int matched = 0;
+        int[] all = runs.all();
+        for (int run : all) {
+            if (run > 0) {
+                matched++;
+            }
+        }
+        MatchResult.WorkerMatch[] out = new MatchResult.WorkerMatch[matched];
+        Map<WorkerKey, Integer> external = null; // rare (external tier in use): allocated on first need
+        int k = 0;
+        for (int s : slots.inWorkerOrder()) {
+            if (all[s] > 0) {
+                WorkerKey worker = slots.worker(s);
+                out[k++] = new MatchResult.WorkerMatch(worker, runs.device()[s], runs.host()[s], all[s]);
+                if (all[s] > runs.disk()[s]) {
+                    if (external == null) {
+                        external = new HashMap<>();
+                    }
+                    external.put(worker, all[s] - runs.disk()[s]);
+                }
+            }
+        }
+        return new MatchResult(
+                Collections.unmodifiableList(Arrays.asList(out)), external == null ? Map.of() : external);
     }
 }

@@ -9,13 +9,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.IntConsumer;
 
 /**
  * The prefix index of one (model, tenant) with its fixed block size: the single entry point the rest of the
  * service uses (listeners write, HTTP reads). Thread-safe. Writes are asynchronous and ordered per worker
  * (sticky to one writer thread by instance id, so every dp rank of an instance shares one thread and
- * {@link #removeInstance} is ordered after all of them); {@link #flush()} is the barrier that makes them visible to
- * a following read.
+ * {@link #removeInstance} is ordered after all of them); each writer thread applies them to its own shard
+ * ({@link ShardedIndex}). {@link #flush()} is the barrier that makes them visible to a following read.
  */
 public final class ModelIndex {
 
@@ -24,10 +25,8 @@ public final class ModelIndex {
     private final int blockSize;
     private final IndexOptions options;
     private final IndexWriters writers;
-    /** replaced together, once, when recovery hands over a staged index ({@link #adopt}) */
-    private volatile ApplyCounters counters = new ApplyCounters();
-
-    private volatile PrefixIndex index = new PrefixIndex(counters);
+    /** replaced (with its counters), once, when recovery hands over a staged index ({@link #adopt}) */
+    private volatile ShardedIndex index;
 
     public ModelIndex(String modelName, String tenantId, int blockSize, IndexOptions options, IndexWriters writers) {
         if (blockSize <= 0) {
@@ -38,6 +37,7 @@ public final class ModelIndex {
         this.blockSize = blockSize;
         this.options = Objects.requireNonNull(options, "options");
         this.writers = Objects.requireNonNull(writers, "writers");
+        this.index = new ShardedIndex(Math.min(options.shards(), writers.size()));
     }
 
     public String modelName() {
@@ -70,7 +70,12 @@ public final class ModelIndex {
     /** Enqueues ready-made operations for one worker, applied in order (recovery and benchmarks use this). */
     public void submitOps(WorkerKey worker, List<IndexOp> ops) {
         if (!ops.isEmpty()) {
-            writers.execute(worker.instanceId(), () -> index.apply(worker, ops));
+            int thread = writers.threadOf(worker.instanceId());
+            writers.executeOn(thread, () -> {
+                ShardedIndex ix = index;
+                int shard = ix.shardOf(thread);
+                ix.shard(shard).apply(worker, ops, ix.knownElsewhere(shard, ops));
+            });
         }
     }
 
@@ -82,9 +87,7 @@ public final class ModelIndex {
      */
     public void adopt(ModelIndex staged) {
         synchronized (this) {
-            PrefixIndex mine = index;
-            if (mine.memberships() == 0 && mine.blocks() == 0) {
-                counters = staged.counters;
+            if (index.isEmpty() && staged.index.size() == index.size()) {
                 index = staged.index;
                 return;
             }
@@ -99,19 +102,20 @@ public final class ModelIndex {
 
     /** Removes every dp rank of an instance from every tier (ordered after that worker's pending events). */
     public CompletableFuture<Void> removeInstance(long instanceId) {
-        return onWriter(instanceId, () -> index.removeInstance(instanceId));
+        return onWriter(instanceId, shard -> index.shard(shard).removeInstance(instanceId));
     }
 
     /** Removes one (instance, dp rank) from every tier; used by unregister of one rank and by publisher restarts. */
     public CompletableFuture<Void> removeWorker(WorkerKey worker) {
-        return onWriter(worker.instanceId(), () -> index.removeWorker(worker));
+        return onWriter(worker.instanceId(), shard -> index.shard(shard).removeWorker(worker));
     }
 
-    private CompletableFuture<Void> onWriter(long stickyKey, Runnable change) {
+    private CompletableFuture<Void> onWriter(long instanceId, IntConsumer change) {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        writers.execute(stickyKey, () -> {
+        int thread = writers.threadOf(instanceId);
+        writers.executeOn(thread, () -> {
             try {
-                change.run();
+                change.accept(index.shardOf(thread));
                 done.complete(null);
             } catch (RuntimeException e) {
                 done.completeExceptionally(e);
@@ -149,7 +153,8 @@ public final class ModelIndex {
 
     /** Counters and sizes for metrics; cheap to call at scrape time. */
     public IndexStats stats() {
-        return new IndexStats(index.blocks(), index.memberships(), counters.snapshot());
+        ShardedIndex ix = index;
+        return new IndexStats(ix.blocks(), ix.memberships(), ix.counters().snapshot());
     }
 
     @Override

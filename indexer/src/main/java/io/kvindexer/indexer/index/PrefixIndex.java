@@ -4,10 +4,7 @@ import io.kvindexer.indexer.index.ApplyCounters.EventType;
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.model.WorkerKey;
 import java.util.Arrays;
-import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -36,6 +33,8 @@ final class PrefixIndex {
     private final long[] tierMemberships = new long[TIERS];
     private volatile long membershipCount;
     private volatile int blockCount;
+    /** bumped by every write-lock release: a cached cross-shard figure is still exact while it is unchanged */
+    private volatile long version;
 
     PrefixIndex(ApplyCounters counters) {
         this.counters = counters;
@@ -56,6 +55,14 @@ final class PrefixIndex {
      * as a chunked scan (see {@link #removeSlots}).
      */
     void apply(WorkerKey worker, List<? extends IndexOp> ops) {
+        apply(worker, ops, KnownBlocks.NONE);
+    }
+
+    /**
+     * As {@link #apply(WorkerKey, List)}; {@code known} holds blocks other shards hold that this one does not, so a
+     * hash-only store ({@link IndexOp.Store#knownBlocksOnly}) can join them here (resolved before, off this lock).
+     */
+    void apply(WorkerKey worker, List<? extends IndexOp> ops, KnownBlocks known) {
         int i = 0;
         while (i < ops.size()) {
             if (ops.get(i) instanceof IndexOp.Clear) {
@@ -68,7 +75,7 @@ final class PrefixIndex {
             try {
                 for (; i < ops.size() && !(ops.get(i) instanceof IndexOp.Clear); i++) {
                     switch (ops.get(i)) {
-                        case IndexOp.Store s -> counters.count(EventType.STORED, store(worker, s));
+                        case IndexOp.Store s -> counters.count(EventType.STORED, store(worker, s, known));
                         case IndexOp.Remove r -> counters.count(EventType.REMOVED, remove(worker, r));
                         case IndexOp.Clear c -> throw new IllegalStateException("clears are applied above");
                     }
@@ -90,7 +97,7 @@ final class PrefixIndex {
         removeSlots(worker.instanceId(), worker.dpRank(), false);
     }
 
-    private ApplyStatus store(WorkerKey worker, IndexOp.Store op) {
+    private ApplyStatus store(WorkerKey worker, IndexOp.Store op, KnownBlocks known) {
         long[] blockHashes = op.blockHashes();
         if (blockHashes.length == 0) {
             return op.conversionStatus();
@@ -115,8 +122,13 @@ final class PrefixIndex {
         for (int i = 0; i < blockHashes.length; i++) {
             int node = nodes.findByBlockHash(blockHashes[i]);
             if (node == NodeStore.NONE && op.knownBlocksOnly()) {
-                unknownBlocks = true; // a hash-only store cannot vouch for a block no engine store made known
-                continue;
+                KnownBlocks.Block elsewhere = known.get(blockHashes[i]);
+                if (elsewhere == null) {
+                    unknownBlocks = true; // a hash-only store cannot vouch for a block no engine store made known
+                    continue;
+                }
+                node = nodes.create(
+                        blockHashes[i], elsewhere.hasParent(), elsewhere.parentBlockHash(), elsewhere.localHash());
             }
             if (node == NodeStore.NONE) {
                 // a block's parent and local hash are fixed by the first store that creates it
@@ -217,13 +229,70 @@ final class PrefixIndex {
         }
     }
 
+    long version() {
+        return version;
+    }
+
     private void publishSizes() {
+        version++; // only this shard's writer thread writes
         long total = 0;
         for (long m : tierMemberships) {
             total += m;
         }
         membershipCount = total;
         blockCount = nodes.liveCount();
+    }
+
+    // ---- for the cross-shard reads of ShardedIndex ----------------------------------------------------------
+
+    /** This shard's record of a block, or null when it holds none with that hash. */
+    KnownBlocks.Block block(long blockHash) {
+        lock.readLock().lock();
+        try {
+            int node = nodes.findByBlockHash(blockHash);
+            return node == NodeStore.NONE
+                    ? null
+                    : new KnownBlocks.Block(nodes.hasParent(node), nodes.parentBlockHash(node), nodes.localHash(node));
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /** Sets {@code held[i]} for each of {@code blockHashes[0, n)} this shard holds (leaves the others as they are). */
+    void markHeld(long[] blockHashes, int n, boolean[] held) {
+        lock.readLock().lock();
+        try {
+            for (int i = 0; i < n; i++) {
+                if (!held[i] && nodes.findByBlockHash(blockHashes[i]) != NodeStore.NONE) {
+                    held[i] = true;
+                }
+            }
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /**
+     * Copies the block hashes of the live nodes with ids in [start, start + out.length) into {@code out}; returns
+     * how many, or -1 when start is past the last node.
+     */
+    int blockHashes(int start, long[] out) {
+        lock.readLock().lock();
+        try {
+            int end = Math.min(nodes.highWater(), start + out.length);
+            if (start >= end) {
+                return -1;
+            }
+            int n = 0;
+            for (int node = start; node < end; node++) {
+                if (nodes.isLive(node)) {
+                    out[n++] = nodes.blockHash(node);
+                }
+            }
+            return n;
+        } finally {
+            lock.readLock().unlock();
+        }
     }
 
     // ---- for CacheSurvey's chunked, read-locked walks (the console's /stats and /prefixes) -------------------
@@ -255,30 +324,7 @@ final class PrefixIndex {
             if (runs == null) {
                 return MatchResult.empty();
             }
-            int matched = 0;
-            int[] all = runs.all();
-            for (int run : all) {
-                if (run > 0) {
-                    matched++;
-                }
-            }
-            MatchResult.WorkerMatch[] out = new MatchResult.WorkerMatch[matched];
-            Map<WorkerKey, Integer> external = null; // rare (external tier in use): allocated on first need
-            int k = 0;
-            for (int s : slots.inWorkerOrder()) {
-                if (all[s] > 0) {
-                    WorkerKey worker = slots.worker(s);
-                    out[k++] = new MatchResult.WorkerMatch(worker, runs.device()[s], runs.host()[s], all[s]);
-                    if (all[s] > runs.disk()[s]) {
-                        if (external == null) {
-                            external = new HashMap<>();
-                        }
-                        external.put(worker, all[s] - runs.disk()[s]);
-                    }
-                }
-            }
-            return new MatchResult(
-                    Collections.unmodifiableList(Arrays.asList(out)), external == null ? Map.of() : external);
+            return MatchResult.of(runs, slots);
         } finally {
             lock.readLock().unlock();
         }
@@ -289,15 +335,19 @@ final class PrefixIndex {
      * external; within a tier a parent always precedes its children.
      */
     void dump(DumpSink out) {
+        for (StorageTier tier : StorageTier.values()) {
+            dump(tier, out);
+        }
+    }
+
+    /** The memberships of one tier, a parent before its children. */
+    void dump(StorageTier storageTier, DumpSink out) {
         lock.readLock().lock();
         try {
             int[] chain = new int[64];
             int[] codes = new int[64];
-            for (int tier = 0; tier < TIERS; tier++) {
-                if (tierMemberships[tier] == 0) {
-                    continue;
-                }
-                StorageTier storageTier = StorageTier.ofOrdinal(tier);
+            int tier = storageTier.ordinal();
+            if (tierMemberships[tier] > 0) {
                 boolean[] done = new boolean[nodes.highWater()];
                 for (int node = 0, end = nodes.highWater(); node < end; node++) {
                     if (!nodes.isLive(node) || done[node]) {

@@ -28,10 +28,20 @@ final class IndexFixture implements AutoCloseable {
         this(blockSize, 2);
     }
 
+    /** As many shards as writer threads: every rule must hold however workers are spread over shards. */
     IndexFixture(int blockSize, int threads) {
+        this(blockSize, threads, threads);
+    }
+
+    IndexFixture(int blockSize, int threads, int shards) {
         this.blockSize = blockSize;
         this.writers = new IndexWriters(threads);
-        this.index = new ModelIndex("m", "default", blockSize, IndexOptions.defaults(), writers);
+        this.index = new ModelIndex(
+                "m",
+                "default",
+                blockSize,
+                new IndexOptions(false, IndexOptions.DEFAULT_WRITER_THREADS, shards),
+                writers);
     }
 
     static WorkerKey w(long instance, int rank) {
