@@ -81,7 +81,8 @@ public final class Replay {
         }
         long baseline = measureHeap ? HeapMeter.usedAfterGc() : 0;
 
-        try (Indexers indexers = new Indexers(new IndexOptions(false, threads))) {
+        // one shard per writer thread: writers never share a lock (IndexOptions#shards)
+        try (Indexers indexers = new Indexers(new IndexOptions(false, threads, threads))) {
             ModelIndex index = indexers.getOrCreate("bench-model", "default", blockSize);
             long start = System.nanoTime() + 2_000_000; // every issuer is parked on its first deadline by then
             List<Thread> running = new ArrayList<>();

@@ -38,7 +38,9 @@ public final class TraceBench extends BenchCommand {
     @Option(names = "--sweep-max-ms", description = "longest sweep window (default: ${DEFAULT-VALUE})")
     double sweepMaxMs = 20_000;
 
-    @Option(names = "--threads", description = "index writer threads (default: cores - 1, at least 1)")
+    @Option(
+            names = "--threads",
+            description = "index writer threads, one index shard each (default: cores - 1, at least 1)")
     int threads = Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
 
     @Option(
