@@ -21,6 +21,7 @@ import io.kvindexer.indexer.ingest.ListenerStatus;
 import io.kvindexer.indexer.ingest.ReadyGate;
 import io.kvindexer.indexer.ingest.SequenceWatermark;
 import io.kvindexer.indexer.model.WorkerKey;
+import io.kvindexer.indexer.registry.IndexSink;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -113,17 +114,7 @@ class EngineStreamsOverZmqTest {
         final EngineListener listener;
 
         WatermarkedListener(long instanceId, String endpoint) {
-            BatchSink sink = new BatchSink() {
-                @Override
-                public void apply(WorkerKey worker, List<KvEvent> events) {
-                    index.submit(worker, events);
-                }
-
-                @Override
-                public void publisherRestarted(WorkerKey worker) {
-                    index.removeWorker(worker);
-                }
-            };
+            BatchSink sink = new IndexSink(index);
             IngestMetrics metrics = new IngestMetrics() {
                 @Override
                 public void eventWarning(String kind, int count) {
