@@ -220,6 +220,28 @@ final class FaultHarness implements AutoCloseable {
         return Long.toUnsignedString(worker) + "/" + rank + "/" + tier.jsonName() + "/" + Long.toUnsignedString(block);
     }
 
+    /**
+     * The report row of a test that converged: batches sent and applied, and the engines' memberships against the
+     * indexer's, as they are now.
+     */
+    ReliabilityReport.Row convergedRow(
+            String test, String fault, String load, long inputs, long convergeMs, String note) {
+        Set<String> expected = groundTruth();
+        Set<String> found = dump();
+        return new ReliabilityReport.Row(
+                test,
+                fault,
+                load,
+                inputs,
+                batchesSent(),
+                metric("dynamo_kvindexer_batches_applied_total"),
+                expected.size(),
+                found.size(),
+                symmetricDifference(expected, found),
+                convergeMs,
+                note);
+    }
+
     static long symmetricDifference(Set<String> a, Set<String> b) {
         long n = 0;
         for (String s : a) {

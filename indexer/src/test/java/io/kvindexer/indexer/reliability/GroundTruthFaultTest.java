@@ -73,20 +73,8 @@ class GroundTruthFaultTest {
     }
 
     private void record(String test, String fault, int steps, long convergeMs, String note) {
-        Set<String> expected = h.groundTruth();
-        Set<String> found = h.dump();
-        ReliabilityReport.record(new ReliabilityReport.Row(
-                test,
-                fault,
-                ENGINES + " engines x " + steps + " prompts, LRU " + CAPACITY + " blocks",
-                h.batchesSent(),
-                h.batchesSent(),
-                h.metric("dynamo_kvindexer_batches_applied_total"),
-                expected.size(),
-                found.size(),
-                FaultHarness.symmetricDifference(expected, found),
-                convergeMs,
-                note));
+        String load = ENGINES + " engines x " + steps + " prompts, LRU " + CAPACITY + " blocks";
+        ReliabilityReport.record(h.convergedRow(test, fault, load, h.batchesSent(), convergeMs, note));
     }
 
     private void lossConverges(String test, String fault, double drop) throws Exception {
@@ -243,16 +231,11 @@ class GroundTruthFaultTest {
         e.drive(steps, 0);
         long ms = h.awaitConverged(SETTLE);
         h.assertQueriesMatchGroundTruth(100, 5);
-        ReliabilityReport.record(new ReliabilityReport.Row(
+        ReliabilityReport.record(h.convergedRow(
                 "engine-late",
                 "engine absent at /register, binds later",
                 "1 engine x " + steps + " prompts",
                 h.batchesSent(),
-                h.batchesSent(),
-                h.metric("dynamo_kvindexer_batches_applied_total"),
-                h.groundTruth().size(),
-                h.dump().size(),
-                FaultHarness.symmetricDifference(h.groundTruth(), h.dump()),
                 ms,
                 "listener `" + statusWhileAbsent + "` while absent (ZMQ reconnects); exact convergence"));
     }
