@@ -199,9 +199,8 @@ final class FaultHarness implements AutoCloseable {
                     long worker = ev.get("worker_id").bigIntegerValue().longValue();
                     StorageTier tier =
                             StorageTier.fromJsonName(ev.path("storage_tier").asText("device"));
-                    int rank = ev.path("event").path("dp_rank").asInt(0);
-                    for (JsonNode b :
-                            ev.path("event").path("data").path("stored").path("blocks")) {
+                    int rank = ev.at("/event/dp_rank").asInt(0);
+                    for (JsonNode b : ev.at("/event/data/stored/blocks")) {
                         out.add(membership(
                                 worker,
                                 rank,

@@ -123,8 +123,7 @@ class GroundTruthFaultTest {
         await().atMost(SETTLE).untilAsserted(() -> {
             assertThat(h.http.get("/metrics").body()).contains("dynamo_kvindexer_replays_total{result=\"incomplete\"}");
             for (JsonNode w : h.http.get("/workers").json()) {
-                assertThat(w.path("listeners").path("0").path("last_error").asText(""))
-                        .contains("replay incomplete");
+                assertThat(w.at("/listeners/0/last_error").asText("")).contains("replay incomplete");
             }
         });
         // documented state: the lost batches cannot be recovered, so each worker's blocks were dropped and
@@ -211,13 +210,8 @@ class GroundTruthFaultTest {
                 "{\"instance_id\":1,\"endpoint\":\"" + endpoint + "\",\"replay_endpoint\":\"" + replay
                         + "\",\"model_name\":\"m\",\"block_size\":16}");
         assertThat(r.status()).as(r.body()).isEqualTo(201);
-        String statusWhileAbsent = h.http.get("/workers")
-                .json()
-                .get(0)
-                .path("listeners")
-                .path("0")
-                .path("status")
-                .asText();
+        String statusWhileAbsent =
+                h.http.get("/workers").json().get(0).at("/listeners/0/status").asText();
         FaultHarness.Engine e = h.addEngine(
                 1,
                 EngineSimulator.Options.builder()

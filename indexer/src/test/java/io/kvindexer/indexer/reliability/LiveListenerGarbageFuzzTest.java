@@ -53,9 +53,7 @@ class LiveListenerGarbageFuzzTest {
             assertThat(h.http.get("/workers")
                             .json()
                             .get(0)
-                            .path("listeners")
-                            .path("0")
-                            .path("status")
+                            .at("/listeners/0/status")
                             .asText())
                     .isEqualTo("active");
             ReliabilityReport.record(h.convergedRow(

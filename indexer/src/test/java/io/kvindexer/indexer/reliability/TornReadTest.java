@@ -187,8 +187,8 @@ class TornReadTest {
         dump.fields()
                 .forEachRemaining(model -> model.getValue().path("events").forEach(ev -> {
                     String owner = ev.get("worker_id").asText() + "/"
-                            + ev.path("event").path("dp_rank").asInt();
-                    JsonNode stored = ev.path("event").path("data").path("stored");
+                            + ev.at("/event/dp_rank").asInt();
+                    JsonNode stored = ev.at("/event/data/stored");
                     JsonNode parent = stored.path("parent_hash");
                     long previous = parent.isNull() || parent.isMissingNode()
                             ? 0
