@@ -1,5 +1,11 @@
 package io.kvindexer.indexer;
 
+import io.kvindexer.indexer.ingest.BatchSink;
+import io.kvindexer.indexer.ingest.EngineListener;
+import io.kvindexer.indexer.ingest.ListenerOptions;
+import io.kvindexer.indexer.ingest.ListenerSpec;
+import io.kvindexer.indexer.ingest.ReadyGate;
+import io.kvindexer.indexer.ingest.SequenceWatermark;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import java.util.ArrayList;
 import java.util.List;
@@ -7,8 +13,8 @@ import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * What a test opened (simulators, listeners, sockets), closed after each test in the reverse order of opening. Use
- * as a {@code @RegisterExtension} field.
+ * What a test opened (simulators, listeners, sockets), closed after each test in the reverse order of opening (after
+ * the test's own {@code @AfterEach}). Use as a {@code @RegisterExtension} field.
  */
 public final class TestResources implements AfterEachCallback {
 
@@ -43,6 +49,14 @@ public final class TestResources implements AfterEachCallback {
                 }
             }
         }
+    }
+
+    /** A listener on an open gate, started; closed after the test. */
+    public EngineListener listener(
+            ListenerSpec spec, SequenceWatermark watermark, BatchSink sink, ListenerOptions options) {
+        EngineListener listener = add(new EngineListener(spec, watermark, sink, ReadyGate.open(), options));
+        listener.start();
+        return listener;
     }
 
     @Override

@@ -40,14 +40,11 @@ class EngineDisconnectTest {
         String endpoint = "tcp://127.0.0.1:" + freePort();
         String replayEndpoint = "tcp://127.0.0.1:" + freePort();
         EngineSimulator first = resources.simulatorAt(endpoint, replayEndpoint);
-        EngineListener listener = new EngineListener(
+        EngineListener listener = resources.listener(
                 new ListenerSpec(INSTANCE, 0, endpoint, replayEndpoint),
                 watermark,
                 sink,
-                ReadyGate.open(),
                 ListenerOptions.defaults().withMetrics(metrics).withHandshakeTimeout(Duration.ofMillis(300)));
-        resources.add(listener);
-        listener.start();
         Subscriptions.await(listener, first, 1);
         await().atMost(PATIENCE).until(() -> listener.snapshot().connected());
         for (int i = 0; i < 3; i++) {
@@ -110,14 +107,11 @@ class EngineDisconnectTest {
     @Test
     void anEngineThatNeverCameUpIsNotConnectedButNotDisconnectedEither() throws Exception {
         String endpoint = "tcp://127.0.0.1:" + freePort();
-        EngineListener listener = new EngineListener(
+        EngineListener listener = resources.listener(
                 new ListenerSpec(INSTANCE, 0, endpoint, null),
                 watermark,
                 sink,
-                ReadyGate.open(),
                 ListenerOptions.defaults().withMetrics(metrics));
-        resources.add(listener);
-        listener.start();
         await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.ACTIVE);
         Thread.sleep(500);
         assertThat(listener.snapshot())
