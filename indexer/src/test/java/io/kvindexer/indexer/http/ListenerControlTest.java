@@ -24,9 +24,10 @@ abstract class ListenerControlTest {
         assertThat(bad.status()).isBetween(400, 499).isNotEqualTo(404);
         assertThat(bad.error()).contains("instance_id");
 
-        HttpTestClient.Response r = http.post("/test/pause_listener", "{\"instance_id\":1}");
-        r.assertStatus(200);
-        assertThat(r.body()).isEqualTo("{\"status\":\"ok\"}");
+        assertThat(http.post("/test/pause_listener", "{\"instance_id\":1}")
+                        .assertStatus(200)
+                        .body())
+                .isEqualTo("{\"status\":\"ok\"}");
         assertThat(http.get("/workers").json().get(0).get("status").asText()).isEqualTo("paused");
         assertThat(http.get("/workers")
                         .json()
@@ -37,23 +38,27 @@ abstract class ListenerControlTest {
                         .asText())
                 .isEqualTo("paused");
 
-        r = http.post("/test/pause_listener", "{\"instance_id\":1,\"dp_rank\":0}");
-        r.assertStatus(409);
-        assertThat(r.error()).isEqualTo("instance 1 dp_rank 0 cannot be paused from status paused");
+        assertThat(http.post("/test/pause_listener", "{\"instance_id\":1,\"dp_rank\":0}")
+                        .assertStatus(409)
+                        .error())
+                .isEqualTo("instance 1 dp_rank 0 cannot be paused from status paused");
 
-        r = http.post("/test/resume_listener", "{\"instance_id\":1,\"dp_rank\":null}");
-        r.assertStatus(200);
+        http.post("/test/resume_listener", "{\"instance_id\":1,\"dp_rank\":null}")
+                .assertStatus(200);
         assertThat(http.get("/workers").json().get(0).get("status").asText()).isIn("pending", "active");
 
-        r = http.post("/test/resume_listener", "{\"instance_id\":1}");
-        r.assertStatus(409);
-        assertThat(r.error()).matches("instance 1 dp_rank 0 cannot be resumed from status (pending|active)");
+        assertThat(http.post("/test/resume_listener", "{\"instance_id\":1}")
+                        .assertStatus(409)
+                        .error())
+                .matches("instance 1 dp_rank 0 cannot be resumed from status (pending|active)");
 
-        r = http.post("/test/pause_listener", "{\"instance_id\":2}");
-        r.assertStatus(404);
-        assertThat(r.error()).isEqualTo("instance 2 not found");
-        r = http.post("/test/resume_listener", "{\"instance_id\":1,\"dp_rank\":3}");
-        r.assertStatus(404);
-        assertThat(r.error()).isEqualTo("instance 1 dp_rank 3 not found");
+        assertThat(http.post("/test/pause_listener", "{\"instance_id\":2}")
+                        .assertStatus(404)
+                        .error())
+                .isEqualTo("instance 2 not found");
+        assertThat(http.post("/test/resume_listener", "{\"instance_id\":1,\"dp_rank\":3}")
+                        .assertStatus(404)
+                        .error())
+                .isEqualTo("instance 1 dp_rank 3 not found");
     }
 }

@@ -11,19 +11,22 @@ abstract class PeerRoutesTest {
     @Test
     void peersRoundTrip(HttpTestClient http) {
         assertThat(http.get("/peers").body()).isEqualTo("[]");
-        HttpTestClient.Response r = http.post("/register_peer", "{\"url\":\"http://peer:8091\"}");
-        r.assertStatus(201);
-        assertThat(r.body()).isEqualTo("{\"status\":\"ok\"}");
+        assertThat(http.post("/register_peer", "{\"url\":\"http://peer:8091\"}")
+                        .assertStatus(201)
+                        .body())
+                .isEqualTo("{\"status\":\"ok\"}");
         http.post("/register_peer", "{\"url\":\"http://peer:8091\"}").assertStatus(201);
         http.post("/register_peer", "{\"url\":\"http://peer:8092/\"}").assertStatus(201);
         assertThat(http.get("/peers").body()).isEqualTo("[\"http://peer:8091\",\"http://peer:8092/\"]");
 
-        r = http.post("/deregister_peer", "{\"url\":\"http://peer:8091\"}");
-        r.assertStatus(200);
-        assertThat(r.body()).isEqualTo("{\"status\":\"ok\"}");
-        r = http.post("/deregister_peer", "{\"url\":\"http://peer:8091\"}");
-        r.assertStatus(404);
-        assertThat(r.body()).isEqualTo("{\"error\":\"peer not found\"}");
+        assertThat(http.post("/deregister_peer", "{\"url\":\"http://peer:8091\"}")
+                        .assertStatus(200)
+                        .body())
+                .isEqualTo("{\"status\":\"ok\"}");
+        assertThat(http.post("/deregister_peer", "{\"url\":\"http://peer:8091\"}")
+                        .assertStatus(404)
+                        .body())
+                .isEqualTo("{\"error\":\"peer not found\"}");
         assertThat(http.get("/peers").body()).isEqualTo("[\"http://peer:8092/\"]");
     }
 }
