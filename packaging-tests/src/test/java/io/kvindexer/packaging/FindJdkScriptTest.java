@@ -34,24 +34,24 @@ class FindJdkScriptTest {
     @Test
     void javaHomeOf21OrNewerIsKept() throws Exception {
         Path home = fakeJdk(tmp.resolve("my-jdk-21"), "21");
-        fakeJdk(jvms.resolve("jdk-25"), "25");
+        jvm("jdk-25", "25");
 
         assertChooses(findJdk(home), home);
     }
 
     @Test
     void aJavaHomeOf17FallsBackToTheNewestUnderTheJvmFolder() throws Exception {
-        Path old = fakeJdk(jvms.resolve("java-17"), "17");
-        fakeJdk(jvms.resolve("jdk-21"), "21");
-        Path newest = fakeJdk(jvms.resolve("temurin-25"), "25");
-        fakeJdk(jvms.resolve("java-1.8"), "1.8");
+        Path old = jvm("java-17", "17");
+        jvm("jdk-21", "21");
+        Path newest = jvm("temurin-25", "25");
+        jvm("java-1.8", "1.8");
 
         assertChooses(findJdk(old), newest);
     }
 
     @Test
     void noJdk21AnywhereFailsWithAClearMessage() throws Exception {
-        Path old = fakeJdk(jvms.resolve("java-17"), "17");
+        Path old = jvm("java-17", "17");
 
         Result r = findJdk(old);
 
@@ -87,6 +87,11 @@ class FindJdkScriptTest {
         Process p = pb.start();
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("find-jdk finished").isTrue();
         return new Result(p.exitValue(), Files.readString(out), Files.readString(err));
+    }
+
+    /** A fake JDK {@code name} in the JVM folder. */
+    private Path jvm(String name, String version) throws IOException {
+        return fakeJdk(jvms.resolve(name), version);
     }
 
     /** A folder with bin/java and bin/javac that report {@code version} the way `java -XshowSettings` does. */
