@@ -13,8 +13,8 @@ import java.util.LinkedHashSet;
 import java.util.Set;
 
 /**
- * A running indexer: index, registry, listeners, HTTP server, recovery and the startup gate, started in the
- * order of compatibility.md, Startup, recovery and readiness except that HTTP opens first (compatibility.md, Where we differ on purpose: {@code /health} answers at once, {@code /ready}
+ * A running indexer: the {@link IndexerCore} (index, registry, listeners, startup gate) behind an HTTP server, with
+ * peer recovery, started in the order of compatibility.md, Startup, recovery and readiness except that HTTP opens first (compatibility.md, Where we differ on purpose: {@code /health} answers at once, {@code /ready}
  * tells when the rest is done). Used by {@link IndexerMain} and by end-to-end tests.
  */
 public final class IndexerApp implements AutoCloseable {
