@@ -43,6 +43,13 @@ public final class HttpTestClient implements AutoCloseable {
             return json().path("error").asText(null);
         }
 
+        /** Asserts the status and the API's success body, {@code {"status":"ok"}}; returns this response. */
+        public Response assertOk(int expected) {
+            assertStatus(expected);
+            assertThat(body).isEqualTo("{\"status\":\"ok\"}");
+            return this;
+        }
+
         /** Asserts the status (the body is the failure's description); returns this response. */
         public Response assertStatus(int expected) {
             assertThat(status).as(body).isEqualTo(expected);

@@ -34,8 +34,7 @@ class WorkerRoutesTest {
     void registerAnswers201Ok() {
         HttpTestClient.Response r = register("""
                 {"instance_id":1,"endpoint":"tcp://127.0.0.1:5557","model_name":"llama-3-8b","block_size":16}""");
-        r.assertStatus(201);
-        assertThat(r.body()).isEqualTo("{\"status\":\"ok\"}");
+        r.assertOk(201);
         assertThat(r.contentType()).startsWith("application/json");
     }
 
@@ -151,8 +150,7 @@ class WorkerRoutesTest {
         register(reg(1, "m", "t", 4, 1, "tcp://h:2"));
         HttpTestClient.Response r = http().post(
                         "/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"t\",\"dp_rank\":1}");
-        r.assertStatus(200);
-        assertThat(r.body()).isEqualTo("{\"status\":\"ok\"}");
+        r.assertOk(200);
         JsonNode w = http().get("/workers").json().get(0);
         assertThat(w.get("endpoints").size()).isEqualTo(1);
         assertThat(w.get("endpoints").has("0")).isTrue();
