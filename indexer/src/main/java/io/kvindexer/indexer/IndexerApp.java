@@ -2,29 +2,19 @@ package io.kvindexer.indexer;
 
 import io.helidon.webserver.WebServer;
 import io.kvindexer.indexer.http.IndexerRouting;
-import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.Indexers;
-import io.kvindexer.indexer.ingest.EngineListener;
-import io.kvindexer.indexer.ingest.ListenerOptions;
-import io.kvindexer.indexer.ingest.ListenerSnapshot;
-import io.kvindexer.indexer.ingest.ReadyGate;
-import io.kvindexer.indexer.ingest.ReplayPermits;
 import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.recovery.PeerRecovery;
 import io.kvindexer.indexer.recovery.StartupGate;
-import io.kvindexer.indexer.registry.ListenerFactory;
-import io.kvindexer.indexer.registry.PeerRegistry;
-import io.kvindexer.indexer.registry.Registration;
 import io.kvindexer.indexer.registry.RegistryException;
-import io.kvindexer.indexer.registry.WorkerEntry;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import java.util.LinkedHashSet;
 import java.util.Set;
 
 /**
- * A running indexer: index, registry, listeners, HTTP server, recovery and the startup gate, started in the
- * order of compatibility.md, Startup, recovery and readiness except that HTTP opens first (compatibility.md, Where we differ on purpose: {@code /health} answers at once, {@code /ready}
+ * A running indexer: the {@link IndexerCore} (index, registry, listeners, startup gate) behind an HTTP server, with
+ * peer recovery, started in the order of compatibility.md, Startup, recovery and readiness except that HTTP opens first (compatibility.md, Where we differ on purpose: {@code /health} answers at once, {@code /ready}
  * tells when the rest is done). Used by {@link IndexerMain} and by end-to-end tests.
  */
 public final class IndexerApp implements AutoCloseable {
@@ -32,43 +22,17 @@ public final class IndexerApp implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(IndexerApp.class.getName());
 
     private final IndexerConfig config;
-    private final Indexers indexers;
-    private final WorkerRegistry workers;
-    private final PeerRegistry peers = new PeerRegistry();
-    private final IndexerMetrics metrics = new IndexerMetrics();
-    private final ReadyGate readyGate = new ReadyGate();
-    private final StartupGate gate;
+    private final IndexerCore core;
+    private final IndexerRouting.Components components;
     private final WebServer server;
     private final Thread startup;
     private final Demo demo;
 
     private IndexerApp(IndexerConfig config) throws RegistryException {
         this.config = config;
-        this.indexers = new Indexers(new IndexOptions(config.mixCacheSalt(), config.threads()));
-        this.workers = new WorkerRegistry(
-                indexers,
-                engineListeners(
-                        readyGate, metrics, new ReplayPermits(config.limits().maxConcurrentReplays())),
-                config.limits());
-        this.gate = new StartupGate(config.minInitialWorkers(), config.recoversFromPeers(), readyGate, workers);
-        metrics.bind(workers, indexers);
+        this.core = IndexerCore.start(config);
+        this.components = core.components();
         try {
-            for (WorkerEntry w : config.workers()) {
-                workers.register(new Registration(
-                        w.instanceId(),
-                        w.endpoint(),
-                        config.modelName(),
-                        config.tenantId(),
-                        config.blockSize(),
-                        w.dpRank(),
-                        null,
-                        null));
-            }
-            if (!config.recoversFromPeers()) {
-                gate.check(); // nothing to recover: open now if the min-workers condition already holds
-            }
-            IndexerRouting.Components components =
-                    new IndexerRouting.Components(config, workers, peers, indexers, gate, metrics);
             this.server = WebServer.builder()
                     .host(config.host())
                     .port(config.port())
@@ -80,9 +44,8 @@ public final class IndexerApp implements AutoCloseable {
             if (!server.isRunning()) { // Helidon logs a bind failure and returns a stopped server
                 throw new IllegalStateException("cannot listen on " + config.host() + ":" + config.port());
             }
-        } catch (RegistryException | RuntimeException e) {
-            workers.close(); // a failed start leaves no listener or writer thread behind
-            indexers.close();
+        } catch (RuntimeException e) {
+            core.close(); // a failed start leaves no listener or writer thread behind
             throw e;
         }
         LOG.log(System.Logger.Level.INFO, "kv-indexer HTTP on {0}:{1,number,#}", config.host(), server.port());
@@ -116,7 +79,7 @@ public final class IndexerApp implements AutoCloseable {
     private void recoverThenOpen() {
         try {
             for (String p : config.peers()) {
-                peers.add(p);
+                components.peers().add(p);
             }
             if (!config.recoversFromPeers()) {
                 return;
@@ -129,49 +92,18 @@ public final class IndexerApp implements AutoCloseable {
                             candidates.stream()
                                     .limit(config.limits().maxPeers())
                                     .toList(),
-                            indexers,
+                            components.indexers(),
                             config.recoveryDelay(),
                             config.peerTimeout(),
                             config.authToken())
                     .run();
-            gate.recoveryFinished();
+            components.gate().recoveryFinished();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) { // never leave the gate shut for good: start empty, as with no peer
             LOG.log(System.Logger.Level.ERROR, "peer recovery failed; starting with empty state", e);
-            gate.recoveryFinished();
+            components.gate().recoveryFinished();
         }
-    }
-
-    /** The service's listeners: one EngineListener per registration, started at once, draining once the gate opens. */
-    static ListenerFactory engineListeners(ReadyGate gate, IndexerMetrics metrics, ReplayPermits replays) {
-        ListenerOptions options =
-                ListenerOptions.defaults().withMetrics(metrics.ingest()).withReplayPermits(replays);
-        return (spec, watermark, sink) -> {
-            EngineListener listener = new EngineListener(spec, watermark, sink, gate, options);
-            listener.start();
-            return new ListenerFactory.RunningListener() {
-                @Override
-                public ListenerSnapshot snapshot() {
-                    return listener.snapshot();
-                }
-
-                @Override
-                public boolean pause() {
-                    return listener.pause();
-                }
-
-                @Override
-                public boolean resume() {
-                    return listener.resume();
-                }
-
-                @Override
-                public void close() {
-                    listener.close();
-                }
-            };
-        };
     }
 
     public int port() {
@@ -195,19 +127,19 @@ public final class IndexerApp implements AutoCloseable {
     }
 
     public IndexerMetrics metrics() {
-        return metrics;
+        return components.metrics();
     }
 
     public WorkerRegistry workers() {
-        return workers;
+        return components.workers();
     }
 
     public Indexers indexers() {
-        return indexers;
+        return components.indexers();
     }
 
     public StartupGate gate() {
-        return gate;
+        return components.gate();
     }
 
     /** The demo's curl lines; null when not in demo mode. */
@@ -228,7 +160,6 @@ public final class IndexerApp implements AutoCloseable {
             demo.close();
         }
         server.stop();
-        workers.close();
-        indexers.close();
+        core.close();
     }
 }

@@ -5,6 +5,7 @@ import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.WorkerEntry;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * Everything the service is started with: flags (see {@link IndexerCli}) and environment, already validated.
@@ -92,51 +93,44 @@ public record IndexerConfig(
     }
 
     public IndexerConfig withLimits(ServiceLimits newLimits) {
-        Copy c = new Copy(this);
-        c.limits = newLimits;
-        return c.build();
+        return with(c -> c.limits = newLimits);
     }
 
     public IndexerConfig withAuthToken(String token) {
-        Copy c = new Copy(this);
-        c.authToken = token;
-        return c.build();
+        return with(c -> c.authToken = token);
     }
 
     public IndexerConfig withPeers(List<String> newPeers) {
-        Copy c = new Copy(this);
-        c.peers = newPeers;
-        return c.build();
+        return with(c -> c.peers = newPeers);
     }
 
     public IndexerConfig withPeersDns(PeerDiscovery.Target target) {
-        Copy c = new Copy(this);
-        c.peersDns = target;
-        return c.build();
+        return with(c -> c.peersDns = target);
     }
 
     public IndexerConfig withMinInitialWorkers(int n) {
-        Copy c = new Copy(this);
-        c.minInitialWorkers = n;
-        return c.build();
+        return with(c -> c.minInitialWorkers = n);
     }
 
     public IndexerConfig withTestEndpoints(boolean on) {
-        Copy c = new Copy(this);
-        c.testEndpoints = on;
-        return c.build();
+        return with(c -> c.testEndpoints = on);
     }
 
     public IndexerConfig withWorkers(int newBlockSize, List<WorkerEntry> newWorkers) {
-        Copy c = new Copy(this);
-        c.blockSize = newBlockSize;
-        c.workers = newWorkers;
-        return c.build();
+        return with(c -> {
+            c.blockSize = newBlockSize;
+            c.workers = newWorkers;
+        });
     }
 
     public IndexerConfig withRecoveryDelay(Duration delay) {
+        return with(c -> c.recoveryDelay = delay);
+    }
+
+    /** This config with what {@code change} sets on a mutable copy: the withers name only what they change. */
+    private IndexerConfig with(Consumer<Copy> change) {
         Copy c = new Copy(this);
-        c.recoveryDelay = delay;
+        change.accept(c);
         return c.build();
     }
 

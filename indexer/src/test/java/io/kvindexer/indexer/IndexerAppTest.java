@@ -59,7 +59,7 @@ class IndexerAppTest {
             assertThatThrownBy(() -> IndexerApp.start(same)).isInstanceOf(RuntimeException.class);
             // the first one is unaffected
             try (HttpTestClient http = new HttpTestClient(first.baseUrl())) {
-                assertThat(http.get("/health").status()).isEqualTo(200);
+                http.get("/health").assertStatus(200);
             }
         }
     }

@@ -79,7 +79,7 @@ class IndexerMainProcessTest {
                         "1=tcp://127.0.0.1:1,1:1=tcp://127.0.0.1:2");
                 HttpTestClient http = new HttpTestClient(p.url())) {
             assertThat(p.url()).as("listening line").isNotNull();
-            assertThat(http.get("/health").status()).isEqualTo(200);
+            http.get("/health").assertStatus(200);
             var workers = http.get("/workers").json();
             assertThat(workers).hasSize(1);
             assertThat(workers.get(0).get("model_name").asText()).isEqualTo("llama");

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,38 +23,37 @@ class FindJdkScriptTest {
     @TempDir
     Path tmp;
 
+    /** The folder find-jdk searches when JAVA_HOME is too old ({@code KVI_JVM_DIR}, else /usr/lib/jvm). */
+    private Path jvms;
+
+    @BeforeEach
+    void jvmFolder() throws IOException {
+        jvms = Files.createDirectories(tmp.resolve("jvm"));
+    }
+
     @Test
     void javaHomeOf21OrNewerIsKept() throws Exception {
-        Path jvms = Files.createDirectories(tmp.resolve("jvm"));
         Path home = fakeJdk(tmp.resolve("my-jdk-21"), "21");
-        fakeJdk(jvms.resolve("jdk-25"), "25");
+        jvm("jdk-25", "25");
 
-        Result r = findJdk(home, jvms);
-
-        assertThat(r.exit()).isZero();
-        assertThat(r.stdout().strip()).isEqualTo(home.toString());
+        assertChooses(findJdk(home), home);
     }
 
     @Test
     void aJavaHomeOf17FallsBackToTheNewestUnderTheJvmFolder() throws Exception {
-        Path jvms = Files.createDirectories(tmp.resolve("jvm"));
-        Path old = fakeJdk(jvms.resolve("java-17"), "17");
-        fakeJdk(jvms.resolve("jdk-21"), "21");
-        Path newest = fakeJdk(jvms.resolve("temurin-25"), "25");
-        fakeJdk(jvms.resolve("java-1.8"), "1.8");
+        Path old = jvm("java-17", "17");
+        jvm("jdk-21", "21");
+        Path newest = jvm("temurin-25", "25");
+        jvm("java-1.8", "1.8");
 
-        Result r = findJdk(old, jvms);
-
-        assertThat(r.exit()).isZero();
-        assertThat(r.stdout().strip()).isEqualTo(newest.toString());
+        assertChooses(findJdk(old), newest);
     }
 
     @Test
     void noJdk21AnywhereFailsWithAClearMessage() throws Exception {
-        Path jvms = Files.createDirectories(tmp.resolve("jvm"));
-        Path old = fakeJdk(jvms.resolve("java-17"), "17");
+        Path old = jvm("java-17", "17");
 
-        Result r = findJdk(old, jvms);
+        Result r = findJdk(old);
 
         assertThat(r.exit()).isEqualTo(1);
         assertThat(r.stdout()).isEmpty();
@@ -65,8 +65,13 @@ class FindJdkScriptTest {
 
     private record Result(int exit, String stdout, String stderr) {}
 
+    private static void assertChooses(Result r, Path jdk) {
+        assertThat(r.exit()).isZero();
+        assertThat(r.stdout().strip()).isEqualTo(jdk.toString());
+    }
+
     /** Sources bin/find-jdk in a bash that prints the JAVA_HOME it chose. */
-    private Result findJdk(Path javaHome, Path jvmDir) throws IOException, InterruptedException {
+    private Result findJdk(Path javaHome) throws IOException, InterruptedException {
         Path script = RepoFiles.root().resolve("bin/find-jdk");
         ProcessBuilder pb = new ProcessBuilder(
                 "bash",
@@ -75,13 +80,18 @@ class FindJdkScriptTest {
                 "find-jdk-test",
                 script.toString());
         pb.environment().put("JAVA_HOME", javaHome.toString());
-        pb.environment().put("KVI_JVM_DIR", jvmDir.toString());
+        pb.environment().put("KVI_JVM_DIR", jvms.toString());
         Path out = tmp.resolve("out.txt");
         Path err = tmp.resolve("err.txt");
         pb.redirectOutput(out.toFile()).redirectError(err.toFile());
         Process p = pb.start();
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("find-jdk finished").isTrue();
         return new Result(p.exitValue(), Files.readString(out), Files.readString(err));
+    }
+
+    /** A fake JDK {@code name} in the JVM folder. */
+    private Path jvm(String name, String version) throws IOException {
+        return fakeJdk(jvms.resolve(name), version);
     }
 
     /** A folder with bin/java and bin/javac that report {@code version} the way `java -XshowSettings` does. */

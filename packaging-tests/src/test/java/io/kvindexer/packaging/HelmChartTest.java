@@ -162,19 +162,9 @@ class HelmChartTest {
 
         // a list of namespaces: nothing cluster-wide, one Role + RoleBinding per watched namespace
         assertThat(objects).noneMatch(o -> o instanceof ClusterRole || o instanceof ClusterRoleBinding);
-        List<Role> watchRoles = all(objects, Role.class).stream()
-                .filter(r -> r.getMetadata().getName().equals(FULLNAME))
-                .toList();
-        assertThat(watchRoles)
-                .extracting(r -> r.getMetadata().getNamespace())
-                .containsExactlyInAnyOrder("kv-system", "llm-prod");
+        List<Role> watchRoles = inEachWatchedNamespace(objects, Role.class);
         watchRoles.forEach(r -> assertThat(ruleTriples(r.getRules())).isEqualTo(DocumentedRbac.watchRules()));
-        List<RoleBinding> watchBindings = all(objects, RoleBinding.class).stream()
-                .filter(b -> b.getMetadata().getName().equals(FULLNAME))
-                .toList();
-        assertThat(watchBindings)
-                .extracting(b -> b.getMetadata().getNamespace())
-                .containsExactlyInAnyOrder("kv-system", "llm-prod");
+        List<RoleBinding> watchBindings = inEachWatchedNamespace(objects, RoleBinding.class);
         watchBindings.forEach(
                 b -> assertThat(single(b.getSubjects()).getNamespace()).isEqualTo(NAMESPACE));
 
@@ -320,6 +310,17 @@ class HelmChartTest {
 
     private static <T> List<T> all(List<HasMetadata> objects, Class<T> type) {
         return objects.stream().filter(type::isInstance).map(type::cast).toList();
+    }
+
+    /** The objects of {@code type} named {@link #FULLNAME}: one in each of the namespaces the values watch. */
+    private static <T extends HasMetadata> List<T> inEachWatchedNamespace(List<HasMetadata> objects, Class<T> type) {
+        List<T> found = all(objects, type).stream()
+                .filter(o -> o.getMetadata().getName().equals(FULLNAME))
+                .toList();
+        assertThat(found)
+                .extracting(o -> o.getMetadata().getNamespace())
+                .containsExactlyInAnyOrder("kv-system", "llm-prod");
+        return found;
     }
 
     private static <T> T only(List<HasMetadata> objects, Class<T> type) {

@@ -19,16 +19,10 @@ import java.util.List;
  * holds per tier) and {@code GET /prefixes} (the most shared prefixes of one index). Both are bounded walks of
  * {@link CacheSurvey}; neither waits for the startup gate (watching a recovery is part of what they are for).
  */
-final class CacheStatsService implements ApiService {
+record CacheStatsService(Indexers indexers) implements ApiService {
 
     static final int DEFAULT_LIMIT = 20;
     static final int MAX_LIMIT = 1000;
-
-    private final Indexers indexers;
-
-    CacheStatsService(Indexers indexers) {
-        this.indexers = indexers;
-    }
 
     @Override
     public void routes(Routes routes) {

@@ -24,16 +24,10 @@ import java.util.concurrent.TimeUnit;
  * accepted before the request. An index whose dump fails is written as {@code {"error": ...}} (an ERROR frame in
  * binary), as Dynamo does; the status stays 200.
  */
-final class DumpService implements ApiService {
+record DumpService(Indexers indexers) implements ApiService {
 
     private static final System.Logger LOG = System.getLogger(DumpService.class.getName());
     private static final long FLUSH_TIMEOUT_SECONDS = 30;
-
-    private final Indexers indexers;
-
-    DumpService(Indexers indexers) {
-        this.indexers = indexers;
-    }
 
     @Override
     public void routes(Routes routes) {

@@ -19,18 +19,10 @@ import java.util.Map;
  * ({@code listeners_failed}, {@code listeners_pending}) but never change the status: a readiness probe that failed
  * on one unreachable engine would take every replica out of its Service at once.
  */
-final class HealthService implements ApiService {
+record HealthService(StartupGate gate, WorkerRegistry workers) implements ApiService {
 
     /** Listed per kind in the body; the rest is counted in {@code listeners_omitted} (the body stays small). */
     static final int MAX_LISTED = 32;
-
-    private final StartupGate gate;
-    private final WorkerRegistry workers;
-
-    HealthService(StartupGate gate, WorkerRegistry workers) {
-        this.gate = gate;
-        this.workers = workers;
-    }
 
     @Override
     public void routes(Routes routes) {

@@ -10,6 +10,7 @@ import io.kvindexer.indexer.json.JsonIntegers;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
 import it.unimi.dsi.fastutil.longs.LongArrayList;
 import java.io.IOException;
+import java.util.function.Function;
 
 /**
  * Typed field readers over a JSON request body, on Jackson's streaming parser: no tree and no boxing, so a
@@ -65,6 +66,13 @@ final class JsonBody extends RequestFields implements AutoCloseable {
                 admitted.close();
             }
             throw e;
+        }
+    }
+
+    /** Admits and opens a JSON body, decodes it with {@code decode} and releases it. */
+    static <T> T read(ServerRequest req, long limit, Function<JsonBody, T> decode) {
+        try (JsonBody body = open(req, limit)) {
+            return decode.apply(body);
         }
     }
 

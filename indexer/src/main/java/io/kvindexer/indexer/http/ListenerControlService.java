@@ -9,15 +9,7 @@ import io.kvindexer.indexer.registry.WorkerRegistry;
  * {@code /test/pause_listener} and {@code /test/resume_listener} (compatibility.md, HTTP API): mounted only when
  * {@code DYN_KV_INDEXER_TEST_ENDPOINTS} is on; they let end-to-end tests create gaps on purpose.
  */
-final class ListenerControlService implements ApiService {
-
-    private final WorkerRegistry registry;
-    private final long maxBody;
-
-    ListenerControlService(WorkerRegistry registry, long maxBody) {
-        this.registry = registry;
-        this.maxBody = maxBody;
-    }
+record ListenerControlService(WorkerRegistry registry, long maxBody) implements ApiService {
 
     @Override
     public void routes(Routes routes) {
@@ -40,10 +32,7 @@ final class ListenerControlService implements ApiService {
     }
 
     private void control(ServerRequest req, ServerResponse res, Action action) throws RegistryException {
-        Requests.ListenerControl c;
-        try (JsonBody body = JsonBody.open(req, maxBody)) {
-            c = Requests.listenerControl(body);
-        }
+        Requests.ListenerControl c = JsonBody.read(req, maxBody, Requests::listenerControl);
         action.apply(c.instanceId(), c.dpRank());
         JsonOut.ok(res, 200);
     }

@@ -8,13 +8,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 
 /** {@code GET /metrics}: the Prometheus exposition, format negotiated from {@code Accept}. */
-final class MetricsService implements ApiService {
-
-    private final IndexerMetrics metrics;
-
-    MetricsService(IndexerMetrics metrics) {
-        this.metrics = metrics;
-    }
+record MetricsService(IndexerMetrics metrics) implements ApiService {
 
     @Override
     public void routes(Routes routes) {

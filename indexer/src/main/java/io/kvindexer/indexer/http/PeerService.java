@@ -6,17 +6,7 @@ import io.kvindexer.indexer.registry.PeerRegistry;
 import java.util.List;
 
 /** {@code /register_peer}, {@code /deregister_peer}, {@code /peers} (compatibility.md, HTTP API). */
-final class PeerService implements ApiService {
-
-    private final PeerRegistry peers;
-    private final long maxBody;
-    private final int maxPeers;
-
-    PeerService(PeerRegistry peers, long maxBody, int maxPeers) {
-        this.peers = peers;
-        this.maxBody = maxBody;
-        this.maxPeers = maxPeers;
-    }
+record PeerService(PeerRegistry peers, long maxBody, int maxPeers) implements ApiService {
 
     @Override
     public void routes(Routes routes) {
@@ -26,10 +16,7 @@ final class PeerService implements ApiService {
     }
 
     private void register(ServerRequest req, ServerResponse res) {
-        String url;
-        try (JsonBody body = JsonBody.open(req, maxBody)) {
-            url = Requests.peerUrl(body);
-        }
+        String url = JsonBody.read(req, maxBody, Requests::peerUrl);
         String problem = io.kvindexer.indexer.registry.PeerUrl.problem(url);
         if (problem != null) {
             throw ApiError.invalid(problem);
@@ -41,10 +28,7 @@ final class PeerService implements ApiService {
     }
 
     private void deregister(ServerRequest req, ServerResponse res) {
-        String url;
-        try (JsonBody body = JsonBody.open(req, maxBody)) {
-            url = Requests.peerUrl(body);
-        }
+        String url = JsonBody.read(req, maxBody, Requests::peerUrl);
         if (!peers.remove(url)) {
             throw new ApiError(404, "peer not found");
         }

@@ -16,32 +16,17 @@ import java.util.function.Supplier;
  * {@code /query}, {@code /query_by_hash} and {@code /query_tiered_by_hash} ({@code docs/compatibility.md}): 404 for
  * an unknown (model, tenant), 503 until the startup gate is open (never a silently empty answer while recovering).
  * Bodies are JSON or msgpack ({@link MsgpackBody}); the first two answer msgpack when asked ({@link MsgpackOut}).
+ *
+ * @param podNames instance id → pod name, null when unknown (shown as {@code instances[id].pod_name})
  */
-final class QueryService implements ApiService {
-
-    private final Indexers indexers;
-    private final StartupGate gate;
-    private final IndexerMetrics metrics;
-    private final long maxBody;
-
-    private final int maxTokens;
-    private final LongFunction<String> podNames;
-
-    /** @param podNames instance id → pod name, null when unknown (shown as {@code instances[id].pod_name}) */
-    QueryService(
-            Indexers indexers,
-            StartupGate gate,
-            IndexerMetrics metrics,
-            long maxBody,
-            int maxTokens,
-            LongFunction<String> podNames) {
-        this.indexers = indexers;
-        this.gate = gate;
-        this.metrics = metrics;
-        this.maxBody = maxBody;
-        this.maxTokens = maxTokens;
-        this.podNames = podNames;
-    }
+record QueryService(
+        Indexers indexers,
+        StartupGate gate,
+        IndexerMetrics metrics,
+        long maxBody,
+        int maxTokens,
+        LongFunction<String> podNames)
+        implements ApiService {
 
     @Override
     public void routes(Routes routes) {

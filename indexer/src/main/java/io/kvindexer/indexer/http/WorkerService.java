@@ -12,15 +12,7 @@ import java.util.List;
 import java.util.Map;
 
 /** Worker registrations: {@code /register}, {@code /unregister}, {@code /workers} (compatibility.md, HTTP API). */
-final class WorkerService implements ApiService {
-
-    private final WorkerRegistry registry;
-    private final long maxBody;
-
-    WorkerService(WorkerRegistry registry, long maxBody) {
-        this.registry = registry;
-        this.maxBody = maxBody;
-    }
+record WorkerService(WorkerRegistry registry, long maxBody) implements ApiService {
 
     @Override
     public void routes(Routes routes) {
@@ -30,17 +22,12 @@ final class WorkerService implements ApiService {
     }
 
     private void register(ServerRequest req, ServerResponse res) throws RegistryException {
-        try (JsonBody body = JsonBody.open(req, maxBody)) {
-            registry.register(Requests.register(body));
-        }
+        registry.register(JsonBody.read(req, maxBody, Requests::register));
         JsonOut.ok(res, 201);
     }
 
     private void unregister(ServerRequest req, ServerResponse res) throws RegistryException {
-        Requests.Unregister u;
-        try (JsonBody body = JsonBody.open(req, maxBody)) {
-            u = Requests.unregister(body);
-        }
+        Requests.Unregister u = JsonBody.read(req, maxBody, Requests::unregister);
         registry.unregister(u.instanceId(), u.modelName(), u.tenantId(), u.dpRank());
         JsonOut.ok(res, 200);
     }

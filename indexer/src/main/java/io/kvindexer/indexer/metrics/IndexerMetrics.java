@@ -34,90 +34,55 @@ public final class IndexerMetrics {
     private final PrometheusRegistry registry = new PrometheusRegistry();
     private final ExpositionFormats formats = ExpositionFormats.init();
 
-    private final Histogram requestDuration = Histogram.builder()
-            .name("dynamo_kvindexer_request_duration_seconds")
-            .help("HTTP request duration")
-            .labelNames("endpoint")
-            .classicExponentialUpperBounds(0.0001, 2, 20)
-            .classicOnly()
-            .register(registry);
-    private final Counter requests = Counter.builder()
-            .name("dynamo_kvindexer_requests_total")
-            .help("HTTP requests")
-            .labelNames("endpoint", "method")
-            .register(registry);
-    private final Counter errors = Counter.builder()
-            .name("dynamo_kvindexer_errors_total")
-            .help("HTTP responses with status >= 400")
-            .labelNames("endpoint", "status_class")
-            .register(registry);
-    private final Histogram queryDuration = Histogram.builder()
-            .name("dynamo_kvindexer_query_duration_seconds")
-            .help("Time to hash a query and match it against the index (no HTTP, no JSON)")
-            .labelNames("endpoint")
-            .classicExponentialUpperBounds(0.00001, 2, 20)
-            .classicOnly()
-            .register(registry);
+    private final Histogram requestDuration =
+            latency("dynamo_kvindexer_request_duration_seconds", "HTTP request duration", 0.0001);
+    private final Counter requests = counter("dynamo_kvindexer_requests_total", "HTTP requests", "endpoint", "method");
+    private final Counter errors =
+            counter("dynamo_kvindexer_errors_total", "HTTP responses with status >= 400", "endpoint", "status_class");
+    private final Histogram queryDuration = latency(
+            "dynamo_kvindexer_query_duration_seconds",
+            "Time to hash a query and match it against the index (no HTTP, no JSON)",
+            0.00001);
 
-    private final Counter malformedFrames = Counter.builder()
-            .name("dynamo_kvindexer_malformed_frames_total")
-            .help("Live ZMQ messages with a wrong frame count or seq length, skipped, by kind")
-            .labelNames("kind")
-            .register(registry);
-    private final Counter decodeErrors = Counter.builder()
-            .name("dynamo_kvindexer_decode_errors_total")
-            .help("Engine payloads that did not decode, skipped, by kind")
-            .labelNames("kind")
-            .register(registry);
-    private final Counter gaps = Counter.builder()
-            .name("dynamo_kvindexer_sequence_gaps_total")
-            .help("Sequence gaps detected on live streams (including a first seq above 0)")
-            .register(registry);
-    private final Counter batchesLost = Counter.builder()
-            .name("dynamo_kvindexer_batches_lost_total")
-            .help("Batches missed in a gap that could not be replayed (no replay endpoint)")
-            .register(registry);
-    private final Counter replays = Counter.builder()
-            .name("dynamo_kvindexer_replays_total")
-            .help("Replay exchanges with an engine's ROUTER, by result (ok, incomplete, failed, timeout)")
-            .labelNames("result")
-            .register(registry);
-    private final Counter batchesRecovered = Counter.builder()
-            .name("dynamo_kvindexer_replayed_batches_total")
-            .help("Batches applied from replays")
-            .register(registry);
-    private final Counter publisherRestarts = Counter.builder()
-            .name("dynamo_kvindexer_publisher_restarts_total")
-            .help("Engine publishers seen restarting (sequence went back)")
-            .register(registry);
-    private final Counter unknownEvents = Counter.builder()
-            .name("dynamo_kvindexer_unknown_events_total")
-            .help("Engine events with an unknown tag, skipped")
-            .register(registry);
-    private final Counter batchesApplied = Counter.builder()
-            .name("dynamo_kvindexer_batches_applied_total")
-            .help("Engine batches applied to the index (live or replayed)")
-            .register(registry);
-    private final Counter staleBatches = Counter.builder()
-            .name("dynamo_kvindexer_stale_batches_total")
-            .help("Live batches skipped because their seq was already applied")
-            .register(registry);
+    private final Counter malformedFrames = counter(
+            "dynamo_kvindexer_malformed_frames_total",
+            "Live ZMQ messages with a wrong frame count or seq length, skipped, by kind",
+            "kind");
+    private final Counter decodeErrors = counter(
+            "dynamo_kvindexer_decode_errors_total", "Engine payloads that did not decode, skipped, by kind", "kind");
+    private final Counter gaps = counter(
+            "dynamo_kvindexer_sequence_gaps_total",
+            "Sequence gaps detected on live streams (including a first seq above 0)");
+    private final Counter batchesLost = counter(
+            "dynamo_kvindexer_batches_lost_total",
+            "Batches missed in a gap that could not be replayed (no replay endpoint)");
+    private final Counter replays = counter(
+            "dynamo_kvindexer_replays_total",
+            "Replay exchanges with an engine's ROUTER, by result (ok, incomplete, failed, timeout)",
+            "result");
+    private final Counter batchesRecovered =
+            counter("dynamo_kvindexer_replayed_batches_total", "Batches applied from replays");
+    private final Counter publisherRestarts = counter(
+            "dynamo_kvindexer_publisher_restarts_total", "Engine publishers seen restarting (sequence went back)");
+    private final Counter unknownEvents =
+            counter("dynamo_kvindexer_unknown_events_total", "Engine events with an unknown tag, skipped");
+    private final Counter batchesApplied =
+            counter("dynamo_kvindexer_batches_applied_total", "Engine batches applied to the index (live or replayed)");
+    private final Counter staleBatches = counter(
+            "dynamo_kvindexer_stale_batches_total", "Live batches skipped because their seq was already applied");
 
     /** Decoder-side event warnings by kind label; exposed with the index-side ones in {@link #bind}. */
     private final Map<String, LongAdder> eventWarnings = new ConcurrentHashMap<>();
 
-    private final Counter gapsUnrecoverable = Counter.builder()
-            .name("dynamo_kvindexer_unrecoverable_gaps_total")
-            .help("Sequence gaps that could not be filled; the worker's blocks were dropped when it held any")
-            .register(registry);
-    private final Counter handshakeRetries = Counter.builder()
-            .name("dynamo_kvindexer_handshake_retries_total")
-            .help("ZMQ connections dropped and made again because their ZMTP handshake did not finish in time")
-            .register(registry);
-    private final Counter engineDisconnects = Counter.builder()
-            .name("dynamo_kvindexer_engine_disconnects_total")
-            .help("Handshaken ZMQ SUB connections to engines that went down (engine stopped, network broken)")
-            .register(registry);
+    private final Counter gapsUnrecoverable = counter(
+            "dynamo_kvindexer_unrecoverable_gaps_total",
+            "Sequence gaps that could not be filled; the worker's blocks were dropped when it held any");
+    private final Counter handshakeRetries = counter(
+            "dynamo_kvindexer_handshake_retries_total",
+            "ZMQ connections dropped and made again because their ZMTP handshake did not finish in time");
+    private final Counter engineDisconnects = counter(
+            "dynamo_kvindexer_engine_disconnects_total",
+            "Handshaken ZMQ SUB connections to engines that went down (engine stopped, network broken)");
 
     /** The listeners' reports, as counters. */
     private final IngestMetrics ingest = new IngestMetrics() {
@@ -187,6 +152,21 @@ public final class IndexerMetrics {
             engineDisconnects.inc();
         }
     };
+
+    /** Seconds per {@code endpoint}, in 20 classic buckets doubling from {@code firstBucket}. */
+    private Histogram latency(String name, String help, double firstBucket) {
+        return Histogram.builder()
+                .name(name)
+                .help(help)
+                .labelNames("endpoint")
+                .classicExponentialUpperBounds(firstBucket, 2, 20)
+                .classicOnly()
+                .register(registry);
+    }
+
+    private Counter counter(String name, String help, String... labelNames) {
+        return Counter.builder().name(name).help(help).labelNames(labelNames).register(registry);
+    }
 
     /** Reads the registry and the indexes at scrape time. */
     public void bind(WorkerRegistry workers, Indexers indexers) {

@@ -61,14 +61,13 @@ class ConsoleBrowserTest {
         for (int i = 1; i <= 3; i++) {
             EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
             engines.add(sim);
-            assertThat(http.post(
-                                    "/register",
-                                    "{\"instance_id\":" + i + ",\"endpoint\":\"" + sim.endpoint()
-                                            + "\",\"replay_endpoint\":\"" + sim.replayEndpoint()
-                                            + "\",\"model_name\":\"" + MODEL
-                                            + "\",\"block_size\":" + BLOCK + "}")
-                            .status())
-                    .isEqualTo(201);
+            http.post(
+                            "/register",
+                            "{\"instance_id\":" + i + ",\"endpoint\":\"" + sim.endpoint()
+                                    + "\",\"replay_endpoint\":\"" + sim.replayEndpoint()
+                                    + "\",\"model_name\":\"" + MODEL
+                                    + "\",\"block_size\":" + BLOCK + "}")
+                    .assertStatus(201);
         }
         await().atMost(Browser.WAIT).until(() -> engines.stream().allMatch(s -> s.subscriptions() >= 1));
         // engine 1 holds the whole query; 2 its shared head on device and 4 blocks on the host tier; 3 the head only
@@ -159,6 +158,14 @@ class ConsoleBrowserTest {
                 .untilAsserted(check);
     }
 
+    /** At a phone's size the page does not scroll sideways (screenshot {@code <name>-390x844}); then back. */
+    private static void assertFitsAPhone(String name) {
+        browser.size(390, 844);
+        assertNoPageWideScroll();
+        browser.screenshot(name + "-390x844");
+        browser.size(1280, 800);
+    }
+
     /** Wide tables scroll inside their own box; the page itself never scrolls sideways. */
     private static void assertNoPageWideScroll() {
         Number overflow = (Number)
@@ -205,10 +212,7 @@ class ConsoleBrowserTest {
         // the address alone, loaded from scratch, runs the same query
         browser.open(url);
         assertShowsQueryJson(queryJson());
-        browser.size(390, 844);
-        assertNoPageWideScroll();
-        browser.screenshot("query-390x844");
-        browser.size(1280, 800);
+        assertFitsAPhone("query");
     }
 
     @Test
@@ -307,10 +311,7 @@ class ConsoleBrowserTest {
             assertThat(row.findElement(By.cssSelector(".holders")).getText()).isEqualTo("1:0, 2:0, 3:0");
         });
         browser.screenshot("cache-map-1280x800");
-        browser.size(390, 844);
-        assertNoPageWideScroll();
-        browser.screenshot("cache-map-390x844");
-        browser.size(1280, 800);
+        assertFitsAPhone("cache-map");
     }
 
     @Test
@@ -396,8 +397,7 @@ class ConsoleBrowserTest {
                 .isEqualTo("connected"));
         browser.screenshot("overview-engine-disconnected-1280x800");
 
-        assertThat(http.post("/test/pause_listener", "{\"instance_id\":2}").status())
-                .isEqualTo(200);
+        http.post("/test/pause_listener", "{\"instance_id\":2}").assertStatus(200);
         wait.until(ExpectedConditions.textToBe(By.cssSelector("#workers tr[data-instance='2'] .listener"), "paused"));
         assertThat(http.get("/workers?model_name=" + MODEL).json().findValuesAsText("status"))
                 .contains("paused");
@@ -407,9 +407,8 @@ class ConsoleBrowserTest {
                 .isEqualTo("active"));
         browser.screenshot("overview-engine-paused-1280x800");
 
-        assertThat(http.post("/unregister", "{\"instance_id\":2,\"model_name\":\"" + MODEL + "\"}")
-                        .status())
-                .isEqualTo(200);
+        http.post("/unregister", "{\"instance_id\":2,\"model_name\":\"" + MODEL + "\"}")
+                .assertStatus(200);
         wait.until(d -> d.findElements(row).isEmpty());
         wait.until(d ->
                 d.findElements(By.cssSelector("#workers tr[data-instance]")).size() == 2);
@@ -422,16 +421,15 @@ class ConsoleBrowserTest {
                 HttpTestClient client = new HttpTestClient(secured.baseUrl())) {
             String registration = "{\"instance_id\":9,\"endpoint\":\""
                     + engine(1).endpoint() + "\",\"model_name\":\"" + MODEL + "\",\"block_size\":" + BLOCK + "}";
-            assertThat(client.post("/register", registration).status()).isEqualTo(401);
-            assertThat(client.request(
-                                    "POST",
-                                    "/register",
-                                    "application/json",
-                                    registration.getBytes(java.nio.charset.StandardCharsets.UTF_8),
-                                    "Authorization",
-                                    "Bearer console-token")
-                            .status())
-                    .isEqualTo(201);
+            client.post("/register", registration).assertStatus(401);
+            client.request(
+                            "POST",
+                            "/register",
+                            "application/json",
+                            registration.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                            "Authorization",
+                            "Bearer console-token")
+                    .assertStatus(201);
             browser.open(secured.baseUrl() + "/ui/#overview");
             var wait = browser.waiting();
             wait.until(ExpectedConditions.textToBe(By.cssSelector("#ready .text"), "ready"));

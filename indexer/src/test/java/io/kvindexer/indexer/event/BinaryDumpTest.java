@@ -22,14 +22,14 @@ class BinaryDumpTest {
 
     record Section(String model, String tenant, int blockSize, List<M> memberships) {}
 
+    /** The block a reader announced; the owners that follow hold it. */
+    record Block(boolean hasParent, long parent, long hash, long local) {}
+
     /** Collects what a reader delivers; {@code ended} only after END. */
     static final class Collector implements BinaryDumpReader.Visitor {
         final List<Section> sections = new ArrayList<>();
         final List<WorkerKey> workers = new ArrayList<>();
-        boolean hasParent;
-        long parent;
-        long block;
-        long local;
+        Block block;
         boolean ended;
 
         @Override
@@ -46,10 +46,7 @@ class BinaryDumpTest {
 
         @Override
         public void block(boolean hasParent, long parentBlockHash, long blockHash, long localHash) {
-            this.hasParent = hasParent;
-            this.parent = parentBlockHash;
-            this.block = blockHash;
-            this.local = localHash;
+            block = new Block(hasParent, parentBlockHash, blockHash, localHash);
         }
 
         @Override
@@ -57,7 +54,14 @@ class BinaryDumpTest {
             WorkerKey w = workers.get(workerRef);
             sections.getLast()
                     .memberships()
-                    .add(new M(w.instanceId(), w.dpRank(), tier, hasParent, parent, block, local));
+                    .add(new M(
+                            w.instanceId(),
+                            w.dpRank(),
+                            tier,
+                            block.hasParent(),
+                            block.parent(),
+                            block.hash(),
+                            block.local()));
         }
 
         @Override
@@ -96,6 +100,15 @@ class BinaryDumpTest {
         Collector c = new Collector();
         BinaryDumpReader.read(new ByteArrayInputStream(bytes), c);
         return c;
+    }
+
+    /** The reader refuses {@code in} as malformed, and never reports the END of the stream. */
+    private static void assertRefused(ByteArrayInputStream in, String description, Object... args) {
+        Collector c = new Collector();
+        assertThatThrownBy(() -> BinaryDumpReader.read(in, c))
+                .as(description, args)
+                .isInstanceOf(BinaryDump.FormatException.class);
+        assertThat(c.ended).isFalse();
     }
 
     /** Chains of blocks per worker, blocks shared across workers, all tiers, extreme u64 and u32 values. */
@@ -164,12 +177,7 @@ class BinaryDumpTest {
     void everyTruncationIsRefused() throws IOException {
         byte[] bytes = write(sample(6, 5, 2));
         for (int cut = 0; cut < bytes.length; cut++) {
-            byte[] part = Arrays.copyOf(bytes, cut);
-            Collector c = new Collector();
-            assertThatThrownBy(() -> BinaryDumpReader.read(new ByteArrayInputStream(part), c))
-                    .as("cut at %d of %d", cut, bytes.length)
-                    .isInstanceOf(BinaryDump.FormatException.class);
-            assertThat(c.ended).isFalse();
+            assertRefused(new ByteArrayInputStream(bytes, 0, cut), "cut at %d of %d", cut, bytes.length);
         }
     }
 
@@ -180,11 +188,7 @@ class BinaryDumpTest {
         Random rnd = new Random(4);
         for (int i = 0; i < 200; i++) {
             int cut = i < 100 ? rnd.nextInt(bytes.length) : bytes.length - 1 - rnd.nextInt(64);
-            Collector c = new Collector();
-            assertThatThrownBy(() -> BinaryDumpReader.read(new ByteArrayInputStream(bytes, 0, cut), c))
-                    .as("cut at %d", cut)
-                    .isInstanceOf(BinaryDump.FormatException.class);
-            assertThat(c.ended).isFalse();
+            assertRefused(new ByteArrayInputStream(bytes, 0, cut), "cut at %d", cut);
         }
     }
 
@@ -194,11 +198,7 @@ class BinaryDumpTest {
         for (int bit = 0; bit < bytes.length * 8; bit++) {
             byte[] bad = bytes.clone();
             bad[bit / 8] ^= (byte) (1 << (bit % 8));
-            Collector c = new Collector();
-            assertThatThrownBy(() -> BinaryDumpReader.read(new ByteArrayInputStream(bad), c))
-                    .as("bit %d", bit)
-                    .isInstanceOf(BinaryDump.FormatException.class);
-            assertThat(c.ended).isFalse();
+            assertRefused(new ByteArrayInputStream(bad), "bit %d", bit);
         }
     }
 

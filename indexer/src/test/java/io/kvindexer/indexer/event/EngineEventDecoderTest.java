@@ -19,6 +19,7 @@ import io.kvindexer.indexer.model.StorageTier;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -40,6 +41,12 @@ class EngineEventDecoderTest {
                 assertThat(e.getMessage()).contains(part);
             }
         });
+    }
+
+    /** A map BlockStored of block 1 holding tokens 1..4, with one more field. */
+    private static Map<String, Object> storedBlockOne(String key, Object value) {
+        return map(
+                "type", "BlockStored", "block_hashes", list(1L), "token_ids", ints(1, 4), "block_size", 4L, key, value);
     }
 
     /** vLLM ≤ 0.23 positional BlockStored with all 12 fields. */
@@ -541,42 +548,12 @@ class EngineEventDecoderTest {
         @Test
         void optionalFieldsOfTheWrongType() {
             assertFails(batch(0L, list("BlockRemoved", list(1L), 5L)), "bad_event", "medium");
-            assertFails(
-                    batch(
-                            0L,
-                            map(
-                                    "type",
-                                    "BlockStored",
-                                    "block_hashes",
-                                    list(1L),
-                                    "token_ids",
-                                    ints(1, 4),
-                                    "block_size",
-                                    4L,
-                                    "lora_name",
-                                    3L)),
-                    "bad_event",
-                    "lora_name");
+            assertFails(batch(0L, storedBlockOne("lora_name", 3L)), "bad_event", "lora_name");
             assertFails(
                     batch(0L, map("type", "BlockRemoved", "block_hashes", list(1L), "group_idx", "0")),
                     "bad_event",
                     "group_idx");
-            assertFails(
-                    batch(
-                            0L,
-                            map(
-                                    "type",
-                                    "BlockStored",
-                                    "block_hashes",
-                                    list(1L),
-                                    "token_ids",
-                                    ints(1, 4),
-                                    "block_size",
-                                    4L,
-                                    "extra_keys",
-                                    "x")),
-                    "bad_event",
-                    "extra_keys");
+            assertFails(batch(0L, storedBlockOne("extra_keys", "x")), "bad_event", "extra_keys");
         }
     }
 
@@ -598,17 +575,7 @@ class EngineEventDecoderTest {
             KvEventBatch b = decode(batch(
                     0L,
                     list("BlockStored", list(1L), null, ints(1, 4), 4L, null, "GPU", ""),
-                    map(
-                            "type",
-                            "BlockStored",
-                            "block_hashes",
-                            list(1L),
-                            "token_ids",
-                            ints(1, 4),
-                            "block_size",
-                            4L,
-                            "lora_name",
-                            "")));
+                    storedBlockOne("lora_name", "")));
             assertThat(b.events())
                     .allSatisfy(e -> assertThat(stored(e).loraName()).isNull());
         }

@@ -8,6 +8,7 @@ import static io.kvindexer.indexer.event.Msgpack.pack;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.kvindexer.indexer.TestResources;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.IndexWriters;
 import io.kvindexer.indexer.index.MatchResult;
@@ -18,9 +19,9 @@ import io.kvindexer.indexer.ingest.IngestMetrics;
 import io.kvindexer.indexer.ingest.ListenerOptions;
 import io.kvindexer.indexer.ingest.ListenerSpec;
 import io.kvindexer.indexer.ingest.ListenerStatus;
-import io.kvindexer.indexer.ingest.ReadyGate;
 import io.kvindexer.indexer.ingest.SequenceWatermark;
 import io.kvindexer.indexer.model.WorkerKey;
+import io.kvindexer.indexer.registry.IndexSink;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -29,8 +30,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
@@ -45,20 +46,14 @@ class EngineStreamsOverZmqTest {
     private static final Duration PATIENCE = Duration.ofSeconds(60);
     private static final String HEX64 = "00000000000000aa" + "b".repeat(48);
 
-    private final ZContext context = new ZContext();
-    private final IndexWriters writers = new IndexWriters(2);
+    @RegisterExtension
+    final TestResources resources = new TestResources();
+
+    // closed last: the listeners and sockets added later close first
+    private final ZContext context = resources.add(new ZContext());
+    private final IndexWriters writers = resources.add(new IndexWriters(2));
     private final ModelIndex index = new ModelIndex("m", "default", BLOCK, IndexOptions.defaults(), writers);
     private final Map<String, Long> warnings = new ConcurrentHashMap<>();
-    private final List<AutoCloseable> resources = new ArrayList<>();
-
-    @AfterEach
-    void closeAll() throws Exception {
-        for (int i = resources.size() - 1; i >= 0; i--) {
-            resources.get(i).close();
-        }
-        writers.close();
-        context.close();
-    }
 
     /** An engine's PUB side (XPUB, so the test knows when the listener's subscription arrived). */
     private final class Publisher implements AutoCloseable {
@@ -113,31 +108,18 @@ class EngineStreamsOverZmqTest {
         final EngineListener listener;
 
         WatermarkedListener(long instanceId, String endpoint) {
-            BatchSink sink = new BatchSink() {
-                @Override
-                public void apply(WorkerKey worker, List<KvEvent> events) {
-                    index.submit(worker, events);
-                }
-
-                @Override
-                public void publisherRestarted(WorkerKey worker) {
-                    index.removeWorker(worker);
-                }
-            };
+            BatchSink sink = new IndexSink(index);
             IngestMetrics metrics = new IngestMetrics() {
                 @Override
                 public void eventWarning(String kind, int count) {
                     warnings.merge(kind, (long) count, Long::sum);
                 }
             };
-            listener = new EngineListener(
+            listener = resources.listener(
                     new ListenerSpec(instanceId, 0, endpoint, null),
                     watermark,
                     sink,
-                    ReadyGate.open(),
                     ListenerOptions.defaults().withMetrics(metrics));
-            resources.add(listener);
-            listener.start();
         }
     }
 

@@ -49,12 +49,11 @@ class ConsoleRoutesTest {
     }
 
     private static void register(long id, int rank, EngineSimulator sim) {
-        assertThat(http.post(
-                                "/register",
-                                "{\"instance_id\":" + id + ",\"dp_rank\":" + rank + ",\"endpoint\":\"" + sim.endpoint()
-                                        + "\",\"model_name\":\"m\",\"block_size\":4}")
-                        .status())
-                .isEqualTo(201);
+        http.post(
+                        "/register",
+                        "{\"instance_id\":" + id + ",\"dp_rank\":" + rank + ",\"endpoint\":\"" + sim.endpoint()
+                                + "\",\"model_name\":\"m\",\"block_size\":4}")
+                .assertStatus(201);
     }
 
     @AfterAll
@@ -73,7 +72,7 @@ class ConsoleRoutesTest {
     void statsListsEveryIndexWithBlocksPerWorkerAndTier() {
         HttpTestClient.Response r = http.get("/stats");
 
-        assertThat(r.status()).isEqualTo(200);
+        r.assertStatus(200);
         assertThat(r.contentType()).startsWith("application/json");
         JsonNode ix = r.json().get("indexes").get(0);
         assertThat(r.json().get("indexes")).hasSize(1);
@@ -105,7 +104,7 @@ class ConsoleRoutesTest {
     void prefixesShowWhereSharingEnds() {
         HttpTestClient.Response r = http.get("/prefixes?model_name=m&limit=5");
 
-        assertThat(r.status()).isEqualTo(200);
+        r.assertStatus(200);
         JsonNode prefixes = r.json().get("prefixes");
         // blocks 1..3 by both (the sim's hashes are content-addressed), then each engine's own tail
         assertThat(prefixes.get(0).get("workers").asInt()).isEqualTo(2);
@@ -128,8 +127,8 @@ class ConsoleRoutesTest {
         assertError(http.get("/prefixes?model_name=m&limit=abc"), 400, "limit");
         assertError(http.get("/prefixes?model_name=m&limit=1001"), 400, "limit");
         assertError(http.get("/prefixes?model_name=m&tenant_id=nobody"), 404, "tenant=nobody");
-        assertThat(http.method("POST", "/stats").status()).isEqualTo(405);
-        assertThat(http.method("POST", "/prefixes").status()).isEqualTo(405);
+        http.method("POST", "/stats").assertStatus(405);
+        http.method("POST", "/prefixes").assertStatus(405);
     }
 
     private static void assertError(HttpTestClient.Response r, int status, String mentions) {
@@ -141,10 +140,10 @@ class ConsoleRoutesTest {
     @Test
     void theConsoleIsServedFromTheJar() throws IOException {
         HttpTestClient.Response redirect = http.request("GET", "/ui", null, null);
-        assertThat(redirect.status()).isEqualTo(301);
+        redirect.assertStatus(301);
 
         HttpTestClient.Response page = http.get("/ui/");
-        assertThat(page.status()).isEqualTo(200);
+        page.assertStatus(200);
         assertThat(page.contentType()).startsWith("text/html");
         assertThat(page.body()).contains("<script type=\"module\" src=\"app.js\">");
         // every file the page and its modules name is served, with its type
@@ -160,9 +159,9 @@ class ConsoleRoutesTest {
                 assertServed(m.group(1), "text/javascript");
             }
         }
-        assertThat(http.get("/ui/no-such.js").status()).isEqualTo(404);
-        assertThat(http.get("/ui/..%2Fopenapi.yaml").status()).isEqualTo(404);
-        assertThat(http.get("/ui/logging.properties").status()).isEqualTo(404);
+        http.get("/ui/no-such.js").assertStatus(404);
+        http.get("/ui/..%2Fopenapi.yaml").assertStatus(404);
+        http.get("/ui/logging.properties").assertStatus(404);
     }
 
     private static void assertServed(String file, String type) {
@@ -183,15 +182,15 @@ class ConsoleRoutesTest {
     void withAuthOnThePageIsPublicAndPrefixesNeedTheToken() {
         try (IndexerApp secured = IndexerApp.start(IndexerConfig.defaults().withAuthToken("s3cret"));
                 HttpTestClient client = new HttpTestClient(secured.baseUrl())) {
-            assertThat(client.get("/ui/").status()).isEqualTo(200);
-            assertThat(client.get("/ui/app.js").status()).isEqualTo(200);
-            assertThat(client.get("/stats").status()).isEqualTo(200);
+            client.get("/ui/").assertStatus(200);
+            client.get("/ui/app.js").assertStatus(200);
+            client.get("/stats").assertStatus(200);
             HttpTestClient.Response refused = client.get("/prefixes?model_name=m");
-            assertThat(refused.status()).isEqualTo(401);
+            refused.assertStatus(401);
             assertThat(refused.error()).contains("Authorization");
             HttpTestClient.Response allowed =
                     client.request("GET", "/prefixes?model_name=m", null, null, "Authorization", "Bearer s3cret");
-            assertThat(allowed.status()).isEqualTo(404); // past the token check: there is no index "m" here
+            allowed.assertStatus(404); // past the token check: there is no index "m" here
         } catch (Exception e) {
             throw new AssertionError(e);
         }

@@ -6,14 +6,15 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.TestResources;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code /workers} and {@code /metrics} when a registered engine stops and comes back (real indexer, real simulated
@@ -25,15 +26,10 @@ class EngineDisconnectRoutesTest {
 
     private static final String DISCONNECTS = "dynamo_kvindexer_engine_disconnects_total";
 
-    private final List<AutoCloseable> resources = new ArrayList<>();
-    private HttpTestClient http;
+    @RegisterExtension
+    final TestResources resources = new TestResources();
 
-    @AfterEach
-    void closeAll() throws Exception {
-        for (int i = resources.size() - 1; i >= 0; i--) {
-            resources.get(i).close();
-        }
-    }
+    private HttpTestClient http;
 
     @Test
     void aStoppedEngineShowsAsDisconnectedInWorkersAndIsCounted() throws Exception {
@@ -42,13 +38,11 @@ class EngineDisconnectRoutesTest {
         http = new HttpTestClient(app.baseUrl());
         resources.add(http);
         String endpoint = "tcp://127.0.0.1:" + freePort();
-        EngineSimulator first = engine(endpoint);
-        assertThat(http.post(
-                                "/register",
-                                "{\"instance_id\":7,\"endpoint\":\"" + endpoint
-                                        + "\",\"model_name\":\"m\",\"block_size\":4}")
-                        .status())
-                .isEqualTo(201);
+        EngineSimulator first = resources.simulatorAt(endpoint, null);
+        http.post(
+                        "/register",
+                        "{\"instance_id\":7,\"endpoint\":\"" + endpoint + "\",\"model_name\":\"m\",\"block_size\":4}")
+                .assertStatus(201);
 
         await().atMost(Duration.ofSeconds(60))
                 .until(() -> listener().path("connected").asBoolean());
@@ -74,7 +68,7 @@ class EngineDisconnectRoutesTest {
                 .endsWith("; reconnecting (events are missed meanwhile)");
         assertThat(metric()).isEqualTo(1.0);
 
-        engine(endpoint); // the engine comes back on the same port
+        resources.simulatorAt(endpoint, null); // the engine comes back on the same port
         await().atMost(Duration.ofSeconds(60))
                 .until(() -> listener().path("connected").asBoolean());
         JsonNode back = listener();
@@ -98,24 +92,6 @@ class EngineDisconnectRoutesTest {
                 .mapToDouble(l -> Double.parseDouble(l.substring(DISCONNECTS.length() + 1)))
                 .findFirst()
                 .orElse(-1);
-    }
-
-    private EngineSimulator engine(String endpoint) throws InterruptedException {
-        for (int attempt = 1; ; attempt++) { // the port was just released by the previous engine: retry a bind
-            try {
-                EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.builder()
-                        .endpoint(endpoint)
-                        .replayEndpoint(null)
-                        .build());
-                resources.add(sim);
-                return sim;
-            } catch (RuntimeException e) {
-                if (attempt == 20) {
-                    throw e;
-                }
-                Thread.sleep(100);
-            }
-        }
     }
 
     private static int freePort() throws IOException {

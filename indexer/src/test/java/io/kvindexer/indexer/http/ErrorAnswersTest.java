@@ -37,7 +37,7 @@ class ErrorAnswersTest {
     @Test
     void unexpectedFailureIsAGeneric500(DirectClient client) {
         HttpTestClient.Response r = get(client, "/unexpected");
-        assertThat(r.status()).isEqualTo(500);
+        r.assertStatus(500);
         assertThat(r.contentType()).startsWith("application/json");
         assertThat(r.body()).isEqualTo("{\"error\":\"internal error\"}");
     }
@@ -45,10 +45,10 @@ class ErrorAnswersTest {
     @Test
     void domainErrorsKeepTheirStatusAndText(DirectClient client) {
         HttpTestClient.Response invalid = get(client, "/invalid");
-        assertThat(invalid.status()).isEqualTo(422);
+        invalid.assertStatus(422);
         assertThat(invalid.error()).isEqualTo("invalid value for `x`");
         HttpTestClient.Response conflict = get(client, "/conflict");
-        assertThat(conflict.status()).isEqualTo(409);
+        conflict.assertStatus(409);
         assertThat(conflict.error()).isEqualTo("instance 1 dp_rank 0 already registered");
     }
 }

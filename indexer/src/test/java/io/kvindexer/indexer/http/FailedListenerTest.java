@@ -13,11 +13,11 @@ abstract class FailedListenerTest {
 
     @Test
     void unresolvableEngineHostFailsTheListener(HttpTestClient http) {
-        assertThat(http.post("/register", """
-                {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").status()).isEqualTo(201);
-        assertThat(http.post("/register", """
+        http.post("/register", """
+                {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").assertStatus(201);
+        http.post("/register", """
                 {"instance_id":1,"dp_rank":1,"endpoint":"tcp://no-such-host.invalid:5557","model_name":"m",
-                 "block_size":4}""").status()).isEqualTo(201);
+                 "block_size":4}""").assertStatus(201);
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
             JsonNode w = http.get("/workers").json().get(0);
             assertThat(w.get("status").asText()).isEqualTo("failed");
@@ -27,7 +27,7 @@ abstract class FailedListenerTest {
         });
         // issue 13: a failed listener is shown in /ready's body but never takes the replica out of rotation
         HttpTestClient.Response ready = http.get("/ready");
-        assertThat(ready.status()).isEqualTo(200);
+        ready.assertStatus(200);
         JsonNode body = ready.json();
         assertThat(body.get("ready").asBoolean()).isTrue();
         assertThat(body.get("reason").asText()).isEqualTo("ready");
@@ -38,9 +38,7 @@ abstract class FailedListenerTest {
         assertThat(failed.get("endpoint").asText()).isEqualTo("tcp://no-such-host.invalid:5557");
         assertThat(failed.get("last_error").asText()).contains("no-such-host.invalid");
         // queries are still answered: one bad engine does not take the index down
-        assertThat(http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}")
-                        .status())
-                .isEqualTo(200);
+        http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}").assertStatus(200);
         assertThat(http.get("/metrics").body()).contains("dynamo_kvindexer_listeners{status=\"failed\"} 1.0");
     }
 }

@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.http;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.helidon.http.HeaderNames;
@@ -39,6 +41,19 @@ public final class HttpTestClient implements AutoCloseable {
         /** The {@code error} text of a JSON error body. */
         public String error() {
             return json().path("error").asText(null);
+        }
+
+        /** Asserts the status and the API's success body, {@code {"status":"ok"}}; returns this response. */
+        public Response assertOk(int expected) {
+            assertStatus(expected);
+            assertThat(body).isEqualTo("{\"status\":\"ok\"}");
+            return this;
+        }
+
+        /** Asserts the status (the body is the failure's description); returns this response. */
+        public Response assertStatus(int expected) {
+            assertThat(status).as(body).isEqualTo(expected);
+            return this;
         }
     }
 

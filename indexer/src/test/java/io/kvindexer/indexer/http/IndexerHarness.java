@@ -7,7 +7,7 @@ import io.helidon.webserver.testing.junit5.DirectClient;
 import io.helidon.webserver.testing.junit5.spi.DirectJunitExtension;
 import io.helidon.webserver.testing.junit5.spi.ServerJunitExtension;
 import io.kvindexer.indexer.IndexerConfig;
-import io.kvindexer.indexer.TestIndexer;
+import io.kvindexer.indexer.IndexerCore;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
@@ -24,10 +24,10 @@ import org.junit.jupiter.api.extension.ParameterContext;
  */
 public final class IndexerHarness implements AutoCloseable {
 
-    private final TestIndexer indexer;
+    private final IndexerCore indexer;
     private HttpTestClient client; // over a socket, or through Helidon's DirectClient
 
-    private IndexerHarness(TestIndexer indexer) {
+    private IndexerHarness(IndexerCore indexer) {
         this.indexer = indexer;
     }
 
@@ -38,7 +38,11 @@ public final class IndexerHarness implements AutoCloseable {
             return null;
         }
         try {
-            return new IndexerHarness(TestIndexer.start(config(type)));
+            IndexerConfig config = config(type);
+            if (config.recoversFromPeers() || config.demo()) {
+                throw new IllegalArgumentException("peer recovery and the demo need an IndexerApp");
+            }
+            return new IndexerHarness(IndexerCore.start(config));
         } catch (Exception e) {
             throw new IllegalStateException("cannot start the indexer of " + type.getName(), e);
         }

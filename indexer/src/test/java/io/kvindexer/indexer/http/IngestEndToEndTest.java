@@ -30,12 +30,11 @@ class IngestEndToEndTest {
         app = IndexerApp.start(IndexerConfig.defaults().withTestEndpoints(true));
         http = new HttpTestClient(app.baseUrl());
         sim = EngineSimulator.start(EngineSimulator.Options.defaults());
-        assertThat(http.post(
-                                "/register",
-                                "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint() + "\",\"replay_endpoint\":\""
-                                        + sim.replayEndpoint() + "\",\"model_name\":\"m\",\"block_size\":4}")
-                        .status())
-                .isEqualTo(201);
+        http.post(
+                        "/register",
+                        "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint() + "\",\"replay_endpoint\":\""
+                                + sim.replayEndpoint() + "\",\"model_name\":\"m\",\"block_size\":4}")
+                .assertStatus(201);
         await().atMost(Duration.ofSeconds(30)).until(() -> sim.subscriptions() >= 1);
     }
 
@@ -56,9 +55,7 @@ class IngestEndToEndTest {
                         "{\"model_name\":\"m\",\"token_ids\":"
                                 + java.util.Arrays.toString(range(from, to)).replace(" ", "") + "}")
                 .json()
-                .path("scores")
-                .path("1")
-                .path("0")
+                .at("/scores/1/0")
                 .asInt();
     }
 
@@ -99,16 +96,14 @@ class IngestEndToEndTest {
         // Dynamo's _zmq_replay_cycle
         sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
         await().atMost(Duration.ofSeconds(30)).until(() -> score(1, 8) == 8);
-        assertThat(http.post("/test/pause_listener", "{\"instance_id\":1}").status())
-                .isEqualTo(200);
+        http.post("/test/pause_listener", "{\"instance_id\":1}").assertStatus(200);
         for (int i = 0; i < 10; i++) {
             sim.storeSequence(range(1000 * (i + 1), 1000 * (i + 1) + 7), 4).get(30, TimeUnit.SECONDS);
         }
         long[] first = EngineSimulator.sequenceHashes(range(1, 8), 4, null);
         sim.publish(EngineSimulator.removed(new long[] {first[1]}, "GPU")).get(30, TimeUnit.SECONDS);
         int subscribed = sim.subscriptions();
-        assertThat(http.post("/test/resume_listener", "{\"instance_id\":1}").status())
-                .isEqualTo(200);
+        http.post("/test/resume_listener", "{\"instance_id\":1}").assertStatus(200);
         // the resumed listener subscribes anew; a batch sent before that would be lost like any slow join
         await().atMost(Duration.ofSeconds(30)).until(() -> sim.subscriptions() > subscribed);
         sim.storeSequence(range(50_000, 50_003), 4).get(30, TimeUnit.SECONDS); // a live batch reveals the gap

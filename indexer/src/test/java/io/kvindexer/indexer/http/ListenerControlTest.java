@@ -16,17 +16,15 @@ abstract class ListenerControlTest {
 
     @Test
     void pauseAndResumeWithDynamoTexts(HttpTestClient http) {
-        assertThat(http.post("/register", """
-                {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").status()).isEqualTo(201);
+        http.post("/register", """
+                {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").assertStatus(201);
 
         // listener_control_endpoints_are_mounted_when_enabled: a malformed body is a 4xx, not a 404
         HttpTestClient.Response bad = http.post("/test/pause_listener", "{\"dp_rank\":0}");
         assertThat(bad.status()).isBetween(400, 499).isNotEqualTo(404);
         assertThat(bad.error()).contains("instance_id");
 
-        HttpTestClient.Response r = http.post("/test/pause_listener", "{\"instance_id\":1}");
-        assertThat(r.status()).isEqualTo(200);
-        assertThat(r.body()).isEqualTo("{\"status\":\"ok\"}");
+        http.post("/test/pause_listener", "{\"instance_id\":1}").assertOk(200);
         assertThat(http.get("/workers").json().get(0).get("status").asText()).isEqualTo("paused");
         assertThat(http.get("/workers")
                         .json()
@@ -37,23 +35,27 @@ abstract class ListenerControlTest {
                         .asText())
                 .isEqualTo("paused");
 
-        r = http.post("/test/pause_listener", "{\"instance_id\":1,\"dp_rank\":0}");
-        assertThat(r.status()).isEqualTo(409);
-        assertThat(r.error()).isEqualTo("instance 1 dp_rank 0 cannot be paused from status paused");
+        assertThat(http.post("/test/pause_listener", "{\"instance_id\":1,\"dp_rank\":0}")
+                        .assertStatus(409)
+                        .error())
+                .isEqualTo("instance 1 dp_rank 0 cannot be paused from status paused");
 
-        r = http.post("/test/resume_listener", "{\"instance_id\":1,\"dp_rank\":null}");
-        assertThat(r.status()).isEqualTo(200);
+        http.post("/test/resume_listener", "{\"instance_id\":1,\"dp_rank\":null}")
+                .assertStatus(200);
         assertThat(http.get("/workers").json().get(0).get("status").asText()).isIn("pending", "active");
 
-        r = http.post("/test/resume_listener", "{\"instance_id\":1}");
-        assertThat(r.status()).isEqualTo(409);
-        assertThat(r.error()).matches("instance 1 dp_rank 0 cannot be resumed from status (pending|active)");
+        assertThat(http.post("/test/resume_listener", "{\"instance_id\":1}")
+                        .assertStatus(409)
+                        .error())
+                .matches("instance 1 dp_rank 0 cannot be resumed from status (pending|active)");
 
-        r = http.post("/test/pause_listener", "{\"instance_id\":2}");
-        assertThat(r.status()).isEqualTo(404);
-        assertThat(r.error()).isEqualTo("instance 2 not found");
-        r = http.post("/test/resume_listener", "{\"instance_id\":1,\"dp_rank\":3}");
-        assertThat(r.status()).isEqualTo(404);
-        assertThat(r.error()).isEqualTo("instance 1 dp_rank 3 not found");
+        assertThat(http.post("/test/pause_listener", "{\"instance_id\":2}")
+                        .assertStatus(404)
+                        .error())
+                .isEqualTo("instance 2 not found");
+        assertThat(http.post("/test/resume_listener", "{\"instance_id\":1,\"dp_rank\":3}")
+                        .assertStatus(404)
+                        .error())
+                .isEqualTo("instance 1 dp_rank 3 not found");
     }
 }

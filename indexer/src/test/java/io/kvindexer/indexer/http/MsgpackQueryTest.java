@@ -148,12 +148,8 @@ class MsgpackQueryTest {
         Reply expected =
                 json("/query", "{\"model_name\":\"llama\",\"tenant_id\":\"t\",\"token_ids\":[1,2,3,4,5,6,7,8,9]}");
         assertThat(expected.status()).isEqualTo(200);
-        assertThat(expected.tree().path("scores").path("1").path("0").asInt()).isEqualTo(8);
-        assertThat(expected.tree()
-                        .path("instances")
-                        .path("18446744073709551614")
-                        .path("cpu")
-                        .asInt())
+        assertThat(expected.tree().at("/scores/1/0").asInt()).isEqualTo(8);
+        assertThat(expected.tree().at("/instances/18446744073709551614/cpu").asInt())
                 .isEqualTo(4);
         for (Object tokens : new Object[] {range(1, 9), u32le(range(1, 9))}) {
             Reply r = post(
@@ -173,7 +169,7 @@ class MsgpackQueryTest {
         }
         Reply expected =
                 json("/query_by_hash", "{\"model_name\":\"llama\",\"tenant_id\":\"t\",\"block_hashes\":[" + arr + "]}");
-        assertThat(expected.tree().path("scores").path("1").path("0").asInt()).isEqualTo(12);
+        assertThat(expected.tree().at("/scores/1/0").asInt()).isEqualTo(12);
         for (Object hashes : new Object[] {local, u64le(local)}) {
             Reply r = post(
                     "/query_by_hash",

@@ -34,12 +34,9 @@ class PodNameTest {
                 HttpTestClient http = new HttpTestClient(app.baseUrl());
                 EngineSimulator a = EngineSimulator.start(EngineSimulator.Options.defaults());
                 EngineSimulator b = EngineSimulator.start(EngineSimulator.Options.defaults())) {
-            assertThat(http.post("/register", register(1, 0, a.endpoint(), "\"vllm-decode-7c9f-0\""))
-                            .status())
-                    .isEqualTo(201);
-            assertThat(http.post("/register", register(2, 0, b.endpoint(), null))
-                            .status())
-                    .isEqualTo(201);
+            http.post("/register", register(1, 0, a.endpoint(), "\"vllm-decode-7c9f-0\""))
+                    .assertStatus(201);
+            http.post("/register", register(2, 0, b.endpoint(), null)).assertStatus(201);
             await().atMost(Duration.ofSeconds(30)).until(() -> a.subscriptions() >= 1 && b.subscriptions() >= 1);
 
             JsonNode workers = http.get("/workers").json();
@@ -66,12 +63,8 @@ class PodNameTest {
             assertThat(hashed.get("2").has("pod_name")).isFalse();
 
             // the pod name goes with the instance
-            assertThat(http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}")
-                            .status())
-                    .isEqualTo(200);
-            assertThat(http.post("/register", register(1, 0, a.endpoint(), null))
-                            .status())
-                    .isEqualTo(201);
+            http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}").assertStatus(200);
+            http.post("/register", register(1, 0, a.endpoint(), null)).assertStatus(201);
             assertThat(byId(http.get("/workers").json(), 1).has("pod_name")).isFalse();
         }
     }
@@ -80,22 +73,16 @@ class PodNameTest {
     void aSecondRankMayNotNameAnotherPod() throws Exception {
         try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
-            assertThat(http.post("/register", register(1, 0, "tcp://127.0.0.1:1", null))
-                            .status())
-                    .isEqualTo(201);
+            http.post("/register", register(1, 0, "tcp://127.0.0.1:1", null)).assertStatus(201);
             // unknown so far: a later rank makes it known
-            assertThat(http.post("/register", register(1, 1, "tcp://127.0.0.1:2", "\"engine-0\""))
-                            .status())
-                    .isEqualTo(201);
+            http.post("/register", register(1, 1, "tcp://127.0.0.1:2", "\"engine-0\""))
+                    .assertStatus(201);
             HttpTestClient.Response other = http.post("/register", register(1, 2, "tcp://127.0.0.1:3", "\"engine-1\""));
-            assertThat(other.status()).isEqualTo(409);
+            other.assertStatus(409);
             assertThat(other.error()).isEqualTo("instance 1 is already registered for pod engine-0");
-            assertThat(http.post("/register", register(1, 2, "tcp://127.0.0.1:3", "\"engine-0\""))
-                            .status())
-                    .isEqualTo(201);
-            assertThat(http.post("/register", register(1, 3, "tcp://127.0.0.1:4", "null"))
-                            .status())
-                    .isEqualTo(201);
+            http.post("/register", register(1, 2, "tcp://127.0.0.1:3", "\"engine-0\""))
+                    .assertStatus(201);
+            http.post("/register", register(1, 3, "tcp://127.0.0.1:4", "null")).assertStatus(201);
             JsonNode w = byId(http.get("/workers").json(), 1);
             assertThat(w.get("pod_name").asText()).isEqualTo("engine-0");
             assertThat(w.get("listeners").size()).isEqualTo(4);
@@ -108,7 +95,7 @@ class PodNameTest {
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             String tooLong = "\"" + "a".repeat(254) + "\"";
             HttpTestClient.Response r = http.post("/register", register(1, 0, "tcp://127.0.0.1:1", tooLong));
-            assertThat(r.status()).isEqualTo(400);
+            r.assertStatus(400);
             assertThat(r.error()).isEqualTo("invalid pod_name: 254 characters; the limit is 253");
             for (String bad : new String[] {"\"\"", "\"Engine-0\"", "\"-engine\"", "\"engine_0\"", "\"engine-\""}) {
                 r = http.post("/register", register(1, 0, "tcp://127.0.0.1:1", bad));
@@ -116,16 +103,13 @@ class PodNameTest {
                 assertThat(r.error()).as(bad).startsWith("invalid pod_name `").contains("Kubernetes pod name");
             }
             r = http.post("/register", register(1, 0, "tcp://127.0.0.1:1", "7"));
-            assertThat(r.status()).isEqualTo(422);
+            r.assertStatus(422);
             assertThat(r.error()).contains("pod_name");
             assertThat(http.get("/workers").json()).isEmpty(); // nothing half-registered
             String longest = "\"" + "a".repeat(253) + "\"";
-            assertThat(http.post("/register", register(1, 0, "tcp://127.0.0.1:1", longest))
-                            .status())
-                    .isEqualTo(201);
-            assertThat(http.post("/register", register(2, 0, "tcp://127.0.0.1:1", "\"engine.pool-0.a1\""))
-                            .status())
-                    .isEqualTo(201);
+            http.post("/register", register(1, 0, "tcp://127.0.0.1:1", longest)).assertStatus(201);
+            http.post("/register", register(2, 0, "tcp://127.0.0.1:1", "\"engine.pool-0.a1\""))
+                    .assertStatus(201);
         }
     }
 

@@ -106,9 +106,7 @@ class QueryEndToEndTest {
                                         "/query",
                                         "{\"model_name\":\"llama\",\"token_ids\":" + tokens(range(1, 32)) + "}")
                                 .json()
-                                .path("scores")
-                                .path("1")
-                                .path("0")
+                                .at("/scores/1/0")
                                 .asInt())
                         .isEqualTo(32));
 
@@ -116,14 +114,14 @@ class QueryEndToEndTest {
         HttpTestClient.Response signed = http().post(
                         "/query_by_hash",
                         "{\"model_name\":\"llama\",\"block_hashes\":[-1583300653928780152,2287610619914608821]}");
-        assertThat(signed.status()).isEqualTo(200);
+        signed.assertStatus(200);
         assertThat(signed.body())
                 .isEqualTo("{\"scores\":{\"1\":{\"0\":32}},\"frequencies\":[],\"instances\":{\"1\":{"
                         + "\"longest_matched\":32,\"gpu\":32,\"dp\":{\"0\":32},\"cpu\":32,\"disk\":32}}}");
         // V1 unsigned, as /dump prints it; only the first block
         HttpTestClient.Response unsigned =
                 http().post("/query_by_hash", "{\"model_name\":\"llama\",\"block_hashes\":[16863443419780771464]}");
-        assertThat(unsigned.json().path("scores").path("1").path("0").asInt()).isEqualTo(16);
+        assertThat(unsigned.json().at("/scores/1/0").asInt()).isEqualTo(16);
         // a chain that does not start at the root matches nothing
         assertThat(http().post("/query_by_hash", "{\"model_name\":\"llama\",\"block_hashes\":[2287610619914608821]}")
                         .body())
@@ -142,11 +140,10 @@ class QueryEndToEndTest {
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             JsonNode r = http().post("/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens(range(1, 16)) + "}")
                     .json();
-            assertThat(r.path("scores").path("1").path("0").asInt()).isEqualTo(12);
-            assertThat(r.path("scores").path("2").path("1").asInt()).isEqualTo(8);
+            assertThat(r.at("/scores/1/0").asInt()).isEqualTo(12);
+            assertThat(r.at("/scores/2/1").asInt()).isEqualTo(8);
             assertThat(r.path("scores").has("3")).isFalse();
-            assertThat(r.path("instances").path("2").path("dp").path("1").asInt())
-                    .isEqualTo(8);
+            assertThat(r.at("/instances/2/dp/1").asInt()).isEqualTo(8);
         });
         // /workers shows them active once the gate is open and they were heard from
         await().atMost(Duration.ofSeconds(30))
@@ -161,20 +158,16 @@ class QueryEndToEndTest {
                 .untilAsserted(() -> assertThat(http().post(
                                         "/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens(range(1, 16)) + "}")
                                 .json()
-                                .path("scores")
-                                .path("1")
-                                .path("0")
+                                .at("/scores/1/0")
                                 .asInt())
                         .isEqualTo(8));
 
         // unregistering drops the worker's blocks
-        assertThat(http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}")
-                        .status())
-                .isEqualTo(200);
+        http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}").assertStatus(200);
         JsonNode after = http().post("/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens(range(1, 16)) + "}")
                 .json();
         assertThat(after.path("scores").has("1")).isFalse();
-        assertThat(after.path("scores").path("2").path("1").asInt()).isEqualTo(8);
+        assertThat(after.at("/scores/2/1").asInt()).isEqualTo(8);
     }
 
     @Test
@@ -191,9 +184,7 @@ class QueryEndToEndTest {
                                         "/query",
                                         "{\"model_name\":\"m\",\"token_ids\":" + tokens(range(start, start + 3)) + "}")
                                 .json()
-                                .path("scores")
-                                .path("1")
-                                .path("0")
+                                .at("/scores/1/0")
                                 .asInt())
                         .as("start %d", start)
                         .isEqualTo(4);

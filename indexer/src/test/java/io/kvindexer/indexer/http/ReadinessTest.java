@@ -24,10 +24,10 @@ class ReadinessTest {
         @Test
         void readyAtOnceWithoutPeersOrGate(HttpTestClient http) {
             HttpTestClient.Response health = http.get("/health");
-            assertThat(health.status()).isEqualTo(200);
+            health.assertStatus(200);
             assertThat(health.body()).isEmpty();
             HttpTestClient.Response ready = http.get("/ready");
-            assertThat(ready.status()).isEqualTo(200);
+            ready.assertStatus(200);
             assertThat(ready.body()).isEqualTo("{\"ready\":true,\"reason\":\"ready\"}");
         }
     }
@@ -44,28 +44,27 @@ class ReadinessTest {
         void gateWaitsForMinInitialWorkersRegisteredOverHttp(HttpTestClient http, IndexerRouting.Components app) {
             // run_common_exposes_ready_while_waiting_for_min_workers, with compatibility.md, Where we differ on
             // purpose: HTTP is open while waiting
-            assertThat(http.get("/health").status()).isEqualTo(200);
+            http.get("/health").assertStatus(200);
             HttpTestClient.Response ready = http.get("/ready");
-            assertThat(ready.status()).isEqualTo(503);
+            ready.assertStatus(503);
             assertThat(ready.body()).isEqualTo("{\"ready\":false,\"reason\":\"waiting_for_min_initial_workers\"}");
 
-            assertThat(http.post("/register", reg(1)).status()).isEqualTo(201);
+            http.post("/register", reg(1)).assertStatus(201);
             HttpTestClient.Response early = http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}");
-            assertThat(early.status()).isEqualTo(503);
+            early.assertStatus(503);
             assertThat(early.error()).contains("waiting_for_min_initial_workers");
             assertThat(app.gate().isOpen()).isFalse();
 
             // two ranks of one instance are still one instance
-            assertThat(http.post("/register", """
-                    {"instance_id":1,"dp_rank":1,"endpoint":"tcp://127.0.0.1:2","model_name":"m","block_size":4}""").status()).isEqualTo(201);
+            http.post("/register", """
+                    {"instance_id":1,"dp_rank":1,"endpoint":"tcp://127.0.0.1:2","model_name":"m","block_size":4}""").assertStatus(201);
             assertThat(app.gate().isOpen()).isFalse();
 
-            assertThat(http.post("/register", reg(2)).status()).isEqualTo(201);
+            http.post("/register", reg(2)).assertStatus(201);
             assertThat(app.gate().isOpen()).isTrue();
             assertThat(http.get("/ready").json().get("reason").asText()).isIn("ready", "listeners_pending");
-            assertThat(http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}")
-                            .status())
-                    .isEqualTo(200);
+            http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}")
+                    .assertStatus(200);
         }
     }
 
@@ -93,11 +92,9 @@ class ReadinessTest {
         try (IndexerApp app = IndexerApp.start(cfg);
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             HttpTestClient.Response ready = http.get("/ready");
-            assertThat(ready.status()).isEqualTo(503);
+            ready.assertStatus(503);
             assertThat(ready.body()).isEqualTo("{\"ready\":false,\"reason\":\"recovering_from_peer\"}");
-            assertThat(http.post("/query", "{\"token_ids\":[1],\"model_name\":\"m\"}")
-                            .status())
-                    .isEqualTo(503);
+            http.post("/query", "{\"token_ids\":[1],\"model_name\":\"m\"}").assertStatus(503);
             // no reachable peer: empty start, then ready
             await().atMost(Duration.ofSeconds(60))
                     .until(() -> http.get("/ready").status() == 200);

@@ -20,8 +20,8 @@ abstract class RequestValidationTest {
 
     @BeforeAll
     static void registerAWorker(HttpTestClient http) {
-        assertThat(http.post("/register", """
-                {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").status()).isEqualTo(201);
+        http.post("/register", """
+                {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").assertStatus(201);
     }
 
     @BeforeEach
@@ -143,7 +143,7 @@ abstract class RequestValidationTest {
         System.arraycopy(head, 0, big, 0, head.length);
         assertError(http.postRaw("/query", big, "application/json"), 413, "8388608");
         // the server is still fine afterwards
-        assertThat(http.get("/health").status()).isEqualTo(200);
+        http.get("/health").assertStatus(200);
     }
 
     @Test
@@ -183,21 +183,19 @@ abstract class RequestValidationTest {
 
     @Test
     void unknownRouteIs404AndWrongMethodIs405() {
-        assertThat(http.get("/nope").status()).isEqualTo(404);
-        assertThat(http.post("/nope", "{}").status()).isEqualTo(404);
-        assertThat(http.get("/query").status()).isEqualTo(405);
-        assertThat(http.post("/workers", "{}").status()).isEqualTo(405);
-        assertThat(http.method("DELETE", "/dump").status()).isEqualTo(405);
-        assertThat(http.post("/health", "{}").status()).isEqualTo(405);
+        http.get("/nope").assertStatus(404);
+        http.post("/nope", "{}").assertStatus(404);
+        http.get("/query").assertStatus(405);
+        http.post("/workers", "{}").assertStatus(405);
+        http.method("DELETE", "/dump").assertStatus(405);
+        http.post("/health", "{}").assertStatus(405);
     }
 
     @Test
     void testEndpointsAreNotMountedByDefault() {
         // Dynamo's listener_control_endpoints_are_not_mounted_by_default
-        assertThat(http.post("/test/pause_listener", "{\"instance_id\":1}").status())
-                .isEqualTo(404);
-        assertThat(http.post("/test/resume_listener", "{\"instance_id\":1}").status())
-                .isEqualTo(404);
+        http.post("/test/pause_listener", "{\"instance_id\":1}").assertStatus(404);
+        http.post("/test/resume_listener", "{\"instance_id\":1}").assertStatus(404);
     }
 
     @Test

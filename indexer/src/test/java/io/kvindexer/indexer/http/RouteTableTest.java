@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvindexer.indexer.IndexerConfig;
-import io.kvindexer.indexer.TestIndexer;
+import io.kvindexer.indexer.IndexerCore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -26,7 +26,7 @@ class RouteTableTest {
 
     @Test
     void tableAndOpenApiDocumentListTheSameRoutes() throws Exception {
-        try (TestIndexer indexer = TestIndexer.start(IndexerConfig.defaults().withTestEndpoints(true))) {
+        try (IndexerCore indexer = IndexerCore.start(IndexerConfig.defaults().withTestEndpoints(true))) {
             Routes routes = IndexerRouting.routes(indexer.components());
             Set<String> declared = new TreeSet<>();
             routes.api().forEach(r -> declared.add(r.method().text() + " " + r.path()));
@@ -44,7 +44,7 @@ class RouteTableTest {
         while (m.find()) {
             named.add(m.group(1));
         }
-        try (TestIndexer indexer = TestIndexer.start(IndexerConfig.defaults().withTestEndpoints(true))) {
+        try (IndexerCore indexer = IndexerCore.start(IndexerConfig.defaults().withTestEndpoints(true))) {
             Routes routes = IndexerRouting.routes(indexer.components());
             Set<String> expected = new TreeSet<>();
             for (String path : routes.paths()) {
@@ -59,7 +59,7 @@ class RouteTableTest {
 
     @Test
     void testRoutesAreOnlyInTheTableWhenEnabled() throws Exception {
-        try (TestIndexer indexer = TestIndexer.start(IndexerConfig.defaults())) {
+        try (IndexerCore indexer = IndexerCore.start(IndexerConfig.defaults())) {
             Routes routes = IndexerRouting.routes(indexer.components());
             assertThat(routes.paths()).contains("/query").noneMatch(p -> p.startsWith("/test/"));
             assertThat(routes.pathOf("/test/pause_listener")).isNull();

@@ -31,11 +31,9 @@ class StableReadinessTest {
         try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().withMinInitialWorkers(2));
                 HttpTestClient http = new HttpTestClient(app.baseUrl());
                 EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults())) {
-            assertThat(http.post("/register", register(1, sim.endpoint())).status())
-                    .isEqualTo(201);
-            assertThat(http.post("/register", register(2, "tcp://no-such-host.invalid:5557"))
-                            .status())
-                    .isEqualTo(201);
+            http.post("/register", register(1, sim.endpoint())).assertStatus(201);
+            http.post("/register", register(2, "tcp://no-such-host.invalid:5557"))
+                    .assertStatus(201);
             await().atMost(Duration.ofSeconds(60))
                     .until(() -> http.get("/workers?model_name=m")
                             .json()
@@ -58,13 +56,11 @@ class StableReadinessTest {
             await().atMost(Duration.ofSeconds(30))
                     .until(() -> http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}")
                                     .json()
-                                    .path("scores")
-                                    .path("1")
-                                    .path("0")
+                                    .at("/scores/1/0")
                                     .asInt()
                             == 4);
             assertThat(http.get("/metrics").body()).contains("dynamo_kvindexer_listeners{status=\"failed\"} 1.0");
-            assertThat(http.get("/ready").status()).isEqualTo(200);
+            http.get("/ready").assertStatus(200);
         }
     }
 
@@ -106,15 +102,10 @@ class StableReadinessTest {
                     } else {
                         endpoint = "tcp://no-such-host-" + i + ".invalid:5557"; // fails for good
                     }
-                    assertThat(http.post("/register", register(100 + i, endpoint))
-                                    .status())
-                            .isEqualTo(201);
+                    http.post("/register", register(100 + i, endpoint)).assertStatus(201);
                     if (i % 4 == 3) {
-                        assertThat(http.post(
-                                                "/unregister",
-                                                "{\"instance_id\":" + (100 + i - 1) + ",\"model_name\":\"m\"}")
-                                        .status())
-                                .isEqualTo(200);
+                        http.post("/unregister", "{\"instance_id\":" + (100 + i - 1) + ",\"model_name\":\"m\"}")
+                                .assertStatus(200);
                     }
                 }
                 await().atMost(Duration.ofSeconds(60))

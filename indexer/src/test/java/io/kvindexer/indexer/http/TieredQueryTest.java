@@ -98,10 +98,10 @@ class TieredQueryTest {
         String body = "{\"block_hashes\":" + hashes + ",\"model_name\":\"m\",\"tenant_id\":\"t\"}";
         var instances = http.post("/query_by_hash", body).json().path("instances");
         // worker 1: device 2 blocks, +1 host, +1 disk, +1 external; /query_by_hash folds external into disk
-        assertThat(instances.path("1").path("gpu").asInt()).isEqualTo(2 * B);
-        assertThat(instances.path("1").path("cpu").asInt()).isEqualTo(3 * B);
-        assertThat(instances.path("1").path("disk").asInt()).isEqualTo(5 * B);
-        assertThat(instances.path("18446744073709551615").path("disk").asInt()).isEqualTo(2 * B);
+        assertThat(instances.at("/1/gpu").asInt()).isEqualTo(2 * B);
+        assertThat(instances.at("/1/cpu").asInt()).isEqualTo(3 * B);
+        assertThat(instances.at("/1/disk").asInt()).isEqualTo(5 * B);
+        assertThat(instances.at("/18446744073709551615/disk").asInt()).isEqualTo(2 * B);
     }
 
     @Test
@@ -118,11 +118,11 @@ class TieredQueryTest {
     void badRequestsAreRefusedLikeQueryByHash() {
         HttpTestClient.Response unknown = http.post(
                 "/query_tiered_by_hash", "{\"block_hashes\":[1],\"model_name\":\"nope\",\"routing_group\":\"t\"}");
-        assertThat(unknown.status()).isEqualTo(404);
+        unknown.assertStatus(404);
         assertThat(unknown.error()).isEqualTo("no indexer for model=nope tenant=t");
         HttpTestClient.Response missing = http.post("/query_tiered_by_hash", "{\"model_name\":\"m\"}");
-        assertThat(missing.status()).isEqualTo(422);
+        missing.assertStatus(422);
         assertThat(missing.error()).isEqualTo("missing field `block_hashes`");
-        assertThat(http.get("/query_tiered_by_hash").status()).isEqualTo(405);
+        http.get("/query_tiered_by_hash").assertStatus(405);
     }
 }

@@ -34,23 +34,16 @@ class WorkerRoutesTest {
     void registerAnswers201Ok() {
         HttpTestClient.Response r = register("""
                 {"instance_id":1,"endpoint":"tcp://127.0.0.1:5557","model_name":"llama-3-8b","block_size":16}""");
-        assertThat(r.status()).isEqualTo(201);
-        assertThat(r.body()).isEqualTo("{\"status\":\"ok\"}");
+        r.assertOk(201);
         assertThat(r.contentType()).startsWith("application/json");
     }
 
     @Test
     void workersListsFieldsInDynamoOrder() {
         // get_workers_returns_registered_workers_with_metadata
-        assertThat(register(reg(1, "llama-3-8b", "default", 16, 0, "tcp://127.0.0.1:5557"))
-                        .status())
-                .isEqualTo(201);
-        assertThat(register(reg(1, "llama-3-8b", "default", 16, 1, "tcp://127.0.0.1:5558"))
-                        .status())
-                .isEqualTo(201);
-        assertThat(register(reg(2, "mistral", "customer-a", 32, 0, "tcp://127.0.0.1:5559"))
-                        .status())
-                .isEqualTo(201);
+        register(reg(1, "llama-3-8b", "default", 16, 0, "tcp://127.0.0.1:5557")).assertStatus(201);
+        register(reg(1, "llama-3-8b", "default", 16, 1, "tcp://127.0.0.1:5558")).assertStatus(201);
+        register(reg(2, "mistral", "customer-a", 32, 0, "tcp://127.0.0.1:5559")).assertStatus(201);
 
         JsonNode all = http().get("/workers").json();
         assertThat(all).hasSize(2);
@@ -92,20 +85,18 @@ class WorkerRoutesTest {
 
     @Test
     void u64InstanceIdsAreUnsignedDecimals() {
-        assertThat(register(reg(-1L, "m", "default", 4, 0, "tcp://127.0.0.1:5557"))
-                        .status())
-                .isEqualTo(201);
+        register(reg(-1L, "m", "default", 4, 0, "tcp://127.0.0.1:5557")).assertStatus(201);
         assertThat(http().get("/workers").body()).contains("\"instance_id\":18446744073709551615,");
     }
 
     @Test
     void endpointValidationIs400WithDynamoTexts() {
         HttpTestClient.Response r = register(reg(1, "m", "default", 4, 0, "tcp://host"));
-        assertThat(r.status()).isEqualTo(400);
+        r.assertStatus(400);
         assertThat(r.error()).isEqualTo("invalid ZMQ endpoint `tcp://host`: missing TCP port");
         r = register("""
                 {"instance_id":1,"endpoint":"tcp://h:1","model_name":"m","block_size":4,"replay_endpoint":"udp://h:2"}""");
-        assertThat(r.status()).isEqualTo(400);
+        r.assertStatus(400);
         assertThat(r.error())
                 .isEqualTo(
                         "invalid replay endpoint `udp://h:2`: invalid ZMQ endpoint `udp://h:2`: unsupported scheme `udp`");
@@ -114,20 +105,18 @@ class WorkerRoutesTest {
 
     @Test
     void conflictsAre409InDynamoOrder() {
-        assertThat(register(reg(1, "m", "default", 16, 0, "tcp://127.0.0.1:5557"))
-                        .status())
-                .isEqualTo(201);
+        register(reg(1, "m", "default", 16, 0, "tcp://127.0.0.1:5557")).assertStatus(201);
 
         HttpTestClient.Response other = register(reg(1, "m2", "default", 16, 1, "tcp://127.0.0.1:5558"));
-        assertThat(other.status()).isEqualTo(409);
+        other.assertStatus(409);
         assertThat(other.error()).isEqualTo("instance 1 is already registered for model=m tenant=default");
 
         HttpTestClient.Response dup = register(reg(1, "m", "default", 16, 0, "tcp://127.0.0.1:5558"));
-        assertThat(dup.status()).isEqualTo(409);
+        dup.assertStatus(409);
         assertThat(dup.error()).isEqualTo("instance 1 dp_rank 0 already registered");
 
         HttpTestClient.Response bs = register(reg(2, "m", "default", 32, 0, "tcp://127.0.0.1:5559"));
-        assertThat(bs.status()).isEqualTo(409);
+        bs.assertStatus(409);
         assertThat(bs.error()).isEqualTo("block_size mismatch for model=m tenant=default: existing=16, requested=32");
 
         // the duplicate did not replace the first registration's endpoint
@@ -161,41 +150,39 @@ class WorkerRoutesTest {
         register(reg(1, "m", "t", 4, 1, "tcp://h:2"));
         HttpTestClient.Response r = http().post(
                         "/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"t\",\"dp_rank\":1}");
-        assertThat(r.status()).isEqualTo(200);
-        assertThat(r.body()).isEqualTo("{\"status\":\"ok\"}");
+        r.assertOk(200);
         JsonNode w = http().get("/workers").json().get(0);
         assertThat(w.get("endpoints").size()).isEqualTo(1);
         assertThat(w.get("endpoints").has("0")).isTrue();
 
         r = http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"t\",\"dp_rank\":1}");
-        assertThat(r.status()).isEqualTo(404);
+        r.assertStatus(404);
         assertThat(r.error()).isEqualTo("instance 1 dp_rank 1 not found");
 
         // the last rank removes the instance and the index
         r = http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"t\",\"dp_rank\":0}");
-        assertThat(r.status()).isEqualTo(200);
+        r.assertStatus(200);
         assertThat(http().get("/workers").json()).isEmpty();
-        assertThat(http().post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\",\"tenant_id\":\"t\"}")
-                        .status())
-                .isEqualTo(404);
+        http().post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\",\"tenant_id\":\"t\"}")
+                .assertStatus(404);
     }
 
     @Test
     void unregisterErrorsAre404WithDynamoTexts() {
         register(reg(1, "m", "t", 4, 0, "tcp://h:1"));
         HttpTestClient.Response r = http().post("/unregister", "{\"instance_id\":9,\"model_name\":\"m\"}");
-        assertThat(r.status()).isEqualTo(404);
+        r.assertStatus(404);
         assertThat(r.error()).isEqualTo("instance 9 not found");
         r = http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"other\"}");
-        assertThat(r.status()).isEqualTo(404);
+        r.assertStatus(404);
         assertThat(r.error()).isEqualTo("instance 1 is registered for model=m tenant=t");
         r = http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"x\"}");
-        assertThat(r.status()).isEqualTo(404);
+        r.assertStatus(404);
         assertThat(r.error()).isEqualTo("instance 1 is registered for model=m tenant=t");
         r = http().post(
                         "/unregister",
                         "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"other\",\"dp_rank\":0}");
-        assertThat(r.status()).isEqualTo(404);
+        r.assertStatus(404);
         assertThat(r.error()).isEqualTo("instance 1 is registered for model=m tenant=t");
         assertThat(http().get("/workers").json()).hasSize(1);
     }
@@ -206,17 +193,16 @@ class WorkerRoutesTest {
         register(reg(1, "m", "t", 4, 1, "tcp://h:2"));
         HttpTestClient.Response r =
                 http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"dp_rank\":1}");
-        assertThat(r.status()).isEqualTo(200);
+        r.assertStatus(200);
         assertThat(http().get("/workers").json()).isEmpty();
     }
 
     @Test
     void unregisterWithTenantRemovesWholeInstanceAndBlockSizeCanBeChosenAnew() {
         register(reg(1, "m", "t", 4, 0, "tcp://h:1"));
-        assertThat(http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"t\"}")
-                        .status())
-                .isEqualTo(200);
-        assertThat(register(reg(1, "m", "t", 8, 0, "tcp://h:1")).status()).isEqualTo(201);
+        http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"t\"}")
+                .assertStatus(200);
+        register(reg(1, "m", "t", 8, 0, "tcp://h:1")).assertStatus(201);
         assertThat(http().get("/workers").json().get(0).get("block_size").asInt())
                 .isEqualTo(8);
     }
@@ -226,11 +212,9 @@ class WorkerRoutesTest {
         register(reg(1, "m", "default", 4, 0, "tcp://h:1"));
         register(reg(2, "m", "default", 4, 0, "tcp://h:2"));
         http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}");
-        assertThat(http().post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}")
-                        .status())
-                .isEqualTo(200);
+        http().post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}").assertStatus(200);
         HttpTestClient.Response mismatch = register(reg(3, "m", "default", 8, 0, "tcp://h:3"));
-        assertThat(mismatch.status()).isEqualTo(409);
+        mismatch.assertStatus(409);
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.kvindexer.indexer.ingest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.kvindexer.indexer.TestResources;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -14,8 +15,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * An engine that stops and comes back on the same port, over real sockets: the listener's SUB reconnects by itself,
@@ -27,31 +28,23 @@ class EngineDisconnectTest {
     private static final Duration NOTICE = Duration.ofSeconds(5);
     private static final Duration PATIENCE = Duration.ofSeconds(60);
 
-    private final List<AutoCloseable> resources = new ArrayList<>();
+    @RegisterExtension
+    final TestResources resources = new TestResources();
+
     private final RecordingSink sink = new RecordingSink();
     private final CountingMetrics metrics = new CountingMetrics();
     private final SequenceWatermark watermark = new SequenceWatermark();
-
-    @AfterEach
-    void closeAll() throws Exception {
-        for (int i = resources.size() - 1; i >= 0; i--) {
-            resources.get(i).close();
-        }
-    }
 
     @Test
     void aStoppedEngineIsReportedDisconnectedAndARestartedOneConnectedAgain() throws Exception {
         String endpoint = "tcp://127.0.0.1:" + freePort();
         String replayEndpoint = "tcp://127.0.0.1:" + freePort();
-        EngineSimulator first = engine(endpoint, replayEndpoint);
-        EngineListener listener = new EngineListener(
+        EngineSimulator first = resources.simulatorAt(endpoint, replayEndpoint);
+        EngineListener listener = resources.listener(
                 new ListenerSpec(INSTANCE, 0, endpoint, replayEndpoint),
                 watermark,
                 sink,
-                ReadyGate.open(),
                 ListenerOptions.defaults().withMetrics(metrics).withHandshakeTimeout(Duration.ofMillis(300)));
-        resources.add(listener);
-        listener.start();
         Subscriptions.await(listener, first, 1);
         await().atMost(PATIENCE).until(() -> listener.snapshot().connected());
         for (int i = 0; i < 3; i++) {
@@ -90,7 +83,8 @@ class EngineDisconnectTest {
                 .as("a connect that never handshook is no new disconnect")
                 .isEqualTo(1);
 
-        EngineSimulator second = engine(endpoint, replayEndpoint); // the engine process comes back, from seq 0
+        EngineSimulator second =
+                resources.simulatorAt(endpoint, replayEndpoint); // the engine process comes back, from seq 0
         Subscriptions.await(listener, second, 1);
         await().atMost(PATIENCE).until(() -> listener.snapshot().connected());
         assertThat(listener.snapshot())
@@ -113,38 +107,16 @@ class EngineDisconnectTest {
     @Test
     void anEngineThatNeverCameUpIsNotConnectedButNotDisconnectedEither() throws Exception {
         String endpoint = "tcp://127.0.0.1:" + freePort();
-        EngineListener listener = new EngineListener(
+        EngineListener listener = resources.listener(
                 new ListenerSpec(INSTANCE, 0, endpoint, null),
                 watermark,
                 sink,
-                ReadyGate.open(),
                 ListenerOptions.defaults().withMetrics(metrics));
-        resources.add(listener);
-        listener.start();
         await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.ACTIVE);
         Thread.sleep(500);
         assertThat(listener.snapshot())
                 .isEqualTo(new ListenerSnapshot(endpoint, ListenerStatus.ACTIVE, null, false, null));
         assertThat(metrics.get("disconnects")).isZero();
-    }
-
-    private EngineSimulator engine(String endpoint, String replayEndpoint) {
-        // the port was just released by the previous engine; a bind can briefly fail, so retry a few times
-        for (int attempt = 1; ; attempt++) {
-            try {
-                EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.builder()
-                        .endpoint(endpoint)
-                        .replayEndpoint(replayEndpoint)
-                        .build());
-                resources.add(sim);
-                return sim;
-            } catch (RuntimeException e) {
-                if (attempt == 20) {
-                    throw e;
-                }
-                sleep(100);
-            }
-        }
     }
 
     private static ServerSocket bind(String endpoint) throws IOException {
@@ -181,14 +153,5 @@ class EngineDisconnectTest {
 
     private static int[] tokens(int from, int count) {
         return IntStream.range(from, from + count).toArray();
-    }
-
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
     }
 }

@@ -3,6 +3,7 @@ package io.kvindexer.indexer.ingest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.kvindexer.indexer.TestResources;
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.model.WorkerKey;
 import io.kvindexer.indexer.sim.EngineEventEncoder.Format;
@@ -16,8 +17,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -29,16 +30,11 @@ class EngineListenerTest {
 
     private static final Duration PATIENCE = Duration.ofSeconds(60);
 
-    private final List<AutoCloseable> resources = new ArrayList<>();
+    @RegisterExtension
+    final TestResources resources = new TestResources();
+
     private final RecordingSink sink = new RecordingSink();
     private final CountingMetrics metrics = new CountingMetrics();
-
-    @AfterEach
-    void closeAll() throws Exception {
-        for (int i = resources.size() - 1; i >= 0; i--) {
-            resources.get(i).close();
-        }
-    }
 
     private EngineSimulator simulator(EngineSimulator.Options options) {
         EngineSimulator sim = EngineSimulator.start(options);

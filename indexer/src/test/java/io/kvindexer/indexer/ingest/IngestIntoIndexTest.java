@@ -3,13 +3,13 @@ package io.kvindexer.indexer.ingest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.IndexWriters;
 import io.kvindexer.indexer.index.MatchResult;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.model.WorkerKey;
+import io.kvindexer.indexer.registry.IndexSink;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.PrefixCacheEngine;
 import java.time.Duration;
@@ -35,17 +35,7 @@ class IngestIntoIndexTest {
         try (IndexWriters writers = new IndexWriters(2);
                 EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults())) {
             ModelIndex index = new ModelIndex("m", "default", BLOCK, IndexOptions.defaults(), writers);
-            BatchSink sink = new BatchSink() {
-                @Override
-                public void apply(WorkerKey worker, List<KvEvent> events) {
-                    index.submit(worker, events);
-                }
-
-                @Override
-                public void publisherRestarted(WorkerKey worker) {
-                    index.removeWorker(worker);
-                }
-            };
+            BatchSink sink = new IndexSink(index);
             SequenceWatermark watermark = new SequenceWatermark();
             CountingMetrics metrics = new CountingMetrics();
             try (EngineListener listener = new EngineListener(

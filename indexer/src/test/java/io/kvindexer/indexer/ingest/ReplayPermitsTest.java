@@ -4,26 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.kvindexer.indexer.IndexerCli;
+import io.kvindexer.indexer.TestResources;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** At most N replays at once per process: three listeners that all need one, two permits. */
 class ReplayPermitsTest {
 
-    private final List<AutoCloseable> open = new ArrayList<>();
-
-    @AfterEach
-    void closeAll() throws Exception {
-        for (int i = open.size() - 1; i >= 0; i--) {
-            open.get(i).close();
-        }
-    }
+    @RegisterExtension
+    final TestResources open = new TestResources();
 
     @Test
     void theThirdReplayWaitsUntilAPermitIsFree() {

@@ -29,15 +29,7 @@ class SubscriberHandshakeTest {
             AtomicInteger remade = new AtomicInteger();
             AtomicInteger lost = new AtomicInteger();
             EngineLink link = new EngineLink(System::currentTimeMillis, lost::incrementAndGet, () -> {});
-            Subscriber sub = new Subscriber(
-                    context,
-                    "tcp://127.0.0.1:" + port,
-                    1000,
-                    Duration.ofMillis(300),
-                    50,
-                    remade::incrementAndGet,
-                    link);
-            sub.open();
+            Subscriber sub = open(context, "tcp://127.0.0.1:" + port, remade, link);
             await().atMost(Duration.ofSeconds(10)).until(() -> {
                 pub.send("x");
                 return sub.receive() != null;
@@ -78,15 +70,7 @@ class SubscriberHandshakeTest {
             });
             AtomicInteger remade = new AtomicInteger();
             EngineLink link = new EngineLink(System::currentTimeMillis, () -> {}, () -> {});
-            Subscriber sub = new Subscriber(
-                    context,
-                    "tcp://127.0.0.1:" + silent.getLocalPort(),
-                    1000,
-                    Duration.ofMillis(300),
-                    50,
-                    remade::incrementAndGet,
-                    link);
-            sub.open();
+            Subscriber sub = open(context, "tcp://127.0.0.1:" + silent.getLocalPort(), remade, link);
             await().atMost(Duration.ofSeconds(20)).until(() -> {
                 sub.receive();
                 return remade.get() >= 2;
@@ -102,5 +86,13 @@ class SubscriberHandshakeTest {
             silent.close();
             acceptor.join(5000);
         }
+    }
+
+    /** A subscriber of {@code endpoint} with a 300 ms handshake deadline, counting remade sockets; opened. */
+    private static Subscriber open(ZContext context, String endpoint, AtomicInteger remade, EngineLink link) {
+        Subscriber sub =
+                new Subscriber(context, endpoint, 1000, Duration.ofMillis(300), 50, remade::incrementAndGet, link);
+        sub.open();
+        return sub;
     }
 }

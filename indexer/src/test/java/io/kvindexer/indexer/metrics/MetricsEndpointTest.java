@@ -1,6 +1,7 @@
 package io.kvindexer.indexer.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
 
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.http.IndexerRoutes;
@@ -47,7 +48,7 @@ public class MetricsEndpointTest {
             http.get("/no/such/route");
 
             HttpTestClient.Response r = http.get("/metrics");
-            assertThat(r.status()).isEqualTo(200);
+            r.assertStatus(200);
             assertThat(r.contentType()).startsWith("text/plain");
             Map<String, Double> m = parse(r.body());
 
@@ -60,16 +61,13 @@ public class MetricsEndpointTest {
                 listeners += v;
             }
             assertThat(listeners).isEqualTo(3.0);
-            assertThat(m.get("dynamo_kvindexer_requests_total{endpoint=\"/register\",method=\"POST\"}"))
-                    .isEqualTo(3.0);
-            assertThat(m.get("dynamo_kvindexer_requests_total{endpoint=\"/query\",method=\"POST\"}"))
-                    .isEqualTo(2.0);
-            assertThat(m.get("dynamo_kvindexer_errors_total{endpoint=\"/query\",status_class=\"4xx\"}"))
-                    .isEqualTo(1.0);
-            assertThat(m.get("dynamo_kvindexer_errors_total{endpoint=\"unknown\",status_class=\"4xx\"}"))
-                    .isEqualTo(1.0);
-            assertThat(m.get("dynamo_kvindexer_request_duration_seconds_count{endpoint=\"/query\"}"))
-                    .isEqualTo(2.0);
+            assertThat(m)
+                    .contains(
+                            entry("dynamo_kvindexer_requests_total{endpoint=\"/register\",method=\"POST\"}", 3.0),
+                            entry("dynamo_kvindexer_requests_total{endpoint=\"/query\",method=\"POST\"}", 2.0),
+                            entry("dynamo_kvindexer_errors_total{endpoint=\"/query\",status_class=\"4xx\"}", 1.0),
+                            entry("dynamo_kvindexer_errors_total{endpoint=\"unknown\",status_class=\"4xx\"}", 1.0),
+                            entry("dynamo_kvindexer_request_duration_seconds_count{endpoint=\"/query\"}", 2.0));
             assertThat(m)
                     .containsKey("dynamo_kvindexer_request_duration_seconds_bucket{endpoint=\"/query\",le=\"1.0E-4\"}");
             assertThat(m)

@@ -10,7 +10,6 @@ import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,8 +18,6 @@ import org.junit.jupiter.api.Test;
  * ZeroMQ endpoints.
  */
 class Ipv6PeersTest {
-
-    private static final String QUERY = "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4,5,6,7,8]}";
 
     private static IndexerApp start(String... args) throws Exception {
         return IndexerApp.start(IndexerCli.parse(args, Map.of()).config().withRecoveryDelay(Duration.ofMillis(50)));
@@ -32,15 +29,7 @@ class Ipv6PeersTest {
                 HttpTestClient a = new HttpTestClient(first.baseUrl());
                 EngineSimulator engine = EngineSimulator.start(EngineSimulator.Options.defaults())) {
             assertThat(first.baseUrl()).isEqualTo("http://[::1]:" + first.port());
-            assertThat(a.post(
-                                    "/register",
-                                    "{\"instance_id\":1,\"endpoint\":\"" + engine.endpoint()
-                                            + "\",\"model_name\":\"m\",\"block_size\":4}")
-                            .status())
-                    .isEqualTo(201);
-            await().atMost(Duration.ofSeconds(30)).until(() -> engine.subscriptions() >= 1);
-            engine.storeSequence(new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4).get(30, TimeUnit.SECONDS);
-            await().atMost(Duration.ofSeconds(30)).until(() -> score(a) == 8);
+            Replicas.seed(a, engine);
 
             try (IndexerApp byUrl = start("--host", "127.0.0.1", "--port", "0", "--peers", first.baseUrl());
                     HttpTestClient b = new HttpTestClient(byUrl.baseUrl());
@@ -50,8 +39,8 @@ class Ipv6PeersTest {
                 await().atMost(Duration.ofSeconds(60))
                         .until(() -> b.get("/ready").status() == 200
                                 && c.get("/ready").status() == 200);
-                assertThat(score(b)).isEqualTo(8);
-                assertThat(score(c)).isEqualTo(8);
+                assertThat(Replicas.score(b)).isEqualTo(8);
+                assertThat(Replicas.score(c)).isEqualTo(8);
                 assertThat(b.get("/peers").json().get(0).asText()).isEqualTo(first.baseUrl());
             }
         }
@@ -61,30 +50,26 @@ class Ipv6PeersTest {
     void bracketedIpv6IsAcceptedWhereAnAddressIsTaken() throws Exception {
         try (IndexerApp app = start("--host", "127.0.0.1", "--port", "0");
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
-            assertThat(http.post("/register_peer", "{\"url\":\"http://[fd00::12]:8090\"}")
-                            .status())
-                    .isEqualTo(201);
+            http.post("/register_peer", "{\"url\":\"http://[fd00::12]:8090\"}").assertStatus(201);
             HttpTestClient.Response bare = http.post("/register_peer", "{\"url\":\"http://fd00::12:8090\"}");
-            assertThat(bare.status()).isEqualTo(422);
+            bare.assertStatus(422);
             assertThat(bare.error()).contains("bracket an IPv6 address");
             assertThat(http.get("/peers").body()).isEqualTo("[\"http://[fd00::12]:8090\"]");
-            assertThat(http.post("/deregister_peer", "{\"url\":\"http://[fd00::12]:8090\"}")
-                            .status())
-                    .isEqualTo(200);
+            http.post("/deregister_peer", "{\"url\":\"http://[fd00::12]:8090\"}")
+                    .assertStatus(200);
 
-            assertThat(http.post(
-                                    "/register",
-                                    "{\"instance_id\":6,\"endpoint\":\"tcp://[fd00::5]:5557\","
-                                            + "\"replay_endpoint\":\"tcp://[fd00::5]:5600\",\"model_name\":\"m\",\"block_size\":4}")
-                            .status())
-                    .isEqualTo(201);
+            http.post(
+                            "/register",
+                            "{\"instance_id\":6,\"endpoint\":\"tcp://[fd00::5]:5557\","
+                                    + "\"replay_endpoint\":\"tcp://[fd00::5]:5600\",\"model_name\":\"m\",\"block_size\":4}")
+                    .assertStatus(201);
             JsonNode w = http.get("/workers").json().get(0);
             assertThat(w.get("endpoints").get("0").asText()).isEqualTo("tcp://[fd00::5]:5557");
             HttpTestClient.Response unclosed = http.post(
                     "/register",
                     "{\"instance_id\":7,"
                             + "\"endpoint\":\"tcp://[fd00::5:5557\",\"model_name\":\"m\",\"block_size\":4}");
-            assertThat(unclosed.status()).isEqualTo(400);
+            unclosed.assertStatus(400);
             assertThat(unclosed.error()).isEqualTo("invalid ZMQ endpoint `tcp://[fd00::5:5557`: missing closing `]`");
         }
     }
@@ -99,14 +84,5 @@ class Ipv6PeersTest {
                         () -> IndexerCli.parse(new String[] {"--peers", "http://::1:8090"}, Map.of()))
                 .hasMessage("invalid value for --peers: invalid peer URL `http://::1:8090`: bracket an IPv6 address,"
                         + " e.g. http://[::1]:8090");
-    }
-
-    private static int score(HttpTestClient http) {
-        return http.post("/query", QUERY)
-                .json()
-                .path("scores")
-                .path("1")
-                .path("0")
-                .asInt();
     }
 }

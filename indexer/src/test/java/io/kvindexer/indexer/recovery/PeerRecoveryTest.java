@@ -37,18 +37,16 @@ class PeerRecoveryTest {
                         EngineSimulator.Options.builder().dpRank(1).build());
                 IndexerApp first = IndexerApp.start(IndexerConfig.defaults());
                 HttpTestClient a = new HttpTestClient(first.baseUrl())) {
-            assertThat(a.post(
-                                    "/register",
-                                    "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint()
-                                            + "\",\"model_name\":\"org:llama\",\"block_size\":4}")
-                            .status())
-                    .isEqualTo(201);
-            assertThat(a.post(
-                                    "/register",
-                                    "{\"instance_id\":2,\"dp_rank\":1,\"endpoint\":\"" + host.endpoint()
-                                            + "\",\"model_name\":\"mistral\",\"tenant_id\":\"t\",\"block_size\":8}")
-                            .status())
-                    .isEqualTo(201);
+            a.post(
+                            "/register",
+                            "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint()
+                                    + "\",\"model_name\":\"org:llama\",\"block_size\":4}")
+                    .assertStatus(201);
+            a.post(
+                            "/register",
+                            "{\"instance_id\":2,\"dp_rank\":1,\"endpoint\":\"" + host.endpoint()
+                                    + "\",\"model_name\":\"mistral\",\"tenant_id\":\"t\",\"block_size\":8}")
+                    .assertStatus(201);
             await().atMost(Duration.ofSeconds(30)).until(() -> sim.subscriptions() >= 1 && host.subscriptions() >= 1);
             sim.storeSequence(range(1, 16), 4).get(30, TimeUnit.SECONDS);
             sim.storeSequence(range(1, 8 + 0), 4).get(30, TimeUnit.SECONDS);
@@ -59,21 +57,15 @@ class PeerRecoveryTest {
                     .get(30, TimeUnit.SECONDS);
             String q = "{\"model_name\":\"org:llama\",\"token_ids\":" + tokens(range(1, 16)) + "}";
             await().atMost(Duration.ofSeconds(30))
-                    .untilAsserted(() -> assertThat(a.post("/query", q)
-                                    .json()
-                                    .path("scores")
-                                    .path("1")
-                                    .path("0")
-                                    .asInt())
+                    .untilAsserted(() -> assertThat(
+                                    a.post("/query", q).json().at("/scores/1/0").asInt())
                             .isEqualTo(16));
             String qHost =
                     "{\"model_name\":\"mistral\",\"tenant_id\":\"t\",\"token_ids\":" + tokens(range(1, 24)) + "}";
             await().atMost(Duration.ofSeconds(30))
                     .untilAsserted(() -> assertThat(a.post("/query", qHost)
                                     .json()
-                                    .path("instances")
-                                    .path("2")
-                                    .path("cpu")
+                                    .at("/instances/2/cpu")
                                     .asInt())
                             .isEqualTo(24));
 

@@ -16,7 +16,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,8 +26,6 @@ import org.junit.jupiter.api.Test;
 class PeersDnsProcessTest {
 
     private static final String NAME = "kv-indexer-peers.test";
-    private static final int[] TOKENS = {1, 2, 3, 4, 5, 6, 7, 8};
-    private static final String QUERY = "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4,5,6,7,8]}";
 
     @Test
     void replicasFindEachOtherThroughOneName() throws Exception {
@@ -50,15 +47,7 @@ class PeersDnsProcessTest {
             assertThat(first.output())
                     .contains("P2P recovery: no reachable peers")
                     .doesNotContain("recovery from http://127.0.0.2:" + port);
-            assertThat(a.post(
-                                    "/register",
-                                    "{\"instance_id\":1,\"endpoint\":\"" + engine.endpoint()
-                                            + "\",\"model_name\":\"m\",\"block_size\":4}")
-                            .status())
-                    .isEqualTo(201);
-            await().atMost(Duration.ofSeconds(30)).until(() -> engine.subscriptions() >= 1);
-            engine.storeSequence(TOKENS, 4).get(30, TimeUnit.SECONDS);
-            await().atMost(Duration.ofSeconds(30)).until(() -> score(a) == 8);
+            Replicas.seed(a, engine);
 
             // the second: skips itself (127.0.0.3), recovers from 127.0.0.2 without any registration of its own
             IndexerProcess second =
@@ -68,7 +57,7 @@ class PeersDnsProcessTest {
             // ready means recovered: the first 200 already answers from the peer's index
             await().atMost(Duration.ofSeconds(60)).until(() -> b.get("/ready").status() == 200);
             assertThat(second.output()).contains("P2P recovery completed from http://127.0.0.2:" + port);
-            assertThat(score(b)).isEqualTo(8);
+            assertThat(Replicas.score(b)).isEqualTo(8);
             assertThat(b.get("/workers").json()).isEmpty();
             assertThat(DumpRecoveryTest.canonical(b.get("/dump").json()))
                     .isEqualTo(DumpRecoveryTest.canonical(a.get("/dump").json()));
@@ -96,7 +85,7 @@ class PeersDnsProcessTest {
                             "P2P recovery completed from http://127.0.0.2:" + port);
             assertThat(out.indexOf("127.0.0.9:" + port + " failed"))
                     .isLessThan(out.indexOf("completed from http://127.0.0.2"));
-            assertThat(score(c)).isEqualTo(8);
+            assertThat(Replicas.score(c)).isEqualTo(8);
             assertThat(c.get("/peers").body()).isEqualTo("[\"http://127.0.0.9:" + port + "\"]");
         } finally {
             for (IndexerProcess r : replicas) {
@@ -117,15 +106,6 @@ class PeersDnsProcessTest {
             assertThat(http.get("/dump").body()).isEqualTo("{}");
             assertThat(http.get("/peers").body()).isEqualTo("[]");
         }
-    }
-
-    private static int score(HttpTestClient http) {
-        return http.post("/query", QUERY)
-                .json()
-                .path("scores")
-                .path("1")
-                .path("0")
-                .asInt();
     }
 
     /** A port nothing listens on at any of the addresses (the replicas share it, as pods share a Service port). */

@@ -5,17 +5,16 @@ import static org.awaitility.Awaitility.await;
 
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.TestResources;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.SimulatorBuilder;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Which watermark a registration gets (same endpoint: the learned one; another endpoint: a fresh one), and
@@ -26,16 +25,11 @@ class ListenerEndpointsTest {
 
     private static final Duration PATIENCE = Duration.ofSeconds(60);
 
-    private final List<AutoCloseable> open = new ArrayList<>();
+    @RegisterExtension
+    final TestResources open = new TestResources();
+
     private HttpTestClient http;
     private String model = "m";
-
-    @AfterEach
-    void closeAll() throws Exception {
-        for (int i = open.size() - 1; i >= 0; i--) {
-            open.get(i).close();
-        }
-    }
 
     private IndexerApp app(IndexerConfig config) throws Exception {
         IndexerApp app = IndexerApp.start(config);

@@ -199,9 +199,8 @@ final class FaultHarness implements AutoCloseable {
                     long worker = ev.get("worker_id").bigIntegerValue().longValue();
                     StorageTier tier =
                             StorageTier.fromJsonName(ev.path("storage_tier").asText("device"));
-                    int rank = ev.path("event").path("dp_rank").asInt(0);
-                    for (JsonNode b :
-                            ev.path("event").path("data").path("stored").path("blocks")) {
+                    int rank = ev.at("/event/dp_rank").asInt(0);
+                    for (JsonNode b : ev.at("/event/data/stored/blocks")) {
                         out.add(membership(
                                 worker,
                                 rank,
@@ -218,6 +217,28 @@ final class FaultHarness implements AutoCloseable {
 
     static String membership(long worker, int rank, StorageTier tier, long block) {
         return Long.toUnsignedString(worker) + "/" + rank + "/" + tier.jsonName() + "/" + Long.toUnsignedString(block);
+    }
+
+    /**
+     * The report row of a test that converged: batches sent and applied, and the engines' memberships against the
+     * indexer's, as they are now.
+     */
+    ReliabilityReport.Row convergedRow(
+            String test, String fault, String load, long inputs, long convergeMs, String note) {
+        Set<String> expected = groundTruth();
+        Set<String> found = dump();
+        return new ReliabilityReport.Row(
+                test,
+                fault,
+                load,
+                inputs,
+                batchesSent(),
+                metric("dynamo_kvindexer_batches_applied_total"),
+                expected.size(),
+                found.size(),
+                symmetricDifference(expected, found),
+                convergeMs,
+                note);
     }
 
     static long symmetricDifference(Set<String> a, Set<String> b) {

@@ -19,13 +19,10 @@ public final class FaultHarnessAccess {
                     .properties()
                     .forEach(model -> model.getValue()
                             .path("events")
-                            .forEach(ev -> ev.path("event")
-                                    .path("data")
-                                    .path("stored")
-                                    .path("blocks")
+                            .forEach(ev -> ev.at("/event/data/stored/blocks")
                                     .forEach(b -> out.add(model.getKey() + "/"
                                             + ev.get("worker_id").asText() + "/"
-                                            + ev.path("event").path("dp_rank").asInt() + "/"
+                                            + ev.at("/event/dp_rank").asInt() + "/"
                                             + ev.path("storage_tier").asText() + "/"
                                             + b.get("block_hash").asText()))));
         } catch (IOException e) {

@@ -73,20 +73,8 @@ class GroundTruthFaultTest {
     }
 
     private void record(String test, String fault, int steps, long convergeMs, String note) {
-        Set<String> expected = h.groundTruth();
-        Set<String> found = h.dump();
-        ReliabilityReport.record(new ReliabilityReport.Row(
-                test,
-                fault,
-                ENGINES + " engines x " + steps + " prompts, LRU " + CAPACITY + " blocks",
-                h.batchesSent(),
-                h.batchesSent(),
-                h.metric("dynamo_kvindexer_batches_applied_total"),
-                expected.size(),
-                found.size(),
-                FaultHarness.symmetricDifference(expected, found),
-                convergeMs,
-                note));
+        String load = ENGINES + " engines x " + steps + " prompts, LRU " + CAPACITY + " blocks";
+        ReliabilityReport.record(h.convergedRow(test, fault, load, h.batchesSent(), convergeMs, note));
     }
 
     private void lossConverges(String test, String fault, double drop) throws Exception {
@@ -135,8 +123,7 @@ class GroundTruthFaultTest {
         await().atMost(SETTLE).untilAsserted(() -> {
             assertThat(h.http.get("/metrics").body()).contains("dynamo_kvindexer_replays_total{result=\"incomplete\"}");
             for (JsonNode w : h.http.get("/workers").json()) {
-                assertThat(w.path("listeners").path("0").path("last_error").asText(""))
-                        .contains("replay incomplete");
+                assertThat(w.at("/listeners/0/last_error").asText("")).contains("replay incomplete");
             }
         });
         // documented state: the lost batches cannot be recovered, so each worker's blocks were dropped and
@@ -223,13 +210,8 @@ class GroundTruthFaultTest {
                 "{\"instance_id\":1,\"endpoint\":\"" + endpoint + "\",\"replay_endpoint\":\"" + replay
                         + "\",\"model_name\":\"m\",\"block_size\":16}");
         assertThat(r.status()).as(r.body()).isEqualTo(201);
-        String statusWhileAbsent = h.http.get("/workers")
-                .json()
-                .get(0)
-                .path("listeners")
-                .path("0")
-                .path("status")
-                .asText();
+        String statusWhileAbsent =
+                h.http.get("/workers").json().get(0).at("/listeners/0/status").asText();
         FaultHarness.Engine e = h.addEngine(
                 1,
                 EngineSimulator.Options.builder()
@@ -243,16 +225,11 @@ class GroundTruthFaultTest {
         e.drive(steps, 0);
         long ms = h.awaitConverged(SETTLE);
         h.assertQueriesMatchGroundTruth(100, 5);
-        ReliabilityReport.record(new ReliabilityReport.Row(
+        ReliabilityReport.record(h.convergedRow(
                 "engine-late",
                 "engine absent at /register, binds later",
                 "1 engine x " + steps + " prompts",
                 h.batchesSent(),
-                h.batchesSent(),
-                h.metric("dynamo_kvindexer_batches_applied_total"),
-                h.groundTruth().size(),
-                h.dump().size(),
-                FaultHarness.symmetricDifference(h.groundTruth(), h.dump()),
                 ms,
                 "listener `" + statusWhileAbsent + "` while absent (ZMQ reconnects); exact convergence"));
     }

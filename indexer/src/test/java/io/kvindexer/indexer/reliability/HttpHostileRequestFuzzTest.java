@@ -54,12 +54,11 @@ class HttpHostileRequestFuzzTest {
         String baseUrl = IndexerHarness.baseUrl(server);
         try (HttpTestClient http = new HttpTestClient(baseUrl)) {
             // a real (model, tenant) so /query reaches the index; the engine does not need to exist
-            assertThat(http.post(
-                                    "/register",
-                                    "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:9\","
-                                            + "\"model_name\":\"m\",\"block_size\":4}")
-                            .status())
-                    .isEqualTo(201);
+            http.post(
+                            "/register",
+                            "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:9\","
+                                    + "\"model_name\":\"m\",\"block_size\":4}")
+                    .assertStatus(201);
             int port = server.port();
             AtomicBoolean stop = new AtomicBoolean();
             AtomicInteger normalOk = new AtomicInteger();

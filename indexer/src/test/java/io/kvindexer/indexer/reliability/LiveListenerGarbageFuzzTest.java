@@ -53,21 +53,14 @@ class LiveListenerGarbageFuzzTest {
             assertThat(h.http.get("/workers")
                             .json()
                             .get(0)
-                            .path("listeners")
-                            .path("0")
-                            .path("status")
+                            .at("/listeners/0/status")
                             .asText())
                     .isEqualTo("active");
-            ReliabilityReport.record(new ReliabilityReport.Row(
+            ReliabilityReport.record(h.convergedRow(
                     "listener-garbage",
                     "hostile ZMQ messages into a " + "live listener",
                     "1 engine, 1 real batch per 10 garbage messages",
                     garbage,
-                    h.batchesSent(),
-                    h.metric("dynamo_kvindexer_batches_applied_total"),
-                    h.groundTruth().size(),
-                    h.dump().size(),
-                    FaultHarness.symmetricDifference(h.groundTruth(), h.dump()),
                     ms,
                     skipped + " counted in malformed_frames + decode_errors; " + corrupted
                             + " garbage messages were corrupted payloads under a real seq (seen as lost batches, replay tried);"

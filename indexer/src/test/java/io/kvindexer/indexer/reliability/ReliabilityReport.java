@@ -60,6 +60,22 @@ public final class ReliabilityReport {
                     note);
         }
 
+        /** The row's cells in the markdown table, {@code -} where not applicable. */
+        List<String> cells() {
+            return List.of(
+                    test,
+                    fault,
+                    load,
+                    n(inputs),
+                    n(sent),
+                    n(applied),
+                    n(expected),
+                    n(found),
+                    n(lost),
+                    convergeMs < 0 ? "-" : convergeMs + " ms",
+                    note);
+        }
+
         static Row parse(String line) {
             String[] f = line.split("\t", -1);
             return new Row(
@@ -138,29 +154,7 @@ public final class ReliabilityReport {
                 .append(" | lost | time to converge | outcome |\n")
                 .append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
         for (Row r : rows) {
-            md.append("| ")
-                    .append(r.test())
-                    .append(" | ")
-                    .append(r.fault())
-                    .append(" | ")
-                    .append(r.load())
-                    .append(" | ")
-                    .append(n(r.inputs()))
-                    .append(" | ")
-                    .append(n(r.sent()))
-                    .append(" | ")
-                    .append(n(r.applied()))
-                    .append(" | ")
-                    .append(n(r.expected()))
-                    .append(" | ")
-                    .append(n(r.found()))
-                    .append(" | ")
-                    .append(n(r.lost()))
-                    .append(" | ")
-                    .append(r.convergeMs() < 0 ? "-" : r.convergeMs() + " ms")
-                    .append(" | ")
-                    .append(r.note())
-                    .append(" |\n");
+            md.append("| ").append(String.join(" | ", r.cells())).append(" |\n");
         }
         md.append("\n## What the suites found and what was changed\n\n")
                 .append("- A request body that ended before its declared `Content-Length` (client gone) was a 500 ")

@@ -57,9 +57,9 @@ class StalledBodyTest {
                         "/register",
                         "{\"instance_id\":2,\"endpoint\":"
                                 + "\"tcp://127.0.0.1:9\",\"model_name\":\"m\",\"block_size\":4}");
-                assertThat(reg.status()).isEqualTo(201);
+                reg.assertStatus(201);
                 HttpTestClient.Response query = http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4]}");
-                assertThat(query.status()).isEqualTo(200);
+                query.assertStatus(200);
                 assertThat(query.json().has("scores")).isTrue();
 
                 String reply = readUntilClosed(stalled.getInputStream());
@@ -69,9 +69,9 @@ class StalledBodyTest {
 
                 // the stalled registration was not applied; the normal one was, and the server still answers
                 HttpTestClient.Response workers = http.get("/workers");
-                assertThat(workers.status()).isEqualTo(200);
+                workers.assertStatus(200);
                 assertThat(workers.body()).contains("\"instance_id\":2").doesNotContain("\"instance_id\":1");
-                assertThat(http.get("/health").status()).isEqualTo(200);
+                http.get("/health").assertStatus(200);
             }
         }
     }
@@ -85,12 +85,11 @@ class StalledBodyTest {
         void bodiesReadInTimeAreNeverCutOff(HttpTestClient http) {
             // requests on keep-alive connections for three deadlines' worth of time: a disarmed deadline must never
             // fire into a later request of the same connection
-            assertThat(http.post(
-                                    "/register",
-                                    "{\"instance_id\":2,\"endpoint\":\"tcp://127.0.0.1:9\","
-                                            + "\"model_name\":\"m\",\"block_size\":4}")
-                            .status())
-                    .isEqualTo(201);
+            http.post(
+                            "/register",
+                            "{\"instance_id\":2,\"endpoint\":\"tcp://127.0.0.1:9\","
+                                    + "\"model_name\":\"m\",\"block_size\":4}")
+                    .assertStatus(201);
             long end = System.nanoTime() + DEADLINE.multipliedBy(3).toNanos();
             int served = 0;
             while (System.nanoTime() < end || served < 50) {
@@ -98,7 +97,7 @@ class StalledBodyTest {
                 assertThat(q.status()).as("request %d: %s", served, q.body()).isEqualTo(200);
                 served++;
             }
-            assertThat(http.get("/health").status()).isEqualTo(200);
+            http.get("/health").assertStatus(200);
         }
     }
 

@@ -9,8 +9,10 @@ import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.http.IndexerHarness;
 import io.kvindexer.indexer.http.IndexerRoutes;
 import io.kvindexer.indexer.sim.EngineSimulator;
+import io.kvindexer.indexer.sim.SimEvent;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -76,13 +78,7 @@ class TornReadTest {
                             if (held.contains(chain[i])) {
                                 continue;
                             }
-                            sim.publish(EngineSimulator.stored(
-                                    new long[] {chain[i]},
-                                    i == 0 ? null : chain[i - 1],
-                                    java.util.Arrays.copyOfRange(chains[0], 0, BLOCK),
-                                    BLOCK,
-                                    "GPU",
-                                    null));
+                            sim.publish(storedLink(chain, i, chains[0]));
                             added.add(chain[i]);
                             batches.incrementAndGet();
                         }
@@ -112,8 +108,7 @@ class TornReadTest {
                             HttpTestClient.Response resp = http.post(
                                     "/query",
                                     "{\"model_name\":\"m\",\"token_ids\":"
-                                            + java.util.Arrays.toString(chains[c])
-                                                    .replace(" ", "") + "}");
+                                            + Arrays.toString(chains[c]).replace(" ", "") + "}");
                             if (resp.status() == 404) {
                                 continue; // before the first registration's index exists
                             }
@@ -141,14 +136,7 @@ class TornReadTest {
             for (int w = 0; w < WORKERS; w++) {
                 long[] chain = hashes[w % CHAINS];
                 for (int i = 0; i < chain.length; i++) {
-                    sims.get(w)
-                            .publish(EngineSimulator.stored(
-                                    new long[] {chain[i]},
-                                    i == 0 ? null : chain[i - 1],
-                                    java.util.Arrays.copyOfRange(chains[0], 0, BLOCK),
-                                    BLOCK,
-                                    "GPU",
-                                    null));
+                    sims.get(w).publish(storedLink(chain, i, chains[0]));
                     batches.incrementAndGet();
                 }
             }
@@ -181,6 +169,17 @@ class TornReadTest {
         }
     }
 
+    /** Block {@code i} of {@code chain}, stored under its parent (the tokens do not matter to the index). */
+    private static SimEvent.Stored storedLink(long[] chain, int i, int[] tokens) {
+        return EngineSimulator.stored(
+                new long[] {chain[i]},
+                i == 0 ? null : chain[i - 1],
+                Arrays.copyOfRange(tokens, 0, BLOCK),
+                BLOCK,
+                "GPU",
+                null);
+    }
+
     /** Every stored block's parent must be stored for the same (worker, rank) in the same dump. */
     private static void checkDump(JsonNode dump, ConcurrentLinkedQueue<String> torn) {
         Map<String, Set<Long>> blocks = new HashMap<>();
@@ -188,8 +187,8 @@ class TornReadTest {
         dump.fields()
                 .forEachRemaining(model -> model.getValue().path("events").forEach(ev -> {
                     String owner = ev.get("worker_id").asText() + "/"
-                            + ev.path("event").path("dp_rank").asInt();
-                    JsonNode stored = ev.path("event").path("data").path("stored");
+                            + ev.at("/event/dp_rank").asInt();
+                    JsonNode stored = ev.at("/event/data/stored");
                     JsonNode parent = stored.path("parent_hash");
                     long previous = parent.isNull() || parent.isMissingNode()
                             ? 0

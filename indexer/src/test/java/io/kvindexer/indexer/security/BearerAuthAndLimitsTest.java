@@ -67,30 +67,26 @@ public class BearerAuthAndLimitsTest {
                     assertThat(r.error()).isNotBlank();
                 }
             }
-            assertThat(get(http, "/dump", null).status()).isEqualTo(401);
-            assertThat(get(http, "/dump", "nope").status()).isEqualTo(401);
+            get(http, "/dump", null).assertStatus(401);
+            get(http, "/dump", "nope").assertStatus(401);
             // nothing was changed by the refused calls
             assertThat(http.get("/workers").json()).isEmpty();
             assertThat(http.get("/peers").json().toString()).doesNotContain("127.0.0.1:1");
             // with the token they work
-            assertThat(post(http, "/register", reg, TOKEN).status()).isEqualTo(201);
-            assertThat(post(http, "/register_peer", "{\"url\":\"http://127.0.0.1:1\"}", TOKEN)
-                            .status())
-                    .isEqualTo(201);
-            assertThat(get(http, "/dump", TOKEN).status()).isEqualTo(200);
+            post(http, "/register", reg, TOKEN).assertStatus(201);
+            post(http, "/register_peer", "{\"url\":\"http://127.0.0.1:1\"}", TOKEN)
+                    .assertStatus(201);
+            get(http, "/dump", TOKEN).assertStatus(200);
             // read-only endpoints stay open
-            assertThat(http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4]}")
-                            .status())
-                    .isEqualTo(200);
-            assertThat(http.post("/query_by_hash", "{\"model_name\":\"m\",\"block_hashes\":[1]}")
-                            .status())
-                    .isEqualTo(200);
+            http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4]}")
+                    .assertStatus(200);
+            http.post("/query_by_hash", "{\"model_name\":\"m\",\"block_hashes\":[1]}")
+                    .assertStatus(200);
             for (String open : List.of("/workers", "/peers", "/health", "/ready", "/metrics")) {
                 assertThat(http.get(open).status()).as(open).isEqualTo(200);
             }
-            assertThat(post(http, "/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}", TOKEN)
-                            .status())
-                    .isEqualTo(200);
+            post(http, "/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}", TOKEN)
+                    .assertStatus(200);
         }
     }
 
@@ -123,14 +119,13 @@ public class BearerAuthAndLimitsTest {
         try (EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
                 IndexerApp first = IndexerApp.start(IndexerConfig.defaults().withAuthToken(TOKEN));
                 HttpTestClient a = new HttpTestClient(first.baseUrl())) {
-            assertThat(post(
-                                    a,
-                                    "/register",
-                                    "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint()
-                                            + "\",\"model_name\":\"m\",\"block_size\":4}",
-                                    TOKEN)
-                            .status())
-                    .isEqualTo(201);
+            post(
+                            a,
+                            "/register",
+                            "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint()
+                                    + "\",\"model_name\":\"m\",\"block_size\":4}",
+                            TOKEN)
+                    .assertStatus(201);
             await().atMost(Duration.ofSeconds(30)).until(() -> sim.subscriptions() >= 1);
             sim.storeSequence(new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4).get(30, TimeUnit.SECONDS);
             await().atMost(Duration.ofSeconds(30))
@@ -158,40 +153,35 @@ public class BearerAuthAndLimitsTest {
         ServiceLimits limits = new ServiceLimits(8, 2, 3, 2);
         try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().withLimits(limits));
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
-            assertThat(http.post("/register", reg(1, 0)).status()).isEqualTo(201);
-            assertThat(http.post("/register", reg(1, 1)).status()).isEqualTo(201);
+            http.post("/register", reg(1, 0)).assertStatus(201);
+            http.post("/register", reg(1, 1)).assertStatus(201);
             HttpTestClient.Response third = http.post("/register", reg(1, 2));
-            assertThat(third.status()).isEqualTo(409);
+            third.assertStatus(409);
             assertThat(third.error()).contains("--max-ranks-per-instance");
-            assertThat(http.post("/register", reg(2, 0)).status()).isEqualTo(201);
+            http.post("/register", reg(2, 0)).assertStatus(201);
             HttpTestClient.Response fourth = http.post("/register", reg(3, 0));
-            assertThat(fourth.status()).isEqualTo(409);
+            fourth.assertStatus(409);
             assertThat(fourth.error()).contains("--max-listeners");
             assertThat(http.get("/workers").json()).hasSize(2);
 
-            assertThat(http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4,5,6,7,8]}")
-                            .status())
-                    .isEqualTo(200);
+            http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4,5,6,7,8]}")
+                    .assertStatus(200);
             HttpTestClient.Response tooMany =
                     http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4,5,6,7,8,9]}");
-            assertThat(tooMany.status()).isEqualTo(413);
+            tooMany.assertStatus(413);
             assertThat(tooMany.error()).contains("token_ids", "--max-query-tokens");
-            assertThat(http.post("/query_by_hash", "{\"model_name\":\"m\",\"block_hashes\":[1,2,3,4,5,6,7,8,9]}")
-                            .status())
-                    .isEqualTo(413);
+            http.post("/query_by_hash", "{\"model_name\":\"m\",\"block_hashes\":[1,2,3,4,5,6,7,8,9]}")
+                    .assertStatus(413);
 
-            assertThat(http.post("/register_peer", "{\"url\":\"http://127.0.0.1:1\"}")
-                            .status())
-                    .isEqualTo(201);
-            assertThat(http.post("/register_peer", "{\"url\":\"https://peer.example:8443\"}")
-                            .status())
-                    .isEqualTo(201);
+            http.post("/register_peer", "{\"url\":\"http://127.0.0.1:1\"}").assertStatus(201);
+            http.post("/register_peer", "{\"url\":\"https://peer.example:8443\"}")
+                    .assertStatus(201);
             assertThat(http.post("/register_peer", "{\"url\":\"http://127.0.0.1:1\"}")
                             .status())
                     .as("a duplicate does not count")
                     .isEqualTo(201);
             HttpTestClient.Response peer3 = http.post("/register_peer", "{\"url\":\"http://127.0.0.1:3\"}");
-            assertThat(peer3.status()).isEqualTo(409);
+            peer3.assertStatus(409);
             assertThat(peer3.error()).contains("--max-peers");
         }
     }

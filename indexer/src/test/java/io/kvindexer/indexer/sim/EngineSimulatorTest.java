@@ -103,6 +103,14 @@ class EngineSimulatorTest {
         dealer.send(Frames.seqBytes(start));
     }
 
+    /** The replay the DEALER receives: {@code (seq, batch)} messages under {@code topic}, then the end marker. */
+    private static void assertReplay(ZMQ.Socket dealer, String topic, String... seqsAndBatches) {
+        for (int i = 0; i < seqsAndBatches.length; i += 2) {
+            assertThat(receive(dealer)).containsExactly("", topic, seqsAndBatches[i], seqsAndBatches[i + 1]);
+        }
+        assertThat(receive(dealer)).containsExactly("", "", END, "");
+    }
+
     private static String seq(long s) {
         return HEX.formatHex(Frames.seqBytes(s));
     }
@@ -135,18 +143,13 @@ class EngineSimulatorTest {
         String topic = HEX.formatHex("kv".getBytes());
 
         request(dealer, 0);
-        assertThat(receive(dealer)).containsExactly("", topic, seq(0), A);
-        assertThat(receive(dealer)).containsExactly("", topic, seq(1), B);
-        assertThat(receive(dealer)).containsExactly("", topic, seq(2), C);
-        assertThat(receive(dealer)).containsExactly("", "", END, "");
+        assertReplay(dealer, topic, seq(0), A, seq(1), B, seq(2), C);
 
         request(dealer, 1);
-        assertThat(receive(dealer)).containsExactly("", topic, seq(1), B);
-        assertThat(receive(dealer)).containsExactly("", topic, seq(2), C);
-        assertThat(receive(dealer)).containsExactly("", "", END, "");
+        assertReplay(dealer, topic, seq(1), B, seq(2), C);
 
         request(dealer, 99);
-        assertThat(receive(dealer)).containsExactly("", "", END, "");
+        assertReplay(dealer, "");
         assertThat(sim.lastReplayStart()).isEqualTo(99);
     }
 
@@ -178,8 +181,7 @@ class EngineSimulatorTest {
         request(dealer, 2);
 
         // the DEALER receives in order: the first reply is the answer to the third request
-        assertThat(receive(dealer)).containsExactly("", "", seq(2), C);
-        assertThat(receive(dealer)).containsExactly("", "", END, "");
+        assertReplay(dealer, "", seq(2), C);
     }
 
     @Test
@@ -190,9 +192,7 @@ class EngineSimulatorTest {
         ZMQ.Socket dealer = dealer(sim);
 
         request(dealer, 0);
-        assertThat(receive(dealer)).containsExactly("", "", seq(1), B);
-        assertThat(receive(dealer)).containsExactly("", "", seq(2), C);
-        assertThat(receive(dealer)).containsExactly("", "", END, "");
+        assertReplay(dealer, "", seq(1), B, seq(2), C);
     }
 
     @Test
@@ -231,8 +231,7 @@ class EngineSimulatorTest {
 
         ZMQ.Socket dealer = dealer(sim);
         request(dealer, 0);
-        assertThat(receive(dealer)).containsExactly("", "", seq(0), C);
-        assertThat(receive(dealer)).containsExactly("", "", END, "");
+        assertReplay(dealer, "", seq(0), C);
     }
 
     @Test

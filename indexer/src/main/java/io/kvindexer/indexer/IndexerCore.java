@@ -1,0 +1,109 @@
+package io.kvindexer.indexer;
+
+import io.kvindexer.indexer.http.IndexerRouting;
+import io.kvindexer.indexer.index.IndexOptions;
+import io.kvindexer.indexer.index.Indexers;
+import io.kvindexer.indexer.ingest.EngineListener;
+import io.kvindexer.indexer.ingest.ListenerOptions;
+import io.kvindexer.indexer.ingest.ListenerSnapshot;
+import io.kvindexer.indexer.ingest.ReadyGate;
+import io.kvindexer.indexer.ingest.ReplayPermits;
+import io.kvindexer.indexer.metrics.IndexerMetrics;
+import io.kvindexer.indexer.recovery.StartupGate;
+import io.kvindexer.indexer.registry.ListenerFactory;
+import io.kvindexer.indexer.registry.PeerRegistry;
+import io.kvindexer.indexer.registry.Registration;
+import io.kvindexer.indexer.registry.RegistryException;
+import io.kvindexer.indexer.registry.WorkerEntry;
+import io.kvindexer.indexer.registry.WorkerRegistry;
+
+/**
+ * The wiring behind the HTTP server: index, registry with its engine listeners, startup gate and metrics, with the
+ * {@code --workers} registered. {@link IndexerApp} puts its server and peer recovery on top; tests serve the
+ * {@link #components()} through Helidon's harness instead.
+ */
+public final class IndexerCore implements AutoCloseable {
+
+    private final IndexerRouting.Components components;
+
+    private IndexerCore(IndexerConfig config) throws RegistryException {
+        IndexerMetrics metrics = new IndexerMetrics();
+        ReadyGate readyGate = new ReadyGate();
+        Indexers indexers = new Indexers(new IndexOptions(config.mixCacheSalt(), config.threads()));
+        WorkerRegistry workers = new WorkerRegistry(
+                indexers,
+                engineListeners(
+                        readyGate, metrics, new ReplayPermits(config.limits().maxConcurrentReplays())),
+                config.limits());
+        StartupGate gate = new StartupGate(config.minInitialWorkers(), config.recoversFromPeers(), readyGate, workers);
+        metrics.bind(workers, indexers);
+        components = new IndexerRouting.Components(config, workers, new PeerRegistry(), indexers, gate, metrics);
+        try {
+            for (WorkerEntry w : config.workers()) {
+                workers.register(new Registration(
+                        w.instanceId(),
+                        w.endpoint(),
+                        config.modelName(),
+                        config.tenantId(),
+                        config.blockSize(),
+                        w.dpRank(),
+                        null,
+                        null));
+            }
+            if (!config.recoversFromPeers()) {
+                gate.check(); // nothing to recover: open now if the min-workers condition already holds
+            }
+        } catch (RegistryException | RuntimeException e) {
+            close(); // a failed start leaves no listener or writer thread behind
+            throw e;
+        }
+    }
+
+    /** Builds the wiring and registers the config's {@code --workers}; their listeners start at once. */
+    public static IndexerCore start(IndexerConfig config) throws RegistryException {
+        return new IndexerCore(config);
+    }
+
+    /** The service's listeners: one EngineListener per registration, started at once, draining once the gate opens. */
+    static ListenerFactory engineListeners(ReadyGate gate, IndexerMetrics metrics, ReplayPermits replays) {
+        ListenerOptions options =
+                ListenerOptions.defaults().withMetrics(metrics.ingest()).withReplayPermits(replays);
+        return (spec, watermark, sink) -> {
+            EngineListener listener = new EngineListener(spec, watermark, sink, gate, options);
+            listener.start();
+            return new ListenerFactory.RunningListener() {
+                @Override
+                public ListenerSnapshot snapshot() {
+                    return listener.snapshot();
+                }
+
+                @Override
+                public boolean pause() {
+                    return listener.pause();
+                }
+
+                @Override
+                public boolean resume() {
+                    return listener.resume();
+                }
+
+                @Override
+                public void close() {
+                    listener.close();
+                }
+            };
+        };
+    }
+
+    /** What the routes work on. */
+    public IndexerRouting.Components components() {
+        return components;
+    }
+
+    /** The listeners first, then the index writers they feed. */
+    @Override
+    public void close() {
+        components.workers().close();
+        components.indexers().close();
+    }
+}
