@@ -60,6 +60,14 @@ public final class IndexerCli {
     int threads = IndexOptions.DEFAULT_WRITER_THREADS;
 
     @Option(
+            names = "--index-shards",
+            paramLabel = "N",
+            description = "shards per index, each written by its own writer threads; more use more cores for writes "
+                    + "and more memory for blocks that workers of several shards share (default: ${DEFAULT-VALUE}; "
+                    + "at most --threads)")
+    int indexShards = IndexOptions.DEFAULT_SHARDS;
+
+    @Option(
             names = "--block-size",
             paramLabel = "TOKENS",
             description = "block size of the --workers registrations (required with --workers)")
@@ -151,6 +159,9 @@ public final class IndexerCli {
         if (threads < 0) {
             throw new ConfigException("invalid value for --threads: " + threads + " (expected >= 0)");
         }
+        if (indexShards < 1 || indexShards > Math.max(1, threads)) {
+            throw new ConfigException("invalid value for --index-shards: " + indexShards + " (expected 1..--threads)");
+        }
         if (maxBodyBytes <= 0 || maxQueryBodyBytes <= 0) {
             throw new ConfigException("invalid value for --max-body-bytes/--max-query-body-bytes: must be > 0");
         }
@@ -196,6 +207,7 @@ public final class IndexerCli {
                 host,
                 port,
                 Math.max(1, threads),
+                indexShards,
                 bs,
                 workerList,
                 modelName,

@@ -13,6 +13,7 @@ import java.util.function.Consumer;
  * @param host              HTTP bind address
  * @param port              HTTP port (0 = pick a free one)
  * @param threads           index writer threads
+ * @param indexShards       shards per index, at most {@code threads} (see {@link IndexOptions#shards})
  * @param blockSize         block size for {@code --workers}; null when not given
  * @param workers           initial registrations under (modelName, tenantId)
  * @param peers             peer base URLs for startup recovery, in order
@@ -32,6 +33,7 @@ public record IndexerConfig(
         String host,
         int port,
         int threads,
+        int indexShards,
         Integer blockSize,
         List<WorkerEntry> workers,
         String modelName,
@@ -69,6 +71,7 @@ public record IndexerConfig(
                 "127.0.0.1",
                 0,
                 IndexOptions.DEFAULT_WRITER_THREADS,
+                IndexOptions.DEFAULT_SHARDS,
                 null,
                 List.of(),
                 DEFAULT_MODEL,
@@ -85,6 +88,11 @@ public record IndexerConfig(
                 Duration.ofSeconds(10),
                 ServiceLimits.DEFAULTS,
                 null);
+    }
+
+    /** The index options these flags give. */
+    public IndexOptions indexOptions() {
+        return new IndexOptions(mixCacheSalt, threads, Math.min(indexShards, threads));
     }
 
     /** True when startup recovers from peers ({@code --peers} or {@code --peers-dns}). */
@@ -139,6 +147,7 @@ public record IndexerConfig(
         private final String host;
         private final int port;
         private final int threads;
+        private final int indexShards;
         private Integer blockSize;
         private List<WorkerEntry> workers;
         private final String modelName;
@@ -160,6 +169,7 @@ public record IndexerConfig(
             host = c.host;
             port = c.port;
             threads = c.threads;
+            indexShards = c.indexShards;
             blockSize = c.blockSize;
             workers = c.workers;
             modelName = c.modelName;
@@ -183,6 +193,7 @@ public record IndexerConfig(
                     host,
                     port,
                     threads,
+                    indexShards,
                     blockSize,
                     workers,
                     modelName,

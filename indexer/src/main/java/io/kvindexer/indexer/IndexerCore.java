@@ -1,7 +1,6 @@
 package io.kvindexer.indexer;
 
 import io.kvindexer.indexer.http.IndexerRouting;
-import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.ingest.EngineListener;
 import io.kvindexer.indexer.ingest.ListenerOptions;
@@ -29,7 +28,7 @@ public final class IndexerCore implements AutoCloseable {
     private IndexerCore(IndexerConfig config) throws RegistryException {
         IndexerMetrics metrics = new IndexerMetrics();
         ReadyGate readyGate = new ReadyGate();
-        Indexers indexers = new Indexers(new IndexOptions(config.mixCacheSalt(), config.threads()));
+        Indexers indexers = new Indexers(config.indexOptions());
         WorkerRegistry workers = new WorkerRegistry(
                 indexers,
                 engineListeners(

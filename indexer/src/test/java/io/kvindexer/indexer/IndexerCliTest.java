@@ -65,6 +65,17 @@ class IndexerCliTest {
     }
 
     @Test
+    void indexShardsDefaultToOneAndAtMostTheWriterThreads() throws Exception {
+        assertThat(parse().indexOptions().shards()).isEqualTo(1);
+        IndexerConfig two = parse("--threads", "2", "--index-shards", "2");
+        assertThat(two.indexShards()).isEqualTo(2);
+        assertThat(two.indexOptions()).isEqualTo(new io.kvindexer.indexer.index.IndexOptions(false, 2, 2));
+        assertThatThrownBy(() -> parse("--threads", "2", "--index-shards", "3"))
+                .hasMessageContaining("invalid value for --index-shards: 3");
+        assertThatThrownBy(() -> parse("--index-shards", "0")).hasMessageContaining("--index-shards");
+    }
+
+    @Test
     void peersDnsIsANameAndAPort() throws Exception {
         assertThat(parse().peersDns()).isNull();
         assertThat(parse().recoversFromPeers()).isFalse();
