@@ -46,16 +46,16 @@ import org.slf4j.LoggerFactory;
             @Dependent(
                     name = "pdb",
                     type = PdbDependent.class,
-                    reconcilePrecondition = PdbDependent.MoreThanOneReplica.class),
+                    reconcilePrecondition = IndexerConditions.MoreThanOneReplica.class),
             @Dependent(
                     name = "hpa",
                     type = HpaDependent.class,
-                    reconcilePrecondition = HpaDependent.AutoscalingSet.class),
+                    reconcilePrecondition = IndexerConditions.AutoscalingSet.class),
             @Dependent(
                     name = "servicemonitor",
                     type = ServiceMonitorDependent.class,
-                    activationCondition = ServiceMonitorDependent.CrdInstalled.class,
-                    reconcilePrecondition = ServiceMonitorDependent.Wanted.class)
+                    activationCondition = IndexerConditions.ServiceMonitorCrdInstalled.class,
+                    reconcilePrecondition = IndexerConditions.ServiceMonitorWanted.class)
         })
 @ControllerConfiguration(name = KvIndexerReconciler.NAME)
 public class KvIndexerReconciler implements Reconciler<KvIndexer> {
