@@ -4,7 +4,6 @@ import static io.kvindexer.operator.e2e.LoopbackCluster.engineIp;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
@@ -20,12 +19,11 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The real operator on the CRUD mock API server, real indexer servers as replicas, real engine simulators as engine
@@ -34,7 +32,10 @@ import org.junit.jupiter.api.TestInfo;
 @EnableKubernetesMockClient(crud = true)
 class OperatorEndToEndTest {
     static KubernetesClient client;
-    private static OperatorHarness harness;
+
+    @RegisterExtension
+    static final OperatorHarness harness = OperatorHarness.perClass(() -> client, Duration.ofSeconds(3));
+
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final Map<String, String> VLLM = Map.of("app", "vllm");
     private static final int BLOCK = 4;
@@ -44,16 +45,6 @@ class OperatorEndToEndTest {
     private int port;
     private int zmqPort;
     private int replayPort;
-
-    @BeforeAll
-    static void startOperator() {
-        harness = new OperatorHarness(client, Duration.ofSeconds(3));
-    }
-
-    @AfterAll
-    static void stopOperator() {
-        harness.close();
-    }
 
     @BeforeEach
     void setUp(TestInfo info) {
@@ -65,24 +56,16 @@ class OperatorEndToEndTest {
                         .toLowerCase()
                         .replaceAll("[^a-z0-9]", "")
                         .substring(0, 20);
-        port = LoopbackCluster.freePort(
-                LoopbackCluster.replicaIp(0), LoopbackCluster.replicaIp(1), LoopbackCluster.replicaIp(2));
-        zmqPort = LoopbackCluster.freePort(engineIp(0), engineIp(1), engineIp(2));
-        replayPort = LoopbackCluster.freePort(engineIp(0), engineIp(1), engineIp(2));
+        port = LoopbackCluster.freePort(LoopbackCluster.replicaIps(3));
+        zmqPort = LoopbackCluster.freePort(LoopbackCluster.engineIps(3));
+        replayPort = LoopbackCluster.freePort(LoopbackCluster.engineIps(3));
     }
 
     /** Deletes what the test applied while the replicas still answer (the KvWorker finalizer needs them). */
     @AfterEach
     void tearDown() {
         try {
-            client.resources(KvWorker.class).inNamespace(ns).delete();
-            await().atMost(WAIT)
-                    .ignoreExceptions()
-                    .until(() -> client.resources(KvWorker.class)
-                            .inNamespace(ns)
-                            .list()
-                            .getItems()
-                            .isEmpty());
+            harness.deleteKvWorkers(ns, WAIT);
             client.resources(KvIndexer.class).inNamespace(ns).delete();
             client.pods().inNamespace(ns).delete();
         } finally {
@@ -91,21 +74,11 @@ class OperatorEndToEndTest {
     }
 
     private KvIndexer applyIndexer(int replicas) throws Exception {
-        client.resources(KvIndexer.class)
-                .inNamespace(ns)
-                .resource(Resources.kvIndexer(ns, "kv", replicas, port))
-                .create();
-        for (int i = 0; i < replicas; i++) {
-            cluster.startReplica(ns, "kv", i);
-        }
-        return cluster.kvIndexer(ns, "kv");
+        return cluster.startIndexer(ns, "kv", replicas, port);
     }
 
     private void applyWorker(Integer replay) {
-        client.resources(KvWorker.class)
-                .inNamespace(ns)
-                .resource(Resources.kvWorker(ns, "vllm", "kv", VLLM, "llama", BLOCK, zmqPort, replay, 1))
-                .create();
+        harness.create(Resources.kvWorker(ns, "vllm", "kv", VLLM, "llama", BLOCK, zmqPort, replay, 1));
     }
 
     private static long id(String ns, String pod) {
@@ -132,27 +105,19 @@ class OperatorEndToEndTest {
         return IntStream.rangeClosed(1, n).map(i -> i + offset).toArray();
     }
 
-    /** Tokens matched for {@code instance} on one replica by /query. */
+    /** Tokens matched for {@code instance} on one replica by /query; -1 while it does not answer. */
     private int matched(IndexerEndpoint replica, int[] tokens, long instance) {
         try {
-            JsonNode scores = cluster.http
-                    .query(
-                            replica,
-                            "llama",
-                            "default",
-                            IntStream.of(tokens).boxed().toList())
-                    .path("scores");
-            return scores.path(Long.toUnsignedString(instance)).path("0").asInt(0);
+            return cluster.matched(replica, "llama", tokens, instance);
         } catch (RuntimeException e) {
             return -1;
         }
     }
 
-    private static Condition condition(List<Condition> conditions, String type) {
-        return conditions.stream()
-                .filter(c -> type.equals(c.getType()))
-                .findFirst()
-                .orElseThrow();
+    /** Scales the KvIndexer and waits until the operator carried it to the StatefulSet. */
+    private void scaleTo(int replicas) {
+        harness.mergePatch(KvIndexer.class, ns, "kv", "{\"spec\":{\"replicas\":" + replicas + "}}");
+        await().atMost(WAIT).until(() -> harness.statefulSet(ns, "kv").getSpec().getReplicas() == replicas);
     }
 
     @Test
@@ -185,11 +150,11 @@ class OperatorEndToEndTest {
             assertThat(w.getStatus().registeredPods()).isEqualTo(2);
             assertThat(w.getStatus().pods())
                     .allSatisfy(p -> assertThat(p.registeredOn()).containsExactly("kv-0", "kv-1"));
-            assertThat(condition(w.getStatus().conditions(), "Ready").getStatus())
+            assertThat(Resources.condition(w.getStatus().conditions(), "Ready").getStatus())
                     .isEqualTo("True");
             KvIndexer k = cluster.kvIndexer(ns, "kv");
             assertThat(k.getStatus().ready()).isEqualTo("2/2");
-            assertThat(condition(k.getStatus().conditions(), "Ready").getStatus())
+            assertThat(Resources.condition(k.getStatus().conditions(), "Ready").getStatus())
                     .isEqualTo("True");
         });
         // each replica knows the other as a peer, by its stable URL
@@ -253,16 +218,7 @@ class OperatorEndToEndTest {
         Map<Long, String> expected = Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(0) + ":" + zmqPort);
         awaitRegistered(kvi, 1, expected);
 
-        harness.mergePatch(KvIndexer.class, ns, "kv", "{\"spec\":{\"replicas\":3}}");
-        await().atMost(WAIT)
-                .until(() -> client.apps()
-                                .statefulSets()
-                                .inNamespace(ns)
-                                .withName("kv")
-                                .get()
-                                .getSpec()
-                                .getReplicas()
-                        == 3);
+        scaleTo(3);
         KvIndexer three = cluster.kvIndexer(ns, "kv");
         cluster.startReplica(ns, "kv", 2);
         awaitRegistered(three, 2, expected);
@@ -278,16 +234,7 @@ class OperatorEndToEndTest {
             assertThat(cluster.kvIndexer(ns, "kv").getStatus().ready()).isEqualTo("3/3");
         });
 
-        harness.mergePatch(KvIndexer.class, ns, "kv", "{\"spec\":{\"replicas\":1}}");
-        await().atMost(WAIT)
-                .until(() -> client.apps()
-                                .statefulSets()
-                                .inNamespace(ns)
-                                .withName("kv")
-                                .get()
-                                .getSpec()
-                                .getReplicas()
-                        == 1);
+        scaleTo(1);
         cluster.removeReplica(ns, "kv", 2);
         cluster.removeReplica(ns, "kv", 1);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
@@ -350,10 +297,10 @@ class OperatorEndToEndTest {
         awaitRegistered(kvi, 0, both);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             KvWorker w = harness.kvWorker(ns, "vllm");
-            Condition degraded = condition(w.getStatus().conditions(), "Degraded");
+            Condition degraded = Resources.condition(w.getStatus().conditions(), "Degraded");
             assertThat(degraded.getStatus()).isEqualTo("True");
             assertThat(degraded.getMessage()).contains("kv-1");
-            assertThat(condition(w.getStatus().conditions(), "Ready").getStatus())
+            assertThat(Resources.condition(w.getStatus().conditions(), "Ready").getStatus())
                     .isEqualTo("False");
         });
         // ... and Kubernetes Events on the KvWorker say what happened
@@ -366,9 +313,10 @@ class OperatorEndToEndTest {
         awaitRegistered(kvi, 1, both);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             KvWorker w = harness.kvWorker(ns, "vllm");
-            assertThat(condition(w.getStatus().conditions(), "Degraded").getStatus())
+            assertThat(Resources.condition(w.getStatus().conditions(), "Degraded")
+                            .getStatus())
                     .isEqualTo("False");
-            assertThat(condition(w.getStatus().conditions(), "Ready").getStatus())
+            assertThat(Resources.condition(w.getStatus().conditions(), "Ready").getStatus())
                     .isEqualTo("True");
             assertThat(w.getStatus().registeredPods()).isEqualTo(2);
         });
@@ -382,12 +330,13 @@ class OperatorEndToEndTest {
         client.resources(KvWorker.class).inNamespace(ns).resource(orphan).create();
 
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            Condition ready = condition(harness.kvWorker(ns, "bad").getStatus().conditions(), "Ready");
+            Condition ready =
+                    Resources.condition(harness.kvWorker(ns, "bad").getStatus().conditions(), "Ready");
             assertThat(ready.getStatus()).isEqualTo("False");
             assertThat(ready.getReason()).isEqualTo("InvalidSpec");
             assertThat(ready.getMessage()).contains("spec.blockSize").contains("0");
-            Condition missing =
-                    condition(harness.kvWorker(ns, "orphan").getStatus().conditions(), "Ready");
+            Condition missing = Resources.condition(
+                    harness.kvWorker(ns, "orphan").getStatus().conditions(), "Ready");
             assertThat(missing.getReason()).isEqualTo("IndexerNotFound");
             assertThat(missing.getMessage()).contains("nowhere");
         });
@@ -395,7 +344,7 @@ class OperatorEndToEndTest {
         harness.mergePatch(KvWorker.class, ns, "bad", "{\"spec\":{\"blockSize\":16}}");
         await().atMost(WAIT)
                 .ignoreExceptions()
-                .untilAsserted(() -> assertThat(condition(
+                .untilAsserted(() -> assertThat(Resources.condition(
                                         harness.kvWorker(ns, "bad").getStatus().conditions(), "Ready")
                                 .getReason())
                         .isEqualTo("IndexerNotFound"));

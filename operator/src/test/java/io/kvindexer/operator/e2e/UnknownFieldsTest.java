@@ -15,10 +15,10 @@ import io.kvindexer.operator.crd.v1alpha1.CrdConstants;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.support.OperatorHarness;
+import io.kvindexer.operator.support.Resources;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Objects written against a newer CRD than this operator knows (the mock, like a server with a newer schema, keeps
@@ -29,19 +29,12 @@ import org.junit.jupiter.api.Test;
 @EnableKubernetesMockClient(crud = true)
 class UnknownFieldsTest {
     static KubernetesClient client;
-    private static OperatorHarness harness;
+
+    @RegisterExtension
+    static final OperatorHarness harness = OperatorHarness.perClass(() -> client, Duration.ofSeconds(2));
+
     private static final String NS = "unknown-fields";
     private static final Duration WAIT = Duration.ofSeconds(60);
-
-    @BeforeAll
-    static void start() {
-        harness = new OperatorHarness(client, Duration.ofSeconds(2));
-    }
-
-    @AfterAll
-    static void stop() {
-        harness.close();
-    }
 
     private static GenericKubernetesResource raw(String json) {
         return Serialization.unmarshal(json, GenericKubernetesResource.class);
@@ -75,21 +68,14 @@ class UnknownFieldsTest {
                 .create();
 
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            StatefulSet sts = client.apps()
-                    .statefulSets()
-                    .inNamespace(NS)
-                    .withName("future")
-                    .get();
+            StatefulSet sts = harness.statefulSet(NS, "future");
             assertThat(sts.getSpec().getReplicas()).isEqualTo(2);
             assertThat(sts.getSpec().getTemplate().getMetadata().getLabels()).containsEntry("team", "a");
             KvIndexer kvi = harness.kvIndexer(NS, "future");
             assertThat(kvi.getStatus().replicas()).as("rewritten as a count").isZero();
             assertThat(kvi.getStatus().ready()).isEqualTo("0/2");
             KvWorker w = harness.kvWorker(NS, "future-engines");
-            Condition ready = w.getStatus().conditions().stream()
-                    .filter(c -> c.getType().equals("Ready"))
-                    .findFirst()
-                    .orElseThrow();
+            Condition ready = Resources.condition(w.getStatus().conditions(), "Ready");
             assertThat(ready.getReason()).isEqualTo("NoReadyReplicas");
         });
         await().atMost(WAIT)

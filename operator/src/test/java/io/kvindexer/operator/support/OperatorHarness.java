@@ -1,10 +1,15 @@
 package io.kvindexer.operator.support;
 
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import io.javaoperatorsdk.operator.Operator;
@@ -19,27 +24,63 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * Runs the real operator (the settings main uses) against a fabric8 CRUD mock API server, and plays the parts of
- * a cluster the mock lacks: it installs the generated CRDs and acts as the kubelet for pods.
+ * a cluster the mock lacks: it installs the generated CRDs and acts as the kubelet for pods. Started at once by the
+ * constructors, or once per test class as an extension ({@link #perClass}).
  */
-public final class OperatorHarness implements AutoCloseable {
+public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, AfterAllCallback {
     public static final Path GENERATED_CRDS = Path.of("target/classes/META-INF/fabric8");
 
-    private final KubernetesClient client;
-    private final Operator operator;
     private final PrometheusRegistry registry = new PrometheusRegistry();
+    private final Supplier<KubernetesClient> clientSource;
+    private final OperatorSettings settings;
+    private KubernetesClient client;
+    private Operator operator;
 
     public OperatorHarness(KubernetesClient client, Duration resync) {
         this(client, OperatorSettings.defaults().withResync(resync));
     }
 
     public OperatorHarness(KubernetesClient client, OperatorSettings settings) {
-        this.client = client;
+        this(() -> client, settings);
+        start();
+    }
+
+    private OperatorHarness(Supplier<KubernetesClient> clientSource, OperatorSettings settings) {
+        this.clientSource = clientSource;
+        this.settings = settings;
+    }
+
+    /**
+     * The operator for all tests of a class, as a {@code @RegisterExtension static} field: started before the first
+     * test, stopped after the last. {@code client} is read only then, once {@code @EnableKubernetesMockClient} (a
+     * class-level extension, so one that runs first) has set it.
+     */
+    public static OperatorHarness perClass(Supplier<KubernetesClient> client, Duration resync) {
+        return new OperatorHarness(client, OperatorSettings.defaults().withResync(resync));
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) {
+        start();
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        close();
+    }
+
+    private void start() {
+        client = clientSource.get();
         installCrds(client);
-        this.operator = settings.createOperator(client, registry).operator();
+        operator = settings.createOperator(client, registry).operator();
         operator.start();
     }
 
@@ -87,14 +128,54 @@ public final class OperatorHarness implements AutoCloseable {
         return client.resources(KvWorker.class).inNamespace(ns).withName(name).get();
     }
 
+    /** The StatefulSet the operator wrote, or null. */
+    public StatefulSet statefulSet(String ns, String name) {
+        return client.apps().statefulSets().inNamespace(ns).withName(name).get();
+    }
+
+    /** The indexer container of a StatefulSet's pod template, as the operator wrote it (null: no StatefulSet yet). */
+    public Container indexerContainer(String ns, String statefulSet) {
+        StatefulSet sts = statefulSet(ns, statefulSet);
+        return sts == null
+                ? null
+                : sts.getSpec().getTemplate().getSpec().getContainers().getFirst();
+    }
+
+    /** Creates {@code resource} in its own namespace (what {@code kubectl create} would). */
+    public <T extends HasMetadata> T create(T resource) {
+        return client.resource(resource)
+                .inNamespace(resource.getMetadata().getNamespace())
+                .create();
+    }
+
+    /**
+     * Deletes every KvWorker of {@code ns} and waits until they are gone: their finalizer unregisters the engines
+     * from every replica, so the replicas must still answer.
+     */
+    public void deleteKvWorkers(String ns, Duration wait) {
+        client.resources(KvWorker.class).inNamespace(ns).delete();
+        await().atMost(wait)
+                .ignoreExceptions()
+                .until(() -> client.resources(KvWorker.class)
+                        .inNamespace(ns)
+                        .list()
+                        .getItems()
+                        .isEmpty());
+    }
+
     /** Plays the StatefulSet controller + kubelet: a replica pod with the template's labels, Ready at {@code ip}. */
     public Pod startReplicaPod(KvIndexer kvi, int ordinal, String ip) {
+        return replicaPod(kvi, ordinal, ip, true);
+    }
+
+    /** A replica pod with the template's labels at {@code ip}, Ready or not (starting, or being stopped). */
+    public Pod replicaPod(KvIndexer kvi, int ordinal, String ip, boolean ready) {
         ObjectMeta meta = new ObjectMetaBuilder()
                 .withName(IndexerNames.pod(kvi, ordinal))
                 .withNamespace(kvi.getMetadata().getNamespace())
                 .withLabels(IndexerNames.labels(kvi))
                 .build();
-        return upsertPod(meta, ip, true);
+        return upsertPod(meta, ip, ready);
     }
 
     /** Plays the kubelet for an engine pod. */
@@ -131,8 +212,7 @@ public final class OperatorHarness implements AutoCloseable {
     }
 
     /** A JSON merge patch without resourceVersion (what {@code kubectl patch --type merge} sends). */
-    public <T extends io.fabric8.kubernetes.api.model.HasMetadata> T mergePatch(
-            Class<T> type, String ns, String name, String json) {
+    public <T extends HasMetadata> T mergePatch(Class<T> type, String ns, String name, String json) {
         return client.resources(type)
                 .inNamespace(ns)
                 .withName(name)
