@@ -50,7 +50,7 @@ class ApiServerRestartTest {
         int zmqPort = LoopbackCluster.freePort(LoopbackCluster.engineIps(3));
         try (KubernetesClient client = api.createClient();
                 OperatorHarness harness = new OperatorHarness(client, NO_RESYNC);
-                LoopbackCluster cluster = new LoopbackCluster(client, harness)) {
+                LoopbackCluster cluster = new LoopbackCluster(harness)) {
             KvIndexer kvi = cluster.startIndexer(NS, "kv", 2, port);
             cluster.startEngine(NS, "vllm-a", VLLM, 0, zmqPort, null);
             cluster.startEngine(NS, "vllm-b", VLLM, 1, zmqPort, null);

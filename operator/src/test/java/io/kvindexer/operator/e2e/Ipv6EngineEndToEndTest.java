@@ -3,8 +3,6 @@ package io.kvindexer.operator.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.operator.client.IndexerEndpoint;
 import io.kvindexer.operator.client.RegisteredWorker;
@@ -28,12 +26,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * An engine pod whose IP is IPv6 ({@code ::1}, as on a dual-stack or IPv6-only cluster): the operator registers
  * it as {@code tcp://[::1]:port} with the replay endpoint bracketed the same way, and its blocks reach the replica.
  */
-@EnableKubernetesMockClient(crud = true)
 class Ipv6EngineEndToEndTest {
-    static KubernetesClient client;
-
     @RegisterExtension
-    static final OperatorHarness harness = OperatorHarness.perClass(() -> client, Duration.ofSeconds(2));
+    static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(2));
 
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final Map<String, String> VLLM = Map.of("app", "vllm");
@@ -63,7 +58,7 @@ class Ipv6EngineEndToEndTest {
      */
     private EngineSimulator setUp(String ns, int zmqPort, int replayPort, boolean engine) throws Exception {
         this.ns = ns;
-        cluster = new LoopbackCluster(client, harness);
+        cluster = new LoopbackCluster(harness);
         cluster.startIndexer(ns, "kv", 1, LoopbackCluster.freePort(LoopbackCluster.replicaIp(0)));
         EngineSimulator sim = null;
         if (engine) {

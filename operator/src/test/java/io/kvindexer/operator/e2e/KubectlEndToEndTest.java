@@ -157,7 +157,7 @@ class KubectlEndToEndTest {
         });
 
         // play the cluster: three real indexer replicas and one vLLM engine pod (a real simulator)
-        try (LoopbackCluster cluster = new LoopbackCluster(client, harness)) {
+        try (LoopbackCluster cluster = new LoopbackCluster(harness)) {
             for (int i = 0; i < 3; i++) {
                 cluster.startReplica(NS, "kv-indexer", i);
             }

@@ -46,8 +46,8 @@ final class LoopbackCluster implements AutoCloseable {
     private final Map<String, IndexerApp> indexers = new HashMap<>();
     private final Map<String, EngineSimulator> engines = new HashMap<>();
 
-    LoopbackCluster(KubernetesClient client, OperatorHarness harness) {
-        this.client = client;
+    LoopbackCluster(OperatorHarness harness) {
+        this.client = harness.client();
         this.harness = harness;
     }
 

@@ -3,8 +3,6 @@ package io.kvindexer.operator.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
@@ -24,12 +22,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * Ready pods (instance id and endpoint). The churn itself is API writes with no waits in between, so the operator
  * sees bursts of events, as during a rollout.
  */
-@EnableKubernetesMockClient(crud = true)
 class OperatorChurnTest {
-    static KubernetesClient client;
-
     @RegisterExtension
-    static final OperatorHarness harness = OperatorHarness.perClass(() -> client, Duration.ofSeconds(2));
+    static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(2));
 
     private static final Map<String, String> VLLM = Map.of("app", "vllm");
     private static final int PODS = 6;
@@ -45,7 +40,7 @@ class OperatorChurnTest {
         String[] ips = LoopbackCluster.engineIps(IPS);
         int port = LoopbackCluster.freePort(LoopbackCluster.replicaIps(2));
         int zmqPort = LoopbackCluster.freePort(ips);
-        try (LoopbackCluster cluster = new LoopbackCluster(client, harness)) {
+        try (LoopbackCluster cluster = new LoopbackCluster(harness)) {
             KvIndexer kvi = cluster.startIndexer(ns, "kv", 2, port);
             harness.create(Resources.kvWorker(ns, "vllm", "kv", VLLM, "llama", 4, zmqPort, null, 1));
 
@@ -110,7 +105,7 @@ class OperatorChurnTest {
                     + " settles, mean settle " + settleMillis / settles + " ms");
             assertThat(actions.keySet()).contains("create", "delete", "ip-change", "readiness-flap");
             harness.deleteKvWorkers(ns, Duration.ofSeconds(60));
-            client.resources(KvIndexer.class).inNamespace(ns).delete();
+            harness.client().resources(KvIndexer.class).inNamespace(ns).delete();
             List.copyOf(pods.keySet()).forEach(p -> harness.deletePod(ns, p));
         }
     }

@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Condition;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.operator.client.IndexerEndpoint;
 import io.kvindexer.operator.client.RegisteredWorker;
@@ -29,12 +27,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * The real operator on the CRUD mock API server, real indexer servers as replicas, real engine simulators as engine
  * pods: the test plays the kubelet, the StatefulSet controller and cluster DNS (see {@link LoopbackCluster}).
  */
-@EnableKubernetesMockClient(crud = true)
 class OperatorEndToEndTest {
-    static KubernetesClient client;
-
     @RegisterExtension
-    static final OperatorHarness harness = OperatorHarness.perClass(() -> client, Duration.ofSeconds(3));
+    static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(3));
 
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final Map<String, String> VLLM = Map.of("app", "vllm");
@@ -48,7 +43,7 @@ class OperatorEndToEndTest {
 
     @BeforeEach
     void setUp(TestInfo info) {
-        cluster = new LoopbackCluster(client, harness);
+        cluster = new LoopbackCluster(harness);
         ns = "e2e-"
                 + info.getTestMethod()
                         .orElseThrow()
@@ -66,8 +61,8 @@ class OperatorEndToEndTest {
     void tearDown() {
         try {
             harness.deleteKvWorkers(ns, WAIT);
-            client.resources(KvIndexer.class).inNamespace(ns).delete();
-            client.pods().inNamespace(ns).delete();
+            harness.client().resources(KvIndexer.class).inNamespace(ns).delete();
+            harness.client().pods().inNamespace(ns).delete();
         } finally {
             cluster.close();
         }
@@ -240,7 +235,8 @@ class OperatorEndToEndTest {
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             assertThat(cluster.http.peers(cluster.replica(three, 0))).isEmpty();
             assertThat(cluster.kvIndexer(ns, "kv").getStatus().ready()).isEqualTo("1/1");
-            assertThat(client.policy()
+            assertThat(harness.client()
+                            .policy()
                             .v1()
                             .podDisruptionBudget()
                             .inNamespace(ns)
@@ -272,7 +268,11 @@ class OperatorEndToEndTest {
                         "tcp://" + engineIp(1) + ":" + zmqPort));
         assertThat(harness.kvWorker(ns, "vllm").getMetadata().getFinalizers()).isNotEmpty();
 
-        client.resources(KvWorker.class).inNamespace(ns).withName("vllm").delete();
+        harness.client()
+                .resources(KvWorker.class)
+                .inNamespace(ns)
+                .withName("vllm")
+                .delete();
 
         awaitRegistered(kvi, 0, Map.of());
         awaitRegistered(kvi, 1, Map.of());
@@ -304,7 +304,7 @@ class OperatorEndToEndTest {
                     .isEqualTo("False");
         });
         // ... and Kubernetes Events on the KvWorker say what happened
-        assertThat(client.v1().events().inNamespace(ns).list().getItems())
+        assertThat(harness.client().v1().events().inNamespace(ns).list().getItems())
                 .filteredOn(e -> "vllm".equals(e.getInvolvedObject().getName()))
                 .extracting(e -> e.getReason())
                 .contains("Registered", "ReplicaSyncFailed");
@@ -325,9 +325,13 @@ class OperatorEndToEndTest {
     @Test
     void aBadSpecOrAMissingIndexerIsAConditionWithAMessage() throws Exception {
         KvWorker bad = Resources.kvWorker(ns, "bad", "kv", VLLM, "llama", 0, zmqPort, null, 1);
-        client.resources(KvWorker.class).inNamespace(ns).resource(bad).create();
+        harness.client().resources(KvWorker.class).inNamespace(ns).resource(bad).create();
         KvWorker orphan = Resources.kvWorker(ns, "orphan", "nowhere", VLLM, "llama", 16, zmqPort, null, 1);
-        client.resources(KvWorker.class).inNamespace(ns).resource(orphan).create();
+        harness.client()
+                .resources(KvWorker.class)
+                .inNamespace(ns)
+                .resource(orphan)
+                .create();
 
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             Condition ready =

@@ -4,8 +4,6 @@ import static io.kvindexer.operator.e2e.LoopbackCluster.engineIp;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.kvindexer.indexer.IndexerMain;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.operator.client.IndexerEndpoint;
@@ -30,12 +28,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * the new replica recovers from the first peer that answers before it turns Ready. Needs the indexer's
  * {@code --peers-dns} flag (the "indexer-ops" branch).
  */
-@EnableKubernetesMockClient(crud = true)
 class PeersDnsEndToEndTest {
-    static KubernetesClient client;
-
     @RegisterExtension
-    static final OperatorHarness harness = OperatorHarness.perClass(() -> client, Duration.ofSeconds(3));
+    static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(3));
 
     private static final Duration WAIT = Duration.ofSeconds(90);
     private static final String NS = "peersdns";
@@ -45,7 +40,7 @@ class PeersDnsEndToEndTest {
         int port = LoopbackCluster.freePort(LoopbackCluster.replicaIps(3));
         int zmqPort = LoopbackCluster.freePort(engineIp(0));
         Process replica2 = null;
-        try (LoopbackCluster cluster = new LoopbackCluster(client, harness)) {
+        try (LoopbackCluster cluster = new LoopbackCluster(harness)) {
             KvIndexer kvi = cluster.startIndexer(NS, "kv", 2, port);
             EngineSimulator engine = cluster.startEngine(NS, "vllm-a", Map.of("app", "vllm"), 0, zmqPort, null);
             harness.create(Resources.kvWorker(NS, "vllm", "kv", Map.of("app", "vllm"), "llama", 4, zmqPort, null, 1));

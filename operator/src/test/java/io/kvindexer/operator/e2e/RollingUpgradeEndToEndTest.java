@@ -5,8 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.operator.client.IndexerClientException;
 import io.kvindexer.operator.client.IndexerEndpoint;
@@ -43,12 +41,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * that answers queries (while the operator registers engines) is counted and printed: readiness that does not flap
  * is the indexer's side of issue 13.
  */
-@EnableKubernetesMockClient(crud = true)
 class RollingUpgradeEndToEndTest {
-    static KubernetesClient client;
-
     @RegisterExtension
-    static final OperatorHarness harness = OperatorHarness.perClass(() -> client, Duration.ofSeconds(3));
+    static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(3));
 
     private static final Duration WAIT = Duration.ofSeconds(90);
     private static final String NS = "rolling";
@@ -113,7 +108,7 @@ class RollingUpgradeEndToEndTest {
         int port = LoopbackCluster.freePort(LoopbackCluster.replicaIps(REPLICAS));
         int zmqPort = LoopbackCluster.freePort(LoopbackCluster.engineIps(ENGINES));
         int replayPort = LoopbackCluster.freePort(LoopbackCluster.engineIps(ENGINES));
-        try (LoopbackCluster cluster = new LoopbackCluster(client, harness)) {
+        try (LoopbackCluster cluster = new LoopbackCluster(harness)) {
             KvIndexer kvi = cluster.startIndexer(NS, "kv", REPLICAS, port);
             Map<String, EngineSimulator> engines = new java.util.TreeMap<>();
             for (int k = 0; k < ENGINES; k++) {
@@ -251,7 +246,7 @@ class RollingUpgradeEndToEndTest {
                     + " blocks on every replica, " + readinessFlaps.get() + " samples of /ready 503 on a replica"
                     + " that answered /query");
             harness.deleteKvWorkers(NS, WAIT);
-            client.resources(KvIndexer.class).inNamespace(NS).delete();
+            harness.client().resources(KvIndexer.class).inNamespace(NS).delete();
         }
     }
 }

@@ -6,8 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.operator.client.IndexerEndpoint;
@@ -30,12 +28,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * recovered the engines' blocks from a Ready peer (the engine has no replay endpoint and publishes nothing new, so
  * a peer's /dump is the only way to get them), and scaled-away replicas leave every peer list.
  */
-@EnableKubernetesMockClient(crud = true)
 class ScalingEndToEndTest {
-    static KubernetesClient client;
-
     @RegisterExtension
-    static final OperatorHarness harness = OperatorHarness.perClass(() -> client, Duration.ofSeconds(3));
+    static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(3));
 
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final String NS = "scaling";
@@ -77,7 +72,7 @@ class ScalingEndToEndTest {
     void scalingTwoThreeFiveTwoNeverTouchesARunningReplica() throws Exception {
         int port = LoopbackCluster.freePort(LoopbackCluster.replicaIps(MAX));
         int zmqPort = LoopbackCluster.freePort(engineIp(0));
-        try (LoopbackCluster cluster = new LoopbackCluster(client, harness)) {
+        try (LoopbackCluster cluster = new LoopbackCluster(harness)) {
             KvIndexer kvi = cluster.startIndexer(NS, "kv", 2, port);
             Map<Integer, IndexerApp> running = new HashMap<>();
             running.put(0, cluster.runningReplica(NS, "kv", 0));
@@ -133,7 +128,7 @@ class ScalingEndToEndTest {
                         .containsExactly(id);
             }
             harness.deleteKvWorkers(NS, WAIT);
-            client.resources(KvIndexer.class).inNamespace(NS).delete();
+            harness.client().resources(KvIndexer.class).inNamespace(NS).delete();
         }
     }
 }

@@ -6,10 +6,8 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.kvindexer.operator.crd.v1alpha1.CrdConstants;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
@@ -26,12 +24,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * operator wrote in another shape. The operator reconciles both kinds with the fields it knows, says which it
  * ignored (Warning Event), and its informers stay healthy.
  */
-@EnableKubernetesMockClient(crud = true)
 class UnknownFieldsTest {
-    static KubernetesClient client;
-
     @RegisterExtension
-    static final OperatorHarness harness = OperatorHarness.perClass(() -> client, Duration.ofSeconds(2));
+    static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(2));
 
     private static final String NS = "unknown-fields";
     private static final Duration WAIT = Duration.ofSeconds(60);
@@ -42,7 +37,8 @@ class UnknownFieldsTest {
 
     @Test
     void fieldsTheOperatorDoesNotKnowAreIgnoredWithAWarning() {
-        var kvis = client.genericKubernetesResources(CrdConstants.API_VERSION, "KvIndexer")
+        var kvis = harness.client()
+                .genericKubernetesResources(CrdConstants.API_VERSION, "KvIndexer")
                 .inNamespace(NS);
         kvis.resource(raw("""
                 {"apiVersion": "kvindexer.io/v1alpha1", "kind": "KvIndexer",
@@ -57,7 +53,8 @@ class UnknownFieldsTest {
         kvis.withName("future").subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE), """
                 {"status": {"replicas": [{"pod": "future-0", "url": "http://x", "ready": true}],
                             "futureStatus": "yes", "ready": "1/2"}}""");
-        client.genericKubernetesResources(CrdConstants.API_VERSION, "KvWorker")
+        harness.client()
+                .genericKubernetesResources(CrdConstants.API_VERSION, "KvWorker")
                 .inNamespace(NS)
                 .resource(raw("""
                 {"apiVersion": "kvindexer.io/v1alpha1", "kind": "KvWorker",
@@ -79,8 +76,12 @@ class UnknownFieldsTest {
             assertThat(ready.getReason()).isEqualTo("NoReadyReplicas");
         });
         await().atMost(WAIT)
-                .untilAsserted(() -> assertThat(
-                                client.v1().events().inNamespace(NS).list().getItems())
+                .untilAsserted(() -> assertThat(harness.client()
+                                .v1()
+                                .events()
+                                .inNamespace(NS)
+                                .list()
+                                .getItems())
                         .filteredOn(e -> "UnknownFields".equals(e.getReason()))
                         .extracting(e -> e.getInvolvedObject().getKind() + ": " + e.getMessage())
                         .containsExactlyInAnyOrder(

@@ -12,6 +12,10 @@ import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
+import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
 import io.javaoperatorsdk.operator.Operator;
 import io.kvindexer.operator.OperatorSettings;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
@@ -23,8 +27,9 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
-import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
@@ -32,15 +37,16 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * Runs the real operator (the settings main uses) against a fabric8 CRUD mock API server, and plays the parts of
- * a cluster the mock lacks: it installs the generated CRDs and acts as the kubelet for pods. Started at once by the
- * constructors, or once per test class as an extension ({@link #perClass}).
+ * a cluster the mock lacks: it installs the generated CRDs and acts as the kubelet for pods. The constructors start
+ * it at once on a given client; {@link #onMockApiServer} makes one for all tests of a class, on a CRUD mock API
+ * server of its own.
  */
 public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, AfterAllCallback {
     public static final Path GENERATED_CRDS = Path.of("target/classes/META-INF/fabric8");
 
     private final PrometheusRegistry registry = new PrometheusRegistry();
-    private final Supplier<KubernetesClient> clientSource;
     private final OperatorSettings settings;
+    private KubernetesMockServer server;
     private KubernetesClient client;
     private Operator operator;
 
@@ -49,39 +55,47 @@ public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, 
     }
 
     public OperatorHarness(KubernetesClient client, OperatorSettings settings) {
-        this(() -> client, settings);
-        start();
+        this.settings = settings;
+        start(client);
     }
 
-    private OperatorHarness(Supplier<KubernetesClient> clientSource, OperatorSettings settings) {
-        this.clientSource = clientSource;
+    private OperatorHarness(OperatorSettings settings) {
         this.settings = settings;
     }
 
     /**
-     * The operator for all tests of a class, as a {@code @RegisterExtension static} field: started before the first
-     * test, stopped after the last. {@code client} is read only then, once {@code @EnableKubernetesMockClient} (a
-     * class-level extension, so one that runs first) has set it.
+     * The operator for all tests of a class, as a {@code @RegisterExtension static} field: before the first test a
+     * CRUD mock API server starts and the operator on it, after the last both stop.
      */
-    public static OperatorHarness perClass(Supplier<KubernetesClient> client, Duration resync) {
-        return new OperatorHarness(client, OperatorSettings.defaults().withResync(resync));
+    public static OperatorHarness onMockApiServer(Duration resync) {
+        return new OperatorHarness(OperatorSettings.defaults().withResync(resync));
     }
 
     @Override
     public void beforeAll(ExtensionContext context) {
-        start();
+        server = new KubernetesMockServer(
+                new Context(), new MockWebServer(), new HashMap<>(), new KubernetesCrudDispatcher(List.of()), false);
+        server.init();
+        start(server.createClient());
     }
 
     @Override
     public void afterAll(ExtensionContext context) {
         close();
+        client.close();
+        server.destroy();
     }
 
-    private void start() {
-        client = clientSource.get();
+    private void start(KubernetesClient on) {
+        client = on;
         installCrds(client);
         operator = settings.createOperator(client, registry).operator();
         operator.start();
+    }
+
+    /** The client of the API server the operator runs against. */
+    public KubernetesClient client() {
+        return client;
     }
 
     public static void installCrds(KubernetesClient client) {
