@@ -13,7 +13,6 @@ import io.fabric8.mockwebserver.MockWebServer;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
-import io.kvindexer.operator.worker.InstanceIds;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetAddress;
@@ -113,8 +112,7 @@ class ApiServerRestartTest {
     /** Every replica's registrations equal the given engine pods (pod name → engine IP slot); nudge runs per poll. */
     private static void awaitRegistered(
             LoopbackCluster cluster, KvIndexer kvi, Map<String, Integer> pods, int zmqPort, Runnable nudge) {
-        Map<Long, String> expected = new HashMap<>();
-        pods.forEach((pod, k) -> expected.put(InstanceIds.hashOf(NS, pod), "tcp://" + engineIp(k) + ":" + zmqPort));
+        Map<Long, String> expected = LoopbackCluster.engineEndpoints(NS, pods, zmqPort);
         for (int r = 0; r < 2; r++) {
             int ordinal = r;
             await().atMost(WAIT)

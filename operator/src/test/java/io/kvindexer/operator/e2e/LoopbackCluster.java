@@ -15,6 +15,7 @@ import io.kvindexer.operator.indexer.IndexerNames;
 import io.kvindexer.operator.reconcile.PodConditions;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
+import io.kvindexer.operator.worker.InstanceIds;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -200,6 +201,16 @@ final class LoopbackCluster implements AutoCloseable {
                 .path(Long.toUnsignedString(instance))
                 .path("0")
                 .asInt(0);
+    }
+
+    /**
+     * What every replica should have registered for engine pods started by {@link #startEngine} (pod name → engine
+     * IP slot): instance id → rank 0's endpoint.
+     */
+    static Map<Long, String> engineEndpoints(String ns, Map<String, Integer> pods, int zmqPort) {
+        Map<Long, String> expected = new HashMap<>();
+        pods.forEach((pod, k) -> expected.put(InstanceIds.hashOf(ns, pod), "tcp://" + engineIp(k) + ":" + zmqPort));
+        return expected;
     }
 
     /** What one replica has registered for {@code model}: instance id → rank 0's endpoint. */

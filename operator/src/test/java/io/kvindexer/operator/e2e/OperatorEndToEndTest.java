@@ -80,6 +80,11 @@ class OperatorEndToEndTest {
         return InstanceIds.hashOf(ns, pod);
     }
 
+    /** What every replica should hold for these engine pods (pod → engine IP slot). */
+    private Map<Long, String> engines(Map<String, Integer> pods) {
+        return LoopbackCluster.engineEndpoints(ns, pods, zmqPort);
+    }
+
     private List<RegisteredWorker> workers(KvIndexer kvi, int ordinal) {
         return cluster.http.workers(cluster.replica(kvi, ordinal), "llama", "default");
     }
@@ -122,11 +127,7 @@ class OperatorEndToEndTest {
         cluster.startEngine(ns, "vllm-b", VLLM, 1, zmqPort, replayPort);
         applyWorker(replayPort);
 
-        Map<Long, String> both = Map.of(
-                id(ns, "vllm-a"),
-                "tcp://" + engineIp(0) + ":" + zmqPort,
-                id(ns, "vllm-b"),
-                "tcp://" + engineIp(1) + ":" + zmqPort);
+        Map<Long, String> both = engines(Map.of("vllm-a", 0, "vllm-b", 1));
         awaitRegistered(kvi, 0, both);
         awaitRegistered(kvi, 1, both);
 
@@ -161,14 +162,14 @@ class OperatorEndToEndTest {
         // engine pod deleted → unregistered everywhere
         harness.deletePod(ns, "vllm-b");
         cluster.stopEngine(ns, "vllm-b");
-        Map<Long, String> onlyA = Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(0) + ":" + zmqPort);
+        Map<Long, String> onlyA = engines(Map.of("vllm-a", 0));
         awaitRegistered(kvi, 0, onlyA);
         awaitRegistered(kvi, 1, onlyA);
 
         // pod IP change (same pod, new address) → re-registered at the new address, same instance id
         cluster.stopEngine(ns, "vllm-a");
         cluster.startEngine(ns, "vllm-a", VLLM, 2, zmqPort, replayPort);
-        Map<Long, String> moved = Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(2) + ":" + zmqPort);
+        Map<Long, String> moved = engines(Map.of("vllm-a", 2));
         awaitRegistered(kvi, 0, moved);
         awaitRegistered(kvi, 1, moved);
 
@@ -188,7 +189,7 @@ class OperatorEndToEndTest {
         KvIndexer kvi = applyIndexer(2);
         EngineSimulator a = cluster.startEngine(ns, "vllm-a", VLLM, 0, zmqPort, null);
         applyWorker(null); // no replay: after the restart, the blocks can only come from the peer's /dump
-        Map<Long, String> expected = Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(0) + ":" + zmqPort);
+        Map<Long, String> expected = engines(Map.of("vllm-a", 0));
         awaitRegistered(kvi, 0, expected);
         awaitRegistered(kvi, 1, expected);
         await().atMost(WAIT).until(() -> a.subscriptions() >= 2);
@@ -210,7 +211,7 @@ class OperatorEndToEndTest {
         KvIndexer kvi = applyIndexer(2);
         cluster.startEngine(ns, "vllm-a", VLLM, 0, zmqPort, replayPort);
         applyWorker(replayPort);
-        Map<Long, String> expected = Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(0) + ":" + zmqPort);
+        Map<Long, String> expected = engines(Map.of("vllm-a", 0));
         awaitRegistered(kvi, 1, expected);
 
         scaleTo(3);
@@ -258,14 +259,7 @@ class OperatorEndToEndTest {
         cluster.startEngine(ns, "vllm-a", VLLM, 0, zmqPort, replayPort);
         cluster.startEngine(ns, "vllm-b", VLLM, 1, zmqPort, replayPort);
         applyWorker(replayPort);
-        awaitRegistered(
-                kvi,
-                0,
-                Map.of(
-                        id(ns, "vllm-a"),
-                        "tcp://" + engineIp(0) + ":" + zmqPort,
-                        id(ns, "vllm-b"),
-                        "tcp://" + engineIp(1) + ":" + zmqPort));
+        awaitRegistered(kvi, 0, engines(Map.of("vllm-a", 0, "vllm-b", 1)));
         assertThat(harness.kvWorker(ns, "vllm").getMetadata().getFinalizers()).isNotEmpty();
 
         harness.client()
@@ -284,16 +278,12 @@ class OperatorEndToEndTest {
         KvIndexer kvi = applyIndexer(2);
         cluster.startEngine(ns, "vllm-a", VLLM, 0, zmqPort, replayPort);
         applyWorker(replayPort);
-        awaitRegistered(kvi, 1, Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(0) + ":" + zmqPort));
+        awaitRegistered(kvi, 1, engines(Map.of("vllm-a", 0)));
 
         cluster.killReplica(ns, "kv", 1); // the pod still looks Ready: the operator finds out by calling it
         cluster.startEngine(ns, "vllm-b", VLLM, 1, zmqPort, replayPort);
 
-        Map<Long, String> both = Map.of(
-                id(ns, "vllm-a"),
-                "tcp://" + engineIp(0) + ":" + zmqPort,
-                id(ns, "vllm-b"),
-                "tcp://" + engineIp(1) + ":" + zmqPort);
+        Map<Long, String> both = engines(Map.of("vllm-a", 0, "vllm-b", 1));
         awaitRegistered(kvi, 0, both);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             KvWorker w = harness.kvWorker(ns, "vllm");

@@ -205,7 +205,15 @@ public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, 
     }
 
     public Pod upsertPod(ObjectMeta meta, String ip, boolean ready) {
-        Pod pod = new PodBuilder()
+        return client.pods()
+                .inNamespace(meta.getNamespace())
+                .resource(pod(meta, ip, ready))
+                .createOr(NonDeletingOperation::update);
+    }
+
+    /** A running pod at {@code ip} with one container, Ready or not: what the kubelet would report. */
+    public static Pod pod(ObjectMeta meta, String ip, boolean ready) {
+        return new PodBuilder()
                 .withMetadata(meta)
                 .withNewSpec()
                 .addNewContainer()
@@ -222,7 +230,6 @@ public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, 
                 .endCondition()
                 .endStatus()
                 .build();
-        return client.pods().inNamespace(meta.getNamespace()).resource(pod).createOr(NonDeletingOperation::update);
     }
 
     /** A JSON merge patch without resourceVersion (what {@code kubectl patch --type merge} sends). */
