@@ -10,6 +10,7 @@ import io.kvindexer.operator.client.IndexerClient;
 import io.kvindexer.operator.indexer.KvIndexerReconciler;
 import io.kvindexer.operator.observability.EventRecorder;
 import io.kvindexer.operator.observability.OperatorMetrics;
+import io.kvindexer.operator.reconcile.ControllerServices;
 import io.kvindexer.operator.worker.KvWorkerReconciler;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Clock;
@@ -111,8 +112,9 @@ public record OperatorSettings(
                 io.kvindexer.operator.indexer.AuthSecret.operatorToken(System.getenv()));
         EventRecorder events = new EventRecorder(client, clock);
         Operator operator = new Operator(overrider(client, metrics, reconcilers));
-        operator.register(new KvIndexerReconciler(indexerClient, clock, events, metrics, resync), this::namespaces);
-        operator.register(new KvWorkerReconciler(indexerClient, clock, events, metrics, resync), this::namespaces);
+        ControllerServices services = new ControllerServices(indexerClient, clock, events, metrics, resync);
+        operator.register(new KvIndexerReconciler(services), this::namespaces);
+        operator.register(new KvWorkerReconciler(services), this::namespaces);
         return new Wiring(operator, metrics, indexerClient);
     }
 

@@ -8,7 +8,6 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.http.RecordedRequest;
-import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
@@ -40,32 +39,15 @@ class WatchNamespacesTest {
                 .withWatchNamespaces(OperatorSettings.parseWatchNamespaces(WATCHED + "," + ALSO_WATCHED));
         try (OperatorHarness harness = new OperatorHarness(client, settings)) {
             // the unwatched ones first, so they have every chance to be picked up before the barrier
-            client.resources(KvIndexer.class)
-                    .inNamespace(OTHER)
-                    .resource(Resources.kvIndexer(OTHER, "idx", 1, 8090))
-                    .create();
-            client.resources(KvWorker.class)
-                    .inNamespace(OTHER)
-                    .resource(Resources.kvWorker(OTHER, "w", "idx", Map.of("app", "engine"), "m", 16, 5557, null, 1))
-                    .create();
-            client.resources(KvIndexer.class)
-                    .inNamespace(WATCHED)
-                    .resource(Resources.kvIndexer(WATCHED, "idx", 1, 8090))
-                    .create();
-            client.resources(KvWorker.class)
-                    .inNamespace(WATCHED)
-                    .resource(Resources.kvWorker(
-                            WATCHED, "w", "missing", Map.of("app", "engine"), "m", 16, 5557, null, 1))
-                    .create();
+            harness.create(Resources.kvIndexer(OTHER, "idx", 1, 8090));
+            harness.create(Resources.kvWorker(OTHER, "w", "idx", Map.of("app", "engine"), "m", 16, 5557, null, 1));
+            harness.create(Resources.kvIndexer(WATCHED, "idx", 1, 8090));
+            harness.create(
+                    Resources.kvWorker(WATCHED, "w", "missing", Map.of("app", "engine"), "m", 16, 5557, null, 1));
 
             // barrier: both controllers have reconciled in the watched namespace
             await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-                assertThat(client.apps()
-                                .statefulSets()
-                                .inNamespace(WATCHED)
-                                .withName("idx")
-                                .get())
-                        .isNotNull();
+                assertThat(harness.statefulSet(WATCHED, "idx")).isNotNull();
                 assertThat(harness.kvIndexer(WATCHED, "idx").getStatus()).isNotNull();
                 KvWorker w = harness.kvWorker(WATCHED, "w");
                 assertThat(w.getStatus()).isNotNull();

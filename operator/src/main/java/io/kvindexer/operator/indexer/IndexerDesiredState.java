@@ -191,28 +191,28 @@ public final class IndexerDesiredState {
 
     /** Headless: gives each replica {@code <pod>.<name>-peers.<ns>.svc}; only Ready pods are published. */
     public static Service headlessService(KvIndexer kvi) {
-        return new ServiceBuilder()
-                .withMetadata(meta(kvi, IndexerNames.headlessService(kvi), IndexerNames.ROLE_PEERS))
-                .withNewSpec()
+        return service(kvi, IndexerNames.headlessService(kvi), IndexerNames.ROLE_PEERS)
+                .editSpec()
                 .withClusterIP("None")
                 .withPublishNotReadyAddresses(false)
-                .withSelector(IndexerNames.selectorLabels(kvi))
-                .addNewPort()
-                .withName(PORT_NAME)
-                .withPort(kvi.getSpec().getPort())
-                .withTargetPort(new IntOrString(PORT_NAME))
-                .withProtocol("TCP")
-                .endPort()
                 .endSpec()
                 .build();
     }
 
     /** The client Service on {@code port}: what routers and users call. */
     public static Service clientService(KvIndexer kvi) {
-        return new ServiceBuilder()
-                .withMetadata(meta(kvi, IndexerNames.clientService(kvi), IndexerNames.ROLE_CLIENT))
-                .withNewSpec()
+        return service(kvi, IndexerNames.clientService(kvi), IndexerNames.ROLE_CLIENT)
+                .editSpec()
                 .withType("ClusterIP")
+                .endSpec()
+                .build();
+    }
+
+    /** What both Services share: the replicas' selector and the one named port. */
+    private static ServiceBuilder service(KvIndexer kvi, String name, String serviceRole) {
+        return new ServiceBuilder()
+                .withMetadata(meta(kvi, name, serviceRole))
+                .withNewSpec()
                 .withSelector(IndexerNames.selectorLabels(kvi))
                 .addNewPort()
                 .withName(PORT_NAME)
@@ -220,8 +220,7 @@ public final class IndexerDesiredState {
                 .withTargetPort(new IntOrString(PORT_NAME))
                 .withProtocol("TCP")
                 .endPort()
-                .endSpec()
-                .build();
+                .endSpec();
     }
 
     /** At most one replica voluntarily down at a time (only when there is more than one). */
@@ -278,7 +277,8 @@ public final class IndexerDesiredState {
         return meta;
     }
 
-    private static ObjectMeta meta(KvIndexer kvi, String name) {
+    /** Name, namespace and the managed labels: every object a KvIndexer owns starts from this. */
+    static ObjectMeta meta(KvIndexer kvi, String name) {
         return new ObjectMetaBuilder()
                 .withName(name)
                 .withNamespace(kvi.getMetadata().getNamespace())

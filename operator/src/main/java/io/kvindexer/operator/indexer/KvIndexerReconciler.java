@@ -1,5 +1,7 @@
 package io.kvindexer.operator.indexer;
 
+import static io.kvindexer.operator.reconcile.ControllerServices.key;
+
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
@@ -11,18 +13,15 @@ import io.javaoperatorsdk.operator.api.reconciler.dependent.Dependent;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
-import io.kvindexer.operator.client.IndexerClient;
 import io.kvindexer.operator.client.IndexerClientException;
 import io.kvindexer.operator.client.IndexerEndpoint;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
-import io.kvindexer.operator.observability.EventRecorder;
-import io.kvindexer.operator.observability.OperatorMetrics;
 import io.kvindexer.operator.reconcile.Backoff;
+import io.kvindexer.operator.reconcile.ControllerServices;
 import io.kvindexer.operator.reconcile.FanOut;
 import io.kvindexer.operator.reconcile.IndexerPods;
 import io.kvindexer.operator.reconcile.IndexerReplica;
 import io.kvindexer.operator.reconcile.StatusUpdates;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -46,16 +45,16 @@ import org.slf4j.LoggerFactory;
             @Dependent(
                     name = "pdb",
                     type = PdbDependent.class,
-                    reconcilePrecondition = PdbDependent.MoreThanOneReplica.class),
+                    reconcilePrecondition = IndexerConditions.MoreThanOneReplica.class),
             @Dependent(
                     name = "hpa",
                     type = HpaDependent.class,
-                    reconcilePrecondition = HpaDependent.AutoscalingSet.class),
+                    reconcilePrecondition = IndexerConditions.AutoscalingSet.class),
             @Dependent(
                     name = "servicemonitor",
                     type = ServiceMonitorDependent.class,
-                    activationCondition = ServiceMonitorDependent.CrdInstalled.class,
-                    reconcilePrecondition = ServiceMonitorDependent.Wanted.class)
+                    activationCondition = IndexerConditions.ServiceMonitorCrdInstalled.class,
+                    reconcilePrecondition = IndexerConditions.ServiceMonitorWanted.class)
         })
 @ControllerConfiguration(name = KvIndexerReconciler.NAME)
 public class KvIndexerReconciler implements Reconciler<KvIndexer> {
@@ -63,21 +62,14 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
     public static final String INDEXER_PODS = "indexer-pods";
     private static final Logger LOG = LoggerFactory.getLogger(KvIndexerReconciler.class);
 
-    private final IndexerClient client;
+    private final ControllerServices services;
     private final KvIndexerStatusFactory statusFactory;
-    private final EventRecorder events;
-    private final OperatorMetrics metrics;
-    private final Duration resync;
     private final Backoff backoff;
 
-    public KvIndexerReconciler(
-            IndexerClient client, Clock clock, EventRecorder events, OperatorMetrics metrics, Duration resync) {
-        this.client = client;
-        this.statusFactory = new KvIndexerStatusFactory(clock);
-        this.events = events;
-        this.metrics = metrics;
-        this.resync = resync;
-        this.backoff = new Backoff(Duration.ofMillis(500), resync);
+    public KvIndexerReconciler(ControllerServices services) {
+        this.services = services;
+        this.statusFactory = new KvIndexerStatusFactory(services.clock());
+        this.backoff = services.backoff();
     }
 
     @Override
@@ -94,18 +86,13 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
 
     @Override
     public UpdateControl<KvIndexer> reconcile(KvIndexer kvi, Context<KvIndexer> context) {
-        if (kvi.getSpec() != null) {
-            events.unknownFields(kvi, kvi.getSpec().unknownFieldNames());
-        }
         String invalid = KvIndexerValidation.validate(kvi.getSpec());
-        if (invalid != null) {
-            LOG.atWarn()
-                    .addKeyValue("kvindexer", key(kvi))
-                    .addKeyValue("reason", invalid)
-                    .log("invalid spec");
-            events.warning(kvi, "InvalidSpec", invalid);
-            StatusUpdates.write(
-                    context, kvi, statusFactory.invalidSpec(kvi, invalid).getStatus());
+        if (services.refuses(
+                LOG,
+                context,
+                kvi,
+                invalid,
+                m -> statusFactory.invalidSpec(kvi, m).getStatus())) {
             return UpdateControl.noUpdate();
         }
         context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow();
@@ -114,9 +101,9 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
         Map<String, String> peerErrors = new TreeMap<>(syncPeers(kvi, replicas));
         if (ServiceMonitors.wanted(kvi) && !ServiceMonitors.crdInstalled(context.getClient())) {
             peerErrors.put("servicemonitor", ServiceMonitors.NOT_INSTALLED);
-            events.warning(kvi, "ServiceMonitorFailed", ServiceMonitors.NOT_INSTALLED);
+            services.events().warning(kvi, "ServiceMonitorFailed", ServiceMonitors.NOT_INSTALLED);
         }
-        Duration next = peerErrors.isEmpty() ? resync : backoff.next(key(kvi));
+        Duration next = peerErrors.isEmpty() ? services.resync() : backoff.next(key(kvi));
         if (peerErrors.isEmpty()) {
             backoff.reset(key(kvi));
         }
@@ -134,14 +121,10 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
             KvIndexer kvi,
             Context<KvIndexer> context,
             Exception e) { // counted by JOSDK's Metrics#failedReconciliation (OperatorMetrics)
-        LOG.atWarn()
-                .addKeyValue("kvindexer", key(kvi))
-                .addKeyValue("error", String.valueOf(e))
-                .log("reconcile failed; retrying");
-        events.warning(kvi, "ReconcileFailed", String.valueOf(e.getMessage()));
-        KvIndexer copy = context.getClient().getKubernetesSerialization().clone(kvi);
-        copy.setStatus(statusFactory.failed(kvi, e).getStatus());
-        return ErrorStatusUpdateControl.patchStatus(copy);
+        ErrorStatusUpdateControl<KvIndexer> control = ControllerServices.failed(
+                LOG, context, kvi, e, statusFactory.failed(kvi, e).getStatus());
+        services.events().warning(kvi, "ReconcileFailed", String.valueOf(e.getMessage()));
+        return control;
     }
 
     /** Peer lists of all Ready replicas, in parallel; returns replica pod → error for those that failed. */
@@ -153,7 +136,7 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
         FanOut.map(ready, r -> syncPeers(kvi, r, urls).map(e -> Map.entry(r.pod(), e)))
                 .forEach(e -> e.ifPresent(x -> errors.put(x.getKey(), x.getValue())));
         if (!errors.isEmpty()) {
-            events.warning(kvi, "PeerSyncFailed", KvIndexerStatusFactory.describe(errors));
+            services.events().warning(kvi, "PeerSyncFailed", KvIndexerStatusFactory.describe(errors));
         }
         return errors;
     }
@@ -166,9 +149,9 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
                 .mapToObj(urls::get)
                 .toList();
         try {
-            PeerPlan plan = PeerPlan.of(desired, client.peers(endpoint));
-            plan.toRegister().forEach(u -> client.registerPeer(endpoint, u));
-            plan.toDeregister().forEach(u -> client.deregisterPeer(endpoint, u));
+            PeerPlan plan = PeerPlan.of(desired, services.client().peers(endpoint));
+            plan.toRegister().forEach(u -> services.client().registerPeer(endpoint, u));
+            plan.toDeregister().forEach(u -> services.client().deregisterPeer(endpoint, u));
             if (!plan.isEmpty()) {
                 LOG.atInfo()
                         .addKeyValue("kvindexer", key(kvi))
@@ -179,7 +162,7 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
             }
             return Optional.empty();
         } catch (IndexerClientException e) {
-            metrics.reconcileError(NAME);
+            services.metrics().reconcileError(NAME);
             LOG.atWarn()
                     .addKeyValue("kvindexer", key(kvi))
                     .addKeyValue("replica", r.pod())
@@ -187,9 +170,5 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
                     .log("peer sync failed");
             return Optional.of(e.getMessage());
         }
-    }
-
-    private static String key(KvIndexer kvi) {
-        return kvi.getMetadata().getNamespace() + "/" + kvi.getMetadata().getName();
     }
 }

@@ -1,7 +1,9 @@
 package io.kvindexer.operator.indexer;
 
+import static io.kvindexer.operator.reconcile.StatusUpdates.generation;
+import static io.kvindexer.operator.reconcile.StatusUpdates.statusOnly;
+
 import io.fabric8.kubernetes.api.model.Condition;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.kvindexer.operator.crd.v1alpha1.Conditions;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexerStatus;
@@ -66,7 +68,7 @@ public final class KvIndexerStatusFactory {
                 generation,
                 previous,
                 clock));
-        return fresh(
+        return statusOnly(
                 kvi,
                 new KvIndexerStatus(
                         generation,
@@ -75,50 +77,45 @@ public final class KvIndexerStatusFactory {
                         ready + "/" + desired,
                         IndexerNames.selector(kvi),
                         rows,
-                        conditions));
+                        conditions),
+                KvIndexer::new);
     }
 
     /** Status for a spec the operator refuses: Ready false with the reason, nothing else touched. */
     public KvIndexer invalidSpec(KvIndexer kvi, String message) {
         long generation = generation(kvi);
         List<Condition> previous = previous(kvi);
-        KvIndexerStatus old = kvi.getStatus();
         List<Condition> conditions = List.of(
                 Conditions.of(Conditions.READY, false, "InvalidSpec", message, generation, previous, clock),
                 Conditions.of(Conditions.PROGRESSING, false, "InvalidSpec", message, generation, previous, clock),
                 Conditions.of(Conditions.DEGRADED, true, "InvalidSpec", message, generation, previous, clock));
-        return fresh(
+        KvIndexerStatus kept = kept(kvi, generation);
+        return statusOnly(
                 kvi,
-                old == null
-                        ? new KvIndexerStatus(generation, 0, 0, null, IndexerNames.selector(kvi), List.of(), conditions)
-                        : new KvIndexerStatus(
-                                generation,
-                                old.replicas(),
-                                old.readyReplicas(),
-                                old.ready(),
-                                IndexerNames.selector(kvi),
-                                old.pods(),
-                                conditions));
+                new KvIndexerStatus(
+                        generation,
+                        kept.replicas(),
+                        kept.readyReplicas(),
+                        kept.ready(),
+                        IndexerNames.selector(kvi),
+                        kept.pods(),
+                        conditions),
+                KvIndexer::new);
     }
 
     /** A reconcile threw: all three conditions say what went wrong; the replica counts stay as they were. */
     public KvIndexer failed(KvIndexer kvi, Exception error) {
         long generation = generation(kvi);
-        List<Condition> previous = previous(kvi);
+        List<Condition> conditions = Conditions.reconcileFailed(error, generation, previous(kvi), clock);
+        return statusOnly(kvi, kept(kvi, generation).withConditions(conditions), KvIndexer::new);
+    }
+
+    /** The status as it is, or that of a KvIndexer with no replica yet where there is none. */
+    private static KvIndexerStatus kept(KvIndexer kvi, long generation) {
         KvIndexerStatus old = kvi.getStatus();
-        List<Condition> conditions = Conditions.reconcileFailed(error, generation, previous, clock);
-        return fresh(
-                kvi,
-                old == null
-                        ? new KvIndexerStatus(generation, 0, 0, null, IndexerNames.selector(kvi), List.of(), conditions)
-                        : new KvIndexerStatus(
-                                old.observedGeneration(),
-                                old.replicas(),
-                                old.readyReplicas(),
-                                old.ready(),
-                                old.selector(),
-                                old.pods(),
-                                conditions));
+        return old != null
+                ? old
+                : new KvIndexerStatus(generation, 0, 0, null, IndexerNames.selector(kvi), List.of(), null);
     }
 
     static String describe(Map<String, String> errors) {
@@ -132,23 +129,7 @@ public final class KvIndexerStatusFactory {
         return sb.toString();
     }
 
-    private static long generation(KvIndexer kvi) {
-        Long g = kvi.getMetadata().getGeneration();
-        return g == null ? 0 : g;
-    }
-
     private static List<Condition> previous(KvIndexer kvi) {
         return kvi.getStatus() == null ? null : kvi.getStatus().conditions();
-    }
-
-    private static KvIndexer fresh(KvIndexer kvi, KvIndexerStatus status) {
-        KvIndexer patch = new KvIndexer();
-        patch.setMetadata(new ObjectMetaBuilder()
-                .withName(kvi.getMetadata().getName())
-                .withNamespace(kvi.getMetadata().getNamespace())
-                .build());
-        patch.setSpec(null);
-        patch.setStatus(status);
-        return patch;
     }
 }

@@ -1,5 +1,10 @@
 package io.kvindexer.operator.indexer;
 
+import static io.kvindexer.operator.reconcile.SpecChecks.between;
+import static io.kvindexer.operator.reconcile.SpecChecks.first;
+import static io.kvindexer.operator.reconcile.SpecChecks.required;
+import static io.kvindexer.operator.reconcile.SpecChecks.zeroOrMore;
+
 import io.kvindexer.operator.crd.v1alpha1.KvIndexerSpec;
 
 /**
@@ -13,20 +18,14 @@ public final class KvIndexerValidation {
         if (spec == null) {
             return "spec is required";
         }
-        if (spec.getImage() == null || spec.getImage().isBlank()) {
-            return "spec.image is required";
-        }
-        if (spec.getReplicas() == null || spec.getReplicas() < 1 || spec.getReplicas() > 64) {
-            return "spec.replicas must be between 1 and 64, got " + spec.getReplicas();
-        }
-        if (spec.getPort() == null || spec.getPort() < 1 || spec.getPort() > 65535) {
-            return "spec.port must be between 1 and 65535, got " + spec.getPort();
-        }
-        if (spec.getThreads() == null || spec.getThreads() < 0) {
-            return "spec.threads must be 0 or more, got " + spec.getThreads();
-        }
-        if (spec.getMinInitialWorkers() == null || spec.getMinInitialWorkers() < 0) {
-            return "spec.minInitialWorkers must be 0 or more, got " + spec.getMinInitialWorkers();
+        String problem = first(
+                required("spec.image", spec.getImage()),
+                between("spec.replicas", spec.getReplicas(), 1, 64),
+                between("spec.port", spec.getPort(), 1, 65535),
+                zeroOrMore("spec.threads", spec.getThreads()),
+                zeroOrMore("spec.minInitialWorkers", spec.getMinInitialWorkers()));
+        if (problem != null) {
+            return problem;
         }
         if (spec.getAutoscaling() != null) {
             var a = spec.getAutoscaling();

@@ -1,7 +1,6 @@
 package io.kvindexer.operator.indexer;
 
 import io.fabric8.kubernetes.api.model.APIResourceList;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
@@ -56,11 +55,7 @@ public final class ServiceMonitors {
         ServiceMonitor monitor = new ServiceMonitor();
         monitor.setApiVersion(GROUP + "/" + VERSION);
         monitor.setKind(KIND);
-        monitor.setMetadata(new ObjectMetaBuilder()
-                .withName(kvi.getMetadata().getName())
-                .withNamespace(kvi.getMetadata().getNamespace())
-                .withLabels(IndexerNames.labels(kvi))
-                .build());
+        monitor.setMetadata(IndexerDesiredState.meta(kvi, kvi.getMetadata().getName()));
         monitor.setAdditionalProperty(
                 "spec",
                 Map.of(

@@ -23,21 +23,21 @@ public class OperatorMetrics implements Metrics, IndexerClient.CallObserver {
     private final Histogram callSeconds;
 
     public OperatorMetrics(PrometheusRegistry registry) {
-        reconciliations = Counter.builder()
-                .name("kvindexer_operator_reconciliations_total")
-                .help("Reconciliations started, by resource kind")
-                .labelNames("kind")
-                .register(registry);
-        errors = Counter.builder()
-                .name("kvindexer_operator_reconcile_errors_total")
-                .help("Failed reconciliations and failed replica calls inside them, by controller")
-                .labelNames("controller")
-                .register(registry);
-        registrations = Counter.builder()
-                .name("kvindexer_operator_registrations_total")
-                .help("Engine (instance, dp rank) registrations made or removed on indexer replicas")
-                .labelNames("action")
-                .register(registry);
+        reconciliations = counter(
+                registry,
+                "kvindexer_operator_reconciliations_total",
+                "Reconciliations started, by resource kind",
+                "kind");
+        errors = counter(
+                registry,
+                "kvindexer_operator_reconcile_errors_total",
+                "Failed reconciliations and failed replica calls inside them, by controller",
+                "controller");
+        registrations = counter(
+                registry,
+                "kvindexer_operator_registrations_total",
+                "Engine (instance, dp rank) registrations made or removed on indexer replicas",
+                "action");
         callSeconds = Histogram.builder()
                 .name("kvindexer_operator_indexer_call_seconds")
                 .help("Latency of the operator's calls to indexer replicas")
@@ -48,6 +48,10 @@ public class OperatorMetrics implements Metrics, IndexerClient.CallObserver {
         registrations.initLabelValues("unregistered");
         errors.initLabelValues("kvindexer");
         errors.initLabelValues("kvworker");
+    }
+
+    private static Counter counter(PrometheusRegistry registry, String name, String help, String label) {
+        return Counter.builder().name(name).help(help).labelNames(label).register(registry);
     }
 
     @Override

@@ -1,9 +1,12 @@
 package io.kvindexer.operator.reconcile;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.CustomResource;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.PrimaryUpdateAndCacheUtils;
 import java.util.Objects;
+import java.util.function.Supplier;
 
 /**
  * The one status path of both controllers: JOSDK's {@link PrimaryUpdateAndCacheUtils}, which replaces the whole
@@ -26,5 +29,23 @@ public final class StatusUpdates {
             return copy;
         });
         return true;
+    }
+
+    /** What a status factory returns: a fresh object holding only name, namespace and {@code status}. */
+    public static <S, P extends CustomResource<?, S>> P statusOnly(P current, S status, Supplier<P> blank) {
+        P patch = blank.get();
+        patch.setMetadata(new ObjectMetaBuilder()
+                .withName(current.getMetadata().getName())
+                .withNamespace(current.getMetadata().getNamespace())
+                .build());
+        patch.setSpec(null);
+        patch.setStatus(status);
+        return patch;
+    }
+
+    /** {@code metadata.generation}, 0 where it is not set (objects not yet stored). */
+    public static long generation(HasMetadata resource) {
+        Long g = resource.getMetadata().getGeneration();
+        return g == null ? 0 : g;
     }
 }

@@ -1,5 +1,7 @@
 package io.kvindexer.operator.worker;
 
+import static io.kvindexer.operator.reconcile.ControllerServices.key;
+
 import io.fabric8.kubernetes.api.model.Pod;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
@@ -13,7 +15,6 @@ import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
-import io.kvindexer.operator.client.IndexerClient;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
@@ -21,11 +22,11 @@ import io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus;
 import io.kvindexer.operator.observability.EventRecorder;
 import io.kvindexer.operator.observability.OperatorMetrics;
 import io.kvindexer.operator.reconcile.Backoff;
+import io.kvindexer.operator.reconcile.ControllerServices;
 import io.kvindexer.operator.reconcile.FanOut;
 import io.kvindexer.operator.reconcile.IndexerPods;
 import io.kvindexer.operator.reconcile.IndexerReplica;
 import io.kvindexer.operator.reconcile.StatusUpdates;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -51,21 +52,14 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
     public static final String INDEXERS = "kvindexers";
     private static final Logger LOG = LoggerFactory.getLogger(KvWorkerReconciler.class);
 
-    private final IndexerClient client;
+    private final ControllerServices services;
     private final KvWorkerStatusFactory statusFactory;
-    private final EventRecorder events;
-    private final OperatorMetrics metrics;
-    private final Duration resync;
     private final Backoff backoff;
 
-    public KvWorkerReconciler(
-            IndexerClient client, Clock clock, EventRecorder events, OperatorMetrics metrics, Duration resync) {
-        this.client = client;
-        this.statusFactory = new KvWorkerStatusFactory(clock);
-        this.events = events;
-        this.metrics = metrics;
-        this.resync = resync;
-        this.backoff = new Backoff(Duration.ofMillis(500), resync);
+    public KvWorkerReconciler(ControllerServices services) {
+        this.services = services;
+        this.statusFactory = new KvWorkerStatusFactory(services.clock());
+        this.backoff = services.backoff();
     }
 
     /** Every informer watches the controller's namespaces (OperatorSettings#watchNamespaces), never more. */
@@ -96,20 +90,13 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
     @Override
     public UpdateControl<KvWorker> reconcile(KvWorker worker, Context<KvWorker> context) {
         String key = key(worker);
-        if (worker.getSpec() != null) {
-            events.unknownFields(worker, worker.getSpec().unknownFieldNames());
-        }
         String invalid = KvWorkerValidation.validate(worker.getSpec());
-        if (invalid != null) {
-            LOG.atWarn()
-                    .addKeyValue("kvworker", key)
-                    .addKeyValue("reason", invalid)
-                    .log("invalid spec");
-            events.warning(worker, "InvalidSpec", invalid);
-            StatusUpdates.write(
-                    context,
-                    worker,
-                    statusFactory.notReady(worker, "InvalidSpec", invalid, true).getStatus());
+        if (services.refuses(
+                LOG,
+                context,
+                worker,
+                invalid,
+                m -> statusFactory.notReady(worker, "InvalidSpec", m, true).getStatus())) {
             return UpdateControl.noUpdate();
         }
         KvWorkerSpec spec = worker.getSpec();
@@ -123,14 +110,14 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
                     statusFactory
                             .notReady(worker, "IndexerNotFound", message, false)
                             .getStatus());
-            return UpdateControl.<KvWorker>noUpdate().rescheduleAfter(resync);
+            return UpdateControl.<KvWorker>noUpdate().rescheduleAfter(services.resync());
         }
         DesiredRegistrations desired = DesiredRegistrations.of(spec, enginePods(context, worker));
         Set<Long> owned = ownedInstances(worker);
         Set<Long> replayChanged = replayChanged(worker, desired);
         List<ReplicaOutcome> outcomes = syncAll(worker, kvi, context, desired, owned, replayChanged);
         boolean failed = outcomes.stream().anyMatch(ReplicaOutcome::failed);
-        Duration next = failed ? backoff.next(key) : resync;
+        Duration next = failed ? backoff.next(key) : services.resync();
         if (!failed) {
             backoff.reset(key);
         }
@@ -148,20 +135,15 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
             KvWorker worker,
             Context<KvWorker> context,
             Exception e) { // counted by JOSDK's Metrics#failedReconciliation (OperatorMetrics)
-        LOG.atWarn()
-                .addKeyValue("kvworker", key(worker))
-                .addKeyValue("error", String.valueOf(e))
-                .log("reconcile failed; retrying");
-        KvWorker copy = context.getClient().getKubernetesSerialization().clone(worker);
-        copy.setStatus(statusFactory.failed(worker, e).getStatus());
-        return ErrorStatusUpdateControl.patchStatus(copy);
+        return ControllerServices.failed(
+                LOG, context, worker, e, statusFactory.failed(worker, e).getStatus());
     }
 
     @Override
     public DeleteControl cleanup(KvWorker worker, Context<KvWorker> context) {
         KvIndexer kvi = context.getSecondaryResource(KvIndexer.class, INDEXERS).orElse(null);
         if (kvi == null || worker.getSpec() == null || KvWorkerValidation.validate(worker.getSpec()) != null) {
-            events.forget(worker);
+            services.events().forget(worker);
             return DeleteControl.defaultDelete();
         }
         Set<Long> owned = ownedInstances(worker);
@@ -173,7 +155,7 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
             return DeleteControl.noFinalizerRemoval().rescheduleAfter(backoff.next(key(worker)));
         }
         backoff.reset(key(worker));
-        events.forget(worker);
+        services.events().forget(worker);
         LOG.atInfo().addKeyValue("kvworker", key(worker)).log("unregistered from every replica; finalizer removed");
         return DeleteControl.defaultDelete();
     }
@@ -186,7 +168,7 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
             DesiredRegistrations desired,
             Set<Long> owned,
             Set<Long> replayChanged) {
-        ReplicaSync sync = new ReplicaSync(client, worker.getSpec());
+        ReplicaSync sync = new ReplicaSync(services.client(), worker.getSpec());
         int port = kvi.getSpec().getPort();
         List<ReplicaOutcome> outcomes = FanOut.map(
                 targetReplicas(kvi, context), r -> sync.sync(r.endpoint(port), desired, owned, replayChanged));
@@ -195,6 +177,8 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
     }
 
     private void report(KvWorker worker, List<ReplicaOutcome> outcomes) {
+        EventRecorder events = services.events();
+        OperatorMetrics metrics = services.metrics();
         for (ReplicaOutcome o : outcomes) {
             metrics.registered(o.made());
             metrics.unregistered(o.removed());
@@ -280,9 +264,5 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
                     .ifPresent(t -> changed.add(id));
         }
         return changed;
-    }
-
-    private static String key(KvWorker w) {
-        return w.getMetadata().getNamespace() + "/" + w.getMetadata().getName();
     }
 }

@@ -1,7 +1,9 @@
 package io.kvindexer.operator.worker;
 
+import static io.kvindexer.operator.reconcile.StatusUpdates.generation;
+import static io.kvindexer.operator.reconcile.StatusUpdates.statusOnly;
+
 import io.fabric8.kubernetes.api.model.Condition;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.kvindexer.operator.crd.v1alpha1.Conditions;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus;
@@ -80,7 +82,8 @@ public final class KvWorkerStatusFactory {
                         generation,
                         previous,
                         clock));
-        return fresh(worker, new KvWorkerStatus(generation, matched, registeredEverywhere, pods, conditions));
+        return statusOnly(
+                worker, new KvWorkerStatus(generation, matched, registeredEverywhere, pods, conditions), KvWorker::new);
     }
 
     /** Ready false with a reason (bad spec, missing indexer); remembered pods are kept so they can be removed later. */
@@ -99,10 +102,11 @@ public final class KvWorkerStatusFactory {
                         generation,
                         previous,
                         clock));
-        return fresh(
+        return statusOnly(
                 worker,
                 new KvWorkerStatus(
-                        generation, 0, 0, old == null || old.pods() == null ? List.of() : old.pods(), conditions));
+                        generation, 0, 0, old == null || old.pods() == null ? List.of() : old.pods(), conditions),
+                KvWorker::new);
     }
 
     /**
@@ -111,19 +115,14 @@ public final class KvWorkerStatusFactory {
      */
     public KvWorker failed(KvWorker worker, Exception error) {
         long generation = generation(worker);
-        List<Condition> previous = previous(worker);
         KvWorkerStatus old = worker.getStatus();
-        List<Condition> conditions = Conditions.reconcileFailed(error, generation, previous, clock);
-        return fresh(
+        List<Condition> conditions = Conditions.reconcileFailed(error, generation, previous(worker), clock);
+        return statusOnly(
                 worker,
                 old == null
                         ? new KvWorkerStatus(generation, 0, 0, List.of(), conditions)
-                        : new KvWorkerStatus(
-                                old.observedGeneration(),
-                                old.matchedPods(),
-                                old.registeredPods(),
-                                old.pods(),
-                                conditions));
+                        : old.withConditions(conditions),
+                KvWorker::new);
     }
 
     /**
@@ -162,22 +161,7 @@ public final class KvWorkerStatusFactory {
         return sb.toString();
     }
 
-    private static long generation(KvWorker w) {
-        return w.getMetadata().getGeneration() == null ? 0 : w.getMetadata().getGeneration();
-    }
-
     private static List<Condition> previous(KvWorker w) {
         return w.getStatus() == null ? null : w.getStatus().conditions();
-    }
-
-    private static KvWorker fresh(KvWorker w, KvWorkerStatus status) {
-        KvWorker patch = new KvWorker();
-        patch.setMetadata(new ObjectMetaBuilder()
-                .withName(w.getMetadata().getName())
-                .withNamespace(w.getMetadata().getNamespace())
-                .build());
-        patch.setSpec(null);
-        patch.setStatus(status);
-        return patch;
     }
 }

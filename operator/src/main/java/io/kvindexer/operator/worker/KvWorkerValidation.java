@@ -1,5 +1,10 @@
 package io.kvindexer.operator.worker;
 
+import static io.kvindexer.operator.reconcile.SpecChecks.atLeastOne;
+import static io.kvindexer.operator.reconcile.SpecChecks.between;
+import static io.kvindexer.operator.reconcile.SpecChecks.first;
+import static io.kvindexer.operator.reconcile.SpecChecks.required;
+
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
 
 /** The reconciler's guard for what the schema also rejects; a message naming the field, or null. */
@@ -10,37 +15,27 @@ public final class KvWorkerValidation {
         if (spec == null) {
             return "spec is required";
         }
-        if (spec.getIndexerRef() == null || spec.getIndexerRef().isBlank()) {
-            return "spec.indexerRef is required";
+        String tenantId = spec.getTenantId();
+        String problem = first(
+                required("spec.indexerRef", spec.getIndexerRef()),
+                required("spec.modelName", spec.getModelName()),
+                tenantId == null || tenantId.isBlank() ? "spec.tenantId must not be empty" : null,
+                atLeastOne("spec.blockSize", spec.getBlockSize()),
+                atLeastOne("spec.dataParallelSize", spec.getDataParallelSize()));
+        if (problem != null) {
+            return problem;
         }
-        if (spec.getModelName() == null || spec.getModelName().isBlank()) {
-            return "spec.modelName is required";
-        }
-        if (spec.getTenantId() == null || spec.getTenantId().isBlank()) {
-            return "spec.tenantId must not be empty";
-        }
-        if (spec.getBlockSize() == null || spec.getBlockSize() < 1) {
-            return "spec.blockSize must be at least 1, got " + spec.getBlockSize();
-        }
-        if (spec.getDataParallelSize() == null || spec.getDataParallelSize() < 1) {
-            return "spec.dataParallelSize must be at least 1, got " + spec.getDataParallelSize();
-        }
-        String ports = portRange("spec.zmqPort", spec.getZmqPort(), spec.getDataParallelSize());
-        if (ports != null) {
-            return ports;
-        }
-        if (spec.getReplayPort() != null) {
-            ports = portRange("spec.replayPort", spec.getReplayPort(), spec.getDataParallelSize());
-            if (ports != null) {
-                return ports;
-            }
-        }
-        return LabelSelectors.validate(spec.getSelector());
+        int ranks = spec.getDataParallelSize();
+        return first(
+                portRange("spec.zmqPort", spec.getZmqPort(), ranks),
+                spec.getReplayPort() == null ? null : portRange("spec.replayPort", spec.getReplayPort(), ranks),
+                LabelSelectors.validate(spec.getSelector()));
     }
 
     private static String portRange(String field, Integer port, int ranks) {
-        if (port == null || port < 1 || port > 65535) {
-            return field + " must be between 1 and 65535, got " + port;
+        String range = between(field, port, 1, 65535);
+        if (range != null) {
+            return range;
         }
         if (port + ranks - 1 > 65535) {
             return field + " + dataParallelSize - 1 = " + (port + ranks - 1) + " exceeds 65535";

@@ -10,12 +10,9 @@ import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
-import io.kvindexer.operator.client.RegisteredWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
-import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
-import io.kvindexer.operator.worker.InstanceIds;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetAddress;
@@ -48,24 +45,15 @@ class ApiServerRestartTest {
         KubernetesMockServer api = server(state);
         api.init(loopback, 0);
         int apiPort = api.getPort();
-        int port = LoopbackCluster.freePort(LoopbackCluster.replicaIp(0), LoopbackCluster.replicaIp(1));
-        int zmqPort = LoopbackCluster.freePort(engineIp(0), engineIp(1), engineIp(2));
+        int port = LoopbackCluster.freePort(LoopbackCluster.replicaIps(2));
+        int zmqPort = LoopbackCluster.freePort(LoopbackCluster.engineIps(3));
         try (KubernetesClient client = api.createClient();
                 OperatorHarness harness = new OperatorHarness(client, NO_RESYNC);
-                LoopbackCluster cluster = new LoopbackCluster(client, harness)) {
-            client.resources(KvIndexer.class)
-                    .inNamespace(NS)
-                    .resource(Resources.kvIndexer(NS, "kv", 2, port))
-                    .create();
-            cluster.startReplica(NS, "kv", 0);
-            cluster.startReplica(NS, "kv", 1);
-            KvIndexer kvi = cluster.kvIndexer(NS, "kv");
+                LoopbackCluster cluster = new LoopbackCluster(harness)) {
+            KvIndexer kvi = cluster.startIndexer(NS, "kv", 2, port);
             cluster.startEngine(NS, "vllm-a", VLLM, 0, zmqPort, null);
             cluster.startEngine(NS, "vllm-b", VLLM, 1, zmqPort, null);
-            client.resources(KvWorker.class)
-                    .inNamespace(NS)
-                    .resource(Resources.kvWorker(NS, "vllm", "kv", VLLM, "llama", 4, zmqPort, null, 1))
-                    .create();
+            harness.create(Resources.kvWorker(NS, "vllm", "kv", VLLM, "llama", 4, zmqPort, null, 1));
             awaitRegistered(cluster, kvi, Map.of("vllm-a", 0, "vllm-b", 1), zmqPort, () -> {});
 
             // the API server stops: nothing listens on its port any more
@@ -105,14 +93,7 @@ class ApiServerRestartTest {
             awaitRegistered(cluster, kvi, Map.of("vllm-b", 1, "vllm-c", 2), zmqPort, () -> {});
             System.out.println("api server restart: operator resumed after " + nudges[0] + " re-writes of the new pod");
 
-            client.resources(KvWorker.class).inNamespace(NS).delete();
-            await().atMost(WAIT)
-                    .ignoreExceptions()
-                    .until(() -> client.resources(KvWorker.class)
-                            .inNamespace(NS)
-                            .list()
-                            .getItems()
-                            .isEmpty());
+            harness.deleteKvWorkers(NS, WAIT);
         } finally {
             api.destroy();
         }
@@ -131,8 +112,7 @@ class ApiServerRestartTest {
     /** Every replica's registrations equal the given engine pods (pod name → engine IP slot); nudge runs per poll. */
     private static void awaitRegistered(
             LoopbackCluster cluster, KvIndexer kvi, Map<String, Integer> pods, int zmqPort, Runnable nudge) {
-        Map<Long, String> expected = new HashMap<>();
-        pods.forEach((pod, k) -> expected.put(InstanceIds.hashOf(NS, pod), "tcp://" + engineIp(k) + ":" + zmqPort));
+        Map<Long, String> expected = LoopbackCluster.engineEndpoints(NS, pods, zmqPort);
         for (int r = 0; r < 2; r++) {
             int ordinal = r;
             await().atMost(WAIT)
@@ -140,12 +120,7 @@ class ApiServerRestartTest {
                     .ignoreExceptions()
                     .untilAsserted(() -> {
                         nudge.run();
-                        Map<Long, String> found = new HashMap<>();
-                        for (RegisteredWorker w :
-                                cluster.http.workers(cluster.replica(kvi, ordinal), "llama", "default")) {
-                            found.put(w.instanceId(), w.endpoints().get(0));
-                        }
-                        assertThat(found)
+                        assertThat(cluster.registrations(cluster.replica(kvi, ordinal), "llama"))
                                 .as("registrations on replica %d", ordinal)
                                 .isEqualTo(expected);
                     });

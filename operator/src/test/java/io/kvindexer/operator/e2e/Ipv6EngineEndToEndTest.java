@@ -3,13 +3,10 @@ package io.kvindexer.operator.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.operator.client.IndexerEndpoint;
 import io.kvindexer.operator.client.RegisteredWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
-import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus.PodRegistration;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
@@ -21,36 +18,31 @@ import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.Map;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * An engine pod whose IP is IPv6 ({@code ::1}, as on a dual-stack or IPv6-only cluster): the operator registers
  * it as {@code tcp://[::1]:port} with the replay endpoint bracketed the same way, and its blocks reach the replica.
  */
-@EnableKubernetesMockClient(crud = true)
 class Ipv6EngineEndToEndTest {
-    static KubernetesClient client;
-    private static OperatorHarness harness;
+    @RegisterExtension
+    static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(2));
+
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final Map<String, String> VLLM = Map.of("app", "vllm");
     private LoopbackCluster cluster;
+    private String ns;
 
-    @BeforeAll
-    static void start() {
-        harness = new OperatorHarness(client, Duration.ofSeconds(2));
-    }
-
-    @AfterAll
-    static void stop() {
-        harness.close();
-    }
-
+    /** Deletes the KvWorker while the replica still answers (its finalizer unregisters the engine), then stops it. */
     @AfterEach
     void tearDown() {
-        cluster.close();
+        try {
+            harness.deleteKvWorkers(ns, WAIT);
+        } finally {
+            cluster.close();
+        }
     }
 
     private static int freeV6Port() throws IOException {
@@ -65,13 +57,9 @@ class Ipv6EngineEndToEndTest {
      * simulator's IPv6 binding is part of the ingest issue too).
      */
     private EngineSimulator setUp(String ns, int zmqPort, int replayPort, boolean engine) throws Exception {
-        cluster = new LoopbackCluster(client, harness);
-        int port = LoopbackCluster.freePort(LoopbackCluster.replicaIp(0));
-        client.resources(KvIndexer.class)
-                .inNamespace(ns)
-                .resource(Resources.kvIndexer(ns, "kv", 1, port))
-                .create();
-        cluster.startReplica(ns, "kv", 0);
+        this.ns = ns;
+        cluster = new LoopbackCluster(harness);
+        cluster.startIndexer(ns, "kv", 1, LoopbackCluster.freePort(LoopbackCluster.replicaIp(0)));
         EngineSimulator sim = null;
         if (engine) {
             sim = EngineSimulator.start(EngineSimulator.Options.builder()
@@ -81,10 +69,7 @@ class Ipv6EngineEndToEndTest {
             cluster.adoptEngine(ns, "vllm-v6", sim);
         }
         harness.startEnginePod(ns, "vllm-v6", VLLM, "::1", true);
-        client.resources(KvWorker.class)
-                .inNamespace(ns)
-                .resource(Resources.kvWorker(ns, "vllm", "kv", VLLM, "llama", 4, zmqPort, replayPort, 1))
-                .create();
+        harness.create(Resources.kvWorker(ns, "vllm", "kv", VLLM, "llama", 4, zmqPort, replayPort, 1));
         return sim;
     }
 
@@ -107,14 +92,6 @@ class Ipv6EngineEndToEndTest {
             assertThat(p.replayEndpoint()).isEqualTo("tcp://[::1]:" + replayPort);
             assertThat(p.registeredOn()).containsExactly("kv-0");
         });
-        client.resources(KvWorker.class).inNamespace(ns).delete();
-        await().atMost(WAIT)
-                .ignoreExceptions()
-                .until(() -> client.resources(KvWorker.class)
-                        .inNamespace(ns)
-                        .list()
-                        .getItems()
-                        .isEmpty());
     }
 
     /** Needs the simulator to bind and the indexer's listener to connect to IPv6 endpoints (the ingest issue). */
@@ -128,29 +105,9 @@ class Ipv6EngineEndToEndTest {
         sim.storeSequence(prompt, 4).get();
         IndexerEndpoint replica = cluster.replica(kvi, 0);
         long id = InstanceIds.hashOf(ns, "vllm-v6");
-        await().atMost(WAIT)
-                .ignoreExceptions()
-                .until(() -> cluster.http
-                                .query(
-                                        replica,
-                                        "llama",
-                                        "default",
-                                        IntStream.of(prompt).boxed().toList())
-                                .path("scores")
-                                .path(Long.toUnsignedString(id))
-                                .path("0")
-                                .asInt(0)
-                        == 8);
+        await().atMost(WAIT).ignoreExceptions().until(() -> cluster.matched(replica, "llama", prompt, id) == 8);
         assertThat(cluster.http.workers(replica))
                 .extracting(RegisteredWorker::instanceId)
                 .containsExactly(id);
-        client.resources(KvWorker.class).inNamespace(ns).delete();
-        await().atMost(WAIT)
-                .ignoreExceptions()
-                .until(() -> client.resources(KvWorker.class)
-                        .inNamespace(ns)
-                        .list()
-                        .getItems()
-                        .isEmpty());
     }
 }

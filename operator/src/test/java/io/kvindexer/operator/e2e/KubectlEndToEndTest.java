@@ -122,18 +122,9 @@ class KubectlEndToEndTest {
 
         // the operator reacts: the replicas' StatefulSet, and both statuses written
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            StatefulSet sts = client.apps()
-                    .statefulSets()
-                    .inNamespace(NS)
-                    .withName("kv-indexer")
-                    .get();
+            StatefulSet sts = harness.statefulSet(NS, "kv-indexer");
             assertThat(sts.getSpec().getReplicas()).isEqualTo(2);
-            assertThat(sts.getSpec()
-                            .getTemplate()
-                            .getSpec()
-                            .getContainers()
-                            .getFirst()
-                            .getImage())
+            assertThat(harness.indexerContainer(NS, "kv-indexer").getImage())
                     .isEqualTo("ghcr.io/kv-indexer/kv-indexer:0.1.0");
             assertThat(harness.kvIndexer(NS, "kv-indexer").getStatus().ready()).isEqualTo("0/2");
             assertThat(harness.kvWorker(NS, "vllm-llama").getStatus().registeredPods())
@@ -141,8 +132,7 @@ class KubectlEndToEndTest {
         });
 
         // an edit and a re-apply (client-side apply: a merge patch): three replicas, and ports free on this machine
-        int port = LoopbackCluster.freePort(
-                LoopbackCluster.replicaIp(0), LoopbackCluster.replicaIp(1), LoopbackCluster.replicaIp(2));
+        int port = LoopbackCluster.freePort(LoopbackCluster.replicaIps(3));
         int zmq = LoopbackCluster.freePort(LoopbackCluster.engineIp(0));
         int replay = LoopbackCluster.freePort(LoopbackCluster.engineIp(0));
         Path edited = home.resolve("kvindexer.yaml");
@@ -159,24 +149,15 @@ class KubectlEndToEndTest {
                 .contains(
                         "kvindexer.kvindexer.io/kv-indexer configured", "kvworker.kvindexer.io/vllm-llama configured");
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            StatefulSet sts = client.apps()
-                    .statefulSets()
-                    .inNamespace(NS)
-                    .withName("kv-indexer")
-                    .get();
+            StatefulSet sts = harness.statefulSet(NS, "kv-indexer");
             assertThat(sts.getSpec().getReplicas()).isEqualTo(3);
-            assertThat(sts.getSpec()
-                            .getTemplate()
-                            .getSpec()
-                            .getContainers()
-                            .getFirst()
-                            .getArgs())
+            assertThat(harness.indexerContainer(NS, "kv-indexer").getArgs())
                     .containsSubsequence("--port", String.valueOf(port));
             assertThat(harness.kvIndexer(NS, "kv-indexer").getStatus().ready()).isEqualTo("0/3");
         });
 
         // play the cluster: three real indexer replicas and one vLLM engine pod (a real simulator)
-        try (LoopbackCluster cluster = new LoopbackCluster(client, harness)) {
+        try (LoopbackCluster cluster = new LoopbackCluster(harness)) {
             for (int i = 0; i < 3; i++) {
                 cluster.startReplica(NS, "kv-indexer", i);
             }
@@ -210,22 +191,13 @@ class KubectlEndToEndTest {
                             "kv-indexer");
 
             // kubectl scale goes through the scale subresource; the pod template does not move, so no replica restarts
-            PodTemplateSpec template = client.apps()
-                    .statefulSets()
-                    .inNamespace(NS)
-                    .withName("kv-indexer")
-                    .get()
-                    .getSpec()
-                    .getTemplate();
+            PodTemplateSpec template =
+                    harness.statefulSet(NS, "kv-indexer").getSpec().getTemplate();
             Result scale = kubectl("scale", "kvindexer/kv-indexer", "--replicas=2");
             assertThat(scale.exit()).as(scale.output()).isZero();
             assertThat(scale.output()).contains("kvindexer.kvindexer.io/kv-indexer scaled");
             await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-                StatefulSet sts = client.apps()
-                        .statefulSets()
-                        .inNamespace(NS)
-                        .withName("kv-indexer")
-                        .get();
+                StatefulSet sts = harness.statefulSet(NS, "kv-indexer");
                 assertThat(sts.getSpec().getReplicas()).isEqualTo(2);
                 assertThat(sts.getSpec().getTemplate()).isEqualTo(template);
             });

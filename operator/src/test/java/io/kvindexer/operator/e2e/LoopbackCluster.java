@@ -2,18 +2,20 @@ package io.kvindexer.operator.e2e;
 
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.Container;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
-import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.operator.client.IndexerClient;
 import io.kvindexer.operator.client.IndexerEndpoint;
+import io.kvindexer.operator.client.RegisteredWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.indexer.IndexerNames;
 import io.kvindexer.operator.reconcile.PodConditions;
 import io.kvindexer.operator.support.OperatorHarness;
+import io.kvindexer.operator.support.Resources;
+import io.kvindexer.operator.worker.InstanceIds;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -25,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.IntStream;
 
 /**
  * Plays what a cluster would do around the operator, on loopback addresses: the StatefulSet controller and kubelet
@@ -44,29 +47,27 @@ final class LoopbackCluster implements AutoCloseable {
     private final Map<String, IndexerApp> indexers = new HashMap<>();
     private final Map<String, EngineSimulator> engines = new HashMap<>();
 
-    LoopbackCluster(KubernetesClient client, OperatorHarness harness) {
-        this.client = client;
+    LoopbackCluster(OperatorHarness harness) {
+        this.client = harness.client();
         this.harness = harness;
-    }
-
-    /** The indexer container of a StatefulSet's pod template, as the operator wrote it (null: no StatefulSet yet). */
-    static Container indexerContainer(KubernetesClient client, String ns, String statefulSet) {
-        StatefulSet sts = client.apps()
-                .statefulSets()
-                .inNamespace(ns)
-                .withName(statefulSet)
-                .get();
-        return sts == null
-                ? null
-                : sts.getSpec().getTemplate().getSpec().getContainers().getFirst();
     }
 
     static String replicaIp(int ordinal) {
         return "127.0.0." + (2 + ordinal);
     }
 
+    /** The addresses of replicas 0 to {@code replicas - 1}. */
+    static String[] replicaIps(int replicas) {
+        return IntStream.range(0, replicas).mapToObj(LoopbackCluster::replicaIp).toArray(String[]::new);
+    }
+
     static String engineIp(int k) {
         return "127.0.0." + (10 + k);
+    }
+
+    /** The addresses of engine slots 0 to {@code engines - 1}. */
+    static String[] engineIps(int engines) {
+        return IntStream.range(0, engines).mapToObj(LoopbackCluster::engineIp).toArray(String[]::new);
     }
 
     /** A TCP port free on every given loopback address (the operator uses one port for all replicas / engines). */
@@ -100,20 +101,22 @@ final class LoopbackCluster implements AutoCloseable {
         return harness.kvIndexer(ns, name);
     }
 
+    /** Creates a KvIndexer {@code name} and starts its replicas one by one, each once the previous is Ready. */
+    KvIndexer startIndexer(String ns, String name, int replicas, int port) throws Exception {
+        harness.create(Resources.kvIndexer(ns, name, replicas, port));
+        for (int i = 0; i < replicas; i++) {
+            startReplica(ns, name, i);
+        }
+        return kvIndexer(ns, name);
+    }
+
     /** Starts replica {@code ordinal} from the StatefulSet's current args; returns once its pod is Ready. */
     IndexerApp startReplica(String ns, String name, int ordinal) throws Exception {
         KvIndexer kvi = kvIndexer(ns, name);
-        StatefulSet sts = await().atMost(Duration.ofSeconds(30))
-                .until(
-                        () -> client.apps()
-                                .statefulSets()
-                                .inNamespace(ns)
-                                .withName(name)
-                                .get(),
-                        s -> s != null);
+        Container indexer =
+                await().atMost(Duration.ofSeconds(30)).until(() -> harness.indexerContainer(ns, name), c -> c != null);
         List<String> args = new ArrayList<>(List.of("--host", replicaIp(ordinal)));
-        List<String> template =
-                sts.getSpec().getTemplate().getSpec().getContainers().getFirst().getArgs();
+        List<String> template = indexer.getArgs();
         for (int i = 0; i < template.size(); i++) {
             if (template.get(i).equals("--peers-dns")) {
                 String peers = resolvePeersDns(template.get(++i), ordinal);
@@ -125,17 +128,9 @@ final class LoopbackCluster implements AutoCloseable {
                 args.add(template.get(i));
             }
         }
-        String pod = IndexerNames.pod(kvi, ordinal);
-        harness.upsertPod(
-                new ObjectMetaBuilder()
-                        .withName(pod)
-                        .withNamespace(ns)
-                        .withLabels(IndexerNames.labels(kvi))
-                        .build(),
-                replicaIp(ordinal),
-                false);
+        harness.replicaPod(kvi, ordinal, replicaIp(ordinal), false);
         IndexerApp app = IndexerApp.start(args.toArray(String[]::new));
-        indexers.put(ns + "/" + pod, app);
+        indexers.put(ns + "/" + IndexerNames.pod(kvi, ordinal), app);
         IndexerEndpoint endpoint = replica(kvi, ordinal);
         await().atMost(Duration.ofSeconds(60)).until(() -> http.ready(endpoint));
         harness.startReplicaPod(kvi, ordinal, replicaIp(ordinal));
@@ -191,6 +186,40 @@ final class LoopbackCluster implements AutoCloseable {
                 IndexerNames.pod(kvi, ordinal),
                 replicaIp(ordinal),
                 kvi.getSpec().getPort());
+    }
+
+    /** The {@code scores} of a {@code /query} for {@code tokens} (tenant {@code default}) on one replica. */
+    JsonNode scores(IndexerEndpoint replica, String model, int[] tokens) {
+        return http.query(
+                        replica, model, "default", IntStream.of(tokens).boxed().toList())
+                .path("scores");
+    }
+
+    /** Tokens of {@code tokens} that {@code instance} (rank 0) holds, by {@code /query} on one replica. */
+    int matched(IndexerEndpoint replica, String model, int[] tokens, long instance) {
+        return scores(replica, model, tokens)
+                .path(Long.toUnsignedString(instance))
+                .path("0")
+                .asInt(0);
+    }
+
+    /**
+     * What every replica should have registered for engine pods started by {@link #startEngine} (pod name → engine
+     * IP slot): instance id → rank 0's endpoint.
+     */
+    static Map<Long, String> engineEndpoints(String ns, Map<String, Integer> pods, int zmqPort) {
+        Map<Long, String> expected = new HashMap<>();
+        pods.forEach((pod, k) -> expected.put(InstanceIds.hashOf(ns, pod), "tcp://" + engineIp(k) + ":" + zmqPort));
+        return expected;
+    }
+
+    /** What one replica has registered for {@code model}: instance id → rank 0's endpoint. */
+    Map<Long, String> registrations(IndexerEndpoint replica, String model) {
+        Map<Long, String> found = new HashMap<>();
+        for (RegisteredWorker w : http.workers(replica, model, "default")) {
+            found.put(w.instanceId(), w.endpoints().get(0));
+        }
+        return found;
     }
 
     /** An engine pod: a real simulator bound to its pod IP, and the pod object Ready at that IP. */

@@ -3,11 +3,7 @@ package io.kvindexer.operator.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
-import io.kvindexer.operator.client.RegisteredWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
-import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
 import io.kvindexer.operator.worker.InstanceIds;
@@ -17,9 +13,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * 200 rounds of engine pod churn (create, delete, IP change, readiness flapping) against the real operator on the
@@ -27,23 +22,13 @@ import org.junit.jupiter.api.Test;
  * Ready pods (instance id and endpoint). The churn itself is API writes with no waits in between, so the operator
  * sees bursts of events, as during a rollout.
  */
-@EnableKubernetesMockClient(crud = true)
 class OperatorChurnTest {
-    static KubernetesClient client;
-    private static OperatorHarness harness;
+    @RegisterExtension
+    static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(2));
+
     private static final Map<String, String> VLLM = Map.of("app", "vllm");
     private static final int PODS = 6;
     private static final int IPS = 4;
-
-    @BeforeAll
-    static void startOperator() {
-        harness = new OperatorHarness(client, Duration.ofSeconds(2));
-    }
-
-    @AfterAll
-    static void stopOperator() {
-        harness.close();
-    }
 
     /** What the test believes each engine pod is: its IP slot and readiness; absent = deleted. */
     private record PodState(int ip, boolean ready) {}
@@ -52,24 +37,12 @@ class OperatorChurnTest {
     void everyReplicaFollowsTheReadyPodsThroughChurn() throws Exception {
         String ns = "churn";
         int rounds = Boolean.getBoolean("kvindexer.soak") ? 2_000 : 200;
-        String[] ips = new String[IPS];
-        for (int i = 0; i < IPS; i++) {
-            ips[i] = LoopbackCluster.engineIp(i);
-        }
-        int port = LoopbackCluster.freePort(LoopbackCluster.replicaIp(0), LoopbackCluster.replicaIp(1));
+        String[] ips = LoopbackCluster.engineIps(IPS);
+        int port = LoopbackCluster.freePort(LoopbackCluster.replicaIps(2));
         int zmqPort = LoopbackCluster.freePort(ips);
-        try (LoopbackCluster cluster = new LoopbackCluster(client, harness)) {
-            client.resources(KvIndexer.class)
-                    .inNamespace(ns)
-                    .resource(Resources.kvIndexer(ns, "kv", 2, port))
-                    .create();
-            cluster.startReplica(ns, "kv", 0);
-            cluster.startReplica(ns, "kv", 1);
-            KvIndexer kvi = cluster.kvIndexer(ns, "kv");
-            client.resources(KvWorker.class)
-                    .inNamespace(ns)
-                    .resource(Resources.kvWorker(ns, "vllm", "kv", VLLM, "llama", 4, zmqPort, null, 1))
-                    .create();
+        try (LoopbackCluster cluster = new LoopbackCluster(harness)) {
+            KvIndexer kvi = cluster.startIndexer(ns, "kv", 2, port);
+            harness.create(Resources.kvWorker(ns, "vllm", "kv", VLLM, "llama", 4, zmqPort, null, 1));
 
             Random random = new Random(7);
             Map<String, PodState> pods = new HashMap<>();
@@ -119,16 +92,10 @@ class OperatorChurnTest {
                         int ordinal = r;
                         await().atMost(Duration.ofSeconds(120))
                                 .ignoreExceptions()
-                                .untilAsserted(() -> {
-                                    Map<Long, String> found = new HashMap<>();
-                                    for (RegisteredWorker w :
-                                            cluster.http.workers(cluster.replica(kvi, ordinal), "llama", "default")) {
-                                        found.put(w.instanceId(), w.endpoints().get(0));
-                                    }
-                                    assertThat(found)
-                                            .as("replica %d after round", ordinal)
-                                            .isEqualTo(expected);
-                                });
+                                .untilAsserted(
+                                        () -> assertThat(cluster.registrations(cluster.replica(kvi, ordinal), "llama"))
+                                                .as("replica %d after round", ordinal)
+                                                .isEqualTo(expected));
                     }
                     settleMillis += (System.nanoTime() - start) / 1_000_000;
                     settles++;
@@ -137,15 +104,8 @@ class OperatorChurnTest {
             System.out.println("operator churn: " + rounds + " rounds " + actions + ", " + settles
                     + " settles, mean settle " + settleMillis / settles + " ms");
             assertThat(actions.keySet()).contains("create", "delete", "ip-change", "readiness-flap");
-            client.resources(KvWorker.class).inNamespace(ns).delete();
-            await().atMost(Duration.ofSeconds(60))
-                    .ignoreExceptions()
-                    .until(() -> client.resources(KvWorker.class)
-                            .inNamespace(ns)
-                            .list()
-                            .getItems()
-                            .isEmpty());
-            client.resources(KvIndexer.class).inNamespace(ns).delete();
+            harness.deleteKvWorkers(ns, Duration.ofSeconds(60));
+            harness.client().resources(KvIndexer.class).inNamespace(ns).delete();
             List.copyOf(pods.keySet()).forEach(p -> harness.deletePod(ns, p));
         }
     }

@@ -4,10 +4,7 @@ import static io.kvindexer.operator.e2e.LoopbackCluster.engineIp;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.Condition;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.operator.client.IndexerEndpoint;
 import io.kvindexer.operator.client.RegisteredWorker;
@@ -20,21 +17,20 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The real operator on the CRUD mock API server, real indexer servers as replicas, real engine simulators as engine
  * pods: the test plays the kubelet, the StatefulSet controller and cluster DNS (see {@link LoopbackCluster}).
  */
-@EnableKubernetesMockClient(crud = true)
 class OperatorEndToEndTest {
-    static KubernetesClient client;
-    private static OperatorHarness harness;
+    @RegisterExtension
+    static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(3));
+
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final Map<String, String> VLLM = Map.of("app", "vllm");
     private static final int BLOCK = 4;
@@ -45,19 +41,9 @@ class OperatorEndToEndTest {
     private int zmqPort;
     private int replayPort;
 
-    @BeforeAll
-    static void startOperator() {
-        harness = new OperatorHarness(client, Duration.ofSeconds(3));
-    }
-
-    @AfterAll
-    static void stopOperator() {
-        harness.close();
-    }
-
     @BeforeEach
     void setUp(TestInfo info) {
-        cluster = new LoopbackCluster(client, harness);
+        cluster = new LoopbackCluster(harness);
         ns = "e2e-"
                 + info.getTestMethod()
                         .orElseThrow()
@@ -65,51 +51,38 @@ class OperatorEndToEndTest {
                         .toLowerCase()
                         .replaceAll("[^a-z0-9]", "")
                         .substring(0, 20);
-        port = LoopbackCluster.freePort(
-                LoopbackCluster.replicaIp(0), LoopbackCluster.replicaIp(1), LoopbackCluster.replicaIp(2));
-        zmqPort = LoopbackCluster.freePort(engineIp(0), engineIp(1), engineIp(2));
-        replayPort = LoopbackCluster.freePort(engineIp(0), engineIp(1), engineIp(2));
+        port = LoopbackCluster.freePort(LoopbackCluster.replicaIps(3));
+        zmqPort = LoopbackCluster.freePort(LoopbackCluster.engineIps(3));
+        replayPort = LoopbackCluster.freePort(LoopbackCluster.engineIps(3));
     }
 
     /** Deletes what the test applied while the replicas still answer (the KvWorker finalizer needs them). */
     @AfterEach
     void tearDown() {
         try {
-            client.resources(KvWorker.class).inNamespace(ns).delete();
-            await().atMost(WAIT)
-                    .ignoreExceptions()
-                    .until(() -> client.resources(KvWorker.class)
-                            .inNamespace(ns)
-                            .list()
-                            .getItems()
-                            .isEmpty());
-            client.resources(KvIndexer.class).inNamespace(ns).delete();
-            client.pods().inNamespace(ns).delete();
+            harness.deleteKvWorkers(ns, WAIT);
+            harness.client().resources(KvIndexer.class).inNamespace(ns).delete();
+            harness.client().pods().inNamespace(ns).delete();
         } finally {
             cluster.close();
         }
     }
 
     private KvIndexer applyIndexer(int replicas) throws Exception {
-        client.resources(KvIndexer.class)
-                .inNamespace(ns)
-                .resource(Resources.kvIndexer(ns, "kv", replicas, port))
-                .create();
-        for (int i = 0; i < replicas; i++) {
-            cluster.startReplica(ns, "kv", i);
-        }
-        return cluster.kvIndexer(ns, "kv");
+        return cluster.startIndexer(ns, "kv", replicas, port);
     }
 
     private void applyWorker(Integer replay) {
-        client.resources(KvWorker.class)
-                .inNamespace(ns)
-                .resource(Resources.kvWorker(ns, "vllm", "kv", VLLM, "llama", BLOCK, zmqPort, replay, 1))
-                .create();
+        harness.create(Resources.kvWorker(ns, "vllm", "kv", VLLM, "llama", BLOCK, zmqPort, replay, 1));
     }
 
     private static long id(String ns, String pod) {
         return InstanceIds.hashOf(ns, pod);
+    }
+
+    /** What every replica should hold for these engine pods (pod → engine IP slot). */
+    private Map<Long, String> engines(Map<String, Integer> pods) {
+        return LoopbackCluster.engineEndpoints(ns, pods, zmqPort);
     }
 
     private List<RegisteredWorker> workers(KvIndexer kvi, int ordinal) {
@@ -132,27 +105,19 @@ class OperatorEndToEndTest {
         return IntStream.rangeClosed(1, n).map(i -> i + offset).toArray();
     }
 
-    /** Tokens matched for {@code instance} on one replica by /query. */
+    /** Tokens matched for {@code instance} on one replica by /query; -1 while it does not answer. */
     private int matched(IndexerEndpoint replica, int[] tokens, long instance) {
         try {
-            JsonNode scores = cluster.http
-                    .query(
-                            replica,
-                            "llama",
-                            "default",
-                            IntStream.of(tokens).boxed().toList())
-                    .path("scores");
-            return scores.path(Long.toUnsignedString(instance)).path("0").asInt(0);
+            return cluster.matched(replica, "llama", tokens, instance);
         } catch (RuntimeException e) {
             return -1;
         }
     }
 
-    private static Condition condition(List<Condition> conditions, String type) {
-        return conditions.stream()
-                .filter(c -> type.equals(c.getType()))
-                .findFirst()
-                .orElseThrow();
+    /** Scales the KvIndexer and waits until the operator carried it to the StatefulSet. */
+    private void scaleTo(int replicas) {
+        harness.mergePatch(KvIndexer.class, ns, "kv", "{\"spec\":{\"replicas\":" + replicas + "}}");
+        await().atMost(WAIT).until(() -> harness.statefulSet(ns, "kv").getSpec().getReplicas() == replicas);
     }
 
     @Test
@@ -162,11 +127,7 @@ class OperatorEndToEndTest {
         cluster.startEngine(ns, "vllm-b", VLLM, 1, zmqPort, replayPort);
         applyWorker(replayPort);
 
-        Map<Long, String> both = Map.of(
-                id(ns, "vllm-a"),
-                "tcp://" + engineIp(0) + ":" + zmqPort,
-                id(ns, "vllm-b"),
-                "tcp://" + engineIp(1) + ":" + zmqPort);
+        Map<Long, String> both = engines(Map.of("vllm-a", 0, "vllm-b", 1));
         awaitRegistered(kvi, 0, both);
         awaitRegistered(kvi, 1, both);
 
@@ -185,11 +146,11 @@ class OperatorEndToEndTest {
             assertThat(w.getStatus().registeredPods()).isEqualTo(2);
             assertThat(w.getStatus().pods())
                     .allSatisfy(p -> assertThat(p.registeredOn()).containsExactly("kv-0", "kv-1"));
-            assertThat(condition(w.getStatus().conditions(), "Ready").getStatus())
+            assertThat(Resources.condition(w.getStatus().conditions(), "Ready").getStatus())
                     .isEqualTo("True");
             KvIndexer k = cluster.kvIndexer(ns, "kv");
             assertThat(k.getStatus().ready()).isEqualTo("2/2");
-            assertThat(condition(k.getStatus().conditions(), "Ready").getStatus())
+            assertThat(Resources.condition(k.getStatus().conditions(), "Ready").getStatus())
                     .isEqualTo("True");
         });
         // each replica knows the other as a peer, by its stable URL
@@ -201,14 +162,14 @@ class OperatorEndToEndTest {
         // engine pod deleted → unregistered everywhere
         harness.deletePod(ns, "vllm-b");
         cluster.stopEngine(ns, "vllm-b");
-        Map<Long, String> onlyA = Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(0) + ":" + zmqPort);
+        Map<Long, String> onlyA = engines(Map.of("vllm-a", 0));
         awaitRegistered(kvi, 0, onlyA);
         awaitRegistered(kvi, 1, onlyA);
 
         // pod IP change (same pod, new address) → re-registered at the new address, same instance id
         cluster.stopEngine(ns, "vllm-a");
         cluster.startEngine(ns, "vllm-a", VLLM, 2, zmqPort, replayPort);
-        Map<Long, String> moved = Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(2) + ":" + zmqPort);
+        Map<Long, String> moved = engines(Map.of("vllm-a", 2));
         awaitRegistered(kvi, 0, moved);
         awaitRegistered(kvi, 1, moved);
 
@@ -228,7 +189,7 @@ class OperatorEndToEndTest {
         KvIndexer kvi = applyIndexer(2);
         EngineSimulator a = cluster.startEngine(ns, "vllm-a", VLLM, 0, zmqPort, null);
         applyWorker(null); // no replay: after the restart, the blocks can only come from the peer's /dump
-        Map<Long, String> expected = Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(0) + ":" + zmqPort);
+        Map<Long, String> expected = engines(Map.of("vllm-a", 0));
         awaitRegistered(kvi, 0, expected);
         awaitRegistered(kvi, 1, expected);
         await().atMost(WAIT).until(() -> a.subscriptions() >= 2);
@@ -250,19 +211,10 @@ class OperatorEndToEndTest {
         KvIndexer kvi = applyIndexer(2);
         cluster.startEngine(ns, "vllm-a", VLLM, 0, zmqPort, replayPort);
         applyWorker(replayPort);
-        Map<Long, String> expected = Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(0) + ":" + zmqPort);
+        Map<Long, String> expected = engines(Map.of("vllm-a", 0));
         awaitRegistered(kvi, 1, expected);
 
-        harness.mergePatch(KvIndexer.class, ns, "kv", "{\"spec\":{\"replicas\":3}}");
-        await().atMost(WAIT)
-                .until(() -> client.apps()
-                                .statefulSets()
-                                .inNamespace(ns)
-                                .withName("kv")
-                                .get()
-                                .getSpec()
-                                .getReplicas()
-                        == 3);
+        scaleTo(3);
         KvIndexer three = cluster.kvIndexer(ns, "kv");
         cluster.startReplica(ns, "kv", 2);
         awaitRegistered(three, 2, expected);
@@ -278,22 +230,14 @@ class OperatorEndToEndTest {
             assertThat(cluster.kvIndexer(ns, "kv").getStatus().ready()).isEqualTo("3/3");
         });
 
-        harness.mergePatch(KvIndexer.class, ns, "kv", "{\"spec\":{\"replicas\":1}}");
-        await().atMost(WAIT)
-                .until(() -> client.apps()
-                                .statefulSets()
-                                .inNamespace(ns)
-                                .withName("kv")
-                                .get()
-                                .getSpec()
-                                .getReplicas()
-                        == 1);
+        scaleTo(1);
         cluster.removeReplica(ns, "kv", 2);
         cluster.removeReplica(ns, "kv", 1);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             assertThat(cluster.http.peers(cluster.replica(three, 0))).isEmpty();
             assertThat(cluster.kvIndexer(ns, "kv").getStatus().ready()).isEqualTo("1/1");
-            assertThat(client.policy()
+            assertThat(harness.client()
+                            .policy()
                             .v1()
                             .podDisruptionBudget()
                             .inNamespace(ns)
@@ -315,17 +259,14 @@ class OperatorEndToEndTest {
         cluster.startEngine(ns, "vllm-a", VLLM, 0, zmqPort, replayPort);
         cluster.startEngine(ns, "vllm-b", VLLM, 1, zmqPort, replayPort);
         applyWorker(replayPort);
-        awaitRegistered(
-                kvi,
-                0,
-                Map.of(
-                        id(ns, "vllm-a"),
-                        "tcp://" + engineIp(0) + ":" + zmqPort,
-                        id(ns, "vllm-b"),
-                        "tcp://" + engineIp(1) + ":" + zmqPort));
+        awaitRegistered(kvi, 0, engines(Map.of("vllm-a", 0, "vllm-b", 1)));
         assertThat(harness.kvWorker(ns, "vllm").getMetadata().getFinalizers()).isNotEmpty();
 
-        client.resources(KvWorker.class).inNamespace(ns).withName("vllm").delete();
+        harness.client()
+                .resources(KvWorker.class)
+                .inNamespace(ns)
+                .withName("vllm")
+                .delete();
 
         awaitRegistered(kvi, 0, Map.of());
         awaitRegistered(kvi, 1, Map.of());
@@ -337,27 +278,23 @@ class OperatorEndToEndTest {
         KvIndexer kvi = applyIndexer(2);
         cluster.startEngine(ns, "vllm-a", VLLM, 0, zmqPort, replayPort);
         applyWorker(replayPort);
-        awaitRegistered(kvi, 1, Map.of(id(ns, "vllm-a"), "tcp://" + engineIp(0) + ":" + zmqPort));
+        awaitRegistered(kvi, 1, engines(Map.of("vllm-a", 0)));
 
         cluster.killReplica(ns, "kv", 1); // the pod still looks Ready: the operator finds out by calling it
         cluster.startEngine(ns, "vllm-b", VLLM, 1, zmqPort, replayPort);
 
-        Map<Long, String> both = Map.of(
-                id(ns, "vllm-a"),
-                "tcp://" + engineIp(0) + ":" + zmqPort,
-                id(ns, "vllm-b"),
-                "tcp://" + engineIp(1) + ":" + zmqPort);
+        Map<Long, String> both = engines(Map.of("vllm-a", 0, "vllm-b", 1));
         awaitRegistered(kvi, 0, both);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             KvWorker w = harness.kvWorker(ns, "vllm");
-            Condition degraded = condition(w.getStatus().conditions(), "Degraded");
+            Condition degraded = Resources.condition(w.getStatus().conditions(), "Degraded");
             assertThat(degraded.getStatus()).isEqualTo("True");
             assertThat(degraded.getMessage()).contains("kv-1");
-            assertThat(condition(w.getStatus().conditions(), "Ready").getStatus())
+            assertThat(Resources.condition(w.getStatus().conditions(), "Ready").getStatus())
                     .isEqualTo("False");
         });
         // ... and Kubernetes Events on the KvWorker say what happened
-        assertThat(client.v1().events().inNamespace(ns).list().getItems())
+        assertThat(harness.client().v1().events().inNamespace(ns).list().getItems())
                 .filteredOn(e -> "vllm".equals(e.getInvolvedObject().getName()))
                 .extracting(e -> e.getReason())
                 .contains("Registered", "ReplicaSyncFailed");
@@ -366,9 +303,10 @@ class OperatorEndToEndTest {
         awaitRegistered(kvi, 1, both);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             KvWorker w = harness.kvWorker(ns, "vllm");
-            assertThat(condition(w.getStatus().conditions(), "Degraded").getStatus())
+            assertThat(Resources.condition(w.getStatus().conditions(), "Degraded")
+                            .getStatus())
                     .isEqualTo("False");
-            assertThat(condition(w.getStatus().conditions(), "Ready").getStatus())
+            assertThat(Resources.condition(w.getStatus().conditions(), "Ready").getStatus())
                     .isEqualTo("True");
             assertThat(w.getStatus().registeredPods()).isEqualTo(2);
         });
@@ -377,17 +315,22 @@ class OperatorEndToEndTest {
     @Test
     void aBadSpecOrAMissingIndexerIsAConditionWithAMessage() throws Exception {
         KvWorker bad = Resources.kvWorker(ns, "bad", "kv", VLLM, "llama", 0, zmqPort, null, 1);
-        client.resources(KvWorker.class).inNamespace(ns).resource(bad).create();
+        harness.client().resources(KvWorker.class).inNamespace(ns).resource(bad).create();
         KvWorker orphan = Resources.kvWorker(ns, "orphan", "nowhere", VLLM, "llama", 16, zmqPort, null, 1);
-        client.resources(KvWorker.class).inNamespace(ns).resource(orphan).create();
+        harness.client()
+                .resources(KvWorker.class)
+                .inNamespace(ns)
+                .resource(orphan)
+                .create();
 
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            Condition ready = condition(harness.kvWorker(ns, "bad").getStatus().conditions(), "Ready");
+            Condition ready =
+                    Resources.condition(harness.kvWorker(ns, "bad").getStatus().conditions(), "Ready");
             assertThat(ready.getStatus()).isEqualTo("False");
             assertThat(ready.getReason()).isEqualTo("InvalidSpec");
             assertThat(ready.getMessage()).contains("spec.blockSize").contains("0");
-            Condition missing =
-                    condition(harness.kvWorker(ns, "orphan").getStatus().conditions(), "Ready");
+            Condition missing = Resources.condition(
+                    harness.kvWorker(ns, "orphan").getStatus().conditions(), "Ready");
             assertThat(missing.getReason()).isEqualTo("IndexerNotFound");
             assertThat(missing.getMessage()).contains("nowhere");
         });
@@ -395,7 +338,7 @@ class OperatorEndToEndTest {
         harness.mergePatch(KvWorker.class, ns, "bad", "{\"spec\":{\"blockSize\":16}}");
         await().atMost(WAIT)
                 .ignoreExceptions()
-                .untilAsserted(() -> assertThat(condition(
+                .untilAsserted(() -> assertThat(Resources.condition(
                                         harness.kvWorker(ns, "bad").getStatus().conditions(), "Ready")
                                 .getReason())
                         .isEqualTo("IndexerNotFound"));

@@ -1,21 +1,15 @@
 package io.kvindexer.operator.e2e;
 
-import static io.kvindexer.operator.e2e.LoopbackCluster.engineIp;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.operator.client.IndexerClientException;
 import io.kvindexer.operator.client.IndexerEndpoint;
 import io.kvindexer.operator.client.RegisteredWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
-import io.kvindexer.operator.crd.v1alpha1.KvWorker;
-import io.kvindexer.operator.indexer.IndexerNames;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
 import io.kvindexer.operator.worker.InstanceIds;
@@ -34,9 +28,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A rolling upgrade (a flag changes in the KvIndexer) with engines publishing throughout. The test plays the
@@ -48,10 +41,10 @@ import org.junit.jupiter.api.Test;
  * that answers queries (while the operator registers engines) is counted and printed: readiness that does not flap
  * is the indexer's side of issue 13.
  */
-@EnableKubernetesMockClient(crud = true)
 class RollingUpgradeEndToEndTest {
-    static KubernetesClient client;
-    private static OperatorHarness harness;
+    @RegisterExtension
+    static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(3));
+
     private static final Duration WAIT = Duration.ofSeconds(90);
     private static final String NS = "rolling";
     private static final int REPLICAS = 3;
@@ -59,16 +52,6 @@ class RollingUpgradeEndToEndTest {
     private static final int BLOCK = 4;
     private static final ObjectMapper JSON = new ObjectMapper();
     private final HttpClient http = HttpClient.newHttpClient();
-
-    @BeforeAll
-    static void start() {
-        harness = new OperatorHarness(client, Duration.ofSeconds(3));
-    }
-
-    @AfterAll
-    static void stop() {
-        harness.close();
-    }
 
     /** {@code instance/block} of every block a replica's /dump holds on rank 0. */
     private Set<String> dump(IndexerEndpoint replica) throws Exception {
@@ -105,13 +88,7 @@ class RollingUpgradeEndToEndTest {
     /** The {@code scores} of a 200 answer to {@code /query}, or null (503, unreachable). */
     private static JsonNode scores(LoopbackCluster cluster, IndexerEndpoint replica, int[] tokens) {
         try {
-            return cluster.http
-                    .query(
-                            replica,
-                            "llama",
-                            "default",
-                            IntStream.of(tokens).boxed().toList())
-                    .path("scores");
+            return cluster.scores(replica, "llama", tokens);
         } catch (IndexerClientException e) {
             return null;
         }
@@ -128,31 +105,19 @@ class RollingUpgradeEndToEndTest {
 
     @Test
     void aRollingUpgradeKeepsReplicasMinusOneAnsweringAndEndsWithEveryDumpEqualToTheEngines() throws Exception {
-        int port = LoopbackCluster.freePort(IntStream.range(0, REPLICAS)
-                .mapToObj(LoopbackCluster::replicaIp)
-                .toArray(String[]::new));
-        int zmqPort = LoopbackCluster.freePort(engineIp(0), engineIp(1));
-        int replayPort = LoopbackCluster.freePort(engineIp(0), engineIp(1));
-        try (LoopbackCluster cluster = new LoopbackCluster(client, harness)) {
-            client.resources(KvIndexer.class)
-                    .inNamespace(NS)
-                    .resource(Resources.kvIndexer(NS, "kv", REPLICAS, port))
-                    .create();
-            for (int i = 0; i < REPLICAS; i++) {
-                cluster.startReplica(NS, "kv", i);
-            }
-            KvIndexer kvi = cluster.kvIndexer(NS, "kv");
+        int port = LoopbackCluster.freePort(LoopbackCluster.replicaIps(REPLICAS));
+        int zmqPort = LoopbackCluster.freePort(LoopbackCluster.engineIps(ENGINES));
+        int replayPort = LoopbackCluster.freePort(LoopbackCluster.engineIps(ENGINES));
+        try (LoopbackCluster cluster = new LoopbackCluster(harness)) {
+            KvIndexer kvi = cluster.startIndexer(NS, "kv", REPLICAS, port);
             Map<String, EngineSimulator> engines = new java.util.TreeMap<>();
             for (int k = 0; k < ENGINES; k++) {
                 engines.put(
                         "vllm-" + k,
                         cluster.startEngine(NS, "vllm-" + k, Map.of("app", "vllm"), k, zmqPort, replayPort));
             }
-            client.resources(KvWorker.class)
-                    .inNamespace(NS)
-                    .resource(Resources.kvWorker(
-                            NS, "vllm", "kv", Map.of("app", "vllm"), "llama", BLOCK, zmqPort, replayPort, 1))
-                    .create();
+            harness.create(Resources.kvWorker(
+                    NS, "vllm", "kv", Map.of("app", "vllm"), "llama", BLOCK, zmqPort, replayPort, 1));
             for (EngineSimulator sim : engines.values()) {
                 await().atMost(WAIT).until(() -> sim.subscriptions() >= REPLICAS);
             }
@@ -237,20 +202,11 @@ class RollingUpgradeEndToEndTest {
             // the upgrade: a flag changes, so the template changes
             harness.mergePatch(KvIndexer.class, NS, "kv", "{\"spec\":{\"threads\":2}}");
             await().atMost(WAIT)
-                    .until(() -> LoopbackCluster.indexerContainer(client, NS, "kv")
-                            .getArgs()
-                            .contains("2"));
+                    .until(() -> harness.indexerContainer(NS, "kv").getArgs().contains("2"));
             List<Integer> order = new ArrayList<>();
             for (int i = REPLICAS - 1; i >= 0; i--) {
                 // the kubelet stops the old container: the pod turns unready, the process goes
-                harness.upsertPod(
-                        new ObjectMetaBuilder()
-                                .withName(IndexerNames.pod(kvi, i))
-                                .withNamespace(NS)
-                                .withLabels(IndexerNames.labels(kvi))
-                                .build(),
-                        LoopbackCluster.replicaIp(i),
-                        false);
+                harness.replicaPod(kvi, i, LoopbackCluster.replicaIp(i), false);
                 cluster.killReplica(NS, "kv", i);
                 cluster.startReplica(NS, "kv", i); // the new template's args; returns once Ready
                 int ordinal = i;
@@ -289,15 +245,8 @@ class RollingUpgradeEndToEndTest {
                     + " watcher samples (" + notAnswering.get() + " replica samples not answering), " + truth.size()
                     + " blocks on every replica, " + readinessFlaps.get() + " samples of /ready 503 on a replica"
                     + " that answered /query");
-            client.resources(KvWorker.class).inNamespace(NS).delete();
-            await().atMost(WAIT)
-                    .ignoreExceptions()
-                    .until(() -> client.resources(KvWorker.class)
-                            .inNamespace(NS)
-                            .list()
-                            .getItems()
-                            .isEmpty());
-            client.resources(KvIndexer.class).inNamespace(NS).delete();
+            harness.deleteKvWorkers(NS, WAIT);
+            harness.client().resources(KvIndexer.class).inNamespace(NS).delete();
         }
     }
 }

@@ -6,14 +6,11 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.operator.client.IndexerEndpoint;
 import io.kvindexer.operator.client.RegisteredWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
-import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
 import io.kvindexer.operator.worker.InstanceIds;
@@ -22,9 +19,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Scaling 2 → 3 → 5 → 2 with the real operator and real indexer replicas: the StatefulSet's pod template never
@@ -32,52 +28,23 @@ import org.junit.jupiter.api.Test;
  * recovered the engines' blocks from a Ready peer (the engine has no replay endpoint and publishes nothing new, so
  * a peer's /dump is the only way to get them), and scaled-away replicas leave every peer list.
  */
-@EnableKubernetesMockClient(crud = true)
 class ScalingEndToEndTest {
-    static KubernetesClient client;
-    private static OperatorHarness harness;
+    @RegisterExtension
+    static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(3));
+
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final String NS = "scaling";
     private static final int MAX = 5;
 
-    @BeforeAll
-    static void start() {
-        harness = new OperatorHarness(client, Duration.ofSeconds(3));
-    }
-
-    @AfterAll
-    static void stop() {
-        harness.close();
-    }
-
-    private static String[] replicaIps() {
-        return IntStream.range(0, MAX).mapToObj(LoopbackCluster::replicaIp).toArray(String[]::new);
-    }
-
-    private static int matched(LoopbackCluster cluster, IndexerEndpoint replica, int[] tokens, long instance) {
-        return cluster.http
-                .query(replica, "llama", "default", IntStream.of(tokens).boxed().toList())
-                .path("scores")
-                .path(Long.toUnsignedString(instance))
-                .path("0")
-                .asInt(0);
-    }
-
-    private PodTemplateSpec template() {
-        return client.apps()
-                .statefulSets()
-                .inNamespace(NS)
-                .withName("kv")
-                .get()
-                .getSpec()
-                .getTemplate();
+    /** The replicas the engine pod is registered on, by the KvWorker's status. */
+    private static List<String> registeredOn() {
+        return harness.kvWorker(NS, "vllm").getStatus().pods().getFirst().registeredOn();
     }
 
     private void scaleTo(int replicas, PodTemplateSpec unchanged) {
         harness.mergePatch(KvIndexer.class, NS, "kv", "{\"spec\":{\"replicas\":" + replicas + "}}");
         await().atMost(WAIT).untilAsserted(() -> {
-            StatefulSet sts =
-                    client.apps().statefulSets().inNamespace(NS).withName("kv").get();
+            StatefulSet sts = harness.statefulSet(NS, "kv");
             assertThat(sts.getSpec().getReplicas()).isEqualTo(replicas);
             assertThat(sts.getSpec().getTemplate())
                     .as("pod template after scaling to %d", replicas)
@@ -103,31 +70,24 @@ class ScalingEndToEndTest {
 
     @Test
     void scalingTwoThreeFiveTwoNeverTouchesARunningReplica() throws Exception {
-        int port = LoopbackCluster.freePort(replicaIps());
+        int port = LoopbackCluster.freePort(LoopbackCluster.replicaIps(MAX));
         int zmqPort = LoopbackCluster.freePort(engineIp(0));
-        try (LoopbackCluster cluster = new LoopbackCluster(client, harness)) {
-            client.resources(KvIndexer.class)
-                    .inNamespace(NS)
-                    .resource(Resources.kvIndexer(NS, "kv", 2, port))
-                    .create();
+        try (LoopbackCluster cluster = new LoopbackCluster(harness)) {
+            KvIndexer kvi = cluster.startIndexer(NS, "kv", 2, port);
             Map<Integer, IndexerApp> running = new HashMap<>();
-            running.put(0, cluster.startReplica(NS, "kv", 0));
-            running.put(1, cluster.startReplica(NS, "kv", 1));
-            KvIndexer kvi = cluster.kvIndexer(NS, "kv");
+            running.put(0, cluster.runningReplica(NS, "kv", 0));
+            running.put(1, cluster.runningReplica(NS, "kv", 1));
             EngineSimulator engine = cluster.startEngine(NS, "vllm-a", Map.of("app", "vllm"), 0, zmqPort, null);
-            client.resources(KvWorker.class)
-                    .inNamespace(NS)
-                    .resource(Resources.kvWorker(NS, "vllm", "kv", Map.of("app", "vllm"), "llama", 4, zmqPort, null, 1))
-                    .create();
+            harness.create(Resources.kvWorker(NS, "vllm", "kv", Map.of("app", "vllm"), "llama", 4, zmqPort, null, 1));
             long id = InstanceIds.hashOf(NS, "vllm-a");
             await().atMost(WAIT).until(() -> engine.subscriptions() >= 2);
             int[] prompt = IntStream.rangeClosed(1, 16).toArray();
             engine.storeSequence(prompt, 4).get();
             for (int i = 0; i < 2; i++) {
                 IndexerEndpoint r = cluster.replica(kvi, i);
-                await().atMost(WAIT).ignoreExceptions().until(() -> matched(cluster, r, prompt, id) == 16);
+                await().atMost(WAIT).ignoreExceptions().until(() -> cluster.matched(r, "llama", prompt, id) == 16);
             }
-            PodTemplateSpec template = template();
+            PodTemplateSpec template = harness.statefulSet(NS, "kv").getSpec().getTemplate();
             assertThat(template.getSpec().getContainers().getFirst().getArgs())
                     .containsSubsequence("--peers-dns", "kv-peers." + NS + ".svc:" + port);
 
@@ -137,7 +97,7 @@ class ScalingEndToEndTest {
                 for (int i = size; i < target; i++) {
                     running.put(i, cluster.startReplica(NS, "kv", i)); // returns once /ready answered 200
                     // Ready means recovered: the blocks are there at once, from a peer's /dump
-                    assertThat(matched(cluster, cluster.replica(kvi, i), prompt, id))
+                    assertThat(cluster.matched(cluster.replica(kvi, i), "llama", prompt, id))
                             .as("kv-%d answers from the recovered tree as soon as it is Ready", i)
                             .isEqualTo(16);
                 }
@@ -146,12 +106,7 @@ class ScalingEndToEndTest {
                 int expected = size;
                 await().atMost(WAIT)
                         .ignoreExceptions()
-                        .untilAsserted(() -> assertThat(harness.kvWorker(NS, "vllm")
-                                        .getStatus()
-                                        .pods()
-                                        .getFirst()
-                                        .registeredOn())
-                                .hasSize(expected));
+                        .untilAsserted(() -> assertThat(registeredOn()).hasSize(expected));
             }
 
             scaleTo(2, template);
@@ -162,30 +117,18 @@ class ScalingEndToEndTest {
             awaitPeersInStep(cluster, kvi, 2, port);
             await().atMost(WAIT)
                     .ignoreExceptions()
-                    .untilAsserted(() -> assertThat(harness.kvWorker(NS, "vllm")
-                                    .getStatus()
-                                    .pods()
-                                    .getFirst()
-                                    .registeredOn())
-                            .containsExactly("kv-0", "kv-1"));
+                    .untilAsserted(() -> assertThat(registeredOn()).containsExactly("kv-0", "kv-1"));
             // the two replicas that ran throughout are the same processes and still hold everything
             for (int i = 0; i < 2; i++) {
                 assertThat(cluster.runningReplica(NS, "kv", i)).isSameAs(running.get(i));
-                assertThat(matched(cluster, cluster.replica(kvi, i), prompt, id))
+                assertThat(cluster.matched(cluster.replica(kvi, i), "llama", prompt, id))
                         .isEqualTo(16);
                 assertThat(cluster.http.workers(cluster.replica(kvi, i), "llama", "default"))
                         .extracting(RegisteredWorker::instanceId)
                         .containsExactly(id);
             }
-            client.resources(KvWorker.class).inNamespace(NS).delete();
-            await().atMost(WAIT)
-                    .ignoreExceptions()
-                    .until(() -> client.resources(KvWorker.class)
-                            .inNamespace(NS)
-                            .list()
-                            .getItems()
-                            .isEmpty());
-            client.resources(KvIndexer.class).inNamespace(NS).delete();
+            harness.deleteKvWorkers(NS, WAIT);
+            harness.client().resources(KvIndexer.class).inNamespace(NS).delete();
         }
     }
 }

@@ -6,19 +6,17 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.kvindexer.operator.crd.v1alpha1.CrdConstants;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.support.OperatorHarness;
+import io.kvindexer.operator.support.Resources;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Objects written against a newer CRD than this operator knows (the mock, like a server with a newer schema, keeps
@@ -26,22 +24,12 @@ import org.junit.jupiter.api.Test;
  * operator wrote in another shape. The operator reconciles both kinds with the fields it knows, says which it
  * ignored (Warning Event), and its informers stay healthy.
  */
-@EnableKubernetesMockClient(crud = true)
 class UnknownFieldsTest {
-    static KubernetesClient client;
-    private static OperatorHarness harness;
+    @RegisterExtension
+    static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(2));
+
     private static final String NS = "unknown-fields";
     private static final Duration WAIT = Duration.ofSeconds(60);
-
-    @BeforeAll
-    static void start() {
-        harness = new OperatorHarness(client, Duration.ofSeconds(2));
-    }
-
-    @AfterAll
-    static void stop() {
-        harness.close();
-    }
 
     private static GenericKubernetesResource raw(String json) {
         return Serialization.unmarshal(json, GenericKubernetesResource.class);
@@ -49,7 +37,8 @@ class UnknownFieldsTest {
 
     @Test
     void fieldsTheOperatorDoesNotKnowAreIgnoredWithAWarning() {
-        var kvis = client.genericKubernetesResources(CrdConstants.API_VERSION, "KvIndexer")
+        var kvis = harness.client()
+                .genericKubernetesResources(CrdConstants.API_VERSION, "KvIndexer")
                 .inNamespace(NS);
         kvis.resource(raw("""
                 {"apiVersion": "kvindexer.io/v1alpha1", "kind": "KvIndexer",
@@ -64,7 +53,8 @@ class UnknownFieldsTest {
         kvis.withName("future").subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE), """
                 {"status": {"replicas": [{"pod": "future-0", "url": "http://x", "ready": true}],
                             "futureStatus": "yes", "ready": "1/2"}}""");
-        client.genericKubernetesResources(CrdConstants.API_VERSION, "KvWorker")
+        harness.client()
+                .genericKubernetesResources(CrdConstants.API_VERSION, "KvWorker")
                 .inNamespace(NS)
                 .resource(raw("""
                 {"apiVersion": "kvindexer.io/v1alpha1", "kind": "KvWorker",
@@ -75,26 +65,23 @@ class UnknownFieldsTest {
                 .create();
 
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
-            StatefulSet sts = client.apps()
-                    .statefulSets()
-                    .inNamespace(NS)
-                    .withName("future")
-                    .get();
+            StatefulSet sts = harness.statefulSet(NS, "future");
             assertThat(sts.getSpec().getReplicas()).isEqualTo(2);
             assertThat(sts.getSpec().getTemplate().getMetadata().getLabels()).containsEntry("team", "a");
             KvIndexer kvi = harness.kvIndexer(NS, "future");
             assertThat(kvi.getStatus().replicas()).as("rewritten as a count").isZero();
             assertThat(kvi.getStatus().ready()).isEqualTo("0/2");
             KvWorker w = harness.kvWorker(NS, "future-engines");
-            Condition ready = w.getStatus().conditions().stream()
-                    .filter(c -> c.getType().equals("Ready"))
-                    .findFirst()
-                    .orElseThrow();
+            Condition ready = Resources.condition(w.getStatus().conditions(), "Ready");
             assertThat(ready.getReason()).isEqualTo("NoReadyReplicas");
         });
         await().atMost(WAIT)
-                .untilAsserted(() -> assertThat(
-                                client.v1().events().inNamespace(NS).list().getItems())
+                .untilAsserted(() -> assertThat(harness.client()
+                                .v1()
+                                .events()
+                                .inNamespace(NS)
+                                .list()
+                                .getItems())
                         .filteredOn(e -> "UnknownFields".equals(e.getReason()))
                         .extracting(e -> e.getInvolvedObject().getKind() + ": " + e.getMessage())
                         .containsExactlyInAnyOrder(

@@ -2,7 +2,9 @@ package io.kvindexer.operator.indexer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
+import io.fabric8.kubernetes.api.model.SecurityContext;
 import io.fabric8.kubernetes.api.model.SecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.TolerationBuilder;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
@@ -112,16 +114,16 @@ class IndexerDesiredStateTest {
         });
     }
 
+    /** Overrides of the two security contexts only. */
+    private static PodTemplateOverrides securityContexts(PodSecurityContext pod, SecurityContext container) {
+        return new PodTemplateOverrides(null, null, null, null, null, pod, container);
+    }
+
     @Test
     void podTemplateSecurityContextsReplaceTheDefaults() {
         KvIndexer kvi = Resources.kvIndexer("llm", "kv", 1, 8090);
         kvi.getSpec()
-                .setPodTemplate(new PodTemplateOverrides(
-                        null,
-                        null,
-                        null,
-                        null,
-                        null,
+                .setPodTemplate(securityContexts(
                         new PodSecurityContextBuilder()
                                 .withRunAsUser(2000L)
                                 .withRunAsNonRoot(true)
@@ -143,14 +145,8 @@ class IndexerDesiredStateTest {
 
         // only one of the two given: the other keeps its default
         kvi.getSpec()
-                .setPodTemplate(new PodTemplateOverrides(
-                        null,
-                        null,
-                        null,
-                        null,
-                        null,
-                        null,
-                        new SecurityContextBuilder().withRunAsUser(3000L).build()));
+                .setPodTemplate(securityContexts(
+                        null, new SecurityContextBuilder().withRunAsUser(3000L).build()));
         pod = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate().getSpec();
         assertThat(pod.getSecurityContext().getRunAsUser()).isEqualTo(10001L);
         assertThat(pod.getContainers().getFirst().getSecurityContext().getRunAsUser())

@@ -40,14 +40,10 @@ class KvIndexerOperatorTest {
 
     @Test
     void createsOwnedObjectsWithOwnerReferencesAndLabels() {
-        client.resources(KvIndexer.class)
-                .inNamespace(NS)
-                .resource(Resources.kvIndexer(NS, "idx", 2, 8090))
-                .create();
+        harness.create(Resources.kvIndexer(NS, "idx", 2, 8090));
 
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-            StatefulSet sts =
-                    client.apps().statefulSets().inNamespace(NS).withName("idx").get();
+            StatefulSet sts = harness.statefulSet(NS, "idx");
             assertThat(sts).isNotNull();
             assertThat(sts.getSpec().getReplicas()).isEqualTo(2);
             assertThat(sts.getSpec().getServiceName()).isEqualTo("idx-peers");
@@ -99,10 +95,7 @@ class KvIndexerOperatorTest {
 
     @Test
     void scalingToOneReplicaRemovesThePdbAndUpdatesTheStatefulSet() {
-        client.resources(KvIndexer.class)
-                .inNamespace(NS)
-                .resource(Resources.kvIndexer(NS, "scale", 2, 8091))
-                .create();
+        harness.create(Resources.kvIndexer(NS, "scale", 2, 8091));
         // the workflow writes its dependents in parallel: wait for both before scaling
         await().atMost(Duration.ofSeconds(30))
                 .until(() -> client.policy()
@@ -143,7 +136,7 @@ class KvIndexerOperatorTest {
     @Test
     void aBadSpecIsReportedInTheStatusWithoutCreatingAnything() {
         KvIndexer bad = Resources.kvIndexer(NS, "bad", 2, 70000);
-        client.resources(KvIndexer.class).inNamespace(NS).resource(bad).create();
+        harness.create(bad);
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             KvIndexer kvi = harness.kvIndexer(NS, "bad");
             assertThat(kvi.getStatus()).isNotNull();
@@ -152,15 +145,14 @@ class KvIndexerOperatorTest {
             assertThat(ready.getReason()).isEqualTo("InvalidSpec");
             assertThat(ready.getMessage()).contains("spec.port").contains("70000");
         });
-        assertThat(client.apps().statefulSets().inNamespace(NS).withName("bad").get())
-                .isNull();
+        assertThat(harness.statefulSet(NS, "bad")).isNull();
     }
 
     @Test
     void anOptionalServiceMonitorComesAndGoesWithTheSpec() {
         KvIndexer kvi = Resources.kvIndexer(NS, "mon", 1, 8092);
         kvi.getSpec().setServiceMonitor(true);
-        client.resources(KvIndexer.class).inNamespace(NS).resource(kvi).create();
+        harness.create(kvi);
         // no Prometheus Operator yet: the dependent is not activated, the status says why
         await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> {
             Condition degraded = condition(harness.kvIndexer(NS, "mon"), "Degraded");

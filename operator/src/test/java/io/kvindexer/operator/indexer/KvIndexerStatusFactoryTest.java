@@ -24,10 +24,7 @@ class KvIndexerStatusFactoryTest {
     }
 
     private static Condition cond(KvIndexer k, String type) {
-        return k.getStatus().conditions().stream()
-                .filter(c -> c.getType().equals(type))
-                .findFirst()
-                .orElseThrow();
+        return Resources.condition(k.getStatus().conditions(), type);
     }
 
     @Test

@@ -1,12 +1,21 @@
 package io.kvindexer.operator.support;
 
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
+import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
 import io.javaoperatorsdk.operator.Operator;
 import io.kvindexer.operator.OperatorSettings;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
@@ -18,29 +27,75 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * Runs the real operator (the settings main uses) against a fabric8 CRUD mock API server, and plays the parts of
- * a cluster the mock lacks: it installs the generated CRDs and acts as the kubelet for pods.
+ * a cluster the mock lacks: it installs the generated CRDs and acts as the kubelet for pods. The constructors start
+ * it at once on a given client; {@link #onMockApiServer} makes one for all tests of a class, on a CRUD mock API
+ * server of its own.
  */
-public final class OperatorHarness implements AutoCloseable {
+public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, AfterAllCallback {
     public static final Path GENERATED_CRDS = Path.of("target/classes/META-INF/fabric8");
 
-    private final KubernetesClient client;
-    private final Operator operator;
     private final PrometheusRegistry registry = new PrometheusRegistry();
+    private final OperatorSettings settings;
+    private KubernetesMockServer server;
+    private KubernetesClient client;
+    private Operator operator;
 
     public OperatorHarness(KubernetesClient client, Duration resync) {
         this(client, OperatorSettings.defaults().withResync(resync));
     }
 
     public OperatorHarness(KubernetesClient client, OperatorSettings settings) {
-        this.client = client;
+        this.settings = settings;
+        start(client);
+    }
+
+    private OperatorHarness(OperatorSettings settings) {
+        this.settings = settings;
+    }
+
+    /**
+     * The operator for all tests of a class, as a {@code @RegisterExtension static} field: before the first test a
+     * CRUD mock API server starts and the operator on it, after the last both stop.
+     */
+    public static OperatorHarness onMockApiServer(Duration resync) {
+        return new OperatorHarness(OperatorSettings.defaults().withResync(resync));
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) {
+        server = new KubernetesMockServer(
+                new Context(), new MockWebServer(), new HashMap<>(), new KubernetesCrudDispatcher(List.of()), false);
+        server.init();
+        start(server.createClient());
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        close();
+        client.close();
+        server.destroy();
+    }
+
+    private void start(KubernetesClient on) {
+        client = on;
         installCrds(client);
-        this.operator = settings.createOperator(client, registry).operator();
+        operator = settings.createOperator(client, registry).operator();
         operator.start();
+    }
+
+    /** The client of the API server the operator runs against. */
+    public KubernetesClient client() {
+        return client;
     }
 
     public static void installCrds(KubernetesClient client) {
@@ -87,14 +142,54 @@ public final class OperatorHarness implements AutoCloseable {
         return client.resources(KvWorker.class).inNamespace(ns).withName(name).get();
     }
 
+    /** The StatefulSet the operator wrote, or null. */
+    public StatefulSet statefulSet(String ns, String name) {
+        return client.apps().statefulSets().inNamespace(ns).withName(name).get();
+    }
+
+    /** The indexer container of a StatefulSet's pod template, as the operator wrote it (null: no StatefulSet yet). */
+    public Container indexerContainer(String ns, String statefulSet) {
+        StatefulSet sts = statefulSet(ns, statefulSet);
+        return sts == null
+                ? null
+                : sts.getSpec().getTemplate().getSpec().getContainers().getFirst();
+    }
+
+    /** Creates {@code resource} in its own namespace (what {@code kubectl create} would). */
+    public <T extends HasMetadata> T create(T resource) {
+        return client.resource(resource)
+                .inNamespace(resource.getMetadata().getNamespace())
+                .create();
+    }
+
+    /**
+     * Deletes every KvWorker of {@code ns} and waits until they are gone: their finalizer unregisters the engines
+     * from every replica, so the replicas must still answer.
+     */
+    public void deleteKvWorkers(String ns, Duration wait) {
+        client.resources(KvWorker.class).inNamespace(ns).delete();
+        await().atMost(wait)
+                .ignoreExceptions()
+                .until(() -> client.resources(KvWorker.class)
+                        .inNamespace(ns)
+                        .list()
+                        .getItems()
+                        .isEmpty());
+    }
+
     /** Plays the StatefulSet controller + kubelet: a replica pod with the template's labels, Ready at {@code ip}. */
     public Pod startReplicaPod(KvIndexer kvi, int ordinal, String ip) {
+        return replicaPod(kvi, ordinal, ip, true);
+    }
+
+    /** A replica pod with the template's labels at {@code ip}, Ready or not (starting, or being stopped). */
+    public Pod replicaPod(KvIndexer kvi, int ordinal, String ip, boolean ready) {
         ObjectMeta meta = new ObjectMetaBuilder()
                 .withName(IndexerNames.pod(kvi, ordinal))
                 .withNamespace(kvi.getMetadata().getNamespace())
                 .withLabels(IndexerNames.labels(kvi))
                 .build();
-        return upsertPod(meta, ip, true);
+        return upsertPod(meta, ip, ready);
     }
 
     /** Plays the kubelet for an engine pod. */
@@ -110,7 +205,15 @@ public final class OperatorHarness implements AutoCloseable {
     }
 
     public Pod upsertPod(ObjectMeta meta, String ip, boolean ready) {
-        Pod pod = new PodBuilder()
+        return client.pods()
+                .inNamespace(meta.getNamespace())
+                .resource(pod(meta, ip, ready))
+                .createOr(NonDeletingOperation::update);
+    }
+
+    /** A running pod at {@code ip} with one container, Ready or not: what the kubelet would report. */
+    public static Pod pod(ObjectMeta meta, String ip, boolean ready) {
+        return new PodBuilder()
                 .withMetadata(meta)
                 .withNewSpec()
                 .addNewContainer()
@@ -127,12 +230,10 @@ public final class OperatorHarness implements AutoCloseable {
                 .endCondition()
                 .endStatus()
                 .build();
-        return client.pods().inNamespace(meta.getNamespace()).resource(pod).createOr(NonDeletingOperation::update);
     }
 
     /** A JSON merge patch without resourceVersion (what {@code kubectl patch --type merge} sends). */
-    public <T extends io.fabric8.kubernetes.api.model.HasMetadata> T mergePatch(
-            Class<T> type, String ns, String name, String json) {
+    public <T extends HasMetadata> T mergePatch(Class<T> type, String ns, String name, String json) {
         return client.resources(type)
                 .inNamespace(ns)
                 .withName(name)

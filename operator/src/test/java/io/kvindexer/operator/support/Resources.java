@@ -1,11 +1,13 @@
 package io.kvindexer.operator.support;
 
+import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexerSpec;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
+import java.util.List;
 import java.util.Map;
 
 /** Test objects with the fields a user would write. */
@@ -21,6 +23,14 @@ public final class Resources {
         spec.setPort(port);
         kvi.setSpec(spec);
         return kvi;
+    }
+
+    /** The condition of {@code type} (it must be there). */
+    public static Condition condition(List<Condition> conditions, String type) {
+        return conditions.stream()
+                .filter(c -> type.equals(c.getType()))
+                .findFirst()
+                .orElseThrow();
     }
 
     public static KvWorker kvWorker(

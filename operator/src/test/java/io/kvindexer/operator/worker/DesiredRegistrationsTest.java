@@ -2,10 +2,11 @@ package io.kvindexer.operator.worker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.kvindexer.operator.client.WorkerRegistration;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
+import io.kvindexer.operator.support.OperatorHarness;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -13,21 +14,14 @@ import org.junit.jupiter.api.Test;
 class DesiredRegistrationsTest {
 
     private static Pod pod(String name, String ip, boolean ready, Map<String, String> annotations) {
-        return new PodBuilder()
-                .withNewMetadata()
-                .withNamespace("llm")
-                .withName(name)
-                .withAnnotations(annotations)
-                .endMetadata()
-                .withNewStatus()
-                .withPhase("Running")
-                .withPodIP(ip)
-                .addNewCondition()
-                .withType("Ready")
-                .withStatus(ready ? "True" : "False")
-                .endCondition()
-                .endStatus()
-                .build();
+        return OperatorHarness.pod(
+                new ObjectMetaBuilder()
+                        .withNamespace("llm")
+                        .withName(name)
+                        .withAnnotations(annotations)
+                        .build(),
+                ip,
+                ready);
     }
 
     private static KvWorkerSpec spec(Integer replayPort, int ranks) {

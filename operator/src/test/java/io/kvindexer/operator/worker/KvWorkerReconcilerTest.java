@@ -14,6 +14,7 @@ import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.observability.EventRecorder;
 import io.kvindexer.operator.observability.OperatorMetrics;
+import io.kvindexer.operator.reconcile.ControllerServices;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -42,12 +43,12 @@ class KvWorkerReconcilerTest {
     @SuppressWarnings("unchecked")
     void setUp() {
         OperatorHarness.installCrds(client);
-        reconciler = new KvWorkerReconciler(
+        reconciler = new KvWorkerReconciler(new ControllerServices(
                 new IndexerClient(),
                 CLOCK,
                 new EventRecorder(client, CLOCK),
                 new OperatorMetrics(new PrometheusRegistry()),
-                Duration.ofSeconds(30));
+                Duration.ofSeconds(30)));
         context = mock(Context.class, RETURNS_DEEP_STUBS);
         when(context.getClient()).thenReturn(client);
     }

@@ -31,10 +31,7 @@ class KvWorkerStatusFactoryTest {
     }
 
     private static Condition cond(KvWorker w, String type) {
-        return w.getStatus().conditions().stream()
-                .filter(c -> c.getType().equals(type))
-                .findFirst()
-                .orElseThrow();
+        return Resources.condition(w.getStatus().conditions(), type);
     }
 
     @Test

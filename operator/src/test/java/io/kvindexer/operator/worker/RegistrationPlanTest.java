@@ -24,15 +24,14 @@ class RegistrationPlanTest {
         return new RegisteredWorker(id, model, tenant, 16, "active", endpoints);
     }
 
+    /** The plan for model {@code M}, tenant {@code T}, nothing owned and no replay endpoint changed. */
+    private static RegistrationPlan plan(List<WorkerRegistration> desired, List<RegisteredWorker> actual) {
+        return RegistrationPlan.of(desired, actual, M, T, Set.of(), Set.of());
+    }
+
     @Test
     void anEmptyReplicaGetsEveryDesiredRank() {
-        var plan = RegistrationPlan.of(
-                List.of(reg(1, 0, "10.0.0.1"), reg(1, 1, "10.0.0.1"), reg(2, 0, "10.0.0.2")),
-                List.of(),
-                M,
-                T,
-                Set.of(),
-                Set.of());
+        var plan = plan(List.of(reg(1, 0, "10.0.0.1"), reg(1, 1, "10.0.0.1"), reg(2, 0, "10.0.0.2")), List.of());
         assertThat(plan.toUnregister()).isEmpty();
         assertThat(plan.toRegister())
                 .extracting(WorkerRegistration::instanceId, WorkerRegistration::dpRank)
@@ -76,39 +75,24 @@ class RegistrationPlanTest {
 
     @Test
     void anIpChangeIsUnregisterThenRegisterAtTheNewAddress() {
-        var plan = RegistrationPlan.of(
-                List.of(reg(3, 0, "10.0.0.30")),
-                List.of(actual(3, M, T, Map.of(0, "tcp://10.0.0.3:5557"))),
-                M,
-                T,
-                Set.of(),
-                Set.of());
+        var plan = plan(List.of(reg(3, 0, "10.0.0.30")), List.of(actual(3, M, T, Map.of(0, "tcp://10.0.0.3:5557"))));
         assertThat(plan.toUnregister()).containsExactly(new Unregistration(3, 0, M, T));
         assertThat(plan.toRegister()).containsExactly(reg(3, 0, "10.0.0.30"));
     }
 
     @Test
     void fewerRanksRemoveOnlyTheExtraRank() {
-        var plan = RegistrationPlan.of(
+        var plan = plan(
                 List.of(reg(4, 0, "10.0.0.4")),
-                List.of(actual(4, M, T, new TreeMap<>(Map.of(0, "tcp://10.0.0.4:5557", 1, "tcp://10.0.0.4:5558")))),
-                M,
-                T,
-                Set.of(),
-                Set.of());
+                List.of(actual(4, M, T, new TreeMap<>(Map.of(0, "tcp://10.0.0.4:5557", 1, "tcp://10.0.0.4:5558")))));
         assertThat(plan.toUnregister()).containsExactly(new Unregistration(4, 1, M, T));
         assertThat(plan.toRegister()).isEmpty();
     }
 
     @Test
     void anOwnedInstanceUnderAnotherModelIsRemovedWithThatModel() {
-        var plan = RegistrationPlan.of(
-                List.of(reg(5, 0, "10.0.0.5")),
-                List.of(actual(5, "old-model", T, Map.of(0, "tcp://10.0.0.5:5557"))),
-                M,
-                T,
-                Set.of(),
-                Set.of());
+        var plan = plan(
+                List.of(reg(5, 0, "10.0.0.5")), List.of(actual(5, "old-model", T, Map.of(0, "tcp://10.0.0.5:5557"))));
         assertThat(plan.toUnregister()).containsExactly(new Unregistration(5, 0, "old-model", T));
         assertThat(plan.toRegister()).containsExactly(reg(5, 0, "10.0.0.5"));
     }

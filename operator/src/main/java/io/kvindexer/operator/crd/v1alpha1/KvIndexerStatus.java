@@ -36,6 +36,11 @@ public record KvIndexerStatus(
         List<ReplicaStatus> pods,
         List<Condition> conditions) {
 
+    /** The same status with other conditions (what a reconcile that threw changes). */
+    public KvIndexerStatus withConditions(List<Condition> newConditions) {
+        return new KvIndexerStatus(observedGeneration, replicas, readyReplicas, ready, selector, pods, newConditions);
+    }
+
     /** One indexer replica: its pod, its stable URL (headless Service DNS) and whether it passes /ready. */
     @JsonIgnoreProperties(ignoreUnknown = true)
     public record ReplicaStatus(String pod, String url, boolean ready) {}

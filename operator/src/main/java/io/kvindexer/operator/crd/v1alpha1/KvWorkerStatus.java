@@ -18,6 +18,11 @@ public record KvWorkerStatus(
         List<PodRegistration> pods,
         List<Condition> conditions) {
 
+    /** The same status with other conditions (what a reconcile that threw changes). */
+    public KvWorkerStatus withConditions(List<Condition> newConditions) {
+        return new KvWorkerStatus(observedGeneration, matchedPods, registeredPods, pods, newConditions);
+    }
+
     /**
      * One engine pod. {@code instanceId} is an unsigned decimal; {@code endpoint} / {@code replayEndpoint} are rank
      * 0's (rank r adds r to the port); {@code registeredOn} names the indexer replicas (pods) holding all its ranks.

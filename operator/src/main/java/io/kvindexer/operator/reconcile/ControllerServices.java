@@ -1,0 +1,78 @@
+package io.kvindexer.operator.reconcile;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.client.CustomResource;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
+import io.kvindexer.operator.client.IndexerClient;
+import io.kvindexer.operator.crd.v1alpha1.UnknownFields;
+import io.kvindexer.operator.observability.EventRecorder;
+import io.kvindexer.operator.observability.OperatorMetrics;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.function.Function;
+import org.slf4j.Logger;
+
+/**
+ * What both controllers are built from, and the two steps they take the same way: refusing a spec, and reporting
+ * a reconcile that threw. Each controller passes its own logger, so log lines still name the controller.
+ */
+public record ControllerServices(
+        IndexerClient client, Clock clock, EventRecorder events, OperatorMetrics metrics, Duration resync) {
+
+    /** A fresh per-resource back-off for retries: from half a second, doubling, up to the resync period. */
+    public Backoff backoff() {
+        return new Backoff(Duration.ofMillis(500), resync);
+    }
+
+    /**
+     * Reports the spec fields this operator ignores; a spec that {@code invalid} names a problem in is logged, gets
+     * a Warning Event and the status {@code refusedStatus} makes of the message.
+     *
+     * @param invalid what is wrong with the spec, or null when it is acceptable
+     * @return true when the spec is refused (the reconcile stops there)
+     */
+    public <S, P extends CustomResource<? extends UnknownFields, S>> boolean refuses(
+            Logger log, Context<P> context, P primary, String invalid, Function<String, S> refusedStatus) {
+        if (primary.getSpec() != null) {
+            events.unknownFields(primary, primary.getSpec().unknownFieldNames());
+        }
+        if (invalid == null) {
+            return false;
+        }
+        log.atWarn()
+                .addKeyValue(logKey(primary), key(primary))
+                .addKeyValue("reason", invalid)
+                .log("invalid spec");
+        events.warning(primary, "InvalidSpec", invalid);
+        StatusUpdates.write(context, primary, refusedStatus.apply(invalid));
+        return true;
+    }
+
+    /**
+     * A reconcile threw: logged, and the status JOSDK patches in (the exception is counted by JOSDK's
+     * Metrics#failedReconciliation, see OperatorMetrics).
+     */
+    public static <S, P extends CustomResource<?, S>> ErrorStatusUpdateControl<P> failed(
+            Logger log, Context<P> context, P primary, Exception e, S failedStatus) {
+        log.atWarn()
+                .addKeyValue(logKey(primary), key(primary))
+                .addKeyValue("error", String.valueOf(e))
+                .log("reconcile failed; retrying");
+        P copy = context.getClient().getKubernetesSerialization().clone(primary);
+        copy.setStatus(failedStatus);
+        return ErrorStatusUpdateControl.patchStatus(copy);
+    }
+
+    /** {@code namespace/name}: the key of back-off and of log lines. */
+    public static String key(HasMetadata resource) {
+        return resource.getMetadata().getNamespace() + "/"
+                + resource.getMetadata().getName();
+    }
+
+    /** The log field naming the resource: its kind in lower case ({@code kvindexer}, {@code kvworker}). */
+    private static String logKey(HasMetadata resource) {
+        return HasMetadata.getKind(resource.getClass()).toLowerCase(Locale.ROOT);
+    }
+}

@@ -1,0 +1,76 @@
+package io.kvindexer.operator.reconcile;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvindexer.operator.crd.v1alpha1.Autoscaling;
+import io.kvindexer.operator.crd.v1alpha1.KvIndexerSpec;
+import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
+import io.kvindexer.operator.indexer.KvIndexerValidation;
+import io.kvindexer.operator.support.Resources;
+import io.kvindexer.operator.worker.KvWorkerValidation;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** The first problem each validation names, field by field: the message the InvalidSpec condition carries. */
+class SpecValidationTest {
+
+    static Stream<Arguments> indexerSpecs() {
+        return Stream.of(
+                indexer("", s -> {}),
+                indexer("spec.image is required", s -> s.setImage(" ")),
+                indexer("spec.replicas must be between 1 and 64, got 65", s -> s.setReplicas(65)),
+                indexer("spec.replicas must be between 1 and 64, got null", s -> s.setReplicas(null)),
+                indexer("spec.port must be between 1 and 65535, got 0", s -> s.setPort(0)),
+                indexer("spec.threads must be 0 or more, got -1", s -> s.setThreads(-1)),
+                indexer("spec.minInitialWorkers must be 0 or more, got -2", s -> s.setMinInitialWorkers(-2)),
+                indexer(
+                        "spec.autoscaling: 1 <= minReplicas <= maxReplicas <= 64, got 3..2",
+                        s -> s.setAutoscaling(new Autoscaling(3, 2, 50))));
+    }
+
+    static Stream<Arguments> workerSpecs() {
+        return Stream.of(
+                worker("", s -> {}),
+                worker("spec.indexerRef is required", s -> s.setIndexerRef(null)),
+                worker("spec.modelName is required", s -> s.setModelName("")),
+                worker("spec.tenantId must not be empty", s -> s.setTenantId(" ")),
+                worker("spec.blockSize must be at least 1, got 0", s -> s.setBlockSize(0)),
+                worker("spec.dataParallelSize must be at least 1, got null", s -> s.setDataParallelSize(null)),
+                worker("spec.zmqPort must be between 1 and 65535, got 70000", s -> s.setZmqPort(70000)),
+                worker("spec.zmqPort + dataParallelSize - 1 = 65536 exceeds 65535", s -> {
+                    s.setZmqPort(65535);
+                    s.setDataParallelSize(2);
+                }),
+                worker("spec.replayPort must be between 1 and 65535, got 0", s -> s.setReplayPort(0)),
+                worker("spec.selector is required", s -> s.setSelector(null)));
+    }
+
+    private static Arguments indexer(String problem, Consumer<KvIndexerSpec> change) {
+        KvIndexerSpec spec = Resources.kvIndexer("llm", "kv", 2, 8090).getSpec();
+        change.accept(spec);
+        return Arguments.of(problem, spec);
+    }
+
+    private static Arguments worker(String problem, Consumer<KvWorkerSpec> change) {
+        KvWorkerSpec spec = Resources.kvWorker("llm", "w", "kv", Map.of("app", "vllm"), "m", 16, 5557, 5600, 1)
+                .getSpec();
+        change.accept(spec);
+        return Arguments.of(problem, spec);
+    }
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @MethodSource("indexerSpecs")
+    void kvIndexerSpec(String problem, KvIndexerSpec spec) {
+        assertThat(KvIndexerValidation.validate(spec)).isEqualTo(problem.isEmpty() ? null : problem);
+    }
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @MethodSource("workerSpecs")
+    void kvWorkerSpec(String problem, KvWorkerSpec spec) {
+        assertThat(KvWorkerValidation.validate(spec)).isEqualTo(problem.isEmpty() ? null : problem);
+    }
+}
