@@ -1,34 +1,26 @@
 package io.kvindexer.indexer.event;
 
+import io.kvindexer.indexer.model.MetricLabel;
+
 /**
  * Why a payload did not decode. The labels are the {@code kind} label values of the decode-error metric and of
  * {@link EventDecodeException#kind()}: keep them stable, dashboards and alerts match on them.
  */
-public enum DecodeErrorKind {
+public enum DecodeErrorKind implements MetricLabel {
     /** no bytes at all */
-    EMPTY_PAYLOAD("empty_payload"),
+    EMPTY_PAYLOAD,
     /** the bytes are not msgpack */
-    NOT_MSGPACK("not_msgpack"),
+    NOT_MSGPACK,
     /** the payload ends inside a value, or a declared length exceeds the bytes left */
-    TRUNCATED("truncated"),
+    TRUNCATED,
     /** the batch envelope {@code [ts, events, rank?]} is malformed, or bytes follow it */
-    BAD_ENVELOPE("bad_envelope"),
+    BAD_ENVELOPE,
     /** an event is not a tagged array or map, or misses or mistypes a field */
-    BAD_EVENT("bad_event"),
+    BAD_EVENT,
     /** a block hash is neither an integer nor a bin digest */
-    BAD_HASH("bad_hash"),
+    BAD_HASH,
     /** a token id is not a u32 (or a bigram pair of them) */
-    BAD_TOKEN("bad_token"),
+    BAD_TOKEN,
     /** a defect of ours met an odd input: reported as a bad payload rather than taking the listener down */
-    MALFORMED("malformed");
-
-    private final String label;
-
-    DecodeErrorKind(String label) {
-        this.label = label;
-    }
-
-    public String label() {
-        return label;
-    }
+    MALFORMED
 }

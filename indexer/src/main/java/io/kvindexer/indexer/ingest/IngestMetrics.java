@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.ingest;
 
+import io.kvindexer.indexer.model.MetricLabel;
+
 /**
  * What the listeners report for metrics. Implementations must be thread-safe (every listener calls them from
  * its own thread) and cheap; labels are short bounded strings.
@@ -7,25 +9,15 @@ package io.kvindexer.indexer.ingest;
 public interface IngestMetrics {
 
     /** How a replay ended. */
-    enum ReplayResult {
+    enum ReplayResult implements MetricLabel {
         /** the whole requested range came back */
-        OK("ok"),
+        OK,
         /** the engine answered, but not the whole range (buffer too short, skipped seqs) */
-        INCOMPLETE("incomplete"),
+        INCOMPLETE,
         /** a malformed reply or a socket error stopped it */
-        FAILED("failed"),
+        FAILED,
         /** the engine's ROUTER did not answer in time */
-        TIMEOUT("timeout");
-
-        private final String label;
-
-        ReplayResult(String label) {
-            this.label = label;
-        }
-
-        public String label() {
-            return label;
-        }
+        TIMEOUT
     }
 
     IngestMetrics NOOP = new IngestMetrics() {};
