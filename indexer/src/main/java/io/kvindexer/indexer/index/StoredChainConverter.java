@@ -6,7 +6,6 @@ import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.hash.BlockHasher;
 import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
-import java.util.Arrays;
 
 /**
  * Turns decoded engine events into {@link IndexOp}s for an index of block size B (see "Local hash" in
@@ -36,7 +35,13 @@ final class StoredChainConverter {
         if (event.hashesOnly()) {
             // no tokens to hash: the index attaches these hashes to the blocks it already knows (shared storage)
             return new IndexOp.Store(
-                    event.tier(), false, 0, blockHashes, new long[blockHashes.length], ApplyStatus.OK, true, true);
+                    event.tier(),
+                    false,
+                    0,
+                    blockHashes,
+                    new long[blockHashes.length],
+                    ApplyStatus.OK,
+                    IndexOp.Store.Source.HASHES_ONLY);
         }
         if (blockHashes.length > 0 && event.blockSize() != indexBlockSize) {
             return rejected(event, ApplyStatus.BLOCK_SIZE_MISMATCH);
@@ -56,29 +61,19 @@ final class StoredChainConverter {
                     : null;
             localHashes[converted] = BlockHasher.hashBlock(tokens, offset, window, seed, mm);
         }
-        if (converted == blockHashes.length) {
-            return new IndexOp.Store(
-                    event.tier(),
-                    event.hasParent(),
-                    event.parentBlockHash(),
-                    blockHashes,
-                    localHashes,
-                    ApplyStatus.OK,
-                    false);
-        }
-        return new IndexOp.Store(
+        return IndexOp.Store.prefix(
                 event.tier(),
                 event.hasParent(),
                 event.parentBlockHash(),
-                Arrays.copyOf(blockHashes, converted),
-                Arrays.copyOf(localHashes, converted),
-                ApplyStatus.INVALID_BLOCK,
-                false);
+                blockHashes,
+                localHashes,
+                converted,
+                IndexOp.Store.Source.ENGINE);
     }
 
     private static IndexOp.Store rejected(BlockStored event, ApplyStatus status) {
-        return new IndexOp.Store(
-                event.tier(), event.hasParent(), event.parentBlockHash(), NO_HASHES, NO_HASHES, status, false);
+        return IndexOp.Store.rejected(
+                event.tier(), event.hasParent(), event.parentBlockHash(), status, IndexOp.Store.Source.ENGINE);
     }
 
     /** True when a hash repeats inside the chain or equals the parent (a self-referencing chain). */
