@@ -26,27 +26,27 @@ public final class TraceBench extends BenchCommand {
     @Mixin
     WorkloadOptions workloadOptions = WorkloadOptions.withWorkers(64);
 
-    @Option(names = "--window-ms", description = "replay the whole trace in this long (default: ${DEFAULT-VALUE})")
+    @Option(names = "--window-ms", description = "replay the whole trace in this long")
     double windowMs = 1_000;
 
     @Option(names = "--sweep", description = "N log-spaced windows from --sweep-max-ms down to --sweep-min-ms (0: off)")
     int sweep = 0;
 
-    @Option(names = "--sweep-min-ms", description = "shortest sweep window (default: ${DEFAULT-VALUE})")
+    @Option(names = "--sweep-min-ms", description = "shortest sweep window")
     double sweepMinMs = 50;
 
-    @Option(names = "--sweep-max-ms", description = "longest sweep window (default: ${DEFAULT-VALUE})")
+    @Option(names = "--sweep-max-ms", description = "longest sweep window")
     double sweepMaxMs = 20_000;
 
     @Option(
             names = "--threads",
-            description = "index writer threads, one index shard each (default: cores - 1, at least 1)")
+            description = "index writer threads, one index shard each (default: cores - 1, at least 1)",
+            showDefaultValue = CommandLine.Help.Visibility.NEVER)
     int threads = Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
 
     @Option(
             names = "--issuers",
-            description = "replay threads issuing queries and submitting events; the floor "
-                    + "runs on as many (default: ${DEFAULT-VALUE})")
+            description = "replay threads issuing queries and submitting events; the floor " + "runs on as many")
     int issuers = 1;
 
     @Option(
@@ -56,10 +56,10 @@ public final class TraceBench extends BenchCommand {
                     + "does the map operations only")
     boolean prehashed;
 
-    @Option(names = "--repetitions", description = "runs per point; the median is reported (default: ${DEFAULT-VALUE})")
-    int repetitions = 3;
+    @Mixin
+    Runs runs = new Runs();
 
-    @Option(names = "--warmup", description = "untimed runs before measuring (default: ${DEFAULT-VALUE})")
+    @Option(names = "--warmup", description = "untimed runs before measuring")
     int warmup = 1;
 
     @Option(names = "--json", description = "write the results here as JSON")
@@ -221,7 +221,7 @@ public final class TraceBench extends BenchCommand {
         List<Point> points = new ArrayList<>();
         for (double window : windows) {
             List<Rep> reps = new ArrayList<>();
-            for (int r = 0; r < repetitions; r++) {
+            for (int r = 0; r < runs.repetitions; r++) {
                 reps.add(measure(workload, window));
             }
             Point p = new Point(window, workload.blockOps() / (window / 1e3), reps);
@@ -253,7 +253,7 @@ public final class TraceBench extends BenchCommand {
                         threads,
                         issuers,
                         prehashed,
-                        repetitions,
+                        runs.repetitions,
                         warmup);
         return new Report(workload, points, sweepPoints);
     }
@@ -307,7 +307,7 @@ public final class TraceBench extends BenchCommand {
         config.put("threads", threads);
         config.put("issuers", issuers);
         config.put("prehashed", prehashed);
-        config.put("repetitions", repetitions);
+        config.put("repetitions", runs.repetitions);
         config.putAll(Machine.toJson());
         out.put("config", config);
         List<Map<String, Object>> pts = new ArrayList<>();
