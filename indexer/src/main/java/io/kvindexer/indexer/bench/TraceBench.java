@@ -26,17 +26,8 @@ public final class TraceBench extends BenchCommand {
     @Mixin
     WorkloadOptions workloadOptions = WorkloadOptions.withWorkers(64);
 
-    @Option(names = "--window-ms", description = "replay the whole trace in this long")
-    double windowMs = 1_000;
-
-    @Option(names = "--sweep", description = "N log-spaced windows from --sweep-max-ms down to --sweep-min-ms (0: off)")
-    int sweep = 0;
-
-    @Option(names = "--sweep-min-ms", description = "shortest sweep window")
-    double sweepMinMs = 50;
-
-    @Option(names = "--sweep-max-ms", description = "longest sweep window")
-    double sweepMaxMs = 20_000;
+    @Mixin
+    Windows windows = new Windows();
 
     @Option(
             names = "--threads",
@@ -46,7 +37,7 @@ public final class TraceBench extends BenchCommand {
 
     @Option(
             names = "--issuers",
-            description = "replay threads issuing queries and submitting events; the floor " + "runs on as many")
+            description = "replay threads issuing queries and submitting events; the floor runs on as many")
     int issuers = 1;
 
     @Option(
@@ -186,7 +177,7 @@ public final class TraceBench extends BenchCommand {
                             threads,
                             issuers,
                             prehashed ? "prehashed" : "hashing timed",
-                            windowMs));
+                            windows.windowMs));
             System.out.println("wrote " + workersPlot);
         }
         return 0;
@@ -213,13 +204,13 @@ public final class TraceBench extends BenchCommand {
         if (prehashed) {
             workload.localHashes(); // before any baseline heap measurement and outside the timing
         }
-        double[] windows = sweep > 0 ? logSpaced(sweepMaxMs, sweepMinMs, sweep) : new double[] {windowMs};
+        double[] replayWindows = windows.all();
         for (int i = 0; i < warmup; i++) {
             Floor.run(workload, issuers, prehashed);
-            Replay.run(workload, windows[0], threads, issuers, false, prehashed);
+            Replay.run(workload, replayWindows[0], threads, issuers, false, prehashed);
         }
         List<Point> points = new ArrayList<>();
-        for (double window : windows) {
+        for (double window : replayWindows) {
             List<Rep> reps = new ArrayList<>();
             for (int r = 0; r < runs.repetitions; r++) {
                 reps.add(measure(workload, window));
@@ -249,7 +240,7 @@ public final class TraceBench extends BenchCommand {
                         expanded,
                         workloadOptions.spec(),
                         workersSweep,
-                        windowMs,
+                        windows.windowMs,
                         threads,
                         issuers,
                         prehashed,
@@ -275,16 +266,6 @@ public final class TraceBench extends BenchCommand {
                 run.maxLagNanos() / 1e6,
                 run.idleLookup().percentileMicros(50),
                 run.idleLookup().percentileMicros(99));
-    }
-
-    /** {@code n} windows from {@code from} to {@code to}, evenly spaced on a log scale. */
-    static double[] logSpaced(double from, double to, int n) {
-        double[] out = new double[n];
-        for (int i = 0; i < n; i++) {
-            double t = n == 1 ? 0 : (double) i / (n - 1);
-            out[i] = Math.exp(Math.log(from) + t * (Math.log(to) - Math.log(from)));
-        }
-        return out;
     }
 
     Map<String, Object> toJson(Report report) {
