@@ -29,37 +29,31 @@ import picocli.CommandLine.Option;
         description = "Writes a deterministic agent-style Mooncake trace (shared system prompts, growing sessions).")
 public final class AgentTrace extends BenchCommand {
 
-    @Option(names = "--seed", description = "random seed; put it in the file name (default: ${DEFAULT-VALUE})")
+    @Option(names = "--seed", description = "random seed; put it in the file name")
     long seed = 7;
 
     @Option(names = "--out", description = "where to write (default: data/agent_trace_seed<seed>.jsonl)")
     Path out;
 
-    @Option(names = "--agents", description = "distinct system prompts (default: ${DEFAULT-VALUE})")
+    @Option(names = "--agents", description = "distinct system prompts")
     int agents = 6;
 
-    @Option(
-            names = "--preamble-blocks",
-            description = "blocks of the preamble every agent shares (default: ${DEFAULT-VALUE})")
+    @Option(names = "--preamble-blocks", description = "blocks of the preamble every agent shares")
     int preambleBlocks = 8;
 
-    @Option(
-            names = "--system-blocks-min",
-            description = "shortest system prompt after the preamble, in blocks (default: ${DEFAULT-VALUE})")
+    @Option(names = "--system-blocks-min", description = "shortest system prompt after the preamble, in blocks")
     int systemBlocksMin = 12;
 
-    @Option(
-            names = "--system-blocks-max",
-            description = "longest system prompt after the preamble, in blocks (default: ${DEFAULT-VALUE})")
+    @Option(names = "--system-blocks-max", description = "longest system prompt after the preamble, in blocks")
     int systemBlocksMax = 32;
 
-    @Option(names = "--sessions", description = "conversations (default: ${DEFAULT-VALUE})")
+    @Option(names = "--sessions", description = "conversations")
     int sessions = 1_200;
 
-    @Option(names = "--max-turns", description = "turns per session, 2 up to this (default: ${DEFAULT-VALUE})")
+    @Option(names = "--max-turns", description = "turns per session, 2 up to this")
     int maxTurns = 12;
 
-    @Option(names = "--span-s", description = "sessions start over this many seconds (default: ${DEFAULT-VALUE})")
+    @Option(names = "--span-s", description = "sessions start over this many seconds")
     int spanSeconds = 3_600;
 
     /** One line of the trace. */

@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -30,27 +31,23 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
     private static final String JSON = "application/json";
     private static final String MSGPACK = "application/msgpack";
 
-    @Option(
-            names = "--clients",
-            description = "concurrent closed-loop clients (virtual threads) (default: ${DEFAULT-VALUE})")
+    @Option(names = "--clients", description = "concurrent closed-loop clients (virtual threads)")
     int clients = 16;
 
-    @Option(names = "--seconds", description = "measured seconds per target (default: ${DEFAULT-VALUE})")
+    @Option(names = "--seconds", description = "measured seconds per target")
     double seconds = 5;
 
-    @Option(
-            names = "--warmup-seconds",
-            description = "unmeasured seconds before each target (default: ${DEFAULT-VALUE})")
+    @Option(names = "--warmup-seconds", description = "unmeasured seconds before each target")
     double warmupSeconds = 2;
 
-    @Option(names = "--min-tokens", description = "shortest prompt used as a query body (default: ${DEFAULT-VALUE})")
+    @Option(names = "--min-tokens", description = "shortest prompt used as a query body")
     int minTokens = 10_000;
 
-    @Option(names = "--max-tokens", description = "longest prompt used as a query body (default: ${DEFAULT-VALUE})")
+    @Option(names = "--max-tokens", description = "longest prompt used as a query body")
     int maxTokens = 14_000;
 
-    @Option(names = "--repetitions", description = "runs; the median is reported (default: ${DEFAULT-VALUE})")
-    int repetitions = 3;
+    @Mixin
+    Runs runs = new Runs();
 
     /**
      * One repetition, under the same ingest: the indexer's /query with JSON bodies, with msgpack bodies (token ids
@@ -80,7 +77,7 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
                 binaryBodies.stream().mapToInt(b -> b.length).average().orElse(0),
                 clients);
         List<Rep> reps = new ArrayList<>();
-        for (int r = 0; r < repetitions; r++) {
+        for (int r = 0; r < runs.repetitions; r++) {
             Rep rep = runOnce(w, bodies, binaryBodies);
             System.out.printf(
                     "rep %d: /query %s | msgpack %s | no-op %s | %d ingest batches meanwhile%n",

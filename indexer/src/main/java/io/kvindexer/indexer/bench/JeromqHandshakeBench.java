@@ -24,10 +24,10 @@ import picocli.CommandLine.Option;
         description = "Counts jeromq outgoing connects whose ZMTP greeting never arrives.")
 public final class JeromqHandshakeBench extends BenchCommand {
 
-    @Option(names = "--connects", description = "fresh connections to try (default: ${DEFAULT-VALUE})")
+    @Option(names = "--connects", description = "fresh connections to try")
     int connects = 150;
 
-    @Option(names = "--wait-ms", description = "how long to wait for a greeting (default: ${DEFAULT-VALUE})")
+    @Option(names = "--wait-ms", description = "how long to wait for a greeting")
     int waitMs = 3000;
 
     public static void main(String[] args) {

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -27,14 +28,10 @@ import picocli.CommandLine.Option;
 @Command(name = "recovery-bench", description = "Time for a fresh replica to fetch and apply a peer's dump.")
 public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
 
-    @Option(
-            names = "--repetitions",
-            description = "replicas recovered; the median is reported (default: ${DEFAULT-VALUE})")
-    int repetitions = 3;
+    @Mixin
+    Runs runs = new Runs();
 
-    @Option(
-            names = "--format",
-            description = "dump format the replica asks for: binary or json " + "(default: ${DEFAULT-VALUE})")
+    @Option(names = "--format", description = "dump format the replica asks for: binary or json")
     String format = "binary";
 
     /** One recovery: memberships copied, seconds, and the dump fetch alone. */
@@ -96,7 +93,7 @@ public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
                     "source holds %d memberships (the simulated engines: %d + markers)%n",
                     expected, w.expectedMemberships());
             List<Rep> reps = new ArrayList<>();
-            for (int r = 0; r < repetitions; r++) {
+            for (int r = 0; r < runs.repetitions; r++) {
                 HttpRequest.Builder fetchRequest = HttpRequest.newBuilder(URI.create(source.baseUrl() + "/dump"))
                         .GET();
                 if (dumpFormat == PeerRecovery.Format.BINARY) {

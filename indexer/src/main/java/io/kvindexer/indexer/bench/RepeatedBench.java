@@ -20,7 +20,7 @@ abstract class RepeatedBench<R> extends BenchCommand {
     @Mixin
     WorkloadOptions workload;
 
-    @Option(names = "--threads", description = "indexer writer threads (default: ${DEFAULT-VALUE})")
+    @Option(names = "--threads", description = "indexer writer threads")
     int threads = 1;
 
     @Option(names = "--json", description = "write the results here as JSON")

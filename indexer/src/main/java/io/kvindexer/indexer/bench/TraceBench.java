@@ -26,27 +26,18 @@ public final class TraceBench extends BenchCommand {
     @Mixin
     WorkloadOptions workloadOptions = WorkloadOptions.withWorkers(64);
 
-    @Option(names = "--window-ms", description = "replay the whole trace in this long (default: ${DEFAULT-VALUE})")
-    double windowMs = 1_000;
-
-    @Option(names = "--sweep", description = "N log-spaced windows from --sweep-max-ms down to --sweep-min-ms (0: off)")
-    int sweep = 0;
-
-    @Option(names = "--sweep-min-ms", description = "shortest sweep window (default: ${DEFAULT-VALUE})")
-    double sweepMinMs = 50;
-
-    @Option(names = "--sweep-max-ms", description = "longest sweep window (default: ${DEFAULT-VALUE})")
-    double sweepMaxMs = 20_000;
+    @Mixin
+    Windows windows = new Windows();
 
     @Option(
             names = "--threads",
-            description = "index writer threads, one index shard each (default: cores - 1, at least 1)")
+            description = "index writer threads, one index shard each (default: cores - 1, at least 1)",
+            showDefaultValue = CommandLine.Help.Visibility.NEVER)
     int threads = Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
 
     @Option(
             names = "--issuers",
-            description = "replay threads issuing queries and submitting events; the floor "
-                    + "runs on as many (default: ${DEFAULT-VALUE})")
+            description = "replay threads issuing queries and submitting events; the floor runs on as many")
     int issuers = 1;
 
     @Option(
@@ -56,10 +47,10 @@ public final class TraceBench extends BenchCommand {
                     + "does the map operations only")
     boolean prehashed;
 
-    @Option(names = "--repetitions", description = "runs per point; the median is reported (default: ${DEFAULT-VALUE})")
-    int repetitions = 3;
+    @Mixin
+    Runs runs = new Runs();
 
-    @Option(names = "--warmup", description = "untimed runs before measuring (default: ${DEFAULT-VALUE})")
+    @Option(names = "--warmup", description = "untimed runs before measuring")
     int warmup = 1;
 
     @Option(names = "--json", description = "write the results here as JSON")
@@ -186,7 +177,7 @@ public final class TraceBench extends BenchCommand {
                             threads,
                             issuers,
                             prehashed ? "prehashed" : "hashing timed",
-                            windowMs));
+                            windows.windowMs));
             System.out.println("wrote " + workersPlot);
         }
         return 0;
@@ -213,15 +204,15 @@ public final class TraceBench extends BenchCommand {
         if (prehashed) {
             workload.localHashes(); // before any baseline heap measurement and outside the timing
         }
-        double[] windows = sweep > 0 ? logSpaced(sweepMaxMs, sweepMinMs, sweep) : new double[] {windowMs};
+        double[] replayWindows = windows.all();
         for (int i = 0; i < warmup; i++) {
             Floor.run(workload, issuers, prehashed);
-            Replay.run(workload, windows[0], threads, issuers, false, prehashed);
+            Replay.run(workload, replayWindows[0], threads, issuers, false, prehashed);
         }
         List<Point> points = new ArrayList<>();
-        for (double window : windows) {
+        for (double window : replayWindows) {
             List<Rep> reps = new ArrayList<>();
-            for (int r = 0; r < repetitions; r++) {
+            for (int r = 0; r < runs.repetitions; r++) {
                 reps.add(measure(workload, window));
             }
             Point p = new Point(window, workload.blockOps() / (window / 1e3), reps);
@@ -249,11 +240,11 @@ public final class TraceBench extends BenchCommand {
                         expanded,
                         workloadOptions.spec(),
                         workersSweep,
-                        windowMs,
+                        windows.windowMs,
                         threads,
                         issuers,
                         prehashed,
-                        repetitions,
+                        runs.repetitions,
                         warmup);
         return new Report(workload, points, sweepPoints);
     }
@@ -277,16 +268,6 @@ public final class TraceBench extends BenchCommand {
                 run.idleLookup().percentileMicros(99));
     }
 
-    /** {@code n} windows from {@code from} to {@code to}, evenly spaced on a log scale. */
-    static double[] logSpaced(double from, double to, int n) {
-        double[] out = new double[n];
-        for (int i = 0; i < n; i++) {
-            double t = n == 1 ? 0 : (double) i / (n - 1);
-            out[i] = Math.exp(Math.log(from) + t * (Math.log(to) - Math.log(from)));
-        }
-        return out;
-    }
-
     Map<String, Object> toJson(Report report) {
         Workload w = report.workload();
         Map<String, Object> out = new LinkedHashMap<>();
@@ -307,7 +288,7 @@ public final class TraceBench extends BenchCommand {
         config.put("threads", threads);
         config.put("issuers", issuers);
         config.put("prehashed", prehashed);
-        config.put("repetitions", repetitions);
+        config.put("repetitions", runs.repetitions);
         config.putAll(Machine.toJson());
         out.put("config", config);
         List<Map<String, Object>> pts = new ArrayList<>();

@@ -16,30 +16,28 @@ public final class WorkloadOptions {
         return options;
     }
 
-    @Option(names = "--trace", description = "Mooncake JSONL trace (default: ${DEFAULT-VALUE})")
+    @Option(names = "--trace", description = "Mooncake JSONL trace")
     Path trace = Path.of("data/mooncake_conversation_trace.jsonl");
 
-    @Option(names = "--trace-block-size", description = "tokens per trace hash id (default: ${DEFAULT-VALUE})")
+    @Option(names = "--trace-block-size", description = "tokens per trace hash id")
     int traceBlockSize = 512;
 
-    @Option(names = "--block-size", description = "tokens per engine block (default: ${DEFAULT-VALUE})")
+    @Option(names = "--block-size", description = "tokens per engine block")
     int blockSize = 128;
 
-    @Option(names = "--workers", description = "simulated engines (default: ${DEFAULT-VALUE})")
+    @Option(names = "--workers", description = "simulated engines")
     int workers = 8;
 
-    @Option(names = "--engine-blocks", description = "GPU blocks per engine (default: ${DEFAULT-VALUE})")
+    @Option(names = "--engine-blocks", description = "GPU blocks per engine")
     int engineBlocks = 16_384;
 
-    @Option(names = "--length-factor", description = "each trace id becomes this many (default: ${DEFAULT-VALUE})")
+    @Option(names = "--length-factor", description = "each trace id becomes this many")
     int lengthFactor = 1;
 
-    @Option(
-            names = "--dup-factor",
-            description = "copies of the trace in disjoint id spaces (default: ${DEFAULT-VALUE})")
+    @Option(names = "--dup-factor", description = "copies of the trace in disjoint id spaces")
     int dupFactor = 1;
 
-    @Option(names = "--seed", description = "partition seed (default: ${DEFAULT-VALUE})")
+    @Option(names = "--seed", description = "partition seed")
     long seed = 42;
 
     @Option(names = "--requests", description = "use only the first N requests of the trace (0: all)")

@@ -10,8 +10,8 @@ import java.lang.annotation.Target;
  * Marks a test class (usually an abstract class of test bodies) whose routing is the indexer's: a subclass that also
  * carries Helidon's {@code @ServerTest} or {@code @RoutingTest} gets, through {@link IndexerHarness}, an indexer
  * built from the {@link Config} method (or the defaults), {@link IndexerRouting} mounted, and {@link HttpTestClient}
- * and {@link IndexerRouting.Components} as parameters. {@link RoutesOverSocketTest} and {@link RoutesInMemoryTest}
- * run every such body both ways.
+ * and {@link IndexerRouting.Components} as parameters. {@link RoutesTest} runs every
+ * such body both ways.
  */
 @Inherited
 @Retention(RetentionPolicy.RUNTIME)

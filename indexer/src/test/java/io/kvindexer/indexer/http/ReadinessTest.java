@@ -17,7 +17,7 @@ class ReadinessTest {
         return "{\"instance_id\":" + id + ",\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"m\",\"block_size\":4}";
     }
 
-    /** Run by {@link RoutesOverSocketTest} and {@link RoutesInMemoryTest}, as is {@link Gate}. */
+    /** Run by {@link RoutesTest} (both ways), as is {@link Gate}. */
     @IndexerRoutes
     abstract static class Ready {
 

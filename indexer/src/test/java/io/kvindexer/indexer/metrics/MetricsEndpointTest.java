@@ -31,7 +31,7 @@ public class MetricsEndpointTest {
         return out;
     }
 
-    /** The route cases; {@code http.RoutesOverSocketTest} and {@code http.RoutesInMemoryTest} run them. */
+    /** The route cases; {@code http.RoutesTest} runs them, in memory and over a socket. */
     @IndexerRoutes
     public abstract static class Cases {
 

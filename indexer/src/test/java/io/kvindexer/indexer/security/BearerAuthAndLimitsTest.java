@@ -39,7 +39,7 @@ public class BearerAuthAndLimitsTest {
         return token == null ? new String[0] : new String[] {"Authorization", "Bearer " + token};
     }
 
-    /** Run by {@code http.RoutesOverSocketTest} and {@code http.RoutesInMemoryTest}. */
+    /** Run by {@code http.RoutesTest}, in memory and over a socket. */
     @IndexerRoutes
     public abstract static class TokenCases {
 

@@ -103,10 +103,7 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
             peerErrors.put("servicemonitor", ServiceMonitors.NOT_INSTALLED);
             services.events().warning(kvi, "ServiceMonitorFailed", ServiceMonitors.NOT_INSTALLED);
         }
-        Duration next = peerErrors.isEmpty() ? services.resync() : backoff.next(key(kvi));
-        if (peerErrors.isEmpty()) {
-            backoff.reset(key(kvi));
-        }
+        Duration next = backoff.after(key(kvi), !peerErrors.isEmpty(), services.resync());
         StatusUpdates.write(
                 context, kvi, statusFactory.status(kvi, replicas, peerErrors).getStatus());
         return UpdateControl.<KvIndexer>noUpdate().rescheduleAfter(next);

@@ -25,4 +25,16 @@ public final class Backoff {
     public void reset(String key) {
         failures.remove(key);
     }
+
+    /**
+     * When to try {@code key} again after an attempt: the next back-off delay if it {@code failed}, else (the
+     * failures forgotten) {@code ok}.
+     */
+    public Duration after(String key, boolean failed, Duration ok) {
+        if (failed) {
+            return next(key);
+        }
+        reset(key);
+        return ok;
+    }
 }

@@ -89,7 +89,6 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
 
     @Override
     public UpdateControl<KvWorker> reconcile(KvWorker worker, Context<KvWorker> context) {
-        String key = key(worker);
         String invalid = KvWorkerValidation.validate(worker.getSpec());
         if (services.refuses(
                 LOG,
@@ -117,10 +116,7 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
         Set<Long> replayChanged = replayChanged(worker, desired);
         List<ReplicaOutcome> outcomes = syncAll(worker, kvi, context, desired, owned, replayChanged);
         boolean failed = outcomes.stream().anyMatch(ReplicaOutcome::failed);
-        Duration next = failed ? backoff.next(key) : services.resync();
-        if (!failed) {
-            backoff.reset(key);
-        }
+        Duration next = backoff.after(key(worker), failed, services.resync());
         StatusUpdates.write(
                 context, worker, statusFactory.status(worker, desired, outcomes).getStatus());
         return UpdateControl.<KvWorker>noUpdate().rescheduleAfter(next);
