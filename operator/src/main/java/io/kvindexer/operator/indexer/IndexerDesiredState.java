@@ -123,6 +123,10 @@ public final class IndexerDesiredState {
                 "--port", String.valueOf(spec.getPort()),
                 "--threads", String.valueOf(spec.getThreads()),
                 "--peers-dns", IndexerNames.peersDns(kvi)));
+        if (spec.getIndexShards() != null && spec.getIndexShards() > 1) {
+            // only when set: the pod template of a spec that does not use it stays as it was (no restart on upgrade)
+            args.addAll(List.of("--index-shards", String.valueOf(spec.getIndexShards())));
+        }
         List<EnvVar> env = new ArrayList<>();
         env.add(AuthSecret.envVar());
         if (spec.getMinInitialWorkers() != null && spec.getMinInitialWorkers() > 0) {

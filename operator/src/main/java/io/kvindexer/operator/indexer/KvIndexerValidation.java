@@ -14,6 +14,12 @@ import io.kvindexer.operator.crd.v1alpha1.KvIndexerSpec;
 public final class KvIndexerValidation {
     private KvIndexerValidation() {}
 
+    /** At least one shard and at most the writer threads (0 or 1 threads: one), as the indexer requires. */
+    private static String indexShards(KvIndexerSpec spec) {
+        Integer threads = spec.getThreads() == null ? 1 : Math.max(1, spec.getThreads());
+        return between("spec.indexShards", spec.getIndexShards(), 1, threads);
+    }
+
     public static String validate(KvIndexerSpec spec) {
         if (spec == null) {
             return "spec is required";
@@ -23,6 +29,7 @@ public final class KvIndexerValidation {
                 between("spec.replicas", spec.getReplicas(), 1, 64),
                 between("spec.port", spec.getPort(), 1, 65535),
                 zeroOrMore("spec.threads", spec.getThreads()),
+                indexShards(spec),
                 zeroOrMore("spec.minInitialWorkers", spec.getMinInitialWorkers()));
         if (problem != null) {
             return problem;

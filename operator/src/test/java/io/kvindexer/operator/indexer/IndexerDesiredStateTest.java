@@ -34,6 +34,24 @@ class IndexerDesiredStateTest {
         assertThat(IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate())
                 .as("the pod template does not depend on replicas")
                 .isEqualTo(sts.getSpec().getTemplate());
+        kvi.getSpec().setIndexShards(2);
+        assertThat(IndexerDesiredState.statefulSet(kvi)
+                        .getSpec()
+                        .getTemplate()
+                        .getSpec()
+                        .getContainers()
+                        .getFirst()
+                        .getArgs())
+                .as("--index-shards only when more than one")
+                .containsExactly(
+                        "--port",
+                        "9000",
+                        "--threads",
+                        "8",
+                        "--peers-dns",
+                        "kv-peers.llm.svc:9000",
+                        "--index-shards",
+                        "2");
         assertThat(c.getEnv())
                 .containsExactly(
                         AuthSecret.envVar(),

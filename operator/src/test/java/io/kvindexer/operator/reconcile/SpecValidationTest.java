@@ -26,6 +26,11 @@ class SpecValidationTest {
                 indexer("spec.replicas must be between 1 and 64, got null", s -> s.setReplicas(null)),
                 indexer("spec.port must be between 1 and 65535, got 0", s -> s.setPort(0)),
                 indexer("spec.threads must be 0 or more, got -1", s -> s.setThreads(-1)),
+                indexer("spec.indexShards must be between 1 and 4, got 5", s -> s.setIndexShards(5)),
+                indexer("spec.indexShards must be between 1 and 1, got 2", s -> {
+                    s.setThreads(0);
+                    s.setIndexShards(2);
+                }),
                 indexer("spec.minInitialWorkers must be 0 or more, got -2", s -> s.setMinInitialWorkers(-2)),
                 indexer(
                         "spec.autoscaling: 1 <= minReplicas <= maxReplicas <= 64, got 3..2",

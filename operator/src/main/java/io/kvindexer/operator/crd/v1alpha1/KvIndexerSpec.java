@@ -47,6 +47,13 @@ public class KvIndexerSpec extends UnknownFields {
     @Max(1024)
     private Integer threads = 4;
 
+    @JsonPropertyDescription("Shards per index (--index-shards), at most max(1, threads): more shards use more cores "
+            + "for writes and more memory for blocks that workers of several shards share.")
+    @Default("1")
+    @Min(1)
+    @Max(1024)
+    private Integer indexShards = 1;
+
     @JsonPropertyDescription(
             "Registered workers a replica waits for before serving (DYN_ROUTER_MIN_INITIAL_WORKERS); 0 disables.")
     @Default("0")
@@ -113,6 +120,14 @@ public class KvIndexerSpec extends UnknownFields {
 
     public void setThreads(Integer threads) {
         this.threads = threads;
+    }
+
+    public Integer getIndexShards() {
+        return indexShards;
+    }
+
+    public void setIndexShards(Integer indexShards) {
+        this.indexShards = indexShards;
     }
 
     public Integer getMinInitialWorkers() {
