@@ -74,18 +74,24 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
     @Override
     public List<Rep> runBench() throws Exception {
         Workload w = workload.build();
+        SimFleet.Encoded frames = SimFleet.Encoded.of(w);
         System.out.printf(
-                "workload: %d workers, %d block events (stored %d + removed %d)%n",
-                w.spec().workers(), w.storedBlocks() + w.removedBlocks(), w.storedBlocks(), w.removedBlocks());
+                "workload: %d workers, %d block events (stored %d + removed %d) in %d batches, encoded before the"
+                        + " clock starts%n",
+                w.spec().workers(),
+                w.storedBlocks() + w.removedBlocks(),
+                w.storedBlocks(),
+                w.removedBlocks(),
+                frames.batchCount());
         for (int r = 0; r < warmup; r++) {
-            Rep rep = runOnce(w);
+            Rep rep = runOnce(frames);
             System.out.printf("warm-up: %.3f M block events/s%n", rep.blockEventsPerSecond() / 1e6);
         }
         List<Rep> reps = new ArrayList<>();
         for (int r = 0; r < repetitions; r++) {
-            Rep rep = runOnce(w);
+            Rep rep = runOnce(frames);
             if (!noFloor) {
-                double f = ZmqIngestFloor.run(w, publishers);
+                double f = ZmqIngestFloor.run(frames, publishers);
                 rep = new Rep(
                         rep.blockEvents(),
                         rep.batches(),
@@ -116,9 +122,10 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
         return reps;
     }
 
-    private Rep runOnce(Workload w) throws Exception {
+    private Rep runOnce(SimFleet.Encoded frames) throws Exception {
+        Workload w = frames.workload();
         try (IndexerApp app = startIndexer();
-                SimFleet fleet = new SimFleet(w, new BenchHttp(app.baseUrl()))) {
+                SimFleet fleet = new SimFleet(frames, new BenchHttp(app.baseUrl()))) {
             fleet.startAndRegister();
             BenchHttp probeHttp = new BenchHttp(app.baseUrl());
             AtomicBoolean loading = new AtomicBoolean(true);

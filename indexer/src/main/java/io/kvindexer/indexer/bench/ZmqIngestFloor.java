@@ -27,7 +27,8 @@ final class ZmqIngestFloor {
     private ZmqIngestFloor() {}
 
     /** Publishes {@code w} through fresh simulators to bare listeners; block events per second, first publish → last seq. */
-    static double run(Workload w, int publishers) throws InterruptedException {
+    static double run(SimFleet.Encoded frames, int publishers) throws InterruptedException {
+        Workload w = frames.workload();
         LongAdder checksum = new LongAdder();
         BatchSink hashing = new BatchSink() {
             @Override
@@ -53,7 +54,7 @@ final class ZmqIngestFloor {
         };
         List<EngineListener> listeners = new ArrayList<>();
         List<SequenceWatermark> watermarks = new ArrayList<>();
-        try (SimFleet fleet = new SimFleet(w, null)) {
+        try (SimFleet fleet = new SimFleet(frames, null)) {
             fleet.start();
             for (int i = 0; i < fleet.workers(); i++) {
                 SequenceWatermark watermark = new SequenceWatermark();
