@@ -8,6 +8,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntToLongFunction;
 
 /**
  * N engine simulators publishing a {@link Workload}'s events in the engine wire format over loopback ZeroMQ to an
@@ -25,6 +27,8 @@ final class SimFleet implements AutoCloseable {
     private final Encoded encoded;
     private final List<EngineSimulator> sims = new ArrayList<>();
     private final BenchHttp http;
+    private int window = Integer.MAX_VALUE;
+    private IntToLongFunction appliedSeq;
 
     /** Encodes {@code workload}'s batches first (see {@link Encoded}). */
     SimFleet(Workload workload, BenchHttp http) {
@@ -169,13 +173,30 @@ final class SimFleet implements AutoCloseable {
         return last;
     }
 
-    /** Publishes batch {@code i} of {@code worker}; false when there is none. */
+    /**
+     * Bounds what {@link #publish} lets through: at most {@code batches} sent on a stream beyond the last seq the
+     * receiving listener has applied ({@code appliedSeq} of a worker). Without it a fleet that only sends
+     * pre-encoded bytes runs the whole workload ahead into the receivers' queues (hundreds of MB of fresh buffers),
+     * which measures the heap, not ingest; an engine's own pace bounds this in a deployment.
+     */
+    void window(int batches, IntToLongFunction appliedSeq) {
+        this.window = batches;
+        this.appliedSeq = appliedSeq;
+    }
+
+    /** Publishes batch {@code i} of {@code worker} once the window has room; false when there is none. */
     boolean publish(int worker, int i) {
         byte[][] mine = encoded.payloads().get(worker);
         if (i >= mine.length) {
             return false;
         }
-        sims.get(worker).publishPayload(mine[i]);
+        EngineSimulator sim = sims.get(worker);
+        if (appliedSeq != null) {
+            while (sim.nextSeq() - 1 - appliedSeq.applyAsLong(worker) >= window) {
+                LockSupport.parkNanos(50_000);
+            }
+        }
+        sim.publishPayload(mine[i]);
         return true;
     }
 

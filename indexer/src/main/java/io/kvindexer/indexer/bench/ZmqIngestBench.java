@@ -36,6 +36,11 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
                     + "simulators take them) (default: ${DEFAULT-VALUE})")
     double rate = 0;
 
+    @Option(
+            names = "--window",
+            description = "batches a stream may run ahead of what its listener has applied (default: ${DEFAULT-VALUE})")
+    int window = 16;
+
     @Option(names = "--warmup", description = "unmeasured runs first (default: ${DEFAULT-VALUE})")
     int warmup = 1;
 
@@ -53,11 +58,29 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
             double lagP99Ms,
             double lagMaxMs,
             int probes,
-            double floorBlockEventsPerSecond) {
+            double cpuNanosPerBlockEvent,
+            double floorBlockEventsPerSecond,
+            double floorCpuNanosPerBlockEvent) {
 
         /** achieved / floor: the share of the bare receive + decode + hash rate the indexer keeps. */
         public double ofFloor() {
             return floorBlockEventsPerSecond > 0 ? blockEventsPerSecond / floorBlockEventsPerSecond : 0;
+        }
+
+        Rep withFloor(ZmqIngestFloor.Result floor) {
+            return new Rep(
+                    blockEvents,
+                    batches,
+                    seconds,
+                    blockEventsPerSecond,
+                    batchesPerSecond,
+                    lagP50Ms,
+                    lagP99Ms,
+                    lagMaxMs,
+                    probes,
+                    cpuNanosPerBlockEvent,
+                    floor.blockEventsPerSecond(),
+                    floor.cpuNanosPerBlockEvent());
         }
     }
 
@@ -91,22 +114,12 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
         for (int r = 0; r < repetitions; r++) {
             Rep rep = runOnce(frames);
             if (!noFloor) {
-                double f = ZmqIngestFloor.run(frames, publishers);
-                rep = new Rep(
-                        rep.blockEvents(),
-                        rep.batches(),
-                        rep.seconds(),
-                        rep.blockEventsPerSecond(),
-                        rep.batchesPerSecond(),
-                        rep.lagP50Ms(),
-                        rep.lagP99Ms(),
-                        rep.lagMaxMs(),
-                        rep.probes(),
-                        f);
+                rep = rep.withFloor(ZmqIngestFloor.run(frames, publishers, window));
             }
             System.out.printf(
                     "rep %d: %.3f M block events/s (%.0f batches/s) in %.2f s; lag p50/p99/max %.2f/%.2f/%.2f ms"
-                            + " over %d probes; floor %.3f M/s (%.2f of it)%n",
+                            + " over %d probes; floor %.3f M/s (%.2f of it); process CPU per block event %.0f ns,"
+                            + " floor %.0f ns%n",
                     r + 1,
                     rep.blockEventsPerSecond() / 1e6,
                     rep.batchesPerSecond(),
@@ -116,7 +129,9 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
                     rep.lagMaxMs(),
                     rep.probes(),
                     rep.floorBlockEventsPerSecond() / 1e6,
-                    rep.ofFloor());
+                    rep.ofFloor(),
+                    rep.cpuNanosPerBlockEvent(),
+                    rep.floorCpuNanosPerBlockEvent());
             reps.add(rep);
         }
         return reps;
@@ -127,6 +142,11 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
         try (IndexerApp app = startIndexer();
                 SimFleet fleet = new SimFleet(frames, new BenchHttp(app.baseUrl()))) {
             fleet.startAndRegister();
+            fleet.window(
+                    window,
+                    worker -> app.workers()
+                            .watermark(SimFleet.instanceId(worker), 0)
+                            .get());
             BenchHttp probeHttp = new BenchHttp(app.baseUrl());
             AtomicBoolean loading = new AtomicBoolean(true);
             long[] lags = new long[1 << 16];
@@ -140,6 +160,7 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
                     sleepMs(probeEveryMs);
                 } while (loading.get() && probes[0] < lags.length);
             });
+            long cpuStart = ZmqIngestFloor.processCpuNanos();
             long start = System.nanoTime();
             List<Thread> feeders = new ArrayList<>();
             for (int p = 0; p < publishers; p++) {
@@ -153,6 +174,7 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
             }
             fleet.awaitAllApplied(probeHttp);
             long elapsed = System.nanoTime() - start;
+            long cpu = ZmqIngestFloor.processCpuNanos() - cpuStart;
             loading.set(false);
             prober.join();
             Latencies lag = new Latencies(lags, probes[0]);
@@ -168,6 +190,8 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
                     lag.percentileMicros(99) / 1e3,
                     lag.percentileMicros(100) / 1e3,
                     lag.count(),
+                    (double) cpu / blockEvents,
+                    0,
                     0);
         }
     }
@@ -213,6 +237,8 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
         out.put("floor_block_events_per_s", Medians.of(reps, Rep::floorBlockEventsPerSecond));
         out.put("of_floor", Medians.of(reps, Rep::ofFloor));
         out.put("batches_per_s", Medians.of(reps, Rep::batchesPerSecond));
+        out.put("cpu_ns_per_block_event", Medians.of(reps, Rep::cpuNanosPerBlockEvent));
+        out.put("floor_cpu_ns_per_block_event", Medians.of(reps, Rep::floorCpuNanosPerBlockEvent));
         out.put("lag_p50_ms", Medians.of(reps, Rep::lagP50Ms));
         out.put("lag_p99_ms", Medians.of(reps, Rep::lagP99Ms));
         out.put("block_events", reps.get(0).blockEvents());
@@ -220,6 +246,7 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
         out.put("block_size", workload.blockSize);
         out.put("threads", threads);
         out.put("publishers", publishers);
+        out.put("window", window);
         out.put("rate", rate);
         out.put("reps", reps);
         return out;

@@ -11,6 +11,7 @@ import io.kvindexer.indexer.ingest.ListenerSpec;
 import io.kvindexer.indexer.ingest.ReadyGate;
 import io.kvindexer.indexer.ingest.SequenceWatermark;
 import io.kvindexer.indexer.model.WorkerKey;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
@@ -26,8 +27,17 @@ final class ZmqIngestFloor {
 
     private ZmqIngestFloor() {}
 
+    /** One floor run: its rate, and the process CPU it took per block event (less noisy on a shared machine). */
+    record Result(double blockEventsPerSecond, double cpuNanosPerBlockEvent) {}
+
+    /** CPU time of this whole process (every thread: simulators, sockets, listeners, index), in nanoseconds. */
+    static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
+    }
+
     /** Publishes {@code w} through fresh simulators to bare listeners; block events per second, first publish → last seq. */
-    static double run(SimFleet.Encoded frames, int publishers) throws InterruptedException {
+    static Result run(SimFleet.Encoded frames, int publishers, int window) throws InterruptedException {
         Workload w = frames.workload();
         LongAdder checksum = new LongAdder();
         BatchSink hashing = new BatchSink() {
@@ -75,6 +85,8 @@ final class ZmqIngestFloor {
             for (int i = 0; i < fleet.workers(); i++) {
                 awaitReceiving(fleet, i, watermarks.get(i));
             }
+            fleet.window(window, worker -> watermarks.get(worker).get());
+            long cpuStart = processCpuNanos();
             long start = System.nanoTime();
             List<Thread> feeders = new ArrayList<>();
             for (int p = 0; p < publishers; p++) {
@@ -93,10 +105,12 @@ final class ZmqIngestFloor {
                 }
             }
             double seconds = (System.nanoTime() - start) / 1e9;
+            long cpu = processCpuNanos() - cpuStart;
             if (checksum.sum() == 42) {
                 System.out.print(""); // keeps the hashing live
             }
-            return (w.storedBlocks() + w.removedBlocks()) / seconds;
+            long blockEvents = w.storedBlocks() + w.removedBlocks();
+            return new Result(blockEvents / seconds, (double) cpu / blockEvents);
         } finally {
             listeners.forEach(EngineListener::close);
         }
