@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntToLongFunction;
+import java.util.function.Predicate;
 import org.zeromq.ZContext;
 
 /**
@@ -144,16 +145,62 @@ final class SimFleet implements AutoCloseable {
             EngineSimulator sim = sims.get(w);
             http.register(instanceId(w), sim.endpoint(), sim.replayEndpoint(), MODEL, bs);
         }
-        // the slow-joiner window: keep publishing markers until one arrives, for every worker
         for (int w = 0; w < sims.size(); w++) {
-            long deadline = System.nanoTime() + 60_000_000_000L;
-            while (true) {
-                Marker m = publishMarker(w);
-                if (m.awaitVisible(http, 200_000_000L)) {
-                    break;
+            awaitJoined(w, m -> m.awaitVisible(http, 200_000_000L));
+        }
+    }
+
+    /**
+     * The slow-joiner window: publishes markers on {@code worker}'s stream until {@code arrived} sees one of them
+     * (for a minute at most), so that everything published afterwards reaches the subscriber.
+     */
+    void awaitJoined(int worker, Predicate<Marker> arrived) {
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (!arrived.test(publishMarker(worker))) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("worker " + worker + " never received a marker");
+            }
+        }
+    }
+
+    /**
+     * Publishes every batch from {@code publishers} threads (named {@code name-i}), each taking every
+     * {@code publishers}-th worker, and returns when all are sent; {@code blockEventsPerSecond} 0: unpaced.
+     */
+    void feed(int publishers, double blockEventsPerSecond, String name) throws InterruptedException {
+        List<Thread> feeders = new ArrayList<>();
+        for (int p = 0; p < publishers; p++) {
+            int first = p;
+            feeders.add(Thread.ofPlatform()
+                    .name(name + "-" + p)
+                    .start(() -> feed(first, publishers, blockEventsPerSecond / publishers)));
+        }
+        for (Thread t : feeders) {
+            t.join();
+        }
+    }
+
+    /**
+     * Round-robin over this feeder's workers, one batch each, so every stream advances together; with a rate, each
+     * batch waits until the block events before it are due.
+     */
+    private void feed(int first, int stride, double blockEventsPerSecond) {
+        long start = System.nanoTime();
+        long sent = 0;
+        boolean any = true;
+        for (int i = 0; any; i++) {
+            any = false;
+            for (int worker = first; worker < workers(); worker += stride) {
+                if (blockEventsPerSecond > 0) {
+                    long due = start + (long) (sent / blockEventsPerSecond * 1e9);
+                    long ahead = due - System.nanoTime();
+                    if (ahead > 0) {
+                        LockSupport.parkNanos(ahead);
+                    }
                 }
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("worker " + w + " never became visible in /query");
+                if (publish(worker, i)) {
+                    any = true;
+                    sent += blocks(worker, i);
                 }
             }
         }

@@ -6,7 +6,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.LockSupport;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -162,16 +161,7 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
             });
             long cpuStart = ZmqIngestFloor.processCpuNanos();
             long start = System.nanoTime();
-            List<Thread> feeders = new ArrayList<>();
-            for (int p = 0; p < publishers; p++) {
-                int first = p;
-                feeders.add(Thread.ofPlatform()
-                        .name("feeder-" + p)
-                        .start(() -> feed(fleet, first, publishers, rate / publishers)));
-            }
-            for (Thread t : feeders) {
-                t.join();
-            }
+            fleet.feed(publishers, rate, "feeder");
             fleet.awaitAllApplied(probeHttp);
             long elapsed = System.nanoTime() - start;
             long cpu = ZmqIngestFloor.processCpuNanos() - cpuStart;
@@ -193,32 +183,6 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
                     (double) cpu / blockEvents,
                     0,
                     0);
-        }
-    }
-
-    /**
-     * Round-robin over this feeder's workers, one batch each, so every stream advances together; with a rate, each
-     * batch waits until the block events before it are due.
-     */
-    static void feed(SimFleet fleet, int first, int stride, double blockEventsPerSecond) {
-        long start = System.nanoTime();
-        long sent = 0;
-        boolean any = true;
-        for (int i = 0; any; i++) {
-            any = false;
-            for (int worker = first; worker < fleet.workers(); worker += stride) {
-                if (blockEventsPerSecond > 0) {
-                    long due = start + (long) (sent / blockEventsPerSecond * 1e9);
-                    long ahead = due - System.nanoTime();
-                    if (ahead > 0) {
-                        LockSupport.parkNanos(ahead);
-                    }
-                }
-                if (fleet.publish(worker, i)) {
-                    any = true;
-                    sent += fleet.blocks(worker, i);
-                }
-            }
         }
     }
 

@@ -83,21 +83,13 @@ final class ZmqIngestFloor {
                 listener.start();
             }
             for (int i = 0; i < fleet.workers(); i++) {
-                awaitReceiving(fleet, i, watermarks.get(i));
+                SequenceWatermark watermark = watermarks.get(i);
+                fleet.awaitJoined(i, m -> awaitApplied(watermark, 200_000_000L));
             }
             fleet.window(window, worker -> watermarks.get(worker).get());
             long cpuStart = processCpuNanos();
             long start = System.nanoTime();
-            List<Thread> feeders = new ArrayList<>();
-            for (int p = 0; p < publishers; p++) {
-                int first = p;
-                feeders.add(Thread.ofPlatform()
-                        .name("floor-feeder-" + p)
-                        .start(() -> ZmqIngestBench.feed(fleet, first, publishers, 0)));
-            }
-            for (Thread t : feeders) {
-                t.join();
-            }
+            fleet.feed(publishers, 0, "floor-feeder");
             for (int i = 0; i < fleet.workers(); i++) {
                 long last = fleet.sim(i).nextSeq() - 1;
                 while (watermarks.get(i).get() != last) {
@@ -116,21 +108,15 @@ final class ZmqIngestFloor {
         }
     }
 
-    /** The slow-joiner window: markers until one is applied, as the indexer run waits for /query. */
-    private static void awaitReceiving(SimFleet fleet, int worker, SequenceWatermark watermark) {
-        long deadline = System.nanoTime() + 60_000_000_000L;
-        while (true) {
-            fleet.publishMarker(worker);
-            long end = System.nanoTime() + 200_000_000L;
-            while (System.nanoTime() < end) {
-                if (watermark.get() != SequenceWatermark.UNSET) {
-                    return;
-                }
-                LockSupport.parkNanos(1_000_000);
+    /** True once {@code watermark} has a seq, within {@code timeoutNanos}. */
+    private static boolean awaitApplied(SequenceWatermark watermark, long timeoutNanos) {
+        long end = System.nanoTime() + timeoutNanos;
+        while (watermark.get() == SequenceWatermark.UNSET) {
+            if (System.nanoTime() > end) {
+                return false;
             }
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("worker " + worker + " never received a marker");
-            }
+            LockSupport.parkNanos(1_000_000);
         }
+        return true;
     }
 }

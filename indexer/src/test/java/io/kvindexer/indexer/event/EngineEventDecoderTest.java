@@ -79,6 +79,12 @@ class EngineEventDecoderTest {
                 window);
     }
 
+    /** The smallest map BlockStored (one block of tokens 1..4) with one more key. */
+    private static java.util.Map<String, Object> storedWith(String key, Object value) {
+        return map(
+                "type", "BlockStored", "block_hashes", list(1L), "token_ids", ints(1, 4), "block_size", 4L, key, value);
+    }
+
     /** Current vLLM map BlockStored with the always-present keys. */
     private static java.util.Map<String, Object> mapStored(
             Object hashes, Object parent, Object tokens, Object blockSize) {
@@ -587,42 +593,12 @@ class EngineEventDecoderTest {
         @Test
         void optionalFieldsOfTheWrongType() {
             assertFails(batch(0L, list("BlockRemoved", list(1L), 5L)), "bad_event", "medium");
-            assertFails(
-                    batch(
-                            0L,
-                            map(
-                                    "type",
-                                    "BlockStored",
-                                    "block_hashes",
-                                    list(1L),
-                                    "token_ids",
-                                    ints(1, 4),
-                                    "block_size",
-                                    4L,
-                                    "lora_name",
-                                    3L)),
-                    "bad_event",
-                    "lora_name");
+            assertFails(batch(0L, storedWith("lora_name", 3L)), "bad_event", "lora_name");
             assertFails(
                     batch(0L, map("type", "BlockRemoved", "block_hashes", list(1L), "group_idx", "0")),
                     "bad_event",
                     "group_idx");
-            assertFails(
-                    batch(
-                            0L,
-                            map(
-                                    "type",
-                                    "BlockStored",
-                                    "block_hashes",
-                                    list(1L),
-                                    "token_ids",
-                                    ints(1, 4),
-                                    "block_size",
-                                    4L,
-                                    "extra_keys",
-                                    "x")),
-                    "bad_event",
-                    "extra_keys");
+            assertFails(batch(0L, storedWith("extra_keys", "x")), "bad_event", "extra_keys");
         }
     }
 
@@ -644,17 +620,7 @@ class EngineEventDecoderTest {
             KvEventBatch b = decode(batch(
                     0L,
                     list("BlockStored", list(1L), null, ints(1, 4), 4L, null, "GPU", ""),
-                    map(
-                            "type",
-                            "BlockStored",
-                            "block_hashes",
-                            list(1L),
-                            "token_ids",
-                            ints(1, 4),
-                            "block_size",
-                            4L,
-                            "lora_name",
-                            "")));
+                    storedWith("lora_name", "")));
             assertThat(b.events())
                     .allSatisfy(e -> assertThat(stored(e).loraName()).isNull());
         }
