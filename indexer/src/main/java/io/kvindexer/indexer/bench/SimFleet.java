@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.bench;
 
+import io.kvindexer.indexer.sim.EngineEventEncoder;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.SimEvent;
 import java.util.ArrayList;
@@ -7,6 +8,10 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntToLongFunction;
+import java.util.function.Predicate;
+import org.zeromq.ZContext;
 
 /**
  * N engine simulators publishing a {@link Workload}'s events in the engine wire format over loopback ZeroMQ to an
@@ -21,52 +26,110 @@ final class SimFleet implements AutoCloseable {
     private static final AtomicInteger NEXT_MARKER = new AtomicInteger(-1);
 
     private final Workload workload;
+    private final Encoded encoded;
     private final List<EngineSimulator> sims = new ArrayList<>();
-    private final List<List<List<SimEvent>>> batches = new ArrayList<>();
-    private final List<List<Integer>> batchBlocks = new ArrayList<>();
     private final BenchHttp http;
+    /**
+     * One ZeroMQ context (one I/O thread) for all the simulators' sockets: engines run elsewhere in a deployment,
+     * and here every extra sender thread takes the two cores from the indexer under test.
+     */
+    private final ZContext context = new ZContext(1);
 
+    private int window = Integer.MAX_VALUE;
+    private IntToLongFunction appliedSeq;
+
+    /** Encodes {@code workload}'s batches first (see {@link Encoded}). */
     SimFleet(Workload workload, BenchHttp http) {
-        this.workload = workload;
+        this(Encoded.of(workload), http);
+    }
+
+    /** A fleet that publishes batches encoded earlier, so several runs send the very same bytes. */
+    SimFleet(Encoded encoded, BenchHttp http) {
+        this.workload = encoded.workload();
+        this.encoded = encoded;
         this.http = http;
-        int workers = workload.spec().workers();
-        for (int w = 0; w < workers; w++) {
-            batches.add(new ArrayList<>());
-            batchBlocks.add(new ArrayList<>());
-        }
-        long[] lastTime = new long[workers];
-        Arrays.fill(lastTime, Long.MIN_VALUE);
-        int bs = workload.spec().blockSize();
-        for (Workload.Op op : workload.ops()) {
-            if (op.kind() == Workload.Kind.QUERY) {
-                continue;
+    }
+
+    /**
+     * A workload's Stored/Removed ops as each worker's batches (one per engine step: the ops of one worker at one
+     * trace time, in order), encoded once in the vLLM wire format of the simulators' defaults before anything is
+     * timed: publishing is then socket sends only, and the indexer run and its floor send the same bytes.
+     *
+     * @param payloads per worker, its batches' payloads in publish order
+     * @param blocks   per worker, the block events of each of those batches
+     */
+    record Encoded(Workload workload, List<byte[][]> payloads, List<int[]> blocks) {
+
+        static Encoded of(Workload workload) {
+            int workers = workload.spec().workers();
+            int bs = workload.spec().blockSize();
+            EngineSimulator.Options sim = simOptions();
+            EngineEventEncoder encoder = new EngineEventEncoder(sim.format(), sim.hashMode());
+            double ts = System.currentTimeMillis() / 1000.0;
+            List<List<byte[]>> payloads = new ArrayList<>();
+            List<List<Integer>> blocks = new ArrayList<>();
+            List<List<SimEvent>> open = new ArrayList<>();
+            for (int w = 0; w < workers; w++) {
+                payloads.add(new ArrayList<>());
+                blocks.add(new ArrayList<>());
+                open.add(new ArrayList<>(2));
             }
-            List<List<SimEvent>> mine = batches.get(op.worker());
-            List<Integer> blocks = batchBlocks.get(op.worker());
-            if (lastTime[op.worker()] != op.timeMs() || mine.isEmpty()) {
-                mine.add(new ArrayList<>(2));
-                blocks.add(0);
-                lastTime[op.worker()] = op.timeMs();
+            long[] lastTime = new long[workers];
+            int[] openBlocks = new int[workers];
+            Arrays.fill(lastTime, Long.MIN_VALUE);
+            for (Workload.Op op : workload.ops()) {
+                if (op.kind() == Workload.Kind.QUERY) {
+                    continue;
+                }
+                int w = op.worker();
+                if (lastTime[w] != op.timeMs() && !open.get(w).isEmpty()) {
+                    payloads.get(w).add(encoder.encode(ts, open.get(w), sim.dpRank()));
+                    blocks.get(w).add(openBlocks[w]);
+                    open.get(w).clear();
+                    openBlocks[w] = 0;
+                }
+                lastTime[w] = op.timeMs();
+                openBlocks[w] += op.blocks();
+                open.get(w)
+                        .add(
+                                op.kind() == Workload.Kind.STORED
+                                        ? EngineSimulator.stored(
+                                                op.seqHashes(),
+                                                op.hasParent() ? op.parent() : null,
+                                                op.tokens(),
+                                                bs,
+                                                "GPU",
+                                                null)
+                                        : EngineSimulator.removed(op.seqHashes(), "GPU"));
             }
-            blocks.set(blocks.size() - 1, blocks.get(blocks.size() - 1) + op.blocks());
-            mine.get(mine.size() - 1)
-                    .add(
-                            op.kind() == Workload.Kind.STORED
-                                    ? EngineSimulator.stored(
-                                            op.seqHashes(),
-                                            op.hasParent() ? op.parent() : null,
-                                            op.tokens(),
-                                            bs,
-                                            "GPU",
-                                            null)
-                                    : EngineSimulator.removed(op.seqHashes(), "GPU"));
+            List<byte[][]> encoded = new ArrayList<>();
+            List<int[]> counts = new ArrayList<>();
+            for (int w = 0; w < workers; w++) {
+                if (!open.get(w).isEmpty()) {
+                    payloads.get(w).add(encoder.encode(ts, open.get(w), sim.dpRank()));
+                    blocks.get(w).add(openBlocks[w]);
+                }
+                encoded.add(payloads.get(w).toArray(byte[][]::new));
+                counts.add(blocks.get(w).stream().mapToInt(Integer::intValue).toArray());
+            }
+            return new Encoded(workload, encoded, counts);
         }
+
+        int batchCount() {
+            return payloads.stream().mapToInt(p -> p.length).sum();
+        }
+    }
+
+    /** The simulators' options: the defaults (vLLM map events, u64 hashes, rank 0), no send high-water mark. */
+    private static EngineSimulator.Options simOptions() {
+        return EngineSimulator.Options.builder().hwm(0).build();
     }
 
     /** Starts the simulators only (the floor run connects its own listeners). */
     void start() {
         for (int w = 0; w < workload.spec().workers(); w++) {
-            sims.add(EngineSimulator.Options.builder().hwm(0).start());
+            sims.add(EngineSimulator.start(
+                    simOptions().toBuilder().context(context).build()));
         }
     }
 
@@ -82,16 +145,62 @@ final class SimFleet implements AutoCloseable {
             EngineSimulator sim = sims.get(w);
             http.register(instanceId(w), sim.endpoint(), sim.replayEndpoint(), MODEL, bs);
         }
-        // the slow-joiner window: keep publishing markers until one arrives, for every worker
         for (int w = 0; w < sims.size(); w++) {
-            long deadline = System.nanoTime() + 60_000_000_000L;
-            while (true) {
-                Marker m = publishMarker(w);
-                if (m.awaitVisible(http, 200_000_000L)) {
-                    break;
+            awaitJoined(w, m -> m.awaitVisible(http, 200_000_000L));
+        }
+    }
+
+    /**
+     * The slow-joiner window: publishes markers on {@code worker}'s stream until {@code arrived} sees one of them
+     * (for a minute at most), so that everything published afterwards reaches the subscriber.
+     */
+    void awaitJoined(int worker, Predicate<Marker> arrived) {
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (!arrived.test(publishMarker(worker))) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("worker " + worker + " never received a marker");
+            }
+        }
+    }
+
+    /**
+     * Publishes every batch from {@code publishers} threads (named {@code name-i}), each taking every
+     * {@code publishers}-th worker, and returns when all are sent; {@code blockEventsPerSecond} 0: unpaced.
+     */
+    void feed(int publishers, double blockEventsPerSecond, String name) throws InterruptedException {
+        List<Thread> feeders = new ArrayList<>();
+        for (int p = 0; p < publishers; p++) {
+            int first = p;
+            feeders.add(Thread.ofPlatform()
+                    .name(name + "-" + p)
+                    .start(() -> feed(first, publishers, blockEventsPerSecond / publishers)));
+        }
+        for (Thread t : feeders) {
+            t.join();
+        }
+    }
+
+    /**
+     * Round-robin over this feeder's workers, one batch each, so every stream advances together; with a rate, each
+     * batch waits until the block events before it are due.
+     */
+    private void feed(int first, int stride, double blockEventsPerSecond) {
+        long start = System.nanoTime();
+        long sent = 0;
+        boolean any = true;
+        for (int i = 0; any; i++) {
+            any = false;
+            for (int worker = first; worker < workers(); worker += stride) {
+                if (blockEventsPerSecond > 0) {
+                    long due = start + (long) (sent / blockEventsPerSecond * 1e9);
+                    long ahead = due - System.nanoTime();
+                    if (ahead > 0) {
+                        LockSupport.parkNanos(ahead);
+                    }
                 }
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("worker " + w + " never became visible in /query");
+                if (publish(worker, i)) {
+                    any = true;
+                    sent += blocks(worker, i);
                 }
             }
         }
@@ -106,33 +215,50 @@ final class SimFleet implements AutoCloseable {
     }
 
     int batchCount() {
-        return batches.stream().mapToInt(List::size).sum();
+        return encoded.batchCount();
     }
 
     /** Publishes every batch of {@code worker} as fast as the simulator takes them; returns the last send. */
     CompletableFuture<Long> publishAll(int worker) {
         CompletableFuture<Long> last = CompletableFuture.completedFuture(0L);
         EngineSimulator sim = sims.get(worker);
-        for (List<SimEvent> batch : batches.get(worker)) {
-            last = sim.publish(batch);
+        for (byte[] payload : encoded.payloads().get(worker)) {
+            last = sim.publishPayload(payload);
         }
         return last;
     }
 
-    /** Publishes batch {@code i} of {@code worker}; false when there is none. */
+    /**
+     * Bounds what {@link #publish} lets through: at most {@code batches} sent on a stream beyond the last seq the
+     * receiving listener has applied ({@code appliedSeq} of a worker). Without it a fleet that only sends
+     * pre-encoded bytes runs the whole workload ahead into the receivers' queues (hundreds of MB of fresh buffers),
+     * which measures the heap, not ingest; an engine's own pace bounds this in a deployment.
+     */
+    void window(int batches, IntToLongFunction appliedSeq) {
+        this.window = batches;
+        this.appliedSeq = appliedSeq;
+    }
+
+    /** Publishes batch {@code i} of {@code worker} once the window has room; false when there is none. */
     boolean publish(int worker, int i) {
-        List<List<SimEvent>> mine = batches.get(worker);
-        if (i >= mine.size()) {
+        byte[][] mine = encoded.payloads().get(worker);
+        if (i >= mine.length) {
             return false;
         }
-        sims.get(worker).publish(mine.get(i));
+        EngineSimulator sim = sims.get(worker);
+        if (appliedSeq != null) {
+            while (sim.nextSeq() - 1 - appliedSeq.applyAsLong(worker) >= window) {
+                LockSupport.parkNanos(50_000);
+            }
+        }
+        sim.publishPayload(mine[i]);
         return true;
     }
 
     /** Block events in batch {@code i} of {@code worker}; 0 when there is none. */
     int blocks(int worker, int i) {
-        List<Integer> mine = batchBlocks.get(worker);
-        return i < mine.size() ? mine.get(i) : 0;
+        int[] mine = encoded.blocks().get(worker);
+        return i < mine.length ? mine[i] : 0;
     }
 
     /** Publishes a one-block Stored with fresh tokens on {@code worker}'s stream. */
@@ -170,7 +296,8 @@ final class SimFleet implements AutoCloseable {
                 if (http.matchedTokens(queryBody, instanceId) >= blockSize) {
                     return true;
                 }
-                Thread.onSpinWait();
+                // a back-to-back poll would keep a core busy with HTTP; 0.2 ms is far below the lags measured
+                LockSupport.parkNanos(200_000);
             }
             return false;
         }
@@ -189,5 +316,6 @@ final class SimFleet implements AutoCloseable {
         for (EngineSimulator sim : sims) {
             sim.close();
         }
+        context.close();
     }
 }

@@ -6,7 +6,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.LockSupport;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -36,6 +35,11 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
                     + "simulators take them) (default: ${DEFAULT-VALUE})")
     double rate = 0;
 
+    @Option(
+            names = "--window",
+            description = "batches a stream may run ahead of what its listener has applied (default: ${DEFAULT-VALUE})")
+    int window = 16;
+
     @Option(names = "--warmup", description = "unmeasured runs first (default: ${DEFAULT-VALUE})")
     int warmup = 1;
 
@@ -53,11 +57,29 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
             double lagP99Ms,
             double lagMaxMs,
             int probes,
-            double floorBlockEventsPerSecond) {
+            double cpuNanosPerBlockEvent,
+            double floorBlockEventsPerSecond,
+            double floorCpuNanosPerBlockEvent) {
 
         /** achieved / floor: the share of the bare receive + decode + hash rate the indexer keeps. */
         public double ofFloor() {
             return floorBlockEventsPerSecond > 0 ? blockEventsPerSecond / floorBlockEventsPerSecond : 0;
+        }
+
+        Rep withFloor(ZmqIngestFloor.Result floor) {
+            return new Rep(
+                    blockEvents,
+                    batches,
+                    seconds,
+                    blockEventsPerSecond,
+                    batchesPerSecond,
+                    lagP50Ms,
+                    lagP99Ms,
+                    lagMaxMs,
+                    probes,
+                    cpuNanosPerBlockEvent,
+                    floor.blockEventsPerSecond(),
+                    floor.cpuNanosPerBlockEvent());
         }
     }
 
@@ -74,33 +96,29 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
     @Override
     public List<Rep> runBench() throws Exception {
         Workload w = workload.build();
+        SimFleet.Encoded frames = SimFleet.Encoded.of(w);
         System.out.printf(
-                "workload: %d workers, %d block events (stored %d + removed %d)%n",
-                w.spec().workers(), w.storedBlocks() + w.removedBlocks(), w.storedBlocks(), w.removedBlocks());
+                "workload: %d workers, %d block events (stored %d + removed %d) in %d batches, encoded before the"
+                        + " clock starts%n",
+                w.spec().workers(),
+                w.storedBlocks() + w.removedBlocks(),
+                w.storedBlocks(),
+                w.removedBlocks(),
+                frames.batchCount());
         for (int r = 0; r < warmup; r++) {
-            Rep rep = runOnce(w);
+            Rep rep = runOnce(frames);
             System.out.printf("warm-up: %.3f M block events/s%n", rep.blockEventsPerSecond() / 1e6);
         }
         List<Rep> reps = new ArrayList<>();
         for (int r = 0; r < repetitions; r++) {
-            Rep rep = runOnce(w);
+            Rep rep = runOnce(frames);
             if (!noFloor) {
-                double f = ZmqIngestFloor.run(w, publishers);
-                rep = new Rep(
-                        rep.blockEvents(),
-                        rep.batches(),
-                        rep.seconds(),
-                        rep.blockEventsPerSecond(),
-                        rep.batchesPerSecond(),
-                        rep.lagP50Ms(),
-                        rep.lagP99Ms(),
-                        rep.lagMaxMs(),
-                        rep.probes(),
-                        f);
+                rep = rep.withFloor(ZmqIngestFloor.run(frames, publishers, window));
             }
             System.out.printf(
                     "rep %d: %.3f M block events/s (%.0f batches/s) in %.2f s; lag p50/p99/max %.2f/%.2f/%.2f ms"
-                            + " over %d probes; floor %.3f M/s (%.2f of it)%n",
+                            + " over %d probes; floor %.3f M/s (%.2f of it); process CPU per block event %.0f ns,"
+                            + " floor %.0f ns%n",
                     r + 1,
                     rep.blockEventsPerSecond() / 1e6,
                     rep.batchesPerSecond(),
@@ -110,16 +128,24 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
                     rep.lagMaxMs(),
                     rep.probes(),
                     rep.floorBlockEventsPerSecond() / 1e6,
-                    rep.ofFloor());
+                    rep.ofFloor(),
+                    rep.cpuNanosPerBlockEvent(),
+                    rep.floorCpuNanosPerBlockEvent());
             reps.add(rep);
         }
         return reps;
     }
 
-    private Rep runOnce(Workload w) throws Exception {
+    private Rep runOnce(SimFleet.Encoded frames) throws Exception {
+        Workload w = frames.workload();
         try (IndexerApp app = startIndexer();
-                SimFleet fleet = new SimFleet(w, new BenchHttp(app.baseUrl()))) {
+                SimFleet fleet = new SimFleet(frames, new BenchHttp(app.baseUrl()))) {
             fleet.startAndRegister();
+            fleet.window(
+                    window,
+                    worker -> app.workers()
+                            .watermark(SimFleet.instanceId(worker), 0)
+                            .get());
             BenchHttp probeHttp = new BenchHttp(app.baseUrl());
             AtomicBoolean loading = new AtomicBoolean(true);
             long[] lags = new long[1 << 16];
@@ -133,19 +159,12 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
                     sleepMs(probeEveryMs);
                 } while (loading.get() && probes[0] < lags.length);
             });
+            long cpuStart = ZmqIngestFloor.processCpuNanos();
             long start = System.nanoTime();
-            List<Thread> feeders = new ArrayList<>();
-            for (int p = 0; p < publishers; p++) {
-                int first = p;
-                feeders.add(Thread.ofPlatform()
-                        .name("feeder-" + p)
-                        .start(() -> feed(fleet, first, publishers, rate / publishers)));
-            }
-            for (Thread t : feeders) {
-                t.join();
-            }
+            fleet.feed(publishers, rate, "feeder");
             fleet.awaitAllApplied(probeHttp);
             long elapsed = System.nanoTime() - start;
+            long cpu = ZmqIngestFloor.processCpuNanos() - cpuStart;
             loading.set(false);
             prober.join();
             Latencies lag = new Latencies(lags, probes[0]);
@@ -161,33 +180,9 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
                     lag.percentileMicros(99) / 1e3,
                     lag.percentileMicros(100) / 1e3,
                     lag.count(),
+                    (double) cpu / blockEvents,
+                    0,
                     0);
-        }
-    }
-
-    /**
-     * Round-robin over this feeder's workers, one batch each, so every stream advances together; with a rate, each
-     * batch waits until the block events before it are due.
-     */
-    static void feed(SimFleet fleet, int first, int stride, double blockEventsPerSecond) {
-        long start = System.nanoTime();
-        long sent = 0;
-        boolean any = true;
-        for (int i = 0; any; i++) {
-            any = false;
-            for (int worker = first; worker < fleet.workers(); worker += stride) {
-                if (blockEventsPerSecond > 0) {
-                    long due = start + (long) (sent / blockEventsPerSecond * 1e9);
-                    long ahead = due - System.nanoTime();
-                    if (ahead > 0) {
-                        LockSupport.parkNanos(ahead);
-                    }
-                }
-                if (fleet.publish(worker, i)) {
-                    any = true;
-                    sent += fleet.blocks(worker, i);
-                }
-            }
         }
     }
 
@@ -206,6 +201,8 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
         out.put("floor_block_events_per_s", Medians.of(reps, Rep::floorBlockEventsPerSecond));
         out.put("of_floor", Medians.of(reps, Rep::ofFloor));
         out.put("batches_per_s", Medians.of(reps, Rep::batchesPerSecond));
+        out.put("cpu_ns_per_block_event", Medians.of(reps, Rep::cpuNanosPerBlockEvent));
+        out.put("floor_cpu_ns_per_block_event", Medians.of(reps, Rep::floorCpuNanosPerBlockEvent));
         out.put("lag_p50_ms", Medians.of(reps, Rep::lagP50Ms));
         out.put("lag_p99_ms", Medians.of(reps, Rep::lagP99Ms));
         out.put("block_events", reps.get(0).blockEvents());
@@ -213,6 +210,7 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
         out.put("block_size", workload.blockSize);
         out.put("threads", threads);
         out.put("publishers", publishers);
+        out.put("window", window);
         out.put("rate", rate);
         out.put("reps", reps);
         return out;

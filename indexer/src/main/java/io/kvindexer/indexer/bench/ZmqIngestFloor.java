@@ -11,6 +11,7 @@ import io.kvindexer.indexer.ingest.ListenerSpec;
 import io.kvindexer.indexer.ingest.ReadyGate;
 import io.kvindexer.indexer.ingest.SequenceWatermark;
 import io.kvindexer.indexer.model.WorkerKey;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
@@ -26,8 +27,18 @@ final class ZmqIngestFloor {
 
     private ZmqIngestFloor() {}
 
+    /** One floor run: its rate, and the process CPU it took per block event (less noisy on a shared machine). */
+    record Result(double blockEventsPerSecond, double cpuNanosPerBlockEvent) {}
+
+    /** CPU time of this whole process (every thread: simulators, sockets, listeners, index), in nanoseconds. */
+    static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
+    }
+
     /** Publishes {@code w} through fresh simulators to bare listeners; block events per second, first publish → last seq. */
-    static double run(Workload w, int publishers) throws InterruptedException {
+    static Result run(SimFleet.Encoded frames, int publishers, int window) throws InterruptedException {
+        Workload w = frames.workload();
         LongAdder checksum = new LongAdder();
         BatchSink hashing = new BatchSink() {
             @Override
@@ -53,7 +64,7 @@ final class ZmqIngestFloor {
         };
         List<EngineListener> listeners = new ArrayList<>();
         List<SequenceWatermark> watermarks = new ArrayList<>();
-        try (SimFleet fleet = new SimFleet(w, null)) {
+        try (SimFleet fleet = new SimFleet(frames, null)) {
             fleet.start();
             for (int i = 0; i < fleet.workers(); i++) {
                 SequenceWatermark watermark = new SequenceWatermark();
@@ -72,19 +83,13 @@ final class ZmqIngestFloor {
                 listener.start();
             }
             for (int i = 0; i < fleet.workers(); i++) {
-                awaitReceiving(fleet, i, watermarks.get(i));
+                SequenceWatermark watermark = watermarks.get(i);
+                fleet.awaitJoined(i, m -> awaitApplied(watermark, 200_000_000L));
             }
+            fleet.window(window, worker -> watermarks.get(worker).get());
+            long cpuStart = processCpuNanos();
             long start = System.nanoTime();
-            List<Thread> feeders = new ArrayList<>();
-            for (int p = 0; p < publishers; p++) {
-                int first = p;
-                feeders.add(Thread.ofPlatform()
-                        .name("floor-feeder-" + p)
-                        .start(() -> ZmqIngestBench.feed(fleet, first, publishers, 0)));
-            }
-            for (Thread t : feeders) {
-                t.join();
-            }
+            fleet.feed(publishers, 0, "floor-feeder");
             for (int i = 0; i < fleet.workers(); i++) {
                 long last = fleet.sim(i).nextSeq() - 1;
                 while (watermarks.get(i).get() != last) {
@@ -92,30 +97,26 @@ final class ZmqIngestFloor {
                 }
             }
             double seconds = (System.nanoTime() - start) / 1e9;
+            long cpu = processCpuNanos() - cpuStart;
             if (checksum.sum() == 42) {
                 System.out.print(""); // keeps the hashing live
             }
-            return (w.storedBlocks() + w.removedBlocks()) / seconds;
+            long blockEvents = w.storedBlocks() + w.removedBlocks();
+            return new Result(blockEvents / seconds, (double) cpu / blockEvents);
         } finally {
             listeners.forEach(EngineListener::close);
         }
     }
 
-    /** The slow-joiner window: markers until one is applied, as the indexer run waits for /query. */
-    private static void awaitReceiving(SimFleet fleet, int worker, SequenceWatermark watermark) {
-        long deadline = System.nanoTime() + 60_000_000_000L;
-        while (true) {
-            fleet.publishMarker(worker);
-            long end = System.nanoTime() + 200_000_000L;
-            while (System.nanoTime() < end) {
-                if (watermark.get() != SequenceWatermark.UNSET) {
-                    return;
-                }
-                LockSupport.parkNanos(1_000_000);
+    /** True once {@code watermark} has a seq, within {@code timeoutNanos}. */
+    private static boolean awaitApplied(SequenceWatermark watermark, long timeoutNanos) {
+        long end = System.nanoTime() + timeoutNanos;
+        while (watermark.get() == SequenceWatermark.UNSET) {
+            if (System.nanoTime() > end) {
+                return false;
             }
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("worker " + worker + " never received a marker");
-            }
+            LockSupport.parkNanos(1_000_000);
         }
+        return true;
     }
 }

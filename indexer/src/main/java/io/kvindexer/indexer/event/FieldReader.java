@@ -66,8 +66,8 @@ final class FieldReader {
 
     /**
      * u32 token ids, or EAGLE bigram pairs flattened to {@code [a0, a1, ..., a_last, b_last]}. Plain ids are read
-     * in bulk straight from the payload bytes; the per-element path only runs from the first entry that is not a
-     * plain int (a pair, a string, or an error to report).
+     * in bulk straight from the payload bytes; the per-element path only reads the entries that are not a plain
+     * int (a pair, a string, or an error to report).
      */
     void tokens() throws IOException, EventDecodeException {
         if (cursor.peekType() != ValueType.ARRAY) {
@@ -85,8 +85,9 @@ final class FieldReader {
             return;
         }
         int[] out = new int[n];
-        for (int i = cursor.u32Run(out, 0, n); i < n; i++) {
-            out[i] = token(i);
+        for (int i = cursor.u32Run(out, 0, n); i < n; i += cursor.u32Run(out, i, n - i)) {
+            out[i] = token(i); // one that is not a plain u32 (a string id, or an error), then bulk again
+            i++;
         }
         fields.tokenIds = out;
     }

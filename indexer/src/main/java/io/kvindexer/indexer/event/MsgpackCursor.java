@@ -1,6 +1,9 @@
 package io.kvindexer.indexer.event;
 
 import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.function.Supplier;
 import org.msgpack.core.MessageFormat;
@@ -17,6 +20,9 @@ import org.msgpack.value.ValueType;
  * ({@code uint64} above {@link Long#MAX_VALUE} included, which {@link MessageUnpacker#unpackLong()} refuses).
  */
 final class MsgpackCursor implements AutoCloseable {
+
+    private static final VarHandle SHORT_BE = MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.BIG_ENDIAN);
+    private static final VarHandle INT_BE = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
 
     private final byte[] payload;
     private final int end;
@@ -166,43 +172,80 @@ final class MsgpackCursor implements AutoCloseable {
     int u32Run(int[] out, int from, int count) throws IOException {
         int start = position();
         int p = start;
-        int i = 0;
+        int i = from;
+        int stop = from + count;
         byte[] b = payload;
-        int limit = end;
-        while (i < count && p < limit) {
-            int head = b[p] & 0xFF;
-            if (head <= 0x7F) { // positive fixint
-                out[from + i++] = head;
-                p++;
-            } else if ((head == 0xCC || head == 0xD0) && p + 1 < limit) { // uint8, int8
-                int v = head == 0xCC ? b[p + 1] & 0xFF : b[p + 1];
-                if (v < 0) {
+        // below this offset the widest form (5 bytes) is known to be there: no bounds check per value
+        int safe = end - 5;
+        while (i < stop) {
+            // the forms producers write for non-negative ints, most common first, each read with one load
+            while (i < stop && p <= safe) {
+                int head = b[p];
+                if (head == (byte) 0xCD) { // uint16
+                    out[i++] = (short) SHORT_BE.get(b, p + 1) & 0xFFFF;
+                    p += 3;
+                } else if (head == (byte) 0xCE) { // uint32: a value above 2^31 keeps its bit pattern
+                    out[i++] = (int) INT_BE.get(b, p + 1);
+                    p += 5;
+                } else if (head >= 0) { // positive fixint
+                    out[i++] = head;
+                    p++;
+                } else if (head == (byte) 0xCC) { // uint8
+                    out[i++] = b[p + 1] & 0xFF;
+                    p += 2;
+                } else {
                     break;
                 }
-                out[from + i++] = v;
-                p += 2;
-            } else if ((head == 0xCD || head == 0xD1) && p + 2 < limit) { // uint16, int16
-                int v = (b[p + 1] & 0xFF) << 8 | b[p + 2] & 0xFF;
-                if (head == 0xD1 && v > Short.MAX_VALUE) {
-                    break;
-                }
-                out[from + i++] = v;
-                p += 3;
-            } else if ((head == 0xCE || head == 0xD2) && p + 4 < limit) { // uint32, int32
-                int v = (b[p + 1] & 0xFF) << 24 | (b[p + 2] & 0xFF) << 16 | (b[p + 3] & 0xFF) << 8 | b[p + 4] & 0xFF;
-                if (head == 0xD2 && v < 0) {
-                    break;
-                }
-                out[from + i++] = v; // a uint32 above 2^31 keeps its bit pattern
-                p += 5;
-            } else {
-                break; // 64-bit ints, negative fixints, other types: the per-element path decides
             }
+            int size = i < stop ? u32At(b, p, out, i) : 0;
+            if (size == 0) {
+                break;
+            }
+            p += size;
+            i++;
         }
         if (p > start) {
             in.readPayloadAsReference(p - start);
         }
-        return i;
+        return i - from;
+    }
+
+    /**
+     * One u32 at {@code p} with its bounds checked (near the end, or a signed form): its size in bytes, or 0 when
+     * it is anything else (64-bit ints, negative values, other types, truncated), which the per-element path decides.
+     */
+    private int u32At(byte[] b, int p, int[] out, int i) {
+        int limit = end;
+        if (p >= limit) {
+            return 0;
+        }
+        int head = b[p] & 0xFF;
+        int v;
+        int size;
+        if (head <= 0x7F) {
+            v = head;
+            size = 1;
+        } else if ((head == 0xCC || head == 0xD0) && p + 1 < limit) { // uint8, int8
+            v = head == 0xCC ? b[p + 1] & 0xFF : b[p + 1];
+            size = 2;
+        } else if ((head == 0xCD || head == 0xD1) && p + 2 < limit) { // uint16, int16
+            v = head == 0xCD ? (short) SHORT_BE.get(b, p + 1) & 0xFFFF : (short) SHORT_BE.get(b, p + 1);
+            size = 3;
+        } else if ((head == 0xCE || head == 0xD2) && p + 4 < limit) { // uint32, int32
+            v = (int) INT_BE.get(b, p + 1);
+            if (head == 0xD2 && v < 0) {
+                return 0;
+            }
+            out[i] = v;
+            return 5;
+        } else {
+            return 0;
+        }
+        if (v < 0) {
+            return 0;
+        }
+        out[i] = v;
+        return size;
     }
 
     /**

@@ -16,8 +16,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.dynatrace.hash4j.hashing.Hashing;
 import io.kvindexer.indexer.model.StorageTier;
+import java.io.ByteArrayOutputStream;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
@@ -31,6 +33,14 @@ class EngineEventDecoderTest {
 
     private KvEventBatch decode(byte[] payload) throws EventDecodeException {
         return decoder.decode(payload);
+    }
+
+    private static byte[] concat(byte[]... parts) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (byte[] part : parts) {
+            out.writeBytes(part);
+        }
+        return out.toByteArray();
     }
 
     private void assertFails(byte[] payload, String kind, String... messageParts) {
@@ -467,6 +477,42 @@ class EngineEventDecoderTest {
                     "18446744073709551615");
             // a string is a token id (TensorRT-LLM types them int | str); a float is not
             assertFails(batch(0L, mapStored(list(1L), null, list(1.5), 1L)), "bad_token", "token_ids[0]");
+        }
+
+        /**
+         * Every msgpack int form a producer may use for a u32 id, a string id and a 64-bit form in between (the
+         * bulk path hands those to the per-element path and carries on), ending at the payload's last byte so the
+         * bounds of the final values are the payload's own.
+         */
+        @Test
+        void everyIntFormMixedWithStringIdsDecodesToTheSameIds() throws Exception {
+            byte[] ids = hex("05 ccc8 d064 cd9c40 d1012c ce00011170 d200011171 ceffffffff a3313233"
+                    + " d30000000000000007 01 cd9c40 ce00011170");
+            int count = 13;
+            byte[] head = pack(map("type", "BlockStored", "block_hashes", list(1L), "block_size", (long) count));
+            byte[] payload = concat(
+                    hex("92" + "cb41da2d2c2a100000" + "91"), // [ts, [event]], no rank
+                    hex("84"), // the event's map header: 4 keys
+                    Arrays.copyOfRange(head, 1, head.length),
+                    pack("token_ids"),
+                    hex("9d"), // 13 ids
+                    ids);
+
+            BlockStored s = stored(decode(payload).events().get(0));
+
+            assertThat(s.tokenIds())
+                    .containsExactly(5, 200, 100, 40000, 300, 70000, 70001, -1, 123, 7, 1, 40000, 70000);
+        }
+
+        @Test
+        void truncatedLastIdIsTruncatedNotMisread() {
+            byte[] head = pack(map("type", "BlockStored", "block_hashes", list(1L), "block_size", 2L));
+            byte[] payload = concat(
+                    hex("92" + "cb41da2d2c2a100000" + "91" + "84"),
+                    Arrays.copyOfRange(head, 1, head.length),
+                    pack("token_ids"),
+                    hex("92" + "cd9c40" + "ce000111")); // the second id lacks its last byte
+            assertFails(payload, "truncated");
         }
 
         /** Dynamo's test_deserialize_bigram_block_stored_sequence: pairs flattened, eagle flagged. */

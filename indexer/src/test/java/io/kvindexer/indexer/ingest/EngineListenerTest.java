@@ -67,6 +67,17 @@ class EngineListenerTest {
                 Duration.ofSeconds(10));
     }
 
+    private EngineSimulator simulatorWithoutReplay() {
+        return simulator(EngineSimulator.Options.builder().replayEndpoint(null).build());
+    }
+
+    /** A listener of {@code sim} that is active and known to it (see {@link #awaitConnected}). */
+    private EngineListener connected(EngineSimulator sim, SequenceWatermark watermark) {
+        EngineListener listener = listener(sim, watermark);
+        awaitConnected(listener, sim, 1);
+        return listener;
+    }
+
     /** Active and known to the publisher: everything published from now on reaches the SUB socket. */
     private static void awaitConnected(EngineListener listener, EngineSimulator sim, int subscriptions) {
         awaitSubscribed(listener, sim, subscriptions);
@@ -118,8 +129,7 @@ class EngineListenerTest {
                 .hashMode(format == Format.SGLANG7 ? HashMode.I64 : HashMode.U64)
                 .build());
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(sim, watermark);
-        awaitConnected(listener, sim, 1);
+        EngineListener listener = connected(sim, watermark);
 
         workload(sim, 1);
         sim.publish(EngineSimulator.cleared()).join();
@@ -141,8 +151,7 @@ class EngineListenerTest {
         EngineSimulator sim =
                 simulator(EngineSimulator.Options.builder().hashMode(mode).build());
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(sim, watermark);
-        awaitConnected(listener, sim, 1);
+        EngineListener listener = connected(sim, watermark);
 
         long high = 0xF000_0000_0000_0001L; // >= 2^63: uint64 on the wire, negative as i64
         sim.publish(EngineSimulator.stored(new long[] {high, 5}, null, tokens(1, 8), 4, "GPU", null))
@@ -156,8 +165,7 @@ class EngineListenerTest {
     void contiguousSeqsNeedNoReplay() {
         EngineSimulator sim = simulator();
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(sim, watermark);
-        awaitConnected(listener, sim, 1);
+        EngineListener listener = connected(sim, watermark);
 
         for (int i = 0; i < 30; i++) {
             sim.storeSequence(tokens(i * 100, 8), 4);
@@ -176,8 +184,7 @@ class EngineListenerTest {
         EngineSimulator sim =
                 simulator(EngineSimulator.Options.builder().dpRank(1).build());
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(sim, watermark);
-        awaitConnected(listener, sim, 1);
+        EngineListener listener = connected(sim, watermark);
 
         sim.publishWithRank(5, List.of(EngineSimulator.stored(new long[] {50}, null, tokens(0, 4), 4, "GPU", null)));
         sim.publishWithRank(null, List.of(EngineSimulator.stored(new long[] {10}, null, tokens(0, 4), 4, "GPU", null)))
@@ -192,8 +199,7 @@ class EngineListenerTest {
     void unknownEventsEmptyBatchesAndMixedShapesAreAccepted() {
         EngineSimulator sim = simulator();
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(sim, watermark);
-        awaitConnected(listener, sim, 1);
+        EngineListener listener = connected(sim, watermark);
 
         sim.publish(
                 new SimEvent.Unknown("BlockInactive", new long[] {1}),
@@ -222,8 +228,7 @@ class EngineListenerTest {
                 .topic("kv@10.0.0.7@llama")
                 .build());
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(sim, watermark);
-        awaitConnected(listener, sim, 1);
+        EngineListener listener = connected(sim, watermark);
 
         workload(sim, 1);
         awaitWatermark(watermark, 3);
@@ -246,8 +251,7 @@ class EngineListenerTest {
         EngineSimulator sim = simulator();
         workload(sim, 1); // seqs 0..3, before anyone listens
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(sim, watermark);
-        awaitConnected(listener, sim, 1);
+        EngineListener listener = connected(sim, watermark);
 
         sim.storeSequence(tokens(7000, 8), 4).join(); // seq 4: the first one this listener sees
 
@@ -267,8 +271,7 @@ class EngineListenerTest {
                 simulator(EngineSimulator.Options.builder().startSeq(4).build());
         SequenceWatermark watermark = new SequenceWatermark();
         watermark.set(4); // applied up to 4 by an earlier registration
-        EngineListener listener = listener(sim, watermark);
-        awaitConnected(listener, sim, 1);
+        EngineListener listener = connected(sim, watermark);
 
         sim.storeSequence(tokens(0, 8), 4); // seq 4 again: a duplicate
         sim.storeSequence(tokens(100, 8), 4).join(); // seq 5
@@ -285,8 +288,7 @@ class EngineListenerTest {
         EngineSimulator sim =
                 simulator(EngineSimulator.Options.builder().bufferSteps(4).build());
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(sim, watermark);
-        awaitConnected(listener, sim, 1);
+        EngineListener listener = connected(sim, watermark);
 
         sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
         awaitWatermark(watermark, 0);
@@ -319,8 +321,7 @@ class EngineListenerTest {
     void skippedSeqsCannotBeReplayedAndAreReported() {
         EngineSimulator sim = simulator();
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(sim, watermark);
-        awaitConnected(listener, sim, 1);
+        EngineListener listener = connected(sim, watermark);
 
         sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
         sim.skip(3);
@@ -378,8 +379,7 @@ class EngineListenerTest {
     void liveRemovedArrivingDuringAReplayIsAppliedAfterTheReplayedStored() {
         EngineSimulator sim = simulator();
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(sim, watermark);
-        awaitConnected(listener, sim, 1);
+        EngineListener listener = connected(sim, watermark);
 
         long a = 4242;
         sim.publish(EngineSimulator.stored(new long[] {1}, null, tokens(0, 4), 4, "GPU", null))
@@ -406,8 +406,7 @@ class EngineListenerTest {
     void publisherRestartDropsTheWorkerAndStartsOver() {
         EngineSimulator sim = simulator();
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(sim, watermark);
-        awaitConnected(listener, sim, 1);
+        EngineListener listener = connected(sim, watermark);
 
         workload(sim, 1);
         awaitWatermark(watermark, 3);
@@ -479,8 +478,7 @@ class EngineListenerTest {
     void malformedMessagesAreCountedAndSkipped() {
         EngineSimulator sim = simulator();
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(sim, watermark);
-        awaitConnected(listener, sim, 1);
+        EngineListener listener = connected(sim, watermark);
 
         sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
         awaitWatermark(watermark, 0);
@@ -536,8 +534,7 @@ class EngineListenerTest {
     void pauseDropsTheSocketAndResumeCatchesUpWithTheSameWatermark() {
         EngineSimulator sim = simulator();
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(sim, watermark);
-        awaitConnected(listener, sim, 1);
+        EngineListener listener = connected(sim, watermark);
         workload(sim, 1);
         awaitWatermark(watermark, 3);
 
@@ -583,11 +580,9 @@ class EngineListenerTest {
 
     @Test
     void withoutReplayEndpointAGapIsCountedAndLiveGoesOn() {
-        EngineSimulator sim =
-                simulator(EngineSimulator.Options.builder().replayEndpoint(null).build());
+        EngineSimulator sim = simulatorWithoutReplay();
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(sim, watermark);
-        awaitConnected(listener, sim, 1);
+        EngineListener listener = connected(sim, watermark);
 
         sim.storeSequence(tokens(0, 8), 4).join();
         sim.dropLive(2);
@@ -602,11 +597,9 @@ class EngineListenerTest {
 
     @Test
     void withoutReplayEndpointAGapAfterAppliedBatchesDropsTheWorkersBlocks() {
-        EngineSimulator sim =
-                simulator(EngineSimulator.Options.builder().replayEndpoint(null).build());
+        EngineSimulator sim = simulatorWithoutReplay();
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(sim, watermark);
-        awaitConnected(listener, sim, 1);
+        EngineListener listener = connected(sim, watermark);
 
         sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
         awaitWatermark(watermark, 0);
@@ -625,11 +618,9 @@ class EngineListenerTest {
 
     @Test
     void aPayloadThatDoesNotDecodeIsNoLostBatch() {
-        EngineSimulator sim =
-                simulator(EngineSimulator.Options.builder().replayEndpoint(null).build());
+        EngineSimulator sim = simulatorWithoutReplay();
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(sim, watermark);
-        awaitConnected(listener, sim, 1);
+        EngineListener listener = connected(sim, watermark);
 
         sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
         sim.publishPayload(new byte[] {(byte) 0xc1}); // seq 1 arrives but does not decode
@@ -661,8 +652,7 @@ class EngineListenerTest {
     void closeStopsDelivery() {
         EngineSimulator sim = simulator();
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(sim, watermark);
-        awaitConnected(listener, sim, 1);
+        EngineListener listener = connected(sim, watermark);
         sim.storeSequence(tokens(0, 8), 4).join();
         awaitWatermark(watermark, 0);
 
