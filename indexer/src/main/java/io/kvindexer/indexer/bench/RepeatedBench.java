@@ -23,6 +23,9 @@ abstract class RepeatedBench<R> extends BenchCommand {
     @Option(names = "--threads", description = "indexer writer threads")
     int threads = 1;
 
+    @Option(names = "--index-shards", description = "shards per index, at most --threads (the indexer's flag)")
+    int indexShards = 1;
+
     @Option(names = "--json", description = "write the results here as JSON")
     Path json;
 
@@ -37,7 +40,8 @@ abstract class RepeatedBench<R> extends BenchCommand {
 
     /** The indexer under test: a real one on a free port with {@code --threads} writer threads. */
     IndexerApp startIndexer() throws IndexerCli.ConfigException {
-        return IndexerApp.start("--port", "0", "--threads", Integer.toString(threads));
+        return IndexerApp.start(
+                "--port", "0", "--threads", Integer.toString(threads), "--index-shards", Integer.toString(indexShards));
     }
 
     /** Runs the warm-up and the measured repetitions; tests call this directly. */

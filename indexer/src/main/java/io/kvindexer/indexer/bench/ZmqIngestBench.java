@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -23,28 +24,25 @@ import picocli.CommandLine.Option;
         description = "Engine simulators → ZeroMQ → indexer: block events applied per second and publish→visible lag.")
 public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
 
-    @Option(names = "--publishers", description = "threads feeding the simulators (default: ${DEFAULT-VALUE})")
+    @Option(names = "--publishers", description = "threads feeding the simulators")
     int publishers = 1;
 
-    @Option(names = "--probe-every-ms", description = "one lag probe this often (default: ${DEFAULT-VALUE})")
+    @Option(names = "--probe-every-ms", description = "one lag probe this often")
     int probeEveryMs = 20;
 
     @Option(
             names = "--rate",
-            description = "block events per second to publish at, paced (0: as fast as the "
-                    + "simulators take them) (default: ${DEFAULT-VALUE})")
+            description = "block events per second to publish at, paced (0: as fast as the " + "simulators take them)")
     double rate = 0;
 
-    @Option(
-            names = "--window",
-            description = "batches a stream may run ahead of what its listener has applied (default: ${DEFAULT-VALUE})")
+    @Option(names = "--window", description = "batches a stream may run ahead of what its listener has applied")
     int window = 16;
 
-    @Option(names = "--warmup", description = "unmeasured runs first (default: ${DEFAULT-VALUE})")
+    @Option(names = "--warmup", description = "unmeasured runs first")
     int warmup = 1;
 
-    @Option(names = "--repetitions", description = "runs; the median is reported (default: ${DEFAULT-VALUE})")
-    int repetitions = 3;
+    @Mixin
+    Runs runs = new Runs();
 
     /** One run: block events, the time they took until visible (with --rate: the paced rate), the probe lags. */
     public record Rep(
@@ -110,7 +108,7 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
             System.out.printf("warm-up: %.3f M block events/s%n", rep.blockEventsPerSecond() / 1e6);
         }
         List<Rep> reps = new ArrayList<>();
-        for (int r = 0; r < repetitions; r++) {
+        for (int r = 0; r < runs.repetitions; r++) {
             Rep rep = runOnce(frames);
             if (!noFloor) {
                 rep = rep.withFloor(ZmqIngestFloor.run(frames, publishers, window));
@@ -209,6 +207,7 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
         out.put("workers", workload.workers);
         out.put("block_size", workload.blockSize);
         out.put("threads", threads);
+        out.put("index_shards", indexShards);
         out.put("publishers", publishers);
         out.put("window", window);
         out.put("rate", rate);
