@@ -98,8 +98,9 @@ public final class CacheSurvey {
 
     /**
      * The {@code limit} most shared prefixes: most workers first, then the deepest. One chunked pass records each
-     * node's parent and holder count into arrays (12 bytes a node, freed after the call); depths and the ends of
-     * sharing are then computed off the lock; a last short read-locked step names the winners' holders.
+     * node's parent (with several shards, its parent's hash), holder count and block hash into arrays (16 bytes a
+     * node with one shard, freed after the call); depths and the ends of sharing are then computed off the lock; a
+     * last short read-locked step per shard names the winners' holders.
      */
     public List<SharedPrefix> sharedPrefixes(int limit) {
         if (limit <= 0) {
@@ -111,12 +112,14 @@ public final class CacheSurvey {
             base[s + 1] = base[s] + highWater(index.shard(s));
         }
         int size = base[index.size()];
-        int[] parent = new int[size];
+        boolean sharded = index.size() > 1;
         int[] holders = new int[size];
         long[] blockHash = new long[size];
-        // with several shards a copy's parent may live in another shard only: ShardMerge finds it by hash
-        long[] parentHash = index.size() > 1 ? new long[size] : null;
-        boolean[] hasParent = index.size() > 1 ? new boolean[size] : null;
+        // one shard: parents are node ids of the walk; several: a copy's parent may live in another shard only, so
+        // the walk records parent hashes and ShardMerge resolves them over all shards
+        int[] parent = sharded ? null : new int[size];
+        long[] parentHash = sharded ? new long[size] : null;
+        boolean[] hasParent = sharded ? new boolean[size] : null;
         for (int s = 0; s < index.size(); s++) {
             int offset = base[s];
             int shardSize = base[s + 1] - offset;
@@ -143,26 +146,25 @@ public final class CacheSurvey {
                     }
                     holders[offset + node] = distinct;
                     blockHash[offset + node] = nodes.blockHash(node);
-                    int p = nodes.hasParent(node) ? parentOf(nodes, node) : NodeStore.NONE;
-                    parent[offset + node] = p >= 0 && p < shardSize ? offset + p : NO_PARENT;
-                    if (parentHash != null && nodes.hasParent(node)) {
+                    if (!sharded) {
+                        int p = nodes.hasParent(node) ? parentOf(nodes, node) : NodeStore.NONE;
+                        parent[node] = p >= 0 && p < shardSize ? p : NO_PARENT;
+                    } else if (nodes.hasParent(node)) {
                         parentHash[offset + node] = nodes.parentBlockHash(node);
                         hasParent[offset + node] = true;
                     }
                 }
             });
         }
-        if (index.size() > 1) {
-            ShardMerge.merge(parent, holders, blockHash, hasParent, parentHash);
-        }
+        int[] parents = sharded ? ShardMerge.merge(holders, blockHash, hasParent, parentHash) : parent;
         boolean[] extended = new boolean[size];
         for (int node = 0; node < size; node++) {
-            int p = parent[node];
+            int p = parents[node];
             if (holders[node] > 0 && p != NO_PARENT && holders[p] == holders[node]) {
                 extended[p] = true; // the sharing goes on below p: p is not where a shared prefix ends
             }
         }
-        int[] depth = depths(parent, holders);
+        int[] depth = depths(parents, holders);
         PriorityQueue<Integer> best = new PriorityQueue<>(
                 limit + 1,
                 (a, b) -> holders[a] != holders[b]

@@ -69,7 +69,7 @@ public final class IndexWriters implements AutoCloseable {
         return CompletableFuture.allOf(all);
     }
 
-    /** How many writer threads (and so how many shards each index has). */
+    /** How many writer threads (an index has at most this many shards). */
     int size() {
         return threads.length;
     }

@@ -25,8 +25,4 @@ final class KnownBlocks {
     Block get(long blockHash) {
         return blocks.get(blockHash);
     }
-
-    boolean isEmpty() {
-        return blocks.isEmpty();
-    }
 }

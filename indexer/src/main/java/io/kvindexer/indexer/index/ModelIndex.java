@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.IntConsumer;
+import java.util.function.Consumer;
 
 /**
  * The prefix index of one (model, tenant) with its fixed block size: the single entry point the rest of the
@@ -102,20 +102,21 @@ public final class ModelIndex {
 
     /** Removes every dp rank of an instance from every tier (ordered after that worker's pending events). */
     public CompletableFuture<Void> removeInstance(long instanceId) {
-        return onWriter(instanceId, shard -> index.shard(shard).removeInstance(instanceId));
+        return onWriter(instanceId, shard -> shard.removeInstance(instanceId));
     }
 
     /** Removes one (instance, dp rank) from every tier; used by unregister of one rank and by publisher restarts. */
     public CompletableFuture<Void> removeWorker(WorkerKey worker) {
-        return onWriter(worker.instanceId(), shard -> index.shard(shard).removeWorker(worker));
+        return onWriter(worker.instanceId(), shard -> shard.removeWorker(worker));
     }
 
-    private CompletableFuture<Void> onWriter(long instanceId, IntConsumer change) {
+    private CompletableFuture<Void> onWriter(long instanceId, Consumer<PrefixIndex> change) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         int thread = writers.threadOf(instanceId);
         writers.executeOn(thread, () -> {
             try {
-                change.accept(index.shardOf(thread));
+                ShardedIndex ix = index;
+                change.accept(ix.shard(ix.shardOf(thread)));
                 done.complete(null);
             } catch (RuntimeException e) {
                 done.completeExceptionally(e);

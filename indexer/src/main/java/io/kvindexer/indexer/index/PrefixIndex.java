@@ -52,15 +52,9 @@ final class PrefixIndex {
 
     /**
      * Applies one worker's ops in order: consecutive stores and removes under one write-lock acquisition, a clear
-     * as a chunked scan (see {@link #removeSlots}).
-     */
-    void apply(WorkerKey worker, List<? extends IndexOp> ops) {
-        apply(worker, ops, KnownBlocks.NONE);
-    }
-
-    /**
-     * As {@link #apply(WorkerKey, List)}; {@code known} holds blocks other shards hold that this one does not, so a
-     * hash-only store ({@link IndexOp.Store#knownBlocksOnly}) can join them here (resolved before, off this lock).
+     * as a chunked scan (see {@link #removeSlots}). {@code known} holds blocks other shards hold that this one does
+     * not, so a hash-only store ({@link IndexOp.Store#knownBlocksOnly}) can join them here (resolved before, off this
+     * lock; {@link KnownBlocks#NONE} with one shard).
      */
     void apply(WorkerKey worker, List<? extends IndexOp> ops, KnownBlocks known) {
         int i = 0;
@@ -234,7 +228,7 @@ final class PrefixIndex {
     }
 
     private void publishSizes() {
-        version++; // only this shard's writer thread writes
+        version++; // under the write lock: every caller holds it
         long total = 0;
         for (long m : tierMemberships) {
             total += m;
@@ -331,16 +325,9 @@ final class PrefixIndex {
     }
 
     /**
-     * Every membership, one {@link DumpSink#block} call each: the device tier first, then host-pinned, disk and
-     * external; within a tier a parent always precedes its children.
+     * The memberships of one tier, one {@link DumpSink#block} call each, a parent always before its children
+     * ({@link ShardedIndex#dump} goes tier by tier).
      */
-    void dump(DumpSink out) {
-        for (StorageTier tier : StorageTier.values()) {
-            dump(tier, out);
-        }
-    }
-
-    /** The memberships of one tier, a parent before its children. */
     void dump(StorageTier storageTier, DumpSink out) {
         lock.readLock().lock();
         try {

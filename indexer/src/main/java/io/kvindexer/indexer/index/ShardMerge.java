@@ -14,13 +14,13 @@ final class ShardMerge {
     private ShardMerge() {}
 
     /**
-     * In place, over the nodes of all shards: the first node of each block hash becomes the block's node, with the
-     * holders of every copy added up (workers never span shards, so the sum is exact) and the others' holders set to
-     * 0; every parent then names a block's node, found by its hash in any shard ({@code parentHash}, meaningful where
-     * {@code hasParent}).
+     * Over the nodes of all shards: the first node of each block hash becomes the block's node, with the holders of
+     * every copy added up in place (workers never span shards, so the sum is exact) and the others' holders set to
+     * 0. Returns each node's parent as a block's node, found by its hash in any shard ({@code parentHash},
+     * meaningful where {@code hasParent}), or -1.
      */
-    static void merge(int[] parent, int[] holders, long[] blockHash, boolean[] hasParent, long[] parentHash) {
-        int size = parent.length;
+    static int[] merge(int[] holders, long[] blockHash, boolean[] hasParent, long[] parentHash) {
+        int size = holders.length;
         int[] blockNode = new int[size];
         Long2IntOpenHashMap first = new Long2IntOpenHashMap();
         first.defaultReturnValue(NO_PARENT);
@@ -31,21 +31,21 @@ final class ShardMerge {
                 blockNode[node] = seen == NO_PARENT ? node : seen;
             }
         }
-        int[] merged = new int[size];
-        Arrays.fill(merged, NO_PARENT);
+        int[] parent = new int[size];
+        Arrays.fill(parent, NO_PARENT);
         for (int node = 0; node < size; node++) {
             int block = blockNode[node];
             if (block == NO_PARENT) {
                 continue;
             }
-            if (merged[block] == NO_PARENT && hasParent[node]) {
-                merged[block] = first.get(parentHash[node]);
+            if (parent[block] == NO_PARENT && hasParent[node]) {
+                parent[block] = first.get(parentHash[node]);
             }
             if (block != node) {
                 holders[block] += holders[node];
                 holders[node] = 0;
             }
         }
-        System.arraycopy(merged, 0, parent, 0, size);
+        return parent;
     }
 }

@@ -121,24 +121,15 @@ final class ShardedIndex {
         if (shards.length == 1) {
             return shards[0].findMatches(localHashes);
         }
-        MatchResult only = null;
-        List<MatchResult> found = null;
+        List<MatchResult> found = new ArrayList<>(shards.length);
         for (PrefixIndex shard : shards) {
             MatchResult r = shard.findMatches(localHashes);
-            if (r.workers().isEmpty()) {
-                continue;
-            }
-            if (only == null) {
-                only = r;
-            } else {
-                if (found == null) {
-                    found = new ArrayList<>(List.of(only));
-                }
+            if (!r.workers().isEmpty()) {
                 found.add(r);
             }
         }
-        if (found == null) {
-            return only == null ? MatchResult.empty() : only;
+        if (found.size() <= 1) {
+            return found.isEmpty() ? MatchResult.empty() : found.getFirst();
         }
         List<MatchResult.WorkerMatch> workers = new ArrayList<>();
         Map<WorkerKey, Integer> external = new HashMap<>();
