@@ -9,8 +9,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.IntBuffer;
 import java.nio.LongBuffer;
-import java.util.function.Function;
-import java.util.function.IntFunction;
 import org.msgpack.core.MessageFormat;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessagePackException;
@@ -200,44 +198,35 @@ final class MsgpackBody extends RequestFields {
 
     @Override
     int[] u32Array(String field) {
-        return integers(field, U32, b -> toArray(b.asIntBuffer()), int[]::new, (out, i) -> out[i] = u32Value(field, i));
+        try {
+            ValueType t = next();
+            if (t == ValueType.BINARY) {
+                return toArray(binary(field, 4, "u32").asIntBuffer());
+            }
+            int[] out = new int[arrayLength(field, t, "an array of unsigned 32-bit integers")];
+            for (int i = 0; i < out.length; i++) {
+                out[i] = u32Value(field, i);
+            }
+            return out;
+        } catch (IOException | MessagePackException e) {
+            throw malformed(e);
+        }
     }
 
     @Override
     long[] hashArray(String field) {
-        return integers(field, U64, b -> toArray(b.asLongBuffer()), long[]::new, (out, i) -> out[i] = hash(field, i));
-    }
-
-    /** An integer array's element type: its width in a bin, its name there, and the array's name in errors. */
-    private record Element(int width, String name, String arrayName) {}
-
-    private static final Element U32 = new Element(4, "u32", "an array of unsigned 32-bit integers");
-    private static final Element U64 = new Element(8, "u64", "an array of 64-bit integers");
-
-    /** Reads element {@code i} of an array into {@code out[i]}. */
-    private interface ElementReader<A> {
-        void read(A out, int i) throws IOException;
-    }
-
-    /**
-     * The one reader of integer arrays: a bin of little-endian values turned into the array by {@code fromBin}, or
-     * a msgpack array read element by element.
-     */
-    private <A> A integers(
-            String field, Element e, Function<ByteBuffer, A> fromBin, IntFunction<A> allocate, ElementReader<A> read) {
         try {
             ValueType t = next();
             if (t == ValueType.BINARY) {
-                return fromBin.apply(binary(field, e.width(), e.name()));
+                return toArray(binary(field, 8, "u64").asLongBuffer());
             }
-            int n = arrayLength(field, t, e.arrayName());
-            A out = allocate.apply(n);
-            for (int i = 0; i < n; i++) {
-                read.read(out, i);
+            long[] out = new long[arrayLength(field, t, "an array of 64-bit integers")];
+            for (int i = 0; i < out.length; i++) {
+                out[i] = hash(field, i);
             }
             return out;
-        } catch (IOException | MessagePackException x) {
-            throw malformed(x);
+        } catch (IOException | MessagePackException e) {
+            throw malformed(e);
         }
     }
 
