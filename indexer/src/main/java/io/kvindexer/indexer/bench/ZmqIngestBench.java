@@ -19,8 +19,6 @@ import picocli.CommandLine.Option;
  */
 @Command(
         name = "zmq-ingest-bench",
-        mixinStandardHelpOptions = true,
-        sortOptions = false,
         description = "Engine simulators → ZeroMQ → indexer: block events applied per second and publish→visible lag.")
 public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
 
@@ -32,7 +30,7 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
 
     @Option(
             names = "--rate",
-            description = "block events per second to publish at, paced (0: as fast as the " + "simulators take them)")
+            description = "block events per second to publish at, paced (0: as fast as the simulators take them)")
     double rate = 0;
 
     @Option(names = "--window", description = "batches a stream may run ahead of what its listener has applied")
