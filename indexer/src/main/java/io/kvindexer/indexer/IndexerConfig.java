@@ -92,7 +92,7 @@ public record IndexerConfig(
 
     /** The index options these flags give. */
     public IndexOptions indexOptions() {
-        return new IndexOptions(mixCacheSalt, threads, Math.min(indexShards, threads));
+        return new IndexOptions(mixCacheSalt, threads, indexShards); // ModelIndex caps shards at the writer threads
     }
 
     /** True when startup recovers from peers ({@code --peers} or {@code --peers-dns}). */
