@@ -85,5 +85,27 @@ public class MetricsEndpointTest {
             assertThat(again)
                     .doesNotContainKey("dynamo_kvindexer_request_duration_seconds_count{endpoint=\"/metrics\"}");
         }
+
+        /** A response the client has read is already counted: a scrape right after it always sees it. */
+        @Test
+        void countsEachResponseBeforeTheClientSeesIt(HttpTestClient http) {
+            String health = "dynamo_kvindexer_requests_total{endpoint=\"/health\",method=\"GET\"}";
+            String healthTimed = "dynamo_kvindexer_request_duration_seconds_count{endpoint=\"/health\"}";
+            String scrapes = "dynamo_kvindexer_requests_total{endpoint=\"/metrics\",method=\"GET\"}";
+            Map<String, Double> before = parse(http.get("/metrics").body());
+            for (int i = 1; i <= 200; i++) {
+                http.get("/health").assertStatus(200);
+                Map<String, Double> m = parse(http.get("/metrics").body());
+                assertThat(m.get(health) - before.getOrDefault(health, 0.0))
+                        .as("scrape %d", i)
+                        .isEqualTo(i);
+                assertThat(m.get(healthTimed) - before.getOrDefault(healthTimed, 0.0))
+                        .as("scrape %d", i)
+                        .isEqualTo(i);
+                assertThat(m.get(scrapes) - before.getOrDefault(scrapes, 0.0))
+                        .as("scrape %d", i)
+                        .isEqualTo(i);
+            }
+        }
     }
 }
