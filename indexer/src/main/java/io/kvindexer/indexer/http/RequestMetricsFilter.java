@@ -24,6 +24,7 @@ record RequestMetricsFilter(IndexerMetrics metrics, Routes routes) implements Fi
         String declared = routes.pathOf(req.path().rawPath());
         String endpoint = declared != null ? declared : "unknown";
         String method = req.prologue().method().text();
+        // Helidon runs its beforeSend hooks on every send path it takes and keeps them: count a request once
         AtomicBoolean recorded = new AtomicBoolean();
         res.beforeSend(() -> {
             if (recorded.compareAndSet(false, true)) {

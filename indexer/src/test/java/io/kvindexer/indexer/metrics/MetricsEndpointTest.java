@@ -31,6 +31,11 @@ public class MetricsEndpointTest {
         return out;
     }
 
+    /** How much a sample grew between two scrapes; a sample not yet exposed counts as 0. */
+    private static double grown(Map<String, Double> before, Map<String, Double> after, String sample) {
+        return after.getOrDefault(sample, 0.0) - before.getOrDefault(sample, 0.0);
+    }
+
     /** The route cases; {@code http.RoutesTest} runs them, in memory and over a socket. */
     @IndexerRoutes
     public abstract static class Cases {
@@ -96,15 +101,11 @@ public class MetricsEndpointTest {
             for (int i = 1; i <= 200; i++) {
                 http.get("/health").assertStatus(200);
                 Map<String, Double> m = parse(http.get("/metrics").body());
-                assertThat(m.get(health) - before.getOrDefault(health, 0.0))
-                        .as("scrape %d", i)
-                        .isEqualTo(i);
-                assertThat(m.get(healthTimed) - before.getOrDefault(healthTimed, 0.0))
-                        .as("scrape %d", i)
-                        .isEqualTo(i);
-                assertThat(m.get(scrapes) - before.getOrDefault(scrapes, 0.0))
-                        .as("scrape %d", i)
-                        .isEqualTo(i);
+                for (String sample : new String[] {health, healthTimed, scrapes}) {
+                    assertThat(grown(before, m, sample))
+                            .as("%s at scrape %d", sample, i)
+                            .isEqualTo(i);
+                }
             }
         }
     }
