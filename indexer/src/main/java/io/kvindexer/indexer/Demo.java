@@ -1,5 +1,6 @@
 package io.kvindexer.indexer;
 
+import io.kvindexer.indexer.common.Tenants;
 import io.kvindexer.indexer.registry.Registration;
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.sim.EngineSimulator;
@@ -35,14 +36,7 @@ final class Demo implements AutoCloseable {
             caches.add(new PrefixCacheEngine(256, BLOCK_SIZE));
             app.workers()
                     .register(new Registration(
-                            i + 1,
-                            sim.endpoint(),
-                            MODEL,
-                            IndexerConfig.DEFAULT_TENANT,
-                            BLOCK_SIZE,
-                            0,
-                            sim.replayEndpoint(),
-                            null));
+                            i + 1, sim.endpoint(), MODEL, Tenants.DEFAULT, BLOCK_SIZE, 0, sim.replayEndpoint(), null));
         }
         // engine 1 holds the system prompt plus a conversation; engine 2 only the system prompt
         exampleQuery = concat(systemPrompt(), conversation(1, 48));

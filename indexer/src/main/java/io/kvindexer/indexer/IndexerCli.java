@@ -1,5 +1,6 @@
 package io.kvindexer.indexer;
 
+import io.kvindexer.indexer.common.Tenants;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.PeerUrl;
@@ -89,7 +90,7 @@ public final class IndexerCli {
             names = "--tenant-id",
             paramLabel = "ID",
             description = "tenant of the --workers (default: ${DEFAULT-VALUE})")
-    String tenantId = IndexerConfig.DEFAULT_TENANT;
+    String tenantId = Tenants.DEFAULT;
 
     @Option(
             names = "--peers",

@@ -1,5 +1,7 @@
 package io.kvindexer.indexer;
 
+import io.kvindexer.indexer.common.ServiceLimits;
+import io.kvindexer.indexer.common.Tenants;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.WorkerEntry;
@@ -56,8 +58,6 @@ public record IndexerConfig(
     public static final long DEFAULT_MAX_BODY = 2L * 1024 * 1024;
     /** The model of {@code --workers} when {@code --model-name} is not given. */
     public static final String DEFAULT_MODEL = "default";
-    /** The tenant of {@code --workers} and of every request that names none (as in Dynamo). */
-    public static final String DEFAULT_TENANT = "default";
 
     public IndexerConfig {
         workers = List.copyOf(workers);
@@ -75,7 +75,7 @@ public record IndexerConfig(
                 null,
                 List.of(),
                 DEFAULT_MODEL,
-                DEFAULT_TENANT,
+                Tenants.DEFAULT,
                 List.of(),
                 null,
                 false,

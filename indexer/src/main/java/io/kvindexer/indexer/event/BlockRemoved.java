@@ -1,6 +1,6 @@
 package io.kvindexer.indexer.event;
 
-import io.kvindexer.indexer.model.StorageTier;
+import io.kvindexer.indexer.common.StorageTier;
 
 /**
  * Blocks evicted by the engine.

@@ -1,6 +1,6 @@
 package io.kvindexer.indexer.event;
 
-import io.kvindexer.indexer.model.StorageTier;
+import io.kvindexer.indexer.common.StorageTier;
 
 /**
  * A chain of consecutive full blocks newly cached by the engine.

@@ -1,6 +1,6 @@
 package io.kvindexer.indexer.event;
 
-import io.kvindexer.indexer.model.MetricLabel;
+import io.kvindexer.indexer.common.MetricLabel;
 
 /**
  * Why a payload did not decode. The labels are the {@code kind} label values of the decode-error metric and of

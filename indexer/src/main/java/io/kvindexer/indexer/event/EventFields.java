@@ -1,7 +1,7 @@
 package io.kvindexer.indexer.event;
 
+import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.hash.MultimodalHashes;
-import io.kvindexer.indexer.model.StorageTier;
 import java.util.List;
 
 /**

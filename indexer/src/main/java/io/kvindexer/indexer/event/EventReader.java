@@ -2,7 +2,7 @@ package io.kvindexer.indexer.event;
 
 import static io.kvindexer.indexer.event.DecodeErrorKind.BAD_EVENT;
 
-import io.kvindexer.indexer.model.StorageTier;
+import io.kvindexer.indexer.common.StorageTier;
 import java.io.IOException;
 import java.util.function.Supplier;
 import org.msgpack.value.ValueType;

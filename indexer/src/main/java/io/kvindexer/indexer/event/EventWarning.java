@@ -1,6 +1,6 @@
 package io.kvindexer.indexer.event;
 
-import io.kvindexer.indexer.model.MetricLabel;
+import io.kvindexer.indexer.common.MetricLabel;
 
 /**
  * Events that were accepted on the wire but not indexed as they came (or indexed with a fallback), by reason.

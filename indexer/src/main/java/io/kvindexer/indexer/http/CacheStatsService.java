@@ -4,13 +4,13 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import io.helidon.common.parameters.Parameters;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
-import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.common.Tenants;
+import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.index.CacheSurvey;
 import io.kvindexer.indexer.index.IndexStats;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
-import io.kvindexer.indexer.model.StorageTier;
-import io.kvindexer.indexer.model.WorkerKey;
 import java.io.IOException;
 import java.util.List;
 
@@ -80,7 +80,7 @@ record CacheStatsService(Indexers indexers) implements ApiService {
         Parameters query = req.query();
         String model =
                 query.first("model_name").orElseThrow(() -> new ApiError(400, "missing query parameter `model_name`"));
-        String tenant = query.first("tenant_id").orElse(IndexerConfig.DEFAULT_TENANT);
+        String tenant = query.first("tenant_id").orElse(Tenants.DEFAULT);
         int limit = limit(query.first("limit").orElse(null));
         ModelIndex ix = indexers.get(model, tenant)
                 .orElseThrow(() -> new ApiError(404, "no indexer for model=" + model + " tenant=" + tenant));

@@ -1,6 +1,6 @@
 package io.kvindexer.indexer.http;
 
-import io.kvindexer.indexer.event.RouterEvent;
+import io.kvindexer.indexer.dump.RouterEvent;
 import io.kvindexer.indexer.index.ModelIndex;
 import java.util.ArrayList;
 import java.util.List;

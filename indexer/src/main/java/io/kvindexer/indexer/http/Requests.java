@@ -1,6 +1,6 @@
 package io.kvindexer.indexer.http;
 
-import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.common.Tenants;
 import io.kvindexer.indexer.registry.Registration;
 
 /**
@@ -57,7 +57,7 @@ final class Requests {
                 instanceId,
                 endpoint,
                 model,
-                tenant == null ? IndexerConfig.DEFAULT_TENANT : tenant,
+                tenant == null ? Tenants.DEFAULT : tenant,
                 blockSize,
                 dpRank == null ? 0 : dpRank,
                 replay,
@@ -101,7 +101,7 @@ final class Requests {
         }
         require(tokens, "token_ids");
         require(model, "model_name");
-        return new Query(tokens, model, tenant == null ? IndexerConfig.DEFAULT_TENANT : tenant, lora, salt);
+        return new Query(tokens, model, tenant == null ? Tenants.DEFAULT : tenant, lora, salt);
     }
 
     static HashQuery queryByHash(RequestFields body) {
@@ -119,7 +119,7 @@ final class Requests {
         }
         require(hashes, "block_hashes");
         require(model, "model_name");
-        return new HashQuery(hashes, model, tenant == null ? IndexerConfig.DEFAULT_TENANT : tenant);
+        return new HashQuery(hashes, model, tenant == null ? Tenants.DEFAULT : tenant);
     }
 
     static String peerUrl(JsonBody body) {

@@ -1,9 +1,9 @@
 package io.kvindexer.indexer.http;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.index.MatchResult;
-import io.kvindexer.indexer.model.StorageTier;
-import io.kvindexer.indexer.model.WorkerKey;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;

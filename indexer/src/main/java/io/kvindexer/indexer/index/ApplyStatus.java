@@ -1,6 +1,6 @@
 package io.kvindexer.indexer.index;
 
-import io.kvindexer.indexer.model.MetricLabel;
+import io.kvindexer.indexer.common.MetricLabel;
 
 /**
  * What applying one event did; the names are the {@code status} label values of the events-applied metric

@@ -1,7 +1,7 @@
 package io.kvindexer.indexer.index;
 
-import io.kvindexer.indexer.model.StorageTier;
-import io.kvindexer.indexer.model.WorkerKey;
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.common.WorkerKey;
 
 /**
  * Receives an index's memberships one by one, without allocating per block: the device tier first, then

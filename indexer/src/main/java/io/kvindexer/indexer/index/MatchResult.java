@@ -1,6 +1,6 @@
 package io.kvindexer.indexer.index;
 
-import io.kvindexer.indexer.model.WorkerKey;
+import io.kvindexer.indexer.common.WorkerKey;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;

@@ -1,6 +1,6 @@
 package io.kvindexer.indexer.index;
 
-import io.kvindexer.indexer.model.StorageTier;
+import io.kvindexer.indexer.common.StorageTier;
 
 /**
  * A membership (worker, block, tier) as it is stored on a block node: one int, the worker's slot (see

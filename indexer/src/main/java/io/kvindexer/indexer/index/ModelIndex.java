@@ -1,8 +1,8 @@
 package io.kvindexer.indexer.index;
 
+import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.hash.BlockHasher;
-import io.kvindexer.indexer.model.WorkerKey;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,10 +1,10 @@
 package io.kvindexer.indexer.ingest;
 
+import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.event.CacheGroups;
 import io.kvindexer.indexer.event.EngineEventDecoder;
 import io.kvindexer.indexer.event.EventDecodeException;
 import io.kvindexer.indexer.event.KvEventBatch;
-import io.kvindexer.indexer.model.WorkerKey;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;

@@ -1,7 +1,7 @@
 package io.kvindexer.indexer.ingest;
 
+import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.event.KvEvent;
-import io.kvindexer.indexer.model.WorkerKey;
 import java.util.List;
 
 /** Where a listener delivers what it received; in the service, a {@code ModelIndex}. */

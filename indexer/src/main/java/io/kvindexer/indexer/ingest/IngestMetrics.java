@@ -1,6 +1,6 @@
 package io.kvindexer.indexer.ingest;
 
-import io.kvindexer.indexer.model.MetricLabel;
+import io.kvindexer.indexer.common.MetricLabel;
 
 /**
  * What the listeners report for metrics. Implementations must be thread-safe (every listener calls them from

@@ -1,6 +1,6 @@
 package io.kvindexer.indexer.ingest;
 
-import io.kvindexer.indexer.model.MetricLabel;
+import io.kvindexer.indexer.common.MetricLabel;
 
 /** Lifecycle of one ZMQ listener, as {@code /workers} reports it. */
 public enum ListenerStatus implements MetricLabel {

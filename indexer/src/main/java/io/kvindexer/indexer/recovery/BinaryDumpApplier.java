@@ -1,11 +1,11 @@
 package io.kvindexer.indexer.recovery;
 
-import io.kvindexer.indexer.event.BinaryDumpReader;
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.dump.BinaryDumpReader;
 import io.kvindexer.indexer.index.IndexOp;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
-import io.kvindexer.indexer.model.StorageTier;
-import io.kvindexer.indexer.model.WorkerKey;
 import it.unimi.dsi.fastutil.longs.LongArrayList;
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,8 +1,8 @@
 package io.kvindexer.indexer.recovery;
 
-import io.kvindexer.indexer.event.DumpJson;
-import io.kvindexer.indexer.event.EventJsonException;
-import io.kvindexer.indexer.event.IndexDump;
+import io.kvindexer.indexer.dump.DumpJson;
+import io.kvindexer.indexer.dump.EventJsonException;
+import io.kvindexer.indexer.dump.IndexDump;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
 import java.io.IOException;

@@ -1,6 +1,6 @@
 package io.kvindexer.indexer.recovery;
 
-import io.kvindexer.indexer.event.BinaryDump;
+import io.kvindexer.indexer.dump.BinaryDump;
 import io.kvindexer.indexer.index.Indexers;
 import java.io.IOException;
 import java.io.InputStream;

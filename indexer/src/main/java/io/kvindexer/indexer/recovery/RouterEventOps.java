@@ -1,9 +1,9 @@
 package io.kvindexer.indexer.recovery;
 
-import io.kvindexer.indexer.event.RouterEvent;
+import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.dump.RouterEvent;
 import io.kvindexer.indexer.index.IndexOp;
 import io.kvindexer.indexer.index.ModelIndex;
-import io.kvindexer.indexer.model.WorkerKey;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,9 +1,9 @@
 package io.kvindexer.indexer.registry;
 
+import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.ingest.BatchSink;
-import io.kvindexer.indexer.model.WorkerKey;
 import java.util.List;
 
 /**

@@ -1,12 +1,13 @@
 package io.kvindexer.indexer.registry;
 
+import io.kvindexer.indexer.common.ServiceLimits;
+import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ListenerSpec;
 import io.kvindexer.indexer.ingest.ListenerStatus;
 import io.kvindexer.indexer.ingest.SequenceWatermark;
-import io.kvindexer.indexer.model.WorkerKey;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -41,15 +42,14 @@ public final class WorkerRegistry implements AutoCloseable {
     private final Map<Long, String> podNames = new ConcurrentHashMap<>();
 
     private final List<Runnable> observers = new CopyOnWriteArrayList<>();
-    private final io.kvindexer.indexer.ServiceLimits limits;
+    private final ServiceLimits limits;
     private boolean closed;
 
     public WorkerRegistry(Indexers indexers, ListenerFactory listenerFactory) {
-        this(indexers, listenerFactory, io.kvindexer.indexer.ServiceLimits.DEFAULTS);
+        this(indexers, listenerFactory, ServiceLimits.DEFAULTS);
     }
 
-    public WorkerRegistry(
-            Indexers indexers, ListenerFactory listenerFactory, io.kvindexer.indexer.ServiceLimits limits) {
+    public WorkerRegistry(Indexers indexers, ListenerFactory listenerFactory, ServiceLimits limits) {
         this.indexers = Objects.requireNonNull(indexers);
         this.listenerFactory = Objects.requireNonNull(listenerFactory);
         this.limits = Objects.requireNonNull(limits);

@@ -1,8 +1,8 @@
 package io.kvindexer.indexer.sim;
 
+import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.hash.BlockHasher;
 import io.kvindexer.indexer.hash.SequenceHasher;
-import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.sim.EngineEventEncoder.Format;
 import io.kvindexer.indexer.sim.EngineEventEncoder.HashMode;
 import java.nio.charset.StandardCharsets;

@@ -1,6 +1,6 @@
 package io.kvindexer.indexer.sim;
 
-import io.kvindexer.indexer.model.StorageTier;
+import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.sim.EngineEventEncoder.Format;
 import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
 import java.util.Arrays;

@@ -11,8 +11,8 @@ import static io.kvindexer.indexer.event.Msgpack.pack;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.hash.BlockHasher;
-import io.kvindexer.indexer.model.StorageTier;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

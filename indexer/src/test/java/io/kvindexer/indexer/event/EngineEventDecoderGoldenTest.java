@@ -10,7 +10,7 @@ import static io.kvindexer.indexer.event.Msgpack.TS;
 import static io.kvindexer.indexer.event.Msgpack.hex;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvindexer.indexer.model.StorageTier;
+import io.kvindexer.indexer.common.StorageTier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.kvindexer.indexer.TestResources;
+import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.IndexWriters;
 import io.kvindexer.indexer.index.MatchResult;
@@ -20,7 +21,6 @@ import io.kvindexer.indexer.ingest.ListenerOptions;
 import io.kvindexer.indexer.ingest.ListenerSpec;
 import io.kvindexer.indexer.ingest.ListenerStatus;
 import io.kvindexer.indexer.ingest.SequenceWatermark;
-import io.kvindexer.indexer.model.WorkerKey;
 import io.kvindexer.indexer.registry.IndexSink;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;

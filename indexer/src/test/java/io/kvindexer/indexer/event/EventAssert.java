@@ -2,7 +2,7 @@ package io.kvindexer.indexer.event;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvindexer.indexer.model.StorageTier;
+import io.kvindexer.indexer.common.StorageTier;
 import java.util.stream.IntStream;
 
 /** Test helper: field-by-field checks of decoded events (records holding arrays have identity equality). */

@@ -127,6 +127,6 @@ class IngestEndToEndTest {
                 .get("block_hash")
                 .bigIntegerValue()
                 .longValue()));
-        assertThat(indexed).isEqualTo(sim.held(0, io.kvindexer.indexer.model.StorageTier.DEVICE));
+        assertThat(indexed).isEqualTo(sim.held(0, io.kvindexer.indexer.common.StorageTier.DEVICE));
     }
 }

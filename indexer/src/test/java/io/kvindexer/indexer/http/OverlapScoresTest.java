@@ -2,8 +2,8 @@ package io.kvindexer.indexer.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.index.MatchResult;
-import io.kvindexer.indexer.model.WorkerKey;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

@@ -3,8 +3,8 @@ package io.kvindexer.indexer.index;
 import static io.kvindexer.indexer.index.IndexFixture.w;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvindexer.indexer.model.StorageTier;
-import io.kvindexer.indexer.model.WorkerKey;
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.common.WorkerKey;
 import java.util.List;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;

@@ -1,14 +1,14 @@
 package io.kvindexer.indexer.index;
 
+import static io.kvindexer.indexer.common.StorageTier.DEVICE;
+import static io.kvindexer.indexer.common.StorageTier.DISK;
+import static io.kvindexer.indexer.common.StorageTier.EXTERNAL;
+import static io.kvindexer.indexer.common.StorageTier.HOST_PINNED;
 import static io.kvindexer.indexer.index.IndexFixture.w;
-import static io.kvindexer.indexer.model.StorageTier.DEVICE;
-import static io.kvindexer.indexer.model.StorageTier.DISK;
-import static io.kvindexer.indexer.model.StorageTier.EXTERNAL;
-import static io.kvindexer.indexer.model.StorageTier.HOST_PINNED;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvindexer.indexer.event.RouterEvent;
-import io.kvindexer.indexer.model.StorageTier;
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.dump.RouterEvent;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;

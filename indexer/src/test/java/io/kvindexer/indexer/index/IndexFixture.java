@@ -1,13 +1,13 @@
 package io.kvindexer.indexer.index;
 
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.dump.RouterEvent;
 import io.kvindexer.indexer.event.AllBlocksCleared;
 import io.kvindexer.indexer.event.BlockRemoved;
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
-import io.kvindexer.indexer.event.RouterEvent;
 import io.kvindexer.indexer.hash.BlockHasher;
-import io.kvindexer.indexer.model.StorageTier;
-import io.kvindexer.indexer.model.WorkerKey;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;

@@ -1,18 +1,18 @@
 package io.kvindexer.indexer.index;
 
+import static io.kvindexer.indexer.common.StorageTier.DEVICE;
+import static io.kvindexer.indexer.common.StorageTier.DISK;
+import static io.kvindexer.indexer.common.StorageTier.EXTERNAL;
+import static io.kvindexer.indexer.common.StorageTier.HOST_PINNED;
 import static io.kvindexer.indexer.index.IndexFixture.w;
-import static io.kvindexer.indexer.model.StorageTier.DEVICE;
-import static io.kvindexer.indexer.model.StorageTier.DISK;
-import static io.kvindexer.indexer.model.StorageTier.EXTERNAL;
-import static io.kvindexer.indexer.model.StorageTier.HOST_PINNED;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.entry;
 
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.hash.BlockHasher;
 import io.kvindexer.indexer.http.OverlapScores;
-import io.kvindexer.indexer.model.StorageTier;
-import io.kvindexer.indexer.model.WorkerKey;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;

@@ -2,12 +2,12 @@ package io.kvindexer.indexer.index;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.event.AllBlocksCleared;
 import io.kvindexer.indexer.event.BlockRemoved;
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
-import io.kvindexer.indexer.model.StorageTier;
-import io.kvindexer.indexer.model.WorkerKey;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;

@@ -3,9 +3,9 @@ package io.kvindexer.indexer.index;
 import static io.kvindexer.indexer.index.IndexFixture.w;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.event.BlockStored;
-import io.kvindexer.indexer.model.StorageTier;
-import io.kvindexer.indexer.model.WorkerKey;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.kvindexer.indexer.TestResources;
-import io.kvindexer.indexer.model.StorageTier;
-import io.kvindexer.indexer.model.WorkerKey;
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.sim.EngineEventEncoder.Format;
 import io.kvindexer.indexer.sim.EngineEventEncoder.HashMode;
 import io.kvindexer.indexer.sim.EngineSimulator;

@@ -3,12 +3,12 @@ package io.kvindexer.indexer.ingest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.IndexWriters;
 import io.kvindexer.indexer.index.MatchResult;
 import io.kvindexer.indexer.index.ModelIndex;
-import io.kvindexer.indexer.model.StorageTier;
-import io.kvindexer.indexer.model.WorkerKey;
 import io.kvindexer.indexer.registry.IndexSink;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.PrefixCacheEngine;

@@ -3,8 +3,8 @@ package io.kvindexer.indexer.ingest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.event.KvEvent;
-import io.kvindexer.indexer.model.WorkerKey;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -3,8 +3,8 @@ package io.kvindexer.indexer.ingest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.kvindexer.indexer.model.StorageTier;
-import io.kvindexer.indexer.model.WorkerKey;
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.sim.EngineSimulatorMain;
 import java.io.IOException;
 import java.net.ServerSocket;

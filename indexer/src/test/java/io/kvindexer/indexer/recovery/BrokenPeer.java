@@ -1,7 +1,7 @@
 package io.kvindexer.indexer.recovery;
 
 import com.sun.net.httpserver.HttpServer;
-import io.kvindexer.indexer.event.BinaryDump;
+import io.kvindexer.indexer.dump.BinaryDump;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.http.HttpTestClient;
-import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.PrefixCacheEngine;
 import io.kvindexer.indexer.sim.SimEvent;

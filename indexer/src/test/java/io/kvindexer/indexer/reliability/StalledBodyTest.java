@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.testing.junit5.ServerTest;
 import io.kvindexer.indexer.IndexerConfig;
-import io.kvindexer.indexer.ServiceLimits;
+import io.kvindexer.indexer.common.ServiceLimits;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.http.IndexerRoutes;
 import java.io.ByteArrayOutputStream;

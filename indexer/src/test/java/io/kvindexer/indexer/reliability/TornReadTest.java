@@ -72,7 +72,7 @@ class TornReadTest {
                     while (!stop.get()) {
                         long[] chain = hashes[(worker + round++) % CHAINS];
                         // store parent first ... (a block another chain already stored is held once per worker)
-                        Set<Long> held = sim.held(0, io.kvindexer.indexer.model.StorageTier.DEVICE);
+                        Set<Long> held = sim.held(0, io.kvindexer.indexer.common.StorageTier.DEVICE);
                         List<Long> added = new ArrayList<>();
                         for (int i = 0; i < chain.length; i++) {
                             if (held.contains(chain[i])) {

@@ -7,7 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerCli;
 import io.kvindexer.indexer.IndexerConfig;
-import io.kvindexer.indexer.ServiceLimits;
+import io.kvindexer.indexer.common.ServiceLimits;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.http.IndexerRoutes;
 import io.kvindexer.indexer.reliability.FaultHarnessAccess;

@@ -3,8 +3,8 @@ package io.kvindexer.indexer.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.ingest.Frames;
-import io.kvindexer.indexer.model.StorageTier;
 import io.kvindexer.indexer.sim.EngineSimulator.Holder;
 import io.kvindexer.indexer.sim.EngineSimulator.ReplayLayout;
 import java.time.Duration;

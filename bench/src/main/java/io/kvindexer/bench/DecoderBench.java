@@ -1,0 +1,194 @@
+package io.kvindexer.bench;
+
+import io.kvindexer.indexer.event.EngineEventDecoder;
+import io.kvindexer.indexer.event.EventDecodeException;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.msgpack.core.MessageBufferPacker;
+import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessageUnpacker;
+
+/**
+ * Single-thread throughput of {@link EngineEventDecoder} on vLLM-shaped batches (no sockets, no index), with a
+ * floor measured in the same run: msgpack-core walking the same payload with {@code skipValue()} (the cheapest
+ * generic pass over those bytes). Figures are block events per second; the ratio to the floor is what compares
+ * across machines.
+ *
+ * <p>Shapes: 16 map-encoded {@code BlockStored} events per batch (uint64 hashes, nil extra keys per block,
+ * group 0, full attention), 16 blocks of 16 tokens or 4 blocks of 128 tokens each; and the positional-array
+ * (vLLM ≤ 0.23) form of the block-size-128 batch.
+ *
+ * <p>Run: {@code bin/bench DecoderBench [--reps 3] [--seconds 2] [--json out.json]}
+ */
+public final class DecoderBench {
+
+    private static final int EVENTS_PER_BATCH = 16;
+
+    private DecoderBench() {}
+
+    /** One shape's figures in one repetition. */
+    record Rep(String shape, int bytes, int blocks, double blockEventsPerS, double floorBlockEventsPerS) {}
+
+    public static void main(String[] args) throws Exception {
+        int reps = 3;
+        double seconds = 2;
+        Path json = null;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--reps" -> reps = Integer.parseInt(args[++i]);
+                case "--seconds" -> seconds = Double.parseDouble(args[++i]);
+                case "--json" -> json = Path.of(args[++i]);
+                case "--help", "-h" -> {
+                    System.out.println("DecoderBench [--reps 3] [--seconds 2] [--json out.json]: single-thread "
+                            + "EngineEventDecoder throughput on vLLM-shaped batches (map and array, block size 16 and "
+                            + "128) beside a same-run floor (msgpack-core skipValue over the same payload)");
+                    return;
+                }
+                default -> throw new IllegalArgumentException("unknown argument " + args[i]);
+            }
+        }
+        Map<String, byte[]> shapes = new LinkedHashMap<>();
+        shapes.put("map_bs16", batch(16, 16, true));
+        shapes.put("map_bs128", batch(4, 128, true));
+        shapes.put("array_bs128", batch(4, 128, false));
+        EngineEventDecoder decoder = new EngineEventDecoder();
+        List<Rep> all = new ArrayList<>();
+        for (int r = 0; r < reps; r++) {
+            for (Map.Entry<String, byte[]> shape : shapes.entrySet()) {
+                all.add(measure(shape.getKey(), shape.getValue(), decoder, seconds));
+            }
+        }
+        BenchJson.report(summary(all, shapes.keySet()), json);
+    }
+
+    static Map<String, Object> summary(List<Rep> reps, Iterable<String> shapes) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("benchmark", "DecoderBench");
+        out.put("java", Runtime.version().toString());
+        out.put("cpus", Runtime.getRuntime().availableProcessors());
+        for (String shape : shapes) {
+            List<Rep> mine = reps.stream().filter(r -> r.shape().equals(shape)).toList();
+            double decode = Medians.of(mine, Rep::blockEventsPerS);
+            double floor = Medians.of(mine, Rep::floorBlockEventsPerS);
+            Map<String, Object> s = new LinkedHashMap<>();
+            s.put("payload_bytes", mine.getFirst().bytes());
+            s.put("blocks_per_batch", mine.getFirst().blocks());
+            s.put("block_events_per_s", Math.round(decode));
+            s.put("floor_block_events_per_s", Math.round(floor));
+            s.put("ratio_to_floor", Math.round(decode / floor * 1000) / 1000.0);
+            s.put("repetitions", mine.size());
+            out.put(shape, s);
+        }
+        return out;
+    }
+
+    static Rep measure(String shape, byte[] payload, EngineEventDecoder decoder, double seconds)
+            throws EventDecodeException, IOException {
+        int blocks = EVENTS_PER_BATCH * (shape.endsWith("bs16") ? 16 : 4);
+        double decodeRate =
+                blocks * rate(seconds, () -> decoder.decode(payload).events().size());
+        double floorRate = blocks
+                * rate(seconds, () -> {
+                    try (MessageUnpacker in = MessagePack.newDefaultUnpacker(payload)) {
+                        in.skipValue();
+                        return 1;
+                    }
+                });
+        System.out.printf(
+                Locale.ROOT,
+                "%-12s %,7d B  decode %,12.0f block events/s  floor %,12.0f  ratio %.2f%n",
+                shape,
+                payload.length,
+                decodeRate,
+                floorRate,
+                decodeRate / floorRate);
+        return new Rep(shape, payload.length, blocks, decodeRate, floorRate);
+    }
+
+    private interface Pass {
+        int run() throws EventDecodeException, IOException;
+    }
+
+    /** Passes per second over about {@code seconds}, after a warm-up of a quarter of that. */
+    private static double rate(double seconds, Pass pass) throws EventDecodeException, IOException {
+        long sink = 0;
+        long warmEnd = System.nanoTime() + (long) (seconds * 0.25e9);
+        while (System.nanoTime() < warmEnd) {
+            sink += pass.run();
+        }
+        long start = System.nanoTime();
+        long end = start + (long) (seconds * 1e9);
+        long n = 0;
+        long now;
+        do {
+            for (int i = 0; i < 64; i++) {
+                sink += pass.run();
+            }
+            n += 64;
+            now = System.nanoTime();
+        } while (now < end);
+        if (sink == 42) {
+            System.out.print("");
+        }
+        return n / ((now - start) / 1e9);
+    }
+
+    /** A batch of {@value #EVENTS_PER_BATCH} stores of {@code blocksPerEvent} blocks, map or positional form. */
+    static byte[] batch(int blocksPerEvent, int blockSize, boolean map) throws IOException {
+        long hash = 0x9e3779b97f4a7c15L;
+        try (MessageBufferPacker out = MessagePack.newDefaultBufferPacker()) {
+            out.packArrayHeader(3).packDouble(1757500000.25).packArrayHeader(EVENTS_PER_BATCH);
+            for (int e = 0; e < EVENTS_PER_BATCH; e++) {
+                if (map) {
+                    out.packMapHeader(11).packString("type").packString("BlockStored");
+                    out.packString("block_hashes");
+                } else {
+                    out.packArrayHeader(12).packString("BlockStored");
+                }
+                out.packArrayHeader(blocksPerEvent);
+                for (int b = 0; b < blocksPerEvent; b++) {
+                    hash = hash * 6364136223846793005L + 1442695040888963407L;
+                    out.packBigInteger(new java.math.BigInteger(Long.toUnsignedString(hash)));
+                }
+                if (map) {
+                    out.packString("parent_block_hash");
+                }
+                out.packNil();
+                if (map) {
+                    out.packString("token_ids");
+                }
+                out.packArrayHeader(blocksPerEvent * blockSize);
+                for (int t = 0; t < blocksPerEvent * blockSize; t++) {
+                    out.packInt(1000 + (e * 977 + t * 31) % 150_000);
+                }
+                field(out, map, "block_size").packInt(blockSize);
+                field(out, map, "lora_id").packNil();
+                field(out, map, "medium").packString("GPU");
+                field(out, map, "lora_name").packNil();
+                field(out, map, "extra_keys").packArrayHeader(blocksPerEvent);
+                for (int b = 0; b < blocksPerEvent; b++) {
+                    out.packNil();
+                }
+                field(out, map, "group_idx").packInt(0);
+                field(out, map, "kv_cache_spec_kind").packString("full_attention");
+                if (!map) {
+                    out.packNil(); // kv_cache_spec_sliding_window
+                }
+            }
+            out.packInt(0);
+            return out.toByteArray();
+        }
+    }
+
+    private static MessageBufferPacker field(MessageBufferPacker out, boolean map, String key) throws IOException {
+        if (map) {
+            out.packString(key);
+        }
+        return out;
+    }
+}

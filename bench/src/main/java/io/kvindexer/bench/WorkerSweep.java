@@ -1,0 +1,102 @@
+package io.kvindexer.bench;
+
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Lookup latency against the number of workers holding the prefix: the same trace partitioned over each worker
+ * count in turn (Dynamo's {@code --num-unique-inference-workers}), replayed at one window, with the per-query probe
+ * floor ({@link ProbeFloor}) measured in the same run. Medians of the repetitions.
+ */
+public final class WorkerSweep {
+
+    /**
+     * One worker count: lookup percentiles at that window, the probe floor's median, and whether the replay kept
+     * up (finished within 1.10 × the window; the latencies are "at keep-up" only then), the index's memberships
+     * at the end and its heap per membership (measured on the first repetition, see {@link Replay.Result}). Written
+     * as is into the {@code sweep} of {@link TraceBench}'s JSON, its names in snake case.
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record Point(
+            int workers,
+            double lookupP50Us,
+            double lookupP99Us,
+            double probeFloorP50Us,
+            double probeFloorP99Us,
+            boolean keptUp,
+            long memberships,
+            double bytesPerMembership,
+            double windowMs) {
+        public double overFloor() {
+            return lookupP50Us / probeFloorP50Us;
+        }
+    }
+
+    private WorkerSweep() {}
+
+    public static List<Point> run(
+            MooncakeTrace trace,
+            Workload.Spec base,
+            List<Integer> workerCounts,
+            double windowMs,
+            int threads,
+            int issuers,
+            boolean prehashed,
+            int repetitions,
+            int warmup)
+            throws InterruptedException {
+        List<Point> out = new ArrayList<>();
+        for (int workers : workerCounts) {
+            Workload workload = Workload.build(
+                    trace,
+                    new Workload.Spec(
+                            base.traceBlockSize(), base.blockSize(), workers, base.engineBlocks(), base.seed()));
+            workload.localHashes(); // outside any timing
+            for (int i = 0; i < warmup; i++) {
+                Replay.run(workload, windowMs, threads, issuers, false, prehashed);
+            }
+            List<Point> reps = new ArrayList<>();
+            for (int r = 0; r < repetitions; r++) {
+                Replay.Result run = Replay.run(workload, windowMs, threads, issuers, r == 0, prehashed);
+                Latencies floor = ProbeFloor.run(workload);
+                reps.add(new Point(
+                        workers,
+                        run.lookup().percentileMicros(50),
+                        run.lookup().percentileMicros(99),
+                        floor.percentileMicros(50),
+                        floor.percentileMicros(99),
+                        run.elapsedNanos() <= 1.10 * windowMs * 1e6,
+                        run.memberships(),
+                        r == 0 ? (double) run.heapBytes() / run.memberships() : Double.NaN,
+                        windowMs));
+            }
+            long keptUp = reps.stream().filter(Point::keptUp).count();
+            Point p = new Point(
+                    workers,
+                    Medians.of(reps, Point::lookupP50Us),
+                    Medians.of(reps, Point::lookupP99Us),
+                    Medians.of(reps, Point::probeFloorP50Us),
+                    Medians.of(reps, Point::probeFloorP99Us),
+                    keptUp * 2 > repetitions,
+                    reps.get(reps.size() - 1).memberships(),
+                    reps.get(0).bytesPerMembership(),
+                    windowMs);
+            System.out.printf(
+                    "workers %5d: lookup p50/p99 %.2f/%.2f us, probe floor p50/p99 %.2f/%.2f us (p50 x%.1f)%s, "
+                            + "%d memberships, %.1f B/membership%n",
+                    workers,
+                    p.lookupP50Us(),
+                    p.lookupP99Us(),
+                    p.probeFloorP50Us(),
+                    p.probeFloorP99Us(),
+                    p.overFloor(),
+                    p.keptUp() ? "" : " (behind: not at keep-up)",
+                    p.memberships(),
+                    p.bytesPerMembership());
+            out.add(p);
+        }
+        return out;
+    }
+}

@@ -1,0 +1,71 @@
+package io.kvindexer.indexer.common;
+
+import java.time.Duration;
+
+/**
+ * Limits a hostile or buggy client cannot exceed (request body sizes are in {@code IndexerConfig}). Each has a flag
+ * (see {@code HardeningOptions}); the defaults stay above anything a real deployment sends.
+ *
+ * @param maxQueryTokens         token ids in one {@code /query} (and block hashes in one {@code /query_by_hash})
+ * @param maxRanksPerInstance    dp ranks (listeners) one instance may register
+ * @param maxListeners           listeners (registered (instance, dp rank) pairs) in total
+ * @param maxPeers               peer URLs kept by {@code /register_peer} and {@code --peers}; also the most peers one
+ *                               startup recovery tries ({@code --peers} then {@code --peers-dns})
+ * @param requestReadTimeout     time to receive a whole request body once its headers are in; then 408
+ * @param maxConcurrentReplays   engine replays running at once in the process (the rest wait their turn)
+ */
+public record ServiceLimits(
+        int maxQueryTokens,
+        int maxRanksPerInstance,
+        int maxListeners,
+        int maxPeers,
+        Duration requestReadTimeout,
+        int maxConcurrentReplays) {
+
+    /** 8: a restart's catch-up replays do not starve the live streams. */
+    public static final int DEFAULT_MAX_CONCURRENT_REPLAYS = 8;
+
+    /** 30 s: far above any real body on a cluster network, short enough that stalled clients do not pile up. */
+    public static final Duration DEFAULT_REQUEST_READ_TIMEOUT = Duration.ofSeconds(30);
+
+    /** 4 Mi tokens is what fits in Dynamo's 8 MiB /query body; 256 ranks, 4096 listeners, 64 peers. */
+    public static final ServiceLimits DEFAULTS = new ServiceLimits(4 * 1024 * 1024, 256, 4096, 64);
+
+    public ServiceLimits {
+        if (maxQueryTokens < 1 || maxRanksPerInstance < 1 || maxListeners < 1 || maxPeers < 1) {
+            throw new IllegalArgumentException("every limit must be >= 1");
+        }
+        if (requestReadTimeout == null || requestReadTimeout.toMillis() < 1) {
+            throw new IllegalArgumentException("the request read timeout must be >= 1 ms");
+        }
+        if (maxConcurrentReplays < 1) {
+            throw new IllegalArgumentException("every limit must be >= 1");
+        }
+    }
+
+    /** With the default replay concurrency. */
+    public ServiceLimits(
+            int maxQueryTokens, int maxRanksPerInstance, int maxListeners, int maxPeers, Duration requestReadTimeout) {
+        this(
+                maxQueryTokens,
+                maxRanksPerInstance,
+                maxListeners,
+                maxPeers,
+                requestReadTimeout,
+                DEFAULT_MAX_CONCURRENT_REPLAYS);
+    }
+
+    /** With the default request read timeout. */
+    public ServiceLimits(int maxQueryTokens, int maxRanksPerInstance, int maxListeners, int maxPeers) {
+        this(maxQueryTokens, maxRanksPerInstance, maxListeners, maxPeers, DEFAULT_REQUEST_READ_TIMEOUT);
+    }
+
+    public ServiceLimits withRequestReadTimeout(Duration timeout) {
+        return new ServiceLimits(
+                maxQueryTokens, maxRanksPerInstance, maxListeners, maxPeers, timeout, maxConcurrentReplays);
+    }
+
+    public ServiceLimits withMaxConcurrentReplays(int n) {
+        return new ServiceLimits(maxQueryTokens, maxRanksPerInstance, maxListeners, maxPeers, requestReadTimeout, n);
+    }
+}

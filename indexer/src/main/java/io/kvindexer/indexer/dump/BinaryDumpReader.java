@@ -1,0 +1,293 @@
+package io.kvindexer.indexer.dump;
+
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.dump.BinaryDump.FormatException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.zip.CRC32C;
+
+/**
+ * Reads a {@link BinaryDump} stream frame by frame. A frame's content reaches the {@link Visitor} only after its
+ * checksum has matched, and {@link Visitor#end} only after the END frame closed a complete stream; a caller that
+ * installs its work at {@code end} therefore never installs anything from a truncated or corrupted dump.
+ */
+public final class BinaryDumpReader {
+
+    /** Receives a dump's content; every call is for checksum-verified bytes. */
+    public interface Visitor {
+
+        /** A section starts: the index of (model, tenant) with its block size; worker refs restart at 0. */
+        void index(String modelName, String tenantId, int blockSize) throws IOException;
+
+        /** The section's next worker (its ref is the number of workers announced before it). */
+        void worker(int ref, long instanceId, int dpRank);
+
+        /** A block record; its owners follow as {@link #owner} calls. */
+        void block(boolean hasParent, long parentBlockHash, long blockHash, long localHash);
+
+        void owner(int workerRef, StorageTier tier);
+
+        /** The end of one verified BLOCKS frame: a good moment to hand accumulated work on. */
+        void frameEnd();
+
+        /** The section is complete (its counts matched). */
+        void indexEnd() throws IOException;
+
+        /** The stream is complete and consistent. */
+        void end() throws IOException;
+    }
+
+    private static final StorageTier[] TIERS = StorageTier.values();
+
+    private final InputStream in;
+    private final Visitor visitor;
+    private final CRC32C crc = new CRC32C();
+    private byte[] frame = new byte[BinaryDump.TARGET_FRAME_BYTES * 2];
+    private long offset;
+    private int frameNumber;
+
+    private BinaryDumpReader(InputStream in, Visitor visitor) {
+        this.in = in;
+        this.visitor = visitor;
+    }
+
+    /** Reads the whole stream into {@code visitor}; the stream is not closed. */
+    public static void read(InputStream in, Visitor visitor) throws IOException {
+        new BinaryDumpReader(in, visitor).run();
+    }
+
+    private void run() throws IOException {
+        byte[] header = new byte[BinaryDump.HEADER_BYTES];
+        int got = in.readNBytes(header, 0, header.length);
+        offset = got;
+        int magic = Math.min(got, BinaryDump.MAGIC.length);
+        if (!Arrays.equals(header, 0, magic, BinaryDump.MAGIC, 0, magic)) {
+            throw new FormatException("not a kv-indexer binary dump (bad magic)");
+        }
+        if (got < header.length) {
+            throw new FormatException("truncated: the stream ends at byte " + got + ", inside the header");
+        }
+        int version = (header[8] & 0xFF) << 8 | header[9] & 0xFF;
+        if (version != BinaryDump.VERSION) {
+            throw new FormatException(
+                    "unsupported binary dump version " + version + " (this reader speaks " + BinaryDump.VERSION + ")");
+        }
+        if (header[10] != 0 || header[11] != 0) {
+            throw new FormatException("unknown header flags");
+        }
+        boolean inIndex = false;
+        int workers = 0;
+        long records = 0;
+        long memberships = 0;
+        int indexes = 0;
+        long totalMemberships = 0;
+        while (true) {
+            ByteBuffer p = nextFrame();
+            int kind = frame[0];
+            String where = "frame " + frameNumber + " (at byte " + frameStart + ")";
+            switch (kind) {
+                case BinaryDump.KIND_INDEX -> {
+                    require(!inIndex, where + ": INDEX inside a section");
+                    String model = string(p, where);
+                    String tenant = string(p, where);
+                    int blockSize = u32(p, where);
+                    require(blockSize > 0, where + ": block size " + Integer.toUnsignedString(blockSize));
+                    done(p, where);
+                    inIndex = true;
+                    workers = 0;
+                    records = 0;
+                    memberships = 0;
+                    visitor.index(model, tenant, blockSize);
+                }
+                case BinaryDump.KIND_BLOCKS -> {
+                    require(inIndex, where + ": BLOCKS outside a section");
+                    boolean havePrevious = false;
+                    long previous = 0;
+                    while (p.hasRemaining()) {
+                        int flags = p.get() & 0xFF;
+                        if ((flags & ~3) != 0) {
+                            throw new FormatException(where + ": unknown record flags " + flags);
+                        }
+                        boolean hasParent = (flags & BinaryDump.FLAG_HAS_PARENT) != 0;
+                        boolean fromPrevious = (flags & BinaryDump.FLAG_PARENT_IS_PREVIOUS) != 0;
+                        if (fromPrevious && !(hasParent && havePrevious)) {
+                            throw new FormatException(where + ": bad parent reference");
+                        }
+                        long blockHash = u64(p, where);
+                        long localHash = u64(p, where);
+                        long parent = fromPrevious ? previous : hasParent ? u64(p, where) : 0;
+                        long owners = varint(p, where);
+                        if (owners < 1 || owners > Integer.MAX_VALUE) {
+                            throw new FormatException(where + ": owner count " + owners);
+                        }
+                        visitor.block(hasParent, parent, blockHash, localHash);
+                        for (long o = 0; o < owners; o++) {
+                            long code = varint(p, where);
+                            long ref = code >>> 2;
+                            if (ref > workers) {
+                                throw new FormatException(where + ": unknown worker ref " + ref);
+                            }
+                            if (ref == workers) {
+                                long instanceId = u64(p, where);
+                                long dpRank = varint(p, where);
+                                if (dpRank > 0xFFFF_FFFFL) {
+                                    throw new FormatException(where + ": dp rank out of range");
+                                }
+                                visitor.worker(workers++, instanceId, (int) dpRank);
+                            }
+                            visitor.owner((int) ref, TIERS[(int) (code & 3)]);
+                        }
+                        memberships += owners;
+                        records++;
+                        havePrevious = true;
+                        previous = blockHash;
+                    }
+                    visitor.frameEnd();
+                }
+                case BinaryDump.KIND_INDEX_END -> {
+                    require(inIndex, where + ": INDEX_END outside a section");
+                    long wantRecords = u64(p, where);
+                    long wantMemberships = u64(p, where);
+                    done(p, where);
+                    requireTally(where, "section", wantRecords, records, "records", wantMemberships, memberships);
+                    inIndex = false;
+                    indexes++;
+                    totalMemberships += memberships;
+                    visitor.indexEnd();
+                }
+                case BinaryDump.KIND_ERROR -> {
+                    String model = string(p, where);
+                    String tenant = string(p, where);
+                    String message = string(p, where);
+                    throw new FormatException("the peer failed to dump " + model + ":" + tenant + ": " + message);
+                }
+                case BinaryDump.KIND_END -> {
+                    require(!inIndex, where + ": END inside a section");
+                    int wantIndexes = u32(p, where);
+                    long wantMemberships = u64(p, where);
+                    done(p, where);
+                    requireTally(where, "stream", wantIndexes, indexes, "indexes", wantMemberships, totalMemberships);
+                    if (in.read() != -1) {
+                        throw new FormatException("unexpected bytes after the END frame (at byte " + offset + ")");
+                    }
+                    visitor.end();
+                    return;
+                }
+                default -> throw new FormatException(where + ": unknown frame kind " + kind);
+            }
+        }
+    }
+
+    private long frameStart;
+
+    /** Reads and verifies the next frame into {@link #frame}; returns its payload. */
+    private ByteBuffer nextFrame() throws IOException {
+        frameNumber++;
+        frameStart = offset;
+        String what = "frame " + frameNumber + " (at byte " + frameStart + ")";
+        readFully(frame, 0, BinaryDump.FRAME_HEAD, what);
+        int length = (frame[1] & 0xFF) << 24 | (frame[2] & 0xFF) << 16 | (frame[3] & 0xFF) << 8 | frame[4] & 0xFF;
+        if (length < 0 || length > BinaryDump.MAX_FRAME_BYTES) {
+            throw new FormatException(
+                    what + ": length " + Integer.toUnsignedString(length) + " exceeds " + BinaryDump.MAX_FRAME_BYTES);
+        }
+        int total = BinaryDump.FRAME_HEAD + length + 4;
+        if (frame.length < total) {
+            frame = Arrays.copyOf(frame, Math.max(total, frame.length * 2));
+        }
+        readFully(frame, BinaryDump.FRAME_HEAD, length + 4, what);
+        crc.reset();
+        crc.update(frame, 0, BinaryDump.FRAME_HEAD + length);
+        int end = BinaryDump.FRAME_HEAD + length;
+        int stored = (frame[end] & 0xFF) << 24
+                | (frame[end + 1] & 0xFF) << 16
+                | (frame[end + 2] & 0xFF) << 8
+                | frame[end + 3] & 0xFF;
+        if (stored != (int) crc.getValue()) {
+            throw new FormatException(what + ": checksum mismatch");
+        }
+        return ByteBuffer.wrap(frame, BinaryDump.FRAME_HEAD, length);
+    }
+
+    private void readFully(byte[] b, int off, int n, String what) throws IOException {
+        int done = in.readNBytes(b, off, n);
+        offset += done;
+        if (done < n) {
+            throw new FormatException("truncated: the stream ends at byte " + offset + ", inside " + what);
+        }
+    }
+
+    /** The closing frame of a section or of the stream announces what came before it; both must agree. */
+    private static void requireTally(
+            String where, String scope, long wantCount, long count, String unit, long wantMemberships, long memberships)
+            throws FormatException {
+        require(
+                wantCount == count && wantMemberships == memberships,
+                where + ": the " + scope + " announces "
+                        + wantCount + " " + unit + " / " + wantMemberships + " memberships, it held " + count + " / "
+                        + memberships);
+    }
+
+    private static void require(boolean ok, String message) throws FormatException {
+        if (!ok) {
+            throw new FormatException(message);
+        }
+    }
+
+    private static void done(ByteBuffer p, String where) throws FormatException {
+        require(!p.hasRemaining(), where + ": " + p.remaining() + " unexpected bytes");
+    }
+
+    private static int u32(ByteBuffer p, String where) throws FormatException {
+        require(p.remaining() >= 4, where + ": record runs past the frame");
+        return p.getInt();
+    }
+
+    private static long u64(ByteBuffer p, String where) throws FormatException {
+        if (p.remaining() < 8) {
+            throw pastTheFrame(where);
+        }
+        return p.getLong();
+    }
+
+    private static FormatException pastTheFrame(String where) {
+        return new FormatException(where + ": record runs past the frame");
+    }
+
+    private static long varint(ByteBuffer p, String where) throws FormatException {
+        long v = 0;
+        for (int shift = 0; shift < 64; shift += 7) {
+            if (!p.hasRemaining()) {
+                throw pastTheFrame(where);
+            }
+            byte b = p.get();
+            v |= (long) (b & 0x7F) << shift;
+            if (b >= 0) {
+                return v;
+            }
+        }
+        throw new FormatException(where + ": varint too long");
+    }
+
+    private static String string(ByteBuffer p, String where) throws FormatException {
+        long n = varint(p, where);
+        require(n <= p.remaining(), where + ": string runs past the frame");
+        ByteBuffer slice = p.slice(p.position(), (int) n);
+        p.position(p.position() + (int) n);
+        try {
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(slice)
+                    .toString();
+        } catch (CharacterCodingException e) {
+            throw new FormatException(where + ": a name is not UTF-8");
+        }
+    }
+}

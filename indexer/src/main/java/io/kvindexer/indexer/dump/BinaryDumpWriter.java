@@ -1,0 +1,241 @@
+package io.kvindexer.indexer.dump;
+
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.common.WorkerKey;
+import it.unimi.dsi.fastutil.objects.Object2IntOpenHashMap;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.zip.CRC32C;
+
+/**
+ * Writes a {@link BinaryDump} stream: {@link #beginIndex}, one {@link #membership} per (worker, block, tier) in
+ * the index's dump order, {@link #endIndex}; {@link #close} writes END. Consecutive memberships of the same block
+ * share one record. Not thread-safe; the target stream is flushed, never closed.
+ */
+public final class BinaryDumpWriter implements Closeable {
+
+    private final OutputStream out;
+    private final CRC32C crc = new CRC32C();
+    private byte[] buf = new byte[BinaryDump.TARGET_FRAME_BYTES + 4096];
+    private int len;
+
+    private final Object2IntOpenHashMap<WorkerKey> workerRefs = new Object2IntOpenHashMap<>();
+    private boolean inIndex;
+    private int indexes;
+    private long totalMemberships;
+    private long sectionRecords;
+    private long sectionMemberships;
+
+    // the record being built: its owners are appended as memberships arrive
+    private boolean open;
+    private long recordBlockHash;
+    private int ownerCountAt;
+    private int owners;
+    private boolean prevInFrame;
+    private long prevBlockHash;
+
+    public BinaryDumpWriter(OutputStream out) throws IOException {
+        this.out = out;
+        workerRefs.defaultReturnValue(-1);
+        byte[] header = Arrays.copyOf(BinaryDump.MAGIC, BinaryDump.HEADER_BYTES);
+        header[8] = (byte) (BinaryDump.VERSION >>> 8);
+        header[9] = (byte) BinaryDump.VERSION;
+        out.write(header);
+    }
+
+    public void beginIndex(String modelName, String tenantId, int blockSize) throws IOException {
+        if (inIndex) {
+            throw new IllegalStateException("endIndex() first");
+        }
+        inIndex = true;
+        workerRefs.clear();
+        sectionRecords = 0;
+        sectionMemberships = 0;
+        string(modelName);
+        string(tenantId);
+        u32(blockSize);
+        frame(BinaryDump.KIND_INDEX);
+    }
+
+    /**
+     * One membership; {@code parentBlockHash} is ignored without a parent. Fits {@code index.DumpSink}, hence
+     * unchecked: an I/O failure of the target comes out as {@link UncheckedIOException}.
+     */
+    public void membership(
+            WorkerKey worker,
+            StorageTier tier,
+            boolean hasParent,
+            long parentBlockHash,
+            long blockHash,
+            long localHash) {
+        if (!inIndex) {
+            throw new IllegalStateException("beginIndex() first");
+        }
+        if (!open || blockHash != recordBlockHash) {
+            closeRecord();
+            if (len >= BinaryDump.TARGET_FRAME_BYTES) {
+                try {
+                    frame(BinaryDump.KIND_BLOCKS);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+            boolean fromPrevious = hasParent && prevInFrame && parentBlockHash == prevBlockHash;
+            ensure(1 + 8 + 8 + 8 + 5);
+            buf[len++] = (byte) ((hasParent ? BinaryDump.FLAG_HAS_PARENT : 0)
+                    | (fromPrevious ? BinaryDump.FLAG_PARENT_IS_PREVIOUS : 0));
+            u64(blockHash);
+            u64(localHash);
+            if (hasParent && !fromPrevious) {
+                u64(parentBlockHash);
+            }
+            open = true;
+            recordBlockHash = blockHash;
+            ownerCountAt = len;
+            len += 5; // room for the owner count, compacted in closeRecord
+            owners = 0;
+            sectionRecords++;
+        }
+        int ref = workerRefs.getInt(worker);
+        ensure(5 + 8 + 5);
+        if (ref < 0) {
+            ref = workerRefs.size();
+            workerRefs.put(worker, ref);
+            varint(((long) ref << 2) | tier.ordinal());
+            u64(worker.instanceId());
+            varint(Integer.toUnsignedLong(worker.dpRank()));
+        } else {
+            varint(((long) ref << 2) | tier.ordinal());
+        }
+        owners++;
+        sectionMemberships++;
+    }
+
+    public void endIndex() throws IOException {
+        closeRecord();
+        if (len > 0) {
+            frame(BinaryDump.KIND_BLOCKS);
+        }
+        u64(sectionRecords);
+        u64(sectionMemberships);
+        frame(BinaryDump.KIND_INDEX_END);
+        inIndex = false;
+        indexes++;
+        totalMemberships += sectionMemberships;
+    }
+
+    /**
+     * Forgets the section begun last so that an {@link #error} can follow; whatever of it already reached the
+     * target is moot, because a reader refuses the whole stream at the ERROR frame.
+     */
+    public void abandonIndex() {
+        inIndex = false;
+        open = false;
+        len = 0;
+        prevInFrame = false;
+    }
+
+    /** An index whose dump failed; a reader rejects the whole stream with this message. */
+    public void error(String modelName, String tenantId, String message) throws IOException {
+        if (inIndex) {
+            throw new IllegalStateException("endIndex() first");
+        }
+        string(modelName);
+        string(tenantId);
+        string(message);
+        frame(BinaryDump.KIND_ERROR);
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (inIndex) {
+            throw new IllegalStateException("endIndex() first");
+        }
+        u32(indexes);
+        u64(totalMemberships);
+        frame(BinaryDump.KIND_END);
+        out.flush();
+    }
+
+    private void closeRecord() {
+        if (!open) {
+            return;
+        }
+        // the count was given 5 bytes; shift the owners left over the unused ones
+        int countBytes = varintSize(owners);
+        int ownersStart = ownerCountAt + 5;
+        System.arraycopy(buf, ownersStart, buf, ownerCountAt + countBytes, len - ownersStart);
+        len -= 5 - countBytes;
+        int end = len;
+        len = ownerCountAt;
+        varint(owners);
+        len = end;
+        open = false;
+        prevInFrame = true;
+        prevBlockHash = recordBlockHash;
+    }
+
+    private void frame(int kind) throws IOException {
+        byte[] head = {(byte) kind, (byte) (len >>> 24), (byte) (len >>> 16), (byte) (len >>> 8), (byte) len};
+        crc.reset();
+        crc.update(head);
+        crc.update(buf, 0, len);
+        int sum = (int) crc.getValue();
+        out.write(head);
+        out.write(buf, 0, len);
+        out.write(new byte[] {(byte) (sum >>> 24), (byte) (sum >>> 16), (byte) (sum >>> 8), (byte) sum});
+        len = 0;
+        prevInFrame = false;
+    }
+
+    private void ensure(int more) {
+        if (len + more > buf.length) {
+            buf = Arrays.copyOf(buf, Math.max(buf.length * 2, len + more));
+        }
+    }
+
+    private void string(String s) {
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        ensure(5 + b.length);
+        varint(b.length);
+        System.arraycopy(b, 0, buf, len, b.length);
+        len += b.length;
+    }
+
+    private void u32(int v) {
+        ensure(4);
+        buf[len++] = (byte) (v >>> 24);
+        buf[len++] = (byte) (v >>> 16);
+        buf[len++] = (byte) (v >>> 8);
+        buf[len++] = (byte) v;
+    }
+
+    private void u64(long v) {
+        ensure(8);
+        for (int shift = 56; shift >= 0; shift -= 8) {
+            buf[len++] = (byte) (v >>> shift);
+        }
+    }
+
+    private void varint(long v) {
+        ensure(10);
+        while ((v & ~0x7FL) != 0) {
+            buf[len++] = (byte) ((v & 0x7F) | 0x80);
+            v >>>= 7;
+        }
+        buf[len++] = (byte) v;
+    }
+
+    private static int varintSize(long v) {
+        int n = 1;
+        while ((v & ~0x7FL) != 0) {
+            v >>>= 7;
+            n++;
+        }
+        return n;
+    }
+}

@@ -1,0 +1,230 @@
+package io.kvindexer.indexer.dump;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.common.WorkerKey;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/** The binary dump codec: exact round trip, and every truncation and single-bit flip is refused. */
+class BinaryDumpTest {
+
+    /** One membership as the writer takes it and the reader gives it back. */
+    record M(long instanceId, int dpRank, StorageTier tier, boolean hasParent, long parent, long block, long local) {}
+
+    record Section(String model, String tenant, int blockSize, List<M> memberships) {}
+
+    /** The block a reader announced; the owners that follow hold it. */
+    record Block(boolean hasParent, long parent, long hash, long local) {}
+
+    /** Collects what a reader delivers; {@code ended} only after END. */
+    static final class Collector implements BinaryDumpReader.Visitor {
+        final List<Section> sections = new ArrayList<>();
+        final List<WorkerKey> workers = new ArrayList<>();
+        Block block;
+        boolean ended;
+
+        @Override
+        public void index(String modelName, String tenantId, int blockSize) {
+            sections.add(new Section(modelName, tenantId, blockSize, new ArrayList<>()));
+            workers.clear();
+        }
+
+        @Override
+        public void worker(int ref, long instanceId, int dpRank) {
+            assertThat(ref).isEqualTo(workers.size());
+            workers.add(new WorkerKey(instanceId, dpRank));
+        }
+
+        @Override
+        public void block(boolean hasParent, long parentBlockHash, long blockHash, long localHash) {
+            block = new Block(hasParent, parentBlockHash, blockHash, localHash);
+        }
+
+        @Override
+        public void owner(int workerRef, StorageTier tier) {
+            WorkerKey w = workers.get(workerRef);
+            sections.getLast()
+                    .memberships()
+                    .add(new M(
+                            w.instanceId(),
+                            w.dpRank(),
+                            tier,
+                            block.hasParent(),
+                            block.parent(),
+                            block.hash(),
+                            block.local()));
+        }
+
+        @Override
+        public void frameEnd() {}
+
+        @Override
+        public void indexEnd() {}
+
+        @Override
+        public void end() {
+            ended = true;
+        }
+    }
+
+    static byte[] write(List<Section> sections) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        BinaryDumpWriter w = new BinaryDumpWriter(out);
+        for (Section s : sections) {
+            w.beginIndex(s.model(), s.tenant(), s.blockSize());
+            for (M m : s.memberships()) {
+                w.membership(
+                        new WorkerKey(m.instanceId(), m.dpRank()),
+                        m.tier(),
+                        m.hasParent(),
+                        m.parent(),
+                        m.block(),
+                        m.local());
+            }
+            w.endIndex();
+        }
+        w.close();
+        return out.toByteArray();
+    }
+
+    static Collector read(byte[] bytes) throws IOException {
+        Collector c = new Collector();
+        BinaryDumpReader.read(new ByteArrayInputStream(bytes), c);
+        return c;
+    }
+
+    /** The reader refuses {@code in} as malformed, and never reports the END of the stream. */
+    private static void assertRefused(ByteArrayInputStream in, String description, Object... args) {
+        Collector c = new Collector();
+        assertThatThrownBy(() -> BinaryDumpReader.read(in, c))
+                .as(description, args)
+                .isInstanceOf(BinaryDump.FormatException.class);
+        assertThat(c.ended).isFalse();
+    }
+
+    /** Chains of blocks per worker, blocks shared across workers, all tiers, extreme u64 and u32 values. */
+    static List<Section> sample(int chains, int length, long seed) {
+        Random rnd = new Random(seed);
+        List<M> ms = new ArrayList<>();
+        long[] ids = {1, -1L, Long.MIN_VALUE, 42};
+        int[] ranks = {0, -1, 7};
+        for (int c = 0; c < chains; c++) {
+            long parent = 0;
+            boolean hasParent = c % 3 == 1;
+            if (hasParent) {
+                parent = rnd.nextLong();
+            }
+            for (int i = 0; i < length; i++) {
+                long block = rnd.nextLong();
+                int owners = 1 + rnd.nextInt(3);
+                for (int o = 0; o < owners; o++) {
+                    ms.add(new M(
+                            ids[(c + o) % ids.length],
+                            ranks[(c + 2 * o) % ranks.length],
+                            StorageTier.ofOrdinal((c + o) % 4),
+                            hasParent,
+                            hasParent ? parent : 0,
+                            block,
+                            rnd.nextLong()));
+                }
+                // owners of one block share its local hash
+                long local = ms.getLast().local();
+                for (int k = ms.size() - owners; k < ms.size(); k++) {
+                    M m = ms.get(k);
+                    ms.set(k, new M(m.instanceId(), m.dpRank(), m.tier(), m.hasParent(), m.parent(), m.block(), local));
+                }
+                hasParent = true;
+                parent = block;
+            }
+        }
+        return List.of(
+                new Section("org:llama", "default", 16, ms),
+                new Section("mistral", "ténant", 64, List.of(new M(5, 0, StorageTier.DISK, false, 0, -7L, 99))),
+                new Section("empty", "t", 4, List.of()));
+    }
+
+    @Test
+    void roundTripIsExact() throws IOException {
+        List<Section> sections = sample(200, 40, 1); // several BLOCKS frames
+        byte[] bytes = write(sections);
+        Collector back = read(bytes);
+        assertThat(back.ended).isTrue();
+        assertThat(back.sections).isEqualTo(sections);
+        long memberships =
+                sections.stream().mapToLong(s -> s.memberships().size()).sum();
+        assertThat(bytes.length / (double) memberships)
+                .as("bytes per membership")
+                .isLessThan(24);
+    }
+
+    @Test
+    void emptyDumpRoundTrips() throws IOException {
+        Collector back = read(write(List.of()));
+        assertThat(back.ended).isTrue();
+        assertThat(back.sections).isEmpty();
+    }
+
+    @Test
+    void everyTruncationIsRefused() throws IOException {
+        byte[] bytes = write(sample(6, 5, 2));
+        for (int cut = 0; cut < bytes.length; cut++) {
+            assertRefused(new ByteArrayInputStream(bytes, 0, cut), "cut at %d of %d", cut, bytes.length);
+        }
+    }
+
+    @Test
+    void truncationOfAMultiFrameDumpIsRefusedAtSampledOffsets() throws IOException {
+        byte[] bytes = write(sample(300, 50, 3));
+        assertThat(bytes.length).isGreaterThan(3 * 64 * 1024);
+        Random rnd = new Random(4);
+        for (int i = 0; i < 200; i++) {
+            int cut = i < 100 ? rnd.nextInt(bytes.length) : bytes.length - 1 - rnd.nextInt(64);
+            assertRefused(new ByteArrayInputStream(bytes, 0, cut), "cut at %d", cut);
+        }
+    }
+
+    @Test
+    void everySingleBitFlipIsRefused() throws IOException {
+        byte[] bytes = write(sample(4, 4, 5));
+        for (int bit = 0; bit < bytes.length * 8; bit++) {
+            byte[] bad = bytes.clone();
+            bad[bit / 8] ^= (byte) (1 << (bit % 8));
+            assertRefused(new ByteArrayInputStream(bad), "bit %d", bit);
+        }
+    }
+
+    @Test
+    void trailingBytesAndOtherVersionsAreRefusedWithAClearMessage() throws IOException {
+        byte[] bytes = write(sample(2, 2, 6));
+        byte[] longer = Arrays.copyOf(bytes, bytes.length + 1);
+        assertThatThrownBy(() -> read(longer)).hasMessageContaining("after the END frame");
+        byte[] v2 = bytes.clone();
+        v2[9] = 2;
+        assertThatThrownBy(() -> read(v2)).hasMessageContaining("unsupported binary dump version 2");
+        assertThatThrownBy(() -> read("{\"m:t\":{}}".getBytes())).hasMessageContaining("bad magic");
+    }
+
+    @Test
+    void anErrorFrameFailsTheWholeStream() throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        BinaryDumpWriter w = new BinaryDumpWriter(out);
+        w.beginIndex("a", "t", 4);
+        w.membership(new WorkerKey(1, 0), StorageTier.DEVICE, false, 0, 11, 12);
+        w.endIndex();
+        w.error("b", "t", "IllegalStateException");
+        w.close();
+        Collector c = new Collector();
+        assertThatThrownBy(() -> BinaryDumpReader.read(new ByteArrayInputStream(out.toByteArray()), c))
+                .hasMessageContaining("the peer failed to dump b:t: IllegalStateException");
+        assertThat(c.ended).isFalse();
+    }
+}
