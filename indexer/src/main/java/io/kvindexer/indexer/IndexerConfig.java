@@ -2,6 +2,7 @@ package io.kvindexer.indexer;
 
 import io.kvindexer.indexer.common.ServiceLimits;
 import io.kvindexer.indexer.common.Tenants;
+import io.kvindexer.indexer.expiry.ExpiryPolicy;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.WorkerEntry;
@@ -30,6 +31,7 @@ import java.util.function.Consumer;
  * @param peerTimeout       timeout of one peer's /dump request
  * @param limits            caps on query size, registrations and peers (see {@link ServiceLimits})
  * @param authToken         bearer token required on mutating endpoints and /dump, sent to peers; null = open
+ * @param expiry            {@code --block-ttl} and {@code --max-blocks-per-worker} ({@link ExpiryPolicy#NONE}: neither)
  */
 public record IndexerConfig(
         String host,
@@ -51,7 +53,8 @@ public record IndexerConfig(
         Duration recoveryDelay,
         Duration peerTimeout,
         ServiceLimits limits,
-        String authToken) {
+        String authToken,
+        ExpiryPolicy expiry) {
 
     public static final int DEFAULT_PORT = 8090;
     public static final long DEFAULT_MAX_QUERY_BODY = 8L * 1024 * 1024;
@@ -63,6 +66,7 @@ public record IndexerConfig(
         workers = List.copyOf(workers);
         peers = List.copyOf(peers);
         limits = limits != null ? limits : ServiceLimits.DEFAULTS;
+        expiry = expiry != null ? expiry : ExpiryPolicy.NONE;
     }
 
     /** Defaults for tests: loopback, a free port, no workers, no peers. */
@@ -87,7 +91,8 @@ public record IndexerConfig(
                 Duration.ofSeconds(1),
                 Duration.ofSeconds(10),
                 ServiceLimits.DEFAULTS,
-                null);
+                null,
+                ExpiryPolicy.NONE);
     }
 
     /** The index options these flags give. */
@@ -131,6 +136,10 @@ public record IndexerConfig(
         });
     }
 
+    public IndexerConfig withExpiry(ExpiryPolicy policy) {
+        return with(c -> c.expiry = policy);
+    }
+
     public IndexerConfig withRecoveryDelay(Duration delay) {
         return with(c -> c.recoveryDelay = delay);
     }
@@ -164,6 +173,7 @@ public record IndexerConfig(
         private final Duration peerTimeout;
         private ServiceLimits limits;
         private String authToken;
+        private ExpiryPolicy expiry;
 
         Copy(IndexerConfig c) {
             host = c.host;
@@ -186,6 +196,7 @@ public record IndexerConfig(
             peerTimeout = c.peerTimeout;
             limits = c.limits;
             authToken = c.authToken;
+            expiry = c.expiry;
         }
 
         IndexerConfig build() {
@@ -209,7 +220,8 @@ public record IndexerConfig(
                     recoveryDelay,
                     peerTimeout,
                     limits,
-                    authToken);
+                    authToken,
+                    expiry);
         }
     }
 }
