@@ -133,6 +133,9 @@ public final class IndexerCli {
     @CommandLine.Mixin
     StateOptions state = new StateOptions();
 
+    @CommandLine.Mixin
+    ExpiryOptions expiry = new ExpiryOptions();
+
     private IndexerCli() {}
 
     /** Parses flags and environment; throws with a one-line message naming the flag or variable at fault. */
@@ -230,7 +233,8 @@ public final class IndexerCli {
                 hardening.authToken(env),
                 state.snapshotDir,
                 state.snapshotInterval(),
-                state.unregisterGrace());
+                state.unregisterGrace(),
+                expiry.policy());
     }
 
     /** compatibility.md, Command line and environment: split on commas, drop empty entries, trim the rest. */
