@@ -11,7 +11,8 @@ import org.zeromq.ZMQException;
 
 /**
  * The DEALER side of the engines' replay protocol: asks for everything from a seq and hands the answer over in
- * order until the end marker (see {@code docs/compatibility.md}, "Replay").
+ * order until the end marker (see {@code docs/compatibility.md}, "Sequence numbers and
+ * replay").
  *
  * <p>Bounded and resumable: one request reads at most {@link Settings#chunkBatches()} batches short of the
  * range's end, then the DEALER is recreated (the rest of that answer is dropped) and the next request starts at
