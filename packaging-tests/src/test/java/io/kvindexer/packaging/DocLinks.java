@@ -167,10 +167,13 @@ final class DocLinks {
 
     /** Sections of docs cited in one file (code comments, Dockerfiles, YAML, prose), lines joined. */
     List<Problem> citations(Path file) {
-        List<String> lines = file.toString().endsWith(MD) ? markdownProse(file) : read(file);
-        if (lines.stream().noneMatch(l -> l.contains(MD))) {
-            return List.of();
+        String content = readString(file);
+        if (!content.contains(MD)) {
+            return List.of(); // most files cite no doc: skip them before any splitting
         }
+        List<String> lines = file.toString().endsWith(MD)
+                ? markdownProse(file)
+                : content.lines().toList();
         StringBuilder text = new StringBuilder();
         List<Integer> lineStarts = new ArrayList<>();
         for (String line : lines) {
@@ -325,6 +328,14 @@ final class DocLinks {
             line++;
         }
         return line + 1;
+    }
+
+    private static String readString(Path file) {
+        try {
+            return Files.readString(file, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(file + ": " + e.getMessage(), e);
+        }
     }
 
     private static List<String> read(Path file) {
