@@ -2,6 +2,7 @@ package io.kvindexer.indexer;
 
 import io.kvindexer.indexer.common.ServiceLimits;
 import io.kvindexer.indexer.common.Tenants;
+import io.kvindexer.indexer.http.HttpSettings;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.WorkerEntry;
@@ -51,7 +52,8 @@ public record IndexerConfig(
         Duration recoveryDelay,
         Duration peerTimeout,
         ServiceLimits limits,
-        String authToken) {
+        String authToken)
+        implements HttpSettings {
 
     public static final int DEFAULT_PORT = 8090;
     public static final long DEFAULT_MAX_QUERY_BODY = 8L * 1024 * 1024;
