@@ -4,6 +4,7 @@ import static io.kvindexer.operator.reconcile.StatusUpdates.generation;
 import static io.kvindexer.operator.reconcile.StatusUpdates.statusOnly;
 
 import io.fabric8.kubernetes.api.model.Condition;
+import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.Conditions;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexerStatus;
