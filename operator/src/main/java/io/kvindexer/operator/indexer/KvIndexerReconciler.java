@@ -93,7 +93,7 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
                 context,
                 kvi,
                 invalid,
-                m -> statusFactory.invalidSpec(kvi, m).getStatus())) {
+                (reason, m) -> statusFactory.refused(kvi, reason, m).getStatus())) {
             return UpdateControl.noUpdate();
         }
         context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow();

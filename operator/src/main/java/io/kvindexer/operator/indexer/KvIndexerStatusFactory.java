@@ -82,14 +82,17 @@ public final class KvIndexerStatusFactory {
                 KvIndexer::new);
     }
 
-    /** Status for a spec the operator refuses: Ready false with the reason, nothing else touched. */
-    public KvIndexer invalidSpec(KvIndexer kvi, String message) {
+    /**
+     * Status for a spec the operator refuses ({@code reason}: it is invalid, or cannot be read): Ready false with the
+     * reason, nothing else touched.
+     */
+    public KvIndexer refused(KvIndexer kvi, String reason, String message) {
         long generation = generation(kvi);
         List<Condition> previous = previous(kvi);
         List<Condition> conditions = List.of(
-                Conditions.of(Conditions.READY, false, "InvalidSpec", message, generation, previous, clock),
-                Conditions.of(Conditions.PROGRESSING, false, "InvalidSpec", message, generation, previous, clock),
-                Conditions.of(Conditions.DEGRADED, true, "InvalidSpec", message, generation, previous, clock));
+                Conditions.of(Conditions.READY, false, reason, message, generation, previous, clock),
+                Conditions.of(Conditions.PROGRESSING, false, reason, message, generation, previous, clock),
+                Conditions.of(Conditions.DEGRADED, true, reason, message, generation, previous, clock));
         KvIndexerStatus kept = kept(kvi, generation);
         return statusOnly(
                 kvi,

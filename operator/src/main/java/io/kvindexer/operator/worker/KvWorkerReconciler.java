@@ -95,19 +95,23 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
                 context,
                 worker,
                 invalid,
-                m -> statusFactory.notReady(worker, "InvalidSpec", m, true).getStatus())) {
+                (reason, m) -> statusFactory.notReady(worker, reason, m, true).getStatus())) {
             return UpdateControl.noUpdate();
         }
         KvWorkerSpec spec = worker.getSpec();
         KvIndexer kvi = context.getSecondaryResource(KvIndexer.class, INDEXERS).orElse(null);
-        if (kvi == null || kvi.getSpec() == null || kvi.getSpec().getPort() == null) {
-            String message = "KvIndexer " + spec.getIndexerRef() + " not found in namespace "
-                    + worker.getMetadata().getNamespace();
+        if (!usable(kvi)) {
+            boolean unreadable =
+                    kvi != null && kvi.getSpec() != null && kvi.getSpec().unreadable() != null;
+            String message = "KvIndexer " + spec.getIndexerRef()
+                    + (unreadable
+                            ? " cannot be read: " + kvi.getSpec().unreadable()
+                            : " not found in namespace " + worker.getMetadata().getNamespace());
             StatusUpdates.write(
                     context,
                     worker,
                     statusFactory
-                            .notReady(worker, "IndexerNotFound", message, false)
+                            .notReady(worker, unreadable ? "IndexerUnreadable" : "IndexerNotFound", message, false)
                             .getStatus());
             return UpdateControl.<KvWorker>noUpdate().rescheduleAfter(services.resync());
         }
@@ -138,7 +142,7 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
     @Override
     public DeleteControl cleanup(KvWorker worker, Context<KvWorker> context) {
         KvIndexer kvi = context.getSecondaryResource(KvIndexer.class, INDEXERS).orElse(null);
-        if (kvi == null || worker.getSpec() == null || KvWorkerValidation.validate(worker.getSpec()) != null) {
+        if (!usable(kvi) || worker.getSpec() == null || KvWorkerValidation.validate(worker.getSpec()) != null) {
             services.events().forget(worker);
             return DeleteControl.defaultDelete();
         }
@@ -214,6 +218,14 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
         return IndexerPods.replicas(context, INDEXER_PODS, kvi).stream()
                 .filter(r -> r.ready() || (gated && r.running()))
                 .toList();
+    }
+
+    /** A KvIndexer whose replicas can be addressed: it exists and its spec was read. */
+    private static boolean usable(KvIndexer kvi) {
+        return kvi != null
+                && kvi.getSpec() != null
+                && kvi.getSpec().unreadable() == null
+                && kvi.getSpec().getPort() != null;
     }
 
     private static List<Pod> enginePods(Context<KvWorker> context, KvWorker worker) {

@@ -15,6 +15,9 @@ public final class KvWorkerValidation {
         if (spec == null) {
             return "spec is required";
         }
+        if (spec.unreadable() != null) {
+            return spec.unreadable();
+        }
         String tenantId = spec.getTenantId();
         String problem = first(
                 required("spec.indexerRef", spec.getIndexerRef()),
