@@ -130,6 +130,12 @@ public final class IndexerCli {
     @CommandLine.Mixin
     HardeningOptions hardening = new HardeningOptions();
 
+    @CommandLine.Mixin
+    StateOptions state = new StateOptions();
+
+    @CommandLine.Mixin
+    ExpiryOptions expiry = new ExpiryOptions();
+
     private IndexerCli() {}
 
     /** Parses flags and environment; throws with a one-line message naming the flag or variable at fault. */
@@ -224,7 +230,11 @@ public final class IndexerCli {
                 Duration.ofSeconds(1),
                 Duration.ofSeconds(10),
                 hardening.limits(),
-                hardening.authToken(env));
+                hardening.authToken(env),
+                state.snapshotDir,
+                state.snapshotInterval(),
+                state.unregisterGrace(),
+                expiry.policy());
     }
 
     /** compatibility.md, Command line and environment: split on commas, drop empty entries, trim the rest. */

@@ -76,6 +76,23 @@ class IndexerCliTest {
     }
 
     @Test
+    void blockTtlAndMaxBlocksPerWorkerAreOffUnlessGiven() throws Exception {
+        assertThat(parse().expiry()).isEqualTo(io.kvindexer.indexer.expiry.ExpiryPolicy.NONE);
+        IndexerConfig c = parse("--block-ttl", "host_pinned=10m,external=6h", "--max-blocks-per-worker", "200000");
+        assertThat(c.expiry().ttlText()).isEqualTo("host_pinned=10m,external=6h");
+        assertThat(c.expiry().maxBlocksPerWorker()).isEqualTo(200_000);
+        assertThat(c.expiry().enabled()).isTrue();
+        assertThatThrownBy(() -> parse("--block-ttl", "gpu=10m"))
+                .isInstanceOf(IndexerCli.ConfigException.class)
+                .hasMessage("invalid value for --block-ttl: unknown tier 'gpu' (expected device, host_pinned, disk,"
+                        + " external)");
+        assertThatThrownBy(() -> parse("--block-ttl", "disk=10 minutes"))
+                .hasMessageStartingWith("invalid value for --block-ttl: '10 minutes' is not a duration");
+        assertThatThrownBy(() -> parse("--max-blocks-per-worker", "-1"))
+                .hasMessage("invalid value for --max-blocks-per-worker: max blocks per worker must be >= 0, got -1");
+    }
+
+    @Test
     void peersDnsIsANameAndAPort() throws Exception {
         assertThat(parse().peersDns()).isNull();
         assertThat(parse().recoversFromPeers()).isFalse();
@@ -197,6 +214,8 @@ class IndexerCliTest {
                         "--demo",
                         "--mix-cache-salt",
                         "--max-body-bytes",
+                        "--block-ttl",
+                        "--max-blocks-per-worker",
                         "DYN_ROUTER_MIN_INITIAL_WORKERS");
     }
 }
