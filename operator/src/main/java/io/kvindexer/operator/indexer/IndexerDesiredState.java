@@ -128,6 +128,9 @@ public final class IndexerDesiredState {
             // only when set: the pod template of a spec that does not use it stays as it was (no restart on upgrade)
             args.addAll(List.of("--index-shards", String.valueOf(spec.getIndexShards())));
         }
+        if (spec.getUnregisterGraceSeconds() != null && spec.getUnregisterGraceSeconds() > 0) {
+            args.addAll(List.of("--unregister-grace", spec.getUnregisterGraceSeconds() + "s"));
+        }
         List<EnvVar> env = new ArrayList<>();
         env.add(AuthSecret.envVar());
         if (spec.getMinInitialWorkers() != null && spec.getMinInitialWorkers() > 0) {

@@ -66,6 +66,9 @@ public final class KvIndexerValidation {
                 zeroOrMore("spec.threads", spec.getThreads()),
                 indexShards(spec),
                 zeroOrMore("spec.minInitialWorkers", spec.getMinInitialWorkers()),
+                spec.getUnregisterGraceSeconds() == null
+                        ? null
+                        : zeroOrMore("spec.unregisterGraceSeconds", spec.getUnregisterGraceSeconds()),
                 quantities(spec.getResources()));
         if (problem != null) {
             return problem;

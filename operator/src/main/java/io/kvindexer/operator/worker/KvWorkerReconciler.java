@@ -115,12 +115,24 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
                             .getStatus());
             return UpdateControl.<KvWorker>noUpdate().rescheduleAfter(services.resync());
         }
-        DesiredRegistrations desired = DesiredRegistrations.of(spec, enginePods(context, worker));
+        List<Pod> pods = enginePods(context, worker);
+        ReadinessHold hold = ReadinessHold.of(worker, pods, services.clock().instant());
+        DesiredRegistrations desired = DesiredRegistrations.of(spec, pods, hold);
+        if (!hold.held().isEmpty()) {
+            LOG.atDebug()
+                    .addKeyValue("kvworker", key(worker))
+                    .addKeyValue("pods", hold.held())
+                    .addKeyValue("recheckIn", hold.recheckIn())
+                    .log("not Ready for less than spec.unregisterAfterSeconds: kept registered");
+        }
         Set<Long> owned = ownedInstances(worker);
         Set<Long> replayChanged = replayChanged(worker, desired);
         List<ReplicaOutcome> outcomes = syncAll(worker, kvi, context, desired, owned, replayChanged);
         boolean failed = outcomes.stream().anyMatch(ReplicaOutcome::failed);
         Duration next = backoff.after(key(worker), failed, services.resync());
+        if (hold.recheckIn() != null && hold.recheckIn().compareTo(next) < 0) {
+            next = hold.recheckIn(); // a hold runs out: unregister then, not at the next resync
+        }
         StatusUpdates.write(
                 context, worker, statusFactory.status(worker, desired, outcomes).getStatus());
         return UpdateControl.<KvWorker>noUpdate().rescheduleAfter(next);
