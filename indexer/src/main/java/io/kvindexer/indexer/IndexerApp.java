@@ -6,11 +6,18 @@ import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.recovery.PeerRecovery;
+import io.kvindexer.indexer.recovery.Recovered;
+import io.kvindexer.indexer.recovery.SnapshotRecovery;
 import io.kvindexer.indexer.recovery.StartupGate;
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.registry.WorkerRegistry;
+import io.kvindexer.indexer.snapshot.Snapshotter;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * A running indexer: the {@link IndexerCore} (index, registry, listeners, startup gate) behind an HTTP server, with
@@ -25,6 +32,7 @@ public final class IndexerApp implements AutoCloseable {
     private final IndexerCore core;
     private final IndexerRouting.Components components;
     private final WebServer server;
+    private final Snapshotter snapshots;
     private final Thread startup;
     private final Demo demo;
 
@@ -49,6 +57,14 @@ public final class IndexerApp implements AutoCloseable {
             throw e;
         }
         LOG.log(System.Logger.Level.INFO, "kv-indexer HTTP on {0}:{1,number,#}", config.host(), server.port());
+        this.snapshots = config.snapshotDir() == null
+                ? null
+                : new Snapshotter(
+                        config.snapshotDir(),
+                        config.snapshotInterval(),
+                        components.workers(),
+                        components.indexers(),
+                        components.metrics()::snapshot);
         this.startup = Thread.ofVirtual().name("indexer-startup").start(this::recoverThenOpen);
         this.demo = config.demo() ? Demo.start(this) : null;
     }
@@ -81,14 +97,47 @@ public final class IndexerApp implements AutoCloseable {
             for (String p : config.peers()) {
                 components.peers().add(p);
             }
-            if (!config.recoversFromPeers()) {
+            if (!config.recoversAtStart()) {
                 return;
             }
+            Recovered recovered = recover();
+            int restored = components
+                    .workers()
+                    .finishRecovery(
+                            recovered == null ? List.of() : recovered.registrations(),
+                            recovered == null ? () -> {} : recovered.install());
+            components.indexers().flushAll().get(config.peerTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            if (recovered != null) {
+                LOG.log(
+                        System.Logger.Level.INFO,
+                        "recovered {0} indexes and {1} registrations from {2}",
+                        recovered.indexes(),
+                        restored,
+                        recovered.source());
+            }
+            components.gate().recoveryFinished();
+            if (snapshots != null) {
+                snapshots.start(); // only now: an empty replica must not push out the good snapshots
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException | ExecutionException | TimeoutException e) {
+            // never leave the gate shut for good: start with what is there, as with no peer
+            LOG.log(System.Logger.Level.ERROR, "startup recovery failed; starting with what is installed", e);
+            components.workers().finishRecovery(List.of(), () -> {});
+            components.gate().recoveryFinished();
+        }
+    }
+
+    /** A live peer wins; without one, the newest good snapshot; null when neither gives anything. */
+    private Recovered recover() throws InterruptedException {
+        Recovered recovered = null;
+        if (config.recoversFromPeers()) {
             Set<String> candidates = new LinkedHashSet<>(config.peers());
             if (config.peersDns() != null) {
                 candidates.addAll(PeerDiscovery.resolve(config.peersDns(), config.host(), port()));
             }
-            new PeerRecovery(
+            recovered = new PeerRecovery(
                             candidates.stream()
                                     .limit(config.limits().maxPeers())
                                     .toList(),
@@ -96,14 +145,13 @@ public final class IndexerApp implements AutoCloseable {
                             config.recoveryDelay(),
                             config.peerTimeout(),
                             config.authToken())
-                    .run();
-            components.gate().recoveryFinished();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (RuntimeException e) { // never leave the gate shut for good: start empty, as with no peer
-            LOG.log(System.Logger.Level.ERROR, "peer recovery failed; starting with empty state", e);
-            components.gate().recoveryFinished();
+                    .fetch();
         }
+        if (recovered == null && config.snapshotDir() != null) {
+            recovered = SnapshotRecovery.load(
+                    config.snapshotDir(), components.indexers(), config.peerTimeout(), metrics()::snapshot);
+        }
+        return recovered;
     }
 
     public int port() {
@@ -138,6 +186,11 @@ public final class IndexerApp implements AutoCloseable {
         return components.indexers();
     }
 
+    /** The snapshot writer; null without {@code --snapshot-dir}. */
+    public Snapshotter snapshots() {
+        return snapshots;
+    }
+
     public StartupGate gate() {
         return components.gate();
     }
@@ -160,6 +213,9 @@ public final class IndexerApp implements AutoCloseable {
             demo.close();
         }
         server.stop();
+        if (snapshots != null) {
+            snapshots.close(); // one last snapshot while the listeners still run
+        }
         core.close();
     }
 }

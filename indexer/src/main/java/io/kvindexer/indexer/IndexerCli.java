@@ -131,6 +131,9 @@ public final class IndexerCli {
     HardeningOptions hardening = new HardeningOptions();
 
     @CommandLine.Mixin
+    StateOptions state = new StateOptions();
+
+    @CommandLine.Mixin
     ExpiryOptions expiry = new ExpiryOptions();
 
     private IndexerCli() {}
@@ -228,6 +231,9 @@ public final class IndexerCli {
                 Duration.ofSeconds(10),
                 hardening.limits(),
                 hardening.authToken(env),
+                state.snapshotDir,
+                state.snapshotInterval(),
+                state.unregisterGrace(),
                 expiry.policy());
     }
 

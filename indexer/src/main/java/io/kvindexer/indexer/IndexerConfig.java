@@ -6,6 +6,7 @@ import io.kvindexer.indexer.expiry.ExpiryPolicy;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.WorkerEntry;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
@@ -31,6 +32,9 @@ import java.util.function.Consumer;
  * @param peerTimeout       timeout of one peer's /dump request
  * @param limits            caps on query size, registrations and peers (see {@link ServiceLimits})
  * @param authToken         bearer token required on mutating endpoints and /dump, sent to peers; null = open
+ * @param snapshotDir       where local snapshots are written and loaded from; null = none
+ * @param snapshotInterval  time between two snapshots
+ * @param unregisterGrace   how long an unregistered worker's blocks are kept detached (zero: dropped at once)
  * @param expiry            {@code --block-ttl} and {@code --max-blocks-per-worker} ({@link ExpiryPolicy#NONE}: neither)
  */
 public record IndexerConfig(
@@ -54,6 +58,9 @@ public record IndexerConfig(
         Duration peerTimeout,
         ServiceLimits limits,
         String authToken,
+        Path snapshotDir,
+        Duration snapshotInterval,
+        Duration unregisterGrace,
         ExpiryPolicy expiry) {
 
     public static final int DEFAULT_PORT = 8090;
@@ -62,10 +69,14 @@ public record IndexerConfig(
     /** The model of {@code --workers} when {@code --model-name} is not given. */
     public static final String DEFAULT_MODEL = "default";
 
+    public static final Duration DEFAULT_SNAPSHOT_INTERVAL = Duration.ofSeconds(30);
+
     public IndexerConfig {
         workers = List.copyOf(workers);
         peers = List.copyOf(peers);
         limits = limits != null ? limits : ServiceLimits.DEFAULTS;
+        snapshotInterval = snapshotInterval != null ? snapshotInterval : DEFAULT_SNAPSHOT_INTERVAL;
+        unregisterGrace = unregisterGrace != null ? unregisterGrace : Duration.ZERO;
         expiry = expiry != null ? expiry : ExpiryPolicy.NONE;
     }
 
@@ -92,6 +103,9 @@ public record IndexerConfig(
                 Duration.ofSeconds(10),
                 ServiceLimits.DEFAULTS,
                 null,
+                null,
+                DEFAULT_SNAPSHOT_INTERVAL,
+                Duration.ZERO,
                 ExpiryPolicy.NONE);
     }
 
@@ -103,6 +117,22 @@ public record IndexerConfig(
     /** True when startup recovers from peers ({@code --peers} or {@code --peers-dns}). */
     public boolean recoversFromPeers() {
         return !peers.isEmpty() || peersDns != null;
+    }
+
+    /** True when startup recovers state (from peers, or from a snapshot when no peer answers). */
+    public boolean recoversAtStart() {
+        return recoversFromPeers() || snapshotDir != null;
+    }
+
+    public IndexerConfig withSnapshots(Path dir, Duration interval) {
+        return with(c -> {
+            c.snapshotDir = dir;
+            c.snapshotInterval = interval;
+        });
+    }
+
+    public IndexerConfig withUnregisterGrace(Duration grace) {
+        return with(c -> c.unregisterGrace = grace);
     }
 
     public IndexerConfig withLimits(ServiceLimits newLimits) {
@@ -173,6 +203,9 @@ public record IndexerConfig(
         private final Duration peerTimeout;
         private ServiceLimits limits;
         private String authToken;
+        private Path snapshotDir;
+        private Duration snapshotInterval;
+        private Duration unregisterGrace;
         private ExpiryPolicy expiry;
 
         Copy(IndexerConfig c) {
@@ -196,6 +229,9 @@ public record IndexerConfig(
             peerTimeout = c.peerTimeout;
             limits = c.limits;
             authToken = c.authToken;
+            snapshotDir = c.snapshotDir;
+            snapshotInterval = c.snapshotInterval;
+            unregisterGrace = c.unregisterGrace;
             expiry = c.expiry;
         }
 
@@ -221,6 +257,9 @@ public record IndexerConfig(
                     peerTimeout,
                     limits,
                     authToken,
+                    snapshotDir,
+                    snapshotInterval,
+                    unregisterGrace,
                     expiry);
         }
     }

@@ -37,8 +37,12 @@ public final class IndexerCore implements AutoCloseable {
                 indexers,
                 engineListeners(
                         readyGate, metrics, new ReplayPermits(config.limits().maxConcurrentReplays())),
-                config.limits());
-        StartupGate gate = new StartupGate(config.minInitialWorkers(), config.recoversFromPeers(), readyGate, workers);
+                config.limits(),
+                config.unregisterGrace());
+        if (config.recoversAtStart()) {
+            workers.beginRecovery(); // an unregister from now on wins over what recovery brings
+        }
+        StartupGate gate = new StartupGate(config.minInitialWorkers(), config.recoversAtStart(), readyGate, workers);
         metrics.bind(workers, indexers);
         if (expiry != null) {
             metrics.bindExpiry(expiry);
@@ -56,7 +60,7 @@ public final class IndexerCore implements AutoCloseable {
                         null,
                         null));
             }
-            if (!config.recoversFromPeers()) {
+            if (!config.recoversAtStart()) {
                 gate.check(); // nothing to recover: open now if the min-workers condition already holds
             }
         } catch (RegistryException | RuntimeException e) {

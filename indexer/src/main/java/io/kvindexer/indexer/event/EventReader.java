@@ -187,7 +187,9 @@ final class EventReader {
      * kv_cache_spec_sliding_window, locality, ownership} (nil placeholders keep later slots in place), read by
      * slot where the type fits and by type where an older producer left slots out. An array in a store's tail is
      * Dynamo's {@code block_mm_infos} (it takes no slot). An integer in the locality slot is ROCm ATOM's
-     * {@code token_offset}, which does not change any hash. Anything past the five is ignored.
+     * {@code token_offset}, which does not change any hash. Anything past the five is ignored. vLLM's own
+     * {@code BlockRemoved} declares a shorter tail, {@code group_idx, locality, ownership}: a removal's second slot
+     * holding {@code LOCAL} or {@code REMOTE} is that locality, and a string after it that ownership.
      */
     private void tail(int index, boolean store) throws IOException, EventDecodeException {
         if (index >= 5) {
@@ -211,6 +213,11 @@ final class EventReader {
             }
             case STRING -> {
                 String value = cursor.string("tail");
+                if (!store && slot == 1 && (value.equals("LOCAL") || value.equals("REMOTE"))) {
+                    slot = 3; // vLLM's own removal: group_idx, locality, ownership
+                } else if (!store && slot == 2 && fields.locality != null) {
+                    slot = 4;
+                }
                 switch (slot) {
                     case 3 -> fields.locality = value;
                     case 4 -> fields.ownership = value;

@@ -57,7 +57,7 @@ public final class IndexerRouting {
                         cfg.maxQueryBodyBytes(),
                         cfg.limits().maxQueryTokens(),
                         c.workers()::podName),
-                new DumpService(c.indexers()),
+                new DumpService(c.indexers(), c.workers()),
                 new PeerService(c.peers(), cfg.maxBodyBytes(), cfg.limits().maxPeers()),
                 new OpenApiService(),
                 new CacheStatsService(c.indexers()),

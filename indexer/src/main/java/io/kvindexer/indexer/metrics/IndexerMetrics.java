@@ -85,6 +85,11 @@ public final class IndexerMetrics {
             "dynamo_kvindexer_engine_disconnects_total",
             "Handshaken ZMQ SUB connections to engines that went down (engine stopped, network broken)");
 
+    private final Counter snapshots = counter(
+            "dynamo_kvindexer_snapshots_total",
+            "Local snapshots by event: written, write_failed, loaded, damaged (a file that did not verify, skipped)",
+            "event");
+
     /** The listeners' reports, as counters. */
     private final IngestMetrics ingest = new IngestMetrics() {
         @Override
@@ -283,6 +288,11 @@ public final class IndexerMetrics {
         } else if (status >= 400) {
             errors.labelValues(endpoint, "4xx").inc();
         }
+    }
+
+    /** A snapshot was written, failed to write, was loaded, or was found damaged. */
+    public void snapshot(String event) {
+        snapshots.labelValues(event).inc();
     }
 
     public void queryMatched(String endpoint, double seconds) {
