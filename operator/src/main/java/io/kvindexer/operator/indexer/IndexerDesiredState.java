@@ -127,6 +127,13 @@ public final class IndexerDesiredState {
             // only when set: the pod template of a spec that does not use it stays as it was (no restart on upgrade)
             args.addAll(List.of("--index-shards", String.valueOf(spec.getIndexShards())));
         }
+        // block expiry flags only when set, like --index-shards
+        if (spec.getBlockTtl() != null && !spec.getBlockTtl().flag().isEmpty()) {
+            args.addAll(List.of("--block-ttl", spec.getBlockTtl().flag()));
+        }
+        if (spec.getMaxBlocksPerWorker() != null && spec.getMaxBlocksPerWorker() > 0) {
+            args.addAll(List.of("--max-blocks-per-worker", String.valueOf(spec.getMaxBlocksPerWorker())));
+        }
         List<EnvVar> env = new ArrayList<>();
         env.add(AuthSecret.envVar());
         if (spec.getMinInitialWorkers() != null && spec.getMinInitialWorkers() > 0) {

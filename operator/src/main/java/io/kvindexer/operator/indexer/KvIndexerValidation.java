@@ -30,7 +30,11 @@ public final class KvIndexerValidation {
                 between("spec.port", spec.getPort(), 1, 65535),
                 zeroOrMore("spec.threads", spec.getThreads()),
                 indexShards(spec),
-                zeroOrMore("spec.minInitialWorkers", spec.getMinInitialWorkers()));
+                zeroOrMore("spec.minInitialWorkers", spec.getMinInitialWorkers()),
+                spec.getBlockTtl() == null ? null : spec.getBlockTtl().problem(),
+                spec.getMaxBlocksPerWorker() != null && spec.getMaxBlocksPerWorker() < 0
+                        ? "spec.maxBlocksPerWorker must be 0 or more, got " + spec.getMaxBlocksPerWorker()
+                        : null);
         if (problem != null) {
             return problem;
         }

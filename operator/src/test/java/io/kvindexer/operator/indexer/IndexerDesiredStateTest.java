@@ -52,6 +52,23 @@ class IndexerDesiredStateTest {
                         "kv-peers.llm.svc:9000",
                         "--index-shards",
                         "2");
+        kvi.getSpec().setBlockTtl(new io.kvindexer.operator.crd.v1alpha1.BlockTtl(null, "30m", null, "6h"));
+        kvi.getSpec().setMaxBlocksPerWorker(200_000L);
+        assertThat(IndexerDesiredState.statefulSet(kvi)
+                        .getSpec()
+                        .getTemplate()
+                        .getSpec()
+                        .getContainers()
+                        .getFirst()
+                        .getArgs())
+                .as("block expiry flags only when set")
+                .endsWith(
+                        "--index-shards",
+                        "2",
+                        "--block-ttl",
+                        "host_pinned=30m,external=6h",
+                        "--max-blocks-per-worker",
+                        "200000");
         assertThat(c.getEnv())
                 .containsExactly(
                         AuthSecret.envVar(),
