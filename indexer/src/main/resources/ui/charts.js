@@ -54,7 +54,7 @@ export function mountCharts(container) {
   }
 }
 
-/** One /metrics read; safe to call on a timer (a failed read leaves a hole, not an error). */
+/** One /metrics read, returned parsed; safe to call on a timer (a failed read leaves a hole, not an error). */
 export async function pollMetrics() {
   const now = Date.now();
   const parsed = parseMetrics(await text('/metrics'));
@@ -64,6 +64,7 @@ export async function pollMetrics() {
   while (history.length > 2 && history[0].t < now - WINDOW_MS) history.shift();
   samples++;
   draw();
+  return parsed;
 }
 
 function rates(id) {

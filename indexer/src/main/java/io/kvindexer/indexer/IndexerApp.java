@@ -68,25 +68,25 @@ public final class IndexerApp implements AutoCloseable {
                         components.indexers(),
                         components.metrics()::snapshot);
         this.startup = Thread.ofVirtual().name("indexer-startup").start(this::recoverThenOpen);
-        this.demo = config.demo() ? Demo.start(this) : null;
+        this.demo = config.demo() ? Demo.start(components.workers()::register) : null;
     }
 
     /** Starts from command-line flags and the process environment; returns once HTTP is listening. */
-    public static IndexerApp start(String... args) throws IndexerCli.ConfigException {
+    public static IndexerApp start(String... args) throws ConfigException {
         IndexerCli.Parsed parsed = IndexerCli.parse(args, System.getenv());
         if (parsed.config() == null) {
-            throw new IndexerCli.ConfigException(
+            throw new ConfigException(
                     "nothing to start: " + parsed.helpText().lines().findFirst().orElse(""));
         }
         return start(parsed.config());
     }
 
     /** Starts from a config (tests pass environment values through it). */
-    public static IndexerApp start(IndexerConfig config) throws IndexerCli.ConfigException {
+    public static IndexerApp start(IndexerConfig config) throws ConfigException {
         try {
             return new IndexerApp(config);
         } catch (RegistryException e) {
-            throw new IndexerCli.ConfigException("invalid value for --workers: " + e.getMessage());
+            throw new ConfigException("invalid value for --workers: " + e.getMessage());
         }
     }
 

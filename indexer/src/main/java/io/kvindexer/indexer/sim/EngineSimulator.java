@@ -255,6 +255,20 @@ public final class EngineSimulator implements AutoCloseable {
         return done;
     }
 
+    /**
+     * Cuts the next replay answer the way a full ROUTER queue does, but deterministically: its first {@code keep}
+     * batch replies go out, the {@code drop} after them are dropped, the rest go out, and the end marker only when
+     * {@code endMarker}.
+     */
+    public void cutNextReplay(int keep, int drop, boolean endMarker) {
+        replay.nextCut.set(new ReplayRouter.Cut(keep, drop, endMarker));
+    }
+
+    /** Replay replies (end markers included) dropped so far because they did not fit in the client's queue. */
+    public long replayRepliesDropped() {
+        return replay.dropped.get();
+    }
+
     public int deferredReplayRequests() {
         return replay.deferredPending.get();
     }
