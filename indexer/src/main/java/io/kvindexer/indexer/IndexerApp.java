@@ -20,9 +20,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * A running indexer: the {@link IndexerCore} (index, registry, listeners, startup gate) behind an HTTP server, with
- * peer recovery, started in the order of compatibility.md, Startup, recovery and readiness except that HTTP opens first (compatibility.md, Where we differ on purpose: {@code /health} answers at once, {@code /ready}
- * tells when the rest is done). Used by {@link IndexerMain} and by end-to-end tests.
+ * A running indexer: the {@link IndexerCore} (index, registry, listeners, startup gate) behind an HTTP server, and
+ * startup recovery from peers. Startup follows docs/compatibility.md, "Startup, recovery and readiness", with one
+ * difference on purpose (docs/compatibility.md, "Where we differ on purpose"): HTTP opens first, so {@code /health}
+ * answers at once while {@code /ready} says when recovery and the startup gate are done. Used by
+ * {@link IndexerMain} and by end-to-end tests.
  */
 public final class IndexerApp implements AutoCloseable {
 
