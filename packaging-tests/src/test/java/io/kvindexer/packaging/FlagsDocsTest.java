@@ -3,52 +3,65 @@ package io.kvindexer.packaging;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvindexer.indexer.IndexerCli;
+import io.kvindexer.operator.OperatorCli;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * The flags table of docs/configuration.md lists exactly the flags the indexer's {@code --help} prints: a new flag
- * is documented where users look for it, and a removed one leaves the table with it.
+ * Each flags table lists exactly the flags its program's {@code --help} prints: the indexer's in
+ * docs/configuration.md, the operator's in docs/kubernetes.md. A new flag is documented where users look for it,
+ * and a removed one leaves the table with it.
  */
-class ConfigurationDocsTest {
+class FlagsDocsTest {
 
-    static final String DOC = "docs/configuration.md";
     private static final Pattern FLAG = Pattern.compile("(?<![\\w-])--[a-z][a-z0-9-]*");
 
     @Test
-    void theFlagsTableListsExactlyTheFlagsOfHelp() throws Exception {
+    void theIndexerFlagsTableListsExactlyTheFlagsOfHelp() throws Exception {
         String help = IndexerCli.parse(new String[] {"--help"}, Map.of()).helpText();
-        assertThat(help).as("--help output").contains("--port");
-        Set<String> offered = new TreeSet<>();
-        for (String line : help.lines().toList()) {
-            // an option line starts with its names; descriptions may mention other flags, which are not new ones
-            Matcher m = FLAG.matcher(line.strip().split("\\s{2,}")[0]);
-            m.results().forEach(r -> offered.add(r.group()));
-        }
-        assertThat(documentedFlags()).isEqualTo(offered);
+        assertThat(documentedFlags("docs/configuration.md", "## Flags")).isEqualTo(offered(help, "--port"));
     }
 
-    /** The flags named in the first column of the table under "## Flags". */
-    static Set<String> documentedFlags() {
+    @Test
+    void theOperatorFlagsTableListsExactlyTheFlagsOfHelp() throws Exception {
+        String help = OperatorCli.parse(new String[] {"--help"}, Map.of()).helpText();
+        assertThat(documentedFlags("docs/kubernetes.md", "### Operator flags"))
+                .isEqualTo(offered(help, "--probe-port"));
+    }
+
+    /** The flags at the start of the option lines of a picocli usage text (descriptions may name other flags). */
+    private static Set<String> offered(String help, String known) {
+        assertThat(help).as("--help output").contains(known);
+        Set<String> flags = new TreeSet<>();
+        for (String line : help.lines().toList()) {
+            String names = line.strip().split("\\s{2,}")[0];
+            if (names.startsWith("-")) {
+                FLAG.matcher(names).results().forEach(r -> flags.add(r.group()));
+            }
+        }
+        return flags;
+    }
+
+    /** The flags named in the first column of the table under {@code heading}, up to the next heading. */
+    static Set<String> documentedFlags(String doc, String heading) {
         List<String> lines =
-                RepoFiles.read(RepoFiles.root().resolve(DOC)).lines().toList();
-        int start = lines.indexOf("## Flags");
-        assertThat(start).as("\"## Flags\" in %s", DOC).isNotNegative();
+                RepoFiles.read(RepoFiles.root().resolve(doc)).lines().toList();
+        int start = lines.indexOf(heading);
+        assertThat(start).as("\"%s\" in %s", heading, doc).isNotNegative();
         Set<String> flags = new TreeSet<>();
         for (String line : lines.subList(start + 1, lines.size())) {
-            if (line.startsWith("## ")) {
+            if (line.startsWith("#")) {
                 break;
             }
             if (line.startsWith("| `")) {
                 FLAG.matcher(line.split("\\|")[1]).results().forEach(r -> flags.add(r.group()));
             }
         }
-        assertThat(flags).as("flags documented in %s", DOC).isNotEmpty();
+        assertThat(flags).as("flags documented under %s in %s", heading, doc).isNotEmpty();
         return flags;
     }
 }
