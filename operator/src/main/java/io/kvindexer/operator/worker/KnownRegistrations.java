@@ -1,5 +1,6 @@
 package io.kvindexer.operator.worker;
 
+import io.kvindexer.operator.client.ListenerExactness;
 import io.kvindexer.operator.client.RegisteredWorker;
 import io.kvindexer.operator.client.WorkerKey;
 import java.time.Duration;
@@ -24,8 +25,15 @@ final class KnownRegistrations {
     /** One registered rank as the replica holds it. */
     record Held(String modelName, String tenantId, String endpoint) {}
 
-    /** A replica's registrations (all of them, not only this KvWorker's) as of the last sync. */
-    record Snapshot(String incarnation, Instant readAt, Map<WorkerKey, Held> ranks) {
+    /**
+     * A replica's registrations (all of them, not only this KvWorker's) as of the last sync, and how exact its index
+     * is per rank as of the last full read (absent: not reported, or registered since).
+     */
+    record Snapshot(
+            String incarnation,
+            Instant readAt,
+            Map<WorkerKey, Held> ranks,
+            Map<WorkerKey, ListenerExactness> exactness) {
 
         /** The same registrations in the shape {@code GET /workers} gives them. */
         List<RegisteredWorker> asWorkers() {
@@ -44,19 +52,25 @@ final class KnownRegistrations {
         /** What the replica holds after {@code plan} was applied in full (no call failed). */
         Snapshot after(RegistrationPlan plan, String modelName, String tenantId) {
             Map<WorkerKey, Held> next = new HashMap<>(ranks);
-            plan.toUnregister().forEach(u -> next.remove(u.key()));
+            Map<WorkerKey, ListenerExactness> known = new HashMap<>(exactness);
+            plan.toUnregister().forEach(u -> {
+                next.remove(u.key());
+                known.remove(u.key());
+            });
             plan.toRegister().forEach(r -> next.put(r.key(), new Held(modelName, tenantId, r.endpoint())));
-            return new Snapshot(incarnation, readAt, next);
+            return new Snapshot(incarnation, readAt, next, known);
         }
 
         static Snapshot read(String incarnation, Instant readAt, Collection<RegisteredWorker> workers) {
             Map<WorkerKey, Held> ranks = new HashMap<>();
+            Map<WorkerKey, ListenerExactness> exactness = new HashMap<>();
             for (RegisteredWorker w : workers) {
                 w.endpoints()
                         .forEach((rank, endpoint) -> ranks.put(
                                 new WorkerKey(w.instanceId(), rank), new Held(w.modelName(), w.tenantId(), endpoint)));
+                w.exactness().forEach((rank, x) -> exactness.put(new WorkerKey(w.instanceId(), rank), x));
             }
-            return new Snapshot(incarnation, readAt, ranks);
+            return new Snapshot(incarnation, readAt, ranks, exactness);
         }
     }
 

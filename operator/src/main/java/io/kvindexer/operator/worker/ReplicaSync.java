@@ -79,12 +79,13 @@ final class ReplicaSync {
                 owned,
                 replayChanged);
         Applied applied = apply(replica, plan);
+        KnownRegistrations.Snapshot after = before.after(plan, spec.getModelName(), spec.getTenantId());
         if (applied.errors().isEmpty()) {
-            known.put(slot, before.after(plan, spec.getModelName(), spec.getTenantId()));
+            known.put(slot, after);
         } else {
             known.forget(slot); // something is not as believed: read it in full next time
         }
-        return ReplicaOutcome.of(replica.name(), desired, plan, applied);
+        return ReplicaOutcome.of(replica.name(), desired, plan, applied, after.exactness());
     }
 
     /** Sends the plan's calls to one replica. A 404 on unregister means already gone: what we wanted. */

@@ -195,4 +195,32 @@ class ReplicaSyncTest {
         sync.sync(REPLICA, "uid-1-restarted", desired(more), owned, Set.of());
         assertThat(replica.calls).containsExactly("workers", "register 2000/0");
     }
+
+    @Test
+    void ranksTheReplicaSaysAreNotExactAreReportedUntilTheNextFullReadSaysOtherwise() {
+        Ticking clock = new Ticking();
+        ReplicaSync sync =
+                new ReplicaSync(replica, spec, new KnownRegistrations(java.time.Duration.ofSeconds(30)), "ns/w", clock);
+        var degraded = new io.kvindexer.operator.client.ListenerExactness("degraded", "unrecoverable gap", "t0");
+        sync.sync(REPLICA, "uid", desired(target("a", 1, "10.0.0.1", 2)), Set.of(), Set.of());
+        replica.exactness.put(new WorkerKey(1, 1), degraded);
+        replica.exactness.put(
+                new WorkerKey(1, 0), new io.kvindexer.operator.client.ListenerExactness("exact", null, null));
+        // not read yet: nothing known of it
+        assertThat(sync.sync(REPLICA, "uid", desired(target("a", 1, "10.0.0.1", 2)), Set.of(1L), Set.of())
+                        .notExact())
+                .isEmpty();
+        // the next full read finds it, and it is remembered between full reads
+        clock.now = clock.now.plusSeconds(30);
+        ReplicaOutcome read = sync.sync(REPLICA, "uid", desired(target("a", 1, "10.0.0.1", 2)), Set.of(1L), Set.of());
+        assertThat(read.notExact()).containsExactly(java.util.Map.entry(new WorkerKey(1, 1), degraded));
+        replica.calls.clear();
+        ReplicaOutcome recalled =
+                sync.sync(REPLICA, "uid", desired(target("a", 1, "10.0.0.1", 2)), Set.of(1L), Set.of());
+        assertThat(replica.calls).isEmpty();
+        assertThat(recalled.notExact()).containsOnlyKeys(new WorkerKey(1, 1));
+        // gone when the pod is: nothing to report of an engine that is not ours any more
+        assertThat(sync.sync(REPLICA, "uid", desired(), Set.of(1L), Set.of()).notExact())
+                .isEmpty();
+    }
 }
