@@ -131,6 +131,13 @@ public final class IndexerDesiredState {
         if (spec.getUnregisterGraceSeconds() != null && spec.getUnregisterGraceSeconds() > 0) {
             args.addAll(List.of("--unregister-grace", spec.getUnregisterGraceSeconds() + "s"));
         }
+        // block expiry flags only when set, like --index-shards
+        if (spec.getBlockTtl() != null && !spec.getBlockTtl().flag().isEmpty()) {
+            args.addAll(List.of("--block-ttl", spec.getBlockTtl().flag()));
+        }
+        if (spec.getMaxBlocksPerWorker() != null && spec.getMaxBlocksPerWorker() > 0) {
+            args.addAll(List.of("--max-blocks-per-worker", String.valueOf(spec.getMaxBlocksPerWorker())));
+        }
         List<EnvVar> env = new ArrayList<>();
         env.add(AuthSecret.envVar());
         if (spec.getMinInitialWorkers() != null && spec.getMinInitialWorkers() > 0) {

@@ -69,7 +69,11 @@ public final class KvIndexerValidation {
                 spec.getUnregisterGraceSeconds() == null
                         ? null
                         : zeroOrMore("spec.unregisterGraceSeconds", spec.getUnregisterGraceSeconds()),
-                quantities(spec.getResources()));
+                quantities(spec.getResources()),
+                spec.getBlockTtl() == null ? null : spec.getBlockTtl().problem(),
+                spec.getMaxBlocksPerWorker() != null && spec.getMaxBlocksPerWorker() < 0
+                        ? "spec.maxBlocksPerWorker must be 0 or more, got " + spec.getMaxBlocksPerWorker()
+                        : null);
         if (problem != null) {
             return problem;
         }

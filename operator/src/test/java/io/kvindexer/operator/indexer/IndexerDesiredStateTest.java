@@ -64,6 +64,8 @@ class IndexerDesiredStateTest {
                         "--unregister-grace",
                         "120s");
         kvi.getSpec().setUnregisterGraceSeconds(0);
+        kvi.getSpec().setBlockTtl(new io.kvindexer.operator.crd.v1alpha1.BlockTtl(null, "30m", null, "6h"));
+        kvi.getSpec().setMaxBlocksPerWorker(200_000L);
         assertThat(IndexerDesiredState.statefulSet(kvi)
                         .getSpec()
                         .getTemplate()
@@ -72,7 +74,14 @@ class IndexerDesiredStateTest {
                         .getFirst()
                         .getArgs())
                 .as("a grace of 0 is the indexer's default: no flag")
-                .doesNotContain("--unregister-grace");
+                .doesNotContain("--unregister-grace")
+                .endsWith(
+                        "--index-shards",
+                        "2",
+                        "--block-ttl",
+                        "host_pinned=30m,external=6h",
+                        "--max-blocks-per-worker",
+                        "200000");
         assertThat(c.getEnv())
                 .containsExactly(
                         AuthSecret.envVar(),

@@ -60,6 +60,16 @@ public class KvIndexerSpec extends UnknownFields {
     @Min(0)
     private Integer minInitialWorkers = 0;
 
+    @JsonPropertyDescription("Time to live per storage tier (--block-ttl): a block its engine does not store again"
+            + " within it is removed from the index. For publishers that never send removals. Unset: no TTL.")
+    private BlockTtl blockTtl;
+
+    @JsonPropertyDescription("Blocks one worker (instance, dp rank) may hold per tier (--max-blocks-per-worker);"
+            + " above it its oldest-stored blocks on that tier are removed down to 90 %. 0: no cap.")
+    @Default("0")
+    @Min(0)
+    private Long maxBlocksPerWorker = 0L;
+
     @JsonPropertyDescription("Compute resources of the indexer container.")
     private ResourceRequirements resources;
 
@@ -143,6 +153,22 @@ public class KvIndexerSpec extends UnknownFields {
 
     public void setMinInitialWorkers(Integer minInitialWorkers) {
         this.minInitialWorkers = minInitialWorkers;
+    }
+
+    public BlockTtl getBlockTtl() {
+        return blockTtl;
+    }
+
+    public void setBlockTtl(BlockTtl blockTtl) {
+        this.blockTtl = blockTtl;
+    }
+
+    public Long getMaxBlocksPerWorker() {
+        return maxBlocksPerWorker;
+    }
+
+    public void setMaxBlocksPerWorker(Long maxBlocksPerWorker) {
+        this.maxBlocksPerWorker = maxBlocksPerWorker;
     }
 
     public ResourceRequirements getResources() {
