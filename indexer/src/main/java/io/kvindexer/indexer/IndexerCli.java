@@ -35,13 +35,6 @@ import picocli.CommandLine.Option;
         })
 public final class IndexerCli {
 
-    /** A bad flag, value or environment variable: the message is the one line printed before exiting. */
-    public static final class ConfigException extends Exception {
-        public ConfigException(String message) {
-            super(message);
-        }
-    }
-
     /** What {@link #parse} found: either a config to run, or the help/version text that was asked for. */
     public record Parsed(IndexerConfig config, String helpText) {}
 
@@ -132,6 +125,9 @@ public final class IndexerCli {
 
     @CommandLine.Mixin
     StateOptions state = new StateOptions();
+
+    @CommandLine.Mixin
+    ExpiryOptions expiry = new ExpiryOptions();
 
     private IndexerCli() {}
 
@@ -230,7 +226,8 @@ public final class IndexerCli {
                 hardening.authToken(env),
                 state.snapshotDir,
                 state.snapshotInterval(),
-                state.unregisterGrace());
+                state.unregisterGrace(),
+                expiry.policy());
     }
 
     /** compatibility.md, Command line and environment: split on commas, drop empty entries, trim the rest. */

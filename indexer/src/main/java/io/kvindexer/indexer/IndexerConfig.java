@@ -2,6 +2,8 @@ package io.kvindexer.indexer;
 
 import io.kvindexer.indexer.common.ServiceLimits;
 import io.kvindexer.indexer.common.Tenants;
+import io.kvindexer.indexer.expiry.ExpiryPolicy;
+import io.kvindexer.indexer.http.HttpSettings;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.WorkerEntry;
@@ -34,6 +36,7 @@ import java.util.function.Consumer;
  * @param snapshotDir       where local snapshots are written and loaded from; null = none
  * @param snapshotInterval  time between two snapshots
  * @param unregisterGrace   how long an unregistered worker's blocks are kept detached (zero: dropped at once)
+ * @param expiry            {@code --block-ttl} and {@code --max-blocks-per-worker} ({@link ExpiryPolicy#NONE}: neither)
  */
 public record IndexerConfig(
         String host,
@@ -58,7 +61,9 @@ public record IndexerConfig(
         String authToken,
         Path snapshotDir,
         Duration snapshotInterval,
-        Duration unregisterGrace) {
+        Duration unregisterGrace,
+        ExpiryPolicy expiry)
+        implements HttpSettings {
 
     public static final int DEFAULT_PORT = 8090;
     public static final long DEFAULT_MAX_QUERY_BODY = 8L * 1024 * 1024;
@@ -74,6 +79,7 @@ public record IndexerConfig(
         limits = limits != null ? limits : ServiceLimits.DEFAULTS;
         snapshotInterval = snapshotInterval != null ? snapshotInterval : DEFAULT_SNAPSHOT_INTERVAL;
         unregisterGrace = unregisterGrace != null ? unregisterGrace : Duration.ZERO;
+        expiry = expiry != null ? expiry : ExpiryPolicy.NONE;
     }
 
     /** Defaults for tests: loopback, a free port, no workers, no peers. */
@@ -101,7 +107,8 @@ public record IndexerConfig(
                 null,
                 null,
                 DEFAULT_SNAPSHOT_INTERVAL,
-                Duration.ZERO);
+                Duration.ZERO,
+                ExpiryPolicy.NONE);
     }
 
     /** The index options these flags give. */
@@ -161,6 +168,10 @@ public record IndexerConfig(
         });
     }
 
+    public IndexerConfig withExpiry(ExpiryPolicy policy) {
+        return with(c -> c.expiry = policy);
+    }
+
     public IndexerConfig withRecoveryDelay(Duration delay) {
         return with(c -> c.recoveryDelay = delay);
     }
@@ -197,6 +208,7 @@ public record IndexerConfig(
         private Path snapshotDir;
         private Duration snapshotInterval;
         private Duration unregisterGrace;
+        private ExpiryPolicy expiry;
 
         Copy(IndexerConfig c) {
             host = c.host;
@@ -222,6 +234,7 @@ public record IndexerConfig(
             snapshotDir = c.snapshotDir;
             snapshotInterval = c.snapshotInterval;
             unregisterGrace = c.unregisterGrace;
+            expiry = c.expiry;
         }
 
         IndexerConfig build() {
@@ -248,7 +261,8 @@ public record IndexerConfig(
                     authToken,
                     snapshotDir,
                     snapshotInterval,
-                    unregisterGrace);
+                    unregisterGrace,
+                    expiry);
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.kvindexer.indexer;
 
+import io.kvindexer.indexer.expiry.BlockExpiry;
 import io.kvindexer.indexer.http.IndexerRouting;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.ingest.EngineListener;
@@ -24,11 +25,14 @@ import io.kvindexer.indexer.registry.WorkerRegistry;
 public final class IndexerCore implements AutoCloseable {
 
     private final IndexerRouting.Components components;
+    /** null unless --block-ttl or --max-blocks-per-worker is given */
+    private final BlockExpiry expiry;
 
     private IndexerCore(IndexerConfig config) throws RegistryException {
         IndexerMetrics metrics = new IndexerMetrics();
         ReadyGate readyGate = new ReadyGate();
-        Indexers indexers = new Indexers(config.indexOptions());
+        expiry = config.expiry().enabled() ? new BlockExpiry(config.expiry()) : null;
+        Indexers indexers = new Indexers(config.indexOptions(), expiry);
         WorkerRegistry workers = new WorkerRegistry(
                 indexers,
                 engineListeners(
@@ -40,6 +44,9 @@ public final class IndexerCore implements AutoCloseable {
         }
         StartupGate gate = new StartupGate(config.minInitialWorkers(), config.recoversAtStart(), readyGate, workers);
         metrics.bind(workers, indexers);
+        if (expiry != null) {
+            metrics.bindExpiry(expiry);
+        }
         components = new IndexerRouting.Components(config, workers, new PeerRegistry(), indexers, gate, metrics);
         try {
             for (WorkerEntry w : config.workers()) {
@@ -107,6 +114,9 @@ public final class IndexerCore implements AutoCloseable {
     @Override
     public void close() {
         components.workers().close();
+        if (expiry != null) {
+            expiry.close();
+        }
         components.indexers().close();
     }
 }

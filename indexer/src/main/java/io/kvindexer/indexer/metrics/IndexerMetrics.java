@@ -1,6 +1,7 @@
 package io.kvindexer.indexer.metrics;
 
 import io.kvindexer.indexer.event.EventWarning;
+import io.kvindexer.indexer.expiry.BlockExpiry;
 import io.kvindexer.indexer.index.IndexStats;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
@@ -269,6 +270,11 @@ public final class IndexerMetrics {
                     }
                 })
                 .register(registry);
+    }
+
+    /** The block expiry's bounds and what it removed ({@code --block-ttl}, {@code --max-blocks-per-worker}). */
+    public void bindExpiry(BlockExpiry expiry) {
+        ExpiryMetrics.register(registry, expiry);
     }
 
     /** One finished HTTP request; {@code endpoint} is the route template or {@code unknown}. */
