@@ -10,7 +10,7 @@ const SVG = 'http://www.w3.org/2000/svg';
 
 const notOk = (l) => l.status !== 'ok';
 
-/** What each chart counts, from the exposition (docs: README "Web console"). */
+/** What each chart counts, from the exposition (docs/operations.md, "Web console"). */
 export const SERIES = [
   { id: 'applied', title: 'Applied events', unit: 'events/s',
     read: (s) => sum(s, 'dynamo_kvrouter_kv_cache_events_applied', (l) => l.status === 'ok') },

@@ -20,9 +20,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * A running indexer: the {@link IndexerCore} (index, registry, listeners, startup gate) behind an HTTP server, with
- * peer recovery, started in the order of compatibility.md, Startup, recovery and readiness except that HTTP opens first (compatibility.md, Where we differ on purpose: {@code /health} answers at once, {@code /ready}
- * tells when the rest is done). Used by {@link IndexerMain} and by end-to-end tests.
+ * A running indexer: the {@link IndexerCore} (index, registry, listeners, startup gate) behind an HTTP server, and
+ * startup recovery from peers. Startup follows docs/compatibility.md, "Startup, recovery and readiness", with one
+ * difference on purpose (docs/compatibility.md, "Where we differ on purpose"): HTTP opens first, so {@code /health}
+ * answers at once while {@code /ready} says when recovery and the startup gate are done. Used by
+ * {@link IndexerMain} and by end-to-end tests.
  */
 public final class IndexerApp implements AutoCloseable {
 
@@ -66,25 +68,25 @@ public final class IndexerApp implements AutoCloseable {
                         components.indexers(),
                         components.metrics()::snapshot);
         this.startup = Thread.ofVirtual().name("indexer-startup").start(this::recoverThenOpen);
-        this.demo = config.demo() ? Demo.start(this) : null;
+        this.demo = config.demo() ? Demo.start(components.workers()::register) : null;
     }
 
     /** Starts from command-line flags and the process environment; returns once HTTP is listening. */
-    public static IndexerApp start(String... args) throws IndexerCli.ConfigException {
+    public static IndexerApp start(String... args) throws ConfigException {
         IndexerCli.Parsed parsed = IndexerCli.parse(args, System.getenv());
         if (parsed.config() == null) {
-            throw new IndexerCli.ConfigException(
+            throw new ConfigException(
                     "nothing to start: " + parsed.helpText().lines().findFirst().orElse(""));
         }
         return start(parsed.config());
     }
 
     /** Starts from a config (tests pass environment values through it). */
-    public static IndexerApp start(IndexerConfig config) throws IndexerCli.ConfigException {
+    public static IndexerApp start(IndexerConfig config) throws ConfigException {
         try {
             return new IndexerApp(config);
         } catch (RegistryException e) {
-            throw new IndexerCli.ConfigException("invalid value for --workers: " + e.getMessage());
+            throw new ConfigException("invalid value for --workers: " + e.getMessage());
         }
     }
 

@@ -35,13 +35,6 @@ import picocli.CommandLine.Option;
         })
 public final class IndexerCli {
 
-    /** A bad flag, value or environment variable: the message is the one line printed before exiting. */
-    public static final class ConfigException extends Exception {
-        public ConfigException(String message) {
-            super(message);
-        }
-    }
-
     /** What {@link #parse} found: either a config to run, or the help/version text that was asked for. */
     public record Parsed(IndexerConfig config, String helpText) {}
 

@@ -3,6 +3,7 @@ package io.kvindexer.indexer;
 import io.kvindexer.indexer.common.ServiceLimits;
 import io.kvindexer.indexer.common.Tenants;
 import io.kvindexer.indexer.expiry.ExpiryPolicy;
+import io.kvindexer.indexer.http.HttpSettings;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.WorkerEntry;
@@ -61,7 +62,8 @@ public record IndexerConfig(
         Path snapshotDir,
         Duration snapshotInterval,
         Duration unregisterGrace,
-        ExpiryPolicy expiry) {
+        ExpiryPolicy expiry)
+        implements HttpSettings {
 
     public static final int DEFAULT_PORT = 8090;
     public static final long DEFAULT_MAX_QUERY_BODY = 8L * 1024 * 1024;

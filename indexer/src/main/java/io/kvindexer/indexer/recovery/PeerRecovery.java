@@ -12,9 +12,10 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * Startup recovery from peers ({@code docs/compatibility.md}, "Peer recovery"): wait a moment so the listeners'
- * subscriptions reach the publishers, then fetch {@code <peer>/dump} from each peer in order; the first that answers
- * with a valid dump wins. Every outcome lets startup continue; with no reachable peer the index starts empty.
+ * Startup recovery from peers ({@code docs/compatibility.md}, "Startup, recovery and readiness"): wait a moment so
+ * the listeners' subscriptions reach the publishers, then fetch {@code <peer>/dump} from each peer in order; the first
+ * that answers with a valid dump wins. Every outcome lets startup continue; with no reachable peer the index starts
+ * empty.
  *
  * <p>The binary dump ({@link BinaryDump}) is asked for first. A peer that answers JSON anyway (a Dynamo indexer
  * ignores the {@code Accept}) is read as JSON from the same response; a binary answer that fails (truncated,

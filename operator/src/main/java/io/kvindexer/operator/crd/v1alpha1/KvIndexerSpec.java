@@ -76,6 +76,13 @@ public class KvIndexerSpec extends UnknownFields {
     @JsonPropertyDescription("Labels, annotations, scheduling settings and security contexts for the indexer pods.")
     private PodTemplateOverrides podTemplate;
 
+    @JsonPropertyDescription("Seconds an unregistered worker's blocks are kept, hidden, for its comeback at the same"
+            + " endpoint (--unregister-grace): a readiness flap or a changed replay endpoint does not cost the engine its"
+            + " index. 0: dropped at once, as Dynamo does.")
+    @Default("120")
+    @Min(0)
+    private Integer unregisterGraceSeconds = 120;
+
     @JsonPropertyDescription("Create a Prometheus Operator ServiceMonitor for the replicas' /metrics.")
     @Default("false")
     private Boolean serviceMonitor = false;
@@ -186,5 +193,13 @@ public class KvIndexerSpec extends UnknownFields {
 
     public void setServiceMonitor(Boolean serviceMonitor) {
         this.serviceMonitor = serviceMonitor;
+    }
+
+    public Integer getUnregisterGraceSeconds() {
+        return unregisterGraceSeconds;
+    }
+
+    public void setUnregisterGraceSeconds(Integer unregisterGraceSeconds) {
+        this.unregisterGraceSeconds = unregisterGraceSeconds;
     }
 }
