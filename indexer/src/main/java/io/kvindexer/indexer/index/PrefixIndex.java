@@ -97,9 +97,11 @@ final class PrefixIndex {
             return op.conversionStatus();
         }
         int tier = op.tier().ordinal();
+        // the node before the next block (NONE: none in this shard); the first block's parent found once, here
+        int previous = op.hasParent() ? nodes.findByBlockHash(op.parentBlockHash()) : NodeStore.NONE;
         if (tier == DEVICE && op.hasParent() && !op.parentOptional()) {
             int slot = slots.slotOf(worker);
-            int parent = nodes.findByBlockHash(op.parentBlockHash());
+            int parent = previous;
             if (slot == WorkerSlots.NONE
                     || parent == NodeStore.NONE
                     || !owners.contains(parent, MembershipCode.of(slot, DEVICE))) {
@@ -119,14 +121,24 @@ final class PrefixIndex {
                 KnownBlocks.Block elsewhere = known.get(blockHashes[i]);
                 if (elsewhere == null) {
                     unknownBlocks = true; // a hash-only store cannot vouch for a block no engine store made known
+                    hasParent = true;
+                    parent = blockHashes[i];
+                    previous = NodeStore.NONE;
                     continue;
                 }
+                int parentHere = elsewhere.hasParent() && elsewhere.parentBlockHash() == parent && hasParent
+                        ? previous
+                        : elsewhere.hasParent() ? nodes.findByBlockHash(elsewhere.parentBlockHash()) : NodeStore.NONE;
                 node = nodes.create(
-                        blockHashes[i], elsewhere.hasParent(), elsewhere.parentBlockHash(), elsewhere.localHash());
+                        blockHashes[i],
+                        elsewhere.hasParent(),
+                        elsewhere.parentBlockHash(),
+                        elsewhere.localHash(),
+                        parentHere);
             }
             if (node == NodeStore.NONE) {
                 // a block's parent and local hash are fixed by the first store that creates it
-                node = nodes.create(blockHashes[i], hasParent, parent, localHashes[i]);
+                node = nodes.create(blockHashes[i], hasParent, parent, localHashes[i], previous);
             }
             if (owners.add(node, code)) {
                 changed = true;
@@ -135,6 +147,7 @@ final class PrefixIndex {
             }
             hasParent = true;
             parent = blockHashes[i];
+            previous = node;
         }
         slots.releaseIfEmpty(slot);
         if (op.conversionStatus() != ApplyStatus.OK) {
