@@ -56,6 +56,11 @@ final class PrefixMatcher {
     private int[] slotScratch = new int[8];
     private int[] entryScratch = new int[8];
     private long[] prefixScratch = new long[8];
+    /** the tier being walked, whose owner data {@link #probe} pre-loads */
+    private int tier;
+    /** what the pre-loads read, kept where the compiler cannot drop them (a racy, never-read static is enough) */
+    private static long touched;
+
     private final ArrayDeque<long[]> spare = new ArrayDeque<>();
     private int framesCreated;
 
@@ -116,6 +121,7 @@ final class PrefixMatcher {
      * {@code first}: no worker has a run yet (the device walk), so every worker starts at the root.
      */
     private void walk(int tier, boolean first) {
+        this.tier = tier;
         long[] root = take();
         if (first) {
             // nobody has a run: every worker starts at the root, and no earlier run has to win a tie
@@ -279,6 +285,20 @@ final class PrefixMatcher {
         }
         probedFrom[from + n] = probedCount;
         positionsProbed = from + n;
+        // then the probed nodes' owner words, and what they point to: independent loads again
+        int firstNode = probedFrom[from];
+        int found = probedCount - firstNode;
+        if (slotScratch.length < found) {
+            slotScratch = new int[found];
+        }
+        for (int k = 0; k < found; k++) {
+            slotScratch[k] = owners.wordOf(probed[firstNode + k]);
+        }
+        long touched = 0;
+        for (int k = 0; k < found; k++) {
+            touched += owners.touch(slotScratch[k], tier);
+        }
+        PrefixMatcher.touched = touched;
     }
 
     /** Appends a probed node, keeping each position's nodes in node id order (the test oracle's order). */
