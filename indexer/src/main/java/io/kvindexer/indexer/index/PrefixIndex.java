@@ -6,6 +6,7 @@ import io.kvindexer.indexer.index.ApplyCounters.EventType;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Function;
 
 /**
  * The locked prefix index of one (model, tenant): block nodes keyed by block hash, memberships (worker, block,
@@ -302,20 +303,36 @@ final class PrefixIndex {
         }
     }
 
-    // ---- for CacheSurvey's chunked, read-locked walks (the console's /stats and /prefixes) -------------------
+    // ---- for CacheSurvey's walks (the console's /stats and /prefixes): the lock stays in here ---------------
 
-    java.util.concurrent.locks.Lock readLock() {
-        return lock.readLock();
+    /** Reads one chunk of node ids, {@code [start, end)}, through a view valid only during the call. */
+    @FunctionalInterface
+    interface ChunkVisitor {
+        void visit(NodeView nodes, int start, int end);
     }
 
-    NodeStore nodeStore() {
-        return nodes;
+    /** Runs {@code reader} under one read-lock acquisition on a view of this shard that is valid only meanwhile. */
+    <T> T read(Function<NodeView, T> reader) {
+        lock.readLock().lock();
+        try {
+            return reader.apply(new NodeView(nodes, slots));
+        } finally {
+            lock.readLock().unlock();
+        }
     }
 
-    /** The worker of an owner code's slot (read lock held), or null for a released slot. */
-    WorkerKey workerOfCode(int code) {
-        int slot = MembershipCode.slot(code);
-        return slot < slots.highWater() ? slots.worker(slot) : null;
+    /**
+     * Visits node ids {@code [0, size)} in chunks of {@code chunk}, each under its own read-lock acquisition, so
+     * writers and queries wait at most one chunk; each chunk is clamped to the ids that exist.
+     */
+    void visitNodes(int size, int chunk, ChunkVisitor visitor) {
+        for (int start = 0; start < size; start += chunk) {
+            int from = start;
+            read(view -> {
+                visitor.visit(view, from, Math.min(Math.min(size, from + chunk), view.nodeIdBound()));
+                return null;
+            });
+        }
     }
 
     // ---- reads -----------------------------------------------------------------------------------------------
