@@ -2,9 +2,12 @@ package io.kvindexer.indexer;
 
 import io.kvindexer.indexer.common.ServiceLimits;
 import io.kvindexer.indexer.common.Tenants;
+import io.kvindexer.indexer.expiry.ExpiryPolicy;
+import io.kvindexer.indexer.http.HttpSettings;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.WorkerEntry;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
@@ -30,6 +33,10 @@ import java.util.function.Consumer;
  * @param peerTimeout       timeout of one peer's /dump request
  * @param limits            caps on query size, registrations and peers (see {@link ServiceLimits})
  * @param authToken         bearer token required on mutating endpoints and /dump, sent to peers; null = open
+ * @param snapshotDir       where local snapshots are written and loaded from; null = none
+ * @param snapshotInterval  time between two snapshots
+ * @param unregisterGrace   how long an unregistered worker's blocks are kept detached (zero: dropped at once)
+ * @param expiry            {@code --block-ttl} and {@code --max-blocks-per-worker} ({@link ExpiryPolicy#NONE}: neither)
  */
 public record IndexerConfig(
         String host,
@@ -51,7 +58,12 @@ public record IndexerConfig(
         Duration recoveryDelay,
         Duration peerTimeout,
         ServiceLimits limits,
-        String authToken) {
+        String authToken,
+        Path snapshotDir,
+        Duration snapshotInterval,
+        Duration unregisterGrace,
+        ExpiryPolicy expiry)
+        implements HttpSettings {
 
     public static final int DEFAULT_PORT = 8090;
     public static final long DEFAULT_MAX_QUERY_BODY = 8L * 1024 * 1024;
@@ -59,10 +71,15 @@ public record IndexerConfig(
     /** The model of {@code --workers} when {@code --model-name} is not given. */
     public static final String DEFAULT_MODEL = "default";
 
+    public static final Duration DEFAULT_SNAPSHOT_INTERVAL = Duration.ofSeconds(30);
+
     public IndexerConfig {
         workers = List.copyOf(workers);
         peers = List.copyOf(peers);
         limits = limits != null ? limits : ServiceLimits.DEFAULTS;
+        snapshotInterval = snapshotInterval != null ? snapshotInterval : DEFAULT_SNAPSHOT_INTERVAL;
+        unregisterGrace = unregisterGrace != null ? unregisterGrace : Duration.ZERO;
+        expiry = expiry != null ? expiry : ExpiryPolicy.NONE;
     }
 
     /** Defaults for tests: loopback, a free port, no workers, no peers. */
@@ -87,7 +104,11 @@ public record IndexerConfig(
                 Duration.ofSeconds(1),
                 Duration.ofSeconds(10),
                 ServiceLimits.DEFAULTS,
-                null);
+                null,
+                null,
+                DEFAULT_SNAPSHOT_INTERVAL,
+                Duration.ZERO,
+                ExpiryPolicy.NONE);
     }
 
     /** The index options these flags give. */
@@ -98,6 +119,22 @@ public record IndexerConfig(
     /** True when startup recovers from peers ({@code --peers} or {@code --peers-dns}). */
     public boolean recoversFromPeers() {
         return !peers.isEmpty() || peersDns != null;
+    }
+
+    /** True when startup recovers state (from peers, or from a snapshot when no peer answers). */
+    public boolean recoversAtStart() {
+        return recoversFromPeers() || snapshotDir != null;
+    }
+
+    public IndexerConfig withSnapshots(Path dir, Duration interval) {
+        return with(c -> {
+            c.snapshotDir = dir;
+            c.snapshotInterval = interval;
+        });
+    }
+
+    public IndexerConfig withUnregisterGrace(Duration grace) {
+        return with(c -> c.unregisterGrace = grace);
     }
 
     public IndexerConfig withLimits(ServiceLimits newLimits) {
@@ -129,6 +166,10 @@ public record IndexerConfig(
             c.blockSize = newBlockSize;
             c.workers = newWorkers;
         });
+    }
+
+    public IndexerConfig withExpiry(ExpiryPolicy policy) {
+        return with(c -> c.expiry = policy);
     }
 
     public IndexerConfig withRecoveryDelay(Duration delay) {
@@ -164,6 +205,10 @@ public record IndexerConfig(
         private final Duration peerTimeout;
         private ServiceLimits limits;
         private String authToken;
+        private Path snapshotDir;
+        private Duration snapshotInterval;
+        private Duration unregisterGrace;
+        private ExpiryPolicy expiry;
 
         Copy(IndexerConfig c) {
             host = c.host;
@@ -186,6 +231,10 @@ public record IndexerConfig(
             peerTimeout = c.peerTimeout;
             limits = c.limits;
             authToken = c.authToken;
+            snapshotDir = c.snapshotDir;
+            snapshotInterval = c.snapshotInterval;
+            unregisterGrace = c.unregisterGrace;
+            expiry = c.expiry;
         }
 
         IndexerConfig build() {
@@ -209,7 +258,11 @@ public record IndexerConfig(
                     recoveryDelay,
                     peerTimeout,
                     limits,
-                    authToken);
+                    authToken,
+                    snapshotDir,
+                    snapshotInterval,
+                    unregisterGrace,
+                    expiry);
         }
     }
 }

@@ -15,6 +15,7 @@ import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kvindexer.operator.client.IndexerClientException;
 import io.kvindexer.operator.client.IndexerEndpoint;
+import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.reconcile.Backoff;
 import io.kvindexer.operator.reconcile.ControllerServices;
@@ -92,7 +93,7 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
                 context,
                 kvi,
                 invalid,
-                m -> statusFactory.invalidSpec(kvi, m).getStatus())) {
+                (reason, m) -> statusFactory.refused(kvi, reason, m).getStatus())) {
             return UpdateControl.noUpdate();
         }
         context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow();

@@ -2,8 +2,8 @@ package io.kvindexer.operator.reconcile;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.kvindexer.operator.client.IndexerEndpoint;
+import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
-import io.kvindexer.operator.indexer.IndexerNames;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;

@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.SecurityContext;
 import io.fabric8.kubernetes.api.model.SecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.TolerationBuilder;
+import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.PodTemplateOverrides;
 import io.kvindexer.operator.support.Resources;
@@ -29,7 +30,15 @@ class IndexerDesiredStateTest {
         var c = sts.getSpec().getTemplate().getSpec().getContainers().getFirst();
         // peers come from the headless Service's name at startup: the same args for any number of replicas
         assertThat(c.getArgs())
-                .containsExactly("--port", "9000", "--threads", "8", "--peers-dns", "kv-peers.llm.svc:9000");
+                .containsExactly(
+                        "--port",
+                        "9000",
+                        "--threads",
+                        "8",
+                        "--peers-dns",
+                        "kv-peers.llm.svc:9000",
+                        "--unregister-grace",
+                        "120s");
         kvi.getSpec().setReplicas(5);
         assertThat(IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate())
                 .as("the pod template does not depend on replicas")
@@ -51,7 +60,28 @@ class IndexerDesiredStateTest {
                         "--peers-dns",
                         "kv-peers.llm.svc:9000",
                         "--index-shards",
-                        "2");
+                        "2",
+                        "--unregister-grace",
+                        "120s");
+        kvi.getSpec().setUnregisterGraceSeconds(0);
+        kvi.getSpec().setBlockTtl(new io.kvindexer.operator.crd.v1alpha1.BlockTtl(null, "30m", null, "6h"));
+        kvi.getSpec().setMaxBlocksPerWorker(200_000L);
+        assertThat(IndexerDesiredState.statefulSet(kvi)
+                        .getSpec()
+                        .getTemplate()
+                        .getSpec()
+                        .getContainers()
+                        .getFirst()
+                        .getArgs())
+                .as("a grace of 0 is the indexer's default: no flag")
+                .doesNotContain("--unregister-grace")
+                .endsWith(
+                        "--index-shards",
+                        "2",
+                        "--block-ttl",
+                        "host_pinned=30m,external=6h",
+                        "--max-blocks-per-worker",
+                        "200000");
         assertThat(c.getEnv())
                 .containsExactly(
                         AuthSecret.envVar(),

@@ -1,0 +1,25 @@
+package io.kvindexer.indexer.http;
+
+import io.kvindexer.indexer.common.ServiceLimits;
+
+/**
+ * What the routes need from the service's configuration; the root package's {@code IndexerConfig} implements it,
+ * so the HTTP layer does not depend on the layer that wires it.
+ */
+public interface HttpSettings {
+
+    /** Caps on query size, registrations and peers, and the request read timeout. */
+    ServiceLimits limits();
+
+    /** Bearer token required on mutating endpoints and /dump; null = open. */
+    String authToken();
+
+    /** Body limit of /query and /query_by_hash. */
+    long maxQueryBodyBytes();
+
+    /** Body limit of every other POST. */
+    long maxBodyBytes();
+
+    /** Mount /test/pause_listener and /test/resume_listener (DYN_KV_INDEXER_TEST_ENDPOINTS). */
+    boolean testEndpoints();
+}
