@@ -130,6 +130,9 @@ public final class IndexerCli {
     @CommandLine.Mixin
     HardeningOptions hardening = new HardeningOptions();
 
+    @CommandLine.Mixin
+    TlsOptions tls = new TlsOptions();
+
     private IndexerCli() {}
 
     /** Parses flags and environment; throws with a one-line message naming the flag or variable at fault. */
@@ -224,7 +227,8 @@ public final class IndexerCli {
                 Duration.ofSeconds(1),
                 Duration.ofSeconds(10),
                 hardening.limits(),
-                hardening.authToken(env));
+                hardening.authToken(env),
+                tls.security(hardening.authTokenFile));
     }
 
     /** compatibility.md, Command line and environment: split on commas, drop empty entries, trim the rest. */

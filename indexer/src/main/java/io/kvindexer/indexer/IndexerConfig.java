@@ -1,7 +1,9 @@
 package io.kvindexer.indexer;
 
+import io.kvindexer.indexer.common.BearerTokens;
 import io.kvindexer.indexer.common.ServiceLimits;
 import io.kvindexer.indexer.common.Tenants;
+import io.kvindexer.indexer.common.TransportSecurity;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.WorkerEntry;
@@ -30,6 +32,7 @@ import java.util.function.Consumer;
  * @param peerTimeout       timeout of one peer's /dump request
  * @param limits            caps on query size, registrations and peers (see {@link ServiceLimits})
  * @param authToken         bearer token required on mutating endpoints and /dump, sent to peers; null = open
+ * @param security          TLS files and the rotating token file (see {@link TransportSecurity})
  */
 public record IndexerConfig(
         String host,
@@ -51,7 +54,8 @@ public record IndexerConfig(
         Duration recoveryDelay,
         Duration peerTimeout,
         ServiceLimits limits,
-        String authToken) {
+        String authToken,
+        TransportSecurity security) {
 
     public static final int DEFAULT_PORT = 8090;
     public static final long DEFAULT_MAX_QUERY_BODY = 8L * 1024 * 1024;
@@ -63,6 +67,7 @@ public record IndexerConfig(
         workers = List.copyOf(workers);
         peers = List.copyOf(peers);
         limits = limits != null ? limits : ServiceLimits.DEFAULTS;
+        security = security != null ? security : TransportSecurity.NONE;
     }
 
     /** Defaults for tests: loopback, a free port, no workers, no peers. */
@@ -87,7 +92,8 @@ public record IndexerConfig(
                 Duration.ofSeconds(1),
                 Duration.ofSeconds(10),
                 ServiceLimits.DEFAULTS,
-                null);
+                null,
+                TransportSecurity.NONE);
     }
 
     /** The index options these flags give. */
@@ -106,6 +112,23 @@ public record IndexerConfig(
 
     public IndexerConfig withAuthToken(String token) {
         return with(c -> c.authToken = token);
+    }
+
+    public IndexerConfig withSecurity(TransportSecurity newSecurity) {
+        return with(c -> c.security = newSecurity);
+    }
+
+    /** The tokens {@code BearerAuth} accepts: the token file's (rotating), else the fixed token; null = open. */
+    public BearerTokens bearerTokens() {
+        if (security.tokens() != null) {
+            return security.tokens();
+        }
+        return authToken == null ? null : BearerTokens.fixed(authToken);
+    }
+
+    /** {@code https} when the HTTP port serves TLS, else {@code http}. */
+    public String scheme() {
+        return security.serverTls() ? "https" : "http";
     }
 
     public IndexerConfig withPeers(List<String> newPeers) {
@@ -164,6 +187,7 @@ public record IndexerConfig(
         private final Duration peerTimeout;
         private ServiceLimits limits;
         private String authToken;
+        private TransportSecurity security;
 
         Copy(IndexerConfig c) {
             host = c.host;
@@ -186,6 +210,7 @@ public record IndexerConfig(
             peerTimeout = c.peerTimeout;
             limits = c.limits;
             authToken = c.authToken;
+            security = c.security;
         }
 
         IndexerConfig build() {
@@ -209,7 +234,8 @@ public record IndexerConfig(
                     recoveryDelay,
                     peerTimeout,
                     limits,
-                    authToken);
+                    authToken,
+                    security);
         }
     }
 }

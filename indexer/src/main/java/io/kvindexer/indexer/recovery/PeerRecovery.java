@@ -8,6 +8,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -46,6 +47,7 @@ public final class PeerRecovery {
     private final Duration timeout;
     private final String authToken;
     private final Format format;
+    private Path caFile;
 
     public PeerRecovery(List<String> peers, Indexers indexers, Duration delay, Duration timeout) {
         this(peers, indexers, delay, timeout, null);
@@ -66,12 +68,18 @@ public final class PeerRecovery {
         this.format = format;
     }
 
+    /** Trust {@code https://} peers by the CAs in {@code caFile} ({@code --tls-ca-file}); null: the JDK's. */
+    public PeerRecovery trusting(Path caFile) {
+        this.caFile = caFile;
+        return this;
+    }
+
     public Result run() throws InterruptedException {
         if (peers.isEmpty()) {
             return Result.SKIPPED;
         }
         Thread.sleep(delay.toMillis());
-        try (HttpClient client = HttpClient.newBuilder().connectTimeout(timeout).build()) {
+        try (HttpClient client = PeerHttpClients.create(timeout, caFile)) {
             for (String peer : peers) {
                 try {
                     int indexes = recoverFrom(client, peer);
