@@ -81,7 +81,7 @@ public final class TestCa {
         KeyPair leaf = ecKeys();
         X509v3CertificateBuilder b = builder(
                 new X500Name("CN=" + cn),
-                new X500Name(cert.getSubjectX500Principal().getName()),
+                X500Name.getInstance(cert.getSubjectX500Principal().getEncoded()),
                 leaf,
                 Duration.ofHours(1));
         List<GeneralName> sans = new ArrayList<>();

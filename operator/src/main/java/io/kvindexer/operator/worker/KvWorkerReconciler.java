@@ -15,10 +15,12 @@ import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
+import io.kvindexer.operator.client.ReplicaAccess;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus;
+import io.kvindexer.operator.indexer.ReplicaAccesses;
 import io.kvindexer.operator.observability.EventRecorder;
 import io.kvindexer.operator.observability.OperatorMetrics;
 import io.kvindexer.operator.reconcile.Backoff;
@@ -166,8 +168,9 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
             Set<Long> replayChanged) {
         ReplicaSync sync = new ReplicaSync(services.client(), worker.getSpec());
         int port = kvi.getSpec().getPort();
+        ReplicaAccess access = ReplicaAccesses.read(context.getClient(), kvi);
         List<ReplicaOutcome> outcomes = FanOut.map(
-                targetReplicas(kvi, context), r -> sync.sync(r.endpoint(port), desired, owned, replayChanged));
+                targetReplicas(kvi, context), r -> sync.sync(r.endpoint(port, access), desired, owned, replayChanged));
         report(worker, outcomes);
         return outcomes;
     }
