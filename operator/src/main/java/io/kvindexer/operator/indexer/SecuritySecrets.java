@@ -84,11 +84,23 @@ public final class SecuritySecrets {
             }
             return null;
         }
+        String warning = issuer == null
+                ? null
+                : "spec.security.tls.issuerRef names " + issuer.name()
+                        + ", but cert-manager's CRDs are not installed: the operator's CA issued the certificate";
         if (issuer != null && certManager) {
-            CertManager.apply(client, kvi, issuer);
-            return null;
-        }
-        if (certManager) {
+            try {
+                CertManager.apply(client, kvi, issuer);
+                return null;
+            } catch (KubernetesClientException e) {
+                if (e.getCode() != 403) {
+                    throw e;
+                }
+                warning = "spec.security.tls.issuerRef names " + issuer.name() + ", but the operator may not write"
+                        + " cert-manager Certificates (Helm value certManager.enabled): the operator's CA issued the"
+                        + " certificate";
+            }
+        } else if (certManager) {
             CertManager.delete(client, kvi); // issuerRef removed: back to the operator's CA
         }
         OperatorCa ca = ca(client, ns, now);
@@ -107,10 +119,7 @@ public final class SecuritySecrets {
                     .build();
             client.secrets().inNamespace(ns).resource(desired).createOr(r -> r.update());
         }
-        return issuer != null
-                ? "spec.security.tls.issuerRef names " + issuer.name()
-                        + ", but cert-manager's CRDs are not installed: the operator's CA issued the certificate"
-                : null;
+        return warning;
     }
 
     /** Missing, unreadable, from another CA, for other names, or within a third of its life from expiry. */
@@ -254,13 +263,20 @@ public final class SecuritySecrets {
                     .createOr(r -> r.update());
         }
 
+        /** Deletes the KvIndexer's Certificate if the operator made one (not granted Certificates: it made none). */
         static void delete(KubernetesClient client, KvIndexer kvi) {
             var ref = client.genericKubernetesResources(GROUP + "/" + VERSION, "Certificate")
                     .inNamespace(kvi.getMetadata().getNamespace())
                     .withName(IndexerNames.statefulSet(kvi));
-            GenericKubernetesResource current = ref.get();
-            if (current != null && ownedBy(current, kvi)) {
-                ref.delete();
+            try {
+                GenericKubernetesResource current = ref.get();
+                if (current != null && ownedBy(current, kvi)) {
+                    ref.delete();
+                }
+            } catch (KubernetesClientException e) {
+                if (e.getCode() != 403) {
+                    throw e;
+                }
             }
         }
     }
