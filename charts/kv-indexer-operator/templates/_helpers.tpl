@@ -61,7 +61,8 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{/*
 The rules the operator needs in every watched namespace (ClusterRole when watching all, Role per namespace otherwise).
-Keep in sync with README.md "RBAC" and packaging-tests HelmChartTest.
+Keep in sync with docs/kubernetes.md, "RBAC: exactly what the operator is granted", and packaging-tests
+HelmChartTest.
 */}}
 {{- define "kvio.watchRules" -}}
 # our resources: the operator's informers

@@ -7,16 +7,25 @@ import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.recovery.PeerRecovery;
+import io.kvindexer.indexer.recovery.Recovered;
+import io.kvindexer.indexer.recovery.SnapshotRecovery;
 import io.kvindexer.indexer.recovery.StartupGate;
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.registry.WorkerRegistry;
+import io.kvindexer.indexer.snapshot.Snapshotter;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
- * A running indexer: the {@link IndexerCore} (index, registry, listeners, startup gate) behind an HTTP server, with
- * peer recovery, started in the order of compatibility.md, Startup, recovery and readiness except that HTTP opens first (compatibility.md, Where we differ on purpose: {@code /health} answers at once, {@code /ready}
- * tells when the rest is done). Used by {@link IndexerMain} and by end-to-end tests.
+ * A running indexer: the {@link IndexerCore} (index, registry, listeners, startup gate) behind an HTTP server, and
+ * startup recovery from peers. Startup follows docs/compatibility.md, "Startup, recovery and readiness", with one
+ * difference on purpose (docs/compatibility.md, "Where we differ on purpose"): HTTP opens first, so {@code /health}
+ * answers at once while {@code /ready} says when recovery and the startup gate are done. Used by
+ * {@link IndexerMain} and by end-to-end tests.
  */
 public final class IndexerApp implements AutoCloseable {
 
@@ -26,6 +35,7 @@ public final class IndexerApp implements AutoCloseable {
     private final IndexerCore core;
     private final IndexerRouting.Components components;
     private final WebServer server;
+    private final Snapshotter snapshots;
     private final Thread startup;
     private final Demo demo;
     private final SecurityReloads reloads;
@@ -61,26 +71,34 @@ public final class IndexerApp implements AutoCloseable {
                 config.scheme().toUpperCase(java.util.Locale.ROOT),
                 config.host(),
                 server.port());
+        this.snapshots = config.snapshotDir() == null
+                ? null
+                : new Snapshotter(
+                        config.snapshotDir(),
+                        config.snapshotInterval(),
+                        components.workers(),
+                        components.indexers(),
+                        components.metrics()::snapshot);
         this.startup = Thread.ofVirtual().name("indexer-startup").start(this::recoverThenOpen);
-        this.demo = config.demo() ? Demo.start(this) : null;
+        this.demo = config.demo() ? Demo.start(components.workers()::register) : null;
     }
 
     /** Starts from command-line flags and the process environment; returns once HTTP is listening. */
-    public static IndexerApp start(String... args) throws IndexerCli.ConfigException {
+    public static IndexerApp start(String... args) throws ConfigException {
         IndexerCli.Parsed parsed = IndexerCli.parse(args, System.getenv());
         if (parsed.config() == null) {
-            throw new IndexerCli.ConfigException(
+            throw new ConfigException(
                     "nothing to start: " + parsed.helpText().lines().findFirst().orElse(""));
         }
         return start(parsed.config());
     }
 
     /** Starts from a config (tests pass environment values through it). */
-    public static IndexerApp start(IndexerConfig config) throws IndexerCli.ConfigException {
+    public static IndexerApp start(IndexerConfig config) throws ConfigException {
         try {
             return new IndexerApp(config);
         } catch (RegistryException e) {
-            throw new IndexerCli.ConfigException("invalid value for --workers: " + e.getMessage());
+            throw new ConfigException("invalid value for --workers: " + e.getMessage());
         }
     }
 
@@ -93,9 +111,42 @@ public final class IndexerApp implements AutoCloseable {
             for (String p : config.peers()) {
                 components.peers().add(p);
             }
-            if (!config.recoversFromPeers()) {
+            if (!config.recoversAtStart()) {
                 return;
             }
+            Recovered recovered = recover();
+            int restored = components
+                    .workers()
+                    .finishRecovery(
+                            recovered == null ? List.of() : recovered.registrations(),
+                            recovered == null ? () -> {} : recovered.install());
+            components.indexers().flushAll().get(config.peerTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            if (recovered != null) {
+                LOG.log(
+                        System.Logger.Level.INFO,
+                        "recovered {0} indexes and {1} registrations from {2}",
+                        recovered.indexes(),
+                        restored,
+                        recovered.source());
+            }
+            components.gate().recoveryFinished();
+            if (snapshots != null) {
+                snapshots.start(); // only now: an empty replica must not push out the good snapshots
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException | ExecutionException | TimeoutException e) {
+            // never leave the gate shut for good: start with what is there, as with no peer
+            LOG.log(System.Logger.Level.ERROR, "startup recovery failed; starting with what is installed", e);
+            components.workers().finishRecovery(List.of(), () -> {});
+            components.gate().recoveryFinished();
+        }
+    }
+
+    /** A live peer wins; without one, the newest good snapshot; null when neither gives anything. */
+    private Recovered recover() throws InterruptedException {
+        Recovered recovered = null;
+        if (config.recoversFromPeers()) {
             Set<String> candidates = new LinkedHashSet<>(config.peers());
             if (config.peersDns() != null) {
                 for (String url : PeerDiscovery.resolve(config.peersDns(), config.host(), port())) {
@@ -103,7 +154,7 @@ public final class IndexerApp implements AutoCloseable {
                     candidates.add(config.security().serverTls() ? url.replaceFirst("^http:", "https:") : url);
                 }
             }
-            new PeerRecovery(
+            recovered = new PeerRecovery(
                             candidates.stream()
                                     .limit(config.limits().maxPeers())
                                     .toList(),
@@ -114,14 +165,13 @@ public final class IndexerApp implements AutoCloseable {
                                     ? null
                                     : config.bearerTokens().current())
                     .trusting(config.security().caFile())
-                    .run();
-            components.gate().recoveryFinished();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (RuntimeException e) { // never leave the gate shut for good: start empty, as with no peer
-            LOG.log(System.Logger.Level.ERROR, "peer recovery failed; starting with empty state", e);
-            components.gate().recoveryFinished();
+                    .fetch();
         }
+        if (recovered == null && config.snapshotDir() != null) {
+            recovered = SnapshotRecovery.load(
+                    config.snapshotDir(), components.indexers(), config.peerTimeout(), metrics()::snapshot);
+        }
+        return recovered;
     }
 
     public int port() {
@@ -156,6 +206,11 @@ public final class IndexerApp implements AutoCloseable {
         return components.indexers();
     }
 
+    /** The snapshot writer; null without {@code --snapshot-dir}. */
+    public Snapshotter snapshots() {
+        return snapshots;
+    }
+
     public StartupGate gate() {
         return components.gate();
     }
@@ -179,6 +234,9 @@ public final class IndexerApp implements AutoCloseable {
         }
         reloads.close();
         server.stop();
+        if (snapshots != null) {
+            snapshots.close(); // one last snapshot while the listeners still run
+        }
         core.close();
     }
 }

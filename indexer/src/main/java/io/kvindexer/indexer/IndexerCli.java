@@ -35,13 +35,6 @@ import picocli.CommandLine.Option;
         })
 public final class IndexerCli {
 
-    /** A bad flag, value or environment variable: the message is the one line printed before exiting. */
-    public static final class ConfigException extends Exception {
-        public ConfigException(String message) {
-            super(message);
-        }
-    }
-
     /** What {@link #parse} found: either a config to run, or the help/version text that was asked for. */
     public record Parsed(IndexerConfig config, String helpText) {}
 
@@ -129,6 +122,12 @@ public final class IndexerCli {
 
     @CommandLine.Mixin
     HardeningOptions hardening = new HardeningOptions();
+
+    @CommandLine.Mixin
+    StateOptions state = new StateOptions();
+
+    @CommandLine.Mixin
+    ExpiryOptions expiry = new ExpiryOptions();
 
     @CommandLine.Mixin
     TlsOptions tls = new TlsOptions();
@@ -228,6 +227,10 @@ public final class IndexerCli {
                 Duration.ofSeconds(10),
                 hardening.limits(),
                 hardening.authToken(env),
+                state.snapshotDir,
+                state.snapshotInterval(),
+                state.unregisterGrace(),
+                expiry.policy(),
                 tls.security(hardening.authTokenFile));
     }
 

@@ -4,9 +4,12 @@ import io.kvindexer.indexer.common.BearerTokens;
 import io.kvindexer.indexer.common.ServiceLimits;
 import io.kvindexer.indexer.common.Tenants;
 import io.kvindexer.indexer.common.TransportSecurity;
+import io.kvindexer.indexer.expiry.ExpiryPolicy;
+import io.kvindexer.indexer.http.HttpSettings;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.WorkerEntry;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
@@ -32,6 +35,10 @@ import java.util.function.Consumer;
  * @param peerTimeout       timeout of one peer's /dump request
  * @param limits            caps on query size, registrations and peers (see {@link ServiceLimits})
  * @param authToken         bearer token required on mutating endpoints and /dump, sent to peers; null = open
+ * @param snapshotDir       where local snapshots are written and loaded from; null = none
+ * @param snapshotInterval  time between two snapshots
+ * @param unregisterGrace   how long an unregistered worker's blocks are kept detached (zero: dropped at once)
+ * @param expiry            {@code --block-ttl} and {@code --max-blocks-per-worker} ({@link ExpiryPolicy#NONE}: neither)
  * @param security          TLS files and the rotating token file (see {@link TransportSecurity})
  */
 public record IndexerConfig(
@@ -55,7 +62,12 @@ public record IndexerConfig(
         Duration peerTimeout,
         ServiceLimits limits,
         String authToken,
-        TransportSecurity security) {
+        Path snapshotDir,
+        Duration snapshotInterval,
+        Duration unregisterGrace,
+        ExpiryPolicy expiry,
+        TransportSecurity security)
+        implements HttpSettings {
 
     public static final int DEFAULT_PORT = 8090;
     public static final long DEFAULT_MAX_QUERY_BODY = 8L * 1024 * 1024;
@@ -63,10 +75,15 @@ public record IndexerConfig(
     /** The model of {@code --workers} when {@code --model-name} is not given. */
     public static final String DEFAULT_MODEL = "default";
 
+    public static final Duration DEFAULT_SNAPSHOT_INTERVAL = Duration.ofSeconds(30);
+
     public IndexerConfig {
         workers = List.copyOf(workers);
         peers = List.copyOf(peers);
         limits = limits != null ? limits : ServiceLimits.DEFAULTS;
+        snapshotInterval = snapshotInterval != null ? snapshotInterval : DEFAULT_SNAPSHOT_INTERVAL;
+        unregisterGrace = unregisterGrace != null ? unregisterGrace : Duration.ZERO;
+        expiry = expiry != null ? expiry : ExpiryPolicy.NONE;
         security = security != null ? security : TransportSecurity.NONE;
     }
 
@@ -93,6 +110,10 @@ public record IndexerConfig(
                 Duration.ofSeconds(10),
                 ServiceLimits.DEFAULTS,
                 null,
+                null,
+                DEFAULT_SNAPSHOT_INTERVAL,
+                Duration.ZERO,
+                ExpiryPolicy.NONE,
                 TransportSecurity.NONE);
     }
 
@@ -104,6 +125,22 @@ public record IndexerConfig(
     /** True when startup recovers from peers ({@code --peers} or {@code --peers-dns}). */
     public boolean recoversFromPeers() {
         return !peers.isEmpty() || peersDns != null;
+    }
+
+    /** True when startup recovers state (from peers, or from a snapshot when no peer answers). */
+    public boolean recoversAtStart() {
+        return recoversFromPeers() || snapshotDir != null;
+    }
+
+    public IndexerConfig withSnapshots(Path dir, Duration interval) {
+        return with(c -> {
+            c.snapshotDir = dir;
+            c.snapshotInterval = interval;
+        });
+    }
+
+    public IndexerConfig withUnregisterGrace(Duration grace) {
+        return with(c -> c.unregisterGrace = grace);
     }
 
     public IndexerConfig withLimits(ServiceLimits newLimits) {
@@ -119,6 +156,7 @@ public record IndexerConfig(
     }
 
     /** The tokens {@code BearerAuth} accepts: the token file's (rotating), else the fixed token; null = open. */
+    @Override
     public BearerTokens bearerTokens() {
         if (security.tokens() != null) {
             return security.tokens();
@@ -154,6 +192,10 @@ public record IndexerConfig(
         });
     }
 
+    public IndexerConfig withExpiry(ExpiryPolicy policy) {
+        return with(c -> c.expiry = policy);
+    }
+
     public IndexerConfig withRecoveryDelay(Duration delay) {
         return with(c -> c.recoveryDelay = delay);
     }
@@ -187,6 +229,10 @@ public record IndexerConfig(
         private final Duration peerTimeout;
         private ServiceLimits limits;
         private String authToken;
+        private Path snapshotDir;
+        private Duration snapshotInterval;
+        private Duration unregisterGrace;
+        private ExpiryPolicy expiry;
         private TransportSecurity security;
 
         Copy(IndexerConfig c) {
@@ -210,6 +256,10 @@ public record IndexerConfig(
             peerTimeout = c.peerTimeout;
             limits = c.limits;
             authToken = c.authToken;
+            snapshotDir = c.snapshotDir;
+            snapshotInterval = c.snapshotInterval;
+            unregisterGrace = c.unregisterGrace;
+            expiry = c.expiry;
             security = c.security;
         }
 
@@ -235,6 +285,10 @@ public record IndexerConfig(
                     peerTimeout,
                     limits,
                     authToken,
+                    snapshotDir,
+                    snapshotInterval,
+                    unregisterGrace,
+                    expiry,
                     security);
         }
     }

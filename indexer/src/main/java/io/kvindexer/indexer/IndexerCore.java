@@ -1,5 +1,6 @@
 package io.kvindexer.indexer;
 
+import io.kvindexer.indexer.expiry.BlockExpiry;
 import io.kvindexer.indexer.http.IndexerRouting;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.ingest.EngineListener;
@@ -24,18 +25,28 @@ import io.kvindexer.indexer.registry.WorkerRegistry;
 public final class IndexerCore implements AutoCloseable {
 
     private final IndexerRouting.Components components;
+    /** null unless --block-ttl or --max-blocks-per-worker is given */
+    private final BlockExpiry expiry;
 
     private IndexerCore(IndexerConfig config) throws RegistryException {
         IndexerMetrics metrics = new IndexerMetrics();
         ReadyGate readyGate = new ReadyGate();
-        Indexers indexers = new Indexers(config.indexOptions());
+        expiry = config.expiry().enabled() ? new BlockExpiry(config.expiry()) : null;
+        Indexers indexers = new Indexers(config.indexOptions(), expiry);
         WorkerRegistry workers = new WorkerRegistry(
                 indexers,
                 engineListeners(
                         readyGate, metrics, new ReplayPermits(config.limits().maxConcurrentReplays())),
-                config.limits());
-        StartupGate gate = new StartupGate(config.minInitialWorkers(), config.recoversFromPeers(), readyGate, workers);
+                config.limits(),
+                config.unregisterGrace());
+        if (config.recoversAtStart()) {
+            workers.beginRecovery(); // an unregister from now on wins over what recovery brings
+        }
+        StartupGate gate = new StartupGate(config.minInitialWorkers(), config.recoversAtStart(), readyGate, workers);
         metrics.bind(workers, indexers);
+        if (expiry != null) {
+            metrics.bindExpiry(expiry);
+        }
         components = new IndexerRouting.Components(config, workers, new PeerRegistry(), indexers, gate, metrics);
         try {
             for (WorkerEntry w : config.workers()) {
@@ -49,7 +60,7 @@ public final class IndexerCore implements AutoCloseable {
                         null,
                         null));
             }
-            if (!config.recoversFromPeers()) {
+            if (!config.recoversAtStart()) {
                 gate.check(); // nothing to recover: open now if the min-workers condition already holds
             }
         } catch (RegistryException | RuntimeException e) {
@@ -103,6 +114,9 @@ public final class IndexerCore implements AutoCloseable {
     @Override
     public void close() {
         components.workers().close();
+        if (expiry != null) {
+            expiry.close();
+        }
         components.indexers().close();
     }
 }

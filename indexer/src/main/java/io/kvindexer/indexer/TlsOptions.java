@@ -47,20 +47,20 @@ public final class TlsOptions {
                     + " (default: 10s)")
     String reloadInterval = Durations.format(TransportSecurity.DEFAULT_RELOAD_INTERVAL);
 
-    TransportSecurity security(Path authTokenFile) throws IndexerCli.ConfigException {
+    TransportSecurity security(Path authTokenFile) throws ConfigException {
         if ((certFile == null) != (keyFile == null)) {
-            throw new IndexerCli.ConfigException("--tls-cert-file and --tls-key-file must be given together");
+            throw new ConfigException("--tls-cert-file and --tls-key-file must be given together");
         }
         Duration grace = duration("--auth-token-grace", tokenGrace);
         Duration interval = duration("--reload-interval", reloadInterval);
         if (interval.isZero()) {
-            throw new IndexerCli.ConfigException("invalid value for --reload-interval: must be > 0");
+            throw new ConfigException("invalid value for --reload-interval: must be > 0");
         }
         if (certFile != null) {
             try {
                 ServerTls.load(certFile, keyFile); // a bad pair is a startup error, not a server without TLS
             } catch (IllegalArgumentException e) {
-                throw new IndexerCli.ConfigException(
+                throw new ConfigException(
                         "invalid value for --tls-cert-file/--tls-key-file: " + e.getMessage());
             }
         }
@@ -68,7 +68,7 @@ public final class TlsOptions {
             try {
                 PeerHttpClients.sslContext(caFile);
             } catch (IllegalArgumentException e) {
-                throw new IndexerCli.ConfigException("invalid value for --tls-ca-file: " + e.getMessage());
+                throw new ConfigException("invalid value for --tls-ca-file: " + e.getMessage());
             }
         }
         BearerTokens tokens = null;
@@ -76,17 +76,17 @@ public final class TlsOptions {
             try {
                 tokens = BearerTokens.fromFile(authTokenFile, grace);
             } catch (IOException e) {
-                throw new IndexerCli.ConfigException("invalid value for --auth-token-file: " + e.getMessage());
+                throw new ConfigException("invalid value for --auth-token-file: " + e.getMessage());
             }
         }
         return new TransportSecurity(certFile, keyFile, caFile, tokens, interval);
     }
 
-    private static Duration duration(String flag, String text) throws IndexerCli.ConfigException {
+    private static Duration duration(String flag, String text) throws ConfigException {
         try {
             return Durations.parse(text);
         } catch (IllegalArgumentException e) {
-            throw new IndexerCli.ConfigException("invalid value for " + flag + ": " + e.getMessage());
+            throw new ConfigException("invalid value for " + flag + ": " + e.getMessage());
         }
     }
 }

@@ -5,29 +5,41 @@ package io.kvindexer.indexer.dump;
  * {@code Accept}): what peer recovery prefers over Dynamo's JSON, about 20 bytes per membership instead of ~270,
  * and checksummed so that a truncated or corrupted transfer is detected before anything is installed.
  *
- * <p>Layout, version 1 (fixed-width integers big-endian; "varint" is unsigned LEB128; strings are a varint byte
- * length then UTF-8):
+ * <p>Layout, versions 1 and 2 (fixed-width integers big-endian; "varint" is unsigned LEB128; strings are a varint
+ * byte length then UTF-8):
  * <pre>
- * stream  := magic "KVIXDUMP" | version u16 (= 1) | flags u16 (= 0) | frame* ; the last frame is END
+ * stream  := magic "KVIXDUMP" | version u16 (1 or 2) | flags u16 (= 0) | frame* ; the last frame is END
  * frame   := kind u8 | length u32 | payload[length] | crc32c u32 over kind, length and payload
  * INDEX     (1) model string | tenant string | blockSize u32         starts a section; its worker table is empty
  * BLOCKS    (2) record*                                               only inside a section
  * INDEX_END (3) records u64 | memberships u64                         closes the section; both counts must match
  * ERROR     (4) model string | tenant string | message string         an index the peer failed to dump
- * END       (5) indexes u32 | memberships u64                         totals of the stream; nothing may follow
+ * END       (5) indexes u32 | memberships u64 [| registrations u32]   totals of the stream (the last one in
+ *                                                                     version 2 only); nothing may follow
+ * REGISTRATIONS (6) count varint | registration*                      version 2 only, outside sections
  * record  := flags u8 | blockHash u64 | localHash u64 | [parentBlockHash u64] | owners varint (≥ 1) | owner*
  *            flags bit 0: hasParent; bit 1: the parent is the previous record's block hash in this frame (the
  *            parent field is then omitted); other bits 0
  * owner   := varint (workerRef &lt;&lt; 2 | tier ordinal) [instanceId u64 | dpRank varint]
  *            a workerRef equal to the section's worker count introduces the next worker: its id and rank follow
+ * registration := instanceId u64 | dpRank varint | endpoint string | replay opt | podName opt | model string
+ *                 | tenant string | blockSize u32 | watermark u64      (opt := 0 | 1 string)
  * </pre>
- * Tier ordinals are those of {@link io.kvindexer.indexer.common.StorageTier} (device 0, host-pinned 1, disk 2,
+ * Version 2 adds the registrations and their seq watermarks ({@link SavedRegistration}): peer recovery asks for it
+ * with {@code ?registrations=true}, and snapshots are always version 2. Without that parameter a server writes
+ * version 1, byte for byte what older replicas read, so a mixed-version rollout keeps recovering trees; a reader
+ * accepts both versions (an older reader refuses version 2 by its header and falls back to JSON).
+ *
+ * <p>Tier ordinals are those of {@link io.kvindexer.indexer.common.StorageTier} (device 0, host-pinned 1, disk 2,
  * external 3). Records come in the index's dump order (device tier first, a parent before its children).
  */
 public final class BinaryDump {
 
     public static final String MEDIA_TYPE = "application/x-kvindexer-dump";
+    /** Trees only: what a plain {@code Accept} gets, and all that older readers know. */
     public static final int VERSION = 1;
+    /** Trees, registrations and watermarks. */
+    public static final int VERSION_WITH_REGISTRATIONS = 2;
 
     static final byte[] MAGIC = {'K', 'V', 'I', 'X', 'D', 'U', 'M', 'P'};
     static final int HEADER_BYTES = MAGIC.length + 4;
@@ -36,6 +48,7 @@ public final class BinaryDump {
     static final int KIND_INDEX_END = 3;
     static final int KIND_ERROR = 4;
     static final int KIND_END = 5;
+    static final int KIND_REGISTRATIONS = 6;
     /** frame header: kind u8 + length u32 */
     static final int FRAME_HEAD = 5;
     /** a writer closes a BLOCKS frame once its payload passes this */

@@ -38,6 +38,9 @@ public final class BinaryDumpReader {
         /** The section is complete (its counts matched). */
         void indexEnd() throws IOException;
 
+        /** A saved registration (version 2 streams); each arrives once its frame verified. */
+        default void registration(SavedRegistration registration) {}
+
         /** The stream is complete and consistent. */
         void end() throws IOException;
     }
@@ -73,10 +76,12 @@ public final class BinaryDumpReader {
             throw new FormatException("truncated: the stream ends at byte " + got + ", inside the header");
         }
         int version = (header[8] & 0xFF) << 8 | header[9] & 0xFF;
-        if (version != BinaryDump.VERSION) {
-            throw new FormatException(
-                    "unsupported binary dump version " + version + " (this reader speaks " + BinaryDump.VERSION + ")");
+        if (version != BinaryDump.VERSION && version != BinaryDump.VERSION_WITH_REGISTRATIONS) {
+            throw new FormatException("unsupported binary dump version " + version + " (this reader speaks "
+                    + BinaryDump.VERSION + " and " + BinaryDump.VERSION_WITH_REGISTRATIONS + ")");
         }
+        boolean withRegistrations = version == BinaryDump.VERSION_WITH_REGISTRATIONS;
+        int registrations = 0;
         if (header[10] != 0 || header[11] != 0) {
             throw new FormatException("unknown header flags");
         }
@@ -166,10 +171,27 @@ public final class BinaryDumpReader {
                     String message = string(p, where);
                     throw new FormatException("the peer failed to dump " + model + ":" + tenant + ": " + message);
                 }
+                case BinaryDump.KIND_REGISTRATIONS -> {
+                    require(withRegistrations, where + ": REGISTRATIONS in a version 1 stream");
+                    require(!inIndex, where + ": REGISTRATIONS inside a section");
+                    long count = varint(p, where);
+                    for (long i = 0; i < count; i++) {
+                        visitor.registration(registration(p, where));
+                        registrations++;
+                    }
+                    done(p, where);
+                }
                 case BinaryDump.KIND_END -> {
                     require(!inIndex, where + ": END inside a section");
                     int wantIndexes = u32(p, where);
                     long wantMemberships = u64(p, where);
+                    if (withRegistrations) {
+                        int wantRegistrations = u32(p, where);
+                        require(
+                                wantRegistrations == registrations,
+                                where + ": the stream announces " + Integer.toUnsignedString(wantRegistrations)
+                                        + " registrations, it held " + registrations);
+                    }
                     done(p, where);
                     requireTally(where, "stream", wantIndexes, indexes, "indexes", wantMemberships, totalMemberships);
                     if (in.read() != -1) {
@@ -272,6 +294,29 @@ public final class BinaryDumpReader {
             }
         }
         throw new FormatException(where + ": varint too long");
+    }
+
+    private static SavedRegistration registration(ByteBuffer p, String where) throws FormatException {
+        long instanceId = u64(p, where);
+        long dpRank = varint(p, where);
+        require(dpRank <= 0xFFFF_FFFFL, where + ": dp rank out of range");
+        String endpoint = string(p, where);
+        String replay = optional(p, where);
+        String pod = optional(p, where);
+        String model = string(p, where);
+        String tenant = string(p, where);
+        int blockSize = u32(p, where);
+        require(blockSize > 0, where + ": registration block size " + Integer.toUnsignedString(blockSize));
+        long watermark = u64(p, where);
+        return new SavedRegistration(
+                instanceId, (int) dpRank, endpoint, replay, pod, model, tenant, blockSize, watermark);
+    }
+
+    private static String optional(ByteBuffer p, String where) throws FormatException {
+        require(p.hasRemaining(), where + ": record runs past the frame");
+        byte present = p.get();
+        require(present == 0 || present == 1, where + ": bad optional marker " + present);
+        return present == 1 ? string(p, where) : null;
     }
 
     private static String string(ByteBuffer p, String where) throws FormatException {

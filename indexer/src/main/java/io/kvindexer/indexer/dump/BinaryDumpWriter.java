@@ -9,6 +9,7 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.List;
 import java.util.zip.CRC32C;
 
 /**
@@ -29,6 +30,10 @@ public final class BinaryDumpWriter implements Closeable {
     private long totalMemberships;
     private long sectionRecords;
     private long sectionMemberships;
+    /** registrations written (version 2), -1 for version 1; and those in the frame being built */
+    private int registrations;
+
+    private int frameRegistrations;
 
     // the record being built: its owners are appended as memberships arrive
     private boolean open;
@@ -38,13 +43,69 @@ public final class BinaryDumpWriter implements Closeable {
     private boolean prevInFrame;
     private long prevBlockHash;
 
+    /** Version 1: trees only. */
     public BinaryDumpWriter(OutputStream out) throws IOException {
+        this(out, BinaryDump.VERSION);
+        registrations = -1;
+    }
+
+    /** Version 2: {@code saved} go out first, then the trees that {@link #beginIndex} adds. */
+    public BinaryDumpWriter(OutputStream out, List<SavedRegistration> saved) throws IOException {
+        this(out, BinaryDump.VERSION_WITH_REGISTRATIONS);
+        for (SavedRegistration r : saved) {
+            registration(r);
+            if (len >= BinaryDump.TARGET_FRAME_BYTES) {
+                registrationsFrame();
+            }
+        }
+        if (len > 0) {
+            registrationsFrame();
+        }
+    }
+
+    private BinaryDumpWriter(OutputStream out, int version) throws IOException {
         this.out = out;
         workerRefs.defaultReturnValue(-1);
         byte[] header = Arrays.copyOf(BinaryDump.MAGIC, BinaryDump.HEADER_BYTES);
-        header[8] = (byte) (BinaryDump.VERSION >>> 8);
-        header[9] = (byte) BinaryDump.VERSION;
+        header[8] = (byte) (version >>> 8);
+        header[9] = (byte) version;
         out.write(header);
+    }
+
+    private void registration(SavedRegistration r) {
+        u64(r.instanceId());
+        varint(Integer.toUnsignedLong(r.dpRank()));
+        string(r.endpoint());
+        optional(r.replayEndpoint());
+        optional(r.podName());
+        string(r.modelName());
+        string(r.tenantId());
+        u32(r.blockSize());
+        u64(r.watermark());
+        frameRegistrations++;
+        registrations++;
+    }
+
+    /** A REGISTRATIONS frame of the entries buffered so far: their count goes in front. */
+    private void registrationsFrame() throws IOException {
+        byte[] entries = Arrays.copyOf(buf, len);
+        len = 0;
+        varint(frameRegistrations);
+        ensure(entries.length);
+        System.arraycopy(entries, 0, buf, len, entries.length);
+        len += entries.length;
+        frameRegistrations = 0;
+        frame(BinaryDump.KIND_REGISTRATIONS);
+    }
+
+    private void optional(String s) {
+        ensure(1);
+        if (s == null) {
+            buf[len++] = 0;
+        } else {
+            buf[len++] = 1;
+            string(s);
+        }
     }
 
     public void beginIndex(String modelName, String tenantId, int blockSize) throws IOException {
@@ -157,6 +218,9 @@ public final class BinaryDumpWriter implements Closeable {
         }
         u32(indexes);
         u64(totalMemberships);
+        if (registrations >= 0) {
+            u32(registrations);
+        }
         frame(BinaryDump.KIND_END);
         out.flush();
     }

@@ -11,7 +11,7 @@ import org.msgpack.value.ValueType;
  * Reads one event of a batch into {@link EventFields}, in either encoding: a tagged array read by position (the
  * declared fields, then a typed tail) or a tagged map read by key (any order, unknown keys ignored). Events of
  * llm-d's storage publisher arrive as a msgpack array packed inside a {@code bin}; they are read the same way.
- * The field values themselves are read by {@link FieldReader}.
+ * The field values themselves are read by {@link FieldReader} (scalars) and {@link MultimodalReader}.
  */
 final class EventReader {
 
@@ -28,6 +28,7 @@ final class EventReader {
     private final EventFields fields = new EventFields();
     private MsgpackCursor cursor;
     private FieldReader read;
+    private MultimodalReader multimodal;
     String tagName;
 
     EventReader(byte[] payload, MsgpackCursor cursor, Supplier<String> where) {
@@ -43,6 +44,7 @@ final class EventReader {
     private void use(MsgpackCursor c) {
         cursor = c;
         read = new FieldReader(c, fields, where);
+        multimodal = new MultimodalReader(c, fields, where);
     }
 
     /** Reads the next event (any tag) into {@link #fields()}. */
@@ -154,7 +156,7 @@ final class EventReader {
                     fields.loraName = read.optionalString("lora_name");
                 }
             }
-            case 8 -> read.extraKeys();
+            case 8 -> multimodal.extraKeys();
             default -> tail(pos - 9, true);
         }
     }
@@ -187,7 +189,9 @@ final class EventReader {
      * kv_cache_spec_sliding_window, locality, ownership} (nil placeholders keep later slots in place), read by
      * slot where the type fits and by type where an older producer left slots out. An array in a store's tail is
      * Dynamo's {@code block_mm_infos} (it takes no slot). An integer in the locality slot is ROCm ATOM's
-     * {@code token_offset}, which does not change any hash. Anything past the five is ignored.
+     * {@code token_offset}, which does not change any hash. Anything past the five is ignored. vLLM's own
+     * {@code BlockRemoved} declares a shorter tail, {@code group_idx, locality, ownership}: a removal's second slot
+     * holding {@code LOCAL} or {@code REMOTE} is that locality, and a string after it that ownership.
      */
     private void tail(int index, boolean store) throws IOException, EventDecodeException {
         if (index >= 5) {
@@ -196,7 +200,7 @@ final class EventReader {
         }
         ValueType type = cursor.peekType();
         if (type == ValueType.ARRAY && store) {
-            read.blockMmInfos();
+            multimodal.blockMmInfos();
             return;
         }
         int slot = fields.tailSlot++;
@@ -211,6 +215,11 @@ final class EventReader {
             }
             case STRING -> {
                 String value = cursor.string("tail");
+                if (!store && slot == 1 && (value.equals("LOCAL") || value.equals("REMOTE"))) {
+                    slot = 3; // vLLM's own removal: group_idx, locality, ownership
+                } else if (!store && slot == 2 && fields.locality != null) {
+                    slot = 4;
+                }
                 switch (slot) {
                     case 3 -> fields.locality = value;
                     case 4 -> fields.ownership = value;
@@ -294,13 +303,13 @@ final class EventReader {
             case "token_ids" -> read.tokens();
             case "block_size" -> read.blockSize();
             case "lora_name" -> fields.loraName = read.optionalString("lora_name");
-            case "extra_keys" -> read.extraKeys();
-            case "mm_keys" -> read.mmKeys();
+            case "extra_keys" -> multimodal.extraKeys();
+            case "mm_keys" -> multimodal.mmKeys();
             case "block_mm_infos" -> {
                 if (cursor.peekType() == ValueType.NIL) {
                     cursor.skipNil();
                 } else {
-                    read.blockMmInfos();
+                    multimodal.blockMmInfos();
                 }
             }
             default -> cursor.skip(); // lora_id, sliding window, token_offset, session_id, cache_salt, ...

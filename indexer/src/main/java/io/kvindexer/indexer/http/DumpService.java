@@ -10,8 +10,10 @@ import io.kvindexer.indexer.dump.BinaryDump;
 import io.kvindexer.indexer.dump.BinaryDumpWriter;
 import io.kvindexer.indexer.dump.DumpJson;
 import io.kvindexer.indexer.dump.IndexDump;
+import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.registry.WorkerRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.List;
@@ -20,11 +22,12 @@ import java.util.concurrent.TimeUnit;
 /**
  * {@code GET /dump}: every index as {@code "model:tenant": {block_size, model_name, tenant_id, events}}, streamed
  * entry by entry (Dynamo's JSON, {@code docs/compatibility.md}); with {@code Accept: application/x-kvindexer-dump}
- * the same content as a {@link BinaryDump} stream. Pending writes are flushed first, so the dump holds everything
+ * the same content as a {@link BinaryDump} stream (version 2, with the registrations and their watermarks, when
+ * {@code ?registrations=true} asks for them). Pending writes are flushed first, so the dump holds everything
  * accepted before the request. An index whose dump fails is written as {@code {"error": ...}} (an ERROR frame in
  * binary), as Dynamo does; the status stays 200.
  */
-record DumpService(Indexers indexers) implements ApiService {
+record DumpService(Indexers indexers, WorkerRegistry workers) implements ApiService {
 
     private static final System.Logger LOG = System.getLogger(DumpService.class.getName());
     private static final long FLUSH_TIMEOUT_SECONDS = 30;
@@ -35,13 +38,23 @@ record DumpService(Indexers indexers) implements ApiService {
     }
 
     private void dump(ServerRequest req, ServerResponse res) throws Exception {
+        boolean binary = wantsBinary(req);
+        // binary with ?registrations=true: version 2, the registrations and watermarks read before the flush, so
+        // the trees hold at least every batch up to each watermark (one cut; WorkerRegistry.export)
+        List<SavedRegistration> registrations = binary
+                        && req.query()
+                                .first("registrations")
+                                .map("true"::equalsIgnoreCase)
+                                .orElse(false)
+                ? workers.export()
+                : null;
         indexers.flushAll().get(FLUSH_TIMEOUT_SECONDS, TimeUnit.SECONDS);
         List<ModelIndex> all = indexers.all();
         res.status(Status.OK_200);
-        if (wantsBinary(req)) {
+        if (binary) {
             res.header(HeaderNames.CONTENT_TYPE, BinaryDump.MEDIA_TYPE);
             try (OutputStream out = res.outputStream()) {
-                writeBinary(all, out);
+                writeBinary(all, registrations, out);
             }
             return;
         }
@@ -80,12 +93,13 @@ record DumpService(Indexers indexers) implements ApiService {
      * the chunks out: a slow client never holds the lock that the index writers need, and a fast one receives
      * (and a recovering peer applies) the first frames while the rest is still being encoded.
      */
-    static void writeBinary(List<ModelIndex> indexes, OutputStream out) throws IOException, InterruptedException {
+    static void writeBinary(List<ModelIndex> indexes, List<SavedRegistration> registrations, OutputStream out)
+            throws IOException, InterruptedException {
         ChunkPipe pipe = new ChunkPipe();
         Thread.ofVirtual().name("dump-encoder").start(() -> {
             Throwable failure = null;
             try {
-                encode(indexes, pipe);
+                encode(indexes, registrations, pipe);
             } catch (IOException | RuntimeException e) {
                 failure = e;
             } finally {
@@ -95,8 +109,10 @@ record DumpService(Indexers indexers) implements ApiService {
         pipe.drainTo(out);
     }
 
-    private static void encode(List<ModelIndex> indexes, ChunkPipe pipe) throws IOException {
-        BinaryDumpWriter writer = new BinaryDumpWriter(pipe);
+    private static void encode(List<ModelIndex> indexes, List<SavedRegistration> registrations, ChunkPipe pipe)
+            throws IOException {
+        BinaryDumpWriter writer =
+                registrations == null ? new BinaryDumpWriter(pipe) : new BinaryDumpWriter(pipe, registrations);
         for (ModelIndex ix : indexes) {
             try {
                 writer.beginIndex(ix.modelName(), ix.tenantId(), ix.blockSize());

@@ -15,9 +15,10 @@ import java.util.Map;
 
 /**
  * Liveness ({@code /health}, always 200) and readiness ({@code /ready}): 200 once the startup gate is open, else 503
- * with what it waits for. Listeners that are failed or still connecting are listed in the body
- * ({@code listeners_failed}, {@code listeners_pending}) but never change the status: a readiness probe that failed
- * on one unreachable engine would take every replica out of its Service at once.
+ * with what it waits for. Listeners that are failed, still connecting, or running but cut off from their engine are
+ * listed in the body ({@code listeners_failed}, {@code listeners_pending}, {@code listeners_disconnected}) but never
+ * change the status: a readiness probe that failed on one unreachable engine would take every replica out of its
+ * Service at once.
  */
 record HealthService(StartupGate gate, WorkerRegistry workers) implements ApiService {
 
@@ -40,12 +41,15 @@ record HealthService(StartupGate gate, WorkerRegistry workers) implements ApiSer
         boolean ready = StartupGate.READY.equals(reason);
         List<Troubled> failed = new ArrayList<>();
         List<Troubled> pending = new ArrayList<>();
+        List<Troubled> disconnected = new ArrayList<>();
         for (WorkerView w : workers.list(null, null)) {
             for (Map.Entry<Integer, ListenerSnapshot> e : w.listeners().entrySet()) {
                 ListenerStatus s = e.getValue().status();
                 if (s == ListenerStatus.FAILED || s == ListenerStatus.PENDING) {
                     (s == ListenerStatus.FAILED ? failed : pending)
                             .add(new Troubled(w.instanceId(), e.getKey(), e.getValue()));
+                } else if (e.getValue().disconnected()) {
+                    disconnected.add(new Troubled(w.instanceId(), e.getKey(), e.getValue()));
                 }
             }
         }
@@ -53,7 +57,9 @@ record HealthService(StartupGate gate, WorkerRegistry workers) implements ApiSer
             g.writeStartObject();
             g.writeBooleanField("ready", ready);
             g.writeStringField("reason", reason);
-            int omitted = list(g, "listeners_failed", failed) + list(g, "listeners_pending", pending);
+            int omitted = list(g, "listeners_failed", failed)
+                    + list(g, "listeners_pending", pending)
+                    + list(g, "listeners_disconnected", disconnected);
             if (omitted > 0) {
                 g.writeNumberField("listeners_omitted", omitted);
             }
@@ -73,6 +79,11 @@ record HealthService(StartupGate gate, WorkerRegistry workers) implements ApiSer
             g.writeFieldName("dp_rank");
             g.writeNumber(Integer.toUnsignedString(t.dpRank()));
             g.writeStringField("endpoint", t.listener().endpoint());
+            if (t.listener().disconnectedSince() != null) {
+                g.writeNumberField(
+                        "disconnected_since_ms",
+                        t.listener().disconnectedSince().toEpochMilli());
+            }
             if (t.listener().lastError() != null) {
                 g.writeStringField("last_error", t.listener().lastError());
             }

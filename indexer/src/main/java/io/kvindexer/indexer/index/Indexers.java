@@ -34,16 +34,23 @@ public final class Indexers implements AutoCloseable {
 
     private final IndexOptions options;
     private final IndexWriters writers;
+    private final AppliedOps observer;
     private final ConcurrentHashMap<Key, ModelIndex> indexes = new ConcurrentHashMap<>();
 
     public Indexers(IndexOptions options) {
+        this(options, null);
+    }
+
+    /** With {@code observer} (null: none) told of every change applied to any index of this map. */
+    public Indexers(IndexOptions options, AppliedOps observer) {
         this.options = options;
         this.writers = new IndexWriters(options.writerThreads());
+        this.observer = observer;
     }
 
     public ModelIndex getOrCreate(String model, String tenant, int blockSize) throws BlockSizeMismatchException {
         ModelIndex index = indexes.computeIfAbsent(
-                new Key(model, tenant), k -> new ModelIndex(model, tenant, blockSize, options, writers));
+                new Key(model, tenant), k -> new ModelIndex(model, tenant, blockSize, options, writers, observer));
         if (index.blockSize() != blockSize) {
             throw new BlockSizeMismatchException(index.blockSize(), blockSize, model, tenant);
         }
@@ -61,7 +68,10 @@ public final class Indexers implements AutoCloseable {
 
     /** Drops an index (after its last worker is unregistered). */
     public void remove(String model, String tenant) {
-        indexes.remove(new Key(model, tenant));
+        ModelIndex removed = indexes.remove(new Key(model, tenant));
+        if (removed != null && observer != null) {
+            observer.indexDropped(removed);
+        }
     }
 
     /** Every index, ordered by model then tenant. */

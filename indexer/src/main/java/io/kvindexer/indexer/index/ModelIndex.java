@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * The prefix index of one (model, tenant) with its fixed block size: the single entry point the rest of the
@@ -25,10 +26,22 @@ public final class ModelIndex {
     private final int blockSize;
     private final IndexOptions options;
     private final IndexWriters writers;
+    /** told of every applied change (null: nobody listens, and nothing extra is done per write) */
+    private final AppliedOps observer;
     /** replaced (with its counters), once, when recovery hands over a staged index ({@link #adopt}) */
     private volatile ShardedIndex index;
 
     public ModelIndex(String modelName, String tenantId, int blockSize, IndexOptions options, IndexWriters writers) {
+        this(modelName, tenantId, blockSize, options, writers, null);
+    }
+
+    ModelIndex(
+            String modelName,
+            String tenantId,
+            int blockSize,
+            IndexOptions options,
+            IndexWriters writers,
+            AppliedOps observer) {
         if (blockSize <= 0) {
             throw new IllegalArgumentException("block_size must be > 0, got " + blockSize);
         }
@@ -37,6 +50,7 @@ public final class ModelIndex {
         this.blockSize = blockSize;
         this.options = Objects.requireNonNull(options, "options");
         this.writers = Objects.requireNonNull(writers, "writers");
+        this.observer = observer;
         this.index = new ShardedIndex(Math.min(options.shards(), writers.size()));
     }
 
@@ -71,11 +85,32 @@ public final class ModelIndex {
     public void submitOps(WorkerKey worker, List<IndexOp> ops) {
         if (!ops.isEmpty()) {
             int thread = writers.threadOf(worker.instanceId());
-            writers.executeOn(thread, () -> {
-                ShardedIndex ix = index;
-                int shard = ix.shardOf(thread);
-                ix.shard(shard).apply(worker, ops, ix.knownElsewhere(shard, ops));
-            });
+            writers.executeOn(thread, () -> applyOn(thread, worker, ops));
+        }
+    }
+
+    /**
+     * Enqueues ops that are decided on the worker's writer thread when their turn comes, after every write submitted
+     * before: what {@code due} returns then (possibly nothing) is applied at once, like {@link #submitOps}. Block
+     * expiry uses this, so a block stored again while its removal waited in the queue is not removed.
+     */
+    public void submitWhenDue(WorkerKey worker, Supplier<List<IndexOp>> due) {
+        int thread = writers.threadOf(worker.instanceId());
+        writers.executeOn(thread, () -> {
+            List<IndexOp> ops = due.get();
+            if (!ops.isEmpty()) {
+                applyOn(thread, worker, ops);
+            }
+        });
+    }
+
+    private void applyOn(int thread, WorkerKey worker, List<IndexOp> ops) {
+        ShardedIndex ix = index;
+        int shard = ix.shardOf(thread);
+        ApplyStatus[] statuses = observer == null ? null : new ApplyStatus[ops.size()];
+        ix.shard(shard).apply(worker, ops, ix.knownElsewhere(shard, ops), statuses);
+        if (observer != null) {
+            observer.applied(this, worker, ops, statuses);
         }
     }
 
@@ -87,7 +122,8 @@ public final class ModelIndex {
      */
     public void adopt(ModelIndex staged) {
         synchronized (this) {
-            if (index.isEmpty() && staged.index.size() == index.size()) {
+            // with an observer the memberships go through submitOps below, so it learns of each
+            if (observer == null && index.isEmpty() && staged.index.size() == index.size()) {
                 index = staged.index;
                 return;
             }
@@ -102,12 +138,22 @@ public final class ModelIndex {
 
     /** Removes every dp rank of an instance from every tier (ordered after that worker's pending events). */
     public CompletableFuture<Void> removeInstance(long instanceId) {
-        return onWriter(instanceId, shard -> shard.removeInstance(instanceId));
+        return onWriter(instanceId, shard -> {
+            shard.removeInstance(instanceId);
+            if (observer != null) {
+                observer.instanceRemoved(this, instanceId);
+            }
+        });
     }
 
     /** Removes one (instance, dp rank) from every tier; used by unregister of one rank and by publisher restarts. */
     public CompletableFuture<Void> removeWorker(WorkerKey worker) {
-        return onWriter(worker.instanceId(), shard -> shard.removeWorker(worker));
+        return onWriter(worker.instanceId(), shard -> {
+            shard.removeWorker(worker);
+            if (observer != null) {
+                observer.workerRemoved(this, worker);
+            }
+        });
     }
 
     private CompletableFuture<Void> onWriter(long instanceId, Consumer<PrefixIndex> change) {

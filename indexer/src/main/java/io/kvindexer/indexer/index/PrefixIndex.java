@@ -54,24 +54,31 @@ final class PrefixIndex {
      * Applies one worker's ops in order: consecutive stores and removes under one write-lock acquisition, a clear
      * as a chunked scan (see {@link #removeSlots}). {@code known} holds blocks other shards hold that this one does
      * not, so a hash-only store ({@link IndexOp.Store#knownBlocksOnly}) can join them here (resolved before, off this
-     * lock; {@link KnownBlocks#NONE} with one shard).
+     * lock; {@link KnownBlocks#NONE} with one shard). When {@code statuses} is not null, each op's status goes into it.
      */
-    void apply(WorkerKey worker, List<? extends IndexOp> ops, KnownBlocks known) {
+    void apply(WorkerKey worker, List<? extends IndexOp> ops, KnownBlocks known, ApplyStatus[] statuses) {
         int i = 0;
         while (i < ops.size()) {
             if (ops.get(i) instanceof IndexOp.Clear) {
                 removeSlots(worker.instanceId(), worker.dpRank(), false);
                 counters.count(EventType.CLEARED, ApplyStatus.OK);
+                if (statuses != null) {
+                    statuses[i] = ApplyStatus.OK;
+                }
                 i++;
                 continue;
             }
             lock.writeLock().lock();
             try {
                 for (; i < ops.size() && !(ops.get(i) instanceof IndexOp.Clear); i++) {
+                    ApplyStatus status;
                     switch (ops.get(i)) {
-                        case IndexOp.Store s -> counters.count(EventType.STORED, store(worker, s, known));
-                        case IndexOp.Remove r -> counters.count(EventType.REMOVED, remove(worker, r));
+                        case IndexOp.Store s -> counters.count(EventType.STORED, status = store(worker, s, known));
+                        case IndexOp.Remove r -> counters.count(EventType.REMOVED, status = remove(worker, r));
                         case IndexOp.Clear c -> throw new IllegalStateException("clears are applied above");
+                    }
+                    if (statuses != null) {
+                        statuses[i] = status;
                     }
                 }
             } finally {

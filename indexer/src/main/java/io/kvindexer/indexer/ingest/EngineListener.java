@@ -234,11 +234,6 @@ public final class EngineListener implements AutoCloseable {
                             POLL_MILLIS,
                             () -> stopped,
                             metrics::handshakeRetry);
-                    String error = replay.open();
-                    if (error != null) {
-                        fail(this, error);
-                        return;
-                    }
                 }
                 becomeActive(this);
                 while (!stopped) {
@@ -264,9 +259,6 @@ public final class EngineListener implements AutoCloseable {
             } finally {
                 if (sub != null) {
                     sub.close();
-                }
-                if (replay != null) {
-                    replay.close();
                 }
             }
         }

@@ -11,24 +11,38 @@ import org.zeromq.ZMQException;
 
 /**
  * The DEALER side of the engines' replay protocol: asks for everything from a seq and hands the answer over in
- * order until the end marker (see {@code docs/compatibility.md}, "Replay").
+ * order (see {@code docs/compatibility.md}, "Sequence numbers and
+ * replay"). The DEALER exists only while a replay runs.
  *
- * <p>Bounded and resumable: one request reads at most {@link Settings#chunkBatches()} batches short of the
- * range's end, then the DEALER is recreated (the rest of that answer is dropped) and the next request starts at
- * the next expected seq; an answer that stops part way (a timeout after progress) is resumed the same way up to
- * {@link Settings#maxResumes()} times. At most {@link ReplayPermits#limit()} replays run in the process;
- * after a replay fails the next one of this client waits a growing back-off.
+ * <p>An engine answers a request in one loop over its buffer, and its ROUTER drops what does not fit in the
+ * client's queue (vLLM keeps ZeroMQ's default send high-water mark of 1,000 messages): a long answer arrives with
+ * holes and maybe without its end marker. So a hole inside an answer is a cut stream, never a hole in the engine's
+ * buffer: the client drops the DEALER (and the rest of that answer) and asks again from the next expected seq,
+ * until the range is complete. Only the <em>first</em> reply to a request on a fresh DEALER cannot have been
+ * dropped (the queue was empty), so only a request from X whose first reply is above X, or that gets no batch at
+ * all, proves the engine no longer has X.
+ *
+ * <p>Bounded: one request reads at most {@link Settings#chunkBatches()} batches before the client asks again; the
+ * DEALER's receive queue bounds what waits in memory; every request either moves the next expected seq on or ends
+ * the replay (an engine that does not answer at all fails it). At most {@link ReplayPermits#limit()} replays run in the
+ * process; after a replay fails the next one of this client waits a growing back-off.
  *
  * <p>A range that cannot be recovered is reported to {@link Target#lost} before any later batch is handed over,
- * so the caller can drop what it can no longer vouch for. A fresh DEALER after every failure makes sure a late or
- * partial answer is never read as part of the next replay.
+ * so the caller can drop what it can no longer vouch for.
  */
-final class ReplayClient implements AutoCloseable {
+final class ReplayClient {
+
+    /** {@code until} of a replay of everything the engine has after a seq (no live seq bounds it yet). */
+    static final long EVERYTHING = Frames.END_SEQ;
+
+    /** Silence inside an answer that ends it: the engine's loop is over and what did not fit was dropped. */
+    private static final long ANSWER_IDLE_NANOS = 250_000_000L;
 
     /**
      * @param timeout      longest wait for the next reply
      * @param chunkBatches batches one request may return before the client asks again from the next seq
-     * @param maxResumes   requests after an interrupted answer, per replay
+     * @param maxResumes   for a replay of everything after a seq: answers in a row that ended with more batches,
+     *                     after which the live stream is left to show whatever is still missing
      * @param backoffMin   first wait after a failed replay; doubles per failure up to {@code backoffMax}
      */
     record Settings(
@@ -49,13 +63,19 @@ final class ReplayClient implements AutoCloseable {
         void lost(long from, long until, String problem);
     }
 
-    /** How a replay ended and how many batches it applied. */
-    record Outcome(ReplayResult result, long recovered) {}
+    /** How a replay ended, how many batches it applied, and how many requests it took. */
+    record Outcome(ReplayResult result, long recovered, int requests) {}
 
     /** What one request's answer came to. */
     private enum End {
+        /** the end marker arrived */
         END_MARKER,
+        /** a reply above the next expected seq: the ROUTER dropped replies (a cut stream) */
+        CUT,
+        /** the chunk is read; ask again for the rest */
         CHUNK_FULL,
+        /** a bounded range is complete and nothing more came within the poll interval */
+        COMPLETE,
         TIMEOUT,
         FAILED,
         STOPPED
@@ -94,38 +114,9 @@ final class ReplayClient implements AutoCloseable {
         return endpoint;
     }
 
-    /** Creates and connects the DEALER; null when it worked, else the error. */
-    String open() {
-        return open(false);
-    }
-
-    /** Like {@link #open()}; {@code replace} first closes the DEALER in use (a handshake that never came). */
-    private String open(boolean replace) {
-        if (replace) {
-            Frames.closeQuietly(dealer);
-            onHandshakeRetry.run();
-        }
-        try {
-            dealer = context.createSocket(SocketType.DEALER);
-            Frames.configureClient(dealer, endpoint, 2 * handshakeMillis, pollMillis); // the watch acts first
-            // a DEALER blocks a send until a connection is up: wait for it, but no longer than for a reply
-            dealer.setSendTimeOut(
-                    (int) Math.min(Integer.MAX_VALUE, settings.timeout().toMillis()));
-            watch = HandshakeWatch.attach(dealer, handshakeMillis * 1_000_000L);
-            dealer.connect(endpoint);
-            return null;
-        } catch (RuntimeException e) {
-            Frames.closeQuietly(dealer);
-            dealer = null;
-            return "failed to connect ZMQ DEALER socket to " + endpoint + ": "
-                    + (e.getMessage() != null ? e.getMessage() : e.toString());
-        }
-    }
-
     /**
-     * Fills {@code [from, until)}; batches at and after {@code until} that the engine sends along are handed over
-     * too. Null when stopped before it ended, or when the DEALER could not be recreated (then {@code lost} has
-     * said so and the caller should give up on replay).
+     * Fills {@code [from, until)} ({@code until} = {@link #EVERYTHING}: all the engine has from {@code from});
+     * batches at and after {@code until} that come along are handed over too. Null when stopped before it ended.
      */
     Outcome replay(long from, long until, Target target) throws InterruptedException {
         if (!awaitBackoff() || !settings.permits().acquire(stopped)) {
@@ -134,63 +125,64 @@ final class ReplayClient implements AutoCloseable {
         try {
             return run(from, until, target);
         } finally {
+            close();
             settings.permits().release();
         }
     }
 
     private Outcome run(long from, long until, Target target) {
-        Answer answer = new Answer(target);
-        long next = from;
-        int resumes = 0;
+        Answer answer = new Answer(target, from);
+        int stalls = 0;
         while (true) {
-            End end = request(next, until, answer);
+            String error = openFresh();
+            if (error != null) {
+                answer.lose(answer.expected, until, error);
+                return failed(ReplayResult.FAILED, answer);
+            }
+            long asked = answer.expected;
+            End end = request(asked, until, answer);
+            boolean rangeDone = until != EVERYTHING && Long.compareUnsigned(answer.expected, until) >= 0;
             switch (end) {
                 case STOPPED -> {
                     return null;
                 }
+                case COMPLETE -> {
+                    return succeeded(answer);
+                }
                 case END_MARKER -> {
                     if (answer.requestSawNone) {
-                        answer.lose(
-                                next,
-                                until,
-                                "replay incomplete: engine returned nothing from " + u(next) + ", needed up to "
-                                        + u(until - 1));
-                    } else if (Long.compareUnsigned(answer.expected, until) < 0) {
+                        // nothing at or after `asked` in the engine's buffer
+                        if (until != EVERYTHING && Long.compareUnsigned(asked, until) < 0) {
+                            answer.lose(
+                                    asked,
+                                    until,
+                                    "replay incomplete: engine returned nothing from " + u(asked) + ", needed up to "
+                                            + u(until - 1));
+                        }
+                        return succeeded(answer);
+                    }
+                    if (rangeDone || (until == EVERYTHING && ++stalls > settings.maxResumes())) {
+                        return succeeded(answer); // (an engine publishing all along: the live stream has the rest)
+                    }
+                    // the tail of the answer may have been dropped before the end marker fitted: ask again
+                }
+                case CUT, CHUNK_FULL -> stalls = 0;
+                case TIMEOUT -> {
+                    // after progress, silence means the ROUTER's loop is over and dropped the rest: ask again
+                    if (answer.requestSawNone) {
                         answer.lose(
                                 answer.expected,
                                 until,
-                                "replay incomplete: engine returned up to " + u(answer.expected - 1) + ", needed up to "
-                                        + u(until - 1));
-                    }
-                    return succeeded(answer);
-                }
-                case CHUNK_FULL -> {
-                    next = answer.expected;
-                    if (!fresh(answer, next, until)) {
-                        return failed(ReplayResult.FAILED, answer);
-                    }
-                }
-                case TIMEOUT -> {
-                    if (answer.requestSawNone || resumes == settings.maxResumes()) {
-                        long at = answer.any ? answer.expected : next;
-                        answer.lose(
-                                at,
-                                until,
-                                "replay from " + u(at) + " timed out after "
+                                "replay from " + u(answer.expected) + " timed out after "
                                         + settings.timeout().toMillis() + " ms: no answer from " + endpoint);
-                        fresh(answer, at, until);
                         return failed(ReplayResult.TIMEOUT, answer);
                     }
-                    // the answer stopped part way: ask again from the next expected seq
-                    resumes++;
-                    next = answer.expected;
-                    if (!fresh(answer, next, until)) {
-                        return failed(ReplayResult.FAILED, answer);
+                    if (rangeDone) {
+                        return succeeded(answer);
                     }
                 }
                 case FAILED -> {
-                    answer.lose(answer.any ? answer.expected : next, until, answer.failure);
-                    fresh(answer, next, until);
+                    answer.lose(answer.expected, until, answer.failure);
                     return failed(ReplayResult.FAILED, answer);
                 }
             }
@@ -199,10 +191,10 @@ final class ReplayClient implements AutoCloseable {
 
     private Outcome succeeded(Answer answer) {
         if (answer.lostAny) {
-            return new Outcome(ReplayResult.INCOMPLETE, answer.recovered);
+            return new Outcome(ReplayResult.INCOMPLETE, answer.recovered, answer.requests);
         }
         backoffNanos = 0;
-        return new Outcome(ReplayResult.OK, answer.recovered);
+        return new Outcome(ReplayResult.OK, answer.recovered, answer.requests);
     }
 
     private Outcome failed(ReplayResult result, Answer answer) {
@@ -211,19 +203,7 @@ final class ReplayClient implements AutoCloseable {
                 ? min
                 : Math.min(backoffNanos * 2, settings.backoffMax().toNanos());
         notBefore = System.nanoTime() + backoffNanos;
-        return new Outcome(result, answer.recovered);
-    }
-
-    /** A new DEALER; false (and the range reported lost) when it cannot be made. */
-    private boolean fresh(Answer answer, long next, long until) {
-        Frames.closeQuietly(dealer);
-        dealer = null;
-        String error = open();
-        if (error != null) {
-            answer.lose(next, until, error);
-            return false;
-        }
-        return true;
+        return new Outcome(result, answer.recovered, answer.requests);
     }
 
     private boolean awaitBackoff() throws InterruptedException {
@@ -236,13 +216,32 @@ final class ReplayClient implements AutoCloseable {
         return !stopped.getAsBoolean();
     }
 
+    /**
+     * A new DEALER (a new identity, so nothing of an earlier answer can reach it); null when it worked, else the
+     * error. A handshake that never came ({@link HandshakeWatch}) is the other reason to make one.
+     */
+    private String openFresh() {
+        close();
+        try {
+            dealer = context.createSocket(SocketType.DEALER);
+            Frames.configureClient(dealer, endpoint, 2 * handshakeMillis, pollMillis); // the watch acts first
+            // a DEALER blocks a send until a connection is up: wait for it, but no longer than for a reply
+            dealer.setSendTimeOut(
+                    (int) Math.min(Integer.MAX_VALUE, settings.timeout().toMillis()));
+            watch = HandshakeWatch.attach(dealer, handshakeMillis * 1_000_000L);
+            dealer.connect(endpoint);
+            return null;
+        } catch (RuntimeException e) {
+            close();
+            return "failed to connect ZMQ DEALER socket to " + endpoint + ": "
+                    + (e.getMessage() != null ? e.getMessage() : e.toString());
+        }
+    }
+
     /** Sends one request from {@code from} and reads its answer into {@code answer}. */
     private End request(long from, long until, Answer answer) {
-        answer.startRequest(from);
-        if (dealer != null && watch.stalled() && open(true) != null) {
-            dealer = null;
-        }
-        if (dealer == null || !Frames.send(dealer, Frames.EMPTY, Frames.seqBytes(from))) {
+        answer.startRequest();
+        if (!Frames.send(dealer, Frames.EMPTY, Frames.seqBytes(from))) {
             answer.failure = "replay request to " + endpoint + " could not be sent";
             return End.FAILED;
         }
@@ -264,14 +263,19 @@ final class ReplayClient implements AutoCloseable {
                 return End.FAILED;
             }
             if (reply == null) {
+                if (until != EVERYTHING && Long.compareUnsigned(answer.expected, until) >= 0) {
+                    return End.COMPLETE; // the live stream holds the rest; a missing end marker costs one poll
+                }
                 long now = System.nanoTime();
                 if (!watch.handshaken()) {
                     // the request cannot have reached the engine yet: the timeout is for the engine's answer
                     if (watch.stalled()) {
-                        if (open(true) != null || !Frames.send(dealer, Frames.EMPTY, Frames.seqBytes(from))) {
+                        String error = openFresh();
+                        if (error != null || !Frames.send(dealer, Frames.EMPTY, Frames.seqBytes(from))) {
                             answer.failure = "replay request to " + endpoint + " could not be sent";
                             return End.FAILED;
                         }
+                        onHandshakeRetry.run();
                         deadline = now + timeoutNanos;
                         continue;
                     }
@@ -284,7 +288,8 @@ final class ReplayClient implements AutoCloseable {
                 }
                 continue;
             }
-            deadline = System.nanoTime() + timeoutNanos;
+            // an engine sends its whole answer in one loop: once it has begun, a pause means the rest was dropped
+            deadline = System.nanoTime() + Math.min(timeoutNanos, ANSWER_IDLE_NANOS);
             int seqAt;
             if (reply.size() == 3) {
                 seqAt = 1; // ["", seq, payload] (vLLM <= 0.25, SGLang)
@@ -306,34 +311,37 @@ final class ReplayClient implements AutoCloseable {
                 return End.FAILED;
             }
             long seq = Frames.readSeq(seqFrame);
-            // seqs from `until` on are the live stream's business (the SUB queue holds what was sent live)
-            long lostUntil = Long.compareUnsigned(seq, until) < 0 ? seq : until;
-            if (answer.requestSawNone && Long.compareUnsigned(seq, from) > 0) {
-                // the engine's buffer no longer reaches back to `from`: those batches are gone for good
-                answer.lose(
-                        from,
-                        lostUntil,
-                        "replay incomplete: engine buffer starts at " + u(seq) + ", requested " + u(from));
-            } else if (!answer.requestSawNone
-                    && seq != answer.expected
-                    && Long.compareUnsigned(answer.expected, until) < 0) {
-                // the engine skipped seqs inside its buffer: they were never there to be replayed
-                answer.lose(
-                        answer.expected,
-                        lostUntil,
-                        "replay incomplete: batches " + u(answer.expected) + ".." + u(lostUntil - 1)
-                                + " are missing from the engine buffer");
+            if (Long.compareUnsigned(seq, answer.expected) < 0) {
+                continue; // not asked for (an engine answers from the requested seq on)
+            }
+            if (seq != answer.expected) {
+                if (!answer.requestSawNone) {
+                    return End.CUT; // replies between were dropped by the ROUTER, not missing from the buffer
+                }
+                // the first reply on a fresh DEALER: the engine's buffer no longer reaches back to `expected`
+                long lostUntil = Long.compareUnsigned(seq, until) < 0 ? seq : until;
+                if (Long.compareUnsigned(answer.expected, lostUntil) < 0) {
+                    answer.lose(
+                            answer.expected,
+                            lostUntil,
+                            "replay incomplete: engine buffer starts at " + u(seq) + ", requested "
+                                    + u(answer.expected));
+                }
             }
             answer.take(seq, payload);
-            read++;
-            if (read >= settings.chunkBatches() && Long.compareUnsigned(answer.expected, until) < 0) {
+            if (++read >= settings.chunkBatches()
+                    && (until == EVERYTHING || Long.compareUnsigned(answer.expected, until) < 0)) {
                 return End.CHUNK_FULL;
             }
         }
     }
 
-    @Override
-    public void close() {
+    /** Drops the DEALER, if any (linger 0: whatever it still holds is gone). */
+    void close() {
+        if (watch != null) {
+            watch.detach();
+            watch = null;
+        }
         Frames.closeQuietly(dealer);
         dealer = null;
     }
@@ -346,26 +354,24 @@ final class ReplayClient implements AutoCloseable {
     private static final class Answer {
         final Target target;
         long expected;
-        boolean any;
         boolean requestSawNone;
         boolean lostAny;
         long recovered;
+        int requests;
         String failure;
 
-        Answer(Target target) {
+        Answer(Target target, long from) {
             this.target = target;
+            this.expected = from;
         }
 
-        void startRequest(long from) {
+        void startRequest() {
             requestSawNone = true;
-            if (!any) {
-                expected = from;
-            }
+            requests++;
         }
 
         void take(long seq, byte[] payload) {
             requestSawNone = false;
-            any = true;
             expected = seq + 1;
             if (target.batch(seq, payload)) {
                 recovered++;
@@ -373,6 +379,9 @@ final class ReplayClient implements AutoCloseable {
         }
 
         void lose(long from, long until, String problem) {
+            if (Long.compareUnsigned(from, until) >= 0) {
+                return;
+            }
             lostAny = true;
             target.lost(from, until, problem);
         }

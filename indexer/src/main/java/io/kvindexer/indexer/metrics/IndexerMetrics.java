@@ -1,6 +1,7 @@
 package io.kvindexer.indexer.metrics;
 
 import io.kvindexer.indexer.event.EventWarning;
+import io.kvindexer.indexer.expiry.BlockExpiry;
 import io.kvindexer.indexer.index.IndexStats;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
@@ -83,6 +84,11 @@ public final class IndexerMetrics {
     private final Counter engineDisconnects = counter(
             "dynamo_kvindexer_engine_disconnects_total",
             "Handshaken ZMQ SUB connections to engines that went down (engine stopped, network broken)");
+
+    private final Counter snapshots = counter(
+            "dynamo_kvindexer_snapshots_total",
+            "Local snapshots by event: written, write_failed, loaded, damaged (a file that did not verify, skipped)",
+            "event");
 
     /** The listeners' reports, as counters. */
     private final IngestMetrics ingest = new IngestMetrics() {
@@ -266,6 +272,11 @@ public final class IndexerMetrics {
                 .register(registry);
     }
 
+    /** The block expiry's bounds and what it removed ({@code --block-ttl}, {@code --max-blocks-per-worker}). */
+    public void bindExpiry(BlockExpiry expiry) {
+        ExpiryMetrics.register(registry, expiry);
+    }
+
     /** One finished HTTP request; {@code endpoint} is the route template or {@code unknown}. */
     public void httpRequest(String endpoint, String method, int status, double seconds, boolean timed) {
         requests.labelValues(endpoint, method).inc();
@@ -277,6 +288,11 @@ public final class IndexerMetrics {
         } else if (status >= 400) {
             errors.labelValues(endpoint, "4xx").inc();
         }
+    }
+
+    /** A snapshot was written, failed to write, was loaded, or was found damaged. */
+    public void snapshot(String event) {
+        snapshots.labelValues(event).inc();
     }
 
     public void queryMatched(String endpoint, double seconds) {

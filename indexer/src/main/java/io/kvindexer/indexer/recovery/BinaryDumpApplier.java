@@ -3,6 +3,7 @@ package io.kvindexer.indexer.recovery;
 import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.dump.BinaryDumpReader;
+import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.index.IndexOp;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
@@ -31,6 +32,7 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
 
     private final Indexers indexers;
     private final List<ModelIndex> staged = new ArrayList<>();
+    private final List<SavedRegistration> registrations = new ArrayList<>();
     private ModelIndex section;
     private final List<WorkerKey> workers = new ArrayList<>();
     private final List<Chain> chains = new ArrayList<>();
@@ -46,6 +48,17 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
 
     /** Reads, stages and (only when the whole stream is valid) installs; returns the number of indexes. */
     static int apply(InputStream body, Indexers indexers, long timeoutMillis) throws IOException, InterruptedException {
+        Recovered r = stage(body, indexers, timeoutMillis, "a binary dump");
+        r.install().run();
+        return r.indexes();
+    }
+
+    /**
+     * Reads and stages a whole stream (a peer's {@code /dump} or a snapshot file); throws, having installed nothing,
+     * when it is not complete and intact. The staged trees go live only when the result's {@code install} runs.
+     */
+    static Recovered stage(InputStream body, Indexers indexers, long timeoutMillis, String source)
+            throws IOException, InterruptedException {
         BinaryDumpApplier applier = new BinaryDumpApplier(indexers);
         BinaryDumpReader.read(body, applier);
         try {
@@ -53,10 +66,12 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
         } catch (ExecutionException | TimeoutException e) {
             throw new IOException("staging the dump did not finish: " + e, e);
         }
-        for (ModelIndex s : applier.staged) {
-            install(indexers, s);
-        }
-        return applier.staged.size();
+        List<ModelIndex> staged = List.copyOf(applier.staged);
+        return new Recovered(source, staged.size(), applier.registrations, () -> {
+            for (ModelIndex s : staged) {
+                install(indexers, s);
+            }
+        });
     }
 
     private static void install(Indexers indexers, ModelIndex staged) {
@@ -102,6 +117,11 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
                 section.submitOps(workers.get(ref), ops);
             }
         }
+    }
+
+    @Override
+    public void registration(SavedRegistration registration) {
+        registrations.add(registration);
     }
 
     @Override

@@ -20,20 +20,22 @@ final class DumpApplier {
 
     private DumpApplier() {}
 
-    static int apply(InputStream body, Indexers indexers) throws IOException {
+    /** Parses the whole JSON dump; its trees go into the indexes when the result's {@code install} runs. */
+    static Recovered parse(InputStream body, Indexers indexers, String source) throws IOException {
         List<IndexDump> dumps;
         try {
             dumps = DumpJson.read(body);
         } catch (EventJsonException e) {
             throw new IOException("invalid dump: " + e.getMessage(), e);
         }
-        for (IndexDump d : dumps) {
-            ModelIndex index = liveIndex(indexers, d.modelName(), d.tenantId(), d.blockSize(), LOG);
-            if (index != null) {
-                RouterEventOps.submit(index, d.events());
+        return new Recovered(source, dumps.size(), List.of(), () -> {
+            for (IndexDump d : dumps) {
+                ModelIndex index = liveIndex(indexers, d.modelName(), d.tenantId(), d.blockSize(), LOG);
+                if (index != null) {
+                    RouterEventOps.submit(index, d.events());
+                }
             }
-        }
-        return dumps.size();
+        });
     }
 
     /**

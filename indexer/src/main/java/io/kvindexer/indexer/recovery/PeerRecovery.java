@@ -11,14 +11,12 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
- * Startup recovery from peers ({@code docs/compatibility.md}, "Peer recovery"): wait a moment so the listeners'
- * subscriptions reach the publishers, then fetch {@code <peer>/dump} from each peer in order; the first that answers
- * with a valid dump wins. Every outcome lets startup continue; with no reachable peer the index starts empty.
+ * Startup recovery from peers ({@code docs/compatibility.md}, "Startup, recovery and readiness"): wait a moment so
+ * the listeners' subscriptions reach the publishers, then fetch {@code <peer>/dump} from each peer in order; the first
+ * that answers with a valid dump wins. Every outcome lets startup continue; with no reachable peer the index starts
+ * empty.
  *
  * <p>The binary dump ({@link BinaryDump}) is asked for first. A peer that answers JSON anyway (a Dynamo indexer
  * ignores the {@code Accept}) is read as JSON from the same response; a binary answer that fails (truncated,
@@ -74,28 +72,50 @@ public final class PeerRecovery {
         return this;
     }
 
+    /** Fetches from the first peer that answers and installs its trees at once (no registry involved). */
     public Result run() throws InterruptedException {
         if (peers.isEmpty()) {
             return Result.SKIPPED;
+        }
+        Recovered r = fetch();
+        if (r == null) {
+            return Result.NO_REACHABLE_PEERS;
+        }
+        r.install().run();
+        return Result.SUCCEEDED;
+    }
+
+    /**
+     * Fetches from the first peer that answers with a valid dump, its registrations included when it has them; null
+     * when none did. Nothing is installed yet (see {@link Recovered}).
+     */
+    public Recovered fetch() throws InterruptedException {
+        if (peers.isEmpty()) {
+            return null;
         }
         Thread.sleep(delay.toMillis());
         try (HttpClient client = PeerHttpClients.create(timeout, caFile)) {
             for (String peer : peers) {
                 try {
-                    int indexes = recoverFrom(client, peer);
-                    LOG.log(System.Logger.Level.INFO, "P2P recovery completed from {0} ({1} indexes)", peer, indexes);
-                    return Result.SUCCEEDED;
+                    Recovered r = recoverFrom(client, peer);
+                    LOG.log(
+                            System.Logger.Level.INFO,
+                            "P2P recovery completed from {0} ({1} indexes, {2} registrations)",
+                            peer,
+                            r.indexes(),
+                            r.registrations().size());
+                    return r;
                 } catch (IOException | RuntimeException e) {
                     LOG.log(System.Logger.Level.WARNING, "P2P recovery from {0} failed: {1}", peer, e.toString());
                 }
             }
         }
-        LOG.log(System.Logger.Level.WARNING, "P2P recovery: no reachable peers, starting with empty state");
-        return Result.NO_REACHABLE_PEERS;
+        LOG.log(System.Logger.Level.WARNING, "P2P recovery: no reachable peers");
+        return null;
     }
 
-    /** Fetches and applies one peer's dump; returns the number of indexes recovered. */
-    int recoverFrom(HttpClient client, String peer) throws IOException, InterruptedException {
+    /** Fetches and stages one peer's dump. */
+    Recovered recoverFrom(HttpClient client, String peer) throws IOException, InterruptedException {
         if (format == Format.BINARY) {
             try {
                 return fetch(client, peer, true);
@@ -110,8 +130,10 @@ public final class PeerRecovery {
         return fetch(client, peer, false);
     }
 
-    private int fetch(HttpClient client, String peer, boolean binary) throws IOException, InterruptedException {
-        HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(peer + "/dump"))
+    private Recovered fetch(HttpClient client, String peer, boolean binary) throws IOException, InterruptedException {
+        // a version 2 dump carries the registrations; older replicas and Dynamo ignore the parameter
+        HttpRequest.Builder builder = HttpRequest.newBuilder(
+                        URI.create(peer + "/dump" + (binary ? "?registrations=true" : "")))
                 .timeout(timeout)
                 .GET();
         if (binary) {
@@ -131,13 +153,9 @@ public final class PeerRecovery {
                     .map(t -> t.toLowerCase(java.util.Locale.ROOT).startsWith(BinaryDump.MEDIA_TYPE))
                     .orElse(false);
             if (isBinary) {
-                return BinaryDumpApplier.apply(body, indexers, timeout.toMillis());
+                return BinaryDumpApplier.stage(body, indexers, timeout.toMillis(), peer);
             }
-            int applied = DumpApplier.apply(body, indexers);
-            indexers.flushAll().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            return applied;
-        } catch (ExecutionException | TimeoutException e) {
-            throw new IOException("applying the dump of " + peer + " did not finish: " + e, e);
+            return DumpApplier.parse(body, indexers, peer);
         }
     }
 }

@@ -2,14 +2,17 @@ package io.kvindexer.indexer.registry;
 
 import io.kvindexer.indexer.common.ServiceLimits;
 import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ListenerSpec;
 import io.kvindexer.indexer.ingest.ListenerStatus;
 import io.kvindexer.indexer.ingest.SequenceWatermark;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -43,6 +46,10 @@ public final class WorkerRegistry implements AutoCloseable {
 
     private final List<Runnable> observers = new CopyOnWriteArrayList<>();
     private final ServiceLimits limits;
+    private final UnregisterGrace grace;
+    /** non-null while startup recovery runs: what was unregistered meanwhile, applied when it installs */
+    private RecoveryTombstones tombstones;
+
     private boolean closed;
 
     public WorkerRegistry(Indexers indexers, ListenerFactory listenerFactory) {
@@ -50,9 +57,16 @@ public final class WorkerRegistry implements AutoCloseable {
     }
 
     public WorkerRegistry(Indexers indexers, ListenerFactory listenerFactory, ServiceLimits limits) {
+        this(indexers, listenerFactory, limits, Duration.ZERO);
+    }
+
+    /** With {@code unregisterGrace} above zero, an unregistered worker's blocks are kept detached that long. */
+    public WorkerRegistry(
+            Indexers indexers, ListenerFactory listenerFactory, ServiceLimits limits, Duration unregisterGrace) {
         this.indexers = Objects.requireNonNull(indexers);
         this.listenerFactory = Objects.requireNonNull(listenerFactory);
         this.limits = Objects.requireNonNull(limits);
+        this.grace = new UnregisterGrace(unregisterGrace, System::nanoTime);
     }
 
     /** Called after every change of the registered instances (the startup gate counts them). */
@@ -61,6 +75,17 @@ public final class WorkerRegistry implements AutoCloseable {
     }
 
     public void register(Registration r) throws RegistryException {
+        synchronized (this) {
+            registerLocked(r, SequenceWatermark.UNSET);
+        }
+        notifyObservers();
+    }
+
+    /**
+     * Dynamo's rules, then the listener. A watermark other than {@link SequenceWatermark#UNSET} is a restored one: it
+     * is taken when the registration has none yet. Caller holds the lock and notifies the observers after it.
+     */
+    private void registerLocked(Registration r, long restoredWatermark) throws RegistryException {
         String problem = ZmqEndpoint.problem(r.endpoint());
         if (problem != null) {
             throw new RegistryException(RegistryException.Kind.INVALID, problem);
@@ -74,53 +99,56 @@ public final class WorkerRegistry implements AutoCloseable {
             }
         }
         String id = Long.toUnsignedString(r.instanceId());
-        synchronized (this) {
-            if (closed) {
-                throw new RegistryException(RegistryException.Kind.CONFLICT, "indexer is shutting down");
-            }
-            Instance existing = instances.get(r.instanceId());
-            if (existing != null && !existing.sameKey(r.modelName(), r.tenantId())) {
-                throw new RegistryException(
-                        RegistryException.Kind.CONFLICT,
-                        "instance " + id + " is already registered for model=" + existing.model + " tenant="
-                                + existing.tenant);
-            }
-            if (existing != null && existing.ranks.containsKey(r.dpRank())) {
-                throw new RegistryException(
-                        RegistryException.Kind.CONFLICT,
-                        "instance " + id + " dp_rank " + Integer.toUnsignedString(r.dpRank()) + " already registered");
-            }
-            if (existing != null
-                    && existing.podName != null
-                    && r.podName() != null
-                    && !existing.podName.equals(r.podName())) {
-                throw new RegistryException(
-                        RegistryException.Kind.CONFLICT,
-                        "instance " + id + " is already registered for pod " + existing.podName);
-            }
-            checkLimits(existing, id);
-            ModelIndex index;
-            try {
-                index = indexers.getOrCreate(r.modelName(), r.tenantId(), r.blockSize());
-            } catch (Indexers.BlockSizeMismatchException e) {
-                throw new RegistryException(RegistryException.Kind.CONFLICT, e.getMessage());
-            }
-            Instance inst = existing != null ? existing : new Instance(r.instanceId(), r.modelName(), r.tenantId());
-            WorkerKey key = new WorkerKey(r.instanceId(), r.dpRank());
-            ListenerSpec spec = new ListenerSpec(r.instanceId(), r.dpRank(), r.endpoint(), r.replayEndpoint());
-            LearnedWatermark learned = watermarks.compute(
-                    key,
-                    (k, old) -> old != null && old.endpoint().equals(r.endpoint())
-                            ? old
-                            : new LearnedWatermark(r.endpoint()));
-            Rank rank = new Rank(spec, listenerFactory.start(spec, learned.watermark(), new IndexSink(index)));
-            inst.ranks.put(r.dpRank(), rank);
-            if (r.podName() != null) {
-                inst.podName = r.podName();
-                podNames.put(r.instanceId(), r.podName());
-            }
-            instances.put(r.instanceId(), inst);
+        if (closed) {
+            throw new RegistryException(RegistryException.Kind.CONFLICT, "indexer is shutting down");
         }
+        Instance existing = instances.get(r.instanceId());
+        if (existing != null && !existing.sameKey(r.modelName(), r.tenantId())) {
+            throw new RegistryException(
+                    RegistryException.Kind.CONFLICT,
+                    "instance " + id + " is already registered for model=" + existing.model + " tenant="
+                            + existing.tenant);
+        }
+        if (existing != null && existing.ranks.containsKey(r.dpRank())) {
+            throw new RegistryException(
+                    RegistryException.Kind.CONFLICT,
+                    "instance " + id + " dp_rank " + Integer.toUnsignedString(r.dpRank()) + " already registered");
+        }
+        if (existing != null
+                && existing.podName != null
+                && r.podName() != null
+                && !existing.podName.equals(r.podName())) {
+            throw new RegistryException(
+                    RegistryException.Kind.CONFLICT,
+                    "instance " + id + " is already registered for pod " + existing.podName);
+        }
+        checkLimits(existing, id);
+        ModelIndex index;
+        try {
+            index = indexers.getOrCreate(r.modelName(), r.tenantId(), r.blockSize());
+        } catch (Indexers.BlockSizeMismatchException e) {
+            throw new RegistryException(RegistryException.Kind.CONFLICT, e.getMessage());
+        }
+        Instance inst = existing != null ? existing : new Instance(r.instanceId(), r.modelName(), r.tenantId());
+        WorkerKey key = new WorkerKey(r.instanceId(), r.dpRank());
+        ListenerSpec spec = new ListenerSpec(r.instanceId(), r.dpRank(), r.endpoint(), r.replayEndpoint());
+        LearnedWatermark learned = watermarks.compute(
+                key,
+                (k, old) ->
+                        old != null && old.endpoint().equals(r.endpoint()) ? old : new LearnedWatermark(r.endpoint()));
+        if (restoredWatermark != SequenceWatermark.UNSET && learned.watermark().get() == SequenceWatermark.UNSET) {
+            learned.watermark().set(restoredWatermark);
+        }
+        if (grace.enabled()) {
+            index.submitOps(key, grace.reattach(r)); // before the listener's first batch, on the same writer
+        }
+        Rank rank = new Rank(spec, listenerFactory.start(spec, learned.watermark(), new IndexSink(index)));
+        inst.ranks.put(r.dpRank(), rank);
+        if (r.podName() != null) {
+            inst.podName = r.podName();
+            podNames.put(r.instanceId(), r.podName());
+        }
+        instances.put(r.instanceId(), inst);
         LOG.log(
                 System.Logger.Level.INFO,
                 "registered instance {0} dp_rank {1} at {2} for model={3} tenant={4}",
@@ -129,7 +157,6 @@ public final class WorkerRegistry implements AutoCloseable {
                 r.endpoint(),
                 r.modelName(),
                 r.tenantId());
-        notifyObservers();
     }
 
     /** Caller holds the lock. A client may not grow the registrations without bound (design: limits). */
@@ -160,6 +187,16 @@ public final class WorkerRegistry implements AutoCloseable {
         String id = Long.toUnsignedString(instanceId);
         synchronized (this) {
             Instance inst = instances.get(instanceId);
+            if (tombstones != null) {
+                tombstones.add(instanceId, model, tenant, dpRank); // recovery may still bring it: it goes too
+            }
+            if (inst == null && tombstones != null) {
+                LOG.log(
+                        System.Logger.Level.INFO,
+                        "unregister of instance {0} during recovery: whatever recovery brings of it is dropped",
+                        id);
+                return;
+            }
             if (inst == null) {
                 throw new RegistryException(RegistryException.Kind.NOT_FOUND, "instance " + id + " not found");
             }
@@ -179,8 +216,11 @@ public final class WorkerRegistry implements AutoCloseable {
                 if (inst.ranks.size() > 1) {
                     inst.ranks.remove(dpRank);
                     rank.stop();
-                    indexers.get(inst.model, inst.tenant)
-                            .ifPresent(ix -> ix.removeWorker(new WorkerKey(instanceId, dpRank)));
+                    WorkerKey key = new WorkerKey(instanceId, dpRank);
+                    indexers.get(inst.model, inst.tenant).ifPresent(ix -> {
+                        detach(ix, Map.of(key, rank.spec.endpoint()));
+                        ix.removeWorker(key);
+                    });
                 } else {
                     removeInstance(inst);
                 }
@@ -203,12 +243,132 @@ public final class WorkerRegistry implements AutoCloseable {
         instances.remove(inst.id);
         podNames.remove(inst.id);
         inst.ranks.values().forEach(Rank::stop);
+        Map<WorkerKey, String> endpoints = new HashMap<>();
+        inst.ranks.forEach((r, rank) -> endpoints.put(new WorkerKey(inst.id, r), rank.spec.endpoint()));
         inst.ranks.clear();
-        indexers.get(inst.model, inst.tenant).ifPresent(ix -> ix.removeInstance(inst.id));
+        indexers.get(inst.model, inst.tenant).ifPresent(ix -> {
+            detach(ix, endpoints);
+            ix.removeInstance(inst.id);
+        });
         boolean stillUsed = instances.values().stream().anyMatch(i -> i.sameKey(inst.model, inst.tenant));
         if (!stillUsed) {
             indexers.remove(inst.model, inst.tenant);
         }
+    }
+
+    /**
+     * Every registration with its watermark. Read before the trees (the caller flushes the index writers after
+     * this), so a tree holds at least every batch up to the watermark saved with it; the few that arrive between
+     * are replayed again after a restore, which leaves the same state (a store or removal applied twice in order).
+     */
+    public synchronized List<SavedRegistration> export() {
+        List<SavedRegistration> out = new ArrayList<>();
+        for (Instance inst : instances.values()) {
+            ModelIndex index = indexers.get(inst.model, inst.tenant).orElse(null);
+            if (index == null) {
+                continue;
+            }
+            inst.ranks.forEach((r, rank) -> {
+                LearnedWatermark learned = watermarks.get(new WorkerKey(inst.id, r));
+                out.add(new SavedRegistration(
+                        inst.id,
+                        r,
+                        rank.spec.endpoint(),
+                        rank.spec.replayEndpoint(),
+                        inst.podName,
+                        inst.model,
+                        inst.tenant,
+                        index.blockSize(),
+                        learned == null
+                                ? SequenceWatermark.UNSET
+                                : learned.watermark().get()));
+            });
+        }
+        return out;
+    }
+
+    /** Startup recovery begins: what is unregistered from now on is remembered until {@link #finishRecovery}. */
+    public synchronized void beginRecovery() {
+        if (tombstones == null) {
+            tombstones = new RecoveryTombstones();
+        }
+    }
+
+    public synchronized boolean isRecovering() {
+        return tombstones != null;
+    }
+
+    /**
+     * Startup recovery ends. Under the lock, so that an unregister comes wholly before or after: {@code installTree}
+     * puts the recovered trees into the indexes, whatever was unregistered meanwhile is removed from them, and the
+     * saved registrations that were neither unregistered nor registered anew meanwhile are registered with their
+     * watermarks (their listeners ask the engines for what came after). Returns how many were restored.
+     */
+    public int finishRecovery(List<SavedRegistration> saved, Runnable installTree) {
+        int restored = 0;
+        synchronized (this) {
+            RecoveryTombstones dead = tombstones != null ? tombstones : new RecoveryTombstones();
+            tombstones = null;
+            installTree.run();
+            dead.removeFrom(indexers);
+            for (SavedRegistration s : saved) {
+                if (!dead.covers(s.instanceId(), s.modelName(), s.tenantId(), s.dpRank()) && restore(s)) {
+                    restored++;
+                }
+            }
+        }
+        notifyObservers();
+        return restored;
+    }
+
+    /** Caller holds the lock. False when the registration was made anew meanwhile or cannot be made. */
+    private boolean restore(SavedRegistration s) {
+        Instance live = instances.get(s.instanceId());
+        if (live != null && live.ranks.containsKey(s.dpRank())) {
+            // registered anew during recovery: its listener has applied nothing yet (the gate is shut), so at the
+            // same endpoint it continues from the saved watermark
+            LearnedWatermark learned = watermarks.get(new WorkerKey(s.instanceId(), s.dpRank()));
+            if (learned != null
+                    && learned.endpoint().equals(s.endpoint())
+                    && learned.watermark().get() == SequenceWatermark.UNSET) {
+                learned.watermark().set(s.watermark());
+            }
+            return false;
+        }
+        try {
+            registerLocked(
+                    new Registration(
+                            s.instanceId(),
+                            s.endpoint(),
+                            s.modelName(),
+                            s.tenantId(),
+                            s.blockSize(),
+                            s.dpRank(),
+                            s.replayEndpoint(),
+                            s.podName()),
+                    s.watermark());
+            return true;
+        } catch (RegistryException | IllegalArgumentException e) {
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "recovered registration of instance {0} dp_rank {1} not restored: {2}",
+                    Long.toUnsignedString(s.instanceId()),
+                    Integer.toUnsignedString(s.dpRank()),
+                    e.getMessage());
+            return false;
+        }
+    }
+
+    /** With a grace period, keeps the blocks of stopped {@code workers} (by their endpoints) before they go. */
+    private void detach(ModelIndex index, Map<WorkerKey, String> workers) {
+        if (grace.enabled()) {
+            grace.detach(index, workers);
+        }
+    }
+
+    /** Memberships kept detached by {@code --unregister-grace} now (0 without it). */
+    public synchronized int detachedMemberships() {
+        return grace.memberships();
     }
 
     /** {@code GET /workers}: optional exact-match filters; instances without listeners are hidden. */
@@ -249,6 +409,7 @@ public final class WorkerRegistry implements AutoCloseable {
 
     /** Listener count per status; every status present. */
     public synchronized Map<ListenerStatus, Integer> listenerCounts() {
+        grace.expire(); // scraped regularly: frees what outlived the grace period
         Map<ListenerStatus, Integer> counts = new EnumMap<>(ListenerStatus.class);
         for (ListenerStatus s : ListenerStatus.values()) {
             counts.put(s, 0);
@@ -265,13 +426,6 @@ public final class WorkerRegistry implements AutoCloseable {
     public SequenceWatermark watermark(long instanceId, int dpRank) {
         LearnedWatermark learned = watermarks.get(new WorkerKey(instanceId, dpRank));
         return learned == null ? null : learned.watermark();
-    }
-
-    /** A registration's watermark and the PUB endpoint its seqs came from. */
-    private record LearnedWatermark(String endpoint, SequenceWatermark watermark) {
-        LearnedWatermark(String endpoint) {
-            this(endpoint, new SequenceWatermark());
-        }
     }
 
     /** Test control: pending/active → paused (the listener drops its sockets, the watermark is kept). */
@@ -323,47 +477,6 @@ public final class WorkerRegistry implements AutoCloseable {
         synchronized (this) {
             closed = true;
             instances.values().forEach(i -> i.ranks.values().forEach(Rank::stop));
-        }
-    }
-
-    private static final class Instance {
-        final long id;
-        final String model;
-        final String tenant;
-        final Map<Integer, Rank> ranks = new TreeMap<>(Integer::compareUnsigned);
-        String podName;
-
-        Instance(long id, String model, String tenant) {
-            this.id = id;
-            this.model = model;
-            this.tenant = tenant;
-        }
-
-        boolean sameKey(String m, String t) {
-            return model.equals(m) && tenant.equals(t);
-        }
-    }
-
-    /** One (instance, dp rank): its spec and its running listener (which holds the registry's watermark). */
-    private static final class Rank {
-        final ListenerSpec spec;
-        final ListenerFactory.RunningListener listener;
-
-        Rank(ListenerSpec spec, ListenerFactory.RunningListener listener) {
-            this.spec = spec;
-            this.listener = listener;
-        }
-
-        void stop() {
-            try {
-                listener.close();
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "closing listener " + spec + " failed", e);
-            }
-        }
-
-        ListenerSnapshot snapshot() {
-            return listener.snapshot();
         }
     }
 }

@@ -15,7 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import org.zeromq.ZContext;
 
 /**
- * A vLLM-compatible KV-event publisher (see {@code docs/compatibility.md}, "KV events over ZeroMQ"): a PUB
+ * A vLLM-compatible KV-event publisher (see {@code docs/compatibility.md}, "Engine event streams"): a PUB
  * socket, an optional replay ROUTER, one publisher thread that owns both ({@link SimPublisher}), a per-batch
  * sequence number, a ring buffer of past batches for replay ({@link ReplayRouter}) and the engine's state
  * ({@link GroundTruth}).
@@ -253,6 +253,20 @@ public final class EngineSimulator implements AutoCloseable {
         CompletableFuture<Long> done = new CompletableFuture<>();
         publisher.submit(new SimPublisher.AnswerDeferred(done));
         return done;
+    }
+
+    /**
+     * Cuts the next replay answer the way a full ROUTER queue does, but deterministically: its first {@code keep}
+     * batch replies go out, the {@code drop} after them are dropped, the rest go out, and the end marker only when
+     * {@code endMarker}.
+     */
+    public void cutNextReplay(int keep, int drop, boolean endMarker) {
+        replay.nextCut.set(new ReplayRouter.Cut(keep, drop, endMarker));
+    }
+
+    /** Replay replies (end markers included) dropped so far because they did not fit in the client's queue. */
+    public long replayRepliesDropped() {
+        return replay.dropped.get();
     }
 
     public int deferredReplayRequests() {

@@ -6,13 +6,20 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.zeromq.ZMQ;
 
 /**
  * The simulated engine's replay side: a ring buffer of past batches and the ROUTER protocol that answers
  * {@code ["", seq]} with every buffered batch from {@code seq} and an end marker (see {@code docs/compatibility.md},
- * "Replay"), plus the fault controls (silent, deferred). Runs on the publisher thread; the controls and counters
- * may be touched from any thread.
+ * "Sequence numbers and replay"), plus the fault controls (silent, deferred, cut). Runs on the publisher thread; the
+ * controls and counters may be touched from any thread.
+ *
+ * <p>Like vLLM's {@code ZmqEventPublisher}, the ROUTER keeps ZeroMQ's default send high-water mark (1,000 messages)
+ * and one request is answered in one loop over the buffer: a reply that does not fit in the peer's queue at that
+ * moment is dropped, so a long answer reaches the client with holes (and maybe without its end marker). The ROUTER
+ * is made mandatory and sent to without blocking only so that the drops can be counted; what is dropped is the
+ * same as with vLLM's silent drop.
  */
 final class ReplayRouter {
 
@@ -34,6 +41,13 @@ final class ReplayRouter {
     final AtomicInteger invalidRequests = new AtomicInteger();
     final AtomicInteger deferredPending = new AtomicInteger();
     final AtomicLong lastStart = new AtomicLong(-1);
+    /** replies (data or end marker) the ROUTER could not queue and dropped */
+    final AtomicLong dropped = new AtomicLong();
+    /** how the next answer is cut on purpose (fault control); null: only the high-water mark cuts */
+    final AtomicReference<Cut> nextCut = new AtomicReference<>();
+
+    /** Of the next answer's batch replies the first {@code keep} go out, the {@code drop} after them do not. */
+    record Cut(int keep, int drop, boolean endMarker) {}
 
     ReplayRouter(int bufferSteps, EngineSimulator.ReplayLayout layout, byte[] topic) {
         this.bufferSteps = bufferSteps;
@@ -92,20 +106,37 @@ final class ReplayRouter {
     }
 
     private void answer(ZMQ.Socket router, byte[] identity, long start, Iterable<Entry> entries) {
+        Cut cut = nextCut.getAndSet(null);
+        int sent = 0;
         for (Entry e : entries) {
             if (Long.compareUnsigned(e.seq(), start) >= 0) {
+                int at = sent++;
+                if (cut != null && at >= cut.keep() && at - cut.keep() < cut.drop()) {
+                    continue;
+                }
                 reply(router, identity, Frames.seqBytes(e.seq()), withTopic ? topic : null, e.payload());
             }
         }
-        reply(router, identity, Frames.seqBytes(Frames.END_SEQ), withTopic ? Frames.EMPTY : null, Frames.EMPTY);
+        if (cut == null || cut.endMarker()) {
+            reply(router, identity, Frames.seqBytes(Frames.END_SEQ), withTopic ? Frames.EMPTY : null, Frames.EMPTY);
+        }
     }
 
-    /** {@code [id, "", topic, seq, payload]} (vLLM ≥ 0.26) or {@code [id, "", seq, payload]} without a topic. */
-    private static void reply(ZMQ.Socket router, byte[] identity, byte[] seq, byte[] topic, byte[] payload) {
-        if (topic != null) {
-            Frames.send(router, identity, Frames.EMPTY, topic, seq, payload);
-        } else {
-            Frames.send(router, identity, Frames.EMPTY, seq, payload);
+    /**
+     * {@code [id, "", topic, seq, payload]} (vLLM ≥ 0.26) or {@code [id, "", seq, payload]} without a topic; dropped
+     * (and counted) when the peer's queue is at the high-water mark, as a ROUTER does.
+     */
+    private void reply(ZMQ.Socket router, byte[] identity, byte[] seq, byte[] topic, byte[] payload) {
+        // a full queue refuses the first frame (the identity) and nothing of the message is queued
+        if (!router.send(identity, ZMQ.SNDMORE | ZMQ.DONTWAIT)) {
+            dropped.incrementAndGet();
+            return;
         }
+        router.send(Frames.EMPTY, ZMQ.SNDMORE);
+        if (topic != null) {
+            router.send(topic, ZMQ.SNDMORE);
+        }
+        router.send(seq, ZMQ.SNDMORE);
+        router.send(payload, 0);
     }
 }

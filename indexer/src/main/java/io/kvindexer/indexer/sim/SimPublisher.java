@@ -95,7 +95,8 @@ final class SimPublisher {
             if (options.replayEndpoint() != null) {
                 router = context.createSocket(SocketType.ROUTER);
                 router.setLinger(0);
-                router.setSndHWM(0); // a replay of the whole buffer must never be cut by the HWM
+                // vLLM keeps ZeroMQ's default send HWM (1,000): a long replay answer is cut (ReplayRouter)
+                router.setRouterMandatory(true);
                 bind(router, options.replayEndpoint());
                 replayAt = connectable(router.getLastEndpoint());
             }

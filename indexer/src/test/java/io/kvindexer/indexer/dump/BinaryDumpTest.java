@@ -29,8 +29,14 @@ class BinaryDumpTest {
     static final class Collector implements BinaryDumpReader.Visitor {
         final List<Section> sections = new ArrayList<>();
         final List<WorkerKey> workers = new ArrayList<>();
+        final List<SavedRegistration> registrations = new ArrayList<>();
         Block block;
         boolean ended;
+
+        @Override
+        public void registration(SavedRegistration registration) {
+            registrations.add(registration);
+        }
 
         @Override
         public void index(String modelName, String tenantId, int blockSize) {
@@ -77,8 +83,14 @@ class BinaryDumpTest {
     }
 
     static byte[] write(List<Section> sections) throws IOException {
+        return write(sections, null);
+    }
+
+    /** Version 2 with {@code registrations}, version 1 when null. */
+    static byte[] write(List<Section> sections, List<SavedRegistration> registrations) throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        BinaryDumpWriter w = new BinaryDumpWriter(out);
+        BinaryDumpWriter w =
+                registrations == null ? new BinaryDumpWriter(out) : new BinaryDumpWriter(out, registrations);
         for (Section s : sections) {
             w.beginIndex(s.model(), s.tenant(), s.blockSize());
             for (M m : s.memberships()) {
@@ -152,6 +164,54 @@ class BinaryDumpTest {
                 new Section("empty", "t", 4, List.of()));
     }
 
+    /** Registrations with and without the optional fields, extreme ids, ranks and watermarks. */
+    static List<SavedRegistration> registrations(int n) {
+        List<SavedRegistration> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            out.add(new SavedRegistration(
+                    i == 0 ? -1L : i,
+                    i % 3 == 0 ? -1 : i % 3,
+                    "tcp://127.0.0.1:" + (5000 + i),
+                    i % 2 == 0 ? "tcp://127.0.0.1:" + (6000 + i) : null,
+                    i % 4 == 1 ? "engine-" + i : null,
+                    "org:llama",
+                    i % 5 == 0 ? "ténant" : "default",
+                    16,
+                    i == 1 ? -1L : 1000L * i));
+        }
+        return out;
+    }
+
+    @Test
+    void version2CarriesRegistrationsAndTheTreesExactly() throws IOException {
+        List<Section> sections = sample(50, 10, 11);
+        List<SavedRegistration> regs = registrations(3000); // more than one REGISTRATIONS frame
+        byte[] bytes = write(sections, regs);
+        assertThat(bytes[9]).isEqualTo((byte) BinaryDump.VERSION_WITH_REGISTRATIONS);
+        Collector back = read(bytes);
+        assertThat(back.ended).isTrue();
+        assertThat(back.registrations).isEqualTo(regs);
+        assertThat(back.sections).isEqualTo(sections);
+        // version 1 stays byte for byte what it was: the same trees without registrations
+        byte[] v1 = write(sections);
+        assertThat(v1[9]).isEqualTo((byte) BinaryDump.VERSION);
+        assertThat(read(v1).registrations).isEmpty();
+        assertThat(read(write(List.of(), List.of())).ended).isTrue();
+    }
+
+    @Test
+    void everyTruncationAndBitFlipOfAVersion2StreamIsRefused() throws IOException {
+        byte[] bytes = write(sample(2, 3, 12), registrations(3));
+        for (int cut = 0; cut < bytes.length; cut++) {
+            assertRefused(new ByteArrayInputStream(bytes, 0, cut), "cut at %d of %d", cut, bytes.length);
+        }
+        for (int bit = 0; bit < bytes.length * 8; bit++) {
+            byte[] bad = bytes.clone();
+            bad[bit / 8] ^= (byte) (1 << (bit % 8));
+            assertRefused(new ByteArrayInputStream(bad), "bit %d", bit);
+        }
+    }
+
     @Test
     void roundTripIsExact() throws IOException {
         List<Section> sections = sample(200, 40, 1); // several BLOCKS frames
@@ -207,9 +267,9 @@ class BinaryDumpTest {
         byte[] bytes = write(sample(2, 2, 6));
         byte[] longer = Arrays.copyOf(bytes, bytes.length + 1);
         assertThatThrownBy(() -> read(longer)).hasMessageContaining("after the END frame");
-        byte[] v2 = bytes.clone();
-        v2[9] = 2;
-        assertThatThrownBy(() -> read(v2)).hasMessageContaining("unsupported binary dump version 2");
+        byte[] v3 = bytes.clone();
+        v3[9] = 3;
+        assertThatThrownBy(() -> read(v3)).hasMessageContaining("unsupported binary dump version 3");
         assertThatThrownBy(() -> read("{\"m:t\":{}}".getBytes())).hasMessageContaining("bad magic");
     }
 

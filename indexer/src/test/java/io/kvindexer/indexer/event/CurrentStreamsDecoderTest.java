@@ -143,6 +143,35 @@ class CurrentStreamsDecoderTest {
             assertThat(b.warnings()).containsExactly(Map.entry(EventWarning.NON_LOCAL, 5));
         }
 
+        /**
+         * vLLM's own {@code BlockRemoved} declares {@code block_hashes, medium, group_idx, locality, ownership}: in
+         * its positional form the locality is the second tail slot, not the fourth of a store's tail. Both removals
+         * below are non-local copies, and both count as such (not as an unknown cache group).
+         */
+        @Test
+        void aRemoteRemovalCountsAsNonLocalInBothEncodings() throws Exception {
+            KvEventBatch b = decode(batch(
+                    0L,
+                    map(
+                            "type",
+                            "BlockRemoved",
+                            "block_hashes",
+                            list(5L),
+                            "medium",
+                            "GPU",
+                            "group_idx",
+                            0L,
+                            "locality",
+                            "REMOTE"),
+                    list("BlockRemoved", list(6L), "GPU", 0L, "REMOTE"),
+                    list("BlockRemoved", list(7L), "GPU", 0L, "LOCAL"),
+                    list("BlockRemoved", list(8L), "GPU", 0L, "REMOTE", "kvcr")));
+            assertThat(b.events()).hasSize(1);
+            assertThat(removed(b.events().get(0)).blockHashes()).containsExactly(7L);
+            assertThat(b.warnings())
+                    .containsExactlyInAnyOrderEntriesOf(Map.of(EventWarning.NON_LOCAL, 2, EventWarning.OWNERSHIP, 1));
+        }
+
         @Test
         void ownedByAnotherDomainIsNotIndexed() throws Exception {
             KvEventBatch b = decode(batch(

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * {@code /workers} and {@code /metrics} when a registered engine stops and comes back (real indexer, real simulated
  * engine on a fixed port): Dynamo's {@code status} stays {@code active}; our additive {@code connected},
  * {@code disconnected_since_ms} and {@code last_error} tell, and {@code dynamo_kvindexer_engine_disconnects_total}
- * counts it.
+ * counts it, and {@code /ready} lists it in {@code listeners_disconnected} while it stays 200.
  */
 class EngineDisconnectRoutesTest {
 
@@ -67,6 +67,20 @@ class EngineDisconnectRoutesTest {
                 .startsWith("engine connection lost at ")
                 .endsWith("; reconnecting (events are missed meanwhile)");
         assertThat(metric()).isEqualTo(1.0);
+        JsonNode ready = http.get("/ready").json();
+        assertThat(ready.get("ready").asBoolean())
+                .as("a lost engine never makes the replica unready")
+                .isTrue();
+        assertThat(ready.has("listeners_failed") || ready.has("listeners_pending"))
+                .isFalse();
+        assertThat(ready.get("listeners_disconnected")).hasSize(1);
+        JsonNode listed = ready.get("listeners_disconnected").get(0);
+        assertThat(listed.get("instance_id").asLong()).isEqualTo(7);
+        assertThat(listed.get("dp_rank").asInt()).isZero();
+        assertThat(listed.get("endpoint").asText()).isEqualTo(endpoint);
+        assertThat(listed.get("disconnected_since_ms").asLong())
+                .isEqualTo(down.get("disconnected_since_ms").asLong());
+        assertThat(listed.get("last_error").asText()).startsWith("engine connection lost at ");
 
         resources.simulatorAt(endpoint, null); // the engine comes back on the same port
         await().atMost(Duration.ofSeconds(60))
@@ -78,6 +92,9 @@ class EngineDisconnectRoutesTest {
                 .isFalse();
         assertThat(back.get("status").asText()).isEqualTo("active");
         assertThat(metric()).isEqualTo(1.0);
+        assertThat(http.get("/ready").json().has("listeners_disconnected"))
+                .as("gone from /ready once the connection is back")
+                .isFalse();
     }
 
     private JsonNode listener() {

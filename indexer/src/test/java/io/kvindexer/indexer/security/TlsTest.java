@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.kvindexer.indexer.IndexerApp;
+import io.kvindexer.indexer.ConfigException;
 import io.kvindexer.indexer.IndexerCli;
 import io.kvindexer.indexer.reliability.FaultHarnessAccess;
 import io.kvindexer.indexer.sim.EngineSimulator;
@@ -50,7 +51,7 @@ class TlsTest {
         caFile = ca.writeCert(dir.resolve("ca.crt"));
     }
 
-    private IndexerApp start(String... extra) throws IndexerCli.ConfigException {
+    private IndexerApp start(String... extra) throws ConfigException {
         List<String> args = new ArrayList<>(List.of(
                 "--host",
                 "127.0.0.1",

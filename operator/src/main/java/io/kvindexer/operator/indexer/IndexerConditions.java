@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.dependent.DependentResource;
 import io.javaoperatorsdk.operator.processing.dependent.workflow.Condition;
+import io.kvindexer.operator.common.IndexerSecurity;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import java.util.function.BiPredicate;
 

@@ -20,6 +20,8 @@ import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerBuilder;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
+import io.kvindexer.operator.common.IndexerNames;
+import io.kvindexer.operator.common.IndexerSecurity;
 import io.kvindexer.operator.crd.v1alpha1.Autoscaling;
 import io.kvindexer.operator.crd.v1alpha1.CrdConstants;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
@@ -128,6 +130,16 @@ public final class IndexerDesiredState {
         if (spec.getIndexShards() != null && spec.getIndexShards() > 1) {
             // only when set: the pod template of a spec that does not use it stays as it was (no restart on upgrade)
             args.addAll(List.of("--index-shards", String.valueOf(spec.getIndexShards())));
+        }
+        if (spec.getUnregisterGraceSeconds() != null && spec.getUnregisterGraceSeconds() > 0) {
+            args.addAll(List.of("--unregister-grace", spec.getUnregisterGraceSeconds() + "s"));
+        }
+        // block expiry flags only when set, like --index-shards
+        if (spec.getBlockTtl() != null && !spec.getBlockTtl().flag().isEmpty()) {
+            args.addAll(List.of("--block-ttl", spec.getBlockTtl().flag()));
+        }
+        if (spec.getMaxBlocksPerWorker() != null && spec.getMaxBlocksPerWorker() > 0) {
+            args.addAll(List.of("--max-blocks-per-worker", String.valueOf(spec.getMaxBlocksPerWorker())));
         }
         List<EnvVar> env = new ArrayList<>();
         if (!IndexerSecurity.authEnabled(kvi)) {

@@ -16,12 +16,14 @@ import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEven
 import io.kvindexer.operator.client.IndexerClientException;
 import io.kvindexer.operator.client.IndexerEndpoint;
 import io.kvindexer.operator.client.ReplicaAccess;
+import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.reconcile.Backoff;
 import io.kvindexer.operator.reconcile.ControllerServices;
 import io.kvindexer.operator.reconcile.FanOut;
 import io.kvindexer.operator.reconcile.IndexerPods;
 import io.kvindexer.operator.reconcile.IndexerReplica;
+import io.kvindexer.operator.reconcile.ReplicaAccesses;
 import io.kvindexer.operator.reconcile.StatusUpdates;
 import java.time.Duration;
 import java.util.List;
@@ -98,7 +100,7 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
                 context,
                 kvi,
                 invalid,
-                m -> statusFactory.invalidSpec(kvi, m).getStatus())) {
+                (reason, m) -> statusFactory.refused(kvi, reason, m).getStatus())) {
             return UpdateControl.noUpdate();
         }
         String securityWarning = SecuritySecrets.reconcile(

@@ -20,7 +20,6 @@ import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus;
-import io.kvindexer.operator.indexer.ReplicaAccesses;
 import io.kvindexer.operator.observability.EventRecorder;
 import io.kvindexer.operator.observability.OperatorMetrics;
 import io.kvindexer.operator.reconcile.Backoff;
@@ -28,6 +27,7 @@ import io.kvindexer.operator.reconcile.ControllerServices;
 import io.kvindexer.operator.reconcile.FanOut;
 import io.kvindexer.operator.reconcile.IndexerPods;
 import io.kvindexer.operator.reconcile.IndexerReplica;
+import io.kvindexer.operator.reconcile.ReplicaAccesses;
 import io.kvindexer.operator.reconcile.StatusUpdates;
 import java.time.Duration;
 import java.util.HashSet;
@@ -97,28 +97,44 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
                 context,
                 worker,
                 invalid,
-                m -> statusFactory.notReady(worker, "InvalidSpec", m, true).getStatus())) {
+                (reason, m) -> statusFactory.notReady(worker, reason, m, true).getStatus())) {
             return UpdateControl.noUpdate();
         }
         KvWorkerSpec spec = worker.getSpec();
         KvIndexer kvi = context.getSecondaryResource(KvIndexer.class, INDEXERS).orElse(null);
-        if (kvi == null || kvi.getSpec() == null || kvi.getSpec().getPort() == null) {
-            String message = "KvIndexer " + spec.getIndexerRef() + " not found in namespace "
-                    + worker.getMetadata().getNamespace();
+        if (!usable(kvi)) {
+            boolean unreadable =
+                    kvi != null && kvi.getSpec() != null && kvi.getSpec().unreadable() != null;
+            String message = "KvIndexer " + spec.getIndexerRef()
+                    + (unreadable
+                            ? " cannot be read: " + kvi.getSpec().unreadable()
+                            : " not found in namespace " + worker.getMetadata().getNamespace());
             StatusUpdates.write(
                     context,
                     worker,
                     statusFactory
-                            .notReady(worker, "IndexerNotFound", message, false)
+                            .notReady(worker, unreadable ? "IndexerUnreadable" : "IndexerNotFound", message, false)
                             .getStatus());
             return UpdateControl.<KvWorker>noUpdate().rescheduleAfter(services.resync());
         }
-        DesiredRegistrations desired = DesiredRegistrations.of(spec, enginePods(context, worker));
+        List<Pod> pods = enginePods(context, worker);
+        ReadinessHold hold = ReadinessHold.of(worker, pods, services.clock().instant());
+        DesiredRegistrations desired = DesiredRegistrations.of(spec, pods, hold);
+        if (!hold.held().isEmpty()) {
+            LOG.atDebug()
+                    .addKeyValue("kvworker", key(worker))
+                    .addKeyValue("pods", hold.held())
+                    .addKeyValue("recheckIn", hold.recheckIn())
+                    .log("not Ready for less than spec.unregisterAfterSeconds: kept registered");
+        }
         Set<Long> owned = ownedInstances(worker);
         Set<Long> replayChanged = replayChanged(worker, desired);
         List<ReplicaOutcome> outcomes = syncAll(worker, kvi, context, desired, owned, replayChanged);
         boolean failed = outcomes.stream().anyMatch(ReplicaOutcome::failed);
         Duration next = backoff.after(key(worker), failed, services.resync());
+        if (hold.recheckIn() != null && hold.recheckIn().compareTo(next) < 0) {
+            next = hold.recheckIn(); // a hold runs out: unregister then, not at the next resync
+        }
         StatusUpdates.write(
                 context, worker, statusFactory.status(worker, desired, outcomes).getStatus());
         return UpdateControl.<KvWorker>noUpdate().rescheduleAfter(next);
@@ -140,7 +156,7 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
     @Override
     public DeleteControl cleanup(KvWorker worker, Context<KvWorker> context) {
         KvIndexer kvi = context.getSecondaryResource(KvIndexer.class, INDEXERS).orElse(null);
-        if (kvi == null || worker.getSpec() == null || KvWorkerValidation.validate(worker.getSpec()) != null) {
+        if (!usable(kvi) || worker.getSpec() == null || KvWorkerValidation.validate(worker.getSpec()) != null) {
             services.events().forget(worker);
             return DeleteControl.defaultDelete();
         }
@@ -217,6 +233,14 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
         return IndexerPods.replicas(context, INDEXER_PODS, kvi).stream()
                 .filter(r -> r.ready() || (gated && r.running()))
                 .toList();
+    }
+
+    /** A KvIndexer whose replicas can be addressed: it exists and its spec was read. */
+    private static boolean usable(KvIndexer kvi) {
+        return kvi != null
+                && kvi.getSpec() != null
+                && kvi.getSpec().unreadable() == null
+                && kvi.getSpec().getPort() != null;
     }
 
     private static List<Pod> enginePods(Context<KvWorker> context, KvWorker worker) {

@@ -29,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The user's own commands, for real: the kubectl binary applies crds/ and examples/kvindexer.yaml, edits and
  * re-applies, scales with {@code kubectl scale} (the shim serves the scale subresource the mock lacks), applies an
  * autoscaling spec and takes it out again, lists with {@code kubectl get kvi,kvw} and deletes, against the CRUD mock
- * behind a discovery shim; the operator reacts to each step. The {@code get} output is kept in target/kubectl-get-kvi-kvw.txt (README).
+ * behind a discovery shim; the operator reacts to each step. The {@code get} output is kept in
+ * target/kubectl-get-kvi-kvw.txt (quoted in docs/kubernetes.md).
  */
 @EnableKubernetesMockClient(crud = true, https = false)
 class KubectlEndToEndTest {

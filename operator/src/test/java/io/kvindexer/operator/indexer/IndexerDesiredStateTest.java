@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.SecurityContext;
 import io.fabric8.kubernetes.api.model.SecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.TolerationBuilder;
+import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.PodTemplateOverrides;
 import io.kvindexer.operator.support.Resources;
@@ -43,7 +44,9 @@ class IndexerDesiredStateTest {
                         "--tls-ca-file",
                         "/var/run/kv-indexer/tls/ca.crt",
                         "--auth-token-file",
-                        "/var/run/kv-indexer/auth/token");
+                        "/var/run/kv-indexer/auth/token",
+                        "--unregister-grace",
+                        "120s");
         kvi.getSpec().setReplicas(5);
         assertThat(IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate())
                 .as("the pod template does not depend on replicas")
@@ -73,7 +76,28 @@ class IndexerDesiredStateTest {
                         "--auth-token-file",
                         "/var/run/kv-indexer/auth/token",
                         "--index-shards",
-                        "2");
+                        "2",
+                        "--unregister-grace",
+                        "120s");
+        kvi.getSpec().setUnregisterGraceSeconds(0);
+        kvi.getSpec().setBlockTtl(new io.kvindexer.operator.crd.v1alpha1.BlockTtl(null, "30m", null, "6h"));
+        kvi.getSpec().setMaxBlocksPerWorker(200_000L);
+        assertThat(IndexerDesiredState.statefulSet(kvi)
+                        .getSpec()
+                        .getTemplate()
+                        .getSpec()
+                        .getContainers()
+                        .getFirst()
+                        .getArgs())
+                .as("a grace of 0 is the indexer's default: no flag")
+                .doesNotContain("--unregister-grace")
+                .endsWith(
+                        "--index-shards",
+                        "2",
+                        "--block-ttl",
+                        "host_pinned=30m,external=6h",
+                        "--max-blocks-per-worker",
+                        "200000");
         assertThat(c.getEnv())
                 .as("the token comes from the KvIndexer's own Secret, not the namespace-wide one")
                 .containsExactly(

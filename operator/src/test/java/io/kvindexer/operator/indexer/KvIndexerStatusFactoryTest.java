@@ -71,8 +71,8 @@ class KvIndexerStatusFactoryTest {
 
     @Test
     void invalidSpecSaysWhy() {
-        KvIndexer patch =
-                new KvIndexerStatusFactory(Clock.fixed(T0, ZoneOffset.UTC)).invalidSpec(kvi(), "spec.port bad");
+        KvIndexer patch = new KvIndexerStatusFactory(Clock.fixed(T0, ZoneOffset.UTC))
+                .refused(kvi(), "InvalidSpec", "spec.port bad");
         assertThat(cond(patch, "Ready").getReason()).isEqualTo("InvalidSpec");
         assertThat(cond(patch, "Ready").getMessage()).isEqualTo("spec.port bad");
     }

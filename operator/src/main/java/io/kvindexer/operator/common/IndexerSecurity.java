@@ -1,4 +1,4 @@
-package io.kvindexer.operator.indexer;
+package io.kvindexer.operator.common;
 
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
@@ -84,7 +84,7 @@ public final class IndexerSecurity {
     }
 
     /** The indexer flags that use the mounted Secrets. */
-    static List<String> args(KvIndexer kvi) {
+    public static List<String> args(KvIndexer kvi) {
         List<String> args = new ArrayList<>();
         if (tlsEnabled(kvi)) {
             args.addAll(List.of(
@@ -98,7 +98,7 @@ public final class IndexerSecurity {
         return args;
     }
 
-    static List<Volume> volumes(KvIndexer kvi) {
+    public static List<Volume> volumes(KvIndexer kvi) {
         List<Volume> volumes = new ArrayList<>();
         if (tlsEnabled(kvi)) {
             volumes.add(secretVolume(TLS_VOLUME, tlsSecret(kvi)));
@@ -109,7 +109,7 @@ public final class IndexerSecurity {
         return volumes;
     }
 
-    static List<VolumeMount> mounts(KvIndexer kvi) {
+    public static List<VolumeMount> mounts(KvIndexer kvi) {
         List<VolumeMount> mounts = new ArrayList<>();
         if (tlsEnabled(kvi)) {
             mounts.add(mount(TLS_VOLUME, TLS_DIR));

@@ -1,8 +1,9 @@
-package io.kvindexer.operator.indexer;
+package io.kvindexer.operator.reconcile;
 
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kvindexer.operator.client.ReplicaAccess;
+import io.kvindexer.operator.common.IndexerSecurity;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;

@@ -1,4 +1,4 @@
-package io.kvindexer.operator.indexer;
+package io.kvindexer.operator.common;
 
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import java.util.LinkedHashMap;

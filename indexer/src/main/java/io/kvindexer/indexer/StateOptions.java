@@ -1,0 +1,51 @@
+package io.kvindexer.indexer;
+
+import io.kvindexer.indexer.common.Durations;
+import java.nio.file.Path;
+import java.time.Duration;
+import picocli.CommandLine.Option;
+
+/** The flags of a replica's state across restarts and re-registrations, mixed into {@link IndexerCli}. */
+public final class StateOptions {
+
+    @Option(
+            names = "--snapshot-dir",
+            paramLabel = "DIR",
+            description = "write a snapshot of the index, registrations and watermarks here every"
+                    + " --snapshot-interval, and start from it when no peer answers (default: none)")
+    Path snapshotDir;
+
+    @Option(
+            names = "--snapshot-interval",
+            paramLabel = "DURATION",
+            description = "time between two snapshots, e.g. 500ms, 30s, 5m (default: ${DEFAULT-VALUE})")
+    String snapshotInterval = "30s";
+
+    @Option(
+            names = "--unregister-grace",
+            paramLabel = "DURATION",
+            description = "keep an unregistered worker's blocks, hidden, this long: the same worker registering again"
+                    + " at the same endpoint with its stream continuing gets them back (default: ${DEFAULT-VALUE},"
+                    + " Dynamo's: dropped at once)")
+    String unregisterGrace = "0";
+
+    Duration snapshotInterval() throws ConfigException {
+        Duration d = duration("--snapshot-interval", snapshotInterval);
+        if (d.isZero()) {
+            throw new ConfigException("invalid value for --snapshot-interval: must be above 0");
+        }
+        return d;
+    }
+
+    Duration unregisterGrace() throws ConfigException {
+        return duration("--unregister-grace", unregisterGrace);
+    }
+
+    private static Duration duration(String flag, String value) throws ConfigException {
+        try {
+            return Durations.parse(value);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("invalid value for " + flag + ": " + e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,72 @@
+package io.kvindexer.indexer.recovery;
+
+import io.kvindexer.indexer.index.Indexers;
+import io.kvindexer.indexer.snapshot.SnapshotFiles;
+import java.io.BufferedInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * Startup from {@code --snapshot-dir} when no peer answered: the newest snapshot that verifies completely, else the
+ * one before it, else nothing. A damaged file (truncated, a flipped bit, a newer format version, unreadable) is
+ * logged and counted and never installs anything: it is staged like a peer's binary dump, which goes live only
+ * after its END frame verified.
+ */
+public final class SnapshotRecovery {
+
+    private static final System.Logger LOG = System.getLogger(SnapshotRecovery.class.getName());
+
+    private SnapshotRecovery() {}
+
+    /**
+     * The newest good snapshot of {@code dir}, staged; null when there is none.
+     *
+     * @param events told {@code loaded} or {@code damaged} per file tried (a metric)
+     */
+    public static Recovered load(Path dir, Indexers indexers, Duration timeout, Consumer<String> events)
+            throws InterruptedException {
+        List<Path> files;
+        try {
+            files = new SnapshotFiles(dir).newestFirst();
+        } catch (IOException | RuntimeException e) {
+            events.accept("damaged");
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "cannot list snapshots in {0}: {1}; starting empty",
+                    dir,
+                    e.toString());
+            return null;
+        }
+        for (Path file : files) {
+            try (InputStream in = new BufferedInputStream(Files.newInputStream(file), 1 << 16)) {
+                Recovered r = BinaryDumpApplier.stage(in, indexers, timeout.toMillis(), file.toString());
+                events.accept("loaded");
+                LOG.log(
+                        System.Logger.Level.INFO,
+                        "snapshot {0} loaded ({1} indexes, {2} registrations)",
+                        file,
+                        r.indexes(),
+                        r.registrations().size());
+                return r;
+            } catch (IOException | RuntimeException e) {
+                events.accept("damaged");
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "snapshot {0} is unusable, nothing of it is installed: {1}",
+                        file,
+                        e.getMessage());
+            }
+        }
+        if (files.isEmpty()) {
+            LOG.log(System.Logger.Level.INFO, "no snapshot in {0}; starting empty", dir);
+        } else {
+            LOG.log(System.Logger.Level.WARNING, "no usable snapshot in {0}; starting empty", dir);
+        }
+        return null;
+    }
+}

@@ -1,0 +1,30 @@
+package io.kvindexer.indexer.registry;
+
+import io.kvindexer.indexer.ingest.ListenerSnapshot;
+import io.kvindexer.indexer.ingest.ListenerSpec;
+
+/** One (instance, dp rank): its spec and its running listener (which holds the registry's watermark). */
+final class Rank {
+
+    private static final System.Logger LOG = System.getLogger(Rank.class.getName());
+
+    final ListenerSpec spec;
+    final ListenerFactory.RunningListener listener;
+
+    Rank(ListenerSpec spec, ListenerFactory.RunningListener listener) {
+        this.spec = spec;
+        this.listener = listener;
+    }
+
+    void stop() {
+        try {
+            listener.close();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "closing listener " + spec + " failed", e);
+        }
+    }
+
+    ListenerSnapshot snapshot() {
+        return listener.snapshot();
+    }
+}

@@ -1,0 +1,127 @@
+package io.kvindexer.indexer.registry;
+
+import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.index.IndexOp;
+import io.kvindexer.indexer.index.ModelIndex;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
+
+/**
+ * {@code --unregister-grace}: the blocks of an unregistered worker, detached from its index (no answer names them)
+ * and kept for the grace period, so that the same worker registering again at the same endpoint, with the same
+ * block size, gets them back while its stream continues (the registry keeps its watermark, so the gap is replayed).
+ * Whatever proves the stream did not continue drops them afterwards through the listener (an engine restart or an
+ * unrecoverable gap drops the worker's blocks, attached ones included). Not thread-safe: the registry's lock guards it.
+ */
+final class UnregisterGrace {
+
+    private static final System.Logger LOG = System.getLogger(UnregisterGrace.class.getName());
+    private static final long FLUSH_TIMEOUT_SECONDS = 30;
+
+    /** One detached worker: where it was registered, and its memberships as recovered stores in dump order. */
+    private record Detached(
+            String endpoint, String modelName, String tenantId, int blockSize, List<IndexOp> ops, long expiresAt) {}
+
+    private final long graceNanos;
+    private final LongSupplier clock;
+    private final Map<WorkerKey, Detached> detached = new HashMap<>();
+
+    UnregisterGrace(Duration grace, LongSupplier clock) {
+        this.graceNanos = grace.toNanos();
+        this.clock = clock;
+    }
+
+    boolean enabled() {
+        return graceNanos > 0;
+    }
+
+    /**
+     * Takes the memberships of {@code workers} (their listeners already stopped) out of {@code index}'s content
+     * before they are removed: waits for their pending writes, then copies them from one dump walk.
+     */
+    void detach(ModelIndex index, Map<WorkerKey, String> workers) {
+        expire();
+        try {
+            index.flush().get(FLUSH_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.log(System.Logger.Level.WARNING, "cannot detach the blocks of {0}: {1}", workers.keySet(), e);
+            return;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        Map<WorkerKey, List<IndexOp>> ops = new HashMap<>();
+        index.dump((worker, tier, hasParent, parent, block, local) -> {
+            if (workers.containsKey(worker)) {
+                ops.computeIfAbsent(worker, w -> new ArrayList<>())
+                        .add(IndexOp.Store.recovered(tier, hasParent, parent, new long[] {block}, new long[] {local}));
+            }
+        });
+        long expiresAt = clock.getAsLong() + graceNanos;
+        workers.forEach((worker, endpoint) -> detached.put(
+                worker,
+                new Detached(
+                        endpoint,
+                        index.modelName(),
+                        index.tenantId(),
+                        index.blockSize(),
+                        ops.getOrDefault(worker, List.of()),
+                        expiresAt)));
+        LOG.log(
+                System.Logger.Level.INFO,
+                "unregister grace: kept {0} memberships of {1} detached for {2} s",
+                ops.values().stream().mapToInt(List::size).sum(),
+                workers.keySet(),
+                graceNanos / 1_000_000_000L);
+    }
+
+    /**
+     * The detached memberships of {@code r}'s worker when it comes back within the grace period at the same endpoint
+     * for the same index; empty (and forgotten) otherwise.
+     */
+    List<IndexOp> reattach(Registration r) {
+        expire();
+        WorkerKey key = new WorkerKey(r.instanceId(), r.dpRank());
+        Detached d = detached.remove(key);
+        if (d == null) {
+            return List.of();
+        }
+        boolean same = d.endpoint().equals(r.endpoint())
+                && d.modelName().equals(r.modelName())
+                && d.tenantId().equals(r.tenantId())
+                && d.blockSize() == r.blockSize();
+        LOG.log(
+                System.Logger.Level.INFO,
+                same
+                        ? "unregister grace: {0} is back; {1} detached memberships attached again"
+                        : "unregister grace: {0} came back with another endpoint, index or block size; its {1}"
+                                + " detached memberships are dropped",
+                key,
+                d.ops().size());
+        return same ? d.ops() : List.of();
+    }
+
+    /** Forgets whatever of {@code instanceId} is detached (a registration for another index took its place). */
+    void forget(long instanceId) {
+        detached.keySet().removeIf(k -> k.instanceId() == instanceId);
+    }
+
+    /** Drops what outlived the grace period. */
+    void expire() {
+        long now = clock.getAsLong();
+        detached.values().removeIf(d -> now - d.expiresAt() >= 0);
+    }
+
+    /** Memberships held detached now. */
+    int memberships() {
+        expire();
+        return detached.values().stream().mapToInt(d -> d.ops().size()).sum();
+    }
+}

@@ -1,0 +1,115 @@
+package io.kvindexer.indexer.snapshot;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The snapshot directory: {@code snapshot-<n>.kvix} files, numbered upwards. A new one is written to a temporary
+ * file, forced to disk, renamed into place and the directory forced, so a crash at any moment leaves either the old
+ * set or the new one; then all but the newest {@link #KEPT} are deleted, so the previous good snapshot is kept until
+ * a newer one is complete (and is there to fall back to if the newest does not verify).
+ */
+public final class SnapshotFiles {
+
+    /** The newest and the one before it. */
+    static final int KEPT = 2;
+
+    private static final Pattern NAME = Pattern.compile("snapshot-(\\d{1,19})\\.kvix");
+    private static final String TEMP_SUFFIX = ".tmp";
+
+    private final Path dir;
+
+    public SnapshotFiles(Path dir) {
+        this.dir = dir;
+    }
+
+    public Path dir() {
+        return dir;
+    }
+
+    /** Snapshot files, newest first; empty when the directory does not exist. */
+    public List<Path> newestFirst() throws IOException {
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        List<Path> out = new ArrayList<>();
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "snapshot-*.kvix")) {
+            for (Path p : files) {
+                if (number(p) >= 0) {
+                    out.add(p);
+                }
+            }
+        }
+        out.sort(Comparator.comparingLong(SnapshotFiles::number).reversed());
+        return out;
+    }
+
+    /** Writes {@code content} as the next snapshot; returns its path. */
+    Path write(ChunkedBytes content) throws IOException {
+        Files.createDirectories(dir);
+        List<Path> existing = newestFirst();
+        long next = existing.isEmpty() ? 1 : number(existing.getFirst()) + 1;
+        Path target = dir.resolve(String.format("snapshot-%019d.kvix", next));
+        Path temp = dir.resolve("." + target.getFileName() + TEMP_SUFFIX);
+        try (FileChannel ch = FileChannel.open(
+                temp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
+            OutputStream out = Channels.newOutputStream(ch);
+            content.writeTo(out);
+            out.flush();
+            ch.force(true);
+        } catch (IOException e) {
+            Files.deleteIfExists(temp);
+            throw e;
+        }
+        Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
+        forceDirectory();
+        prune();
+        return target;
+    }
+
+    /** Keeps the newest {@link #KEPT} snapshots and no temporary files (a crash mid-write leaves one). */
+    private void prune() throws IOException {
+        List<Path> all = newestFirst();
+        for (Path old : all.subList(Math.min(KEPT, all.size()), all.size())) {
+            Files.deleteIfExists(old);
+        }
+        try (DirectoryStream<Path> temps = Files.newDirectoryStream(dir, ".snapshot-*" + TEMP_SUFFIX)) {
+            for (Path t : temps) {
+                Files.deleteIfExists(t);
+            }
+        }
+    }
+
+    /** The rename is durable only once the directory entry is: force the directory itself (Linux allows it). */
+    private void forceDirectory() {
+        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+            d.force(true);
+        } catch (IOException e) {
+            // some file systems refuse to open a directory; the rename itself is still atomic
+        }
+    }
+
+    private static long number(Path p) {
+        Matcher m = NAME.matcher(p.getFileName().toString());
+        if (!m.matches()) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(m.group(1));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+}

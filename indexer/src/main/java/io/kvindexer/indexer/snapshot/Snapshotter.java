@@ -1,0 +1,111 @@
+package io.kvindexer.indexer.snapshot;
+
+import io.kvindexer.indexer.index.Indexers;
+import io.kvindexer.indexer.registry.WorkerRegistry;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * {@code --snapshot-dir} and {@code --snapshot-interval}: every interval, a {@link StateCut} written atomically as
+ * the next file of {@link SnapshotFiles}; once more when the replica shuts down. A write that fails (a directory
+ * that is not writable, a full disk) is logged and counted, and the next interval tries again; the service goes on.
+ */
+public final class Snapshotter implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(Snapshotter.class.getName());
+    private static final Duration FLUSH_TIMEOUT = Duration.ofSeconds(30);
+
+    /** One written snapshot: where, how many bytes, how long the cut and the write took. */
+    public record Written(Path file, long bytes, double cutSeconds, double writeSeconds) {}
+
+    private final SnapshotFiles files;
+    private final Duration interval;
+    private final WorkerRegistry workers;
+    private final Indexers indexers;
+    private final Consumer<String> events;
+    private ScheduledExecutorService timer;
+
+    /** @param events told {@code written} or {@code write_failed} after each attempt (a metric) */
+    public Snapshotter(
+            Path dir, Duration interval, WorkerRegistry workers, Indexers indexers, Consumer<String> events) {
+        this.files = new SnapshotFiles(dir);
+        this.interval = interval;
+        this.workers = workers;
+        this.indexers = indexers;
+        this.events = events;
+    }
+
+    /** Starts the periodic writes (the first after one interval). */
+    public synchronized void start() {
+        if (timer != null) {
+            return;
+        }
+        timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "snapshot-writer");
+            t.setDaemon(true);
+            return t;
+        });
+        long ms = Math.max(1, interval.toMillis());
+        timer.scheduleWithFixedDelay(this::writeLogged, ms, ms, TimeUnit.MILLISECONDS);
+    }
+
+    /** Takes a cut and writes it; throws when either fails (the previous snapshots are untouched then). */
+    public synchronized Written write() throws IOException, InterruptedException {
+        long t0 = System.nanoTime();
+        ChunkedBytes cut = StateCut.take(workers, indexers, FLUSH_TIMEOUT);
+        long t1 = System.nanoTime();
+        Path file = files.write(cut);
+        long t2 = System.nanoTime();
+        return new Written(file, cut.size(), (t1 - t0) / 1e9, (t2 - t1) / 1e9);
+    }
+
+    private void writeLogged() {
+        try {
+            Written w = write();
+            events.accept("written");
+            LOG.log(
+                    System.Logger.Level.DEBUG,
+                    "snapshot {0}: {1} bytes (cut {2} s, write {3} s)",
+                    w.file(),
+                    w.bytes(),
+                    w.cutSeconds(),
+                    w.writeSeconds());
+        } catch (IOException | RuntimeException e) {
+            events.accept("write_failed");
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "snapshot into {0} failed (the previous ones are kept; trying again in {1}): {2}",
+                    files.dir(),
+                    interval,
+                    e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Stops the timer and writes one last snapshot, so a clean restart starts from the state at shutdown. */
+    @Override
+    public void close() {
+        ScheduledExecutorService t;
+        synchronized (this) {
+            t = timer;
+            timer = null;
+        }
+        if (t == null) {
+            return;
+        }
+        t.shutdownNow();
+        try {
+            t.awaitTermination(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        writeLogged();
+    }
+}

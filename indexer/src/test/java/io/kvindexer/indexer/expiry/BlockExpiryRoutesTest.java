@@ -1,0 +1,166 @@
+package io.kvindexer.indexer.expiry;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.kvindexer.indexer.IndexerApp;
+import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.TestResources;
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.reliability.FaultHarnessAccess;
+import io.kvindexer.indexer.sim.EngineSimulator;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * {@code --block-ttl} and {@code --max-blocks-per-worker} on every tier, end to end: a real indexer, a simulated
+ * engine publishing over real ZeroMQ sockets on each medium, {@code /dump} and {@code /metrics} read over HTTP.
+ */
+class BlockExpiryRoutesTest {
+
+    private static final int BLOCK = 4;
+    /** one medium per tier, as an engine names it */
+    private static final Map<StorageTier, String> MEDIUM = new EnumMap<>(Map.of(
+            StorageTier.DEVICE, "GPU",
+            StorageTier.HOST_PINNED, "CPU",
+            StorageTier.DISK, "DISK",
+            StorageTier.EXTERNAL, "EXTERNAL"));
+
+    @RegisterExtension
+    final TestResources resources = new TestResources();
+
+    private HttpTestClient http;
+    private EngineSimulator sim;
+
+    @Test
+    void aBlockNotStoredAgainWithinItsTierTtlExpiresAndStoringAgainStartsItsTimeOver() throws Exception {
+        Map<StorageTier, Duration> ttl = new EnumMap<>(StorageTier.class);
+        for (StorageTier t : StorageTier.values()) {
+            ttl.put(t, Duration.ofMillis(1500));
+        }
+        start(new ExpiryPolicy(ttl, 0));
+        int[] kept = tokens(1, 3); // stored again every 300 ms: never older than its TTL
+        int[] dropped = tokens(100, 5); // stored once
+        for (StorageTier t : StorageTier.values()) {
+            sim.storeSequence(kept, BLOCK, MEDIUM.get(t), null).get(30, TimeUnit.SECONDS);
+            sim.storeSequence(dropped, BLOCK, MEDIUM.get(t), null).get(30, TimeUnit.SECONDS);
+        }
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> dumpByTier().values().stream().allMatch(s -> s.size() == 8));
+
+        long[] keptHashes = EngineSimulator.sequenceHashes(kept, BLOCK, null);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!dumpByTier().values().stream().allMatch(s -> s.equals(set(keptHashes)))) {
+            assertThat(System.nanoTime()).as("the once-stored chains expire").isLessThan(deadline);
+            for (StorageTier t : StorageTier.values()) {
+                sim.publish(EngineSimulator.stored(keptHashes, null, kept, BLOCK, MEDIUM.get(t), null))
+                        .get(30, TimeUnit.SECONDS);
+            }
+            Thread.sleep(300);
+        }
+        for (StorageTier t : StorageTier.values()) {
+            assertThat(expired(t, "ttl")).as("ttl expiries on " + t).isEqualTo(5);
+            assertThat(expired(t, "capacity")).isZero();
+        }
+        // left alone, the chains stored again expire too; the engine still holds them, the index does not
+        await().atMost(Duration.ofSeconds(30)).until(() -> dumpByTier().isEmpty());
+        for (StorageTier t : StorageTier.values()) {
+            assertThat(expired(t, "ttl")).as("ttl expiries on " + t).isEqualTo(8);
+        }
+        String metrics = http.get("/metrics").body();
+        assertThat(metrics).contains("dynamo_kvindexer_block_ttl_seconds{tier=\"disk\"} 1.5");
+        assertThat(metrics).contains("dynamo_kvindexer_max_blocks_per_worker 0.0");
+        // the removals were applied as engine removals: counted as such, none missing
+        assertThat(metrics).contains("dynamo_kvrouter_kv_cache_events_applied{event_type=\"removed\",status=\"ok\"}");
+        assertThat(metrics).doesNotContain("status=\"block_not_found\"");
+    }
+
+    @Test
+    void aWorkerAboveTheCapLosesItsOldestStoredBlocksOnThatTierDownToNinetyPercent() throws Exception {
+        start(new ExpiryPolicy(Map.of(), 10)); // evicts down to 9
+        int[] first = tokens(1, 6);
+        int[] second = tokens(200, 3);
+        int[] third = tokens(300, 3);
+        for (StorageTier t : StorageTier.values()) {
+            String medium = MEDIUM.get(t);
+            sim.storeSequence(first, BLOCK, medium, null).get(30, TimeUnit.SECONDS);
+            sim.storeSequence(second, BLOCK, medium, null).get(30, TimeUnit.SECONDS);
+            // stored again: now the newest, so `second` is the oldest-stored
+            long[] firstHashes = EngineSimulator.sequenceHashes(first, BLOCK, null);
+            sim.publish(EngineSimulator.stored(firstHashes, null, first, BLOCK, medium, null))
+                    .get(30, TimeUnit.SECONDS);
+            sim.storeSequence(third, BLOCK, medium, null).get(30, TimeUnit.SECONDS); // 12 > 10
+        }
+        Set<Long> expected = set(EngineSimulator.sequenceHashes(first, BLOCK, null));
+        expected.addAll(set(EngineSimulator.sequenceHashes(third, BLOCK, null)));
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            Map<StorageTier, Set<Long>> byTier = dumpByTier();
+            assertThat(byTier.keySet()).containsExactlyInAnyOrder(StorageTier.values());
+            byTier.values().forEach(held -> assertThat(held).isEqualTo(expected));
+        });
+        for (StorageTier t : StorageTier.values()) {
+            assertThat(expired(t, "capacity")).as("capacity evictions on " + t).isEqualTo(3);
+            assertThat(expired(t, "ttl")).isZero();
+        }
+        // at 9 of 10 a store of one block is no eviction
+        sim.storeSequence(tokens(400, 1), BLOCK, "CPU", null).get(30, TimeUnit.SECONDS);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> dumpByTier().get(StorageTier.HOST_PINNED).size() == 10);
+        assertThat(expired(StorageTier.HOST_PINNED, "capacity")).isEqualTo(3);
+    }
+
+    private void start(ExpiryPolicy policy) throws Exception {
+        IndexerApp app = resources.add(IndexerApp.start(IndexerConfig.defaults().withExpiry(policy)));
+        http = resources.add(new HttpTestClient(app.baseUrl()));
+        sim = resources.add(EngineSimulator.start(EngineSimulator.Options.defaults()));
+        http.post(
+                        "/register",
+                        "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint() + "\",\"replay_endpoint\":\""
+                                + sim.replayEndpoint() + "\",\"model_name\":\"m\",\"block_size\":" + BLOCK + "}")
+                .assertStatus(201);
+        await().atMost(Duration.ofSeconds(30)).until(() -> sim.subscriptions() >= 1);
+    }
+
+    /** {@code blocks} full blocks of distinct tokens starting at {@code from}. */
+    private static int[] tokens(int from, int blocks) {
+        return IntStream.range(from, from + blocks * BLOCK).toArray();
+    }
+
+    private static Set<Long> set(long[] hashes) {
+        return new HashSet<>(Arrays.stream(hashes).boxed().toList());
+    }
+
+    /** The block hashes {@code /dump} holds for worker 1, per tier (tiers holding none are absent). */
+    private Map<StorageTier, Set<Long>> dumpByTier() {
+        Map<StorageTier, Set<Long>> out = new EnumMap<>(StorageTier.class);
+        for (String m : FaultHarnessAccess.canonical(http.get("/dump").body())) {
+            String[] p = m.split("/");
+            int n = p.length;
+            out.computeIfAbsent(StorageTier.fromJsonName(p[n - 2]), t -> new TreeSet<>())
+                    .add(Long.parseUnsignedLong(p[n - 1]));
+        }
+        return out;
+    }
+
+    private long expired(StorageTier tier, String reason) {
+        String series =
+                "dynamo_kvindexer_blocks_expired_total{reason=\"" + reason + "\",tier=\"" + tier.jsonName() + "\"} ";
+        return http.get("/metrics")
+                .body()
+                .lines()
+                .filter(l -> l.startsWith(series))
+                .mapToLong(l -> (long) Double.parseDouble(l.substring(series.length())))
+                .findFirst()
+                .orElse(-1);
+    }
+}
