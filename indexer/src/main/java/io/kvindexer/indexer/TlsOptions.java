@@ -60,8 +60,7 @@ public final class TlsOptions {
             try {
                 ServerTls.load(certFile, keyFile); // a bad pair is a startup error, not a server without TLS
             } catch (IllegalArgumentException e) {
-                throw new ConfigException(
-                        "invalid value for --tls-cert-file/--tls-key-file: " + e.getMessage());
+                throw new ConfigException("invalid value for --tls-cert-file/--tls-key-file: " + e.getMessage());
             }
         }
         if (caFile != null) {

@@ -46,7 +46,7 @@ public final class ReplicaAccesses {
     }
 
     /** A Secret's value as text (from {@code data}, or {@code stringData} as the mock API server keeps it). */
-    static String value(Secret secret, String key) {
+    public static String value(Secret secret, String key) {
         if (secret == null) {
             return null;
         }
