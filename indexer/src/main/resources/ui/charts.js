@@ -10,7 +10,7 @@ const SVG = 'http://www.w3.org/2000/svg';
 
 const notOk = (l) => l.status !== 'ok';
 
-/** What each chart counts, from the exposition (docs: README "Web console"). */
+/** What each chart counts, from the exposition (docs/operations.md, "Web console"). */
 export const SERIES = [
   { id: 'applied', title: 'Applied events', unit: 'events/s',
     read: (s) => sum(s, 'dynamo_kvrouter_kv_cache_events_applied', (l) => l.status === 'ok') },
@@ -54,7 +54,7 @@ export function mountCharts(container) {
   }
 }
 
-/** One /metrics read; safe to call on a timer (a failed read leaves a hole, not an error). */
+/** One /metrics read, returned parsed; safe to call on a timer (a failed read leaves a hole, not an error). */
 export async function pollMetrics() {
   const now = Date.now();
   const parsed = parseMetrics(await text('/metrics'));
@@ -64,6 +64,7 @@ export async function pollMetrics() {
   while (history.length > 2 && history[0].t < now - WINDOW_MS) history.shift();
   samples++;
   draw();
+  return parsed;
 }
 
 function rates(id) {

@@ -1,7 +1,7 @@
 package io.kvindexer.bench;
 
+import io.kvindexer.indexer.ConfigException;
 import io.kvindexer.indexer.IndexerApp;
-import io.kvindexer.indexer.IndexerCli;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -39,7 +39,7 @@ abstract class RepeatedBench<R> extends BenchCommand {
     }
 
     /** The indexer under test: a real one on a free port with {@code --threads} writer threads. */
-    IndexerApp startIndexer() throws IndexerCli.ConfigException {
+    IndexerApp startIndexer() throws ConfigException {
         return IndexerApp.start(
                 "--port", "0", "--threads", Integer.toString(threads), "--index-shards", Integer.toString(indexShards));
     }

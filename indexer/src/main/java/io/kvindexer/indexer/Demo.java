@@ -29,14 +29,19 @@ final class Demo implements AutoCloseable {
     private final Thread traffic;
     private final int[] exampleQuery;
 
-    private Demo(IndexerApp app) throws RegistryException {
+    /** Where the demo registers its engines: the registry's register, nothing more of the app. */
+    @FunctionalInterface
+    interface Registrar {
+        void register(Registration registration) throws RegistryException;
+    }
+
+    private Demo(Registrar registrar) throws RegistryException {
         for (int i = 0; i < ENGINES; i++) {
             EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
             sims.add(sim);
             caches.add(new PrefixCacheEngine(256, BLOCK_SIZE));
-            app.workers()
-                    .register(new Registration(
-                            i + 1, sim.endpoint(), MODEL, Tenants.DEFAULT, BLOCK_SIZE, 0, sim.replayEndpoint(), null));
+            registrar.register(new Registration(
+                    i + 1, sim.endpoint(), MODEL, Tenants.DEFAULT, BLOCK_SIZE, 0, sim.replayEndpoint(), null));
         }
         // engine 1 holds the system prompt plus a conversation; engine 2 only the system prompt
         exampleQuery = concat(systemPrompt(), conversation(1, 48));
@@ -45,9 +50,9 @@ final class Demo implements AutoCloseable {
         traffic = Thread.ofVirtual().name("demo-traffic").start(this::trafficLoop);
     }
 
-    static Demo start(IndexerApp app) {
+    static Demo start(Registrar registrar) {
         try {
-            return new Demo(app);
+            return new Demo(registrar);
         } catch (RegistryException e) {
             throw new IllegalStateException("demo registration failed: " + e.getMessage(), e);
         }

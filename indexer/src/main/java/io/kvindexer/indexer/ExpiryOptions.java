@@ -20,12 +20,12 @@ public final class ExpiryOptions {
                     + " oldest-stored blocks on that tier down to 90% of N (default: no cap)")
     long maxBlocksPerWorker;
 
-    ExpiryPolicy policy() throws IndexerCli.ConfigException {
+    ExpiryPolicy policy() throws ConfigException {
         try {
             return new ExpiryPolicy(ExpiryPolicy.parseTtl(blockTtl), maxBlocksPerWorker);
         } catch (IllegalArgumentException e) {
             String flag = maxBlocksPerWorker < 0 ? "--max-blocks-per-worker" : "--block-ttl";
-            throw new IndexerCli.ConfigException("invalid value for " + flag + ": " + e.getMessage());
+            throw new ConfigException("invalid value for " + flag + ": " + e.getMessage());
         }
     }
 }

@@ -57,7 +57,7 @@ public final class HardeningOptions {
                     + TOKEN_ENV + ", else no authentication")
     Path authTokenFile;
 
-    ServiceLimits limits() throws IndexerCli.ConfigException {
+    ServiceLimits limits() throws ConfigException {
         try {
             return new ServiceLimits(
                     maxQueryTokens,
@@ -67,25 +67,24 @@ public final class HardeningOptions {
                     Duration.ofMillis(requestReadTimeoutMs),
                     maxConcurrentReplays);
         } catch (IllegalArgumentException e) {
-            throw new IndexerCli.ConfigException("invalid value for --max-query-tokens/--max-ranks-per-instance/"
+            throw new ConfigException("invalid value for --max-query-tokens/--max-ranks-per-instance/"
                     + "--max-listeners/--max-peers/--request-read-timeout-ms/--max-concurrent-replays: "
                     + e.getMessage());
         }
     }
 
     /** The token from the file, else from the environment; null when neither is set. */
-    String authToken(Map<String, String> env) throws IndexerCli.ConfigException {
+    String authToken(Map<String, String> env) throws ConfigException {
         String token;
         if (authTokenFile != null) {
             try {
                 token = Files.readString(authTokenFile, StandardCharsets.UTF_8).strip();
             } catch (IOException e) {
-                throw new IndexerCli.ConfigException(
+                throw new ConfigException(
                         "invalid value for --auth-token-file: cannot read " + authTokenFile + ": " + e.getMessage());
             }
             if (token.isEmpty()) {
-                throw new IndexerCli.ConfigException(
-                        "invalid value for --auth-token-file: " + authTokenFile + " is empty");
+                throw new ConfigException("invalid value for --auth-token-file: " + authTokenFile + " is empty");
             }
             return token;
         }

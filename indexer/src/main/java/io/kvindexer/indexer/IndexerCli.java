@@ -35,13 +35,6 @@ import picocli.CommandLine.Option;
         })
 public final class IndexerCli {
 
-    /** A bad flag, value or environment variable: the message is the one line printed before exiting. */
-    public static final class ConfigException extends Exception {
-        public ConfigException(String message) {
-            super(message);
-        }
-    }
-
     /** What {@link #parse} found: either a config to run, or the help/version text that was asked for. */
     public record Parsed(IndexerConfig config, String helpText) {}
 
@@ -135,6 +128,9 @@ public final class IndexerCli {
 
     @CommandLine.Mixin
     ExpiryOptions expiry = new ExpiryOptions();
+
+    @CommandLine.Mixin
+    TlsOptions tls = new TlsOptions();
 
     private IndexerCli() {}
 
@@ -234,7 +230,8 @@ public final class IndexerCli {
                 state.snapshotDir,
                 state.snapshotInterval(),
                 state.unregisterGrace(),
-                expiry.policy());
+                expiry.policy(),
+                tls.security(hardening.authTokenFile));
     }
 
     /** compatibility.md, Command line and environment: split on commas, drop empty entries, trim the rest. */

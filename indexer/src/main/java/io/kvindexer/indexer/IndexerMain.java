@@ -13,7 +13,7 @@ public final class IndexerMain {
         IndexerCli.Parsed parsed;
         try {
             parsed = IndexerCli.parse(args, System.getenv());
-        } catch (IndexerCli.ConfigException e) {
+        } catch (ConfigException e) {
             System.err.println("kv-indexer: " + e.getMessage());
             System.exit(2);
             return;
@@ -26,7 +26,7 @@ public final class IndexerMain {
         IndexerApp app;
         try {
             app = IndexerApp.start(parsed.config());
-        } catch (IndexerCli.ConfigException e) {
+        } catch (ConfigException e) {
             System.err.println("kv-indexer: " + e.getMessage());
             System.exit(2);
             return;

@@ -29,23 +29,23 @@ public final class StateOptions {
                     + " Dynamo's: dropped at once)")
     String unregisterGrace = "0";
 
-    Duration snapshotInterval() throws IndexerCli.ConfigException {
+    Duration snapshotInterval() throws ConfigException {
         Duration d = duration("--snapshot-interval", snapshotInterval);
         if (d.isZero()) {
-            throw new IndexerCli.ConfigException("invalid value for --snapshot-interval: must be above 0");
+            throw new ConfigException("invalid value for --snapshot-interval: must be above 0");
         }
         return d;
     }
 
-    Duration unregisterGrace() throws IndexerCli.ConfigException {
+    Duration unregisterGrace() throws ConfigException {
         return duration("--unregister-grace", unregisterGrace);
     }
 
-    private static Duration duration(String flag, String value) throws IndexerCli.ConfigException {
+    private static Duration duration(String flag, String value) throws ConfigException {
         try {
             return Durations.parse(value);
         } catch (IllegalArgumentException e) {
-            throw new IndexerCli.ConfigException("invalid value for " + flag + ": " + e.getMessage());
+            throw new ConfigException("invalid value for " + flag + ": " + e.getMessage());
         }
     }
 }

@@ -45,7 +45,7 @@ class IndexerAppTest {
                                 new WorkerEntry(1, 0, "tcp://127.0.0.1:1"),
                                 new WorkerEntry(1, 0, "tcp://127.0.0.1:2")));
         assertThatThrownBy(() -> IndexerApp.start(cfg))
-                .isInstanceOf(IndexerCli.ConfigException.class)
+                .isInstanceOf(ConfigException.class)
                 .hasMessage("invalid value for --workers: instance 1 dp_rank 0 already registered");
     }
 
@@ -66,6 +66,6 @@ class IndexerAppTest {
 
     @Test
     void helpIsNotAServer() {
-        assertThatThrownBy(() -> IndexerApp.start("--help")).isInstanceOf(IndexerCli.ConfigException.class);
+        assertThatThrownBy(() -> IndexerApp.start("--help")).isInstanceOf(ConfigException.class);
     }
 }

@@ -11,11 +11,11 @@ import org.junit.jupiter.api.Test;
 
 class IndexerCliTest {
 
-    private static IndexerConfig parse(Map<String, String> env, String... args) throws IndexerCli.ConfigException {
+    private static IndexerConfig parse(Map<String, String> env, String... args) throws ConfigException {
         return IndexerCli.parse(args, env).config();
     }
 
-    private static IndexerConfig parse(String... args) throws IndexerCli.ConfigException {
+    private static IndexerConfig parse(String... args) throws ConfigException {
         return parse(Map.of(), args);
     }
 
@@ -83,7 +83,7 @@ class IndexerCliTest {
         assertThat(c.expiry().maxBlocksPerWorker()).isEqualTo(200_000);
         assertThat(c.expiry().enabled()).isTrue();
         assertThatThrownBy(() -> parse("--block-ttl", "gpu=10m"))
-                .isInstanceOf(IndexerCli.ConfigException.class)
+                .isInstanceOf(ConfigException.class)
                 .hasMessage("invalid value for --block-ttl: unknown tier 'gpu' (expected device, host_pinned, disk,"
                         + " external)");
         assertThatThrownBy(() -> parse("--block-ttl", "disk=10 minutes"))
@@ -101,7 +101,7 @@ class IndexerCliTest {
         assertThat(c.recoversFromPeers()).isTrue();
         assertThat(c.peers()).isEmpty();
         assertThatThrownBy(() -> parse("--peers-dns", "kv-indexer-peers"))
-                .isInstanceOf(IndexerCli.ConfigException.class)
+                .isInstanceOf(ConfigException.class)
                 .hasMessage("invalid value for --peers-dns: `kv-indexer-peers`: expected <name>:<port>");
         assertThatThrownBy(() -> parse("--peers-dns", "peers:70000"))
                 .hasMessage("invalid value for --peers-dns: `peers:70000`: port must be 1..65535");
@@ -110,7 +110,7 @@ class IndexerCliTest {
     @Test
     void workersNeedBlockSize() {
         assertThatThrownBy(() -> parse("--workers", "1=tcp://h:1"))
-                .isInstanceOf(IndexerCli.ConfigException.class)
+                .isInstanceOf(ConfigException.class)
                 .hasMessage("--block-size is required when --workers is specified");
     }
 
@@ -164,7 +164,7 @@ class IndexerCliTest {
                 .isEqualTo(3);
         for (String bad : List.of("abc", " 3", "-1", "3.0", "+3")) {
             assertThatThrownBy(() -> parse(Map.of("DYN_ROUTER_MIN_INITIAL_WORKERS", bad)))
-                    .isInstanceOf(IndexerCli.ConfigException.class)
+                    .isInstanceOf(ConfigException.class)
                     .hasMessageStartingWith(
                             "DYN_ROUTER_MIN_INITIAL_WORKERS must be a non-negative integer, got \"" + bad + "\": ");
         }
@@ -187,7 +187,7 @@ class IndexerCliTest {
     @Test
     void badFlagsGiveOneLineNamingThem() {
         assertThatThrownBy(() -> parse("--port", "abc"))
-                .isInstanceOf(IndexerCli.ConfigException.class)
+                .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("--port")
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
         assertThatThrownBy(() -> parse("--port", "70000")).hasMessageContaining("--port");

@@ -82,12 +82,18 @@ public final class IndexerProcess implements AutoCloseable {
         return process.waitFor(60, TimeUnit.SECONDS);
     }
 
+    /** SIGTERM, then SIGKILL after 30 s; an interrupted wait kills at once and keeps the interrupt. */
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         process.destroy();
-        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+        try {
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                process.waitFor(30, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
             process.destroyForcibly();
-            process.waitFor(30, TimeUnit.SECONDS);
+            Thread.currentThread().interrupt();
         }
     }
 }

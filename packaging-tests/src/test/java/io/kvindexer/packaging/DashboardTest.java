@@ -19,11 +19,12 @@ import org.junit.jupiter.api.Test;
 
 /**
  * docs/grafana/kv-indexer-dashboard.json is a well-formed Grafana dashboard whose queries use exactly the metrics of
- * the documented metrics table (README.md), and nothing else.
+ * the documented metrics table (docs/metrics.md), and nothing else.
  */
 class DashboardTest {
 
     static final String DASHBOARD = "docs/grafana/kv-indexer-dashboard.json";
+    static final String METRICS_DOC = "docs/metrics.md";
     private static final Pattern METRIC = Pattern.compile("\\b((?:dynamo|kvindexer)_[a-z0-9_]+)\\b");
     private static final Pattern CODE = Pattern.compile("`([^`]+)`");
 
@@ -102,11 +103,10 @@ class DashboardTest {
 
     /** Name → type ("counter", "gauge", "histogram") from the documented metrics table. */
     static Map<String, String> documentedMetricTypes() {
-        List<String> lines = RepoFiles.read(RepoFiles.root().resolve(DocumentedRbac.DOC))
-                .lines()
-                .toList();
+        List<String> lines =
+                RepoFiles.read(RepoFiles.root().resolve(METRICS_DOC)).lines().toList();
         int start = lines.indexOf("<!-- metrics -->");
-        assertThat(start).as("metrics marker in the docs").isNotNegative();
+        assertThat(start).as("metrics marker in %s", METRICS_DOC).isNotNegative();
         Map<String, String> types = new TreeMap<>();
         for (String line : lines.subList(start + 1, lines.size())) {
             if (line.isBlank() && !types.isEmpty()) {

@@ -9,13 +9,13 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The RBAC rules as the docs state them (README.md, the tables after the markers
+ * The RBAC rules as the docs state them (docs/kubernetes.md, the tables after the markers
  * {@code <!-- rbac:watch -->} and {@code <!-- rbac:lease -->}), flattened to "group|resource|verb" triples.
  * The chart test compares rendered rules against these, so the docs and the chart cannot drift apart.
  */
 final class DocumentedRbac {
 
-    static final String DOC = "README.md";
+    static final String DOC = "docs/kubernetes.md";
     private static final Pattern CODE = Pattern.compile("`([^`]*)`");
 
     private DocumentedRbac() {}

@@ -215,6 +215,33 @@ class HelmChartTest {
     }
 
     @Test
+    void theExamplePassesBlockExpiryToItsKvIndexerWithinTheCrdSchema() {
+        CrdSchemas schemas = CrdSchemas.load(RepoFiles.chart().resolve("crds"));
+        List<HasMetadata> objects = render(t -> t.set("example.enabled", "true")
+                .set("example.blockTtl.hostPinned", "30m")
+                .set("example.maxBlocksPerWorker", "200000"));
+        GenericKubernetesResource indexer = all(objects, GenericKubernetesResource.class).stream()
+                .filter(r -> r.getKind().equals("KvIndexer"))
+                .findFirst()
+                .orElseThrow();
+        assertThat((String) indexer.get("spec", "blockTtl", "hostPinned")).isEqualTo("30m");
+        assertThat(((Number) indexer.get("spec", "maxBlocksPerWorker")).longValue())
+                .isEqualTo(200_000);
+        assertThat(schemas.validate(CrdSchemas.YAML.valueToTree(indexer))).isEmpty();
+        assertThat(all(render(t -> t.set("example.enabled", "true")), GenericKubernetesResource.class).stream()
+                        .filter(r -> r.getKind().equals("KvIndexer"))
+                        .findFirst()
+                        .orElseThrow()
+                        .getAdditionalProperties()
+                        .get("spec"))
+                .asString()
+                .as("no expiry fields unless set")
+                .doesNotContain("blockTtl", "maxBlocksPerWorker");
+        assertThatThrownBy(() -> render(t -> t.set("example.enabled", "true").set("example.blockTtl.disk", "10")))
+                .hasMessageContaining("blockTtl");
+    }
+
+    @Test
     void withoutLeaderElectionThereIsNoLeaseRoleAndUpgradesRecreate() {
         List<HasMetadata> objects = render(t -> t.set("leaderElection.enabled", "false"));
 

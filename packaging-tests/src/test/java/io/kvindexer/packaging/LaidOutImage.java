@@ -44,10 +44,15 @@ final class LaidOutImage {
         }
 
         @Override
-        public void close() throws InterruptedException {
+        public void close() {
             process.destroy();
-            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            try {
+                if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                    process.destroyForcibly();
+                }
+            } catch (InterruptedException e) { // an interrupted wait kills at once and keeps the interrupt
                 process.destroyForcibly();
+                Thread.currentThread().interrupt();
             }
         }
     }

@@ -18,7 +18,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * What a real indexer exposes on /metrics is documented (name and type) in README.md and therefore,
+ * What a real indexer exposes on /metrics is documented (name and type) in docs/metrics.md and therefore,
  * through DashboardTest, charted on the Grafana dashboard.
  */
 class MetricsDocsTest {

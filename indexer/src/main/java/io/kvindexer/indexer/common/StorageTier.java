@@ -38,7 +38,7 @@ public enum StorageTier {
     }
 
     /**
-     * Maps an engine event's {@code medium}, case-insensitively (see {@code docs/compatibility.md}, storage media):
+     * Maps an engine event's {@code medium}, case-insensitively (see {@code docs/compatibility.md}, "Storage media"):
      * absent, nil or empty, {@code GPU}, {@code DEVICE} → device; {@code CPU}, {@code CPU_PINNED},
      * {@code CPU_TIER1} → host-pinned; {@code CPU_TIER2}, {@code DISK}, {@code NVME}, {@code STORAGE}, {@code FS}
      * → disk; {@code EXTERNAL}, {@code NETWORK}, {@code REMOTE}, {@code SHARED}, {@code SHARED_STORAGE},

@@ -247,8 +247,8 @@ public final class RouterEventJson {
                             throw new EventJsonException(
                                     blockPath + "." + (block == null ? "block_hash" : "tokens_hash") + ": missing");
                         }
-                        blocks.add(block);
-                        tokens.add(tokensHash);
+                        blocks.add(block.longValue());
+                        tokens.add(tokensHash.longValue());
                     }
                     blockHashes = blocks.toLongArray();
                     tokensHashes = tokens.toLongArray();

@@ -47,7 +47,7 @@ public final class EngineEventDecoder {
             throw new EventDecodeException(DecodeErrorKind.EMPTY_PAYLOAD, "empty payload");
         }
         Batch batch = new Batch(payload, groups);
-        try (MsgpackCursor cursor = batch.cursor) {
+        try (batch.cursor) {
             return batch.read();
         } catch (MessageInsufficientBufferException e) {
             throw new EventDecodeException(TRUNCATED, batch.where() + ": payload ends in the middle of a value", e);

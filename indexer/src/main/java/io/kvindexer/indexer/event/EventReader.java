@@ -11,7 +11,7 @@ import org.msgpack.value.ValueType;
  * Reads one event of a batch into {@link EventFields}, in either encoding: a tagged array read by position (the
  * declared fields, then a typed tail) or a tagged map read by key (any order, unknown keys ignored). Events of
  * llm-d's storage publisher arrive as a msgpack array packed inside a {@code bin}; they are read the same way.
- * The field values themselves are read by {@link FieldReader}.
+ * The field values themselves are read by {@link FieldReader} (scalars) and {@link MultimodalReader}.
  */
 final class EventReader {
 
@@ -28,6 +28,7 @@ final class EventReader {
     private final EventFields fields = new EventFields();
     private MsgpackCursor cursor;
     private FieldReader read;
+    private MultimodalReader multimodal;
     String tagName;
 
     EventReader(byte[] payload, MsgpackCursor cursor, Supplier<String> where) {
@@ -43,6 +44,7 @@ final class EventReader {
     private void use(MsgpackCursor c) {
         cursor = c;
         read = new FieldReader(c, fields, where);
+        multimodal = new MultimodalReader(c, fields, where);
     }
 
     /** Reads the next event (any tag) into {@link #fields()}. */
@@ -154,7 +156,7 @@ final class EventReader {
                     fields.loraName = read.optionalString("lora_name");
                 }
             }
-            case 8 -> read.extraKeys();
+            case 8 -> multimodal.extraKeys();
             default -> tail(pos - 9, true);
         }
     }
@@ -198,7 +200,7 @@ final class EventReader {
         }
         ValueType type = cursor.peekType();
         if (type == ValueType.ARRAY && store) {
-            read.blockMmInfos();
+            multimodal.blockMmInfos();
             return;
         }
         int slot = fields.tailSlot++;
@@ -301,13 +303,13 @@ final class EventReader {
             case "token_ids" -> read.tokens();
             case "block_size" -> read.blockSize();
             case "lora_name" -> fields.loraName = read.optionalString("lora_name");
-            case "extra_keys" -> read.extraKeys();
-            case "mm_keys" -> read.mmKeys();
+            case "extra_keys" -> multimodal.extraKeys();
+            case "mm_keys" -> multimodal.mmKeys();
             case "block_mm_infos" -> {
                 if (cursor.peekType() == ValueType.NIL) {
                     cursor.skipNil();
                 } else {
-                    read.blockMmInfos();
+                    multimodal.blockMmInfos();
                 }
             }
             default -> cursor.skip(); // lora_id, sliding window, token_offset, session_id, cache_salt, ...

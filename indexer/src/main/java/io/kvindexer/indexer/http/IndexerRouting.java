@@ -1,7 +1,6 @@
 package io.kvindexer.indexer.http;
 
 import io.helidon.webserver.http.HttpRouting;
-import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.kvindexer.indexer.recovery.StartupGate;
@@ -22,7 +21,7 @@ public final class IndexerRouting {
 
     /** What the routes work on. */
     public record Components(
-            IndexerConfig config,
+            HttpSettings config,
             WorkerRegistry workers,
             PeerRegistry peers,
             Indexers indexers,
@@ -32,12 +31,12 @@ public final class IndexerRouting {
     private IndexerRouting() {}
 
     public static void routing(HttpRouting.Builder routing, Components c) {
-        IndexerConfig cfg = c.config();
+        HttpSettings cfg = c.config();
         Routes routes = routes(c);
         routing.addFilter(new RequestMetricsFilter(c.metrics(), routes));
         routing.addFilter(BodyDeadline.filter(cfg.limits().requestReadTimeout()));
-        if (cfg.authToken() != null) {
-            routing.addFilter(new BearerAuth(cfg.authToken(), routes));
+        if (cfg.bearerTokens() != null) {
+            routing.addFilter(new BearerAuth(cfg.bearerTokens(), routes));
         }
         routes.mount(routing);
         errors(routing);
@@ -45,7 +44,7 @@ public final class IndexerRouting {
 
     /** The route table of every service the config mounts. */
     public static Routes routes(Components c) {
-        IndexerConfig cfg = c.config();
+        HttpSettings cfg = c.config();
         List<ApiService> services = new ArrayList<>(List.of(
                 new HealthService(c.gate(), c.workers()),
                 new MetricsService(c.metrics()),
@@ -70,7 +69,7 @@ public final class IndexerRouting {
     }
 
     /** Helidon's own payload limit: only a backstop, the routes answer 413 with a JSON body at their own limits. */
-    public static long maxPayloadSize(IndexerConfig cfg) {
+    public static long maxPayloadSize(HttpSettings cfg) {
         return Math.max(cfg.maxQueryBodyBytes(), cfg.maxBodyBytes()) * 2;
     }
 

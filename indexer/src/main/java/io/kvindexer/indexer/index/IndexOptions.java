@@ -15,7 +15,10 @@ public record IndexOptions(boolean mixCacheSalt, int writerThreads, int shards) 
     /** The writer pool's size unless configured ({@code --threads}); the one place this default is defined. */
     public static final int DEFAULT_WRITER_THREADS = 4;
 
-    /** One shard unless configured: the smallest index, and one writer keeps up with most fleets (README, Flags). */
+    /**
+     * One shard unless configured: the smallest index, and one writer keeps up with most fleets
+     * (docs/configuration.md, "Flags").
+     */
     public static final int DEFAULT_SHARDS = 1;
 
     public IndexOptions {

@@ -7,7 +7,7 @@ import org.zeromq.ZMQException;
 
 /**
  * The engines' ZeroMQ frame format, shared by the listener and the simulator (see {@code docs/compatibility.md},
- * "KV events over ZeroMQ"): live messages are {@code [topic, seq, payload]} with an 8-byte big-endian seq; a
+ * "Engine event streams"): live messages are {@code [topic, seq, payload]} with an 8-byte big-endian seq; a
  * replay request is {@code ["", seq]}; a replay ends with a reply whose seq is {@link #END_SEQ} and whose payload
  * is empty. Also the socket options every connecting socket of ours gets.
  */

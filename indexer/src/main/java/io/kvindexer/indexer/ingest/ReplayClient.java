@@ -11,7 +11,8 @@ import org.zeromq.ZMQException;
 
 /**
  * The DEALER side of the engines' replay protocol: asks for everything from a seq and hands the answer over in
- * order (see {@code docs/compatibility.md}, "Replay"). The DEALER exists only while a replay runs.
+ * order (see {@code docs/compatibility.md}, "Sequence numbers and
+ * replay"). The DEALER exists only while a replay runs.
  *
  * <p>An engine answers a request in one loop over its buffer, and its ROUTER drops what does not fit in the
  * client's queue (vLLM keeps ZeroMQ's default send high-water mark of 1,000 messages): a long answer arrives with

@@ -8,13 +8,15 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
 /**
- * Startup recovery from peers ({@code docs/compatibility.md}, "Peer recovery"): wait a moment so the listeners'
- * subscriptions reach the publishers, then fetch {@code <peer>/dump} from each peer in order; the first that answers
- * with a valid dump wins. Every outcome lets startup continue; with no reachable peer the index starts empty.
+ * Startup recovery from peers ({@code docs/compatibility.md}, "Startup, recovery and readiness"): wait a moment so
+ * the listeners' subscriptions reach the publishers, then fetch {@code <peer>/dump} from each peer in order; the first
+ * that answers with a valid dump wins. Every outcome lets startup continue; with no reachable peer the index starts
+ * empty.
  *
  * <p>The binary dump ({@link BinaryDump}) is asked for first. A peer that answers JSON anyway (a Dynamo indexer
  * ignores the {@code Accept}) is read as JSON from the same response; a binary answer that fails (truncated,
@@ -43,6 +45,7 @@ public final class PeerRecovery {
     private final Duration timeout;
     private final String authToken;
     private final Format format;
+    private Path caFile;
 
     public PeerRecovery(List<String> peers, Indexers indexers, Duration delay, Duration timeout) {
         this(peers, indexers, delay, timeout, null);
@@ -61,6 +64,12 @@ public final class PeerRecovery {
         this.timeout = timeout;
         this.authToken = authToken;
         this.format = format;
+    }
+
+    /** Trust {@code https://} peers by the CAs in {@code caFile} ({@code --tls-ca-file}); null: the JDK's. */
+    public PeerRecovery trusting(Path caFile) {
+        this.caFile = caFile;
+        return this;
     }
 
     /** Fetches from the first peer that answers and installs its trees at once (no registry involved). */
@@ -85,7 +94,7 @@ public final class PeerRecovery {
             return null;
         }
         Thread.sleep(delay.toMillis());
-        try (HttpClient client = HttpClient.newBuilder().connectTimeout(timeout).build()) {
+        try (HttpClient client = PeerHttpClients.create(timeout, caFile)) {
             for (String peer : peers) {
                 try {
                     Recovered r = recoverFrom(client, peer);

@@ -15,7 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import org.zeromq.ZContext;
 
 /**
- * A vLLM-compatible KV-event publisher (see {@code docs/compatibility.md}, "KV events over ZeroMQ"): a PUB
+ * A vLLM-compatible KV-event publisher (see {@code docs/compatibility.md}, "Engine event streams"): a PUB
  * socket, an optional replay ROUTER, one publisher thread that owns both ({@link SimPublisher}), a per-batch
  * sequence number, a ring buffer of past batches for replay ({@link ReplayRouter}) and the engine's state
  * ({@link GroundTruth}).

@@ -13,7 +13,7 @@ import org.zeromq.ZMQ;
 /**
  * The simulated engine's replay side: a ring buffer of past batches and the ROUTER protocol that answers
  * {@code ["", seq]} with every buffered batch from {@code seq} and an end marker (see {@code docs/compatibility.md},
- * "Replay"), plus the fault controls (silent, deferred, cut). Runs on the publisher thread; the
+ * "Sequence numbers and replay"), plus the fault controls (silent, deferred, cut). Runs on the publisher thread; the
  * controls and counters may be touched from any thread.
  *
  * <p>Like vLLM's {@code ZmqEventPublisher}, the ROUTER keeps ZeroMQ's default send high-water mark (1,000 messages)

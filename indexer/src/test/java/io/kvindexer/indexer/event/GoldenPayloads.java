@@ -4,8 +4,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The example payloads of the wire spec (engine-kv-events-wire.md, Appendix A; produced with real msgspec 0.21.1)
- * and of compatibility.md, Engine event streams, as contiguous hex.
+ * Example engine payloads, each produced with real msgspec 0.21.1 (the encoder vLLM and SGLang publish with) in
+ * the encodings of compatibility.md, Engine event streams, as contiguous hex.
  */
 public final class GoldenPayloads {
 

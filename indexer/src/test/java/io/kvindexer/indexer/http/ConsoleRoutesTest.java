@@ -152,7 +152,15 @@ class ConsoleRoutesTest {
         assertServed("favicon.svg", "image/svg+xml");
         Pattern imports = Pattern.compile("from '\\./([a-z0-9-]+\\.js)'");
         for (String module : new String[] {
-            "app.js", "api.js", "charts.js", "overview.js", "query.js", "cachemap.js", "pickers.js", "dom.js"
+            "app.js",
+            "api.js",
+            "charts.js",
+            "overview.js",
+            "query.js",
+            "cachemap.js",
+            "pickers.js",
+            "dom.js",
+            "expiry.js"
         }) {
             Matcher m = imports.matcher(resource(module));
             while (m.find()) {

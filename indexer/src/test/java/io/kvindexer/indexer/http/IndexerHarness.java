@@ -111,8 +111,9 @@ public final class IndexerHarness implements AutoCloseable {
         @Override
         public void updateServerBuilder(WebServerConfig.Builder builder) {
             if (harness != null) {
-                IndexerConfig config = harness.indexer.components().config();
-                builder.maxPayloadSize(IndexerRouting.maxPayloadSize(config)).routing(harness::route);
+                builder.maxPayloadSize(IndexerRouting.maxPayloadSize(
+                                harness.indexer.components().config()))
+                        .routing(harness::route);
             }
         }
 

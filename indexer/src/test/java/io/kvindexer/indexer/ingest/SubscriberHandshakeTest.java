@@ -54,10 +54,11 @@ class SubscriberHandshakeTest {
 
     @Test
     void aConnectionThatNeverHandshakesIsMadeAgainAndCounted() throws Exception {
+        Thread acceptor;
         try (ZContext context = new ZContext(1);
                 ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
             List<Socket> accepted = new ArrayList<>();
-            Thread acceptor = Thread.ofPlatform().daemon().start(() -> {
+            acceptor = Thread.ofPlatform().daemon().start(() -> {
                 try {
                     while (true) {
                         Socket s = silent.accept(); // TCP connect completes; no ZMTP greeting ever comes back
@@ -84,9 +85,8 @@ class SubscriberHandshakeTest {
                 }
             }
             sub.close();
-            silent.close();
-            acceptor.join(5000);
         }
+        acceptor.join(5000); // the closed server socket ends its accept loop
     }
 
     /** What a poller does for one socket per turn: remake it when stalled, read one message, else wait 50 ms. */

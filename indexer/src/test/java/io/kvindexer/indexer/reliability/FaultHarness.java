@@ -194,8 +194,8 @@ final class FaultHarness implements AutoCloseable {
         assertThat(r.status()).as(r.body()).isEqualTo(200);
         Set<String> out = new HashSet<>();
         r.json()
-                .fields()
-                .forEachRemaining(model -> model.getValue().path("events").forEach(ev -> {
+                .properties()
+                .forEach(model -> model.getValue().path("events").forEach(ev -> {
                     long worker = ev.get("worker_id").bigIntegerValue().longValue();
                     StorageTier tier =
                             StorageTier.fromJsonName(ev.path("storage_tier").asText("device"));

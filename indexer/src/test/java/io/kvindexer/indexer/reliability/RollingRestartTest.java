@@ -122,8 +122,8 @@ class RollingRestartTest {
         Map<String, String> out = new TreeMap<>();
         for (JsonNode w : http.get("/workers").json()) {
             w.path("listeners")
-                    .fields()
-                    .forEachRemaining(l -> out.put(
+                    .properties()
+                    .forEach(l -> out.put(
                             w.path("instance_id").asText() + ":" + l.getKey(),
                             l.getValue().path("endpoint").asText() + " "
                                     + w.path("model_name").asText() + " "

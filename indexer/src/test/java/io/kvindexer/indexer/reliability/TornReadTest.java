@@ -112,7 +112,7 @@ class TornReadTest {
                             if (resp.status() == 404) {
                                 continue; // before the first registration's index exists
                             }
-                            resp.json().path("scores").fields().forEachRemaining(worker -> {
+                            resp.json().path("scores").properties().forEach(worker -> {
                                 long s = worker.getValue().path("0").asLong();
                                 if (s % BLOCK != 0 || s > (long) CHAIN_BLOCKS * BLOCK) {
                                     torn.add("query score " + s + " for worker " + worker.getKey());
@@ -184,8 +184,8 @@ class TornReadTest {
     private static void checkDump(JsonNode dump, ConcurrentLinkedQueue<String> torn) {
         Map<String, Set<Long>> blocks = new HashMap<>();
         Map<String, Map<Long, Long>> parents = new HashMap<>();
-        dump.fields()
-                .forEachRemaining(model -> model.getValue().path("events").forEach(ev -> {
+        dump.properties()
+                .forEach(model -> model.getValue().path("events").forEach(ev -> {
                     String owner = ev.get("worker_id").asText() + "/"
                             + ev.at("/event/dp_rank").asInt();
                     JsonNode stored = ev.at("/event/data/stored");

@@ -4,6 +4,7 @@ import static io.kvindexer.operator.reconcile.StatusUpdates.generation;
 import static io.kvindexer.operator.reconcile.StatusUpdates.statusOnly;
 
 import io.fabric8.kubernetes.api.model.Condition;
+import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.Conditions;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexerStatus;
@@ -81,14 +82,17 @@ public final class KvIndexerStatusFactory {
                 KvIndexer::new);
     }
 
-    /** Status for a spec the operator refuses: Ready false with the reason, nothing else touched. */
-    public KvIndexer invalidSpec(KvIndexer kvi, String message) {
+    /**
+     * Status for a spec the operator refuses ({@code reason}: it is invalid, or cannot be read): Ready false with the
+     * reason, nothing else touched.
+     */
+    public KvIndexer refused(KvIndexer kvi, String reason, String message) {
         long generation = generation(kvi);
         List<Condition> previous = previous(kvi);
         List<Condition> conditions = List.of(
-                Conditions.of(Conditions.READY, false, "InvalidSpec", message, generation, previous, clock),
-                Conditions.of(Conditions.PROGRESSING, false, "InvalidSpec", message, generation, previous, clock),
-                Conditions.of(Conditions.DEGRADED, true, "InvalidSpec", message, generation, previous, clock));
+                Conditions.of(Conditions.READY, false, reason, message, generation, previous, clock),
+                Conditions.of(Conditions.PROGRESSING, false, reason, message, generation, previous, clock),
+                Conditions.of(Conditions.DEGRADED, true, reason, message, generation, previous, clock));
         KvIndexerStatus kept = kept(kvi, generation);
         return statusOnly(
                 kvi,

@@ -5,7 +5,11 @@ import static io.kvindexer.operator.reconcile.SpecChecks.first;
 import static io.kvindexer.operator.reconcile.SpecChecks.required;
 import static io.kvindexer.operator.reconcile.SpecChecks.zeroOrMore;
 
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.ResourceRequirements;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexerSpec;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The reconciler's own guard for what the CRD schema also rejects (objects may reach the operator without the
@@ -20,9 +24,40 @@ public final class KvIndexerValidation {
         return between("spec.indexShards", spec.getIndexShards(), 1, threads);
     }
 
+    /**
+     * Every quantity of {@code spec.resources} parses: one that does not ("lots") reads fine but fails wherever it is
+     * compared, and the API server's schema for a quantity (int or string) lets it through.
+     */
+    private static String quantities(ResourceRequirements resources) {
+        if (resources == null) {
+            return null;
+        }
+        return first(
+                quantities("spec.resources.limits", resources.getLimits()),
+                quantities("spec.resources.requests", resources.getRequests()));
+    }
+
+    static String quantities(String field, Map<String, Quantity> values) {
+        if (values == null) {
+            return null;
+        }
+        for (Map.Entry<String, Quantity> e : new TreeMap<>(values).entrySet()) {
+            Quantity q = e.getValue();
+            try {
+                Quantity.getAmountInBytes(q);
+            } catch (RuntimeException bad) {
+                return field + "." + e.getKey() + ": \"" + (q == null ? null : q.toString()) + "\" is not a quantity";
+            }
+        }
+        return null;
+    }
+
     public static String validate(KvIndexerSpec spec) {
         if (spec == null) {
             return "spec is required";
+        }
+        if (spec.unreadable() != null) {
+            return spec.unreadable();
         }
         String problem = first(
                 required("spec.image", spec.getImage()),
@@ -30,7 +65,15 @@ public final class KvIndexerValidation {
                 between("spec.port", spec.getPort(), 1, 65535),
                 zeroOrMore("spec.threads", spec.getThreads()),
                 indexShards(spec),
-                zeroOrMore("spec.minInitialWorkers", spec.getMinInitialWorkers()));
+                zeroOrMore("spec.minInitialWorkers", spec.getMinInitialWorkers()),
+                spec.getUnregisterGraceSeconds() == null
+                        ? null
+                        : zeroOrMore("spec.unregisterGraceSeconds", spec.getUnregisterGraceSeconds()),
+                quantities(spec.getResources()),
+                spec.getBlockTtl() == null ? null : spec.getBlockTtl().problem(),
+                spec.getMaxBlocksPerWorker() != null && spec.getMaxBlocksPerWorker() < 0
+                        ? "spec.maxBlocksPerWorker must be 0 or more, got " + spec.getMaxBlocksPerWorker()
+                        : null);
         if (problem != null) {
             return problem;
         }

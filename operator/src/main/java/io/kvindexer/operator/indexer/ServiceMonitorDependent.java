@@ -2,6 +2,7 @@ package io.kvindexer.operator.indexer;
 
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import io.javaoperatorsdk.operator.processing.dependent.kubernetes.KubernetesDependent;
+import io.kvindexer.operator.common.IndexerNames;
 
 /**
  * The optional ServiceMonitor as a dependent: active only where the Prometheus Operator's CRD is installed (so no

@@ -11,7 +11,7 @@ import io.kvindexer.operator.observability.OperatorMetrics;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Locale;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 import org.slf4j.Logger;
 
 /**
@@ -26,27 +26,36 @@ public record ControllerServices(
         return new Backoff(Duration.ofMillis(500), resync);
     }
 
+    /** Reason of the condition and Event of a spec this operator cannot read at all. */
+    public static final String UNREADABLE = "Unreadable";
+    /** Reason of the condition and Event of a spec that was read but is refused. */
+    public static final String INVALID_SPEC = "InvalidSpec";
+
     /**
-     * Reports the spec fields this operator ignores; a spec that {@code invalid} names a problem in is logged, gets
-     * a Warning Event and the status {@code refusedStatus} makes of the message.
+     * Reports the spec fields this operator ignores; a spec it cannot read, or one that {@code invalid} names a problem
+     * in, is logged, gets a Warning Event and the status {@code refusedStatus} makes of (reason, message).
      *
      * @param invalid what is wrong with the spec, or null when it is acceptable
      * @return true when the spec is refused (the reconcile stops there)
      */
     public <S, P extends CustomResource<? extends UnknownFields, S>> boolean refuses(
-            Logger log, Context<P> context, P primary, String invalid, Function<String, S> refusedStatus) {
-        if (primary.getSpec() != null) {
-            events.unknownFields(primary, primary.getSpec().unknownFieldNames());
+            Logger log, Context<P> context, P primary, String invalid, BiFunction<String, String, S> refusedStatus) {
+        UnknownFields spec = primary.getSpec();
+        String unreadable = spec == null ? null : spec.unreadable();
+        if (spec != null && unreadable == null) {
+            events.unknownFields(primary, spec.unknownFieldNames());
         }
-        if (invalid == null) {
+        String reason = unreadable != null ? UNREADABLE : INVALID_SPEC;
+        String message = unreadable != null ? unreadable : invalid;
+        if (message == null) {
             return false;
         }
         log.atWarn()
                 .addKeyValue(logKey(primary), key(primary))
-                .addKeyValue("reason", invalid)
-                .log("invalid spec");
-        events.warning(primary, "InvalidSpec", invalid);
-        StatusUpdates.write(context, primary, refusedStatus.apply(invalid));
+                .addKeyValue("reason", message)
+                .log(unreadable != null ? "spec cannot be read" : "invalid spec");
+        events.warning(primary, reason, message);
+        StatusUpdates.write(context, primary, refusedStatus.apply(reason, message));
         return true;
     }
 

@@ -20,11 +20,17 @@ import java.util.stream.IntStream;
 public record DesiredRegistrations(List<EngineTarget> targets, Map<String, String> podErrors) {
 
     public static DesiredRegistrations of(KvWorkerSpec spec, Collection<Pod> enginePods) {
+        return of(spec, enginePods, ReadinessHold.NONE);
+    }
+
+    /** As {@link #of(KvWorkerSpec, Collection)}, keeping the not-Ready pods that {@code hold} holds. */
+    public static DesiredRegistrations of(KvWorkerSpec spec, Collection<Pod> enginePods, ReadinessHold hold) {
         List<EngineTarget> targets = new ArrayList<>();
         Map<String, String> errors = new LinkedHashMap<>();
         Map<Long, String> seen = new HashMap<>();
         enginePods.stream()
-                .filter(PodConditions::isReady)
+                .filter(p -> PodConditions.isReady(p)
+                        || hold.held().contains(p.getMetadata().getName()))
                 .sorted(Comparator.comparing(p -> p.getMetadata().getName()))
                 .forEach(pod -> {
                     String name = pod.getMetadata().getName();
@@ -40,15 +46,13 @@ public record DesiredRegistrations(List<EngineTarget> targets, Map<String, Strin
                         errors.put(name, "instance id " + Long.toUnsignedString(id) + " already used by pod " + clash);
                         return;
                     }
-                    String host = host(pod.getStatus().getPodIP());
+                    String ip = pod.getStatus().getPodIP();
                     List<WorkerRegistration> ranks = IntStream.range(0, spec.getDataParallelSize())
                             .mapToObj(r -> new WorkerRegistration(
                                     id,
                                     r,
-                                    "tcp://" + host + ":" + (spec.getZmqPort() + r),
-                                    spec.getReplayPort() == null
-                                            ? null
-                                            : "tcp://" + host + ":" + (spec.getReplayPort() + r),
+                                    endpoint(ip, spec.getZmqPort() + r),
+                                    spec.getReplayPort() == null ? null : endpoint(ip, spec.getReplayPort() + r),
                                     name))
                             .toList();
                     targets.add(new EngineTarget(name, id, ranks));
@@ -66,7 +70,8 @@ public record DesiredRegistrations(List<EngineTarget> targets, Map<String, Strin
         return targets.stream().map(EngineTarget::instanceId).collect(java.util.stream.Collectors.toSet());
     }
 
-    private static String host(String ip) {
-        return ip.contains(":") ? "[" + ip + "]" : ip;
+    /** {@code tcp://<ip>:<port>}, an IPv6 address in brackets. */
+    static String endpoint(String ip, int port) {
+        return "tcp://" + (ip.contains(":") ? "[" + ip + "]" : ip) + ":" + port;
     }
 }

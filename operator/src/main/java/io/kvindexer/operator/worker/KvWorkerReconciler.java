@@ -15,6 +15,7 @@ import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
+import io.kvindexer.operator.client.ReplicaAccess;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
@@ -26,6 +27,7 @@ import io.kvindexer.operator.reconcile.ControllerServices;
 import io.kvindexer.operator.reconcile.FanOut;
 import io.kvindexer.operator.reconcile.IndexerPods;
 import io.kvindexer.operator.reconcile.IndexerReplica;
+import io.kvindexer.operator.reconcile.ReplicaAccesses;
 import io.kvindexer.operator.reconcile.StatusUpdates;
 import java.time.Duration;
 import java.util.HashSet;
@@ -33,16 +35,20 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * KvWorker → registrations. Level-triggered: desired = Ready engine pods × dp ranks; actual = each replica's
- * GET /workers; the difference is applied with /register and /unregister ({@link ReplicaSync}), every replica in
- * parallel so one unreachable replica never holds up the others (it is retried with back-off and reported as
- * Degraded). The finalizer (Cleaner) removes this KvWorker's engines from every replica when it is deleted.
- * Which instances are ours to remove comes from the status alone: it is written through the controller's cache
- * ({@link StatusUpdates}), so the next reconcile sees it even before the informer does.
+ * KvWorker → registrations. Level-triggered: desired = Ready engine pods × dp ranks (and those whose readiness flaps
+ * for less than {@code spec.unregisterAfterSeconds}, {@link ReadinessHold}); actual = what each replica holds: its
+ * GET /workers, read in full on the resync period, for a new replica incarnation and after a failed call, and in
+ * between what the operator's own calls made of it ({@link KnownRegistrations}), so a change of one pod costs one
+ * call per rank and replica. The difference is applied with /register and /unregister ({@link ReplicaSync}), every
+ * replica in parallel so one unreachable replica never holds up the others (it is retried with back-off and
+ * reported as Degraded). The finalizer (Cleaner) removes this KvWorker's engines from every replica when it is
+ * deleted. Which instances are ours to remove comes from the status alone: it is written through the controller's
+ * cache ({@link StatusUpdates}), so the next reconcile sees it even before the informer does.
  */
 @ControllerConfiguration(name = KvWorkerReconciler.NAME)
 public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorker> {
@@ -55,11 +61,13 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
     private final ControllerServices services;
     private final KvWorkerStatusFactory statusFactory;
     private final Backoff backoff;
+    private final KnownRegistrations known;
 
     public KvWorkerReconciler(ControllerServices services) {
         this.services = services;
         this.statusFactory = new KvWorkerStatusFactory(services.clock());
         this.backoff = services.backoff();
+        this.known = new KnownRegistrations(services.resync());
     }
 
     /** Every informer watches the controller's namespaces (OperatorSettings#watchNamespaces), never more. */
@@ -95,28 +103,44 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
                 context,
                 worker,
                 invalid,
-                m -> statusFactory.notReady(worker, "InvalidSpec", m, true).getStatus())) {
+                (reason, m) -> statusFactory.notReady(worker, reason, m, true).getStatus())) {
             return UpdateControl.noUpdate();
         }
         KvWorkerSpec spec = worker.getSpec();
         KvIndexer kvi = context.getSecondaryResource(KvIndexer.class, INDEXERS).orElse(null);
-        if (kvi == null || kvi.getSpec() == null || kvi.getSpec().getPort() == null) {
-            String message = "KvIndexer " + spec.getIndexerRef() + " not found in namespace "
-                    + worker.getMetadata().getNamespace();
+        if (!usable(kvi)) {
+            boolean unreadable =
+                    kvi != null && kvi.getSpec() != null && kvi.getSpec().unreadable() != null;
+            String message = "KvIndexer " + spec.getIndexerRef()
+                    + (unreadable
+                            ? " cannot be read: " + kvi.getSpec().unreadable()
+                            : " not found in namespace " + worker.getMetadata().getNamespace());
             StatusUpdates.write(
                     context,
                     worker,
                     statusFactory
-                            .notReady(worker, "IndexerNotFound", message, false)
+                            .notReady(worker, unreadable ? "IndexerUnreadable" : "IndexerNotFound", message, false)
                             .getStatus());
             return UpdateControl.<KvWorker>noUpdate().rescheduleAfter(services.resync());
         }
-        DesiredRegistrations desired = DesiredRegistrations.of(spec, enginePods(context, worker));
+        List<Pod> pods = enginePods(context, worker);
+        ReadinessHold hold = ReadinessHold.of(worker, pods, services.clock().instant());
+        DesiredRegistrations desired = DesiredRegistrations.of(spec, pods, hold);
+        if (!hold.held().isEmpty()) {
+            LOG.atDebug()
+                    .addKeyValue("kvworker", key(worker))
+                    .addKeyValue("pods", hold.held())
+                    .addKeyValue("recheckIn", hold.recheckIn())
+                    .log("not Ready for less than spec.unregisterAfterSeconds: kept registered");
+        }
         Set<Long> owned = ownedInstances(worker);
         Set<Long> replayChanged = replayChanged(worker, desired);
         List<ReplicaOutcome> outcomes = syncAll(worker, kvi, context, desired, owned, replayChanged);
         boolean failed = outcomes.stream().anyMatch(ReplicaOutcome::failed);
         Duration next = backoff.after(key(worker), failed, services.resync());
+        if (hold.recheckIn() != null && hold.recheckIn().compareTo(next) < 0) {
+            next = hold.recheckIn(); // a hold runs out: unregister then, not at the next resync
+        }
         StatusUpdates.write(
                 context, worker, statusFactory.status(worker, desired, outcomes).getStatus());
         return UpdateControl.<KvWorker>noUpdate().rescheduleAfter(next);
@@ -138,19 +162,22 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
     @Override
     public DeleteControl cleanup(KvWorker worker, Context<KvWorker> context) {
         KvIndexer kvi = context.getSecondaryResource(KvIndexer.class, INDEXERS).orElse(null);
-        if (kvi == null || worker.getSpec() == null || KvWorkerValidation.validate(worker.getSpec()) != null) {
+        if (!usable(kvi) || worker.getSpec() == null || KvWorkerValidation.validate(worker.getSpec()) != null) {
             services.events().forget(worker);
+            known.retain(key(worker), Set.of());
             return DeleteControl.defaultDelete();
         }
         Set<Long> owned = ownedInstances(worker);
         owned.addAll(DesiredRegistrations.of(worker.getSpec(), enginePods(context, worker))
                 .instanceIds());
         DesiredRegistrations none = new DesiredRegistrations(List.of(), Map.of());
+        known.retain(key(worker), Set.of()); // the last word on every replica: read each in full
         List<ReplicaOutcome> outcomes = syncAll(worker, kvi, context, none, owned, Set.of());
         if (outcomes.stream().anyMatch(ReplicaOutcome::failed)) {
             return DeleteControl.noFinalizerRemoval().rescheduleAfter(backoff.next(key(worker)));
         }
         backoff.reset(key(worker));
+        known.retain(key(worker), Set.of());
         services.events().forget(worker);
         LOG.atInfo().addKeyValue("kvworker", key(worker)).log("unregistered from every replica; finalizer removed");
         return DeleteControl.defaultDelete();
@@ -164,10 +191,13 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
             DesiredRegistrations desired,
             Set<Long> owned,
             Set<Long> replayChanged) {
-        ReplicaSync sync = new ReplicaSync(services.client(), worker.getSpec());
+        ReplicaSync sync = new ReplicaSync(services.client(), worker.getSpec(), known, key(worker), services.clock());
         int port = kvi.getSpec().getPort();
+        ReplicaAccess access = ReplicaAccesses.read(context.getClient(), kvi);
+        List<IndexerReplica> targets = targetReplicas(kvi, context);
+        known.retain(key(worker), targets.stream().map(IndexerReplica::pod).collect(Collectors.toSet()));
         List<ReplicaOutcome> outcomes = FanOut.map(
-                targetReplicas(kvi, context), r -> sync.sync(r.endpoint(port), desired, owned, replayChanged));
+                targets, r -> sync.sync(r.endpoint(port, access), r.incarnation(), desired, owned, replayChanged));
         report(worker, outcomes);
         return outcomes;
     }
@@ -214,6 +244,14 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
         return IndexerPods.replicas(context, INDEXER_PODS, kvi).stream()
                 .filter(r -> r.ready() || (gated && r.running()))
                 .toList();
+    }
+
+    /** A KvIndexer whose replicas can be addressed: it exists and its spec was read. */
+    private static boolean usable(KvIndexer kvi) {
+        return kvi != null
+                && kvi.getSpec() != null
+                && kvi.getSpec().unreadable() == null
+                && kvi.getSpec().getPort() != null;
     }
 
     private static List<Pod> enginePods(Context<KvWorker> context, KvWorker worker) {

@@ -4,6 +4,7 @@ import static io.kvindexer.operator.reconcile.SpecChecks.atLeastOne;
 import static io.kvindexer.operator.reconcile.SpecChecks.between;
 import static io.kvindexer.operator.reconcile.SpecChecks.first;
 import static io.kvindexer.operator.reconcile.SpecChecks.required;
+import static io.kvindexer.operator.reconcile.SpecChecks.zeroOrMore;
 
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
 
@@ -15,13 +16,19 @@ public final class KvWorkerValidation {
         if (spec == null) {
             return "spec is required";
         }
+        if (spec.unreadable() != null) {
+            return spec.unreadable();
+        }
         String tenantId = spec.getTenantId();
         String problem = first(
                 required("spec.indexerRef", spec.getIndexerRef()),
                 required("spec.modelName", spec.getModelName()),
                 tenantId == null || tenantId.isBlank() ? "spec.tenantId must not be empty" : null,
                 atLeastOne("spec.blockSize", spec.getBlockSize()),
-                atLeastOne("spec.dataParallelSize", spec.getDataParallelSize()));
+                atLeastOne("spec.dataParallelSize", spec.getDataParallelSize()),
+                spec.getUnregisterAfterSeconds() == null
+                        ? null
+                        : zeroOrMore("spec.unregisterAfterSeconds", spec.getUnregisterAfterSeconds()));
         if (problem != null) {
             return problem;
         }

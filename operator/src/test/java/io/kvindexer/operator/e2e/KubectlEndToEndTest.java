@@ -29,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The user's own commands, for real: the kubectl binary applies crds/ and examples/kvindexer.yaml, edits and
  * re-applies, scales with {@code kubectl scale} (the shim serves the scale subresource the mock lacks), applies an
  * autoscaling spec and takes it out again, lists with {@code kubectl get kvi,kvw} and deletes, against the CRUD mock
- * behind a discovery shim; the operator reacts to each step. The {@code get} output is kept in target/kubectl-get-kvi-kvw.txt (README).
+ * behind a discovery shim; the operator reacts to each step. The {@code get} output is kept in
+ * target/kubectl-get-kvi-kvw.txt (quoted in docs/kubernetes.md).
  */
 @EnableKubernetesMockClient(crud = true, https = false)
 class KubectlEndToEndTest {
@@ -206,9 +207,9 @@ class KubectlEndToEndTest {
                 assertThat(harness.kvIndexer(NS, "kv-indexer").getStatus().ready())
                         .isEqualTo("2/2");
                 assertThat(cluster.http.peers(cluster.replica(kvi, 0)))
-                        .containsExactly("http://kv-indexer-1.kv-indexer-peers." + NS + ".svc:" + port);
+                        .containsExactly("https://kv-indexer-1.kv-indexer-peers." + NS + ".svc:" + port);
                 assertThat(cluster.http.peers(cluster.replica(kvi, 1)))
-                        .containsExactly("http://kv-indexer-0.kv-indexer-peers." + NS + ".svc:" + port);
+                        .containsExactly("https://kv-indexer-0.kv-indexer-peers." + NS + ".svc:" + port);
             });
             Result raw = kubectl(
                     "get", "--raw", "/apis/kvindexer.io/v1alpha1/namespaces/" + NS + "/kvindexers/kv-indexer/scale");

@@ -42,7 +42,9 @@ class OperatorChurnTest {
         int zmqPort = LoopbackCluster.freePort(ips);
         try (LoopbackCluster cluster = new LoopbackCluster(harness)) {
             KvIndexer kvi = cluster.startIndexer(ns, "kv", 2, port);
-            harness.create(Resources.kvWorker(ns, "vllm", "kv", VLLM, "llama", 4, zmqPort, null, 1));
+            var worker = Resources.kvWorker(ns, "vllm", "kv", VLLM, "llama", 4, zmqPort, null, 1);
+            worker.getSpec().setUnregisterAfterSeconds(0); // a flap unregisters at once: registered = Ready pods
+            harness.create(worker);
 
             Random random = new Random(7);
             Map<String, PodState> pods = new HashMap<>();

@@ -155,9 +155,9 @@ class OperatorEndToEndTest {
         });
         // each replica knows the other as a peer, by its stable URL
         assertThat(cluster.http.peers(cluster.replica(kvi, 0)))
-                .containsExactly("http://kv-1.kv-peers." + ns + ".svc:" + port);
+                .containsExactly("https://kv-1.kv-peers." + ns + ".svc:" + port);
         assertThat(cluster.http.peers(cluster.replica(kvi, 1)))
-                .containsExactly("http://kv-0.kv-peers." + ns + ".svc:" + port);
+                .containsExactly("https://kv-0.kv-peers." + ns + ".svc:" + port);
 
         // engine pod deleted → unregistered everywhere
         harness.deletePod(ns, "vllm-b");
@@ -173,7 +173,8 @@ class OperatorEndToEndTest {
         awaitRegistered(kvi, 0, moved);
         awaitRegistered(kvi, 1, moved);
 
-        // an unready engine pod is unregistered too
+        // an engine pod not Ready for longer than spec.unregisterAfterSeconds is unregistered too
+        harness.mergePatch(KvWorker.class, ns, "vllm", "{\"spec\":{\"unregisterAfterSeconds\":1}}");
         harness.startEnginePod(ns, "vllm-a", VLLM, engineIp(2), false);
         awaitRegistered(kvi, 0, Map.of());
         awaitRegistered(kvi, 1, Map.of());
@@ -182,6 +183,67 @@ class OperatorEndToEndTest {
                 .untilAsserted(() -> assertThat(
                                 harness.kvWorker(ns, "vllm").getStatus().matchedPods())
                         .isZero());
+    }
+
+    /** Reasons of the Events on this test's KvWorker. */
+    private List<String> workerEvents() {
+        return harness.client().v1().events().inNamespace(ns).list().getItems().stream()
+                .filter(e -> "vllm".equals(e.getInvolvedObject().getName()))
+                .map(e -> e.getReason())
+                .toList();
+    }
+
+    @Test
+    void aReadinessFlapKeepsTheRegistrationAndANewReplayEndpointKeepsTheBlocks() throws Exception {
+        KvIndexer kvi = applyIndexer(1); // spec.unregisterGraceSeconds: default 120
+        EngineSimulator a = cluster.startEngine(ns, "vllm-a", VLLM, 0, zmqPort, replayPort);
+        applyWorker(null); // spec.unregisterAfterSeconds: default 60; the replay port is told later
+        awaitRegistered(kvi, 0, engines(Map.of("vllm-a", 0)));
+        await().atMost(WAIT).until(() -> a.subscriptions() >= 1);
+        IndexerEndpoint replica = cluster.replica(kvi, 0);
+        long id = id(ns, "vllm-a");
+        int[] prompt = tokens(16, 300);
+        a.storeSequence(prompt, BLOCK).get();
+        await().atMost(WAIT).until(() -> matched(replica, prompt, id) == 16);
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .until(() -> harness.kvWorker(ns, "vllm")
+                        .getStatus()
+                        .pods()
+                        .getFirst()
+                        .registeredOn()
+                        .equals(List.of("kv-0")));
+
+        // Ready → NotReady for longer than two resync periods (3 s), then Ready: never unregistered, and what the
+        // engine stores meanwhile is indexed
+        harness.startEnginePod(ns, "vllm-a", VLLM, engineIp(0), false);
+        int[] during = tokens(8, 400);
+        a.storeSequence(during, BLOCK).get();
+        await().during(Duration.ofSeconds(7))
+                .atMost(Duration.ofSeconds(20))
+                .until(() ->
+                        cluster.registrations(replica, "llama").containsKey(id) && matched(replica, prompt, id) == 16);
+        assertThat(matched(replica, during, id)).isEqualTo(8);
+        harness.startEnginePod(ns, "vllm-a", VLLM, engineIp(0), true);
+        assertThat(workerEvents()).as("events on the KvWorker").doesNotContain("Unregistered");
+
+        // the replay endpoint becomes known: registered again with it, and the blocks are still there (the indexer
+        // keeps them through its grace period), including new ones stored under the old prefix
+        harness.mergePatch(KvWorker.class, ns, "vllm", "{\"spec\":{\"replayPort\":" + replayPort + "}}");
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(harness.kvWorker(ns, "vllm")
+                                .getStatus()
+                                .pods()
+                                .getFirst()
+                                .replayEndpoint())
+                        .isEqualTo("tcp://" + engineIp(0) + ":" + replayPort));
+        await().atMost(WAIT).until(() -> workerEvents().contains("Unregistered"));
+        awaitRegistered(kvi, 0, engines(Map.of("vllm-a", 0)));
+        await().atMost(WAIT).until(() -> matched(replica, prompt, id) == 16);
+        int[] longer = tokens(24, 300);
+        a.storeSequence(longer, BLOCK).get();
+        await().atMost(WAIT).until(() -> matched(replica, longer, id) == 24);
     }
 
     @Test
@@ -221,12 +283,12 @@ class OperatorEndToEndTest {
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             assertThat(cluster.http.peers(cluster.replica(three, 0)))
                     .containsExactlyInAnyOrder(
-                            "http://kv-1.kv-peers." + ns + ".svc:" + port,
-                            "http://kv-2.kv-peers." + ns + ".svc:" + port);
+                            "https://kv-1.kv-peers." + ns + ".svc:" + port,
+                            "https://kv-2.kv-peers." + ns + ".svc:" + port);
             assertThat(cluster.http.peers(cluster.replica(three, 2)))
                     .containsExactlyInAnyOrder(
-                            "http://kv-0.kv-peers." + ns + ".svc:" + port,
-                            "http://kv-1.kv-peers." + ns + ".svc:" + port);
+                            "https://kv-0.kv-peers." + ns + ".svc:" + port,
+                            "https://kv-1.kv-peers." + ns + ".svc:" + port);
             assertThat(cluster.kvIndexer(ns, "kv").getStatus().ready()).isEqualTo("3/3");
         });
 

@@ -3,6 +3,7 @@ package io.kvindexer.operator.reconcile;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvindexer.operator.crd.v1alpha1.Autoscaling;
+import io.kvindexer.operator.crd.v1alpha1.BlockTtl;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexerSpec;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
 import io.kvindexer.operator.indexer.KvIndexerValidation;
@@ -32,6 +33,14 @@ class SpecValidationTest {
                     s.setIndexShards(2);
                 }),
                 indexer("spec.minInitialWorkers must be 0 or more, got -2", s -> s.setMinInitialWorkers(-2)),
+                indexer(
+                        "spec.blockTtl.disk must be a duration above 0 like 500ms, 30s, 10m or 6h, got 10 minutes",
+                        s -> s.setBlockTtl(new BlockTtl("10m", null, "10 minutes", null))),
+                indexer(
+                        "spec.blockTtl.device must be a duration above 0 like 500ms, 30s, 10m or 6h, got 0s",
+                        s -> s.setBlockTtl(new BlockTtl("0s", null, null, null))),
+                indexer("", s -> s.setBlockTtl(new BlockTtl("500ms", "30s", "10m", "6h"))),
+                indexer("spec.maxBlocksPerWorker must be 0 or more, got -1", s -> s.setMaxBlocksPerWorker(-1L)),
                 indexer(
                         "spec.autoscaling: 1 <= minReplicas <= maxReplicas <= 64, got 3..2",
                         s -> s.setAutoscaling(new Autoscaling(3, 2, 50))));

@@ -18,9 +18,9 @@ import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import io.javaoperatorsdk.operator.Operator;
 import io.kvindexer.operator.OperatorSettings;
+import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
-import io.kvindexer.operator.indexer.IndexerNames;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.InputStream;
@@ -211,7 +211,10 @@ public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, 
                 .createOr(NonDeletingOperation::update);
     }
 
-    /** A running pod at {@code ip} with one container, Ready or not: what the kubelet would report. */
+    /**
+     * A running pod at {@code ip} with one container, Ready or not: what the kubelet would report (the Ready
+     * condition's transition time is now).
+     */
     public static Pod pod(ObjectMeta meta, String ip, boolean ready) {
         return new PodBuilder()
                 .withMetadata(meta)
@@ -227,6 +230,9 @@ public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, 
                 .addNewCondition()
                 .withType("Ready")
                 .withStatus(ready ? "True" : "False")
+                .withLastTransitionTime(java.time.Instant.now()
+                        .truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
+                        .toString())
                 .endCondition()
                 .endStatus()
                 .build();

@@ -60,11 +60,28 @@ public class KvIndexerSpec extends UnknownFields {
     @Min(0)
     private Integer minInitialWorkers = 0;
 
+    @JsonPropertyDescription("Time to live per storage tier (--block-ttl): a block its engine does not store again"
+            + " within it is removed from the index. For publishers that never send removals. Unset: no TTL.")
+    private BlockTtl blockTtl;
+
+    @JsonPropertyDescription("Blocks one worker (instance, dp rank) may hold per tier (--max-blocks-per-worker);"
+            + " above it its oldest-stored blocks on that tier are removed down to 90 %. 0: no cap.")
+    @Default("0")
+    @Min(0)
+    private Long maxBlocksPerWorker = 0L;
+
     @JsonPropertyDescription("Compute resources of the indexer container.")
     private ResourceRequirements resources;
 
     @JsonPropertyDescription("Labels, annotations, scheduling settings and security contexts for the indexer pods.")
     private PodTemplateOverrides podTemplate;
+
+    @JsonPropertyDescription("Seconds an unregistered worker's blocks are kept, hidden, for its comeback at the same"
+            + " endpoint (--unregister-grace): a readiness flap or a changed replay endpoint does not cost the engine its"
+            + " index. 0: dropped at once, as Dynamo does.")
+    @Default("120")
+    @Min(0)
+    private Integer unregisterGraceSeconds = 120;
 
     @JsonPropertyDescription("Create a Prometheus Operator ServiceMonitor for the replicas' /metrics.")
     @Default("false")
@@ -73,6 +90,28 @@ public class KvIndexerSpec extends UnknownFields {
     @JsonPropertyDescription("Let a HorizontalPodAutoscaler (owned by the operator) set replicas from the replicas'"
             + " CPU use; removing this field removes the autoscaler.")
     private Autoscaling autoscaling;
+
+    @JsonPropertyDescription("TLS and the bearer token of the replicas' HTTP API; both on when absent.")
+    private Security security;
+
+    @JsonPropertyDescription("The replicas' NetworkPolicy; on when absent.")
+    private NetworkPolicySettings networkPolicy;
+
+    public Security getSecurity() {
+        return security;
+    }
+
+    public void setSecurity(Security security) {
+        this.security = security;
+    }
+
+    public NetworkPolicySettings getNetworkPolicy() {
+        return networkPolicy;
+    }
+
+    public void setNetworkPolicy(NetworkPolicySettings networkPolicy) {
+        this.networkPolicy = networkPolicy;
+    }
 
     public Autoscaling getAutoscaling() {
         return autoscaling;
@@ -138,6 +177,22 @@ public class KvIndexerSpec extends UnknownFields {
         this.minInitialWorkers = minInitialWorkers;
     }
 
+    public BlockTtl getBlockTtl() {
+        return blockTtl;
+    }
+
+    public void setBlockTtl(BlockTtl blockTtl) {
+        this.blockTtl = blockTtl;
+    }
+
+    public Long getMaxBlocksPerWorker() {
+        return maxBlocksPerWorker;
+    }
+
+    public void setMaxBlocksPerWorker(Long maxBlocksPerWorker) {
+        this.maxBlocksPerWorker = maxBlocksPerWorker;
+    }
+
     public ResourceRequirements getResources() {
         return resources;
     }
@@ -160,5 +215,13 @@ public class KvIndexerSpec extends UnknownFields {
 
     public void setServiceMonitor(Boolean serviceMonitor) {
         this.serviceMonitor = serviceMonitor;
+    }
+
+    public Integer getUnregisterGraceSeconds() {
+        return unregisterGraceSeconds;
+    }
+
+    public void setUnregisterGraceSeconds(Integer unregisterGraceSeconds) {
+        this.unregisterGraceSeconds = unregisterGraceSeconds;
     }
 }

@@ -60,6 +60,12 @@ public class KvWorkerSpec extends UnknownFields {
             "Pod annotation holding the instance id (unsigned 64-bit decimal). Unset: a stable hash of namespace/name.")
     private String instanceIdAnnotation;
 
+    @JsonPropertyDescription("Seconds a registered engine pod may be not Ready (its Ready condition's last transition)"
+            + " before it is unregistered: a shorter readiness flap keeps its registrations. 0: unregistered at once.")
+    @Default("60")
+    @Min(0)
+    private Integer unregisterAfterSeconds = 60;
+
     public String getIndexerRef() {
         return indexerRef;
     }
@@ -130,5 +136,13 @@ public class KvWorkerSpec extends UnknownFields {
 
     public void setInstanceIdAnnotation(String instanceIdAnnotation) {
         this.instanceIdAnnotation = instanceIdAnnotation;
+    }
+
+    public Integer getUnregisterAfterSeconds() {
+        return unregisterAfterSeconds;
+    }
+
+    public void setUnregisterAfterSeconds(Integer unregisterAfterSeconds) {
+        this.unregisterAfterSeconds = unregisterAfterSeconds;
     }
 }
