@@ -87,7 +87,7 @@ class DocLinksTest {
                  * Frames (see {@code docs/guide%1$s}, "Storage media"), also guide%1$s, "tiered match";
                  * the replay (see {@code docs/guide%1$s},
                  * "Replay") and guide%1$s, Where we differ; fine: guide%1$s § Storage media, guide%1$s, "Shards",
- * guide%1$s, "Status writes".
+                 * guide%1$s, "Status writes".
                  * Gone: spec%1$s, Appendix A.
                  */
                 class Frames {}

@@ -115,8 +115,8 @@ class SnapshotRestartTest {
         Set<String> out = new TreeSet<>();
         for (JsonNode w : http.get("/workers").json()) {
             w.path("listeners")
-                    .fields()
-                    .forEachRemaining(l -> out.add(w.path("instance_id").asText() + ":" + l.getKey() + " "
+                    .properties()
+                    .forEach(l -> out.add(w.path("instance_id").asText() + ":" + l.getKey() + " "
                             + l.getValue().path("endpoint").asText()));
         }
         return out;
