@@ -2,6 +2,7 @@ package io.kvindexer.operator.indexer;
 
 import static io.kvindexer.operator.reconcile.ControllerServices.key;
 
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
@@ -100,6 +101,12 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
 
         List<IndexerReplica> replicas = IndexerPods.replicas(context, INDEXER_PODS, kvi);
         Map<String, String> peerErrors = new TreeMap<>(syncPeers(kvi, replicas));
+        String persistence = StateVolume.notApplied(
+                kvi, context.getSecondaryResource(StatefulSet.class).orElse(null));
+        if (persistence != null) {
+            peerErrors.put("persistence", persistence);
+            services.events().warning(kvi, "PersistenceNotApplied", persistence);
+        }
         if (ServiceMonitors.wanted(kvi) && !ServiceMonitors.crdInstalled(context.getClient())) {
             peerErrors.put("servicemonitor", ServiceMonitors.NOT_INSTALLED);
             services.events().warning(kvi, "ServiceMonitorFailed", ServiceMonitors.NOT_INSTALLED);
