@@ -58,9 +58,9 @@ class PeersDnsProcessTest {
             await().atMost(Duration.ofSeconds(60)).until(() -> b.get("/ready").status() == 200);
             assertThat(second.output()).contains("P2P recovery completed from http://127.0.0.2:" + port);
             assertThat(Replicas.score(b)).isEqualTo(8);
-            assertThat(b.get("/workers").json().findValuesAsString("instance_id"))
+            assertThat(b.get("/workers").json().findValuesAsText("instance_id"))
                     .as("the registrations travel with the tree")
-                    .isEqualTo(a.get("/workers").json().findValuesAsString("instance_id"))
+                    .isEqualTo(a.get("/workers").json().findValuesAsText("instance_id"))
                     .isNotEmpty();
             assertThat(DumpRecoveryTest.canonical(b.get("/dump").json()))
                     .isEqualTo(DumpRecoveryTest.canonical(a.get("/dump").json()));

@@ -17,6 +17,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Typed client for the indexer's HTTP API (the calls the operator makes, plus /query for tests). Every call has a
@@ -36,9 +37,14 @@ public class IndexerClient {
     private static final BigInteger TWO_64 = BigInteger.ONE.shiftLeft(64);
 
     private final HttpClient http;
+    private final Duration connectTimeout;
     private final Duration requestTimeout;
     private final CallObserver observer;
     private final String authToken;
+    /** One client per trusted CA (a KvIndexer's {@code ca.crt}): TLS contexts are costly, connections pooled. */
+    private final Map<String, HttpClient> tlsClients = new ConcurrentHashMap<>();
+    /** Per KvIndexer, the last token a replica accepted: tried again when a rotated one is refused. */
+    private final Map<String, String> lastAccepted = new ConcurrentHashMap<>();
 
     public IndexerClient(Duration connectTimeout, Duration requestTimeout, CallObserver observer) {
         this(connectTimeout, requestTimeout, observer, null);
@@ -50,6 +56,7 @@ public class IndexerClient {
                 .connectTimeout(connectTimeout)
                 .version(HttpClient.Version.HTTP_1_1)
                 .build();
+        this.connectTimeout = connectTimeout;
         this.requestTimeout = requestTimeout;
         this.observer = observer;
         this.authToken = authToken;
@@ -143,31 +150,71 @@ public class IndexerClient {
         return call(replica, "query", post(replica, "/query", body));
     }
 
-    private HttpRequest get(IndexerEndpoint replica, String path) {
-        return authorized(HttpRequest.newBuilder(replica.baseUrl().resolve(path))
+    private HttpRequest.Builder get(IndexerEndpoint replica, String path) {
+        return HttpRequest.newBuilder(replica.baseUrl().resolve(path))
                 .timeout(requestTimeout)
-                .GET());
+                .GET();
     }
 
-    private HttpRequest post(IndexerEndpoint replica, String path, JsonNode body) {
-        return authorized(HttpRequest.newBuilder(replica.baseUrl().resolve(path))
+    private HttpRequest.Builder post(IndexerEndpoint replica, String path, JsonNode body) {
+        return HttpRequest.newBuilder(replica.baseUrl().resolve(path))
                 .timeout(requestTimeout)
                 .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body.toString())));
+                .POST(HttpRequest.BodyPublishers.ofString(body.toString()));
     }
 
-    private HttpRequest authorized(HttpRequest.Builder request) {
-        if (authToken != null) {
-            request.header("Authorization", "Bearer " + authToken);
+    private static HttpRequest authorized(HttpRequest.Builder request, String token) {
+        HttpRequest.Builder copy = request.copy();
+        if (token != null) {
+            copy.header("Authorization", "Bearer " + token);
         }
-        return request.build();
+        return copy.build();
     }
 
-    private JsonNode call(IndexerEndpoint replica, String operation, HttpRequest request) {
+    /** The client for a replica: the plain one, or the one trusting its KvIndexer's CA. */
+    private HttpClient httpFor(ReplicaAccess access) {
+        if (access.caPem() == null) {
+            return http;
+        }
+        return tlsClients.computeIfAbsent(
+                access.caPem(),
+                ca -> HttpClient.newBuilder()
+                        .connectTimeout(connectTimeout)
+                        .version(HttpClient.Version.HTTP_1_1)
+                        .sslContext(ReplicaTrust.sslContext(ca))
+                        .build());
+    }
+
+    /**
+     * Sends with the access's token (or the operator's own); when a replica refuses it (401) and another token was
+     * accepted for this KvIndexer before, that one is tried once: during a rotation the operator reads the new
+     * token from the API at once, while a replica's mounted copy follows up to a minute or two later.
+     */
+    private HttpResponse<String> send(IndexerEndpoint replica, HttpRequest.Builder request)
+            throws IOException, InterruptedException {
+        ReplicaAccess access = replica.access();
+        String token = access.token() != null ? access.token() : authToken;
+        HttpClient client = httpFor(access);
+        HttpResponse<String> response = client.send(authorized(request, token), HttpResponse.BodyHandlers.ofString());
+        String before = lastAccepted.get(access.key());
+        if (response.statusCode() == 401 && before != null && !before.equals(token)) {
+            HttpResponse<String> retried =
+                    client.send(authorized(request, before), HttpResponse.BodyHandlers.ofString());
+            if (retried.statusCode() != 401) {
+                return retried;
+            }
+        } else if (token != null && response.statusCode() != 401) {
+            lastAccepted.put(access.key(), token);
+        }
+        return response;
+    }
+
+    private JsonNode call(IndexerEndpoint replica, String operation, HttpRequest.Builder builder) {
         long start = System.nanoTime();
         boolean ok = false;
+        HttpRequest request = builder.build();
         try {
-            HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> response = send(replica, builder);
             int status = response.statusCode();
             if (status / 100 != 2) {
                 throw new IndexerClientException(

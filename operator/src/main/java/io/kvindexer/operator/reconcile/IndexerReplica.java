@@ -2,6 +2,7 @@ package io.kvindexer.operator.reconcile;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.kvindexer.operator.client.IndexerEndpoint;
+import io.kvindexer.operator.client.ReplicaAccess;
 import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import java.util.Collection;
@@ -25,6 +26,11 @@ public record IndexerReplica(
     /** The URL the operator itself calls: pod IP + spec.port. */
     public IndexerEndpoint endpoint(int port) {
         return IndexerEndpoint.of(pod, podIp, port);
+    }
+
+    /** The same, reached as {@code access} says (HTTPS, token). */
+    public IndexerEndpoint endpoint(int port, ReplicaAccess access) {
+        return IndexerEndpoint.of(pod, podIp, port, access);
     }
 
     /** The replica pods of {@code kvi} among {@code pods}, ordinals below the desired size, by ordinal. */

@@ -15,6 +15,7 @@ import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
+import io.kvindexer.operator.client.ReplicaAccess;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
@@ -26,6 +27,7 @@ import io.kvindexer.operator.reconcile.ControllerServices;
 import io.kvindexer.operator.reconcile.FanOut;
 import io.kvindexer.operator.reconcile.IndexerPods;
 import io.kvindexer.operator.reconcile.IndexerReplica;
+import io.kvindexer.operator.reconcile.ReplicaAccesses;
 import io.kvindexer.operator.reconcile.StatusUpdates;
 import java.time.Duration;
 import java.util.HashSet;
@@ -191,10 +193,11 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
             Set<Long> replayChanged) {
         ReplicaSync sync = new ReplicaSync(services.client(), worker.getSpec(), known, key(worker), services.clock());
         int port = kvi.getSpec().getPort();
+        ReplicaAccess access = ReplicaAccesses.read(context.getClient(), kvi);
         List<IndexerReplica> targets = targetReplicas(kvi, context);
         known.retain(key(worker), targets.stream().map(IndexerReplica::pod).collect(Collectors.toSet()));
-        List<ReplicaOutcome> outcomes =
-                FanOut.map(targets, r -> sync.sync(r.endpoint(port), r.incarnation(), desired, owned, replayChanged));
+        List<ReplicaOutcome> outcomes = FanOut.map(
+                targets, r -> sync.sync(r.endpoint(port, access), r.incarnation(), desired, owned, replayChanged));
         report(worker, outcomes);
         return outcomes;
     }
