@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -14,8 +15,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -37,6 +42,35 @@ class IndexerImageTest {
     void theDockerfileBuildsASmallNonRootJreImageOfTheThinJarAndItsLibs() {
         Dockerfile image = ImageChecks.assertThinJarImage("indexer", "kv-indexer.jar");
         assertThat(image.cmd()).containsExactly("--port", "8090");
+    }
+
+    /**
+     * The benchmarks live in bench/, never in the product: the service jar holds no {@code io.kvindexer.bench} class,
+     * and none of its classes names a desktop-graphics type (the benchmarks' charts use java.awt and ImageIO).
+     */
+    @Test
+    void theServiceJarHoldsNoBenchmarkAndNoDesktopGraphics() throws IOException {
+        Path jar = RepoFiles.root().resolve("indexer/target/kv-indexer.jar");
+        List<String> classes = new ArrayList<>();
+        List<String> graphics = new ArrayList<>();
+        try (JarFile file = new JarFile(jar.toFile())) {
+            for (JarEntry entry : Collections.list(file.entries())) {
+                if (!entry.getName().endsWith(".class")) {
+                    continue;
+                }
+                classes.add(entry.getName());
+                try (InputStream in = file.getInputStream(entry)) {
+                    // a class that uses a type names it in its constant pool, in internal form
+                    String pool = new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
+                    if (pool.contains("java/awt/") || pool.contains("javax/imageio/")) {
+                        graphics.add(entry.getName());
+                    }
+                }
+            }
+        }
+        assertThat(classes).as("classes of %s", jar).contains("io/kvindexer/indexer/IndexerMain.class");
+        assertThat(classes).noneMatch(name -> name.startsWith("io/kvindexer/bench/"));
+        assertThat(graphics).as("classes naming java.awt or javax.imageio").isEmpty();
     }
 
     @Test
