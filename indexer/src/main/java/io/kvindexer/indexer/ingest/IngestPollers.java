@@ -36,7 +36,7 @@ public final class IngestPollers implements AutoCloseable {
         this.inflight = inflight;
         this.pollers = new Poller[pollerCount];
         for (int i = 0; i < pollerCount; i++) {
-            pollers[i] = new Poller(context, inflight, "kv-ingest-poller-" + i);
+            pollers[i] = new Poller(inflight, "kv-ingest-poller-" + i);
             pollers[i].start();
         }
         AtomicInteger n = new AtomicInteger();

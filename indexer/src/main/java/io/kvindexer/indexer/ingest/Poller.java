@@ -1,11 +1,11 @@
 package io.kvindexer.indexer.ingest;
 
+import java.io.IOException;
 import java.nio.channels.Selector;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.zeromq.ZContext;
 import zmq.ZMQ;
 import zmq.poll.PollItem;
 
@@ -24,7 +24,6 @@ final class Poller implements Runnable {
     /** longest wait in the selector: how soon commands, handshake deadlines and the ready gate are looked at */
     private static final long WAIT_MILLIS = 20;
 
-    private final ZContext context;
     private final InflightBytes inflight;
     private final ConcurrentLinkedQueue<Runnable> commands = new ConcurrentLinkedQueue<>();
     private final List<Stream> streams = new ArrayList<>();
@@ -32,8 +31,7 @@ final class Poller implements Runnable {
     private final Thread thread;
     private volatile boolean closed;
 
-    Poller(ZContext context, InflightBytes inflight, String name) {
-        this.context = context;
+    Poller(InflightBytes inflight, String name) {
         this.inflight = inflight;
         this.thread = new Thread(this, name);
         this.thread.setDaemon(true);
@@ -84,7 +82,13 @@ final class Poller implements Runnable {
 
     @Override
     public void run() {
-        Selector selector = context.createSelector();
+        Selector selector;
+        try {
+            selector = Selector.open();
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.ERROR, "ingest poller cannot open a selector", e);
+            return;
+        }
         try {
             List<Stream> ready = new ArrayList<>();
             PollItem[] items = new PollItem[0];
@@ -122,7 +126,11 @@ final class Poller implements Runnable {
                 }
             }
         } finally {
-            context.closeSelector(selector);
+            try {
+                selector.close();
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.DEBUG, "closing a poller's selector failed", e);
+            }
         }
     }
 
