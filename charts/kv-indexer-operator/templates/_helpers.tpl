@@ -110,4 +110,19 @@ HelmChartTest.
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create"]
+# secure by default: each KvIndexer's token and certificate Secrets (owned, deleted when switched off) and the
+# namespace's CA Secret kv-indexer-ca; read by name only, never listed
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["get", "create", "update", "delete"]
+# each KvIndexer's NetworkPolicy: a dependent with its own informer, deleted when switched off
+- apiGroups: ["networking.k8s.io"]
+  resources: ["networkpolicies"]
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
+{{- if .Values.certManager.enabled }}
+# spec.security.tls.issuerRef: the KvIndexer's cert-manager Certificate (owned, deleted when switched off)
+- apiGroups: ["cert-manager.io"]
+  resources: ["certificates"]
+  verbs: ["get", "create", "update", "delete"]
+{{- end }}
 {{- end }}

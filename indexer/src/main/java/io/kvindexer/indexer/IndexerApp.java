@@ -2,6 +2,7 @@ package io.kvindexer.indexer;
 
 import io.helidon.webserver.WebServer;
 import io.kvindexer.indexer.http.IndexerRouting;
+import io.kvindexer.indexer.http.ServerTls;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
@@ -37,16 +38,24 @@ public final class IndexerApp implements AutoCloseable {
     private final Snapshotter snapshots;
     private final Thread startup;
     private final Demo demo;
+    private final SecurityReloads reloads;
 
     private IndexerApp(IndexerConfig config) throws RegistryException {
         this.config = config;
         this.core = IndexerCore.start(config);
         this.components = core.components();
         try {
-            this.server = WebServer.builder()
-                    .host(config.host())
+            var builder = WebServer.builder();
+            if (config.security().serverTls()) {
+                builder.tls(ServerTls.load(
+                        config.security().certFile(), config.security().keyFile()));
+            }
+            this.server = builder.host(config.host())
                     .port(config.port())
                     .maxPayloadSize(IndexerRouting.maxPayloadSize(config))
+                    // answers go out as soon as they are written: with Nagle's algorithm a response written in two
+                    // parts waits for the client's delayed ACK (~40 ms on Linux) before its second part leaves
+                    .connectionOptions(o -> o.tcpNoDelay(true))
                     .shutdownHook(false)
                     .routing(r -> IndexerRouting.routing(r, components))
                     .build()
@@ -58,7 +67,13 @@ public final class IndexerApp implements AutoCloseable {
             core.close(); // a failed start leaves no listener or writer thread behind
             throw e;
         }
-        LOG.log(System.Logger.Level.INFO, "kv-indexer HTTP on {0}:{1,number,#}", config.host(), server.port());
+        this.reloads = new SecurityReloads(config.security(), server);
+        LOG.log(
+                System.Logger.Level.INFO,
+                "kv-indexer {0} on {1}:{2,number,#}",
+                config.scheme().toUpperCase(java.util.Locale.ROOT),
+                config.host(),
+                server.port());
         this.snapshots = config.snapshotDir() == null
                 ? null
                 : new Snapshotter(
@@ -137,7 +152,10 @@ public final class IndexerApp implements AutoCloseable {
         if (config.recoversFromPeers()) {
             Set<String> candidates = new LinkedHashSet<>(config.peers());
             if (config.peersDns() != null) {
-                candidates.addAll(PeerDiscovery.resolve(config.peersDns(), config.host(), port()));
+                for (String url : PeerDiscovery.resolve(config.peersDns(), config.host(), port())) {
+                    // the replicas share one scheme: with TLS on, the resolved addresses are https peers
+                    candidates.add(config.security().serverTls() ? url.replaceFirst("^http:", "https:") : url);
+                }
             }
             recovered = new PeerRecovery(
                             candidates.stream()
@@ -146,7 +164,10 @@ public final class IndexerApp implements AutoCloseable {
                             components.indexers(),
                             config.recoveryDelay(),
                             config.peerTimeout(),
-                            config.authToken())
+                            config.bearerTokens() == null
+                                    ? null
+                                    : config.bearerTokens().current())
+                    .trusting(config.security().caFile())
                     .fetch();
         }
         if (recovered == null && config.snapshotDir() != null) {
@@ -169,7 +190,7 @@ public final class IndexerApp implements AutoCloseable {
         } else if (host.contains(":")) {
             host = "[" + host + "]";
         }
-        return "http://" + host + ":" + port();
+        return config.scheme() + "://" + host + ":" + port();
     }
 
     public IndexerConfig config() {
@@ -214,6 +235,7 @@ public final class IndexerApp implements AutoCloseable {
         if (demo != null) {
             demo.close();
         }
+        reloads.close();
         server.stop();
         if (snapshots != null) {
             snapshots.close(); // one last snapshot while the listeners still run

@@ -129,6 +129,9 @@ public final class IndexerCli {
     @CommandLine.Mixin
     ExpiryOptions expiry = new ExpiryOptions();
 
+    @CommandLine.Mixin
+    TlsOptions tls = new TlsOptions();
+
     private IndexerCli() {}
 
     /** Parses flags and environment; throws with a one-line message naming the flag or variable at fault. */
@@ -227,7 +230,8 @@ public final class IndexerCli {
                 state.snapshotDir,
                 state.snapshotInterval(),
                 state.unregisterGrace(),
-                expiry.policy());
+                expiry.policy(),
+                tls.security(hardening.authTokenFile));
     }
 
     /** compatibility.md, Command line and environment: split on commas, drop empty entries, trim the rest. */

@@ -1,7 +1,9 @@
 package io.kvindexer.indexer;
 
+import io.kvindexer.indexer.common.BearerTokens;
 import io.kvindexer.indexer.common.ServiceLimits;
 import io.kvindexer.indexer.common.Tenants;
+import io.kvindexer.indexer.common.TransportSecurity;
 import io.kvindexer.indexer.expiry.ExpiryPolicy;
 import io.kvindexer.indexer.http.HttpSettings;
 import io.kvindexer.indexer.index.IndexOptions;
@@ -37,6 +39,7 @@ import java.util.function.Consumer;
  * @param snapshotInterval  time between two snapshots
  * @param unregisterGrace   how long an unregistered worker's blocks are kept detached (zero: dropped at once)
  * @param expiry            {@code --block-ttl} and {@code --max-blocks-per-worker} ({@link ExpiryPolicy#NONE}: neither)
+ * @param security          TLS files and the rotating token file (see {@link TransportSecurity})
  */
 public record IndexerConfig(
         String host,
@@ -62,7 +65,8 @@ public record IndexerConfig(
         Path snapshotDir,
         Duration snapshotInterval,
         Duration unregisterGrace,
-        ExpiryPolicy expiry)
+        ExpiryPolicy expiry,
+        TransportSecurity security)
         implements HttpSettings {
 
     public static final int DEFAULT_PORT = 8090;
@@ -80,6 +84,7 @@ public record IndexerConfig(
         snapshotInterval = snapshotInterval != null ? snapshotInterval : DEFAULT_SNAPSHOT_INTERVAL;
         unregisterGrace = unregisterGrace != null ? unregisterGrace : Duration.ZERO;
         expiry = expiry != null ? expiry : ExpiryPolicy.NONE;
+        security = security != null ? security : TransportSecurity.NONE;
     }
 
     /** Defaults for tests: loopback, a free port, no workers, no peers. */
@@ -108,7 +113,8 @@ public record IndexerConfig(
                 null,
                 DEFAULT_SNAPSHOT_INTERVAL,
                 Duration.ZERO,
-                ExpiryPolicy.NONE);
+                ExpiryPolicy.NONE,
+                TransportSecurity.NONE);
     }
 
     /** The index options these flags give. */
@@ -143,6 +149,24 @@ public record IndexerConfig(
 
     public IndexerConfig withAuthToken(String token) {
         return with(c -> c.authToken = token);
+    }
+
+    public IndexerConfig withSecurity(TransportSecurity newSecurity) {
+        return with(c -> c.security = newSecurity);
+    }
+
+    /** The tokens {@code BearerAuth} accepts: the token file's (rotating), else the fixed token; null = open. */
+    @Override
+    public BearerTokens bearerTokens() {
+        if (security.tokens() != null) {
+            return security.tokens();
+        }
+        return authToken == null ? null : BearerTokens.fixed(authToken);
+    }
+
+    /** {@code https} when the HTTP port serves TLS, else {@code http}. */
+    public String scheme() {
+        return security.serverTls() ? "https" : "http";
     }
 
     public IndexerConfig withPeers(List<String> newPeers) {
@@ -209,6 +233,7 @@ public record IndexerConfig(
         private Duration snapshotInterval;
         private Duration unregisterGrace;
         private ExpiryPolicy expiry;
+        private TransportSecurity security;
 
         Copy(IndexerConfig c) {
             host = c.host;
@@ -235,6 +260,7 @@ public record IndexerConfig(
             snapshotInterval = c.snapshotInterval;
             unregisterGrace = c.unregisterGrace;
             expiry = c.expiry;
+            security = c.security;
         }
 
         IndexerConfig build() {
@@ -262,7 +288,8 @@ public record IndexerConfig(
                     snapshotDir,
                     snapshotInterval,
                     unregisterGrace,
-                    expiry);
+                    expiry,
+                    security);
         }
     }
 }

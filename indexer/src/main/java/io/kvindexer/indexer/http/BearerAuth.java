@@ -5,24 +5,24 @@ import io.helidon.webserver.http.Filter;
 import io.helidon.webserver.http.FilterChain;
 import io.helidon.webserver.http.RoutingRequest;
 import io.helidon.webserver.http.RoutingResponse;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
+import io.kvindexer.indexer.common.BearerTokens;
 import java.util.Set;
 
 /**
  * Optional bearer-token check on the endpoints that change state or expose the whole index (those declared
  * {@link Routes.Access#TOKEN} in the route table). Read-only endpoints (queries, {@code /workers},
  * {@code /peers}, health, readiness, metrics) stay open: a router must keep querying without a secret. The
- * comparison is constant-time so the token cannot be guessed byte by byte.
+ * comparison is constant-time so the token cannot be guessed byte by byte; during a rotation the previous token
+ * is accepted too, for the grace period ({@link BearerTokens}).
  */
 final class BearerAuth implements Filter {
 
-    private final byte[] expected;
+    private final BearerTokens tokens;
     private final Routes routes;
     private final Set<String> protectedPaths;
 
-    BearerAuth(String token, Routes routes) {
-        this.expected = ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
+    BearerAuth(BearerTokens tokens, Routes routes) {
+        this.tokens = tokens;
         this.routes = routes;
         this.protectedPaths = routes.protectedPaths();
     }
@@ -34,7 +34,7 @@ final class BearerAuth implements Filter {
             return;
         }
         String given = req.headers().first(HeaderNames.AUTHORIZATION).orElse("");
-        if (MessageDigest.isEqual(expected, given.getBytes(StandardCharsets.UTF_8))) {
+        if (tokens.accepts(given)) {
             chain.proceed();
             return;
         }

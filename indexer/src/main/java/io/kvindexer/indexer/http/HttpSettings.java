@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.http;
 
+import io.kvindexer.indexer.common.BearerTokens;
 import io.kvindexer.indexer.common.ServiceLimits;
 
 /**
@@ -13,6 +14,12 @@ public interface HttpSettings {
 
     /** Bearer token required on mutating endpoints and /dump; null = open. */
     String authToken();
+
+    /**
+     * The tokens accepted on those endpoints: the rotating ones of {@code --auth-token-file}, else the fixed
+     * {@link #authToken()}; null = open.
+     */
+    BearerTokens bearerTokens();
 
     /** Body limit of /query and /query_by_hash. */
     long maxQueryBodyBytes();

@@ -35,8 +35,8 @@ public final class IndexerRouting {
         Routes routes = routes(c);
         routing.addFilter(new RequestMetricsFilter(c.metrics(), routes));
         routing.addFilter(BodyDeadline.filter(cfg.limits().requestReadTimeout()));
-        if (cfg.authToken() != null) {
-            routing.addFilter(new BearerAuth(cfg.authToken(), routes));
+        if (cfg.bearerTokens() != null) {
+            routing.addFilter(new BearerAuth(cfg.bearerTokens(), routes));
         }
         routes.mount(routing);
         errors(routing);

@@ -8,6 +8,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
@@ -44,6 +45,7 @@ public final class PeerRecovery {
     private final Duration timeout;
     private final String authToken;
     private final Format format;
+    private Path caFile;
 
     public PeerRecovery(List<String> peers, Indexers indexers, Duration delay, Duration timeout) {
         this(peers, indexers, delay, timeout, null);
@@ -62,6 +64,12 @@ public final class PeerRecovery {
         this.timeout = timeout;
         this.authToken = authToken;
         this.format = format;
+    }
+
+    /** Trust {@code https://} peers by the CAs in {@code caFile} ({@code --tls-ca-file}); null: the JDK's. */
+    public PeerRecovery trusting(Path caFile) {
+        this.caFile = caFile;
+        return this;
     }
 
     /** Fetches from the first peer that answers and installs its trees at once (no registry involved). */
@@ -86,7 +94,7 @@ public final class PeerRecovery {
             return null;
         }
         Thread.sleep(delay.toMillis());
-        try (HttpClient client = HttpClient.newBuilder().connectTimeout(timeout).build()) {
+        try (HttpClient client = PeerHttpClients.create(timeout, caFile)) {
             for (String peer : peers) {
                 try {
                     Recovered r = recoverFrom(client, peer);

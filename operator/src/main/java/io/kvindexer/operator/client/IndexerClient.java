@@ -17,6 +17,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Typed client for the indexer's HTTP API (the calls the operator makes, plus /query for tests). Every call has a
@@ -36,9 +37,14 @@ public class IndexerClient {
     private static final BigInteger TWO_64 = BigInteger.ONE.shiftLeft(64);
 
     private final HttpClient http;
+    private final Duration connectTimeout;
     private final Duration requestTimeout;
     private final CallObserver observer;
     private final String authToken;
+    /** One client per trusted CA (a KvIndexer's {@code ca.crt}): TLS contexts are costly, connections pooled. */
+    private final Map<String, HttpClient> tlsClients = new ConcurrentHashMap<>();
+    /** Per KvIndexer, the last token a replica accepted: tried again when a rotated one is refused. */
+    private final Map<String, String> lastAccepted = new ConcurrentHashMap<>();
 
     public IndexerClient(Duration connectTimeout, Duration requestTimeout, CallObserver observer) {
         this(connectTimeout, requestTimeout, observer, null);
@@ -50,6 +56,7 @@ public class IndexerClient {
                 .connectTimeout(connectTimeout)
                 .version(HttpClient.Version.HTTP_1_1)
                 .build();
+        this.connectTimeout = connectTimeout;
         this.requestTimeout = requestTimeout;
         this.observer = observer;
         this.authToken = authToken;
@@ -143,31 +150,71 @@ public class IndexerClient {
         return call(replica, "query", post(replica, "/query", body));
     }
 
-    private HttpRequest get(IndexerEndpoint replica, String path) {
-        return authorized(HttpRequest.newBuilder(replica.baseUrl().resolve(path))
+    private HttpRequest.Builder get(IndexerEndpoint replica, String path) {
+        return HttpRequest.newBuilder(replica.baseUrl().resolve(path))
                 .timeout(requestTimeout)
-                .GET());
+                .GET();
     }
 
-    private HttpRequest post(IndexerEndpoint replica, String path, JsonNode body) {
-        return authorized(HttpRequest.newBuilder(replica.baseUrl().resolve(path))
+    private HttpRequest.Builder post(IndexerEndpoint replica, String path, JsonNode body) {
+        return HttpRequest.newBuilder(replica.baseUrl().resolve(path))
                 .timeout(requestTimeout)
                 .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body.toString())));
+                .POST(HttpRequest.BodyPublishers.ofString(body.toString()));
     }
 
-    private HttpRequest authorized(HttpRequest.Builder request) {
-        if (authToken != null) {
-            request.header("Authorization", "Bearer " + authToken);
+    private static HttpRequest authorized(HttpRequest.Builder request, String token) {
+        HttpRequest.Builder copy = request.copy();
+        if (token != null) {
+            copy.header("Authorization", "Bearer " + token);
         }
-        return request.build();
+        return copy.build();
     }
 
-    private JsonNode call(IndexerEndpoint replica, String operation, HttpRequest request) {
+    /** The client for a replica: the plain one, or the one trusting its KvIndexer's CA. */
+    private HttpClient httpFor(ReplicaAccess access) {
+        if (access.caPem() == null) {
+            return http;
+        }
+        return tlsClients.computeIfAbsent(
+                access.caPem(),
+                ca -> HttpClient.newBuilder()
+                        .connectTimeout(connectTimeout)
+                        .version(HttpClient.Version.HTTP_1_1)
+                        .sslContext(ReplicaTrust.sslContext(ca))
+                        .build());
+    }
+
+    /**
+     * Sends with the access's token (or the operator's own); when a replica refuses it (401) and another token was
+     * accepted for this KvIndexer before, that one is tried once: during a rotation the operator reads the new
+     * token from the API at once, while a replica's mounted copy follows up to a minute or two later.
+     */
+    private HttpResponse<String> send(IndexerEndpoint replica, HttpRequest.Builder request)
+            throws IOException, InterruptedException {
+        ReplicaAccess access = replica.access();
+        String token = access.token() != null ? access.token() : authToken;
+        HttpClient client = httpFor(access);
+        HttpResponse<String> response = client.send(authorized(request, token), HttpResponse.BodyHandlers.ofString());
+        String before = lastAccepted.get(access.key());
+        if (response.statusCode() == 401 && before != null && !before.equals(token)) {
+            HttpResponse<String> retried =
+                    client.send(authorized(request, before), HttpResponse.BodyHandlers.ofString());
+            if (retried.statusCode() != 401) {
+                return retried;
+            }
+        } else if (token != null && response.statusCode() != 401) {
+            lastAccepted.put(access.key(), token);
+        }
+        return response;
+    }
+
+    private JsonNode call(IndexerEndpoint replica, String operation, HttpRequest.Builder builder) {
         long start = System.nanoTime();
         boolean ok = false;
+        HttpRequest request = builder.build();
         try {
-            HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> response = send(replica, builder);
             int status = response.statusCode();
             if (status / 100 != 2) {
                 throw new IndexerClientException(
@@ -201,15 +248,56 @@ public class IndexerClient {
                     .properties()
                     .forEach(e -> endpoints.put(
                             Integer.parseInt(e.getKey()), e.getValue().asText()));
+            Map<Integer, ListenerExactness> exactness = new TreeMap<>();
+            w.path("listeners").properties().forEach(e -> {
+                ListenerExactness x = exactness(e.getValue());
+                if (x != null) {
+                    exactness.put(Integer.parseInt(e.getKey()), x);
+                }
+            });
             workers.add(new RegisteredWorker(
                     unsigned(w.path("instance_id")),
                     w.path("model_name").asText(null),
                     w.path("tenant_id").asText(null),
                     w.path("block_size").asInt(),
                     w.path("status").asText(null),
-                    Collections.unmodifiableMap(endpoints)));
+                    Collections.unmodifiableMap(endpoints),
+                    Collections.unmodifiableMap(exactness)));
         }
         return workers;
+    }
+
+    /**
+     * A listener's {@code exactness}, or null when the indexer does not report it. Read as a string with its reason
+     * and since beside it ({@code exactness_reason}, {@code exactness_since}), or as an object holding {@code state}
+     * (or {@code value}), {@code reason} and {@code since}: whichever the indexer writes.
+     */
+    static ListenerExactness exactness(JsonNode listener) {
+        JsonNode x = listener.path("exactness");
+        if (x.isTextual()) {
+            String since = text(listener, "exactness_since", "since");
+            JsonNode millis = listener.path("exactness_since_ms");
+            if (since == null && millis.canConvertToLong()) {
+                since = java.time.Instant.ofEpochMilli(millis.asLong()).toString();
+            }
+            return new ListenerExactness(x.asText(), text(listener, "exactness_reason"), since);
+        }
+        if (x.isObject()) {
+            String state = text(x, "state", "value");
+            return state == null ? null : new ListenerExactness(state, text(x, "reason"), text(x, "since"));
+        }
+        return null;
+    }
+
+    /** The first of {@code fields} present in {@code node} as text (numbers as their digits), or null. */
+    private static String text(JsonNode node, String... fields) {
+        for (String f : fields) {
+            JsonNode v = node.get(f);
+            if (v != null && !v.isNull() && v.isValueNode()) {
+                return v.asText();
+            }
+        }
+        return null;
     }
 
     /** u64 JSON numbers may exceed Long.MAX_VALUE: keep the raw 64-bit pattern. */

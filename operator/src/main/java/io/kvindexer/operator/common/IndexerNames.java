@@ -51,9 +51,12 @@ public final class IndexerNames {
         return kvi.getMetadata().getName() + "-" + ordinal;
     }
 
-    /** Stable URL of replica {@code ordinal}: {@code http://<name>-<i>.<name>-peers.<ns>.svc:<port>}. */
+    /**
+     * Stable URL of replica {@code ordinal}: {@code https://<name>-<i>.<name>-peers.<ns>.svc:<port>} ({@code http}
+     * with TLS off); the serving certificate covers the name.
+     */
     public static String stableUrl(KvIndexer kvi, int ordinal) {
-        return "http://" + pod(kvi, ordinal) + "." + headlessService(kvi) + "."
+        return IndexerSecurity.scheme(kvi) + "://" + pod(kvi, ordinal) + "." + headlessService(kvi) + "."
                 + kvi.getMetadata().getNamespace() + ".svc:" + kvi.getSpec().getPort();
     }
 

@@ -2,10 +2,12 @@ package io.kvindexer.operator.indexer;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.dependent.DependentResource;
 import io.javaoperatorsdk.operator.processing.dependent.workflow.Condition;
+import io.kvindexer.operator.common.IndexerSecurity;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import java.util.function.BiPredicate;
 
@@ -35,6 +37,13 @@ public final class IndexerConditions {
         public MoreThanOneReplica() {
             super((kvi, context) ->
                     kvi.getSpec().getReplicas() != null && kvi.getSpec().getReplicas() > 1);
+        }
+    }
+
+    /** The NetworkPolicy exists unless {@code spec.networkPolicy.enabled} is false. */
+    public static class NetworkPolicyWanted extends OnIndexer<NetworkPolicy> {
+        public NetworkPolicyWanted() {
+            super((kvi, context) -> IndexerSecurity.networkPolicyEnabled(kvi));
         }
     }
 

@@ -21,6 +21,7 @@ import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerBui
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
 import io.kvindexer.operator.common.IndexerNames;
+import io.kvindexer.operator.common.IndexerSecurity;
 import io.kvindexer.operator.crd.v1alpha1.Autoscaling;
 import io.kvindexer.operator.crd.v1alpha1.CrdConstants;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
@@ -104,6 +105,7 @@ public final class IndexerDesiredState {
                 .withNewEmptyDir()
                 .endEmptyDir()
                 .endVolume()
+                .addAllToVolumes(IndexerSecurity.volumes(kvi))
                 .withNodeSelector(overrides == null ? null : overrides.nodeSelector())
                 .withTolerations(overrides == null ? null : overrides.tolerations())
                 .withAffinity(overrides == null ? null : overrides.affinity())
@@ -124,6 +126,7 @@ public final class IndexerDesiredState {
                 "--port", String.valueOf(spec.getPort()),
                 "--threads", String.valueOf(spec.getThreads()),
                 "--peers-dns", IndexerNames.peersDns(kvi)));
+        args.addAll(IndexerSecurity.args(kvi));
         if (spec.getIndexShards() != null && spec.getIndexShards() > 1) {
             // only when set: the pod template of a spec that does not use it stays as it was (no restart on upgrade)
             args.addAll(List.of("--index-shards", String.valueOf(spec.getIndexShards())));
@@ -139,7 +142,9 @@ public final class IndexerDesiredState {
             args.addAll(List.of("--max-blocks-per-worker", String.valueOf(spec.getMaxBlocksPerWorker())));
         }
         List<EnvVar> env = new ArrayList<>();
-        env.add(AuthSecret.envVar());
+        if (!IndexerSecurity.authEnabled(kvi)) {
+            env.add(AuthSecret.envVar()); // the namespace-wide token of earlier versions, when the user made one
+        }
         if (spec.getMinInitialWorkers() != null && spec.getMinInitialWorkers() > 0) {
             env.add(new EnvVar("DYN_ROUTER_MIN_INITIAL_WORKERS", String.valueOf(spec.getMinInitialWorkers()), null));
         }
@@ -154,8 +159,8 @@ public final class IndexerDesiredState {
                 .withContainerPort(spec.getPort())
                 .withProtocol("TCP")
                 .endPort()
-                .withLivenessProbe(probe("/health", 3))
-                .withReadinessProbe(probe("/ready", 1))
+                .withLivenessProbe(probe("/health", 3, kvi))
+                .withReadinessProbe(probe("/ready", 1, kvi))
                 .withResources(spec.getResources())
                 .withSecurityContext(
                         spec.getPodTemplate() != null && spec.getPodTemplate().containerSecurityContext() != null
@@ -165,6 +170,7 @@ public final class IndexerDesiredState {
                 .withName(TMP_VOLUME)
                 .withMountPath("/tmp")
                 .endVolumeMount()
+                .addAllToVolumeMounts(IndexerSecurity.mounts(kvi))
                 .build();
     }
 
@@ -191,12 +197,13 @@ public final class IndexerDesiredState {
                 .build();
     }
 
-    private static Probe probe(String path, int failureThreshold) {
+    /** The kubelet probes over HTTPS without checking the certificate, so TLS needs no trust set-up there. */
+    private static Probe probe(String path, int failureThreshold, KvIndexer kvi) {
         return new ProbeBuilder()
                 .withNewHttpGet()
                 .withPath(path)
                 .withPort(new IntOrString(PORT_NAME))
-                .withScheme("HTTP")
+                .withScheme(IndexerSecurity.tlsEnabled(kvi) ? "HTTPS" : "HTTP")
                 .endHttpGet()
                 .withPeriodSeconds(5)
                 .withTimeoutSeconds(2)

@@ -15,6 +15,7 @@ import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kvindexer.operator.client.IndexerClientException;
 import io.kvindexer.operator.client.IndexerEndpoint;
+import io.kvindexer.operator.client.ReplicaAccess;
 import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.reconcile.Backoff;
@@ -22,6 +23,7 @@ import io.kvindexer.operator.reconcile.ControllerServices;
 import io.kvindexer.operator.reconcile.FanOut;
 import io.kvindexer.operator.reconcile.IndexerPods;
 import io.kvindexer.operator.reconcile.IndexerReplica;
+import io.kvindexer.operator.reconcile.ReplicaAccesses;
 import io.kvindexer.operator.reconcile.StatusUpdates;
 import java.time.Duration;
 import java.util.List;
@@ -34,7 +36,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * KvIndexer → StatefulSet, headless Service, client Service, PodDisruptionBudget, the optional autoscaler and
+ * KvIndexer → its token and certificate Secrets ({@link SecuritySecrets}, first: the pods mount them), then
+ * StatefulSet, headless Service, client Service, NetworkPolicy, PodDisruptionBudget, the optional autoscaler and
  * ServiceMonitor (managed dependents), then each Ready replica's peer list (/register_peer, /deregister_peer) and the status.
  */
 @Workflow(
@@ -47,6 +50,10 @@ import org.slf4j.LoggerFactory;
                     name = "pdb",
                     type = PdbDependent.class,
                     reconcilePrecondition = IndexerConditions.MoreThanOneReplica.class),
+            @Dependent(
+                    name = "networkpolicy",
+                    type = NetworkPolicyDependent.class,
+                    reconcilePrecondition = IndexerConditions.NetworkPolicyWanted.class),
             @Dependent(
                     name = "hpa",
                     type = HpaDependent.class,
@@ -96,10 +103,17 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
                 (reason, m) -> statusFactory.refused(kvi, reason, m).getStatus())) {
             return UpdateControl.noUpdate();
         }
+        String securityWarning = SecuritySecrets.reconcile(
+                context.getClient(), kvi, services.clock().instant());
         context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow();
 
         List<IndexerReplica> replicas = IndexerPods.replicas(context, INDEXER_PODS, kvi);
-        Map<String, String> peerErrors = new TreeMap<>(syncPeers(kvi, replicas));
+        Map<String, String> peerErrors =
+                new TreeMap<>(syncPeers(kvi, replicas, ReplicaAccesses.read(context.getClient(), kvi)));
+        if (securityWarning != null) {
+            peerErrors.put("tls", securityWarning);
+            services.events().warning(kvi, "TlsIssuerUnavailable", securityWarning);
+        }
         if (ServiceMonitors.wanted(kvi) && !ServiceMonitors.crdInstalled(context.getClient())) {
             peerErrors.put("servicemonitor", ServiceMonitors.NOT_INSTALLED);
             services.events().warning(kvi, "ServiceMonitorFailed", ServiceMonitors.NOT_INSTALLED);
@@ -126,12 +140,12 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
     }
 
     /** Peer lists of all Ready replicas, in parallel; returns replica pod → error for those that failed. */
-    private Map<String, String> syncPeers(KvIndexer kvi, List<IndexerReplica> replicas) {
+    private Map<String, String> syncPeers(KvIndexer kvi, List<IndexerReplica> replicas, ReplicaAccess access) {
         List<String> urls = IndexerNames.stableUrls(kvi);
         List<IndexerReplica> ready =
                 replicas.stream().filter(IndexerReplica::ready).toList();
         Map<String, String> errors = new TreeMap<>();
-        FanOut.map(ready, r -> syncPeers(kvi, r, urls).map(e -> Map.entry(r.pod(), e)))
+        FanOut.map(ready, r -> syncPeers(kvi, r, urls, access).map(e -> Map.entry(r.pod(), e)))
                 .forEach(e -> e.ifPresent(x -> errors.put(x.getKey(), x.getValue())));
         if (!errors.isEmpty()) {
             services.events().warning(kvi, "PeerSyncFailed", KvIndexerStatusFactory.describe(errors));
@@ -140,8 +154,8 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
     }
 
     /** One replica's peer list: every other replica's stable URL. Returns the error, if any. */
-    private Optional<String> syncPeers(KvIndexer kvi, IndexerReplica r, List<String> urls) {
-        IndexerEndpoint endpoint = r.endpoint(kvi.getSpec().getPort());
+    private Optional<String> syncPeers(KvIndexer kvi, IndexerReplica r, List<String> urls, ReplicaAccess access) {
+        IndexerEndpoint endpoint = r.endpoint(kvi.getSpec().getPort(), access);
         List<String> desired = IntStream.range(0, urls.size())
                 .filter(i -> i != r.ordinal())
                 .mapToObj(urls::get)

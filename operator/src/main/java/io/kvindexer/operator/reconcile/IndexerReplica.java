@@ -2,6 +2,7 @@ package io.kvindexer.operator.reconcile;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.kvindexer.operator.client.IndexerEndpoint;
+import io.kvindexer.operator.client.ReplicaAccess;
 import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import java.util.Collection;
@@ -12,13 +13,24 @@ import java.util.Objects;
 
 /**
  * A replica pod of a KvIndexer as the reconcilers see it: ordinal, pod name, pod IP (null until scheduled),
- * Ready condition, and whether it is running (has an IP, not terminating).
+ * Ready condition, whether it is running (has an IP, not terminating), and its incarnation: pod uid, IP and container
+ * restarts, which change whenever the process behind the address may have started over empty.
  */
-public record IndexerReplica(int ordinal, String pod, String podIp, boolean ready, boolean running) {
+public record IndexerReplica(
+        int ordinal, String pod, String podIp, boolean ready, boolean running, String incarnation) {
+
+    public IndexerReplica(int ordinal, String pod, String podIp, boolean ready, boolean running) {
+        this(ordinal, pod, podIp, ready, running, pod + "@" + podIp);
+    }
 
     /** The URL the operator itself calls: pod IP + spec.port. */
     public IndexerEndpoint endpoint(int port) {
         return IndexerEndpoint.of(pod, podIp, port);
+    }
+
+    /** The same, reached as {@code access} says (HTTPS, token). */
+    public IndexerEndpoint endpoint(int port, ReplicaAccess access) {
+        return IndexerEndpoint.of(pod, podIp, port, access);
     }
 
     /** The replica pods of {@code kvi} among {@code pods}, ordinals below the desired size, by ordinal. */
@@ -31,7 +43,8 @@ public record IndexerReplica(int ordinal, String pod, String podIp, boolean read
                         p.getMetadata().getName(),
                         podIp(p),
                         PodConditions.isReady(p),
-                        PodConditions.isRunning(p)))
+                        PodConditions.isRunning(p),
+                        incarnation(p)))
                 .filter(r -> r.ordinal() >= 0 && r.ordinal() < size)
                 .sorted(Comparator.comparingInt(IndexerReplica::ordinal))
                 .toList();
@@ -39,6 +52,15 @@ public record IndexerReplica(int ordinal, String pod, String podIp, boolean read
 
     private static Map<String, String> labels(Pod p) {
         return Objects.requireNonNullElse(p.getMetadata().getLabels(), Map.of());
+    }
+
+    private static String incarnation(Pod p) {
+        int restarts = p.getStatus() == null || p.getStatus().getContainerStatuses() == null
+                ? 0
+                : p.getStatus().getContainerStatuses().stream()
+                        .mapToInt(c -> c.getRestartCount() == null ? 0 : c.getRestartCount())
+                        .sum();
+        return p.getMetadata().getUid() + "/" + podIp(p) + "/" + restarts;
     }
 
     private static String podIp(Pod p) {

@@ -207,9 +207,9 @@ class KubectlEndToEndTest {
                 assertThat(harness.kvIndexer(NS, "kv-indexer").getStatus().ready())
                         .isEqualTo("2/2");
                 assertThat(cluster.http.peers(cluster.replica(kvi, 0)))
-                        .containsExactly("http://kv-indexer-1.kv-indexer-peers." + NS + ".svc:" + port);
+                        .containsExactly("https://kv-indexer-1.kv-indexer-peers." + NS + ".svc:" + port);
                 assertThat(cluster.http.peers(cluster.replica(kvi, 1)))
-                        .containsExactly("http://kv-indexer-0.kv-indexer-peers." + NS + ".svc:" + port);
+                        .containsExactly("https://kv-indexer-0.kv-indexer-peers." + NS + ".svc:" + port);
             });
             Result raw = kubectl(
                     "get", "--raw", "/apis/kvindexer.io/v1alpha1/namespaces/" + NS + "/kvindexers/kv-indexer/scale");

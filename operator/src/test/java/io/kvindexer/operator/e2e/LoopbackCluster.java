@@ -13,6 +13,7 @@ import io.kvindexer.operator.client.RegisteredWorker;
 import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.reconcile.PodConditions;
+import io.kvindexer.operator.reconcile.ReplicaAccesses;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
 import io.kvindexer.operator.worker.InstanceIds;
@@ -46,10 +47,17 @@ final class LoopbackCluster implements AutoCloseable {
             new IndexerClient(Duration.ofSeconds(2), Duration.ofSeconds(10), IndexerClient.CallObserver.NONE);
     private final Map<String, IndexerApp> indexers = new HashMap<>();
     private final Map<String, EngineSimulator> engines = new HashMap<>();
+    /** Where the "kubelet" writes the Secret volumes of replica pods. */
+    private final java.nio.file.Path secretsRoot;
 
     LoopbackCluster(OperatorHarness harness) {
         this.client = harness.client();
         this.harness = harness;
+        try {
+            this.secretsRoot = java.nio.file.Files.createTempDirectory("loopback-secrets");
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     static String replicaIp(int ordinal) {
@@ -116,10 +124,11 @@ final class LoopbackCluster implements AutoCloseable {
         Container indexer =
                 await().atMost(Duration.ofSeconds(30)).until(() -> harness.indexerContainer(ns, name), c -> c != null);
         List<String> args = new ArrayList<>(List.of("--host", replicaIp(ordinal)));
-        List<String> template = indexer.getArgs();
+        List<String> template = mountedArgs(ns, name, ordinal);
+        boolean tls = template.contains("--tls-cert-file");
         for (int i = 0; i < template.size(); i++) {
             if (template.get(i).equals("--peers-dns")) {
-                String peers = resolvePeersDns(template.get(++i), ordinal);
+                String peers = resolvePeersDns(template.get(++i), ordinal, tls ? "https" : "http");
                 if (!peers.isEmpty()) {
                     args.add("--peers");
                     args.add(peers);
@@ -135,6 +144,21 @@ final class LoopbackCluster implements AutoCloseable {
         await().atMost(Duration.ofSeconds(60)).until(() -> http.ready(endpoint));
         harness.startReplicaPod(kvi, ordinal, replicaIp(ordinal));
         return app;
+    }
+
+    /**
+     * The StatefulSet's indexer args for replica {@code ordinal} with its Secret volumes written out (as the kubelet
+     * mounts them) and the args pointing there.
+     */
+    List<String> mountedArgs(String ns, String name, int ordinal) {
+        Container indexer = harness.indexerContainer(ns, name);
+        SecretVolumes secrets = SecretVolumes.mount(
+                client,
+                ns,
+                harness.statefulSet(ns, name).getSpec().getTemplate().getSpec(),
+                indexer,
+                secretsRoot.resolve(ns).resolve(name + "-" + ordinal));
+        return secrets.rewrite(indexer.getArgs());
     }
 
     /** The indexer process currently playing replica {@code ordinal}, or null. */
@@ -160,7 +184,7 @@ final class LoopbackCluster implements AutoCloseable {
      * Cluster DNS for {@code --peers-dns <name>-peers.<ns>.svc:<port>}: the Ready replica pods of that KvIndexer
      * (the headless Service publishes no not-Ready address, so never {@code self} while it starts), as peer URLs.
      */
-    String resolvePeersDns(String name, int self) {
+    String resolvePeersDns(String name, int self, String scheme) {
         Matcher m = PEERS_DNS.matcher(name);
         if (!m.matches()) {
             throw new IllegalArgumentException("not a headless Service name:port: " + name);
@@ -177,7 +201,7 @@ final class LoopbackCluster implements AutoCloseable {
                 .filter(PodConditions::isReady)
                 .filter(p -> !p.getMetadata().getName().equals(instance + "-" + self))
                 .sorted(java.util.Comparator.comparing(p -> p.getMetadata().getName()))
-                .forEach(p -> out.add("http://" + p.getStatus().getPodIP() + ":" + m.group(3)));
+                .forEach(p -> out.add(scheme + "://" + p.getStatus().getPodIP() + ":" + m.group(3)));
         return String.join(",", out);
     }
 
@@ -185,7 +209,8 @@ final class LoopbackCluster implements AutoCloseable {
         return IndexerEndpoint.of(
                 IndexerNames.pod(kvi, ordinal),
                 replicaIp(ordinal),
-                kvi.getSpec().getPort());
+                kvi.getSpec().getPort(),
+                ReplicaAccesses.read(client, kvi));
     }
 
     /** The {@code scores} of a {@code /query} for {@code tokens} (tenant {@code default}) on one replica. */

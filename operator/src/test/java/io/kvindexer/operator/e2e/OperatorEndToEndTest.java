@@ -155,9 +155,9 @@ class OperatorEndToEndTest {
         });
         // each replica knows the other as a peer, by its stable URL
         assertThat(cluster.http.peers(cluster.replica(kvi, 0)))
-                .containsExactly("http://kv-1.kv-peers." + ns + ".svc:" + port);
+                .containsExactly("https://kv-1.kv-peers." + ns + ".svc:" + port);
         assertThat(cluster.http.peers(cluster.replica(kvi, 1)))
-                .containsExactly("http://kv-0.kv-peers." + ns + ".svc:" + port);
+                .containsExactly("https://kv-0.kv-peers." + ns + ".svc:" + port);
 
         // engine pod deleted → unregistered everywhere
         harness.deletePod(ns, "vllm-b");
@@ -283,12 +283,12 @@ class OperatorEndToEndTest {
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             assertThat(cluster.http.peers(cluster.replica(three, 0)))
                     .containsExactlyInAnyOrder(
-                            "http://kv-1.kv-peers." + ns + ".svc:" + port,
-                            "http://kv-2.kv-peers." + ns + ".svc:" + port);
+                            "https://kv-1.kv-peers." + ns + ".svc:" + port,
+                            "https://kv-2.kv-peers." + ns + ".svc:" + port);
             assertThat(cluster.http.peers(cluster.replica(three, 2)))
                     .containsExactlyInAnyOrder(
-                            "http://kv-0.kv-peers." + ns + ".svc:" + port,
-                            "http://kv-1.kv-peers." + ns + ".svc:" + port);
+                            "https://kv-0.kv-peers." + ns + ".svc:" + port,
+                            "https://kv-1.kv-peers." + ns + ".svc:" + port);
             assertThat(cluster.kvIndexer(ns, "kv").getStatus().ready()).isEqualTo("3/3");
         });
 

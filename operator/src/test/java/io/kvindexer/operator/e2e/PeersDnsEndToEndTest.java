@@ -55,7 +55,7 @@ class PeersDnsEndToEndTest {
             harness.mergePatch(KvIndexer.class, NS, "kv", "{\"spec\":{\"replicas\":3}}");
             await().atMost(WAIT)
                     .until(() -> harness.statefulSet(NS, "kv").getSpec().getReplicas() == 3);
-            List<String> template = harness.indexerContainer(NS, "kv").getArgs();
+            List<String> template = cluster.mountedArgs(NS, "kv", 2);
             String name = template.get(template.indexOf("--peers-dns") + 1);
             assertThat(name).isEqualTo("kv-peers." + NS + ".svc:" + port);
 
@@ -89,8 +89,8 @@ class PeersDnsEndToEndTest {
             await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
                 assertThat(cluster.http.peers(r2))
                         .contains(
-                                "http://kv-0.kv-peers." + NS + ".svc:" + port,
-                                "http://kv-1.kv-peers." + NS + ".svc:" + port);
+                                "https://kv-0.kv-peers." + NS + ".svc:" + port,
+                                "https://kv-1.kv-peers." + NS + ".svc:" + port);
                 assertThat(harness.kvIndexer(NS, "kv").getStatus().ready()).isEqualTo("3/3");
             });
             harness.deleteKvWorkers(NS, WAIT);

@@ -37,6 +37,14 @@ class IndexerDesiredStateTest {
                         "8",
                         "--peers-dns",
                         "kv-peers.llm.svc:9000",
+                        "--tls-cert-file",
+                        "/var/run/kv-indexer/tls/tls.crt",
+                        "--tls-key-file",
+                        "/var/run/kv-indexer/tls/tls.key",
+                        "--tls-ca-file",
+                        "/var/run/kv-indexer/tls/ca.crt",
+                        "--auth-token-file",
+                        "/var/run/kv-indexer/auth/token",
                         "--unregister-grace",
                         "120s");
         kvi.getSpec().setReplicas(5);
@@ -59,6 +67,14 @@ class IndexerDesiredStateTest {
                         "8",
                         "--peers-dns",
                         "kv-peers.llm.svc:9000",
+                        "--tls-cert-file",
+                        "/var/run/kv-indexer/tls/tls.crt",
+                        "--tls-key-file",
+                        "/var/run/kv-indexer/tls/tls.key",
+                        "--tls-ca-file",
+                        "/var/run/kv-indexer/tls/ca.crt",
+                        "--auth-token-file",
+                        "/var/run/kv-indexer/auth/token",
                         "--index-shards",
                         "2",
                         "--unregister-grace",
@@ -83,9 +99,10 @@ class IndexerDesiredStateTest {
                         "--max-blocks-per-worker",
                         "200000");
         assertThat(c.getEnv())
+                .as("the token comes from the KvIndexer's own Secret, not the namespace-wide one")
                 .containsExactly(
-                        AuthSecret.envVar(),
                         new io.fabric8.kubernetes.api.model.EnvVar("DYN_ROUTER_MIN_INITIAL_WORKERS", "2", null));
+        assertThat(c.getReadinessProbe().getHttpGet().getScheme()).isEqualTo("HTTPS");
         assertThat(c.getPorts().getFirst().getContainerPort()).isEqualTo(9000);
         assertThat(c.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/health");
         assertThat(c.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/ready");
@@ -103,7 +120,24 @@ class IndexerDesiredStateTest {
         assertThat(c.getArgs())
                 .as("still there: a later scale-up must not change the template")
                 .containsSubsequence("--peers-dns", "one-peers.llm.svc:8090");
-        assertThat(c.getEnv()).containsExactly(AuthSecret.envVar()); // the optional token only
+        assertThat(c.getEnv()).isEmpty();
+    }
+
+    @Test
+    void securityOffLeavesPlainHttpAndTheNamespaceWideOptionalToken() {
+        KvIndexer kvi = Resources.kvIndexer("llm", "kv", 2, 8090);
+        kvi.getSpec()
+                .setSecurity(new io.kvindexer.operator.crd.v1alpha1.Security(
+                        new io.kvindexer.operator.crd.v1alpha1.Security.Tls(false, null),
+                        new io.kvindexer.operator.crd.v1alpha1.Security.Auth(false)));
+        var pod = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate().getSpec();
+        var c = pod.getContainers().getFirst();
+        assertThat(c.getArgs())
+                .containsExactly("--port", "8090", "--threads", "4", "--peers-dns", "kv-peers.llm.svc:8090");
+        assertThat(c.getEnv()).containsExactly(AuthSecret.envVar());
+        assertThat(c.getLivenessProbe().getHttpGet().getScheme()).isEqualTo("HTTP");
+        assertThat(pod.getVolumes()).extracting(v -> v.getName()).containsExactly("tmp");
+        assertThat(IndexerNames.stableUrl(kvi, 1)).isEqualTo("http://kv-1.kv-peers.llm.svc:8090");
     }
 
     @Test
@@ -151,15 +185,20 @@ class IndexerDesiredStateTest {
         assertThat(sc.getCapabilities().getAdd()).isNullOrEmpty();
         assertThat(sc.getPrivileged()).isNull();
 
-        // the JVM's writable /tmp: an emptyDir, mounted read-write
-        assertThat(c.getVolumeMounts()).singleElement().satisfies(m -> {
+        // the JVM's writable /tmp: an emptyDir, mounted read-write; the token and certificate Secrets read-only
+        assertThat(c.getVolumeMounts().getFirst()).satisfies(m -> {
             assertThat(m.getMountPath()).isEqualTo("/tmp");
             assertThat(m.getReadOnly()).isNotEqualTo(Boolean.TRUE);
-            assertThat(pod.getVolumes()).singleElement().satisfies(v -> {
+            assertThat(pod.getVolumes().getFirst()).satisfies(v -> {
                 assertThat(v.getName()).isEqualTo(m.getName());
                 assertThat(v.getEmptyDir()).isNotNull();
             });
         });
+        assertThat(c.getVolumeMounts().subList(1, 3))
+                .allSatisfy(m -> assertThat(m.getReadOnly()).isTrue());
+        assertThat(pod.getVolumes().subList(1, 3))
+                .extracting(v -> v.getSecret().getSecretName())
+                .containsExactly("kv-tls", "kv-auth");
     }
 
     /** Overrides of the two security contexts only. */
@@ -189,7 +228,9 @@ class IndexerDesiredStateTest {
         assertThat(c.getSecurityContext().getCapabilities())
                 .as("replaced as a whole, not merged")
                 .isNull();
-        assertThat(c.getVolumeMounts()).extracting(m -> m.getMountPath()).containsExactly("/tmp");
+        assertThat(c.getVolumeMounts())
+                .extracting(m -> m.getMountPath())
+                .containsExactly("/tmp", "/var/run/kv-indexer/tls", "/var/run/kv-indexer/auth");
 
         // only one of the two given: the other keeps its default
         kvi.getSpec()

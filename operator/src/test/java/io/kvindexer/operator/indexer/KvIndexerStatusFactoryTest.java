@@ -43,7 +43,7 @@ class KvIndexerStatusFactoryTest {
         assertThat(patch.getStatus().replicas()).isEqualTo(2);
         assertThat(patch.getStatus().pods())
                 .extracting(r -> r.url())
-                .containsExactly("http://kv-0.kv-peers.llm.svc:8090", "http://kv-1.kv-peers.llm.svc:8090");
+                .containsExactly("https://kv-0.kv-peers.llm.svc:8090", "https://kv-1.kv-peers.llm.svc:8090");
         assertThat(cond(patch, "Ready").getStatus()).isEqualTo("False");
         assertThat(cond(patch, "Ready").getLastTransitionTime()).isEqualTo("2026-01-02T03:04:05Z");
         assertThat(cond(patch, "Ready").getObservedGeneration()).isEqualTo(4L);

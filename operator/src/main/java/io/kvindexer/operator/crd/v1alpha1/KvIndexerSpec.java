@@ -91,6 +91,28 @@ public class KvIndexerSpec extends UnknownFields {
             + " CPU use; removing this field removes the autoscaler.")
     private Autoscaling autoscaling;
 
+    @JsonPropertyDescription("TLS and the bearer token of the replicas' HTTP API; both on when absent.")
+    private Security security;
+
+    @JsonPropertyDescription("The replicas' NetworkPolicy; on when absent.")
+    private NetworkPolicySettings networkPolicy;
+
+    public Security getSecurity() {
+        return security;
+    }
+
+    public void setSecurity(Security security) {
+        this.security = security;
+    }
+
+    public NetworkPolicySettings getNetworkPolicy() {
+        return networkPolicy;
+    }
+
+    public void setNetworkPolicy(NetworkPolicySettings networkPolicy) {
+        this.networkPolicy = networkPolicy;
+    }
+
     public Autoscaling getAutoscaling() {
         return autoscaling;
     }

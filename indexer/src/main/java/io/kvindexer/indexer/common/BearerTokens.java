@@ -1,0 +1,110 @@
+package io.kvindexer.indexer.common;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.function.LongSupplier;
+
+/**
+ * The bearer tokens the indexer accepts: the current one and, for a grace period after a rotation, the one before
+ * it. A token file that changes ({@link #reload}) makes its new content current at once; the old token keeps
+ * working until the grace period ends, so clients that switch later (the operator, the other replicas, whose copy
+ * of a Kubernetes Secret is refreshed at different moments) are never refused mid-rotation. Thread-safe: one
+ * immutable state swapped atomically.
+ */
+public final class BearerTokens {
+
+    private static final System.Logger LOG = System.getLogger(BearerTokens.class.getName());
+
+    private record State(String current, byte[] currentHeader, byte[] previousHeader, long previousUntilNanos) {}
+
+    private final Path file;
+    private final Duration grace;
+    private final LongSupplier nanoClock;
+    private volatile State state;
+
+    private BearerTokens(Path file, Duration grace, LongSupplier nanoClock, String token) {
+        this.file = file;
+        this.grace = grace;
+        this.nanoClock = nanoClock;
+        this.state = new State(token, header(token), null, 0);
+    }
+
+    /** One token for the life of the process ({@code KV_INDEXER_AUTH_TOKEN}, or a test's). */
+    public static BearerTokens fixed(String token) {
+        return new BearerTokens(null, Duration.ZERO, System::nanoTime, token);
+    }
+
+    /** The token in {@code file} (its trimmed content); {@link #reload} reads it again. */
+    public static BearerTokens fromFile(Path file, Duration grace) throws IOException {
+        return fromFile(file, grace, System::nanoTime);
+    }
+
+    static BearerTokens fromFile(Path file, Duration grace, LongSupplier nanoClock) throws IOException {
+        return new BearerTokens(file, grace, nanoClock, read(file));
+    }
+
+    /** The file this token comes from; null for a fixed token. */
+    public Path file() {
+        return file;
+    }
+
+    /** The token to send to peers now. */
+    public String current() {
+        return state.current();
+    }
+
+    /**
+     * Reads the file again; a new non-empty content becomes the current token and the old one is accepted for the
+     * grace period. False when the file cannot be read or is empty (the tokens stay as they were; the caller tries
+     * again later, as a Secret being rewritten can be briefly absent).
+     */
+    public boolean reload() {
+        if (file == null) {
+            return true;
+        }
+        String token;
+        try {
+            token = read(file);
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "cannot re-read --auth-token-file {0}: {1}", file, e.getMessage());
+            return false;
+        }
+        State s = state;
+        if (!token.equals(s.current())) {
+            state = new State(token, header(token), s.currentHeader(), nanoClock.getAsLong() + grace.toNanos());
+            LOG.log(
+                    System.Logger.Level.INFO,
+                    "bearer token rotated from {0}; the previous token is accepted for {1}",
+                    file,
+                    Durations.format(grace));
+        }
+        return true;
+    }
+
+    /** True when {@code authorization} is {@code Bearer <a token accepted now>}; constant time per token. */
+    public boolean accepts(String authorization) {
+        byte[] given = authorization.getBytes(StandardCharsets.UTF_8);
+        State s = state;
+        boolean ok = MessageDigest.isEqual(s.currentHeader(), given);
+        if (s.previousHeader() != null && nanoClock.getAsLong() - s.previousUntilNanos() < 0) {
+            ok |= MessageDigest.isEqual(s.previousHeader(), given);
+        }
+        return ok;
+    }
+
+    private static byte[] header(String token) {
+        return ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static String read(Path file) throws IOException {
+        String token = Files.readString(file, StandardCharsets.UTF_8).strip();
+        if (token.isEmpty()) {
+            throw new IOException(file + " is empty");
+        }
+        return token;
+    }
+}

@@ -1,0 +1,210 @@
+package io.kvindexer.indexer.security;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.kvindexer.indexer.ConfigException;
+import io.kvindexer.indexer.IndexerApp;
+import io.kvindexer.indexer.IndexerCli;
+import io.kvindexer.indexer.reliability.FaultHarnessAccess;
+import io.kvindexer.indexer.sim.EngineSimulator;
+import java.io.IOException;
+import java.math.BigInteger;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** HTTPS on --port with a test CA: served, refused to plain HTTP, trusted by peers by --tls-ca-file, reloaded. */
+class TlsTest {
+
+    private static final String TOKEN = "tls-test-token";
+
+    @TempDir
+    Path dir;
+
+    private TestCa ca;
+    private Path cert;
+    private Path key;
+    private Path caFile;
+
+    @BeforeEach
+    void certificates() throws Exception {
+        ca = TestCa.create("kv-indexer test CA");
+        cert = dir.resolve("tls.crt");
+        key = dir.resolve("tls.key");
+        ca.issue("replica").write(cert, key);
+        caFile = ca.writeCert(dir.resolve("ca.crt"));
+    }
+
+    private IndexerApp start(String... extra) throws ConfigException {
+        List<String> args = new ArrayList<>(List.of(
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--tls-cert-file",
+                cert.toString(),
+                "--tls-key-file",
+                key.toString(),
+                "--reload-interval",
+                "100ms"));
+        args.addAll(List.of(extra));
+        return IndexerApp.start(args.toArray(String[]::new));
+    }
+
+    private static HttpResponse<String> get(SSLContext tls, String url, String token)
+            throws IOException, InterruptedException {
+        try (HttpClient client = HttpClient.newBuilder()
+                .sslContext(tls)
+                .connectTimeout(Duration.ofSeconds(5))
+                .build()) {
+            HttpRequest.Builder r = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10));
+            if (token != null) {
+                r.header("Authorization", "Bearer " + token);
+            }
+            return client.send(r.build(), HttpResponse.BodyHandlers.ofString());
+        }
+    }
+
+    @Test
+    void servesHttpsAndRefusesPlainHttp() throws Exception {
+        try (IndexerApp app = start()) {
+            assertThat(app.baseUrl()).startsWith("https://127.0.0.1:");
+            assertThat(get(ca.clientContext(), app.baseUrl() + "/health", null).statusCode())
+                    .isEqualTo(200);
+            String plain = app.baseUrl().replaceFirst("^https:", "http:") + "/health";
+            assertThatThrownBy(() -> get(SSLContext.getDefault(), plain, null)).isInstanceOf(IOException.class);
+            // a client that trusts another CA does not get through either
+            TestCa other = TestCa.create("another CA");
+            assertThatThrownBy(() -> get(other.clientContext(), app.baseUrl() + "/health", null))
+                    .isInstanceOf(IOException.class);
+        }
+    }
+
+    @Test
+    void certificateReplacedOnDiskIsServedToTheNextConnection() throws Exception {
+        try (IndexerApp app = start()) {
+            BigInteger first = servedSerial(app.port());
+            X509Certificate renewed = ca.issue("replica-renewed").cert();
+            TestCa.Issued next = ca.issue("replica-renewed");
+            next.write(cert, key);
+            await().atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> servedSerial(app.port()).equals(next.cert().getSerialNumber()));
+            assertThat(next.cert().getSerialNumber()).isNotEqualTo(first).isNotEqualTo(renewed.getSerialNumber());
+            // a broken pair on disk (a key that is not the certificate's) keeps the good one in service
+            ca.issue("mismatch").write(dir.resolve("other.crt"), key);
+            Thread.sleep(500);
+            assertThat(servedSerial(app.port())).isEqualTo(next.cert().getSerialNumber());
+            assertThat(get(ca.clientContext(), app.baseUrl() + "/health", null).statusCode())
+                    .isEqualTo(200);
+        }
+    }
+
+    /** The serial number of the certificate a fresh TLS connection is served. */
+    private BigInteger servedSerial(int port) throws Exception {
+        try (SSLSocket s = (SSLSocket) ca.clientContext().getSocketFactory().createSocket("127.0.0.1", port)) {
+            s.setSoTimeout(5000);
+            s.startHandshake();
+            return ((X509Certificate) s.getSession().getPeerCertificates()[0]).getSerialNumber();
+        }
+    }
+
+    @Test
+    void peerRecoveryOverHttpsTrustsTheCaFileOnly() throws Exception {
+        Path tokenFile = Files.writeString(dir.resolve("token"), TOKEN);
+        try (EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
+                IndexerApp first = start("--auth-token-file", tokenFile.toString())) {
+            HttpResponse<String> registered = post(
+                    ca.clientContext(),
+                    first.baseUrl() + "/register",
+                    "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint()
+                            + "\",\"model_name\":\"m\",\"block_size\":4}");
+            assertThat(registered.statusCode()).isEqualTo(201);
+            await().atMost(Duration.ofSeconds(30)).until(() -> sim.subscriptions() >= 1);
+            sim.storeSequence(new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4).get(30, TimeUnit.SECONDS);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> get(ca.clientContext(), first.baseUrl() + "/dump", TOKEN)
+                            .body()
+                            .contains("block_hash"));
+            String dump =
+                    get(ca.clientContext(), first.baseUrl() + "/dump", TOKEN).body();
+
+            Path wrongCa = TestCa.create("wrong CA").writeCert(dir.resolve("wrong-ca.crt"));
+            try (IndexerApp trusting = start(
+                            "--peers",
+                            first.baseUrl(),
+                            "--tls-ca-file",
+                            caFile.toString(),
+                            "--auth-token-file",
+                            tokenFile.toString());
+                    IndexerApp distrusting = start(
+                            "--peers",
+                            first.baseUrl(),
+                            "--tls-ca-file",
+                            wrongCa.toString(),
+                            "--auth-token-file",
+                            tokenFile.toString())) {
+                await().atMost(Duration.ofSeconds(60))
+                        .until(() -> get(ca.clientContext(), trusting.baseUrl() + "/ready", null)
+                                                .statusCode()
+                                        == 200
+                                && get(ca.clientContext(), distrusting.baseUrl() + "/ready", null)
+                                                .statusCode()
+                                        == 200);
+                assertThat(FaultHarnessAccess.canonical(get(ca.clientContext(), trusting.baseUrl() + "/dump", TOKEN)
+                                .body()))
+                        .isEqualTo(FaultHarnessAccess.canonical(dump));
+                // the handshake with the peer failed: nothing recovered, the replica starts empty
+                assertThat(get(ca.clientContext(), distrusting.baseUrl() + "/dump", TOKEN)
+                                .body())
+                        .isEqualTo("{}");
+            }
+        }
+    }
+
+    private static HttpResponse<String> post(SSLContext tls, String url, String json) throws Exception {
+        try (HttpClient client = HttpClient.newBuilder().sslContext(tls).build()) {
+            return client.send(
+                    HttpRequest.newBuilder(URI.create(url))
+                            .header("Authorization", "Bearer " + TOKEN)
+                            .header("Content-Type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofString(json))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+        }
+    }
+
+    @Test
+    void badTlsFlagsAreStartupErrors() throws Exception {
+        assertThatThrownBy(() -> IndexerCli.parse(new String[] {"--tls-cert-file", cert.toString()}, Map.of()))
+                .hasMessageContaining("--tls-key-file");
+        Path otherKey = dir.resolve("other.key");
+        ca.issue("other").write(dir.resolve("other.crt"), otherKey);
+        assertThatThrownBy(() -> IndexerCli.parse(
+                        new String[] {"--tls-cert-file", cert.toString(), "--tls-key-file", otherKey.toString()},
+                        Map.of()))
+                .hasMessageContaining("does not belong");
+        assertThatThrownBy(() -> IndexerCli.parse(
+                        new String[] {
+                            "--tls-ca-file", dir.resolve("missing.crt").toString()
+                        },
+                        Map.of()))
+                .hasMessageContaining("--tls-ca-file");
+    }
+}

@@ -1,0 +1,34 @@
+package io.kvindexer.operator.indexer;
+
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.javaoperatorsdk.operator.api.config.informer.Informer;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.processing.dependent.kubernetes.CRUDKubernetesDependentResource;
+import io.javaoperatorsdk.operator.processing.dependent.kubernetes.KubernetesDependent;
+import io.kvindexer.operator.common.IndexerNames;
+import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import io.kvindexer.operator.crd.v1alpha1.KvWorker;
+
+/**
+ * The replicas' NetworkPolicy ({@link IndexerNetworkPolicy}), kept while {@code spec.networkPolicy.enabled} is not
+ * false (the workflow deletes it when it turns false). The KvWorkers that name the KvIndexer are read when it is
+ * reconciled; a KvWorker change reaches it at the next reconcile (the resync period at the latest).
+ */
+@KubernetesDependent(informer = @Informer(labelSelector = IndexerNames.MANAGED_SELECTOR))
+public class NetworkPolicyDependent extends CRUDKubernetesDependentResource<NetworkPolicy, KvIndexer> {
+
+    public NetworkPolicyDependent() {
+        super(NetworkPolicy.class);
+    }
+
+    @Override
+    protected NetworkPolicy desired(KvIndexer primary, Context<KvIndexer> context) {
+        var workers = context.getClient()
+                .resources(KvWorker.class)
+                .inNamespace(primary.getMetadata().getNamespace())
+                .list()
+                .getItems();
+        return IndexerNetworkPolicy.desired(
+                primary, workers, System.getenv(IndexerNetworkPolicy.OPERATOR_NAMESPACE_ENV));
+    }
+}
