@@ -37,6 +37,8 @@ public final class Replay {
      * @param maxLagNanos   how far an issuer fell behind its deadlines at worst
      * @param idleLookup    every query again after the replay, one thread, no writes: the lookup's own cost on the
      *                      final index, without lock waits or competing threads (hashing excluded)
+     * @param named         per query (in op order), how many workers the final index's answer names (the answer
+     *                      floor's size, see {@link ProbeFloor})
      */
     public record Result(
             long elapsedNanos,
@@ -45,7 +47,8 @@ public final class Replay {
             long memberships,
             long heapBytes,
             long maxLagNanos,
-            Latencies idleLookup) {}
+            Latencies idleLookup,
+            int[] named) {}
 
     private Replay() {}
 
@@ -133,7 +136,8 @@ public final class Replay {
             }
             long memberships = index.stats().memberships();
             long heap = measureHeap ? HeapMeter.usedAfterGc() - baseline : 0;
-            Latencies idle = idleLookups(index, ops, local);
+            int[] named = new int[(int) workload.queries()];
+            Latencies idle = idleLookups(index, ops, local, named);
             long lag = 0;
             for (long l : maxLag) {
                 lag = Math.max(lag, l);
@@ -145,13 +149,14 @@ public final class Replay {
                     memberships,
                     heap,
                     lag,
-                    idle);
+                    idle,
+                    named);
         } catch (Indexers.BlockSizeMismatchException e) {
             throw new IllegalStateException(e);
         }
     }
 
-    private static Latencies idleLookups(ModelIndex index, Workload.Op[] ops, long[][] local) {
+    private static Latencies idleLookups(ModelIndex index, Workload.Op[] ops, long[][] local, int[] named) {
         long[] out = new long[ops.length];
         int n = 0;
         long sink = 0;
@@ -159,8 +164,10 @@ public final class Replay {
             if (ops[k].kind() == Workload.Kind.QUERY) {
                 long[] hashes = local != null ? local[k] : index.localHashes(ops[k].tokens(), null, null);
                 long t0 = System.nanoTime();
-                sink += index.findMatches(hashes).workers().size();
-                out[n++] = System.nanoTime() - t0;
+                int size = index.findMatches(hashes).workers().size();
+                out[n] = System.nanoTime() - t0;
+                named[n++] = size;
+                sink += size;
             }
         }
         if (sink < 0) {

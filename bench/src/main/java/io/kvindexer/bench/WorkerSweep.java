@@ -25,12 +25,18 @@ public final class WorkerSweep {
             double lookupP99Us,
             double probeFloorP50Us,
             double probeFloorP99Us,
+            double answerFloorP50Us,
             boolean keptUp,
             long memberships,
             double bytesPerMembership,
             double windowMs) {
         public double overFloor() {
             return lookupP50Us / probeFloorP50Us;
+        }
+
+        /** The lookup's p50 over the answer floor's (issue 19's goal: at most 2). */
+        public double overAnswerFloor() {
+            return lookupP50Us / answerFloorP50Us;
         }
     }
 
@@ -61,12 +67,14 @@ public final class WorkerSweep {
             for (int r = 0; r < repetitions; r++) {
                 Replay.Result run = Replay.run(workload, windowMs, threads, issuers, r == 0, prehashed);
                 Latencies floor = ProbeFloor.run(workload);
+                Latencies answerFloor = ProbeFloor.run(workload, run.named());
                 reps.add(new Point(
                         workers,
                         run.lookup().percentileMicros(50),
                         run.lookup().percentileMicros(99),
                         floor.percentileMicros(50),
                         floor.percentileMicros(99),
+                        answerFloor.percentileMicros(50),
                         run.elapsedNanos() <= 1.10 * windowMs * 1e6,
                         run.memberships(),
                         r == 0 ? (double) run.heapBytes() / run.memberships() : Double.NaN,
@@ -79,12 +87,13 @@ public final class WorkerSweep {
                     Medians.of(reps, Point::lookupP99Us),
                     Medians.of(reps, Point::probeFloorP50Us),
                     Medians.of(reps, Point::probeFloorP99Us),
+                    Medians.of(reps, Point::answerFloorP50Us),
                     keptUp * 2 > repetitions,
                     reps.get(reps.size() - 1).memberships(),
                     reps.get(0).bytesPerMembership(),
                     windowMs);
             System.out.printf(
-                    "workers %5d: lookup p50/p99 %.2f/%.2f us, probe floor p50/p99 %.2f/%.2f us (p50 x%.1f)%s, "
+                    "workers %5d: lookup p50/p99 %.2f/%.2f us, probe floor p50/p99 %.2f/%.2f us (p50 x%.1f), answer floor p50 %.2f us (x%.2f)%s, "
                             + "%d memberships, %.1f B/membership%n",
                     workers,
                     p.lookupP50Us(),
@@ -92,6 +101,8 @@ public final class WorkerSweep {
                     p.probeFloorP50Us(),
                     p.probeFloorP99Us(),
                     p.overFloor(),
+                    p.answerFloorP50Us(),
+                    p.overAnswerFloor(),
                     p.keptUp() ? "" : " (behind: not at keep-up)",
                     p.memberships(),
                     p.bytesPerMembership());

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -21,8 +22,8 @@ import java.util.stream.Stream;
  * Finds the signposts in a repository that lead nowhere: a relative Markdown link to a file that does not exist or
  * to an {@code #anchor} that no heading of the target produces (GitHub's slugs), and a section of a doc cited from
  * code, a Dockerfile, a YAML file or prose ({@code docs/compatibility.md, "Storage media"},
- * {@code compatibility.md, Hashing}, {@code compatibility.md § Metrics}) that the doc does not have. Each problem
- * names its file and line.
+ * {@code compatibility.md, Hashing}, {@code compatibility.md § Metrics}) that the doc does not have, and a test or
+ * benchmark class named outside Java that no longer exists. Each problem names its file and line.
  */
 final class DocLinks {
 
@@ -49,6 +50,7 @@ final class DocLinks {
             Pattern.compile("([\\w./-]*[\\w-]\\.md)\\}?(?:\\s*,\\s*\"([^\"]{1,120})\"|\\s+\"([^\"]{1,120})\""
                     + "|\\s*,\\s*(\\p{Lu}[^;:()]{0,120})|\\s*§\\s*([^;:()]{1,120}))");
 
+    private static final Pattern TEST_NAME = Pattern.compile("(?<![\\w*@.])([A-Z][A-Za-z0-9]*(?:Test|Bench))\\b");
     private static final Pattern COMMENT_MARKER = Pattern.compile("^\\s*(?:/\\*\\*|/\\*|\\*/|\\*|//|#)?\\s?");
     private static final List<String> CODE_SUFFIXES = List.of(".java", ".js", ".yaml", ".yml", MD, ".tpl", ".txt");
 
@@ -61,14 +63,45 @@ final class DocLinks {
 
     /** Every problem in the repository's Markdown links and doc citations. */
     List<Problem> check() {
+        List<Path> files = files();
+        Set<String> classes = new HashSet<>();
+        for (Path file : files) {
+            String name = file.getFileName().toString();
+            if (name.endsWith(".java")) {
+                classes.add(name.substring(0, name.length() - ".java".length()));
+            }
+        }
         List<Problem> problems = new ArrayList<>();
-        for (Path file : files()) {
+        for (Path file : files) {
             String name = file.getFileName().toString();
             if (name.endsWith(MD)) {
                 problems.addAll(links(file));
             }
             if (name.equals("Dockerfile") || CODE_SUFFIXES.stream().anyMatch(name::endsWith)) {
                 problems.addAll(citations(file));
+                if (!name.endsWith(".java")) {
+                    problems.addAll(testNames(file, classes));
+                }
+            }
+        }
+        return problems;
+    }
+
+    /**
+     * Test and benchmark classes named outside Java ("IndexerImageTest starts the ENTRYPOINT", "bin/bench TraceBench")
+     * that no source file declares. Globs ({@code *FaultTest}) and annotations ({@code @ParameterizedTest}) are not
+     * names of ours.
+     */
+    List<Problem> testNames(Path file, Set<String> classes) {
+        List<Problem> problems = new ArrayList<>();
+        List<String> lines = read(file);
+        for (int i = 0; i < lines.size(); i++) {
+            Matcher m = TEST_NAME.matcher(lines.get(i));
+            while (m.find()) {
+                if (!classes.contains(m.group(1))) {
+                    problems.add(new Problem(
+                            relative(file), i + 1, "names " + m.group(1) + ", which no Java file declares"));
+                }
             }
         }
         return problems;

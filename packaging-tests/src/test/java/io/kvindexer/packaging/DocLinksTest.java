@@ -6,13 +6,15 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * No signpost in the repository leads nowhere: every relative link (and #anchor) of every tracked Markdown file
- * resolves, and every doc section cited from code, Dockerfiles, YAML or prose exists (see {@link DocLinks}). A
- * rename that leaves one behind fails here, naming the file and line.
+ * resolves, every doc section cited from code, Dockerfiles, YAML or prose exists, and every test or benchmark class
+ * that docs, Dockerfiles or scripts name is declared (see {@link DocLinks}). A rename that leaves one behind fails
+ * here, naming the file and line.
  */
 class DocLinksTest {
 
@@ -22,23 +24,33 @@ class DocLinksTest {
     @TempDir
     Path tmp;
 
+    /** The repository's problems, found once for the three tests that sort them. */
+    private static List<DocLinks.Problem> repository;
+
+    @BeforeAll
+    static void checkTheRepository() {
+        repository = new DocLinks(RepoFiles.root()).check();
+    }
+
     @Test
     void everyRelativeLinkAndAnchorInTheMarkdownResolves() {
-        DocLinks links = new DocLinks(RepoFiles.root());
-        List<DocLinks.Problem> problems = links.files().stream()
-                .filter(f -> f.toString().endsWith(MD))
-                .flatMap(f -> links.links(f).stream())
-                .toList();
-        assertThat(problems).as("broken Markdown links (file:line)").isEmpty();
+        assertThat(kind("link ")).as("broken Markdown links (file:line)").isEmpty();
     }
 
     @Test
     void everyCitedDocSectionExists() {
-        DocLinks links = new DocLinks(RepoFiles.root());
-        List<DocLinks.Problem> problems = links.check().stream()
-                .filter(p -> p.message().startsWith("cites "))
-                .toList();
-        assertThat(problems).as("stale doc citations (file:line)").isEmpty();
+        assertThat(kind("cites ")).as("stale doc citations (file:line)").isEmpty();
+    }
+
+    @Test
+    void everyTestOrBenchmarkNamedOutsideJavaExists() {
+        assertThat(kind("names "))
+                .as("test or benchmark names that no class has (file:line)")
+                .isEmpty();
+    }
+
+    private static List<DocLinks.Problem> kind(String prefix) {
+        return repository.stream().filter(p -> p.message().startsWith(prefix)).toList();
     }
 
     @Test
@@ -92,7 +104,10 @@ class DocLinksTest {
                  */
                 class Frames {}
                 """.formatted(MD));
-        Files.writeString(tmp.resolve("Dockerfile"), "# see docs/guide" + MD + ", \"KV events\"\nFROM scratch\n");
+        Files.writeString(
+                tmp.resolve("Dockerfile"),
+                "# see docs/guide" + MD + ", \"KV events\"\n# FramesTest lays it out, *FramesTest too\n"
+                        + "FROM scratch\n");
 
         List<String> problems = new DocLinks(tmp)
                 .check().stream().map(DocLinks.Problem::toString).toList();
@@ -108,7 +123,8 @@ class DocLinksTest {
                                 + " has no such section",
                         "src/Frames.java:6: cites spec" + MD + ", which is not in the repository",
                         "Dockerfile:1: cites docs/guide" + MD + ", \"KV events\": docs/guide" + MD
-                                + " has no such section");
+                                + " has no such section",
+                        "Dockerfile:2: names FramesTest, which no Java file declares");
     }
 
     @Test

@@ -9,7 +9,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
-import java.util.concurrent.locks.Lock;
 
 /**
  * How one index's cache is spread over its workers, for the web console ({@code GET /stats}, {@code GET /prefixes}).
@@ -59,7 +58,7 @@ public final class CacheSurvey {
         Map<WorkerKey, long[]> byWorker = new HashMap<>();
         for (int s = 0; s < index.size(); s++) {
             PrefixIndex shard = index.shard(s);
-            walk(shard, highWater(shard), (nodes, start, end) -> {
+            shard.visitNodes(shard.read(NodeView::nodeIdBound), CHUNK, (nodes, start, end) -> {
                 long[][] perSlot = new long[16][];
                 OwnerCodes codes = new OwnerCodes();
                 for (int node = start; node < end; node++) {
@@ -80,7 +79,7 @@ public final class CacheSurvey {
                 }
                 // fold by worker while the lock still pins each slot to its worker
                 for (int slot = 0; slot < perSlot.length; slot++) {
-                    WorkerKey w = perSlot[slot] == null ? null : shard.workerOfCode(MembershipCode.of(slot, 0));
+                    WorkerKey w = perSlot[slot] == null ? null : nodes.workerOfCode(MembershipCode.of(slot, 0));
                     if (w != null) {
                         long[] sum = byWorker.computeIfAbsent(w, k -> new long[TIERS]);
                         for (int t = 0; t < TIERS; t++) {
@@ -109,7 +108,7 @@ public final class CacheSurvey {
         // shard s's node i is node base[s] + i here
         int[] base = new int[index.size() + 1];
         for (int s = 0; s < index.size(); s++) {
-            base[s + 1] = base[s] + highWater(index.shard(s));
+            base[s + 1] = base[s] + index.shard(s).read(NodeView::nodeIdBound);
         }
         int size = base[index.size()];
         boolean sharded = index.size() > 1;
@@ -123,7 +122,7 @@ public final class CacheSurvey {
         for (int s = 0; s < index.size(); s++) {
             int offset = base[s];
             int shardSize = base[s + 1] - offset;
-            walk(index.shard(s), shardSize, (nodes, start, end) -> {
+            index.shard(s).visitNodes(shardSize, CHUNK, (nodes, start, end) -> {
                 int[] seen = new int[64];
                 OwnerCodes codes = new OwnerCodes();
                 int stamp = 0;
@@ -188,7 +187,7 @@ public final class CacheSurvey {
      * A chain's blocks are created in order, so a parent is most often the node just before: check that one (a read
      * next to this node's) before a hash-table probe (two or three cache misses on a big index).
      */
-    private static int parentOf(NodeStore nodes, int node) {
+    private static int parentOf(NodeView nodes, int node) {
         long parentBlockHash = nodes.parentBlockHash(node);
         int previous = node - 1;
         if (previous >= 0 && nodes.isLive(previous) && nodes.blockHash(previous) == parentBlockHash) {
@@ -232,29 +231,13 @@ public final class CacheSurvey {
         for (int i = 0; i < chosen.size(); i++) {
             holders.add(new ArrayList<>());
         }
-        OwnerCodes codes = new OwnerCodes();
         for (int s = 0; s < index.size(); s++) {
-            PrefixIndex shard = index.shard(s);
-            Lock lock = shard.readLock();
-            lock.lock();
-            try {
-                NodeStore nodes = shard.nodeStore();
+            index.shard(s).read(nodes -> {
                 for (int i = 0; i < chosen.size(); i++) {
-                    int node = nodes.findByBlockHash(blockHash[chosen.get(i)]);
-                    if (node == NodeStore.NONE) {
-                        continue;
-                    }
-                    List<WorkerKey> workers = holders.get(i);
-                    for (int o = 0, n = codes.load(nodes, node); o < n; o++) {
-                        WorkerKey w = shard.workerOfCode(codes.at(o));
-                        if (w != null && !workers.contains(w)) {
-                            workers.add(w);
-                        }
-                    }
+                    nodes.addHolders(blockHash[chosen.get(i)], holders.get(i));
                 }
-            } finally {
-                lock.unlock();
-            }
+                return null;
+            });
         }
         List<SharedPrefix> out = new ArrayList<>(chosen.size());
         for (int i = 0; i < chosen.size(); i++) {
@@ -277,48 +260,17 @@ public final class CacheSurvey {
         return out;
     }
 
-    @FunctionalInterface
-    private interface ChunkVisitor {
-        void visit(NodeStore nodes, int start, int end);
-    }
-
-    private static int highWater(PrefixIndex shard) {
-        Lock lock = shard.readLock();
-        lock.lock();
-        try {
-            return shard.nodeStore().highWater();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** Visits a shard's node ids [0, size) in chunks, each under its own read-lock acquisition. */
-    private static void walk(PrefixIndex shard, int size, ChunkVisitor visitor) {
-        Lock lock = shard.readLock();
-        for (int start = 0; start < size; start += CHUNK) {
-            lock.lock();
-            try {
-                NodeStore nodes = shard.nodeStore();
-                // ids never shrink below a live node, but clamp anyway: the store only grows its high water
-                visitor.visit(nodes, start, Math.min(Math.min(size, start + CHUNK), nodes.highWater()));
-            } finally {
-                lock.unlock();
-            }
-        }
-    }
-
     /** One node's owner codes at a time, in a buffer reused across the nodes of a walk (no allocation per node). */
     private static final class OwnerCodes {
         private int[] buf = new int[16];
 
         /** Loads the node's codes; returns how many. */
-        int load(NodeStore nodes, int node) {
-            OwnerSets owners = nodes.owners();
-            int count = owners.count(node);
+        int load(NodeView nodes, int node) {
+            int count = nodes.ownerCount(node);
             if (count > buf.length) {
                 buf = new int[Math.max(count, buf.length * 2)];
             }
-            return owners.codes(node, buf);
+            return nodes.ownerCodes(node, buf);
         }
 
         int at(int i) {

@@ -2,17 +2,25 @@ package io.kvindexer.indexer.index;
 
 import it.unimi.dsi.fastutil.HashCommon;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
+import it.unimi.dsi.fastutil.longs.Long2ObjectOpenHashMap;
 import java.util.Arrays;
 
 /**
  * The block nodes of one prefix index, as struct-of-arrays indexed by an int node id (no object per node).
  *
  * <p>A node is one engine block: its block hash (the engine's opaque chained hash, unique key), the block hash of
- * its parent (if any), its local hash (XXH3 of its tokens, what queries carry) and its owners ({@link OwnerSets}).
- * Two {@link NodeTable}s of node ids find nodes: one by block hash (for writers), one by (parent block hash, local
- * hash) for walking down from a parent (a query's step: about one cache miss in the table and one in the node).
- * Several nodes may share one (parent, local) key (engines with different hash seeds): the child table simply
- * holds several entries with that key.
+ * its parent (if any), its local hash (XXH3 of its tokens, what queries carry), its content prefix hash
+ * ({@link ContentPrefix}) and its owners ({@link OwnerSets}). Two {@link NodeTable}s of node ids find nodes: by
+ * block hash (writers, removes, parents) and by content prefix (queries: every position of a query is one
+ * independent probe, see {@link PrefixMatcher}).
+ *
+ * <p>A node's prefix is known when its parent's is: a root block's always, a child's when its parent is in the index
+ * with a known prefix when the child is created. A block whose parent is not (a lower tier or recovered block under
+ * an evicted parent, or under a parent that is itself unresolved) is an <em>orphan</em>: it sits in a third, usually
+ * empty table keyed by its parent's block hash, and gets its prefix (and its orphans theirs, and so on) as soon as
+ * that parent appears. A query can reach a block only through a chain of present blocks from the root, which are
+ * all resolved, so orphans are exactly the blocks no query can reach yet. A node keeps its prefix when its parent is
+ * freed: children are keyed by content, not by node id, so the parent's return reconnects them.
  *
  * <p>Not thread-safe: {@link PrefixIndex} guards it with its lock.
  */
@@ -20,24 +28,28 @@ final class NodeStore {
 
     static final int NONE = -1;
 
-    private static final long ROOT_KEY_SALT = 0x9E3779B97F4A7C15L;
-
     /**
      * Paged storage: pages of {@value #PAGE} nodes never move once allocated, so growing costs no copy and no
      * slack beyond the last page, and no array is big enough to become a (region-wasting) humongous object.
-     * A node's three hashes sit next to each other ({@code [3 * offset + BLOCK|PARENT|LOCAL]}): one cache line.
+     * A node's four hashes sit next to each other ({@code [4 * offset + BLOCK|PARENT|LOCAL|PREFIX]}): 32 bytes.
      */
     static final int PAGE_BITS = 13;
 
     static final int PAGE = 1 << PAGE_BITS;
     static final int OFFSET_MASK = PAGE - 1;
-    private static final int BLOCK = 0;
-    private static final int PARENT = 1;
-    private static final int LOCAL = 2;
+    static final int BLOCK = 0;
+    static final int PARENT = 1;
+    static final int LOCAL = 2;
+    static final int PREFIX = 3;
+    static final int STRIDE = 4;
 
     private long[][] hashes = new long[16][];
-    /** one bit per node: whether it has a parent (a root block stores parent 0) */
+    /** per node bits: whether it has a parent (a root block stores parent 0) */
     private long[][] hasParentBits = new long[16][];
+    /** per node bits: whether its content prefix is known (then it is in {@link #byPrefix}, else an orphan) */
+    private long[][] resolvedBits = new long[16][];
+    /** per node bits: allocated (between create and free), i.e. in the tables */
+    private long[][] allocatedBits = new long[16][];
 
     private final OwnerSets owners = new OwnerSets();
     private int pages;
@@ -46,12 +58,18 @@ final class NodeStore {
     private int[] freeIds = new int[16];
     private int freeCount;
     private int liveCount;
+    private int orphanCount;
+    private final IntArrayList pending = new IntArrayList();
+    /** {@link #children}' map, null after any create or free */
+    private Long2ObjectOpenHashMap<IntArrayList> childIndex;
 
     private final NodeTable byBlockHash =
-            new NodeTable(node -> blockHashSlot(blockHash(node)), this::isLive, this::highWater);
-    private final NodeTable byChild = new NodeTable(
-            node -> childSlotHash(hasParent(node), parentBlockHash(node), localHash(node)),
-            this::isLive,
+            new NodeTable(node -> blockHashSlot(blockHash(node)), this::isAllocated, this::highWater);
+    private final NodeTable byPrefix =
+            new NodeTable(this::prefix, node -> isAllocated(node) && isResolved(node), this::highWater);
+    private final NodeTable orphans = new NodeTable(
+            node -> blockHashSlot(parentBlockHash(node)),
+            node -> isAllocated(node) && !isResolved(node),
             this::highWater);
 
     // ---- node fields ----------------------------------------------------------------------------------------
@@ -76,51 +94,134 @@ final class NodeStore {
     }
 
     long blockHash(int node) {
-        return hashes[node >>> PAGE_BITS][3 * (node & OFFSET_MASK) + BLOCK];
+        return hashes[node >>> PAGE_BITS][STRIDE * (node & OFFSET_MASK) + BLOCK];
     }
 
     long localHash(int node) {
-        return hashes[node >>> PAGE_BITS][3 * (node & OFFSET_MASK) + LOCAL];
+        return hashes[node >>> PAGE_BITS][STRIDE * (node & OFFSET_MASK) + LOCAL];
     }
 
     boolean hasParent(int node) {
-        return (hasParentBits[node >>> PAGE_BITS][(node & OFFSET_MASK) >>> 6] & 1L << node) != 0;
+        return bit(hasParentBits, node);
     }
 
     long parentBlockHash(int node) {
-        return hashes[node >>> PAGE_BITS][3 * (node & OFFSET_MASK) + PARENT];
+        return hashes[node >>> PAGE_BITS][STRIDE * (node & OFFSET_MASK) + PARENT];
+    }
+
+    /** The content prefix hash; meaningful only when {@link #isResolved}. */
+    long prefix(int node) {
+        return hashes[node >>> PAGE_BITS][STRIDE * (node & OFFSET_MASK) + PREFIX];
+    }
+
+    boolean isResolved(int node) {
+        return bit(resolvedBits, node);
+    }
+
+    /** The page holding a node's hashes ({@code [STRIDE * (node & OFFSET_MASK) + field]}), for the matcher's probes. */
+    long[] page(int node) {
+        return hashes[node >>> PAGE_BITS];
+    }
+
+    int orphanCount() {
+        return orphanCount;
+    }
+
+    private boolean isAllocated(int node) {
+        return bit(allocatedBits, node);
     }
 
     // ---- create / free -------------------------------------------------------------------------------------
 
-    /** Creates a node (the caller checked that no node has this block hash and adds an owner right away). */
+    /** Creates a node, finding its parent by hash (the caller checked that no node has this block hash). */
     int create(long blockHash, boolean hasParent, long parentBlockHash, long local) {
+        return create(
+                blockHash, hasParent, parentBlockHash, local, hasParent ? findByBlockHash(parentBlockHash) : NONE);
+    }
+
+    /**
+     * Creates a node (the caller checked that no node has this block hash and adds an owner right away).
+     * {@code parentNode} is the node whose block hash is {@code parentBlockHash}, or NONE when there is none.
+     */
+    int create(long blockHash, boolean hasParent, long parentBlockHash, long local, int parentNode) {
         int node = freeCount > 0 ? freeIds[--freeCount] : newId();
+        childIndex = null;
         long[] page = hashes[node >>> PAGE_BITS];
-        int at = 3 * (node & OFFSET_MASK);
+        int at = STRIDE * (node & OFFSET_MASK);
         page[at + BLOCK] = blockHash;
         page[at + PARENT] = hasParent ? parentBlockHash : 0L;
         page[at + LOCAL] = local;
-        long[] bits = hasParentBits[node >>> PAGE_BITS];
-        int word = (node & OFFSET_MASK) >>> 6;
-        bits[word] = hasParent ? bits[word] | 1L << node : bits[word] & ~(1L << node);
+        boolean resolved = !hasParent || (parentNode != NONE && isResolved(parentNode));
+        page[at + PREFIX] =
+                resolved ? ContentPrefix.extend(hasParent ? prefix(parentNode) : ContentPrefix.ROOT, local) : 0L;
+        setBit(hasParentBits, node, hasParent);
+        setBit(resolvedBits, node, resolved);
+        setBit(allocatedBits, node, true);
         owners.reset(node);
         byBlockHash.insert(node);
-        byChild.insert(node);
+        if (resolved) {
+            byPrefix.insert(node);
+            if (orphanCount > 0) {
+                resolveOrphansUnder(node);
+            }
+        } else {
+            orphans.insert(node);
+            orphanCount++;
+        }
         liveCount++;
         return node;
     }
 
-    /** Frees a node that has no owner left. Its children stay: they are keyed by its block hash, not its id. */
+    /** Frees a node that has no owner left. Its children keep their prefixes: its return reconnects them. */
     void free(int node) {
+        childIndex = null;
         byBlockHash.remove(node);
-        byChild.remove(node);
+        if (isResolved(node)) {
+            byPrefix.remove(node);
+        } else {
+            orphans.remove(node);
+            orphanCount--;
+        }
+        setBit(allocatedBits, node, false);
         owners.reset(node);
         if (freeCount == freeIds.length) {
             freeIds = Arrays.copyOf(freeIds, freeCount * 2);
         }
         freeIds[freeCount++] = node;
         liveCount--;
+    }
+
+    /** Gives the orphans waiting for {@code parent} (resolved) their prefixes, and theirs to their own orphans. */
+    private void resolveOrphansUnder(int parent) {
+        pending.clear();
+        pending.add(parent);
+        IntArrayList found = new IntArrayList();
+        while (!pending.isEmpty() && orphanCount > 0) {
+            int p = pending.popInt();
+            long parentHash = blockHash(p);
+            found.clear();
+            long hash = blockHashSlot(parentHash);
+            for (int i = orphans.home(hash); ; i = orphans.next(i)) {
+                int entry = orphans.at(i);
+                if (entry == 0) {
+                    break;
+                }
+                int o = NodeTable.node(entry);
+                if (NodeTable.mayHold(entry, hash) && parentBlockHash(o) == parentHash) {
+                    found.add(o);
+                }
+            }
+            for (int k = 0; k < found.size(); k++) {
+                int o = found.getInt(k);
+                orphans.remove(o);
+                orphanCount--;
+                hashes[o >>> PAGE_BITS][STRIDE * (o & OFFSET_MASK) + PREFIX] =
+                        ContentPrefix.extend(prefix(p), localHash(o));
+                setBit(resolvedBits, o, true);
+                byPrefix.insert(o);
+                pending.add(o);
+            }
+        }
     }
 
     private int newId() {
@@ -132,9 +233,13 @@ final class NodeStore {
                 int n = pages * 2;
                 hashes = Arrays.copyOf(hashes, n);
                 hasParentBits = Arrays.copyOf(hasParentBits, n);
+                resolvedBits = Arrays.copyOf(resolvedBits, n);
+                allocatedBits = Arrays.copyOf(allocatedBits, n);
             }
-            hashes[pages] = new long[3 * PAGE];
+            hashes[pages] = new long[STRIDE * PAGE];
             hasParentBits[pages] = new long[PAGE / 64];
+            resolvedBits[pages] = new long[PAGE / 64];
+            allocatedBits[pages] = new long[PAGE / 64];
             owners.addPage(pages);
             pages++;
         }
@@ -157,46 +262,57 @@ final class NodeStore {
         }
     }
 
-    /** {@link #children(boolean, long, long, IntArrayList)} of {@code node}, or of the root when it is NONE. */
-    void childrenOf(int node, long local, IntArrayList out) {
-        if (node == NONE) {
-            children(false, 0L, local, out);
-        } else {
-            children(true, blockHash(node), local, out);
-        }
+    /** The table of resolved nodes by content prefix (the prefix is its own well-mixed hash), for the matcher. */
+    NodeTable byPrefix() {
+        return byPrefix;
     }
 
     /**
-     * Collects into {@code out} (cleared first) every node whose parent is {@code parentBlockHash} (or the root
-     * when {@code !hasParent}) and whose local hash is {@code local}; usually none or one.
+     * Collects into {@code out} (cleared first), in node id order, every node whose parent is
+     * {@code parentBlockHash} (or the root when {@code !hasParent}) and whose local hash is {@code local}: the exact
+     * answer the test oracles walk with (queries use {@link PrefixMatcher}'s probes). Answered from a map of every
+     * node by (parent, local), built by one scan on the first call after a change and dropped on the next change, so
+     * it costs nothing where nobody asks.
      */
     void children(boolean hasParent, long parentBlockHash, long local, IntArrayList out) {
         out.clear();
-        long hash = childSlotHash(hasParent, parentBlockHash, local);
         long parent = hasParent ? parentBlockHash : 0L;
-        for (int i = byChild.home(hash); ; i = byChild.next(i)) {
-            int entry = byChild.at(i);
-            if (entry == 0) {
-                return;
-            }
-            if (NodeTable.mayHold(entry, hash)) {
-                int node = NodeTable.node(entry);
-                // a root node stores parent 0: compare the two hashes (one cache line) before the parent bit
-                long[] page = hashes[node >>> PAGE_BITS];
-                int at = 3 * (node & OFFSET_MASK);
-                if (page[at + LOCAL] == local && page[at + PARENT] == parent && hasParent(node) == hasParent) {
-                    out.add(node);
+        if (childIndex == null) {
+            childIndex = new Long2ObjectOpenHashMap<>();
+            for (int node = 0; node < highWater; node++) {
+                if (isAllocated(node)) {
+                    childIndex
+                            .computeIfAbsent(
+                                    childKey(hasParent(node), parentBlockHash(node), localHash(node)),
+                                    k -> new IntArrayList(1))
+                            .add(node);
                 }
             }
         }
+        IntArrayList nodes = childIndex.get(childKey(hasParent, parent, local));
+        for (int k = 0; nodes != null && k < nodes.size(); k++) {
+            int node = nodes.getInt(k);
+            if (localHash(node) == local && parentBlockHash(node) == parent && hasParent(node) == hasParent) {
+                out.add(node);
+            }
+        }
+    }
+
+    private static long childKey(boolean hasParent, long parent, long local) {
+        return HashCommon.mix((hasParent ? HashCommon.mix(parent) : ContentPrefix.ROOT) * 31 + local);
     }
 
     private static long blockHashSlot(long blockHash) {
         return HashCommon.mix(blockHash);
     }
 
-    private static long childSlotHash(boolean hasParent, long parentBlockHash, long local) {
-        long parentTerm = hasParent ? HashCommon.mix(parentBlockHash) : ROOT_KEY_SALT;
-        return HashCommon.mix(parentTerm * 31 + local);
+    private static boolean bit(long[][] bits, int node) {
+        return (bits[node >>> PAGE_BITS][(node & OFFSET_MASK) >>> 6] & 1L << node) != 0;
+    }
+
+    private static void setBit(long[][] bits, int node, boolean value) {
+        long[] page = bits[node >>> PAGE_BITS];
+        int word = (node & OFFSET_MASK) >>> 6;
+        page[word] = value ? page[word] | 1L << node : page[word] & ~(1L << node);
     }
 }

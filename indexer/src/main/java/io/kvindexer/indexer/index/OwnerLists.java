@@ -155,6 +155,23 @@ final class OwnerLists {
         return list;
     }
 
+    /**
+     * {@code out[w] |= in[w] & bit(slot)} for every code of the list on {@code tier}, w being the slot's word: the
+     * list half of {@link OwnerSets#intersect}, reading the list's ints in one pass. {@code in} must be zero outside
+     * the words the caller cares about, and as long as the highest slot needs.
+     */
+    void intersect(int list, int tier, long[] in, long[] out) {
+        int[] page = page(list);
+        int at = offset(list);
+        // no branch on the word range: in is zero outside [lo, hi), so those words of out stay zero
+        for (int i = at + 1, end = at + 1 + (page[at] & 0xFFFF); i < end; i++) {
+            int code = page[i];
+            int slot = MembershipCode.slot(code);
+            long bit = (MembershipCode.tier(code) == tier ? 1L : 0L) << slot;
+            out[slot >>> 6] |= in[slot >>> 6] & bit;
+        }
+    }
+
     private int[] page(int list) {
         return pages[list >>> (PAGE_BITS - 2)];
     }

@@ -226,14 +226,41 @@ final class OwnerSets {
             }
             return outLo == Integer.MAX_VALUE ? 0 : (long) outLo << 32 | outHi;
         }
-        long range = 0;
-        for (int i = 0, n = lists.count(ref); i < n; i++) {
-            int code = lists.at(ref, i);
-            if (MembershipCode.tier(code) == tier) {
-                range = keep(MembershipCode.slot(code), in, out, lo, hi, range);
-            }
+        lists.intersect(ref, tier, in, out);
+        int outLo = lo;
+        while (outLo < hi && out[outLo] == 0) {
+            outLo++;
         }
-        return range;
+        if (outLo == hi) {
+            return 0;
+        }
+        int outHi = hi;
+        while (out[outHi - 1] == 0) {
+            outHi--;
+        }
+        return (long) outLo << 32 | outHi;
+    }
+
+    /** A node's owner word: the first of the two reads {@link #intersect} makes (see {@link #touch}). */
+    int wordOf(int node) {
+        return word(node);
+    }
+
+    /**
+     * Reads what {@link #intersect} reads behind an owner word (a list's count, or the tier's bitset and its first
+     * word) and returns it, so the matcher can issue these loads for a batch of probed nodes at once, where their
+     * cache misses overlap, before its walk needs them one after another.
+     */
+    long touch(int word, int tier) {
+        if (word >= 0 || word == FREE) {
+            return word;
+        }
+        int ref = ~word;
+        if ((ref & DENSE) != 0) {
+            long[] held = bits.tier(ref & ~DENSE, tier);
+            return held.length == 0 ? 0 : held[0];
+        }
+        return lists.count(ref);
     }
 
     /** Copies one slot's bit from {@code in} to {@code out} and widens the packed range {@code range} to it. */

@@ -6,6 +6,7 @@ import io.kvindexer.indexer.index.ApplyCounters.EventType;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Function;
 
 /**
  * The locked prefix index of one (model, tenant): block nodes keyed by block hash, memberships (worker, block,
@@ -104,9 +105,11 @@ final class PrefixIndex {
             return op.conversionStatus();
         }
         int tier = op.tier().ordinal();
+        // the node before the next block (NONE: none in this shard); the first block's parent found once, here
+        int previous = op.hasParent() ? nodes.findByBlockHash(op.parentBlockHash()) : NodeStore.NONE;
         if (tier == DEVICE && op.hasParent() && !op.parentOptional()) {
             int slot = slots.slotOf(worker);
-            int parent = nodes.findByBlockHash(op.parentBlockHash());
+            int parent = previous;
             if (slot == WorkerSlots.NONE
                     || parent == NodeStore.NONE
                     || !owners.contains(parent, MembershipCode.of(slot, DEVICE))) {
@@ -126,14 +129,24 @@ final class PrefixIndex {
                 KnownBlocks.Block elsewhere = known.get(blockHashes[i]);
                 if (elsewhere == null) {
                     unknownBlocks = true; // a hash-only store cannot vouch for a block no engine store made known
+                    hasParent = true;
+                    parent = blockHashes[i];
+                    previous = NodeStore.NONE;
                     continue;
                 }
+                int parentHere = elsewhere.hasParent() && elsewhere.parentBlockHash() == parent && hasParent
+                        ? previous
+                        : elsewhere.hasParent() ? nodes.findByBlockHash(elsewhere.parentBlockHash()) : NodeStore.NONE;
                 node = nodes.create(
-                        blockHashes[i], elsewhere.hasParent(), elsewhere.parentBlockHash(), elsewhere.localHash());
+                        blockHashes[i],
+                        elsewhere.hasParent(),
+                        elsewhere.parentBlockHash(),
+                        elsewhere.localHash(),
+                        parentHere);
             }
             if (node == NodeStore.NONE) {
                 // a block's parent and local hash are fixed by the first store that creates it
-                node = nodes.create(blockHashes[i], hasParent, parent, localHashes[i]);
+                node = nodes.create(blockHashes[i], hasParent, parent, localHashes[i], previous);
             }
             if (owners.add(node, code)) {
                 changed = true;
@@ -142,6 +155,7 @@ final class PrefixIndex {
             }
             hasParent = true;
             parent = blockHashes[i];
+            previous = node;
         }
         slots.releaseIfEmpty(slot);
         if (op.conversionStatus() != ApplyStatus.OK) {
@@ -296,20 +310,36 @@ final class PrefixIndex {
         }
     }
 
-    // ---- for CacheSurvey's chunked, read-locked walks (the console's /stats and /prefixes) -------------------
+    // ---- for CacheSurvey's walks (the console's /stats and /prefixes): the lock stays in here ---------------
 
-    java.util.concurrent.locks.Lock readLock() {
-        return lock.readLock();
+    /** Reads one chunk of node ids, {@code [start, end)}, through a view valid only during the call. */
+    @FunctionalInterface
+    interface ChunkVisitor {
+        void visit(NodeView nodes, int start, int end);
     }
 
-    NodeStore nodeStore() {
-        return nodes;
+    /** Runs {@code reader} under one read-lock acquisition on a view of this shard that is valid only meanwhile. */
+    <T> T read(Function<NodeView, T> reader) {
+        lock.readLock().lock();
+        try {
+            return reader.apply(new NodeView(nodes, slots));
+        } finally {
+            lock.readLock().unlock();
+        }
     }
 
-    /** The worker of an owner code's slot (read lock held), or null for a released slot. */
-    WorkerKey workerOfCode(int code) {
-        int slot = MembershipCode.slot(code);
-        return slot < slots.highWater() ? slots.worker(slot) : null;
+    /**
+     * Visits node ids {@code [0, size)} in chunks of {@code chunk}, each under its own read-lock acquisition, so
+     * writers and queries wait at most one chunk; each chunk is clamped to the ids that exist.
+     */
+    void visitNodes(int size, int chunk, ChunkVisitor visitor) {
+        for (int start = 0; start < size; start += chunk) {
+            int from = start;
+            read(view -> {
+                visitor.visit(view, from, Math.min(Math.min(size, from + chunk), view.nodeIdBound()));
+                return null;
+            });
+        }
     }
 
     // ---- reads -----------------------------------------------------------------------------------------------

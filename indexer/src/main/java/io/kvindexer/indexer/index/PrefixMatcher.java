@@ -12,6 +12,12 @@ import java.util.Arrays;
  * continues from where the device run stopped (workers with nothing yet start at the root), then disk, then
  * external.
  *
+ * <p>The candidates of every position come from {@link NodeStore}'s content-prefix table: the query's prefix hashes
+ * ({@link ContentPrefix}) are pure arithmetic, so the probes of a batch of positions do not depend on each other
+ * and their cache misses overlap ({@link #probe}); batches double (8, 16, … 512 positions), so a query that
+ * stops early probes at most about twice the positions it matched. A step then only checks a candidate's parent link
+ * against the frame's node (parent-exact matching) on data the probes already loaded.
+ *
  * <p>Workers that sit on the same node walk as one frame whose set of workers is a bitset over worker slots. A step
  * looks the query's next local hash up among the node's children and intersects the frame's set with each
  * candidate child's owners on the tier ({@link OwnerSets#intersect}): one bit test per owner of a small set, one
@@ -39,6 +45,22 @@ final class PrefixMatcher {
     private final int[] at;
     private final int[] bestFrame;
     private final IntArrayList candidates = new IntArrayList(4);
+    /** the probed candidates of position i are {@code probed[probedFrom[i] .. probedFrom[i + 1])}, in node id order */
+    private int[] probed = new int[16];
+
+    private final int[] probedFrom;
+    private int positionsProbed;
+    private int probedCount;
+    private int batch = 8;
+    private long lastPrefix = ContentPrefix.ROOT;
+    private int[] slotScratch = new int[8];
+    private int[] entryScratch = new int[8];
+    private long[] prefixScratch = new long[8];
+    /** the tier being walked, whose owner data {@link #probe} pre-loads */
+    private int tier;
+    /** what the pre-loads read, kept where the compiler cannot drop them (a racy, never-read static is enough) */
+    private static long touched;
+
     private final ArrayDeque<long[]> spare = new ArrayDeque<>();
     private int framesCreated;
 
@@ -61,6 +83,7 @@ final class PrefixMatcher {
         this.reach = new int[slots];
         this.at = new int[slots];
         this.bestFrame = new int[slots];
+        this.probedFrom = new int[query.length + 1];
     }
 
     /**
@@ -98,6 +121,7 @@ final class PrefixMatcher {
      * {@code first}: no worker has a run yet (the device walk), so every worker starts at the root.
      */
     private void walk(int tier, boolean first) {
+        this.tier = tier;
         long[] root = take();
         if (first) {
             // nobody has a run: every worker starts at the root, and no earlier run has to win a tie
@@ -167,7 +191,7 @@ final class PrefixMatcher {
         frameSet[top] = null;
         int pushedFrom = depth;
         if (pos < query.length) {
-            nodes.childrenOf(node, query[pos], candidates);
+            childrenAt(node, pos);
             for (int c = 0, n = candidates.size(); c < n; c++) {
                 int child = candidates.getInt(c);
                 long[] next = take();
@@ -197,6 +221,97 @@ final class PrefixMatcher {
         }
         Arrays.fill(set, lo, hi, 0L);
         spare.push(set);
+    }
+
+    /** Collects into {@link #candidates} the probed nodes of position {@code pos} whose parent is {@code node}. */
+    private void childrenAt(int node, int pos) {
+        candidates.clear();
+        while (pos >= positionsProbed) {
+            probe();
+        }
+        long parentHash = node == ROOT ? 0L : nodes.blockHash(node);
+        boolean hasParent = node != ROOT;
+        for (int k = probedFrom[pos], end = probedFrom[pos + 1]; k < end; k++) {
+            int child = probed[k];
+            if (nodes.parentBlockHash(child) == parentHash && nodes.hasParent(child) == hasParent) {
+                candidates.add(child);
+            }
+        }
+    }
+
+    /**
+     * Probes the next batch of positions: first every position's home slot (independent loads), then every
+     * position's entries and nodes (independent of the other positions again), keeping the nodes whose prefix and
+     * local hash are the query's.
+     */
+    private void probe() {
+        NodeTable table = nodes.byPrefix();
+        int from = positionsProbed;
+        int n = Math.min(batch, query.length - from);
+        batch = Math.min(batch * 2, 512);
+        if (slotScratch.length < n) {
+            slotScratch = new int[n];
+            entryScratch = new int[n];
+            prefixScratch = new long[n];
+        }
+        long[] prefixes = prefixScratch;
+        long p = lastPrefix;
+        for (int i = 0; i < n; i++) {
+            p = ContentPrefix.extend(p, query[from + i]);
+            prefixes[i] = p;
+            slotScratch[i] = table.home(p);
+            entryScratch[i] = table.at(slotScratch[i]); // every position's first miss starts now
+        }
+        lastPrefix = p;
+        for (int i = 0; i < n; i++) {
+            long prefix = prefixes[i];
+            long local = query[from + i];
+            int first = probedCount;
+            probedFrom[from + i] = first;
+            int entry = entryScratch[i];
+            for (int s = slotScratch[i]; ; s = table.next(s), entry = table.at(s)) {
+                if (entry == 0) {
+                    break;
+                }
+                int node = NodeTable.node(entry);
+                if (NodeTable.mayHold(entry, prefix)) {
+                    long[] page = nodes.page(node);
+                    int at = NodeStore.STRIDE * (node & NodeStore.OFFSET_MASK);
+                    if (page[at + NodeStore.PREFIX] == prefix && page[at + NodeStore.LOCAL] == local) {
+                        addProbed(node, first);
+                    }
+                }
+            }
+        }
+        probedFrom[from + n] = probedCount;
+        positionsProbed = from + n;
+        // then the probed nodes' owner words, and what they point to: independent loads again
+        int firstNode = probedFrom[from];
+        int found = probedCount - firstNode;
+        if (slotScratch.length < found) {
+            slotScratch = new int[found];
+        }
+        for (int k = 0; k < found; k++) {
+            slotScratch[k] = owners.wordOf(probed[firstNode + k]);
+        }
+        long touched = 0;
+        for (int k = 0; k < found; k++) {
+            touched += owners.touch(slotScratch[k], tier);
+        }
+        PrefixMatcher.touched = touched;
+    }
+
+    /** Appends a probed node, keeping each position's nodes in node id order (the test oracle's order). */
+    private void addProbed(int node, int first) {
+        if (probedCount == probed.length) {
+            probed = Arrays.copyOf(probed, probedCount * 2);
+        }
+        int k = probedCount++;
+        while (k > first && probed[k - 1] > node) {
+            probed[k] = probed[k - 1];
+            k--;
+        }
+        probed[k] = node;
     }
 
     /** A run of {@code pos} blocks ending at {@code node}, reached through frame {@code id}: keep the deepest, then the earliest. */

@@ -236,7 +236,15 @@ public final class EngineListener implements AutoCloseable {
                             metrics::handshakeRetry);
                 }
                 becomeActive(this);
+                tracker.begin();
+                // started from a known watermark (a restore, a re-registration, a resume): catch up at once
+                boolean resumePending = replay != null && tracker.anyApplied();
                 while (!stopped) {
+                    if (resumePending && link.state().connected()) {
+                        resumePending = false;
+                        resume();
+                        continue;
+                    }
                     List<byte[]> frames;
                     try {
                         frames = sub.receive();
@@ -247,6 +255,7 @@ public final class EngineListener implements AutoCloseable {
                         return;
                     }
                     if (frames != null) {
+                        resumePending = false; // the live stream's seq tracking takes over
                         handleLive(frames);
                     }
                 }
@@ -290,6 +299,21 @@ public final class EngineListener implements AutoCloseable {
             }
         }
 
+        /**
+         * Asks the engine for every batch after the watermark this attempt started from, once the SUB connection is
+         * up (so what is published from then on reaches the live stream). What the engine no longer has is an
+         * unrecoverable gap; an engine with nothing newer answers only its end marker, and a restarted one shows up
+         * on the first live batch (a seq below the watermark).
+         */
+        private void resume() throws InterruptedException {
+            long from = watermark.get() + 1;
+            log.info("resuming after seq " + u(from - 1) + ": asking " + replay.endpoint() + " for what came after");
+            ReplayClient.Outcome outcome = replay.replay(from, ReplayClient.EVERYTHING, this);
+            if (outcome != null) {
+                metrics.replay(outcome.result(), outcome.recovered());
+            }
+        }
+
         /** Fills {@code [from, until)} by replay when the engine offers it. */
         private void recover(long from, long until) throws InterruptedException {
             metrics.gapDetected(until - from);
@@ -319,11 +343,13 @@ public final class EngineListener implements AutoCloseable {
             if (replay == null && !drop) {
                 return; // nothing held from this stream, and no replay to report on: only counted
             }
-            metrics.gapUnrecoverable(until - from);
+            boolean open = until == ReplayClient.EVERYTHING; // how many is not known
+            metrics.gapUnrecoverable(open ? 0 : until - from);
             if (drop) {
                 delivery.dropUnverifiable();
-                problem = problem + "; dropped the blocks of " + log.workerName() + " (" + u(until - from)
-                        + " batches lost), live events rebuild them";
+                problem = problem + "; dropped the blocks of " + log.workerName() + " ("
+                        + (open ? "batches from " + u(from) : u(until - from) + " batches") + " lost), live events"
+                        + " rebuild them";
             }
             recordError(this, problem);
         }

@@ -13,8 +13,9 @@ import java.util.Set;
  *   <li>seq &gt; watermark + 1: a gap, replay {@code [watermark + 1, seq)};</li>
  *   <li>publisher restart: one engine process only counts up, so a live seq not above the previous live seq of
  *       this attempt means a new engine process; on the first live message of an attempt (no previous live seq
- *       yet, e.g. after re-registration) a seq strictly below the watermark means the same. The watermark is
- *       then reset and the message handled like a first one (replay from 0 when seq &gt; 0);</li>
+ *       yet, e.g. after re-registration) a seq strictly below the watermark the attempt started from means the
+ *       same (not below the current one: a replay on connect may have applied past the first live seq). The
+ *       watermark is then reset and the message handled like a first one (replay from 0 when seq &gt; 0);</li>
  *   <li>a seq not above the watermark (a duplicate, or a batch a replay already applied) is skipped;</li>
  *   <li>the watermark advances only when a batch decodes and is applied ({@link #applied}).</li>
  * </ul>
@@ -43,6 +44,10 @@ final class SequenceTracker {
     /** recent live seqs whose payload did not decode (oldest first) */
     private final Set<Long> undecodable = new LinkedHashSet<>();
 
+    /** the watermark when the attempt began (see {@link #begin}); before its first live message when not told */
+    private long startedAt;
+
+    private boolean begun;
     private boolean seenLive;
     private long previousLive;
 
@@ -50,8 +55,17 @@ final class SequenceTracker {
         this.watermark = Objects.requireNonNull(watermark, "watermark");
     }
 
+    /** The attempt begins here (before a replay on connect): what the engine sent before is below the watermark. */
+    void begin() {
+        if (!begun) {
+            begun = true;
+            startedAt = watermark.get();
+        }
+    }
+
     /** Classifies one live seq; resets the watermark when it reveals a publisher restart. */
     Step onLive(long seq) {
+        begin();
         boolean firstLive = !seenLive;
         long previous = previousLive;
         seenLive = true;
@@ -60,7 +74,9 @@ final class SequenceTracker {
         long last = watermark.get();
         boolean restarted = false;
         if (last != SequenceWatermark.UNSET) {
-            restarted = firstLive ? Long.compareUnsigned(seq, last) < 0 : Long.compareUnsigned(seq, previous) <= 0;
+            restarted = firstLive
+                    ? startedAt != SequenceWatermark.UNSET && Long.compareUnsigned(seq, startedAt) < 0
+                    : Long.compareUnsigned(seq, previous) <= 0;
             if (restarted) {
                 watermark.reset();
                 last = SequenceWatermark.UNSET;

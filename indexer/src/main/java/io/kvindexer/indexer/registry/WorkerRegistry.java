@@ -75,8 +75,20 @@ public final class WorkerRegistry implements AutoCloseable {
     }
 
     public void register(Registration r) throws RegistryException {
+        register(r, SequenceWatermark.UNSET);
+    }
+
+    /**
+     * Registers like {@link #register(Registration)}, resuming from a known seq watermark {@code watermark} (u64;
+     * {@link SequenceWatermark#UNSET}: none, the same as {@code register(r)}), which is taken when the registration
+     * has none yet at that endpoint. A listener that starts with a watermark asks the engine's replay endpoint for
+     * every batch after it as soon as its SUB connection is up (not only when a live batch shows a gap); what the
+     * engine no longer has is an unrecoverable gap (that rank's blocks dropped, counted, shown in {@code /workers}).
+     * The current watermarks are read with {@link #watermark} and {@link #export}.
+     */
+    public void register(Registration r, long watermark) throws RegistryException {
         synchronized (this) {
-            registerLocked(r, SequenceWatermark.UNSET);
+            registerLocked(r, watermark);
         }
         notifyObservers();
     }

@@ -278,6 +278,13 @@ public final class EngineSimulator implements AutoCloseable {
         return replay.requests.get();
     }
 
+    /** The start seqs of the valid replay requests so far, in order (the first 1,000). */
+    public List<Long> replayStarts() {
+        synchronized (replay.starts) {
+            return List.copyOf(replay.starts);
+        }
+    }
+
     /** The start seq of the last valid replay request; -1 before any. */
     public long lastReplayStart() {
         return replay.lastStart.get();

@@ -3,6 +3,7 @@ package io.kvindexer.indexer.sim;
 import io.kvindexer.indexer.ingest.Frames;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -41,6 +42,10 @@ final class ReplayRouter {
     final AtomicInteger invalidRequests = new AtomicInteger();
     final AtomicInteger deferredPending = new AtomicInteger();
     final AtomicLong lastStart = new AtomicLong(-1);
+    /** the start seqs of the first requests, in arrival order (at most {@link #STARTS_KEPT}) */
+    final List<Long> starts = Collections.synchronizedList(new ArrayList<>());
+
+    private static final int STARTS_KEPT = 1_000;
     /** replies (data or end marker) the ROUTER could not queue and dropped */
     final AtomicLong dropped = new AtomicLong();
     /** how the next answer is cut on purpose (fault control); null: only the high-water mark cuts */
@@ -81,6 +86,9 @@ final class ReplayRouter {
         long start = Frames.readSeq(frames.get(2));
         requests.incrementAndGet();
         lastStart.set(start);
+        if (starts.size() < STARTS_KEPT) {
+            starts.add(start);
+        }
         if (silent) {
             return;
         }

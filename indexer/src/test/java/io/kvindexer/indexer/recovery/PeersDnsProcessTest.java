@@ -49,7 +49,7 @@ class PeersDnsProcessTest {
                     .doesNotContain("recovery from http://127.0.0.2:" + port);
             Replicas.seed(a, engine);
 
-            // the second: skips itself (127.0.0.3), recovers from 127.0.0.2 without any registration of its own
+            // the second: skips itself (127.0.0.3), recovers from 127.0.0.2 with the peer's registrations (issue 20)
             IndexerProcess second =
                     IndexerProcess.start(jvm, "--host", "127.0.0.3", "--port", "" + port, "--peers-dns", target);
             replicas.add(second);
@@ -58,7 +58,10 @@ class PeersDnsProcessTest {
             await().atMost(Duration.ofSeconds(60)).until(() -> b.get("/ready").status() == 200);
             assertThat(second.output()).contains("P2P recovery completed from http://127.0.0.2:" + port);
             assertThat(Replicas.score(b)).isEqualTo(8);
-            assertThat(b.get("/workers").json()).isEmpty();
+            assertThat(b.get("/workers").json().findValuesAsText("instance_id"))
+                    .as("the registrations travel with the tree")
+                    .isEqualTo(a.get("/workers").json().findValuesAsText("instance_id"))
+                    .isNotEmpty();
             assertThat(DumpRecoveryTest.canonical(b.get("/dump").json()))
                     .isEqualTo(DumpRecoveryTest.canonical(a.get("/dump").json()));
             // resolved addresses are for recovery only: /peers is what --peers and /register_peer keep

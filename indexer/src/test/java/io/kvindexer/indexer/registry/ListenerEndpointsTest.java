@@ -112,12 +112,29 @@ class ListenerEndpointsTest {
 
         register(7, a); // the same engine again
         await().atMost(PATIENCE).until(() -> a.subscriptions() >= 2);
-        store(a, 130); // seq 3: the kept watermark (1) asks for 2 only
+        store(a, 130); // seq 3
 
         await().atMost(PATIENCE).until(() -> score(7, 130) > 0 && score(7, 120) > 0);
-        assertThat(a.lastReplayStart()).isEqualTo(2);
+        assertThat(a.replayStarts()).first().isEqualTo(2L); // asked as soon as it connected again
         assertThat(score(7, 100)).as("dropped by the unregister, not replayed").isZero();
         assertThat(app.workers().watermark(7, 0).get()).isEqualTo(3);
+    }
+
+    @Test
+    void aRegistrationFromAKnownWatermarkAsksForWhatCameAfterItAtOnce() throws Exception {
+        IndexerApp app = app(IndexerConfig.defaults());
+        EngineSimulator a = engine(EngineSimulator.Options.builder());
+        for (int i = 0; i < 5; i++) {
+            store(a, 100 + 10 * i); // seqs 0..4, nobody listens
+        }
+
+        app.workers().register(new Registration(7, a.endpoint(), "m", "default", 4, 0, a.replayEndpoint(), null), 2);
+
+        // no live batch follows: the listener asks for 3.. as soon as it is connected
+        await().atMost(PATIENCE).until(() -> score(7, 130) > 0 && score(7, 140) > 0);
+        assertThat(a.replayStarts()).first().isEqualTo(3L);
+        assertThat(score(7, 120)).as("at or below the watermark: not asked for").isZero();
+        assertThat(app.workers().watermark(7, 0).get()).isEqualTo(4);
     }
 
     @Test

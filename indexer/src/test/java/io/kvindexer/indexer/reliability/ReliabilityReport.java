@@ -95,6 +95,11 @@ public final class ReliabilityReport {
 
     private static final Path ROWS = Path.of("target", "reliability-rows");
     private static final Path DOC = Path.of("target", "reliability.md");
+    /** The committed page: what follows {@link #KEPT} in it is hand-written (the soak bench's figures) and kept. */
+    private static final Path COMMITTED = Path.of("..", "docs", "reliability.md");
+
+    static final String KEPT =
+            "<!-- Hand-written from here on: kept as it is when the tables above are regenerated -->";
 
     private ReliabilityReport() {}
 
@@ -179,7 +184,18 @@ public final class ReliabilityReport {
                 .append("- API server restart (operator module, `ApiServerRestartTest`: the mock API server destroyed ")
                 .append("and rebound to the same port with the same objects): the operator's informers re-watch and ")
                 .append("pod changes made afterwards reach every replica; no operator change was needed.\n");
+        md.append(keptSection());
         Files.writeString(DOC, md.toString(), StandardCharsets.UTF_8);
+    }
+
+    /** The committed page's hand-written tail, from {@link #KEPT} on (with a blank line before it); else nothing. */
+    static String keptSection() throws IOException {
+        if (!Files.isRegularFile(COMMITTED)) {
+            return "";
+        }
+        String committed = Files.readString(COMMITTED, StandardCharsets.UTF_8);
+        int at = committed.indexOf(KEPT);
+        return at < 0 ? "" : "\n" + committed.substring(at);
     }
 
     private static String n(long v) {

@@ -253,15 +253,56 @@ public class IndexerClient {
                     .properties()
                     .forEach(e -> endpoints.put(
                             Integer.parseInt(e.getKey()), e.getValue().asText()));
+            Map<Integer, ListenerExactness> exactness = new TreeMap<>();
+            w.path("listeners").properties().forEach(e -> {
+                ListenerExactness x = exactness(e.getValue());
+                if (x != null) {
+                    exactness.put(Integer.parseInt(e.getKey()), x);
+                }
+            });
             workers.add(new RegisteredWorker(
                     unsigned(w.path("instance_id")),
                     w.path("model_name").asText(null),
                     w.path("tenant_id").asText(null),
                     w.path("block_size").asInt(),
                     w.path("status").asText(null),
-                    Collections.unmodifiableMap(endpoints)));
+                    Collections.unmodifiableMap(endpoints),
+                    Collections.unmodifiableMap(exactness)));
         }
         return workers;
+    }
+
+    /**
+     * A listener's {@code exactness}, or null when the indexer does not report it. Read as a string with its reason
+     * and since beside it ({@code exactness_reason}, {@code exactness_since}), or as an object holding {@code state}
+     * (or {@code value}), {@code reason} and {@code since}: whichever the indexer writes.
+     */
+    static ListenerExactness exactness(JsonNode listener) {
+        JsonNode x = listener.path("exactness");
+        if (x.isTextual()) {
+            String since = text(listener, "exactness_since", "since");
+            JsonNode millis = listener.path("exactness_since_ms");
+            if (since == null && millis.canConvertToLong()) {
+                since = java.time.Instant.ofEpochMilli(millis.asLong()).toString();
+            }
+            return new ListenerExactness(x.asText(), text(listener, "exactness_reason"), since);
+        }
+        if (x.isObject()) {
+            String state = text(x, "state", "value");
+            return state == null ? null : new ListenerExactness(state, text(x, "reason"), text(x, "since"));
+        }
+        return null;
+    }
+
+    /** The first of {@code fields} present in {@code node} as text (numbers as their digits), or null. */
+    private static String text(JsonNode node, String... fields) {
+        for (String f : fields) {
+            JsonNode v = node.get(f);
+            if (v != null && !v.isNull() && v.isValueNode()) {
+                return v.asText();
+            }
+        }
+        return null;
     }
 
     /** u64 JSON numbers may exceed Long.MAX_VALUE: keep the raw 64-bit pattern. */

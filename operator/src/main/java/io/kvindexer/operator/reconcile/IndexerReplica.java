@@ -13,9 +13,15 @@ import java.util.Objects;
 
 /**
  * A replica pod of a KvIndexer as the reconcilers see it: ordinal, pod name, pod IP (null until scheduled),
- * Ready condition, and whether it is running (has an IP, not terminating).
+ * Ready condition, whether it is running (has an IP, not terminating), and its incarnation: pod uid, IP and container
+ * restarts, which change whenever the process behind the address may have started over empty.
  */
-public record IndexerReplica(int ordinal, String pod, String podIp, boolean ready, boolean running) {
+public record IndexerReplica(
+        int ordinal, String pod, String podIp, boolean ready, boolean running, String incarnation) {
+
+    public IndexerReplica(int ordinal, String pod, String podIp, boolean ready, boolean running) {
+        this(ordinal, pod, podIp, ready, running, pod + "@" + podIp);
+    }
 
     /** The URL the operator itself calls: pod IP + spec.port. */
     public IndexerEndpoint endpoint(int port) {
@@ -37,7 +43,8 @@ public record IndexerReplica(int ordinal, String pod, String podIp, boolean read
                         p.getMetadata().getName(),
                         podIp(p),
                         PodConditions.isReady(p),
-                        PodConditions.isRunning(p)))
+                        PodConditions.isRunning(p),
+                        incarnation(p)))
                 .filter(r -> r.ordinal() >= 0 && r.ordinal() < size)
                 .sorted(Comparator.comparingInt(IndexerReplica::ordinal))
                 .toList();
@@ -45,6 +52,15 @@ public record IndexerReplica(int ordinal, String pod, String podIp, boolean read
 
     private static Map<String, String> labels(Pod p) {
         return Objects.requireNonNullElse(p.getMetadata().getLabels(), Map.of());
+    }
+
+    private static String incarnation(Pod p) {
+        int restarts = p.getStatus() == null || p.getStatus().getContainerStatuses() == null
+                ? 0
+                : p.getStatus().getContainerStatuses().stream()
+                        .mapToInt(c -> c.getRestartCount() == null ? 0 : c.getRestartCount())
+                        .sum();
+        return p.getMetadata().getUid() + "/" + podIp(p) + "/" + restarts;
     }
 
     private static String podIp(Pod p) {

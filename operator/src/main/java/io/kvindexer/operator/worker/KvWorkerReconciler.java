@@ -35,16 +35,20 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * KvWorker → registrations. Level-triggered: desired = Ready engine pods × dp ranks; actual = each replica's
- * GET /workers; the difference is applied with /register and /unregister ({@link ReplicaSync}), every replica in
- * parallel so one unreachable replica never holds up the others (it is retried with back-off and reported as
- * Degraded). The finalizer (Cleaner) removes this KvWorker's engines from every replica when it is deleted.
- * Which instances are ours to remove comes from the status alone: it is written through the controller's cache
- * ({@link StatusUpdates}), so the next reconcile sees it even before the informer does.
+ * KvWorker → registrations. Level-triggered: desired = Ready engine pods × dp ranks (and those whose readiness flaps
+ * for less than {@code spec.unregisterAfterSeconds}, {@link ReadinessHold}); actual = what each replica holds: its
+ * GET /workers, read in full on the resync period, for a new replica incarnation and after a failed call, and in
+ * between what the operator's own calls made of it ({@link KnownRegistrations}), so a change of one pod costs one
+ * call per rank and replica. The difference is applied with /register and /unregister ({@link ReplicaSync}), every
+ * replica in parallel so one unreachable replica never holds up the others (it is retried with back-off and
+ * reported as Degraded). The finalizer (Cleaner) removes this KvWorker's engines from every replica when it is
+ * deleted. Which instances are ours to remove comes from the status alone: it is written through the controller's
+ * cache ({@link StatusUpdates}), so the next reconcile sees it even before the informer does.
  */
 @ControllerConfiguration(name = KvWorkerReconciler.NAME)
 public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorker> {
@@ -57,11 +61,13 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
     private final ControllerServices services;
     private final KvWorkerStatusFactory statusFactory;
     private final Backoff backoff;
+    private final KnownRegistrations known;
 
     public KvWorkerReconciler(ControllerServices services) {
         this.services = services;
         this.statusFactory = new KvWorkerStatusFactory(services.clock());
         this.backoff = services.backoff();
+        this.known = new KnownRegistrations(services.resync());
     }
 
     /** Every informer watches the controller's namespaces (OperatorSettings#watchNamespaces), never more. */
@@ -158,17 +164,20 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
         KvIndexer kvi = context.getSecondaryResource(KvIndexer.class, INDEXERS).orElse(null);
         if (!usable(kvi) || worker.getSpec() == null || KvWorkerValidation.validate(worker.getSpec()) != null) {
             services.events().forget(worker);
+            known.retain(key(worker), Set.of());
             return DeleteControl.defaultDelete();
         }
         Set<Long> owned = ownedInstances(worker);
         owned.addAll(DesiredRegistrations.of(worker.getSpec(), enginePods(context, worker))
                 .instanceIds());
         DesiredRegistrations none = new DesiredRegistrations(List.of(), Map.of());
+        known.retain(key(worker), Set.of()); // the last word on every replica: read each in full
         List<ReplicaOutcome> outcomes = syncAll(worker, kvi, context, none, owned, Set.of());
         if (outcomes.stream().anyMatch(ReplicaOutcome::failed)) {
             return DeleteControl.noFinalizerRemoval().rescheduleAfter(backoff.next(key(worker)));
         }
         backoff.reset(key(worker));
+        known.retain(key(worker), Set.of());
         services.events().forget(worker);
         LOG.atInfo().addKeyValue("kvworker", key(worker)).log("unregistered from every replica; finalizer removed");
         return DeleteControl.defaultDelete();
@@ -182,11 +191,13 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
             DesiredRegistrations desired,
             Set<Long> owned,
             Set<Long> replayChanged) {
-        ReplicaSync sync = new ReplicaSync(services.client(), worker.getSpec());
+        ReplicaSync sync = new ReplicaSync(services.client(), worker.getSpec(), known, key(worker), services.clock());
         int port = kvi.getSpec().getPort();
         ReplicaAccess access = ReplicaAccesses.read(context.getClient(), kvi);
+        List<IndexerReplica> targets = targetReplicas(kvi, context);
+        known.retain(key(worker), targets.stream().map(IndexerReplica::pod).collect(Collectors.toSet()));
         List<ReplicaOutcome> outcomes = FanOut.map(
-                targetReplicas(kvi, context), r -> sync.sync(r.endpoint(port, access), desired, owned, replayChanged));
+                targets, r -> sync.sync(r.endpoint(port, access), r.incarnation(), desired, owned, replayChanged));
         report(worker, outcomes);
         return outcomes;
     }

@@ -11,12 +11,14 @@ import io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus.PodRegistration;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /** Builds the status patch of a KvWorker: a fresh object holding only name, namespace and status. */
 public final class KvWorkerStatusFactory {
+    private static final int MAX_NOT_EXACT_SHOWN = 5;
     private final Clock clock;
 
     public KvWorkerStatusFactory(Clock clock) {
@@ -74,16 +76,53 @@ public final class KvWorkerStatusFactory {
                         generation,
                         previous,
                         clock),
-                Conditions.of(
-                        Conditions.DEGRADED,
-                        !failures.isEmpty(),
-                        failures.isEmpty() ? "AsExpected" : "ReplicaOrPodErrors",
-                        failures.isEmpty() ? "all replicas reachable" : describe(failures),
-                        generation,
-                        previous,
-                        clock));
+                degraded(failures, notExact(desired, outcomes), generation, previous));
         return statusOnly(
                 worker, new KvWorkerStatus(generation, matched, registeredEverywhere, pods, conditions), KvWorker::new);
+    }
+
+    /**
+     * Degraded when a replica or pod failed, or when a replica says its index is not exact for a rank of one of our
+     * pods (a gap being replayed, or batches lost that could not be replayed): a router may weigh its answers less.
+     */
+    private Condition degraded(
+            Map<String, String> failures, List<String> notExact, long generation, List<Condition> previous) {
+        String reason = !failures.isEmpty() ? "ReplicaOrPodErrors" : !notExact.isEmpty() ? "NotExact" : "AsExpected";
+        List<String> parts = new ArrayList<>();
+        if (!failures.isEmpty()) {
+            parts.add(describe(failures));
+        }
+        if (!notExact.isEmpty()) {
+            int shown = Math.min(notExact.size(), MAX_NOT_EXACT_SHOWN);
+            parts.add(notExact.size() + " engine rank(s) not exact: "
+                    + String.join("; ", notExact.subList(0, shown))
+                    + (notExact.size() > shown ? "; and " + (notExact.size() - shown) + " more" : ""));
+        }
+        return Conditions.of(
+                Conditions.DEGRADED,
+                !parts.isEmpty(),
+                reason,
+                parts.isEmpty() ? "all replicas reachable, every engine rank exact" : String.join("; ", parts),
+                generation,
+                previous,
+                clock);
+    }
+
+    /** {@code vllm-a rank 0 on kv-1: degraded (unrecoverable gap) since ...}, by pod, rank and replica. */
+    static List<String> notExact(DesiredRegistrations desired, List<ReplicaOutcome> outcomes) {
+        Map<Long, String> pods = new HashMap<>();
+        desired.targets().forEach(t -> pods.put(t.instanceId(), t.pod()));
+        List<String> out = new ArrayList<>();
+        for (ReplicaOutcome o : outcomes) {
+            o.notExact().forEach((key, x) -> {
+                String pod = pods.get(key.instanceId());
+                if (pod != null) {
+                    out.add(pod + " rank " + key.dpRank() + " on " + o.replica() + ": " + x.describe());
+                }
+            });
+        }
+        out.sort(null);
+        return out;
     }
 
     /** Ready false with a reason (bad spec, missing indexer); remembered pods are kept so they can be removed later. */

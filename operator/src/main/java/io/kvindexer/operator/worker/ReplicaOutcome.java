@@ -1,16 +1,32 @@
 package io.kvindexer.operator.worker;
 
+import io.kvindexer.operator.client.ListenerExactness;
 import io.kvindexer.operator.client.WorkerKey;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.stream.Collectors;
 
 /**
  * The result of syncing one replica: the instances holding all their desired ranks there after the sync, the
- * owned instances still registered there although no longer desired, and the error if the sync failed (then the
- * sets hold what is known, possibly nothing).
+ * owned instances still registered there although no longer desired, the error if the sync failed (then the sets
+ * hold what is known, possibly nothing), and the desired ranks whose index the replica last said is not exact.
  */
 public record ReplicaOutcome(
-        String replica, Set<Long> registered, Set<Long> leftovers, int made, int removed, String error) {
+        String replica,
+        Set<Long> registered,
+        Set<Long> leftovers,
+        int made,
+        int removed,
+        String error,
+        Map<WorkerKey, ListenerExactness> notExact) {
+
+    public ReplicaOutcome(
+            String replica, Set<Long> registered, Set<Long> leftovers, int made, int removed, String error) {
+        this(replica, registered, leftovers, made, removed, error, Map.of());
+    }
 
     public boolean failed() {
         return error != null;
@@ -27,6 +43,16 @@ public record ReplicaOutcome(
      */
     static ReplicaOutcome of(
             String replica, DesiredRegistrations desired, RegistrationPlan plan, ReplicaSync.Applied applied) {
+        return of(replica, desired, plan, applied, Map.of());
+    }
+
+    /** As above, with the exactness the replica last reported per rank: the desired ranks not exact are kept. */
+    static ReplicaOutcome of(
+            String replica,
+            DesiredRegistrations desired,
+            RegistrationPlan plan,
+            ReplicaSync.Applied applied,
+            Map<WorkerKey, ListenerExactness> exactness) {
         Set<WorkerKey> failed = applied.failed();
         Set<Long> registered = desired.targets().stream()
                 .filter(t -> t.registrations().stream().noneMatch(r -> failed.contains(r.key())))
@@ -39,12 +65,21 @@ public record ReplicaOutcome(
                 .map(RegistrationPlan.Unregistration::instanceId)
                 .filter(id -> !desiredIds.contains(id))
                 .collect(Collectors.toUnmodifiableSet());
+        Map<WorkerKey, ListenerExactness> notExact =
+                new TreeMap<>(Comparator.comparingLong(WorkerKey::instanceId).thenComparingInt(WorkerKey::dpRank));
+        desired.registrations().forEach(r -> {
+            ListenerExactness x = exactness.get(r.key());
+            if (x != null && !x.exact()) {
+                notExact.put(r.key(), x);
+            }
+        });
         return new ReplicaOutcome(
                 replica,
                 registered,
                 leftovers,
                 applied.made(),
                 applied.removed(),
-                applied.errors().isEmpty() ? null : String.join("; ", applied.errors()));
+                applied.errors().isEmpty() ? null : String.join("; ", applied.errors()),
+                Collections.unmodifiableMap(notExact));
     }
 }

@@ -3,19 +3,23 @@ package io.kvindexer.operator.worker;
 import io.kvindexer.operator.client.IndexerClient;
 import io.kvindexer.operator.client.IndexerClientException;
 import io.kvindexer.operator.client.IndexerEndpoint;
-import io.kvindexer.operator.client.RegisteredWorker;
 import io.kvindexer.operator.client.WorkerKey;
 import io.kvindexer.operator.client.WorkerRegistration;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
 /**
- * One KvWorker's registrations on one replica: read its {@code GET /workers}, plan, apply the plan (unregister
- * first: a changed rank must be free; then register), and turn what happened into a {@link ReplicaOutcome}. The
- * only part that talks to the replica is {@link #apply}; planning and the outcome are pure.
+ * One KvWorker's registrations on one replica: know what it holds (from the last sync, {@link KnownRegistrations},
+ * or its {@code GET /workers} when that is not to be trusted), plan, apply the plan (unregister first: a changed rank
+ * must be free; then register), and turn what happened into a {@link ReplicaOutcome}. A change of one engine pod thus
+ * costs one call per rank and replica, whatever the size of the fleet. The parts that talk to the replica are the
+ * read and {@link #apply}; planning and the outcome are pure.
  */
 final class ReplicaSync {
     /**
@@ -26,24 +30,62 @@ final class ReplicaSync {
 
     private final IndexerClient client;
     private final KvWorkerSpec spec;
+    private final KnownRegistrations known;
+    private final String worker;
+    private final Clock clock;
 
+    /** Without memory: every sync reads the replica in full. */
     ReplicaSync(IndexerClient client, KvWorkerSpec spec) {
-        this.client = client;
-        this.spec = spec;
+        this(client, spec, new KnownRegistrations(Duration.ZERO), "", Clock.systemUTC());
     }
 
-    /** Read, plan, apply; an unreadable replica is an outcome with an error, never an exception. */
+    ReplicaSync(IndexerClient client, KvWorkerSpec spec, KnownRegistrations known, String worker, Clock clock) {
+        this.client = client;
+        this.spec = spec;
+        this.known = known;
+        this.worker = worker;
+        this.clock = clock;
+    }
+
+    /** Read (or recall), plan, apply; an unreadable replica is an outcome with an error, never an exception. */
     ReplicaOutcome sync(
             IndexerEndpoint replica, DesiredRegistrations desired, Set<Long> owned, Set<Long> replayChanged) {
-        List<RegisteredWorker> actual;
-        try {
-            actual = client.workers(replica);
-        } catch (IndexerClientException e) {
-            return ReplicaOutcome.unreachable(replica.name(), e.getMessage());
+        return sync(replica, replica.name() + "@" + replica.baseUrl(), desired, owned, replayChanged);
+    }
+
+    /** As above, for a replica whose process is the one {@code incarnation} names. */
+    ReplicaOutcome sync(
+            IndexerEndpoint replica,
+            String incarnation,
+            DesiredRegistrations desired,
+            Set<Long> owned,
+            Set<Long> replayChanged) {
+        String slot = KnownRegistrations.slot(worker, replica.name());
+        Instant now = clock.instant();
+        KnownRegistrations.Snapshot before = known.usable(slot, incarnation, now);
+        if (before == null) {
+            try {
+                before = KnownRegistrations.Snapshot.read(incarnation, now, client.workers(replica));
+            } catch (IndexerClientException e) {
+                known.forget(slot);
+                return ReplicaOutcome.unreachable(replica.name(), e.getMessage());
+            }
         }
         RegistrationPlan plan = RegistrationPlan.of(
-                desired.registrations(), actual, spec.getModelName(), spec.getTenantId(), owned, replayChanged);
-        return ReplicaOutcome.of(replica.name(), desired, plan, apply(replica, plan));
+                desired.registrations(),
+                before.asWorkers(),
+                spec.getModelName(),
+                spec.getTenantId(),
+                owned,
+                replayChanged);
+        Applied applied = apply(replica, plan);
+        KnownRegistrations.Snapshot after = before.after(plan, spec.getModelName(), spec.getTenantId());
+        if (applied.errors().isEmpty()) {
+            known.put(slot, after);
+        } else {
+            known.forget(slot); // something is not as believed: read it in full next time
+        }
+        return ReplicaOutcome.of(replica.name(), desired, plan, applied, after.exactness());
     }
 
     /** Sends the plan's calls to one replica. A 404 on unregister means already gone: what we wanted. */

@@ -25,6 +25,9 @@ final class FakeIndexerClient extends IndexerClient {
     final List<String> calls = new ArrayList<>();
     final Map<WorkerKey, Integer> failRegister = new LinkedHashMap<>();
     final Map<WorkerKey, Integer> failUnregister = new LinkedHashMap<>();
+    /** What GET /workers says of a rank's exactness (absent: not said). */
+    final Map<WorkerKey, io.kvindexer.operator.client.ListenerExactness> exactness = new LinkedHashMap<>();
+
     int failReads;
 
     @Override
@@ -40,8 +43,16 @@ final class FakeIndexerClient extends IndexerClient {
             keyOf.put(k.instanceId(), r);
         });
         List<RegisteredWorker> out = new ArrayList<>();
-        byInstance.forEach((id, endpoints) -> out.add(
-                new RegisteredWorker(id, keyOf.get(id).model(), keyOf.get(id).tenant(), 16, "active", endpoints)));
+        byInstance.forEach((id, endpoints) -> {
+            Map<Integer, io.kvindexer.operator.client.ListenerExactness> x = new TreeMap<>();
+            exactness.forEach((k, v) -> {
+                if (k.instanceId() == id && endpoints.containsKey(k.dpRank())) {
+                    x.put(k.dpRank(), v);
+                }
+            });
+            out.add(new RegisteredWorker(
+                    id, keyOf.get(id).model(), keyOf.get(id).tenant(), 16, "active", endpoints, x));
+        });
         return out;
     }
 

@@ -83,4 +83,45 @@ class KvWorkerStatusFactoryTest {
         KvWorker cleaned = factory.status(w, none, List.of(new ReplicaOutcome("kv-0", Set.of(), Set.of(), 0, 1, null)));
         assertThat(cleaned.getStatus().pods()).isEmpty();
     }
+
+    @Test
+    void aRankNotExactOnAReplicaDegradesTheWorkerAndSaysWhichAndWhy() {
+        var desired = new DesiredRegistrations(List.of(target("a", 1), target("b", 2)), Map.of());
+        var degraded = new io.kvindexer.operator.client.ListenerExactness("degraded", "unrecoverable gap", "t0");
+        var replaying = new io.kvindexer.operator.client.ListenerExactness("replaying", null, null);
+        KvWorker patch = factory.status(
+                worker(),
+                desired,
+                List.of(
+                        new ReplicaOutcome(
+                                "kv-0",
+                                Set.of(1L, 2L),
+                                Set.of(),
+                                0,
+                                0,
+                                null,
+                                Map.of(new io.kvindexer.operator.client.WorkerKey(2, 0), degraded)),
+                        new ReplicaOutcome(
+                                "kv-1",
+                                Set.of(1L, 2L),
+                                Set.of(),
+                                0,
+                                0,
+                                null,
+                                Map.of(new io.kvindexer.operator.client.WorkerKey(1, 0), replaying))));
+        Condition c = cond(patch, "Degraded");
+        assertThat(c.getStatus()).isEqualTo("True");
+        assertThat(c.getReason()).isEqualTo("NotExact");
+        assertThat(c.getMessage())
+                .isEqualTo("2 engine rank(s) not exact: a rank 0 on kv-1: replaying; b rank 0 on kv-0: degraded"
+                        + " (unrecoverable gap) since t0");
+        assertThat(cond(patch, "Ready").getStatus())
+                .as("registered everywhere: Ready still")
+                .isEqualTo("True");
+
+        KvWorker exact = factory.status(
+                worker(), desired, List.of(new ReplicaOutcome("kv-0", Set.of(1L, 2L), Set.of(), 0, 0, null)));
+        assertThat(cond(exact, "Degraded").getStatus()).isEqualTo("False");
+        assertThat(cond(exact, "Degraded").getReason()).isEqualTo("AsExpected");
+    }
 }

@@ -127,4 +127,100 @@ class ReplicaSyncTest {
         assertThat(first.registered()).containsExactly(1L);
         assertThat(first.error()).isEqualTo("boom");
     }
+
+    /** A clock the test moves. */
+    private static final class Ticking extends java.time.Clock {
+        java.time.Instant now = java.time.Instant.parse("2026-03-04T05:06:00Z");
+
+        @Override
+        public java.time.ZoneId getZone() {
+            return java.time.ZoneOffset.UTC;
+        }
+
+        @Override
+        public java.time.Clock withZone(java.time.ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public java.time.Instant instant() {
+            return now;
+        }
+    }
+
+    @Test
+    void withMemoryAChangeOfOnePodCostsOnlyItsCallsUntilAFullReadIsDue() {
+        Ticking clock = new Ticking();
+        KnownRegistrations known = new KnownRegistrations(java.time.Duration.ofSeconds(30));
+        ReplicaSync sync = new ReplicaSync(replica, spec, known, "ns/w", clock);
+        EngineTarget[] fleet = java.util.stream.IntStream.range(0, 100)
+                .mapToObj(i -> target("p" + i, 1000 + i, "10.0.1." + i, 1))
+                .toArray(EngineTarget[]::new);
+        sync.sync(REPLICA, "uid-1", desired(fleet), Set.of(), Set.of());
+        assertThat(replica.calls).hasSize(101).startsWith("workers");
+
+        // one pod moves, another goes: its calls only, no read of the fleet
+        replica.calls.clear();
+        EngineTarget[] changed = java.util.Arrays.copyOf(fleet, 99);
+        changed[0] = target("p0", 1000, "10.0.2.1", 1);
+        Set<Long> owned =
+                java.util.stream.LongStream.range(1000, 1100).boxed().collect(java.util.stream.Collectors.toSet());
+        ReplicaOutcome o = sync.sync(REPLICA, "uid-1", desired(changed), owned, Set.of());
+        assertThat(replica.calls).containsExactly("unregister 1000/0", "unregister 1099/0", "register 1000/0");
+        assertThat(o.registered()).hasSize(99);
+
+        // nothing changed: no call at all
+        replica.calls.clear();
+        sync.sync(REPLICA, "uid-1", desired(changed), owned, Set.of());
+        assertThat(replica.calls).isEmpty();
+
+        // what changed behind the operator's back is found by the next full read: on the resync period ...
+        replica.registrations.remove(new WorkerKey(1005, 0));
+        clock.now = clock.now.plusSeconds(30);
+        replica.calls.clear();
+        sync.sync(REPLICA, "uid-1", desired(changed), owned, Set.of());
+        assertThat(replica.calls).containsExactly("workers", "register 1005/0");
+        // ... for a new incarnation of the replica (restarted empty) ...
+        replica.registrations.clear();
+        replica.calls.clear();
+        sync.sync(REPLICA, "uid-1-restarted", desired(changed), owned, Set.of());
+        assertThat(replica.calls).hasSize(100).startsWith("workers");
+        // ... and after a failed call
+        replica.failRegister.put(new WorkerKey(2000, 0), 500);
+        EngineTarget[] more = java.util.Arrays.copyOf(changed, 100);
+        more[99] = target("q", 2000, "10.0.3.1", 1);
+        sync.sync(REPLICA, "uid-1-restarted", desired(more), owned, Set.of());
+        replica.failRegister.clear();
+        replica.calls.clear();
+        sync.sync(REPLICA, "uid-1-restarted", desired(more), owned, Set.of());
+        assertThat(replica.calls).containsExactly("workers", "register 2000/0");
+    }
+
+    @Test
+    void ranksTheReplicaSaysAreNotExactAreReportedUntilTheNextFullReadSaysOtherwise() {
+        Ticking clock = new Ticking();
+        ReplicaSync sync =
+                new ReplicaSync(replica, spec, new KnownRegistrations(java.time.Duration.ofSeconds(30)), "ns/w", clock);
+        var degraded = new io.kvindexer.operator.client.ListenerExactness("degraded", "unrecoverable gap", "t0");
+        sync.sync(REPLICA, "uid", desired(target("a", 1, "10.0.0.1", 2)), Set.of(), Set.of());
+        replica.exactness.put(new WorkerKey(1, 1), degraded);
+        replica.exactness.put(
+                new WorkerKey(1, 0), new io.kvindexer.operator.client.ListenerExactness("exact", null, null));
+        // not read yet: nothing known of it
+        assertThat(sync.sync(REPLICA, "uid", desired(target("a", 1, "10.0.0.1", 2)), Set.of(1L), Set.of())
+                        .notExact())
+                .isEmpty();
+        // the next full read finds it, and it is remembered between full reads
+        clock.now = clock.now.plusSeconds(30);
+        ReplicaOutcome read = sync.sync(REPLICA, "uid", desired(target("a", 1, "10.0.0.1", 2)), Set.of(1L), Set.of());
+        assertThat(read.notExact()).containsExactly(java.util.Map.entry(new WorkerKey(1, 1), degraded));
+        replica.calls.clear();
+        ReplicaOutcome recalled =
+                sync.sync(REPLICA, "uid", desired(target("a", 1, "10.0.0.1", 2)), Set.of(1L), Set.of());
+        assertThat(replica.calls).isEmpty();
+        assertThat(recalled.notExact()).containsOnlyKeys(new WorkerKey(1, 1));
+        // gone when the pod is: nothing to report of an engine that is not ours any more
+        assertThat(sync.sync(REPLICA, "uid", desired(), Set.of(1L), Set.of()).notExact())
+                .isEmpty();
+    }
 }

@@ -1,0 +1,164 @@
+package io.kvindexer.indexer.reliability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.kvindexer.indexer.IndexerApp;
+import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.sim.EngineSimulatorMain;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code --unregister-grace} with the project's engine simulator in its own process, which announces its shared
+ * system prompts once and then stores every request under them: a reference replica that never unregisters is the
+ * ground truth. A worker unregistered and registered again at the same endpoint within the grace period, its engine
+ * running on, answers exactly what the reference holds (blocks stored under the old hot prefixes after it came back
+ * included), where Dynamo's behaviour (no grace) loses them; an engine that restarted meanwhile does not get its old
+ * blocks back.
+ */
+class UnregisterGraceTest {
+
+    private static int freePort() throws IOException {
+        try (ServerSocket probe = new ServerSocket(0)) {
+            return probe.getLocalPort();
+        }
+    }
+
+    /** The simulator process: 300 requests/s over 4 system prompts, a 512-block cache. */
+    private static Process engine(String endpoint, String replay, long seed, long requests) throws IOException {
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        return new ProcessBuilder(
+                        java.toString(),
+                        "-Xmx128m",
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        EngineSimulatorMain.class.getName(),
+                        "--endpoint",
+                        endpoint,
+                        "--replay-endpoint",
+                        replay,
+                        "--block-size",
+                        String.valueOf(FaultHarness.BLOCK),
+                        "--rate",
+                        "300",
+                        "--capacity-blocks",
+                        "512",
+                        "--prefixes",
+                        "4",
+                        "--requests",
+                        String.valueOf(requests),
+                        "--seed",
+                        String.valueOf(seed))
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
+    }
+
+    private static void register(HttpTestClient http, String endpoint, String replay) {
+        http.post(
+                        "/register",
+                        "{\"instance_id\":1,\"endpoint\":\"" + endpoint + "\",\"replay_endpoint\":\"" + replay
+                                + "\",\"model_name\":\"" + FaultHarness.MODEL + "\",\"block_size\":"
+                                + FaultHarness.BLOCK
+                                + "}")
+                .assertStatus(201);
+    }
+
+    private static void unregister(HttpTestClient http) {
+        http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"" + FaultHarness.MODEL + "\"}")
+                .assertStatus(200);
+    }
+
+    private static IndexerApp withGrace(Duration grace) throws Exception {
+        return IndexerApp.start(IndexerConfig.defaults().withUnregisterGrace(grace));
+    }
+
+    @Test
+    void aComebackWithinTheGraceAnswersTheWholeChainAgain() throws Exception {
+        String endpoint = "tcp://127.0.0.1:" + freePort();
+        String replay = "tcp://127.0.0.1:" + freePort();
+        List<Process> engines = new ArrayList<>();
+        try (IndexerApp reference = withGrace(Duration.ZERO);
+                IndexerApp graced = withGrace(Duration.ofMinutes(2));
+                IndexerApp dynamo = withGrace(Duration.ZERO);
+                HttpTestClient ref = new HttpTestClient(reference.baseUrl());
+                HttpTestClient g = new HttpTestClient(graced.baseUrl());
+                HttpTestClient z = new HttpTestClient(dynamo.baseUrl())) {
+            engines.add(engine(endpoint, replay, 42, 3_000)); // 10 s of requests once it runs
+            for (HttpTestClient http : List.of(ref, g, z)) {
+                register(http, endpoint, replay);
+            }
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> FaultHarness.dumpMemberships(g).size() > 300);
+            Set<String> before = FaultHarness.dumpMemberships(g);
+            unregister(g);
+            unregister(z);
+            assertThat(FaultHarness.dumpMemberships(g)).as("hidden at once").isEmpty();
+            assertThat(g.get("/workers").json()).isEmpty();
+            Thread.sleep(700); // the engine stores and evicts meanwhile
+            register(g, endpoint, replay);
+            register(z, endpoint, replay);
+            assertThat(engines.getFirst().isAlive())
+                    .as("the engine still runs after the comeback")
+                    .isTrue();
+            assertThat(engines.getFirst().waitFor(60, TimeUnit.SECONDS)).isTrue();
+            await().atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(200))
+                    .untilAsserted(() ->
+                            assertThat(FaultHarness.dumpMemberships(g)).isEqualTo(FaultHarness.dumpMemberships(ref)));
+            Set<String> truth = FaultHarness.dumpMemberships(ref);
+            Set<String> storedAfter = new HashSet<>(truth);
+            storedAfter.removeAll(before);
+            assertThat(storedAfter).as("blocks stored after the comeback").isNotEmpty();
+            assertThat(FaultHarness.dumpMemberships(z).size())
+                    .as("without a grace period the hot prefixes are gone, and every store under them refused")
+                    .isLessThan(truth.size() / 2);
+        } finally {
+            engines.forEach(Process::destroyForcibly);
+        }
+    }
+
+    @Test
+    void anEngineRestartedDuringTheGraceDoesNotGetItsOldBlocksBack() throws Exception {
+        String endpoint = "tcp://127.0.0.1:" + freePort();
+        String replay = "tcp://127.0.0.1:" + freePort();
+        List<Process> engines = new ArrayList<>();
+        try (IndexerApp graced = withGrace(Duration.ofMinutes(2));
+                IndexerApp reference = withGrace(Duration.ZERO);
+                HttpTestClient g = new HttpTestClient(graced.baseUrl());
+                HttpTestClient ref = new HttpTestClient(reference.baseUrl())) {
+            engines.add(engine(endpoint, replay, 1, 0));
+            register(g, endpoint, replay);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> FaultHarness.dumpMemberships(g).size() > 300);
+            Set<String> old = FaultHarness.dumpMemberships(g);
+            unregister(g);
+            engines.getFirst().destroyForcibly();
+            assertThat(engines.getFirst().waitFor(30, TimeUnit.SECONDS)).isTrue();
+            // the same address, a new process whose seq starts over; the reference follows it from its start
+            engines.add(engine(endpoint, replay, 2, 1_500));
+            register(ref, endpoint, replay);
+            register(g, endpoint, replay);
+            assertThat(engines.getLast().waitFor(60, TimeUnit.SECONDS)).isTrue();
+            await().atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(200))
+                    .untilAsserted(() ->
+                            assertThat(FaultHarness.dumpMemberships(g)).isEqualTo(FaultHarness.dumpMemberships(ref)));
+            Set<String> stale = new HashSet<>(old);
+            stale.removeAll(FaultHarness.dumpMemberships(ref));
+            assertThat(stale).as("the old engine's own blocks exist").isNotEmpty();
+        } finally {
+            engines.forEach(Process::destroyForcibly);
+        }
+    }
+}
