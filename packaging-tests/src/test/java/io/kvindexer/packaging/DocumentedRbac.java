@@ -24,6 +24,11 @@ final class DocumentedRbac {
         return table("<!-- rbac:watch -->");
     }
 
+    /** The rules the Helm value {@code certManager.enabled} adds to the watch rules. */
+    static Set<String> certManagerRules() {
+        return table("<!-- rbac:cert-manager -->");
+    }
+
     static Set<String> leaseRules() {
         return table("<!-- rbac:lease -->");
     }
