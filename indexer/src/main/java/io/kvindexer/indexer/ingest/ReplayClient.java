@@ -35,6 +35,9 @@ final class ReplayClient {
     /** {@code until} of a replay of everything the engine has after a seq (no live seq bounds it yet). */
     static final long EVERYTHING = Frames.END_SEQ;
 
+    /** Requests in a row that get no reply at all before a range is given up as gone from the engine. */
+    static final int SILENT_ATTEMPTS = 3;
+
     /** Silence inside an answer that ends it: the engine's loop is over and what did not fit was dropped. */
     private static final long ANSWER_IDLE_NANOS = 250_000_000L;
 
@@ -133,6 +136,7 @@ final class ReplayClient {
     private Outcome run(long from, long until, Target target) {
         Answer answer = new Answer(target, from);
         int stalls = 0;
+        int silent = 0;
         while (true) {
             String error = openFresh();
             if (error != null) {
@@ -166,15 +170,24 @@ final class ReplayClient {
                     }
                     // the tail of the answer may have been dropped before the end marker fitted: ask again
                 }
-                case CUT, CHUNK_FULL -> stalls = 0;
+                case CUT, CHUNK_FULL -> {
+                    stalls = 0;
+                    silent = 0;
+                }
                 case TIMEOUT -> {
-                    // after progress, silence means the ROUTER's loop is over and dropped the rest: ask again
+                    // after progress, silence means the ROUTER's loop is over and dropped the rest: ask again.
+                    // Silence from the start proves nothing either (a busy engine, or a fresh connection that
+                    // jeromq left stalled): ask again on a fresh DEALER before giving the range up.
+                    if (answer.requestSawNone && ++silent < SILENT_ATTEMPTS) {
+                        continue;
+                    }
                     if (answer.requestSawNone) {
                         answer.lose(
                                 answer.expected,
                                 until,
-                                "replay from " + u(answer.expected) + " timed out after "
-                                        + settings.timeout().toMillis() + " ms: no answer from " + endpoint);
+                                "replay from " + u(answer.expected) + " timed out " + SILENT_ATTEMPTS
+                                        + " times after " + settings.timeout().toMillis() + " ms: no answer from "
+                                        + endpoint);
                         return failed(ReplayResult.TIMEOUT, answer);
                     }
                     if (rangeDone) {

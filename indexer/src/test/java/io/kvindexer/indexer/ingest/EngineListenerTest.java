@@ -355,7 +355,7 @@ class EngineListenerTest {
         sim.storeSequence(tokens(200, 8), 4).join(); // seq 2 -> replay, never answered
 
         await().atMost(PATIENCE).until(() -> metrics.get("replay.timeout") == 1);
-        assertThat(listener.lastError()).startsWith("replay from 1 timed out after 300 ms");
+        assertThat(listener.lastError()).startsWith("replay from 1 timed out 3 times after 300 ms");
         awaitWatermark(watermark, 2);
 
         sim.storeSequence(tokens(300, 8), 4).join(); // seq 3
@@ -373,6 +373,36 @@ class EngineListenerTest {
         awaitWatermark(watermark, 5);
         await().atMost(PATIENCE).until(() -> metrics.get("replay.ok") == 1);
         assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE)).contains(hashes(tokens(400, 8))[0]);
+    }
+
+    @Test
+    void aReplayRequestLeftUnansweredIsAskedAgainBeforeAnythingIsDropped() {
+        EngineSimulator sim = simulator();
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(
+                new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
+                watermark,
+                ReadyGate.open(),
+                Duration.ofMillis(300));
+        awaitConnected(listener, sim, 1);
+        sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
+        awaitWatermark(watermark, 0);
+
+        // the engine is slow to answer the first request (a busy engine, or a stalled fresh connection)
+        sim.silentReplay(true);
+        int before = sim.replayRequests();
+        sim.dropLive(1);
+        sim.storeSequence(tokens(100, 8), 4).join(); // seq 1, lost
+        sim.storeSequence(tokens(200, 8), 4).join(); // seq 2 -> replay
+        await().atMost(PATIENCE).until(() -> sim.replayRequests() > before);
+        sim.silentReplay(false);
+
+        awaitWatermark(watermark, 2);
+        await().atMost(PATIENCE).until(() -> metrics.get("replay.ok") == 1);
+        assertThat(metrics.get("replay.timeout")).isZero();
+        assertThat(sink.gapLosses()).isEmpty();
+        assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE))
+                .contains(hashes(tokens(0, 8))[0], hashes(tokens(100, 8))[0], hashes(tokens(200, 8))[0]);
     }
 
     @Test
