@@ -133,7 +133,15 @@ class IndexerDesiredStateTest {
         var pod = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate().getSpec();
         var c = pod.getContainers().getFirst();
         assertThat(c.getArgs())
-                .containsExactly("--port", "8090", "--threads", "4", "--peers-dns", "kv-peers.llm.svc:8090");
+                .containsExactly(
+                        "--port",
+                        "8090",
+                        "--threads",
+                        "4",
+                        "--peers-dns",
+                        "kv-peers.llm.svc:8090",
+                        "--unregister-grace",
+                        "120s");
         assertThat(c.getEnv()).containsExactly(AuthSecret.envVar());
         assertThat(c.getLivenessProbe().getHttpGet().getScheme()).isEqualTo("HTTP");
         assertThat(pod.getVolumes()).extracting(v -> v.getName()).containsExactly("tmp");
