@@ -126,6 +126,17 @@ class HelmChartTest {
     }
 
     @Test
+    void certManagerValueAddsExactlyTheDocumentedCertificateRule() throws IOException {
+        Path values = tmp.resolve("cert-manager-values.yaml");
+        Files.writeString(values, "certManager:\n  enabled: true\n");
+        List<HasMetadata> objects = render(t -> t.withValuesFile(values));
+        java.util.Set<String> expected = new java.util.TreeSet<>(DocumentedRbac.watchRules());
+        expected.addAll(DocumentedRbac.certManagerRules());
+        assertThat(DocumentedRbac.certManagerRules()).allMatch(r -> r.startsWith("cert-manager.io|certificates|"));
+        assertThat(ruleTriples(only(objects, ClusterRole.class).getRules())).isEqualTo(expected);
+    }
+
+    @Test
     void nonDefaultValuesRenderNamespacedRbacAndTheOptionalParts() throws IOException {
         Path values = tmp.resolve("values.yaml");
         Files.writeString(values, """

@@ -133,15 +133,7 @@ class IndexerDesiredStateTest {
         var pod = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate().getSpec();
         var c = pod.getContainers().getFirst();
         assertThat(c.getArgs())
-                .containsExactly(
-                        "--port",
-                        "8090",
-                        "--threads",
-                        "4",
-                        "--peers-dns",
-                        "kv-peers.llm.svc:8090",
-                        "--unregister-grace",
-                        "120s");
+                .doesNotContain("--tls-cert-file", "--tls-key-file", "--tls-ca-file", "--auth-token-file");
         assertThat(c.getEnv()).containsExactly(AuthSecret.envVar());
         assertThat(c.getLivenessProbe().getHttpGet().getScheme()).isEqualTo("HTTP");
         assertThat(pod.getVolumes()).extracting(v -> v.getName()).containsExactly("tmp");

@@ -147,7 +147,7 @@ class KvIndexerReconcilerTest {
     }
 
     private static String url(String name, int ordinal) {
-        return "https://" + name + "-" + ordinal + "." + name + "-peers." + NS + ".svc:8090"; // TLS by default
+        return "https://" + name + "-" + ordinal + "." + name + "-peers." + NS + ".svc:8090";
     }
 
     @Test
