@@ -78,7 +78,13 @@ class FleetScaleTest {
             for (int i = 0; i < REPLICAS; i++) {
                 replicas.add(new CountingIndexer(LoopbackCluster.replicaIp(i), port));
             }
-            KvIndexer kvi = harness.create(Resources.kvIndexer(NS, "kv", REPLICAS, port));
+            KvIndexer plain = Resources.kvIndexer(NS, "kv", REPLICAS, port);
+            // the stand-ins speak plain HTTP without a token: what is counted is the operator's calls, not TLS
+            plain.getSpec()
+                    .setSecurity(new io.kvindexer.operator.crd.v1alpha1.Security(
+                            new io.kvindexer.operator.crd.v1alpha1.Security.Tls(false, null),
+                            new io.kvindexer.operator.crd.v1alpha1.Security.Auth(false)));
+            KvIndexer kvi = harness.create(plain);
             for (int i = 0; i < REPLICAS; i++) {
                 harness.startReplicaPod(kvi, i, LoopbackCluster.replicaIp(i));
             }

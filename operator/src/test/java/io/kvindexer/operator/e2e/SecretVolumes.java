@@ -41,8 +41,8 @@ final class SecretVolumes {
             Volume volume = pod.getVolumes().stream()
                     .filter(x -> x.getName().equals(m.getName()))
                     .findFirst()
-                    .orElseThrow();
-            if (volume.getSecret() == null) {
+                    .orElse(null); // null: a claim of the StatefulSet's volumeClaimTemplates (LoopbackCluster#volume)
+            if (volume == null || volume.getSecret() == null) {
                 continue;
             }
             Path dir = root.resolve(m.getName());
