@@ -9,7 +9,12 @@ final class RegistrationRules {
     private RegistrationRules() {}
 
     /** Throws when {@code r} may not be registered beside {@code existing} (its instance, if any) and the rest. */
-    static void check(Registration r, Instance existing, Collection<Instance> instances, ServiceLimits limits)
+    static void check(
+            Registration r,
+            Instance existing,
+            Collection<Instance> instances,
+            ServiceLimits limits,
+            int listenerCapacity)
             throws RegistryException {
         String problem = ZmqEndpoint.problem(r.endpoint());
         if (problem != null) {
@@ -43,11 +48,12 @@ final class RegistrationRules {
                     RegistryException.Kind.CONFLICT,
                     "instance " + id + " is already registered for pod " + existing.podName);
         }
-        checkLimits(existing, id, instances, limits);
+        checkLimits(existing, id, instances, limits, listenerCapacity);
     }
 
     /** A client may not grow the registrations without bound (design: limits). */
-    private static void checkLimits(Instance existing, String id, Collection<Instance> instances, ServiceLimits limits)
+    private static void checkLimits(
+            Instance existing, String id, Collection<Instance> instances, ServiceLimits limits, int listenerCapacity)
             throws RegistryException {
         if (existing != null && existing.ranks.size() >= limits.maxRanksPerInstance()) {
             throw new RegistryException(
@@ -63,6 +69,12 @@ final class RegistrationRules {
                     RegistryException.Kind.CONFLICT,
                     listeners + " listeners are registered; the limit is " + limits.maxListeners()
                             + " (--max-listeners)");
+        }
+        if (listeners >= listenerCapacity) {
+            throw new RegistryException(
+                    RegistryException.Kind.CONFLICT,
+                    listeners + " listeners are registered; this process can hold " + listenerCapacity
+                            + " (ZeroMQ sockets and the open-file limit; raise `ulimit -n` or lower --max-listeners)");
         }
     }
 }

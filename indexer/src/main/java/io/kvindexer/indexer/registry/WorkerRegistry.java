@@ -51,6 +51,7 @@ public final class WorkerRegistry implements AutoCloseable {
     private RecoveryTombstones tombstones;
 
     private boolean closed;
+    private volatile int listenerCapacity = Integer.MAX_VALUE;
 
     public WorkerRegistry(Indexers indexers, ListenerFactory listenerFactory) {
         this(indexers, listenerFactory, ServiceLimits.DEFAULTS);
@@ -67,6 +68,14 @@ public final class WorkerRegistry implements AutoCloseable {
         this.listenerFactory = Objects.requireNonNull(listenerFactory);
         this.limits = Objects.requireNonNull(limits);
         this.grace = new UnregisterGrace(unregisterGrace, System::nanoTime);
+    }
+
+    /**
+     * What the process can really hold (its ZeroMQ sockets and open files), when below {@code --max-listeners}: a
+     * registration above it is refused with a 409 like one above the flag, never a listener that fails later.
+     */
+    public void capListeners(int capacity) {
+        listenerCapacity = capacity;
     }
 
     /** Called after every change of the registered instances (the startup gate counts them). */
@@ -102,7 +111,7 @@ public final class WorkerRegistry implements AutoCloseable {
             throw new RegistryException(RegistryException.Kind.CONFLICT, "indexer is shutting down");
         }
         Instance existing = instances.get(r.instanceId());
-        RegistrationRules.check(r, existing, instances.values(), limits);
+        RegistrationRules.check(r, existing, instances.values(), limits, listenerCapacity);
         ModelIndex index;
         try {
             index = indexers.getOrCreate(r.modelName(), r.tenantId(), r.blockSize());
