@@ -43,14 +43,7 @@ public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
             long dumpBytes) {}
 
     public RecoveryBench() {
-        super(defaults());
-    }
-
-    private static WorkloadOptions defaults() {
-        WorkloadOptions o = new WorkloadOptions();
-        o.workers = 16;
-        o.engineBlocks = 65_536;
-        return o;
+        super(WorkloadOptions.sized(16, 65_536));
     }
 
     public static void main(String[] args) {

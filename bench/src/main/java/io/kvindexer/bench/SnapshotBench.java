@@ -1,5 +1,6 @@
 package io.kvindexer.bench;
 
+import io.kvindexer.indexer.ConfigException;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
@@ -55,14 +56,7 @@ public final class SnapshotBench extends RepeatedBench<SnapshotBench.Rep> {
             double caughtUpSeconds) {}
 
     public SnapshotBench() {
-        super(defaults());
-    }
-
-    private static WorkloadOptions defaults() {
-        WorkloadOptions o = new WorkloadOptions();
-        o.workers = 16;
-        o.engineBlocks = 65_536;
-        return o;
+        super(WorkloadOptions.sized(16, 65_536));
     }
 
     public static void main(String[] args) {
@@ -90,15 +84,7 @@ public final class SnapshotBench extends RepeatedBench<SnapshotBench.Rep> {
     public List<Rep> runBench() throws Exception {
         Path root = Files.createTempDirectory("snapshot-bench");
         Workload w = workload.build();
-        try (IndexerApp source = IndexerApp.start(
-                        "--port",
-                        "0",
-                        "--threads",
-                        Integer.toString(threads),
-                        "--snapshot-dir",
-                        root.resolve("source").toString(),
-                        "--snapshot-interval",
-                        "1h");
+        try (IndexerApp source = startWithSnapshots(root.resolve("source"));
                 SimFleet fleet = new SimFleet(w, new BenchHttp(source.baseUrl()))) {
             fleet.startAndRegister();
             for (int worker = 0; worker < fleet.workers(); worker++) {
@@ -191,10 +177,9 @@ public final class SnapshotBench extends RepeatedBench<SnapshotBench.Rep> {
 
     private double lastCaughtUp;
 
-    /** Starts a replica from {@code dir}; returns start → Ready in seconds (and keeps start → {@code after}). */
-    private double restart(Path dir, AfterReady after) throws Exception {
-        long t0 = System.nanoTime();
-        try (IndexerApp replica = IndexerApp.start(
+    /** A real indexer with {@code --threads} writers keeping its snapshots in {@code dir} (hourly: the bench cuts). */
+    private IndexerApp startWithSnapshots(Path dir) throws ConfigException {
+        return IndexerApp.start(
                 "--port",
                 "0",
                 "--threads",
@@ -202,7 +187,13 @@ public final class SnapshotBench extends RepeatedBench<SnapshotBench.Rep> {
                 "--snapshot-dir",
                 dir.toString(),
                 "--snapshot-interval",
-                "1h")) {
+                "1h");
+    }
+
+    /** Starts a replica from {@code dir}; returns start → Ready in seconds (and keeps start → {@code after}). */
+    private double restart(Path dir, AfterReady after) throws Exception {
+        long t0 = System.nanoTime();
+        try (IndexerApp replica = startWithSnapshots(dir)) {
             while (!replica.gate().isOpen()) {
                 Thread.sleep(1);
             }

@@ -16,6 +16,13 @@ public final class WorkloadOptions {
         return options;
     }
 
+    /** These flags with other default numbers of simulated engines and of GPU blocks per engine. */
+    static WorkloadOptions sized(int workers, int engineBlocks) {
+        WorkloadOptions options = withWorkers(workers);
+        options.engineBlocks = engineBlocks;
+        return options;
+    }
+
     @Option(names = "--trace", description = "Mooncake JSONL trace")
     Path trace = Path.of("data/mooncake_conversation_trace.jsonl");
 

@@ -98,12 +98,7 @@ public final class PeerRecovery {
             for (String peer : peers) {
                 try {
                     Recovered r = recoverFrom(client, peer);
-                    LOG.log(
-                            System.Logger.Level.INFO,
-                            "P2P recovery completed from {0} ({1} indexes, {2} registrations)",
-                            peer,
-                            r.indexes(),
-                            r.registrations().size());
+                    LOG.log(System.Logger.Level.INFO, "P2P recovery completed from {0} ({1})", peer, r.counts());
                     return r;
                 } catch (IOException | RuntimeException e) {
                     LOG.log(System.Logger.Level.WARNING, "P2P recovery from {0} failed: {1}", peer, e.toString());

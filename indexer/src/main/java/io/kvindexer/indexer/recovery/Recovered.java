@@ -17,4 +17,9 @@ public record Recovered(String source, int indexes, List<SavedRegistration> regi
     public Recovered {
         registrations = List.copyOf(registrations);
     }
+
+    /** {@code "3 indexes, 2 registrations"}: what the log says was recovered. */
+    public String counts() {
+        return indexes + " indexes, " + registrations.size() + " registrations";
+    }
 }

@@ -34,32 +34,17 @@ public final class SnapshotRecovery {
         try {
             files = new SnapshotFiles(dir).newestFirst();
         } catch (IOException | RuntimeException e) {
-            events.accept("damaged");
-            LOG.log(
-                    System.Logger.Level.WARNING,
-                    "cannot list snapshots in {0}: {1}; starting empty",
-                    dir,
-                    e.toString());
+            damaged(events, "cannot list snapshots in {0}: {1}; starting empty", dir, e.toString());
             return null;
         }
         for (Path file : files) {
             try (InputStream in = new BufferedInputStream(Files.newInputStream(file), 1 << 16)) {
                 Recovered r = BinaryDumpApplier.stage(in, indexers, timeout.toMillis(), file.toString());
                 events.accept("loaded");
-                LOG.log(
-                        System.Logger.Level.INFO,
-                        "snapshot {0} loaded ({1} indexes, {2} registrations)",
-                        file,
-                        r.indexes(),
-                        r.registrations().size());
+                LOG.log(System.Logger.Level.INFO, "snapshot {0} loaded ({1})", file, r.counts());
                 return r;
             } catch (IOException | RuntimeException e) {
-                events.accept("damaged");
-                LOG.log(
-                        System.Logger.Level.WARNING,
-                        "snapshot {0} is unusable, nothing of it is installed: {1}",
-                        file,
-                        e.getMessage());
+                damaged(events, "snapshot {0} is unusable, nothing of it is installed: {1}", file, e.getMessage());
             }
         }
         if (files.isEmpty()) {
@@ -68,5 +53,11 @@ public final class SnapshotRecovery {
             LOG.log(System.Logger.Level.WARNING, "no usable snapshot in {0}; starting empty", dir);
         }
         return null;
+    }
+
+    /** Counts a {@code damaged} event and warns {@code message} about {@code where} and its {@code problem}. */
+    private static void damaged(Consumer<String> events, String message, Path where, String problem) {
+        events.accept("damaged");
+        LOG.log(System.Logger.Level.WARNING, message, where, problem);
     }
 }

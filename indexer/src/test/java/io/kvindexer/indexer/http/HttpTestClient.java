@@ -9,6 +9,7 @@ import io.helidon.http.Method;
 import io.helidon.webclient.http1.Http1Client;
 import io.helidon.webclient.http1.Http1ClientRequest;
 import io.helidon.webclient.http1.Http1ClientResponse;
+import io.kvindexer.indexer.sim.EngineSimulator;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -17,6 +18,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import org.awaitility.Awaitility;
 
 /**
  * The tests' client of our API, bodies as strings, JSON read with Jackson. Over a socket it is the JDK's
@@ -75,6 +77,16 @@ public final class HttpTestClient implements AutoCloseable {
     /** Requests through a Helidon client (the harness's DirectClient), closed with this one. */
     public HttpTestClient(Http1Client client) {
         this.transport = new Helidon(client);
+    }
+
+    /** Registers {@code sim} as instance 1 of model "m" with 4-token blocks (201 expected); returns once subscribed. */
+    public void registerEngine(EngineSimulator sim) {
+        post(
+                        "/register",
+                        "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint() + "\",\"replay_endpoint\":\""
+                                + sim.replayEndpoint() + "\",\"model_name\":\"m\",\"block_size\":4}")
+                .assertStatus(201);
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> sim.subscriptions() >= 1);
     }
 
     public Response get(String path) {

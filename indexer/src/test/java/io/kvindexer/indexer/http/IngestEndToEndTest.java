@@ -30,12 +30,7 @@ class IngestEndToEndTest {
         app = IndexerApp.start(IndexerConfig.defaults().withTestEndpoints(true));
         http = new HttpTestClient(app.baseUrl());
         sim = EngineSimulator.start(EngineSimulator.Options.defaults());
-        http.post(
-                        "/register",
-                        "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint() + "\",\"replay_endpoint\":\""
-                                + sim.replayEndpoint() + "\",\"model_name\":\"m\",\"block_size\":4}")
-                .assertStatus(201);
-        await().atMost(Duration.ofSeconds(30)).until(() -> sim.subscriptions() >= 1);
+        http.registerEngine(sim);
     }
 
     @AfterEach

@@ -137,13 +137,11 @@ class CutReplayTest {
     }
 
     private EngineListener listener(EngineSimulator sim, SequenceWatermark watermark) {
-        EngineListener listener = resources.add(new EngineListener(
+        EngineListener listener = resources.listener(
                 new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
                 watermark,
                 sink,
-                ReadyGate.open(),
-                ListenerOptions.defaults().withMetrics(metrics).withReplayTimeout(Duration.ofSeconds(5))));
-        listener.start();
+                ListenerOptions.defaults().withMetrics(metrics).withReplayTimeout(Duration.ofSeconds(5)));
         Subscriptions.await(listener, sim, 1);
         await().atMost(Duration.ofSeconds(30)).until(() -> listener.status() == ListenerStatus.ACTIVE);
         return listener;

@@ -29,14 +29,11 @@ class ResumeFromWatermarkTest {
     private final CountingMetrics metrics = new CountingMetrics();
 
     private EngineListener listener(EngineSimulator sim, SequenceWatermark watermark) {
-        EngineListener listener = resources.add(new EngineListener(
+        return resources.listener(
                 new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
                 watermark,
                 sink,
-                ReadyGate.open(),
-                ListenerOptions.defaults().withMetrics(metrics).withReplayTimeout(Duration.ofSeconds(3))));
-        listener.start();
-        return listener;
+                ListenerOptions.defaults().withMetrics(metrics).withReplayTimeout(Duration.ofSeconds(3)));
     }
 
     private static int[] tokens(int from) {

@@ -5,10 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
-import io.kvindexer.indexer.sim.EngineSimulatorMain;
+import io.kvindexer.indexer.sim.SimulatorProcess;
 import java.io.IOException;
 import java.net.ServerSocket;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -27,25 +26,8 @@ class SimulatorProcessTest {
     void listenerFollowsASimulatorProcessFromItsFirstBatch() throws Exception {
         String endpoint = "tcp://127.0.0.1:" + freePort();
         String replay = "tcp://127.0.0.1:" + freePort();
-        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        Process engine = new ProcessBuilder(
-                        java.toString(),
-                        "-cp",
-                        System.getProperty("java.class.path"),
-                        EngineSimulatorMain.class.getName(),
-                        "--endpoint",
-                        endpoint,
-                        "--replay-endpoint",
-                        replay,
-                        "--block-size",
-                        "16",
-                        "--rate",
-                        "200",
-                        "--dp-rank",
-                        "3")
-                .redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                .start();
+        Process engine = SimulatorProcess.start(
+                List.of(), endpoint, replay, "--block-size", "16", "--rate", "200", "--dp-rank", "3");
         RecordingSink sink = new RecordingSink();
         SequenceWatermark watermark = new SequenceWatermark();
         CountingMetrics metrics = new CountingMetrics();

@@ -37,12 +37,7 @@ class SnapshotDamageTest {
                 IndexerApp app = IndexerApp.start(IndexerConfig.defaults().withSnapshots(dir, Duration.ofHours(1)));
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             Replicas.awaitReady(http);
-            http.post(
-                            "/register",
-                            "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint() + "\",\"replay_endpoint\":\""
-                                    + sim.replayEndpoint() + "\",\"model_name\":\"m\",\"block_size\":4}")
-                    .assertStatus(201);
-            await().atMost(Duration.ofSeconds(30)).until(() -> sim.subscriptions() >= 1);
+            http.registerEngine(sim);
             sim.storeSequence(new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4).get();
             await().atMost(Duration.ofSeconds(30)).until(() -> Replicas.score(http) == 8);
             Path file = app.snapshots().write().file();

@@ -19,6 +19,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Engines with a realistic cache (an LRU {@link PrefixCacheEngine} behind each {@link EngineSimulator}) publishing
@@ -171,6 +172,24 @@ final class FaultHarness implements AutoCloseable {
             await().atMost(Duration.ofSeconds(60)).until(() -> e.sim.subscriptions() >= 1);
         }
         return e;
+    }
+
+    /** One thread per engine driving a request about every 3 ms until {@code stop} is set (join them after). */
+    List<Thread> driveInBackground(AtomicBoolean stop) {
+        List<Thread> load = new ArrayList<>();
+        for (Engine e : engines) {
+            load.add(Thread.ofPlatform().name("load-" + e.workerId).start(() -> {
+                while (!stop.get()) {
+                    try {
+                        e.drive(1, 0);
+                        Thread.sleep(3);
+                    } catch (Exception ex) {
+                        return;
+                    }
+                }
+            }));
+        }
+        return load;
     }
 
     /** What the engines hold: {@code worker/rank/tier/block}. */

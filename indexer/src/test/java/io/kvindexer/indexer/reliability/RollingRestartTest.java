@@ -46,18 +46,7 @@ class RollingRestartTest {
                     }
                     await().atMost(Duration.ofSeconds(60)).until(() -> e.sim.subscriptions() >= 3);
                 }
-                for (FaultHarness.Engine e : h.engines) {
-                    load.add(Thread.ofPlatform().name("load-" + e.workerId).start(() -> {
-                        while (!stop.get()) {
-                            try {
-                                e.drive(1, 0);
-                                Thread.sleep(3);
-                            } catch (Exception ex) {
-                                return;
-                            }
-                        }
-                    }));
-                }
+                load.addAll(h.driveInBackground(stop));
                 Map<String, String> expectedWorkers = workers(h.http);
                 assertThat(expectedWorkers).hasSize(ENGINES);
 

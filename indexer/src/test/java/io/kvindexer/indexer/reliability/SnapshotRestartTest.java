@@ -54,18 +54,7 @@ class SnapshotRestartTest {
             }
             Set<String> registered = workers(h.http);
             assertThat(registered).hasSize(ENGINES);
-            for (FaultHarness.Engine e : h.engines) {
-                load.add(Thread.ofPlatform().name("load-" + e.workerId).start(() -> {
-                    while (!stop.get()) {
-                        try {
-                            e.drive(1, 0);
-                            Thread.sleep(3);
-                        } catch (Exception ex) {
-                            return;
-                        }
-                    }
-                }));
-            }
+            load.addAll(h.driveInBackground(stop));
             await().atMost(Duration.ofSeconds(60))
                     .pollInterval(Duration.ofMillis(100))
                     .until(() -> h.metric("dynamo_kvindexer_snapshots_total") >= 3);

@@ -6,10 +6,9 @@ import static org.awaitility.Awaitility.await;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.http.HttpTestClient;
-import io.kvindexer.indexer.sim.EngineSimulatorMain;
+import io.kvindexer.indexer.sim.SimulatorProcess;
 import java.io.IOException;
 import java.net.ServerSocket;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -41,32 +40,22 @@ class UnregisterGraceTest {
 
     private static Process engine(String endpoint, String replay, long seed, long requests, int rate)
             throws IOException {
-        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        return new ProcessBuilder(
-                        java.toString(),
-                        "-Xmx128m",
-                        "-cp",
-                        System.getProperty("java.class.path"),
-                        EngineSimulatorMain.class.getName(),
-                        "--endpoint",
-                        endpoint,
-                        "--replay-endpoint",
-                        replay,
-                        "--block-size",
-                        String.valueOf(FaultHarness.BLOCK),
-                        "--rate",
-                        String.valueOf(rate),
-                        "--capacity-blocks",
-                        "512",
-                        "--prefixes",
-                        "4",
-                        "--requests",
-                        String.valueOf(requests),
-                        "--seed",
-                        String.valueOf(seed))
-                .redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                .start();
+        return SimulatorProcess.start(
+                List.of("-Xmx128m"),
+                endpoint,
+                replay,
+                "--block-size",
+                String.valueOf(FaultHarness.BLOCK),
+                "--rate",
+                String.valueOf(rate),
+                "--capacity-blocks",
+                "512",
+                "--prefixes",
+                "4",
+                "--requests",
+                String.valueOf(requests),
+                "--seed",
+                String.valueOf(seed));
     }
 
     private static void register(HttpTestClient http, String endpoint, String replay) {

@@ -20,29 +20,21 @@ public final class ReplicaAccesses {
 
     public static ReplicaAccess read(KubernetesClient client, KvIndexer kvi) {
         String ns = kvi.getMetadata().getNamespace();
-        String token = null;
-        if (IndexerSecurity.authEnabled(kvi)) {
-            token = value(
-                    client.secrets()
-                            .inNamespace(ns)
-                            .withName(IndexerSecurity.tokenSecret(kvi))
-                            .get(),
-                    IndexerSecurity.TOKEN_KEY);
-        }
-        String ca = null;
-        if (IndexerSecurity.tlsEnabled(kvi)) {
-            ca = value(
-                    client.secrets()
-                            .inNamespace(ns)
-                            .withName(IndexerSecurity.tlsSecret(kvi))
-                            .get(),
-                    IndexerSecurity.CA_KEY);
-        }
+        String token = IndexerSecurity.authEnabled(kvi)
+                ? value(client, ns, IndexerSecurity.tokenSecret(kvi), IndexerSecurity.TOKEN_KEY)
+                : null;
+        String ca = IndexerSecurity.tlsEnabled(kvi)
+                ? value(client, ns, IndexerSecurity.tlsSecret(kvi), IndexerSecurity.CA_KEY)
+                : null;
         return new ReplicaAccess(
                 ns + "/" + kvi.getMetadata().getName(),
                 IndexerSecurity.scheme(kvi),
                 token == null ? null : token.strip(),
                 ca);
+    }
+
+    private static String value(KubernetesClient client, String ns, String secret, String key) {
+        return value(client.secrets().inNamespace(ns).withName(secret).get(), key);
     }
 
     /** A Secret's value as text (from {@code data}, or {@code stringData} as the mock API server keeps it). */

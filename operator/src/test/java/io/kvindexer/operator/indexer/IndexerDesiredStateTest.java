@@ -11,11 +11,43 @@ import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.PodTemplateOverrides;
 import io.kvindexer.operator.support.Resources;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class IndexerDesiredStateTest {
+
+    /** The flags every secured KvIndexer "kv" in "llm" (port 9000, 8 threads) starts with, then {@code more}. */
+    private static String[] kvArgsThen(String... more) {
+        List<String> args = new ArrayList<>(List.of(
+                "--port",
+                "9000",
+                "--threads",
+                "8",
+                "--peers-dns",
+                "kv-peers.llm.svc:9000",
+                "--tls-cert-file",
+                "/var/run/kv-indexer/tls/tls.crt",
+                "--tls-key-file",
+                "/var/run/kv-indexer/tls/tls.key",
+                "--tls-ca-file",
+                "/var/run/kv-indexer/tls/ca.crt",
+                "--auth-token-file",
+                "/var/run/kv-indexer/auth/token"));
+        args.addAll(List.of(more));
+        return args.toArray(String[]::new);
+    }
+
+    private static List<String> args(KvIndexer kvi) {
+        return IndexerDesiredState.statefulSet(kvi)
+                .getSpec()
+                .getTemplate()
+                .getSpec()
+                .getContainers()
+                .getFirst()
+                .getArgs();
+    }
 
     @Test
     void statefulSetCarriesSpecFlagsProbesAndPeers() {
@@ -29,66 +61,19 @@ class IndexerDesiredStateTest {
                 .containsOnlyKeys("app.kubernetes.io/name", "app.kubernetes.io/instance");
         var c = sts.getSpec().getTemplate().getSpec().getContainers().getFirst();
         // peers come from the headless Service's name at startup: the same args for any number of replicas
-        assertThat(c.getArgs())
-                .containsExactly(
-                        "--port",
-                        "9000",
-                        "--threads",
-                        "8",
-                        "--peers-dns",
-                        "kv-peers.llm.svc:9000",
-                        "--tls-cert-file",
-                        "/var/run/kv-indexer/tls/tls.crt",
-                        "--tls-key-file",
-                        "/var/run/kv-indexer/tls/tls.key",
-                        "--tls-ca-file",
-                        "/var/run/kv-indexer/tls/ca.crt",
-                        "--auth-token-file",
-                        "/var/run/kv-indexer/auth/token",
-                        "--unregister-grace",
-                        "120s");
+        assertThat(c.getArgs()).containsExactly(kvArgsThen("--unregister-grace", "120s"));
         kvi.getSpec().setReplicas(5);
         assertThat(IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate())
                 .as("the pod template does not depend on replicas")
                 .isEqualTo(sts.getSpec().getTemplate());
         kvi.getSpec().setIndexShards(2);
-        assertThat(IndexerDesiredState.statefulSet(kvi)
-                        .getSpec()
-                        .getTemplate()
-                        .getSpec()
-                        .getContainers()
-                        .getFirst()
-                        .getArgs())
+        assertThat(args(kvi))
                 .as("--index-shards only when more than one")
-                .containsExactly(
-                        "--port",
-                        "9000",
-                        "--threads",
-                        "8",
-                        "--peers-dns",
-                        "kv-peers.llm.svc:9000",
-                        "--tls-cert-file",
-                        "/var/run/kv-indexer/tls/tls.crt",
-                        "--tls-key-file",
-                        "/var/run/kv-indexer/tls/tls.key",
-                        "--tls-ca-file",
-                        "/var/run/kv-indexer/tls/ca.crt",
-                        "--auth-token-file",
-                        "/var/run/kv-indexer/auth/token",
-                        "--index-shards",
-                        "2",
-                        "--unregister-grace",
-                        "120s");
+                .containsExactly(kvArgsThen("--index-shards", "2", "--unregister-grace", "120s"));
         kvi.getSpec().setUnregisterGraceSeconds(0);
         kvi.getSpec().setBlockTtl(new io.kvindexer.operator.crd.v1alpha1.BlockTtl(null, "30m", null, "6h"));
         kvi.getSpec().setMaxBlocksPerWorker(200_000L);
-        assertThat(IndexerDesiredState.statefulSet(kvi)
-                        .getSpec()
-                        .getTemplate()
-                        .getSpec()
-                        .getContainers()
-                        .getFirst()
-                        .getArgs())
+        assertThat(args(kvi))
                 .as("a grace of 0 is the indexer's default: no flag")
                 .doesNotContain("--unregister-grace")
                 .endsWith(

@@ -22,14 +22,9 @@ import io.kvindexer.operator.client.IndexerClientException;
 import io.kvindexer.operator.client.IndexerEndpoint;
 import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
-import io.kvindexer.operator.observability.EventRecorder;
-import io.kvindexer.operator.observability.OperatorMetrics;
-import io.kvindexer.operator.reconcile.ControllerServices;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
-import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -94,12 +89,7 @@ class KvIndexerReconcilerTest {
     void setUp() {
         OperatorHarness.installCrds(client);
         peers = new FakePeers();
-        reconciler = new KvIndexerReconciler(new ControllerServices(
-                peers,
-                CLOCK,
-                new EventRecorder(client, CLOCK),
-                new OperatorMetrics(new PrometheusRegistry()),
-                Duration.ofSeconds(30)));
+        reconciler = new KvIndexerReconciler(OperatorHarness.services(client, peers, CLOCK));
         context = mock(Context.class, RETURNS_DEEP_STUBS);
         when(context.getClient()).thenReturn(client);
         // an interface mock (the reconciler reads the informer through its cache interface): cheap to make

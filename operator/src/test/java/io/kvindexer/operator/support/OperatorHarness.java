@@ -18,14 +18,19 @@ import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import io.javaoperatorsdk.operator.Operator;
 import io.kvindexer.operator.OperatorSettings;
+import io.kvindexer.operator.client.IndexerClient;
 import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
+import io.kvindexer.operator.observability.EventRecorder;
+import io.kvindexer.operator.observability.OperatorMetrics;
+import io.kvindexer.operator.reconcile.ControllerServices;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -42,6 +47,20 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * server of its own.
  */
 public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, AfterAllCallback {
+
+    /**
+     * What a reconciler under test is built from: {@code indexers} as the indexer client, the {@code clock},
+     * Events recorded to {@code client}, fresh metrics and a 30 s resync.
+     */
+    public static ControllerServices services(KubernetesClient client, IndexerClient indexers, Clock clock) {
+        return new ControllerServices(
+                indexers,
+                clock,
+                new EventRecorder(client, clock),
+                new OperatorMetrics(new PrometheusRegistry()),
+                Duration.ofSeconds(30));
+    }
+
     public static final Path GENERATED_CRDS = Path.of("target/classes/META-INF/fabric8");
 
     private final PrometheusRegistry registry = new PrometheusRegistry();

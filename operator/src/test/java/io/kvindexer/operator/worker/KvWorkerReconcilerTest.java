@@ -12,14 +12,9 @@ import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.kvindexer.operator.client.IndexerClient;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
-import io.kvindexer.operator.observability.EventRecorder;
-import io.kvindexer.operator.observability.OperatorMetrics;
-import io.kvindexer.operator.reconcile.ControllerServices;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
-import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.Map;
@@ -43,12 +38,7 @@ class KvWorkerReconcilerTest {
     @SuppressWarnings("unchecked")
     void setUp() {
         OperatorHarness.installCrds(client);
-        reconciler = new KvWorkerReconciler(new ControllerServices(
-                new IndexerClient(),
-                CLOCK,
-                new EventRecorder(client, CLOCK),
-                new OperatorMetrics(new PrometheusRegistry()),
-                Duration.ofSeconds(30)));
+        reconciler = new KvWorkerReconciler(OperatorHarness.services(client, new IndexerClient(), CLOCK));
         context = mock(Context.class, RETURNS_DEEP_STUBS);
         when(context.getClient()).thenReturn(client);
     }

@@ -1,17 +1,12 @@
 package io.kvindexer.operator.crd.v1alpha1;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.BeanProperty;
-import com.fasterxml.jackson.databind.DatabindException;
-import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.JavaType;
-import com.fasterxml.jackson.databind.JsonDeserializer;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.JsonSerializer;
 import com.fasterxml.jackson.databind.SerializerProvider;
-import com.fasterxml.jackson.databind.deser.ContextualDeserializer;
 import com.fasterxml.jackson.databind.jsonFormatVisitors.JsonFormatVisitorWrapper;
 import com.fasterxml.jackson.databind.ser.ContextualSerializer;
 import java.io.IOException;
@@ -25,32 +20,26 @@ import java.lang.reflect.InvocationTargetException;
  * reconcilers report the placeholder on its object and touch nothing else. {@link Writer} writes the placeholder
  * back as it was written, so the copies JOSDK makes of a resource stay unreadable, and the schema is the spec's own.
  */
-public final class LenientSpec extends JsonDeserializer<UnknownFields> implements ContextualDeserializer {
-    private final JavaType type;
+public final class LenientSpec extends LenientReader<UnknownFields> {
 
     public LenientSpec() {
         this(null);
     }
 
     private LenientSpec(JavaType type) {
-        this.type = type;
+        super(type);
     }
 
     @Override
-    public JsonDeserializer<?> createContextual(DeserializationContext ctxt, BeanProperty property) {
-        return new LenientSpec(property != null ? property.getType() : ctxt.getContextualType());
+    LenientSpec forType(JavaType type) {
+        return new LenientSpec(type);
     }
 
     @Override
-    public UnknownFields deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
-        JsonNode written = ctxt.readTree(p);
-        try {
-            return ctxt.readTreeAsValue(written, type);
-        } catch (DatabindException | IllegalArgumentException | ArithmeticException e) {
-            UnknownFields placeholder = placeholder();
-            placeholder.markUnreadable(describe("spec", e), written);
-            return placeholder;
-        }
+    UnknownFields unreadable(JsonNode written, Exception e) throws IOException {
+        UnknownFields placeholder = placeholder();
+        placeholder.markUnreadable(describe("spec", e), written);
+        return placeholder;
     }
 
     private UnknownFields placeholder() throws IOException {
