@@ -35,19 +35,8 @@ final class DocumentedRbac {
 
     /** Rows "| `group` | `res`, `res` | `verb`, `verb` | why |"; the core group is written `""`. */
     private static Set<String> table(String marker) {
-        List<String> lines =
-                RepoFiles.read(RepoFiles.root().resolve(DOC)).lines().toList();
-        int start = lines.indexOf(marker);
-        assertThat(start).as("marker %s in %s", marker, DOC).isNotNegative();
         Set<String> triples = new TreeSet<>();
-        for (String line : lines.subList(start + 1, lines.size())) {
-            if (line.isBlank() && !triples.isEmpty()) {
-                break;
-            }
-            if (!line.startsWith("|") || line.startsWith("|---") || !line.contains("`")) {
-                continue;
-            }
-            String[] cells = line.split("\\|");
+        for (String[] cells : RepoFiles.tableAfter(DOC, marker)) {
             List<String> groups = codes(cells[1]);
             List<String> resources = codes(cells[2]);
             List<String> verbs = codes(cells[3]);

@@ -2,6 +2,7 @@ package io.kvindexer.operator.indexer;
 
 import static io.kvindexer.operator.reconcile.ControllerServices.key;
 
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
@@ -131,6 +132,12 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
         if (securityWarning != null) {
             peerErrors.put("tls", securityWarning);
             services.events().warning(kvi, "TlsIssuerUnavailable", securityWarning);
+        }
+        String persistence = StateVolume.notApplied(
+                kvi, context.getSecondaryResource(StatefulSet.class).orElse(null));
+        if (persistence != null) {
+            peerErrors.put("persistence", persistence);
+            services.events().warning(kvi, "PersistenceNotApplied", persistence);
         }
         if (ServiceMonitors.wanted(kvi) && !ServiceMonitors.crdInstalled(context.getClient())) {
             peerErrors.put("servicemonitor", ServiceMonitors.NOT_INSTALLED);
