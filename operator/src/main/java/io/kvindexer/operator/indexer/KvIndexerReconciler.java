@@ -90,6 +90,9 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
         var workers = InformerEventSourceConfiguration.from(KvWorker.class, KvIndexer.class)
                 .withName(KV_WORKERS)
                 .withNamespacesInheritedFromController()
+                // its spec only: the KvWorker's status changes with every registration and would reconcile for nothing
+                .withOnUpdateFilter((KvWorker now, KvWorker before) -> !java.util.Objects.equals(
+                        now.getMetadata().getGeneration(), before.getMetadata().getGeneration()))
                 .withSecondaryToPrimaryMapper((KvWorker w) -> w.getSpec() == null
                                 || w.getSpec().getIndexerRef() == null
                         ? Set.of()

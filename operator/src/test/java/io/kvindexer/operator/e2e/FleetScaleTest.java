@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import io.kvindexer.operator.crd.v1alpha1.Security;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
 import io.kvindexer.operator.worker.InstanceIds;
@@ -78,13 +79,10 @@ class FleetScaleTest {
             for (int i = 0; i < REPLICAS; i++) {
                 replicas.add(new CountingIndexer(LoopbackCluster.replicaIp(i), port));
             }
-            KvIndexer plain = Resources.kvIndexer(NS, "kv", REPLICAS, port);
-            // the stand-ins speak plain HTTP without a token: what is counted is the operator's calls, not TLS
-            plain.getSpec()
-                    .setSecurity(new io.kvindexer.operator.crd.v1alpha1.Security(
-                            new io.kvindexer.operator.crd.v1alpha1.Security.Tls(false, null),
-                            new io.kvindexer.operator.crd.v1alpha1.Security.Auth(false)));
-            KvIndexer kvi = harness.create(plain);
+            KvIndexer spec = Resources.kvIndexer(NS, "kv", REPLICAS, port);
+            // the stand-in replicas speak plain HTTP without a token: this test counts calls, not handshakes
+            spec.getSpec().setSecurity(new Security(new Security.Tls(false, null), new Security.Auth(false)));
+            KvIndexer kvi = harness.create(spec);
             for (int i = 0; i < REPLICAS; i++) {
                 harness.startReplicaPod(kvi, i, LoopbackCluster.replicaIp(i));
             }

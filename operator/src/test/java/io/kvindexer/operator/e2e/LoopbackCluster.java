@@ -171,9 +171,8 @@ final class LoopbackCluster implements AutoCloseable {
         IndexerApp app = IndexerApp.start(args.toArray(String[]::new));
         indexers.put(ns + "/" + IndexerNames.pod(kvi, ordinal), app);
         IndexerEndpoint endpoint = replica(kvi, ordinal);
-        await().atMost(Duration.ofSeconds(60))
-                .ignoreExceptions()
-                .until(() -> http.ready(endpoint)); // a slow accept under load is not a failure
+        // a TLS handshake on a loaded machine can outlast the connect timeout: keep asking until the deadline
+        await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> http.ready(endpoint));
         harness.startReplicaPod(kvi, ordinal, replicaIp(ordinal));
         return app;
     }

@@ -222,7 +222,7 @@ class RollingUpgradeEndToEndTest {
                 await().atMost(WAIT)
                         .pollInterval(Duration.ofMillis(200))
                         .untilAsserted(() -> assertThat(dump(cluster, r))
-                                .as("/dump of kv-%d vs the engines", r.name())
+                                .as("/dump of %s vs the engines", r.name())
                                 .isEqualTo(truth));
             }
             assertThat(notAnswering.get())

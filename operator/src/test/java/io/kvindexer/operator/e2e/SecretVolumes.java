@@ -38,10 +38,11 @@ final class SecretVolumes {
         SecretVolumes v = new SecretVolumes(client, namespace);
         List<VolumeMount> volumeMounts = container.getVolumeMounts() == null ? List.of() : container.getVolumeMounts();
         for (VolumeMount m : volumeMounts) {
+            // a mount of a volumeClaimTemplate has no pod volume: not a Secret, the test plays it otherwise
             Volume volume = pod.getVolumes().stream()
                     .filter(x -> x.getName().equals(m.getName()))
                     .findFirst()
-                    .orElse(null); // null: a claim of the StatefulSet's volumeClaimTemplates (LoopbackCluster#volume)
+                    .orElse(null);
             if (volume == null || volume.getSecret() == null) {
                 continue;
             }
