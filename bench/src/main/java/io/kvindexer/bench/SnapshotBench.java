@@ -126,8 +126,13 @@ public final class SnapshotBench extends RepeatedBench<SnapshotBench.Rep> {
                 double[] withReplay = new double[2];
                 withReplay[0] = restart(copy(s.file(), root.resolve("r" + r + "b")), replica -> {
                     replica.indexers().all().forEach(ix -> ix.removeWorker(PROBE)); // if the cut caught it
-                    // one live batch per engine: a listener that does not ask for what it missed as it connects
-                    // sees the gap on it; one that does has its replay running already
+                    // one live batch per engine once every listener is connected: a listener that does not ask
+                    // for what it missed as it connects sees the gap on it; one that does is replaying already
+                    while (!replica.workers().list(null, null).stream()
+                            .allMatch(v -> v.listeners().values().stream().allMatch(l -> l.connected()))) {
+                        Thread.sleep(1);
+                    }
+                    Thread.sleep(50); // the subscription travels to the publisher after the handshake
                     for (int worker = 0; worker < fleet.workers(); worker++) {
                         fleet.publishMarker(worker);
                     }
@@ -137,7 +142,8 @@ public final class SnapshotBench extends RepeatedBench<SnapshotBench.Rep> {
                     while (memberships(replica) != target) {
                         if (System.nanoTime() - t0 > 120_000_000_000L) {
                             throw new IllegalStateException("the replica holds " + memberships(replica)
-                                    + " memberships after 2 min, the source " + target);
+                                    + " memberships after 2 min, the source " + target + "; its replays: "
+                                    + replays(replica));
                         }
                         Thread.sleep(5);
                     }
@@ -254,6 +260,16 @@ public final class SnapshotBench extends RepeatedBench<SnapshotBench.Rep> {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** The replica's replay and gap counters, as {@code /metrics} shows them. */
+    private static List<String> replays(IndexerApp app) throws Exception {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        app.metrics().write("text/plain", out);
+        return out.toString(java.nio.charset.StandardCharsets.UTF_8)
+                .lines()
+                .filter(l -> !l.startsWith("#") && (l.contains("replay") || l.contains("gap") || l.contains("lost")))
+                .toList();
     }
 
     private static long memberships(IndexerApp app) {

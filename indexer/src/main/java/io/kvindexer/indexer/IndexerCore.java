@@ -4,10 +4,13 @@ import io.kvindexer.indexer.expiry.BlockExpiry;
 import io.kvindexer.indexer.http.IndexerRouting;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.ingest.EngineListener;
+import io.kvindexer.indexer.ingest.InflightBytes;
+import io.kvindexer.indexer.ingest.IngestPollers;
 import io.kvindexer.indexer.ingest.ListenerOptions;
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ReadyGate;
 import io.kvindexer.indexer.ingest.ReplayPermits;
+import io.kvindexer.indexer.ingest.ZmqContext;
 import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.kvindexer.indexer.recovery.StartupGate;
 import io.kvindexer.indexer.registry.ListenerFactory;
@@ -24,7 +27,11 @@ import io.kvindexer.indexer.registry.WorkerRegistry;
  */
 public final class IndexerCore implements AutoCloseable {
 
+    /** sockets of the shared context kept for what is not a listener (replays aside): simulators in tests, probes */
+    private static final int SOCKETS_KEPT = 64;
+
     private final IndexerRouting.Components components;
+    private final IngestPollers pollers;
     /** null unless --block-ttl or --max-blocks-per-worker is given */
     private final BlockExpiry expiry;
 
@@ -33,12 +40,20 @@ public final class IndexerCore implements AutoCloseable {
         ReadyGate readyGate = new ReadyGate();
         expiry = config.expiry().enabled() ? new BlockExpiry(config.expiry()) : null;
         Indexers indexers = new Indexers(config.indexOptions(), expiry);
+        int replays = config.limits().maxConcurrentReplays();
+        // a listener is one SUB socket; a running replay one DEALER: size the context before its first socket
+        ZmqContext.reserve(config.limits().maxListeners() + replays + SOCKETS_KEPT);
+        pollers = new IngestPollers(
+                ZmqContext.shared(),
+                IngestPollers.DEFAULT_POLLERS,
+                replays,
+                new InflightBytes(InflightBytes.defaultBudget()));
         WorkerRegistry workers = new WorkerRegistry(
                 indexers,
-                engineListeners(
-                        readyGate, metrics, new ReplayPermits(config.limits().maxConcurrentReplays())),
+                engineListeners(readyGate, metrics, new ReplayPermits(replays), pollers),
                 config.limits(),
                 config.unregisterGrace());
+        workers.capListeners(ZmqContext.listenerCapacity(replays + SOCKETS_KEPT));
         if (config.recoversAtStart()) {
             workers.beginRecovery(); // an unregister from now on wins over what recovery brings
         }
@@ -75,9 +90,10 @@ public final class IndexerCore implements AutoCloseable {
     }
 
     /** The service's listeners: one EngineListener per registration, started at once, draining once the gate opens. */
-    static ListenerFactory engineListeners(ReadyGate gate, IndexerMetrics metrics, ReplayPermits replays) {
+    static ListenerFactory engineListeners(
+            ReadyGate gate, IndexerMetrics metrics, ReplayPermits replays, IngestPollers pollers) {
         ListenerOptions options =
-                ListenerOptions.defaults().withMetrics(metrics.ingest()).withReplayPermits(replays);
+                ListenerOptions.defaults(pollers).withMetrics(metrics.ingest()).withReplayPermits(replays);
         return (spec, watermark, sink) -> {
             EngineListener listener = new EngineListener(spec, watermark, sink, gate, options);
             listener.start();
@@ -114,6 +130,7 @@ public final class IndexerCore implements AutoCloseable {
     @Override
     public void close() {
         components.workers().close();
+        pollers.close();
         if (expiry != null) {
             expiry.close();
         }

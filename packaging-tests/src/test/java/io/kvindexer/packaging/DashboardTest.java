@@ -103,21 +103,13 @@ class DashboardTest {
 
     /** Name → type ("counter", "gauge", "histogram") from the documented metrics table. */
     static Map<String, String> documentedMetricTypes() {
-        List<String> lines =
-                RepoFiles.read(RepoFiles.root().resolve(METRICS_DOC)).lines().toList();
-        int start = lines.indexOf("<!-- metrics -->");
-        assertThat(start).as("metrics marker in %s", METRICS_DOC).isNotNegative();
         Map<String, String> types = new TreeMap<>();
-        for (String line : lines.subList(start + 1, lines.size())) {
-            if (line.isBlank() && !types.isEmpty()) {
-                break;
-            }
-            if (line.startsWith("| `")) {
-                String[] cells = line.split("\\|");
-                Matcher m = CODE.matcher(cells[1]);
-                assertThat(m.find()).isTrue();
-                types.put(m.group(1), cells[2].strip());
-            }
+        for (String[] cells : RepoFiles.tableAfter(METRICS_DOC, "<!-- metrics -->")) {
+            Matcher m = CODE.matcher(cells[1]);
+            assertThat(m.find())
+                    .as("metric name in `code` in %s", String.join("|", cells))
+                    .isTrue();
+            types.put(m.group(1), cells[2].strip());
         }
         assertThat(types).isNotEmpty();
         assertThat(types.values())

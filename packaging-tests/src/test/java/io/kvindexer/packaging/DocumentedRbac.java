@@ -24,25 +24,19 @@ final class DocumentedRbac {
         return table("<!-- rbac:watch -->");
     }
 
+    /** The rules the Helm value {@code certManager.enabled} adds to the watch rules. */
+    static Set<String> certManagerRules() {
+        return table("<!-- rbac:cert-manager -->");
+    }
+
     static Set<String> leaseRules() {
         return table("<!-- rbac:lease -->");
     }
 
     /** Rows "| `group` | `res`, `res` | `verb`, `verb` | why |"; the core group is written `""`. */
     private static Set<String> table(String marker) {
-        List<String> lines =
-                RepoFiles.read(RepoFiles.root().resolve(DOC)).lines().toList();
-        int start = lines.indexOf(marker);
-        assertThat(start).as("marker %s in %s", marker, DOC).isNotNegative();
         Set<String> triples = new TreeSet<>();
-        for (String line : lines.subList(start + 1, lines.size())) {
-            if (line.isBlank() && !triples.isEmpty()) {
-                break;
-            }
-            if (!line.startsWith("|") || line.startsWith("|---") || !line.contains("`")) {
-                continue;
-            }
-            String[] cells = line.split("\\|");
+        for (String[] cells : RepoFiles.tableAfter(DOC, marker)) {
             List<String> groups = codes(cells[1]);
             List<String> resources = codes(cells[2]);
             List<String> verbs = codes(cells[3]);

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvindexer.indexer.IndexerCli;
 import io.kvindexer.operator.OperatorCli;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -46,20 +45,11 @@ class FlagsDocsTest {
         return flags;
     }
 
-    /** The flags named in the first column of the table under {@code heading}, up to the next heading. */
+    /** The flags named in the first column of the first table under {@code heading}. */
     static Set<String> documentedFlags(String doc, String heading) {
-        List<String> lines =
-                RepoFiles.read(RepoFiles.root().resolve(doc)).lines().toList();
-        int start = lines.indexOf(heading);
-        assertThat(start).as("\"%s\" in %s", heading, doc).isNotNegative();
         Set<String> flags = new TreeSet<>();
-        for (String line : lines.subList(start + 1, lines.size())) {
-            if (line.startsWith("#")) {
-                break;
-            }
-            if (line.startsWith("| `")) {
-                FLAG.matcher(line.split("\\|")[1]).results().forEach(r -> flags.add(r.group()));
-            }
+        for (String[] cells : RepoFiles.tableAfter(doc, heading)) {
+            FLAG.matcher(cells[1]).results().forEach(r -> flags.add(r.group()));
         }
         assertThat(flags).as("flags documented under %s in %s", heading, doc).isNotEmpty();
         return flags;

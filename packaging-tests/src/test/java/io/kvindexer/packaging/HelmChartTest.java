@@ -126,6 +126,17 @@ class HelmChartTest {
     }
 
     @Test
+    void certManagerValueAddsExactlyTheDocumentedCertificateRule() throws IOException {
+        Path values = tmp.resolve("cert-manager-values.yaml");
+        Files.writeString(values, "certManager:\n  enabled: true\n");
+        List<HasMetadata> objects = render(t -> t.withValuesFile(values));
+        java.util.Set<String> expected = new java.util.TreeSet<>(DocumentedRbac.watchRules());
+        expected.addAll(DocumentedRbac.certManagerRules());
+        assertThat(DocumentedRbac.certManagerRules()).allMatch(r -> r.startsWith("cert-manager.io|certificates|"));
+        assertThat(ruleTriples(only(objects, ClusterRole.class).getRules())).isEqualTo(expected);
+    }
+
+    @Test
     void nonDefaultValuesRenderNamespacedRbacAndTheOptionalParts() throws IOException {
         Path values = tmp.resolve("values.yaml");
         Files.writeString(values, """
@@ -211,6 +222,34 @@ class HelmChartTest {
             assertThat(schemas.validate(tree))
                     .as("schema errors of the chart's example %s", resource.getKind())
                     .isEmpty();
+        }
+    }
+
+    @Test
+    void theExamplePassesPersistenceAndTheComebackTimesToItsResourcesWithinTheCrdSchemas() {
+        CrdSchemas schemas = CrdSchemas.load(RepoFiles.chart().resolve("crds"));
+        List<HasMetadata> objects = render(t -> t.set("example.enabled", "true")
+                .set("example.persistence.size", "2Gi")
+                .set("example.persistence.snapshotIntervalSeconds", "10")
+                .set("example.worker.unregisterAfterSeconds", "90"));
+        List<GenericKubernetesResource> ours = all(objects, GenericKubernetesResource.class);
+        GenericKubernetesResource indexer = ours.stream()
+                .filter(r -> r.getKind().equals("KvIndexer"))
+                .findFirst()
+                .orElseThrow();
+        assertThat((String) indexer.get("spec", "persistence", "size")).isEqualTo("2Gi");
+        assertThat(((Number) indexer.get("spec", "persistence", "snapshotIntervalSeconds")).intValue())
+                .isEqualTo(10);
+        assertThat(((Number) indexer.get("spec", "unregisterGraceSeconds")).intValue())
+                .isEqualTo(120);
+        GenericKubernetesResource worker = ours.stream()
+                .filter(r -> r.getKind().equals("KvWorker"))
+                .findFirst()
+                .orElseThrow();
+        assertThat(((Number) worker.get("spec", "unregisterAfterSeconds")).intValue())
+                .isEqualTo(90);
+        for (GenericKubernetesResource resource : ours) {
+            assertThat(schemas.validate(CrdSchemas.YAML.valueToTree(resource))).isEmpty();
         }
     }
 

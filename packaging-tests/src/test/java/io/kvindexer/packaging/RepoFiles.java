@@ -43,6 +43,36 @@ final class RepoFiles {
         }
     }
 
+    /**
+     * The body rows of the first Markdown table after the line {@code marker} (a comment marker or a heading) in a
+     * doc, split into cells ({@code cells[1]} is the first column); the header and separator rows are left out.
+     */
+    static List<String[]> tableAfter(String doc, String marker) {
+        List<String> lines = read(root().resolve(doc)).lines().toList();
+        int start = lines.indexOf(marker);
+        if (start < 0) {
+            throw new AssertionError("no line \"" + marker + "\" in " + doc);
+        }
+        List<String[]> rows = new ArrayList<>();
+        boolean inTable = false;
+        for (String line : lines.subList(start + 1, lines.size())) {
+            if (!line.startsWith("|")) {
+                if (inTable) {
+                    break;
+                }
+                continue;
+            }
+            if (inTable && !line.startsWith("|---")) {
+                rows.add(line.split("\\|"));
+            }
+            inTable = true; // the first row is the header
+        }
+        if (rows.isEmpty()) {
+            throw new AssertionError("no table rows after \"" + marker + "\" in " + doc);
+        }
+        return rows;
+    }
+
     /** The YAML documents of a multi-document stream, without empty or comment-only ones. */
     static List<String> documents(String yaml) {
         List<String> docs = new ArrayList<>();

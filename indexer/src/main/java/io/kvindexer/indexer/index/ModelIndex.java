@@ -81,6 +81,15 @@ public final class ModelIndex {
         submitOps(worker, ops);
     }
 
+    /**
+     * Like {@link #submit(WorkerKey, List)}; {@code applied} then runs on the same writer thread once they are
+     * applied (the listeners count what waits unapplied against their byte budget).
+     */
+    public void submit(WorkerKey worker, List<KvEvent> events, Runnable applied) {
+        submit(worker, events);
+        writers.executeOn(writers.threadOf(worker.instanceId()), applied);
+    }
+
     /** Enqueues ready-made operations for one worker, applied in order (recovery and benchmarks use this). */
     public void submitOps(WorkerKey worker, List<IndexOp> ops) {
         if (!ops.isEmpty()) {

@@ -14,7 +14,7 @@ import java.util.Arrays;
  *
  * <p>The candidates of every position come from {@link NodeStore}'s content-prefix table: the query's prefix hashes
  * ({@link ContentPrefix}) are pure arithmetic, so the probes of a batch of positions do not depend on each other
- * and their cache misses overlap ({@link #probe}); batches double (8, 16, … 512 positions), so a query that
+ * and their cache misses overlap ({@link #probe}); batches double (4, 8, … 512 positions), so a query that
  * stops early probes at most about twice the positions it matched. A step then only checks a candidate's parent link
  * against the frame's node (parent-exact matching) on data the probes already loaded.
  *
@@ -51,7 +51,7 @@ final class PrefixMatcher {
     private final int[] probedFrom;
     private int positionsProbed;
     private int probedCount;
-    private int batch = 8;
+    private int batch = 4;
     private long lastPrefix = ContentPrefix.ROOT;
     private int[] slotScratch = new int[8];
     private int[] entryScratch = new int[8];
@@ -190,20 +190,31 @@ final class PrefixMatcher {
         long[] set = frameSet[top];
         frameSet[top] = null;
         int pushedFrom = depth;
-        if (pos < query.length) {
+        while (pos < query.length) {
             childrenAt(node, pos);
-            for (int c = 0, n = candidates.size(); c < n; c++) {
-                int child = candidates.getInt(c);
-                long[] next = take();
-                long range = owners.intersect(child, tier, set, lo, hi, next);
-                int nextLo = (int) (range >>> 32);
-                int nextHi = (int) range;
-                if (nextLo < nextHi) {
-                    push(child, pos + 1, framesCreated++, nextLo, nextHi, next);
+            if (candidates.size() != 1) {
+                branch(tier, pos, set, lo, hi);
+                break;
+            }
+            // one child: the general step would push its frame and pop it at once. While every worker of this
+            // frame holds it, nobody's run ends here, so advance in place (same frame numbering, no push or pop)
+            int child = candidates.getInt(0);
+            long[] next = take();
+            long range = owners.intersect(child, tier, set, lo, hi, next);
+            if (range != ((long) lo << 32 | hi) || !Arrays.equals(set, lo, hi, next, lo, hi)) {
+                if ((int) (range >>> 32) < (int) range) {
+                    push(child, pos + 1, framesCreated++, (int) (range >>> 32), (int) range, next);
                 } else {
                     spare.push(next);
                 }
+                break;
             }
+            Arrays.fill(set, lo, hi, 0L);
+            spare.push(set);
+            set = next;
+            node = child;
+            pos++;
+            id = framesCreated++;
         }
         if (id >= 0) {
             // workers of this frame that advanced into no child end their run here
@@ -221,6 +232,22 @@ final class PrefixMatcher {
         }
         Arrays.fill(set, lo, hi, 0L);
         spare.push(set);
+    }
+
+    /** Pushes a frame for each of {@link #candidates} that some worker of {@code set} holds on the tier. */
+    private void branch(int tier, int pos, long[] set, int lo, int hi) {
+        for (int c = 0, n = candidates.size(); c < n; c++) {
+            int child = candidates.getInt(c);
+            long[] next = take();
+            long range = owners.intersect(child, tier, set, lo, hi, next);
+            int nextLo = (int) (range >>> 32);
+            int nextHi = (int) range;
+            if (nextLo < nextHi) {
+                push(child, pos + 1, framesCreated++, nextLo, nextHi, next);
+            } else {
+                spare.push(next);
+            }
+        }
     }
 
     /** Collects into {@link #candidates} the probed nodes of position {@code pos} whose parent is {@code node}. */

@@ -12,8 +12,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Decodes one listener's batches and hands them to its sink for the effective (instance, dp rank): the
  * registered rank, or the batch's own {@code data_parallel_rank}. Remembers every rank it delivered for, so
- * dropping a worker's blocks (restart, unrecoverable gap) reaches all of them. Decoding runs on the listener's
- * own thread, so many listeners decode in parallel.
+ * dropping a worker's blocks (restart, unrecoverable gap) reaches all of them. Decoding runs on the poller (or replay)
+ * thread serving the listener, so listeners decode in parallel on those threads.
  */
 final class BatchDelivery {
 
@@ -26,8 +26,16 @@ final class BatchDelivery {
     /** What this stream has taught about its cache groups (hybrid models); kept across reconnects. */
     private final CacheGroups cacheGroups = new CacheGroups();
 
+    private final InflightBytes inflight;
+
     BatchDelivery(
-            ListenerSpec spec, BatchSink sink, EngineEventDecoder decoder, IngestMetrics metrics, ListenerLog log) {
+            ListenerSpec spec,
+            BatchSink sink,
+            EngineEventDecoder decoder,
+            IngestMetrics metrics,
+            ListenerLog log,
+            InflightBytes inflight) {
+        this.inflight = inflight;
         this.spec = spec;
         this.sink = sink;
         this.decoder = decoder;
@@ -71,7 +79,9 @@ final class BatchDelivery {
         int rank = batch.dataParallelRank() != null ? batch.dataParallelRank() : spec.dpRank();
         ranksSeen.add(rank);
         if (!batch.events().isEmpty()) {
-            sink.apply(new WorkerKey(spec.instanceId(), rank), batch.events());
+            long bytes = payload.length;
+            inflight.taken(bytes); // until the index has applied it: the pollers stop reading at the budget
+            sink.apply(new WorkerKey(spec.instanceId(), rank), batch.events(), () -> inflight.released(bytes));
         }
         if (batch.unknownEvents() > 0) {
             metrics.unknownEvents(batch.unknownEvents());

@@ -10,6 +10,15 @@ public interface BatchSink {
     /** The events of one batch, for the effective (instance, dp rank), in order. */
     void apply(WorkerKey worker, List<KvEvent> events);
 
+    /**
+     * Like {@link #apply(WorkerKey, List)}; {@code applied} runs once the events are applied (an asynchronous sink
+     * runs it later, on its own thread), so the listeners can bound what waits unapplied.
+     */
+    default void apply(WorkerKey worker, List<KvEvent> events, Runnable applied) {
+        apply(worker, events);
+        applied.run();
+    }
+
     /** The publisher restarted (seq went back): everything this worker rank held is gone. */
     void publisherRestarted(WorkerKey worker);
 

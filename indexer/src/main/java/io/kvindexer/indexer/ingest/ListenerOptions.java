@@ -11,9 +11,12 @@ import org.zeromq.ZContext;
  * @param context          the ZeroMQ context the sockets are made from
  * @param replayTimeout    longest wait for the next replay reply before giving up on a replay
  * @param handshakeTimeout a connection whose ZMTP handshake takes longer is dropped and made again
- * @param receiveHwm       SUB receive high-water mark, in messages
+ * @param receiveHwm       SUB receive high-water mark, in messages: what ZeroMQ queues for one listener before the
+ *                         engine's PUB drops (a gap, replayed); what waits for the index is bounded in bytes by the
+ *                         pollers' {@link InflightBytes}
  * @param replayPermits    how many replays may run at once (shared by the process's listeners)
  * @param replayChunk      batches one replay request may return before the next request continues
+ * @param pollers          the threads that serve the listeners' sockets and replays
  */
 public record ListenerOptions(
         ZContext context,
@@ -23,7 +26,11 @@ public record ListenerOptions(
         EngineEventDecoder decoder,
         IngestMetrics metrics,
         ReplayPermits replayPermits,
-        int replayChunk) {
+        int replayChunk,
+        IngestPollers pollers) {
+
+    /** ZeroMQ's own default: a listener's queue holds at most this many messages. */
+    public static final int DEFAULT_RECEIVE_HWM = 1_000;
 
     public ListenerOptions {
         Objects.requireNonNull(context, "context");
@@ -32,45 +39,63 @@ public record ListenerOptions(
         Objects.requireNonNull(decoder, "decoder");
         Objects.requireNonNull(metrics, "metrics");
         Objects.requireNonNull(replayPermits, "replayPermits");
+        Objects.requireNonNull(pollers, "pollers");
         if (replayChunk < 1) {
             throw new IllegalArgumentException("replayChunk must be >= 1");
         }
     }
 
     public static ListenerOptions defaults() {
+        return defaults(IngestPollers.shared());
+    }
+
+    /** The defaults, served by {@code pollers} (on the shared context). */
+    public static ListenerOptions defaults(IngestPollers pollers) {
         return new ListenerOptions(
                 ZmqContext.shared(),
                 Duration.ofSeconds(2),
                 Duration.ofSeconds(2),
-                1_000_000,
+                DEFAULT_RECEIVE_HWM,
                 new EngineEventDecoder(),
                 IngestMetrics.NOOP,
                 ReplayPermits.shared(),
-                10_000);
+                10_000,
+                pollers);
     }
 
     public ListenerOptions withReplayTimeout(Duration v) {
         return new ListenerOptions(
-                context, v, handshakeTimeout, receiveHwm, decoder, metrics, replayPermits, replayChunk);
+                context, v, handshakeTimeout, receiveHwm, decoder, metrics, replayPermits, replayChunk, pollers);
     }
 
     public ListenerOptions withHandshakeTimeout(Duration v) {
-        return new ListenerOptions(context, replayTimeout, v, receiveHwm, decoder, metrics, replayPermits, replayChunk);
+        return new ListenerOptions(
+                context, replayTimeout, v, receiveHwm, decoder, metrics, replayPermits, replayChunk, pollers);
     }
 
     public ListenerOptions withMetrics(IngestMetrics v) {
         return new ListenerOptions(
-                context, replayTimeout, handshakeTimeout, receiveHwm, decoder, v, replayPermits, replayChunk);
+                context, replayTimeout, handshakeTimeout, receiveHwm, decoder, v, replayPermits, replayChunk, pollers);
     }
 
     public ListenerOptions withReplayPermits(ReplayPermits v) {
         return new ListenerOptions(
-                context, replayTimeout, handshakeTimeout, receiveHwm, decoder, metrics, v, replayChunk);
+                context, replayTimeout, handshakeTimeout, receiveHwm, decoder, metrics, v, replayChunk, pollers);
     }
 
     public ListenerOptions withReplayChunk(int v) {
         return new ListenerOptions(
-                context, replayTimeout, handshakeTimeout, receiveHwm, decoder, metrics, replayPermits, v);
+                context, replayTimeout, handshakeTimeout, receiveHwm, decoder, metrics, replayPermits, v, pollers);
+    }
+
+    public ListenerOptions withPollers(IngestPollers v) {
+        return new ListenerOptions(
+                context, replayTimeout, handshakeTimeout, receiveHwm, decoder, metrics, replayPermits, replayChunk, v);
+    }
+
+    public ListenerOptions withReceiveHwm(int v) {
+        return new ListenerOptions(
+                context, replayTimeout, handshakeTimeout, v, decoder, metrics, replayPermits, replayChunk, pollers);
     }
 
     ReplayClient.Settings replaySettings() {

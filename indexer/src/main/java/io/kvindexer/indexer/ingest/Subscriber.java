@@ -61,27 +61,39 @@ final class Subscriber implements AutoCloseable {
     }
 
     /**
-     * One whole message, or null after the poll interval. A stalled connection is recreated first; what the old
-     * socket still had queued (from an earlier connection that did handshake) is handed out before anything new.
+     * Makes a stalled connection's socket again (see {@link HandshakeWatch}); what the old socket still had queued
+     * (from an earlier connection that did handshake) is kept and handed out first by {@link #receiveNow}.
      */
-    List<byte[]> receive() {
+    void checkStall() {
+        if (socket == null || !watch.stalled()) {
+            return;
+        }
+        for (List<byte[]> m; (m = Frames.receive(socket, ZMQ.DONTWAIT)) != null; ) {
+            drained.addLast(m);
+        }
+        watch.detach();
+        Frames.closeQuietly(socket);
+        socket = null;
+        open();
+        onRecreate.run();
+    }
+
+    /** Messages kept from a remade socket wait to be read (the socket itself may not signal them). */
+    boolean hasKept() {
+        return !drained.isEmpty();
+    }
+
+    /** One whole message, or null at once when none waits. */
+    List<byte[]> receiveNow() {
         if (!drained.isEmpty()) {
             return drained.removeFirst();
         }
-        if (watch.stalled()) {
-            for (List<byte[]> m; (m = Frames.receive(socket, ZMQ.DONTWAIT)) != null; ) {
-                drained.addLast(m);
-            }
-            watch.detach();
-            Frames.closeQuietly(socket);
-            socket = null;
-            open();
-            onRecreate.run();
-            if (!drained.isEmpty()) {
-                return drained.removeFirst();
-            }
-        }
-        return Frames.receive(socket);
+        return Frames.receive(socket, ZMQ.DONTWAIT);
+    }
+
+    /** The socket, for the poller's poll set. */
+    zmq.SocketBase socketBase() {
+        return socket.base();
     }
 
     @Override

@@ -17,6 +17,11 @@ public record IndexSink(ModelIndex index) implements BatchSink {
     }
 
     @Override
+    public void apply(WorkerKey worker, List<KvEvent> events, Runnable applied) {
+        index.submit(worker, events, applied);
+    }
+
+    @Override
     public void publisherRestarted(WorkerKey worker) {
         index.removeWorker(worker);
     }

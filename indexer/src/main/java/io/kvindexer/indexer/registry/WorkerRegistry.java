@@ -51,6 +51,7 @@ public final class WorkerRegistry implements AutoCloseable {
     private RecoveryTombstones tombstones;
 
     private boolean closed;
+    private volatile int listenerCapacity = Integer.MAX_VALUE;
 
     public WorkerRegistry(Indexers indexers, ListenerFactory listenerFactory) {
         this(indexers, listenerFactory, ServiceLimits.DEFAULTS);
@@ -67,6 +68,14 @@ public final class WorkerRegistry implements AutoCloseable {
         this.listenerFactory = Objects.requireNonNull(listenerFactory);
         this.limits = Objects.requireNonNull(limits);
         this.grace = new UnregisterGrace(unregisterGrace, System::nanoTime);
+    }
+
+    /**
+     * What the process can really hold (its ZeroMQ sockets and open files), when below {@code --max-listeners}: a
+     * registration above it is refused with a 409 like one above the flag, never a listener that fails later.
+     */
+    public void capListeners(int capacity) {
+        listenerCapacity = capacity;
     }
 
     /** Called after every change of the registered instances (the startup gate counts them). */
@@ -98,43 +107,11 @@ public final class WorkerRegistry implements AutoCloseable {
      * is taken when the registration has none yet. Caller holds the lock and notifies the observers after it.
      */
     private void registerLocked(Registration r, long restoredWatermark) throws RegistryException {
-        String problem = ZmqEndpoint.problem(r.endpoint());
-        if (problem != null) {
-            throw new RegistryException(RegistryException.Kind.INVALID, problem);
-        }
-        if (r.replayEndpoint() != null) {
-            String replayProblem = ZmqEndpoint.problem(r.replayEndpoint());
-            if (replayProblem != null) {
-                throw new RegistryException(
-                        RegistryException.Kind.INVALID,
-                        "invalid replay endpoint `" + r.replayEndpoint() + "`: " + replayProblem);
-            }
-        }
-        String id = Long.toUnsignedString(r.instanceId());
         if (closed) {
             throw new RegistryException(RegistryException.Kind.CONFLICT, "indexer is shutting down");
         }
         Instance existing = instances.get(r.instanceId());
-        if (existing != null && !existing.sameKey(r.modelName(), r.tenantId())) {
-            throw new RegistryException(
-                    RegistryException.Kind.CONFLICT,
-                    "instance " + id + " is already registered for model=" + existing.model + " tenant="
-                            + existing.tenant);
-        }
-        if (existing != null && existing.ranks.containsKey(r.dpRank())) {
-            throw new RegistryException(
-                    RegistryException.Kind.CONFLICT,
-                    "instance " + id + " dp_rank " + Integer.toUnsignedString(r.dpRank()) + " already registered");
-        }
-        if (existing != null
-                && existing.podName != null
-                && r.podName() != null
-                && !existing.podName.equals(r.podName())) {
-            throw new RegistryException(
-                    RegistryException.Kind.CONFLICT,
-                    "instance " + id + " is already registered for pod " + existing.podName);
-        }
-        checkLimits(existing, id);
+        RegistrationRules.check(r, existing, instances.values(), limits, listenerCapacity);
         ModelIndex index;
         try {
             index = indexers.getOrCreate(r.modelName(), r.tenantId(), r.blockSize());
@@ -164,31 +141,11 @@ public final class WorkerRegistry implements AutoCloseable {
         LOG.log(
                 System.Logger.Level.INFO,
                 "registered instance {0} dp_rank {1} at {2} for model={3} tenant={4}",
-                id,
+                Long.toUnsignedString(r.instanceId()),
                 Integer.toUnsignedString(r.dpRank()),
                 r.endpoint(),
                 r.modelName(),
                 r.tenantId());
-    }
-
-    /** Caller holds the lock. A client may not grow the registrations without bound (design: limits). */
-    private void checkLimits(Instance existing, String id) throws RegistryException {
-        if (existing != null && existing.ranks.size() >= limits.maxRanksPerInstance()) {
-            throw new RegistryException(
-                    RegistryException.Kind.CONFLICT,
-                    "instance " + id + " already has "
-                            + existing.ranks.size() + " dp ranks registered; the limit is "
-                            + limits.maxRanksPerInstance()
-                            + " (--max-ranks-per-instance)");
-        }
-        int listeners =
-                instances.values().stream().mapToInt(i -> i.ranks.size()).sum();
-        if (listeners >= limits.maxListeners()) {
-            throw new RegistryException(
-                    RegistryException.Kind.CONFLICT,
-                    listeners + " listeners are registered; the limit is " + limits.maxListeners()
-                            + " (--max-listeners)");
-        }
     }
 
     /**

@@ -80,7 +80,8 @@ class ManyFreshConnectionsTest {
                     new io.kvindexer.indexer.event.EngineEventDecoder(),
                     metrics,
                     new ReplayPermits(8),
-                    10_000);
+                    10_000,
+                    IngestPollers.shared());
             List<EngineSimulator> sims = new ArrayList<>();
             for (int i = 0; i < PAIRS; i++) {
                 EngineSimulator sim = EngineSimulator.Options.builder()

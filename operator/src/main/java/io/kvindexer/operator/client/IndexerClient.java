@@ -140,6 +140,11 @@ public class IndexerClient {
         }
     }
 
+    /** GET /dump (JSON, the whole index as router events; needs the token when auth is on): for tests and tools. */
+    public JsonNode dump(IndexerEndpoint replica) {
+        return call(replica, "dump", get(replica, "/dump"));
+    }
+
     /** POST /query; the raw score object ({@code scores}, {@code instances}, ...). */
     public JsonNode query(IndexerEndpoint replica, String modelName, String tenantId, List<Integer> tokenIds) {
         ObjectNode body = JSON.createObjectNode();

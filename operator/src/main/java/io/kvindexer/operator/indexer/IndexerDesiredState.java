@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.Probe;
@@ -58,11 +59,17 @@ public final class IndexerDesiredState {
         return statefulSet(kvi, POD_MANAGEMENT);
     }
 
-    /**
-     * {@code podManagementPolicy} is immutable on a StatefulSet: one created with another policy (by an older operator)
-     * keeps it, or every update would be refused.
-     */
     public static StatefulSet statefulSet(KvIndexer kvi, String podManagementPolicy) {
+        return statefulSet(kvi, podManagementPolicy, StateVolume.wanted(kvi));
+    }
+
+    /**
+     * {@code podManagementPolicy} and {@code volumeClaims} are immutable on a StatefulSet: one created with another
+     * policy (by an older operator) or other claims ({@link StateVolume}) keeps them, or every update would be
+     * refused. The container mounts the state volume when the claims hold it.
+     */
+    public static StatefulSet statefulSet(
+            KvIndexer kvi, String podManagementPolicy, List<PersistentVolumeClaim> volumeClaims) {
         KvIndexerSpec spec = kvi.getSpec();
         PodTemplateOverrides overrides = spec.getPodTemplate();
         Map<String, String> podLabels = new LinkedHashMap<>();
@@ -99,7 +106,7 @@ public final class IndexerDesiredState {
                         overrides != null && overrides.securityContext() != null
                                 ? overrides.securityContext()
                                 : podSecurityContext())
-                .withContainers(container(kvi))
+                .withContainers(container(kvi, StateVolume.mounted(volumeClaims)))
                 .addNewVolume()
                 .withName(TMP_VOLUME)
                 .withNewEmptyDir()
@@ -111,6 +118,7 @@ public final class IndexerDesiredState {
                 .withAffinity(overrides == null ? null : overrides.affinity())
                 .endSpec()
                 .endTemplate()
+                .withVolumeClaimTemplates(volumeClaims.isEmpty() ? null : volumeClaims)
                 .endSpec()
                 .build();
     }
@@ -121,6 +129,10 @@ public final class IndexerDesiredState {
      * first that answers. Nothing in the template depends on {@code replicas}: scaling never restarts a replica.
      */
     static Container container(KvIndexer kvi) {
+        return container(kvi, false);
+    }
+
+    static Container container(KvIndexer kvi, boolean stateVolume) {
         KvIndexerSpec spec = kvi.getSpec();
         List<String> args = new ArrayList<>(List.of(
                 "--port", String.valueOf(spec.getPort()),
@@ -140,6 +152,9 @@ public final class IndexerDesiredState {
         }
         if (spec.getMaxBlocksPerWorker() != null && spec.getMaxBlocksPerWorker() > 0) {
             args.addAll(List.of("--max-blocks-per-worker", String.valueOf(spec.getMaxBlocksPerWorker())));
+        }
+        if (stateVolume) {
+            args.addAll(StateVolume.args(kvi));
         }
         List<EnvVar> env = new ArrayList<>();
         if (!IndexerSecurity.authEnabled(kvi)) {
@@ -170,6 +185,13 @@ public final class IndexerDesiredState {
                 .withName(TMP_VOLUME)
                 .withMountPath("/tmp")
                 .endVolumeMount()
+                .addAllToVolumeMounts(
+                        stateVolume
+                                ? List.of(new io.fabric8.kubernetes.api.model.VolumeMountBuilder()
+                                        .withName(StateVolume.NAME)
+                                        .withMountPath(StateVolume.MOUNT_PATH)
+                                        .build())
+                                : List.of())
                 .addAllToVolumeMounts(IndexerSecurity.mounts(kvi))
                 .build();
     }

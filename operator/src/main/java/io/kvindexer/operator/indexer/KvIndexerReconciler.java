@@ -2,6 +2,8 @@ package io.kvindexer.operator.indexer;
 
 import static io.kvindexer.operator.reconcile.ControllerServices.key;
 
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
@@ -18,6 +20,7 @@ import io.kvindexer.operator.client.IndexerEndpoint;
 import io.kvindexer.operator.client.ReplicaAccess;
 import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.reconcile.Backoff;
 import io.kvindexer.operator.reconcile.ControllerServices;
 import io.kvindexer.operator.reconcile.FanOut;
@@ -68,6 +71,7 @@ import org.slf4j.LoggerFactory;
 public class KvIndexerReconciler implements Reconciler<KvIndexer> {
     public static final String NAME = "kvindexer";
     public static final String INDEXER_PODS = "indexer-pods";
+    public static final String KV_WORKERS = "kvworkers";
     private static final Logger LOG = LoggerFactory.getLogger(KvIndexerReconciler.class);
 
     private final ControllerServices services;
@@ -82,14 +86,26 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
 
     @Override
     public List<EventSource<?, KvIndexer>> prepareEventSources(EventSourceContext<KvIndexer> context) {
-        return List.of(new InformerEventSource<>(
-                IndexerPods.informer(
-                        INDEXER_PODS,
-                        KvIndexer.class,
-                        pod -> Set.of(new ResourceID(
-                                pod.getMetadata().getLabels().get(IndexerNames.LABEL_INSTANCE),
-                                pod.getMetadata().getNamespace()))),
-                context));
+        // a KvWorker that names a KvIndexer changes its NetworkPolicy's egress (the engines' pods and ports)
+        var workers = InformerEventSourceConfiguration.from(KvWorker.class, KvIndexer.class)
+                .withName(KV_WORKERS)
+                .withNamespacesInheritedFromController()
+                .withSecondaryToPrimaryMapper((KvWorker w) -> w.getSpec() == null
+                                || w.getSpec().getIndexerRef() == null
+                        ? Set.of()
+                        : Set.of(new ResourceID(
+                                w.getSpec().getIndexerRef(), w.getMetadata().getNamespace())))
+                .build();
+        return List.of(
+                new InformerEventSource<>(
+                        IndexerPods.informer(
+                                INDEXER_PODS,
+                                KvIndexer.class,
+                                pod -> Set.of(new ResourceID(
+                                        pod.getMetadata().getLabels().get(IndexerNames.LABEL_INSTANCE),
+                                        pod.getMetadata().getNamespace()))),
+                        context),
+                new InformerEventSource<>(workers, context));
     }
 
     @Override
@@ -113,6 +129,12 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
         if (securityWarning != null) {
             peerErrors.put("tls", securityWarning);
             services.events().warning(kvi, "TlsIssuerUnavailable", securityWarning);
+        }
+        String persistence = StateVolume.notApplied(
+                kvi, context.getSecondaryResource(StatefulSet.class).orElse(null));
+        if (persistence != null) {
+            peerErrors.put("persistence", persistence);
+            services.events().warning(kvi, "PersistenceNotApplied", persistence);
         }
         if (ServiceMonitors.wanted(kvi) && !ServiceMonitors.crdInstalled(context.getClient())) {
             peerErrors.put("servicemonitor", ServiceMonitors.NOT_INSTALLED);

@@ -1,5 +1,6 @@
 package io.kvindexer.operator.indexer;
 
+import static io.kvindexer.operator.reconcile.SpecChecks.atLeastOne;
 import static io.kvindexer.operator.reconcile.SpecChecks.between;
 import static io.kvindexer.operator.reconcile.SpecChecks.first;
 import static io.kvindexer.operator.reconcile.SpecChecks.required;
@@ -8,6 +9,7 @@ import static io.kvindexer.operator.reconcile.SpecChecks.zeroOrMore;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexerSpec;
+import io.kvindexer.operator.crd.v1alpha1.Persistence;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -52,6 +54,26 @@ public final class KvIndexerValidation {
         return null;
     }
 
+    /** A size that parses and is above zero; an interval of at least a second. */
+    private static String persistence(Persistence p) {
+        if (p == null) {
+            return null;
+        }
+        if (p.size() == null) {
+            return "spec.persistence.size is required";
+        }
+        String parse = quantities("spec.persistence", Map.of("size", p.size()));
+        if (parse != null) {
+            return parse;
+        }
+        if (Quantity.getAmountInBytes(p.size()).signum() <= 0) {
+            return "spec.persistence.size must be above 0, got " + p.size();
+        }
+        return p.snapshotIntervalSeconds() == null
+                ? null
+                : atLeastOne("spec.persistence.snapshotIntervalSeconds", p.snapshotIntervalSeconds());
+    }
+
     public static String validate(KvIndexerSpec spec) {
         if (spec == null) {
             return "spec is required";
@@ -70,6 +92,7 @@ public final class KvIndexerValidation {
                         ? null
                         : zeroOrMore("spec.unregisterGraceSeconds", spec.getUnregisterGraceSeconds()),
                 quantities(spec.getResources()),
+                persistence(spec.getPersistence()),
                 spec.getBlockTtl() == null ? null : spec.getBlockTtl().problem(),
                 spec.getMaxBlocksPerWorker() != null && spec.getMaxBlocksPerWorker() < 0
                         ? "spec.maxBlocksPerWorker must be 0 or more, got " + spec.getMaxBlocksPerWorker()

@@ -12,7 +12,7 @@ import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 /**
  * The replicas' NetworkPolicy ({@link IndexerNetworkPolicy}), kept while {@code spec.networkPolicy.enabled} is not
  * false (the workflow deletes it when it turns false). The KvWorkers that name the KvIndexer are read when it is
- * reconciled; a KvWorker change reaches it at the next reconcile (the resync period at the latest).
+ * reconciled; a KvWorker change triggers that reconcile ({@link KvIndexerReconciler}'s KvWorker informer).
  */
 @KubernetesDependent(informer = @Informer(labelSelector = IndexerNames.MANAGED_SELECTOR))
 public class NetworkPolicyDependent extends CRUDKubernetesDependentResource<NetworkPolicy, KvIndexer> {

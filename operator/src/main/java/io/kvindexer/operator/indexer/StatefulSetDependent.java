@@ -17,9 +17,10 @@ public class StatefulSetDependent extends CRUDKubernetesDependentResource<Statef
 
     @Override
     protected StatefulSet desired(KvIndexer primary, Context<KvIndexer> context) {
-        String policy = context.getSecondaryResource(StatefulSet.class)
-                .map(s -> s.getSpec().getPodManagementPolicy())
-                .orElse(IndexerDesiredState.POD_MANAGEMENT);
-        return IndexerDesiredState.statefulSet(primary, policy);
+        StatefulSet existing = context.getSecondaryResource(StatefulSet.class).orElse(null);
+        String policy = existing == null
+                ? IndexerDesiredState.POD_MANAGEMENT
+                : existing.getSpec().getPodManagementPolicy();
+        return IndexerDesiredState.statefulSet(primary, policy, StateVolume.effective(primary, existing));
     }
 }

@@ -4,8 +4,8 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.ResourceCache;
 import io.javaoperatorsdk.operator.processing.event.source.SecondaryToPrimaryMapper;
-import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import java.util.List;
@@ -28,11 +28,14 @@ public final class IndexerPods {
                 .build();
     }
 
-    /** The replica pods of {@code kvi} in the informer named {@code name}, as {@link IndexerReplica}s. */
+    /**
+     * The replica pods of {@code kvi} in the informer named {@code name}, as {@link IndexerReplica}s. Read through
+     * the informer's cache interface only.
+     */
     @SuppressWarnings("unchecked")
     public static <P extends HasMetadata> List<IndexerReplica> replicas(
             Context<P> context, String name, KvIndexer kvi) {
-        var pods = (InformerEventSource<Pod, P>) context.eventSourceRetriever().getEventSourceFor(Pod.class, name);
+        var pods = (ResourceCache<Pod>) context.eventSourceRetriever().getEventSourceFor(Pod.class, name);
         String instance = kvi.getMetadata().getName();
         return IndexerReplica.of(
                 kvi,

@@ -21,6 +21,8 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -120,6 +122,26 @@ final class LoopbackCluster implements AutoCloseable {
 
     /** Starts replica {@code ordinal} from the StatefulSet's current args; returns once its pod is Ready. */
     IndexerApp startReplica(String ns, String name, int ordinal) throws Exception {
+        return startReplica(ns, name, ordinal, true);
+    }
+
+    /**
+     * Starts replica {@code ordinal} with no peer to recover from, as when every replica restarted at once (the
+     * headless Service's name resolves to no address); returns once its pod is Ready.
+     */
+    IndexerApp startReplicaAlone(String ns, String name, int ordinal) throws Exception {
+        return startReplica(ns, name, ordinal, false);
+    }
+
+    /**
+     * The volume of replica {@code ordinal} (the claim {@code state-<pod>} of the StatefulSet's claim template): a
+     * directory under target/ that outlives the replica's process, as a PersistentVolume outlives its pod.
+     */
+    static Path volume(String ns, String pod) {
+        return Path.of("target", "volumes", ns, "state-" + pod).toAbsolutePath();
+    }
+
+    private IndexerApp startReplica(String ns, String name, int ordinal, boolean peers) throws Exception {
         KvIndexer kvi = kvIndexer(ns, name);
         Container indexer =
                 await().atMost(Duration.ofSeconds(30)).until(() -> harness.indexerContainer(ns, name), c -> c != null);
@@ -128,11 +150,19 @@ final class LoopbackCluster implements AutoCloseable {
         boolean tls = template.contains("--tls-cert-file");
         for (int i = 0; i < template.size(); i++) {
             if (template.get(i).equals("--peers-dns")) {
-                String peers = resolvePeersDns(template.get(++i), ordinal, tls ? "https" : "http");
-                if (!peers.isEmpty()) {
+                String found = peers ? resolvePeersDns(template.get(++i), ordinal, tls ? "https" : "http") : "";
+                i += peers ? 0 : 1;
+                if (!found.isEmpty()) {
                     args.add("--peers");
-                    args.add(peers);
+                    args.add(found);
                 }
+            } else if (template.get(i).equals("--snapshot-dir")) {
+                // the kubelet mounts the replica's own claim where the template says
+                Path volume = volume(ns, IndexerNames.pod(kvi, ordinal));
+                Files.createDirectories(volume);
+                args.add("--snapshot-dir");
+                args.add(volume.toString());
+                i++;
             } else {
                 args.add(template.get(i));
             }

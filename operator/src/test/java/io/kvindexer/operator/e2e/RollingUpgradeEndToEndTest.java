@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.operator.client.IndexerClientException;
 import io.kvindexer.operator.client.IndexerEndpoint;
@@ -13,10 +12,6 @@ import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
 import io.kvindexer.operator.worker.InstanceIds;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -50,20 +45,12 @@ class RollingUpgradeEndToEndTest {
     private static final int REPLICAS = 3;
     private static final int ENGINES = 2;
     private static final int BLOCK = 4;
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private final HttpClient http = HttpClient.newHttpClient();
 
     /** {@code instance/block} of every block a replica's /dump holds on rank 0. */
-    private Set<String> dump(IndexerEndpoint replica) throws Exception {
-        HttpResponse<String> r = http.send(
-                HttpRequest.newBuilder(URI.create(replica.baseUrl() + "/dump"))
-                        .timeout(Duration.ofSeconds(10))
-                        .GET()
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
-        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    private static Set<String> dump(LoopbackCluster cluster, IndexerEndpoint replica) {
         Set<String> out = new HashSet<>();
-        JSON.readTree(r.body())
+        cluster.http
+                .dump(replica)
                 .properties()
                 .forEach(model -> model.getValue().path("events").forEach(ev -> {
                     String worker = ev.get("worker_id").bigIntegerValue().toString();
@@ -234,7 +221,7 @@ class RollingUpgradeEndToEndTest {
                 IndexerEndpoint r = cluster.replica(kvi, i);
                 await().atMost(WAIT)
                         .pollInterval(Duration.ofMillis(200))
-                        .untilAsserted(() -> assertThat(dump(r))
+                        .untilAsserted(() -> assertThat(dump(cluster, r))
                                 .as("/dump of kv-%d vs the engines", r.name())
                                 .isEqualTo(truth));
             }

@@ -60,7 +60,7 @@ class ScalingEndToEndTest {
                         .as("peers of kv-%d", i)
                         .containsExactlyInAnyOrderElementsOf(IntStream.range(0, replicas)
                                 .filter(j -> j != self)
-                                .mapToObj(j -> "http://kv-" + j + ".kv-peers." + NS + ".svc:" + port)
+                                .mapToObj(j -> "https://kv-" + j + ".kv-peers." + NS + ".svc:" + port)
                                 .toList());
             }
             assertThat(harness.kvIndexer(NS, "kv").getStatus().ready()).isEqualTo(replicas + "/" + replicas);

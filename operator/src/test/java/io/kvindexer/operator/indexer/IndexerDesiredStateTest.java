@@ -133,7 +133,7 @@ class IndexerDesiredStateTest {
         var pod = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate().getSpec();
         var c = pod.getContainers().getFirst();
         assertThat(c.getArgs())
-                .containsExactly("--port", "8090", "--threads", "4", "--peers-dns", "kv-peers.llm.svc:8090");
+                .doesNotContain("--tls-cert-file", "--tls-key-file", "--tls-ca-file", "--auth-token-file");
         assertThat(c.getEnv()).containsExactly(AuthSecret.envVar());
         assertThat(c.getLivenessProbe().getHttpGet().getScheme()).isEqualTo("HTTP");
         assertThat(pod.getVolumes()).extracting(v -> v.getName()).containsExactly("tmp");
@@ -266,5 +266,65 @@ class IndexerDesiredStateTest {
         assertThat(IndexerNames.ordinalOf(kvi, "kv-1")).isEqualTo(1);
         assertThat(IndexerNames.ordinalOf(kvi, "kv-x")).isEqualTo(-1);
         assertThat(IndexerNames.ordinalOf(kvi, "other-0")).isEqualTo(-1);
+    }
+
+    @Test
+    void persistenceIsAClaimPerReplicaMountedWhereTheSnapshotsGoAndAnExistingStatefulSetKeepsItsClaims() {
+        KvIndexer kvi = Resources.kvIndexer("llm", "kv", 2, 8090);
+        var plain = IndexerDesiredState.statefulSet(kvi);
+        assertThat(plain.getSpec().getVolumeClaimTemplates()).isNullOrEmpty();
+        assertThat(plain.getSpec()
+                        .getTemplate()
+                        .getSpec()
+                        .getContainers()
+                        .getFirst()
+                        .getArgs())
+                .doesNotContain("--snapshot-dir");
+
+        kvi.getSpec()
+                .setPersistence(new io.kvindexer.operator.crd.v1alpha1.Persistence(
+                        new io.fabric8.kubernetes.api.model.Quantity("2Gi"), null, null));
+        var sts = IndexerDesiredState.statefulSet(kvi);
+        var claim = sts.getSpec().getVolumeClaimTemplates().getFirst();
+        assertThat(claim.getMetadata().getName()).isEqualTo("state");
+        assertThat(claim.getSpec().getStorageClassName())
+                .as("the cluster's default")
+                .isNull();
+        var c = sts.getSpec().getTemplate().getSpec().getContainers().getFirst();
+        assertThat(c.getArgs())
+                .containsSubsequence("--snapshot-dir", "/var/lib/kv-indexer")
+                .doesNotContain("--snapshot-interval");
+        assertThat(c.getVolumeMounts()).extracting(m -> m.getMountPath()).contains("/var/lib/kv-indexer");
+        assertThat(StateVolume.notApplied(kvi, sts)).isNull();
+
+        // a StatefulSet created without the volume keeps it so (its claims cannot change), and that is said
+        var effective = StateVolume.effective(kvi, plain);
+        assertThat(effective).isEmpty();
+        var kept = IndexerDesiredState.statefulSet(kvi, IndexerDesiredState.POD_MANAGEMENT, effective);
+        assertThat(kept.getSpec().getVolumeClaimTemplates()).isNullOrEmpty();
+        assertThat(kept.getSpec()
+                        .getTemplate()
+                        .getSpec()
+                        .getContainers()
+                        .getFirst()
+                        .getArgs())
+                .as("no mount, no snapshot flags")
+                .doesNotContain("--snapshot-dir");
+        assertThat(StateVolume.notApplied(kvi, plain))
+                .startsWith("spec.persistence is not applied")
+                .contains("kubectl delete statefulset kv --cascade=orphan");
+        kvi.getSpec()
+                .setPersistence(new io.kvindexer.operator.crd.v1alpha1.Persistence(
+                        new io.fabric8.kubernetes.api.model.Quantity("4Gi"), null, 10));
+        assertThat(StateVolume.notApplied(kvi, sts)).startsWith("spec.persistence (4Gi) is not applied");
+        assertThat(IndexerDesiredState.statefulSet(
+                                kvi, IndexerDesiredState.POD_MANAGEMENT, StateVolume.effective(kvi, sts))
+                        .getSpec()
+                        .getTemplate()
+                        .getSpec()
+                        .getContainers()
+                        .getFirst()
+                        .getArgs())
+                .containsSubsequence("--snapshot-dir", "/var/lib/kv-indexer", "--snapshot-interval", "10s");
     }
 }

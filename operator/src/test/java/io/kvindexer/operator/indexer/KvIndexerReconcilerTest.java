@@ -7,6 +7,7 @@ import static org.mockito.Mockito.RETURNS_DEEP_STUBS;
 import static org.mockito.Mockito.mock;
 import static org.mockito.Mockito.verify;
 import static org.mockito.Mockito.when;
+import static org.mockito.Mockito.withSettings;
 
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -14,7 +15,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
-import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
+import io.javaoperatorsdk.operator.api.reconciler.ResourceCache;
+import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.kvindexer.operator.client.IndexerClient;
 import io.kvindexer.operator.client.IndexerClientException;
 import io.kvindexer.operator.client.IndexerEndpoint;
@@ -100,8 +102,10 @@ class KvIndexerReconcilerTest {
                 Duration.ofSeconds(30)));
         context = mock(Context.class, RETURNS_DEEP_STUBS);
         when(context.getClient()).thenReturn(client);
-        InformerEventSource<Pod, KvIndexer> pods = mock(InformerEventSource.class);
-        when(pods.list(eq(NS), any())).thenAnswer(inv -> {
+        // an interface mock (the reconciler reads the informer through its cache interface): cheap to make
+        EventSource<Pod, KvIndexer> pods =
+                mock(EventSource.class, withSettings().extraInterfaces(ResourceCache.class));
+        when(((ResourceCache<Pod>) pods).list(eq(NS), any())).thenAnswer(inv -> {
             Predicate<Pod> filter = inv.getArgument(1);
             return List.copyOf(replicaPods).stream().filter(filter);
         });
@@ -143,7 +147,7 @@ class KvIndexerReconcilerTest {
     }
 
     private static String url(String name, int ordinal) {
-        return "http://" + name + "-" + ordinal + "." + name + "-peers." + NS + ".svc:8090";
+        return "https://" + name + "-" + ordinal + "." + name + "-peers." + NS + ".svc:8090";
     }
 
     @Test

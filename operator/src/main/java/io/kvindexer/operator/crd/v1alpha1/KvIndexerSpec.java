@@ -83,6 +83,10 @@ public class KvIndexerSpec extends UnknownFields {
     @Min(0)
     private Integer unregisterGraceSeconds = 120;
 
+    @JsonPropertyDescription("A volume per replica for its snapshots, so a replica with no peer left comes back with"
+            + " its index. Set when the KvIndexer is created: a StatefulSet's volume claims cannot change later.")
+    private Persistence persistence;
+
     @JsonPropertyDescription("Create a Prometheus Operator ServiceMonitor for the replicas' /metrics.")
     @Default("false")
     private Boolean serviceMonitor = false;
@@ -223,5 +227,13 @@ public class KvIndexerSpec extends UnknownFields {
 
     public void setUnregisterGraceSeconds(Integer unregisterGraceSeconds) {
         this.unregisterGraceSeconds = unregisterGraceSeconds;
+    }
+
+    public Persistence getPersistence() {
+        return persistence;
+    }
+
+    public void setPersistence(Persistence persistence) {
+        this.persistence = persistence;
     }
 }

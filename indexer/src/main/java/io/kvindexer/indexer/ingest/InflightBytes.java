@@ -1,0 +1,48 @@
+package io.kvindexer.indexer.ingest;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The bytes of batches read from ZeroMQ and handed to the index that the index has not applied yet, against a
+ * process-wide budget ({@code --ingest-queue-bytes}). While the budget is used up the pollers stop reading, so a slow
+ * index writer backs up into ZeroMQ's bounded queues (and from there into gaps and replays), never into the heap.
+ * One batch is always let through, however large, so progress never stops.
+ */
+public final class InflightBytes {
+
+    /** The default budget: an eighth of the heap, at least 16 MiB. */
+    public static long defaultBudget() {
+        return Math.max(16L << 20, Runtime.getRuntime().maxMemory() / 8);
+    }
+
+    private final long budget;
+    private final AtomicLong used = new AtomicLong();
+
+    public InflightBytes(long budget) {
+        if (budget < 1) {
+            throw new IllegalArgumentException("the ingest queue budget must be at least one byte, got " + budget);
+        }
+        this.budget = budget;
+    }
+
+    public long budget() {
+        return budget;
+    }
+
+    /** Bytes handed to the index and not yet applied. */
+    public long used() {
+        return used.get();
+    }
+
+    boolean hasRoom() {
+        return used.get() < budget;
+    }
+
+    void taken(long bytes) {
+        used.addAndGet(bytes);
+    }
+
+    void released(long bytes) {
+        used.addAndGet(-bytes);
+    }
+}

@@ -1,0 +1,86 @@
+package io.kvindexer.indexer.ingest;
+
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.zeromq.ZContext;
+
+/**
+ * The threads every listener of the process shares: a fixed set of {@link Poller}s that read the SUB sockets (a
+ * listener costs a socket and a small record, not a thread) and a fixed pool for replays, which block on an
+ * engine's answer and so never run on a poller. The thread count does not depend on how many engines there are.
+ */
+public final class IngestPollers implements AutoCloseable {
+
+    /** Pollers by default: enough to decode on every core of a small machine, few enough to stay cheap. */
+    public static final int DEFAULT_POLLERS =
+            Math.max(2, Math.min(4, Runtime.getRuntime().availableProcessors()));
+
+    private static IngestPollers shared;
+
+    private final ZContext context;
+    private final Poller[] pollers;
+    private final ExecutorService replays;
+    private final InflightBytes inflight;
+
+    /**
+     * @param pollerCount    poller threads
+     * @param replayThreads  threads for replays (a replay waits for a {@link ReplayPermits} permit on one)
+     * @param inflight       the budget of bytes handed to the index and not yet applied
+     */
+    public IngestPollers(ZContext context, int pollerCount, int replayThreads, InflightBytes inflight) {
+        if (pollerCount < 1 || replayThreads < 1) {
+            throw new IllegalArgumentException("at least one poller and one replay thread");
+        }
+        this.context = context;
+        this.inflight = inflight;
+        this.pollers = new Poller[pollerCount];
+        for (int i = 0; i < pollerCount; i++) {
+            pollers[i] = new Poller(inflight, "kv-ingest-poller-" + i);
+            pollers[i].start();
+        }
+        AtomicInteger n = new AtomicInteger();
+        this.replays = Executors.newFixedThreadPool(replayThreads, r -> {
+            Thread t = new Thread(r, "kv-ingest-replay-" + n.getAndIncrement());
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** The process's default set (on {@link ZmqContext#shared()}), made on first use. */
+    public static synchronized IngestPollers shared() {
+        ZContext context = ZmqContext.shared();
+        if (shared == null || shared.context != context) {
+            shared = new IngestPollers(
+                    context, DEFAULT_POLLERS, ReplayPermits.DEFAULT, new InflightBytes(InflightBytes.defaultBudget()));
+        }
+        return shared;
+    }
+
+    public InflightBytes inflight() {
+        return inflight;
+    }
+
+    /** The poller serving the fewest streams. */
+    Poller leastLoaded() {
+        Poller best = pollers[0];
+        for (Poller p : pollers) {
+            if (p.size() < best.size()) {
+                best = p;
+            }
+        }
+        return best;
+    }
+
+    void replay(Runnable task) {
+        replays.execute(task);
+    }
+
+    @Override
+    public void close() {
+        for (Poller p : pollers) {
+            p.close();
+        }
+        replays.shutdownNow();
+    }
+}

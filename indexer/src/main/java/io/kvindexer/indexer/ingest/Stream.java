@@ -1,0 +1,294 @@
+package io.kvindexer.indexer.ingest;
+
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import zmq.SocketBase;
+
+/**
+ * One attempt of a listener on its poller: the SUB socket, the sequence rules ({@link SequenceTracker}) and, while a
+ * gap is replayed, the hand-over to a replay thread. The poller thread owns everything here except while
+ * {@link #replaying}: then the replay thread does, and the poller leaves the socket unread (live messages wait in
+ * its queue and are applied after the replayed batches, so a live {@code Removed(A)} is never overtaken by a
+ * replayed {@code Stored(A)}). The hand-over in both directions goes through a queue (a happens-before edge).
+ */
+final class Stream implements ReplayClient.Target {
+
+    private final EngineListener owner;
+    private final Poller poller;
+    private final IngestPollers threads;
+    private final SequenceTracker tracker;
+    private final EngineLink link;
+    private final CountDownLatch exited = new CountDownLatch(1);
+    private final Subscriber sub;
+    private final ReplayClient replay;
+    private volatile boolean stopped;
+    private boolean open;
+    private boolean active;
+    private boolean replaying;
+    private boolean resumePending;
+    /** the live message that showed a gap: applied after the replay */
+    private List<byte[]> heldLive;
+
+    Stream(EngineListener owner, Poller poller, IngestPollers threads) {
+        this.owner = owner;
+        this.poller = poller;
+        this.threads = threads;
+        ListenerOptions options = owner.options();
+        this.tracker = new SequenceTracker(owner.watermark());
+        this.link = EngineLink.of(owner.spec().endpoint(), options.metrics(), owner.log());
+        this.sub = new Subscriber(
+                options.context(),
+                owner.spec().endpoint(),
+                options.receiveHwm(),
+                options.handshakeTimeout(),
+                0,
+                options.metrics()::handshakeRetry,
+                link);
+        this.replay = owner.spec().replayEndpoint() == null
+                ? null
+                : new ReplayClient(
+                        options.context(),
+                        owner.spec().replayEndpoint(),
+                        options.replaySettings(),
+                        (int) options.handshakeTimeout().toMillis(),
+                        100,
+                        () -> stopped,
+                        options.metrics()::handshakeRetry);
+    }
+
+    EngineLink link() {
+        return link;
+    }
+
+    // ---- on the poller thread --------------------------------------------------------------------------
+
+    void open() {
+        if (stopped) {
+            finish();
+            return;
+        }
+        try {
+            sub.open();
+            open = true;
+        } catch (RuntimeException e) {
+            owner.fail(
+                    this,
+                    "failed to connect ZMQ SUB socket to " + owner.spec().endpoint() + ": "
+                            + (e.getMessage() != null ? e.getMessage() : e.toString()));
+            finish();
+        }
+    }
+
+    /** The per-turn duties: stop, handshake deadline, the ready gate, a resume on connect. */
+    void tick() {
+        if (stopped) {
+            finish();
+            return;
+        }
+        if (!open || replaying) {
+            return;
+        }
+        sub.checkStall();
+        if (!active) {
+            if (!owner.gate().isOpen()) {
+                return; // connected, but nothing is read before the gate opens
+            }
+            active = true;
+            owner.becomeActive(this);
+            tracker.begin();
+            // started from a known watermark (a restore, a re-registration, a resume): catch up at once
+            resumePending = replay != null && tracker.anyApplied();
+        }
+        if (resumePending && link.state().connected()) {
+            resumePending = false;
+            startReplay(this::resume);
+            return;
+        }
+        if (sub.hasKept()) {
+            drain(Poller.BATCH); // kept from a remade socket: the new one will not signal them
+        }
+    }
+
+    boolean readable() {
+        return open && active && !replaying && !stopped;
+    }
+
+    SocketBase socketBase() {
+        return sub.socketBase();
+    }
+
+    /** Reads and handles up to {@code max} live messages, stopping early when one starts a replay. */
+    void drain(int max) {
+        for (int i = 0; i < max && readable(); i++) {
+            List<byte[]> frames = sub.receiveNow();
+            if (frames == null) {
+                return;
+            }
+            resumePending = false; // the live stream's seq tracking takes over
+            handleLive(frames);
+        }
+    }
+
+    private void handleLive(List<byte[]> frames) {
+        BatchDelivery delivery = owner.delivery();
+        if (!delivery.wellFormed(frames)) {
+            return;
+        }
+        long seq = Frames.readSeq(frames.get(1));
+        long before = owner.watermark().get();
+        SequenceTracker.Step step = tracker.onLive(seq);
+        if (step.restarted()) {
+            owner.log()
+                    .info("seq went back to " + u(seq) + " (applied up to " + u(before)
+                            + "): the engine restarted; dropping its blocks");
+            delivery.publisherRestarted();
+        }
+        if (step.needsReplay()) {
+            owner.options().metrics().gapDetected(step.missing());
+            if (replay == null) {
+                owner.log().once("no_replay", "No replay endpoint configured; batches lost");
+                owner.options().metrics().batchesLost(step.missing());
+                lost(
+                        step.replayFrom(),
+                        step.replayUntil(),
+                        "batches " + u(step.replayFrom()) + ".." + u(step.replayUntil() - 1)
+                                + " lost: no replay endpoint");
+            } else {
+                heldLive = frames;
+                long from = step.replayFrom();
+                long until = step.replayUntil();
+                startReplay(() -> recover(from, until));
+                return;
+            }
+        }
+        applyLive(frames);
+    }
+
+    private void applyLive(List<byte[]> frames) {
+        long seq = Frames.readSeq(frames.get(1));
+        if (!tracker.isNew(seq)) {
+            owner.options().metrics().staleBatch();
+            return;
+        }
+        if (!applyBatch(seq, frames.get(2))) {
+            tracker.undecodable(seq);
+        }
+    }
+
+    /** Hands the stream to a replay thread; the socket is left unread until it comes back. */
+    private void startReplay(Runnable work) {
+        replaying = true;
+        threads.replay(() -> {
+            try {
+                work.run();
+                if (heldLive != null && !stopped) {
+                    applyLive(heldLive);
+                }
+            } catch (RuntimeException e) {
+                owner.log().warn("replay failed: " + e);
+            } finally {
+                heldLive = null;
+                poller.submit(this::replayDone);
+            }
+        });
+    }
+
+    private void replayDone() {
+        replaying = false;
+        if (stopped) {
+            finish();
+        }
+    }
+
+    /** Closes the socket for good (once no replay holds the stream). */
+    private void finish() {
+        if (replaying || exited.getCount() == 0) {
+            return;
+        }
+        sub.close();
+        open = false;
+        poller.removed(this);
+        exited.countDown();
+    }
+
+    // ---- on the replay thread --------------------------------------------------------------------------
+
+    private void resume() {
+        long from = owner.watermark().get() + 1;
+        owner.log()
+                .info("resuming after seq " + u(from - 1) + ": asking " + replay.endpoint() + " for what came after");
+        replayed(from, ReplayClient.EVERYTHING);
+    }
+
+    private void recover(long from, long until) {
+        replayed(from, until);
+    }
+
+    private void replayed(long from, long until) {
+        try {
+            ReplayClient.Outcome outcome = replay.replay(from, until, this);
+            if (outcome != null) {
+                owner.options().metrics().replay(outcome.result(), outcome.recovered());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public boolean batch(long seq, byte[] payload) {
+        return tracker.isNew(seq) && applyBatch(seq, payload);
+    }
+
+    @Override
+    public void lost(long from, long until, String problem) {
+        if (tracker.onlyUndecodable(from, until)) {
+            return; // those seqs did arrive, as payloads that do not decode: counted as decode errors
+        }
+        boolean drop = tracker.anyApplied();
+        if (replay == null && !drop) {
+            return; // nothing held from this stream, and no replay to report on: only counted
+        }
+        boolean unbounded = until == ReplayClient.EVERYTHING; // how many is not known
+        owner.options().metrics().gapUnrecoverable(unbounded ? 0 : until - from);
+        if (drop) {
+            owner.delivery().dropUnverifiable();
+            problem = problem + "; dropped the blocks of " + owner.log().workerName() + " ("
+                    + (unbounded ? "batches from " + u(from) : u(until - from) + " batches") + " lost), live events"
+                    + " rebuild them";
+        }
+        owner.recordError(this, problem);
+    }
+
+    private boolean applyBatch(long seq, byte[] payload) {
+        if (!owner.delivery().apply(seq, payload)) {
+            return false;
+        }
+        tracker.applied(seq);
+        return true;
+    }
+
+    // ---- from any thread -------------------------------------------------------------------------------
+
+    /** Asks the poller to close the socket; with {@code await}, waits (bounded) until it has. */
+    void stop(boolean await) {
+        stopped = true;
+        poller.submit(this::finish);
+        if (await && !poller.onPollerThread()) {
+            try {
+                exited.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    boolean isStopped() {
+        return stopped;
+    }
+
+    private static String u(long v) {
+        return Long.toUnsignedString(v);
+    }
+}
