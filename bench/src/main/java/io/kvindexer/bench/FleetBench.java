@@ -24,7 +24,9 @@ import java.util.List;
  * {@code --processes} child processes ({@link EngineFleetMain}), all registered. Prints the idle cost per engine
  * (threads, open files, resident memory after GC, against the same indexer before any registration), the time until
  * every listener is active and subscribed, and the latency until each engine's first block is visible in
- * {@code /query} (max over the engines). Usage: {@code bin/bench FleetBench [--engines 4096] [--processes 4]}.
+ * {@code /query} (max over the engines). With {@code --burst N}, then every engine publishes N batches of
+ * {@code --blocks} blocks at once, and the aggregate rate until the last is applied (every engine's watermark at its
+ * last seq) is printed. Usage: {@code bin/bench FleetBench [--engines 4096] [--processes 4] [--burst N [--blocks B]]}.
  */
 public final class FleetBench {
 
@@ -34,15 +36,19 @@ public final class FleetBench {
 
     public static void main(String[] args) throws Exception {
         if (Arrays.asList(args).contains("--help")) {
-            System.out.println("usage: bin/bench FleetBench [--engines 4096] [--processes 4]");
+            System.out.println("usage: bin/bench FleetBench [--engines 4096] [--processes 4] [--burst N [--blocks B]]");
             return;
         }
         int engines = 4096;
         int processes = 4;
+        int burst = 0;
+        int blocks = 1;
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--engines" -> engines = Integer.parseInt(args[i + 1]);
                 case "--processes" -> processes = Integer.parseInt(args[i + 1]);
+                case "--burst" -> burst = Integer.parseInt(args[i + 1]);
+                case "--blocks" -> blocks = Integer.parseInt(args[i + 1]);
                 default -> throw new IllegalArgumentException("unknown flag " + args[i]);
             }
         }
@@ -145,6 +151,9 @@ public final class FleetBench {
                     "first block of every engine: publish took %.2f s; %d of %d visible, the last %.2f s after the"
                             + " publish began (goal: within 10 s)%n",
                     (sent - published) / 1e9, engines - left, engines, (lastSeen - published) / 1e9);
+            if (burst > 0) {
+                burst(app, from, to, engines, burst, blocks);
+            }
         } finally {
             for (PrintStream t : to) {
                 t.println("quit");
@@ -153,6 +162,47 @@ public final class FleetBench {
                 c.destroy();
             }
         }
+    }
+
+    /** Every engine publishes {@code n} batches of {@code blocks} blocks at once: block events/s until all applied. */
+    private static void burst(
+            IndexerApp app, List<BufferedReader> from, List<PrintStream> to, int engines, int n, int blocks)
+            throws Exception {
+        long start = System.nanoTime();
+        for (PrintStream t : to) {
+            t.println("burst " + n + " " + blocks);
+        }
+        long last = n; // seq 0 was the first publish; the burst is seqs 1..n
+        int done = 0;
+        while (done < engines && System.nanoTime() - start < 300_000_000_000L) {
+            done = 0;
+            for (int i = 0; i < engines; i++) {
+                if (app.workers().watermark(i + 1, 0).get() == last) {
+                    done++;
+                }
+            }
+            if (done < engines) {
+                Thread.sleep(20);
+            }
+        }
+        long applied = System.nanoTime();
+        for (BufferedReader r : from) {
+            r.readLine();
+        }
+        long blockEvents = (long) engines * n * blocks;
+        double seconds = (applied - start) / 1e9;
+        System.out.printf(
+                "burst: %d engines x %d batches x %d blocks = %d block events, all applied: %d of %d engines after"
+                        + " %.2f s = %.0f block events/s (%.0f batches/s)%n",
+                engines,
+                n,
+                blocks,
+                blockEvents,
+                done,
+                engines,
+                seconds,
+                blockEvents / seconds,
+                (double) engines * n / seconds);
     }
 
     private static int subscribed(List<BufferedReader> from, List<PrintStream> to) throws Exception {

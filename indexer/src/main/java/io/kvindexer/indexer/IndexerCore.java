@@ -41,8 +41,8 @@ public final class IndexerCore implements AutoCloseable {
         expiry = config.expiry().enabled() ? new BlockExpiry(config.expiry()) : null;
         Indexers indexers = new Indexers(config.indexOptions(), expiry);
         int replays = config.limits().maxConcurrentReplays();
-        // a listener is one SUB socket; a running replay one DEALER: size the context before its first socket
-        ZmqContext.reserve(config.limits().maxListeners() + replays + SOCKETS_KEPT);
+        // a running replay is one DEALER (a listener's SUB is not a jeromq socket): size the context before its first
+        ZmqContext.reserve(replays + SOCKETS_KEPT);
         pollers = new IngestPollers(
                 ZmqContext.shared(),
                 IngestPollers.DEFAULT_POLLERS,
@@ -53,7 +53,7 @@ public final class IndexerCore implements AutoCloseable {
                 engineListeners(readyGate, metrics, new ReplayPermits(replays), pollers),
                 config.limits(),
                 config.unregisterGrace());
-        workers.capListeners(ZmqContext.listenerCapacity(replays + SOCKETS_KEPT));
+        workers.capListeners(ZmqContext.listenerCapacity());
         if (config.recoversAtStart()) {
             workers.beginRecovery(); // an unregister from now on wins over what recovery brings
         }

@@ -1,18 +1,18 @@
 package io.kvindexer.indexer.ingest;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
-import zmq.ZMQ;
-import zmq.poll.PollItem;
 
 /**
- * One poller thread: owns the SUB sockets of the streams given to it and serves them round-robin, at most
- * {@link #BATCH} messages per stream and turn, so one busy engine cannot starve the others. It blocks in the
- * selector while nothing is readable. Everything that touches a stream's socket runs here: commands from other
+ * One poller thread: owns the engine connections ({@link Subscriber}s) of the streams given to it, all registered on
+ * its one selector, and serves them round-robin, at most {@link #BATCH} messages per stream and turn, so one busy
+ * engine cannot starve the others. It blocks in the selector while nothing is readable. Everything that touches a stream's socket runs here: commands from other
  * threads are queued ({@link #submit}) and run at the top of the next turn.
  */
 final class Poller implements Runnable {
@@ -29,10 +29,18 @@ final class Poller implements Runnable {
     private final List<Stream> streams = new ArrayList<>();
     private final AtomicInteger size = new AtomicInteger();
     private final Thread thread;
+    /** every stream's connection is registered here: one selector for all of this poller's engines */
+    private final Selector selector;
+
     private volatile boolean closed;
 
     Poller(InflightBytes inflight, String name) {
         this.inflight = inflight;
+        try {
+            this.selector = Selector.open();
+        } catch (IOException e) {
+            throw new UncheckedIOException("an ingest poller cannot open a selector", e);
+        }
         this.thread = new Thread(this, name);
         this.thread.setDaemon(true);
     }
@@ -49,6 +57,10 @@ final class Poller implements Runnable {
     /** Runs {@code command} on this poller's thread, before its next turn. */
     void submit(Runnable command) {
         commands.add(command);
+    }
+
+    Selector selector() {
+        return selector;
     }
 
     boolean onPollerThread() {
@@ -82,55 +94,61 @@ final class Poller implements Runnable {
 
     @Override
     public void run() {
-        Selector selector;
         try {
-            selector = Selector.open();
-        } catch (IOException e) {
-            LOG.log(System.Logger.Level.ERROR, "ingest poller cannot open a selector", e);
-            return;
-        }
-        try {
-            List<Stream> ready = new ArrayList<>();
-            PollItem[] items = new PollItem[0];
+            List<Stream> kept = new ArrayList<>();
             while (!closed) {
                 for (Runnable c; (c = commands.poll()) != null; ) {
                     runSafely(c);
                 }
-                ready.clear();
+                kept.clear();
                 for (Stream s : new ArrayList<>(streams)) {
                     runSafely(s::tick);
-                    if (s.readable() && inflight.hasRoom()) {
-                        ready.add(s);
+                    boolean read = s.readable() && inflight.hasRoom();
+                    s.subscriber().wantRead(read); // off: the bytes wait in the kernel, then at the engine
+                    if (read && s.subscriber().hasKept()) {
+                        kept.add(s);
                     }
                 }
-                if (ready.isEmpty()) {
-                    ZMQ.poll(selector, new PollItem[1], 0, WAIT_MILLIS); // parks: nothing to read
-                    continue;
-                }
-                if (items.length < ready.size()) {
-                    items = new PollItem[Math.max(ready.size(), items.length * 2)];
-                }
-                for (int i = 0; i < ready.size(); i++) {
-                    items[i] = new PollItem(ready.get(i).socketBase(), ZMQ.ZMQ_POLLIN);
-                }
-                int n = ZMQ.poll(selector, items, ready.size(), WAIT_MILLIS);
-                if (n < 0) {
-                    return; // the context is closing
-                }
-                for (int i = 0; i < ready.size(); i++) {
-                    if (items[i].isReadable()) {
-                        Stream s = ready.get(i);
-                        runSafely(() -> s.drain(BATCH));
+                try {
+                    if (kept.isEmpty()) {
+                        selector.select(WAIT_MILLIS); // parks while nothing is readable
+                    } else {
+                        selector.selectNow();
                     }
-                    items[i] = null;
+                } catch (IOException e) {
+                    LOG.log(System.Logger.Level.ERROR, "ingest poller's selector failed", e);
+                    return;
+                }
+                for (SelectionKey key : selector.selectedKeys()) {
+                    if (key.attachment() instanceof Stream s) {
+                        runSafely(() -> serve(s));
+                    }
+                }
+                selector.selectedKeys().clear();
+                for (Stream s : kept) {
+                    if (s.subscriber().hasKept()) {
+                        runSafely(() -> s.drain(BATCH)); // what an earlier read left: the socket will not signal it
+                    }
                 }
             }
         } finally {
+            for (Stream s : new ArrayList<>(streams)) {
+                runSafely(() -> s.subscriber().close());
+            }
             try {
                 selector.close();
             } catch (IOException e) {
                 LOG.log(System.Logger.Level.DEBUG, "closing a poller's selector failed", e);
             }
+        }
+    }
+
+    /** A selected connection: connect, write and handshake, then up to {@link #BATCH} messages when it may read. */
+    private void serve(Stream s) {
+        s.subscriber().service();
+        s.tick(); // a handshake that just finished starts a pending catch-up replay now, not a turn later
+        if (s.readable() && inflight.hasRoom()) {
+            s.drain(BATCH);
         }
     }
 

@@ -3,7 +3,6 @@ package io.kvindexer.indexer.ingest;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import zmq.SocketBase;
 
 /**
  * One attempt of a listener on its poller: the SUB socket, the sequence rules ({@link SequenceTracker}) and, while a
@@ -38,11 +37,10 @@ final class Stream implements ReplayClient.Target {
         this.tracker = new SequenceTracker(owner.watermark());
         this.link = EngineLink.of(owner.spec().endpoint(), options.metrics(), owner.log());
         this.sub = new Subscriber(
-                options.context(),
+                poller.selector(),
+                this,
                 owner.spec().endpoint(),
-                options.receiveHwm(),
                 options.handshakeTimeout(),
-                0,
                 options.metrics()::handshakeRetry,
                 link);
         this.replay = owner.spec().replayEndpoint() == null
@@ -89,7 +87,7 @@ final class Stream implements ReplayClient.Target {
         if (!open || replaying) {
             return;
         }
-        sub.checkStall();
+        sub.tick();
         if (!active) {
             if (!owner.gate().isOpen()) {
                 return; // connected, but nothing is read before the gate opens
@@ -103,10 +101,6 @@ final class Stream implements ReplayClient.Target {
         if (resumePending && link.state().connected()) {
             resumePending = false;
             startReplay(this::resume);
-            return;
-        }
-        if (sub.hasKept()) {
-            drain(Poller.BATCH); // kept from a remade socket: the new one will not signal them
         }
     }
 
@@ -114,8 +108,9 @@ final class Stream implements ReplayClient.Target {
         return open && active && !replaying && !stopped;
     }
 
-    SocketBase socketBase() {
-        return sub.socketBase();
+    /** The connection, for the poller (read interest, selected keys, messages kept from a read). */
+    Subscriber subscriber() {
+        return sub;
     }
 
     /** Reads and handles up to {@code max} live messages, stopping early when one starts a replay. */

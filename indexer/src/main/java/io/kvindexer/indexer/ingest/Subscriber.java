@@ -1,107 +1,400 @@
 package io.kvindexer.indexer.ingest;
 
+import io.kvindexer.indexer.ingest.zmtp.FrameReader;
+import io.kvindexer.indexer.ingest.zmtp.Zmtp;
+import io.kvindexer.indexer.ingest.zmtp.ZmtpException;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.List;
-import org.zeromq.SocketType;
-import org.zeromq.ZContext;
-import org.zeromq.ZMQ;
 
 /**
- * The SUB socket of one listener attempt, subscribed to everything, with its handshake watched: a connection
- * that never finishes its ZMTP handshake (see {@link HandshakeWatch}) is dropped and the socket made again. A
- * SUB whose connection never handshook cannot have received anything, so recreating it loses nothing. Whether the
- * engine connection is up is told to the {@link EngineLink}, which outlives the recreated sockets.
+ * The SUB side of one listener attempt: a ZMTP 3.0 subscriber (NULL mechanism, subscribed to everything) written
+ * over one {@link SocketChannel}, registered on its poller's selector. A jeromq SUB would cost a mailbox (a pipe
+ * and a selector: 4 descriptors) on top of the TCP connection; this costs the connection only.
+ *
+ * <p>It reconnects by itself, as a ZeroMQ socket does: after a loss, a refused connect or a protocol error it waits
+ * (100 ms, doubling up to 5 s) and connects again, resolving the host name again each time. A connection whose
+ * handshake does not finish within the deadline is dropped and made again at once (counted). When the peer speaks
+ * ZMTP 3.1 it is sent a PING after 5 s of silence and dropped after 15 s; PINGs from the peer are answered.
+ *
+ * <p>Reading is driven by the owner: {@link #wantRead} says whether the stream may read now; while it may not (a
+ * replay runs, the index is behind) nothing is read, the bytes back up in the kernel's TCP buffers and the engine's
+ * PUB drops at its high-water mark (a gap, replayed later). Between reads it holds at most the whole messages of one
+ * read ({@link #CHUNK} bytes) and one partly received frame. Everything here runs on the poller thread.
  */
 final class Subscriber implements AutoCloseable {
 
-    private final ZContext context;
+    private static final System.Logger LOG = System.getLogger(Subscriber.class.getName());
+
+    /** bytes read from one connection at a time */
+    static final int CHUNK = 32 * 1024;
+    /** the largest frame accepted (an engine batch is far smaller) */
+    static final long MAX_FRAME = 256L * 1024 * 1024;
+
+    private static final long FIRST_BACKOFF_NANOS = 100_000_000L;
+    private static final long MAX_BACKOFF_NANOS = 5_000_000_000L;
+    private static final long CONNECT_TIMEOUT_NANOS = 10_000_000_000L;
+    private static final long PING_AFTER_NANOS = 5_000_000_000L;
+    private static final long SILENCE_NANOS = 15_000_000_000L;
+    private static final byte[] GREETING_AND_READY = concat(Zmtp.greeting(), Zmtp.ready("SUB"));
+    private static final byte[] SUBSCRIBE_ALL = Zmtp.subscribe(Frames.EMPTY);
+    private static final ThreadLocal<ByteBuffer> READ_BUFFER =
+            ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(CHUNK));
+
+    private enum State {
+        IDLE,
+        CONNECTING,
+        HANDSHAKE,
+        READY
+    }
+
+    private final Selector selector;
+    private final Object attachment;
     private final String endpoint;
-    private final int receiveHwm;
-    private final int handshakeMillis;
-    private final int pollMillis;
+    private ZmqAddress address;
+    private final long handshakeNanos;
     private final Runnable onRecreate;
     private final EngineLink link;
-    private ZMQ.Socket socket;
-    private HandshakeWatch watch;
-    private final ArrayDeque<List<byte[]>> drained = new ArrayDeque<>();
+    private final ArrayDeque<List<byte[]>> messages = new ArrayDeque<>();
+    private final FrameReader reader = new FrameReader(MAX_FRAME);
+    private final FrameReader.Sink sink = new FrameReader.Sink() {
+        @Override
+        public void message(List<byte[]> frames) {
+            messages.addLast(frames);
+        }
 
+        @Override
+        public void command(byte[] body) throws ZmtpException {
+            onCommand(body);
+        }
+    };
+
+    private State state = State.IDLE;
+    private SocketChannel channel;
+    private SelectionKey key;
+    private long since;
+    private long reconnectAt;
+    private long backoff = FIRST_BACKOFF_NANOS;
+    private byte[] greeting;
+    private int greetingHave;
+    private int peerVersion;
+    private ByteBuffer out;
+    private long heardAt;
+    private boolean pinged;
+    private boolean wantRead;
+    private boolean closed;
+    private String lastProblem;
+
+    /**
+     * @param selector   the poller's selector the connection is registered on; null: none (the owner polls)
+     * @param attachment what the selection key carries (the poller's stream)
+     * @param onRecreate run when a connection is dropped for not finishing its handshake in time
+     */
     Subscriber(
-            ZContext context,
+            Selector selector,
+            Object attachment,
             String endpoint,
-            int receiveHwm,
             Duration handshakeTimeout,
-            int pollMillis,
             Runnable onRecreate,
             EngineLink link) {
-        this.context = context;
+        this.selector = selector;
+        this.attachment = attachment;
         this.endpoint = endpoint;
-        this.receiveHwm = receiveHwm;
-        this.handshakeMillis = (int) handshakeTimeout.toMillis();
-        this.pollMillis = pollMillis;
+        this.handshakeNanos = handshakeTimeout.toNanos();
         this.onRecreate = onRecreate;
         this.link = link;
     }
 
-    /** Creates and connects the socket; throws what jeromq throws for a bad endpoint. */
+    /** Starts connecting; throws for an endpoint that cannot be connected to at all (bad host, no such scheme). */
     void open() {
-        ZMQ.Socket s = context.createSocket(SocketType.SUB);
-        try {
-            // jeromq's own handshake timer is the backstop at twice the deadline; the watch acts first
-            Frames.configureClient(s, endpoint, 2 * handshakeMillis, pollMillis);
-            s.setRcvHWM(receiveHwm);
-            watch = HandshakeWatch.attach(s, handshakeMillis * 1_000_000L, link);
-            s.connect(endpoint);
-            s.subscribe(Frames.EMPTY);
-        } catch (RuntimeException e) {
-            Frames.closeQuietly(s);
-            throw e;
-        }
-        socket = s;
+        address = ZmqAddress.parse(endpoint);
+        address.resolve(); // an unknown host fails the listener now, as a ZeroMQ connect does
+        connect(System.nanoTime());
     }
 
-    /**
-     * Makes a stalled connection's socket again (see {@link HandshakeWatch}); what the old socket still had queued
-     * (from an earlier connection that did handshake) is kept and handed out first by {@link #receiveNow}.
-     */
-    void checkStall() {
-        if (socket == null || !watch.stalled()) {
+    /** Whether the owner wants messages read now; off, nothing is read from a ready connection. */
+    void wantRead(boolean want) {
+        if (want != wantRead) {
+            wantRead = want;
+            updateInterest();
+        }
+    }
+
+    /** The per-turn duties: reconnect when due, drop a stalled handshake or a silent 3.1 peer, send a PING. */
+    void tick() {
+        if (closed) {
             return;
         }
-        for (List<byte[]> m; (m = Frames.receive(socket, ZMQ.DONTWAIT)) != null; ) {
-            drained.addLast(m);
+        long now = System.nanoTime();
+        switch (state) {
+            case IDLE -> {
+                if (now - reconnectAt >= 0) {
+                    connect(now);
+                }
+            }
+            case CONNECTING -> {
+                if (now - since > CONNECT_TIMEOUT_NANOS) {
+                    drop("connect timed out", true);
+                } else if (selector == null) {
+                    service();
+                }
+            }
+            case HANDSHAKE -> {
+                if (now - since > handshakeNanos) {
+                    drop(null, false); // jeromq and slow peers: made again at once, not backed off
+                    onRecreate.run();
+                } else if (selector == null) {
+                    service();
+                }
+            }
+            case READY -> heartbeat(now);
         }
-        watch.detach();
-        Frames.closeQuietly(socket);
-        socket = null;
-        open();
-        onRecreate.run();
     }
 
-    /** Messages kept from a remade socket wait to be read (the socket itself may not signal them). */
+    /** The connection's key was selected (or, with no selector, a turn came): connect, write, handshake. */
+    void service() {
+        try {
+            if (state == State.CONNECTING) {
+                if (!channel.finishConnect()) {
+                    return;
+                }
+                state = State.HANDSHAKE;
+                since = System.nanoTime();
+                greeting = new byte[Zmtp.GREETING_SIZE];
+                greetingHave = 0;
+                send(GREETING_AND_READY);
+            }
+            flush();
+            if (state == State.HANDSHAKE) {
+                readOnce();
+                flush(); // the subscription, once the peer's READY came
+            }
+        } catch (IOException e) {
+            drop(e.getMessage() == null ? e.toString() : e.getMessage(), true);
+        } catch (ZmtpException e) {
+            drop(e.getMessage(), true);
+        }
+    }
+
+    /** Messages kept from an earlier read wait to be handed out (the socket itself will not signal them). */
     boolean hasKept() {
-        return !drained.isEmpty();
+        return !messages.isEmpty();
     }
 
     /** One whole message, or null at once when none waits. */
     List<byte[]> receiveNow() {
-        if (!drained.isEmpty()) {
-            return drained.removeFirst();
+        if (messages.isEmpty() && !closed) {
+            if (state == State.READY) {
+                try {
+                    readOnce();
+                    flush(); // a PONG
+                } catch (IOException e) {
+                    drop(e.getMessage() == null ? e.toString() : e.getMessage(), true);
+                } catch (ZmtpException e) {
+                    drop(e.getMessage(), true);
+                }
+            } else if (selector == null) {
+                service();
+            }
         }
-        return Frames.receive(socket, ZMQ.DONTWAIT);
-    }
-
-    /** The socket, for the poller's poll set. */
-    zmq.SocketBase socketBase() {
-        return socket.base();
+        return messages.pollFirst();
     }
 
     @Override
     public void close() {
-        if (watch != null) {
-            watch.detach(); // a pause or stop is not the engine going away
+        closed = true;
+        closeChannel();
+        messages.clear();
+    }
+
+    // ---- the connection --------------------------------------------------------------------------------
+
+    private void connect(long now) {
+        try {
+            SocketChannel c = address.family() == StandardProtocolFamily.UNIX
+                    ? SocketChannel.open(StandardProtocolFamily.UNIX)
+                    : SocketChannel.open();
+            channel = c;
+            c.configureBlocking(false);
+            if (address.family() != StandardProtocolFamily.UNIX) {
+                c.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+            }
+            state = State.CONNECTING;
+            since = now;
+            if (selector != null) {
+                key = c.register(selector, SelectionKey.OP_CONNECT, attachment);
+            }
+            if (c.connect(address.resolve())) {
+                service();
+            }
+        } catch (IOException | IllegalArgumentException | UnsupportedOperationException e) {
+            drop(e.getMessage() == null ? e.toString() : e.getMessage(), true);
         }
-        Frames.closeQuietly(socket);
-        socket = null;
+    }
+
+    /** One read into the poller's buffer, decoded (greeting first, then frames). */
+    private void readOnce() throws IOException, ZmtpException {
+        ByteBuffer buffer = READ_BUFFER.get();
+        buffer.clear();
+        int n = channel.read(buffer);
+        if (n < 0) {
+            drop(state == State.READY ? null : "the peer closed the connection during the handshake", true);
+            return;
+        }
+        if (n == 0) {
+            return;
+        }
+        heardAt = System.nanoTime();
+        pinged = false;
+        buffer.flip();
+        if (greetingHave < Zmtp.GREETING_SIZE) {
+            int take = Math.min(buffer.remaining(), Zmtp.GREETING_SIZE - greetingHave);
+            buffer.get(greeting, greetingHave, take);
+            greetingHave += take;
+            if (greetingHave < Zmtp.GREETING_SIZE) {
+                return;
+            }
+            peerVersion = Zmtp.checkGreeting(greeting);
+            greeting = null;
+        }
+        reader.feed(buffer, sink);
+    }
+
+    private void onCommand(byte[] body) throws ZmtpException {
+        String name = Zmtp.commandName(body);
+        switch (name) {
+            case "READY" -> {
+                if (state != State.HANDSHAKE) {
+                    throw new ZmtpException("READY after the handshake");
+                }
+                String type = Zmtp.property(body, "Socket-Type");
+                if (type != null && !type.equals("PUB") && !type.equals("XPUB")) {
+                    throw new ZmtpException("the peer is a " + type + " socket, not a PUB");
+                }
+                send(SUBSCRIBE_ALL);
+                state = State.READY;
+                backoff = FIRST_BACKOFF_NANOS;
+                lastProblem = null;
+                updateInterest();
+                link.handshaken();
+            }
+            case "ERROR" -> throw new ZmtpException("the peer refused the connection: " + Zmtp.errorReason(body));
+            case "PING" -> send(Zmtp.pong(body));
+            default -> {
+                if (state != State.READY) {
+                    throw new ZmtpException("expected READY, got " + (name.isEmpty() ? "a malformed command" : name));
+                }
+                // PONG and commands we do not use: the peer is alive, nothing else to do
+            }
+        }
+    }
+
+    private void heartbeat(long now) {
+        if (peerVersion < 31 || !wantRead || !messages.isEmpty()) {
+            heardAt = now; // not listening: its silence is ours
+            return;
+        }
+        if (now - heardAt > SILENCE_NANOS) {
+            drop("no answer to heartbeats for 15 s", true);
+        } else if (!pinged && now - heardAt > PING_AFTER_NANOS) {
+            pinged = true;
+            send(Zmtp.ping((int) (SILENCE_NANOS / 100_000_000L)));
+            try {
+                flush();
+            } catch (IOException e) {
+                drop(e.getMessage() == null ? e.toString() : e.getMessage(), true);
+            }
+        }
+    }
+
+    private void send(byte[] bytes) {
+        if (out == null || !out.hasRemaining()) {
+            out = ByteBuffer.wrap(bytes);
+        } else {
+            ByteBuffer joined = ByteBuffer.allocate(out.remaining() + bytes.length);
+            joined.put(out).put(bytes).flip();
+            out = joined;
+        }
+    }
+
+    /** Writes what waits to go out (called after reads and from the selector, never while decoding). */
+    private void flush() throws IOException {
+        if (out != null && channel != null && channel.isConnected()) {
+            channel.write(out);
+            if (!out.hasRemaining()) {
+                out = null;
+            }
+        }
+        updateInterest();
+    }
+
+    private void updateInterest() {
+        if (key == null || !key.isValid()) {
+            return;
+        }
+        int ops = switch (state) {
+            case IDLE -> 0;
+            case CONNECTING -> SelectionKey.OP_CONNECT;
+            case HANDSHAKE -> SelectionKey.OP_READ;
+            case READY -> wantRead ? SelectionKey.OP_READ : 0;
+        };
+        if (out != null && state != State.CONNECTING) {
+            ops |= SelectionKey.OP_WRITE;
+        }
+        if (key.interestOps() != ops) {
+            key.interestOps(ops);
+        }
+    }
+
+    /**
+     * Closes the connection and schedules the next one ({@code backOff}: after the growing wait, else at once). Whole
+     * messages already read stay; a partly read one is gone with the connection, as in ZeroMQ.
+     */
+    private void drop(String problem, boolean backOff) {
+        closeChannel();
+        reader.reset();
+        link.disconnected();
+        if (closed) {
+            return;
+        }
+        long now = System.nanoTime();
+        reconnectAt = backOff ? now + backoff : now;
+        if (backOff) {
+            backoff = Math.min(MAX_BACKOFF_NANOS, backoff * 2);
+        }
+        if (problem != null && !problem.equals(lastProblem)) {
+            lastProblem = problem;
+            LOG.log(System.Logger.Level.INFO, "{0}: {1}; connecting again", endpoint, problem);
+        }
+    }
+
+    private void closeChannel() {
+        state = State.IDLE;
+        greeting = null;
+        out = null;
+        peerVersion = 0;
+        if (channel != null) {
+            try {
+                channel.close(); // also cancels its key
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.DEBUG, "closing a SUB connection failed", e);
+            }
+            channel = null;
+            key = null;
+        }
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] c = new byte[a.length + b.length];
+        System.arraycopy(a, 0, c, 0, a.length);
+        System.arraycopy(b, 0, c, a.length, b.length);
+        return c;
     }
 }

@@ -4,21 +4,26 @@ import java.lang.management.ManagementFactory;
 import org.zeromq.ZContext;
 
 /**
- * The one ZeroMQ context of the process, shared by all listeners (a context owns I/O threads; one is plenty
- * for many sockets). Created on first use with room for {@link #DEFAULT_MAX_SOCKETS} sockets, or what
- * {@link #reserve} asked for before (jeromq's own default of 1,024 would cap the listeners at about that many, and a
- * context's socket table is sized when its first socket is made). Closed by {@link #closeShared()} at shutdown.
+ * The one ZeroMQ context of the process (a context owns I/O threads; one is plenty for many sockets). The listeners'
+ * SUB connections are not jeromq sockets ({@link Subscriber} speaks ZMTP itself); the context holds the replay
+ * DEALERs (one per running replay) and the simulators' sockets in tests. Created on first use with room for
+ * {@link #DEFAULT_MAX_SOCKETS} sockets, or what {@link #reserve} asked for before (a context's socket table is sized
+ * when its first socket is made). Closed by {@link #closeShared()} at shutdown. Also says how many listeners the
+ * process can hold: its open-file limit.
  */
 public final class ZmqContext {
 
     /** Sockets the shared context allows unless {@link #reserve} asked for more first. */
     public static final int DEFAULT_MAX_SOCKETS = 8_192;
     /**
-     * Open files a listener costs while idle, as measured (FleetBench): jeromq gives every socket a mailbox of a pipe
-     * (2) and a selector (2), and the TCP connection is one more.
+     * Open files a listener costs while idle, as measured (FleetBench): its TCP connection, registered on a poller's
+     * shared selector. (A jeromq SUB cost 5: its mailbox is a pipe and a selector of its own.)
      */
-    public static final int FILES_PER_LISTENER = 5;
-    /** Open files kept for everything else (HTTP connections, jars, selectors, replays). */
+    public static final int FILES_PER_LISTENER = 1;
+    /**
+     * Open files kept for everything else: HTTP connections, jars, the pollers' selectors, and running replays (a
+     * replay DEALER is a jeromq socket: 5 while it runs).
+     */
     private static final int FILES_KEPT = 1_024;
 
     private static ZContext shared;
@@ -46,12 +51,12 @@ public final class ZmqContext {
         return maxSockets;
     }
 
-    /** How many listeners this process can hold: the context's sockets and the open-file limit, less a reserve. */
-    public static synchronized int listenerCapacity(int reservedSockets) {
-        int bySockets = Math.max(0, maxSockets - reservedSockets);
+    /** How many listeners this process can hold: the open-file limit, less a reserve. */
+    public static int listenerCapacity() {
         long files = openFileLimit();
-        int byFiles = files <= 0 ? Integer.MAX_VALUE : (int) Math.max(0, (files - FILES_KEPT) / FILES_PER_LISTENER);
-        return Math.min(bySockets, byFiles);
+        return files <= 0
+                ? Integer.MAX_VALUE
+                : (int) Math.min(Integer.MAX_VALUE, Math.max(0, (files - FILES_KEPT) / FILES_PER_LISTENER));
     }
 
     /** The process's open-file limit; 0 when the platform does not say. */

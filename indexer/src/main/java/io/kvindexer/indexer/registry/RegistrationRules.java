@@ -74,7 +74,7 @@ final class RegistrationRules {
             throw new RegistryException(
                     RegistryException.Kind.CONFLICT,
                     listeners + " listeners are registered; this process can hold " + listenerCapacity
-                            + " (ZeroMQ sockets and the open-file limit; raise `ulimit -n` or lower --max-listeners)");
+                            + " (the open-file limit: a file per engine connection; raise `ulimit -n` or lower --max-listeners)");
         }
     }
 }

@@ -19,7 +19,8 @@ import org.zeromq.ZContext;
  *   out:    ENGINE i PUB_ENDPOINT REPLAY_ENDPOINT   (one per engine), then READY
  *   in:     subscribed        out: SUBSCRIBED n    (engines with at least one subscriber)
  *   in:     publish K         out: PUBLISHED K     (engine i stores one block of tokens K*1e6 + i*BLOCK_SIZE + ...)
- *   in:     burst N           out: BURST N         (each engine publishes N one-block batches, all engines at once)
+ *   in:     burst N [B]       out: BURST N         (each engine publishes N batches of B blocks (default 1), all
+ *                                                     engines at once)
  *   in:     quit
  * </pre>
  */
@@ -69,10 +70,12 @@ public final class EngineFleetMain {
                     }
                     case "burst" -> {
                         int n = Integer.parseInt(cmd[1]);
+                        int blocks = cmd.length > 2 ? Integer.parseInt(cmd[2]) : 1;
                         List<CompletableFuture<Long>> sent = new ArrayList<>();
                         for (int k = 0; k < n; k++) {
                             for (int i = 0; i < engines; i++) {
-                                sent.add(fleet.get(i).storeSequence(tokens(1000 + k, i, blockSize), blockSize));
+                                sent.add(
+                                        fleet.get(i).storeSequence(tokens(1000 + k, i, blocks * blockSize), blockSize));
                             }
                         }
                         sent.forEach(CompletableFuture::join);

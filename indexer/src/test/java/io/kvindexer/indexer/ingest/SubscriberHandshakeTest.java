@@ -30,7 +30,7 @@ class SubscriberHandshakeTest {
             AtomicInteger remade = new AtomicInteger();
             AtomicInteger lost = new AtomicInteger();
             EngineLink link = new EngineLink(System::currentTimeMillis, lost::incrementAndGet, () -> {});
-            Subscriber sub = open(context, "tcp://127.0.0.1:" + port, remade, link);
+            Subscriber sub = open("tcp://127.0.0.1:" + port, remade, link);
             await().atMost(Duration.ofSeconds(10)).until(() -> {
                 pub.send("x");
                 return receive(sub) != null;
@@ -55,8 +55,7 @@ class SubscriberHandshakeTest {
     @Test
     void aConnectionThatNeverHandshakesIsMadeAgainAndCounted() throws Exception {
         Thread acceptor;
-        try (ZContext context = new ZContext(1);
-                ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
             List<Socket> accepted = new ArrayList<>();
             acceptor = Thread.ofPlatform().daemon().start(() -> {
                 try {
@@ -72,7 +71,7 @@ class SubscriberHandshakeTest {
             });
             AtomicInteger remade = new AtomicInteger();
             EngineLink link = new EngineLink(System::currentTimeMillis, () -> {}, () -> {});
-            Subscriber sub = open(context, "tcp://127.0.0.1:" + silent.getLocalPort(), remade, link);
+            Subscriber sub = open("tcp://127.0.0.1:" + silent.getLocalPort(), remade, link);
             await().atMost(Duration.ofSeconds(20)).until(() -> {
                 receive(sub);
                 return remade.get() >= 2;
@@ -89,9 +88,9 @@ class SubscriberHandshakeTest {
         acceptor.join(5000); // the closed server socket ends its accept loop
     }
 
-    /** What a poller does for one socket per turn: remake it when stalled, read one message, else wait 50 ms. */
+    /** What a poller does for one connection per turn: its deadlines, read one message, else wait 50 ms. */
     private static List<byte[]> receive(Subscriber sub) {
-        sub.checkStall();
+        sub.tick();
         List<byte[]> message = sub.receiveNow();
         if (message == null) {
             LockSupport.parkNanos(50_000_000L);
@@ -100,9 +99,8 @@ class SubscriberHandshakeTest {
     }
 
     /** A subscriber of {@code endpoint} with a 300 ms handshake deadline, counting remade sockets; opened. */
-    private static Subscriber open(ZContext context, String endpoint, AtomicInteger remade, EngineLink link) {
-        Subscriber sub =
-                new Subscriber(context, endpoint, 1000, Duration.ofMillis(300), 50, remade::incrementAndGet, link);
+    private static Subscriber open(String endpoint, AtomicInteger remade, EngineLink link) {
+        Subscriber sub = new Subscriber(null, null, endpoint, Duration.ofMillis(300), remade::incrementAndGet, link);
         sub.open();
         return sub;
     }

@@ -34,7 +34,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * More engines than jeromq's default context allowed (it capped an indexer at 512 listeners): 600 engine stand-ins, a
  * PUB and a replay ROUTER each, in their own process, registered with one indexer; each publishes one block and every
- * one of them is answered by {@code /query}, with no thread per listener.
+ * one of them is answered by {@code /query}, with no thread per listener and at most 3 open files per engine.
  */
 class FleetIngestTest {
 
@@ -68,6 +68,7 @@ class FleetIngestTest {
             IndexerApp app = open.add(IndexerApp.start(IndexerConfig.defaults()));
             HttpTestClient http = open.add(new HttpTestClient(app.baseUrl()));
             long threadsBefore = Thread.getAllStackTraces().size();
+            long filesBefore = openFiles();
             for (String[] e : engines) {
                 int i = Integer.parseInt(e[1]);
                 http.post(
@@ -83,6 +84,8 @@ class FleetIngestTest {
                         return from.readLine().equals("SUBSCRIBED " + ENGINES);
                     });
             assertThat(app.workers().listenerCounts()).containsEntry(ListenerStatus.ACTIVE, ENGINES);
+            // #22: at most 3 open files per idle engine (a jeromq SUB cost 5; our ZMTP connection costs 1)
+            assertThat(openFiles() - filesBefore).isLessThanOrEqualTo(3L * ENGINES);
             // no thread per listener (the HTTP server's own threads may come and go a little)
             assertThat(Thread.getAllStackTraces().size() - threadsBefore).isLessThan(64);
             // the app's pollers were there before the first registration; no listener brought a thread of its own
@@ -151,8 +154,15 @@ class FleetIngestTest {
                     RegistryException.class, () -> registry.register(registration(3)));
             assertThat(refused.kind()).isEqualTo(RegistryException.Kind.CONFLICT);
             assertThat(refused.getMessage())
-                    .isEqualTo("2 listeners are registered; this process can hold 2 (ZeroMQ sockets and the open-file"
-                            + " limit; raise `ulimit -n` or lower --max-listeners)");
+                    .isEqualTo(
+                            "2 listeners are registered; this process can hold 2 (the open-file limit: a file per engine"
+                                    + " connection; raise `ulimit -n` or lower --max-listeners)");
+        }
+    }
+
+    private static long openFiles() throws java.io.IOException {
+        try (var files = java.nio.file.Files.list(Path.of("/proc/self/fd"))) {
+            return files.count();
         }
     }
 

@@ -1,0 +1,74 @@
+package io.kvindexer.indexer.ingest;
+
+import java.net.InetSocketAddress;
+import java.net.ProtocolFamily;
+import java.net.SocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+
+/**
+ * Where a SUB connects: {@code tcp://host:port} (a bracketed IPv6 literal allowed) or {@code ipc://path} (a Unix
+ * domain socket, as libzmq binds it). A TCP host name is resolved again at every {@link #resolve()}, so a
+ * reconnect follows a changed DNS record.
+ */
+record ZmqAddress(String endpoint, ProtocolFamily family, String host, int port, String path) {
+
+    /** @throws IllegalArgumentException naming what is wrong */
+    static ZmqAddress parse(String endpoint) {
+        int sep = endpoint.indexOf("://");
+        if (sep < 0) {
+            throw new IllegalArgumentException("missing scheme");
+        }
+        String scheme = endpoint.substring(0, sep);
+        String rest = endpoint.substring(sep + 3);
+        return switch (scheme) {
+            case "tcp" -> tcp(endpoint, rest);
+            case "ipc" -> new ZmqAddress(endpoint, StandardProtocolFamily.UNIX, null, 0, rest);
+            default ->
+                throw new IllegalArgumentException(
+                        "the " + scheme + ":// transport is not supported by the subscriber (tcp and ipc are)");
+        };
+    }
+
+    private static ZmqAddress tcp(String endpoint, String rest) {
+        String host;
+        String port;
+        if (rest.startsWith("[")) {
+            int close = rest.indexOf(']');
+            if (close < 0 || !rest.startsWith(":", close + 1)) {
+                throw new IllegalArgumentException("missing TCP port");
+            }
+            host = rest.substring(1, close);
+            port = rest.substring(close + 2);
+        } else {
+            int colon = rest.lastIndexOf(':');
+            if (colon < 0) {
+                throw new IllegalArgumentException("missing TCP port");
+            }
+            host = rest.substring(0, colon);
+            port = rest.substring(colon + 1);
+        }
+        int p;
+        try {
+            p = Integer.parseInt(port);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("invalid TCP port `" + port + "`");
+        }
+        if (host.isEmpty() || p < 1 || p > 65535) {
+            throw new IllegalArgumentException(host.isEmpty() ? "missing TCP host" : "invalid TCP port " + p);
+        }
+        return new ZmqAddress(endpoint, StandardProtocolFamily.INET, host, p, null);
+    }
+
+    /** The socket address now (a fresh DNS lookup for a host name); throws when the host cannot be resolved. */
+    SocketAddress resolve() {
+        if (family == StandardProtocolFamily.UNIX) {
+            return UnixDomainSocketAddress.of(path);
+        }
+        InetSocketAddress a = new InetSocketAddress(host, port);
+        if (a.isUnresolved()) {
+            throw new IllegalArgumentException("unknown host " + host);
+        }
+        return a;
+    }
+}
