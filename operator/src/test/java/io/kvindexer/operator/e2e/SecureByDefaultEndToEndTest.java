@@ -13,10 +13,10 @@ import io.kvindexer.operator.client.ReplicaAccess;
 import io.kvindexer.operator.client.WorkerRegistration;
 import io.kvindexer.operator.common.IndexerSecurity;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
-import io.kvindexer.operator.indexer.OperatorCa;
 import io.kvindexer.operator.indexer.SecuritySecrets;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
+import io.kvindexer.tls.PemFormat;
 import java.nio.charset.StandardCharsets;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
@@ -78,10 +78,10 @@ class SecureByDefaultEndToEndTest {
             assertThat(tls.getMetadata().getOwnerReferences())
                     .singleElement()
                     .satisfies(o -> assertThat(o.getUid()).isEqualTo(uid));
-            X509Certificate leaf = OperatorCa.parseCertificates(text(tls, IndexerSecurity.CERT_KEY))
-                    .getFirst();
-            X509Certificate ca = OperatorCa.parseCertificates(text(tls, IndexerSecurity.CA_KEY))
-                    .getFirst();
+            X509Certificate leaf =
+                    PemFormat.certificates(text(tls, IndexerSecurity.CERT_KEY)).getFirst();
+            X509Certificate ca =
+                    PemFormat.certificates(text(tls, IndexerSecurity.CA_KEY)).getFirst();
             leaf.verify(ca.getPublicKey());
             assertThat(leaf.getSubjectAlternativeNames())
                     .extracting(l -> (Object) l.get(1))
