@@ -40,6 +40,18 @@ class SecureByDefaultEndToEndTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final Map<String, String> VLLM = Map.of("app", "vllm");
 
+    /**
+     * Turns {@code spec.security.<feature>} off and waits until the operator removed what it owned for it: the
+     * Secret {@code secret} and the indexer's {@code flag}.
+     */
+    private void turnOff(String feature, String secret, String flag) {
+        harness.mergePatch(
+                KvIndexer.class, NS, "kv", "{\"spec\":{\"security\":{\"" + feature + "\":{\"enabled\":false}}}}");
+        await().atMost(WAIT).until(() -> secret(secret) == null);
+        await().atMost(WAIT)
+                .until(() -> !harness.indexerContainer(NS, "kv").getArgs().contains(flag));
+    }
+
     private Secret secret(String name) {
         return harness.client().secrets().inNamespace(NS).withName(name).get();
     }
@@ -162,20 +174,14 @@ class SecureByDefaultEndToEndTest {
             // each feature off removes what it owned
             harness.mergePatch(KvIndexer.class, NS, "kv", "{\"spec\":{\"networkPolicy\":{\"enabled\":false}}}");
             await().atMost(WAIT).until(() -> policy() == null);
-            harness.mergePatch(KvIndexer.class, NS, "kv", "{\"spec\":{\"security\":{\"tls\":{\"enabled\":false}}}}");
-            await().atMost(WAIT).until(() -> secret("kv-tls") == null);
-            await().atMost(WAIT)
-                    .until(() -> !harness.indexerContainer(NS, "kv").getArgs().contains("--tls-cert-file"));
+            turnOff("tls", "kv-tls", "--tls-cert-file");
             assertThat(harness.indexerContainer(NS, "kv")
                             .getReadinessProbe()
                             .getHttpGet()
                             .getScheme())
                     .isEqualTo("HTTP");
             assertThat(secret("kv-auth")).isNotNull();
-            harness.mergePatch(KvIndexer.class, NS, "kv", "{\"spec\":{\"security\":{\"auth\":{\"enabled\":false}}}}");
-            await().atMost(WAIT).until(() -> secret("kv-auth") == null);
-            await().atMost(WAIT)
-                    .until(() -> !harness.indexerContainer(NS, "kv").getArgs().contains("--auth-token-file"));
+            turnOff("auth", "kv-auth", "--auth-token-file");
             assertThat(harness.statefulSet(NS, "kv")
                             .getSpec()
                             .getTemplate()
