@@ -20,13 +20,19 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * Issue 22's fleet figures: an indexer in this process, engine stand-ins (a PUB and a replay ROUTER each) in
- * {@code --processes} child processes ({@link EngineFleetMain}), all registered. Prints the idle cost per engine
+ * Issue 22's fleet figures: an indexer in this process, engine stand-ins in {@code --processes} child processes, all
+ * registered: by default real libzmq publishers ({@code libzmq_fleet.py} on Debian's python3 with python3-zmq and
+ * python3-msgpack; no replay endpoint), or with {@code --fleet jeromq} {@link EngineFleetMain}'s simulators (a PUB and
+ * a replay ROUTER each, and a thread each: too heavy for thousands on two cores). Prints the idle cost per engine
  * (threads, open files, resident memory after GC, against the same indexer before any registration), the time until
  * every listener is active and subscribed, and the latency until each engine's first block is visible in
  * {@code /query} (max over the engines). With {@code --burst N}, then every engine publishes N batches of
  * {@code --blocks} blocks at once, and the aggregate rate until the last is applied (every engine's watermark at its
- * last seq) is printed. Usage: {@code bin/bench FleetBench [--engines 4096] [--processes 4] [--burst N [--blocks B]]}.
+ * last seq) is printed. With {@code --pace R}, every engine then publishes {@code --pace-rounds} batches of
+ * {@code --blocks} blocks, all engines together at R block events/s in total, and the lag from each batch's scheduled
+ * publish to its listener's watermark passing it is printed (p50/p99 over every engine and batch; the watermarks are
+ * polled every millisecond). Usage: {@code bin/bench FleetBench [--engines 4096] [--processes 4] [--block-size 4]
+ * [--burst N] [--blocks B] [--pace R [--pace-rounds 50]] [--fleet libzmq|jeromq]}.
  */
 public final class FleetBench {
 
@@ -36,19 +42,34 @@ public final class FleetBench {
 
     public static void main(String[] args) throws Exception {
         if (Arrays.asList(args).contains("--help")) {
-            System.out.println("usage: bin/bench FleetBench [--engines 4096] [--processes 4] [--burst N [--blocks B]]");
+            System.out.println(
+                    "usage: bin/bench FleetBench [--engines 4096] [--processes 4] [--block-size 4] [--burst N]"
+                            + " [--blocks B] [--pace BLOCK_EVENTS_PER_S [--pace-rounds 50]] [--fleet libzmq|jeromq]");
             return;
         }
         int engines = 4096;
         int processes = 4;
         int burst = 0;
         int blocks = 1;
+        int blockSize = 4;
+        double paceRate = 0;
+        int paceRounds = 50;
+        boolean libzmq = true;
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--engines" -> engines = Integer.parseInt(args[i + 1]);
                 case "--processes" -> processes = Integer.parseInt(args[i + 1]);
                 case "--burst" -> burst = Integer.parseInt(args[i + 1]);
                 case "--blocks" -> blocks = Integer.parseInt(args[i + 1]);
+                case "--block-size" -> blockSize = Integer.parseInt(args[i + 1]);
+                case "--pace" -> paceRate = Double.parseDouble(args[i + 1]);
+                case "--pace-rounds" -> paceRounds = Integer.parseInt(args[i + 1]);
+                case "--fleet" ->
+                    libzmq = switch (args[i + 1]) {
+                        case "libzmq" -> true;
+                        case "jeromq" -> false;
+                        default -> throw new IllegalArgumentException("--fleet libzmq|jeromq");
+                    };
                 default -> throw new IllegalArgumentException("unknown flag " + args[i]);
             }
         }
@@ -58,6 +79,11 @@ public final class FleetBench {
         List<PrintStream> to = new ArrayList<>();
         List<String[]> endpoints = new ArrayList<>();
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        Path script = Files.createTempFile("libzmq_fleet", ".py");
+        try (var in = FleetBench.class.getResourceAsStream("libzmq_fleet.py")) {
+            Files.write(script, in.readAllBytes());
+        }
+        script.toFile().deleteOnExit();
         try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults())) {
             HttpClient http = HttpClient.newHttpClient();
             String base = app.baseUrl();
@@ -65,14 +91,19 @@ public final class FleetBench {
             Cost idle = Cost.now();
             for (int p = 0; p < processes; p++) {
                 int n = Math.min(perProcess, engines - p * perProcess);
-                Process child = new ProcessBuilder(
+                List<String> command = libzmq
+                        ? List.of(
+                                "/usr/bin/python3", script.toString(), Integer.toString(n), Integer.toString(blockSize))
+                        : List.of(
                                 java.toString(),
                                 "-Xmx1g",
                                 "-cp",
                                 System.getProperty("java.class.path"),
                                 EngineFleetMain.class.getName(),
-                                Integer.toString(n))
-                        .redirectError(ProcessBuilder.Redirect.DISCARD)
+                                Integer.toString(n),
+                                Integer.toString(blockSize));
+                Process child = new ProcessBuilder(command)
+                        .redirectError(ProcessBuilder.Redirect.INHERIT)
                         .start();
                 children.add(child);
                 BufferedReader r =
@@ -86,11 +117,12 @@ public final class FleetBench {
             long start = System.nanoTime();
             for (int i = 0; i < endpoints.size(); i++) {
                 String[] e = endpoints.get(i);
+                String replay = e[3].equals("-") ? "" : ",\"replay_endpoint\":\"" + e[3] + "\"";
                 post(
                         http,
                         base + "/register",
-                        "{\"instance_id\":" + (i + 1) + ",\"endpoint\":\"" + e[2] + "\",\"replay_endpoint\":\"" + e[3]
-                                + "\",\"model_name\":\"m\",\"block_size\":4}");
+                        "{\"instance_id\":" + (i + 1) + ",\"endpoint\":\"" + e[2] + "\"" + replay
+                                + ",\"model_name\":\"m\",\"block_size\":" + blockSize + "}");
             }
             long registered = System.nanoTime();
             while (app.workers().listenerCounts().get(ListenerStatus.ACTIVE) < engines
@@ -121,6 +153,21 @@ public final class FleetBench {
                 r.readLine();
             }
             long sent = System.nanoTime();
+            long applied = 0; // every listener's watermark at the first seq: handed to the index
+            while (applied == 0 && System.nanoTime() - published < 60_000_000_000L) {
+                int at = 0;
+                for (int i = 0; i < engines; i++) {
+                    at += app.workers().watermark(i + 1, 0).get() == 0 ? 1 : 0;
+                }
+                if (at == engines) {
+                    applied = System.nanoTime();
+                } else {
+                    Thread.sleep(1);
+                }
+            }
+            System.out.printf(
+                    "first block of every engine applied (its listener's watermark) %.2f s after the publish began%n",
+                    (applied - published) / 1e9);
             boolean[] seen = new boolean[engines];
             int left = engines;
             long lastSeen = 0;
@@ -132,8 +179,8 @@ public final class FleetBench {
                         continue;
                     }
                     int index = Integer.parseInt(e[1]);
-                    String tokens =
-                            Arrays.toString(EngineFleetMain.tokens(1, index, 4)).replace(" ", "");
+                    String tokens = Arrays.toString(EngineFleetMain.tokens(1, index, blockSize))
+                            .replace(" ", "");
                     String body = post(http, base + "/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens + "}");
                     if (JSON.readTree(body)
                                     .path("scores")
@@ -148,11 +195,14 @@ public final class FleetBench {
                 }
             }
             System.out.printf(
-                    "first block of every engine: publish took %.2f s; %d of %d visible, the last %.2f s after the"
-                            + " publish began (goal: within 10 s)%n",
+                    "first block of every engine: publish took %.2f s; %d of %d visible in /query, the last %.2f s after"
+                            + " the publish began (goal: within 10 s; a serial pass of one /query per engine)%n",
                     (sent - published) / 1e9, engines - left, engines, (lastSeen - published) / 1e9);
             if (burst > 0) {
-                burst(app, from, to, engines, burst, blocks);
+                burst(app, from, to, engines, burst, blocks, libzmq);
+            }
+            if (paceRate > 0) {
+                pace(app, from, to, engines, perProcess, burst, paceRounds, blocks, paceRate);
             }
         } finally {
             for (PrintStream t : to) {
@@ -166,11 +216,25 @@ public final class FleetBench {
 
     /** Every engine publishes {@code n} batches of {@code blocks} blocks at once: block events/s until all applied. */
     private static void burst(
-            IndexerApp app, List<BufferedReader> from, List<PrintStream> to, int engines, int n, int blocks)
+            IndexerApp app,
+            List<BufferedReader> from,
+            List<PrintStream> to,
+            int engines,
+            int n,
+            int blocks,
+            boolean libzmq)
             throws Exception {
+        if (libzmq) { // encoded before the clock starts
+            for (PrintStream t : to) {
+                t.println("prepare " + n + " " + blocks);
+            }
+            for (BufferedReader r : from) {
+                r.readLine();
+            }
+        }
         long start = System.nanoTime();
         for (PrintStream t : to) {
-            t.println("burst " + n + " " + blocks);
+            t.println(libzmq ? "burst" : "burst " + n + " " + blocks);
         }
         long last = n; // seq 0 was the first publish; the burst is seqs 1..n
         int done = 0;
@@ -193,7 +257,7 @@ public final class FleetBench {
         double seconds = (applied - start) / 1e9;
         System.out.printf(
                 "burst: %d engines x %d batches x %d blocks = %d block events, all applied: %d of %d engines after"
-                        + " %.2f s = %.0f block events/s (%.0f batches/s)%n",
+                        + " %.2f s = %.0f block events/s (%.0f batches/s); sequence gaps so far %s%n",
                 engines,
                 n,
                 blocks,
@@ -202,7 +266,93 @@ public final class FleetBench {
                 engines,
                 seconds,
                 blockEvents / seconds,
-                (double) engines * n / seconds);
+                (double) engines * n / seconds,
+                gaps(app));
+    }
+
+    /**
+     * {@code rounds} rounds of one batch of {@code blocks} blocks per engine at {@code rate} block events/s in total;
+     * the lag of each (engine, batch) from its scheduled publish to its watermark passing it. Seqs start after the
+     * first publish (0) and the burst (1..burst).
+     */
+    private static void pace(
+            IndexerApp app,
+            List<BufferedReader> from,
+            List<PrintStream> to,
+            int engines,
+            int perProcess,
+            int burst,
+            int rounds,
+            int blocks,
+            double rate)
+            throws Exception {
+        double roundsPerSecond = rate / ((double) engines * blocks);
+        for (PrintStream t : to) {
+            t.println("pace " + rounds + " " + blocks + " " + roundsPerSecond);
+        }
+        long first = burst + 1L;
+        long[] seen = new long[engines];
+        Arrays.fill(seen, first - 1);
+        long[] observed = new long[engines * rounds]; // epoch ms when (engine, round) was first seen applied
+        int count = 0;
+        long deadline = System.nanoTime() + (long) (rounds / roundsPerSecond * 1e9) + 120_000_000_000L;
+        while (count < observed.length && System.nanoTime() < deadline) {
+            long now = System.currentTimeMillis();
+            for (int i = 0; i < engines; i++) {
+                long w = app.workers().watermark(i + 1, 0).get();
+                while (seen[i] < w && seen[i] < first + rounds - 1) {
+                    seen[i]++;
+                    observed[i * rounds + (int) (seen[i] - first)] = now;
+                    count++;
+                }
+            }
+            Thread.sleep(1);
+        }
+        long[] childStart = new long[from.size()];
+        for (int p = 0; p < from.size(); p++) {
+            childStart[p] = Long.parseLong(from.get(p).readLine().split(" ")[2]);
+        }
+        long[] lags = new long[count];
+        int n = 0;
+        for (int i = 0; i < engines; i++) {
+            for (int k = 0; k < rounds; k++) {
+                long at = observed[i * rounds + k];
+                if (at != 0) {
+                    long due = childStart[i / perProcess] + (long) (k * 1000 / roundsPerSecond);
+                    lags[n++] = Math.max(0, at - due);
+                }
+            }
+        }
+        Arrays.sort(lags);
+        System.out.printf(
+                "paced: %d engines x %d batches x %d blocks at %.0f block events/s (%.2f rounds/s): %d of %d batches"
+                        + " applied; lag p50 / p99 / max %d / %d / %d ms; sequence gaps so far %s%n",
+                engines,
+                rounds,
+                blocks,
+                rate,
+                roundsPerSecond,
+                count,
+                observed.length,
+                count == 0 ? 0 : lags[count / 2],
+                count == 0 ? 0 : lags[Math.min(count - 1, count * 99 / 100)],
+                count == 0 ? 0 : lags[count - 1],
+                gaps(app));
+    }
+
+    /** The indexer's sequence gaps counter, from its /metrics. */
+    private static String gaps(IndexerApp app) throws Exception {
+        HttpResponse<String> r = HttpClient.newHttpClient()
+                .send(
+                        HttpRequest.newBuilder(URI.create(app.baseUrl() + "/metrics"))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
+        return r.body()
+                .lines()
+                .filter(l -> l.startsWith("dynamo_kvindexer_sequence_gaps_total"))
+                .map(l -> l.substring(l.lastIndexOf(' ') + 1))
+                .findFirst()
+                .orElse("?");
     }
 
     private static int subscribed(List<BufferedReader> from, List<PrintStream> to) throws Exception {

@@ -21,6 +21,8 @@ import org.zeromq.ZContext;
  *   in:     publish K         out: PUBLISHED K     (engine i stores one block of tokens K*1e6 + i*BLOCK_SIZE + ...)
  *   in:     burst N [B]       out: BURST N         (each engine publishes N batches of B blocks (default 1), all
  *                                                     engines at once)
+ *   in:     pace N B R        out: PACED N S       (N rounds, one batch of B blocks per engine each, round k sent at
+ *                                                     S + k / R seconds, S the start in epoch milliseconds)
  *   in:     quit
  * </pre>
  */
@@ -80,6 +82,26 @@ public final class EngineFleetMain {
                         }
                         sent.forEach(CompletableFuture::join);
                         out.println("BURST " + n);
+                    }
+                    case "pace" -> {
+                        int n = Integer.parseInt(cmd[1]);
+                        int blocks = Integer.parseInt(cmd[2]);
+                        double roundsPerSecond = Double.parseDouble(cmd[3]);
+                        long startMillis = System.currentTimeMillis() + 100;
+                        List<CompletableFuture<Long>> sent = new ArrayList<>();
+                        for (int k = 0; k < n; k++) {
+                            long due = startMillis + (long) (k * 1000 / roundsPerSecond);
+                            long wait = due - System.currentTimeMillis();
+                            if (wait > 0) {
+                                Thread.sleep(wait);
+                            }
+                            for (int i = 0; i < engines; i++) {
+                                sent.add(
+                                        fleet.get(i).storeSequence(tokens(2000 + k, i, blocks * blockSize), blockSize));
+                            }
+                        }
+                        sent.forEach(CompletableFuture::join);
+                        out.println("PACED " + n + " " + startMillis);
                     }
                     case "quit" -> {
                         fleet.forEach(EngineSimulator::close);

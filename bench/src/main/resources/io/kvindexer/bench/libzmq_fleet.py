@@ -1,0 +1,84 @@
+# Many engine ranks in one process, each a real libzmq publisher (pyzmq, as vLLM publishes), for FleetBench.
+# Driven over stdin/stdout like EngineFleetMain (one line each):
+#   args:  ENGINES BLOCK_SIZE
+#   out:   ENGINE i ENDPOINT - (one per engine), then READY
+#   in:    subscribed      out: SUBSCRIBED n   (engines whose socket got a subscription)
+#   in:    publish K       out: PUBLISHED K    (each engine stores one block: the tokens of EngineFleetMain.tokens(K, i, B))
+#   in:    prepare N B     out: PREPARED N     (encodes N batches of B blocks per engine, before any clock)
+#   in:    burst           out: BURST N        (sends what prepare encoded, all engines round-robin)
+#   in:    pace N B R      out: PACED N S      (N rounds of one batch of B blocks per engine, round k at S + k / R s,
+#                                               S in epoch ms)
+#   in:    quit
+# XPUB rather than PUB only so that a subscription can be seen; what goes out is the same.
+import struct, sys, time
+
+import msgpack
+import zmq
+
+engines, block_size = int(sys.argv[1]), int(sys.argv[2])
+context = zmq.Context(1)
+context.set(zmq.MAX_SOCKETS, engines + 64)
+sockets, seqs, subscribed = [], [0] * engines, [False] * engines
+for i in range(engines):
+    s = context.socket(zmq.XPUB)
+    s.setsockopt(zmq.LINGER, 0)
+    port = s.bind_to_random_port("tcp://127.0.0.1")
+    sockets.append(s)
+    print("ENGINE %d tcp://127.0.0.1:%d -" % (i, port))
+print("READY", flush=True)
+
+
+def tokens(round_, engine, count):
+    base = round_ * 1_000_000 + engine * count
+    return list(range(base, base + count))
+
+
+def batch(round_, engine, blocks):
+    hashes = [((round_ + 1) << 40) | (engine << 16) | j for j in range(blocks)]
+    stored = {"type": "BlockStored", "block_hashes": hashes, "parent_block_hash": None,
+              "token_ids": tokens(round_, engine, blocks * block_size), "block_size": block_size,
+              "lora_id": None, "medium": "GPU", "lora_name": None}
+    return msgpack.packb([time.time(), [stored], 0])
+
+
+def send(engine, payload):
+    sockets[engine].send_multipart([b"", struct.pack(">Q", seqs[engine]), payload])
+    seqs[engine] += 1
+
+
+prepared = []
+for line in sys.stdin:
+    cmd = line.split()
+    if cmd[0] == "subscribed":
+        for i, s in enumerate(sockets):
+            while s.poll(0):
+                s.recv()
+                subscribed[i] = True
+        print("SUBSCRIBED %d" % sum(subscribed), flush=True)
+    elif cmd[0] == "publish":
+        k = int(cmd[1])
+        for i in range(engines):
+            send(i, batch(k, i, 1))
+        print("PUBLISHED %d" % k, flush=True)
+    elif cmd[0] == "prepare":
+        n, blocks = int(cmd[1]), int(cmd[2])
+        prepared = [[batch(1000 + k, i, blocks) for i in range(engines)] for k in range(n)]
+        print("PREPARED %d" % n, flush=True)
+    elif cmd[0] == "burst":
+        for round_ in prepared:
+            for i in range(engines):
+                send(i, round_[i])
+        print("BURST %d" % len(prepared), flush=True)
+    elif cmd[0] == "pace":
+        n, blocks, rate = int(cmd[1]), int(cmd[2]), float(cmd[3])
+        rounds = [[batch(2000 + k, i, blocks) for i in range(engines)] for k in range(n)]
+        start = time.time() + 0.1
+        for k in range(n):
+            wait = start + k / rate - time.time()
+            if wait > 0:
+                time.sleep(wait)
+            for i in range(engines):
+                send(i, rounds[k][i])
+        print("PACED %d %d" % (n, int(start * 1000)), flush=True)
+    elif cmd[0] == "quit":
+        break
