@@ -23,6 +23,8 @@ final class Poller implements Runnable {
     static final int BATCH = 64;
     /** longest wait in the selector: how soon commands, handshake deadlines and the ready gate are looked at */
     private static final long WAIT_MILLIS = 20;
+    /** how often every stream's duties and read interest are looked at while the poller is busy */
+    private static final long SWEEP_NANOS = 5_000_000L;
 
     private final InflightBytes inflight;
     private final ConcurrentLinkedQueue<Runnable> commands = new ConcurrentLinkedQueue<>();
@@ -96,17 +98,27 @@ final class Poller implements Runnable {
     public void run() {
         try {
             List<Stream> kept = new ArrayList<>();
+            List<Stream> next = new ArrayList<>();
+            long lastSweep = 0;
             while (!closed) {
+                boolean commanded = false;
                 for (Runnable c; (c = commands.poll()) != null; ) {
                     runSafely(c);
+                    commanded = true;
                 }
-                kept.clear();
-                for (Stream s : new ArrayList<>(streams)) {
-                    runSafely(s::tick);
-                    boolean read = s.readable() && inflight.hasRoom();
-                    s.subscriber().wantRead(read); // off: the bytes wait in the kernel, then at the engine
-                    if (read && s.subscriber().hasKept()) {
-                        kept.add(s);
+                long now = System.nanoTime();
+                if (commanded || now - lastSweep >= SWEEP_NANOS) {
+                    // every stream's duties (deadlines, gate, stop) and read interest; not every turn: a busy
+                    // poller turns often, and a sweep costs all its streams
+                    lastSweep = now;
+                    kept.clear();
+                    for (Stream s : new ArrayList<>(streams)) {
+                        runSafely(s::tick);
+                        boolean read = s.readable() && inflight.hasRoom();
+                        s.subscriber().wantRead(read); // off: the bytes wait in the kernel, then at the engine
+                        if (read && s.subscriber().hasKept()) {
+                            kept.add(s);
+                        }
                     }
                 }
                 try {
@@ -119,17 +131,27 @@ final class Poller implements Runnable {
                     LOG.log(System.Logger.Level.ERROR, "ingest poller's selector failed", e);
                     return;
                 }
+                next.clear();
                 for (SelectionKey key : selector.selectedKeys()) {
                     if (key.attachment() instanceof Stream s) {
                         runSafely(() -> serve(s));
+                        if (s.subscriber().hasKept()) {
+                            next.add(s);
+                        }
                     }
                 }
                 selector.selectedKeys().clear();
                 for (Stream s : kept) {
-                    if (s.subscriber().hasKept()) {
+                    if (s.subscriber().hasKept() && s.readable() && inflight.hasRoom()) {
                         runSafely(() -> s.drain(BATCH)); // what an earlier read left: the socket will not signal it
                     }
+                    if (s.subscriber().hasKept()) {
+                        next.add(s);
+                    }
                 }
+                List<Stream> swap = kept;
+                kept = next;
+                next = swap;
             }
         } finally {
             for (Stream s : new ArrayList<>(streams)) {
@@ -145,8 +167,11 @@ final class Poller implements Runnable {
 
     /** A selected connection: connect, write and handshake, then up to {@link #BATCH} messages when it may read. */
     private void serve(Stream s) {
+        boolean wasReady = s.subscriber().ready();
         s.subscriber().service();
-        s.tick(); // a handshake that just finished starts a pending catch-up replay now, not a turn later
+        if (!wasReady && s.subscriber().ready()) {
+            s.tick(); // a handshake that just finished starts a pending catch-up replay now, not a sweep later
+        }
         if (s.readable() && inflight.hasRoom()) {
             s.drain(BATCH);
         }

@@ -183,6 +183,11 @@ final class Subscriber implements AutoCloseable {
         }
     }
 
+    /** The handshake is done: messages flow. */
+    boolean ready() {
+        return state == State.READY;
+    }
+
     /** Messages kept from an earlier read wait to be handed out (the socket itself will not signal them). */
     boolean hasKept() {
         return !messages.isEmpty();
