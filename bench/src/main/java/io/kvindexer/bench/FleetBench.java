@@ -219,7 +219,7 @@ public final class FleetBench {
                 burst(app, from, to, engines, burst, blocks, libzmq);
             }
             if (paceRate > 0) {
-                pace(app, from, to, engines, perProcess, burst, paceRounds, blocks, paceRate);
+                pace(app, from, to, engines, perProcess, burst, paceRounds, blocks, paceRate, libzmq);
             }
         } finally {
             for (PrintStream t : to) {
@@ -301,7 +301,8 @@ public final class FleetBench {
             int burst,
             int rounds,
             int blocks,
-            double rate)
+            double rate,
+            boolean libzmq)
             throws Exception {
         double roundsPerSecond = rate / ((double) engines * blocks);
         for (PrintStream t : to) {
@@ -335,7 +336,10 @@ public final class FleetBench {
             for (int k = 0; k < rounds; k++) {
                 long at = observed[i * rounds + k];
                 if (at != 0) {
-                    long due = childStart[i / perProcess] + (long) (k * 1000 / roundsPerSecond);
+                    // the libzmq fleet spreads a round over its interval, engine by engine (EngineFleetMain does not)
+                    int inProcess = Math.min(perProcess, engines - (i / perProcess) * perProcess);
+                    double offset = libzmq ? (double) (i % perProcess) / inProcess : 0;
+                    long due = childStart[i / perProcess] + (long) ((k + offset) * 1000 / roundsPerSecond);
                     lags[n++] = Math.max(0, at - due);
                 }
             }

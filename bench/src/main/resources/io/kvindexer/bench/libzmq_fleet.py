@@ -6,8 +6,8 @@
 #   in:    publish K       out: PUBLISHED K    (each engine stores one block: the tokens of EngineFleetMain.tokens(K, i, B))
 #   in:    prepare N B     out: PREPARED N     (encodes N batches of B blocks per engine, before any clock)
 #   in:    burst           out: BURST N        (sends what prepare encoded, all engines round-robin)
-#   in:    pace N B R      out: PACED N S      (N rounds of one batch of B blocks per engine, round k at S + k / R s,
-#                                               S in epoch ms)
+#   in:    pace N B R      out: PACED N S      (N rounds of one batch of B blocks per engine; engine i's batch of round k
+#                                               at S + (k + i / ENGINES) / R s, S in epoch ms)
 #   in:    quit
 # XPUB rather than PUB only so that a subscription can be seen; what goes out is the same.
 import struct, sys, time
@@ -74,10 +74,10 @@ for line in sys.stdin:
         rounds = [[batch(2000 + k, i, blocks) for i in range(engines)] for k in range(n)]
         start = time.time() + 0.1
         for k in range(n):
-            wait = start + k / rate - time.time()
-            if wait > 0:
-                time.sleep(wait)
-            for i in range(engines):
+            for i in range(engines):  # spread over the round: engine i at (k + i / engines) / R
+                wait = start + (k + i / engines) / rate - time.time()
+                if wait > 0:
+                    time.sleep(wait)
                 send(i, rounds[k][i])
         print("PACED %d %d" % (n, int(start * 1000)), flush=True)
     elif cmd[0] == "quit":

@@ -4,10 +4,9 @@ import java.time.Instant;
 import java.util.function.LongSupplier;
 
 /**
- * Whether one listener attempt's SUB connection to its engine is up, as the socket's events tell (a SUB reconnects
- * by itself, so nothing else would). It outlives the socket: {@link Subscriber} remakes a stalled one, and the
- * engine counts as down from the disconnect until a new connection completes its ZMTP handshake. Fed on jeromq's
- * I/O thread, read by {@code /workers}.
+ * Whether one listener attempt's SUB connection to its engine is up, as the {@link Subscriber} tells (it reconnects
+ * by itself, so nothing else would). It outlives each connection: the engine counts as down from the disconnect
+ * until a new connection completes its ZMTP handshake. Fed on the poller thread, read by {@code /workers}.
  */
 final class EngineLink {
 

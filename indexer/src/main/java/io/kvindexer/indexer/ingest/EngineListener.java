@@ -8,7 +8,7 @@ import java.util.Objects;
  * served by one of the process's {@link IngestPollers}, and its replays run on their replay threads. The sequence
  * rules are {@link SequenceTracker}'s, the replay protocol is {@link ReplayClient}'s, the frame format is
  * {@link Frames}', decoding and delivery are {@link BatchDelivery}'s; whether the engine connection is up is
- * {@link EngineLink}'s (Dynamo's status stays {@code active} while the SUB socket reconnects on its own).
+ * {@link EngineLink}'s (Dynamo's status stays {@code active} while the SUB connection reconnects on its own).
  *
  * <p>Lost batches: when a gap cannot be filled (no replay endpoint, the engine's buffer no longer reaches back,
  * the engine does not answer) and this stream had applied batches before, the worker's blocks may be wrong: they

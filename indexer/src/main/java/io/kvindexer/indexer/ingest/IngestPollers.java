@@ -6,9 +6,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.zeromq.ZContext;
 
 /**
- * The threads every listener of the process shares: a fixed set of {@link Poller}s that read the SUB sockets (a
- * listener costs a socket and a small record, not a thread) and a fixed pool for replays, which block on an
- * engine's answer and so never run on a poller. The thread count does not depend on how many engines there are.
+ * The threads every listener of the process shares: a fixed set of {@link Poller}s that read the engine connections
+ * (a listener costs one TCP connection and a small record, not a thread) and a fixed pool for replays, which block
+ * on an engine's answer and so never run on a poller. The thread count does not depend on how many engines there are.
  */
 public final class IngestPollers implements AutoCloseable {
 

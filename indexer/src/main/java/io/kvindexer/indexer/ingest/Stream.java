@@ -8,7 +8,7 @@ import java.util.concurrent.TimeUnit;
  * One attempt of a listener on its poller: the SUB socket, the sequence rules ({@link SequenceTracker}) and, while a
  * gap is replayed, the hand-over to a replay thread. The poller thread owns everything here except while
  * {@link #replaying}: then the replay thread does, and the poller leaves the socket unread (live messages wait in
- * its queue and are applied after the replayed batches, so a live {@code Removed(A)} is never overtaken by a
+ * the kernel's buffers and at the engine, and are applied after the replayed batches, so a live {@code Removed(A)} is never overtaken by a
  * replayed {@code Stored(A)}). The hand-over in both directions goes through a queue (a happens-before edge).
  */
 final class Stream implements ReplayClient.Target {
