@@ -22,7 +22,7 @@ import java.util.List;
  * <p>It reconnects by itself, as a ZeroMQ socket does: after a loss, a refused connect or a protocol error it waits
  * (100 ms, doubling up to 5 s) and connects again, resolving the host name again each time. A connection whose
  * handshake does not finish within the deadline is dropped and made again at once (counted). When the peer speaks
- * ZMTP 3.1 it is sent a PING after 5 s of silence and dropped after 15 s; PINGs from the peer are answered.
+ * ZMTP 3.1 it is sent a PING every 5 s (TTL 15 s) and dropped after 15 s of silence; the peer's PINGs are answered.
  *
  * <p>Reading is driven by the owner: {@link #wantRead} says whether the stream may read now; while it may not (a
  * replay runs, the index is behind) nothing is read, the bytes back up in the kernel's TCP buffers and the engine's
@@ -41,7 +41,7 @@ final class Subscriber implements AutoCloseable {
     private static final long FIRST_BACKOFF_NANOS = 100_000_000L;
     private static final long MAX_BACKOFF_NANOS = 5_000_000_000L;
     private static final long CONNECT_TIMEOUT_NANOS = 10_000_000_000L;
-    private static final long PING_AFTER_NANOS = 5_000_000_000L;
+    private static final long PING_EVERY_NANOS = 5_000_000_000L;
     private static final long SILENCE_NANOS = 15_000_000_000L;
     private static final byte[] GREETING_AND_READY = concat(Zmtp.greeting(), Zmtp.ready("SUB"));
     private static final byte[] SUBSCRIBE_ALL = Zmtp.subscribe(Frames.EMPTY);
@@ -87,7 +87,7 @@ final class Subscriber implements AutoCloseable {
     private int peerVersion;
     private ByteBuffer out;
     private long heardAt;
-    private boolean pinged;
+    private long pingAt;
     private boolean wantRead;
     private boolean closed;
     private String lastProblem;
@@ -257,7 +257,6 @@ final class Subscriber implements AutoCloseable {
             return;
         }
         heardAt = System.nanoTime();
-        pinged = false;
         buffer.flip();
         if (greetingHave < Zmtp.GREETING_SIZE) {
             int take = Math.min(buffer.remaining(), Zmtp.GREETING_SIZE - greetingHave);
@@ -287,6 +286,7 @@ final class Subscriber implements AutoCloseable {
                 state = State.READY;
                 backoff = FIRST_BACKOFF_NANOS;
                 lastProblem = null;
+                pingAt = System.nanoTime() + PING_EVERY_NANOS;
                 updateInterest();
                 link.handshaken();
             }
@@ -301,15 +301,23 @@ final class Subscriber implements AutoCloseable {
         }
     }
 
+    /**
+     * A 3.1 peer gets a PING every 5 s whatever flows (its TTL of 15 s makes the peer drop us when they stop, so they
+     * must not depend on our own silence: a SUB sends nothing else); it is dropped after 15 s without a byte while
+     * we are listening.
+     */
     private void heartbeat(long now) {
-        if (peerVersion < 31 || !wantRead || !messages.isEmpty()) {
-            heardAt = now; // not listening: its silence is ours
+        if (peerVersion < 31) {
             return;
         }
-        if (now - heardAt > SILENCE_NANOS) {
+        if (!wantRead || !messages.isEmpty()) {
+            heardAt = now; // not listening: its silence is ours
+        } else if (now - heardAt > SILENCE_NANOS) {
             drop("no answer to heartbeats for 15 s", true);
-        } else if (!pinged && now - heardAt > PING_AFTER_NANOS) {
-            pinged = true;
+            return;
+        }
+        if (now - pingAt >= 0) {
+            pingAt = now + PING_EVERY_NANOS;
             send(Zmtp.ping((int) (SILENCE_NANOS / 100_000_000L)));
             try {
                 flush();
