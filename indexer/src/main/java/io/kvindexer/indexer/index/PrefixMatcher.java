@@ -297,6 +297,16 @@ final class PrefixMatcher {
             entryScratch[i] = table.at(slotScratch[i]); // every position's first miss starts now
         }
         lastPrefix = p;
+        // every position's first candidate node, loaded where no branch waits on it, so their misses overlap too
+        // (the check below then finds those lines in the cache; the sum only keeps the loads alive)
+        long nodeLoads = 0;
+        for (int i = 0; i < n; i++) {
+            int entry = entryScratch[i];
+            if (entry != 0) {
+                int node = NodeTable.node(entry);
+                nodeLoads += nodes.page(node)[NodeStore.STRIDE * (node & NodeStore.OFFSET_MASK) + NodeStore.PREFIX];
+            }
+        }
         for (int i = 0; i < n; i++) {
             int prefix = prefixes[i];
             long hash = ContentPrefix.tableHash(prefix);
@@ -331,7 +341,7 @@ final class PrefixMatcher {
         for (int k = 0; k < found; k++) {
             slotScratch[k] = owners.wordOf(probed[firstNode + k]);
         }
-        long touched = 0;
+        long touched = nodeLoads;
         for (int k = 0; k < found; k++) {
             touched += owners.touch(slotScratch[k], tier);
         }
