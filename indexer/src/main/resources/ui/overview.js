@@ -66,16 +66,33 @@ function renderWorkers(workers) {
       const down = l.disconnected_since_ms != null;
       const connection = down ? 'disconnected' : l.connected ? 'connected' : 'not-connected';
       rows.push(h('tr', { class: first ? 'first' : 'more',
-        dataset: { instance: String(w.instance_id), rank, status: l.status, connection } },
+        dataset: { instance: String(w.instance_id), rank, status: l.status, connection, exactness: l.exactness || '' } },
         h('td', { class: 'id' }, first ? String(w.instance_id) : '', first && w.pod_name ? h('small', {}, ` ${w.pod_name}`) : null),
         h('td', { class: 'num' }, rank),
         h('td', {}, first ? `${w.model_name} / ${w.tenant_id}` : ''),
         h('td', { class: 'mono' }, l.endpoint || ''),
-        h('td', { class: 'listener' }, statusBadge(l.status || 'unknown'), down ? disconnectedBadge(l) : null),
+        h('td', { class: 'listener' }, statusBadge(l.status || 'unknown'), exactnessBadge(l),
+          down ? disconnectedBadge(l) : null),
         h('td', { class: 'error' }, l.last_error || '')));
     });
   }
   replace(body, rows);
+}
+
+/**
+ * How complete the index is for this stream: exact, replaying (a gap is being replayed) or degraded (batches lost;
+ * the index may under-report this worker for a while). The reason and since when are in its tooltip.
+ */
+function exactnessBadge(listener) {
+  const state = listener.exactness;
+  if (!state) {
+    return null; // an indexer that does not report it
+  }
+  const since = listener.exactness_since_ms != null ? new Date(Number(listener.exactness_since_ms)) : null;
+  const title = [state, listener.exactness_reason, since ? `since ${since.toLocaleString()}` : '']
+    .filter(Boolean).join(': ');
+  return [' ', h('span', { class: `badge exactness ${state}`,
+    dataset: { exactness: state, since: String(listener.exactness_since_ms ?? '') }, title }, state)];
 }
 
 /** The SUB connection to the engine is down: Dynamo's status alone cannot say so (the socket reconnects itself). */

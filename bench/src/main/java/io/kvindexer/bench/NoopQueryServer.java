@@ -4,10 +4,13 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import io.helidon.webserver.WebServer;
+import io.helidon.webserver.http.Handler;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
 import it.unimi.dsi.fastutil.longs.LongArrayList;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.function.LongConsumer;
+import java.util.function.ToIntFunction;
 
 /**
  * The HTTP-and-JSON floor of {@link HttpQueryBench}: a Helidon server in the benchmark's process whose POST /query
@@ -26,68 +29,48 @@ final class NoopQueryServer {
         return WebServer.builder()
                 .host("127.0.0.1")
                 .port(0)
-                .routing(r -> r.post("/query", (req, res) -> {
-                            byte[] body = req.content().as(byte[].class);
-                            int tokens = parseTokens(factory, body);
-                            if (tokens < 0) {
-                                res.status(400).send("{\"error\":\"token_ids\"}");
-                                return;
-                            }
-                            res.header("Content-Type", "application/json").send(EMPTY_RESULT);
-                        })
-                        .post("/query_by_hash", (req, res) -> {
-                            byte[] body = req.content().as(byte[].class);
-                            if (parseHashes(factory, body) < 0) {
-                                res.status(400).send("{\"error\":\"block_hashes\"}");
-                                return;
-                            }
-                            res.header("Content-Type", "application/json").send(EMPTY_RESULT);
-                        }))
+                .routing(r -> r.post("/query", parsing(body -> parseTokens(factory, body), "token_ids"))
+                        .post("/query_by_hash", parsing(body -> parseHashes(factory, body), "block_hashes")))
                 .build()
                 .start();
     }
 
+    /** A handler that parses the body with {@code parser} and answers the empty result, or 400 naming the field. */
+    private static Handler parsing(ToIntFunction<byte[]> parser, String field) {
+        return (req, res) -> {
+            if (parser.applyAsInt(req.content().as(byte[].class)) < 0) {
+                res.status(400).send("{\"error\":\"" + field + "\"}");
+                return;
+            }
+            res.header("Content-Type", "application/json").send(EMPTY_RESULT);
+        };
+    }
+
     /** Streams a {@code /query_by_hash} body into a long[] of hashes and a model name; returns the count, -1 when malformed. */
     static int parseHashes(JsonFactory factory, byte[] body) {
-        try (JsonParser p = factory.createParser(body)) {
-            if (p.nextToken() != JsonToken.START_OBJECT) {
-                return -1;
-            }
-            LongArrayList hashes = new LongArrayList(4_096);
-            String model = null;
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String field = p.currentName();
-                JsonToken t = p.nextToken();
-                if ("block_hashes".equals(field) && t == JsonToken.START_ARRAY) {
-                    while (p.nextToken() == JsonToken.VALUE_NUMBER_INT) {
-                        hashes.add(p.getLongValue());
-                    }
-                } else if ("model_name".equals(field)) {
-                    model = p.getText();
-                } else {
-                    p.skipChildren();
-                }
-            }
-            return model == null ? -1 : hashes.toLongArray().length;
-        } catch (IOException e) {
-            return -1;
-        }
+        LongArrayList hashes = new LongArrayList(4_096);
+        return parse(factory, body, "block_hashes", hashes::add) ? hashes.toLongArray().length : -1;
     }
 
     /** Streams the body into an int[] of token ids and a model name; returns the token count, -1 when malformed. */
     static int parseTokens(JsonFactory factory, byte[] body) {
+        IntArrayList tokens = new IntArrayList(16_384);
+        return parse(factory, body, "token_ids", v -> tokens.add((int) v)) ? tokens.toIntArray().length : -1;
+    }
+
+    /** Streams {@code arrayField}'s integers into {@code values}; false when the body is malformed or has no model. */
+    private static boolean parse(JsonFactory factory, byte[] body, String arrayField, LongConsumer values) {
         try (JsonParser p = factory.createParser(body)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
-                return -1;
+                return false;
             }
-            IntArrayList tokens = new IntArrayList(16_384);
             String model = null;
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String field = p.currentName();
                 JsonToken t = p.nextToken();
-                if ("token_ids".equals(field) && t == JsonToken.START_ARRAY) {
+                if (arrayField.equals(field) && t == JsonToken.START_ARRAY) {
                     while (p.nextToken() == JsonToken.VALUE_NUMBER_INT) {
-                        tokens.add((int) p.getLongValue());
+                        values.accept(p.getLongValue());
                     }
                 } else if ("model_name".equals(field)) {
                     model = p.getText();
@@ -95,9 +78,9 @@ final class NoopQueryServer {
                     p.skipChildren();
                 }
             }
-            return model == null ? -1 : tokens.toIntArray().length;
+            return model != null;
         } catch (IOException e) {
-            return -1;
+            return false;
         }
     }
 }

@@ -132,6 +132,9 @@ public final class IndexerCli {
     @CommandLine.Mixin
     TlsOptions tls = new TlsOptions();
 
+    @CommandLine.Mixin
+    IngestOptions ingest = new IngestOptions();
+
     private IndexerCli() {}
 
     /** Parses flags and environment; throws with a one-line message naming the flag or variable at fault. */
@@ -231,7 +234,8 @@ public final class IndexerCli {
                 state.snapshotInterval(),
                 state.unregisterGrace(),
                 expiry.policy(),
-                tls.security(hardening.authTokenFile));
+                tls.security(hardening.authTokenFile),
+                ingest.settings());
     }
 
     /** compatibility.md, Command line and environment: split on commas, drop empty entries, trim the rest. */

@@ -7,6 +7,7 @@ import io.kvindexer.indexer.common.TransportSecurity;
 import io.kvindexer.indexer.expiry.ExpiryPolicy;
 import io.kvindexer.indexer.http.HttpSettings;
 import io.kvindexer.indexer.index.IndexOptions;
+import io.kvindexer.indexer.ingest.IngestSettings;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.WorkerEntry;
 import java.nio.file.Path;
@@ -40,6 +41,7 @@ import java.util.function.Consumer;
  * @param unregisterGrace   how long an unregistered worker's blocks are kept detached (zero: dropped at once)
  * @param expiry            {@code --block-ttl} and {@code --max-blocks-per-worker} ({@link ExpiryPolicy#NONE}: neither)
  * @param security          TLS files and the rotating token file (see {@link TransportSecurity})
+ * @param ingest            the receive queue's byte bound and the degraded hold (see {@link IngestSettings})
  */
 public record IndexerConfig(
         String host,
@@ -66,7 +68,8 @@ public record IndexerConfig(
         Duration snapshotInterval,
         Duration unregisterGrace,
         ExpiryPolicy expiry,
-        TransportSecurity security)
+        TransportSecurity security,
+        IngestSettings ingest)
         implements HttpSettings {
 
     public static final int DEFAULT_PORT = 8090;
@@ -85,6 +88,7 @@ public record IndexerConfig(
         unregisterGrace = unregisterGrace != null ? unregisterGrace : Duration.ZERO;
         expiry = expiry != null ? expiry : ExpiryPolicy.NONE;
         security = security != null ? security : TransportSecurity.NONE;
+        ingest = ingest != null ? ingest : IngestSettings.defaults();
     }
 
     /** Defaults for tests: loopback, a free port, no workers, no peers. */
@@ -114,7 +118,8 @@ public record IndexerConfig(
                 DEFAULT_SNAPSHOT_INTERVAL,
                 Duration.ZERO,
                 ExpiryPolicy.NONE,
-                TransportSecurity.NONE);
+                TransportSecurity.NONE,
+                IngestSettings.defaults());
     }
 
     /** The index options these flags give. */
@@ -196,6 +201,10 @@ public record IndexerConfig(
         return with(c -> c.expiry = policy);
     }
 
+    public IndexerConfig withIngest(IngestSettings settings) {
+        return with(c -> c.ingest = settings);
+    }
+
     public IndexerConfig withRecoveryDelay(Duration delay) {
         return with(c -> c.recoveryDelay = delay);
     }
@@ -234,6 +243,7 @@ public record IndexerConfig(
         private Duration unregisterGrace;
         private ExpiryPolicy expiry;
         private TransportSecurity security;
+        private IngestSettings ingest;
 
         Copy(IndexerConfig c) {
             host = c.host;
@@ -261,6 +271,7 @@ public record IndexerConfig(
             unregisterGrace = c.unregisterGrace;
             expiry = c.expiry;
             security = c.security;
+            ingest = c.ingest;
         }
 
         IndexerConfig build() {
@@ -289,7 +300,8 @@ public record IndexerConfig(
                     snapshotInterval,
                     unregisterGrace,
                     expiry,
-                    security);
+                    security,
+                    ingest);
         }
     }
 }

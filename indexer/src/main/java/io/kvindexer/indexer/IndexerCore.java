@@ -4,6 +4,7 @@ import io.kvindexer.indexer.expiry.BlockExpiry;
 import io.kvindexer.indexer.http.IndexerRouting;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.ingest.EngineListener;
+import io.kvindexer.indexer.ingest.Exactness;
 import io.kvindexer.indexer.ingest.InflightBytes;
 import io.kvindexer.indexer.ingest.IngestPollers;
 import io.kvindexer.indexer.ingest.ListenerOptions;
@@ -47,10 +48,15 @@ public final class IndexerCore implements AutoCloseable {
                 ZmqContext.shared(),
                 IngestPollers.DEFAULT_POLLERS,
                 replays,
-                new InflightBytes(InflightBytes.defaultBudget()));
+                new InflightBytes(config.ingest().queueBytes()));
         WorkerRegistry workers = new WorkerRegistry(
                 indexers,
-                engineListeners(readyGate, metrics, new ReplayPermits(replays), pollers),
+                engineListeners(
+                        readyGate,
+                        metrics,
+                        new ReplayPermits(replays),
+                        pollers,
+                        config.ingest().degradedHold()),
                 config.limits(),
                 config.unregisterGrace());
         workers.capListeners(ZmqContext.listenerCapacity(replays + SOCKETS_KEPT));
@@ -91,9 +97,15 @@ public final class IndexerCore implements AutoCloseable {
 
     /** The service's listeners: one EngineListener per registration, started at once, draining once the gate opens. */
     static ListenerFactory engineListeners(
-            ReadyGate gate, IndexerMetrics metrics, ReplayPermits replays, IngestPollers pollers) {
-        ListenerOptions options =
-                ListenerOptions.defaults(pollers).withMetrics(metrics.ingest()).withReplayPermits(replays);
+            ReadyGate gate,
+            IndexerMetrics metrics,
+            ReplayPermits replays,
+            IngestPollers pollers,
+            java.time.Duration degradedHold) {
+        ListenerOptions options = ListenerOptions.defaults(pollers)
+                .withMetrics(metrics.ingest())
+                .withReplayPermits(replays)
+                .withDegradedHold(degradedHold);
         return (spec, watermark, sink) -> {
             EngineListener listener = new EngineListener(spec, watermark, sink, gate, options);
             listener.start();
@@ -101,6 +113,11 @@ public final class IndexerCore implements AutoCloseable {
                 @Override
                 public ListenerSnapshot snapshot() {
                     return listener.snapshot();
+                }
+
+                @Override
+                public Exactness exactness() {
+                    return listener.exactness();
                 }
 
                 @Override

@@ -1,9 +1,9 @@
 package io.kvindexer.packaging;
 
+import io.kvindexer.indexer.testkit.Processes;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * An image without a Docker engine: exactly the files its Dockerfile's COPY lines name, laid out under a temporary
@@ -45,15 +45,7 @@ final class LaidOutImage {
 
         @Override
         public void close() {
-            process.destroy();
-            try {
-                if (!process.waitFor(30, TimeUnit.SECONDS)) {
-                    process.destroyForcibly();
-                }
-            } catch (InterruptedException e) { // an interrupted wait kills at once and keeps the interrupt
-                process.destroyForcibly();
-                Thread.currentThread().interrupt();
-            }
+            Processes.stop(process);
         }
     }
 }

@@ -179,14 +179,8 @@ public final class EngineEventDecoder {
 
         private Integer rank() throws IOException, EventDecodeException {
             MsgpackCursor in = cursor;
-            ValueType type = in.peekType();
-            if (type == ValueType.NIL) {
-                in.skipNil();
+            if (!in.nilOr(ValueType.INTEGER, "an integer", BAD_ENVELOPE, () -> "envelope: data_parallel_rank")) {
                 return null;
-            }
-            if (type != ValueType.INTEGER) {
-                throw new EventDecodeException(
-                        BAD_ENVELOPE, "envelope: data_parallel_rank: expected an integer or nil, got " + type);
             }
             boolean huge = in.nextIsUint64();
             long v = in.rawLong();

@@ -83,9 +83,9 @@ final class EventReader {
         }
     }
 
-    private static final String[] TAGS = {"BlockStored", "BlockRemoved", "AllBlocksCleared", "Ignored"};
+    static final String[] TAGS = {"BlockStored", "BlockRemoved", "AllBlocksCleared", "Ignored"};
     /** Every key some producer writes; matched without allocating a string per key. */
-    private static final String[] KEYS = {
+    static final String[] KEYS = {
         "type",
         "block_hashes",
         "parent_block_hash",

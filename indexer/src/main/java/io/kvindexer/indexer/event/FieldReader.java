@@ -14,16 +14,10 @@ import org.msgpack.value.ValueType;
  * numeric strings), block size, group index and the short strings. The per-block multimodal entries are
  * {@link MultimodalReader}'s.
  */
-final class FieldReader {
-
-    private final MsgpackCursor cursor;
-    private final EventFields fields;
-    private final Supplier<String> where;
+final class FieldReader extends FieldsAtCursor {
 
     FieldReader(MsgpackCursor cursor, EventFields fields, Supplier<String> where) {
-        this.cursor = cursor;
-        this.fields = fields;
-        this.where = where;
+        super(cursor, fields, where);
     }
 
     long[] hashes(String field) throws IOException, EventDecodeException {

@@ -79,6 +79,23 @@ final class MsgpackCursor implements AutoCloseable {
         in.unpackNil();
     }
 
+    /**
+     * For a value that may be nil: false when it is nil (then skipped), true when it is of {@code type}; anything else
+     * is a decode error of {@code kind}, "<what>: expected <typeName> or nil, got <type>".
+     */
+    boolean nilOr(ValueType type, String typeName, DecodeErrorKind kind, Supplier<String> what)
+            throws IOException, EventDecodeException {
+        ValueType next = peekType();
+        if (next == ValueType.NIL) {
+            skipNil();
+            return false;
+        }
+        if (next != type) {
+            throw new EventDecodeException(kind, what.get() + ": expected " + typeName + " or nil, got " + next);
+        }
+        return true;
+    }
+
     /** An array header whose element count fits in the bytes left (each element takes at least one byte). */
     int arrayHeader(String what) throws IOException, EventDecodeException {
         int n = in.unpackArrayHeader();

@@ -15,16 +15,10 @@ import org.msgpack.value.ValueType;
  * {@code extra_keys}, TensorRT-LLM's {@code mm_keys} and Dynamo's {@code block_mm_infos}. What carries no
  * identifier or hash is skipped; only the container shapes are checked, as the scalars are by {@link FieldReader}.
  */
-final class MultimodalReader {
-
-    private final MsgpackCursor cursor;
-    private final EventFields fields;
-    private final Supplier<String> where;
+final class MultimodalReader extends FieldsAtCursor {
 
     MultimodalReader(MsgpackCursor cursor, EventFields fields, Supplier<String> where) {
-        this.cursor = cursor;
-        this.fields = fields;
-        this.where = where;
+        super(cursor, fields, where);
     }
 
     /**
@@ -42,14 +36,8 @@ final class MultimodalReader {
 
     private List<List<MultimodalHashes.Key>> perBlock(String field, boolean mmKeyMaps)
             throws IOException, EventDecodeException {
-        ValueType type = cursor.peekType();
-        if (type == ValueType.NIL) {
-            cursor.skipNil();
+        if (!cursor.nilOr(ValueType.ARRAY, "an array", BAD_EVENT, () -> where.get() + ": " + field)) {
             return null;
-        }
-        if (type != ValueType.ARRAY) {
-            throw new EventDecodeException(
-                    BAD_EVENT, where.get() + ": " + field + ": expected an array or nil, got " + type);
         }
         int blocks = cursor.arrayHeader(field);
         List<List<MultimodalHashes.Key>> perBlock = new ArrayList<>(blocks);

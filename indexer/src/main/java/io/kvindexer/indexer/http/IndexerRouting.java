@@ -55,7 +55,7 @@ public final class IndexerRouting {
                         c.metrics(),
                         cfg.maxQueryBodyBytes(),
                         cfg.limits().maxQueryTokens(),
-                        c.workers()::podName),
+                        new InstanceFacts(c.workers()::podName, c.workers()::exact)),
                 new DumpService(c.indexers(), c.workers()),
                 new PeerService(c.peers(), cfg.maxBodyBytes(), cfg.limits().maxPeers()),
                 new OpenApiService(),

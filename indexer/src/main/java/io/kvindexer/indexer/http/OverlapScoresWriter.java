@@ -3,12 +3,11 @@ package io.kvindexer.indexer.http;
 import com.fasterxml.jackson.core.JsonGenerator;
 import java.io.IOException;
 import java.util.Map;
-import java.util.function.LongFunction;
 import org.msgpack.core.MessagePacker;
 
 /**
  * The one description of the {@code /query} answer, in its two encodings:
- * {@code {"scores":{id:{dp:tokens}},"frequencies":[],"instances":{id:{longest_matched,gpu,dp,cpu,disk,pod_name?}}}}
+ * {@code {"scores":{id:{dp:tokens}},"frequencies":[],"instances":{id:{longest_matched,gpu,dp,cpu,disk,pod_name?,exact}}}}
  * with ids
  * and ranks as unsigned decimal strings (JSON object keys; the msgpack map keys are the same strings, so a client
  * decodes both alike). A field added to {@link OverlapScores.InstanceTiers} is written in both methods here.
@@ -17,7 +16,7 @@ final class OverlapScoresWriter {
 
     private OverlapScoresWriter() {}
 
-    static void json(JsonGenerator g, OverlapScores s, LongFunction<String> podNames) throws IOException {
+    static void json(JsonGenerator g, OverlapScores s, InstanceFacts facts) throws IOException {
         g.writeStartObject();
         g.writeObjectFieldStart("scores");
         for (Map.Entry<Long, Map<Integer, Long>> e : s.scores().entrySet()) {
@@ -43,17 +42,18 @@ final class OverlapScoresWriter {
             g.writeEndObject();
             g.writeNumberField("cpu", t.cpu());
             g.writeNumberField("disk", t.disk());
-            String pod = podNames.apply(e.getKey());
+            String pod = facts.podNames().apply(e.getKey());
             if (pod != null) {
                 g.writeStringField("pod_name", pod);
             }
+            g.writeBooleanField("exact", facts.exact().test(e.getKey())); // ours, additive
             g.writeEndObject();
         }
         g.writeEndObject();
         g.writeEndObject();
     }
 
-    static void msgpack(MessagePacker p, OverlapScores s, LongFunction<String> podNames) throws IOException {
+    static void msgpack(MessagePacker p, OverlapScores s, InstanceFacts facts) throws IOException {
         p.packMapHeader(3);
         p.packString("scores");
         p.packMapHeader(s.scores().size());
@@ -68,8 +68,8 @@ final class OverlapScoresWriter {
         for (Map.Entry<Long, OverlapScores.InstanceTiers> e : s.instances().entrySet()) {
             OverlapScores.InstanceTiers t = e.getValue();
             p.packString(Long.toUnsignedString(e.getKey()));
-            String pod = podNames.apply(e.getKey());
-            p.packMapHeader(pod == null ? 5 : 6);
+            String pod = facts.podNames().apply(e.getKey());
+            p.packMapHeader(pod == null ? 6 : 7);
             p.packString("longest_matched").packLong(t.longestMatched());
             p.packString("gpu").packLong(t.gpu());
             p.packString("dp");
@@ -79,6 +79,7 @@ final class OverlapScoresWriter {
             if (pod != null) {
                 p.packString("pod_name").packString(pod);
             }
+            p.packString("exact").packBoolean(facts.exact().test(e.getKey()));
         }
     }
 

@@ -9,7 +9,6 @@ import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.kvindexer.indexer.recovery.StartupGate;
 import java.util.function.BiFunction;
 import java.util.function.Function;
-import java.util.function.LongFunction;
 import java.util.function.Supplier;
 
 /**
@@ -17,15 +16,10 @@ import java.util.function.Supplier;
  * an unknown (model, tenant), 503 until the startup gate is open (never a silently empty answer while recovering).
  * Bodies are JSON or msgpack ({@link MsgpackBody}); the first two answer msgpack when asked ({@link MsgpackOut}).
  *
- * @param podNames instance id → pod name, null when unknown (shown as {@code instances[id].pod_name})
+ * @param facts pod name and exactness per instance (shown as {@code instances[id].pod_name} and {@code .exact})
  */
 record QueryService(
-        Indexers indexers,
-        StartupGate gate,
-        IndexerMetrics metrics,
-        long maxBody,
-        int maxTokens,
-        LongFunction<String> podNames)
+        Indexers indexers, StartupGate gate, IndexerMetrics metrics, long maxBody, int maxTokens, InstanceFacts facts)
         implements ApiService {
 
     @Override
@@ -56,7 +50,7 @@ record QueryService(
     /** Dynamo's tiered query for a remote primary: the same request as {@code /query_by_hash}, counts in blocks. */
     private void queryTieredByHash(ServerRequest req, ServerResponse res) {
         TieredScores tiered = matchByHash(req, "/query_tiered_by_hash", TieredScores::of);
-        JsonOut.send(res, 200, tiered::writeJson);
+        JsonOut.send(res, 200, g -> tiered.writeJson(g, facts.exact()));
     }
 
     /** The two by-hash routes: the same request, the match shaped by {@code shape}. */
@@ -103,9 +97,9 @@ record QueryService(
 
     private void answer(ServerRequest req, ServerResponse res, OverlapScores scores) {
         if (MsgpackOut.wanted(req)) {
-            MsgpackOut.send(res, 200, p -> OverlapScoresWriter.msgpack(p, scores, podNames));
+            MsgpackOut.send(res, 200, p -> OverlapScoresWriter.msgpack(p, scores, facts));
         } else {
-            JsonOut.send(res, 200, g -> OverlapScoresWriter.json(g, scores, podNames));
+            JsonOut.send(res, 200, g -> OverlapScoresWriter.json(g, scores, facts));
         }
     }
 }

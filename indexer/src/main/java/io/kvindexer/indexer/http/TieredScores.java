@@ -7,6 +7,9 @@ import io.kvindexer.indexer.index.MatchResult;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.LongPredicate;
 
 /**
  * The answer of {@code POST /query_tiered_by_hash}, Dynamo's lossless tiered match for a remote primary
@@ -17,6 +20,7 @@ import java.util.List;
  *                              "lower_tier": [["host_pinned", {"hits": [[worker, blocks], ...]}],
  *                                             ["disk", {...}], ["external", {...}]]}}
  * </pre>
+ * plus ours, additive: {@code "instances": {"<id>": {"exact": bool}}} for every instance named in {@code tiered}.
  * {@code scores} holds the workers with a device match; a lower tier's {@code hits} are the blocks that tier added
  * to each worker's run where the previous tiers stopped, and list every worker whose run is under way by then (a
  * device match, or a root block on this or an earlier lower tier), with 0 when the tier added nothing, as Dynamo's
@@ -54,7 +58,7 @@ record TieredScores(int blockSize, List<Hit> device, List<List<Hit>> lowerTier) 
                 List.of(List.copyOf(lower.get(0)), List.copyOf(lower.get(1)), List.copyOf(lower.get(2))));
     }
 
-    void writeJson(JsonGenerator g) throws IOException {
+    void writeJson(JsonGenerator g, LongPredicate exact) throws IOException {
         g.writeStartObject();
         g.writeNumberField("block_size", blockSize);
         g.writeObjectFieldStart("tiered");
@@ -76,7 +80,22 @@ record TieredScores(int blockSize, List<Hit> device, List<List<Hit>> lowerTier) 
         }
         g.writeEndArray();
         g.writeEndObject();
+        g.writeObjectFieldStart("instances");
+        for (long instance : instances()) {
+            g.writeObjectFieldStart(Long.toUnsignedString(instance));
+            g.writeBooleanField("exact", exact.test(instance));
+            g.writeEndObject();
+        }
         g.writeEndObject();
+        g.writeEndObject();
+    }
+
+    /** Every instance named in the answer, once, in unsigned order. */
+    private Set<Long> instances() {
+        Set<Long> ids = new TreeSet<>(Long::compareUnsigned);
+        device.forEach(h -> ids.add(h.worker().instanceId()));
+        lowerTier.forEach(hits -> hits.forEach(h -> ids.add(h.worker().instanceId())));
+        return ids;
     }
 
     private static void hits(JsonGenerator g, List<Hit> hits) throws IOException {

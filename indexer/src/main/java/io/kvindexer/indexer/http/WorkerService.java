@@ -3,6 +3,7 @@ package io.kvindexer.indexer.http;
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
+import io.kvindexer.indexer.ingest.Exactness;
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.registry.WorkerRegistry;
@@ -47,6 +48,18 @@ record WorkerService(WorkerRegistry registry, long maxBody) implements ApiServic
         });
     }
 
+    /** Ours, additive: how complete the index is for this stream, why not, and since when (docs/concepts.md). */
+    private static void exactness(JsonGenerator g, Exactness.Reading x) throws IOException {
+        if (x == null) {
+            return;
+        }
+        g.writeStringField("exactness", x.state().label());
+        if (x.reason() != null) {
+            g.writeStringField("exactness_reason", x.reason());
+        }
+        g.writeNumberField("exactness_since_ms", x.since().toEpochMilli());
+    }
+
     static void write(JsonGenerator g, WorkerView w) throws IOException {
         g.writeStartObject();
         JsonOut.u64Field(g, "instance_id", w.instanceId());
@@ -80,6 +93,7 @@ record WorkerService(WorkerRegistry registry, long maxBody) implements ApiServic
                         "disconnected_since_ms",
                         e.getValue().disconnectedSince().toEpochMilli());
             }
+            exactness(g, e.getValue().exactness());
             g.writeEndObject();
         }
         g.writeEndObject();

@@ -3,7 +3,6 @@ package io.kvindexer.indexer.index;
 import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.index.ApplyCounters.EventType;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
@@ -363,55 +362,36 @@ final class PrefixIndex {
 
     /**
      * The memberships of one tier, one {@link DumpSink#block} call each, a parent always before its children
-     * ({@link ShardedIndex#dump} goes tier by tier).
+     * ({@link ShardedIndex#dump} goes tier by tier). The walk takes the read lock per chunk of
+     * {@value DumpWalk#CHUNK} nodes, so a writer never waits for the whole dump; the result may mix the moments
+     * between chunks, which the "at least" cut allows (see {@link DumpWalk}).
      */
     void dump(StorageTier storageTier, DumpSink out) {
+        dump(storageTier, out, DumpWalk.CHUNK, null);
+    }
+
+    /** {@link #dump(StorageTier, DumpSink)} in chunks of {@code chunk} nodes, running {@code between} (if not null)
+     * between chunks, without the lock: tests write there. */
+    void dump(StorageTier storageTier, DumpSink out, int chunk, Runnable between) {
+        DumpWalk walk;
         lock.readLock().lock();
         try {
-            int[] chain = new int[64];
-            int[] codes = new int[64];
-            int tier = storageTier.ordinal();
-            if (tierMemberships[tier] > 0) {
-                boolean[] done = new boolean[nodes.highWater()];
-                for (int node = 0, end = nodes.highWater(); node < end; node++) {
-                    if (!nodes.isLive(node) || done[node]) {
-                        continue;
-                    }
-                    // climb to the first ancestor already emitted (or missing), then emit downwards
-                    int depth = 0;
-                    for (int x = node;
-                            x != NodeStore.NONE && !done[x];
-                            x = nodes.hasParent(x) ? nodes.findByBlockHash(nodes.parentBlockHash(x)) : NodeStore.NONE) {
-                        done[x] = true;
-                        if (depth == chain.length) {
-                            chain = Arrays.copyOf(chain, depth * 2);
-                        }
-                        chain[depth++] = x;
-                    }
-                    for (int d = depth - 1; d >= 0; d--) {
-                        if (codes.length < owners.count(chain[d])) {
-                            codes = new int[owners.count(chain[d]) * 2];
-                        }
-                        emit(out, chain[d], tier, storageTier, codes);
-                    }
-                }
+            if (tierMemberships[storageTier.ordinal()] == 0) {
+                return;
             }
+            walk = new DumpWalk(storageTier, nodes.highWater());
         } finally {
             lock.readLock().unlock();
         }
-    }
-
-    private void emit(DumpSink out, int node, int tier, StorageTier storageTier, int[] codes) {
-        for (int o = 0, n = owners.codes(node, codes); o < n; o++) {
-            int code = codes[o];
-            if (MembershipCode.tier(code) == tier) {
-                out.block(
-                        slots.worker(MembershipCode.slot(code)),
-                        storageTier,
-                        nodes.hasParent(node),
-                        nodes.parentBlockHash(node),
-                        nodes.blockHash(node),
-                        nodes.localHash(node));
+        while (!walk.finished()) {
+            lock.readLock().lock();
+            try {
+                walk.step(nodes, slots, out, chunk);
+            } finally {
+                lock.readLock().unlock();
+            }
+            if (between != null && !walk.finished()) {
+                between.run();
             }
         }
     }

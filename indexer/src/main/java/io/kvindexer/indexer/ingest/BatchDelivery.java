@@ -1,9 +1,11 @@
 package io.kvindexer.indexer.ingest;
 
 import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.event.AllBlocksCleared;
 import io.kvindexer.indexer.event.CacheGroups;
 import io.kvindexer.indexer.event.EngineEventDecoder;
 import io.kvindexer.indexer.event.EventDecodeException;
+import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.event.KvEventBatch;
 import java.util.List;
 import java.util.Set;
@@ -27,6 +29,7 @@ final class BatchDelivery {
     private final CacheGroups cacheGroups = new CacheGroups();
 
     private final InflightBytes inflight;
+    private final Exactness exactness;
 
     BatchDelivery(
             ListenerSpec spec,
@@ -34,8 +37,10 @@ final class BatchDelivery {
             EngineEventDecoder decoder,
             IngestMetrics metrics,
             ListenerLog log,
-            InflightBytes inflight) {
+            InflightBytes inflight,
+            Exactness exactness) {
         this.inflight = inflight;
+        this.exactness = exactness;
         this.spec = spec;
         this.sink = sink;
         this.decoder = decoder;
@@ -82,6 +87,9 @@ final class BatchDelivery {
             long bytes = payload.length;
             inflight.taken(bytes); // until the index has applied it: the pollers stop reading at the budget
             sink.apply(new WorkerKey(spec.instanceId(), rank), batch.events(), () -> inflight.released(bytes));
+            if (clears(batch)) {
+                exactness.cleared(rank); // the engine's state of that rank is known again from here on
+            }
         }
         if (batch.unknownEvents() > 0) {
             metrics.unknownEvents(batch.unknownEvents());
@@ -91,8 +99,23 @@ final class BatchDelivery {
         return true;
     }
 
+    private static boolean clears(KvEventBatch batch) {
+        for (KvEvent e : batch.events()) {
+            if (e instanceof AllBlocksCleared) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Every rank this stream delivered for (the registered one first seen). */
+    Set<Integer> ranks() {
+        return Set.copyOf(ranksSeen);
+    }
+
     /** A new engine process: everything every rank of this stream held is gone. */
     void publisherRestarted() {
+        exactness.restarted();
         for (int rank : ranksSeen) {
             sink.publisherRestarted(new WorkerKey(spec.instanceId(), rank));
         }

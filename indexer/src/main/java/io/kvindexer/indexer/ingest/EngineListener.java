@@ -23,6 +23,7 @@ public final class EngineListener implements AutoCloseable {
     private final ListenerOptions options;
     private final ListenerLog log;
     private final BatchDelivery delivery;
+    private final Exactness exactness;
 
     // lifecycle, guarded by this
     private ListenerStatus status = ListenerStatus.PENDING;
@@ -38,13 +39,15 @@ public final class EngineListener implements AutoCloseable {
         this.gate = Objects.requireNonNull(gate, "gate");
         this.options = Objects.requireNonNull(options, "options");
         this.log = new ListenerLog(spec);
+        this.exactness = new Exactness(options.degradedHold());
         this.delivery = new BatchDelivery(
                 spec,
                 Objects.requireNonNull(sink, "sink"),
                 options.decoder(),
                 options.metrics(),
                 log,
-                options.pollers().inflight());
+                options.pollers().inflight(),
+                exactness);
     }
 
     /** Hands the first attempt to a poller and returns at once (status {@code pending}). */
@@ -69,7 +72,16 @@ public final class EngineListener implements AutoCloseable {
     public synchronized ListenerSnapshot snapshot() {
         boolean running = current != null && (status == ListenerStatus.ACTIVE || status == ListenerStatus.PENDING);
         return ListenerSnapshot.of(
-                spec.endpoint(), status, lastError, running ? current.link().state() : EngineLink.State.NONE);
+                spec.endpoint(),
+                status,
+                lastError,
+                running ? current.link().state() : EngineLink.State.NONE,
+                exactness.read());
+    }
+
+    /** How complete the index is for this stream, kept across attempts; read by every query (no lock). */
+    public Exactness exactness() {
+        return exactness;
     }
 
     /**

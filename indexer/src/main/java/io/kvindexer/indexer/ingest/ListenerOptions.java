@@ -17,6 +17,9 @@ import org.zeromq.ZContext;
  * @param replayPermits    how many replays may run at once (shared by the process's listeners)
  * @param replayChunk      batches one replay request may return before the next request continues
  * @param pollers          the threads that serve the listeners' sockets and replays
+ * @param degradedHold     how long a degraded listener stays so after its last loss when neither an
+ *                         {@code AllBlocksCleared} nor an engine restart says sooner that the index is complete again
+ *                         ({@link Exactness})
  */
 public record ListenerOptions(
         ZContext context,
@@ -27,10 +30,14 @@ public record ListenerOptions(
         IngestMetrics metrics,
         ReplayPermits replayPermits,
         int replayChunk,
-        IngestPollers pollers) {
+        IngestPollers pollers,
+        Duration degradedHold) {
 
     /** ZeroMQ's own default: a listener's queue holds at most this many messages. */
     public static final int DEFAULT_RECEIVE_HWM = 1_000;
+
+    /** {@code --degraded-hold}'s default. */
+    public static final Duration DEFAULT_DEGRADED_HOLD = Duration.ofMinutes(1);
 
     public ListenerOptions {
         Objects.requireNonNull(context, "context");
@@ -40,9 +47,34 @@ public record ListenerOptions(
         Objects.requireNonNull(metrics, "metrics");
         Objects.requireNonNull(replayPermits, "replayPermits");
         Objects.requireNonNull(pollers, "pollers");
+        Objects.requireNonNull(degradedHold, "degradedHold");
         if (replayChunk < 1) {
             throw new IllegalArgumentException("replayChunk must be >= 1");
         }
+    }
+
+    /** With the default {@link #DEFAULT_DEGRADED_HOLD}. */
+    public ListenerOptions(
+            ZContext context,
+            Duration replayTimeout,
+            Duration handshakeTimeout,
+            int receiveHwm,
+            EngineEventDecoder decoder,
+            IngestMetrics metrics,
+            ReplayPermits replayPermits,
+            int replayChunk,
+            IngestPollers pollers) {
+        this(
+                context,
+                replayTimeout,
+                handshakeTimeout,
+                receiveHwm,
+                decoder,
+                metrics,
+                replayPermits,
+                replayChunk,
+                pollers,
+                DEFAULT_DEGRADED_HOLD);
     }
 
     public static ListenerOptions defaults() {
@@ -60,42 +92,120 @@ public record ListenerOptions(
                 IngestMetrics.NOOP,
                 ReplayPermits.shared(),
                 10_000,
-                pollers);
+                pollers,
+                DEFAULT_DEGRADED_HOLD);
     }
 
     public ListenerOptions withReplayTimeout(Duration v) {
         return new ListenerOptions(
-                context, v, handshakeTimeout, receiveHwm, decoder, metrics, replayPermits, replayChunk, pollers);
+                context,
+                v,
+                handshakeTimeout,
+                receiveHwm,
+                decoder,
+                metrics,
+                replayPermits,
+                replayChunk,
+                pollers,
+                degradedHold);
     }
 
     public ListenerOptions withHandshakeTimeout(Duration v) {
         return new ListenerOptions(
-                context, replayTimeout, v, receiveHwm, decoder, metrics, replayPermits, replayChunk, pollers);
+                context,
+                replayTimeout,
+                v,
+                receiveHwm,
+                decoder,
+                metrics,
+                replayPermits,
+                replayChunk,
+                pollers,
+                degradedHold);
     }
 
     public ListenerOptions withMetrics(IngestMetrics v) {
         return new ListenerOptions(
-                context, replayTimeout, handshakeTimeout, receiveHwm, decoder, v, replayPermits, replayChunk, pollers);
+                context,
+                replayTimeout,
+                handshakeTimeout,
+                receiveHwm,
+                decoder,
+                v,
+                replayPermits,
+                replayChunk,
+                pollers,
+                degradedHold);
     }
 
     public ListenerOptions withReplayPermits(ReplayPermits v) {
         return new ListenerOptions(
-                context, replayTimeout, handshakeTimeout, receiveHwm, decoder, metrics, v, replayChunk, pollers);
+                context,
+                replayTimeout,
+                handshakeTimeout,
+                receiveHwm,
+                decoder,
+                metrics,
+                v,
+                replayChunk,
+                pollers,
+                degradedHold);
     }
 
     public ListenerOptions withReplayChunk(int v) {
         return new ListenerOptions(
-                context, replayTimeout, handshakeTimeout, receiveHwm, decoder, metrics, replayPermits, v, pollers);
+                context,
+                replayTimeout,
+                handshakeTimeout,
+                receiveHwm,
+                decoder,
+                metrics,
+                replayPermits,
+                v,
+                pollers,
+                degradedHold);
     }
 
     public ListenerOptions withPollers(IngestPollers v) {
         return new ListenerOptions(
-                context, replayTimeout, handshakeTimeout, receiveHwm, decoder, metrics, replayPermits, replayChunk, v);
+                context,
+                replayTimeout,
+                handshakeTimeout,
+                receiveHwm,
+                decoder,
+                metrics,
+                replayPermits,
+                replayChunk,
+                v,
+                degradedHold);
     }
 
     public ListenerOptions withReceiveHwm(int v) {
         return new ListenerOptions(
-                context, replayTimeout, handshakeTimeout, v, decoder, metrics, replayPermits, replayChunk, pollers);
+                context,
+                replayTimeout,
+                handshakeTimeout,
+                v,
+                decoder,
+                metrics,
+                replayPermits,
+                replayChunk,
+                pollers,
+                degradedHold);
+    }
+
+    public ListenerOptions withDegradedHold(Duration v) {
+        return new ListenerOptions(
+                context,
+                replayTimeout,
+                handshakeTimeout,
+                receiveHwm,
+                decoder,
+                metrics,
+                replayPermits,
+                replayChunk,
+                pollers,
+                v);
     }
 
     ReplayClient.Settings replaySettings() {

@@ -9,9 +9,21 @@ import java.time.Instant;
  * @param connected         the SUB connection to the engine is up (its ZMTP handshake completed); false before the
  *                          first handshake, while down, and when paused or failed (no socket)
  * @param disconnectedSince when an up connection was lost and not yet made again; null otherwise
+ * @param exactness         how complete the index is for this stream ({@link Exactness}); null when not tracked
  */
 public record ListenerSnapshot(
-        String endpoint, ListenerStatus status, String lastError, boolean connected, Instant disconnectedSince) {
+        String endpoint,
+        ListenerStatus status,
+        String lastError,
+        boolean connected,
+        Instant disconnectedSince,
+        Exactness.Reading exactness) {
+
+    /** A listener whose exactness nobody tracks (a stand-in). */
+    public ListenerSnapshot(
+            String endpoint, ListenerStatus status, String lastError, boolean connected, Instant disconnectedSince) {
+        this(endpoint, status, lastError, connected, disconnectedSince, null);
+    }
 
     /** The engine connection is down: it was up and went away. */
     public boolean disconnected() {
@@ -19,10 +31,15 @@ public record ListenerSnapshot(
     }
 
     /** A running listener's view: a lost connection is the error shown until it comes back. */
-    static ListenerSnapshot of(String endpoint, ListenerStatus status, String recordedError, EngineLink.State link) {
+    static ListenerSnapshot of(
+            String endpoint,
+            ListenerStatus status,
+            String recordedError,
+            EngineLink.State link,
+            Exactness.Reading exactness) {
         String error = link.downSince() == null
                 ? recordedError
                 : "engine connection lost at " + link.downSince() + "; reconnecting (events are missed meanwhile)";
-        return new ListenerSnapshot(endpoint, status, error, link.connected(), link.downSince());
+        return new ListenerSnapshot(endpoint, status, error, link.connected(), link.downSince(), exactness);
     }
 }

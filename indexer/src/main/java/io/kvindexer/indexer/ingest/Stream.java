@@ -102,7 +102,7 @@ final class Stream implements ReplayClient.Target {
         }
         if (resumePending && link.state().connected()) {
             resumePending = false;
-            startReplay(this::resume);
+            startReplay("catching up after seq " + u(owner.watermark().get()), this::resume);
             return;
         }
         if (sub.hasKept()) {
@@ -158,7 +158,7 @@ final class Stream implements ReplayClient.Target {
                 heldLive = frames;
                 long from = step.replayFrom();
                 long until = step.replayUntil();
-                startReplay(() -> recover(from, until));
+                startReplay("replaying batches " + u(from) + ".." + u(until - 1), () -> recover(from, until));
                 return;
             }
         }
@@ -176,9 +176,15 @@ final class Stream implements ReplayClient.Target {
         }
     }
 
-    /** Hands the stream to a replay thread; the socket is left unread until it comes back. */
-    private void startReplay(Runnable work) {
+    /**
+     * Hands the stream to a replay thread; the socket is left unread until it comes back. The listener is
+     * {@code replaying} meanwhile (unless already degraded); a replay cut short by a stop leaves it so, for the
+     * next attempt's catch-up to finish.
+     */
+    private void startReplay(String what, Runnable work) {
         replaying = true;
+        Exactness exactness = owner.exactness();
+        exactness.replayStarted(what);
         threads.replay(() -> {
             try {
                 work.run();
@@ -187,8 +193,12 @@ final class Stream implements ReplayClient.Target {
                 }
             } catch (RuntimeException e) {
                 owner.log().warn("replay failed: " + e);
+                exactness.lost("replay failed: " + e, owner.delivery().ranks());
             } finally {
                 heldLive = null;
+                if (!stopped) {
+                    exactness.replayEnded();
+                }
                 poller.submit(this::replayDone);
             }
         });
@@ -244,9 +254,13 @@ final class Stream implements ReplayClient.Target {
     @Override
     public void lost(long from, long until, String problem) {
         if (tracker.onlyUndecodable(from, until)) {
-            return; // those seqs did arrive, as payloads that do not decode: counted as decode errors
+            return; // those seqs did arrive, as payloads that do not decode: counted (and degraded) when skipped
         }
         boolean drop = tracker.anyApplied();
+        if (!drop && from == 0) { // nothing applied yet and the engine's first batches are gone
+            problem = "joined an engine that was already running: " + problem;
+        }
+        owner.exactness().lost(problem, owner.delivery().ranks());
         if (replay == null && !drop) {
             return; // nothing held from this stream, and no replay to report on: only counted
         }
@@ -263,6 +277,10 @@ final class Stream implements ReplayClient.Target {
 
     private boolean applyBatch(long seq, byte[] payload) {
         if (!owner.delivery().apply(seq, payload)) {
+            owner.exactness()
+                    .lost(
+                            "skipped batch seq " + u(seq) + ": it did not decode",
+                            owner.delivery().ranks());
             return false;
         }
         tracker.applied(seq);

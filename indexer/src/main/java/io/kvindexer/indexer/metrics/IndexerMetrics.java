@@ -199,6 +199,12 @@ public final class IndexerMetrics {
                 })
                 .register(registry);
         GaugeWithCallback.builder()
+                .name("dynamo_kvindexer_listeners_by_exactness")
+                .help("ZMQ listeners by exactness: exact, replaying, degraded")
+                .labelNames("exactness")
+                .callback(cb -> workers.exactnessCounts().forEach((state, n) -> cb.call(n, state.label())))
+                .register(registry);
+        GaugeWithCallback.builder()
                 .name("dynamo_kvindexer_index_blocks")
                 .help("Distinct blocks held in an index")
                 .labelNames("model", "tenant")

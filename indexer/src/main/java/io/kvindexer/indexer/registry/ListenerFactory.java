@@ -1,6 +1,7 @@
 package io.kvindexer.indexer.registry;
 
 import io.kvindexer.indexer.ingest.BatchSink;
+import io.kvindexer.indexer.ingest.Exactness;
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ListenerSpec;
 import io.kvindexer.indexer.ingest.SequenceWatermark;
@@ -18,6 +19,11 @@ public interface ListenerFactory {
     interface RunningListener extends AutoCloseable {
 
         ListenerSnapshot snapshot();
+
+        /** How complete the index is for this stream, read by every query; a stand-in's is always exact. */
+        default Exactness exactness() {
+            return Exactness.untracked();
+        }
 
         /** pending/active → paused: the sockets are dropped, the watermark kept; false from another status. */
         boolean pause();

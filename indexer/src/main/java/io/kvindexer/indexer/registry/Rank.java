@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.registry;
 
+import io.kvindexer.indexer.ingest.Exactness;
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ListenerSpec;
 
@@ -10,10 +11,12 @@ final class Rank {
 
     final ListenerSpec spec;
     final ListenerFactory.RunningListener listener;
+    final Exactness exactness;
 
     Rank(ListenerSpec spec, ListenerFactory.RunningListener listener) {
         this.spec = spec;
         this.listener = listener;
+        this.exactness = listener.exactness();
     }
 
     void stop() {

@@ -5,6 +5,7 @@ import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.ingest.ExactnessState;
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ListenerSpec;
 import io.kvindexer.indexer.ingest.ListenerStatus;
@@ -43,6 +44,8 @@ public final class WorkerRegistry implements AutoCloseable {
     private final Map<WorkerKey, LearnedWatermark> watermarks = new ConcurrentHashMap<>();
     /** Instance id → pod name, when known; read by every query without the lock. */
     private final Map<Long, String> podNames = new ConcurrentHashMap<>();
+
+    private final ExactnessBoard exactness = new ExactnessBoard();
 
     private final List<Runnable> observers = new CopyOnWriteArrayList<>();
     private final ServiceLimits limits;
@@ -133,6 +136,7 @@ public final class WorkerRegistry implements AutoCloseable {
         }
         Rank rank = new Rank(spec, listenerFactory.start(spec, learned.watermark(), new IndexSink(index)));
         inst.ranks.put(r.dpRank(), rank);
+        exactness.put(inst.id, inst.ranks.values());
         if (r.podName() != null) {
             inst.podName = r.podName();
             podNames.put(r.instanceId(), r.podName());
@@ -184,6 +188,7 @@ public final class WorkerRegistry implements AutoCloseable {
                 }
                 if (inst.ranks.size() > 1) {
                     inst.ranks.remove(dpRank);
+                    exactness.put(inst.id, inst.ranks.values());
                     rank.stop();
                     WorkerKey key = new WorkerKey(instanceId, dpRank);
                     indexers.get(inst.model, inst.tenant).ifPresent(ix -> {
@@ -211,6 +216,7 @@ public final class WorkerRegistry implements AutoCloseable {
     private void removeInstance(Instance inst) {
         instances.remove(inst.id);
         podNames.remove(inst.id);
+        exactness.remove(inst.id);
         inst.ranks.values().forEach(Rank::stop);
         Map<WorkerKey, String> endpoints = new HashMap<>();
         inst.ranks.forEach((r, rank) -> endpoints.put(new WorkerKey(inst.id, r), rank.spec.endpoint()));
@@ -364,6 +370,19 @@ public final class WorkerRegistry implements AutoCloseable {
                     inst.podName));
         }
         return out;
+    }
+
+    /**
+     * True when every listener of the instance is exact now (what a query answer's {@code exact} says); false for
+     * an instance nobody listens to (blocks recovered before its registration). A map lookup, no lock.
+     */
+    public boolean exact(long instanceId) {
+        return exactness.exact(instanceId);
+    }
+
+    /** Listener count per exactness; every state present. */
+    public Map<ExactnessState, Integer> exactnessCounts() {
+        return exactness.counts();
     }
 
     /** The pod an instance was registered with; null when unknown or not registered. */

@@ -16,8 +16,9 @@ import java.util.concurrent.TimeoutException;
 /**
  * One consistent cut of a replica's state as a version 2 binary dump in memory: the registrations with their
  * watermarks first, then (once the index writers have applied everything submitted before) every tree, so each
- * tree holds at least every batch up to its watermark. Each index is encoded under its own read locks, into memory
- * only: the writers wait for that encoding, never for the disk.
+ * tree holds at least every batch up to its watermark. Each index is encoded into memory by a walk that takes its
+ * shards' read locks a few thousand nodes at a time: a writer waits for one such chunk, never for the whole cut nor
+ * for the disk. The trees may mix moments after the watermarks; the replay after them converges (ADR 0004).
  */
 public final class StateCut {
 

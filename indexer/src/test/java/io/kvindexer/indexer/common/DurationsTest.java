@@ -5,16 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class DurationsTest {
 
-    @Test
-    void readsEachUnit() {
-        assertThat(Durations.parse("500ms")).isEqualTo(Duration.ofMillis(500));
-        assertThat(Durations.parse("30s")).isEqualTo(Duration.ofSeconds(30));
-        assertThat(Durations.parse("10m")).isEqualTo(Duration.ofMinutes(10));
-        assertThat(Durations.parse(" 6h ")).isEqualTo(Duration.ofHours(6));
-        assertThat(Durations.parse("0")).isZero();
+    @ParameterizedTest
+    @CsvSource({"500ms, PT0.5S", "30s, PT30S", "10m, PT10M", "' 6h ', PT6H", "0, PT0S"})
+    void readsEachUnit(String text, Duration expected) {
+        assertThat(Durations.parse(text)).isEqualTo(expected);
     }
 
     @Test

@@ -129,7 +129,8 @@ class ConsoleBrowserTest {
                 WebElement row = browser.driver.findElement(By.cssSelector("#workers tr[data-instance='" + i + "']"));
                 assertThat(row.getAttribute("data-status")).isEqualTo("active");
                 assertThat(row.findElement(By.cssSelector(".listener")).getText())
-                        .isEqualTo("active");
+                        .isEqualTo("active exact");
+                assertThat(row.getAttribute("data-exactness")).isEqualTo("exact");
                 assertThat(row.getText()).contains(engine(i).endpoint(), MODEL + " / default");
             }
         });
@@ -392,7 +393,7 @@ class ConsoleBrowserTest {
             WebElement r = browser.driver.findElement(row);
             assertThat(r.getAttribute("data-connection")).isEqualTo("disconnected");
             assertThat(r.getAttribute("data-status")).isEqualTo("active");
-            assertThat(r.findElement(By.cssSelector(".listener")).getText()).isEqualTo("active disconnected");
+            assertThat(r.findElement(By.cssSelector(".listener")).getText()).isEqualTo("active exact disconnected");
             assertThat(r.findElement(By.cssSelector(".badge.disconnected")).getAttribute("data-since"))
                     .isEqualTo(listener.get("disconnected_since_ms").asText());
             assertThat(r.findElement(By.cssSelector(".error")).getText()).isEqualTo(lastError);
@@ -404,7 +405,8 @@ class ConsoleBrowserTest {
         browser.screenshot("overview-engine-disconnected-1280x800");
 
         http.post("/test/pause_listener", "{\"instance_id\":2}").assertStatus(200);
-        wait.until(ExpectedConditions.textToBe(By.cssSelector("#workers tr[data-instance='2'] .listener"), "paused"));
+        wait.until(ExpectedConditions.textToBe(
+                By.cssSelector("#workers tr[data-instance='2'] .listener"), "paused exact"));
         assertThat(http.get("/workers?model_name=" + MODEL).json().findValuesAsText("status"))
                 .contains("paused");
         eventually(() -> assertThat(browser.driver
@@ -500,5 +502,50 @@ class ConsoleBrowserTest {
                         .getText())
                 .isEqualTo("0");
         browser.screenshot("overview-expiry-1280x800");
+    }
+
+    /**
+     * A worker whose engine lost batches no replay can bring: its badge turns {@code degraded} with the reason and
+     * since when of {@code /workers} in its tooltip, and back to {@code exact} when the engine clears its cache.
+     */
+    @Test
+    @Order(9)
+    void aDegradedWorkerShowsItsExactnessBadgeUntilItsEngineClears() throws Exception {
+        browser.open(ui("#overview"));
+        var wait = browser.waiting();
+        By badge = By.cssSelector("#workers tr[data-instance='3'] .badge.exactness");
+        wait.until(d -> d.findElements(badge).size() == 1);
+        eventually(() -> assertThat(browser.driver.findElement(badge).getText()).isEqualTo("exact"));
+
+        engine(3).skip(2); // batches the engine never buffered: the gap cannot be replayed
+        engine(3)
+                .storeSequence(IntStream.rangeClosed(8001, 8008).toArray(), BLOCK)
+                .get(30, TimeUnit.SECONDS);
+        await().atMost(Browser.WAIT)
+                .until(() -> http.get("/workers?model_name=" + MODEL)
+                        .json()
+                        .findValuesAsText("exactness")
+                        .contains("degraded"));
+        JsonNode degraded = http.get("/workers?model_name=" + MODEL).json().findValues("listeners").stream()
+                .map(l -> l.get("0"))
+                .filter(l -> l.get("endpoint").asText().equals(engine(3).endpoint()))
+                .findFirst()
+                .orElseThrow();
+        wait.until(ExpectedConditions.textToBe(badge, "degraded"));
+        eventually(() -> {
+            WebElement b = browser.driver.findElement(badge);
+            assertThat(b.getAttribute("title"))
+                    .startsWith("degraded: " + degraded.get("exactness_reason").asText() + ": since ");
+            assertThat(b.getAttribute("data-since"))
+                    .isEqualTo(degraded.get("exactness_since_ms").asText());
+            assertThat(browser.driver
+                            .findElement(By.cssSelector("#workers tr[data-instance='3']"))
+                            .getAttribute("data-exactness"))
+                    .isEqualTo("degraded");
+        });
+        browser.screenshot("overview-worker-degraded-1280x800");
+
+        engine(3).publish(EngineSimulator.cleared()).get(30, TimeUnit.SECONDS);
+        wait.until(ExpectedConditions.textToBe(badge, "exact"));
     }
 }

@@ -202,14 +202,8 @@ class BinaryDumpTest {
     @Test
     void everyTruncationAndBitFlipOfAVersion2StreamIsRefused() throws IOException {
         byte[] bytes = write(sample(2, 3, 12), registrations(3));
-        for (int cut = 0; cut < bytes.length; cut++) {
-            assertRefused(new ByteArrayInputStream(bytes, 0, cut), "cut at %d of %d", cut, bytes.length);
-        }
-        for (int bit = 0; bit < bytes.length * 8; bit++) {
-            byte[] bad = bytes.clone();
-            bad[bit / 8] ^= (byte) (1 << (bit % 8));
-            assertRefused(new ByteArrayInputStream(bad), "bit %d", bit);
-        }
+        assertEveryTruncationRefused(bytes);
+        assertEveryBitFlipRefused(bytes);
     }
 
     @Test
@@ -234,11 +228,9 @@ class BinaryDumpTest {
     }
 
     @Test
-    void everyTruncationIsRefused() throws IOException {
-        byte[] bytes = write(sample(6, 5, 2));
-        for (int cut = 0; cut < bytes.length; cut++) {
-            assertRefused(new ByteArrayInputStream(bytes, 0, cut), "cut at %d of %d", cut, bytes.length);
-        }
+    void everyTruncationAndBitFlipOfAVersion1StreamIsRefused() throws IOException {
+        assertEveryTruncationRefused(write(sample(6, 5, 2)));
+        assertEveryBitFlipRefused(write(sample(4, 4, 5)));
     }
 
     @Test
@@ -249,16 +241,6 @@ class BinaryDumpTest {
         for (int i = 0; i < 200; i++) {
             int cut = i < 100 ? rnd.nextInt(bytes.length) : bytes.length - 1 - rnd.nextInt(64);
             assertRefused(new ByteArrayInputStream(bytes, 0, cut), "cut at %d", cut);
-        }
-    }
-
-    @Test
-    void everySingleBitFlipIsRefused() throws IOException {
-        byte[] bytes = write(sample(4, 4, 5));
-        for (int bit = 0; bit < bytes.length * 8; bit++) {
-            byte[] bad = bytes.clone();
-            bad[bit / 8] ^= (byte) (1 << (bit % 8));
-            assertRefused(new ByteArrayInputStream(bad), "bit %d", bit);
         }
     }
 
@@ -286,5 +268,19 @@ class BinaryDumpTest {
         assertThatThrownBy(() -> BinaryDumpReader.read(new ByteArrayInputStream(out.toByteArray()), c))
                 .hasMessageContaining("the peer failed to dump b:t: IllegalStateException");
         assertThat(c.ended).isFalse();
+    }
+
+    private static void assertEveryTruncationRefused(byte[] bytes) {
+        for (int cut = 0; cut < bytes.length; cut++) {
+            assertRefused(new ByteArrayInputStream(bytes, 0, cut), "cut at %d of %d", cut, bytes.length);
+        }
+    }
+
+    private static void assertEveryBitFlipRefused(byte[] bytes) {
+        for (int bit = 0; bit < bytes.length * 8; bit++) {
+            byte[] bad = bytes.clone();
+            bad[bit / 8] ^= (byte) (1 << (bit % 8));
+            assertRefused(new ByteArrayInputStream(bad), "bit %d", bit);
+        }
     }
 }

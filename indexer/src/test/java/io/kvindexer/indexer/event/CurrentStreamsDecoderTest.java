@@ -7,6 +7,7 @@ import static io.kvindexer.indexer.event.Msgpack.batch;
 import static io.kvindexer.indexer.event.Msgpack.ints;
 import static io.kvindexer.indexer.event.Msgpack.list;
 import static io.kvindexer.indexer.event.Msgpack.map;
+import static io.kvindexer.indexer.event.Msgpack.mapRemoved;
 import static io.kvindexer.indexer.event.Msgpack.pack;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -130,7 +131,7 @@ class CurrentStreamsDecoderTest {
             KvEventBatch b = decode(batch(
                     0L,
                     mapStored("locality", "REMOTE"),
-                    map("type", "BlockRemoved", "block_hashes", list(5L), "medium", "STORAGE", "locality", "PEER"),
+                    mapRemoved(list(5L), "medium", "STORAGE", "locality", "PEER"),
                     arrayStored(0L, "full_attention", null, "REMOTE"),
                     list("BlockRemoved", list(6L), "GPU", 0L, null, null, "REMOTE"),
                     mapStored("locality", "LOCAL"),
@@ -152,17 +153,7 @@ class CurrentStreamsDecoderTest {
         void aRemoteRemovalCountsAsNonLocalInBothEncodings() throws Exception {
             KvEventBatch b = decode(batch(
                     0L,
-                    map(
-                            "type",
-                            "BlockRemoved",
-                            "block_hashes",
-                            list(5L),
-                            "medium",
-                            "GPU",
-                            "group_idx",
-                            0L,
-                            "locality",
-                            "REMOTE"),
+                    mapRemoved(list(5L), "medium", "GPU", "group_idx", 0L, "locality", "REMOTE"),
                     list("BlockRemoved", list(6L), "GPU", 0L, "REMOTE"),
                     list("BlockRemoved", list(7L), "GPU", 0L, "LOCAL"),
                     list("BlockRemoved", list(8L), "GPU", 0L, "REMOTE", "kvcr")));
@@ -177,7 +168,7 @@ class CurrentStreamsDecoderTest {
             KvEventBatch b = decode(batch(
                     0L,
                     mapStored("ownership", "kvcr"),
-                    map("type", "BlockRemoved", "block_hashes", list(5L), "ownership", "tier-x"),
+                    mapRemoved(list(5L), "ownership", "tier-x"),
                     arrayStored(0L, "full_attention", null, "LOCAL", "kvcr"),
                     list("BlockRemoved", list(6L), "GPU", 0L, null, null, null, "kvcr"),
                     mapStored("ownership", null)));
@@ -237,8 +228,8 @@ class CurrentStreamsDecoderTest {
             assertThat(first.events()).hasSize(1);
             byte[] removals = batch(
                     0L,
-                    map("type", "BlockRemoved", "block_hashes", list(7L), "group_idx", 1L),
-                    map("type", "BlockRemoved", "block_hashes", list(8L), "group_idx", 2L),
+                    mapRemoved(list(7L), "group_idx", 1L),
+                    mapRemoved(list(8L), "group_idx", 2L),
                     list("BlockRemoved", list(9L), "GPU", 1L));
             KvEventBatch later = decoder.decode(removals, stream);
             assertThat(later.events())

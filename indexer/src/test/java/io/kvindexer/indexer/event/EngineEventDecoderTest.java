@@ -10,6 +10,7 @@ import static io.kvindexer.indexer.event.Msgpack.hex;
 import static io.kvindexer.indexer.event.Msgpack.ints;
 import static io.kvindexer.indexer.event.Msgpack.list;
 import static io.kvindexer.indexer.event.Msgpack.map;
+import static io.kvindexer.indexer.event.Msgpack.mapRemoved;
 import static io.kvindexer.indexer.event.Msgpack.pack;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -194,7 +195,7 @@ class EngineEventDecoderTest {
             byte[] payload = batch(
                     0L,
                     arrayStored(list(111L, 222L), null, ints(1, 8), 4L, "GPU", null, null, null, null, null),
-                    map("type", "BlockRemoved", "block_hashes", list(111L), "medium", "GPU"),
+                    mapRemoved(list(111L), "medium", "GPU"),
                     list("AllBlocksCleared"),
                     mapStored(list(111L, 222L), null, ints(1, 8), 4L));
             KvEventBatch b = decode(payload);
@@ -244,7 +245,7 @@ class EngineEventDecoderTest {
         @Test
         void map16HeaderIsAccepted() throws Exception {
             // de 00 03 = map16 with 3 entries
-            byte[] event = pack(map("type", "BlockRemoved", "block_hashes", list(111L), "medium", "GPU"));
+            byte[] event = pack(mapRemoved(list(111L), "medium", "GPU"));
             byte[] map16 = new byte[event.length + 2];
             map16[0] = (byte) 0xde;
             map16[1] = 0;
@@ -300,7 +301,7 @@ class EngineEventDecoderTest {
                     list("BlockRemoved", list(4L), "STORAGE"),
                     list("BlockRemoved", list(5L), null),
                     list("BlockRemoved", list(6L)),
-                    map("type", "BlockRemoved", "block_hashes", list(7L))));
+                    mapRemoved(list(7L))));
             assertThat(b.events())
                     .extracting(e -> removed(e).tier())
                     .containsExactly(
@@ -369,23 +370,19 @@ class EngineEventDecoderTest {
             BigInteger max = new BigInteger("18446744073709551615");
             KvEventBatch b = decode(batch(
                     0L,
-                    map(
-                            "type",
-                            "BlockRemoved",
-                            "block_hashes",
-                            list(
-                                    0L,
-                                    127L,
-                                    255L,
-                                    65535L,
-                                    0xFFFF_FFFFL,
-                                    Long.MAX_VALUE,
-                                    max,
-                                    -1L,
-                                    -32L,
-                                    -33L,
-                                    -129L,
-                                    Long.MIN_VALUE))));
+                    mapRemoved(list(
+                            0L,
+                            127L,
+                            255L,
+                            65535L,
+                            0xFFFF_FFFFL,
+                            Long.MAX_VALUE,
+                            max,
+                            -1L,
+                            -32L,
+                            -33L,
+                            -129L,
+                            Long.MIN_VALUE))));
             assertThat(removed(b.events().get(0)).blockHashes())
                     .containsExactly(
                             0L,
@@ -419,25 +416,16 @@ class EngineEventDecoderTest {
         @Test
         void shortBinIsItsBigEndianValue() throws Exception {
             KvEventBatch b = decode(batch(
-                    0L,
-                    map(
-                            "type",
-                            "BlockRemoved",
-                            "block_hashes",
-                            list(new byte[] {0x01, 0x02}, new byte[] {(byte) 0xff}, new byte[0], new byte[] {
-                                (byte) 0x80, 0, 0, 0, 0, 0, 0, 1
-                            }))));
+                    0L, mapRemoved(list(new byte[] {0x01, 0x02}, new byte[] {(byte) 0xff}, new byte[0], new byte[] {
+                        (byte) 0x80, 0, 0, 0, 0, 0, 0, 1
+                    }))));
             assertThat(removed(b.events().get(0)).blockHashes())
                     .containsExactly(0x0102L, 0xffL, 0L, 0x8000_0000_0000_0001L);
         }
 
         @Test
         void hashOfAnotherTypeIsBadHash() {
-            assertFails(
-                    batch(0L, map("type", "BlockRemoved", "block_hashes", list(1L, "2"))),
-                    "bad_hash",
-                    "event 0 (BlockRemoved)",
-                    "block_hashes[1]");
+            assertFails(batch(0L, mapRemoved(list(1L, "2"))), "bad_hash", "event 0 (BlockRemoved)", "block_hashes[1]");
             assertFails(
                     batch(0L, list("AllBlocksCleared"), mapStored(list(1L), 1.5, ints(1, 4), 4L)),
                     "bad_hash",
@@ -448,7 +436,7 @@ class EngineEventDecoderTest {
 
         @Test
         void blockHashesMustBeAnArray() {
-            assertFails(batch(0L, map("type", "BlockRemoved", "block_hashes", 5L)), "bad_event", "block_hashes");
+            assertFails(batch(0L, mapRemoved(5L)), "bad_event", "block_hashes");
             assertFails(batch(0L, list("BlockStored", null, null, ints(1, 4), 4L)), "bad_event", "block_hashes");
         }
     }
@@ -595,10 +583,7 @@ class EngineEventDecoderTest {
         void optionalFieldsOfTheWrongType() {
             assertFails(batch(0L, list("BlockRemoved", list(1L), 5L)), "bad_event", "medium");
             assertFails(batch(0L, storedBlockOne("lora_name", 3L)), "bad_event", "lora_name");
-            assertFails(
-                    batch(0L, map("type", "BlockRemoved", "block_hashes", list(1L), "group_idx", "0")),
-                    "bad_event",
-                    "group_idx");
+            assertFails(batch(0L, mapRemoved(list(1L), "group_idx", "0")), "bad_event", "group_idx");
             assertFails(batch(0L, storedBlockOne("extra_keys", "x")), "bad_event", "extra_keys");
         }
     }
@@ -720,26 +705,10 @@ class EngineEventDecoderTest {
         void mapFormFilter() throws Exception {
             KvEventBatch b = decode(batch(
                     0L,
-                    map("type", "BlockRemoved", "block_hashes", list(1L), "group_idx", 1L),
-                    map(
-                            "type",
-                            "BlockRemoved",
-                            "block_hashes",
-                            list(2L),
-                            "group_idx",
-                            1L,
-                            "kv_cache_spec_kind",
-                            "full_attention"),
-                    map(
-                            "type",
-                            "BlockRemoved",
-                            "block_hashes",
-                            list(3L),
-                            "group_idx",
-                            0L,
-                            "kv_cache_spec_kind",
-                            "sliding_window"),
-                    map("type", "BlockRemoved", "block_hashes", list(4L), "group_idx", null),
+                    mapRemoved(list(1L), "group_idx", 1L),
+                    mapRemoved(list(2L), "group_idx", 1L, "kv_cache_spec_kind", "full_attention"),
+                    mapRemoved(list(3L), "group_idx", 0L, "kv_cache_spec_kind", "sliding_window"),
+                    mapRemoved(list(4L), "group_idx", null),
                     map(
                             "kv_cache_spec_kind",
                             "chunked_local_attention",

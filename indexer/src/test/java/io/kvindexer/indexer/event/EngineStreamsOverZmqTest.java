@@ -4,6 +4,7 @@ import static io.kvindexer.indexer.event.Msgpack.TS;
 import static io.kvindexer.indexer.event.Msgpack.batch;
 import static io.kvindexer.indexer.event.Msgpack.list;
 import static io.kvindexer.indexer.event.Msgpack.map;
+import static io.kvindexer.indexer.event.Msgpack.mapRemoved;
 import static io.kvindexer.indexer.event.Msgpack.pack;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -189,7 +190,7 @@ class EngineStreamsOverZmqTest {
                 mapStored(list(41L), null, tokens(200, 4), "ownership", "kvcr")));
         engine.publish(batch(
                 0L,
-                map("type", "BlockRemoved", "block_hashes", list(21L), "medium", "GPU", "group_idx", 1L),
+                mapRemoved(list(21L), "medium", "GPU", "group_idx", 1L),
                 map("type", "AllBlocksCleared", "ownership", "kvcr")));
 
         assertThat(match(1, ints(1, 8)).deviceBlocks()).isEqualTo(2);

@@ -2,7 +2,9 @@ package io.kvindexer.indexer.event;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.Random;
+import java.util.stream.Stream;
 import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
 
@@ -102,29 +104,13 @@ public final class HostileInputs {
         }
     }
 
-    private static final String[] WORDS = {
-        "BlockStored",
-        "BlockRemoved",
-        "AllBlocksCleared",
-        "block_hashes",
-        "parent_block_hash",
-        "token_ids",
-        "block_size",
-        "lora_id",
-        "medium",
-        "GPU",
-        "CPU",
-        "type",
-        "events",
-        "ts",
-        "data_parallel_rank",
-        "lora_name",
-        "extra_keys",
-        "group_idx",
-        "",
-        "\u0000",
-        "\uffff"
-    };
+    /** The words the decoder knows (its event tags and field keys), some values, and odd strings. */
+    private static final String[] WORDS = Stream.of(
+                    Arrays.stream(EventReader.TAGS),
+                    Arrays.stream(EventReader.KEYS),
+                    Stream.of("GPU", "CPU", "events", "ts", "data_parallel_rank", "", "\u0000", "\uffff"))
+            .flatMap(words -> words)
+            .toArray(String[]::new);
 
     private static String randomWord(Random random) {
         return WORDS[random.nextInt(WORDS.length)];

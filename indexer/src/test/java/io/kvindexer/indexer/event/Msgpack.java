@@ -55,6 +55,13 @@ public final class Msgpack {
         return m;
     }
 
+    /** A map BlockRemoved of {@code hashes}, with more keys and values alternating. */
+    static Map<String, Object> mapRemoved(Object hashes, Object... more) {
+        Object[] kv = Arrays.copyOf(new Object[] {"type", "BlockRemoved", "block_hashes", hashes}, 4 + more.length);
+        System.arraycopy(more, 0, kv, 4, more.length);
+        return map(kv);
+    }
+
     static List<Object> ints(int fromInclusive, int toInclusive) {
         Object[] out = new Object[toInclusive - fromInclusive + 1];
         for (int i = 0; i < out.length; i++) {

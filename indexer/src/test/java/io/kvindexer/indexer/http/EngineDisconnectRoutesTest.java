@@ -49,7 +49,7 @@ class EngineDisconnectRoutesTest {
         JsonNode up = listener();
         List<String> fields = new ArrayList<>();
         up.fieldNames().forEachRemaining(fields::add);
-        assertThat(fields).containsExactly("endpoint", "status", "connected");
+        assertThat(fields).containsExactly("endpoint", "status", "connected", "exactness", "exactness_since_ms");
         assertThat(up.get("status").asText()).isEqualTo("active");
         assertThat(metric()).isZero();
 

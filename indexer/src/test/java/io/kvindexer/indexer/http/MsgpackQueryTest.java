@@ -139,6 +139,7 @@ class MsgpackQueryTest {
             }
             case INTEGER -> f.numberNode(v.asIntegerValue().asLong());
             case STRING -> f.textNode(v.asStringValue().asString());
+            case BOOLEAN -> f.booleanNode(v.asBooleanValue().getBoolean());
             default -> throw new IllegalArgumentException(v.toString());
         };
     }

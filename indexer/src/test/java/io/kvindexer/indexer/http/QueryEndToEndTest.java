@@ -76,7 +76,7 @@ class QueryEndToEndTest {
         sim.storeSequence(range(1, 32), 16).get(30, TimeUnit.SECONDS);
 
         String expected = "{\"scores\":{\"1\":{\"0\":32}},\"frequencies\":[],\"instances\":{\"1\":{"
-                + "\"longest_matched\":32,\"gpu\":32,\"dp\":{\"0\":32},\"cpu\":32,\"disk\":32}}}";
+                + "\"longest_matched\":32,\"gpu\":32,\"dp\":{\"0\":32},\"cpu\":32,\"disk\":32,\"exact\":true}}}";
         await().atMost(Duration.ofSeconds(30))
                 .untilAsserted(
                         () -> assertThat(queryBody("llama", range(1, 40))).isEqualTo(expected));
@@ -91,7 +91,7 @@ class QueryEndToEndTest {
         sim.publish(EngineSimulator.stored(new long[] {hashes[2]}, hashes[1], range(33, 48), 16, "CPU_PINNED", null))
                 .get(30, TimeUnit.SECONDS);
         String tiered = "{\"scores\":{\"1\":{\"0\":32}},\"frequencies\":[],\"instances\":{\"1\":{"
-                + "\"longest_matched\":48,\"gpu\":32,\"dp\":{\"0\":32},\"cpu\":48,\"disk\":48}}}";
+                + "\"longest_matched\":48,\"gpu\":32,\"dp\":{\"0\":32},\"cpu\":48,\"disk\":48,\"exact\":true}}}";
         await().atMost(Duration.ofSeconds(30))
                 .untilAsserted(
                         () -> assertThat(queryBody("llama", range(1, 48))).isEqualTo(tiered));
@@ -116,8 +116,9 @@ class QueryEndToEndTest {
                         "{\"model_name\":\"llama\",\"block_hashes\":[-1583300653928780152,2287610619914608821]}");
         signed.assertStatus(200);
         assertThat(signed.body())
-                .isEqualTo("{\"scores\":{\"1\":{\"0\":32}},\"frequencies\":[],\"instances\":{\"1\":{"
-                        + "\"longest_matched\":32,\"gpu\":32,\"dp\":{\"0\":32},\"cpu\":32,\"disk\":32}}}");
+                .isEqualTo(
+                        "{\"scores\":{\"1\":{\"0\":32}},\"frequencies\":[],\"instances\":{\"1\":{"
+                                + "\"longest_matched\":32,\"gpu\":32,\"dp\":{\"0\":32},\"cpu\":32,\"disk\":32,\"exact\":true}}}");
         // V1 unsigned, as /dump prints it; only the first block
         HttpTestClient.Response unsigned =
                 http().post("/query_by_hash", "{\"model_name\":\"llama\",\"block_hashes\":[16863443419780771464]}");

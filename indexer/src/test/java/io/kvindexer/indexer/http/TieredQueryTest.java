@@ -83,7 +83,10 @@ class TieredQueryTest {
                 + "[\"disk\",{\"hits\":[[" + w("1", 0) + ",1],[" + w("2", 3) + ",0],[" + w("5", 0) + ",0],["
                 + w("18446744073709551615", 0) + ",2]]}],"
                 + "[\"external\",{\"hits\":[[" + w("1", 0) + ",1],[" + w("2", 3) + ",0],[" + w("5", 0) + ",0],["
-                + w("18446744073709551615", 0) + ",0]]}]]}}";
+                + w("18446744073709551615", 0) + ",0]]}]]},"
+                // ours: no listener vouches for blocks submitted straight to the index
+                + "\"instances\":{\"1\":{\"exact\":false},\"2\":{\"exact\":false},\"5\":{\"exact\":false},"
+                + "\"18446744073709551615\":{\"exact\":false}}}";
         for (String tenant : List.of("\"routing_group\":\"t\"", "\"tenant_id\":\"t\"")) {
             HttpTestClient.Response r = http.post(
                     "/query_tiered_by_hash", "{\"block_hashes\":" + hashes + ",\"model_name\":\"m\"," + tenant + "}");
@@ -111,7 +114,7 @@ class TieredQueryTest {
         assertThat(r.body())
                 .isEqualTo("{\"block_size\":4,\"tiered\":{\"device\":{\"scores\":[],\"frequencies\":[]},"
                         + "\"lower_tier\":[[\"host_pinned\",{\"hits\":[]}],[\"disk\",{\"hits\":[]}],"
-                        + "[\"external\",{\"hits\":[]}]]}}");
+                        + "[\"external\",{\"hits\":[]}]]},\"instances\":{}}");
     }
 
     @Test

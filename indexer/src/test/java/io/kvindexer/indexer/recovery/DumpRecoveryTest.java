@@ -87,8 +87,8 @@ class DumpRecoveryTest {
             assertThat(a.post("/query", q).body())
                     .isEqualTo("{\"scores\":{\"1\":{\"0\":12},\"18446744073709551614\":"
                             + "{\"3\":4}},\"frequencies\":[],\"instances\":{\"1\":{\"longest_matched\":16,\"gpu\":12,\"dp\":{\"0\":12},"
-                            + "\"cpu\":16,\"disk\":16},\"18446744073709551614\":{\"longest_matched\":4,\"gpu\":4,\"dp\":{\"3\":4},"
-                            + "\"cpu\":4,\"disk\":4}}}");
+                            + "\"cpu\":16,\"disk\":16,\"exact\":false},\"18446744073709551614\":{\"longest_matched\":4,\"gpu\":4,\"dp\":{\"3\":4},"
+                            + "\"cpu\":4,\"disk\":4,\"exact\":false}}}");
             JsonNode dumpA = a.get("/dump").json();
             assertThat(dumpA.get("org:llama:default").get("model_name").asText())
                     .isEqualTo("org:llama");

@@ -1,47 +1,37 @@
 package io.kvindexer.indexer.security;
 
+import io.kvindexer.tls.Certificates;
+import io.kvindexer.tls.PemFormat;
 import java.io.IOException;
-import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyPair;
-import java.security.KeyPairGenerator;
 import java.security.cert.X509Certificate;
-import java.security.spec.ECGenParameterSpec;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Base64;
-import java.util.Date;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 import org.bouncycastle.asn1.x500.X500Name;
-import org.bouncycastle.asn1.x509.BasicConstraints;
 import org.bouncycastle.asn1.x509.Extension;
 import org.bouncycastle.asn1.x509.GeneralName;
 import org.bouncycastle.asn1.x509.GeneralNames;
-import org.bouncycastle.asn1.x509.KeyUsage;
 import org.bouncycastle.cert.X509v3CertificateBuilder;
-import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
-import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
-import org.bouncycastle.operator.OperatorCreationException;
-import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 
 /** A throwaway CA for the TLS tests: EC P-256 keys, PEM files written where the test asks. */
 public final class TestCa {
-
-    private static final AtomicLong SERIALS = new AtomicLong(System.nanoTime() & 0xFFFFFFFFL);
 
     /** A certificate and its key. */
     public record Issued(X509Certificate cert, KeyPair keys) {
         /** Writes the certificate (PEM) and the PKCS#8 key (PEM) to the two files, replacing them. */
         public void write(Path certFile, Path keyFile) throws IOException {
-            writeAtomically(certFile, pem("CERTIFICATE", encoded(cert)));
-            writeAtomically(keyFile, pem("PRIVATE KEY", keys.getPrivate().getEncoded()));
+            writeAtomically(certFile, PemFormat.certificate(cert));
+            writeAtomically(
+                    keyFile,
+                    PemFormat.encode(PemFormat.PRIVATE_KEY, keys.getPrivate().getEncoded()));
         }
     }
 
@@ -54,16 +44,9 @@ public final class TestCa {
     }
 
     public static TestCa create(String name) throws GeneralSecurityException {
-        KeyPair keys = ecKeys();
-        X500Name subject = new X500Name("CN=" + name);
-        X509v3CertificateBuilder b = builder(subject, subject, keys, Duration.ofDays(1));
-        try {
-            b.addExtension(Extension.basicConstraints, true, new BasicConstraints(0));
-            b.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
-        } catch (IOException e) {
-            throw new GeneralSecurityException(e);
-        }
-        return new TestCa(keys, sign(b, keys));
+        KeyPair keys = Certificates.ecKeys();
+        return new TestCa(
+                keys, Certificates.selfSignedCa(new X500Name("CN=" + name), keys, Instant.now(), Duration.ofDays(1)));
     }
 
     public X509Certificate cert() {
@@ -72,17 +55,18 @@ public final class TestCa {
 
     /** Writes the CA certificate as PEM. */
     public Path writeCert(Path file) throws IOException {
-        writeAtomically(file, pem("CERTIFICATE", encoded(cert)));
+        writeAtomically(file, PemFormat.certificate(cert));
         return file;
     }
 
     /** A serving certificate for 127.0.0.1 and localhost (plus {@code dnsNames}). */
     public Issued issue(String cn, String... dnsNames) throws GeneralSecurityException {
-        KeyPair leaf = ecKeys();
-        X509v3CertificateBuilder b = builder(
+        KeyPair leaf = Certificates.ecKeys();
+        X509v3CertificateBuilder b = Certificates.builder(
                 new X500Name("CN=" + cn),
-                X500Name.getInstance(cert.getSubjectX500Principal().getEncoded()),
-                leaf,
+                Certificates.subjectOf(cert),
+                leaf.getPublic(),
+                Instant.now(),
                 Duration.ofHours(1));
         List<GeneralName> sans = new ArrayList<>();
         sans.add(new GeneralName(GeneralName.iPAddress, "127.0.0.1"));
@@ -95,7 +79,7 @@ public final class TestCa {
         } catch (IOException e) {
             throw new GeneralSecurityException(e);
         }
-        return new Issued(sign(b, keys), leaf);
+        return new Issued(Certificates.sign(b, keys.getPrivate()), leaf);
     }
 
     /** A client TLS context that trusts this CA only. */
@@ -108,49 +92,6 @@ public final class TestCa {
         SSLContext ctx = SSLContext.getInstance("TLS");
         ctx.init(null, tmf.getTrustManagers(), null);
         return ctx;
-    }
-
-    private static KeyPair ecKeys() throws GeneralSecurityException {
-        KeyPairGenerator g = KeyPairGenerator.getInstance("EC");
-        g.initialize(new ECGenParameterSpec("secp256r1"));
-        return g.generateKeyPair();
-    }
-
-    private static X509v3CertificateBuilder builder(
-            X500Name subject, X500Name issuer, KeyPair subjectKeys, Duration validity) {
-        Instant now = Instant.now();
-        return new JcaX509v3CertificateBuilder(
-                issuer,
-                BigInteger.valueOf(SERIALS.incrementAndGet()),
-                Date.from(now.minusSeconds(60)),
-                Date.from(now.plus(validity)),
-                subject,
-                subjectKeys.getPublic());
-    }
-
-    private static X509Certificate sign(X509v3CertificateBuilder b, KeyPair issuerKeys)
-            throws GeneralSecurityException {
-        try {
-            return new JcaX509CertificateConverter()
-                    .getCertificate(
-                            b.build(new JcaContentSignerBuilder("SHA256withECDSA").build(issuerKeys.getPrivate())));
-        } catch (OperatorCreationException e) {
-            throw new GeneralSecurityException(e);
-        }
-    }
-
-    private static byte[] encoded(X509Certificate c) {
-        try {
-            return c.getEncoded();
-        } catch (java.security.cert.CertificateEncodingException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    static String pem(String type, byte[] der) {
-        return "-----BEGIN " + type + "-----\n"
-                + Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(der)
-                + "\n-----END " + type + "-----\n";
     }
 
     /** Write then rename, as the kubelet swaps a Secret volume: a reader never sees half a file. */

@@ -9,6 +9,7 @@ import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerCli;
 import io.kvindexer.indexer.reliability.FaultHarnessAccess;
 import io.kvindexer.indexer.sim.EngineSimulator;
+import io.kvindexer.indexer.testkit.SecuredIndexer;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.net.URI;
@@ -19,7 +20,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -52,19 +52,8 @@ class TlsTest {
     }
 
     private IndexerApp start(String... extra) throws ConfigException {
-        List<String> args = new ArrayList<>(List.of(
-                "--host",
-                "127.0.0.1",
-                "--port",
-                "0",
-                "--tls-cert-file",
-                cert.toString(),
-                "--tls-key-file",
-                key.toString(),
-                "--reload-interval",
-                "100ms"));
-        args.addAll(List.of(extra));
-        return IndexerApp.start(args.toArray(String[]::new));
+        return SecuredIndexer.start(
+                List.of("--tls-cert-file", cert.toString(), "--tls-key-file", key.toString()), extra);
     }
 
     private static HttpResponse<String> get(SSLContext tls, String url, String token)

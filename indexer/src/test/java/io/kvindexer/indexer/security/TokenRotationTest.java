@@ -3,13 +3,12 @@ package io.kvindexer.indexer.security;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.kvindexer.indexer.ConfigException;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.testkit.SecuredIndexer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -25,21 +24,6 @@ class TokenRotationTest {
     @TempDir
     Path dir;
 
-    /** An indexer on loopback checking tokens against {@code tokenFile}, polled every 100 ms, with {@code more} flags. */
-    private static IndexerApp startWithTokenFile(Path tokenFile, String... more) throws ConfigException {
-        List<String> args = new ArrayList<>(List.of(
-                "--host",
-                "127.0.0.1",
-                "--port",
-                "0",
-                "--auth-token-file",
-                tokenFile.toString(),
-                "--reload-interval",
-                "100ms"));
-        args.addAll(List.of(more));
-        return IndexerApp.start(args.toArray(String[]::new));
-    }
-
     private static int dumpStatus(HttpTestClient http, String token) {
         return http.request("GET", "/dump", null, null, "Authorization", "Bearer " + token)
                 .status();
@@ -48,7 +32,8 @@ class TokenRotationTest {
     @Test
     void aClientSwitchingTokensDuringTheGracePeriodIsNeverRefused() throws Exception {
         Path tokenFile = Files.writeString(dir.resolve("token"), "old-token\n");
-        try (IndexerApp app = startWithTokenFile(tokenFile, "--auth-token-grace", "3s");
+        try (IndexerApp app = SecuredIndexer.start(
+                        List.of("--auth-token-file", tokenFile.toString()), "--auth-token-grace", "3s");
                 HttpTestClient http = new HttpTestClient(app.baseUrl());
                 HttpTestClient probe = new HttpTestClient(app.baseUrl())) {
             assertThat(dumpStatus(http, "new-token")).isEqualTo(401);
@@ -90,7 +75,7 @@ class TokenRotationTest {
     @Test
     void anEmptyOrMissingFileDuringARewriteKeepsTheTokens() throws Exception {
         Path tokenFile = Files.writeString(dir.resolve("token"), "t1");
-        try (IndexerApp app = startWithTokenFile(tokenFile);
+        try (IndexerApp app = SecuredIndexer.start(List.of("--auth-token-file", tokenFile.toString()));
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             Files.writeString(tokenFile, "");
             Thread.sleep(400);

@@ -273,36 +273,26 @@ public class IndexerClient {
     }
 
     /**
-     * A listener's {@code exactness}, or null when the indexer does not report it. Read as a string with its reason
-     * and since beside it ({@code exactness_reason}, {@code exactness_since}), or as an object holding {@code state}
-     * (or {@code value}), {@code reason} and {@code since}: whichever the indexer writes.
+     * A listener's {@code exactness} ({@code exact}, {@code replaying}, {@code degraded}) with its
+     * {@code exactness_reason} and {@code exactness_since_ms} (Unix epoch milliseconds, shown as an ISO-8601 instant),
+     * as the indexer's {@code /workers} writes them; null when the indexer does not report it (an older one).
      */
     static ListenerExactness exactness(JsonNode listener) {
         JsonNode x = listener.path("exactness");
-        if (x.isTextual()) {
-            String since = text(listener, "exactness_since", "since");
-            JsonNode millis = listener.path("exactness_since_ms");
-            if (since == null && millis.canConvertToLong()) {
-                since = java.time.Instant.ofEpochMilli(millis.asLong()).toString();
-            }
-            return new ListenerExactness(x.asText(), text(listener, "exactness_reason"), since);
+        if (!x.isTextual()) {
+            return null;
         }
-        if (x.isObject()) {
-            String state = text(x, "state", "value");
-            return state == null ? null : new ListenerExactness(state, text(x, "reason"), text(x, "since"));
-        }
-        return null;
+        JsonNode millis = listener.path("exactness_since_ms");
+        String since = millis.canConvertToLong()
+                ? java.time.Instant.ofEpochMilli(millis.asLong()).toString()
+                : null;
+        return new ListenerExactness(x.asText(), text(listener, "exactness_reason"), since);
     }
 
-    /** The first of {@code fields} present in {@code node} as text (numbers as their digits), or null. */
-    private static String text(JsonNode node, String... fields) {
-        for (String f : fields) {
-            JsonNode v = node.get(f);
-            if (v != null && !v.isNull() && v.isValueNode()) {
-                return v.asText();
-            }
-        }
-        return null;
+    /** The field as text, or null when absent or not a string. */
+    private static String text(JsonNode node, String field) {
+        JsonNode v = node.get(field);
+        return v != null && v.isTextual() ? v.asText() : null;
     }
 
     /** u64 JSON numbers may exceed Long.MAX_VALUE: keep the raw 64-bit pattern. */

@@ -1,22 +1,15 @@
 package io.kvindexer.operator.indexer;
 
-import java.io.ByteArrayInputStream;
-import java.math.BigInteger;
-import java.nio.charset.StandardCharsets;
+import io.kvindexer.tls.Certificates;
+import io.kvindexer.tls.PemFormat;
 import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
 import java.security.KeyPair;
-import java.security.KeyPairGenerator;
 import java.security.PrivateKey;
-import java.security.SecureRandom;
-import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
-import java.security.spec.ECGenParameterSpec;
 import java.security.spec.PKCS8EncodedKeySpec;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Base64;
-import java.util.Date;
 import java.util.List;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.BasicConstraints;
@@ -28,10 +21,6 @@ import org.bouncycastle.asn1.x509.KeyPurposeId;
 import org.bouncycastle.asn1.x509.KeyUsage;
 import org.bouncycastle.cert.CertIOException;
 import org.bouncycastle.cert.X509v3CertificateBuilder;
-import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
-import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
-import org.bouncycastle.operator.OperatorCreationException;
-import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 
 /**
  * The operator's own small CA, used when no cert-manager issuer is named: an EC P-256 key and a self-signed CA
@@ -43,8 +32,6 @@ public final class OperatorCa {
     public static final Duration CA_LIFETIME = Duration.ofDays(3650);
     public static final Duration CERT_LIFETIME = Duration.ofDays(90);
 
-    private static final SecureRandom RANDOM = new SecureRandom();
-
     /** A certificate and its private key, as PEM text. */
     public record Pem(String cert, String key) {}
 
@@ -55,34 +42,31 @@ public final class OperatorCa {
     private OperatorCa(X509Certificate cert, PrivateKey key) {
         this.cert = cert;
         this.key = key;
-        this.certPem = pem("CERTIFICATE", encoded(cert));
+        this.certPem = PemFormat.certificate(cert);
     }
 
     /** A new CA named after the namespace it serves. */
     public static OperatorCa create(String namespace, Instant now) {
         try {
-            KeyPair keys = ecKeys();
+            KeyPair keys = Certificates.ecKeys();
             X500Name name = new X500Name("CN=kv-indexer CA (" + namespace + "),O=kv-indexer-operator");
-            X509v3CertificateBuilder b = builder(name, name, keys, now, CA_LIFETIME);
-            b.addExtension(Extension.basicConstraints, true, new BasicConstraints(0));
-            b.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
-            return new OperatorCa(sign(b, keys.getPrivate()), keys.getPrivate());
-        } catch (GeneralSecurityException | CertIOException e) {
+            return new OperatorCa(Certificates.selfSignedCa(name, keys, now, CA_LIFETIME), keys.getPrivate());
+        } catch (GeneralSecurityException e) {
             throw new IllegalStateException("cannot create the operator CA", e);
         }
     }
 
     /** The CA stored as PEM (as {@link #pem()} wrote it). */
     public static OperatorCa load(Pem pem) throws GeneralSecurityException {
-        X509Certificate cert = parseCertificates(pem.cert()).getFirst();
-        byte[] der = decode(pem.key(), "PRIVATE KEY");
+        X509Certificate cert = PemFormat.certificates(pem.cert()).getFirst();
+        byte[] der = PemFormat.decode(pem.key(), PemFormat.PRIVATE_KEY);
         PrivateKey key = KeyFactory.getInstance(cert.getPublicKey().getAlgorithm())
                 .generatePrivate(new PKCS8EncodedKeySpec(der));
         return new OperatorCa(cert, key);
     }
 
     public Pem pem() {
-        return new Pem(certPem, pem("PRIVATE KEY", key.getEncoded()));
+        return new Pem(certPem, PemFormat.encode(PemFormat.PRIVATE_KEY, key.getEncoded()));
     }
 
     public String certPem() {
@@ -97,11 +81,11 @@ public final class OperatorCa {
     /** A serving certificate for {@code dnsNames}, valid from a minute ago for {@link #CERT_LIFETIME}. */
     public Pem issue(String commonName, List<String> dnsNames, Instant now) {
         try {
-            KeyPair keys = ecKeys();
-            X509v3CertificateBuilder b = builder(
+            KeyPair keys = Certificates.ecKeys();
+            X509v3CertificateBuilder b = Certificates.builder(
                     new X500Name("CN=" + commonName),
-                    X500Name.getInstance(cert.getSubjectX500Principal().getEncoded()),
-                    keys,
+                    Certificates.subjectOf(cert),
+                    keys.getPublic(),
                     now,
                     CERT_LIFETIME);
             b.addExtension(Extension.basicConstraints, true, new BasicConstraints(false));
@@ -114,10 +98,10 @@ public final class OperatorCa {
                     new GeneralNames(dnsNames.stream()
                             .map(n -> new GeneralName(GeneralName.dNSName, n))
                             .toArray(GeneralName[]::new)));
-            X509Certificate leaf = sign(b, key);
+            X509Certificate leaf = Certificates.sign(b, key);
             return new Pem(
-                    pem("CERTIFICATE", encoded(leaf)),
-                    pem("PRIVATE KEY", keys.getPrivate().getEncoded()));
+                    PemFormat.certificate(leaf),
+                    PemFormat.encode(PemFormat.PRIVATE_KEY, keys.getPrivate().getEncoded()));
         } catch (GeneralSecurityException | CertIOException e) {
             throw new IllegalStateException("cannot issue a certificate for " + commonName, e);
         }
@@ -129,69 +113,5 @@ public final class OperatorCa {
         Instant to = c.getNotAfter().toInstant();
         Duration third = Duration.between(from, to).dividedBy(3);
         return !now.isBefore(to.minus(third));
-    }
-
-    public static List<X509Certificate> parseCertificates(String pem) throws GeneralSecurityException {
-        return CertificateFactory.getInstance("X.509")
-                .generateCertificates(new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)))
-                .stream()
-                .map(X509Certificate.class::cast)
-                .toList();
-    }
-
-    private static KeyPair ecKeys() throws GeneralSecurityException {
-        KeyPairGenerator g = KeyPairGenerator.getInstance("EC");
-        g.initialize(new ECGenParameterSpec("secp256r1"), RANDOM);
-        return g.generateKeyPair();
-    }
-
-    private static X509v3CertificateBuilder builder(
-            X500Name subject, X500Name issuer, KeyPair subjectKeys, Instant now, Duration lifetime) {
-        return new JcaX509v3CertificateBuilder(
-                issuer,
-                new BigInteger(127, RANDOM).add(BigInteger.ONE),
-                Date.from(now.minusSeconds(60)),
-                Date.from(now.plus(lifetime)),
-                subject,
-                subjectKeys.getPublic());
-    }
-
-    private static X509Certificate sign(X509v3CertificateBuilder b, PrivateKey issuerKey)
-            throws GeneralSecurityException {
-        try {
-            return new JcaX509CertificateConverter()
-                    .getCertificate(b.build(new JcaContentSignerBuilder("SHA256withECDSA").build(issuerKey)));
-        } catch (OperatorCreationException e) {
-            throw new GeneralSecurityException(e);
-        }
-    }
-
-    private static byte[] encoded(X509Certificate c) {
-        try {
-            return c.getEncoded();
-        } catch (java.security.cert.CertificateEncodingException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    static String pem(String type, byte[] der) {
-        return "-----BEGIN " + type + "-----\n"
-                + Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(der)
-                + "\n-----END " + type + "-----\n";
-    }
-
-    private static byte[] decode(String pem, String type) throws GeneralSecurityException {
-        String begin = "-----BEGIN " + type + "-----";
-        String end = "-----END " + type + "-----";
-        int b = pem.indexOf(begin);
-        int e = pem.indexOf(end);
-        if (b < 0 || e < b) {
-            throw new GeneralSecurityException("no " + type + " in PEM text");
-        }
-        try {
-            return Base64.getMimeDecoder().decode(pem.substring(b + begin.length(), e));
-        } catch (IllegalArgumentException x) {
-            throw new GeneralSecurityException("bad base64 in " + type, x);
-        }
     }
 }

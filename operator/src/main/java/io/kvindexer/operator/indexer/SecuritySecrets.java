@@ -14,6 +14,7 @@ import io.kvindexer.operator.common.IndexerSecurity;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.Security;
 import io.kvindexer.operator.reconcile.ReplicaAccesses;
+import io.kvindexer.tls.PemFormat;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
@@ -136,7 +137,7 @@ public final class SecuritySecrets {
             return true;
         }
         try {
-            X509Certificate leaf = OperatorCa.parseCertificates(cert).getFirst();
+            X509Certificate leaf = PemFormat.certificates(cert).getFirst();
             return OperatorCa.dueForRenewal(leaf, now);
         } catch (GeneralSecurityException | RuntimeException e) {
             return true;

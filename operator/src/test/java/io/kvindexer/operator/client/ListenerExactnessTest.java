@@ -5,7 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 
-/** A listener's exactness as GET /workers may write it, and an indexer that does not write it at all. */
+/**
+ * A listener's exactness as the indexer's GET /workers writes it (the names of its {@code WorkerService}; the
+ * indexer's own {@code ExactnessRoutesTest} reads the same fields from a real replica), and an older indexer that
+ * does not write it at all.
+ */
 class ListenerExactnessTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -14,23 +18,23 @@ class ListenerExactnessTest {
     }
 
     @Test
-    void readAsAStringWithItsReasonAndSinceBesideIt() throws Exception {
-        assertThat(read("""
-                        {"endpoint": "tcp://a:1", "status": "active", "exactness": "degraded",
-                         "exactness_reason": "unrecoverable gap", "exactness_since": "2026-03-04T05:06:07Z"}""")).isEqualTo(new ListenerExactness("degraded", "unrecoverable gap", "2026-03-04T05:06:07Z"));
-        assertThat(read("{\"exactness\": \"replaying\", \"exactness_since_ms\": 1772600767000}"))
-                .isEqualTo(new ListenerExactness("replaying", null, "2026-03-04T05:06:07Z"));
-        ListenerExactness exact = read("{\"exactness\": \"exact\"}");
+    void readsTheStateItsReasonAndSinceWhen() throws Exception {
+        ListenerExactness degraded = read("""
+                {"endpoint": "tcp://a:1", "status": "active", "connected": true, "exactness": "degraded",
+                 "exactness_reason": "replay incomplete: engine buffer starts at 40, requested 0",
+                 "exactness_since_ms": 1772600767000}""");
+        assertThat(degraded)
+                .isEqualTo(new ListenerExactness(
+                        "degraded",
+                        "replay incomplete: engine buffer starts at 40, requested 0",
+                        "2026-03-04T05:06:07Z"));
+        assertThat(degraded.exact()).isFalse();
+        assertThat(degraded.describe())
+                .isEqualTo("degraded (replay incomplete: engine buffer starts at 40, requested 0) since"
+                        + " 2026-03-04T05:06:07Z");
+        ListenerExactness exact = read("{\"exactness\": \"exact\", \"exactness_since_ms\": 1772600767000}");
         assertThat(exact.exact()).isTrue();
-    }
-
-    @Test
-    void readAsAnObject() throws Exception {
-        ListenerExactness x = read("""
-                {"exactness": {"state": "degraded", "reason": "skipped an undecodable batch", "since": "t0"}}""");
-        assertThat(x).isEqualTo(new ListenerExactness("degraded", "skipped an undecodable batch", "t0"));
-        assertThat(x.exact()).isFalse();
-        assertThat(x.describe()).isEqualTo("degraded (skipped an undecodable batch) since t0");
+        assertThat(exact.reason()).isNull();
     }
 
     @Test
@@ -38,6 +42,6 @@ class ListenerExactnessTest {
         assertThat(read("{\"endpoint\": \"tcp://a:1\", \"status\": \"active\"}"))
                 .isNull();
         assertThat(read("{\"exactness\": 3}")).isNull();
-        assertThat(read("{\"exactness\": {\"reason\": \"x\"}}")).isNull();
+        assertThat(read("{\"exactness\": {\"state\": \"exact\"}}")).isNull();
     }
 }

@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.kvindexer.indexer.IndexerApp;
+import io.kvindexer.indexer.testkit.SecuredIndexer;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -25,17 +27,8 @@ class TokenRotationClientTest {
     @Test
     void operatorAheadOfTheReplicaAndReplicaAheadOfTheOperatorAreBothServed() throws Exception {
         Path tokenFile = Files.writeString(dir.resolve("token"), "old");
-        try (IndexerApp app = IndexerApp.start(
-                "--host",
-                "127.0.0.1",
-                "--port",
-                "0",
-                "--auth-token-file",
-                tokenFile.toString(),
-                "--auth-token-grace",
-                "1m",
-                "--reload-interval",
-                "100ms")) {
+        try (IndexerApp app =
+                SecuredIndexer.start(List.of("--auth-token-file", tokenFile.toString()), "--auth-token-grace", "1m")) {
             IndexerClient client =
                     new IndexerClient(Duration.ofSeconds(2), Duration.ofSeconds(5), IndexerClient.CallObserver.NONE);
             URI base = URI.create(app.baseUrl());

@@ -13,10 +13,10 @@ import io.kvindexer.operator.client.ReplicaAccess;
 import io.kvindexer.operator.client.WorkerRegistration;
 import io.kvindexer.operator.common.IndexerSecurity;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
-import io.kvindexer.operator.indexer.OperatorCa;
 import io.kvindexer.operator.indexer.SecuritySecrets;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
+import io.kvindexer.tls.PemFormat;
 import java.nio.charset.StandardCharsets;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
@@ -39,6 +39,18 @@ class SecureByDefaultEndToEndTest {
     private static final String NS = "secure";
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final Map<String, String> VLLM = Map.of("app", "vllm");
+
+    /**
+     * Turns {@code spec.security.<feature>} off and waits until the operator removed what it owned for it: the
+     * Secret {@code secret} and the indexer's {@code flag}.
+     */
+    private void turnOff(String feature, String secret, String flag) {
+        harness.mergePatch(
+                KvIndexer.class, NS, "kv", "{\"spec\":{\"security\":{\"" + feature + "\":{\"enabled\":false}}}}");
+        await().atMost(WAIT).until(() -> secret(secret) == null);
+        await().atMost(WAIT)
+                .until(() -> !harness.indexerContainer(NS, "kv").getArgs().contains(flag));
+    }
 
     private Secret secret(String name) {
         return harness.client().secrets().inNamespace(NS).withName(name).get();
@@ -78,10 +90,10 @@ class SecureByDefaultEndToEndTest {
             assertThat(tls.getMetadata().getOwnerReferences())
                     .singleElement()
                     .satisfies(o -> assertThat(o.getUid()).isEqualTo(uid));
-            X509Certificate leaf = OperatorCa.parseCertificates(text(tls, IndexerSecurity.CERT_KEY))
-                    .getFirst();
-            X509Certificate ca = OperatorCa.parseCertificates(text(tls, IndexerSecurity.CA_KEY))
-                    .getFirst();
+            X509Certificate leaf =
+                    PemFormat.certificates(text(tls, IndexerSecurity.CERT_KEY)).getFirst();
+            X509Certificate ca =
+                    PemFormat.certificates(text(tls, IndexerSecurity.CA_KEY)).getFirst();
             leaf.verify(ca.getPublicKey());
             assertThat(leaf.getSubjectAlternativeNames())
                     .extracting(l -> (Object) l.get(1))
@@ -162,20 +174,14 @@ class SecureByDefaultEndToEndTest {
             // each feature off removes what it owned
             harness.mergePatch(KvIndexer.class, NS, "kv", "{\"spec\":{\"networkPolicy\":{\"enabled\":false}}}");
             await().atMost(WAIT).until(() -> policy() == null);
-            harness.mergePatch(KvIndexer.class, NS, "kv", "{\"spec\":{\"security\":{\"tls\":{\"enabled\":false}}}}");
-            await().atMost(WAIT).until(() -> secret("kv-tls") == null);
-            await().atMost(WAIT)
-                    .until(() -> !harness.indexerContainer(NS, "kv").getArgs().contains("--tls-cert-file"));
+            turnOff("tls", "kv-tls", "--tls-cert-file");
             assertThat(harness.indexerContainer(NS, "kv")
                             .getReadinessProbe()
                             .getHttpGet()
                             .getScheme())
                     .isEqualTo("HTTP");
             assertThat(secret("kv-auth")).isNotNull();
-            harness.mergePatch(KvIndexer.class, NS, "kv", "{\"spec\":{\"security\":{\"auth\":{\"enabled\":false}}}}");
-            await().atMost(WAIT).until(() -> secret("kv-auth") == null);
-            await().atMost(WAIT)
-                    .until(() -> !harness.indexerContainer(NS, "kv").getArgs().contains("--auth-token-file"));
+            turnOff("auth", "kv-auth", "--auth-token-file");
             assertThat(harness.statefulSet(NS, "kv")
                             .getSpec()
                             .getTemplate()

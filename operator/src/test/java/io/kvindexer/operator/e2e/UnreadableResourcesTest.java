@@ -74,17 +74,9 @@ class UnreadableResourcesTest {
         harness.create(Resources.kvIndexer(NS, "good", 2, 8090));
 
         // every other object is reconciled as usual, now and after a change
-        await().atMost(WAIT)
-                .ignoreExceptions()
-                .untilAsserted(() -> assertThat(
-                                harness.statefulSet(NS, "good").getSpec().getReplicas())
-                        .isEqualTo(2));
+        awaitReplicas("good", 2);
         harness.mergePatch(KvIndexer.class, NS, "good", "{\"spec\":{\"replicas\":3}}");
-        await().atMost(WAIT)
-                .ignoreExceptions()
-                .untilAsserted(() -> assertThat(
-                                harness.statefulSet(NS, "good").getSpec().getReplicas())
-                        .isEqualTo(3));
+        awaitReplicas("good", 3);
 
         // each unreadable object says why, on itself
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
@@ -116,10 +108,15 @@ class UnreadableResourcesTest {
 
         // fixed by the user: reconciled like any other
         harness.mergePatch(KvIndexer.class, NS, "wrong-type", "{\"spec\":{\"replicas\":1}}");
+        awaitReplicas("wrong-type", 1);
+    }
+
+    /** Waits until the StatefulSet of KvIndexer {@code name} asks for {@code replicas}: the object was reconciled. */
+    private static void awaitReplicas(String name, int replicas) {
         await().atMost(WAIT)
                 .ignoreExceptions()
-                .untilAsserted(() -> assertThat(
-                                harness.statefulSet(NS, "wrong-type").getSpec().getReplicas())
-                        .isEqualTo(1));
+                .untilAsserted(
+                        () -> assertThat(harness.statefulSet(NS, name).getSpec().getReplicas())
+                                .isEqualTo(replicas));
     }
 }

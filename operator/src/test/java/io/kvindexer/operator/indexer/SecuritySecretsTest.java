@@ -11,6 +11,7 @@ import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.Security;
 import io.kvindexer.operator.reconcile.ReplicaAccesses;
 import io.kvindexer.operator.support.Resources;
+import io.kvindexer.tls.PemFormat;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,7 +35,7 @@ class SecuritySecretsTest {
     }
 
     private X509Certificate served(String name) throws Exception {
-        return OperatorCa.parseCertificates(ReplicaAccesses.value(secret(name), IndexerSecurity.CERT_KEY))
+        return PemFormat.certificates(ReplicaAccesses.value(secret(name), IndexerSecurity.CERT_KEY))
                 .getFirst();
     }
 
@@ -63,7 +64,7 @@ class SecuritySecretsTest {
         var access = ReplicaAccesses.read(client, kvi);
         assertThat(access.scheme()).isEqualTo("https");
         assertThat(access.token()).isEqualTo(token);
-        renewed.verify(OperatorCa.parseCertificates(access.caPem()).getFirst().getPublicKey());
+        renewed.verify(PemFormat.certificates(access.caPem()).getFirst().getPublicKey());
     }
 
     @Test

@@ -1,0 +1,155 @@
+package io.kvindexer.indexer.ingest;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.Set;
+
+/**
+ * The exactness of one listener, kept across its attempts (pause/resume): {@code exact}, {@code replaying} or
+ * {@code degraded} ({@link ExactnessState}) with a reason and since when. Told by the stream (replay begins and
+ * ends, batches lost or skipped undecodable, the engine restarted) and by the delivery (an {@code AllBlocksCleared}
+ * of a rank). A degraded listener stays so while the index may under-report the worker: until every rank it
+ * delivered for sent {@code AllBlocksCleared}, until the engine is seen restarting, or until {@code hold} has passed
+ * since the last loss (the engine has turned much of its cache over by then), whichever comes first; not at the
+ * moment the lost blocks are dropped.
+ *
+ * <p>{@link #exactNow} is what every query asks per named instance: one volatile read and a clock read, no lock.
+ */
+public final class Exactness {
+
+    /** What {@code /workers} shows. */
+    public record Reading(ExactnessState state, String reason, Instant since) {}
+
+    private static final long EXACT_MARK = Long.MIN_VALUE;
+    private static final long NOT_EXACT = Long.MAX_VALUE;
+
+    private final long holdNanos;
+
+    // guarded by this
+    private ExactnessState state = ExactnessState.EXACT;
+    private String reason;
+    private Instant since;
+    private boolean replayRunning;
+    /** what the running (or last) replay fills */
+    private String replayWhat;
+    /** when the newest loss was reported */
+    private Instant lastLoss;
+    /** while degraded: the ranks whose AllBlocksCleared is still awaited */
+    private final Set<Integer> uncleared = new HashSet<>();
+
+    private long holdEndsNanos;
+
+    /** {@link #EXACT_MARK}: exact; {@link #NOT_EXACT}: replaying; else the nanoTime a degradation's hold ends. */
+    private volatile long inexactUntil = EXACT_MARK;
+
+    public Exactness(Duration hold) {
+        if (hold.isNegative()) {
+            throw new IllegalArgumentException("the degraded hold must not be negative, got " + hold);
+        }
+        this.holdNanos = hold.toNanos();
+        this.since = Instant.now();
+    }
+
+    /** For a listener nobody tracks (test stand-ins): always exact. */
+    public static Exactness untracked() {
+        return new Exactness(Duration.ZERO);
+    }
+
+    /** True when the listener is exact now; what a query reads per instance, without a lock. */
+    public boolean exactNow() {
+        long until = inexactUntil;
+        return until == EXACT_MARK || (until != NOT_EXACT && System.nanoTime() - until >= 0);
+    }
+
+    public synchronized Reading read() {
+        settle();
+        return new Reading(state, reason, since);
+    }
+
+    // ---- what the stream and the delivery report -------------------------------------------------------------
+
+    /** A replay starts ({@code what}: which batches): an exact listener is replaying until it ends. */
+    synchronized void replayStarted(String what) {
+        settle();
+        replayRunning = true;
+        replayWhat = what;
+        if (state == ExactnessState.EXACT) {
+            become(ExactnessState.REPLAYING, what);
+        }
+    }
+
+    /** The replay ended; what it could not bring was reported to {@link #lost} before. */
+    synchronized void replayEnded() {
+        settle();
+        replayRunning = false;
+        if (state == ExactnessState.REPLAYING) {
+            become(ExactnessState.EXACT, null);
+        }
+    }
+
+    /** Batches of the stream are missing for good; {@code ranks}: every rank the stream delivered for. */
+    synchronized void lost(String why, Set<Integer> ranks) {
+        settle();
+        if (state != ExactnessState.DEGRADED) {
+            become(ExactnessState.DEGRADED, why);
+        } else {
+            reason = why; // the newest loss; since stays when it began
+        }
+        uncleared.addAll(ranks);
+        lastLoss = Instant.now();
+        holdEndsNanos = System.nanoTime() + holdNanos;
+        publish();
+    }
+
+    /** The engine sent {@code AllBlocksCleared} for {@code rank}: what it holds there is known again. */
+    synchronized void cleared(int rank) {
+        if (state != ExactnessState.DEGRADED) {
+            return;
+        }
+        uncleared.remove(rank);
+        if (uncleared.isEmpty()) {
+            recovered(Instant.now());
+        }
+    }
+
+    /** A new engine process: nothing it held before is owed, so a degradation ends. */
+    synchronized void restarted() {
+        if (state == ExactnessState.DEGRADED) {
+            recovered(Instant.now());
+        }
+    }
+
+    // ---- internals -------------------------------------------------------------------------------------------
+
+    /** The hold of a degradation ran out: exact again (or replaying, while a replay runs). */
+    private void settle() {
+        if (state == ExactnessState.DEGRADED && System.nanoTime() - holdEndsNanos >= 0) {
+            recovered(lastLoss.plusNanos(holdNanos)); // when the hold ran out, not when someone looked
+        }
+    }
+
+    private void recovered(Instant at) {
+        uncleared.clear();
+        become(replayRunning ? ExactnessState.REPLAYING : ExactnessState.EXACT, replayRunning ? replayWhat : null, at);
+    }
+
+    private void become(ExactnessState next, String why) {
+        become(next, why, Instant.now());
+    }
+
+    private void become(ExactnessState next, String why, Instant at) {
+        state = next;
+        reason = why;
+        since = at;
+        publish();
+    }
+
+    private void publish() {
+        inexactUntil = switch (state) {
+            case EXACT -> EXACT_MARK;
+            case REPLAYING -> NOT_EXACT;
+            case DEGRADED -> holdEndsNanos;
+        };
+    }
+}

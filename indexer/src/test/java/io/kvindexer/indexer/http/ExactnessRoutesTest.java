@@ -1,0 +1,287 @@
+package io.kvindexer.indexer.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.kvindexer.indexer.IndexerApp;
+import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.TestResources;
+import io.kvindexer.indexer.ingest.InflightBytes;
+import io.kvindexer.indexer.ingest.IngestSettings;
+import io.kvindexer.indexer.sim.EngineSimulator;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Exactness as a router reads it, against a real indexer and real simulated engines over ZeroMQ (whose replay
+ * ROUTER behaves like vLLM's): each listener's {@code exactness} in {@code /workers} through all three states and
+ * back, {@code exact} per instance in {@code /query} (JSON and msgpack), {@code /query_by_hash} and
+ * {@code /query_tiered_by_hash}, and the gauge {@code dynamo_kvindexer_listeners_by_exactness}.
+ */
+class ExactnessRoutesTest {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(30);
+    private static final String GAUGE = "dynamo_kvindexer_listeners_by_exactness";
+
+    @RegisterExtension
+    final TestResources resources = new TestResources();
+
+    private IndexerApp app;
+    private HttpTestClient http;
+
+    private void start(Duration hold) throws Exception {
+        app = resources.add(IndexerApp.start(
+                IndexerConfig.defaults().withIngest(new IngestSettings(InflightBytes.defaultBudget(), hold))));
+        http = resources.add(new HttpTestClient(app.baseUrl()));
+    }
+
+    private EngineSimulator engine(int bufferSteps) {
+        return resources.add(EngineSimulator.start(
+                EngineSimulator.Options.builder().bufferSteps(bufferSteps).build()));
+    }
+
+    @Test
+    void aLostGapDegradesTheWorkerUntilAllBlocksClearedOrARestartAndEveryAnswerSaysSo() throws Exception {
+        start(Duration.ofMinutes(1));
+        EngineSimulator sim = engine(10_000);
+        http.registerEngine(sim);
+        sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE).until(() -> score(1, 8) == 8);
+        JsonNode exact = listener();
+        assertThat(exact.get("exactness").asText()).isEqualTo("exact");
+        assertThat(exact.has("exactness_reason")).isFalse();
+        assertThat(exact.get("exactness_since_ms").asLong()).isPositive();
+        assertEveryAnswerSays(true, range(1, 8));
+        assertThat(gauge("exact")).isEqualTo(1);
+        assertThat(gauge("degraded")).isZero();
+
+        // batches the engine never buffered: no replay can bring them
+        long beforeLoss = System.currentTimeMillis();
+        sim.skip(3);
+        sim.storeSequence(range(1, 12), 4).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE)
+                .until(() -> "degraded".equals(listener().path("exactness").asText()));
+        JsonNode degraded = listener();
+        assertThat(degraded.get("exactness_reason").asText()).contains("replay incomplete");
+        assertThat(degraded.get("exactness_since_ms").asLong()).isBetween(beforeLoss, System.currentTimeMillis());
+        assertThat(gauge("degraded")).isEqualTo(1);
+        assertThat(gauge("exact")).isZero();
+        // live events index what is stored from now on, but the worker stays degraded: it may still under-report
+        sim.storeSequence(range(301, 308), 4).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE).until(() -> score(301, 308) == 8);
+        assertEveryAnswerSays(false, range(301, 308));
+        assertThat(listener().get("exactness").asText()).isEqualTo("degraded");
+
+        // the engine says what it holds: nothing
+        sim.publish(EngineSimulator.cleared()).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE)
+                .until(() -> "exact".equals(listener().path("exactness").asText()));
+        sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE).until(() -> score(1, 8) == 8);
+        assertEveryAnswerSays(true, range(1, 8));
+        assertThat(gauge("exact")).isEqualTo(1);
+
+        // degraded again, then the engine restarts (its seq starts over): nothing lost is owed any more
+        sim.skip(2);
+        sim.storeSequence(range(401, 404), 4).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE)
+                .until(() -> "degraded".equals(listener().path("exactness").asText()));
+        sim.restart();
+        sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE)
+                .until(() -> "exact".equals(listener().path("exactness").asText()));
+        await().atMost(PATIENCE).until(() -> score(1, 8) == 8);
+        assertEveryAnswerSays(true, range(1, 8));
+    }
+
+    @Test
+    void aGapBeingReplayedIsReplayingThenExact() throws Exception {
+        start(Duration.ofMinutes(1));
+        EngineSimulator sim = engine(10_000);
+        http.registerEngine(sim);
+        sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE).until(() -> score(1, 8) == 8);
+
+        sim.deferReplays(true); // the engine holds the replay answer until released
+        sim.dropLive(2);
+        sim.storeSequence(range(1, 12), 4).get(30, TimeUnit.SECONDS); // buffered, not sent
+        sim.storeSequence(range(201, 204), 4).get(30, TimeUnit.SECONDS);
+        sim.storeSequence(range(501, 504), 4).get(30, TimeUnit.SECONDS); // sent: shows the gap
+        await().atMost(PATIENCE)
+                .until(() -> "replaying".equals(listener().path("exactness").asText()));
+        assertThat(listener().get("exactness_reason").asText()).startsWith("replaying batches ");
+        assertEveryAnswerSays(false, range(1, 8));
+        assertThat(gauge("replaying")).isEqualTo(1);
+
+        sim.releaseDeferredReplays().get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE)
+                .until(() -> "exact".equals(listener().path("exactness").asText()));
+        await().atMost(PATIENCE).until(() -> score(1, 12) == 12); // the replayed chain
+        assertEveryAnswerSays(true, range(1, 12));
+        assertThat(gauge("replaying")).isZero();
+    }
+
+    @Test
+    void joiningARunningEngineIsDegradedUnlessItsBufferReachesBackToItsFirstBatch() throws Exception {
+        start(Duration.ofMinutes(1));
+        EngineSimulator shortBuffer = engine(4); // keeps its last 4 batches: seqs 0..5 are gone
+        EngineSimulator longBuffer = engine(10_000);
+        for (int i = 0; i < 10; i++) {
+            shortBuffer.storeSequence(range(1000 * i + 1, 1000 * i + 4), 4).get(30, TimeUnit.SECONDS);
+            longBuffer.storeSequence(range(1000 * i + 1, 1000 * i + 4), 4).get(30, TimeUnit.SECONDS);
+        }
+        register(1, shortBuffer);
+        register(2, longBuffer);
+        shortBuffer.storeSequence(range(50_001, 50_004), 4).get(30, TimeUnit.SECONDS);
+        longBuffer.storeSequence(range(50_001, 50_004), 4).get(30, TimeUnit.SECONDS);
+
+        await().atMost(PATIENCE)
+                .until(() -> "degraded".equals(listener(1).path("exactness").asText()));
+        assertThat(listener(1).get("exactness_reason").asText())
+                .startsWith("joined an engine that was already running: ");
+        await().atMost(PATIENCE)
+                .until(() -> "exact".equals(listener(2).path("exactness").asText())
+                        && query(range(1, 4)).at("/scores/2/0").asInt() == 4); // seq 0, replayed
+        JsonNode first = query(range(1, 4));
+        assertThat(first.at("/scores/1/0").isMissingNode())
+                .as("the short buffer's seq 0 is gone: instance 1 under-reports, as its exactness says")
+                .isTrue();
+        assertThat(longBuffer.replayStarts()).contains(0L);
+        await().atMost(PATIENCE)
+                .until(() -> query(range(50_001, 50_004)).get("instances").size() == 2);
+        JsonNode instances = query(range(50_001, 50_004)).get("instances");
+        assertThat(instances.at("/1/exact").asBoolean()).isFalse();
+        assertThat(instances.at("/2/exact").asBoolean()).isTrue();
+        assertThat(gauge("degraded")).isEqualTo(1);
+        assertThat(gauge("exact")).isEqualTo(1);
+    }
+
+    @Test
+    void anUndecodableBatchDegradesAndTheHoldEndsIt() throws Exception {
+        Duration hold = Duration.ofMillis(1500);
+        start(hold);
+        EngineSimulator sim = engine(10_000);
+        http.registerEngine(sim);
+        sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE).until(() -> score(1, 8) == 8);
+
+        sim.publishPayload("not msgpack".getBytes(StandardCharsets.UTF_8)).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE)
+                .until(() -> "degraded".equals(listener().path("exactness").asText()));
+        JsonNode degraded = listener();
+        assertThat(degraded.get("exactness_reason").asText()).contains("did not decode");
+        long since = degraded.get("exactness_since_ms").asLong();
+        assertEveryAnswerSays(false, range(1, 8));
+
+        await().atMost(PATIENCE)
+                .until(() -> "exact".equals(listener().path("exactness").asText()));
+        assertThat(listener().get("exactness_since_ms").asLong())
+                .as("exact again when the hold ran out, not when someone looked")
+                .isBetween(since + hold.toMillis() - 5, since + hold.toMillis() + 50);
+        assertEveryAnswerSays(true, range(1, 8));
+    }
+
+    // ---- helpers -------------------------------------------------------------------------------------------
+
+    /** {@code exact} of instance 1 in /query (JSON and msgpack), /query_by_hash and /query_tiered_by_hash. */
+    private void assertEveryAnswerSays(boolean exact, int[] tokens) throws Exception {
+        assertThat(query(tokens).at("/instances/1/exact").isBoolean()).isTrue();
+        assertThat(query(tokens).at("/instances/1/exact").asBoolean())
+                .as("/query")
+                .isEqualTo(exact);
+        HttpResponse<byte[]> packed = HttpClient.newHttpClient()
+                .send(
+                        HttpRequest.newBuilder(URI.create(app.baseUrl() + "/query"))
+                                .POST(HttpRequest.BodyPublishers.ofString(body(tokens)))
+                                .header("Content-Type", "application/json")
+                                .header("Accept", "application/msgpack")
+                                .build(),
+                        HttpResponse.BodyHandlers.ofByteArray());
+        assertThat(MsgpackQueryTest.fromMsgpack(packed.body())
+                        .at("/instances/1/exact")
+                        .asBoolean())
+                .as("/query in msgpack")
+                .isEqualTo(exact);
+        String hashes = Arrays.stream(
+                        app.indexers().get("m", "default").orElseThrow().localHashes(tokens, null, null))
+                .mapToObj(Long::toString)
+                .collect(Collectors.joining(",", "[", "]"));
+        String byHash = "{\"model_name\":\"m\",\"block_hashes\":" + hashes + "}";
+        assertThat(http.post("/query_by_hash", byHash)
+                        .json()
+                        .at("/instances/1/exact")
+                        .asBoolean())
+                .as("/query_by_hash")
+                .isEqualTo(exact);
+        assertThat(http.post("/query_tiered_by_hash", byHash)
+                        .json()
+                        .at("/instances/1/exact")
+                        .asBoolean())
+                .as("/query_tiered_by_hash")
+                .isEqualTo(exact);
+    }
+
+    private void register(long id, EngineSimulator sim) {
+        int subscribed = sim.subscriptions();
+        http.post(
+                        "/register",
+                        "{\"instance_id\":" + id + ",\"endpoint\":\"" + sim.endpoint() + "\",\"replay_endpoint\":\""
+                                + sim.replayEndpoint() + "\",\"model_name\":\"m\",\"block_size\":4}")
+                .assertStatus(201);
+        await().atMost(PATIENCE).until(() -> sim.subscriptions() > subscribed);
+    }
+
+    private JsonNode listener() {
+        return listener(1);
+    }
+
+    private JsonNode listener(long id) {
+        for (JsonNode w : http.get("/workers").json()) {
+            if (w.get("instance_id").asLong() == id) {
+                return w.get("listeners").get("0");
+            }
+        }
+        throw new AssertionError("instance " + id + " not in /workers");
+    }
+
+    private static String body(int[] tokens) {
+        return "{\"model_name\":\"m\",\"token_ids\":" + Arrays.toString(tokens).replace(" ", "") + "}";
+    }
+
+    private JsonNode query(int[] tokens) {
+        return http.post("/query", body(tokens)).json();
+    }
+
+    private int score(int from, int to) {
+        JsonNode scores = query(range(from, to)).get("scores");
+        return scores == null
+                ? 0
+                : scores.path("1").path("0").asInt(scores.path("2").path("0").asInt());
+    }
+
+    private double gauge(String state) {
+        String series = GAUGE + "{exactness=\"" + state + "\"} ";
+        return http.get("/metrics")
+                .body()
+                .lines()
+                .filter(l -> l.startsWith(series))
+                .mapToDouble(l -> Double.parseDouble(l.substring(series.length())))
+                .findFirst()
+                .orElse(-1);
+    }
+
+    private static int[] range(int from, int to) {
+        return IntStream.rangeClosed(from, to).toArray();
+    }
+}
