@@ -267,11 +267,25 @@ final class NodeStore {
 
     /** The node with this block hash, or NONE. */
     int findByBlockHash(long blockHash) {
+        return find(blockHash, false);
+    }
+
+    /**
+     * {@link #findByBlockHash} for a writer that creates the node when it is missing: a miss remembers where the
+     * probe ended, so the {@link #create} that follows inserts there. Writers only (readers leave no trace).
+     */
+    int findToCreate(long blockHash) {
+        return find(blockHash, true);
+    }
+
+    private int find(long blockHash, boolean toCreate) {
         long hash = blockHashSlot(blockHash);
         for (int i = byBlockHash.home(hash); ; i = byBlockHash.next(i)) {
             int entry = byBlockHash.at(i);
             if (entry == 0) {
-                byBlockHash.missedAt(hash, i); // a create that follows inserts here
+                if (toCreate) {
+                    byBlockHash.missedAt(hash, i);
+                }
                 return NONE;
             }
             if (NodeTable.mayHold(entry, hash) && blockHash(NodeTable.node(entry)) == blockHash) {

@@ -66,7 +66,8 @@ final class NodeTable {
 
     /**
      * Where a probe for {@code hash} that found nothing ended (an empty slot), so that inserting a node with that
-     * key right after costs no second probe (find-then-insert). Any change to the table forgets it.
+     * key right after costs no second probe (find-then-insert). Any change to the table forgets it. Called by the
+     * writer's own find under the write lock, never by readers (who may run at the same time as each other).
      */
     void missedAt(long hash, int slot) {
         missHash = hash;

@@ -312,11 +312,6 @@ final class OwnerSets {
                 NodeStore.STRIDE * (node & NodeStore.OFFSET_MASK) + NodeStore.OWNERS];
     }
 
-    /** The owner word in a node's {@link NodeStore#OWNERS} long (its lower half). */
-    static int wordIn(long prefixAndOwners) {
-        return (int) prefixAndOwners;
-    }
-
     private void setWord(int node, int word) {
         long[] page = words[node >>> NodeStore.PAGE_BITS];
         int at = NodeStore.STRIDE * (node & NodeStore.OFFSET_MASK) + NodeStore.OWNERS;
