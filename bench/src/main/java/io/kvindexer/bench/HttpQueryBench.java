@@ -46,6 +46,12 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
     @Option(names = "--max-tokens", description = "longest prompt used as a query body")
     int maxTokens = 14_000;
 
+    @Option(
+            names = "--warmup-reps",
+            description = "unmeasured repetitions first (the JIT compiles the query path during them: the measured"
+                    + " repetitions rose from 0.5 to 0.8 x the no-op one after another without one)")
+    int warmupReps = 1;
+
     @Mixin
     Runs runs = new Runs();
 
@@ -76,6 +82,15 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
                 bodies.stream().mapToInt(b -> b.length).average().orElse(0),
                 binaryBodies.stream().mapToInt(b -> b.length).average().orElse(0),
                 clients);
+        for (int r = 0; r < warmupReps; r++) {
+            Rep rep = runOnce(w, bodies, binaryBodies);
+            System.out.printf(
+                    "warm-up %d (not counted): /query %s | msgpack %s | no-op %s%n",
+                    r + 1,
+                    rep.query().describe(),
+                    rep.binary().describe(),
+                    rep.noop().describe());
+        }
         List<Rep> reps = new ArrayList<>();
         for (int r = 0; r < runs.repetitions; r++) {
             Rep rep = runOnce(w, bodies, binaryBodies);

@@ -96,10 +96,13 @@ public final class SnapshotBench extends RepeatedBench<SnapshotBench.Rep> {
             List<Rep> reps = new ArrayList<>();
             for (int r = 0; r < runs.repetitions; r++) {
                 ModelIndex probed = source.indexers().all().getFirst();
-                double baseline = maxPause(probed, () -> sleep(1_000));
                 Snapshotter.Written[] written = new Snapshotter.Written[1];
+                long snapshotStart = System.nanoTime();
                 double pause =
                         maxPause(probed, () -> written[0] = source.snapshots().write());
+                // the floor: the longest pause in a stretch as long as the snapshot took, without one
+                long stretchMs = Math.max(1, (System.nanoTime() - snapshotStart) / 1_000_000);
+                double baseline = maxPause(probed, () -> sleep(stretchMs));
                 probed.removeWorker(PROBE).join(); // the probe's block is in no comparison
                 Snapshotter.Written s = written[0];
                 long memberships = memberships(source);

@@ -9,31 +9,30 @@ import it.unimi.dsi.fastutil.HashCommon;
  * hashes: arithmetic on the caller's thread, no memory access. So a query can look up every one of its positions
  * at once instead of walking down one dependent lookup at a time (docs/adr/0001-prefix-index.md).
  *
- * <p>{@code extend(p, ·)} is a bijection of the local hash for every {@code p} (a multiply-add, then fastutil's
- * invertible mix), so two blocks under the same parent prefix have equal prefixes exactly when their local hashes are
- * equal: the prefix never merges different content under one parent, and the matcher still checks the parent link.
+ * <p>It is 32 bits wide (the upper half of a node's fourth long; the lower half is the owner word, so a probe that
+ * reads a node's prefix has its owners in the same cache line). Different content can share a prefix; the matcher
+ * checks every candidate's local hash and parent link, so that costs a comparison, never a wrong match.
  */
 final class ContentPrefix {
 
-    /** The prefix "before" a root block: an arbitrary odd constant (the fractional digits of sqrt(2)). */
-    static final long ROOT = 0x6A09E667F3BCC909L;
+    /** The prefix "before" a root block: an arbitrary constant (the fractional digits of sqrt(2), upper half). */
+    static final int ROOT = 0x6A09E667;
 
     private static final long MULTIPLIER = 0x9E3779B97F4A7C15L;
 
     private ContentPrefix() {}
 
-    static long extend(long parentPrefix, long local) {
-        return HashCommon.mix(parentPrefix * MULTIPLIER + local);
+    /**
+     * The prefix of a block under {@code parentPrefix} with local hash {@code local}: the upper 32 bits of a mix.
+     * 32 bits are enough because the prefix only finds candidates; the matcher checks each candidate's local hash
+     * and parent link, so a collision costs a wasted comparison, never a wrong match.
+     */
+    static int extend(int parentPrefix, long local) {
+        return (int) (HashCommon.mix(parentPrefix * MULTIPLIER + local) >>> 32);
     }
 
-    /** The prefixes of every position of a query: {@code out[i]} = prefix of the chain {@code local[0..i]}. */
-    static long[] of(long[] local) {
-        long[] out = new long[local.length];
-        long p = ROOT;
-        for (int i = 0; i < local.length; i++) {
-            p = extend(p, local[i]);
-            out[i] = p;
-        }
-        return out;
+    /** The well-mixed 64-bit hash the prefix table files a prefix under (mix is a bijection). */
+    static long tableHash(int prefix) {
+        return HashCommon.mix(prefix & 0xFFFFFFFFL);
     }
 }

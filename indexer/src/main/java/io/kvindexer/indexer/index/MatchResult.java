@@ -1,11 +1,12 @@
 package io.kvindexer.indexer.index;
 
 import io.kvindexer.indexer.common.WorkerKey;
-import java.util.Arrays;
-import java.util.Collections;
+import java.util.AbstractList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.RandomAccess;
 
 /**
  * The tiered match of one query against one index, in blocks ({@code docs/concepts.md}, "Tiered match"). Only
@@ -47,29 +48,61 @@ public record MatchResult(List<WorkerMatch> workers, Map<WorkerKey, Integer> ext
 
     /** The answer from a shard's per-slot runs: the workers with a matched block, in {@link WorkerKey#ORDER}. */
     static MatchResult of(SlotRuns runs, WorkerSlots slots) {
-        int matched = 0;
         int[] all = runs.all();
-        for (int run : all) {
-            if (run > 0) {
-                matched++;
-            }
-        }
-        MatchResult.WorkerMatch[] out = new MatchResult.WorkerMatch[matched];
-        Map<WorkerKey, Integer> external = null; // rare (external tier in use): allocated on first need
-        int k = 0;
-        for (int s : slots.inWorkerOrder()) {
+        int[] order = slots.inWorkerOrder();
+        int[] matched = new int[order.length];
+        int n = 0;
+        boolean external = false;
+        for (int s : order) {
             if (all[s] > 0) {
-                WorkerKey worker = slots.worker(s);
-                out[k++] = new MatchResult.WorkerMatch(worker, runs.device()[s], runs.host()[s], all[s]);
-                if (all[s] > runs.disk()[s]) {
-                    if (external == null) {
-                        external = new HashMap<>();
-                    }
-                    external.put(worker, all[s] - runs.disk()[s]);
-                }
+                matched[n++] = s;
+                external |= all[s] > runs.disk()[s];
             }
         }
-        return new MatchResult(
-                Collections.unmodifiableList(Arrays.asList(out)), external == null ? Map.of() : external);
+        WorkerKey[] workers = new WorkerKey[n];
+        for (int k = 0; k < n; k++) {
+            workers[k] = slots.worker(matched[k]);
+        }
+        Matches list = new Matches(workers, matched, runs);
+        if (!external) {
+            return new MatchResult(list, Map.of());
+        }
+        Map<WorkerKey, Integer> extra = new HashMap<>(); // rare (external tier in use)
+        for (int k = 0; k < n; k++) {
+            int s = matched[k];
+            if (all[s] > runs.disk()[s]) {
+                extra.put(workers[k], all[s] - runs.disk()[s]);
+            }
+        }
+        return new MatchResult(list, extra);
+    }
+
+    /**
+     * The matched workers as a compact, read-only list: the workers and their slots in arrays, the depths read from
+     * the match's per-slot runs; a {@link WorkerMatch} is made only when an element is read. An answer naming 1,024
+     * workers then costs two arrays, not 1,024 objects, for callers that only count or merge it.
+     */
+    private static final class Matches extends AbstractList<WorkerMatch> implements RandomAccess {
+        private final WorkerKey[] workers;
+        private final int[] slots;
+        private final SlotRuns runs;
+
+        Matches(WorkerKey[] workers, int[] slots, SlotRuns runs) {
+            this.workers = workers;
+            this.slots = slots;
+            this.runs = runs;
+        }
+
+        @Override
+        public WorkerMatch get(int i) {
+            Objects.checkIndex(i, workers.length);
+            int s = slots[i];
+            return new WorkerMatch(workers[i], runs.device()[s], runs.host()[s], runs.all()[s]);
+        }
+
+        @Override
+        public int size() {
+            return workers.length;
+        }
     }
 }

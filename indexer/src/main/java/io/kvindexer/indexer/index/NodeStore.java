@@ -31,7 +31,9 @@ final class NodeStore {
     /**
      * Paged storage: pages of {@value #PAGE} nodes never move once allocated, so growing costs no copy and no
      * slack beyond the last page, and no array is big enough to become a (region-wasting) humongous object.
-     * A node's four hashes sit next to each other ({@code [4 * offset + BLOCK|PARENT|LOCAL|PREFIX]}): 32 bytes.
+     * A node's fields sit next to each other ({@code [4 * offset + BLOCK|PARENT|LOCAL|PREFIX]}): 32 bytes, the
+     * fourth long holding the 32-bit content prefix in its upper half and the owner word ({@link OwnerSets}) in its
+     * lower half, so the probe that checks a node's prefix has loaded its owners too.
      */
     static final int PAGE_BITS = 13;
 
@@ -41,6 +43,9 @@ final class NodeStore {
     static final int PARENT = 1;
     static final int LOCAL = 2;
     static final int PREFIX = 3;
+    /** the owner word's long: the same as the prefix's */
+    static final int OWNERS = PREFIX;
+
     static final int STRIDE = 4;
 
     private long[][] hashes = new long[16][];
@@ -65,8 +70,10 @@ final class NodeStore {
 
     private final NodeTable byBlockHash =
             new NodeTable(node -> blockHashSlot(blockHash(node)), this::isAllocated, this::highWater);
-    private final NodeTable byPrefix =
-            new NodeTable(this::prefix, node -> isAllocated(node) && isResolved(node), this::highWater);
+    private final NodeTable byPrefix = new NodeTable(
+            node -> ContentPrefix.tableHash(prefix(node)),
+            node -> isAllocated(node) && isResolved(node),
+            this::highWater);
     private final NodeTable orphans = new NodeTable(
             node -> blockHashSlot(parentBlockHash(node)),
             node -> isAllocated(node) && !isResolved(node),
@@ -109,9 +116,20 @@ final class NodeStore {
         return hashes[node >>> PAGE_BITS][STRIDE * (node & OFFSET_MASK) + PARENT];
     }
 
-    /** The content prefix hash; meaningful only when {@link #isResolved}. */
-    long prefix(int node) {
-        return hashes[node >>> PAGE_BITS][STRIDE * (node & OFFSET_MASK) + PREFIX];
+    /** The content prefix; meaningful only when {@link #isResolved}. */
+    int prefix(int node) {
+        return prefixOf(hashes[node >>> PAGE_BITS][STRIDE * (node & OFFSET_MASK) + PREFIX]);
+    }
+
+    /** The prefix in a node's {@link #PREFIX} long (its upper half). */
+    static int prefixOf(long prefixAndOwners) {
+        return (int) (prefixAndOwners >>> 32);
+    }
+
+    private void setPrefix(int node, int prefix) {
+        long[] page = hashes[node >>> PAGE_BITS];
+        int at = STRIDE * (node & OFFSET_MASK) + PREFIX;
+        page[at] = (long) prefix << 32 | (page[at] & 0xFFFFFFFFL);
     }
 
     boolean isResolved(int node) {
@@ -152,12 +170,12 @@ final class NodeStore {
         page[at + PARENT] = hasParent ? parentBlockHash : 0L;
         page[at + LOCAL] = local;
         boolean resolved = !hasParent || (parentNode != NONE && isResolved(parentNode));
-        page[at + PREFIX] =
-                resolved ? ContentPrefix.extend(hasParent ? prefix(parentNode) : ContentPrefix.ROOT, local) : 0L;
+        owners.reset(node);
+        setPrefix(
+                node, resolved ? ContentPrefix.extend(hasParent ? prefix(parentNode) : ContentPrefix.ROOT, local) : 0);
         setBit(hasParentBits, node, hasParent);
         setBit(resolvedBits, node, resolved);
         setBit(allocatedBits, node, true);
-        owners.reset(node);
         byBlockHash.insert(node);
         if (resolved) {
             byPrefix.insert(node);
@@ -215,8 +233,7 @@ final class NodeStore {
                 int o = found.getInt(k);
                 orphans.remove(o);
                 orphanCount--;
-                hashes[o >>> PAGE_BITS][STRIDE * (o & OFFSET_MASK) + PREFIX] =
-                        ContentPrefix.extend(prefix(p), localHash(o));
+                setPrefix(o, ContentPrefix.extend(prefix(p), localHash(o)));
                 setBit(resolvedBits, o, true);
                 byPrefix.insert(o);
                 pending.add(o);
@@ -240,7 +257,7 @@ final class NodeStore {
             hasParentBits[pages] = new long[PAGE / 64];
             resolvedBits[pages] = new long[PAGE / 64];
             allocatedBits[pages] = new long[PAGE / 64];
-            owners.addPage(pages);
+            owners.addPage(pages, hashes[pages]);
             pages++;
         }
         return highWater++;
@@ -250,10 +267,25 @@ final class NodeStore {
 
     /** The node with this block hash, or NONE. */
     int findByBlockHash(long blockHash) {
+        return find(blockHash, false);
+    }
+
+    /**
+     * {@link #findByBlockHash} for a writer that creates the node when it is missing: a miss remembers where the
+     * probe ended, so the {@link #create} that follows inserts there. Writers only (readers leave no trace).
+     */
+    int findToCreate(long blockHash) {
+        return find(blockHash, true);
+    }
+
+    private int find(long blockHash, boolean toCreate) {
         long hash = blockHashSlot(blockHash);
         for (int i = byBlockHash.home(hash); ; i = byBlockHash.next(i)) {
             int entry = byBlockHash.at(i);
             if (entry == 0) {
+                if (toCreate) {
+                    byBlockHash.missedAt(hash, i);
+                }
                 return NONE;
             }
             if (NodeTable.mayHold(entry, hash) && blockHash(NodeTable.node(entry)) == blockHash) {

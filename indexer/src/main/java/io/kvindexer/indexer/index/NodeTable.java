@@ -28,6 +28,8 @@ final class NodeTable {
     private final IntSupplier highWater;
     private int[] slots = new int[1024];
     private int size;
+    private long missHash;
+    private int missSlot = -1;
 
     /**
      * @param keyHash   the well-mixed 64-bit hash of a node's key, read from the node
@@ -62,7 +64,25 @@ final class NodeTable {
         return (entry & ID_MASK) - 1;
     }
 
+    /**
+     * Where a probe for {@code hash} that found nothing ended (an empty slot), so that inserting a node with that
+     * key right after costs no second probe (find-then-insert). Any change to the table forgets it. Called by the
+     * writer's own find under the write lock, never by readers (who may run at the same time as each other).
+     */
+    void missedAt(long hash, int slot) {
+        missHash = hash;
+        missSlot = slot;
+    }
+
     void insert(int node) {
+        int hint = missSlot;
+        missSlot = -1;
+        long hash = keyHash.applyAsLong(node);
+        if (hint >= 0 && hash == missHash && (size + 1) * 5L <= slots.length * 4L) {
+            slots[hint] = ((int) hash & 0xF) << ID_BITS | (node + 1);
+            size++;
+            return;
+        }
         if ((size + 1) * 5L > slots.length * 4L) {
             // rebuild in node order: the keys are read sequentially from the node pages, not at random
             slots = new int[slots.length + slots.length / 2];
@@ -87,6 +107,7 @@ final class NodeTable {
 
     /** Removes a node that is in the table. */
     void remove(int node) {
+        missSlot = -1;
         int gap = home(keyHash.applyAsLong(node));
         while ((slots[gap] & ID_MASK) != node + 1) {
             gap = next(gap);

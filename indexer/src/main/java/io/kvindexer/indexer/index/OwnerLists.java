@@ -106,6 +106,17 @@ final class OwnerLists {
         return -1;
     }
 
+    /** Whether two lists hold the same codes in the same order (one vectorised compare). */
+    boolean sameCodes(int a, int b) {
+        int[] pageA = page(a);
+        int[] pageB = page(b);
+        int atA = offset(a);
+        int atB = offset(b);
+        int count = pageA[atA] & 0xFFFF;
+        return count == (pageB[atB] & 0xFFFF)
+                && java.util.Arrays.equals(pageA, atA + 1, atA + 1 + count, pageB, atB + 1, atB + 1 + count);
+    }
+
     void free(int list) {
         free[page(list)[offset(list)] >>> 16].add(list);
     }

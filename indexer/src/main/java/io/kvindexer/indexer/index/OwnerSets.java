@@ -21,18 +21,25 @@ final class OwnerSets {
     private static final int DENSE = 1 << 30;
     private static final int BACK_TO_LIST = 32;
 
-    private int[][] words = new int[16][];
+    /**
+     * {@link NodeStore}'s node pages: a node's owner word is the lower half of its {@link NodeStore#OWNERS} long
+     * (next to its hashes, so loading a probed node loads its owners).
+     */
+    private long[][] words = new long[16][];
+
     private final OwnerLists lists = new OwnerLists();
     private final OwnerBits bits = new OwnerBits();
     private int[] scratch = new int[OwnerLists.MAX + 1];
 
-    /** Makes room for the nodes of page {@code page} (see {@link NodeStore#PAGE_BITS}). */
-    void addPage(int page) {
+    /** Takes the owner words of node page {@code page} (see {@link NodeStore#PAGE_BITS}) and marks them free. */
+    void addPage(int page, long[] nodePage) {
         if (page == words.length) {
             words = Arrays.copyOf(words, page * 2);
         }
-        words[page] = new int[NodeStore.PAGE];
-        Arrays.fill(words[page], FREE);
+        words[page] = nodePage;
+        for (int at = NodeStore.OWNERS; at < nodePage.length; at += NodeStore.STRIDE) {
+            nodePage[at] = nodePage[at] & ~0xFFFFFFFFL | (FREE & 0xFFFFFFFFL);
+        }
     }
 
     /** Forgets a node's owners (a new or freed node), releasing their storage. */
@@ -241,6 +248,30 @@ final class OwnerSets {
         return (long) outLo << 32 | outHi;
     }
 
+    /**
+     * True when {@code child}'s owners on {@code tier} are provably a superset of {@code node}'s: the same single
+     * code, the same list in the same order, or equal bitsets on the tier. A frame whose workers all hold
+     * {@code node} on the tier then keeps every one of them at {@code child} without an intersection (the run of
+     * blocks with the same holders that Dynamo's compressed tree stores as one edge, found while walking instead
+     * of kept up to date on every write). False only means "not proven": the caller intersects.
+     */
+    boolean covers(int child, int node, int tier) {
+        int c = word(child);
+        int n = word(node);
+        if (c == n) {
+            return c != FREE; // one and the same owner (two nodes never share a list or a bitset)
+        }
+        if (c >= 0 || n >= 0 || c == FREE || n == FREE) {
+            return false;
+        }
+        int refC = ~c;
+        int refN = ~n;
+        if ((refC & DENSE) != 0 && (refN & DENSE) != 0) {
+            return Arrays.equals(bits.tier(refC & ~DENSE, tier), bits.tier(refN & ~DENSE, tier));
+        }
+        return (refC & DENSE) == 0 && (refN & DENSE) == 0 && lists.sameCodes(refC, refN);
+    }
+
     /** A node's owner word: the first of the two reads {@link #intersect} makes (see {@link #touch}). */
     int wordOf(int node) {
         return word(node);
@@ -277,10 +308,13 @@ final class OwnerSets {
     }
 
     private int word(int node) {
-        return words[node >>> NodeStore.PAGE_BITS][node & NodeStore.OFFSET_MASK];
+        return (int) words[node >>> NodeStore.PAGE_BITS][
+                NodeStore.STRIDE * (node & NodeStore.OFFSET_MASK) + NodeStore.OWNERS];
     }
 
     private void setWord(int node, int word) {
-        words[node >>> NodeStore.PAGE_BITS][node & NodeStore.OFFSET_MASK] = word;
+        long[] page = words[node >>> NodeStore.PAGE_BITS];
+        int at = NodeStore.STRIDE * (node & NodeStore.OFFSET_MASK) + NodeStore.OWNERS;
+        page[at] = page[at] & ~0xFFFFFFFFL | (word & 0xFFFFFFFFL);
     }
 }

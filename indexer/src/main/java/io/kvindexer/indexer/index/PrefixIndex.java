@@ -123,7 +123,7 @@ final class PrefixIndex {
         long[] localHashes = op.localHashes();
         boolean unknownBlocks = false;
         for (int i = 0; i < blockHashes.length; i++) {
-            int node = nodes.findByBlockHash(blockHashes[i]);
+            int node = nodes.findToCreate(blockHashes[i]);
             if (node == NodeStore.NONE && op.knownBlocksOnly()) {
                 KnownBlocks.Block elsewhere = known.get(blockHashes[i]);
                 if (elsewhere == null) {

@@ -52,10 +52,10 @@ final class PrefixMatcher {
     private int positionsProbed;
     private int probedCount;
     private int batch = 4;
-    private long lastPrefix = ContentPrefix.ROOT;
+    private int lastPrefix = ContentPrefix.ROOT;
     private int[] slotScratch = new int[8];
     private int[] entryScratch = new int[8];
-    private long[] prefixScratch = new long[8];
+    private int[] prefixScratch = new int[8];
     /** the tier being walked, whose owner data {@link #probe} pre-loads */
     private int tier;
     /** what the pre-loads read, kept where the compiler cannot drop them (a racy, never-read static is enough) */
@@ -199,6 +199,13 @@ final class PrefixMatcher {
             // one child: the general step would push its frame and pop it at once. While every worker of this
             // frame holds it, nobody's run ends here, so advance in place (same frame numbering, no push or pop)
             int child = candidates.getInt(0);
+            if (id >= 0 && owners.covers(child, node, tier)) {
+                // a step made this frame, so all its workers hold node on the tier, hence child too
+                node = child;
+                pos++;
+                id = framesCreated++;
+                continue;
+            }
             long[] next = take();
             long range = owners.intersect(child, tier, set, lo, hi, next);
             if (range != ((long) lo << 32 | hi) || !Arrays.equals(set, lo, hi, next, lo, hi)) {
@@ -279,19 +286,30 @@ final class PrefixMatcher {
         if (slotScratch.length < n) {
             slotScratch = new int[n];
             entryScratch = new int[n];
-            prefixScratch = new long[n];
+            prefixScratch = new int[n];
         }
-        long[] prefixes = prefixScratch;
-        long p = lastPrefix;
+        int[] prefixes = prefixScratch;
+        int p = lastPrefix;
         for (int i = 0; i < n; i++) {
             p = ContentPrefix.extend(p, query[from + i]);
             prefixes[i] = p;
-            slotScratch[i] = table.home(p);
+            slotScratch[i] = table.home(ContentPrefix.tableHash(p));
             entryScratch[i] = table.at(slotScratch[i]); // every position's first miss starts now
         }
         lastPrefix = p;
+        // every position's first candidate node, loaded where no branch waits on it, so their misses overlap too
+        // (the check below then finds those lines in the cache; the sum only keeps the loads alive)
+        long nodeLoads = 0;
         for (int i = 0; i < n; i++) {
-            long prefix = prefixes[i];
+            int entry = entryScratch[i];
+            if (entry != 0) {
+                int node = NodeTable.node(entry);
+                nodeLoads += nodes.page(node)[NodeStore.STRIDE * (node & NodeStore.OFFSET_MASK) + NodeStore.PREFIX];
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            int prefix = prefixes[i];
+            long hash = ContentPrefix.tableHash(prefix);
             long local = query[from + i];
             int first = probedCount;
             probedFrom[from + i] = first;
@@ -301,10 +319,12 @@ final class PrefixMatcher {
                     break;
                 }
                 int node = NodeTable.node(entry);
-                if (NodeTable.mayHold(entry, prefix)) {
+                if (NodeTable.mayHold(entry, hash)) {
                     long[] page = nodes.page(node);
                     int at = NodeStore.STRIDE * (node & NodeStore.OFFSET_MASK);
-                    if (page[at + NodeStore.PREFIX] == prefix && page[at + NodeStore.LOCAL] == local) {
+                    // the prefix's long holds the owner word too: the pass below finds it in the cache
+                    if (NodeStore.prefixOf(page[at + NodeStore.PREFIX]) == prefix
+                            && page[at + NodeStore.LOCAL] == local) {
                         addProbed(node, first);
                     }
                 }
@@ -321,7 +341,7 @@ final class PrefixMatcher {
         for (int k = 0; k < found; k++) {
             slotScratch[k] = owners.wordOf(probed[firstNode + k]);
         }
-        long touched = 0;
+        long touched = nodeLoads;
         for (int k = 0; k < found; k++) {
             touched += owners.touch(slotScratch[k], tier);
         }

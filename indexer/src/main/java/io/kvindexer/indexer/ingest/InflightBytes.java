@@ -6,7 +6,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * The bytes of batches read from ZeroMQ and handed to the index that the index has not applied yet, against a
  * process-wide budget ({@code --ingest-queue-bytes}). While the budget is used up the pollers stop reading, so a slow
  * index writer backs up into ZeroMQ's bounded queues (and from there into gaps and replays), never into the heap.
- * One batch is always let through, however large, so progress never stops.
+ * Each poller thread lets one batch through when below the budget, however large, so progress never stops and the
+ * budget is overshot by at most one batch per poller thread.
  */
 public final class InflightBytes {
 

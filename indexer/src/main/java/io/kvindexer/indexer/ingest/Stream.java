@@ -113,9 +113,14 @@ final class Stream implements ReplayClient.Target {
         return sub;
     }
 
-    /** Reads and handles up to {@code max} live messages, stopping early when one starts a replay. */
+    /**
+     * Reads and handles up to {@code max} live messages, stopping early when one starts a replay or when the
+     * process's unapplied bytes reach {@code --ingest-queue-bytes} (so the bound is overshot by at most one batch per
+     * poller thread, not by a whole turn).
+     */
     void drain(int max) {
-        for (int i = 0; i < max && readable(); i++) {
+        InflightBytes inflight = threads.inflight();
+        for (int i = 0; i < max && readable() && inflight.hasRoom(); i++) {
             List<byte[]> frames = sub.receiveNow();
             if (frames == null) {
                 return;

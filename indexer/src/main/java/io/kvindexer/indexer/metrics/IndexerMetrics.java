@@ -7,8 +7,10 @@ import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.ingest.IngestMetrics;
 import io.kvindexer.indexer.ingest.ListenerStatus;
+import io.kvindexer.indexer.registry.GraceOutcome;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
@@ -242,6 +244,17 @@ public final class IndexerMetrics {
                 })
                 .register(registry);
         bindEventWarnings(all);
+        CounterWithCallback.builder()
+                .name("dynamo_kvindexer_unregister_grace")
+                .help("Worker ranks whose blocks --unregister-grace kept detached, by outcome: reattached, or dropped"
+                        + " (restart, gap, block_size, endpoint, index, expired)")
+                .labelNames("outcome")
+                .callback(cb -> {
+                    for (GraceOutcome o : GraceOutcome.values()) {
+                        cb.call(workers.graceOutcomes(o), o.label());
+                    }
+                })
+                .register(registry);
     }
 
     /**

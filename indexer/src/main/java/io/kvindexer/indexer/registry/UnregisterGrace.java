@@ -1,16 +1,20 @@
 package io.kvindexer.indexer.registry;
 
 import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.index.IndexOp;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.ingest.BatchSink;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.LongSupplier;
 
 /**
@@ -18,7 +22,9 @@ import java.util.function.LongSupplier;
  * and kept for the grace period, so that the same worker registering again at the same endpoint, with the same
  * block size, gets them back while its stream continues (the registry keeps its watermark, so the gap is replayed).
  * Whatever proves the stream did not continue drops them afterwards through the listener (an engine restart or an
- * unrecoverable gap drops the worker's blocks, attached ones included). Not thread-safe: the registry's lock guards it.
+ * unrecoverable gap drops the worker's blocks, attached ones included). Every outcome is counted per worker rank
+ * ({@link GraceOutcome}). Not thread-safe, except the outcome counts and the sinks' calls (listener threads): the
+ * registry's lock guards the rest.
  */
 final class UnregisterGrace {
 
@@ -32,6 +38,13 @@ final class UnregisterGrace {
     private final long graceNanos;
     private final LongSupplier clock;
     private final Map<WorkerKey, Detached> detached = new HashMap<>();
+    /**
+     * Workers attached again whose stream has not yet applied a batch: a restart or an unrecoverable gap seen before
+     * that drops the blocks given back, and is counted as their outcome. Written by listener threads too.
+     */
+    private final Map<WorkerKey, Boolean> unconfirmed = new ConcurrentHashMap<>();
+
+    private final AtomicLongArray outcomes = new AtomicLongArray(GraceOutcome.values().length);
 
     UnregisterGrace(Duration grace, LongSupplier clock) {
         this.graceNanos = grace.toNanos();
@@ -65,6 +78,7 @@ final class UnregisterGrace {
             }
         });
         long expiresAt = clock.getAsLong() + graceNanos;
+        workers.keySet().forEach(unconfirmed::remove);
         workers.forEach((worker, endpoint) -> detached.put(
                 worker,
                 new Detached(
@@ -93,35 +107,108 @@ final class UnregisterGrace {
         if (d == null) {
             return List.of();
         }
-        boolean same = d.endpoint().equals(r.endpoint())
-                && d.modelName().equals(r.modelName())
-                && d.tenantId().equals(r.tenantId())
-                && d.blockSize() == r.blockSize();
+        GraceOutcome outcome = d.blockSize() != r.blockSize()
+                ? GraceOutcome.BLOCK_SIZE
+                : !d.endpoint().equals(r.endpoint())
+                        ? GraceOutcome.ENDPOINT
+                        : !d.modelName().equals(r.modelName()) || !d.tenantId().equals(r.tenantId())
+                                ? GraceOutcome.INDEX
+                                : GraceOutcome.REATTACHED;
+        count(outcome);
+        boolean same = outcome == GraceOutcome.REATTACHED;
+        if (same) {
+            unconfirmed.put(key, Boolean.TRUE);
+        }
         LOG.log(
                 System.Logger.Level.INFO,
                 same
                         ? "unregister grace: {0} is back; {1} detached memberships attached again"
-                        : "unregister grace: {0} came back with another endpoint, index or block size; its {1}"
+                        : "unregister grace: {0} came back with another endpoint, index or block size ({2}); its {1}"
                                 + " detached memberships are dropped",
                 key,
-                d.ops().size());
+                d.ops().size(),
+                outcome.label());
         return same ? d.ops() : List.of();
     }
 
     /** Forgets whatever of {@code instanceId} is detached (a registration for another index took its place). */
     void forget(long instanceId) {
-        detached.keySet().removeIf(k -> k.instanceId() == instanceId);
+        detached.keySet().removeIf(k -> {
+            boolean gone = k.instanceId() == instanceId;
+            if (gone) {
+                count(GraceOutcome.INDEX);
+            }
+            return gone;
+        });
     }
 
     /** Drops what outlived the grace period. */
     void expire() {
         long now = clock.getAsLong();
-        detached.values().removeIf(d -> now - d.expiresAt() >= 0);
+        detached.values().removeIf(d -> {
+            boolean expired = now - d.expiresAt() >= 0;
+            if (expired) {
+                count(GraceOutcome.EXPIRED);
+                LOG.log(
+                        System.Logger.Level.INFO,
+                        "unregister grace: the grace period ended; {0} detached memberships dropped",
+                        d.ops().size());
+            }
+            return expired;
+        });
     }
 
     /** Memberships held detached now. */
     int memberships() {
         expire();
         return detached.values().stream().mapToInt(d -> d.ops().size()).sum();
+    }
+
+    /** Workers (ranks) counted with {@code outcome} so far. */
+    long outcomes(GraceOutcome outcome) {
+        return outcomes.get(outcome.ordinal());
+    }
+
+    private void count(GraceOutcome outcome) {
+        outcomes.incrementAndGet(outcome.ordinal());
+    }
+
+    /**
+     * {@code target} as a listener's sink that tells this grace whether a worker attached again continued its
+     * stream (its first applied batch) or not (a restart or an unrecoverable gap before that, which drops them).
+     */
+    BatchSink watch(BatchSink target) {
+        if (!enabled()) {
+            return target;
+        }
+        return new BatchSink() {
+            @Override
+            public void apply(WorkerKey worker, List<KvEvent> events) {
+                unconfirmed.remove(worker);
+                target.apply(worker, events);
+            }
+
+            @Override
+            public void apply(WorkerKey worker, List<KvEvent> events, Runnable applied) {
+                unconfirmed.remove(worker);
+                target.apply(worker, events, applied);
+            }
+
+            @Override
+            public void publisherRestarted(WorkerKey worker) {
+                if (unconfirmed.remove(worker) != null) {
+                    count(GraceOutcome.RESTART);
+                }
+                target.publisherRestarted(worker);
+            }
+
+            @Override
+            public void gapUnrecoverable(WorkerKey worker) {
+                if (unconfirmed.remove(worker) != null) {
+                    count(GraceOutcome.GAP);
+                }
+                target.gapUnrecoverable(worker);
+            }
+        };
     }
 }

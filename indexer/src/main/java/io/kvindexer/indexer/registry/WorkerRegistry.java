@@ -134,7 +134,7 @@ public final class WorkerRegistry implements AutoCloseable {
         if (grace.enabled()) {
             index.submitOps(key, grace.reattach(r)); // before the listener's first batch, on the same writer
         }
-        Rank rank = new Rank(spec, listenerFactory.start(spec, learned.watermark(), new IndexSink(index)));
+        Rank rank = new Rank(spec, listenerFactory.start(spec, learned.watermark(), grace.watch(new IndexSink(index))));
         inst.ranks.put(r.dpRank(), rank);
         exactness.put(inst.id, inst.ranks.values());
         if (r.podName() != null) {
@@ -339,6 +339,12 @@ public final class WorkerRegistry implements AutoCloseable {
         if (grace.enabled()) {
             grace.detach(index, workers);
         }
+    }
+
+    /** Worker ranks whose detached blocks met {@code outcome} so far ({@code --unregister-grace}; 0 without it). */
+    public synchronized long graceOutcomes(GraceOutcome outcome) {
+        grace.expire(); // counts what outlived the grace period by now
+        return grace.outcomes(outcome);
     }
 
     /** Memberships kept detached by {@code --unregister-grace} now (0 without it). */

@@ -8,6 +8,8 @@ import java.util.Arrays;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Every way a request can be wrong gets a 4xx with a JSON {@code {"error": ...}} that names the field — never a
@@ -43,73 +45,53 @@ abstract class RequestValidationTest {
         assertError(http.post("/register", ""), 400, "empty");
     }
 
-    @Test
-    void missingFieldsAre422NamingThem() {
-        assertError(
-                http.post("/register", "{\"endpoint\":\"tcp://h:1\",\"model_name\":\"m\",\"block_size\":4}"),
-                422,
-                "missing field `instance_id`");
-        assertError(
-                http.post("/register", "{\"instance_id\":2,\"model_name\":\"m\",\"block_size\":4}"),
-                422,
-                "missing field `endpoint`");
-        assertError(
-                http.post("/register", "{\"instance_id\":2,\"endpoint\":\"tcp://h:1\",\"block_size\":4}"),
-                422,
-                "missing field `model_name`");
-        assertError(
-                http.post("/register", "{\"instance_id\":2,\"endpoint\":\"tcp://h:1\",\"model_name\":\"m\"}"),
-                422,
-                "missing field `block_size`");
-        assertError(http.post("/query", "{\"model_name\":\"m\"}"), 422, "missing field `token_ids`");
-        assertError(http.post("/query", "{\"token_ids\":[]}"), 422, "missing field `model_name`");
-        assertError(http.post("/query_by_hash", "{\"model_name\":\"m\"}"), 422, "missing field `block_hashes`");
-        assertError(http.post("/unregister", "{\"instance_id\":1}"), 422, "missing field `model_name`");
-        assertError(http.post("/register_peer", "{}"), 422, "missing field `url`");
-        assertError(http.post("/deregister_peer", "{\"uri\":\"x\"}"), 422, "missing field `url`");
+    /** Each row: the route, the body, and what the error must name (fragments separated by " & "). */
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource(delimiter = '|', textBlock = """
+            /register        | {"endpoint":"tcp://h:1","model_name":"m","block_size":4}        | missing field `instance_id`
+            /register        | {"instance_id":2,"model_name":"m","block_size":4}               | missing field `endpoint`
+            /register        | {"instance_id":2,"endpoint":"tcp://h:1","block_size":4}         | missing field `model_name`
+            /register        | {"instance_id":2,"endpoint":"tcp://h:1","model_name":"m"}       | missing field `block_size`
+            /query           | {"model_name":"m"}                                              | missing field `token_ids`
+            /query           | {"token_ids":[]}                                                | missing field `model_name`
+            /query_by_hash   | {"model_name":"m"}                                              | missing field `block_hashes`
+            /unregister      | {"instance_id":1}                                               | missing field `model_name`
+            /register_peer   | {}                                                              | missing field `url`
+            /deregister_peer | {"uri":"x"}                                                     | missing field `url`
+            """)
+    void missingFieldsAre422NamingThem(String route, String body, String fragments) {
+        assertError(http.post(route, body), 422, fragments.split(" & "));
     }
 
-    @Test
-    void wrongTypesAndNullsAre422NamingTheField() {
-        assertError(http.post("/register", """
-                {"instance_id":"1","endpoint":"tcp://h:1","model_name":"m","block_size":4}"""), 422, "`instance_id`");
-        assertError(http.post("/register", """
-                {"instance_id":2,"endpoint":"tcp://h:1","model_name":null,"block_size":4}"""), 422, "`model_name`", "null");
-        assertError(http.post("/register", """
-                {"instance_id":2,"endpoint":"tcp://h:1","model_name":"m","tenant_id":null,"block_size":4}"""), 422, "`tenant_id`");
-        assertError(http.post("/register", """
-                {"instance_id":2,"endpoint":"tcp://h:1","model_name":"m","block_size":4.5}"""), 422, "`block_size`");
-        assertError(http.post("/query", "{\"token_ids\":\"1,2\",\"model_name\":\"m\"}"), 422, "`token_ids`");
-        assertError(http.post("/query", "{\"token_ids\":[1,\"2\"],\"model_name\":\"m\"}"), 422, "`token_ids[1]`");
-        assertError(http.post("/query", "{\"token_ids\":[1,[2]],\"model_name\":\"m\"}"), 422, "`token_ids[1]`");
-        assertError(http.post("/query", "{\"token_ids\":[1],\"model_name\":7}"), 422, "`model_name`");
-        assertError(
-                http.post("/query_by_hash", "{\"block_hashes\":[1.5],\"model_name\":\"m\"}"), 422, "`block_hashes[0]`");
-        assertError(http.post("/query", "[1,2,3]"), 422, "JSON object");
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource(delimiter = '|', textBlock = """
+            /register      | {"instance_id":"1","endpoint":"tcp://h:1","model_name":"m","block_size":4}                 | `instance_id`
+            /register      | {"instance_id":2,"endpoint":"tcp://h:1","model_name":null,"block_size":4}                  | `model_name` & null
+            /register      | {"instance_id":2,"endpoint":"tcp://h:1","model_name":"m","tenant_id":null,"block_size":4} | `tenant_id`
+            /register      | {"instance_id":2,"endpoint":"tcp://h:1","model_name":"m","block_size":4.5}                 | `block_size`
+            /query         | {"token_ids":"1,2","model_name":"m"}                                                      | `token_ids`
+            /query         | {"token_ids":[1,"2"],"model_name":"m"}                                                    | `token_ids[1]`
+            /query         | {"token_ids":[1,[2]],"model_name":"m"}                                                    | `token_ids[1]`
+            /query         | {"token_ids":[1],"model_name":7}                                                          | `model_name`
+            /query_by_hash | {"block_hashes":[1.5],"model_name":"m"}                                                   | `block_hashes[0]`
+            /query         | [1,2,3]                                                                                   | JSON object
+            """)
+    void wrongTypesAndNullsAre422NamingTheField(String route, String body, String fragments) {
+        assertError(http.post(route, body), 422, fragments.split(" & "));
     }
 
-    @Test
-    void outOfRangeNumbersAre422() {
-        assertError(
-                http.post("/query", "{\"token_ids\":[1,-1],\"model_name\":\"m\"}"),
-                422,
-                "`token_ids[1]`",
-                "out of range");
-        assertError(http.post("/query", "{\"token_ids\":[4294967296],\"model_name\":\"m\"}"), 422, "`token_ids[0]`");
-        assertError(
-                http.post("/query", "{\"token_ids\":[99999999999999999999999],\"model_name\":\"m\"}"),
-                422,
-                "`token_ids[0]`");
-        assertError(http.post("/register", """
-                {"instance_id":18446744073709551616,"endpoint":"tcp://h:1","model_name":"m","block_size":4}"""), 422, "`instance_id`", "out of range");
-        assertError(http.post("/register", """
-                {"instance_id":-3,"endpoint":"tcp://h:1","model_name":"m","block_size":4}"""), 422, "`instance_id`");
-        assertError(http.post("/register", """
-                {"instance_id":3,"endpoint":"tcp://h:1","model_name":"m","block_size":4294967296}"""), 422, "`block_size`");
-        assertError(
-                http.post("/query_by_hash", "{\"block_hashes\":[18446744073709551616],\"model_name\":\"m\"}"),
-                422,
-                "`block_hashes[0]`");
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource(delimiter = '|', textBlock = """
+            /query         | {"token_ids":[1,-1],"model_name":"m"}                                                      | `token_ids[1]` & out of range
+            /query         | {"token_ids":[4294967296],"model_name":"m"}                                                | `token_ids[0]`
+            /query         | {"token_ids":[99999999999999999999999],"model_name":"m"}                                   | `token_ids[0]`
+            /register      | {"instance_id":18446744073709551616,"endpoint":"tcp://h:1","model_name":"m","block_size":4} | `instance_id` & out of range
+            /register      | {"instance_id":-3,"endpoint":"tcp://h:1","model_name":"m","block_size":4}                  | `instance_id`
+            /register      | {"instance_id":3,"endpoint":"tcp://h:1","model_name":"m","block_size":4294967296}          | `block_size`
+            /query_by_hash | {"block_hashes":[18446744073709551616],"model_name":"m"}                                   | `block_hashes[0]`
+            """)
+    void outOfRangeNumbersAre422(String route, String body, String fragments) {
+        assertError(http.post(route, body), 422, fragments.split(" & "));
     }
 
     @Test

@@ -168,14 +168,14 @@ class DumpWalkTest {
 
     @Test
     void aDumpTakenWhileWritersEvictLeavesFirstIsAValidTreeAndConvergesAfterTheReplay() {
-        for (long seed = 1; seed <= 12; seed++) {
+        for (long seed = 1; seed <= 8; seed++) {
             check(seed, true);
         }
     }
 
     @Test
     void aDumpTakenWhileWritersEvictAnyBlockIsAValidTreeHoldingEveryUntouchedMembership() {
-        for (long seed = 100; seed <= 112; seed++) {
+        for (long seed = 100; seed <= 108; seed++) {
             check(seed, false);
         }
     }
@@ -260,6 +260,27 @@ class DumpWalkTest {
         }
         assertThat(untouchedMissing)
                 .as("seed %d: untouched memberships missing from the dump", seed)
+                .isEmpty();
+        // per worker, a block without its parent before it is an orphan the reader handles as any other: one that
+        // was an orphan at the watermark already, or one whose membership or parent's changed during the walk
+        Set<Membership> heldAtWatermark = new HashSet<>();
+        atWatermark.forEach(e -> heldAtWatermark.add(e.membership()));
+        Set<Membership> before = new HashSet<>();
+        List<Entry> unexplainedOrphans = new ArrayList<>();
+        for (Entry e : dump) {
+            Membership parent = new Membership(e.worker(), e.tier(), e.parent());
+            if (e.hasParent()
+                    && !before.contains(parent)
+                    && heldAtWatermark.contains(parent)
+                    && !touched.contains(parent)
+                    && !touched.contains(e.membership())
+                    && !cleared.contains(e.worker())) {
+                unexplainedOrphans.add(e);
+            }
+            before.add(e.membership());
+        }
+        assertThat(unexplainedOrphans)
+                .as("seed %d: orphaned only by the walk", seed)
                 .isEmpty();
         // the dump, then every batch after the watermark, in order
         PrefixIndex restored = new PrefixIndex(new ApplyCounters());

@@ -2,11 +2,16 @@ package io.kvindexer.operator.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.kvindexer.indexer.IndexerApp;
+import io.kvindexer.indexer.sim.EngineSimulator;
 import java.net.URI;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -48,6 +53,35 @@ class IndexerClientTest {
         assertThat(client.workers(replica).getFirst().endpoints()).containsOnlyKeys(0);
         client.unregister(replica, big, 0, "m", "t");
         assertThat(client.workers(replica)).isEmpty();
+    }
+
+    /** The exactness the indexer writes is the one this client reads (a real engine stand-in loses batches). */
+    @Test
+    void readsEachRanksExactnessAsTheIndexerReportsIt() throws Exception {
+        try (EngineSimulator engine = EngineSimulator.start(EngineSimulator.Options.defaults())) {
+            client.register(
+                    replica, new WorkerRegistration(3, 0, engine.endpoint(), engine.replayEndpoint()), "m", "t", 4);
+            await().atMost(Duration.ofSeconds(30)).until(() -> engine.subscriptions() >= 1);
+            engine.storeSequence(IntStream.rangeClosed(1, 8).toArray(), 4).get(30, TimeUnit.SECONDS);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> client.workers(replica).getFirst().exactness().get(0) != null);
+            assertThat(client.workers(replica).getFirst().exactness().get(0).exact())
+                    .isTrue();
+
+            engine.skip(2); // batches the engine never buffered: the replica cannot replay them
+            engine.storeSequence(IntStream.rangeClosed(1, 12).toArray(), 4).get(30, TimeUnit.SECONDS);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> "degraded"
+                            .equals(client.workers(replica)
+                                    .getFirst()
+                                    .exactness()
+                                    .get(0)
+                                    .state()));
+            ListenerExactness degraded =
+                    client.workers(replica).getFirst().exactness().get(0);
+            assertThat(degraded.reason()).startsWith("replay incomplete: ");
+            assertThat(Instant.parse(degraded.since())).isBefore(Instant.now().plusSeconds(1));
+        }
     }
 
     @Test

@@ -1,0 +1,160 @@
+package io.kvindexer.indexer.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.kvindexer.indexer.ConfigException;
+import io.kvindexer.indexer.IndexerCli;
+import io.kvindexer.indexer.TestResources;
+import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.event.KvEvent;
+import io.kvindexer.indexer.sim.EngineSimulator;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The receive queue is bounded in bytes ({@code --ingest-queue-bytes}): with the index writer stalled, a real
+ * listener stops reading at the bound, the engine's PUB (vLLM's default send high-water mark) drops what does not
+ * fit, and once the writer moves again the gap is replayed from the engine's buffer: the index ends equal to the
+ * engine and exact, and what waited unapplied never went above the bound plus one batch.
+ */
+class IngestQueueBoundTest {
+
+    private static final int INSTANCE = 1;
+    private static final long BOUND = 32 << 10;
+
+    @RegisterExtension
+    final TestResources open = new TestResources();
+
+    /** Records every batch at once but holds its "applied" report while {@link #stalled}: a writer that lags. */
+    private static final class StalledWriter implements BatchSink {
+        final RecordingSink recorded = new RecordingSink(false);
+        final InflightBytes inflight;
+        final AtomicLong mostWaiting = new AtomicLong();
+        /** the largest batch seen while stalled (nothing is released then, so each step up is one batch) */
+        long largestBatch;
+
+        private long lastUsed;
+        final List<Runnable> held = new ArrayList<>();
+        boolean stalled = true;
+
+        StalledWriter(InflightBytes inflight) {
+            this.inflight = inflight;
+        }
+
+        @Override
+        public void apply(WorkerKey worker, List<KvEvent> events) {
+            recorded.apply(worker, events);
+        }
+
+        @Override
+        public synchronized void apply(WorkerKey worker, List<KvEvent> events, Runnable applied) {
+            recorded.apply(worker, events);
+            long used = inflight.used();
+            mostWaiting.accumulateAndGet(used, Math::max);
+            if (stalled) {
+                largestBatch = Math.max(largestBatch, used - lastUsed);
+                lastUsed = used;
+                held.add(applied);
+            } else {
+                applied.run();
+            }
+        }
+
+        synchronized void resume() {
+            stalled = false;
+            held.forEach(Runnable::run);
+            held.clear();
+        }
+
+        @Override
+        public void publisherRestarted(WorkerKey worker) {
+            recorded.publisherRestarted(worker);
+        }
+    }
+
+    @Test
+    void anOverflowIsAGapThatIsReplayedNeverMoreMemory() {
+        InflightBytes inflight = new InflightBytes(BOUND);
+        IngestPollers pollers = open.add(new IngestPollers(ZmqContext.shared(), 1, 1, inflight));
+        // ZeroMQ's queues count messages (vLLM's PUB holds 100,000, our SUB 1,000): short ones on both sides overflow
+        // the same way with far fewer batches, so the test stays short
+        EngineSimulator sim = open.add(EngineSimulator.Options.builder().hwm(10).start());
+        StalledWriter writer = new StalledWriter(inflight);
+        EngineListener listener = open.listener(
+                new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
+                new SequenceWatermark(),
+                writer,
+                ListenerOptions.defaults(pollers)
+                        .withReplayTimeout(Duration.ofSeconds(30))
+                        .withReceiveHwm(10));
+        Subscriptions.await(listener, sim, 1);
+
+        // long prefills (1,000 blocks, ~30 KB a batch, ~9 MB in all): far more than the bound, the two queues and
+        // the kernel's socket buffers hold together
+        CompletableFuture<Long> last = null;
+        for (int i = 0; i < 300; i++) {
+            last = sim.storeSequence(
+                    IntStream.range(i * 4_000, i * 4_000 + 4_000).toArray(), 4);
+        }
+        last.join();
+        await().atMost(Duration.ofSeconds(30)).until(() -> inflight.used() >= BOUND);
+        assertThat(writer.recorded.batches()).as("the listener stopped reading").isLessThan(50);
+        long largestBatch;
+        synchronized (writer) {
+            largestBatch = writer.largestBatch;
+        }
+
+        writer.resume();
+        sim.storeSequence(IntStream.range(10_000_000, 10_000_004).toArray(), 4)
+                .join(); // shows the gap, if the tail went
+        await().atMost(Duration.ofSeconds(60))
+                .untilAsserted(() ->
+                        assertThat(writer.recorded.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth()));
+        assertThat(sim.replayRequests())
+                .as("what the engine dropped came back by replay")
+                .isPositive();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> listener.exactness().read().state() == ExactnessState.EXACT);
+        assertThat(writer.mostWaiting.get())
+                .as("unapplied bytes never above the bound plus one batch")
+                .isLessThanOrEqualTo(BOUND + largestBatch);
+        assertThat(inflight.used()).isZero();
+    }
+
+    @Test
+    void theBoundIsAFlagInBytesUnitsOrAShareOfTheHeap() throws Exception {
+        long heap = Runtime.getRuntime().maxMemory();
+        assertThat(bound()).isEqualTo(InflightBytes.defaultBudget()).isEqualTo(Math.max(16L << 20, heap / 8));
+        assertThat(bound("--ingest-queue-bytes", "1048576")).isEqualTo(1L << 20);
+        assertThat(bound("--ingest-queue-bytes", "512k")).isEqualTo(512L << 10);
+        assertThat(bound("--ingest-queue-bytes", "256M")).isEqualTo(256L << 20);
+        assertThat(bound("--ingest-queue-bytes", "2g")).isEqualTo(2L << 30);
+        assertThat(bound("--ingest-queue-bytes", "25%")).isEqualTo(heap / 4);
+        for (String bad : List.of("0", "-1", "12x", "150%", "0%", "1t", "")) {
+            assertThatThrownBy(() -> IndexerCli.parse(new String[] {"--ingest-queue-bytes", bad}, Map.of()))
+                    .as(bad)
+                    .isInstanceOf(ConfigException.class)
+                    .hasMessageContaining("--ingest-queue-bytes");
+        }
+        assertThat(IndexerCli.parse(new String[] {"--degraded-hold", "5s"}, Map.of())
+                        .config()
+                        .ingest()
+                        .degradedHold())
+                .isEqualTo(Duration.ofSeconds(5));
+        assertThat(IndexerCli.parse(new String[0], Map.of()).config().ingest().degradedHold())
+                .isEqualTo(Duration.ofMinutes(1));
+    }
+
+    private static long bound(String... args) throws Exception {
+        return IndexerCli.parse(args, Map.of()).config().ingest().queueBytes();
+    }
+}
