@@ -3,18 +3,18 @@ package io.kvindexer.indexer.ingest;
 import io.kvindexer.indexer.event.EngineEventDecoder;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.Consumer;
 import org.zeromq.ZContext;
 
 /**
  * How a listener connects, replays and reports; {@link #defaults()} for production.
  *
- * @param context          the ZeroMQ context the sockets are made from
+ * @param context          the ZeroMQ context the replay sockets are made from (the live stream is read by
+ *                         {@link Subscriber}, which speaks ZMTP itself: what waits there is the kernel's TCP buffer,
+ *                         then the engine's PUB queue; what waits for the index is bounded in bytes by the pollers'
+ *                         {@link InflightBytes})
  * @param replayTimeout    longest wait for the next replay reply before giving up on a replay
  * @param handshakeTimeout a connection whose ZMTP handshake takes longer is dropped and made again
- * @param receiveHwm       unused since the subscriber speaks ZMTP itself ({@link Subscriber}: what waits is the
- *                         kernel's TCP buffer, one read of at most 32 KiB, then the engine's PUB queue); kept so
- *                         the record's callers stay as they are. What waits for the index is bounded in bytes by the
- *                         pollers' {@link InflightBytes}
  * @param replayPermits    how many replays may run at once (shared by the process's listeners)
  * @param replayChunk      batches one replay request may return before the next request continues
  * @param pollers          the threads that serve the listeners' sockets and replays
@@ -26,16 +26,12 @@ public record ListenerOptions(
         ZContext context,
         Duration replayTimeout,
         Duration handshakeTimeout,
-        int receiveHwm,
         EngineEventDecoder decoder,
         IngestMetrics metrics,
         ReplayPermits replayPermits,
         int replayChunk,
         IngestPollers pollers,
         Duration degradedHold) {
-
-    /** ZeroMQ's own default: a listener's queue holds at most this many messages. */
-    public static final int DEFAULT_RECEIVE_HWM = 1_000;
 
     /** {@code --degraded-hold}'s default. */
     public static final Duration DEFAULT_DEGRADED_HOLD = Duration.ofMinutes(1);
@@ -54,30 +50,6 @@ public record ListenerOptions(
         }
     }
 
-    /** With the default {@link #DEFAULT_DEGRADED_HOLD}. */
-    public ListenerOptions(
-            ZContext context,
-            Duration replayTimeout,
-            Duration handshakeTimeout,
-            int receiveHwm,
-            EngineEventDecoder decoder,
-            IngestMetrics metrics,
-            ReplayPermits replayPermits,
-            int replayChunk,
-            IngestPollers pollers) {
-        this(
-                context,
-                replayTimeout,
-                handshakeTimeout,
-                receiveHwm,
-                decoder,
-                metrics,
-                replayPermits,
-                replayChunk,
-                pollers,
-                DEFAULT_DEGRADED_HOLD);
-    }
-
     public static ListenerOptions defaults() {
         return defaults(IngestPollers.shared());
     }
@@ -88,7 +60,6 @@ public record ListenerOptions(
                 ZmqContext.shared(),
                 Duration.ofSeconds(2),
                 Duration.ofSeconds(2),
-                DEFAULT_RECEIVE_HWM,
                 new EngineEventDecoder(),
                 IngestMetrics.NOOP,
                 ReplayPermits.shared(),
@@ -97,120 +68,80 @@ public record ListenerOptions(
                 DEFAULT_DEGRADED_HOLD);
     }
 
+    public ListenerOptions withContext(ZContext v) {
+        return edit(d -> d.context = v);
+    }
+
     public ListenerOptions withReplayTimeout(Duration v) {
-        return new ListenerOptions(
-                context,
-                v,
-                handshakeTimeout,
-                receiveHwm,
-                decoder,
-                metrics,
-                replayPermits,
-                replayChunk,
-                pollers,
-                degradedHold);
+        return edit(d -> d.replayTimeout = v);
     }
 
     public ListenerOptions withHandshakeTimeout(Duration v) {
-        return new ListenerOptions(
-                context,
-                replayTimeout,
-                v,
-                receiveHwm,
-                decoder,
-                metrics,
-                replayPermits,
-                replayChunk,
-                pollers,
-                degradedHold);
+        return edit(d -> d.handshakeTimeout = v);
     }
 
     public ListenerOptions withMetrics(IngestMetrics v) {
-        return new ListenerOptions(
-                context,
-                replayTimeout,
-                handshakeTimeout,
-                receiveHwm,
-                decoder,
-                v,
-                replayPermits,
-                replayChunk,
-                pollers,
-                degradedHold);
+        return edit(d -> d.metrics = v);
     }
 
     public ListenerOptions withReplayPermits(ReplayPermits v) {
-        return new ListenerOptions(
-                context,
-                replayTimeout,
-                handshakeTimeout,
-                receiveHwm,
-                decoder,
-                metrics,
-                v,
-                replayChunk,
-                pollers,
-                degradedHold);
+        return edit(d -> d.replayPermits = v);
     }
 
     public ListenerOptions withReplayChunk(int v) {
-        return new ListenerOptions(
-                context,
-                replayTimeout,
-                handshakeTimeout,
-                receiveHwm,
-                decoder,
-                metrics,
-                replayPermits,
-                v,
-                pollers,
-                degradedHold);
+        return edit(d -> d.replayChunk = v);
     }
 
     public ListenerOptions withPollers(IngestPollers v) {
-        return new ListenerOptions(
-                context,
-                replayTimeout,
-                handshakeTimeout,
-                receiveHwm,
-                decoder,
-                metrics,
-                replayPermits,
-                replayChunk,
-                v,
-                degradedHold);
-    }
-
-    public ListenerOptions withReceiveHwm(int v) {
-        return new ListenerOptions(
-                context,
-                replayTimeout,
-                handshakeTimeout,
-                v,
-                decoder,
-                metrics,
-                replayPermits,
-                replayChunk,
-                pollers,
-                degradedHold);
+        return edit(d -> d.pollers = v);
     }
 
     public ListenerOptions withDegradedHold(Duration v) {
-        return new ListenerOptions(
-                context,
-                replayTimeout,
-                handshakeTimeout,
-                receiveHwm,
-                decoder,
-                metrics,
-                replayPermits,
-                replayChunk,
-                pollers,
-                v);
+        return edit(d -> d.degradedHold = v);
     }
 
     ReplayClient.Settings replaySettings() {
         return new ReplayClient.Settings(
                 replayTimeout, replayChunk, 3, Duration.ofMillis(250), Duration.ofSeconds(10), replayPermits);
+    }
+
+    /** One copy-and-change behind every wither, so a new component is added in one place, not in each. */
+    private ListenerOptions edit(Consumer<Draft> change) {
+        Draft d = new Draft(this);
+        change.accept(d);
+        return new ListenerOptions(
+                d.context,
+                d.replayTimeout,
+                d.handshakeTimeout,
+                d.decoder,
+                d.metrics,
+                d.replayPermits,
+                d.replayChunk,
+                d.pollers,
+                d.degradedHold);
+    }
+
+    private static final class Draft {
+        ZContext context;
+        Duration replayTimeout;
+        Duration handshakeTimeout;
+        EngineEventDecoder decoder;
+        IngestMetrics metrics;
+        ReplayPermits replayPermits;
+        int replayChunk;
+        IngestPollers pollers;
+        Duration degradedHold;
+
+        Draft(ListenerOptions o) {
+            context = o.context;
+            replayTimeout = o.replayTimeout;
+            handshakeTimeout = o.handshakeTimeout;
+            decoder = o.decoder;
+            metrics = o.metrics;
+            replayPermits = o.replayPermits;
+            replayChunk = o.replayChunk;
+            pollers = o.pollers;
+            degradedHold = o.degradedHold;
+        }
     }
 }

@@ -85,17 +85,15 @@ class IngestQueueBoundTest {
     void anOverflowIsAGapThatIsReplayedNeverMoreMemory() {
         InflightBytes inflight = new InflightBytes(BOUND);
         IngestPollers pollers = open.add(new IngestPollers(ZmqContext.shared(), 1, 1, inflight));
-        // ZeroMQ's queues count messages (vLLM's PUB holds 100,000, our SUB 1,000): short ones on both sides overflow
-        // the same way with far fewer batches, so the test stays short
+        // the engine's PUB queue counts messages (vLLM's holds 100,000): a short one overflows the same way with far
+        // fewer batches, so the test stays short
         EngineSimulator sim = open.add(EngineSimulator.Options.builder().hwm(10).start());
         StalledWriter writer = new StalledWriter(inflight);
         EngineListener listener = open.listener(
                 new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
                 new SequenceWatermark(),
                 writer,
-                ListenerOptions.defaults(pollers)
-                        .withReplayTimeout(Duration.ofSeconds(30))
-                        .withReceiveHwm(10));
+                ListenerOptions.defaults(pollers).withReplayTimeout(Duration.ofSeconds(30)));
         Subscriptions.await(listener, sim, 1);
 
         // long prefills (1,000 blocks, ~30 KB a batch, ~9 MB in all): far more than the bound, the two queues and

@@ -72,16 +72,11 @@ class ManyFreshConnectionsTest {
             List<AutoCloseable> open)
             throws Exception {
         try {
-            ListenerOptions options = new ListenerOptions(
-                    listeners,
-                    Duration.ofSeconds(2),
-                    Duration.ofSeconds(1),
-                    1000,
-                    new io.kvindexer.indexer.event.EngineEventDecoder(),
-                    metrics,
-                    new ReplayPermits(8),
-                    10_000,
-                    IngestPollers.shared());
+            ListenerOptions options = ListenerOptions.defaults()
+                    .withContext(listeners)
+                    .withHandshakeTimeout(Duration.ofSeconds(1))
+                    .withMetrics(metrics)
+                    .withReplayPermits(new ReplayPermits(8));
             List<EngineSimulator> sims = new ArrayList<>();
             for (int i = 0; i < PAIRS; i++) {
                 EngineSimulator sim = EngineSimulator.Options.builder()
