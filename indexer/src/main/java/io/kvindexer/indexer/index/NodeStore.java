@@ -65,6 +65,10 @@ final class NodeStore {
     private int liveCount;
     private int orphanCount;
     private final IntArrayList pending = new IntArrayList();
+    /** {@link #prefetch}'s scratch: home slots */
+    private int[] homes = new int[64];
+    /** what {@link #prefetch} loaded, summed: written so that the loads are not optimised away */
+    private long prefetched;
     /** {@link #children}' map, null after any create or free */
     private Long2ObjectOpenHashMap<IntArrayList> childIndex;
 
@@ -292,6 +296,45 @@ final class NodeStore {
                 return NodeTable.node(entry);
             }
         }
+    }
+
+    /**
+     * Loads what a writer's finds and creates of these blocks, one by one, will read, in passes of independent loads
+     * so that their cache misses overlap instead of following one another: each block hash's home slot, then the
+     * node its first entry names when the fingerprint agrees; with {@code prefixKnown}, also the prefix-table slot
+     * each block would be inserted at if new, its content prefix chained from {@code prefix} (the parent's, or
+     * {@link ContentPrefix#ROOT}). A wrong guess (the block exists, or exists with another prefix) wastes one load.
+     * {@code localHashes} may be null when {@code !prefixKnown}.
+     */
+    void prefetch(long[] blockHashes, long[] localHashes, boolean prefixKnown, int prefix) {
+        int n = blockHashes.length;
+        if (n < 2) {
+            return; // nothing to overlap
+        }
+        if (homes.length < n) {
+            homes = new int[Math.max(n, homes.length * 2)];
+        }
+        int sink = 0;
+        for (int i = 0; i < n; i++) {
+            int home = byBlockHash.home(blockHashSlot(blockHashes[i]));
+            homes[i] = home;
+            sink += byBlockHash.at(home);
+        }
+        if (prefixKnown) {
+            for (int i = 0, p = prefix; i < n; i++) {
+                p = ContentPrefix.extend(p, localHashes[i]);
+                sink += byPrefix.at(byPrefix.home(ContentPrefix.tableHash(p)));
+            }
+        }
+        long nodeSink = 0;
+        for (int i = 0; i < n; i++) {
+            int entry = byBlockHash.at(homes[i]);
+            if (entry != 0 && NodeTable.mayHold(entry, blockHashSlot(blockHashes[i]))) {
+                int node = NodeTable.node(entry);
+                nodeSink += hashes[node >>> PAGE_BITS][STRIDE * (node & OFFSET_MASK) + OWNERS];
+            }
+        }
+        prefetched = sink + nodeSink; // a use, so the loads are kept
     }
 
     /** The table of resolved nodes by content prefix (the prefix is its own well-mixed hash), for the matcher. */
