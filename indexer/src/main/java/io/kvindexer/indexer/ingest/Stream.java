@@ -95,8 +95,10 @@ final class Stream implements ReplayClient.Target {
             active = true;
             owner.becomeActive(this);
             tracker.begin();
-            // started from a known watermark (a restore, a re-registration, a resume): catch up at once
-            resumePending = replay != null && tracker.anyApplied();
+            // started from a known watermark (a restore, a re-registration, a resume), or a new registration of
+            // the service (from seq 0: one that joins a running engine gets its buffer and learns if it is whole)
+            resumePending =
+                    replay != null && (tracker.anyApplied() || owner.options().catchUpOnConnect());
         }
         if (resumePending && link.state().connected()) {
             resumePending = false;
