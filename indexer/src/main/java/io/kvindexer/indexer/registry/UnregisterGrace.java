@@ -131,17 +131,6 @@ final class UnregisterGrace {
         return same ? d.ops() : List.of();
     }
 
-    /** Forgets whatever of {@code instanceId} is detached (a registration for another index took its place). */
-    void forget(long instanceId) {
-        detached.keySet().removeIf(k -> {
-            boolean gone = k.instanceId() == instanceId;
-            if (gone) {
-                count(GraceOutcome.INDEX);
-            }
-            return gone;
-        });
-    }
-
     /** Drops what outlived the grace period. */
     void expire() {
         long now = clock.getAsLong();
