@@ -21,9 +21,10 @@ import org.zeromq.ZContext;
  * @param degradedHold     how long a degraded listener stays so after its last loss when neither an
  *                         {@code AllBlocksCleared} nor an engine restart says sooner that the index is complete again
  *                         ({@link Exactness})
- * @param catchUpOnConnect a new registration asks the engine's replay endpoint for everything from seq 0 as soon as
- *                         it connects, so one that joins a running engine gets its buffer and knows at once whether it
- *                         is whole (the service's setting; the listener tests that count replays keep it off)
+ * @param catchUpOnConnect a new registration whose engine sends nothing within a second of the connection asks the
+ *                         engine's replay endpoint for everything from seq 0, so one that joins a running engine that
+ *                         is idle now gets its buffer and knows at once whether it is whole (the service's setting;
+ *                         the listener tests that count replays keep it off)
  */
 public record ListenerOptions(
         ZContext context,

@@ -98,8 +98,8 @@ class ListenerEndpointsTest {
         assertThat(score(7, 100)).isZero();
         assertThat(app.workers().watermark(7, 0).get()).isZero();
         assertThat(b.replayStarts())
-                .as("only the new registration's catch-up from seq 0: B's seq 0 is not a gap")
-                .containsExactly(0L);
+                .as("B's seq 0 is not a gap (a new registration's catch-up from 0 may have run before it came)")
+                .allMatch(seq -> seq == 0L);
     }
 
     @Test
@@ -118,8 +118,10 @@ class ListenerEndpointsTest {
 
         await().atMost(PATIENCE).until(() -> score(7, 130) > 0 && score(7, 120) > 0);
         assertThat(a.replayStarts())
-                .as("the first registration's catch-up from 0, then from 2 as soon as it connected again")
-                .startsWith(0L, 2L);
+                .as("from 2 as soon as it connected again (after the first registration's catch-up from 0, if any)")
+                .filteredOn(seq -> seq != 0L)
+                .first()
+                .isEqualTo(2L);
         assertThat(score(7, 100)).as("dropped by the unregister, not replayed").isZero();
         assertThat(app.workers().watermark(7, 0).get()).isEqualTo(3);
     }
