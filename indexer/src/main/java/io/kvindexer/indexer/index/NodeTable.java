@@ -27,7 +27,7 @@ final class NodeTable {
     private final IntToLongFunction keyHash;
     private final IntPredicate held;
     private final IntSupplier highWater;
-    private int[] slots = new int[1024];
+    private int[] slots = new int[grown(0)];
     private int size;
     private long missHash;
     private int missSlot = -1;
@@ -85,7 +85,7 @@ final class NodeTable {
             return;
         }
         if ((size + 1) * 5L > slots.length * 4L) {
-            rebuild(slots.length * 2, node);
+            rebuild(grown(slots.length), node);
         }
         place(node);
         size++;
@@ -97,10 +97,19 @@ final class NodeTable {
         if (needed > slots.length) {
             int capacity = slots.length;
             while (capacity < needed) {
-                capacity *= 2;
+                capacity = grown(capacity);
             }
             rebuild(capacity, NodeStore.NONE);
         }
+    }
+
+    /**
+     * The next capacity: about double, and such that the array with its 16-byte header is a power of two of bytes.
+     * A big array is a G1 humongous object that occupies whole regions (1–32 MB, a power of two): a plain 2^20 ints
+     * (4 MB and 16 bytes) took two 4 MB regions, 40.5 instead of 30.6 bytes per membership on the conversation trace.
+     */
+    private static int grown(int capacity) {
+        return capacity == 0 ? 1024 - 4 : capacity * 2 + 4;
     }
 
     /** Re-places every held node but {@code skip} into {@code capacity} slots. */
