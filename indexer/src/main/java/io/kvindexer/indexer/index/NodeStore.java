@@ -35,7 +35,7 @@ final class NodeStore {
      * fourth long holding the 32-bit content prefix in its upper half and the owner word ({@link OwnerSets}) in its
      * lower half, so the probe that checks a node's prefix has loaded its owners too.
      */
-    static final int PAGE_BITS = 13;
+    static final int PAGE_BITS = 11; // 2,048 nodes (64 KB): the unused tail of the last page is 32 KB on average
 
     static final int PAGE = 1 << PAGE_BITS;
     static final int OFFSET_MASK = PAGE - 1;
@@ -53,8 +53,6 @@ final class NodeStore {
     private long[][] hasParentBits = new long[16][];
     /** per node bits: whether its content prefix is known (then it is in {@link #byPrefix}, else an orphan) */
     private long[][] resolvedBits = new long[16][];
-    /** per node bits: allocated (between create and free), i.e. in the tables */
-    private long[][] allocatedBits = new long[16][];
 
     private final OwnerSets owners = new OwnerSets();
     private int pages;
@@ -149,8 +147,12 @@ final class NodeStore {
         return orphanCount;
     }
 
+    /**
+     * Allocated (between create and free), i.e. in the tables. No bit of its own: a root block is always resolved,
+     * so "no parent and not resolved" never describes an allocated node, and {@link #free} clears both bits.
+     */
     private boolean isAllocated(int node) {
-        return bit(allocatedBits, node);
+        return bit(hasParentBits, node) || bit(resolvedBits, node);
     }
 
     // ---- create / free -------------------------------------------------------------------------------------
@@ -179,7 +181,6 @@ final class NodeStore {
                 node, resolved ? ContentPrefix.extend(hasParent ? prefix(parentNode) : ContentPrefix.ROOT, local) : 0);
         setBit(hasParentBits, node, hasParent);
         setBit(resolvedBits, node, resolved);
-        setBit(allocatedBits, node, true);
         byBlockHash.insert(node);
         if (resolved) {
             byPrefix.insert(node);
@@ -204,7 +205,8 @@ final class NodeStore {
             orphans.remove(node);
             orphanCount--;
         }
-        setBit(allocatedBits, node, false);
+        setBit(hasParentBits, node, false); // with resolved clear: not allocated
+        setBit(resolvedBits, node, false);
         owners.reset(node);
         if (freeCount == freeIds.length) {
             freeIds = Arrays.copyOf(freeIds, freeCount * 2);
@@ -255,12 +257,10 @@ final class NodeStore {
                 hashes = Arrays.copyOf(hashes, n);
                 hasParentBits = Arrays.copyOf(hasParentBits, n);
                 resolvedBits = Arrays.copyOf(resolvedBits, n);
-                allocatedBits = Arrays.copyOf(allocatedBits, n);
             }
             hashes[pages] = new long[STRIDE * PAGE];
             hasParentBits[pages] = new long[PAGE / 64];
             resolvedBits[pages] = new long[PAGE / 64];
-            allocatedBits[pages] = new long[PAGE / 64];
             owners.addPage(pages, hashes[pages]);
             pages++;
         }
