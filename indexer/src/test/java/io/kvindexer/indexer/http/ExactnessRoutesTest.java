@@ -46,6 +46,16 @@ class ExactnessRoutesTest {
         http = resources.add(new HttpTestClient(app.baseUrl()));
     }
 
+    /** An indexer with this degraded hold, and one engine (instance 1) whose blocks of tokens 1..8 it indexed. */
+    private EngineSimulator indexedEngine(Duration hold) throws Exception {
+        start(hold);
+        EngineSimulator sim = engine(10_000);
+        http.registerEngine(sim);
+        sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE).until(() -> score(1, 8) == 8);
+        return sim;
+    }
+
     private EngineSimulator engine(int bufferSteps) {
         return resources.add(EngineSimulator.start(
                 EngineSimulator.Options.builder().bufferSteps(bufferSteps).build()));
@@ -53,11 +63,7 @@ class ExactnessRoutesTest {
 
     @Test
     void aLostGapDegradesTheWorkerUntilAllBlocksClearedOrARestartAndEveryAnswerSaysSo() throws Exception {
-        start(Duration.ofMinutes(1));
-        EngineSimulator sim = engine(10_000);
-        http.registerEngine(sim);
-        sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
-        await().atMost(PATIENCE).until(() -> score(1, 8) == 8);
+        EngineSimulator sim = indexedEngine(Duration.ofMinutes(1));
         JsonNode exact = listener();
         assertThat(exact.get("exactness").asText()).isEqualTo("exact");
         assertThat(exact.has("exactness_reason")).isFalse();
@@ -70,8 +76,7 @@ class ExactnessRoutesTest {
         long beforeLoss = System.currentTimeMillis();
         sim.skip(3);
         sim.storeSequence(range(1, 12), 4).get(30, TimeUnit.SECONDS);
-        await().atMost(PATIENCE)
-                .until(() -> "degraded".equals(listener().path("exactness").asText()));
+        awaitExactness("degraded");
         JsonNode degraded = listener();
         assertThat(degraded.get("exactness_reason").asText()).contains("replay incomplete");
         assertThat(degraded.get("exactness_since_ms").asLong()).isBetween(beforeLoss, System.currentTimeMillis());
@@ -85,8 +90,7 @@ class ExactnessRoutesTest {
 
         // the engine says what it holds: nothing
         sim.publish(EngineSimulator.cleared()).get(30, TimeUnit.SECONDS);
-        await().atMost(PATIENCE)
-                .until(() -> "exact".equals(listener().path("exactness").asText()));
+        awaitExactness("exact");
         sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
         await().atMost(PATIENCE).until(() -> score(1, 8) == 8);
         assertEveryAnswerSays(true, range(1, 8));
@@ -95,38 +99,30 @@ class ExactnessRoutesTest {
         // degraded again, then the engine restarts (its seq starts over): nothing lost is owed any more
         sim.skip(2);
         sim.storeSequence(range(401, 404), 4).get(30, TimeUnit.SECONDS);
-        await().atMost(PATIENCE)
-                .until(() -> "degraded".equals(listener().path("exactness").asText()));
+        awaitExactness("degraded");
         sim.restart();
         sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
-        await().atMost(PATIENCE)
-                .until(() -> "exact".equals(listener().path("exactness").asText()));
+        awaitExactness("exact");
         await().atMost(PATIENCE).until(() -> score(1, 8) == 8);
         assertEveryAnswerSays(true, range(1, 8));
     }
 
     @Test
     void aGapBeingReplayedIsReplayingThenExact() throws Exception {
-        start(Duration.ofMinutes(1));
-        EngineSimulator sim = engine(10_000);
-        http.registerEngine(sim);
-        sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
-        await().atMost(PATIENCE).until(() -> score(1, 8) == 8);
+        EngineSimulator sim = indexedEngine(Duration.ofMinutes(1));
 
         sim.deferReplays(true); // the engine holds the replay answer until released
         sim.dropLive(2);
         sim.storeSequence(range(1, 12), 4).get(30, TimeUnit.SECONDS); // buffered, not sent
         sim.storeSequence(range(201, 204), 4).get(30, TimeUnit.SECONDS);
         sim.storeSequence(range(501, 504), 4).get(30, TimeUnit.SECONDS); // sent: shows the gap
-        await().atMost(PATIENCE)
-                .until(() -> "replaying".equals(listener().path("exactness").asText()));
+        awaitExactness("replaying");
         assertThat(listener().get("exactness_reason").asText()).startsWith("replaying batches ");
         assertEveryAnswerSays(false, range(1, 8));
         assertThat(gauge("replaying")).isEqualTo(1);
 
         sim.releaseDeferredReplays().get(30, TimeUnit.SECONDS);
-        await().atMost(PATIENCE)
-                .until(() -> "exact".equals(listener().path("exactness").asText()));
+        awaitExactness("exact");
         await().atMost(PATIENCE).until(() -> score(1, 12) == 12); // the replayed chain
         assertEveryAnswerSays(true, range(1, 12));
         assertThat(gauge("replaying")).isZero();
@@ -170,22 +166,16 @@ class ExactnessRoutesTest {
     @Test
     void anUndecodableBatchDegradesAndTheHoldEndsIt() throws Exception {
         Duration hold = Duration.ofMillis(1500);
-        start(hold);
-        EngineSimulator sim = engine(10_000);
-        http.registerEngine(sim);
-        sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
-        await().atMost(PATIENCE).until(() -> score(1, 8) == 8);
+        EngineSimulator sim = indexedEngine(hold);
 
         sim.publishPayload("not msgpack".getBytes(StandardCharsets.UTF_8)).get(30, TimeUnit.SECONDS);
-        await().atMost(PATIENCE)
-                .until(() -> "degraded".equals(listener().path("exactness").asText()));
+        awaitExactness("degraded");
         JsonNode degraded = listener();
         assertThat(degraded.get("exactness_reason").asText()).contains("did not decode");
         long since = degraded.get("exactness_since_ms").asLong();
         assertEveryAnswerSays(false, range(1, 8));
 
-        await().atMost(PATIENCE)
-                .until(() -> "exact".equals(listener().path("exactness").asText()));
+        awaitExactness("exact");
         assertThat(listener().get("exactness_since_ms").asLong())
                 .as("exact again when the hold ran out, not when someone looked")
                 .isBetween(since + hold.toMillis() - 5, since + hold.toMillis() + 50);
@@ -240,6 +230,11 @@ class ExactnessRoutesTest {
                                 + sim.replayEndpoint() + "\",\"model_name\":\"m\",\"block_size\":4}")
                 .assertStatus(201);
         await().atMost(PATIENCE).until(() -> sim.subscriptions() > subscribed);
+    }
+
+    private void awaitExactness(String state) {
+        await().atMost(PATIENCE)
+                .until(() -> state.equals(listener().path("exactness").asText()));
     }
 
     private JsonNode listener() {
