@@ -18,10 +18,13 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The engine streams as they are in late 2026 (vLLM 0.26+, SGLang, TensorRT-LLM's streaming publisher, ROCm ATOM,
@@ -193,25 +196,46 @@ class CurrentStreamsDecoderTest {
     @Nested
     class HybridModels {
 
-        @Test
-        void onlyFullAttentionKindsAreAdmitted() throws Exception {
-            KvEventBatch b = decodeEvents(
-                    mapStored("group_idx", 0L, "kv_cache_spec_kind", "full_attention"),
-                    mapStored("group_idx", 1L, "kv_cache_spec_kind", "mla_attention"),
-                    mapStored("group_idx", 2L, "kv_cache_spec_kind", "sink_full_attention"),
-                    mapStored(),
-                    mapStored(
-                            "group_idx",
-                            3L,
-                            "kv_cache_spec_kind",
+        /** A store of each cache group kind, alone in its batch: only full-attention kinds hold prefix state. */
+        static Stream<Arguments> onlyFullAttentionKindsAreAdmitted() {
+            return Stream.of(
+                    Arguments.of(
+                            "full_attention", mapStored("group_idx", 0L, "kv_cache_spec_kind", "full_attention"), true),
+                    Arguments.of(
+                            "mla_attention", mapStored("group_idx", 1L, "kv_cache_spec_kind", "mla_attention"), true),
+                    Arguments.of(
+                            "sink_full_attention",
+                            mapStored("group_idx", 2L, "kv_cache_spec_kind", "sink_full_attention"),
+                            true),
+                    Arguments.of("no kind", mapStored(), true),
+                    Arguments.of(
                             "sliding_window",
-                            "kv_cache_spec_sliding_window",
-                            4096L),
-                    mapStored("group_idx", 4L, "kv_cache_spec_kind", "mamba"),
-                    mapStored("group_idx", 5L, "kv_cache_spec_kind", "chunked_local_attention"),
-                    mapStored("group_idx", 6L, "kv_cache_spec_kind", "cross_attention"));
-            assertThat(b.events()).hasSize(4);
-            assertThat(b.warnings()).containsExactly(Map.entry(EventWarning.SKIPPED_CACHE_GROUP, 4));
+                            mapStored(
+                                    "group_idx",
+                                    3L,
+                                    "kv_cache_spec_kind",
+                                    "sliding_window",
+                                    "kv_cache_spec_sliding_window",
+                                    4096L),
+                            false),
+                    Arguments.of("mamba", mapStored("group_idx", 4L, "kv_cache_spec_kind", "mamba"), false),
+                    Arguments.of(
+                            "chunked_local_attention",
+                            mapStored("group_idx", 5L, "kv_cache_spec_kind", "chunked_local_attention"),
+                            false),
+                    Arguments.of(
+                            "cross_attention",
+                            mapStored("group_idx", 6L, "kv_cache_spec_kind", "cross_attention"),
+                            false));
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource
+        void onlyFullAttentionKindsAreAdmitted(String kind, Map<String, Object> store, boolean admitted)
+                throws Exception {
+            KvEventBatch b = decodeEvents(store);
+            assertThat(b.events()).hasSize(admitted ? 1 : 0);
+            assertThat(b.warnings()).isEqualTo(admitted ? Map.of() : Map.of(EventWarning.SKIPPED_CACHE_GROUP, 1));
         }
 
         @Test
