@@ -56,6 +56,23 @@ class ExactnessRoutesTest {
         return sim;
     }
 
+    /** Instance 1 keeps its last 4 batches (seqs 0..5 are gone), instance 2 all of them. */
+    private record RunningEngines(EngineSimulator shortBuffer, EngineSimulator longBuffer) {}
+
+    /** An indexer, and two engines that published ten batches each before it registered them. */
+    private RunningEngines joinRunningEngines() throws Exception {
+        start(Duration.ofMinutes(1));
+        EngineSimulator shortBuffer = engine(4);
+        EngineSimulator longBuffer = engine(10_000);
+        for (int i = 0; i < 10; i++) {
+            shortBuffer.storeSequence(range(1000 * i + 1, 1000 * i + 4), 4).get(30, TimeUnit.SECONDS);
+            longBuffer.storeSequence(range(1000 * i + 1, 1000 * i + 4), 4).get(30, TimeUnit.SECONDS);
+        }
+        register(1, shortBuffer);
+        register(2, longBuffer);
+        return new RunningEngines(shortBuffer, longBuffer);
+    }
+
     private EngineSimulator engine(int bufferSteps) {
         return resources.add(EngineSimulator.start(
                 EngineSimulator.Options.builder().bufferSteps(bufferSteps).build()));
@@ -130,15 +147,9 @@ class ExactnessRoutesTest {
 
     @Test
     void joiningARunningEngineIsDegradedUnlessItsBufferReachesBackToItsFirstBatch() throws Exception {
-        start(Duration.ofMinutes(1));
-        EngineSimulator shortBuffer = engine(4); // keeps its last 4 batches: seqs 0..5 are gone
-        EngineSimulator longBuffer = engine(10_000);
-        for (int i = 0; i < 10; i++) {
-            shortBuffer.storeSequence(range(1000 * i + 1, 1000 * i + 4), 4).get(30, TimeUnit.SECONDS);
-            longBuffer.storeSequence(range(1000 * i + 1, 1000 * i + 4), 4).get(30, TimeUnit.SECONDS);
-        }
-        register(1, shortBuffer);
-        register(2, longBuffer);
+        RunningEngines engines = joinRunningEngines();
+        EngineSimulator shortBuffer = engines.shortBuffer();
+        EngineSimulator longBuffer = engines.longBuffer();
         shortBuffer.storeSequence(range(50_001, 50_004), 4).get(30, TimeUnit.SECONDS);
         longBuffer.storeSequence(range(50_001, 50_004), 4).get(30, TimeUnit.SECONDS);
 
@@ -165,15 +176,9 @@ class ExactnessRoutesTest {
 
     @Test
     void aRegistrationLearnsAtOnceWhetherItJoinedARunningEngineThatIsIdleNow() throws Exception {
-        start(Duration.ofMinutes(1));
-        EngineSimulator shortBuffer = engine(4); // keeps its last 4 batches: seqs 0..5 are gone
-        EngineSimulator longBuffer = engine(10_000);
-        for (int i = 0; i < 10; i++) {
-            shortBuffer.storeSequence(range(1000 * i + 1, 1000 * i + 4), 4).get(30, TimeUnit.SECONDS);
-            longBuffer.storeSequence(range(1000 * i + 1, 1000 * i + 4), 4).get(30, TimeUnit.SECONDS);
-        }
-        register(1, shortBuffer);
-        register(2, longBuffer);
+        RunningEngines engines = joinRunningEngines();
+        EngineSimulator shortBuffer = engines.shortBuffer();
+        EngineSimulator longBuffer = engines.longBuffer();
         // neither engine publishes again: what the indexer learns, it learns from the catch-up it asks for when
         // no batch comes (a listener is exact before that, and replaying while it runs: the engine's record of the
         // request tells the end of the catch-up from the start)
