@@ -59,8 +59,8 @@ class ExactnessRoutesTest {
     /** Instance 1 keeps its last 4 batches (seqs 0..5 are gone), instance 2 all of them. */
     private record RunningEngines(EngineSimulator shortBuffer, EngineSimulator longBuffer) {}
 
-    /** An indexer, and two engines that published ten batches each before it registered them. */
-    private RunningEngines joinRunningEngines() throws Exception {
+    /** An indexer, and two engines that published ten batches each before it knows them (neither is registered). */
+    private RunningEngines startWithRunningEngines() throws Exception {
         start(Duration.ofMinutes(1));
         EngineSimulator shortBuffer = engine(4);
         EngineSimulator longBuffer = engine(10_000);
@@ -68,8 +68,6 @@ class ExactnessRoutesTest {
             shortBuffer.storeSequence(range(1000 * i + 1, 1000 * i + 4), 4).get(30, TimeUnit.SECONDS);
             longBuffer.storeSequence(range(1000 * i + 1, 1000 * i + 4), 4).get(30, TimeUnit.SECONDS);
         }
-        register(1, shortBuffer);
-        register(2, longBuffer);
         return new RunningEngines(shortBuffer, longBuffer);
     }
 
@@ -81,6 +79,7 @@ class ExactnessRoutesTest {
     @Test
     void aLostGapDegradesTheWorkerUntilAllBlocksClearedOrARestartAndEveryAnswerSaysSo() throws Exception {
         EngineSimulator sim = indexedEngine(Duration.ofMinutes(1));
+        awaitJoined();
         JsonNode exact = listener();
         assertThat(exact.get("exactness").asText()).isEqualTo("exact");
         assertThat(exact.has("exactness_reason")).isFalse();
@@ -124,9 +123,18 @@ class ExactnessRoutesTest {
         assertEveryAnswerSays(true, range(1, 8));
     }
 
+    /**
+     * A new registration is {@code replaying} until the engine's first batch or its buffer says it missed nothing
+     * (on a loaded machine the catch-up it asks for after a quiet second may still run when the blocks show).
+     */
+    private void awaitJoined() {
+        awaitExactness("exact");
+    }
+
     @Test
     void aGapBeingReplayedIsReplayingThenExact() throws Exception {
         EngineSimulator sim = indexedEngine(Duration.ofMinutes(1));
+        awaitJoined();
 
         sim.deferReplays(true); // the engine holds the replay answer until released
         sim.dropLive(2);
@@ -138,6 +146,9 @@ class ExactnessRoutesTest {
         assertEveryAnswerSays(false, range(1, 8));
         assertThat(gauge("replaying")).isEqualTo(1);
 
+        // answers from now on, and what it held: a request the listener sent again after a timeout (2 s, which
+        // the checks above can take on a loaded machine) is answered too
+        sim.deferReplays(false);
         sim.releaseDeferredReplays().get(30, TimeUnit.SECONDS);
         awaitExactness("exact");
         await().atMost(PATIENCE).until(() -> score(1, 12) == 12); // the replayed chain
@@ -147,9 +158,11 @@ class ExactnessRoutesTest {
 
     @Test
     void joiningARunningEngineIsDegradedUnlessItsBufferReachesBackToItsFirstBatch() throws Exception {
-        RunningEngines engines = joinRunningEngines();
+        RunningEngines engines = startWithRunningEngines();
         EngineSimulator shortBuffer = engines.shortBuffer();
         EngineSimulator longBuffer = engines.longBuffer();
+        register(1, shortBuffer);
+        register(2, longBuffer);
         shortBuffer.storeSequence(range(50_001, 50_004), 4).get(30, TimeUnit.SECONDS);
         longBuffer.storeSequence(range(50_001, 50_004), 4).get(30, TimeUnit.SECONDS);
 
@@ -176,15 +189,22 @@ class ExactnessRoutesTest {
 
     @Test
     void aRegistrationLearnsAtOnceWhetherItJoinedARunningEngineThatIsIdleNow() throws Exception {
-        RunningEngines engines = joinRunningEngines();
+        RunningEngines engines = startWithRunningEngines();
         EngineSimulator shortBuffer = engines.shortBuffer();
         EngineSimulator longBuffer = engines.longBuffer();
+        longBuffer.deferReplays(true); // holds its answer: what instance 2 says before it knows
+        register(1, shortBuffer);
+        register(2, longBuffer);
         // neither engine publishes again: what the indexer learns, it learns from the catch-up it asks for when
-        // no batch comes (a listener is exact before that, and replaying while it runs: the engine's record of the
-        // request tells the end of the catch-up from the start)
+        // no batch comes; until then the listener is not exact
+        await().atMost(PATIENCE).until(() -> longBuffer.replayStarts().contains(0L));
+        JsonNode joining = listener(2);
+        assertThat(joining.get("exactness").asText()).isEqualTo("replaying");
+        assertThat(joining.get("exactness_reason").asText()).startsWith("joining: ");
+        longBuffer.deferReplays(false);
+        longBuffer.releaseDeferredReplays().get(30, TimeUnit.SECONDS);
         await().atMost(PATIENCE)
                 .until(() -> "degraded".equals(listener(1).path("exactness").asText())
-                        && longBuffer.replayStarts().contains(0L)
                         && "exact".equals(listener(2).path("exactness").asText()));
         assertThat(listener(1).get("exactness_reason").asText())
                 .startsWith("joined an engine that was already running: ");
