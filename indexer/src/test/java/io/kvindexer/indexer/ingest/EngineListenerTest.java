@@ -36,6 +36,12 @@ class EngineListenerTest {
     private final RecordingSink sink = new RecordingSink();
     private final CountingMetrics metrics = new CountingMetrics();
 
+    /** The engine of {@link #connect}, its listener, and the watermark they share: most tests have one of each. */
+    private EngineSimulator sim;
+
+    private EngineListener listener;
+    private final SequenceWatermark watermark = new SequenceWatermark();
+
     private EngineSimulator simulator(EngineSimulator.Options options) {
         EngineSimulator sim = EngineSimulator.start(options);
         resources.add(sim);
@@ -60,22 +66,38 @@ class EngineListenerTest {
     }
 
     private EngineListener listener(EngineSimulator sim, SequenceWatermark watermark) {
+        return listener(sim, watermark, Duration.ofSeconds(10));
+    }
+
+    private EngineListener listener(EngineSimulator sim, SequenceWatermark watermark, Duration replayTimeout) {
         return listener(
                 new ListenerSpec(INSTANCE, sim.options().dpRank(), sim.endpoint(), sim.replayEndpoint()),
                 watermark,
                 ReadyGate.open(),
-                Duration.ofSeconds(10));
+                replayTimeout);
     }
 
     private EngineSimulator simulatorWithoutReplay() {
         return simulator(EngineSimulator.Options.builder().replayEndpoint(null).build());
     }
 
-    /** A listener of {@code sim} that is active and known to it (see {@link #awaitConnected}). */
-    private EngineListener connected(EngineSimulator sim, SequenceWatermark watermark) {
-        EngineListener listener = listener(sim, watermark);
-        awaitConnected(listener, sim, 1);
-        return listener;
+    /** Makes {@code engine} the test's {@link #sim}, with a {@link #listener} active and known to it. */
+    private void connect(EngineSimulator engine) {
+        connect(engine, Duration.ofSeconds(10));
+    }
+
+    private void connect(EngineSimulator engine, Duration replayTimeout) {
+        sim = engine;
+        listener = listener(engine, watermark, replayTimeout);
+        awaitConnected(listener, engine, 1);
+    }
+
+    /** A first listener of a new engine applied seqs 0..3 and was closed (unregistered): the watermark outlives it. */
+    private void firstListenerAppliedThenClosed() {
+        connect(simulator());
+        workload(sim, 1); // seqs 0..3
+        awaitWatermark(watermark, 3);
+        listener.close();
     }
 
     /** Active and known to the publisher: everything published from now on reaches the SUB socket. */
@@ -123,13 +145,11 @@ class EngineListenerTest {
     @ParameterizedTest
     @EnumSource(Format.class)
     void everyEventEncodingArrivesAsTheEngineStateWithItsDpRank(Format format) {
-        EngineSimulator sim = simulator(EngineSimulator.Options.builder()
+        connect(simulator(EngineSimulator.Options.builder()
                 .format(format)
                 .dpRank(2)
                 .hashMode(format == Format.SGLANG7 ? HashMode.I64 : HashMode.U64)
-                .build());
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+                .build()));
 
         workload(sim, 1);
         sim.publish(EngineSimulator.cleared()).join();
@@ -148,10 +168,7 @@ class EngineListenerTest {
     @ParameterizedTest
     @EnumSource(HashMode.class)
     void hashModesDecodeToTheSameKeys(HashMode mode) {
-        EngineSimulator sim =
-                simulator(EngineSimulator.Options.builder().hashMode(mode).build());
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator(EngineSimulator.Options.builder().hashMode(mode).build()));
 
         long high = 0xF000_0000_0000_0001L; // >= 2^63: uint64 on the wire, negative as i64
         sim.publish(EngineSimulator.stored(new long[] {high, 5}, null, tokens(1, 8), 4, "GPU", null))
@@ -163,9 +180,7 @@ class EngineListenerTest {
 
     @Test
     void contiguousSeqsNeedNoReplay() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator());
 
         for (int i = 0; i < 30; i++) {
             sim.storeSequence(tokens(i * 100, 8), 4);
@@ -183,10 +198,7 @@ class EngineListenerTest {
 
     @Test
     void batchRankOverridesTheRegisteredRankAndNilKeepsIt() {
-        EngineSimulator sim =
-                simulator(EngineSimulator.Options.builder().dpRank(1).build());
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator(EngineSimulator.Options.builder().dpRank(1).build()));
 
         sim.publishWithRank(5, List.of(EngineSimulator.stored(new long[] {50}, null, tokens(0, 4), 4, "GPU", null)));
         sim.publishWithRank(null, List.of(EngineSimulator.stored(new long[] {10}, null, tokens(0, 4), 4, "GPU", null)))
@@ -199,9 +211,7 @@ class EngineListenerTest {
 
     @Test
     void unknownEventsEmptyBatchesAndMixedShapesAreAccepted() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator());
 
         sim.publish(
                 new SimEvent.Unknown("BlockInactive", new long[] {1}),
@@ -225,12 +235,10 @@ class EngineListenerTest {
     @ParameterizedTest
     @EnumSource(ReplayLayout.class)
     void gapIsReplayedToTheExactEngineState(ReplayLayout layout) {
-        EngineSimulator sim = simulator(EngineSimulator.Options.builder()
+        connect(simulator(EngineSimulator.Options.builder()
                 .replayLayout(layout)
                 .topic("kv@10.0.0.7@llama")
-                .build());
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+                .build()));
 
         workload(sim, 1);
         awaitWatermark(watermark, 3);
@@ -250,10 +258,9 @@ class EngineListenerTest {
 
     @Test
     void slowJoinerReplaysFromZero() {
-        EngineSimulator sim = simulator();
-        workload(sim, 1); // seqs 0..3, before anyone listens
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        EngineSimulator engine = simulator();
+        workload(engine, 1); // seqs 0..3, before anyone listens
+        connect(engine);
 
         sim.storeSequence(tokens(7000, 8), 4).join(); // seq 4: the first one this listener sees
 
@@ -269,11 +276,8 @@ class EngineListenerTest {
 
     @Test
     void aNewListenerSeeingTheWatermarkSeqAgainSkipsItWithoutARestart() {
-        EngineSimulator sim =
-                simulator(EngineSimulator.Options.builder().startSeq(4).build());
-        SequenceWatermark watermark = new SequenceWatermark();
         watermark.set(4); // applied up to 4 by an earlier registration
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator(EngineSimulator.Options.builder().startSeq(4).build()));
         // its catch-up from seq 5 finds nothing yet (were seq 5 in it, the live copy would be a second stale one)
         await().atMost(PATIENCE).until(() -> metrics.get("replay.ok") == 1);
 
@@ -289,10 +293,7 @@ class EngineListenerTest {
 
     @Test
     void startOlderThanTheEngineBufferIsNoticed() {
-        EngineSimulator sim =
-                simulator(EngineSimulator.Options.builder().bufferSteps(4).build());
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator(EngineSimulator.Options.builder().bufferSteps(4).build()));
 
         sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
         awaitWatermark(watermark, 0);
@@ -323,9 +324,7 @@ class EngineListenerTest {
 
     @Test
     void skippedSeqsCannotBeReplayedAndAreReported() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator());
 
         sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
         sim.skip(3);
@@ -342,15 +341,9 @@ class EngineListenerTest {
 
     @Test
     void silentReplayRouterTimesOutAndLiveBatchesFlowOn() {
-        EngineSimulator sim = simulator();
-        sim.silentReplay(true);
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(
-                new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
-                watermark,
-                ReadyGate.open(),
-                Duration.ofMillis(300));
-        awaitConnected(listener, sim, 1);
+        EngineSimulator engine = simulator();
+        engine.silentReplay(true);
+        connect(engine, Duration.ofMillis(300));
 
         sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
         awaitWatermark(watermark, 0);
@@ -381,14 +374,7 @@ class EngineListenerTest {
 
     @Test
     void aReplayRequestLeftUnansweredIsAskedAgainBeforeAnythingIsDropped() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(
-                new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
-                watermark,
-                ReadyGate.open(),
-                Duration.ofMillis(300));
-        awaitConnected(listener, sim, 1);
+        connect(simulator(), Duration.ofMillis(300));
         sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
         awaitWatermark(watermark, 0);
 
@@ -411,9 +397,7 @@ class EngineListenerTest {
 
     @Test
     void liveRemovedArrivingDuringAReplayIsAppliedAfterTheReplayedStored() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator());
 
         long a = 4242;
         sim.publish(EngineSimulator.stored(new long[] {1}, null, tokens(0, 4), 4, "GPU", null))
@@ -438,9 +422,7 @@ class EngineListenerTest {
 
     @Test
     void publisherRestartDropsTheWorkerAndStartsOver() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator());
 
         workload(sim, 1);
         awaitWatermark(watermark, 3);
@@ -463,13 +445,7 @@ class EngineListenerTest {
 
     @Test
     void watermarkOutlivesTheListenerAndTheNextOneReplaysFromLastPlusOne() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener first = listener(sim, watermark);
-        awaitConnected(first, sim, 1);
-        workload(sim, 1); // seqs 0..3
-        awaitWatermark(watermark, 3);
-        first.close(); // unregister
+        firstListenerAppliedThenClosed();
 
         sim.storeSequence(tokens(300, 8), 4).join(); // seq 4, nobody listens
         sim.storeSequence(tokens(400, 8), 4).join(); // seq 5
@@ -486,13 +462,7 @@ class EngineListenerTest {
 
     @Test
     void restartSeenByANewListenerThroughTheWatermark() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener first = listener(sim, watermark);
-        awaitConnected(first, sim, 1);
-        workload(sim, 1); // seqs 0..3
-        awaitWatermark(watermark, 3);
-        first.close();
+        firstListenerAppliedThenClosed();
 
         sim.restart();
         sim.storeSequence(tokens(300, 8), 4).join(); // seq 0 of a new process, nobody listens
@@ -510,9 +480,7 @@ class EngineListenerTest {
 
     @Test
     void malformedMessagesAreCountedAndSkipped() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator());
 
         sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
         awaitWatermark(watermark, 0);
@@ -535,10 +503,9 @@ class EngineListenerTest {
     /** Also Dynamo's zmq_buffers_messages_during_brief_delay: 10 messages sent while not draining arrive in order. */
     @Test
     void readyGateHoldsDeliveryAndMessagesSentMeanwhileArriveInOrder() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
+        sim = simulator();
         ReadyGate gate = new ReadyGate();
-        EngineListener listener = listener(
+        listener = listener(
                 new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
                 watermark,
                 gate,
@@ -566,9 +533,7 @@ class EngineListenerTest {
 
     @Test
     void pauseDropsTheSocketAndResumeCatchesUpWithTheSameWatermark() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator());
         workload(sim, 1);
         awaitWatermark(watermark, 3);
 
@@ -596,12 +561,11 @@ class EngineListenerTest {
             port = probe.getLocalPort();
         }
         String endpoint = "tcp://127.0.0.1:" + port;
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(
+        listener = listener(
                 new ListenerSpec(INSTANCE, 0, endpoint, null), watermark, ReadyGate.open(), Duration.ofSeconds(10));
         await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.ACTIVE);
 
-        EngineSimulator sim = simulator(EngineSimulator.Options.builder()
+        sim = simulator(EngineSimulator.Options.builder()
                 .endpoint(endpoint)
                 .replayEndpoint(null)
                 .build());
@@ -614,9 +578,7 @@ class EngineListenerTest {
 
     @Test
     void withoutReplayEndpointAGapIsCountedAndLiveGoesOn() {
-        EngineSimulator sim = simulatorWithoutReplay();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulatorWithoutReplay());
 
         sim.storeSequence(tokens(0, 8), 4).join();
         sim.dropLive(2);
@@ -631,9 +593,7 @@ class EngineListenerTest {
 
     @Test
     void withoutReplayEndpointAGapAfterAppliedBatchesDropsTheWorkersBlocks() {
-        EngineSimulator sim = simulatorWithoutReplay();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulatorWithoutReplay());
 
         sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
         awaitWatermark(watermark, 0);
@@ -652,9 +612,7 @@ class EngineListenerTest {
 
     @Test
     void aPayloadThatDoesNotDecodeIsNoLostBatch() {
-        EngineSimulator sim = simulatorWithoutReplay();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulatorWithoutReplay());
 
         sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
         sim.publishPayload(new byte[] {(byte) 0xc1}); // seq 1 arrives but does not decode
@@ -668,9 +626,9 @@ class EngineListenerTest {
 
     @Test
     void badEndpointFailsWithTheConnectErrorAndResumeRetries() {
-        EngineListener listener = listener(
+        listener = listener(
                 new ListenerSpec(INSTANCE, 3, "tcp://no-port-here", null),
-                new SequenceWatermark(),
+                watermark,
                 ReadyGate.open(),
                 Duration.ofSeconds(10));
 
@@ -684,9 +642,7 @@ class EngineListenerTest {
 
     @Test
     void closeStopsDelivery() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator());
         sim.storeSequence(tokens(0, 8), 4).join();
         awaitWatermark(watermark, 0);
 
