@@ -46,21 +46,30 @@ class ExactnessRoutesTest {
         http = resources.add(new HttpTestClient(app.baseUrl()));
     }
 
-    /** An indexer with this degraded hold, and one engine (instance 1) whose blocks of tokens 1..8 it indexed. */
+    /**
+     * An indexer with this degraded hold, and one engine (instance 1) whose blocks of tokens 1..8 it indexed, its
+     * listener exact: a new registration is {@code replaying} until the engine's first batch or its buffer says it
+     * missed nothing (on a loaded machine the catch-up it asks for after a quiet second may still run when the
+     * blocks show).
+     */
     private EngineSimulator indexedEngine(Duration hold) throws Exception {
         start(hold);
         EngineSimulator sim = engine(10_000);
         http.registerEngine(sim);
         sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
         await().atMost(PATIENCE).until(() -> score(1, 8) == 8);
+        awaitExactness("exact");
         return sim;
     }
 
     /** Instance 1 keeps its last 4 batches (seqs 0..5 are gone), instance 2 all of them. */
     private record RunningEngines(EngineSimulator shortBuffer, EngineSimulator longBuffer) {}
 
-    /** An indexer, and two engines that published ten batches each before it knows them (neither is registered). */
-    private RunningEngines startWithRunningEngines() throws Exception {
+    /**
+     * An indexer, and two engines that published ten batches each before it registered them; with
+     * {@code holdLongBuffersAnswers}, instance 2's engine holds its replay answers until released.
+     */
+    private RunningEngines joinRunningEngines(boolean holdLongBuffersAnswers) throws Exception {
         start(Duration.ofMinutes(1));
         EngineSimulator shortBuffer = engine(4);
         EngineSimulator longBuffer = engine(10_000);
@@ -68,6 +77,9 @@ class ExactnessRoutesTest {
             shortBuffer.storeSequence(range(1000 * i + 1, 1000 * i + 4), 4).get(30, TimeUnit.SECONDS);
             longBuffer.storeSequence(range(1000 * i + 1, 1000 * i + 4), 4).get(30, TimeUnit.SECONDS);
         }
+        longBuffer.deferReplays(holdLongBuffersAnswers);
+        register(1, shortBuffer);
+        register(2, longBuffer);
         return new RunningEngines(shortBuffer, longBuffer);
     }
 
@@ -79,7 +91,6 @@ class ExactnessRoutesTest {
     @Test
     void aLostGapDegradesTheWorkerUntilAllBlocksClearedOrARestartAndEveryAnswerSaysSo() throws Exception {
         EngineSimulator sim = indexedEngine(Duration.ofMinutes(1));
-        awaitJoined();
         JsonNode exact = listener();
         assertThat(exact.get("exactness").asText()).isEqualTo("exact");
         assertThat(exact.has("exactness_reason")).isFalse();
@@ -123,18 +134,9 @@ class ExactnessRoutesTest {
         assertEveryAnswerSays(true, range(1, 8));
     }
 
-    /**
-     * A new registration is {@code replaying} until the engine's first batch or its buffer says it missed nothing
-     * (on a loaded machine the catch-up it asks for after a quiet second may still run when the blocks show).
-     */
-    private void awaitJoined() {
-        awaitExactness("exact");
-    }
-
     @Test
     void aGapBeingReplayedIsReplayingThenExact() throws Exception {
         EngineSimulator sim = indexedEngine(Duration.ofMinutes(1));
-        awaitJoined();
 
         sim.deferReplays(true); // the engine holds the replay answer until released
         sim.dropLive(2);
@@ -158,11 +160,9 @@ class ExactnessRoutesTest {
 
     @Test
     void joiningARunningEngineIsDegradedUnlessItsBufferReachesBackToItsFirstBatch() throws Exception {
-        RunningEngines engines = startWithRunningEngines();
+        RunningEngines engines = joinRunningEngines(false);
         EngineSimulator shortBuffer = engines.shortBuffer();
         EngineSimulator longBuffer = engines.longBuffer();
-        register(1, shortBuffer);
-        register(2, longBuffer);
         shortBuffer.storeSequence(range(50_001, 50_004), 4).get(30, TimeUnit.SECONDS);
         longBuffer.storeSequence(range(50_001, 50_004), 4).get(30, TimeUnit.SECONDS);
 
@@ -189,12 +189,8 @@ class ExactnessRoutesTest {
 
     @Test
     void aRegistrationLearnsAtOnceWhetherItJoinedARunningEngineThatIsIdleNow() throws Exception {
-        RunningEngines engines = startWithRunningEngines();
-        EngineSimulator shortBuffer = engines.shortBuffer();
+        RunningEngines engines = joinRunningEngines(true);
         EngineSimulator longBuffer = engines.longBuffer();
-        longBuffer.deferReplays(true); // holds its answer: what instance 2 says before it knows
-        register(1, shortBuffer);
-        register(2, longBuffer);
         // neither engine publishes again: what the indexer learns, it learns from the catch-up it asks for when
         // no batch comes; until then the listener is not exact
         await().atMost(PATIENCE).until(() -> longBuffer.replayStarts().contains(0L));
