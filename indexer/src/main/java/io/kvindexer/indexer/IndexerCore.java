@@ -4,11 +4,9 @@ import io.kvindexer.indexer.expiry.BlockExpiry;
 import io.kvindexer.indexer.http.IndexerRouting;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.ingest.EngineListener;
-import io.kvindexer.indexer.ingest.Exactness;
 import io.kvindexer.indexer.ingest.InflightBytes;
 import io.kvindexer.indexer.ingest.IngestPollers;
 import io.kvindexer.indexer.ingest.ListenerOptions;
-import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ReadyGate;
 import io.kvindexer.indexer.ingest.ReplayPermits;
 import io.kvindexer.indexer.ingest.ZmqContext;
@@ -109,32 +107,7 @@ public final class IndexerCore implements AutoCloseable {
         return (spec, watermark, sink) -> {
             EngineListener listener = new EngineListener(spec, watermark, sink, gate, options);
             listener.start();
-            return new ListenerFactory.RunningListener() {
-                @Override
-                public ListenerSnapshot snapshot() {
-                    return listener.snapshot();
-                }
-
-                @Override
-                public Exactness exactness() {
-                    return listener.exactness();
-                }
-
-                @Override
-                public boolean pause() {
-                    return listener.pause();
-                }
-
-                @Override
-                public boolean resume() {
-                    return listener.resume();
-                }
-
-                @Override
-                public void close() {
-                    listener.close();
-                }
-            };
+            return listener;
         };
     }
 

@@ -15,7 +15,7 @@ import java.util.Objects;
  * are dropped (as on a publisher restart) and live events rebuild them; {@code last_error} says so. The index
  * never claims a block it cannot vouch for.
  */
-public final class EngineListener implements AutoCloseable {
+public final class EngineListener implements RunningListener {
 
     private final ListenerSpec spec;
     private final SequenceWatermark watermark;
@@ -69,6 +69,7 @@ public final class EngineListener implements AutoCloseable {
     }
 
     /** The engine connection's state is the running attempt's; a paused or failed listener has no socket. */
+    @Override
     public synchronized ListenerSnapshot snapshot() {
         boolean running = current != null && (status == ListenerStatus.ACTIVE || status == ListenerStatus.PENDING);
         return ListenerSnapshot.of(
@@ -80,6 +81,7 @@ public final class EngineListener implements AutoCloseable {
     }
 
     /** How complete the index is for this stream, kept across attempts; read by every query (no lock). */
+    @Override
     public Exactness exactness() {
         return exactness;
     }
@@ -89,6 +91,7 @@ public final class EngineListener implements AutoCloseable {
      *
      * @return false (and nothing changes) from any other status
      */
+    @Override
     public boolean pause() {
         Stream stopped;
         synchronized (this) {
@@ -109,6 +112,7 @@ public final class EngineListener implements AutoCloseable {
      *
      * @return false (and nothing changes) from any other status
      */
+    @Override
     public boolean resume() {
         Stream previous;
         synchronized (this) {
