@@ -100,10 +100,11 @@ public final class IndexerCore implements AutoCloseable {
             ReplayPermits replays,
             IngestPollers pollers,
             java.time.Duration degradedHold) {
-        ListenerOptions options = ListenerOptions.defaults(pollers)
-                .withMetrics(metrics.ingest())
-                .withReplayPermits(replays)
-                .withDegradedHold(degradedHold);
+        ListenerOptions options = ListenerOptions.defaults(pollers).with(o -> {
+            o.metrics = metrics.ingest();
+            o.replayPermits = replays;
+            o.degradedHold = degradedHold;
+        });
         return (spec, watermark, sink) -> {
             EngineListener listener = new EngineListener(spec, watermark, sink, gate, options);
             listener.start();

@@ -120,7 +120,7 @@ class EngineStreamsOverZmqTest {
                     new ListenerSpec(instanceId, 0, endpoint, null),
                     watermark,
                     sink,
-                    ListenerOptions.defaults().withMetrics(metrics));
+                    ListenerOptions.defaults().with(o -> o.metrics = metrics));
         }
     }
 

@@ -41,8 +41,8 @@ class ExactnessRoutesTest {
     private HttpTestClient http;
 
     private void start(Duration hold) throws Exception {
-        app = resources.add(IndexerApp.start(
-                IndexerConfig.defaults().withIngest(new IngestSettings(InflightBytes.defaultBudget(), hold))));
+        app = resources.add(IndexerApp.start(IndexerConfig.defaults()
+                .with(c -> c.ingest = new IngestSettings(InflightBytes.defaultBudget(), hold))));
         http = resources.add(new HttpTestClient(app.baseUrl()));
     }
 

@@ -45,7 +45,10 @@ class EngineDisconnectTest {
                 new ListenerSpec(INSTANCE, 0, endpoint, replayEndpoint),
                 watermark,
                 sink,
-                ListenerOptions.defaults().withMetrics(metrics).withHandshakeTimeout(Duration.ofMillis(300)));
+                ListenerOptions.defaults().with(o -> {
+                    o.metrics = metrics;
+                    o.handshakeTimeout = Duration.ofMillis(300);
+                }));
         Subscriptions.await(listener, first, 1);
         await().atMost(PATIENCE).until(() -> listener.snapshot().connected());
         for (int i = 0; i < 3; i++) {
@@ -119,7 +122,7 @@ class EngineDisconnectTest {
                 new ListenerSpec(INSTANCE, 0, endpoint, null),
                 watermark,
                 sink,
-                ListenerOptions.defaults().withMetrics(metrics));
+                ListenerOptions.defaults().with(o -> o.metrics = metrics));
         await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.ACTIVE);
         Thread.sleep(500);
         assertThat(listener.snapshot())

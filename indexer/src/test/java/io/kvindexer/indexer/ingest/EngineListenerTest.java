@@ -49,11 +49,10 @@ class EngineListenerTest {
     private EngineListener listener(
             ListenerSpec spec, SequenceWatermark watermark, ReadyGate gate, Duration replayTimeout) {
         EngineListener listener = new EngineListener(
-                spec,
-                watermark,
-                sink,
-                gate,
-                ListenerOptions.defaults().withMetrics(metrics).withReplayTimeout(replayTimeout));
+                spec, watermark, sink, gate, ListenerOptions.defaults().with(o -> {
+                    o.metrics = metrics;
+                    o.replayTimeout = replayTimeout;
+                }));
         resources.add(listener);
         listener.start();
         return listener;

@@ -31,10 +31,11 @@ class LongGapReplayTest {
                     watermark,
                     sink,
                     ReadyGate.open(),
-                    ListenerOptions.defaults()
-                            .withMetrics(metrics)
-                            .withReplayTimeout(Duration.ofSeconds(30))
-                            .withReplayChunk(500))) {
+                    ListenerOptions.defaults().with(o -> {
+                        o.metrics = metrics;
+                        o.replayTimeout = Duration.ofSeconds(30);
+                        o.replayChunk = 500;
+                    }))) {
                 listener.start();
                 Subscriptions.await(listener, sim, 1);
                 await().atMost(Duration.ofSeconds(60)).until(() -> listener.status() == ListenerStatus.ACTIVE);

@@ -36,7 +36,10 @@ class ReplayPermitsTest {
                     watermark,
                     new RecordingSink(),
                     ReadyGate.open(),
-                    ListenerOptions.defaults().withReplayPermits(permits).withReplayTimeout(Duration.ofSeconds(30)));
+                    ListenerOptions.defaults().with(o -> {
+                        o.replayPermits = permits;
+                        o.replayTimeout = Duration.ofSeconds(30);
+                    }));
             open.add(listener);
             listener.start();
             Subscriptions.await(listener, sim, 1);

@@ -33,7 +33,10 @@ class ResumeFromWatermarkTest {
                 new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
                 watermark,
                 sink,
-                ListenerOptions.defaults().withMetrics(metrics).withReplayTimeout(Duration.ofSeconds(3)));
+                ListenerOptions.defaults().with(o -> {
+                    o.metrics = metrics;
+                    o.replayTimeout = Duration.ofSeconds(3);
+                }));
     }
 
     private static int[] tokens(int from) {

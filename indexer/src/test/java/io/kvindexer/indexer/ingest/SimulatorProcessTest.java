@@ -36,7 +36,7 @@ class SimulatorProcessTest {
                 watermark,
                 sink,
                 ReadyGate.open(),
-                ListenerOptions.defaults().withMetrics(metrics))) {
+                ListenerOptions.defaults().with(o -> o.metrics = metrics))) {
             listener.start();
             await().atMost(Duration.ofSeconds(90))
                     .until(() -> watermark.get() != SequenceWatermark.UNSET && watermark.get() >= 100);

@@ -34,7 +34,10 @@ class SnapshotDamageTest {
     /** A small real snapshot: one engine registered with a replay endpoint and two sequences stored. */
     private byte[] smallSnapshot(Path dir) throws Exception {
         try (EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
-                IndexerApp app = IndexerApp.start(IndexerConfig.defaults().withSnapshots(dir, Duration.ofHours(1)));
+                IndexerApp app = IndexerApp.start(IndexerConfig.defaults().with(c -> {
+                    c.snapshotDir = dir;
+                    c.snapshotInterval = Duration.ofHours(1);
+                }));
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             Replicas.awaitReady(http);
             http.registerEngine(sim);
@@ -115,7 +118,10 @@ class SnapshotDamageTest {
     void aDirectoryThatCannotBeWrittenIsCountedAndTheReplicaRunsOn() throws Exception {
         Path file = Files.writeString(tmp.resolve("not-a-directory"), "x");
         Path dir = file.resolve("snapshots"); // under a regular file: cannot be created, even by root
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().withSnapshots(dir, Duration.ofMillis(50)));
+        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().with(c -> {
+                    c.snapshotDir = dir;
+                    c.snapshotInterval = Duration.ofMillis(50);
+                }));
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             Replicas.awaitReady(http);
             assertThatThrownBy(() -> app.snapshots().write()).isInstanceOf(IOException.class);
@@ -132,7 +138,10 @@ class SnapshotDamageTest {
     void theNewestGoodSnapshotWinsAndOnlyTwoAreKept() throws Exception {
         Path dir = tmp.resolve("kept");
         try (EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
-                IndexerApp app = IndexerApp.start(IndexerConfig.defaults().withSnapshots(dir, Duration.ofHours(1)));
+                IndexerApp app = IndexerApp.start(IndexerConfig.defaults().with(c -> {
+                    c.snapshotDir = dir;
+                    c.snapshotInterval = Duration.ofHours(1);
+                }));
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             Replicas.awaitReady(http);
             app.snapshots().write();

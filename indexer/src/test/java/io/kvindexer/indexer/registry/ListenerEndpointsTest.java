@@ -11,6 +11,7 @@ import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.SimulatorBuilder;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
@@ -162,7 +163,11 @@ class ListenerEndpointsTest {
     void aWorkersFlagEntryAtABracketedIpv6AddressIsListenedTo() throws Exception {
         EngineSimulator sim = engine(
                 EngineSimulator.Options.builder().endpoint("tcp://[::1]:*").replayEndpoint(null));
-        app(IndexerConfig.defaults().withWorkers(4, WorkerEntry.parseList("11=" + sim.endpoint())));
+        List<WorkerEntry> workers = WorkerEntry.parseList("11=" + sim.endpoint());
+        app(IndexerConfig.defaults().with(c -> {
+            c.blockSize = 4;
+            c.workers = workers;
+        }));
         model = "default"; // the --model-name of --workers
         await().atMost(PATIENCE).until(() -> sim.subscriptions() >= 1);
         store(sim, 100);

@@ -81,7 +81,7 @@ class UnregisterGraceOutcomesTest {
     }
 
     private IndexerApp indexer(Duration grace) throws Exception {
-        return resources.add(IndexerApp.start(IndexerConfig.defaults().withUnregisterGrace(grace)));
+        return resources.add(IndexerApp.start(IndexerConfig.defaults().with(c -> c.unregisterGrace = grace)));
     }
 
     @Test
