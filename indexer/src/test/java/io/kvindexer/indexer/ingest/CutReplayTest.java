@@ -141,10 +141,7 @@ class CutReplayTest {
                 new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
                 watermark,
                 sink,
-                ListenerOptions.defaults().with(o -> {
-                    o.metrics = metrics;
-                    o.replayTimeout = Duration.ofSeconds(5);
-                }));
+                metrics.options().with(o -> o.replayTimeout = Duration.ofSeconds(5)));
         Subscriptions.await(listener, sim, 1);
         await().atMost(Duration.ofSeconds(30)).until(() -> listener.status() == ListenerStatus.ACTIVE);
         return listener;

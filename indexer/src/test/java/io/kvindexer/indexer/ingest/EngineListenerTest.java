@@ -49,10 +49,7 @@ class EngineListenerTest {
     private EngineListener listener(
             ListenerSpec spec, SequenceWatermark watermark, ReadyGate gate, Duration replayTimeout) {
         EngineListener listener = new EngineListener(
-                spec, watermark, sink, gate, ListenerOptions.defaults().with(o -> {
-                    o.metrics = metrics;
-                    o.replayTimeout = replayTimeout;
-                }));
+                spec, watermark, sink, gate, metrics.options().with(o -> o.replayTimeout = replayTimeout));
         resources.add(listener);
         listener.start();
         return listener;

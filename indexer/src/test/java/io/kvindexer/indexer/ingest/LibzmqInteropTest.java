@@ -129,7 +129,7 @@ class LibzmqInteropTest {
                 watermark,
                 sink,
                 ReadyGate.open(),
-                ListenerOptions.defaults().with(o -> o.metrics = metrics));
+                metrics.options());
         listener.start();
         await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.ACTIVE);
         return watermark;

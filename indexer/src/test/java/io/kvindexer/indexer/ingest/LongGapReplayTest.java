@@ -31,8 +31,7 @@ class LongGapReplayTest {
                     watermark,
                     sink,
                     ReadyGate.open(),
-                    ListenerOptions.defaults().with(o -> {
-                        o.metrics = metrics;
+                    metrics.options().with(o -> {
                         o.replayTimeout = Duration.ofSeconds(30);
                         o.replayChunk = 500;
                     }))) {

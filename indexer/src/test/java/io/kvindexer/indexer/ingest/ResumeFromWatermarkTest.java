@@ -33,10 +33,7 @@ class ResumeFromWatermarkTest {
                 new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
                 watermark,
                 sink,
-                ListenerOptions.defaults().with(o -> {
-                    o.metrics = metrics;
-                    o.replayTimeout = Duration.ofSeconds(3);
-                }));
+                metrics.options().with(o -> o.replayTimeout = Duration.ofSeconds(3)));
     }
 
     private static int[] tokens(int from) {
