@@ -40,14 +40,7 @@ public final class EngineListener implements RunningListener {
         this.options = Objects.requireNonNull(options, "options");
         this.log = new ListenerLog(spec);
         this.exactness = new Exactness(options.degradedHold());
-        this.delivery = new BatchDelivery(
-                spec,
-                Objects.requireNonNull(sink, "sink"),
-                options.decoder(),
-                options.metrics(),
-                log,
-                options.pollers().inflight(),
-                exactness);
+        this.delivery = new BatchDelivery(spec, Objects.requireNonNull(sink, "sink"), options, log, exactness);
     }
 
     /** Hands the first attempt to a poller and returns at once (status {@code pending}). */
