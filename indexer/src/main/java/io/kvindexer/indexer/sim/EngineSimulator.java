@@ -80,10 +80,6 @@ public final class EngineSimulator implements AutoCloseable {
         public static SimulatorBuilder builder() {
             return new SimulatorBuilder();
         }
-
-        public SimulatorBuilder toBuilder() {
-            return new SimulatorBuilder(this);
-        }
     }
 
     private final Options options;
