@@ -157,7 +157,7 @@ class ExactnessRoutesTest {
         assertThat(first.at("/scores/1/0").isMissingNode())
                 .as("the short buffer's seq 0 is gone: instance 1 under-reports, as its exactness says")
                 .isTrue();
-        assertThat(longBuffer.replayStarts()).contains(0L);
+        assertThat(longBuffer.replays().starts()).contains(0L);
         await().atMost(PATIENCE)
                 .until(() -> query(range(50_001, 50_004)).get("instances").size() == 2);
         JsonNode instances = query(range(50_001, 50_004)).get("instances");

@@ -117,7 +117,7 @@ class IngestQueueBoundTest {
         await().atMost(Duration.ofSeconds(60))
                 .untilAsserted(() ->
                         assertThat(writer.recorded.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth()));
-        assertThat(sim.replayRequests())
+        assertThat(sim.replays().requests())
                 .as("what the engine dropped came back by replay")
                 .isPositive();
         await().atMost(Duration.ofSeconds(10))

@@ -60,8 +60,8 @@ class LongGapReplayTest {
                 assertThat(metrics.get("replay.ok")).isEqualTo(1);
                 assertThat(metrics.get("replay.recovered")).isEqualTo(batches + 1L);
                 // 3000 missing batches in chunks of 500: six requests, each from the next expected seq
-                assertThat(sim.replayRequests()).isEqualTo(6);
-                assertThat(sim.lastReplayStart()).isEqualTo(batches + 5L * 500);
+                assertThat(sim.replays().requests()).isEqualTo(6);
+                assertThat(sim.replays().lastStart()).isEqualTo(batches + 5L * 500);
             }
         }
     }

@@ -98,7 +98,7 @@ class ListenerEndpointsTest {
         await().atMost(PATIENCE).until(() -> score(7, 200) > 0);
         assertThat(score(7, 100)).isZero();
         assertThat(app.workers().watermark(7, 0).get()).isZero();
-        assertThat(b.replayRequests()).isZero();
+        assertThat(b.replays().requests()).isZero();
     }
 
     @Test
@@ -116,7 +116,7 @@ class ListenerEndpointsTest {
         store(a, 130); // seq 3
 
         await().atMost(PATIENCE).until(() -> score(7, 130) > 0 && score(7, 120) > 0);
-        assertThat(a.replayStarts()).first().isEqualTo(2L); // asked as soon as it connected again
+        assertThat(a.replays().starts()).first().isEqualTo(2L); // asked as soon as it connected again
         assertThat(score(7, 100)).as("dropped by the unregister, not replayed").isZero();
         assertThat(app.workers().watermark(7, 0).get()).isEqualTo(3);
     }
@@ -133,7 +133,7 @@ class ListenerEndpointsTest {
 
         // no live batch follows: the listener asks for 3.. as soon as it is connected
         await().atMost(PATIENCE).until(() -> score(7, 130) > 0 && score(7, 140) > 0);
-        assertThat(a.replayStarts()).first().isEqualTo(3L);
+        assertThat(a.replays().starts()).first().isEqualTo(3L);
         assertThat(score(7, 120)).as("at or below the watermark: not asked for").isZero();
         assertThat(app.workers().watermark(7, 0).get()).isEqualTo(4);
     }
@@ -154,7 +154,7 @@ class ListenerEndpointsTest {
 
         await().atMost(PATIENCE).until(() -> score(9, 110) > 0 && score(9, 120) > 0);
         // (a DEALER is made per replay; one whose handshake is late on a loaded machine is made again and re-asks)
-        assertThat(sim.replayRequests()).isPositive();
+        assertThat(sim.replays().requests()).isPositive();
         String workers = http.get("/workers").body();
         assertThat(workers).contains("\"status\":\"active\"").doesNotContain("last_error");
     }

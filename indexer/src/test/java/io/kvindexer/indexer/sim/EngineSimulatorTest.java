@@ -148,7 +148,7 @@ class EngineSimulatorTest {
 
         request(dealer, 99);
         assertReplay(dealer, "");
-        assertThat(sim.lastReplayStart()).isEqualTo(99);
+        assertThat(sim.replays().lastStart()).isEqualTo(99);
     }
 
     @Test
@@ -169,10 +169,10 @@ class EngineSimulatorTest {
         ZMQ.Socket dealer = dealer(sim);
 
         dealer.send(Frames.seqBytes(0)); // no empty delimiter: Mooncake Conductor's bug
-        await().atMost(PATIENCE).until(() -> sim.invalidReplayRequests() == 1);
+        await().atMost(PATIENCE).until(() -> sim.replays().invalidRequests() == 1);
         sim.silentReplay(true);
         request(dealer, 0);
-        await().atMost(PATIENCE).until(() -> sim.replayRequests() == 1);
+        await().atMost(PATIENCE).until(() -> sim.replays().requests() == 1);
         sim.silentReplay(false);
         request(dealer, 2);
 
