@@ -104,6 +104,7 @@ public final class IndexerCore implements AutoCloseable {
             o.metrics = metrics.ingest();
             o.replayPermits = replays;
             o.degradedHold = degradedHold;
+            o.catchUpOnConnect = true;
         });
         return (spec, watermark, sink) -> {
             EngineListener listener = new EngineListener(spec, watermark, sink, gate, options);

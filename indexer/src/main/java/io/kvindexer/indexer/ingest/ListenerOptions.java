@@ -21,6 +21,10 @@ import org.zeromq.ZContext;
  * @param degradedHold     how long a degraded listener stays so after its last loss when neither an
  *                         {@code AllBlocksCleared} nor an engine restart says sooner that the index is complete again
  *                         ({@link Exactness})
+ * @param catchUpOnConnect a new registration whose engine sends nothing within a second of the connection asks the
+ *                         engine's replay endpoint for everything from seq 0, so one that joins a running engine that
+ *                         is idle now gets its buffer and knows at once whether it is whole (the service's setting;
+ *                         the listener tests that count replays keep it off)
  */
 public record ListenerOptions(
         ZContext context,
@@ -31,7 +35,8 @@ public record ListenerOptions(
         ReplayPermits replayPermits,
         int replayChunk,
         IngestPollers pollers,
-        Duration degradedHold) {
+        Duration degradedHold,
+        boolean catchUpOnConnect) {
 
     /** {@code --degraded-hold}'s default. */
     public static final Duration DEFAULT_DEGRADED_HOLD = Duration.ofMinutes(1);
@@ -65,7 +70,8 @@ public record ListenerOptions(
                 ReplayPermits.shared(),
                 10_000,
                 pollers,
-                DEFAULT_DEGRADED_HOLD);
+                DEFAULT_DEGRADED_HOLD,
+                false);
     }
 
     ReplayClient.Settings replaySettings() {
@@ -89,7 +95,8 @@ public record ListenerOptions(
                 d.replayPermits,
                 d.replayChunk,
                 d.pollers,
-                d.degradedHold);
+                d.degradedHold,
+                d.catchUpOnConnect);
     }
 
     /** A mutable copy of every component, which {@link #with} hands out to change and then builds. */
@@ -103,6 +110,7 @@ public record ListenerOptions(
         public int replayChunk;
         public IngestPollers pollers;
         public Duration degradedHold;
+        public boolean catchUpOnConnect;
 
         private Draft(ListenerOptions o) {
             context = o.context;
@@ -114,6 +122,7 @@ public record ListenerOptions(
             replayChunk = o.replayChunk;
             pollers = o.pollers;
             degradedHold = o.degradedHold;
+            catchUpOnConnect = o.catchUpOnConnect;
         }
     }
 }
