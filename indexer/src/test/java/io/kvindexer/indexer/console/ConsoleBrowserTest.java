@@ -60,9 +60,10 @@ class ConsoleBrowserTest {
     static void start() throws Exception {
         // a TTL on the disk tier (which no other test uses) and a cap far above what the engines store: the
         // block expiry card has something to show
-        app = IndexerApp.start(IndexerConfig.defaults()
-                .withTestEndpoints(true)
-                .withExpiry(new ExpiryPolicy(Map.of(StorageTier.DISK, Duration.ofSeconds(1)), 10_000)));
+        app = IndexerApp.start(IndexerConfig.defaults().with(c -> {
+            c.testEndpoints = true;
+            c.expiry = new ExpiryPolicy(Map.of(StorageTier.DISK, Duration.ofSeconds(1)), 10_000);
+        }));
         http = new HttpTestClient(app.baseUrl());
         for (int i = 1; i <= 3; i++) {
             EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
@@ -420,7 +421,7 @@ class ConsoleBrowserTest {
     @Test
     @Order(7)
     void withAuthOnThePageAsksForTheTokenOnceAndStaysPublic() throws Exception {
-        try (IndexerApp secured = IndexerApp.start(IndexerConfig.defaults().withAuthToken("console-token"));
+        try (IndexerApp secured = IndexerApp.start(IndexerConfig.defaults().with(c -> c.authToken = "console-token"));
                 HttpTestClient client = new HttpTestClient(secured.baseUrl())) {
             String registration = "{\"instance_id\":9,\"endpoint\":\""
                     + engine(1).endpoint() + "\",\"model_name\":\"" + MODEL + "\",\"block_size\":" + BLOCK + "}";

@@ -125,7 +125,7 @@ class EngineStreamsOverZmqTest {
                     new ListenerSpec(instanceId, 0, endpoint, null),
                     watermark,
                     sink,
-                    ListenerOptions.defaults().withMetrics(metrics));
+                    ListenerOptions.defaults().with(o -> o.metrics = metrics));
         }
     }
 

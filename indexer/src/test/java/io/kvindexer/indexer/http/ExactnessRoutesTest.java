@@ -41,8 +41,8 @@ class ExactnessRoutesTest {
     private HttpTestClient http;
 
     private void start(Duration hold) throws Exception {
-        app = resources.add(IndexerApp.start(
-                IndexerConfig.defaults().withIngest(new IngestSettings(InflightBytes.defaultBudget(), hold))));
+        app = resources.add(IndexerApp.start(IndexerConfig.defaults()
+                .with(c -> c.ingest = new IngestSettings(InflightBytes.defaultBudget(), hold))));
         http = resources.add(new HttpTestClient(app.baseUrl()));
     }
 
@@ -177,7 +177,7 @@ class ExactnessRoutesTest {
         assertThat(first.at("/scores/1/0").isMissingNode())
                 .as("the short buffer's seq 0 is gone: instance 1 under-reports, as its exactness says")
                 .isTrue();
-        assertThat(longBuffer.replayStarts()).contains(0L);
+        assertThat(longBuffer.replays().starts()).contains(0L);
         await().atMost(PATIENCE)
                 .until(() -> query(range(50_001, 50_004)).get("instances").size() == 2);
         JsonNode instances = query(range(50_001, 50_004)).get("instances");
@@ -193,7 +193,7 @@ class ExactnessRoutesTest {
         EngineSimulator longBuffer = engines.longBuffer();
         // neither engine publishes again: what the indexer learns, it learns from the catch-up it asks for when
         // no batch comes; until then the listener is not exact
-        await().atMost(PATIENCE).until(() -> longBuffer.replayStarts().contains(0L));
+        await().atMost(PATIENCE).until(() -> longBuffer.replays().starts().contains(0L));
         JsonNode joining = listener(2);
         assertThat(joining.get("exactness").asText()).isEqualTo("replaying");
         assertThat(joining.get("exactness_reason").asText()).startsWith("joining: ");

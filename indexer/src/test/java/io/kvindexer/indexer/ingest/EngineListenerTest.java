@@ -55,11 +55,7 @@ class EngineListenerTest {
     private EngineListener listener(
             ListenerSpec spec, SequenceWatermark watermark, ReadyGate gate, Duration replayTimeout) {
         EngineListener listener = new EngineListener(
-                spec,
-                watermark,
-                sink,
-                gate,
-                ListenerOptions.defaults().withMetrics(metrics).withReplayTimeout(replayTimeout));
+                spec, watermark, sink, gate, metrics.options().with(o -> o.replayTimeout = replayTimeout));
         resources.add(listener);
         listener.start();
         return listener;
@@ -161,7 +157,7 @@ class EngineListenerTest {
         // v0.9.0 events carry no medium: the CPU store can only land on the device tier
         assertThat(sim.groundTruth().containsKey(new EngineSimulator.Holder(2, StorageTier.HOST_PINNED)))
                 .isEqualTo(format != Format.ARRAY6);
-        assertThat(sim.replayRequests()).isZero();
+        assertThat(sim.replays().requests()).isZero();
         assertThat(metrics.get("gaps")).isZero();
     }
 
@@ -189,7 +185,7 @@ class EngineListenerTest {
         awaitSameState(sim);
         assertThat(metrics.get("applied")).isEqualTo(30);
         assertThat(metrics.get("gaps")).isZero();
-        assertThat(sim.replayRequests()).isZero();
+        assertThat(sim.replays().requests()).isZero();
         assertThat(listener.snapshot())
                 .usingRecursiveComparison()
                 .ignoringFields("exactness") // ExactnessTest's
@@ -249,7 +245,7 @@ class EngineListenerTest {
 
         awaitWatermark(watermark, 8);
         awaitSameState(sim);
-        assertThat(sim.lastReplayStart()).isEqualTo(4);
+        assertThat(sim.replays().lastStart()).isEqualTo(4);
         assertThat(metrics.get("replay.ok")).isEqualTo(1);
         assertThat(metrics.get("replay.recovered")).isEqualTo(5); // 4..7 plus 8 itself, which the engine replays too
         assertThat(metrics.get("gaps.missing")).isEqualTo(4);
@@ -266,7 +262,7 @@ class EngineListenerTest {
 
         awaitWatermark(watermark, 4);
         awaitSameState(sim);
-        assertThat(sim.lastReplayStart()).isZero();
+        assertThat(sim.replays().lastStart()).isZero();
         assertThat(metrics.get("replay.ok")).isEqualTo(1);
         // Dynamo's initial_gap_replays_from_zero_and_replayed_seq_becomes_stale: the live seq 4 came back in the
         // replay, so the live copy is skipped
@@ -380,11 +376,11 @@ class EngineListenerTest {
 
         // the engine is slow to answer the first request (a busy engine, or a stalled fresh connection)
         sim.silentReplay(true);
-        int before = sim.replayRequests();
+        int before = sim.replays().requests();
         sim.dropLive(1);
         sim.storeSequence(tokens(100, 8), 4).join(); // seq 1, lost
         sim.storeSequence(tokens(200, 8), 4).join(); // seq 2 -> replay
-        await().atMost(PATIENCE).until(() -> sim.replayRequests() > before);
+        await().atMost(PATIENCE).until(() -> sim.replays().requests() > before);
         sim.silentReplay(false);
 
         awaitWatermark(watermark, 2);
@@ -408,7 +404,7 @@ class EngineListenerTest {
         sim.publish(EngineSimulator.stored(new long[] {a}, 1L, tokens(4, 4), 4, "GPU", null)); // seq 1, lost live
         sim.publish(EngineSimulator.stored(new long[] {7}, null, tokens(9, 4), 4, "GPU", null))
                 .join(); // seq 2
-        await().atMost(PATIENCE).until(() -> sim.deferredReplayRequests() == 1); // the listener is in its replay
+        await().atMost(PATIENCE).until(() -> sim.replays().deferredRequests() == 1); // the listener is in its replay
         sim.publish(EngineSimulator.removed(new long[] {a}, "GPU")).join(); // seq 3, live, while it waits
         sim.releaseDeferredReplays().join(); // answers with seqs 1..2 only (the buffer when asked)
 
@@ -456,7 +452,7 @@ class EngineListenerTest {
 
         awaitWatermark(watermark, 6);
         awaitSameState(sim);
-        assertThat(sim.replayStarts()).first().isEqualTo(4L); // asked on connect, before seq 6 showed the gap
+        assertThat(sim.replays().starts()).first().isEqualTo(4L); // asked on connect, before seq 6 showed the gap
         assertThat(sink.restarts()).isEmpty();
     }
 
@@ -528,7 +524,7 @@ class EngineListenerTest {
         assertThat(sink.log())
                 .containsExactlyElementsOf(
                         expected.stream().map(h -> key + " stored " + h).toList());
-        assertThat(sim.replayRequests()).as("all came from the SUB queue").isZero();
+        assertThat(sim.replays().requests()).as("all came from the SUB queue").isZero();
     }
 
     @Test
@@ -550,7 +546,7 @@ class EngineListenerTest {
 
         awaitWatermark(watermark, 8);
         awaitSameState(sim);
-        assertThat(sim.replayStarts()).first().isEqualTo(4L); // asked as soon as it was connected again
+        assertThat(sim.replays().starts()).first().isEqualTo(4L); // asked as soon as it was connected again
     }
 
     /** Dynamo's zmq_subscriber_connects_before_publisher_bind. */

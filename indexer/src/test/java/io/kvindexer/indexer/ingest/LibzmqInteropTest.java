@@ -120,10 +120,7 @@ class LibzmqInteropTest {
     private SequenceWatermark listen(int port, RecordingSink sink, CountingMetrics metrics) {
         SequenceWatermark watermark = new SequenceWatermark();
         listener = resources.listener(
-                new ListenerSpec(INSTANCE, 0, "tcp://127.0.0.1:" + port, null),
-                watermark,
-                sink,
-                ListenerOptions.defaults().withMetrics(metrics));
+                new ListenerSpec(INSTANCE, 0, "tcp://127.0.0.1:" + port, null), watermark, sink, metrics.options());
         await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.ACTIVE);
         return watermark;
     }

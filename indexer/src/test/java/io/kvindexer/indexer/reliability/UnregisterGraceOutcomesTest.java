@@ -82,7 +82,7 @@ class UnregisterGraceOutcomesTest {
 
     /** A client of a real indexer whose unregistered workers keep their blocks for {@code grace}. */
     private HttpTestClient indexer(Duration grace) throws Exception {
-        IndexerApp app = resources.add(IndexerApp.start(IndexerConfig.defaults().withUnregisterGrace(grace)));
+        IndexerApp app = resources.add(IndexerApp.start(IndexerConfig.defaults().with(c -> c.unregisterGrace = grace)));
         return resources.add(new HttpTestClient(app.baseUrl()));
     }
 
