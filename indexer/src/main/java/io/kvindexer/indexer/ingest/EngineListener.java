@@ -90,15 +90,13 @@ public final class EngineListener implements RunningListener {
     public boolean pause() {
         Stream stopped;
         synchronized (this) {
-            if (closed || !(status == ListenerStatus.PENDING || status == ListenerStatus.ACTIVE)) {
+            if (!allowedFrom(ListenerStatus.PENDING, ListenerStatus.ACTIVE)) {
                 return false;
             }
             stopped = current;
             status = ListenerStatus.PAUSED;
         }
-        if (stopped != null) {
-            stopped.stop(true);
-        }
+        awaitStopped(stopped);
         return true;
     }
 
@@ -111,16 +109,14 @@ public final class EngineListener implements RunningListener {
     public boolean resume() {
         Stream previous;
         synchronized (this) {
-            if (closed || !(status == ListenerStatus.PAUSED || status == ListenerStatus.FAILED)) {
+            if (!allowedFrom(ListenerStatus.PAUSED, ListenerStatus.FAILED)) {
                 return false;
             }
             previous = current;
         }
-        if (previous != null) {
-            previous.stop(true); // never two attempts applying batches at once
-        }
+        awaitStopped(previous); // never two attempts applying batches at once
         synchronized (this) {
-            if (closed || !(status == ListenerStatus.PAUSED || status == ListenerStatus.FAILED)) {
+            if (!allowedFrom(ListenerStatus.PAUSED, ListenerStatus.FAILED)) {
                 return false;
             }
             status = ListenerStatus.PENDING;
@@ -141,8 +137,17 @@ public final class EngineListener implements RunningListener {
             closed = true;
             stopped = current;
         }
-        if (stopped != null) {
-            stopped.stop(true);
+        awaitStopped(stopped);
+    }
+
+    /** True when open and in one of the two statuses (a test control's precondition); called holding the lock. */
+    private boolean allowedFrom(ListenerStatus one, ListenerStatus other) {
+        return !closed && (status == one || status == other);
+    }
+
+    private static void awaitStopped(Stream attempt) {
+        if (attempt != null) {
+            attempt.stop(true);
         }
     }
 
