@@ -88,16 +88,7 @@ public final class EngineListener implements RunningListener {
      */
     @Override
     public boolean pause() {
-        Stream stopped;
-        synchronized (this) {
-            if (!allowedFrom(ListenerStatus.PENDING, ListenerStatus.ACTIVE)) {
-                return false;
-            }
-            stopped = current;
-            status = ListenerStatus.PAUSED;
-        }
-        awaitStopped(stopped);
-        return true;
+        return stopAttemptFrom(ListenerStatus.PENDING, ListenerStatus.ACTIVE, ListenerStatus.PAUSED);
     }
 
     /**
@@ -107,14 +98,9 @@ public final class EngineListener implements RunningListener {
      */
     @Override
     public boolean resume() {
-        Stream previous;
-        synchronized (this) {
-            if (!allowedFrom(ListenerStatus.PAUSED, ListenerStatus.FAILED)) {
-                return false;
-            }
-            previous = current;
+        if (!stopAttemptFrom(ListenerStatus.PAUSED, ListenerStatus.FAILED, null)) {
+            return false; // (stopping the previous attempt first: never two attempts applying batches at once)
         }
-        awaitStopped(previous); // never two attempts applying batches at once
         synchronized (this) {
             if (!allowedFrom(ListenerStatus.PAUSED, ListenerStatus.FAILED)) {
                 return false;
@@ -138,6 +124,25 @@ public final class EngineListener implements RunningListener {
             stopped = current;
         }
         awaitStopped(stopped);
+    }
+
+    /**
+     * When open and in {@code one} or {@code other}: moves to {@code next} (null: stays), then stops the running
+     * attempt and waits for it; false, and nothing changes, otherwise.
+     */
+    private boolean stopAttemptFrom(ListenerStatus one, ListenerStatus other, ListenerStatus next) {
+        Stream attempt;
+        synchronized (this) {
+            if (!allowedFrom(one, other)) {
+                return false;
+            }
+            attempt = current;
+            if (next != null) {
+                status = next;
+            }
+        }
+        awaitStopped(attempt);
+        return true;
     }
 
     /** True when open and in one of the two statuses (a test control's precondition); called holding the lock. */
