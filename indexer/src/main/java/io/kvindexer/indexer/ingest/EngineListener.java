@@ -39,7 +39,9 @@ public final class EngineListener implements AutoCloseable {
         this.gate = Objects.requireNonNull(gate, "gate");
         this.options = Objects.requireNonNull(options, "options");
         this.log = new ListenerLog(spec);
-        this.exactness = new Exactness(options.degradedHold());
+        this.exactness = options.catchUpOnConnect() && spec.replayEndpoint() != null
+                ? Exactness.joining(options.degradedHold())
+                : new Exactness(options.degradedHold());
         this.delivery = new BatchDelivery(
                 spec,
                 Objects.requireNonNull(sink, "sink"),

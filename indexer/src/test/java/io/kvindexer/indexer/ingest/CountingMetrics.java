@@ -48,8 +48,8 @@ final class CountingMetrics implements IngestMetrics {
 
     @Override
     public void replay(ReplayResult result, long batchesRecovered) {
+        add("replay.recovered", batchesRecovered); // first: a test that waits for the outcome then reads both
         add("replay." + result.label(), 1);
-        add("replay.recovered", batchesRecovered);
     }
 
     @Override
