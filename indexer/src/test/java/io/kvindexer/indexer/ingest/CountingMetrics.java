@@ -13,6 +13,11 @@ final class CountingMetrics implements IngestMetrics {
         counters.computeIfAbsent(name, k -> new LongAdder()).add(n);
     }
 
+    /** The default listener options, reporting here. */
+    ListenerOptions options() {
+        return ListenerOptions.defaults().with(o -> o.metrics = this);
+    }
+
     long get(String name) {
         LongAdder a = counters.get(name);
         return a == null ? 0 : a.sum();
