@@ -15,7 +15,7 @@ import java.util.Objects;
  * are dropped (as on a publisher restart) and live events rebuild them; {@code last_error} says so. The index
  * never claims a block it cannot vouch for.
  */
-public final class EngineListener implements AutoCloseable {
+public final class EngineListener implements RunningListener {
 
     private final ListenerSpec spec;
     private final SequenceWatermark watermark;
@@ -39,15 +39,10 @@ public final class EngineListener implements AutoCloseable {
         this.gate = Objects.requireNonNull(gate, "gate");
         this.options = Objects.requireNonNull(options, "options");
         this.log = new ListenerLog(spec);
-        this.exactness = new Exactness(options.degradedHold());
-        this.delivery = new BatchDelivery(
-                spec,
-                Objects.requireNonNull(sink, "sink"),
-                options.decoder(),
-                options.metrics(),
-                log,
-                options.pollers().inflight(),
-                exactness);
+        this.exactness = options.catchUpOnConnect() && spec.replayEndpoint() != null
+                ? Exactness.joining(options.degradedHold())
+                : new Exactness(options.degradedHold());
+        this.delivery = new BatchDelivery(spec, Objects.requireNonNull(sink, "sink"), options, log, exactness);
     }
 
     /** Hands the first attempt to a poller and returns at once (status {@code pending}). */
@@ -69,6 +64,7 @@ public final class EngineListener implements AutoCloseable {
     }
 
     /** The engine connection's state is the running attempt's; a paused or failed listener has no socket. */
+    @Override
     public synchronized ListenerSnapshot snapshot() {
         boolean running = current != null && (status == ListenerStatus.ACTIVE || status == ListenerStatus.PENDING);
         return ListenerSnapshot.of(
@@ -80,6 +76,7 @@ public final class EngineListener implements AutoCloseable {
     }
 
     /** How complete the index is for this stream, kept across attempts; read by every query (no lock). */
+    @Override
     public Exactness exactness() {
         return exactness;
     }
@@ -89,19 +86,9 @@ public final class EngineListener implements AutoCloseable {
      *
      * @return false (and nothing changes) from any other status
      */
+    @Override
     public boolean pause() {
-        Stream stopped;
-        synchronized (this) {
-            if (closed || !(status == ListenerStatus.PENDING || status == ListenerStatus.ACTIVE)) {
-                return false;
-            }
-            stopped = current;
-            status = ListenerStatus.PAUSED;
-        }
-        if (stopped != null) {
-            stopped.stop(true);
-        }
-        return true;
+        return stopAttemptFrom(ListenerStatus.PENDING, ListenerStatus.ACTIVE, ListenerStatus.PAUSED);
     }
 
     /**
@@ -109,19 +96,13 @@ public final class EngineListener implements AutoCloseable {
      *
      * @return false (and nothing changes) from any other status
      */
+    @Override
     public boolean resume() {
-        Stream previous;
-        synchronized (this) {
-            if (closed || !(status == ListenerStatus.PAUSED || status == ListenerStatus.FAILED)) {
-                return false;
-            }
-            previous = current;
-        }
-        if (previous != null) {
-            previous.stop(true); // never two attempts applying batches at once
+        if (!stopAttemptFrom(ListenerStatus.PAUSED, ListenerStatus.FAILED, null)) {
+            return false; // (stopping the previous attempt first: never two attempts applying batches at once)
         }
         synchronized (this) {
-            if (closed || !(status == ListenerStatus.PAUSED || status == ListenerStatus.FAILED)) {
+            if (!allowedFrom(ListenerStatus.PAUSED, ListenerStatus.FAILED)) {
                 return false;
             }
             status = ListenerStatus.PENDING;
@@ -142,8 +123,36 @@ public final class EngineListener implements AutoCloseable {
             closed = true;
             stopped = current;
         }
-        if (stopped != null) {
-            stopped.stop(true);
+        awaitStopped(stopped);
+    }
+
+    /**
+     * When open and in {@code one} or {@code other}: moves to {@code next} (null: stays), then stops the running
+     * attempt and waits for it; false, and nothing changes, otherwise.
+     */
+    private boolean stopAttemptFrom(ListenerStatus one, ListenerStatus other, ListenerStatus next) {
+        Stream attempt;
+        synchronized (this) {
+            if (!allowedFrom(one, other)) {
+                return false;
+            }
+            attempt = current;
+            if (next != null) {
+                status = next;
+            }
+        }
+        awaitStopped(attempt);
+        return true;
+    }
+
+    /** True when open and in one of the two statuses (a test control's precondition); called holding the lock. */
+    private boolean allowedFrom(ListenerStatus one, ListenerStatus other) {
+        return !closed && (status == one || status == other);
+    }
+
+    private static void awaitStopped(Stream attempt) {
+        if (attempt != null) {
+            attempt.stop(true);
         }
     }
 
