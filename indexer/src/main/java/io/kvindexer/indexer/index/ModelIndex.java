@@ -99,6 +99,20 @@ public final class ModelIndex {
     }
 
     /**
+     * Recovery's staging into a {@link Indexers#detached} index, which nothing else writes or reads until
+     * {@link #adopt}: a worker's ops run on the first writer thread of its shard, so one thread per shard applies the
+     * whole dump instead of every writer thread taking turns on the shard's lock (with one shard, the default, four
+     * threads did, and each hand-over moved the tables' cache lines to the other core). A worker's ops keep their
+     * order (one thread).
+     */
+    public void stageOps(WorkerKey worker, List<IndexOp> ops) {
+        if (!ops.isEmpty()) {
+            int thread = index.shardOf(writers.threadOf(worker.instanceId()));
+            writers.executeOn(thread, () -> applyOn(thread, worker, ops));
+        }
+    }
+
+    /**
      * Enqueues ops that are decided on the worker's writer thread when their turn comes, after every write submitted
      * before: what {@code due} returns then (possibly nothing) is applied at once, like {@link #submitOps}. Block
      * expiry uses this, so a block stored again while its removal waited in the queue is not removed.

@@ -35,7 +35,7 @@ final class NodeStore {
      * fourth long holding the 32-bit content prefix in its upper half and the owner word ({@link OwnerSets}) in its
      * lower half, so the probe that checks a node's prefix has loaded its owners too.
      */
-    static final int PAGE_BITS = 13;
+    static final int PAGE_BITS = 11; // 2,048 nodes (64 KB): the unused tail of the last page is 32 KB on average
 
     static final int PAGE = 1 << PAGE_BITS;
     static final int OFFSET_MASK = PAGE - 1;
@@ -53,8 +53,6 @@ final class NodeStore {
     private long[][] hasParentBits = new long[16][];
     /** per node bits: whether its content prefix is known (then it is in {@link #byPrefix}, else an orphan) */
     private long[][] resolvedBits = new long[16][];
-    /** per node bits: allocated (between create and free), i.e. in the tables */
-    private long[][] allocatedBits = new long[16][];
 
     private final OwnerSets owners = new OwnerSets();
     private int pages;
@@ -65,6 +63,10 @@ final class NodeStore {
     private int liveCount;
     private int orphanCount;
     private final IntArrayList pending = new IntArrayList();
+    /** {@link #prefetch}'s scratch: home slots */
+    private int[] homes = new int[64];
+    /** what {@link #prefetch} loaded, summed: written so that the loads are not optimised away */
+    private long prefetched;
     /** {@link #children}' map, null after any create or free */
     private Long2ObjectOpenHashMap<IntArrayList> childIndex;
 
@@ -145,8 +147,12 @@ final class NodeStore {
         return orphanCount;
     }
 
+    /**
+     * Allocated (between create and free), i.e. in the tables. No bit of its own: a root block is always resolved,
+     * so "no parent and not resolved" never describes an allocated node, and {@link #free} clears both bits.
+     */
     private boolean isAllocated(int node) {
-        return bit(allocatedBits, node);
+        return bit(hasParentBits, node) || bit(resolvedBits, node);
     }
 
     // ---- create / free -------------------------------------------------------------------------------------
@@ -175,7 +181,6 @@ final class NodeStore {
                 node, resolved ? ContentPrefix.extend(hasParent ? prefix(parentNode) : ContentPrefix.ROOT, local) : 0);
         setBit(hasParentBits, node, hasParent);
         setBit(resolvedBits, node, resolved);
-        setBit(allocatedBits, node, true);
         byBlockHash.insert(node);
         if (resolved) {
             byPrefix.insert(node);
@@ -200,7 +205,8 @@ final class NodeStore {
             orphans.remove(node);
             orphanCount--;
         }
-        setBit(allocatedBits, node, false);
+        setBit(hasParentBits, node, false); // with resolved clear: not allocated
+        setBit(resolvedBits, node, false);
         owners.reset(node);
         if (freeCount == freeIds.length) {
             freeIds = Arrays.copyOf(freeIds, freeCount * 2);
@@ -251,12 +257,10 @@ final class NodeStore {
                 hashes = Arrays.copyOf(hashes, n);
                 hasParentBits = Arrays.copyOf(hasParentBits, n);
                 resolvedBits = Arrays.copyOf(resolvedBits, n);
-                allocatedBits = Arrays.copyOf(allocatedBits, n);
             }
             hashes[pages] = new long[STRIDE * PAGE];
             hasParentBits[pages] = new long[PAGE / 64];
             resolvedBits[pages] = new long[PAGE / 64];
-            allocatedBits[pages] = new long[PAGE / 64];
             owners.addPage(pages, hashes[pages]);
             pages++;
         }
@@ -292,6 +296,45 @@ final class NodeStore {
                 return NodeTable.node(entry);
             }
         }
+    }
+
+    /**
+     * Loads what a writer's finds and creates of these blocks, one by one, will read, in passes of independent loads
+     * so that their cache misses overlap instead of following one another: each block hash's home slot, then the
+     * node its first entry names when the fingerprint agrees; with {@code prefixKnown}, also the prefix-table slot
+     * each block would be inserted at if new, its content prefix chained from {@code prefix} (the parent's, or
+     * {@link ContentPrefix#ROOT}). A wrong guess (the block exists, or exists with another prefix) wastes one load.
+     * {@code localHashes} may be null when {@code !prefixKnown}.
+     */
+    void prefetch(long[] blockHashes, long[] localHashes, boolean prefixKnown, int prefix) {
+        int n = blockHashes.length;
+        if (n < 2) {
+            return; // nothing to overlap
+        }
+        if (homes.length < n) {
+            homes = new int[Math.max(n, homes.length * 2)];
+        }
+        int sink = 0;
+        for (int i = 0; i < n; i++) {
+            int home = byBlockHash.home(blockHashSlot(blockHashes[i]));
+            homes[i] = home;
+            sink += byBlockHash.at(home);
+        }
+        if (prefixKnown) {
+            for (int i = 0, p = prefix; i < n; i++) {
+                p = ContentPrefix.extend(p, localHashes[i]);
+                sink += byPrefix.at(byPrefix.home(ContentPrefix.tableHash(p)));
+            }
+        }
+        long nodeSink = 0;
+        for (int i = 0; i < n; i++) {
+            int entry = byBlockHash.at(homes[i]);
+            if (entry != 0 && NodeTable.mayHold(entry, blockHashSlot(blockHashes[i]))) {
+                int node = NodeTable.node(entry);
+                nodeSink += hashes[node >>> PAGE_BITS][STRIDE * (node & OFFSET_MASK) + OWNERS];
+            }
+        }
+        prefetched = sink + nodeSink; // a use, so the loads are kept
     }
 
     /** The table of resolved nodes by content prefix (the prefix is its own well-mixed hash), for the matcher. */

@@ -17,7 +17,7 @@ final class OwnerLists {
     static final int MAX = 63;
 
     private static final int CLASSES = 5;
-    private static final int PAGE_BITS = 16;
+    private static final int PAGE_BITS = 13; // 32 KB pages: little unused tail
     private static final int PAGE = 1 << PAGE_BITS;
     private static final int PAGE_MASK = PAGE - 1;
 

@@ -7,8 +7,11 @@ import java.util.Arrays;
  * like {@link NodeStore}'s other fields, in the cheapest of three forms for its size.
  *
  * <p>One int per node says which: the owner's code itself when there is exactly one (most blocks), {@link #FREE}
- * when there is none (a free node), or {@code ~ref}: a small list in {@link OwnerLists} (up to
- * {@link OwnerLists#MAX} codes), or, with {@link #DENSE} set in {@code ref}, per-tier bitsets in {@link OwnerBits}.
+ * when there is none (a free node), two or three small codes packed into the word itself ({@link PackedOwners}:
+ * no list, so a block with two or three owners costs nothing beyond its node), or {@code ~ref}: a small list in
+ * {@link OwnerLists} (up to {@link OwnerLists#MAX} codes), or, with {@link #DENSE} set in {@code ref}, per-tier
+ * bitsets in {@link OwnerBits}. Every form keeps its codes in the order a list would (appended at the end, a
+ * removed code replaced by the last), so the dump's order does not depend on the form.
  * A set turns dense when it outgrows a list and back into a list when it shrinks to {@link #BACK_TO_LIST} codes (the
  * gap keeps one owner coming and going from converting it each time).
  *
@@ -20,6 +23,7 @@ final class OwnerSets {
     private static final int FREE = Integer.MIN_VALUE;
     private static final int DENSE = 1 << 30;
     private static final int BACK_TO_LIST = 32;
+    private static final int PACKED = PackedOwners.MIN_WORD;
 
     /**
      * {@link NodeStore}'s node pages: a node's owner word is the lower half of its {@link NodeStore#OWNERS} long
@@ -63,7 +67,7 @@ final class OwnerSets {
     int count(int node) {
         int word = word(node);
         if (word >= 0) {
-            return 1;
+            return word < PACKED ? 1 : PackedOwners.count(word);
         }
         if (word == FREE) {
             return 0;
@@ -75,11 +79,14 @@ final class OwnerSets {
     /** The owner when there is exactly one, else NONE. */
     int single(int node) {
         int word = word(node);
-        return word >= 0 ? word : NONE;
+        return word >= 0 && word < PACKED ? word : NONE;
     }
 
     boolean contains(int node, int code) {
         int word = word(node);
+        if (word >= PACKED) {
+            return PackedOwners.indexOf(word, code) >= 0;
+        }
         if (word >= 0 || word == FREE) {
             return word == code;
         }
@@ -90,6 +97,13 @@ final class OwnerSets {
     /** Writes the node's codes into {@code out} (at least {@link #count} long); returns how many. */
     int codes(int node, int[] out) {
         int word = word(node);
+        if (word >= PACKED) {
+            int n = PackedOwners.count(word);
+            for (int i = 0; i < n; i++) {
+                out[i] = PackedOwners.code(word, i);
+            }
+            return n;
+        }
         if (word >= 0) {
             out[0] = word;
             return 1;
@@ -115,13 +129,29 @@ final class OwnerSets {
             setWord(node, code);
             return true;
         }
+        if (word >= PACKED) {
+            if (PackedOwners.indexOf(word, code) >= 0) {
+                return false;
+            }
+            int n = PackedOwners.count(word);
+            if (n < PackedOwners.MAX && PackedOwners.fits(code)) {
+                setWord(node, PackedOwners.with(word, n, code));
+                return true;
+            }
+            for (int i = 0; i < n; i++) {
+                scratch[i] = PackedOwners.code(word, i);
+            }
+            scratch[n] = code;
+            setWord(node, ~lists.create(scratch, n + 1));
+            return true;
+        }
         if (word >= 0) {
             if (word == code) {
                 return false;
             }
             scratch[0] = word;
             scratch[1] = code;
-            setWord(node, ~lists.create(scratch, 2));
+            setWord(node, PackedOwners.fit(scratch, 2) ? PackedOwners.of(scratch, 2) : ~lists.create(scratch, 2));
             return true;
         }
         int ref = ~word;
@@ -149,6 +179,19 @@ final class OwnerSets {
     /** Removes an owner; false when it was not there. */
     boolean remove(int node, int code) {
         int word = word(node);
+        if (word >= PACKED) {
+            int i = PackedOwners.indexOf(word, code);
+            if (i < 0) {
+                return false;
+            }
+            int n = PackedOwners.count(word);
+            for (int k = 0; k < n; k++) {
+                scratch[k] = PackedOwners.code(word, k);
+            }
+            scratch[i] = scratch[n - 1]; // as a list does: the last code takes the removed one's place
+            setWord(node, n == 2 ? scratch[0] : PackedOwners.of(scratch, 2));
+            return true;
+        }
         if (word >= 0 || word == FREE) {
             if (word != code) {
                 return false;
@@ -183,6 +226,17 @@ final class OwnerSets {
         if (shrunk < 0) {
             return false;
         }
+        int n = lists.count(shrunk);
+        if (n <= PackedOwners.MAX) {
+            for (int i = 0; i < n; i++) {
+                scratch[i] = lists.at(shrunk, i);
+            }
+            if (PackedOwners.fit(scratch, n)) {
+                lists.free(shrunk);
+                setWord(node, PackedOwners.of(scratch, n));
+                return true;
+            }
+        }
         setWord(node, ~shrunk);
         return true;
     }
@@ -214,6 +268,16 @@ final class OwnerSets {
         int word = word(node);
         if (word == FREE) {
             return 0;
+        }
+        if (word >= PACKED) {
+            long range = 0;
+            for (int i = 0, n = PackedOwners.count(word); i < n; i++) {
+                int code = PackedOwners.code(word, i);
+                if (MembershipCode.tier(code) == tier) {
+                    range = keep(MembershipCode.slot(code), in, out, lo, hi, range);
+                }
+            }
+            return range;
         }
         if (word >= 0) {
             return MembershipCode.tier(word) == tier ? keep(MembershipCode.slot(word), in, out, lo, hi, 0) : 0;
@@ -259,7 +323,8 @@ final class OwnerSets {
         int c = word(child);
         int n = word(node);
         if (c == n) {
-            return c != FREE; // one and the same owner (two nodes never share a list or a bitset)
+            // one and the same owner, or the same packed codes (two nodes never share a list or a bitset)
+            return c != FREE;
         }
         if (c >= 0 || n >= 0 || c == FREE || n == FREE) {
             return false;

@@ -117,6 +117,12 @@ final class PrefixIndex {
         }
         int slot = slots.intern(worker);
         int code = MembershipCode.of(slot, tier);
+        boolean rooted = !op.hasParent() || previous != NodeStore.NONE && nodes.isResolved(previous);
+        nodes.prefetch(
+                blockHashes,
+                op.localHashes(),
+                rooted,
+                !rooted ? 0 : op.hasParent() ? nodes.prefix(previous) : ContentPrefix.ROOT);
         boolean changed = false;
         boolean hasParent = op.hasParent();
         long parent = op.parentBlockHash();
@@ -174,6 +180,7 @@ final class PrefixIndex {
         int tier = op.tier().ordinal();
         int code = MembershipCode.of(slot, tier);
         boolean missing = false;
+        nodes.prefetch(op.blockHashes(), null, false, 0);
         for (long blockHash : op.blockHashes()) {
             int node = nodes.findByBlockHash(blockHash);
             if (node == NodeStore.NONE || !owners.remove(node, code)) {

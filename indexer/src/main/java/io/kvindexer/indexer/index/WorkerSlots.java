@@ -17,6 +17,8 @@ import java.util.stream.IntStream;
 final class WorkerSlots {
 
     static final int NONE = -1;
+    /** slots are below this, so a single membership code stays below {@link PackedOwners#MIN_WORD} */
+    static final int MAX_SLOTS = 1 << 28;
 
     private final Object2IntOpenHashMap<WorkerKey> slotOf = new Object2IntOpenHashMap<>();
     private WorkerKey[] workerOfSlot = new WorkerKey[16];
@@ -49,6 +51,10 @@ final class WorkerSlots {
             return slot;
         }
         slot = slots.take();
+        if (slot >= MAX_SLOTS) {
+            // a membership code (slot << 2 | tier) must stay below PackedOwners.MIN_WORD
+            throw new IllegalStateException("the index holds " + MAX_SLOTS + " workers, its maximum");
+        }
         if (slot == workerOfSlot.length) {
             workerOfSlot = Arrays.copyOf(workerOfSlot, slot * 2);
             memberships = Arrays.copyOf(memberships, slot * 2);

@@ -114,7 +114,7 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
         for (int ref = 0; ref < chains.size(); ref++) {
             List<IndexOp> ops = chains.get(ref).drain();
             if (ops != null) {
-                section.submitOps(workers.get(ref), ops);
+                section.stageOps(workers.get(ref), ops);
             }
         }
     }

@@ -141,4 +141,52 @@ class NodeStoreTest {
         assertThat(store.owners().count(a)).isZero();
         assertThat(store.owners().count(b)).isEqualTo(2);
     }
+
+    @Test
+    void ownerSetsKeepListOrderInThePackedWordAndInLists() {
+        Random random = new Random(11);
+        NodeStore store = new NodeStore();
+        OwnerSets owners = store.owners();
+        int node = store.create(1, false, 0, 1);
+        // 1022 is the largest code a packed word holds; 1023 and up go to a list
+        int[] pool = {0, 5, 6, 13, 1021, 1022, 1023, 1200, MembershipCode.of(300, 2)};
+        List<Integer> reference = new ArrayList<>();
+        int[] codes = new int[16];
+        for (int step = 0; step < 20_000; step++) {
+            int code = pool[random.nextInt(pool.length)];
+            int at = reference.indexOf(code);
+            if (random.nextBoolean()) {
+                assertThat(owners.add(node, code)).isEqualTo(at < 0);
+                if (at < 0) {
+                    reference.add(code);
+                }
+            } else {
+                assertThat(owners.remove(node, code)).isEqualTo(at >= 0);
+                if (at >= 0) {
+                    int last = reference.removeLast(); // a list's rule: the last code takes the removed one's place
+                    if (at < reference.size()) {
+                        reference.set(at, last);
+                    }
+                }
+            }
+            int n = owners.codes(node, codes);
+            assertThat(java.util.Arrays.copyOf(codes, n))
+                    .as("step %d", step)
+                    .containsExactly(
+                            reference.stream().mapToInt(Integer::intValue).toArray());
+            assertThat(owners.count(node)).isEqualTo(reference.size());
+            assertThat(owners.single(node)).isEqualTo(reference.size() == 1 ? reference.get(0) : OwnerSets.NONE);
+            int tier = step & 3;
+            long[] in = {-1L, -1L, -1L, -1L, -1L};
+            long[] out = new long[in.length];
+            owners.intersect(node, tier, in, 0, in.length, out);
+            long[] expected = new long[in.length];
+            for (int c : reference) {
+                if (MembershipCode.tier(c) == tier) {
+                    expected[MembershipCode.slot(c) >>> 6] |= 1L << MembershipCode.slot(c);
+                }
+            }
+            assertThat(out).isEqualTo(expected);
+        }
+    }
 }
