@@ -91,18 +91,6 @@ final class NodeTable {
         size++;
     }
 
-    /** Grows the table now, if needed, so that it holds {@code nodes} entries without a rebuild on the way. */
-    void reserve(int nodes) {
-        long needed = nodes * 5L / 4 + 1;
-        if (needed > slots.length) {
-            int capacity = slots.length;
-            while (capacity < needed) {
-                capacity = grown(capacity);
-            }
-            rebuild(capacity, NodeStore.NONE);
-        }
-    }
-
     /**
      * The next capacity: about double, and such that the array with its 16-byte header is a power of two of bytes.
      * A big array is a G1 humongous object that occupies whole regions (1–32 MB, a power of two): a plain 2^20 ints
