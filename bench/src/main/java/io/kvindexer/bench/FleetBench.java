@@ -49,6 +49,10 @@ public final class FleetBench {
                             + " [--blocks B] [--pace BLOCK_EVENTS_PER_S [--pace-rounds 50]] [--fleet libzmq|jeromq]");
             return;
         }
+        if (Arrays.asList(args).contains("--compare")) {
+            FleetCompare.main(args); // goal 3: one engine against the fleet, same workload, same run
+            return;
+        }
         int engines = 4096;
         int processes = 4;
         int burst = 0;
@@ -362,7 +366,7 @@ public final class FleetBench {
     }
 
     /** The indexer's sequence gaps counter, from its /metrics. */
-    private static String gaps(IndexerApp app) throws Exception {
+    static String gaps(IndexerApp app) throws Exception {
         HttpResponse<String> r = HttpClient.newHttpClient()
                 .send(
                         HttpRequest.newBuilder(URI.create(app.baseUrl() + "/metrics"))
