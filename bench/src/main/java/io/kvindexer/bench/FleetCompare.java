@@ -19,36 +19,44 @@ import java.util.SplittableRandom;
 
 /**
  * Issue 22 goal 3 as a same-run comparison: one engine against {@code engines} engines, the same workload but for the
- * number of engines. Both sides are the same libzmq publishers ({@link LibzmqPublishers}, processes of their own)
+ * number of engines. Both sides are the same libzmq publishers ({@link FleetPublishers}, processes of their own)
  * sending the same number of pre-encoded batches of the same shape to a fresh indexer: every batch removes the
- * {@code half} blocks its engine stored {@value #WINDOW} batches before and stores {@code half} new ones (so half the
- * block events are removals and the index stays the same size), block size as given. One engine sends all
- * {@code total} batches; the fleet sends {@code total / engines} per engine, round-robin. Before the clock every
- * engine stores {@value #WINDOW} batches (so every measured batch has its removals) and every batch is encoded.
+ * {@code half} blocks its engine stored {@value #ROUNDS} rounds before (a round: one batch from each fleet engine, so
+ * {@code ROUNDS x engines} batches before for the single engine, 2 for a fleet engine) and stores {@code half} new
+ * ones. Half the block events are removals, and the index holds the same {@code ROUNDS x engines x half} blocks
+ * throughout in both cases. One engine sends all {@code total} batches; the fleet sends {@code total / engines} per
+ * engine, round-robin. Before the clock each side stores those {@code ROUNDS x engines} batches (so every measured
+ * batch has its removals) and every batch is encoded.
  *
  * <p>Throughput: every publisher sends everything at once (send high-water mark lifted: queued at the publisher, not
- * dropped); block events / (send → every engine's watermark at its last batch). Lag: the same batches paced at
+ * dropped); block events / (send → every engine's watermark at its last batch and a writer barrier after that). Lag: the same batches paced at
  * {@code rate} block events/s in total, each batch due at its own moment (message {@code m} of a process at
- * {@code start + m / its rate}); lag = due → its listener's watermark passing it (polled every millisecond).
+ * {@code start + m / its rate}); lag = due → applied: its listener's watermark passing it (the hand-off to the
+ * index) and then a writer barrier completing (polled every millisecond).
  * The single engine runs right before the fleet in each repetition.
  */
 final class FleetCompare {
 
-    /** batches between a block's store and its removal */
-    static final int WINDOW = 2;
+    /** rounds between a block's store and its removal */
+    static final int ROUNDS = 2;
 
     private static final String MODEL = "m";
 
     private final int blockSize;
     private final int half;
     private final int total;
+    private final FleetPublishers.Kind kind;
+    /** batches stored before the clock (and held in the index throughout), over all engines */
+    private final int held;
 
     /**
      * @param blockSize tokens per block
      * @param batchEvents block events per batch (half stored, half removed)
      * @param total batches per measurement, over all engines
      */
-    FleetCompare(int blockSize, int batchEvents, int total) {
+    FleetCompare(FleetPublishers.Kind kind, int fleetEngines, int blockSize, int batchEvents, int total) {
+        this.kind = kind;
+        this.held = ROUNDS * fleetEngines;
         this.blockSize = blockSize;
         this.half = batchEvents / 2;
         this.total = total;
@@ -66,6 +74,9 @@ final class FleetCompare {
         int total = 16_384;
         int reps = 3;
         double lagRate = 0;
+        FleetPublishers.Kind kind = FleetPublishers.Kind.LIBZMQ;
+        boolean withSingle = true;
+        boolean withLag = true;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--compare" -> {}
@@ -76,22 +87,34 @@ final class FleetCompare {
                 case "--total-batches" -> total = Integer.parseInt(args[++i]);
                 case "--repetitions" -> reps = Integer.parseInt(args[++i]);
                 case "--lag-rate" -> lagRate = Double.parseDouble(args[++i]);
+                case "--fleet-only" -> withSingle = false; // for a profile of the fleet alone
+                case "--no-lag" -> withLag = false;
+                case "--publishers" ->
+                    kind = FleetPublishers.Kind.valueOf(args[++i].toUpperCase(java.util.Locale.ROOT));
                 default -> throw new IllegalArgumentException("unknown flag " + args[i]);
             }
         }
-        FleetCompare c = new FleetCompare(blockSize, batchEvents, total);
+        FleetCompare c = new FleetCompare(kind, engines, blockSize, batchEvents, total);
         System.out.printf(
-                "same-run comparison: 1 engine vs %d engines (%d publisher process(es)); each run %d batches of %d block"
+                "same-run comparison: 1 engine vs %d engines (%s publishers, %d process(es)); each run %d batches of %d block"
                         + " events (half stored, half removed), block size %d, %d block events%n",
-                engines, processes, total, batchEvents, blockSize, c.blockEvents());
+                engines, kind, processes, total, batchEvents, blockSize, c.blockEvents());
         List<Result> single = new ArrayList<>();
         List<Result> fleet = new ArrayList<>();
         List<Double> ratios = new ArrayList<>();
         for (int r = 0; r < reps; r++) {
-            single.add(print("all at once", c.run(1, 1, 0)));
+            if (withSingle) {
+                single.add(print("all at once", c.run(1, 1, 0)));
+            }
             fleet.add(print("all at once", c.run(engines, processes, 0)));
-            ratios.add(fleet.getLast().blockEventsPerSecond() / single.getLast().blockEventsPerSecond());
-            System.out.printf("rep %d: fleet / single %.2f%n", r + 1, ratios.getLast());
+            if (withSingle) {
+                ratios.add(fleet.getLast().blockEventsPerSecond()
+                        / single.getLast().blockEventsPerSecond());
+                System.out.printf("rep %d: fleet / single %.2f%n", r + 1, ratios.getLast());
+            }
+        }
+        if (!withSingle) {
+            return;
         }
         double singleRate = Medians.of(single, Result::blockEventsPerSecond);
         System.out.printf(
@@ -101,6 +124,9 @@ final class FleetCompare {
                 Medians.of(fleet, Result::blockEventsPerSecond) / 1e6,
                 ratios,
                 Medians.of(ratios, Double::doubleValue));
+        if (!withLag) {
+            return;
+        }
         double rate = lagRate > 0 ? lagRate : singleRate / 2;
         List<Result> singleLag = new ArrayList<>();
         List<Result> fleetLag = new ArrayList<>();
@@ -162,8 +188,9 @@ final class FleetCompare {
             throw new IllegalArgumentException("--total-batches must be a multiple of --engines");
         }
         int perEngine = total / engines;
+        int window = held / engines; // this engine's batches between a store and its removal
         // the indexer closes first: its listeners would log every publisher that quit before it
-        try (LibzmqPublishers pubs = new LibzmqPublishers(engines, processes, blockSize, 0);
+        try (FleetPublishers pubs = new FleetPublishers(kind, engines, processes, blockSize, 0);
                 IndexerApp app = IndexerApp.start(IndexerConfig.defaults())) {
             BenchHttp http = new BenchHttp(app.baseUrl());
             for (int i = 0; i < engines; i++) {
@@ -182,10 +209,11 @@ final class FleetCompare {
             }
             List<Path> files = new ArrayList<>();
             try {
-                load(pubs, files, 0, WINDOW); // the warm-up: every engine's first stores
+                load(pubs, files, 0, window, window); // the warm-up: every engine's first stores
                 pubs.each("send");
-                awaitAll(marks, WINDOW - 1, 120_000_000_000L);
-                load(pubs, files, WINDOW, perEngine);
+                awaitAll(marks, window - 1, 120_000_000_000L);
+                app.indexers().flushAll().get();
+                load(pubs, files, window, perEngine, window);
                 double cpuBefore = pubs.cpuSeconds();
                 long indexerCpu = ZmqIngestFloor.processCpuNanos();
                 long start = System.nanoTime();
@@ -193,12 +221,13 @@ final class FleetCompare {
                     double share = rate * pubs.size(p) / engines / (2.0 * half); // this process's batches per second
                     pubs.tell(p, rate > 0 ? "send " + share : "send");
                 }
-                long last = WINDOW + perEngine - 1L;
+                long last = window + perEngine - 1L;
                 Result r;
                 if (rate > 0) {
-                    r = pacedLags(app, pubs, marks, perEngine, rate, start);
+                    r = pacedLags(app, pubs, marks, window, perEngine, rate, start);
                 } else {
                     int done = awaitAll(marks, last, 60_000_000_000L);
+                    app.indexers().flushAll().get(); // a listener's watermark passes a batch when handed to the index
                     double seconds = (System.nanoTime() - start) / 1e9;
                     if (done < engines) {
                         stalled(marks, last);
@@ -256,19 +285,31 @@ final class FleetCompare {
     }
 
     private Result pacedLags(
-            IndexerApp app, LibzmqPublishers pubs, SequenceWatermark[] marks, int perEngine, double rate, long start)
+            IndexerApp app,
+            FleetPublishers pubs,
+            SequenceWatermark[] marks,
+            int first,
+            int perEngine,
+            double rate,
+            long start)
             throws Exception {
         int engines = marks.length;
-        long first = WINDOW;
         long[] seen = new long[engines];
         Arrays.fill(seen, first - 1);
         long[] observed = new long[engines * perEngine]; // epoch ms when (engine, batch) was first seen applied
         int count = 0;
         long deadline = System.nanoTime() + (long) (blockEvents() / rate * 1e9) + 120_000_000_000L;
+        long[] passed = new long[engines];
         while (count < observed.length && System.nanoTime() < deadline) {
+            for (int i = 0; i < engines; i++) {
+                passed[i] = marks[i].get();
+            }
+            // a watermark passes a batch when it is handed to the index: what was handed over is applied once the
+            // writers have run everything submitted before this barrier
+            app.indexers().flushAll().get();
             long now = System.currentTimeMillis();
             for (int i = 0; i < engines; i++) {
-                long w = marks[i].get();
+                long w = passed[i];
                 while (seen[i] < w && seen[i] < first + perEngine - 1) {
                     seen[i]++;
                     observed[i * perEngine + (int) (seen[i] - first)] = now;
@@ -314,7 +355,7 @@ final class FleetCompare {
      * Encodes batches {@code from .. from + n - 1} of every engine, each process's engines round-robin, into a file per
      * process, and has each process load its file (before any clock).
      */
-    private void load(LibzmqPublishers pubs, List<Path> files, int from, int n) throws IOException {
+    private void load(FleetPublishers pubs, List<Path> files, int from, int n, int window) throws IOException {
         EngineSimulator.Options sim = EngineSimulator.Options.defaults();
         EngineEventEncoder encoder = new EngineEventEncoder(sim.format(), sim.hashMode());
         for (int p = 0; p < pubs.processes(); p++) {
@@ -323,7 +364,7 @@ final class FleetCompare {
             try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(file)))) {
                 for (int k = from; k < from + n; k++) {
                     for (int local = 0; local < pubs.size(p); local++) {
-                        byte[] payload = encoder.encode(1.0, batch(pubs.first(p) + local, k), null);
+                        byte[] payload = encoder.encode(1.0, batch(pubs.first(p) + local, k, window), null);
                         out.writeInt(local);
                         out.writeInt(payload.length);
                         out.write(payload);
@@ -335,11 +376,11 @@ final class FleetCompare {
         pubs.answers();
     }
 
-    /** Batch {@code k} of {@code engine}: removes what batch {@code k - WINDOW} stored, stores {@code half} new blocks. */
-    private List<SimEvent> batch(int engine, int k) {
+    /** Batch {@code k} of {@code engine}: removes what batch {@code k - window} stored, stores {@code half} new blocks. */
+    private List<SimEvent> batch(int engine, int k, int window) {
         List<SimEvent> events = new ArrayList<>(2);
-        if (k >= WINDOW) {
-            events.add(EngineSimulator.removed(hashes(engine, k - WINDOW), "GPU"));
+        if (k >= window) {
+            events.add(EngineSimulator.removed(hashes(engine, k - window), "GPU"));
         }
         long[] hashes = hashes(engine, k);
         int[] tokens = new int[half * blockSize];

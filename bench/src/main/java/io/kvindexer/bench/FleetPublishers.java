@@ -11,11 +11,18 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Engine ranks as real libzmq publishers ({@code libzmq_fleet.py}: pyzmq on Debian's python3-zmq, one XPUB per
- * engine, the vLLM wire format) in child processes of their own, driven line by line over stdin/stdout. Engine
- * {@code i} (0-based, over all processes) is in process {@code i / perProcess}.
+ * Engine ranks as publishers in child processes of their own, driven line by line over stdin/stdout: real libzmq
+ * ({@code libzmq_fleet.py}: pyzmq on Debian's python3-zmq, one XPUB per engine) or the lean ZMTP PUBs of
+ * {@link ZmtpFleetMain} (a JVM, one thread for all). Engine {@code i} (0-based, over all processes) is in process
+ * {@code i / perProcess}.
  */
-final class LibzmqPublishers implements AutoCloseable {
+final class FleetPublishers implements AutoCloseable {
+
+    /** Which publisher processes. */
+    enum Kind {
+        LIBZMQ,
+        ZMTP
+    }
 
     private final List<Process> children = new ArrayList<>();
     private final List<BufferedReader> from = new ArrayList<>();
@@ -25,23 +32,32 @@ final class LibzmqPublishers implements AutoCloseable {
     private final int perProcess;
 
     /** @param sendHwm each socket's send high-water mark (0: none; libzmq's default is 1,000) */
-    LibzmqPublishers(int engines, int processes, int blockSize, int sendHwm) throws IOException {
+    FleetPublishers(Kind kind, int engines, int processes, int blockSize, int sendHwm) throws IOException {
         perProcess = (engines + processes - 1) / processes;
         int count = (engines + perProcess - 1) / perProcess;
         sizes = new int[count];
         Path script = Files.createTempFile("libzmq_fleet", ".py");
-        try (var in = LibzmqPublishers.class.getResourceAsStream("libzmq_fleet.py")) {
+        try (var in = FleetPublishers.class.getResourceAsStream("libzmq_fleet.py")) {
             Files.write(script, in.readAllBytes());
         }
         script.toFile().deleteOnExit();
         for (int p = 0; p < count; p++) {
             sizes[p] = Math.min(perProcess, engines - p * perProcess);
-            Process child = new ProcessBuilder(
-                            "/usr/bin/python3",
-                            script.toString(),
-                            Integer.toString(sizes[p]),
-                            Integer.toString(blockSize),
-                            Integer.toString(sendHwm))
+            List<String> args =
+                    List.of(Integer.toString(sizes[p]), Integer.toString(blockSize), Integer.toString(sendHwm));
+            List<String> command = new ArrayList<>(
+                    kind == Kind.LIBZMQ
+                            ? List.of("/usr/bin/python3", script.toString())
+                            : List.of(
+                                    Path.of(System.getProperty("java.home"), "bin", "java")
+                                            .toString(),
+                                    "-Xmx1g",
+                                    "-XX:+UseSerialGC",
+                                    "-cp",
+                                    System.getProperty("java.class.path"),
+                                    ZmtpFleetMain.class.getName()));
+            command.addAll(args);
+            Process child = new ProcessBuilder(command)
                     .redirectError(ProcessBuilder.Redirect.INHERIT)
                     .start();
             children.add(child);
