@@ -105,7 +105,8 @@ public final class IndexerCore implements AutoCloseable {
         ListenerOptions options = ListenerOptions.defaults(pollers)
                 .withMetrics(metrics.ingest())
                 .withReplayPermits(replays)
-                .withDegradedHold(degradedHold);
+                .withDegradedHold(degradedHold)
+                .withCatchUpOnConnect(true);
         return (spec, watermark, sink) -> {
             EngineListener listener = new EngineListener(spec, watermark, sink, gate, options);
             listener.start();

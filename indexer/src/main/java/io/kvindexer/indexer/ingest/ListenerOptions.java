@@ -21,6 +21,10 @@ import org.zeromq.ZContext;
  * @param degradedHold     how long a degraded listener stays so after its last loss when neither an
  *                         {@code AllBlocksCleared} nor an engine restart says sooner that the index is complete again
  *                         ({@link Exactness})
+ * @param catchUpOnConnect a new registration whose engine sends nothing within a second of the connection asks the
+ *                         engine's replay endpoint for everything from seq 0, so one that joins a running engine that
+ *                         is idle now gets its buffer and knows at once whether it is whole (the service's setting;
+ *                         the listener tests that count replays keep it off)
  */
 public record ListenerOptions(
         ZContext context,
@@ -31,7 +35,8 @@ public record ListenerOptions(
         ReplayPermits replayPermits,
         int replayChunk,
         IngestPollers pollers,
-        Duration degradedHold) {
+        Duration degradedHold,
+        boolean catchUpOnConnect) {
 
     /** {@code --degraded-hold}'s default. */
     public static final Duration DEFAULT_DEGRADED_HOLD = Duration.ofMinutes(1);
@@ -65,7 +70,8 @@ public record ListenerOptions(
                 ReplayPermits.shared(),
                 10_000,
                 pollers,
-                DEFAULT_DEGRADED_HOLD);
+                DEFAULT_DEGRADED_HOLD,
+                false);
     }
 
     public ListenerOptions withContext(ZContext v) {
@@ -100,6 +106,10 @@ public record ListenerOptions(
         return edit(d -> d.degradedHold = v);
     }
 
+    public ListenerOptions withCatchUpOnConnect(boolean v) {
+        return edit(d -> d.catchUpOnConnect = v);
+    }
+
     ReplayClient.Settings replaySettings() {
         return new ReplayClient.Settings(
                 replayTimeout, replayChunk, 3, Duration.ofMillis(250), Duration.ofSeconds(10), replayPermits);
@@ -118,7 +128,8 @@ public record ListenerOptions(
                 d.replayPermits,
                 d.replayChunk,
                 d.pollers,
-                d.degradedHold);
+                d.degradedHold,
+                d.catchUpOnConnect);
     }
 
     private static final class Draft {
@@ -131,6 +142,7 @@ public record ListenerOptions(
         int replayChunk;
         IngestPollers pollers;
         Duration degradedHold;
+        boolean catchUpOnConnect;
 
         Draft(ListenerOptions o) {
             context = o.context;
@@ -142,6 +154,7 @@ public record ListenerOptions(
             replayChunk = o.replayChunk;
             pollers = o.pollers;
             degradedHold = o.degradedHold;
+            catchUpOnConnect = o.catchUpOnConnect;
         }
     }
 }

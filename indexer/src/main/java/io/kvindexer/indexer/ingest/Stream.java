@@ -13,6 +13,9 @@ import java.util.concurrent.TimeUnit;
  */
 final class Stream implements ReplayClient.Target {
 
+    /** how long a new registration waits for a first live batch before it asks an idle engine for its buffer */
+    static final long CATCH_UP_QUIET_NANOS = TimeUnit.SECONDS.toNanos(1);
+
     private final EngineListener owner;
     private final Poller poller;
     private final IngestPollers threads;
@@ -26,6 +29,8 @@ final class Stream implements ReplayClient.Target {
     private boolean active;
     private boolean replaying;
     private boolean resumePending;
+    /** when a pending resume may start (nanoTime) */
+    private long resumeAt;
     /** the live message that showed a gap: applied after the replay */
     private List<byte[]> heldLive;
 
@@ -95,10 +100,16 @@ final class Stream implements ReplayClient.Target {
             active = true;
             owner.becomeActive(this);
             tracker.begin();
-            // started from a known watermark (a restore, a re-registration, a resume): catch up at once
-            resumePending = replay != null && tracker.anyApplied();
+            // Started from a known watermark (a restore, a re-registration, a resume): catch up at once. A new
+            // registration learns what it missed from the first live batch ([0, seq) is replayed); when none
+            // comes within a quiet spell, the engine is asked for its buffer, so one that joined a running engine
+            // that is idle now learns at once whether it is whole. Waiting keeps that replay from racing a busy
+            // engine's stream, whose own gap replay is bounded by the live seq.
+            resumePending =
+                    replay != null && (tracker.anyApplied() || owner.options().catchUpOnConnect());
+            resumeAt = System.nanoTime() + (tracker.anyApplied() ? 0 : CATCH_UP_QUIET_NANOS);
         }
-        if (resumePending && link.state().connected()) {
+        if (resumePending && link.state().connected() && System.nanoTime() - resumeAt >= 0) {
             resumePending = false;
             startReplay("catching up after seq " + u(owner.watermark().get()), this::resume);
         }

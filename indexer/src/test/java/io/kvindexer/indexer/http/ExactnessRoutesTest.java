@@ -168,6 +168,39 @@ class ExactnessRoutesTest {
     }
 
     @Test
+    void aRegistrationLearnsAtOnceWhetherItJoinedARunningEngineThatIsIdleNow() throws Exception {
+        start(Duration.ofMinutes(1));
+        EngineSimulator shortBuffer = engine(4); // keeps its last 4 batches: seqs 0..5 are gone
+        EngineSimulator longBuffer = engine(10_000);
+        for (int i = 0; i < 10; i++) {
+            shortBuffer.storeSequence(range(1000 * i + 1, 1000 * i + 4), 4).get(30, TimeUnit.SECONDS);
+            longBuffer.storeSequence(range(1000 * i + 1, 1000 * i + 4), 4).get(30, TimeUnit.SECONDS);
+        }
+        register(1, shortBuffer);
+        register(2, longBuffer);
+        // neither engine publishes again: what the indexer learns, it learns from the catch-up it asks for when
+        // no batch comes (a listener is exact before that, and replaying while it runs: the engine's record of the
+        // request tells the end of the catch-up from the start)
+        await().atMost(PATIENCE)
+                .until(() -> "degraded".equals(listener(1).path("exactness").asText())
+                        && longBuffer.replayStarts().contains(0L)
+                        && "exact".equals(listener(2).path("exactness").asText()));
+        assertThat(listener(1).get("exactness_reason").asText())
+                .startsWith("joined an engine that was already running: ");
+        await().atMost(PATIENCE)
+                .until(() -> query(range(1, 4)).at("/scores/2/0").asInt() == 4
+                        && query(range(9001, 9004)).get("instances").size() == 2);
+        JsonNode instances = query(range(9001, 9004)).get("instances");
+        assertThat(instances.at("/1/exact").asBoolean())
+                .as("instance 1 answers what its buffer still held, and says it may hold more")
+                .isFalse();
+        assertThat(instances.at("/2/exact").asBoolean()).isTrue();
+        assertThat(query(range(1, 4)).at("/scores/1/0").isMissingNode())
+                .as("the short buffer's seq 0 is gone")
+                .isTrue();
+    }
+
+    @Test
     void anUndecodableBatchDegradesAndTheHoldEndsIt() throws Exception {
         Duration hold = Duration.ofMillis(1500);
         start(hold);

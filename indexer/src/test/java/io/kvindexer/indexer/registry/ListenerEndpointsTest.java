@@ -97,7 +97,9 @@ class ListenerEndpointsTest {
         await().atMost(PATIENCE).until(() -> score(7, 200) > 0);
         assertThat(score(7, 100)).isZero();
         assertThat(app.workers().watermark(7, 0).get()).isZero();
-        assertThat(b.replayRequests()).isZero();
+        assertThat(b.replayStarts())
+                .as("B's seq 0 is not a gap (a new registration's catch-up from 0 may have run before it came)")
+                .allMatch(seq -> seq == 0L);
     }
 
     @Test
@@ -115,7 +117,11 @@ class ListenerEndpointsTest {
         store(a, 130); // seq 3
 
         await().atMost(PATIENCE).until(() -> score(7, 130) > 0 && score(7, 120) > 0);
-        assertThat(a.replayStarts()).first().isEqualTo(2L); // asked as soon as it connected again
+        assertThat(a.replayStarts())
+                .as("from 2 as soon as it connected again (after the first registration's catch-up from 0, if any)")
+                .filteredOn(seq -> seq != 0L)
+                .first()
+                .isEqualTo(2L);
         assertThat(score(7, 100)).as("dropped by the unregister, not replayed").isZero();
         assertThat(app.workers().watermark(7, 0).get()).isEqualTo(3);
     }
