@@ -77,6 +77,7 @@ final class FleetCompare {
         FleetPublishers.Kind kind = FleetPublishers.Kind.LIBZMQ;
         boolean withSingle = true;
         boolean withLag = true;
+        boolean withThroughput = true;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--compare" -> {}
@@ -89,6 +90,7 @@ final class FleetCompare {
                 case "--lag-rate" -> lagRate = Double.parseDouble(args[++i]);
                 case "--fleet-only" -> withSingle = false; // for a profile of the fleet alone
                 case "--no-lag" -> withLag = false;
+                case "--lag-only" -> withThroughput = false; // with --lag-rate
                 case "--publishers" ->
                     kind = FleetPublishers.Kind.valueOf(args[++i].toUpperCase(java.util.Locale.ROOT));
                 default -> throw new IllegalArgumentException("unknown flag " + args[i]);
@@ -102,7 +104,10 @@ final class FleetCompare {
         List<Result> single = new ArrayList<>();
         List<Result> fleet = new ArrayList<>();
         List<Double> ratios = new ArrayList<>();
-        for (int r = 0; r < reps; r++) {
+        if (!withThroughput && lagRate <= 0) {
+            throw new IllegalArgumentException("--lag-only needs --lag-rate");
+        }
+        for (int r = 0; withThroughput && r < reps; r++) {
             if (withSingle) {
                 single.add(print("all at once", c.run(1, 1, 0)));
             }
@@ -117,13 +122,15 @@ final class FleetCompare {
             return;
         }
         double singleRate = Medians.of(single, Result::blockEventsPerSecond);
-        System.out.printf(
-                "throughput medians: single %.3f M, fleet %.3f M block events/s; fleet / single per rep %s, median"
-                        + " %.2f%n",
-                singleRate / 1e6,
-                Medians.of(fleet, Result::blockEventsPerSecond) / 1e6,
-                ratios,
-                Medians.of(ratios, Double::doubleValue));
+        if (withThroughput) {
+            System.out.printf(
+                    "throughput medians: single %.3f M, fleet %.3f M block events/s; fleet / single per rep %s, median"
+                            + " %.2f%n",
+                    singleRate / 1e6,
+                    Medians.of(fleet, Result::blockEventsPerSecond) / 1e6,
+                    ratios,
+                    Medians.of(ratios, Double::doubleValue));
+        }
         if (!withLag) {
             return;
         }
