@@ -74,49 +74,16 @@ public record ListenerOptions(
                 false);
     }
 
-    public ListenerOptions withContext(ZContext v) {
-        return edit(d -> d.context = v);
-    }
-
-    public ListenerOptions withReplayTimeout(Duration v) {
-        return edit(d -> d.replayTimeout = v);
-    }
-
-    public ListenerOptions withHandshakeTimeout(Duration v) {
-        return edit(d -> d.handshakeTimeout = v);
-    }
-
-    public ListenerOptions withMetrics(IngestMetrics v) {
-        return edit(d -> d.metrics = v);
-    }
-
-    public ListenerOptions withReplayPermits(ReplayPermits v) {
-        return edit(d -> d.replayPermits = v);
-    }
-
-    public ListenerOptions withReplayChunk(int v) {
-        return edit(d -> d.replayChunk = v);
-    }
-
-    public ListenerOptions withPollers(IngestPollers v) {
-        return edit(d -> d.pollers = v);
-    }
-
-    public ListenerOptions withDegradedHold(Duration v) {
-        return edit(d -> d.degradedHold = v);
-    }
-
-    public ListenerOptions withCatchUpOnConnect(boolean v) {
-        return edit(d -> d.catchUpOnConnect = v);
-    }
-
     ReplayClient.Settings replaySettings() {
         return new ReplayClient.Settings(
                 replayTimeout, replayChunk, 3, Duration.ofMillis(250), Duration.ofSeconds(10), replayPermits);
     }
 
-    /** One copy-and-change behind every wither, so a new component is added in one place, not in each. */
-    private ListenerOptions edit(Consumer<Draft> change) {
+    /**
+     * These options with what {@code change} sets on a mutable copy, e.g. {@code with(o -> o.replayChunk = 100)}: the
+     * one way to derive options, so a new component needs no wither of its own.
+     */
+    public ListenerOptions with(Consumer<Draft> change) {
         Draft d = new Draft(this);
         change.accept(d);
         return new ListenerOptions(
@@ -132,19 +99,20 @@ public record ListenerOptions(
                 d.catchUpOnConnect);
     }
 
-    private static final class Draft {
-        ZContext context;
-        Duration replayTimeout;
-        Duration handshakeTimeout;
-        EngineEventDecoder decoder;
-        IngestMetrics metrics;
-        ReplayPermits replayPermits;
-        int replayChunk;
-        IngestPollers pollers;
-        Duration degradedHold;
-        boolean catchUpOnConnect;
+    /** A mutable copy of every component, which {@link #with} hands out to change and then builds. */
+    public static final class Draft {
+        public ZContext context;
+        public Duration replayTimeout;
+        public Duration handshakeTimeout;
+        public EngineEventDecoder decoder;
+        public IngestMetrics metrics;
+        public ReplayPermits replayPermits;
+        public int replayChunk;
+        public IngestPollers pollers;
+        public Duration degradedHold;
+        public boolean catchUpOnConnect;
 
-        Draft(ListenerOptions o) {
+        private Draft(ListenerOptions o) {
             context = o.context;
             replayTimeout = o.replayTimeout;
             handshakeTimeout = o.handshakeTimeout;
