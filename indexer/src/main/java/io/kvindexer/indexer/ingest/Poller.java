@@ -176,10 +176,12 @@ final class Poller implements Runnable {
         if (!wasReady && s.subscriber().ready()) {
             s.tick(); // a handshake that just finished starts a pending catch-up replay now, not a sweep later
         }
-        if (s.readable() && inflight.hasRoom()) {
+        // read interest at once, not at the next sweep: off, or the selector reports the stream every turn; on, or a
+        // connection that just became ready is not read (nor a libzmq PING answered) until then
+        boolean read = s.readable() && inflight.hasRoom();
+        s.subscriber().wantRead(read);
+        if (read) {
             s.drain(BATCH);
-        } else {
-            s.subscriber().wantRead(false); // at once, not at the next sweep: the selector would report it every turn
         }
     }
 
