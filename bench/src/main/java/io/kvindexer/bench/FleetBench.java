@@ -34,7 +34,8 @@ import java.util.concurrent.Future;
  * {@code --blocks} blocks, all engines together at R block events/s in total, and the lag from each batch's scheduled
  * publish to its listener's watermark passing it is printed (p50/p99 over every engine and batch; the watermarks are
  * polled every millisecond). Usage: {@code bin/bench FleetBench [--engines 4096] [--processes 4] [--block-size 4]
- * [--burst N] [--blocks B] [--pace R [--pace-rounds 50]] [--fleet libzmq|jeromq]}.
+ * [--burst N] [--blocks B] [--pace R [--pace-rounds 50]] [--fleet libzmq|jeromq]}. Goal 3 (the fleet against one
+ * engine on the same workload, in the same run) is {@code --compare}: see {@link FleetCompare}.
  */
 public final class FleetBench {
 
@@ -46,7 +47,14 @@ public final class FleetBench {
         if (Arrays.asList(args).contains("--help")) {
             System.out.println(
                     "usage: bin/bench FleetBench [--engines 4096] [--processes 4] [--block-size 4] [--burst N]"
-                            + " [--blocks B] [--pace BLOCK_EVENTS_PER_S [--pace-rounds 50]] [--fleet libzmq|jeromq]");
+                            + " [--blocks B] [--pace BLOCK_EVENTS_PER_S [--pace-rounds 50]] [--fleet libzmq|jeromq]\n"
+                            + "       bin/bench FleetBench --compare [--engines 1024] [--processes 1] [--block-size 16]"
+                            + " [--batch-events 256] [--total-batches 16384] [--repetitions 3] [--lag-rate R]"
+                            + " [--publishers libzmq|zmtp] [--fleet-only] [--no-lag | --lag-only]");
+            return;
+        }
+        if (Arrays.asList(args).contains("--compare")) {
+            FleetCompare.main(args); // goal 3: one engine against the fleet, same workload, same run
             return;
         }
         int engines = 4096;
@@ -362,7 +370,7 @@ public final class FleetBench {
     }
 
     /** The indexer's sequence gaps counter, from its /metrics. */
-    private static String gaps(IndexerApp app) throws Exception {
+    static String gaps(IndexerApp app) throws Exception {
         HttpResponse<String> r = HttpClient.newHttpClient()
                 .send(
                         HttpRequest.newBuilder(URI.create(app.baseUrl() + "/metrics"))

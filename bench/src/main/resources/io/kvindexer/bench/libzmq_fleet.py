@@ -1,6 +1,6 @@
 # Many engine ranks in one process, each a real libzmq publisher (pyzmq, as vLLM publishes), for FleetBench.
 # Driven over stdin/stdout like EngineFleetMain (one line each):
-#   args:  ENGINES BLOCK_SIZE
+#   args:  ENGINES BLOCK_SIZE [SNDHWM]   (SNDHWM: the sockets' send high-water mark; 0 = none; default libzmq's 1000)
 #   out:   ENGINE i ENDPOINT - (one per engine), then READY
 #   in:    subscribed      out: SUBSCRIBED n   (engines whose socket got a subscription)
 #   in:    publish K       out: PUBLISHED K    (each engine stores one block: the tokens of EngineFleetMain.tokens(K, i, B))
@@ -8,6 +8,11 @@
 #   in:    burst           out: BURST N        (sends what prepare encoded, all engines round-robin)
 #   in:    pace N B R      out: PACED N S      (N rounds of one batch of B blocks per engine; engine i's batch of round k
 #                                               at S + (k + i / ENGINES) / R s, S in epoch ms)
+#   in:    load PATH       out: LOADED n       (n messages encoded by FleetCompare: each a u32 engine, a u32 length and
+#                                               the payload, in send order; nothing is encoded after this)
+#   in:    send            out: SENT n CPU_S   (sends what load read, as fast as the sockets take it; CPU_S: this
+#                                               process's CPU seconds, all threads, while sending)
+#   in:    send R          out: SENT n CPU_S START_MS  (the same paced: message m at START + m / R s, START in epoch ms)
 #   in:    quit
 # XPUB rather than PUB only so that a subscription can be seen; what goes out is the same.
 import struct, sys, time
@@ -16,12 +21,14 @@ import msgpack
 import zmq
 
 engines, block_size = int(sys.argv[1]), int(sys.argv[2])
+hwm = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
 context = zmq.Context(1)
 context.set(zmq.MAX_SOCKETS, engines + 64)
 sockets, seqs, subscribed = [], [0] * engines, [False] * engines
 for i in range(engines):
     s = context.socket(zmq.XPUB)
     s.setsockopt(zmq.LINGER, 0)
+    s.setsockopt(zmq.SNDHWM, hwm)
     port = s.bind_to_random_port("tcp://127.0.0.1")
     sockets.append(s)
     print("ENGINE %d tcp://127.0.0.1:%d -" % (i, port))
@@ -46,7 +53,19 @@ def send(engine, payload):
     seqs[engine] += 1
 
 
-prepared = []
+def load(path):
+    out = []
+    with open(path, "rb") as f:
+        data = f.read()
+    view, at = memoryview(data), 0
+    while at < len(data):
+        engine, length = struct.unpack_from(">II", data, at)
+        out.append((engine, view[at + 8:at + 8 + length]))
+        at += 8 + length
+    return out
+
+
+prepared, loaded = [], []
 for line in sys.stdin:
     cmd = line.split()
     if cmd[0] == "subscribed":
@@ -80,5 +99,19 @@ for line in sys.stdin:
                     time.sleep(wait)
                 send(i, rounds[k][i])
         print("PACED %d %d" % (n, int(start * 1000)), flush=True)
+    elif cmd[0] == "load":
+        loaded = load(cmd[1])
+        print("LOADED %d" % len(loaded), flush=True)
+    elif cmd[0] == "send":
+        rate = float(cmd[1]) if len(cmd) > 1 else 0
+        cpu = time.process_time()
+        start = time.time() + 0.1 if rate > 0 else time.time()
+        for m, (engine, payload) in enumerate(loaded):
+            if rate > 0:
+                wait = start + m / rate - time.time()
+                if wait > 0:
+                    time.sleep(wait)
+            send(engine, payload)
+        print("SENT %d %.3f %d" % (len(loaded), time.process_time() - cpu, int(start * 1000)), flush=True)
     elif cmd[0] == "quit":
         break

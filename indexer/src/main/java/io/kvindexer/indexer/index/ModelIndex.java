@@ -3,6 +3,7 @@ package io.kvindexer.indexer.index;
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.hash.BlockHasher;
+import it.unimi.dsi.fastutil.HashCommon;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -71,14 +72,15 @@ public final class ModelIndex {
      * listener's), not under the index lock. Never throws for bad events: they are counted by status.
      */
     public void submit(WorkerKey worker, List<KvEvent> events) {
-        if (events.isEmpty()) {
-            return;
-        }
+        submitOps(worker, convert(events));
+    }
+
+    private List<IndexOp> convert(List<KvEvent> events) {
         List<IndexOp> ops = new ArrayList<>(events.size());
         for (KvEvent event : events) {
             ops.add(StoredChainConverter.convert(event, blockSize));
         }
-        submitOps(worker, ops);
+        return ops;
     }
 
     /**
@@ -86,14 +88,24 @@ public final class ModelIndex {
      * applied (the listeners count what waits unapplied against their byte budget).
      */
     public void submit(WorkerKey worker, List<KvEvent> events, Runnable applied) {
-        submit(worker, events);
-        writers.executeOn(writers.threadOf(worker.instanceId()), applied);
+        List<IndexOp> ops = convert(events);
+        int thread = threadOf(worker.instanceId());
+        // one writer task for the batch and its release: one queue hand-off (and wake-up) per batch, not two
+        writers.executeOn(thread, () -> {
+            try {
+                if (!ops.isEmpty()) {
+                    applyOn(thread, worker, ops);
+                }
+            } finally {
+                applied.run();
+            }
+        });
     }
 
     /** Enqueues ready-made operations for one worker, applied in order (recovery and benchmarks use this). */
     public void submitOps(WorkerKey worker, List<IndexOp> ops) {
         if (!ops.isEmpty()) {
-            int thread = writers.threadOf(worker.instanceId());
+            int thread = threadOf(worker.instanceId());
             writers.executeOn(thread, () -> applyOn(thread, worker, ops));
         }
     }
@@ -118,13 +130,34 @@ public final class ModelIndex {
      * expiry uses this, so a block stored again while its removal waited in the queue is not removed.
      */
     public void submitWhenDue(WorkerKey worker, Supplier<List<IndexOp>> due) {
-        int thread = writers.threadOf(worker.instanceId());
+        int thread = threadOf(worker.instanceId());
         writers.executeOn(thread, () -> {
             List<IndexOp> ops = due.get();
             if (!ops.isEmpty()) {
                 applyOn(thread, worker, ops);
             }
         });
+    }
+
+    /**
+     * The writer thread of an instance: always the same one (per-worker order). A write holds its shard's lock
+     * throughout, so only as many threads as the index has shards write it (the others would queue on those locks:
+     * with one shard, 1,024 engines' batches on 4 threads spent their time handing the lock over); which threads
+     * those are depends on the index, so several indexes still use every writer thread.
+     */
+    private int threadOf(long instanceId) {
+        int threads = writers.size();
+        int shards = index.size();
+        int thread = writers.threadOf(instanceId);
+        if (shards >= threads) {
+            return thread;
+        }
+        int lanes = threads / shards; // shard + shards * lane is a thread of that shard (thread % shards == shard)
+        return thread % shards + shards * lane(lanes);
+    }
+
+    private int lane(int lanes) {
+        return Math.floorMod(HashCommon.mix(modelName.hashCode() * 31 + tenantId.hashCode()), lanes);
     }
 
     private void applyOn(int thread, WorkerKey worker, List<IndexOp> ops) {
@@ -181,7 +214,7 @@ public final class ModelIndex {
 
     private CompletableFuture<Void> onWriter(long instanceId, Consumer<PrefixIndex> change) {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        int thread = writers.threadOf(instanceId);
+        int thread = threadOf(instanceId);
         writers.executeOn(thread, () -> {
             try {
                 ShardedIndex ix = index;

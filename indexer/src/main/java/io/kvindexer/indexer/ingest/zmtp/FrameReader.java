@@ -6,7 +6,8 @@ import java.util.List;
 
 /**
  * Decodes ZMTP 3.x frames (after the greeting) from whatever bytes arrive, in pieces of any size: whole messages
- * (their frames, MORE-chained) and commands go to a {@link Sink}. What it holds between reads is at most one
+ * (their frames, MORE-chained) and commands go to a {@link Sink}, a command also when it comes between two frames of
+ * a message. What it holds between reads is at most one
  * frame's header and body and the earlier frames of one unfinished message.
  */
 public final class FrameReader {
@@ -79,9 +80,8 @@ public final class FrameReader {
         body = null;
         flags = -1;
         if ((f & Zmtp.FLAG_COMMAND) != 0) {
-            if (parts != null) {
-                throw new ZmtpException("a command inside a multipart message");
-            }
+            // libzmq writes a PONG (or PING) as soon as it is due, between two frames of a message it is sending
+            // when its buffer emptied there (seen under a backlog): the command is handled, the message goes on
             sink.command(frame);
             return;
         }

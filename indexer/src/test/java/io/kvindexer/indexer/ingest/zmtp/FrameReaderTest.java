@@ -54,6 +54,26 @@ class FrameReaderTest {
         }
     }
 
+    /** libzmq puts a PONG it owes between the frames of a message it is in the middle of sending (under a backlog). */
+    @Test
+    void aCommandBetweenTheFramesOfAMessageIsHandledAndTheMessageGoesOn() throws Exception {
+        ByteArrayOutputStream wire = new ByteArrayOutputStream();
+        wire.write(moreFrame(new byte[0]));
+        wire.write(Zmtp.pong(java.util.Arrays.copyOfRange(Zmtp.ping(150), 2, 9)));
+        wire.write(moreFrame(new byte[] {0, 0, 0, 0, 0, 0, 0, 4}));
+        wire.write(Zmtp.ping(150));
+        wire.write(Zmtp.frame(0, new byte[] {1, 2, 3}));
+        wire.write(Zmtp.frame(0, new byte[] {5}));
+        FrameReader reader = new FrameReader(1 << 20);
+        reader.feed(ByteBuffer.wrap(wire.toByteArray()), sink);
+        assertThat(commands).containsExactly("PONG", "PING");
+        assertThat(messages).hasSize(2);
+        assertThat(messages.get(0)).hasSize(3);
+        assertThat(messages.get(0).get(1)[7]).isEqualTo((byte) 4);
+        assertThat(messages.get(0).get(2)).containsExactly(1, 2, 3);
+        assertThat(messages.get(1).get(0)).containsExactly(5);
+    }
+
     @Test
     void brokenFramesAreProtocolErrors() {
         FrameReader reader = new FrameReader(100);

@@ -1,0 +1,410 @@
+package io.kvindexer.bench;
+
+import io.kvindexer.indexer.IndexerApp;
+import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.ingest.ListenerStatus;
+import io.kvindexer.indexer.ingest.SequenceWatermark;
+import io.kvindexer.indexer.sim.EngineEventEncoder;
+import io.kvindexer.indexer.sim.EngineSimulator;
+import io.kvindexer.indexer.sim.SimEvent;
+import java.io.BufferedOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+
+/**
+ * Issue 22 goal 3 as a same-run comparison: one engine against {@code engines} engines, the same workload but for the
+ * number of engines. Both sides are the same libzmq publishers ({@link FleetPublishers}, processes of their own)
+ * sending the same number of pre-encoded batches of the same shape to a fresh indexer: every batch removes the
+ * {@code half} blocks its engine stored {@value #ROUNDS} rounds before (a round: one batch from each fleet engine, so
+ * {@code ROUNDS x engines} batches before for the single engine, 2 for a fleet engine) and stores {@code half} new
+ * ones. Half the block events are removals, and the index holds the same {@code ROUNDS x engines x half} blocks
+ * throughout in both cases. One engine sends all {@code total} batches; the fleet sends {@code total / engines} per
+ * engine, round-robin. Before the clock each side stores those {@code ROUNDS x engines} batches (so every measured
+ * batch has its removals) and every batch is encoded.
+ *
+ * <p>Throughput: every publisher sends everything at once (send high-water mark lifted: queued at the publisher, not
+ * dropped); block events / (send → every engine's watermark at its last batch and a writer barrier after that). Lag: the same batches paced at
+ * {@code rate} block events/s in total, each batch due at its own moment (message {@code m} of a process at
+ * {@code start + m / its rate}); lag = due → applied: its listener's watermark passing it (the hand-off to the
+ * index) and then a writer barrier completing (polled every millisecond).
+ * The single engine runs right before the fleet in each repetition.
+ */
+final class FleetCompare {
+
+    /** rounds between a block's store and its removal */
+    static final int ROUNDS = 2;
+
+    private static final String MODEL = "m";
+
+    private final int blockSize;
+    private final int half;
+    private final int total;
+    private final FleetPublishers.Kind kind;
+    /** batches stored before the clock (and held in the index throughout), over all engines */
+    private final int held;
+
+    /**
+     * @param blockSize tokens per block
+     * @param batchEvents block events per batch (half stored, half removed)
+     * @param total batches per measurement, over all engines
+     */
+    FleetCompare(FleetPublishers.Kind kind, int fleetEngines, int blockSize, int batchEvents, int total) {
+        this.kind = kind;
+        this.held = ROUNDS * fleetEngines;
+        this.blockSize = blockSize;
+        this.half = batchEvents / 2;
+        this.total = total;
+    }
+
+    /**
+     * {@code FleetBench --compare}: for each repetition the single engine then the fleet, all at once; then both paced
+     * at half the single engine's median (or {@code --lag-rate}). Prints each run, the medians and the same-run ratios.
+     */
+    static void main(String[] args) throws Exception {
+        int engines = 1024;
+        int processes = 1;
+        int blockSize = 16;
+        int batchEvents = 256;
+        int total = 16_384;
+        int reps = 3;
+        double lagRate = 0;
+        FleetPublishers.Kind kind = FleetPublishers.Kind.LIBZMQ;
+        boolean withSingle = true;
+        boolean withLag = true;
+        boolean withThroughput = true;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--compare" -> {}
+                case "--engines" -> engines = Integer.parseInt(args[++i]);
+                case "--processes" -> processes = Integer.parseInt(args[++i]);
+                case "--block-size" -> blockSize = Integer.parseInt(args[++i]);
+                case "--batch-events" -> batchEvents = Integer.parseInt(args[++i]);
+                case "--total-batches" -> total = Integer.parseInt(args[++i]);
+                case "--repetitions" -> reps = Integer.parseInt(args[++i]);
+                case "--lag-rate" -> lagRate = Double.parseDouble(args[++i]);
+                case "--fleet-only" -> withSingle = false; // for a profile of the fleet alone
+                case "--no-lag" -> withLag = false;
+                case "--lag-only" -> withThroughput = false; // with --lag-rate
+                case "--publishers" ->
+                    kind = FleetPublishers.Kind.valueOf(args[++i].toUpperCase(java.util.Locale.ROOT));
+                default -> throw new IllegalArgumentException("unknown flag " + args[i]);
+            }
+        }
+        FleetCompare c = new FleetCompare(kind, engines, blockSize, batchEvents, total);
+        System.out.printf(
+                "same-run comparison: 1 engine vs %d engines (%s publishers, %d process(es)); each run %d batches of %d block"
+                        + " events (half stored, half removed), block size %d, %d block events%n",
+                engines, kind, processes, total, batchEvents, blockSize, c.blockEvents());
+        List<Result> single = new ArrayList<>();
+        List<Result> fleet = new ArrayList<>();
+        List<Double> ratios = new ArrayList<>();
+        if (!withThroughput && lagRate <= 0) {
+            throw new IllegalArgumentException("--lag-only needs --lag-rate");
+        }
+        for (int r = 0; withThroughput && r < reps; r++) {
+            if (withSingle) {
+                single.add(print("all at once", c.run(1, 1, 0)));
+            }
+            fleet.add(print("all at once", c.run(engines, processes, 0)));
+            if (withSingle) {
+                ratios.add(fleet.getLast().blockEventsPerSecond()
+                        / single.getLast().blockEventsPerSecond());
+                System.out.printf("rep %d: fleet / single %.2f%n", r + 1, ratios.getLast());
+            }
+        }
+        if (!withSingle) {
+            return;
+        }
+        double singleRate = Medians.of(single, Result::blockEventsPerSecond);
+        if (withThroughput) {
+            System.out.printf(
+                    "throughput medians: single %.3f M, fleet %.3f M block events/s; fleet / single per rep %s, median"
+                            + " %.2f%n",
+                    singleRate / 1e6,
+                    Medians.of(fleet, Result::blockEventsPerSecond) / 1e6,
+                    ratios,
+                    Medians.of(ratios, Double::doubleValue));
+        }
+        if (!withLag) {
+            return;
+        }
+        double rate = lagRate > 0 ? lagRate : singleRate / 2;
+        List<Result> singleLag = new ArrayList<>();
+        List<Result> fleetLag = new ArrayList<>();
+        for (int r = 0; r < reps; r++) {
+            singleLag.add(print("paced at " + Math.round(rate), c.run(1, 1, rate)));
+            fleetLag.add(print("paced at " + Math.round(rate), c.run(engines, processes, rate)));
+        }
+        double singleP99 = Medians.of(singleLag, Result::lagP99Ms);
+        double fleetP99 = Medians.of(fleetLag, Result::lagP99Ms);
+        System.out.printf(
+                "lag at %.3f M block events/s, medians: single p50/p99 %.0f / %.0f ms, fleet p50/p99 %.0f / %.0f ms;"
+                        + " fleet p99 / single p99 %.2f%n",
+                rate / 1e6,
+                Medians.of(singleLag, Result::lagP50Ms),
+                singleP99,
+                Medians.of(fleetLag, Result::lagP50Ms),
+                fleetP99,
+                fleetP99 / Math.max(1, singleP99));
+    }
+
+    private static Result print(String what, Result r) {
+        System.out.printf(
+                "  %4d engine(s), %s: %.3f M block events/s (%.2f s); lag p50/p99/max %.0f/%.0f/%.0f ms; %d batches"
+                        + " applied; publishers' CPU %.2f s; indexer process CPU %.0f ns per block event; gaps %s%n",
+                r.engines(),
+                what,
+                r.blockEventsPerSecond() / 1e6,
+                r.seconds(),
+                r.lagP50Ms(),
+                r.lagP99Ms(),
+                r.lagMaxMs(),
+                r.applied(),
+                r.publisherCpuSeconds(),
+                r.indexerCpuNanosPerBlockEvent(),
+                r.gaps());
+        return r;
+    }
+
+    long blockEvents() {
+        return (long) total * half * 2;
+    }
+
+    /** What one measurement of {@code engines} engines gave. */
+    record Result(
+            int engines,
+            double blockEventsPerSecond,
+            double seconds,
+            double lagP50Ms,
+            double lagP99Ms,
+            double lagMaxMs,
+            int applied,
+            double publisherCpuSeconds,
+            double indexerCpuNanosPerBlockEvent,
+            String gaps) {}
+
+    /** One measurement: a fresh indexer, fresh publishers; {@code rate} 0: all at once, else paced. */
+    Result run(int engines, int processes, double rate) throws Exception {
+        if (total % engines != 0) {
+            throw new IllegalArgumentException("--total-batches must be a multiple of --engines");
+        }
+        int perEngine = total / engines;
+        int window = held / engines; // this engine's batches between a store and its removal
+        // the indexer closes first: its listeners would log every publisher that quit before it
+        try (FleetPublishers pubs = new FleetPublishers(kind, engines, processes, blockSize, 0);
+                IndexerApp app = IndexerApp.start(IndexerConfig.defaults())) {
+            BenchHttp http = new BenchHttp(app.baseUrl());
+            for (int i = 0; i < engines; i++) {
+                http.register(i + 1, pubs.endpoint(i), null, MODEL, blockSize);
+            }
+            long deadline = System.nanoTime() + 120_000_000_000L;
+            while (app.workers().listenerCounts().get(ListenerStatus.ACTIVE) < engines || pubs.subscribed() < engines) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("the engines did not all become active and subscribed");
+                }
+                Thread.sleep(100);
+            }
+            SequenceWatermark[] marks = new SequenceWatermark[engines];
+            for (int i = 0; i < engines; i++) {
+                marks[i] = app.workers().watermark(i + 1, 0);
+            }
+            List<Path> files = new ArrayList<>();
+            try {
+                load(pubs, files, 0, window, window); // the warm-up: every engine's first stores
+                pubs.each("send");
+                awaitAll(marks, window - 1, 120_000_000_000L);
+                app.indexers().flushAll().get();
+                load(pubs, files, window, perEngine, window);
+                double cpuBefore = pubs.cpuSeconds();
+                long indexerCpu = ZmqIngestFloor.processCpuNanos();
+                long start = System.nanoTime();
+                for (int p = 0; p < pubs.processes(); p++) {
+                    double share = rate * pubs.size(p) / engines / (2.0 * half); // this process's batches per second
+                    pubs.tell(p, rate > 0 ? "send " + share : "send");
+                }
+                long last = window + perEngine - 1L;
+                Result r;
+                if (rate > 0) {
+                    r = pacedLags(app, pubs, marks, window, perEngine, rate, start);
+                } else {
+                    int done = awaitAll(marks, last, 60_000_000_000L);
+                    app.indexers().flushAll().get(); // a listener's watermark passes a batch when handed to the index
+                    double seconds = (System.nanoTime() - start) / 1e9;
+                    if (done < engines) {
+                        stalled(marks, last);
+                    }
+                    pubs.answers();
+                    r = new Result(engines, blockEvents() / seconds, seconds, 0, 0, 0, done * perEngine, 0, 0, "");
+                }
+                double publisherCpu = pubs.cpuSeconds() - cpuBefore;
+                double indexerNs = (double) (ZmqIngestFloor.processCpuNanos() - indexerCpu) / blockEvents();
+                return new Result(
+                        engines,
+                        r.blockEventsPerSecond(),
+                        r.seconds(),
+                        r.lagP50Ms(),
+                        r.lagP99Ms(),
+                        r.lagMaxMs(),
+                        r.applied(),
+                        publisherCpu,
+                        indexerNs,
+                        FleetBench.gaps(app));
+            } finally {
+                for (Path f : files) {
+                    Files.deleteIfExists(f);
+                }
+            }
+        }
+    }
+
+    /** What a run that did not finish left: how many engines stopped at which seq, the unapplied bytes. */
+    private static void stalled(SequenceWatermark[] marks, long last) {
+        java.util.TreeMap<Long, Integer> at = new java.util.TreeMap<>();
+        for (SequenceWatermark m : marks) {
+            at.merge(m.get(), 1, Integer::sum);
+        }
+        System.out.printf(
+                "  NOT FINISHED: engines by watermark %s (last seq %d); unapplied bytes %d%n",
+                at,
+                last,
+                io.kvindexer.indexer.ingest.IngestPollers.shared().inflight().used());
+    }
+
+    /** Polls the watermarks every millisecond until all are at {@code seq}; how many got there. */
+    private static int awaitAll(SequenceWatermark[] marks, long seq, long timeoutNanos) throws InterruptedException {
+        long deadline = System.nanoTime() + timeoutNanos;
+        int done = 0;
+        for (int from = 0; from < marks.length && System.nanoTime() < deadline; ) {
+            if (marks[from].get() >= seq) {
+                from++;
+                done = from;
+            } else {
+                Thread.sleep(1);
+            }
+        }
+        return done;
+    }
+
+    private Result pacedLags(
+            IndexerApp app,
+            FleetPublishers pubs,
+            SequenceWatermark[] marks,
+            int first,
+            int perEngine,
+            double rate,
+            long start)
+            throws Exception {
+        int engines = marks.length;
+        long[] seen = new long[engines];
+        Arrays.fill(seen, first - 1);
+        long[] observed = new long[engines * perEngine]; // epoch ms when (engine, batch) was first seen applied
+        int count = 0;
+        long deadline = System.nanoTime() + (long) (blockEvents() / rate * 1e9) + 120_000_000_000L;
+        long[] passed = new long[engines];
+        while (count < observed.length && System.nanoTime() < deadline) {
+            for (int i = 0; i < engines; i++) {
+                passed[i] = marks[i].get();
+            }
+            // a watermark passes a batch when it is handed to the index: what was handed over is applied once the
+            // writers have run everything submitted before this barrier
+            app.indexers().flushAll().get();
+            long now = System.currentTimeMillis();
+            for (int i = 0; i < engines; i++) {
+                long w = passed[i];
+                while (seen[i] < w && seen[i] < first + perEngine - 1) {
+                    seen[i]++;
+                    observed[i * perEngine + (int) (seen[i] - first)] = now;
+                    count++;
+                }
+            }
+            Thread.sleep(1);
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        List<String> sent = pubs.answers();
+        long[] lags = new long[count];
+        int n = 0;
+        for (int p = 0; p < pubs.processes(); p++) {
+            long startMs = Long.parseLong(sent.get(p).split(" ")[3]);
+            int size = pubs.size(p);
+            double perSecond = rate * size / engines / (2.0 * half);
+            for (int local = 0; local < size; local++) {
+                int i = pubs.first(p) + local;
+                for (int k = 0; k < perEngine; k++) {
+                    long at = observed[i * perEngine + k];
+                    if (at != 0) {
+                        long due = startMs + (long) ((k * (long) size + local) * 1000 / perSecond);
+                        lags[n++] = Math.max(0, at - due);
+                    }
+                }
+            }
+        }
+        Arrays.sort(lags);
+        return new Result(
+                engines,
+                blockEvents() / seconds,
+                seconds,
+                count == 0 ? 0 : lags[count / 2],
+                count == 0 ? 0 : lags[Math.min(count - 1, count * 99 / 100)],
+                count == 0 ? 0 : lags[count - 1],
+                count,
+                0,
+                0,
+                "");
+    }
+
+    /**
+     * Encodes batches {@code from .. from + n - 1} of every engine, each process's engines round-robin, into a file per
+     * process, and has each process load its file (before any clock).
+     */
+    private void load(FleetPublishers pubs, List<Path> files, int from, int n, int window) throws IOException {
+        EngineSimulator.Options sim = EngineSimulator.Options.defaults();
+        EngineEventEncoder encoder = new EngineEventEncoder(sim.format(), sim.hashMode());
+        for (int p = 0; p < pubs.processes(); p++) {
+            Path file = Files.createTempFile("fleet-batches", ".bin");
+            files.add(file);
+            try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(file)))) {
+                for (int k = from; k < from + n; k++) {
+                    for (int local = 0; local < pubs.size(p); local++) {
+                        byte[] payload = encoder.encode(1.0, batch(pubs.first(p) + local, k, window), null);
+                        out.writeInt(local);
+                        out.writeInt(payload.length);
+                        out.write(payload);
+                    }
+                }
+            }
+            pubs.tell(p, "load " + file);
+        }
+        pubs.answers();
+    }
+
+    /** Batch {@code k} of {@code engine}: removes what batch {@code k - window} stored, stores {@code half} new blocks. */
+    private List<SimEvent> batch(int engine, int k, int window) {
+        List<SimEvent> events = new ArrayList<>(2);
+        if (k >= window) {
+            events.add(EngineSimulator.removed(hashes(engine, k - window), "GPU"));
+        }
+        long[] hashes = hashes(engine, k);
+        int[] tokens = new int[half * blockSize];
+        SplittableRandom rng = new SplittableRandom(hashes[0]);
+        for (int t = 0; t < tokens.length; t++) {
+            tokens[t] = rng.nextInt(150_000); // a vocabulary's worth of token ids
+        }
+        events.add(EngineSimulator.stored(hashes, null, tokens, blockSize, "GPU", null));
+        return events;
+    }
+
+    /** The block hashes batch {@code k} of {@code engine} stores: one chain, unique to the engine and batch. */
+    private long[] hashes(int engine, int k) {
+        long[] h = new long[half];
+        for (int j = 0; j < half; j++) {
+            h[j] = ((engine + 1L) << 40) | ((long) k << 12) | j;
+        }
+        return h;
+    }
+}

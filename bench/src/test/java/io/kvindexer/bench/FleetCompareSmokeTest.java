@@ -1,0 +1,28 @@
+package io.kvindexer.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * Runs the goal 3 comparison briefly with the lean ZMTP publishers (a child JVM, no Python needed) so it cannot rot:
+ * every batch reaches the index, nothing is lost; no timing is asserted.
+ */
+class FleetCompareSmokeTest {
+
+    @Test
+    void everyBatchOfEitherSideIsAppliedWithoutGaps() throws Exception {
+        FleetCompare compare = new FleetCompare(FleetPublishers.Kind.ZMTP, 4, 4, 16, 64);
+
+        FleetCompare.Result fleet = compare.run(4, 2, 0);
+        FleetCompare.Result single = compare.run(1, 1, 20_000);
+
+        assertThat(fleet.applied()).isEqualTo(64);
+        assertThat(fleet.blockEventsPerSecond()).isPositive();
+        assertThat(fleet.gaps()).isEqualTo("0.0");
+        assertThat(single.applied()).as("every paced batch seen applied").isEqualTo(64);
+        assertThat(single.lagP99Ms()).isGreaterThanOrEqualTo(single.lagP50Ms());
+        assertThat(single.gaps()).isEqualTo("0.0");
+        assertThat(compare.blockEvents()).isEqualTo(64 * 16);
+    }
+}
