@@ -10,7 +10,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine;
@@ -51,16 +50,13 @@ public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
     }
 
     @Override
-    Map<String, Object> summary(List<Rep> reps) {
-        Map<String, Object> out = new LinkedHashMap<>();
+    void summarize(List<Rep> reps, Map<String, Object> out) {
         out.put("format", format);
         out.put("memberships", reps.get(0).memberships());
         out.put("recovery_s", Medians.of(reps, Rep::recoverySeconds));
         out.put("memberships_per_s", Medians.of(reps, Rep::membershipsPerSecond));
         out.put("dump_fetch_s", Medians.of(reps, Rep::dumpFetchSeconds));
         out.put("dump_bytes", reps.get(0).dumpBytes());
-        out.put("reps", reps);
-        return out;
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.kvindexer.bench;
 import io.kvindexer.indexer.ConfigException;
 import io.kvindexer.indexer.IndexerApp;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Mixin;
@@ -47,8 +48,16 @@ abstract class RepeatedBench<R> extends BenchCommand {
     /** Runs the warm-up and the measured repetitions; tests call this directly. */
     public abstract List<R> runBench() throws Exception;
 
-    /** The figures to report: medians over {@code reps}, the configuration, and the repetitions themselves. */
-    abstract Map<String, Object> summary(List<R> reps);
+    /** Puts the figures to report into {@code out}, in order: medians over {@code reps} and the configuration. */
+    abstract void summarize(List<R> reps, Map<String, Object> out);
+
+    /** The summary as printed and written: the figures {@link #summarize} puts, then the repetitions themselves. */
+    final Map<String, Object> summary(List<R> reps) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        summarize(reps, out);
+        out.put("reps", reps);
+        return out;
+    }
 
     @Override
     public final Integer call() throws Exception {

@@ -10,7 +10,6 @@ import io.kvindexer.indexer.snapshot.Snapshotter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -64,8 +63,7 @@ public final class SnapshotBench extends RepeatedBench<SnapshotBench.Rep> {
     }
 
     @Override
-    Map<String, Object> summary(List<Rep> reps) {
-        Map<String, Object> out = new LinkedHashMap<>();
+    void summarize(List<Rep> reps, Map<String, Object> out) {
         out.put("memberships", reps.getFirst().memberships());
         out.put("snapshot_bytes", Medians.of(reps, Rep::snapshotBytes));
         out.put("cut_s", Medians.of(reps, Rep::cutSeconds));
@@ -76,8 +74,6 @@ public final class SnapshotBench extends RepeatedBench<SnapshotBench.Rep> {
         out.put("replay_batches", replayBatches);
         out.put("restart_to_ready_with_replay_s", Medians.of(reps, Rep::readyWithReplaySeconds));
         out.put("restart_to_caught_up_s", Medians.of(reps, Rep::caughtUpSeconds));
-        out.put("reps", reps);
-        return out;
     }
 
     @Override
