@@ -3,7 +3,6 @@ package io.kvindexer.bench;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.dump.BinaryDump;
-import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.recovery.PeerRecovery;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -71,12 +70,8 @@ public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
         Workload w = workload.build();
         try (IndexerApp source = startIndexer();
                 SimFleet fleet = new SimFleet(w, new BenchHttp(source.baseUrl()))) {
-            fleet.startAndRegister();
-            for (int worker = 0; worker < fleet.workers(); worker++) {
-                fleet.publishAll(worker);
-            }
             BenchHttp http = new BenchHttp(source.baseUrl());
-            fleet.awaitAllApplied(http);
+            fleet.fill(http);
             long expected = memberships(source);
             System.out.printf(
                     "source holds %d memberships (the simulated engines: %d + markers)%n",
@@ -128,13 +123,5 @@ public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
             }
             return reps;
         }
-    }
-
-    private static long memberships(IndexerApp app) {
-        app.indexers().flushAll().join();
-        return app.indexers().all().stream()
-                .map(ModelIndex::stats)
-                .mapToLong(s -> s.memberships())
-                .sum();
     }
 }

@@ -45,6 +45,14 @@ abstract class RepeatedBench<R> extends BenchCommand {
                 "--port", "0", "--threads", Integer.toString(threads), "--index-shards", Integer.toString(indexShards));
     }
 
+    /** The memberships {@code app} holds over all its indexes, once its writers have applied what they were given. */
+    static long memberships(IndexerApp app) {
+        app.indexers().flushAll().join();
+        return app.indexers().all().stream()
+                .mapToLong(ix -> ix.stats().memberships())
+                .sum();
+    }
+
     /** Runs the warm-up and the measured repetitions; tests call this directly. */
     public abstract List<R> runBench() throws Exception;
 

@@ -82,12 +82,8 @@ public final class SnapshotBench extends RepeatedBench<SnapshotBench.Rep> {
         Workload w = workload.build();
         try (IndexerApp source = startWithSnapshots(root.resolve("source"));
                 SimFleet fleet = new SimFleet(w, new BenchHttp(source.baseUrl()))) {
-            fleet.startAndRegister();
-            for (int worker = 0; worker < fleet.workers(); worker++) {
-                fleet.publishAll(worker);
-            }
             BenchHttp http = new BenchHttp(source.baseUrl());
-            fleet.awaitAllApplied(http);
+            fleet.fill(http);
             System.out.printf("source holds %d memberships%n", memberships(source));
             List<Rep> reps = new ArrayList<>();
             for (int r = 0; r < runs.repetitions; r++) {
@@ -260,12 +256,5 @@ public final class SnapshotBench extends RepeatedBench<SnapshotBench.Rep> {
                 .lines()
                 .filter(l -> !l.startsWith("#") && (l.contains("replay") || l.contains("gap") || l.contains("lost")))
                 .toList();
-    }
-
-    private static long memberships(IndexerApp app) {
-        app.indexers().flushAll().join();
-        return app.indexers().all().stream()
-                .mapToLong(ix -> ix.stats().memberships())
-                .sum();
     }
 }
