@@ -5,7 +5,6 @@ import io.kvindexer.indexer.IndexerApp;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -186,8 +185,7 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
     }
 
     @Override
-    Map<String, Object> summary(List<Rep> reps) {
-        Map<String, Object> out = new LinkedHashMap<>();
+    void summarize(List<Rep> reps, Map<String, Object> out) {
         putMedians(out, "query", reps.stream().map(Rep::query).toList(), true);
         putMedians(out, "binary_query", reps.stream().map(Rep::binary).toList(), false);
         out.put(
@@ -214,8 +212,6 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
         out.put("clients", clients);
         out.put("threads", threads);
         out.put("workers", workload.workers);
-        out.put("reps", reps);
-        return out;
     }
 
     /**

@@ -3,14 +3,12 @@ package io.kvindexer.bench;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.dump.BinaryDump;
-import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.recovery.PeerRecovery;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine;
@@ -51,16 +49,13 @@ public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
     }
 
     @Override
-    Map<String, Object> summary(List<Rep> reps) {
-        Map<String, Object> out = new LinkedHashMap<>();
+    void summarize(List<Rep> reps, Map<String, Object> out) {
         out.put("format", format);
         out.put("memberships", reps.get(0).memberships());
         out.put("recovery_s", Medians.of(reps, Rep::recoverySeconds));
         out.put("memberships_per_s", Medians.of(reps, Rep::membershipsPerSecond));
         out.put("dump_fetch_s", Medians.of(reps, Rep::dumpFetchSeconds));
         out.put("dump_bytes", reps.get(0).dumpBytes());
-        out.put("reps", reps);
-        return out;
     }
 
     @Override
@@ -75,12 +70,8 @@ public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
         Workload w = workload.build();
         try (IndexerApp source = startIndexer();
                 SimFleet fleet = new SimFleet(w, new BenchHttp(source.baseUrl()))) {
-            fleet.startAndRegister();
-            for (int worker = 0; worker < fleet.workers(); worker++) {
-                fleet.publishAll(worker);
-            }
             BenchHttp http = new BenchHttp(source.baseUrl());
-            fleet.awaitAllApplied(http);
+            fleet.fill(http);
             long expected = memberships(source);
             System.out.printf(
                     "source holds %d memberships (the simulated engines: %d + markers)%n",
@@ -132,13 +123,5 @@ public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
             }
             return reps;
         }
-    }
-
-    private static long memberships(IndexerApp app) {
-        app.indexers().flushAll().join();
-        return app.indexers().all().stream()
-                .map(ModelIndex::stats)
-                .mapToLong(s -> s.memberships())
-                .sum();
     }
 }

@@ -3,6 +3,7 @@ package io.kvindexer.bench;
 import io.kvindexer.indexer.ConfigException;
 import io.kvindexer.indexer.IndexerApp;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Mixin;
@@ -44,11 +45,27 @@ abstract class RepeatedBench<R> extends BenchCommand {
                 "--port", "0", "--threads", Integer.toString(threads), "--index-shards", Integer.toString(indexShards));
     }
 
+    /** The memberships {@code app} holds over all its indexes, once its writers have applied what they were given. */
+    static long memberships(IndexerApp app) {
+        app.indexers().flushAll().join();
+        return app.indexers().all().stream()
+                .mapToLong(ix -> ix.stats().memberships())
+                .sum();
+    }
+
     /** Runs the warm-up and the measured repetitions; tests call this directly. */
     public abstract List<R> runBench() throws Exception;
 
-    /** The figures to report: medians over {@code reps}, the configuration, and the repetitions themselves. */
-    abstract Map<String, Object> summary(List<R> reps);
+    /** Puts the figures to report into {@code out}, in order: medians over {@code reps} and the configuration. */
+    abstract void summarize(List<R> reps, Map<String, Object> out);
+
+    /** The summary as printed and written: the figures {@link #summarize} puts, then the repetitions themselves. */
+    final Map<String, Object> summary(List<R> reps) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        summarize(reps, out);
+        out.put("reps", reps);
+        return out;
+    }
 
     @Override
     public final Integer call() throws Exception {

@@ -277,6 +277,18 @@ final class SimFleet implements AutoCloseable {
     }
 
     /**
+     * Fills the indexer with the whole workload: starts and registers the simulators, publishes every worker's trace
+     * and waits until the indexer has applied all of it.
+     */
+    void fill(BenchHttp http) {
+        startAndRegister();
+        for (int worker = 0; worker < workers(); worker++) {
+            publishAll(worker);
+        }
+        awaitAllApplied(http);
+    }
+
+    /**
      * Publishes one marker on every worker's stream, after all that came before, and waits until each is visible:
      * then the indexer has applied everything published so far.
      */

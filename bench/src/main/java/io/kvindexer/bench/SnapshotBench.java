@@ -10,7 +10,6 @@ import io.kvindexer.indexer.snapshot.Snapshotter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -64,8 +63,7 @@ public final class SnapshotBench extends RepeatedBench<SnapshotBench.Rep> {
     }
 
     @Override
-    Map<String, Object> summary(List<Rep> reps) {
-        Map<String, Object> out = new LinkedHashMap<>();
+    void summarize(List<Rep> reps, Map<String, Object> out) {
         out.put("memberships", reps.getFirst().memberships());
         out.put("snapshot_bytes", Medians.of(reps, Rep::snapshotBytes));
         out.put("cut_s", Medians.of(reps, Rep::cutSeconds));
@@ -76,8 +74,6 @@ public final class SnapshotBench extends RepeatedBench<SnapshotBench.Rep> {
         out.put("replay_batches", replayBatches);
         out.put("restart_to_ready_with_replay_s", Medians.of(reps, Rep::readyWithReplaySeconds));
         out.put("restart_to_caught_up_s", Medians.of(reps, Rep::caughtUpSeconds));
-        out.put("reps", reps);
-        return out;
     }
 
     @Override
@@ -86,12 +82,8 @@ public final class SnapshotBench extends RepeatedBench<SnapshotBench.Rep> {
         Workload w = workload.build();
         try (IndexerApp source = startWithSnapshots(root.resolve("source"));
                 SimFleet fleet = new SimFleet(w, new BenchHttp(source.baseUrl()))) {
-            fleet.startAndRegister();
-            for (int worker = 0; worker < fleet.workers(); worker++) {
-                fleet.publishAll(worker);
-            }
             BenchHttp http = new BenchHttp(source.baseUrl());
-            fleet.awaitAllApplied(http);
+            fleet.fill(http);
             System.out.printf("source holds %d memberships%n", memberships(source));
             List<Rep> reps = new ArrayList<>();
             for (int r = 0; r < runs.repetitions; r++) {
@@ -264,12 +256,5 @@ public final class SnapshotBench extends RepeatedBench<SnapshotBench.Rep> {
                 .lines()
                 .filter(l -> !l.startsWith("#") && (l.contains("replay") || l.contains("gap") || l.contains("lost")))
                 .toList();
-    }
-
-    private static long memberships(IndexerApp app) {
-        app.indexers().flushAll().join();
-        return app.indexers().all().stream()
-                .mapToLong(ix -> ix.stats().memberships())
-                .sum();
     }
 }

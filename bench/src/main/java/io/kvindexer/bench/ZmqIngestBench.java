@@ -2,7 +2,6 @@ package io.kvindexer.bench;
 
 import io.kvindexer.indexer.IndexerApp;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -191,8 +190,7 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
     }
 
     @Override
-    Map<String, Object> summary(List<Rep> reps) {
-        Map<String, Object> out = new LinkedHashMap<>();
+    void summarize(List<Rep> reps, Map<String, Object> out) {
         out.put("block_events_per_s", Medians.of(reps, Rep::blockEventsPerSecond));
         out.put("floor_block_events_per_s", Medians.of(reps, Rep::floorBlockEventsPerSecond));
         out.put("of_floor", Medians.of(reps, Rep::ofFloor));
@@ -209,7 +207,5 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
         out.put("publishers", publishers);
         out.put("window", window);
         out.put("rate", rate);
-        out.put("reps", reps);
-        return out;
     }
 }
