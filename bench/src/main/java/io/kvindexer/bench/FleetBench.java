@@ -6,13 +6,11 @@ import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.ingest.ListenerStatus;
 import io.kvindexer.indexer.sim.EngineFleetMain;
 import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -112,17 +110,7 @@ public final class FleetBench {
                                 EngineFleetMain.class.getName(),
                                 Integer.toString(n),
                                 Integer.toString(blockSize));
-                Process child = new ProcessBuilder(command)
-                        .redirectError(ProcessBuilder.Redirect.INHERIT)
-                        .start();
-                children.add(child);
-                BufferedReader r =
-                        new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
-                from.add(r);
-                to.add(new PrintStream(child.getOutputStream(), true, StandardCharsets.UTF_8));
-                for (String line; !(line = r.readLine()).equals("READY"); ) {
-                    endpoints.add(line.split(" "));
-                }
+                children.add(FleetPublishers.spawn(command, from, to, line -> endpoints.add(line.split(" "))));
             }
             long start = System.nanoTime();
             for (int i = 0; i < endpoints.size(); i++) {

@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * Engine ranks as publishers in child processes of their own, driven line by line over stdin/stdout: real libzmq
@@ -57,18 +58,27 @@ final class FleetPublishers implements AutoCloseable {
                                     System.getProperty("java.class.path"),
                                     ZmtpFleetMain.class.getName()));
             command.addAll(args);
-            Process child = new ProcessBuilder(command)
-                    .redirectError(ProcessBuilder.Redirect.INHERIT)
-                    .start();
-            children.add(child);
-            BufferedReader r =
-                    new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
-            from.add(r);
-            to.add(new PrintStream(child.getOutputStream(), true, StandardCharsets.UTF_8));
-            for (String line; !(line = r.readLine()).equals("READY"); ) {
-                endpoints.add(line.split(" ")[2]);
-            }
+            children.add(spawn(command, from, to, line -> endpoints.add(line.split(" ")[2])));
         }
+    }
+
+    /**
+     * Starts one publisher process, adds its stdout and stdin to {@code from} and {@code to}, and hands each line it
+     * prints before {@code READY} (one per engine) to {@code engineLine}.
+     */
+    static Process spawn(
+            List<String> command, List<BufferedReader> from, List<PrintStream> to, Consumer<String> engineLine)
+            throws IOException {
+        Process child = new ProcessBuilder(command)
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
+        BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+        from.add(r);
+        to.add(new PrintStream(child.getOutputStream(), true, StandardCharsets.UTF_8));
+        for (String line; !(line = r.readLine()).equals("READY"); ) {
+            engineLine.accept(line);
+        }
+        return child;
     }
 
     int processes() {
