@@ -32,14 +32,8 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
     private static final String JSON = "application/json";
     private static final String MSGPACK = "application/msgpack";
 
-    @Option(names = "--clients", description = "concurrent closed-loop clients (virtual threads)")
-    int clients = 16;
-
-    @Option(names = "--seconds", description = "measured seconds per target (in --slices slices)")
-    double seconds = 5;
-
-    @Option(names = "--warmup-seconds", description = "unmeasured seconds before each target")
-    double warmupSeconds = 2;
+    @Mixin
+    final ClosedLoopOptions http = new ClosedLoopOptions(16, 5, 2, 5);
 
     @Option(names = "--min-tokens", description = "shortest prompt used as a query body")
     int minTokens = 10_000;
@@ -52,12 +46,6 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
             description = "unmeasured repetitions first (the JIT compiles the query path during them: the measured"
                     + " repetitions rose from 0.5 to 0.8 x the no-op one after another without one)")
     int warmupReps = 1;
-
-    @Option(
-            names = "--slices",
-            description = "each target's measured seconds are cut into this many slices, run in turn with the other"
-                    + " targets' (order rotating), so the ratios compare the same stretches of a shared machine")
-    int slices = 5;
 
     @Mixin
     Runs runs = new Runs();
@@ -99,7 +87,7 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
                 maxTokens,
                 bodies.stream().mapToInt(b -> b.length).average().orElse(0),
                 binaryBodies.stream().mapToInt(b -> b.length).average().orElse(0),
-                clients);
+                http.clients);
         for (int r = 0; r < warmupReps; r++) {
             Rep rep = runOnce(w, bodies, binaryBodies);
             System.out.printf("warm-up %d (not counted): %s%n", r + 1, rep.describe());
@@ -135,14 +123,14 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
                 SimFleet fleet = new SimFleet(w, new BenchHttp(app.baseUrl()))) {
             fleet.startAndRegister();
             // ingest paced to last the four targets' measured time and warm-ups
-            double ingestSeconds = 4 * (seconds + warmupSeconds);
+            double ingestSeconds = 4 * (http.seconds + http.warmupSeconds);
             AtomicBoolean stop = new AtomicBoolean();
             long[] published = {0};
             Thread feeder = Thread.ofPlatform()
                     .name("ingest-feeder")
                     .start(() -> published[0] = pacedFeed(fleet, ingestSeconds, stop));
             HttpClient client = new BenchHttp(app.baseUrl()).client();
-            ClosedLoop loop = new ClosedLoop(clients, seconds, warmupSeconds);
+            ClosedLoop loop = http.loop();
             URI query = URI.create(app.baseUrl() + "/query");
             URI noopQuery = URI.create("http://127.0.0.1:" + noop.port() + "/query");
             List<ClosedLoop.Load> loads = loop.interleaved(
@@ -151,7 +139,7 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
                             new ClosedLoop.Target(client, query, binaryBodies, MSGPACK),
                             new ClosedLoop.Target(client, noopQuery, bodies, JSON),
                             new ClosedLoop.Target(client, noopQuery, binaryBodies, MSGPACK)),
-                    slices);
+                    http.slices);
             stop.set(true);
             feeder.join();
             return new Rep(loads.get(0), loads.get(1), loads.get(2), loads.get(3), published[0]);
@@ -209,7 +197,7 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
         out.put(
                 "binary_over_query_cpu",
                 Medians.of(reps, r -> r.query().cpuMsPerRequest() / r.binary().cpuMsPerRequest()));
-        out.put("clients", clients);
+        out.put("clients", http.clients);
         out.put("threads", threads);
         out.put("workers", workload.workers);
     }

@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -50,20 +51,8 @@ public final class LongPromptBench extends BenchCommand {
     @Option(names = "--lookups", description = "in-process lookups timed per repetition")
     int lookups = 2_000;
 
-    @Option(names = "--clients", description = "closed-loop HTTP clients")
-    int clients = 1;
-
-    @Option(names = "--seconds", description = "measured seconds per HTTP target")
-    double seconds = 4;
-
-    @Option(names = "--warmup-seconds", description = "unmeasured seconds before each HTTP target")
-    double warmupSeconds = 2;
-
-    @Option(
-            names = "--slices",
-            description = "each HTTP target's measured seconds are cut into this many slices, run in turn with the"
-                    + " no-op's (order rotating), so the ratio compares the same stretches of a shared machine")
-    int slices = 4;
+    @Mixin
+    final ClosedLoopOptions http = new ClosedLoopOptions(1, 4, 2, 4);
 
     @Option(names = "--json", description = "write the results here as JSON")
     java.nio.file.Path json;
@@ -118,7 +107,7 @@ public final class LongPromptBench extends BenchCommand {
                 throw new IllegalStateException("the lookup names " + named + " workers, expected " + workers);
             }
             HttpClient client = new BenchHttp(app.baseUrl()).client();
-            ClosedLoop loop = new ClosedLoop(clients, seconds, warmupSeconds);
+            ClosedLoop loop = http.loop();
             for (int r = 0; r < runs.repetitions; r++) {
                 long cpu0 = THREADS.getCurrentThreadCpuTime();
                 Latencies lookup = lookups(index, local);
@@ -135,7 +124,7 @@ public final class LongPromptBench extends BenchCommand {
                                         URI.create("http://127.0.0.1:" + noop.port() + "/query_by_hash"),
                                         List.of(body),
                                         "application/json")),
-                        slices);
+                        http.slices);
                 ClosedLoop.Load byHash = loads.get(0);
                 ClosedLoop.Load floor = loads.get(1);
                 Rep rep = new Rep(lookup.percentileMicros(50), lookup.percentileMicros(99), cpuUs, byHash, floor);
@@ -160,7 +149,7 @@ public final class LongPromptBench extends BenchCommand {
         out.put("tokens", tokens);
         out.put("block_size", blockSize);
         out.put("workers", workers);
-        out.put("clients", clients);
+        out.put("clients", http.clients);
         out.put("lookup_p50_us", Medians.of(reps, Rep::lookupP50Us));
         out.put("lookup_p99_us", Medians.of(reps, Rep::lookupP99Us));
         out.put("lookup_cpu_us", Medians.of(reps, Rep::lookupCpuUs));
