@@ -16,7 +16,9 @@ import java.util.Arrays;
  * ({@link ContentPrefix}) are pure arithmetic, so the probes of a batch of positions do not depend on each other
  * and their cache misses overlap ({@link #probe}); batches double (4, 8, … 512 positions), so a query that
  * stops early probes at most about twice the positions it matched. A step then only checks a candidate's parent link
- * against the frame's node (parent-exact matching) on data the probes already loaded.
+ * against the frame's node (parent-exact matching) on data the probes already loaded. Most steps down a chain need
+ * no probe at all: the blocks of one {@code Stored} have consecutive node ids, and when the next id is provably the
+ * only candidate ({@link NodeStore#soleNextChild}) the step reads its line, next to the last one, instead.
  *
  * <p>Workers that sit on the same node walk as one frame whose set of workers is a bitset over worker slots. A step
  * looks the query's next local hash up among the node's children and intersects the frame's set with each
@@ -45,14 +47,20 @@ final class PrefixMatcher {
     private final int[] at;
     private final int[] bestFrame;
     private final IntArrayList candidates = new IntArrayList(4);
-    /** the probed candidates of position i are {@code probed[probedFrom[i] .. probedFrom[i + 1])}, in node id order */
+    /**
+     * the probed candidates of position i, for i in the probed window {@code [probedLo, probedHi)}, are
+     * {@code probed[probedFrom[i] .. probedFrom[i + 1])}, in node id order
+     */
     private int[] probed = new int[16];
 
     private final int[] probedFrom;
-    private int positionsProbed;
+    private int probedLo;
+    private int probedHi;
     private int probedCount;
     private int batch = 4;
+    /** the content prefix of position {@code probedHi - 1} (the root's before any probe) */
     private int lastPrefix = ContentPrefix.ROOT;
+
     private int[] slotScratch = new int[8];
     private int[] entryScratch = new int[8];
     private int[] prefixScratch = new int[8];
@@ -257,11 +265,22 @@ final class PrefixMatcher {
         }
     }
 
-    /** Collects into {@link #candidates} the probed nodes of position {@code pos} whose parent is {@code node}. */
+    /**
+     * Collects into {@link #candidates} the nodes of position {@code pos} whose parent is {@code node}, in node id
+     * order: the content-prefix probe's nodes there with that parent, or, without a probe, the node after
+     * {@code node} when it is provably the only one ({@link NodeStore#soleNextChild}: most steps down a chain).
+     */
     private void childrenAt(int node, int pos) {
         candidates.clear();
-        while (pos >= positionsProbed) {
-            probe();
+        if (node != ROOT) {
+            int next = nodes.soleNextChild(node, query[pos]);
+            if (next != NodeStore.NONE) {
+                candidates.add(next);
+                return;
+            }
+        }
+        if (pos < probedLo || pos >= probedHi) {
+            probeFrom(node, pos);
         }
         long parentHash = node == ROOT ? 0L : nodes.blockHash(node);
         boolean hasParent = node != ROOT;
@@ -274,15 +293,34 @@ final class PrefixMatcher {
     }
 
     /**
-     * Probes the next batch of positions: first every position's home slot (independent loads), then every
-     * position's entries and nodes (independent of the other positions again), keeping the nodes whose prefix and
-     * local hash are the query's.
+     * Probes a batch of positions from {@code pos}, where {@code node} (matched at {@code pos - 1}, or the root)
+     * ends the window probed so far or starts a new one. Batches double while the walk keeps needing the positions
+     * right after the window (a walk that finds no next node in line probes like one that never looks), and start
+     * small again after a jump, so a walk that finds most next nodes in line probes few positions it skips.
+     */
+    private void probeFrom(int node, int pos) {
+        if (pos == probedHi && probedHi > probedLo) {
+            batch = Math.min(batch * 2, 512);
+        } else {
+            // a new window: the prefix before pos is the node's own (the walk reached it through its prefix)
+            batch = 4;
+            probedLo = pos;
+            probedHi = pos;
+            probedCount = 0;
+            lastPrefix = node == ROOT ? ContentPrefix.ROOT : nodes.prefix(node);
+        }
+        probe();
+    }
+
+    /**
+     * Probes {@link #batch} positions from {@link #probedHi}: first every position's home slot (independent loads),
+     * then every position's entries and nodes (independent of the other positions again), keeping the nodes whose
+     * prefix and local hash are the query's.
      */
     private void probe() {
         NodeTable table = nodes.byPrefix();
-        int from = positionsProbed;
+        int from = probedHi;
         int n = Math.min(batch, query.length - from);
-        batch = Math.min(batch * 2, 512);
         if (slotScratch.length < n) {
             slotScratch = new int[n];
             entryScratch = new int[n];
@@ -297,11 +335,21 @@ final class PrefixMatcher {
             entryScratch[i] = table.at(slotScratch[i]); // every position's first miss starts now
         }
         lastPrefix = p;
-        // every position's first candidate node, loaded where no branch waits on it, so their misses overlap too
-        // (the check below then finds those lines in the cache; the sum only keeps the loads alive)
+        // every position's first entry whose hash bits agree (the table's lines are cached by now) and its node,
+        // loaded where no branch waits on the node, so the node misses of all positions overlap too; the check below
+        // resumes there (the entries skipped cannot hold the prefix) and finds the node's line in the cache. The
+        // home slot is often another key's (the table is 53-80 % full), so loading its node would waste the miss.
         long nodeLoads = 0;
         for (int i = 0; i < n; i++) {
+            long hash = ContentPrefix.tableHash(prefixes[i]);
+            int s = slotScratch[i];
             int entry = entryScratch[i];
+            while (entry != 0 && !NodeTable.mayHold(entry, hash)) {
+                s = table.next(s);
+                entry = table.at(s);
+            }
+            slotScratch[i] = s;
+            entryScratch[i] = entry;
             if (entry != 0) {
                 int node = NodeTable.node(entry);
                 nodeLoads += nodes.page(node)[NodeStore.STRIDE * (node & NodeStore.OFFSET_MASK) + NodeStore.PREFIX];
@@ -331,7 +379,7 @@ final class PrefixMatcher {
             }
         }
         probedFrom[from + n] = probedCount;
-        positionsProbed = from + n;
+        probedHi = from + n;
         // then the probed nodes' owner words, and what they point to: independent loads again
         int firstNode = probedFrom[from];
         int found = probedCount - firstNode;
