@@ -126,6 +126,7 @@ final class PrefixMatcher {
         m.owners = null;
         m.query = null;
         m.reach = null;
+        m.probes.release();
         SPARE.set(m);
         return runs;
     }

@@ -50,6 +50,13 @@ final class PrefixProbe {
         lastPrefix = ContentPrefix.ROOT;
     }
 
+    /** Drops the query's references, so that a probe kept for the next query keeps no index alive. */
+    void release() {
+        nodes = null;
+        owners = null;
+        query = null;
+    }
+
     void tier(int tier) {
         this.tier = tier;
     }
