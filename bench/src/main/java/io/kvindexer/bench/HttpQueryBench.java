@@ -60,7 +60,13 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
      * as a little-endian u32 bin, the answer in msgpack), and the no-op floor of the JSON bodies.
      */
     public record Rep(
-            ClosedLoop.Load query, ClosedLoop.Load binary, ClosedLoop.Load noop, long ingestBatchesDuringRun) {}
+            ClosedLoop.Load query, ClosedLoop.Load binary, ClosedLoop.Load noop, long ingestBatchesDuringRun) {
+
+        /** The three loads side by side, as each progress line shows them. */
+        String describe() {
+            return "/query " + query.describe() + " | msgpack " + binary.describe() + " | no-op " + noop.describe();
+        }
+    }
 
     public static void main(String[] args) {
         System.exit(new CommandLine(new HttpQueryBench()).execute(args));
@@ -84,23 +90,13 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
                 clients);
         for (int r = 0; r < warmupReps; r++) {
             Rep rep = runOnce(w, bodies, binaryBodies);
-            System.out.printf(
-                    "warm-up %d (not counted): /query %s | msgpack %s | no-op %s%n",
-                    r + 1,
-                    rep.query().describe(),
-                    rep.binary().describe(),
-                    rep.noop().describe());
+            System.out.printf("warm-up %d (not counted): %s%n", r + 1, rep.describe());
         }
         List<Rep> reps = new ArrayList<>();
         for (int r = 0; r < runs.repetitions; r++) {
             Rep rep = runOnce(w, bodies, binaryBodies);
             System.out.printf(
-                    "rep %d: /query %s | msgpack %s | no-op %s | %d ingest batches meanwhile%n",
-                    r + 1,
-                    rep.query().describe(),
-                    rep.binary().describe(),
-                    rep.noop().describe(),
-                    rep.ingestBatchesDuringRun());
+                    "rep %d: %s | %d ingest batches meanwhile%n", r + 1, rep.describe(), rep.ingestBatchesDuringRun());
             reps.add(rep);
         }
         return reps;

@@ -3,6 +3,7 @@ package io.kvindexer.bench;
 import io.kvindexer.indexer.sim.EngineEventEncoder;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.SimEvent;
+import io.kvindexer.indexer.sim.SimulatorBuilder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -122,14 +123,17 @@ final class SimFleet implements AutoCloseable {
 
     /** The simulators' options: the defaults (vLLM map events, u64 hashes, rank 0), no send high-water mark. */
     private static EngineSimulator.Options simOptions() {
-        return EngineSimulator.Options.builder().hwm(0).build();
+        return simBuilder().build();
+    }
+
+    private static SimulatorBuilder simBuilder() {
+        return EngineSimulator.Options.builder().hwm(0);
     }
 
     /** Starts the simulators only (the floor run connects its own listeners). */
     void start() {
         for (int w = 0; w < workload.spec().workers(); w++) {
-            sims.add(EngineSimulator.start(
-                    simOptions().toBuilder().context(context).build()));
+            sims.add(EngineSimulator.start(simBuilder().context(context).build()));
         }
     }
 

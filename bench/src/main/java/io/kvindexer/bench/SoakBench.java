@@ -2,6 +2,7 @@ package io.kvindexer.bench;
 
 import io.kvindexer.indexer.common.Durations;
 import io.kvindexer.indexer.common.StorageTier;
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -340,25 +341,24 @@ public final class SoakBench extends BenchCommand {
     }
 
     private String get(String path) throws Exception {
-        return http.send(
-                        HttpRequest.newBuilder(URI.create(indexer.baseUrl() + path))
-                                .timeout(Duration.ofSeconds(30))
-                                .build(),
-                        HttpResponse.BodyHandlers.ofString())
+        return get(indexer.baseUrl() + path, Duration.ofSeconds(30), HttpResponse.BodyHandlers.ofString())
                 .body();
     }
 
+    /** The status of a GET, or -1 when none came within 10 s (the replica is not up yet). */
     private int status(String url) {
         try {
-            return http.send(
-                            HttpRequest.newBuilder(URI.create(url))
-                                    .timeout(Duration.ofSeconds(10))
-                                    .build(),
-                            HttpResponse.BodyHandlers.discarding())
+            return get(url, Duration.ofSeconds(10), HttpResponse.BodyHandlers.discarding())
                     .statusCode();
         } catch (Exception e) {
             return -1;
         }
+    }
+
+    private <T> HttpResponse<T> get(String url, Duration timeout, HttpResponse.BodyHandler<T> body)
+            throws IOException, InterruptedException {
+        return http.send(
+                HttpRequest.newBuilder(URI.create(url)).timeout(timeout).build(), body);
     }
 
     /** The value of one exposition line (0 when absent). */

@@ -137,29 +137,6 @@ public record IndexerConfig(
         return recoversFromPeers() || snapshotDir != null;
     }
 
-    public IndexerConfig withSnapshots(Path dir, Duration interval) {
-        return with(c -> {
-            c.snapshotDir = dir;
-            c.snapshotInterval = interval;
-        });
-    }
-
-    public IndexerConfig withUnregisterGrace(Duration grace) {
-        return with(c -> c.unregisterGrace = grace);
-    }
-
-    public IndexerConfig withLimits(ServiceLimits newLimits) {
-        return with(c -> c.limits = newLimits);
-    }
-
-    public IndexerConfig withAuthToken(String token) {
-        return with(c -> c.authToken = token);
-    }
-
-    public IndexerConfig withSecurity(TransportSecurity newSecurity) {
-        return with(c -> c.security = newSecurity);
-    }
-
     /** The tokens {@code BearerAuth} accepts: the token file's (rotating), else the fixed token; null = open. */
     @Override
     public BearerTokens bearerTokens() {
@@ -174,78 +151,46 @@ public record IndexerConfig(
         return security.serverTls() ? "https" : "http";
     }
 
-    public IndexerConfig withPeers(List<String> newPeers) {
-        return with(c -> c.peers = newPeers);
+    /**
+     * This config with what {@code change} sets on a mutable copy, e.g. {@code with(c -> c.authToken = "t")}: the
+     * one way to derive a config, so a new component needs no wither of its own.
+     */
+    public IndexerConfig with(Consumer<Draft> change) {
+        Draft d = new Draft(this);
+        change.accept(d);
+        return d.build();
     }
 
-    public IndexerConfig withPeersDns(PeerDiscovery.Target target) {
-        return with(c -> c.peersDns = target);
-    }
+    /** A mutable copy of every component, which {@link #with} hands out to change and then builds. */
+    public static final class Draft {
+        public String host;
+        public int port;
+        public int threads;
+        public int indexShards;
+        public Integer blockSize;
+        public List<WorkerEntry> workers;
+        public String modelName;
+        public String tenantId;
+        public List<String> peers;
+        public PeerDiscovery.Target peersDns;
+        public boolean demo;
+        public boolean mixCacheSalt;
+        public long maxQueryBodyBytes;
+        public long maxBodyBytes;
+        public int minInitialWorkers;
+        public boolean testEndpoints;
+        public Duration recoveryDelay;
+        public Duration peerTimeout;
+        public ServiceLimits limits;
+        public String authToken;
+        public Path snapshotDir;
+        public Duration snapshotInterval;
+        public Duration unregisterGrace;
+        public ExpiryPolicy expiry;
+        public TransportSecurity security;
+        public IngestSettings ingest;
 
-    public IndexerConfig withMinInitialWorkers(int n) {
-        return with(c -> c.minInitialWorkers = n);
-    }
-
-    public IndexerConfig withTestEndpoints(boolean on) {
-        return with(c -> c.testEndpoints = on);
-    }
-
-    public IndexerConfig withWorkers(int newBlockSize, List<WorkerEntry> newWorkers) {
-        return with(c -> {
-            c.blockSize = newBlockSize;
-            c.workers = newWorkers;
-        });
-    }
-
-    public IndexerConfig withExpiry(ExpiryPolicy policy) {
-        return with(c -> c.expiry = policy);
-    }
-
-    public IndexerConfig withIngest(IngestSettings settings) {
-        return with(c -> c.ingest = settings);
-    }
-
-    public IndexerConfig withRecoveryDelay(Duration delay) {
-        return with(c -> c.recoveryDelay = delay);
-    }
-
-    /** This config with what {@code change} sets on a mutable copy: the withers name only what they change. */
-    private IndexerConfig with(Consumer<Copy> change) {
-        Copy c = new Copy(this);
-        change.accept(c);
-        return c.build();
-    }
-
-    /** A mutable copy of every component: each wither changes one or two and builds, so none repeats the list. */
-    private static final class Copy {
-        private final String host;
-        private final int port;
-        private final int threads;
-        private final int indexShards;
-        private Integer blockSize;
-        private List<WorkerEntry> workers;
-        private final String modelName;
-        private final String tenantId;
-        private List<String> peers;
-        private PeerDiscovery.Target peersDns;
-        private final boolean demo;
-        private final boolean mixCacheSalt;
-        private final long maxQueryBodyBytes;
-        private final long maxBodyBytes;
-        private int minInitialWorkers;
-        private boolean testEndpoints;
-        private Duration recoveryDelay;
-        private final Duration peerTimeout;
-        private ServiceLimits limits;
-        private String authToken;
-        private Path snapshotDir;
-        private Duration snapshotInterval;
-        private Duration unregisterGrace;
-        private ExpiryPolicy expiry;
-        private TransportSecurity security;
-        private IngestSettings ingest;
-
-        Copy(IndexerConfig c) {
+        private Draft(IndexerConfig c) {
             host = c.host;
             port = c.port;
             threads = c.threads;
@@ -274,7 +219,7 @@ public record IndexerConfig(
             ingest = c.ingest;
         }
 
-        IndexerConfig build() {
+        private IndexerConfig build() {
             return new IndexerConfig(
                     host,
                     port,

@@ -4,11 +4,9 @@ import io.kvindexer.indexer.expiry.BlockExpiry;
 import io.kvindexer.indexer.http.IndexerRouting;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.ingest.EngineListener;
-import io.kvindexer.indexer.ingest.Exactness;
 import io.kvindexer.indexer.ingest.InflightBytes;
 import io.kvindexer.indexer.ingest.IngestPollers;
 import io.kvindexer.indexer.ingest.ListenerOptions;
-import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ReadyGate;
 import io.kvindexer.indexer.ingest.ReplayPermits;
 import io.kvindexer.indexer.ingest.ZmqContext;
@@ -102,39 +100,16 @@ public final class IndexerCore implements AutoCloseable {
             ReplayPermits replays,
             IngestPollers pollers,
             java.time.Duration degradedHold) {
-        ListenerOptions options = ListenerOptions.defaults(pollers)
-                .withMetrics(metrics.ingest())
-                .withReplayPermits(replays)
-                .withDegradedHold(degradedHold);
+        ListenerOptions options = ListenerOptions.defaults(pollers).with(o -> {
+            o.metrics = metrics.ingest();
+            o.replayPermits = replays;
+            o.degradedHold = degradedHold;
+            o.catchUpOnConnect = true;
+        });
         return (spec, watermark, sink) -> {
             EngineListener listener = new EngineListener(spec, watermark, sink, gate, options);
             listener.start();
-            return new ListenerFactory.RunningListener() {
-                @Override
-                public ListenerSnapshot snapshot() {
-                    return listener.snapshot();
-                }
-
-                @Override
-                public Exactness exactness() {
-                    return listener.exactness();
-                }
-
-                @Override
-                public boolean pause() {
-                    return listener.pause();
-                }
-
-                @Override
-                public boolean resume() {
-                    return listener.resume();
-                }
-
-                @Override
-                public void close() {
-                    listener.close();
-                }
-            };
+            return listener;
         };
     }
 

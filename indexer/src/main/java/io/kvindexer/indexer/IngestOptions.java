@@ -1,10 +1,8 @@
 package io.kvindexer.indexer;
 
 import io.kvindexer.indexer.common.ByteSizes;
-import io.kvindexer.indexer.common.Durations;
 import io.kvindexer.indexer.ingest.InflightBytes;
 import io.kvindexer.indexer.ingest.IngestSettings;
-import java.time.Duration;
 import picocli.CommandLine.Option;
 
 /** The ingest flags (the bounded receive queue, how long a degraded listener stays so), mixed into {@link IndexerCli}. */
@@ -35,12 +33,6 @@ public final class IngestOptions {
         } catch (IllegalArgumentException e) {
             throw new ConfigException("invalid value for --ingest-queue-bytes: " + e.getMessage());
         }
-        Duration hold;
-        try {
-            hold = Durations.parse(degradedHold);
-        } catch (IllegalArgumentException e) {
-            throw new ConfigException("invalid value for --degraded-hold: " + e.getMessage());
-        }
-        return new IngestSettings(bytes, hold);
+        return new IngestSettings(bytes, DurationFlags.parse("--degraded-hold", degradedHold));
     }
 }

@@ -1,6 +1,5 @@
 package io.kvindexer.indexer;
 
-import io.kvindexer.indexer.common.Durations;
 import java.nio.file.Path;
 import java.time.Duration;
 import picocli.CommandLine.Option;
@@ -30,7 +29,7 @@ public final class StateOptions {
     String unregisterGrace = "0";
 
     Duration snapshotInterval() throws ConfigException {
-        Duration d = duration("--snapshot-interval", snapshotInterval);
+        Duration d = DurationFlags.parse("--snapshot-interval", snapshotInterval);
         if (d.isZero()) {
             throw new ConfigException("invalid value for --snapshot-interval: must be above 0");
         }
@@ -38,14 +37,6 @@ public final class StateOptions {
     }
 
     Duration unregisterGrace() throws ConfigException {
-        return duration("--unregister-grace", unregisterGrace);
-    }
-
-    private static Duration duration(String flag, String value) throws ConfigException {
-        try {
-            return Durations.parse(value);
-        } catch (IllegalArgumentException e) {
-            throw new ConfigException("invalid value for " + flag + ": " + e.getMessage());
-        }
+        return DurationFlags.parse("--unregister-grace", unregisterGrace);
     }
 }

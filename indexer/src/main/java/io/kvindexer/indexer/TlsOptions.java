@@ -51,8 +51,8 @@ public final class TlsOptions {
         if ((certFile == null) != (keyFile == null)) {
             throw new ConfigException("--tls-cert-file and --tls-key-file must be given together");
         }
-        Duration grace = duration("--auth-token-grace", tokenGrace);
-        Duration interval = duration("--reload-interval", reloadInterval);
+        Duration grace = DurationFlags.parse("--auth-token-grace", tokenGrace);
+        Duration interval = DurationFlags.parse("--reload-interval", reloadInterval);
         if (interval.isZero()) {
             throw new ConfigException("invalid value for --reload-interval: must be > 0");
         }
@@ -79,13 +79,5 @@ public final class TlsOptions {
             }
         }
         return new TransportSecurity(certFile, keyFile, caFile, tokens, interval);
-    }
-
-    private static Duration duration(String flag, String text) throws ConfigException {
-        try {
-            return Durations.parse(text);
-        } catch (IllegalArgumentException e) {
-            throw new ConfigException("invalid value for " + flag + ": " + e.getMessage());
-        }
     }
 }

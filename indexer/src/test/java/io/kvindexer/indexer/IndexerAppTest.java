@@ -38,12 +38,10 @@ class IndexerAppTest {
 
     @Test
     void duplicateWorkerEntryFailsStartup() {
-        IndexerConfig cfg = IndexerConfig.defaults()
-                .withWorkers(
-                        16,
-                        List.of(
-                                new WorkerEntry(1, 0, "tcp://127.0.0.1:1"),
-                                new WorkerEntry(1, 0, "tcp://127.0.0.1:2")));
+        IndexerConfig cfg = IndexerConfig.defaults().with(c -> {
+            c.blockSize = 16;
+            c.workers = List.of(new WorkerEntry(1, 0, "tcp://127.0.0.1:1"), new WorkerEntry(1, 0, "tcp://127.0.0.1:2"));
+        });
         assertThatThrownBy(() -> IndexerApp.start(cfg))
                 .isInstanceOf(ConfigException.class)
                 .hasMessage("invalid value for --workers: instance 1 dp_rank 0 already registered");

@@ -31,21 +31,15 @@ final class BatchDelivery {
     private final InflightBytes inflight;
     private final Exactness exactness;
 
-    BatchDelivery(
-            ListenerSpec spec,
-            BatchSink sink,
-            EngineEventDecoder decoder,
-            IngestMetrics metrics,
-            ListenerLog log,
-            InflightBytes inflight,
-            Exactness exactness) {
-        this.inflight = inflight;
-        this.exactness = exactness;
+    /** Decodes with the options' decoder, counts into their metrics, and holds bytes against their pollers' bound. */
+    BatchDelivery(ListenerSpec spec, BatchSink sink, ListenerOptions options, ListenerLog log, Exactness exactness) {
         this.spec = spec;
         this.sink = sink;
-        this.decoder = decoder;
-        this.metrics = metrics;
+        this.decoder = options.decoder();
+        this.metrics = options.metrics();
         this.log = log;
+        this.inflight = options.pollers().inflight();
+        this.exactness = exactness;
         ranksSeen.add(spec.dpRank());
     }
 

@@ -15,7 +15,7 @@ import java.util.Objects;
  * are dropped (as on a publisher restart) and live events rebuild them; {@code last_error} says so. The index
  * never claims a block it cannot vouch for.
  */
-public final class EngineListener implements AutoCloseable {
+public final class EngineListener implements RunningListener {
 
     private final ListenerSpec spec;
     private final SequenceWatermark watermark;
@@ -39,15 +39,10 @@ public final class EngineListener implements AutoCloseable {
         this.gate = Objects.requireNonNull(gate, "gate");
         this.options = Objects.requireNonNull(options, "options");
         this.log = new ListenerLog(spec);
-        this.exactness = new Exactness(options.degradedHold());
-        this.delivery = new BatchDelivery(
-                spec,
-                Objects.requireNonNull(sink, "sink"),
-                options.decoder(),
-                options.metrics(),
-                log,
-                options.pollers().inflight(),
-                exactness);
+        this.exactness = options.catchUpOnConnect() && spec.replayEndpoint() != null
+                ? Exactness.joining(options.degradedHold())
+                : new Exactness(options.degradedHold());
+        this.delivery = new BatchDelivery(spec, Objects.requireNonNull(sink, "sink"), options, log, exactness);
     }
 
     /** Hands the first attempt to a poller and returns at once (status {@code pending}). */
@@ -69,6 +64,7 @@ public final class EngineListener implements AutoCloseable {
     }
 
     /** The engine connection's state is the running attempt's; a paused or failed listener has no socket. */
+    @Override
     public synchronized ListenerSnapshot snapshot() {
         boolean running = current != null && (status == ListenerStatus.ACTIVE || status == ListenerStatus.PENDING);
         return ListenerSnapshot.of(
@@ -80,6 +76,7 @@ public final class EngineListener implements AutoCloseable {
     }
 
     /** How complete the index is for this stream, kept across attempts; read by every query (no lock). */
+    @Override
     public Exactness exactness() {
         return exactness;
     }
@@ -89,6 +86,7 @@ public final class EngineListener implements AutoCloseable {
      *
      * @return false (and nothing changes) from any other status
      */
+    @Override
     public boolean pause() {
         Stream stopped;
         synchronized (this) {
@@ -109,6 +107,7 @@ public final class EngineListener implements AutoCloseable {
      *
      * @return false (and nothing changes) from any other status
      */
+    @Override
     public boolean resume() {
         Stream previous;
         synchronized (this) {

@@ -51,6 +51,16 @@ public final class Exactness {
         this.since = Instant.now();
     }
 
+    /**
+     * A new registration that will learn from the engine whether it missed anything ({@code replaying} until then:
+     * the engine may have published long before).
+     */
+    static Exactness joining(Duration hold) {
+        Exactness e = new Exactness(hold);
+        e.replayStarted("joining: connecting to the engine");
+        return e;
+    }
+
     /** For a listener nobody tracks (test stand-ins): always exact. */
     public static Exactness untracked() {
         return new Exactness(Duration.ZERO);
@@ -76,6 +86,8 @@ public final class Exactness {
         replayWhat = what;
         if (state == ExactnessState.EXACT) {
             become(ExactnessState.REPLAYING, what);
+        } else if (state == ExactnessState.REPLAYING) {
+            reason = what; // what runs now; since stays when the listener stopped being exact
         }
     }
 

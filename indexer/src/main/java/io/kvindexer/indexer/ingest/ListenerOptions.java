@@ -21,6 +21,10 @@ import org.zeromq.ZContext;
  * @param degradedHold     how long a degraded listener stays so after its last loss when neither an
  *                         {@code AllBlocksCleared} nor an engine restart says sooner that the index is complete again
  *                         ({@link Exactness})
+ * @param catchUpOnConnect a new registration whose engine sends nothing within a second of the connection asks the
+ *                         engine's replay endpoint for everything from seq 0, so one that joins a running engine that
+ *                         is idle now gets its buffer and knows at once whether it is whole (the service's setting;
+ *                         the listener tests that count replays keep it off)
  */
 public record ListenerOptions(
         ZContext context,
@@ -31,7 +35,8 @@ public record ListenerOptions(
         ReplayPermits replayPermits,
         int replayChunk,
         IngestPollers pollers,
-        Duration degradedHold) {
+        Duration degradedHold,
+        boolean catchUpOnConnect) {
 
     /** {@code --degraded-hold}'s default. */
     public static final Duration DEFAULT_DEGRADED_HOLD = Duration.ofMinutes(1);
@@ -65,39 +70,8 @@ public record ListenerOptions(
                 ReplayPermits.shared(),
                 10_000,
                 pollers,
-                DEFAULT_DEGRADED_HOLD);
-    }
-
-    public ListenerOptions withContext(ZContext v) {
-        return edit(d -> d.context = v);
-    }
-
-    public ListenerOptions withReplayTimeout(Duration v) {
-        return edit(d -> d.replayTimeout = v);
-    }
-
-    public ListenerOptions withHandshakeTimeout(Duration v) {
-        return edit(d -> d.handshakeTimeout = v);
-    }
-
-    public ListenerOptions withMetrics(IngestMetrics v) {
-        return edit(d -> d.metrics = v);
-    }
-
-    public ListenerOptions withReplayPermits(ReplayPermits v) {
-        return edit(d -> d.replayPermits = v);
-    }
-
-    public ListenerOptions withReplayChunk(int v) {
-        return edit(d -> d.replayChunk = v);
-    }
-
-    public ListenerOptions withPollers(IngestPollers v) {
-        return edit(d -> d.pollers = v);
-    }
-
-    public ListenerOptions withDegradedHold(Duration v) {
-        return edit(d -> d.degradedHold = v);
+                DEFAULT_DEGRADED_HOLD,
+                false);
     }
 
     ReplayClient.Settings replaySettings() {
@@ -105,8 +79,11 @@ public record ListenerOptions(
                 replayTimeout, replayChunk, 3, Duration.ofMillis(250), Duration.ofSeconds(10), replayPermits);
     }
 
-    /** One copy-and-change behind every wither, so a new component is added in one place, not in each. */
-    private ListenerOptions edit(Consumer<Draft> change) {
+    /**
+     * These options with what {@code change} sets on a mutable copy, e.g. {@code with(o -> o.replayChunk = 100)}: the
+     * one way to derive options, so a new component needs no wither of its own.
+     */
+    public ListenerOptions with(Consumer<Draft> change) {
         Draft d = new Draft(this);
         change.accept(d);
         return new ListenerOptions(
@@ -118,21 +95,24 @@ public record ListenerOptions(
                 d.replayPermits,
                 d.replayChunk,
                 d.pollers,
-                d.degradedHold);
+                d.degradedHold,
+                d.catchUpOnConnect);
     }
 
-    private static final class Draft {
-        ZContext context;
-        Duration replayTimeout;
-        Duration handshakeTimeout;
-        EngineEventDecoder decoder;
-        IngestMetrics metrics;
-        ReplayPermits replayPermits;
-        int replayChunk;
-        IngestPollers pollers;
-        Duration degradedHold;
+    /** A mutable copy of every component, which {@link #with} hands out to change and then builds. */
+    public static final class Draft {
+        public ZContext context;
+        public Duration replayTimeout;
+        public Duration handshakeTimeout;
+        public EngineEventDecoder decoder;
+        public IngestMetrics metrics;
+        public ReplayPermits replayPermits;
+        public int replayChunk;
+        public IngestPollers pollers;
+        public Duration degradedHold;
+        public boolean catchUpOnConnect;
 
-        Draft(ListenerOptions o) {
+        private Draft(ListenerOptions o) {
             context = o.context;
             replayTimeout = o.replayTimeout;
             handshakeTimeout = o.handshakeTimeout;
@@ -142,6 +122,7 @@ public record ListenerOptions(
             replayChunk = o.replayChunk;
             pollers = o.pollers;
             degradedHold = o.degradedHold;
+            catchUpOnConnect = o.catchUpOnConnect;
         }
     }
 }

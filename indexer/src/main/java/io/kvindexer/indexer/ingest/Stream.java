@@ -13,6 +13,9 @@ import java.util.concurrent.TimeUnit;
  */
 final class Stream implements ReplayClient.Target {
 
+    /** how long a new registration waits for a first live batch before it asks an idle engine for its buffer */
+    static final long CATCH_UP_QUIET_NANOS = TimeUnit.SECONDS.toNanos(1);
+
     private final EngineListener owner;
     private final Poller poller;
     private final IngestPollers threads;
@@ -26,6 +29,10 @@ final class Stream implements ReplayClient.Target {
     private boolean active;
     private boolean replaying;
     private boolean resumePending;
+    /** a new registration that has not yet learned whether it missed anything: {@code replaying} until it does */
+    private boolean joining;
+    /** when a pending resume may start (nanoTime) */
+    private long resumeAt;
     /** the live message that showed a gap: applied after the replay */
     private List<byte[]> heldLive;
 
@@ -95,12 +102,26 @@ final class Stream implements ReplayClient.Target {
             active = true;
             owner.becomeActive(this);
             tracker.begin();
-            // started from a known watermark (a restore, a re-registration, a resume): catch up at once
-            resumePending = replay != null && tracker.anyApplied();
+            // Started from a known watermark (a restore, a re-registration, a resume): catch up at once. A new
+            // registration learns what it missed from the first live batch ([0, seq) is replayed); when none
+            // comes within a quiet spell, the engine is asked for its buffer, so one that joined a running engine
+            // that is idle now learns at once whether it is whole. Waiting keeps that replay from racing a busy
+            // engine's stream, whose own gap replay is bounded by the live seq.
+            resumePending =
+                    replay != null && (tracker.anyApplied() || owner.options().catchUpOnConnect());
+            resumeAt = System.nanoTime() + (tracker.anyApplied() ? 0 : CATCH_UP_QUIET_NANOS);
+            joining = resumePending && !tracker.anyApplied();
+            if (joining) { // replaying since the registration (Exactness.joining): now it waits for the engine
+                owner.exactness().replayStarted("joining: waiting for the engine's first batch, or its buffer");
+            }
         }
-        if (resumePending && link.state().connected()) {
+        if (resumePending && link.state().connected() && System.nanoTime() - resumeAt >= 0) {
             resumePending = false;
-            startReplay("catching up after seq " + u(owner.watermark().get()), this::resume);
+            String what = joining
+                    ? "joining: the engine sent nothing, asking for its buffer from seq 0"
+                    : "catching up after seq " + u(owner.watermark().get());
+            joining = false; // the catch-up's end settles it
+            startReplay(what, this::resume);
         }
     }
 
@@ -137,6 +158,8 @@ final class Stream implements ReplayClient.Target {
         }
         long seq = Frames.readSeq(frames.get(1));
         long before = owner.watermark().get();
+        boolean joined = joining;
+        joining = false;
         SequenceTracker.Step step = tracker.onLive(seq);
         if (step.restarted()) {
             owner.log()
@@ -159,8 +182,11 @@ final class Stream implements ReplayClient.Target {
                 long from = step.replayFrom();
                 long until = step.replayUntil();
                 startReplay("replaying batches " + u(from) + ".." + u(until - 1), () -> recover(from, until));
-                return;
+                return; // the replay's end settles a join
             }
+        }
+        if (joined) {
+            owner.exactness().replayEnded(); // the engine's first batch: nothing came before it
         }
         applyLive(frames);
     }
@@ -225,9 +251,10 @@ final class Stream implements ReplayClient.Target {
     // ---- on the replay thread --------------------------------------------------------------------------
 
     private void resume() {
-        long from = owner.watermark().get() + 1;
+        long from = owner.watermark().get() + 1; // 0 when nothing was applied (the watermark is unset: -1)
         owner.log()
-                .info("resuming after seq " + u(from - 1) + ": asking " + replay.endpoint() + " for what came after");
+                .info((from == 0 ? "joining" : "resuming after seq " + u(from - 1)) + ": asking " + replay.endpoint()
+                        + " for everything from seq " + u(from));
         replayed(from, ReplayClient.EVERYTHING);
     }
 

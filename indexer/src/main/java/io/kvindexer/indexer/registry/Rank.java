@@ -3,6 +3,7 @@ package io.kvindexer.indexer.registry;
 import io.kvindexer.indexer.ingest.Exactness;
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ListenerSpec;
+import io.kvindexer.indexer.ingest.RunningListener;
 
 /** One (instance, dp rank): its spec and its running listener (which holds the registry's watermark). */
 final class Rank {
@@ -10,10 +11,10 @@ final class Rank {
     private static final System.Logger LOG = System.getLogger(Rank.class.getName());
 
     final ListenerSpec spec;
-    final ListenerFactory.RunningListener listener;
+    final RunningListener listener;
     final Exactness exactness;
 
-    Rank(ListenerSpec spec, ListenerFactory.RunningListener listener) {
+    Rank(ListenerSpec spec, RunningListener listener) {
         this.spec = spec;
         this.listener = listener;
         this.exactness = listener.exactness();

@@ -9,6 +9,7 @@ import io.kvindexer.indexer.ingest.ExactnessState;
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ListenerSpec;
 import io.kvindexer.indexer.ingest.ListenerStatus;
+import io.kvindexer.indexer.ingest.RunningListener;
 import io.kvindexer.indexer.ingest.SequenceWatermark;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -424,16 +425,16 @@ public final class WorkerRegistry implements AutoCloseable {
 
     /** Test control: pending/active → paused (the listener drops its sockets, the watermark is kept). */
     public synchronized void pause(long instanceId, int dpRank) throws RegistryException {
-        control(instanceId, dpRank, "paused", ListenerFactory.RunningListener::pause);
+        control(instanceId, dpRank, "paused", RunningListener::pause);
     }
 
     /** Test control: paused/failed → a new listener attempt with the same watermark. */
     public synchronized void resume(long instanceId, int dpRank) throws RegistryException {
-        control(instanceId, dpRank, "resumed", ListenerFactory.RunningListener::resume);
+        control(instanceId, dpRank, "resumed", RunningListener::resume);
     }
 
     /** One test control on one listener; a conflict when its status does not allow it ({@code step} says false). */
-    private void control(long instanceId, int dpRank, String done, Predicate<ListenerFactory.RunningListener> step)
+    private void control(long instanceId, int dpRank, String done, Predicate<RunningListener> step)
             throws RegistryException {
         Rank rank = rank(instanceId, dpRank);
         if (!step.test(rank.listener)) {

@@ -40,6 +40,24 @@ public final class EngineSimulator implements AutoCloseable {
     public record Holder(int dpRank, StorageTier tier) {}
 
     /**
+     * The replay ROUTER's counters.
+     *
+     * @param requests        valid replay requests received (answered, deferred or ignored because silent)
+     * @param invalidRequests requests that were not {@code ["", seq]}
+     * @param deferredRequests requests held by {@link #deferReplays} and not yet answered
+     * @param lastStart       the start seq of the last valid request; -1 before any
+     * @param repliesDropped  replies (end markers included) dropped because they did not fit in the client's queue
+     * @param starts          the start seqs of the valid requests, in order (the first 1,000)
+     */
+    public record ReplayCounts(
+            int requests,
+            int invalidRequests,
+            int deferredRequests,
+            long lastStart,
+            long repliesDropped,
+            List<Long> starts) {}
+
+    /**
      * Configuration knobs; make them with {@link #builder()} ({@link SimulatorBuilder}).
      *
      * @param endpoint       PUB bind address; {@code tcp://127.0.0.1:*} picks a free port
@@ -79,10 +97,6 @@ public final class EngineSimulator implements AutoCloseable {
 
         public static SimulatorBuilder builder() {
             return new SimulatorBuilder();
-        }
-
-        public SimulatorBuilder toBuilder() {
-            return new SimulatorBuilder(this);
         }
     }
 
@@ -264,30 +278,9 @@ public final class EngineSimulator implements AutoCloseable {
         replay.nextCut.set(new ReplayRouter.Cut(keep, drop, endMarker));
     }
 
-    /** Replay replies (end markers included) dropped so far because they did not fit in the client's queue. */
-    public long replayRepliesDropped() {
-        return replay.dropped.get();
-    }
-
-    public int deferredReplayRequests() {
-        return replay.deferredPending.get();
-    }
-
-    /** Valid replay requests received so far (answered, deferred or ignored because silent). */
-    public int replayRequests() {
-        return replay.requests.get();
-    }
-
-    /** The start seqs of the valid replay requests so far, in order (the first 1,000). */
-    public List<Long> replayStarts() {
-        synchronized (replay.starts) {
-            return List.copyOf(replay.starts);
-        }
-    }
-
-    /** The start seq of the last valid replay request; -1 before any. */
-    public long lastReplayStart() {
-        return replay.lastStart.get();
+    /** What the replay ROUTER has been asked, and has dropped, so far. */
+    public ReplayCounts replays() {
+        return replay.counts();
     }
 
     /**
@@ -296,10 +289,6 @@ public final class EngineSimulator implements AutoCloseable {
      */
     public int subscriptions() {
         return publisher.subscriptions.get();
-    }
-
-    public int invalidReplayRequests() {
-        return replay.invalidRequests.get();
     }
 
     public synchronized long nextSeq() {

@@ -60,6 +60,20 @@ final class ReplayRouter {
         this.topic = topic;
     }
 
+    EngineSimulator.ReplayCounts counts() {
+        List<Long> startsNow;
+        synchronized (starts) {
+            startsNow = List.copyOf(starts);
+        }
+        return new EngineSimulator.ReplayCounts(
+                requests.get(),
+                invalidRequests.get(),
+                deferredPending.get(),
+                lastStart.get(),
+                dropped.get(),
+                startsNow);
+    }
+
     /** Keeps a sent (or dropped-live) batch for replay; the oldest goes when the buffer is full. */
     void remember(long seq, byte[] payload) {
         if (buffer.size() == bufferSteps) {

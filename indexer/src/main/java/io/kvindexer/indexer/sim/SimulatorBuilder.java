@@ -23,21 +23,6 @@ public final class SimulatorBuilder {
 
     SimulatorBuilder() {}
 
-    SimulatorBuilder(EngineSimulator.Options o) {
-        endpoint = o.endpoint();
-        replayEndpoint = o.replayEndpoint();
-        dpRank = o.dpRank();
-        topic = o.topic();
-        bufferSteps = o.bufferSteps();
-        hwm = o.hwm();
-        format = o.format();
-        hashMode = o.hashMode();
-        replayLayout = o.replayLayout();
-        startSeq = o.startSeq();
-        fixedTs = o.fixedTs();
-        context = o.context();
-    }
-
     public SimulatorBuilder endpoint(String v) {
         endpoint = v;
         return this;

@@ -97,10 +97,14 @@ final class Browser implements AutoCloseable {
         return ((JavascriptExecutor) driver).executeScript(script, args);
     }
 
-    /** Loads a console address from scratch (a hash-only change would not reload the page). */
-    void open(String url) {
+    /**
+     * Loads a console address from scratch (a hash-only change would not reload the page), and returns a wait for
+     * what the page then shows.
+     */
+    WebDriverWait open(String url) {
         driver.get("about:blank");
         driver.get(url);
+        return waiting();
     }
 
     Path screenshot(String name) {

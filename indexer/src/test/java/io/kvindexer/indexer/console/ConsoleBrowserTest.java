@@ -60,9 +60,10 @@ class ConsoleBrowserTest {
     static void start() throws Exception {
         // a TTL on the disk tier (which no other test uses) and a cap far above what the engines store: the
         // block expiry card has something to show
-        app = IndexerApp.start(IndexerConfig.defaults()
-                .withTestEndpoints(true)
-                .withExpiry(new ExpiryPolicy(Map.of(StorageTier.DISK, Duration.ofSeconds(1)), 10_000)));
+        app = IndexerApp.start(IndexerConfig.defaults().with(c -> {
+            c.testEndpoints = true;
+            c.expiry = new ExpiryPolicy(Map.of(StorageTier.DISK, Duration.ofSeconds(1)), 10_000);
+        }));
         http = new HttpTestClient(app.baseUrl());
         for (int i = 1; i <= 3; i++) {
             EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
@@ -120,8 +121,7 @@ class ConsoleBrowserTest {
     @Test
     @Order(1)
     void overviewListsTheEnginesAndTheirStatuses() {
-        browser.open(ui(""));
-        var wait = browser.waiting();
+        var wait = browser.open(ui(""));
         wait.until(d ->
                 d.findElements(By.cssSelector("#workers tr[data-instance]")).size() == 3);
         eventually(() -> {
@@ -188,8 +188,7 @@ class ConsoleBrowserTest {
     @Test
     @Order(2)
     void aQueryTypedIntoTheFormShowsTheNumbersOfQueryJson() {
-        browser.open(ui(""));
-        var wait = browser.waiting();
+        var wait = browser.open(ui(""));
         // keyboard only: tab to the Query link, follow it, tab into the form
         WebElement queryLink = browser.driver.findElement(By.cssSelector("nav a[data-view=query]"));
         WebElement focused = browser.driver.switchTo().activeElement();
@@ -286,8 +285,7 @@ class ConsoleBrowserTest {
     @Test
     @Order(4)
     void theCacheMapShowsBlocksPerWorkerAndTheMostSharedPrefixes() {
-        browser.open(ui("#cache?model_name=" + MODEL + "&tenant_id=default"));
-        var wait = browser.waiting();
+        var wait = browser.open(ui("#cache?model_name=" + MODEL + "&tenant_id=default"));
         wait.until(d ->
                 d.findElements(By.cssSelector("#worker-blocks tr[data-worker]")).size() == 3);
         JsonNode workers = http.get("/stats?model_name=" + MODEL).json().at("/indexes/0/workers");
@@ -324,8 +322,7 @@ class ConsoleBrowserTest {
     @Test
     @Order(5)
     void theChartsUpdateWhenEventsArrive() throws Exception {
-        browser.open(ui("#overview"));
-        var wait = browser.waiting();
+        var wait = browser.open(ui("#overview"));
         By applied = By.id("chart-applied");
         wait.until(d -> samples(d.findElement(applied)) >= 2);
         double before = Double.parseDouble(browser.driver.findElement(applied).getAttribute("data-total"));
@@ -361,8 +358,7 @@ class ConsoleBrowserTest {
     @Test
     @Order(6)
     void afterAnEngineStopsItsListenerStateChangesOnThePage() {
-        browser.open(ui("#overview"));
-        var wait = browser.waiting();
+        var wait = browser.open(ui("#overview"));
         By row = By.cssSelector("#workers tr[data-instance='2']");
         wait.until(d -> d.findElements(row).size() == 1);
         eventually(() -> {
@@ -425,7 +421,7 @@ class ConsoleBrowserTest {
     @Test
     @Order(7)
     void withAuthOnThePageAsksForTheTokenOnceAndStaysPublic() throws Exception {
-        try (IndexerApp secured = IndexerApp.start(IndexerConfig.defaults().withAuthToken("console-token"));
+        try (IndexerApp secured = IndexerApp.start(IndexerConfig.defaults().with(c -> c.authToken = "console-token"));
                 HttpTestClient client = new HttpTestClient(secured.baseUrl())) {
             String registration = "{\"instance_id\":9,\"endpoint\":\""
                     + engine(1).endpoint() + "\",\"model_name\":\"" + MODEL + "\",\"block_size\":" + BLOCK + "}";
@@ -438,8 +434,7 @@ class ConsoleBrowserTest {
                             "Authorization",
                             "Bearer console-token")
                     .assertStatus(201);
-            browser.open(secured.baseUrl() + "/ui/#overview");
-            var wait = browser.waiting();
+            var wait = browser.open(secured.baseUrl() + "/ui/#overview");
             wait.until(ExpectedConditions.textToBe(By.cssSelector("#ready .text"), "ready"));
             // the overview needs no token: no prompt
             assertThat(browser.driver.findElement(By.id("token-dialog")).getAttribute("open"))
@@ -473,8 +468,7 @@ class ConsoleBrowserTest {
     @Test
     @Order(8)
     void theExpiryCardShowsTheBoundsAndWhatTheyRemovedPerTier() throws Exception {
-        browser.open(ui("#overview"));
-        var wait = browser.waiting();
+        var wait = browser.open(ui("#overview"));
         wait.until(d -> d.findElements(By.cssSelector("#expiry tr[data-tier]")).size() == 4);
         WebElement disk = browser.driver.findElement(By.cssSelector("#expiry tr[data-tier='disk']"));
         assertThat(disk.findElement(By.cssSelector("[data-field=ttl]")).getText())
@@ -511,8 +505,7 @@ class ConsoleBrowserTest {
     @Test
     @Order(9)
     void aDegradedWorkerShowsItsExactnessBadgeUntilItsEngineClears() throws Exception {
-        browser.open(ui("#overview"));
-        var wait = browser.waiting();
+        var wait = browser.open(ui("#overview"));
         By badge = By.cssSelector("#workers tr[data-instance='3'] .badge.exactness");
         wait.until(d -> d.findElements(badge).size() == 1);
         eventually(() -> assertThat(browser.driver.findElement(badge).getText()).isEqualTo("exact"));

@@ -18,10 +18,13 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The engine streams as they are in late 2026 (vLLM 0.26+, SGLang, TensorRT-LLM's streaming publisher, ROCm ATOM,
@@ -35,6 +38,11 @@ class CurrentStreamsDecoderTest {
 
     private KvEventBatch decode(byte[] payload) throws EventDecodeException {
         return decoder.decode(payload);
+    }
+
+    /** One batch of dp rank 0 holding {@code events}, decoded. */
+    private KvEventBatch decodeEvents(Object... events) throws EventDecodeException {
+        return decode(batch(0L, events));
     }
 
     private static Map<String, Object> mapStored(Object... extra) {
@@ -96,26 +104,24 @@ class CurrentStreamsDecoderTest {
             "OBJ,EXTERNAL"
         })
         void knownMediaCaseInsensitive(String medium, StorageTier tier) throws Exception {
-            KvEventBatch b = decode(batch(0L, list("BlockRemoved", list(1L), medium)));
+            KvEventBatch b = decodeEvents(list("BlockRemoved", list(1L), medium));
             assertThat(removed(b.events().get(0)).tier()).isEqualTo(tier);
             assertThat(b.warnings()).isEmpty();
         }
 
         @Test
         void absentNilOrEmptyIsDevice() throws Exception {
-            KvEventBatch b = decode(batch(
-                    0L,
+            KvEventBatch b = decodeEvents(
                     list("BlockRemoved", list(1L)),
                     list("BlockRemoved", list(2L), null),
-                    list("BlockRemoved", list(3L), "")));
+                    list("BlockRemoved", list(3L), ""));
             assertThat(b.events()).extracting(e -> removed(e).tier()).containsOnly(StorageTier.DEVICE);
             assertThat(b.warnings()).isEmpty();
         }
 
         @Test
         void unknownMediumIsKeptOnTheExternalTierAndCounted() throws Exception {
-            KvEventBatch b =
-                    decode(batch(0L, mapStored("medium", "HBM3_POOL"), list("BlockRemoved", list(1L), "tape")));
+            KvEventBatch b = decodeEvents(mapStored("medium", "HBM3_POOL"), list("BlockRemoved", list(1L), "tape"));
             assertThat(b.events()).hasSize(2);
             assertThat(stored(b.events().get(0)).tier()).isEqualTo(StorageTier.EXTERNAL);
             assertThat(removed(b.events().get(1)).tier()).isEqualTo(StorageTier.EXTERNAL);
@@ -128,15 +134,14 @@ class CurrentStreamsDecoderTest {
 
         @Test
         void nonLocalCopiesAreNotIndexedInEitherEncoding() throws Exception {
-            KvEventBatch b = decode(batch(
-                    0L,
+            KvEventBatch b = decodeEvents(
                     mapStored("locality", "REMOTE"),
                     mapRemoved(list(5L), "medium", "STORAGE", "locality", "PEER"),
                     arrayStored(0L, "full_attention", null, "REMOTE"),
                     list("BlockRemoved", list(6L), "GPU", 0L, null, null, "REMOTE"),
                     mapStored("locality", "LOCAL"),
                     mapStored("locality", "local"), // not a value vLLM writes: not vouched for
-                    arrayStored(0L, "full_attention", null, "LOCAL")));
+                    arrayStored(0L, "full_attention", null, "LOCAL"));
             assertThat(b.events())
                     .hasSize(2)
                     .allSatisfy(e -> assertThat(stored(e).blockHashes()).containsExactly(111L, 222L));
@@ -151,12 +156,11 @@ class CurrentStreamsDecoderTest {
          */
         @Test
         void aRemoteRemovalCountsAsNonLocalInBothEncodings() throws Exception {
-            KvEventBatch b = decode(batch(
-                    0L,
+            KvEventBatch b = decodeEvents(
                     mapRemoved(list(5L), "medium", "GPU", "group_idx", 0L, "locality", "REMOTE"),
                     list("BlockRemoved", list(6L), "GPU", 0L, "REMOTE"),
                     list("BlockRemoved", list(7L), "GPU", 0L, "LOCAL"),
-                    list("BlockRemoved", list(8L), "GPU", 0L, "REMOTE", "kvcr")));
+                    list("BlockRemoved", list(8L), "GPU", 0L, "REMOTE", "kvcr"));
             assertThat(b.events()).hasSize(1);
             assertThat(removed(b.events().get(0)).blockHashes()).containsExactly(7L);
             assertThat(b.warnings())
@@ -165,26 +169,24 @@ class CurrentStreamsDecoderTest {
 
         @Test
         void ownedByAnotherDomainIsNotIndexed() throws Exception {
-            KvEventBatch b = decode(batch(
-                    0L,
+            KvEventBatch b = decodeEvents(
                     mapStored("ownership", "kvcr"),
                     mapRemoved(list(5L), "ownership", "tier-x"),
                     arrayStored(0L, "full_attention", null, "LOCAL", "kvcr"),
                     list("BlockRemoved", list(6L), "GPU", 0L, null, null, null, "kvcr"),
-                    mapStored("ownership", null)));
+                    mapStored("ownership", null));
             assertThat(b.events()).hasSize(1);
             assertThat(b.warnings()).containsExactly(Map.entry(EventWarning.OWNERSHIP, 4));
         }
 
         @Test
         void clearWithAnOwnershipTailDoesNotClear() throws Exception {
-            KvEventBatch b = decode(batch(
-                    0L,
+            KvEventBatch b = decodeEvents(
                     list("AllBlocksCleared", "kvcr"),
                     map("type", "AllBlocksCleared", "ownership", "kvcr"),
                     list("AllBlocksCleared", null),
                     map("type", "AllBlocksCleared", "ownership", null),
-                    list("AllBlocksCleared", "CPU"))); // ROCm ATOM: the medium of a one-tier clear
+                    list("AllBlocksCleared", "CPU")); // ROCm ATOM: the medium of a one-tier clear
             assertThat(b.events())
                     .containsExactly(new AllBlocksCleared(), new AllBlocksCleared(), new AllBlocksCleared());
             assertThat(b.warnings()).containsExactly(Map.entry(EventWarning.OWNERSHIP, 2));
@@ -194,26 +196,46 @@ class CurrentStreamsDecoderTest {
     @Nested
     class HybridModels {
 
-        @Test
-        void onlyFullAttentionKindsAreAdmitted() throws Exception {
-            KvEventBatch b = decode(batch(
-                    0L,
-                    mapStored("group_idx", 0L, "kv_cache_spec_kind", "full_attention"),
-                    mapStored("group_idx", 1L, "kv_cache_spec_kind", "mla_attention"),
-                    mapStored("group_idx", 2L, "kv_cache_spec_kind", "sink_full_attention"),
-                    mapStored(),
-                    mapStored(
-                            "group_idx",
-                            3L,
-                            "kv_cache_spec_kind",
+        /** A store of each cache group kind, alone in its batch: only full-attention kinds hold prefix state. */
+        static Stream<Arguments> onlyFullAttentionKindsAreAdmitted() {
+            return Stream.of(
+                    Arguments.of(
+                            "full_attention", mapStored("group_idx", 0L, "kv_cache_spec_kind", "full_attention"), true),
+                    Arguments.of(
+                            "mla_attention", mapStored("group_idx", 1L, "kv_cache_spec_kind", "mla_attention"), true),
+                    Arguments.of(
+                            "sink_full_attention",
+                            mapStored("group_idx", 2L, "kv_cache_spec_kind", "sink_full_attention"),
+                            true),
+                    Arguments.of("no kind", mapStored(), true),
+                    Arguments.of(
                             "sliding_window",
-                            "kv_cache_spec_sliding_window",
-                            4096L),
-                    mapStored("group_idx", 4L, "kv_cache_spec_kind", "mamba"),
-                    mapStored("group_idx", 5L, "kv_cache_spec_kind", "chunked_local_attention"),
-                    mapStored("group_idx", 6L, "kv_cache_spec_kind", "cross_attention")));
-            assertThat(b.events()).hasSize(4);
-            assertThat(b.warnings()).containsExactly(Map.entry(EventWarning.SKIPPED_CACHE_GROUP, 4));
+                            mapStored(
+                                    "group_idx",
+                                    3L,
+                                    "kv_cache_spec_kind",
+                                    "sliding_window",
+                                    "kv_cache_spec_sliding_window",
+                                    4096L),
+                            false),
+                    Arguments.of("mamba", mapStored("group_idx", 4L, "kv_cache_spec_kind", "mamba"), false),
+                    Arguments.of(
+                            "chunked_local_attention",
+                            mapStored("group_idx", 5L, "kv_cache_spec_kind", "chunked_local_attention"),
+                            false),
+                    Arguments.of(
+                            "cross_attention",
+                            mapStored("group_idx", 6L, "kv_cache_spec_kind", "cross_attention"),
+                            false));
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource
+        void onlyFullAttentionKindsAreAdmitted(String kind, Map<String, Object> store, boolean admitted)
+                throws Exception {
+            KvEventBatch b = decodeEvents(store);
+            assertThat(b.events()).hasSize(admitted ? 1 : 0);
+            assertThat(b.warnings()).isEqualTo(admitted ? Map.of() : Map.of(EventWarning.SKIPPED_CACHE_GROUP, 1));
         }
 
         @Test
@@ -242,8 +264,7 @@ class CurrentStreamsDecoderTest {
 
         @Test
         void storesWhoseTokensDoNotFillTheirBlocksAreSkipped() throws Exception {
-            KvEventBatch b = decode(batch(
-                    0L,
+            KvEventBatch b = decodeEvents(
                     mapStored("token_ids", ints(1, 12)), // 3 blocks of tokens for 2 hashes (a masked block)
                     mapStored("token_ids", ints(1, 6)),
                     mapStored("block_size", 0L),
@@ -258,7 +279,7 @@ class CurrentStreamsDecoderTest {
                                     list(6L, 7L),
                                     list(7L, 8L),
                                     list(8L, 9L))), // EAGLE pairs, dense
-                    mapStored()));
+                    mapStored());
             assertThat(b.events()).hasSize(2);
             assertThat(stored(b.events().get(0)).eagle()).isTrue();
             assertThat(b.warnings()).containsExactly(Map.entry(EventWarning.SPARSE_SPAN, 3));
@@ -270,27 +291,23 @@ class CurrentStreamsDecoderTest {
 
         @Test
         void streamingStoreWithItsTail() throws Exception {
-            KvEventBatch b = decode(batch(
+            KvEventBatch b = decodeEvents(mapStored(
+                    "parent_block_hash",
+                    null,
+                    "lora_id",
+                    null,
+                    "lora_name",
+                    null,
+                    "group_idx",
                     0L,
-                    mapStored(
-                            "parent_block_hash",
-                            null,
-                            "lora_id",
-                            null,
-                            "lora_name",
-                            null,
-                            "group_idx",
-                            0L,
-                            "kv_cache_spec_kind",
-                            "full_attention",
-                            "kv_cache_spec_sliding_window",
-                            8192L,
-                            "locality",
-                            "LOCAL",
-                            "mm_keys",
-                            list(
-                                    list(map("type", "mm_key", "hash", HEX64, "start_offset", 1L, "uuid", "img-1")),
-                                    null))));
+                    "kv_cache_spec_kind",
+                    "full_attention",
+                    "kv_cache_spec_sliding_window",
+                    8192L,
+                    "locality",
+                    "LOCAL",
+                    "mm_keys",
+                    list(list(map("type", "mm_key", "hash", HEX64, "start_offset", 1L, "uuid", "img-1")), null)));
             BlockStored s = stored(b.events().get(0));
             assertThat(s.mmHashes()[0]).containsExactly(0x0123456789abcdefL);
             assertThat(s.mmHashes()[1]).isNull();
@@ -300,14 +317,11 @@ class CurrentStreamsDecoderTest {
 
         @Test
         void mmKeysMixIntoTheLocalHashLikeVllmExtraKeys() throws Exception {
-            BlockStored trt = stored(decode(batch(
-                            0L,
-                            mapStored(
-                                    "mm_keys",
-                                    list(list(map("type", "mm_key", "hash", "not-hex", "start_offset", 0L)), null))))
+            BlockStored trt = stored(decodeEvents(mapStored(
+                            "mm_keys", list(list(map("type", "mm_key", "hash", "not-hex", "start_offset", 0L)), null)))
                     .events()
                     .get(0));
-            BlockStored vllm = stored(decode(batch(0L, mapStored("extra_keys", list(list(list("not-hex", 0L)), null))))
+            BlockStored vllm = stored(decodeEvents(mapStored("extra_keys", list(list(list("not-hex", 0L)), null)))
                     .events()
                     .get(0));
             assertThat(trt.mmHashes()[0]).containsExactly(vllm.mmHashes()[0]);
@@ -315,16 +329,14 @@ class CurrentStreamsDecoderTest {
 
         @Test
         void tokenIdsMayBeStrings() throws Exception {
-            BlockStored numeric =
-                    stored(decode(batch(0L, mapStored("token_ids", list("1", 2L, "3", 4L, 5L, 6L, 7L, "8"))))
-                            .events()
-                            .get(0));
+            BlockStored numeric = stored(decodeEvents(mapStored("token_ids", list("1", 2L, "3", 4L, 5L, 6L, 7L, "8")))
+                    .events()
+                    .get(0));
             assertThat(numeric.tokenIds()).containsExactly(1, 2, 3, 4, 5, 6, 7, 8);
             // a token that is not a number: the blocks from the one holding it cannot be hashed
-            BlockStored opaque =
-                    stored(decode(batch(0L, mapStored("token_ids", list(1L, 2L, 3L, 4L, 5L, "<img>", 7L, 8L))))
-                            .events()
-                            .get(0));
+            BlockStored opaque = stored(decodeEvents(mapStored("token_ids", list(1L, 2L, 3L, 4L, 5L, "<img>", 7L, 8L)))
+                    .events()
+                    .get(0));
             assertThat(opaque.tokenIds()).containsExactly(1, 2, 3, 4, 5);
             assertThat(opaque.blockHashes()).containsExactly(111L, 222L);
         }
@@ -332,7 +344,7 @@ class CurrentStreamsDecoderTest {
 
     @Test
     void rocmAtomTrailingTokenOffsetChangesNothing() throws Exception {
-        KvEventBatch b = decode(batch(0L, arrayStored(0L, null, null, 32L)));
+        KvEventBatch b = decodeEvents(arrayStored(0L, null, null, 32L));
         assertThat(b.events()).hasSize(1);
         assertThat(b.ignoredEvents()).isZero();
         assertThat(stored(b.events().get(0)).mmHashes()).isNull();
@@ -345,17 +357,15 @@ class CurrentStreamsDecoderTest {
 
         @Test
         void mapKeyIsMixedIntoTheLocalHash() throws Exception {
-            BlockStored s = stored(decode(batch(
-                            0L,
-                            mapStored(
-                                    "block_mm_infos",
-                                    list(
-                                            map(
-                                                    "mm_objects",
-                                                    list(
-                                                            map("mm_hash", 123L, "offsets", list(list(0L, 2L))),
-                                                            map("mm_hash", 5L, "offsets", list()))),
-                                            null))))
+            BlockStored s = stored(decodeEvents(mapStored(
+                            "block_mm_infos",
+                            list(
+                                    map(
+                                            "mm_objects",
+                                            list(
+                                                    map("mm_hash", 123L, "offsets", list(list(0L, 2L))),
+                                                    map("mm_hash", 5L, "offsets", list()))),
+                                    null)))
                     .events()
                     .get(0));
             assertThat(s.mmHashes()[0]).containsExactly(123L, 5L);
@@ -371,7 +381,7 @@ class CurrentStreamsDecoderTest {
             event.add(list(null, list(list(list(77L, list())))));
             event.add(0L);
             event.add("full_attention");
-            BlockStored s = stored(decode(batch(0L, event)).events().get(0));
+            BlockStored s = stored(decodeEvents(event).events().get(0));
             assertThat(s.mmHashes()[0]).isNull();
             assertThat(s.mmHashes()[1]).containsExactly(77L);
         }

@@ -368,35 +368,13 @@ class EngineEventDecoderTest {
         @Test
         void everyIntegerFormIsAHash() throws Exception {
             BigInteger max = new BigInteger("18446744073709551615");
-            KvEventBatch b = decode(batch(
-                    0L,
-                    mapRemoved(list(
-                            0L,
-                            127L,
-                            255L,
-                            65535L,
-                            0xFFFF_FFFFL,
-                            Long.MAX_VALUE,
-                            max,
-                            -1L,
-                            -32L,
-                            -33L,
-                            -129L,
-                            Long.MIN_VALUE))));
+            // every msgpack integer form in one array: fixint, uint 8/16/32/64 (2^64 - 1 as a BigInteger), negative
+            // fixint, int 8/16/64; each is the hash with its 64 bits (2^64 - 1 is -1 as a signed long)
+            List<Number> wire = List.of(
+                    0L, 127L, 255L, 65535L, 0xFFFF_FFFFL, Long.MAX_VALUE, max, -1L, -32L, -33L, -129L, Long.MIN_VALUE);
+            KvEventBatch b = decode(batch(0L, mapRemoved(wire)));
             assertThat(removed(b.events().get(0)).blockHashes())
-                    .containsExactly(
-                            0L,
-                            127L,
-                            255L,
-                            65535L,
-                            0xFFFF_FFFFL,
-                            Long.MAX_VALUE,
-                            -1L,
-                            -1L,
-                            -32L,
-                            -33L,
-                            -129L,
-                            Long.MIN_VALUE);
+                    .containsExactly(wire.stream().mapToLong(Number::longValue).toArray());
         }
 
         @Test

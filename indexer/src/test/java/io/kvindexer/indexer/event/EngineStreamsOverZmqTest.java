@@ -98,6 +98,11 @@ class EngineStreamsOverZmqTest {
             index.flush().join();
         }
 
+        /** One batch of dp rank 0 holding {@code events}, published as {@link #publish} does. */
+        void publishEvents(Object... events) {
+            publish(batch(0L, events));
+        }
+
         @Override
         public void close() {
             socket.close();
@@ -120,7 +125,7 @@ class EngineStreamsOverZmqTest {
                     new ListenerSpec(instanceId, 0, endpoint, null),
                     watermark,
                     sink,
-                    ListenerOptions.defaults().withMetrics(metrics));
+                    ListenerOptions.defaults().with(o -> o.metrics = metrics));
         }
     }
 
@@ -163,8 +168,7 @@ class EngineStreamsOverZmqTest {
     @Test
     void vllmHybridModelWithLocalityAndOwnership() {
         Publisher engine = new Publisher(1, 0);
-        engine.publish(batch(
-                0L,
+        engine.publishEvents(
                 mapStored(
                         list(11L, 12L),
                         null,
@@ -187,11 +191,10 @@ class EngineStreamsOverZmqTest {
                         "kv_cache_spec_sliding_window",
                         4096L),
                 mapStored(list(31L), null, tokens(100, 4), "locality", "REMOTE", "medium", "STORAGE"),
-                mapStored(list(41L), null, tokens(200, 4), "ownership", "kvcr")));
-        engine.publish(batch(
-                0L,
+                mapStored(list(41L), null, tokens(200, 4), "ownership", "kvcr"));
+        engine.publishEvents(
                 mapRemoved(list(21L), "medium", "GPU", "group_idx", 1L),
-                map("type", "AllBlocksCleared", "ownership", "kvcr")));
+                map("type", "AllBlocksCleared", "ownership", "kvcr"));
 
         assertThat(match(1, ints(1, 8)).deviceBlocks()).isEqualTo(2);
         assertThat(match(1, ints(100, 4)).diskBlocks())
@@ -206,7 +209,7 @@ class EngineStreamsOverZmqTest {
                 .containsEntry("non_local", 1L)
                 .containsEntry("ownership", 2L);
 
-        engine.publish(batch(0L, list("AllBlocksCleared")));
+        engine.publishEvents(list("AllBlocksCleared"));
         assertThat(index.stats().memberships()).isZero();
     }
 
@@ -215,18 +218,16 @@ class EngineStreamsOverZmqTest {
         Publisher engine = new Publisher(2, 0);
         List<Object> tokens = new ArrayList<>(tokens(1, 8));
         tokens.set(0, "1"); // token ids are int | str
-        engine.publish(batch(
-                0L,
-                mapStored(
-                        list(51L, 52L),
-                        null,
-                        tokens,
-                        "lora_id",
-                        null,
-                        "lora_name",
-                        null,
-                        "mm_keys",
-                        list(null, list(map("type", "mm_key", "hash", HEX64, "start_offset", 2L))))));
+        engine.publishEvents(mapStored(
+                list(51L, 52L),
+                null,
+                tokens,
+                "lora_id",
+                null,
+                "lora_name",
+                null,
+                "mm_keys",
+                list(null, list(map("type", "mm_key", "hash", HEX64, "start_offset", 2L)))));
         // block 1 carries an image: a text-only query with the same tokens matches block 0 only
         assertThat(match(2, ints(1, 8)).deviceBlocks()).isEqualTo(1);
         assertThat(index.stats().memberships()).isEqualTo(2);
@@ -235,36 +236,32 @@ class EngineStreamsOverZmqTest {
     @Test
     void rocmAtomPositionalStoreWithTrailingTokenOffset() {
         Publisher engine = new Publisher(3, 0);
-        engine.publish(batch(
+        engine.publishEvents(list(
+                "BlockStored",
+                list(61L, 62L),
+                null,
+                tokens(1, 8),
+                (long) BLOCK,
+                null,
+                "GPU",
+                null,
+                null,
                 0L,
-                list(
-                        "BlockStored",
-                        list(61L, 62L),
-                        null,
-                        tokens(1, 8),
-                        (long) BLOCK,
-                        null,
-                        "GPU",
-                        null,
-                        null,
-                        0L,
-                        null,
-                        null,
-                        16L)));
+                null,
+                null,
+                16L));
         assertThat(match(3, ints(1, 8)).deviceBlocks()).isEqualTo(2);
     }
 
     @Test
     void dynamoBlockMmInfosAreMixedIn() {
         Publisher engine = new Publisher(4, 0);
-        engine.publish(batch(
-                0L,
-                mapStored(
-                        list(71L, 72L),
-                        null,
-                        tokens(1, 8),
-                        "block_mm_infos",
-                        list(null, map("mm_objects", list(map("mm_hash", 99L, "offsets", list(list(0L, 4L)))))))));
+        engine.publishEvents(mapStored(
+                list(71L, 72L),
+                null,
+                tokens(1, 8),
+                "block_mm_infos",
+                list(null, map("mm_objects", list(map("mm_hash", 99L, "offsets", list(list(0L, 4L))))))));
         assertThat(match(4, ints(1, 8)).deviceBlocks()).isEqualTo(1);
         assertThat(index.stats().memberships()).isEqualTo(2);
     }
@@ -277,7 +274,7 @@ class EngineStreamsOverZmqTest {
     @Test
     void llmdSharedStorageIsIndexedWhereAnEngineMadeTheBlocksKnown() {
         Publisher engine = new Publisher(5, 0);
-        engine.publish(batch(0L, mapStored(list(81L, 82L), null, tokens(1, 8))));
+        engine.publishEvents(mapStored(list(81L, 82L), null, tokens(1, 8)));
         // llm-d's fs backend publishes from seq 1 and has no replay socket
         Publisher storage = new Publisher(9, 1);
         storage.publish(storageBatch(list("BlockStored", list(81L, 82L, 83L), 0L, list(), 0L, null, "SHARED_STORAGE")));

@@ -141,7 +141,7 @@ class BlockExpiryRoutesTest {
     }
 
     private void start(ExpiryPolicy policy) throws Exception {
-        IndexerApp app = resources.add(IndexerApp.start(IndexerConfig.defaults().withExpiry(policy)));
+        IndexerApp app = resources.add(IndexerApp.start(IndexerConfig.defaults().with(c -> c.expiry = policy)));
         http = resources.add(new HttpTestClient(app.baseUrl()));
         sim = resources.add(EngineSimulator.start(EngineSimulator.Options.defaults()));
         http.post(

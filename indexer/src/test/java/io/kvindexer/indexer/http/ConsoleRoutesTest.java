@@ -188,7 +188,7 @@ class ConsoleRoutesTest {
 
     @Test
     void withAuthOnThePageIsPublicAndPrefixesNeedTheToken() {
-        try (IndexerApp secured = IndexerApp.start(IndexerConfig.defaults().withAuthToken("s3cret"));
+        try (IndexerApp secured = IndexerApp.start(IndexerConfig.defaults().with(c -> c.authToken = "s3cret"));
                 HttpTestClient client = new HttpTestClient(secured.baseUrl())) {
             client.get("/ui/").assertStatus(200);
             client.get("/ui/app.js").assertStatus(200);

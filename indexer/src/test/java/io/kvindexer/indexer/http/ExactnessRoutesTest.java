@@ -41,9 +41,46 @@ class ExactnessRoutesTest {
     private HttpTestClient http;
 
     private void start(Duration hold) throws Exception {
-        app = resources.add(IndexerApp.start(
-                IndexerConfig.defaults().withIngest(new IngestSettings(InflightBytes.defaultBudget(), hold))));
+        app = resources.add(IndexerApp.start(IndexerConfig.defaults()
+                .with(c -> c.ingest = new IngestSettings(InflightBytes.defaultBudget(), hold))));
         http = resources.add(new HttpTestClient(app.baseUrl()));
+    }
+
+    /**
+     * An indexer with this degraded hold, and one engine (instance 1) whose blocks of tokens 1..8 it indexed, its
+     * listener exact: a new registration is {@code replaying} until the engine's first batch or its buffer says it
+     * missed nothing (on a loaded machine the catch-up it asks for after a quiet second may still run when the
+     * blocks show).
+     */
+    private EngineSimulator indexedEngine(Duration hold) throws Exception {
+        start(hold);
+        EngineSimulator sim = engine(10_000);
+        http.registerEngine(sim);
+        sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE).until(() -> score(1, 8) == 8);
+        awaitExactness("exact");
+        return sim;
+    }
+
+    /** Instance 1 keeps its last 4 batches (seqs 0..5 are gone), instance 2 all of them. */
+    private record RunningEngines(EngineSimulator shortBuffer, EngineSimulator longBuffer) {}
+
+    /**
+     * An indexer, and two engines that published ten batches each before it registered them; with
+     * {@code holdLongBuffersAnswers}, instance 2's engine holds its replay answers until released.
+     */
+    private RunningEngines joinRunningEngines(boolean holdLongBuffersAnswers) throws Exception {
+        start(Duration.ofMinutes(1));
+        EngineSimulator shortBuffer = engine(4);
+        EngineSimulator longBuffer = engine(10_000);
+        for (int i = 0; i < 10; i++) {
+            shortBuffer.storeSequence(range(1000 * i + 1, 1000 * i + 4), 4).get(30, TimeUnit.SECONDS);
+            longBuffer.storeSequence(range(1000 * i + 1, 1000 * i + 4), 4).get(30, TimeUnit.SECONDS);
+        }
+        longBuffer.deferReplays(holdLongBuffersAnswers);
+        register(1, shortBuffer);
+        register(2, longBuffer);
+        return new RunningEngines(shortBuffer, longBuffer);
     }
 
     private EngineSimulator engine(int bufferSteps) {
@@ -53,11 +90,7 @@ class ExactnessRoutesTest {
 
     @Test
     void aLostGapDegradesTheWorkerUntilAllBlocksClearedOrARestartAndEveryAnswerSaysSo() throws Exception {
-        start(Duration.ofMinutes(1));
-        EngineSimulator sim = engine(10_000);
-        http.registerEngine(sim);
-        sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
-        await().atMost(PATIENCE).until(() -> score(1, 8) == 8);
+        EngineSimulator sim = indexedEngine(Duration.ofMinutes(1));
         JsonNode exact = listener();
         assertThat(exact.get("exactness").asText()).isEqualTo("exact");
         assertThat(exact.has("exactness_reason")).isFalse();
@@ -70,8 +103,7 @@ class ExactnessRoutesTest {
         long beforeLoss = System.currentTimeMillis();
         sim.skip(3);
         sim.storeSequence(range(1, 12), 4).get(30, TimeUnit.SECONDS);
-        await().atMost(PATIENCE)
-                .until(() -> "degraded".equals(listener().path("exactness").asText()));
+        awaitExactness("degraded");
         JsonNode degraded = listener();
         assertThat(degraded.get("exactness_reason").asText()).contains("replay incomplete");
         assertThat(degraded.get("exactness_since_ms").asLong()).isBetween(beforeLoss, System.currentTimeMillis());
@@ -85,8 +117,7 @@ class ExactnessRoutesTest {
 
         // the engine says what it holds: nothing
         sim.publish(EngineSimulator.cleared()).get(30, TimeUnit.SECONDS);
-        await().atMost(PATIENCE)
-                .until(() -> "exact".equals(listener().path("exactness").asText()));
+        awaitExactness("exact");
         sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
         await().atMost(PATIENCE).until(() -> score(1, 8) == 8);
         assertEveryAnswerSays(true, range(1, 8));
@@ -95,38 +126,33 @@ class ExactnessRoutesTest {
         // degraded again, then the engine restarts (its seq starts over): nothing lost is owed any more
         sim.skip(2);
         sim.storeSequence(range(401, 404), 4).get(30, TimeUnit.SECONDS);
-        await().atMost(PATIENCE)
-                .until(() -> "degraded".equals(listener().path("exactness").asText()));
+        awaitExactness("degraded");
         sim.restart();
         sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
-        await().atMost(PATIENCE)
-                .until(() -> "exact".equals(listener().path("exactness").asText()));
+        awaitExactness("exact");
         await().atMost(PATIENCE).until(() -> score(1, 8) == 8);
         assertEveryAnswerSays(true, range(1, 8));
     }
 
     @Test
     void aGapBeingReplayedIsReplayingThenExact() throws Exception {
-        start(Duration.ofMinutes(1));
-        EngineSimulator sim = engine(10_000);
-        http.registerEngine(sim);
-        sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
-        await().atMost(PATIENCE).until(() -> score(1, 8) == 8);
+        EngineSimulator sim = indexedEngine(Duration.ofMinutes(1));
 
         sim.deferReplays(true); // the engine holds the replay answer until released
         sim.dropLive(2);
         sim.storeSequence(range(1, 12), 4).get(30, TimeUnit.SECONDS); // buffered, not sent
         sim.storeSequence(range(201, 204), 4).get(30, TimeUnit.SECONDS);
         sim.storeSequence(range(501, 504), 4).get(30, TimeUnit.SECONDS); // sent: shows the gap
-        await().atMost(PATIENCE)
-                .until(() -> "replaying".equals(listener().path("exactness").asText()));
+        awaitExactness("replaying");
         assertThat(listener().get("exactness_reason").asText()).startsWith("replaying batches ");
         assertEveryAnswerSays(false, range(1, 8));
         assertThat(gauge("replaying")).isEqualTo(1);
 
+        // answers from now on, and what it held: a request the listener sent again after a timeout (2 s, which
+        // the checks above can take on a loaded machine) is answered too
+        sim.deferReplays(false);
         sim.releaseDeferredReplays().get(30, TimeUnit.SECONDS);
-        await().atMost(PATIENCE)
-                .until(() -> "exact".equals(listener().path("exactness").asText()));
+        awaitExactness("exact");
         await().atMost(PATIENCE).until(() -> score(1, 12) == 12); // the replayed chain
         assertEveryAnswerSays(true, range(1, 12));
         assertThat(gauge("replaying")).isZero();
@@ -134,15 +160,9 @@ class ExactnessRoutesTest {
 
     @Test
     void joiningARunningEngineIsDegradedUnlessItsBufferReachesBackToItsFirstBatch() throws Exception {
-        start(Duration.ofMinutes(1));
-        EngineSimulator shortBuffer = engine(4); // keeps its last 4 batches: seqs 0..5 are gone
-        EngineSimulator longBuffer = engine(10_000);
-        for (int i = 0; i < 10; i++) {
-            shortBuffer.storeSequence(range(1000 * i + 1, 1000 * i + 4), 4).get(30, TimeUnit.SECONDS);
-            longBuffer.storeSequence(range(1000 * i + 1, 1000 * i + 4), 4).get(30, TimeUnit.SECONDS);
-        }
-        register(1, shortBuffer);
-        register(2, longBuffer);
+        RunningEngines engines = joinRunningEngines(false);
+        EngineSimulator shortBuffer = engines.shortBuffer();
+        EngineSimulator longBuffer = engines.longBuffer();
         shortBuffer.storeSequence(range(50_001, 50_004), 4).get(30, TimeUnit.SECONDS);
         longBuffer.storeSequence(range(50_001, 50_004), 4).get(30, TimeUnit.SECONDS);
 
@@ -157,7 +177,7 @@ class ExactnessRoutesTest {
         assertThat(first.at("/scores/1/0").isMissingNode())
                 .as("the short buffer's seq 0 is gone: instance 1 under-reports, as its exactness says")
                 .isTrue();
-        assertThat(longBuffer.replayStarts()).contains(0L);
+        assertThat(longBuffer.replays().starts()).contains(0L);
         await().atMost(PATIENCE)
                 .until(() -> query(range(50_001, 50_004)).get("instances").size() == 2);
         JsonNode instances = query(range(50_001, 50_004)).get("instances");
@@ -168,24 +188,48 @@ class ExactnessRoutesTest {
     }
 
     @Test
+    void aRegistrationLearnsAtOnceWhetherItJoinedARunningEngineThatIsIdleNow() throws Exception {
+        RunningEngines engines = joinRunningEngines(true);
+        EngineSimulator longBuffer = engines.longBuffer();
+        // neither engine publishes again: what the indexer learns, it learns from the catch-up it asks for when
+        // no batch comes; until then the listener is not exact
+        await().atMost(PATIENCE).until(() -> longBuffer.replays().starts().contains(0L));
+        JsonNode joining = listener(2);
+        assertThat(joining.get("exactness").asText()).isEqualTo("replaying");
+        assertThat(joining.get("exactness_reason").asText()).startsWith("joining: ");
+        longBuffer.deferReplays(false);
+        longBuffer.releaseDeferredReplays().get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE)
+                .until(() -> "degraded".equals(listener(1).path("exactness").asText())
+                        && "exact".equals(listener(2).path("exactness").asText()));
+        assertThat(listener(1).get("exactness_reason").asText())
+                .startsWith("joined an engine that was already running: ");
+        await().atMost(PATIENCE)
+                .until(() -> query(range(1, 4)).at("/scores/2/0").asInt() == 4
+                        && query(range(9001, 9004)).get("instances").size() == 2);
+        JsonNode instances = query(range(9001, 9004)).get("instances");
+        assertThat(instances.at("/1/exact").asBoolean())
+                .as("instance 1 answers what its buffer still held, and says it may hold more")
+                .isFalse();
+        assertThat(instances.at("/2/exact").asBoolean()).isTrue();
+        assertThat(query(range(1, 4)).at("/scores/1/0").isMissingNode())
+                .as("the short buffer's seq 0 is gone")
+                .isTrue();
+    }
+
+    @Test
     void anUndecodableBatchDegradesAndTheHoldEndsIt() throws Exception {
         Duration hold = Duration.ofMillis(1500);
-        start(hold);
-        EngineSimulator sim = engine(10_000);
-        http.registerEngine(sim);
-        sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
-        await().atMost(PATIENCE).until(() -> score(1, 8) == 8);
+        EngineSimulator sim = indexedEngine(hold);
 
         sim.publishPayload("not msgpack".getBytes(StandardCharsets.UTF_8)).get(30, TimeUnit.SECONDS);
-        await().atMost(PATIENCE)
-                .until(() -> "degraded".equals(listener().path("exactness").asText()));
+        awaitExactness("degraded");
         JsonNode degraded = listener();
         assertThat(degraded.get("exactness_reason").asText()).contains("did not decode");
         long since = degraded.get("exactness_since_ms").asLong();
         assertEveryAnswerSays(false, range(1, 8));
 
-        await().atMost(PATIENCE)
-                .until(() -> "exact".equals(listener().path("exactness").asText()));
+        awaitExactness("exact");
         assertThat(listener().get("exactness_since_ms").asLong())
                 .as("exact again when the hold ran out, not when someone looked")
                 .isBetween(since + hold.toMillis() - 5, since + hold.toMillis() + 50);
@@ -240,6 +284,11 @@ class ExactnessRoutesTest {
                                 + sim.replayEndpoint() + "\",\"model_name\":\"m\",\"block_size\":4}")
                 .assertStatus(201);
         await().atMost(PATIENCE).until(() -> sim.subscriptions() > subscribed);
+    }
+
+    private void awaitExactness(String state) {
+        await().atMost(PATIENCE)
+                .until(() -> state.equals(listener().path("exactness").asText()));
     }
 
     private JsonNode listener() {

@@ -27,7 +27,7 @@ class IngestEndToEndTest {
 
     @BeforeEach
     void start() throws Exception {
-        app = IndexerApp.start(IndexerConfig.defaults().withTestEndpoints(true));
+        app = IndexerApp.start(IndexerConfig.defaults().with(c -> c.testEndpoints = true));
         http = new HttpTestClient(app.baseUrl());
         sim = EngineSimulator.start(EngineSimulator.Options.defaults());
         http.registerEngine(sim);

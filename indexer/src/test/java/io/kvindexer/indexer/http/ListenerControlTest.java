@@ -11,7 +11,7 @@ abstract class ListenerControlTest {
 
     @IndexerRoutes.Config
     static IndexerConfig config() {
-        return IndexerConfig.defaults().withTestEndpoints(true);
+        return IndexerConfig.defaults().with(c -> c.testEndpoints = true);
     }
 
     @Test

@@ -47,8 +47,8 @@ class MsgpackQueryTest {
 
     @BeforeAll
     static void start() throws Exception {
-        app = IndexerApp.start(
-                IndexerConfig.defaults().withLimits(IndexerConfig.defaults().limits()));
+        app = IndexerApp.start(IndexerConfig.defaults()
+                .with(c -> c.limits = IndexerConfig.defaults().limits()));
         ModelIndex llama = app.indexers().getOrCreate("llama", "t", 4);
         llama.submit(
                 new WorkerKey(1, 0),

@@ -191,7 +191,7 @@ class QueryEndToEndTest {
                         .isEqualTo(4);
             }
         });
-        assertThat(sim.replayRequests()).isGreaterThanOrEqualTo(1);
+        assertThat(sim.replays().requests()).isGreaterThanOrEqualTo(1);
     }
 
     @Test

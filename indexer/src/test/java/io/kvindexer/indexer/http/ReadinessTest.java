@@ -37,7 +37,7 @@ class ReadinessTest {
 
         @IndexerRoutes.Config
         static IndexerConfig config() {
-            return IndexerConfig.defaults().withMinInitialWorkers(2);
+            return IndexerConfig.defaults().with(c -> c.minInitialWorkers = 2);
         }
 
         @Test
@@ -70,13 +70,11 @@ class ReadinessTest {
 
     @Test
     void workersFromFlagsCountTowardTheGate() throws Exception {
-        IndexerConfig cfg = IndexerConfig.defaults()
-                .withMinInitialWorkers(2)
-                .withWorkers(
-                        4,
-                        List.of(
-                                new WorkerEntry(1, 0, "tcp://127.0.0.1:1"),
-                                new WorkerEntry(2, 0, "tcp://127.0.0.1:2")));
+        IndexerConfig cfg = IndexerConfig.defaults().with(c -> {
+            c.minInitialWorkers = 2;
+            c.blockSize = 4;
+            c.workers = List.of(new WorkerEntry(1, 0, "tcp://127.0.0.1:1"), new WorkerEntry(2, 0, "tcp://127.0.0.1:2"));
+        });
         try (IndexerApp app = IndexerApp.start(cfg)) {
             assertThat(app.gate().isOpen()).isTrue();
         }
@@ -86,9 +84,10 @@ class ReadinessTest {
     void recoveringFromPeerIsTheFirstReason() throws Exception {
         // a peer that accepts the connection but never answers would keep us recovering for the timeout; an
         // unreachable one ends recovery quickly: observe the reason during the configured pre-delay instead
-        IndexerConfig cfg = IndexerConfig.defaults()
-                .withPeers(List.of("http://127.0.0.1:9"))
-                .withRecoveryDelay(Duration.ofSeconds(3));
+        IndexerConfig cfg = IndexerConfig.defaults().with(c -> {
+            c.peers = List.of("http://127.0.0.1:9");
+            c.recoveryDelay = Duration.ofSeconds(3);
+        });
         try (IndexerApp app = IndexerApp.start(cfg);
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             HttpTestClient.Response ready = http.get("/ready");

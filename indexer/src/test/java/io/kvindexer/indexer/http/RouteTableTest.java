@@ -26,7 +26,7 @@ class RouteTableTest {
 
     @Test
     void tableAndOpenApiDocumentListTheSameRoutes() throws Exception {
-        try (IndexerCore indexer = IndexerCore.start(IndexerConfig.defaults().withTestEndpoints(true))) {
+        try (IndexerCore indexer = IndexerCore.start(IndexerConfig.defaults().with(c -> c.testEndpoints = true))) {
             Routes routes = IndexerRouting.routes(indexer.components());
             Set<String> declared = new TreeSet<>();
             routes.api().forEach(r -> declared.add(r.method().text() + " " + r.path()));
@@ -44,7 +44,7 @@ class RouteTableTest {
         while (m.find()) {
             named.add(m.group(1));
         }
-        try (IndexerCore indexer = IndexerCore.start(IndexerConfig.defaults().withTestEndpoints(true))) {
+        try (IndexerCore indexer = IndexerCore.start(IndexerConfig.defaults().with(c -> c.testEndpoints = true))) {
             Routes routes = IndexerRouting.routes(indexer.components());
             Set<String> expected = new TreeSet<>();
             for (String path : routes.paths()) {

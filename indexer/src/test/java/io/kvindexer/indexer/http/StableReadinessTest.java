@@ -28,7 +28,7 @@ class StableReadinessTest {
 
     @Test
     void oneUnconnectableEngineKeepsTheReplicaReady() throws Exception {
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().withMinInitialWorkers(2));
+        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().with(c -> c.minInitialWorkers = 2));
                 HttpTestClient http = new HttpTestClient(app.baseUrl());
                 EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults())) {
             http.post("/register", register(1, sim.endpoint())).assertStatus(201);

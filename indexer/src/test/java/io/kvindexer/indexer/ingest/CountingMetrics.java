@@ -13,6 +13,11 @@ final class CountingMetrics implements IngestMetrics {
         counters.computeIfAbsent(name, k -> new LongAdder()).add(n);
     }
 
+    /** The default listener options, reporting here. */
+    ListenerOptions options() {
+        return ListenerOptions.defaults().with(o -> o.metrics = this);
+    }
+
     long get(String name) {
         LongAdder a = counters.get(name);
         return a == null ? 0 : a.sum();
@@ -48,8 +53,8 @@ final class CountingMetrics implements IngestMetrics {
 
     @Override
     public void replay(ReplayResult result, long batchesRecovered) {
+        add("replay.recovered", batchesRecovered); // first: a test that waits for the outcome then reads both
         add("replay." + result.label(), 1);
-        add("replay.recovered", batchesRecovered);
     }
 
     @Override

@@ -60,16 +60,16 @@ class CutReplayTest {
         assertThat(metrics.get("replay.recovered")).isBetween((long) gap, gap + 1L);
         assertThat(metrics.get("unrecoverable")).isZero();
         if (gap >= 20_000) { // far more than the high-water mark: the answer cannot have come whole
-            assertThat(sim.replayRepliesDropped()).isPositive();
-            assertThat(sim.replayRequests()).as("a cut answer is resumed").isGreaterThan(1);
+            assertThat(sim.replays().repliesDropped()).isPositive();
+            assertThat(sim.replays().requests()).as("a cut answer is resumed").isGreaterThan(1);
         }
         System.out.printf(
                 "gap %d x %d-block batches (%d B each): %d requests, %d replies dropped by the ROUTER, %d ms%n",
                 gap,
                 blocksPerBatch,
                 work.lastBytes,
-                sim.replayRequests(),
-                sim.replayRepliesDropped(),
+                sim.replays().requests(),
+                sim.replays().repliesDropped(),
                 (System.nanoTime() - published) / 1_000_000);
     }
 
@@ -103,8 +103,8 @@ class CutReplayTest {
         await().atMost(Duration.ofSeconds(30)).until(() -> metrics.get("replay.ok") == 1);
         assertThat(metrics.get("replay.recovered")).isBetween(20L, 21L);
         // a complete first answer needs no second request, whether or not its end marker came
-        assertThat(sim.replayRequests()).isEqualTo(keep >= 20 ? 1 : 2);
-        assertThat(sim.lastReplayStart()).isEqualTo(keep >= 20 ? 1 : 1 + keep);
+        assertThat(sim.replays().requests()).isEqualTo(keep >= 20 ? 1 : 2);
+        assertThat(sim.replays().lastStart()).isEqualTo(keep >= 20 ? 1 : 1 + keep);
     }
 
     @Test
@@ -130,8 +130,8 @@ class CutReplayTest {
         await().atMost(Duration.ofSeconds(30)).until(() -> metrics.get("replay.incomplete") == 1);
 
         // the answer from 1 jumps from 3 to 6: asked again from 4, whose first reply (6) proves 4..5 gone
-        assertThat(sim.replayRequests()).isEqualTo(2);
-        assertThat(sim.lastReplayStart()).isEqualTo(4);
+        assertThat(sim.replays().requests()).isEqualTo(2);
+        assertThat(sim.replays().lastStart()).isEqualTo(4);
         assertThat(listener.lastError()).startsWith("replay incomplete: engine buffer starts at 6, requested 4");
         assertThat(sink.gapLosses()).containsExactly(new WorkerKey(INSTANCE, 0));
     }
@@ -141,7 +141,7 @@ class CutReplayTest {
                 new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
                 watermark,
                 sink,
-                ListenerOptions.defaults().withMetrics(metrics).withReplayTimeout(Duration.ofSeconds(5)));
+                metrics.options().with(o -> o.replayTimeout = Duration.ofSeconds(5)));
         Subscriptions.await(listener, sim, 1);
         await().atMost(Duration.ofSeconds(30)).until(() -> listener.status() == ListenerStatus.ACTIVE);
         return listener;

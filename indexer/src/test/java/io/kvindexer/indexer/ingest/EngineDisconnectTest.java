@@ -45,7 +45,7 @@ class EngineDisconnectTest {
                 new ListenerSpec(INSTANCE, 0, endpoint, replayEndpoint),
                 watermark,
                 sink,
-                ListenerOptions.defaults().withMetrics(metrics).withHandshakeTimeout(Duration.ofMillis(300)));
+                metrics.options().with(o -> o.handshakeTimeout = Duration.ofMillis(300)));
         Subscriptions.await(listener, first, 1);
         await().atMost(PATIENCE).until(() -> listener.snapshot().connected());
         for (int i = 0; i < 3; i++) {
@@ -115,11 +115,8 @@ class EngineDisconnectTest {
     @Test
     void anEngineThatNeverCameUpIsNotConnectedButNotDisconnectedEither() throws Exception {
         String endpoint = "tcp://127.0.0.1:" + freePort();
-        EngineListener listener = resources.listener(
-                new ListenerSpec(INSTANCE, 0, endpoint, null),
-                watermark,
-                sink,
-                ListenerOptions.defaults().withMetrics(metrics));
+        EngineListener listener =
+                resources.listener(new ListenerSpec(INSTANCE, 0, endpoint, null), watermark, sink, metrics.options());
         await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.ACTIVE);
         Thread.sleep(500);
         assertThat(listener.snapshot())

@@ -36,6 +36,12 @@ class EngineListenerTest {
     private final RecordingSink sink = new RecordingSink();
     private final CountingMetrics metrics = new CountingMetrics();
 
+    /** The engine of {@link #connect}, its listener, and the watermark they share: most tests have one of each. */
+    private EngineSimulator sim;
+
+    private EngineListener listener;
+    private final SequenceWatermark watermark = new SequenceWatermark();
+
     private EngineSimulator simulator(EngineSimulator.Options options) {
         EngineSimulator sim = EngineSimulator.start(options);
         resources.add(sim);
@@ -49,33 +55,45 @@ class EngineListenerTest {
     private EngineListener listener(
             ListenerSpec spec, SequenceWatermark watermark, ReadyGate gate, Duration replayTimeout) {
         EngineListener listener = new EngineListener(
-                spec,
-                watermark,
-                sink,
-                gate,
-                ListenerOptions.defaults().withMetrics(metrics).withReplayTimeout(replayTimeout));
+                spec, watermark, sink, gate, metrics.options().with(o -> o.replayTimeout = replayTimeout));
         resources.add(listener);
         listener.start();
         return listener;
     }
 
     private EngineListener listener(EngineSimulator sim, SequenceWatermark watermark) {
+        return listener(sim, watermark, Duration.ofSeconds(10));
+    }
+
+    private EngineListener listener(EngineSimulator sim, SequenceWatermark watermark, Duration replayTimeout) {
         return listener(
                 new ListenerSpec(INSTANCE, sim.options().dpRank(), sim.endpoint(), sim.replayEndpoint()),
                 watermark,
                 ReadyGate.open(),
-                Duration.ofSeconds(10));
+                replayTimeout);
     }
 
     private EngineSimulator simulatorWithoutReplay() {
         return simulator(EngineSimulator.Options.builder().replayEndpoint(null).build());
     }
 
-    /** A listener of {@code sim} that is active and known to it (see {@link #awaitConnected}). */
-    private EngineListener connected(EngineSimulator sim, SequenceWatermark watermark) {
-        EngineListener listener = listener(sim, watermark);
-        awaitConnected(listener, sim, 1);
-        return listener;
+    /** Makes {@code engine} the test's {@link #sim}, with a {@link #listener} active and known to it. */
+    private void connect(EngineSimulator engine) {
+        connect(engine, Duration.ofSeconds(10));
+    }
+
+    private void connect(EngineSimulator engine, Duration replayTimeout) {
+        sim = engine;
+        listener = listener(engine, watermark, replayTimeout);
+        awaitConnected(listener, engine, 1);
+    }
+
+    /** A first listener of a new engine applied seqs 0..3 and was closed (unregistered): the watermark outlives it. */
+    private void firstListenerAppliedThenClosed() {
+        connect(simulator());
+        workload(sim, 1); // seqs 0..3
+        awaitWatermark(watermark, 3);
+        listener.close();
     }
 
     /** Active and known to the publisher: everything published from now on reaches the SUB socket. */
@@ -123,13 +141,11 @@ class EngineListenerTest {
     @ParameterizedTest
     @EnumSource(Format.class)
     void everyEventEncodingArrivesAsTheEngineStateWithItsDpRank(Format format) {
-        EngineSimulator sim = simulator(EngineSimulator.Options.builder()
+        connect(simulator(EngineSimulator.Options.builder()
                 .format(format)
                 .dpRank(2)
                 .hashMode(format == Format.SGLANG7 ? HashMode.I64 : HashMode.U64)
-                .build());
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+                .build()));
 
         workload(sim, 1);
         sim.publish(EngineSimulator.cleared()).join();
@@ -141,17 +157,14 @@ class EngineListenerTest {
         // v0.9.0 events carry no medium: the CPU store can only land on the device tier
         assertThat(sim.groundTruth().containsKey(new EngineSimulator.Holder(2, StorageTier.HOST_PINNED)))
                 .isEqualTo(format != Format.ARRAY6);
-        assertThat(sim.replayRequests()).isZero();
+        assertThat(sim.replays().requests()).isZero();
         assertThat(metrics.get("gaps")).isZero();
     }
 
     @ParameterizedTest
     @EnumSource(HashMode.class)
     void hashModesDecodeToTheSameKeys(HashMode mode) {
-        EngineSimulator sim =
-                simulator(EngineSimulator.Options.builder().hashMode(mode).build());
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator(EngineSimulator.Options.builder().hashMode(mode).build()));
 
         long high = 0xF000_0000_0000_0001L; // >= 2^63: uint64 on the wire, negative as i64
         sim.publish(EngineSimulator.stored(new long[] {high, 5}, null, tokens(1, 8), 4, "GPU", null))
@@ -163,9 +176,7 @@ class EngineListenerTest {
 
     @Test
     void contiguousSeqsNeedNoReplay() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator());
 
         for (int i = 0; i < 30; i++) {
             sim.storeSequence(tokens(i * 100, 8), 4);
@@ -174,7 +185,7 @@ class EngineListenerTest {
         awaitSameState(sim);
         assertThat(metrics.get("applied")).isEqualTo(30);
         assertThat(metrics.get("gaps")).isZero();
-        assertThat(sim.replayRequests()).isZero();
+        assertThat(sim.replays().requests()).isZero();
         assertThat(listener.snapshot())
                 .usingRecursiveComparison()
                 .ignoringFields("exactness") // ExactnessTest's
@@ -183,10 +194,7 @@ class EngineListenerTest {
 
     @Test
     void batchRankOverridesTheRegisteredRankAndNilKeepsIt() {
-        EngineSimulator sim =
-                simulator(EngineSimulator.Options.builder().dpRank(1).build());
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator(EngineSimulator.Options.builder().dpRank(1).build()));
 
         sim.publishWithRank(5, List.of(EngineSimulator.stored(new long[] {50}, null, tokens(0, 4), 4, "GPU", null)));
         sim.publishWithRank(null, List.of(EngineSimulator.stored(new long[] {10}, null, tokens(0, 4), 4, "GPU", null)))
@@ -199,9 +207,7 @@ class EngineListenerTest {
 
     @Test
     void unknownEventsEmptyBatchesAndMixedShapesAreAccepted() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator());
 
         sim.publish(
                 new SimEvent.Unknown("BlockInactive", new long[] {1}),
@@ -225,12 +231,10 @@ class EngineListenerTest {
     @ParameterizedTest
     @EnumSource(ReplayLayout.class)
     void gapIsReplayedToTheExactEngineState(ReplayLayout layout) {
-        EngineSimulator sim = simulator(EngineSimulator.Options.builder()
+        connect(simulator(EngineSimulator.Options.builder()
                 .replayLayout(layout)
                 .topic("kv@10.0.0.7@llama")
-                .build());
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+                .build()));
 
         workload(sim, 1);
         awaitWatermark(watermark, 3);
@@ -241,7 +245,7 @@ class EngineListenerTest {
 
         awaitWatermark(watermark, 8);
         awaitSameState(sim);
-        assertThat(sim.lastReplayStart()).isEqualTo(4);
+        assertThat(sim.replays().lastStart()).isEqualTo(4);
         assertThat(metrics.get("replay.ok")).isEqualTo(1);
         assertThat(metrics.get("replay.recovered")).isEqualTo(5); // 4..7 plus 8 itself, which the engine replays too
         assertThat(metrics.get("gaps.missing")).isEqualTo(4);
@@ -250,16 +254,15 @@ class EngineListenerTest {
 
     @Test
     void slowJoinerReplaysFromZero() {
-        EngineSimulator sim = simulator();
-        workload(sim, 1); // seqs 0..3, before anyone listens
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        EngineSimulator engine = simulator();
+        workload(engine, 1); // seqs 0..3, before anyone listens
+        connect(engine);
 
         sim.storeSequence(tokens(7000, 8), 4).join(); // seq 4: the first one this listener sees
 
         awaitWatermark(watermark, 4);
         awaitSameState(sim);
-        assertThat(sim.lastReplayStart()).isZero();
+        assertThat(sim.replays().lastStart()).isZero();
         assertThat(metrics.get("replay.ok")).isEqualTo(1);
         // Dynamo's initial_gap_replays_from_zero_and_replayed_seq_becomes_stale: the live seq 4 came back in the
         // replay, so the live copy is skipped
@@ -269,11 +272,10 @@ class EngineListenerTest {
 
     @Test
     void aNewListenerSeeingTheWatermarkSeqAgainSkipsItWithoutARestart() {
-        EngineSimulator sim =
-                simulator(EngineSimulator.Options.builder().startSeq(4).build());
-        SequenceWatermark watermark = new SequenceWatermark();
         watermark.set(4); // applied up to 4 by an earlier registration
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator(EngineSimulator.Options.builder().startSeq(4).build()));
+        // its catch-up from seq 5 finds nothing yet (were seq 5 in it, the live copy would be a second stale one)
+        await().atMost(PATIENCE).until(() -> metrics.get("replay.ok") == 1);
 
         sim.storeSequence(tokens(0, 8), 4); // seq 4 again: a duplicate
         sim.storeSequence(tokens(100, 8), 4).join(); // seq 5
@@ -287,10 +289,7 @@ class EngineListenerTest {
 
     @Test
     void startOlderThanTheEngineBufferIsNoticed() {
-        EngineSimulator sim =
-                simulator(EngineSimulator.Options.builder().bufferSteps(4).build());
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator(EngineSimulator.Options.builder().bufferSteps(4).build()));
 
         sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
         awaitWatermark(watermark, 0);
@@ -321,9 +320,7 @@ class EngineListenerTest {
 
     @Test
     void skippedSeqsCannotBeReplayedAndAreReported() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator());
 
         sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
         sim.skip(3);
@@ -340,15 +337,9 @@ class EngineListenerTest {
 
     @Test
     void silentReplayRouterTimesOutAndLiveBatchesFlowOn() {
-        EngineSimulator sim = simulator();
-        sim.silentReplay(true);
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(
-                new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
-                watermark,
-                ReadyGate.open(),
-                Duration.ofMillis(300));
-        awaitConnected(listener, sim, 1);
+        EngineSimulator engine = simulator();
+        engine.silentReplay(true);
+        connect(engine, Duration.ofMillis(300));
 
         sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
         awaitWatermark(watermark, 0);
@@ -379,24 +370,17 @@ class EngineListenerTest {
 
     @Test
     void aReplayRequestLeftUnansweredIsAskedAgainBeforeAnythingIsDropped() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(
-                new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
-                watermark,
-                ReadyGate.open(),
-                Duration.ofMillis(300));
-        awaitConnected(listener, sim, 1);
+        connect(simulator(), Duration.ofMillis(300));
         sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
         awaitWatermark(watermark, 0);
 
         // the engine is slow to answer the first request (a busy engine, or a stalled fresh connection)
         sim.silentReplay(true);
-        int before = sim.replayRequests();
+        int before = sim.replays().requests();
         sim.dropLive(1);
         sim.storeSequence(tokens(100, 8), 4).join(); // seq 1, lost
         sim.storeSequence(tokens(200, 8), 4).join(); // seq 2 -> replay
-        await().atMost(PATIENCE).until(() -> sim.replayRequests() > before);
+        await().atMost(PATIENCE).until(() -> sim.replays().requests() > before);
         sim.silentReplay(false);
 
         awaitWatermark(watermark, 2);
@@ -409,9 +393,7 @@ class EngineListenerTest {
 
     @Test
     void liveRemovedArrivingDuringAReplayIsAppliedAfterTheReplayedStored() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator());
 
         long a = 4242;
         sim.publish(EngineSimulator.stored(new long[] {1}, null, tokens(0, 4), 4, "GPU", null))
@@ -422,7 +404,7 @@ class EngineListenerTest {
         sim.publish(EngineSimulator.stored(new long[] {a}, 1L, tokens(4, 4), 4, "GPU", null)); // seq 1, lost live
         sim.publish(EngineSimulator.stored(new long[] {7}, null, tokens(9, 4), 4, "GPU", null))
                 .join(); // seq 2
-        await().atMost(PATIENCE).until(() -> sim.deferredReplayRequests() == 1); // the listener is in its replay
+        await().atMost(PATIENCE).until(() -> sim.replays().deferredRequests() == 1); // the listener is in its replay
         sim.publish(EngineSimulator.removed(new long[] {a}, "GPU")).join(); // seq 3, live, while it waits
         sim.releaseDeferredReplays().join(); // answers with seqs 1..2 only (the buffer when asked)
 
@@ -436,9 +418,7 @@ class EngineListenerTest {
 
     @Test
     void publisherRestartDropsTheWorkerAndStartsOver() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator());
 
         workload(sim, 1);
         awaitWatermark(watermark, 3);
@@ -461,13 +441,7 @@ class EngineListenerTest {
 
     @Test
     void watermarkOutlivesTheListenerAndTheNextOneReplaysFromLastPlusOne() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener first = listener(sim, watermark);
-        awaitConnected(first, sim, 1);
-        workload(sim, 1); // seqs 0..3
-        awaitWatermark(watermark, 3);
-        first.close(); // unregister
+        firstListenerAppliedThenClosed();
 
         sim.storeSequence(tokens(300, 8), 4).join(); // seq 4, nobody listens
         sim.storeSequence(tokens(400, 8), 4).join(); // seq 5
@@ -478,19 +452,13 @@ class EngineListenerTest {
 
         awaitWatermark(watermark, 6);
         awaitSameState(sim);
-        assertThat(sim.replayStarts()).first().isEqualTo(4L); // asked on connect, before seq 6 showed the gap
+        assertThat(sim.replays().starts()).first().isEqualTo(4L); // asked on connect, before seq 6 showed the gap
         assertThat(sink.restarts()).isEmpty();
     }
 
     @Test
     void restartSeenByANewListenerThroughTheWatermark() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener first = listener(sim, watermark);
-        awaitConnected(first, sim, 1);
-        workload(sim, 1); // seqs 0..3
-        awaitWatermark(watermark, 3);
-        first.close();
+        firstListenerAppliedThenClosed();
 
         sim.restart();
         sim.storeSequence(tokens(300, 8), 4).join(); // seq 0 of a new process, nobody listens
@@ -508,9 +476,7 @@ class EngineListenerTest {
 
     @Test
     void malformedMessagesAreCountedAndSkipped() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator());
 
         sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
         awaitWatermark(watermark, 0);
@@ -533,10 +499,9 @@ class EngineListenerTest {
     /** Also Dynamo's zmq_buffers_messages_during_brief_delay: 10 messages sent while not draining arrive in order. */
     @Test
     void readyGateHoldsDeliveryAndMessagesSentMeanwhileArriveInOrder() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
+        sim = simulator();
         ReadyGate gate = new ReadyGate();
-        EngineListener listener = listener(
+        listener = listener(
                 new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
                 watermark,
                 gate,
@@ -559,14 +524,12 @@ class EngineListenerTest {
         assertThat(sink.log())
                 .containsExactlyElementsOf(
                         expected.stream().map(h -> key + " stored " + h).toList());
-        assertThat(sim.replayRequests()).as("all came from the SUB queue").isZero();
+        assertThat(sim.replays().requests()).as("all came from the SUB queue").isZero();
     }
 
     @Test
     void pauseDropsTheSocketAndResumeCatchesUpWithTheSameWatermark() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator());
         workload(sim, 1);
         awaitWatermark(watermark, 3);
 
@@ -583,7 +546,7 @@ class EngineListenerTest {
 
         awaitWatermark(watermark, 8);
         awaitSameState(sim);
-        assertThat(sim.replayStarts()).first().isEqualTo(4L); // asked as soon as it was connected again
+        assertThat(sim.replays().starts()).first().isEqualTo(4L); // asked as soon as it was connected again
     }
 
     /** Dynamo's zmq_subscriber_connects_before_publisher_bind. */
@@ -594,12 +557,11 @@ class EngineListenerTest {
             port = probe.getLocalPort();
         }
         String endpoint = "tcp://127.0.0.1:" + port;
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(
+        listener = listener(
                 new ListenerSpec(INSTANCE, 0, endpoint, null), watermark, ReadyGate.open(), Duration.ofSeconds(10));
         await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.ACTIVE);
 
-        EngineSimulator sim = simulator(EngineSimulator.Options.builder()
+        sim = simulator(EngineSimulator.Options.builder()
                 .endpoint(endpoint)
                 .replayEndpoint(null)
                 .build());
@@ -612,9 +574,7 @@ class EngineListenerTest {
 
     @Test
     void withoutReplayEndpointAGapIsCountedAndLiveGoesOn() {
-        EngineSimulator sim = simulatorWithoutReplay();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulatorWithoutReplay());
 
         sim.storeSequence(tokens(0, 8), 4).join();
         sim.dropLive(2);
@@ -629,9 +589,7 @@ class EngineListenerTest {
 
     @Test
     void withoutReplayEndpointAGapAfterAppliedBatchesDropsTheWorkersBlocks() {
-        EngineSimulator sim = simulatorWithoutReplay();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulatorWithoutReplay());
 
         sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
         awaitWatermark(watermark, 0);
@@ -650,9 +608,7 @@ class EngineListenerTest {
 
     @Test
     void aPayloadThatDoesNotDecodeIsNoLostBatch() {
-        EngineSimulator sim = simulatorWithoutReplay();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulatorWithoutReplay());
 
         sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
         sim.publishPayload(new byte[] {(byte) 0xc1}); // seq 1 arrives but does not decode
@@ -666,9 +622,9 @@ class EngineListenerTest {
 
     @Test
     void badEndpointFailsWithTheConnectErrorAndResumeRetries() {
-        EngineListener listener = listener(
+        listener = listener(
                 new ListenerSpec(INSTANCE, 3, "tcp://no-port-here", null),
-                new SequenceWatermark(),
+                watermark,
                 ReadyGate.open(),
                 Duration.ofSeconds(10));
 
@@ -682,9 +638,7 @@ class EngineListenerTest {
 
     @Test
     void closeStopsDelivery() {
-        EngineSimulator sim = simulator();
-        SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = connected(sim, watermark);
+        connect(simulator());
         sim.storeSequence(tokens(0, 8), 4).join();
         awaitWatermark(watermark, 0);
 

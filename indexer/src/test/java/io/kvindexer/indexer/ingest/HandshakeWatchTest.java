@@ -14,6 +14,13 @@ class HandshakeWatchTest {
     private final AtomicLong now = new AtomicLong(1_000);
     private final HandshakeWatch watch = new HandshakeWatch(500, now::get);
 
+    /** Feeds the monitor events in order, as the socket's monitor would report them. */
+    private static void on(HandshakeWatch watch, Event... events) {
+        for (Event e : events) {
+            watch.on(e);
+        }
+    }
+
     @Test
     void noConnectionIsNeverStalled() {
         now.addAndGet(10_000);
@@ -32,8 +39,7 @@ class HandshakeWatchTest {
 
     @Test
     void aHandshakeClearsTheDeadline() {
-        watch.on(Event.CONNECTED);
-        watch.on(Event.HANDSHAKE_PROTOCOL);
+        on(watch, Event.CONNECTED, Event.HANDSHAKE_PROTOCOL);
         now.addAndGet(10_000);
         assertThat(watch.stalled()).isFalse();
         assertThat(watch.handshaken()).isTrue();
@@ -41,9 +47,7 @@ class HandshakeWatchTest {
 
     @Test
     void aDisconnectClearsItAndTheNextConnectStartsAgain() {
-        watch.on(Event.CONNECTED);
-        watch.on(Event.HANDSHAKE_PROTOCOL);
-        watch.on(Event.DISCONNECTED);
+        on(watch, Event.CONNECTED, Event.HANDSHAKE_PROTOCOL, Event.DISCONNECTED);
         now.addAndGet(10_000);
         assertThat(watch.stalled()).isFalse();
         watch.on(Event.CONNECTED); // the engine came back; this connection must handshake too
@@ -60,23 +64,22 @@ class HandshakeWatchTest {
         EngineLink link = new EngineLink(wall::get, lost::incrementAndGet, back::incrementAndGet);
         HandshakeWatch linked = new HandshakeWatch(500, now::get, link);
 
-        linked.on(Event.CONNECTED);
-        linked.on(Event.DISCONNECTED); // a connect that never handshook: nothing was up
+        on(linked, Event.CONNECTED, Event.DISCONNECTED); // a connect that never handshook: nothing was up
         assertThat(link.state()).isEqualTo(EngineLink.State.NONE);
-        linked.on(Event.CONNECTED);
-        linked.on(Event.HANDSHAKE_PROTOCOL);
+        on(linked, Event.CONNECTED, Event.HANDSHAKE_PROTOCOL);
         assertThat(link.state()).isEqualTo(new EngineLink.State(true, null));
         assertThat(back.get()).as("a first connection is not a return").isZero();
 
         linked.on(Event.DISCONNECTED);
         wall.addAndGet(5_000);
-        linked.on(Event.CONNECTED); // TCP is back, the handshake is not: still down, since the loss
-        linked.on(Event.DISCONNECTED);
+        on(
+                linked,
+                Event.CONNECTED,
+                Event.DISCONNECTED); // TCP is back, the handshake is not: still down, since the loss
         assertThat(link.state()).isEqualTo(new EngineLink.State(false, Instant.ofEpochMilli(1_700_000_000_000L)));
         assertThat(lost.get()).isEqualTo(1);
 
-        linked.on(Event.CONNECTED);
-        linked.on(Event.HANDSHAKE_PROTOCOL);
+        on(linked, Event.CONNECTED, Event.HANDSHAKE_PROTOCOL);
         assertThat(link.state()).isEqualTo(new EngineLink.State(true, null));
         assertThat(back.get()).isEqualTo(1);
 

@@ -43,7 +43,7 @@ class IngestIntoIndexTest {
                     watermark,
                     sink,
                     ReadyGate.open(),
-                    ListenerOptions.defaults().withMetrics(metrics).withReplayTimeout(Duration.ofSeconds(10)))) {
+                    metrics.options().with(o -> o.replayTimeout = Duration.ofSeconds(10)))) {
                 listener.start();
                 Subscriptions.await(listener, sim, 1);
                 await().atMost(Duration.ofSeconds(60)).until(() -> listener.status() == ListenerStatus.ACTIVE);

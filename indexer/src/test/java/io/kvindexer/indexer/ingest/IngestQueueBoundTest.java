@@ -93,7 +93,7 @@ class IngestQueueBoundTest {
                 new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
                 new SequenceWatermark(),
                 writer,
-                ListenerOptions.defaults(pollers).withReplayTimeout(Duration.ofSeconds(30)));
+                ListenerOptions.defaults(pollers).with(o -> o.replayTimeout = Duration.ofSeconds(30)));
         Subscriptions.await(listener, sim, 1);
 
         // long prefills (1,000 blocks, ~30 KB a batch, ~9 MB in all): far more than the bound, the two queues and
@@ -117,7 +117,7 @@ class IngestQueueBoundTest {
         await().atMost(Duration.ofSeconds(60))
                 .untilAsserted(() ->
                         assertThat(writer.recorded.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth()));
-        assertThat(sim.replayRequests())
+        assertThat(sim.replays().requests())
                 .as("what the engine dropped came back by replay")
                 .isPositive();
         await().atMost(Duration.ofSeconds(10))

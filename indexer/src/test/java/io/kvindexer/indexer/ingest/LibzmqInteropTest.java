@@ -3,6 +3,7 @@ package io.kvindexer.indexer.ingest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.kvindexer.indexer.TestResources;
 import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
 import java.io.BufferedReader;
@@ -13,8 +14,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -53,18 +54,11 @@ class LibzmqInteropTest {
     @TempDir
     Path dir;
 
+    @RegisterExtension
+    final TestResources resources = new TestResources();
+
     private Process python;
     private EngineListener listener;
-
-    @AfterEach
-    void stop() {
-        if (listener != null) {
-            listener.close();
-        }
-        if (python != null) {
-            python.destroyForcibly();
-        }
-    }
 
     @Test
     void aLibzmqPublisherGetsOurSubscriptionAndEveryBatchArrives() throws IOException {
@@ -113,6 +107,7 @@ class LibzmqInteropTest {
         python = new ProcessBuilder(exe.toString(), script.toString(), kind, Integer.toString(heartbeatMillis))
                 .redirectError(ProcessBuilder.Redirect.INHERIT)
                 .start();
+        resources.add(python::destroyForcibly);
         return new BufferedReader(new InputStreamReader(python.getInputStream(), StandardCharsets.UTF_8));
     }
 
@@ -124,13 +119,8 @@ class LibzmqInteropTest {
 
     private SequenceWatermark listen(int port, RecordingSink sink, CountingMetrics metrics) {
         SequenceWatermark watermark = new SequenceWatermark();
-        listener = new EngineListener(
-                new ListenerSpec(INSTANCE, 0, "tcp://127.0.0.1:" + port, null),
-                watermark,
-                sink,
-                ReadyGate.open(),
-                ListenerOptions.defaults().withMetrics(metrics));
-        listener.start();
+        listener = resources.listener(
+                new ListenerSpec(INSTANCE, 0, "tcp://127.0.0.1:" + port, null), watermark, sink, metrics.options());
         await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.ACTIVE);
         return watermark;
     }

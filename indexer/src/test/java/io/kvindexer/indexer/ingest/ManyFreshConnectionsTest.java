@@ -72,11 +72,12 @@ class ManyFreshConnectionsTest {
             List<AutoCloseable> open)
             throws Exception {
         try {
-            ListenerOptions options = ListenerOptions.defaults()
-                    .withContext(listeners)
-                    .withHandshakeTimeout(Duration.ofSeconds(1))
-                    .withMetrics(metrics)
-                    .withReplayPermits(new ReplayPermits(8));
+            ListenerOptions options = ListenerOptions.defaults().with(o -> {
+                o.context = listeners;
+                o.handshakeTimeout = Duration.ofSeconds(1);
+                o.metrics = metrics;
+                o.replayPermits = new ReplayPermits(8);
+            });
             List<EngineSimulator> sims = new ArrayList<>();
             for (int i = 0; i < PAIRS; i++) {
                 EngineSimulator sim = EngineSimulator.Options.builder()

@@ -13,6 +13,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.LongConsumer;
 
 /**
  * A BatchSink that keeps, per (worker, tier), the set of engine hashes held (stored minus removed minus
@@ -42,28 +43,26 @@ final class RecordingSink implements BatchSink {
         Map<StorageTier, Set<Long>> tiers = held.computeIfAbsent(worker, k -> new HashMap<>());
         for (KvEvent event : events) {
             switch (event) {
-                case BlockStored s -> {
-                    Set<Long> set = tiers.computeIfAbsent(s.tier(), k -> new HashSet<>());
-                    for (long h : s.blockHashes()) {
-                        set.add(h);
-                        if (logging) {
-                            log.add(worker + " stored " + Long.toUnsignedString(h));
-                        }
-                    }
-                }
-                case BlockRemoved r -> {
-                    Set<Long> set = tiers.computeIfAbsent(r.tier(), k -> new HashSet<>());
-                    for (long h : r.blockHashes()) {
-                        set.remove(h);
-                        if (logging) {
-                            log.add(worker + " removed " + Long.toUnsignedString(h));
-                        }
-                    }
-                }
+                case BlockStored s -> each(worker, "stored", s.blockHashes(), heldIn(tiers, s.tier())::add);
+                case BlockRemoved r -> each(worker, "removed", r.blockHashes(), heldIn(tiers, r.tier())::remove);
                 case AllBlocksCleared c -> {
                     tiers.clear();
                     log.add(worker + " cleared");
                 }
+            }
+        }
+    }
+
+    private static Set<Long> heldIn(Map<StorageTier, Set<Long>> tiers, StorageTier tier) {
+        return tiers.computeIfAbsent(tier, k -> new HashSet<>());
+    }
+
+    /** Applies {@code change} to every hash in the event's order, and logs each as {@code <worker> <verb> <hash>}. */
+    private void each(WorkerKey worker, String verb, long[] hashes, LongConsumer change) {
+        for (long h : hashes) {
+            change.accept(h);
+            if (logging) {
+                log.add(worker + " " + verb + " " + Long.toUnsignedString(h));
             }
         }
     }

@@ -36,7 +36,10 @@ class ReplayPermitsTest {
                     watermark,
                     new RecordingSink(),
                     ReadyGate.open(),
-                    ListenerOptions.defaults().withReplayPermits(permits).withReplayTimeout(Duration.ofSeconds(30)));
+                    ListenerOptions.defaults().with(o -> {
+                        o.replayPermits = permits;
+                        o.replayTimeout = Duration.ofSeconds(30);
+                    }));
             open.add(listener);
             listener.start();
             Subscriptions.await(listener, sim, 1);
@@ -57,8 +60,7 @@ class ReplayPermitsTest {
             sim.releaseDeferredReplays().join();
         }
         await().atMost(Duration.ofSeconds(30)).until(() -> watermarks.stream().allMatch(w -> w.get() == 1));
-        assertThat(sims.stream().mapToInt(EngineSimulator::replayRequests).sum())
-                .isEqualTo(3);
+        assertThat(sims.stream().mapToInt(s -> s.replays().requests()).sum()).isEqualTo(3);
         assertThat(permits.inUse()).isZero();
     }
 
@@ -75,6 +77,6 @@ class ReplayPermitsTest {
     }
 
     private static int waiting(List<EngineSimulator> sims) {
-        return sims.stream().mapToInt(EngineSimulator::deferredReplayRequests).sum();
+        return sims.stream().mapToInt(s -> s.replays().deferredRequests()).sum();
     }
 }

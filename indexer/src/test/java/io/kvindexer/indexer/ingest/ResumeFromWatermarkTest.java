@@ -33,7 +33,7 @@ class ResumeFromWatermarkTest {
                 new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
                 watermark,
                 sink,
-                ListenerOptions.defaults().withMetrics(metrics).withReplayTimeout(Duration.ofSeconds(3)));
+                metrics.options().with(o -> o.replayTimeout = Duration.ofSeconds(3)));
     }
 
     private static int[] tokens(int from) {
@@ -71,7 +71,7 @@ class ResumeFromWatermarkTest {
         await().atMost(PATIENCE).until(() -> watermark.get() == 7);
 
         assertThat(sink.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth());
-        assertThat(sim.replayStarts()).first().isEqualTo(5L);
+        assertThat(sim.replays().starts()).first().isEqualTo(5L);
         assertThat(sink.gapLosses()).isEmpty();
         assertThat(sink.restarts()).isEmpty();
         assertThat(after.lastError()).isNull();
@@ -88,9 +88,9 @@ class ResumeFromWatermarkTest {
         SequenceWatermark watermark = indexedThenGone(sim);
 
         EngineListener after = listener(sim, watermark);
-        await().atMost(PATIENCE).until(() -> sim.replayRequests() >= 1);
+        await().atMost(PATIENCE).until(() -> sim.replays().requests() >= 1);
         await().atMost(PATIENCE).until(() -> metrics.get("replay.ok") == 1);
-        assertThat(sim.replayStarts()).containsExactly(5L);
+        assertThat(sim.replays().starts()).containsExactly(5L);
         assertThat(watermark.get()).isEqualTo(4);
         assertThat(sink.gapLosses()).isEmpty();
         assertThat(after.lastError()).isNull();
@@ -127,7 +127,7 @@ class ResumeFromWatermarkTest {
         sim.storeSequence(tokens(7000), 4).join(); // seq 0 of the new process, below the watermark 4
 
         EngineListener after = listener(sim, watermark);
-        await().atMost(PATIENCE).until(() -> sim.replayRequests() >= 1); // asks for 5.., gets the end marker only
+        await().atMost(PATIENCE).until(() -> sim.replays().requests() >= 1); // asks for 5.., gets the end marker only
         sim.storeSequence(tokens(7100), 4).join(); // seq 1, live
 
         await().atMost(PATIENCE).until(() -> sink.restarts().size() == 1);
@@ -156,6 +156,6 @@ class ResumeFromWatermarkTest {
         assertThat(after.lastError()).isNull();
         // from 5 (cut after 10), from 11 (to 15 and the end marker), from 16: an end marker after batches may
         // follow a dropped tail, so an open-ended replay asks once more
-        assertThat(sim.replayStarts()).containsExactly(5L, 11L, 16L);
+        assertThat(sim.replays().starts()).containsExactly(5L, 11L, 16L);
     }
 }

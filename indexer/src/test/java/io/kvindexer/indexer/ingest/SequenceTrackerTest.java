@@ -14,16 +14,18 @@ class SequenceTrackerTest {
         return tracker.onLive(seq);
     }
 
-    /** Handles a live seq the way the listener does, with every replay filling its range. */
-    private void liveAndApply(long seq) {
-        SequenceTracker.Step step = live(seq);
-        for (long s = step.replayFrom(); s != step.replayUntil(); s++) {
-            if (tracker.isNew(s)) {
-                tracker.applied(s);
+    /** Handles each live seq in turn the way the listener does, with every replay filling its range. */
+    private void liveAndApply(long... seqs) {
+        for (long seq : seqs) {
+            SequenceTracker.Step step = live(seq);
+            for (long s = step.replayFrom(); s != step.replayUntil(); s++) {
+                if (tracker.isNew(s)) {
+                    tracker.applied(s);
+                }
             }
-        }
-        if (tracker.isNew(seq)) {
-            tracker.applied(seq);
+            if (tracker.isNew(seq)) {
+                tracker.applied(seq);
+            }
         }
     }
 
@@ -48,18 +50,14 @@ class SequenceTrackerTest {
     @Test
     void contiguousSeqsNeedNothing() {
         liveAndApply(0);
-        SequenceTracker.Step step = live(1);
-        assertThat(step.needsReplay()).isFalse();
-        assertThat(step.restarted()).isFalse();
+        assertThat(live(1)).as("no replay, no restart").isEqualTo(new SequenceTracker.Step(false, 1, 1));
         assertThat(tracker.isNew(1)).isTrue();
     }
 
     @Test
     void aGapReplaysFromWatermarkPlusOne() {
-        liveAndApply(0);
-        liveAndApply(1);
-        SequenceTracker.Step step = live(5);
-        assertThat(step).isEqualTo(new SequenceTracker.Step(false, 2, 5));
+        liveAndApply(0, 1);
+        assertThat(live(5)).isEqualTo(new SequenceTracker.Step(false, 2, 5));
     }
 
     @Test
@@ -100,15 +98,12 @@ class SequenceTrackerTest {
     @Test
     void aFreshAttemptAboveTheWatermarkReplaysTheMissedSeqs() {
         watermark.set(3);
-        SequenceTracker.Step step = live(6);
-        assertThat(step).isEqualTo(new SequenceTracker.Step(false, 4, 6));
+        assertThat(live(6)).isEqualTo(new SequenceTracker.Step(false, 4, 6));
     }
 
     @Test
     void aLiveSeqNotAboveThePreviousLiveOneIsARestart() {
-        liveAndApply(0);
-        liveAndApply(1);
-        liveAndApply(2);
+        liveAndApply(0, 1, 2);
         SequenceTracker.Step step = live(0); // a new engine process starts at 0 again
         assertThat(step.restarted()).isTrue();
         assertThat(step.needsReplay()).isFalse();
@@ -117,12 +112,8 @@ class SequenceTrackerTest {
 
     @Test
     void aRepeatedLiveSeqIsARestartToo() {
-        liveAndApply(0);
-        liveAndApply(1);
-        SequenceTracker.Step step = live(1);
-        assertThat(step.restarted()).isTrue();
-        assertThat(step.replayFrom()).isZero();
-        assertThat(step.replayUntil()).isEqualTo(1);
+        liveAndApply(0, 1);
+        assertThat(live(1)).as("restarted, replays from 0").isEqualTo(new SequenceTracker.Step(true, 0, 1));
     }
 
     @Test

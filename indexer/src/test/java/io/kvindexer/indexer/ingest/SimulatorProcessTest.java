@@ -32,11 +32,7 @@ class SimulatorProcessTest {
         SequenceWatermark watermark = new SequenceWatermark();
         CountingMetrics metrics = new CountingMetrics();
         try (EngineListener listener = new EngineListener(
-                new ListenerSpec(9, 0, endpoint, replay),
-                watermark,
-                sink,
-                ReadyGate.open(),
-                ListenerOptions.defaults().withMetrics(metrics))) {
+                new ListenerSpec(9, 0, endpoint, replay), watermark, sink, ReadyGate.open(), metrics.options())) {
             listener.start();
             await().atMost(Duration.ofSeconds(90))
                     .until(() -> watermark.get() != SequenceWatermark.UNSET && watermark.get() >= 100);

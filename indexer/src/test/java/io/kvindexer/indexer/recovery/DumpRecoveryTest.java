@@ -157,7 +157,7 @@ class DumpRecoveryTest {
                             },
                             Map.of())
                     .config()
-                    .withRecoveryDelay(Duration.ofMillis(20));
+                    .with(c -> c.recoveryDelay = Duration.ofMillis(20));
             try (IndexerApp second = IndexerApp.start(cfg);
                     HttpTestClient b = new HttpTestClient(second.baseUrl())) {
                 awaitReady(b);

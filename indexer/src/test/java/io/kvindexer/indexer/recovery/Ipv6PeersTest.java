@@ -20,7 +20,8 @@ import org.junit.jupiter.api.Test;
 class Ipv6PeersTest {
 
     private static IndexerApp start(String... args) throws Exception {
-        return IndexerApp.start(IndexerCli.parse(args, Map.of()).config().withRecoveryDelay(Duration.ofMillis(50)));
+        return IndexerApp.start(
+                IndexerCli.parse(args, Map.of()).config().with(c -> c.recoveryDelay = Duration.ofMillis(50)));
     }
 
     @Test

@@ -99,9 +99,10 @@ class PeersDnsProcessTest {
 
     @Test
     void aNameThatDoesNotResolveStartsEmpty() throws Exception {
-        IndexerConfig cfg = IndexerConfig.defaults()
-                .withRecoveryDelay(Duration.ofMillis(20))
-                .withPeersDns(new PeerDiscovery.Target("no-such-peers.invalid", 8090));
+        IndexerConfig cfg = IndexerConfig.defaults().with(c -> {
+            c.recoveryDelay = Duration.ofMillis(20);
+            c.peersDns = new PeerDiscovery.Target("no-such-peers.invalid", 8090);
+        });
         try (IndexerApp app = IndexerApp.start(cfg);
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             await().atMost(Duration.ofSeconds(60))

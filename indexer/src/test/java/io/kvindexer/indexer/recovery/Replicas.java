@@ -41,7 +41,10 @@ final class Replicas {
 
     /** The defaults, recovering from {@code peers} (tried in order) once {@code delay} has passed. */
     static IndexerConfig recoveringFrom(Duration delay, String... peers) {
-        return IndexerConfig.defaults().withPeers(List.of(peers)).withRecoveryDelay(delay);
+        return IndexerConfig.defaults().with(c -> {
+            c.peers = List.of(peers);
+            c.recoveryDelay = delay;
+        });
     }
 
     /** Waits, at most a minute, for {@code /ready} to answer 200: recovery (from a peer or not) is over. */

@@ -31,10 +31,18 @@ class SnapshotDamageTest {
     @TempDir
     Path tmp;
 
+    /** A replica that snapshots into {@code dir} every {@code interval}. */
+    private static IndexerApp snapshotting(Path dir, Duration interval) throws Exception {
+        return IndexerApp.start(IndexerConfig.defaults().with(c -> {
+            c.snapshotDir = dir;
+            c.snapshotInterval = interval;
+        }));
+    }
+
     /** A small real snapshot: one engine registered with a replay endpoint and two sequences stored. */
     private byte[] smallSnapshot(Path dir) throws Exception {
         try (EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
-                IndexerApp app = IndexerApp.start(IndexerConfig.defaults().withSnapshots(dir, Duration.ofHours(1)));
+                IndexerApp app = snapshotting(dir, Duration.ofHours(1));
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             Replicas.awaitReady(http);
             http.registerEngine(sim);
@@ -115,7 +123,7 @@ class SnapshotDamageTest {
     void aDirectoryThatCannotBeWrittenIsCountedAndTheReplicaRunsOn() throws Exception {
         Path file = Files.writeString(tmp.resolve("not-a-directory"), "x");
         Path dir = file.resolve("snapshots"); // under a regular file: cannot be created, even by root
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().withSnapshots(dir, Duration.ofMillis(50)));
+        try (IndexerApp app = snapshotting(dir, Duration.ofMillis(50));
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             Replicas.awaitReady(http);
             assertThatThrownBy(() -> app.snapshots().write()).isInstanceOf(IOException.class);
@@ -132,7 +140,7 @@ class SnapshotDamageTest {
     void theNewestGoodSnapshotWinsAndOnlyTwoAreKept() throws Exception {
         Path dir = tmp.resolve("kept");
         try (EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
-                IndexerApp app = IndexerApp.start(IndexerConfig.defaults().withSnapshots(dir, Duration.ofHours(1)));
+                IndexerApp app = snapshotting(dir, Duration.ofHours(1));
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             Replicas.awaitReady(http);
             app.snapshots().write();

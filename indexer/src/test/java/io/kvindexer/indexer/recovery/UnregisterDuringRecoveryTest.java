@@ -47,8 +47,10 @@ class UnregisterDuringRecoveryTest {
 
     /** Starts a replica recovering from {@code peer} slowly; returns it once its first request was answered. */
     private static IndexerApp recovering(String peer) throws Exception {
-        return IndexerApp.start(
-                IndexerConfig.defaults().withPeers(java.util.List.of(peer)).withRecoveryDelay(SLOW_RECOVERY));
+        return IndexerApp.start(IndexerConfig.defaults().with(c -> {
+            c.peers = java.util.List.of(peer);
+            c.recoveryDelay = SLOW_RECOVERY;
+        }));
     }
 
     @Test

@@ -13,6 +13,7 @@ import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.ingest.IngestPollers;
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ListenerStatus;
+import io.kvindexer.indexer.ingest.RunningListener;
 import io.kvindexer.indexer.registry.ListenerFactory;
 import io.kvindexer.indexer.registry.Registration;
 import io.kvindexer.indexer.registry.RegistryException;
@@ -126,7 +127,7 @@ class FleetIngestTest {
 
     @Test
     void aRegistrationAboveWhatTheProcessCanHoldIsAConflictNamingTheLimit() throws Exception {
-        ListenerFactory idle = (spec, watermark, sink) -> new ListenerFactory.RunningListener() {
+        ListenerFactory idle = (spec, watermark, sink) -> new RunningListener() {
             @Override
             public ListenerSnapshot snapshot() {
                 return new ListenerSnapshot(spec.endpoint(), ListenerStatus.PENDING, null, false, null);

@@ -58,8 +58,11 @@ class RollingRestartTest {
                         }
                     }
                     replicas.get(i).close();
-                    IndexerApp restarted = IndexerApp.start(
-                            IndexerConfig.defaults().withPeers(peers).withRecoveryDelay(Duration.ofMillis(200)));
+                    IndexerApp restarted =
+                            IndexerApp.start(IndexerConfig.defaults().with(c -> {
+                                c.peers = peers;
+                                c.recoveryDelay = Duration.ofMillis(200);
+                            }));
                     replicas.set(i, restarted);
                     try (HttpTestClient http = new HttpTestClient(restarted.baseUrl())) {
                         await().atMost(Duration.ofSeconds(60))

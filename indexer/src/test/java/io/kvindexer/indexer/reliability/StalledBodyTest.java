@@ -31,7 +31,7 @@ class StalledBodyTest {
 
     @IndexerRoutes.Config
     static IndexerConfig config() {
-        return IndexerConfig.defaults().withLimits(ServiceLimits.DEFAULTS.withRequestReadTimeout(DEADLINE));
+        return IndexerConfig.defaults().with(c -> c.limits = ServiceLimits.DEFAULTS.withRequestReadTimeout(DEADLINE));
     }
 
     // one indexer per test: both register the same instance

@@ -80,14 +80,23 @@ class UnregisterGraceOutcomesTest {
         await().atMost(PATIENCE).until(() -> FaultHarness.dumpMemberships(http).size() == 10);
     }
 
-    private IndexerApp indexer(Duration grace) throws Exception {
-        return resources.add(IndexerApp.start(IndexerConfig.defaults().withUnregisterGrace(grace)));
+    /** A client of a real indexer whose unregistered workers keep their blocks for {@code grace}. */
+    private HttpTestClient indexer(Duration grace) throws Exception {
+        IndexerApp app = resources.add(IndexerApp.start(IndexerConfig.defaults().with(c -> c.unregisterGrace = grace)));
+        return resources.add(new HttpTestClient(app.baseUrl()));
+    }
+
+    /** An engine whose worker was indexed and then unregistered: its blocks wait out the grace, detached. */
+    private EngineSimulator detached(HttpTestClient http) {
+        EngineSimulator sim = engine();
+        indexed(http, sim);
+        unregister(http, FaultHarness.MODEL);
+        return sim;
     }
 
     @Test
     void aComebackAndEachMismatchAreCountedOnce() throws Exception {
-        IndexerApp app = indexer(Duration.ofMinutes(2));
-        HttpTestClient http = resources.add(new HttpTestClient(app.baseUrl()));
+        HttpTestClient http = indexer(Duration.ofMinutes(2));
         EngineSimulator sim = engine();
         assertThat(outcomes(http)).as("every outcome exposed before any").isEqualTo(only());
 
@@ -125,8 +134,7 @@ class UnregisterGraceOutcomesTest {
 
     @Test
     void anEngineRestartAfterTheComebackIsCountedAsRestart() throws Exception {
-        IndexerApp app = indexer(Duration.ofMinutes(2));
-        HttpTestClient http = resources.add(new HttpTestClient(app.baseUrl()));
+        HttpTestClient http = indexer(Duration.ofMinutes(2));
         EngineSimulator sim = engine();
         indexed(http, sim);
         java.util.Set<String> old = FaultHarness.dumpMemberships(http);
@@ -156,11 +164,8 @@ class UnregisterGraceOutcomesTest {
 
     @Test
     void batchesTheEngineNoLongerHasAreCountedAsGap() throws Exception {
-        IndexerApp app = indexer(Duration.ofMinutes(2));
-        HttpTestClient http = resources.add(new HttpTestClient(app.baseUrl()));
-        EngineSimulator sim = engine();
-        indexed(http, sim);
-        unregister(http, FaultHarness.MODEL);
+        HttpTestClient http = indexer(Duration.ofMinutes(2));
+        EngineSimulator sim = detached(http);
         sim.skip(3); // batches sent while nobody listened, gone from the engine's buffer
         sim.storeSequence(IntStream.range(7_000, 7_016).toArray(), 16);
         register(http, sim); // resumes from the kept watermark as it connects: the engine lacks what follows it
@@ -170,11 +175,8 @@ class UnregisterGraceOutcomesTest {
 
     @Test
     void aWorkerThatDoesNotComeBackIsCountedAsExpired() throws Exception {
-        IndexerApp app = indexer(Duration.ofMillis(300));
-        HttpTestClient http = resources.add(new HttpTestClient(app.baseUrl()));
-        EngineSimulator sim = engine();
-        indexed(http, sim);
-        unregister(http, FaultHarness.MODEL);
+        HttpTestClient http = indexer(Duration.ofMillis(300));
+        EngineSimulator sim = detached(http);
         assertThat(outcomes(http)).isEqualTo(only());
         await().atMost(PATIENCE).until(() -> outcomes(http).get("expired") == 1);
         register(http, sim);

@@ -83,7 +83,7 @@ class UnregisterGraceTest {
     }
 
     private static IndexerApp withGrace(Duration grace) throws Exception {
-        return IndexerApp.start(IndexerConfig.defaults().withUnregisterGrace(grace));
+        return IndexerApp.start(IndexerConfig.defaults().with(c -> c.unregisterGrace = grace));
     }
 
     @Test

@@ -45,7 +45,7 @@ public class BearerAuthAndLimitsTest {
 
         @IndexerRoutes.Config
         static IndexerConfig config() {
-            return IndexerConfig.defaults().withAuthToken(TOKEN);
+            return IndexerConfig.defaults().with(c -> c.authToken = TOKEN);
         }
 
         @Test
@@ -117,7 +117,7 @@ public class BearerAuthAndLimitsTest {
     @Test
     void peerRecoverySendsTheToken() throws Exception {
         try (EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
-                IndexerApp first = IndexerApp.start(IndexerConfig.defaults().withAuthToken(TOKEN));
+                IndexerApp first = IndexerApp.start(IndexerConfig.defaults().with(c -> c.authToken = TOKEN));
                 HttpTestClient a = new HttpTestClient(first.baseUrl())) {
             post(
                             a,
@@ -131,9 +131,11 @@ public class BearerAuthAndLimitsTest {
             await().atMost(Duration.ofSeconds(30))
                     .until(() -> get(a, "/dump", TOKEN).body().contains("block_hash"));
             String dump = get(a, "/dump", TOKEN).body();
-            IndexerConfig peerCfg =
-                    IndexerConfig.defaults().withPeers(List.of(first.baseUrl())).withRecoveryDelay(Duration.ZERO);
-            try (IndexerApp withToken = IndexerApp.start(peerCfg.withAuthToken(TOKEN));
+            IndexerConfig peerCfg = IndexerConfig.defaults().with(c -> {
+                c.peers = List.of(first.baseUrl());
+                c.recoveryDelay = Duration.ZERO;
+            });
+            try (IndexerApp withToken = IndexerApp.start(peerCfg.with(c -> c.authToken = TOKEN));
                     IndexerApp without = IndexerApp.start(peerCfg);
                     HttpTestClient b = new HttpTestClient(withToken.baseUrl());
                     HttpTestClient c = new HttpTestClient(without.baseUrl())) {
@@ -151,7 +153,7 @@ public class BearerAuthAndLimitsTest {
     @Test
     void limitsAreEnforcedWithTypedErrors() throws Exception {
         ServiceLimits limits = new ServiceLimits(8, 2, 3, 2);
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().withLimits(limits));
+        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().with(c -> c.limits = limits));
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             http.post("/register", reg(1, 0)).assertStatus(201);
             http.post("/register", reg(1, 1)).assertStatus(201);

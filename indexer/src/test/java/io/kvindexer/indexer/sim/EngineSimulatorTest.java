@@ -45,9 +45,8 @@ class EngineSimulatorTest {
         context.close();
     }
 
-    private EngineSimulator start(EngineSimulator.Options options) {
-        EngineSimulator sim =
-                EngineSimulator.start(options.toBuilder().fixedTs(1757500000.25).build());
+    private EngineSimulator start(SimulatorBuilder options) {
+        EngineSimulator sim = options.fixedTs(1757500000.25).start();
         sims.add(sim);
         return sim;
     }
@@ -124,7 +123,7 @@ class EngineSimulatorTest {
 
     @Test
     void liveMessagesAreTheWireSpecFrames() {
-        EngineSimulator sim = start(EngineSimulator.Options.defaults());
+        EngineSimulator sim = start(EngineSimulator.Options.builder());
         ZMQ.Socket sub = subscribe(sim);
 
         publishABC(sim);
@@ -136,8 +135,7 @@ class EngineSimulatorTest {
 
     @Test
     void replayWithTopicFrames() {
-        EngineSimulator sim =
-                start(EngineSimulator.Options.builder().topic("kv").build());
+        EngineSimulator sim = start(EngineSimulator.Options.builder().topic("kv"));
         publishABC(sim);
         ZMQ.Socket dealer = dealer(sim);
         String topic = HEX.formatHex("kv".getBytes());
@@ -150,14 +148,12 @@ class EngineSimulatorTest {
 
         request(dealer, 99);
         assertReplay(dealer, "");
-        assertThat(sim.lastReplayStart()).isEqualTo(99);
+        assertThat(sim.replays().lastStart()).isEqualTo(99);
     }
 
     @Test
     void legacyReplayHasNoTopicFrame() {
-        EngineSimulator sim = start(EngineSimulator.Options.builder()
-                .replayLayout(ReplayLayout.LEGACY)
-                .build());
+        EngineSimulator sim = start(EngineSimulator.Options.builder().replayLayout(ReplayLayout.LEGACY));
         publishABC(sim);
         ZMQ.Socket dealer = dealer(sim);
 
@@ -168,15 +164,15 @@ class EngineSimulatorTest {
 
     @Test
     void invalidAndSilentlyIgnoredRequestsGetNoAnswer() {
-        EngineSimulator sim = start(EngineSimulator.Options.defaults());
+        EngineSimulator sim = start(EngineSimulator.Options.builder());
         publishABC(sim);
         ZMQ.Socket dealer = dealer(sim);
 
         dealer.send(Frames.seqBytes(0)); // no empty delimiter: Mooncake Conductor's bug
-        await().atMost(PATIENCE).until(() -> sim.invalidReplayRequests() == 1);
+        await().atMost(PATIENCE).until(() -> sim.replays().invalidRequests() == 1);
         sim.silentReplay(true);
         request(dealer, 0);
-        await().atMost(PATIENCE).until(() -> sim.replayRequests() == 1);
+        await().atMost(PATIENCE).until(() -> sim.replays().requests() == 1);
         sim.silentReplay(false);
         request(dealer, 2);
 
@@ -186,8 +182,7 @@ class EngineSimulatorTest {
 
     @Test
     void ringBufferKeepsTheNewestBatches() {
-        EngineSimulator sim =
-                start(EngineSimulator.Options.builder().bufferSteps(2).build());
+        EngineSimulator sim = start(EngineSimulator.Options.builder().bufferSteps(2));
         publishABC(sim);
         ZMQ.Socket dealer = dealer(sim);
 
@@ -197,8 +192,7 @@ class EngineSimulatorTest {
 
     @Test
     void dropLiveBuffersWithoutSendingAndSkipLeavesAHole() {
-        EngineSimulator sim =
-                start(EngineSimulator.Options.builder().startSeq(10).build());
+        EngineSimulator sim = start(EngineSimulator.Options.builder().startSeq(10));
         ZMQ.Socket sub = subscribe(sim);
 
         sim.publish(EngineSimulator.cleared());
@@ -218,7 +212,7 @@ class EngineSimulatorTest {
 
     @Test
     void restartGoesBackToZeroWithAnEmptyBufferAndCache() {
-        EngineSimulator sim = start(EngineSimulator.Options.defaults());
+        EngineSimulator sim = start(EngineSimulator.Options.builder());
         sim.publish(EngineSimulator.stored(new long[] {5}, null, new int[] {1, 2, 3, 4}, 4, "GPU", null))
                 .join();
         sim.publish(EngineSimulator.stored(new long[] {6}, null, new int[] {1, 2, 3, 4}, 4, "GPU", null))
@@ -236,7 +230,7 @@ class EngineSimulatorTest {
 
     @Test
     void storeSequenceStoresOnlyWhatIsNotHeldChainedToItsParent() {
-        EngineSimulator sim = start(EngineSimulator.Options.defaults());
+        EngineSimulator sim = start(EngineSimulator.Options.builder());
         int[] prompt = IntStream.rangeClosed(1, 8).toArray();
         int[] longer = IntStream.rangeClosed(1, 18).toArray(); // 4 full blocks and 2 spare tokens
         long[] hashes = EngineSimulator.sequenceHashes(longer, 4, null);
@@ -266,7 +260,7 @@ class EngineSimulatorTest {
 
     @Test
     void groundTruthFollowsStoresRemovesAndClearsPerRankAndTier() {
-        EngineSimulator sim = start(EngineSimulator.Options.builder().dpRank(1).build());
+        EngineSimulator sim = start(EngineSimulator.Options.builder().dpRank(1));
         sim.publish(
                 EngineSimulator.stored(new long[] {1, 2}, null, new int[8], 4, "GPU", null),
                 EngineSimulator.stored(new long[] {3}, null, new int[4], 4, "CPU", null));
@@ -285,10 +279,8 @@ class EngineSimulatorTest {
 
     @Test
     void portZeroAndWildcardHostReportAConnectableEndpoint() {
-        EngineSimulator sim = start(EngineSimulator.Options.builder()
-                .endpoint("tcp://*:0")
-                .replayEndpoint("tcp://127.0.0.1:0")
-                .build());
+        EngineSimulator sim =
+                start(EngineSimulator.Options.builder().endpoint("tcp://*:0").replayEndpoint("tcp://127.0.0.1:0"));
         assertThat(sim.endpoint()).matches("tcp://127\\.0\\.0\\.1:[1-9][0-9]*");
         assertThat(sim.replayEndpoint()).matches("tcp://127\\.0\\.0\\.1:[1-9][0-9]*");
         ZMQ.Socket sub = subscribe(sim);

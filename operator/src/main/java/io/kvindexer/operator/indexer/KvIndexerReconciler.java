@@ -20,14 +20,15 @@ import io.kvindexer.operator.client.IndexerEndpoint;
 import io.kvindexer.operator.client.ReplicaAccess;
 import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import io.kvindexer.operator.crd.v1alpha1.KvIndexerSpec;
+import io.kvindexer.operator.crd.v1alpha1.KvIndexerStatus;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
-import io.kvindexer.operator.reconcile.Backoff;
 import io.kvindexer.operator.reconcile.ControllerServices;
 import io.kvindexer.operator.reconcile.FanOut;
 import io.kvindexer.operator.reconcile.IndexerPods;
 import io.kvindexer.operator.reconcile.IndexerReplica;
 import io.kvindexer.operator.reconcile.ReplicaAccesses;
-import io.kvindexer.operator.reconcile.StatusUpdates;
+import io.kvindexer.operator.reconcile.SpecReconciler;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -37,6 +38,7 @@ import java.util.TreeMap;
 import java.util.stream.IntStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * KvIndexer → its token and certificate Secrets ({@link SecuritySecrets}, first: the pods mount them), then
@@ -68,20 +70,16 @@ import org.slf4j.LoggerFactory;
                     reconcilePrecondition = IndexerConditions.ServiceMonitorWanted.class)
         })
 @ControllerConfiguration(name = KvIndexerReconciler.NAME)
-public class KvIndexerReconciler implements Reconciler<KvIndexer> {
+public class KvIndexerReconciler
+        extends SpecReconciler<KvIndexer, KvIndexerSpec, KvIndexerStatus, KvIndexerStatusFactory>
+        implements Reconciler<KvIndexer> {
     public static final String NAME = "kvindexer";
     public static final String INDEXER_PODS = "indexer-pods";
     public static final String KV_WORKERS = "kvworkers";
     private static final Logger LOG = LoggerFactory.getLogger(KvIndexerReconciler.class);
 
-    private final ControllerServices services;
-    private final KvIndexerStatusFactory statusFactory;
-    private final Backoff backoff;
-
     public KvIndexerReconciler(ControllerServices services) {
-        this.services = services;
-        this.statusFactory = new KvIndexerStatusFactory(services.clock());
-        this.backoff = services.backoff();
+        super(services, LOG, KvIndexerValidation::validate, new KvIndexerStatusFactory(services.clock()));
     }
 
     @Override
@@ -112,16 +110,7 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
     }
 
     @Override
-    public UpdateControl<KvIndexer> reconcile(KvIndexer kvi, Context<KvIndexer> context) {
-        String invalid = KvIndexerValidation.validate(kvi.getSpec());
-        if (services.refuses(
-                LOG,
-                context,
-                kvi,
-                invalid,
-                (reason, m) -> statusFactory.refused(kvi, reason, m).getStatus())) {
-            return UpdateControl.noUpdate();
-        }
+    protected UpdateControl<KvIndexer> reconcileAccepted(KvIndexer kvi, Context<KvIndexer> context) {
         String securityWarning = SecuritySecrets.reconcile(
                 context.getClient(), kvi, services.clock().instant());
         context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow();
@@ -144,9 +133,8 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
             services.events().warning(kvi, "ServiceMonitorFailed", ServiceMonitors.NOT_INSTALLED);
         }
         Duration next = backoff.after(key(kvi), !peerErrors.isEmpty(), services.resync());
-        StatusUpdates.write(
-                context, kvi, statusFactory.status(kvi, replicas, peerErrors).getStatus());
-        return UpdateControl.<KvIndexer>noUpdate().rescheduleAfter(next);
+        return writeStatus(
+                context, kvi, statusFactory.status(kvi, replicas, peerErrors).getStatus(), next);
     }
 
     /**
@@ -155,11 +143,8 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
      */
     @Override
     public ErrorStatusUpdateControl<KvIndexer> updateErrorStatus(
-            KvIndexer kvi,
-            Context<KvIndexer> context,
-            Exception e) { // counted by JOSDK's Metrics#failedReconciliation (OperatorMetrics)
-        ErrorStatusUpdateControl<KvIndexer> control = ControllerServices.failed(
-                LOG, context, kvi, e, statusFactory.failed(kvi, e).getStatus());
+            KvIndexer kvi, Context<KvIndexer> context, Exception e) {
+        ErrorStatusUpdateControl<KvIndexer> control = super.updateErrorStatus(kvi, context, e);
         services.events().warning(kvi, "ReconcileFailed", String.valueOf(e.getMessage()));
         return control;
     }
@@ -190,21 +175,14 @@ public class KvIndexerReconciler implements Reconciler<KvIndexer> {
             plan.toRegister().forEach(u -> services.client().registerPeer(endpoint, u));
             plan.toDeregister().forEach(u -> services.client().deregisterPeer(endpoint, u));
             if (!plan.isEmpty()) {
-                LOG.atInfo()
-                        .addKeyValue("kvindexer", key(kvi))
-                        .addKeyValue("replica", r.pod())
+                atReplica(Level.INFO, kvi, r.pod())
                         .addKeyValue("added", plan.toRegister())
                         .addKeyValue("removed", plan.toDeregister())
                         .log("peer list updated");
             }
             return Optional.empty();
         } catch (IndexerClientException e) {
-            services.metrics().reconcileError(NAME);
-            LOG.atWarn()
-                    .addKeyValue("kvindexer", key(kvi))
-                    .addKeyValue("replica", r.pod())
-                    .addKeyValue("error", e.getMessage())
-                    .log("peer sync failed");
+            replicaFailed(NAME, kvi, r.pod(), e.getMessage(), "peer sync failed");
             return Optional.of(e.getMessage());
         }
     }

@@ -10,6 +10,7 @@ import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexerStatus;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexerStatus.ReplicaStatus;
 import io.kvindexer.operator.reconcile.IndexerReplica;
+import io.kvindexer.operator.reconcile.SpecStatuses;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,7 +18,7 @@ import java.util.Map;
 import java.util.stream.IntStream;
 
 /** Builds the status patch of a KvIndexer: a fresh object holding only name, namespace and status. */
-public final class KvIndexerStatusFactory {
+public final class KvIndexerStatusFactory implements SpecStatuses<KvIndexer> {
     private final Clock clock;
 
     public KvIndexerStatusFactory(Clock clock) {
@@ -86,6 +87,7 @@ public final class KvIndexerStatusFactory {
      * Status for a spec the operator refuses ({@code reason}: it is invalid, or cannot be read): Ready false with the
      * reason, nothing else touched.
      */
+    @Override
     public KvIndexer refused(KvIndexer kvi, String reason, String message) {
         long generation = generation(kvi);
         List<Condition> previous = previous(kvi);
@@ -108,6 +110,7 @@ public final class KvIndexerStatusFactory {
     }
 
     /** A reconcile threw: all three conditions say what went wrong; the replica counts stay as they were. */
+    @Override
     public KvIndexer failed(KvIndexer kvi, Exception error) {
         long generation = generation(kvi);
         List<Condition> conditions = Conditions.reconcileFailed(error, generation, previous(kvi), clock);

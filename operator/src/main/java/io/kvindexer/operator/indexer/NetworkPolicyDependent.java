@@ -17,10 +17,6 @@ import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 @KubernetesDependent(informer = @Informer(labelSelector = IndexerNames.MANAGED_SELECTOR))
 public class NetworkPolicyDependent extends CRUDKubernetesDependentResource<NetworkPolicy, KvIndexer> {
 
-    public NetworkPolicyDependent() {
-        super(NetworkPolicy.class);
-    }
-
     @Override
     protected NetworkPolicy desired(KvIndexer primary, Context<KvIndexer> context) {
         var workers = context.getClient()

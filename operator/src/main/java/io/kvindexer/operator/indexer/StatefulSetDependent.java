@@ -11,10 +11,6 @@ import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 @KubernetesDependent(informer = @Informer(labelSelector = IndexerNames.MANAGED_SELECTOR))
 public class StatefulSetDependent extends CRUDKubernetesDependentResource<StatefulSet, KvIndexer> {
 
-    public StatefulSetDependent() {
-        super(StatefulSet.class);
-    }
-
     @Override
     protected StatefulSet desired(KvIndexer primary, Context<KvIndexer> context) {
         StatefulSet existing = context.getSecondaryResource(StatefulSet.class).orElse(null);

@@ -81,7 +81,7 @@ public record ControllerServices(
     }
 
     /** The log field naming the resource: its kind in lower case ({@code kvindexer}, {@code kvworker}). */
-    private static String logKey(HasMetadata resource) {
+    static String logKey(HasMetadata resource) {
         return HasMetadata.getKind(resource.getClass()).toLowerCase(Locale.ROOT);
     }
 }

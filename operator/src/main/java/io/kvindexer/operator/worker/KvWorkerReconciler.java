@@ -8,7 +8,6 @@ import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
-import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
@@ -22,12 +21,12 @@ import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus;
 import io.kvindexer.operator.observability.EventRecorder;
 import io.kvindexer.operator.observability.OperatorMetrics;
-import io.kvindexer.operator.reconcile.Backoff;
 import io.kvindexer.operator.reconcile.ControllerServices;
 import io.kvindexer.operator.reconcile.FanOut;
 import io.kvindexer.operator.reconcile.IndexerPods;
 import io.kvindexer.operator.reconcile.IndexerReplica;
 import io.kvindexer.operator.reconcile.ReplicaAccesses;
+import io.kvindexer.operator.reconcile.SpecReconciler;
 import io.kvindexer.operator.reconcile.StatusUpdates;
 import java.time.Duration;
 import java.util.HashSet;
@@ -38,6 +37,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * KvWorker → registrations. Level-triggered: desired = Ready engine pods × dp ranks (and those whose readiness flaps
@@ -51,22 +51,18 @@ import org.slf4j.LoggerFactory;
  * cache ({@link StatusUpdates}), so the next reconcile sees it even before the informer does.
  */
 @ControllerConfiguration(name = KvWorkerReconciler.NAME)
-public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorker> {
+public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, KvWorkerStatus, KvWorkerStatusFactory>
+        implements Reconciler<KvWorker>, Cleaner<KvWorker> {
     public static final String NAME = "kvworker";
     public static final String ENGINE_PODS = "engine-pods";
     public static final String INDEXER_PODS = "worker-indexer-pods";
     public static final String INDEXERS = "kvindexers";
     private static final Logger LOG = LoggerFactory.getLogger(KvWorkerReconciler.class);
 
-    private final ControllerServices services;
-    private final KvWorkerStatusFactory statusFactory;
-    private final Backoff backoff;
     private final KnownRegistrations known;
 
     public KvWorkerReconciler(ControllerServices services) {
-        this.services = services;
-        this.statusFactory = new KvWorkerStatusFactory(services.clock());
-        this.backoff = services.backoff();
+        super(services, LOG, KvWorkerValidation::validate, new KvWorkerStatusFactory(services.clock()));
         this.known = new KnownRegistrations(services.resync());
     }
 
@@ -96,16 +92,7 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
     }
 
     @Override
-    public UpdateControl<KvWorker> reconcile(KvWorker worker, Context<KvWorker> context) {
-        String invalid = KvWorkerValidation.validate(worker.getSpec());
-        if (services.refuses(
-                LOG,
-                context,
-                worker,
-                invalid,
-                (reason, m) -> statusFactory.notReady(worker, reason, m, true).getStatus())) {
-            return UpdateControl.noUpdate();
-        }
+    protected UpdateControl<KvWorker> reconcileAccepted(KvWorker worker, Context<KvWorker> context) {
         KvWorkerSpec spec = worker.getSpec();
         KvIndexer kvi = context.getSecondaryResource(KvIndexer.class, INDEXERS).orElse(null);
         if (!usable(kvi)) {
@@ -115,13 +102,13 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
                     + (unreadable
                             ? " cannot be read: " + kvi.getSpec().unreadable()
                             : " not found in namespace " + worker.getMetadata().getNamespace());
-            StatusUpdates.write(
+            return writeStatus(
                     context,
                     worker,
                     statusFactory
                             .notReady(worker, unreadable ? "IndexerUnreadable" : "IndexerNotFound", message, false)
-                            .getStatus());
-            return UpdateControl.<KvWorker>noUpdate().rescheduleAfter(services.resync());
+                            .getStatus(),
+                    services.resync());
         }
         List<Pod> pods = enginePods(context, worker);
         ReadinessHold hold = ReadinessHold.of(worker, pods, services.clock().instant());
@@ -141,22 +128,8 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
         if (hold.recheckIn() != null && hold.recheckIn().compareTo(next) < 0) {
             next = hold.recheckIn(); // a hold runs out: unregister then, not at the next resync
         }
-        StatusUpdates.write(
-                context, worker, statusFactory.status(worker, desired, outcomes).getStatus());
-        return UpdateControl.<KvWorker>noUpdate().rescheduleAfter(next);
-    }
-
-    /**
-     * A reconcile threw (an API call failed, say): the conditions say so, everything else in the status stays (it
-     * still says which instances are ours), and JOSDK retries with its own back-off.
-     */
-    @Override
-    public ErrorStatusUpdateControl<KvWorker> updateErrorStatus(
-            KvWorker worker,
-            Context<KvWorker> context,
-            Exception e) { // counted by JOSDK's Metrics#failedReconciliation (OperatorMetrics)
-        return ControllerServices.failed(
-                LOG, context, worker, e, statusFactory.failed(worker, e).getStatus());
+        return writeStatus(
+                context, worker, statusFactory.status(worker, desired, outcomes).getStatus(), next);
     }
 
     @Override
@@ -209,9 +182,7 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
             metrics.registered(o.made());
             metrics.unregistered(o.removed());
             if (o.made() + o.removed() > 0) {
-                LOG.atInfo()
-                        .addKeyValue("kvworker", key(worker))
-                        .addKeyValue("replica", o.replica())
+                atReplica(Level.INFO, worker, o.replica())
                         .addKeyValue("registered", o.made())
                         .addKeyValue("unregistered", o.removed())
                         .log("registrations applied");
@@ -223,12 +194,7 @@ public class KvWorkerReconciler implements Reconciler<KvWorker>, Cleaner<KvWorke
                 events.normal(worker, "Unregistered", o.removed() + " engine rank(s) unregistered from " + o.replica());
             }
             if (o.failed()) {
-                metrics.reconcileError(NAME);
-                LOG.atWarn()
-                        .addKeyValue("kvworker", key(worker))
-                        .addKeyValue("replica", o.replica())
-                        .addKeyValue("error", o.error())
-                        .log("replica sync failed; retrying with back-off");
+                replicaFailed(NAME, worker, o.replica(), o.error(), "replica sync failed; retrying with back-off");
                 events.warning(worker, "ReplicaSyncFailed", o.replica() + ": " + o.error());
             }
         }

@@ -8,6 +8,7 @@ import io.kvindexer.operator.crd.v1alpha1.Conditions;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus.PodRegistration;
+import io.kvindexer.operator.reconcile.SpecStatuses;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -17,7 +18,7 @@ import java.util.List;
 import java.util.Map;
 
 /** Builds the status patch of a KvWorker: a fresh object holding only name, namespace and status. */
-public final class KvWorkerStatusFactory {
+public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
     private static final int MAX_NOT_EXACT_SHOWN = 5;
     private final Clock clock;
 
@@ -125,6 +126,12 @@ public final class KvWorkerStatusFactory {
         return out;
     }
 
+    /** A refused spec is a notReady that is also Degraded. */
+    @Override
+    public KvWorker refused(KvWorker worker, String reason, String message) {
+        return notReady(worker, reason, message, true);
+    }
+
     /** Ready false with a reason (bad spec, missing indexer); remembered pods are kept so they can be removed later. */
     public KvWorker notReady(KvWorker worker, String reason, String message, boolean degraded) {
         long generation = generation(worker);
@@ -152,6 +159,7 @@ public final class KvWorkerStatusFactory {
      * A reconcile threw: Ready false and Degraded true with what went wrong; counts and pods stay as they were
      * (the pods still say which instances are ours to remove).
      */
+    @Override
     public KvWorker failed(KvWorker worker, Exception error) {
         long generation = generation(worker);
         KvWorkerStatus old = worker.getStatus();

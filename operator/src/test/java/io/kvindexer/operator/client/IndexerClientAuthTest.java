@@ -17,7 +17,7 @@ class IndexerClientAuthTest {
 
     @Test
     void clientWithTheTokenRegistersOneWithoutIsRefused() throws Exception {
-        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().withAuthToken("op-token"))) {
+        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().with(c -> c.authToken = "op-token"))) {
             IndexerEndpoint replica = new IndexerEndpoint("kv-0", URI.create(app.baseUrl()));
             IndexerClient with = new IndexerClient(
                     Duration.ofSeconds(2), Duration.ofSeconds(5), IndexerClient.CallObserver.NONE, "op-token");

@@ -1,6 +1,7 @@
 package io.kvindexer.operator.e2e;
 
 import static io.kvindexer.operator.e2e.LoopbackCluster.engineIp;
+import static io.kvindexer.operator.support.Resources.VLLM;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -33,7 +34,6 @@ import org.junit.jupiter.api.Test;
 class ApiServerRestartTest {
     private static final Duration WAIT = Duration.ofSeconds(120);
     private static final Duration NO_RESYNC = Duration.ofHours(1);
-    private static final Map<String, String> VLLM = Map.of("app", "vllm");
     private static final String NS = "restart";
 
     @Test

@@ -1,5 +1,6 @@
 package io.kvindexer.operator.e2e;
 
+import static io.kvindexer.operator.support.Resources.VLLM;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -32,7 +33,6 @@ class FleetScaleTest {
     static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofHours(1));
 
     private static final String NS = "fleet";
-    private static final Map<String, String> VLLM = Map.of("app", "vllm");
     private static final int REPLICAS = 3;
     private static final int ZMQ_PORT = 5557;
     private static final Duration WAIT = Duration.ofSeconds(180);

@@ -1,5 +1,7 @@
 package io.kvindexer.operator.e2e;
 
+import static io.kvindexer.operator.support.OperatorHarness.WAIT;
+import static io.kvindexer.operator.support.Resources.VLLM;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -16,7 +18,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
-import java.util.Map;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -30,8 +31,6 @@ class Ipv6EngineEndToEndTest {
     @RegisterExtension
     static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(2));
 
-    private static final Duration WAIT = Duration.ofSeconds(60);
-    private static final Map<String, String> VLLM = Map.of("app", "vllm");
     private LoopbackCluster cluster;
     private String ns;
 

@@ -1,5 +1,6 @@
 package io.kvindexer.operator.e2e;
 
+import static io.kvindexer.operator.support.OperatorHarness.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -39,7 +40,6 @@ class KubectlEndToEndTest {
     private static final Path CRDS = Path.of("../crds");
     private static final Path EXAMPLE = Path.of("../examples/kvindexer.yaml");
     private static final String NS = "kvi-kubectl";
-    private static final Duration WAIT = Duration.ofSeconds(60);
 
     @TempDir
     Path home;

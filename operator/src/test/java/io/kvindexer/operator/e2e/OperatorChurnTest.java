@@ -1,5 +1,6 @@
 package io.kvindexer.operator.e2e;
 
+import static io.kvindexer.operator.support.Resources.VLLM;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -26,7 +27,6 @@ class OperatorChurnTest {
     @RegisterExtension
     static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(2));
 
-    private static final Map<String, String> VLLM = Map.of("app", "vllm");
     private static final int PODS = 6;
     private static final int IPS = 4;
 

@@ -1,6 +1,8 @@
 package io.kvindexer.operator.e2e;
 
 import static io.kvindexer.operator.e2e.LoopbackCluster.engineIp;
+import static io.kvindexer.operator.support.OperatorHarness.WAIT;
+import static io.kvindexer.operator.support.Resources.VLLM;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -31,8 +33,6 @@ class OperatorEndToEndTest {
     @RegisterExtension
     static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(3));
 
-    private static final Duration WAIT = Duration.ofSeconds(60);
-    private static final Map<String, String> VLLM = Map.of("app", "vllm");
     private static final int BLOCK = 4;
 
     private LoopbackCluster cluster;

@@ -1,5 +1,7 @@
 package io.kvindexer.operator.e2e;
 
+import static io.kvindexer.operator.support.OperatorHarness.WAIT;
+import static io.kvindexer.operator.support.Resources.VLLM;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -19,7 +21,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
-import java.util.Map;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -35,8 +36,6 @@ class PersistenceEndToEndTest {
     static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(3));
 
     private static final String NS = "persistence";
-    private static final Map<String, String> VLLM = Map.of("app", "vllm");
-    private static final Duration WAIT = Duration.ofSeconds(60);
     private static final int BLOCK = 4;
 
     private static int[] tokens(int n, int offset) {

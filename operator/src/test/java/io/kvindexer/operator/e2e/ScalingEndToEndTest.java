@@ -1,6 +1,7 @@
 package io.kvindexer.operator.e2e;
 
 import static io.kvindexer.operator.e2e.LoopbackCluster.engineIp;
+import static io.kvindexer.operator.support.OperatorHarness.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -32,7 +33,6 @@ class ScalingEndToEndTest {
     @RegisterExtension
     static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(3));
 
-    private static final Duration WAIT = Duration.ofSeconds(60);
     private static final String NS = "scaling";
     private static final int MAX = 5;
 

@@ -1,5 +1,7 @@
 package io.kvindexer.operator.e2e;
 
+import static io.kvindexer.operator.support.OperatorHarness.WAIT;
+import static io.kvindexer.operator.support.Resources.VLLM;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -37,8 +39,6 @@ class SecureByDefaultEndToEndTest {
     static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(2));
 
     private static final String NS = "secure";
-    private static final Duration WAIT = Duration.ofSeconds(60);
-    private static final Map<String, String> VLLM = Map.of("app", "vllm");
 
     /**
      * Turns {@code spec.security.<feature>} off and waits until the operator removed what it owned for it: the

@@ -1,5 +1,6 @@
 package io.kvindexer.operator.e2e;
 
+import static io.kvindexer.operator.support.OperatorHarness.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -29,7 +30,6 @@ class UnknownFieldsTest {
     static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(2));
 
     private static final String NS = "unknown-fields";
-    private static final Duration WAIT = Duration.ofSeconds(60);
 
     private static GenericKubernetesResource raw(String json) {
         return Serialization.unmarshal(json, GenericKubernetesResource.class);

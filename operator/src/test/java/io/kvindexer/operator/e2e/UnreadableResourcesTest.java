@@ -1,5 +1,6 @@
 package io.kvindexer.operator.e2e;
 
+import static io.kvindexer.operator.support.OperatorHarness.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -27,7 +28,6 @@ class UnreadableResourcesTest {
     static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(2));
 
     private static final String NS = "unreadable";
-    private static final Duration WAIT = Duration.ofSeconds(60);
 
     private static NonNamespaceOperation<GenericKubernetesResource, ?, Resource<GenericKubernetesResource>> raw(
             String kind) {

@@ -49,6 +49,12 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, AfterAllCallback {
 
     /**
+     * How long an end-to-end step may take (a reconcile, a replica start, a registration): generous, since the tests
+     * share a small machine. A test that waits for a longer chain (a rolling upgrade, an API server restart) sets its own.
+     */
+    public static final Duration WAIT = Duration.ofSeconds(60);
+
+    /**
      * What a reconciler under test is built from: {@code indexers} as the indexer client, the {@code clock},
      * Events recorded to {@code client}, fresh metrics and a 30 s resync.
      */

@@ -12,6 +12,9 @@ import java.util.Map;
 
 /** Test objects with the fields a user would write. */
 public final class Resources {
+    /** The labels of the engine pods the end-to-end tests start, which their KvWorkers select. */
+    public static final Map<String, String> VLLM = Map.of("app", "vllm");
+
     private Resources() {}
 
     public static KvIndexer kvIndexer(String ns, String name, int replicas, int port) {

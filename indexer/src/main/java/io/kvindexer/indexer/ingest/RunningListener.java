@@ -1,0 +1,25 @@
+package io.kvindexer.indexer.ingest;
+
+/**
+ * A started listener of one registration, as the registry controls it: {@link EngineListener} in the service, a
+ * stand-in in tests.
+ */
+public interface RunningListener extends AutoCloseable {
+
+    ListenerSnapshot snapshot();
+
+    /** How complete the index is for this stream, read by every query; a stand-in's is always exact. */
+    default Exactness exactness() {
+        return Exactness.untracked();
+    }
+
+    /** pending/active → paused: the sockets are dropped, the watermark kept; false from another status. */
+    boolean pause();
+
+    /** paused/failed → pending: a new attempt with the same watermark; false from another status. */
+    boolean resume();
+
+    /** Stops receiving and releases the sockets; the watermark is kept by the registry. */
+    @Override
+    void close();
+}

@@ -1,0 +1,83 @@
+package io.kvindexer.operator.reconcile;
+
+import io.fabric8.kubernetes.client.CustomResource;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
+import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.kvindexer.operator.crd.v1alpha1.UnknownFields;
+import java.time.Duration;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.event.Level;
+import org.slf4j.spi.LoggingEventBuilder;
+
+/**
+ * The frame both controllers reconcile in: a spec this operator cannot read, or one it refuses, stops the reconcile
+ * with a status that says so ({@link ControllerServices#refuses}); an accepted spec gets the controller's own work,
+ * which writes its status and says when to look again ({@link #writeStatus}); a reconcile that threw is reported in
+ * the status ({@link ControllerServices#failed}) and JOSDK retries it with its own back-off. Each controller passes
+ * its own logger, so log lines still name the controller.
+ *
+ * @param <P> the primary resource (first: JOSDK takes a reconciler's primary type from its first type argument)
+ * @param <T> the primary's spec
+ * @param <S> the primary's status
+ * @param <F> the controller's status factory
+ */
+public abstract class SpecReconciler<
+        P extends CustomResource<T, S>, T extends UnknownFields, S, F extends SpecStatuses<P>> {
+    protected final ControllerServices services;
+    protected final Backoff backoff;
+    protected final F statusFactory;
+    private final Logger log;
+    private final Function<T, String> validation;
+
+    /** @param validation what is wrong with a spec that was read, or null when it is acceptable */
+    protected SpecReconciler(ControllerServices services, Logger log, Function<T, String> validation, F statusFactory) {
+        this.services = services;
+        this.backoff = services.backoff();
+        this.statusFactory = statusFactory;
+        this.log = log;
+        this.validation = validation;
+    }
+
+    /** The controller's own work, on a spec that was read and accepted. */
+    protected abstract UpdateControl<P> reconcileAccepted(P primary, Context<P> context);
+
+    public UpdateControl<P> reconcile(P primary, Context<P> context) {
+        String invalid = validation.apply(primary.getSpec());
+        if (services.refuses(
+                log,
+                context,
+                primary,
+                invalid,
+                (reason, m) -> statusFactory.refused(primary, reason, m).getStatus())) {
+            return UpdateControl.noUpdate();
+        }
+        return reconcileAccepted(primary, context);
+    }
+
+    /** Counted by JOSDK's Metrics#failedReconciliation (OperatorMetrics). */
+    public ErrorStatusUpdateControl<P> updateErrorStatus(P primary, Context<P> context, Exception e) {
+        return ControllerServices.failed(
+                log, context, primary, e, statusFactory.failed(primary, e).getStatus());
+    }
+
+    /** Writes {@code status} (through the controller's cache) and asks to reconcile again after {@code next}. */
+    protected UpdateControl<P> writeStatus(Context<P> context, P primary, S status, Duration next) {
+        StatusUpdates.write(context, primary, status);
+        return UpdateControl.<P>noUpdate().rescheduleAfter(next);
+    }
+
+    /** A log line about one replica of {@code primary}: the primary's key and the replica's pod come first. */
+    protected LoggingEventBuilder atReplica(Level level, P primary, String replica) {
+        return log.atLevel(level)
+                .addKeyValue(ControllerServices.logKey(primary), ControllerServices.key(primary))
+                .addKeyValue("replica", replica);
+    }
+
+    /** A call to one replica failed: counted as a reconcile error of {@code controller} and logged; it is retried. */
+    protected void replicaFailed(String controller, P primary, String replica, String error, String what) {
+        services.metrics().reconcileError(controller);
+        atReplica(Level.WARN, primary, replica).addKeyValue("error", error).log(what);
+    }
+}
