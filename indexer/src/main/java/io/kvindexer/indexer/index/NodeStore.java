@@ -248,13 +248,17 @@ final class NodeStore {
         }
     }
 
-    /** Inserts a resolved node into {@link #byPrefix}, marking it and any node with the same prefix as shared. */
+    /**
+     * Inserts a resolved node into {@link #byPrefix}, marking it and any node with the same prefix as shared. The
+     * scan for those ends at the empty slot the insert then fills (find-then-insert: one probe, not two).
+     */
     private void insertByPrefix(int node) {
         int prefix = prefix(node);
         long hash = ContentPrefix.tableHash(prefix);
         for (int i = byPrefix.home(hash); ; i = byPrefix.next(i)) {
             int entry = byPrefix.at(i);
             if (entry == 0) {
+                byPrefix.missedAt(hash, i);
                 break;
             }
             int other = NodeTable.node(entry);
