@@ -1,6 +1,7 @@
 package io.kvindexer.bench;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -24,56 +25,114 @@ record ClosedLoop(int clients, double seconds, double warmupSeconds) {
             double queriesPerSecond,
             double p50Ms,
             double p99Ms,
-            double p999Ms) {
+            double p999Ms,
+            double cpuMsPerRequest) {
 
         /** Rate and latencies as the benchmark prints them. */
         String describe() {
-            return String.format("%.0f q/s p50/p99/p999 %.3f/%.3f/%.3f ms", queriesPerSecond, p50Ms, p99Ms, p999Ms);
+            return String.format(
+                    "%.0f q/s p50/p99/p999 %.3f/%.3f/%.3f ms, CPU %.3f ms/request",
+                    queriesPerSecond, p50Ms, p99Ms, p999Ms, cpuMsPerRequest);
         }
     }
+
+    /** One target of {@link #interleaved}: where to POST which bodies. */
+    record Target(HttpClient client, URI uri, List<byte[]> bodies, String contentType) {}
 
     /**
      * The warm-up, then the measured period, of all clients POSTing {@code bodies} in turn to {@code uri}; latencies
      * count successful (200) answers only.
      */
     Load run(HttpClient client, URI uri, List<byte[]> bodies, String contentType) throws InterruptedException {
-        send(client, uri, bodies, contentType, (long) (warmupSeconds * 1e9), null);
-        long[][] perClient = new long[clients][];
-        int[] counts = new int[clients];
-        long[] errors = new long[clients];
-        long measured = (long) (seconds * 1e9);
-        long start = System.nanoTime();
-        send(client, uri, bodies, contentType, measured, (c, lat, ok) -> {
-            if (!ok) {
-                errors[c]++;
-                return;
-            }
-            if (perClient[c] == null) {
-                perClient[c] = new long[1 << 14];
-            } else if (counts[c] == perClient[c].length) {
-                perClient[c] = Arrays.copyOf(perClient[c], counts[c] * 2);
-            }
-            perClient[c][counts[c]++] = lat;
-        });
-        double elapsed = (System.nanoTime() - start) / 1e9;
-        int total = Arrays.stream(counts).sum();
-        long[] all = new long[total];
-        int p = 0;
-        for (int c = 0; c < clients; c++) {
-            if (counts[c] > 0) {
-                System.arraycopy(perClient[c], 0, all, p, counts[c]);
-                p += counts[c];
+        return interleaved(List.of(new Target(client, uri, bodies, contentType)), 1)
+                .get(0);
+    }
+
+    /**
+     * Each target's warm-up, then every target's measured period cut into {@code slices} run in turn, the order
+     * rotating (A B C, B C A, C A B, ...): on a shared machine whose load changes from second to second, targets
+     * compared in a ratio see the same stretches of it, not one target the busy seconds and the other the quiet
+     * ones. A target's {@link Load} sums its slices.
+     */
+    List<Load> interleaved(List<Target> targets, int slices) throws InterruptedException {
+        for (Target t : targets) {
+            send(t, (long) (warmupSeconds * 1e9), null, new int[clients]);
+        }
+        List<Tally> tallies = new ArrayList<>();
+        targets.forEach(t -> tallies.add(new Tally()));
+        long slice = (long) (seconds * 1e9 / slices);
+        for (int s = 0; s < slices; s++) {
+            for (int k = 0; k < targets.size(); k++) {
+                int t = (s + k) % targets.size();
+                tallies.get(t).measure(targets.get(t), slice);
             }
         }
-        Latencies lat = new Latencies(all, total);
-        return new Load(
-                total,
-                Arrays.stream(errors).sum(),
-                elapsed,
-                total / elapsed,
-                lat.percentileMicros(50) / 1e3,
-                lat.percentileMicros(99) / 1e3,
-                lat.percentileMicros(99.9) / 1e3);
+        return tallies.stream().map(Tally::load).toList();
+    }
+
+    /** One target's latencies, errors and measured time over its slices. */
+    private final class Tally {
+        private final long[][] perClient = new long[clients][];
+        private final int[] counts = new int[clients];
+        private final long[] errors = new long[clients];
+        private final int[] cursors = new int[clients]; // each client's next body: slices go on through the list
+        private long nanos;
+        private long cpuNanos;
+
+        void measure(Target t, long slice) throws InterruptedException {
+            long start = System.nanoTime();
+            long cpu = processCpuNanos();
+            send(
+                    t,
+                    slice,
+                    (c, lat, ok) -> {
+                        if (!ok) {
+                            errors[c]++;
+                            return;
+                        }
+                        if (perClient[c] == null) {
+                            perClient[c] = new long[1 << 14];
+                        } else if (counts[c] == perClient[c].length) {
+                            perClient[c] = Arrays.copyOf(perClient[c], counts[c] * 2);
+                        }
+                        perClient[c][counts[c]++] = lat;
+                    },
+                    cursors);
+            nanos += System.nanoTime() - start;
+            cpuNanos += processCpuNanos() - cpu;
+        }
+
+        Load load() {
+            double elapsed = nanos / 1e9;
+            int total = Arrays.stream(counts).sum();
+            long[] all = new long[total];
+            int p = 0;
+            for (int c = 0; c < clients; c++) {
+                if (counts[c] > 0) {
+                    System.arraycopy(perClient[c], 0, all, p, counts[c]);
+                    p += counts[c];
+                }
+            }
+            Latencies lat = new Latencies(all, total);
+            return new Load(
+                    total,
+                    Arrays.stream(errors).sum(),
+                    elapsed,
+                    total / elapsed,
+                    lat.percentileMicros(50) / 1e3,
+                    lat.percentileMicros(99) / 1e3,
+                    lat.percentileMicros(99.9) / 1e3,
+                    total == 0 ? 0 : cpuNanos / 1e6 / total);
+        }
+    }
+
+    /**
+     * This process's CPU time (client, servers, ingest and GC alike). Per request, it is the figure a machine shared
+     * with other work disturbs least: their load stretches the wall clock, not the CPU a request costs here.
+     */
+    static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
     }
 
     private interface Sink {
@@ -81,18 +140,19 @@ record ClosedLoop(int clients, double seconds, double warmupSeconds) {
     }
 
     /** {@code clients} virtual threads, each sending one request after the other until {@code nanos} have passed. */
-    private void send(HttpClient client, URI uri, List<byte[]> bodies, String contentType, long nanos, Sink sink)
-            throws InterruptedException {
+    private void send(Target target, long nanos, Sink sink, int[] cursors) throws InterruptedException {
+        HttpClient client = target.client();
+        List<byte[]> bodies = target.bodies();
         long end = System.nanoTime() + nanos;
         List<Thread> threads = new ArrayList<>();
         for (int c = 0; c < clients; c++) {
             int id = c;
             threads.add(Thread.ofVirtual().start(() -> {
-                int i = id;
+                int i = id + cursors[id];
                 while (System.nanoTime() < end) {
-                    HttpRequest req = HttpRequest.newBuilder(uri)
-                            .header("Content-Type", contentType)
-                            .POST(HttpRequest.BodyPublishers.ofByteArray(bodies.get(i++ % bodies.size())))
+                    HttpRequest req = HttpRequest.newBuilder(target.uri())
+                            .header("Content-Type", target.contentType())
+                            .POST(HttpRequest.BodyPublishers.ofByteArray(bodies.get(i % bodies.size())))
                             .build();
                     long t0 = System.nanoTime();
                     boolean ok;
@@ -105,10 +165,12 @@ record ClosedLoop(int clients, double seconds, double warmupSeconds) {
                         return;
                     }
                     long lat = System.nanoTime() - t0;
+                    i++;
                     if (sink != null) {
                         sink.record(id, lat, ok);
                     }
                 }
+                cursors[id] = i - id;
             }));
         }
         for (Thread t : threads) {

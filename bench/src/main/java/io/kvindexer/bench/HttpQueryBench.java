@@ -18,10 +18,12 @@ import picocli.CommandLine.Option;
 /**
  * End-to-end {@code /query}: a closed-loop load generator ({@link ClosedLoop}: {@code --clients} virtual threads
  * sharing one JDK HttpClient) sends trace prompts of about 12 k tokens to a real indexer while engine simulators keep
- * publishing the trace's events to it over ZeroMQ. The same client then sends the same bodies to a no-op endpoint
+ * publishing the trace's events to it over ZeroMQ. The same client sends the same bodies to a no-op endpoint
  * ({@link NoopQueryServer}, a second Helidon server in this process that reads and parses the body and answers an
- * empty result): the HTTP-and-JSON floor; and the same prompts as msgpack bodies ({@code token_ids} a little-endian u32 bin) to the indexer's
- * {@code /query}. Reports queries/s and p50/p99/p999 latency for each.
+ * empty result): the HTTP-and-JSON floor; the same prompts as msgpack bodies ({@code token_ids} a little-endian u32
+ * bin) to the indexer's {@code /query}; and those to the no-op, the HTTP-and-msgpack floor. The four targets take
+ * turns in slices ({@code --slices}), so each ratio compares the same stretches of a shared machine. Reports
+ * queries/s, p50/p99/p999 latency and the process's CPU per request for each.
  */
 @Command(
         name = "http-query-bench",
@@ -34,7 +36,7 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
     @Option(names = "--clients", description = "concurrent closed-loop clients (virtual threads)")
     int clients = 16;
 
-    @Option(names = "--seconds", description = "measured seconds per target")
+    @Option(names = "--seconds", description = "measured seconds per target (in --slices slices)")
     double seconds = 5;
 
     @Option(names = "--warmup-seconds", description = "unmeasured seconds before each target")
@@ -52,19 +54,30 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
                     + " repetitions rose from 0.5 to 0.8 x the no-op one after another without one)")
     int warmupReps = 1;
 
+    @Option(
+            names = "--slices",
+            description = "each target's measured seconds are cut into this many slices, run in turn with the other"
+                    + " targets' (order rotating), so the ratios compare the same stretches of a shared machine")
+    int slices = 5;
+
     @Mixin
     Runs runs = new Runs();
 
     /**
      * One repetition, under the same ingest: the indexer's /query with JSON bodies, with msgpack bodies (token ids
-     * as a little-endian u32 bin, the answer in msgpack), and the no-op floor of the JSON bodies.
+     * as a little-endian u32 bin, the answer in msgpack), and the no-op floors of the JSON and the msgpack bodies.
      */
     public record Rep(
-            ClosedLoop.Load query, ClosedLoop.Load binary, ClosedLoop.Load noop, long ingestBatchesDuringRun) {
+            ClosedLoop.Load query,
+            ClosedLoop.Load binary,
+            ClosedLoop.Load noop,
+            ClosedLoop.Load binaryNoop,
+            long ingestBatchesDuringRun) {
 
-        /** The three loads side by side, as each progress line shows them. */
+        /** The four loads side by side, as each progress line shows them. */
         String describe() {
-            return "/query " + query.describe() + " | msgpack " + binary.describe() + " | no-op " + noop.describe();
+            return "/query " + query.describe() + " | msgpack " + binary.describe() + " | no-op " + noop.describe()
+                    + " | msgpack no-op " + binaryNoop.describe();
         }
     }
 
@@ -122,8 +135,8 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
         try (IndexerApp app = startIndexer();
                 SimFleet fleet = new SimFleet(w, new BenchHttp(app.baseUrl()))) {
             fleet.startAndRegister();
-            // ingest paced to last both measured phases and their warm-ups
-            double ingestSeconds = 3 * (seconds + warmupSeconds);
+            // ingest paced to last the four targets' measured time and warm-ups
+            double ingestSeconds = 4 * (seconds + warmupSeconds);
             AtomicBoolean stop = new AtomicBoolean();
             long[] published = {0};
             Thread feeder = Thread.ofPlatform()
@@ -132,13 +145,17 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
             HttpClient client = new BenchHttp(app.baseUrl()).client();
             ClosedLoop loop = new ClosedLoop(clients, seconds, warmupSeconds);
             URI query = URI.create(app.baseUrl() + "/query");
-            ClosedLoop.Load json = loop.run(client, query, bodies, JSON);
-            ClosedLoop.Load binary = loop.run(client, query, binaryBodies, MSGPACK);
-            ClosedLoop.Load floor =
-                    loop.run(client, URI.create("http://127.0.0.1:" + noop.port() + "/query"), bodies, JSON);
+            URI noopQuery = URI.create("http://127.0.0.1:" + noop.port() + "/query");
+            List<ClosedLoop.Load> loads = loop.interleaved(
+                    List.of(
+                            new ClosedLoop.Target(client, query, bodies, JSON),
+                            new ClosedLoop.Target(client, query, binaryBodies, MSGPACK),
+                            new ClosedLoop.Target(client, noopQuery, bodies, JSON),
+                            new ClosedLoop.Target(client, noopQuery, binaryBodies, MSGPACK)),
+                    slices);
             stop.set(true);
             feeder.join();
-            return new Rep(json, binary, floor, published[0]);
+            return new Rep(loads.get(0), loads.get(1), loads.get(2), loads.get(3), published[0]);
         } finally {
             noop.stop();
         }
@@ -177,9 +194,23 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
                 "binary_over_query",
                 Medians.of(reps, r -> r.binary().queriesPerSecond() / r.query().queriesPerSecond()));
         putMedians(out, "noop", reps.stream().map(Rep::noop).toList(), true);
+        putMedians(out, "binary_noop", reps.stream().map(Rep::binaryNoop).toList(), false);
+        out.put(
+                "binary_query_over_binary_noop",
+                Medians.of(
+                        reps,
+                        r -> r.binary().queriesPerSecond() / r.binaryNoop().queriesPerSecond()));
         out.put(
                 "query_over_noop",
                 Medians.of(reps, r -> r.query().queriesPerSecond() / r.noop().queriesPerSecond()));
+        // the same two ratios from the process's CPU per request (client, servers, ingest, GC), which other work on
+        // a shared machine disturbs far less than the rates
+        out.put(
+                "query_over_noop_cpu",
+                Medians.of(reps, r -> r.noop().cpuMsPerRequest() / r.query().cpuMsPerRequest()));
+        out.put(
+                "binary_over_query_cpu",
+                Medians.of(reps, r -> r.query().cpuMsPerRequest() / r.binary().cpuMsPerRequest()));
         out.put("clients", clients);
         out.put("threads", threads);
         out.put("workers", workload.workers);

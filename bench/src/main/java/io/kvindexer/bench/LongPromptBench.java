@@ -59,6 +59,12 @@ public final class LongPromptBench extends BenchCommand {
     @Option(names = "--warmup-seconds", description = "unmeasured seconds before each HTTP target")
     double warmupSeconds = 2;
 
+    @Option(
+            names = "--slices",
+            description = "each HTTP target's measured seconds are cut into this many slices, run in turn with the"
+                    + " no-op's (order rotating), so the ratio compares the same stretches of a shared machine")
+    int slices = 4;
+
     @Option(names = "--json", description = "write the results here as JSON")
     java.nio.file.Path json;
 
@@ -117,13 +123,21 @@ public final class LongPromptBench extends BenchCommand {
                 long cpu0 = THREADS.getCurrentThreadCpuTime();
                 Latencies lookup = lookups(index, local);
                 double cpuUs = (THREADS.getCurrentThreadCpuTime() - cpu0) / 1e3 / lookups;
-                ClosedLoop.Load byHash = loop.run(
-                        client, URI.create(app.baseUrl() + "/query_by_hash"), List.of(body), "application/json");
-                ClosedLoop.Load floor = loop.run(
-                        client,
-                        URI.create("http://127.0.0.1:" + noop.port() + "/query_by_hash"),
-                        List.of(body),
-                        "application/json");
+                List<ClosedLoop.Load> loads = loop.interleaved(
+                        List.of(
+                                new ClosedLoop.Target(
+                                        client,
+                                        URI.create(app.baseUrl() + "/query_by_hash"),
+                                        List.of(body),
+                                        "application/json"),
+                                new ClosedLoop.Target(
+                                        client,
+                                        URI.create("http://127.0.0.1:" + noop.port() + "/query_by_hash"),
+                                        List.of(body),
+                                        "application/json")),
+                        slices);
+                ClosedLoop.Load byHash = loads.get(0);
+                ClosedLoop.Load floor = loads.get(1);
                 Rep rep = new Rep(lookup.percentileMicros(50), lookup.percentileMicros(99), cpuUs, byHash, floor);
                 System.out.printf(
                         "rep %d: lookup p50/p99 %.1f/%.1f us (CPU %.1f us per lookup) | /query_by_hash %s | no-op %s (x%.2f)%n",
@@ -155,6 +169,10 @@ public final class LongPromptBench extends BenchCommand {
         out.put(
                 "query_by_hash_over_noop_p50",
                 Medians.of(reps, r -> r.byHash().p50Ms() / r.noop().p50Ms()));
+        // the process's CPU per request (client and server), which other work on a shared machine disturbs less
+        out.put(
+                "query_by_hash_over_noop_cpu",
+                Medians.of(reps, r -> r.byHash().cpuMsPerRequest() / r.noop().cpuMsPerRequest()));
         out.putAll(Machine.toJson());
         out.put("reps", reps);
         BenchJson.report(out, json);

@@ -8,9 +8,16 @@ import io.helidon.webserver.http.Handler;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
 import it.unimi.dsi.fastutil.longs.LongArrayList;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.function.LongConsumer;
 import java.util.function.ToIntFunction;
+import org.msgpack.core.MessageBufferPacker;
+import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessageUnpacker;
+import org.msgpack.value.ValueType;
 
 /**
  * The HTTP-and-JSON floor of {@link HttpQueryBench}: a Helidon server in the benchmark's process whose POST /query
@@ -21,7 +28,55 @@ final class NoopQueryServer {
     private static final byte[] EMPTY_RESULT =
             "{\"scores\":{},\"frequencies\":[],\"instances\":{}}".getBytes(StandardCharsets.UTF_8);
 
+    private static final String MSGPACK = "application/msgpack";
+
+    /** The empty result in msgpack: a map of "scores" {}, "frequencies" [], "instances" {}. */
+    private static final byte[] EMPTY_MSGPACK = emptyMsgpack();
+
     private NoopQueryServer() {}
+
+    private static byte[] emptyMsgpack() {
+        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
+            p.packMapHeader(3);
+            p.packString("scores").packMapHeader(0);
+            p.packString("frequencies").packArrayHeader(0);
+            p.packString("instances").packMapHeader(0);
+            return p.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Reads a msgpack map's {@code token_ids} bin of little-endian u32 into an int[] and its model name; returns the
+     * token count, -1 when malformed or without a model.
+     */
+    static int parseMsgpackTokens(byte[] body) {
+        try (MessageUnpacker in = MessagePack.newDefaultUnpacker(body)) {
+            int fields = in.unpackMapHeader();
+            int[] tokens = null;
+            String model = null;
+            for (int i = 0; i < fields; i++) {
+                String field = in.unpackString();
+                if (field.equals("token_ids") && in.getNextFormat().getValueType() == ValueType.BINARY) {
+                    int n = in.unpackBinaryHeader();
+                    tokens = new int[n / 4];
+                    ByteBuffer.wrap(body, (int) in.getTotalReadBytes(), n)
+                            .order(ByteOrder.LITTLE_ENDIAN)
+                            .asIntBuffer()
+                            .get(tokens);
+                    in.readPayloadAsReference(n);
+                } else if (field.equals("model_name")) {
+                    model = in.unpackString();
+                } else {
+                    in.skipValue();
+                }
+            }
+            return tokens != null && model != null ? tokens.length : -1;
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
 
     /** Started on a free loopback port. */
     static WebServer start() {
@@ -35,9 +90,24 @@ final class NoopQueryServer {
                 .start();
     }
 
-    /** A handler that parses the body with {@code parser} and answers the empty result, or 400 naming the field. */
+    /**
+     * A handler that parses the body with {@code parser} and answers the empty result, or 400 naming the field. A
+     * msgpack body ({@code token_ids} a bin of little-endian u32, as {@link HttpQueryBench} sends it) is parsed by
+     * {@link #parseMsgpackTokens} and answered in msgpack: the floor of the msgpack {@code /query}.
+     */
     private static Handler parsing(ToIntFunction<byte[]> parser, String field) {
         return (req, res) -> {
+            if (req.headers()
+                    .contentType()
+                    .map(t -> t.mediaType().text().equals(MSGPACK))
+                    .orElse(false)) {
+                if (parseMsgpackTokens(req.content().as(byte[].class)) < 0) {
+                    res.status(400).send("{\"error\":\"" + field + "\"}");
+                    return;
+                }
+                res.header("Content-Type", MSGPACK).send(EMPTY_MSGPACK);
+                return;
+            }
             if (parser.applyAsInt(req.content().as(byte[].class)) < 0) {
                 res.status(400).send("{\"error\":\"" + field + "\"}");
                 return;

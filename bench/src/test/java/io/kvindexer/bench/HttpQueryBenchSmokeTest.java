@@ -35,8 +35,11 @@ class HttpQueryBenchSmokeTest {
         List<HttpQueryBench.Rep> reps = bench.runBench();
 
         assertThat(reps).hasSize(1);
-        for (ClosedLoop.Load load :
-                List.of(reps.get(0).query(), reps.get(0).binary(), reps.get(0).noop())) {
+        for (ClosedLoop.Load load : List.of(
+                reps.get(0).query(),
+                reps.get(0).binary(),
+                reps.get(0).noop(),
+                reps.get(0).binaryNoop())) {
             assertThat(load.errors()).isZero();
             assertThat(load.requests()).isPositive();
             assertThat(load.queriesPerSecond()).isPositive();
@@ -55,5 +58,9 @@ class HttpQueryBenchSmokeTest {
                 .isEqualTo(-1);
         assertThat(NoopQueryServer.parseTokens(f, "[".getBytes(StandardCharsets.UTF_8)))
                 .isEqualTo(-1);
+        assertThat(NoopQueryServer.parseMsgpackTokens(BenchHttp.msgpackQueryBody("m", new int[] {1, 2, -1})))
+                .isEqualTo(3);
+        assertThat(NoopQueryServer.parseMsgpackTokens(new byte[] {(byte) 0x80})).isEqualTo(-1); // {}: no model
+        assertThat(NoopQueryServer.parseMsgpackTokens(new byte[] {(byte) 0xc1})).isEqualTo(-1);
     }
 }

@@ -4,7 +4,9 @@ import com.dynatrace.hash4j.hashing.Hasher64;
 import com.dynatrace.hash4j.hashing.Hashing;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.IntBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.concurrent.ConcurrentHashMap;
@@ -34,6 +36,8 @@ public final class BlockHasher {
     private static final VarHandle LONG_LE =
             MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
     private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[4096]);
+    /** How many bytes of tokens {@link #localHashes} converts at a time. */
+    private static final int CHUNK_BYTES = 16 * 1024;
 
     private BlockHasher() {}
 
@@ -92,8 +96,19 @@ public final class BlockHasher {
         int blocks = tokens.length / blockSize;
         long[] out = new long[blocks];
         Hasher64 hasher = hasher(seed);
-        for (int b = 0; b < blocks; b++) {
-            out[b] = hashBlock(hasher, tokens, b * blockSize, blockSize, null);
+        // many blocks' tokens turned into little-endian bytes by one bulk copy (a plain memory copy on a
+        // little-endian CPU), then each block hashed where it lies: no per-token stores, no per-block scratch look-up
+        int blockBytes = blockSize * 4;
+        int perChunk = Math.max(1, CHUNK_BYTES / blockBytes);
+        byte[] buf = scratch(perChunk * blockBytes);
+        IntBuffer le = ByteBuffer.wrap(buf).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer();
+        for (int b = 0; b < blocks; b += perChunk) {
+            int n = Math.min(perChunk, blocks - b);
+            le.clear();
+            le.put(tokens, b * blockSize, n * blockSize);
+            for (int i = 0; i < n; i++) {
+                out[b + i] = hasher.hashBytesToLong(buf, i * blockBytes, blockBytes);
+            }
         }
         return out;
     }
@@ -109,11 +124,7 @@ public final class BlockHasher {
     private static long hashBlock(Hasher64 hasher, int[] tokens, int offset, int length, long[] mmHashes) {
         int mm = mmHashes == null ? 0 : mmHashes.length;
         int size = length * 4 + mm * 8;
-        byte[] buf = SCRATCH.get();
-        if (buf.length < size) {
-            buf = new byte[Math.max(size, buf.length * 2)];
-            SCRATCH.set(buf);
-        }
+        byte[] buf = scratch(size);
         int p = 0;
         for (int i = offset, end = offset + length; i < end; i++, p += 4) {
             INT_LE.set(buf, p, tokens[i]);
@@ -127,6 +138,16 @@ public final class BlockHasher {
             }
         }
         return hasher.hashBytesToLong(buf, 0, size);
+    }
+
+    /** This thread's scratch of at least {@code size} bytes. */
+    private static byte[] scratch(int size) {
+        byte[] buf = SCRATCH.get();
+        if (buf.length < size) {
+            buf = new byte[Math.max(size, buf.length * 2)];
+            SCRATCH.set(buf);
+        }
+        return buf;
     }
 
     private static void sortUnsigned(long[] values) {

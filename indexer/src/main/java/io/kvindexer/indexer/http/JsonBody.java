@@ -35,7 +35,7 @@ final class JsonBody extends RequestFields implements AutoCloseable {
     }
 
     private final JsonParser parser;
-    private final RequestBody body;
+    private final RequestBody body; // null for a body already read whole
 
     private JsonBody(JsonParser parser, RequestBody body) {
         this.parser = parser;
@@ -45,26 +45,36 @@ final class JsonBody extends RequestFields implements AutoCloseable {
     /** Admits a JSON body, then opens its object; the parser sits on the first field. */
     static JsonBody open(ServerRequest req, long limit) {
         RequestBody admitted = RequestBody.open(req, limit, "json");
-        JsonBody json = null;
         try {
-            json = new JsonBody(FACTORY.createParser(admitted.stream()), admitted);
-            JsonToken first = json.next();
+            return new JsonBody(FACTORY.createParser(admitted.stream()), admitted).begin();
+        } catch (IOException e) {
+            admitted.close();
+            throw new ApiError(400, "cannot read the request body: " + e.getMessage());
+        }
+    }
+
+    /** Opens the object of a body already read whole (and admitted); the parser sits on the first field. */
+    static JsonBody of(byte[] bytes) {
+        try {
+            return new JsonBody(FACTORY.createParser(bytes), null).begin();
+        } catch (IOException e) {
+            throw new ApiError(400, "cannot read the request body: " + e.getMessage());
+        }
+    }
+
+    /** Reads the first token: the object's start. Closed (the deadline stopped) when it throws. */
+    private JsonBody begin() {
+        try {
+            JsonToken first = next();
             if (first == null) {
                 throw ApiError.badJson("request body is empty; expected a JSON object");
             }
             if (first != JsonToken.START_OBJECT) {
                 throw ApiError.invalid("expected a JSON object, got " + describe(first));
             }
-            return json;
-        } catch (IOException e) {
-            admitted.close();
-            throw new ApiError(400, "cannot read the request body: " + e.getMessage());
+            return this;
         } catch (RuntimeException e) {
-            if (json != null) {
-                json.close(); // not handed to the caller's try-with-resources: stop the deadline here
-            } else {
-                admitted.close();
-            }
+            close(); // not handed to the caller's try-with-resources: stop the deadline here
             throw e;
         }
     }
@@ -244,7 +254,7 @@ final class JsonBody extends RequestFields implements AutoCloseable {
     }
 
     private ApiError translate(IOException e) {
-        ApiError admission = body.failure(e);
+        ApiError admission = body == null ? null : body.failure(e);
         if (admission != null) {
             return admission;
         }
@@ -272,7 +282,9 @@ final class JsonBody extends RequestFields implements AutoCloseable {
 
     @Override
     public void close() {
-        body.close();
+        if (body != null) {
+            body.close();
+        }
         try {
             parser.close();
         } catch (IOException ignored) {

@@ -1,10 +1,8 @@
 package io.kvindexer.indexer.http;
 
-import io.helidon.http.HeaderNames;
 import io.helidon.http.HttpMediaType;
 import io.helidon.webserver.http.ServerRequest;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.IntBuffer;
@@ -26,11 +24,13 @@ final class MsgpackBody extends RequestFields {
     static final String MEDIA_TYPE = "application/msgpack";
 
     private final MessageUnpacker in;
+    private final byte[] bytes;
     private final int length;
     private int fieldsLeft;
 
     private MsgpackBody(byte[] bytes) {
         this.in = MessagePack.newDefaultUnpacker(bytes);
+        this.bytes = bytes;
         this.length = bytes.length;
     }
 
@@ -42,34 +42,7 @@ final class MsgpackBody extends RequestFields {
 
     /** Reads the whole body (within {@code limit} bytes and the read deadline) and opens its top-level map. */
     static MsgpackBody open(ServerRequest req, long limit) {
-        if (req.headers().contains(HeaderNames.CONTENT_LENGTH)
-                && req.headers().contentLength().orElse(0L) > limit) {
-            throw ApiError.tooLarge(limit);
-        }
-        BodyDeadline deadline = BodyDeadline.of(req);
-        byte[] bytes;
-        if (deadline != null) {
-            deadline.arm();
-        }
-        try (InputStream body = req.content().inputStream()) {
-            bytes = body.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, limit + 1));
-        } catch (IOException | RuntimeException e) {
-            if (deadline != null && deadline.timedOut()) {
-                throw new ApiError(408, "request body not received in time");
-            }
-            if (e instanceof RuntimeException r && !(e instanceof java.io.UncheckedIOException)) {
-                throw r;
-            }
-            throw new ApiError(400, "cannot read the request body: " + e.getMessage());
-        } finally {
-            if (deadline != null) {
-                deadline.disarm();
-            }
-        }
-        if (bytes.length > limit) {
-            throw ApiError.tooLarge(limit);
-        }
-        return of(bytes);
+        return of(RequestBody.readAll(req, limit, "msgpack"));
     }
 
     /** Opens a body already in memory (tests use this too). */
@@ -201,7 +174,10 @@ final class MsgpackBody extends RequestFields {
         try {
             ValueType t = next();
             if (t == ValueType.BINARY) {
-                return toArray(binary(field, 4, "u32").asIntBuffer());
+                IntBuffer le = binary(field, 4, "u32").asIntBuffer();
+                int[] out = new int[le.remaining()];
+                le.get(out);
+                return out;
             }
             int[] out = new int[arrayLength(field, t, "an array of unsigned 32-bit integers")];
             for (int i = 0; i < out.length; i++) {
@@ -218,7 +194,10 @@ final class MsgpackBody extends RequestFields {
         try {
             ValueType t = next();
             if (t == ValueType.BINARY) {
-                return toArray(binary(field, 8, "u64").asLongBuffer());
+                LongBuffer le = binary(field, 8, "u64").asLongBuffer();
+                long[] out = new long[le.remaining()];
+                le.get(out);
+                return out;
             }
             long[] out = new long[arrayLength(field, t, "an array of 64-bit integers")];
             for (int i = 0; i < out.length; i++) {
@@ -250,26 +229,16 @@ final class MsgpackBody extends RequestFields {
         return count(in.unpackArrayHeader(), 1);
     }
 
-    private static int[] toArray(IntBuffer b) {
-        int[] out = new int[b.remaining()];
-        b.get(out);
-        return out;
-    }
-
-    private static long[] toArray(LongBuffer b) {
-        long[] out = new long[b.remaining()];
-        b.get(out);
-        return out;
-    }
-
-    /** A bin of little-endian {@code width}-byte values, as a buffer positioned on them. */
+    /** A bin of little-endian {@code width}-byte values, as a view of the body's own bytes (no copy). */
     private ByteBuffer binary(String field, int width, String what) throws IOException {
         int n = count(in.unpackBinaryHeader(), 1);
         if (n % width != 0) {
             throw ApiError.invalid("invalid value for `" + field + "`: a bin of " + n + " bytes is not a whole"
                     + " number of little-endian " + what + " values");
         }
-        return ByteBuffer.wrap(in.readPayload(n)).order(ByteOrder.LITTLE_ENDIAN);
+        int at = (int) in.getTotalReadBytes();
+        in.readPayloadAsReference(n); // moves past the payload without copying it
+        return ByteBuffer.wrap(bytes, at, n).slice().order(ByteOrder.LITTLE_ENDIAN);
     }
 
     /**

@@ -19,6 +19,9 @@ final class MsgpackOut {
         void write(MessagePacker p) throws IOException;
     }
 
+    /** Answers are small (a /query answer is ~100 bytes per instance): the default 8 KB first buffer was a cost. */
+    private static final MessagePack.PackerConfig PACKER = new MessagePack.PackerConfig().withBufferSize(1024);
+
     private MsgpackOut() {}
 
     /** The answer is msgpack when the request was, or when its Accept names msgpack explicitly. */
@@ -36,7 +39,7 @@ final class MsgpackOut {
     }
 
     static void send(ServerResponse res, int status, Body body) {
-        MessageBufferPacker p = MessagePack.newDefaultBufferPacker();
+        MessageBufferPacker p = PACKER.newBufferPacker();
         try {
             body.write(p);
             p.close();

@@ -84,15 +84,17 @@ record QueryService(
                 .orElseThrow(() -> new ApiError(404, "no indexer for model=" + model + " tenant=" + tenant));
     }
 
+    /**
+     * Decodes the body as msgpack when it says so, else as JSON (which refuses any other content type with 415):
+     * read whole, then straight from its bytes when flat ({@link FlatJsonBody}), else by {@link JsonBody}.
+     */
     private <T> T read(ServerRequest req, Function<RequestFields, T> decode) {
-        try (RequestFields body = open(req)) {
-            return decode.apply(body);
+        if (MsgpackBody.isMsgpack(req)) {
+            try (RequestFields body = MsgpackBody.open(req, maxBody)) {
+                return decode.apply(body);
+            }
         }
-    }
-
-    /** Opens the body as msgpack when it says so, else as JSON (which refuses any other content type with 415). */
-    private RequestFields open(ServerRequest req) {
-        return MsgpackBody.isMsgpack(req) ? MsgpackBody.open(req, maxBody) : JsonBody.open(req, maxBody);
+        return FlatJsonBody.decode(RequestBody.readAll(req, maxBody, "json"), decode);
     }
 
     private void answer(ServerRequest req, ServerResponse res, OverlapScores scores) {

@@ -6,6 +6,8 @@ import io.helidon.webserver.http.ServerRequest;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.Arrays;
 
 /**
  * Admission of a request body, before any parsing: the content type (415), the size limit declared (413 at once)
@@ -48,6 +50,34 @@ final class RequestBody implements AutoCloseable {
     /** The body, capped at the limit. */
     InputStream stream() {
         return stream;
+    }
+
+    /**
+     * Admits a body (as {@link #open}) and reads it whole, the deadline disarmed when done. With a Content-Length
+     * (what clients send) the bytes go straight into an array of that size: one copy out of the connection's
+     * buffers, none to grow or trim. A failed read is answered as admission explains it (408, 413), else 400.
+     */
+    static byte[] readAll(ServerRequest req, long limit, String subtype) {
+        try (RequestBody body = open(req, limit, subtype)) {
+            try {
+                return body.readAll(req.headers().contentLength().orElse(-1L));
+            } catch (IOException | UncheckedIOException e) {
+                IOException cause = e instanceof UncheckedIOException u ? u.getCause() : (IOException) e;
+                ApiError admission = body.failure(cause);
+                throw admission != null
+                        ? admission
+                        : new ApiError(400, "cannot read the request body: " + cause.getMessage());
+            }
+        }
+    }
+
+    private byte[] readAll(long declared) throws IOException {
+        if (declared < 0 || declared > Integer.MAX_VALUE - 8) {
+            return stream.readAllBytes(); // chunked: Limited stops it at the limit
+        }
+        byte[] bytes = new byte[(int) declared]; // admitted: declared <= limit
+        int n = stream.readNBytes(bytes, 0, bytes.length);
+        return n == bytes.length ? bytes : Arrays.copyOf(bytes, n);
     }
 
     /** The answer for a failed read that admission explains (408 deadline passed, 413 too large), else null. */

@@ -88,18 +88,7 @@ public final class EngineListener implements RunningListener {
      */
     @Override
     public boolean pause() {
-        Stream stopped;
-        synchronized (this) {
-            if (closed || !(status == ListenerStatus.PENDING || status == ListenerStatus.ACTIVE)) {
-                return false;
-            }
-            stopped = current;
-            status = ListenerStatus.PAUSED;
-        }
-        if (stopped != null) {
-            stopped.stop(true);
-        }
-        return true;
+        return stopAttemptFrom(ListenerStatus.PENDING, ListenerStatus.ACTIVE, ListenerStatus.PAUSED);
     }
 
     /**
@@ -109,18 +98,11 @@ public final class EngineListener implements RunningListener {
      */
     @Override
     public boolean resume() {
-        Stream previous;
-        synchronized (this) {
-            if (closed || !(status == ListenerStatus.PAUSED || status == ListenerStatus.FAILED)) {
-                return false;
-            }
-            previous = current;
-        }
-        if (previous != null) {
-            previous.stop(true); // never two attempts applying batches at once
+        if (!stopAttemptFrom(ListenerStatus.PAUSED, ListenerStatus.FAILED, null)) {
+            return false; // (stopping the previous attempt first: never two attempts applying batches at once)
         }
         synchronized (this) {
-            if (closed || !(status == ListenerStatus.PAUSED || status == ListenerStatus.FAILED)) {
+            if (!allowedFrom(ListenerStatus.PAUSED, ListenerStatus.FAILED)) {
                 return false;
             }
             status = ListenerStatus.PENDING;
@@ -141,8 +123,36 @@ public final class EngineListener implements RunningListener {
             closed = true;
             stopped = current;
         }
-        if (stopped != null) {
-            stopped.stop(true);
+        awaitStopped(stopped);
+    }
+
+    /**
+     * When open and in {@code one} or {@code other}: moves to {@code next} (null: stays), then stops the running
+     * attempt and waits for it; false, and nothing changes, otherwise.
+     */
+    private boolean stopAttemptFrom(ListenerStatus one, ListenerStatus other, ListenerStatus next) {
+        Stream attempt;
+        synchronized (this) {
+            if (!allowedFrom(one, other)) {
+                return false;
+            }
+            attempt = current;
+            if (next != null) {
+                status = next;
+            }
+        }
+        awaitStopped(attempt);
+        return true;
+    }
+
+    /** True when open and in one of the two statuses (a test control's precondition); called holding the lock. */
+    private boolean allowedFrom(ListenerStatus one, ListenerStatus other) {
+        return !closed && (status == one || status == other);
+    }
+
+    private static void awaitStopped(Stream attempt) {
+        if (attempt != null) {
+            attempt.stop(true);
         }
     }
 

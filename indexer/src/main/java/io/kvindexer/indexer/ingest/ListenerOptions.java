@@ -76,7 +76,14 @@ public record ListenerOptions(
 
     ReplayClient.Settings replaySettings() {
         return new ReplayClient.Settings(
-                replayTimeout, replayChunk, 3, Duration.ofMillis(250), Duration.ofSeconds(10), replayPermits);
+                replayTimeout,
+                replayChunk,
+                3,
+                Duration.ofMillis(250),
+                Duration.ofSeconds(10),
+                replayPermits,
+                handshakeTimeout,
+                100);
     }
 
     /**

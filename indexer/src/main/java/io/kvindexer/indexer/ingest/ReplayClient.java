@@ -47,6 +47,8 @@ final class ReplayClient {
      * @param maxResumes   for a replay of everything after a seq: answers in a row that ended with more batches,
      *                     after which the live stream is left to show whatever is still missing
      * @param backoffMin   first wait after a failed replay; doubles per failure up to {@code backoffMax}
+     * @param handshake    how long a fresh DEALER may take to finish its ZMTP handshake
+     * @param pollMillis   how long one wait for a reply blocks before the client looks at its deadlines again
      */
     record Settings(
             Duration timeout,
@@ -54,7 +56,9 @@ final class ReplayClient {
             int maxResumes,
             Duration backoffMin,
             Duration backoffMax,
-            ReplayPermits permits) {}
+            ReplayPermits permits,
+            Duration handshake,
+            int pollMillis) {}
 
     /** Where replayed batches go. */
     interface Target {
@@ -97,18 +101,12 @@ final class ReplayClient {
     private long notBefore = System.nanoTime();
 
     ReplayClient(
-            ZContext context,
-            String endpoint,
-            Settings settings,
-            int handshakeMillis,
-            int pollMillis,
-            BooleanSupplier stopped,
-            Runnable onHandshakeRetry) {
+            ZContext context, String endpoint, Settings settings, BooleanSupplier stopped, Runnable onHandshakeRetry) {
         this.context = context;
         this.endpoint = endpoint;
         this.settings = settings;
-        this.handshakeMillis = handshakeMillis;
-        this.pollMillis = pollMillis;
+        this.handshakeMillis = (int) settings.handshake().toMillis();
+        this.pollMillis = settings.pollMillis();
         this.stopped = stopped;
         this.onHandshakeRetry = onHandshakeRetry;
     }

@@ -56,8 +56,6 @@ final class Stream implements ReplayClient.Target {
                         options.context(),
                         owner.spec().replayEndpoint(),
                         options.replaySettings(),
-                        (int) options.handshakeTimeout().toMillis(),
-                        100,
                         () -> stopped,
                         options.metrics()::handshakeRetry);
     }

@@ -128,6 +128,21 @@ class BlockHasherTest {
         }
     }
 
+    /** Long prompts are converted in chunks of blocks: every block, across chunk edges, hashes as it does alone. */
+    @Test
+    void longPromptsHashEveryBlockAsItsOwnBytes() {
+        int[] tokens = new java.util.SplittableRandom(19).ints(40_000).toArray();
+        for (int bs : new int[] {1, 16, 64, 100, 5_000}) {
+            long[] hashes = BlockHasher.localHashes(tokens, bs, BlockHasher.seed("lora"));
+            assertThat(hashes).hasSize(tokens.length / bs);
+            for (int b = 0; b < hashes.length; b++) {
+                assertThat(hashes[b])
+                        .as("block %d of size %d", b, bs)
+                        .isEqualTo(BlockHasher.hashBlock(tokens, b * bs, bs, BlockHasher.seed("lora"), null));
+            }
+        }
+    }
+
     @Test
     void tokensAreUnsignedLittleEndianU32() {
         int[] tokens = {0xFFFFFFFF, 0x01020304};

@@ -65,9 +65,13 @@ class KvIndexerOperatorTest {
 
             Service headless =
                     client.services().inNamespace(NS).withName("idx-peers").get();
+            assertThat(headless)
+                    .as("the headless Service (made after the StatefulSet)")
+                    .isNotNull();
             assertThat(headless.getSpec().getClusterIP()).isEqualTo("None");
             assertThat(headless.getMetadata().getOwnerReferences()).hasSize(1);
             Service svc = client.services().inNamespace(NS).withName("idx").get();
+            assertThat(svc).as("the client Service").isNotNull();
             assertThat(svc.getSpec().getPorts().getFirst().getPort()).isEqualTo(8090);
             PodDisruptionBudget pdb = client.policy()
                     .v1()
@@ -75,6 +79,7 @@ class KvIndexerOperatorTest {
                     .inNamespace(NS)
                     .withName("idx")
                     .get();
+            assertThat(pdb).as("the PodDisruptionBudget").isNotNull();
             assertThat(pdb.getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
             assertThat(pdb.getMetadata().getOwnerReferences()).hasSize(1);
         });
