@@ -49,60 +49,63 @@ public record MatchResult(List<WorkerMatch> workers, Map<WorkerKey, Integer> ext
     /** The answer from a shard's per-slot runs: the workers with a matched block, in {@link WorkerKey#ORDER}. */
     static MatchResult of(SlotRuns runs, WorkerSlots slots) {
         int[] all = runs.all();
-        int[] order = slots.inWorkerOrder();
-        int[] matched = new int[order.length];
+        int[] disk = runs.disk();
+        WorkerSlots.Order order = slots.order();
+        int[] ordered = order.slots();
+        int[] matched = new int[ordered.length]; // positions in the order
         int n = 0;
         boolean external = false;
-        for (int s : order) {
+        for (int k = 0; k < ordered.length; k++) {
+            int s = ordered[k];
             if (all[s] > 0) {
-                matched[n++] = s;
-                external |= all[s] > runs.disk()[s];
+                matched[n++] = k;
+                external |= all[s] > disk[s];
             }
         }
-        WorkerKey[] workers = new WorkerKey[n];
-        for (int k = 0; k < n; k++) {
-            workers[k] = slots.worker(matched[k]);
-        }
-        Matches list = new Matches(workers, matched, runs);
+        Matches list = new Matches(order, matched, n, runs);
         if (!external) {
             return new MatchResult(list, Map.of());
         }
         Map<WorkerKey, Integer> extra = new HashMap<>(); // rare (external tier in use)
-        for (int k = 0; k < n; k++) {
-            int s = matched[k];
-            if (all[s] > runs.disk()[s]) {
-                extra.put(workers[k], all[s] - runs.disk()[s]);
+        for (int i = 0; i < n; i++) {
+            int s = ordered[matched[i]];
+            if (all[s] > disk[s]) {
+                extra.put(order.workers()[matched[i]], all[s] - disk[s]);
             }
         }
         return new MatchResult(list, extra);
     }
 
     /**
-     * The matched workers as a compact, read-only list: the workers and their slots in arrays, the depths read from
-     * the match's per-slot runs; a {@link WorkerMatch} is made only when an element is read. An answer naming 1,024
-     * workers then costs two arrays, not 1,024 objects, for callers that only count or merge it.
+     * The matched workers as a compact, read-only list: their positions in the shard's worker order (whose slots and
+     * workers are shared, immutable arrays), the depths read from the match's per-slot runs; a {@link WorkerMatch}
+     * is made only when an element is read. An answer naming 1,024 workers then costs one int array, not 1,024
+     * objects or a copy of 1,024 workers, for callers that only count or merge it.
      */
     private static final class Matches extends AbstractList<WorkerMatch> implements RandomAccess {
-        private final WorkerKey[] workers;
-        private final int[] slots;
+        private final WorkerSlots.Order order;
+        private final int[] matched;
+        private final int size;
         private final SlotRuns runs;
 
-        Matches(WorkerKey[] workers, int[] slots, SlotRuns runs) {
-            this.workers = workers;
-            this.slots = slots;
+        Matches(WorkerSlots.Order order, int[] matched, int size, SlotRuns runs) {
+            this.order = order;
+            this.matched = matched;
+            this.size = size;
             this.runs = runs;
         }
 
         @Override
         public WorkerMatch get(int i) {
-            Objects.checkIndex(i, workers.length);
-            int s = slots[i];
-            return new WorkerMatch(workers[i], runs.device()[s], runs.host()[s], runs.all()[s]);
+            Objects.checkIndex(i, size);
+            int k = matched[i];
+            int s = order.slots()[k];
+            return new WorkerMatch(order.workers()[k], runs.device()[s], runs.host()[s], runs.all()[s]);
         }
 
         @Override
         public int size() {
-            return workers.length;
+            return size;
         }
     }
 }

@@ -53,6 +53,12 @@ final class NodeStore {
     private long[][] hasParentBits = new long[16][];
     /** per node bits: whether its content prefix is known (then it is in {@link #byPrefix}, else an orphan) */
     private long[][] resolvedBits = new long[16][];
+    /**
+     * per node bits: another node with the same content prefix may be in {@link #byPrefix} (set on both when the
+     * second one is inserted, never cleared while the node lives: "may", so a stale bit only costs a probe). A
+     * resolved node without it is the only node with its prefix, which lets {@link #soleNextChild} skip the probe.
+     */
+    private long[][] sharedPrefixBits = new long[16][];
 
     private final OwnerSets owners = new OwnerSets();
     private int pages;
@@ -181,9 +187,10 @@ final class NodeStore {
                 node, resolved ? ContentPrefix.extend(hasParent ? prefix(parentNode) : ContentPrefix.ROOT, local) : 0);
         setBit(hasParentBits, node, hasParent);
         setBit(resolvedBits, node, resolved);
+        setBit(sharedPrefixBits, node, false);
         byBlockHash.insert(node);
         if (resolved) {
-            byPrefix.insert(node);
+            insertByPrefix(node);
             if (orphanCount > 0) {
                 resolveOrphansUnder(node);
             }
@@ -241,10 +248,32 @@ final class NodeStore {
                 orphanCount--;
                 setPrefix(o, ContentPrefix.extend(prefix(p), localHash(o)));
                 setBit(resolvedBits, o, true);
-                byPrefix.insert(o);
+                insertByPrefix(o);
                 pending.add(o);
             }
         }
+    }
+
+    /**
+     * Inserts a resolved node into {@link #byPrefix}, marking it and any node with the same prefix as shared. The
+     * scan for those ends at the empty slot the insert then fills (find-then-insert: one probe, not two).
+     */
+    private void insertByPrefix(int node) {
+        int prefix = prefix(node);
+        long hash = ContentPrefix.tableHash(prefix);
+        for (int i = byPrefix.home(hash); ; i = byPrefix.next(i)) {
+            int entry = byPrefix.at(i);
+            if (entry == 0) {
+                byPrefix.missedAt(hash, i);
+                break;
+            }
+            int other = NodeTable.node(entry);
+            if (NodeTable.mayHold(entry, hash) && prefix(other) == prefix) {
+                setBit(sharedPrefixBits, other, true);
+                setBit(sharedPrefixBits, node, true);
+            }
+        }
+        byPrefix.insert(node);
     }
 
     private int newId() {
@@ -257,10 +286,12 @@ final class NodeStore {
                 hashes = Arrays.copyOf(hashes, n);
                 hasParentBits = Arrays.copyOf(hasParentBits, n);
                 resolvedBits = Arrays.copyOf(resolvedBits, n);
+                sharedPrefixBits = Arrays.copyOf(sharedPrefixBits, n);
             }
             hashes[pages] = new long[STRIDE * PAGE];
             hasParentBits[pages] = new long[PAGE / 64];
             resolvedBits[pages] = new long[PAGE / 64];
+            sharedPrefixBits[pages] = new long[PAGE / 64];
             owners.addPage(pages, hashes[pages]);
             pages++;
         }
@@ -335,6 +366,41 @@ final class NodeStore {
             }
         }
         prefetched = sink + nodeSink; // a use, so the loads are kept
+    }
+
+    /**
+     * The next node id, {@code node + 1}, when it is provably the only node the content-prefix probe could find for
+     * the position after {@code node} with local hash {@code local} under {@code node} (an allocated, resolved child
+     * of {@code node} with that local hash and prefix, and no other node with its prefix): else NONE. The blocks of
+     * one {@code Stored} get consecutive ids (and a chain freed tail first is handed out again in order), so a walk
+     * down a chain mostly reads the next node's line, next to the last one, instead of a table slot and a node at
+     * random. {@code node} is resolved (the walk reached it through its prefix).
+     */
+    int soleNextChild(int node, long local) {
+        int next = node + 1;
+        if (next >= highWater) {
+            return NONE;
+        }
+        long[] page = hashes[next >>> PAGE_BITS];
+        int at = STRIDE * (next & OFFSET_MASK);
+        return page[at + LOCAL] == local
+                        && page[at + PARENT] == blockHash(node)
+                        && prefixOf(page[at + PREFIX]) == ContentPrefix.extend(prefix(node), local)
+                        && soleResolvedChild(next)
+                ? next
+                : NONE;
+    }
+
+    /**
+     * Resolved, with a parent (so allocated: see {@link #isAllocated}), and alone with its prefix: the three bits of
+     * one node, read together.
+     */
+    private boolean soleResolvedChild(int node) {
+        int page = node >>> PAGE_BITS;
+        int word = (node & OFFSET_MASK) >>> 6;
+        long bit = 1L << node;
+        return (resolvedBits[page][word] & hasParentBits[page][word] & bit) != 0
+                && (sharedPrefixBits[page][word] & bit) == 0;
     }
 
     /** The table of resolved nodes by content prefix (the prefix is its own well-mixed hash), for the matcher. */

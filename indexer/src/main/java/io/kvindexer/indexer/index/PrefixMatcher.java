@@ -4,6 +4,7 @@ import io.kvindexer.indexer.common.StorageTier;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
 import java.util.ArrayDeque;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The tiered match of one query (Dynamo's tiered match, made parent-exact: docs/adr/0001-prefix-index.md). A
@@ -16,7 +17,9 @@ import java.util.Arrays;
  * ({@link ContentPrefix}) are pure arithmetic, so the probes of a batch of positions do not depend on each other
  * and their cache misses overlap ({@link #probe}); batches double (4, 8, … 512 positions), so a query that
  * stops early probes at most about twice the positions it matched. A step then only checks a candidate's parent link
- * against the frame's node (parent-exact matching) on data the probes already loaded.
+ * against the frame's node (parent-exact matching) on data the probes already loaded. Most steps down a chain need
+ * no probe at all: the blocks of one {@code Stored} have consecutive node ids, and when the next id is provably the
+ * only candidate ({@link NodeStore#soleNextChild}) the step reads its line, next to the last one, instead.
  *
  * <p>Workers that sit on the same node walk as one frame whose set of workers is a bitset over worker slots. A step
  * looks the query's next local hash up among the node's children and intersects the frame's set with each
@@ -28,38 +31,31 @@ import java.util.Arrays;
  * run; among runs of equal depth it keeps the one whose frame was created first, and a run from an earlier tier
  * beats a tie on a later one (the node it continues from on the next tier depends on that choice).
  *
- * <p>Runs under the index's read lock; allocates only per query.
+ * <p>Runs under the index's read lock; a query allocates its runs and, now and then, a matcher ({@link #SPARE}).
  */
 final class PrefixMatcher {
 
     private static final int ROOT = NodeStore.NONE;
 
-    private final NodeStore nodes;
-    private final OwnerSets owners;
-    private final long[] query;
-    private final int slots;
-    private final int words;
+    /**
+     * A matcher's arrays kept for the next query: taken by one query at a time (a query that finds none makes its
+     * own; one that throws drops its own), so a lookup allocates little more than its answer.
+     */
+    private static final AtomicReference<PrefixMatcher> SPARE = new AtomicReference<>();
+
+    private NodeStore nodes;
+    private OwnerSets owners;
+    private long[] query;
+    private int slots;
+    private int words;
     /** per worker slot: how far it got (blocks), the node it got to, and which frame (creation order) took it there */
-    private final int[] reach;
+    private int[] reach;
 
-    private final int[] at;
-    private final int[] bestFrame;
+    private int[] at = new int[0];
+    private int[] bestFrame = new int[0];
     private final IntArrayList candidates = new IntArrayList(4);
-    /** the probed candidates of position i are {@code probed[probedFrom[i] .. probedFrom[i + 1])}, in node id order */
-    private int[] probed = new int[16];
-
-    private final int[] probedFrom;
-    private int positionsProbed;
-    private int probedCount;
-    private int batch = 4;
-    private int lastPrefix = ContentPrefix.ROOT;
-    private int[] slotScratch = new int[8];
-    private int[] entryScratch = new int[8];
-    private int[] prefixScratch = new int[8];
-    /** the tier being walked, whose owner data {@link #probe} pre-loads */
-    private int tier;
-    /** what the pre-loads read, kept where the compiler cannot drop them (a racy, never-read static is enough) */
-    private static long touched;
+    /** the content-prefix probes of the query's positions */
+    private final PrefixProbe probes = new PrefixProbe();
 
     private final ArrayDeque<long[]> spare = new ArrayDeque<>();
     private int framesCreated;
@@ -74,16 +70,24 @@ final class PrefixMatcher {
     private int[] frameHi = new int[16];
     private long[][] frameSet = new long[16][];
 
-    private PrefixMatcher(NodeStore nodes, long[] query, int slots) {
+    /** Sets up this matcher for one query; {@link #reach} is new (the answer keeps it), the rest is reused. */
+    private void reset(NodeStore nodes, long[] query, int slots) {
         this.nodes = nodes;
         this.owners = nodes.owners();
         this.query = query;
         this.slots = slots;
-        this.words = (slots + 63) >>> 6;
+        int words = (slots + 63) >>> 6;
+        if (words != this.words) {
+            spare.clear(); // the frames' bitsets are exactly this long
+            this.words = words;
+        }
         this.reach = new int[slots];
-        this.at = new int[slots];
-        this.bestFrame = new int[slots];
-        this.probedFrom = new int[query.length + 1];
+        if (at.length < slots) {
+            at = new int[slots];
+            bestFrame = new int[slots];
+        }
+        framesCreated = 0;
+        probes.reset(nodes, query);
     }
 
     /**
@@ -95,7 +99,11 @@ final class PrefixMatcher {
         if (query.length == 0 || slots == 0) {
             return null;
         }
-        PrefixMatcher m = new PrefixMatcher(nodes, query, slots);
+        PrefixMatcher m = SPARE.getAndSet(null);
+        if (m == null) {
+            m = new PrefixMatcher();
+        }
+        m.reset(nodes, query, slots);
         m.walk(StorageTier.DEVICE.ordinal(), true);
         boolean host = tierHasMembers[StorageTier.HOST_PINNED.ordinal()];
         boolean lower = tierHasMembers[StorageTier.DISK.ordinal()] || tierHasMembers[StorageTier.EXTERNAL.ordinal()];
@@ -113,7 +121,14 @@ final class PrefixMatcher {
         if (external) {
             m.walk(StorageTier.EXTERNAL.ordinal(), false);
         }
-        return new SlotRuns(device, hostRuns, disk, m.reach);
+        SlotRuns runs = new SlotRuns(device, hostRuns, disk, m.reach);
+        m.nodes = null; // keeps no index alive
+        m.owners = null;
+        m.query = null;
+        m.reach = null;
+        m.probes.release();
+        SPARE.set(m);
+        return runs;
     }
 
     /**
@@ -121,7 +136,7 @@ final class PrefixMatcher {
      * {@code first}: no worker has a run yet (the device walk), so every worker starts at the root.
      */
     private void walk(int tier, boolean first) {
-        this.tier = tier;
+        probes.tier(tier);
         long[] root = take();
         if (first) {
             // nobody has a run: every worker starts at the root, and no earlier run has to win a tie
@@ -257,108 +272,29 @@ final class PrefixMatcher {
         }
     }
 
-    /** Collects into {@link #candidates} the probed nodes of position {@code pos} whose parent is {@code node}. */
+    /**
+     * Collects into {@link #candidates} the nodes of position {@code pos} whose parent is {@code node}, in node id
+     * order: the content-prefix probe's nodes there with that parent, or, without a probe, the node after
+     * {@code node} when it is provably the only one ({@link NodeStore#soleNextChild}: most steps down a chain).
+     */
     private void childrenAt(int node, int pos) {
         candidates.clear();
-        while (pos >= positionsProbed) {
-            probe();
+        if (node != ROOT) {
+            int next = nodes.soleNextChild(node, query[pos]);
+            if (next != NodeStore.NONE) {
+                candidates.add(next);
+                return;
+            }
         }
+        probes.cover(node, pos);
         long parentHash = node == ROOT ? 0L : nodes.blockHash(node);
         boolean hasParent = node != ROOT;
-        for (int k = probedFrom[pos], end = probedFrom[pos + 1]; k < end; k++) {
-            int child = probed[k];
+        for (int k = probes.first(pos), end = probes.first(pos + 1); k < end; k++) {
+            int child = probes.node(k);
             if (nodes.parentBlockHash(child) == parentHash && nodes.hasParent(child) == hasParent) {
                 candidates.add(child);
             }
         }
-    }
-
-    /**
-     * Probes the next batch of positions: first every position's home slot (independent loads), then every
-     * position's entries and nodes (independent of the other positions again), keeping the nodes whose prefix and
-     * local hash are the query's.
-     */
-    private void probe() {
-        NodeTable table = nodes.byPrefix();
-        int from = positionsProbed;
-        int n = Math.min(batch, query.length - from);
-        batch = Math.min(batch * 2, 512);
-        if (slotScratch.length < n) {
-            slotScratch = new int[n];
-            entryScratch = new int[n];
-            prefixScratch = new int[n];
-        }
-        int[] prefixes = prefixScratch;
-        int p = lastPrefix;
-        for (int i = 0; i < n; i++) {
-            p = ContentPrefix.extend(p, query[from + i]);
-            prefixes[i] = p;
-            slotScratch[i] = table.home(ContentPrefix.tableHash(p));
-            entryScratch[i] = table.at(slotScratch[i]); // every position's first miss starts now
-        }
-        lastPrefix = p;
-        // every position's first candidate node, loaded where no branch waits on it, so their misses overlap too
-        // (the check below then finds those lines in the cache; the sum only keeps the loads alive)
-        long nodeLoads = 0;
-        for (int i = 0; i < n; i++) {
-            int entry = entryScratch[i];
-            if (entry != 0) {
-                int node = NodeTable.node(entry);
-                nodeLoads += nodes.page(node)[NodeStore.STRIDE * (node & NodeStore.OFFSET_MASK) + NodeStore.PREFIX];
-            }
-        }
-        for (int i = 0; i < n; i++) {
-            int prefix = prefixes[i];
-            long hash = ContentPrefix.tableHash(prefix);
-            long local = query[from + i];
-            int first = probedCount;
-            probedFrom[from + i] = first;
-            int entry = entryScratch[i];
-            for (int s = slotScratch[i]; ; s = table.next(s), entry = table.at(s)) {
-                if (entry == 0) {
-                    break;
-                }
-                int node = NodeTable.node(entry);
-                if (NodeTable.mayHold(entry, hash)) {
-                    long[] page = nodes.page(node);
-                    int at = NodeStore.STRIDE * (node & NodeStore.OFFSET_MASK);
-                    // the prefix's long holds the owner word too: the pass below finds it in the cache
-                    if (NodeStore.prefixOf(page[at + NodeStore.PREFIX]) == prefix
-                            && page[at + NodeStore.LOCAL] == local) {
-                        addProbed(node, first);
-                    }
-                }
-            }
-        }
-        probedFrom[from + n] = probedCount;
-        positionsProbed = from + n;
-        // then the probed nodes' owner words, and what they point to: independent loads again
-        int firstNode = probedFrom[from];
-        int found = probedCount - firstNode;
-        if (slotScratch.length < found) {
-            slotScratch = new int[found];
-        }
-        for (int k = 0; k < found; k++) {
-            slotScratch[k] = owners.wordOf(probed[firstNode + k]);
-        }
-        long touched = nodeLoads;
-        for (int k = 0; k < found; k++) {
-            touched += owners.touch(slotScratch[k], tier);
-        }
-        PrefixMatcher.touched = touched;
-    }
-
-    /** Appends a probed node, keeping each position's nodes in node id order (the test oracle's order). */
-    private void addProbed(int node, int first) {
-        if (probedCount == probed.length) {
-            probed = Arrays.copyOf(probed, probedCount * 2);
-        }
-        int k = probedCount++;
-        while (k > first && probed[k - 1] > node) {
-            probed[k] = probed[k - 1];
-            k--;
-        }
-        probed[k] = node;
     }
 
     /** A run of {@code pos} blocks ending at {@code node}, reached through frame {@code id}: keep the deepest, then the earliest. */

@@ -24,7 +24,13 @@ final class WorkerSlots {
     private WorkerKey[] workerOfSlot = new WorkerKey[16];
     private long[] memberships = new long[16];
     private final IdPool slots = new IdPool();
-    private volatile int[] order;
+    private volatile Order order;
+
+    /**
+     * The live slots in worker order and their workers, both immutable once built: an answer keeps them (instead
+     * of copying a worker per matched slot), and a slot taken or released makes a new one.
+     */
+    record Order(int[] slots, WorkerKey[] workers) {}
 
     WorkerSlots() {
         slotOf.defaultReturnValue(NONE);
@@ -113,15 +119,25 @@ final class WorkerSlots {
      * with another reader, under the read lock (both compute the same array).
      */
     int[] inWorkerOrder() {
-        int[] o = order;
+        return order().slots();
+    }
+
+    /** {@link #inWorkerOrder()} with the slots' workers, from one and the same build. */
+    Order order() {
+        Order o = order;
         if (o == null) {
-            o = IntStream.range(0, slots.highWater())
+            int[] ordered = IntStream.range(0, slots.highWater())
                     .filter(s -> workerOfSlot[s] != null)
                     .boxed()
                     .sorted(Comparator.comparing((Integer s) -> workerOfSlot[s].instanceId(), Long::compareUnsigned)
                             .thenComparing(s -> workerOfSlot[s].dpRank(), Integer::compareUnsigned))
                     .mapToInt(Integer::intValue)
                     .toArray();
+            WorkerKey[] workers = new WorkerKey[ordered.length];
+            for (int k = 0; k < ordered.length; k++) {
+                workers[k] = workerOfSlot[ordered[k]];
+            }
+            o = new Order(ordered, workers);
             order = o;
         }
         return o;

@@ -1,0 +1,196 @@
+package io.kvindexer.indexer.index;
+
+import java.util.Arrays;
+
+/**
+ * The content-prefix probes of one query ({@link PrefixMatcher}'s): for a window of positions, the nodes of the
+ * prefix table whose prefix and local hash are the query's there. The query's prefix hashes
+ * ({@link ContentPrefix}) are pure arithmetic, so the probes of a batch of positions do not depend on each other
+ * and their cache misses overlap. Reused from query to query with its matcher.
+ */
+final class PrefixProbe {
+
+    private NodeStore nodes;
+    private OwnerSets owners;
+    private long[] query;
+    /** the tier being walked, whose owner data {@link #probe} pre-loads */
+    private int tier;
+
+    /**
+     * the probed candidates of position i, for i in the probed window {@code [probedLo, probedHi)}, are
+     * {@code probed[probedFrom[i] .. probedFrom[i + 1])}, in node id order
+     */
+    private int[] probed = new int[16];
+
+    private int[] probedFrom = new int[16];
+    private int probedLo;
+    private int probedHi;
+    private int probedCount;
+    private int batch = 4;
+    /** the content prefix of position {@code probedHi - 1} (the root's before any probe) */
+    private int lastPrefix = ContentPrefix.ROOT;
+
+    private int[] slotScratch = new int[8];
+    private int[] entryScratch = new int[8];
+    private int[] prefixScratch = new int[8];
+    /** what the pre-loads read, kept where the compiler cannot drop them (a racy, never-read static is enough) */
+    private static long touched;
+
+    void reset(NodeStore nodes, long[] query) {
+        this.nodes = nodes;
+        this.owners = nodes.owners();
+        this.query = query;
+        if (probedFrom.length < query.length + 1) {
+            probedFrom = new int[query.length + 1];
+        }
+        probedLo = 0;
+        probedHi = 0;
+        probedCount = 0;
+        batch = 4;
+        lastPrefix = ContentPrefix.ROOT;
+    }
+
+    /** Drops the query's references, so that a probe kept for the next query keeps no index alive. */
+    void release() {
+        nodes = null;
+        owners = null;
+        query = null;
+    }
+
+    void tier(int tier) {
+        this.tier = tier;
+    }
+
+    /** Makes sure position {@code pos} is probed; {@code node} is the node matched at {@code pos - 1} (NONE: root). */
+    void cover(int node, int pos) {
+        if (pos < probedLo || pos >= probedHi) {
+            probeFrom(node, pos);
+        }
+    }
+
+    /** Position {@code pos}'s probed nodes are {@code node(first(pos)) .. node(first(pos + 1) - 1)} (covered first). */
+    int first(int pos) {
+        return probedFrom[pos];
+    }
+
+    int node(int k) {
+        return probed[k];
+    }
+
+    /**
+     * Probes a batch of positions from {@code pos}, where {@code node} (matched at {@code pos - 1}, or NONE: the root)
+     * ends the window probed so far or starts a new one. Batches double while the walk keeps needing the positions
+     * right after the window (a walk that finds no next node in line probes like one that never looks), and start
+     * small again after a jump, so a walk that finds most next nodes in line probes few positions it skips.
+     */
+    private void probeFrom(int node, int pos) {
+        if (pos == probedHi && probedHi > probedLo) {
+            batch = Math.min(batch * 2, 512);
+        } else {
+            // a new window: the prefix before pos is the node's own (the walk reached it through its prefix)
+            batch = 4;
+            probedLo = pos;
+            probedHi = pos;
+            probedCount = 0;
+            lastPrefix = node == NodeStore.NONE ? ContentPrefix.ROOT : nodes.prefix(node);
+        }
+        probe();
+    }
+
+    /**
+     * Probes {@link #batch} positions from {@link #probedHi}: first every position's home slot (independent loads),
+     * then every position's entries and nodes (independent of the other positions again), keeping the nodes whose
+     * prefix and local hash are the query's.
+     */
+    private void probe() {
+        NodeTable table = nodes.byPrefix();
+        int from = probedHi;
+        int n = Math.min(batch, query.length - from);
+        if (slotScratch.length < n) {
+            slotScratch = new int[n];
+            entryScratch = new int[n];
+            prefixScratch = new int[n];
+        }
+        int[] prefixes = prefixScratch;
+        int p = lastPrefix;
+        for (int i = 0; i < n; i++) {
+            p = ContentPrefix.extend(p, query[from + i]);
+            prefixes[i] = p;
+            slotScratch[i] = table.home(ContentPrefix.tableHash(p));
+            entryScratch[i] = table.at(slotScratch[i]); // every position's first miss starts now
+        }
+        lastPrefix = p;
+        // every position's first entry whose hash bits agree (the table's lines are cached by now) and its node,
+        // loaded where no branch waits on the node, so the node misses of all positions overlap too; the check below
+        // resumes there (the entries skipped cannot hold the prefix) and finds the node's line in the cache. The
+        // home slot is often another key's (the table is 53-80 % full), so loading its node would waste the miss.
+        long nodeLoads = 0;
+        for (int i = 0; i < n; i++) {
+            long hash = ContentPrefix.tableHash(prefixes[i]);
+            int s = slotScratch[i];
+            int entry = entryScratch[i];
+            while (entry != 0 && !NodeTable.mayHold(entry, hash)) {
+                s = table.next(s);
+                entry = table.at(s);
+            }
+            slotScratch[i] = s;
+            entryScratch[i] = entry;
+            if (entry != 0) {
+                int node = NodeTable.node(entry);
+                nodeLoads += nodes.page(node)[NodeStore.STRIDE * (node & NodeStore.OFFSET_MASK) + NodeStore.PREFIX];
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            int prefix = prefixes[i];
+            long hash = ContentPrefix.tableHash(prefix);
+            long local = query[from + i];
+            int first = probedCount;
+            probedFrom[from + i] = first;
+            int entry = entryScratch[i];
+            for (int s = slotScratch[i]; ; s = table.next(s), entry = table.at(s)) {
+                if (entry == 0) {
+                    break;
+                }
+                int node = NodeTable.node(entry);
+                if (NodeTable.mayHold(entry, hash)) {
+                    long[] page = nodes.page(node);
+                    int at = NodeStore.STRIDE * (node & NodeStore.OFFSET_MASK);
+                    // the prefix's long holds the owner word too: the pass below finds it in the cache
+                    if (NodeStore.prefixOf(page[at + NodeStore.PREFIX]) == prefix
+                            && page[at + NodeStore.LOCAL] == local) {
+                        addProbed(node, first);
+                    }
+                }
+            }
+        }
+        probedFrom[from + n] = probedCount;
+        probedHi = from + n;
+        // then the probed nodes' owner words, and what they point to: independent loads again
+        int firstNode = probedFrom[from];
+        int found = probedCount - firstNode;
+        if (slotScratch.length < found) {
+            slotScratch = new int[found];
+        }
+        for (int k = 0; k < found; k++) {
+            slotScratch[k] = owners.wordOf(probed[firstNode + k]);
+        }
+        long touched = nodeLoads;
+        for (int k = 0; k < found; k++) {
+            touched += owners.touch(slotScratch[k], tier);
+        }
+        PrefixProbe.touched = touched;
+    }
+
+    /** Appends a probed node, keeping each position's nodes in node id order (the test oracle's order). */
+    private void addProbed(int node, int first) {
+        if (probedCount == probed.length) {
+            probed = Arrays.copyOf(probed, probedCount * 2);
+        }
+        int k = probedCount++;
+        while (k > first && probed[k - 1] > node) {
+            probed[k] = probed[k - 1];
+            k--;
+        }
+        probed[k] = node;
+    }
+}

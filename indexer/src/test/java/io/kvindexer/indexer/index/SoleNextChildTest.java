@@ -1,0 +1,141 @@
+package io.kvindexer.indexer.index;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The matcher's step without a probe ({@link NodeStore#soleNextChild}): it may only skip the content-prefix probe
+ * when the next node id is provably the only node the probe could find, and the matcher must answer as the owner-scan
+ * oracle does while node ids are freed and handed out again (which the differential test does not do).
+ */
+class SoleNextChildTest {
+
+    private static final int DEVICE = 0;
+
+    @Test
+    void theNextBlockOfAChainIsFoundWithoutAProbeAndNothingElseIs() {
+        NodeStore store = new NodeStore();
+        int[] chain = chain(store, 100, new long[] {11, 12, 13, 14}, 3);
+        for (int i = 0; i + 1 < chain.length; i++) {
+            assertThat(store.soleNextChild(chain[i], 11 + i + 1)).isEqualTo(chain[i + 1]);
+            assertThat(store.soleNextChild(chain[i], 99))
+                    .as("another local hash")
+                    .isEqualTo(NodeStore.NONE);
+        }
+        assertThat(store.soleNextChild(chain[chain.length - 1], 15))
+                .as("past the last node")
+                .isEqualTo(NodeStore.NONE);
+
+        // a root block created next: the following id, but not a child of the chain's end
+        int root = store.create(500, false, 0, 15);
+        store.owners().add(root, MembershipCode.of(3, DEVICE));
+        assertThat(root).isEqualTo(chain[chain.length - 1] + 1);
+        assertThat(store.soleNextChild(chain[chain.length - 1], 15)).isEqualTo(NodeStore.NONE);
+    }
+
+    @Test
+    void aSecondNodeWithTheSamePrefixTurnsTheShortcutOffAndBothAreMatched() {
+        NodeStore store = new NodeStore();
+        int[] chain = chain(store, 100, new long[] {1, 2, 3}, 0);
+        // another engine's block under the same parent with the same content (a different block hash): same prefix
+        int twin = store.create(999, true, store.blockHash(chain[1]), 3);
+        store.owners().add(twin, MembershipCode.of(1, DEVICE));
+        assertThat(store.soleNextChild(chain[1], 3)).isEqualTo(NodeStore.NONE);
+
+        SlotRuns runs = PrefixMatcher.match(store, new long[] {1, 2, 3}, 2, new boolean[] {true, false, false, false});
+        assertThat(runs.device()).containsExactly(3, 0);
+        store.owners().add(chain[0], MembershipCode.of(1, DEVICE));
+        store.owners().add(chain[1], MembershipCode.of(1, DEVICE));
+        runs = PrefixMatcher.match(store, new long[] {1, 2, 3}, 2, new boolean[] {true, false, false, false});
+        assertThat(runs.device())
+                .as("worker 1 reaches its own third block, the twin")
+                .containsExactly(3, 3);
+
+        // the twin goes: the shortcut stays off (the bit says "may be shared"), and the answer is still exact
+        store.owners().remove(twin, MembershipCode.of(1, DEVICE));
+        store.free(twin);
+        runs = PrefixMatcher.match(store, new long[] {1, 2, 3}, 2, new boolean[] {true, false, false, false});
+        assertThat(runs.device()).containsExactly(3, 2);
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @ValueSource(longs = {1, 2, 3, 4})
+    void agreesWithTheOwnerScanWhileIdsAreReused(long seed) {
+        SplittableRandom random = new SplittableRandom(seed);
+        int workers = 6;
+        NodeStore store = new NodeStore();
+        List<int[]> chains = new ArrayList<>();
+        List<long[]> contents = new ArrayList<>();
+        long nextHash = 1;
+        boolean[] tiers = {true, false, false, false};
+        for (int round = 0; round < 300; round++) {
+            // a worker stores a chain: a prefix of an earlier chain's content (same blocks when it is the same
+            // engine's hash chain, twins under another "hash seed") and then new content
+            long[] content = new long[1 + random.nextInt(12)];
+            int[] reuse = chains.isEmpty() || random.nextInt(3) == 0 ? null : chains.get(random.nextInt(chains.size()));
+            long[] reusedContent = reuse == null ? null : contents.get(chains.indexOf(reuse));
+            int shared = reuse == null ? 0 : random.nextInt(Math.min(reuse.length, content.length) + 1);
+            for (int i = 0; i < content.length; i++) {
+                content[i] = i < shared ? reusedContent[i] : random.nextInt(4);
+            }
+            boolean sameEngine = random.nextBoolean();
+            int code = MembershipCode.of(random.nextInt(workers), DEVICE);
+            int[] nodes = new int[content.length];
+            int previous = NodeStore.NONE;
+            for (int i = 0; i < content.length; i++) {
+                int node = i < shared && sameEngine && store.isLive(reuse[i]) ? reuse[i] : NodeStore.NONE;
+                if (node == NodeStore.NONE) {
+                    long parentHash = previous == NodeStore.NONE ? 0 : store.blockHash(previous);
+                    node = store.create(
+                            nextHash++ * 0x9E3779B97F4A7C15L, previous != NodeStore.NONE, parentHash, content[i]);
+                }
+                store.owners().add(node, code);
+                nodes[i] = node;
+                previous = node;
+            }
+            chains.add(nodes);
+            contents.add(content);
+            // evictions: blocks anywhere in a chain (middle blocks too), freeing nodes whose ids the next stores take
+            for (int e = random.nextInt(4); e > 0; e--) {
+                int[] victim = chains.get(random.nextInt(chains.size()));
+                int node = victim[random.nextInt(victim.length)];
+                if (store.isLive(node)) {
+                    int[] codes = new int[store.owners().count(node)];
+                    store.owners().remove(node, codes[store.owners().codes(node, codes) - 1]);
+                    if (store.owners().count(node) == 0) {
+                        store.free(node);
+                    }
+                }
+            }
+            for (int q = 0; q < 3; q++) {
+                long[] query = contents.get(random.nextInt(contents.size())).clone();
+                if (random.nextInt(4) == 0) {
+                    query[random.nextInt(query.length)] = random.nextInt(4);
+                }
+                SlotRuns expected = OwnerScanMatcher.match(store, query, workers, tiers);
+                SlotRuns actual = PrefixMatcher.match(store, query, workers, tiers);
+                if (expected == null) {
+                    assertThat(actual).isNull();
+                } else {
+                    assertThat(actual.device()).as("round %d", round).containsExactly(expected.device());
+                }
+            }
+        }
+    }
+
+    /** Creates a chain of root + children with the given local hashes, all held by {@code slot} on the device. */
+    private static int[] chain(NodeStore store, long firstHash, long[] locals, int slot) {
+        int[] nodes = new int[locals.length];
+        for (int i = 0; i < locals.length; i++) {
+            nodes[i] = store.create(firstHash + i, i > 0, i > 0 ? firstHash + i - 1 : 0, locals[i]);
+            store.owners().add(nodes[i], MembershipCode.of(slot, DEVICE));
+        }
+        return nodes;
+    }
+}
