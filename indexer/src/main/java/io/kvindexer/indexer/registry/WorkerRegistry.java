@@ -21,8 +21,12 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 
 /**
@@ -38,6 +42,8 @@ import java.util.function.Predicate;
 public final class WorkerRegistry implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(WorkerRegistry.class.getName());
+    private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
+    private static final long REMOVAL_TIMEOUT_SECONDS = 30;
 
     private final Indexers indexers;
     private final ListenerFactory listenerFactory;
@@ -159,6 +165,7 @@ public final class WorkerRegistry implements AutoCloseable {
      */
     public void unregister(long instanceId, String model, String tenant, Integer dpRank) throws RegistryException {
         String id = Long.toUnsignedString(instanceId);
+        CompletableFuture<Void> removed;
         synchronized (this) {
             Instance inst = instances.get(instanceId);
             if (tombstones != null) {
@@ -192,17 +199,20 @@ public final class WorkerRegistry implements AutoCloseable {
                     exactness.put(inst.id, inst.ranks.values());
                     rank.stop();
                     WorkerKey key = new WorkerKey(instanceId, dpRank);
-                    indexers.get(inst.model, inst.tenant).ifPresent(ix -> {
-                        detach(ix, Map.of(key, rank.spec.endpoint()));
-                        ix.removeWorker(key);
-                    });
+                    removed = indexers.get(inst.model, inst.tenant)
+                            .map(ix -> {
+                                detach(ix, Map.of(key, rank.spec.endpoint()));
+                                return ix.removeWorker(key);
+                            })
+                            .orElse(DONE);
                 } else {
-                    removeInstance(inst);
+                    removed = removeInstance(inst);
                 }
             } else {
-                removeInstance(inst);
+                removed = removeInstance(inst);
             }
         }
+        awaitRemoval(removed, id);
         LOG.log(
                 System.Logger.Level.INFO,
                 "unregistered instance {0} (model={1} tenant={2} dp_rank={3})",
@@ -213,8 +223,25 @@ public final class WorkerRegistry implements AutoCloseable {
         notifyObservers();
     }
 
-    /** Stop listeners first (no event can arrive after the removal), then drop the blocks, then maybe the index. */
-    private void removeInstance(Instance inst) {
+    /**
+     * Waits (outside the lock, bounded) until the index writers applied an unregister's removal, so that a query
+     * sent after {@code /unregister} answered no longer names the worker; an index dropped whole needs no wait.
+     */
+    private static void awaitRemoval(CompletableFuture<Void> removed, String id) {
+        try {
+            removed.get(REMOVAL_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.log(System.Logger.Level.WARNING, "the blocks of instance {0} are still being removed: {1}", id, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Stop listeners first (no event can arrive after the removal), then drop the blocks, then maybe the index;
+     * returns when the blocks are gone.
+     */
+    private CompletableFuture<Void> removeInstance(Instance inst) {
         instances.remove(inst.id);
         podNames.remove(inst.id);
         exactness.remove(inst.id);
@@ -222,14 +249,18 @@ public final class WorkerRegistry implements AutoCloseable {
         Map<WorkerKey, String> endpoints = new HashMap<>();
         inst.ranks.forEach((r, rank) -> endpoints.put(new WorkerKey(inst.id, r), rank.spec.endpoint()));
         inst.ranks.clear();
-        indexers.get(inst.model, inst.tenant).ifPresent(ix -> {
-            detach(ix, endpoints);
-            ix.removeInstance(inst.id);
-        });
+        CompletableFuture<Void> removed = indexers.get(inst.model, inst.tenant)
+                .map(ix -> {
+                    detach(ix, endpoints);
+                    return ix.removeInstance(inst.id);
+                })
+                .orElse(DONE);
         boolean stillUsed = instances.values().stream().anyMatch(i -> i.sameKey(inst.model, inst.tenant));
         if (!stillUsed) {
             indexers.remove(inst.model, inst.tenant);
+            return DONE; // nobody can query the dropped index
         }
+        return removed;
     }
 
     /**
