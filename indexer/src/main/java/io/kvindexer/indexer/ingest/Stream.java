@@ -14,7 +14,7 @@ import java.util.concurrent.TimeUnit;
 final class Stream implements ReplayClient.Target {
 
     /** how long a new registration waits for a first live batch before it asks an idle engine for its buffer */
-    static final long CATCH_UP_QUIET_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final long CATCH_UP_QUIET_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final EngineListener owner;
     private final Poller poller;
@@ -105,10 +105,10 @@ final class Stream implements ReplayClient.Target {
             // comes within a quiet spell, the engine is asked for its buffer, so one that joined a running engine
             // that is idle now learns at once whether it is whole. Waiting keeps that replay from racing a busy
             // engine's stream, whose own gap replay is bounded by the live seq.
-            resumePending =
-                    replay != null && (tracker.anyApplied() || owner.options().catchUpOnConnect());
-            resumeAt = System.nanoTime() + (tracker.anyApplied() ? 0 : CATCH_UP_QUIET_NANOS);
-            joining = resumePending && !tracker.anyApplied();
+            boolean known = tracker.anyApplied();
+            joining = replay != null && !known && owner.options().catchUpOnConnect();
+            resumePending = (replay != null && known) || joining;
+            resumeAt = System.nanoTime() + (known ? 0 : CATCH_UP_QUIET_NANOS);
             if (joining) { // replaying since the registration (Exactness.joining): now it waits for the engine
                 owner.exactness().replayStarted("joining: waiting for the engine's first batch, or its buffer");
             }
