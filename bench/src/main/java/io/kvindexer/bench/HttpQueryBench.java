@@ -27,7 +27,7 @@ import picocli.CommandLine.Option;
 @Command(
         name = "http-query-bench",
         description = "Load-tests POST /query under ZeroMQ ingest, next to a no-op endpoint with the same bodies.")
-public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
+public final class HttpQueryBench extends IndexerBench<HttpQueryBench.Rep> {
 
     private static final String JSON = "application/json";
     private static final String MSGPACK = "application/msgpack";
@@ -46,9 +46,6 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
             description = "unmeasured repetitions first (the JIT compiles the query path during them: the measured"
                     + " repetitions rose from 0.5 to 0.8 x the no-op one after another without one)")
     int warmupReps = 1;
-
-    @Mixin
-    Runs runs = new Runs();
 
     /**
      * One repetition, under the same ingest: the indexer's /query with JSON bodies, with msgpack bodies (token ids
