@@ -1,6 +1,7 @@
 package io.kvindexer.bench;
 
 import io.helidon.webserver.WebServer;
+import io.kvindexer.bench.ClosedLoop.Load;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.Tenants;
@@ -152,13 +153,9 @@ public final class LongPromptBench extends RepeatedBench<LongPromptBench.Rep> {
         out.put("lookup_cpu_us", Medians.of(reps, Rep::lookupCpuUs));
         out.put("query_by_hash_p50_ms", Medians.of(reps, r -> r.byHash().p50Ms()));
         out.put("noop_p50_ms", Medians.of(reps, r -> r.noop().p50Ms()));
-        out.put(
-                "query_by_hash_over_noop_p50",
-                Medians.of(reps, r -> r.byHash().p50Ms() / r.noop().p50Ms()));
+        out.put("query_by_hash_over_noop_p50", Medians.ofRatio(reps, Rep::byHash, Rep::noop, Load::p50Ms));
         // the process's CPU per request (client and server), which other work on a shared machine disturbs less
-        out.put(
-                "query_by_hash_over_noop_cpu",
-                Medians.of(reps, r -> r.byHash().cpuMsPerRequest() / r.noop().cpuMsPerRequest()));
+        out.put("query_by_hash_over_noop_cpu", Medians.ofRatio(reps, Rep::byHash, Rep::noop, Load::cpuMsPerRequest));
         out.putAll(Machine.toJson());
     }
 
