@@ -1,11 +1,9 @@
 package io.kvindexer.bench;
 
-import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 
 /**
  * A benchmark measured over repetitions: its {@code --repetitions}, then a summary of the medians, printed and, with
@@ -18,8 +16,8 @@ abstract class RepeatedBench<R> extends BenchCommand {
     @Mixin
     Runs runs = new Runs();
 
-    @Option(names = "--json", description = "write the results here as JSON")
-    Path json;
+    @Mixin
+    JsonFile json = new JsonFile();
 
     /** Runs the warm-up and the measured repetitions; tests call this directly. */
     public abstract List<R> runBench() throws Exception;
@@ -37,7 +35,7 @@ abstract class RepeatedBench<R> extends BenchCommand {
 
     @Override
     public final Integer call() throws Exception {
-        BenchJson.report(summary(runBench()), json);
+        BenchJson.report(summary(runBench()), json.path);
         return 0;
     }
 }
