@@ -335,10 +335,10 @@ final class NodeStore {
      * node its first entry names when the fingerprint agrees; with {@code prefixKnown}, also the prefix-table slot
      * each block would be inserted at if new, its content prefix chained from {@code prefix} (the parent's, or
      * {@link ContentPrefix#ROOT}). A wrong guess (the block exists, or exists with another prefix) wastes one load.
-     * {@code localHashes} may be null when {@code !prefixKnown}.
+     * {@code localHashes} may be null when {@code !prefixKnown}. Only the blocks {@code [from, to)} of the arrays.
      */
-    void prefetch(long[] blockHashes, long[] localHashes, boolean prefixKnown, int prefix) {
-        int n = blockHashes.length;
+    void prefetch(long[] blockHashes, long[] localHashes, int from, int to, boolean prefixKnown, int prefix) {
+        int n = to - from;
         if (n < 2) {
             return; // nothing to overlap
         }
@@ -347,12 +347,12 @@ final class NodeStore {
         }
         int sink = 0;
         for (int i = 0; i < n; i++) {
-            int home = byBlockHash.home(blockHashSlot(blockHashes[i]));
+            int home = byBlockHash.home(blockHashSlot(blockHashes[from + i]));
             homes[i] = home;
             sink += byBlockHash.at(home);
         }
         if (prefixKnown) {
-            for (int i = 0, p = prefix; i < n; i++) {
+            for (int i = from, p = prefix; i < to; i++) {
                 p = ContentPrefix.extend(p, localHashes[i]);
                 sink += byPrefix.at(byPrefix.home(ContentPrefix.tableHash(p)));
             }
@@ -360,7 +360,7 @@ final class NodeStore {
         long nodeSink = 0;
         for (int i = 0; i < n; i++) {
             int entry = byBlockHash.at(homes[i]);
-            if (entry != 0 && NodeTable.mayHold(entry, blockHashSlot(blockHashes[i]))) {
+            if (entry != 0 && NodeTable.mayHold(entry, blockHashSlot(blockHashes[from + i]))) {
                 int node = NodeTable.node(entry);
                 nodeSink += hashes[node >>> PAGE_BITS][STRIDE * (node & OFFSET_MASK) + OWNERS];
             }
