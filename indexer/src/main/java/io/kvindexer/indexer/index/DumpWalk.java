@@ -80,7 +80,7 @@ final class DumpWalk {
                 if (!nodes.hasParent(x)) {
                     break;
                 }
-                int parent = parentOf(nodes, x);
+                int parent = nodes.parentNode(x);
                 if (parent == NodeStore.NONE) {
                     missingParents.add(nodes.parentBlockHash(x));
                     break;
@@ -102,19 +102,6 @@ final class DumpWalk {
             }
         }
         return finished();
-    }
-
-    /**
-     * The node of {@code x}'s parent, or NONE. The blocks of one store get consecutive ids, so it is mostly
-     * {@code x - 1}, checked first without a table probe (a live node with the parent's block hash is that parent).
-     */
-    private static int parentOf(NodeStore nodes, int x) {
-        long parentHash = nodes.parentBlockHash(x);
-        int before = x - 1;
-        if (before >= 0 && nodes.isLive(before) && nodes.blockHash(before) == parentHash) {
-            return before;
-        }
-        return nodes.findByBlockHash(parentHash);
     }
 
     private void emit(NodeStore nodes, WorkerSlots slots, DumpSink out, int node) {

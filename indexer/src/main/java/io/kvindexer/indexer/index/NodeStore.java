@@ -306,6 +306,20 @@ final class NodeStore {
     }
 
     /**
+     * The live node of {@code node}'s parent, or NONE. A chain's blocks are created in order, so a parent is most
+     * often the node just before: that one (a read next to this node's) is checked before a table probe (two or three
+     * cache misses on a big index); a live node with the parent's block hash is the parent.
+     */
+    int parentNode(int node) {
+        long parentBlockHash = parentBlockHash(node);
+        int previous = node - 1;
+        if (previous >= 0 && isLive(previous) && blockHash(previous) == parentBlockHash) {
+            return previous;
+        }
+        return findByBlockHash(parentBlockHash);
+    }
+
+    /**
      * {@link #findByBlockHash} for a writer that creates the node when it is missing: a miss remembers where the
      * probe ended, so the {@link #create} that follows inserts there. Writers only (readers leave no trace).
      */
