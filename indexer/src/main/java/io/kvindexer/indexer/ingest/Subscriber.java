@@ -89,6 +89,13 @@ final class Subscriber implements AutoCloseable {
     private long heardAt;
     private long pingAt;
     private boolean wantRead;
+    /**
+     * the last read left the socket empty (it returned less than a whole buffer): reading it again before the
+     * selector reports it would be a system call that returns nothing, one per message when engines publish one
+     * batch at a time
+     */
+    private boolean drained;
+
     private boolean closed;
     private String lastProblem;
 
@@ -160,6 +167,7 @@ final class Subscriber implements AutoCloseable {
 
     /** The connection's key was selected (or, with no selector, a turn came): connect, write, handshake. */
     void service() {
+        drained = false;
         try {
             if (state == State.CONNECTING) {
                 if (!channel.finishConnect()) {
@@ -196,7 +204,7 @@ final class Subscriber implements AutoCloseable {
     /** One whole message, or null at once when none waits. */
     List<byte[]> receiveNow() {
         if (messages.isEmpty() && !closed) {
-            if (state == State.READY) {
+            if (state == State.READY && !drained) {
                 try {
                     readOnce();
                     flush(); // a PONG
@@ -253,6 +261,7 @@ final class Subscriber implements AutoCloseable {
             drop(state == State.READY ? null : "the peer closed the connection during the handshake", true);
             return;
         }
+        drained = selector != null && n < buffer.capacity(); // level-triggered: the selector reports what comes next
         if (n == 0) {
             return;
         }
