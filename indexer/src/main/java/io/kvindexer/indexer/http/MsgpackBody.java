@@ -171,20 +171,17 @@ final class MsgpackBody extends RequestFields {
     }
 
     @Override
-    int[] u32Array(String field) {
+    IntBuffer u32Array(String field) {
         try {
             ValueType t = next();
             if (t == ValueType.BINARY) {
-                IntBuffer le = binary(field, 4, "u32").asIntBuffer();
-                int[] out = new int[le.remaining()];
-                le.get(out);
-                return out;
+                return binary(field, 4, "u32").asIntBuffer();
             }
             int[] out = new int[arrayLength(field, t, "an array of unsigned 32-bit integers")];
             for (int i = 0; i < out.length; i++) {
                 out[i] = u32Value(field, i);
             }
-            return out;
+            return IntBuffer.wrap(out);
         } catch (IOException | MessagePackException e) {
             throw malformed(e);
         }
