@@ -3,17 +3,14 @@ package io.kvindexer.bench;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
 /**
- * A closed-loop HTTP load generator: {@code clients} virtual threads sharing one JDK HttpClient, each sending the next
- * request as soon as the previous one is answered, for {@code warmupSeconds} unmeasured and then {@code seconds}
- * measured.
+ * A closed-loop HTTP load generator: {@code clients} virtual threads, each on its own keep-alive connection
+ * ({@link KeepAliveConnection}: requests encoded once, answers read through by their length) sending the next request
+ * as soon as the previous one is answered, for {@code warmupSeconds} unmeasured and then {@code seconds} measured.
  */
 record ClosedLoop(int clients, double seconds, double warmupSeconds) {
 
@@ -36,23 +33,24 @@ record ClosedLoop(int clients, double seconds, double warmupSeconds) {
         }
     }
 
-    /** One target of {@link #interleaved}: where to POST which bodies. */
-    record Target(HttpClient client, URI uri, List<byte[]> bodies, String contentType) {}
+    /** One target of {@link #interleaved}: its address and its requests, each encoded whole ({@link #post}). */
+    record Target(URI uri, List<byte[]> requests) {
 
-    /**
-     * The warm-up, then the measured period, of all clients POSTing {@code bodies} in turn to {@code uri}; latencies
-     * count successful (200) answers only.
-     */
-    Load run(HttpClient client, URI uri, List<byte[]> bodies, String contentType) throws InterruptedException {
-        return interleaved(List.of(new Target(client, uri, bodies, contentType)), 1)
-                .get(0);
+        /** POSTs of {@code bodies} (in turn) to {@code uri}. */
+        static Target post(URI uri, List<byte[]> bodies, String contentType) {
+            return new Target(
+                    uri,
+                    bodies.stream()
+                            .map(b -> KeepAliveConnection.post(uri, contentType, b))
+                            .toList());
+        }
     }
 
     /**
      * Each target's warm-up, then every target's measured period cut into {@code slices} run in turn, the order
      * rotating (A B C, B C A, C A B, ...): on a shared machine whose load changes from second to second, targets
      * compared in a ratio see the same stretches of it, not one target the busy seconds and the other the quiet
-     * ones. A target's {@link Load} sums its slices.
+     * ones. A target's {@link Load} sums its slices; latencies count successful (200) answers only.
      */
     List<Load> interleaved(List<Target> targets, int slices) throws InterruptedException {
         for (Target t : targets) {
@@ -139,30 +137,33 @@ record ClosedLoop(int clients, double seconds, double warmupSeconds) {
         void record(int client, long latencyNanos, boolean ok);
     }
 
-    /** {@code clients} virtual threads, each sending one request after the other until {@code nanos} have passed. */
+    /**
+     * {@code clients} virtual threads, each on its own connection sending one request after the other until
+     * {@code nanos} have passed; a failed exchange counts as an error and the next request opens a new connection.
+     */
     private void send(Target target, long nanos, Sink sink, int[] cursors) throws InterruptedException {
-        HttpClient client = target.client();
-        List<byte[]> bodies = target.bodies();
+        List<byte[]> requests = target.requests();
         long end = System.nanoTime() + nanos;
         List<Thread> threads = new ArrayList<>();
         for (int c = 0; c < clients; c++) {
             int id = c;
             threads.add(Thread.ofVirtual().start(() -> {
                 int i = id + cursors[id];
+                KeepAliveConnection conn = null;
                 while (System.nanoTime() < end) {
-                    HttpRequest req = HttpRequest.newBuilder(target.uri())
-                            .header("Content-Type", target.contentType())
-                            .POST(HttpRequest.BodyPublishers.ofByteArray(bodies.get(i % bodies.size())))
-                            .build();
                     long t0 = System.nanoTime();
                     boolean ok;
                     try {
-                        HttpResponse<byte[]> r = client.send(req, HttpResponse.BodyHandlers.ofByteArray());
-                        ok = r.statusCode() == 200;
+                        if (conn == null) {
+                            conn = new KeepAliveConnection(target.uri());
+                        }
+                        ok = conn.exchange(requests.get(i % requests.size())) == 200;
+                        if (conn.closedByServer()) {
+                            conn = close(conn);
+                        }
                     } catch (IOException e) {
                         ok = false;
-                    } catch (InterruptedException e) {
-                        return;
+                        conn = close(conn);
                     }
                     long lat = System.nanoTime() - t0;
                     i++;
@@ -170,11 +171,24 @@ record ClosedLoop(int clients, double seconds, double warmupSeconds) {
                         sink.record(id, lat, ok);
                     }
                 }
+                close(conn);
                 cursors[id] = i - id;
             }));
         }
         for (Thread t : threads) {
             t.join();
         }
+    }
+
+    /** Closes {@code conn} if open, ignoring a failure to (the connection is dropped either way); returns null. */
+    private static KeepAliveConnection close(KeepAliveConnection conn) {
+        if (conn != null) {
+            try {
+                conn.close();
+            } catch (IOException e) {
+                // dropped either way
+            }
+        }
+        return null;
     }
 }

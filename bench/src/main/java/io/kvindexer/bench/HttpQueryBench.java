@@ -4,7 +4,6 @@ import io.helidon.webserver.WebServer;
 import io.kvindexer.bench.ClosedLoop.Load;
 import io.kvindexer.indexer.IndexerApp;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -16,8 +15,8 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * End-to-end {@code /query}: a closed-loop load generator ({@link ClosedLoop}: {@code --clients} virtual threads
- * sharing one JDK HttpClient) sends trace prompts of about 12 k tokens to a real indexer while engine simulators keep
+ * End-to-end {@code /query}: a closed-loop load generator ({@link ClosedLoop}: {@code --clients} virtual threads,
+ * each on a keep-alive connection writing pre-encoded requests) sends trace prompts of about 12 k tokens to a real indexer while engine simulators keep
  * publishing the trace's events to it over ZeroMQ. The same client sends the same bodies to a no-op endpoint
  * ({@link NoopQueryServer}, a second Helidon server in this process that reads and parses the body and answers an
  * empty result): the HTTP-and-JSON floor; the same prompts as msgpack bodies ({@code token_ids} a little-endian u32
@@ -127,16 +126,15 @@ public final class HttpQueryBench extends IndexerBench<HttpQueryBench.Rep> {
             Thread feeder = Thread.ofPlatform()
                     .name("ingest-feeder")
                     .start(() -> published[0] = pacedFeed(fleet, ingestSeconds, stop));
-            HttpClient client = new BenchHttp(app.baseUrl()).client();
             ClosedLoop loop = http.loop();
             URI query = URI.create(app.baseUrl() + "/query");
             URI noopQuery = URI.create("http://127.0.0.1:" + noop.port() + "/query");
             List<ClosedLoop.Load> loads = loop.interleaved(
                     List.of(
-                            new ClosedLoop.Target(client, query, bodies, JSON),
-                            new ClosedLoop.Target(client, query, binaryBodies, MSGPACK),
-                            new ClosedLoop.Target(client, noopQuery, bodies, JSON),
-                            new ClosedLoop.Target(client, noopQuery, binaryBodies, MSGPACK)),
+                            ClosedLoop.Target.post(query, bodies, JSON),
+                            ClosedLoop.Target.post(query, binaryBodies, MSGPACK),
+                            ClosedLoop.Target.post(noopQuery, bodies, JSON),
+                            ClosedLoop.Target.post(noopQuery, binaryBodies, MSGPACK)),
                     http.slices);
             stop.set(true);
             feeder.join();

@@ -11,7 +11,6 @@ import io.kvindexer.indexer.recovery.RouterEventOps;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -100,7 +99,6 @@ public final class LongPromptBench extends RepeatedBench<LongPromptBench.Rep> {
             if (named != workers) {
                 throw new IllegalStateException("the lookup names " + named + " workers, expected " + workers);
             }
-            HttpClient client = new BenchHttp(app.baseUrl()).client();
             ClosedLoop loop = http.loop();
             for (int r = 0; r < runs.repetitions; r++) {
                 long cpu0 = THREADS.getCurrentThreadCpuTime();
@@ -108,13 +106,11 @@ public final class LongPromptBench extends RepeatedBench<LongPromptBench.Rep> {
                 double cpuUs = (THREADS.getCurrentThreadCpuTime() - cpu0) / 1e3 / lookups;
                 List<ClosedLoop.Load> loads = loop.interleaved(
                         List.of(
-                                new ClosedLoop.Target(
-                                        client,
+                                ClosedLoop.Target.post(
                                         URI.create(app.baseUrl() + "/query_by_hash"),
                                         List.of(body),
                                         "application/json"),
-                                new ClosedLoop.Target(
-                                        client,
+                                ClosedLoop.Target.post(
                                         URI.create("http://127.0.0.1:" + noop.port() + "/query_by_hash"),
                                         List.of(body),
                                         "application/json")),

@@ -90,10 +90,18 @@ public final class BlockHasher {
      * An empty array when {@code blockSize <= 0}.
      */
     public static long[] localHashes(int[] tokens, int blockSize, long seed) {
+        return localHashes(IntBuffer.wrap(tokens), blockSize, seed);
+    }
+
+    /**
+     * The same for the tokens between {@code tokens}' position and limit: an array's, or a view of little-endian
+     * u32 bytes (a msgpack bin in a request body), read where they lie.
+     */
+    public static long[] localHashes(IntBuffer tokens, int blockSize, long seed) {
         if (blockSize <= 0) {
             return new long[0];
         }
-        int blocks = tokens.length / blockSize;
+        int blocks = tokens.remaining() / blockSize;
         long[] out = new long[blocks];
         Hasher64 hasher = hasher(seed);
         // many blocks' tokens turned into little-endian bytes by one bulk copy (a plain memory copy on a
@@ -104,8 +112,7 @@ public final class BlockHasher {
         IntBuffer le = ByteBuffer.wrap(buf).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer();
         for (int b = 0; b < blocks; b += perChunk) {
             int n = Math.min(perChunk, blocks - b);
-            le.clear();
-            le.put(tokens, b * blockSize, n * blockSize);
+            le.put(0, tokens, tokens.position() + b * blockSize, n * blockSize);
             for (int i = 0; i < n; i++) {
                 out[b + i] = hasher.hashBytesToLong(buf, i * blockBytes, blockBytes);
             }

@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.http;
 
+import java.nio.IntBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.function.Function;
@@ -130,14 +131,14 @@ final class FlatJsonBody extends RequestFields {
     }
 
     @Override
-    int[] u32Array(String field) {
+    IntBuffer u32Array(String field) {
         expect('[');
         ws();
         int[] out = new int[(n - p) / 6 + 16];
         int count = 0;
         if (at(p) == ']') {
             p++;
-            return new int[0];
+            return IntBuffer.allocate(0);
         }
         while (true) {
             long v = unsigned(10);
@@ -149,7 +150,7 @@ final class FlatJsonBody extends RequestFields {
             }
             out[count++] = (int) v;
             if (endOfElement()) {
-                return count == out.length ? out : Arrays.copyOf(out, count);
+                return IntBuffer.wrap(out, 0, count); // not trimmed: the buffer's limit says where it ends
             }
         }
     }

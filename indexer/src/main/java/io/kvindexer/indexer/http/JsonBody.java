@@ -11,6 +11,7 @@ import io.kvindexer.indexer.json.JsonTokens;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
 import it.unimi.dsi.fastutil.longs.LongArrayList;
 import java.io.IOException;
+import java.nio.IntBuffer;
 import java.util.function.Function;
 
 /**
@@ -171,7 +172,7 @@ final class JsonBody extends RequestFields implements AutoCloseable {
     }
 
     /** An array of u32 (token ids) read straight into an {@code int[]} holding the raw 32-bit patterns. */
-    int[] u32Array(String field) {
+    IntBuffer u32Array(String field) {
         IntArrayList out = new IntArrayList(256);
         integers(field, "unsigned 32-bit integers", "an unsigned 32-bit integer", i -> {
             long v = JsonIntegers.u32(parser);
@@ -181,7 +182,7 @@ final class JsonBody extends RequestFields implements AutoCloseable {
             }
             out.add((int) v);
         });
-        return out.toIntArray();
+        return IntBuffer.wrap(out.elements(), 0, out.size());
     }
 
     /**

@@ -7,6 +7,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.IntBuffer;
 import java.nio.LongBuffer;
+import java.nio.charset.StandardCharsets;
 import org.msgpack.core.MessageFormat;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessagePackException;
@@ -76,7 +77,7 @@ final class MsgpackBody extends RequestFields {
             if (in.getNextFormat().getValueType() != ValueType.STRING) {
                 throw ApiError.badJson("malformed msgpack: a map key is not a string");
             }
-            return in.unpackString();
+            return text();
         } catch (IOException | MessagePackException e) {
             throw malformed(e);
         }
@@ -98,7 +99,7 @@ final class MsgpackBody extends RequestFields {
             if (t != ValueType.STRING) {
                 throw ApiError.invalid("invalid type for `" + field + "`: expected a string, got " + describe(t));
             }
-            return in.unpackString();
+            return text();
         } catch (IOException | MessagePackException e) {
             throw malformed(e);
         }
@@ -170,20 +171,17 @@ final class MsgpackBody extends RequestFields {
     }
 
     @Override
-    int[] u32Array(String field) {
+    IntBuffer u32Array(String field) {
         try {
             ValueType t = next();
             if (t == ValueType.BINARY) {
-                IntBuffer le = binary(field, 4, "u32").asIntBuffer();
-                int[] out = new int[le.remaining()];
-                le.get(out);
-                return out;
+                return binary(field, 4, "u32").asIntBuffer();
             }
             int[] out = new int[arrayLength(field, t, "an array of unsigned 32-bit integers")];
             for (int i = 0; i < out.length; i++) {
                 out[i] = u32Value(field, i);
             }
-            return out;
+            return IntBuffer.wrap(out);
         } catch (IOException | MessagePackException e) {
             throw malformed(e);
         }
@@ -227,6 +225,17 @@ final class MsgpackBody extends RequestFields {
             throw ApiError.invalid("invalid type for `" + field + "`: expected " + expected + ", got " + describe(t));
         }
         return count(in.unpackArrayHeader(), 1);
+    }
+
+    /**
+     * The string just peeked, decoded from the body's own bytes (malformed UTF-8 replaced, as msgpack-core does):
+     * {@code unpackString} set up a decoder and a 16 KB char buffer per body for a few short names.
+     */
+    private String text() throws IOException {
+        int n = count(in.unpackRawStringHeader(), 1);
+        int at = (int) in.getTotalReadBytes();
+        in.readPayloadAsReference(n);
+        return new String(bytes, at, n, StandardCharsets.UTF_8);
     }
 
     /** A bin of little-endian {@code width}-byte values, as a view of the body's own bytes (no copy). */

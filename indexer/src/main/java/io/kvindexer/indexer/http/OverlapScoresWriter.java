@@ -3,7 +3,6 @@ package io.kvindexer.indexer.http;
 import com.fasterxml.jackson.core.JsonGenerator;
 import java.io.IOException;
 import java.util.Map;
-import org.msgpack.core.MessagePacker;
 
 /**
  * The one description of the {@code /query} answer, in its two encodings:
@@ -53,40 +52,48 @@ final class OverlapScoresWriter {
         g.writeEndObject();
     }
 
-    static void msgpack(MessagePacker p, OverlapScores s, InstanceFacts facts) throws IOException {
-        p.packMapHeader(3);
-        p.packString("scores");
-        p.packMapHeader(s.scores().size());
+    private static final byte[] SCORES = MsgpackOut.encoded("scores");
+    private static final byte[] FREQUENCIES = MsgpackOut.encoded("frequencies");
+    private static final byte[] INSTANCES = MsgpackOut.encoded("instances");
+    private static final byte[] LONGEST_MATCHED = MsgpackOut.encoded("longest_matched");
+    private static final byte[] GPU = MsgpackOut.encoded("gpu");
+    private static final byte[] DP = MsgpackOut.encoded("dp");
+    private static final byte[] CPU = MsgpackOut.encoded("cpu");
+    private static final byte[] DISK = MsgpackOut.encoded("disk");
+    private static final byte[] POD_NAME = MsgpackOut.encoded("pod_name");
+    private static final byte[] EXACT = MsgpackOut.encoded("exact");
+
+    static void msgpack(MsgpackOut p, OverlapScores s, InstanceFacts facts) {
+        p.mapHeader(3);
+        p.raw(SCORES).mapHeader(s.scores().size());
         for (Map.Entry<Long, Map<Integer, Long>> e : s.scores().entrySet()) {
-            p.packString(Long.toUnsignedString(e.getKey()));
+            p.unsignedDecimal(e.getKey());
             ranks(p, e.getValue());
         }
-        p.packString("frequencies");
-        p.packArrayHeader(0);
-        p.packString("instances");
-        p.packMapHeader(s.instances().size());
+        p.raw(FREQUENCIES).arrayHeader(0);
+        p.raw(INSTANCES).mapHeader(s.instances().size());
         for (Map.Entry<Long, OverlapScores.InstanceTiers> e : s.instances().entrySet()) {
             OverlapScores.InstanceTiers t = e.getValue();
-            p.packString(Long.toUnsignedString(e.getKey()));
+            p.unsignedDecimal(e.getKey());
             String pod = facts.podNames().apply(e.getKey());
-            p.packMapHeader(pod == null ? 6 : 7);
-            p.packString("longest_matched").packLong(t.longestMatched());
-            p.packString("gpu").packLong(t.gpu());
-            p.packString("dp");
+            p.mapHeader(pod == null ? 6 : 7);
+            p.raw(LONGEST_MATCHED).integer(t.longestMatched());
+            p.raw(GPU).integer(t.gpu());
+            p.raw(DP);
             ranks(p, t.dp());
-            p.packString("cpu").packLong(t.cpu());
-            p.packString("disk").packLong(t.disk());
+            p.raw(CPU).integer(t.cpu());
+            p.raw(DISK).integer(t.disk());
             if (pod != null) {
-                p.packString("pod_name").packString(pod);
+                p.raw(POD_NAME).string(pod);
             }
-            p.packString("exact").packBoolean(facts.exact().test(e.getKey()));
+            p.raw(EXACT).bool(facts.exact().test(e.getKey()));
         }
     }
 
-    private static void ranks(MessagePacker p, Map<Integer, Long> ranks) throws IOException {
-        p.packMapHeader(ranks.size());
+    private static void ranks(MsgpackOut p, Map<Integer, Long> ranks) {
+        p.mapHeader(ranks.size());
         for (Map.Entry<Integer, Long> r : ranks.entrySet()) {
-            p.packString(Integer.toUnsignedString(r.getKey())).packLong(r.getValue());
+            p.unsignedDecimal(Integer.toUnsignedLong(r.getKey())).integer(r.getValue());
         }
     }
 }

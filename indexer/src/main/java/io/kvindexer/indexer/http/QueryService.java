@@ -31,7 +31,7 @@ record QueryService(
 
     private void query(ServerRequest req, ServerResponse res) {
         Requests.Query q = read(req, Requests::query);
-        tokenLimit("token_ids", q.tokenIds().length);
+        tokenLimit("token_ids", q.tokenIds().remaining());
         ModelIndex index = index(q.modelName(), q.tenantId());
         answer(
                 req,

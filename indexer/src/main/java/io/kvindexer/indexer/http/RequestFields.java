@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.http;
 
+import java.nio.IntBuffer;
+
 /**
  * The typed field readers {@link Requests} decodes a body with, whatever its encoding: {@link JsonBody} for JSON,
  * {@link MsgpackBody} for msgpack. Each failure is an {@link ApiError} with the same status and message in both,
@@ -24,8 +26,11 @@ abstract class RequestFields implements AutoCloseable {
     /** A u32 or null (null → the default). */
     abstract Integer optionalU32(String field);
 
-    /** Token ids: u32 values as raw 32-bit patterns. */
-    abstract int[] u32Array(String field);
+    /**
+     * Token ids: u32 values as raw 32-bit patterns, over the array they were decoded into or, from a msgpack bin,
+     * over the body's own bytes (no copy).
+     */
+    abstract IntBuffer u32Array(String field);
 
     /** 64-bit hashes: i64, or the unsigned form up to 2^64 - 1. */
     abstract long[] hashArray(String field);

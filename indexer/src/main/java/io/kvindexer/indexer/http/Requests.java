@@ -2,6 +2,7 @@ package io.kvindexer.indexer.http;
 
 import io.kvindexer.indexer.common.Tenants;
 import io.kvindexer.indexer.registry.Registration;
+import java.nio.IntBuffer;
 
 /**
  * The request bodies of the API, decoded field by field from a {@link JsonBody}. Unknown fields are ignored (as
@@ -15,7 +16,8 @@ final class Requests {
 
     record Unregister(long instanceId, String modelName, String tenantId, Integer dpRank) {}
 
-    record Query(int[] tokenIds, String modelName, String tenantId, String loraName, String cacheSalt) {}
+    /** @param tokenIds between its position and limit (a view of the body's bytes when they were a msgpack bin) */
+    record Query(IntBuffer tokenIds, String modelName, String tenantId, String loraName, String cacheSalt) {}
 
     /** {@code block_hashes} on the wire, but they are local hashes (XXH3 of each block's tokens). */
     record HashQuery(long[] localHashes, String modelName, String tenantId) {}
@@ -84,7 +86,7 @@ final class Requests {
     }
 
     static Query query(RequestFields body) {
-        int[] tokens = null;
+        IntBuffer tokens = null;
         String model = null;
         String tenant = null;
         String lora = null;

@@ -4,6 +4,7 @@ import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.hash.BlockHasher;
 import it.unimi.dsi.fastutil.HashCommon;
+import java.nio.IntBuffer;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -248,6 +249,11 @@ public final class ModelIndex {
 
     /** Local hashes of a query's tokens with this index's block size and seed rules. */
     public long[] localHashes(int[] tokens, String loraName, String cacheSalt) {
+        return localHashes(IntBuffer.wrap(tokens), loraName, cacheSalt);
+    }
+
+    /** The same for the tokens between the buffer's position and limit (a view of a request's bytes, say). */
+    public long[] localHashes(IntBuffer tokens, String loraName, String cacheSalt) {
         return BlockHasher.localHashes(
                 tokens, blockSize, BlockHasher.seed(loraName, cacheSalt, options.mixCacheSalt()));
     }

@@ -128,6 +128,23 @@ class BlockHasherTest {
         }
     }
 
+    /** Tokens still in a request's bytes (a msgpack bin: little-endian u32 after other bytes) hash as the ints do. */
+    @Test
+    void aViewOfLittleEndianBytesHashesAsTheArray() {
+        int[] tokens = new java.util.SplittableRandom(23).ints(12_345).toArray();
+        ByteBuffer body = ByteBuffer.allocate(7 + tokens.length * 4).order(ByteOrder.LITTLE_ENDIAN);
+        body.position(7);
+        body.asIntBuffer().put(tokens);
+        java.nio.IntBuffer view = body.slice().order(ByteOrder.LITTLE_ENDIAN).asIntBuffer();
+        for (int bs : new int[] {1, 16, 128, 5_000}) {
+            long[] fromView = BlockHasher.localHashes(view.position(3), bs, BlockHasher.BASE_SEED);
+            assertThat(fromView)
+                    .as("block size %d", bs)
+                    .containsExactly(BlockHasher.localHashes(
+                            java.util.Arrays.copyOfRange(tokens, 3, tokens.length), bs, BlockHasher.BASE_SEED));
+        }
+    }
+
     /** Long prompts are converted in chunks of blocks: every block, across chunk edges, hashes as it does alone. */
     @Test
     void longPromptsHashEveryBlockAsItsOwnBytes() {

@@ -29,7 +29,9 @@ class FlatJsonBodyTest {
 
     private static String describe(Object r) {
         if (r instanceof Requests.Query q) {
-            return Arrays.toString(q.tokenIds()) + " " + q.modelName() + " " + q.tenantId() + " " + q.loraName() + " "
+            int[] tokens = new int[q.tokenIds().remaining()];
+            q.tokenIds().duplicate().get(tokens);
+            return Arrays.toString(tokens) + " " + q.modelName() + " " + q.tenantId() + " " + q.loraName() + " "
                     + q.cacheSalt();
         }
         if (r instanceof Requests.HashQuery q) {
