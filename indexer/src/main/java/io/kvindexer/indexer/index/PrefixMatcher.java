@@ -206,6 +206,20 @@ final class PrefixMatcher {
         frameSet[top] = null;
         int pushedFrom = depth;
         while (pos < query.length) {
+            if (id >= 0) {
+                // a step made this frame, so all its workers hold node on the tier, hence every block of a run in
+                // line with the same holders: they keep going without a probe or an intersection
+                int run = nodes.inLineRun(node, query, pos);
+                if (run > 0) {
+                    node += run;
+                    pos += run;
+                    framesCreated += run;
+                    id = framesCreated - 1;
+                    if (pos == query.length) {
+                        break;
+                    }
+                }
+            }
             childrenAt(node, pos);
             if (candidates.size() != 1) {
                 branch(tier, pos, set, lo, hi);

@@ -88,7 +88,7 @@ final class PrefixProbe {
             batch = Math.min(batch * 2, 512);
         } else {
             // a new window: the prefix before pos is the node's own (the walk reached it through its prefix)
-            batch = 4;
+            batch = 1;
             probedLo = pos;
             probedHi = pos;
             probedCount = 0;
