@@ -59,6 +59,8 @@ final class PrefixMatcher {
 
     private final ArrayDeque<long[]> spare = new ArrayDeque<>();
     private int framesCreated;
+    /** the walk under way is the query's last (see {@link #walk}) */
+    private boolean lastWalk;
 
     /** The frame stack, one entry per frame: node, position, creation number, word range and bitset. */
     private int depth;
@@ -104,24 +106,24 @@ final class PrefixMatcher {
             m = new PrefixMatcher();
         }
         m.reset(nodes, query, slots);
-        m.walk(StorageTier.DEVICE.ordinal(), true);
         boolean host = tierHasMembers[StorageTier.HOST_PINNED.ordinal()];
-        boolean lower = tierHasMembers[StorageTier.DISK.ordinal()] || tierHasMembers[StorageTier.EXTERNAL.ordinal()];
-        // the common device-only index shares one array for the three (read-only) runs
-        int[] device = host || lower ? m.reach.clone() : m.reach;
-        if (host) {
-            m.walk(StorageTier.HOST_PINNED.ordinal(), false);
-        }
-        int[] hostRuns = lower ? m.reach.clone() : m.reach;
-        if (tierHasMembers[StorageTier.DISK.ordinal()]) {
-            m.walk(StorageTier.DISK.ordinal(), false);
-        }
+        boolean disk = tierHasMembers[StorageTier.DISK.ordinal()];
         boolean external = tierHasMembers[StorageTier.EXTERNAL.ordinal()];
-        int[] disk = external ? m.reach.clone() : m.reach;
-        if (external) {
-            m.walk(StorageTier.EXTERNAL.ordinal(), false);
+        m.walk(StorageTier.DEVICE.ordinal(), true, !(host || disk || external));
+        // the common device-only index shares one array for the three (read-only) runs
+        int[] device = host || disk || external ? m.reach.clone() : m.reach;
+        if (host) {
+            m.walk(StorageTier.HOST_PINNED.ordinal(), false, !(disk || external));
         }
-        SlotRuns runs = new SlotRuns(device, hostRuns, disk, m.reach);
+        int[] hostRuns = disk || external ? m.reach.clone() : m.reach;
+        if (disk) {
+            m.walk(StorageTier.DISK.ordinal(), false, !external);
+        }
+        int[] diskRuns = external ? m.reach.clone() : m.reach;
+        if (external) {
+            m.walk(StorageTier.EXTERNAL.ordinal(), false, true);
+        }
+        SlotRuns runs = new SlotRuns(device, hostRuns, diskRuns, m.reach);
         m.nodes = null; // keeps no index alive
         m.owners = null;
         m.query = null;
@@ -133,10 +135,13 @@ final class PrefixMatcher {
 
     /**
      * Extends every worker's run on one tier: continuing workers from their node, the others from the root.
-     * {@code first}: no worker has a run yet (the device walk), so every worker starts at the root.
+     * {@code first}: no worker has a run yet (the device walk), so every worker starts at the root. {@code last}: no
+     * walk follows, so a run's end only has to raise its worker's reach (no walk continues from its node, and which
+     * of two equally deep runs wins does not change the reach).
      */
-    private void walk(int tier, boolean first) {
+    private void walk(int tier, boolean first, boolean last) {
         probes.tier(tier);
+        lastWalk = last;
         long[] root = take();
         if (first) {
             // nobody has a run: every worker starts at the root, and no earlier run has to win a tie
@@ -262,7 +267,12 @@ final class PrefixMatcher {
             }
             for (int i = lo; i < hi; i++) {
                 for (long bits = set[i]; bits != 0; bits &= bits - 1) {
-                    end(i << 6 | Long.numberOfTrailingZeros(bits), pos, node, id);
+                    int w = i << 6 | Long.numberOfTrailingZeros(bits);
+                    if (lastWalk) {
+                        reach[w] = Math.max(reach[w], pos);
+                    } else {
+                        end(w, pos, node, id);
+                    }
                 }
             }
         }
