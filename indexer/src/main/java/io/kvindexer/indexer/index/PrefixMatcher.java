@@ -15,11 +15,12 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p>The candidates of every position come from {@link NodeStore}'s content-prefix table: the query's prefix hashes
  * ({@link ContentPrefix}) are pure arithmetic, so the probes of a batch of positions do not depend on each other
- * and their cache misses overlap ({@link #probe}); batches double (4, 8, … 512 positions), so a query that
+ * and their cache misses overlap ({@link PrefixProbe}); batches double (1, 2, … 512 positions), so a query that
  * stops early probes at most about twice the positions it matched. A step then only checks a candidate's parent link
  * against the frame's node (parent-exact matching) on data the probes already loaded. Most steps down a chain need
  * no probe at all: the blocks of one {@code Stored} have consecutive node ids, and when the next id is provably the
- * only candidate ({@link NodeStore#soleNextChild}) the step reads its line, next to the last one, instead.
+ * only candidate ({@link NodeStore#soleNextChild}) the step reads its line, next to the last one, instead; and where
+ * the next ids are also held by the same workers, a frame takes the whole run at once ({@link NodeStore#inLineRun}).
  *
  * <p>Workers that sit on the same node walk as one frame whose set of workers is a bitset over worker slots. A step
  * looks the query's next local hash up among the node's children and intersects the frame's set with each

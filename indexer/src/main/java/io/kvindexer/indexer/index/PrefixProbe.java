@@ -26,7 +26,7 @@ final class PrefixProbe {
     private int probedLo;
     private int probedHi;
     private int probedCount;
-    private int batch = 4;
+    private int batch = 1;
     /** the content prefix of position {@code probedHi - 1} (the root's before any probe) */
     private int lastPrefix = ContentPrefix.ROOT;
 
@@ -46,7 +46,7 @@ final class PrefixProbe {
         probedLo = 0;
         probedHi = 0;
         probedCount = 0;
-        batch = 4;
+        batch = 1;
         lastPrefix = ContentPrefix.ROOT;
     }
 

@@ -103,28 +103,10 @@ class SoleNextChildTest {
             contents.add(content);
             // evictions: blocks anywhere in a chain (middle blocks too), freeing nodes whose ids the next stores take
             for (int e = random.nextInt(4); e > 0; e--) {
-                int[] victim = chains.get(random.nextInt(chains.size()));
-                int node = victim[random.nextInt(victim.length)];
-                if (store.isLive(node)) {
-                    int[] codes = new int[store.owners().count(node)];
-                    store.owners().remove(node, codes[store.owners().codes(node, codes) - 1]);
-                    if (store.owners().count(node) == 0) {
-                        store.free(node);
-                    }
-                }
+                evictOne(store, chains, random, false);
             }
             for (int q = 0; q < 3; q++) {
-                long[] query = contents.get(random.nextInt(contents.size())).clone();
-                if (random.nextInt(4) == 0) {
-                    query[random.nextInt(query.length)] = random.nextInt(4);
-                }
-                SlotRuns expected = OwnerScanMatcher.match(store, query, workers, tiers);
-                SlotRuns actual = PrefixMatcher.match(store, query, workers, tiers);
-                if (expected == null) {
-                    assertThat(actual).isNull();
-                } else {
-                    assertThat(actual.device()).as("round %d", round).containsExactly(expected.device());
-                }
+                assertAQueryAgrees(store, contents, random, 4, workers, tiers, round);
             }
         }
     }
@@ -177,31 +159,51 @@ class SoleNextChildTest {
             }
             // owners leave anywhere in a chain; a node without owners is freed
             for (int e = random.nextInt(12); e > 0; e--) {
-                int[] victim = chains.get(random.nextInt(chains.size()));
-                int node = victim[random.nextInt(victim.length)];
-                if (store.isLive(node)) {
-                    int[] codes = new int[store.owners().count(node)];
-                    int n = store.owners().codes(node, codes);
-                    store.owners().remove(node, codes[random.nextInt(n)]);
-                    if (store.owners().count(node) == 0) {
-                        store.free(node);
-                    }
-                }
+                evictOne(store, chains, random, true);
             }
             for (int q = 0; q < 4; q++) {
-                long[] query = contents.get(random.nextInt(contents.size())).clone();
-                if (random.nextInt(4) == 0) {
-                    query[random.nextInt(query.length)] = random.nextInt(3);
-                }
-                SlotRuns expected = OwnerScanMatcher.match(store, query, workers, tiers);
-                SlotRuns actual = PrefixMatcher.match(store, query, workers, tiers);
-                if (expected == null) {
-                    assertThat(actual).isNull();
-                } else {
-                    assertThat(actual.device()).as("round %d, device", round).containsExactly(expected.device());
-                    assertThat(actual.host()).as("round %d, host", round).containsExactly(expected.host());
-                }
+                assertAQueryAgrees(store, contents, random, 3, workers, tiers, round);
             }
+        }
+    }
+
+    /** Removes an owner (the last code, or any) of a random chain's random block; frees it when none is left. */
+    private static void evictOne(NodeStore store, List<int[]> chains, SplittableRandom random, boolean anyCode) {
+        int[] victim = chains.get(random.nextInt(chains.size()));
+        int node = victim[random.nextInt(victim.length)];
+        if (store.isLive(node)) {
+            int[] codes = new int[store.owners().count(node)];
+            int n = store.owners().codes(node, codes);
+            store.owners().remove(node, codes[anyCode ? random.nextInt(n) : n - 1]);
+            if (store.owners().count(node) == 0) {
+                store.free(node);
+            }
+        }
+    }
+
+    /**
+     * Matches a random chain's content (now and then with one block changed to a local hash below {@code locals})
+     * with both matchers and compares their runs.
+     */
+    private static void assertAQueryAgrees(
+            NodeStore store,
+            List<long[]> contents,
+            SplittableRandom random,
+            int locals,
+            int workers,
+            boolean[] tiers,
+            int round) {
+        long[] query = contents.get(random.nextInt(contents.size())).clone();
+        if (random.nextInt(4) == 0) {
+            query[random.nextInt(query.length)] = random.nextInt(locals);
+        }
+        SlotRuns expected = OwnerScanMatcher.match(store, query, workers, tiers);
+        SlotRuns actual = PrefixMatcher.match(store, query, workers, tiers);
+        if (expected == null) {
+            assertThat(actual).isNull();
+        } else {
+            assertThat(actual.device()).as("round %d, device", round).containsExactly(expected.device());
+            assertThat(actual.host()).as("round %d, host", round).containsExactly(expected.host());
         }
     }
 
