@@ -1,6 +1,7 @@
 package io.kvindexer.bench;
 
 import io.helidon.webserver.WebServer;
+import io.kvindexer.bench.ClosedLoop.Load;
 import io.kvindexer.indexer.IndexerApp;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -27,7 +28,7 @@ import picocli.CommandLine.Option;
 @Command(
         name = "http-query-bench",
         description = "Load-tests POST /query under ZeroMQ ingest, next to a no-op endpoint with the same bodies.")
-public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
+public final class HttpQueryBench extends IndexerBench<HttpQueryBench.Rep> {
 
     private static final String JSON = "application/json";
     private static final String MSGPACK = "application/msgpack";
@@ -46,9 +47,6 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
             description = "unmeasured repetitions first (the JIT compiles the query path during them: the measured"
                     + " repetitions rose from 0.5 to 0.8 x the no-op one after another without one)")
     int warmupReps = 1;
-
-    @Mixin
-    Runs runs = new Runs();
 
     /**
      * One repetition, under the same ingest: the indexer's /query with JSON bodies, with msgpack bodies (token ids
@@ -176,27 +174,17 @@ public final class HttpQueryBench extends RepeatedBench<HttpQueryBench.Rep> {
     void summarize(List<Rep> reps, Map<String, Object> out) {
         putMedians(out, "query", reps.stream().map(Rep::query).toList(), true);
         putMedians(out, "binary_query", reps.stream().map(Rep::binary).toList(), false);
-        out.put(
-                "binary_over_query",
-                Medians.of(reps, r -> r.binary().queriesPerSecond() / r.query().queriesPerSecond()));
+        out.put("binary_over_query", Medians.ofRatio(reps, Rep::binary, Rep::query, Load::queriesPerSecond));
         putMedians(out, "noop", reps.stream().map(Rep::noop).toList(), true);
         putMedians(out, "binary_noop", reps.stream().map(Rep::binaryNoop).toList(), false);
         out.put(
                 "binary_query_over_binary_noop",
-                Medians.of(
-                        reps,
-                        r -> r.binary().queriesPerSecond() / r.binaryNoop().queriesPerSecond()));
-        out.put(
-                "query_over_noop",
-                Medians.of(reps, r -> r.query().queriesPerSecond() / r.noop().queriesPerSecond()));
+                Medians.ofRatio(reps, Rep::binary, Rep::binaryNoop, Load::queriesPerSecond));
+        out.put("query_over_noop", Medians.ofRatio(reps, Rep::query, Rep::noop, Load::queriesPerSecond));
         // the same two ratios from the process's CPU per request (client, servers, ingest, GC), which other work on
-        // a shared machine disturbs far less than the rates
-        out.put(
-                "query_over_noop_cpu",
-                Medians.of(reps, r -> r.noop().cpuMsPerRequest() / r.query().cpuMsPerRequest()));
-        out.put(
-                "binary_over_query_cpu",
-                Medians.of(reps, r -> r.query().cpuMsPerRequest() / r.binary().cpuMsPerRequest()));
+        // a shared machine disturbs far less than the rates; less CPU is better, so the other target is over
+        out.put("query_over_noop_cpu", Medians.ofRatio(reps, Rep::noop, Rep::query, Load::cpuMsPerRequest));
+        out.put("binary_over_query_cpu", Medians.ofRatio(reps, Rep::query, Rep::binary, Load::cpuMsPerRequest));
         out.put("clients", http.clients);
         out.put("threads", threads);
         out.put("workers", workload.workers);

@@ -1,6 +1,7 @@
 package io.kvindexer.bench;
 
 import io.helidon.webserver.WebServer;
+import io.kvindexer.bench.ClosedLoop.Load;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.Tenants;
@@ -13,7 +14,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -33,7 +33,7 @@ import picocli.CommandLine.Option;
 @Command(
         name = "long-prompt-bench",
         description = "One long prompt held to 96 different depths: lookup time and /query_by_hash vs a no-op.")
-public final class LongPromptBench extends BenchCommand {
+public final class LongPromptBench extends RepeatedBench<LongPromptBench.Rep> {
 
     private static final String MODEL = "long-prompt-model";
     /** the lookups' CPU time, which a loaded machine's descheduling does not inflate */
@@ -54,12 +54,6 @@ public final class LongPromptBench extends BenchCommand {
     @Mixin
     final ClosedLoopOptions http = new ClosedLoopOptions(1, 4, 2, 4);
 
-    @Option(names = "--json", description = "write the results here as JSON")
-    java.nio.file.Path json;
-
-    @CommandLine.Mixin
-    Runs runs = new Runs();
-
     /** One repetition: in-process lookup percentiles (µs), and the two HTTP targets. */
     public record Rep(
             double lookupP50Us, double lookupP99Us, double lookupCpuUs, ClosedLoop.Load byHash, ClosedLoop.Load noop) {}
@@ -69,7 +63,7 @@ public final class LongPromptBench extends BenchCommand {
     }
 
     @Override
-    public Integer call() throws Exception {
+    public List<Rep> runBench() throws Exception {
         int blocks = tokens / blockSize;
         SplittableRandom random = new SplittableRandom(19);
         long[] local = new long[blocks];
@@ -145,7 +139,11 @@ public final class LongPromptBench extends BenchCommand {
         } finally {
             noop.stop();
         }
-        Map<String, Object> out = new LinkedHashMap<>();
+        return reps;
+    }
+
+    @Override
+    void summarize(List<Rep> reps, Map<String, Object> out) {
         out.put("tokens", tokens);
         out.put("block_size", blockSize);
         out.put("workers", workers);
@@ -155,17 +153,10 @@ public final class LongPromptBench extends BenchCommand {
         out.put("lookup_cpu_us", Medians.of(reps, Rep::lookupCpuUs));
         out.put("query_by_hash_p50_ms", Medians.of(reps, r -> r.byHash().p50Ms()));
         out.put("noop_p50_ms", Medians.of(reps, r -> r.noop().p50Ms()));
-        out.put(
-                "query_by_hash_over_noop_p50",
-                Medians.of(reps, r -> r.byHash().p50Ms() / r.noop().p50Ms()));
+        out.put("query_by_hash_over_noop_p50", Medians.ofRatio(reps, Rep::byHash, Rep::noop, Load::p50Ms));
         // the process's CPU per request (client and server), which other work on a shared machine disturbs less
-        out.put(
-                "query_by_hash_over_noop_cpu",
-                Medians.of(reps, r -> r.byHash().cpuMsPerRequest() / r.noop().cpuMsPerRequest()));
+        out.put("query_by_hash_over_noop_cpu", Medians.ofRatio(reps, Rep::byHash, Rep::noop, Load::cpuMsPerRequest));
         out.putAll(Machine.toJson());
-        out.put("reps", reps);
-        BenchJson.report(out, json);
-        return 0;
     }
 
     /** Worker w holds the first {@code (w + 1) / workers} of the prompt. */

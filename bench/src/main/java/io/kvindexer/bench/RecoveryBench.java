@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -24,10 +23,7 @@ import picocli.CommandLine.Option;
  * fetch of that dump alone is timed too, to split transfer from apply.
  */
 @Command(name = "recovery-bench", description = "Time for a fresh replica to fetch and apply a peer's dump.")
-public final class RecoveryBench extends RepeatedBench<RecoveryBench.Rep> {
-
-    @Mixin
-    Runs runs = new Runs();
+public final class RecoveryBench extends IndexerBench<RecoveryBench.Rep> {
 
     @Option(names = "--format", description = "dump format the replica asks for: binary or json")
     String format = "binary";

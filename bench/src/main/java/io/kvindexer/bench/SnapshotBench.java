@@ -16,7 +16,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -34,10 +33,7 @@ import picocli.CommandLine.Option;
  * </ol>
  */
 @Command(name = "snapshot-bench", description = "Snapshot write, writer pause, and restart from a snapshot.")
-public final class SnapshotBench extends RepeatedBench<SnapshotBench.Rep> {
-
-    @Mixin
-    Runs runs = new Runs();
+public final class SnapshotBench extends IndexerBench<SnapshotBench.Rep> {
 
     @Option(names = "--replay-batches", description = "batches published after the snapshot, replayed on restart")
     int replayBatches = 10_000;

@@ -53,8 +53,8 @@ public final class TraceBench extends BenchCommand {
     @Option(names = "--warmup", description = "untimed runs before measuring")
     int warmup = 1;
 
-    @Option(names = "--json", description = "write the results here as JSON")
-    Path json;
+    @Mixin
+    JsonFile json = new JsonFile();
 
     @Option(names = "--plot", description = "write a log-log PNG of achieved vs offered block ops/s here")
     Path plot;
@@ -151,9 +151,9 @@ public final class TraceBench extends BenchCommand {
                 m.applyP99Us(),
                 m.memberships(),
                 m.bytesPerMembership());
-        if (json != null) {
-            BenchJson.write(out, json);
-            System.out.println("wrote " + json);
+        if (json.path != null) {
+            BenchJson.write(out, json.path);
+            System.out.println("wrote " + json.path);
         }
         if (plot != null) {
             WorkloadOptions o = workloadOptions;

@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -19,7 +18,7 @@ import picocli.CommandLine.Option;
 @Command(
         name = "zmq-ingest-bench",
         description = "Engine simulators → ZeroMQ → indexer: block events applied per second and publish→visible lag.")
-public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
+public final class ZmqIngestBench extends IndexerBench<ZmqIngestBench.Rep> {
 
     @Option(names = "--publishers", description = "threads feeding the simulators")
     int publishers = 1;
@@ -37,9 +36,6 @@ public final class ZmqIngestBench extends RepeatedBench<ZmqIngestBench.Rep> {
 
     @Option(names = "--warmup", description = "unmeasured runs first")
     int warmup = 1;
-
-    @Mixin
-    Runs runs = new Runs();
 
     /** One run: block events, the time they took until visible (with --rate: the paced rate), the probe lags. */
     public record Rep(

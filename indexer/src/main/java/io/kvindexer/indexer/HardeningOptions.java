@@ -1,9 +1,8 @@
 package io.kvindexer.indexer;
 
+import io.kvindexer.indexer.common.BearerTokens;
 import io.kvindexer.indexer.common.ServiceLimits;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -75,20 +74,14 @@ public final class HardeningOptions {
 
     /** The token from the file, else from the environment; null when neither is set. */
     String authToken(Map<String, String> env) throws ConfigException {
-        String token;
         if (authTokenFile != null) {
             try {
-                token = Files.readString(authTokenFile, StandardCharsets.UTF_8).strip();
+                return BearerTokens.read(authTokenFile);
             } catch (IOException e) {
-                throw new ConfigException(
-                        "invalid value for --auth-token-file: cannot read " + authTokenFile + ": " + e.getMessage());
+                throw new ConfigException("invalid value for --auth-token-file: " + e.getMessage());
             }
-            if (token.isEmpty()) {
-                throw new ConfigException("invalid value for --auth-token-file: " + authTokenFile + " is empty");
-            }
-            return token;
         }
-        token = env.get(TOKEN_ENV);
+        String token = env.get(TOKEN_ENV);
         return token == null || token.isBlank() ? null : token.strip();
     }
 }

@@ -70,7 +70,7 @@ public final class BearerTokens {
         try {
             token = read(file);
         } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, "cannot re-read --auth-token-file {0}: {1}", file, e.getMessage());
+            LOG.log(System.Logger.Level.WARNING, "--auth-token-file not re-read: {0}", e.getMessage());
             return false;
         }
         State s = state;
@@ -100,8 +100,18 @@ public final class BearerTokens {
         return ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
     }
 
-    private static String read(Path file) throws IOException {
-        String token = Files.readString(file, StandardCharsets.UTF_8).strip();
+    /**
+     * The token in {@code file}: its content, trimmed. The one rule for a token file, at startup and at every reload.
+     *
+     * @throws IOException "cannot read FILE: why", or "FILE is empty"
+     */
+    public static String read(Path file) throws IOException {
+        String token;
+        try {
+            token = Files.readString(file, StandardCharsets.UTF_8).strip();
+        } catch (IOException e) {
+            throw new IOException("cannot read " + file + ": " + e.getMessage(), e);
+        }
         if (token.isEmpty()) {
             throw new IOException(file + " is empty");
         }

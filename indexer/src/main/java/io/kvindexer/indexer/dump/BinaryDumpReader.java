@@ -86,9 +86,6 @@ public final class BinaryDumpReader {
             throw new FormatException("unknown header flags");
         }
         boolean inIndex = false;
-        int workers = 0;
-        long records = 0;
-        long memberships = 0;
         int indexes = 0;
         long totalMemberships = 0;
         while (true) {
@@ -114,43 +111,8 @@ public final class BinaryDumpReader {
                     boolean havePrevious = false;
                     long previous = 0;
                     while (p.hasRemaining()) {
-                        int flags = p.get() & 0xFF;
-                        if ((flags & ~3) != 0) {
-                            throw new FormatException(where + ": unknown record flags " + flags);
-                        }
-                        boolean hasParent = (flags & BinaryDump.FLAG_HAS_PARENT) != 0;
-                        boolean fromPrevious = (flags & BinaryDump.FLAG_PARENT_IS_PREVIOUS) != 0;
-                        if (fromPrevious && !(hasParent && havePrevious)) {
-                            throw new FormatException(where + ": bad parent reference");
-                        }
-                        long blockHash = u64(p, where);
-                        long localHash = u64(p, where);
-                        long parent = fromPrevious ? previous : hasParent ? u64(p, where) : 0;
-                        long owners = varint(p, where);
-                        if (owners < 1 || owners > Integer.MAX_VALUE) {
-                            throw new FormatException(where + ": owner count " + owners);
-                        }
-                        visitor.block(hasParent, parent, blockHash, localHash);
-                        for (long o = 0; o < owners; o++) {
-                            long code = varint(p, where);
-                            long ref = code >>> 2;
-                            if (ref > workers) {
-                                throw new FormatException(where + ": unknown worker ref " + ref);
-                            }
-                            if (ref == workers) {
-                                long instanceId = u64(p, where);
-                                long dpRank = varint(p, where);
-                                if (dpRank > 0xFFFF_FFFFL) {
-                                    throw new FormatException(where + ": dp rank out of range");
-                                }
-                                visitor.worker(workers++, instanceId, (int) dpRank);
-                            }
-                            visitor.owner((int) ref, TIERS[(int) (code & 3)]);
-                        }
-                        memberships += owners;
-                        records++;
+                        previous = record(p, where, havePrevious, previous);
                         havePrevious = true;
-                        previous = blockHash;
                     }
                     visitor.frameEnd();
                 }
@@ -206,6 +168,55 @@ public final class BinaryDumpReader {
     }
 
     private long frameStart;
+    /** the section's workers, records and memberships so far */
+    private int workers;
+
+    private long records;
+    private long memberships;
+
+    /**
+     * One block record and its owners, handed to the visitor; returns its block hash. A method per record, so that a
+     * cold reader (a restarted replica) gets it compiled after a few hundred records, not after the frame loop's
+     * on-stack replacement.
+     */
+    private long record(ByteBuffer p, String where, boolean havePrevious, long previous) throws FormatException {
+        int flags = p.get() & 0xFF;
+        if ((flags & ~3) != 0) {
+            throw new FormatException(where + ": unknown record flags " + flags);
+        }
+        boolean hasParent = (flags & BinaryDump.FLAG_HAS_PARENT) != 0;
+        boolean fromPrevious = (flags & BinaryDump.FLAG_PARENT_IS_PREVIOUS) != 0;
+        if (fromPrevious && !(hasParent && havePrevious)) {
+            throw new FormatException(where + ": bad parent reference");
+        }
+        long blockHash = u64(p, where);
+        long localHash = u64(p, where);
+        long parent = fromPrevious ? previous : hasParent ? u64(p, where) : 0;
+        long owners = varint(p, where);
+        if (owners < 1 || owners > Integer.MAX_VALUE) {
+            throw new FormatException(where + ": owner count " + owners);
+        }
+        visitor.block(hasParent, parent, blockHash, localHash);
+        for (long o = 0; o < owners; o++) {
+            long code = varint(p, where);
+            long ref = code >>> 2;
+            if (ref > workers) {
+                throw new FormatException(where + ": unknown worker ref " + ref);
+            }
+            if (ref == workers) {
+                long instanceId = u64(p, where);
+                long dpRank = varint(p, where);
+                if (dpRank > 0xFFFF_FFFFL) {
+                    throw new FormatException(where + ": dp rank out of range");
+                }
+                visitor.worker(workers++, instanceId, (int) dpRank);
+            }
+            visitor.owner((int) ref, TIERS[(int) (code & 3)]);
+        }
+        memberships += owners;
+        records++;
+        return blockHash;
+    }
 
     /** Reads and verifies the next frame into {@link #frame}; returns its payload. */
     private ByteBuffer nextFrame() throws IOException {

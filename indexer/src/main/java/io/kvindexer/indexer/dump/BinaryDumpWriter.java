@@ -25,6 +25,10 @@ public final class BinaryDumpWriter implements Closeable {
     private int len;
 
     private final Object2IntOpenHashMap<WorkerKey> workerRefs = new Object2IntOpenHashMap<>();
+    /** the worker of the membership before and its ref: an index hands out one key per worker, so mostly a hit */
+    private WorkerKey lastWorker;
+
+    private int lastRef;
     private boolean inIndex;
     private int indexes;
     private long totalMemberships;
@@ -114,6 +118,7 @@ public final class BinaryDumpWriter implements Closeable {
         }
         inIndex = true;
         workerRefs.clear();
+        lastWorker = null;
         sectionRecords = 0;
         sectionMemberships = 0;
         string(modelName);
@@ -161,7 +166,7 @@ public final class BinaryDumpWriter implements Closeable {
             owners = 0;
             sectionRecords++;
         }
-        int ref = workerRefs.getInt(worker);
+        int ref = worker == lastWorker ? lastRef : workerRefs.getInt(worker);
         ensure(5 + 8 + 5);
         if (ref < 0) {
             ref = workerRefs.size();
@@ -172,6 +177,8 @@ public final class BinaryDumpWriter implements Closeable {
         } else {
             varint(((long) ref << 2) | tier.ordinal());
         }
+        lastWorker = worker;
+        lastRef = ref;
         owners++;
         sectionMemberships++;
     }

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.json.JsonIntegers;
+import io.kvindexer.indexer.json.JsonTokens;
 import it.unimi.dsi.fastutil.longs.LongArrayList;
 import java.io.IOException;
 import java.io.StringWriter;
@@ -298,7 +299,8 @@ public final class RouterEventJson {
     /** An integer in [−2^63, 2^64): values above 2^63−1 read as unsigned, negative ones as two's complement. */
     static long readU64(JsonParser p, String path) throws IOException, EventJsonException {
         if (p.currentToken() != JsonToken.VALUE_NUMBER_INT) {
-            throw new EventJsonException(path + ": expected an unsigned 64-bit integer, got " + describe(p));
+            throw new EventJsonException(
+                    path + ": expected an unsigned 64-bit integer, got " + JsonTokens.describe(p.currentToken()));
         }
         if (!JsonIntegers.fits64(p)) {
             throw new EventJsonException(path + ": " + p.getText() + " is outside the 64-bit range");
@@ -316,7 +318,8 @@ public final class RouterEventJson {
 
     static void expect(JsonParser p, JsonToken token, String path, String what) throws EventJsonException {
         if (p.currentToken() != token) {
-            throw new EventJsonException(path + ": expected " + what + ", got " + describe(p));
+            throw new EventJsonException(
+                    path + ": expected " + what + ", got " + JsonTokens.describe(p.currentToken()));
         }
     }
 
@@ -326,23 +329,6 @@ public final class RouterEventJson {
                 "invalid JSON: " + e.getOriginalMessage()
                         + (at == null ? "" : " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")"),
                 e);
-    }
-
-    private static String describe(JsonParser p) {
-        JsonToken t = p.currentToken();
-        if (t == null) {
-            return "end of input";
-        }
-        return switch (t) {
-            case VALUE_STRING -> "string";
-            case VALUE_NUMBER_FLOAT -> "a decimal number";
-            case VALUE_NUMBER_INT -> "integer";
-            case VALUE_TRUE, VALUE_FALSE -> "a boolean";
-            case VALUE_NULL -> "null";
-            case START_OBJECT -> "an object";
-            case START_ARRAY -> "an array";
-            default -> t.toString();
-        };
     }
 
     private static String trimDot(String path) {

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import io.helidon.webserver.http.ServerRequest;
 import io.kvindexer.indexer.json.JsonIntegers;
+import io.kvindexer.indexer.json.JsonTokens;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
 import it.unimi.dsi.fastutil.longs.LongArrayList;
 import java.io.IOException;
@@ -70,7 +71,7 @@ final class JsonBody extends RequestFields implements AutoCloseable {
                 throw ApiError.badJson("request body is empty; expected a JSON object");
             }
             if (first != JsonToken.START_OBJECT) {
-                throw ApiError.invalid("expected a JSON object, got " + describe(first));
+                throw ApiError.invalid("expected a JSON object, got " + JsonTokens.describe(first));
             }
             return this;
         } catch (RuntimeException e) {
@@ -120,7 +121,8 @@ final class JsonBody extends RequestFields implements AutoCloseable {
     String string(String field) {
         JsonToken t = parser.currentToken();
         if (t != JsonToken.VALUE_STRING) {
-            throw ApiError.invalid("invalid type for `" + field + "`: expected a string, got " + describe(t));
+            throw ApiError.invalid(
+                    "invalid type for `" + field + "`: expected a string, got " + JsonTokens.describe(t));
         }
         try {
             return parser.getText();
@@ -206,7 +208,7 @@ final class JsonBody extends RequestFields implements AutoCloseable {
     private void integers(String field, String arrayOf, String elementIs, Element element) {
         if (parser.currentToken() != JsonToken.START_ARRAY) {
             throw ApiError.invalid("invalid type for `" + field + "`: expected an array of " + arrayOf + ", got "
-                    + describe(parser.currentToken()));
+                    + JsonTokens.describe(parser.currentToken()));
         }
         try {
             JsonToken t;
@@ -216,7 +218,7 @@ final class JsonBody extends RequestFields implements AutoCloseable {
                 }
                 if (t != JsonToken.VALUE_NUMBER_INT) {
                     throw ApiError.invalid("invalid type for `" + field + "[" + i + "]`: expected " + elementIs
-                            + ", got " + describe(t));
+                            + ", got " + JsonTokens.describe(t));
                 }
                 element.read(i);
             }
@@ -228,7 +230,8 @@ final class JsonBody extends RequestFields implements AutoCloseable {
     private void requireInteger(String field, String expected) {
         JsonToken t = parser.currentToken();
         if (t != JsonToken.VALUE_NUMBER_INT) {
-            throw ApiError.invalid("invalid type for `" + field + "`: expected " + expected + ", got " + describe(t));
+            throw ApiError.invalid(
+                    "invalid type for `" + field + "`: expected " + expected + ", got " + JsonTokens.describe(t));
         }
     }
 
@@ -262,22 +265,6 @@ final class JsonBody extends RequestFields implements AutoCloseable {
             return ApiError.badJson("invalid JSON: " + jpe.getOriginalMessage() + " at " + where());
         }
         return new ApiError(400, "cannot read the request body: " + e.getMessage());
-    }
-
-    private static String describe(JsonToken t) {
-        if (t == null) {
-            return "end of input";
-        }
-        return switch (t) {
-            case VALUE_NULL -> "null";
-            case VALUE_STRING -> "a string";
-            case VALUE_NUMBER_INT -> "an integer";
-            case VALUE_NUMBER_FLOAT -> "a floating-point number";
-            case VALUE_TRUE, VALUE_FALSE -> "a boolean";
-            case START_ARRAY -> "an array";
-            case START_OBJECT -> "an object";
-            default -> t.asString() == null ? t.name() : t.asString();
-        };
     }
 
     @Override

@@ -146,7 +146,7 @@ public final class CacheSurvey {
                     holders[offset + node] = distinct;
                     blockHash[offset + node] = nodes.blockHash(node);
                     if (!sharded) {
-                        int p = nodes.hasParent(node) ? parentOf(nodes, node) : NodeStore.NONE;
+                        int p = nodes.hasParent(node) ? nodes.parentNode(node) : NodeStore.NONE;
                         parent[node] = p >= 0 && p < shardSize ? p : NO_PARENT;
                     } else if (nodes.hasParent(node)) {
                         parentHash[offset + node] = nodes.parentBlockHash(node);
@@ -181,19 +181,6 @@ public final class CacheSurvey {
             }
         }
         return describe(new ArrayList<>(best), depth, holders, blockHash);
-    }
-
-    /**
-     * A chain's blocks are created in order, so a parent is most often the node just before: check that one (a read
-     * next to this node's) before a hash-table probe (two or three cache misses on a big index).
-     */
-    private static int parentOf(NodeView nodes, int node) {
-        long parentBlockHash = nodes.parentBlockHash(node);
-        int previous = node - 1;
-        if (previous >= 0 && nodes.isLive(previous) && nodes.blockHash(previous) == parentBlockHash) {
-            return previous;
-        }
-        return nodes.findByBlockHash(parentBlockHash);
     }
 
     /** Depth of every node along the recorded parents (iterative, memoised; a cycle of stale ids is cut). */

@@ -80,7 +80,7 @@ final class DumpWalk {
                 if (!nodes.hasParent(x)) {
                     break;
                 }
-                int parent = nodes.findByBlockHash(nodes.parentBlockHash(x));
+                int parent = nodes.parentNode(x);
                 if (parent == NodeStore.NONE) {
                     missingParents.add(nodes.parentBlockHash(x));
                     break;

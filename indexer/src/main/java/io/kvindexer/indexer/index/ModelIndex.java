@@ -112,15 +112,28 @@ public final class ModelIndex {
 
     /**
      * Recovery's staging into a {@link Indexers#detached} index, which nothing else writes or reads until
-     * {@link #adopt}: a worker's ops run on the first writer thread of its shard, so one thread per shard applies the
-     * whole dump instead of every writer thread taking turns on the shard's lock (with one shard, the default, four
-     * threads did, and each hand-over moved the tables' cache lines to the other core). A worker's ops keep their
-     * order (one thread).
+     * {@link #adopt}: each shard applies the records' owners of its workers on its first writer thread, so one thread
+     * per shard applies the whole dump instead of every writer thread taking turns on the shard's lock (with one
+     * shard, the default, four threads did, and each hand-over moved the tables' cache lines to the other core).
+     * Batches are applied in the order they are staged.
      */
-    public void stageOps(WorkerKey worker, List<IndexOp> ops) {
-        if (!ops.isEmpty()) {
-            int thread = index.shardOf(writers.threadOf(worker.instanceId()));
-            writers.executeOn(thread, () -> applyOn(thread, worker, ops));
+    public void stageRecords(DumpRecords records) {
+        ShardedIndex ix = index;
+        if (ix.size() == 1) {
+            writers.executeOn(0, () -> ix.shard(0).load(records, null, 0));
+            return;
+        }
+        int[] shardOfRef = new int[records.workers().length];
+        boolean[] used = new boolean[ix.size()];
+        for (int ref = 0; ref < shardOfRef.length; ref++) {
+            shardOfRef[ref] = ix.shardOf(writers.threadOf(records.workers()[ref].instanceId()));
+            used[shardOfRef[ref]] = true;
+        }
+        for (int shard = 0; shard < used.length; shard++) {
+            if (used[shard]) {
+                int s = shard; // a shard's first thread is the shard's own number (thread % shards == shard)
+                writers.executeOn(s, () -> ix.shard(s).load(records, shardOfRef, s));
+            }
         }
     }
 

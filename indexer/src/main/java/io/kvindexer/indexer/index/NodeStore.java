@@ -314,6 +314,20 @@ final class NodeStore {
     }
 
     /**
+     * The live node of {@code node}'s parent, or NONE. A chain's blocks are created in order, so a parent is most
+     * often the node just before: that one (a read next to this node's) is checked before a table probe (two or three
+     * cache misses on a big index); a live node with the parent's block hash is the parent.
+     */
+    int parentNode(int node) {
+        long parentBlockHash = parentBlockHash(node);
+        int previous = node - 1;
+        if (previous >= 0 && isLive(previous) && blockHash(previous) == parentBlockHash) {
+            return previous;
+        }
+        return findByBlockHash(parentBlockHash);
+    }
+
+    /**
      * {@link #findByBlockHash} for a writer that creates the node when it is missing: a miss remembers where the
      * probe ended, so the {@link #create} that follows inserts there. Writers only (readers leave no trace).
      */
@@ -343,10 +357,10 @@ final class NodeStore {
      * node its first entry names when the fingerprint agrees; with {@code prefixKnown}, also the prefix-table slot
      * each block would be inserted at if new, its content prefix chained from {@code prefix} (the parent's, or
      * {@link ContentPrefix#ROOT}). A wrong guess (the block exists, or exists with another prefix) wastes one load.
-     * {@code localHashes} may be null when {@code !prefixKnown}.
+     * {@code localHashes} may be null when {@code !prefixKnown}. Only the blocks {@code [from, to)} of the arrays.
      */
-    void prefetch(long[] blockHashes, long[] localHashes, boolean prefixKnown, int prefix) {
-        int n = blockHashes.length;
+    void prefetch(long[] blockHashes, long[] localHashes, int from, int to, boolean prefixKnown, int prefix) {
+        int n = to - from;
         if (n < 2) {
             return; // nothing to overlap
         }
@@ -355,12 +369,12 @@ final class NodeStore {
         }
         int sink = 0;
         for (int i = 0; i < n; i++) {
-            int home = byBlockHash.home(blockHashSlot(blockHashes[i]));
+            int home = byBlockHash.home(blockHashSlot(blockHashes[from + i]));
             homes[i] = home;
             sink += byBlockHash.at(home);
         }
         if (prefixKnown) {
-            for (int i = 0, p = prefix; i < n; i++) {
+            for (int i = from, p = prefix; i < to; i++) {
                 p = ContentPrefix.extend(p, localHashes[i]);
                 sink += byPrefix.at(byPrefix.home(ContentPrefix.tableHash(p)));
             }
@@ -368,7 +382,7 @@ final class NodeStore {
         long nodeSink = 0;
         for (int i = 0; i < n; i++) {
             int entry = byBlockHash.at(homes[i]);
-            if (entry != 0 && NodeTable.mayHold(entry, blockHashSlot(blockHashes[i]))) {
+            if (entry != 0 && NodeTable.mayHold(entry, blockHashSlot(blockHashes[from + i]))) {
                 int node = NodeTable.node(entry);
                 nodeSink += hashes[node >>> PAGE_BITS][STRIDE * (node & OFFSET_MASK) + OWNERS];
             }

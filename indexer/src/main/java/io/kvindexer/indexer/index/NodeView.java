@@ -43,6 +43,11 @@ final class NodeView {
         return nodes.findByBlockHash(blockHash);
     }
 
+    /** The live node of a node's parent, or {@link NodeStore#NONE} (see {@link NodeStore#parentNode}). */
+    int parentNode(int node) {
+        return nodes.parentNode(node);
+    }
+
     int ownerCount(int node) {
         return nodes.owners().count(node);
     }

@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.ingest;
 
+import io.kvindexer.indexer.common.ZmqEndpoint;
 import java.net.InetSocketAddress;
 import java.net.ProtocolFamily;
 import java.net.SocketAddress;
@@ -31,33 +32,17 @@ record ZmqAddress(String endpoint, ProtocolFamily family, String host, int port,
     }
 
     private static ZmqAddress tcp(String endpoint, String rest) {
-        String host;
-        String port;
-        if (rest.startsWith("[")) {
-            int close = rest.indexOf(']');
-            if (close < 0 || !rest.startsWith(":", close + 1)) {
-                throw new IllegalArgumentException("missing TCP port");
-            }
-            host = rest.substring(1, close);
-            port = rest.substring(close + 2);
-        } else {
-            int colon = rest.lastIndexOf(':');
-            if (colon < 0) {
-                throw new IllegalArgumentException("missing TCP port");
-            }
-            host = rest.substring(0, colon);
-            port = rest.substring(colon + 1);
-        }
-        int p;
+        ZmqEndpoint.HostPort split = ZmqEndpoint.splitTcp(rest);
+        int port;
         try {
-            p = Integer.parseInt(port);
+            port = Integer.parseInt(split.port());
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("invalid TCP port `" + port + "`");
+            throw new IllegalArgumentException("invalid TCP port `" + split.port() + "`");
         }
-        if (host.isEmpty() || p < 1 || p > 65535) {
-            throw new IllegalArgumentException(host.isEmpty() ? "missing TCP host" : "invalid TCP port " + p);
+        if (port < 1 || port > 65535) {
+            throw new IllegalArgumentException("invalid TCP port " + port);
         }
-        return new ZmqAddress(endpoint, StandardProtocolFamily.INET, host, p, null);
+        return new ZmqAddress(endpoint, StandardProtocolFamily.INET, split.host(), port, null);
     }
 
     /** The socket address now (a fresh DNS lookup for a host name); throws when the host cannot be resolved. */

@@ -4,10 +4,9 @@ import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.dump.BinaryDumpReader;
 import io.kvindexer.indexer.dump.SavedRegistration;
-import io.kvindexer.indexer.index.IndexOp;
+import io.kvindexer.indexer.index.DumpRecords;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
-import it.unimi.dsi.fastutil.longs.LongArrayList;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
@@ -23,8 +22,8 @@ import java.util.concurrent.TimeoutException;
  * ({@link ModelIndex#adopt}). A truncated or corrupted dump is dropped with its staging, and the live indexes never
  * saw any of it.
  *
- * <p>Each worker's consecutive records whose parent is the previous block become one recovered chain store, so a
- * dump of long sequences costs one op per chain rather than one per block.
+ * <p>Each verified frame's records go to the staged index as they are ({@link ModelIndex#stageRecords}): a block
+ * record with all its owners, found or created once, in the dump's order.
  */
 final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
 
@@ -35,12 +34,10 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
     private final List<SavedRegistration> registrations = new ArrayList<>();
     private ModelIndex section;
     private final List<WorkerKey> workers = new ArrayList<>();
-    private final List<Chain> chains = new ArrayList<>();
+    /** the section's workers as the records of the next frame name them (a new array once one is added) */
+    private WorkerKey[] workerArray = new WorkerKey[0];
 
-    private boolean hasParent;
-    private long parentBlockHash;
-    private long blockHash;
-    private long localHash;
+    private final DumpRecords.Builder records = new DumpRecords.Builder();
 
     private BinaryDumpApplier(Indexers indexers) {
         this.indexers = indexers;
@@ -87,36 +84,33 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
         section = indexers.detached(modelName, tenantId, blockSize);
         staged.add(section);
         workers.clear();
-        chains.clear();
+        workerArray = new WorkerKey[0];
     }
 
     @Override
     public void worker(int ref, long instanceId, int dpRank) {
         workers.add(new WorkerKey(instanceId, dpRank));
-        chains.add(new Chain());
     }
 
     @Override
     public void block(boolean hasParent, long parentBlockHash, long blockHash, long localHash) {
-        this.hasParent = hasParent;
-        this.parentBlockHash = parentBlockHash;
-        this.blockHash = blockHash;
-        this.localHash = localHash;
+        records.block(hasParent, parentBlockHash, blockHash, localHash);
     }
 
     @Override
     public void owner(int workerRef, StorageTier tier) {
-        chains.get(workerRef).add(tier, hasParent, parentBlockHash, blockHash, localHash);
+        records.owner(workerRef, tier);
     }
 
     @Override
     public void frameEnd() {
-        for (int ref = 0; ref < chains.size(); ref++) {
-            List<IndexOp> ops = chains.get(ref).drain();
-            if (ops != null) {
-                section.stageOps(workers.get(ref), ops);
-            }
+        if (records.isEmpty()) {
+            return;
         }
+        if (workerArray.length != workers.size()) {
+            workerArray = workers.toArray(new WorkerKey[0]);
+        }
+        section.stageRecords(records.build(workerArray));
     }
 
     @Override
@@ -131,47 +125,4 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
 
     @Override
     public void end() {}
-
-    /** One worker's chain being extended, and the ops cut from it since the last frame. */
-    private static final class Chain {
-        private final LongArrayList blocks = new LongArrayList();
-        private final LongArrayList locals = new LongArrayList();
-        private StorageTier tier;
-        private boolean hasParent;
-        private long parent;
-        private List<IndexOp> ops;
-
-        void add(StorageTier tier, boolean hasParent, long parent, long blockHash, long localHash) {
-            boolean extends_ =
-                    !blocks.isEmpty() && tier == this.tier && hasParent && parent == blocks.getLong(blocks.size() - 1);
-            if (!extends_) {
-                cut();
-                this.tier = tier;
-                this.hasParent = hasParent;
-                this.parent = parent;
-            }
-            blocks.add(blockHash);
-            locals.add(localHash);
-        }
-
-        private void cut() {
-            if (blocks.isEmpty()) {
-                return;
-            }
-            if (ops == null) {
-                ops = new ArrayList<>();
-            }
-            ops.add(IndexOp.Store.recovered(tier, hasParent, parent, blocks.toLongArray(), locals.toLongArray()));
-            blocks.clear();
-            locals.clear();
-        }
-
-        /** The ops so far (the open chain included), or null when there are none. */
-        List<IndexOp> drain() {
-            cut();
-            List<IndexOp> out = ops;
-            ops = null;
-            return out;
-        }
-    }
 }

@@ -1,6 +1,7 @@
 package io.kvindexer.indexer.registry;
 
 import io.kvindexer.indexer.common.ServiceLimits;
+import io.kvindexer.indexer.common.ZmqEndpoint;
 import java.util.Collection;
 
 /** Dynamo's registration rules (compatibility.md, HTTP API) in their order, then our limits. */

@@ -11,9 +11,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.LongSupplier;
 
@@ -29,7 +26,6 @@ import java.util.function.LongSupplier;
 final class UnregisterGrace {
 
     private static final System.Logger LOG = System.getLogger(UnregisterGrace.class.getName());
-    private static final long FLUSH_TIMEOUT_SECONDS = 30;
 
     /** One detached worker: where it was registered, and its memberships as recovered stores in dump order. */
     private record Detached(
@@ -61,13 +57,7 @@ final class UnregisterGrace {
      */
     void detach(ModelIndex index, Map<WorkerKey, String> workers) {
         expire();
-        try {
-            index.flush().get(FLUSH_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-        } catch (ExecutionException | TimeoutException e) {
-            LOG.log(System.Logger.Level.WARNING, "cannot detach the blocks of {0}: {1}", workers.keySet(), e);
-            return;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        if (!WriterWait.done(index.flush(), LOG, "cannot detach the blocks of {0}: {1}", workers.keySet())) {
             return;
         }
         Map<WorkerKey, List<IndexOp>> ops = new HashMap<>();

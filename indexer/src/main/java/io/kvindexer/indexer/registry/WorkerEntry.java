@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.registry;
 
+import io.kvindexer.indexer.common.ZmqEndpoint;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -24,9 +24,6 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 
 /**
@@ -43,7 +40,6 @@ public final class WorkerRegistry implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(WorkerRegistry.class.getName());
     private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
-    private static final long REMOVAL_TIMEOUT_SECONDS = 30;
 
     private final Indexers indexers;
     private final ListenerFactory listenerFactory;
@@ -212,7 +208,9 @@ public final class WorkerRegistry implements AutoCloseable {
                 removed = removeInstance(inst);
             }
         }
-        awaitRemoval(removed, id);
+        // outside the lock: a query sent after /unregister answered no longer names the worker (an index dropped
+        // whole needs no wait)
+        WriterWait.done(removed, LOG, "the blocks of instance {0} are still being removed: {1}", id);
         LOG.log(
                 System.Logger.Level.INFO,
                 "unregistered instance {0} (model={1} tenant={2} dp_rank={3})",
@@ -221,20 +219,6 @@ public final class WorkerRegistry implements AutoCloseable {
                 tenant,
                 dpRank);
         notifyObservers();
-    }
-
-    /**
-     * Waits (outside the lock, bounded) until the index writers applied an unregister's removal, so that a query
-     * sent after {@code /unregister} answered no longer names the worker; an index dropped whole needs no wait.
-     */
-    private static void awaitRemoval(CompletableFuture<Void> removed, String id) {
-        try {
-            removed.get(REMOVAL_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-        } catch (ExecutionException | TimeoutException e) {
-            LOG.log(System.Logger.Level.WARNING, "the blocks of instance {0} are still being removed: {1}", id, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 
     /**

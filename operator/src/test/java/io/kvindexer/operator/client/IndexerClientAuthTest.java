@@ -22,7 +22,7 @@ class IndexerClientAuthTest {
             IndexerClient with = new IndexerClient(
                     Duration.ofSeconds(2), Duration.ofSeconds(5), IndexerClient.CallObserver.NONE, "op-token");
             IndexerClient without =
-                    new IndexerClient(Duration.ofSeconds(2), Duration.ofSeconds(5), IndexerClient.CallObserver.NONE);
+                    new IndexerClient(Duration.ofSeconds(5), Duration.ofSeconds(30), IndexerClient.CallObserver.NONE);
             WorkerRegistration r = new WorkerRegistration(1, 0, "tcp://127.0.0.1:5557", null);
             assertThatThrownBy(() -> without.register(replica, r, "m", "t", 16))
                     .isInstanceOfSatisfying(

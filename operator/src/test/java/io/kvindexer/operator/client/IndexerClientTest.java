@@ -21,7 +21,7 @@ class IndexerClientTest {
     private IndexerApp app;
     private IndexerEndpoint replica;
     private final IndexerClient client =
-            new IndexerClient(Duration.ofSeconds(2), Duration.ofSeconds(5), IndexerClient.CallObserver.NONE);
+            new IndexerClient(Duration.ofSeconds(5), Duration.ofSeconds(30), IndexerClient.CallObserver.NONE);
 
     @BeforeEach
     void start() throws Exception {

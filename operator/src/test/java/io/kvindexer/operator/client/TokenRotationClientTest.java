@@ -30,7 +30,7 @@ class TokenRotationClientTest {
         try (IndexerApp app =
                 SecuredIndexer.start(List.of("--auth-token-file", tokenFile.toString()), "--auth-token-grace", "1m")) {
             IndexerClient client =
-                    new IndexerClient(Duration.ofSeconds(2), Duration.ofSeconds(5), IndexerClient.CallObserver.NONE);
+                    new IndexerClient(Duration.ofSeconds(5), Duration.ofSeconds(30), IndexerClient.CallObserver.NONE);
             URI base = URI.create(app.baseUrl());
             IndexerEndpoint withOld =
                     new IndexerEndpoint("kv-0", base, new ReplicaAccess("ns/kv", "http", "old", null));
@@ -47,7 +47,7 @@ class TokenRotationClientTest {
             Files.writeString(tmp, "new");
             Files.move(tmp, tokenFile, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             IndexerClient fresh =
-                    new IndexerClient(Duration.ofSeconds(2), Duration.ofSeconds(5), IndexerClient.CallObserver.NONE);
+                    new IndexerClient(Duration.ofSeconds(5), Duration.ofSeconds(30), IndexerClient.CallObserver.NONE);
             await().atMost(Duration.ofSeconds(5)).ignoreExceptions().untilAsserted(() -> {
                 fresh.registerPeer(withNew, "http://127.0.0.1:3");
             });

@@ -1,4 +1,4 @@
-package io.kvindexer.indexer.registry;
+package io.kvindexer.indexer.common;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,10 +1,14 @@
-package io.kvindexer.indexer.registry;
+package io.kvindexer.indexer.common;
 
 /**
- * Validation of ZMQ endpoint strings given to {@code /register} and {@code --workers} (compatibility.md, Engine event streams), with Dynamo's
- * error texts (the backticks are part of the message).
+ * ZMQ endpoint strings: the check of those given to {@code /register} and {@code --workers} (compatibility.md, Engine
+ * event streams), with Dynamo's error texts (the backticks are part of the message), and the split of a TCP address
+ * into host and port, which the check and the listeners' connect share.
  */
 public final class ZmqEndpoint {
+
+    /** A TCP address split: the host (an IPv6 literal without its brackets) and the port, not yet read as a number. */
+    public record HostPort(String host, String port) {}
 
     private ZmqEndpoint() {}
 
@@ -32,31 +36,46 @@ public final class ZmqEndpoint {
     }
 
     private static String tcpReason(String address) {
+        HostPort split;
+        try {
+            split = splitTcp(address);
+        } catch (IllegalArgumentException e) {
+            return e.getMessage();
+        }
+        return u16Problem(split.port());
+    }
+
+    /**
+     * {@code host:port} or {@code [ipv6]:port}, the part after {@code tcp://}, split at the port's colon.
+     *
+     * @throws IllegalArgumentException with Dynamo's reason: {@code missing closing `]`}, {@code missing TCP port},
+     *     {@code missing TCP host}
+     */
+    public static HostPort splitTcp(String address) {
         String host;
         String port;
         if (address.startsWith("[")) {
             int close = address.indexOf(']');
             if (close < 0) {
-                return "missing closing `]`";
+                throw new IllegalArgumentException("missing closing `]`");
+            }
+            if (!address.startsWith(":", close + 1)) {
+                throw new IllegalArgumentException("missing TCP port");
             }
             host = address.substring(1, close);
-            String rest = address.substring(close + 1);
-            if (!rest.startsWith(":")) {
-                return "missing TCP port";
-            }
-            port = rest.substring(1);
+            port = address.substring(close + 2);
         } else {
             int colon = address.lastIndexOf(':');
             if (colon < 0) {
-                return "missing TCP port";
+                throw new IllegalArgumentException("missing TCP port");
             }
             host = address.substring(0, colon);
             port = address.substring(colon + 1);
         }
         if (host.isEmpty()) {
-            return "missing TCP host";
+            throw new IllegalArgumentException("missing TCP host");
         }
-        return u16Problem(port);
+        return new HostPort(host, port);
     }
 
     /** Mirrors the messages of Rust's u16 parser, which Dynamo appends verbatim. */
