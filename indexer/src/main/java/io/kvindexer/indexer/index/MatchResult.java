@@ -57,10 +57,10 @@ public record MatchResult(List<WorkerMatch> workers, Map<WorkerKey, Integer> ext
         boolean external = false;
         for (int k = 0; k < ordered.length; k++) {
             int s = ordered[k];
-            if (all[s] > 0) {
-                matched[n++] = k;
-                external |= all[s] > disk[s];
-            }
+            int depth = all[s];
+            matched[n] = k; // kept when matched: no branch to mispredict where matched and unmatched workers mix
+            n += depth > 0 ? 1 : 0;
+            external |= depth > disk[s];
         }
         Matches list = new Matches(order, matched, n, runs);
         if (!external) {

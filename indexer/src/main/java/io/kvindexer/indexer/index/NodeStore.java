@@ -54,11 +54,13 @@ final class NodeStore {
     /** per node bits: whether its content prefix is known (then it is in {@link #byPrefix}, else an orphan) */
     private long[][] resolvedBits = new long[16][];
     /**
-     * per node bits: another node with the same content prefix may be in {@link #byPrefix} (set on both when the
-     * second one is inserted, never cleared while the node lives: "may", so a stale bit only costs a probe). A
-     * resolved node without it is the only node with its prefix, which lets {@link #soleNextChild} skip the probe.
+     * per node bits: the node is <em>in line</em>, the only child the content-prefix probe could find under the node
+     * before it: resolved, its parent is node {@code id - 1} (so its prefix was chained from that node's), and no other
+     * node in {@link #byPrefix} has its prefix. Set when it is created (or resolved) so; cleared when it or node
+     * {@code id - 1} is freed, or a node with its prefix is inserted, and not set again while it lives (a clear bit
+     * only costs a probe). Lets {@link #soleNextChild} and {@link #inLineRun} skip the probe.
      */
-    private long[][] sharedPrefixBits = new long[16][];
+    private long[][] inLineBits = new long[16][];
 
     private final OwnerSets owners = new OwnerSets();
     private int pages;
@@ -187,10 +189,9 @@ final class NodeStore {
                 node, resolved ? ContentPrefix.extend(hasParent ? prefix(parentNode) : ContentPrefix.ROOT, local) : 0);
         setBit(hasParentBits, node, hasParent);
         setBit(resolvedBits, node, resolved);
-        setBit(sharedPrefixBits, node, false);
         byBlockHash.insert(node);
         if (resolved) {
-            insertByPrefix(node);
+            setBit(inLineBits, node, insertByPrefix(node) && parentNode == node - 1);
             if (orphanCount > 0) {
                 resolveOrphansUnder(node);
             }
@@ -214,6 +215,10 @@ final class NodeStore {
         }
         setBit(hasParentBits, node, false); // with resolved clear: not allocated
         setBit(resolvedBits, node, false);
+        setBit(inLineBits, node, false);
+        if (node + 1 < highWater) {
+            setBit(inLineBits, node + 1, false); // its parent, if it was this node, is gone
+        }
         owners.reset(node);
         if (freeCount == freeIds.length) {
             freeIds = Arrays.copyOf(freeIds, freeCount * 2);
@@ -248,19 +253,21 @@ final class NodeStore {
                 orphanCount--;
                 setPrefix(o, ContentPrefix.extend(prefix(p), localHash(o)));
                 setBit(resolvedBits, o, true);
-                insertByPrefix(o);
+                setBit(inLineBits, o, insertByPrefix(o) && o == p + 1);
                 pending.add(o);
             }
         }
     }
 
     /**
-     * Inserts a resolved node into {@link #byPrefix}, marking it and any node with the same prefix as shared. The
-     * scan for those ends at the empty slot the insert then fills (find-then-insert: one probe, not two).
+     * Inserts a resolved node into {@link #byPrefix}; any node already there with the same prefix is no longer in
+     * line. The scan for those ends at the empty slot the insert then fills (find-then-insert: one probe, not two).
+     * Returns whether the node is the only one with its prefix.
      */
-    private void insertByPrefix(int node) {
+    private boolean insertByPrefix(int node) {
         int prefix = prefix(node);
         long hash = ContentPrefix.tableHash(prefix);
+        boolean sole = true;
         for (int i = byPrefix.home(hash); ; i = byPrefix.next(i)) {
             int entry = byPrefix.at(i);
             if (entry == 0) {
@@ -269,11 +276,12 @@ final class NodeStore {
             }
             int other = NodeTable.node(entry);
             if (NodeTable.mayHold(entry, hash) && prefix(other) == prefix) {
-                setBit(sharedPrefixBits, other, true);
-                setBit(sharedPrefixBits, node, true);
+                setBit(inLineBits, other, false);
+                sole = false;
             }
         }
         byPrefix.insert(node);
+        return sole;
     }
 
     private int newId() {
@@ -286,12 +294,12 @@ final class NodeStore {
                 hashes = Arrays.copyOf(hashes, n);
                 hasParentBits = Arrays.copyOf(hasParentBits, n);
                 resolvedBits = Arrays.copyOf(resolvedBits, n);
-                sharedPrefixBits = Arrays.copyOf(sharedPrefixBits, n);
+                inLineBits = Arrays.copyOf(inLineBits, n);
             }
             hashes[pages] = new long[STRIDE * PAGE];
             hasParentBits[pages] = new long[PAGE / 64];
             resolvedBits[pages] = new long[PAGE / 64];
-            sharedPrefixBits[pages] = new long[PAGE / 64];
+            inLineBits[pages] = new long[PAGE / 64];
             owners.addPage(pages, hashes[pages]);
             pages++;
         }
@@ -384,37 +392,47 @@ final class NodeStore {
 
     /**
      * The next node id, {@code node + 1}, when it is provably the only node the content-prefix probe could find for
-     * the position after {@code node} with local hash {@code local} under {@code node} (an allocated, resolved child
-     * of {@code node} with that local hash and prefix, and no other node with its prefix): else NONE. The blocks of
-     * one {@code Stored} get consecutive ids (and a chain freed tail first is handed out again in order), so a walk
-     * down a chain mostly reads the next node's line, next to the last one, instead of a table slot and a node at
-     * random. {@code node} is resolved (the walk reached it through its prefix).
+     * the position after {@code node} with local hash {@code local} under {@code node}: it is in line (see
+     * {@link #inLineBits}) and has that local hash; else NONE. The blocks of one {@code Stored} get consecutive ids
+     * (and a chain freed tail first is handed out again in order), so a walk down a chain mostly reads the next
+     * node's line, next to the last one, instead of a table slot and a node at random.
      */
     int soleNextChild(int node, long local) {
         int next = node + 1;
-        if (next >= highWater) {
-            return NONE;
-        }
-        long[] page = hashes[next >>> PAGE_BITS];
-        int at = STRIDE * (next & OFFSET_MASK);
-        return page[at + LOCAL] == local
-                        && page[at + PARENT] == blockHash(node)
-                        && prefixOf(page[at + PREFIX]) == ContentPrefix.extend(prefix(node), local)
-                        && soleResolvedChild(next)
-                ? next
-                : NONE;
+        return next < highWater && bit(inLineBits, next) && localHash(next) == local ? next : NONE;
     }
 
     /**
-     * Resolved, with a parent (so allocated: see {@link #isAllocated}), and alone with its prefix: the three bits of
-     * one node, read together.
+     * How many positions from {@code pos} a walk at {@code node} (matched at {@code pos - 1}) takes in line without
+     * a probe and without an intersection: nodes {@code node + 1 .. node + k}, each in line (see
+     * {@link #soleNextChild}), with the same owners as the node before it ({@link OwnerSets#sameAsPrevious}) and the
+     * query's local hash. So workers that all hold {@code node} on a tier hold every one of them there, and each is
+     * the only child the probe would find. A run of blocks that one {@code Stored} made and the same workers hold
+     * (Dynamo's compressed edge) is then read as 64 bits at a time and its nodes' local hashes, one after another.
      */
-    private boolean soleResolvedChild(int node) {
-        int page = node >>> PAGE_BITS;
-        int word = (node & OFFSET_MASK) >>> 6;
-        long bit = 1L << node;
-        return (resolvedBits[page][word] & hasParentBits[page][word] & bit) != 0
-                && (sharedPrefixBits[page][word] & bit) == 0;
+    int inLineRun(int node, long[] query, int pos) {
+        int first = node + 1;
+        int next = first;
+        int end = first + Math.min(query.length - pos, highWater - first);
+        while (next < end) {
+            int page = next >>> PAGE_BITS;
+            int word = (next & OFFSET_MASK) >>> 6;
+            int shift = next & 63;
+            int ones = Long.numberOfTrailingZeros(
+                    ~((inLineBits[page][word] & owners.sameAsPrevious(page, word)) >>> shift));
+            int last = Math.min(next + ones, end);
+            long[] fields = hashes[page];
+            for (int at = STRIDE * (next & OFFSET_MASK) + LOCAL, q = pos + next - first; next < last; next++, q++) {
+                if (fields[at] != query[q]) {
+                    return next - first;
+                }
+                at += STRIDE;
+            }
+            if (ones < 64 - shift) {
+                break; // the run ended inside this word
+            }
+        }
+        return next - first;
     }
 
     /** The table of resolved nodes by content prefix (the prefix is its own well-mixed hash), for the matcher. */

@@ -94,6 +94,19 @@ final class OwnerBits {
         return n;
     }
 
+    /** Provably the same codes: the same count and equal bitsets on every tier (false only means "not proven"). */
+    boolean sameCodes(int a, int b) {
+        if (counts[a] != counts[b]) {
+            return false;
+        }
+        for (int tier = 0; tier < TIERS; tier++) {
+            if (!Arrays.equals(tier(a, tier), tier(b, tier))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     void free(int id) {
         Arrays.fill(words, id * TIERS, id * TIERS + TIERS, null);
         counts[id] = 0;

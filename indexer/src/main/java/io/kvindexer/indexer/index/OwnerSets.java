@@ -31,6 +31,14 @@ final class OwnerSets {
      */
     private long[][] words = new long[16][];
 
+    /**
+     * per node bits, paged like the words: the node's owners are provably those of node {@code id - 1} (both
+     * non-empty; the same word, the same list in the same order, or equal bitsets on every tier), refreshed on every
+     * change of either ({@link #changed}). With {@link NodeStore#inLineRun} it marks runs of blocks with the same
+     * holders, which a walk takes without an intersection.
+     */
+    private long[][] same = new long[16][];
+
     private final OwnerLists lists = new OwnerLists();
     private final OwnerBits bits = new OwnerBits();
     private int[] scratch = new int[OwnerLists.MAX + 1];
@@ -39,8 +47,10 @@ final class OwnerSets {
     void addPage(int page, long[] nodePage) {
         if (page == words.length) {
             words = Arrays.copyOf(words, page * 2);
+            same = Arrays.copyOf(same, page * 2);
         }
         words[page] = nodePage;
+        same[page] = new long[NodeStore.PAGE / 64];
         for (int at = NodeStore.OWNERS; at < nodePage.length; at += NodeStore.STRIDE) {
             nodePage[at] = nodePage[at] & ~0xFFFFFFFFL | (FREE & 0xFFFFFFFFL);
         }
@@ -58,6 +68,7 @@ final class OwnerSets {
             }
         }
         setWord(node, FREE);
+        changed(node);
     }
 
     boolean isEmpty(int node) {
@@ -124,6 +135,14 @@ final class OwnerSets {
 
     /** Adds an owner; false when it was already there. */
     boolean add(int node, int code) {
+        if (!addCode(node, code)) {
+            return false;
+        }
+        changed(node);
+        return true;
+    }
+
+    private boolean addCode(int node, int code) {
         int word = word(node);
         if (word == FREE) {
             setWord(node, code);
@@ -178,6 +197,14 @@ final class OwnerSets {
 
     /** Removes an owner; false when it was not there. */
     boolean remove(int node, int code) {
+        if (!removeCode(node, code)) {
+            return false;
+        }
+        changed(node);
+        return true;
+    }
+
+    private boolean removeCode(int node, int code) {
         int word = word(node);
         if (word >= PACKED) {
             int i = PackedOwners.indexOf(word, code);
@@ -335,6 +362,44 @@ final class OwnerSets {
             return Arrays.equals(bits.tier(refC & ~DENSE, tier), bits.tier(refN & ~DENSE, tier));
         }
         return (refC & DENSE) == 0 && (refN & DENSE) == 0 && lists.sameCodes(refC, refN);
+    }
+
+    /** The {@link #same} bits of nodes {@code 64 * word .. 64 * word + 63} of node page {@code page}. */
+    long sameAsPrevious(int page, int word) {
+        return same[page][word];
+    }
+
+    /** Refreshes the {@link #same} bits a change of {@code node}'s owners may have changed: its own and the next node's. */
+    private void changed(int node) {
+        setSame(node, node > 0 && sameCodes(node, node - 1));
+        int next = node + 1;
+        if (next >>> NodeStore.PAGE_BITS < words.length && words[next >>> NodeStore.PAGE_BITS] != null) {
+            setSame(next, sameCodes(next, node));
+        }
+    }
+
+    /** Both non-empty and provably the same codes (the same word, list order or bitsets on every tier). */
+    private boolean sameCodes(int a, int b) {
+        int wa = word(a);
+        int wb = word(b);
+        if (wa == wb) {
+            return wa != FREE; // two nodes never share a list or a bitset, so an equal word is one or packed codes
+        }
+        if (wa >= 0 || wb >= 0 || wa == FREE || wb == FREE) {
+            return false;
+        }
+        int refA = ~wa;
+        int refB = ~wb;
+        if ((refA & DENSE) != 0 && (refB & DENSE) != 0) {
+            return bits.sameCodes(refA & ~DENSE, refB & ~DENSE);
+        }
+        return (refA & DENSE) == 0 && (refB & DENSE) == 0 && lists.sameCodes(refA, refB);
+    }
+
+    private void setSame(int node, boolean value) {
+        long[] page = same[node >>> NodeStore.PAGE_BITS];
+        int word = (node & NodeStore.OFFSET_MASK) >>> 6;
+        page[word] = value ? page[word] | 1L << node : page[word] & ~(1L << node);
     }
 
     /** A node's owner word: the first of the two reads {@link #intersect} makes (see {@link #touch}). */

@@ -15,11 +15,12 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p>The candidates of every position come from {@link NodeStore}'s content-prefix table: the query's prefix hashes
  * ({@link ContentPrefix}) are pure arithmetic, so the probes of a batch of positions do not depend on each other
- * and their cache misses overlap ({@link #probe}); batches double (4, 8, … 512 positions), so a query that
+ * and their cache misses overlap ({@link PrefixProbe}); batches double (1, 2, … 512 positions), so a query that
  * stops early probes at most about twice the positions it matched. A step then only checks a candidate's parent link
  * against the frame's node (parent-exact matching) on data the probes already loaded. Most steps down a chain need
  * no probe at all: the blocks of one {@code Stored} have consecutive node ids, and when the next id is provably the
- * only candidate ({@link NodeStore#soleNextChild}) the step reads its line, next to the last one, instead.
+ * only candidate ({@link NodeStore#soleNextChild}) the step reads its line, next to the last one, instead; and where
+ * the next ids are also held by the same workers, a frame takes the whole run at once ({@link NodeStore#inLineRun}).
  *
  * <p>Workers that sit on the same node walk as one frame whose set of workers is a bitset over worker slots. A step
  * looks the query's next local hash up among the node's children and intersects the frame's set with each
@@ -59,6 +60,8 @@ final class PrefixMatcher {
 
     private final ArrayDeque<long[]> spare = new ArrayDeque<>();
     private int framesCreated;
+    /** the walk under way is the query's last (see {@link #walk}) */
+    private boolean lastWalk;
 
     /** The frame stack, one entry per frame: node, position, creation number, word range and bitset. */
     private int depth;
@@ -104,24 +107,24 @@ final class PrefixMatcher {
             m = new PrefixMatcher();
         }
         m.reset(nodes, query, slots);
-        m.walk(StorageTier.DEVICE.ordinal(), true);
         boolean host = tierHasMembers[StorageTier.HOST_PINNED.ordinal()];
-        boolean lower = tierHasMembers[StorageTier.DISK.ordinal()] || tierHasMembers[StorageTier.EXTERNAL.ordinal()];
-        // the common device-only index shares one array for the three (read-only) runs
-        int[] device = host || lower ? m.reach.clone() : m.reach;
-        if (host) {
-            m.walk(StorageTier.HOST_PINNED.ordinal(), false);
-        }
-        int[] hostRuns = lower ? m.reach.clone() : m.reach;
-        if (tierHasMembers[StorageTier.DISK.ordinal()]) {
-            m.walk(StorageTier.DISK.ordinal(), false);
-        }
+        boolean disk = tierHasMembers[StorageTier.DISK.ordinal()];
         boolean external = tierHasMembers[StorageTier.EXTERNAL.ordinal()];
-        int[] disk = external ? m.reach.clone() : m.reach;
-        if (external) {
-            m.walk(StorageTier.EXTERNAL.ordinal(), false);
+        m.walk(StorageTier.DEVICE.ordinal(), true, !(host || disk || external));
+        // the common device-only index shares one array for the three (read-only) runs
+        int[] device = host || disk || external ? m.reach.clone() : m.reach;
+        if (host) {
+            m.walk(StorageTier.HOST_PINNED.ordinal(), false, !(disk || external));
         }
-        SlotRuns runs = new SlotRuns(device, hostRuns, disk, m.reach);
+        int[] hostRuns = disk || external ? m.reach.clone() : m.reach;
+        if (disk) {
+            m.walk(StorageTier.DISK.ordinal(), false, !external);
+        }
+        int[] diskRuns = external ? m.reach.clone() : m.reach;
+        if (external) {
+            m.walk(StorageTier.EXTERNAL.ordinal(), false, true);
+        }
+        SlotRuns runs = new SlotRuns(device, hostRuns, diskRuns, m.reach);
         m.nodes = null; // keeps no index alive
         m.owners = null;
         m.query = null;
@@ -133,10 +136,13 @@ final class PrefixMatcher {
 
     /**
      * Extends every worker's run on one tier: continuing workers from their node, the others from the root.
-     * {@code first}: no worker has a run yet (the device walk), so every worker starts at the root.
+     * {@code first}: no worker has a run yet (the device walk), so every worker starts at the root. {@code last}: no
+     * walk follows, so a run's end only has to raise its worker's reach (no walk continues from its node, and which
+     * of two equally deep runs wins does not change the reach).
      */
-    private void walk(int tier, boolean first) {
+    private void walk(int tier, boolean first, boolean last) {
         probes.tier(tier);
+        lastWalk = last;
         long[] root = take();
         if (first) {
             // nobody has a run: every worker starts at the root, and no earlier run has to win a tie
@@ -206,6 +212,20 @@ final class PrefixMatcher {
         frameSet[top] = null;
         int pushedFrom = depth;
         while (pos < query.length) {
+            if (id >= 0) {
+                // a step made this frame, so all its workers hold node on the tier, hence every block of a run in
+                // line with the same holders: they keep going without a probe or an intersection
+                int run = nodes.inLineRun(node, query, pos);
+                if (run > 0) {
+                    node += run;
+                    pos += run;
+                    framesCreated += run;
+                    id = framesCreated - 1;
+                    if (pos == query.length) {
+                        break;
+                    }
+                }
+            }
             childrenAt(node, pos);
             if (candidates.size() != 1) {
                 branch(tier, pos, set, lo, hi);
@@ -248,7 +268,12 @@ final class PrefixMatcher {
             }
             for (int i = lo; i < hi; i++) {
                 for (long bits = set[i]; bits != 0; bits &= bits - 1) {
-                    end(i << 6 | Long.numberOfTrailingZeros(bits), pos, node, id);
+                    int w = i << 6 | Long.numberOfTrailingZeros(bits);
+                    if (lastWalk) {
+                        reach[w] = Math.max(reach[w], pos);
+                    } else {
+                        end(w, pos, node, id);
+                    }
                 }
             }
         }

@@ -26,7 +26,7 @@ final class PrefixProbe {
     private int probedLo;
     private int probedHi;
     private int probedCount;
-    private int batch = 4;
+    private int batch = 1;
     /** the content prefix of position {@code probedHi - 1} (the root's before any probe) */
     private int lastPrefix = ContentPrefix.ROOT;
 
@@ -46,7 +46,7 @@ final class PrefixProbe {
         probedLo = 0;
         probedHi = 0;
         probedCount = 0;
-        batch = 4;
+        batch = 1;
         lastPrefix = ContentPrefix.ROOT;
     }
 
@@ -88,7 +88,7 @@ final class PrefixProbe {
             batch = Math.min(batch * 2, 512);
         } else {
             // a new window: the prefix before pos is the node's own (the walk reached it through its prefix)
-            batch = 4;
+            batch = 1;
             probedLo = pos;
             probedHi = pos;
             probedCount = 0;

@@ -103,29 +103,107 @@ class SoleNextChildTest {
             contents.add(content);
             // evictions: blocks anywhere in a chain (middle blocks too), freeing nodes whose ids the next stores take
             for (int e = random.nextInt(4); e > 0; e--) {
-                int[] victim = chains.get(random.nextInt(chains.size()));
-                int node = victim[random.nextInt(victim.length)];
-                if (store.isLive(node)) {
-                    int[] codes = new int[store.owners().count(node)];
-                    store.owners().remove(node, codes[store.owners().codes(node, codes) - 1]);
-                    if (store.owners().count(node) == 0) {
-                        store.free(node);
-                    }
-                }
+                evictOne(store, chains, random, false);
             }
             for (int q = 0; q < 3; q++) {
-                long[] query = contents.get(random.nextInt(contents.size())).clone();
-                if (random.nextInt(4) == 0) {
-                    query[random.nextInt(query.length)] = random.nextInt(4);
+                assertAQueryAgrees(store, contents, random, 4, workers, tiers, round);
+            }
+        }
+    }
+
+    /**
+     * Runs of blocks in line with the same holders ({@link NodeStore#inLineRun}) are taken without a probe or an
+     * intersection, so the bits that mark them must follow every change of owners: several workers (more than a list
+     * holds, so sets turn dense and back) store the same chains on two tiers, and owners leave from anywhere in a
+     * chain, freeing ids that later chains take again.
+     */
+    @ParameterizedTest(name = "seed {0}")
+    @ValueSource(longs = {1, 2, 3, 4, 5, 6})
+    void runsOfTheSameHoldersAgreeWithTheOwnerScan(long seed) {
+        SplittableRandom random = new SplittableRandom(seed);
+        int workers = 80;
+        int host = 1;
+        NodeStore store = new NodeStore();
+        List<int[]> chains = new ArrayList<>();
+        List<long[]> contents = new ArrayList<>();
+        long nextHash = 1;
+        boolean[] tiers = {true, true, false, false};
+        for (int round = 0; round < 200; round++) {
+            if (chains.isEmpty() || random.nextInt(4) == 0) {
+                long[] content = new long[1 + random.nextInt(20)];
+                int[] base = chains.isEmpty() ? null : chains.get(random.nextInt(chains.size()));
+                int shared = base == null ? 0 : random.nextInt(Math.min(base.length, content.length) + 1);
+                int[] nodes = new int[content.length];
+                for (int i = 0; i < content.length; i++) {
+                    if (i < shared && store.isLive(base[i])) {
+                        content[i] = store.localHash(base[i]);
+                        nodes[i] = base[i];
+                    } else {
+                        content[i] = random.nextInt(3);
+                        long parentHash = i == 0 ? 0 : store.blockHash(nodes[i - 1]);
+                        nodes[i] = store.create(nextHash++ * 0x9E3779B97F4A7C15L, i > 0, parentHash, content[i]);
+                        store.owners().add(nodes[i], MembershipCode.of(random.nextInt(workers), DEVICE));
+                    }
                 }
-                SlotRuns expected = OwnerScanMatcher.match(store, query, workers, tiers);
-                SlotRuns actual = PrefixMatcher.match(store, query, workers, tiers);
-                if (expected == null) {
-                    assertThat(actual).isNull();
-                } else {
-                    assertThat(actual.device()).as("round %d", round).containsExactly(expected.device());
+                chains.add(nodes);
+                contents.add(content);
+            }
+            // workers take a chain's first blocks, the most of them on the device, some on the host tier
+            int[] chain = chains.get(random.nextInt(chains.size()));
+            for (int k = 1 + random.nextInt(workers); k > 0; k--) {
+                int code = MembershipCode.of(random.nextInt(workers), random.nextInt(5) == 0 ? host : DEVICE);
+                int n = random.nextBoolean() ? chain.length : 1 + random.nextInt(chain.length); // whole: runs
+                for (int i = 0; i < n && store.isLive(chain[i]); i++) {
+                    store.owners().add(chain[i], code);
                 }
             }
+            // owners leave anywhere in a chain; a node without owners is freed
+            for (int e = random.nextInt(12); e > 0; e--) {
+                evictOne(store, chains, random, true);
+            }
+            for (int q = 0; q < 4; q++) {
+                assertAQueryAgrees(store, contents, random, 3, workers, tiers, round);
+            }
+        }
+    }
+
+    /** Removes an owner (the last code, or any) of a random chain's random block; frees it when none is left. */
+    private static void evictOne(NodeStore store, List<int[]> chains, SplittableRandom random, boolean anyCode) {
+        int[] victim = chains.get(random.nextInt(chains.size()));
+        int node = victim[random.nextInt(victim.length)];
+        if (store.isLive(node)) {
+            int[] codes = new int[store.owners().count(node)];
+            int n = store.owners().codes(node, codes);
+            store.owners().remove(node, codes[anyCode ? random.nextInt(n) : n - 1]);
+            if (store.owners().count(node) == 0) {
+                store.free(node);
+            }
+        }
+    }
+
+    /**
+     * Matches a random chain's content (now and then with one block changed to a local hash below {@code locals})
+     * with both matchers and compares their runs.
+     */
+    private static void assertAQueryAgrees(
+            NodeStore store,
+            List<long[]> contents,
+            SplittableRandom random,
+            int locals,
+            int workers,
+            boolean[] tiers,
+            int round) {
+        long[] query = contents.get(random.nextInt(contents.size())).clone();
+        if (random.nextInt(4) == 0) {
+            query[random.nextInt(query.length)] = random.nextInt(locals);
+        }
+        SlotRuns expected = OwnerScanMatcher.match(store, query, workers, tiers);
+        SlotRuns actual = PrefixMatcher.match(store, query, workers, tiers);
+        if (expected == null) {
+            assertThat(actual).isNull();
+        } else {
+            assertThat(actual.device()).as("round %d, device", round).containsExactly(expected.device());
+            assertThat(actual.host()).as("round %d, host", round).containsExactly(expected.host());
         }
     }
 
