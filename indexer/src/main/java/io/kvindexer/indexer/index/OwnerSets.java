@@ -135,11 +135,7 @@ final class OwnerSets {
 
     /** Adds an owner; false when it was already there. */
     boolean add(int node, int code) {
-        if (!addCode(node, code)) {
-            return false;
-        }
-        changed(node);
-        return true;
+        return changed(node, addCode(node, code));
     }
 
     private boolean addCode(int node, int code) {
@@ -197,11 +193,7 @@ final class OwnerSets {
 
     /** Removes an owner; false when it was not there. */
     boolean remove(int node, int code) {
-        if (!removeCode(node, code)) {
-            return false;
-        }
-        changed(node);
-        return true;
+        return changed(node, removeCode(node, code));
     }
 
     private boolean removeCode(int node, int code) {
@@ -367,6 +359,14 @@ final class OwnerSets {
     /** The {@link #same} bits of nodes {@code 64 * word .. 64 * word + 63} of node page {@code page}. */
     long sameAsPrevious(int page, int word) {
         return same[page][word];
+    }
+
+    /** {@link #changed(int)} when {@code didChange}; returns it. */
+    private boolean changed(int node, boolean didChange) {
+        if (didChange) {
+            changed(node);
+        }
+        return didChange;
     }
 
     /** Refreshes the {@link #same} bits a change of {@code node}'s owners may have changed: its own and the next node's. */

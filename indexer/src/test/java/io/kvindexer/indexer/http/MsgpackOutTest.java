@@ -3,6 +3,7 @@ package io.kvindexer.indexer.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.util.function.ObjLongConsumer;
 import org.junit.jupiter.api.Test;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessageUnpacker;
@@ -32,29 +33,36 @@ class MsgpackOutTest {
 
     @Test
     void integersReadBackAsWritten() throws IOException {
-        byte[] bytes = MsgpackOut.bytes(out -> {
-            for (long v : INTEGERS) {
-                out.integer(v);
-            }
-        });
-        try (MessageUnpacker in = MessagePack.newDefaultUnpacker(bytes)) {
-            for (long v : INTEGERS) {
-                assertThat(in.unpackLong()).isEqualTo(v);
-            }
-            assertThat(in.hasNext()).isFalse();
-        }
+        assertEachReadsBack(
+                INTEGERS,
+                MsgpackOut::integer,
+                (in, v) -> assertThat(in.unpackLong()).isEqualTo(v));
     }
 
     @Test
     void unsignedDecimalsAreTheStringsOfTheUnsignedValue() throws IOException {
+        assertEachReadsBack(
+                UNSIGNED,
+                MsgpackOut::unsignedDecimal,
+                (in, v) -> assertThat(in.unpackString()).isEqualTo(Long.toUnsignedString(v)));
+    }
+
+    /** Checks one value read back; msgpack-java's reads throw IOException. */
+    private interface ReadBack {
+        void check(MessageUnpacker in, long written) throws IOException;
+    }
+
+    /** Writes every value with {@code write}, then reads them back in order and finds nothing after them. */
+    private static void assertEachReadsBack(long[] values, ObjLongConsumer<MsgpackOut> write, ReadBack read)
+            throws IOException {
         byte[] bytes = MsgpackOut.bytes(out -> {
-            for (long v : UNSIGNED) {
-                out.unsignedDecimal(v);
+            for (long v : values) {
+                write.accept(out, v);
             }
         });
         try (MessageUnpacker in = MessagePack.newDefaultUnpacker(bytes)) {
-            for (long v : UNSIGNED) {
-                assertThat(in.unpackString()).isEqualTo(Long.toUnsignedString(v));
+            for (long v : values) {
+                read.check(in, v);
             }
             assertThat(in.hasNext()).isFalse();
         }

@@ -67,46 +67,42 @@ class SoleNextChildTest {
     @ParameterizedTest(name = "seed {0}")
     @ValueSource(longs = {1, 2, 3, 4})
     void agreesWithTheOwnerScanWhileIdsAreReused(long seed) {
-        SplittableRandom random = new SplittableRandom(seed);
-        int workers = 6;
-        NodeStore store = new NodeStore();
-        List<int[]> chains = new ArrayList<>();
-        List<long[]> contents = new ArrayList<>();
-        long nextHash = 1;
-        boolean[] tiers = {true, false, false, false};
+        Trial t = new Trial(seed, 6, new boolean[] {true, false, false, false});
         for (int round = 0; round < 300; round++) {
             // a worker stores a chain: a prefix of an earlier chain's content (same blocks when it is the same
             // engine's hash chain, twins under another "hash seed") and then new content
-            long[] content = new long[1 + random.nextInt(12)];
-            int[] reuse = chains.isEmpty() || random.nextInt(3) == 0 ? null : chains.get(random.nextInt(chains.size()));
-            long[] reusedContent = reuse == null ? null : contents.get(chains.indexOf(reuse));
-            int shared = reuse == null ? 0 : random.nextInt(Math.min(reuse.length, content.length) + 1);
+            long[] content = new long[1 + t.random.nextInt(12)];
+            int[] reuse = t.chains.isEmpty() || t.random.nextInt(3) == 0
+                    ? null
+                    : t.chains.get(t.random.nextInt(t.chains.size()));
+            long[] reusedContent = reuse == null ? null : t.contents.get(t.chains.indexOf(reuse));
+            int shared = reuse == null ? 0 : t.random.nextInt(Math.min(reuse.length, content.length) + 1);
             for (int i = 0; i < content.length; i++) {
-                content[i] = i < shared ? reusedContent[i] : random.nextInt(4);
+                content[i] = i < shared ? reusedContent[i] : t.random.nextInt(4);
             }
-            boolean sameEngine = random.nextBoolean();
-            int code = MembershipCode.of(random.nextInt(workers), DEVICE);
+            boolean sameEngine = t.random.nextBoolean();
+            int code = MembershipCode.of(t.random.nextInt(t.workers), DEVICE);
             int[] nodes = new int[content.length];
             int previous = NodeStore.NONE;
             for (int i = 0; i < content.length; i++) {
-                int node = i < shared && sameEngine && store.isLive(reuse[i]) ? reuse[i] : NodeStore.NONE;
+                int node = i < shared && sameEngine && t.store.isLive(reuse[i]) ? reuse[i] : NodeStore.NONE;
                 if (node == NodeStore.NONE) {
-                    long parentHash = previous == NodeStore.NONE ? 0 : store.blockHash(previous);
-                    node = store.create(
-                            nextHash++ * 0x9E3779B97F4A7C15L, previous != NodeStore.NONE, parentHash, content[i]);
+                    long parentHash = previous == NodeStore.NONE ? 0 : t.store.blockHash(previous);
+                    node = t.store.create(
+                            t.nextHash++ * 0x9E3779B97F4A7C15L, previous != NodeStore.NONE, parentHash, content[i]);
                 }
-                store.owners().add(node, code);
+                t.store.owners().add(node, code);
                 nodes[i] = node;
                 previous = node;
             }
-            chains.add(nodes);
-            contents.add(content);
+            t.chains.add(nodes);
+            t.contents.add(content);
             // evictions: blocks anywhere in a chain (middle blocks too), freeing nodes whose ids the next stores take
-            for (int e = random.nextInt(4); e > 0; e--) {
-                evictOne(store, chains, random, false);
+            for (int e = t.random.nextInt(4); e > 0; e--) {
+                t.evictOne(false);
             }
             for (int q = 0; q < 3; q++) {
-                assertAQueryAgrees(store, contents, random, 4, workers, tiers, round);
+                t.assertAQueryAgrees(4, round);
             }
         }
     }
@@ -120,90 +116,94 @@ class SoleNextChildTest {
     @ParameterizedTest(name = "seed {0}")
     @ValueSource(longs = {1, 2, 3, 4, 5, 6})
     void runsOfTheSameHoldersAgreeWithTheOwnerScan(long seed) {
-        SplittableRandom random = new SplittableRandom(seed);
-        int workers = 80;
+        Trial t = new Trial(seed, 80, new boolean[] {true, true, false, false});
         int host = 1;
-        NodeStore store = new NodeStore();
-        List<int[]> chains = new ArrayList<>();
-        List<long[]> contents = new ArrayList<>();
-        long nextHash = 1;
-        boolean[] tiers = {true, true, false, false};
         for (int round = 0; round < 200; round++) {
-            if (chains.isEmpty() || random.nextInt(4) == 0) {
-                long[] content = new long[1 + random.nextInt(20)];
-                int[] base = chains.isEmpty() ? null : chains.get(random.nextInt(chains.size()));
-                int shared = base == null ? 0 : random.nextInt(Math.min(base.length, content.length) + 1);
+            if (t.chains.isEmpty() || t.random.nextInt(4) == 0) {
+                long[] content = new long[1 + t.random.nextInt(20)];
+                int[] base = t.chains.isEmpty() ? null : t.chains.get(t.random.nextInt(t.chains.size()));
+                int shared = base == null ? 0 : t.random.nextInt(Math.min(base.length, content.length) + 1);
                 int[] nodes = new int[content.length];
                 for (int i = 0; i < content.length; i++) {
-                    if (i < shared && store.isLive(base[i])) {
-                        content[i] = store.localHash(base[i]);
+                    if (i < shared && t.store.isLive(base[i])) {
+                        content[i] = t.store.localHash(base[i]);
                         nodes[i] = base[i];
                     } else {
-                        content[i] = random.nextInt(3);
-                        long parentHash = i == 0 ? 0 : store.blockHash(nodes[i - 1]);
-                        nodes[i] = store.create(nextHash++ * 0x9E3779B97F4A7C15L, i > 0, parentHash, content[i]);
-                        store.owners().add(nodes[i], MembershipCode.of(random.nextInt(workers), DEVICE));
+                        content[i] = t.random.nextInt(3);
+                        long parentHash = i == 0 ? 0 : t.store.blockHash(nodes[i - 1]);
+                        nodes[i] = t.store.create(t.nextHash++ * 0x9E3779B97F4A7C15L, i > 0, parentHash, content[i]);
+                        t.store.owners().add(nodes[i], MembershipCode.of(t.random.nextInt(t.workers), DEVICE));
                     }
                 }
-                chains.add(nodes);
-                contents.add(content);
+                t.chains.add(nodes);
+                t.contents.add(content);
             }
             // workers take a chain's first blocks, the most of them on the device, some on the host tier
-            int[] chain = chains.get(random.nextInt(chains.size()));
-            for (int k = 1 + random.nextInt(workers); k > 0; k--) {
-                int code = MembershipCode.of(random.nextInt(workers), random.nextInt(5) == 0 ? host : DEVICE);
-                int n = random.nextBoolean() ? chain.length : 1 + random.nextInt(chain.length); // whole: runs
-                for (int i = 0; i < n && store.isLive(chain[i]); i++) {
-                    store.owners().add(chain[i], code);
+            int[] chain = t.chains.get(t.random.nextInt(t.chains.size()));
+            for (int k = 1 + t.random.nextInt(t.workers); k > 0; k--) {
+                int code = MembershipCode.of(t.random.nextInt(t.workers), t.random.nextInt(5) == 0 ? host : DEVICE);
+                int n = t.random.nextBoolean() ? chain.length : 1 + t.random.nextInt(chain.length); // whole: runs
+                for (int i = 0; i < n && t.store.isLive(chain[i]); i++) {
+                    t.store.owners().add(chain[i], code);
                 }
             }
             // owners leave anywhere in a chain; a node without owners is freed
-            for (int e = random.nextInt(12); e > 0; e--) {
-                evictOne(store, chains, random, true);
+            for (int e = t.random.nextInt(12); e > 0; e--) {
+                t.evictOne(true);
             }
             for (int q = 0; q < 4; q++) {
-                assertAQueryAgrees(store, contents, random, 3, workers, tiers, round);
+                t.assertAQueryAgrees(3, round);
             }
         }
     }
 
-    /** Removes an owner (the last code, or any) of a random chain's random block; frees it when none is left. */
-    private static void evictOne(NodeStore store, List<int[]> chains, SplittableRandom random, boolean anyCode) {
-        int[] victim = chains.get(random.nextInt(chains.size()));
-        int node = victim[random.nextInt(victim.length)];
-        if (store.isLive(node)) {
-            int[] codes = new int[store.owners().count(node)];
-            int n = store.owners().codes(node, codes);
-            store.owners().remove(node, codes[anyCode ? random.nextInt(n) : n - 1]);
-            if (store.owners().count(node) == 0) {
-                store.free(node);
+    /** A seeded store of chains that a test grows, evicts from and queries with both matchers. */
+    private static final class Trial {
+        final SplittableRandom random;
+        final int workers;
+        final boolean[] tiers;
+        final NodeStore store = new NodeStore();
+        final List<int[]> chains = new ArrayList<>();
+        final List<long[]> contents = new ArrayList<>();
+        long nextHash = 1;
+
+        Trial(long seed, int workers, boolean[] tiers) {
+            this.random = new SplittableRandom(seed);
+            this.workers = workers;
+            this.tiers = tiers;
+        }
+
+        /** Removes an owner (the last code, or any) of a random chain's random block; frees it when none is left. */
+        void evictOne(boolean anyCode) {
+            int[] victim = chains.get(random.nextInt(chains.size()));
+            int node = victim[random.nextInt(victim.length)];
+            if (store.isLive(node)) {
+                int[] codes = new int[store.owners().count(node)];
+                int n = store.owners().codes(node, codes);
+                store.owners().remove(node, codes[anyCode ? random.nextInt(n) : n - 1]);
+                if (store.owners().count(node) == 0) {
+                    store.free(node);
+                }
             }
         }
-    }
 
-    /**
-     * Matches a random chain's content (now and then with one block changed to a local hash below {@code locals})
-     * with both matchers and compares their runs.
-     */
-    private static void assertAQueryAgrees(
-            NodeStore store,
-            List<long[]> contents,
-            SplittableRandom random,
-            int locals,
-            int workers,
-            boolean[] tiers,
-            int round) {
-        long[] query = contents.get(random.nextInt(contents.size())).clone();
-        if (random.nextInt(4) == 0) {
-            query[random.nextInt(query.length)] = random.nextInt(locals);
-        }
-        SlotRuns expected = OwnerScanMatcher.match(store, query, workers, tiers);
-        SlotRuns actual = PrefixMatcher.match(store, query, workers, tiers);
-        if (expected == null) {
-            assertThat(actual).isNull();
-        } else {
-            assertThat(actual.device()).as("round %d, device", round).containsExactly(expected.device());
-            assertThat(actual.host()).as("round %d, host", round).containsExactly(expected.host());
+        /**
+         * Matches a random chain's content (now and then with one block changed to a local hash below {@code locals})
+         * with both matchers and compares their runs.
+         */
+        void assertAQueryAgrees(int locals, int round) {
+            long[] query = contents.get(random.nextInt(contents.size())).clone();
+            if (random.nextInt(4) == 0) {
+                query[random.nextInt(query.length)] = random.nextInt(locals);
+            }
+            SlotRuns expected = OwnerScanMatcher.match(store, query, workers, tiers);
+            SlotRuns actual = PrefixMatcher.match(store, query, workers, tiers);
+            if (expected == null) {
+                assertThat(actual).isNull();
+            } else {
+                assertThat(actual.device()).as("round %d, device", round).containsExactly(expected.device());
+                assertThat(actual.host()).as("round %d, host", round).containsExactly(expected.host());
+            }
         }
     }
 
