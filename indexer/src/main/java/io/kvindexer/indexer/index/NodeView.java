@@ -38,11 +38,6 @@ final class NodeView {
         return nodes.parentBlockHash(node);
     }
 
-    /** The live node with this block hash, or {@link NodeStore#NONE}. */
-    int findByBlockHash(long blockHash) {
-        return nodes.findByBlockHash(blockHash);
-    }
-
     /** The live node of a node's parent, or {@link NodeStore#NONE} (see {@link NodeStore#parentNode}). */
     int parentNode(int node) {
         return nodes.parentNode(node);
