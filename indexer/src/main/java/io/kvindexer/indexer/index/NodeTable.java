@@ -11,7 +11,7 @@ import java.util.function.IntToLongFunction;
  * without touching their node). The capacity doubles when the table is 80 % full (40–80 % full, 5–10 bytes per
  * node): growing by half kept it 53–80 % full but placed every node three times over on the way up (a rebuild
  * places all the nodes so far), and those rebuilds were half of the writer's time while an index grows; doubling
- * places them twice. {@link #reserve} sizes a table up front when the count is known (recovery).
+ * places them twice.
  *
  * <p>Readers probe with {@link #home}, {@link #next}, {@link #at}, {@link #mayHold} and {@link #node}.
  * Not thread-safe: {@link PrefixIndex} guards it with its lock.
