@@ -3,7 +3,6 @@ package io.kvindexer.indexer.index;
 import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.index.ApplyCounters.EventType;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
@@ -24,8 +23,6 @@ final class PrefixIndex {
     private static final int TIERS = MembershipCode.TIERS;
     /** nodes scanned per write-lock acquisition when removing a worker */
     private static final int SCAN_CHUNK = 16_384;
-    /** records whose loads {@link #load} issues together */
-    private static final int PREFETCH_RUN = 64;
 
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     private final NodeStore nodes = new NodeStore();
@@ -92,127 +89,17 @@ final class PrefixIndex {
     }
 
     /**
-     * Recovery's staging ({@link ModelIndex#stageRecords}): applies dump records in order, the owners whose worker
-     * ref maps to {@code shard} in {@code shardOfRef} (all of them when it is null), each as a recovered store of its
-     * one block would be (the parent need not be held; a block that is its own parent stores nothing). One find per
-     * record rather than one per owner, and none for the parent of a record whose parent is the record before it.
+     * Recovery's staging ({@link ModelIndex#stageRecords}): applies dump records in order under one write-lock
+     * acquisition (see {@link RecordLoad}).
      */
     void load(DumpRecords records, int[] shardOfRef, int shard) {
-        int[] slotOfRef = new int[records.workers().length];
-        Arrays.fill(slotOfRef, WorkerSlots.NONE);
         lock.writeLock().lock();
         try {
-            int previous = NodeStore.NONE; // the node of the record before, when this shard has it
-            for (int i = 0; i < records.count(); ) {
-                int to = prefetchRun(records, i, previous);
-                previous = loadRun(records, i, to, previous, shardOfRef, shard, slotOfRef);
-                i = to;
-            }
+            new RecordLoad(nodes, slots, counters, tierMemberships).apply(records, shardOfRef, shard);
         } finally {
-            for (int slot : slotOfRef) {
-                if (slot != WorkerSlots.NONE) {
-                    slots.releaseIfEmpty(slot);
-                }
-            }
             publishSizes();
             lock.writeLock().unlock();
         }
-    }
-
-    /**
-     * Applies records {@code [from, to)} (see {@link #load}); returns the last one's node, or NONE. A method per run
-     * rather than one loop over the frame, so that a cold replica gets it compiled after a few hundred runs instead
-     * of waiting for the frame loop's on-stack replacement.
-     */
-    private int loadRun(
-            DumpRecords records, int from, int to, int previous, int[] shardOfRef, int shard, int[] slotOfRef) {
-        long[] blockHashes = records.blockHashes();
-        int[] ownersEnd = records.ownersEnd();
-        int[] codes = records.ownerCodes();
-        for (int i = from; i < to; i++) {
-            int first = i == 0 ? 0 : ownersEnd[i - 1];
-            long blockHash = blockHashes[i];
-            boolean hasParent = records.hasParent()[i];
-            long parent = records.parentBlockHashes()[i];
-            int node = NodeStore.NONE;
-            if (hasParent && parent == blockHash) {
-                counters.count(EventType.STORED, ApplyStatus.INVALID_BLOCK);
-            } else if (holdsAny(codes, first, ownersEnd[i], shardOfRef, shard)) {
-                node = nodes.findToCreate(blockHash);
-                if (node == NodeStore.NONE) {
-                    int parentNode = !hasParent
-                            ? NodeStore.NONE
-                            : previous != NodeStore.NONE && parent == blockHashes[i - 1]
-                                    ? previous
-                                    : nodes.findByBlockHash(parent);
-                    node = nodes.create(blockHash, hasParent, parent, records.localHashes()[i], parentNode);
-                }
-                boolean changed = false;
-                for (int k = first; k < ownersEnd[i]; k++) {
-                    int ref = MembershipCode.slot(codes[k]);
-                    if (shardOfRef != null && shardOfRef[ref] != shard) {
-                        continue;
-                    }
-                    int slot = slotOfRef[ref];
-                    if (slot == WorkerSlots.NONE) {
-                        slot = slotOfRef[ref] = slots.intern(records.workers()[ref]);
-                    }
-                    int tier = MembershipCode.tier(codes[k]);
-                    if (owners.add(node, MembershipCode.of(slot, tier))) {
-                        changed = true;
-                        slots.addMembership(slot);
-                        tierMemberships[tier]++;
-                    }
-                }
-                counters.count(EventType.STORED, changed ? ApplyStatus.OK : ApplyStatus.DUPLICATE_STORE);
-            }
-            previous = node;
-        }
-        return previous;
-    }
-
-    /**
-     * Issues the loads of the run of records from {@code from} on that each have the record before as parent (at
-     * most {@value #PREFETCH_RUN}), together ({@link NodeStore#prefetch}); returns where the run ends. The prefix
-     * slots are loaded too when the run's first prefix is known: a root block, or one under a resolved parent
-     * ({@code previous}, the record before's node, else found by hash: the find its create makes anyway, which then
-     * hits the cache).
-     */
-    private int prefetchRun(DumpRecords records, int from, int previous) {
-        long[] blockHashes = records.blockHashes();
-        int to = from + 1;
-        int end = Math.min(records.count(), from + PREFETCH_RUN);
-        while (to < end && records.hasParent()[to] && records.parentBlockHashes()[to] == blockHashes[to - 1]) {
-            to++;
-        }
-        boolean root = !records.hasParent()[from];
-        long parentHash = records.parentBlockHashes()[from];
-        int parent = root
-                ? NodeStore.NONE
-                : previous != NodeStore.NONE && parentHash == blockHashes[from - 1]
-                        ? previous
-                        : nodes.findByBlockHash(parentHash);
-        boolean rooted = root || parent != NodeStore.NONE && nodes.isResolved(parent);
-        nodes.prefetch(
-                blockHashes,
-                records.localHashes(),
-                from,
-                to,
-                rooted,
-                !rooted ? 0 : root ? ContentPrefix.ROOT : nodes.prefix(parent));
-        return to;
-    }
-
-    private static boolean holdsAny(int[] codes, int from, int to, int[] shardOfRef, int shard) {
-        if (shardOfRef == null) {
-            return true;
-        }
-        for (int k = from; k < to; k++) {
-            if (shardOfRef[MembershipCode.slot(codes[k])] == shard) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** Removes every dp rank of an instance, on every tier. */
