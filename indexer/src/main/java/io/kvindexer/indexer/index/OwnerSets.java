@@ -31,6 +31,9 @@ final class OwnerSets {
      */
     private long[][] words = new long[16][];
 
+    /** {@link #sameCodes}'s tier for "every tier" */
+    private static final int ALL_TIERS = -1;
+
     /**
      * per node bits, paged like the words: the node's owners are provably those of node {@code id - 1} (both
      * non-empty; the same word, the same list in the same order, or equal bitsets on every tier), refreshed on every
@@ -339,21 +342,7 @@ final class OwnerSets {
      * of kept up to date on every write). False only means "not proven": the caller intersects.
      */
     boolean covers(int child, int node, int tier) {
-        int c = word(child);
-        int n = word(node);
-        if (c == n) {
-            // one and the same owner, or the same packed codes (two nodes never share a list or a bitset)
-            return c != FREE;
-        }
-        if (c >= 0 || n >= 0 || c == FREE || n == FREE) {
-            return false;
-        }
-        int refC = ~c;
-        int refN = ~n;
-        if ((refC & DENSE) != 0 && (refN & DENSE) != 0) {
-            return Arrays.equals(bits.tier(refC & ~DENSE, tier), bits.tier(refN & ~DENSE, tier));
-        }
-        return (refC & DENSE) == 0 && (refN & DENSE) == 0 && lists.sameCodes(refC, refN);
+        return sameCodes(child, node, tier);
     }
 
     /** The {@link #same} bits of nodes {@code 64 * word .. 64 * word + 63} of node page {@code page}. */
@@ -371,19 +360,23 @@ final class OwnerSets {
 
     /** Refreshes the {@link #same} bits a change of {@code node}'s owners may have changed: its own and the next node's. */
     private void changed(int node) {
-        setSame(node, node > 0 && sameCodes(node, node - 1));
+        setSame(node, node > 0 && sameCodes(node, node - 1, ALL_TIERS));
         int next = node + 1;
         if (next >>> NodeStore.PAGE_BITS < words.length && words[next >>> NodeStore.PAGE_BITS] != null) {
-            setSame(next, sameCodes(next, node));
+            setSame(next, sameCodes(next, node, ALL_TIERS));
         }
     }
 
-    /** Both non-empty and provably the same codes (the same word, list order or bitsets on every tier). */
-    private boolean sameCodes(int a, int b) {
+    /**
+     * Both non-empty and provably the same codes: the same word (one code, or the same packed codes: two nodes never
+     * share a list or a bitset), the same list in the same order, or equal bitsets on {@code tier} ({@link #ALL_TIERS}:
+     * on every tier). False only means "not proven".
+     */
+    private boolean sameCodes(int a, int b, int tier) {
         int wa = word(a);
         int wb = word(b);
         if (wa == wb) {
-            return wa != FREE; // two nodes never share a list or a bitset, so an equal word is one or packed codes
+            return wa != FREE;
         }
         if (wa >= 0 || wb >= 0 || wa == FREE || wb == FREE) {
             return false;
@@ -391,7 +384,9 @@ final class OwnerSets {
         int refA = ~wa;
         int refB = ~wb;
         if ((refA & DENSE) != 0 && (refB & DENSE) != 0) {
-            return bits.sameCodes(refA & ~DENSE, refB & ~DENSE);
+            return tier == ALL_TIERS
+                    ? bits.sameCodes(refA & ~DENSE, refB & ~DENSE)
+                    : Arrays.equals(bits.tier(refA & ~DENSE, tier), bits.tier(refB & ~DENSE, tier));
         }
         return (refA & DENSE) == 0 && (refB & DENSE) == 0 && lists.sameCodes(refA, refB);
     }
