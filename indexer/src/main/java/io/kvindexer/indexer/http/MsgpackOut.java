@@ -62,9 +62,7 @@ final class MsgpackOut {
 
     /** Bytes that are already msgpack ({@link #encoded}). */
     MsgpackOut raw(byte[] encoded) {
-        room(encoded.length);
-        System.arraycopy(encoded, 0, buf, size, encoded.length);
-        size += encoded.length;
+        put(encoded);
         return this;
     }
 
@@ -94,9 +92,7 @@ final class MsgpackOut {
     MsgpackOut string(String s) {
         byte[] utf8 = s.getBytes(StandardCharsets.UTF_8);
         stringHeader(utf8.length);
-        room(utf8.length);
-        System.arraycopy(utf8, 0, buf, size, utf8.length);
-        size += utf8.length;
+        put(utf8);
         return this;
     }
 
@@ -161,6 +157,12 @@ final class MsgpackOut {
         room(1);
         buf[size++] = (byte) (v ? 0xc3 : 0xc2);
         return this;
+    }
+
+    private void put(byte[] bytes) {
+        room(bytes.length);
+        System.arraycopy(bytes, 0, buf, size, bytes.length);
+        size += bytes.length;
     }
 
     private void put16(int v) {
