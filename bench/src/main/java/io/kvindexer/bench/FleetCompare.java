@@ -223,23 +223,37 @@ final class FleetCompare {
      */
     record Heap(long allocated, long collections, long millis) {
 
-        static Heap now() {
-            long count = 0;
-            long millis = 0;
-            for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
-                count += Math.max(0, gc.getCollectionCount());
-                millis += Math.max(0, gc.getCollectionTime());
+        /** Since {@code mark}: the bytes of the threads alive now (one that ended in between takes its bytes along). */
+        static Heap since(Mark mark) {
+            Mark now = Mark.now();
+            long allocated = 0;
+            for (var thread : now.bytes().entrySet()) {
+                allocated += thread.getValue() - mark.bytes().getOrDefault(thread.getKey(), 0L);
             }
-            var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-            long allocated = Arrays.stream(threads.getThreadAllocatedBytes(threads.getAllThreadIds()))
-                    .filter(b -> b > 0)
-                    .sum();
-            return new Heap(allocated, count, millis);
+            return new Heap(allocated, now.collections() - mark.collections(), now.millis() - mark.millis());
         }
 
-        /** Since {@code before}; a thread that ended in between takes its bytes along (the window keeps its threads). */
-        Heap since(Heap before) {
-            return new Heap(allocated - before.allocated, collections - before.collections, millis - before.millis);
+        /** Each live thread's allocated bytes so far, by thread id, and the collections so far. */
+        record Mark(java.util.Map<Long, Long> bytes, long collections, long millis) {
+
+            static Mark now() {
+                long count = 0;
+                long millis = 0;
+                for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+                    count += Math.max(0, gc.getCollectionCount());
+                    millis += Math.max(0, gc.getCollectionTime());
+                }
+                var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+                long[] ids = threads.getAllThreadIds();
+                long[] allocated = threads.getThreadAllocatedBytes(ids);
+                java.util.Map<Long, Long> bytes = new java.util.HashMap<>();
+                for (int i = 0; i < ids.length; i++) {
+                    if (allocated[i] >= 0) { // -1: ended since the ids were listed
+                        bytes.put(ids[i], allocated[i]);
+                    }
+                }
+                return new Mark(bytes, count, millis);
+            }
         }
     }
 
@@ -280,7 +294,7 @@ final class FleetCompare {
                 System.gc();
                 double cpuBefore = pubs.cpuSeconds();
                 long indexerCpu = ZmqIngestFloor.processCpuNanos();
-                Heap heap = Heap.now();
+                Heap.Mark heap = Heap.Mark.now();
                 long start = System.nanoTime();
                 for (int p = 0; p < pubs.processes(); p++) {
                     double share = rate * pubs.size(p) / engines / (2.0 * half); // this process's batches per second
@@ -312,7 +326,7 @@ final class FleetCompare {
                             new long[0],
                             null);
                 }
-                Heap inWindow = Heap.now().since(heap);
+                Heap inWindow = Heap.since(heap);
                 double publisherCpu = pubs.cpuSeconds() - cpuBefore;
                 double indexerNs = (double) (ZmqIngestFloor.processCpuNanos() - indexerCpu) / blockEvents();
                 return new Result(
