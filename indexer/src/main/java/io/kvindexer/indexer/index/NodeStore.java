@@ -184,7 +184,7 @@ final class NodeStore {
         page[at + PARENT] = hasParent ? parentBlockHash : 0L;
         page[at + LOCAL] = local;
         boolean resolved = !hasParent || (parentNode != NONE && isResolved(parentNode));
-        owners.reset(node);
+        // no owners.reset: a free id has no owners and clear "same" bits already (free() reset it, a page starts so)
         setPrefix(
                 node, resolved ? ContentPrefix.extend(hasParent ? prefix(parentNode) : ContentPrefix.ROOT, local) : 0);
         setBit(hasParentBits, node, hasParent);
