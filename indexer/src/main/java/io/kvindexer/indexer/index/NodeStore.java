@@ -391,6 +391,28 @@ final class NodeStore {
     }
 
     /**
+     * {@link #prefetch} for a remove of these blocks, plus the prefix-table slot of each node found: a remove that
+     * takes a node's last owner frees it, and the free reads that slot (the prefix sits in the owner word's long,
+     * which the node load above brought in).
+     */
+    void prefetchRemove(long[] blockHashes) {
+        if (blockHashes.length < 2) {
+            return; // nothing to overlap (and prefetch filled no homes)
+        }
+        prefetch(blockHashes, null, 0, blockHashes.length, false, 0);
+        int sink = 0;
+        for (int i = 0; i < blockHashes.length; i++) {
+            int entry = byBlockHash.at(homes[i]);
+            if (entry != 0 && NodeTable.mayHold(entry, blockHashSlot(blockHashes[i]))) {
+                int node = NodeTable.node(entry);
+                long word = hashes[node >>> PAGE_BITS][STRIDE * (node & OFFSET_MASK) + PREFIX];
+                sink += byPrefix.at(byPrefix.home(ContentPrefix.tableHash(prefixOf(word))));
+            }
+        }
+        prefetched += sink;
+    }
+
+    /**
      * The next node id, {@code node + 1}, when it is provably the only node the content-prefix probe could find for
      * the position after {@code node} with local hash {@code local} under {@code node}: it is in line (see
      * {@link #inLineBits}) and has that local hash; else NONE. The blocks of one {@code Stored} get consecutive ids
