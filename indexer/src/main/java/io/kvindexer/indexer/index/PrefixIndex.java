@@ -217,7 +217,7 @@ final class PrefixIndex {
         int tier = op.tier().ordinal();
         int code = MembershipCode.of(slot, tier);
         boolean missing = false;
-        nodes.prefetch(op.blockHashes(), null, 0, op.blockHashes().length, false, 0);
+        nodes.prefetchRemove(op.blockHashes());
         for (long blockHash : op.blockHashes()) {
             int node = nodes.findByBlockHash(blockHash);
             if (node == NodeStore.NONE || !owners.remove(node, code)) {
