@@ -23,7 +23,7 @@ final class RequestBody implements AutoCloseable {
 
     private RequestBody(ServerRequest req, long limit) {
         this.limit = limit;
-        this.deadline = BodyDeadline.of(req);
+        this.deadline = BodyDeadline.current();
         this.stream = new Limited(req.content().inputStream(), limit, deadline);
         if (deadline != null) {
             deadline.arm();
