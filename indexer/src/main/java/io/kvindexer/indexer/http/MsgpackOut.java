@@ -27,8 +27,8 @@ final class MsgpackOut {
     private MsgpackOut() {}
 
     /** The answer is msgpack when the request was, or when its Accept names msgpack explicitly. */
-    static boolean wanted(ServerRequest req) {
-        if (MsgpackBody.isMsgpack(req)) {
+    static boolean wanted(ServerRequest req, boolean msgpackBody) {
+        if (msgpackBody) {
             return true;
         }
         for (HttpMediaType t : req.headers().acceptedTypes()) {
