@@ -35,20 +35,23 @@ final class FlatJsonBody extends RequestFields {
     private int p;
     private boolean first = true;
 
-    private FlatJsonBody(byte[] bytes) {
+    private FlatJsonBody(byte[] bytes, int length) {
         this.b = bytes;
-        this.n = bytes.length;
+        this.n = length;
         ws();
         expect('{');
     }
 
-    /** Decodes a whole JSON body, here when it is flat, else with {@link JsonBody} (every error is worded there). */
-    static <T> T decode(byte[] bytes, Function<RequestFields, T> decode) {
+    /**
+     * Decodes a whole JSON body (the first {@code length} bytes of {@code bytes}), here when it is flat, else with
+     * {@link JsonBody} (every error is worded there).
+     */
+    static <T> T decode(byte[] bytes, int length, Function<RequestFields, T> decode) {
         T fast;
         try {
-            fast = decodeFlat(bytes, decode);
+            fast = decodeFlat(bytes, length, decode);
         } catch (Fallback notFlat) {
-            try (JsonBody json = JsonBody.of(bytes)) {
+            try (JsonBody json = JsonBody.of(bytes, length)) {
                 return decode.apply(json);
             }
         }
@@ -56,8 +59,8 @@ final class FlatJsonBody extends RequestFields {
     }
 
     /** Decodes a flat body here; {@link Fallback} for any other. */
-    static <T> T decodeFlat(byte[] bytes, Function<RequestFields, T> decode) {
-        return decode.apply(new FlatJsonBody(bytes));
+    static <T> T decodeFlat(byte[] bytes, int length, Function<RequestFields, T> decode) {
+        return decode.apply(new FlatJsonBody(bytes, length));
     }
 
     @Override

@@ -55,10 +55,13 @@ final class JsonBody extends RequestFields implements AutoCloseable {
         }
     }
 
-    /** Opens the object of a body already read whole (and admitted); the parser sits on the first field. */
-    static JsonBody of(byte[] bytes) {
+    /**
+     * Opens the object of a body already read whole (and admitted), the first {@code length} bytes of
+     * {@code bytes}; the parser sits on the first field.
+     */
+    static JsonBody of(byte[] bytes, int length) {
         try {
-            return new JsonBody(FACTORY.createParser(bytes), null).begin();
+            return new JsonBody(FACTORY.createParser(bytes, 0, length), null).begin();
         } catch (IOException e) {
             throw new ApiError(400, "cannot read the request body: " + e.getMessage());
         }

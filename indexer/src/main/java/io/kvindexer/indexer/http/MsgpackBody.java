@@ -29,10 +29,10 @@ final class MsgpackBody extends RequestFields {
     private final int length;
     private int fieldsLeft;
 
-    private MsgpackBody(byte[] bytes) {
-        this.in = MessagePack.newDefaultUnpacker(bytes);
+    private MsgpackBody(byte[] bytes, int length) {
+        this.in = MessagePack.newDefaultUnpacker(bytes, 0, length);
         this.bytes = bytes;
-        this.length = bytes.length;
+        this.length = length;
     }
 
     /** True when the request declares a msgpack body. */
@@ -41,17 +41,12 @@ final class MsgpackBody extends RequestFields {
         return type != null && MEDIA_TYPE.equalsIgnoreCase(type.mediaType().text());
     }
 
-    /** Reads the whole body (within {@code limit} bytes and the read deadline) and opens its top-level map. */
-    static MsgpackBody open(ServerRequest req, long limit) {
-        return of(RequestBody.readAll(req, limit, "msgpack"));
-    }
-
-    /** Opens a body already in memory (tests use this too). */
-    static MsgpackBody of(byte[] bytes) {
-        if (bytes.length == 0) {
+    /** Opens a body already in memory: its first {@code length} bytes of {@code bytes}. */
+    static MsgpackBody of(byte[] bytes, int length) {
+        if (length == 0) {
             throw ApiError.badJson("request body is empty; expected a msgpack map");
         }
-        MsgpackBody body = new MsgpackBody(bytes);
+        MsgpackBody body = new MsgpackBody(bytes, length);
         try {
             ValueType t = body.in.getNextFormat().getValueType();
             if (t != ValueType.MAP) {

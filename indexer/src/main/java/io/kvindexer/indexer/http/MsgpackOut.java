@@ -1,6 +1,8 @@
 package io.kvindexer.indexer.http;
 
+import io.helidon.http.Header;
 import io.helidon.http.HeaderNames;
+import io.helidon.http.HeaderValues;
 import io.helidon.http.HttpMediaType;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.ServerRequest;
@@ -21,14 +23,18 @@ final class MsgpackOut {
         void write(MsgpackOut out);
     }
 
+    /** Built once, with its HTTP/1 bytes, as Helidon's own JSON content type is. */
+    private static final Header CONTENT_TYPE =
+            HeaderValues.createCached(HeaderNames.CONTENT_TYPE, MsgpackBody.MEDIA_TYPE);
+
     private byte[] buf = new byte[512];
     private int size;
 
     private MsgpackOut() {}
 
     /** The answer is msgpack when the request was, or when its Accept names msgpack explicitly. */
-    static boolean wanted(ServerRequest req) {
-        if (MsgpackBody.isMsgpack(req)) {
+    static boolean wanted(ServerRequest req, boolean msgpackBody) {
+        if (msgpackBody) {
             return true;
         }
         for (HttpMediaType t : req.headers().acceptedTypes()) {
@@ -44,7 +50,7 @@ final class MsgpackOut {
         MsgpackOut out = new MsgpackOut();
         body.write(out);
         res.status(Status.create(status));
-        res.header(HeaderNames.CONTENT_TYPE, MsgpackBody.MEDIA_TYPE);
+        res.header(CONTENT_TYPE);
         res.send(out.buf, 0, out.size);
     }
 

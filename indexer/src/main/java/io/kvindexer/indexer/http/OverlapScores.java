@@ -1,9 +1,12 @@
 package io.kvindexer.indexer.http;
 
+import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.index.MatchResult;
+import io.kvindexer.indexer.index.MatchResult.WorkerMatch;
+import java.util.Arrays;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * The answer of {@code /query} and {@code /query_by_hash} in tokens (matched blocks × block size), ready to be
@@ -23,36 +26,74 @@ public record OverlapScores(Map<Long, Map<Integer, Long>> scores, Map<Long, Inst
      */
     public record InstanceTiers(long longestMatched, long gpu, Map<Integer, Long> dp, long cpu, long disk) {}
 
-    /** Builds the response from a match: blocks × block size, ranks of one instance merged by max (compatibility.md, Index semantics). */
+    /**
+     * Builds the response from a match: blocks × block size, ranks of one instance merged by max (compatibility.md,
+     * Index semantics). The match lists its workers in answer order already ({@link WorkerKey#ORDER}), so each
+     * instance is one run of the list and the maps are filled in order, not sorted (a list built otherwise is
+     * sorted first).
+     */
     public static OverlapScores of(MatchResult match, int blockSize) {
-        Map<Long, Map<Integer, Long>> scores = new TreeMap<>(Long::compareUnsigned);
-        Map<Long, Map<Integer, Long>> dp = new TreeMap<>(Long::compareUnsigned);
-        Map<Long, long[]> maxima = new TreeMap<>(Long::compareUnsigned); // gpu, cpu, disk
-        for (MatchResult.WorkerMatch m : match.workers()) {
-            long instance = m.worker().instanceId();
-            int rank = m.worker().dpRank();
-            long gpu = (long) m.deviceBlocks() * blockSize;
-            long cpu = (long) m.hostBlocks() * blockSize;
-            long disk = (long) m.diskBlocks() * blockSize;
-            if (m.deviceBlocks() > 0) {
-                scores.computeIfAbsent(instance, k -> new TreeMap<>(Integer::compareUnsigned))
-                        .put(rank, gpu);
+        WorkerMatch[] workers = inOrder(match);
+        Map<Long, Map<Integer, Long>> scores = new LinkedHashMap<>();
+        Map<Long, InstanceTiers> instances = new LinkedHashMap<>();
+        for (int from = 0, to; from < workers.length; from = to) {
+            long instance = workers[from].worker().instanceId();
+            to = from + 1;
+            while (to < workers.length && workers[to].worker().instanceId() == instance) {
+                to++;
             }
-            dp.computeIfAbsent(instance, k -> new TreeMap<>(Integer::compareUnsigned))
-                    .put(rank, gpu);
-            long[] max = maxima.computeIfAbsent(instance, k -> new long[3]);
-            max[0] = Math.max(max[0], gpu);
-            max[1] = Math.max(max[1], cpu);
-            max[2] = Math.max(max[2], disk);
+            Map<Integer, Long> dp = ranks(workers, from, to, blockSize, false);
+            long gpu = 0;
+            long cpu = 0;
+            long disk = 0;
+            boolean allOnDevice = true;
+            for (int i = from; i < to; i++) {
+                WorkerMatch m = workers[i];
+                gpu = Math.max(gpu, (long) m.deviceBlocks() * blockSize);
+                cpu = Math.max(cpu, (long) m.hostBlocks() * blockSize);
+                disk = Math.max(disk, (long) m.diskBlocks() * blockSize);
+                allOnDevice &= m.deviceBlocks() > 0;
+            }
+            if (gpu > 0) {
+                scores.put(instance, allOnDevice ? dp : ranks(workers, from, to, blockSize, true));
+            }
+            instances.put(instance, new InstanceTiers(Math.max(gpu, Math.max(cpu, disk)), gpu, dp, cpu, disk));
         }
-        Map<Long, InstanceTiers> instances = new TreeMap<>(Long::compareUnsigned);
-        maxima.forEach((instance, max) -> {
-            long longest = Math.max(max[0], Math.max(max[1], max[2]));
-            instances.put(
-                    instance,
-                    new InstanceTiers(longest, max[0], Collections.unmodifiableMap(dp.get(instance)), max[1], max[2]));
-        });
-        scores.replaceAll((instance, ranks) -> Collections.unmodifiableMap(ranks));
         return new OverlapScores(Collections.unmodifiableMap(scores), Collections.unmodifiableMap(instances));
+    }
+
+    /** Device tokens per rank of the workers in {@code [from, to)}; with {@code deviceOnly}, of those with any. */
+    private static Map<Integer, Long> ranks(
+            WorkerMatch[] workers, int from, int to, int blockSize, boolean deviceOnly) {
+        if (to - from == 1) {
+            return Map.of(workers[from].worker().dpRank(), (long) workers[from].deviceBlocks() * blockSize);
+        }
+        Map<Integer, Long> ranks = new LinkedHashMap<>();
+        for (int i = from; i < to; i++) {
+            if (!deviceOnly || workers[i].deviceBlocks() > 0) {
+                ranks.put(workers[i].worker().dpRank(), (long) workers[i].deviceBlocks() * blockSize);
+            }
+        }
+        return Collections.unmodifiableMap(ranks);
+    }
+
+    private static WorkerMatch[] inOrder(MatchResult match) {
+        WorkerMatch[] workers = match.workers().toArray(WorkerMatch[]::new);
+        for (int i = 1; i < workers.length; i++) {
+            if (compare(workers[i - 1], workers[i]) > 0) {
+                Arrays.sort(workers, OverlapScores::compare);
+                break;
+            }
+        }
+        return workers;
+    }
+
+    /** {@link WorkerKey#ORDER} without boxing the keys. */
+    private static int compare(WorkerMatch a, WorkerMatch b) {
+        int byInstance =
+                Long.compareUnsigned(a.worker().instanceId(), b.worker().instanceId());
+        return byInstance != 0
+                ? byInstance
+                : Integer.compareUnsigned(a.worker().dpRank(), b.worker().dpRank());
     }
 }

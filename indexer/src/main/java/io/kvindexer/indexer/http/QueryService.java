@@ -30,32 +30,34 @@ record QueryService(
     }
 
     private void query(ServerRequest req, ServerResponse res) {
-        Requests.Query q = read(req, Requests::query);
-        tokenLimit("token_ids", q.tokenIds().remaining());
-        ModelIndex index = index(q.modelName(), q.tenantId());
-        answer(
-                req,
-                res,
-                timedMatch(
-                        "/query",
-                        index,
-                        () -> index.localHashes(q.tokenIds(), q.loraName(), q.cacheSalt()),
-                        OverlapScores::of));
+        boolean msgpack = MsgpackBody.isMsgpack(req);
+        OverlapScores scores = read(req, msgpack, Requests::query, q -> {
+            tokenLimit("token_ids", q.tokenIds().remaining());
+            ModelIndex index = index(q.modelName(), q.tenantId());
+            return timedMatch(
+                    "/query",
+                    index,
+                    () -> index.localHashes(q.tokenIds(), q.loraName(), q.cacheSalt()),
+                    OverlapScores::of);
+        });
+        answer(req, res, msgpack, scores);
     }
 
     private void queryByHash(ServerRequest req, ServerResponse res) {
-        answer(req, res, matchByHash(req, "/query_by_hash", OverlapScores::of));
+        boolean msgpack = MsgpackBody.isMsgpack(req);
+        answer(req, res, msgpack, matchByHash(req, msgpack, "/query_by_hash", OverlapScores::of));
     }
 
     /** Dynamo's tiered query for a remote primary: the same request as {@code /query_by_hash}, counts in blocks. */
     private void queryTieredByHash(ServerRequest req, ServerResponse res) {
-        TieredScores tiered = matchByHash(req, "/query_tiered_by_hash", TieredScores::of);
+        TieredScores tiered = matchByHash(req, MsgpackBody.isMsgpack(req), "/query_tiered_by_hash", TieredScores::of);
         JsonOut.send(res, 200, g -> tiered.writeJson(g, facts.exact()));
     }
 
     /** The two by-hash routes: the same request, the match shaped by {@code shape}. */
-    private <S> S matchByHash(ServerRequest req, String route, BiFunction<MatchResult, Integer, S> shape) {
-        Requests.HashQuery q = read(req, Requests::queryByHash);
+    private <S> S matchByHash(
+            ServerRequest req, boolean msgpack, String route, BiFunction<MatchResult, Integer, S> shape) {
+        Requests.HashQuery q = read(req, msgpack, Requests::queryByHash, Function.identity());
         tokenLimit("block_hashes", q.localHashes().length);
         return timedMatch(route, index(q.modelName(), q.tenantId()), q::localHashes, shape);
     }
@@ -86,19 +88,20 @@ record QueryService(
 
     /**
      * Decodes the body as msgpack when it says so, else as JSON (which refuses any other content type with 415):
-     * read whole, then straight from its bytes when flat ({@link FlatJsonBody}), else by {@link JsonBody}.
+     * read whole, then straight from its bytes when flat ({@link FlatJsonBody}), else by {@link JsonBody}; then
+     * {@code use} runs on the request while the body's bytes are still held (msgpack token ids are a view of them).
      */
-    private <T> T read(ServerRequest req, Function<RequestFields, T> decode) {
-        if (MsgpackBody.isMsgpack(req)) {
-            try (RequestFields body = MsgpackBody.open(req, maxBody)) {
-                return decode.apply(body);
-            }
+    private <T, R> R read(ServerRequest req, boolean msgpack, Function<RequestFields, T> decode, Function<T, R> use) {
+        try (RequestBody.Bytes body = RequestBody.readAll(req, maxBody, msgpack ? "msgpack" : "json")) {
+            T request = msgpack
+                    ? decode.apply(MsgpackBody.of(body.array(), body.length()))
+                    : FlatJsonBody.decode(body.array(), body.length(), decode);
+            return use.apply(request);
         }
-        return FlatJsonBody.decode(RequestBody.readAll(req, maxBody, "json"), decode);
     }
 
-    private void answer(ServerRequest req, ServerResponse res, OverlapScores scores) {
-        if (MsgpackOut.wanted(req)) {
+    private void answer(ServerRequest req, ServerResponse res, boolean msgpackBody, OverlapScores scores) {
+        if (MsgpackOut.wanted(req, msgpackBody)) {
             MsgpackOut.send(res, 200, p -> OverlapScoresWriter.msgpack(p, scores, facts));
         } else {
             JsonOut.send(res, 200, g -> OverlapScoresWriter.json(g, scores, facts));

@@ -7,7 +7,6 @@ import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.util.Arrays;
 
 /**
  * Admission of a request body, before any parsing: the content type (415), the size limit declared (413 at once)
@@ -23,7 +22,7 @@ final class RequestBody implements AutoCloseable {
 
     private RequestBody(ServerRequest req, long limit) {
         this.limit = limit;
-        this.deadline = BodyDeadline.of(req);
+        this.deadline = BodyDeadline.current();
         this.stream = new Limited(req.content().inputStream(), limit, deadline);
         if (deadline != null) {
             deadline.arm();
@@ -53,11 +52,23 @@ final class RequestBody implements AutoCloseable {
     }
 
     /**
-     * Admits a body (as {@link #open}) and reads it whole, the deadline disarmed when done. With a Content-Length
-     * (what clients send) the bytes go straight into an array of that size: one copy out of the connection's
-     * buffers, none to grow or trim. A failed read is answered as admission explains it (408, 413), else 400.
+     * A body read whole: the first {@code length} bytes of {@code array}, which may be longer. Closing it gives a
+     * pooled array back ({@link BodyBuffers}): nothing may read the bytes (or a view of them) after that.
      */
-    static byte[] readAll(ServerRequest req, long limit, String subtype) {
+    record Bytes(byte[] array, int length) implements AutoCloseable {
+        @Override
+        public void close() {
+            BodyBuffers.give(array);
+        }
+    }
+
+    /**
+     * Admits a body (as {@link #open}) and reads it whole, the deadline disarmed when done. With a Content-Length
+     * (what clients send) the bytes go straight into a pooled array of at least that size: one copy out of the
+     * connection's buffers, none to grow or trim. A failed read is answered as admission explains it (408, 413),
+     * else 400.
+     */
+    static Bytes readAll(ServerRequest req, long limit, String subtype) {
         try (RequestBody body = open(req, limit, subtype)) {
             try {
                 return body.readAll(req.headers().contentLength().orElse(-1L));
@@ -71,13 +82,18 @@ final class RequestBody implements AutoCloseable {
         }
     }
 
-    private byte[] readAll(long declared) throws IOException {
+    private Bytes readAll(long declared) throws IOException {
         if (declared < 0 || declared > Integer.MAX_VALUE - 8) {
-            return stream.readAllBytes(); // chunked: Limited stops it at the limit
+            byte[] bytes = stream.readAllBytes(); // chunked: Limited stops it at the limit
+            return new Bytes(bytes, bytes.length);
         }
-        byte[] bytes = new byte[(int) declared]; // admitted: declared <= limit
-        int n = stream.readNBytes(bytes, 0, bytes.length);
-        return n == bytes.length ? bytes : Arrays.copyOf(bytes, n);
+        byte[] bytes = BodyBuffers.take((int) declared); // admitted: declared <= limit
+        try {
+            return new Bytes(bytes, stream.readNBytes(bytes, 0, (int) declared));
+        } catch (IOException | RuntimeException e) {
+            BodyBuffers.give(bytes);
+            throw e;
+        }
     }
 
     /** The answer for a failed read that admission explains (408 deadline passed, 413 too large), else null. */

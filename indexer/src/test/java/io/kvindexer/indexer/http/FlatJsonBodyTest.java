@@ -42,9 +42,9 @@ class FlatJsonBodyTest {
 
     private static void assertSameAsJackson(String body, Function<RequestFields, ?> decode) {
         byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        String flat = outcome(decode, d -> FlatJsonBody.decode(bytes, d::apply));
+        String flat = outcome(decode, d -> FlatJsonBody.decode(bytes, bytes.length, d::apply));
         String jackson = outcome(decode, d -> {
-            try (JsonBody json = JsonBody.of(bytes)) {
+            try (JsonBody json = JsonBody.of(bytes, bytes.length)) {
                 return d.apply(json);
             }
         });
@@ -66,7 +66,7 @@ class FlatJsonBodyTest {
         byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
         Function<RequestFields, ?> decode = body.contains("block_hashes") ? Requests::queryByHash : Requests::query;
         // no Fallback: the flat reader decoded it (or found the same missing field)
-        outcome(decode, d -> FlatJsonBody.decodeFlat(bytes, d::apply));
+        outcome(decode, d -> FlatJsonBody.decodeFlat(bytes, bytes.length, d::apply));
         assertSameAsJackson(body, decode);
     }
 
@@ -79,7 +79,7 @@ class FlatJsonBodyTest {
             "{\"model_name\":\"m\",\"token_ids\":[1.5]}",
         }) {
             byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-            assertThatThrownBy(() -> FlatJsonBody.decodeFlat(bytes, Requests::query))
+            assertThatThrownBy(() -> FlatJsonBody.decodeFlat(bytes, bytes.length, Requests::query))
                     .as(body)
                     .isInstanceOf(FlatJsonBody.Fallback.class);
             assertSameAsJackson(body, Requests::query);

@@ -228,6 +228,23 @@ class MsgpackQueryTest {
     }
 
     @Test
+    void aBodyReadIntoAnArrayLeftLongerByAPreviousOneEndsAtItsOwnLength() throws Exception {
+        // bodies are read into reused arrays: a short body after a longer one must not see the longer one's tail
+        byte[] good = msgpack("model_name", "llama", "tenant_id", "t", "token_ids", range(1, 9));
+        String json = "{\"model_name\":\"llama\",\"tenant_id\":\"t\",\"token_ids\":[1,2,3,4,5,6,7,8,9]}";
+        for (int i = 0; i < 3; i++) {
+            assertThat(post("/query", good, MSGPACK, null).status()).isEqualTo(200);
+            assertError(
+                    post("/query", java.util.Arrays.copyOf(good, good.length - 2), MSGPACK, null),
+                    400,
+                    "invalid msgpack");
+            assertThat(json("/query", json).status()).isEqualTo(200);
+            assertThat(json("/query", json.substring(0, json.length() - 1)).status())
+                    .isEqualTo(400);
+        }
+    }
+
+    @Test
     void whatOnlyMsgpackCanGetWrongIsA4xxNamingIt() throws Exception {
         byte[] good = msgpack("model_name", "llama", "tenant_id", "t", "token_ids", range(1, 4));
         assertError(
