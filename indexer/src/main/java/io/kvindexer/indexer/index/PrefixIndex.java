@@ -90,14 +90,26 @@ final class PrefixIndex {
 
     /**
      * Recovery's staging ({@link ModelIndex#stageRecords}): applies dump records in order under one write-lock
-     * acquisition (see {@link RecordLoad}).
+     * acquisition (see {@link RecordLoad}). The first load into an empty shard leaves its prefix table to
+     * {@link #finishLoad} ({@link NodeStore#deferPrefixes}): nothing queries a staged index.
      */
     void load(DumpRecords records, int[] shardOfRef, int shard) {
         lock.writeLock().lock();
         try {
+            nodes.deferPrefixes();
             new RecordLoad(nodes, slots, counters, tierMemberships).apply(records, shardOfRef, shard);
         } finally {
             publishSizes();
+            lock.writeLock().unlock();
+        }
+    }
+
+    /** Ends recovery's staging: the loaded nodes enter the prefix table, which queries probe. */
+    void finishLoad() {
+        lock.writeLock().lock();
+        try {
+            nodes.indexPrefixes();
+        } finally {
             lock.writeLock().unlock();
         }
     }
