@@ -10,6 +10,8 @@ import io.kvindexer.indexer.sim.SimEvent;
 import java.io.BufferedOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -32,8 +34,12 @@ import java.util.SplittableRandom;
  * dropped); block events / (send → every engine's watermark at its last batch and a writer barrier after that). Lag: the same batches paced at
  * {@code rate} block events/s in total, each batch due at its own moment (message {@code m} of a process at
  * {@code start + m / its rate}); lag = due → applied: its listener's watermark passing it (the hand-off to the
- * index) and then a writer barrier completing (polled every millisecond).
- * The single engine runs right before the fleet in each repetition.
+ * index) and then a writer barrier completing (polled every millisecond); the lag p50/p99 are taken over every paced
+ * batch of all repetitions of a side, so that one collection pause in one run of a few seconds is not the p99 by
+ * itself. Each measured window starts on a collected heap ({@code System.gc()} after the batches are encoded), as in
+ * an indexer that has run a while: the indexer shares this JVM with the bench loop, whose encoding garbage and whose
+ * earlier runs' indexes would otherwise be collected inside the next window. The collections inside each window are
+ * printed with it. The single engine runs right before the fleet in each repetition.
  */
 final class FleetCompare {
 
@@ -109,9 +115,9 @@ final class FleetCompare {
         }
         for (int r = 0; withThroughput && r < reps; r++) {
             if (withSingle) {
-                single.add(print("all at once", c.run(1, 1, 0)));
+                single.add(c.print("all at once", c.run(1, 1, 0)));
             }
-            fleet.add(print("all at once", c.run(engines, processes, 0)));
+            fleet.add(c.print("all at once", c.run(engines, processes, 0)));
             if (withSingle) {
                 ratios.add(fleet.getLast().blockEventsPerSecond()
                         / single.getLast().blockEventsPerSecond());
@@ -138,26 +144,43 @@ final class FleetCompare {
         List<Result> singleLag = new ArrayList<>();
         List<Result> fleetLag = new ArrayList<>();
         for (int r = 0; r < reps; r++) {
-            singleLag.add(print("paced at " + Math.round(rate), c.run(1, 1, rate)));
-            fleetLag.add(print("paced at " + Math.round(rate), c.run(engines, processes, rate)));
+            singleLag.add(c.print("paced at " + Math.round(rate), c.run(1, 1, rate)));
+            fleetLag.add(c.print("paced at " + Math.round(rate), c.run(engines, processes, rate)));
         }
-        double singleP99 = Medians.of(singleLag, Result::lagP99Ms);
-        double fleetP99 = Medians.of(fleetLag, Result::lagP99Ms);
+        long[] singleAll = pooled(singleLag);
+        long[] fleetAll = pooled(fleetLag);
         System.out.printf(
-                "lag at %.3f M block events/s, medians: single p50/p99 %.0f / %.0f ms, fleet p50/p99 %.0f / %.0f ms;"
-                        + " fleet p99 / single p99 %.2f%n",
+                "lag at %.3f M block events/s, p99 per rep: single %s, fleet %s ms; over every paced batch of the %d"
+                        + " reps: single p50/p99 %d / %d ms, fleet p50/p99 %d / %d ms; fleet p99 / single p99 %.2f%n",
                 rate / 1e6,
-                Medians.of(singleLag, Result::lagP50Ms),
-                singleP99,
-                Medians.of(fleetLag, Result::lagP50Ms),
-                fleetP99,
-                fleetP99 / Math.max(1, singleP99));
+                singleLag.stream().map(r -> Math.round(r.lagP99Ms())).toList(),
+                fleetLag.stream().map(r -> Math.round(r.lagP99Ms())).toList(),
+                reps,
+                percentile(singleAll, 50),
+                percentile(singleAll, 99),
+                percentile(fleetAll, 50),
+                percentile(fleetAll, 99),
+                percentile(fleetAll, 99) / (double) Math.max(1, percentile(singleAll, 99)));
     }
 
-    private static Result print(String what, Result r) {
+    /** Every paced batch's lag of these runs, sorted: one stall in one run is a smaller share of them. */
+    private static long[] pooled(List<Result> runs) {
+        return runs.stream()
+                .flatMapToLong(r -> Arrays.stream(r.lags()))
+                .sorted()
+                .toArray();
+    }
+
+    /** The {@code p}th percentile of sorted lags (0 when none). */
+    private static long percentile(long[] sorted, int p) {
+        return sorted.length == 0 ? 0 : sorted[Math.min(sorted.length - 1, sorted.length * p / 100)];
+    }
+
+    private Result print(String what, Result r) {
         System.out.printf(
                 "  %4d engine(s), %s: %.3f M block events/s (%.2f s); lag p50/p99/max %.0f/%.0f/%.0f ms; %d batches"
-                        + " applied; publishers' CPU %.2f s; indexer process CPU %.0f ns per block event; gaps %s%n",
+                        + " applied; publishers' CPU %.2f s; indexer process CPU %.0f ns, allocated %.0f B per block"
+                        + " event; GC %d collections, %d ms; gaps %s%n",
                 r.engines(),
                 what,
                 r.blockEventsPerSecond() / 1e6,
@@ -168,6 +191,9 @@ final class FleetCompare {
                 r.applied(),
                 r.publisherCpuSeconds(),
                 r.indexerCpuNanosPerBlockEvent(),
+                (double) r.heap().allocated() / blockEvents(),
+                r.heap().collections(),
+                r.heap().millis(),
                 r.gaps());
         return r;
     }
@@ -187,7 +213,49 @@ final class FleetCompare {
             int applied,
             double publisherCpuSeconds,
             double indexerCpuNanosPerBlockEvent,
-            String gaps) {}
+            String gaps,
+            long[] lags,
+            Heap heap) {}
+
+    /**
+     * What this JVM (indexer and bench loop) allocated and collected in a measured window: the bytes its threads
+     * allocated, its collections and their time.
+     */
+    record Heap(long allocated, long collections, long millis) {
+
+        /** Since {@code mark}: the bytes of the threads alive now (one that ended in between takes its bytes along). */
+        static Heap since(Mark mark) {
+            Mark now = Mark.now();
+            long allocated = 0;
+            for (var thread : now.bytes().entrySet()) {
+                allocated += thread.getValue() - mark.bytes().getOrDefault(thread.getKey(), 0L);
+            }
+            return new Heap(allocated, now.collections() - mark.collections(), now.millis() - mark.millis());
+        }
+
+        /** Each live thread's allocated bytes so far, by thread id, and the collections so far. */
+        record Mark(java.util.Map<Long, Long> bytes, long collections, long millis) {
+
+            static Mark now() {
+                long count = 0;
+                long millis = 0;
+                for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+                    count += Math.max(0, gc.getCollectionCount());
+                    millis += Math.max(0, gc.getCollectionTime());
+                }
+                var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+                long[] ids = threads.getAllThreadIds();
+                long[] allocated = threads.getThreadAllocatedBytes(ids);
+                java.util.Map<Long, Long> bytes = new java.util.HashMap<>();
+                for (int i = 0; i < ids.length; i++) {
+                    if (allocated[i] >= 0) { // -1: ended since the ids were listed
+                        bytes.put(ids[i], allocated[i]);
+                    }
+                }
+                return new Mark(bytes, count, millis);
+            }
+        }
+    }
 
     /** One measurement: a fresh indexer, fresh publishers; {@code rate} 0: all at once, else paced. */
     Result run(int engines, int processes, double rate) throws Exception {
@@ -221,8 +289,12 @@ final class FleetCompare {
                 awaitAll(marks, window - 1, 120_000_000_000L);
                 app.indexers().flushAll().get();
                 load(pubs, files, window, perEngine, window);
+                // the clock starts on a collected heap, as in an indexer that has run a while: the encoding's garbage,
+                // the earlier runs' indexes and this one's registrations are not collected inside the measured window
+                System.gc();
                 double cpuBefore = pubs.cpuSeconds();
                 long indexerCpu = ZmqIngestFloor.processCpuNanos();
+                Heap.Mark heap = Heap.Mark.now();
                 long start = System.nanoTime();
                 for (int p = 0; p < pubs.processes(); p++) {
                     double share = rate * pubs.size(p) / engines / (2.0 * half); // this process's batches per second
@@ -240,8 +312,21 @@ final class FleetCompare {
                         stalled(marks, last);
                     }
                     pubs.answers();
-                    r = new Result(engines, blockEvents() / seconds, seconds, 0, 0, 0, done * perEngine, 0, 0, "");
+                    r = new Result(
+                            engines,
+                            blockEvents() / seconds,
+                            seconds,
+                            0,
+                            0,
+                            0,
+                            done * perEngine,
+                            0,
+                            0,
+                            "",
+                            new long[0],
+                            null);
                 }
+                Heap inWindow = Heap.since(heap);
                 double publisherCpu = pubs.cpuSeconds() - cpuBefore;
                 double indexerNs = (double) (ZmqIngestFloor.processCpuNanos() - indexerCpu) / blockEvents();
                 return new Result(
@@ -254,7 +339,9 @@ final class FleetCompare {
                         r.applied(),
                         publisherCpu,
                         indexerNs,
-                        FleetBench.gaps(app));
+                        FleetBench.gaps(app),
+                        r.lags(),
+                        inWindow);
             } finally {
                 for (Path f : files) {
                     Files.deleteIfExists(f);
@@ -344,18 +431,21 @@ final class FleetCompare {
                 }
             }
         }
-        Arrays.sort(lags);
+        Arrays.sort(lags, 0, n);
+        long[] sorted = Arrays.copyOf(lags, n);
         return new Result(
                 engines,
                 blockEvents() / seconds,
                 seconds,
-                count == 0 ? 0 : lags[count / 2],
-                count == 0 ? 0 : lags[Math.min(count - 1, count * 99 / 100)],
-                count == 0 ? 0 : lags[count - 1],
+                percentile(sorted, 50),
+                percentile(sorted, 99),
+                n == 0 ? 0 : sorted[n - 1],
                 count,
                 0,
                 0,
-                "");
+                "",
+                sorted,
+                null);
     }
 
     /**

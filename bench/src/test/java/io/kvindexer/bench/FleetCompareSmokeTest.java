@@ -22,6 +22,14 @@ class FleetCompareSmokeTest {
         assertThat(fleet.gaps()).isEqualTo("0.0");
         assertThat(single.applied()).as("every paced batch seen applied").isEqualTo(64);
         assertThat(single.lagP99Ms()).isGreaterThanOrEqualTo(single.lagP50Ms());
+        assertThat(single.lags())
+                .as("every paced batch's lag, for the pooled p99")
+                .hasSize(64)
+                .isSorted();
+        assertThat(fleet.lags()).isEmpty();
+        assertThat(single.heap().allocated())
+                .as("the window's allocation is counted")
+                .isPositive();
         assertThat(single.gaps()).isEqualTo("0.0");
         assertThat(compare.blockEvents()).isEqualTo(64 * 16);
     }

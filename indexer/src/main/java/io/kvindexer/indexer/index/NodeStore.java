@@ -190,7 +190,7 @@ final class NodeStore {
         page[at + PARENT] = hasParent ? parentBlockHash : 0L;
         page[at + LOCAL] = local;
         boolean resolved = !hasParent || (parentNode != NONE && isResolved(parentNode));
-        owners.reset(node);
+        // no owners.reset: a free id has no owners and clear "same" bits already (free() reset it, a page starts so)
         setPrefix(
                 node, resolved ? ContentPrefix.extend(hasParent ? prefix(parentNode) : ContentPrefix.ROOT, local) : 0);
         setBit(hasParentBits, node, hasParent);
@@ -450,6 +450,28 @@ final class NodeStore {
             }
         }
         prefetched = sink + nodeSink; // a use, so the loads are kept
+    }
+
+    /**
+     * {@link #prefetch} for a remove of these blocks, plus the prefix-table slot of each node found: a remove that
+     * takes a node's last owner frees it, and the free reads that slot (the prefix sits in the owner word's long,
+     * which the node load above brought in).
+     */
+    void prefetchRemove(long[] blockHashes) {
+        if (blockHashes.length < 2) {
+            return; // nothing to overlap (and prefetch filled no homes)
+        }
+        prefetch(blockHashes, null, 0, blockHashes.length, false, 0);
+        int sink = 0;
+        for (int i = 0; i < blockHashes.length; i++) {
+            int entry = byBlockHash.at(homes[i]);
+            if (entry != 0 && NodeTable.mayHold(entry, blockHashSlot(blockHashes[i]))) {
+                int node = NodeTable.node(entry);
+                long word = hashes[node >>> PAGE_BITS][STRIDE * (node & OFFSET_MASK) + PREFIX];
+                sink += byPrefix.at(byPrefix.home(ContentPrefix.tableHash(prefixOf(word))));
+            }
+        }
+        prefetched += sink;
     }
 
     /**

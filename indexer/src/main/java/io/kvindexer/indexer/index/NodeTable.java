@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.index;
 
+import java.util.Arrays;
 import java.util.function.IntPredicate;
 import java.util.function.IntSupplier;
 import java.util.function.IntToLongFunction;
@@ -28,6 +29,9 @@ final class NodeTable {
     private final IntPredicate held;
     private final IntSupplier highWater;
     private int[] slots = new int[grown(0)];
+    /** {@link #remove}'s scratch: the homes of the entries after the removed one */
+    private int[] clusterHomes = new int[16];
+
     private int size;
     private long missHash;
     private int missSlot = -1;
@@ -87,7 +91,7 @@ final class NodeTable {
         if ((size + 1) * 5L > slots.length * 4L) {
             rebuild(grown(slots.length), node);
         }
-        place(node);
+        place(node, hash);
         size++;
     }
 
@@ -120,13 +124,12 @@ final class NodeTable {
         slots = new int[capacity];
         for (int n = 0, end = highWater.getAsInt(); n < end; n++) {
             if (n != skip && held.test(n)) {
-                place(n);
+                place(n, keyHash.applyAsLong(n));
             }
         }
     }
 
-    private void place(int node) {
-        long hash = keyHash.applyAsLong(node);
+    private void place(int node, long hash) {
         int i = home(hash);
         while (slots[i] != 0) {
             i = next(i);
@@ -134,16 +137,26 @@ final class NodeTable {
         slots[i] = ((int) hash & 0xF) << ID_BITS | (node + 1);
     }
 
-    /** Removes a node that is in the table. */
+    /**
+     * Removes a node that is in the table. The homes of the entries after it, up to the next empty slot, are read
+     * from their nodes in one pass before any entry moves, so those loads overlap.
+     */
     void remove(int node) {
         missSlot = -1;
         int gap = home(keyHash.applyAsLong(node));
         while ((slots[gap] & ID_MASK) != node + 1) {
             gap = next(gap);
         }
+        int n = 0;
         for (int i = next(gap); slots[i] != 0; i = next(i)) {
-            int home = home(keyHash.applyAsLong(node(slots[i])));
-            if (!cyclicallyBetween(home, gap, i)) {
+            if (n == clusterHomes.length) {
+                clusterHomes = Arrays.copyOf(clusterHomes, n * 2);
+            }
+            clusterHomes[n++] = home(keyHash.applyAsLong(node(slots[i])));
+        }
+        for (int k = 0, i = gap; k < n; k++) {
+            i = next(i);
+            if (!cyclicallyBetween(clusterHomes[k], gap, i)) {
                 slots[gap] = slots[i];
                 gap = i;
             }
@@ -151,7 +164,6 @@ final class NodeTable {
         slots[gap] = 0;
         size--;
     }
-
     /** True when {@code home} lies cyclically in (gap, i]: that entry must stay where it is. */
     private static boolean cyclicallyBetween(int home, int gap, int i) {
         return gap <= i ? home > gap && home <= i : home > gap || home <= i;
