@@ -139,6 +139,18 @@ public final class ModelIndex {
     }
 
     /**
+     * Ends {@link #stageRecords}: each shard, on the thread that staged it, builds what queries need and staging
+     * left out (its prefix table); must run before {@link #adopt} (flush in between).
+     */
+    public void finishStaging() {
+        ShardedIndex ix = index;
+        for (int shard = 0; shard < ix.size(); shard++) {
+            int s = shard;
+            writers.executeOn(s, () -> ix.shard(s).finishLoad());
+        }
+    }
+
+    /**
      * Enqueues ops that are decided on the worker's writer thread when their turn comes, after every write submitted
      * before: what {@code due} returns then (possibly nothing) is applied at once, like {@link #submitOps}. Block
      * expiry uses this, so a block stored again while its removal waited in the queue is not removed.

@@ -75,6 +75,12 @@ final class NodeStore {
     private int[] homes = new int[64];
     /** what {@link #prefetch} loaded, summed: written so that the loads are not optimised away */
     private long prefetched;
+    /**
+     * While recovery stages a detached index ({@link #deferPrefixes}), resolved nodes are not yet in {@link #byPrefix}
+     * and have no in-line bit: nothing probes them before {@link #indexPrefixes}, which places them all in one table
+     * sized once instead of growing it under every insert.
+     */
+    private boolean prefixesDeferred;
     /** {@link #children}' map, null after any create or free */
     private Long2ObjectOpenHashMap<IntArrayList> childIndex;
 
@@ -191,7 +197,9 @@ final class NodeStore {
         setBit(resolvedBits, node, resolved);
         byBlockHash.insert(node);
         if (resolved) {
-            setBit(inLineBits, node, insertByPrefix(node) && parentNode == node - 1);
+            if (!prefixesDeferred) {
+                setBit(inLineBits, node, insertByPrefix(node) && parentNode == node - 1);
+            }
             if (orphanCount > 0) {
                 resolveOrphansUnder(node);
             }
@@ -208,7 +216,9 @@ final class NodeStore {
         childIndex = null;
         byBlockHash.remove(node);
         if (isResolved(node)) {
-            byPrefix.remove(node);
+            if (!prefixesDeferred) {
+                byPrefix.remove(node);
+            }
         } else {
             orphans.remove(node);
             orphanCount--;
@@ -253,8 +263,60 @@ final class NodeStore {
                 orphanCount--;
                 setPrefix(o, ContentPrefix.extend(prefix(p), localHash(o)));
                 setBit(resolvedBits, o, true);
-                setBit(inLineBits, o, insertByPrefix(o) && o == p + 1);
+                if (!prefixesDeferred) {
+                    setBit(inLineBits, o, insertByPrefix(o) && o == p + 1);
+                }
                 pending.add(o);
+            }
+        }
+    }
+
+    /**
+     * Recovery's staging into an empty store: from now until {@link #indexPrefixes}, resolved nodes stay out of
+     * {@link #byPrefix} (see {@link #prefixesDeferred}). Ignored when the store holds nodes already.
+     */
+    void deferPrefixes() {
+        if (highWater == 0) {
+            prefixesDeferred = true;
+        }
+    }
+
+    /**
+     * Ends {@link #deferPrefixes}: every resolved node enters {@link #byPrefix}, sized once for all of them, in id
+     * order, with the in-line bit {@link #create} would have given it (staging frees nothing, so the node before is
+     * its parent exactly when it has the parent's block hash).
+     */
+    void indexPrefixes() {
+        if (!prefixesDeferred) {
+            return;
+        }
+        prefixesDeferred = false;
+        byPrefix.sizeFor(liveCount - orphanCount);
+        for (int from = 0; from < highWater; from += PAGE) {
+            indexPrefixes(from, Math.min(highWater, from + PAGE));
+        }
+    }
+
+    /**
+     * {@link #indexPrefixes} for the nodes {@code [from, to)}, in runs of 64 whose home slots are loaded together
+     * first, so that their cache misses overlap (as in {@link #prefetch}).
+     */
+    private void indexPrefixes(int from, int to) {
+        for (int run = from; run < to; run += 64) {
+            int end = Math.min(to, run + 64);
+            int sink = 0;
+            for (int node = run; node < end; node++) {
+                sink += byPrefix.at(byPrefix.home(ContentPrefix.tableHash(prefix(node))));
+            }
+            prefetched = sink;
+            for (int node = run; node < end; node++) {
+                if (isResolved(node)) {
+                    boolean underPrevious = node > 0
+                            && hasParent(node)
+                            && isAllocated(node - 1)
+                            && blockHash(node - 1) == parentBlockHash(node);
+                    setBit(inLineBits, node, insertByPrefix(node) && underPrevious);
+                }
             }
         }
     }

@@ -95,6 +95,19 @@ final class NodeTable {
         size++;
     }
 
+    /** Sizes an empty table so that {@code count} inserts rebuild nothing: the capacity growth would reach. */
+    void sizeFor(int count) {
+        if (size != 0) {
+            throw new IllegalStateException("sizeFor on a table that holds " + size + " entries");
+        }
+        int capacity = slots.length;
+        while (count * 5L > capacity * 4L) {
+            capacity = grown(capacity);
+        }
+        slots = new int[capacity];
+        missSlot = -1;
+    }
+
     /**
      * The next capacity: about double, and such that the array with its 16-byte header is a power of two of bytes.
      * A big array is a G1 humongous object that occupies whole regions (1–32 MB, a power of two): a plain 2^20 ints

@@ -94,14 +94,26 @@ final class PrefixIndex {
 
     /**
      * Recovery's staging ({@link ModelIndex#stageRecords}): applies dump records in order under one write-lock
-     * acquisition (see {@link RecordLoad}).
+     * acquisition (see {@link RecordLoad}). The first load into an empty shard leaves its prefix table to
+     * {@link #finishLoad} ({@link NodeStore#deferPrefixes}): nothing queries a staged index.
      */
     void load(DumpRecords records, int[] shardOfRef, int shard) {
         lock.lockWrite();
         try {
+            nodes.deferPrefixes();
             new RecordLoad(nodes, slots, counters, tierMemberships).apply(records, shardOfRef, shard);
         } finally {
             publishSizes();
+            lock.unlockWrite();
+        }
+    }
+
+    /** Ends recovery's staging: the loaded nodes enter the prefix table, which queries probe. */
+    void finishLoad() {
+        lock.lockWrite();
+        try {
+            nodes.indexPrefixes();
+        } finally {
             lock.unlockWrite();
         }
     }

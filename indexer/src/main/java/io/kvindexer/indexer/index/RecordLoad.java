@@ -35,7 +35,7 @@ final class RecordLoad {
         try {
             int previous = NodeStore.NONE; // the node of the record before, when this shard has it
             for (int i = 0; i < records.count(); ) {
-                int to = prefetchRun(records, i, previous);
+                int to = prefetchRun(records, i);
                 previous = loadRun(records, i, to, previous, shardOfRef, shard, slotOfRef);
                 i = to;
             }
@@ -101,34 +101,18 @@ final class RecordLoad {
     }
 
     /**
-     * Issues the loads of the run of records from {@code from} on that each have the record before as parent (at
-     * most {@value #PREFETCH_RUN}), together ({@link NodeStore#prefetch}); returns where the run ends. The prefix
-     * slots are loaded too when the run's first prefix is known: a root block, or one under a resolved parent
-     * ({@code previous}, the record before's node, else found by hash: the find its create makes anyway, which then
-     * hits the cache).
+     * Issues the block-hash table loads of the run of records from {@code from} on that each have the record before
+     * as parent (at most {@value #PREFETCH_RUN}), together ({@link NodeStore#prefetch}); returns where the run ends.
+     * No prefix slots: a staged store fills its prefix table only at the end ({@link NodeStore#deferPrefixes}).
      */
-    private int prefetchRun(DumpRecords records, int from, int previous) {
+    private int prefetchRun(DumpRecords records, int from) {
         long[] blockHashes = records.blockHashes();
         int to = from + 1;
         int end = Math.min(records.count(), from + PREFETCH_RUN);
         while (to < end && records.hasParent()[to] && records.parentBlockHashes()[to] == blockHashes[to - 1]) {
             to++;
         }
-        boolean root = !records.hasParent()[from];
-        long parentHash = records.parentBlockHashes()[from];
-        int parent = root
-                ? NodeStore.NONE
-                : previous != NodeStore.NONE && parentHash == blockHashes[from - 1]
-                        ? previous
-                        : nodes.findByBlockHash(parentHash);
-        boolean rooted = root || parent != NodeStore.NONE && nodes.isResolved(parent);
-        nodes.prefetch(
-                blockHashes,
-                records.localHashes(),
-                from,
-                to,
-                rooted,
-                !rooted ? 0 : root ? ContentPrefix.ROOT : nodes.prefix(parent));
+        nodes.prefetch(blockHashes, null, from, to, false, 0);
         return to;
     }
 

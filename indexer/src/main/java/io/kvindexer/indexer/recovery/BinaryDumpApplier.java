@@ -120,6 +120,7 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
 
     @Override
     public void indexEnd() {
+        section.finishStaging();
         section = null;
     }
 
