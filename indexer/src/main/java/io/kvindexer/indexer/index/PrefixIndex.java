@@ -4,16 +4,16 @@ import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.index.ApplyCounters.EventType;
 import java.util.List;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
 
 /**
  * The locked prefix index of one (model, tenant): block nodes keyed by block hash, memberships (worker, block,
  * tier) as owner codes on the nodes, and the rules for applying events (docs/adr/0001-prefix-index.md).
  *
- * <p>One read-write lock ({@link ShardLock}): writers (one writer thread per worker, see {@link IndexWriters}) apply
- * the stores and removes of a batch per acquisition; queries and dumps share the read lock, so a query sees every
- * event applied before it began and never half of one. A writer lets waiting readers in between two events and
- * between two blocks of a store, where the store's order keeps that true (see {@link #store}). Clears and worker removals scan the nodes in chunks, one acquisition per
+ * <p>One read-write lock: writers (one writer thread per worker, see {@link IndexWriters}) apply the stores and
+ * removes of a batch per acquisition; queries and dumps share the read lock, so a query sees every event applied
+ * before it began and never half of one. Clears and worker removals scan the nodes in chunks, one acquisition per
  * chunk (see {@link #removeSlots}). Workers are interned to int slots ({@link WorkerSlots}); a membership is an
  * int code on the node ({@link MembershipCode}).
  */
@@ -24,7 +24,7 @@ final class PrefixIndex {
     /** nodes scanned per write-lock acquisition when removing a worker */
     private static final int SCAN_CHUNK = 16_384;
 
-    private final ShardLock lock = new ShardLock();
+    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     private final NodeStore nodes = new NodeStore();
     private final OwnerSets owners = nodes.owners();
     private final WorkerSlots slots = new WorkerSlots();
@@ -35,9 +35,6 @@ final class PrefixIndex {
     private volatile int blockCount;
     /** bumped by every write-lock release: a cached cross-shard figure is still exact while it is unchanged */
     private volatile long version;
-
-    /** {@link #store}'s node per block of the chain (the writer's: writes are serialised by {@link ShardLock}) */
-    private int[] chain = new int[64];
 
     PrefixIndex(ApplyCounters counters) {
         this.counters = counters;
@@ -71,7 +68,7 @@ final class PrefixIndex {
                 i++;
                 continue;
             }
-            lock.lockWrite();
+            lock.writeLock().lock();
             try {
                 for (; i < ops.size() && !(ops.get(i) instanceof IndexOp.Clear); i++) {
                     ApplyStatus status;
@@ -83,11 +80,10 @@ final class PrefixIndex {
                     if (statuses != null) {
                         statuses[i] = status;
                     }
-                    lock.letReadersIn();
                 }
             } finally {
                 publishSizes();
-                lock.unlockWrite();
+                lock.writeLock().unlock();
             }
         }
     }
@@ -98,23 +94,23 @@ final class PrefixIndex {
      * {@link #finishLoad} ({@link NodeStore#deferPrefixes}): nothing queries a staged index.
      */
     void load(DumpRecords records, int[] shardOfRef, int shard) {
-        lock.lockWrite();
+        lock.writeLock().lock();
         try {
             nodes.deferPrefixes();
             new RecordLoad(nodes, slots, counters, tierMemberships).apply(records, shardOfRef, shard);
         } finally {
             publishSizes();
-            lock.unlockWrite();
+            lock.writeLock().unlock();
         }
     }
 
     /** Ends recovery's staging: the loaded nodes enter the prefix table, which queries probe. */
     void finishLoad() {
-        lock.lockWrite();
+        lock.writeLock().lock();
         try {
             nodes.indexPrefixes();
         } finally {
-            lock.unlockWrite();
+            lock.writeLock().unlock();
         }
     }
 
@@ -155,11 +151,11 @@ final class PrefixIndex {
                 blockHashes.length,
                 rooted,
                 !rooted ? 0 : op.hasParent() ? nodes.prefix(previous) : ContentPrefix.ROOT);
+        boolean changed = false;
         boolean hasParent = op.hasParent();
         long parent = op.parentBlockHash();
         long[] localHashes = op.localHashes();
         boolean unknownBlocks = false;
-        int[] chain = chainScratch(blockHashes.length);
         for (int i = 0; i < blockHashes.length; i++) {
             int node = nodes.findToCreate(blockHashes[i]);
             if (node == NodeStore.NONE && op.knownBlocksOnly()) {
@@ -169,7 +165,6 @@ final class PrefixIndex {
                     hasParent = true;
                     parent = blockHashes[i];
                     previous = NodeStore.NONE;
-                    chain[i] = NodeStore.NONE;
                     continue;
                 }
                 int parentHere = elsewhere.hasParent() && elsewhere.parentBlockHash() == parent && hasParent
@@ -186,23 +181,14 @@ final class PrefixIndex {
                 // a block's parent and local hash are fixed by the first store that creates it
                 node = nodes.create(blockHashes[i], hasParent, parent, localHashes[i], previous);
             }
-            chain[i] = node;
-            hasParent = true;
-            parent = blockHashes[i];
-            previous = node;
-            lock.letReadersIn(); // a node no one holds yet changes no answer
-        }
-        // Owners go on tail first: a walk reaches block i only through block i - 1 (matching is parent-exact), so
-        // a reader let in between two blocks sees this worker's match as before the store, or, once the block
-        // where it stopped is added, as after it: never part of the chain.
-        boolean changed = false;
-        for (int i = blockHashes.length - 1; i >= 0; i--) {
-            if (chain[i] != NodeStore.NONE && owners.add(chain[i], code)) {
+            if (owners.add(node, code)) {
                 changed = true;
                 slots.addMembership(slot);
                 tierMemberships[tier]++;
-                lock.letReadersIn();
             }
+            hasParent = true;
+            parent = blockHashes[i];
+            previous = node;
         }
         slots.releaseIfEmpty(slot);
         if (op.conversionStatus() != ApplyStatus.OK) {
@@ -212,13 +198,6 @@ final class PrefixIndex {
             return ApplyStatus.UNKNOWN_STORAGE_BLOCK;
         }
         return changed ? ApplyStatus.OK : ApplyStatus.DUPLICATE_STORE;
-    }
-
-    private int[] chainScratch(int length) {
-        if (chain.length < length) {
-            chain = new int[Math.max(length, 2 * chain.length)];
-        }
-        return chain;
     }
 
     private ApplyStatus remove(WorkerKey worker, IndexOp.Remove op) {
@@ -257,18 +236,18 @@ final class PrefixIndex {
      */
     private void removeSlots(long instanceId, int dpRank, boolean allRanks) {
         boolean[] doomed;
-        lock.lockWrite();
+        lock.writeLock().lock();
         try {
             doomed = slots.slotsOf(instanceId, dpRank, allRanks);
             if (doomed == null) {
                 return;
             }
         } finally {
-            lock.unlockWrite();
+            lock.writeLock().unlock();
         }
         long[] removed = new long[TIERS];
         for (int start = 0; ; start += SCAN_CHUNK) {
-            lock.lockWrite();
+            lock.writeLock().lock();
             try {
                 int end = Math.min(nodes.highWater(), start + SCAN_CHUNK);
                 if (start >= end) {
@@ -294,7 +273,7 @@ final class PrefixIndex {
                 }
             } finally {
                 publishSizes();
-                lock.unlockWrite();
+                lock.writeLock().unlock();
             }
         }
     }
@@ -317,30 +296,28 @@ final class PrefixIndex {
 
     /** This shard's record of a block, or null when it holds none with that hash. */
     KnownBlocks.Block block(long blockHash) {
-        lock.lockRead();
+        lock.readLock().lock();
         try {
             int node = nodes.findByBlockHash(blockHash);
-            // a node no one holds yet is a store under way (see #store): not known until it is held
-            return node == NodeStore.NONE || !nodes.isLive(node)
+            return node == NodeStore.NONE
                     ? null
                     : new KnownBlocks.Block(nodes.hasParent(node), nodes.parentBlockHash(node), nodes.localHash(node));
         } finally {
-            lock.unlockRead();
+            lock.readLock().unlock();
         }
     }
 
     /** Sets {@code held[i]} for each of {@code blockHashes[0, n)} this shard holds (leaves the others as they are). */
     void markHeld(long[] blockHashes, int n, boolean[] held) {
-        lock.lockRead();
+        lock.readLock().lock();
         try {
             for (int i = 0; i < n; i++) {
-                if (!held[i]) {
-                    int node = nodes.findByBlockHash(blockHashes[i]);
-                    held[i] = node != NodeStore.NONE && nodes.isLive(node);
+                if (!held[i] && nodes.findByBlockHash(blockHashes[i]) != NodeStore.NONE) {
+                    held[i] = true;
                 }
             }
         } finally {
-            lock.unlockRead();
+            lock.readLock().unlock();
         }
     }
 
@@ -349,7 +326,7 @@ final class PrefixIndex {
      * how many, or -1 when start is past the last node.
      */
     int blockHashes(int start, long[] out) {
-        lock.lockRead();
+        lock.readLock().lock();
         try {
             int end = Math.min(nodes.highWater(), start + out.length);
             if (start >= end) {
@@ -363,7 +340,7 @@ final class PrefixIndex {
             }
             return n;
         } finally {
-            lock.unlockRead();
+            lock.readLock().unlock();
         }
     }
 
@@ -377,11 +354,11 @@ final class PrefixIndex {
 
     /** Runs {@code reader} under one read-lock acquisition on a view of this shard that is valid only meanwhile. */
     <T> T read(Function<NodeView, T> reader) {
-        lock.lockRead();
+        lock.readLock().lock();
         try {
             return reader.apply(new NodeView(nodes, slots));
         } finally {
-            lock.unlockRead();
+            lock.readLock().unlock();
         }
     }
 
@@ -402,7 +379,7 @@ final class PrefixIndex {
     // ---- reads -----------------------------------------------------------------------------------------------
 
     MatchResult findMatches(long[] localHashes) {
-        lock.lockRead();
+        lock.readLock().lock();
         try {
             boolean[] tierHasMembers = new boolean[TIERS];
             for (int t = 0; t < TIERS; t++) {
@@ -414,7 +391,7 @@ final class PrefixIndex {
             }
             return MatchResult.of(runs, slots);
         } finally {
-            lock.unlockRead();
+            lock.readLock().unlock();
         }
     }
 
@@ -432,21 +409,21 @@ final class PrefixIndex {
      * between chunks, without the lock: tests write there. */
     void dump(StorageTier storageTier, DumpSink out, int chunk, Runnable between) {
         DumpWalk walk;
-        lock.lockRead();
+        lock.readLock().lock();
         try {
             if (tierMemberships[storageTier.ordinal()] == 0) {
                 return;
             }
             walk = new DumpWalk(storageTier, nodes.highWater());
         } finally {
-            lock.unlockRead();
+            lock.readLock().unlock();
         }
         while (!walk.finished()) {
-            lock.lockRead();
+            lock.readLock().lock();
             try {
                 walk.step(nodes, slots, out, chunk);
             } finally {
-                lock.unlockRead();
+                lock.readLock().unlock();
             }
             if (between != null && !walk.finished()) {
                 between.run();
