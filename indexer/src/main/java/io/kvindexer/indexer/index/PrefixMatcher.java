@@ -2,6 +2,7 @@ package io.kvindexer.indexer.index;
 
 import io.kvindexer.indexer.common.StorageTier;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
+import it.unimi.dsi.fastutil.longs.LongArrayList;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicReference;
@@ -29,8 +30,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * share the prefix; a worker costs work only where its run ends (once per frame it leaves).
  *
  * <p>A worker may follow several same-content children (engines with different hash seeds) and keeps its deepest
- * run; among runs of equal depth it keeps the one whose frame was created first, and a run from an earlier tier
- * beats a tie on a later one (the node it continues from on the next tier depends on that choice).
+ * run; the next tier continues from the end of every run of that depth (several nodes when runs tie), so the answer
+ * depends on the memberships only, not on which node ids they got (a recovered index numbers its nodes in dump
+ * order, not in the order its source created them).
  *
  * <p>Runs under the index's read lock; a query allocates its runs and, now and then, a matcher ({@link #SPARE}).
  */
@@ -49,26 +51,32 @@ final class PrefixMatcher {
     private long[] query;
     private int slots;
     private int words;
-    /** per worker slot: how far it got (blocks), the node it got to, and which frame (creation order) took it there */
+    /** per worker slot: how far it got (blocks), and the node it got to (the first of its runs that deep) */
     private int[] reach;
 
     private int[] at = new int[0];
-    private int[] bestFrame = new int[0];
+    /** the other ends of runs as deep as a worker's first ({@code node << 32 | slot}); stale once it got deeper */
+    private final LongArrayList ties = new LongArrayList();
+    /** per entry of {@link #ties}: the run's depth */
+    private final IntArrayList tieDepths = new IntArrayList();
+
     private final IntArrayList candidates = new IntArrayList(4);
     /** the content-prefix probes of the query's positions */
     private final PrefixProbe probes = new PrefixProbe();
 
     private final ArrayDeque<long[]> spare = new ArrayDeque<>();
-    private int framesCreated;
     /** the walk under way is the query's last (see {@link #walk}) */
     private boolean lastWalk;
 
-    /** The frame stack, one entry per frame: node, position, creation number, word range and bitset. */
+    /**
+     * The frame stack, one entry per frame: node, position, whether a step made it (so all its workers hold the
+     * node on the tier), word range and bitset.
+     */
     private int depth;
 
     private int[] frameNode = new int[16];
     private int[] framePos = new int[16];
-    private int[] frameId = new int[16];
+    private boolean[] frameMade = new boolean[16];
     private int[] frameLo = new int[16];
     private int[] frameHi = new int[16];
     private long[][] frameSet = new long[16][];
@@ -87,9 +95,9 @@ final class PrefixMatcher {
         this.reach = new int[slots];
         if (at.length < slots) {
             at = new int[slots];
-            bestFrame = new int[slots];
         }
-        framesCreated = 0;
+        ties.clear();
+        tieDepths.clear();
         probes.reset(nodes, query);
     }
 
@@ -135,23 +143,21 @@ final class PrefixMatcher {
     }
 
     /**
-     * Extends every worker's run on one tier: continuing workers from their node, the others from the root.
+     * Extends every worker's run on one tier: continuing workers from their nodes, the others from the root.
      * {@code first}: no worker has a run yet (the device walk), so every worker starts at the root. {@code last}: no
-     * walk follows, so a run's end only has to raise its worker's reach (no walk continues from its node, and which
-     * of two equally deep runs wins does not change the reach).
+     * walk follows, so a run's end only has to raise its worker's reach (no walk continues from its node).
      */
     private void walk(int tier, boolean first, boolean last) {
         probes.tier(tier);
         lastWalk = last;
         long[] root = take();
         if (first) {
-            // nobody has a run: every worker starts at the root, and no earlier run has to win a tie
+            // nobody has a run: every worker starts at the root
             Arrays.fill(root, -1L);
             if ((slots & 63) != 0) {
                 root[words - 1] = -1L >>> (64 - (slots & 63));
             }
         } else {
-            Arrays.fill(bestFrame, Integer.MIN_VALUE);
             for (int w = 0; w < slots; w++) {
                 if (reach[w] == 0) {
                     root[w >>> 6] |= 1L << w;
@@ -159,14 +165,17 @@ final class PrefixMatcher {
             }
             pushContinuations();
         }
-        // frames that no step created (the root's, the continuations) credit nobody: ids below 0
-        push(ROOT, 0, -1, 0, words, root);
+        // frames that no step made (the root's, the continuations) end nobody's run
+        push(ROOT, 0, false, 0, words, root);
         while (depth > 0) {
             step(tier);
         }
     }
 
-    /** One frame per node that workers continue from, pushed in node order (as the owner-scan oracle does). */
+    /**
+     * One frame per node that workers continue from (every end of their deepest runs), pushed in node order (as the
+     * owner-scan oracle does).
+     */
     private void pushContinuations() {
         int count = 0;
         for (int w = 0; w < slots; w++) {
@@ -177,27 +186,33 @@ final class PrefixMatcher {
         if (count == 0) {
             return;
         }
-        long[] byNode = new long[count];
+        long[] byNode = new long[count + ties.size()];
         int k = 0;
         for (int w = 0; w < slots; w++) {
             if (reach[w] > 0) {
                 byNode[k++] = (long) at[w] << 32 | w;
             }
         }
-        Arrays.sort(byNode);
-        for (int i = 0; i < byNode.length; ) {
+        for (int t = 0; t < ties.size(); t++) {
+            long tie = ties.getLong(t);
+            if (tieDepths.getInt(t) == reach[(int) tie]) {
+                byNode[k++] = tie;
+            }
+        }
+        Arrays.sort(byNode, 0, k);
+        for (int i = 0; i < k; ) {
             int node = (int) (byNode[i] >>> 32);
             int pos = reach[(int) byNode[i]];
             long[] set = take();
             int lo = Integer.MAX_VALUE;
             int hi = 0;
-            for (; i < byNode.length && (int) (byNode[i] >>> 32) == node; i++) {
+            for (; i < k && (int) (byNode[i] >>> 32) == node; i++) {
                 int w = (int) byNode[i];
                 set[w >>> 6] |= 1L << w;
                 lo = Math.min(lo, w >>> 6);
                 hi = Math.max(hi, (w >>> 6) + 1);
             }
-            push(node, pos, -1, lo, hi, set);
+            push(node, pos, false, lo, hi, set);
         }
     }
 
@@ -205,22 +220,20 @@ final class PrefixMatcher {
         int top = --depth;
         int node = frameNode[top];
         int pos = framePos[top];
-        int id = frameId[top];
+        boolean made = frameMade[top];
         int lo = frameLo[top];
         int hi = frameHi[top];
         long[] set = frameSet[top];
         frameSet[top] = null;
         int pushedFrom = depth;
         while (pos < query.length) {
-            if (id >= 0) {
+            if (made) {
                 // a step made this frame, so all its workers hold node on the tier, hence every block of a run in
                 // line with the same holders: they keep going without a probe or an intersection
                 int run = nodes.inLineRun(node, query, pos);
                 if (run > 0) {
                     node += run;
                     pos += run;
-                    framesCreated += run;
-                    id = framesCreated - 1;
                     if (pos == query.length) {
                         break;
                     }
@@ -232,20 +245,19 @@ final class PrefixMatcher {
                 break;
             }
             // one child: the general step would push its frame and pop it at once. While every worker of this
-            // frame holds it, nobody's run ends here, so advance in place (same frame numbering, no push or pop)
+            // frame holds it, nobody's run ends here, so advance in place (no push or pop)
             int child = candidates.getInt(0);
-            if (id >= 0 && owners.covers(child, node, tier)) {
+            if (made && owners.covers(child, node, tier)) {
                 // a step made this frame, so all its workers hold node on the tier, hence child too
                 node = child;
                 pos++;
-                id = framesCreated++;
                 continue;
             }
             long[] next = take();
             long range = owners.intersect(child, tier, set, lo, hi, next);
             if (range != ((long) lo << 32 | hi) || !Arrays.equals(set, lo, hi, next, lo, hi)) {
                 if ((int) (range >>> 32) < (int) range) {
-                    push(child, pos + 1, framesCreated++, (int) (range >>> 32), (int) range, next);
+                    push(child, pos + 1, true, (int) (range >>> 32), (int) range, next);
                 } else {
                     spare.push(next);
                 }
@@ -256,9 +268,9 @@ final class PrefixMatcher {
             set = next;
             node = child;
             pos++;
-            id = framesCreated++;
+            made = true;
         }
-        if (id >= 0) {
+        if (made) {
             // workers of this frame that advanced into no child end their run here
             for (int f = pushedFrom; f < depth; f++) {
                 long[] advanced = frameSet[f];
@@ -272,7 +284,7 @@ final class PrefixMatcher {
                     if (lastWalk) {
                         reach[w] = Math.max(reach[w], pos);
                     } else {
-                        end(w, pos, node, id);
+                        end(w, pos, node);
                     }
                 }
             }
@@ -290,7 +302,7 @@ final class PrefixMatcher {
             int nextLo = (int) (range >>> 32);
             int nextHi = (int) range;
             if (nextLo < nextHi) {
-                push(child, pos + 1, framesCreated++, nextLo, nextHi, next);
+                push(child, pos + 1, true, nextLo, nextHi, next);
             } else {
                 spare.push(next);
             }
@@ -322,29 +334,30 @@ final class PrefixMatcher {
         }
     }
 
-    /** A run of {@code pos} blocks ending at {@code node}, reached through frame {@code id}: keep the deepest, then the earliest. */
-    private void end(int w, int pos, int node, int id) {
-        // on the first walk reach[w] == 0 < pos until w's first run is recorded, so bestFrame needs no reset
-        if (pos > reach[w] || (pos == reach[w] && id < bestFrame[w])) {
+    /** A run of {@code pos} blocks ending at {@code node}: keep the deepest, and every end of a tie with it. */
+    private void end(int w, int pos, int node) {
+        if (pos > reach[w]) {
             reach[w] = pos;
             at[w] = node;
-            bestFrame[w] = id;
+        } else if (pos == reach[w] && node != at[w]) {
+            ties.add((long) node << 32 | w);
+            tieDepths.add(pos);
         }
     }
 
-    private void push(int node, int pos, int id, int lo, int hi, long[] set) {
+    private void push(int node, int pos, boolean made, int lo, int hi, long[] set) {
         if (depth == frameNode.length) {
             int n = depth * 2;
             frameNode = Arrays.copyOf(frameNode, n);
             framePos = Arrays.copyOf(framePos, n);
-            frameId = Arrays.copyOf(frameId, n);
+            frameMade = Arrays.copyOf(frameMade, n);
             frameLo = Arrays.copyOf(frameLo, n);
             frameHi = Arrays.copyOf(frameHi, n);
             frameSet = Arrays.copyOf(frameSet, n);
         }
         frameNode[depth] = node;
         framePos[depth] = pos;
-        frameId[depth] = id;
+        frameMade[depth] = made;
         frameLo[depth] = lo;
         frameHi[depth] = hi;
         frameSet[depth] = set;

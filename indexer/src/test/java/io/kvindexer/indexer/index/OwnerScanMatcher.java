@@ -2,6 +2,7 @@ package io.kvindexer.indexer.index;
 
 import io.kvindexer.indexer.common.StorageTier;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
+import it.unimi.dsi.fastutil.longs.LongArrayList;
 import java.util.Arrays;
 
 /**
@@ -22,10 +23,14 @@ final class OwnerScanMatcher {
 
     private final NodeStore nodes;
     private final long[] query;
-    /** per worker slot: how far it got (blocks), and the node it got to */
+    /** per worker slot: how far it got (blocks), and the node it got to (the first of its runs that deep) */
     private final int[] reach;
 
     private final int[] at;
+    /** the other ends of runs as deep as a worker's first ({@code node << 32 | slot}), with their depths */
+    private final LongArrayList ties = new LongArrayList();
+
+    private final IntArrayList tieDepths = new IntArrayList();
     private final int[] mark;
     /** per worker slot: it already had a run when the current tier's walk began (so it does not restart at the root) */
     private final boolean[] continuing;
@@ -98,20 +103,25 @@ final class OwnerScanMatcher {
         if (count == 0) {
             return;
         }
-        long[] byNode = new long[count];
+        long[] byNode = new long[count + ties.size()];
         int k = 0;
         for (int w = 0; w < reach.length; w++) {
             if (reach[w] > 0) {
                 byNode[k++] = ((long) at[w] << 32) | w;
             }
         }
-        Arrays.sort(byNode);
+        for (int t = 0; t < ties.size(); t++) {
+            if (tieDepths.getInt(t) == reach[(int) ties.getLong(t)]) {
+                byNode[k++] = ties.getLong(t);
+            }
+        }
+        Arrays.sort(byNode, 0, k);
         int i = 0;
-        while (i < byNode.length) {
+        while (i < k) {
             int node = (int) (byNode[i] >>> 32);
             int start = stack.size();
             int j = i;
-            for (; j < byNode.length && (int) (byNode[j] >>> 32) == node; j++) {
+            for (; j < k && (int) (byNode[j] >>> 32) == node; j++) {
                 stack.add((int) byNode[j]);
             }
             pushFrame(node, reach[(int) byNode[i]], stack.size() - start);
@@ -164,10 +174,14 @@ final class OwnerScanMatcher {
         }
         int w = MembershipCode.slot(code);
         if (any ? !continuing[w] : mark[w] == current) {
-            // a worker may follow several same-content children (different hash seeds): keep its deepest run
+            // a worker may follow several same-content children (different hash seeds): keep its deepest run, and
+            // the ends of the runs as deep, which the next tier continues from too
             if (pos + 1 > reach[w]) {
                 reach[w] = pos + 1;
                 at[w] = child;
+            } else if (pos + 1 == reach[w] && child != at[w]) {
+                ties.add((long) child << 32 | w);
+                tieDepths.add(pos + 1);
             }
             stack.add(w);
         }
