@@ -9,8 +9,11 @@ import java.util.Comparator;
 public record WorkerKey(long instanceId, int dpRank) {
 
     /** The order answers list workers in: instance id, then dp rank, both unsigned. */
-    public static final Comparator<WorkerKey> ORDER = Comparator.comparing(WorkerKey::instanceId, Long::compareUnsigned)
-            .thenComparing(WorkerKey::dpRank, Integer::compareUnsigned);
+    public static final Comparator<WorkerKey> ORDER = (a, b) -> {
+        // by hand, not Comparator.comparing: that boxes both keys of every comparison (answers sort on the query path)
+        int byInstance = Long.compareUnsigned(a.instanceId, b.instanceId);
+        return byInstance != 0 ? byInstance : Integer.compareUnsigned(a.dpRank, b.dpRank);
+    };
 
     @Override
     public String toString() {

@@ -5,6 +5,7 @@ import io.kvindexer.indexer.index.MatchResult;
 import io.kvindexer.indexer.index.MatchResult.WorkerMatch;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -25,6 +26,8 @@ public record OverlapScores(Map<Long, Map<Integer, Long>> scores, Map<Long, Inst
      * @param disk           cumulative through disk and external
      */
     public record InstanceTiers(long longestMatched, long gpu, Map<Integer, Long> dp, long cpu, long disk) {}
+
+    private static final Comparator<WorkerMatch> BY_WORKER = Comparator.comparing(WorkerMatch::worker, WorkerKey.ORDER);
 
     /**
      * Builds the response from a match: blocks × block size, ranks of one instance merged by max (compatibility.md,
@@ -80,20 +83,11 @@ public record OverlapScores(Map<Long, Map<Integer, Long>> scores, Map<Long, Inst
     private static WorkerMatch[] inOrder(MatchResult match) {
         WorkerMatch[] workers = match.workers().toArray(WorkerMatch[]::new);
         for (int i = 1; i < workers.length; i++) {
-            if (compare(workers[i - 1], workers[i]) > 0) {
-                Arrays.sort(workers, OverlapScores::compare);
+            if (BY_WORKER.compare(workers[i - 1], workers[i]) > 0) {
+                Arrays.sort(workers, BY_WORKER);
                 break;
             }
         }
         return workers;
-    }
-
-    /** {@link WorkerKey#ORDER} without boxing the keys. */
-    private static int compare(WorkerMatch a, WorkerMatch b) {
-        int byInstance =
-                Long.compareUnsigned(a.worker().instanceId(), b.worker().instanceId());
-        return byInstance != 0
-                ? byInstance
-                : Integer.compareUnsigned(a.worker().dpRank(), b.worker().dpRank());
     }
 }
