@@ -84,7 +84,7 @@ final class NodeTable {
         missSlot = -1;
         long hash = keyHash.applyAsLong(node);
         if (hint >= 0 && hash == missHash && (size + 1) * 5L <= slots.length * 4L) {
-            slots[hint] = ((int) hash & 0xF) << ID_BITS | (node + 1);
+            slots[hint] = entry(node, hash);
             size++;
             return;
         }
@@ -117,16 +117,71 @@ final class NodeTable {
         return capacity == 0 ? 1024 - 4 : capacity * 2 + 4;
     }
 
-    /** Re-places every held node but {@code skip} into {@code capacity} slots. */
+    /**
+     * Re-places every held node but {@code skip} into {@code capacity} slots. The keys are read in node order
+     * (sequentially from the node pages). A table past the caches is not filled in that order, which writes its
+     * slots at random (a miss each, the writer's largest cost while an index grows): the entries are first bucketed
+     * by the upper bits of their hashes, which order the homes ({@link #home}), and each bucket is then placed into
+     * its own stretch of {@value #BUCKET_SLOTS} slots, which stays in the cache.
+     */
     private void rebuild(int capacity, int skip) {
-        // in node order: the keys are read sequentially from the node pages, not at random
         missSlot = -1;
         slots = new int[capacity];
-        for (int n = 0, end = highWater.getAsInt(); n < end; n++) {
+        int end = highWater.getAsInt();
+        if (capacity <= BUCKETED_FROM) {
+            for (int n = 0; n < end; n++) {
+                if (n != skip && held.test(n)) {
+                    place(n, keyHash.applyAsLong(n));
+                }
+            }
+            return;
+        }
+        int buckets = capacity / BUCKET_SLOTS;
+        int[] starts = new int[buckets + 1];
+        long[] byNode = new long[size];
+        int count = 0;
+        for (int n = 0; n < end; n++) {
             if (n != skip && held.test(n)) {
-                place(n, keyHash.applyAsLong(n));
+                long hash = keyHash.applyAsLong(n);
+                if (count == byNode.length) {
+                    byNode = Arrays.copyOf(byNode, count + 1024); // held and size disagree: never, but not fatal
+                }
+                byNode[count++] = hash & HIGH | entry(n, hash) & LOW;
+                starts[bucket(hash, buckets) + 1]++;
             }
         }
+        for (int b = 0; b < buckets; b++) {
+            starts[b + 1] += starts[b];
+        }
+        long[] byBucket = new long[count];
+        for (int k = 0; k < count; k++) {
+            long e = byNode[k];
+            byBucket[starts[bucket(e, buckets)]++] = e;
+        }
+        for (long e : byBucket) {
+            int i = home(e);
+            while (slots[i] != 0) {
+                i = next(i);
+            }
+            slots[i] = (int) e;
+        }
+    }
+
+    /** {@link #rebuild} buckets tables above this many slots (256 KB: below it the table stays in the cache) */
+    private static final int BUCKETED_FROM = 1 << 16;
+    /** slots per bucket of a bucketed {@link #rebuild}: 16 KB */
+    private static final int BUCKET_SLOTS = 1 << 12;
+
+    private static final long HIGH = 0xFFFFFFFF00000000L;
+    private static final long LOW = 0xFFFFFFFFL;
+
+    /** The bucket of a hash (or of a rebuild's entry with the hash's upper half): monotone in those bits, as homes. */
+    private static int bucket(long hash, int buckets) {
+        return (int) (((hash >>> 32) * buckets) >>> 32);
+    }
+
+    private static int entry(int node, long hash) {
+        return ((int) hash & 0xF) << ID_BITS | (node + 1);
     }
 
     private void place(int node, long hash) {
@@ -134,7 +189,7 @@ final class NodeTable {
         while (slots[i] != 0) {
             i = next(i);
         }
-        slots[i] = ((int) hash & 0xF) << ID_BITS | (node + 1);
+        slots[i] = entry(node, hash);
     }
 
     /**

@@ -1,0 +1,68 @@
+package io.kvindexer.indexer.index;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Tables past {@link NodeTable}'s bucketed rebuild size (over 2^16 slots): every live node is found by block hash and
+ * by content prefix after each rebuild, frees (backward shifts) included, and nothing freed is found.
+ */
+class NodeTableRebuildTest {
+
+    @Test
+    void bigTablesFindEveryLiveNodeByBothKeys() {
+        Random random = new Random(19);
+        NodeStore store = new NodeStore();
+        List<long[]> live = new ArrayList<>(); // {block hash, node}
+        List<Long> freed = new ArrayList<>();
+        long next = 1;
+        for (int round = 0; round < 6; round++) {
+            // chains of 1–40 blocks, as stores make them (consecutive ids, each the parent of the next)
+            for (int made = 0; made < 60_000; ) {
+                int length = 1 + random.nextInt(40);
+                long parent = 0;
+                int parentNode = NodeStore.NONE;
+                for (int i = 0; i < length; i++, made++) {
+                    long hash = next++ * 0x9E3779B97F4A7C15L;
+                    int node = store.create(hash, i > 0, parent, random.nextLong(), parentNode);
+                    store.owners().add(node, random.nextInt(1 << 20));
+                    live.add(new long[] {hash, node});
+                    parent = hash;
+                    parentNode = node;
+                }
+            }
+            for (int k = 0; k < 15_000; k++) {
+                long[] gone = live.remove(random.nextInt(live.size()));
+                int node = (int) gone[1];
+                store.owners().remove(node, store.owners().single(node));
+                store.free(node);
+                freed.add(gone[0]);
+            }
+            check(store, live, freed);
+        }
+        assertThat(store.liveCount()).isGreaterThan(200_000); // the tables grew well past 2^16 slots
+    }
+
+    private static void check(NodeStore store, List<long[]> live, List<Long> freed) {
+        assertThat(store.liveCount()).isEqualTo(live.size());
+        NodeTable byPrefix = store.byPrefix();
+        for (long[] entry : live) {
+            int node = (int) entry[1];
+            assertThat(store.findByBlockHash(entry[0])).isEqualTo(node);
+            assertThat(store.isResolved(node)).isTrue();
+            long hash = ContentPrefix.tableHash(store.prefix(node));
+            boolean found = false;
+            for (int i = byPrefix.home(hash); byPrefix.at(i) != 0 && !found; i = byPrefix.next(i)) {
+                found = NodeTable.node(byPrefix.at(i)) == node && NodeTable.mayHold(byPrefix.at(i), hash);
+            }
+            assertThat(found).as("node %d by its prefix", node).isTrue();
+        }
+        for (long hash : freed) {
+            assertThat(store.findByBlockHash(hash)).isEqualTo(NodeStore.NONE);
+        }
+    }
+}
