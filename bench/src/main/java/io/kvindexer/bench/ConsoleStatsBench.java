@@ -12,6 +12,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
 import java.util.function.LongSupplier;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * What the web console's two walks cost on a big index: {@code GET /stats} (blocks per worker and tier,
@@ -24,17 +27,29 @@ import java.util.function.LongSupplier;
  *
  * <p>Run: {@code bin/bench ConsoleStatsBench [--blocks 4000000] [--workers 64] [--depth 32]}
  */
-public final class ConsoleStatsBench {
+@Command(
+        name = "console-stats-bench",
+        description = "The web console's /stats and /prefixes walks on a big index, beside a one-int-per-block floor.")
+public final class ConsoleStatsBench extends BenchCommand {
 
     private static final int REPETITIONS = 3;
     private static final int PREFIX_GROUPS = 4;
 
-    private ConsoleStatsBench() {}
+    @Option(names = "--blocks", description = "distinct blocks in the index")
+    int blocks = 4_000_000;
 
-    public static void main(String[] args) throws Exception {
-        int blocks = intFlag(args, "--blocks", 4_000_000);
-        int workers = intFlag(args, "--workers", 64);
-        int depth = intFlag(args, "--depth", 32);
+    @Option(names = "--workers", description = "workers; each sequence is held by 2 of them")
+    int workers = 64;
+
+    @Option(names = "--depth", description = "blocks per sequence")
+    int depth = 32;
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new ConsoleStatsBench()).execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
         Machine.printBanner("ConsoleStatsBench");
         try (IndexWriters writers = new IndexWriters(2)) {
             ModelIndex index = new ModelIndex("bench", "default", 16, IndexOptions.defaults(), writers);
@@ -83,6 +98,7 @@ public final class ConsoleStatsBench {
             System.out.printf(
                     Locale.ROOT, "(medians of %d after one warm-up; checksum %d)%n", REPETITIONS, sink[0] & 1);
         }
+        return 0;
     }
 
     /** Median wall time in ns of {@link #REPETITIONS} runs after one warm-up. */
@@ -138,14 +154,5 @@ public final class ConsoleStatsBench {
         RouterEventOps.submit(index, batch);
         index.flush().join();
         return System.nanoTime() - start;
-    }
-
-    private static int intFlag(String[] args, String name, int fallback) {
-        for (int i = 0; i + 1 < args.length; i++) {
-            if (args[i].equals(name)) {
-                return Integer.parseInt(args[i + 1]);
-            }
-        }
-        return fallback;
     }
 }

@@ -12,6 +12,9 @@ import java.util.Map;
 import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessageUnpacker;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * Single-thread throughput of {@link EngineEventDecoder} on vLLM-shaped batches (no sockets, no index), with a
@@ -25,33 +28,32 @@ import org.msgpack.core.MessageUnpacker;
  *
  * <p>Run: {@code bin/bench DecoderBench [--reps 3] [--seconds 2] [--json out.json]}
  */
-public final class DecoderBench {
+@Command(
+        name = "decoder-bench",
+        description = "Single-thread EngineEventDecoder throughput on vLLM-shaped batches (map and array, block size"
+                + " 16 and 128) beside a same-run floor: msgpack-core's skipValue over the same payload.")
+public final class DecoderBench extends BenchCommand {
 
     private static final int EVENTS_PER_BATCH = 16;
 
-    private DecoderBench() {}
+    @Option(names = "--reps", description = "repetitions (each measures every shape)")
+    int reps = 3;
+
+    @Option(names = "--seconds", description = "seconds per shape and repetition")
+    double seconds = 2;
+
+    @Option(names = "--json", description = "also write the summary here")
+    Path json;
 
     /** One shape's figures in one repetition. */
     record Rep(String shape, int bytes, int blocks, double blockEventsPerS, double floorBlockEventsPerS) {}
 
-    public static void main(String[] args) throws Exception {
-        int reps = 3;
-        double seconds = 2;
-        Path json = null;
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--reps" -> reps = Integer.parseInt(args[++i]);
-                case "--seconds" -> seconds = Double.parseDouble(args[++i]);
-                case "--json" -> json = Path.of(args[++i]);
-                case "--help", "-h" -> {
-                    System.out.println("DecoderBench [--reps 3] [--seconds 2] [--json out.json]: single-thread "
-                            + "EngineEventDecoder throughput on vLLM-shaped batches (map and array, block size 16 and "
-                            + "128) beside a same-run floor (msgpack-core skipValue over the same payload)");
-                    return;
-                }
-                default -> throw new IllegalArgumentException("unknown argument " + args[i]);
-            }
-        }
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new DecoderBench()).execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
         Map<String, byte[]> shapes = new LinkedHashMap<>();
         shapes.put("map_bs16", batch(16, 16, true));
         shapes.put("map_bs128", batch(4, 128, true));
@@ -64,6 +66,7 @@ public final class DecoderBench {
             }
         }
         BenchJson.report(summary(all, shapes.keySet()), json);
+        return 0;
     }
 
     static Map<String, Object> summary(List<Rep> reps, Iterable<String> shapes) {

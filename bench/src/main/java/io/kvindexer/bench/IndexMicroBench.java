@@ -14,6 +14,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * Single-thread micro benchmark of the prefix index (no JMH: a main class that prints figures).
@@ -24,42 +27,52 @@ import java.util.SplittableRandom;
  * blocks, the bytes per membership (heap after GC minus the heap before building) and a "floor" measured in the
  * same process: hashing the query's tokens plus one hash-map probe per block.
  *
- * <p>Run: {@code java -Xmx6g -cp "indexer/target/kv-indexer.jar:indexer/target/libs/*"
- * io.kvindexer.bench.IndexMicroBench [memberships] [workers] [depth] [replicas]}
+ * <p>Run: {@code BENCH_JAVA_OPTS=-Xmx6g bin/bench IndexMicroBench [--memberships 1000000] [--workers 64]
+ * [--depth 32] [--replicas 1,8]}
  */
-public final class IndexMicroBench {
+@Command(
+        name = "index-micro-bench",
+        description =
+                "Single-thread micro benchmark of the prefix index: apply, lookups, removes, bytes per membership.")
+public final class IndexMicroBench extends BenchCommand {
 
     private static final int BLOCK_SIZE = 16;
     private static final int PREFIX_GROUPS = 4;
 
-    private final int memberships;
-    private final int workers;
-    private final int depth;
-    private final int replicas;
-    private final SplittableRandom random = new SplittableRandom(42);
+    @Option(names = "--memberships", description = "memberships to build (about)")
+    int memberships = 1_000_000;
+
+    @Option(names = "--workers", description = "workers")
+    int workers = 64;
+
+    @Option(names = "--depth", description = "blocks per sequence")
+    int depth = 32;
+
+    @Option(names = "--replicas", split = ",", description = "workers caching each sequence; one run per value")
+    int[] replicasPerRun = {1, 8};
+
+    /** the run's replicas and random source: each run starts from the same seed, as a fresh process would */
+    private int replicas;
+
+    private SplittableRandom random;
 
     private long[][] seqHashes;
     private long[][] localHashes;
     private int[][] owners;
 
-    private IndexMicroBench(int memberships, int workers, int depth, int replicas) {
-        this.memberships = memberships;
-        this.workers = workers;
-        this.depth = depth;
-        this.replicas = replicas;
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new IndexMicroBench()).execute(args));
     }
 
-    public static void main(String[] args) throws Exception {
-        int memberships = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
-        int workers = args.length > 1 ? Integer.parseInt(args[1]) : 64;
-        int depth = args.length > 2 ? Integer.parseInt(args[2]) : 32;
+    @Override
+    public Integer call() throws Exception {
         Machine.printBanner("IndexMicroBench");
-        if (args.length > 3) {
-            new IndexMicroBench(memberships, workers, depth, Integer.parseInt(args[3])).run();
-        } else {
-            new IndexMicroBench(memberships, workers, depth, 1).run();
-            new IndexMicroBench(memberships, workers, depth, 8).run();
+        for (int r : replicasPerRun) {
+            replicas = r;
+            random = new SplittableRandom(42);
+            run();
         }
+        return 0;
     }
 
     private void run() throws Exception {
