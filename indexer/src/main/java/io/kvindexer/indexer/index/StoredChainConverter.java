@@ -17,6 +17,15 @@ final class StoredChainConverter {
 
     private static final long[] NO_HASHES = new long[0];
 
+    /**
+     * Chains up to this long are checked for repeats in their thread's reused set: a set allocated per chain was the
+     * largest single share of the listeners' allocation, and of a prehashed replay's submitting thread's CPU.
+     */
+    private static final int REUSED_SET_MAX_BLOCKS = 512;
+
+    private static final ThreadLocal<LongOpenHashSet> SEEN =
+            ThreadLocal.withInitial(() -> new LongOpenHashSet(2 * REUSED_SET_MAX_BLOCKS));
+
     private StoredChainConverter() {}
 
     static IndexOp convert(KvEvent event, int indexBlockSize) {
@@ -91,7 +100,13 @@ final class StoredChainConverter {
             }
             return false;
         }
-        LongOpenHashSet seen = new LongOpenHashSet(blockHashes.length * 2);
+        LongOpenHashSet seen;
+        if (blockHashes.length <= REUSED_SET_MAX_BLOCKS) {
+            seen = SEEN.get();
+            seen.clear();
+        } else {
+            seen = new LongOpenHashSet(blockHashes.length * 2);
+        }
         if (hasParent) {
             seen.add(parentBlockHash);
         }

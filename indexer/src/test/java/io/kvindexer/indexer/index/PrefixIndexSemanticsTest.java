@@ -164,6 +164,29 @@ class PrefixIndexSemanticsTest {
     }
 
     @Test
+    void theRepeatCheckForgetsTheChainBeforeAndCatchesRepeatsInLongChains() {
+        f.store(w(1, 0), null, new long[] {101}, 1);
+        long[] twelve = new long[12];
+        for (int i = 0; i < twelve.length; i++) {
+            twelve[i] = 500 + i;
+        }
+        long[] withParent = twelve.clone();
+        withParent[11] = 101; // the parent again, deep in a chain checked with a set
+        f.store(w(1, 0), 101L, withParent, new int[12]);
+        // the same hashes again, now valid: the check must not remember the invalid chain's blocks
+        f.store(w(1, 0), 101L, twelve, new int[12]);
+        long[] long600 = new long[600];
+        for (int i = 0; i < long600.length; i++) {
+            long600[i] = 10_000 + i;
+        }
+        long600[599] = 10_000; // a repeat in a chain longer than the reused set takes
+        f.store(w(1, 0), 511L, long600, new int[600]);
+
+        assertThat(f.applied("stored", ApplyStatus.INVALID_BLOCK)).isEqualTo(2);
+        assertThat(f.index.stats().memberships()).isEqualTo(13);
+    }
+
+    @Test
     void duplicateStoreIsIdempotentAndCounted() {
         f.store(w(1, 0), null, new long[] {101, 102}, 1, 2);
         f.store(w(1, 0), null, new long[] {101, 102}, 1, 2);
