@@ -48,6 +48,9 @@ final class NodeStore {
 
     static final int STRIDE = 4;
 
+    /** nodes per bucket of {@link #indexPrefixes}' sort */
+    private static final int PLACE_BUCKET = 256;
+
     private long[][] hashes = new long[16][];
     /** per node bits: whether it has a parent (a root block stores parent 0) */
     private long[][] hasParentBits = new long[16][];
@@ -282,43 +285,70 @@ final class NodeStore {
     }
 
     /**
-     * Ends {@link #deferPrefixes}: every resolved node enters {@link #byPrefix}, sized once for all of them, in id
-     * order, with the in-line bit {@link #create} would have given it (staging frees nothing, so the node before is
-     * its parent exactly when it has the parent's block hash).
+     * Ends {@link #deferPrefixes}: every resolved node enters {@link #byPrefix}, sized once for all of them, with the
+     * in-line bit {@link #create} would have given it (staging frees nothing, so the node before is its parent
+     * exactly when it has the parent's block hash; the node is sole when no other node has its prefix, whatever the
+     * order they were inserted in).
+     *
+     * <p>Placed in the order of their home slots, not at random: a counting pass sorts the nodes by the top bits of
+     * their prefix's table hash (which order the homes), about {@value #PLACE_BUCKET} nodes a bucket, each with its
+     * prefix, so the placing pass then writes the table from one end to the other and reads no node but the rare
+     * one whose entry's hash bits agree. Inserted in id order, every node cost a miss on the table (ADR 0001).
      */
     void indexPrefixes() {
         if (!prefixesDeferred) {
             return;
         }
         prefixesDeferred = false;
-        byPrefix.sizeFor(liveCount - orphanCount);
-        for (int from = 0; from < highWater; from += PAGE) {
-            indexPrefixes(from, Math.min(highWater, from + PAGE));
+        int count = 0;
+        for (int node = 0; node < highWater; node++) {
+            if (isResolved(node)) {
+                count++;
+            }
+        }
+        byPrefix.sizeFor(count);
+        int bucketBits = Math.max(1, 32 - Integer.numberOfLeadingZeros(count / PLACE_BUCKET));
+        int shift = 64 - bucketBits;
+        int[] next = new int[(1 << bucketBits) + 1];
+        for (int node = 0; node < highWater; node++) {
+            if (isResolved(node)) {
+                next[(int) (ContentPrefix.tableHash(prefix(node)) >>> shift) + 1]++;
+            }
+        }
+        for (int b = 1; b < next.length; b++) {
+            next[b] += next[b - 1];
+        }
+        long[] sorted = new long[count]; // prefix << 32 | node, by bucket, in id order within one
+        for (int node = 0; node < highWater; node++) {
+            if (isResolved(node)) {
+                int prefix = prefix(node);
+                sorted[next[(int) (ContentPrefix.tableHash(prefix) >>> shift)]++] = (long) prefix << 32 | node;
+                setBit(
+                        inLineBits,
+                        node,
+                        node > 0
+                                && hasParent(node)
+                                && isAllocated(node - 1)
+                                && blockHash(node - 1) == parentBlockHash(node));
+            }
+        }
+        for (long e : sorted) {
+            placeByPrefix((int) e, (int) (e >>> 32));
         }
     }
 
-    /**
-     * {@link #indexPrefixes} for the nodes {@code [from, to)}, in runs of 64 whose home slots are loaded together
-     * first, so that their cache misses overlap (as in {@link #prefetch}).
-     */
-    private void indexPrefixes(int from, int to) {
-        for (int run = from; run < to; run += 64) {
-            int end = Math.min(to, run + 64);
-            int sink = 0;
-            for (int node = run; node < end; node++) {
-                sink += byPrefix.at(byPrefix.home(ContentPrefix.tableHash(prefix(node))));
-            }
-            prefetched = sink;
-            for (int node = run; node < end; node++) {
-                if (isResolved(node)) {
-                    boolean underPrevious = node > 0
-                            && hasParent(node)
-                            && isAllocated(node - 1)
-                            && blockHash(node - 1) == parentBlockHash(node);
-                    setBit(inLineBits, node, insertByPrefix(node) && underPrevious);
-                }
+    /** {@link #indexPrefixes}: places one node; a node already there with its prefix and this one are not sole. */
+    private void placeByPrefix(int node, int prefix) {
+        long hash = ContentPrefix.tableHash(prefix);
+        int i = byPrefix.home(hash);
+        for (int entry; (entry = byPrefix.at(i)) != 0; i = byPrefix.next(i)) {
+            int other = NodeTable.node(entry);
+            if (NodeTable.mayHold(entry, hash) && prefix(other) == prefix) {
+                setBit(inLineBits, other, false);
+                setBit(inLineBits, node, false);
             }
         }
+        byPrefix.fill(i, hash, node);
     }
 
     /**

@@ -109,6 +109,15 @@ final class NodeTable {
     }
 
     /**
+     * Puts {@code node}, whose key has {@code hash}, at the empty slot {@code slot} where a probe from its home ended
+     * (a bulk build into a table {@link #sizeFor} sized: no growth check, the key is not read again).
+     */
+    void fill(int slot, long hash, int node) {
+        slots[slot] = ((int) hash & 0xF) << ID_BITS | (node + 1);
+        size++;
+    }
+
+    /**
      * The next capacity: about double, and such that the array with its 16-byte header is a power of two of bytes.
      * A big array is a G1 humongous object that occupies whole regions (1–32 MB, a power of two): a plain 2^20 ints
      * (4 MB and 16 bytes) took two 4 MB regions, 40.5 instead of 30.6 bytes per membership on the conversation trace.
