@@ -281,12 +281,30 @@ final class NodeStore {
     void deferPrefixes() {
         if (highWater == 0) {
             prefixesDeferred = true;
+            owners.deferSame();
         }
     }
 
     /**
+     * Recovery's staging into an empty store, before its first record: about {@code blocks} nodes will come, so the
+     * block-hash table is sized for them once (its growth was a fifth of the staging writer's time); trimmed to what
+     * came at {@link #indexPrefixes}. Ignored when the store holds nodes already.
+     */
+    void expectBlocks(int blocks) {
+        if (highWater == 0) {
+            byBlockHash.sizeFor(blocks);
+        }
+    }
+
+    /** The block-hash table's slots (tests: what a table costs). */
+    int byBlockHashCapacity() {
+        return byBlockHash.capacity();
+    }
+
+    /**
      * Ends {@link #deferPrefixes}: every resolved node enters {@link #byPrefix}, sized once for all of them, with the
-     * in-line bit {@link #create} would have given it (staging frees nothing, so the node before is its parent
+     * in-line bit {@link #create} would have given it, and every node gets its same-owners bit
+     * ({@link OwnerSets#deferSame}) from one pass in id order instead of two checks per owner added (staging frees nothing, so the node before is its parent
      * exactly when it has the parent's block hash; the node is sole when no other node has its prefix, whatever the
      * order they were inserted in).
      *
@@ -300,6 +318,7 @@ final class NodeStore {
             return;
         }
         prefixesDeferred = false;
+        byBlockHash.trimToSize();
         int count = 0;
         for (int node = 0; node < highWater; node++) {
             if (isResolved(node)) {
@@ -319,7 +338,9 @@ final class NodeStore {
             next[b] += next[b - 1];
         }
         long[] sorted = new long[count]; // prefix << 32 | node, by bucket, in id order within one
+        owners.undeferSame();
         for (int node = 0; node < highWater; node++) {
+            owners.refreshSame(node);
             if (isResolved(node)) {
                 int prefix = prefix(node);
                 sorted[next[(int) (ContentPrefix.tableHash(prefix) >>> shift)]++] = (long) prefix << 32 | node;

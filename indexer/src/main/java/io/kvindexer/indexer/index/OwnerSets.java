@@ -42,6 +42,9 @@ final class OwnerSets {
      */
     private long[][] same = new long[16][];
 
+    /** see {@link #deferSame} */
+    private boolean sameDeferred;
+
     private final OwnerLists lists = new OwnerLists();
     private final OwnerBits bits = new OwnerBits();
     private int[] scratch = new int[OwnerLists.MAX + 1];
@@ -358,8 +361,30 @@ final class OwnerSets {
         return didChange;
     }
 
+    /**
+     * From now until {@link #refreshSame} has run over every node, changes leave the {@link #same} bits alone:
+     * recovery's staging ({@link NodeStore#deferPrefixes}) adds every owner of a node in a burst, and nothing reads
+     * the bits before the staged index is adopted.
+     */
+    void deferSame() {
+        sameDeferred = true;
+    }
+
+    /** Ends {@link #deferSame}. */
+    void undeferSame() {
+        sameDeferred = false;
+    }
+
+    /** Sets {@code node}'s {@link #same} bit from both nodes' owners as they are now (one pass in id order). */
+    void refreshSame(int node) {
+        setSame(node, node > 0 && sameCodes(node, node - 1, ALL_TIERS));
+    }
+
     /** Refreshes the {@link #same} bits a change of {@code node}'s owners may have changed: its own and the next node's. */
     private void changed(int node) {
+        if (sameDeferred) {
+            return;
+        }
         setSame(node, node > 0 && sameCodes(node, node - 1, ALL_TIERS));
         int next = node + 1;
         if (next >>> NodeStore.PAGE_BITS < words.length && words[next >>> NodeStore.PAGE_BITS] != null) {

@@ -104,6 +104,16 @@ final class PrefixIndex {
         }
     }
 
+    /** See {@link ModelIndex#expectBlocks}. */
+    void expectBlocks(int blocks) {
+        lock.writeLock().lock();
+        try {
+            nodes.expectBlocks(blocks);
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
     /** Ends recovery's staging: the loaded nodes enter the prefix table, which queries probe. */
     void finishLoad() {
         lock.writeLock().lock();
