@@ -84,6 +84,14 @@ final class NodeStore {
      * sized once instead of growing it under every insert.
      */
     private boolean prefixesDeferred;
+    /**
+     * While {@link #prefixesDeferred}: {@code prefix << 32 | node} of every resolved node gathered so far (the nodes
+     * below {@link #gatheredUpTo}, and orphans below it resolved since), for {@link #indexPrefixes}.
+     */
+    private long[] gathered;
+
+    private int gatheredCount;
+    private int gatheredUpTo;
     /** {@link #children}' map, null after any create or free */
     private Long2ObjectOpenHashMap<IntArrayList> childIndex;
 
@@ -268,6 +276,8 @@ final class NodeStore {
                 setBit(resolvedBits, o, true);
                 if (!prefixesDeferred) {
                     setBit(inLineBits, o, insertByPrefix(o) && o == p + 1);
+                } else if (o < gatheredUpTo) {
+                    gather(o);
                 }
                 pending.add(o);
             }
@@ -282,6 +292,7 @@ final class NodeStore {
         if (highWater == 0) {
             prefixesDeferred = true;
             owners.deferSame();
+            gathered = new long[1024];
         }
     }
 
@@ -317,45 +328,62 @@ final class NodeStore {
         if (!prefixesDeferred) {
             return;
         }
+        gatherStaged();
         prefixesDeferred = false;
+        owners.undeferSame();
         byBlockHash.trimToSize();
-        int count = 0;
-        for (int node = 0; node < highWater; node++) {
-            if (isResolved(node)) {
-                count++;
-            }
-        }
+        long[] entries = gathered;
+        int count = gatheredCount;
+        gathered = null;
         byPrefix.sizeFor(count);
         int bucketBits = Math.max(1, 32 - Integer.numberOfLeadingZeros(count / PLACE_BUCKET));
         int shift = 64 - bucketBits;
         int[] next = new int[(1 << bucketBits) + 1];
-        for (int node = 0; node < highWater; node++) {
-            if (isResolved(node)) {
-                next[(int) (ContentPrefix.tableHash(prefix(node)) >>> shift) + 1]++;
-            }
+        for (int k = 0; k < count; k++) {
+            next[(int) (ContentPrefix.tableHash((int) (entries[k] >>> 32)) >>> shift) + 1]++;
         }
         for (int b = 1; b < next.length; b++) {
             next[b] += next[b - 1];
         }
-        long[] sorted = new long[count]; // prefix << 32 | node, by bucket, in id order within one
-        owners.undeferSame();
-        for (int node = 0; node < highWater; node++) {
-            owners.refreshSame(node);
-            if (isResolved(node)) {
-                int prefix = prefix(node);
-                sorted[next[(int) (ContentPrefix.tableHash(prefix) >>> shift)]++] = (long) prefix << 32 | node;
-                setBit(
-                        inLineBits,
-                        node,
-                        node > 0
-                                && hasParent(node)
-                                && isAllocated(node - 1)
-                                && blockHash(node - 1) == parentBlockHash(node));
-            }
+        long[] sorted = new long[count]; // by bucket, in gathering order within one
+        for (int k = 0; k < count; k++) {
+            long e = entries[k];
+            sorted[next[(int) (ContentPrefix.tableHash((int) (e >>> 32)) >>> shift)]++] = e;
         }
         for (long e : sorted) {
             placeByPrefix((int) e, (int) (e >>> 32));
         }
+    }
+
+    /**
+     * While staging, after each frame's records: gathers the frame's resolved nodes for {@link #indexPrefixes} with
+     * their tentative in-line bit, and sets their same-owners bits ({@link OwnerSets#deferSame}), while their lines
+     * are still in the cache and the writer waits for the next frame, rather than in passes over every node after the
+     * last one.
+     */
+    void gatherStaged() {
+        if (!prefixesDeferred) {
+            return;
+        }
+        for (int node = gatheredUpTo; node < highWater; node++) {
+            if (isResolved(node)) {
+                gather(node);
+            }
+        }
+        gatheredUpTo = highWater;
+        owners.refreshSame(highWater);
+    }
+
+    /** Gathers a resolved node; in line (so far) when the node before is its parent, as {@link #create} decides. */
+    private void gather(int node) {
+        if (gatheredCount == gathered.length) {
+            gathered = Arrays.copyOf(gathered, gatheredCount * 2);
+        }
+        gathered[gatheredCount++] = (long) prefix(node) << 32 | node;
+        setBit(
+                inLineBits,
+                node,
+                node > 0 && hasParent(node) && isAllocated(node - 1) && blockHash(node - 1) == parentBlockHash(node));
     }
 
     /** {@link #indexPrefixes}: places one node; a node already there with its prefix and this one are not sole. */

@@ -98,6 +98,7 @@ final class PrefixIndex {
         try {
             nodes.deferPrefixes();
             new RecordLoad(nodes, slots, counters, tierMemberships).apply(records, shardOfRef, shard);
+            nodes.gatherStaged();
         } finally {
             publishSizes();
             lock.writeLock().unlock();
