@@ -313,16 +313,15 @@ final class NodeStore {
     }
 
     /**
-     * Ends {@link #deferPrefixes}: every resolved node enters {@link #byPrefix}, sized once for all of them, with the
-     * in-line bit {@link #create} would have given it, and every node gets its same-owners bit
-     * ({@link OwnerSets#deferSame}) from one pass in id order instead of two checks per owner added (staging frees nothing, so the node before is its parent
-     * exactly when it has the parent's block hash; the node is sole when no other node has its prefix, whatever the
-     * order they were inserted in).
+     * Ends {@link #deferPrefixes}: every resolved node ({@link #gatherStaged} gathered them) enters {@link #byPrefix},
+     * sized once for all of them, with the in-line bit {@link #create} would have given it (staging frees nothing, so
+     * the node before is its parent exactly when it has the parent's block hash; the node is sole when no other node
+     * has its prefix, whatever the order they were inserted in).
      *
-     * <p>Placed in the order of their home slots, not at random: a counting pass sorts the nodes by the top bits of
-     * their prefix's table hash (which order the homes), about {@value #PLACE_BUCKET} nodes a bucket, each with its
-     * prefix, so the placing pass then writes the table from one end to the other and reads no node but the rare
-     * one whose entry's hash bits agree. Inserted in id order, every node cost a miss on the table (ADR 0001).
+     * <p>Placed in the order of their home slots, not at random: a counting pass sorts the gathered nodes by the top
+     * bits of their prefix's table hash (which order the homes), about {@value #PLACE_BUCKET} nodes a bucket, so the
+     * placing pass writes the table from one end to the other and reads no node but the rare one whose entry's hash
+     * bits agree. Inserted in id order, every node cost a miss on the table (ADR 0001, "Sixth round — recovery").
      */
     void indexPrefixes() {
         if (!prefixesDeferred) {
