@@ -41,6 +41,14 @@ public final class BinaryDump {
     /** Trees, registrations and watermarks. */
     public static final int VERSION_WITH_REGISTRATIONS = 2;
 
+    /**
+     * A response header beside a binary {@code /dump} body (not part of the stream's format): the number of blocks of
+     * each index, comma-separated, in the order of the stream's sections, as the peer counted them before its walk.
+     * A replica sizes its staging tables from it instead of growing them; a hint only (a missing, malformed or
+     * stale one costs time, never content).
+     */
+    public static final String BLOCKS_HEADER = "X-Kvindexer-Dump-Blocks";
+
     static final byte[] MAGIC = {'K', 'V', 'I', 'X', 'D', 'U', 'M', 'P'};
     static final int HEADER_BYTES = MAGIC.length + 4;
     static final int KIND_INDEX = 1;

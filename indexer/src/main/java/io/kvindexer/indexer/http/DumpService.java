@@ -53,6 +53,7 @@ record DumpService(Indexers indexers, WorkerRegistry workers) implements ApiServ
         res.status(Status.OK_200);
         if (binary) {
             res.header(HeaderNames.CONTENT_TYPE, BinaryDump.MEDIA_TYPE);
+            res.header(BinaryDump.BLOCKS_HEADER, blockCounts(all));
             try (OutputStream out = res.outputStream()) {
                 writeBinary(all, registrations, out);
             }
@@ -76,6 +77,15 @@ record DumpService(Indexers indexers, WorkerRegistry workers) implements ApiServ
                 writer.entry(dump);
             }
         }
+    }
+
+    /** {@link BinaryDump#BLOCKS_HEADER}'s value. */
+    private static String blockCounts(List<ModelIndex> all) {
+        StringBuilder counts = new StringBuilder();
+        for (ModelIndex ix : all) {
+            counts.append(counts.isEmpty() ? "" : ",").append(ix.stats().blocks());
+        }
+        return counts.toString();
     }
 
     /** Only an explicit, non-zero-quality mention of the binary type selects it; {@code *}{@code /*} stays JSON. */

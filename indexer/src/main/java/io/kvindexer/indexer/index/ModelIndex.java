@@ -139,6 +139,19 @@ public final class ModelIndex {
     }
 
     /**
+     * Before {@link #stageRecords}: the dump holds about {@code blocks} blocks, so an index of one shard sizes its
+     * block-hash table for them once instead of growing it while it stages ({@link NodeStore#expectBlocks}). With
+     * more shards each holds an unknown part of them, and the tables grow as they do for live writes.
+     */
+    public void expectBlocks(long blocks) {
+        ShardedIndex ix = index;
+        if (ix.size() == 1 && blocks > 0) {
+            int n = (int) Math.min(blocks, NodeTable.MAX_NODES);
+            writers.executeOn(0, () -> ix.shard(0).expectBlocks(n));
+        }
+    }
+
+    /**
      * Ends {@link #stageRecords}: each shard, on the thread that staged it, builds what queries need and staging
      * left out (its prefix table); must run before {@link #adopt} (flush in between).
      */

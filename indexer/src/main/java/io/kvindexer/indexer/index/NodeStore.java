@@ -48,6 +48,9 @@ final class NodeStore {
 
     static final int STRIDE = 4;
 
+    /** nodes per bucket of {@link #indexPrefixes}' sort */
+    private static final int PLACE_BUCKET = 256;
+
     private long[][] hashes = new long[16][];
     /** per node bits: whether it has a parent (a root block stores parent 0) */
     private long[][] hasParentBits = new long[16][];
@@ -81,6 +84,14 @@ final class NodeStore {
      * sized once instead of growing it under every insert.
      */
     private boolean prefixesDeferred;
+    /**
+     * While {@link #prefixesDeferred}: {@code prefix << 32 | node} of every resolved node gathered so far (the nodes
+     * below {@link #gatheredUpTo}, and orphans below it resolved since), for {@link #indexPrefixes}.
+     */
+    private long[] gathered;
+
+    private int gatheredCount;
+    private int gatheredUpTo;
     /** {@link #children}' map, null after any create or free */
     private Long2ObjectOpenHashMap<IntArrayList> childIndex;
 
@@ -265,6 +276,8 @@ final class NodeStore {
                 setBit(resolvedBits, o, true);
                 if (!prefixesDeferred) {
                     setBit(inLineBits, o, insertByPrefix(o) && o == p + 1);
+                } else if (o < gatheredUpTo) {
+                    gather(o);
                 }
                 pending.add(o);
             }
@@ -278,47 +291,112 @@ final class NodeStore {
     void deferPrefixes() {
         if (highWater == 0) {
             prefixesDeferred = true;
+            owners.deferSame();
+            gathered = new long[1024];
         }
     }
 
     /**
-     * Ends {@link #deferPrefixes}: every resolved node enters {@link #byPrefix}, sized once for all of them, in id
-     * order, with the in-line bit {@link #create} would have given it (staging frees nothing, so the node before is
-     * its parent exactly when it has the parent's block hash).
+     * Recovery's staging into an empty store, before its first record: about {@code blocks} nodes will come, so the
+     * block-hash table is sized for them once (its growth was a fifth of the staging writer's time); trimmed to what
+     * came at {@link #indexPrefixes}. Ignored when the store holds nodes already.
+     */
+    void expectBlocks(int blocks) {
+        if (highWater == 0) {
+            byBlockHash.sizeFor(blocks);
+        }
+    }
+
+    /** The block-hash table's slots (tests: what a table costs). */
+    int byBlockHashCapacity() {
+        return byBlockHash.capacity();
+    }
+
+    /**
+     * Ends {@link #deferPrefixes}: every resolved node ({@link #gatherStaged} gathered them) enters {@link #byPrefix},
+     * sized once for all of them, with the in-line bit {@link #create} would have given it (staging frees nothing, so
+     * the node before is its parent exactly when it has the parent's block hash; the node is sole when no other node
+     * has its prefix, whatever the order they were inserted in).
+     *
+     * <p>Placed in the order of their home slots, not at random: a counting pass sorts the gathered nodes by the top
+     * bits of their prefix's table hash (which order the homes), about {@value #PLACE_BUCKET} nodes a bucket, so the
+     * placing pass writes the table from one end to the other and reads no node but the rare one whose entry's hash
+     * bits agree. Inserted in id order, every node cost a miss on the table (ADR 0001, "Sixth round — recovery").
      */
     void indexPrefixes() {
         if (!prefixesDeferred) {
             return;
         }
+        gatherStaged();
         prefixesDeferred = false;
-        byPrefix.sizeFor(liveCount - orphanCount);
-        for (int from = 0; from < highWater; from += PAGE) {
-            indexPrefixes(from, Math.min(highWater, from + PAGE));
+        owners.undeferSame();
+        byBlockHash.trimToSize();
+        long[] entries = gathered;
+        int count = gatheredCount;
+        gathered = null;
+        byPrefix.sizeFor(count);
+        int bucketBits = Math.max(1, 32 - Integer.numberOfLeadingZeros(count / PLACE_BUCKET));
+        int shift = 64 - bucketBits;
+        int[] next = new int[(1 << bucketBits) + 1];
+        for (int k = 0; k < count; k++) {
+            next[(int) (ContentPrefix.tableHash((int) (entries[k] >>> 32)) >>> shift) + 1]++;
+        }
+        for (int b = 1; b < next.length; b++) {
+            next[b] += next[b - 1];
+        }
+        long[] sorted = new long[count]; // by bucket, in gathering order within one
+        for (int k = 0; k < count; k++) {
+            long e = entries[k];
+            sorted[next[(int) (ContentPrefix.tableHash((int) (e >>> 32)) >>> shift)]++] = e;
+        }
+        for (long e : sorted) {
+            placeByPrefix((int) e, (int) (e >>> 32));
         }
     }
 
     /**
-     * {@link #indexPrefixes} for the nodes {@code [from, to)}, in runs of 64 whose home slots are loaded together
-     * first, so that their cache misses overlap (as in {@link #prefetch}).
+     * While staging, after each frame's records: gathers the frame's resolved nodes for {@link #indexPrefixes} with
+     * their tentative in-line bit, and sets their same-owners bits ({@link OwnerSets#deferSame}), while their lines
+     * are still in the cache and the writer waits for the next frame, rather than in passes over every node after the
+     * last one.
      */
-    private void indexPrefixes(int from, int to) {
-        for (int run = from; run < to; run += 64) {
-            int end = Math.min(to, run + 64);
-            int sink = 0;
-            for (int node = run; node < end; node++) {
-                sink += byPrefix.at(byPrefix.home(ContentPrefix.tableHash(prefix(node))));
-            }
-            prefetched = sink;
-            for (int node = run; node < end; node++) {
-                if (isResolved(node)) {
-                    boolean underPrevious = node > 0
-                            && hasParent(node)
-                            && isAllocated(node - 1)
-                            && blockHash(node - 1) == parentBlockHash(node);
-                    setBit(inLineBits, node, insertByPrefix(node) && underPrevious);
-                }
+    void gatherStaged() {
+        if (!prefixesDeferred) {
+            return;
+        }
+        for (int node = gatheredUpTo; node < highWater; node++) {
+            if (isResolved(node)) {
+                gather(node);
             }
         }
+        gatheredUpTo = highWater;
+        owners.refreshSame(highWater);
+    }
+
+    /** Gathers a resolved node; in line (so far) when the node before is its parent, as {@link #create} decides. */
+    private void gather(int node) {
+        if (gatheredCount == gathered.length) {
+            gathered = Arrays.copyOf(gathered, gatheredCount * 2);
+        }
+        gathered[gatheredCount++] = (long) prefix(node) << 32 | node;
+        setBit(
+                inLineBits,
+                node,
+                node > 0 && hasParent(node) && isAllocated(node - 1) && blockHash(node - 1) == parentBlockHash(node));
+    }
+
+    /** {@link #indexPrefixes}: places one node; a node already there with its prefix and this one are not sole. */
+    private void placeByPrefix(int node, int prefix) {
+        long hash = ContentPrefix.tableHash(prefix);
+        int i = byPrefix.home(hash);
+        for (int entry; (entry = byPrefix.at(i)) != 0; i = byPrefix.next(i)) {
+            int other = NodeTable.node(entry);
+            if (NodeTable.mayHold(entry, hash) && prefix(other) == prefix) {
+                setBit(inLineBits, other, false);
+                setBit(inLineBits, node, false);
+            }
+        }
+        byPrefix.fill(i, hash, node);
     }
 
     /**

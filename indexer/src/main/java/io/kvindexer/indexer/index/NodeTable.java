@@ -100,12 +100,41 @@ final class NodeTable {
         if (size != 0) {
             throw new IllegalStateException("sizeFor on a table that holds " + size + " entries");
         }
-        int capacity = slots.length;
+        slots = new int[Math.max(slots.length, capacityFor(count))];
+        missSlot = -1;
+    }
+
+    /**
+     * After {@link #sizeFor} was told of more nodes than came: rebuilds the table down to the capacity growth would
+     * have reached for what it holds, so that a stale count costs no memory.
+     */
+    void trimToSize() {
+        int capacity = capacityFor(size);
+        if (capacity < slots.length) {
+            rebuild(capacity, -1);
+        }
+    }
+
+    int capacity() {
+        return slots.length;
+    }
+
+    /** The capacity growth reaches for {@code count} entries. */
+    private static int capacityFor(int count) {
+        int capacity = grown(0);
         while (count * 5L > capacity * 4L) {
             capacity = grown(capacity);
         }
-        slots = new int[capacity];
-        missSlot = -1;
+        return capacity;
+    }
+
+    /**
+     * Puts {@code node}, whose key has {@code hash}, at the empty slot {@code slot} where a probe from its home ended
+     * (a bulk build into a table {@link #sizeFor} sized: no growth check, the key is not read again).
+     */
+    void fill(int slot, long hash, int node) {
+        slots[slot] = ((int) hash & 0xF) << ID_BITS | (node + 1);
+        size++;
     }
 
     /**

@@ -42,6 +42,9 @@ final class OwnerSets {
      */
     private long[][] same = new long[16][];
 
+    /** nodes from here on have their {@link #same} bits deferred ({@link #deferSame}); MAX_VALUE: none */
+    private int sameFrom = Integer.MAX_VALUE;
+
     private final OwnerLists lists = new OwnerLists();
     private final OwnerBits bits = new OwnerBits();
     private int[] scratch = new int[OwnerLists.MAX + 1];
@@ -358,8 +361,33 @@ final class OwnerSets {
         return didChange;
     }
 
+    /**
+     * From now on, changes of nodes from {@link #refreshSame}'s last end on leave the {@link #same} bits alone:
+     * recovery's staging ({@link NodeStore#deferPrefixes}) adds every owner of a new node in a burst, and sets the
+     * bits of a frame's nodes once, in id order, when the frame is staged.
+     */
+    void deferSame() {
+        sameFrom = 0;
+    }
+
+    /** Ends {@link #deferSame} (after a last {@link #refreshSame} over every node). */
+    void undeferSame() {
+        sameFrom = Integer.MAX_VALUE;
+    }
+
+    /** Sets the {@link #same} bits of the nodes from the last call's {@code end} to this one's from their owners. */
+    void refreshSame(int end) {
+        for (int node = sameFrom; node < end; node++) {
+            setSame(node, node > 0 && sameCodes(node, node - 1, ALL_TIERS));
+        }
+        sameFrom = Math.max(sameFrom, end);
+    }
+
     /** Refreshes the {@link #same} bits a change of {@code node}'s owners may have changed: its own and the next node's. */
     private void changed(int node) {
+        if (node >= sameFrom) {
+            return; // deferred: refreshSame sets it
+        }
         setSame(node, node > 0 && sameCodes(node, node - 1, ALL_TIERS));
         int next = node + 1;
         if (next >>> NodeStore.PAGE_BITS < words.length && words[next >>> NodeStore.PAGE_BITS] != null) {

@@ -98,8 +98,19 @@ final class PrefixIndex {
         try {
             nodes.deferPrefixes();
             new RecordLoad(nodes, slots, counters, tierMemberships).apply(records, shardOfRef, shard);
+            nodes.gatherStaged();
         } finally {
             publishSizes();
+            lock.writeLock().unlock();
+        }
+    }
+
+    /** See {@link ModelIndex#expectBlocks}. */
+    void expectBlocks(int blocks) {
+        lock.writeLock().lock();
+        try {
+            nodes.expectBlocks(blocks);
+        } finally {
             lock.writeLock().unlock();
         }
     }

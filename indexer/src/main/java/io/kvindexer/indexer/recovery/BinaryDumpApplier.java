@@ -2,6 +2,7 @@ package io.kvindexer.indexer.recovery;
 
 import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.dump.BinaryDump;
 import io.kvindexer.indexer.dump.BinaryDumpReader;
 import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.index.DumpRecords;
@@ -37,10 +38,31 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
     /** the section's workers as the records of the next frame name them (a new array once one is added) */
     private WorkerKey[] workerArray = new WorkerKey[0];
 
+    /** the peer's block count of each section, in order ({@link BinaryDump#BLOCKS_HEADER}) */
+    private final long[] blockCounts;
+
     private final DumpRecords.Builder records = new DumpRecords.Builder();
 
-    private BinaryDumpApplier(Indexers indexers) {
+    private BinaryDumpApplier(Indexers indexers, long[] blockCounts) {
         this.indexers = indexers;
+        this.blockCounts = blockCounts;
+    }
+
+    /** The header's counts; none (an empty array) when it is missing or malformed: it is only a hint. */
+    private static long[] blockCounts(String header) {
+        if (header.isEmpty()) {
+            return new long[0];
+        }
+        String[] parts = header.split(",", -1);
+        long[] counts = new long[parts.length];
+        try {
+            for (int i = 0; i < parts.length; i++) {
+                counts[i] = Long.parseLong(parts[i].strip());
+            }
+        } catch (NumberFormatException e) {
+            return new long[0];
+        }
+        return counts;
     }
 
     /** Reads, stages and (only when the whole stream is valid) installs; returns the number of indexes. */
@@ -56,7 +78,13 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
      */
     static Recovered stage(InputStream body, Indexers indexers, long timeoutMillis, String source)
             throws IOException, InterruptedException {
-        BinaryDumpApplier applier = new BinaryDumpApplier(indexers);
+        return stage(body, indexers, timeoutMillis, source, "");
+    }
+
+    /** {@link #stage} with a peer's {@link BinaryDump#BLOCKS_HEADER} ({@code ""}: none). */
+    static Recovered stage(InputStream body, Indexers indexers, long timeoutMillis, String source, String blockCounts)
+            throws IOException, InterruptedException {
+        BinaryDumpApplier applier = new BinaryDumpApplier(indexers, blockCounts(blockCounts));
         BinaryDumpReader.read(body, applier);
         try {
             indexers.flushAll().get(timeoutMillis, TimeUnit.MILLISECONDS); // every staged op applied
@@ -82,6 +110,9 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
     @Override
     public void index(String modelName, String tenantId, int blockSize) {
         section = indexers.detached(modelName, tenantId, blockSize);
+        if (staged.size() < blockCounts.length) {
+            section.expectBlocks(blockCounts[staged.size()]);
+        }
         staged.add(section);
         workers.clear();
         workerArray = new WorkerKey[0];

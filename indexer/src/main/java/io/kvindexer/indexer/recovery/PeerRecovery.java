@@ -148,7 +148,12 @@ public final class PeerRecovery {
                     .map(t -> t.toLowerCase(java.util.Locale.ROOT).startsWith(BinaryDump.MEDIA_TYPE))
                     .orElse(false);
             if (isBinary) {
-                return BinaryDumpApplier.stage(body, indexers, timeout.toMillis(), peer);
+                return BinaryDumpApplier.stage(
+                        body,
+                        indexers,
+                        timeout.toMillis(),
+                        peer,
+                        response.headers().firstValue(BinaryDump.BLOCKS_HEADER).orElse(""));
             }
             return DumpApplier.parse(body, indexers, peer);
         }

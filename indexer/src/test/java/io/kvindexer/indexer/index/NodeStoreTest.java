@@ -52,6 +52,31 @@ class NodeStoreTest {
         check(store, reference, ids);
     }
 
+    /** A staged store told of far more blocks than came holds the table that growth would have built, no larger. */
+    @Test
+    void aStaleBlockCountCostsNoTableMemoryOnceStaged() {
+        NodeStore hinted = new NodeStore();
+        NodeStore grown = new NodeStore();
+        hinted.deferPrefixes();
+        grown.deferPrefixes();
+        hinted.expectBlocks(1_000_000);
+        assertThat(hinted.byBlockHashCapacity()).isGreaterThan(1_000_000);
+        for (int i = 0; i < 5_000; i++) {
+            for (NodeStore store : List.of(hinted, grown)) {
+                int node = store.create(i + 1, i > 0, i, 7 * i);
+                store.owners().add(node, 3);
+            }
+        }
+        hinted.indexPrefixes();
+        grown.indexPrefixes();
+        assertThat(hinted.byBlockHashCapacity())
+                .isEqualTo(grown.byBlockHashCapacity())
+                .isLessThan(10_000);
+        for (int i = 0; i < 5_000; i++) {
+            assertThat(hinted.findByBlockHash(i + 1)).isEqualTo(i);
+        }
+    }
+
     private static void check(NodeStore store, Map<Long, Info> reference, Map<Long, Integer> ids) {
         assertThat(store.liveCount()).isEqualTo(reference.size());
         reference.forEach((seq, info) -> {

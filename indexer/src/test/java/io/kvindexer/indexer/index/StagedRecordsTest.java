@@ -29,8 +29,8 @@ class StagedRecordsTest {
     private static final int B = 4;
 
     @ParameterizedTest
-    @CsvSource({"1, 1", "2, 1", "3, 2", "4, 3", "5, 1", "6, 2", "7, 3", "8, 1"})
-    void anAdoptedStagedIndexAnswersAsItsSource(long seed, int shards) {
+    @CsvSource({"1, 1, 0", "2, 1, 1", "3, 2, 1", "4, 3, 0", "5, 1, 40", "6, 2, 40", "7, 3, 1", "8, 1, 0"})
+    void anAdoptedStagedIndexAnswersAsItsSource(long seed, int shards, int hintFactor) {
         Random random = new Random(seed);
         List<WorkerKey> workers = new ArrayList<>();
         for (long instance = 1; instance <= 4; instance++) {
@@ -44,6 +44,9 @@ class StagedRecordsTest {
                 source.submit(worker, randomEvent(random, source, chains));
             }
             ModelIndex staged = newIndex(source, shards);
+            if (hintFactor > 0) { // the peer's block count (exact, or stale and far too high): only a hint
+                staged.expectBlocks(source.index.stats().blocks() * (long) hintFactor);
+            }
             stage(source.index, staged, 1 + random.nextInt(7));
             staged.finishStaging();
             staged.flush().join();

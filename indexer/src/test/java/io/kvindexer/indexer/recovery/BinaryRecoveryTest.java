@@ -97,6 +97,13 @@ class BinaryRecoveryTest {
             HttpResponse<byte[]> binary = getDump(source.baseUrl(), BinaryDump.MEDIA_TYPE);
             assertThat(binary.statusCode()).isEqualTo(200);
             assertThat(binary.headers().firstValue("Content-Type")).hasValue(BinaryDump.MEDIA_TYPE);
+            // the block count of each section, in the stream's order: what a replica sizes its staging tables for
+            assertThat(binary.headers().firstValue(BinaryDump.BLOCKS_HEADER))
+                    .hasValue(String.join(
+                            ",",
+                            source.indexers().all().stream()
+                                    .map(ix -> Long.toString(ix.stats().blocks()))
+                                    .toList()));
             byte[] json = getDump(source.baseUrl(), null).body();
             assertThat(binary.body().length * 8)
                     .as("binary is much smaller than JSON")
