@@ -14,6 +14,7 @@ import java.util.SplittableRandom;
 import java.util.function.LongSupplier;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -33,16 +34,13 @@ import picocli.CommandLine.Option;
 public final class ConsoleStatsBench extends BenchCommand {
 
     private static final int REPETITIONS = 3;
-    private static final int PREFIX_GROUPS = 4;
 
     @Option(names = "--blocks", description = "distinct blocks in the index")
     int blocks = 4_000_000;
 
-    @Option(names = "--workers", description = "workers; each sequence is held by 2 of them")
-    int workers = 64;
-
-    @Option(names = "--depth", description = "blocks per sequence")
-    int depth = 32;
+    /** each sequence is held by 2 of the workers */
+    @Mixin
+    final PrefixGroupShape shape = new PrefixGroupShape();
 
     public static void main(String[] args) {
         System.exit(new CommandLine(new ConsoleStatsBench()).execute(args));
@@ -53,14 +51,14 @@ public final class ConsoleStatsBench extends BenchCommand {
         Machine.printBanner("ConsoleStatsBench");
         try (IndexWriters writers = new IndexWriters(2)) {
             ModelIndex index = new ModelIndex("bench", "default", 16, IndexOptions.defaults(), writers);
-            long built = build(index, blocks, workers, depth);
+            long built = build(index, blocks, shape.workers, shape.depth);
             long nodes = index.stats().blocks();
             System.out.printf(
                     Locale.ROOT,
                     "index: %,d blocks, %,d memberships, %d workers (built in %.1f s)%n",
                     nodes,
                     index.stats().memberships(),
-                    workers,
+                    shape.workers,
                     built / 1e9);
 
             int[] plain = new int[(int) nodes];
@@ -117,18 +115,18 @@ public final class ConsoleStatsBench extends BenchCommand {
         long start = System.nanoTime();
         SplittableRandom random = new SplittableRandom(42);
         int shared = depth / 4;
-        long[][] groupSeq = new long[PREFIX_GROUPS][shared];
-        long[][] groupLocal = new long[PREFIX_GROUPS][shared];
-        for (int g = 0; g < PREFIX_GROUPS; g++) {
+        long[][] groupSeq = new long[PrefixGroupShape.PREFIX_GROUPS][shared];
+        long[][] groupLocal = new long[PrefixGroupShape.PREFIX_GROUPS][shared];
+        for (int g = 0; g < PrefixGroupShape.PREFIX_GROUPS; g++) {
             for (int b = 0; b < shared; b++) {
                 groupSeq[g][b] = random.nextLong();
                 groupLocal[g][b] = random.nextLong();
             }
         }
-        int sequences = Math.max(1, (blocks - PREFIX_GROUPS * shared) / (depth - shared));
+        int sequences = Math.max(1, (blocks - PrefixGroupShape.PREFIX_GROUPS * shared) / (depth - shared));
         List<RouterEvent> batch = new ArrayList<>();
         for (int s = 0; s < sequences; s++) {
-            int g = s % PREFIX_GROUPS;
+            int g = s % PrefixGroupShape.PREFIX_GROUPS;
             long[] seq = new long[depth];
             long[] local = new long[depth];
             System.arraycopy(groupSeq[g], 0, seq, 0, shared);

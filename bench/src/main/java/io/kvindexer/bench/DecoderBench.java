@@ -3,9 +3,9 @@ package io.kvindexer.bench;
 import io.kvindexer.indexer.event.EngineEventDecoder;
 import io.kvindexer.indexer.event.EventDecodeException;
 import java.io.IOException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -26,55 +26,48 @@ import picocli.CommandLine.Option;
  * group 0, full attention), 16 blocks of 16 tokens or 4 blocks of 128 tokens each; and the positional-array
  * (vLLM ≤ 0.23) form of the block-size-128 batch.
  *
- * <p>Run: {@code bin/bench DecoderBench [--reps 3] [--seconds 2] [--json out.json]}
+ * <p>Run: {@code bin/bench DecoderBench [--repetitions 3] [--seconds 2] [--json out.json]}
  */
 @Command(
         name = "decoder-bench",
         description = "Single-thread EngineEventDecoder throughput on vLLM-shaped batches (map and array, block size"
                 + " 16 and 128) beside a same-run floor: msgpack-core's skipValue over the same payload.")
-public final class DecoderBench extends BenchCommand {
+public final class DecoderBench extends RepeatedBench<DecoderBench.Rep> {
 
     private static final int EVENTS_PER_BATCH = 16;
-
-    @Option(names = "--reps", description = "repetitions (each measures every shape)")
-    int reps = 3;
 
     @Option(names = "--seconds", description = "seconds per shape and repetition")
     double seconds = 2;
 
-    @Option(names = "--json", description = "also write the summary here")
-    Path json;
-
     /** One shape's figures in one repetition. */
-    record Rep(String shape, int bytes, int blocks, double blockEventsPerS, double floorBlockEventsPerS) {}
+    public record Rep(String shape, int bytes, int blocks, double blockEventsPerS, double floorBlockEventsPerS) {}
 
     public static void main(String[] args) {
         System.exit(new CommandLine(new DecoderBench()).execute(args));
     }
 
     @Override
-    public Integer call() throws Exception {
+    public List<Rep> runBench() throws Exception {
         Map<String, byte[]> shapes = new LinkedHashMap<>();
         shapes.put("map_bs16", batch(16, 16, true));
         shapes.put("map_bs128", batch(4, 128, true));
         shapes.put("array_bs128", batch(4, 128, false));
         EngineEventDecoder decoder = new EngineEventDecoder();
         List<Rep> all = new ArrayList<>();
-        for (int r = 0; r < reps; r++) {
+        for (int r = 0; r < runs.repetitions; r++) {
             for (Map.Entry<String, byte[]> shape : shapes.entrySet()) {
                 all.add(measure(shape.getKey(), shape.getValue(), decoder, seconds));
             }
         }
-        BenchJson.report(summary(all, shapes.keySet()), json);
-        return 0;
+        return all;
     }
 
-    static Map<String, Object> summary(List<Rep> reps, Iterable<String> shapes) {
-        Map<String, Object> out = new LinkedHashMap<>();
+    @Override
+    void summarize(List<Rep> reps, Map<String, Object> out) {
         out.put("benchmark", "DecoderBench");
         out.put("java", Runtime.version().toString());
         out.put("cpus", Runtime.getRuntime().availableProcessors());
-        for (String shape : shapes) {
+        for (String shape : new LinkedHashSet<>(reps.stream().map(Rep::shape).toList())) {
             List<Rep> mine = reps.stream().filter(r -> r.shape().equals(shape)).toList();
             double decode = Medians.of(mine, Rep::blockEventsPerS);
             double floor = Medians.of(mine, Rep::floorBlockEventsPerS);
@@ -87,7 +80,6 @@ public final class DecoderBench extends BenchCommand {
             s.put("repetitions", mine.size());
             out.put(shape, s);
         }
-        return out;
     }
 
     static Rep measure(String shape, byte[] payload, EngineEventDecoder decoder, double seconds)

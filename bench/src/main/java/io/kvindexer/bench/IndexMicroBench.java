@@ -16,6 +16,7 @@ import java.util.Locale;
 import java.util.SplittableRandom;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -37,16 +38,12 @@ import picocli.CommandLine.Option;
 public final class IndexMicroBench extends BenchCommand {
 
     private static final int BLOCK_SIZE = 16;
-    private static final int PREFIX_GROUPS = 4;
 
     @Option(names = "--memberships", description = "memberships to build (about)")
     int memberships = 1_000_000;
 
-    @Option(names = "--workers", description = "workers")
-    int workers = 64;
-
-    @Option(names = "--depth", description = "blocks per sequence")
-    int depth = 32;
+    @Mixin
+    final PrefixGroupShape shape = new PrefixGroupShape();
 
     @Option(names = "--replicas", split = ",", description = "workers caching each sequence; one run per value")
     int[] replicasPerRun = {1, 8};
@@ -77,17 +74,17 @@ public final class IndexMicroBench extends BenchCommand {
 
     private void run() throws Exception {
         // the shared prefix blocks are held once per worker, so size the corpus by its unique blocks
-        int sequences = memberships / (depth - depth / 4) / replicas;
+        int sequences = memberships / (shape.depth - shape.depth / 4) / replicas;
         System.out.printf(
                 Locale.ROOT,
                 "%n== ~%,d memberships: %,d sequences x %d blocks (first %d shared by prefix "
                         + "group) x %d replica(s), %d workers, block size %d ==%n",
                 memberships,
                 sequences,
-                depth,
-                depth / 4,
+                shape.depth,
+                shape.depth / 4,
                 replicas,
-                workers,
+                shape.workers,
                 BLOCK_SIZE);
         generate(sequences);
         long baseline = usedHeapAfterGc();
@@ -102,14 +99,14 @@ public final class IndexMicroBench extends BenchCommand {
             }
             index.flush().join();
             long applyNanos = System.nanoTime() - start;
-            long blocks = (long) sequences * depth * replicas;
+            long blocks = (long) sequences * shape.depth * replicas;
             System.out.printf(
                     Locale.ROOT,
                     "apply stored     : %,.0f ns/block (%,d blocks in %d-block events, one "
                             + "writer thread, incl. queue hand-off and JIT warm-up)%n",
                     (double) applyNanos / blocks,
                     blocks,
-                    depth);
+                    shape.depth);
 
             long used = usedHeapAfterGc() - baseline;
             var stats = index.stats();
@@ -140,27 +137,27 @@ public final class IndexMicroBench extends BenchCommand {
     }
 
     private void generate(int sequences) {
-        long[][] prefixSeq = new long[PREFIX_GROUPS][depth / 4];
-        long[][] prefixLocal = new long[PREFIX_GROUPS][depth / 4];
-        for (int g = 0; g < PREFIX_GROUPS; g++) {
-            for (int i = 0; i < depth / 4; i++) {
+        long[][] prefixSeq = new long[PrefixGroupShape.PREFIX_GROUPS][shape.depth / 4];
+        long[][] prefixLocal = new long[PrefixGroupShape.PREFIX_GROUPS][shape.depth / 4];
+        for (int g = 0; g < PrefixGroupShape.PREFIX_GROUPS; g++) {
+            for (int i = 0; i < shape.depth / 4; i++) {
                 prefixSeq[g][i] = random.nextLong();
                 prefixLocal[g][i] = random.nextLong();
             }
         }
-        seqHashes = new long[sequences][depth];
-        localHashes = new long[sequences][depth];
+        seqHashes = new long[sequences][shape.depth];
+        localHashes = new long[sequences][shape.depth];
         owners = new int[sequences][replicas];
         for (int s = 0; s < sequences; s++) {
-            int g = s % PREFIX_GROUPS;
-            for (int i = 0; i < depth; i++) {
-                boolean shared = i < depth / 4;
+            int g = s % PrefixGroupShape.PREFIX_GROUPS;
+            for (int i = 0; i < shape.depth; i++) {
+                boolean shared = i < shape.depth / 4;
                 seqHashes[s][i] = shared ? prefixSeq[g][i] : random.nextLong();
                 localHashes[s][i] = shared ? prefixLocal[g][i] : random.nextLong();
             }
-            int first = random.nextInt(workers);
+            int first = random.nextInt(shape.workers);
             for (int r = 0; r < replicas; r++) {
-                owners[s][r] = (first + r) % workers;
+                owners[s][r] = (first + r) % shape.workers;
             }
         }
     }
@@ -189,7 +186,7 @@ public final class IndexMicroBench extends BenchCommand {
             long[] q = localHashes[random.nextInt(localHashes.length)];
             hit[i] = q;
             partial[i] = q.clone();
-            partial[i][depth / 2] = random.nextLong();
+            partial[i][shape.depth / 2] = random.nextLong();
             miss[i] = q.clone();
             miss[i][0] = random.nextLong();
         }
@@ -222,7 +219,7 @@ public final class IndexMicroBench extends BenchCommand {
                 mean,
                 samples[n / 2],
                 samples[n * 99 / 100],
-                depth,
+                shape.depth,
                 (double) sink / n);
     }
 
@@ -234,7 +231,7 @@ public final class IndexMicroBench extends BenchCommand {
                 map.put(h, 1);
             }
         }
-        int[] tokens = new int[depth * BLOCK_SIZE];
+        int[] tokens = new int[shape.depth * BLOCK_SIZE];
         for (int i = 0; i < tokens.length; i++) {
             tokens[i] = random.nextInt(50_000);
         }
@@ -258,7 +255,7 @@ public final class IndexMicroBench extends BenchCommand {
                 "floor            : %,.0f ns per query (hash %d tokens + %d map probes)" + " [%d]%n",
                 (double) elapsed / n,
                 tokens.length,
-                depth,
+                shape.depth,
                 sink & 1);
     }
 
@@ -270,7 +267,7 @@ public final class IndexMicroBench extends BenchCommand {
                 events.add(new RouterEvent(owner, 0, StorageTier.DEVICE, 0, new RouterEvent.Removed(seqHashes[s])));
             }
         }
-        long blocks = (long) count * depth * replicas;
+        long blocks = (long) count * shape.depth * replicas;
         long start = System.nanoTime();
         io.kvindexer.indexer.recovery.RouterEventOps.submit(index, events);
         index.flush().join();
