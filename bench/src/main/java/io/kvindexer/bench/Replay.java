@@ -9,6 +9,8 @@ import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -39,6 +41,9 @@ public final class Replay {
      *                      final index, without lock waits or competing threads (hashing excluded)
      * @param named         per query (in op order), how many workers the final index's answer names (the answer
      *                      floor's size, see {@link ProbeFloor})
+     * @param writerOnCpu   the writer threads' CPU time over the window's, per thread: below 1 the writer waited
+     *                      (for work, a lock or a core) and was not what bounded the achieved rate
+     * @param issuerOnCpu   the same for the issuers (queries, the submit path, the bench's own loop)
      */
     public record Result(
             long elapsedNanos,
@@ -48,7 +53,11 @@ public final class Replay {
             long heapBytes,
             long maxLagNanos,
             Latencies idleLookup,
-            int[] named) {}
+            int[] named,
+            double writerOnCpu,
+            double issuerOnCpu) {}
+
+    private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
 
     private Replay() {}
 
@@ -78,6 +87,7 @@ public final class Replay {
         long[] applies = new long[ops.length / APPLY_SAMPLE_EVERY + issuers];
         AtomicInteger applyCount = new AtomicInteger();
         long[] maxLag = new long[issuers];
+        long[] issuerCpu = new long[issuers];
         List<List<CompletableFuture<Void>>> sampled = new ArrayList<>();
         for (int i = 0; i < issuers; i++) {
             sampled.add(new ArrayList<>(applies.length / issuers + 1));
@@ -87,11 +97,13 @@ public final class Replay {
         // one shard per writer thread: writers never share a lock (IndexOptions#shards)
         try (Indexers indexers = new Indexers(new IndexOptions(false, threads, threads))) {
             ModelIndex index = indexers.getOrCreate("bench-model", "default", blockSize);
+            long writerCpuBefore = cpuNanos(writerThreadIds()); // threads start with their first task: often none yet
             long start = System.nanoTime() + 2_000_000; // every issuer is parked on its first deadline by then
             List<Thread> running = new ArrayList<>();
             for (int i = 0; i < issuers; i++) {
                 int me = i;
                 running.add(Thread.ofPlatform().name("issuer-" + i).start(() -> {
+                    long cpuBefore = CPU.getCurrentThreadCpuTime();
                     long sink = 0;
                     int events = 0;
                     List<CompletableFuture<Void>> mine = sampled.get(me);
@@ -123,6 +135,7 @@ public final class Replay {
                     if (sink < 0) {
                         throw new AssertionError("unreachable; keeps the lookups from being optimised away");
                     }
+                    issuerCpu[me] = CPU.getCurrentThreadCpuTime() - cpuBefore;
                 }));
             }
             for (Thread t : running) {
@@ -130,6 +143,13 @@ public final class Replay {
             }
             index.flush().join();
             long elapsed = System.nanoTime() - start;
+            long[] writers = writerThreadIds();
+            double writerOnCpu = (double) (cpuNanos(writers) - writerCpuBefore) / elapsed / threads;
+            long issuersCpu = 0;
+            for (long c : issuerCpu) {
+                issuersCpu += c;
+            }
+            double issuerOnCpu = (double) issuersCpu / elapsed / issuers;
             for (List<CompletableFuture<Void>> mine : sampled) {
                 CompletableFuture.allOf(mine.toArray(CompletableFuture[]::new)).join();
                 mine.clear();
@@ -150,10 +170,31 @@ public final class Replay {
                     heap,
                     lag,
                     idle,
-                    named);
+                    named,
+                    writerOnCpu,
+                    issuerOnCpu);
         } catch (Indexers.BlockSizeMismatchException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /**
+     * The live writer threads ({@code IndexWriters} names them {@code index-writer-N}): the replay's own, since each
+     * replay closes its writers (and waits for their threads) before the next begins.
+     */
+    private static long[] writerThreadIds() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("index-writer-"))
+                .mapToLong(Thread::threadId)
+                .toArray();
+    }
+
+    private static long cpuNanos(long[] threadIds) {
+        long sum = 0;
+        for (long id : threadIds) {
+            sum += Math.max(0, CPU.getThreadCpuTime(id));
+        }
+        return sum;
     }
 
     private static Latencies idleLookups(ModelIndex index, Workload.Op[] ops, long[][] local, int[] named) {

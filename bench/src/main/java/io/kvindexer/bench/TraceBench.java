@@ -84,7 +84,9 @@ public final class TraceBench extends BenchCommand {
             double bytesPerMembership,
             double maxLagMs,
             double idleLookupP50Us,
-            double idleLookupP99Us) {
+            double idleLookupP99Us,
+            double writerOnCpu,
+            double issuerOnCpu) {
 
         /** Each figure's median over {@code reps}. */
         static Rep median(List<Rep> reps) {
@@ -100,7 +102,9 @@ public final class TraceBench extends BenchCommand {
                     Medians.of(reps, Rep::bytesPerMembership),
                     Medians.of(reps, Rep::maxLagMs),
                     Medians.of(reps, Rep::idleLookupP50Us),
-                    Medians.of(reps, Rep::idleLookupP99Us));
+                    Medians.of(reps, Rep::idleLookupP99Us),
+                    Medians.of(reps, Rep::writerOnCpu),
+                    Medians.of(reps, Rep::issuerOnCpu));
         }
     }
 
@@ -220,7 +224,8 @@ public final class TraceBench extends BenchCommand {
             Rep m = p.median();
             System.out.printf(
                     "window %9.1f ms: offered %8.3f M, achieved %8.3f M block ops/s%s, floor %8.3f M (x%.2f), "
-                            + "lookup p50/p99 %.2f/%.2f us (idle %.2f/%.2f), apply p99 %.1f us, %.1f B/membership%n",
+                            + "lookup p50/p99 %.2f/%.2f us (idle %.2f/%.2f), apply p99 %.1f us, %.1f B/membership, "
+                            + "on CPU writer %.0f %% issuer %.0f %%%n",
                     window,
                     p.offered() / 1e6,
                     m.achieved() / 1e6,
@@ -232,7 +237,9 @@ public final class TraceBench extends BenchCommand {
                     m.idleLookupP50Us(),
                     m.idleLookupP99Us(),
                     m.applyP99Us(),
-                    m.bytesPerMembership());
+                    m.bytesPerMembership(),
+                    100 * m.writerOnCpu(),
+                    100 * m.issuerOnCpu());
         }
         List<WorkerSweep.Point> sweepPoints = workersSweep.isEmpty()
                 ? List.of()
@@ -265,7 +272,9 @@ public final class TraceBench extends BenchCommand {
                 run.memberships() == 0 ? Double.NaN : (double) run.heapBytes() / run.memberships(),
                 run.maxLagNanos() / 1e6,
                 run.idleLookup().percentileMicros(50),
-                run.idleLookup().percentileMicros(99));
+                run.idleLookup().percentileMicros(99),
+                run.writerOnCpu(),
+                run.issuerOnCpu());
     }
 
     Map<String, Object> toJson(Report report) {
