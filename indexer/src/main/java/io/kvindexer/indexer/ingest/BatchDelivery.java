@@ -30,9 +30,16 @@ final class BatchDelivery {
 
     private final InflightBytes inflight;
     private final Exactness exactness;
+    private final SequenceWatermark watermark;
 
     /** Decodes with the options' decoder, counts into their metrics, and holds bytes against their pollers' bound. */
-    BatchDelivery(ListenerSpec spec, BatchSink sink, ListenerOptions options, ListenerLog log, Exactness exactness) {
+    BatchDelivery(
+            ListenerSpec spec,
+            SequenceWatermark watermark,
+            BatchSink sink,
+            ListenerOptions options,
+            ListenerLog log,
+            Exactness exactness) {
         this.spec = spec;
         this.sink = sink;
         this.decoder = options.decoder();
@@ -40,6 +47,7 @@ final class BatchDelivery {
         this.log = log;
         this.inflight = options.pollers().inflight();
         this.exactness = exactness;
+        this.watermark = watermark;
         ranksSeen.add(spec.dpRank());
     }
 
@@ -80,7 +88,10 @@ final class BatchDelivery {
         if (!batch.events().isEmpty()) {
             long bytes = payload.length;
             inflight.taken(bytes); // until the index has applied it: the pollers stop reading at the budget
-            sink.apply(new WorkerKey(spec.instanceId(), rank), batch.events(), () -> inflight.released(bytes));
+            sink.apply(new WorkerKey(spec.instanceId(), rank), batch.events(), () -> {
+                inflight.released(bytes);
+                watermark.applied(seq);
+            });
             if (clears(batch)) {
                 exactness.cleared(rank); // the engine's state of that rank is known again from here on
             }
