@@ -30,16 +30,9 @@ final class BatchDelivery {
 
     private final InflightBytes inflight;
     private final Exactness exactness;
-    private final SequenceWatermark watermark;
 
     /** Decodes with the options' decoder, counts into their metrics, and holds bytes against their pollers' bound. */
-    BatchDelivery(
-            ListenerSpec spec,
-            SequenceWatermark watermark,
-            BatchSink sink,
-            ListenerOptions options,
-            ListenerLog log,
-            Exactness exactness) {
+    BatchDelivery(ListenerSpec spec, BatchSink sink, ListenerOptions options, ListenerLog log, Exactness exactness) {
         this.spec = spec;
         this.sink = sink;
         this.decoder = options.decoder();
@@ -47,7 +40,6 @@ final class BatchDelivery {
         this.log = log;
         this.inflight = options.pollers().inflight();
         this.exactness = exactness;
-        this.watermark = watermark;
         ranksSeen.add(spec.dpRank());
     }
 
@@ -69,8 +61,11 @@ final class BatchDelivery {
         return true;
     }
 
-    /** Decodes and applies one batch; true when applied (a payload that does not decode is counted, skipped). */
-    boolean apply(long seq, byte[] payload) {
+    /**
+     * Decodes and applies one batch; true when applied (a payload that does not decode is counted, skipped). The
+     * registration's {@code watermark} hears of it once the index has applied it ({@link SequenceWatermark#onApplied}).
+     */
+    boolean apply(long seq, byte[] payload, SequenceWatermark watermark) {
         KvEventBatch batch;
         try {
             batch = decoder.decode(payload, cacheGroups);

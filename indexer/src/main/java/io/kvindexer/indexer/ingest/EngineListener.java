@@ -42,8 +42,7 @@ public final class EngineListener implements RunningListener {
         this.exactness = options.catchUpOnConnect() && spec.replayEndpoint() != null
                 ? Exactness.joining(options.degradedHold())
                 : new Exactness(options.degradedHold());
-        this.delivery =
-                new BatchDelivery(spec, watermark, Objects.requireNonNull(sink, "sink"), options, log, exactness);
+        this.delivery = new BatchDelivery(spec, Objects.requireNonNull(sink, "sink"), options, log, exactness);
     }
 
     /** Hands the first attempt to a poller and returns at once (status {@code pending}). */
