@@ -184,6 +184,7 @@ final class FleetCompare {
                 .sorted()
                 .toArray();
     }
+
     /** The {@code p}th percentile of sorted lags (0 when none). */
     private static long percentile(long[] sorted, int p) {
         return sorted.length == 0 ? 0 : sorted[Math.min(sorted.length - 1, sorted.length * p / 100)];
