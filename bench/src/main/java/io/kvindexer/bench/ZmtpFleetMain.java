@@ -28,7 +28,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * the clock and sent with one gathering write per connection, so a thousand engines cost a fraction of a core.
  * The same line protocol as {@code libzmq_fleet.py} ({@link FleetPublishers}): args {@code ENGINES BLOCK_SIZE
  * SNDHWM} (the queue is unbounded, as {@code SNDHWM 0}); {@code subscribed}, {@code load PATH},
- * {@code send [R]}, {@code quit}.
+ * {@code send [R]} (paced: then {@code PATH.sent} holds when each message was sent), {@code quit}.
  */
 public final class ZmtpFleetMain {
 
@@ -50,6 +50,9 @@ public final class ZmtpFleetMain {
     private final ConcurrentLinkedQueue<String> commands = new ConcurrentLinkedQueue<>();
     private int[] loadedEngine = new int[0];
     private List<ByteBuffer> loaded = List.of();
+    private Path loadedFrom;
+    /** a paced send's stamps: the epoch microseconds each message was sent (queued, when its socket was full) */
+    private long[] sentAt = new long[0];
 
     private ZmtpFleetMain(int n) throws IOException {
         selector = Selector.open();
@@ -102,8 +105,10 @@ public final class ZmtpFleetMain {
                     long now = System.nanoTime();
                     for (; next < loaded.size() && startNanos + (long) (next / perSecond * 1e9) <= now; next++) {
                         queue(next);
+                        sentAt[next] = startMs * 1_000L + (System.nanoTime() - startNanos) / 1_000L;
                     }
                     if (next == loaded.size()) {
+                        writeSent();
                         answer("SENT " + loaded.size() + " " + cpuSeconds(cpu) + " " + startMs);
                         next = -1;
                     }
@@ -156,6 +161,7 @@ public final class ZmtpFleetMain {
                             startMs = System.currentTimeMillis() + 100;
                             startNanos = System.nanoTime() + 100_000_000L;
                             next = 0;
+                            sentAt = new long[loaded.size()];
                         } else {
                             // everything queued first, then each connection written many messages per system
                             // call: one engine or a thousand, publishing costs about the same
@@ -181,6 +187,7 @@ public final class ZmtpFleetMain {
 
     /** Reads a file of {@code u32 engine, u32 length, payload} records and frames each as one ZMTP message. */
     private void load(Path file) throws IOException {
+        loadedFrom = file;
         List<Integer> order = new ArrayList<>();
         List<ByteBuffer> messages = new ArrayList<>();
         try (DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(Files.newInputStream(file)))) {
@@ -205,6 +212,13 @@ public final class ZmtpFleetMain {
         }
         loadedEngine = order.stream().mapToInt(Integer::intValue).toArray();
         loaded = messages;
+    }
+
+    /** Writes the paced send's stamps to {@code FILE.sent}, as {@code libzmq_fleet.py} does: a big-endian i64 each. */
+    private void writeSent() throws IOException {
+        ByteBuffer bytes = ByteBuffer.allocate(sentAt.length * Long.BYTES);
+        bytes.asLongBuffer().put(sentAt);
+        Files.write(Path.of(loadedFrom + ".sent"), bytes.array());
     }
 
     /** Sends message {@code m} now, or after what its engine has queued before it. */

@@ -12,10 +12,12 @@
 #                                               the payload, in send order; nothing is encoded after this)
 #   in:    send            out: SENT n CPU_S   (sends what load read, as fast as the sockets take it; CPU_S: this
 #                                               process's CPU seconds, all threads, while sending)
-#   in:    send R          out: SENT n CPU_S START_MS  (the same paced: message m at START + m / R s, START in epoch ms)
+#   in:    send R          out: SENT n CPU_S START_MS  (the same paced: message m at START + m / R s, START in epoch ms;
+#                                               PATH.sent then holds when each send call returned: a big-endian
+#                                               i64 of epoch microseconds per message)
 #   in:    quit
 # XPUB rather than PUB only so that a subscription can be seen; what goes out is the same.
-import struct, sys, time
+import array, struct, sys, time
 
 import msgpack
 import zmq
@@ -100,18 +102,27 @@ for line in sys.stdin:
                 send(i, rounds[k][i])
         print("PACED %d %d" % (n, int(start * 1000)), flush=True)
     elif cmd[0] == "load":
-        loaded = load(cmd[1])
+        loaded_path = cmd[1]
+        loaded = load(loaded_path)
         print("LOADED %d" % len(loaded), flush=True)
     elif cmd[0] == "send":
         rate = float(cmd[1]) if len(cmd) > 1 else 0
         cpu = time.process_time()
         start = time.time() + 0.1 if rate > 0 else time.time()
+        sent_at = array.array("q")
         for m, (engine, payload) in enumerate(loaded):
             if rate > 0:
                 wait = start + m / rate - time.time()
                 if wait > 0:
                     time.sleep(wait)
             send(engine, payload)
+            if rate > 0:
+                sent_at.append(int(time.time() * 1e6))
+        if rate > 0:  # when each message's send returned: a send behind schedule is the publisher's delay
+            if sys.byteorder == "little":
+                sent_at.byteswap()
+            with open(loaded_path + ".sent", "wb") as f:
+                sent_at.tofile(f)
         print("SENT %d %.3f %d" % (len(loaded), time.process_time() - cpu, int(start * 1000)), flush=True)
     elif cmd[0] == "quit":
         break

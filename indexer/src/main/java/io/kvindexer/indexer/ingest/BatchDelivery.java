@@ -61,8 +61,11 @@ final class BatchDelivery {
         return true;
     }
 
-    /** Decodes and applies one batch; true when applied (a payload that does not decode is counted, skipped). */
-    boolean apply(long seq, byte[] payload) {
+    /**
+     * Decodes and applies one batch; true when applied (a payload that does not decode is counted, skipped). The
+     * registration's {@code watermark} hears of it once the index has applied it ({@link SequenceWatermark#onApplied}).
+     */
+    boolean apply(long seq, byte[] payload, SequenceWatermark watermark) {
         KvEventBatch batch;
         try {
             batch = decoder.decode(payload, cacheGroups);
@@ -80,7 +83,10 @@ final class BatchDelivery {
         if (!batch.events().isEmpty()) {
             long bytes = payload.length;
             inflight.taken(bytes); // until the index has applied it: the pollers stop reading at the budget
-            sink.apply(new WorkerKey(spec.instanceId(), rank), batch.events(), () -> inflight.released(bytes));
+            sink.apply(new WorkerKey(spec.instanceId(), rank), batch.events(), () -> {
+                inflight.released(bytes);
+                watermark.applied(seq);
+            });
             if (clears(batch)) {
                 exactness.cleared(rank); // the engine's state of that rank is known again from here on
             }

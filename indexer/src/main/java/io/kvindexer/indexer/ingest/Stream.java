@@ -301,7 +301,7 @@ final class Stream implements ReplayClient.Target {
     }
 
     private boolean applyBatch(long seq, byte[] payload) {
-        if (!owner.delivery().apply(seq, payload)) {
+        if (!owner.delivery().apply(seq, payload, owner.watermark())) {
             owner.exactness()
                     .lost(
                             "skipped batch seq " + u(seq) + ": it did not decode",
