@@ -146,7 +146,7 @@ public final class ModelIndex {
     public void expectBlocks(long blocks) {
         ShardedIndex ix = index;
         if (ix.size() == 1 && blocks > 0) {
-            int n = (int) Math.min(blocks, NodeTable.MAX_NODES);
+            int n = (int) Math.min(blocks, Integer.MAX_VALUE);
             writers.executeOn(0, () -> ix.shard(0).expectBlocks(n));
         }
     }

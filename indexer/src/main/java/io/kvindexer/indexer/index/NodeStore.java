@@ -303,9 +303,15 @@ final class NodeStore {
      */
     void expectBlocks(int blocks) {
         if (highWater == 0) {
-            byBlockHash.sizeFor(blocks);
+            byBlockHash.sizeFor((int) Math.min(blocks, Math.min(NodeTable.MAX_NODES, HINTED_BLOCKS_MAX)));
         }
     }
+
+    /**
+     * The most blocks a peer's hint sizes the table for: one per KB of heap (a real block costs 40-100 B), so a
+     * huge or hostile hint cannot take the heap; past it the table grows as it does without a hint.
+     */
+    static final long HINTED_BLOCKS_MAX = Runtime.getRuntime().maxMemory() / 1024;
 
     /** The block-hash table's slots (tests: what a table costs). */
     int byBlockHashCapacity() {

@@ -133,7 +133,7 @@ final class NodeTable {
      * (a bulk build into a table {@link #sizeFor} sized: no growth check, the key is not read again).
      */
     void fill(int slot, long hash, int node) {
-        slots[slot] = ((int) hash & 0xF) << ID_BITS | (node + 1);
+        slots[slot] = entry(node, hash);
         size++;
     }
 

@@ -77,6 +77,19 @@ class NodeStoreTest {
         }
     }
 
+    /** A block count no heap could hold is sized for no more than the hint's cap, and the store still works. */
+    @Test
+    void anAbsurdBlockCountIsCapped() {
+        NodeStore hinted = new NodeStore();
+        hinted.deferPrefixes();
+        hinted.expectBlocks(Integer.MAX_VALUE);
+        assertThat((long) hinted.byBlockHashCapacity()).isLessThanOrEqualTo(4 * NodeStore.HINTED_BLOCKS_MAX);
+        int node = hinted.create(1, false, 0, 7);
+        hinted.owners().add(node, 3);
+        hinted.indexPrefixes();
+        assertThat(hinted.findByBlockHash(1)).isEqualTo(node);
+    }
+
     private static void check(NodeStore store, Map<Long, Info> reference, Map<Long, Integer> ids) {
         assertThat(store.liveCount()).isEqualTo(reference.size());
         reference.forEach((seq, info) -> {

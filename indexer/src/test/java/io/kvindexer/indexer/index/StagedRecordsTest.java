@@ -29,7 +29,7 @@ class StagedRecordsTest {
     private static final int B = 4;
 
     @ParameterizedTest
-    @CsvSource({"1, 1, 0", "2, 1, 1", "3, 2, 1", "4, 3, 0", "5, 1, 40", "6, 2, 40", "7, 3, 1", "8, 1, 0"})
+    @CsvSource({"1, 1, 0", "2, 1, 1", "3, 2, 1", "4, 3, 0", "5, 1, 40", "6, 2, 40", "7, 3, 1", "8, 1, 0", "9, 1, -1"})
     void anAdoptedStagedIndexAnswersAsItsSource(long seed, int shards, int hintFactor) {
         Random random = new Random(seed);
         List<WorkerKey> workers = new ArrayList<>();
@@ -46,6 +46,8 @@ class StagedRecordsTest {
             ModelIndex staged = newIndex(source, shards);
             if (hintFactor > 0) { // the peer's block count (exact, or stale and far too high): only a hint
                 staged.expectBlocks(source.index.stats().blocks() * (long) hintFactor);
+            } else if (hintFactor < 0) { // an absurd one must not take the heap
+                staged.expectBlocks(Long.MAX_VALUE);
             }
             stage(source.index, staged, 1 + random.nextInt(7));
             staged.finishStaging();
