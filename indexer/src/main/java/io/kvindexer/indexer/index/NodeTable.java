@@ -115,6 +115,15 @@ final class NodeTable {
         }
     }
 
+    /** Places every held node into an empty table of the capacity growth reaches for {@code count} of them. */
+    void refill(int count) {
+        if (size != 0) {
+            throw new IllegalStateException("refill of a table that holds " + size + " entries");
+        }
+        size = count;
+        rebuild(capacityFor(count), -1);
+    }
+
     int capacity() {
         return slots.length;
     }
