@@ -99,11 +99,18 @@ final class NodeStore {
 
     private final NodeTable byBlockHash =
             new NodeTable(node -> blockHashSlot(blockHash(node)), this::isAllocated, this::highWater);
-    /** The resolved nodes that are not in line ({@link #inLineBits}), by content prefix: what the probe needs. */
+    /**
+     * The resolved nodes that are not in line ({@link #inLineBits}), by content prefix: what the probe needs. About
+     * 2 % of the nodes on a trace of chains, so it is kept at most a quarter full: a probe that finds nothing (every
+     * new block's sibling check) then ends within a slot or two and rarely reads a foreign node.
+     */
     private final NodeTable byPrefix = new NodeTable(
             node -> ContentPrefix.tableHash(prefix(node)),
             node -> isAllocated(node) && isResolved(node) && !bit(inLineBits, node),
-            this::highWater);
+            this::highWater,
+            PROBE_TABLE_FULL_PERCENT);
+
+    private static final int PROBE_TABLE_FULL_PERCENT = 25;
 
     private final NodeTable orphans = new NodeTable(
             node -> blockHashSlot(parentBlockHash(node)),

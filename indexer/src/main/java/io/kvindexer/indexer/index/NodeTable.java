@@ -26,6 +26,9 @@ final class NodeTable {
     private static final int ID_MASK = (1 << ID_BITS) - 1;
 
     private final IntToLongFunction keyHash;
+    /** the table doubles when more than this many percent of its slots would be full */
+    private final int fullPercent;
+
     private final IntPredicate held;
     private final IntSupplier highWater;
     private int[] slots = new int[grown(0)];
@@ -42,6 +45,12 @@ final class NodeTable {
      * @param highWater node ids are below this
      */
     NodeTable(IntToLongFunction keyHash, IntPredicate held, IntSupplier highWater) {
+        this(keyHash, held, highWater, 80);
+    }
+
+    /** @param fullPercent the table doubles when more than this many percent of its slots would be full */
+    NodeTable(IntToLongFunction keyHash, IntPredicate held, IntSupplier highWater, int fullPercent) {
+        this.fullPercent = fullPercent;
         this.keyHash = keyHash;
         this.held = held;
         this.highWater = highWater;
@@ -83,12 +92,12 @@ final class NodeTable {
         int hint = missSlot;
         missSlot = -1;
         long hash = keyHash.applyAsLong(node);
-        if (hint >= 0 && hash == missHash && (size + 1) * 5L <= slots.length * 4L) {
+        if (hint >= 0 && hash == missHash && !full(size + 1, slots.length)) {
             slots[hint] = entry(node, hash);
             size++;
             return;
         }
-        if ((size + 1) * 5L > slots.length * 4L) {
+        if (full(size + 1, slots.length)) {
             rebuild(grown(slots.length), node);
         }
         place(node, hash);
@@ -129,9 +138,9 @@ final class NodeTable {
     }
 
     /** The capacity growth reaches for {@code count} entries. */
-    private static int capacityFor(int count) {
+    private int capacityFor(int count) {
         int capacity = grown(0);
-        while (count * 5L > capacity * 4L) {
+        while (full(count, capacity)) {
             capacity = grown(capacity);
         }
         return capacity;
@@ -144,6 +153,10 @@ final class NodeTable {
     void fill(int slot, long hash, int node) {
         slots[slot] = entry(node, hash);
         size++;
+    }
+
+    private boolean full(int count, int capacity) {
+        return count * 100L > capacity * (long) fullPercent;
     }
 
     /**
