@@ -10,7 +10,7 @@ import java.util.function.IntToLongFunction;
  * deletion, no tombstones). An entry is one int: the node id + 1 in the low {@link #ID_BITS} bits and 4 bits of the
  * key's hash above them, so a probe reads a node only when those bits agree (15 in 16 foreign entries are skipped
  * without touching their node). The capacity doubles when the table is 80 % full (40–80 % full, 5–10 bytes per
- * node): growing by half kept it 53–80 % full but placed every node three times over on the way up (a rebuild
+ * node; a small table may ask for less, see {@link NodeStore}'s prefix table): growing by half kept it 53–80 % full but placed every node three times over on the way up (a rebuild
  * places all the nodes so far), and those rebuilds were half of the writer's time while an index grows; doubling
  * places them twice.
  *
