@@ -358,10 +358,7 @@ final class NodeStore {
         gathered = null;
         // every resolved node first (a scratch table), which finds the nodes that share a prefix and clears their
         // in-line bits; then the nodes left out of line into byPrefix
-        NodeTable all = new NodeTable(
-                node -> ContentPrefix.tableHash(prefix(node)),
-                node -> isAllocated(node) && isResolved(node),
-                this::highWater);
+        NodeTable all = everyResolvedByPrefix();
         all.sizeFor(count);
         int bucketBits = Math.max(1, 32 - Integer.numberOfLeadingZeros(count / PLACE_BUCKET));
         int shift = 64 - bucketBits;
@@ -683,16 +680,21 @@ final class NodeStore {
      * {@link #probeTable}, leaves the nodes in line out).
      */
     NodeTable byPrefix() {
-        NodeTable all = new NodeTable(
-                node -> ContentPrefix.tableHash(prefix(node)),
-                node -> isAllocated(node) && isResolved(node),
-                this::highWater);
+        NodeTable all = everyResolvedByPrefix();
         int count = 0;
         for (int node = 0; node < highWater; node++) {
             count += isAllocated(node) && isResolved(node) ? 1 : 0;
         }
         all.refill(count);
         return all;
+    }
+
+    /** An empty table for every resolved node by content prefix, in line or not. */
+    private NodeTable everyResolvedByPrefix() {
+        return new NodeTable(
+                node -> ContentPrefix.tableHash(prefix(node)),
+                node -> isAllocated(node) && isResolved(node),
+                this::highWater);
     }
 
     /**
