@@ -54,14 +54,16 @@ final class NodeStore {
     private long[][] hashes = new long[16][];
     /** per node bits: whether it has a parent (a root block stores parent 0) */
     private long[][] hasParentBits = new long[16][];
-    /** per node bits: whether its content prefix is known (then it is in {@link #byPrefix}, else an orphan) */
+    /** per node bits: whether its content prefix is known (then in line or in the prefix table; else an orphan) */
     private long[][] resolvedBits = new long[16][];
     /**
-     * per node bits: the node is <em>in line</em>, the only child the content-prefix probe could find under the node
-     * before it: resolved, its parent is node {@code id - 1} (so its prefix was chained from that node's), and no other
-     * node in {@link #byPrefix} has its prefix. Set when it is created (or resolved) so; cleared when it or node
-     * {@code id - 1} is freed, or a node with its prefix is inserted, and not set again while it lives (a clear bit
-     * only costs a probe). Lets {@link #soleNextChild} and {@link #inLineRun} skip the probe.
+     * per node bits: the node is <em>in line</em>, the only child of the node before it with its local hash:
+     * resolved, its parent is node {@code id - 1} (so its prefix was chained from that node's), and no other node has
+     * that parent and its local hash (a <em>sibling</em>). Set when it is created (or resolved) so; cleared when node
+     * {@code id - 1} is freed or a sibling is resolved, and not set again while it lives (a clear bit only costs a
+     * probe). Lets {@link #soleNextChild} and {@link #inLineRun} skip the probe, so a node in line is not in
+     * {@link #byPrefix} at all: a walk reaches it only from node {@code id - 1}, which always tries it first. It enters
+     * the table when it leaves the line ({@link #leaveLine}).
      */
     private long[][] inLineBits = new long[16][];
 
@@ -97,10 +99,19 @@ final class NodeStore {
 
     private final NodeTable byBlockHash =
             new NodeTable(node -> blockHashSlot(blockHash(node)), this::isAllocated, this::highWater);
+    /**
+     * The resolved nodes that are not in line ({@link #inLineBits}), by content prefix: what the probe needs. About
+     * 2 % of the nodes on a trace of chains, so it is kept at most a quarter full: a probe that finds nothing (every
+     * new block's sibling check) then ends within a slot or two and rarely reads a foreign node.
+     */
     private final NodeTable byPrefix = new NodeTable(
             node -> ContentPrefix.tableHash(prefix(node)),
-            node -> isAllocated(node) && isResolved(node),
-            this::highWater);
+            node -> isAllocated(node) && isResolved(node) && !bit(inLineBits, node),
+            this::highWater,
+            PROBE_TABLE_FULL_PERCENT);
+
+    private static final int PROBE_TABLE_FULL_PERCENT = 25;
+
     private final NodeTable orphans = new NodeTable(
             node -> blockHashSlot(parentBlockHash(node)),
             node -> isAllocated(node) && !isResolved(node),
@@ -209,7 +220,7 @@ final class NodeStore {
         byBlockHash.insert(node);
         if (resolved) {
             if (!prefixesDeferred) {
-                setBit(inLineBits, node, insertByPrefix(node) && parentNode == node - 1);
+                enterByPrefix(node, hasParent ? parentNode : NONE);
             }
             if (orphanCount > 0) {
                 resolveOrphansUnder(node);
@@ -227,7 +238,7 @@ final class NodeStore {
         childIndex = null;
         byBlockHash.remove(node);
         if (isResolved(node)) {
-            if (!prefixesDeferred) {
+            if (!prefixesDeferred && !bit(inLineBits, node)) {
                 byPrefix.remove(node);
             }
         } else {
@@ -237,8 +248,13 @@ final class NodeStore {
         setBit(hasParentBits, node, false); // with resolved clear: not allocated
         setBit(resolvedBits, node, false);
         setBit(inLineBits, node, false);
-        if (node + 1 < highWater) {
-            setBit(inLineBits, node + 1, false); // its parent, if it was this node, is gone
+        if (node + 1 < highWater && bit(inLineBits, node + 1)) {
+            // its parent, this node, is gone: a walk may reach it from the parent's return, by a probe
+            if (prefixesDeferred) {
+                setBit(inLineBits, node + 1, false);
+            } else {
+                leaveLine(node + 1);
+            }
         }
         owners.reset(node);
         if (freeCount == freeIds.length) {
@@ -275,7 +291,7 @@ final class NodeStore {
                 setPrefix(o, ContentPrefix.extend(prefix(p), localHash(o)));
                 setBit(resolvedBits, o, true);
                 if (!prefixesDeferred) {
-                    setBit(inLineBits, o, insertByPrefix(o) && o == p + 1);
+                    enterByPrefix(o, p);
                 } else if (o < gatheredUpTo) {
                     gather(o);
                 }
@@ -319,10 +335,10 @@ final class NodeStore {
     }
 
     /**
-     * Ends {@link #deferPrefixes}: every resolved node ({@link #gatherStaged} gathered them) enters {@link #byPrefix},
-     * sized once for all of them, with the in-line bit {@link #create} would have given it (staging frees nothing, so
-     * the node before is its parent exactly when it has the parent's block hash; the node is sole when no other node
-     * has its prefix, whatever the order they were inserted in).
+     * Ends {@link #deferPrefixes}: every resolved node ({@link #gatherStaged} gathered them) out of line enters the
+     * prefix table, sized once for them, with the in-line bit {@link #create} would have given it (staging frees
+     * nothing, so the node before is its parent exactly when it has the parent's block hash; the node is sole when no
+     * other node has its prefix, whatever the order they were inserted in).
      *
      * <p>Placed in the order of their home slots, not at random: a counting pass sorts the gathered nodes by the top
      * bits of their prefix's table hash (which order the homes), about {@value #PLACE_BUCKET} nodes a bucket, so the
@@ -340,7 +356,10 @@ final class NodeStore {
         long[] entries = gathered;
         int count = gatheredCount;
         gathered = null;
-        byPrefix.sizeFor(count);
+        // every resolved node first (a scratch table), which finds the nodes that share a prefix and clears their
+        // in-line bits; then the nodes left out of line into byPrefix
+        NodeTable all = everyResolvedByPrefix();
+        all.sizeFor(count);
         int bucketBits = Math.max(1, 32 - Integer.numberOfLeadingZeros(count / PLACE_BUCKET));
         int shift = 64 - bucketBits;
         int[] next = new int[(1 << bucketBits) + 1];
@@ -355,8 +374,24 @@ final class NodeStore {
             long e = entries[k];
             sorted[next[(int) (ContentPrefix.tableHash((int) (e >>> 32)) >>> shift)]++] = e;
         }
+        int outOfLine = 0;
         for (long e : sorted) {
-            placeByPrefix((int) e, (int) (e >>> 32));
+            placeByPrefix(all, (int) e, (int) (e >>> 32));
+        }
+        for (long e : sorted) {
+            outOfLine += bit(inLineBits, (int) e) ? 0 : 1;
+        }
+        byPrefix.sizeFor(outOfLine);
+        for (long e : sorted) {
+            int node = (int) e;
+            if (!bit(inLineBits, node)) {
+                long hash = ContentPrefix.tableHash((int) (e >>> 32));
+                int i = byPrefix.home(hash);
+                while (byPrefix.at(i) != 0) {
+                    i = byPrefix.next(i);
+                }
+                byPrefix.fill(i, hash, node);
+            }
         }
     }
 
@@ -391,43 +426,72 @@ final class NodeStore {
                 node > 0 && hasParent(node) && isAllocated(node - 1) && blockHash(node - 1) == parentBlockHash(node));
     }
 
-    /** {@link #indexPrefixes}: places one node; a node already there with its prefix and this one are not sole. */
-    private void placeByPrefix(int node, int prefix) {
+    /**
+     * {@link #indexPrefixes}: places one node into {@code all}; a node already there with its prefix and this one are
+     * not in line (every sibling has the same prefix; other nodes with it lose the shortcut needlessly, which is rare).
+     */
+    private void placeByPrefix(NodeTable all, int node, int prefix) {
         long hash = ContentPrefix.tableHash(prefix);
-        int i = byPrefix.home(hash);
-        for (int entry; (entry = byPrefix.at(i)) != 0; i = byPrefix.next(i)) {
+        int i = all.home(hash);
+        for (int entry; (entry = all.at(i)) != 0; i = all.next(i)) {
             int other = NodeTable.node(entry);
             if (NodeTable.mayHold(entry, hash) && prefix(other) == prefix) {
                 setBit(inLineBits, other, false);
                 setBit(inLineBits, node, false);
             }
         }
-        byPrefix.fill(i, hash, node);
+        all.fill(i, hash, node);
     }
 
     /**
-     * Inserts a resolved node into {@link #byPrefix}; any node already there with the same prefix is no longer in
-     * line. The scan for those ends at the empty slot the insert then fills (find-then-insert: one probe, not two).
-     * Returns whether the node is the only one with its prefix.
+     * A node just resolved under {@code parent} (NONE: a root block): in line when its parent is the node before and
+     * it has no sibling, then kept out of {@link #byPrefix}; else inserted there, and the node in line under the same
+     * parent ({@code parent + 1}), if it has this node's local hash, leaves the line. Most new blocks of a chain are in
+     * line: they cost one probe of a table that holds only the nodes out of line, and no insert.
      */
-    private boolean insertByPrefix(int node) {
+    private void enterByPrefix(int node, int parent) {
+        if (parent != NONE && parent == node - 1 && !hasSibling(node)) {
+            setBit(inLineBits, node, true);
+            return;
+        }
+        int sole = parent + 1;
+        if (parent != NONE && sole != node && bit(inLineBits, sole) && localHash(sole) == localHash(node)) {
+            leaveLine(sole);
+        }
+        byPrefix.insert(node);
+    }
+
+    /** A node in line stops being so: it enters {@link #byPrefix}, which a walk now needs to find it. */
+    private void leaveLine(int node) {
+        setBit(inLineBits, node, false);
+        byPrefix.insert(node);
+    }
+
+    /**
+     * Whether a node other than {@code node} in {@link #byPrefix} has its parent and local hash (a sibling: its
+     * prefix is the same). A sibling is never in line (only {@code node} can be, under its parent). The probe ends
+     * at the empty slot an insert of {@code node} then fills (find-then-insert).
+     */
+    private boolean hasSibling(int node) {
         int prefix = prefix(node);
         long hash = ContentPrefix.tableHash(prefix);
-        boolean sole = true;
+        long parent = parentBlockHash(node);
+        long local = localHash(node);
         for (int i = byPrefix.home(hash); ; i = byPrefix.next(i)) {
             int entry = byPrefix.at(i);
             if (entry == 0) {
                 byPrefix.missedAt(hash, i);
-                break;
+                return false;
             }
             int other = NodeTable.node(entry);
-            if (NodeTable.mayHold(entry, hash) && prefix(other) == prefix) {
-                setBit(inLineBits, other, false);
-                sole = false;
+            if (NodeTable.mayHold(entry, hash)
+                    && prefix(other) == prefix
+                    && localHash(other) == local
+                    && hasParent(other)
+                    && parentBlockHash(other) == parent) {
+                return true;
             }
         }
-        byPrefix.insert(node);
-        return sole;
     }
 
     private int newId() {
@@ -603,9 +667,20 @@ final class NodeStore {
         return next - first;
     }
 
-    /** The table of resolved nodes by content prefix (the prefix is its own well-mixed hash), for the matcher. */
-    NodeTable byPrefix() {
+    /**
+     * The table of resolved nodes out of line by content prefix (the prefix is its own well-mixed hash), which the
+     * matcher probes: it reaches a node in line from the node before without a probe ({@link #soleNextChild}).
+     */
+    NodeTable probeTable() {
         return byPrefix;
+    }
+
+    /** An empty table for every resolved node by content prefix, in line or not. */
+    private NodeTable everyResolvedByPrefix() {
+        return new NodeTable(
+                node -> ContentPrefix.tableHash(prefix(node)),
+                node -> isAllocated(node) && isResolved(node),
+                this::highWater);
     }
 
     /**

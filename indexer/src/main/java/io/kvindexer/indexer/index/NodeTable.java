@@ -10,9 +10,9 @@ import java.util.function.IntToLongFunction;
  * deletion, no tombstones). An entry is one int: the node id + 1 in the low {@link #ID_BITS} bits and 4 bits of the
  * key's hash above them, so a probe reads a node only when those bits agree (15 in 16 foreign entries are skipped
  * without touching their node). The capacity doubles when the table is 80 % full (40–80 % full, 5–10 bytes per
- * node): growing by half kept it 53–80 % full but placed every node three times over on the way up (a rebuild
- * places all the nodes so far), and those rebuilds were half of the writer's time while an index grows; doubling
- * places them twice.
+ * node; a table may ask to double sooner, as {@link NodeStore}'s prefix table does): growing by half kept it 53–80 %
+ * full but placed every node three times over on the way up (a rebuild places all the nodes so far), and those
+ * rebuilds were half of the writer's time while an index grows; doubling places them twice.
  *
  * <p>Readers probe with {@link #home}, {@link #next}, {@link #at}, {@link #mayHold} and {@link #node}.
  * Not thread-safe: {@link PrefixIndex} guards it with its lock.
@@ -26,6 +26,9 @@ final class NodeTable {
     private static final int ID_MASK = (1 << ID_BITS) - 1;
 
     private final IntToLongFunction keyHash;
+    /** the table doubles when more than this many percent of its slots would be full */
+    private final int fullPercent;
+
     private final IntPredicate held;
     private final IntSupplier highWater;
     private int[] slots = new int[grown(0)];
@@ -42,6 +45,12 @@ final class NodeTable {
      * @param highWater node ids are below this
      */
     NodeTable(IntToLongFunction keyHash, IntPredicate held, IntSupplier highWater) {
+        this(keyHash, held, highWater, 80);
+    }
+
+    /** @param fullPercent the table doubles when more than this many percent of its slots would be full */
+    NodeTable(IntToLongFunction keyHash, IntPredicate held, IntSupplier highWater, int fullPercent) {
+        this.fullPercent = fullPercent;
         this.keyHash = keyHash;
         this.held = held;
         this.highWater = highWater;
@@ -83,12 +92,12 @@ final class NodeTable {
         int hint = missSlot;
         missSlot = -1;
         long hash = keyHash.applyAsLong(node);
-        if (hint >= 0 && hash == missHash && (size + 1) * 5L <= slots.length * 4L) {
+        if (hint >= 0 && hash == missHash && !full(size + 1, slots.length)) {
             slots[hint] = entry(node, hash);
             size++;
             return;
         }
-        if ((size + 1) * 5L > slots.length * 4L) {
+        if (full(size + 1, slots.length)) {
             rebuild(grown(slots.length), node);
         }
         place(node, hash);
@@ -120,9 +129,9 @@ final class NodeTable {
     }
 
     /** The capacity growth reaches for {@code count} entries. */
-    private static int capacityFor(int count) {
+    private int capacityFor(int count) {
         int capacity = grown(0);
-        while (count * 5L > capacity * 4L) {
+        while (full(count, capacity)) {
             capacity = grown(capacity);
         }
         return capacity;
@@ -135,6 +144,10 @@ final class NodeTable {
     void fill(int slot, long hash, int node) {
         slots[slot] = entry(node, hash);
         size++;
+    }
+
+    private boolean full(int count, int capacity) {
+        return count * 100L > capacity * (long) fullPercent;
     }
 
     /**

@@ -103,7 +103,7 @@ final class PrefixProbe {
      * prefix and local hash are the query's.
      */
     private void probe() {
-        NodeTable table = nodes.byPrefix();
+        NodeTable table = nodes.probeTable();
         int from = probedHi;
         int n = Math.min(batch, query.length - from);
         if (slotScratch.length < n) {

@@ -64,6 +64,29 @@ class SoleNextChildTest {
         assertThat(runs.device()).containsExactly(3, 2);
     }
 
+    @Test
+    void aBlockTakingTheIdAfterItsParentIsNotInLineWhenASiblingCameFirst() {
+        NodeStore store = new NodeStore();
+        int parent = store.create(100, false, 0, 1);
+        store.owners().add(parent, MembershipCode.of(0, DEVICE));
+        int other = store.create(200, false, 0, 7); // takes the id after the parent, then frees it
+        store.owners().add(other, MembershipCode.of(0, DEVICE));
+        // a sibling (same parent, same local hash, another block hash: another LoRA, say) at a later id
+        int sibling = store.create(300, true, 100, 2);
+        store.owners().add(sibling, MembershipCode.of(1, DEVICE));
+        store.owners().remove(other, MembershipCode.of(0, DEVICE));
+        store.free(other);
+        int child = store.create(400, true, 100, 2);
+        store.owners().add(child, MembershipCode.of(0, DEVICE));
+        assertThat(child).isEqualTo(parent + 1);
+        assertThat(store.soleNextChild(parent, 2))
+                .as("two children with local hash 2")
+                .isEqualTo(NodeStore.NONE);
+        store.owners().add(parent, MembershipCode.of(1, DEVICE));
+        SlotRuns runs = PrefixMatcher.match(store, new long[] {1, 2}, 2, new boolean[] {true, false, false, false});
+        assertThat(runs.device()).as("each worker reaches its own child").containsExactly(2, 2);
+    }
+
     @ParameterizedTest(name = "seed {0}")
     @ValueSource(longs = {1, 2, 3, 4})
     void agreesWithTheOwnerScanWhileIdsAreReused(long seed) {
