@@ -35,11 +35,12 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * dropped); block events / (send → every engine's watermark at its last batch and a writer barrier after that). Lag: the same batches paced at
  * {@code rate} block events/s in total, each batch due at its own moment (message {@code m} of a process at
  * {@code start + m / its rate}); lag = sent → applied: from the moment the publisher's send call returned (it
- * stamps each message) to the moment the index's writer applied the batch (stamped on the writer thread through
+ * stamps each message, in epoch µs) to the moment the index's writer applied the batch (stamped on the writer thread through
  * the watermark's {@link SequenceWatermark#onApplied hook}: no observer runs barriers through the writer's queue).
- * The due → applied lag, which also counts a publisher's sends behind its schedule, is printed beside it. The lag
- * p50/p99 are taken over every paced batch of all repetitions of a side, so that one collection pause in one run of
- * a few seconds is not the p99 by itself. Each measured window starts on a collected heap ({@code System.gc()} after the batches are encoded), as in
+ * The due → applied lag, which also counts a publisher's sends behind its schedule, is printed beside it. The lags (in µs)
+ * are pooled over every paced batch of all repetitions of a side, so that one collection pause in one run of
+ * a few seconds is not the p99 by itself, and each rep's p99 is printed beside them (the spread that "the same p99" is
+ * judged against). Each measured window starts on a collected heap ({@code System.gc()} after the batches are encoded), as in
  * an indexer that has run a while: the indexer shares this JVM with the bench loop, whose encoding garbage and whose
  * earlier runs' indexes would otherwise be collected inside the next window. The collections inside each window are
  * printed with it. The single engine runs right before the fleet in each repetition.
@@ -150,31 +151,57 @@ final class FleetCompare {
             singleLag.add(c.print("paced at " + Math.round(rate), c.run(1, 1, rate)));
             fleetLag.add(c.print("paced at " + Math.round(rate), c.run(engines, processes, rate)));
         }
-        long[] singleAll = pooled(singleLag, Result::lags);
-        long[] fleetAll = pooled(fleetLag, Result::lags);
-        long[] singleDue = pooled(singleLag, Result::dueLags);
-        long[] fleetDue = pooled(fleetLag, Result::dueLags);
-        System.out.printf(
-                "lag (send -> applied) at %.3f M block events/s, p99 per rep: single %s, fleet %s ms; over every paced"
-                        + " batch of the %d reps: single p50/p99 %d / %d ms, fleet p50/p99 %d / %d ms; fleet p99 /"
-                        + " single p99 %.2f%n",
-                rate / 1e6,
-                singleLag.stream().map(r -> Math.round(r.lagP99Ms())).toList(),
-                fleetLag.stream().map(r -> Math.round(r.lagP99Ms())).toList(),
-                reps,
-                percentile(singleAll, 50),
-                percentile(singleAll, 99),
-                percentile(fleetAll, 50),
-                percentile(fleetAll, 99),
-                percentile(fleetAll, 99) / (double) Math.max(1, percentile(singleAll, 99)));
-        System.out.printf(
-                "the same from each batch's due time (counting the publishers' late sends): single p50/p99 %d / %d ms,"
-                        + " fleet p50/p99 %d / %d ms; fleet p99 / single p99 %.2f%n",
-                percentile(singleDue, 50),
-                percentile(singleDue, 99),
-                percentile(fleetDue, 50),
-                percentile(fleetDue, 99),
-                percentile(fleetDue, 99) / (double) Math.max(1, percentile(singleDue, 99)));
+        Lags sent = Lags.of(singleLag, fleetLag, Result::lags);
+        Lags due = Lags.of(singleLag, fleetLag, Result::dueLags);
+        System.out.printf("paced at %.3f M block events/s, %d reps, lags in µs:%n", rate / 1e6, reps);
+        sent.print("sent -> applied");
+        due.print("due -> applied (counting the publishers' late sends)");
+    }
+
+    /**
+     * The paced lags of both sides: every batch of all reps pooled, and each rep's p99, so that a reader can see
+     * whether the fleet's p99 lies within the single engine's spread from rep to rep ("the same p99").
+     */
+    record Lags(long[] single, long[] fleet, long[] singleP99s, long[] fleetP99s) {
+
+        static Lags of(List<Result> single, List<Result> fleet, java.util.function.Function<Result, long[]> lags) {
+            return new Lags(pooled(single, lags), pooled(fleet, lags), p99s(single, lags), p99s(fleet, lags));
+        }
+
+        private static long[] p99s(List<Result> runs, java.util.function.Function<Result, long[]> lags) {
+            return runs.stream().mapToLong(r -> percentile(lags.apply(r), 99)).toArray();
+        }
+
+        /** The goal's ratio: the fleet's pooled p99 over the single engine's (1 µs at least below). */
+        double ratio() {
+            return percentile(fleet, 99) / (double) Math.max(1, percentile(single, 99));
+        }
+
+        void print(String what) {
+            System.out.printf(
+                    "  %s: pooled p50/p99/max single %d / %d / %d, fleet %d / %d / %d; fleet p99 / single p99 %.2f;"
+                            + " p99 per rep single %s (median %d), fleet %s (median %d); fleet median / single median"
+                            + " %.2f%n",
+                    what,
+                    percentile(single, 50),
+                    percentile(single, 99),
+                    max(single),
+                    percentile(fleet, 50),
+                    percentile(fleet, 99),
+                    max(fleet),
+                    ratio(),
+                    Arrays.toString(singleP99s),
+                    median(singleP99s),
+                    Arrays.toString(fleetP99s),
+                    median(fleetP99s),
+                    median(fleetP99s) / (double) Math.max(1, median(singleP99s)));
+        }
+
+        private static long median(long[] values) {
+            long[] sorted = values.clone();
+            Arrays.sort(sorted);
+            return sorted.length == 0 ? 0 : sorted[(sorted.length - 1) / 2];
+        }
     }
 
     /** Every paced batch's lag of these runs, sorted: one stall in one run is a smaller share of them. */
@@ -185,6 +212,10 @@ final class FleetCompare {
                 .toArray();
     }
 
+    private static long max(long[] sorted) {
+        return sorted.length == 0 ? 0 : sorted[sorted.length - 1];
+    }
+
     /** The {@code p}th percentile of sorted lags (0 when none). */
     private static long percentile(long[] sorted, int p) {
         return sorted.length == 0 ? 0 : sorted[Math.min(sorted.length - 1, sorted.length * p / 100)];
@@ -192,16 +223,20 @@ final class FleetCompare {
 
     private Result print(String what, Result r) {
         System.out.printf(
-                "  %4d engine(s), %s: %.3f M block events/s (%.2f s); lag p50/p99/max %.0f/%.0f/%.0f ms; %d batches"
+                "  %4d engine(s), %s: %.3f M block events/s (%.2f s); lag sent -> applied p50/p99/max %d/%d/%d µs, due ->"
+                        + " applied %d/%d/%d µs; %d batches"
                         + " applied; publishers' CPU %.2f s; indexer process CPU %.0f ns, allocated %.0f B per block"
                         + " event; GC %d collections, %d ms; gaps %s%n",
                 r.engines(),
                 what,
                 r.blockEventsPerSecond() / 1e6,
                 r.seconds(),
-                r.lagP50Ms(),
-                r.lagP99Ms(),
-                r.lagMaxMs(),
+                percentile(r.lags(), 50),
+                percentile(r.lags(), 99),
+                max(r.lags()),
+                percentile(r.dueLags(), 50),
+                percentile(r.dueLags(), 99),
+                max(r.dueLags()),
                 r.applied(),
                 r.publisherCpuSeconds(),
                 r.indexerCpuNanosPerBlockEvent(),
@@ -218,15 +253,15 @@ final class FleetCompare {
 
     /**
      * What one measurement of {@code engines} engines gave; paced, {@code lags} (sent → applied) and {@code dueLags}
-     * (due → applied) in ms, sorted.
+     * (due → applied) in µs, sorted.
      */
     record Result(
             int engines,
             double blockEventsPerSecond,
             double seconds,
-            double lagP50Ms,
-            double lagP99Ms,
-            double lagMaxMs,
+            double lagP50Micros,
+            double lagP99Micros,
+            double lagMaxMicros,
             int applied,
             double publisherCpuSeconds,
             double indexerCpuNanosPerBlockEvent,
@@ -353,9 +388,9 @@ final class FleetCompare {
                         engines,
                         r.blockEventsPerSecond(),
                         r.seconds(),
-                        r.lagP50Ms(),
-                        r.lagP99Ms(),
-                        r.lagMaxMs(),
+                        r.lagP50Micros(),
+                        r.lagP99Micros(),
+                        r.lagMaxMicros(),
                         r.applied(),
                         publisherCpu,
                         indexerNs,
@@ -467,16 +502,16 @@ final class FleetCompare {
                     int m = k * size + local; // this process's message m: k rounds of its engines, then this one
                     long due = startMs * 1_000_000L + nanosAtEpoch + (long) (m * 1e9 / perSecond);
                     long sentAt = sentAtMicros[m] * 1_000L + nanosAtEpoch;
-                    lags[n] = Math.max(0, at - sentAt) / 1_000_000L;
-                    dueLags[n] = Math.max(0, at - due) / 1_000_000L;
-                    late[n++] = Math.max(0, sentAt - due) / 1_000_000L;
+                    lags[n] = Math.max(0, at - sentAt) / 1_000L;
+                    dueLags[n] = Math.max(0, at - due) / 1_000L;
+                    late[n++] = Math.max(0, sentAt - due) / 1_000L;
                 }
             }
         }
         long[] sorted = sortedPrefix(lags, n);
         long[] sortedLate = sortedPrefix(late, n);
         System.out.printf(
-                "  publishers' sends behind schedule p99 / max %d / %d ms%n",
+                "  publishers' sends behind schedule p99 / max %d / %d µs%n",
                 percentile(sortedLate, 99), n == 0 ? 0 : sortedLate[n - 1]);
         return new Result(
                 engines,
