@@ -51,6 +51,10 @@ final class FleetCompare {
     static final int ROUNDS = 2;
 
     private static final String MODEL = "m";
+    /** the names of the index's writer threads and of the ingest pollers ({@code IndexWriters}, {@code IngestPollers}) */
+    private static final String WRITERS = "index-writer-";
+
+    private static final String POLLERS = "kv-ingest-poller-";
 
     private final int blockSize;
     private final int half;
@@ -226,7 +230,9 @@ final class FleetCompare {
                 "  %4d engine(s), %s: %.3f M block events/s (%.2f s); lag sent -> applied p50/p99/max %d/%d/%d µs, due ->"
                         + " applied %d/%d/%d µs; %d batches"
                         + " applied; publishers' CPU %.2f s; indexer process CPU %.0f ns, allocated %.0f B per block"
-                        + " event; GC %d collections, %d ms; gaps %s%n",
+                        + " event; writer threads on CPU %.0f %% of the window (%.0f ns per block event; %d waits, %d ms;"
+                        + " writers switched %d / preempted %d times), pollers %.0f %% (%.0f ns; switched %d / preempted"
+                        + " %d times); GC %d collections, %d ms; gaps %s%n",
                 r.engines(),
                 what,
                 r.blockEventsPerSecond() / 1e6,
@@ -241,6 +247,16 @@ final class FleetCompare {
                 r.publisherCpuSeconds(),
                 r.indexerCpuNanosPerBlockEvent(),
                 (double) r.heap().allocated() / blockEvents(),
+                100 * r.writers().cpuNanos() / (r.seconds() * 1e9),
+                (double) r.writers().cpuNanos() / blockEvents(),
+                r.writers().waits(),
+                r.writers().waitedMillis(),
+                r.writers().switches()[0],
+                r.writers().switches()[1],
+                100 * r.pollers().cpuNanos() / (r.seconds() * 1e9),
+                (double) r.pollers().cpuNanos() / blockEvents(),
+                r.pollers().switches()[0],
+                r.pollers().switches()[1],
                 r.heap().collections(),
                 r.heap().millis(),
                 r.gaps());
@@ -268,7 +284,92 @@ final class FleetCompare {
             String gaps,
             long[] lags,
             long[] dueLags,
-            Heap heap) {}
+            Heap heap,
+            Threads writers,
+            Threads pollers) {}
+
+    /**
+     * The context switches so far of this process's threads whose name starts with {@code prefix} (Linux: as
+     * {@code /proc/self/task/N/comm} has it, at most 15 characters): {voluntary (a wait: a poller in its selector, a
+     * writer on its empty queue), involuntary (preempted: the core went to another thread)}.
+     */
+    static long[] switches(String prefix) {
+        long[] sum = new long[2];
+        String name = prefix.substring(0, Math.min(15, prefix.length()));
+        try (var tasks = Files.list(Path.of("/proc/self/task"))) {
+            for (Path task : tasks.toList()) {
+                try {
+                    if (!Files.readString(task.resolve("comm")).startsWith(name)) {
+                        continue;
+                    }
+                    for (String line : Files.readAllLines(task.resolve("status"))) {
+                        if (line.startsWith("voluntary_ctxt_switches:")) {
+                            sum[0] += Long.parseLong(
+                                    line.substring(line.indexOf(':') + 1).trim());
+                        } else if (line.startsWith("nonvoluntary_ctxt_switches:")) {
+                            sum[1] += Long.parseLong(
+                                    line.substring(line.indexOf(':') + 1).trim());
+                        }
+                    }
+                } catch (IOException e) {
+                    // the thread ended since the listing
+                }
+            }
+        } catch (IOException e) {
+            return sum; // not Linux: none counted
+        }
+        return sum;
+    }
+
+    /**
+     * What the threads whose name starts with a prefix did in a window: their CPU time and how often and how long they
+     * waited (parked: a writer on its empty queue, a poller in its selector is not counted, it is RUNNABLE in epoll).
+     */
+    record Threads(long cpuNanos, long waits, long waitedMillis, long[] switches) {
+
+        static java.util.Map<Long, Threads> now(String prefix) {
+            var mx = ManagementFactory.getThreadMXBean();
+            if (mx.isThreadContentionMonitoringSupported() && !mx.isThreadContentionMonitoringEnabled()) {
+                mx.setThreadContentionMonitoringEnabled(true); // for the waited times
+            }
+            java.util.Map<Long, Threads> out = new java.util.HashMap<>();
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (t.getName().startsWith(prefix)) {
+                    var info = mx.getThreadInfo(t.threadId());
+                    long cpu = mx.getThreadCpuTime(t.threadId());
+                    if (info != null && cpu >= 0) {
+                        out.put(t.threadId(), new Threads(cpu, info.getWaitedCount(), info.getWaitedTime(), null));
+                    }
+                }
+            }
+            return out;
+        }
+
+        /**
+         * Summed over the threads alive now, since {@code before}; with {@code busiest}, only the one that used the
+         * most CPU (the writer of a one-shard index: the other writer threads idle all along).
+         */
+        static Threads since(
+                String prefix, java.util.Map<Long, Threads> before, long[] switchesBefore, boolean busiest) {
+            long cpu = 0;
+            long waits = 0;
+            long millis = 0;
+            Threads none = new Threads(0, 0, 0, null);
+            for (var t : now(prefix).entrySet()) {
+                Threads b = before.getOrDefault(t.getKey(), none);
+                long used = t.getValue().cpuNanos() - b.cpuNanos();
+                if (busiest && used <= cpu) {
+                    continue;
+                }
+                cpu = busiest ? used : cpu + used;
+                waits = (busiest ? 0 : waits) + t.getValue().waits() - b.waits();
+                millis = (busiest ? 0 : millis) + t.getValue().waitedMillis() - b.waitedMillis();
+            }
+            long[] switched = FleetCompare.switches(prefix);
+            return new Threads(
+                    cpu, waits, millis, new long[] {switched[0] - switchesBefore[0], switched[1] - switchesBefore[1]});
+        }
+    }
 
     /**
      * What this JVM (indexer and bench loop) allocated and collected in a measured window: the bytes its threads
@@ -349,6 +450,10 @@ final class FleetCompare {
                 double cpuBefore = pubs.cpuSeconds();
                 long indexerCpu = ZmqIngestFloor.processCpuNanos();
                 Heap.Mark heap = Heap.Mark.now();
+                var writersBefore = Threads.now(WRITERS);
+                var pollersBefore = Threads.now(POLLERS);
+                long[] writerSwitches = switches(WRITERS);
+                long[] pollerSwitches = switches(POLLERS);
                 long start = System.nanoTime();
                 for (int p = 0; p < pubs.processes(); p++) {
                     double share = rate * pubs.size(p) / engines / (2.0 * half); // this process's batches per second
@@ -379,6 +484,8 @@ final class FleetCompare {
                             "",
                             new long[0],
                             new long[0],
+                            null,
+                            null,
                             null);
                 }
                 Heap inWindow = Heap.since(heap);
@@ -397,7 +504,9 @@ final class FleetCompare {
                         FleetBench.gaps(app),
                         r.lags(),
                         r.dueLags(),
-                        inWindow);
+                        inWindow,
+                        Threads.since(WRITERS, writersBefore, writerSwitches, true),
+                        Threads.since(POLLERS, pollersBefore, pollerSwitches, false));
             } finally {
                 for (Path f : files) {
                     Files.deleteIfExists(f);
@@ -526,6 +635,8 @@ final class FleetCompare {
                 "",
                 sorted,
                 sortedPrefix(dueLags, n),
+                null,
+                null,
                 null);
     }
 
