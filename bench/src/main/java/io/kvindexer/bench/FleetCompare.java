@@ -87,6 +87,7 @@ final class FleetCompare {
         int batchEvents = 256;
         int total = 16_384;
         int reps = 3;
+        int warmUps = 1;
         double lagRate = 0;
         FleetPublishers.Kind kind = FleetPublishers.Kind.LIBZMQ;
         boolean withSingle = true;
@@ -101,6 +102,7 @@ final class FleetCompare {
                 case "--batch-events" -> batchEvents = Integer.parseInt(args[++i]);
                 case "--total-batches" -> total = Integer.parseInt(args[++i]);
                 case "--repetitions" -> reps = Integer.parseInt(args[++i]);
+                case "--warm-ups" -> warmUps = Integer.parseInt(args[++i]);
                 case "--lag-rate" -> lagRate = Double.parseDouble(args[++i]);
                 case "--fleet-only" -> withSingle = false; // for a profile of the fleet alone
                 case "--no-lag" -> withLag = false;
@@ -120,6 +122,14 @@ final class FleetCompare {
         List<Double> ratios = new ArrayList<>();
         if (!withThroughput && lagRate <= 0) {
             throw new IllegalArgumentException("--lag-only needs --lag-rate");
+        }
+        // not counted: the first run in the JVM is the single engine's, on cold code, and made repetition 1's ratio
+        // the highest of every earlier session (1.1-1.7 where the warm repetitions gave 0.7-0.9)
+        for (int w = 0; w < warmUps; w++) {
+            if (withSingle) {
+                c.print("warm-up, not counted", c.run(1, 1, 0));
+            }
+            c.print("warm-up, not counted", c.run(engines, processes, 0));
         }
         for (int r = 0; withThroughput && r < reps; r++) {
             if (withSingle) {
@@ -232,7 +242,7 @@ final class FleetCompare {
                         + " applied; publishers' CPU %.2f s; indexer process CPU %.0f ns, allocated %.0f B per block"
                         + " event; writer threads on CPU %.0f %% of the window (%.0f ns per block event; %d waits, %d ms;"
                         + " writers switched %d / preempted %d times), pollers %.0f %% (%.0f ns; switched %d / preempted"
-                        + " %d times); GC %d collections, %d ms; gaps %s%n",
+                        + " %d times); the machine busy %.2f cores; GC %d collections, %d ms; gaps %s%n",
                 r.engines(),
                 what,
                 r.blockEventsPerSecond() / 1e6,
@@ -257,6 +267,7 @@ final class FleetCompare {
                 (double) r.pollers().cpuNanos() / blockEvents(),
                 r.pollers().switches()[0],
                 r.pollers().switches()[1],
+                r.machineBusyCores(),
                 r.heap().collections(),
                 r.heap().millis(),
                 r.gaps());
@@ -286,7 +297,23 @@ final class FleetCompare {
             long[] dueLags,
             Heap heap,
             Threads writers,
-            Threads pollers) {}
+            Threads pollers,
+            double machineBusyCores) {}
+
+    /** This machine's CPU time so far, in USER_HZ ticks (Linux {@code /proc/stat}): {busy, all}; zeros elsewhere. */
+    static long[] machineTicks() {
+        try {
+            String[] f =
+                    Files.readAllLines(Path.of("/proc/stat")).getFirst().trim().split("\\s+");
+            long all = 0;
+            for (int i = 1; i < f.length && i <= 8; i++) { // user nice system idle iowait irq softirq steal
+                all += Long.parseLong(f[i]);
+            }
+            return new long[] {all - Long.parseLong(f[4]) - Long.parseLong(f[5]), all};
+        } catch (IOException | RuntimeException e) {
+            return new long[2];
+        }
+    }
 
     /**
      * The context switches so far of this process's threads whose name starts with {@code prefix} (Linux: as
@@ -452,6 +479,7 @@ final class FleetCompare {
                 Heap.Mark heap = Heap.Mark.now();
                 var writersBefore = Threads.now(WRITERS);
                 var pollersBefore = Threads.now(POLLERS);
+                long[] machine = machineTicks();
                 long[] writerSwitches = switches(WRITERS);
                 long[] pollerSwitches = switches(POLLERS);
                 long start = System.nanoTime();
@@ -486,7 +514,8 @@ final class FleetCompare {
                             new long[0],
                             null,
                             null,
-                            null);
+                            null,
+                            0);
                 }
                 Heap inWindow = Heap.since(heap);
                 double publisherCpu = pubs.cpuSeconds() - cpuBefore;
@@ -506,7 +535,8 @@ final class FleetCompare {
                         r.dueLags(),
                         inWindow,
                         Threads.since(WRITERS, writersBefore, writerSwitches, true),
-                        Threads.since(POLLERS, pollersBefore, pollerSwitches, false));
+                        Threads.since(POLLERS, pollersBefore, pollerSwitches, false),
+                        (machineTicks()[0] - machine[0]) / 100.0 / r.seconds()); // USER_HZ is 100
             } finally {
                 for (Path f : files) {
                     Files.deleteIfExists(f);
@@ -637,7 +667,8 @@ final class FleetCompare {
                 sortedPrefix(dueLags, n),
                 null,
                 null,
-                null);
+                null,
+                0);
     }
 
     private static long[] sortedPrefix(long[] values, int n) {
