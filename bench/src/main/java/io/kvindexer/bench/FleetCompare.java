@@ -51,10 +51,6 @@ final class FleetCompare {
     static final int ROUNDS = 2;
 
     private static final String MODEL = "m";
-    /** the names of the index's writer threads and of the ingest pollers ({@code IndexWriters}, {@code IngestPollers}) */
-    private static final String WRITERS = "index-writer-";
-
-    private static final String POLLERS = "kv-ingest-poller-";
 
     private final int blockSize;
     private final int half;
@@ -354,6 +350,9 @@ final class FleetCompare {
      */
     record Threads(long cpuNanos, long waits, long waitedMillis, long[] switches) {
 
+        /** how {@code IndexWriters} and {@code IngestPollers} name their threads */
+        static final String WRITERS = "index-writer-", POLLERS = "kv-ingest-poller-";
+
         static java.util.Map<Long, Threads> now(String prefix) {
             var mx = ManagementFactory.getThreadMXBean();
             if (mx.isThreadContentionMonitoringSupported() && !mx.isThreadContentionMonitoringEnabled()) {
@@ -477,11 +476,11 @@ final class FleetCompare {
                 double cpuBefore = pubs.cpuSeconds();
                 long indexerCpu = ZmqIngestFloor.processCpuNanos();
                 Heap.Mark heap = Heap.Mark.now();
-                var writersBefore = Threads.now(WRITERS);
-                var pollersBefore = Threads.now(POLLERS);
+                var writersBefore = Threads.now(Threads.WRITERS);
+                var pollersBefore = Threads.now(Threads.POLLERS);
                 long[] machine = machineTicks();
-                long[] writerSwitches = switches(WRITERS);
-                long[] pollerSwitches = switches(POLLERS);
+                long[] writerSwitches = switches(Threads.WRITERS);
+                long[] pollerSwitches = switches(Threads.POLLERS);
                 long start = System.nanoTime();
                 for (int p = 0; p < pubs.processes(); p++) {
                     double share = rate * pubs.size(p) / engines / (2.0 * half); // this process's batches per second
@@ -534,8 +533,8 @@ final class FleetCompare {
                         r.lags(),
                         r.dueLags(),
                         inWindow,
-                        Threads.since(WRITERS, writersBefore, writerSwitches, true),
-                        Threads.since(POLLERS, pollersBefore, pollerSwitches, false),
+                        Threads.since(Threads.WRITERS, writersBefore, writerSwitches, true),
+                        Threads.since(Threads.POLLERS, pollersBefore, pollerSwitches, false),
                         (machineTicks()[0] - machine[0]) / 100.0 / r.seconds()); // USER_HZ is 100
             } finally {
                 for (Path f : files) {
