@@ -48,7 +48,7 @@ public final class FleetBench {
                             + " [--blocks B] [--pace BLOCK_EVENTS_PER_S [--pace-rounds 50]] [--fleet libzmq|jeromq]\n"
                             + "       bin/bench FleetBench --compare [--engines 1024] [--processes 1] [--block-size 16]"
                             + " [--batch-events 256] [--total-batches 16384] [--repetitions 3] [--lag-rate R]"
-                            + " [--publishers libzmq|zmtp] [--fleet-only] [--no-lag | --lag-only]");
+                            + " [--warm-ups 1] [--publishers libzmq|zmtp] [--fleet-only] [--no-lag | --lag-only]");
             return;
         }
         if (Arrays.asList(args).contains("--compare")) {

@@ -35,11 +35,12 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * dropped); block events / (send → every engine's watermark at its last batch and a writer barrier after that). Lag: the same batches paced at
  * {@code rate} block events/s in total, each batch due at its own moment (message {@code m} of a process at
  * {@code start + m / its rate}); lag = sent → applied: from the moment the publisher's send call returned (it
- * stamps each message) to the moment the index's writer applied the batch (stamped on the writer thread through
+ * stamps each message, in epoch µs) to the moment the index's writer applied the batch (stamped on the writer thread through
  * the watermark's {@link SequenceWatermark#onApplied hook}: no observer runs barriers through the writer's queue).
- * The due → applied lag, which also counts a publisher's sends behind its schedule, is printed beside it. The lag
- * p50/p99 are taken over every paced batch of all repetitions of a side, so that one collection pause in one run of
- * a few seconds is not the p99 by itself. Each measured window starts on a collected heap ({@code System.gc()} after the batches are encoded), as in
+ * The due → applied lag, which also counts a publisher's sends behind its schedule, is printed beside it. The lags (in µs)
+ * are pooled over every paced batch of all repetitions of a side, so that one collection pause in one run of
+ * a few seconds is not the p99 by itself, and each rep's p99 is printed beside them (the spread that "the same p99" is
+ * judged against). Each measured window starts on a collected heap ({@code System.gc()} after the batches are encoded), as in
  * an indexer that has run a while: the indexer shares this JVM with the bench loop, whose encoding garbage and whose
  * earlier runs' indexes would otherwise be collected inside the next window. The collections inside each window are
  * printed with it. The single engine runs right before the fleet in each repetition.
@@ -82,6 +83,7 @@ final class FleetCompare {
         int batchEvents = 256;
         int total = 16_384;
         int reps = 3;
+        int warmUps = 1;
         double lagRate = 0;
         FleetPublishers.Kind kind = FleetPublishers.Kind.LIBZMQ;
         boolean withSingle = true;
@@ -96,6 +98,7 @@ final class FleetCompare {
                 case "--batch-events" -> batchEvents = Integer.parseInt(args[++i]);
                 case "--total-batches" -> total = Integer.parseInt(args[++i]);
                 case "--repetitions" -> reps = Integer.parseInt(args[++i]);
+                case "--warm-ups" -> warmUps = Integer.parseInt(args[++i]);
                 case "--lag-rate" -> lagRate = Double.parseDouble(args[++i]);
                 case "--fleet-only" -> withSingle = false; // for a profile of the fleet alone
                 case "--no-lag" -> withLag = false;
@@ -115,6 +118,14 @@ final class FleetCompare {
         List<Double> ratios = new ArrayList<>();
         if (!withThroughput && lagRate <= 0) {
             throw new IllegalArgumentException("--lag-only needs --lag-rate");
+        }
+        // not counted: the first run in the JVM is the single engine's, on cold code, and made repetition 1's ratio
+        // the highest of every earlier session (1.1-1.7 where the warm repetitions gave 0.7-0.9)
+        for (int w = 0; w < warmUps; w++) {
+            if (withSingle) {
+                c.print("warm-up, not counted", c.run(1, 1, 0));
+            }
+            c.print("warm-up, not counted", c.run(engines, processes, 0));
         }
         for (int r = 0; withThroughput && r < reps; r++) {
             if (withSingle) {
@@ -150,31 +161,57 @@ final class FleetCompare {
             singleLag.add(c.print("paced at " + Math.round(rate), c.run(1, 1, rate)));
             fleetLag.add(c.print("paced at " + Math.round(rate), c.run(engines, processes, rate)));
         }
-        long[] singleAll = pooled(singleLag, Result::lags);
-        long[] fleetAll = pooled(fleetLag, Result::lags);
-        long[] singleDue = pooled(singleLag, Result::dueLags);
-        long[] fleetDue = pooled(fleetLag, Result::dueLags);
-        System.out.printf(
-                "lag (send -> applied) at %.3f M block events/s, p99 per rep: single %s, fleet %s ms; over every paced"
-                        + " batch of the %d reps: single p50/p99 %d / %d ms, fleet p50/p99 %d / %d ms; fleet p99 /"
-                        + " single p99 %.2f%n",
-                rate / 1e6,
-                singleLag.stream().map(r -> Math.round(r.lagP99Ms())).toList(),
-                fleetLag.stream().map(r -> Math.round(r.lagP99Ms())).toList(),
-                reps,
-                percentile(singleAll, 50),
-                percentile(singleAll, 99),
-                percentile(fleetAll, 50),
-                percentile(fleetAll, 99),
-                percentile(fleetAll, 99) / (double) Math.max(1, percentile(singleAll, 99)));
-        System.out.printf(
-                "the same from each batch's due time (counting the publishers' late sends): single p50/p99 %d / %d ms,"
-                        + " fleet p50/p99 %d / %d ms; fleet p99 / single p99 %.2f%n",
-                percentile(singleDue, 50),
-                percentile(singleDue, 99),
-                percentile(fleetDue, 50),
-                percentile(fleetDue, 99),
-                percentile(fleetDue, 99) / (double) Math.max(1, percentile(singleDue, 99)));
+        Lags sent = Lags.of(singleLag, fleetLag, Result::lags);
+        Lags due = Lags.of(singleLag, fleetLag, Result::dueLags);
+        System.out.printf("paced at %.3f M block events/s, %d reps, lags in µs:%n", rate / 1e6, reps);
+        sent.print("sent -> applied");
+        due.print("due -> applied (counting the publishers' late sends)");
+    }
+
+    /**
+     * The paced lags of both sides: every batch of all reps pooled, and each rep's p99, so that a reader can see
+     * whether the fleet's p99 lies within the single engine's spread from rep to rep ("the same p99").
+     */
+    record Lags(long[] single, long[] fleet, long[] singleP99s, long[] fleetP99s) {
+
+        static Lags of(List<Result> single, List<Result> fleet, java.util.function.Function<Result, long[]> lags) {
+            return new Lags(pooled(single, lags), pooled(fleet, lags), p99s(single, lags), p99s(fleet, lags));
+        }
+
+        private static long[] p99s(List<Result> runs, java.util.function.Function<Result, long[]> lags) {
+            return runs.stream().mapToLong(r -> percentile(lags.apply(r), 99)).toArray();
+        }
+
+        /** The goal's ratio: the fleet's pooled p99 over the single engine's (1 µs at least below). */
+        double ratio() {
+            return percentile(fleet, 99) / (double) Math.max(1, percentile(single, 99));
+        }
+
+        void print(String what) {
+            System.out.printf(
+                    "  %s: pooled p50/p99/max single %d / %d / %d, fleet %d / %d / %d; fleet p99 / single p99 %.2f;"
+                            + " p99 per rep single %s (median %d), fleet %s (median %d); fleet median / single median"
+                            + " %.2f%n",
+                    what,
+                    percentile(single, 50),
+                    percentile(single, 99),
+                    max(single),
+                    percentile(fleet, 50),
+                    percentile(fleet, 99),
+                    max(fleet),
+                    ratio(),
+                    Arrays.toString(singleP99s),
+                    median(singleP99s),
+                    Arrays.toString(fleetP99s),
+                    median(fleetP99s),
+                    median(fleetP99s) / (double) Math.max(1, median(singleP99s)));
+        }
+
+        private static long median(long[] values) {
+            long[] sorted = values.clone();
+            Arrays.sort(sorted);
+            return sorted.length == 0 ? 0 : sorted[(sorted.length - 1) / 2];
+        }
     }
 
     /** Every paced batch's lag of these runs, sorted: one stall in one run is a smaller share of them. */
@@ -185,6 +222,10 @@ final class FleetCompare {
                 .toArray();
     }
 
+    private static long max(long[] sorted) {
+        return sorted.length == 0 ? 0 : sorted[sorted.length - 1];
+    }
+
     /** The {@code p}th percentile of sorted lags (0 when none). */
     private static long percentile(long[] sorted, int p) {
         return sorted.length == 0 ? 0 : sorted[Math.min(sorted.length - 1, sorted.length * p / 100)];
@@ -192,20 +233,37 @@ final class FleetCompare {
 
     private Result print(String what, Result r) {
         System.out.printf(
-                "  %4d engine(s), %s: %.3f M block events/s (%.2f s); lag p50/p99/max %.0f/%.0f/%.0f ms; %d batches"
+                "  %4d engine(s), %s: %.3f M block events/s (%.2f s); lag sent -> applied p50/p99/max %d/%d/%d µs, due ->"
+                        + " applied %d/%d/%d µs; %d batches"
                         + " applied; publishers' CPU %.2f s; indexer process CPU %.0f ns, allocated %.0f B per block"
-                        + " event; GC %d collections, %d ms; gaps %s%n",
+                        + " event; writer threads on CPU %.0f %% of the window (%.0f ns per block event; %d waits, %d ms;"
+                        + " writers switched %d / preempted %d times), pollers %.0f %% (%.0f ns; switched %d / preempted"
+                        + " %d times); the machine busy %.2f cores; GC %d collections, %d ms; gaps %s%n",
                 r.engines(),
                 what,
                 r.blockEventsPerSecond() / 1e6,
                 r.seconds(),
-                r.lagP50Ms(),
-                r.lagP99Ms(),
-                r.lagMaxMs(),
+                percentile(r.lags(), 50),
+                percentile(r.lags(), 99),
+                max(r.lags()),
+                percentile(r.dueLags(), 50),
+                percentile(r.dueLags(), 99),
+                max(r.dueLags()),
                 r.applied(),
                 r.publisherCpuSeconds(),
                 r.indexerCpuNanosPerBlockEvent(),
                 (double) r.heap().allocated() / blockEvents(),
+                100 * r.writers().cpuNanos() / (r.seconds() * 1e9),
+                (double) r.writers().cpuNanos() / blockEvents(),
+                r.writers().waits(),
+                r.writers().waitedMillis(),
+                r.writers().switches()[0],
+                r.writers().switches()[1],
+                100 * r.pollers().cpuNanos() / (r.seconds() * 1e9),
+                (double) r.pollers().cpuNanos() / blockEvents(),
+                r.pollers().switches()[0],
+                r.pollers().switches()[1],
+                r.machineBusyCores(),
                 r.heap().collections(),
                 r.heap().millis(),
                 r.gaps());
@@ -218,22 +276,126 @@ final class FleetCompare {
 
     /**
      * What one measurement of {@code engines} engines gave; paced, {@code lags} (sent → applied) and {@code dueLags}
-     * (due → applied) in ms, sorted.
+     * (due → applied) in µs, sorted.
      */
     record Result(
             int engines,
             double blockEventsPerSecond,
             double seconds,
-            double lagP50Ms,
-            double lagP99Ms,
-            double lagMaxMs,
+            double lagP50Micros,
+            double lagP99Micros,
+            double lagMaxMicros,
             int applied,
             double publisherCpuSeconds,
             double indexerCpuNanosPerBlockEvent,
             String gaps,
             long[] lags,
             long[] dueLags,
-            Heap heap) {}
+            Heap heap,
+            Threads writers,
+            Threads pollers,
+            double machineBusyCores) {}
+
+    /** This machine's CPU time so far, in USER_HZ ticks (Linux {@code /proc/stat}): {busy, all}; zeros elsewhere. */
+    static long[] machineTicks() {
+        try {
+            String[] f =
+                    Files.readAllLines(Path.of("/proc/stat")).getFirst().trim().split("\\s+");
+            long all = 0;
+            for (int i = 1; i < f.length && i <= 8; i++) { // user nice system idle iowait irq softirq steal
+                all += Long.parseLong(f[i]);
+            }
+            return new long[] {all - Long.parseLong(f[4]) - Long.parseLong(f[5]), all};
+        } catch (IOException | RuntimeException e) {
+            return new long[2];
+        }
+    }
+
+    /**
+     * The context switches so far of this process's threads whose name starts with {@code prefix} (Linux: as
+     * {@code /proc/self/task/N/comm} has it, at most 15 characters): {voluntary (a wait: a poller in its selector, a
+     * writer on its empty queue), involuntary (preempted: the core went to another thread)}.
+     */
+    static long[] switches(String prefix) {
+        long[] sum = new long[2];
+        String name = prefix.substring(0, Math.min(15, prefix.length()));
+        try (var tasks = Files.list(Path.of("/proc/self/task"))) {
+            for (Path task : tasks.toList()) {
+                try {
+                    if (!Files.readString(task.resolve("comm")).startsWith(name)) {
+                        continue;
+                    }
+                    for (String line : Files.readAllLines(task.resolve("status"))) {
+                        if (line.startsWith("voluntary_ctxt_switches:")) {
+                            sum[0] += Long.parseLong(
+                                    line.substring(line.indexOf(':') + 1).trim());
+                        } else if (line.startsWith("nonvoluntary_ctxt_switches:")) {
+                            sum[1] += Long.parseLong(
+                                    line.substring(line.indexOf(':') + 1).trim());
+                        }
+                    }
+                } catch (IOException e) {
+                    // the thread ended since the listing
+                }
+            }
+        } catch (IOException e) {
+            return sum; // not Linux: none counted
+        }
+        return sum;
+    }
+
+    /**
+     * What the threads whose name starts with a prefix did in a window: their CPU time and how often and how long they
+     * waited (parked: a writer on its empty queue, a poller in its selector is not counted, it is RUNNABLE in epoll).
+     */
+    record Threads(long cpuNanos, long waits, long waitedMillis, long[] switches) {
+
+        /** how {@code IndexWriters} and {@code IngestPollers} name their threads */
+        static final String WRITERS = "index-writer-", POLLERS = "kv-ingest-poller-";
+
+        static java.util.Map<Long, Threads> now(String prefix) {
+            var mx = ManagementFactory.getThreadMXBean();
+            if (mx.isThreadContentionMonitoringSupported() && !mx.isThreadContentionMonitoringEnabled()) {
+                mx.setThreadContentionMonitoringEnabled(true); // for the waited times
+            }
+            java.util.Map<Long, Threads> out = new java.util.HashMap<>();
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (t.getName().startsWith(prefix)) {
+                    var info = mx.getThreadInfo(t.threadId());
+                    long cpu = mx.getThreadCpuTime(t.threadId());
+                    if (info != null && cpu >= 0) {
+                        out.put(t.threadId(), new Threads(cpu, info.getWaitedCount(), info.getWaitedTime(), null));
+                    }
+                }
+            }
+            return out;
+        }
+
+        /**
+         * Summed over the threads alive now, since {@code before}; with {@code busiest}, only the one that used the
+         * most CPU (the writer of a one-shard index: the other writer threads idle all along).
+         */
+        static Threads since(
+                String prefix, java.util.Map<Long, Threads> before, long[] switchesBefore, boolean busiest) {
+            long cpu = 0;
+            long waits = 0;
+            long millis = 0;
+            Threads none = new Threads(0, 0, 0, null);
+            for (var t : now(prefix).entrySet()) {
+                Threads b = before.getOrDefault(t.getKey(), none);
+                long used = t.getValue().cpuNanos() - b.cpuNanos();
+                if (busiest && used <= cpu) {
+                    continue;
+                }
+                cpu = busiest ? used : cpu + used;
+                waits = (busiest ? 0 : waits) + t.getValue().waits() - b.waits();
+                millis = (busiest ? 0 : millis) + t.getValue().waitedMillis() - b.waitedMillis();
+            }
+            long[] switched = FleetCompare.switches(prefix);
+            return new Threads(
+                    cpu, waits, millis, new long[] {switched[0] - switchesBefore[0], switched[1] - switchesBefore[1]});
+        }
+    }
 
     /**
      * What this JVM (indexer and bench loop) allocated and collected in a measured window: the bytes its threads
@@ -314,6 +476,11 @@ final class FleetCompare {
                 double cpuBefore = pubs.cpuSeconds();
                 long indexerCpu = ZmqIngestFloor.processCpuNanos();
                 Heap.Mark heap = Heap.Mark.now();
+                var writersBefore = Threads.now(Threads.WRITERS);
+                var pollersBefore = Threads.now(Threads.POLLERS);
+                long[] machine = machineTicks();
+                long[] writerSwitches = switches(Threads.WRITERS);
+                long[] pollerSwitches = switches(Threads.POLLERS);
                 long start = System.nanoTime();
                 for (int p = 0; p < pubs.processes(); p++) {
                     double share = rate * pubs.size(p) / engines / (2.0 * half); // this process's batches per second
@@ -344,7 +511,10 @@ final class FleetCompare {
                             "",
                             new long[0],
                             new long[0],
-                            null);
+                            null,
+                            null,
+                            null,
+                            0);
                 }
                 Heap inWindow = Heap.since(heap);
                 double publisherCpu = pubs.cpuSeconds() - cpuBefore;
@@ -353,16 +523,19 @@ final class FleetCompare {
                         engines,
                         r.blockEventsPerSecond(),
                         r.seconds(),
-                        r.lagP50Ms(),
-                        r.lagP99Ms(),
-                        r.lagMaxMs(),
+                        r.lagP50Micros(),
+                        r.lagP99Micros(),
+                        r.lagMaxMicros(),
                         r.applied(),
                         publisherCpu,
                         indexerNs,
                         FleetBench.gaps(app),
                         r.lags(),
                         r.dueLags(),
-                        inWindow);
+                        inWindow,
+                        Threads.since(Threads.WRITERS, writersBefore, writerSwitches, true),
+                        Threads.since(Threads.POLLERS, pollersBefore, pollerSwitches, false),
+                        (machineTicks()[0] - machine[0]) / 100.0 / r.seconds()); // USER_HZ is 100
             } finally {
                 for (Path f : files) {
                     Files.deleteIfExists(f);
@@ -467,16 +640,16 @@ final class FleetCompare {
                     int m = k * size + local; // this process's message m: k rounds of its engines, then this one
                     long due = startMs * 1_000_000L + nanosAtEpoch + (long) (m * 1e9 / perSecond);
                     long sentAt = sentAtMicros[m] * 1_000L + nanosAtEpoch;
-                    lags[n] = Math.max(0, at - sentAt) / 1_000_000L;
-                    dueLags[n] = Math.max(0, at - due) / 1_000_000L;
-                    late[n++] = Math.max(0, sentAt - due) / 1_000_000L;
+                    lags[n] = Math.max(0, at - sentAt) / 1_000L;
+                    dueLags[n] = Math.max(0, at - due) / 1_000L;
+                    late[n++] = Math.max(0, sentAt - due) / 1_000L;
                 }
             }
         }
         long[] sorted = sortedPrefix(lags, n);
         long[] sortedLate = sortedPrefix(late, n);
         System.out.printf(
-                "  publishers' sends behind schedule p99 / max %d / %d ms%n",
+                "  publishers' sends behind schedule p99 / max %d / %d µs%n",
                 percentile(sortedLate, 99), n == 0 ? 0 : sortedLate[n - 1]);
         return new Result(
                 engines,
@@ -491,7 +664,10 @@ final class FleetCompare {
                 "",
                 sorted,
                 sortedPrefix(dueLags, n),
-                null);
+                null,
+                null,
+                null,
+                0);
     }
 
     private static long[] sortedPrefix(long[] values, int n) {

@@ -17,7 +17,7 @@
 #                                               i64 of epoch microseconds per message)
 #   in:    quit
 # XPUB rather than PUB only so that a subscription can be seen; what goes out is the same.
-import array, struct, sys, time
+import array, math, struct, sys, time
 
 import msgpack
 import zmq
@@ -108,7 +108,8 @@ for line in sys.stdin:
     elif cmd[0] == "send":
         rate = float(cmd[1]) if len(cmd) > 1 else 0
         cpu = time.process_time()
-        start = time.time() + 0.1 if rate > 0 else time.time()
+        # paced: on a whole millisecond, so that START_MS is the schedule exactly (the lags are read in µs)
+        start = math.ceil((time.time() + 0.1) * 1000) / 1000 if rate > 0 else time.time()
         sent_at = array.array("q")
         for m, (engine, payload) in enumerate(loaded):
             if rate > 0:
@@ -123,6 +124,6 @@ for line in sys.stdin:
                 sent_at.byteswap()
             with open(loaded_path + ".sent", "wb") as f:
                 sent_at.tofile(f)
-        print("SENT %d %.3f %d" % (len(loaded), time.process_time() - cpu, int(start * 1000)), flush=True)
+        print("SENT %d %.3f %d" % (len(loaded), time.process_time() - cpu, round(start * 1000)), flush=True)
     elif cmd[0] == "quit":
         break
