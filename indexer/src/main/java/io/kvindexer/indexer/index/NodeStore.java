@@ -105,7 +105,7 @@ final class NodeStore {
      * new block's sibling check) then ends within a slot or two and rarely reads a foreign node.
      */
     private final NodeTable byPrefix = new NodeTable(
-            node -> ContentPrefix.tableHash(prefix(node)),
+            this::prefixKey,
             node -> isAllocated(node) && isResolved(node) && !bit(inLineBits, node),
             this::highWater,
             PROBE_TABLE_FULL_PERCENT);
@@ -385,12 +385,7 @@ final class NodeStore {
         for (long e : sorted) {
             int node = (int) e;
             if (!bit(inLineBits, node)) {
-                long hash = ContentPrefix.tableHash((int) (e >>> 32));
-                int i = byPrefix.home(hash);
-                while (byPrefix.at(i) != 0) {
-                    i = byPrefix.next(i);
-                }
-                byPrefix.fill(i, hash, node);
+                byPrefix.placeSized(node, ContentPrefix.tableHash((int) (e >>> 32)));
             }
         }
     }
@@ -677,10 +672,12 @@ final class NodeStore {
 
     /** An empty table for every resolved node by content prefix, in line or not. */
     private NodeTable everyResolvedByPrefix() {
-        return new NodeTable(
-                node -> ContentPrefix.tableHash(prefix(node)),
-                node -> isAllocated(node) && isResolved(node),
-                this::highWater);
+        return new NodeTable(this::prefixKey, node -> isAllocated(node) && isResolved(node), this::highWater);
+    }
+
+    /** A node's key in the prefix tables: its content prefix's table hash. */
+    private long prefixKey(int node) {
+        return ContentPrefix.tableHash(prefix(node));
     }
 
     /**

@@ -146,6 +146,15 @@ final class NodeTable {
         size++;
     }
 
+    /**
+     * Places a node that is not in the table at the first empty slot from its home, without a growth check: for a
+     * table {@link #sizeFor} sized for it, with the key's hash the caller already has.
+     */
+    void placeSized(int node, long hash) {
+        place(node, hash);
+        size++;
+    }
+
     private boolean full(int count, int capacity) {
         return count * 100L > capacity * (long) fullPercent;
     }
