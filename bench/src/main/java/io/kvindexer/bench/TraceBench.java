@@ -50,8 +50,17 @@ public final class TraceBench extends BenchCommand {
     @Mixin
     Runs runs = new Runs();
 
-    @Option(names = "--warmup", description = "untimed runs before measuring")
+    @Option(
+            names = "--warmup",
+            description = "untimed runs before measuring; then more while the JIT compilers are still busy "
+                    + "(see --warmup-max)")
     int warmup = 1;
+
+    @Option(
+            names = "--warmup-max",
+            description = "at most this many untimed runs in all: a run during which the JIT compilers were busy for "
+                    + "more than 5 % of it is followed by another (none with --warmup 0)")
+    int warmupMax = 8;
 
     @Mixin
     JsonFile json = new JsonFile();
@@ -209,10 +218,11 @@ public final class TraceBench extends BenchCommand {
             workload.localHashes(); // before any baseline heap measurement and outside the timing
         }
         double[] replayWindows = windows.all();
-        for (int i = 0; i < warmup; i++) {
+        int warmups = WarmUp.run(warmup, Math.max(warmup, warmupMax), () -> {
             Floor.run(workload, issuers, prehashed);
             Replay.run(workload, replayWindows[0], threads, issuers, false, prehashed);
-        }
+        });
+        long compiledBefore = WarmUp.compileMillis();
         List<Point> points = new ArrayList<>();
         for (double window : replayWindows) {
             List<Rep> reps = new ArrayList<>();
@@ -241,6 +251,9 @@ public final class TraceBench extends BenchCommand {
                     100 * m.writerOnCpu(),
                     100 * m.issuerOnCpu());
         }
+        System.out.printf(
+                "warm-up: %d untimed runs; the JIT compilers then ran %d ms during the measured ones%n",
+                warmups, WarmUp.compileMillis() - compiledBefore);
         List<WorkerSweep.Point> sweepPoints = workersSweep.isEmpty()
                 ? List.of()
                 : WorkerSweep.run(
