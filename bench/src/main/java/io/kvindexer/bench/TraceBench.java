@@ -65,6 +65,11 @@ public final class TraceBench extends BenchCommand {
     @Mixin
     JsonFile json = new JsonFile();
 
+    /** what {@link #runBench} did: the untimed runs, and the JIT compilers' time during the measured ones */
+    private int warmupsRun;
+
+    private long compilingMeasuredMs;
+
     @Option(names = "--plot", description = "write a log-log PNG of achieved vs offered block ops/s here")
     Path plot;
 
@@ -218,7 +223,7 @@ public final class TraceBench extends BenchCommand {
             workload.localHashes(); // before any baseline heap measurement and outside the timing
         }
         double[] replayWindows = windows.all();
-        int warmups = WarmUp.run(warmup, Math.max(warmup, warmupMax), () -> {
+        warmupsRun = WarmUp.run(warmup, Math.max(warmup, warmupMax), () -> {
             Floor.run(workload, issuers, prehashed);
             Replay.run(workload, replayWindows[0], threads, issuers, false, prehashed);
         });
@@ -251,9 +256,10 @@ public final class TraceBench extends BenchCommand {
                     100 * m.writerOnCpu(),
                     100 * m.issuerOnCpu());
         }
+        compilingMeasuredMs = WarmUp.compileMillis() - compiledBefore;
         System.out.printf(
                 "warm-up: %d untimed runs; the JIT compilers then ran %d ms during the measured ones%n",
-                warmups, WarmUp.compileMillis() - compiledBefore);
+                warmupsRun, compilingMeasuredMs);
         List<WorkerSweep.Point> sweepPoints = workersSweep.isEmpty()
                 ? List.of()
                 : WorkerSweep.run(
@@ -311,6 +317,8 @@ public final class TraceBench extends BenchCommand {
         config.put("issuers", issuers);
         config.put("prehashed", prehashed);
         config.put("repetitions", runs.repetitions);
+        config.put("warmup_runs", warmupsRun);
+        config.put("jit_compiling_ms_measured", compilingMeasuredMs);
         config.putAll(Machine.toJson());
         out.put("config", config);
         List<Map<String, Object>> pts = new ArrayList<>();
