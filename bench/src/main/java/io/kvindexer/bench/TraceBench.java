@@ -50,11 +50,25 @@ public final class TraceBench extends BenchCommand {
     @Mixin
     Runs runs = new Runs();
 
-    @Option(names = "--warmup", description = "untimed runs before measuring")
+    @Option(
+            names = "--warmup",
+            description = "untimed runs before measuring; then more while the JIT compilers are still busy "
+                    + "(see --warmup-max)")
     int warmup = 1;
+
+    @Option(
+            names = "--warmup-max",
+            description = "at most this many untimed runs in all: a run during which the JIT compilers were busy for "
+                    + "more than 5 % of it is followed by another (none with --warmup 0)")
+    int warmupMax = 8;
 
     @Mixin
     JsonFile json = new JsonFile();
+
+    /** what {@link #runBench} did: the untimed runs, and the JIT compilers' time during the measured ones */
+    private int warmupsRun;
+
+    private long compilingMeasuredMs;
 
     @Option(names = "--plot", description = "write a log-log PNG of achieved vs offered block ops/s here")
     Path plot;
@@ -209,10 +223,11 @@ public final class TraceBench extends BenchCommand {
             workload.localHashes(); // before any baseline heap measurement and outside the timing
         }
         double[] replayWindows = windows.all();
-        for (int i = 0; i < warmup; i++) {
+        warmupsRun = WarmUp.run(warmup, Math.max(warmup, warmupMax), () -> {
             Floor.run(workload, issuers, prehashed);
             Replay.run(workload, replayWindows[0], threads, issuers, false, prehashed);
-        }
+        });
+        long compiledBefore = WarmUp.compileMillis();
         List<Point> points = new ArrayList<>();
         for (double window : replayWindows) {
             List<Rep> reps = new ArrayList<>();
@@ -241,6 +256,10 @@ public final class TraceBench extends BenchCommand {
                     100 * m.writerOnCpu(),
                     100 * m.issuerOnCpu());
         }
+        compilingMeasuredMs = WarmUp.compileMillis() - compiledBefore;
+        System.out.printf(
+                "warm-up: %d untimed runs; the JIT compilers then ran %d ms during the measured ones%n",
+                warmupsRun, compilingMeasuredMs);
         List<WorkerSweep.Point> sweepPoints = workersSweep.isEmpty()
                 ? List.of()
                 : WorkerSweep.run(
@@ -298,6 +317,8 @@ public final class TraceBench extends BenchCommand {
         config.put("issuers", issuers);
         config.put("prehashed", prehashed);
         config.put("repetitions", runs.repetitions);
+        config.put("warmup_runs", warmupsRun);
+        config.put("jit_compiling_ms_measured", compilingMeasuredMs);
         config.putAll(Machine.toJson());
         out.put("config", config);
         List<Map<String, Object>> pts = new ArrayList<>();

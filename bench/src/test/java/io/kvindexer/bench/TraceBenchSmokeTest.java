@@ -65,6 +65,8 @@ class TraceBenchSmokeTest {
             assertThat(p.get("bytes_per_membership").asDouble()).isFinite();
         }
         assertThat(root.get("achieved_block_ops_per_s").asDouble()).isPositive();
+        // --warmup 0: no untimed run, however busy the compilers are
+        assertThat(root.get("config").get("warmup_runs").asInt()).isZero();
         BufferedImage img = ImageIO.read(png.toFile());
         assertThat(img.getWidth()).isPositive();
     }
