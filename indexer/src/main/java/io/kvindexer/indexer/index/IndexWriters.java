@@ -6,6 +6,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The writer thread pool shared by all indexes ({@code --threads}). A task is always run on the thread chosen by
@@ -19,6 +20,8 @@ public final class IndexWriters implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(IndexWriters.class.getName());
 
     private final ExecutorService[] threads;
+    /** tasks that threw: a bug in the index, counted so that tests and dashboards see it, not only the log */
+    private final LongAdder failures = new LongAdder();
 
     public IndexWriters(int threads) {
         if (threads < 1) {
@@ -48,6 +51,7 @@ public final class IndexWriters implements AutoCloseable {
                     task.run();
                 } catch (RuntimeException | Error e) {
                     // one bad task must not stop the worker's later events
+                    failures.increment();
                     LOG.log(System.Logger.Level.WARNING, "index write failed", e);
                 }
             });
@@ -67,6 +71,11 @@ public final class IndexWriters implements AutoCloseable {
             }
         }
         return CompletableFuture.allOf(all);
+    }
+
+    /** How many tasks threw since the writers started. */
+    public long failures() {
+        return failures.sum();
     }
 
     /** How many writer threads (an index has at most this many shards). */

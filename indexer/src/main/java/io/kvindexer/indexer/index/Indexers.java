@@ -79,6 +79,11 @@ public final class Indexers implements AutoCloseable {
         return indexes.values().stream().sorted(ORDER).toList();
     }
 
+    /** Index writes that threw (each one logged with its stack trace): zero unless the index has a bug. */
+    public long writeFailures() {
+        return writers.failures();
+    }
+
     /** Completes when every write submitted to any index before this call has been applied. */
     public CompletableFuture<Void> flushAll() {
         return writers.barrier();

@@ -245,6 +245,12 @@ public final class IndexerMetrics {
                 .register(registry);
         bindEventWarnings(all);
         CounterWithCallback.builder()
+                .name("dynamo_kvindexer_index_write_failures")
+                .help("Index writes that threw: a bug; the rest of that write was not applied (logged with its stack"
+                        + " trace)")
+                .callback(cb -> cb.call(indexers.writeFailures()))
+                .register(registry);
+        CounterWithCallback.builder()
                 .name("dynamo_kvindexer_unregister_grace")
                 .help("Worker ranks whose blocks --unregister-grace kept detached, by outcome: reattached, or dropped"
                         + " (restart, gap, block_size, endpoint, index, expired)")

@@ -54,6 +54,7 @@ class IndexWritersTest {
             writers.execute(1, ran::incrementAndGet);
             writers.barrier().orTimeout(60, TimeUnit.SECONDS).join();
             assertThat(ran).hasValue(1);
+            assertThat(writers.failures()).as("the failure is counted").isEqualTo(1);
         }
     }
 

@@ -82,6 +82,7 @@ public class MetricsEndpointTest {
                     .isEqualTo(1.0);
             assertThat(m).containsKey("dynamo_kvindexer_index_blocks{model=\"m\",tenant=\"default\"}");
             assertThat(m).containsKey("dynamo_kvindexer_index_memberships{model=\"m2\",tenant=\"default\"}");
+            assertThat(m).containsEntry("dynamo_kvindexer_index_write_failures_total", 0.0);
 
             // the scrape itself is counted on the next one, but not timed
             Map<String, Double> again = parse(http.get("/metrics").body());
