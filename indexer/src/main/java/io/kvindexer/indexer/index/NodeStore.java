@@ -449,8 +449,12 @@ final class NodeStore {
             setBit(inLineBits, node, true);
             return;
         }
-        int sole = parent + 1;
-        if (parent != NONE && sole != node && bit(inLineBits, sole) && localHash(sole) == localHash(node)) {
+        int sole = parent + 1; // past the highest id when the parent is it (no page may hold it then)
+        if (parent != NONE
+                && sole != node
+                && sole < highWater
+                && bit(inLineBits, sole)
+                && localHash(sole) == localHash(node)) {
             leaveLine(sole);
         }
         byPrefix.insert(node);

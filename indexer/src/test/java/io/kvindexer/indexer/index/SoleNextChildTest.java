@@ -87,6 +87,29 @@ class SoleNextChildTest {
         assertThat(runs.device()).as("each worker reaches its own child").containsExactly(2, 2);
     }
 
+    /**
+     * A child of the highest node that takes a freed, lower id: the id after its parent is past every node handed out,
+     * and when the pages are full there is no page for it (its in-line bit was read there and threw, losing the rest
+     * of the writer's batch).
+     */
+    @Test
+    void aChildOfTheLastNodeOnFullPagesTakesAFreedId() {
+        NodeStore store = new NodeStore();
+        int last = NodeStore.NONE;
+        for (int i = 0; i < 16 * NodeStore.PAGE; i++) { // the first pages exactly: the next id needs a new page array
+            last = store.create(1_000 + i, false, 0, i);
+            store.owners().add(last, MembershipCode.of(0, DEVICE));
+        }
+        store.owners().remove(0, MembershipCode.of(0, DEVICE));
+        store.free(0);
+        int child = store.create(7, true, store.blockHash(last), 5);
+        store.owners().add(child, MembershipCode.of(0, DEVICE));
+        assertThat(child).isZero();
+        SlotRuns runs = PrefixMatcher.match(
+                store, new long[] {store.localHash(last), 5}, 1, new boolean[] {true, false, false, false});
+        assertThat(runs.device()).as("the parent and its child").containsExactly(2);
+    }
+
     @ParameterizedTest(name = "seed {0}")
     @ValueSource(longs = {1, 2, 3, 4})
     void agreesWithTheOwnerScanWhileIdsAreReused(long seed) {
