@@ -7,6 +7,7 @@ import io.kvindexer.indexer.ingest.SequenceWatermark;
 import io.kvindexer.indexer.sim.EngineEventEncoder;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.SimEvent;
+import it.unimi.dsi.fastutil.HashCommon;
 import java.io.BufferedOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -36,7 +37,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * {@code rate} block events/s in total, each batch due at its own moment (message {@code m} of a process at
  * {@code start + m / its rate}); lag = sent → applied: from the moment the publisher's send call returned (it
  * stamps each message, in epoch µs) to the moment the index's writer applied the batch (stamped on the writer thread through
- * the watermark's {@link SequenceWatermark#onApplied hook}: no observer runs barriers through the writer's queue).
+ * the watermark's {@link SequenceWatermark#onApplied hook}: no observer runs barriers through the writer's queue). The
+ * hook also has when the listener handed the batch to the index, which splits each lag into sent → handed to the
+ * writer (the publisher's socket, the kernel, the poller's read and decode) and handed → applied (the writer's queue
+ * and the apply), printed per run and pooled.
  * The due → applied lag, which also counts a publisher's sends behind its schedule, is printed beside it. The lags (in µs)
  * are pooled over every paced batch of all repetitions of a side, so that one collection pause in one run of
  * a few seconds is not the p99 by itself, and each rep's p99 is printed beside them (the spread that "the same p99" is
@@ -163,9 +167,13 @@ final class FleetCompare {
         }
         Lags sent = Lags.of(singleLag, fleetLag, Result::lags);
         Lags due = Lags.of(singleLag, fleetLag, Result::dueLags);
+        Lags toWriter = Lags.of(singleLag, fleetLag, Result::toWriter);
+        Lags inWriter = Lags.of(singleLag, fleetLag, Result::inWriter);
         System.out.printf("paced at %.3f M block events/s, %d reps, lags in µs:%n", rate / 1e6, reps);
         sent.print("sent -> applied");
         due.print("due -> applied (counting the publishers' late sends)");
+        toWriter.print("of which sent -> handed to the writer");
+        inWriter.print("and handed -> applied (the writer's queue and apply)");
     }
 
     /**
@@ -231,10 +239,15 @@ final class FleetCompare {
         return sorted.length == 0 ? 0 : sorted[Math.min(sorted.length - 1, sorted.length * p / 100)];
     }
 
+    /** "p50/p99/max" of sorted lags. */
+    private static String spread(long[] sorted) {
+        return percentile(sorted, 50) + "/" + percentile(sorted, 99) + "/" + max(sorted);
+    }
+
     private Result print(String what, Result r) {
         System.out.printf(
-                "  %4d engine(s), %s: %.3f M block events/s (%.2f s); lag sent -> applied p50/p99/max %d/%d/%d µs, due ->"
-                        + " applied %d/%d/%d µs; %d batches"
+                "  %4d engine(s), %s: %.3f M block events/s (%.2f s); lag sent -> applied p50/p99/max %s µs, due ->"
+                        + " applied %s µs (sent -> handed to the writer %s, handed -> applied %s); %d batches"
                         + " applied; publishers' CPU %.2f s; indexer process CPU %.0f ns, allocated %.0f B per block"
                         + " event; writer threads on CPU %.0f %% of the window (%.0f ns per block event; %d waits, %d ms;"
                         + " writers switched %d / preempted %d times), pollers %.0f %% (%.0f ns; switched %d / preempted"
@@ -243,12 +256,10 @@ final class FleetCompare {
                 what,
                 r.blockEventsPerSecond() / 1e6,
                 r.seconds(),
-                percentile(r.lags(), 50),
-                percentile(r.lags(), 99),
-                max(r.lags()),
-                percentile(r.dueLags(), 50),
-                percentile(r.dueLags(), 99),
-                max(r.dueLags()),
+                spread(r.lags()),
+                spread(r.dueLags()),
+                spread(r.toWriter()),
+                spread(r.inWriter()),
                 r.applied(),
                 r.publisherCpuSeconds(),
                 r.indexerCpuNanosPerBlockEvent(),
@@ -275,8 +286,9 @@ final class FleetCompare {
     }
 
     /**
-     * What one measurement of {@code engines} engines gave; paced, {@code lags} (sent → applied) and {@code dueLags}
-     * (due → applied) in µs, sorted.
+     * What one measurement of {@code engines} engines gave; paced, {@code lags} (sent → applied), {@code dueLags}
+     * (due → applied), {@code toWriter} (sent → handed to the writer) and {@code inWriter} (handed → applied) in µs,
+     * each sorted.
      */
     record Result(
             int engines,
@@ -291,6 +303,8 @@ final class FleetCompare {
             String gaps,
             long[] lags,
             long[] dueLags,
+            long[] toWriter,
+            long[] inWriter,
             Heap heap,
             Threads writers,
             Threads pollers,
@@ -472,7 +486,7 @@ final class FleetCompare {
                 // the clock starts on a collected heap, as in an indexer that has run a while: the encoding's garbage,
                 // the earlier runs' indexes and this one's registrations are not collected inside the measured window
                 System.gc();
-                AtomicLongArray appliedAt = rate > 0 ? stampApplies(marks, window, perEngine) : null;
+                Stamps stamps = rate > 0 ? stampApplies(marks, window, perEngine) : null;
                 double cpuBefore = pubs.cpuSeconds();
                 long indexerCpu = ZmqIngestFloor.processCpuNanos();
                 Heap.Mark heap = Heap.Mark.now();
@@ -489,7 +503,7 @@ final class FleetCompare {
                 long last = window + perEngine - 1L;
                 Result r;
                 if (rate > 0) {
-                    r = pacedLags(pubs, measured, appliedAt, perEngine, rate, start);
+                    r = pacedLags(pubs, measured, stamps, perEngine, rate, start);
                 } else {
                     int done = awaitAll(marks, last, 60_000_000_000L);
                     app.indexers().flushAll().get(); // a listener's watermark passes a batch when handed to the index
@@ -509,6 +523,8 @@ final class FleetCompare {
                             0,
                             0,
                             "",
+                            new long[0],
+                            new long[0],
                             new long[0],
                             new long[0],
                             null,
@@ -532,6 +548,8 @@ final class FleetCompare {
                         FleetBench.gaps(app),
                         r.lags(),
                         r.dueLags(),
+                        r.toWriter(),
+                        r.inWriter(),
                         inWindow,
                         Threads.since(Threads.WRITERS, writersBefore, writerSwitches, true),
                         Threads.since(Threads.POLLERS, pollersBefore, pollerSwitches, false),
@@ -572,23 +590,28 @@ final class FleetCompare {
         return done;
     }
 
+    /** Per batch {@code [engine * perEngine + k]}: when handed to the index and when applied (nanoTime; 0 until then). */
+    record Stamps(AtomicLongArray handed, AtomicLongArray applied) {}
+
     /**
      * Has every engine's watermark stamp, on the writer thread, when the index applied each of its batches
-     * {@code first .. first + perEngine - 1}: {@code System.nanoTime()} at {@code [engine * perEngine + k]}, 0 until
-     * then. Nothing observes the index from outside: no barrier on the writer's queue, no thread polling watermarks.
+     * {@code first .. first + perEngine - 1}, and when it was handed over. Nothing observes the index from outside: no
+     * barrier on the writer's queue, no thread polling watermarks.
      */
-    private static AtomicLongArray stampApplies(SequenceWatermark[] marks, int first, int perEngine) {
-        AtomicLongArray appliedAt = new AtomicLongArray(marks.length * perEngine);
+    private static Stamps stampApplies(SequenceWatermark[] marks, int first, int perEngine) {
+        Stamps stamps = new Stamps(
+                new AtomicLongArray(marks.length * perEngine), new AtomicLongArray(marks.length * perEngine));
         for (int i = 0; i < marks.length; i++) {
             int base = i * perEngine;
-            marks[i].onApplied((seq, nanos) -> {
+            marks[i].onApplied((seq, handedNanos, nanos) -> {
                 long k = seq - first;
                 if (k >= 0 && k < perEngine) {
-                    appliedAt.set(base + (int) k, nanos);
+                    stamps.handed().set(base + (int) k, handedNanos);
+                    stamps.applied().set(base + (int) k, nanos);
                 }
             });
         }
-        return appliedAt;
+        return stamps;
     }
 
     /**
@@ -599,13 +622,9 @@ final class FleetCompare {
      * kept beside it ({@link Result#dueLags}).
      */
     private Result pacedLags(
-            FleetPublishers pubs,
-            List<Path> measured,
-            AtomicLongArray appliedAt,
-            int perEngine,
-            double rate,
-            long start)
+            FleetPublishers pubs, List<Path> measured, Stamps stamps, int perEngine, double rate, long start)
             throws Exception {
+        AtomicLongArray appliedAt = stamps.applied();
         int engines = appliedAt.length() / perEngine;
         long deadline = System.nanoTime() + (long) (blockEvents() / rate * 1e9) + 120_000_000_000L;
         int count = 0;
@@ -624,6 +643,8 @@ final class FleetCompare {
         long[] lags = new long[appliedAt.length()];
         long[] dueLags = new long[appliedAt.length()];
         long[] late = new long[appliedAt.length()];
+        long[] toWriter = new long[appliedAt.length()];
+        long[] inWriter = new long[appliedAt.length()];
         int n = 0;
         for (int p = 0; p < pubs.processes(); p++) {
             long startMs = Long.parseLong(sent.get(p).split(" ")[3]);
@@ -640,6 +661,9 @@ final class FleetCompare {
                     int m = k * size + local; // this process's message m: k rounds of its engines, then this one
                     long due = startMs * 1_000_000L + nanosAtEpoch + (long) (m * 1e9 / perSecond);
                     long sentAt = sentAtMicros[m] * 1_000L + nanosAtEpoch;
+                    long handed = stamps.handed().get(i * perEngine + k);
+                    toWriter[n] = Math.max(0, handed - sentAt) / 1_000L;
+                    inWriter[n] = Math.max(0, at - handed) / 1_000L;
                     lags[n] = Math.max(0, at - sentAt) / 1_000L;
                     dueLags[n] = Math.max(0, at - due) / 1_000L;
                     late[n++] = Math.max(0, sentAt - due) / 1_000L;
@@ -664,6 +688,8 @@ final class FleetCompare {
                 "",
                 sorted,
                 sortedPrefix(dueLags, n),
+                sortedPrefix(toWriter, n),
+                sortedPrefix(inWriter, n),
                 null,
                 null,
                 null,
@@ -735,11 +761,17 @@ final class FleetCompare {
         return events;
     }
 
-    /** The block hashes batch {@code k} of {@code engine} stores: one chain, unique to the engine and batch. */
+    /**
+     * The block hashes batch {@code k} of {@code engine} stores: one chain, unique to the engine and batch, and looking
+     * random as an engine's hashes do (a bijection of engine, batch and position). Unmixed, the single engine's
+     * hashes differed only in their low bits and the fleet's in their high ones, and the index's block-hash table
+     * handled the two patterns differently: in process, with no sockets, the same operations cost the writer 12-22 %
+     * more per block event for 1,024 workers than for one; mixed, both the same.
+     */
     private long[] hashes(int engine, int k) {
         long[] h = new long[half];
         for (int j = 0; j < half; j++) {
-            h[j] = ((engine + 1L) << 40) | ((long) k << 12) | j;
+            h[j] = HashCommon.murmurHash3(((engine + 1L) << 40) | ((long) k << 12) | j);
         }
         return h;
     }

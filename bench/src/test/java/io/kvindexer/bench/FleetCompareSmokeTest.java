@@ -26,6 +26,15 @@ class FleetCompareSmokeTest {
                 .as("every paced batch's lag, for the pooled p99")
                 .hasSize(64)
                 .isSorted();
+        assertThat(single.toWriter())
+                .as("every paced batch's stretch before the writer")
+                .hasSize(64)
+                .isSorted();
+        assertThat(single.inWriter())
+                .as("and in the writer: a part of its lag (1 ms for the publisher's epoch clock against nanoTime)")
+                .hasSize(64)
+                .isSorted();
+        assertThat(single.inWriter()[63]).isLessThanOrEqualTo(single.lags()[63] + 1_000);
         assertThat(fleet.lags()).isEmpty();
         assertThat(single.heap().allocated())
                 .as("the window's allocation is counted")

@@ -83,9 +83,10 @@ final class BatchDelivery {
         if (!batch.events().isEmpty()) {
             long bytes = payload.length;
             inflight.taken(bytes); // until the index has applied it: the pollers stop reading at the budget
+            long handed = watermark.handedNow();
             sink.apply(new WorkerKey(spec.instanceId(), rank), batch.events(), () -> {
                 inflight.released(bytes);
-                watermark.applied(seq);
+                watermark.applied(seq, handed);
             });
             if (clears(batch)) {
                 exactness.cleared(rank); // the engine's state of that rank is known again from here on

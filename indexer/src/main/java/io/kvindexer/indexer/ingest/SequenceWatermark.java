@@ -7,17 +7,21 @@ import java.util.concurrent.atomic.AtomicLong;
  * Owned by the registry, not the listener, so it survives unregister/register (compatibility.md, Where we differ on purpose).
  *
  * <p>The watermark passes a batch when it is handed to the index. When the index's writer has applied it, the
- * {@link #onApplied hook}, if one is set, is told: a lag measured there needs no observer that runs barriers through
- * the writer's queue (the fleet bench's lag).
+ * {@link #onApplied hook}, if one is set, is told, with when the batch was handed over: a lag measured there needs no
+ * observer that runs barriers through the writer's queue, and splits into the stretch before the writer and the
+ * writer's own (the fleet bench's lag).
  */
 public final class SequenceWatermark {
 
     public static final long UNSET = -1L;
 
-    /** Told on the writer thread, right after the index applied batch {@code seq}, at {@code nanos} (nanoTime). */
+    /**
+     * Told on the writer thread, right after the index applied batch {@code seq}: when it was handed to the index
+     * ({@code handedNanos}) and when applied ({@code appliedNanos}), both nanoTime.
+     */
     @FunctionalInterface
     public interface AppliedHook {
-        void applied(long seq, long nanos);
+        void applied(long seq, long handedNanos, long appliedNanos);
     }
 
     private final AtomicLong last = new AtomicLong(UNSET);
@@ -40,11 +44,16 @@ public final class SequenceWatermark {
         this.hook = hook;
     }
 
+    /** When a batch is handed to the index, for {@link #applied}: nanoTime with a hook, else 0 (not read). */
+    long handedNow() {
+        return hook == null ? 0 : System.nanoTime();
+    }
+
     /** On the writer thread, once batch {@code seq} is applied (one writer per worker: in seq order). */
-    void applied(long seq) {
+    void applied(long seq, long handedNanos) {
         AppliedHook h = hook;
         if (h != null) {
-            h.applied(seq, System.nanoTime());
+            h.applied(seq, handedNanos, System.nanoTime());
         }
     }
 }

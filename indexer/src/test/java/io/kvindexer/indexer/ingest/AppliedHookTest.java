@@ -16,7 +16,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A watermark's applied hook is told of a batch when the index has applied it, not when it is handed over (which is
- * when the watermark itself passes it): the fleet bench measures its lag there, without barriers on the writer.
+ * when the watermark itself passes it), and when it was handed over: the fleet bench measures its lag there, without
+ * barriers on the writer, and splits it at the hand-over.
  */
 class AppliedHookTest {
 
@@ -56,9 +57,12 @@ class AppliedHookTest {
         SequenceWatermark watermark = new SequenceWatermark();
         List<Long> told = new ArrayList<>();
         List<Long> times = new ArrayList<>();
-        watermark.onApplied((seq, nanos) -> {
+        List<Long> handed = new ArrayList<>();
+        long registered = System.nanoTime();
+        watermark.onApplied((seq, handedNanos, nanos) -> {
             synchronized (told) {
                 told.add(seq);
+                handed.add(handedNanos);
                 times.add(nanos);
             }
         });
@@ -82,6 +86,9 @@ class AppliedHookTest {
         synchronized (told) {
             assertThat(told).containsExactly(0L, 1L, 2L);
             assertThat(times).allSatisfy(t -> assertThat(t).isGreaterThanOrEqualTo(before));
+            assertThat(handed)
+                    .as("each stamped when handed over: after the hook was set, before the writer applied it")
+                    .allSatisfy(t -> assertThat(t).isBetween(registered, before));
         }
     }
 }
