@@ -357,8 +357,15 @@ public final class FleetBench {
                 gaps(app));
     }
 
-    /** The indexer's sequence gaps counter, from its /metrics. */
+    /**
+     * The indexer's sequence gaps counter, from its /metrics. Throws when an index write threw: the rest of that
+     * write was not applied, so the run's figures would count work the index never did.
+     */
     static String gaps(IndexerApp app) throws Exception {
+        long writeFailures = app.indexers().writeFailures();
+        if (writeFailures != 0) {
+            throw new IllegalStateException(writeFailures + " index writes threw (see the log): the figures are void");
+        }
         HttpResponse<String> r = HttpClient.newHttpClient()
                 .send(
                         HttpRequest.newBuilder(URI.create(app.baseUrl() + "/metrics"))
