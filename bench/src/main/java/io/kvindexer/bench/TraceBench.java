@@ -271,7 +271,8 @@ public final class TraceBench extends BenchCommand {
                         issuers,
                         prehashed,
                         runs.repetitions,
-                        warmup);
+                        warmup,
+                        warmupMax);
         return new Report(workload, points, sweepPoints);
     }
 

@@ -15,7 +15,8 @@ public final class WorkerSweep {
     /**
      * One worker count: lookup percentiles at that window, the probe floor's median, and whether the replay kept
      * up (finished within 1.10 × the window; the latencies are "at keep-up" only then), the index's memberships
-     * at the end and its heap per membership (measured on the first repetition, see {@link Replay.Result}). Written
+     * at the end and its heap per membership (measured on the first repetition, see {@link Replay.Result}), the
+     * untimed runs before it ({@link WarmUp}) and the JIT compilers' time during its measured ones. Written
      * as is into the {@code sweep} of {@link TraceBench}'s JSON, its names in snake case.
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
@@ -29,7 +30,9 @@ public final class WorkerSweep {
             boolean keptUp,
             long memberships,
             double bytesPerMembership,
-            double windowMs) {
+            double windowMs,
+            int warmupRuns,
+            long jitCompilingMsMeasured) {
         public double overFloor() {
             return lookupP50Us / probeFloorP50Us;
         }
@@ -51,7 +54,8 @@ public final class WorkerSweep {
             int issuers,
             boolean prehashed,
             int repetitions,
-            int warmup)
+            int warmup,
+            int warmupMax)
             throws InterruptedException {
         List<Point> out = new ArrayList<>();
         for (int workers : workerCounts) {
@@ -60,9 +64,12 @@ public final class WorkerSweep {
                     new Workload.Spec(
                             base.traceBlockSize(), base.blockSize(), workers, base.engineBlocks(), base.seed()));
             workload.localHashes(); // outside any timing
-            for (int i = 0; i < warmup; i++) {
-                Replay.run(workload, windowMs, threads, issuers, false, prehashed);
-            }
+            // each worker count's fresh indexes take new branches (see WarmUp): compiled before its lookups are timed
+            int warmupRuns = WarmUp.run(
+                    warmup,
+                    Math.max(warmup, warmupMax),
+                    () -> Replay.run(workload, windowMs, threads, issuers, false, prehashed));
+            long compiledBefore = WarmUp.compileMillis();
             List<Point> reps = new ArrayList<>();
             for (int r = 0; r < repetitions; r++) {
                 Replay.Result run = Replay.run(workload, windowMs, threads, issuers, r == 0, prehashed);
@@ -78,8 +85,11 @@ public final class WorkerSweep {
                         run.elapsedNanos() <= 1.10 * windowMs * 1e6,
                         run.memberships(),
                         r == 0 ? (double) run.heapBytes() / run.memberships() : Double.NaN,
-                        windowMs));
+                        windowMs,
+                        warmupRuns,
+                        0));
             }
+            long compiling = WarmUp.compileMillis() - compiledBefore;
             long keptUp = reps.stream().filter(Point::keptUp).count();
             Point p = new Point(
                     workers,
@@ -91,10 +101,12 @@ public final class WorkerSweep {
                     keptUp * 2 > repetitions,
                     reps.get(reps.size() - 1).memberships(),
                     reps.get(0).bytesPerMembership(),
-                    windowMs);
+                    windowMs,
+                    warmupRuns,
+                    compiling);
             System.out.printf(
                     "workers %5d: lookup p50/p99 %.2f/%.2f us, probe floor p50/p99 %.2f/%.2f us (p50 x%.1f), answer floor p50 %.2f us (x%.2f)%s, "
-                            + "%d memberships, %.1f B/membership%n",
+                            + "%d memberships, %.1f B/membership; %d untimed runs, then JIT %d ms in the measured%n",
                     workers,
                     p.lookupP50Us(),
                     p.lookupP99Us(),
@@ -105,7 +117,9 @@ public final class WorkerSweep {
                     p.overAnswerFloor(),
                     p.keptUp() ? "" : " (behind: not at keep-up)",
                     p.memberships(),
-                    p.bytesPerMembership());
+                    p.bytesPerMembership(),
+                    p.warmupRuns(),
+                    p.jitCompilingMsMeasured());
             out.add(p);
         }
         return out;

@@ -39,7 +39,9 @@ public final class WorkersPlot {
                     p.path("kept_up").asBoolean(true),
                     p.path("memberships").asLong(),
                     p.path("bytes_per_membership").asDouble(Double.NaN),
-                    p.path("window_ms").asDouble(Double.NaN)));
+                    p.path("window_ms").asDouble(Double.NaN),
+                    p.path("warmup_runs").asInt(0),
+                    p.path("jit_compiling_ms_measured").asLong(0)));
         }
         write(
                 points,

@@ -104,6 +104,10 @@ class TraceBenchSmokeTest {
             assertThat(p.get("lookup_p50_us").asDouble()).isPositive();
             assertThat(p.get("probe_floor_p50_us").asDouble()).isPositive();
             assertThat(p.get("memberships").asLong()).isPositive();
+            assertThat(p.get("warmup_runs").asInt())
+                    .as("--warmup 0: no untimed run")
+                    .isZero();
+            assertThat(p.get("jit_compiling_ms_measured").asLong()).isNotNegative();
         }
         assertThat(ImageIO.read(png.toFile()).getWidth()).isPositive();
     }
