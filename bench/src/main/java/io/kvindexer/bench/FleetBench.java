@@ -280,7 +280,7 @@ public final class FleetBench {
                 seconds,
                 blockEvents / seconds,
                 (double) engines * n / seconds,
-                gaps(app));
+                verifiedGaps(app));
     }
 
     /**
@@ -354,14 +354,15 @@ public final class FleetBench {
                 count == 0 ? 0 : lags[count / 2],
                 count == 0 ? 0 : lags[Math.min(count - 1, count * 99 / 100)],
                 count == 0 ? 0 : lags[count - 1],
-                gaps(app));
+                verifiedGaps(app));
     }
 
     /**
-     * The indexer's sequence gaps counter, from its /metrics. Throws when an index write threw: the rest of that
-     * write was not applied, so the run's figures would count work the index never did.
+     * At the end of a run, the indexer's sequence gaps counter, from its /metrics, once the run is verified: throws
+     * when an index write threw (the rest of that write was not applied, so the run's figures would count work the
+     * index never did).
      */
-    static String gaps(IndexerApp app) throws Exception {
+    static String verifiedGaps(IndexerApp app) throws Exception {
         long writeFailures = app.indexers().writeFailures();
         if (writeFailures != 0) {
             throw new IllegalStateException(writeFailures + " index writes threw (see the log): the figures are void");

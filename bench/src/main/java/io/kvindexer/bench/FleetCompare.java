@@ -545,7 +545,7 @@ final class FleetCompare {
                         r.applied(),
                         publisherCpu,
                         indexerNs,
-                        FleetBench.gaps(app),
+                        FleetBench.verifiedGaps(app),
                         r.lags(),
                         r.dueLags(),
                         r.toWriter(),
