@@ -223,7 +223,7 @@ public final class TraceBench extends BenchCommand {
             workload.localHashes(); // before any baseline heap measurement and outside the timing
         }
         double[] replayWindows = windows.all();
-        warmupsRun = WarmUp.run(warmup, Math.max(warmup, warmupMax), () -> {
+        warmupsRun = WarmUp.run(warmup, warmupMax, () -> {
             Floor.run(workload, issuers, prehashed);
             Replay.run(workload, replayWindows[0], threads, issuers, false, prehashed);
         });

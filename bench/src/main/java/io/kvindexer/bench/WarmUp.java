@@ -27,7 +27,7 @@ final class WarmUp {
 
     /**
      * Runs {@code min} rounds, then (when {@code min > 0}) more while the last one was not quiet, at most {@code max}
-     * in all; returns how many it ran.
+     * in all (a {@code max} below {@code min} adds none); returns how many it ran.
      */
     static int run(int min, int max, Round round) throws InterruptedException {
         int rounds = 0;

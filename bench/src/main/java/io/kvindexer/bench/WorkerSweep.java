@@ -66,9 +66,7 @@ public final class WorkerSweep {
             workload.localHashes(); // outside any timing
             // each worker count's fresh indexes take new branches (see WarmUp): compiled before its lookups are timed
             int warmupRuns = WarmUp.run(
-                    warmup,
-                    Math.max(warmup, warmupMax),
-                    () -> Replay.run(workload, windowMs, threads, issuers, false, prehashed));
+                    warmup, warmupMax, () -> Replay.run(workload, windowMs, threads, issuers, false, prehashed));
             long compiledBefore = WarmUp.compileMillis();
             List<Point> reps = new ArrayList<>();
             for (int r = 0; r < repetitions; r++) {

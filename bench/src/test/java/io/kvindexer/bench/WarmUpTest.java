@@ -22,6 +22,12 @@ class WarmUpTest {
         assertThat(runs.get()).isEqualTo(2);
 
         runs.set(0);
+        assertThat(WarmUp.run(3, 1, runs::incrementAndGet))
+                .as("a maximum below the minimum: the minimum still runs, nothing more")
+                .isEqualTo(3);
+        assertThat(runs.get()).isEqualTo(3);
+
+        runs.set(0);
         // a round with a hot loop the compilers may still be compiling: whatever they do, the count is the runs made
         // and stays within the bounds
         int done = WarmUp.run(1, 3, () -> {
