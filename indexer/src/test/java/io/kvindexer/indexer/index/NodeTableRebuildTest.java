@@ -72,5 +72,15 @@ class NodeTableRebuildTest {
         for (long hash : freed) {
             assertThat(store.findByBlockHash(hash)).isEqualTo(NodeStore.NONE);
         }
+        // each node out of line is in the probe table once: a rebuild re-placed no entry twice and lost none
+        int entries = 0;
+        for (int i = 0; i < probeTable.capacity(); i++) {
+            entries += probeTable.at(i) != 0 ? 1 : 0;
+        }
+        long outOfLine = live.stream()
+                .filter(e -> (int) e[1] == 0
+                        || store.soleNextChild((int) e[1] - 1, store.localHash((int) e[1])) != (int) e[1])
+                .count();
+        assertThat(entries).isEqualTo(outOfLine);
     }
 }
