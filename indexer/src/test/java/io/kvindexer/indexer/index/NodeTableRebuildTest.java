@@ -31,6 +31,41 @@ class NodeTableRebuildTest {
         assertThat(store.probeTable().capacity()).isGreaterThan(4_096); // it grew several times
     }
 
+    /**
+     * A sibling of a node in line (same parent, same local hash, another block hash) takes that node out of line; when
+     * that node's insert is the one that grows the probe table, the sibling, resolved but not yet inserted, must not
+     * be placed by the rebuild and then inserted again.
+     */
+    @Test
+    void aSiblingWhoseArrivalGrowsTheProbeTableIsInItOnce() {
+        NodeStore store = new NodeStore();
+        int parent = store.create(1, false, 0, 11, NodeStore.NONE);
+        store.owners().add(parent, 1);
+        int inLine = store.create(2, true, 1, 22, parent);
+        store.owners().add(inLine, 1);
+        assertThat(store.soleNextChild(parent, 22)).isEqualTo(inLine);
+        // roots until the probe table is one insert short of growing (it doubles past a quarter full)
+        int capacity = store.probeTable().capacity();
+        long hash = 100;
+        while (entries(store.probeTable()) + 1 <= capacity / 4) {
+            store.owners().add(store.create(hash++, false, 0, hash * 7, NodeStore.NONE), 1);
+        }
+        int sibling = store.create(3, true, 1, 22, parent);
+        store.owners().add(sibling, 1);
+        assertThat(store.probeTable().capacity()).isGreaterThan(capacity);
+        assertThat(store.soleNextChild(parent, 22)).isEqualTo(NodeStore.NONE);
+        // every node is out of line now, each in the table once
+        assertThat(entries(store.probeTable())).isEqualTo(store.liveCount());
+    }
+
+    private static int entries(NodeTable table) {
+        int entries = 0;
+        for (int i = 0; i < table.capacity(); i++) {
+            entries += table.at(i) != 0 ? 1 : 0;
+        }
+        return entries;
+    }
+
     private static NodeStore build(int longestChain, int freesPerRound) {
         Random random = new Random(19);
         NodeStore store = new NodeStore();
@@ -89,10 +124,7 @@ class NodeTableRebuildTest {
             assertThat(store.findByBlockHash(hash)).isEqualTo(NodeStore.NONE);
         }
         // each node out of line is in the probe table once: a rebuild re-placed no entry twice and lost none
-        int entries = 0;
-        for (int i = 0; i < probeTable.capacity(); i++) {
-            entries += probeTable.at(i) != 0 ? 1 : 0;
-        }
+        int entries = entries(probeTable);
         long outOfLine = live.stream()
                 .filter(e -> (int) e[1] == 0
                         || store.soleNextChild((int) e[1] - 1, store.localHash((int) e[1])) != (int) e[1])
