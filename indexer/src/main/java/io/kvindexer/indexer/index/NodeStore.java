@@ -449,6 +449,9 @@ final class NodeStore {
             setBit(inLineBits, node, true);
             return;
         }
+        // inserted before its sibling leaves the line: an insert that grows the table re-places every node out of
+        // line but the one it inserts, so this node, out of line already, would be placed twice the other way round
+        byPrefix.insert(node);
         int sole = parent + 1; // past the highest id when the parent is it (no page may hold it then)
         if (parent != NONE
                 && sole != node
@@ -457,7 +460,6 @@ final class NodeStore {
                 && localHash(sole) == localHash(node)) {
             leaveLine(sole);
         }
-        byPrefix.insert(node);
     }
 
     /** A node in line stops being so: it enters {@link #byPrefix}, which a walk now needs to find it. */

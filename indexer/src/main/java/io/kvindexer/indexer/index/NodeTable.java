@@ -169,7 +169,8 @@ final class NodeTable {
     }
 
     /**
-     * Re-places every held node but {@code skip} into {@code capacity} slots. The keys are read in node order
+     * Re-places every held node but {@code skip} into {@code capacity} slots. A sparse table (few entries among the
+     * node ids) re-places its own entries, which are those nodes; a dense one reads the keys in node order
      * (sequentially from the node pages). A table past the caches is not filled in that order, which writes its
      * slots at random (a miss each, the writer's largest cost while an index grows): the entries are first bucketed
      * by the upper bits of their hashes, which order the homes ({@link #home}), and each bucket is then placed into
@@ -177,8 +178,23 @@ final class NodeTable {
      */
     private void rebuild(int capacity, int skip) {
         missSlot = -1;
+        int[] old = slots;
         slots = new int[capacity];
         int end = highWater.getAsInt();
+        if ((long) size * SPARSE_BELOW < end) {
+            // few entries among many ids (the prefix table holds ~2 % of the nodes): re-place what the table holds,
+            // a node read each, rather than test every id; an entry keeps its bits, only its slot changes
+            for (int e : old) {
+                if (e != 0) {
+                    int i = home(keyHash.applyAsLong(node(e)));
+                    while (slots[i] != 0) {
+                        i = next(i);
+                    }
+                    slots[i] = e;
+                }
+            }
+            return;
+        }
         if (capacity <= BUCKETED_FROM) {
             for (int n = 0; n < end; n++) {
                 if (n != skip && held.test(n)) {
@@ -217,6 +233,12 @@ final class NodeTable {
             slots[i] = (int) e;
         }
     }
+
+    /**
+     * {@link #rebuild} re-places the old table's entries when they are fewer than one node id in this many: a random
+     * node read each costs less than testing every id in order
+     */
+    private static final int SPARSE_BELOW = 16;
 
     /** {@link #rebuild} buckets tables above this many slots (256 KB: below it the table stays in the cache) */
     private static final int BUCKETED_FROM = 1 << 16;

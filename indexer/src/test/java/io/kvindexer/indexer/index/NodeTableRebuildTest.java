@@ -16,15 +16,66 @@ class NodeTableRebuildTest {
 
     @Test
     void bigTablesFindEveryLiveNodeByBothKeys() {
+        NodeStore store = build(40, 15_000);
+        assertThat(store.liveCount()).isGreaterThan(200_000); // the tables grew well past 2^16 slots
+    }
+
+    /**
+     * Long chains and few frees: the prefix table holds a few per cent of the nodes, as on the conversation trace, so
+     * it grows by re-placing its own entries (a sparse rebuild) rather than by a scan of every node id.
+     */
+    @Test
+    void aSparseProbeTableGrowsWithEveryNodeOutOfLineOnce() {
+        NodeStore store = build(400, 300);
+        assertThat(store.liveCount()).isGreaterThan(300_000);
+        assertThat(store.probeTable().capacity()).isGreaterThan(4_096); // it grew several times
+    }
+
+    /**
+     * A sibling of a node in line (same parent, same local hash, another block hash) takes that node out of line; when
+     * that node's insert is the one that grows the probe table, the sibling, resolved but not yet inserted, must not
+     * be placed by the rebuild and then inserted again.
+     */
+    @Test
+    void aSiblingWhoseArrivalGrowsTheProbeTableIsInItOnce() {
+        NodeStore store = new NodeStore();
+        int parent = store.create(1, false, 0, 11, NodeStore.NONE);
+        store.owners().add(parent, 1);
+        int inLine = store.create(2, true, 1, 22, parent);
+        store.owners().add(inLine, 1);
+        assertThat(store.soleNextChild(parent, 22)).isEqualTo(inLine);
+        // roots until the probe table is one insert short of growing (it doubles past a quarter full)
+        int capacity = store.probeTable().capacity();
+        long hash = 100;
+        while (entries(store.probeTable()) + 1 <= capacity / 4) {
+            store.owners().add(store.create(hash++, false, 0, hash * 7, NodeStore.NONE), 1);
+        }
+        int sibling = store.create(3, true, 1, 22, parent);
+        store.owners().add(sibling, 1);
+        assertThat(store.probeTable().capacity()).isGreaterThan(capacity);
+        assertThat(store.soleNextChild(parent, 22)).isEqualTo(NodeStore.NONE);
+        // every node is out of line now, each in the table once
+        assertThat(entries(store.probeTable())).isEqualTo(store.liveCount());
+    }
+
+    private static int entries(NodeTable table) {
+        int entries = 0;
+        for (int i = 0; i < table.capacity(); i++) {
+            entries += table.at(i) != 0 ? 1 : 0;
+        }
+        return entries;
+    }
+
+    private static NodeStore build(int longestChain, int freesPerRound) {
         Random random = new Random(19);
         NodeStore store = new NodeStore();
         List<long[]> live = new ArrayList<>(); // {block hash, node}
         List<Long> freed = new ArrayList<>();
         long next = 1;
         for (int round = 0; round < 6; round++) {
-            // chains of 1–40 blocks, as stores make them (consecutive ids, each the parent of the next)
+            // chains of 1–longestChain blocks, as stores make them (consecutive ids, each the parent of the next)
             for (int made = 0; made < 60_000; ) {
-                int length = 1 + random.nextInt(40);
+                int length = 1 + random.nextInt(longestChain);
                 long parent = 0;
                 int parentNode = NodeStore.NONE;
                 for (int i = 0; i < length; i++, made++) {
@@ -36,7 +87,7 @@ class NodeTableRebuildTest {
                     parentNode = node;
                 }
             }
-            for (int k = 0; k < 15_000; k++) {
+            for (int k = 0; k < freesPerRound; k++) {
                 long[] gone = live.remove(random.nextInt(live.size()));
                 int node = (int) gone[1];
                 store.owners().remove(node, store.owners().single(node));
@@ -45,7 +96,7 @@ class NodeTableRebuildTest {
             }
             check(store, live, freed);
         }
-        assertThat(store.liveCount()).isGreaterThan(200_000); // the tables grew well past 2^16 slots
+        return store;
     }
 
     private static void check(NodeStore store, List<long[]> live, List<Long> freed) {
@@ -72,5 +123,12 @@ class NodeTableRebuildTest {
         for (long hash : freed) {
             assertThat(store.findByBlockHash(hash)).isEqualTo(NodeStore.NONE);
         }
+        // each node out of line is in the probe table once: a rebuild re-placed no entry twice and lost none
+        int entries = entries(probeTable);
+        long outOfLine = live.stream()
+                .filter(e -> (int) e[1] == 0
+                        || store.soleNextChild((int) e[1] - 1, store.localHash((int) e[1])) != (int) e[1])
+                .count();
+        assertThat(entries).isEqualTo(outOfLine);
     }
 }
