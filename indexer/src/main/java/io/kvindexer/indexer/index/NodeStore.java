@@ -360,6 +360,19 @@ final class NodeStore {
         // in-line bits; then the nodes left out of line into byPrefix
         NodeTable all = everyResolvedByPrefix();
         all.sizeFor(count);
+        long[] sorted = byHome(entries, count);
+        for (long e : sorted) {
+            placeByPrefix(all, (int) e, (int) (e >>> 32));
+        }
+        byPrefix.sizeFor(outOfLine(sorted));
+        placeOutOfLine(sorted);
+    }
+
+    // indexPrefixes' passes are methods of their own: it runs once per section, so the JIT compiles each pass's loop
+    // on the stack, and a small method is quicker to compile than the whole of indexPrefixes again for every loop
+
+    /** {@code entries[0, count)} ordered by the top bits of their prefix's table hash, in gathering order within. */
+    private static long[] byHome(long[] entries, int count) {
         int bucketBits = Math.max(1, 32 - Integer.numberOfLeadingZeros(count / PLACE_BUCKET));
         int shift = 64 - bucketBits;
         int[] next = new int[(1 << bucketBits) + 1];
@@ -369,20 +382,27 @@ final class NodeStore {
         for (int b = 1; b < next.length; b++) {
             next[b] += next[b - 1];
         }
-        long[] sorted = new long[count]; // by bucket, in gathering order within one
+        long[] sorted = new long[count];
         for (int k = 0; k < count; k++) {
             long e = entries[k];
             sorted[next[(int) (ContentPrefix.tableHash((int) (e >>> 32)) >>> shift)]++] = e;
         }
-        int outOfLine = 0;
-        for (long e : sorted) {
-            placeByPrefix(all, (int) e, (int) (e >>> 32));
+        return sorted;
+    }
+
+    /** How many of the gathered nodes are out of line (counted without a branch the JIT could trap on). */
+    private int outOfLine(long[] gathered) {
+        int count = 0;
+        for (long e : gathered) {
+            int node = (int) e;
+            count += (int) (~inLineBits[node >>> PAGE_BITS][(node & OFFSET_MASK) >>> 6] >>> node) & 1;
         }
-        for (long e : sorted) {
-            outOfLine += bit(inLineBits, (int) e) ? 0 : 1;
-        }
-        byPrefix.sizeFor(outOfLine);
-        for (long e : sorted) {
+        return count;
+    }
+
+    /** The gathered nodes out of line into {@link #byPrefix}, sized for them. */
+    private void placeOutOfLine(long[] gathered) {
+        for (long e : gathered) {
             int node = (int) e;
             if (!bit(inLineBits, node)) {
                 byPrefix.placeSized(node, ContentPrefix.tableHash((int) (e >>> 32)));
