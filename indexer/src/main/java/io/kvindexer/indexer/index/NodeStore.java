@@ -361,9 +361,7 @@ final class NodeStore {
         NodeTable all = everyResolvedByPrefix();
         all.sizeFor(count);
         long[] sorted = byHome(entries, count);
-        for (long e : sorted) {
-            placeByPrefix(all, (int) e, (int) (e >>> 32));
-        }
+        placeEveryResolved(all, sorted);
         byPrefix.sizeFor(outOfLine(sorted));
         placeOutOfLine(sorted);
     }
@@ -388,6 +386,13 @@ final class NodeStore {
             sorted[next[(int) (ContentPrefix.tableHash((int) (e >>> 32)) >>> shift)]++] = e;
         }
         return sorted;
+    }
+
+    /** The gathered nodes into {@code all} ({@link #placeByPrefix}), which clears the in-line bits of siblings. */
+    private void placeEveryResolved(NodeTable all, long[] gathered) {
+        for (long e : gathered) {
+            placeByPrefix(all, (int) e, (int) (e >>> 32));
+        }
     }
 
     /** How many of the gathered nodes are out of line (counted without a branch the JIT could trap on). */
@@ -438,7 +443,9 @@ final class NodeStore {
         setBit(
                 inLineBits,
                 node,
-                node > 0 && hasParent(node) && isAllocated(node - 1) && blockHash(node - 1) == parentBlockHash(node));
+                // hasParent first: node 0 is a root in any dump but one that starts with an orphan, so the JIT does
+                // not compile out, then trap on, the test for it in each new staging
+                hasParent(node) && node > 0 && isAllocated(node - 1) && blockHash(node - 1) == parentBlockHash(node));
     }
 
     /**
