@@ -45,6 +45,22 @@ class RecoveryBenchSmokeTest {
         assertThat(jsonPerMembership).as("JSON vs binary bytes per membership").isGreaterThan(5 * binaryPerMembership);
     }
 
+    @Test
+    void aReplicaInItsOwnJvmRecoversEveryMembership() throws Exception {
+        RecoveryBench bench = slice("--fresh-replica", "--source-warm-dumps", "1");
+        Workload expected = bench.workload.build();
+
+        List<RecoveryBench.Rep> reps = bench.runBench(); // fails unless that replica holds what the source holds
+
+        assertThat(reps).hasSize(1);
+        assertThat(reps.get(0).memberships()).isGreaterThanOrEqualTo(expected.expectedMemberships());
+        // timed from the end of the service's recovery delay, which the replica's process waited out
+        assertThat(reps.get(0).recoverySeconds()).isPositive();
+        assertThat(reps.get(0).compilerSeconds())
+                .as("the replica JVM compiled while it recovered")
+                .isPositive();
+    }
+
     /** The bench on 150 requests over 2 engines of 4096 blocks, one repetition. */
     private static RecoveryBench slice(String... more) {
         RecoveryBench bench = new RecoveryBench();

@@ -146,7 +146,9 @@ public final class BinaryDumpWriter implements Closeable {
         if (!inIndex) {
             throw new IllegalStateException("beginIndex() first");
         }
-        if (!open || blockHash != recordBlockHash) {
+        // the block test first: !open holds only for a section's first membership, which the JIT would compile out
+        // and trap on in every dump; a new block nearly always differs from the last section's last one anyway
+        if (blockHash != recordBlockHash || !open) {
             closeRecord();
             if (len >= BinaryDump.TARGET_FRAME_BYTES) {
                 try {

@@ -23,14 +23,18 @@ public record DumpRecords(
     /** Collects records one block and owner at a time; {@link #build} hands them on and starts afresh. */
     public static final class Builder {
 
-        private static final int INITIAL = 1024;
+        /**
+         * Room for a whole frame of a binary dump (64 KB, a record at least 19 bytes) from the start: growth that
+         * happens only in a recovery's first frame is a branch the JIT compiles out, then traps on in the next one.
+         */
+        private static final int INITIAL = 4096;
 
         private boolean[] hasParent = new boolean[INITIAL];
         private long[] parents = new long[INITIAL];
         private long[] blocks = new long[INITIAL];
         private long[] locals = new long[INITIAL];
         private int[] ownersEnd = new int[INITIAL];
-        private int[] codes = new int[INITIAL];
+        private int[] codes = new int[2 * INITIAL];
         private int count;
         private int owners;
 

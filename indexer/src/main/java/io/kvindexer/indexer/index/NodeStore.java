@@ -360,6 +360,17 @@ final class NodeStore {
         // in-line bits; then the nodes left out of line into byPrefix
         NodeTable all = everyResolvedByPrefix();
         all.sizeFor(count);
+        long[] sorted = byHome(entries, count);
+        placeEveryResolved(all, sorted);
+        byPrefix.sizeFor(outOfLine(sorted));
+        placeOutOfLine(sorted);
+    }
+
+    // indexPrefixes' passes are methods of their own: it runs once per section, so the JIT compiles each pass's loop
+    // on the stack, and a small method is quicker to compile than the whole of indexPrefixes again for every loop
+
+    /** {@code entries[0, count)} ordered by the top bits of their prefix's table hash, in gathering order within. */
+    private static long[] byHome(long[] entries, int count) {
         int bucketBits = Math.max(1, 32 - Integer.numberOfLeadingZeros(count / PLACE_BUCKET));
         int shift = 64 - bucketBits;
         int[] next = new int[(1 << bucketBits) + 1];
@@ -369,20 +380,34 @@ final class NodeStore {
         for (int b = 1; b < next.length; b++) {
             next[b] += next[b - 1];
         }
-        long[] sorted = new long[count]; // by bucket, in gathering order within one
+        long[] sorted = new long[count];
         for (int k = 0; k < count; k++) {
             long e = entries[k];
             sorted[next[(int) (ContentPrefix.tableHash((int) (e >>> 32)) >>> shift)]++] = e;
         }
-        int outOfLine = 0;
-        for (long e : sorted) {
+        return sorted;
+    }
+
+    /** The gathered nodes into {@code all} ({@link #placeByPrefix}), which clears the in-line bits of siblings. */
+    private void placeEveryResolved(NodeTable all, long[] gathered) {
+        for (long e : gathered) {
             placeByPrefix(all, (int) e, (int) (e >>> 32));
         }
-        for (long e : sorted) {
-            outOfLine += bit(inLineBits, (int) e) ? 0 : 1;
+    }
+
+    /** How many of the gathered nodes are out of line (counted without a branch the JIT could trap on). */
+    private int outOfLine(long[] gathered) {
+        int count = 0;
+        for (long e : gathered) {
+            int node = (int) e;
+            count += (int) (~inLineBits[node >>> PAGE_BITS][(node & OFFSET_MASK) >>> 6] >>> node) & 1;
         }
-        byPrefix.sizeFor(outOfLine);
-        for (long e : sorted) {
+        return count;
+    }
+
+    /** The gathered nodes out of line into {@link #byPrefix}, sized for them. */
+    private void placeOutOfLine(long[] gathered) {
+        for (long e : gathered) {
             int node = (int) e;
             if (!bit(inLineBits, node)) {
                 byPrefix.placeSized(node, ContentPrefix.tableHash((int) (e >>> 32)));
@@ -418,7 +443,9 @@ final class NodeStore {
         setBit(
                 inLineBits,
                 node,
-                node > 0 && hasParent(node) && isAllocated(node - 1) && blockHash(node - 1) == parentBlockHash(node));
+                // hasParent first: node 0 is a root in any dump but one that starts with an orphan, so the JIT does
+                // not compile out, then trap on, the test for it in each new staging
+                hasParent(node) && node > 0 && isAllocated(node - 1) && blockHash(node - 1) == parentBlockHash(node));
     }
 
     /**

@@ -93,8 +93,20 @@ public final class PeerRecovery {
         if (peers.isEmpty()) {
             return null;
         }
-        Thread.sleep(delay.toMillis());
+        long waitUntil = System.nanoTime() + delay.toNanos();
+        // the client first, then what is left of the delay: a fresh JVM takes a few hundred ms to set up the JDK's
+        // TLS defaults (the client does even for http:// peers), which then no longer delay the first request
+        // meanwhile a made-up dump warms the reader and the staging up (RecoveryWarmUp), on a thread of its own
+        Thread warmUp = Thread.ofPlatform()
+                .name("recovery-warm-up")
+                .daemon()
+                .start(() -> RecoveryWarmUp.run(indexers, waitUntil));
         try (HttpClient client = PeerHttpClients.create(timeout, caFile)) {
+            warmUp.join();
+            long left = waitUntil - System.nanoTime();
+            if (left > 0) {
+                Thread.sleep(Duration.ofNanos(left));
+            }
             for (String peer : peers) {
                 try {
                     Recovered r = recoverFrom(client, peer);

@@ -9,12 +9,16 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /** A real HTTP server on a free port that answers {@code /dump} with a fixed body: a peer gone wrong, or a JSON-only one. */
 final class BrokenPeer implements AutoCloseable {
 
     private final HttpServer server;
     private final AtomicInteger requests = new AtomicInteger();
+    /** {@link System#nanoTime} at the first request, 0 before it */
+    private final AtomicLong firstRequestNanos = new AtomicLong();
+
     private final List<String> accepts = new CopyOnWriteArrayList<>();
 
     private BrokenPeer(HttpServer server) {
@@ -33,6 +37,7 @@ final class BrokenPeer implements AutoCloseable {
         HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         BrokenPeer peer = new BrokenPeer(server);
         server.createContext("/dump", exchange -> {
+            peer.firstRequestNanos.compareAndSet(0, System.nanoTime());
             peer.requests.incrementAndGet();
             String accept = exchange.getRequestHeaders().getFirst("Accept");
             peer.accepts.add(String.valueOf(accept));
@@ -55,6 +60,11 @@ final class BrokenPeer implements AutoCloseable {
 
     String url() {
         return "http://127.0.0.1:" + server.getAddress().getPort();
+    }
+
+    /** {@link System#nanoTime} when the first request came, 0 before it. */
+    long firstRequestNanos() {
+        return firstRequestNanos.get();
     }
 
     int requests() {

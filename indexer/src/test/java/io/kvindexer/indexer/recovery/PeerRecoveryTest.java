@@ -10,8 +10,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.index.IndexOptions;
+import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
@@ -102,6 +105,21 @@ class PeerRecoveryTest {
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             awaitReady(http);
             assertThat(http.get("/dump").body()).isEqualTo("{}");
+        }
+    }
+
+    @Test
+    void theFirstRequestWaitsForTheWholeDelay() throws Exception {
+        Duration delay = Duration.ofMillis(400);
+        try (BrokenPeer peer = BrokenPeer.start("{}"); // a JSON-only peer with nothing to recover
+                Indexers indexers = new Indexers(IndexOptions.defaults())) {
+            long start = System.nanoTime();
+            // the client is set up within the delay now, not after it; the request still waits for all of it
+            Recovered recovered =
+                    new PeerRecovery(List.of(peer.url()), indexers, delay, Duration.ofSeconds(10)).fetch();
+            assertThat(recovered).isNotNull();
+            assertThat(peer.requests()).isEqualTo(1);
+            assertThat(Duration.ofNanos(peer.firstRequestNanos() - start)).isGreaterThanOrEqualTo(delay);
         }
     }
 
