@@ -186,11 +186,7 @@ final class NodeTable {
             // a node read each, rather than test every id; an entry keeps its bits, only its slot changes
             for (int e : old) {
                 if (e != 0) {
-                    int i = home(keyHash.applyAsLong(node(e)));
-                    while (slots[i] != 0) {
-                        i = next(i);
-                    }
-                    slots[i] = e;
+                    placeEntry(e, keyHash.applyAsLong(node(e)));
                 }
             }
             return;
@@ -226,11 +222,7 @@ final class NodeTable {
             byBucket[starts[bucket(e, buckets)]++] = e;
         }
         for (long e : byBucket) {
-            int i = home(e);
-            while (slots[i] != 0) {
-                i = next(i);
-            }
-            slots[i] = (int) e;
+            placeEntry((int) e, e); // the upper half is the hash's, all that a home reads
         }
     }
 
@@ -258,11 +250,16 @@ final class NodeTable {
     }
 
     private void place(int node, long hash) {
+        placeEntry(entry(node, hash), hash);
+    }
+
+    /** An entry at the first empty slot from the home of {@code hash} (no growth check). */
+    private void placeEntry(int entry, long hash) {
         int i = home(hash);
         while (slots[i] != 0) {
             i = next(i);
         }
-        slots[i] = entry(node, hash);
+        slots[i] = entry;
     }
 
     /**
