@@ -4,6 +4,7 @@ import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.dump.BinaryDumpWriter;
 import io.kvindexer.indexer.index.Indexers;
+import it.unimi.dsi.fastutil.HashCommon;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -77,13 +78,14 @@ final class RecoveryWarmUp {
                 for (int d = 0; d < DEPTH; d++) {
                     // the first half of a chain is the previous chain's (an even chain starts a pair)
                     int owner = d < DEPTH / 2 ? c & ~1 : c;
-                    long block = mix(owner * (long) DEPTH + d);
+                    long block = HashCommon.murmurHash3(owner * (long) DEPTH + d);
+                    long local = HashCommon.murmurHash3(~block);
                     boolean shared = d < DEPTH / 2 && (c & 1) == 1;
                     if (!shared) {
-                        writer.membership(workers[c % WORKERS], StorageTier.DEVICE, d > 0, parent, block, mix(~block));
+                        writer.membership(workers[c % WORKERS], StorageTier.DEVICE, d > 0, parent, block, local);
                         if (d < DEPTH / 2) {
                             writer.membership(
-                                    workers[(c + 1) % WORKERS], StorageTier.DEVICE, d > 0, parent, block, mix(~block));
+                                    workers[(c + 1) % WORKERS], StorageTier.DEVICE, d > 0, parent, block, local);
                         }
                     }
                     parent = block;
@@ -92,11 +94,5 @@ final class RecoveryWarmUp {
             writer.endIndex();
         }
         return out.toByteArray();
-    }
-
-    private static long mix(long x) {
-        x = (x ^ (x >>> 33)) * 0xff51afd7ed558ccdL;
-        x = (x ^ (x >>> 33)) * 0xc4ceb9fe1a85ec53L;
-        return x ^ (x >>> 33);
     }
 }
