@@ -9,6 +9,8 @@ import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -164,13 +166,13 @@ public final class RecoveryBench extends IndexerBench<RecoveryBench.Rep> {
             PeerRecovery recovery = new PeerRecovery(
                     List.of(sourceUrl), replica.indexers(), delay, Duration.ofSeconds(120), null, format);
             long t0 = System.nanoTime();
-            long c0 = ManagementFactory.getCompilationMXBean().getTotalCompilationTime();
+            long c0 = WarmUp.compileMillis();
             if (recovery.run() != PeerRecovery.Result.SUCCEEDED) {
                 throw new IllegalStateException("recovery from " + sourceUrl + " failed");
             }
             replica.indexers().flushAll().join();
             double seconds = (System.nanoTime() - t0 - delay.toNanos()) / 1e9;
-            double compiler = (ManagementFactory.getCompilationMXBean().getTotalCompilationTime() - c0) / 1e3;
+            double compiler = (WarmUp.compileMillis() - c0) / 1e3;
             long got = memberships(replica);
             if (got != expected) {
                 throw new IllegalStateException("replica recovered " + got + " memberships, source holds " + expected);
@@ -201,11 +203,25 @@ public final class RecoveryBench extends IndexerBench<RecoveryBench.Rep> {
                 sourceUrl,
                 format,
                 Long.toString(expected)));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(180, TimeUnit.SECONDS) || p.exitValue() != 0) {
-            p.destroyForcibly();
-            throw new IllegalStateException("the fresh replica failed: " + out);
+        // its output goes to a file, read after the wait: read from a pipe first, a replica that hangs would hang
+        // the bench past the wait's bound
+        Path log = Files.createTempFile("kv-indexer-fresh-replica", ".log");
+        String out;
+        try {
+            Process p = new ProcessBuilder(cmd)
+                    .redirectErrorStream(true)
+                    .redirectOutput(log.toFile())
+                    .start();
+            boolean exited = p.waitFor(180, TimeUnit.SECONDS);
+            if (!exited) {
+                p.destroyForcibly();
+            }
+            out = new String(Files.readAllBytes(log), StandardCharsets.UTF_8);
+            if (!exited || p.exitValue() != 0) {
+                throw new IllegalStateException("the fresh replica failed: " + out);
+            }
+        } finally {
+            Files.deleteIfExists(log);
         }
         Matcher m = FreshReplica.RESULT.matcher(out);
         if (!m.find()) {
@@ -220,9 +236,6 @@ public final class RecoveryBench extends IndexerBench<RecoveryBench.Rep> {
      */
     public static final class FreshReplica {
 
-        /** {@code IndexerCli}'s recovery delay */
-        static final Duration SERVICE_RECOVERY_DELAY = Duration.ofSeconds(1);
-
         static final Pattern RESULT = Pattern.compile("fresh replica recovered in (\\S+) s, JIT compilers (\\S+) s");
 
         private FreshReplica() {}
@@ -230,7 +243,7 @@ public final class RecoveryBench extends IndexerBench<RecoveryBench.Rep> {
         /** @param args the source's base URL, the format (binary or json), the memberships it holds */
         public static void main(String[] args) throws Exception {
             PeerRecovery.Format format = args[1].equals("json") ? PeerRecovery.Format.JSON : PeerRecovery.Format.BINARY;
-            Timed timed = recover(args[0], format, Long.parseLong(args[2]), SERVICE_RECOVERY_DELAY);
+            Timed timed = recover(args[0], format, Long.parseLong(args[2]), IndexerConfig.DEFAULT_RECOVERY_DELAY);
             System.out.println("fresh replica recovered in " + timed.seconds() + " s, JIT compilers "
                     + timed.compilerSeconds() + " s");
             System.exit(0);

@@ -226,7 +226,7 @@ public final class IndexerCli {
                 maxBodyBytes,
                 minInitialWorkers(env.get("DYN_ROUTER_MIN_INITIAL_WORKERS")),
                 testEndpoints(env.get("DYN_KV_INDEXER_TEST_ENDPOINTS")),
-                Duration.ofSeconds(1),
+                IndexerConfig.DEFAULT_RECOVERY_DELAY,
                 Duration.ofSeconds(10),
                 hardening.limits(),
                 hardening.authToken(env),

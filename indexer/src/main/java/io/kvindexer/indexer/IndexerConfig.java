@@ -79,6 +79,8 @@ public record IndexerConfig(
     public static final String DEFAULT_MODEL = "default";
 
     public static final Duration DEFAULT_SNAPSHOT_INTERVAL = Duration.ofSeconds(30);
+    /** the wait before a starting replica asks a peer for its dump (its SUB sockets reach the publishers meanwhile) */
+    public static final Duration DEFAULT_RECOVERY_DELAY = Duration.ofSeconds(1);
 
     public IndexerConfig {
         workers = List.copyOf(workers);
@@ -110,7 +112,7 @@ public record IndexerConfig(
                 DEFAULT_MAX_BODY,
                 0,
                 false,
-                Duration.ofSeconds(1),
+                DEFAULT_RECOVERY_DELAY,
                 Duration.ofSeconds(10),
                 ServiceLimits.DEFAULTS,
                 null,
