@@ -14,6 +14,7 @@ import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.ingest.InflightBytes;
 import io.kvindexer.indexer.ingest.IngestSettings;
+import io.kvindexer.indexer.metrics.MetricsEndpointTest;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.SimEvent;
 import java.time.Duration;
@@ -234,13 +235,7 @@ class FailedWriteTest {
     }
 
     private double failures() {
-        return http.get("/metrics")
-                .body()
-                .lines()
-                .filter(l -> l.startsWith(FAILURES + " "))
-                .mapToDouble(l -> Double.parseDouble(l.substring(FAILURES.length() + 1)))
-                .findFirst()
-                .orElse(-1);
+        return MetricsEndpointTest.parse(http.get("/metrics").body()).getOrDefault(FAILURES, -1.0);
     }
 
     private static int[] range(int from, int to) {
