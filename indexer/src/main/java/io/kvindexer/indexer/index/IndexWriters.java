@@ -50,7 +50,8 @@ public final class IndexWriters implements AutoCloseable {
                 try {
                     task.run();
                 } catch (RuntimeException | Error e) {
-                    // one bad task must not stop the worker's later events
+                    // one bad task must not stop the worker's later events (a worker's failed write has had its
+                    // blocks dropped by ModelIndex first, so what it half applied is not claimed)
                     failures.increment();
                     LOG.log(System.Logger.Level.WARNING, "index write failed", e);
                 }

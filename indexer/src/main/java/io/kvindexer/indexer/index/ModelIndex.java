@@ -23,6 +23,12 @@ import java.util.function.Supplier;
  */
 public final class ModelIndex {
 
+    /** {@link #failNextWrite}: the next write of a worker fails after some of its ops */
+    private record WriteFault(WorkerKey worker, int afterOps, boolean dropFails) {}
+
+    /** where a failed write that no listener delivered is reported: nowhere but the writers' count and log */
+    private static final Consumer<Throwable> NOBODY = failure -> {};
+
     private final String modelName;
     private final String tenantId;
     private final int blockSize;
@@ -30,6 +36,11 @@ public final class ModelIndex {
     private final IndexWriters writers;
     /** told of every applied change (null: nobody listens, and nothing extra is done per write) */
     private final AppliedOps observer;
+    /** test seam, null unless a test armed it: read once per write */
+    private volatile WriteFault fault;
+    /** test seam: the worker whose drop after a failed write fails too (only the failure path reads it) */
+    private volatile WorkerKey failingDrop;
+
     /** replaced (with its counters), once, when recovery hands over a staged index ({@link #adopt}) */
     private volatile ShardedIndex index;
 
@@ -86,16 +97,17 @@ public final class ModelIndex {
 
     /**
      * Like {@link #submit(WorkerKey, List)}; {@code applied} then runs on the same writer thread once they are
-     * applied (the listeners count what waits unapplied against their byte budget).
+     * applied (the listeners count what waits unapplied against their byte budget). When applying them fails, the
+     * worker's blocks are dropped ({@link #applyOrDrop}) and {@code failed} hears why, before {@code applied} runs.
      */
-    public void submit(WorkerKey worker, List<KvEvent> events, Runnable applied) {
+    public void submit(WorkerKey worker, List<KvEvent> events, Runnable applied, Consumer<Throwable> failed) {
         List<IndexOp> ops = convert(events);
         int thread = threadOf(worker.instanceId());
         // one writer task for the batch and its release: one queue hand-off (and wake-up) per batch, not two
         writers.executeOn(thread, () -> {
             try {
                 if (!ops.isEmpty()) {
-                    applyOn(thread, worker, ops);
+                    applyOrDrop(thread, worker, ops, failed);
                 }
             } finally {
                 applied.run();
@@ -103,11 +115,14 @@ public final class ModelIndex {
         });
     }
 
-    /** Enqueues ready-made operations for one worker, applied in order (recovery and benchmarks use this). */
+    /**
+     * Enqueues ready-made operations for one worker, applied in order (recovery and benchmarks use this); if applying
+     * them fails, the worker's blocks are dropped as for {@link #submit(WorkerKey, List, Runnable, Consumer)}.
+     */
     public void submitOps(WorkerKey worker, List<IndexOp> ops) {
         if (!ops.isEmpty()) {
             int thread = threadOf(worker.instanceId());
-            writers.executeOn(thread, () -> applyOn(thread, worker, ops));
+            writers.executeOn(thread, () -> applyOrDrop(thread, worker, ops, NOBODY));
         }
     }
 
@@ -173,7 +188,7 @@ public final class ModelIndex {
         writers.executeOn(thread, () -> {
             List<IndexOp> ops = due.get();
             if (!ops.isEmpty()) {
-                applyOn(thread, worker, ops);
+                applyOrDrop(thread, worker, ops, NOBODY);
             }
         });
     }
@@ -199,7 +214,48 @@ public final class ModelIndex {
         return Math.floorMod(HashCommon.mix(modelName.hashCode() * 31 + tenantId.hashCode()), lanes);
     }
 
+    /**
+     * A write that throws may have applied part of its ops (a chain half stored, a removal half done), so the index
+     * can no longer vouch for the worker's blocks: {@code failed} hears of it (the listener stops saying exact), then
+     * they are dropped on this thread, before the worker's next write, as an unrecoverable gap drops them. The
+     * failure is rethrown for the writers to count and log; a drop that fails too is attached to it, never retried.
+     */
+    private void applyOrDrop(int thread, WorkerKey worker, List<IndexOp> ops, Consumer<Throwable> failed) {
+        try {
+            applyOn(thread, worker, ops);
+        } catch (RuntimeException | Error e) {
+            try {
+                failed.accept(e);
+            } finally {
+                dropAfterFailure(thread, worker, e);
+            }
+            throw e;
+        }
+    }
+
+    private void dropAfterFailure(int thread, WorkerKey worker, Throwable failure) {
+        try {
+            if (worker.equals(failingDrop)) {
+                failingDrop = null;
+                throw new IllegalStateException("injected failure of the drop after a failed write (test seam)");
+            }
+            ShardedIndex ix = index;
+            dropWorker(ix.shard(ix.shardOf(thread)), worker);
+        } catch (RuntimeException | Error dropFailed) {
+            failure.addSuppressed(dropFailed);
+        }
+    }
+
     private void applyOn(int thread, WorkerKey worker, List<IndexOp> ops) {
+        WriteFault f = fault;
+        if (f != null && f.worker().equals(worker)) {
+            fault = null;
+            failingDrop = f.dropFails() ? worker : null;
+            if (f.afterOps() > 0) {
+                applyOn(thread, worker, ops.subList(0, Math.min(f.afterOps(), ops.size())));
+            }
+            throw new IllegalStateException("injected write failure after " + f.afterOps() + " ops (test seam)");
+        }
         ShardedIndex ix = index;
         int shard = ix.shardOf(thread);
         ApplyStatus[] statuses = observer == null ? null : new ApplyStatus[ops.size()];
@@ -207,6 +263,15 @@ public final class ModelIndex {
         if (observer != null) {
             observer.applied(this, worker, ops, statuses);
         }
+    }
+
+    /**
+     * Test seam: the next write of {@code worker} applies its first {@code afterOps} ops and then throws, as a bug
+     * in the index half-way through a batch would; with {@code dropFails}, dropping the worker's blocks after it
+     * throws too.
+     */
+    void failNextWrite(WorkerKey worker, int afterOps, boolean dropFails) {
+        fault = new WriteFault(worker, afterOps, dropFails);
     }
 
     /**
@@ -243,12 +308,14 @@ public final class ModelIndex {
 
     /** Removes one (instance, dp rank) from every tier; used by unregister of one rank and by publisher restarts. */
     public CompletableFuture<Void> removeWorker(WorkerKey worker) {
-        return onWriter(worker.instanceId(), shard -> {
-            shard.removeWorker(worker);
-            if (observer != null) {
-                observer.workerRemoved(this, worker);
-            }
-        });
+        return onWriter(worker.instanceId(), shard -> dropWorker(shard, worker));
+    }
+
+    private void dropWorker(PrefixIndex shard, WorkerKey worker) {
+        shard.removeWorker(worker);
+        if (observer != null) {
+            observer.workerRemoved(this, worker);
+        }
     }
 
     private CompletableFuture<Void> onWriter(long instanceId, Consumer<PrefixIndex> change) {

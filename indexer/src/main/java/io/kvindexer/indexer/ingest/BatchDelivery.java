@@ -14,8 +14,9 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Decodes one listener's batches and hands them to its sink for the effective (instance, dp rank): the
  * registered rank, or the batch's own {@code data_parallel_rank}. Remembers every rank it delivered for, so
- * dropping a worker's blocks (restart, unrecoverable gap) reaches all of them. Decoding runs on the poller (or replay)
- * thread serving the listener, so listeners decode in parallel on those threads.
+ * dropping a worker's blocks (restart, unrecoverable gap) reaches all of them; a batch the index failed to apply
+ * drops (and degrades) only its own rank. Decoding runs on the poller (or replay) thread serving the listener, so
+ * listeners decode in parallel on those threads.
  */
 final class BatchDelivery {
 
@@ -84,13 +85,19 @@ final class BatchDelivery {
             long bytes = payload.length;
             inflight.taken(bytes); // until the index has applied it: the pollers stop reading at the budget
             long handed = watermark.handedNow();
-            sink.apply(new WorkerKey(spec.instanceId(), rank), batch.events(), () -> {
-                inflight.released(bytes);
-                watermark.applied(seq, handed);
-            });
             if (clears(batch)) {
-                exactness.cleared(rank); // the engine's state of that rank is known again from here on
+                // the engine's state of that rank is known again from here on; told before the index write, so
+                // that the write's failure (on a writer thread) comes after it and is not cleared by it
+                exactness.cleared(rank);
             }
+            sink.apply(
+                    new WorkerKey(spec.instanceId(), rank),
+                    batch.events(),
+                    () -> {
+                        inflight.released(bytes);
+                        watermark.applied(seq, handed);
+                    },
+                    failure -> writeFailed(seq, rank, failure));
         }
         if (batch.unknownEvents() > 0) {
             metrics.unknownEvents(batch.unknownEvents());
@@ -98,6 +105,18 @@ final class BatchDelivery {
         batch.warnings().forEach((warning, count) -> metrics.eventWarning(warning.label(), count));
         metrics.batchApplied();
         return true;
+    }
+
+    /**
+     * The index failed to apply batch {@code seq} of {@code rank} and dropped that rank's blocks (a half-applied
+     * batch could claim blocks nobody can vouch for): like an unrecoverable gap, the listener is degraded until the
+     * rank sends {@code AllBlocksCleared}, the engine restarts or the hold ends. On the index writer thread.
+     */
+    private void writeFailed(long seq, int rank, Throwable failure) {
+        String why = "index write of batch seq " + Long.toUnsignedString(seq) + " failed (" + failure
+                + "); dropped the blocks of dp_rank " + Integer.toUnsignedString(rank) + ", live events rebuild them";
+        exactness.lost(why, Set.of(rank));
+        log.warn(why);
     }
 
     private static boolean clears(KvEventBatch batch) {

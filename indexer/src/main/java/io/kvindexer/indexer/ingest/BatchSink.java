@@ -3,6 +3,7 @@ package io.kvindexer.indexer.ingest;
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.event.KvEvent;
 import java.util.List;
+import java.util.function.Consumer;
 
 /** Where a listener delivers what it received; in the service, a {@code ModelIndex}. */
 public interface BatchSink {
@@ -12,9 +13,10 @@ public interface BatchSink {
 
     /**
      * Like {@link #apply(WorkerKey, List)}; {@code applied} runs once the events are applied (an asynchronous sink
-     * runs it later, on its own thread), so the listeners can bound what waits unapplied.
+     * runs it later, on its own thread), so the listeners can bound what waits unapplied. When applying them failed,
+     * {@code failed} hears why first: the sink could not vouch for the worker rank's blocks and dropped them all.
      */
-    default void apply(WorkerKey worker, List<KvEvent> events, Runnable applied) {
+    default void apply(WorkerKey worker, List<KvEvent> events, Runnable applied, Consumer<Throwable> failed) {
         apply(worker, events);
         applied.run();
     }

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -168,9 +169,9 @@ final class UnregisterGrace {
             }
 
             @Override
-            public void apply(WorkerKey worker, List<KvEvent> events, Runnable applied) {
+            public void apply(WorkerKey worker, List<KvEvent> events, Runnable applied, Consumer<Throwable> failed) {
                 unconfirmed.remove(worker);
-                target.apply(worker, events, applied);
+                target.apply(worker, events, applied, failed);
             }
 
             @Override

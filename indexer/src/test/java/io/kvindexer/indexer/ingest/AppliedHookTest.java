@@ -10,6 +10,7 @@ import io.kvindexer.indexer.sim.EngineSimulator;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -30,11 +31,12 @@ class AppliedHookTest {
 
         @Override
         public void apply(WorkerKey worker, List<KvEvent> events) {
-            apply(worker, events, () -> {});
+            apply(worker, events, () -> {}, failure -> {});
         }
 
         @Override
-        public synchronized void apply(WorkerKey worker, List<KvEvent> events, Runnable applied) {
+        public synchronized void apply(
+                WorkerKey worker, List<KvEvent> events, Runnable applied, Consumer<Throwable> failed) {
             held.add(applied);
         }
 

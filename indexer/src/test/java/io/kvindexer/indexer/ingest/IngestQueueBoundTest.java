@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -56,7 +57,8 @@ class IngestQueueBoundTest {
         }
 
         @Override
-        public synchronized void apply(WorkerKey worker, List<KvEvent> events, Runnable applied) {
+        public synchronized void apply(
+                WorkerKey worker, List<KvEvent> events, Runnable applied, Consumer<Throwable> failed) {
             recorded.apply(worker, events);
             long used = inflight.used();
             mostWaiting.accumulateAndGet(used, Math::max);

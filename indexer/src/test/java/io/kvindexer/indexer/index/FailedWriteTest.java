@@ -1,0 +1,244 @@
+package io.kvindexer.indexer.index;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.kvindexer.indexer.IndexerApp;
+import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.TestResources;
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.event.BlockStored;
+import io.kvindexer.indexer.event.KvEvent;
+import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.ingest.InflightBytes;
+import io.kvindexer.indexer.ingest.IngestSettings;
+import io.kvindexer.indexer.metrics.MetricsEndpointTest;
+import io.kvindexer.indexer.sim.EngineSimulator;
+import io.kvindexer.indexer.sim.SimEvent;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A failed index write leaves no partial index behind: against a real indexer and simulated engines over ZeroMQ, a
+ * batch that throws half-way ({@link ModelIndex#failNextWrite}) drops every block of its worker rank (what it had
+ * stored before and the half it applied), degrades that listener until the rank's {@code AllBlocksCleared}, leaves
+ * the instance's other rank and other instances alone, is counted once, and later events index again.
+ */
+class FailedWriteTest {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(30);
+    private static final String FAILURES = "dynamo_kvindexer_index_write_failures_total";
+    private static final int BLOCK = 4;
+
+    @RegisterExtension
+    final TestResources resources = new TestResources();
+
+    private IndexerApp app;
+    private HttpTestClient http;
+
+    /** Instance 1 (ranks 0 and 1 on one stream) and instance 2, each holding a chain, every listener exact. */
+    private EngineSimulator[] twoIndexedEngines() throws Exception {
+        app = resources.add(IndexerApp.start(IndexerConfig.defaults()
+                .with(c -> c.ingest = new IngestSettings(InflightBytes.defaultBudget(), Duration.ofMinutes(1)))));
+        http = resources.add(new HttpTestClient(app.baseUrl()));
+        EngineSimulator one = engine();
+        EngineSimulator two = engine();
+        register(1, one);
+        register(2, two);
+        one.storeSequence(range(1, 8), BLOCK).get(30, TimeUnit.SECONDS);
+        storeOnRank(one, 1, range(101, 108)).get(30, TimeUnit.SECONDS);
+        two.storeSequence(range(1, 8), BLOCK).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE)
+                .until(() -> score(range(1, 8), 1, 0) > 0
+                        && score(range(101, 108), 1, 1) > 0
+                        && score(range(1, 8), 2, 0) > 0
+                        && "exact".equals(exactness(1))
+                        && "exact".equals(exactness(2)));
+        return new EngineSimulator[] {one, two};
+    }
+
+    @Test
+    void aWriteThatFailsHalfWayDropsItsRankAndDegradesItsListenerUntilTheRankIsCleared() throws Exception {
+        EngineSimulator[] engines = twoIndexedEngines();
+        EngineSimulator one = engines[0];
+        int rankZero = score(range(1, 8), 1, 0);
+        int otherInstance = score(range(1, 8), 2, 0);
+        assertThat(failures()).isZero();
+
+        // a batch of two chains for rank 1: the first is applied, then the write throws
+        index().failNextWrite(new WorkerKey(1, 1), 1, false);
+        one.publishWithRank(1, List.of(chain(range(201, 208)), chain(range(301, 308))))
+                .get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE).until(() -> failures() == 1);
+
+        JsonNode listener = listener(1);
+        assertThat(listener.get("exactness").asText()).isEqualTo("degraded");
+        assertThat(listener.get("exactness_reason").asText())
+                .contains("index write of batch seq", "injected write failure", "dropped the blocks of dp_rank 1");
+        assertThat(score(range(101, 108), 1, 1))
+                .as("what rank 1 stored before the failure is gone")
+                .isZero();
+        assertThat(score(range(201, 208), 1, 1))
+                .as("the half of the failed batch that was applied is not claimed")
+                .isZero();
+        assertThat(score(range(301, 308), 1, 1)).isZero();
+        JsonNode answer = query(range(1, 8));
+        assertThat(answer.at("/scores/1/0").asInt())
+                .as("rank 0 of the same stream")
+                .isEqualTo(rankZero);
+        assertThat(answer.at("/scores/2/0").asInt()).as("another instance").isEqualTo(otherInstance);
+        assertThat(answer.at("/instances/1/exact").asBoolean()).isFalse();
+        assertThat(answer.at("/instances/2/exact").asBoolean()).isTrue();
+        assertThat(exactness(2)).isEqualTo("exact");
+
+        // the writers go on: rank 1's later events index again, still not exact
+        storeOnRank(one, 1, range(401, 408)).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE).until(() -> score(range(401, 408), 1, 1) > 0);
+        assertThat(query(range(401, 408)).at("/instances/1/exact").asBoolean()).isFalse();
+
+        // the engine says what rank 1 holds: nothing, so nothing is owed any more
+        one.publishWithRank(1, List.of(EngineSimulator.cleared())).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE).until(() -> "exact".equals(exactness(1)));
+        storeOnRank(one, 1, range(501, 508)).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE).until(() -> score(range(501, 508), 1, 1) > 0);
+        assertThat(query(range(501, 508)).at("/instances/1/exact").asBoolean()).isTrue();
+        assertThat(failures()).isEqualTo(1);
+    }
+
+    @Test
+    void aDropThatFailsTooIsCountedOnceAndTheWritersGoOn() throws Exception {
+        EngineSimulator[] engines = twoIndexedEngines();
+        index().failNextWrite(new WorkerKey(1, 0), 0, true);
+        engines[0].storeSequence(range(601, 608), BLOCK).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE).until(() -> "degraded".equals(exactness(1)));
+        await().atMost(PATIENCE).until(() -> failures() == 1);
+
+        // neither writer thread stopped nor retries: both instances' later events index, the count stays at one
+        engines[0].storeSequence(range(701, 708), BLOCK).get(30, TimeUnit.SECONDS);
+        engines[1].storeSequence(range(701, 708), BLOCK).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE).until(() -> score(range(701, 708), 1, 0) > 0 && score(range(701, 708), 2, 0) > 0);
+        app.indexers().flushAll().get(30, TimeUnit.SECONDS);
+        assertThat(failures()).isEqualTo(1);
+        JsonNode answer = query(range(701, 708));
+        assertThat(answer.at("/instances/1/exact").asBoolean())
+                .as("blocks the failed drop left behind are not vouched for")
+                .isFalse();
+        assertThat(answer.at("/instances/2/exact").asBoolean()).isTrue();
+    }
+
+    @Test
+    void aFailedWriteWithoutAListenerStillDropsItsWorkerAndOnlyIt() throws Exception {
+        try (Indexers indexers = new Indexers(IndexOptions.defaults())) {
+            ModelIndex index = indexers.getOrCreate("m", "default", BLOCK);
+            WorkerKey failing = new WorkerKey(1, 0);
+            WorkerKey other = new WorkerKey(2, 0);
+            index.submit(failing, List.of(stored(range(1, 8))));
+            index.submit(other, List.of(stored(range(1, 8))));
+            index.flush().get(30, TimeUnit.SECONDS);
+            assertThat(blocksOf(index, failing)).isEqualTo(2);
+            index.failNextWrite(failing, 1, false);
+            index.submit(failing, List.of(stored(range(11, 18)), stored(range(21, 28))));
+            index.flush().get(30, TimeUnit.SECONDS);
+
+            assertThat(indexers.writeFailures()).isEqualTo(1);
+            assertThat(blocksOf(index, failing)).isZero();
+            assertThat(blocksOf(index, other)).isEqualTo(2);
+
+            index.submit(failing, List.of(stored(range(31, 38))));
+            index.flush().get(30, TimeUnit.SECONDS);
+            assertThat(blocksOf(index, failing)).isEqualTo(2);
+            assertThat(indexers.writeFailures()).isEqualTo(1);
+        }
+    }
+
+    // ---- helpers -------------------------------------------------------------------------------------------
+
+    private ModelIndex index() {
+        return app.indexers().get("m", "default").orElseThrow();
+    }
+
+    private static long blocksOf(ModelIndex index, WorkerKey worker) {
+        long[] n = {0};
+        index.dump((w, tier, hasParent, parent, block, local) -> {
+            if (w.equals(worker)) {
+                n[0]++;
+            }
+        });
+        return n[0];
+    }
+
+    private static KvEvent stored(int[] tokens) {
+        long[] hashes = EngineSimulator.sequenceHashes(tokens, BLOCK, null);
+        return new BlockStored(hashes, false, 0, tokens, BLOCK, null, StorageTier.DEVICE, null, false);
+    }
+
+    private static SimEvent chain(int[] tokens) {
+        return EngineSimulator.stored(
+                EngineSimulator.sequenceHashes(tokens, BLOCK, null), null, tokens, BLOCK, "GPU", null);
+    }
+
+    private static CompletableFuture<Long> storeOnRank(EngineSimulator sim, int rank, int[] tokens) {
+        return sim.publishWithRank(rank, List.of(chain(tokens)));
+    }
+
+    private EngineSimulator engine() {
+        return resources.add(EngineSimulator.start(
+                EngineSimulator.Options.builder().bufferSteps(10_000).build()));
+    }
+
+    private void register(long id, EngineSimulator sim) {
+        int subscribed = sim.subscriptions();
+        http.post(
+                        "/register",
+                        "{\"instance_id\":" + id + ",\"endpoint\":\"" + sim.endpoint() + "\",\"replay_endpoint\":\""
+                                + sim.replayEndpoint() + "\",\"model_name\":\"m\",\"block_size\":" + BLOCK + "}")
+                .assertStatus(201);
+        await().atMost(PATIENCE).until(() -> sim.subscriptions() > subscribed);
+    }
+
+    private JsonNode listener(long id) {
+        for (JsonNode w : http.get("/workers").json()) {
+            if (w.get("instance_id").asLong() == id) {
+                return w.get("listeners").get("0");
+            }
+        }
+        throw new AssertionError("instance " + id + " not in /workers");
+    }
+
+    private String exactness(long id) {
+        return listener(id).path("exactness").asText();
+    }
+
+    private JsonNode query(int[] tokens) {
+        return http.post(
+                        "/query",
+                        "{\"model_name\":\"m\",\"token_ids\":"
+                                + Arrays.toString(tokens).replace(" ", "") + "}")
+                .json();
+    }
+
+    /** The score of (instance, rank) for these tokens; 0 when the answer does not name it. */
+    private int score(int[] tokens, long instance, int rank) {
+        return query(tokens)
+                .path("scores")
+                .path(Long.toString(instance))
+                .path(Integer.toString(rank))
+                .asInt(0);
+    }
+
+    private double failures() {
+        return MetricsEndpointTest.parse(http.get("/metrics").body()).getOrDefault(FAILURES, -1.0);
+    }
+
+    private static int[] range(int from, int to) {
+        return IntStream.rangeClosed(from, to).toArray();
+    }
+}
