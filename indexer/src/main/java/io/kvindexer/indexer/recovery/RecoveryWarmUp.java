@@ -26,6 +26,8 @@ final class RecoveryWarmUp {
     private static final int CHAINS = 256;
 
     private static final int DEPTH = 64;
+    /** the chains' owners, in turn */
+    private static final int CHAIN_WORKERS = 8;
     /**
      * One long chain whose blocks have 1 to {@value #WIDE_OWNERS} owners (two blocks in a row alike): a peer's popular
      * prefixes grow a block's owners past packed words and lists into bitsets, and their runs are longer than a pair's.
@@ -90,6 +92,21 @@ final class RecoveryWarmUp {
         }
         try (BinaryDumpWriter writer = new BinaryDumpWriter(out, List.of())) {
             writer.beginIndex("kv-indexer-warm-up", "warm-up", 16);
+            for (int r = 0; r < WRAPPING; r++) {
+                // the table's slot hash is HashCommon.mix of the block hash; its top 32 bits all ones: the last home
+                long block = HashCommon.invMix(0xFFFF_FFFF_0000_0000L | r);
+                writer.membership(workers[r], StorageTier.DEVICE, false, 0, block, HashCommon.murmurHash3(~block));
+            }
+            // the rare shapes first: the JIT compiles the hot methods during the first round, with what it saw so far
+            long wideParent = 0;
+            for (int d = 0; d < WIDE_DEPTH; d++) {
+                long block = HashCommon.murmurHash3((1L << 40) + d);
+                for (int w = 0; w < wideOwners(d); w++) {
+                    writer.membership(
+                            workers[w], StorageTier.DEVICE, d > 0, wideParent, block, HashCommon.murmurHash3(~block));
+                }
+                wideParent = block;
+            }
             for (int c = 0; c < CHAINS; c++) {
                 long parent = 0;
                 for (int d = 0; d < DEPTH; d++) {
@@ -99,22 +116,14 @@ final class RecoveryWarmUp {
                     long local = HashCommon.murmurHash3(~block);
                     boolean shared = d < DEPTH / 2 && (c & 1) == 1;
                     if (!shared) {
-                        writer.membership(workers[c % 8], StorageTier.DEVICE, d > 0, parent, block, local);
+                        writer.membership(workers[c % CHAIN_WORKERS], StorageTier.DEVICE, d > 0, parent, block, local);
                         if (d < DEPTH / 2) {
-                            writer.membership(workers[(c + 1) % 8], StorageTier.DEVICE, d > 0, parent, block, local);
+                            writer.membership(
+                                    workers[(c + 1) % CHAIN_WORKERS], StorageTier.DEVICE, d > 0, parent, block, local);
                         }
                     }
                     parent = block;
                 }
-            }
-            long parent = 0;
-            for (int d = 0; d < WIDE_DEPTH; d++) {
-                long block = HashCommon.murmurHash3((1L << 40) + d);
-                for (int w = 0; w < wideOwners(d); w++) {
-                    writer.membership(
-                            workers[w], StorageTier.DEVICE, d > 0, parent, block, HashCommon.murmurHash3(~block));
-                }
-                parent = block;
             }
             for (int t = 0; t < TWINS; t++) {
                 long twinParent = chainBlock(0, t);
@@ -123,11 +132,6 @@ final class RecoveryWarmUp {
                     long block = HashCommon.murmurHash3((3L << 40) + 2 * t + k);
                     writer.membership(workers[k], StorageTier.DEVICE, true, twinParent, block, local);
                 }
-            }
-            for (int r = 0; r < WRAPPING; r++) {
-                // the table's slot hash is HashCommon.mix of the block hash; its top 32 bits all ones: the last home
-                long block = HashCommon.invMix(0xFFFF_FFFF_0000_0000L | r);
-                writer.membership(workers[r], StorageTier.DEVICE, false, 0, block, HashCommon.murmurHash3(~block));
             }
             writer.endIndex();
         }
