@@ -51,11 +51,18 @@ final class NodeStore {
     /** nodes per bucket of {@link #indexPrefixes}' sort */
     private static final int PLACE_BUCKET = 256;
 
-    private long[][] hashes = new long[16][];
+    /**
+     * Page slots a new store starts with (they double as it grows): few, so that a recovery's warm-up
+     * (RecoveryWarmUp, ~12 k nodes) grows them as a real dump does; a growth the JIT's profile never saw taken throws
+     * the compiled staging away on the clock.
+     */
+    static final int FIRST_PAGES = 2;
+
+    private long[][] hashes = new long[FIRST_PAGES][];
     /** per node bits: whether it has a parent (a root block stores parent 0) */
-    private long[][] hasParentBits = new long[16][];
+    private long[][] hasParentBits = new long[FIRST_PAGES][];
     /** per node bits: whether its content prefix is known (then in line or in the prefix table; else an orphan) */
-    private long[][] resolvedBits = new long[16][];
+    private long[][] resolvedBits = new long[FIRST_PAGES][];
     /**
      * per node bits: the node is <em>in line</em>, the only child of the node before it with its local hash:
      * resolved, its parent is node {@code id - 1} (so its prefix was chained from that node's), and no other node has
@@ -65,7 +72,7 @@ final class NodeStore {
      * {@link #byPrefix} at all: a walk reaches it only from node {@code id - 1}, which always tries it first. It enters
      * the table when it leaves the line ({@link #leaveLine}).
      */
-    private long[][] inLineBits = new long[16][];
+    private long[][] inLineBits = new long[FIRST_PAGES][];
 
     private final OwnerSets owners = new OwnerSets();
     private int pages;

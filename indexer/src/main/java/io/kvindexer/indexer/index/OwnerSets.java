@@ -29,7 +29,7 @@ final class OwnerSets {
      * {@link NodeStore}'s node pages: a node's owner word is the lower half of its {@link NodeStore#OWNERS} long
      * (next to its hashes, so loading a probed node loads its owners).
      */
-    private long[][] words = new long[16][];
+    private long[][] words = new long[NodeStore.FIRST_PAGES][];
 
     /** {@link #sameCodes}'s tier for "every tier" */
     private static final int ALL_TIERS = -1;
@@ -40,7 +40,7 @@ final class OwnerSets {
      * change of either ({@link #changed}). With {@link NodeStore#inLineRun} it marks runs of blocks with the same
      * holders, which a walk takes without an intersection.
      */
-    private long[][] same = new long[16][];
+    private long[][] same = new long[NodeStore.FIRST_PAGES][];
 
     /** nodes from here on have their {@link #same} bits deferred ({@link #deferSame}); MAX_VALUE: none */
     private int sameFrom = Integer.MAX_VALUE;
