@@ -619,8 +619,7 @@ final class NodeStore {
      * blocks {@code [from, to)}; false (and nothing loaded) when there are fewer than two.
      *
      * <p>A live store stops here, without loading the nodes the home slots name: on the conversation trace that pass
-     * cost the writer about 7 % more CPU per write block op than it saved (ADR 0001, "Tenth round"); the finds' own
-     * node loads then overlap with the loop's other work.
+     * cost the writer about 7 % more CPU per write block op than it saved (ADR 0001, "Tenth round"; why, not known).
      */
     boolean prefetchSlots(long[] blockHashes, long[] localHashes, int from, int to, boolean prefixKnown, int prefix) {
         int n = to - from;
