@@ -599,15 +599,39 @@ final class NodeStore {
     /**
      * Loads what a writer's finds and creates of these blocks, one by one, will read, in passes of independent loads
      * so that their cache misses overlap instead of following one another: each block hash's home slot, then the
-     * node its first entry names when the fingerprint agrees; with {@code prefixKnown}, also the prefix-table slot
-     * each block would be inserted at if new, its content prefix chained from {@code prefix} (the parent's, or
-     * {@link ContentPrefix#ROOT}). A wrong guess (the block exists, or exists with another prefix) wastes one load.
-     * {@code localHashes} may be null when {@code !prefixKnown}. Only the blocks {@code [from, to)} of the arrays.
+     * node its first entry names when the fingerprint agrees ({@link #prefetchSlots} and a pass over those nodes): for
+     * recovery's staging, whose finds mostly hit. A live store takes {@link #prefetchSlots} alone, a remove
+     * {@link #prefetchRemove}.
      */
     void prefetch(long[] blockHashes, long[] localHashes, int from, int to, boolean prefixKnown, int prefix) {
+        if (!prefetchSlots(blockHashes, localHashes, from, to, prefixKnown, prefix)) {
+            return;
+        }
+        long nodeSink = 0;
+        for (int i = 0; i < to - from; i++) {
+            int entry = byBlockHash.at(homes[i]);
+            if (entry != 0 && NodeTable.mayHold(entry, blockHashSlot(blockHashes[from + i]))) {
+                int node = NodeTable.node(entry);
+                nodeSink += hashes[node >>> PAGE_BITS][STRIDE * (node & OFFSET_MASK) + OWNERS];
+            }
+        }
+        prefetched += nodeSink; // a use, so the loads are kept
+    }
+
+    /**
+     * The table slots of {@link #prefetch}: each block hash's home slot (into {@link #homes}) and, with
+     * {@code prefixKnown}, the prefix-table slot each block would be inserted at if new, its content prefix chained
+     * from {@code prefix} (the parent's, or {@link ContentPrefix#ROOT}); a wrong guess (the block exists, or exists
+     * with another prefix) wastes one load. {@code localHashes} may be null when {@code !prefixKnown}. Only the
+     * blocks {@code [from, to)}; false (and nothing loaded) when there are fewer than two.
+     *
+     * <p>A live store stops here, without loading the nodes the home slots name: on the conversation trace that pass
+     * cost the writer about 7 % more CPU per write block op than it saved (ADR 0001, "Tenth round"; why, not known).
+     */
+    boolean prefetchSlots(long[] blockHashes, long[] localHashes, int from, int to, boolean prefixKnown, int prefix) {
         int n = to - from;
         if (n < 2) {
-            return; // nothing to overlap
+            return false; // nothing to overlap
         }
         if (homes.length < n) {
             homes = new int[Math.max(n, homes.length * 2)];
@@ -624,27 +648,19 @@ final class NodeStore {
                 sink += byPrefix.at(byPrefix.home(ContentPrefix.tableHash(p)));
             }
         }
-        long nodeSink = 0;
-        for (int i = 0; i < n; i++) {
-            int entry = byBlockHash.at(homes[i]);
-            if (entry != 0 && NodeTable.mayHold(entry, blockHashSlot(blockHashes[from + i]))) {
-                int node = NodeTable.node(entry);
-                nodeSink += hashes[node >>> PAGE_BITS][STRIDE * (node & OFFSET_MASK) + OWNERS];
-            }
-        }
-        prefetched = sink + nodeSink; // a use, so the loads are kept
+        prefetched = sink; // a use, so the loads are kept
+        return true;
     }
 
     /**
-     * {@link #prefetch} for a remove of these blocks, plus the prefix-table slot of each node found: a remove that
-     * takes a node's last owner frees it, and the free reads that slot (the prefix sits in the owner word's long,
-     * which the node load above brought in).
+     * {@link #prefetchSlots} for a remove of these blocks, then the node each home slot's entry names when its
+     * fingerprint agrees and that node's prefix-table slot: a remove that takes a node's last owner frees it, and the
+     * free reads that slot (the prefix sits in the owner word's long).
      */
     void prefetchRemove(long[] blockHashes) {
-        if (blockHashes.length < 2) {
-            return; // nothing to overlap (and prefetch filled no homes)
+        if (!prefetchSlots(blockHashes, null, 0, blockHashes.length, false, 0)) {
+            return; // nothing to overlap (and no homes filled)
         }
-        prefetch(blockHashes, null, 0, blockHashes.length, false, 0);
         int sink = 0;
         for (int i = 0; i < blockHashes.length; i++) {
             int entry = byBlockHash.at(homes[i]);

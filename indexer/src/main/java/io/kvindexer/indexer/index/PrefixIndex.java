@@ -155,7 +155,7 @@ final class PrefixIndex {
         int slot = slots.intern(worker);
         int code = MembershipCode.of(slot, tier);
         boolean rooted = !op.hasParent() || previous != NodeStore.NONE && nodes.isResolved(previous);
-        nodes.prefetch(
+        nodes.prefetchSlots(
                 blockHashes,
                 op.localHashes(),
                 0,
