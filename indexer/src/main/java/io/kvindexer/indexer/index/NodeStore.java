@@ -597,14 +597,14 @@ final class NodeStore {
     }
 
     /**
-     * Loads what a writer's finds and creates of these blocks, one by one, will read, in passes of independent loads
-     * so that their cache misses overlap instead of following one another: each block hash's home slot, then the
-     * node its first entry names when the fingerprint agrees ({@link #prefetchSlots} and a pass over those nodes): for
+     * Loads what a writer's finds of these blocks, one by one, will read, in passes of independent loads so that
+     * their cache misses overlap instead of following one another: each block hash's home slot, then the node its
+     * first entry names when the fingerprint agrees ({@link #prefetchSlots} and a pass over those nodes): for
      * recovery's staging, whose finds mostly hit. A live store takes {@link #prefetchSlots} alone, a remove
-     * {@link #prefetchRemove}.
+     * {@link #prefetchRemove}. Only the blocks {@code [from, to)} of the array.
      */
-    void prefetch(long[] blockHashes, long[] localHashes, int from, int to, boolean prefixKnown, int prefix) {
-        if (!prefetchSlots(blockHashes, localHashes, from, to, prefixKnown, prefix)) {
+    void prefetch(long[] blockHashes, int from, int to) {
+        if (!prefetchSlots(blockHashes, null, from, to, false, 0)) {
             return;
         }
         long nodeSink = 0;

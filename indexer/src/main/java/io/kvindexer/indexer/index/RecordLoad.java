@@ -112,7 +112,7 @@ final class RecordLoad {
         while (to < end && records.hasParent()[to] && records.parentBlockHashes()[to] == blockHashes[to - 1]) {
             to++;
         }
-        nodes.prefetch(blockHashes, null, from, to, false, 0);
+        nodes.prefetch(blockHashes, from, to);
         return to;
     }
 
