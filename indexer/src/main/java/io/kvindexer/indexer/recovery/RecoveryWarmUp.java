@@ -60,6 +60,8 @@ final class RecoveryWarmUp {
     static final int MEMBERSHIPS = CHAINS / 2 * 2 * DEPTH + wideMemberships() + 2 * TWINS + WRAPPING;
     /** the time a first, cold round is assumed to take (a loaded 2-core machine: 200-300 ms) */
     private static final long FIRST_ROUND_NANOS = 250_000_000L;
+    /** rounds from memory before any over loopback */
+    private static final int MEMORY_ROUNDS = 2;
 
     private RecoveryWarmUp() {}
 
@@ -75,15 +77,22 @@ final class RecoveryWarmUp {
         int fetched = 0;
         try {
             byte[] dump = dump();
-            server = serve(dump);
             // no peers, no delay: only its fetch is used, against the loopback server
             PeerRecovery fetcher = new PeerRecovery(List.of(), indexers, Duration.ZERO, Duration.ofSeconds(10));
-            String url = server == null ? null : url(server.getAddress());
+            String url = null;
             long last = FIRST_ROUND_NANOS;
             int rounds = 0;
             while (untilNanos - System.nanoTime() > last) {
                 long t0 = System.nanoTime();
-                if (url != null && client.isDone() && !client.isCompletedExceptionally()) {
+                // the reader and staging first: their compilations queue before the client's
+                if (rounds >= MEMORY_ROUNDS
+                        && server == null
+                        && client.isDone()
+                        && !client.isCompletedExceptionally()) {
+                    server = serve(dump);
+                    url = server == null ? null : url(server.getAddress());
+                }
+                if (url != null) {
                     fetcher.recoverFrom(client.join(), url);
                     fetched++;
                 } else {
