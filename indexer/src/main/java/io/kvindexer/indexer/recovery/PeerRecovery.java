@@ -11,7 +11,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * Startup recovery from peers ({@code docs/compatibility.md}, "Startup, recovery and readiness"): wait a moment so
@@ -98,14 +97,11 @@ public final class PeerRecovery {
         // the client first, then what is left of the delay: a fresh JVM takes a few hundred ms to set up the JDK's
         // TLS defaults (the client does even for http:// peers), which then no longer delay the first request
         // meanwhile a made-up dump warms the reader and the staging up (RecoveryWarmUp), on a thread of its own
-        // and, once the client is built, fetches it over loopback with that client
-        CompletableFuture<HttpClient> built = new CompletableFuture<>();
         Thread warmUp = Thread.ofPlatform()
                 .name("recovery-warm-up")
                 .daemon()
-                .start(() -> RecoveryWarmUp.run(indexers, waitUntil, built));
+                .start(() -> RecoveryWarmUp.run(indexers, waitUntil));
         try (HttpClient client = PeerHttpClients.create(timeout, caFile)) {
-            built.complete(client);
             warmUp.join();
             long left = waitUntil - System.nanoTime();
             if (left > 0) {

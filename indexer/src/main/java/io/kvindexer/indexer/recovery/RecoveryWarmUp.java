@@ -1,21 +1,14 @@
 package io.kvindexer.indexer.recovery;
 
-import com.sun.net.httpserver.HttpServer;
 import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
-import io.kvindexer.indexer.dump.BinaryDump;
 import io.kvindexer.indexer.dump.BinaryDumpWriter;
 import io.kvindexer.indexer.index.Indexers;
 import it.unimi.dsi.fastutil.HashCommon;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.http.HttpClient;
-import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * What a restarted replica does while it waits out its recovery delay: a small made-up binary dump goes through the
@@ -24,11 +17,6 @@ import java.util.concurrent.CompletableFuture;
  * interpreter. Nothing of it reaches a live index. It runs beside the client's set-up (a thread of its own), and a
  * round starts only while more than the last one's time is left of the delay (each round is faster than the one
  * before, a warm one takes a few ms), so it holds back the first request by a round at most.
- *
- * <p>Once the recovery's HTTP client is built, a round fetches the dump with it, as a peer's is fetched ({@link
- * PeerRecovery#recoverFrom}), from a JDK server on an ephemeral loopback port that lives as long as the warm-up: the
- * client's receive path and the input stream the reader pulls frames from are then warm too. Until then, or when that
- * server cannot start, a round reads the dump from memory.
  */
 final class RecoveryWarmUp {
 
@@ -60,90 +48,34 @@ final class RecoveryWarmUp {
     static final int MEMBERSHIPS = CHAINS / 2 * 2 * DEPTH + wideMemberships() + 2 * TWINS + WRAPPING;
     /** the time a first, cold round is assumed to take (a loaded 2-core machine: 200-300 ms) */
     private static final long FIRST_ROUND_NANOS = 250_000_000L;
-    /** rounds from memory before any over loopback */
-    private static final int MEMORY_ROUNDS = 2;
 
     private RecoveryWarmUp() {}
 
-    /**
-     * Stages the made-up dump into throwaway indexes over and over until {@code untilNanos} is near, fetching it with
-     * {@code client} once that is complete; returns the rounds that fetched it.
-     */
-    static int run(Indexers indexers, long untilNanos, CompletableFuture<HttpClient> client) {
+    /** Stages the made-up dump into throwaway indexes over and over until {@code untilNanos} is near. */
+    static void run(Indexers indexers, long untilNanos) {
         if (untilNanos - System.nanoTime() <= FIRST_ROUND_NANOS) {
-            return 0;
+            return;
         }
-        HttpServer server = null;
-        int fetched = 0;
         try {
             byte[] dump = dump();
-            // no peers, no delay: only its fetch is used, against the loopback server
-            PeerRecovery fetcher = new PeerRecovery(List.of(), indexers, Duration.ZERO, Duration.ofSeconds(10));
-            String url = null;
             long last = FIRST_ROUND_NANOS;
             int rounds = 0;
             while (untilNanos - System.nanoTime() > last) {
                 long t0 = System.nanoTime();
-                // the reader and staging first: their compilations queue before the client's
-                if (rounds >= MEMORY_ROUNDS
-                        && server == null
-                        && client.isDone()
-                        && !client.isCompletedExceptionally()) {
-                    server = serve(dump);
-                    url = server == null ? null : url(server.getAddress());
-                }
-                if (url != null) {
-                    fetcher.recoverFrom(client.join(), url);
-                    fetched++;
-                } else {
-                    BinaryDumpApplier.stage(
-                            new ByteArrayInputStream(dump),
-                            indexers,
-                            10_000,
-                            "the recovery warm-up",
-                            Integer.toString(BLOCKS));
-                }
+                BinaryDumpApplier.stage(
+                        new ByteArrayInputStream(dump),
+                        indexers,
+                        10_000,
+                        "the recovery warm-up",
+                        Integer.toString(BLOCKS));
                 last = System.nanoTime() - t0;
                 rounds++;
             }
-            LOG.log(System.Logger.Level.DEBUG, "recovery warm-up: {0} rounds, {1} over loopback", rounds, fetched);
+            LOG.log(System.Logger.Level.DEBUG, "recovery warm-up: {0} rounds", rounds);
         } catch (IOException | RuntimeException e) {
             LOG.log(System.Logger.Level.DEBUG, "recovery warm-up stopped: {0}", e.toString());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } finally {
-            if (server != null) {
-                server.stop(0);
-            }
-        }
-        return fetched;
-    }
-
-    private static String url(InetSocketAddress address) {
-        String host = address.getAddress().getHostAddress();
-        return "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + address.getPort();
-    }
-
-    /**
-     * A server of {@code dump} on an ephemeral loopback port, as a peer serves its {@code /dump} (chunked, the binary
-     * media type, the blocks header); null when it cannot start (a runtime without {@code jdk.httpserver}).
-     */
-    private static HttpServer serve(byte[] dump) {
-        try {
-            HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-            server.createContext("/dump", exchange -> {
-                try (exchange) {
-                    exchange.getResponseHeaders().set("Content-Type", BinaryDump.MEDIA_TYPE);
-                    exchange.getResponseHeaders().set(BinaryDump.BLOCKS_HEADER, Integer.toString(BLOCKS));
-                    exchange.sendResponseHeaders(200, 0);
-                    exchange.getResponseBody().write(dump);
-                }
-            });
-            server.start();
-            return server;
-        } catch (IOException | LinkageError e) {
-            LOG.log(System.Logger.Level.DEBUG, "recovery warm-up from memory only: {0}", e.toString());
-            return null;
         }
     }
 

@@ -9,14 +9,12 @@ import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
 import it.unimi.dsi.fastutil.HashCommon;
 import java.io.ByteArrayInputStream;
-import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 
 /** The warm-up a replica runs in its recovery delay: a whole, valid dump, staged and never installed. */
@@ -146,26 +144,9 @@ class RecoveryWarmUpTest {
     void noDelayNoWarmUp() throws Exception {
         try (Indexers indexers = new Indexers(IndexOptions.defaults())) {
             long t0 = System.nanoTime();
-            assertThat(RecoveryWarmUp.run(indexers, System.nanoTime(), new CompletableFuture<>()))
-                    .isZero();
+            RecoveryWarmUp.run(indexers, System.nanoTime());
             assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofMillis(100));
             assertThat(indexers.all()).isEmpty();
-        }
-    }
-
-    /** With the recovery's client built, the warm-up fetches its dump over loopback with it, as a peer's is fetched. */
-    @Test
-    void withTheClientBuiltTheWarmUpFetchesOverLoopback() throws Exception {
-        try (Indexers indexers = new Indexers(IndexOptions.defaults());
-                HttpClient client = PeerHttpClients.create(Duration.ofSeconds(10), null)) {
-            int fetched = RecoveryWarmUp.run(
-                    indexers,
-                    System.nanoTime() + Duration.ofSeconds(2).toNanos(),
-                    CompletableFuture.completedFuture(client));
-            assertThat(fetched).isPositive();
-            assertThat(indexers.all())
-                    .as("the warm-up's staged indexes are never installed")
-                    .isEmpty();
         }
     }
 }
