@@ -11,6 +11,7 @@ import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
+import io.kvindexer.indexer.expiry.ExpiryPolicy;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.ingest.InflightBytes;
 import io.kvindexer.indexer.ingest.IngestSettings;
@@ -20,8 +21,10 @@ import io.kvindexer.indexer.sim.SimEvent;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -46,8 +49,15 @@ class FailedWriteTest {
 
     /** Instance 1 (ranks 0 and 1 on one stream) and instance 2, each holding a chain, every listener exact. */
     private EngineSimulator[] twoIndexedEngines() throws Exception {
-        app = resources.add(IndexerApp.start(IndexerConfig.defaults()
-                .with(c -> c.ingest = new IngestSettings(InflightBytes.defaultBudget(), Duration.ofMinutes(1)))));
+        return twoIndexedEngines(c -> {});
+    }
+
+    /** The same, with {@code config} set on the indexer's configuration as well. */
+    private EngineSimulator[] twoIndexedEngines(Consumer<IndexerConfig.Draft> config) throws Exception {
+        app = resources.add(IndexerApp.start(IndexerConfig.defaults().with(c -> {
+            c.ingest = new IngestSettings(InflightBytes.defaultBudget(), Duration.ofMinutes(1));
+            config.accept(c);
+        })));
         http = resources.add(new HttpTestClient(app.baseUrl()));
         EngineSimulator one = engine();
         EngineSimulator two = engine();
@@ -135,6 +145,66 @@ class FailedWriteTest {
     }
 
     @Test
+    void aFailedBlockExpiryDropsTheWorkerAndDegradesItsListenerThoughNoBatchOfItsFailed() throws Exception {
+        EngineSimulator[] engines =
+                twoIndexedEngines(c -> c.expiry = new ExpiryPolicy(Map.of(StorageTier.DISK, Duration.ofSeconds(5)), 0));
+        EngineSimulator one = engines[0];
+        one.storeSequence(range(801, 808), BLOCK, "DISK", null).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE).until(() -> diskBlocks(1) == 2);
+        assertThat(exactness(1)).isEqualTo("exact");
+        // the worker's next write is the expiry of its disk chain, due on the writer thread in about 5 s
+        index().failNextWrite(new WorkerKey(1, 0), 0, false);
+        await().atMost(PATIENCE).until(() -> failures() == 1);
+
+        JsonNode listener = listener(1);
+        assertThat(listener.get("exactness").asText()).isEqualTo("degraded");
+        assertThat(listener.get("exactness_reason").asText())
+                .contains("no listener delivered", "injected write failure", "dropped the blocks of dp_rank 0");
+        assertThat(score(range(1, 8), 1, 0))
+                .as("the device chain the failed expiry did not touch is dropped with the rest of the rank")
+                .isZero();
+        assertThat(score(range(101, 108), 1, 1)).as("rank 1 of the same stream").isGreaterThan(0);
+        JsonNode answer = query(range(1, 8));
+        assertThat(answer.at("/instances/1/exact").asBoolean()).isFalse();
+        assertThat(answer.at("/instances/2/exact").asBoolean()).isTrue();
+
+        one.publish(List.of(EngineSimulator.cleared())).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE).until(() -> "exact".equals(exactness(1)));
+        assertThat(failures()).isEqualTo(1);
+    }
+
+    @Test
+    void aFailedReattachAfterTheUnregisterGraceDegradesTheListenerThatRegisteredAgain() throws Exception {
+        EngineSimulator[] engines = twoIndexedEngines(c -> c.unregisterGrace = Duration.ofMinutes(1));
+        EngineSimulator one = engines[0];
+        http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}").assertStatus(200);
+        assertThat(score(range(1, 8), 1, 0)).as("detached: no answer names it").isZero();
+        // instance 2 keeps the index: the reattach is the next write of (1, 0) there, applied in part, then failing
+        index().failNextWrite(new WorkerKey(1, 0), 1, false);
+        register(1, one);
+        await().atMost(PATIENCE).until(() -> failures() == 1);
+        await().atMost(PATIENCE).until(() -> "degraded".equals(exactness(1)));
+
+        assertThat(listener(1).get("exactness_reason").asText())
+                .contains("no listener delivered", "injected write failure", "dropped the blocks of dp_rank 0");
+        app.indexers().flushAll().get(30, TimeUnit.SECONDS);
+        assertThat(blocksOf(index(), new WorkerKey(1, 0)))
+                .as("neither the reattached half nor the rest is claimed")
+                .isZero();
+        JsonNode answer = query(range(1, 8));
+        assertThat(answer.at("/instances/2/exact").asBoolean()).isTrue();
+        assertThat(answer.at("/scores/2/0").asInt()).isGreaterThan(0);
+
+        // the stream goes on: new blocks index, still not exact until the engine clears the rank
+        one.storeSequence(range(901, 908), BLOCK).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE).until(() -> score(range(901, 908), 1, 0) > 0);
+        assertThat(query(range(901, 908)).at("/instances/1/exact").asBoolean()).isFalse();
+        one.publish(List.of(EngineSimulator.cleared())).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE).until(() -> "exact".equals(exactness(1)));
+        assertThat(failures()).isEqualTo(1);
+    }
+
+    @Test
     void aFailedWriteWithoutAListenerStillDropsItsWorkerAndOnlyIt() throws Exception {
         try (Indexers indexers = new Indexers(IndexOptions.defaults())) {
             ModelIndex index = indexers.getOrCreate("m", "default", BLOCK);
@@ -160,6 +230,18 @@ class FailedWriteTest {
     }
 
     // ---- helpers -------------------------------------------------------------------------------------------
+
+    /** Disk-tier blocks of (instance, rank 0) in {@code /dump}. */
+    private long diskBlocks(long instance) {
+        app.indexers().flushAll().join();
+        long[] n = {0};
+        index().dump((w, tier, hasParent, parent, block, local) -> {
+            if (w.equals(new WorkerKey(instance, 0)) && tier == StorageTier.DISK) {
+                n[0]++;
+            }
+        });
+        return n[0];
+    }
 
     private ModelIndex index() {
         return app.indexers().get("m", "default").orElseThrow();
