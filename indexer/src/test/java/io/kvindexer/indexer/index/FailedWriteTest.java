@@ -89,10 +89,7 @@ class FailedWriteTest {
                 .get(30, TimeUnit.SECONDS);
         await().atMost(PATIENCE).until(() -> failures() == 1);
 
-        JsonNode listener = listener(1);
-        assertThat(listener.get("exactness").asText()).isEqualTo("degraded");
-        assertThat(listener.get("exactness_reason").asText())
-                .contains("index write of batch seq", "injected write failure", "dropped the blocks of dp_rank 1");
+        assertDegraded(1, "index write of batch seq", "dropped the blocks of dp_rank 1");
         assertThat(score(range(101, 108), 1, 1))
                 .as("what rank 1 stored before the failure is gone")
                 .isZero();
@@ -156,10 +153,7 @@ class FailedWriteTest {
         index().failNextWrite(new WorkerKey(1, 0), 0, false);
         await().atMost(PATIENCE).until(() -> failures() == 1);
 
-        JsonNode listener = listener(1);
-        assertThat(listener.get("exactness").asText()).isEqualTo("degraded");
-        assertThat(listener.get("exactness_reason").asText())
-                .contains("no listener delivered", "injected write failure", "dropped the blocks of dp_rank 0");
+        assertDegraded(1, "no listener delivered", "dropped the blocks of dp_rank 0");
         assertThat(score(range(1, 8), 1, 0))
                 .as("the device chain the failed expiry did not touch is dropped with the rest of the rank")
                 .isZero();
@@ -184,9 +178,7 @@ class FailedWriteTest {
         register(1, one);
         await().atMost(PATIENCE).until(() -> failures() == 1);
         await().atMost(PATIENCE).until(() -> "degraded".equals(exactness(1)));
-
-        assertThat(listener(1).get("exactness_reason").asText())
-                .contains("no listener delivered", "injected write failure", "dropped the blocks of dp_rank 0");
+        assertDegraded(1, "no listener delivered", "dropped the blocks of dp_rank 0");
         app.indexers().flushAll().get(30, TimeUnit.SECONDS);
         assertThat(blocksOf(index(), new WorkerKey(1, 0)))
                 .as("neither the reattached half nor the rest is claimed")
@@ -293,6 +285,15 @@ class FailedWriteTest {
             }
         }
         throw new AssertionError("instance " + id + " not in /workers");
+    }
+
+    /** The instance's listener is degraded by the injected failure, its reason naming {@code parts} too. */
+    private void assertDegraded(long id, String... parts) {
+        JsonNode listener = listener(id);
+        assertThat(listener.get("exactness").asText()).isEqualTo("degraded");
+        assertThat(listener.get("exactness_reason").asText())
+                .contains("injected write failure")
+                .contains(parts);
     }
 
     private String exactness(long id) {

@@ -5,9 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.ingest.Exactness;
 import io.kvindexer.indexer.ingest.ExactnessState;
-import io.kvindexer.indexer.ingest.ListenerSnapshot;
+import io.kvindexer.indexer.ingest.IdleListener;
 import io.kvindexer.indexer.ingest.ListenerSpec;
-import io.kvindexer.indexer.ingest.RunningListener;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -70,30 +69,8 @@ class ExactnessBoardTest {
     }
 
     private static Rank rank(long instance, int dpRank) {
-        Exactness exactness = new Exactness(Duration.ofMinutes(1));
-        return new Rank(new ListenerSpec(instance, dpRank, "tcp://127.0.0.1:1", null), new RunningListener() {
-            @Override
-            public ListenerSnapshot snapshot() {
-                throw new UnsupportedOperationException("not read by the board");
-            }
-
-            @Override
-            public Exactness exactness() {
-                return exactness;
-            }
-
-            @Override
-            public boolean pause() {
-                return false;
-            }
-
-            @Override
-            public boolean resume() {
-                return false;
-            }
-
-            @Override
-            public void close() {}
-        });
+        ListenerSpec spec = new ListenerSpec(instance, dpRank, "tcp://127.0.0.1:1", null);
+        return new Rank(
+                spec, new IdleListener(IdleListener.pending(spec).snapshot(), new Exactness(Duration.ofMinutes(1))));
     }
 }
