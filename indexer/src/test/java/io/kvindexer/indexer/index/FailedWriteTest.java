@@ -9,13 +9,21 @@ import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.TestResources;
 import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.expiry.ExpiryPolicy;
 import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.ingest.Exactness;
+import io.kvindexer.indexer.ingest.ExactnessState;
+import io.kvindexer.indexer.ingest.IdleListener;
 import io.kvindexer.indexer.ingest.InflightBytes;
 import io.kvindexer.indexer.ingest.IngestSettings;
+import io.kvindexer.indexer.ingest.SequenceWatermark;
 import io.kvindexer.indexer.metrics.MetricsEndpointTest;
+import io.kvindexer.indexer.registry.ListenerFactory;
+import io.kvindexer.indexer.registry.Registration;
+import io.kvindexer.indexer.registry.WorkerRegistry;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.SimEvent;
 import java.time.Duration;
@@ -23,6 +31,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.IntStream;
@@ -33,7 +42,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * A failed index write leaves no partial index behind: against a real indexer and simulated engines over ZeroMQ, a
  * batch that throws half-way ({@link ModelIndex#failNextWrite}) drops every block of its worker rank (what it had
  * stored before and the half it applied), degrades that listener until the rank's {@code AllBlocksCleared}, leaves
- * the instance's other rank and other instances alone, is counted once, and later events index again.
+ * the instance's other rank and other instances alone, is counted once, and later events index again. A write no
+ * listener delivered (block expiry, a reattach after {@code --unregister-grace}, recovery's adopt) degrades the
+ * listener of its worker just the same, through the registry's hook ({@link Indexers#onFailedWrite}).
  */
 class FailedWriteTest {
 
@@ -194,6 +205,40 @@ class FailedWriteTest {
         one.publish(List.of(EngineSimulator.cleared())).get(30, TimeUnit.SECONDS);
         await().atMost(PATIENCE).until(() -> "exact".equals(exactness(1)));
         assertThat(failures()).isEqualTo(1);
+    }
+
+    @Test
+    void aFailedAdoptOfRecoveredBlocksDegradesTheListenerRestoredForThatWorker() throws Exception {
+        Map<Long, Exactness> listeners = new ConcurrentHashMap<>();
+        ListenerFactory factory = (spec, watermark, sink) -> new IdleListener(
+                IdleListener.pending(spec).snapshot(),
+                listeners.computeIfAbsent(spec.instanceId(), id -> new Exactness(Duration.ofMinutes(1))));
+        try (Indexers indexers = new Indexers(IndexOptions.defaults());
+                WorkerRegistry registry = new WorkerRegistry(indexers, factory)) {
+            registry.register(new Registration(1, "tcp://127.0.0.1:5001", "m", "default", BLOCK, 0, null, null));
+            ModelIndex live = indexers.getOrCreate("m", "default", BLOCK);
+            live.submit(new WorkerKey(1, 0), List.of(stored(range(1, 8)))); // not empty: adopt submits the ops
+            ModelIndex staged = indexers.detached("m", "default", BLOCK);
+            WorkerKey recovered = new WorkerKey(2, 0);
+            staged.submit(recovered, List.of(stored(range(1, 8)), stored(range(11, 18))));
+            indexers.flushAll().get(30, TimeUnit.SECONDS);
+            registry.beginRecovery();
+
+            live.failNextWrite(recovered, 1, false);
+            SavedRegistration saved = new SavedRegistration(
+                    2, 0, "tcp://127.0.0.1:5002", null, null, "m", "default", BLOCK, SequenceWatermark.UNSET);
+            assertThat(registry.finishRecovery(List.of(saved), () -> live.adopt(staged)))
+                    .isOne();
+            indexers.flushAll().get(30, TimeUnit.SECONDS);
+
+            assertThat(indexers.writeFailures()).isEqualTo(1);
+            assertThat(blocksOf(live, recovered)).isZero();
+            assertThat(blocksOf(live, new WorkerKey(1, 0))).isEqualTo(2);
+            assertThat(listeners.get(2L).read().state()).isEqualTo(ExactnessState.DEGRADED);
+            assertThat(listeners.get(2L).read().reason()).contains("no listener delivered", "dp_rank 0");
+            assertThat(registry.exact(2)).isFalse();
+            assertThat(registry.exact(1)).isTrue();
+        }
     }
 
     @Test
