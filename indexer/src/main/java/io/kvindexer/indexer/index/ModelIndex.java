@@ -224,7 +224,8 @@ public final class ModelIndex {
      * A write that throws may have applied part of its ops (a chain half stored, a removal half done), so the index
      * can no longer vouch for the worker's blocks: {@code failed} (null for a write no listener delivered: the index's
      * {@link FailedWrite} hook) hears of it (the listener stops saying exact), then they are dropped on this thread,
-     * before the worker's next write, as an unrecoverable gap drops them. The failure is rethrown for the writers to count and log; a drop that fails too is attached to it, never retried.
+     * before the worker's next write, as an unrecoverable gap drops them. The failure is rethrown for the writers to
+     * count and log; a drop that fails too is attached to it, never retried.
      */
     private void applyOrDrop(int thread, WorkerKey worker, List<IndexOp> ops, Consumer<Throwable> failed) {
         try {
