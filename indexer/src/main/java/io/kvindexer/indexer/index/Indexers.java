@@ -2,9 +2,11 @@ package io.kvindexer.indexer.index;
 
 import java.util.Comparator;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 /**
  * The map (model, tenant) → {@link ModelIndex}. The first registration fixes an index's block size. Every index
@@ -36,6 +38,8 @@ public final class Indexers implements AutoCloseable {
     private final IndexWriters writers;
     private final AppliedOps observer;
     private final ConcurrentHashMap<Key, ModelIndex> indexes = new ConcurrentHashMap<>();
+    /** told of every failed write no listener delivered, in any index of this map ({@link #onFailedWrite}) */
+    private volatile Consumer<FailedWrite> failedWrites = failure -> {};
 
     public Indexers(IndexOptions options) {
         this(options, null);
@@ -50,11 +54,26 @@ public final class Indexers implements AutoCloseable {
 
     public ModelIndex getOrCreate(String model, String tenant, int blockSize) throws BlockSizeMismatchException {
         ModelIndex index = indexes.computeIfAbsent(
-                new Key(model, tenant), k -> new ModelIndex(model, tenant, blockSize, options, writers, observer));
+                new Key(model, tenant),
+                k -> new ModelIndex(model, tenant, blockSize, options, writers, observer, this::writeFailed));
         if (index.blockSize() != blockSize) {
             throw new BlockSizeMismatchException(index.blockSize(), blockSize, model, tenant);
         }
         return index;
+    }
+
+    /**
+     * Who owns the workers' streams (the registry) hears here of every write of any index of this map that failed
+     * with no listener to tell (recovery's adopt, a reattach, block expiry), on the writer thread, before the index
+     * drops the worker's blocks (the writers count and log it after): it must not wait for anything that waits for
+     * the writers.
+     */
+    public void onFailedWrite(Consumer<FailedWrite> hook) {
+        failedWrites = Objects.requireNonNull(hook, "hook");
+    }
+
+    private void writeFailed(FailedWrite failure) {
+        failedWrites.accept(failure);
     }
 
     /** A new index with this map's options and writers that is not in the map: peer recovery stages into it. */

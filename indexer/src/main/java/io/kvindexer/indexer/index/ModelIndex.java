@@ -26,8 +26,8 @@ public final class ModelIndex {
     /** {@link #failNextWrite}: the next write of a worker fails after some of its ops */
     private record WriteFault(WorkerKey worker, int afterOps, boolean dropFails) {}
 
-    /** where a failed write that no listener delivered is reported: nowhere but the writers' count and log */
-    private static final Consumer<Throwable> NOBODY = failure -> {};
+    /** where a failed write that no listener delivered is reported when nobody owns the streams: nowhere */
+    private static final Consumer<FailedWrite> NOBODY = failure -> {};
 
     private final String modelName;
     private final String tenantId;
@@ -36,6 +36,8 @@ public final class ModelIndex {
     private final IndexWriters writers;
     /** told of every applied change (null: nobody listens, and nothing extra is done per write) */
     private final AppliedOps observer;
+    /** hears of a failed write that no listener delivered ({@link Indexers#onFailedWrite}) */
+    private final Consumer<FailedWrite> unheard;
     /** test seam, null unless a test armed it: read once per write */
     private volatile WriteFault fault;
     /** test seam: the worker whose drop after a failed write fails too (only the failure path reads it) */
@@ -45,7 +47,7 @@ public final class ModelIndex {
     private volatile ShardedIndex index;
 
     public ModelIndex(String modelName, String tenantId, int blockSize, IndexOptions options, IndexWriters writers) {
-        this(modelName, tenantId, blockSize, options, writers, null);
+        this(modelName, tenantId, blockSize, options, writers, null, NOBODY);
     }
 
     ModelIndex(
@@ -54,7 +56,8 @@ public final class ModelIndex {
             int blockSize,
             IndexOptions options,
             IndexWriters writers,
-            AppliedOps observer) {
+            AppliedOps observer,
+            Consumer<FailedWrite> unheard) {
         if (blockSize <= 0) {
             throw new IllegalArgumentException("block_size must be > 0, got " + blockSize);
         }
@@ -64,6 +67,7 @@ public final class ModelIndex {
         this.options = Objects.requireNonNull(options, "options");
         this.writers = Objects.requireNonNull(writers, "writers");
         this.observer = observer;
+        this.unheard = Objects.requireNonNull(unheard, "unheard");
         this.index = new ShardedIndex(Math.min(options.shards(), writers.size()));
     }
 
@@ -117,12 +121,13 @@ public final class ModelIndex {
 
     /**
      * Enqueues ready-made operations for one worker, applied in order (recovery and benchmarks use this); if applying
-     * them fails, the worker's blocks are dropped as for {@link #submit(WorkerKey, List, Runnable, Consumer)}.
+     * them fails, the worker's blocks are dropped as for {@link #submit(WorkerKey, List, Runnable, Consumer)} and the
+     * index's {@link FailedWrite} hook hears of it.
      */
     public void submitOps(WorkerKey worker, List<IndexOp> ops) {
         if (!ops.isEmpty()) {
             int thread = threadOf(worker.instanceId());
-            writers.executeOn(thread, () -> applyOrDrop(thread, worker, ops, NOBODY));
+            writers.executeOn(thread, () -> applyOrDrop(thread, worker, ops, null));
         }
     }
 
@@ -180,15 +185,16 @@ public final class ModelIndex {
 
     /**
      * Enqueues ops that are decided on the worker's writer thread when their turn comes, after every write submitted
-     * before: what {@code due} returns then (possibly nothing) is applied at once, like {@link #submitOps}. Block
-     * expiry uses this, so a block stored again while its removal waited in the queue is not removed.
+     * before: what {@code due} returns then (possibly nothing) is applied at once, like {@link #submitOps} (a failure
+     * reaches the same hook). Block expiry uses this, so a block stored again while its removal waited in the queue is
+     * not removed.
      */
     public void submitWhenDue(WorkerKey worker, Supplier<List<IndexOp>> due) {
         int thread = threadOf(worker.instanceId());
         writers.executeOn(thread, () -> {
             List<IndexOp> ops = due.get();
             if (!ops.isEmpty()) {
-                applyOrDrop(thread, worker, ops, NOBODY);
+                applyOrDrop(thread, worker, ops, null);
             }
         });
     }
@@ -216,16 +222,21 @@ public final class ModelIndex {
 
     /**
      * A write that throws may have applied part of its ops (a chain half stored, a removal half done), so the index
-     * can no longer vouch for the worker's blocks: {@code failed} hears of it (the listener stops saying exact), then
-     * they are dropped on this thread, before the worker's next write, as an unrecoverable gap drops them. The
-     * failure is rethrown for the writers to count and log; a drop that fails too is attached to it, never retried.
+     * can no longer vouch for the worker's blocks: {@code failed} (null for a write no listener delivered: the index's
+     * {@link FailedWrite} hook) hears of it (the listener stops saying exact), then they are dropped on this thread,
+     * before the worker's next write, as an unrecoverable gap drops them. The failure is rethrown for the writers to
+     * count and log; a drop that fails too is attached to it, never retried.
      */
     private void applyOrDrop(int thread, WorkerKey worker, List<IndexOp> ops, Consumer<Throwable> failed) {
         try {
             applyOn(thread, worker, ops);
         } catch (RuntimeException | Error e) {
             try {
-                failed.accept(e);
+                if (failed != null) {
+                    failed.accept(e);
+                } else {
+                    unheard.accept(new FailedWrite(this, worker, e));
+                }
             } finally {
                 dropAfterFailure(thread, worker, e);
             }

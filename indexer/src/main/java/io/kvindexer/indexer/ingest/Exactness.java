@@ -114,6 +114,14 @@ public final class Exactness {
         publish();
     }
 
+    /**
+     * The index failed a write of {@code rank} that this listener did not deliver (recovery's adopt, a reattach, block
+     * expiry) and dropped that rank's blocks: degraded as for a lost batch, until the rank's {@code AllBlocksCleared}.
+     */
+    public void writeFailed(String why, int rank) {
+        lost(why, Set.of(rank));
+    }
+
     /** The engine sent {@code AllBlocksCleared} for {@code rank}: what it holds there is known again. */
     synchronized void cleared(int rank) {
         if (state != ExactnessState.DEGRADED) {

@@ -1,27 +1,68 @@
 package io.kvindexer.indexer.registry;
 
+import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.ingest.Exactness;
 import io.kvindexer.indexer.ingest.ExactnessState;
 import java.util.Collection;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Instance id → its listeners' {@link Exactness}, replaced whenever the instance's ranks change (under the
  * registry's lock) and read without a lock: a query asks it once per instance it names, so its cost is a map
- * lookup and one volatile read per rank, never a pass over the listeners.
+ * lookup and one volatile read per rank, never a pass over the listeners. It also routes an index write that failed
+ * with no listener to tell ({@link #writeFailed}) to the listener of that worker, now or when it registers.
  */
 final class ExactnessBoard {
 
     private final Map<Long, Exactness[]> byInstance = new ConcurrentHashMap<>();
+    /** the same listeners by registered rank, for {@link #writeFailed} */
+    private final Map<Long, Map<Integer, Exactness>> byRank = new ConcurrentHashMap<>();
+    /**
+     * Failed writes of workers no listener was registered for (recovery's adopt runs before the saved registrations
+     * are restored, a reattach before its listener starts): the reason, taken by the next registration of that worker
+     * rank. At most one per worker rank.
+     */
+    private final Map<WorkerKey, String> awaiting = new ConcurrentHashMap<>();
 
     void put(long instanceId, Collection<Rank> ranks) {
+        Map<Integer, Exactness> listeners = new HashMap<>();
+        ranks.forEach(r -> listeners.put(r.spec.dpRank(), r.exactness));
+        byRank.put(instanceId, Map.copyOf(listeners));
         byInstance.put(instanceId, ranks.stream().map(r -> r.exactness).toArray(Exactness[]::new));
+        // after the listeners are visible: a failure that did not find them left its reason here
+        listeners.forEach((rank, x) -> {
+            String why = awaiting.remove(new WorkerKey(instanceId, rank));
+            if (why != null) {
+                x.writeFailed(why, rank);
+            }
+        });
     }
 
     void remove(long instanceId) {
         byInstance.remove(instanceId);
+        byRank.remove(instanceId);
+    }
+
+    /**
+     * An index write of {@code worker} failed and its blocks were dropped: its listener is degraded for that rank. A
+     * rank with no listener of its own (its events come on another rank's stream, with their
+     * {@code data_parallel_rank}) degrades every listener of the instance, and the reason also waits for a
+     * registration of that rank, like the failure of a worker nobody listens to yet. On a writer thread, no lock.
+     */
+    void writeFailed(WorkerKey worker, String why) {
+        awaiting.put(worker, why); // first: a registration that lands meanwhile takes it in put
+        Map<Integer, Exactness> listeners = byRank.getOrDefault(worker.instanceId(), Map.of());
+        Exactness own = listeners.get(worker.dpRank());
+        if (own != null) {
+            if (awaiting.remove(worker, why)) { // else put took it
+                own.writeFailed(why, worker.dpRank());
+            }
+        } else {
+            listeners.values().forEach(x -> x.writeFailed(why, worker.dpRank()));
+        }
     }
 
     /** Every listener of the instance is exact now; false when it has none. */

@@ -3,6 +3,7 @@ package io.kvindexer.indexer.registry;
 import io.kvindexer.indexer.common.ServiceLimits;
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.dump.SavedRegistration;
+import io.kvindexer.indexer.index.FailedWrite;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.ingest.ExactnessState;
@@ -74,6 +75,26 @@ public final class WorkerRegistry implements AutoCloseable {
         this.listenerFactory = Objects.requireNonNull(listenerFactory);
         this.limits = Objects.requireNonNull(limits);
         this.grace = new UnregisterGrace(unregisterGrace, System::nanoTime);
+        indexers.onFailedWrite(this::writeFailed);
+    }
+
+    /**
+     * An index write that no listener delivered (recovery's adopt, a reattach, block expiry) failed and the index
+     * dropped the worker rank's blocks: its listener stops saying exact, as for a failed batch of its own. On the
+     * writer thread: the board needs no lock (the registry's lock may be held by one waiting for the writers).
+     */
+    private void writeFailed(FailedWrite f) {
+        String why = "index write of " + f.index().modelName() + "/" + f.index().tenantId()
+                + " that no listener delivered (recovery, a reattach or block expiry) failed (" + f.failure()
+                + "); dropped the blocks of dp_rank "
+                + Integer.toUnsignedString(f.worker().dpRank())
+                + ", live events rebuild them";
+        exactness.writeFailed(f.worker(), why);
+        LOG.log(
+                System.Logger.Level.WARNING,
+                "instance {0}: {1}",
+                Long.toUnsignedString(f.worker().instanceId()),
+                why);
     }
 
     /**

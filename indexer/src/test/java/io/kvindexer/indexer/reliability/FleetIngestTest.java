@@ -10,10 +10,9 @@ import io.kvindexer.indexer.common.ServiceLimits;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.Indexers;
+import io.kvindexer.indexer.ingest.IdleListener;
 import io.kvindexer.indexer.ingest.IngestPollers;
-import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ListenerStatus;
-import io.kvindexer.indexer.ingest.RunningListener;
 import io.kvindexer.indexer.registry.ListenerFactory;
 import io.kvindexer.indexer.registry.Registration;
 import io.kvindexer.indexer.registry.RegistryException;
@@ -127,25 +126,7 @@ class FleetIngestTest {
 
     @Test
     void aRegistrationAboveWhatTheProcessCanHoldIsAConflictNamingTheLimit() throws Exception {
-        ListenerFactory idle = (spec, watermark, sink) -> new RunningListener() {
-            @Override
-            public ListenerSnapshot snapshot() {
-                return new ListenerSnapshot(spec.endpoint(), ListenerStatus.PENDING, null, false, null);
-            }
-
-            @Override
-            public boolean pause() {
-                return false;
-            }
-
-            @Override
-            public boolean resume() {
-                return false;
-            }
-
-            @Override
-            public void close() {}
-        };
+        ListenerFactory idle = (spec, watermark, sink) -> IdleListener.pending(spec);
         try (Indexers indexers = new Indexers(IndexOptions.defaults());
                 WorkerRegistry registry = new WorkerRegistry(indexers, idle, ServiceLimits.DEFAULTS)) {
             registry.capListeners(2);
