@@ -23,10 +23,10 @@ final class AotTraining {
 
     static void run() {
         try (IndexerApp source = IndexerApp.start("--host", "127.0.0.1", "--port", "0");
-                Demo demo = Demo.start(source.workers()::register)) {
+                Demo demo = Demo.start(source.workers()::register);
+                HttpClient http = HttpClient.newHttpClient()) {
             demo.burst(BURST);
             source.indexers().flushAll().join();
-            HttpClient http = HttpClient.newHttpClient();
             String query = "{\"model_name\":\"" + Demo.MODEL + "\",\"token_ids\":["
                     + Arrays.stream(demo.exampleQuery())
                             .mapToObj(Integer::toString)
