@@ -56,6 +56,12 @@ public final class RecoveryBench extends IndexerBench<RecoveryBench.Rep> {
                     + " flight recording and logging)")
     String replicaJvmOpts = "";
 
+    @Option(
+            names = "--replica-jar",
+            description = "with --fresh-replica: the product jar put first on the replica's class path, as the service"
+                    + " launches it (an AOT cache trained with `java -jar` on that jar then applies)")
+    String replicaJar;
+
     /**
      * One recovery: memberships copied, seconds, the dump fetch alone, and the JIT compilers' time meanwhile (in the
      * replica's JVM; with the replica in this one, the source's compilations too).
@@ -198,7 +204,9 @@ public final class RecoveryBench extends IndexerBench<RecoveryBench.Rep> {
                 .toList());
         cmd.addAll(List.of(
                 "-cp",
-                System.getProperty("java.class.path"),
+                replicaJar == null
+                        ? System.getProperty("java.class.path")
+                        : replicaJar + java.io.File.pathSeparator + System.getProperty("java.class.path"),
                 FreshReplica.class.getName(),
                 sourceUrl,
                 format,

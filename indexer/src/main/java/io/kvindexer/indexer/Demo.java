@@ -87,6 +87,15 @@ final class Demo implements AutoCloseable {
         }
     }
 
+    /** {@code requests} more requests at once, spread over the engines as the traffic loop spreads them. */
+    void burst(int requests) {
+        Random random = new Random(7);
+        for (int i = 0; i < requests; i++) {
+            int[] convo = conversation(1000 + i, 16 + random.nextInt(112));
+            serve(i % ENGINES, random.nextInt(4) == 0 ? convo : concat(systemPrompt(), convo));
+        }
+    }
+
     /** Three ready-to-paste curl lines for this server. */
     String curls(String base) {
         String tokens = IntStream.of(exampleQuery).mapToObj(Integer::toString).collect(Collectors.joining(","));

@@ -35,8 +35,11 @@ import picocli.CommandLine.Option;
         })
 public final class IndexerCli {
 
-    /** What {@link #parse} found: either a config to run, or the help/version text that was asked for. */
-    public record Parsed(IndexerConfig config, String helpText) {}
+    /**
+     * What {@link #parse} found: either a config to run, or the help/version text that was asked for; {@code
+     * aotTraining}: run {@link AotTraining} instead of serving.
+     */
+    public record Parsed(IndexerConfig config, String helpText, boolean aotTraining) {}
 
     @Option(
             names = "--port",
@@ -120,6 +123,12 @@ public final class IndexerCli {
             description = "request body limit of /query and /query_by_hash (default: ${DEFAULT-VALUE}, as Dynamo)")
     long maxQueryBodyBytes = IndexerConfig.DEFAULT_MAX_QUERY_BODY;
 
+    @Option(
+            names = "--aot-training",
+            description = "run the service's own workload once on loopback and exit: the training run of a JVM AOT"
+                    + " cache (-XX:AOTCacheOutput); docs/operations.md, Startup")
+    boolean aotTraining;
+
     @CommandLine.Mixin
     HardeningOptions hardening = new HardeningOptions();
 
@@ -153,9 +162,9 @@ public final class IndexerCli {
             } else {
                 out.write("kv-indexer 0.1.0\n");
             }
-            return new Parsed(null, out.toString());
+            return new Parsed(null, out.toString(), false);
         }
-        return new Parsed(cli.toConfig(env), null);
+        return new Parsed(cli.toConfig(env), null, cli.aotTraining);
     }
 
     private IndexerConfig toConfig(Map<String, String> env) throws ConfigException {

@@ -23,6 +23,11 @@ public final class IndexerMain {
             return;
         }
         LogConfig.configureRuntime();
+        if (parsed.aotTraining()) {
+            AotTraining.run();
+            System.exit(0);
+            return;
+        }
         IndexerApp app;
         try {
             app = IndexerApp.start(parsed.config());

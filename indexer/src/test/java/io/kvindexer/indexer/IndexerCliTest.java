@@ -37,6 +37,15 @@ class IndexerCliTest {
         assertThat(c.testEndpoints()).isFalse();
     }
 
+    /** {@code --aot-training} (the AOT cache's training run, IndexerImageTest runs it) is off unless given. */
+    @Test
+    void aotTrainingIsOffUnlessGiven() throws Exception {
+        assertThat(IndexerCli.parse(new String[0], Map.of()).aotTraining()).isFalse();
+        IndexerCli.Parsed training = IndexerCli.parse(new String[] {"--aot-training"}, Map.of());
+        assertThat(training.aotTraining()).isTrue();
+        assertThat(training.config()).isNotNull();
+    }
+
     @Test
     void parsesWorkersWithRanks() throws Exception {
         IndexerConfig c = parse(

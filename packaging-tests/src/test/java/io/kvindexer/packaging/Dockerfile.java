@@ -14,7 +14,8 @@ import java.util.stream.Stream;
 
 /**
  * The parts of one of our Dockerfiles that decide what the image runs: base image, user, the COPY lines, ENV,
- * WORKDIR, ENTRYPOINT and CMD (exec form). No Docker engine runs here, so tests rebuild the image's file layout
+ * WORKDIR, the exec-form RUN lines (build steps that write image files, e.g. the AOT cache's training), ENTRYPOINT
+ * and CMD (exec form). No Docker engine runs here, so tests rebuild the image's file layout
  * from these lines and start its entry point as a real process.
  */
 record Dockerfile(
@@ -23,12 +24,16 @@ record Dockerfile(
         String user,
         String workdir,
         List<Copy> copies,
+        List<Run> runs,
         Map<String, String> env,
         List<String> entrypoint,
         List<String> cmd) {
 
     /** One {@code COPY src dest} (no flags: our images copy only from the build context). */
     record Copy(String source, String destination) {}
+
+    /** One exec-form {@code RUN}, with the ENV declared before it. */
+    record Run(List<String> command, Map<String, String> env) {}
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -37,6 +42,7 @@ record Dockerfile(
         String user = null;
         String workdir = "/";
         List<Copy> copies = new ArrayList<>();
+        List<Run> runs = new ArrayList<>();
         Map<String, String> env = new LinkedHashMap<>();
         List<String> entrypoint = List.of();
         List<String> cmd = List.of();
@@ -68,14 +74,21 @@ record Dockerfile(
                     }
                     env.put(rest.substring(0, eq), value);
                 }
+                case "RUN" -> {
+                    // shell-form RUNs (users, groups) change nothing the layout holds
+                    if (rest.startsWith("[")) {
+                        runs.add(new Run(execForm(file, rest), Map.copyOf(env)));
+                    }
+                }
                 case "ENTRYPOINT" -> entrypoint = execForm(file, rest);
                 case "CMD" -> cmd = execForm(file, rest);
                 default -> {
-                    // RUN, EXPOSE, ...: nothing the layout depends on
+                    // EXPOSE, ...: nothing the layout depends on
                 }
             }
         }
-        return new Dockerfile(file.getParent(), from, user, workdir, List.copyOf(copies), env, entrypoint, cmd);
+        return new Dockerfile(
+                file.getParent(), from, user, workdir, List.copyOf(copies), List.copyOf(runs), env, entrypoint, cmd);
     }
 
     /**
@@ -115,22 +128,37 @@ record Dockerfile(
     }
 
     /**
-     * The entry point as a host command: "java" is the given JVM, and every argument that is an absolute image path
-     * of a copied file is mapped under root.
+     * The entry point as a host command: "java" is the given JVM, and every image path of the image's files (a whole
+     * argument, or the value of a {@code -XX:Name=} flag) is mapped under root.
      */
     List<String> hostCommand(Path root, Path java, List<String> arguments) {
+        List<String> command = hostForm(root, java, entrypoint);
+        command.addAll(arguments);
+        return command;
+    }
+
+    /** An exec form as a host command, mapped as {@link #hostCommand} maps the entry point. */
+    List<String> hostForm(Path root, Path java, List<String> form) {
         List<String> command = new ArrayList<>();
-        for (String part : entrypoint) {
+        for (String part : form) {
+            int eq = part.indexOf('=');
+            String flag = part.startsWith("-XX:") && eq > 0 ? part.substring(0, eq + 1) : "";
+            String path = part.substring(flag.length());
             if (part.equals("java")) {
                 command.add(java.toString());
-            } else if (part.startsWith("/") && copies.stream().anyMatch(c -> part.startsWith(c.destination()))) {
-                command.add(inImage(root, part).toString());
+            } else if (isImageFile(path)) {
+                command.add(flag + inImage(root, path));
             } else {
                 command.add(part);
             }
         }
-        command.addAll(arguments);
         return command;
+    }
+
+    /** A copied file, or a file a RUN step writes in the WORKDIR. */
+    private boolean isImageFile(String path) {
+        return path.startsWith("/")
+                && (path.startsWith(workdir + "/") || copies.stream().anyMatch(c -> path.startsWith(c.destination())));
     }
 
     private static List<String> execForm(Path file, String json) {

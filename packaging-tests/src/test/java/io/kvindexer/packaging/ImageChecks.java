@@ -32,7 +32,7 @@ final class ImageChecks {
 
     /**
      * What both images share: a small Temurin JRE 21+ base, a numeric non-root user, exactly the thin jar and its
-     * libs/ copied to /app, {@code java -jar} of that jar as the ENTRYPOINT, and a .dockerignore that lets only those
+     * libs/ copied to /app, {@code java [JVM flags] -jar} of that jar as the ENTRYPOINT, and a .dockerignore that lets only those
      * two into the build context. Returns the parsed {@code <module>/Dockerfile}.
      */
     static Dockerfile assertThinJarImage(String module, String jarName) {
@@ -43,7 +43,7 @@ final class ImageChecks {
                 .containsExactly(
                         new Dockerfile.Copy("target/libs/", "/app/libs/"),
                         new Dockerfile.Copy("target/" + jarName, "/app/" + jarName));
-        assertThat(image.entrypoint()).containsExactly("java", "-jar", "/app/" + jarName);
+        assertThat(image.entrypoint()).startsWith("java").endsWith("-jar", "/app/" + jarName);
         assertThat(RepoFiles.read(RepoFiles.root().resolve(module + "/.dockerignore"))
                         .lines()
                         .toList())

@@ -14,6 +14,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -28,8 +29,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The indexer image, without a Docker engine: indexer/Dockerfile is read, exactly the files its COPY lines name are
- * laid out in a temporary root as the image would hold them, and its ENTRYPOINT is started from there as a real
- * process. If the image missed a library or pointed at the wrong jar, this process would not serve /health.
+ * laid out in a temporary root as the image would hold them, its RUN step trains the AOT cache there, and its
+ * ENTRYPOINT is started from there as a real process. If the image missed a library or pointed at the wrong jar, this
+ * process would not serve /health.
  */
 class IndexerImageTest {
 
@@ -42,6 +44,18 @@ class IndexerImageTest {
     void theDockerfileBuildsASmallNonRootJreImageOfTheThinJarAndItsLibs() {
         Dockerfile image = ImageChecks.assertThinJarImage("indexer", "kv-indexer.jar");
         assertThat(image.cmd()).containsExactly("--port", "8090");
+        // the cache is trained where the image is built, on the image's own jar, and used where it runs
+        assertThat(image.runs())
+                .extracting(Dockerfile.Run::command)
+                .containsExactly(List.of(
+                        "java",
+                        "-XX:AOTCacheOutput=/app/kv-indexer.aot",
+                        "-jar",
+                        "/app/kv-indexer.jar",
+                        "--aot-training"));
+        assertThat(image.entrypoint())
+                .containsExactly("java", "-XX:AOTCache=/app/kv-indexer.aot", "-jar", "/app/kv-indexer.jar");
+        assertThat(image.runs().getFirst().env()).isEqualTo(image.env());
     }
 
     /**
@@ -73,17 +87,35 @@ class IndexerImageTest {
         assertThat(graphics).as("classes naming java.awt or javax.imageio").isEmpty();
     }
 
+    /**
+     * The laid-out image starts with the AOT cache its RUN step trained ({@code -XX:AOTMode=on}: a JVM that cannot use
+     * the cache fails to start), and, once the jar no longer matches the cache (a jar replaced after training), still
+     * starts without it, saying why.
+     */
     @Test
-    void theImageLayoutStartsAndServesHealth() throws Exception {
-        ProcessBuilder builder = LaidOutImage.layOut("indexer", "kv-indexer.jar", root)
-                .command(List.of("--port", "0", "--host", "127.0.0.1"))
+    void theImageLayoutTrainsItsAotCacheAndStartsWithItAndWithoutIt() throws Exception {
+        LaidOutImage image = LaidOutImage.layOut("indexer", "kv-indexer.jar", root);
+        assertThat(image.file("/app/kv-indexer.aot")).isNotEmptyFile();
+        ProcessBuilder withCache = image.command(List.of("--port", "0", "--host", "127.0.0.1"))
                 .redirectError(root.resolve("stderr.txt").toFile());
-        try (LaidOutImage.Running running = LaidOutImage.Running.start(builder)) {
+        withCache.environment().merge("JAVA_TOOL_OPTIONS", " -XX:AOTMode=on", String::concat);
+        try (LaidOutImage.Running running = LaidOutImage.Running.start(withCache)) {
             serveHealthAndReady(running.process());
+        }
+
+        Path jar = image.file("/app/kv-indexer.jar");
+        Files.setLastModifiedTime(
+                jar, FileTime.fromMillis(Files.getLastModifiedTime(jar).toMillis() + 60_000));
+        ProcessBuilder stale = image.command(List.of("--port", "0", "--host", "127.0.0.1"))
+                .redirectError(root.resolve("stderr.txt").toFile());
+        try (LaidOutImage.Running running = LaidOutImage.Running.start(stale)) {
+            String stdout = serveHealthAndReady(running.process());
+            assertThat(stdout).contains("shared class paths mismatch");
         }
     }
 
-    private void serveHealthAndReady(Process process) throws Exception {
+    /** Waits for the process to serve /health and then /ready; returns its stdout so far. */
+    private String serveHealthAndReady(Process process) throws Exception {
         AtomicReference<String> baseUrl = new AtomicReference<>();
         StringBuilder stdout = new StringBuilder();
         Thread.ofVirtual().start(() -> {
@@ -129,6 +161,9 @@ class IndexerImageTest {
                             .isEqualTo(200));
         }
         assertThat(process.isAlive()).isTrue();
+        synchronized (stdout) {
+            return stdout.toString();
+        }
     }
 
     private String output(StringBuilder stdout) {
