@@ -246,8 +246,8 @@ public final class IndexerMetrics {
         bindEventWarnings(all);
         CounterWithCallback.builder()
                 .name("dynamo_kvindexer_index_write_failures")
-                .help("Index writes that threw: a bug; the rest of that write was not applied (logged with its stack"
-                        + " trace)")
+                .help("Index writes that threw: a bug; that worker rank's blocks were dropped and its listener degraded"
+                        + " (logged with its stack trace)")
                 .callback(cb -> cb.call(indexers.writeFailures()))
                 .register(registry);
         CounterWithCallback.builder()
