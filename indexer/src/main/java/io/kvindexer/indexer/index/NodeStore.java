@@ -609,9 +609,8 @@ final class NodeStore {
         }
         long nodeSink = 0;
         for (int i = 0; i < to - from; i++) {
-            int entry = byBlockHash.at(homes[i]);
-            if (entry != 0 && NodeTable.mayHold(entry, blockHashSlot(blockHashes[from + i]))) {
-                int node = NodeTable.node(entry);
+            int node = homeNode(i, blockHashes[from + i]);
+            if (node != NONE) {
                 nodeSink += hashes[node >>> PAGE_BITS][STRIDE * (node & OFFSET_MASK) + OWNERS];
             }
         }
@@ -663,14 +662,22 @@ final class NodeStore {
         }
         int sink = 0;
         for (int i = 0; i < blockHashes.length; i++) {
-            int entry = byBlockHash.at(homes[i]);
-            if (entry != 0 && NodeTable.mayHold(entry, blockHashSlot(blockHashes[i]))) {
-                int node = NodeTable.node(entry);
+            int node = homeNode(i, blockHashes[i]);
+            if (node != NONE) {
                 long word = hashes[node >>> PAGE_BITS][STRIDE * (node & OFFSET_MASK) + PREFIX];
                 sink += byPrefix.at(byPrefix.home(ContentPrefix.tableHash(prefixOf(word))));
             }
         }
         prefetched += sink;
+    }
+
+    /**
+     * The node the entry at {@code homes[i]} ({@link #prefetchSlots}) names when its fingerprint agrees with
+     * {@code blockHash}, else NONE: what a find of that block reads first.
+     */
+    private int homeNode(int i, long blockHash) {
+        int entry = byBlockHash.at(homes[i]);
+        return entry != 0 && NodeTable.mayHold(entry, blockHashSlot(blockHash)) ? NodeTable.node(entry) : NONE;
     }
 
     /**
