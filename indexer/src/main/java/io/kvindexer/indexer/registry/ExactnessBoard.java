@@ -17,9 +17,10 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class ExactnessBoard {
 
-    private final Map<Long, Exactness[]> byInstance = new ConcurrentHashMap<>();
-    /** the same listeners by registered rank, for {@link #writeFailed} */
-    private final Map<Long, Map<Integer, Exactness>> byRank = new ConcurrentHashMap<>();
+    /** An instance's listeners: all of them for the queries, and by registered rank for {@link #writeFailed}. */
+    private record Listeners(Exactness[] all, Map<Integer, Exactness> byRank) {}
+
+    private final Map<Long, Listeners> byInstance = new ConcurrentHashMap<>();
     /**
      * Failed writes of workers no listener was registered for (recovery's adopt runs before the saved registrations
      * are restored, a reattach before its listener starts): the reason, taken by the next registration of that worker
@@ -30,8 +31,9 @@ final class ExactnessBoard {
     void put(long instanceId, Collection<Rank> ranks) {
         Map<Integer, Exactness> listeners = new HashMap<>();
         ranks.forEach(r -> listeners.put(r.spec.dpRank(), r.exactness));
-        byRank.put(instanceId, Map.copyOf(listeners));
-        byInstance.put(instanceId, ranks.stream().map(r -> r.exactness).toArray(Exactness[]::new));
+        byInstance.put(
+                instanceId,
+                new Listeners(ranks.stream().map(r -> r.exactness).toArray(Exactness[]::new), Map.copyOf(listeners)));
         // after the listeners are visible: a failure that did not find them left its reason here
         listeners.forEach((rank, x) -> {
             String why = awaiting.remove(new WorkerKey(instanceId, rank));
@@ -43,7 +45,6 @@ final class ExactnessBoard {
 
     void remove(long instanceId) {
         byInstance.remove(instanceId);
-        byRank.remove(instanceId);
     }
 
     /**
@@ -54,7 +55,8 @@ final class ExactnessBoard {
      */
     void writeFailed(WorkerKey worker, String why) {
         awaiting.put(worker, why); // first: a registration that lands meanwhile takes it in put
-        Map<Integer, Exactness> listeners = byRank.getOrDefault(worker.instanceId(), Map.of());
+        Listeners registered = byInstance.get(worker.instanceId());
+        Map<Integer, Exactness> listeners = registered == null ? Map.of() : registered.byRank();
         Exactness own = listeners.get(worker.dpRank());
         if (own != null) {
             if (awaiting.remove(worker, why)) { // else put took it
@@ -67,11 +69,11 @@ final class ExactnessBoard {
 
     /** Every listener of the instance is exact now; false when it has none. */
     boolean exact(long instanceId) {
-        Exactness[] ranks = byInstance.get(instanceId);
-        if (ranks == null) {
+        Listeners listeners = byInstance.get(instanceId);
+        if (listeners == null) {
             return false;
         }
-        for (Exactness x : ranks) {
+        for (Exactness x : listeners.all()) {
             if (!x.exactNow()) {
                 return false;
             }
@@ -85,8 +87,8 @@ final class ExactnessBoard {
         for (ExactnessState s : ExactnessState.values()) {
             counts.put(s, 0);
         }
-        for (Exactness[] ranks : byInstance.values()) {
-            for (Exactness x : ranks) {
+        for (Listeners listeners : byInstance.values()) {
+            for (Exactness x : listeners.all()) {
                 counts.merge(x.read().state(), 1, Integer::sum);
             }
         }
