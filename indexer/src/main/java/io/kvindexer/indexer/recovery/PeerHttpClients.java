@@ -8,7 +8,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
+import java.util.List;
+import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManager;
 
 /**
  * The HTTP client a replica fetches its peers' {@code /dump} with. Without a CA file it trusts what the JDK trusts.
@@ -20,13 +23,30 @@ public final class PeerHttpClients {
 
     private PeerHttpClients() {}
 
-    /** A client with {@code connectTimeout} trusting {@code caFile}'s certificates (null: the JDK's trust store). */
-    public static HttpClient create(Duration connectTimeout, Path caFile) {
+    /**
+     * A client for {@code peers} with {@code connectTimeout} trusting {@code caFile}'s certificates (null: the JDK's
+     * trust store). When no peer is {@code https://}, the client never speaks TLS, and it gets a context that trusts
+     * nothing instead of the JDK's default one, which a client builds even for {@code http://} and which parses the
+     * whole trust store: CPU and JIT work a restarted replica would spend beside its recovery warm-up.
+     */
+    public static HttpClient create(Duration connectTimeout, Path caFile, List<String> peers) {
         HttpClient.Builder builder = HttpClient.newBuilder().connectTimeout(connectTimeout);
         if (caFile != null) {
             builder.sslContext(sslContext(caFile));
+        } else if (peers.stream().noneMatch(p -> p.regionMatches(true, 0, "https:", 0, 6))) {
+            builder.sslContext(trustingNothing());
         }
         return builder.build();
+    }
+
+    private static SSLContext trustingNothing() {
+        try {
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(new KeyManager[0], new TrustManager[0], null);
+            return context;
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("no TLS context: " + e.getMessage(), e);
+        }
     }
 
     /** TLS that trusts only the CAs in {@code caFile}. */

@@ -95,13 +95,13 @@ public final class PeerRecovery {
         }
         long waitUntil = System.nanoTime() + delay.toNanos();
         // the client first, then what is left of the delay: a fresh JVM takes a few hundred ms to set up the JDK's
-        // TLS defaults (the client does even for http:// peers), which then no longer delay the first request
+        // TLS defaults (for https:// peers; PeerHttpClients), which then no longer delay the first request
         // meanwhile a made-up dump warms the reader and the staging up (RecoveryWarmUp), on a thread of its own
         Thread warmUp = Thread.ofPlatform()
                 .name("recovery-warm-up")
                 .daemon()
                 .start(() -> RecoveryWarmUp.run(indexers, waitUntil));
-        try (HttpClient client = PeerHttpClients.create(timeout, caFile)) {
+        try (HttpClient client = PeerHttpClients.create(timeout, caFile, peers)) {
             warmUp.join();
             long left = waitUntil - System.nanoTime();
             if (left > 0) {
