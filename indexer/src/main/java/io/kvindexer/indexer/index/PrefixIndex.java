@@ -11,9 +11,10 @@ import java.util.function.Function;
  * The locked prefix index of one (model, tenant): block nodes keyed by block hash, memberships (worker, block,
  * tier) as owner codes on the nodes, and the rules for applying events (docs/adr/0001-prefix-index.md).
  *
- * <p>One read-write lock: writers (one writer thread per worker, see {@link IndexWriters}) apply the stores and
- * removes of a batch per acquisition; queries and dumps share the read lock, so a query sees every event applied
- * before it began and never half of one. Clears and worker removals scan the nodes in chunks, one acquisition per
+ * <p>One lock ({@link ShardLock}): writers (one writer thread per worker, see {@link IndexWriters}) apply the stores
+ * and removes of a batch per acquisition; queries and dumps share its read side, so a query sees every event applied
+ * before it began and never half of one. A writer lets a waiting query in between two events and between two blocks
+ * of a store, where the store's order keeps that true (see pausesInAStore). Clears and worker removals scan the nodes in chunks, one acquisition per
  * chunk (see {@link #removeSlots}). Workers are interned to int slots ({@link WorkerSlots}); a membership is an
  * int code on the node ({@link MembershipCode}).
  */
