@@ -140,7 +140,7 @@ final class NodeStore {
         return highWater;
     }
 
-    /** A node is live while it has an owner (one is added as soon as it is created). */
+    /** A node is live while it has an owner (a store adds one before its write ends: see PrefixIndex#store). */
     boolean isLive(int node) {
         return !owners.isEmpty(node);
     }

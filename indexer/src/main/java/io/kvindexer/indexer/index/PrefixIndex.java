@@ -3,19 +3,20 @@ package io.kvindexer.indexer.index;
 import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.index.ApplyCounters.EventType;
+import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
 
 /**
  * The locked prefix index of one (model, tenant): block nodes keyed by block hash, memberships (worker, block,
  * tier) as owner codes on the nodes, and the rules for applying events (docs/adr/0001-prefix-index.md).
  *
- * <p>One read-write lock: writers (one writer thread per worker, see {@link IndexWriters}) apply the stores and
- * removes of a batch per acquisition; queries and dumps share the read lock, so a query sees every event applied
- * before it began and never half of one. Clears and worker removals scan the nodes in chunks, one acquisition per
- * chunk (see {@link #removeSlots}). Workers are interned to int slots ({@link WorkerSlots}); a membership is an
- * int code on the node ({@link MembershipCode}).
+ * <p>One lock ({@link ShardLock}): writers (one writer thread per worker, see {@link IndexWriters}) apply the stores
+ * and removes of a batch per acquisition; queries and dumps share its read side, so a query sees every event applied
+ * before it began and never half of one. A writer lets a waiting query in between two events and between two blocks
+ * of a store, where the store's order keeps that true (see pausesInAStore). Clears and worker removals scan the
+ * nodes in chunks, one acquisition per chunk (see {@link #removeSlots}). Workers are interned to int slots
+ * ({@link WorkerSlots}); a membership is an int code on the node ({@link MembershipCode}).
  */
 final class PrefixIndex {
 
@@ -24,7 +25,7 @@ final class PrefixIndex {
     /** nodes scanned per write-lock acquisition when removing a worker */
     private static final int SCAN_CHUNK = 16_384;
 
-    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    private final ShardLock lock = new ShardLock();
     private final NodeStore nodes = new NodeStore();
     private final OwnerSets owners = nodes.owners();
     private final WorkerSlots slots = new WorkerSlots();
@@ -35,6 +36,9 @@ final class PrefixIndex {
     private volatile int blockCount;
     /** bumped by every write-lock release: a cached cross-shard figure is still exact while it is unchanged */
     private volatile long version;
+
+    /** {@link #store}'s node per block of the chain (the writer's: writers are serialised by {@link ShardLock}) */
+    private int[] chain = new int[64];
 
     PrefixIndex(ApplyCounters counters) {
         this.counters = counters;
@@ -68,7 +72,7 @@ final class PrefixIndex {
                 i++;
                 continue;
             }
-            lock.writeLock().lock();
+            lock.lockWrite();
             try {
                 for (; i < ops.size() && !(ops.get(i) instanceof IndexOp.Clear); i++) {
                     ApplyStatus status;
@@ -80,10 +84,11 @@ final class PrefixIndex {
                     if (statuses != null) {
                         statuses[i] = status;
                     }
+                    lock.letQueriesIn(); // between two events: every event so far whole
                 }
             } finally {
                 publishSizes();
-                lock.writeLock().unlock();
+                lock.unlockWrite();
             }
         }
     }
@@ -94,34 +99,34 @@ final class PrefixIndex {
      * {@link #finishLoad} ({@link NodeStore#deferPrefixes}): nothing queries a staged index.
      */
     void load(DumpRecords records, int[] shardOfRef, int shard) {
-        lock.writeLock().lock();
+        lock.lockWrite();
         try {
             nodes.deferPrefixes();
             new RecordLoad(nodes, slots, counters, tierMemberships).apply(records, shardOfRef, shard);
             nodes.gatherStaged();
         } finally {
             publishSizes();
-            lock.writeLock().unlock();
+            lock.unlockWrite();
         }
     }
 
     /** See {@link ModelIndex#expectBlocks}. */
     void expectBlocks(int blocks) {
-        lock.writeLock().lock();
+        lock.lockWrite();
         try {
             nodes.expectBlocks(blocks);
         } finally {
-            lock.writeLock().unlock();
+            lock.unlockWrite();
         }
     }
 
     /** Ends recovery's staging: the loaded nodes enter the prefix table, which queries probe. */
     void finishLoad() {
-        lock.writeLock().lock();
+        lock.lockWrite();
         try {
             nodes.indexPrefixes();
         } finally {
-            lock.writeLock().unlock();
+            lock.unlockWrite();
         }
     }
 
@@ -162,44 +167,60 @@ final class PrefixIndex {
                 blockHashes.length,
                 rooted,
                 !rooted ? 0 : op.hasParent() ? nodes.prefix(previous) : ContentPrefix.ROOT);
-        boolean changed = false;
         boolean hasParent = op.hasParent();
         long parent = op.parentBlockHash();
         long[] localHashes = op.localHashes();
         boolean unknownBlocks = false;
-        for (int i = 0; i < blockHashes.length; i++) {
-            int node = nodes.findToCreate(blockHashes[i]);
-            if (node == NodeStore.NONE && op.knownBlocksOnly()) {
-                KnownBlocks.Block elsewhere = known.get(blockHashes[i]);
-                if (elsewhere == null) {
-                    unknownBlocks = true; // a hash-only store cannot vouch for a block no engine store made known
-                    hasParent = true;
-                    parent = blockHashes[i];
-                    previous = NodeStore.NONE;
-                    continue;
+        int[] chain = chainScratch(blockHashes.length);
+        Arrays.fill(chain, 0, blockHashes.length, NodeStore.NONE);
+        boolean changed = false;
+        try {
+            // First every node, no owner added: a query let in here sees nodes no one holds, which change no answer
+            // (an empty owner word intersects to nothing and breaks every run: its same-owners bit is clear).
+            for (int i = 0; i < blockHashes.length; i++) {
+                int node = nodes.findToCreate(blockHashes[i]);
+                if (node == NodeStore.NONE && op.knownBlocksOnly()) {
+                    KnownBlocks.Block elsewhere = known.get(blockHashes[i]);
+                    if (elsewhere == null) {
+                        unknownBlocks = true; // a hash-only store cannot vouch for a block no engine store made known
+                        hasParent = true;
+                        parent = blockHashes[i];
+                        previous = NodeStore.NONE;
+                        continue;
+                    }
+                    int parentHere = elsewhere.hasParent() && elsewhere.parentBlockHash() == parent && hasParent
+                            ? previous
+                            : elsewhere.hasParent()
+                                    ? nodes.findByBlockHash(elsewhere.parentBlockHash())
+                                    : NodeStore.NONE;
+                    node = nodes.create(
+                            blockHashes[i],
+                            elsewhere.hasParent(),
+                            elsewhere.parentBlockHash(),
+                            elsewhere.localHash(),
+                            parentHere);
+                } else if (node == NodeStore.NONE) {
+                    // a block's parent and local hash are fixed by the first store that creates it
+                    node = nodes.create(blockHashes[i], hasParent, parent, localHashes[i], previous);
                 }
-                int parentHere = elsewhere.hasParent() && elsewhere.parentBlockHash() == parent && hasParent
-                        ? previous
-                        : elsewhere.hasParent() ? nodes.findByBlockHash(elsewhere.parentBlockHash()) : NodeStore.NONE;
-                node = nodes.create(
-                        blockHashes[i],
-                        elsewhere.hasParent(),
-                        elsewhere.parentBlockHash(),
-                        elsewhere.localHash(),
-                        parentHere);
+                chain[i] = node;
+                hasParent = true;
+                parent = blockHashes[i];
+                previous = node;
+                lock.letQueriesIn(); // see pausesInAStore
             }
-            if (node == NodeStore.NONE) {
-                // a block's parent and local hash are fixed by the first store that creates it
-                node = nodes.create(blockHashes[i], hasParent, parent, localHashes[i], previous);
+            // Then the owners, tail first: see pausesInAStore
+            for (int i = blockHashes.length - 1; i >= 0; i--) {
+                if (chain[i] != NodeStore.NONE && owners.add(chain[i], code)) {
+                    changed = true;
+                    slots.addMembership(slot);
+                    tierMemberships[tier]++;
+                    lock.letQueriesIn();
+                }
             }
-            if (owners.add(node, code)) {
-                changed = true;
-                slots.addMembership(slot);
-                tierMemberships[tier]++;
-            }
-            hasParent = true;
-            parent = blockHashes[i];
-            previous = node;
+        } catch (RuntimeException | Error e) {
+            freeUnheld(chain, blockHashes.length);
+            throw e;
         }
         slots.releaseIfEmpty(slot);
         if (op.conversionStatus() != ApplyStatus.OK) {
@@ -209,6 +230,53 @@ final class PrefixIndex {
             return ApplyStatus.UNKNOWN_STORAGE_BLOCK;
         }
         return changed ? ApplyStatus.OK : ApplyStatus.DUPLICATE_STORE;
+    }
+
+    /*
+     * pausesInAStore: why a query let in at each of store's pauses (ShardLock.letQueriesIn) sees this worker's match
+     * as before the store or after it, never part of it, and a consistent index.
+     * - Only queries are let in, only at these points: never between a find and its create (the create inserts at
+     *   the slot the find ended on), never inside NodeStore or OwnerSets. A query writes nothing, so the writer's
+     *   state across a pause (prefetched slots, the missed slot, chain) is as it left it; a pause costs only the
+     *   lines the query evicts.
+     * - After a create, before any owner: the node is in both tables or in line exactly as after the store (create
+     *   did the sibling check, the line's bits, the orphans it resolved, its parent's next id), with the empty owner
+     *   word. A walk may step into it (in line, or by probe) and finds no holder there; its same-owners bit is clear
+     *   (both must be non-empty), so no run passes it. Orphans it resolved gain a path only through it, held by no
+     *   one yet. No answer changes.
+     * - After an owner add, tail first: the owner word and the same-owners bits of the node and the next id are
+     *   refreshed together (OwnerSets.add), tierMemberships counts what the owner words hold. The worker holds, of
+     *   this chain, what it held before plus a suffix [j, n). A walk reaches chain block i only through block i - 1
+     *   (matching is parent-exact; with cumulative tiers "covered" on the walk's tiers): if the first block it did
+     *   not cover before is below j, it stops there, as before the store; otherwise it covers the whole chain, as
+     *   after. Adding head first would show a prefix of the chain: half of the event.
+     * - A remove is not paused inside (its blocks come in no chain order, so a query between two would see half of
+     *   it); clears and worker removals keep their chunks; recovery's load takes the lock whole.
+     */
+
+    private int[] chainScratch(int length) {
+        if (chain.length < length) {
+            chain = new int[Math.max(length, 2 * chain.length)];
+        }
+        return chain;
+    }
+
+    /**
+     * A store that throws leaves no node without an owner behind (a node is live while it has one, and the failure
+     * path's scan frees only live nodes): frees the chain's nodes it created and did not give one, newest first.
+     */
+    private void freeUnheld(int[] chain, int length) {
+        for (int i = length - 1; i >= 0; i--) {
+            int node = chain[i];
+            if (node != NodeStore.NONE && owners.isEmpty(node)) {
+                nodes.free(node);
+                for (int k = 0; k <= i; k++) {
+                    if (chain[k] == node) {
+                        chain[k] = NodeStore.NONE; // a chain that names a block twice
+                    }
+                }
+            }
+        }
     }
 
     private ApplyStatus remove(WorkerKey worker, IndexOp.Remove op) {
@@ -247,18 +315,18 @@ final class PrefixIndex {
      */
     private void removeSlots(long instanceId, int dpRank, boolean allRanks) {
         boolean[] doomed;
-        lock.writeLock().lock();
+        lock.lockWrite();
         try {
             doomed = slots.slotsOf(instanceId, dpRank, allRanks);
             if (doomed == null) {
                 return;
             }
         } finally {
-            lock.writeLock().unlock();
+            lock.unlockWrite();
         }
         long[] removed = new long[TIERS];
         for (int start = 0; ; start += SCAN_CHUNK) {
-            lock.writeLock().lock();
+            lock.lockWrite();
             try {
                 int end = Math.min(nodes.highWater(), start + SCAN_CHUNK);
                 if (start >= end) {
@@ -284,7 +352,7 @@ final class PrefixIndex {
                 }
             } finally {
                 publishSizes();
-                lock.writeLock().unlock();
+                lock.unlockWrite();
             }
         }
     }
@@ -307,20 +375,20 @@ final class PrefixIndex {
 
     /** This shard's record of a block, or null when it holds none with that hash. */
     KnownBlocks.Block block(long blockHash) {
-        lock.readLock().lock();
+        lock.lockRead();
         try {
             int node = nodes.findByBlockHash(blockHash);
             return node == NodeStore.NONE
                     ? null
                     : new KnownBlocks.Block(nodes.hasParent(node), nodes.parentBlockHash(node), nodes.localHash(node));
         } finally {
-            lock.readLock().unlock();
+            lock.unlockRead();
         }
     }
 
     /** Sets {@code held[i]} for each of {@code blockHashes[0, n)} this shard holds (leaves the others as they are). */
     void markHeld(long[] blockHashes, int n, boolean[] held) {
-        lock.readLock().lock();
+        lock.lockRead();
         try {
             for (int i = 0; i < n; i++) {
                 if (!held[i] && nodes.findByBlockHash(blockHashes[i]) != NodeStore.NONE) {
@@ -328,7 +396,7 @@ final class PrefixIndex {
                 }
             }
         } finally {
-            lock.readLock().unlock();
+            lock.unlockRead();
         }
     }
 
@@ -337,7 +405,7 @@ final class PrefixIndex {
      * how many, or -1 when start is past the last node.
      */
     int blockHashes(int start, long[] out) {
-        lock.readLock().lock();
+        lock.lockRead();
         try {
             int end = Math.min(nodes.highWater(), start + out.length);
             if (start >= end) {
@@ -351,7 +419,7 @@ final class PrefixIndex {
             }
             return n;
         } finally {
-            lock.readLock().unlock();
+            lock.unlockRead();
         }
     }
 
@@ -365,11 +433,11 @@ final class PrefixIndex {
 
     /** Runs {@code reader} under one read-lock acquisition on a view of this shard that is valid only meanwhile. */
     <T> T read(Function<NodeView, T> reader) {
-        lock.readLock().lock();
+        lock.lockRead();
         try {
             return reader.apply(new NodeView(nodes, slots));
         } finally {
-            lock.readLock().unlock();
+            lock.unlockRead();
         }
     }
 
@@ -390,7 +458,7 @@ final class PrefixIndex {
     // ---- reads -----------------------------------------------------------------------------------------------
 
     MatchResult findMatches(long[] localHashes) {
-        lock.readLock().lock();
+        lock.lockQuery();
         try {
             boolean[] tierHasMembers = new boolean[TIERS];
             for (int t = 0; t < TIERS; t++) {
@@ -402,7 +470,7 @@ final class PrefixIndex {
             }
             return MatchResult.of(runs, slots);
         } finally {
-            lock.readLock().unlock();
+            lock.unlockQuery();
         }
     }
 
@@ -420,21 +488,21 @@ final class PrefixIndex {
      * between chunks, without the lock: tests write there. */
     void dump(StorageTier storageTier, DumpSink out, int chunk, Runnable between) {
         DumpWalk walk;
-        lock.readLock().lock();
+        lock.lockRead();
         try {
             if (tierMemberships[storageTier.ordinal()] == 0) {
                 return;
             }
             walk = new DumpWalk(storageTier, nodes.highWater());
         } finally {
-            lock.readLock().unlock();
+            lock.unlockRead();
         }
         while (!walk.finished()) {
-            lock.readLock().lock();
+            lock.lockRead();
             try {
                 walk.step(nodes, slots, out, chunk);
             } finally {
-                lock.readLock().unlock();
+                lock.unlockRead();
             }
             if (between != null && !walk.finished()) {
                 between.run();
