@@ -22,15 +22,10 @@ final class RecoveryWarmUp {
 
     private static final System.Logger LOG = System.getLogger(RecoveryWarmUp.class.getName());
 
-    /**
-     * Chains of blocks; each shares its first half with the chain before, so most blocks have two owners. Many short
-     * chains rather than a few long ones: the staging is called once per run of parent-linked records, and short runs
-     * let its per-run methods reach C2's invocation threshold before a loop's back-edge count asks for an on-stack
-     * compile (one whole compilation instead of an on-stack one and a whole one later, on the one C2 thread).
-     */
-    private static final int CHAINS = 2_048;
+    /** chains of blocks; each shares its first half with the chain before, so most blocks have two owners */
+    private static final int CHAINS = 256;
 
-    private static final int DEPTH = 8;
+    private static final int DEPTH = 64;
     /** the chains' owners, in turn */
     private static final int CHAIN_WORKERS = 8;
     /**
@@ -131,7 +126,7 @@ final class RecoveryWarmUp {
                 }
             }
             for (int t = 0; t < TWINS; t++) {
-                long twinParent = chainBlock(0, t % DEPTH);
+                long twinParent = chainBlock(0, t);
                 long local = HashCommon.murmurHash3((2L << 40) + t);
                 for (int k = 0; k < 2; k++) {
                     long block = HashCommon.murmurHash3((3L << 40) + 2 * t + k);
