@@ -3,15 +3,14 @@ package io.kvindexer.indexer.index;
 import io.kvindexer.indexer.common.WorkerKey;
 import it.unimi.dsi.fastutil.objects.Object2IntOpenHashMap;
 import java.util.Arrays;
-import java.util.Comparator;
-import java.util.stream.IntStream;
+import java.util.Objects;
 
 /**
  * The workers of one index interned to small int slots, so that a membership is an int (see
  * {@link MembershipCode}) and per-query state is an array indexed by slot. A slot counts the memberships it holds
  * and is released (and later reused) when that count drops to zero.
  *
- * <p>Not thread-safe: {@link PrefixIndex} guards it with its lock; {@link #inWorkerOrder()} may also run under the
+ * <p>Not thread-safe: {@link PrefixIndex} guards it with its lock; {@link #order()} may also run under the
  * read lock (see there).
  */
 final class WorkerSlots {
@@ -145,28 +144,21 @@ final class WorkerSlots {
     }
 
     /**
-     * Live slots ordered by instance id, then dp rank (unsigned): results come out sorted without sorting per
-     * query. Built once, lazily, under the write lock or, racing benignly with another reader, under the read lock
-     * (both compute the same array); then a slot taken or released inserts or removes its one entry.
+     * Live slots ordered by instance id, then dp rank (unsigned, {@link WorkerKey#ORDER}), with their workers:
+     * results come out sorted without sorting per query. Built once, lazily, under the write lock or, racing
+     * benignly with another reader, under the read lock (both compute the same arrays); then a slot taken or
+     * released inserts or removes its one entry ({@link Order#with}, {@link Order#without}), by the same order.
      */
-    int[] inWorkerOrder() {
-        return order().slots();
-    }
-
-    /** {@link #inWorkerOrder()} with the slots' workers, from one and the same build. */
     Order order() {
         Order o = order;
         if (o == null) {
-            int[] ordered = IntStream.range(0, slots.highWater())
-                    .filter(s -> workerOfSlot[s] != null)
-                    .boxed()
-                    .sorted(Comparator.comparing((Integer s) -> workerOfSlot[s].instanceId(), Long::compareUnsigned)
-                            .thenComparing(s -> workerOfSlot[s].dpRank(), Integer::compareUnsigned))
-                    .mapToInt(Integer::intValue)
-                    .toArray();
-            WorkerKey[] workers = new WorkerKey[ordered.length];
-            for (int k = 0; k < ordered.length; k++) {
-                workers[k] = workerOfSlot[ordered[k]];
+            WorkerKey[] workers = Arrays.stream(workerOfSlot, 0, slots.highWater())
+                    .filter(Objects::nonNull)
+                    .sorted(WorkerKey.ORDER)
+                    .toArray(WorkerKey[]::new);
+            int[] ordered = new int[workers.length];
+            for (int k = 0; k < workers.length; k++) {
+                ordered[k] = slotOf.getInt(workers[k]);
             }
             o = new Order(ordered, workers);
             order = o;
