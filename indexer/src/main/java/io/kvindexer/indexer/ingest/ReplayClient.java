@@ -169,6 +169,11 @@ final class ReplayClient {
                     // the tail of the answer may have been dropped before the end marker fitted: ask again
                 }
                 case CUT, CHUNK_FULL -> {
+                    if (rangeDone) {
+                        // cut past the gap: the live stream holds the rest. Asked again, an engine whose buffer moved
+                        // on would answer above the next expected seq, which past the range proves nothing lost
+                        return succeeded(answer);
+                    }
                     stalls = 0;
                     silent = 0;
                 }

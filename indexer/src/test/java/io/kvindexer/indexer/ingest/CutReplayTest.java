@@ -107,6 +107,41 @@ class CutReplayTest {
         assertThat(sim.replays().lastStart()).isEqualTo(keep >= 20 ? 1 : 1 + keep);
     }
 
+    /**
+     * The answer to a gap's replay runs on past the live batch that showed the gap, through batches the live stream
+     * also holds (unread while the replay runs). Cut there, it is not asked again: by a second request the engine's
+     * buffer may have moved past the next expected seq, and a jump above the gap proves nothing lost, so the batches
+     * between would be skipped by the replay and then by the live stream as already applied.
+     */
+    @Test
+    void anAnswerCutPastTheGapEndsTheReplayAndTheLiveStreamBringsTheRest() {
+        EngineSimulator sim = resources.add(EngineSimulator.start(EngineSimulator.Options.defaults()));
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        Workload work = new Workload(4);
+
+        sim.publish(work.next()).join(); // seq 0
+        await().atMost(Duration.ofSeconds(30)).until(() -> watermark.get() == 0);
+        sim.dropLive(20);
+        for (int i = 0; i < 20; i++) {
+            sim.publish(work.next()); // seqs 1..20: buffered, not sent
+        }
+        sim.cutNextReplay(22, 1, true); // seqs 1..22 go out, 23 is dropped, 24 and 25 follow
+        for (int i = 0; i < 4; i++) {
+            sim.publish(work.next()); // seqs 21 (shows the gap) to 24, live
+        }
+        sim.publish(work.next()).join(); // seq 25, live
+        await().atMost(Duration.ofSeconds(30)).until(() -> watermark.get() == 25);
+
+        assertThat(sink.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth());
+        assertThat(sink.gapLosses()).isEmpty();
+        assertThat(listener.lastError()).isNull();
+        await().atMost(Duration.ofSeconds(30)).until(() -> metrics.get("replay.ok") == 1);
+        assertThat(sim.replays().requests())
+                .as("the cut came after the gap was filled")
+                .isEqualTo(1);
+    }
+
     @Test
     void onlyTheFirstReplyAboveTheRequestedSeqProvesABatchIsGone() {
         EngineSimulator sim = resources.add(EngineSimulator.start(EngineSimulator.Options.defaults()));

@@ -20,6 +20,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * Engines with a realistic cache (an LRU {@link PrefixCacheEngine} behind each {@link EngineSimulator}) publishing
@@ -278,9 +279,21 @@ final class FaultHarness implements AutoCloseable {
     /** Waits until the dump equals ground truth; returns the milliseconds it took. */
     long awaitConverged(Duration atMost) {
         long start = System.nanoTime();
-        await().atMost(atMost)
-                .pollInterval(Duration.ofMillis(100))
-                .untilAsserted(() -> assertThat(dump()).isEqualTo(groundTruth()));
+        try {
+            await().atMost(atMost)
+                    .pollInterval(Duration.ofMillis(100))
+                    .untilAsserted(() -> assertThat(dump()).isEqualTo(groundTruth()));
+        } catch (ConditionTimeoutException e) {
+            // what the listeners and the writers say is what tells a lost batch from a lost block
+            System.out.println(
+                    "not converged; /workers: " + http.get("/workers").body());
+            for (String line : http.get("/metrics").body().split("\n")) {
+                if (line.startsWith("dynamo_kvindexer_") && !line.startsWith("dynamo_kvindexer_query")) {
+                    System.out.println(line);
+                }
+            }
+            throw e;
+        }
         return (System.nanoTime() - start) / 1_000_000;
     }
 
