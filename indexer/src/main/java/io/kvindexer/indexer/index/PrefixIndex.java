@@ -13,8 +13,8 @@ import java.util.function.Function;
  *
  * <p>One lock ({@link ShardLock}): writers (one writer thread per worker, see {@link IndexWriters}) apply the stores
  * and removes of a batch per acquisition; queries and dumps share its read side, so a query sees every event applied
- * before it began and never half of one. A writer lets a waiting query in between two events and between two blocks
- * of a store, where the store's order keeps that true (see pausesInAStore). Clears and worker removals scan the
+ * before it began and never half of one. A writer lets a waiting query in between two events, between two blocks
+ * of a store and before each node a remove frees, where the write's order keeps that true (see pausesInAWrite). Clears and worker removals scan the
  * nodes in chunks, one acquisition per chunk (see {@link #removeSlots}). Workers are interned to int slots
  * ({@link WorkerSlots}); a membership is an int code on the node ({@link MembershipCode}).
  */
@@ -207,9 +207,9 @@ final class PrefixIndex {
                 hasParent = true;
                 parent = blockHashes[i];
                 previous = node;
-                lock.letQueriesIn(); // see pausesInAStore
+                lock.letQueriesIn(); // see pausesInAWrite
             }
-            // Then the owners, tail first: see pausesInAStore
+            // Then the owners, tail first: see pausesInAWrite
             for (int i = blockHashes.length - 1; i >= 0; i--) {
                 if (chain[i] != NodeStore.NONE && owners.add(chain[i], code)) {
                     changed = true;
@@ -233,8 +233,8 @@ final class PrefixIndex {
     }
 
     /*
-     * pausesInAStore: why a query let in at each of store's pauses (ShardLock.letQueriesIn) sees this worker's match
-     * as before the store or after it, never part of it, and a consistent index.
+     * pausesInAWrite: why a query let in at each of a write's pauses (ShardLock.letQueriesIn) sees this worker's
+     * match as before the event or after it, never part of it, and a consistent index.
      * - Only queries are let in, only at these points: never between a find and its create (the create inserts at
      *   the slot the find ended on), never inside NodeStore or OwnerSets. A query writes nothing, so the writer's
      *   state across a pause (prefetched slots, the missed slot, chain) is as it left it; a pause costs only the
@@ -250,8 +250,11 @@ final class PrefixIndex {
      *   (matching is parent-exact; with cumulative tiers "covered" on the walk's tiers): if the first block it did
      *   not cover before is below j, it stops there, as before the store; otherwise it covers the whole chain, as
      *   after. Adding head first would show a prefix of the chain: half of the event.
-     * - A remove is not paused inside (its blocks come in no chain order, so a query between two would see half of
-     *   it); clears and worker removals keep their chunks; recovery's load takes the lock whole.
+     * - A remove takes its owners off without a pause (its blocks come in no chain order, so a query between two
+     *   would see half of it), then frees the nodes left with no owner, pausing before each: a node no one holds
+     *   changes no answer (as after a create above), so a query let in there sees the whole remove. Freeing is most
+     *   of a remove's time (table deletions, a next id leaving its line). Clears and worker removals keep their
+     *   chunks; recovery's load takes the lock whole.
      */
 
     private int[] chainScratch(int length) {
@@ -287,8 +290,11 @@ final class PrefixIndex {
         int tier = op.tier().ordinal();
         int code = MembershipCode.of(slot, tier);
         boolean missing = false;
-        nodes.prefetchRemove(op.blockHashes());
-        for (long blockHash : op.blockHashes()) {
+        long[] blockHashes = op.blockHashes();
+        nodes.prefetchRemove(blockHashes);
+        int[] unheld = chainScratch(blockHashes.length);
+        int emptied = 0;
+        for (long blockHash : blockHashes) {
             int node = nodes.findByBlockHash(blockHash);
             if (node == NodeStore.NONE || !owners.remove(node, code)) {
                 missing = true;
@@ -297,10 +303,15 @@ final class PrefixIndex {
             slots.removeMembership(slot);
             tierMemberships[tier]--;
             if (owners.count(node) == 0) {
-                nodes.free(node);
+                unheld[emptied++] = node;
             }
         }
         slots.releaseIfEmpty(slot);
+        // Then the nodes no one holds now go, a query let in before each: see pausesInAWrite
+        for (int i = 0; i < emptied; i++) {
+            lock.letQueriesIn();
+            nodes.free(unheld[i]);
+        }
         return missing ? ApplyStatus.BLOCK_NOT_FOUND : ApplyStatus.OK;
     }
 

@@ -7,9 +7,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * The locks of one {@link PrefixIndex} shard. A writer holds both; a query ({@link PrefixIndex#findMatches}) takes
  * only {@link #steps}' read lock, every other reader (dumps, surveys, cross-shard reads) only {@link #whole}'s.
  * Between two steps of a write ({@link #letQueriesIn}) the writer drops {@link #steps} when a query waits for it,
- * so a query waits for one block of a store, not for a batch (docs/adr/0001-prefix-index.md, "Eleventh round").
+ * so a query waits for one block of a write, not for a batch (docs/adr/0001-prefix-index.md, "Eleventh round").
  * The writer keeps {@link #whole} meanwhile: writers stay serialised, and only queries ever see a write paused, at
- * the points where {@link PrefixIndex#store} makes that safe.
+ * the points where {@link PrefixIndex}'s writes make that safe.
  *
  * <p>A query that finds {@link #steps} write-locked says so in {@link #queriesWaiting} and spins (a step is well
  * under a microsecond) up to {@value #SPIN_NANOS} ns, then parks as a plain read lock does (a writer preempted
