@@ -86,13 +86,8 @@ class CutReplayTest {
         EngineListener listener = listener(sim, watermark);
         Workload work = new Workload(4);
 
-        sim.publish(work.next()).join();
-        await().atMost(Duration.ofSeconds(30)).until(() -> watermark.get() == 0);
+        appliedThenBuffered(sim, watermark, work, 20);
         sim.cutNextReplay(keep, drop, endMarker);
-        sim.dropLive(20);
-        for (int i = 0; i < 20; i++) {
-            sim.publish(work.next());
-        }
         sim.publish(work.next()).join(); // seq 21
         await().atMost(Duration.ofSeconds(30)).until(() -> watermark.get() == 21);
 
@@ -120,12 +115,7 @@ class CutReplayTest {
         EngineListener listener = listener(sim, watermark);
         Workload work = new Workload(4);
 
-        sim.publish(work.next()).join(); // seq 0
-        await().atMost(Duration.ofSeconds(30)).until(() -> watermark.get() == 0);
-        sim.dropLive(20);
-        for (int i = 0; i < 20; i++) {
-            sim.publish(work.next()); // seqs 1..20: buffered, not sent
-        }
+        appliedThenBuffered(sim, watermark, work, 20);
         sim.cutNextReplay(22, 1, true); // seqs 1..22 go out, 23 is dropped, 24 and 25 follow
         for (int i = 0; i < 4; i++) {
             sim.publish(work.next()); // seqs 21 (shows the gap) to 24, live
@@ -149,12 +139,7 @@ class CutReplayTest {
         EngineListener listener = listener(sim, watermark);
         Workload work = new Workload(4);
 
-        sim.publish(work.next()).join(); // seq 0
-        await().atMost(Duration.ofSeconds(30)).until(() -> watermark.get() == 0);
-        sim.dropLive(3);
-        for (int i = 0; i < 3; i++) {
-            sim.publish(work.next()); // seqs 1..3, buffered
-        }
+        appliedThenBuffered(sim, watermark, work, 3);
         sim.skip(2); // seqs 4, 5: never buffered
         sim.dropLive(3);
         for (int i = 0; i < 3; i++) {
@@ -169,6 +154,16 @@ class CutReplayTest {
         assertThat(sim.replays().lastStart()).isEqualTo(4);
         assertThat(listener.lastError()).startsWith("replay incomplete: engine buffer starts at 6, requested 4");
         assertThat(sink.gapLosses()).containsExactly(new WorkerKey(INSTANCE, 0));
+    }
+
+    /** Seq 0 published live and applied, then seqs 1 to {@code n} buffered for replay and not sent. */
+    private static void appliedThenBuffered(EngineSimulator sim, SequenceWatermark watermark, Workload work, int n) {
+        sim.publish(work.next()).join();
+        await().atMost(Duration.ofSeconds(30)).until(() -> watermark.get() == 0);
+        sim.dropLive(n);
+        for (int i = 0; i < n; i++) {
+            sim.publish(work.next());
+        }
     }
 
     private EngineListener listener(EngineSimulator sim, SequenceWatermark watermark) {
