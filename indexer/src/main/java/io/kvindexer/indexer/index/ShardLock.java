@@ -11,9 +11,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * The writer keeps {@link #whole} meanwhile: writers stay serialised, and only queries ever see a write paused, at
  * the points where {@link PrefixIndex}'s writes make that safe.
  *
- * <p>A query that finds {@link #steps} write-locked says so in {@link #queriesWaiting} and spins (a step is well
- * under a microsecond) up to {@value #SPIN_NANOS} ns, then parks as a plain read lock does (a writer preempted
- * while holding the lock). A paused writer spins up to as long for the waiting queries to get in, then takes the
+ * <p>A query that finds {@link #steps} write-locked, or a writer waiting for it, says so in {@link #queriesWaiting}
+ * and spins (a step is well under a microsecond) up to {@value #SPIN_NANOS} ns, then parks as a plain read lock does
+ * (a writer preempted while holding the lock); the writer that then gets the lock lets it in at its first pause. A paused writer spins up to as long for the waiting queries to get in, then takes the
  * lock back, queueing behind those that got in (new queries queue behind a queued writer): it is never starved.
  */
 final class ShardLock {
@@ -26,8 +26,11 @@ final class ShardLock {
     private final AtomicInteger queriesWaiting = new AtomicInteger();
 
     void lockQuery() {
-        if (!steps.isWriteLocked()) {
-            steps.readLock().lock();
+        // Taken at once only when no writer holds the lock or waits for it: a plain lock() also parks behind a writer
+        // that waits, and a query parked there, not counted, would wait out the writer's whole batch.
+        if (!steps.isWriteLocked()
+                && !steps.hasQueuedThreads()
+                && steps.readLock().tryLock()) {
             return;
         }
         queriesWaiting.incrementAndGet();
