@@ -14,9 +14,9 @@ import java.util.function.Function;
  * <p>One lock ({@link ShardLock}): writers (one writer thread per worker, see {@link IndexWriters}) apply the stores
  * and removes of a batch per acquisition; queries and dumps share its read side, so a query sees every event applied
  * before it began and never half of one. A writer lets a waiting query in between two events, between two blocks
- * of a store and before each node a remove frees, where the write's order keeps that true (see pausesInAWrite). Clears and worker removals scan the
- * nodes in chunks, one acquisition per chunk (see {@link #removeSlots}). Workers are interned to int slots
- * ({@link WorkerSlots}); a membership is an int code on the node ({@link MembershipCode}).
+ * of a store and before each node a remove frees, where the write's order keeps that true (see pausesInAWrite).
+ * Clears and worker removals scan the nodes in chunks, one acquisition per chunk (see {@link #removeSlots}). Workers
+ * are interned to int slots ({@link WorkerSlots}); a membership is an int code on the node ({@link MembershipCode}).
  */
 final class PrefixIndex {
 

@@ -13,8 +13,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  *
  * <p>A query that finds {@link #steps} write-locked, or a writer waiting for it, says so in {@link #queriesWaiting}
  * and spins (a step is well under a microsecond) up to {@value #SPIN_NANOS} ns, then parks as a plain read lock does
- * (a writer preempted while holding the lock); the writer that then gets the lock lets it in at its first pause. A paused writer spins up to as long for the waiting queries to get in, then takes the
- * lock back, queueing behind those that got in (new queries queue behind a queued writer): it is never starved.
+ * (a writer preempted while holding the lock); the writer that then gets the lock lets it in at its first pause. A
+ * paused writer spins up to as long for the waiting queries to get in, then takes the lock back, queueing behind
+ * those that got in (new queries queue behind a queued writer): it is never starved.
  */
 final class ShardLock {
 
