@@ -37,8 +37,11 @@ final class PrefixIndex {
     /** bumped by every write-lock release: a cached cross-shard figure is still exact while it is unchanged */
     private volatile long version;
 
-    /** {@link #store}'s node per block of the chain (the writer's: writers are serialised by {@link ShardLock}) */
-    private int[] chain = new int[64];
+    /**
+     * A node per block of the event being applied: {@link #store}'s chain, {@link #remove}'s nodes left with no owner
+     * (the writer's: writers are serialised by {@link ShardLock})
+     */
+    private int[] nodeScratch = new int[64];
 
     PrefixIndex(ApplyCounters counters) {
         this.counters = counters;
@@ -171,7 +174,7 @@ final class PrefixIndex {
         long parent = op.parentBlockHash();
         long[] localHashes = op.localHashes();
         boolean unknownBlocks = false;
-        int[] chain = chainScratch(blockHashes.length);
+        int[] chain = nodeScratch(blockHashes.length);
         Arrays.fill(chain, 0, blockHashes.length, NodeStore.NONE);
         boolean changed = false;
         try {
@@ -257,11 +260,11 @@ final class PrefixIndex {
      *   chunks; recovery's load takes the lock whole.
      */
 
-    private int[] chainScratch(int length) {
-        if (chain.length < length) {
-            chain = new int[Math.max(length, 2 * chain.length)];
+    private int[] nodeScratch(int length) {
+        if (nodeScratch.length < length) {
+            nodeScratch = new int[Math.max(length, 2 * nodeScratch.length)];
         }
-        return chain;
+        return nodeScratch;
     }
 
     /**
@@ -292,7 +295,7 @@ final class PrefixIndex {
         boolean missing = false;
         long[] blockHashes = op.blockHashes();
         nodes.prefetchRemove(blockHashes);
-        int[] unheld = chainScratch(blockHashes.length);
+        int[] unheld = nodeScratch(blockHashes.length);
         int emptied = 0;
         for (long blockHash : blockHashes) {
             int node = nodes.findByBlockHash(blockHash);
