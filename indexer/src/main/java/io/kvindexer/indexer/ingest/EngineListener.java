@@ -163,6 +163,14 @@ public final class EngineListener implements RunningListener {
         poller.add(stream);
     }
 
+    /**
+     * The first live seq that bounds the running attempt's replay of everything after a seq, or
+     * {@link ReplayClient#EVERYTHING} while none does (for tests).
+     */
+    synchronized long replayBound() {
+        return current == null ? ReplayClient.EVERYTHING : current.liveBound();
+    }
+
     // ---- what the running attempt reports ----------------------------------------------------------------
 
     synchronized void becomeActive(Stream stream) {

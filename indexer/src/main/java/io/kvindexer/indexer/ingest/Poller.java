@@ -118,7 +118,7 @@ final class Poller implements Runnable {
                     kept.clear();
                     for (Stream s : new ArrayList<>(streams)) {
                         runSafely(s::tick);
-                        boolean read = s.readable() && inflight.hasRoom();
+                        boolean read = s.wantsRead() && inflight.hasRoom();
                         s.subscriber().wantRead(read); // off: the bytes wait in the kernel, then at the engine
                         if (read && s.subscriber().hasKept()) {
                             kept.add(s);
@@ -139,17 +139,19 @@ final class Poller implements Runnable {
                 for (SelectionKey key : selector.selectedKeys()) {
                     if (key.attachment() instanceof Stream s) {
                         runSafely(() -> serve(s));
-                        if (s.subscriber().hasKept()) {
+                        if (s.subscriber().hasKept() && s.wantsRead()) {
                             next.add(s);
                         }
                     }
                 }
                 selector.selectedKeys().clear();
                 for (Stream s : kept) {
-                    if (s.subscriber().hasKept() && s.readable() && inflight.hasRoom()) {
+                    if (s.subscriber().hasKept() && s.wantsRead() && inflight.hasRoom()) {
                         runSafely(() -> s.drain(BATCH)); // what an earlier read left: the socket will not signal it
                     }
-                    if (s.subscriber().hasKept()) {
+                    // a stream that reads nothing now (a replay runs) leaves the turns, not to spin the selector;
+                    // the sweep that follows the replay's end brings it back
+                    if (s.subscriber().hasKept() && s.wantsRead()) {
                         next.add(s);
                     }
                 }
@@ -178,7 +180,7 @@ final class Poller implements Runnable {
         }
         // read interest at once, not at the next sweep: off, or the selector reports the stream every turn; on, or a
         // connection that just became ready is not read (nor a libzmq PING answered) until then
-        boolean read = s.readable() && inflight.hasRoom();
+        boolean read = s.wantsRead() && inflight.hasRoom();
         s.subscriber().wantRead(read);
         if (read) {
             s.drain(BATCH);

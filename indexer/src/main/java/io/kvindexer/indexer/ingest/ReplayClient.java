@@ -68,6 +68,12 @@ final class ReplayClient {
 
         /** {@code [from, until)} cannot be recovered; {@code problem} says why. */
         void lost(long from, long until, String problem);
+
+        /**
+         * For a replay of {@link #EVERYTHING} after a seq: the first live seq that arrived since it began, which
+         * bounds it (the live stream holds that batch and what follows it); {@link #EVERYTHING} while none has.
+         */
+        long liveBound();
     }
 
     /** How a replay ended, how many batches it applied, and how many requests it took. */
@@ -81,7 +87,10 @@ final class ReplayClient {
         CUT,
         /** the chunk is read; ask again for the rest */
         CHUNK_FULL,
-        /** a bounded range is complete and nothing more came within the poll interval */
+        /**
+         * a bounded range is complete and nothing more came within the poll interval, or the first reply lies past
+         * the range (what is missing of it was reported lost; the live stream holds the rest)
+         */
         COMPLETE,
         TIMEOUT,
         FAILED,
@@ -116,8 +125,9 @@ final class ReplayClient {
     }
 
     /**
-     * Fills {@code [from, until)} ({@code until} = {@link #EVERYTHING}: all the engine has from {@code from});
-     * batches at and after {@code until} that come along are handed over too. Null when stopped before it ended.
+     * Fills {@code [from, until)} ({@code until} = {@link #EVERYTHING}: all the engine has from {@code from}, up to
+     * the target's {@link Target#liveBound} once there is one); batches at and after {@code until} that come along in
+     * order are handed over too. Null when stopped before it ended.
      */
     Outcome replay(long from, long until, Target target) throws InterruptedException {
         if (!awaitBackoff() || !settings.permits().acquire(stopped)) {
@@ -136,14 +146,18 @@ final class ReplayClient {
         int stalls = 0;
         int silent = 0;
         while (true) {
+            if (covered(until, answer)) {
+                return succeeded(answer); // an open-ended replay whose live stream began where it got to
+            }
             String error = openFresh();
             if (error != null) {
-                answer.lose(answer.expected, until, error);
+                answer.lose(answer.expected, limit(until, target), error);
                 return failed(ReplayResult.FAILED, answer);
             }
             long asked = answer.expected;
             End end = request(asked, until, answer);
-            boolean rangeDone = until != EVERYTHING && Long.compareUnsigned(answer.expected, until) >= 0;
+            long limit = limit(until, target); // read once: a live bound may arrive meanwhile
+            boolean rangeDone = limit != EVERYTHING && Long.compareUnsigned(answer.expected, limit) >= 0;
             switch (end) {
                 case STOPPED -> {
                     return null;
@@ -154,16 +168,16 @@ final class ReplayClient {
                 case END_MARKER -> {
                     if (answer.requestSawNone) {
                         // nothing at or after `asked` in the engine's buffer
-                        if (until != EVERYTHING && Long.compareUnsigned(asked, until) < 0) {
+                        if (limit != EVERYTHING && Long.compareUnsigned(asked, limit) < 0) {
                             answer.lose(
                                     asked,
-                                    until,
+                                    limit,
                                     "replay incomplete: engine returned nothing from " + u(asked) + ", needed up to "
-                                            + u(until - 1));
+                                            + u(limit - 1));
                         }
                         return succeeded(answer);
                     }
-                    if (rangeDone || (until == EVERYTHING && ++stalls > settings.maxResumes())) {
+                    if (rangeDone || (limit == EVERYTHING && ++stalls > settings.maxResumes())) {
                         return succeeded(answer); // (an engine publishing all along: the live stream has the rest)
                     }
                     // the tail of the answer may have been dropped before the end marker fitted: ask again
@@ -187,7 +201,7 @@ final class ReplayClient {
                     if (answer.requestSawNone) {
                         answer.lose(
                                 answer.expected,
-                                until,
+                                limit,
                                 "replay from " + u(answer.expected) + " timed out " + SILENT_ATTEMPTS
                                         + " times after " + settings.timeout().toMillis() + " ms: no answer from "
                                         + endpoint);
@@ -198,11 +212,22 @@ final class ReplayClient {
                     }
                 }
                 case FAILED -> {
-                    answer.lose(answer.expected, until, answer.failure);
+                    answer.lose(answer.expected, limit, answer.failure);
                     return failed(ReplayResult.FAILED, answer);
                 }
             }
         }
+    }
+
+    /** {@code until}, or for an open-ended replay the target's live bound once it has one. */
+    private static long limit(long until, Target target) {
+        return until != EVERYTHING ? until : target.liveBound();
+    }
+
+    /** The replay has reached its limit: what follows is the live stream's. */
+    private static boolean covered(long until, Answer answer) {
+        long limit = limit(until, answer.target);
+        return limit != EVERYTHING && Long.compareUnsigned(answer.expected, limit) >= 0;
     }
 
     private Outcome succeeded(Answer answer) {
@@ -279,7 +304,7 @@ final class ReplayClient {
                 return End.FAILED;
             }
             if (reply == null) {
-                if (until != EVERYTHING && Long.compareUnsigned(answer.expected, until) >= 0) {
+                if (covered(until, answer)) {
                     return End.COMPLETE; // the live stream holds the rest; a missing end marker costs one poll
                 }
                 long now = System.nanoTime();
@@ -335,7 +360,8 @@ final class ReplayClient {
                     return End.CUT; // replies between were dropped by the ROUTER, not missing from the buffer
                 }
                 // the first reply on a fresh DEALER: the engine's buffer no longer reaches back to `expected`
-                long lostUntil = Long.compareUnsigned(seq, until) < 0 ? seq : until;
+                long limit = limit(until, answer.target);
+                long lostUntil = Long.compareUnsigned(seq, limit) < 0 ? seq : limit;
                 if (Long.compareUnsigned(answer.expected, lostUntil) < 0) {
                     answer.lose(
                             answer.expected,
@@ -343,10 +369,14 @@ final class ReplayClient {
                             "replay incomplete: engine buffer starts at " + u(seq) + ", requested "
                                     + u(answer.expected));
                 }
+                if (limit != EVERYTHING && Long.compareUnsigned(seq, limit) > 0) {
+                    // past the range: the live stream holds [limit, seq) and goes on from there. Taken, this batch
+                    // would make those look applied, and they would be skipped as stale
+                    return End.COMPLETE;
+                }
             }
             answer.take(seq, payload);
-            if (++read >= settings.chunkBatches()
-                    && (until == EVERYTHING || Long.compareUnsigned(answer.expected, until) < 0)) {
+            if (++read >= settings.chunkBatches() && !covered(until, answer)) {
                 return End.CHUNK_FULL;
             }
         }

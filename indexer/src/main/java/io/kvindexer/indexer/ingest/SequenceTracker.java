@@ -126,6 +126,18 @@ final class SequenceTracker {
         return true;
     }
 
+    /**
+     * Every batch below {@code seq} was applied or reported lost (an open-ended replay bounded by the live seq
+     * {@code seq}): the watermark moves up to {@code seq - 1}, as applying the batch after a lost range does, so
+     * {@code seq} is classified as contiguous instead of asking for the lost range again.
+     */
+    void settled(long seq) {
+        long now = watermark.get();
+        if (seq != 0 && (now == SequenceWatermark.UNSET || Long.compareUnsigned(now, seq - 1) < 0)) {
+            watermark.set(seq - 1);
+        }
+    }
+
     /** A batch with this seq was decoded and applied. */
     void applied(long seq) {
         watermark.set(seq);

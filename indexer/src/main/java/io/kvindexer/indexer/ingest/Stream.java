@@ -8,8 +8,15 @@ import java.util.concurrent.TimeUnit;
  * One attempt of a listener on its poller: the SUB socket, the sequence rules ({@link SequenceTracker}) and, while a
  * gap is replayed, the hand-over to a replay thread. The poller thread owns everything here except while
  * {@link #replaying}: then the replay thread does, and the poller leaves the socket unread (live messages wait in
- * the kernel's buffers and at the engine, and are applied after the replayed batches, so a live {@code Removed(A)} is never overtaken by a
- * replayed {@code Stored(A)}). The hand-over in both directions goes through a queue (a happens-before edge).
+ * the kernel's buffers and at the engine, and are applied after the replayed batches, so a live {@code Removed(A)}
+ * is never overtaken by a replayed {@code Stored(A)}). The hand-over in both directions goes through a queue (a
+ * happens-before edge).
+ *
+ * <p>A replay of everything after a seq (a catch-up on connect, or a join) has no end of its own: an engine that
+ * turns busy meanwhile would be chased through its buffer, and every jump of the buffer past the next expected seq
+ * would count as a loss, although the live stream holds every batch since the connection. So while one runs, the
+ * poller reads one live message: its seq bounds the replay ({@link #liveBound}), and it is handled like any live
+ * message once the replay ends.
  */
 final class Stream implements ReplayClient.Target {
 
@@ -35,6 +42,14 @@ final class Stream implements ReplayClient.Target {
     private long resumeAt;
     /** the live message that showed a gap: applied after the replay */
     private List<byte[]> heldLive;
+    /** a replay of everything after a seq runs: one live message is read to bound it */
+    private boolean openEnded;
+    /** the first live message read while an open-ended replay runs: handled when it ends */
+    private List<byte[]> firstLive;
+    /** {@link #firstLive}'s seq, for the replay thread; {@link ReplayClient#EVERYTHING} while there is none */
+    private volatile long liveBound = ReplayClient.EVERYTHING;
+    /** the end of the highest range the running replay reported lost (unsigned; EVERYTHING is the highest) */
+    private volatile long lostUntil;
 
     Stream(EngineListener owner, Poller poller, IngestPollers threads) {
         this.owner = owner;
@@ -119,12 +134,23 @@ final class Stream implements ReplayClient.Target {
                     ? "joining: the engine sent nothing, asking for its buffer from seq 0"
                     : "catching up after seq " + u(owner.watermark().get());
             joining = false; // the catch-up's end settles it
+            openEnded = true;
+            lostUntil = 0;
             startReplay(what, this::resume);
         }
     }
 
     boolean readable() {
         return open && active && !replaying && !stopped;
+    }
+
+    /** Whether the poller should read this stream now: to handle live messages, or to bound an open-ended replay. */
+    boolean wantsRead() {
+        return readable() || boundPending();
+    }
+
+    private boolean boundPending() {
+        return open && active && replaying && openEnded && firstLive == null && !stopped;
     }
 
     /** The connection, for the poller (read interest, selected keys, messages kept from a read). */
@@ -139,6 +165,10 @@ final class Stream implements ReplayClient.Target {
      */
     void drain(int max) {
         InflightBytes inflight = threads.inflight();
+        if (boundPending()) {
+            readBound();
+            return;
+        }
         for (int i = 0; i < max && readable() && inflight.hasRoom(); i++) {
             List<byte[]> frames = sub.receiveNow();
             if (frames == null) {
@@ -165,7 +195,9 @@ final class Stream implements ReplayClient.Target {
                             + "): the engine restarted; dropping its blocks");
             delivery.publisherRestarted();
         }
-        if (step.needsReplay()) {
+        // every seq of a "gap" that arrived live and did not decode: a replay would bring the same bytes (an engine
+        // buffers what it published), so it is not asked for; those seqs were counted and degrade the listener
+        if (step.needsReplay() && !tracker.onlyUndecodable(step.replayFrom(), step.replayUntil())) {
             owner.options().metrics().gapDetected(step.missing());
             if (replay == null) {
                 owner.log().once("no_replay", "No replay endpoint configured; batches lost");
@@ -187,6 +219,17 @@ final class Stream implements ReplayClient.Target {
             owner.exactness().replayEnded(); // the engine's first batch: nothing came before it
         }
         applyLive(frames);
+    }
+
+    /** One live message while an open-ended replay runs: kept for after it, its seq the replay's bound. */
+    private void readBound() {
+        List<byte[]> frames = sub.receiveNow();
+        if (frames == null || !owner.delivery().wellFormed(frames)) {
+            return;
+        }
+        firstLive = frames;
+        liveBound = Frames.readSeq(frames.get(1));
+        sub.wantRead(false); // the rest waits for the replay's end
     }
 
     private void applyLive(List<byte[]> frames) {
@@ -230,8 +273,18 @@ final class Stream implements ReplayClient.Target {
 
     private void replayDone() {
         replaying = false;
+        openEnded = false;
+        List<byte[]> first = firstLive;
+        firstLive = null;
+        liveBound = ReplayClient.EVERYTHING;
         if (stopped) {
             finish();
+        } else if (first != null) {
+            long seq = Frames.readSeq(first.get(1));
+            if (Long.compareUnsigned(lostUntil, seq) >= 0) {
+                tracker.settled(seq); // reported lost up to it: no second replay of the same range
+            }
+            handleLive(first); // classified against what the replay applied, as if it had just arrived
         }
     }
 
@@ -277,7 +330,15 @@ final class Stream implements ReplayClient.Target {
     }
 
     @Override
+    public long liveBound() {
+        return liveBound;
+    }
+
+    @Override
     public void lost(long from, long until, String problem) {
+        if (Long.compareUnsigned(until, lostUntil) > 0) {
+            lostUntil = until;
+        }
         if (tracker.onlyUndecodable(from, until)) {
             return; // those seqs did arrive, as payloads that do not decode: counted (and degraded) when skipped
         }

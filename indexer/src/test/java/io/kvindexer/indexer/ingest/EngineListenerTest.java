@@ -620,6 +620,27 @@ class EngineListenerTest {
         awaitSameState(sim);
     }
 
+    /**
+     * Seqs that arrived live and did not decode leave the watermark behind them, so the next live seq looks like a
+     * gap over them. The engine's buffer holds the same bytes: no replay is asked for, and no gap counted.
+     */
+    @Test
+    void aGapOverSeqsThatArrivedAndDidNotDecodeIsNotReplayed() {
+        connect(simulator());
+
+        sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
+        sim.publishPayload(new byte[] {(byte) 0xc1}); // seqs 1 and 2 arrive but do not decode
+        sim.publishPayload(new byte[] {(byte) 0xc1});
+        sim.storeSequence(tokens(100, 8), 4).join(); // seq 3
+
+        awaitWatermark(watermark, 3);
+        awaitSameState(sim);
+        assertThat(sim.replays().requests()).isZero();
+        assertThat(metrics.get("gaps")).isZero();
+        assertThat(sink.gapLosses()).isEmpty();
+        assertThat(metrics.sumStartingWith("decode.")).isEqualTo(2);
+    }
+
     @Test
     void badEndpointFailsWithTheConnectErrorAndResumeRetries() {
         listener = listener(

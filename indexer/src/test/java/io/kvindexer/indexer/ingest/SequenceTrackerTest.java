@@ -161,4 +161,17 @@ class SequenceTrackerTest {
                 .as("seq 0 was applied, not undecodable")
                 .isFalse();
     }
+
+    @Test
+    void aRangeSettledBelowALiveSeqMakesItContiguousAndNeverMovesTheWatermarkBack() {
+        tracker.begin();
+        tracker.settled(50); // a join that reported [0, 50) lost, bounded by live seq 50
+        assertThat(watermark.get()).isEqualTo(49);
+        assertThat(live(50)).isEqualTo(new SequenceTracker.Step(false, 50, 50));
+        tracker.applied(50);
+        tracker.settled(40);
+        assertThat(watermark.get()).as("below what was applied: no change").isEqualTo(50);
+        tracker.settled(0);
+        assertThat(watermark.get()).isEqualTo(50);
+    }
 }

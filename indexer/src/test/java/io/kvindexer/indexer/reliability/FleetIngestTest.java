@@ -39,6 +39,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class FleetIngestTest {
 
     private static final int ENGINES = Integer.getInteger("fleet.engines", 600);
+    /**
+     * How long the fleet may take to subscribe, and then to be indexed: it grows with the fleet (on a loaded 2-core
+     * machine 600 connections took over a minute once, while another build ran beside the tests)
+     */
+    private static final Duration FLEET_WAIT = Duration.ofSeconds(30).plusMillis(100L * ENGINES);
 
     @RegisterExtension
     final TestResources open = new TestResources();
@@ -77,12 +82,10 @@ class FleetIngestTest {
                                         + e[3] + "\",\"model_name\":\"m\",\"block_size\":4}")
                         .assertOk(201);
             }
-            await().atMost(Duration.ofSeconds(60))
-                    .pollInterval(Duration.ofMillis(500))
-                    .until(() -> {
-                        to.println("subscribed");
-                        return from.readLine().equals("SUBSCRIBED " + ENGINES);
-                    });
+            await().atMost(FLEET_WAIT).pollInterval(Duration.ofMillis(500)).until(() -> {
+                to.println("subscribed");
+                return from.readLine().equals("SUBSCRIBED " + ENGINES);
+            });
             assertThat(app.workers().listenerCounts()).containsEntry(ListenerStatus.ACTIVE, ENGINES);
             // #22: at most 3 open files per idle engine (a jeromq SUB cost 5; our ZMTP connection costs 1)
             assertThat(openFiles() - filesBefore).isLessThanOrEqualTo(3L * ENGINES);
@@ -97,25 +100,23 @@ class FleetIngestTest {
             to.println("publish 1");
             assertThat(from.readLine()).isEqualTo("PUBLISHED 1");
             List<Integer> missing = new ArrayList<>();
-            await().atMost(Duration.ofSeconds(60))
-                    .pollInterval(Duration.ofMillis(500))
-                    .until(() -> {
-                        missing.clear();
-                        for (int i = 0; i < ENGINES; i++) {
-                            String tokens = Arrays.toString(EngineFleetMain.tokens(1, i, 4))
-                                    .replace(" ", "");
-                            int score = http.post("/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens + "}")
-                                    .json()
-                                    .path("scores")
-                                    .path(Integer.toString(i + 1))
-                                    .path("0")
-                                    .asInt();
-                            if (score <= 0) {
-                                missing.add(i);
-                            }
-                        }
-                        return missing.isEmpty();
-                    });
+            await().atMost(FLEET_WAIT).pollInterval(Duration.ofMillis(500)).until(() -> {
+                missing.clear();
+                for (int i = 0; i < ENGINES; i++) {
+                    String tokens =
+                            Arrays.toString(EngineFleetMain.tokens(1, i, 4)).replace(" ", "");
+                    int score = http.post("/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens + "}")
+                            .json()
+                            .path("scores")
+                            .path(Integer.toString(i + 1))
+                            .path("0")
+                            .asInt();
+                    if (score <= 0) {
+                        missing.add(i);
+                    }
+                }
+                return missing.isEmpty();
+            });
             assertThat(missing).isEmpty();
             to.println("quit");
         } finally {

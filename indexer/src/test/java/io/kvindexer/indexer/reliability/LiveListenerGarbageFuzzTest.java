@@ -63,7 +63,7 @@ class LiveListenerGarbageFuzzTest {
                     garbage,
                     ms,
                     skipped + " counted in malformed_frames + decode_errors; " + corrupted
-                            + " garbage messages were corrupted payloads under a real seq (seen as lost batches, replay tried);"
+                            + " garbage messages were corrupted payloads under a real seq (arrived, not replayed);"
                             + " listener active; exact"));
         }
     }

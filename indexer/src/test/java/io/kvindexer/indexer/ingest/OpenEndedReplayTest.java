@@ -1,0 +1,187 @@
+package io.kvindexer.indexer.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.kvindexer.indexer.TestResources;
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.sim.EngineSimulator;
+import io.kvindexer.indexer.sim.SimEvent;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Replays whose answer reaches past what the live stream already holds. A replay of everything after a seq (a join,
+ * a catch-up on connect) is bounded by the first live seq that arrives while it runs; a replay whose first reply lies
+ * past its range takes nothing from it. Either way the batches the live stream brings are applied from the live
+ * stream, never skipped as if the replay had applied them.
+ */
+class OpenEndedReplayTest {
+
+    private static final long INSTANCE = 9;
+
+    @RegisterExtension
+    final TestResources resources = new TestResources();
+
+    private final RecordingSink sink = new RecordingSink(false);
+    private final CountingMetrics metrics = new CountingMetrics();
+    private final SplittableRandom random = new SplittableRandom(5);
+
+    /**
+     * A registration joins an engine that has been quiet for over a second, so it asks for the engine's whole buffer.
+     * The engine turns busy before it answers and publishes more than its buffer holds. Chased, the buffer would have
+     * moved past the next expected seq by the second request: a loss, the worker's blocks dropped, and the live
+     * batches between skipped as already applied. Bounded by the first live seq, the replay ends where the live stream
+     * begins, and the index ends in the engine's exact state with nothing lost.
+     */
+    @Test
+    void aJoinThatTheEngineOutrunsEndsWhereTheLiveStreamBegins() {
+        EngineSimulator sim =
+                resources.add(EngineSimulator.Options.builder().bufferSteps(100).start());
+        for (int i = 0; i < 50; i++) {
+            sim.publish(batch(i)); // seqs 0..49, before anyone listens: in the buffer only
+        }
+        sim.deferReplays(true);
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        // quiet for a second: the join asks for everything from seq 0, answered with the buffer as it is now
+        await().atMost(Duration.ofSeconds(30)).until(() -> sim.replays().requests() == 1);
+        for (int i = 50; i < 199; i++) {
+            sim.publish(batch(i));
+        }
+        sim.publish(batch(199)).join(); // seqs 50..199 live; the buffer now starts at 100
+        await().atMost(Duration.ofSeconds(30)).until(() -> listener.replayBound() == 50);
+        sim.deferReplays(false);
+        sim.releaseDeferredReplays().join();
+        await().atMost(Duration.ofSeconds(60)).until(() -> watermark.get() == 199);
+
+        assertThat(sink.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth());
+        assertThat(sink.gapLosses()).isEmpty();
+        assertThat(listener.lastError()).isNull();
+        assertThat(metrics.get("unrecoverable")).isZero();
+        assertThat(sim.replays().requests())
+                .as("no second request chases the buffer")
+                .isEqualTo(1);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> listener.exactness().read().state() == ExactnessState.EXACT);
+    }
+
+    /**
+     * The same join, but none of the buffer reaches the client (to it, the engine holds nothing from seq 0): seqs 0..49
+     * are reported lost once, and the first live batch, which bounded the replay, is applied as the next one instead
+     * of asking for the lost range a second time.
+     */
+    @Test
+    void aJoinThatLosesUpToTheLiveStreamReportsItOnceAndGoesOnLive() {
+        EngineSimulator sim =
+                resources.add(EngineSimulator.Options.builder().bufferSteps(100).start());
+        for (int i = 0; i < 50; i++) {
+            sim.publish(batch(i));
+        }
+        sim.deferReplays(true);
+        sim.cutNextReplay(0, 50, true);
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        await().atMost(Duration.ofSeconds(30)).until(() -> sim.replays().requests() == 1);
+        for (int i = 50; i < 199; i++) {
+            sim.publish(batch(i));
+        }
+        sim.publish(batch(199)).join();
+        await().atMost(Duration.ofSeconds(30)).until(() -> listener.replayBound() == 50);
+        sim.deferReplays(false);
+        sim.releaseDeferredReplays().join();
+        await().atMost(Duration.ofSeconds(60)).until(() -> watermark.get() == 199);
+
+        Set<Long> expected = new HashSet<>();
+        for (long seq = 50; seq < 200; seq++) {
+            expected.add(hashOf(seq));
+        }
+        assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE)).isEqualTo(expected);
+        assertThat(metrics.get("unrecoverable")).isEqualTo(1);
+        assertThat(metrics.get("unrecoverable.missing")).isEqualTo(50);
+        assertThat(sim.replays().requests())
+                .as("the lost range is not asked for again")
+                .isEqualTo(1);
+        assertThat(listener.lastError()).startsWith("joined an engine that was already running");
+        assertThat(listener.exactness().read().state()).isEqualTo(ExactnessState.DEGRADED);
+    }
+
+    /**
+     * A gap's replay whose first reply lies past the gap (the engine's buffer no longer reaches back that far): the
+     * gap is reported lost and that reply is not taken. The live stream holds it, and the live batch that showed the
+     * gap before it; taken, it would have made those look applied, and they would have been skipped.
+     */
+    @Test
+    void aReplayWhoseFirstReplyLiesPastTheGapTakesNothingFromIt() throws InterruptedException {
+        EngineSimulator sim = resources.add(EngineSimulator.start(EngineSimulator.Options.defaults()));
+        for (int i = 0; i <= 20; i++) {
+            sim.publish(batch(i));
+        }
+        sim.publish(batch(21)).join(); // seqs 0..21 in the buffer
+        // the answer's first replies (1..7) never reach the client: to it, the buffer starts at 8
+        sim.cutNextReplay(0, 7, true);
+        List<Long> taken = new ArrayList<>();
+        List<String> lost = new ArrayList<>();
+        ReplayClient.Target target = new ReplayClient.Target() {
+            @Override
+            public boolean batch(long seq, byte[] payload) {
+                taken.add(seq);
+                return true;
+            }
+
+            @Override
+            public void lost(long from, long until, String problem) {
+                lost.add(from + ".." + until + ": " + problem);
+            }
+
+            @Override
+            public long liveBound() {
+                return ReplayClient.EVERYTHING;
+            }
+        };
+        ReplayClient client = new ReplayClient(
+                ZmqContext.shared(),
+                sim.replayEndpoint(),
+                ListenerOptions.defaults().replaySettings(),
+                () -> false,
+                () -> {});
+
+        ReplayClient.Outcome outcome = client.replay(1, 6, target); // the gap 1..5, shown by live seq 6
+
+        assertThat(lost).containsExactly("1..6: replay incomplete: engine buffer starts at 8, requested 1");
+        assertThat(taken).as("seq 8 and after are the live stream's").isEmpty();
+        assertThat(outcome.result()).isEqualTo(IngestMetrics.ReplayResult.INCOMPLETE);
+        assertThat(outcome.requests()).isEqualTo(1);
+    }
+
+    /** Batch {@code seq}: one block of its own (hash {@link #hashOf}), stored on the GPU. */
+    private SimEvent batch(long seq) {
+        int[] tokens = random.ints(4, 0, 30_000).toArray();
+        return EngineSimulator.stored(new long[] {hashOf(seq)}, null, tokens, 4, "GPU", null);
+    }
+
+    private static long hashOf(long seq) {
+        return 1_000 + seq;
+    }
+
+    private EngineListener listener(EngineSimulator sim, SequenceWatermark watermark) {
+        EngineListener listener = resources.listener(
+                new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
+                watermark,
+                sink,
+                metrics.options().with(o -> {
+                    o.replayTimeout = Duration.ofSeconds(5);
+                    o.catchUpOnConnect = true;
+                }));
+        Subscriptions.await(listener, sim, 1);
+        await().atMost(Duration.ofSeconds(30)).until(() -> listener.status() == ListenerStatus.ACTIVE);
+        return listener;
+    }
+}
