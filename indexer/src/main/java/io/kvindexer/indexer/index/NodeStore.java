@@ -693,6 +693,21 @@ final class NodeStore {
     }
 
     /**
+     * Reads what {@link #inLineRun} reads first for a walk at {@code node}: the in-line and same-owners words of the
+     * node after it. The matcher issues these loads for a batch of probed nodes at once (each starts a run), where
+     * their misses overlap, before its walk needs them one run after another.
+     */
+    long touchRun(int node) {
+        int next = node + 1;
+        if (next >= highWater) {
+            return 0;
+        }
+        int page = next >>> PAGE_BITS;
+        int word = (next & OFFSET_MASK) >>> 6;
+        return inLineBits[page][word] + owners.sameAsPrevious(page, word);
+    }
+
+    /**
      * How many positions from {@code pos} a walk at {@code node} (matched at {@code pos - 1}) takes in line without
      * a probe and without an intersection: nodes {@code node + 1 .. node + k}, each in line (see
      * {@link #soleNextChild}), with the same owners as the node before it ({@link OwnerSets#sameAsPrevious}) and the

@@ -171,10 +171,11 @@ final class PrefixProbe {
         if (slotScratch.length < found) {
             slotScratch = new int[found];
         }
+        long touched = nodeLoads;
         for (int k = 0; k < found; k++) {
             slotScratch[k] = owners.wordOf(probed[firstNode + k]);
+            touched += nodes.touchRun(probed[firstNode + k]); // where the run from this node goes on
         }
-        long touched = nodeLoads;
         for (int k = 0; k < found; k++) {
             touched += owners.touch(slotScratch[k], tier);
         }
