@@ -250,6 +250,8 @@ final class Stream implements ReplayClient.Target {
      */
     private void startReplay(String what, Runnable work) {
         replaying = true;
+        // an open-ended replay is over only once the live message that bounded it is applied, on the poller
+        boolean endsOnPoller = openEnded;
         Exactness exactness = owner.exactness();
         exactness.replayStarted(what);
         threads.replay(() -> {
@@ -263,7 +265,7 @@ final class Stream implements ReplayClient.Target {
                 exactness.lost("replay failed: " + e, owner.delivery().ranks());
             } finally {
                 heldLive = null;
-                if (!stopped) {
+                if (!stopped && !endsOnPoller) {
                     exactness.replayEnded();
                 }
                 poller.submit(this::replayDone);
@@ -272,6 +274,7 @@ final class Stream implements ReplayClient.Target {
     }
 
     private void replayDone() {
+        boolean wasOpenEnded = openEnded;
         replaying = false;
         openEnded = false;
         List<byte[]> first = firstLive;
@@ -279,12 +282,17 @@ final class Stream implements ReplayClient.Target {
         liveBound = ReplayClient.EVERYTHING;
         if (stopped) {
             finish();
-        } else if (first != null) {
+            return;
+        }
+        if (first != null) {
             long seq = Frames.readSeq(first.get(1));
             if (Long.compareUnsigned(lostUntil, seq) >= 0) {
                 tracker.settled(seq); // reported lost up to it: no second replay of the same range
             }
             handleLive(first); // classified against what the replay applied, as if it had just arrived
+        }
+        if (wasOpenEnded && !replaying) { // (a replay that message started ends it itself)
+            owner.exactness().replayEnded();
         }
     }
 

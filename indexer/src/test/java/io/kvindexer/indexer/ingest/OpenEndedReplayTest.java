@@ -60,6 +60,11 @@ class OpenEndedReplayTest {
         await().atMost(Duration.ofSeconds(30)).until(() -> listener.replayBound() == 50);
         sim.deferReplays(false);
         sim.releaseDeferredReplays().join();
+        // exact only once the live batch that bounded the replay is applied too, never between the two
+        await().atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(1))
+                .until(() -> listener.exactness().read().state() == ExactnessState.EXACT);
+        assertThat(watermark.get()).isGreaterThanOrEqualTo(50);
         await().atMost(Duration.ofSeconds(60)).until(() -> watermark.get() == 199);
 
         assertThat(sink.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth());
