@@ -155,6 +155,8 @@ final class ReplayClient {
                 return failed(ReplayResult.FAILED, answer);
             }
             long asked = answer.expected;
+            // what the request asked for: a live bound that arrives later says nothing about this answer
+            long askedUntil = limit(until, target);
             End end = request(asked, until, answer);
             long limit = limit(until, target); // read once: a live bound may arrive meanwhile
             boolean rangeDone = limit != EVERYTHING && Long.compareUnsigned(answer.expected, limit) >= 0;
@@ -167,13 +169,14 @@ final class ReplayClient {
                 }
                 case END_MARKER -> {
                     if (answer.requestSawNone) {
-                        // nothing at or after `asked` in the engine's buffer
-                        if (limit != EVERYTHING && Long.compareUnsigned(asked, limit) < 0) {
+                        // nothing at or after `asked` in the engine's buffer when it answered; batches it published
+                        // after that (below a live bound that came later) are the next gap's, not lost here
+                        if (askedUntil != EVERYTHING && Long.compareUnsigned(asked, askedUntil) < 0) {
                             answer.lose(
                                     asked,
-                                    limit,
+                                    askedUntil,
                                     "replay incomplete: engine returned nothing from " + u(asked) + ", needed up to "
-                                            + u(limit - 1));
+                                            + u(askedUntil - 1));
                         }
                         return succeeded(answer);
                     }

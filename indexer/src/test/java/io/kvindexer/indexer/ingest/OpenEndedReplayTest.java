@@ -79,9 +79,9 @@ class OpenEndedReplayTest {
     }
 
     /**
-     * The same join, but none of the buffer reaches the client (to it, the engine holds nothing from seq 0): seqs 0..49
-     * are reported lost once, and the first live batch, which bounded the replay, is applied as the next one instead
-     * of asking for the lost range a second time.
+     * The same join, but the engine's answer is cut after seq 9 (the ROUTER dropped the rest) and, asked again with
+     * the live bound known, its buffer has moved past it: seqs 10..49 are reported lost once, and the first live batch,
+     * which bounded the replay, is applied as the next one instead of asking for the lost range a second time.
      */
     @Test
     void aJoinThatLosesUpToTheLiveStreamReportsItOnceAndGoesOnLive() {
@@ -91,14 +91,14 @@ class OpenEndedReplayTest {
             sim.publish(batch(i));
         }
         sim.deferReplays(true);
-        sim.cutNextReplay(0, 50, true);
+        sim.cutNextReplay(10, 40, false);
         SequenceWatermark watermark = new SequenceWatermark();
         EngineListener listener = listener(sim, watermark);
         await().atMost(Duration.ofSeconds(30)).until(() -> sim.replays().requests() == 1);
         for (int i = 50; i < 199; i++) {
             sim.publish(batch(i));
         }
-        sim.publish(batch(199)).join();
+        sim.publish(batch(199)).join(); // the buffer now starts at 100
         await().atMost(Duration.ofSeconds(30)).until(() -> listener.replayBound() == 50);
         sim.deferReplays(false);
         sim.releaseDeferredReplays().join();
@@ -108,14 +108,45 @@ class OpenEndedReplayTest {
         for (long seq = 50; seq < 200; seq++) {
             expected.add(hashOf(seq));
         }
+        // 0..9 were applied, then dropped with the loss; 50..199 came live
         assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE)).isEqualTo(expected);
         assertThat(metrics.get("unrecoverable")).isEqualTo(1);
-        assertThat(metrics.get("unrecoverable.missing")).isEqualTo(50);
+        assertThat(metrics.get("unrecoverable.missing")).isEqualTo(40);
         assertThat(sim.replays().requests())
                 .as("the lost range is not asked for again")
-                .isEqualTo(1);
-        assertThat(listener.lastError()).startsWith("joined an engine that was already running");
+                .isEqualTo(2);
+        assertThat(listener.lastError()).startsWith("replay incomplete: engine buffer starts at 100, requested 10");
         assertThat(listener.exactness().read().state()).isEqualTo(ExactnessState.DEGRADED);
+    }
+
+    /**
+     * A catch-up that asked while the engine had published nothing new: "nothing from seq X" says nothing about the
+     * batches the engine publishes after it answered, below the live batch that then bounds the replay. They are not
+     * reported lost; the live batch shows them as a gap, and its replay brings them.
+     */
+    @Test
+    void nothingNewWhenAskedLosesNothingPublishedAfterTheAnswer() {
+        EngineSimulator sim =
+                resources.add(EngineSimulator.Options.builder().bufferSteps(100).start());
+        sim.deferReplays(true); // the join's request is held, answered below with the (empty) buffer of then
+        SequenceWatermark watermark = new SequenceWatermark();
+        EngineListener listener = listener(sim, watermark);
+        await().atMost(Duration.ofSeconds(30)).until(() -> sim.replays().requests() == 1);
+        sim.dropLive(4);
+        for (int i = 0; i < 4; i++) {
+            sim.publish(batch(i)); // seqs 0..3: buffered, not sent
+        }
+        sim.publish(batch(4)).join(); // seq 4 live: it bounds the replay
+        await().atMost(Duration.ofSeconds(30)).until(() -> listener.replayBound() == 4);
+        sim.deferReplays(false);
+        sim.releaseDeferredReplays().join();
+        await().atMost(Duration.ofSeconds(60)).until(() -> watermark.get() == 4);
+
+        assertThat(sink.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth());
+        assertThat(sink.gapLosses()).isEmpty();
+        assertThat(metrics.get("unrecoverable")).isZero();
+        assertThat(listener.lastError()).isNull();
+        assertThat(sim.replays().requests()).as("the gap's own replay").isEqualTo(2);
     }
 
     /**
