@@ -159,7 +159,7 @@ final class ReplayClient {
             long askedUntil = limit(until, target);
             End end = request(asked, until, answer);
             long limit = limit(until, target); // read once: a live bound may arrive meanwhile
-            boolean rangeDone = limit != EVERYTHING && Long.compareUnsigned(answer.expected, limit) >= 0;
+            boolean rangeDone = reached(answer, limit);
             switch (end) {
                 case STOPPED -> {
                     return null;
@@ -229,7 +229,11 @@ final class ReplayClient {
 
     /** The replay has reached its limit: what follows is the live stream's. */
     private static boolean covered(long until, Answer answer) {
-        long limit = limit(until, answer.target);
+        return reached(answer, limit(until, answer.target));
+    }
+
+    /** The next expected seq is at or past {@code limit} (never for {@link #EVERYTHING}). */
+    private static boolean reached(Answer answer, long limit) {
         return limit != EVERYTHING && Long.compareUnsigned(answer.expected, limit) >= 0;
     }
 

@@ -45,21 +45,8 @@ class OpenEndedReplayTest {
     void aJoinThatTheEngineOutrunsEndsWhereTheLiveStreamBegins() {
         EngineSimulator sim =
                 resources.add(EngineSimulator.Options.builder().bufferSteps(100).start());
-        for (int i = 0; i < 50; i++) {
-            sim.publish(batch(i)); // seqs 0..49, before anyone listens: in the buffer only
-        }
-        sim.deferReplays(true);
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(sim, watermark);
-        // quiet for a second: the join asks for everything from seq 0, answered with the buffer as it is now
-        await().atMost(Duration.ofSeconds(30)).until(() -> sim.replays().requests() == 1);
-        for (int i = 50; i < 199; i++) {
-            sim.publish(batch(i));
-        }
-        sim.publish(batch(199)).join(); // seqs 50..199 live; the buffer now starts at 100
-        await().atMost(Duration.ofSeconds(30)).until(() -> listener.replayBound() == 50);
-        sim.deferReplays(false);
-        sim.releaseDeferredReplays().join();
+        EngineListener listener = joinOutrunByTheEngine(sim, watermark);
         // exact only once the live batch that bounded the replay is applied too, never between the two
         await().atMost(Duration.ofSeconds(60))
                 .pollInterval(Duration.ofMillis(1))
@@ -87,21 +74,9 @@ class OpenEndedReplayTest {
     void aJoinThatLosesUpToTheLiveStreamReportsItOnceAndGoesOnLive() {
         EngineSimulator sim =
                 resources.add(EngineSimulator.Options.builder().bufferSteps(100).start());
-        for (int i = 0; i < 50; i++) {
-            sim.publish(batch(i));
-        }
-        sim.deferReplays(true);
         sim.cutNextReplay(10, 40, false);
         SequenceWatermark watermark = new SequenceWatermark();
-        EngineListener listener = listener(sim, watermark);
-        await().atMost(Duration.ofSeconds(30)).until(() -> sim.replays().requests() == 1);
-        for (int i = 50; i < 199; i++) {
-            sim.publish(batch(i));
-        }
-        sim.publish(batch(199)).join(); // the buffer now starts at 100
-        await().atMost(Duration.ofSeconds(30)).until(() -> listener.replayBound() == 50);
-        sim.deferReplays(false);
-        sim.releaseDeferredReplays().join();
+        EngineListener listener = joinOutrunByTheEngine(sim, watermark);
         await().atMost(Duration.ofSeconds(60)).until(() -> watermark.get() == 199);
 
         Set<Long> expected = new HashSet<>();
@@ -195,6 +170,28 @@ class OpenEndedReplayTest {
         assertThat(taken).as("seq 8 and after are the live stream's").isEmpty();
         assertThat(outcome.result()).isEqualTo(IngestMetrics.ReplayResult.INCOMPLETE);
         assertThat(outcome.requests()).isEqualTo(1);
+    }
+
+    /**
+     * Seqs 0..49 in the engine's buffer before anyone listens; a registration that joins after a quiet second and
+     * whose request is held; then seqs 50..199 live, so the buffer starts at 100 and live seq 50 bounds the replay;
+     * then the held request answered with the buffer as it was (0..49, or what a cut leaves of it).
+     */
+    private EngineListener joinOutrunByTheEngine(EngineSimulator sim, SequenceWatermark watermark) {
+        for (int i = 0; i < 50; i++) {
+            sim.publish(batch(i));
+        }
+        sim.deferReplays(true);
+        EngineListener listener = listener(sim, watermark);
+        await().atMost(Duration.ofSeconds(30)).until(() -> sim.replays().requests() == 1);
+        for (int i = 50; i < 199; i++) {
+            sim.publish(batch(i));
+        }
+        sim.publish(batch(199)).join();
+        await().atMost(Duration.ofSeconds(30)).until(() -> listener.replayBound() == 50);
+        sim.deferReplays(false);
+        sim.releaseDeferredReplays().join();
+        return listener;
     }
 
     /** Batch {@code seq}: one block of its own (hash {@link #hashOf}), stored on the GPU. */
