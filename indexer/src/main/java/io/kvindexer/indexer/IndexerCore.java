@@ -105,6 +105,7 @@ public final class IndexerCore implements AutoCloseable {
             o.replayPermits = replays;
             o.degradedHold = degradedHold;
             o.catchUpOnConnect = true;
+            o.tailCheckAfter = java.time.Duration.ofSeconds(1);
         });
         return (spec, watermark, sink) -> {
             EngineListener listener = new EngineListener(spec, watermark, sink, gate, options);

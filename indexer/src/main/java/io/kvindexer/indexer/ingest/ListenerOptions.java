@@ -25,6 +25,11 @@ import org.zeromq.ZContext;
  *                         engine's replay endpoint for everything from seq 0, so one that joins a running engine that
  *                         is idle now gets its buffer and knows at once whether it is whole (the service's setting;
  *                         the listener tests that count replays keep it off)
+ * @param tailCheckAfter   how long a stream stays quiet after live batches before the engine is asked whether any
+ *                         batch followed the last one that arrived (zero: never). A PUB socket drops what its
+ *                         high-water mark cannot hold, and a dropped tail shows as a gap only when a later batch comes,
+ *                         which an engine gone idle does not send (the service's setting is a second; the listener
+ *                         tests that count replays keep it off)
  */
 public record ListenerOptions(
         ZContext context,
@@ -36,7 +41,8 @@ public record ListenerOptions(
         int replayChunk,
         IngestPollers pollers,
         Duration degradedHold,
-        boolean catchUpOnConnect) {
+        boolean catchUpOnConnect,
+        Duration tailCheckAfter) {
 
     /** {@code --degraded-hold}'s default. */
     public static final Duration DEFAULT_DEGRADED_HOLD = Duration.ofMinutes(1);
@@ -50,6 +56,7 @@ public record ListenerOptions(
         Objects.requireNonNull(replayPermits, "replayPermits");
         Objects.requireNonNull(pollers, "pollers");
         Objects.requireNonNull(degradedHold, "degradedHold");
+        Objects.requireNonNull(tailCheckAfter, "tailCheckAfter");
         if (replayChunk < 1) {
             throw new IllegalArgumentException("replayChunk must be >= 1");
         }
@@ -71,7 +78,8 @@ public record ListenerOptions(
                 10_000,
                 pollers,
                 DEFAULT_DEGRADED_HOLD,
-                false);
+                false,
+                Duration.ZERO);
     }
 
     ReplayClient.Settings replaySettings() {
@@ -103,7 +111,8 @@ public record ListenerOptions(
                 d.replayChunk,
                 d.pollers,
                 d.degradedHold,
-                d.catchUpOnConnect);
+                d.catchUpOnConnect,
+                d.tailCheckAfter);
     }
 
     /** A mutable copy of every component, which {@link #with} hands out to change and then builds. */
@@ -118,6 +127,7 @@ public record ListenerOptions(
         public IngestPollers pollers;
         public Duration degradedHold;
         public boolean catchUpOnConnect;
+        public Duration tailCheckAfter;
 
         private Draft(ListenerOptions o) {
             context = o.context;
@@ -130,6 +140,7 @@ public record ListenerOptions(
             pollers = o.pollers;
             degradedHold = o.degradedHold;
             catchUpOnConnect = o.catchUpOnConnect;
+            tailCheckAfter = o.tailCheckAfter;
         }
     }
 }

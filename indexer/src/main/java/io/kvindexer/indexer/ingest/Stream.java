@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.ingest;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -17,6 +18,14 @@ import java.util.concurrent.TimeUnit;
  * would count as a loss, although the live stream holds every batch since the connection. So while one runs, the
  * poller reads one live message: its seq bounds the replay ({@link #liveBound}), and it is handled like any live
  * message once the replay ends.
+ *
+ * <p>A PUB socket drops what its high-water mark cannot hold. A drop in the middle of the stream shows as a gap at
+ * the next batch, but a dropped tail shows only when the engine sends again, which an idle engine does not. So when
+ * the stream has been quiet for {@link ListenerOptions#tailCheckAfter} after a spell in which it was behind, the
+ * engine is asked for everything after the watermark, the same open-ended replay as a catch-up; usually it answers
+ * "nothing". Only a stream that was behind is asked ({@link Subscriber#wasBehind}, a full turn, or the ingest queue
+ * full): a PUB queues, and drops, only while TCP holds it back, so a stream that never was behind cannot have lost
+ * a tail, and a fleet of mostly idle engines costs no replays.
  */
 final class Stream implements ReplayClient.Target {
 
@@ -50,6 +59,12 @@ final class Stream implements ReplayClient.Target {
     private volatile long liveBound = ReplayClient.EVERYTHING;
     /** the end of the highest range the running replay reported lost (unsigned; EVERYTHING is the highest) */
     private volatile long lostUntil;
+    /** whether the running replay told {@link Exactness} (a tail check does not: usually nothing was missing) */
+    private boolean announced;
+    /** the stream was behind since the engine was last asked what followed its last batch (see the class comment) */
+    private boolean tailUnchecked;
+    /** when the last live message was read (nanoTime) */
+    private long lastLiveAt;
 
     Stream(EngineListener owner, Poller poller, IngestPollers threads) {
         this.owner = owner;
@@ -134,10 +149,31 @@ final class Stream implements ReplayClient.Target {
                     ? "joining: the engine sent nothing, asking for its buffer from seq 0"
                     : "catching up after seq " + u(owner.watermark().get());
             joining = false; // the catch-up's end settles it
-            openEnded = true;
-            lostUntil = 0;
-            startReplay(what, this::resume);
+            startOpenEnded(what, true, this::resume);
+        } else if (tailCheckDue()) {
+            startOpenEnded(
+                    "checking after seq " + u(owner.watermark().get()) + ": the engine went quiet",
+                    false,
+                    this::checkTail);
         }
+    }
+
+    private boolean tailCheckDue() {
+        Duration quiet = owner.options().tailCheckAfter();
+        return tailUnchecked
+                && replay != null
+                && !quiet.isZero()
+                && !resumePending
+                && link.state().connected()
+                && System.nanoTime() - lastLiveAt >= quiet.toNanos();
+    }
+
+    /** A replay of everything after the watermark, bounded by the first live message that arrives meanwhile. */
+    private void startOpenEnded(String what, boolean announce, Runnable work) {
+        openEnded = true;
+        lostUntil = 0;
+        tailUnchecked = false; // it reaches the engine's newest batch, or the live message that bounds it
+        startReplay(what, announce, work);
     }
 
     boolean readable() {
@@ -169,13 +205,22 @@ final class Stream implements ReplayClient.Target {
             readBound();
             return;
         }
-        for (int i = 0; i < max && readable() && inflight.hasRoom(); i++) {
+        int read = 0;
+        while (read < max && readable() && inflight.hasRoom()) {
             List<byte[]> frames = sub.receiveNow();
             if (frames == null) {
-                return;
+                break;
             }
+            read++;
             resumePending = false; // the live stream's seq tracking takes over
             handleLive(frames);
+        }
+        if (read > 0) {
+            lastLiveAt = System.nanoTime();
+        }
+        if (sub.wasBehind() || read == max || !inflight.hasRoom()) {
+            // behind the engine: only now can its PUB queue be full and drop (see the class comment)
+            tailUnchecked = true;
         }
     }
 
@@ -211,7 +256,7 @@ final class Stream implements ReplayClient.Target {
                 heldLive = frames;
                 long from = step.replayFrom();
                 long until = step.replayUntil();
-                startReplay("replaying batches " + u(from) + ".." + u(until - 1), () -> recover(from, until));
+                startReplay("replaying batches " + u(from) + ".." + u(until - 1), true, () -> recover(from, until));
                 return; // the replay's end settles a join
             }
         }
@@ -248,12 +293,15 @@ final class Stream implements ReplayClient.Target {
      * {@code replaying} meanwhile (unless already degraded); a replay cut short by a stop leaves it so, for the
      * next attempt's catch-up to finish.
      */
-    private void startReplay(String what, Runnable work) {
+    private void startReplay(String what, boolean announce, Runnable work) {
         replaying = true;
+        announced = announce;
         // an open-ended replay is over only once the live message that bounded it is applied, on the poller
         boolean endsOnPoller = openEnded;
         Exactness exactness = owner.exactness();
-        exactness.replayStarted(what);
+        if (announce) {
+            exactness.replayStarted(what);
+        }
         threads.replay(() -> {
             try {
                 work.run();
@@ -265,7 +313,7 @@ final class Stream implements ReplayClient.Target {
                 exactness.lost("replay failed: " + e, owner.delivery().ranks());
             } finally {
                 heldLive = null;
-                if (!stopped && !endsOnPoller) {
+                if (!stopped && !endsOnPoller && announce) {
                     exactness.replayEnded();
                 }
                 poller.submit(this::replayDone);
@@ -274,7 +322,7 @@ final class Stream implements ReplayClient.Target {
     }
 
     private void replayDone() {
-        boolean wasOpenEnded = openEnded;
+        boolean endsHere = openEnded && announced;
         replaying = false;
         openEnded = false;
         List<byte[]> first = firstLive;
@@ -290,8 +338,9 @@ final class Stream implements ReplayClient.Target {
                 tracker.settled(seq); // reported lost up to it: no second replay of the same range
             }
             handleLive(first); // classified against what the replay applied, as if it had just arrived
+            lastLiveAt = System.nanoTime();
         }
-        if (wasOpenEnded && !replaying) { // (a replay that message started ends it itself)
+        if (endsHere && !replaying) { // (a replay that message started ends it itself)
             owner.exactness().replayEnded();
         }
     }
@@ -321,14 +370,36 @@ final class Stream implements ReplayClient.Target {
         replayed(from, until);
     }
 
+    /** See the class comment: counted as a replay, and logged, only when the engine had sent more than arrived. */
+    private void checkTail() {
+        long from = owner.watermark().get() + 1;
+        ReplayClient.Outcome outcome = replayOutcome(from, ReplayClient.EVERYTHING);
+        if (outcome == null || (outcome.recovered() == 0 && outcome.result() == IngestMetrics.ReplayResult.OK)) {
+            return; // nothing followed: the usual answer
+        }
+        owner.options().metrics().replay(outcome.result(), outcome.recovered());
+        if (outcome.recovered() > 0) {
+            owner.options().metrics().gapDetected(outcome.recovered());
+            owner.log()
+                    .info("the engine went quiet after seq " + u(from - 1) + "; it had published " + outcome.recovered()
+                            + " more batches that did not arrive live (a PUB drops what its high-water mark cannot"
+                            + " hold): replayed");
+        }
+    }
+
     private void replayed(long from, long until) {
+        ReplayClient.Outcome outcome = replayOutcome(from, until);
+        if (outcome != null) {
+            owner.options().metrics().replay(outcome.result(), outcome.recovered());
+        }
+    }
+
+    private ReplayClient.Outcome replayOutcome(long from, long until) {
         try {
-            ReplayClient.Outcome outcome = replay.replay(from, until, this);
-            if (outcome != null) {
-                owner.options().metrics().replay(outcome.result(), outcome.recovered());
-            }
+            return replay.replay(from, until, this);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            return null;
         }
     }
 
@@ -344,6 +415,13 @@ final class Stream implements ReplayClient.Target {
 
     @Override
     public void lost(long from, long until, String problem) {
+        if (!announced && until == ReplayClient.EVERYTHING) {
+            // a tail check the engine did not answer: it says nothing about a tail, and nothing showed one missing
+            // (a live batch that comes after it is classified as usual: not settled, lostUntil is left as it is)
+            owner.log()
+                    .once("tail_check_unanswered", "a check for batches after a quiet spell got no answer: " + problem);
+            return;
+        }
         if (Long.compareUnsigned(until, lostUntil) > 0) {
             lostUntil = until;
         }

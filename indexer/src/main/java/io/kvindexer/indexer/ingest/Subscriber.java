@@ -95,6 +95,8 @@ final class Subscriber implements AutoCloseable {
      * batch at a time
      */
     private boolean drained;
+    /** a read since {@link #wasBehind} last asked filled the read buffer */
+    private boolean behind;
 
     private boolean closed;
     private String lastProblem;
@@ -196,6 +198,17 @@ final class Subscriber implements AutoCloseable {
         return state == State.READY;
     }
 
+    /**
+     * Whether a read since the last call filled the read buffer: more waited in the kernel than one read takes, so
+     * this reader was behind the engine. An engine's PUB queue fills (and drops) only after that: it queues only
+     * while TCP holds it back, that is while the kernel's receive buffer here is full.
+     */
+    boolean wasBehind() {
+        boolean was = behind;
+        behind = false;
+        return was;
+    }
+
     /** Messages kept from an earlier read wait to be handed out (the socket itself will not signal them). */
     boolean hasKept() {
         return !messages.isEmpty();
@@ -262,6 +275,7 @@ final class Subscriber implements AutoCloseable {
             return;
         }
         drained = selector != null && n < buffer.capacity(); // level-triggered: the selector reports what comes next
+        behind |= n == buffer.capacity();
         if (n == 0) {
             return;
         }

@@ -287,8 +287,15 @@ final class FaultHarness implements AutoCloseable {
             // what the listeners and the writers say is what tells a lost batch from a lost block
             System.out.println(
                     "not converged; /workers: " + http.get("/workers").body());
+            Set<String> missing = new java.util.TreeSet<>(groundTruth());
+            missing.removeAll(dump());
+            Set<String> extra = new java.util.TreeSet<>(dump());
+            extra.removeAll(groundTruth());
+            System.out.println("missing " + missing + " extra " + extra);
             for (String line : http.get("/metrics").body().split("\n")) {
-                if (line.startsWith("dynamo_kvindexer_") && !line.startsWith("dynamo_kvindexer_query")) {
+                if ((line.startsWith("dynamo_kvindexer_") || line.startsWith("dynamo_kvrouter_kv_cache_event"))
+                        && !line.startsWith("dynamo_kvindexer_query")
+                        && !line.contains("request_duration")) {
                     System.out.println(line);
                 }
             }

@@ -1,0 +1,131 @@
+package io.kvindexer.indexer.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.kvindexer.indexer.TestResources;
+import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.event.KvEvent;
+import io.kvindexer.indexer.sim.EngineSimulator;
+import io.kvindexer.indexer.sim.SimEvent;
+import java.time.Duration;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * An engine's PUB socket drops what its high-water mark cannot hold while the listener is behind. A dropped batch in
+ * the middle of the stream shows as a gap at the next one; a dropped tail, followed by silence, shows only because
+ * the listener asks the engine what followed once the stream has gone quiet after being behind.
+ */
+class DroppedTailTest {
+
+    private static final long INSTANCE = 11;
+    private static final Duration QUIET = Duration.ofMillis(300);
+
+    @RegisterExtension
+    final TestResources resources = new TestResources();
+
+    private final RecordingSink recorded = new RecordingSink(false);
+    private final CountingMetrics metrics = new CountingMetrics();
+    private final SequenceWatermark watermark = new SequenceWatermark();
+    private final SplittableRandom random = new SplittableRandom(11);
+    /** the listener applies nothing until this opens: it falls behind the engine, as a slow reader does */
+    private final CountDownLatch caughtUp = new CountDownLatch(1);
+
+    private final BatchSink slowSink = new BatchSink() {
+        @Override
+        public void apply(WorkerKey worker, List<KvEvent> events) {
+            try {
+                caughtUp.await(60, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            recorded.apply(worker, events);
+        }
+
+        @Override
+        public void publisherRestarted(WorkerKey worker) {
+            recorded.publisherRestarted(worker);
+        }
+
+        @Override
+        public void gapUnrecoverable(WorkerKey worker) {
+            recorded.gapUnrecoverable(worker);
+        }
+    };
+
+    /**
+     * The engine publishes 301 batches while the listener is stuck on the first; its PUB drops the last 21 (buffered
+     * for replay, never sent live), and then it goes quiet. Without the check the listener would end exact at seq 279
+     * with 21 stores missing for good. With it, the quiet spell brings one request from seq 280, and the listener
+     * ends with the engine's state, exact.
+     */
+    @Test
+    void aTailDroppedWhileBehindIsAskedForOnceTheEngineGoesQuiet() {
+        EngineSimulator sim = resources.add(EngineSimulator.Options.builder().start());
+        EngineListener listener = listener(sim);
+        CompletableFuture<?> last = null;
+        for (int seq = 0; seq <= 300; seq++) {
+            if (seq == 280) {
+                sim.dropLive(21); // 280..300: buffered for replay, never sent live
+            }
+            last = sim.publish(batch(seq));
+        }
+        last.join();
+        caughtUp.countDown();
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> watermark.get() == 300);
+        await().atMost(Duration.ofSeconds(10)).until(() -> metrics.get("replay.ok") == 1); // the check has ended
+        assertThat(recorded.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth());
+        assertThat(sim.replays().starts())
+                .as("one check from the first seq that did not arrive, and once more: nothing after 300")
+                .containsExactly(280L, 301L);
+        assertThat(listener.exactness().read().state()).isEqualTo(ExactnessState.EXACT);
+        assertThat(listener.lastError()).isNull();
+        assertThat(metrics.get("replay.recovered")).isEqualTo(21);
+    }
+
+    /**
+     * A stream that never fell behind cannot have lost a tail (its engine's PUB queue never filled), so it is not
+     * asked, however often it goes quiet: an idle fleet costs no replays.
+     */
+    @Test
+    void aStreamThatKeptUpIsNeverAsked() throws InterruptedException {
+        caughtUp.countDown();
+        EngineSimulator sim = resources.add(EngineSimulator.Options.builder().start());
+        listener(sim);
+        for (int seq = 0; seq < 5; seq++) {
+            sim.publish(batch(seq)).join();
+            long applied = seq;
+            await().atMost(Duration.ofSeconds(30)).until(() -> watermark.get() == applied);
+            Thread.sleep(2 * QUIET.toMillis()); // a quiet spell after each batch
+        }
+        assertThat(recorded.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth());
+        assertThat(sim.replays().requests()).isZero();
+    }
+
+    private EngineListener listener(EngineSimulator sim) {
+        EngineListener listener = resources.listener(
+                new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
+                watermark,
+                slowSink,
+                metrics.options().with(o -> {
+                    o.replayTimeout = Duration.ofSeconds(5);
+                    o.tailCheckAfter = QUIET;
+                }));
+        Subscriptions.await(listener, sim, 1);
+        await().atMost(Duration.ofSeconds(30)).until(() -> listener.status() == ListenerStatus.ACTIVE);
+        return listener;
+    }
+
+    /** Batch {@code seq}: one block of its own, stored on the GPU. */
+    private SimEvent batch(long seq) {
+        int[] tokens = random.ints(4, 0, 30_000).toArray();
+        return EngineSimulator.stored(new long[] {1_000 + seq}, null, tokens, 4, "GPU", null);
+    }
+}
