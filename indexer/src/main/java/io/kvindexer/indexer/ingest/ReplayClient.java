@@ -130,8 +130,14 @@ final class ReplayClient {
      * order are handed over too. Null when stopped before it ended.
      */
     Outcome replay(long from, long until, Target target) throws InterruptedException {
-        if (!awaitBackoff() || !settings.permits().acquire(stopped)) {
+        if (!awaitBackoff()) {
             return null;
+        }
+        // an open-ended replay whose live stream, read while it waits for a permit, begins at `from` needs none
+        // (the usual end of a tail check when replays queue: a fleet's engines all went quiet, then busy again)
+        Answer nothingYet = new Answer(target, from);
+        if (!settings.permits().acquire(() -> stopped.getAsBoolean() || covered(until, nothingYet))) {
+            return stopped.getAsBoolean() ? null : new Outcome(ReplayResult.OK, 0, 0);
         }
         try {
             return run(from, until, target);

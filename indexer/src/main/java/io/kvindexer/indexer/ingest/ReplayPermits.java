@@ -40,9 +40,14 @@ public final class ReplayPermits {
         return limit - permits.availablePermits();
     }
 
-    /** Waits for a permit, looking at {@code stopped} every 100 ms; false when stopped first. */
-    boolean acquire(BooleanSupplier stopped) throws InterruptedException {
-        while (!stopped.getAsBoolean()) {
+    /** Replays waiting for a permit now (an estimate, as {@link Semaphore#getQueueLength} is). */
+    public int waiting() {
+        return permits.getQueueLength();
+    }
+
+    /** Waits for a permit, looking at {@code giveUp} every 100 ms; false when it says so first. */
+    boolean acquire(BooleanSupplier giveUp) throws InterruptedException {
+        while (!giveUp.getAsBoolean()) {
             if (permits.tryAcquire(100, TimeUnit.MILLISECONDS)) {
                 return true;
             }

@@ -109,7 +109,41 @@ class DroppedTailTest {
         assertThat(sim.replays().requests()).isZero();
     }
 
+    /**
+     * Tail checks queue for replay permits (a fleet's engines went quiet together). One whose engine turns busy again
+     * while it waits needs none when the first live batch follows the last one applied: it ends without a request,
+     * and the live stream goes on, although every permit stays taken.
+     */
+    @Test
+    void aQueuedTailCheckThatTheLiveStreamAnswersEndsWithoutARequest() throws InterruptedException {
+        ReplayPermits permits = new ReplayPermits(1);
+        assertThat(permits.acquire(() -> false)).isTrue(); // every permit taken, for the whole test
+        EngineSimulator sim = resources.add(EngineSimulator.Options.builder().start());
+        EngineListener listener = listener(sim, permits);
+        CompletableFuture<?> last = null;
+        for (int seq = 0; seq < 300; seq++) {
+            last = sim.publish(batch(seq)); // while the listener is stuck: it falls behind
+        }
+        last.join();
+        caughtUp.countDown();
+        await().atMost(Duration.ofSeconds(30)).until(() -> watermark.get() == 299);
+        await().atMost(Duration.ofSeconds(30)).until(() -> permits.waiting() == 1); // the tail check, queued
+
+        sim.publish(batch(300)).join(); // the engine again, right after seq 299: nothing was dropped
+        await().atMost(Duration.ofSeconds(30)).until(() -> watermark.get() == 300);
+        assertThat(permits.waiting()).as("the check gave up its place").isZero();
+        sim.publish(batch(301)).join();
+        await().atMost(Duration.ofSeconds(30)).until(() -> watermark.get() == 301);
+        assertThat(sim.replays().requests()).isZero();
+        assertThat(recorded.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth());
+        assertThat(listener.exactness().read().state()).isEqualTo(ExactnessState.EXACT);
+    }
+
     private EngineListener listener(EngineSimulator sim) {
+        return listener(sim, ReplayPermits.shared());
+    }
+
+    private EngineListener listener(EngineSimulator sim, ReplayPermits permits) {
         EngineListener listener = resources.listener(
                 new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
                 watermark,
@@ -117,6 +151,7 @@ class DroppedTailTest {
                 metrics.options().with(o -> {
                     o.replayTimeout = Duration.ofSeconds(5);
                     o.tailCheckAfter = QUIET;
+                    o.replayPermits = permits;
                 }));
         Subscriptions.await(listener, sim, 1);
         await().atMost(Duration.ofSeconds(30)).until(() -> listener.status() == ListenerStatus.ACTIVE);
