@@ -25,11 +25,11 @@ import org.zeromq.ZContext;
  *                         engine's replay endpoint for everything from seq 0, so one that joins a running engine that
  *                         is idle now gets its buffer and knows at once whether it is whole (the service's setting;
  *                         the listener tests that count replays keep it off)
- * @param tailCheckAfter   how long a stream stays quiet after live batches before the engine is asked whether any
- *                         batch followed the last one that arrived (zero: never). A PUB socket drops what its
- *                         high-water mark cannot hold, and a dropped tail shows as a gap only when a later batch comes,
- *                         which an engine gone idle does not send (the service's setting is a second; the listener
- *                         tests that count replays keep it off)
+ * @param tailCheckAfter   how long a stream that was behind its engine stays quiet before the engine is asked
+ *                         whether any batch followed the last one that arrived (zero: never; the tail check). A PUB
+ *                         socket drops what its high-water mark cannot hold, and a dropped tail shows as a gap only
+ *                         when a later batch comes, which an engine gone idle does not send (the service's setting
+ *                         is a second; the listener tests that count replays keep it off)
  */
 public record ListenerOptions(
         ZContext context,
