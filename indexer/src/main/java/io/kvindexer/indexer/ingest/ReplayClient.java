@@ -135,8 +135,7 @@ final class ReplayClient {
         }
         // an open-ended replay whose live stream, read while it waits for a permit, begins at `from` needs none
         // (the usual end of a tail check when replays queue: a fleet's engines all went quiet, then busy again)
-        Answer nothingYet = new Answer(target, from);
-        if (!settings.permits().acquire(() -> stopped.getAsBoolean() || covered(until, nothingYet))) {
+        if (!settings.permits().acquire(() -> stopped.getAsBoolean() || reached(from, limit(until, target)))) {
             return stopped.getAsBoolean() ? null : new Outcome(ReplayResult.OK, 0, 0);
         }
         try {
@@ -165,7 +164,7 @@ final class ReplayClient {
             long askedUntil = limit(until, target);
             End end = request(asked, until, answer);
             long limit = limit(until, target); // read once: a live bound may arrive meanwhile
-            boolean rangeDone = reached(answer, limit);
+            boolean rangeDone = reached(answer.expected, limit);
             switch (end) {
                 case STOPPED -> {
                     return null;
@@ -235,12 +234,12 @@ final class ReplayClient {
 
     /** The replay has reached its limit: what follows is the live stream's. */
     private static boolean covered(long until, Answer answer) {
-        return reached(answer, limit(until, answer.target));
+        return reached(answer.expected, limit(until, answer.target));
     }
 
-    /** The next expected seq is at or past {@code limit} (never for {@link #EVERYTHING}). */
-    private static boolean reached(Answer answer, long limit) {
-        return limit != EVERYTHING && Long.compareUnsigned(answer.expected, limit) >= 0;
+    /** The next expected seq, {@code expected}, is at or past {@code limit} (never for {@link #EVERYTHING}). */
+    private static boolean reached(long expected, long limit) {
+        return limit != EVERYTHING && Long.compareUnsigned(expected, limit) >= 0;
     }
 
     private Outcome succeeded(Answer answer) {

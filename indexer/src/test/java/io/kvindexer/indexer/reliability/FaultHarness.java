@@ -287,10 +287,12 @@ final class FaultHarness implements AutoCloseable {
             // what the listeners and the writers say is what tells a lost batch from a lost block
             System.out.println(
                     "not converged; /workers: " + http.get("/workers").body());
-            Set<String> missing = new java.util.TreeSet<>(groundTruth());
-            missing.removeAll(dump());
-            Set<String> extra = new java.util.TreeSet<>(dump());
-            extra.removeAll(groundTruth());
+            Set<String> expected = groundTruth();
+            Set<String> found = dump(); // one /dump for both lists: the two are of the same moment
+            Set<String> missing = new java.util.TreeSet<>(expected);
+            missing.removeAll(found);
+            Set<String> extra = new java.util.TreeSet<>(found);
+            extra.removeAll(expected);
             System.out.println("missing " + missing + " extra " + extra);
             for (String line : http.get("/metrics").body().split("\n")) {
                 if ((line.startsWith("dynamo_kvindexer_") || line.startsWith("dynamo_kvrouter_kv_cache_event"))
