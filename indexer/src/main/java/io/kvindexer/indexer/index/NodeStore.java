@@ -804,6 +804,10 @@ final class NodeStore {
     private static void setBit(long[][] bits, int node, boolean value) {
         long[] page = bits[node >>> PAGE_BITS];
         int word = (node & OFFSET_MASK) >>> 6;
-        page[word] = value ? page[word] | 1L << node : page[word] & ~(1L << node);
+        long was = page[word];
+        long now = value ? was | 1L << node : was & ~(1L << node);
+        if (now != was) {
+            page[word] = now; // a write that changes nothing would still take the line from a reader's core
+        }
     }
 }
