@@ -11,10 +11,28 @@ import it.unimi.dsi.fastutil.longs.Long2LongOpenHashMap;
  * <p>The <em>answer floor</em> adds what any answer costs: one (worker, depth) entry written for every worker the
  * real answer names (a fresh {@code long[]} per query, one long per worker), so a lookup that must name 1,024
  * workers is held against a floor that names them too.
+ *
+ * <p>{@link #run} times the queries back to back on one thread, with nothing else running: a warm floor. The
+ * <em>paced</em> floor times {@link #probe} in a {@link Replay} instead, at each query's deadline while the writer
+ * applies the trace's events, so it pays what the lookup pays for the pacing (a thread that parked, caches that
+ * cooled meanwhile) and for sharing the machine with the writer.
  */
 public final class ProbeFloor {
 
-    private ProbeFloor() {}
+    private final Long2LongOpenHashMap map = new Long2LongOpenHashMap();
+
+    /** A map of every local hash the workload stores (all of them, as the index holds at the end). */
+    public ProbeFloor(Workload workload) {
+        long[][] local = workload.localHashes();
+        Workload.Op[] ops = workload.ops();
+        for (int k = 0; k < ops.length; k++) {
+            if (ops[k].kind() == Workload.Kind.STORED) {
+                for (long h : local[k]) {
+                    map.put(h, k);
+                }
+            }
+        }
+    }
 
     public static Latencies run(Workload workload) {
         return run(workload, null);
@@ -24,34 +42,16 @@ public final class ProbeFloor {
      * @param named per query (in op order), how many workers the real answer names; null for the bare probe floor
      */
     public static Latencies run(Workload workload, int[] named) {
+        ProbeFloor floor = new ProbeFloor(workload);
         long[][] local = workload.localHashes();
         Workload.Op[] ops = workload.ops();
-        Long2LongOpenHashMap map = new Long2LongOpenHashMap();
-        for (int k = 0; k < ops.length; k++) {
-            if (ops[k].kind() == Workload.Kind.STORED) {
-                for (long h : local[k]) {
-                    map.put(h, k);
-                }
-            }
-        }
         long[] samples = new long[ops.length];
         int n = 0;
         long sink = 0;
         for (int k = 0; k < ops.length; k++) {
             if (ops[k].kind() == Workload.Kind.QUERY) {
-                long[] hashes = local[k];
-                int answer = named == null ? -1 : named[n];
                 long t0 = System.nanoTime();
-                for (long h : hashes) {
-                    sink += map.get(h);
-                }
-                if (answer >= 0) {
-                    long[] entries = new long[answer];
-                    for (int w = 0; w < answer; w++) {
-                        entries[w] = (long) w << 32 | (sink & 0xFFFF);
-                    }
-                    sink += entries.length == 0 ? 0 : entries[answer - 1];
-                }
+                sink += floor.probe(local[k], named == null ? -1 : named[n]);
                 samples[n++] = System.nanoTime() - t0;
             }
         }
@@ -59,5 +59,24 @@ public final class ProbeFloor {
             throw new AssertionError("unreachable; keeps the probes from being optimised away");
         }
         return new Latencies(samples, n);
+    }
+
+    /**
+     * One query's floor: a probe per block, then {@code answer} entries (none when negative). Returns a sum of what
+     * it read, for the caller to keep.
+     */
+    long probe(long[] hashes, int answer) {
+        long s = 0;
+        for (long h : hashes) {
+            s += map.get(h);
+        }
+        if (answer >= 0) {
+            long[] entries = new long[answer];
+            for (int w = 0; w < answer; w++) {
+                entries[w] = (long) w << 32 | (s & 0xFFFF);
+            }
+            s += answer == 0 ? 0 : entries[answer - 1];
+        }
+        return s;
     }
 }

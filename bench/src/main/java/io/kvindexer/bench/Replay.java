@@ -74,8 +74,38 @@ public final class Replay {
     public static Result run(
             Workload workload, double windowMs, int threads, int issuers, boolean measureHeap, boolean prehashed)
             throws InterruptedException {
+        return run(workload, windowMs, threads, issuers, measureHeap, prehashed, null, null);
+    }
+
+    /**
+     * The same replay with the paced answer floor timed at each query's deadline instead of the lookup
+     * ({@link ProbeFloor}): {@link Result#lookup} holds the floor's samples. The writer applies the same events.
+     *
+     * @param named per query (in op order), how many workers the real answer names ({@link Result#named} of a
+     *              lookup replay)
+     */
+    public static Result runFloor(
+            Workload workload, double windowMs, int threads, int issuers, boolean prehashed, int[] named)
+            throws InterruptedException {
+        return run(workload, windowMs, threads, issuers, false, prehashed, new ProbeFloor(workload), named);
+    }
+
+    private static Result run(
+            Workload workload,
+            double windowMs,
+            int threads,
+            int issuers,
+            boolean measureHeap,
+            boolean prehashed,
+            ProbeFloor floor,
+            int[] answers)
+            throws InterruptedException {
         Workload.Op[] ops = workload.ops();
-        long[][] local = prehashed ? workload.localHashes() : null;
+        long[][] local = prehashed || floor != null ? workload.localHashes() : null;
+        int[] ordinal = new int[ops.length]; // a query's place among the queries, in op order
+        for (int k = 0, n = 0; k < ops.length; k++) {
+            ordinal[k] = ops[k].kind() == Workload.Kind.QUERY ? n++ : -1;
+        }
         int blockSize = workload.spec().blockSize();
         long[] deadlines = workload.deadlines(windowMs);
         WorkerKey[] keys = new WorkerKey[workload.spec().workers()];
@@ -113,7 +143,11 @@ public final class Replay {
                             continue;
                         }
                         maxLag[me] = Math.max(maxLag[me], waitUntil(start + deadlines[k]));
-                        if (op.kind() == Workload.Kind.QUERY) {
+                        if (op.kind() == Workload.Kind.QUERY && floor != null) {
+                            long t0 = System.nanoTime();
+                            sink += floor.probe(local[k], answers[ordinal[k]]);
+                            lookups[lookupCount.getAndIncrement()] = System.nanoTime() - t0;
+                        } else if (op.kind() == Workload.Kind.QUERY) {
                             long[] hashes = prehashed ? local[k] : index.localHashes(op.tokens(), null, null);
                             long t0 = System.nanoTime();
                             sink += index.findMatches(hashes).workers().size();

@@ -8,12 +8,14 @@ import java.util.List;
 /**
  * Lookup latency against the number of workers holding the prefix: the same trace partitioned over each worker
  * count in turn (Dynamo's {@code --num-unique-inference-workers}), replayed at one window, with the per-query probe
- * floor ({@link ProbeFloor}) measured in the same run. Medians of the repetitions.
+ * floor ({@link ProbeFloor}) measured in the same run, warm (back to back) and paced (a second replay that times the
+ * floor at each query's deadline instead of the lookup). Medians of the repetitions.
  */
 public final class WorkerSweep {
 
     /**
-     * One worker count: lookup percentiles at that window, the probe floor's median, and whether the replay kept
+     * One worker count: lookup percentiles at that window, the probe floor's medians (warm, and paced: the answer
+     * floor timed at the lookups' deadlines beside the writer, {@link Replay#runFloor}), and whether the replay kept
      * up (finished within 1.10 × the window; the latencies are "at keep-up" only then), the index's memberships
      * at the end and its heap per membership (measured on the first repetition, see {@link Replay.Result}), the
      * untimed runs before it ({@link WarmUp}) and the JIT compilers' time during its measured ones. Written
@@ -27,6 +29,8 @@ public final class WorkerSweep {
             double probeFloorP50Us,
             double probeFloorP99Us,
             double answerFloorP50Us,
+            double pacedFloorP50Us,
+            double pacedFloorP99Us,
             boolean keptUp,
             long memberships,
             double bytesPerMembership,
@@ -40,6 +44,11 @@ public final class WorkerSweep {
         /** The lookup's p50 over the answer floor's (issue 19's goal: at most 2). */
         public double overAnswerFloor() {
             return lookupP50Us / answerFloorP50Us;
+        }
+
+        /** The lookup's p50 over the paced answer floor's: both timed at the same deadlines beside the writer. */
+        public double overPacedFloor() {
+            return lookupP50Us / pacedFloorP50Us;
         }
     }
 
@@ -73,6 +82,8 @@ public final class WorkerSweep {
                 Replay.Result run = Replay.run(workload, windowMs, threads, issuers, r == 0, prehashed);
                 Latencies floor = ProbeFloor.run(workload);
                 Latencies answerFloor = ProbeFloor.run(workload, run.named());
+                Latencies paced = Replay.runFloor(workload, windowMs, threads, issuers, prehashed, run.named())
+                        .lookup();
                 reps.add(new Point(
                         workers,
                         run.lookup().percentileMicros(50),
@@ -80,6 +91,8 @@ public final class WorkerSweep {
                         floor.percentileMicros(50),
                         floor.percentileMicros(99),
                         answerFloor.percentileMicros(50),
+                        paced.percentileMicros(50),
+                        paced.percentileMicros(99),
                         run.elapsedNanos() <= 1.10 * windowMs * 1e6,
                         run.memberships(),
                         r == 0 ? (double) run.heapBytes() / run.memberships() : Double.NaN,
@@ -96,6 +109,8 @@ public final class WorkerSweep {
                     Medians.of(reps, Point::probeFloorP50Us),
                     Medians.of(reps, Point::probeFloorP99Us),
                     Medians.of(reps, Point::answerFloorP50Us),
+                    Medians.of(reps, Point::pacedFloorP50Us),
+                    Medians.of(reps, Point::pacedFloorP99Us),
                     keptUp * 2 > repetitions,
                     reps.get(reps.size() - 1).memberships(),
                     reps.get(0).bytesPerMembership(),
@@ -103,7 +118,8 @@ public final class WorkerSweep {
                     warmupRuns,
                     compiling);
             System.out.printf(
-                    "workers %5d: lookup p50/p99 %.2f/%.2f us, probe floor p50/p99 %.2f/%.2f us (p50 x%.1f), answer floor p50 %.2f us (x%.2f)%s, "
+                    "workers %5d: lookup p50/p99 %.2f/%.2f us, probe floor p50/p99 %.2f/%.2f us (p50 x%.1f), answer floor p50 %.2f us (x%.2f), "
+                            + "paced answer floor p50/p99 %.2f/%.2f us (x%.2f)%s, "
                             + "%d memberships, %.1f B/membership; %d untimed runs, then JIT %d ms in the measured%n",
                     workers,
                     p.lookupP50Us(),
@@ -113,6 +129,9 @@ public final class WorkerSweep {
                     p.overFloor(),
                     p.answerFloorP50Us(),
                     p.overAnswerFloor(),
+                    p.pacedFloorP50Us(),
+                    p.pacedFloorP99Us(),
+                    p.overPacedFloor(),
                     p.keptUp() ? "" : " (behind: not at keep-up)",
                     p.memberships(),
                     p.bytesPerMembership(),

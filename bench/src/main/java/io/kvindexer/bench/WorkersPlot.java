@@ -36,6 +36,8 @@ public final class WorkersPlot {
                     p.get("probe_floor_p50_us").asDouble(),
                     p.path("probe_floor_p99_us").asDouble(Double.NaN),
                     p.path("answer_floor_p50_us").asDouble(Double.NaN),
+                    p.path("paced_floor_p50_us").asDouble(Double.NaN),
+                    p.path("paced_floor_p99_us").asDouble(Double.NaN),
                     p.path("kept_up").asBoolean(true),
                     p.path("memberships").asLong(),
                     p.path("bytes_per_membership").asDouble(Double.NaN),
