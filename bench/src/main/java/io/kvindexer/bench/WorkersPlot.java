@@ -15,9 +15,9 @@ import java.util.function.ToDoubleFunction;
 import javax.imageio.ImageIO;
 
 /**
- * A log-log PNG of the worker sweep ({@link WorkerSweep}): lookup p50 and p99 and the probe floor's p50 against
- * the number of workers, drawn with java.awt in headless mode. Run as a main class on a {@link TraceBench} JSON
- * with a {@code sweep}: {@code WorkersPlot IN.json OUT.png}.
+ * A log-log PNG of the worker sweep ({@link WorkerSweep}): lookup p50 and p99, the probe floor's p50 and the paced
+ * answer floor's p50 (when the JSON has it) against the number of workers, drawn with java.awt in headless mode.
+ * Run as a main class on a {@link TraceBench} JSON with a {@code sweep}: {@code WorkersPlot IN.json OUT.png}.
  */
 public final class WorkersPlot {
 
@@ -92,6 +92,11 @@ public final class WorkersPlot {
         series(g, points, WorkerSweep.Point::lookupP50Us, new Color(20, 80, 200), xLo, xHi, yLo, yHi);
         series(g, points, WorkerSweep.Point::lookupP99Us, new Color(200, 60, 20), xLo, xHi, yLo, yHi);
         series(g, points, WorkerSweep.Point::probeFloorP50Us, new Color(0, 140, 0), xLo, xHi, yLo, yHi);
+        // JSON written before the paced floor existed has none
+        boolean paced = points.stream().allMatch(p -> p.pacedFloorP50Us() > 0);
+        if (paced) {
+            series(g, points, WorkerSweep.Point::pacedFloorP50Us, new Color(130, 40, 160), xLo, xHi, yLo, yHi);
+        }
         g.setColor(Color.BLACK);
         g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 15));
         g.drawString("kv-indexer TraceBench: lookup latency vs workers sharing the trace (log-log)", C.left(), 22);
@@ -104,6 +109,13 @@ public final class WorkersPlot {
         legend(g, 0, "lookup p50", new Color(20, 80, 200));
         legend(g, 1, "lookup p99", new Color(200, 60, 20));
         legend(g, 2, "probe floor p50 (one hash-map probe per query block, same run)", new Color(0, 140, 0));
+        if (paced) {
+            legend(
+                    g,
+                    3,
+                    "paced answer floor p50 (the same probes and answer, at the lookups' deadlines)",
+                    new Color(130, 40, 160));
+        }
         g.dispose();
         ImageIO.write(img, "png", out.toFile());
     }
