@@ -801,7 +801,8 @@ final class NodeStore {
         return (bits[node >>> PAGE_BITS][(node & OFFSET_MASK) >>> 6] & 1L << node) != 0;
     }
 
-    private static void setBit(long[][] bits, int node, boolean value) {
+    /** Sets one node's bit in paged bit words ({@link OwnerSets}' same-owners bits use it too). */
+    static void setBit(long[][] bits, int node, boolean value) {
         long[] page = bits[node >>> PAGE_BITS];
         int word = (node & OFFSET_MASK) >>> 6;
         long was = page[word];

@@ -420,13 +420,7 @@ final class OwnerSets {
     }
 
     private void setSame(int node, boolean value) {
-        long[] page = same[node >>> NodeStore.PAGE_BITS];
-        int word = (node & NodeStore.OFFSET_MASK) >>> 6;
-        long was = page[word];
-        long now = value ? was | 1L << node : was & ~(1L << node);
-        if (now != was) {
-            page[word] = now; // a write that changes nothing would still take the line from a reader's core
-        }
+        NodeStore.setBit(same, node, value);
     }
 
     /** A node's owner word: the first of the two reads {@link #intersect} makes (see {@link #touch}). */
