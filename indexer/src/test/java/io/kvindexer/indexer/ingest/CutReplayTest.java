@@ -172,8 +172,7 @@ class CutReplayTest {
                 watermark,
                 sink,
                 metrics.options().with(o -> o.replayTimeout = Duration.ofSeconds(5)));
-        Subscriptions.await(listener, sim, 1);
-        await().atMost(Duration.ofSeconds(30)).until(() -> listener.status() == ListenerStatus.ACTIVE);
+        Subscriptions.awaitActive(listener, sim, Duration.ofSeconds(30));
         return listener;
     }
 

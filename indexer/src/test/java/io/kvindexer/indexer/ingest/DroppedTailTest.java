@@ -153,8 +153,7 @@ class DroppedTailTest {
                     o.tailCheckAfter = QUIET;
                     o.replayPermits = permits;
                 }));
-        Subscriptions.await(listener, sim, 1);
-        await().atMost(Duration.ofSeconds(30)).until(() -> listener.status() == ListenerStatus.ACTIVE);
+        Subscriptions.awaitActive(listener, sim, Duration.ofSeconds(30));
         return listener;
     }
 

@@ -45,8 +45,7 @@ class IngestIntoIndexTest {
                     ReadyGate.open(),
                     metrics.options().with(o -> o.replayTimeout = Duration.ofSeconds(10)))) {
                 listener.start();
-                Subscriptions.await(listener, sim, 1);
-                await().atMost(Duration.ofSeconds(60)).until(() -> listener.status() == ListenerStatus.ACTIVE);
+                Subscriptions.awaitActive(listener, sim, Duration.ofSeconds(60));
 
                 List<int[]> requests = new ArrayList<>();
                 PrefixCacheEngine engine = serve(sim, new PrefixCacheEngine(96, BLOCK), random, requests, 150);

@@ -36,8 +36,7 @@ class LongGapReplayTest {
                         o.replayChunk = 500;
                     }))) {
                 listener.start();
-                Subscriptions.await(listener, sim, 1);
-                await().atMost(Duration.ofSeconds(60)).until(() -> listener.status() == ListenerStatus.ACTIVE);
+                Subscriptions.awaitActive(listener, sim, Duration.ofSeconds(60));
                 List<List<SimEvent>> work = workload(2 * batches);
 
                 for (int i = 0; i < batches; i++) {

@@ -213,8 +213,7 @@ class OpenEndedReplayTest {
                     o.replayTimeout = Duration.ofSeconds(5);
                     o.catchUpOnConnect = true;
                 }));
-        Subscriptions.await(listener, sim, 1);
-        await().atMost(Duration.ofSeconds(30)).until(() -> listener.status() == ListenerStatus.ACTIVE);
+        Subscriptions.awaitActive(listener, sim, Duration.ofSeconds(30));
         return listener;
     }
 }

@@ -44,8 +44,7 @@ class ResumeFromWatermarkTest {
     private SequenceWatermark indexedThenGone(EngineSimulator sim) {
         SequenceWatermark first = new SequenceWatermark();
         EngineListener before = listener(sim, first);
-        Subscriptions.await(before, sim, 1);
-        await().atMost(PATIENCE).until(() -> before.status() == ListenerStatus.ACTIVE);
+        Subscriptions.awaitActive(before, sim, PATIENCE);
         for (int i = 0; i < 5; i++) {
             sim.storeSequence(tokens(i * 100), 4);
         }

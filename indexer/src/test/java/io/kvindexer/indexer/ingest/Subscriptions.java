@@ -10,6 +10,12 @@ final class Subscriptions {
 
     private Subscriptions() {}
 
+    /** {@link #await} the listener's one subscription, then its {@link ListenerStatus#ACTIVE} within {@code atMost}. */
+    static void awaitActive(EngineListener listener, EngineSimulator sim, Duration atMost) {
+        await(listener, sim, 1);
+        Awaitility.await().atMost(atMost).until(() -> listener.status() == ListenerStatus.ACTIVE);
+    }
+
     /**
      * jeromq 0.6.0 now and then leaves an outgoing connection stalled for good (see bench/JeromqHandshakeBench); a
      * listener not counted within 10 s gets a fresh socket through pause/resume, as an operator would do.
