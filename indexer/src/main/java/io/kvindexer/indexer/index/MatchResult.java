@@ -54,6 +54,14 @@ public record MatchResult(List<WorkerMatch> workers, Map<WorkerKey, Integer> ext
         int[] ordered = order.slots();
         int[] matched = new int[ordered.length]; // positions in the order
         int n = 0;
+        if (disk == all) {
+            // no external tier in use (PrefixMatcher#match then shares one array for the runs): a lighter pass
+            for (int k = 0; k < ordered.length; k++) {
+                matched[n] = k;
+                n += all[ordered[k]] > 0 ? 1 : 0;
+            }
+            return new MatchResult(new Matches(order, matched, n, runs), Map.of());
+        }
         boolean external = false;
         for (int k = 0; k < ordered.length; k++) {
             int s = ordered[k];
