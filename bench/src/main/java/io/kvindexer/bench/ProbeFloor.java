@@ -19,10 +19,15 @@ import it.unimi.dsi.fastutil.longs.Long2LongOpenHashMap;
  */
 public final class ProbeFloor {
 
+    private final Workload workload;
     private final Long2LongOpenHashMap map = new Long2LongOpenHashMap();
 
-    /** A map of every local hash the workload stores (all of them, as the index holds at the end). */
+    /**
+     * A map of every local hash the workload stores (all of them, as the index holds at the end); built once per
+     * workload and shared by its warm and paced floors.
+     */
     public ProbeFloor(Workload workload) {
+        this.workload = workload;
         long[][] local = workload.localHashes();
         Workload.Op[] ops = workload.ops();
         for (int k = 0; k < ops.length; k++) {
@@ -34,15 +39,12 @@ public final class ProbeFloor {
         }
     }
 
-    public static Latencies run(Workload workload) {
-        return run(workload, null);
-    }
-
     /**
+     * The warm floor: every query back to back on this thread.
+     *
      * @param named per query (in op order), how many workers the real answer names; null for the bare probe floor
      */
-    public static Latencies run(Workload workload, int[] named) {
-        ProbeFloor floor = new ProbeFloor(workload);
+    public Latencies run(int[] named) {
         long[][] local = workload.localHashes();
         Workload.Op[] ops = workload.ops();
         long[] samples = new long[ops.length];
@@ -51,7 +53,7 @@ public final class ProbeFloor {
         for (int k = 0; k < ops.length; k++) {
             if (ops[k].kind() == Workload.Kind.QUERY) {
                 long t0 = System.nanoTime();
-                sink += floor.probe(local[k], named == null ? -1 : named[n]);
+                sink += probe(local[k], named == null ? -1 : named[n]);
                 samples[n++] = System.nanoTime() - t0;
             }
         }

@@ -85,9 +85,15 @@ public final class Replay {
      *              lookup replay)
      */
     public static Result runFloor(
-            Workload workload, double windowMs, int threads, int issuers, boolean prehashed, int[] named)
+            Workload workload,
+            double windowMs,
+            int threads,
+            int issuers,
+            boolean prehashed,
+            ProbeFloor floor,
+            int[] named)
             throws InterruptedException {
-        return run(workload, windowMs, threads, issuers, false, prehashed, new ProbeFloor(workload), named);
+        return run(workload, windowMs, threads, issuers, false, prehashed, floor, named);
     }
 
     private static Result run(

@@ -73,6 +73,7 @@ public final class WorkerSweep {
                     new Workload.Spec(
                             base.traceBlockSize(), base.blockSize(), workers, base.engineBlocks(), base.seed()));
             workload.localHashes(); // outside any timing
+            ProbeFloor probeFloor = new ProbeFloor(workload);
             // each worker count's fresh indexes take new branches (see WarmUp): compiled before its lookups are timed
             int warmupRuns = WarmUp.run(
                     warmup, warmupMax, () -> Replay.run(workload, windowMs, threads, issuers, false, prehashed));
@@ -80,9 +81,10 @@ public final class WorkerSweep {
             List<Point> reps = new ArrayList<>();
             for (int r = 0; r < repetitions; r++) {
                 Replay.Result run = Replay.run(workload, windowMs, threads, issuers, r == 0, prehashed);
-                Latencies floor = ProbeFloor.run(workload);
-                Latencies answerFloor = ProbeFloor.run(workload, run.named());
-                Latencies paced = Replay.runFloor(workload, windowMs, threads, issuers, prehashed, run.named())
+                Latencies floor = probeFloor.run(null);
+                Latencies answerFloor = probeFloor.run(run.named());
+                Latencies paced = Replay.runFloor(
+                                workload, windowMs, threads, issuers, prehashed, probeFloor, run.named())
                         .lookup();
                 reps.add(new Point(
                         workers,
