@@ -31,6 +31,7 @@ public final class WorkerSweep {
             double answerFloorP50Us,
             double pacedFloorP50Us,
             double pacedFloorP99Us,
+            double idleLookupP50Us,
             boolean keptUp,
             long memberships,
             double bytesPerMembership,
@@ -49,6 +50,11 @@ public final class WorkerSweep {
         /** The lookup's p50 over the paced answer floor's: both timed at the same deadlines beside the writer. */
         public double overPacedFloor() {
             return lookupP50Us / pacedFloorP50Us;
+        }
+
+        /** The idle lookup's p50 over the answer floor's: both back to back on a warm thread, nothing else running. */
+        public double idleOverAnswerFloor() {
+            return idleLookupP50Us / answerFloorP50Us;
         }
     }
 
@@ -95,6 +101,7 @@ public final class WorkerSweep {
                         answerFloor.percentileMicros(50),
                         paced.percentileMicros(50),
                         paced.percentileMicros(99),
+                        run.idleLookup().percentileMicros(50),
                         run.elapsedNanos() <= 1.10 * windowMs * 1e6,
                         run.memberships(),
                         r == 0 ? (double) run.heapBytes() / run.memberships() : Double.NaN,
@@ -113,6 +120,7 @@ public final class WorkerSweep {
                     Medians.of(reps, Point::answerFloorP50Us),
                     Medians.of(reps, Point::pacedFloorP50Us),
                     Medians.of(reps, Point::pacedFloorP99Us),
+                    Medians.of(reps, Point::idleLookupP50Us),
                     keptUp * 2 > repetitions,
                     reps.get(reps.size() - 1).memberships(),
                     reps.get(0).bytesPerMembership(),
@@ -121,7 +129,7 @@ public final class WorkerSweep {
                     compiling);
             System.out.printf(
                     "workers %5d: lookup p50/p99 %.2f/%.2f us, probe floor p50/p99 %.2f/%.2f us (p50 x%.1f), answer floor p50 %.2f us (x%.2f), "
-                            + "paced answer floor p50/p99 %.2f/%.2f us (x%.2f)%s, "
+                            + "paced answer floor p50/p99 %.2f/%.2f us (x%.2f), idle lookup p50 %.2f us (x%.2f of the answer floor)%s, "
                             + "%d memberships, %.1f B/membership; %d untimed runs, then JIT %d ms in the measured%n",
                     workers,
                     p.lookupP50Us(),
@@ -134,6 +142,8 @@ public final class WorkerSweep {
                     p.pacedFloorP50Us(),
                     p.pacedFloorP99Us(),
                     p.overPacedFloor(),
+                    p.idleLookupP50Us(),
+                    p.idleOverAnswerFloor(),
                     p.keptUp() ? "" : " (behind: not at keep-up)",
                     p.memberships(),
                     p.bytesPerMembership(),

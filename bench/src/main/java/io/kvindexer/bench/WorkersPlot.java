@@ -38,6 +38,7 @@ public final class WorkersPlot {
                     p.path("answer_floor_p50_us").asDouble(Double.NaN),
                     p.path("paced_floor_p50_us").asDouble(Double.NaN),
                     p.path("paced_floor_p99_us").asDouble(Double.NaN),
+                    p.path("idle_lookup_p50_us").asDouble(Double.NaN),
                     p.path("kept_up").asBoolean(true),
                     p.path("memberships").asLong(),
                     p.path("bytes_per_membership").asDouble(Double.NaN),

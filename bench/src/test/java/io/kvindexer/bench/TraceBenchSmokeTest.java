@@ -106,6 +106,7 @@ class TraceBenchSmokeTest {
             assertThat(p.get("paced_floor_p50_us").asDouble()).isPositive();
             assertThat(p.get("paced_floor_p99_us").asDouble())
                     .isGreaterThanOrEqualTo(p.get("paced_floor_p50_us").asDouble());
+            assertThat(p.get("idle_lookup_p50_us").asDouble()).isPositive();
             assertThat(p.get("memberships").asLong()).isPositive();
             assertThat(p.get("warmup_runs").asInt())
                     .as("--warmup 0: no untimed run")
