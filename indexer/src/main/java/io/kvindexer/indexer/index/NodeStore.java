@@ -78,8 +78,7 @@ final class NodeStore {
     private int pages;
 
     private int highWater;
-    private int[] freeIds = new int[16];
-    private int freeCount;
+    private final FreeIds freeIds = new FreeIds();
     private int liveCount;
     private int orphanCount;
     private final IntArrayList pending = new IntArrayList();
@@ -211,7 +210,16 @@ final class NodeStore {
      * {@code parentNode} is the node whose block hash is {@code parentBlockHash}, or NONE when there is none.
      */
     int create(long blockHash, boolean hasParent, long parentBlockHash, long local, int parentNode) {
-        int node = freeCount > 0 ? freeIds[--freeCount] : newId();
+        return create(blockHash, hasParent, parentBlockHash, local, parentNode, 1);
+    }
+
+    /**
+     * Like {@link #create(long, boolean, long, long, int)}, for the first of {@code chainLeft} new blocks of a chain
+     * (this one included) that are created one after the other: their ids are laid out in line where free ids allow
+     * ({@link #allocate}).
+     */
+    int create(long blockHash, boolean hasParent, long parentBlockHash, long local, int parentNode, int chainLeft) {
+        int node = allocate(parentNode, chainLeft);
         childIndex = null;
         long[] page = hashes[node >>> PAGE_BITS];
         int at = STRIDE * (node & OFFSET_MASK);
@@ -264,10 +272,7 @@ final class NodeStore {
             }
         }
         owners.reset(node);
-        if (freeCount == freeIds.length) {
-            freeIds = Arrays.copyOf(freeIds, freeCount * 2);
-        }
-        freeIds[freeCount++] = node;
+        freeIds.add(node);
         liveCount--;
     }
 
@@ -527,6 +532,43 @@ final class NodeStore {
                 return true;
             }
         }
+    }
+
+    /**
+     * The id of a new node whose chain goes on for {@code chainLeft} blocks from it, under {@code parent} (NONE: none
+     * known). In line where it can be: the id after the parent's when that one is free. Else the start of a run of
+     * free ids as long as the chain (up to {@link #RUN_WANTED}), else a fresh id while the free ones are few (the ids
+     * may exceed the live nodes by an eighth: {@link #roomToGrow}), else the start of the longest free run a bounded
+     * search saw, else any free id. Handed out last-freed-first instead, the ids an index whose engines evict frees
+     * scatter every chain stored later, and its walk probes at every seam (docs/adr/0001-prefix-index.md).
+     */
+    private int allocate(int parent, int chainLeft) {
+        if (freeIds.isEmpty()) {
+            return newId();
+        }
+        boolean grow = roomToGrow();
+        if (parent != NONE) {
+            int next = parent + 1;
+            if (next == highWater && grow) {
+                return newId();
+            }
+            if (freeIds.take(next)) {
+                return next;
+            }
+        }
+        int start = freeIds.findRun(Math.min(chainLeft, RUN_WANTED), highWater, !grow);
+        if (start >= 0 && freeIds.take(start)) {
+            return start;
+        }
+        return grow ? newId() : freeIds.takeAny();
+    }
+
+    /** a free run this long is taken for a chain at least as long (a longer chain goes on in the next run) */
+    private static final int RUN_WANTED = 64;
+
+    /** Whether fresh ids may be made while free ones wait: up to an eighth of the live nodes (and 64) free. */
+    private boolean roomToGrow() {
+        return freeIds.count() <= (liveCount >>> 3) + 64;
     }
 
     private int newId() {

@@ -204,7 +204,8 @@ final class PrefixIndex {
                             parentHere);
                 } else if (node == NodeStore.NONE) {
                     // a block's parent and local hash are fixed by the first store that creates it
-                    node = nodes.create(blockHashes[i], hasParent, parent, localHashes[i], previous);
+                    node = nodes.create(
+                            blockHashes[i], hasParent, parent, localHashes[i], previous, blockHashes.length - i);
                 }
                 chain[i] = node;
                 hasParent = true;

@@ -100,14 +100,49 @@ class SoleNextChildTest {
             last = store.create(1_000 + i, false, 0, i);
             store.owners().add(last, MembershipCode.of(0, DEVICE));
         }
-        store.owners().remove(0, MembershipCode.of(0, DEVICE));
-        store.free(0);
+        // so many freed that no fresh id is made while they wait (an eighth of the live nodes, and 64)
+        for (int node = 0; node < 5_000; node++) {
+            store.owners().remove(node, MembershipCode.of(0, DEVICE));
+            store.free(node);
+        }
         int child = store.create(7, true, store.blockHash(last), 5);
         store.owners().add(child, MembershipCode.of(0, DEVICE));
         assertThat(child).isZero();
         SlotRuns runs = PrefixMatcher.match(
                 store, new long[] {store.localHash(last), 5}, 1, new boolean[] {true, false, false, false});
         assertThat(runs.device()).as("the parent and its child").containsExactly(2);
+    }
+
+    /**
+     * Evictions free ids all over. A chain stored afterwards starts where a run of free ids is long enough for it
+     * and goes on in the ids after, so it is in line again (handed out last-freed-first, these ids would have been
+     * 180, 160, 140, 120, 100, 59, 58, 57: a probe at every step).
+     */
+    @Test
+    void aChainStoredAfterEvictionsIsLaidOutInLine() {
+        NodeStore store = new NodeStore();
+        for (int i = 0; i < 200; i++) {
+            int node = store.create(1_000 + i, false, 0, i);
+            store.owners().add(node, MembershipCode.of(0, DEVICE));
+        }
+        int[] freed = {50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 100, 120, 140, 160, 180};
+        for (int node : freed) {
+            store.owners().remove(node, MembershipCode.of(0, DEVICE));
+            store.free(node);
+        }
+        int[] chain = new int[8];
+        for (int i = 0; i < chain.length; i++) {
+            int parent = i == 0 ? NodeStore.NONE : chain[i - 1];
+            chain[i] = store.create(5_000 + i, i > 0, i > 0 ? 5_000 + i - 1 : 0, 900 + i, parent, chain.length - i);
+            store.owners().add(chain[i], MembershipCode.of(1, DEVICE));
+        }
+        assertThat(chain).containsExactly(50, 51, 52, 53, 54, 55, 56, 57);
+        for (int i = 0; i + 1 < chain.length; i++) {
+            assertThat(store.soleNextChild(chain[i], 900 + i + 1)).isEqualTo(chain[i + 1]);
+        }
+        long[] query = {900, 901, 902, 903, 904, 905, 906, 907};
+        SlotRuns runs = PrefixMatcher.match(store, query, 2, new boolean[] {true, false, false, false});
+        assertThat(runs.device()).containsExactly(0, 8);
     }
 
     @ParameterizedTest(name = "seed {0}")

@@ -1,0 +1,80 @@
+package io.kvindexer.indexer.index;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.HashSet;
+import java.util.Set;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+class FreeIdsTest {
+
+    @Test
+    void aRunLongEnoughIsFoundPastShorterOnes() {
+        FreeIds free = new FreeIds();
+        for (int id : new int[] {3, 4, 10, 11, 12, 13, 14, 20}) {
+            free.add(id);
+        }
+        assertThat(free.findRun(4, 100, false)).isEqualTo(10);
+        assertThat(free.findRun(6, 100, false)).as("none that long").isEqualTo(-1);
+        assertThat(free.findRun(6, 100, true)).as("the longest seen").isEqualTo(10);
+        assertThat(free.count()).as("a search takes nothing").isEqualTo(8);
+    }
+
+    @Test
+    void aRunThatReachesTheHighWaterMarkIsLongEnough() {
+        FreeIds free = new FreeIds();
+        free.add(5);
+        free.add(98);
+        free.add(99);
+        assertThat(free.findRun(40, 100, false))
+                .as("the fresh ids go on after 99")
+                .isEqualTo(98);
+    }
+
+    @Test
+    void anyIdSkipsTheOnesTakenByName() {
+        FreeIds free = new FreeIds();
+        free.add(7);
+        free.add(8);
+        free.add(9);
+        assertThat(free.take(9)).isTrue();
+        assertThat(free.take(9)).as("taken already").isFalse();
+        assertThat(free.takeAny()).isEqualTo(8);
+        assertThat(free.takeAny()).isEqualTo(7);
+        assertThat(free.isEmpty()).isTrue();
+    }
+
+    /** Frees and takes at random: every id handed out was free, and each free id is handed out once. */
+    @Test
+    void agreesWithASetOverManyFreesAndTakes() {
+        FreeIds free = new FreeIds();
+        Set<Integer> expected = new HashSet<>();
+        SplittableRandom random = new SplittableRandom(11);
+        int highWater = 4_000;
+        for (int step = 0; step < 200_000; step++) {
+            int id = random.nextInt(highWater);
+            switch (random.nextInt(4)) {
+                case 0, 1 -> {
+                    if (expected.add(id)) {
+                        free.add(id);
+                    }
+                }
+                case 2 -> assertThat(free.take(id)).isEqualTo(expected.remove(id));
+                default -> {
+                    if (!expected.isEmpty()) {
+                        int start = free.findRun(1 + random.nextInt(8), highWater, true);
+                        int any = start >= 0 ? start : free.takeAny();
+                        if (start >= 0) {
+                            assertThat(free.take(start)).isTrue();
+                        }
+                        assertThat(expected.remove(any))
+                                .as("id %d was free", any)
+                                .isTrue();
+                    }
+                }
+            }
+            assertThat(free.count()).isEqualTo(expected.size());
+        }
+    }
+}
