@@ -20,6 +20,8 @@ final class FreeIds {
 
     /** ids a run search passes over at most (a bitset read skips 64 at a time where none is free) */
     private static final int SCAN_IDS = 1 << 14;
+    /** runs a search looks at at most: free ids that are all single would otherwise cost a look each */
+    private static final int SCAN_RUNS = 64;
 
     private final BitSet free = new BitSet();
     private int count;
@@ -72,14 +74,14 @@ final class FreeIds {
     /**
      * The first id of a run of at least {@code wanted} free ids, or of a free run that reaches {@code highWater} (the
      * fresh ids go on from there); else the start of the longest run seen, when {@code orLongest}; else -1. Reads at
-     * most {@link #SCAN_IDS} ids, from where the last search stopped. Takes nothing.
+     * most {@link #SCAN_IDS} ids and {@link #SCAN_RUNS} runs, from where the last search stopped. Takes nothing.
      */
     int findRun(int wanted, int highWater, boolean orLongest) {
         int best = -1;
         int bestLength = 0;
         int from = rover < highWater ? rover : 0;
         boolean wrapped = from == 0;
-        for (int passed = 0; passed < SCAN_IDS; ) {
+        for (int passed = 0, runs = 0; passed < SCAN_IDS && runs < SCAN_RUNS; runs++) {
             int start = free.nextSetBit(from);
             if (start < 0 || start >= highWater) {
                 if (wrapped) {

@@ -32,6 +32,26 @@ class FreeIdsTest {
                 .isEqualTo(98);
     }
 
+    /** Free ids that are all single cost a search little: it stops after a few dozen and the next goes on from there. */
+    @Test
+    void aSearchThroughSingleFreeIdsIsBoundedAndResumes() {
+        FreeIds free = new FreeIds();
+        for (int id = 0; id < 2_000; id += 2) {
+            free.add(id);
+        }
+        for (int id = 3_000; id < 3_008; id++) {
+            free.add(id);
+        }
+        int searches = 0;
+        int found = -1;
+        while (found < 0 && searches < 100) {
+            found = free.findRun(8, 10_000, false);
+            searches++;
+        }
+        assertThat(found).isEqualTo(3_000);
+        assertThat(searches).as("1,000 single ids, a few dozen a search").isBetween(2, 40);
+    }
+
     @Test
     void anyIdSkipsTheOnesTakenByName() {
         FreeIds free = new FreeIds();
