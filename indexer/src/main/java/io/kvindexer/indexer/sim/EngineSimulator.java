@@ -23,8 +23,10 @@ import org.zeromq.ZContext;
  * <p>Engine state (sequence numbers, what each (dp rank, tier) holds) changes when a batch is submitted, in
  * submission order; the publisher thread only does socket I/O, in the same order. So after
  * {@code publish(...)} returns, {@link #held} already reflects the batch, and after its future completes the
- * batch is on the wire. The fault controls ({@link #skip}, {@link #dropLive}, {@link #restart},
- * {@link #silentReplay}, {@link #deferReplays}, {@link #sendRaw}) exist to test subscribers.
+ * batch is in the PUB socket's queue: ZeroMQ's I/O thread writes it soon after, at most 8 KB at a time (a test
+ * that needs it at a subscriber waits for another subscriber to have it). The fault controls ({@link #skip},
+ * {@link #dropLive}, {@link #restart}, {@link #silentReplay}, {@link #deferReplays}, {@link #sendRaw}) exist to
+ * test subscribers.
  */
 public final class EngineSimulator implements AutoCloseable {
 

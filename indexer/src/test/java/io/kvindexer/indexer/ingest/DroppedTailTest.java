@@ -70,14 +70,14 @@ class DroppedTailTest {
     void aTailDroppedWhileBehindIsAskedForOnceTheEngineGoesQuiet() {
         EngineSimulator sim = resources.add(EngineSimulator.Options.builder().start());
         EngineListener listener = listener(sim);
-        CompletableFuture<?> last = null;
+        Subscriber probe = probe(sim);
         for (int seq = 0; seq <= 300; seq++) {
             if (seq == 280) {
                 sim.dropLive(21); // 280..300: buffered for replay, never sent live
             }
-            last = sim.publish(batch(seq));
+            sim.publish(batch(seq));
         }
-        last.join();
+        awaitReceived(probe, 279); // the last live batch: the backlog waits at the listener's socket too
         caughtUp.countDown();
 
         try {
@@ -164,6 +164,43 @@ class DroppedTailTest {
                 }));
         Subscriptions.awaitActive(listener, sim, Duration.ofSeconds(30));
         return listener;
+    }
+
+    /**
+     * A second subscriber to the engine, counted by it. A publish's future says only that the engine handed the batch
+     * to its PUB socket: ZeroMQ's I/O thread writes it later, at most 8 KB (56 of these batches) at a time, and a
+     * listener released before that reads each write as it comes, never behind, so never asked about a tail. The
+     * engine's one I/O thread writes to both connections alike: once the probe has a batch, the listener's socket
+     * holds what came before it (all but the last write at most).
+     */
+    private Subscriber probe(EngineSimulator sim) {
+        int before = sim.subscriptions();
+        Subscriber probe = resources.add(new Subscriber(
+                null,
+                null,
+                sim.endpoint(),
+                Duration.ofSeconds(2),
+                () -> {},
+                new EngineLink(System::currentTimeMillis, () -> {}, () -> {})));
+        probe.open();
+        await().pollInSameThread().atMost(Duration.ofSeconds(30)).until(() -> {
+            probe.tick();
+            probe.receiveNow();
+            return sim.subscriptions() > before;
+        });
+        return probe;
+    }
+
+    private static void awaitReceived(Subscriber probe, long seq) {
+        await().pollInSameThread().atMost(Duration.ofSeconds(30)).until(() -> {
+            probe.tick();
+            for (List<byte[]> m; (m = probe.receiveNow()) != null; ) {
+                if (Frames.readSeq(m.get(1)) == seq) {
+                    return true;
+                }
+            }
+            return false;
+        });
     }
 
     /** Batch {@code seq}: one block of its own, stored on the GPU. */
