@@ -1,6 +1,5 @@
 package io.kvindexer.indexer.index;
 
-import java.util.Arrays;
 import java.util.BitSet;
 
 /**
@@ -10,9 +9,8 @@ import java.util.BitSet;
  * chain stored later over the holes, which the walk then pays for with a probe at every seam.
  *
  * <p>So a chain continues in the id after its previous block when that one is free ({@link #take(int)}), and starts
- * where a run of free ids is long enough for it ({@link #findRun}). Membership is a bitset (a bit per id below the
- * high-water mark); any free id comes off a stack whose stale entries (ids taken since by {@link #take(int)}) are
- * skipped, and which is rebuilt from the bitset when they outnumber the free ids.
+ * where a run of free ids is long enough for it ({@link #findRun}). The free ids are a bitset (a bit per id below
+ * the high-water mark).
  *
  * <p>Not thread-safe: the store's writer owns it.
  */
@@ -25,8 +23,6 @@ final class FreeIds {
 
     private final BitSet free = new BitSet();
     private int count;
-    private int[] stack = new int[16];
-    private int stackSize;
     /** where the next run search begins: searches move on through the ids instead of rereading the same ones */
     private int rover;
 
@@ -41,14 +37,6 @@ final class FreeIds {
     void add(int id) {
         free.set(id);
         count++;
-        if (stackSize == stack.length) {
-            if (stackSize > 2 * count + 64) {
-                rebuildStack(); // (it holds id)
-                return;
-            }
-            stack = Arrays.copyOf(stack, stackSize * 2);
-        }
-        stack[stackSize++] = id;
     }
 
     /** Takes {@code id} when it is free. */
@@ -61,27 +49,20 @@ final class FreeIds {
         return true;
     }
 
-    /** Takes some free id, the last freed that is still free (the caller checked there is one). */
-    int takeAny() {
-        while (true) {
-            int id = stack[--stackSize];
-            if (take(id)) {
-                return id;
-            }
-        }
-    }
-
     /**
      * The first id of a run of at least {@code wanted} free ids, or of a free run that reaches {@code highWater} (the
      * fresh ids go on from there); else the start of the longest run seen, when {@code orLongest}; else -1. Reads at
-     * most {@link #SCAN_IDS} ids and {@link #SCAN_RUNS} runs, from where the last search stopped. Takes nothing.
+     * most {@link #SCAN_IDS} ids and {@link #SCAN_RUNS} runs, from where the last search stopped, but with
+     * {@code orLongest} goes on until it saw a free id: it finds one whenever any id below {@code highWater} is free
+     * (a bitset read passes 64 taken ids at a time). Takes nothing.
      */
     int findRun(int wanted, int highWater, boolean orLongest) {
         int best = -1;
         int bestLength = 0;
         int from = rover < highWater ? rover : 0;
         boolean wrapped = from == 0;
-        for (int passed = 0, runs = 0; passed < SCAN_IDS && runs < SCAN_RUNS; runs++) {
+        // with orLongest, a search goes on past its bounds until it saw a free id (at most once round the ids)
+        for (int passed = 0, runs = 0; (passed < SCAN_IDS && runs < SCAN_RUNS) || (orLongest && best < 0); runs++) {
             int start = free.nextSetBit(from);
             if (start < 0 || start >= highWater) {
                 if (wrapped) {
@@ -106,16 +87,5 @@ final class FreeIds {
         }
         rover = from;
         return orLongest ? best : -1;
-    }
-
-    private void rebuildStack() {
-        stackSize = 0;
-        if (stack.length < count) {
-            stack = new int[Math.max(16, count * 2)];
-        }
-        // highest first, so the lowest ids come off first
-        for (int id = free.previousSetBit(free.length() - 1); id >= 0; id = free.previousSetBit(id - 1)) {
-            stack[stackSize++] = id;
-        }
     }
 }

@@ -53,16 +53,32 @@ class FreeIdsTest {
     }
 
     @Test
-    void anyIdSkipsTheOnesTakenByName() {
+    void aTakenIdIsNoLongerFree() {
         FreeIds free = new FreeIds();
         free.add(7);
-        free.add(8);
         free.add(9);
         assertThat(free.take(9)).isTrue();
         assertThat(free.take(9)).as("taken already").isFalse();
-        assertThat(free.takeAny()).isEqualTo(8);
-        assertThat(free.takeAny()).isEqualTo(7);
-        assertThat(free.isEmpty()).isTrue();
+        assertThat(free.take(8)).as("never freed").isFalse();
+        assertThat(free.count()).isEqualTo(1);
+    }
+
+    /** With {@code orLongest}, a search finds a free id wherever it is, however far from where the last one stopped. */
+    @Test
+    void theLongestRunSearchFindsAFreeIdWhereverItIs() {
+        FreeIds free = new FreeIds();
+        int highWater = 1 << 20;
+        free.add(3);
+        free.add(900_000);
+        assertThat(free.findRun(2, highWater, true)).isEqualTo(3);
+        assertThat(free.take(3)).isTrue();
+        assertThat(free.findRun(2, highWater, false)).as("no run of two").isEqualTo(-1);
+        assertThat(free.findRun(2, highWater, true)).as("a single id far on").isEqualTo(900_000);
+        assertThat(free.take(900_000)).isTrue();
+        free.add(5);
+        assertThat(free.findRun(2, highWater, true))
+                .as("behind where the search stopped: it wraps")
+                .isEqualTo(5);
     }
 
     /** Frees and takes at random: every id handed out was free, and each free id is handed out once. */
@@ -84,12 +100,10 @@ class FreeIdsTest {
                 default -> {
                     if (!expected.isEmpty()) {
                         int start = free.findRun(1 + random.nextInt(8), highWater, true);
-                        int any = start >= 0 ? start : free.takeAny();
-                        if (start >= 0) {
-                            assertThat(free.take(start)).isTrue();
-                        }
-                        assertThat(expected.remove(any))
-                                .as("id %d was free", any)
+                        assertThat(start).as("some id is free").isNotNegative();
+                        assertThat(free.take(start)).isTrue();
+                        assertThat(expected.remove(start))
+                                .as("id %d was free", start)
                                 .isTrue();
                     }
                 }
