@@ -143,6 +143,11 @@ final class Stream implements ReplayClient.Target {
                 owner.exactness().replayStarted("joining: waiting for the engine's first batch, or its buffer");
             }
         }
+        if (!threads.inflight().hasRoom()) {
+            // nothing is read at the ingest budget: the engine's silence is ours, so no tail check (whose replay
+            // would add to the load that stopped the reading) before it has been quiet while we listened
+            lastLiveAt = System.nanoTime();
+        }
         if (resumePending && link.state().connected() && System.nanoTime() - resumeAt >= 0) {
             resumePending = false;
             String what = joining

@@ -130,6 +130,48 @@ class IngestQueueBoundTest {
         assertThat(inflight.used()).isZero();
     }
 
+    /**
+     * A listener that stopped reading at the bound hears nothing, but not because the engine went quiet: it does not
+     * ask the engine about a dropped tail then (a replay would add to the load that stopped it). Once the writer
+     * moves, it reads on and ends with the engine's state, exact.
+     */
+    @Test
+    void aListenerStoppedAtTheBoundIsNotAQuietEngine() {
+        InflightBytes inflight = new InflightBytes(BOUND);
+        IngestPollers pollers = open.add(new IngestPollers(ZmqContext.shared(), 1, 1, inflight));
+        EngineSimulator sim = open.add(EngineSimulator.Options.builder().start()); // nothing is dropped
+        StalledWriter writer = new StalledWriter(inflight);
+        EngineListener listener = open.listener(
+                new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
+                new SequenceWatermark(),
+                writer,
+                ListenerOptions.defaults(pollers).with(o -> {
+                    o.replayTimeout = Duration.ofSeconds(30);
+                    o.tailCheckAfter = Duration.ofMillis(200);
+                }));
+        Subscriptions.await(listener, sim, 1);
+
+        CompletableFuture<Long> last = null;
+        for (int i = 0; i < 20; i++) { // ~30 KB a batch: the bound holds two
+            last = sim.storeSequence(
+                    IntStream.range(i * 4_000, i * 4_000 + 4_000).toArray(), 4);
+        }
+        last.join();
+        await().atMost(Duration.ofSeconds(30)).until(() -> inflight.used() >= BOUND);
+        // stopped for five times the quiet spell: no tail check meanwhile
+        await().during(Duration.ofSeconds(1))
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> sim.replays().requests() == 0);
+        assertThat(writer.recorded.batches()).as("still stopped at the bound").isLessThan(20);
+
+        writer.resume();
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(() ->
+                        assertThat(writer.recorded.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth()));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> listener.exactness().read().state() == ExactnessState.EXACT);
+    }
+
     @Test
     void theBoundIsAFlagInBytesUnitsOrAShareOfTheHeap() throws Exception {
         long heap = Runtime.getRuntime().maxMemory();
