@@ -410,7 +410,11 @@ final class Stream implements ReplayClient.Target {
 
     @Override
     public boolean batch(long seq, byte[] payload) {
-        return tracker.isNew(seq) && applyBatch(seq, payload);
+        if (!tracker.isNew(seq)) {
+            return false;
+        }
+        threads.inflight().awaitRoom(() -> stopped); // a replay fills the writer's queue no faster than it drains
+        return applyBatch(seq, payload);
     }
 
     @Override

@@ -131,6 +131,52 @@ class IngestQueueBoundTest {
     }
 
     /**
+     * A gap replayed while the writer is stalled waits for the bound as live reads do: the replay pulls no more
+     * than the bound plus a batch per thread into memory (the engine's ROUTER drops what its queue to us cannot
+     * hold, and the replay asks again), and once the writer moves the listener ends with the engine's state, exact.
+     */
+    @Test
+    void aReplayWaitsForTheBoundToo() {
+        InflightBytes inflight = new InflightBytes(BOUND);
+        IngestPollers pollers = open.add(new IngestPollers(ZmqContext.shared(), 1, 1, inflight));
+        EngineSimulator sim = open.add(EngineSimulator.Options.builder().start());
+        StalledWriter writer = new StalledWriter(inflight);
+        EngineListener listener = open.listener(
+                new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
+                new SequenceWatermark(),
+                writer,
+                ListenerOptions.defaults(pollers).with(o -> o.replayTimeout = Duration.ofSeconds(30)));
+        Subscriptions.await(listener, sim, 1);
+
+        sim.dropLive(200); // ~30 KB a batch, ~6 MB in all: buffered for replay, never sent live
+        for (int i = 0; i < 200; i++) {
+            sim.storeSequence(IntStream.range(i * 4_000, i * 4_000 + 4_000).toArray(), 4);
+        }
+        sim.storeSequence(IntStream.range(10_000_000, 10_000_004).toArray(), 4).join(); // live: shows the gap [0, 200)
+        await().atMost(Duration.ofSeconds(30)).until(() -> sim.replays().requests() > 0);
+        await().atMost(Duration.ofSeconds(30)).until(() -> inflight.used() >= BOUND);
+        long largestBatch;
+        synchronized (writer) {
+            largestBatch = writer.largestBatch;
+        }
+        // the replay has the whole gap at hand: it must still not pull it in past the bound
+        await().during(Duration.ofSeconds(2))
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> inflight.used() <= BOUND + 2 * largestBatch);
+        assertThat(writer.recorded.batches()).as("waiting at the bound").isLessThan(20);
+
+        writer.resume();
+        await().atMost(Duration.ofSeconds(60))
+                .untilAsserted(() ->
+                        assertThat(writer.recorded.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth()));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> listener.exactness().read().state() == ExactnessState.EXACT);
+        assertThat(writer.mostWaiting.get())
+                .as("unapplied bytes never above the bound plus a batch per thread")
+                .isLessThanOrEqualTo(BOUND + 2 * largestBatch);
+    }
+
+    /**
      * A listener that stopped reading at the bound hears nothing, but not because the engine went quiet: it does not
      * ask the engine about a dropped tail then (a replay would add to the load that stopped it). Once the writer
      * moves, it reads on and ends with the engine's state, exact.
