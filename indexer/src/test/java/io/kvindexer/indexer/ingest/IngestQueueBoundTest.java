@@ -10,6 +10,7 @@ import io.kvindexer.indexer.TestResources;
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.sim.EngineSimulator;
+import io.kvindexer.indexer.sim.SimulatorBuilder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -83,51 +84,76 @@ class IngestQueueBoundTest {
         }
     }
 
-    @Test
-    void anOverflowIsAGapThatIsReplayedNeverMoreMemory() {
+    /** One engine and a listener of it on one poller, with a budget of {@link #BOUND} and a stalled writer. */
+    private record Rig(InflightBytes inflight, EngineSimulator sim, StalledWriter writer, EngineListener listener) {
+
+        /** Batch {@code i} of a run of long prefills: 1,000 blocks, ~30 KB. */
+        CompletableFuture<Long> prefill(int i) {
+            return sim.storeSequence(
+                    IntStream.range(i * 4_000, i * 4_000 + 4_000).toArray(), 4);
+        }
+
+        /** Waits until the listener holds the engine's state, exact. */
+        void awaitEngineState() {
+            await().atMost(Duration.ofSeconds(60))
+                    .untilAsserted(() ->
+                            assertThat(writer.recorded.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth()));
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> listener.exactness().read().state() == ExactnessState.EXACT);
+        }
+    }
+
+    private Rig rig(SimulatorBuilder engine, Consumer<ListenerOptions.Draft> options) {
         InflightBytes inflight = new InflightBytes(BOUND);
         IngestPollers pollers = open.add(new IngestPollers(ZmqContext.shared(), 1, 1, inflight));
-        // the engine's PUB queue counts messages (vLLM's holds 100,000): a short one overflows the same way with far
-        // fewer batches, so the test stays short
-        EngineSimulator sim = open.add(EngineSimulator.Options.builder().hwm(10).start());
+        EngineSimulator sim = open.add(engine.start());
         StalledWriter writer = new StalledWriter(inflight);
         EngineListener listener = open.listener(
                 new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
                 new SequenceWatermark(),
                 writer,
-                ListenerOptions.defaults(pollers).with(o -> o.replayTimeout = Duration.ofSeconds(30)));
+                ListenerOptions.defaults(pollers).with(o -> {
+                    o.replayTimeout = Duration.ofSeconds(30);
+                    options.accept(o);
+                }));
         Subscriptions.await(listener, sim, 1);
+        return new Rig(inflight, sim, writer, listener);
+    }
 
-        // long prefills (1,000 blocks, ~30 KB a batch, ~9 MB in all): far more than the bound, the two queues and
-        // the kernel's socket buffers hold together
+    @Test
+    void anOverflowIsAGapThatIsReplayedNeverMoreMemory() {
+        // the engine's PUB queue counts messages (vLLM's holds 100,000): a short one overflows the same way with far
+        // fewer batches, so the test stays short
+        Rig rig = rig(EngineSimulator.Options.builder().hwm(10), o -> {});
+
+        // long prefills (~9 MB in all): far more than the bound, the two queues and the kernel's socket buffers
+        // hold together
         CompletableFuture<Long> last = null;
         for (int i = 0; i < 300; i++) {
-            last = sim.storeSequence(
-                    IntStream.range(i * 4_000, i * 4_000 + 4_000).toArray(), 4);
+            last = rig.prefill(i);
         }
         last.join();
-        await().atMost(Duration.ofSeconds(30)).until(() -> inflight.used() >= BOUND);
-        assertThat(writer.recorded.batches()).as("the listener stopped reading").isLessThan(50);
+        await().atMost(Duration.ofSeconds(30)).until(() -> rig.inflight().used() >= BOUND);
+        assertThat(rig.writer().recorded.batches())
+                .as("the listener stopped reading")
+                .isLessThan(50);
         long largestBatch;
-        synchronized (writer) {
-            largestBatch = writer.largestBatch;
+        synchronized (rig.writer()) {
+            largestBatch = rig.writer().largestBatch;
         }
 
-        writer.resume();
-        sim.storeSequence(IntStream.range(10_000_000, 10_000_004).toArray(), 4)
+        rig.writer().resume();
+        rig.sim()
+                .storeSequence(IntStream.range(10_000_000, 10_000_004).toArray(), 4)
                 .join(); // shows the gap, if the tail went
-        await().atMost(Duration.ofSeconds(60))
-                .untilAsserted(() ->
-                        assertThat(writer.recorded.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth()));
-        assertThat(sim.replays().requests())
+        rig.awaitEngineState();
+        assertThat(rig.sim().replays().requests())
                 .as("what the engine dropped came back by replay")
                 .isPositive();
-        await().atMost(Duration.ofSeconds(10))
-                .until(() -> listener.exactness().read().state() == ExactnessState.EXACT);
-        assertThat(writer.mostWaiting.get())
+        assertThat(rig.writer().mostWaiting.get())
                 .as("unapplied bytes never above the bound plus one batch")
                 .isLessThanOrEqualTo(BOUND + largestBatch);
-        assertThat(inflight.used()).isZero();
+        assertThat(rig.inflight().used()).isZero();
     }
 
     /**
@@ -137,41 +163,30 @@ class IngestQueueBoundTest {
      */
     @Test
     void aReplayWaitsForTheBoundToo() {
-        InflightBytes inflight = new InflightBytes(BOUND);
-        IngestPollers pollers = open.add(new IngestPollers(ZmqContext.shared(), 1, 1, inflight));
-        EngineSimulator sim = open.add(EngineSimulator.Options.builder().start());
-        StalledWriter writer = new StalledWriter(inflight);
-        EngineListener listener = open.listener(
-                new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
-                new SequenceWatermark(),
-                writer,
-                ListenerOptions.defaults(pollers).with(o -> o.replayTimeout = Duration.ofSeconds(30)));
-        Subscriptions.await(listener, sim, 1);
+        Rig rig = rig(EngineSimulator.Options.builder(), o -> {});
 
-        sim.dropLive(200); // ~30 KB a batch, ~6 MB in all: buffered for replay, never sent live
+        rig.sim().dropLive(200); // ~30 KB a batch, ~6 MB in all: buffered for replay, never sent live
         for (int i = 0; i < 200; i++) {
-            sim.storeSequence(IntStream.range(i * 4_000, i * 4_000 + 4_000).toArray(), 4);
+            rig.prefill(i);
         }
-        sim.storeSequence(IntStream.range(10_000_000, 10_000_004).toArray(), 4).join(); // live: shows the gap [0, 200)
-        await().atMost(Duration.ofSeconds(30)).until(() -> sim.replays().requests() > 0);
-        await().atMost(Duration.ofSeconds(30)).until(() -> inflight.used() >= BOUND);
+        rig.sim()
+                .storeSequence(IntStream.range(10_000_000, 10_000_004).toArray(), 4)
+                .join(); // live: shows the gap [0, 200)
+        await().atMost(Duration.ofSeconds(30)).until(() -> rig.sim().replays().requests() > 0);
+        await().atMost(Duration.ofSeconds(30)).until(() -> rig.inflight().used() >= BOUND);
         long largestBatch;
-        synchronized (writer) {
-            largestBatch = writer.largestBatch;
+        synchronized (rig.writer()) {
+            largestBatch = rig.writer().largestBatch;
         }
         // the replay has the whole gap at hand: it must still not pull it in past the bound
         await().during(Duration.ofSeconds(2))
                 .atMost(Duration.ofSeconds(5))
-                .until(() -> inflight.used() <= BOUND + 2 * largestBatch);
-        assertThat(writer.recorded.batches()).as("waiting at the bound").isLessThan(20);
+                .until(() -> rig.inflight().used() <= BOUND + 2 * largestBatch);
+        assertThat(rig.writer().recorded.batches()).as("waiting at the bound").isLessThan(20);
 
-        writer.resume();
-        await().atMost(Duration.ofSeconds(60))
-                .untilAsserted(() ->
-                        assertThat(writer.recorded.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth()));
-        await().atMost(Duration.ofSeconds(10))
-                .until(() -> listener.exactness().read().state() == ExactnessState.EXACT);
-        assertThat(writer.mostWaiting.get())
+        rig.writer().resume();
+        rig.awaitEngineState();
+        assertThat(rig.writer().mostWaiting.get())
                 .as("unapplied bytes never above the bound plus a batch per thread")
                 .isLessThanOrEqualTo(BOUND + 2 * largestBatch);
     }
@@ -183,39 +198,24 @@ class IngestQueueBoundTest {
      */
     @Test
     void aListenerStoppedAtTheBoundIsNotAQuietEngine() {
-        InflightBytes inflight = new InflightBytes(BOUND);
-        IngestPollers pollers = open.add(new IngestPollers(ZmqContext.shared(), 1, 1, inflight));
-        EngineSimulator sim = open.add(EngineSimulator.Options.builder().start()); // nothing is dropped
-        StalledWriter writer = new StalledWriter(inflight);
-        EngineListener listener = open.listener(
-                new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
-                new SequenceWatermark(),
-                writer,
-                ListenerOptions.defaults(pollers).with(o -> {
-                    o.replayTimeout = Duration.ofSeconds(30);
-                    o.tailCheckAfter = Duration.ofMillis(200);
-                }));
-        Subscriptions.await(listener, sim, 1);
+        Rig rig = rig(EngineSimulator.Options.builder(), o -> o.tailCheckAfter = Duration.ofMillis(200)); // no drops
 
         CompletableFuture<Long> last = null;
-        for (int i = 0; i < 20; i++) { // ~30 KB a batch: the bound holds two
-            last = sim.storeSequence(
-                    IntStream.range(i * 4_000, i * 4_000 + 4_000).toArray(), 4);
+        for (int i = 0; i < 20; i++) { // the bound holds two
+            last = rig.prefill(i);
         }
         last.join();
-        await().atMost(Duration.ofSeconds(30)).until(() -> inflight.used() >= BOUND);
+        await().atMost(Duration.ofSeconds(30)).until(() -> rig.inflight().used() >= BOUND);
         // stopped for five times the quiet spell: no tail check meanwhile
         await().during(Duration.ofSeconds(1))
                 .atMost(Duration.ofSeconds(5))
-                .until(() -> sim.replays().requests() == 0);
-        assertThat(writer.recorded.batches()).as("still stopped at the bound").isLessThan(20);
+                .until(() -> rig.sim().replays().requests() == 0);
+        assertThat(rig.writer().recorded.batches())
+                .as("still stopped at the bound")
+                .isLessThan(20);
 
-        writer.resume();
-        await().atMost(Duration.ofSeconds(30))
-                .untilAsserted(() ->
-                        assertThat(writer.recorded.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth()));
-        await().atMost(Duration.ofSeconds(10))
-                .until(() -> listener.exactness().read().state() == ExactnessState.EXACT);
+        rig.writer().resume();
+        rig.awaitEngineState();
     }
 
     @Test
