@@ -18,6 +18,9 @@ public final class InflightBytes {
         return Math.max(16L << 20, Runtime.getRuntime().maxMemory() / 8);
     }
 
+    /** How often a waiting replay looks at the budget again: a writer applies a batch in well under this. */
+    private static final long ROOM_POLL_NANOS = 1_000_000L;
+
     private final long budget;
     private final AtomicLong used = new AtomicLong();
 
@@ -51,9 +54,6 @@ public final class InflightBytes {
             LockSupport.parkNanos(ROOM_POLL_NANOS);
         }
     }
-
-    /** How often a waiting replay looks at the budget again: a writer applies a batch in well under this. */
-    private static final long ROOM_POLL_NANOS = 1_000_000L;
 
     void taken(long bytes) {
         used.addAndGet(bytes);

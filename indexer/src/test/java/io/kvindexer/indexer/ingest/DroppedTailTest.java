@@ -83,7 +83,7 @@ class DroppedTailTest {
         try {
             await().atMost(Duration.ofSeconds(30)).until(() -> watermark.get() == 300);
         } catch (ConditionTimeoutException e) {
-            // seen once in a full run, not reproduced since: say where it stopped
+            // say where it stopped: the watermark, the listener, the engine's replay requests, the counters
             throw new AssertionError(
                     "applied up to " + watermark.get() + "; " + listener.snapshot() + "; " + sim.replays()
                             + "; metrics " + metrics,
