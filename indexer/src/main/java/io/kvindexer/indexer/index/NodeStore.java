@@ -539,8 +539,8 @@ final class NodeStore {
      * known). In line where it can be: the id after the parent's when that one is free. Else the start of a run of
      * free ids as long as the chain (up to {@link #RUN_WANTED}), else a fresh id while the free ones are few (the ids
      * may exceed the live nodes by an eighth: {@link #roomToGrow}), else the start of the longest free run a bounded
-     * search saw (there is one: some id is free). Handed out last-freed-first instead, the ids an index whose engines evict frees
-     * scatter every chain stored later, and its walk probes at every seam (docs/adr/0001-prefix-index.md).
+     * search saw (there is one: some id is free). Handed out last-freed-first instead, the ids an index whose engines
+     * evict frees scatter every chain stored later, and its walk probes at every seam (docs/adr/0001-prefix-index.md).
      */
     private int allocate(int parent, int chainLeft) {
         if (freeIds.isEmpty()) {
