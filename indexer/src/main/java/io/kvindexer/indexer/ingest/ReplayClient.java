@@ -42,6 +42,13 @@ final class ReplayClient {
     private static final long ANSWER_IDLE_NANOS = 250_000_000L;
 
     /**
+     * Replies a DEALER queues unread (jeromq's default is 1,000). While a replay waits for the ingest budget, this is
+     * what it holds in the heap; the engine's ROUTER drops what does not fit, and the client asks again from the next
+     * seq, so a waiting replay backs up into the engine's queue and its buffer, not into ours.
+     */
+    static final int RECEIVE_QUEUE = 64;
+
+    /**
      * @param timeout      longest wait for the next reply
      * @param chunkBatches batches one request may return before the client asks again from the next seq
      * @param maxResumes   for a replay of everything after a seq: answers in a row that ended with more batches,
@@ -278,6 +285,7 @@ final class ReplayClient {
         try {
             dealer = context.createSocket(SocketType.DEALER);
             Frames.configureClient(dealer, endpoint, 2 * handshakeMillis, pollMillis); // the watch acts first
+            dealer.setRcvHWM(RECEIVE_QUEUE);
             // a DEALER blocks a send until a connection is up: wait for it, but no longer than for a reply
             dealer.setSendTimeOut(
                     (int) Math.min(Integer.MAX_VALUE, settings.timeout().toMillis()));

@@ -16,11 +16,20 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import java.util.stream.IntStream;
+import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+import org.zeromq.ZMsg;
 
 /**
  * The receive queue is bounded in bytes ({@code --ingest-queue-bytes}): with the index writer stalled, a real
@@ -189,6 +198,124 @@ class IngestQueueBoundTest {
         assertThat(rig.writer().mostWaiting.get())
                 .as("unapplied bytes never above the bound plus a batch per thread")
                 .isLessThanOrEqualTo(BOUND + 2 * largestBatch);
+    }
+
+    /**
+     * While a replay waits for the bound, what it holds in memory is its DEALER's receive queue
+     * ({@link ReplayClient#RECEIVE_QUEUE} replies), not the engine's answer: the engine's ROUTER (here a probe that
+     * queues one reply and has a small socket buffer, so little waits on the way) gets no more off its hands than
+     * that and the kernel's socket buffers hold. Once the replay moves again it asks for the rest from the next seq.
+     */
+    @Test
+    void aWaitingReplayHoldsItsReceiveQueueNotTheAnswer() throws Exception {
+        int total = 300;
+        byte[] payload = new byte[256 << 10]; // a long prefill's batch: ~75 MB for the whole answer
+        try (ZContext probeContext = new ZContext()) {
+            ZMQ.Socket router = probeContext.createSocket(SocketType.ROUTER);
+            router.setLinger(0);
+            router.setRouterMandatory(true);
+            router.setSndHWM(1);
+            router.setReceiveTimeOut(10_000);
+            int port = router.bindToRandomPort("tcp://127.0.0.1");
+            CountDownLatch waiting = new CountDownLatch(1);
+            CountDownLatch resume = new CountDownLatch(1);
+            List<Long> taken = new CopyOnWriteArrayList<>();
+            List<String> lost = new CopyOnWriteArrayList<>();
+            ReplayClient.Target target = new ReplayClient.Target() {
+                @Override
+                public boolean batch(long seq, byte[] batch) {
+                    taken.add(seq);
+                    if (seq == 0) { // the budget is full: wait as Stream.batch does
+                        waiting.countDown();
+                        awaitQuietly(resume);
+                    }
+                    return true;
+                }
+
+                @Override
+                public void lost(long from, long until, String problem) {
+                    lost.add(from + ".." + until + ": " + problem);
+                }
+
+                @Override
+                public long liveBound() {
+                    return ReplayClient.EVERYTHING;
+                }
+            };
+            ReplayClient client = new ReplayClient(
+                    ZmqContext.shared(),
+                    "tcp://127.0.0.1:" + port,
+                    ListenerOptions.defaults().replaySettings(),
+                    () -> false,
+                    () -> {});
+            CompletableFuture<ReplayClient.Outcome> outcome = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return client.replay(0, total, target);
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+
+            byte[] asker = requestFrom(router, 0);
+            int accepted = offer(router, asker, 0, total, payload, Duration.ofMillis(500));
+            assertThat(waiting.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(accepted)
+                    .as("replies taken off the engine's hands while the replay waits")
+                    .isLessThan(2 * ReplayClient.RECEIVE_QUEUE);
+
+            resume.countDown();
+            byte[] again = requestFrom(router, accepted); // the rest, from the next seq
+            assertThat(offer(router, again, accepted, total, payload, Duration.ofSeconds(10)))
+                    .isEqualTo(total - accepted);
+            assertThat(outcome.get(30, TimeUnit.SECONDS).result()).isEqualTo(IngestMetrics.ReplayResult.OK);
+            assertThat(taken)
+                    .containsExactlyElementsOf(
+                            LongStream.range(0, total).boxed().toList());
+            assertThat(lost).isEmpty();
+        }
+    }
+
+    /** Reads the next replay request (["", seq] after the asker's identity), asserts its seq, returns the asker. */
+    private static byte[] requestFrom(ZMQ.Socket router, long seq) {
+        ZMsg request = ZMsg.recvMsg(router);
+        assertThat(request).as("a replay request").isNotNull();
+        assertThat(request.size()).isEqualTo(3);
+        assertThat(request.getLast().getData()).as("asked from").isEqualTo(Frames.seqBytes(seq));
+        return request.getFirst().getData();
+    }
+
+    /**
+     * Sends replies {@code from..until-1} to {@code asker} until one is refused for {@code patience} (the queue to it
+     * is full) or all are out; returns how many went out.
+     */
+    private static int offer(
+            ZMQ.Socket router, byte[] asker, long from, long until, byte[] payload, Duration patience) {
+        long seq = from;
+        long refusedSince = 0;
+        while (seq < until) {
+            if (router.send(asker, ZMQ.SNDMORE | ZMQ.DONTWAIT)) {
+                router.send(Frames.EMPTY, ZMQ.SNDMORE);
+                router.send(Frames.seqBytes(seq), ZMQ.SNDMORE);
+                router.send(payload, 0);
+                seq++;
+                refusedSince = 0;
+            } else if (refusedSince == 0) {
+                refusedSince = System.nanoTime();
+            } else if (System.nanoTime() - refusedSince > patience.toNanos()) {
+                break;
+            } else {
+                LockSupport.parkNanos(1_000_000);
+            }
+        }
+        return (int) (seq - from);
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /**
