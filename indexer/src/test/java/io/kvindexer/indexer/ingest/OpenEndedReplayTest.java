@@ -58,7 +58,7 @@ class OpenEndedReplayTest {
         assertThat(sink.gapLosses()).isEmpty();
         assertThat(listener.lastError()).isNull();
         assertThat(metrics.get("unrecoverable")).isZero();
-        assertRequests(sim, 1, "no second request chases the buffer");
+        ReplayRequests.assertAsked(sim, metrics, 1, "no second request chases the buffer");
         await().atMost(Duration.ofSeconds(30))
                 .until(() -> listener.exactness().read().state() == ExactnessState.EXACT);
     }
@@ -85,7 +85,7 @@ class OpenEndedReplayTest {
         assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE)).isEqualTo(expected);
         assertThat(metrics.get("unrecoverable")).isEqualTo(1);
         assertThat(metrics.get("unrecoverable.missing")).isEqualTo(40);
-        assertRequests(sim, 2, "the lost range is not asked for again");
+        ReplayRequests.assertAsked(sim, metrics, 2, "the lost range is not asked for again");
         assertThat(listener.lastError()).startsWith("replay incomplete: engine buffer starts at 100, requested 10");
         assertThat(listener.exactness().read().state()).isEqualTo(ExactnessState.DEGRADED);
     }
@@ -120,7 +120,7 @@ class OpenEndedReplayTest {
         assertThat(metrics.get("replay.ok"))
                 .as("the join's replay, then the gap's own")
                 .isEqualTo(2);
-        assertRequests(sim, 2, "one request each");
+        ReplayRequests.assertAsked(sim, metrics, 2, "one request each");
     }
 
     /**
@@ -194,17 +194,6 @@ class OpenEndedReplayTest {
         sim.deferReplays(false);
         sim.releaseDeferredReplays().join();
         return listener;
-    }
-
-    /**
-     * The engine received {@code asked} replay requests, and at most one more for each handshake retry. A retry sends
-     * its request again on a fresh DEALER; on a loaded machine the old DEALER can still deliver its copy before it
-     * closes (its handshake was slow, not stalled, or jeromq's own handshake deadline reconnected it first).
-     */
-    private void assertRequests(EngineSimulator sim, int asked, String what) {
-        assertThat(sim.replays().requests())
-                .as(what + " (" + sim.replays() + ", " + metrics + ")")
-                .isBetween(asked, asked + (int) metrics.get("handshake.retries"));
     }
 
     /** Batch {@code seq}: one block of its own (hash {@link #hashOf}), stored on the GPU. */
