@@ -49,6 +49,14 @@ final class ReplayClient {
     static final int RECEIVE_QUEUE = 64;
 
     /**
+     * A replay's first handshake deadline is this share of the configured one, and each retry doubles it up to that.
+     * A jeromq stall never recovers (a few percent of fresh DEALERs; JeromqHandshakeBench), and a healthy handshake
+     * takes milliseconds, so waiting the full deadline first only delays the replay; the doubling keeps a loaded
+     * machine whose handshakes are slow from reconnecting over and over.
+     */
+    static final int FIRST_HANDSHAKE_SHARE = 8;
+
+    /**
      * @param timeout      longest wait for the next reply
      * @param chunkBatches batches one request may return before the client asks again from the next seq
      * @param maxResumes   for a replay of everything after a seq: answers in a row that ended with more batches,
@@ -113,6 +121,9 @@ final class ReplayClient {
     private final Runnable onHandshakeRetry;
     private ZMQ.Socket dealer;
     private HandshakeWatch watch;
+    /** this replay's handshake deadline for the next fresh DEALER */
+    private long handshakeNanos;
+
     private long backoffNanos;
     private long notBefore = System.nanoTime();
 
@@ -155,6 +166,7 @@ final class ReplayClient {
 
     private Outcome run(long from, long until, Target target) {
         Answer answer = new Answer(target, from);
+        handshakeNanos = Math.max(1, handshakeMillis * 1_000_000L / FIRST_HANDSHAKE_SHARE);
         int stalls = 0;
         int silent = 0;
         while (true) {
@@ -289,7 +301,7 @@ final class ReplayClient {
             // a DEALER blocks a send until a connection is up: wait for it, but no longer than for a reply
             dealer.setSendTimeOut(
                     (int) Math.min(Integer.MAX_VALUE, settings.timeout().toMillis()));
-            watch = HandshakeWatch.attach(dealer, handshakeMillis * 1_000_000L);
+            watch = HandshakeWatch.attach(dealer, handshakeNanos);
             dealer.connect(endpoint);
             return null;
         } catch (RuntimeException e) {
@@ -331,6 +343,7 @@ final class ReplayClient {
                 if (!watch.handshaken()) {
                     // the request cannot have reached the engine yet: the timeout is for the engine's answer
                     if (watch.stalled()) {
+                        handshakeNanos = Math.min(2 * handshakeNanos, handshakeMillis * 1_000_000L);
                         String error = openFresh();
                         if (error != null || !Frames.send(dealer, Frames.EMPTY, Frames.seqBytes(from))) {
                             answer.failure = "replay request to " + endpoint + " could not be sent";

@@ -1,0 +1,110 @@
+package io.kvindexer.indexer.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A replay DEALER whose handshake never completes (a TCP peer that never answers, as a connect that jeromq stalls
+ * looks to us) is made again after an eighth of the handshake deadline first, then after twice as long each time, up
+ * to the deadline: a stall costs a replay a fraction of the deadline, and slow handshakes are not retried in a loop.
+ */
+class ReplayHandshakeTest {
+
+    private static final Duration DEADLINE = Duration.ofSeconds(8);
+
+    @Test
+    void aStalledHandshakeIsRetriedSoonThenLessOften() throws Exception {
+        List<Socket> accepted = new ArrayList<>();
+        List<Long> acceptedAt = new ArrayList<>();
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            Thread acceptor = Thread.ofPlatform().daemon().start(() -> {
+                try {
+                    while (true) {
+                        Socket s = silent.accept(); // TCP connect completes; no ZMTP greeting ever comes back
+                        synchronized (accepted) {
+                            accepted.add(s);
+                            acceptedAt.add(System.nanoTime());
+                        }
+                    }
+                } catch (Exception ignored) {
+                    // closed at the end of the test
+                }
+            });
+            AtomicInteger retries = new AtomicInteger();
+            AtomicBoolean stopped = new AtomicBoolean();
+            ListenerOptions options = ListenerOptions.defaults().with(o -> {
+                o.handshakeTimeout = DEADLINE;
+                o.replayTimeout = Duration.ofSeconds(60);
+            });
+            ReplayClient client = new ReplayClient(
+                    ZmqContext.shared(),
+                    "tcp://127.0.0.1:" + silent.getLocalPort(),
+                    options.replaySettings(),
+                    stopped::get,
+                    retries::incrementAndGet);
+            CompletableFuture<ReplayClient.Outcome> replay = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return client.replay(0, 10, new NoTarget());
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+
+            await().atMost(Duration.ofSeconds(30)).until(() -> retries.get() >= 2);
+            await().atMost(Duration.ofSeconds(5)).until(() -> {
+                synchronized (accepted) {
+                    return acceptedAt.size() >= 3; // the first connection and the two retries'
+                }
+            });
+            long[] gaps;
+            synchronized (accepted) {
+                gaps = new long[] {
+                    TimeUnit.NANOSECONDS.toMillis(acceptedAt.get(1) - acceptedAt.get(0)),
+                    TimeUnit.NANOSECONDS.toMillis(acceptedAt.get(2) - acceptedAt.get(1))
+                };
+            }
+            long first = DEADLINE.toMillis() / ReplayClient.FIRST_HANDSHAKE_SHARE;
+            assertThat(gaps[0])
+                    .as("the first retry: after an eighth of the deadline, well before all of it")
+                    .isGreaterThanOrEqualTo(first)
+                    .isLessThan(DEADLINE.toMillis() / 2);
+            assertThat(gaps[1]).as("the second waits twice as long").isGreaterThanOrEqualTo(2 * first);
+
+            stopped.set(true);
+            assertThat(replay.get(30, TimeUnit.SECONDS)).as("stopped").isNull();
+            synchronized (accepted) {
+                for (Socket s : accepted) {
+                    s.close();
+                }
+            }
+        }
+    }
+
+    /** A target that never gets a batch here. */
+    private static final class NoTarget implements ReplayClient.Target {
+        @Override
+        public boolean batch(long seq, byte[] payload) {
+            throw new AssertionError("no engine answered");
+        }
+
+        @Override
+        public void lost(long from, long until, String problem) {}
+
+        @Override
+        public long liveBound() {
+            return ReplayClient.EVERYTHING;
+        }
+    }
+}
