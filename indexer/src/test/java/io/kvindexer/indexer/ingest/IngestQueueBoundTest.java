@@ -16,7 +16,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -219,29 +218,12 @@ class IngestQueueBoundTest {
             int port = router.bindToRandomPort("tcp://127.0.0.1");
             CountDownLatch waiting = new CountDownLatch(1);
             CountDownLatch resume = new CountDownLatch(1);
-            List<Long> taken = new CopyOnWriteArrayList<>();
-            List<String> lost = new CopyOnWriteArrayList<>();
-            ReplayClient.Target target = new ReplayClient.Target() {
-                @Override
-                public boolean batch(long seq, byte[] batch) {
-                    taken.add(seq);
-                    if (seq == 0) { // the budget is full: wait as Stream.batch does
-                        waiting.countDown();
-                        awaitQuietly(resume);
-                    }
-                    return true;
+            RecordingTarget target = new RecordingTarget(seq -> {
+                if (seq == 0) { // the budget is full: wait as Stream.batch does
+                    waiting.countDown();
+                    awaitQuietly(resume);
                 }
-
-                @Override
-                public void lost(long from, long until, String problem) {
-                    lost.add(from + ".." + until + ": " + problem);
-                }
-
-                @Override
-                public long liveBound() {
-                    return ReplayClient.EVERYTHING;
-                }
-            };
+            });
             ReplayClient client = new ReplayClient(
                     ZmqContext.shared(),
                     "tcp://127.0.0.1:" + port,
@@ -268,10 +250,10 @@ class IngestQueueBoundTest {
             assertThat(offer(router, again, accepted, total, payload, Duration.ofSeconds(10)))
                     .isEqualTo(total - accepted);
             assertThat(outcome.get(30, TimeUnit.SECONDS).result()).isEqualTo(IngestMetrics.ReplayResult.OK);
-            assertThat(taken)
+            assertThat(target.taken)
                     .containsExactlyElementsOf(
                             LongStream.range(0, total).boxed().toList());
-            assertThat(lost).isEmpty();
+            assertThat(target.lost).isEmpty();
         }
     }
 

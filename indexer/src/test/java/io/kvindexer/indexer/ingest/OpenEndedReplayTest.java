@@ -9,9 +9,7 @@ import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.SimEvent;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
@@ -137,25 +135,7 @@ class OpenEndedReplayTest {
         sim.publish(batch(21)).join(); // seqs 0..21 in the buffer
         // the answer's first replies (1..7) never reach the client: to it, the buffer starts at 8
         sim.cutNextReplay(0, 7, true);
-        List<Long> taken = new ArrayList<>();
-        List<String> lost = new ArrayList<>();
-        ReplayClient.Target target = new ReplayClient.Target() {
-            @Override
-            public boolean batch(long seq, byte[] payload) {
-                taken.add(seq);
-                return true;
-            }
-
-            @Override
-            public void lost(long from, long until, String problem) {
-                lost.add(from + ".." + until + ": " + problem);
-            }
-
-            @Override
-            public long liveBound() {
-                return ReplayClient.EVERYTHING;
-            }
-        };
+        RecordingTarget target = new RecordingTarget();
         ReplayClient client = new ReplayClient(
                 ZmqContext.shared(),
                 sim.replayEndpoint(),
@@ -165,8 +145,8 @@ class OpenEndedReplayTest {
 
         ReplayClient.Outcome outcome = client.replay(1, 6, target); // the gap 1..5, shown by live seq 6
 
-        assertThat(lost).containsExactly("1..6: replay incomplete: engine buffer starts at 8, requested 1");
-        assertThat(taken).as("seq 8 and after are the live stream's").isEmpty();
+        assertThat(target.lost).containsExactly("1..6: replay incomplete: engine buffer starts at 8, requested 1");
+        assertThat(target.taken).as("seq 8 and after are the live stream's").isEmpty();
         assertThat(outcome.result()).isEqualTo(IngestMetrics.ReplayResult.INCOMPLETE);
         assertThat(outcome.requests()).isEqualTo(1);
     }

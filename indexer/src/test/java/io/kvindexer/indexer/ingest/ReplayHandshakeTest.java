@@ -56,7 +56,7 @@ class ReplayHandshakeTest {
                     retries::incrementAndGet);
             CompletableFuture<ReplayClient.Outcome> replay = CompletableFuture.supplyAsync(() -> {
                 try {
-                    return client.replay(0, 10, new NoTarget());
+                    return client.replay(0, 10, new RecordingTarget());
                 } catch (InterruptedException e) {
                     throw new IllegalStateException(e);
                 }
@@ -89,22 +89,6 @@ class ReplayHandshakeTest {
                     s.close();
                 }
             }
-        }
-    }
-
-    /** A target that never gets a batch here. */
-    private static final class NoTarget implements ReplayClient.Target {
-        @Override
-        public boolean batch(long seq, byte[] payload) {
-            throw new AssertionError("no engine answered");
-        }
-
-        @Override
-        public void lost(long from, long until, String problem) {}
-
-        @Override
-        public long liveBound() {
-            return ReplayClient.EVERYTHING;
         }
     }
 }
