@@ -60,7 +60,7 @@ class ReplayPermitsTest {
             sim.releaseDeferredReplays().join();
         }
         await().atMost(Duration.ofSeconds(30)).until(() -> watermarks.stream().allMatch(w -> w.get() == 1));
-        assertThat(sims.stream().mapToInt(s -> s.replays().requests()).sum()).isEqualTo(3);
+        assertThat(sims).as("each engine asked").allMatch(s -> s.replays().requests() >= 1);
         assertThat(permits.inUse()).isZero();
     }
 
@@ -76,7 +76,11 @@ class ReplayPermitsTest {
                 .isEqualTo(3);
     }
 
-    private static int waiting(List<EngineSimulator> sims) {
-        return sims.stream().mapToInt(s -> s.replays().deferredRequests()).sum();
+    /**
+     * Engines holding a replay request: a replay running (a handshake retry can leave a copy of its request at the
+     * engine, so count engines, not requests).
+     */
+    private static long waiting(List<EngineSimulator> sims) {
+        return sims.stream().filter(s -> s.replays().deferredRequests() > 0).count();
     }
 }
