@@ -3,11 +3,7 @@ package io.kvindexer.indexer.ingest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -26,22 +22,7 @@ class ReplayHandshakeTest {
 
     @Test
     void aStalledHandshakeIsRetriedSoonThenLessOften() throws Exception {
-        List<Socket> accepted = new ArrayList<>();
-        List<Long> acceptedAt = new ArrayList<>();
-        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-            Thread acceptor = Thread.ofPlatform().daemon().start(() -> {
-                try {
-                    while (true) {
-                        Socket s = silent.accept(); // TCP connect completes; no ZMTP greeting ever comes back
-                        synchronized (accepted) {
-                            accepted.add(s);
-                            acceptedAt.add(System.nanoTime());
-                        }
-                    }
-                } catch (Exception ignored) {
-                    // closed at the end of the test
-                }
-            });
+        try (SilentServer silent = new SilentServer()) {
             AtomicInteger retries = new AtomicInteger();
             AtomicBoolean stopped = new AtomicBoolean();
             ListenerOptions options = ListenerOptions.defaults().with(o -> {
@@ -50,31 +31,28 @@ class ReplayHandshakeTest {
             });
             ReplayClient client = new ReplayClient(
                     ZmqContext.shared(),
-                    "tcp://127.0.0.1:" + silent.getLocalPort(),
+                    silent.endpoint(),
                     options.replaySettings(),
                     stopped::get,
                     retries::incrementAndGet);
+            RecordingTarget target = new RecordingTarget();
             CompletableFuture<ReplayClient.Outcome> replay = CompletableFuture.supplyAsync(() -> {
                 try {
-                    return client.replay(0, 10, new RecordingTarget());
+                    return client.replay(0, 10, target);
                 } catch (InterruptedException e) {
                     throw new IllegalStateException(e);
                 }
             });
 
             await().atMost(Duration.ofSeconds(30)).until(() -> retries.get() >= 2);
-            await().atMost(Duration.ofSeconds(5)).until(() -> {
-                synchronized (accepted) {
-                    return acceptedAt.size() >= 3; // the first connection and the two retries'
-                }
-            });
-            long[] gaps;
-            synchronized (accepted) {
-                gaps = new long[] {
-                    TimeUnit.NANOSECONDS.toMillis(acceptedAt.get(1) - acceptedAt.get(0)),
-                    TimeUnit.NANOSECONDS.toMillis(acceptedAt.get(2) - acceptedAt.get(1))
-                };
-            }
+            // the first connection and the two retries'
+            await().atMost(Duration.ofSeconds(5))
+                    .until(() -> silent.acceptedAt().size() >= 3);
+            List<Long> acceptedAt = silent.acceptedAt();
+            long[] gaps = {
+                TimeUnit.NANOSECONDS.toMillis(acceptedAt.get(1) - acceptedAt.get(0)),
+                TimeUnit.NANOSECONDS.toMillis(acceptedAt.get(2) - acceptedAt.get(1))
+            };
             long first = DEADLINE.toMillis() / ReplayClient.FIRST_HANDSHAKE_SHARE;
             assertThat(gaps[0])
                     .as("the first retry: after an eighth of the deadline, well before all of it")
@@ -84,11 +62,7 @@ class ReplayHandshakeTest {
 
             stopped.set(true);
             assertThat(replay.get(30, TimeUnit.SECONDS)).as("stopped").isNull();
-            synchronized (accepted) {
-                for (Socket s : accepted) {
-                    s.close();
-                }
-            }
+            assertThat(target.taken).as("no engine answered").isEmpty();
         }
     }
 }

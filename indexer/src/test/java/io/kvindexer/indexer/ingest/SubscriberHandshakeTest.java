@@ -3,11 +3,7 @@ package io.kvindexer.indexer.ingest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
@@ -54,38 +50,20 @@ class SubscriberHandshakeTest {
 
     @Test
     void aConnectionThatNeverHandshakesIsMadeAgainAndCounted() throws Exception {
-        Thread acceptor;
-        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-            List<Socket> accepted = new ArrayList<>();
-            acceptor = Thread.ofPlatform().daemon().start(() -> {
-                try {
-                    while (true) {
-                        Socket s = silent.accept(); // TCP connect completes; no ZMTP greeting ever comes back
-                        synchronized (accepted) {
-                            accepted.add(s);
-                        }
-                    }
-                } catch (Exception ignored) {
-                    // closed at the end of the test
-                }
-            });
+        try (SilentServer silent = new SilentServer()) {
             AtomicInteger remade = new AtomicInteger();
             EngineLink link = new EngineLink(System::currentTimeMillis, () -> {}, () -> {});
-            Subscriber sub = open("tcp://127.0.0.1:" + silent.getLocalPort(), remade, link);
+            Subscriber sub = open(silent.endpoint(), remade, link);
             await().atMost(Duration.ofSeconds(20)).until(() -> {
                 receive(sub);
                 return remade.get() >= 2;
             });
-            synchronized (accepted) {
-                assertThat(accepted.size()).as("each new socket connects again").isGreaterThanOrEqualTo(2);
-                assertThat(link.state()).as("a TCP connect is not a connection").isEqualTo(EngineLink.State.NONE);
-                for (Socket s : accepted) {
-                    s.close();
-                }
-            }
+            assertThat(silent.acceptedAt().size())
+                    .as("each new socket connects again")
+                    .isGreaterThanOrEqualTo(2);
+            assertThat(link.state()).as("a TCP connect is not a connection").isEqualTo(EngineLink.State.NONE);
             sub.close();
         }
-        acceptor.join(5000); // the closed server socket ends its accept loop
     }
 
     /** What a poller does for one connection per turn: its deadlines, read one message, else wait 50 ms. */
