@@ -30,9 +30,13 @@ final class PrefixProbe {
     /** the content prefix of position {@code probedHi - 1} (the root's before any probe) */
     private int lastPrefix = ContentPrefix.ROOT;
 
+    /** per position of a batch: its home slot, first entry and prefix (grown together, to the batch) */
     private int[] slotScratch = new int[8];
+
     private int[] entryScratch = new int[8];
     private int[] prefixScratch = new int[8];
+    /** per probed node of a batch: its owner word (a position may have several nodes, so not the arrays above) */
+    private int[] wordScratch = new int[8];
     /** what the pre-loads read, kept where the compiler cannot drop them (a racy, never-read static is enough) */
     private static long touched;
 
@@ -168,16 +172,16 @@ final class PrefixProbe {
         // then the probed nodes' owner words, and what they point to: independent loads again
         int firstNode = probedFrom[from];
         int found = probedCount - firstNode;
-        if (slotScratch.length < found) {
-            slotScratch = new int[found];
+        if (wordScratch.length < found) {
+            wordScratch = new int[Math.max(found, 2 * wordScratch.length)];
         }
         long touched = nodeLoads;
         for (int k = 0; k < found; k++) {
-            slotScratch[k] = owners.wordOf(probed[firstNode + k]);
+            wordScratch[k] = owners.wordOf(probed[firstNode + k]);
             touched += nodes.touchRun(probed[firstNode + k]); // where the run from this node goes on
         }
         for (int k = 0; k < found; k++) {
-            touched += owners.touch(slotScratch[k], tier);
+            touched += owners.touch(wordScratch[k], tier);
         }
         PrefixProbe.touched = touched;
     }

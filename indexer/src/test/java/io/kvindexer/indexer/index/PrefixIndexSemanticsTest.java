@@ -113,6 +113,26 @@ class PrefixIndexSemanticsTest {
                 .containsOnly(entry(w(2, 0), 3));
     }
 
+    @Test
+    void aLongPromptHeldUnderSeveralHashSeedsIsMatchedByAll() {
+        // three engines whose hash seeds differ store the same 40 blocks under their own block hashes, one block at a
+        // time and in turn, so no block's parent is the node before it: the walk probes every position and finds
+        // three candidates at each, one per engine (PrefixProbeTest has the probe's side of it)
+        int length = 40;
+        int[] contents = new int[length];
+        for (int i = 0; i < length; i++) {
+            contents[i] = 1 + i % 5;
+        }
+        for (int i = 0; i < length; i++) {
+            for (int engine = 1; engine <= 3; engine++) {
+                long block = engine * 1_000_000L + i;
+                f.store(w(engine, 0), i == 0 ? null : block - 1, new long[] {block}, contents[i]);
+            }
+        }
+        assertThat(f.deviceScores(contents))
+                .containsOnly(entry(w(1, 0), length), entry(w(2, 0), length), entry(w(3, 0), length));
+    }
+
     // ---- parent rules (radix_tree.rs test_radix_tree_apply_event_errors, compatibility.md, Engine event streams)
     // ---------------------------
 
