@@ -25,6 +25,8 @@ final class ReferenceIndex {
     private final int blockSize;
     final Map<Long, Node> nodes = new HashMap<>();
     final Set<Membership> memberships = new HashSet<>();
+    /** per block, how many memberships name it: a block goes when its last one does */
+    private final Map<Long, Integer> holders = new HashMap<>();
 
     ReferenceIndex(int blockSize) {
         this.blockSize = blockSize;
@@ -36,7 +38,7 @@ final class ReferenceIndex {
             case BlockRemoved r -> {
                 for (long h : r.blockHashes()) {
                     if (memberships.remove(new Membership(worker, r.tier(), h))) {
-                        dropIfUnowned(h);
+                        released(h);
                     }
                 }
             }
@@ -53,19 +55,18 @@ final class ReferenceIndex {
     }
 
     private void removeIf(java.util.function.Predicate<Membership> doomed) {
-        Set<Long> touched = new HashSet<>();
         memberships.removeIf(m -> {
             if (doomed.test(m)) {
-                touched.add(m.block());
+                released(m.block());
                 return true;
             }
             return false;
         });
-        touched.forEach(this::dropIfUnowned);
     }
 
-    private void dropIfUnowned(long block) {
-        if (memberships.stream().noneMatch(m -> m.block() == block)) {
+    private void released(long block) {
+        if (holders.merge(block, -1, Integer::sum) == 0) {
+            holders.remove(block);
             nodes.remove(block);
         }
     }
@@ -91,7 +92,9 @@ final class ReferenceIndex {
         for (int i = 0; i < hashes.length && (i + 1) * blockSize <= s.tokenIds().length; i++) {
             long local = BlockHasher.hashBlock(s.tokenIds(), i * blockSize, blockSize, BlockHasher.seed(null), null);
             nodes.putIfAbsent(hashes[i], new Node(hasParent, parent, local));
-            memberships.add(new Membership(worker, s.tier(), hashes[i]));
+            if (memberships.add(new Membership(worker, s.tier(), hashes[i]))) {
+                holders.merge(hashes[i], 1, Integer::sum);
+            }
             hasParent = true;
             parent = hashes[i];
         }
