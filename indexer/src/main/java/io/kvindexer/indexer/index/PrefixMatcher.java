@@ -326,7 +326,8 @@ final class PrefixMatcher {
         probes.cover(node, pos);
         long parentHash = node == ROOT ? 0L : nodes.blockHash(node);
         boolean hasParent = node != ROOT;
-        for (int k = probes.first(pos), end = probes.first(pos + 1); k < end; k++) {
+        int from = probes.firstUnder(pos, parentHash);
+        for (int k = from, end = probes.endUnder(pos, parentHash, from); k < end; k++) {
             int child = probes.node(k);
             if (nodes.parentBlockHash(child) == parentHash && nodes.hasParent(child) == hasParent) {
                 candidates.add(child);

@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.index;
 
+import it.unimi.dsi.fastutil.longs.LongArrays;
 import java.util.Arrays;
 
 /**
@@ -23,6 +24,16 @@ final class PrefixProbe {
     private int[] probed = new int[16];
 
     private int[] probedFrom = new int[16];
+    /**
+     * per position of the window: whether its nodes are sorted by parent block hash (then node id), with the hashes in
+     * {@link #probedParent}, so that a frame finds its children by a binary search ({@link #firstUnder})
+     */
+    private boolean[] byParent = new boolean[16];
+    /** the parent block hash of {@code probed[k]}, where its position is {@link #byParent} */
+    private long[] probedParent = new long[16];
+    /** the nodes of a position being sorted, as longs beside {@link #probedParent} */
+    private long[] sortScratch = new long[16];
+
     private int probedLo;
     private int probedHi;
     private int probedCount;
@@ -37,6 +48,12 @@ final class PrefixProbe {
     private int[] prefixScratch = new int[8];
     /** per probed node of a batch: its owner word (a position may have several nodes, so not the arrays above) */
     private int[] wordScratch = new int[8];
+    /**
+     * More nodes than this at one position are sorted by parent ({@link #byParent}); fewer are looked through, which
+     * costs less than a search.
+     */
+    static final int BY_PARENT = 16;
+
     /** what the pre-loads read, kept where the compiler cannot drop them (a racy, never-read static is enough) */
     private static long touched;
 
@@ -46,6 +63,7 @@ final class PrefixProbe {
         this.query = query;
         if (probedFrom.length < query.length + 1) {
             probedFrom = new int[query.length + 1];
+            byParent = new boolean[query.length + 1];
         }
         probedLo = 0;
         probedHi = 0;
@@ -72,13 +90,50 @@ final class PrefixProbe {
         }
     }
 
-    /** Position {@code pos}'s probed nodes are {@code node(first(pos)) .. node(first(pos + 1) - 1)} (covered first). */
+    /**
+     * Position {@code pos}'s probed nodes are {@code node(first(pos)) .. node(first(pos + 1) - 1)} (covered first), in
+     * node id order, or by parent and then id where there are many ({@link #byParent}).
+     */
     int first(int pos) {
         return probedFrom[pos];
     }
 
     int node(int k) {
         return probed[k];
+    }
+
+    /**
+     * The first of position {@code pos}'s probed nodes ({@link #first}) that may have parent {@code parentHash}: where
+     * engines whose hash seeds differ hold the same content, a position has a node per engine, and every frame looking
+     * through all of them made a lookup quadratic in the engines.
+     */
+    int firstUnder(int pos, long parentHash) {
+        int lo = probedFrom[pos];
+        if (!byParent[pos]) {
+            return lo;
+        }
+        int hi = probedFrom[pos + 1];
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (probedParent[mid] < parentHash) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    /** The end of the nodes from {@code k} on that may have parent {@code parentHash} (see {@link #firstUnder}). */
+    int endUnder(int pos, long parentHash, int k) {
+        int end = probedFrom[pos + 1];
+        if (!byParent[pos]) {
+            return end;
+        }
+        while (k < end && probedParent[k] == parentHash) {
+            k++;
+        }
+        return k;
     }
 
     /**
@@ -166,6 +221,10 @@ final class PrefixProbe {
                     }
                 }
             }
+            byParent[from + i] = probedCount - first > BY_PARENT;
+            if (byParent[from + i]) {
+                sortByParent(first, probedCount);
+            }
         }
         probedFrom[from + n] = probedCount;
         probedHi = from + n;
@@ -184,6 +243,24 @@ final class PrefixProbe {
             touched += owners.touch(wordScratch[k], tier);
         }
         PrefixProbe.touched = touched;
+    }
+
+    /** Sorts {@code probed[from, to)} by parent block hash, then node id (the order of a frame's children). */
+    private void sortByParent(int from, int to) {
+        if (probedParent.length < probed.length) {
+            probedParent = Arrays.copyOf(probedParent, probed.length); // earlier positions of the window keep theirs
+        }
+        if (sortScratch.length < probed.length) {
+            sortScratch = new long[probed.length];
+        }
+        for (int k = from; k < to; k++) {
+            probedParent[k] = nodes.parentBlockHash(probed[k]);
+            sortScratch[k] = probed[k];
+        }
+        LongArrays.quickSort(probedParent, sortScratch, from, to); // pairs, in place: no comparator to call
+        for (int k = from; k < to; k++) {
+            probed[k] = (int) sortScratch[k];
+        }
     }
 
     /** Appends a probed node, keeping each position's nodes in node id order (the test oracle's order). */

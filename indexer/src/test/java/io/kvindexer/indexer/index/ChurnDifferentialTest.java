@@ -28,9 +28,9 @@ import org.junit.jupiter.params.provider.CsvSource;
  * per decode step while other engines store theirs) and evicts its least recently used blocks, tails first. So node
  * ids are freed and handed out again in runs, in-line runs and same-owner bits are made and broken, and owner sets
  * grow dense and shrink back. Also blocks dropped from the middle of a chain, host-tier copies, clears, removed
- * workers, and four hash families (engines whose hash seeds differ: the same content under other block hashes, some
- * only from a block on). After every round every query must get the reference's answer, and at the end so must a
- * replica that recovered the index from its binary dump.
+ * workers, and hash families (engines whose hash seeds differ: the same content under other block hashes, some only
+ * from a block on; up to one per engine). After every round every query must get the reference's answer, and at the
+ * end so must a replica that recovered the index from its binary dump.
  */
 class ChurnDifferentialTest {
 
@@ -38,25 +38,34 @@ class ChurnDifferentialTest {
     /** mixed into the sequence hashes of every family but the first: other, still chained, hashes of one content */
     private static final long FAMILY = 0x5DEECE66DL;
     /**
-     * Per family, the block from which it hashes differently from the family two before it (a salt or adapter that
-     * only the later blocks carry): the third family's blocks there are siblings of the first's, under the same
-     * parent, with the same content; the fourth does the same to the second, deeper.
+     * From family 2 on, a family hashes as the family two before it up to a block and differently from there (a salt
+     * or adapter that only the later blocks carry): its blocks there are siblings of that family's, under the same
+     * parent, with the same content. This is the block.
      */
-    private static final int[] FORK = {0, 0, 3, 10};
-
-    private static final int FAMILIES = FORK.length;
+    private static int fork(int family) {
+        return family < 2 ? 0 : 1 + (family * 5) % 11;
+    }
 
     private static final int ROUNDS = 30;
     private static final int QUERIES = 150;
 
     @ParameterizedTest(name = "seed {0}: {1} instances x {2} ranks, pool {3}, {4} shards")
-    @CsvSource({"1, 4, 2, 40, 1", "2, 12, 8, 48, 2", "3, 3, 1, 24, 1", "4, 80, 1, 60, 2", "7000, 26, 1, 60, 1"})
-    void theIndexAnswersAsTheReferenceThroughChurn(long seed, int instances, int ranks, int pool, int shards)
-            throws Exception {
+    @CsvSource({
+        "1, 4, 2, 40, 1, 4",
+        "2, 12, 8, 48, 2, 4",
+        "3, 3, 1, 24, 1, 4",
+        "4, 80, 1, 60, 2, 4",
+        "7000, 26, 1, 60, 1, 4",
+        // a family per engine: more nodes at a position than PrefixProbe looks through one by one
+        "5, 120, 1, 40, 1, 120",
+        "6, 40, 3, 50, 2, 40"
+    })
+    void theIndexAnswersAsTheReferenceThroughChurn(
+            long seed, int instances, int ranks, int pool, int shards, int families) throws Exception {
         SplittableRandom random = new SplittableRandom(seed);
         try (IndexFixture f = new IndexFixture(B, shards, shards)) {
             fixture = f;
-            Corpus corpus = new Corpus(random, 60, 40, f);
+            Corpus corpus = new Corpus(random, 60, 40, families, f);
             ReferenceIndex reference = new ReferenceIndex(B);
             Map<WorkerKey, Engine> engines = new HashMap<>();
             List<WorkerKey> workers = new ArrayList<>();
@@ -64,7 +73,7 @@ class ChurnDifferentialTest {
                 for (int r = 0; r < ranks; r++) {
                     WorkerKey w = new WorkerKey(100 + i, r);
                     workers.add(w);
-                    engines.put(w, new Engine(w, i % FAMILIES, pool));
+                    engines.put(w, new Engine(w, i % families, pool));
                 }
             }
             long matched = 0;
@@ -141,11 +150,12 @@ class ChurnDifferentialTest {
     private static final class Corpus {
         final int[][] contents;
         /** per hash family, per document: its blocks' sequence hashes */
-        final long[][][] seq = new long[FAMILIES][][];
+        final long[][][] seq;
 
-        Corpus(SplittableRandom random, int docs, int length, IndexFixture f) {
+        Corpus(SplittableRandom random, int docs, int length, int families, IndexFixture f) {
+            seq = new long[families][][];
             contents = new int[docs][];
-            for (int family = 0; family < FAMILIES; family++) {
+            for (int family = 0; family < families; family++) {
                 seq[family] = new long[docs][];
             }
             for (int d = 0; d < docs; d++) {
@@ -158,11 +168,11 @@ class ChurnDifferentialTest {
                 }
                 long[] local = f.local(contents[d]);
                 seq[0][d] = SequenceHasher.sequenceHashes(local);
-                for (int family = 1; family < FAMILIES; family++) {
+                for (int family = 1; family < families; family++) {
                     long[] own = seq[family][d] = new long[len];
                     long[] forkedFrom = seq[family - 2 < 0 ? 0 : family - 2][d];
                     for (int i = 0; i < len; i++) {
-                        own[i] = family >= 2 && i < FORK[family]
+                        own[i] = i < fork(family)
                                 ? forkedFrom[i]
                                 : SequenceHasher.next(
                                         i == 0 ? FAMILY * family : own[i - 1] ^ FAMILY * family, local[i]);
