@@ -12,12 +12,10 @@ import io.kvindexer.indexer.recovery.BinaryReplica;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.SplittableRandom;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -102,8 +100,7 @@ class ChurnDifferentialTest {
                 assertThat(f.index.stats().blocks())
                         .as("blocks after round %d", round)
                         .isEqualTo(reference.nodes.size());
-                Matcher expected = new Matcher(reference);
-                matched += assertAnswers(f.index, expected, corpus, random, "round " + round);
+                matched += assertAnswers(f.index, reference, corpus, random, "round " + round);
             }
             // a replica that recovers this index from its binary dump (staged, numbered in dump order, its in-line
             // and same-owners bits built at the end) answers as the reference too
@@ -113,7 +110,7 @@ class ChurnDifferentialTest {
                 ModelIndex recovered = replica.get("m", "default").orElseThrow();
                 assertThat(recovered.stats().memberships()).isEqualTo(reference.memberships.size());
                 assertThat(recovered.stats().blocks()).isEqualTo(reference.nodes.size());
-                assertAnswers(recovered, new Matcher(reference), corpus, random, "recovered");
+                assertAnswers(recovered, reference, corpus, random, "recovered");
             }
             assertThat(matched)
                     .as("the queries must find workers, or the comparison proves little")
@@ -126,7 +123,7 @@ class ChurnDifferentialTest {
 
     /** Asks {@link #QUERIES} queries of {@code index} and of the reference; returns how many workers they matched. */
     private long assertAnswers(
-            ModelIndex index, Matcher expected, Corpus corpus, SplittableRandom random, String when) {
+            ModelIndex index, ReferenceIndex expected, Corpus corpus, SplittableRandom random, String when) {
         long matched = 0;
         for (int q = 0; q < QUERIES; q++) {
             int[] contents = corpus.query(random);
@@ -355,58 +352,4 @@ class ChurnDifferentialTest {
 
     /** the fixture whose token blocks the engines' events carry (set by the test before it makes engines) */
     private IndexFixture fixture;
-
-    /** The reference's semantics, with the held children of each worker and tier in a map so that it is fast. */
-    private static final class Matcher {
-        private record Key(WorkerKey worker, StorageTier tier, boolean hasParent, long parent, long local) {}
-
-        private final Map<Key, Long> children = new HashMap<>();
-        private final List<WorkerKey> workers;
-
-        Matcher(ReferenceIndex reference) {
-            Set<WorkerKey> seen = new HashSet<>();
-            for (ReferenceIndex.Membership m : reference.memberships) {
-                ReferenceIndex.Node n = reference.nodes.get(m.block());
-                Long before = children.put(
-                        new Key(m.worker(), m.tier(), n.hasParent(), n.hasParent() ? n.parent() : 0, n.local()),
-                        m.block());
-                assertThat(before)
-                        .as("one held child per (parent, local) for a worker")
-                        .isNull();
-                seen.add(m.worker());
-            }
-            workers = List.copyOf(seen);
-        }
-
-        Map<WorkerKey, MatchResult.WorkerMatch> match(long[] query) {
-            Map<WorkerKey, MatchResult.WorkerMatch> out = new HashMap<>();
-            for (WorkerKey w : workers) {
-                long[] state = {0, 0, 0}; // position, whether at a node, the node
-                run(w, StorageTier.DEVICE, query, state);
-                int device = (int) state[0];
-                run(w, StorageTier.HOST_PINNED, query, state);
-                int host = (int) state[0];
-                run(w, StorageTier.DISK, query, state);
-                run(w, StorageTier.EXTERNAL, query, state);
-                int disk = (int) state[0];
-                if (disk > 0) {
-                    out.put(w, new MatchResult.WorkerMatch(w, device, host, disk));
-                }
-            }
-            return out;
-        }
-
-        private void run(WorkerKey w, StorageTier tier, long[] query, long[] state) {
-            while (state[0] < query.length) {
-                boolean atNode = state[1] != 0;
-                Long next = children.get(new Key(w, tier, atNode, atNode ? state[2] : 0, query[(int) state[0]]));
-                if (next == null) {
-                    return;
-                }
-                state[0]++;
-                state[1] = 1;
-                state[2] = next;
-            }
-        }
-    }
 }

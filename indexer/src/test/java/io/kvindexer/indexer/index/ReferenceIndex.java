@@ -13,8 +13,9 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The index semantics written as plainly as possible (boxed maps, brute-force matching), to check the real one
- * against. Single-threaded. Assumes a (parent, local) pair never names two blocks (true for chained hashes).
+ * The index semantics written as plainly as possible (boxed maps), to check the real one against. Single-threaded.
+ * Assumes a worker never holds two blocks under one (parent, local) pair on a tier (true for chained hashes); a match
+ * throws if one does.
  */
 final class ReferenceIndex {
 
@@ -27,12 +28,17 @@ final class ReferenceIndex {
     final Set<Membership> memberships = new HashSet<>();
     /** per block, how many memberships name it: a block goes when its last one does */
     private final Map<Long, Integer> holders = new HashMap<>();
+    /** what {@link #match} follows; null after a change */
+    private Map<WorkerKey, Map<ChildKey, Long>> heldChildren;
+
+    private record ChildKey(StorageTier tier, boolean hasParent, long parent, long local) {}
 
     ReferenceIndex(int blockSize) {
         this.blockSize = blockSize;
     }
 
     void apply(WorkerKey worker, KvEvent event) {
+        heldChildren = null;
         switch (event) {
             case BlockStored s -> store(worker, s);
             case BlockRemoved r -> {
@@ -55,6 +61,7 @@ final class ReferenceIndex {
     }
 
     private void removeIf(java.util.function.Predicate<Membership> doomed) {
+        heldChildren = null;
         memberships.removeIf(m -> {
             if (doomed.test(m)) {
                 released(m.block());
@@ -100,12 +107,10 @@ final class ReferenceIndex {
         }
     }
 
-    /** Tiered match by brute force: per worker, per tier, follow the (unique) held child at each position. */
+    /** Tiered match: per worker, per tier, follow the (unique) held child at each position. */
     Map<WorkerKey, MatchResult.WorkerMatch> match(long[] query) {
-        Set<WorkerKey> workers = new HashSet<>();
-        memberships.forEach(m -> workers.add(m.worker()));
         Map<WorkerKey, MatchResult.WorkerMatch> out = new HashMap<>();
-        for (WorkerKey w : workers) {
+        for (WorkerKey w : heldChildren().keySet()) {
             long[] state = {0, 0, 0}; // pos, hasNode, node
             run(w, StorageTier.DEVICE, query, state);
             int device = (int) state[0];
@@ -122,20 +127,10 @@ final class ReferenceIndex {
     }
 
     private void run(WorkerKey w, StorageTier tier, long[] query, long[] state) {
+        Map<ChildKey, Long> children = heldChildren().get(w);
         while (state[0] < query.length) {
-            boolean fromRoot = state[1] == 0;
-            long parent = state[2];
-            long local = query[(int) state[0]];
-            Long next = null;
-            for (Membership m : memberships) {
-                if (m.worker().equals(w) && m.tier() == tier) {
-                    Node n = nodes.get(m.block());
-                    if (n.local() == local && n.hasParent() == !fromRoot && (fromRoot || n.parent() == parent)) {
-                        next = m.block();
-                        break;
-                    }
-                }
-            }
+            boolean atNode = state[1] != 0;
+            Long next = children.get(new ChildKey(tier, atNode, atNode ? state[2] : 0, query[(int) state[0]]));
             if (next == null) {
                 return;
             }
@@ -143,6 +138,24 @@ final class ReferenceIndex {
             state[1] = 1;
             state[2] = next;
         }
+    }
+
+    /** Per worker, its held blocks by (tier, parent, local hash): built when a match needs it after a change. */
+    private Map<WorkerKey, Map<ChildKey, Long>> heldChildren() {
+        if (heldChildren == null) {
+            heldChildren = new HashMap<>();
+            for (Membership m : memberships) {
+                Node n = nodes.get(m.block());
+                ChildKey key = new ChildKey(m.tier(), n.hasParent(), n.hasParent() ? n.parent() : 0, n.local());
+                Long before = heldChildren
+                        .computeIfAbsent(m.worker(), w -> new HashMap<>())
+                        .put(key, m.block());
+                if (before != null) {
+                    throw new IllegalStateException(m.worker() + " holds two blocks under one (parent, local): " + key);
+                }
+            }
+        }
+        return heldChildren;
     }
 
     /** The dump as a set (event ids left out), to compare with {@link DumpRoundTripTest.Entry}. */
