@@ -175,6 +175,10 @@ final class Subscriber implements AutoCloseable {
                 if (!channel.finishConnect()) {
                     return;
                 }
+                if (connectedToItself(channel)) {
+                    drop("connected to itself (nothing listens there yet)", true);
+                    return;
+                }
                 state = State.HANDSHAKE;
                 since = System.nanoTime();
                 greeting = new byte[Zmtp.GREETING_SIZE];
@@ -191,6 +195,14 @@ final class Subscriber implements AutoCloseable {
         } catch (ZmtpException e) {
             drop(e.getMessage(), true);
         }
+    }
+
+    /**
+     * A connect to a free port of this host may be given that very port as its own and then reach itself (TCP's
+     * simultaneous open). It must not stay: it is no engine, and it holds the port the engine is about to bind.
+     */
+    static boolean connectedToItself(SocketChannel channel) throws IOException {
+        return channel.getRemoteAddress() != null && channel.getRemoteAddress().equals(channel.getLocalAddress());
     }
 
     /** The handshake is done: messages flow. */
