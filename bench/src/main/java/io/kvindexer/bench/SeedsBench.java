@@ -3,6 +3,7 @@ package io.kvindexer.bench;
 import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.Tenants;
 import io.kvindexer.indexer.dump.RouterEvent;
+import io.kvindexer.indexer.hash.SequenceHasher;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
@@ -95,8 +96,8 @@ public final class SeedsBench extends RepeatedBench<SeedsBench.Rep> {
             for (int e = 0; e < n; e++) {
                 long seed = seedEach ? e + 1L : 0L;
                 for (int i = 0; i < blocks; i++) {
-                    // a chained hash of the seed and the blocks so far (content addressed, as an engine's)
-                    seq[e][i] = mix((i == 0 ? mix(seed) : seq[e][i - 1]) ^ local[i]);
+                    // chained from the seed, as an engine's root hash: the same content, other hashes per seed
+                    seq[e][i] = SequenceHasher.next(i == 0 ? seed : seq[e][i - 1], local[i]);
                 }
             }
             int stored = Math.min(prefill, blocks);
@@ -149,15 +150,6 @@ public final class SeedsBench extends RepeatedBench<SeedsBench.Rep> {
                                 from > 0 ? seq[from - 1] : 0,
                                 Arrays.copyOfRange(seq, from, to),
                                 Arrays.copyOfRange(local, from, to)))));
-    }
-
-    /** A 64-bit finaliser (MurmurHash3's), enough to make distinct, well-spread block hashes. */
-    private static long mix(long x) {
-        x ^= x >>> 33;
-        x *= 0xFF51AFD7ED558CCDL;
-        x ^= x >>> 33;
-        x *= 0xC4CEB9FE1A85EC53L;
-        return x ^ (x >>> 33);
     }
 
     @Override
