@@ -71,7 +71,7 @@ class ChurnDifferentialTest {
                 for (int r = 0; r < ranks; r++) {
                     WorkerKey w = new WorkerKey(100 + i, r);
                     workers.add(w);
-                    engines.put(w, new Engine(w, i % families, pool));
+                    engines.put(w, new Engine(i % families, pool));
                 }
             }
             long matched = 0;
@@ -187,7 +187,6 @@ class ChurnDifferentialTest {
 
     /** An engine's device pool (least recently used first) and the blocks it copied to the host tier. */
     private final class Engine {
-        final WorkerKey worker;
         final int family;
         final int pool;
         final LinkedHashMap<Long, Boolean> device = new LinkedHashMap<>(16, 0.75f, true);
@@ -198,8 +197,7 @@ class ChurnDifferentialTest {
         int pendingNext;
         int pendingEnd;
 
-        Engine(WorkerKey worker, int family, int pool) {
-            this.worker = worker;
+        Engine(int family, int pool) {
             this.family = family;
             this.pool = pool;
         }
