@@ -2,7 +2,9 @@ package io.kvindexer.indexer.ingest;
 
 import io.kvindexer.indexer.ingest.IngestMetrics.ReplayResult;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
@@ -344,9 +346,7 @@ final class ReplayClient {
                     // the request cannot have reached the engine yet: the timeout is for the engine's answer
                     if (watch.stalled()) {
                         handshakeNanos = Math.min(2 * handshakeNanos, handshakeMillis * 1_000_000L);
-                        String error = openFresh();
-                        if (error != null || !Frames.send(dealer, Frames.EMPTY, Frames.seqBytes(from))) {
-                            answer.failure = "replay request to " + endpoint + " could not be sent";
+                        if (!askAgain(from, answer)) {
                             return End.FAILED;
                         }
                         onHandshakeRetry.run();
@@ -359,6 +359,15 @@ final class ReplayClient {
                 }
                 if (now - deadline > 0) {
                     return End.TIMEOUT;
+                }
+                continue;
+            }
+            if (isOwnRequest(reply, from)) {
+                // nothing listens there yet: wait as for a connection that does not come up, not on the port
+                close();
+                LockSupport.parkNanos(pollMillis * 1_000_000L);
+                if (!askAgain(from, answer)) {
+                    return End.FAILED;
                 }
                 continue;
             }
@@ -413,6 +422,23 @@ final class ReplayClient {
                 return End.CHUNK_FULL;
             }
         }
+    }
+
+    /** The same request again on a fresh DEALER; false (and the failure noted) when it could not be sent. */
+    private boolean askAgain(long from, Answer answer) {
+        if (openFresh() != null || !Frames.send(dealer, Frames.EMPTY, Frames.seqBytes(from))) {
+            answer.failure = "replay request to " + endpoint + " could not be sent";
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * A DEALER that connects to a free port of this host can be given that port as its own and reach itself (TCP's
+     * simultaneous open; DEALER to DEALER is a valid ZeroMQ pair): it then reads its own request back.
+     */
+    static boolean isOwnRequest(List<byte[]> reply, long from) {
+        return reply.size() == 2 && reply.get(0).length == 0 && Arrays.equals(reply.get(1), Frames.seqBytes(from));
     }
 
     /** Drops the DEALER, if any (linger 0: whatever it still holds is gone). */
