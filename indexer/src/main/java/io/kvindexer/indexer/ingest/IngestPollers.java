@@ -29,6 +29,11 @@ public final class IngestPollers implements AutoCloseable {
      * @param inflight       the budget of bytes handed to the index and not yet applied
      */
     public IngestPollers(ZContext context, int pollerCount, int replayThreads, InflightBytes inflight) {
+        this(context, pollerCount, replayThreads, inflight, Poller.WAIT_MILLIS);
+    }
+
+    /** As above, with the pollers' idle wait in the selector (a test's seam: commands must not wait for it). */
+    IngestPollers(ZContext context, int pollerCount, int replayThreads, InflightBytes inflight, long waitMillis) {
         if (pollerCount < 1 || replayThreads < 1) {
             throw new IllegalArgumentException("at least one poller and one replay thread");
         }
@@ -36,7 +41,7 @@ public final class IngestPollers implements AutoCloseable {
         this.inflight = inflight;
         this.pollers = new Poller[pollerCount];
         for (int i = 0; i < pollerCount; i++) {
-            pollers[i] = new Poller(inflight, "kv-ingest-poller-" + i);
+            pollers[i] = new Poller(inflight, "kv-ingest-poller-" + i, waitMillis);
             pollers[i].start();
         }
         AtomicInteger n = new AtomicInteger();
