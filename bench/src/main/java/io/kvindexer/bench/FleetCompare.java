@@ -250,8 +250,8 @@ final class FleetCompare {
                         + " applied %s µs (sent -> handed to the writer %s, handed -> applied %s); %d batches"
                         + " applied; publishers' CPU %.2f s; indexer process CPU %.0f ns, allocated %.0f B per block"
                         + " event; writer threads on CPU %.0f %% of the window (%.0f ns per block event; %d waits, %d ms;"
-                        + " writers switched %d / preempted %d times), pollers %.0f %% (%.0f ns; switched %d / preempted"
-                        + " %d times); the machine busy %.2f cores; GC %d collections, %d ms; gaps %s%n",
+                        + " writers switched %d / preempted %d times, waited for a core %d ms), pollers %.0f %% (%.0f ns; switched %d / preempted"
+                        + " %d times, waited for a core %d ms); the machine busy %.2f cores; GC %d collections, %d ms; gaps %s%n",
                 r.engines(),
                 what,
                 r.blockEventsPerSecond() / 1e6,
@@ -270,10 +270,12 @@ final class FleetCompare {
                 r.writers().waitedMillis(),
                 r.writers().switches()[0],
                 r.writers().switches()[1],
+                r.writers().switches()[2] / 1_000_000,
                 100 * r.pollers().cpuNanos() / (r.seconds() * 1e9),
                 (double) r.pollers().cpuNanos() / blockEvents(),
                 r.pollers().switches()[0],
                 r.pollers().switches()[1],
+                r.pollers().switches()[2] / 1_000_000,
                 r.machineBusyCores(),
                 r.heap().collections(),
                 r.heap().millis(),
@@ -328,10 +330,11 @@ final class FleetCompare {
     /**
      * The context switches so far of this process's threads whose name starts with {@code prefix} (Linux: as
      * {@code /proc/self/task/N/comm} has it, at most 15 characters): {voluntary (a wait: a poller in its selector, a
-     * writer on its empty queue), involuntary (preempted: the core went to another thread)}.
+     * writer on its empty queue), involuntary (preempted: the core went to another thread), nanoseconds runnable but
+     * waiting for a core ({@code schedstat}'s second field)}.
      */
     static long[] switches(String prefix) {
-        long[] sum = new long[2];
+        long[] sum = new long[3];
         String name = prefix.substring(0, Math.min(15, prefix.length()));
         try (var tasks = Files.list(Path.of("/proc/self/task"))) {
             for (Path task : tasks.toList()) {
@@ -339,6 +342,7 @@ final class FleetCompare {
                     if (!Files.readString(task.resolve("comm")).startsWith(name)) {
                         continue;
                     }
+                    sum[2] += runQueueNanos(task);
                     for (String line : Files.readAllLines(task.resolve("status"))) {
                         if (line.startsWith("voluntary_ctxt_switches:")) {
                             sum[0] += Long.parseLong(
@@ -356,6 +360,16 @@ final class FleetCompare {
             return sum; // not Linux: none counted
         }
         return sum;
+    }
+
+    /** A thread's time runnable but not running so far (Linux {@code /proc/.../schedstat}); 0 where unreadable. */
+    private static long runQueueNanos(Path task) {
+        try {
+            return Long.parseLong(
+                    Files.readString(task.resolve("schedstat")).trim().split(" ")[1]);
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
     }
 
     /**
@@ -406,8 +420,9 @@ final class FleetCompare {
                 millis = (busiest ? 0 : millis) + t.getValue().waitedMillis() - b.waitedMillis();
             }
             long[] switched = FleetCompare.switches(prefix);
-            return new Threads(
-                    cpu, waits, millis, new long[] {switched[0] - switchesBefore[0], switched[1] - switchesBefore[1]});
+            return new Threads(cpu, waits, millis, new long[] {
+                switched[0] - switchesBefore[0], switched[1] - switchesBefore[1], switched[2] - switchesBefore[2]
+            });
         }
     }
 
