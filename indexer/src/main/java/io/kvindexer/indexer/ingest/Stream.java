@@ -321,7 +321,7 @@ final class Stream implements ReplayClient.Target {
                 if (!stopped && !endsOnPoller && announce) {
                     exactness.replayEnded();
                 }
-                poller.submit(this::replayDone);
+                poller.submit(this, this::replayDone);
             }
         });
     }
@@ -473,7 +473,7 @@ final class Stream implements ReplayClient.Target {
     /** Asks the poller to close the socket; with {@code await}, waits (bounded) until it has. */
     void stop(boolean await) {
         stopped = true;
-        poller.submit(this::finish);
+        poller.submit(this, this::finish);
         if (await && !poller.onPollerThread()) {
             try {
                 exited.await(30, TimeUnit.SECONDS);
@@ -481,6 +481,11 @@ final class Stream implements ReplayClient.Target {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /** Opened on its poller and not finished: its duties still run. */
+    boolean isServed() {
+        return open;
     }
 
     boolean isStopped() {
