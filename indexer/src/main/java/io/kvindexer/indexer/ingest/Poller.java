@@ -168,7 +168,7 @@ final class Poller implements Runnable {
                         runSafely(() -> s.drain(BATCH)); // what an earlier read left: the socket will not signal it
                     }
                     // a stream that reads nothing now (a replay runs) leaves the turns, not to spin the selector;
-                    // the sweep that follows the replay's end brings it back
+                    // the replay's end, a command for this stream, brings it back
                     if (s.subscriber().hasKept() && s.wantsRead()) {
                         next.add(s);
                     }
