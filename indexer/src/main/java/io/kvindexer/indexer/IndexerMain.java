@@ -10,6 +10,7 @@ public final class IndexerMain {
     private IndexerMain() {}
 
     public static void main(String[] args) throws InterruptedException {
+        ShutdownLogManager.Install.now();
         IndexerCli.Parsed parsed;
         try {
             parsed = IndexerCli.parse(args, System.getenv());
@@ -40,20 +41,26 @@ public final class IndexerMain {
             System.exit(1);
             return;
         }
+        // the hook before the first line that says we listen: a SIGTERM right after it still shuts down cleanly
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            try {
+                                app.close();
+                                ZmqContext.closeShared();
+                            } finally {
+                                ShutdownLogManager.shutdownDone(); // what the close logged is printed by now
+                                stopped.countDown();
+                            }
+                        },
+                        "kv-indexer-shutdown"));
+        ShutdownLogManager.awaitShutdown(); // only once the hook is in: JUL's own must never wait for nothing
         System.out.println("kv-indexer listening on " + app.baseUrl());
         System.out.println("kv-indexer web console: " + app.baseUrl() + "/ui/");
         if (app.demoCurls() != null) {
             System.out.println(app.demoCurls());
         }
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime()
-                .addShutdownHook(new Thread(
-                        () -> {
-                            app.close();
-                            ZmqContext.closeShared();
-                            stopped.countDown();
-                        },
-                        "kv-indexer-shutdown"));
         stopped.await();
     }
 }

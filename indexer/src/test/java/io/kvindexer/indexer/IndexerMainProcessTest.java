@@ -1,9 +1,11 @@
 package io.kvindexer.indexer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.kvindexer.indexer.http.HttpTestClient;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -60,6 +62,30 @@ class IndexerMainProcessTest {
         Run r = run(Map.of(), "--help");
         assertThat(r.exit()).isZero();
         assertThat(r.stdout()).contains("--port", "--workers", "--block-size", "--peers", "--demo");
+    }
+
+    /**
+     * What the shutdown logs reaches the output: JUL's own shutdown hook closed the console handler beside ours, and
+     * the lines of a SIGTERM's shutdown (the listeners stopped, a last snapshot that failed) were lost.
+     */
+    @Test
+    void aShutdownPrintsWhatItLogs() throws Exception {
+        IndexerProcess p = IndexerProcess.start(
+                List.of(),
+                "--port",
+                "0",
+                "--host",
+                "127.0.0.1",
+                "--block-size",
+                "16",
+                "--workers",
+                "1=tcp://127.0.0.1:1,1:1=tcp://127.0.0.1:2");
+        try (p) {
+            assertThat(p.terminate()).as("exits on SIGTERM").isTrue();
+            await().atMost(Duration.ofSeconds(10)) // the reader of its output may lag the exit a little
+                    .untilAsserted(() -> assertThat(p.output())
+                            .contains("Helidon WebServer stopped all channels", "stopped 2 listeners in"));
+        }
     }
 
     @Test

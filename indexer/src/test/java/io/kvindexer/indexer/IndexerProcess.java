@@ -83,6 +83,15 @@ public final class IndexerProcess implements AutoCloseable {
         return process.waitFor(60, TimeUnit.SECONDS);
     }
 
+    /**
+     * SIGTERM through the process handle, which, unlike {@link Process#destroy}, leaves its output open to read what
+     * the shutdown prints; true when it ended within a minute.
+     */
+    public boolean terminate() throws InterruptedException {
+        process.toHandle().destroy();
+        return process.waitFor(60, TimeUnit.SECONDS);
+    }
+
     /** SIGTERM, then SIGKILL after 30 s; an interrupted wait kills at once and keeps the interrupt. */
     @Override
     public void close() {
