@@ -228,18 +228,21 @@ public final class IndexerApp implements AutoCloseable {
         return demo == null ? null : demo.exampleQuery();
     }
 
-    /** Stops in dependency order: demo engines, HTTP, then the listeners, then the index writers. */
+    /**
+     * Stops in dependency order: HTTP, then the listeners and the index writers, then the demo's engines (after the
+     * listeners, which would otherwise log each engine's connection lost on the way out).
+     */
     @Override
     public void close() {
         startup.interrupt();
-        if (demo != null) {
-            demo.close();
-        }
         reloads.close();
         server.stop();
         if (snapshots != null) {
             snapshots.close(); // one last snapshot while the listeners still run
         }
         core.close();
+        if (demo != null) {
+            demo.close();
+        }
     }
 }
