@@ -31,6 +31,22 @@ class IndexerMainProcessTest {
                 new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
     }
 
+    /** A live indexer on a free loopback port: model llama, one instance of two ranks at ports nobody serves. */
+    private static IndexerProcess startWithTwoRanks() throws Exception {
+        return IndexerProcess.start(
+                List.of(),
+                "--port",
+                "0",
+                "--host",
+                "127.0.0.1",
+                "--block-size",
+                "16",
+                "--model-name",
+                "llama",
+                "--workers",
+                "1=tcp://127.0.0.1:1,1:1=tcp://127.0.0.1:2");
+    }
+
     @Test
     void badFlagIsOneLineAndNonZeroExit() throws Exception {
         Run r = run(Map.of(), "--port", "notaport");
@@ -70,17 +86,7 @@ class IndexerMainProcessTest {
      */
     @Test
     void aShutdownPrintsWhatItLogs() throws Exception {
-        IndexerProcess p = IndexerProcess.start(
-                List.of(),
-                "--port",
-                "0",
-                "--host",
-                "127.0.0.1",
-                "--block-size",
-                "16",
-                "--workers",
-                "1=tcp://127.0.0.1:1,1:1=tcp://127.0.0.1:2");
-        try (p) {
+        try (IndexerProcess p = startWithTwoRanks()) {
             assertThat(p.terminate()).as("exits on SIGTERM").isTrue();
             await().atMost(Duration.ofSeconds(10)) // the reader of its output may lag the exit a little
                     .untilAsserted(() -> assertThat(p.output())
@@ -91,18 +97,7 @@ class IndexerMainProcessTest {
     @Test
     void startsAndServes() throws Exception {
         // IndexerProcess.start fails the test when no "listening on" line comes
-        try (IndexerProcess p = IndexerProcess.start(
-                        List.of(),
-                        "--port",
-                        "0",
-                        "--host",
-                        "127.0.0.1",
-                        "--block-size",
-                        "16",
-                        "--model-name",
-                        "llama",
-                        "--workers",
-                        "1=tcp://127.0.0.1:1,1:1=tcp://127.0.0.1:2");
+        try (IndexerProcess p = startWithTwoRanks();
                 HttpTestClient http = new HttpTestClient(p.url())) {
             assertThat(p.url()).as("listening line").isNotNull();
             http.get("/health").assertStatus(200);
