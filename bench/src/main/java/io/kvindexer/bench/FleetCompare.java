@@ -268,14 +268,14 @@ final class FleetCompare {
                 (double) r.writers().cpuNanos() / blockEvents(),
                 r.writers().waits(),
                 r.writers().waitedMillis(),
-                r.writers().switches()[0],
-                r.writers().switches()[1],
-                r.writers().switches()[2] / 1_000_000,
+                r.writers().scheduling()[0],
+                r.writers().scheduling()[1],
+                r.writers().scheduling()[2] / 1_000_000,
                 100 * r.pollers().cpuNanos() / (r.seconds() * 1e9),
                 (double) r.pollers().cpuNanos() / blockEvents(),
-                r.pollers().switches()[0],
-                r.pollers().switches()[1],
-                r.pollers().switches()[2] / 1_000_000,
+                r.pollers().scheduling()[0],
+                r.pollers().scheduling()[1],
+                r.pollers().scheduling()[2] / 1_000_000,
                 r.machineBusyCores(),
                 r.heap().collections(),
                 r.heap().millis(),
@@ -328,12 +328,12 @@ final class FleetCompare {
     }
 
     /**
-     * The context switches so far of this process's threads whose name starts with {@code prefix} (Linux: as
+     * How the scheduler treated this process's threads whose name starts with {@code prefix} so far (Linux: as
      * {@code /proc/self/task/N/comm} has it, at most 15 characters): {voluntary (a wait: a poller in its selector, a
      * writer on its empty queue), involuntary (preempted: the core went to another thread), nanoseconds runnable but
      * waiting for a core ({@code schedstat}'s second field)}.
      */
-    static long[] switches(String prefix) {
+    static long[] scheduling(String prefix) {
         long[] sum = new long[3];
         String name = prefix.substring(0, Math.min(15, prefix.length()));
         try (var tasks = Files.list(Path.of("/proc/self/task"))) {
@@ -376,7 +376,7 @@ final class FleetCompare {
      * What the threads whose name starts with a prefix did in a window: their CPU time and how often and how long they
      * waited (parked: a writer on its empty queue, a poller in its selector is not counted, it is RUNNABLE in epoll).
      */
-    record Threads(long cpuNanos, long waits, long waitedMillis, long[] switches) {
+    record Threads(long cpuNanos, long waits, long waitedMillis, long[] scheduling) {
 
         /** how {@code IndexWriters} and {@code IngestPollers} name their threads */
         static final String WRITERS = "index-writer-", POLLERS = "kv-ingest-poller-";
@@ -404,7 +404,7 @@ final class FleetCompare {
          * most CPU (the writer of a one-shard index: the other writer threads idle all along).
          */
         static Threads since(
-                String prefix, java.util.Map<Long, Threads> before, long[] switchesBefore, boolean busiest) {
+                String prefix, java.util.Map<Long, Threads> before, long[] schedulingBefore, boolean busiest) {
             long cpu = 0;
             long waits = 0;
             long millis = 0;
@@ -419,9 +419,9 @@ final class FleetCompare {
                 waits = (busiest ? 0 : waits) + t.getValue().waits() - b.waits();
                 millis = (busiest ? 0 : millis) + t.getValue().waitedMillis() - b.waitedMillis();
             }
-            long[] switched = FleetCompare.switches(prefix);
+            long[] sched = FleetCompare.scheduling(prefix);
             return new Threads(cpu, waits, millis, new long[] {
-                switched[0] - switchesBefore[0], switched[1] - switchesBefore[1], switched[2] - switchesBefore[2]
+                sched[0] - schedulingBefore[0], sched[1] - schedulingBefore[1], sched[2] - schedulingBefore[2]
             });
         }
     }
@@ -508,8 +508,8 @@ final class FleetCompare {
                 var writersBefore = Threads.now(Threads.WRITERS);
                 var pollersBefore = Threads.now(Threads.POLLERS);
                 long[] machine = machineTicks();
-                long[] writerSwitches = switches(Threads.WRITERS);
-                long[] pollerSwitches = switches(Threads.POLLERS);
+                long[] writerScheduling = scheduling(Threads.WRITERS);
+                long[] pollerScheduling = scheduling(Threads.POLLERS);
                 long start = System.nanoTime();
                 for (int p = 0; p < pubs.processes(); p++) {
                     double share = rate * pubs.size(p) / engines / (2.0 * half); // this process's batches per second
@@ -566,8 +566,8 @@ final class FleetCompare {
                         r.toWriter(),
                         r.inWriter(),
                         inWindow,
-                        Threads.since(Threads.WRITERS, writersBefore, writerSwitches, true),
-                        Threads.since(Threads.POLLERS, pollersBefore, pollerSwitches, false),
+                        Threads.since(Threads.WRITERS, writersBefore, writerScheduling, true),
+                        Threads.since(Threads.POLLERS, pollersBefore, pollerScheduling, false),
                         (machineTicks()[0] - machine[0]) / 100.0 / r.seconds()); // USER_HZ is 100
             } finally {
                 for (Path f : files) {
