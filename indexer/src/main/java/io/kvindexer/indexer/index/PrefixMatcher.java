@@ -326,8 +326,7 @@ final class PrefixMatcher {
         probes.cover(node, pos);
         long parentHash = node == ROOT ? 0L : nodes.blockHash(node);
         boolean hasParent = node != ROOT;
-        int from = probes.firstUnder(pos, parentHash);
-        for (int k = from, end = probes.endUnder(pos, parentHash, from); k < end; k++) {
+        for (int k = probes.firstUnder(pos, parentHash); k >= 0; k = probes.nextUnder(pos, k)) {
             int child = probes.node(k);
             if (nodes.parentBlockHash(child) == parentHash && nodes.hasParent(child) == hasParent) {
                 candidates.add(child);

@@ -1,6 +1,5 @@
 package io.kvindexer.indexer.index;
 
-import it.unimi.dsi.fastutil.longs.LongArrays;
 import java.util.Arrays;
 
 /**
@@ -25,14 +24,23 @@ final class PrefixProbe {
 
     private int[] probedFrom = new int[16];
     /**
-     * per position of the window: whether its nodes are sorted by parent block hash (then node id), with the hashes in
-     * {@link #probedParent}, so that a frame finds its children by a binary search ({@link #firstUnder})
+     * per position of the window: whether its nodes are grouped by parent block hash ({@link #firstUnder}), so that a
+     * frame finds its children with one look into a small hash table, not by looking through every node there
      */
     private boolean[] byParent = new boolean[16];
+    /** per position that is {@link #byParent}: where its table starts in {@link #heads} */
+    private int[] headAt = new int[16];
+    /**
+     * the tables of the window's grouped positions, one after the other, each a power of two of slots of at least
+     * twice its nodes (linear probing): the first probed index of a parent's group, plus one (0: empty)
+     */
+    private int[] heads = new int[64];
+
+    private int headCount;
     /** the parent block hash of {@code probed[k]}, where its position is {@link #byParent} */
     private long[] probedParent = new long[16];
-    /** the nodes of a position being sorted, as longs beside {@link #probedParent} */
-    private long[] sortScratch = new long[16];
+    /** the next probed index with the same parent at the same position, in node id order (-1: the last) */
+    private int[] groupNext = new int[16];
 
     private int probedLo;
     private int probedHi;
@@ -49,10 +57,10 @@ final class PrefixProbe {
     /** per probed node of a batch: its owner word (a position may have several nodes, so not the arrays above) */
     private int[] wordScratch = new int[8];
     /**
-     * More nodes than this at one position are sorted by parent ({@link #byParent}); fewer are looked through, which
-     * costs less than a search.
+     * More nodes than this at one position are grouped by parent ({@link #byParent}); fewer are looked through, which
+     * costs less than building the table.
      */
-    static final int BY_PARENT = 16;
+    static final int BY_PARENT = 4;
 
     /** what the pre-loads read, kept where the compiler cannot drop them (a racy, never-read static is enough) */
     private static long touched;
@@ -64,10 +72,12 @@ final class PrefixProbe {
         if (probedFrom.length < query.length + 1) {
             probedFrom = new int[query.length + 1];
             byParent = new boolean[query.length + 1];
+            headAt = new int[query.length + 1];
         }
         probedLo = 0;
         probedHi = 0;
         probedCount = 0;
+        headCount = 0;
         batch = 1;
         lastPrefix = ContentPrefix.ROOT;
     }
@@ -90,10 +100,7 @@ final class PrefixProbe {
         }
     }
 
-    /**
-     * Position {@code pos}'s probed nodes are {@code node(first(pos)) .. node(first(pos + 1) - 1)} (covered first), in
-     * node id order, or by parent and then id where there are many ({@link #byParent}).
-     */
+    /** Position {@code pos}'s probed nodes are {@code node(first(pos)) .. node(first(pos + 1) - 1)} (covered first), in node id order. */
     int first(int pos) {
         return probedFrom[pos];
     }
@@ -103,37 +110,32 @@ final class PrefixProbe {
     }
 
     /**
-     * The first of position {@code pos}'s probed nodes ({@link #first}) that may have parent {@code parentHash}: where
-     * engines whose hash seeds differ hold the same content, a position has a node per engine, and every frame looking
-     * through all of them made a lookup quadratic in the engines.
+     * The first of position {@code pos}'s probed nodes ({@link #node}) that may have parent {@code parentHash}, or -1;
+     * {@link #nextUnder} gives the others, in node id order. Where engines whose hash seeds differ hold the same
+     * content, a position has a node per engine: every frame looking through all of them made a lookup quadratic in
+     * the engines, and a sort per position and a binary search per frame were half of what was left (ADR 0001).
      */
     int firstUnder(int pos, long parentHash) {
-        int lo = probedFrom[pos];
+        int from = probedFrom[pos];
         if (!byParent[pos]) {
-            return lo;
+            return from < probedFrom[pos + 1] ? from : -1;
         }
-        int hi = probedFrom[pos + 1];
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (probedParent[mid] < parentHash) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
+        int mask = tableSize(probedFrom[pos + 1] - from) - 1;
+        int base = headAt[pos];
+        for (int s = slot(parentHash, mask); ; s = (s + 1) & mask) {
+            int head = heads[base + s];
+            if (head == 0 || probedParent[head - 1] == parentHash) {
+                return head - 1;
             }
         }
-        return lo;
     }
 
-    /** The end of the nodes from {@code k} on that may have parent {@code parentHash} (see {@link #firstUnder}). */
-    int endUnder(int pos, long parentHash, int k) {
-        int end = probedFrom[pos + 1];
+    /** The node after {@code k} at position {@code pos} that may have the same parent (see {@link #firstUnder}), or -1. */
+    int nextUnder(int pos, int k) {
         if (!byParent[pos]) {
-            return end;
+            return k + 1 < probedFrom[pos + 1] ? k + 1 : -1;
         }
-        while (k < end && probedParent[k] == parentHash) {
-            k++;
-        }
-        return k;
+        return groupNext[k];
     }
 
     /**
@@ -151,6 +153,7 @@ final class PrefixProbe {
             probedLo = pos;
             probedHi = pos;
             probedCount = 0;
+            headCount = 0;
             lastPrefix = node == NodeStore.NONE ? ContentPrefix.ROOT : nodes.prefix(node);
         }
         probe();
@@ -223,7 +226,7 @@ final class PrefixProbe {
             }
             byParent[from + i] = probedCount - first > BY_PARENT;
             if (byParent[from + i]) {
-                sortByParent(first, probedCount);
+                groupByParent(from + i, first, probedCount);
             }
         }
         probedFrom[from + n] = probedCount;
@@ -245,22 +248,44 @@ final class PrefixProbe {
         PrefixProbe.touched = touched;
     }
 
-    /** Sorts {@code probed[from, to)} by parent block hash, then node id (the order of a frame's children). */
-    private void sortByParent(int from, int to) {
+    /**
+     * Groups {@code probed[from, to)}, position {@code pos}'s nodes, by parent block hash: a table of their groups'
+     * first nodes, and in each group a list in node id order (built from the last node back).
+     */
+    private void groupByParent(int pos, int from, int to) {
         if (probedParent.length < probed.length) {
-            probedParent = Arrays.copyOf(probedParent, probed.length); // earlier positions of the window keep theirs
+            // earlier positions of the window keep theirs
+            probedParent = Arrays.copyOf(probedParent, probed.length);
+            groupNext = Arrays.copyOf(groupNext, probed.length);
         }
-        if (sortScratch.length < probed.length) {
-            sortScratch = new long[probed.length];
+        int size = tableSize(to - from);
+        if (heads.length < headCount + size) {
+            heads = Arrays.copyOf(heads, Math.max(headCount + size, 2 * heads.length));
         }
-        for (int k = from; k < to; k++) {
-            probedParent[k] = nodes.parentBlockHash(probed[k]);
-            sortScratch[k] = probed[k];
+        int base = headCount;
+        headAt[pos] = base;
+        headCount += size;
+        Arrays.fill(heads, base, base + size, 0);
+        int mask = size - 1;
+        for (int k = to - 1; k >= from; k--) {
+            long parent = nodes.parentBlockHash(probed[k]);
+            probedParent[k] = parent;
+            int s = slot(parent, mask);
+            while (heads[base + s] != 0 && probedParent[heads[base + s] - 1] != parent) {
+                s = (s + 1) & mask;
+            }
+            groupNext[k] = heads[base + s] - 1;
+            heads[base + s] = k + 1;
         }
-        LongArrays.quickSort(probedParent, sortScratch, from, to); // pairs, in place: no comparator to call
-        for (int k = from; k < to; k++) {
-            probed[k] = (int) sortScratch[k];
-        }
+    }
+
+    /** Slots of a grouped position's table: a power of two, at least twice its nodes. */
+    private static int tableSize(int count) {
+        return Integer.highestOneBit(4 * count - 1);
+    }
+
+    private static int slot(long parentHash, int mask) {
+        return (int) ((parentHash * 0x9E3779B97F4A7C15L) >>> 40) & mask;
     }
 
     /** Appends a probed node, keeping each position's nodes in node id order (the test oracle's order). */

@@ -36,8 +36,8 @@ class PrefixProbeTest {
 
     @Test
     void manyNodesAtAPositionAreFoundByTheirParent() {
-        // more nodes per position than the probe looks through one by one: sorted by parent, then searched. The
-        // batches grow the probe's arrays while earlier positions of the window are sorted already
+        // more nodes per position than the probe looks through one by one: grouped by parent in a table. The
+        // batches grow the probe's arrays while earlier positions of the window are grouped already
         int engines = 3 * PrefixProbe.BY_PARENT;
         int length = 60;
         NodeStore store = new NodeStore();
@@ -55,7 +55,7 @@ class PrefixProbeTest {
                 probe.cover(nodes[e][pos - 1], pos);
                 long parent = store.blockHash(nodes[e][pos - 1]);
                 List<Integer> found = new ArrayList<>();
-                for (int k = probe.firstUnder(pos, parent), end = probe.endUnder(pos, parent, k); k < end; k++) {
+                for (int k = probe.firstUnder(pos, parent); k >= 0; k = probe.nextUnder(pos, k)) {
                     if (store.parentBlockHash(probe.node(k)) == parent) {
                         found.add(probe.node(k));
                     }
@@ -63,6 +63,42 @@ class PrefixProbeTest {
                 assertThat(found).as("engine %d, position %d", e, pos).containsExactly(nodes[e][pos]);
             }
         }
+    }
+
+    @Test
+    void nodesThatShareAParentAreFoundTogetherInNodeIdOrder() {
+        // four parents at position 0, ten children each at position 1 with the query's content, interleaved in id:
+        // more than the probe looks through one by one, and a group per parent
+        NodeStore store = new NodeStore();
+        long[] query = query(2);
+        int parents = 4;
+        int[] roots = new int[parents];
+        for (int p = 0; p < parents; p++) {
+            roots[p] = store.create(100 + p, false, 0L, query[0]);
+        }
+        List<List<Integer>> children = new ArrayList<>();
+        for (int p = 0; p < parents; p++) {
+            children.add(new ArrayList<>());
+        }
+        for (int c = 0; c < 10 * parents; c++) {
+            int p = c % parents;
+            children.get(p).add(store.create(1_000 + c, true, 100 + p, query[1]));
+        }
+        PrefixProbe probe = new PrefixProbe();
+        probe.reset(store, query);
+        probe.tier(0);
+        probe.cover(NodeStore.NONE, 0);
+        probe.cover(roots[0], 1);
+        for (int p = 0; p < parents; p++) {
+            List<Integer> found = new ArrayList<>();
+            for (int k = probe.firstUnder(1, 100 + p); k >= 0; k = probe.nextUnder(1, k)) {
+                found.add(probe.node(k));
+            }
+            assertThat(found).as("parent %d", p).isEqualTo(children.get(p));
+        }
+        assertThat(probe.firstUnder(1, 99))
+                .as("a parent with no children there")
+                .isEqualTo(-1);
     }
 
     private static long[] query(int length) {
