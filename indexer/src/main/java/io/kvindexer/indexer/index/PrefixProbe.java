@@ -100,7 +100,10 @@ final class PrefixProbe {
         }
     }
 
-    /** Position {@code pos}'s probed nodes are {@code node(first(pos)) .. node(first(pos + 1) - 1)} (covered first), in node id order. */
+    /**
+     * Position {@code pos}'s probed nodes are {@code node(first(pos)) .. node(first(pos + 1) - 1)} (covered first), in
+     * node id order.
+     */
     int first(int pos) {
         return probedFrom[pos];
     }
@@ -130,7 +133,7 @@ final class PrefixProbe {
         }
     }
 
-    /** The node after {@code k} at position {@code pos} that may have the same parent (see {@link #firstUnder}), or -1. */
+    /** The node after {@code k} at position {@code pos} that may have the same parent ({@link #firstUnder}), or -1. */
     int nextUnder(int pos, int k) {
         if (!byParent[pos]) {
             return k + 1 < probedFrom[pos + 1] ? k + 1 : -1;
