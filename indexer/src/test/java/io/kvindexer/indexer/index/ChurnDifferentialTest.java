@@ -56,7 +56,9 @@ class ChurnDifferentialTest {
         "7, 26, 1, 60, 1, 4",
         // a family per engine: more nodes at a position than PrefixProbe looks through one by one
         "5, 120, 1, 40, 1, 120",
-        "6, 40, 3, 50, 2, 40"
+        "6, 40, 3, 50, 2, 40",
+        // a few families: positions of 5 to 16 nodes, grouped by parent since the twenty-fourth round
+        "8, 24, 2, 40, 1, 8"
     })
     void theIndexAnswersAsTheReferenceThroughChurn(
             long seed, int instances, int ranks, int pool, int shards, int families) throws Exception {
