@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.index;
 
+import it.unimi.dsi.fastutil.HashCommon;
 import java.util.Arrays;
 
 /**
@@ -123,14 +124,7 @@ final class PrefixProbe {
         if (!byParent[pos]) {
             return from < probedFrom[pos + 1] ? from : -1;
         }
-        int mask = tableSize(probedFrom[pos + 1] - from) - 1;
-        int base = headAt[pos];
-        for (int s = slot(parentHash, mask); ; s = (s + 1) & mask) {
-            int head = heads[base + s];
-            if (head == 0 || probedParent[head - 1] == parentHash) {
-                return head - 1;
-            }
-        }
+        return heads[slotOf(headAt[pos], tableSize(probedFrom[pos + 1] - from) - 1, parentHash)] - 1;
     }
 
     /** The node after {@code k} at position {@code pos} that may have the same parent ({@link #firstUnder}), or -1. */
@@ -269,16 +263,12 @@ final class PrefixProbe {
         headAt[pos] = base;
         headCount += size;
         Arrays.fill(heads, base, base + size, 0);
-        int mask = size - 1;
         for (int k = to - 1; k >= from; k--) {
             long parent = nodes.parentBlockHash(probed[k]);
             probedParent[k] = parent;
-            int s = slot(parent, mask);
-            while (heads[base + s] != 0 && probedParent[heads[base + s] - 1] != parent) {
-                s = (s + 1) & mask;
-            }
-            groupNext[k] = heads[base + s] - 1;
-            heads[base + s] = k + 1;
+            int s = slotOf(base, size - 1, parent);
+            groupNext[k] = heads[s] - 1;
+            heads[s] = k + 1;
         }
     }
 
@@ -287,8 +277,16 @@ final class PrefixProbe {
         return Integer.highestOneBit(4 * count - 1);
     }
 
-    private static int slot(long parentHash, int mask) {
-        return (int) ((parentHash * 0x9E3779B97F4A7C15L) >>> 40) & mask;
+    /**
+     * In the table of {@code mask + 1} slots from {@code base}: the slot (an index into {@link #heads}) of
+     * {@code parentHash}'s group, or the empty one where it would start.
+     */
+    private int slotOf(int base, int mask, long parentHash) {
+        int s = (int) HashCommon.mix(parentHash) & mask;
+        while (heads[base + s] != 0 && probedParent[heads[base + s] - 1] != parentHash) {
+            s = (s + 1) & mask;
+        }
+        return base + s;
     }
 
     /** Appends a probed node, keeping each position's nodes in node id order (the test oracle's order). */
