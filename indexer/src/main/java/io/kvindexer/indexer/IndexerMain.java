@@ -2,6 +2,7 @@ package io.kvindexer.indexer;
 
 import io.helidon.logging.common.LogConfig;
 import io.kvindexer.indexer.ingest.ZmqContext;
+import io.kvindexer.logging.ShutdownLogManager;
 import java.util.concurrent.CountDownLatch;
 
 /** {@code java -jar kv-indexer.jar [flags]}: parse, start, wait for Ctrl-C. Wiring only. */

@@ -3,6 +3,7 @@ package io.kvindexer.operator;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.javaoperatorsdk.operator.Operator;
+import io.kvindexer.logging.ShutdownLogManager;
 import io.kvindexer.operator.observability.ProbeServer;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
@@ -21,6 +22,10 @@ import org.slf4j.LoggerFactory;
  * downward API) unless switched off.
  */
 public final class OperatorMain {
+    static {
+        ShutdownLogManager.Install.now(); // before the logger below: getting one sets JUL up
+    }
+
     private static final Logger LOG = LoggerFactory.getLogger(OperatorMain.class);
 
     private OperatorMain() {}

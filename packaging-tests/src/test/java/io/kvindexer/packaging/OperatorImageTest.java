@@ -70,6 +70,8 @@ class OperatorImageTest {
         try (LaidOutImage.Running running = LaidOutImage.Running.start(builder)) {
             servesProbesAndMetrics(running.process(), "http://127.0.0.1:" + port);
         }
+        // stopped by SIGTERM: the shutdown's own line is printed, not lost to JUL's shutdown hook closing its handler
+        assertThat(output()).contains("kv-indexer-operator started", "kv-indexer-operator stopped");
     }
 
     private void servesProbesAndMetrics(Process process, String base) throws Exception {

@@ -1,15 +1,18 @@
-package io.kvindexer.indexer;
+package io.kvindexer.logging;
 
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.LogManager;
 
 /**
- * JUL's log manager in the indexer's process, so that what a shutdown logs gets printed. JUL resets its loggers,
- * closing the console handler, from a shutdown hook of its own that runs beside the indexer's: the listeners
- * stopped, or a last snapshot that failed, were logged into a closed handler and lost. When JUL's hook calls this
- * manager's reset, it first waits until the indexer's shutdown has finished (30 s at most, Kubernetes' default
- * grace period).
+ * JUL's log manager in the indexer's and the operator's processes, so that what a shutdown logs gets printed. JUL
+ * resets its loggers, closing the console handler, from a shutdown hook of its own that runs beside the process's:
+ * the listeners stopped, a last snapshot or a shutdown step that failed, were logged into a closed handler and lost.
+ * When JUL's hook calls this manager's reset, it first waits until the process's shutdown has finished (30 s at
+ * most, Kubernetes' default grace period).
+ *
+ * <p>Use: {@link Install#now()} first thing in {@code main}; {@link #awaitShutdown()} once the process's shutdown
+ * hook is installed; {@link #shutdownDone()} at the end of that hook.
  */
 public final class ShutdownLogManager extends LogManager {
 
@@ -24,22 +27,22 @@ public final class ShutdownLogManager extends LogManager {
      * Makes this the process's log manager; first thing in {@code main}, before anything logs. Not a static method
      * of this class: calling one initialises {@link LogManager} first, which then picks its manager without us.
      */
-    static final class Install {
+    public static final class Install {
         private Install() {}
 
-        static void now() {
+        public static void now() {
             if (System.getProperty("java.util.logging.manager") == null) {
                 System.setProperty("java.util.logging.manager", ShutdownLogManager.class.getName());
             }
         }
     }
 
-    /** From now on JUL's shutdown hook waits for {@link #shutdownDone()} (called once the indexer's hook is in). */
-    static void awaitShutdown() {
+    /** From now on JUL's shutdown hook waits for {@link #shutdownDone()} (called once the process's hook is in). */
+    public static void awaitShutdown() {
         awaited = true;
     }
 
-    static void shutdownDone() {
+    public static void shutdownDone() {
         DONE.countDown();
     }
 
