@@ -1,9 +1,11 @@
 package io.kvindexer.indexer.index;
 
 import it.unimi.dsi.fastutil.HashCommon;
+import it.unimi.dsi.fastutil.ints.IntArrayFIFOQueue;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
 import it.unimi.dsi.fastutil.longs.Long2ObjectOpenHashMap;
 import java.util.Arrays;
+import java.util.BitSet;
 
 /**
  * The block nodes of one prefix index, as struct-of-arrays indexed by an int node id (no object per node).
@@ -79,6 +81,14 @@ final class NodeStore {
 
     private int highWater;
     private final FreeIds freeIds = new FreeIds();
+    /**
+     * Ids kept free after a chain's end ({@link #keepNextFree}), in gaps of {@link #GAP}: not among {@link #freeIds},
+     * so only a block under the node before them takes one. Oldest gap first in {@link #gaps}.
+     */
+    private final BitSet kept = new BitSet();
+
+    private int keptCount;
+    private final IntArrayFIFOQueue gaps = new IntArrayFIFOQueue();
     private int liveCount;
     private int orphanCount;
     private final IntArrayList pending = new IntArrayList();
@@ -543,6 +553,11 @@ final class NodeStore {
      * evict frees scatter every chain stored later, and its walk probes at every seam (docs/adr/0001-prefix-index.md).
      */
     private int allocate(int parent, int chainLeft) {
+        if (keptCount > 0 && parent != NONE && kept.get(parent + 1)) {
+            kept.clear(parent + 1);
+            keptCount--;
+            return parent + 1;
+        }
         if (freeIds.isEmpty()) {
             return newId();
         }
@@ -561,6 +576,43 @@ final class NodeStore {
             return start;
         }
         return newId(); // no run long enough, and room to grow
+    }
+
+    /** ids kept free after a chain's end for the blocks later stores hang under it */
+    static final int GAP = 4;
+
+    /**
+     * Keeps the {@value #GAP} ids after {@code node}, the last block a store created, free for the blocks later
+     * stores hang under it: an engine stores a request's decode blocks one store at a time, between other requests'
+     * and other engines' stores, so without a gap each took the next fresh id, far from its parent, and a walk could
+     * not take it in line (ADR 0001, "Twenty-fifth round"). Only where the chain ends on the newest id (elsewhere the
+     * ids after it are free already or another chain's). Bounded: past an eighth of the live nodes (and 64 ids) the
+     * oldest gaps' unused ids become free ids, which the chain's next block still takes while nobody else has.
+     */
+    void keepNextFree(int node) {
+        if (prefixesDeferred || node + 1 != highWater || highWater > NodeTable.MAX_NODES - GAP) {
+            return;
+        }
+        for (int i = 0; i < GAP; i++) {
+            kept.set(newId());
+        }
+        keptCount += GAP;
+        gaps.enqueue(node + 1);
+        while (keptCount > (liveCount >>> 3) + 64) {
+            int start = gaps.dequeueInt();
+            for (int id = start; id < start + GAP; id++) {
+                if (kept.get(id)) {
+                    kept.clear(id);
+                    keptCount--;
+                    freeIds.add(id);
+                }
+            }
+        }
+    }
+
+    /** Ids kept free after chain ends ({@link #keepNextFree}; tests). */
+    int keptCount() {
+        return keptCount;
     }
 
     /** a free run this long is taken for a chain at least as long (a longer chain goes on in the next run) */

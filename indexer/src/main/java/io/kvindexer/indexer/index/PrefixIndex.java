@@ -177,6 +177,7 @@ final class PrefixIndex {
         int[] chain = nodeScratch(blockHashes.length);
         Arrays.fill(chain, 0, blockHashes.length, NodeStore.NONE);
         boolean changed = false;
+        int created = NodeStore.NONE; // the last block this store created, whose next ids it keeps free
         try {
             // First every node, no owner added: a query let in here sees nodes no one holds, which change no answer
             // (an empty owner word intersects to nothing and breaks every run: its same-owners bit is clear).
@@ -206,12 +207,16 @@ final class PrefixIndex {
                     // a block's parent and local hash are fixed by the first store that creates it
                     node = nodes.create(
                             blockHashes[i], hasParent, parent, localHashes[i], previous, blockHashes.length - i);
+                    created = node;
                 }
                 chain[i] = node;
                 hasParent = true;
                 parent = blockHashes[i];
                 previous = node;
                 lock.letQueriesIn(); // see pausesInAWrite
+            }
+            if (created != NodeStore.NONE && created == chain[blockHashes.length - 1]) {
+                nodes.keepNextFree(created); // the chain's next blocks (decode) in line with it
             }
             // Then the owners, tail first: see pausesInAWrite
             for (int i = blockHashes.length - 1; i >= 0; i--) {

@@ -4,10 +4,13 @@ import it.unimi.dsi.fastutil.HashCommon;
 import java.util.Arrays;
 
 /**
- * The content-prefix probes of one query ({@link PrefixMatcher}'s): for a window of positions, the nodes of the
- * prefix table whose prefix and local hash are the query's there. The query's prefix hashes
+ * The content-prefix probes of one query ({@link PrefixMatcher}'s): for each position a walk needed, the nodes of
+ * the prefix table whose prefix and local hash are the query's there. The query's prefix hashes
  * ({@link ContentPrefix}) are pure arithmetic, so the probes of a batch of positions do not depend on each other
- * and their cache misses overlap. Reused from query to query with its matcher.
+ * and their cache misses overlap. A position stays probed for the whole query: frames at different depths ask in
+ * turn (one engine's frame runs ahead in line, the next starts further back), and re-probing a position that holds
+ * a node per engine cost more than the walk (ADR 0001, "Twenty-fifth round"). Reused from query to query with its
+ * matcher.
  */
 final class PrefixProbe {
 
@@ -18,21 +21,27 @@ final class PrefixProbe {
     private int tier;
 
     /**
-     * the probed candidates of position i, for i in the probed window {@code [probedLo, probedHi)}, are
-     * {@code probed[probedFrom[i] .. probedFrom[i + 1])}, in node id order
+     * the probed candidates of position i, for every position probed in this query ({@code probedIn[i] == query
+     * stamp}), are {@code probed[probedFrom[i] .. probedTo[i])}, in node id order
      */
     private int[] probed = new int[16];
 
     private int[] probedFrom = new int[16];
+
+    private int[] probedTo = new int[16];
+    /** per position: the stamp of the query that probed it (positions stay probed for the whole query) */
+    private int[] probedIn = new int[16];
+
+    private int stamp;
     /**
-     * per position of the window: whether its nodes are grouped by parent block hash ({@link #firstUnder}), so that a
+     * per probed position: whether its nodes are grouped by parent block hash ({@link #firstUnder}), so that a
      * frame finds its children with one look into a small hash table, not by looking through every node there
      */
     private boolean[] byParent = new boolean[16];
     /** per position that is {@link #byParent}: where its table starts in {@link #heads} */
     private int[] headAt = new int[16];
     /**
-     * the tables of the window's grouped positions, one after the other, each a power of two of slots of at least
+     * the tables of the query's grouped positions, one after the other, each a power of two of slots of at least
      * twice its nodes (linear probing): the first probed index of a parent's group, plus one (0: empty)
      */
     private int[] heads = new int[64];
@@ -43,8 +52,9 @@ final class PrefixProbe {
     /** the next probed index with the same parent at the same position, in node id order (-1: the last) */
     private int[] groupNext = new int[16];
 
-    private int probedLo;
+    /** the end of the last batch: a walk that needs the position there extends it (a doubled batch) */
     private int probedHi;
+
     private int probedCount;
     private int batch = 1;
     /** the content prefix of position {@code probedHi - 1} (the root's before any probe) */
@@ -72,11 +82,16 @@ final class PrefixProbe {
         this.query = query;
         if (probedFrom.length < query.length + 1) {
             probedFrom = new int[query.length + 1];
+            probedTo = new int[query.length + 1];
+            probedIn = new int[query.length + 1];
             byParent = new boolean[query.length + 1];
             headAt = new int[query.length + 1];
         }
-        probedLo = 0;
-        probedHi = 0;
+        if (++stamp == 0) { // wrapped: no position may look probed by an old query
+            Arrays.fill(probedIn, 0);
+            stamp = 1;
+        }
+        probedHi = -1;
         probedCount = 0;
         headCount = 0;
         batch = 1;
@@ -96,21 +111,31 @@ final class PrefixProbe {
 
     /** Makes sure position {@code pos} is probed; {@code node} is the node matched at {@code pos - 1} (NONE: root). */
     void cover(int node, int pos) {
-        if (pos < probedLo || pos >= probedHi) {
+        if (probedIn[pos] != stamp) {
             probeFrom(node, pos);
         }
     }
 
     /**
-     * Position {@code pos}'s probed nodes are {@code node(first(pos)) .. node(first(pos + 1) - 1)} (covered first), in
+     * Position {@code pos}'s probed nodes are {@code node(first(pos)) .. node(end(pos) - 1)} (covered first), in
      * node id order.
      */
     int first(int pos) {
         return probedFrom[pos];
     }
 
+    /** The end of position {@code pos}'s probed nodes (see {@link #first}). */
+    int end(int pos) {
+        return probedTo[pos];
+    }
+
     int node(int k) {
         return probed[k];
+    }
+
+    /** Nodes probed in this query so far (tests). */
+    int probedCount() {
+        return probedCount;
     }
 
     /**
@@ -122,38 +147,35 @@ final class PrefixProbe {
     int firstUnder(int pos, long parentHash) {
         int from = probedFrom[pos];
         if (!byParent[pos]) {
-            return from < probedFrom[pos + 1] ? from : -1;
+            return from < probedTo[pos] ? from : -1;
         }
-        return heads[slotOf(headAt[pos], tableSize(probedFrom[pos + 1] - from) - 1, parentHash)] - 1;
+        return heads[slotOf(headAt[pos], tableSize(probedTo[pos] - from) - 1, parentHash)] - 1;
     }
 
     /** The node after {@code k} at position {@code pos} that may have the same parent ({@link #firstUnder}), or -1. */
     int nextUnder(int pos, int k) {
         if (!byParent[pos]) {
-            return k + 1 < probedFrom[pos + 1] ? k + 1 : -1;
+            return k + 1 < probedTo[pos] ? k + 1 : -1;
         }
         return groupNext[k];
     }
 
     /**
      * Probes a batch of positions from {@code pos}, where {@code node} (matched at {@code pos - 1}, or NONE: the root)
-     * ends the window probed so far or starts a new one. Batches double while the walk keeps needing the positions
-     * right after the window (a walk that finds no next node in line probes like one that never looks), and start
-     * small again after a jump, so a walk that finds most next nodes in line probes few positions it skips.
+     * ends the last batch or not. Batches double while the walk keeps needing the positions right after the last
+     * batch (a walk that finds no next node in line probes like one that never looks), start small again after a
+     * jump, so a walk that finds most next nodes in line probes few positions it skips, and end before a position
+     * probed already.
      */
     private void probeFrom(int node, int pos) {
-        if (pos == probedHi && probedHi > probedLo) {
+        if (pos == probedHi) {
             batch = Math.min(batch * 2, 512);
         } else {
-            // a new window: the prefix before pos is the node's own (the walk reached it through its prefix)
+            // elsewhere: the prefix before pos is the node's own (the walk reached it through its prefix)
             batch = 1;
-            probedLo = pos;
-            probedHi = pos;
-            probedCount = 0;
-            headCount = 0;
             lastPrefix = node == NodeStore.NONE ? ContentPrefix.ROOT : nodes.prefix(node);
         }
-        probe();
+        probe(pos);
     }
 
     /**
@@ -161,10 +183,16 @@ final class PrefixProbe {
      * then every position's entries and nodes (independent of the other positions again), keeping the nodes whose
      * prefix and local hash are the query's.
      */
-    private void probe() {
+    private void probe(int from) {
         NodeTable table = nodes.probeTable();
-        int from = probedHi;
         int n = Math.min(batch, query.length - from);
+        for (int i = 1; i < n; i++) {
+            if (probedIn[from + i] == stamp) { // probed already: the batch ends before it
+                n = i;
+                break;
+            }
+        }
+        int batchFirst = probedCount;
         if (slotScratch.length < n) {
             slotScratch = new int[n];
             entryScratch = new int[n];
@@ -205,6 +233,7 @@ final class PrefixProbe {
             long local = query[from + i];
             int first = probedCount;
             probedFrom[from + i] = first;
+            probedIn[from + i] = stamp;
             int entry = entryScratch[i];
             for (int s = slotScratch[i]; ; s = table.next(s), entry = table.at(s)) {
                 if (entry == 0) {
@@ -221,15 +250,15 @@ final class PrefixProbe {
                     }
                 }
             }
+            probedTo[from + i] = probedCount;
             byParent[from + i] = probedCount - first > BY_PARENT;
             if (byParent[from + i]) {
                 groupByParent(from + i, first, probedCount);
             }
         }
-        probedFrom[from + n] = probedCount;
         probedHi = from + n;
         // then the probed nodes' owner words, and what they point to: independent loads again
-        int firstNode = probedFrom[from];
+        int firstNode = batchFirst;
         int found = probedCount - firstNode;
         if (wordScratch.length < found) {
             wordScratch = new int[Math.max(found, 2 * wordScratch.length)];
@@ -251,7 +280,7 @@ final class PrefixProbe {
      */
     private void groupByParent(int pos, int from, int to) {
         if (probedParent.length < probed.length) {
-            // earlier positions of the window keep theirs
+            // positions probed earlier keep theirs
             probedParent = Arrays.copyOf(probedParent, probed.length);
             groupNext = Arrays.copyOf(groupNext, probed.length);
         }

@@ -65,4 +65,52 @@ class FreedIdLayoutTest {
         assertThat(store.liveCount()).isEqualTo(live);
         assertThat(inLine).as("steps down a chain to the next id, of %d", steps).isGreaterThan(steps * 9 / 10);
     }
+
+    /**
+     * Engines store a request's decode blocks one store at a time, between other requests' stores (vLLM: a block as
+     * it fills): the ids kept free after each store's last block put most of them right after their parent, and the
+     * kept ids stay within their bound.
+     */
+    @Test
+    void decodeBlocksStoredOneAtATimeBetweenOtherRequestsStayInLine() {
+        NodeStore store = new NodeStore();
+        SplittableRandom random = new SplittableRandom(5);
+        int requests = 64;
+        int[] last = new int[requests];
+        long[] lastHash = new long[requests];
+        long nextHash = 1;
+        for (int r = 0; r < requests; r++) { // each request's prompt, one store of 16 blocks
+            for (int i = 0; i < 16; i++) {
+                long hash = nextHash++;
+                last[r] = store.create(
+                        hash,
+                        i > 0,
+                        i > 0 ? lastHash[r] : 0,
+                        random.nextLong(),
+                        i > 0 ? last[r] : NodeStore.NONE,
+                        16 - i);
+                store.owners().add(last[r], CODE);
+                lastHash[r] = hash;
+            }
+            store.keepNextFree(last[r]);
+        }
+        int steps = 0;
+        int inLine = 0;
+        for (int step = 0; step < 40; step++) { // then a decode block of each request in turn
+            for (int r = 0; r < requests; r++) {
+                long hash = nextHash++;
+                int node = store.create(hash, true, lastHash[r], random.nextLong(), last[r], 1);
+                store.owners().add(node, CODE);
+                store.keepNextFree(node);
+                steps++;
+                inLine += node == last[r] + 1 ? 1 : 0;
+                last[r] = node;
+                lastHash[r] = hash;
+                assertThat(store.keptCount()).as("ids kept free").isLessThanOrEqualTo(store.liveCount() / 8 + 64);
+            }
+        }
+        assertThat(inLine)
+                .as("decode blocks right after their parent, of %d", steps)
+                .isGreaterThan(steps * 3 / 4);
+    }
 }

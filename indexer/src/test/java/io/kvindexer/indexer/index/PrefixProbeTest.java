@@ -27,7 +27,7 @@ class PrefixProbeTest {
         for (int pos = 0; pos < length; pos++) {
             probe.cover(pos == 0 ? NodeStore.NONE : nodes[0][pos - 1], pos);
             List<Integer> found = new ArrayList<>();
-            for (int k = probe.first(pos); k < probe.first(pos + 1); k++) {
+            for (int k = probe.first(pos); k < probe.end(pos); k++) {
                 found.add(probe.node(k));
             }
             assertThat(found).as("position %d", pos).containsExactly(nodes[0][pos], nodes[1][pos], nodes[2][pos]);
@@ -99,6 +99,31 @@ class PrefixProbeTest {
         assertThat(probe.firstUnder(1, 99))
                 .as("a parent with no children there")
                 .isEqualTo(-1);
+    }
+
+    @Test
+    void aPositionStaysProbedWhenFramesAskOutOfOrder() {
+        // one engine's frame runs ahead in line and asks for position 40, the next engine's frame asks for 5: both
+        // positions keep their nodes, and asking for 40 again probes nothing
+        int engines = 3;
+        NodeStore store = new NodeStore();
+        long[] query = query(48);
+        int[][] nodes = interleavedChains(store, engines, query);
+        PrefixProbe probe = new PrefixProbe();
+        probe.reset(store, query);
+        probe.tier(0);
+        probe.cover(nodes[0][39], 40);
+        probe.cover(nodes[1][4], 5);
+        int probed = probe.probedCount();
+        probe.cover(nodes[2][39], 40);
+        assertThat(probe.probedCount()).as("nodes probed again").isEqualTo(probed);
+        for (int pos : new int[] {40, 5}) {
+            List<Integer> found = new ArrayList<>();
+            for (int k = probe.first(pos); k < probe.end(pos); k++) {
+                found.add(probe.node(k));
+            }
+            assertThat(found).as("position %d", pos).containsExactly(nodes[0][pos], nodes[1][pos], nodes[2][pos]);
+        }
     }
 
     private static long[] query(int length) {
