@@ -1,15 +1,11 @@
 package io.kvindexer.bench;
 
-import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.Tenants;
-import io.kvindexer.indexer.dump.RouterEvent;
 import io.kvindexer.indexer.hash.SequenceHasher;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
-import io.kvindexer.indexer.recovery.RouterEventOps;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -117,11 +113,11 @@ public final class DecodeBench extends RepeatedBench<DecodeBench.Rep> {
             ModelIndex index = indexers.getOrCreate("decode-model", Tenants.DEFAULT, 16);
             int atOnce = oneAtATime ? SYSTEM + OWN : blocks;
             for (int q = 0; q < count; q++) {
-                store(index, q % engines, seq[q], local[q], 0, atOnce);
+                TimedLookups.store(index, q % engines, seq[q], local[q], 0, atOnce);
             }
             for (int i = atOnce; i < blocks; i++) {
                 for (int q = 0; q < count; q++) {
-                    store(index, q % engines, seq[q], local[q], i, i + 1);
+                    TimedLookups.store(index, q % engines, seq[q], local[q], i, i + 1);
                 }
             }
             index.flush().join();
@@ -133,42 +129,8 @@ public final class DecodeBench extends RepeatedBench<DecodeBench.Rep> {
                 throw new IllegalStateException("the lookup matches " + matched + " blocks, expected " + blocks);
             }
             SplittableRandom pick = new SplittableRandom(31);
-            long[] samples = new long[1 << 16];
-            int taken = 0;
-            long sink = 0;
-            long until = System.nanoTime() + lookupMillis * 1_000_000L;
-            long measureFrom = System.nanoTime() + lookupMillis * 200_000L; // the first fifth warms up
-            while (taken < samples.length) {
-                long[] query = local[pick.nextInt(count)];
-                long t0 = System.nanoTime();
-                if (t0 - until > 0) {
-                    break;
-                }
-                sink += index.findMatches(query).workers().size();
-                if (t0 - measureFrom > 0) {
-                    samples[taken++] = System.nanoTime() - t0;
-                }
-            }
-            if (sink < 0) {
-                throw new AssertionError("unreachable; keeps the lookups from being optimised away");
-            }
-            return new Latencies(samples, Math.max(taken, 1));
+            return TimedLookups.time(index, () -> local[pick.nextInt(count)], lookupMillis);
         }
-    }
-
-    private static void store(ModelIndex index, int engine, long[] seq, long[] local, int from, int to) {
-        RouterEventOps.submit(
-                index,
-                List.of(new RouterEvent(
-                        engine + 1L,
-                        0,
-                        StorageTier.DEVICE,
-                        0,
-                        new RouterEvent.Stored(
-                                from > 0,
-                                from > 0 ? seq[from - 1] : 0,
-                                Arrays.copyOfRange(seq, from, to),
-                                Arrays.copyOfRange(local, from, to)))));
     }
 
     @Override

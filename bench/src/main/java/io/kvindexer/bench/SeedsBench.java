@@ -1,15 +1,11 @@
 package io.kvindexer.bench;
 
-import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.Tenants;
-import io.kvindexer.indexer.dump.RouterEvent;
 import io.kvindexer.indexer.hash.SequenceHasher;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
-import io.kvindexer.indexer.recovery.RouterEventOps;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -102,11 +98,11 @@ public final class SeedsBench extends RepeatedBench<SeedsBench.Rep> {
             }
             int stored = Math.min(prefill, blocks);
             for (int e = 0; e < n; e++) {
-                store(index, e, seq[e], local, 0, stored);
+                TimedLookups.store(index, e, seq[e], local, 0, stored);
             }
             for (int i = stored; i < blocks; i++) {
                 for (int e = 0; e < n; e++) {
-                    store(index, e, seq[e], local, i, i + 1);
+                    TimedLookups.store(index, e, seq[e], local, i, i + 1);
                 }
             }
             index.flush().join();
@@ -114,42 +110,8 @@ public final class SeedsBench extends RepeatedBench<SeedsBench.Rep> {
             if (named != n) {
                 throw new IllegalStateException("the lookup names " + named + " engines, expected " + n);
             }
-            long until = System.nanoTime() + lookupMillis * 1_000_000L;
-            long[] samples = new long[1 << 16];
-            int count = 0;
-            long sink = 0;
-            // the first fifth warms up
-            long measureFrom = System.nanoTime() + lookupMillis * 200_000L;
-            while (count < samples.length) {
-                long t0 = System.nanoTime();
-                if (t0 - until > 0) {
-                    break;
-                }
-                sink += index.findMatches(local).workers().size();
-                if (t0 - measureFrom > 0) {
-                    samples[count++] = System.nanoTime() - t0;
-                }
-            }
-            if (sink < 0) {
-                throw new AssertionError("unreachable; keeps the lookups from being optimised away");
-            }
-            return new Latencies(samples, Math.max(count, 1));
+            return TimedLookups.time(index, () -> local, lookupMillis);
         }
-    }
-
-    private static void store(ModelIndex index, int engine, long[] seq, long[] local, int from, int to) {
-        RouterEventOps.submit(
-                index,
-                List.of(new RouterEvent(
-                        engine + 1L,
-                        0,
-                        StorageTier.DEVICE,
-                        0,
-                        new RouterEvent.Stored(
-                                from > 0,
-                                from > 0 ? seq[from - 1] : 0,
-                                Arrays.copyOfRange(seq, from, to),
-                                Arrays.copyOfRange(local, from, to)))));
     }
 
     @Override
