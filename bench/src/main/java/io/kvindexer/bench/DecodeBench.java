@@ -61,8 +61,9 @@ public final class DecodeBench extends RepeatedBench<DecodeBench.Rep> {
             List<Point> points = new ArrayList<>();
             for (int perEngine : requests) {
                 long[][] local = requestBlocks(engines * perEngine);
-                Latencies decoded = fleet(local, true);
-                Latencies atOnce = fleet(local, false);
+                long[][] seq = sequences(local);
+                Latencies decoded = fleet(seq, local, true);
+                Latencies atOnce = fleet(seq, local, false);
                 Point p = new Point(
                         perEngine,
                         decoded.percentileMicros(50),
@@ -99,16 +100,23 @@ public final class DecodeBench extends RepeatedBench<DecodeBench.Rep> {
         return local;
     }
 
-    /** Builds the fleet's index, then times lookups of random requests' sequences for {@link #lookupMillis}. */
-    private Latencies fleet(long[][] local, boolean oneAtATime) throws Indexers.BlockSizeMismatchException {
-        int count = local.length;
-        int blocks = local[0].length;
-        long[][] seq = new long[count][blocks];
-        for (int q = 0; q < count; q++) {
-            for (int i = 0; i < blocks; i++) {
+    /** Every request's block hashes, chained under the one seed. */
+    private static long[][] sequences(long[][] local) {
+        long[][] seq = new long[local.length][];
+        for (int q = 0; q < local.length; q++) {
+            seq[q] = new long[local[q].length];
+            for (int i = 0; i < local[q].length; i++) {
                 seq[q][i] = SequenceHasher.next(i == 0 ? 0L : seq[q][i - 1], local[q][i]);
             }
         }
+        return seq;
+    }
+
+    /** Builds the fleet's index, then times lookups of random requests' sequences for {@link #lookupMillis}. */
+    private Latencies fleet(long[][] seq, long[][] local, boolean oneAtATime)
+            throws Indexers.BlockSizeMismatchException {
+        int count = local.length;
+        int blocks = local[0].length;
         try (Indexers indexers = new Indexers(IndexOptions.defaults())) {
             ModelIndex index = indexers.getOrCreate("decode-model", Tenants.DEFAULT, 16);
             int atOnce = oneAtATime ? SYSTEM + OWN : blocks;

@@ -1,8 +1,14 @@
 package io.kvindexer.bench;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import picocli.CommandLine;
 
 /** Shared by the benchmark smoke tests: the committed trace, found from the module or the repository root. */
 final class BenchSmoke {
@@ -31,6 +37,14 @@ final class BenchSmoke {
             "1"
         };
         return concat(slice, more);
+    }
+
+    /** Runs {@code bench} with {@code args} and {@code --json} into {@code dir}; it must exit 0. Its JSON summary. */
+    static JsonNode runForJson(Object bench, Path dir, String... args) throws IOException {
+        Path json = dir.resolve("summary.json");
+        int exit = new CommandLine(bench).execute(concat(args, "--json", json.toString()));
+        assertThat(exit).as("exit status").isZero();
+        return new ObjectMapper().readTree(Files.readString(json));
     }
 
     /** {@code args} followed by {@code more}. */

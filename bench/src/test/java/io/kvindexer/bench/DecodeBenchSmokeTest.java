@@ -3,12 +3,9 @@ package io.kvindexer.bench;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * Runs the decode harness on two small points for about a second so it cannot rot; no timing is asserted. The bench
@@ -18,9 +15,9 @@ class DecodeBenchSmokeTest {
 
     @Test
     void bothFleetsAreTimedAtEveryPoint(@TempDir Path dir) throws Exception {
-        Path json = dir.resolve("decode.json");
-        int exit = new CommandLine(new DecodeBench())
-                .execute(
+        JsonNode points = BenchSmoke.runForJson(
+                        new DecodeBench(),
+                        dir,
                         "--engines",
                         "4",
                         "--requests",
@@ -30,12 +27,8 @@ class DecodeBenchSmokeTest {
                         "--lookup-millis",
                         "100",
                         "--repetitions",
-                        "1",
-                        "--json",
-                        json.toString());
-
-        assertThat(exit).isZero();
-        JsonNode points = new ObjectMapper().readTree(Files.readString(json)).path("points");
+                        "1")
+                .path("points");
         assertThat(points).hasSize(2);
         assertThat(points.get(1).path("requests_per_engine").asInt()).isEqualTo(8);
         for (JsonNode p : points) {

@@ -3,12 +3,9 @@ package io.kvindexer.bench;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * Runs the long-prompt harness on a short prompt for about a second so it cannot rot; no timing is asserted. The
@@ -18,28 +15,23 @@ class LongPromptBenchSmokeTest {
 
     @Test
     void bothTargetsAnswerAndTheSummaryHasItsRatios(@TempDir Path dir) throws Exception {
-        Path json = dir.resolve("long-prompt.json");
-        int exit = new CommandLine(new LongPromptBench())
-                .execute(
-                        "--tokens",
-                        "6400",
-                        "--workers",
-                        "4",
-                        "--lookups",
-                        "20",
-                        "--seconds",
-                        "0.4",
-                        "--warmup-seconds",
-                        "0.1",
-                        "--slices",
-                        "2",
-                        "--repetitions",
-                        "1",
-                        "--json",
-                        json.toString());
-
-        assertThat(exit).isZero();
-        JsonNode out = new ObjectMapper().readTree(Files.readString(json));
+        JsonNode out = BenchSmoke.runForJson(
+                new LongPromptBench(),
+                dir,
+                "--tokens",
+                "6400",
+                "--workers",
+                "4",
+                "--lookups",
+                "20",
+                "--seconds",
+                "0.4",
+                "--warmup-seconds",
+                "0.1",
+                "--slices",
+                "2",
+                "--repetitions",
+                "1");
         assertThat(out.path("workers").asInt()).isEqualTo(4);
         assertThat(out.path("query_by_hash_over_noop_p50").asDouble()).isPositive();
         assertThat(out.path("query_by_hash_over_noop_cpu").asDouble()).isPositive();

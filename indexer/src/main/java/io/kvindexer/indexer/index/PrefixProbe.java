@@ -179,7 +179,7 @@ final class PrefixProbe {
     }
 
     /**
-     * Probes {@link #batch} positions from {@link #probedHi}: first every position's home slot (independent loads),
+     * Probes up to {@link #batch} positions from {@code from}: first every position's home slot (independent loads),
      * then every position's entries and nodes (independent of the other positions again), keeping the nodes whose
      * prefix and local hash are the query's.
      */
@@ -258,15 +258,14 @@ final class PrefixProbe {
         }
         probedHi = from + n;
         // then the probed nodes' owner words, and what they point to: independent loads again
-        int firstNode = batchFirst;
-        int found = probedCount - firstNode;
+        int found = probedCount - batchFirst;
         if (wordScratch.length < found) {
             wordScratch = new int[Math.max(found, 2 * wordScratch.length)];
         }
         long touched = nodeLoads;
         for (int k = 0; k < found; k++) {
-            wordScratch[k] = owners.wordOf(probed[firstNode + k]);
-            touched += nodes.touchRun(probed[firstNode + k]); // where the run from this node goes on
+            wordScratch[k] = owners.wordOf(probed[batchFirst + k]);
+            touched += nodes.touchRun(probed[batchFirst + k]); // where the run from this node goes on
         }
         for (int k = 0; k < found; k++) {
             touched += owners.touch(wordScratch[k], tier);
