@@ -1,9 +1,12 @@
 package io.kvindexer.indexer.http;
 
+import io.helidon.http.HeaderNames;
 import io.helidon.http.Method;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.Handler;
 import io.helidon.webserver.http.HttpRouting;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -130,15 +133,50 @@ public final class Routes {
         return true;
     }
 
-    /** Mounts the handlers, then 405 for another method on a known path, then 404 for anything else. */
+    /** The methods declared for a path, in declaration order (the {@code Allow} header of its 405). */
+    String allowed(String path) {
+        Set<String> methods = new LinkedHashSet<>();
+        for (Route r : routes) {
+            if (r.path().equals(path)) {
+                methods.add(r.method().text());
+            }
+        }
+        return String.join(", ", methods);
+    }
+
+    /**
+     * Mounts the handlers, then 405 for another method on a known path (with {@code Allow}, as RFC 9110 asks and
+     * Dynamo's axum router sends), then 404 for anything else; both with a JSON body that names the problem.
+     */
     void mount(HttpRouting.Builder routing) {
         for (Route r : routes) {
             routing.route(r.method(), r.path(), r.handler());
         }
         for (String p : paths()) {
-            routing.any(
-                    p, (req, res) -> res.status(Status.METHOD_NOT_ALLOWED_405).send());
+            String allow = allowed(p);
+            routing.any(p, (req, res) -> {
+                res.header(HeaderNames.ALLOW, allow);
+                refuse(
+                        req,
+                        res,
+                        Status.METHOD_NOT_ALLOWED_405,
+                        req.prologue().method().text() + " is not allowed on "
+                                + req.path().path() + "; allowed: " + allow);
+            });
         }
-        routing.any((req, res) -> res.status(Status.NOT_FOUND_404).send());
+        routing.any((req, res) -> refuse(
+                req,
+                res,
+                Status.NOT_FOUND_404,
+                "no endpoint at " + req.path().path() + " (GET /openapi.yaml lists them)"));
+    }
+
+    /** A JSON error, or only the status where the request was HEAD (whose answer has no body). */
+    private static void refuse(ServerRequest req, ServerResponse res, Status status, String message) {
+        if (req.prologue().method().equals(Method.HEAD)) {
+            res.status(status).send();
+        } else {
+            JsonOut.error(res, status.code(), message);
+        }
     }
 }

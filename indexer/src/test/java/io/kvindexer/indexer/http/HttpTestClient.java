@@ -30,8 +30,8 @@ public final class HttpTestClient implements AutoCloseable {
 
     public static final ObjectMapper JSON = new ObjectMapper();
 
-    /** A response: status, content type, body. */
-    public record Response(int status, String contentType, String body) {
+    /** A response: status, content type, body, and its {@code Allow} header ("" when absent). */
+    public record Response(int status, String contentType, String body, String allow) {
         public JsonNode json() {
             try {
                 return JSON.readTree(body);
@@ -142,7 +142,10 @@ public final class HttpTestClient implements AutoCloseable {
             try {
                 HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
                 return new Response(
-                        r.statusCode(), r.headers().firstValue("content-type").orElse(""), r.body());
+                        r.statusCode(),
+                        r.headers().firstValue("content-type").orElse(""),
+                        r.body(),
+                        r.headers().firstValue("allow").orElse(""));
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             } catch (InterruptedException e) {
@@ -171,7 +174,8 @@ public final class HttpTestClient implements AutoCloseable {
                 return new Response(
                         r.status().code(),
                         r.headers().first(HeaderNames.CONTENT_TYPE).orElse(""),
-                        r.entity().hasEntity() ? r.as(String.class) : "");
+                        r.entity().hasEntity() ? r.as(String.class) : "",
+                        r.headers().first(HeaderNames.ALLOW).orElse(""));
             }
         }
 

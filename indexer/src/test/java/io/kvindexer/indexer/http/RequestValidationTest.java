@@ -165,12 +165,21 @@ abstract class RequestValidationTest {
 
     @Test
     void unknownRouteIs404AndWrongMethodIs405() {
-        http.get("/nope").assertStatus(404);
-        http.post("/nope", "{}").assertStatus(404);
-        http.get("/query").assertStatus(405);
-        http.post("/workers", "{}").assertStatus(405);
-        http.method("DELETE", "/dump").assertStatus(405);
-        http.post("/health", "{}").assertStatus(405);
+        assertError(http.get("/nope"), 404, "no endpoint at /nope");
+        assertError(http.post("/nope", "{}"), 404, "no endpoint at /nope");
+        assertError(http.get("/query"), 405, "GET is not allowed on /query; allowed: POST");
+        assertError(http.post("/workers", "{}"), 405, "POST is not allowed on /workers; allowed: GET");
+        assertError(http.method("DELETE", "/dump"), 405, "DELETE is not allowed on /dump");
+        assertError(http.post("/health", "{}"), 405, "allowed: GET");
+        // RFC 9110: a 405 says which methods the resource takes
+        assertThat(http.get("/query").allow()).isEqualTo("POST");
+        assertThat(http.method("PUT", "/workers").allow()).isEqualTo("GET");
+        assertThat(http.get("/nope").allow()).isEmpty();
+        // the answer to HEAD has no body, also when it is an error
+        HttpTestClient.Response head = http.method("HEAD", "/health");
+        assertThat(head.status()).isEqualTo(405);
+        assertThat(head.allow()).isEqualTo("GET");
+        assertThat(head.body()).isEmpty();
     }
 
     @Test
