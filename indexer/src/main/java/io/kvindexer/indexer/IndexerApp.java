@@ -52,7 +52,7 @@ public final class IndexerApp implements AutoCloseable {
             }
             this.server = builder.host(config.host())
                     .port(config.port())
-                    .maxPayloadSize(IndexerRouting.maxPayloadSize(config))
+                    .update(b -> IndexerRouting.serverAnswers(b, config))
                     // answers go out as soon as they are written: with Nagle's algorithm a response written in two
                     // parts waits for the client's delayed ACK (~40 ms on Linux) before its second part leaves
                     .connectionOptions(o -> o.tcpNoDelay(true))

@@ -1,5 +1,9 @@
 package io.kvindexer.indexer.http;
 
+import io.helidon.http.DirectHandler;
+import io.helidon.http.HeaderValues;
+import io.helidon.webserver.WebServerConfig;
+import io.helidon.webserver.http.DirectHandlers;
 import io.helidon.webserver.http.HttpRouting;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.metrics.IndexerMetrics;
@@ -71,6 +75,38 @@ public final class IndexerRouting {
     /** Helidon's own payload limit: only a backstop, the routes answer 413 with a JSON body at their own limits. */
     public static long maxPayloadSize(HttpSettings cfg) {
         return Math.max(cfg.maxQueryBodyBytes(), cfg.maxBodyBytes()) * 2;
+    }
+
+    /**
+     * What the server answers by itself, before any route (a request line, header or percent-escape it cannot
+     * parse, a body over {@link #maxPayloadSize}): the API's {@code {"error": ...}} with Helidon's reason (which it
+     * leaves out unless asked: our answers are JSON, escaped, never HTML), instead of an empty body. An internal
+     * error's text stays in the log.
+     */
+    public static void serverAnswers(WebServerConfig.Builder server, HttpSettings cfg) {
+        server.maxPayloadSize(maxPayloadSize(cfg))
+                .directHandlers(directHandlers())
+                .errorHandling(e -> e.includeEntity(true));
+    }
+
+    private static DirectHandlers directHandlers() {
+        DirectHandler json = (request, event, status, headers, message) -> {
+            String reason = event == DirectHandler.EventType.INTERNAL_ERROR || message == null || message.isBlank()
+                    ? status.reasonPhrase()
+                    : message;
+            headers.set(HeaderValues.CONTENT_TYPE_JSON);
+            return DirectHandler.TransportResponse.builder()
+                    .status(status)
+                    .headers(headers)
+                    .keepAlive(event.keepAlive())
+                    .entity(JsonOut.bytes(JsonOut.errorBody(reason)))
+                    .build();
+        };
+        DirectHandlers.Builder handlers = DirectHandlers.builder();
+        for (DirectHandler.EventType event : DirectHandler.EventType.values()) {
+            handlers.addHandler(event, json);
+        }
+        return handlers.build();
     }
 
     /** Domain errors to status + JSON body, once; anything unexpected is logged and answered without its text. */

@@ -22,15 +22,19 @@ final class JsonOut {
     private JsonOut() {}
 
     static void send(ServerResponse res, int status, Body body) {
+        res.status(Status.create(status));
+        res.header(HeaderValues.CONTENT_TYPE_JSON);
+        res.send(bytes(body));
+    }
+
+    static byte[] bytes(Body body) {
         ByteArrayOutputStream buf = new ByteArrayOutputStream(256);
         try (JsonGenerator g = FACTORY.createGenerator(buf)) {
             body.write(g);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        res.status(Status.create(status));
-        res.header(HeaderValues.CONTENT_TYPE_JSON);
-        res.send(buf.toByteArray());
+        return buf.toByteArray();
     }
 
     static void ok(ServerResponse res, int status) {
@@ -45,11 +49,16 @@ final class JsonOut {
         if (res.isSent()) {
             return; // answered already (a body read deadline's 408): the connection is closing
         }
-        send(res, status, g -> {
+        send(res, status, errorBody(message));
+    }
+
+    /** The API's error body, {@code {"error": message}}. */
+    static Body errorBody(String message) {
+        return g -> {
             g.writeStartObject();
             g.writeStringField("error", message);
             g.writeEndObject();
-        });
+        };
     }
 
     static void u64Field(JsonGenerator g, String name, long value) throws IOException {

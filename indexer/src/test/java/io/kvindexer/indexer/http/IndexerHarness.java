@@ -111,9 +111,9 @@ public final class IndexerHarness implements AutoCloseable {
         @Override
         public void updateServerBuilder(WebServerConfig.Builder builder) {
             if (harness != null) {
-                builder.maxPayloadSize(IndexerRouting.maxPayloadSize(
-                                harness.indexer.components().config()))
-                        .routing(harness::route);
+                IndexerRouting.serverAnswers(
+                        builder, harness.indexer.components().config());
+                builder.routing(harness::route);
             }
         }
 
