@@ -50,7 +50,7 @@ final class ConsoleService implements ApiService {
         Optional<byte[]> body =
                 FILE.matcher(name).matches() ? files.computeIfAbsent(name, ConsoleService::load) : Optional.empty();
         if (body.isEmpty()) {
-            res.status(Status.NOT_FOUND_404).send();
+            JsonOut.error(res, Status.NOT_FOUND_404.code(), "the console has no file " + name);
             return;
         }
         res.header(HeaderNames.CONTENT_TYPE, TYPES.get(name.substring(name.lastIndexOf('.') + 1)));

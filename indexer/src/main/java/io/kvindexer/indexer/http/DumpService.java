@@ -17,6 +17,7 @@ import io.kvindexer.indexer.registry.WorkerRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -41,13 +42,8 @@ record DumpService(Indexers indexers, WorkerRegistry workers) implements ApiServ
         boolean binary = wantsBinary(req);
         // binary with ?registrations=true: version 2, the registrations and watermarks read before the flush, so
         // the trees hold at least every batch up to each watermark (one cut; WorkerRegistry.export)
-        List<SavedRegistration> registrations = binary
-                        && req.query()
-                                .first("registrations")
-                                .map("true"::equalsIgnoreCase)
-                                .orElse(false)
-                ? workers.export()
-                : null;
+        boolean asked = registrationsAsked(req); // checked for both formats: a typo is refused, not ignored
+        List<SavedRegistration> registrations = binary && asked ? workers.export() : null;
         indexers.flushAll().get(FLUSH_TIMEOUT_SECONDS, TimeUnit.SECONDS);
         List<ModelIndex> all = indexers.all();
         res.status(Status.OK_200);
@@ -77,6 +73,18 @@ record DumpService(Indexers indexers, WorkerRegistry workers) implements ApiServ
                 writer.entry(dump);
             }
         }
+    }
+
+    /** {@code ?registrations=true|false} (absent: false); anything else is refused, not read as false. */
+    private static boolean registrationsAsked(ServerRequest req) {
+        Optional<String> flag = req.query().first("registrations").asOptional();
+        if (flag.isEmpty() || flag.get().equalsIgnoreCase("false")) {
+            return false;
+        }
+        if (flag.get().equalsIgnoreCase("true")) {
+            return true;
+        }
+        throw new ApiError(400, "query parameter `registrations` must be true or false, got `" + flag.get() + "`");
     }
 
     /** {@link BinaryDump#BLOCKS_HEADER}'s value. */

@@ -167,9 +167,9 @@ class ConsoleRoutesTest {
                 assertServed(m.group(1), "text/javascript");
             }
         }
-        http.get("/ui/no-such.js").assertStatus(404);
+        assertError(http.get("/ui/no-such.js"), 404, "the console has no file no-such.js");
         http.get("/ui/..%2Fopenapi.yaml").assertStatus(404);
-        http.get("/ui/logging.properties").assertStatus(404);
+        assertError(http.get("/ui/logging.properties"), 404, "no file logging.properties");
     }
 
     private static void assertServed(String file, String type) {

@@ -13,6 +13,7 @@ import io.kvindexer.indexer.sim.EngineSimulator;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
+import java.net.URLDecoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -163,7 +164,17 @@ public final class HttpTestClient implements AutoCloseable {
     private record Helidon(Http1Client client) implements Transport {
         @Override
         public Response exchange(String method, String path, String contentType, byte[] body, String[] headers) {
-            Http1ClientRequest req = client.method(Method.create(method)).path(path);
+            // the in-memory client takes the path as is: a query string goes in as parameters
+            int q = path.indexOf('?');
+            Http1ClientRequest req = client.method(Method.create(method)).path(q < 0 ? path : path.substring(0, q));
+            if (q >= 0) {
+                for (String pair : path.substring(q + 1).split("&")) {
+                    int eq = pair.indexOf('=');
+                    req.queryParam(
+                            URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8),
+                            eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
+                }
+            }
             if (contentType != null) {
                 req.header(HeaderNames.CONTENT_TYPE, contentType);
             }

@@ -183,6 +183,17 @@ abstract class RequestValidationTest {
     }
 
     @Test
+    void aDumpFlagThatIsNeitherTrueNorFalseIs400() {
+        assertError(
+                http.request("GET", "/dump?registrations=maybe", null, null, "Accept", "application/x-kvindexer-dump"),
+                400,
+                "`registrations` must be true or false, got `maybe`");
+        assertError(http.get("/dump?registrations=1"), 400, "`registrations`");
+        http.get("/dump?registrations=false").assertStatus(200);
+        http.get("/dump?registrations=TRUE").assertStatus(200);
+    }
+
+    @Test
     void testEndpointsAreNotMountedByDefault() {
         // Dynamo's listener_control_endpoints_are_not_mounted_by_default
         http.post("/test/pause_listener", "{\"instance_id\":1}").assertStatus(404);
