@@ -57,18 +57,25 @@ public final class HardeningOptions {
     Path authTokenFile;
 
     ServiceLimits limits() throws ConfigException {
-        try {
-            return new ServiceLimits(
-                    maxQueryTokens,
-                    maxRanksPerInstance,
-                    maxListeners,
-                    maxPeers,
-                    Duration.ofMillis(requestReadTimeoutMs),
-                    maxConcurrentReplays);
-        } catch (IllegalArgumentException e) {
-            throw new ConfigException("invalid value for --max-query-tokens/--max-ranks-per-instance/"
-                    + "--max-listeners/--max-peers/--request-read-timeout-ms/--max-concurrent-replays: "
-                    + e.getMessage());
+        atLeastOne("--max-query-tokens", maxQueryTokens);
+        atLeastOne("--max-ranks-per-instance", maxRanksPerInstance);
+        atLeastOne("--max-listeners", maxListeners);
+        atLeastOne("--max-peers", maxPeers);
+        atLeastOne("--request-read-timeout-ms", requestReadTimeoutMs);
+        atLeastOne("--max-concurrent-replays", maxConcurrentReplays);
+        return new ServiceLimits(
+                maxQueryTokens,
+                maxRanksPerInstance,
+                maxListeners,
+                maxPeers,
+                Duration.ofMillis(requestReadTimeoutMs),
+                maxConcurrentReplays);
+    }
+
+    /** A limit flag below 1 is refused by its name (ServiceLimits checks the same, without the flags' names). */
+    private static void atLeastOne(String flag, long value) throws ConfigException {
+        if (value < 1) {
+            throw new ConfigException("invalid value for " + flag + ": " + value + " (expected at least 1)");
         }
     }
 

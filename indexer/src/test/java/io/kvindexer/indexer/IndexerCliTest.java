@@ -102,6 +102,17 @@ class IndexerCliTest {
     }
 
     @Test
+    void aLimitBelowOneIsRefusedByItsFlag() {
+        assertThatThrownBy(() -> parse("--max-listeners", "-1"))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("invalid value for --max-listeners: -1 (expected at least 1)");
+        assertThatThrownBy(() -> parse("--max-concurrent-replays", "0"))
+                .hasMessage("invalid value for --max-concurrent-replays: 0 (expected at least 1)");
+        assertThatThrownBy(() -> parse("--request-read-timeout-ms", "0"))
+                .hasMessage("invalid value for --request-read-timeout-ms: 0 (expected at least 1)");
+    }
+
+    @Test
     void peersDnsIsANameAndAPort() throws Exception {
         assertThat(parse().peersDns()).isNull();
         assertThat(parse().recoversFromPeers()).isFalse();
