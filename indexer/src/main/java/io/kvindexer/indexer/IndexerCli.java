@@ -177,8 +177,12 @@ public final class IndexerCli {
         if (indexShards < 1 || indexShards > Math.max(1, threads)) {
             throw new ConfigException("invalid value for --index-shards: " + indexShards + " (expected 1..--threads)");
         }
-        if (maxBodyBytes <= 0 || maxQueryBodyBytes <= 0) {
-            throw new ConfigException("invalid value for --max-body-bytes/--max-query-body-bytes: must be > 0");
+        if (maxBodyBytes <= 0) {
+            throw new ConfigException("invalid value for --max-body-bytes: " + maxBodyBytes + " (must be > 0)");
+        }
+        if (maxQueryBodyBytes <= 0) {
+            throw new ConfigException(
+                    "invalid value for --max-query-body-bytes: " + maxQueryBodyBytes + " (must be > 0)");
         }
         Integer bs = null;
         if (blockSize != null) {
@@ -186,6 +190,9 @@ public final class IndexerCli {
                 bs = UnsignedParse.u32(blockSize);
             } catch (NumberFormatException e) {
                 throw new ConfigException("invalid value for --block-size: `" + blockSize + "`: " + e.getMessage());
+            }
+            if (bs == 0) {
+                throw new ConfigException("invalid value for --block-size: 0 (must be > 0)");
             }
         }
         List<WorkerEntry> workerList = List.of();

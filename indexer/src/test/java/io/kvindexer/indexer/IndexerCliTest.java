@@ -110,6 +110,10 @@ class IndexerCliTest {
                 .hasMessage("invalid value for --max-concurrent-replays: 0 (expected at least 1)");
         assertThatThrownBy(() -> parse("--request-read-timeout-ms", "0"))
                 .hasMessage("invalid value for --request-read-timeout-ms: 0 (expected at least 1)");
+        assertThatThrownBy(() -> parse("--max-query-body-bytes", "0"))
+                .hasMessage("invalid value for --max-query-body-bytes: 0 (must be > 0)");
+        assertThatThrownBy(() -> parse("--block-size", "0", "--workers", "1=tcp://127.0.0.1:1"))
+                .hasMessage("invalid value for --block-size: 0 (must be > 0)");
     }
 
     @Test
