@@ -257,6 +257,9 @@ final class Stream implements ReplayClient.Target {
                         step.replayUntil(),
                         "batches " + u(step.replayFrom()) + ".." + u(step.replayUntil() - 1)
                                 + " lost: no replay endpoint");
+                // reported: the range is behind the watermark now, as when the batch after it applies; else a
+                // batch after it that does not decode leaves it there, and the next one reports it again
+                tracker.settled(step.replayUntil());
             } else {
                 heldLive = frames;
                 long from = step.replayFrom();

@@ -606,6 +606,32 @@ class EngineListenerTest {
         assertThat(metrics.get("unrecoverable")).isEqualTo(1);
     }
 
+    /**
+     * A lost batch and then payloads that do not decode: the loss is reported (and counted) once. The undecodable
+     * ones leave the watermark where it was, so each used to report the same loss again, one batch longer.
+     */
+    @Test
+    void aLossFollowedByPayloadsThatDoNotDecodeIsReportedOnce() {
+        connect(simulatorWithoutReplay());
+
+        sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
+        awaitWatermark(watermark, 0);
+        sim.dropLive(1);
+        sim.storeSequence(tokens(100, 8), 4); // seq 1, lost
+        for (int i = 0; i < 3; i++) {
+            sim.publishPayload(new byte[] {(byte) 0xc1}); // seqs 2..4 arrive but do not decode
+        }
+        sim.storeSequence(tokens(200, 8), 4).join(); // seq 5
+
+        awaitWatermark(watermark, 5);
+        assertThat(metrics.get("lost")).isEqualTo(1);
+        assertThat(metrics.get("unrecoverable")).isEqualTo(1);
+        assertThat(sink.gapLosses()).containsExactly(new WorkerKey(INSTANCE, 0));
+        assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE))
+                .containsExactlyInAnyOrder(hashes(tokens(200, 8))[0], hashes(tokens(200, 8))[1]);
+        assertThat(listener.lastError()).startsWith("batches 1..1 lost: no replay endpoint; dropped the blocks of");
+    }
+
     @Test
     void aPayloadThatDoesNotDecodeIsNoLostBatch() {
         connect(simulatorWithoutReplay());
