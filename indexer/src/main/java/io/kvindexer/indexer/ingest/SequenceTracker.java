@@ -127,6 +127,20 @@ final class SequenceTracker {
     }
 
     /**
+     * How many seqs of {@code [from, until)} did not arrive: those that arrived live and did not decode are counted
+     * as decode errors, not again as lost batches.
+     */
+    long notArrived(long from, long until) {
+        long missing = until - from;
+        for (long s : undecodable) {
+            if (Long.compareUnsigned(s - from, until - from) < 0) {
+                missing--;
+            }
+        }
+        return missing;
+    }
+
+    /**
      * Every batch below {@code seq} was applied or reported lost (an open-ended replay bounded by the live seq
      * {@code seq}): the watermark moves up to {@code seq - 1}, as applying the batch after a lost range does, so
      * {@code seq} is classified as contiguous instead of asking for the lost range again.

@@ -248,10 +248,11 @@ final class Stream implements ReplayClient.Target {
         // every seq of a "gap" that arrived live and did not decode: a replay would bring the same bytes (an engine
         // buffers what it published), so it is not asked for; those seqs were counted and degrade the listener
         if (step.needsReplay() && !tracker.onlyUndecodable(step.replayFrom(), step.replayUntil())) {
-            owner.options().metrics().gapDetected(step.missing());
+            long missing = tracker.notArrived(step.replayFrom(), step.replayUntil());
+            owner.options().metrics().gapDetected(missing);
             if (replay == null) {
                 owner.log().once("no_replay", "No replay endpoint configured; batches lost");
-                owner.options().metrics().batchesLost(step.missing());
+                owner.options().metrics().batchesLost(missing);
                 lost(
                         step.replayFrom(),
                         step.replayUntil(),

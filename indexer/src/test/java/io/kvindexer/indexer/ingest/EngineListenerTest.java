@@ -625,11 +625,31 @@ class EngineListenerTest {
 
         awaitWatermark(watermark, 5);
         assertThat(metrics.get("lost")).isEqualTo(1);
+        assertThat(metrics.get("gaps.missing")).isEqualTo(1);
         assertThat(metrics.get("unrecoverable")).isEqualTo(1);
         assertThat(sink.gapLosses()).containsExactly(new WorkerKey(INSTANCE, 0));
         assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE))
                 .containsExactlyInAnyOrder(hashes(tokens(200, 8))[0], hashes(tokens(200, 8))[1]);
         assertThat(listener.lastError()).startsWith("batches 1..1 lost: no replay endpoint; dropped the blocks of");
+    }
+
+    /** A gap over a seq that came and did not decode and one that never came counts one lost batch, not two. */
+    @Test
+    void aGapCountsOnlyTheSeqsThatDidNotArrive() {
+        connect(simulatorWithoutReplay());
+
+        sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
+        awaitWatermark(watermark, 0);
+        sim.publishPayload(new byte[] {(byte) 0xc1}); // seq 1 arrives but does not decode
+        sim.dropLive(1);
+        sim.storeSequence(tokens(100, 8), 4); // seq 2, lost
+        sim.storeSequence(tokens(200, 8), 4).join(); // seq 3: one gap over 1..2
+
+        awaitWatermark(watermark, 3);
+        assertThat(listener.lastError()).startsWith("batches 1..2 lost: no replay endpoint");
+        assertThat(metrics.get("lost")).isEqualTo(1);
+        assertThat(metrics.get("gaps.missing")).isEqualTo(1);
+        assertThat(metrics.sumStartingWith("decode.")).isEqualTo(1);
     }
 
     @Test
