@@ -418,7 +418,11 @@ final class Stream implements ReplayClient.Target {
             return false;
         }
         threads.inflight().awaitRoom(() -> stopped); // a replay fills the writer's queue no faster than it drains
-        return applyBatch(seq, payload);
+        if (applyBatch(seq, payload)) {
+            return true;
+        }
+        tracker.undecodable(seq); // as a live one: the next gap over it does not ask for the same bytes again
+        return false;
     }
 
     @Override

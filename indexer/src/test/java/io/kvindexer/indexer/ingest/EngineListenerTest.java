@@ -687,6 +687,32 @@ class EngineListenerTest {
         assertThat(metrics.sumStartingWith("decode.")).isEqualTo(2);
     }
 
+    /**
+     * A dropped batch that does not decode either, then more that do not decode: one replay brings the dropped one
+     * back, still undecodable; it is counted as such, so the next live batches do not ask for it again (each asked
+     * for the whole range once more, one batch longer).
+     */
+    @Test
+    void aReplayedBatchThatDoesNotDecodeIsNotAskedForAgain() {
+        connect(simulator());
+
+        sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
+        awaitWatermark(watermark, 0);
+        sim.dropLive(1);
+        sim.publishPayload(new byte[] {(byte) 0xc1}); // seq 1: dropped live, and it does not decode
+        sim.publishPayload(new byte[] {(byte) 0xc1}).join(); // seq 2 arrives, does not decode: a gap over 1
+        await().atMost(PATIENCE).until(() -> metrics.get("replay.ok") == 1); // 1 replayed (and 2 applied)
+        for (int i = 0; i < 2; i++) {
+            sim.publishPayload(new byte[] {(byte) 0xc1}).join(); // seqs 3 and 4 arrive, do not decode
+        }
+        sim.storeSequence(tokens(100, 8), 4).join(); // seq 5
+
+        awaitWatermark(watermark, 5);
+        awaitSameState(sim);
+        assertThat(sim.replays().requests()).isEqualTo(1);
+        assertThat(metrics.get("gaps")).isEqualTo(1);
+    }
+
     @Test
     void badEndpointFailsWithTheConnectErrorAndResumeRetries() {
         listener = listener(
