@@ -50,6 +50,11 @@ record ZmqAddress(String endpoint, ProtocolFamily family, String host, int port,
         if (family == StandardProtocolFamily.UNIX) {
             return UnixDomainSocketAddress.of(path);
         }
+        if (host.equals("*")) {
+            // Dynamo's check accepts it, so /register does too; the engine binds there, nobody connects there
+            throw new IllegalArgumentException("`*` is the address an engine binds (vLLM: tcp://*:5557), not one to"
+                    + " connect to: register the engine's host or IP");
+        }
         InetSocketAddress a = new InetSocketAddress(host, port);
         if (a.isUnresolved()) {
             throw new IllegalArgumentException("unknown host " + host);

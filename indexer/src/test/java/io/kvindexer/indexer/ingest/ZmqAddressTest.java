@@ -37,5 +37,8 @@ class ZmqAddressTest {
         assertThatThrownBy(() -> ZmqAddress.parse("inproc://x"))
                 .hasMessage("the inproc:// transport is not supported by the subscriber (tcp and ipc are)");
         assertThatThrownBy(() -> ZmqAddress.parse("host:5557")).hasMessage("missing scheme");
+        // the wildcard vLLM binds: accepted by the registry (Dynamo's check), refused where the SUB connects
+        assertThatThrownBy(() -> ZmqAddress.parse("tcp://*:5557").resolve())
+                .hasMessageStartingWith("`*` is the address an engine binds (vLLM: tcp://*:5557), not one to connect");
     }
 }
