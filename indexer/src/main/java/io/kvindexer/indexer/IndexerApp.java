@@ -13,6 +13,9 @@ import io.kvindexer.indexer.recovery.StartupGate;
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import io.kvindexer.indexer.snapshot.Snapshotter;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -42,6 +45,7 @@ public final class IndexerApp implements AutoCloseable {
 
     private IndexerApp(IndexerConfig config) throws RegistryException {
         this.config = config;
+        requirePortFree(config.host(), config.port());
         this.core = IndexerCore.start(config);
         this.components = core.components();
         try {
@@ -84,6 +88,23 @@ public final class IndexerApp implements AutoCloseable {
                         components.metrics()::snapshot);
         this.startup = Thread.ofVirtual().name("indexer-startup").start(this::recoverThenOpen);
         this.demo = config.demo() ? Demo.start(components.workers()::register) : null;
+    }
+
+    /**
+     * Fails with the reason when the port is taken, before anything starts: Helidon would log a long stack trace
+     * and say only that it cannot start (a second {@code bin/run-indexer} is the usual cause).
+     */
+    private static void requirePortFree(String host, int port) {
+        if (port == 0) {
+            return;
+        }
+        try (ServerSocket probe = new ServerSocket()) {
+            probe.setReuseAddress(true); // as the server binds: a port in TIME_WAIT is free
+            probe.bind(new InetSocketAddress(host, port));
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot listen on " + host + ":" + port + ": " + e.getMessage()
+                    + " (is another kv-indexer running there? --port chooses another)");
+        }
     }
 
     /** Starts from command-line flags and the process environment; returns once HTTP is listening. */

@@ -54,7 +54,10 @@ class IndexerAppTest {
                             new String[] {"--host", "127.0.0.1", "--port", Integer.toString(first.port())},
                             java.util.Map.of())
                     .config();
-            assertThatThrownBy(() -> IndexerApp.start(same)).isInstanceOf(RuntimeException.class);
+            assertThatThrownBy(() -> IndexerApp.start(same))
+                    .isInstanceOf(RuntimeException.class)
+                    .hasMessageStartingWith("cannot listen on 127.0.0.1:" + first.port() + ": ")
+                    .hasMessageContaining("--port chooses another");
             // the first one is unaffected
             try (HttpTestClient http = new HttpTestClient(first.baseUrl())) {
                 http.get("/health").assertStatus(200);
