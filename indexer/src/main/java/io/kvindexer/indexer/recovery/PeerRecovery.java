@@ -137,10 +137,19 @@ public final class PeerRecovery {
         return fetch(client, peer, false);
     }
 
+    /** {@code http://peer:8090/} as {@code http://peer:8090}: the path then appended is {@code /dump}, not {@code //dump}. */
+    private static String withoutTrailingSlash(String peer) {
+        int end = peer.length();
+        while (end > 0 && peer.charAt(end - 1) == '/') {
+            end--;
+        }
+        return peer.substring(0, end);
+    }
+
     private Recovered fetch(HttpClient client, String peer, boolean binary) throws IOException, InterruptedException {
         // a version 2 dump carries the registrations; older replicas and Dynamo ignore the parameter
         HttpRequest.Builder builder = HttpRequest.newBuilder(
-                        URI.create(peer + "/dump" + (binary ? "?registrations=true" : "")))
+                        URI.create(withoutTrailingSlash(peer) + "/dump" + (binary ? "?registrations=true" : "")))
                 .timeout(timeout)
                 .GET();
         if (binary) {

@@ -123,6 +123,23 @@ class PeerRecoveryTest {
         }
     }
 
+    /**
+     * A peer registered with a trailing slash ({@code http://peer:8090/}, as users often write it) is asked for
+     * {@code /dump}, not {@code //dump}: our server forgives the double slash, a stricter one (Dynamo's, this JDK
+     * server) answers 404.
+     */
+    @Test
+    void aPeerUrlWithATrailingSlashIsAskedForSlashDump() throws Exception {
+        try (BrokenPeer peer = BrokenPeer.start("{}");
+                Indexers indexers = new Indexers(IndexOptions.defaults())) {
+            Recovered recovered = new PeerRecovery(
+                            List.of(peer.url() + "/"), indexers, Duration.ZERO, Duration.ofSeconds(10))
+                    .fetch();
+            assertThat(recovered).isNotNull();
+            assertThat(peer.requests()).isEqualTo(1);
+        }
+    }
+
     private static int[] concat(int[] a, int[] b) {
         return IntStream.concat(IntStream.of(a), IntStream.of(b)).toArray();
     }
