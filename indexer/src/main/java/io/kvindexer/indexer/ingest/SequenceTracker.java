@@ -102,7 +102,7 @@ final class SequenceTracker {
         return watermark.get() != SequenceWatermark.UNSET;
     }
 
-    /** A live message with this seq arrived but did not decode (the watermark stays where it was). */
+    /** A message with this seq (live or replayed) arrived but did not decode (the watermark stays where it was). */
     void undecodable(long seq) {
         if (undecodable.size() == UNDECODABLE_KEPT) {
             undecodable.remove(undecodable.iterator().next());
@@ -111,19 +111,12 @@ final class SequenceTracker {
     }
 
     /**
-     * True when every seq of {@code [from, until)} arrived live and did not decode: a replay that cannot return
-     * them lost nothing new (the bad payloads were counted as decode errors, as every malformed message is).
+     * True when every seq of {@code [from, until)} arrived (live or replayed) and did not decode: a replay that
+     * cannot return them lost nothing new (the bad payloads were counted as decode errors, as every malformed message
+     * is).
      */
     boolean onlyUndecodable(long from, long until) {
-        if (Long.compareUnsigned(until - from, undecodable.size()) > 0) {
-            return false;
-        }
-        for (long s = from; s != until; s++) {
-            if (!undecodable.contains(s)) {
-                return false;
-            }
-        }
-        return true;
+        return notArrived(from, until) == 0;
     }
 
     /**

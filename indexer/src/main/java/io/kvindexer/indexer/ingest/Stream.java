@@ -245,7 +245,7 @@ final class Stream implements ReplayClient.Target {
                             + "): the engine restarted; dropping its blocks");
             delivery.publisherRestarted();
         }
-        // every seq of a "gap" that arrived live and did not decode: a replay would bring the same bytes (an engine
+        // every seq of a "gap" that arrived and did not decode: a replay would bring the same bytes (an engine
         // buffers what it published), so it is not asked for; those seqs were counted and degrade the listener
         if (step.needsReplay() && !tracker.onlyUndecodable(step.replayFrom(), step.replayUntil())) {
             long missing = tracker.notArrived(step.replayFrom(), step.replayUntil());
@@ -292,9 +292,7 @@ final class Stream implements ReplayClient.Target {
             owner.options().metrics().staleBatch();
             return;
         }
-        if (!applyBatch(seq, frames.get(2))) {
-            tracker.undecodable(seq);
-        }
+        applyBatch(seq, frames.get(2));
     }
 
     /**
@@ -418,11 +416,7 @@ final class Stream implements ReplayClient.Target {
             return false;
         }
         threads.inflight().awaitRoom(() -> stopped); // a replay fills the writer's queue no faster than it drains
-        if (applyBatch(seq, payload)) {
-            return true;
-        }
-        tracker.undecodable(seq); // as a live one: the next gap over it does not ask for the same bytes again
-        return false;
+        return applyBatch(seq, payload);
     }
 
     @Override
@@ -464,12 +458,17 @@ final class Stream implements ReplayClient.Target {
         owner.recordError(this, problem);
     }
 
+    /**
+     * Applies one batch, live or replayed; one that does not decode is remembered as such, so that a later gap
+     * over it does not ask the engine for the same bytes again.
+     */
     private boolean applyBatch(long seq, byte[] payload) {
         if (!owner.delivery().apply(seq, payload, owner.watermark())) {
             owner.exactness()
                     .lost(
                             "skipped batch seq " + u(seq) + ": it did not decode",
                             owner.delivery().ranks());
+            tracker.undecodable(seq);
             return false;
         }
         tracker.applied(seq);
