@@ -17,7 +17,7 @@ public final class ExpiryOptions {
             names = "--max-blocks-per-worker",
             paramLabel = "N",
             description = "blocks one worker (instance, dp rank) may hold per tier; a store above N removes its"
-                    + " oldest-stored blocks on that tier down to 90% of N (default: no cap)")
+                    + " oldest-stored blocks on that tier down to 90%% of N (default: no cap)")
     long maxBlocksPerWorker;
 
     ExpiryPolicy policy() throws ConfigException {

@@ -28,10 +28,14 @@ import picocli.CommandLine.Option;
         footer = {
             "",
             "Environment:",
-            "  DYN_ROUTER_MIN_INITIAL_WORKERS  keep /ready and /query* closed until this many worker instances",
-            "                                  are registered (unset, empty or 0: no wait)",
-            "  DYN_KV_INDEXER_TEST_ENDPOINTS   1/true/yes/on mounts /test/pause_listener and /test/resume_listener",
-            "  KV_INDEXER_AUTH_TOKEN           bearer token (when no --auth-token-file is given)"
+            // picocli wraps a footer line wider than its 80 columns at column 0: keep each within them
+            "  DYN_ROUTER_MIN_INITIAL_WORKERS  keep /ready and /query* closed until this",
+            "                                  many worker instances are registered",
+            "                                  (unset, empty or 0: no wait)",
+            "  DYN_KV_INDEXER_TEST_ENDPOINTS   1/true/yes/on mounts /test/pause_listener",
+            "                                  and /test/resume_listener",
+            "  KV_INDEXER_AUTH_TOKEN           bearer token (when no --auth-token-file is",
+            "                                  given)"
         })
 public final class IndexerCli {
 
@@ -144,7 +148,7 @@ public final class IndexerCli {
     @CommandLine.Mixin
     IngestOptions ingest = new IngestOptions();
 
-    private IndexerCli() {}
+    IndexerCli() {}
 
     /** Parses flags and environment; throws with a one-line message naming the flag or variable at fault. */
     public static Parsed parse(String[] args, Map<String, String> env) throws ConfigException {

@@ -12,7 +12,7 @@ public final class IngestOptions {
             names = "--ingest-queue-bytes",
             paramLabel = "SIZE",
             description = "engine batches received and not yet applied, over all listeners: bytes, 256m, 2g, or a"
-                    + " share of the heap such as 12.5%; at the bound the listeners stop reading and what the engines"
+                    + " share of the heap such as 12.5%%; at the bound the listeners stop reading and what the engines"
                     + " send meanwhile is replayed as a gap (default: ${DEFAULT-VALUE} of the heap, at least 16m)")
     String queueBytes = IngestSettings.DEFAULT_QUEUE;
 

@@ -1,13 +1,18 @@
 package io.kvindexer.indexer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.WorkerEntry;
+import java.lang.reflect.Field;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.OptionSpec;
+import picocli.CommandLine.Option;
 
 class IndexerCliTest {
 
@@ -241,5 +246,34 @@ class IndexerCliTest {
                         "--block-ttl",
                         "--max-blocks-per-worker",
                         "DYN_ROUTER_MIN_INITIAL_WORKERS");
+    }
+
+    /**
+     * picocli formats every description with String.format: a bare {@code %} fails it, prints a WARN on every
+     * {@code --help} and leaves {@code %%} in the text; a footer line wider than its 80 columns wraps at column 0.
+     */
+    @Test
+    void helpRendersCleanly() throws Exception {
+        for (OptionSpec option :
+                new CommandLine(new IndexerCli()).getCommandSpec().options()) {
+            // the annotation's own text: description() hands back the raw text when formatting fails
+            Option declared = ((Field) option.userObject()).getAnnotation(Option.class);
+            for (String line : declared.description()) {
+                String uninterpolated = line.replaceAll("\\$\\{[A-Z-]+}", "x");
+                assertThatCode(() -> String.format(uninterpolated))
+                        .as(option.longestName())
+                        .doesNotThrowAnyException();
+            }
+        }
+        String help = IndexerCli.parse(new String[] {"--help"}, Map.of()).helpText();
+        assertThat(help.replaceAll("\\s+", " "))
+                .doesNotContain("%%")
+                .contains("12.5% of the heap", "90% of N", "(unset, empty or 0: no wait)");
+        assertThat(help.lines()).allSatisfy(line -> assertThat(line.length()).isLessThanOrEqualTo(80));
+        List<String> footer = help.lines()
+                .dropWhile(line -> !line.equals("Environment:"))
+                .skip(1)
+                .toList();
+        assertThat(footer).hasSize(7).allSatisfy(line -> assertThat(line).startsWith("  "));
     }
 }

@@ -23,10 +23,12 @@ import picocli.CommandLine.Option;
         footer = {
             "",
             "Environment:",
-            "  WATCH_NAMESPACES  comma-separated namespaces both controllers watch (unset or empty: all)",
+            // picocli wraps a footer line wider than its 80 columns at column 0: keep each within them
+            "  WATCH_NAMESPACES  comma-separated namespaces both controllers watch",
+            "                    (unset or empty: all)",
             "  POD_NAME, POD_NAMESPACE",
-            "                    the operator's own pod (downward API); with the service-account token they turn",
-            "                    leader election on",
+            "                    the operator's own pod (downward API); with the",
+            "                    service-account token they turn leader election on",
             "  KV_INDEXER_AUTH_TOKEN",
             "                    bearer token the operator sends to the indexer replicas"
         })

@@ -48,7 +48,16 @@ class OperatorCliTest {
         assertThat(help.helpText())
                 .contains("Usage: kv-indexer-operator")
                 .contains("--probe-port=PORT", "--resync-seconds=SECONDS", "--leader-election")
-                .contains("WATCH_NAMESPACES");
+                .contains("WATCH_NAMESPACES", "(unset or empty: all)");
+        // picocli wraps a line wider than 80 columns; a footer line it wraps restarts at column 0
+        assertThat(help.helpText().lines())
+                .allSatisfy(line -> assertThat(line.length()).isLessThanOrEqualTo(80));
+        assertThat(help.helpText()
+                        .lines()
+                        .dropWhile(line -> !line.equals("Environment:"))
+                        .skip(1))
+                .hasSize(7)
+                .allSatisfy(line -> assertThat(line).startsWith("  "));
         assertThat(OperatorCli.parse(new String[] {"--version"}, Map.of()).helpText())
                 .startsWith("kv-indexer-operator ");
     }
