@@ -19,7 +19,7 @@ public final class BearerTokens {
 
     private static final System.Logger LOG = System.getLogger(BearerTokens.class.getName());
 
-    private record State(String current, byte[] currentHeader, byte[] previousHeader, long previousUntilNanos) {}
+    private record State(String current, byte[] currentBytes, byte[] previousBytes, long previousUntilNanos) {}
 
     private final Path file;
     private final Duration grace;
@@ -30,7 +30,7 @@ public final class BearerTokens {
         this.file = file;
         this.grace = grace;
         this.nanoClock = nanoClock;
-        this.state = new State(token, header(token), null, 0);
+        this.state = new State(token, bytes(token), null, 0);
     }
 
     /** One token for the life of the process ({@code KV_INDEXER_AUTH_TOKEN}, or a test's). */
@@ -75,7 +75,7 @@ public final class BearerTokens {
         }
         State s = state;
         if (!token.equals(s.current())) {
-            state = new State(token, header(token), s.currentHeader(), nanoClock.getAsLong() + grace.toNanos());
+            state = new State(token, bytes(token), s.currentBytes(), nanoClock.getAsLong() + grace.toNanos());
             LOG.log(
                     System.Logger.Level.INFO,
                     "bearer token rotated from {0}; the previous token is accepted for {1}",
@@ -85,19 +85,19 @@ public final class BearerTokens {
         return true;
     }
 
-    /** True when {@code authorization} is {@code Bearer <a token accepted now>}; constant time per token. */
-    public boolean accepts(String authorization) {
-        byte[] given = authorization.getBytes(StandardCharsets.UTF_8);
+    /** True when {@code token} (the credentials of a Bearer header) is accepted now; constant time per token. */
+    public boolean accepts(String token) {
+        byte[] given = bytes(token);
         State s = state;
-        boolean ok = MessageDigest.isEqual(s.currentHeader(), given);
-        if (s.previousHeader() != null && nanoClock.getAsLong() - s.previousUntilNanos() < 0) {
-            ok |= MessageDigest.isEqual(s.previousHeader(), given);
+        boolean ok = MessageDigest.isEqual(s.currentBytes(), given);
+        if (s.previousBytes() != null && nanoClock.getAsLong() - s.previousUntilNanos() < 0) {
+            ok |= MessageDigest.isEqual(s.previousBytes(), given);
         }
         return ok;
     }
 
-    private static byte[] header(String token) {
-        return ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
+    private static byte[] bytes(String token) {
+        return token.getBytes(StandardCharsets.UTF_8);
     }
 
     /**

@@ -13,7 +13,8 @@ import java.util.Set;
  * {@link Routes.Access#TOKEN} in the route table). Read-only endpoints (queries, {@code /workers},
  * {@code /peers}, health, readiness, metrics) stay open: a router must keep querying without a secret. The
  * comparison is constant-time so the token cannot be guessed byte by byte; during a rotation the previous token
- * is accepted too, for the grace period ({@link BearerTokens}).
+ * is accepted too, for the grace period ({@link BearerTokens}). A refusal names what was wrong (no header, another
+ * scheme, a token not accepted) and carries the RFC 6750 challenge.
  */
 final class BearerAuth implements Filter {
 
@@ -34,12 +35,38 @@ final class BearerAuth implements Filter {
             return;
         }
         String given = req.headers().first(HeaderNames.AUTHORIZATION).orElse("");
-        if (tokens.accepts(given)) {
+        String token = bearerToken(given);
+        if (token != null && tokens.accepts(token)) {
             chain.proceed();
             return;
         }
-        res.header(HeaderNames.WWW_AUTHENTICATE, "Bearer");
-        JsonOut.error(
-                res, 401, given.isEmpty() ? "missing `Authorization: Bearer <token>` header" : "invalid bearer token");
+        if (given.isEmpty()) {
+            refuse(res, "Bearer", "missing `Authorization: Bearer <token>` header");
+        } else if (token == null) {
+            refuse(
+                    res,
+                    "Bearer",
+                    "the Authorization header must use the Bearer scheme: `Authorization: Bearer <token>`");
+        } else {
+            // RFC 6750 section 3.1: a token that was presented but is not accepted
+            refuse(res, "Bearer error=\"invalid_token\"", "invalid bearer token");
+        }
+    }
+
+    /**
+     * The token of an {@code Authorization} header in the Bearer scheme, else null. RFC 9110 section 11: the scheme
+     * is case-insensitive and one or more spaces come before the credentials.
+     */
+    static String bearerToken(String authorization) {
+        int space = authorization.indexOf(' ');
+        if (space < 0 || !authorization.substring(0, space).equalsIgnoreCase("Bearer")) {
+            return null;
+        }
+        return authorization.substring(space).strip();
+    }
+
+    private static void refuse(RoutingResponse res, String challenge, String error) {
+        res.header(HeaderNames.WWW_AUTHENTICATE, challenge);
+        JsonOut.error(res, 401, error);
     }
 }

@@ -31,8 +31,11 @@ public final class HttpTestClient implements AutoCloseable {
 
     public static final ObjectMapper JSON = new ObjectMapper();
 
-    /** A response: status, content type, body, and its {@code Allow} header ("" when absent). */
-    public record Response(int status, String contentType, String body, String allow) {
+    /**
+     * A response: status, content type, body, and its {@code Allow} and {@code WWW-Authenticate} headers ("" when
+     * absent).
+     */
+    public record Response(int status, String contentType, String body, String allow, String challenge) {
         public JsonNode json() {
             try {
                 return JSON.readTree(body);
@@ -146,7 +149,8 @@ public final class HttpTestClient implements AutoCloseable {
                         r.statusCode(),
                         r.headers().firstValue("content-type").orElse(""),
                         r.body(),
-                        r.headers().firstValue("allow").orElse(""));
+                        r.headers().firstValue("allow").orElse(""),
+                        r.headers().firstValue("www-authenticate").orElse(""));
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             } catch (InterruptedException e) {
@@ -186,7 +190,8 @@ public final class HttpTestClient implements AutoCloseable {
                         r.status().code(),
                         r.headers().first(HeaderNames.CONTENT_TYPE).orElse(""),
                         r.entity().hasEntity() ? r.as(String.class) : "",
-                        r.headers().first(HeaderNames.ALLOW).orElse(""));
+                        r.headers().first(HeaderNames.ALLOW).orElse(""),
+                        r.headers().first(HeaderNames.WWW_AUTHENTICATE).orElse(""));
             }
         }
 

@@ -16,7 +16,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -87,6 +89,36 @@ public class BearerAuthAndLimitsTest {
             }
             post(http, "/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}", TOKEN)
                     .assertStatus(200);
+        }
+        /** RFC 9110 section 11: the scheme is case-insensitive, the token is not; RFC 6750's challenge on refusals. */
+        @Test
+        void theSchemeIsCaseInsensitiveAndEachRefusalSaysWhy(HttpTestClient http) {
+            for (String header : List.of("Bearer " + TOKEN, "bearer " + TOKEN, "BEARER  " + TOKEN)) {
+                assertThat(http.request("GET", "/dump", null, null, "Authorization", header)
+                                .status())
+                        .as(header)
+                        .isEqualTo(200);
+            }
+            HttpTestClient.Response missing = get(http, "/dump", null).assertStatus(401);
+            assertThat(missing.error()).contains("missing");
+            assertThat(missing.challenge()).isEqualTo("Bearer");
+            String basicCredentials =
+                    Base64.getEncoder().encodeToString(("user:" + TOKEN).getBytes(StandardCharsets.UTF_8));
+            HttpTestClient.Response basic = http.request(
+                            "GET", "/dump", null, null, "Authorization", "Basic " + basicCredentials)
+                    .assertStatus(401);
+            assertThat(basic.error()).contains("Bearer scheme");
+            assertThat(basic.challenge()).isEqualTo("Bearer");
+            for (String header : List.of("Bearer " + TOKEN.toUpperCase(Locale.ROOT), "Bearer nope", TOKEN)) {
+                HttpTestClient.Response r = http.request("GET", "/dump", null, null, "Authorization", header)
+                        .assertStatus(401);
+                if (header.startsWith("Bearer")) {
+                    assertThat(r.error()).as(header).isEqualTo("invalid bearer token");
+                    assertThat(r.challenge()).isEqualTo("Bearer error=\"invalid_token\"");
+                } else {
+                    assertThat(r.error()).as(header).contains("Bearer scheme");
+                }
+            }
         }
     }
 
