@@ -110,7 +110,7 @@ public final class BearerTokens {
         try {
             token = Files.readString(file, StandardCharsets.UTF_8).strip();
         } catch (IOException e) {
-            throw new IOException("cannot read " + file + ": " + e.getMessage(), e);
+            throw new IOException("cannot read " + file + ": " + IoErrors.describe(e, file), e);
         }
         if (token.isEmpty()) {
             throw new IOException(file + " is empty");

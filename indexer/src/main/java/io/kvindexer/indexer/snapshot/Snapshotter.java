@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.snapshot;
 
+import io.kvindexer.indexer.common.Durations;
+import io.kvindexer.indexer.common.IoErrors;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import java.io.IOException;
@@ -81,8 +83,8 @@ public final class Snapshotter implements AutoCloseable {
                     System.Logger.Level.WARNING,
                     "snapshot into {0} failed (the previous ones are kept; trying again in {1}): {2}",
                     files.dir(),
-                    interval,
-                    e.toString());
+                    Durations.format(interval),
+                    e instanceof IOException io ? IoErrors.describe(io, files.dir()) : e.toString());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -143,7 +143,8 @@ public class BearerAuthAndLimitsTest {
                 .hasMessageContaining("--auth-token-file");
         assertThatThrownBy(() -> IndexerCli.parse(
                         new String[] {"--auth-token-file", dir.resolve("none").toString()}, Map.of()))
-                .hasMessageContaining("--auth-token-file");
+                .hasMessageContaining("--auth-token-file")
+                .hasMessageContaining("no such file or directory");
     }
 
     @Test
