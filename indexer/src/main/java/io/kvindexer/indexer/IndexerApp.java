@@ -48,7 +48,17 @@ public final class IndexerApp implements AutoCloseable {
         requirePortFree(config.host(), config.port());
         this.core = IndexerCore.start(config);
         this.components = core.components();
+        Snapshotter snapshotter = null;
         try {
+            // takes the directory first: a second replica pointed at it stops here, before it listens
+            snapshotter = config.snapshotDir() == null
+                    ? null
+                    : new Snapshotter(
+                            config.snapshotDir(),
+                            config.snapshotInterval(),
+                            components.workers(),
+                            components.indexers(),
+                            components.metrics()::snapshot);
             var builder = WebServer.builder();
             if (config.security().serverTls()) {
                 builder.tls(ServerTls.load(
@@ -68,9 +78,13 @@ public final class IndexerApp implements AutoCloseable {
                 throw new IllegalStateException("cannot listen on " + config.host() + ":" + config.port());
             }
         } catch (RuntimeException e) {
+            if (snapshotter != null) {
+                snapshotter.close(); // never started: lets the directory go without writing
+            }
             core.close(); // a failed start leaves no listener or writer thread behind
             throw e;
         }
+        this.snapshots = snapshotter;
         this.reloads = new SecurityReloads(config.security(), server);
         LOG.log(
                 System.Logger.Level.INFO,
@@ -78,14 +92,6 @@ public final class IndexerApp implements AutoCloseable {
                 config.scheme().toUpperCase(java.util.Locale.ROOT),
                 config.host(),
                 server.port());
-        this.snapshots = config.snapshotDir() == null
-                ? null
-                : new Snapshotter(
-                        config.snapshotDir(),
-                        config.snapshotInterval(),
-                        components.workers(),
-                        components.indexers(),
-                        components.metrics()::snapshot);
         this.startup = Thread.ofVirtual().name("indexer-startup").start(this::recoverThenOpen);
         this.demo = config.demo() ? Demo.start(components.workers()::register) : null;
     }

@@ -72,6 +72,10 @@ public final class IndexerProcess implements AutoCloseable {
         return url;
     }
 
+    public long pid() {
+        return process.pid();
+    }
+
     /** Everything it printed so far (stdout and stderr, log lines included). */
     public String output() {
         return String.join("\n", output);

@@ -2,8 +2,12 @@ package io.kvindexer.indexer.snapshot;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,7 +23,9 @@ import java.util.regex.Pattern;
  * The snapshot directory: {@code snapshot-<n>.kvix} files, numbered upwards. A new one is written to a temporary
  * file, forced to disk, renamed into place and the directory forced, so a crash at any moment leaves either the old
  * set or the new one; then all but the newest {@link #KEPT} are deleted, so the previous good snapshot is kept until
- * a newer one is complete (and is there to fall back to if the newest does not verify).
+ * a newer one is complete (and is there to fall back to if the newest does not verify). One process writes a
+ * directory: it holds an OS lock on {@value #LOCK} in it while it runs, as two replicas numbering and pruning the
+ * same files would overwrite each other's snapshots.
  */
 public final class SnapshotFiles {
 
@@ -29,7 +35,18 @@ public final class SnapshotFiles {
     private static final Pattern NAME = Pattern.compile("snapshot-(\\d{1,19})\\.kvix");
     private static final String TEMP_SUFFIX = ".tmp";
 
+    /** The file whose lock says the directory is in use; it holds the owner's process id. */
+    public static final String LOCK = ".lock";
+
+    /** The directory's lock is held by another process (or another replica in this one). */
+    public static final class InUseException extends IOException {
+        InUseException(String message) {
+            super(message);
+        }
+    }
+
     private final Path dir;
+    private FileChannel lockFile;
 
     public SnapshotFiles(Path dir) {
         this.dir = dir;
@@ -56,9 +73,55 @@ public final class SnapshotFiles {
         return out;
     }
 
+    /**
+     * Takes the directory for this process, creating it if need be; nothing when it already has it. The OS drops
+     * the lock when the process dies, so a crashed replica never keeps its successor out.
+     *
+     * @throws InUseException another process holds it: the message names its process id
+     */
+    synchronized void lock() throws IOException {
+        if (lockFile != null) {
+            return;
+        }
+        Files.createDirectories(dir);
+        Path path = dir.resolve(LOCK);
+        FileChannel ch = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileLock held;
+        try {
+            held = ch.tryLock();
+        } catch (OverlappingFileLockException e) {
+            held = null; // another replica in this JVM (tests) holds it
+        } catch (IOException e) {
+            ch.close();
+            throw e;
+        }
+        if (held == null) {
+            ch.close();
+            String owner = Files.readString(path, StandardCharsets.UTF_8).strip();
+            throw new InUseException("--snapshot-dir " + dir + " is in use by another kv-indexer"
+                    + (owner.isEmpty() ? "" : " (process " + owner + ")")
+                    + ": give each replica a directory of its own");
+        }
+        ch.truncate(0);
+        ch.write(ByteBuffer.wrap((ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.UTF_8)));
+        lockFile = ch;
+    }
+
+    /** Lets the directory go (closing the channel releases its lock). */
+    synchronized void unlock() {
+        if (lockFile != null) {
+            try {
+                lockFile.close();
+            } catch (IOException e) {
+                // closing releases the lock even when it reports an error
+            }
+            lockFile = null;
+        }
+    }
+
     /** Writes {@code content} as the next snapshot; returns its path. */
     Path write(ChunkedBytes content) throws IOException {
-        Files.createDirectories(dir);
+        lock();
         List<Path> existing = newestFirst();
         long next = existing.isEmpty() ? 1 : number(existing.getFirst()) + 1;
         Path target = dir.resolve(String.format("snapshot-%019d.kvix", next));

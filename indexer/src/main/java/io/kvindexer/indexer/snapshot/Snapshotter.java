@@ -32,7 +32,12 @@ public final class Snapshotter implements AutoCloseable {
     private final Consumer<String> events;
     private ScheduledExecutorService timer;
 
-    /** @param events told {@code written} or {@code write_failed} after each attempt (a metric) */
+    /**
+     * Takes the directory ({@link SnapshotFiles#lock}) at once, so a second replica pointed at it fails at startup.
+     *
+     * @param events told {@code written} or {@code write_failed} after each attempt (a metric)
+     * @throws IllegalStateException another process writes into {@code dir}
+     */
     public Snapshotter(
             Path dir, Duration interval, WorkerRegistry workers, Indexers indexers, Consumer<String> events) {
         this.files = new SnapshotFiles(dir);
@@ -40,6 +45,18 @@ public final class Snapshotter implements AutoCloseable {
         this.workers = workers;
         this.indexers = indexers;
         this.events = events;
+        try {
+            files.lock();
+        } catch (SnapshotFiles.InUseException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        } catch (IOException e) {
+            // a volume that is not writable yet: every snapshot tries again, and is counted when it fails
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "--snapshot-dir {0} cannot be used now ({1}); each snapshot tries again",
+                    dir,
+                    IoErrors.describe(e, dir));
+        }
     }
 
     /** Starts the periodic writes (the first after one interval). */
@@ -98,16 +115,20 @@ public final class Snapshotter implements AutoCloseable {
             t = timer;
             timer = null;
         }
-        if (t == null) {
-            return;
-        }
-        t.shutdownNow();
         try {
-            t.awaitTermination(30, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return;
+            if (t == null) {
+                return;
+            }
+            t.shutdownNow();
+            try {
+                t.awaitTermination(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            writeLogged();
+        } finally {
+            files.unlock();
         }
-        writeLogged();
     }
 }
