@@ -124,7 +124,7 @@ final class Subscriber implements AutoCloseable {
     /** Starts connecting; throws for an endpoint that cannot be connected to at all (bad host, no such scheme). */
     void open() {
         address = ZmqAddress.parse(endpoint);
-        address.resolve(); // an unknown host fails the listener now, as a ZeroMQ connect does
+        address.resolve(); // an unknown host fails the listener now, as Dynamo's connect (zeromq-rs) does
         connect(System.nanoTime());
     }
 
