@@ -87,9 +87,10 @@ public final class IndexerCli {
     String modelName = IndexerConfig.DEFAULT_MODEL;
 
     @Option(
-            names = "--tenant-id",
+            names = {"--tenant-id", "--routing-group"},
             paramLabel = "ID",
-            description = "tenant of the --workers (default: ${DEFAULT-VALUE})")
+            description = "tenant of the --workers; --routing-group is Dynamo's newer name for it (default:"
+                    + " ${DEFAULT-VALUE})")
     String tenantId = Tenants.DEFAULT;
 
     @Option(
@@ -147,6 +148,9 @@ public final class IndexerCli {
 
     @CommandLine.Mixin
     IngestOptions ingest = new IngestOptions();
+
+    @CommandLine.Mixin
+    AccessLogOptions accessLog = new AccessLogOptions();
 
     IndexerCli() {}
 
@@ -255,7 +259,8 @@ public final class IndexerCli {
                 state.unregisterGrace(),
                 expiry.policy(),
                 tls.security(hardening.authTokenFile),
-                ingest.settings());
+                ingest.settings(),
+                accessLog.settings());
     }
 
     /** compatibility.md, Command line and environment: split on commas, drop empty entries, trim the rest. */

@@ -5,6 +5,7 @@ import io.kvindexer.indexer.common.ServiceLimits;
 import io.kvindexer.indexer.common.Tenants;
 import io.kvindexer.indexer.common.TransportSecurity;
 import io.kvindexer.indexer.expiry.ExpiryPolicy;
+import io.kvindexer.indexer.http.AccessLogSettings;
 import io.kvindexer.indexer.http.HttpSettings;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.ingest.IngestSettings;
@@ -42,6 +43,7 @@ import java.util.function.Consumer;
  * @param expiry            {@code --block-ttl} and {@code --max-blocks-per-worker} ({@link ExpiryPolicy#NONE}: neither)
  * @param security          TLS files and the rotating token file (see {@link TransportSecurity})
  * @param ingest            the receive queue's byte bound and the degraded hold (see {@link IngestSettings})
+ * @param accessLog         {@code --access-log} and its options ({@link AccessLogSettings#NONE}: none)
  */
 public record IndexerConfig(
         String host,
@@ -69,7 +71,8 @@ public record IndexerConfig(
         Duration unregisterGrace,
         ExpiryPolicy expiry,
         TransportSecurity security,
-        IngestSettings ingest)
+        IngestSettings ingest,
+        AccessLogSettings accessLog)
         implements HttpSettings {
 
     public static final int DEFAULT_PORT = 8090;
@@ -91,6 +94,7 @@ public record IndexerConfig(
         expiry = expiry != null ? expiry : ExpiryPolicy.NONE;
         security = security != null ? security : TransportSecurity.NONE;
         ingest = ingest != null ? ingest : IngestSettings.defaults();
+        accessLog = accessLog != null ? accessLog : AccessLogSettings.NONE;
     }
 
     /** Defaults for tests: loopback, a free port, no workers, no peers. */
@@ -121,7 +125,8 @@ public record IndexerConfig(
                 Duration.ZERO,
                 ExpiryPolicy.NONE,
                 TransportSecurity.NONE,
-                IngestSettings.defaults());
+                IngestSettings.defaults(),
+                AccessLogSettings.NONE);
     }
 
     /** The index options these flags give. */
@@ -191,6 +196,7 @@ public record IndexerConfig(
         public ExpiryPolicy expiry;
         public TransportSecurity security;
         public IngestSettings ingest;
+        public AccessLogSettings accessLog;
 
         private Draft(IndexerConfig c) {
             host = c.host;
@@ -219,6 +225,7 @@ public record IndexerConfig(
             expiry = c.expiry;
             security = c.security;
             ingest = c.ingest;
+            accessLog = c.accessLog;
         }
 
         private IndexerConfig build() {
@@ -248,7 +255,8 @@ public record IndexerConfig(
                     unregisterGrace,
                     expiry,
                     security,
-                    ingest);
+                    ingest,
+                    accessLog);
         }
     }
 }

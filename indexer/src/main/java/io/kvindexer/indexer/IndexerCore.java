@@ -1,6 +1,8 @@
 package io.kvindexer.indexer;
 
 import io.kvindexer.indexer.expiry.BlockExpiry;
+import io.kvindexer.indexer.http.AccessLog;
+import io.kvindexer.indexer.http.AccessLogSettings;
 import io.kvindexer.indexer.http.IndexerRouting;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.ingest.EngineListener;
@@ -18,6 +20,7 @@ import io.kvindexer.indexer.registry.Registration;
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.registry.WorkerEntry;
 import io.kvindexer.indexer.registry.WorkerRegistry;
+import java.io.IOException;
 
 /**
  * The wiring behind the HTTP server: index, registry with its engine listeners, startup gate and metrics, with the
@@ -33,9 +36,12 @@ public final class IndexerCore implements AutoCloseable {
     private final IngestPollers pollers;
     /** null unless --block-ttl or --max-blocks-per-worker is given */
     private final BlockExpiry expiry;
+    /** null without --access-log */
+    private final AccessLog accessLog;
 
     private IndexerCore(IndexerConfig config) throws RegistryException {
         IndexerMetrics metrics = new IndexerMetrics();
+        accessLog = openAccessLog(config.accessLog(), metrics); // first: a file it cannot open stops the start
         ReadyGate readyGate = new ReadyGate();
         expiry = config.expiry().enabled() ? new BlockExpiry(config.expiry()) : null;
         Indexers indexers = new Indexers(config.indexOptions(), expiry);
@@ -66,7 +72,8 @@ public final class IndexerCore implements AutoCloseable {
         if (expiry != null) {
             metrics.bindExpiry(expiry);
         }
-        components = new IndexerRouting.Components(config, workers, new PeerRegistry(), indexers, gate, metrics);
+        components =
+                new IndexerRouting.Components(config, workers, new PeerRegistry(), indexers, gate, metrics, accessLog);
         try {
             for (WorkerEntry w : config.workers()) {
                 workers.register(new Registration(
@@ -119,7 +126,18 @@ public final class IndexerCore implements AutoCloseable {
         return components;
     }
 
-    /** The listeners first, then the index writers they feed. */
+    private static AccessLog openAccessLog(AccessLogSettings settings, IndexerMetrics metrics) {
+        if (!settings.enabled()) {
+            return null;
+        }
+        try {
+            return AccessLog.open(settings, metrics::accessLogDropped);
+        } catch (IOException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        }
+    }
+
+    /** The listeners first, then the index writers they feed; the access log last, with what was queued. */
     @Override
     public void close() {
         components.workers().close();
@@ -128,5 +146,8 @@ public final class IndexerCore implements AutoCloseable {
             expiry.close();
         }
         components.indexers().close();
+        if (accessLog != null) {
+            accessLog.close();
+        }
     }
 }

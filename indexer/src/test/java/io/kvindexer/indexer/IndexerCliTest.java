@@ -4,9 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvindexer.indexer.http.AccessLogSettings;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.WorkerEntry;
 import java.lang.reflect.Field;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -227,6 +229,27 @@ class IndexerCliTest {
         assertThatThrownBy(() -> parse("--threads", "-1")).hasMessageContaining("--threads");
     }
 
+    /** Dynamo's newer flags: the access log's three, and --routing-group, its name for what we call the tenant. */
+    @Test
+    void accessLogFlagsAndRoutingGroup() throws Exception {
+        assertThat(parse().accessLog()).isEqualTo(AccessLogSettings.NONE);
+        assertThat(parse().accessLog().enabled()).isFalse();
+        IndexerConfig c = parse(
+                "--access-log",
+                "/var/log/kvi/access.log",
+                "--trace-id-header",
+                "X-Request-Id",
+                "--access-log-local-time");
+        assertThat(c.accessLog())
+                .isEqualTo(new AccessLogSettings(Path.of("/var/log/kvi/access.log"), "X-Request-Id", true));
+        assertThat(parse("--access-log", "a.log").accessLog().traceIdHeader()).isEqualTo("x-trace-id");
+        assertThatThrownBy(() -> parse("--trace-id-header", "x trace"))
+                .hasMessage("invalid value for --trace-id-header: `x trace` is not an HTTP header name");
+        assertThatThrownBy(() -> parse("--trace-id-header", "")).hasMessageContaining("--trace-id-header");
+        assertThat(parse("--routing-group", "pool-a").tenantId()).isEqualTo("pool-a");
+        assertThat(parse("--tenant-id", "pool-b").tenantId()).isEqualTo("pool-b");
+    }
+
     @Test
     void helpListsEveryFlag() throws Exception {
         String help = IndexerCli.parse(new String[] {"--help"}, Map.of()).helpText();
@@ -245,6 +268,10 @@ class IndexerCliTest {
                         "--max-body-bytes",
                         "--block-ttl",
                         "--max-blocks-per-worker",
+                        "--routing-group",
+                        "--access-log",
+                        "--trace-id-header",
+                        "--access-log-local-time",
                         "DYN_ROUTER_MIN_INITIAL_WORKERS");
     }
 

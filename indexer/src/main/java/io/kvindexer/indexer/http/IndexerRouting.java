@@ -23,14 +23,19 @@ public final class IndexerRouting {
 
     private static final System.Logger LOG = System.getLogger(IndexerRouting.class.getName());
 
-    /** What the routes work on. */
+    /**
+     * What the routes work on.
+     *
+     * @param accessLog the {@code --access-log} file; null: none
+     */
     public record Components(
             HttpSettings config,
             WorkerRegistry workers,
             PeerRegistry peers,
             Indexers indexers,
             StartupGate gate,
-            IndexerMetrics metrics) {}
+            IndexerMetrics metrics,
+            AccessLog accessLog) {}
 
     private IndexerRouting() {}
 
@@ -38,6 +43,9 @@ public final class IndexerRouting {
         HttpSettings cfg = c.config();
         Routes routes = routes(c);
         routing.addFilter(new RequestMetricsFilter(c.metrics(), routes));
+        if (c.accessLog() != null) {
+            routing.addFilter(new AccessLogFilter(c.accessLog(), routes)); // before the token check: logs its 401s
+        }
         routing.addFilter(BodyDeadline.filter(cfg.limits().requestReadTimeout()));
         if (cfg.bearerTokens() != null) {
             routing.addFilter(new BearerAuth(cfg.bearerTokens(), routes));
@@ -64,6 +72,7 @@ public final class IndexerRouting {
                 new PeerService(c.peers(), cfg.maxBodyBytes(), cfg.limits().maxPeers()),
                 new OpenApiService(),
                 new CacheStatsService(c.indexers()),
+                new AccessLogService(c.accessLog()),
                 new ConsoleService()));
         if (cfg.testEndpoints()) {
             LOG.log(System.Logger.Level.WARNING, "DYN_KV_INDEXER_TEST_ENDPOINTS is on: /test/* routes are mounted");

@@ -33,7 +33,7 @@ record QueryService(
         boolean msgpack = MsgpackBody.isMsgpack(req);
         OverlapScores scores = read(req, msgpack, Requests::query, q -> {
             tokenLimit("token_ids", q.tokenIds().remaining());
-            ModelIndex index = index(q.modelName(), q.tenantId());
+            ModelIndex index = index(req, q.modelName(), q.tenantId());
             return timedMatch(
                     "/query",
                     index,
@@ -59,7 +59,7 @@ record QueryService(
             ServerRequest req, boolean msgpack, String route, BiFunction<MatchResult, Integer, S> shape) {
         Requests.HashQuery q = read(req, msgpack, Requests::queryByHash, Function.identity());
         tokenLimit("block_hashes", q.localHashes().length);
-        return timedMatch(route, index(q.modelName(), q.tenantId()), q::localHashes, shape);
+        return timedMatch(route, index(req, q.modelName(), q.tenantId()), q::localHashes, shape);
     }
 
     /** Hashes (when {@code localHashes} does), matches and shapes the answer, all inside the route's match timer. */
@@ -78,7 +78,9 @@ record QueryService(
         }
     }
 
-    private ModelIndex index(String model, String tenant) {
+    /** The (model, tenant)'s index, once the gate is open; the model goes into the request's access-log record. */
+    private ModelIndex index(ServerRequest req, String model, String tenant) {
+        AccessLog.model(req, model);
         if (!gate.isOpen()) {
             throw new ApiError(503, "indexer is not ready: " + gate.reason());
         }

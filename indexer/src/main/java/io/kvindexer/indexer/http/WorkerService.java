@@ -23,12 +23,15 @@ record WorkerService(WorkerRegistry registry, long maxBody) implements ApiServic
     }
 
     private void register(ServerRequest req, ServerResponse res) throws RegistryException {
-        registry.register(JsonBody.read(req, maxBody, Requests::register));
+        var registration = JsonBody.read(req, maxBody, Requests::register);
+        AccessLog.model(req, registration.modelName());
+        registry.register(registration);
         JsonOut.ok(res, 201);
     }
 
     private void unregister(ServerRequest req, ServerResponse res) throws RegistryException {
         Requests.Unregister u = JsonBody.read(req, maxBody, Requests::unregister);
+        AccessLog.model(req, u.modelName());
         registry.unregister(u.instanceId(), u.modelName(), u.tenantId(), u.dpRank());
         JsonOut.ok(res, 200);
     }

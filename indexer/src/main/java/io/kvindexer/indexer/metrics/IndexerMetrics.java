@@ -87,6 +87,10 @@ public final class IndexerMetrics {
             "dynamo_kvindexer_engine_disconnects_total",
             "Handshaken ZMQ SUB connections to engines that went down (engine stopped, network broken)");
 
+    private final Counter accessLogDropped = counter(
+            "dynamo_kvindexer_access_log_dropped_total",
+            "--access-log records not written: the writer was that far behind, or the file could not be written");
+
     private final Counter snapshots = counter(
             "dynamo_kvindexer_snapshots_total",
             "Local snapshots by event: written, write_failed, loaded, damaged (a file that did not verify, skipped)",
@@ -313,6 +317,11 @@ public final class IndexerMetrics {
         } else if (status >= 400) {
             errors.labelValues(endpoint, "4xx").inc();
         }
+    }
+
+    /** One access-log record dropped. */
+    public void accessLogDropped() {
+        accessLogDropped.inc();
     }
 
     /** A snapshot was written, failed to write, was loaded, or was found damaged. */
