@@ -70,6 +70,7 @@ record WorkerService(WorkerRegistry registry, long maxBody) implements ApiServic
         g.writeStringField("status", w.status().label());
         g.writeStringField("model_name", w.modelName());
         g.writeStringField("tenant_id", w.tenantId());
+        g.writeStringField("routing_group", w.tenantId()); // newer Dynamo's name for it, which its clients read
         g.writeFieldName("block_size");
         g.writeNumber(Integer.toUnsignedString(w.blockSize()));
         if (w.podName() != null) { // absent when unknown, as Dynamo's clients expect nothing there

@@ -57,12 +57,15 @@ class WorkerRoutesTest {
                         "status",
                         "model_name",
                         "tenant_id",
+                        "routing_group",
                         "block_size",
                         "endpoints",
                         "listeners");
         assertThat(w1.get("source").asText()).isEqualTo("zmq");
         assertThat(w1.get("model_name").asText()).isEqualTo("llama-3-8b");
         assertThat(w1.get("tenant_id").asText()).isEqualTo("default");
+        assertThat(w1.get("routing_group").asText()).isEqualTo("default");
+        assertThat(find(all, 2).get("routing_group").asText()).isEqualTo("customer-a");
         assertThat(w1.get("block_size").asInt()).isEqualTo(16);
         assertThat(w1.get("endpoints").get("0").asText()).isEqualTo("tcp://127.0.0.1:5557");
         assertThat(w1.get("endpoints").get("1").asText()).isEqualTo("tcp://127.0.0.1:5558");
