@@ -66,13 +66,15 @@ function renderWorkers(workers) {
       const down = l.disconnected_since_ms != null;
       const connection = down ? 'disconnected' : l.connected ? 'connected' : 'not-connected';
       rows.push(h('tr', { class: first ? 'first' : 'more',
-        dataset: { instance: String(w.instance_id), rank, status: l.status, connection, exactness: l.exactness || '' } },
+        dataset: { instance: String(w.instance_id), rank, status: l.status, connection, exactness: l.exactness || '',
+          lastSeq: String(l.last_seq ?? '') },
+        title: progressTitle(l) },
         h('td', { class: 'id' }, first ? String(w.instance_id) : '', first && w.pod_name ? h('small', {}, ` ${w.pod_name}`) : null),
         h('td', { class: 'num' }, rank),
         h('td', {}, first ? `${w.model_name} / ${w.tenant_id}` : ''),
         h('td', { class: 'mono' }, l.endpoint || ''),
         h('td', { class: 'listener' }, statusBadge(l.status || 'unknown'), exactnessBadge(l),
-          down ? disconnectedBadge(l) : null),
+          down ? disconnectedBadge(l) : null, silentBadge(l)),
         h('td', { class: 'error' }, l.last_error || '')));
     });
   }
@@ -93,6 +95,29 @@ function exactnessBadge(listener) {
     .filter(Boolean).join(': ');
   return [' ', h('span', { class: `badge exactness ${state}`,
     dataset: { exactness: state, since: String(listener.exactness_since_ms ?? '') }, title }, state)];
+}
+
+/** The last batch of the stream, for the row's tooltip. */
+function progressTitle(listener) {
+  if (listener.last_seq == null) {
+    return 'no batch applied yet';
+  }
+  const at = listener.last_batch_ms != null ? `, applied ${new Date(Number(listener.last_batch_ms)).toLocaleString()}`
+    : ' (restored; none applied by this replica yet)';
+  return `last batch: seq ${listener.last_seq}${at}`;
+}
+
+/**
+ * Connected, but not one batch: the usual sign of an engine that does not publish where it was registered (KV events
+ * off, or its replay port registered as its PUB port).
+ */
+function silentBadge(listener) {
+  if (!listener.connected || listener.last_seq != null) {
+    return null;
+  }
+  return [' ', h('span', { class: 'badge silent',
+    title: 'connected, but no batch has come from this engine: are its KV events on, and is this its PUB endpoint'
+      + ' (not its replay endpoint)?' }, 'no events')];
 }
 
 /** The SUB connection to the engine is down: Dynamo's status alone cannot say so (the socket reconnects itself). */

@@ -5,6 +5,8 @@ import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.kvindexer.indexer.ingest.Exactness;
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
+import io.kvindexer.indexer.ingest.SequenceWatermark;
+import io.kvindexer.indexer.ingest.StreamProgress;
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import io.kvindexer.indexer.registry.WorkerView;
@@ -49,6 +51,16 @@ record WorkerService(WorkerRegistry registry, long maxBody) implements ApiServic
             }
             g.writeEndArray();
         });
+    }
+
+    /** Ours, additive: the last seq applied and when this process last applied a batch; absent before the first. */
+    private static void progress(JsonGenerator g, StreamProgress p) throws IOException {
+        if (p.lastSeq() != SequenceWatermark.UNSET) {
+            JsonOut.u64Field(g, "last_seq", p.lastSeq());
+        }
+        if (p.lastBatchAt() != null) {
+            g.writeNumberField("last_batch_ms", p.lastBatchAt().toEpochMilli());
+        }
     }
 
     /** Ours, additive: how complete the index is for this stream, why not, and since when (docs/concepts.md). */
@@ -97,6 +109,7 @@ record WorkerService(WorkerRegistry registry, long maxBody) implements ApiServic
                         "disconnected_since_ms",
                         e.getValue().disconnectedSince().toEpochMilli());
             }
+            progress(g, w.progress().getOrDefault(e.getKey(), StreamProgress.NONE));
             exactness(g, e.getValue().exactness());
             g.writeEndObject();
         }

@@ -147,6 +147,6 @@ final class SequenceTracker {
 
     /** A batch with this seq was decoded and applied. */
     void applied(long seq) {
-        watermark.set(seq);
+        watermark.passed(seq);
     }
 }

@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.ingest;
 
+import java.time.Instant;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -25,6 +26,9 @@ public final class SequenceWatermark {
     }
 
     private final AtomicLong last = new AtomicLong(UNSET);
+    /** when a batch last passed ({@link #passed}); 0: never in this process */
+    private volatile long passedAtMillis;
+
     private volatile AppliedHook hook;
 
     public long get() {
@@ -37,6 +41,18 @@ public final class SequenceWatermark {
 
     public void reset() {
         last.set(UNSET);
+    }
+
+    /** Batch {@code seq} was decoded and handed to the index now (a restore or a settled loss uses {@link #set}). */
+    void passed(long seq) {
+        last.set(seq);
+        passedAtMillis = System.currentTimeMillis();
+    }
+
+    /** The last seq, and when a batch last passed in this process. */
+    public StreamProgress progress() {
+        long at = passedAtMillis;
+        return new StreamProgress(last.get(), at == 0 ? null : Instant.ofEpochMilli(at));
     }
 
     /** From now on {@code hook} (null: none) is told of every batch of this registration the index applies. */

@@ -4,6 +4,7 @@ import io.kvindexer.indexer.ingest.Exactness;
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ListenerSpec;
 import io.kvindexer.indexer.ingest.RunningListener;
+import io.kvindexer.indexer.ingest.SequenceWatermark;
 
 /** One (instance, dp rank): its spec and its running listener (which holds the registry's watermark). */
 final class Rank {
@@ -13,11 +14,13 @@ final class Rank {
     final ListenerSpec spec;
     final RunningListener listener;
     final Exactness exactness;
+    final SequenceWatermark watermark;
 
-    Rank(ListenerSpec spec, RunningListener listener) {
+    Rank(ListenerSpec spec, RunningListener listener, SequenceWatermark watermark) {
         this.spec = spec;
         this.listener = listener;
         this.exactness = listener.exactness();
+        this.watermark = watermark;
     }
 
     void stop() {

@@ -12,6 +12,7 @@ import io.kvindexer.indexer.ingest.ListenerSpec;
 import io.kvindexer.indexer.ingest.ListenerStatus;
 import io.kvindexer.indexer.ingest.RunningListener;
 import io.kvindexer.indexer.ingest.SequenceWatermark;
+import io.kvindexer.indexer.ingest.StreamProgress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -160,7 +161,10 @@ public final class WorkerRegistry implements AutoCloseable {
         if (grace.enabled()) {
             index.submitOps(key, grace.reattach(r)); // before the listener's first batch, on the same writer
         }
-        Rank rank = new Rank(spec, listenerFactory.start(spec, learned.watermark(), grace.watch(new IndexSink(index))));
+        Rank rank = new Rank(
+                spec,
+                listenerFactory.start(spec, learned.watermark(), grace.watch(new IndexSink(index))),
+                learned.watermark());
         inst.ranks.put(r.dpRank(), rank);
         exactness.put(inst.id, inst.ranks.values());
         if (r.podName() != null) {
@@ -401,7 +405,11 @@ public final class WorkerRegistry implements AutoCloseable {
                 continue;
             }
             SortedMap<Integer, ListenerSnapshot> listeners = new TreeMap<>(Integer::compareUnsigned);
-            inst.ranks.forEach((r, rank) -> listeners.put(r, rank.snapshot()));
+            SortedMap<Integer, StreamProgress> progress = new TreeMap<>(Integer::compareUnsigned);
+            inst.ranks.forEach((r, rank) -> {
+                listeners.put(r, rank.snapshot());
+                progress.put(r, rank.watermark.progress());
+            });
             int blockSize = indexers.get(inst.model, inst.tenant)
                     .map(ModelIndex::blockSize)
                     .orElse(0);
@@ -412,6 +420,7 @@ public final class WorkerRegistry implements AutoCloseable {
                     inst.tenant,
                     blockSize,
                     listeners,
+                    progress,
                     inst.podName));
         }
         return out;

@@ -2,6 +2,7 @@ package io.kvindexer.indexer.registry;
 
 import io.kvindexer.indexer.ingest.ListenerSnapshot;
 import io.kvindexer.indexer.ingest.ListenerStatus;
+import io.kvindexer.indexer.ingest.StreamProgress;
 import java.util.SortedMap;
 
 /**
@@ -10,6 +11,7 @@ import java.util.SortedMap;
  * @param status    aggregated over the ranks: failed &gt; pending &gt; active &gt; paused
  * @param blockSize of the (model, tenant) index; 0 if it vanished concurrently
  * @param listeners by dp rank (unsigned order)
+ * @param progress  by dp rank, as {@code listeners}: how far each stream has come
  * @param podName   the engine's pod as given to {@code /register}; null when unknown
  */
 public record WorkerView(
@@ -19,6 +21,7 @@ public record WorkerView(
         String tenantId,
         int blockSize,
         SortedMap<Integer, ListenerSnapshot> listeners,
+        SortedMap<Integer, StreamProgress> progress,
         String podName) {
 
     static ListenerStatus aggregate(Iterable<ListenerSnapshot> listeners) {

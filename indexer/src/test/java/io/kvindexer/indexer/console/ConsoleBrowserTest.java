@@ -541,4 +541,39 @@ class ConsoleBrowserTest {
         engine(3).publish(EngineSimulator.cleared()).get(30, TimeUnit.SECONDS);
         wait.until(ExpectedConditions.textToBe(badge, "exact"));
     }
+
+    /**
+     * An engine that is connected but has published nothing (events off, or the wrong port registered) shows "no
+     * events"; its first batch takes the badge away and puts its seq in the row.
+     */
+    @Test
+    @Order(10)
+    void aConnectedEngineThatPublishesNothingShowsNoEventsUntilItsFirstBatch() throws Exception {
+        try (EngineSimulator quiet = EngineSimulator.start(EngineSimulator.Options.defaults())) {
+            http.post(
+                            "/register",
+                            "{\"instance_id\":9,\"endpoint\":\"" + quiet.endpoint() + "\",\"model_name\":\"" + MODEL
+                                    + "\",\"block_size\":" + BLOCK + "}")
+                    .assertStatus(201);
+            var wait = browser.open(ui("#overview"));
+            By badge = By.cssSelector("#workers tr[data-instance='9'] .badge.silent");
+            wait.until(d -> d.findElements(badge).size() == 1);
+            assertThat(browser.driver.findElement(badge).getText()).isEqualTo("no events");
+            browser.screenshot("overview-engine-silent-1280x800");
+
+            quiet.storeSequence(IntStream.rangeClosed(9001, 9008).toArray(), BLOCK)
+                    .get(30, TimeUnit.SECONDS);
+            long seq = quiet.nextSeq() - 1;
+            wait.until(d -> d.findElements(badge).isEmpty());
+            By row = By.cssSelector("#workers tr[data-instance='9']");
+            eventually(() -> {
+                assertThat(browser.driver.findElement(row).getAttribute("data-last-seq"))
+                        .isEqualTo(Long.toString(seq));
+                assertThat(browser.driver.findElement(row).getAttribute("title"))
+                        .startsWith("last batch: seq " + seq + ", applied ");
+            });
+            http.post("/unregister", "{\"instance_id\":9,\"model_name\":\"" + MODEL + "\"}")
+                    .assertStatus(200);
+        }
+    }
 }

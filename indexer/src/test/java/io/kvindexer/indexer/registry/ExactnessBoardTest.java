@@ -7,6 +7,7 @@ import io.kvindexer.indexer.ingest.Exactness;
 import io.kvindexer.indexer.ingest.ExactnessState;
 import io.kvindexer.indexer.ingest.IdleListener;
 import io.kvindexer.indexer.ingest.ListenerSpec;
+import io.kvindexer.indexer.ingest.SequenceWatermark;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -71,6 +72,8 @@ class ExactnessBoardTest {
     private static Rank rank(long instance, int dpRank) {
         ListenerSpec spec = new ListenerSpec(instance, dpRank, "tcp://127.0.0.1:1", null);
         return new Rank(
-                spec, new IdleListener(IdleListener.pending(spec).snapshot(), new Exactness(Duration.ofMinutes(1))));
+                spec,
+                new IdleListener(IdleListener.pending(spec).snapshot(), new Exactness(Duration.ofMinutes(1))),
+                new SequenceWatermark());
     }
 }

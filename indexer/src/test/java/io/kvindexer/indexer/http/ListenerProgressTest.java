@@ -1,0 +1,49 @@
+package io.kvindexer.indexer.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.kvindexer.indexer.IndexerApp;
+import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.sim.EngineSimulator;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code /workers} shows how far each stream has come: no {@code last_seq} while a connected engine has published
+ * nothing (the sign of an engine that does not publish where it was registered), then the last seq applied and when.
+ */
+class ListenerProgressTest {
+
+    private static JsonNode listener(HttpTestClient http) {
+        return http.get("/workers").json().get(0).get("listeners").get("0");
+    }
+
+    @Test
+    void aConnectedEngineThatNeverPublishedHasNoLastSeqThenItsLastBatchIsShown() throws Exception {
+        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
+                HttpTestClient http = new HttpTestClient(app.baseUrl());
+                EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults())) {
+            http.post(
+                            "/register",
+                            "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint()
+                                    + "\",\"model_name\":\"m\",\"block_size\":4}")
+                    .assertStatus(201);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> listener(http).get("connected").asBoolean());
+            JsonNode quiet = listener(http);
+            assertThat(quiet.has("last_seq")).as(quiet.toString()).isFalse();
+            assertThat(quiet.has("last_batch_ms")).isFalse();
+
+            long before = System.currentTimeMillis();
+            sim.storeSequence(new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4).get();
+            sim.storeSequence(new int[] {9, 10, 11, 12}, 4).get();
+            long lastSeq = sim.nextSeq() - 1;
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> listener(http).path("last_seq").asLong(-1) == lastSeq);
+            JsonNode busy = listener(http);
+            assertThat(busy.get("last_batch_ms").asLong()).isBetween(before, System.currentTimeMillis());
+        }
+    }
+}
