@@ -6,7 +6,8 @@ import java.nio.IntBuffer;
 
 /**
  * The request bodies of the API, decoded field by field from a {@link JsonBody}. Unknown fields are ignored (as
- * in Dynamo); {@code routing_group} is an alias of {@code tenant_id} and {@code additionalsalt} of
+ * in Dynamo); {@code routing_group} is an alias of {@code tenant_id} (the one that counts when both are given) and
+ * {@code additionalsalt} of
  * {@code additional_salt}. A string field given as null is refused (422), only absence takes the default; an
  * optional field given as null counts as absent.
  */
@@ -29,6 +30,7 @@ final class Requests {
         String endpoint = null;
         String model = null;
         String tenant = null;
+        String group = null;
         Integer blockSize = null;
         Integer dpRank = null;
         String replay = null;
@@ -38,7 +40,8 @@ final class Requests {
                 case "instance_id" -> instanceId = body.u64(f);
                 case "endpoint" -> endpoint = body.string(f);
                 case "model_name" -> model = body.string(f);
-                case "tenant_id", "routing_group" -> tenant = body.string(f);
+                case "tenant_id" -> tenant = body.string(f);
+                case "routing_group" -> group = body.string(f);
                 case "block_size" -> blockSize = body.u32(f);
                 case "dp_rank" -> dpRank = body.optionalU32(f);
                 case "replay_endpoint" -> replay = body.optionalString(f);
@@ -59,7 +62,7 @@ final class Requests {
                 instanceId,
                 endpoint,
                 model,
-                tenant == null ? Tenants.DEFAULT : tenant,
+                partition(tenant, group),
                 blockSize,
                 dpRank == null ? 0 : dpRank,
                 replay,
@@ -70,32 +73,36 @@ final class Requests {
         Long instanceId = null;
         String model = null;
         String tenant = null;
+        String group = null;
         Integer dpRank = null;
         for (String f; (f = body.nextField()) != null; ) {
             switch (f) {
                 case "instance_id" -> instanceId = body.u64(f);
                 case "model_name" -> model = body.string(f);
-                case "tenant_id", "routing_group" -> tenant = body.optionalString(f);
+                case "tenant_id" -> tenant = body.optionalString(f);
+                case "routing_group" -> group = body.optionalString(f);
                 case "dp_rank" -> dpRank = body.optionalU32(f);
                 default -> body.skipValue();
             }
         }
         require(instanceId, "instance_id");
         require(model, "model_name");
-        return new Unregister(instanceId, model, tenant, dpRank);
+        return new Unregister(instanceId, model, group != null ? group : tenant, dpRank);
     }
 
     static Query query(RequestFields body) {
         IntBuffer tokens = null;
         String model = null;
         String tenant = null;
+        String group = null;
         String lora = null;
         String salt = null;
         for (String f; (f = body.nextField()) != null; ) {
             switch (f) {
                 case "token_ids" -> tokens = body.u32Array(f);
                 case "model_name" -> model = body.string(f);
-                case "tenant_id", "routing_group" -> tenant = body.string(f);
+                case "tenant_id" -> tenant = body.string(f);
+                case "routing_group" -> group = body.string(f);
                 case "lora_name" -> lora = body.optionalString(f);
                 case "cache_salt" -> salt = body.optionalString(f);
                 default -> body.skipValue();
@@ -103,25 +110,35 @@ final class Requests {
         }
         require(tokens, "token_ids");
         require(model, "model_name");
-        return new Query(tokens, model, tenant == null ? Tenants.DEFAULT : tenant, lora, salt);
+        return new Query(tokens, model, partition(tenant, group), lora, salt);
     }
 
     static HashQuery queryByHash(RequestFields body) {
         long[] hashes = null;
         String model = null;
         String tenant = null;
+        String group = null;
         for (String f; (f = body.nextField()) != null; ) {
             switch (f) {
                 case "block_hashes" -> hashes = body.hashArray(f);
                 case "model_name" -> model = body.string(f);
-                case "tenant_id", "routing_group" -> tenant = body.string(f);
+                case "tenant_id" -> tenant = body.string(f);
+                case "routing_group" -> group = body.string(f);
                 case "cache_salt" -> body.optionalString(f); // accepted, ignored (G2)
                 default -> body.skipValue();
             }
         }
         require(hashes, "block_hashes");
         require(model, "model_name");
-        return new HashQuery(hashes, model, tenant == null ? Tenants.DEFAULT : tenant);
+        return new HashQuery(hashes, model, partition(tenant, group));
+    }
+
+    /**
+     * The (model, tenant) partition's tenant: {@code routing_group} when given, as newer Dynamo reads only that one
+     * (and ignores a {@code tenant_id} beside it), else {@code tenant_id}, else the default.
+     */
+    private static String partition(String tenantId, String routingGroup) {
+        return routingGroup != null ? routingGroup : tenantId != null ? tenantId : Tenants.DEFAULT;
     }
 
     static String peerUrl(JsonBody body) {

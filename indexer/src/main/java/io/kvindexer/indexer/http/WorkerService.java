@@ -41,8 +41,8 @@ record WorkerService(WorkerRegistry registry, long maxBody) implements ApiServic
     private void workers(ServerRequest req, ServerResponse res) {
         var query = req.query();
         String model = query.first("model_name").orElse(null);
-        String tenant = query.first("tenant_id")
-                .orElseGet(() -> query.first("routing_group").orElse(null));
+        String tenant = query.first("routing_group") // the one that counts when both are given, as for bodies
+                .orElseGet(() -> query.first("tenant_id").orElse(null));
         List<WorkerView> views = registry.list(model, tenant);
         JsonOut.send(res, 200, g -> {
             g.writeStartArray();

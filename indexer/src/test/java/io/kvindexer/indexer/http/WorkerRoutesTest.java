@@ -145,6 +145,25 @@ class WorkerRoutesTest {
         JsonNode ws = http().get("/workers?tenant_id=g").json();
         assertThat(ws).hasSize(2);
         assertThat(find(ws, 5).get("endpoints").has("0")).isTrue();
+
+        // both given: routing_group counts, as newer Dynamo reads only it (a legacy tenant_id beside it is ignored)
+        r = register("""
+                {"instance_id":7,"endpoint":"tcp://h:3","model_name":"m","tenant_id":"legacy","routing_group":"g",
+                 "block_size":4}""");
+        assertThat(r.status()).as(r.body()).isEqualTo(201);
+        assertThat(http().get("/workers?tenant_id=legacy&routing_group=g").json())
+                .hasSize(3);
+        assertThat(find(http().get("/workers").json(), 7).get("tenant_id").asText())
+                .isEqualTo("g");
+        http().post(
+                        "/query",
+                        "{\"model_name\":\"m\",\"routing_group\":\"g\",\"tenant_id\":\"x\",\"token_ids\":[1,2,3,4]}")
+                .assertStatus(200);
+        http().post(
+                        "/unregister",
+                        "{\"instance_id\":7,\"model_name\":\"m\",\"tenant_id\":\"x\",\"routing_group\":\"g\"}")
+                .assertOk(200);
+        assertThat(http().get("/workers?routing_group=g").json()).hasSize(2);
     }
 
     @Test
