@@ -153,6 +153,9 @@ public final class IndexerDesiredState {
         if (spec.getMaxBlocksPerWorker() != null && spec.getMaxBlocksPerWorker() > 0) {
             args.addAll(List.of("--max-blocks-per-worker", String.valueOf(spec.getMaxBlocksPerWorker())));
         }
+        if (Boolean.TRUE.equals(spec.getAccessLog())) {
+            args.addAll(List.of("--access-log", "/dev/stdout")); // where kubectl logs and collectors read
+        }
         if (stateVolume) {
             args.addAll(StateVolume.args(kvi));
         }

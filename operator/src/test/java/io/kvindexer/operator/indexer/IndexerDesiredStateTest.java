@@ -75,7 +75,7 @@ class IndexerDesiredStateTest {
         kvi.getSpec().setMaxBlocksPerWorker(200_000L);
         assertThat(args(kvi))
                 .as("a grace of 0 is the indexer's default: no flag")
-                .doesNotContain("--unregister-grace")
+                .doesNotContain("--unregister-grace", "--access-log")
                 .endsWith(
                         "--index-shards",
                         "2",
@@ -83,6 +83,8 @@ class IndexerDesiredStateTest {
                         "host_pinned=30m,external=6h",
                         "--max-blocks-per-worker",
                         "200000");
+        kvi.getSpec().setAccessLog(true);
+        assertThat(args(kvi)).as("the access log on stdout").endsWith("--access-log", "/dev/stdout");
         assertThat(c.getEnv())
                 .as("the token comes from the KvIndexer's own Secret, not the namespace-wide one")
                 .containsExactly(

@@ -70,6 +70,11 @@ public class KvIndexerSpec extends UnknownFields {
     @Min(0)
     private Long maxBlocksPerWorker = 0L;
 
+    @JsonPropertyDescription("Write one JSON record per HTTP request (ts, trace_id, method, path, model, status,"
+            + " duration_ms: Dynamo's --access-log) to the indexer container's stdout, among its log lines.")
+    @Default("false")
+    private Boolean accessLog = false;
+
     @JsonPropertyDescription("Compute resources of the indexer container.")
     private ResourceRequirements resources;
 
@@ -195,6 +200,14 @@ public class KvIndexerSpec extends UnknownFields {
 
     public void setMaxBlocksPerWorker(Long maxBlocksPerWorker) {
         this.maxBlocksPerWorker = maxBlocksPerWorker;
+    }
+
+    public Boolean getAccessLog() {
+        return accessLog;
+    }
+
+    public void setAccessLog(Boolean accessLog) {
+        this.accessLog = accessLog;
     }
 
     public ResourceRequirements getResources() {
