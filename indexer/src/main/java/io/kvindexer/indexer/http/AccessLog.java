@@ -124,6 +124,18 @@ public final class AccessLog implements AutoCloseable {
         }
     }
 
+    /** A new writer on the file, the old one's buffer discarded; the old one stays when the file cannot be opened. */
+    private void freshWriter() {
+        try {
+            Writer fresh = open();
+            Writer old = out;
+            out = fresh;
+            old.close();
+        } catch (IOException e) {
+            // the old writer's close flushes what failed before: failing again is expected; not opened: try later
+        }
+    }
+
     private Writer open() throws IOException {
         try {
             return new BufferedWriter(
@@ -174,6 +186,7 @@ public final class AccessLog implements AutoCloseable {
                                 IoErrors.describe(e, settings.file()));
                     }
                     failing = true;
+                    freshWriter(); // the failed lines stay in the old writer's buffer: counted as dropped, so dropped
                 }
             }
             batch.clear();
