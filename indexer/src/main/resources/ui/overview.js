@@ -75,7 +75,8 @@ function renderWorkers(workers) {
         h('td', { class: 'mono' }, l.endpoint || ''),
         h('td', { class: 'listener' }, statusBadge(l.status || 'unknown'), exactnessBadge(l),
           down ? disconnectedBadge(l) : null, silentBadge(l)),
-        h('td', { class: 'error' }, l.last_error || '')));
+        l.last_error ? h('td', { class: 'error' }, l.last_error)
+          : h('td', { class: 'error connect' }, l.connect_error || '')));
     });
   }
   replace(body, rows);

@@ -109,6 +109,9 @@ record WorkerService(WorkerRegistry registry, long maxBody) implements ApiServic
                         "disconnected_since_ms",
                         e.getValue().disconnectedSince().toEpochMilli());
             }
+            if (e.getValue().connectError() != null) {
+                g.writeStringField("connect_error", e.getValue().connectError());
+            }
             progress(g, w.progress().getOrDefault(e.getKey(), StreamProgress.NONE));
             exactness(g, e.getValue().exactness());
             g.writeEndObject();

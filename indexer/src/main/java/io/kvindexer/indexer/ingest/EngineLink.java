@@ -10,9 +10,12 @@ import java.util.function.LongSupplier;
  */
 final class EngineLink {
 
-    /** What the link says at one moment; {@code downSince} is null unless an up connection was lost. */
-    record State(boolean connected, Instant downSince) {
-        static final State NONE = new State(false, null);
+    /**
+     * What the link says at one moment; {@code downSince} is null unless an up connection was lost; {@code
+     * attemptProblem} is why the last connection attempt failed, null while connected or before any failed.
+     */
+    record State(boolean connected, Instant downSince, String attemptProblem) {
+        static final State NONE = new State(false, null, null);
     }
 
     private final LongSupplier wallMillis;
@@ -20,6 +23,7 @@ final class EngineLink {
     private final Runnable onBack;
     private boolean up;
     private long downSinceMillis;
+    private String attemptProblem;
 
     /**
      * @param onLost run once per loss of an up connection (counted and logged by the owner)
@@ -37,6 +41,7 @@ final class EngineLink {
             back = downSinceMillis != 0;
             up = true;
             downSinceMillis = 0;
+            attemptProblem = null;
         }
         if (back) {
             onBack.run();
@@ -56,8 +61,14 @@ final class EngineLink {
         onLost.run();
     }
 
+    /** A connection attempt failed (refused, no route, a handshake the peer broke off): what the owner shows. */
+    synchronized void attemptFailed(String problem) {
+        attemptProblem = problem;
+    }
+
     synchronized State state() {
-        return new State(up, downSinceMillis == 0 ? null : Instant.ofEpochMilli(downSinceMillis));
+        return new State(
+                up, downSinceMillis == 0 ? null : Instant.ofEpochMilli(downSinceMillis), up ? null : attemptProblem);
     }
 
     /** A listener's link: a loss is counted and logged, and so is the return. */

@@ -10,6 +10,8 @@ import java.time.Instant;
  *                          first handshake, while down, and when paused or failed (no socket)
  * @param disconnectedSince when an up connection was lost and not yet made again; null otherwise
  * @param exactness         how complete the index is for this stream ({@link Exactness}); null when not tracked
+ * @param connectError      while not connected: why the last connection attempt failed (refused, a handshake the
+ *                          peer broke off, ...); null when connected, or before an attempt failed
  */
 public record ListenerSnapshot(
         String endpoint,
@@ -17,12 +19,13 @@ public record ListenerSnapshot(
         String lastError,
         boolean connected,
         Instant disconnectedSince,
-        Exactness.Reading exactness) {
+        Exactness.Reading exactness,
+        String connectError) {
 
-    /** A listener whose exactness nobody tracks (a stand-in). */
+    /** A listener whose exactness nobody tracks (a stand-in), with no failed connection attempt. */
     public ListenerSnapshot(
             String endpoint, ListenerStatus status, String lastError, boolean connected, Instant disconnectedSince) {
-        this(endpoint, status, lastError, connected, disconnectedSince, null);
+        this(endpoint, status, lastError, connected, disconnectedSince, null, null);
     }
 
     /** The engine connection is down: it was up and went away. */
@@ -40,6 +43,7 @@ public record ListenerSnapshot(
         String error = link.downSince() == null
                 ? recordedError
                 : "engine connection lost at " + link.downSince() + "; reconnecting (events are missed meanwhile)";
-        return new ListenerSnapshot(endpoint, status, error, link.connected(), link.downSince(), exactness);
+        return new ListenerSnapshot(
+                endpoint, status, error, link.connected(), link.downSince(), exactness, link.attemptProblem());
     }
 }

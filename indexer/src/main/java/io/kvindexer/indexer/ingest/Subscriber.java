@@ -13,6 +13,7 @@ import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The SUB side of one listener attempt: a ZMTP 3.0 subscriber (NULL mechanism, subscribed to everything) written
@@ -157,7 +158,10 @@ final class Subscriber implements AutoCloseable {
             }
             case HANDSHAKE -> {
                 if (now - since > handshakeNanos) {
-                    drop(null, false); // jeromq and slow peers: made again at once, not backed off
+                    // shown, not logged: counted as a handshake retry (jeromq and slow peers), made again at once
+                    link.attemptFailed("connected, but no ZeroMQ handshake within "
+                            + TimeUnit.NANOSECONDS.toMillis(handshakeNanos) + " ms (is a ZeroMQ PUB listening there?)");
+                    drop(null, false);
                     onRecreate.run();
                 } else if (selector == null) {
                     service();
@@ -283,7 +287,13 @@ final class Subscriber implements AutoCloseable {
         buffer.clear();
         int n = channel.read(buffer);
         if (n < 0) {
-            drop(state == State.READY ? null : "the peer closed the connection during the handshake", true);
+            // libzmq closes the handshake of a socket type it does not pair with: a SUB's, unless it is a PUB
+            drop(
+                    state == State.READY
+                            ? null
+                            : "the peer closed the connection during the handshake (a ZeroMQ socket that is not a"
+                                    + " PUB, such as an engine's replay ROUTER, does that to a SUB)",
+                    true);
             return;
         }
         drained = selector != null && n < buffer.capacity(); // level-triggered: the selector reports what comes next
@@ -416,6 +426,9 @@ final class Subscriber implements AutoCloseable {
         reconnectAt = backOff ? now + backoff : now;
         if (backOff) {
             backoff = Math.min(MAX_BACKOFF_NANOS, backoff * 2);
+        }
+        if (problem != null) {
+            link.attemptFailed(problem);
         }
         if (problem != null && !problem.equals(lastProblem)) {
             lastProblem = problem;

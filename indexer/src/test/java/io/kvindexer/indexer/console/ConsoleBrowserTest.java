@@ -574,6 +574,22 @@ class ConsoleBrowserTest {
             });
             http.post("/unregister", "{\"instance_id\":9,\"model_name\":\"" + MODEL + "\"}")
                     .assertStatus(200);
+
+            // the same engine registered at its replay ROUTER: not connected, and the row says why
+            http.post(
+                            "/register",
+                            "{\"instance_id\":8,\"endpoint\":\"" + quiet.replayEndpoint() + "\",\"model_name\":\""
+                                    + MODEL + "\",\"block_size\":" + BLOCK + "}")
+                    .assertStatus(201);
+            By why = By.cssSelector("#workers tr[data-instance='8'] td.error.connect");
+            wait.until(d -> d.findElements(why).size() == 1
+                    && d.findElement(why).getText().contains("ROUTER"));
+            assertThat(browser.driver
+                            .findElement(By.cssSelector("#workers tr[data-instance='8']"))
+                            .getAttribute("data-connection"))
+                    .isEqualTo("not-connected");
+            http.post("/unregister", "{\"instance_id\":8,\"model_name\":\"" + MODEL + "\"}")
+                    .assertStatus(200);
         }
     }
 }

@@ -46,4 +46,35 @@ class ListenerProgressTest {
             assertThat(busy.get("last_batch_ms").asLong()).isBetween(before, System.currentTimeMillis());
         }
     }
+
+    /** The classic mistake: the engine's replay ROUTER registered as its PUB. Not connected, and /workers says why. */
+    @Test
+    void anEngineRegisteredAtItsReplayPortShowsWhyItIsNotConnected() throws Exception {
+        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
+                HttpTestClient http = new HttpTestClient(app.baseUrl());
+                EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults())) {
+            http.post(
+                            "/register",
+                            "{\"instance_id\":1,\"endpoint\":\"" + sim.replayEndpoint()
+                                    + "\",\"model_name\":\"m\",\"block_size\":4}")
+                    .assertStatus(201);
+            await().atMost(Duration.ofSeconds(30)).until(() -> listener(http).has("connect_error"));
+            JsonNode l = listener(http);
+            assertThat(l.get("connected").asBoolean()).isFalse();
+            assertThat(l.get("status").asText()).isEqualTo("active");
+            assertThat(l.get("connect_error").asText()).contains("ROUTER");
+            assertThat(l.has("last_error"))
+                    .as("Dynamo's field keeps its meaning")
+                    .isFalse();
+        }
+        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
+                HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+            http.post(
+                            "/register",
+                            "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"m\",\"block_size\":4}")
+                    .assertStatus(201);
+            await().atMost(Duration.ofSeconds(30)).until(() -> listener(http).has("connect_error"));
+            assertThat(listener(http).get("connect_error").asText()).containsIgnoringCase("refused");
+        }
+    }
 }

@@ -75,7 +75,12 @@ class EngineDisconnectTest {
         try (ServerSocket silent = bind(endpoint)) {
             List<Socket> accepted = acceptAll(silent);
             await().atMost(PATIENCE).until(() -> metrics.get("handshake.retries") >= 1);
-            assertThat(listener.snapshot()).isEqualTo(down);
+            assertThat(listener.snapshot())
+                    .usingRecursiveComparison()
+                    .ignoringFields("connectError")
+                    .isEqualTo(down);
+            assertThat(listener.snapshot().connectError())
+                    .startsWith("connected, but no ZeroMQ handshake within 300 ms");
             synchronized (accepted) {
                 assertThat(accepted).isNotEmpty();
                 for (Socket s : accepted) {
@@ -121,8 +126,11 @@ class EngineDisconnectTest {
         Thread.sleep(500);
         assertThat(listener.snapshot())
                 .usingRecursiveComparison()
-                .ignoringFields("exactness") // ExactnessTest's
+                .ignoringFields("exactness", "connectError") // ExactnessTest's; below
                 .isEqualTo(new ListenerSnapshot(endpoint, ListenerStatus.ACTIVE, null, false, null));
+        assertThat(listener.snapshot().connectError())
+                .as("why it is not connected")
+                .containsIgnoringCase("refused");
         assertThat(metrics.get("disconnects")).isZero();
     }
 

@@ -67,7 +67,7 @@ class HandshakeWatchTest {
         on(linked, Event.CONNECTED, Event.DISCONNECTED); // a connect that never handshook: nothing was up
         assertThat(link.state()).isEqualTo(EngineLink.State.NONE);
         on(linked, Event.CONNECTED, Event.HANDSHAKE_PROTOCOL);
-        assertThat(link.state()).isEqualTo(new EngineLink.State(true, null));
+        assertThat(link.state()).isEqualTo(new EngineLink.State(true, null, null));
         assertThat(back.get()).as("a first connection is not a return").isZero();
 
         linked.on(Event.DISCONNECTED);
@@ -76,11 +76,14 @@ class HandshakeWatchTest {
                 linked,
                 Event.CONNECTED,
                 Event.DISCONNECTED); // TCP is back, the handshake is not: still down, since the loss
-        assertThat(link.state()).isEqualTo(new EngineLink.State(false, Instant.ofEpochMilli(1_700_000_000_000L)));
+        assertThat(link.state()).isEqualTo(new EngineLink.State(false, Instant.ofEpochMilli(1_700_000_000_000L), null));
         assertThat(lost.get()).isEqualTo(1);
+        link.attemptFailed("Connection refused"); // shown while down, until the next handshake
+        assertThat(link.state())
+                .isEqualTo(new EngineLink.State(false, Instant.ofEpochMilli(1_700_000_000_000L), "Connection refused"));
 
         on(linked, Event.CONNECTED, Event.HANDSHAKE_PROTOCOL);
-        assertThat(link.state()).isEqualTo(new EngineLink.State(true, null));
+        assertThat(link.state()).isEqualTo(new EngineLink.State(true, null, null));
         assertThat(back.get()).isEqualTo(1);
 
         linked.detach(); // our own close

@@ -35,7 +35,7 @@ class SubscriberHandshakeTest {
                 receive(sub); // 500 ms of polls, past the deadline
             }
             assertThat(remade.get()).isZero();
-            assertThat(link.state()).isEqualTo(new EngineLink.State(true, null));
+            assertThat(link.state()).isEqualTo(new EngineLink.State(true, null, null));
             assertThat(lost.get()).isZero();
             pub.close(); // the engine goes away: the SUB notices though it will reconnect by itself
             await().atMost(Duration.ofSeconds(10)).until(() -> {
@@ -61,7 +61,13 @@ class SubscriberHandshakeTest {
             assertThat(silent.acceptedAt().size())
                     .as("each new socket connects again")
                     .isGreaterThanOrEqualTo(2);
-            assertThat(link.state()).as("a TCP connect is not a connection").isEqualTo(EngineLink.State.NONE);
+            assertThat(link.state().connected())
+                    .as("a TCP connect is not a connection")
+                    .isFalse();
+            assertThat(link.state().downSince()).isNull();
+            assertThat(link.state().attemptProblem())
+                    .as("shown in /workers as connect_error")
+                    .startsWith("connected, but no ZeroMQ handshake within ");
             sub.close();
         }
     }
