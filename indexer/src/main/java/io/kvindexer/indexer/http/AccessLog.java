@@ -74,9 +74,14 @@ public final class AccessLog implements AutoCloseable {
         return settings;
     }
 
-    /** Names the model {@code req} is about, for its record; handlers call it once they have read the body. */
-    public static void model(ServerRequest req, String model) {
-        req.context().register(new Model(model));
+    /**
+     * Names the model {@code req} is about, for its record; handlers call it once they have read the body. Nothing
+     * when {@code log} is null (no access log): the query path pays for it only when there is one.
+     */
+    public static void model(AccessLog log, ServerRequest req, String model) {
+        if (log != null) {
+            req.context().register(new Model(model));
+        }
     }
 
     /** Queues one request's record; drops it (counted) when the writer is that far behind. */

@@ -60,14 +60,15 @@ public final class IndexerRouting {
         List<ApiService> services = new ArrayList<>(List.of(
                 new HealthService(c.gate(), c.workers()),
                 new MetricsService(c.metrics()),
-                new WorkerService(c.workers(), cfg.maxBodyBytes()),
+                new WorkerService(c.workers(), cfg.maxBodyBytes(), c.accessLog()),
                 new QueryService(
                         c.indexers(),
                         c.gate(),
                         c.metrics(),
                         cfg.maxQueryBodyBytes(),
                         cfg.limits().maxQueryTokens(),
-                        new InstanceFacts(c.workers()::podName, c.workers()::exact)),
+                        new InstanceFacts(c.workers()::podName, c.workers()::exact),
+                        c.accessLog()),
                 new DumpService(c.indexers(), c.workers()),
                 new PeerService(c.peers(), cfg.maxBodyBytes(), cfg.limits().maxPeers()),
                 new OpenApiService(),

@@ -16,10 +16,17 @@ import java.util.function.Supplier;
  * an unknown (model, tenant), 503 until the startup gate is open (never a silently empty answer while recovering).
  * Bodies are JSON or msgpack ({@link MsgpackBody}); the first two answer msgpack when asked ({@link MsgpackOut}).
  *
- * @param facts pod name and exactness per instance (shown as {@code instances[id].pod_name} and {@code .exact})
+ * @param facts     pod name and exactness per instance (shown as {@code instances[id].pod_name} and {@code .exact})
+ * @param accessLog told the model of each query; null without {@code --access-log}
  */
 record QueryService(
-        Indexers indexers, StartupGate gate, IndexerMetrics metrics, long maxBody, int maxTokens, InstanceFacts facts)
+        Indexers indexers,
+        StartupGate gate,
+        IndexerMetrics metrics,
+        long maxBody,
+        int maxTokens,
+        InstanceFacts facts,
+        AccessLog accessLog)
         implements ApiService {
 
     @Override
@@ -80,7 +87,7 @@ record QueryService(
 
     /** The (model, tenant)'s index, once the gate is open; the model goes into the request's access-log record. */
     private ModelIndex index(ServerRequest req, String model, String tenant) {
-        AccessLog.model(req, model);
+        AccessLog.model(accessLog, req, model);
         if (!gate.isOpen()) {
             throw new ApiError(503, "indexer is not ready: " + gate.reason());
         }

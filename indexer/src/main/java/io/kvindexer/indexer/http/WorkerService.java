@@ -14,8 +14,12 @@ import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 
-/** Worker registrations: {@code /register}, {@code /unregister}, {@code /workers} (compatibility.md, HTTP API). */
-record WorkerService(WorkerRegistry registry, long maxBody) implements ApiService {
+/**
+ * Worker registrations: {@code /register}, {@code /unregister}, {@code /workers} (compatibility.md, HTTP API).
+ *
+ * @param accessLog told the model of each registration; null without {@code --access-log}
+ */
+record WorkerService(WorkerRegistry registry, long maxBody, AccessLog accessLog) implements ApiService {
 
     @Override
     public void routes(Routes routes) {
@@ -26,14 +30,14 @@ record WorkerService(WorkerRegistry registry, long maxBody) implements ApiServic
 
     private void register(ServerRequest req, ServerResponse res) throws RegistryException {
         var registration = JsonBody.read(req, maxBody, Requests::register);
-        AccessLog.model(req, registration.modelName());
+        AccessLog.model(accessLog, req, registration.modelName());
         registry.register(registration);
         JsonOut.ok(res, 201);
     }
 
     private void unregister(ServerRequest req, ServerResponse res) throws RegistryException {
         Requests.Unregister u = JsonBody.read(req, maxBody, Requests::unregister);
-        AccessLog.model(req, u.modelName());
+        AccessLog.model(accessLog, req, u.modelName());
         registry.unregister(u.instanceId(), u.modelName(), u.tenantId(), u.dpRank());
         JsonOut.ok(res, 200);
     }
