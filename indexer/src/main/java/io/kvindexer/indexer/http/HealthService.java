@@ -87,6 +87,9 @@ record HealthService(StartupGate gate, WorkerRegistry workers) implements ApiSer
             if (t.listener().lastError() != null) {
                 g.writeStringField("last_error", t.listener().lastError());
             }
+            if (t.listener().connectError() != null) {
+                g.writeStringField("connect_error", t.listener().connectError());
+            }
             g.writeEndObject();
         }
         g.writeEndArray();

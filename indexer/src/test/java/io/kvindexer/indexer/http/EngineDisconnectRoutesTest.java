@@ -81,12 +81,28 @@ class EngineDisconnectRoutesTest {
         assertThat(listed.get("disconnected_since_ms").asLong())
                 .isEqualTo(down.get("disconnected_since_ms").asLong());
         assertThat(listed.get("last_error").asText()).startsWith("engine connection lost at ");
+        // why it is still down: its reconnects are refused (nothing listens on the port now)
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> http.get("/ready")
+                        .json()
+                        .path("listeners_disconnected")
+                        .path(0)
+                        .has("connect_error"));
+        assertThat(http.get("/ready")
+                        .json()
+                        .get("listeners_disconnected")
+                        .get(0)
+                        .get("connect_error")
+                        .asText())
+                .containsIgnoringCase("refused");
+        assertThat(listener().get("connect_error").asText()).containsIgnoringCase("refused");
 
         resources.simulatorAt(endpoint, null); // the engine comes back on the same port
         await().atMost(Duration.ofSeconds(60))
                 .until(() -> listener().path("connected").asBoolean());
         JsonNode back = listener();
         assertThat(back.has("disconnected_since_ms")).isFalse();
+        assertThat(back.has("connect_error")).as("gone with the handshake").isFalse();
         assertThat(back.has("last_error"))
                 .as("cleared once the connection is back")
                 .isFalse();
