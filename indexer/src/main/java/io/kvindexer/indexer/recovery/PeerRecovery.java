@@ -113,7 +113,7 @@ public final class PeerRecovery {
                     LOG.log(System.Logger.Level.INFO, "P2P recovery completed from {0} ({1})", peer, r.counts());
                     return r;
                 } catch (IOException | RuntimeException e) {
-                    LOG.log(System.Logger.Level.WARNING, "P2P recovery from {0} failed: {1}", peer, e.toString());
+                    LOG.log(System.Logger.Level.WARNING, "P2P recovery from {0} failed: {1}", peer, describe(e));
                 }
             }
         }
@@ -135,6 +135,29 @@ public final class PeerRecovery {
             }
         }
         return fetch(client, peer, false);
+    }
+
+    /** A peer's non-2xx answer: its status, what its body said, and for a 401 what to set on this side. */
+    static String refusal(URI uri, int status, String said, boolean sentToken) {
+        String hint = status != 401
+                ? ""
+                : sentToken
+                        ? " (this replica's token is not the peer's: give both the same --auth-token-file)"
+                        : " (the peer wants a bearer token: give this replica its --auth-token-file)";
+        return "GET " + uri + " answered " + status + (said.isEmpty() ? "" : " " + said) + hint;
+    }
+
+    /**
+     * A failed recovery in one line; an untrusted certificate says which flag trusts it (the JDK's text names a
+     * certificate path builder).
+     */
+    static String describe(Exception e) {
+        if (e instanceof javax.net.ssl.SSLHandshakeException
+                && String.valueOf(e.getMessage()).contains("PKIX")) {
+            return "the peer's TLS certificate is not signed by a CA this replica trusts (--tls-ca-file names the CA"
+                    + " that issued the peers' certificates): " + e.getMessage();
+        }
+        return e.getMessage() != null && e instanceof IOException ? e.getMessage() : e.toString();
     }
 
     /** {@code http://peer:8090/} as {@code http://peer:8090}: the path then appended is {@code /dump}, not {@code //dump}. */
@@ -162,7 +185,8 @@ public final class PeerRecovery {
         HttpResponse<InputStream> response = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
         try (InputStream body = response.body()) {
             if (response.statusCode() / 100 != 2) {
-                throw new IOException("GET " + request.uri() + " answered " + response.statusCode());
+                String said = new String(body.readNBytes(512), java.nio.charset.StandardCharsets.UTF_8).strip();
+                throw new IOException(refusal(request.uri(), response.statusCode(), said, authToken != null));
             }
             boolean isBinary = response.headers()
                     .firstValue("Content-Type")
