@@ -42,6 +42,7 @@ record HealthService(StartupGate gate, WorkerRegistry workers) implements ApiSer
         List<Troubled> failed = new ArrayList<>();
         List<Troubled> pending = new ArrayList<>();
         List<Troubled> disconnected = new ArrayList<>();
+        List<Troubled> notConnected = new ArrayList<>();
         for (WorkerView w : workers.list(null, null)) {
             for (Map.Entry<Integer, ListenerSnapshot> e : w.listeners().entrySet()) {
                 ListenerStatus s = e.getValue().status();
@@ -50,6 +51,9 @@ record HealthService(StartupGate gate, WorkerRegistry workers) implements ApiSer
                             .add(new Troubled(w.instanceId(), e.getKey(), e.getValue()));
                 } else if (e.getValue().disconnected()) {
                     disconnected.add(new Troubled(w.instanceId(), e.getKey(), e.getValue()));
+                } else if (s == ListenerStatus.ACTIVE && !e.getValue().connected()) {
+                    // never connected yet: its engine is not up, or nothing (or no PUB) listens at its address
+                    notConnected.add(new Troubled(w.instanceId(), e.getKey(), e.getValue()));
                 }
             }
         }
@@ -59,7 +63,8 @@ record HealthService(StartupGate gate, WorkerRegistry workers) implements ApiSer
             g.writeStringField("reason", reason);
             int omitted = list(g, "listeners_failed", failed)
                     + list(g, "listeners_pending", pending)
-                    + list(g, "listeners_disconnected", disconnected);
+                    + list(g, "listeners_disconnected", disconnected)
+                    + list(g, "listeners_not_connected", notConnected);
             if (omitted > 0) {
                 g.writeNumberField("listeners_omitted", omitted);
             }

@@ -37,6 +37,18 @@ abstract class FailedListenerTest {
         assertThat(failed.get("dp_rank").asInt()).isEqualTo(1);
         assertThat(failed.get("endpoint").asText()).isEqualTo("tcp://no-such-host.invalid:5557");
         assertThat(failed.get("last_error").asText()).contains("no-such-host.invalid");
+        // rank 0 is active but nothing listens at its address: listed apart, with why
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> http.get("/ready")
+                        .json()
+                        .path("listeners_not_connected")
+                        .path(0)
+                        .has("connect_error"));
+        JsonNode notConnected = http.get("/ready").json().get("listeners_not_connected");
+        assertThat(notConnected).hasSize(1);
+        assertThat(notConnected.get(0).get("dp_rank").asInt()).isZero();
+        assertThat(notConnected.get(0).get("endpoint").asText()).isEqualTo("tcp://127.0.0.1:1");
+        assertThat(notConnected.get(0).get("connect_error").asText()).containsIgnoringCase("refused");
         // queries are still answered: one bad engine does not take the index down
         http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}").assertStatus(200);
         assertThat(http.get("/metrics").body()).contains("dynamo_kvindexer_listeners{status=\"failed\"} 1.0");
