@@ -275,9 +275,16 @@ public class IndexerClient {
     /**
      * A listener's {@code exactness} ({@code exact}, {@code replaying}, {@code degraded}) with its
      * {@code exactness_reason} and {@code exactness_since_ms} (Unix epoch milliseconds, shown as an ISO-8601 instant),
-     * as the indexer's {@code /workers} writes them; null when the indexer does not report it (an older one).
+     * as the indexer's {@code /workers} writes them; null when the indexer does not report it (an older one). A
+     * listener not connected, with its {@code connect_error}, is {@link ListenerExactness#NOT_CONNECTED} instead.
      */
     static ListenerExactness exactness(JsonNode listener) {
+        JsonNode connectError = listener.path("connect_error");
+        if (listener.path("connected").isBoolean()
+                && !listener.path("connected").asBoolean()
+                && connectError.isTextual()) {
+            return new ListenerExactness(ListenerExactness.NOT_CONNECTED, connectError.asText(), null);
+        }
         JsonNode x = listener.path("exactness");
         if (!x.isTextual()) {
             return null;

@@ -77,28 +77,30 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
                         generation,
                         previous,
                         clock),
-                degraded(failures, notExact(desired, outcomes), generation, previous));
+                degraded(failures, rankProblems(desired, outcomes), generation, previous));
         return statusOnly(
                 worker, new KvWorkerStatus(generation, matched, registeredEverywhere, pods, conditions), KvWorker::new);
     }
 
     /**
-     * Degraded when a replica or pod failed, or when a replica says its index is not exact for a rank of one of our
-     * pods (a gap being replayed, or batches lost that could not be replayed): a router may weigh its answers less.
+     * Degraded when a replica or pod failed, when a replica is not connected to a rank of one of our pods (the engine
+     * is down, or does not publish at the registered port: the replica hears nothing from it), or when a replica says
+     * its index is not exact for one (a gap being replayed, or batches lost that could not be replayed): a router may
+     * weigh its answers less.
      */
     private Condition degraded(
-            Map<String, String> failures, List<String> notExact, long generation, List<Condition> previous) {
-        String reason = !failures.isEmpty() ? "ReplicaOrPodErrors" : !notExact.isEmpty() ? "NotExact" : "AsExpected";
+            Map<String, String> failures, RankProblems ranks, long generation, List<Condition> previous) {
+        String reason = !failures.isEmpty()
+                ? "ReplicaOrPodErrors"
+                : !ranks.notConnected().isEmpty()
+                        ? "NotConnected"
+                        : !ranks.notExact().isEmpty() ? "NotExact" : "AsExpected";
         List<String> parts = new ArrayList<>();
         if (!failures.isEmpty()) {
             parts.add(describe(failures));
         }
-        if (!notExact.isEmpty()) {
-            int shown = Math.min(notExact.size(), MAX_NOT_EXACT_SHOWN);
-            parts.add(notExact.size() + " engine rank(s) not exact: "
-                    + String.join("; ", notExact.subList(0, shown))
-                    + (notExact.size() > shown ? "; and " + (notExact.size() - shown) + " more" : ""));
-        }
+        list(parts, "not connected", ranks.notConnected());
+        list(parts, "not exact", ranks.notExact());
         return Conditions.of(
                 Conditions.DEGRADED,
                 !parts.isEmpty(),
@@ -109,21 +111,44 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
                 clock);
     }
 
-    /** {@code vllm-a rank 0 on kv-1: degraded (unrecoverable gap) since ...}, by pod, rank and replica. */
-    static List<String> notExact(DesiredRegistrations desired, List<ReplicaOutcome> outcomes) {
+    /** {@code 2 engine rank(s) not exact: a; b}, at most {@link #MAX_NOT_EXACT_SHOWN} named. */
+    private static void list(List<String> parts, String what, List<String> ranks) {
+        if (!ranks.isEmpty()) {
+            int shown = Math.min(ranks.size(), MAX_NOT_EXACT_SHOWN);
+            parts.add(ranks.size() + " engine rank(s) " + what + ": "
+                    + String.join("; ", ranks.subList(0, shown))
+                    + (ranks.size() > shown ? "; and " + (ranks.size() - shown) + " more" : ""));
+        }
+    }
+
+    /** The ranks of our pods a replica is not connected to, and those it says are not exact, each sorted. */
+    record RankProblems(List<String> notConnected, List<String> notExact) {}
+
+    /**
+     * {@code vllm-a rank 0 on kv-1: degraded (unrecoverable gap) since ...} and {@code vllm-a rank 0 on kv-1:
+     * Connection refused}, by pod, rank and replica.
+     */
+    static RankProblems rankProblems(DesiredRegistrations desired, List<ReplicaOutcome> outcomes) {
         Map<Long, String> pods = new HashMap<>();
         desired.targets().forEach(t -> pods.put(t.instanceId(), t.pod()));
-        List<String> out = new ArrayList<>();
+        List<String> notConnected = new ArrayList<>();
+        List<String> notExact = new ArrayList<>();
         for (ReplicaOutcome o : outcomes) {
             o.notExact().forEach((key, x) -> {
                 String pod = pods.get(key.instanceId());
                 if (pod != null) {
-                    out.add(pod + " rank " + key.dpRank() + " on " + o.replica() + ": " + x.describe());
+                    String where = pod + " rank " + key.dpRank() + " on " + o.replica() + ": ";
+                    if (x.connected()) {
+                        notExact.add(where + x.describe());
+                    } else {
+                        notConnected.add(where + x.reason());
+                    }
                 }
             });
         }
-        out.sort(null);
-        return out;
+        notConnected.sort(null);
+        notExact.sort(null);
+        return new RankProblems(notConnected, notExact);
     }
 
     /** A refused spec is a notReady that is also Degraded. */

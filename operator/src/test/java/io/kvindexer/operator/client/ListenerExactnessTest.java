@@ -37,6 +37,25 @@ class ListenerExactnessTest {
         assertThat(exact.reason()).isNull();
     }
 
+    /** Not connected, with the indexer's reason: whatever the exactness says, the replica hears nothing. */
+    @Test
+    void aListenerNotConnectedIsThatWithItsConnectError() throws Exception {
+        ListenerExactness down = read("""
+                {"endpoint": "tcp://a:5600", "status": "active", "connected": false,
+                 "connect_error": "the peer is a ROUTER socket, not a PUB", "exactness": "exact",
+                 "exactness_since_ms": 1772600767000}""");
+        assertThat(down)
+                .isEqualTo(new ListenerExactness("not connected", "the peer is a ROUTER socket, not a PUB", null));
+        assertThat(down.connected()).isFalse();
+        assertThat(down.exact()).isFalse();
+        // connecting for the first time, no attempt failed yet: its exactness as it says
+        assertThat(read("{\"connected\": false, \"exactness\": \"exact\"}").exact())
+                .isTrue();
+        assertThat(read("{\"connected\": true, \"connect_error\": \"x\", \"exactness\": \"exact\"}")
+                        .connected())
+                .isTrue();
+    }
+
     @Test
     void absentOrUnreadableIsNone() throws Exception {
         assertThat(read("{\"endpoint\": \"tcp://a:1\", \"status\": \"active\"}"))

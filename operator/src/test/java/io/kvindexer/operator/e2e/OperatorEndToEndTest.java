@@ -335,6 +335,28 @@ class OperatorEndToEndTest {
         await().atMost(WAIT).until(() -> harness.kvWorker(ns, "vllm") == null);
     }
 
+    /**
+     * The classic mistake: the KvWorker's zmqPort is the engine's replay port. The replica registers the pod but never
+     * connects (a ROUTER refuses a SUB); the KvWorker says so, which pod, which replica and why, and stays Ready.
+     */
+    @Test
+    void aKvWorkerPointedAtTheEnginesReplayPortIsDegradedNotConnectedWithWhy() throws Exception {
+        applyIndexer(1);
+        cluster.startEngine(ns, "vllm-a", VLLM, 0, zmqPort, replayPort);
+        harness.create(Resources.kvWorker(ns, "vllm", "kv", VLLM, "llama", BLOCK, replayPort, null, 1));
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            KvWorker w = harness.kvWorker(ns, "vllm");
+            Condition degraded = Resources.condition(w.getStatus().conditions(), "Degraded");
+            assertThat(degraded.getStatus()).isEqualTo("True");
+            assertThat(degraded.getReason()).isEqualTo("NotConnected");
+            assertThat(degraded.getMessage())
+                    .startsWith("1 engine rank(s) not connected: vllm-a rank 0 on kv-0: ")
+                    .contains("ROUTER");
+            assertThat(Resources.condition(w.getStatus().conditions(), "Ready").getStatus())
+                    .isEqualTo("True");
+        });
+    }
+
     @Test
     void aReplicaThatIsDownDegradesTheStatusWithoutBlockingTheOtherAndHealsWhenBack() throws Exception {
         KvIndexer kvi = applyIndexer(2);

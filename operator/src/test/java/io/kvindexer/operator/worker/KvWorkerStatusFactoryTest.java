@@ -119,6 +119,28 @@ class KvWorkerStatusFactoryTest {
                 .as("registered everywhere: Ready still")
                 .isEqualTo("True");
 
+        // a rank the replica is not connected to comes first, with why
+        var refused = new io.kvindexer.operator.client.ListenerExactness("not connected", "Connection refused", null);
+        KvWorker down = factory.status(
+                worker(),
+                desired,
+                List.of(new ReplicaOutcome(
+                        "kv-0",
+                        Set.of(1L, 2L),
+                        Set.of(),
+                        0,
+                        0,
+                        null,
+                        Map.of(
+                                new io.kvindexer.operator.client.WorkerKey(1, 0),
+                                refused,
+                                new io.kvindexer.operator.client.WorkerKey(2, 0),
+                                degraded))));
+        assertThat(cond(down, "Degraded").getReason()).isEqualTo("NotConnected");
+        assertThat(cond(down, "Degraded").getMessage())
+                .isEqualTo("1 engine rank(s) not connected: a rank 0 on kv-0: Connection refused; 1 engine rank(s) not"
+                        + " exact: b rank 0 on kv-0: degraded (unrecoverable gap) since t0");
+
         KvWorker exact = factory.status(
                 worker(), desired, List.of(new ReplicaOutcome("kv-0", Set.of(1L, 2L), Set.of(), 0, 0, null)));
         assertThat(cond(exact, "Degraded").getStatus()).isEqualTo("False");
