@@ -211,6 +211,13 @@ public final class IndexerMetrics {
                 .callback(cb -> workers.exactnessCounts().forEach((state, n) -> cb.call(n, state.label())))
                 .register(registry);
         GaugeWithCallback.builder()
+                .name("dynamo_kvindexer_listeners_by_connection")
+                .help("Active and pending ZMQ listeners by their engine connection: connected, disconnected (was up,"
+                        + " lost), not_connected (never up yet)")
+                .labelNames("connection")
+                .callback(cb -> workers.connectionCounts().forEach((state, n) -> cb.call(n, state)))
+                .register(registry);
+        GaugeWithCallback.builder()
                 .name("dynamo_kvindexer_index_blocks")
                 .help("Distinct blocks held in an index")
                 .labelNames("model", "tenant")

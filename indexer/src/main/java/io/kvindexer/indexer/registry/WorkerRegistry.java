@@ -464,6 +464,28 @@ public final class WorkerRegistry implements AutoCloseable {
         return counts;
     }
 
+    /**
+     * Running listeners (active or pending) per state of their engine connection, every state present: {@code
+     * connected}, {@code disconnected} (was up, lost) and {@code not_connected} (never up yet). Paused and failed
+     * listeners have no socket: {@link #listenerCounts} counts them.
+     */
+    public synchronized Map<String, Integer> connectionCounts() {
+        Map<String, Integer> counts = new LinkedHashMap<>();
+        for (String state : List.of("connected", "disconnected", "not_connected")) {
+            counts.put(state, 0);
+        }
+        for (Instance inst : instances.values()) {
+            for (Rank rank : inst.ranks.values()) {
+                ListenerSnapshot l = rank.snapshot();
+                if (l.status() == ListenerStatus.ACTIVE || l.status() == ListenerStatus.PENDING) {
+                    String state = l.connected() ? "connected" : l.disconnected() ? "disconnected" : "not_connected";
+                    counts.merge(state, 1, Integer::sum);
+                }
+            }
+        }
+        return counts;
+    }
+
     /** The watermark of one registration, if it was ever registered (kept across unregister). */
     public SequenceWatermark watermark(long instanceId, int dpRank) {
         LearnedWatermark learned = watermarks.get(new WorkerKey(instanceId, dpRank));

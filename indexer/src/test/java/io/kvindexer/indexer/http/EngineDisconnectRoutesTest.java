@@ -52,6 +52,9 @@ class EngineDisconnectRoutesTest {
         assertThat(fields).containsExactly("endpoint", "status", "connected", "exactness", "exactness_since_ms");
         assertThat(up.get("status").asText()).isEqualTo("active");
         assertThat(metric()).isZero();
+        assertThat(connections("connected")).isEqualTo(1);
+        assertThat(connections("disconnected")).isZero();
+        assertThat(connections("not_connected")).isZero();
 
         long beforeStop = System.currentTimeMillis();
         first.close();
@@ -67,6 +70,8 @@ class EngineDisconnectRoutesTest {
                 .startsWith("engine connection lost at ")
                 .endsWith("; reconnecting (events are missed meanwhile)");
         assertThat(metric()).isEqualTo(1.0);
+        assertThat(connections("disconnected")).isEqualTo(1);
+        assertThat(connections("connected")).isZero();
         JsonNode ready = http.get("/ready").json();
         assertThat(ready.get("ready").asBoolean())
                 .as("a lost engine never makes the replica unready")
@@ -115,6 +120,18 @@ class EngineDisconnectRoutesTest {
 
     private JsonNode listener() {
         return http.get("/workers").json().get(0).get("listeners").get("0");
+    }
+
+    /** {@code dynamo_kvindexer_listeners_by_connection{connection="state"}}'s value. */
+    private double connections(String state) {
+        String series = "dynamo_kvindexer_listeners_by_connection{connection=\"" + state + "\"} ";
+        return http.get("/metrics")
+                .body()
+                .lines()
+                .filter(l -> l.startsWith(series))
+                .mapToDouble(l -> Double.parseDouble(l.substring(series.length())))
+                .findFirst()
+                .orElse(-1);
     }
 
     private double metric() {

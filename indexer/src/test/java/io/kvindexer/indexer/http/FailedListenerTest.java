@@ -49,6 +49,10 @@ abstract class FailedListenerTest {
         assertThat(notConnected.get(0).get("dp_rank").asInt()).isZero();
         assertThat(notConnected.get(0).get("endpoint").asText()).isEqualTo("tcp://127.0.0.1:1");
         assertThat(notConnected.get(0).get("connect_error").asText()).containsIgnoringCase("refused");
+        assertThat(http.get("/metrics").body())
+                .as("the failed rank has no socket: only the active one is counted")
+                .contains("dynamo_kvindexer_listeners_by_connection{connection=\"not_connected\"} 1.0")
+                .contains("dynamo_kvindexer_listeners_by_connection{connection=\"connected\"} 0.0");
         // queries are still answered: one bad engine does not take the index down
         http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}").assertStatus(200);
         assertThat(http.get("/metrics").body()).contains("dynamo_kvindexer_listeners{status=\"failed\"} 1.0");
