@@ -2,6 +2,7 @@ package io.kvindexer.indexer.ingest;
 
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.event.AllBlocksCleared;
+import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.CacheGroups;
 import io.kvindexer.indexer.event.EngineEventDecoder;
 import io.kvindexer.indexer.event.EventDecodeException;
@@ -81,6 +82,7 @@ final class BatchDelivery {
         }
         int rank = batch.dataParallelRank() != null ? batch.dataParallelRank() : spec.dpRank();
         ranksSeen.add(rank);
+        checkBlockSize(batch, rank);
         if (!batch.events().isEmpty()) {
             long bytes = payload.length;
             inflight.taken(bytes); // until the index has applied it: the pollers stop reading at the budget
@@ -117,6 +119,32 @@ final class BatchDelivery {
                 + "); dropped the blocks of dp_rank " + Integer.toUnsignedString(rank) + ", live events rebuild them";
         exactness.lost(why, Set.of(rank));
         log.warn(why);
+    }
+
+    /**
+     * An engine whose blocks are not the index's size (registered with another {@code block_size}): the index
+     * refuses its stores (counted as {@code block_size_mismatch}), so it can vouch for none of that engine's blocks.
+     * The listener says so, degraded with both sizes, for as long as such stores come; a hash-only store (size 0)
+     * is not one.
+     */
+    private void checkBlockSize(KvEventBatch batch, int rank) {
+        int expected = sink.blockSize();
+        if (expected <= 0) {
+            return;
+        }
+        for (KvEvent e : batch.events()) {
+            if (e instanceof BlockStored s
+                    && !s.hashesOnly()
+                    && s.blockHashes().length > 0
+                    && s.blockSize() != expected) {
+                String why = "block size mismatch: the engine stores blocks of " + s.blockSize()
+                        + " tokens, this index of " + expected + "; its stores are not indexed (register it with"
+                        + " block_size " + s.blockSize() + ", under a model or tenant of that size)";
+                exactness.lost(why, Set.of(rank));
+                log.once("block_size", why);
+                return;
+            }
+        }
     }
 
     private static boolean clears(KvEventBatch batch) {

@@ -21,6 +21,11 @@ public interface BatchSink {
         applied.run();
     }
 
+    /** Tokens per block of the index behind this sink; 0 when it has none (a test's recorder). */
+    default int blockSize() {
+        return 0;
+    }
+
     /** The publisher restarted (seq went back): everything this worker rank held is gone. */
     void publisherRestarted(WorkerKey worker);
 

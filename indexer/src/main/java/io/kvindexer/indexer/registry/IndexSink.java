@@ -24,6 +24,11 @@ public record IndexSink(ModelIndex index) implements BatchSink {
     }
 
     @Override
+    public int blockSize() {
+        return index.blockSize();
+    }
+
+    @Override
     public void publisherRestarted(WorkerKey worker) {
         index.removeWorker(worker);
     }

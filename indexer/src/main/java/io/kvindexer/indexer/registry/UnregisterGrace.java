@@ -175,6 +175,11 @@ final class UnregisterGrace {
             }
 
             @Override
+            public int blockSize() {
+                return target.blockSize();
+            }
+
+            @Override
             public void publisherRestarted(WorkerKey worker) {
                 if (unconfirmed.remove(worker) != null) {
                     count(GraceOutcome.RESTART);

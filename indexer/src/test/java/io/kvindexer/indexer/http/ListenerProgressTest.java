@@ -77,4 +77,44 @@ class ListenerProgressTest {
             assertThat(listener(http).get("connect_error").asText()).containsIgnoringCase("refused");
         }
     }
+
+    /**
+     * An engine registered with another block size than it stores: the index refuses its stores, and the listener says
+     * why, both sizes named, instead of staying exact while nothing of the engine is indexed.
+     */
+    @Test
+    void anEngineRegisteredWithAnotherBlockSizeIsDegradedSayingBothSizes() throws Exception {
+        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
+                HttpTestClient http = new HttpTestClient(app.baseUrl());
+                EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults())) {
+            http.post(
+                            "/register",
+                            "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint()
+                                    + "\",\"model_name\":\"m\",\"block_size\":16}")
+                    .assertStatus(201);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> listener(http).get("connected").asBoolean());
+            assertThat(listener(http).get("exactness").asText()).isEqualTo("exact");
+            sim.storeSequence(java.util.stream.IntStream.rangeClosed(1, 16).toArray(), 4)
+                    .get();
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> listener(http).get("exactness").asText().equals("degraded"));
+            assertThat(listener(http).get("exactness_reason").asText())
+                    .startsWith("block size mismatch: the engine stores blocks of 4 tokens, this index of 16");
+            assertThat(http.post(
+                                    "/query",
+                                    "{\"model_name\":\"m\",\"token_ids\":["
+                                            + String.join(
+                                                    ",",
+                                                    java.util.stream.IntStream.rangeClosed(1, 16)
+                                                            .mapToObj(Integer::toString)
+                                                            .toList())
+                                            + "]}")
+                            .json()
+                            .get("scores")
+                            .size())
+                    .as("nothing of the engine was indexed")
+                    .isZero();
+        }
+    }
 }
