@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.snapshot;
 
+import io.kvindexer.indexer.common.IoErrors;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
@@ -28,6 +29,8 @@ import java.util.regex.Pattern;
  * same files would overwrite each other's snapshots.
  */
 public final class SnapshotFiles {
+
+    private static final System.Logger LOG = System.getLogger(SnapshotFiles.class.getName());
 
     /** The newest and the one before it. */
     static final int KEPT = 2;
@@ -92,8 +95,14 @@ public final class SnapshotFiles {
         } catch (OverlappingFileLockException e) {
             held = null; // another replica in this JVM (tests) holds it
         } catch (IOException e) {
-            ch.close();
-            throw e;
+            // a file system without locks (some NFS mounts, FUSE): snapshots work on, without the check
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "cannot lock {0} ({1}): snapshots go on without the one-replica-per-directory check",
+                    path,
+                    IoErrors.describe(e, path));
+            lockFile = ch;
+            return;
         }
         if (held == null) {
             ch.close();
