@@ -326,7 +326,7 @@ public final class RouterEventJson {
     static EventJsonException invalidJson(JsonProcessingException e) {
         var at = e.getLocation();
         return new EventJsonException(
-                "invalid JSON: " + e.getOriginalMessage()
+                "invalid JSON: " + JsonTokens.problem(e)
                         + (at == null ? "" : " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")"),
                 e);
     }

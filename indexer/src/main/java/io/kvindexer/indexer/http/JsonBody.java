@@ -266,7 +266,7 @@ final class JsonBody extends RequestFields implements AutoCloseable {
             return admission;
         }
         if (e instanceof JsonProcessingException jpe) {
-            return ApiError.badJson("invalid JSON: " + jpe.getOriginalMessage() + " at " + where());
+            return ApiError.badJson("invalid JSON: " + JsonTokens.problem(jpe) + " at " + where());
         }
         return new ApiError(400, "cannot read the request body: " + e.getMessage());
     }
