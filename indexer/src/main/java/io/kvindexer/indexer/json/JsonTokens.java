@@ -7,19 +7,17 @@ import java.util.regex.Pattern;
 /** How an error message names the JSON value it found, the same words for the HTTP bodies and the dump codec. */
 public final class JsonTokens {
 
-    /** Jackson's "(start marker at [Source: REDACTED (...); line: 1, column: 1])": its input's internals */
-    private static final Pattern START_MARKER =
-            Pattern.compile("\\s*\\(start marker at \\[Source: .*?; line: (\\d+), column: (\\d+)]\\)");
+    /** Jackson's "[Source: REDACTED (`StreamReadFeature...` disabled); line: 1, column: 1]": its input's internals */
+    private static final Pattern SOURCE = Pattern.compile("\\[Source: .*?; line: (\\d+), column: (\\d+)]");
 
     private JsonTokens() {}
 
     /**
      * Jackson's reason for malformed JSON without the internals it mixes in: {@code Unexpected end-of-input: expected
-     * close marker for Object (opened at line 1, column 1)}, where Jackson names its source and a feature flag.
+     * close marker for Object (start marker at line 1, column 1)}, where Jackson names its source and a feature flag.
      */
     public static String problem(JsonProcessingException e) {
-        String message = String.valueOf(e.getOriginalMessage());
-        return START_MARKER.matcher(message).replaceAll(" (opened at line $1, column $2)");
+        return SOURCE.matcher(String.valueOf(e.getOriginalMessage())).replaceAll("line $1, column $2");
     }
 
     /** "a string", "an integer", … or "end of input" for no token. */

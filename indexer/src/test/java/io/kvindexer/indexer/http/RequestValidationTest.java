@@ -45,8 +45,12 @@ abstract class RequestValidationTest {
         assertError(http.post("/register", ""), 400, "empty");
         // Jackson's reason without its internals (its source, a feature flag's name)
         HttpTestClient.Response open = http.post("/query", "{\"model_name\":\"m\"");
-        assertError(open, 400, "invalid JSON: Unexpected end-of-input", "(opened at line 1, column 1)");
+        assertError(open, 400, "invalid JSON: Unexpected end-of-input", "(start marker at line 1, column 1)");
         assertThat(open.error()).doesNotContain("Source", "REDACTED", "StreamReadFeature");
+        HttpTestClient.Response crossed = http.post("/query", "{\"token_ids\":[1,2}");
+        assertError(
+                crossed, 400, "invalid JSON: Unexpected close marker '}'", "(for Array starting at line 1, column 14)");
+        assertThat(crossed.error()).doesNotContain("Source", "REDACTED", "StreamReadFeature");
     }
 
     /** Each row: the route, the body, and what the error must name (fragments separated by " & "). */
