@@ -48,11 +48,22 @@ public final class SnapshotFiles {
         }
     }
 
+    /** How the directory's lock is taken: {@link FileChannel#tryLock()}, or a test's stand-in for a file system. */
+    interface Locking {
+        FileLock tryLock(FileChannel channel) throws IOException;
+    }
+
     private final Path dir;
+    private final Locking locking;
     private FileChannel lockFile;
 
     public SnapshotFiles(Path dir) {
+        this(dir, FileChannel::tryLock);
+    }
+
+    SnapshotFiles(Path dir, Locking locking) {
         this.dir = dir;
+        this.locking = locking;
     }
 
     public Path dir() {
@@ -91,7 +102,7 @@ public final class SnapshotFiles {
         FileChannel ch = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         FileLock held;
         try {
-            held = ch.tryLock();
+            held = locking.tryLock(ch);
         } catch (OverlappingFileLockException e) {
             held = null; // another replica in this JVM (tests) holds it
         } catch (IOException e) {
