@@ -42,10 +42,7 @@ public final class IndexerRouting {
     public static void routing(HttpRouting.Builder routing, Components c) {
         HttpSettings cfg = c.config();
         Routes routes = routes(c);
-        routing.addFilter(new RequestMetricsFilter(c.metrics(), routes));
-        if (c.accessLog() != null) {
-            routing.addFilter(new AccessLogFilter(c.accessLog(), routes)); // before the token check: logs its 401s
-        }
+        routing.addFilter(new RequestRecorder(c.metrics(), routes, c.accessLog())); // first: records the 401s too
         routing.addFilter(BodyDeadline.filter(cfg.limits().requestReadTimeout()));
         if (cfg.bearerTokens() != null) {
             routing.addFilter(new BearerAuth(cfg.bearerTokens(), routes));
