@@ -39,4 +39,12 @@ public record BlockStored(
                 && (tokenIds == null || tokenIds.length == 0)
                 && blockSize == 0;
     }
+
+    /**
+     * Blocks of another size than an index of {@code indexBlockSize} tokens: a store that index refuses (its blocks
+     * cannot be hashed as the index's); a hash-only store has no size to differ.
+     */
+    public boolean blockSizeDiffers(int indexBlockSize) {
+        return !hashesOnly() && blockHashes.length > 0 && blockSize != indexBlockSize;
+    }
 }

@@ -52,7 +52,7 @@ final class StoredChainConverter {
                     ApplyStatus.OK,
                     IndexOp.Store.Source.HASHES_ONLY);
         }
-        if (blockHashes.length > 0 && event.blockSize() != indexBlockSize) {
+        if (event.blockSizeDiffers(indexBlockSize)) {
             return rejected(event, ApplyStatus.BLOCK_SIZE_MISMATCH);
         }
         int[] tokens = event.tokenIds();

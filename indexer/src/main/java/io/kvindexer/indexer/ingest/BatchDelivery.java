@@ -124,8 +124,8 @@ final class BatchDelivery {
     /**
      * An engine whose blocks are not the index's size (registered with another {@code block_size}): the index
      * refuses its stores (counted as {@code block_size_mismatch}), so it can vouch for none of that engine's blocks.
-     * The listener says so, degraded with both sizes, for as long as such stores come; a hash-only store (size 0)
-     * is not one.
+     * The listener says so, degraded with both sizes, for as long as such stores come (the index's own rule,
+     * {@link BlockStored#blockSizeDiffers}).
      */
     private void checkBlockSize(KvEventBatch batch, int rank) {
         int expected = sink.blockSize();
@@ -133,10 +133,7 @@ final class BatchDelivery {
             return;
         }
         for (KvEvent e : batch.events()) {
-            if (e instanceof BlockStored s
-                    && !s.hashesOnly()
-                    && s.blockHashes().length > 0
-                    && s.blockSize() != expected) {
+            if (e instanceof BlockStored s && s.blockSizeDiffers(expected)) {
                 String why = "block size mismatch: the engine stores blocks of " + s.blockSize()
                         + " tokens, this index of " + expected + "; its stores are not indexed (register it with"
                         + " block_size " + s.blockSize() + ", under a model or tenant of that size)";
