@@ -49,9 +49,10 @@ record HealthService(StartupGate gate, WorkerRegistry workers) implements ApiSer
                 if (s == ListenerStatus.FAILED || s == ListenerStatus.PENDING) {
                     (s == ListenerStatus.FAILED ? failed : pending)
                             .add(new Troubled(w.instanceId(), e.getKey(), e.getValue()));
-                } else if (e.getValue().disconnected()) {
+                } else if (e.getValue().connection() == ListenerSnapshot.Connection.DISCONNECTED) {
                     disconnected.add(new Troubled(w.instanceId(), e.getKey(), e.getValue()));
-                } else if (s == ListenerStatus.ACTIVE && !e.getValue().connected()) {
+                } else if (s == ListenerStatus.ACTIVE
+                        && e.getValue().connection() == ListenerSnapshot.Connection.NOT_CONNECTED) {
                     // never connected yet: its engine is not up, or nothing (or no PUB) listens at its address
                     notConnected.add(new Troubled(w.instanceId(), e.getKey(), e.getValue()));
                 }

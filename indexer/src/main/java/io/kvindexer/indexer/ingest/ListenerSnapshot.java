@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.ingest;
 
+import io.kvindexer.indexer.common.MetricLabel;
 import java.time.Instant;
 
 /**
@@ -28,9 +29,21 @@ public record ListenerSnapshot(
         this(endpoint, status, lastError, connected, disconnectedSince, null, null);
     }
 
+    /** A listener's engine connection: up, lost (it was up), or never up yet; what /ready and a gauge sort by. */
+    public enum Connection implements MetricLabel {
+        CONNECTED,
+        DISCONNECTED,
+        NOT_CONNECTED
+    }
+
     /** The engine connection is down: it was up and went away. */
     public boolean disconnected() {
         return disconnectedSince != null;
+    }
+
+    /** Its {@link Connection}; a paused or failed listener has no socket: not connected. */
+    public Connection connection() {
+        return connected ? Connection.CONNECTED : disconnected() ? Connection.DISCONNECTED : Connection.NOT_CONNECTED;
     }
 
     /** A running listener's view: a lost connection is the error shown until it comes back. */

@@ -215,7 +215,7 @@ public final class IndexerMetrics {
                 .help("Active and pending ZMQ listeners by their engine connection: connected, disconnected (was up,"
                         + " lost), not_connected (never up yet)")
                 .labelNames("connection")
-                .callback(cb -> workers.connectionCounts().forEach((state, n) -> cb.call(n, state)))
+                .callback(cb -> workers.connectionCounts().forEach((state, n) -> cb.call(n, state.label())))
                 .register(registry);
         GaugeWithCallback.builder()
                 .name("dynamo_kvindexer_index_blocks")

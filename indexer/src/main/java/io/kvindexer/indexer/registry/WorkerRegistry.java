@@ -469,17 +469,16 @@ public final class WorkerRegistry implements AutoCloseable {
      * connected}, {@code disconnected} (was up, lost) and {@code not_connected} (never up yet). Paused and failed
      * listeners have no socket: {@link #listenerCounts} counts them.
      */
-    public synchronized Map<String, Integer> connectionCounts() {
-        Map<String, Integer> counts = new LinkedHashMap<>();
-        for (String state : List.of("connected", "disconnected", "not_connected")) {
-            counts.put(state, 0);
+    public synchronized Map<ListenerSnapshot.Connection, Integer> connectionCounts() {
+        Map<ListenerSnapshot.Connection, Integer> counts = new EnumMap<>(ListenerSnapshot.Connection.class);
+        for (ListenerSnapshot.Connection c : ListenerSnapshot.Connection.values()) {
+            counts.put(c, 0);
         }
         for (Instance inst : instances.values()) {
             for (Rank rank : inst.ranks.values()) {
                 ListenerSnapshot l = rank.snapshot();
                 if (l.status() == ListenerStatus.ACTIVE || l.status() == ListenerStatus.PENDING) {
-                    String state = l.connected() ? "connected" : l.disconnected() ? "disconnected" : "not_connected";
-                    counts.merge(state, 1, Integer::sum);
+                    counts.merge(l.connection(), 1, Integer::sum);
                 }
             }
         }
