@@ -174,14 +174,7 @@ class BlockExpiryRoutesTest {
     }
 
     private long expired(StorageTier tier, String reason) {
-        String series =
-                "dynamo_kvindexer_blocks_expired_total{reason=\"" + reason + "\",tier=\"" + tier.jsonName() + "\"} ";
-        return http.get("/metrics")
-                .body()
-                .lines()
-                .filter(l -> l.startsWith(series))
-                .mapToLong(l -> (long) Double.parseDouble(l.substring(series.length())))
-                .findFirst()
-                .orElse(-1);
+        return (long) http.metric(
+                "dynamo_kvindexer_blocks_expired_total{reason=\"" + reason + "\",tier=\"" + tier.jsonName() + "\"}");
     }
 }

@@ -124,24 +124,11 @@ class EngineDisconnectRoutesTest {
 
     /** {@code dynamo_kvindexer_listeners_by_connection{connection="state"}}'s value. */
     private double connections(String state) {
-        String series = "dynamo_kvindexer_listeners_by_connection{connection=\"" + state + "\"} ";
-        return http.get("/metrics")
-                .body()
-                .lines()
-                .filter(l -> l.startsWith(series))
-                .mapToDouble(l -> Double.parseDouble(l.substring(series.length())))
-                .findFirst()
-                .orElse(-1);
+        return http.metric("dynamo_kvindexer_listeners_by_connection{connection=\"" + state + "\"}");
     }
 
     private double metric() {
-        return http.get("/metrics")
-                .body()
-                .lines()
-                .filter(l -> l.startsWith(DISCONNECTS + " "))
-                .mapToDouble(l -> Double.parseDouble(l.substring(DISCONNECTS.length() + 1)))
-                .findFirst()
-                .orElse(-1);
+        return http.metric(DISCONNECTS);
     }
 
     private static int freePort() throws IOException {

@@ -320,14 +320,7 @@ class ExactnessRoutesTest {
     }
 
     private double gauge(String state) {
-        String series = GAUGE + "{exactness=\"" + state + "\"} ";
-        return http.get("/metrics")
-                .body()
-                .lines()
-                .filter(l -> l.startsWith(series))
-                .mapToDouble(l -> Double.parseDouble(l.substring(series.length())))
-                .findFirst()
-                .orElse(-1);
+        return http.metric(GAUGE + "{exactness=\"" + state + "\"}");
     }
 
     private static int[] range(int from, int to) {

@@ -93,6 +93,21 @@ public final class HttpTestClient implements AutoCloseable {
         Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> sim.subscriptions() >= 1);
     }
 
+    /**
+     * The value of one series in a {@code /metrics} scrape, {@code series} its name and labels as exposed (e.g.
+     * {@code dynamo_kvindexer_listeners{status="active"}}); -1 when the scrape has no such line.
+     */
+    public double metric(String series) {
+        String line = series + " ";
+        return get("/metrics")
+                .body()
+                .lines()
+                .filter(l -> l.startsWith(line))
+                .mapToDouble(l -> Double.parseDouble(l.substring(line.length())))
+                .findFirst()
+                .orElse(-1);
+    }
+
     public Response get(String path) {
         return request("GET", path, null, null);
     }
