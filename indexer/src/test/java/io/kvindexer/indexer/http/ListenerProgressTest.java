@@ -8,6 +8,7 @@ import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import java.time.Duration;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -15,6 +16,15 @@ import org.junit.jupiter.api.Test;
  * nothing (the sign of an engine that does not publish where it was registered), then the last seq applied and when.
  */
 class ListenerProgressTest {
+
+    /** Registers instance 1 of model m at {@code endpoint}. */
+    private static void register(HttpTestClient http, String endpoint, int blockSize) {
+        http.post(
+                        "/register",
+                        "{\"instance_id\":1,\"endpoint\":\"" + endpoint + "\",\"model_name\":\"m\",\"block_size\":"
+                                + blockSize + "}")
+                .assertStatus(201);
+    }
 
     private static JsonNode listener(HttpTestClient http) {
         return http.get("/workers").json().get(0).get("listeners").get("0");
@@ -25,11 +35,7 @@ class ListenerProgressTest {
         try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
                 HttpTestClient http = new HttpTestClient(app.baseUrl());
                 EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults())) {
-            http.post(
-                            "/register",
-                            "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint()
-                                    + "\",\"model_name\":\"m\",\"block_size\":4}")
-                    .assertStatus(201);
+            register(http, sim.endpoint(), 4);
             await().atMost(Duration.ofSeconds(30))
                     .until(() -> listener(http).get("connected").asBoolean());
             JsonNode quiet = listener(http);
@@ -53,11 +59,7 @@ class ListenerProgressTest {
         try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
                 HttpTestClient http = new HttpTestClient(app.baseUrl());
                 EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults())) {
-            http.post(
-                            "/register",
-                            "{\"instance_id\":1,\"endpoint\":\"" + sim.replayEndpoint()
-                                    + "\",\"model_name\":\"m\",\"block_size\":4}")
-                    .assertStatus(201);
+            register(http, sim.replayEndpoint(), 4);
             await().atMost(Duration.ofSeconds(30)).until(() -> listener(http).has("connect_error"));
             JsonNode l = listener(http);
             assertThat(l.get("connected").asBoolean()).isFalse();
@@ -69,10 +71,7 @@ class ListenerProgressTest {
         }
         try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
-            http.post(
-                            "/register",
-                            "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"m\",\"block_size\":4}")
-                    .assertStatus(201);
+            register(http, "tcp://127.0.0.1:1", 4);
             await().atMost(Duration.ofSeconds(30)).until(() -> listener(http).has("connect_error"));
             assertThat(listener(http).get("connect_error").asText()).containsIgnoringCase("refused");
         }
@@ -87,16 +86,11 @@ class ListenerProgressTest {
         try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
                 HttpTestClient http = new HttpTestClient(app.baseUrl());
                 EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults())) {
-            http.post(
-                            "/register",
-                            "{\"instance_id\":1,\"endpoint\":\"" + sim.endpoint()
-                                    + "\",\"model_name\":\"m\",\"block_size\":16}")
-                    .assertStatus(201);
+            register(http, sim.endpoint(), 16);
             await().atMost(Duration.ofSeconds(30))
                     .until(() -> listener(http).get("connected").asBoolean());
             assertThat(listener(http).get("exactness").asText()).isEqualTo("exact");
-            sim.storeSequence(java.util.stream.IntStream.rangeClosed(1, 16).toArray(), 4)
-                    .get();
+            sim.storeSequence(IntStream.rangeClosed(1, 16).toArray(), 4).get();
             await().atMost(Duration.ofSeconds(30))
                     .until(() -> listener(http).get("exactness").asText().equals("degraded"));
             assertThat(listener(http).get("exactness_reason").asText())
@@ -106,7 +100,7 @@ class ListenerProgressTest {
                                     "{\"model_name\":\"m\",\"token_ids\":["
                                             + String.join(
                                                     ",",
-                                                    java.util.stream.IntStream.rangeClosed(1, 16)
+                                                    IntStream.rangeClosed(1, 16)
                                                             .mapToObj(Integer::toString)
                                                             .toList())
                                             + "]}")
