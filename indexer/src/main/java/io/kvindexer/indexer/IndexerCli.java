@@ -35,7 +35,14 @@ import picocli.CommandLine.Option;
             "  DYN_KV_INDEXER_TEST_ENDPOINTS   1/true/yes/on mounts /test/pause_listener",
             "                                  and /test/resume_listener",
             "  KV_INDEXER_AUTH_TOKEN           bearer token (when no --auth-token-file is",
-            "                                  given)"
+            "                                  given)",
+            "  DYN_LOGGING_JSONL               true: log JSON lines (time, level,",
+            "                                  target, message)",
+            "  DYN_LOG                         levels: <default>,<logger>=<level>,...",
+            "                                  (error, warn, info, debug, trace, off;",
+            "                                  default info)",
+            "  DYN_LOG_USE_LOCAL_TZ            true: log times in local time (default",
+            "                                  UTC)"
         })
 public final class IndexerCli {
 

@@ -1,9 +1,11 @@
 package io.kvindexer.indexer;
 
-import io.helidon.logging.common.LogConfig;
 import io.kvindexer.indexer.ingest.ZmqContext;
+import io.kvindexer.logging.LogSettings;
 import io.kvindexer.logging.ShutdownLogManager;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.logging.Level;
 
 /** {@code java -jar kv-indexer.jar [flags]}: parse, start, wait for Ctrl-C. Wiring only. */
 public final class IndexerMain {
@@ -13,9 +15,11 @@ public final class IndexerMain {
     public static void main(String[] args) throws InterruptedException {
         ShutdownLogManager.Install.now();
         IndexerCli.Parsed parsed;
+        LogSettings logs;
         try {
             parsed = IndexerCli.parse(args, System.getenv());
-        } catch (ConfigException e) {
+            logs = LogSettings.fromEnv(System.getenv());
+        } catch (ConfigException | IllegalArgumentException e) {
             System.err.println("kv-indexer: " + e.getMessage());
             System.exit(2);
             return;
@@ -24,7 +28,9 @@ public final class IndexerMain {
             System.out.print(parsed.helpText());
             return;
         }
-        LogConfig.configureRuntime();
+        // JUL's defaults (one console handler) with our line format and levels; Helidon's own lines from WARN up,
+        // but for the one that says how long the start took
+        logs.apply(Map.of("io.helidon", Level.WARNING, "io.helidon.webserver.LoomServer", Level.INFO));
         if (parsed.aotTraining()) {
             AotTraining.run();
             System.exit(0);

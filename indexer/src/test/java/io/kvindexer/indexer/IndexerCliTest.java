@@ -301,6 +301,6 @@ class IndexerCliTest {
                 .dropWhile(line -> !line.equals("Environment:"))
                 .skip(1)
                 .toList();
-        assertThat(footer).hasSize(7).allSatisfy(line -> assertThat(line).startsWith("  "));
+        assertThat(footer).hasSize(14).allSatisfy(line -> assertThat(line).startsWith("  "));
     }
 }

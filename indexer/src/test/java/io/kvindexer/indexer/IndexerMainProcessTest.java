@@ -3,9 +3,12 @@ package io.kvindexer.indexer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvindexer.indexer.http.HttpTestClient;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -71,6 +74,74 @@ class IndexerMainProcessTest {
         assertThat(r.stderr().strip())
                 .isEqualTo("kv-indexer: DYN_ROUTER_MIN_INITIAL_WORKERS must be a non-negative"
                         + " integer, got \"two\": invalid digit found in string");
+    }
+
+    @Test
+    void aBadLogVariableIsOneLine() throws Exception {
+        Run r = run(Map.of("DYN_LOG", "info,io.kvindexer=loud"), "--port", "0");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.stderr().strip())
+                .isEqualTo("kv-indexer: DYN_LOG: unknown level \"loud\" in \"info,io.kvindexer=loud\""
+                        + " (error, warn, info, debug, trace or off)");
+    }
+
+    /**
+     * DYN_LOGGING_JSONL, as a deployment written for Dynamo's indexer sets it: every log line of a start and a
+     * shutdown is one JSON object with Dynamo's fields; DYN_LOG=warn leaves out the INFO lines.
+     */
+    @Test
+    void logsJsonLinesWhenAskedTo() throws Exception {
+        List<String> logged;
+        try (IndexerProcess p = IndexerProcess.start(
+                Map.of("DYN_LOGGING_JSONL", "true"),
+                List.of(),
+                "--port",
+                "0",
+                "--host",
+                "127.0.0.1",
+                "--block-size",
+                "16",
+                "--model-name",
+                "llama",
+                "--workers",
+                "1=tcp://127.0.0.1:1")) {
+            assertThat(p.terminate()).as("exits on SIGTERM").isTrue();
+            await().atMost(Duration.ofSeconds(10))
+                    .untilAsserted(() -> assertThat(p.output()).contains("stopped 1 listeners in"));
+            // what main prints on standard output for a person is not a log line
+            logged =
+                    p.output().lines().filter(l -> !l.startsWith("kv-indexer ")).toList();
+        }
+        assertThat(logged).isNotEmpty();
+        ObjectMapper json = new ObjectMapper();
+        List<JsonNode> records = new ArrayList<>();
+        for (String line : logged) {
+            assertThat(line).as("a log line").startsWith("{");
+            records.add(json.readTree(line));
+        }
+        for (JsonNode r : records) {
+            assertThat(r.get("time").asText()).matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{6}Z");
+            assertThat(r.get("level").asText()).isIn("ERROR", "WARN", "INFO", "DEBUG", "TRACE");
+            assertThat(r.get("target").asText()).isNotEmpty();
+        }
+        assertThat(records)
+                .anySatisfy(r -> assertThat(r.get("message").asText()).startsWith("stopped 1 listeners in"));
+    }
+
+    @Test
+    void dynLogSetsTheLevels() throws Exception {
+        try (IndexerProcess p =
+                IndexerProcess.start(Map.of("DYN_LOG", "warn"), List.of(), "--port", "0", "--host", "127.0.0.1")) {
+            assertThat(p.terminate()).isTrue();
+            await().atMost(Duration.ofSeconds(10))
+                    .untilAsserted(() -> assertThat(p.output()).contains("kv-indexer listening on"));
+            assertThat(p.output()).doesNotContain(" INFO ");
+        }
+        try (IndexerProcess p = IndexerProcess.start(List.of(), "--port", "0", "--host", "127.0.0.1")) {
+            assertThat(p.terminate()).isTrue();
+            await().atMost(Duration.ofSeconds(10))
+                    .untilAsserted(() -> assertThat(p.output()).containsPattern("Z INFO io\\.kvindexer\\."));
+        }
     }
 
     @Test

@@ -6,6 +6,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
@@ -42,7 +43,13 @@ public final class IndexerProcess implements AutoCloseable {
 
     /** Starts {@link #command} with stderr merged into stdout and waits for it to listen. */
     public static IndexerProcess start(List<String> jvmArgs, String... args) throws Exception {
+        return start(Map.of(), jvmArgs, args);
+    }
+
+    /** {@link #start(List, String...)} with {@code env} added to the child's environment. */
+    public static IndexerProcess start(Map<String, String> env, List<String> jvmArgs, String... args) throws Exception {
         ProcessBuilder pb = command(jvmArgs, args).redirectErrorStream(true);
+        pb.environment().putAll(env);
         Process p = pb.start();
         ConcurrentLinkedQueue<String> output = new ConcurrentLinkedQueue<>();
         CompletableFuture<String> url = new CompletableFuture<>();

@@ -30,7 +30,12 @@ import picocli.CommandLine.Option;
             "                    the operator's own pod (downward API); with the",
             "                    service-account token they turn leader election on",
             "  KV_INDEXER_AUTH_TOKEN",
-            "                    bearer token the operator sends to the indexer replicas"
+            "                    bearer token the operator sends to the indexer replicas",
+            "  DYN_LOGGING_JSONL true: log JSON lines (time, level, target, message)",
+            "  DYN_LOG           levels: <default>,<logger>=<level>,... (error, warn,",
+            "                    info, debug, trace, off; default info)",
+            "  DYN_LOG_USE_LOCAL_TZ",
+            "                    true: log times in local time (default UTC)"
         })
 public final class OperatorCli {
 

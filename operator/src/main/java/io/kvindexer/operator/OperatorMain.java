@@ -3,6 +3,7 @@ package io.kvindexer.operator;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.javaoperatorsdk.operator.Operator;
+import io.kvindexer.logging.LogSettings;
 import io.kvindexer.logging.ShutdownLogManager;
 import io.kvindexer.operator.observability.ProbeServer;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -10,6 +11,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -32,11 +34,17 @@ public final class OperatorMain {
 
     public static void main(String[] args) throws IOException {
         OperatorCli.Parsed parsed;
+        LogSettings logs;
         try {
             parsed = OperatorCli.parse(args, System.getenv());
+            logs = LogSettings.fromEnv(System.getenv());
         } catch (OperatorCli.UsageException e) {
             System.err.println("kv-indexer-operator: " + e.getMessage());
             System.err.println("Try 'kv-indexer-operator --help' for the flags.");
+            System.exit(2);
+            return;
+        } catch (IllegalArgumentException e) { // an environment variable of LogSettings
+            System.err.println("kv-indexer-operator: " + e.getMessage());
             System.exit(2);
             return;
         }
@@ -44,9 +52,7 @@ public final class OperatorMain {
             System.out.print(parsed.helpText());
             return;
         }
-        if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
-            System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tFT%1$tT.%1$tLZ %4$s %3$s %5$s%6$s%n");
-        }
+        logs.apply(Map.of());
         start(parsed.options());
     }
 

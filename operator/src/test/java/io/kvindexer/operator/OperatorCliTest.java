@@ -56,8 +56,9 @@ class OperatorCliTest {
                         .lines()
                         .dropWhile(line -> !line.equals("Environment:"))
                         .skip(1))
-                .hasSize(7)
+                .hasSize(12)
                 .allSatisfy(line -> assertThat(line).startsWith("  "));
+        assertThat(help.helpText()).contains("DYN_LOGGING_JSONL", "DYN_LOG ", "DYN_LOG_USE_LOCAL_TZ");
         assertThat(OperatorCli.parse(new String[] {"--version"}, Map.of()).helpText())
                 .startsWith("kv-indexer-operator ");
     }
@@ -98,18 +99,29 @@ class OperatorCliTest {
         Result help = runMain("--help");
         assertThat(help.status()).isZero();
         assertThat(help.stdout()).contains("--probe-port=PORT");
+        Result badLog = runMain(Map.of("DYN_LOG", "info,io.kvindexer=chatty"));
+        assertThat(badLog.status()).isEqualTo(2);
+        assertThat(badLog.stderr().strip())
+                .isEqualTo("kv-indexer-operator: DYN_LOG: unknown level \"chatty\" in \"info,io.kvindexer=chatty\""
+                        + " (error, warn, info, debug, trace or off)");
     }
 
     private record Result(int status, String stdout, String stderr) {}
 
     private static Result runMain(String... args) throws IOException, InterruptedException {
+        return runMain(Map.of(), args);
+    }
+
+    private static Result runMain(Map<String, String> env, String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of(
                 ProcessHandle.current().info().command().orElse("java"),
                 "-cp",
                 System.getProperty("java.class.path"),
                 OperatorMain.class.getName()));
         command.addAll(List.of(args));
-        Process p = new ProcessBuilder(command).start();
+        ProcessBuilder pb = new ProcessBuilder(command);
+        pb.environment().putAll(env);
+        Process p = pb.start();
         p.getOutputStream().close();
         if (!p.waitFor(60, TimeUnit.SECONDS)) {
             p.destroyForcibly();

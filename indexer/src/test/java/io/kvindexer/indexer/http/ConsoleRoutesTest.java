@@ -169,7 +169,7 @@ class ConsoleRoutesTest {
         }
         assertError(http.get("/ui/no-such.js"), 404, "the console has no file no-such.js");
         http.get("/ui/..%2Fopenapi.yaml").assertStatus(404);
-        assertError(http.get("/ui/logging.properties"), 404, "no file logging.properties");
+        assertError(http.get("/ui/openapi.yaml"), 404, "no file openapi.yaml"); // beside ui/ on the class path
     }
 
     private static void assertServed(String file, String type) {

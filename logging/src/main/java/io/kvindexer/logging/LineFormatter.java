@@ -1,0 +1,85 @@
+package io.kvindexer.logging;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.time.ZoneId;
+import java.time.format.DateTimeFormatter;
+import java.util.logging.Formatter;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+
+/**
+ * One line per record, as Dynamo's processes write them: readable ({@code TIME LEVEL target: message}) or, with
+ * {@code DYN_LOGGING_JSONL}, one JSON object ({@code time}, {@code level}, {@code target}, {@code message}, and
+ * {@code error} with the stack trace when the record has one). The time has microseconds and its offset ({@code Z}
+ * in UTC); the levels are Dynamo's names (ERROR, WARN, INFO, DEBUG, TRACE), so one log query serves both.
+ */
+public final class LineFormatter extends Formatter {
+
+    private static final JsonFactory JSON = new JsonFactory();
+
+    private final boolean jsonl;
+    private final DateTimeFormatter time;
+
+    public LineFormatter(boolean jsonl, ZoneId zone) {
+        this.jsonl = jsonl;
+        this.time =
+                DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSSSSXXX").withZone(zone);
+    }
+
+    /** Dynamo's name for a JUL level: SEVERE is ERROR, FINE DEBUG, FINER and FINEST TRACE. */
+    static String levelName(Level level) {
+        int v = level.intValue();
+        if (v >= Level.SEVERE.intValue()) {
+            return "ERROR";
+        } else if (v >= Level.WARNING.intValue()) {
+            return "WARN";
+        } else if (v >= Level.CONFIG.intValue()) {
+            return "INFO";
+        } else if (v >= Level.FINE.intValue()) {
+            return "DEBUG";
+        }
+        return "TRACE";
+    }
+
+    @Override
+    public String format(LogRecord record) {
+        String when = time.format(record.getInstant());
+        String level = levelName(record.getLevel());
+        String target = record.getLoggerName() == null ? "" : record.getLoggerName();
+        String message = formatMessage(record);
+        String error = record.getThrown() == null ? null : stackTrace(record.getThrown());
+        if (!jsonl) {
+            return when + " " + level + " " + target + ": " + message
+                    + (error == null ? "" : System.lineSeparator() + error.stripTrailing())
+                    + System.lineSeparator();
+        }
+        StringWriter out = new StringWriter(message.length() + 128);
+        try (JsonGenerator g = JSON.createGenerator(out)) {
+            g.writeStartObject();
+            g.writeStringField("time", when);
+            g.writeStringField("level", level);
+            g.writeStringField("target", target);
+            g.writeStringField("message", message);
+            if (error != null) {
+                g.writeStringField("error", error);
+            }
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a StringWriter does not fail
+        }
+        return out.append(System.lineSeparator()).toString();
+    }
+
+    private static String stackTrace(Throwable thrown) {
+        StringWriter s = new StringWriter();
+        try (PrintWriter w = new PrintWriter(s)) {
+            thrown.printStackTrace(w);
+        }
+        return s.toString();
+    }
+}
