@@ -32,6 +32,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * Pure functions from a KvIndexer to the objects it owns. Owner references are added by JOSDK's dependents.
@@ -159,13 +161,21 @@ public final class IndexerDesiredState {
         if (stateVolume) {
             args.addAll(StateVolume.args(kvi));
         }
-        List<EnvVar> env = new ArrayList<>();
+        List<EnvVar> ours = new ArrayList<>();
         if (!IndexerSecurity.authEnabled(kvi)) {
-            env.add(AuthSecret.envVar()); // the namespace-wide token of earlier versions, when the user made one
+            ours.add(AuthSecret.envVar()); // the namespace-wide token of earlier versions, when the user made one
         }
         if (spec.getMinInitialWorkers() != null && spec.getMinInitialWorkers() > 0) {
-            env.add(new EnvVar("DYN_ROUTER_MIN_INITIAL_WORKERS", String.valueOf(spec.getMinInitialWorkers()), null));
+            ours.add(new EnvVar("DYN_ROUTER_MIN_INITIAL_WORKERS", String.valueOf(spec.getMinInitialWorkers()), null));
         }
+        List<EnvVar> env = new ArrayList<>();
+        if (spec.getPodTemplate() != null && spec.getPodTemplate().env() != null) {
+            Set<String> taken = ours.stream().map(EnvVar::getName).collect(Collectors.toSet());
+            spec.getPodTemplate().env().stream()
+                    .filter(e -> e != null && !taken.contains(e.getName()))
+                    .forEach(env::add);
+        }
+        env.addAll(ours);
         return new ContainerBuilder()
                 .withName(CONTAINER)
                 .withImage(spec.getImage())

@@ -2,6 +2,7 @@ package io.kvindexer.operator.indexer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.SecurityContext;
@@ -141,6 +142,7 @@ class IndexerDesiredStateTest {
                                 .build()),
                         null,
                         null,
+                        null,
                         null));
         var pod = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate();
         assertThat(pod.getMetadata().getLabels())
@@ -190,7 +192,38 @@ class IndexerDesiredStateTest {
 
     /** Overrides of the two security contexts only. */
     private static PodTemplateOverrides securityContexts(PodSecurityContext pod, SecurityContext container) {
-        return new PodTemplateOverrides(null, null, null, null, null, pod, container);
+        return new PodTemplateOverrides(null, null, null, null, null, pod, container, null);
+    }
+
+    /**
+     * spec.podTemplate.env reaches the indexer container (DYN_LOGGING_JSONL for its logs, say), before the
+     * operator's own variables, which win over one of the same name; without it the env is what it was.
+     */
+    @Test
+    void podTemplateEnvIsAddedButOursWin() {
+        KvIndexer kvi = Resources.kvIndexer("llm", "kv", 2, 8090);
+        kvi.getSpec().setMinInitialWorkers(2);
+        List<EnvVar> before = IndexerDesiredState.container(kvi).getEnv();
+        kvi.getSpec()
+                .setPodTemplate(new PodTemplateOverrides(
+                        null,
+                        null,
+                        null,
+                        null,
+                        null,
+                        null,
+                        null,
+                        List.of(
+                                new EnvVar("DYN_LOGGING_JSONL", "true", null),
+                                new EnvVar("DYN_ROUTER_MIN_INITIAL_WORKERS", "0", null),
+                                new EnvVar("DYN_LOG", "warn,io.kvindexer.indexer.ingest=info", null))));
+        List<EnvVar> env = IndexerDesiredState.container(kvi).getEnv();
+        assertThat(before).contains(new EnvVar("DYN_ROUTER_MIN_INITIAL_WORKERS", "2", null));
+        assertThat(env.subList(0, 2))
+                .containsExactly(
+                        new EnvVar("DYN_LOGGING_JSONL", "true", null),
+                        new EnvVar("DYN_LOG", "warn,io.kvindexer.indexer.ingest=info", null));
+        assertThat(env.subList(2, env.size())).isEqualTo(before);
     }
 
     @Test

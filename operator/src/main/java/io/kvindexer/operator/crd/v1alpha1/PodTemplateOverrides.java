@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.kubernetes.api.model.Affinity;
+import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.SecurityContext;
 import io.fabric8.kubernetes.api.model.Toleration;
@@ -29,4 +30,10 @@ public record PodTemplateOverrides(
 
         @JsonPropertyDescription("Security context of the indexer container; replaces the default (no privilege"
                 + " escalation, read-only root filesystem, all capabilities dropped) as a whole.")
-        SecurityContext containerSecurityContext) {}
+        SecurityContext containerSecurityContext,
+
+        @JsonPropertyDescription("More environment variables of the indexer container, e.g. DYN_LOGGING_JSONL=true"
+                + " or DYN_LOG=warn for its logs. The operator's own (DYN_ROUTER_MIN_INITIAL_WORKERS from"
+                + " minInitialWorkers, KV_INDEXER_AUTH_TOKEN) win over one of the same name; JAVA_TOOL_OPTIONS"
+                + " here replaces the image's.")
+        List<EnvVar> env) {}
