@@ -6,6 +6,7 @@ import io.javaoperatorsdk.operator.Operator;
 import io.kvindexer.logging.LogSettings;
 import io.kvindexer.logging.ShutdownLogManager;
 import io.kvindexer.operator.observability.ProbeServer;
+import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -68,6 +69,7 @@ public final class OperatorMain {
             settings = settings.withLeaderElection(podNamespace, podName);
         }
         PrometheusRegistry registry = new PrometheusRegistry();
+        JvmMetrics.builder().register(registry); // jvm_* and process_*: heap, GC, threads, file descriptors, memory
         KubernetesClient client = new KubernetesClientBuilder().build();
         AtomicReference<Operator> running = new AtomicReference<>();
         ProbeServer probes = new ProbeServer(

@@ -25,7 +25,7 @@ class DashboardTest {
 
     static final String DASHBOARD = "docs/grafana/kv-indexer-dashboard.json";
     static final String METRICS_DOC = "docs/metrics.md";
-    private static final Pattern METRIC = Pattern.compile("\\b((?:dynamo|kvindexer)_[a-z0-9_]+)\\b");
+    private static final Pattern METRIC = Pattern.compile("\\b((?:dynamo|kvindexer|jvm|process)_[a-z0-9_]+)\\b");
     private static final Pattern CODE = Pattern.compile("`([^`]+)`");
 
     private static JsonNode dashboard;
@@ -101,7 +101,7 @@ class DashboardTest {
         return new TreeSet<>(documentedMetricTypes().keySet());
     }
 
-    /** Name → type ("counter", "gauge", "histogram") from the documented metrics table. */
+    /** Name → type ("counter", "gauge", "histogram", "summary") from the documented metrics table. */
     static Map<String, String> documentedMetricTypes() {
         Map<String, String> types = new TreeMap<>();
         for (String[] cells : RepoFiles.tableAfter(METRICS_DOC, "<!-- metrics -->")) {
@@ -113,7 +113,8 @@ class DashboardTest {
         }
         assertThat(types).isNotEmpty();
         assertThat(types.values())
-                .allMatch(t -> Set.of("counter", "gauge", "histogram").contains(t));
+                .allMatch(
+                        t -> Set.of("counter", "gauge", "histogram", "summary").contains(t));
         return types;
     }
 }

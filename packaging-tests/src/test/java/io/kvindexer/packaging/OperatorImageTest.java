@@ -3,6 +3,8 @@ package io.kvindexer.packaging;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
@@ -66,12 +68,24 @@ class OperatorImageTest {
                 .redirectOutput(root.resolve("stdout.txt").toFile())
                 .redirectError(root.resolve("stderr.txt").toFile());
         builder.environment().put("KUBECONFIG", kubeconfig.toString());
+        builder.environment().put("DYN_LOGGING_JSONL", "true"); // Dynamo's: one JSON object per log line
         builder.environment().keySet().removeIf(k -> k.startsWith("KUBERNETES_") || k.startsWith("POD_"));
         try (LaidOutImage.Running running = LaidOutImage.Running.start(builder)) {
             servesProbesAndMetrics(running.process(), "http://127.0.0.1:" + port);
         }
         // stopped by SIGTERM: the shutdown's own line is printed, not lost to JUL's shutdown hook closing its handler
         assertThat(output()).contains("kv-indexer-operator started", "kv-indexer-operator stopped");
+        List<String> logged = Files.readAllLines(root.resolve("stderr.txt")).stream()
+                .filter(line -> !line.isBlank())
+                // the JVM's own first line, for the image's JAVA_TOOL_OPTIONS; every other one is a log record
+                .filter(line -> !line.startsWith("Picked up JAVA_TOOL_OPTIONS: "))
+                .toList();
+        assertThat(logged).isNotEmpty().allSatisfy(line -> {
+            JsonNode record = new ObjectMapper().readTree(line);
+            assertThat(record.get("level").asText()).isIn("ERROR", "WARN", "INFO", "DEBUG", "TRACE");
+            assertThat(record.get("target").asText()).isNotEmpty();
+            assertThat(record.has("time") && record.has("message")).isTrue();
+        });
     }
 
     private void servesProbesAndMetrics(Process process, String base) throws Exception {
@@ -85,7 +99,14 @@ class OperatorImageTest {
                         assertThat(status(http, base + "/healthz")).isEqualTo(200);
                         assertThat(status(http, base + "/readyz")).isEqualTo(200);
                     });
-            assertThat(status(http, base + "/metrics")).isEqualTo(200);
+            HttpResponse<String> metrics = http.send(
+                    HttpRequest.newBuilder(URI.create(base + "/metrics"))
+                            .timeout(Duration.ofSeconds(10))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(metrics.statusCode()).isEqualTo(200);
+            // the JVM's and the process's own beside the operator's
+            assertThat(metrics.body()).contains("# TYPE jvm_memory_used_bytes gauge", "# TYPE process_open_fds gauge");
         }
         assertThat(process.isAlive()).as(this::output).isTrue();
     }

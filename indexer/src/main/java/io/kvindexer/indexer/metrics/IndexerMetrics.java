@@ -15,6 +15,14 @@ import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
 import io.prometheus.metrics.expositionformats.ExpositionFormats;
+import io.prometheus.metrics.instrumentation.jvm.JvmBufferPoolMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmClassLoadingMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmCompilationMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmGarbageCollectorMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmMemoryMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmRuntimeInfoMetric;
+import io.prometheus.metrics.instrumentation.jvm.JvmThreadsMetrics;
+import io.prometheus.metrics.instrumentation.jvm.ProcessMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -28,7 +36,8 @@ import java.util.function.Supplier;
  * Every metric of the service in one private {@link PrometheusRegistry}: Dynamo's six
  * {@code dynamo_kvindexer_*} metrics (compatibility.md, Metrics, same names and labels so dashboards keep working), the index's
  * event counters under Dynamo's {@code dynamo_kvrouter_kv_cache_events_applied} name, index sizes, query latency
- * and the ingest counters (decode errors, gaps, replays, restarts).
+ * and the ingest counters (decode errors, gaps, replays, restarts); and the JVM's and the process's {@code jvm_*} and
+ * {@code process_*} metrics.
  *
  * <p>Values that the registry or the indexes already hold are read at scrape time (callbacks), never duplicated.
  */
@@ -164,6 +173,19 @@ public final class IndexerMetrics {
             engineDisconnects.inc();
         }
     };
+
+    {
+        // the JVM's and the process's own (heap, GC pauses, threads, open file descriptors, resident memory), read at
+        // scrape time. Not JvmMemoryPoolAllocationMetrics: it adds a GC listener per registry that is never removed.
+        JvmMemoryMetrics.builder().register(registry);
+        JvmGarbageCollectorMetrics.builder().register(registry);
+        JvmThreadsMetrics.builder().register(registry);
+        JvmBufferPoolMetrics.builder().register(registry);
+        JvmClassLoadingMetrics.builder().register(registry);
+        JvmCompilationMetrics.builder().register(registry);
+        JvmRuntimeInfoMetric.builder().register(registry);
+        ProcessMetrics.builder().register(registry);
+    }
 
     /** Seconds per {@code endpoint}, in 20 classic buckets doubling from {@code firstBucket}. */
     private Histogram latency(String name, String help, double firstBucket) {
