@@ -16,6 +16,7 @@ import io.kvindexer.indexer.snapshot.Snapshotter;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -253,6 +254,27 @@ public final class IndexerApp implements AutoCloseable {
     /** The demo's example query (demo mode only; tests use it). */
     public int[] demoQuery() {
         return demo == null ? null : demo.exampleQuery();
+    }
+
+    /**
+     * The first step of a stop with {@code --shutdown-delay}: {@code /ready} answers 503 ({@code shutting_down}) while
+     * everything else goes on for {@code delay}, the time a Kubernetes Service, a load balancer or a router needs to
+     * stop sending here; then {@link #close} stops. Returns early, without error, when interrupted.
+     */
+    public void drain(Duration delay) {
+        if (delay.isZero() || delay.isNegative()) {
+            return;
+        }
+        components.gate().shuttingDown();
+        LOG.log(
+                System.Logger.Level.INFO,
+                "stopping in {0} ms (--shutdown-delay): /ready answers 503, queries are still answered",
+                delay.toMillis());
+        try {
+            Thread.sleep(delay);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /**

@@ -48,9 +48,10 @@ public final class IndexerCli {
 
     /**
      * What {@link #parse} found: either a config to run, or the help/version text that was asked for; {@code
-     * aotTraining}: run {@link AotTraining} instead of serving.
+     * aotTraining}: run {@link AotTraining} instead of serving; {@code shutdownDelay}: how long a SIGTERM keeps the
+     * replica answering, not ready, before it stops.
      */
-    public record Parsed(IndexerConfig config, String helpText, boolean aotTraining) {}
+    public record Parsed(IndexerConfig config, String helpText, boolean aotTraining, Duration shutdownDelay) {}
 
     @Option(
             names = "--port",
@@ -141,6 +142,13 @@ public final class IndexerCli {
                     + " cache (-XX:AOTCacheOutput); docs/operations.md, Startup")
     boolean aotTraining;
 
+    @Option(
+            names = "--shutdown-delay",
+            paramLabel = "DURATION",
+            description = "on SIGTERM, go on answering this long with /ready at 503 before the server stops, so"
+                    + " that Services and routers stop sending first, e.g. 5s (default: ${DEFAULT-VALUE})")
+    String shutdownDelay = "0";
+
     @CommandLine.Mixin
     HardeningOptions hardening = new HardeningOptions();
 
@@ -177,9 +185,10 @@ public final class IndexerCli {
             } else {
                 out.write("kv-indexer 0.1.0\n");
             }
-            return new Parsed(null, out.toString(), false);
+            return new Parsed(null, out.toString(), false, Duration.ZERO);
         }
-        return new Parsed(cli.toConfig(env), null, cli.aotTraining);
+        return new Parsed(
+                cli.toConfig(env), null, cli.aotTraining, DurationFlags.parse("--shutdown-delay", cli.shutdownDelay));
     }
 
     private IndexerConfig toConfig(Map<String, String> env) throws ConfigException {

@@ -54,6 +54,7 @@ public final class IndexerMain {
                 .addShutdownHook(new Thread(
                         () -> {
                             try {
+                                app.drain(parsed.shutdownDelay());
                                 app.close();
                                 ZmqContext.closeShared();
                             } finally {

@@ -6,6 +6,10 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvindexer.indexer.http.HttpTestClient;
+import java.io.ByteArrayOutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -141,6 +145,69 @@ class IndexerMainProcessTest {
             assertThat(p.terminate()).isTrue();
             await().atMost(Duration.ofSeconds(10))
                     .untilAsserted(() -> assertThat(p.output()).containsPattern("Z INFO io\\.kvindexer\\."));
+        }
+    }
+
+    /**
+     * {@code --shutdown-delay}, as Kubernetes stops a pod (SIGTERM while the Service may still send for a moment):
+     * {@code /ready} turns 503 {@code shutting_down} at once, queries are still answered, every answer closes its
+     * connection (a keep-alive client reconnects elsewhere), and the process ends once the delay is over.
+     */
+    @Test
+    void aShutdownDelayKeepsAnsweringWhileNotReady() throws Exception {
+        try (IndexerProcess p = IndexerProcess.start(
+                        List.of(),
+                        "--port",
+                        "0",
+                        "--host",
+                        "127.0.0.1",
+                        "--shutdown-delay",
+                        "4s",
+                        "--block-size",
+                        "16",
+                        "--model-name",
+                        "llama",
+                        "--workers",
+                        "1=tcp://127.0.0.1:1");
+                HttpTestClient http = new HttpTestClient(p.url())) {
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> http.get("/ready").status() == 200);
+            assertThat(rawGet(p.url(), "/health")).doesNotContainIgnoringCase("connection: close");
+            long signalled = System.nanoTime();
+            ProcessHandle.of(p.pid()).orElseThrow().destroy(); // SIGTERM, without waiting
+            await().atMost(Duration.ofSeconds(3)).untilAsserted(() -> {
+                HttpTestClient.Response ready = http.get("/ready");
+                assertThat(ready.status()).isEqualTo(503);
+                assertThat(ready.json().get("reason").asText()).isEqualTo("shutting_down");
+            });
+            http.post("/query", "{\"model_name\":\"llama\",\"token_ids\":[1,2,3]}")
+                    .assertStatus(200);
+            http.get("/health").assertStatus(200);
+            assertThat(rawGet(p.url(), "/health")).containsIgnoringCase("connection: close");
+            assertThat(p.terminate()).as("ends after the delay").isTrue();
+            assertThat(Duration.ofNanos(System.nanoTime() - signalled)).isGreaterThan(Duration.ofMillis(3500));
+            assertThat(p.output()).contains("(--shutdown-delay): /ready answers 503");
+        }
+    }
+
+    /** One HTTP/1.1 GET on a fresh socket; what the server sent until it closed the connection or 2 s passed. */
+    private static String rawGet(String baseUrl, String path) throws Exception {
+        URI uri = URI.create(baseUrl);
+        try (Socket socket = new Socket(uri.getHost(), uri.getPort())) {
+            socket.setSoTimeout(2000);
+            socket.getOutputStream()
+                    .write(("GET " + path + " HTTP/1.1\r\nHost: " + uri.getHost() + "\r\n\r\n")
+                            .getBytes(StandardCharsets.US_ASCII));
+            ByteArrayOutputStream got = new ByteArrayOutputStream();
+            byte[] buf = new byte[4096];
+            try {
+                for (int n; (n = socket.getInputStream().read(buf)) > 0; ) {
+                    got.write(buf, 0, n);
+                }
+            } catch (SocketTimeoutException kept) {
+                // the server keeps the connection open
+            }
+            return got.toString(StandardCharsets.US_ASCII);
         }
     }
 

@@ -44,6 +44,14 @@ public final class IndexerRouting {
         Routes routes = routes(c);
         routing.addFilter(new RequestRecorder(c.metrics(), routes, c.accessLog())); // first: records the 401s too
         routing.addFilter(BodyDeadline.filter(cfg.limits().requestReadTimeout()));
+        routing.addFilter((chain, req, res) -> {
+            // a stop is coming (--shutdown-delay): each answer closes its connection, so that a keep-alive client
+            // opens its next one to a replica that stays
+            if (c.gate().isShuttingDown()) {
+                res.header(HeaderValues.CONNECTION_CLOSE);
+            }
+            chain.proceed();
+        });
         if (cfg.bearerTokens() != null) {
             routing.addFilter(new BearerAuth(cfg.bearerTokens(), routes));
         }

@@ -17,11 +17,13 @@ public final class StartupGate {
     public static final String READY = "ready";
     public static final String RECOVERING = "recovering_from_peer";
     public static final String WAITING_FOR_WORKERS = "waiting_for_min_initial_workers";
+    public static final String SHUTTING_DOWN = "shutting_down";
 
     private final int minInitialWorkers;
     private final ReadyGate readyGate;
     private final WorkerRegistry workers;
     private volatile boolean recovering;
+    private volatile boolean shuttingDown;
 
     /**
      * @param recoveryPending true when peers are configured: the gate stays shut until {@link #recoveryFinished()}
@@ -64,8 +66,26 @@ public final class StartupGate {
         return recovering;
     }
 
-    /** The {@code /ready} reason: {@link #READY} once open, else what the gate still waits for (recovery first). */
+    /**
+     * A stop is coming ({@code --shutdown-delay}): {@code /ready} answers 503 from now on, so that load balancers take
+     * the replica out, while queries are still answered from the index as before.
+     */
+    public void shuttingDown() {
+        shuttingDown = true;
+    }
+
+    public boolean isShuttingDown() {
+        return shuttingDown;
+    }
+
+    /**
+     * The {@code /ready} reason: {@link #SHUTTING_DOWN} once a stop is coming, {@link #READY} once open, else what
+     * the gate still waits for (recovery first).
+     */
     public String reason() {
+        if (shuttingDown) {
+            return SHUTTING_DOWN;
+        }
         if (recovering) {
             return RECOVERING;
         }

@@ -109,6 +109,7 @@ public final class IndexerDesiredState {
                                 ? overrides.securityContext()
                                 : podSecurityContext())
                 .withContainers(container(kvi, StateVolume.mounted(volumeClaims)))
+                .withTerminationGracePeriodSeconds(terminationGrace(spec))
                 .addNewVolume()
                 .withName(TMP_VOLUME)
                 .withNewEmptyDir()
@@ -123,6 +124,19 @@ public final class IndexerDesiredState {
                 .withVolumeClaimTemplates(volumeClaims.isEmpty() ? null : volumeClaims)
                 .endSpec()
                 .build();
+    }
+
+    private static int shutdownDelay(KvIndexerSpec spec) {
+        return spec.getShutdownDelaySeconds() == null ? 0 : spec.getShutdownDelaySeconds();
+    }
+
+    /**
+     * Kubernetes' 30 s (null: the template keeps its default) while the shutdown delay leaves 25 s for the stop
+     * itself (the last snapshot, the listeners); a longer delay, that much more.
+     */
+    private static Long terminationGrace(KvIndexerSpec spec) {
+        int delay = shutdownDelay(spec);
+        return delay <= 5 ? null : (long) delay + 25;
     }
 
     /**
@@ -144,6 +158,9 @@ public final class IndexerDesiredState {
         if (spec.getIndexShards() != null && spec.getIndexShards() > 1) {
             // only when set: the pod template of a spec that does not use it stays as it was (no restart on upgrade)
             args.addAll(List.of("--index-shards", String.valueOf(spec.getIndexShards())));
+        }
+        if (shutdownDelay(spec) > 0) {
+            args.addAll(List.of("--shutdown-delay", shutdownDelay(spec) + "s"));
         }
         if (spec.getUnregisterGraceSeconds() != null && spec.getUnregisterGraceSeconds() > 0) {
             args.addAll(List.of("--unregister-grace", spec.getUnregisterGraceSeconds() + "s"));

@@ -91,6 +91,9 @@ public final class KvIndexerValidation {
                 spec.getUnregisterGraceSeconds() == null
                         ? null
                         : zeroOrMore("spec.unregisterGraceSeconds", spec.getUnregisterGraceSeconds()),
+                spec.getShutdownDelaySeconds() == null
+                        ? null
+                        : between("spec.shutdownDelaySeconds", spec.getShutdownDelaySeconds(), 0, 300),
                 quantities(spec.getResources()),
                 persistence(spec.getPersistence()),
                 spec.getBlockTtl() == null ? null : spec.getBlockTtl().problem(),

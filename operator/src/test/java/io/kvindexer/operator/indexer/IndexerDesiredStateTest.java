@@ -62,7 +62,7 @@ class IndexerDesiredStateTest {
                 .containsOnlyKeys("app.kubernetes.io/name", "app.kubernetes.io/instance");
         var c = sts.getSpec().getTemplate().getSpec().getContainers().getFirst();
         // peers come from the headless Service's name at startup: the same args for any number of replicas
-        assertThat(c.getArgs()).containsExactly(kvArgsThen("--unregister-grace", "120s"));
+        assertThat(c.getArgs()).containsExactly(kvArgsThen("--shutdown-delay", "5s", "--unregister-grace", "120s"));
         kvi.getSpec().setReplicas(5);
         assertThat(IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate())
                 .as("the pod template does not depend on replicas")
@@ -70,7 +70,8 @@ class IndexerDesiredStateTest {
         kvi.getSpec().setIndexShards(2);
         assertThat(args(kvi))
                 .as("--index-shards only when more than one")
-                .containsExactly(kvArgsThen("--index-shards", "2", "--unregister-grace", "120s"));
+                .containsExactly(
+                        kvArgsThen("--index-shards", "2", "--shutdown-delay", "5s", "--unregister-grace", "120s"));
         kvi.getSpec().setUnregisterGraceSeconds(0);
         kvi.getSpec().setBlockTtl(new io.kvindexer.operator.crd.v1alpha1.BlockTtl(null, "30m", null, "6h"));
         kvi.getSpec().setMaxBlocksPerWorker(200_000L);
@@ -80,6 +81,8 @@ class IndexerDesiredStateTest {
                 .endsWith(
                         "--index-shards",
                         "2",
+                        "--shutdown-delay",
+                        "5s",
                         "--block-ttl",
                         "host_pinned=30m,external=6h",
                         "--max-blocks-per-worker",
@@ -193,6 +196,32 @@ class IndexerDesiredStateTest {
     /** Overrides of the two security contexts only. */
     private static PodTemplateOverrides securityContexts(PodSecurityContext pod, SecurityContext container) {
         return new PodTemplateOverrides(null, null, null, null, null, pod, container, null);
+    }
+
+    /**
+     * spec.shutdownDelaySeconds (default 5) becomes --shutdown-delay; a delay that leaves the stop less than 25 s of
+     * Kubernetes' 30 s grace period grows the grace period with it; 0 passes no flag.
+     */
+    @Test
+    void shutdownDelayBecomesTheFlagAndStretchesTheGracePeriod() {
+        KvIndexer kvi = Resources.kvIndexer("llm", "kv", 2, 8090);
+        assertThat(kvi.getSpec().getShutdownDelaySeconds()).isEqualTo(5);
+        var pod = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate().getSpec();
+        assertThat(pod.getContainers().getFirst().getArgs()).containsSubsequence("--shutdown-delay", "5s");
+        assertThat(pod.getTerminationGracePeriodSeconds()).isNull();
+
+        kvi.getSpec().setShutdownDelaySeconds(60);
+        pod = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate().getSpec();
+        assertThat(pod.getContainers().getFirst().getArgs()).containsSubsequence("--shutdown-delay", "60s");
+        assertThat(pod.getTerminationGracePeriodSeconds()).isEqualTo(85L);
+
+        kvi.getSpec().setShutdownDelaySeconds(0);
+        pod = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate().getSpec();
+        assertThat(pod.getContainers().getFirst().getArgs()).doesNotContain("--shutdown-delay");
+        assertThat(pod.getTerminationGracePeriodSeconds()).isNull();
+
+        kvi.getSpec().setShutdownDelaySeconds(301);
+        assertThat(KvIndexerValidation.validate(kvi.getSpec())).contains("spec.shutdownDelaySeconds");
     }
 
     /**

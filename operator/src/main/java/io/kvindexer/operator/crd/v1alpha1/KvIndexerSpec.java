@@ -88,6 +88,15 @@ public class KvIndexerSpec extends UnknownFields {
     @Min(0)
     private Integer unregisterGraceSeconds = 120;
 
+    @JsonPropertyDescription("Seconds a replica goes on answering after Kubernetes asks it to stop"
+            + " (--shutdown-delay): /ready answers 503 and each answer closes its connection, so the Service and the"
+            + " routers move to the other replicas before it stops, and a rolling upgrade fails no request. 0: stops"
+            + " at once. Above 5, the pods' termination grace period grows with it.")
+    @Default("5")
+    @Min(0)
+    @Max(300)
+    private Integer shutdownDelaySeconds = 5;
+
     @JsonPropertyDescription("A volume per replica for its snapshots, so a replica with no peer left comes back with"
             + " its index. Set when the KvIndexer is created: a StatefulSet's volume claims cannot change later.")
     private Persistence persistence;
@@ -240,6 +249,14 @@ public class KvIndexerSpec extends UnknownFields {
 
     public void setUnregisterGraceSeconds(Integer unregisterGraceSeconds) {
         this.unregisterGraceSeconds = unregisterGraceSeconds;
+    }
+
+    public Integer getShutdownDelaySeconds() {
+        return shutdownDelaySeconds;
+    }
+
+    public void setShutdownDelaySeconds(Integer shutdownDelaySeconds) {
+        this.shutdownDelaySeconds = shutdownDelaySeconds;
     }
 
     public Persistence getPersistence() {
