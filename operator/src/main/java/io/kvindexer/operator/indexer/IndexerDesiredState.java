@@ -15,6 +15,8 @@ import io.fabric8.kubernetes.api.model.SecurityContext;
 import io.fabric8.kubernetes.api.model.SecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
+import io.fabric8.kubernetes.api.model.TopologySpreadConstraint;
+import io.fabric8.kubernetes.api.model.TopologySpreadConstraintBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
@@ -119,11 +121,33 @@ public final class IndexerDesiredState {
                 .withNodeSelector(overrides == null ? null : overrides.nodeSelector())
                 .withTolerations(overrides == null ? null : overrides.tolerations())
                 .withAffinity(overrides == null ? null : overrides.affinity())
+                .withTopologySpreadConstraints(
+                        overrides != null && overrides.topologySpreadConstraints() != null
+                                ? overrides.topologySpreadConstraints()
+                                : spread(kvi))
                 .endSpec()
                 .endTemplate()
                 .withVolumeClaimTemplates(volumeClaims.isEmpty() ? null : volumeClaims)
                 .endSpec()
                 .build();
+    }
+
+    /**
+     * The replicas apart, one node's or one zone's loss taking as few as it can: at most one more on a node (and in a
+     * zone) than on another, as far as the scheduler can place them (ScheduleAnyway: a cluster with fewer nodes than
+     * replicas still runs them all).
+     */
+    static List<TopologySpreadConstraint> spread(KvIndexer kvi) {
+        return List.of("kubernetes.io/hostname", "topology.kubernetes.io/zone").stream()
+                .map(key -> new TopologySpreadConstraintBuilder()
+                        .withMaxSkew(1)
+                        .withTopologyKey(key)
+                        .withWhenUnsatisfiable("ScheduleAnyway")
+                        .withNewLabelSelector()
+                        .withMatchLabels(IndexerNames.selectorLabels(kvi))
+                        .endLabelSelector()
+                        .build())
+                .toList();
     }
 
     private static int shutdownDelay(KvIndexerSpec spec) {

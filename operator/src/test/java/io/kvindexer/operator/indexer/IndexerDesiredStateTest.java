@@ -8,6 +8,8 @@ import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.SecurityContext;
 import io.fabric8.kubernetes.api.model.SecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.TolerationBuilder;
+import io.fabric8.kubernetes.api.model.TopologySpreadConstraint;
+import io.fabric8.kubernetes.api.model.TopologySpreadConstraintBuilder;
 import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.PodTemplateOverrides;
@@ -146,6 +148,7 @@ class IndexerDesiredStateTest {
                         null,
                         null,
                         null,
+                        null,
                         null));
         var pod = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate();
         assertThat(pod.getMetadata().getLabels())
@@ -195,7 +198,45 @@ class IndexerDesiredStateTest {
 
     /** Overrides of the two security contexts only. */
     private static PodTemplateOverrides securityContexts(PodSecurityContext pod, SecurityContext container) {
-        return new PodTemplateOverrides(null, null, null, null, null, pod, container, null);
+        return new PodTemplateOverrides(null, null, null, null, null, pod, container, null, null);
+    }
+
+    /**
+     * The replicas spread over nodes and zones by default, softly (a small cluster still runs them all); the user's
+     * constraints replace ours, and [] turns spreading off.
+     */
+    @Test
+    void replicasSpreadOverNodesAndZonesUnlessTheUserSaysOtherwise() {
+        KvIndexer kvi = Resources.kvIndexer("llm", "kv", 3, 8090);
+        var spread = IndexerDesiredState.statefulSet(kvi)
+                .getSpec()
+                .getTemplate()
+                .getSpec()
+                .getTopologySpreadConstraints();
+        assertThat(spread)
+                .extracting(TopologySpreadConstraint::getTopologyKey)
+                .containsExactly("kubernetes.io/hostname", "topology.kubernetes.io/zone");
+        assertThat(spread).allSatisfy(c -> {
+            assertThat(c.getMaxSkew()).isEqualTo(1);
+            assertThat(c.getWhenUnsatisfiable()).isEqualTo("ScheduleAnyway");
+            assertThat(c.getLabelSelector().getMatchLabels()).isEqualTo(IndexerNames.selectorLabels(kvi));
+        });
+
+        TopologySpreadConstraint strict = new TopologySpreadConstraintBuilder()
+                .withMaxSkew(1)
+                .withTopologyKey("kubernetes.io/hostname")
+                .withWhenUnsatisfiable("DoNotSchedule")
+                .build();
+        for (List<TopologySpreadConstraint> theirs : List.of(List.of(strict), List.<TopologySpreadConstraint>of())) {
+            kvi.getSpec()
+                    .setPodTemplate(new PodTemplateOverrides(null, null, null, null, null, null, null, null, theirs));
+            assertThat(IndexerDesiredState.statefulSet(kvi)
+                            .getSpec()
+                            .getTemplate()
+                            .getSpec()
+                            .getTopologySpreadConstraints())
+                    .isEqualTo(theirs);
+        }
     }
 
     /**
@@ -245,7 +286,8 @@ class IndexerDesiredStateTest {
                         List.of(
                                 new EnvVar("DYN_LOGGING_JSONL", "true", null),
                                 new EnvVar("DYN_ROUTER_MIN_INITIAL_WORKERS", "0", null),
-                                new EnvVar("DYN_LOG", "warn,io.kvindexer.indexer.ingest=info", null))));
+                                new EnvVar("DYN_LOG", "warn,io.kvindexer.indexer.ingest=info", null)),
+                        null));
         List<EnvVar> env = IndexerDesiredState.container(kvi).getEnv();
         assertThat(before).contains(new EnvVar("DYN_ROUTER_MIN_INITIAL_WORKERS", "2", null));
         assertThat(env.subList(0, 2))

@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.SecurityContext;
 import io.fabric8.kubernetes.api.model.Toleration;
+import io.fabric8.kubernetes.api.model.TopologySpreadConstraint;
 import java.util.List;
 import java.util.Map;
 
@@ -36,4 +37,9 @@ public record PodTemplateOverrides(
                 + " or DYN_LOG=warn for its logs. The operator's own (DYN_ROUTER_MIN_INITIAL_WORKERS from"
                 + " minInitialWorkers, KV_INDEXER_AUTH_TOKEN) win over one of the same name; JAVA_TOOL_OPTIONS"
                 + " here replaces the image's.")
-        List<EnvVar> env) {}
+        List<EnvVar> env,
+
+        @JsonPropertyDescription("How the replicas spread over nodes and zones; replaces the default as a whole (at"
+                + " most one replica more on a node, and in a zone, than on another, where the scheduler can:"
+                + " ScheduleAnyway), and [] spreads them not at all.")
+        List<TopologySpreadConstraint> topologySpreadConstraints) {}
