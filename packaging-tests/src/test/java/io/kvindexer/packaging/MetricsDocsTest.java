@@ -46,7 +46,12 @@ class MetricsDocsTest {
             post(http, base + "/query", "{}");
 
             Map<String, String> exposed = new TreeMap<>();
-            Matcher m = TYPE.matcher(get(http, base + "/metrics").body());
+            String scrape = get(http, base + "/metrics").body();
+            // Prometheus's own parser and linter: the format parses, and no name, type or help breaks its rules
+            Promtool.Result lint = Promtool.run(RepoFiles.root(), scrape, "check", "metrics");
+            assertThat(lint.exit()).as(lint.output()).isZero();
+            assertThat(lint.output()).isBlank();
+            Matcher m = TYPE.matcher(scrape);
             while (m.find()) {
                 exposed.put(m.group(1), m.group(2));
             }
