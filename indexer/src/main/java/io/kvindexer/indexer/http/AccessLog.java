@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The {@code --access-log} file: one JSON record per request, {@code {"ts", "trace_id", "method", "path", "model",
@@ -50,6 +51,10 @@ public final class AccessLog implements AutoCloseable {
     private final Object fileLock = new Object();
     private final Thread writer;
     private Writer out; // guarded by fileLock
+    /** lines queued so far, and lines the writer has taken off the queue (written, or dropped when it failed) */
+    private final AtomicLong queued = new AtomicLong();
+
+    private long taken; // guarded by fileLock
     private volatile boolean closed;
 
     private AccessLog(AccessLogSettings settings, Runnable onDrop) throws IOException {
@@ -86,7 +91,9 @@ public final class AccessLog implements AutoCloseable {
 
     /** Queues one request's record; drops it (counted) when the writer is that far behind. */
     void record(Instant at, String traceId, String method, String path, String model, int status, long nanos) {
-        if (!lines.offer(line(at, traceId, method, path, model, status, nanos))) {
+        if (lines.offer(line(at, traceId, method, path, model, status, nanos))) {
+            queued.incrementAndGet();
+        } else {
             onDrop.run();
         }
     }
@@ -114,7 +121,19 @@ public final class AccessLog implements AutoCloseable {
      * it. Thrown when the file cannot be opened: the old one is kept then.
      */
     public void reopen() throws IOException {
+        long before = queued.get();
         synchronized (fileLock) {
+            // the lines of requests answered before this one belong in the old file: wait for the writer to take
+            // them (a few milliseconds; at most 5 s for a disk that hangs, then they go into the new file)
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            for (long left; taken < before && !closed && (left = until - System.nanoTime()) > 0; ) {
+                try {
+                    fileLock.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
             Writer fresh = open();
             Writer old = out;
             out = fresh;
@@ -193,6 +212,8 @@ public final class AccessLog implements AutoCloseable {
                     failing = true;
                     freshWriter(); // the failed lines stay in the old writer's buffer: counted as dropped, so dropped
                 }
+                taken += batch.size();
+                fileLock.notifyAll(); // a reopen waiting for these lines
             }
             batch.clear();
         }
