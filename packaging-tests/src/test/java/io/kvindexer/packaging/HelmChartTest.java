@@ -3,6 +3,9 @@ package io.kvindexer.packaging;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.marcnuri.helm.Helm;
 import com.marcnuri.helm.LintResult;
 import com.marcnuri.helm.TemplateCommand;
@@ -153,6 +156,9 @@ class HelmChartTest {
                   serviceMonitor:
                     enabled: true
                     labels: {release: kube-prometheus-stack}
+                  prometheusRule:
+                    enabled: true
+                    labels: {release: kube-prometheus-stack}
                 networkPolicy:
                   enabled: true
                   apiServerCidrs: [10.0.0.1/32]
@@ -182,6 +188,19 @@ class HelmChartTest {
         GenericKubernetesResource monitor = generic(objects, "ServiceMonitor");
         assertThat(monitor.getMetadata().getLabels()).containsEntry("release", "kube-prometheus-stack");
         assertThat(monitor.getApiVersion()).isEqualTo("monitoring.coreos.com/v1");
+
+        // the alerts as the chart's file has them (PrometheusAlertsTest runs promtool over that file)
+        GenericKubernetesResource alerts = generic(objects, "PrometheusRule");
+        assertThat(alerts.getMetadata().getLabels()).containsEntry("release", "kube-prometheus-stack");
+        assertThat(alerts.getMetadata().getNamespace()).isEqualTo(NAMESPACE);
+        JsonNode shipped = new ObjectMapper(new YAMLFactory())
+                .readTree(RepoFiles.chart()
+                        .resolve("files/kv-indexer-alerts.yaml")
+                        .toFile())
+                .get("spec");
+        JsonNode rendered =
+                new ObjectMapper().valueToTree(alerts.getAdditionalProperties().get("spec"));
+        assertThat(rendered).isEqualTo(shipped);
 
         NetworkPolicy policy = only(objects, NetworkPolicy.class);
         assertThat(policy.getSpec().getPolicyTypes()).containsExactlyInAnyOrder("Ingress", "Egress");

@@ -17,13 +17,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The alerts we ship ({@code docs/prometheus/kv-indexer-alerts.yaml}) load in Prometheus and fire as their unit
+ * The alerts we ship ({@code charts/kv-indexer-operator/files/kv-indexer-alerts.yaml}, also the chart's
+ * {@code metrics.prometheusRule}) load in Prometheus and fire as their unit
  * tests say ({@code promtool check rules}, {@code promtool test rules}), every alert has such a test, and every
  * metric they read is one of docs/metrics.md.
  */
 class PrometheusAlertsTest {
 
-    static final String ALERTS = "docs/prometheus/kv-indexer-alerts.yaml";
+    static final String ALERTS = "charts/kv-indexer-operator/files/kv-indexer-alerts.yaml";
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
     private static final Pattern METRIC = Pattern.compile("\\b((?:dynamo|kvindexer|jvm|process)_[a-z0-9_]+)\\b");
 
