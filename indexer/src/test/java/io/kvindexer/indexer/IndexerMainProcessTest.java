@@ -38,20 +38,17 @@ class IndexerMainProcessTest {
                 new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
     }
 
-    /** A live indexer on a free loopback port: model llama, one instance of two ranks at ports nobody serves. */
+    /** A live indexer on a free loopback port serving model llama (block size 16), with {@code env} and {@code more}. */
+    private static IndexerProcess startLlama(Map<String, String> env, String... more) throws Exception {
+        List<String> args = new ArrayList<>(
+                List.of("--port", "0", "--host", "127.0.0.1", "--block-size", "16", "--model-name", "llama"));
+        args.addAll(List.of(more));
+        return IndexerProcess.start(env, List.of(), args.toArray(String[]::new));
+    }
+
+    /** {@link #startLlama} with one instance of two ranks at ports nobody serves. */
     private static IndexerProcess startWithTwoRanks() throws Exception {
-        return IndexerProcess.start(
-                List.of(),
-                "--port",
-                "0",
-                "--host",
-                "127.0.0.1",
-                "--block-size",
-                "16",
-                "--model-name",
-                "llama",
-                "--workers",
-                "1=tcp://127.0.0.1:1,1:1=tcp://127.0.0.1:2");
+        return startLlama(Map.of(), "--workers", "1=tcp://127.0.0.1:1,1:1=tcp://127.0.0.1:2");
     }
 
     @Test
@@ -96,19 +93,7 @@ class IndexerMainProcessTest {
     @Test
     void logsJsonLinesWhenAskedTo() throws Exception {
         List<String> logged;
-        try (IndexerProcess p = IndexerProcess.start(
-                Map.of("DYN_LOGGING_JSONL", "true"),
-                List.of(),
-                "--port",
-                "0",
-                "--host",
-                "127.0.0.1",
-                "--block-size",
-                "16",
-                "--model-name",
-                "llama",
-                "--workers",
-                "1=tcp://127.0.0.1:1")) {
+        try (IndexerProcess p = startLlama(Map.of("DYN_LOGGING_JSONL", "true"), "--workers", "1=tcp://127.0.0.1:1")) {
             assertThat(p.terminate()).as("exits on SIGTERM").isTrue();
             await().atMost(Duration.ofSeconds(10))
                     .untilAsserted(() -> assertThat(p.output()).contains("stopped 1 listeners in"));
@@ -155,20 +140,7 @@ class IndexerMainProcessTest {
      */
     @Test
     void aShutdownDelayKeepsAnsweringWhileNotReady() throws Exception {
-        try (IndexerProcess p = IndexerProcess.start(
-                        List.of(),
-                        "--port",
-                        "0",
-                        "--host",
-                        "127.0.0.1",
-                        "--shutdown-delay",
-                        "4s",
-                        "--block-size",
-                        "16",
-                        "--model-name",
-                        "llama",
-                        "--workers",
-                        "1=tcp://127.0.0.1:1");
+        try (IndexerProcess p = startLlama(Map.of(), "--shutdown-delay", "4s", "--workers", "1=tcp://127.0.0.1:1");
                 HttpTestClient http = new HttpTestClient(p.url())) {
             await().atMost(Duration.ofSeconds(30))
                     .until(() -> http.get("/ready").status() == 200);
