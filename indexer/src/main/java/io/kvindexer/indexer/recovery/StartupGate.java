@@ -8,7 +8,8 @@ import io.kvindexer.indexer.registry.WorkerRegistry;
  * {@code DYN_ROUTER_MIN_INITIAL_WORKERS} instances are registered (from {@code --workers} or over HTTP — the port is
  * open from the start). Once open it stays open: readiness means "answers queries from a complete index", so a
  * listener that fails or is still connecting later never takes the replica out of rotation (it shows in
- * {@code /workers}, {@code /metrics} and the body of {@code /ready} instead).
+ * {@code /workers}, {@code /metrics} and the body of {@code /ready} instead). Only a coming stop
+ * ({@link #shuttingDown}) turns {@code /ready} to 503 again, while the gate stays open for queries.
  */
 public final class StartupGate {
 
