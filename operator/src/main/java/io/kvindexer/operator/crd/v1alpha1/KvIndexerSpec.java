@@ -90,7 +90,7 @@ public class KvIndexerSpec extends UnknownFields {
 
     @JsonPropertyDescription("Seconds a replica goes on answering after Kubernetes asks it to stop"
             + " (--shutdown-delay): /ready answers 503 and each answer closes its connection, so the Service and the"
-            + " routers move to the other replicas before it stops, and a rolling upgrade fails no request. 0: stops"
+            + " routers move to the other replicas before it stops (requests sent meanwhile are answered). 0: stops"
             + " at once. Above 5, the pods' termination grace period grows with it.")
     @Default("5")
     @Min(0)
