@@ -64,10 +64,16 @@ public final class IndexerMain {
                         },
                         "kv-indexer-shutdown"));
         ShutdownLogManager.awaitShutdown(); // only once the hook is in: JUL's own must never wait for nothing
-        System.out.println("kv-indexer listening on " + app.baseUrl());
-        System.out.println("kv-indexer web console: " + app.baseUrl() + "/ui/");
-        if (app.demoCurls() != null) {
-            System.out.println(app.demoCurls());
+        if (logs.jsonl()) {
+            // a log of JSON lines (kubectl logs merges both streams) gets no line for people: the same as a record
+            System.getLogger(IndexerMain.class.getName())
+                    .log(System.Logger.Level.INFO, "kv-indexer listening on {0} (web console: {0}/ui/)", app.baseUrl());
+        } else {
+            System.out.println("kv-indexer listening on " + app.baseUrl());
+            System.out.println("kv-indexer web console: " + app.baseUrl() + "/ui/");
+            if (app.demoCurls() != null) {
+                System.out.println(app.demoCurls());
+            }
         }
         stopped.await();
     }

@@ -97,9 +97,7 @@ class IndexerMainProcessTest {
             assertThat(p.terminate()).as("exits on SIGTERM").isTrue();
             await().atMost(Duration.ofSeconds(10))
                     .untilAsserted(() -> assertThat(p.output()).contains("stopped 1 listeners in"));
-            // what main prints on standard output for a person is not a log line
-            logged =
-                    p.output().lines().filter(l -> !l.startsWith("kv-indexer ")).toList();
+            logged = p.output().lines().toList(); // standard output and error: nothing but JSON records
         }
         assertThat(logged).isNotEmpty();
         ObjectMapper json = new ObjectMapper();
@@ -114,7 +112,9 @@ class IndexerMainProcessTest {
             assertThat(r.get("target").asText()).isNotEmpty();
         }
         assertThat(records)
-                .anySatisfy(r -> assertThat(r.get("message").asText()).startsWith("stopped 1 listeners in"));
+                .anySatisfy(r -> assertThat(r.get("message").asText()).startsWith("stopped 1 listeners in"))
+                .anySatisfy(r -> assertThat(r.get("message").asText())
+                        .matches("kv-indexer listening on http://127\\.0\\.0\\.1:\\d+ \\(web console: .*/ui/\\)"));
     }
 
     @Test

@@ -58,8 +58,9 @@ public final class IndexerProcess implements AutoCloseable {
                     new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line; (line = out.readLine()) != null; ) {
                     output.add(line);
-                    if (line.startsWith(LISTENING)) {
-                        url.complete(line.substring(LISTENING.length()).strip());
+                    int at = line.indexOf(LISTENING); // a line of its own, or a JSON log record's message
+                    if (at >= 0) {
+                        url.complete(line.substring(at + LISTENING.length()).split("[\\s\"]", 2)[0]);
                     }
                 }
             } catch (Exception ignored) {
