@@ -84,6 +84,10 @@ public final class IndexerProcess implements AutoCloseable {
         return process.pid();
     }
 
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
     /** Everything it printed so far (stdout and stderr, log lines included). */
     public String output() {
         return String.join("\n", output);
