@@ -4,6 +4,7 @@
 import { json } from './api.js';
 import { mountCharts, pollMetrics, POLL_MS } from './charts.js';
 import { renderExpiry } from './expiry.js';
+import { renderProcess } from './process.js';
 import { refreshOverview, refreshReady } from './overview.js';
 import { setupQuery, showQuery, updateIndexes } from './query.js';
 import { setupCache, showCache, refreshCache } from './cachemap.js';
@@ -46,7 +47,10 @@ async function route() {
 async function refresh() {
   tick++;
   await guarded(async () => {
-    const work = [refreshReady(), pollMetrics().then(renderExpiry)];
+    const work = [refreshReady(), pollMetrics().then((samples) => {
+      renderExpiry(samples);
+      renderProcess(samples);
+    })];
     if (view === 'overview') work.push(refreshOverview());
     if (view === 'query' && tick % CACHE_EVERY === 0) work.push(indexes().then(updateIndexes));
     if (view === 'cache' && tick % CACHE_EVERY === 0) work.push(refreshCache());

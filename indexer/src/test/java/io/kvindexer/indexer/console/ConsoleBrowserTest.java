@@ -592,4 +592,30 @@ class ConsoleBrowserTest {
                     .assertStatus(200);
         }
     }
+
+    /** The Process card: this replica's heap, descriptors, threads and JVM, as its own /metrics has them. */
+    @Test
+    @Order(11)
+    void theProcessCardShowsTheReplicasHeapDescriptorsThreadsAndJvm() {
+        var wait = browser.open(ui("#overview"));
+        By heap = By.cssSelector("#process [data-field=heap]");
+        wait.until(d -> d.findElements(heap).size() == 1
+                && d.findElement(heap).getText().contains(" of "));
+        assertThat(browser.driver.findElement(heap).getText())
+                .matches("[0-9.]+ (B|KiB|MiB|GiB) of [0-9.]+ (MiB|GiB) \\(\\d+ %\\)");
+        long maxFds = (long) http.metric("process_max_fds");
+        assertThat(field("fds")).matches("[0-9,]+ of " + String.format(java.util.Locale.US, "%,d", maxFds));
+        assertThat(Long.parseLong(field("fds").split(" ")[0].replace(",", ""))).isPositive();
+        assertThat(Integer.parseInt(field("threads").replace(",", ""))).isPositive();
+        assertThat(field("resident")).matches("[0-9.]+ (MiB|GiB)");
+        assertThat(field("uptime")).matches("\\d+ (s|min)|\\d+ h \\d+ min");
+        assertThat(field("jvm")).startsWith(System.getProperty("java.runtime.version") + " (");
+        browser.screenshot("overview-process-1280x800");
+    }
+
+    private static String field(String name) {
+        return browser.driver
+                .findElement(By.cssSelector("#process [data-field=" + name + "]"))
+                .getText();
+    }
 }

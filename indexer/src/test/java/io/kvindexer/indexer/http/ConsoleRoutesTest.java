@@ -160,7 +160,8 @@ class ConsoleRoutesTest {
             "cachemap.js",
             "pickers.js",
             "dom.js",
-            "expiry.js"
+            "expiry.js",
+            "process.js"
         }) {
             Matcher m = imports.matcher(resource(module));
             while (m.find()) {

@@ -1,0 +1,58 @@
+// Process card (overview): this replica's heap, resident memory, file descriptors, threads, uptime and JVM, read
+// from the same /metrics sample as the charts (the JVM's and the process's own metrics, docs/metrics.md).
+
+import { h, replace, fmt } from './dom.js';
+
+let shown = null;
+
+/** Redraws the card from parsed /metrics samples ([{name, labels, value}]) when its figures changed. */
+export function renderProcess(samples) {
+  const one = (name, keep = () => true) => {
+    const s = samples.find((x) => x.name === name && keep(x.labels));
+    return s ? s.value : null;
+  };
+  const heap = (l) => l.area === 'heap';
+  const used = one('jvm_memory_used_bytes', heap);
+  const max = one('jvm_memory_max_bytes', heap);
+  const rss = one('process_resident_memory_bytes');
+  const fds = one('process_open_fds');
+  const maxFds = one('process_max_fds');
+  const threads = one('jvm_threads_current');
+  const started = one('process_start_time_seconds');
+  const runtime = samples.find((x) => x.name === 'jvm_runtime_info');
+  const rows = [
+    ['heap', 'Heap', used === null ? '–'
+      : `${bytes(used)}${max > 0 ? ` of ${bytes(max)} (${Math.round((100 * used) / max)} %)` : ''}`],
+    ['resident', 'Resident memory', rss === null ? '–' : bytes(rss)],
+    ['fds', 'File descriptors', fds === null ? '–' : `${fmt(fds)}${maxFds > 0 ? ` of ${fmt(maxFds)}` : ''}`],
+    ['threads', 'Platform threads', threads === null ? '–' : fmt(threads)],
+    ['uptime', 'Up', started === null ? '–' : since(started)],
+    ['jvm', 'JVM', runtime ? `${runtime.labels.version} (${runtime.labels.vendor})` : '–'],
+  ];
+  const text = JSON.stringify(rows);
+  if (text === shown) return;
+  shown = text;
+  replace(document.getElementById('process'), ...rows.map(([field, label, value]) => h('div', { class: 'fact' },
+    h('dt', {}, label), h('dd', { class: 'num', dataset: { field } }, value))));
+}
+
+/** Bytes in binary units, three significant digits: 812 MiB, 1.50 GiB. */
+function bytes(n) {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) {
+    n /= 1024;
+    i++;
+  }
+  return `${i === 0 ? n : n.toPrecision(3)} ${units[i]}`;
+}
+
+/** How long since an epoch-seconds instant, to the minute: 3 h 12 min, 45 s. */
+function since(epochSeconds) {
+  const s = Math.max(0, Math.round(Date.now() / 1000 - epochSeconds));
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min`;
+  const hours = Math.floor(m / 60);
+  return hours < 48 ? `${hours} h ${m % 60} min` : `${Math.floor(hours / 24)} d ${hours % 24} h`;
+}
