@@ -299,6 +299,30 @@ class HelmChartTest {
                 .hasMessageContaining("blockTtl");
     }
 
+    /**
+     * What helm install prints after it (NOTES.txt): the way to a replica is https with the KvIndexer's CA, as TLS is
+     * on by default (plain http would be refused), and where the alerts and the dashboard are.
+     */
+    @Test
+    void theInstallNotesReachAReplicaOverTlsAndNameTheAlerts() {
+        String notes = new Helm(RepoFiles.chart())
+                .install()
+                .withName(RELEASE)
+                .withNamespace(NAMESPACE)
+                .withKubeVersion(KUBE_VERSION)
+                .clientOnly()
+                .dryRun()
+                .call()
+                .getOutput();
+        assertThat(notes)
+                .contains(
+                        "get secret <kvindexer-name>-tls -o jsonpath='{.data.ca\\.crt}' | base64 -d > kv-ca.crt",
+                        "curl -s --cacert kv-ca.crt https://localhost:8090/workers",
+                        "--set metrics.prometheusRule.enabled=true",
+                        "docs/grafana/kv-indexer-dashboard.json")
+                .doesNotContain("curl -s localhost:8090");
+    }
+
     @Test
     void withoutLeaderElectionThereIsNoLeaseRoleAndUpgradesRecreate() {
         List<HasMetadata> objects = render(t -> t.set("leaderElection.enabled", "false"));
