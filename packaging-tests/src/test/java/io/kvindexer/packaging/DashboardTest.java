@@ -87,11 +87,18 @@ class DashboardTest {
         Set<String> names = new TreeSet<>();
         for (JsonNode panel : dashboard.get("panels")) {
             for (JsonNode target : panel.path("targets")) {
-                Matcher m = METRIC.matcher(target.path("expr").asText());
-                while (m.find()) {
-                    names.add(m.group(1).replaceFirst("_(bucket|count|sum)$", ""));
-                }
+                names.addAll(families(target.path("expr").asText()));
             }
+        }
+        return names;
+    }
+
+    /** The metric families a PromQL expression reads (a histogram's {@code _bucket}/{@code _count}/{@code _sum} folded). */
+    static Set<String> families(String expr) {
+        Set<String> names = new TreeSet<>();
+        Matcher m = METRIC.matcher(expr);
+        while (m.find()) {
+            names.add(m.group(1).replaceFirst("_(bucket|count|sum)$", ""));
         }
         return names;
     }

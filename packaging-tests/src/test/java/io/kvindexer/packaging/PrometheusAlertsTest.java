@@ -11,8 +11,6 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,7 +24,6 @@ class PrometheusAlertsTest {
 
     static final String ALERTS = "charts/kv-indexer-operator/files/kv-indexer-alerts.yaml";
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
-    private static final Pattern METRIC = Pattern.compile("\\b((?:dynamo|kvindexer|jvm|process)_[a-z0-9_]+)\\b");
 
     @TempDir
     Path dir;
@@ -61,10 +58,7 @@ class PrometheusAlertsTest {
                 assertThat(rule.at("/labels/severity").asText())
                         .as(rule.get("alert").asText())
                         .isIn("critical", "warning", "info");
-                Matcher m = METRIC.matcher(rule.get("expr").asText());
-                while (m.find()) {
-                    read.add(m.group(1).replaceFirst("_bucket$", ""));
-                }
+                read.addAll(DashboardTest.families(rule.get("expr").asText()));
             }
         }
         JsonNode tests;

@@ -1,11 +1,13 @@
 package io.kvindexer.packaging;
 
+import io.kvindexer.indexer.testkit.Executables;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -38,13 +40,10 @@ final class Promtool {
     }
 
     private static String executable() {
-        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(":")) {
-            Path candidate = Path.of(dir, "promtool");
-            if (Files.isExecutable(candidate)) {
-                return candidate.toString();
-            }
-        }
-        throw new AssertionError("these tests need Prometheus's promtool on PATH:"
-                + " apt-get install --no-install-recommends prometheus (bin/run-tests does it when it runs as root)");
+        return Executables.onPath("promtool")
+                .or(() -> Optional.of(Path.of("/usr/bin/promtool")).filter(Files::isExecutable))
+                .orElseThrow(() -> new AssertionError("these tests need Prometheus's promtool on PATH: apt-get"
+                        + " install --no-install-recommends prometheus (bin/run-tests does it when it runs as root)"))
+                .toString();
     }
 }

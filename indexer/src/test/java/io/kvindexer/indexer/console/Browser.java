@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.console;
 
+import io.kvindexer.indexer.testkit.Executables;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -62,12 +63,7 @@ final class Browser implements AutoCloseable {
         String given = System.getProperty(property);
         File f = given != null
                 ? new File(given)
-                : java.util.Arrays.stream(
-                                System.getenv().getOrDefault("PATH", "").split(File.pathSeparator))
-                        .map(dir -> new File(dir, name))
-                        .filter(File::canExecute)
-                        .findFirst()
-                        .orElse(new File("/usr/bin", name));
+                : Executables.onPath(name).map(Path::toFile).orElse(new File("/usr/bin", name));
         if (!f.canExecute()) {
             throw new IllegalStateException(f + " is missing: the console's browser tests need Debian's chromium and "
                     + "chromium-driver (`apt-get install -y chromium chromium-driver`; bin/run-tests installs them "
