@@ -39,7 +39,7 @@ class IndexerMainProcessTest {
     }
 
     /** A live indexer on a free loopback port serving model llama (block size 16), with {@code env} and {@code more}. */
-    private static IndexerProcess startLlama(Map<String, String> env, String... more) throws Exception {
+    static IndexerProcess startLlama(Map<String, String> env, String... more) throws Exception {
         List<String> args = new ArrayList<>(
                 List.of("--port", "0", "--host", "127.0.0.1", "--block-size", "16", "--model-name", "llama"));
         args.addAll(List.of(more));

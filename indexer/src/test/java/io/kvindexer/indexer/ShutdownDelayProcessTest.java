@@ -25,21 +25,8 @@ class ShutdownDelayProcessTest {
     private static final Duration ENDPOINT_LAG = Duration.ofSeconds(1);
 
     private static IndexerProcess replica() throws Exception {
-        return IndexerProcess.start(
-                Map.of(),
-                List.of(),
-                "--port",
-                "0",
-                "--host",
-                "127.0.0.1",
-                "--block-size",
-                "16",
-                "--model-name",
-                "llama",
-                "--workers",
-                "1=tcp://127.0.0.1:1",
-                "--shutdown-delay",
-                "3s");
+        return IndexerMainProcessTest.startLlama(
+                Map.of(), "--workers", "1=tcp://127.0.0.1:1", "--shutdown-delay", "3s");
     }
 
     private static boolean ready(HttpClient http, String base) {
