@@ -134,9 +134,7 @@ public final class AccessLog implements AutoCloseable {
                     break;
                 }
             }
-            Writer fresh = open();
-            Writer old = out;
-            out = fresh;
+            Writer old = swapInFresh();
             try {
                 old.close();
             } catch (IOException e) {
@@ -151,13 +149,17 @@ public final class AccessLog implements AutoCloseable {
     /** A new writer on the file, the old one's buffer discarded; the old one stays when the file cannot be opened. */
     private void freshWriter() {
         try {
-            Writer fresh = open();
-            Writer old = out;
-            out = fresh;
-            old.close();
+            swapInFresh().close();
         } catch (IOException e) {
             // the old writer's close flushes what failed before: failing again is expected; not opened: try later
         }
+    }
+
+    /** Opens the file by its name and writes on there from now on; returns the writer it replaced, still open. */
+    private Writer swapInFresh() throws IOException { // under fileLock
+        Writer old = out;
+        out = open();
+        return old;
     }
 
     private Writer open() throws IOException {
