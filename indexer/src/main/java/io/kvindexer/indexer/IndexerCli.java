@@ -4,6 +4,7 @@ import io.kvindexer.indexer.common.Tenants;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.PeerUrl;
+import io.kvindexer.indexer.registry.Registration;
 import io.kvindexer.indexer.registry.UnsignedParse;
 import io.kvindexer.indexer.registry.WorkerEntry;
 import java.io.PrintWriter;
@@ -215,8 +216,9 @@ public final class IndexerCli {
             } catch (NumberFormatException e) {
                 throw new ConfigException("invalid value for --block-size: `" + blockSize + "`: " + e.getMessage());
             }
-            if (bs == 0) {
-                throw new ConfigException("invalid value for --block-size: 0 (must be > 0)");
+            String problem = Registration.blockSizeProblem(bs);
+            if (problem != null) {
+                throw new ConfigException("invalid value for --block-size: " + problem);
             }
         }
         List<WorkerEntry> workerList = List.of();

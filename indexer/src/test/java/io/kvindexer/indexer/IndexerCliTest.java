@@ -120,7 +120,9 @@ class IndexerCliTest {
         assertThatThrownBy(() -> parse("--max-query-body-bytes", "0"))
                 .hasMessage("invalid value for --max-query-body-bytes: 0 (must be > 0)");
         assertThatThrownBy(() -> parse("--block-size", "0", "--workers", "1=tcp://127.0.0.1:1"))
-                .hasMessage("invalid value for --block-size: 0 (must be > 0)");
+                .hasMessage("invalid value for --block-size: 0 is out of range (1..2147483647 tokens)");
+        assertThatThrownBy(() -> parse("--block-size", "3000000000", "--workers", "1=tcp://127.0.0.1:1"))
+                .hasMessage("invalid value for --block-size: 3000000000 is out of range (1..2147483647 tokens)");
     }
 
     @Test

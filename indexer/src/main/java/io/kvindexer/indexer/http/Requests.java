@@ -54,6 +54,10 @@ final class Requests {
         require(endpoint, "endpoint");
         require(model, "model_name");
         require(blockSize, "block_size");
+        String sizeProblem = Registration.blockSizeProblem(blockSize);
+        if (sizeProblem != null) {
+            throw new ApiError(422, "invalid value for `block_size`: " + sizeProblem);
+        }
         String podProblem = Registration.podNameProblem(podName);
         if (podProblem != null) {
             throw new ApiError(400, podProblem);

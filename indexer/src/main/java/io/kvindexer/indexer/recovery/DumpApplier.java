@@ -5,6 +5,7 @@ import io.kvindexer.indexer.dump.EventJsonException;
 import io.kvindexer.indexer.dump.IndexDump;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.registry.Registration;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.List;
@@ -30,6 +31,17 @@ final class DumpApplier {
         }
         return new Recovered(source, dumps.size(), List.of(), () -> {
             for (IndexDump d : dumps) {
+                String sizeProblem = Registration.blockSizeProblem(d.blockSize());
+                if (sizeProblem != null) {
+                    // a Dynamo peer keeps an index registered with block_size 0; it holds nothing we could use
+                    LOG.log(
+                            System.Logger.Level.WARNING,
+                            "recovered index {0}:{1} skipped: block_size {2}",
+                            d.modelName(),
+                            d.tenantId(),
+                            sizeProblem);
+                    continue;
+                }
                 ModelIndex index = liveIndex(indexers, d.modelName(), d.tenantId(), d.blockSize(), LOG);
                 if (index != null) {
                     RouterEventOps.submit(index, d.events());

@@ -25,10 +25,25 @@ public record Registration(
     private static final Pattern DNS_SUBDOMAIN = Pattern.compile("[a-z0-9]([-a-z0-9.]*[a-z0-9])?");
 
     public Registration {
+        String sizeProblem = blockSizeProblem(blockSize);
+        if (sizeProblem != null) {
+            throw new IllegalArgumentException("block_size: " + sizeProblem); // the HTTP layer and the CLI check first
+        }
         String problem = podNameProblem(podName);
         if (problem != null) {
             throw new IllegalArgumentException(problem); // the HTTP layer checks first and answers 400
         }
+    }
+
+    /**
+     * Why {@code blockSize} (a u32's bit pattern) cannot be an index's block size; null when it can. Dynamo takes 0
+     * and then stores and matches nothing (compatibility.md, Where we differ on purpose); above {@code 2^31 - 1} a
+     * block would not fit in a Java array.
+     */
+    public static String blockSizeProblem(int blockSize) {
+        return blockSize > 0
+                ? null
+                : Integer.toUnsignedString(blockSize) + " is out of range (1.." + Integer.MAX_VALUE + " tokens)";
     }
 
     /** Why {@code podName} is not a usable pod name; null when it is valid or absent. */

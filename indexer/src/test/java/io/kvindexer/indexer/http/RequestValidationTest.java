@@ -96,10 +96,24 @@ abstract class RequestValidationTest {
             /register      | {"instance_id":18446744073709551616,"endpoint":"tcp://h:1","model_name":"m","block_size":4} | `instance_id` & out of range
             /register      | {"instance_id":-3,"endpoint":"tcp://h:1","model_name":"m","block_size":4}                  | `instance_id`
             /register      | {"instance_id":3,"endpoint":"tcp://h:1","model_name":"m","block_size":4294967296}          | `block_size`
+            /register      | {"instance_id":3,"endpoint":"tcp://h:1","model_name":"m0","block_size":0}                  | `block_size` & 0 is out of range (1..2147483647 tokens)
+            /register      | {"instance_id":3,"endpoint":"tcp://h:1","model_name":"m0","block_size":3000000000}         | `block_size` & 3000000000 is out of range
             /query_by_hash | {"block_hashes":[18446744073709551616],"model_name":"m"}                                   | `block_hashes[0]`
             """)
     void outOfRangeNumbersAre422(String route, String body, String fragments) {
         assertError(http.post(route, body), 422, fragments.split(" & "));
+    }
+
+    @Test
+    void aBlockSizeNoIndexCanHaveLeavesNothingBehind() {
+        assertError(http.post("/register", """
+                        {"instance_id":4,"endpoint":"tcp://127.0.0.1:1","model_name":"m4","block_size":0}"""), 422, "`block_size`");
+        assertThat(http.get("/workers?model_name=m4").body()).isEqualTo("[]");
+        assertError(http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m4\"}"), 404, "model=m4");
+        http.post("/register", """
+                {"instance_id":4,"endpoint":"tcp://127.0.0.1:1","model_name":"m4","block_size":2}""").assertStatus(201);
+        http.post("/unregister", """
+                {"instance_id":4,"model_name":"m4"}""").assertStatus(200);
     }
 
     @Test

@@ -132,6 +132,25 @@ class DumpRecoveryTest {
     }
 
     @Test
+    void aDynamoPeersIndexWithBlockSizeZeroIsSkippedAndTheRestRecovered() throws Exception {
+        // Dynamo registers block_size 0 and keeps an index that holds nothing; ours cannot have one
+        String stored = "{\"worker_id\":7,\"storage_tier\":\"device\",\"event\":{\"event_id\":0,\"data\":{\"stored\":"
+                + "{\"parent_hash\":null,\"blocks\":[{\"block_hash\":5,\"tokens_hash\":5}]}},\"dp_rank\":0}}";
+        try (BrokenPeer dynamo = BrokenPeer.start("{\"z:default\":{\"block_size\":0,\"events\":[]},"
+                + "\"m:default\":{\"block_size\":4,\"events\":[" + stored + "]}}")) {
+            IndexerConfig cfg = recoveringFrom(Duration.ofMillis(20), dynamo.url());
+            try (IndexerApp second = IndexerApp.start(cfg);
+                    HttpTestClient b = new HttpTestClient(second.baseUrl())) {
+                awaitReady(b);
+                JsonNode dump = b.get("/dump").json();
+                assertThat(dump.has("z:default")).isFalse();
+                assertThat(dump.get("m:default").get("events")).hasSize(1);
+                assertThat(dynamo.requests()).isEqualTo(1);
+            }
+        }
+    }
+
+    @Test
     void existingIndexKeepsItsBlockSize() throws Exception {
         try (IndexerApp first = IndexerApp.start(IndexerConfig.defaults())) {
             fill(first);
