@@ -1,6 +1,7 @@
 package io.kvindexer.indexer;
 
 import io.kvindexer.indexer.common.Tenants;
+import io.kvindexer.indexer.http.TracingSettings;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.PeerUrl;
@@ -43,7 +44,11 @@ import picocli.CommandLine.Option;
             "                                  (error, warn, info, debug, trace, off;",
             "                                  default info)",
             "  DYN_LOG_USE_LOCAL_TZ            true: log times in local time (default",
-            "                                  UTC)"
+            "                                  UTC)",
+            "  OTEL_EXPORT_ENABLED             true: send a span per API request over",
+            "                                  OTLP (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,",
+            "                                  default http://localhost:4317, gRPC;",
+            "                                  OTEL_SERVICE_NAME, default kv-indexer)"
         })
 public final class IndexerCli {
 
@@ -278,7 +283,16 @@ public final class IndexerCli {
                 expiry.policy(),
                 tls.security(hardening.authTokenFile),
                 ingest.settings(),
-                accessLog.settings());
+                accessLog.settings(),
+                tracing(env));
+    }
+
+    private static TracingSettings tracing(Map<String, String> env) throws ConfigException {
+        try {
+            return TracingSettings.fromEnv(env);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(e.getMessage());
+        }
     }
 
     /** compatibility.md, Command line and environment: split on commas, drop empty entries, trim the rest. */

@@ -7,6 +7,7 @@ import io.kvindexer.indexer.common.TransportSecurity;
 import io.kvindexer.indexer.expiry.ExpiryPolicy;
 import io.kvindexer.indexer.http.AccessLogSettings;
 import io.kvindexer.indexer.http.HttpSettings;
+import io.kvindexer.indexer.http.TracingSettings;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.ingest.IngestSettings;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
@@ -44,6 +45,7 @@ import java.util.function.Consumer;
  * @param security          TLS files and the rotating token file (see {@link TransportSecurity})
  * @param ingest            the receive queue's byte bound and the degraded hold (see {@link IngestSettings})
  * @param accessLog         {@code --access-log} and its options ({@link AccessLogSettings#NONE}: none)
+ * @param tracing           request spans and their export, from the environment ({@link TracingSettings#OFF}: none)
  */
 public record IndexerConfig(
         String host,
@@ -72,7 +74,8 @@ public record IndexerConfig(
         ExpiryPolicy expiry,
         TransportSecurity security,
         IngestSettings ingest,
-        AccessLogSettings accessLog)
+        AccessLogSettings accessLog,
+        TracingSettings tracing)
         implements HttpSettings {
 
     public static final int DEFAULT_PORT = 8090;
@@ -95,6 +98,7 @@ public record IndexerConfig(
         security = security != null ? security : TransportSecurity.NONE;
         ingest = ingest != null ? ingest : IngestSettings.defaults();
         accessLog = accessLog != null ? accessLog : AccessLogSettings.NONE;
+        tracing = tracing != null ? tracing : TracingSettings.OFF;
     }
 
     /** Defaults for tests: loopback, a free port, no workers, no peers. */
@@ -126,7 +130,8 @@ public record IndexerConfig(
                 ExpiryPolicy.NONE,
                 TransportSecurity.NONE,
                 IngestSettings.defaults(),
-                AccessLogSettings.NONE);
+                AccessLogSettings.NONE,
+                TracingSettings.OFF);
     }
 
     /** The index options these flags give. */
@@ -197,6 +202,7 @@ public record IndexerConfig(
         public TransportSecurity security;
         public IngestSettings ingest;
         public AccessLogSettings accessLog;
+        public TracingSettings tracing;
 
         private Draft(IndexerConfig c) {
             host = c.host;
@@ -226,6 +232,7 @@ public record IndexerConfig(
             security = c.security;
             ingest = c.ingest;
             accessLog = c.accessLog;
+            tracing = c.tracing;
         }
 
         private IndexerConfig build() {
@@ -256,7 +263,8 @@ public record IndexerConfig(
                     expiry,
                     security,
                     ingest,
-                    accessLog);
+                    accessLog,
+                    tracing);
         }
     }
 }

@@ -4,6 +4,7 @@ import io.kvindexer.indexer.expiry.BlockExpiry;
 import io.kvindexer.indexer.http.AccessLog;
 import io.kvindexer.indexer.http.AccessLogSettings;
 import io.kvindexer.indexer.http.IndexerRouting;
+import io.kvindexer.indexer.http.RequestTracing;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.ingest.EngineListener;
 import io.kvindexer.indexer.ingest.InflightBytes;
@@ -20,6 +21,7 @@ import io.kvindexer.indexer.registry.Registration;
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.registry.WorkerEntry;
 import io.kvindexer.indexer.registry.WorkerRegistry;
+import io.kvindexer.logging.LogContext;
 import java.io.IOException;
 
 /**
@@ -38,10 +40,16 @@ public final class IndexerCore implements AutoCloseable {
     private final BlockExpiry expiry;
     /** null without --access-log */
     private final AccessLog accessLog;
+    /** null when requests get no spans */
+    private final RequestTracing tracing;
 
     private IndexerCore(IndexerConfig config) throws RegistryException {
         IndexerMetrics metrics = new IndexerMetrics();
         accessLog = openAccessLog(config.accessLog(), metrics); // first: a file it cannot open stops the start
+        tracing = RequestTracing.start(config.tracing());
+        if (tracing != null) {
+            LogContext.install(RequestTracing::currentIds);
+        }
         ReadyGate readyGate = new ReadyGate();
         expiry = config.expiry().enabled() ? new BlockExpiry(config.expiry()) : null;
         Indexers indexers = new Indexers(config.indexOptions(), expiry);
@@ -72,8 +80,8 @@ public final class IndexerCore implements AutoCloseable {
         if (expiry != null) {
             metrics.bindExpiry(expiry);
         }
-        components =
-                new IndexerRouting.Components(config, workers, new PeerRegistry(), indexers, gate, metrics, accessLog);
+        components = new IndexerRouting.Components(
+                config, workers, new PeerRegistry(), indexers, gate, metrics, accessLog, tracing);
         try {
             for (WorkerEntry w : config.workers()) {
                 workers.register(new Registration(
@@ -137,7 +145,10 @@ public final class IndexerCore implements AutoCloseable {
         }
     }
 
-    /** The listeners first, then the index writers they feed; the access log last, with what was queued. */
+    /**
+     * The listeners first, then the index writers they feed; the access log and the spans last, with what was
+     * queued.
+     */
     @Override
     public void close() {
         components.workers().close();
@@ -148,6 +159,9 @@ public final class IndexerCore implements AutoCloseable {
         components.indexers().close();
         if (accessLog != null) {
             accessLog.close();
+        }
+        if (tracing != null) {
+            tracing.close();
         }
     }
 }

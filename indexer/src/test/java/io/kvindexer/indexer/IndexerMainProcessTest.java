@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.http.OtlpCollector;
 import java.io.ByteArrayOutputStream;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
@@ -115,6 +116,71 @@ class IndexerMainProcessTest {
                 .anySatisfy(r -> assertThat(r.get("message").asText()).startsWith("stopped 1 listeners in"))
                 .anySatisfy(r -> assertThat(r.get("message").asText())
                         .matches("kv-indexer listening on http://127\\.0\\.0\\.1:\\d+ \\(web console: .*/ui/\\)"));
+    }
+
+    /**
+     * Dynamo's tracing variables on a real process: with OTEL_EXPORT_ENABLED its request spans reach an OTLP
+     * collector over gRPC as children of the caller's traceparent, and with DYN_LOGGING_JSONL the log line the
+     * request writes carries the same trace id and the span's id.
+     */
+    @Test
+    void spansGoToTheCollectorAndTheirIdsIntoTheLogLines() throws Exception {
+        String trace = "0af7651916cd43dd8448eb211c80319c";
+        List<String> logged;
+        try (OtlpCollector collector = new OtlpCollector()) {
+            Map<String, String> env = Map.of(
+                    "DYN_LOGGING_JSONL", "true",
+                    "OTEL_EXPORT_ENABLED", "true",
+                    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", collector.grpcEndpoint(),
+                    "OTEL_SERVICE_NAME", "kv-indexer-test");
+            try (IndexerProcess p = startLlama(env);
+                    HttpTestClient http = new HttpTestClient(p.url())) {
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> http.get("/ready").status() == 200);
+                http.request(
+                                "POST",
+                                "/register",
+                                "application/json",
+                                "{\"instance_id\":5,\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"llama\",\"block_size\":16}"
+                                        .getBytes(StandardCharsets.UTF_8),
+                                "traceparent",
+                                "00-" + trace + "-b7ad6b7169203331-01")
+                        .assertStatus(201);
+                await().atMost(Duration.ofSeconds(30))
+                        .untilAsserted(() -> assertThat(collector.spans())
+                                .anySatisfy(s -> assertThat(s.name()).isEqualTo("POST /register")));
+                assertThat(p.terminate()).isTrue();
+                logged = p.output().lines().toList();
+            }
+            OtlpCollector.Received span = collector.spans().stream()
+                    .filter(s -> s.name().equals("POST /register"))
+                    .findFirst()
+                    .orElseThrow();
+            assertThat(span.traceId()).isEqualTo(trace);
+            assertThat(span.parentSpanId()).isEqualTo("b7ad6b7169203331");
+            assertThat(span.resource()).containsEntry("service.name", "kv-indexer-test");
+            ObjectMapper json = new ObjectMapper();
+            JsonNode registered = null;
+            for (String line : logged) {
+                assertThat(line).as("a log line").startsWith("{");
+                JsonNode r = json.readTree(line);
+                if (r.get("message").asText().startsWith("registered instance 5 ")) {
+                    registered = r;
+                }
+            }
+            assertThat(registered).as("the register's log line").isNotNull();
+            assertThat(registered.get("trace_id").asText()).isEqualTo(trace);
+            assertThat(registered.get("span_id").asText()).isEqualTo(span.spanId());
+        }
+    }
+
+    @Test
+    void aBadTracingVariableIsOneLine() throws Exception {
+        Run r = run(Map.of("OTEL_EXPORT_ENABLED", "maybe"), "--port", "0");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.stderr().strip())
+                .isEqualTo(
+                        "kv-indexer: OTEL_EXPORT_ENABLED must be true or false (1/0, yes/no, on/off), got \"maybe\"");
     }
 
     @Test

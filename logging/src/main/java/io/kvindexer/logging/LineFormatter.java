@@ -8,6 +8,7 @@ import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.time.ZoneId;
 import java.time.format.DateTimeFormatter;
+import java.util.Map;
 import java.util.logging.Formatter;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -15,7 +16,7 @@ import java.util.logging.LogRecord;
 /**
  * One line per record, as Dynamo's processes write them: readable ({@code TIME LEVEL target: message}) or, with
  * {@code DYN_LOGGING_JSONL}, one JSON object ({@code time}, {@code level}, {@code target}, {@code message}, and
- * {@code error} with the stack trace when the record has one). The time has microseconds and its offset ({@code Z}
+ * {@code error} with the stack trace when the record has one, and the writing thread's {@link LogContext}). The time has microseconds and its offset ({@code Z}
  * in UTC); the levels are Dynamo's names (ERROR, WARN, INFO, DEBUG, TRACE), so one log query serves both.
  */
 public final class LineFormatter extends Formatter {
@@ -67,6 +68,9 @@ public final class LineFormatter extends Formatter {
             g.writeStringField("message", message);
             if (error != null) {
                 g.writeStringField("error", error);
+            }
+            for (Map.Entry<String, String> f : LogContext.fields().entrySet()) {
+                g.writeStringField(f.getKey(), f.getValue());
             }
             g.writeEndObject();
         } catch (IOException e) {

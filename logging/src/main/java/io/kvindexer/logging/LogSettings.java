@@ -21,15 +21,18 @@ import java.util.logging.Logger;
  * @param localTime timestamps in the JVM's time zone, with its offset
  * @param root      the default level, or null to keep the configured one (INFO)
  * @param targets   levels of single loggers and their children, in the order given
- * @param unread    {@code DYN_LOGGING_CONFIG_PATH} when set (Dynamo's TOML file, not read here), else null
+ * @param unread    a warning for each Dynamo variable that is set and not read here ({@code DYN_LOGGING_CONFIG_PATH},
+ *     its TOML file; {@code DYN_LOGGING_SPAN_EVENTS}, its span entry and close lines)
  */
-public record LogSettings(boolean jsonl, boolean localTime, Level root, Map<String, Level> targets, String unread) {
+public record LogSettings(
+        boolean jsonl, boolean localTime, Level root, Map<String, Level> targets, List<String> unread) {
 
     /** Loggers whose level was set here: JUL holds loggers weakly, and a collected one forgets its level. */
     private static final List<Logger> KEPT = new ArrayList<>();
 
     public LogSettings {
         targets = Map.copyOf(targets);
+        unread = List.copyOf(unread);
     }
 
     /**
@@ -59,8 +62,15 @@ public record LogSettings(boolean jsonl, boolean localTime, Level root, Map<Stri
             }
             targets.put(target, level(directive.substring(eq + 1).strip(), spec));
         }
-        String unread =
-                env.getOrDefault("DYN_LOGGING_CONFIG_PATH", "").isBlank() ? null : env.get("DYN_LOGGING_CONFIG_PATH");
+        List<String> unread = new ArrayList<>();
+        if (!env.getOrDefault("DYN_LOGGING_CONFIG_PATH", "").isBlank()) {
+            unread.add("DYN_LOGGING_CONFIG_PATH (" + env.get("DYN_LOGGING_CONFIG_PATH") + ") is not read: DYN_LOG sets"
+                    + " the levels and DYN_LOGGING_JSONL the format");
+        }
+        if (flag(env, "DYN_LOGGING_SPAN_EVENTS")) {
+            unread.add("DYN_LOGGING_SPAN_EVENTS is not read: spans are not logged as lines; OTEL_EXPORT_ENABLED"
+                    + " sends them to a collector");
+        }
         return new LogSettings(jsonl, localTime, root, targets, unread);
     }
 
@@ -90,14 +100,15 @@ public record LogSettings(boolean jsonl, boolean localTime, Level root, Map<Stri
                 KEPT.add(logger);
             });
         }
-        if (unread != null) {
-            Logger.getLogger(LogSettings.class.getName())
-                    .warning("DYN_LOGGING_CONFIG_PATH (" + unread + ") is not read: DYN_LOG sets the levels and"
-                            + " DYN_LOGGING_JSONL the format");
-        }
+        unread.forEach(Logger.getLogger(LogSettings.class.getName())::warning);
     }
 
-    private static boolean flag(Map<String, String> env, String name) {
+    /**
+     * A Dynamo on/off variable: unset or empty is off.
+     *
+     * @throws IllegalArgumentException naming the variable when its value is neither
+     */
+    public static boolean flag(Map<String, String> env, String name) {
         String value = env.getOrDefault(name, "").strip().toLowerCase(Locale.ROOT);
         return switch (value) {
             case "1", "true", "yes", "on" -> true;

@@ -35,7 +35,7 @@ class LogSettingsTest {
     @Test
     void unsetVariablesKeepTheDefaults() {
         LogSettings s = LogSettings.fromEnv(Map.of());
-        assertThat(s).isEqualTo(new LogSettings(false, false, null, Map.of(), null));
+        assertThat(s).isEqualTo(new LogSettings(false, false, null, Map.of(), List.of()));
         assertThat(LogSettings.fromEnv(Map.of("DYN_LOG", " ", "DYN_LOGGING_JSONL", "")))
                 .isEqualTo(s);
     }
@@ -103,6 +103,48 @@ class LogSettingsTest {
         JsonNode e = JSON.readTree(f.format(failed));
         assertThat(e.get("level").asText()).isEqualTo("TRACE");
         assertThat(e.get("error").asText()).startsWith("java.lang.IllegalStateException: closed twice");
+    }
+
+    @Test
+    void dynamoVariablesNotReadHereAreEachAWarning() {
+        assertThat(LogSettings.fromEnv(Map.of("DYN_LOGGING_SPAN_EVENTS", "false"))
+                        .unread())
+                .isEmpty();
+        assertThat(LogSettings.fromEnv(Map.of("DYN_LOGGING_CONFIG_PATH", "/etc/d.toml", "DYN_LOGGING_SPAN_EVENTS", "1"))
+                        .unread())
+                .satisfiesExactly(
+                        w -> assertThat(w).startsWith("DYN_LOGGING_CONFIG_PATH (/etc/d.toml) is not read"),
+                        w -> assertThat(w).startsWith("DYN_LOGGING_SPAN_EVENTS is not read"));
+    }
+
+    @Test
+    void aJsonLineCarriesTheWritingThreadsContextAReadableOneDoesNot() throws Exception {
+        LogContext.install(() -> Thread.currentThread().getName().equals("in-a-span")
+                ? Map.of("trace_id", "4bf92f3577b34da6a3ce929d0e0e4736", "span_id", "00f067aa0ba902b7")
+                : Map.of());
+        try {
+            LineFormatter jsonl = new LineFormatter(true, ZoneOffset.UTC);
+            LineFormatter readable = new LineFormatter(false, ZoneOffset.UTC);
+            String[] inSpan = new String[2];
+            Thread t = new Thread(
+                    () -> {
+                        inSpan[0] = jsonl.format(record(Level.INFO, "registered"));
+                        inSpan[1] = readable.format(record(Level.INFO, "registered"));
+                    },
+                    "in-a-span");
+            t.start();
+            t.join();
+            JsonNode line = new ObjectMapper().readTree(inSpan[0]);
+            assertThat(line.get("trace_id").asText()).isEqualTo("4bf92f3577b34da6a3ce929d0e0e4736");
+            assertThat(line.get("span_id").asText()).isEqualTo("00f067aa0ba902b7");
+            assertThat(inSpan[1]).doesNotContain("4bf92f35");
+            assertThat(new ObjectMapper()
+                            .readTree(jsonl.format(record(Level.INFO, "outside")))
+                            .has("trace_id"))
+                    .isFalse();
+        } finally {
+            LogContext.install(Map::of);
+        }
     }
 
     @Test

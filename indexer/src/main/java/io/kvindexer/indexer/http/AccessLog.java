@@ -80,13 +80,14 @@ public final class AccessLog implements AutoCloseable {
     }
 
     /**
-     * Names the model {@code req} is about, for its record; handlers call it once they have read the body. Nothing
-     * when {@code log} is null (no access log): the query path pays for it only when there is one.
+     * Names the model {@code req} is about, for its record and its span; handlers call it once they have read the
+     * body. Only a look at the thread's span when {@code log} is null (no access log) and no span records.
      */
     public static void model(AccessLog log, ServerRequest req, String model) {
         if (log != null) {
             req.context().register(new Model(model));
         }
+        RequestTracing.model(model);
     }
 
     /** Queues one request's record; drops it (counted) when the writer is that far behind. */

@@ -27,6 +27,7 @@ public final class IndexerRouting {
      * What the routes work on.
      *
      * @param accessLog the {@code --access-log} file; null: none
+     * @param tracing   request spans; null: none
      */
     public record Components(
             HttpSettings config,
@@ -35,14 +36,18 @@ public final class IndexerRouting {
             Indexers indexers,
             StartupGate gate,
             IndexerMetrics metrics,
-            AccessLog accessLog) {}
+            AccessLog accessLog,
+            RequestTracing tracing) {}
 
     private IndexerRouting() {}
 
     public static void routing(HttpRouting.Builder routing, Components c) {
         HttpSettings cfg = c.config();
         Routes routes = routes(c);
-        routing.addFilter(new RequestRecorder(c.metrics(), routes, c.accessLog())); // first: records the 401s too
+        if (c.tracing() != null) {
+            routing.addFilter(c.tracing().filter(routes)); // around everything, so every log line has the span's ids
+        }
+        routing.addFilter(new RequestRecorder(c.metrics(), routes, c.accessLog())); // records the 401s too
         routing.addFilter(BodyDeadline.filter(cfg.limits().requestReadTimeout()));
         routing.addFilter((chain, req, res) -> {
             // a stop is coming (--shutdown-delay): each answer closes its connection, so that a keep-alive client

@@ -15,6 +15,7 @@ import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
+import io.kvindexer.operator.crd.v1alpha1.NetworkPolicySettings;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -23,7 +24,8 @@ import java.util.Map;
 /**
  * The NetworkPolicy of a KvIndexer's replicas. Ingress: the HTTP port, from the operator's pods, the other replicas
  * and {@code spec.networkPolicy.allowFrom}. Egress: each KvWorker's engine pods (that name this KvIndexer) on their
- * event and replay ports (one port per data-parallel rank), the other replicas' HTTP port (peer recovery), DNS.
+ * event and replay ports (one port per data-parallel rank), the other replicas' HTTP port (peer recovery), DNS, and
+ * {@code spec.networkPolicy.allowTo}.
  * Kubelet probes come from the node and are not subject to it on the common CNIs.
  */
 public final class IndexerNetworkPolicy {
@@ -34,12 +36,12 @@ public final class IndexerNetworkPolicy {
 
     public static NetworkPolicy desired(KvIndexer kvi, List<KvWorker> workers, String operatorNamespace) {
         int port = kvi.getSpec().getPort();
+        NetworkPolicySettings settings = kvi.getSpec().getNetworkPolicy();
         List<NetworkPolicyPeer> from = new ArrayList<>();
         from.add(operatorPods(operatorNamespace));
         from.add(replicas(kvi));
-        if (kvi.getSpec().getNetworkPolicy() != null
-                && kvi.getSpec().getNetworkPolicy().allowFrom() != null) {
-            from.addAll(kvi.getSpec().getNetworkPolicy().allowFrom());
+        if (settings != null && settings.allowFrom() != null) {
+            from.addAll(settings.allowFrom());
         }
         List<NetworkPolicyEgressRule> egress = new ArrayList<>();
         workers.stream()
@@ -59,6 +61,9 @@ public final class IndexerNetworkPolicy {
                                 .build(),
                         tcp(53, 1))
                 .build());
+        if (settings != null && settings.allowTo() != null) {
+            egress.addAll(settings.allowTo());
+        }
         return new NetworkPolicyBuilder()
                 .withMetadata(IndexerDesiredState.meta(kvi, IndexerNames.statefulSet(kvi)))
                 .withNewSpec()

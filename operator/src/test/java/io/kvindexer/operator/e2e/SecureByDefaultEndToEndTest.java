@@ -171,6 +171,28 @@ class SecureByDefaultEndToEndTest {
                             .getMatchLabels())
                     .isEqualTo(VLLM);
 
+            // allowTo opens more egress, after the operator's own rules (an OTLP collector)
+            harness.mergePatch(KvIndexer.class, NS, "kv", """
+                    {"spec":{"networkPolicy":{"allowTo":[{"to":[{"namespaceSelector":{"matchLabels":\
+                    {"kubernetes.io/metadata.name":"observability"}}}],"ports":[{"protocol":"TCP","port":4317}]}]}}}""");
+            await().atMost(WAIT).until(() -> policy().getSpec().getEgress().size() == 4);
+            assertThat(policy().getSpec().getEgress().getLast()).satisfies(out -> {
+                assertThat(out.getPorts())
+                        .singleElement()
+                        .satisfies(p -> assertThat(p.getPort().getIntVal()).isEqualTo(4317));
+                assertThat(out.getTo().getFirst().getNamespaceSelector().getMatchLabels())
+                        .containsEntry("kubernetes.io/metadata.name", "observability");
+            });
+            assertThat(policy().getSpec()
+                            .getEgress()
+                            .getFirst()
+                            .getPorts()
+                            .getFirst()
+                            .getPort()
+                            .getIntVal())
+                    .as("the engines' rule stays")
+                    .isEqualTo(zmqPort);
+
             // each feature off removes what it owned
             harness.mergePatch(KvIndexer.class, NS, "kv", "{\"spec\":{\"networkPolicy\":{\"enabled\":false}}}");
             await().atMost(WAIT).until(() -> policy() == null);

@@ -1,0 +1,201 @@
+package io.kvindexer.indexer.http;
+
+import io.helidon.http.HeaderName;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.ServerRequestHeaders;
+import io.helidon.webserver.http.Filter;
+import io.helidon.webserver.http.FilterChain;
+import io.helidon.webserver.http.RoutingRequest;
+import io.helidon.webserver.http.RoutingResponse;
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
+import io.opentelemetry.context.propagation.ContextPropagators;
+import io.opentelemetry.context.propagation.TextMapGetter;
+import io.opentelemetry.context.propagation.TextMapPropagator;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
+import io.opentelemetry.sdk.trace.ReadWriteSpan;
+import io.opentelemetry.sdk.trace.ReadableSpan;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.SpanProcessor;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One OpenTelemetry server span per API request ({@code POST /query}, ...), the child of the caller's W3C {@code
+ * traceparent} when it sends one; current while the handler runs, so its log lines carry the span's ids. The span
+ * ends as the response starts, like the request's metrics. Probes, scrapes and the console's files get none: a
+ * kubelet would otherwise fill the traces. The SDK is OpenTelemetry's own, set up by its autoconfigure module from
+ * the {@code OTEL_*} variables, with our defaults beneath them.
+ */
+public final class RequestTracing implements AutoCloseable {
+
+    static final AttributeKey<String> METHOD = AttributeKey.stringKey("http.request.method");
+    static final AttributeKey<String> ROUTE = AttributeKey.stringKey("http.route");
+    static final AttributeKey<String> PATH = AttributeKey.stringKey("url.path");
+    static final AttributeKey<Long> STATUS = AttributeKey.longKey("http.response.status_code");
+    /** Dynamo's name for a caller's {@code x-request-id} on its spans and log lines */
+    static final AttributeKey<String> REQUEST_ID = AttributeKey.stringKey("x_request_id");
+
+    static final AttributeKey<String> MODEL = AttributeKey.stringKey("kv_indexer.model_name");
+
+    private static final HeaderName X_REQUEST_ID = HeaderNames.create("x-request-id");
+
+    private static final Set<String> UNTRACED = Set.of("/metrics", "/health", "/ready");
+
+    /** W3C trace context reads named headers only ({@code keys} is deprecated, and no propagator here needs it) */
+    private static final TextMapGetter<ServerRequestHeaders> HEADERS = (headers, key) ->
+            headers == null ? null : headers.first(HeaderNames.create(key)).orElse(null);
+
+    private static final SpanProcessor NOWHERE = new SpanProcessor() {
+        @Override
+        public void onStart(Context parent, ReadWriteSpan span) {}
+
+        @Override
+        public boolean isStartRequired() {
+            return false;
+        }
+
+        @Override
+        public void onEnd(ReadableSpan span) {}
+
+        @Override
+        public boolean isEndRequired() {
+            return false;
+        }
+    };
+
+    /** whether any SDK was started in this process */
+    private static volatile boolean started;
+
+    private final OpenTelemetrySdk sdk;
+    private final Tracer tracer;
+    private final TextMapPropagator propagator;
+
+    private RequestTracing(OpenTelemetrySdk sdk) {
+        started = true;
+        this.sdk = sdk;
+        OpenTelemetry otel = sdk;
+        this.tracer = otel.getTracer("io.kvindexer.indexer");
+        this.propagator = otel.getPropagators().getTextMapPropagator();
+    }
+
+    /** The SDK for {@code settings}; null when requests get no spans. */
+    public static RequestTracing start(TracingSettings settings) {
+        if (!settings.spans()) {
+            return null;
+        }
+        if (!settings.export()) {
+            // ids for the log lines only, as Dynamo makes them: a provider that makes spans and sends them nowhere
+            // (the SDK hands out its no-op tracer while it has no processor at all, so it gets one that does nothing)
+            return new RequestTracing(OpenTelemetrySdk.builder()
+                    .setTracerProvider(SdkTracerProvider.builder()
+                            .addSpanProcessor(NOWHERE)
+                            .build())
+                    .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance()))
+                    .build());
+        }
+        Map<String, String> fromEnv = otelProperties(settings.env());
+        OpenTelemetrySdk sdk = AutoConfiguredOpenTelemetrySdk.builder()
+                .addPropertiesSupplier(RequestTracing::defaults)
+                .addPropertiesCustomizer(config -> fromEnv) // the environment handed to us wins over the JVM's
+                .disableShutdownHook() // the indexer closes it after its server, with the last spans
+                .build()
+                .getOpenTelemetrySdk();
+        return new RequestTracing(sdk);
+    }
+
+    /** Ours where the variables say nothing: Dynamo's OTLP over gRPC, no metrics (Prometheus has them) nor logs. */
+    private static Map<String, String> defaults() {
+        return Map.of(
+                "otel.service.name", "kv-indexer",
+                "otel.traces.exporter", "otlp",
+                "otel.metrics.exporter", "none",
+                "otel.logs.exporter", "none",
+                "otel.exporter.otlp.protocol", "grpc");
+    }
+
+    /** {@code OTEL_EXPORTER_OTLP_ENDPOINT} is {@code otel.exporter.otlp.endpoint}, as the SDK reads its variables. */
+    static Map<String, String> otelProperties(Map<String, String> env) {
+        Map<String, String> out = new HashMap<>();
+        env.forEach((name, value) -> {
+            if (name.startsWith("OTEL_") && !value.isBlank()) {
+                out.put(name.toLowerCase(Locale.ROOT).replace('_', '.'), value);
+            }
+        });
+        return out;
+    }
+
+    /** The ids of the current thread's span, for the JSON log lines; empty outside one. */
+    public static Map<String, String> currentIds() {
+        SpanContext c = Span.current().getSpanContext();
+        return c.isValid() ? Map.of("trace_id", c.getTraceId(), "span_id", c.getSpanId()) : Map.of();
+    }
+
+    /** Names the request's model on its span (a no-op outside a recording one). */
+    static void model(String model) {
+        if (!started) {
+            return; // the query path pays nothing without spans
+        }
+        Span span = Span.current();
+        if (span.isRecording()) {
+            span.setAttribute(MODEL, model);
+        }
+    }
+
+    /** The filter that makes the spans; {@code routes} names each request's route. */
+    Filter filter(Routes routes) {
+        return (chain, req, res) ->
+                traced(chain, req, res, routes.pathOf(req.path().rawPath()));
+    }
+
+    @SuppressWarnings("try") // the scope is only closed: that ends the span's being current
+    private void traced(FilterChain chain, RoutingRequest req, RoutingResponse res, String route) {
+        if (route == null || UNTRACED.contains(route) || route.startsWith("/ui")) {
+            chain.proceed();
+            return;
+        }
+        String method = req.prologue().method().text();
+        Context parent = propagator.extract(Context.root(), req.headers(), HEADERS);
+        var builder = tracer.spanBuilder(method + " " + route)
+                .setParent(parent)
+                .setSpanKind(SpanKind.SERVER)
+                .setAttribute(METHOD, method)
+                .setAttribute(ROUTE, route)
+                .setAttribute(PATH, req.path().rawPath());
+        req.headers().first(X_REQUEST_ID).ifPresent(id -> builder.setAttribute(REQUEST_ID, id));
+        Span span = builder.startSpan();
+        AtomicBoolean ended = new AtomicBoolean();
+        res.beforeSend(() -> {
+            if (ended.compareAndSet(false, true)) {
+                int status = res.status().code();
+                span.setAttribute(STATUS, (long) status);
+                if (status >= 500) {
+                    span.setStatus(StatusCode.ERROR);
+                }
+                span.end();
+            }
+        });
+        try (Scope ignored = span.makeCurrent()) {
+            chain.proceed();
+        }
+    }
+
+    /** Exports what is still queued, then stops the SDK. */
+    @Override
+    public void close() {
+        sdk.shutdown().join(5, TimeUnit.SECONDS);
+    }
+}

@@ -1,0 +1,162 @@
+package io.kvindexer.indexer.http;
+
+import com.sun.net.httpserver.HttpServer;
+import io.grpc.MethodDescriptor;
+import io.grpc.Server;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.ServerCalls;
+import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
+import io.opentelemetry.proto.common.v1.KeyValue;
+import io.opentelemetry.proto.trace.v1.ResourceSpans;
+import io.opentelemetry.proto.trace.v1.ScopeSpans;
+import io.opentelemetry.proto.trace.v1.Span;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+/**
+ * An OTLP trace collector on two free loopback ports, as a real one receives: gRPC ({@code TraceService/Export},
+ * served by grpc-java on Netty) and HTTP ({@code POST /v1/traces}, protobuf). Keeps every span it is sent with its
+ * resource's attributes and the protocol it came by.
+ */
+public final class OtlpCollector implements AutoCloseable {
+
+    /** One received span, its ids in hex as the W3C header writes them. */
+    public record Received(
+            String protocol,
+            String traceId,
+            String spanId,
+            String parentSpanId,
+            String name,
+            Span.SpanKind kind,
+            Map<String, String> attributes,
+            Map<String, String> resource) {}
+
+    private static final String SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService";
+
+    private final List<Received> spans = new ArrayList<>();
+    private final Server grpc;
+    private final HttpServer http;
+
+    public OtlpCollector() throws IOException {
+        MethodDescriptor<ExportTraceServiceRequest, ExportTraceServiceResponse> export =
+                MethodDescriptor.<ExportTraceServiceRequest, ExportTraceServiceResponse>newBuilder()
+                        .setType(MethodDescriptor.MethodType.UNARY)
+                        .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE, "Export"))
+                        .setRequestMarshaller(marshaller(ExportTraceServiceRequest::parseFrom))
+                        .setResponseMarshaller(marshaller(ExportTraceServiceResponse::parseFrom))
+                        .build();
+        grpc = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+                .addService(ServerServiceDefinition.builder(SERVICE)
+                        .addMethod(export, ServerCalls.asyncUnaryCall((request, response) -> {
+                            keep("grpc", request);
+                            response.onNext(ExportTraceServiceResponse.getDefaultInstance());
+                            response.onCompleted();
+                        }))
+                        .build())
+                .build()
+                .start();
+        http = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        http.createContext("/v1/traces", exchange -> {
+            try (exchange) {
+                keep(
+                        "http/protobuf",
+                        ExportTraceServiceRequest.parseFrom(
+                                exchange.getRequestBody().readAllBytes()));
+                byte[] body = ExportTraceServiceResponse.getDefaultInstance().toByteArray();
+                exchange.getResponseHeaders().add("Content-Type", "application/x-protobuf");
+                exchange.sendResponseHeaders(200, body.length);
+                exchange.getResponseBody().write(body);
+            }
+        });
+        http.start();
+    }
+
+    /** The gRPC endpoint, as {@code OTEL_EXPORTER_OTLP_TRACES_ENDPOINT} names it. */
+    public String grpcEndpoint() {
+        return "http://127.0.0.1:" + grpc.getPort();
+    }
+
+    /** The HTTP endpoint of traces, as {@code OTEL_EXPORTER_OTLP_TRACES_ENDPOINT} names it for http/protobuf. */
+    public String httpTracesEndpoint() {
+        return "http://127.0.0.1:" + http.getAddress().getPort() + "/v1/traces";
+    }
+
+    public synchronized List<Received> spans() {
+        return List.copyOf(spans);
+    }
+
+    private synchronized void keep(String protocol, ExportTraceServiceRequest request) {
+        HexFormat hex = HexFormat.of();
+        for (ResourceSpans rs : request.getResourceSpansList()) {
+            Map<String, String> resource = strings(rs.getResource().getAttributesList());
+            for (ScopeSpans ss : rs.getScopeSpansList()) {
+                for (Span s : ss.getSpansList()) {
+                    spans.add(new Received(
+                            protocol,
+                            hex.formatHex(s.getTraceId().toByteArray()),
+                            hex.formatHex(s.getSpanId().toByteArray()),
+                            hex.formatHex(s.getParentSpanId().toByteArray()),
+                            s.getName(),
+                            s.getKind(),
+                            strings(s.getAttributesList()),
+                            resource));
+                }
+            }
+        }
+    }
+
+    private static Map<String, String> strings(List<KeyValue> attributes) {
+        return attributes.stream()
+                .collect(Collectors.toMap(
+                        KeyValue::getKey,
+                        kv -> kv.getValue().hasIntValue()
+                                ? Long.toString(kv.getValue().getIntValue())
+                                : kv.getValue().getStringValue(),
+                        (a, b) -> b));
+    }
+
+    private interface Parser<T> {
+        T parse(InputStream in) throws IOException;
+    }
+
+    private static <T extends com.google.protobuf.MessageLite> MethodDescriptor.Marshaller<T> marshaller(
+            Parser<T> parser) {
+        return new MethodDescriptor.Marshaller<>() {
+            @Override
+            public InputStream stream(T value) {
+                return new ByteArrayInputStream(value.toByteArray());
+            }
+
+            @Override
+            public T parse(InputStream in) {
+                try {
+                    return parser.parse(in);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+        };
+    }
+
+    @Override
+    public void close() {
+        http.stop(0);
+        grpc.shutdownNow();
+        try {
+            grpc.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
