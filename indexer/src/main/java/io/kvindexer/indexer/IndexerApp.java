@@ -13,6 +13,7 @@ import io.kvindexer.indexer.recovery.StartupGate;
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import io.kvindexer.indexer.snapshot.Snapshotter;
+import io.opentelemetry.sdk.autoconfigure.spi.ConfigurationException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -130,6 +131,8 @@ public final class IndexerApp implements AutoCloseable {
             return new IndexerApp(config);
         } catch (RegistryException e) {
             throw new ConfigException("invalid value for --workers: " + e.getMessage());
+        } catch (ConfigurationException e) { // the OpenTelemetry SDK's reading of the OTEL_* variables
+            throw new ConfigException("invalid OpenTelemetry setting (OTEL_*): " + e.getMessage());
         }
     }
 

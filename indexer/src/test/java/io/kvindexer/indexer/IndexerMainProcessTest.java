@@ -181,6 +181,12 @@ class IndexerMainProcessTest {
         assertThat(r.stderr().strip())
                 .isEqualTo(
                         "kv-indexer: OTEL_EXPORT_ENABLED must be true or false (1/0, yes/no, on/off), got \"maybe\"");
+        // the SDK's own variables are read by the SDK: what it refuses stops the start the same way
+        r = run(Map.of("OTEL_EXPORT_ENABLED", "true", "OTEL_TRACES_SAMPLER", "bogus"), "--port", "0");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.stderr().strip().lines().toList().getLast())
+                .isEqualTo("kv-indexer: invalid OpenTelemetry setting (OTEL_*): Unrecognized value for"
+                        + " otel.traces.sampler: bogus");
     }
 
     @Test
