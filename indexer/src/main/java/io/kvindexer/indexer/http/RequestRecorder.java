@@ -13,8 +13,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * Counts and times every request as Dynamo does (label {@code endpoint} = the declared route or {@code unknown}) and,
  * with {@code --access-log}, writes its record as Dynamo's middleware does: {@code path} is that same route, {@code
- * model} the one its handler named ({@link AccessLog#model}), {@code trace_id} the value of the trace-id header (or
- * {@code -}), {@code ts} the moment it arrived. One route lookup and one hook serve both.
+ * model} the one its handler named ({@link AccessLog#model}), {@code trace_id} the value of the trace-id header (or,
+ * without it, the trace id of the request's span when requests get spans, else {@code -}), {@code ts} the moment it
+ * arrived. One route lookup and one hook serve both.
  *
  * <p>The request is recorded as its response starts, not after the handler returns: a client that reads a response
  * and then scrapes {@code /metrics} must find that response counted (recording afterwards raced with the client's
@@ -50,7 +51,7 @@ final class RequestRecorder implements Filter {
         boolean scrape = "/metrics".equals(endpoint);
         String traceId = accessLog == null || scrape
                 ? null
-                : req.headers().first(traceIdHeader).orElse("-");
+                : req.headers().first(traceIdHeader).orElseGet(RequestTracing::currentTraceId);
         // Helidon runs its beforeSend hooks on every send path it takes and keeps them: record a request once
         AtomicBoolean recorded = new AtomicBoolean();
         res.beforeSend(() -> {

@@ -144,6 +144,12 @@ public final class RequestTracing implements AutoCloseable {
         return c.isValid() ? Map.of("trace_id", c.getTraceId(), "span_id", c.getSpanId()) : Map.of();
     }
 
+    /** The trace id of the current thread's span, for the access log; {@code -} outside one. */
+    static String currentTraceId() {
+        SpanContext c = Span.current().getSpanContext();
+        return c.isValid() ? c.getTraceId() : "-";
+    }
+
     /** Names the request's model on its span (a no-op outside a recording one). */
     static void model(String model) {
         if (!started) {

@@ -104,6 +104,45 @@ class AccessLogTest {
         }
     }
 
+    /** With request spans, a record without the trace-id header takes its span's trace id (the caller's). */
+    @Test
+    void withSpansTheTraceIdFallsBackToTheSpans() throws Exception {
+        Path file = dir.resolve("access.log");
+        String trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+        String traceparent = "00-" + trace + "-00f067aa0ba902b7-01";
+        byte[] query = "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4]}".getBytes(StandardCharsets.UTF_8);
+        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().with(c -> {
+                    c.accessLog = new AccessLogSettings(file, "x-request-trace", false);
+                    c.tracing = new TracingSettings(true, false, java.util.Map.of());
+                }));
+                HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+            http.request("POST", "/query", "application/json", query, "traceparent", traceparent)
+                    .assertStatus(404);
+            http.request(
+                            "POST",
+                            "/query",
+                            "application/json",
+                            query,
+                            "traceparent",
+                            traceparent,
+                            "X-Request-Trace",
+                            "trace-42")
+                    .assertStatus(404);
+            http.request("POST", "/query", "application/json", query).assertStatus(404);
+            http.get("/health").assertStatus(200);
+            List<JsonNode> r = records(file, 4);
+            assertThat(r.get(0).get("trace_id").asText()).isEqualTo(trace);
+            assertThat(r.get(1).get("trace_id").asText()).as("the header wins").isEqualTo("trace-42");
+            assertThat(r.get(2).get("trace_id").asText())
+                    .as("a trace of its own")
+                    .matches("[0-9a-f]{32}")
+                    .isNotEqualTo(trace);
+            assertThat(r.get(3).get("trace_id").asText())
+                    .as("probes get no span")
+                    .isEqualTo("-");
+        }
+    }
+
     @Test
     void localTimeStampsCarryTheZonesOffset() throws Exception {
         Path file = dir.resolve("local.log");
