@@ -1,10 +1,12 @@
-package io.kvindexer.indexer.http;
+package io.kvindexer.indexer.reliability;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.helidon.webserver.testing.junit5.ServerTest;
+import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.http.IndexerRoutes;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -16,7 +18,8 @@ import org.junit.jupiter.api.Test;
  * Every POST route fed valid bodies with a field or three changed to another type, an extreme number, an empty or
  * huge string, removed, or the body cut or replaced (every field with every value, then 1,000 seeded random
  * changes): each answer is a 2xx or a 4xx with a
- * JSON error, never a 5xx (a {@code block_size} of 0 was one), and the server answers the next request.
+ * JSON error, never a 5xx (a {@code block_size} of 0 was one), and the server answers the next request. Beside
+ * {@link HttpHostileRequestFuzzTest}, whose random bytes and shapes rarely get a body valid but for one value.
  */
 @ServerTest
 @IndexerRoutes
