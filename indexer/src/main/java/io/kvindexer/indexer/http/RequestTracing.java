@@ -138,10 +138,20 @@ public final class RequestTracing implements AutoCloseable {
         return out;
     }
 
-    /** The ids of the current thread's span, for the JSON log lines; empty outside one. */
+    /**
+     * The ids of the current thread's span for the JSON log lines, and the caller's {@code x-request-id} as Dynamo
+     * puts it on them; empty outside a span.
+     */
     public static Map<String, String> currentIds() {
-        SpanContext c = Span.current().getSpanContext();
-        return c.isValid() ? Map.of("trace_id", c.getTraceId(), "span_id", c.getSpanId()) : Map.of();
+        Span span = Span.current();
+        SpanContext c = span.getSpanContext();
+        if (!c.isValid()) {
+            return Map.of();
+        }
+        String requestId = span instanceof ReadableSpan ours ? ours.getAttribute(REQUEST_ID) : null;
+        return requestId == null
+                ? Map.of("trace_id", c.getTraceId(), "span_id", c.getSpanId())
+                : Map.of("trace_id", c.getTraceId(), "span_id", c.getSpanId(), "x_request_id", requestId);
     }
 
     /** The trace id of the current thread's span, for the access log; {@code -} outside one. */

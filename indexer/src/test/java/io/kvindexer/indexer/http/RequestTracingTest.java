@@ -152,6 +152,7 @@ class RequestTracingTest {
                 .orElseThrow();
         assertThat(registered.get("trace_id").asText()).isEqualTo(TRACE);
         assertThat(registered.get("span_id").asText()).matches("[0-9a-f]{16}").isNotEqualTo(CALLER_SPAN);
+        assertThat(registered.get("x_request_id").asText()).isEqualTo("req-7");
         assertThat(lines.stream().map(RequestTracingTest::json).filter(j -> !j.has("trace_id")))
                 .as("lines outside a request have no ids")
                 .isNotEmpty();
