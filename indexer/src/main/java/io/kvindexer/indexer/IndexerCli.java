@@ -45,9 +45,10 @@ import picocli.CommandLine.Option;
             "                                  default info)",
             "  DYN_LOG_USE_LOCAL_TZ            true: log times in local time (default",
             "                                  UTC)",
-            "  OTEL_EXPORT_ENABLED             true: send a span per API request over",
-            "                                  OTLP (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,",
-            "                                  default http://localhost:4317, gRPC;",
+            "  OTEL_EXPORT_ENABLED             true: send a span per API request, and",
+            "                                  the log records, over OTLP (gRPC to",
+            "                                  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,",
+            "                                  default http://localhost:4317; service",
             "                                  OTEL_SERVICE_NAME, default kv-indexer)"
         })
 public final class IndexerCli {

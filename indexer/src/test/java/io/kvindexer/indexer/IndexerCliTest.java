@@ -303,6 +303,6 @@ class IndexerCliTest {
                 .dropWhile(line -> !line.equals("Environment:"))
                 .skip(1)
                 .toList();
-        assertThat(footer).hasSize(18).allSatisfy(line -> assertThat(line).startsWith("  "));
+        assertThat(footer).hasSize(19).allSatisfy(line -> assertThat(line).startsWith("  "));
     }
 }

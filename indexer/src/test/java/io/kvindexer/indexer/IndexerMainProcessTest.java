@@ -119,9 +119,9 @@ class IndexerMainProcessTest {
     }
 
     /**
-     * Dynamo's tracing variables on a real process: with OTEL_EXPORT_ENABLED its request spans reach an OTLP
-     * collector over gRPC as children of the caller's traceparent, and with DYN_LOGGING_JSONL the log line the
-     * request writes carries the same trace id and the span's id.
+     * Dynamo's tracing variables on a real process: with OTEL_EXPORT_ENABLED its request spans and log records reach
+     * an OTLP collector over gRPC, the spans as children of the caller's traceparent, and with DYN_LOGGING_JSONL the
+     * log line the request writes carries the same trace id and the span's id.
      */
     @Test
     void spansGoToTheCollectorAndTheirIdsIntoTheLogLines() throws Exception {
@@ -171,6 +171,12 @@ class IndexerMainProcessTest {
             assertThat(registered).as("the register's log line").isNotNull();
             assertThat(registered.get("trace_id").asText()).isEqualTo(trace);
             assertThat(registered.get("span_id").asText()).isEqualTo(span.spanId());
+            // and the same record reached the collector as a log record of that span (Dynamo exports logs too)
+            assertThat(collector.logs()).anySatisfy(l -> {
+                assertThat(l.body()).startsWith("registered instance 5 ");
+                assertThat(l.traceId()).isEqualTo(trace);
+                assertThat(l.spanId()).isEqualTo(span.spanId());
+            });
         }
     }
 

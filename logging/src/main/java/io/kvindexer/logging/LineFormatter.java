@@ -33,7 +33,7 @@ public final class LineFormatter extends Formatter {
     }
 
     /** Dynamo's name for a JUL level: SEVERE is ERROR, FINE DEBUG, FINER and FINEST TRACE. */
-    static String levelName(Level level) {
+    public static String levelName(Level level) {
         int v = level.intValue();
         if (v >= Level.SEVERE.intValue()) {
             return "ERROR";

@@ -81,6 +81,9 @@ public final class RequestTracing implements AutoCloseable {
     private static volatile boolean started;
 
     private final OpenTelemetrySdk sdk;
+    /** the log records' way to the collector; null when nothing is exported */
+    private OtlpLogHandler logs;
+
     private final Tracer tracer;
     private final TextMapPropagator propagator;
 
@@ -108,17 +111,41 @@ public final class RequestTracing implements AutoCloseable {
                     .build());
         }
         Map<String, String> fromEnv = otelProperties(settings.env());
+        logsBesideTraces(fromEnv);
         OpenTelemetrySdk sdk = AutoConfiguredOpenTelemetrySdk.builder()
                 .addPropertiesSupplier(RequestTracing::defaults)
                 .addPropertiesCustomizer(config -> fromEnv) // the environment handed to us wins over the JVM's
                 .disableShutdownHook() // the indexer closes it after its server, with the last spans
                 .build()
                 .getOpenTelemetrySdk();
-        return new RequestTracing(sdk);
+        RequestTracing tracing = new RequestTracing(sdk);
+        tracing.logs = new OtlpLogHandler(sdk.getSdkLoggerProvider());
+        java.util.logging.Logger.getLogger("").addHandler(tracing.logs);
+        return tracing;
     }
 
     /**
-     * Ours where the variables say nothing: Dynamo's OTLP over gRPC, no metrics (Prometheus has them) nor logs, and
+     * Dynamo sends the logs where the traces go unless {@code OTEL_EXPORTER_OTLP_LOGS_ENDPOINT} says otherwise (the
+     * SDK alone would send them to {@code OTEL_EXPORTER_OTLP_ENDPOINT} or localhost); an HTTP traces URL's {@code
+     * /v1/traces} becomes {@code /v1/logs}.
+     */
+    static void logsBesideTraces(Map<String, String> properties) {
+        String traces = properties.get("otel.exporter.otlp.traces.endpoint");
+        if (traces != null && !properties.containsKey("otel.exporter.otlp.logs.endpoint")) {
+            properties.put(
+                    "otel.exporter.otlp.logs.endpoint",
+                    traces.endsWith("/v1/traces")
+                            ? traces.substring(0, traces.length() - "traces".length()) + "logs"
+                            : traces);
+        }
+        String protocol = properties.get("otel.exporter.otlp.traces.protocol");
+        if (protocol != null && !properties.containsKey("otel.exporter.otlp.logs.protocol")) {
+            properties.put("otel.exporter.otlp.logs.protocol", protocol);
+        }
+    }
+
+    /**
+     * Ours where the variables say nothing: Dynamo's OTLP over gRPC, traces and logs, no metrics (Prometheus has them), and
      * batches of 2,048 spans from a queue of 8,192 (the SDK's 512 and 2,048 dropped most spans above ~60 k requests/s
      * and took a third more CPU a span in {@code TracingBench}; the queue holds a few MB at most).
      */
@@ -127,7 +154,7 @@ public final class RequestTracing implements AutoCloseable {
                 "otel.service.name", "kv-indexer",
                 "otel.traces.exporter", "otlp",
                 "otel.metrics.exporter", "none",
-                "otel.logs.exporter", "none",
+                "otel.logs.exporter", "otlp",
                 "otel.exporter.otlp.protocol", "grpc",
                 "otel.bsp.max.export.batch.size", "2048",
                 "otel.bsp.max.queue.size", "8192");
@@ -218,6 +245,9 @@ public final class RequestTracing implements AutoCloseable {
     /** Exports what is still queued, then stops the SDK. */
     @Override
     public void close() {
+        if (logs != null) {
+            java.util.logging.Logger.getLogger("").removeHandler(logs);
+        }
         sdk.shutdown().join(5, TimeUnit.SECONDS);
     }
 }

@@ -6,9 +6,14 @@ import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ServerCalls;
+import io.opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest;
+import io.opentelemetry.proto.collector.logs.v1.ExportLogsServiceResponse;
 import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
 import io.opentelemetry.proto.common.v1.KeyValue;
+import io.opentelemetry.proto.logs.v1.LogRecord;
+import io.opentelemetry.proto.logs.v1.ResourceLogs;
+import io.opentelemetry.proto.logs.v1.ScopeLogs;
 import io.opentelemetry.proto.trace.v1.ResourceSpans;
 import io.opentelemetry.proto.trace.v1.ScopeSpans;
 import io.opentelemetry.proto.trace.v1.Span;
@@ -25,9 +30,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * An OTLP trace collector on two free loopback ports, as a real one receives: gRPC ({@code TraceService/Export},
- * served by grpc-java on Netty) and HTTP ({@code POST /v1/traces}, protobuf). Keeps every span it is sent with its
- * resource's attributes and the protocol it came by.
+ * An OTLP collector of traces and logs on two free loopback ports, as a real one receives: gRPC ({@code
+ * TraceService/Export}, {@code LogsService/Export}, served by grpc-java on Netty) and HTTP ({@code POST /v1/traces},
+ * {@code /v1/logs}, protobuf). Keeps every span and log record it is sent with its resource's attributes and the
+ * protocol it came by.
  */
 public final class OtlpCollector implements AutoCloseable {
 
@@ -42,9 +48,21 @@ public final class OtlpCollector implements AutoCloseable {
             Map<String, String> attributes,
             Map<String, String> resource) {}
 
+    /** One received log record, its ids in hex ("" when it has none). */
+    public record ReceivedLog(
+            String protocol,
+            String traceId,
+            String spanId,
+            String severity,
+            String body,
+            Map<String, String> attributes,
+            Map<String, String> resource) {}
+
     private static final String SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService";
+    private static final String LOGS_SERVICE = "opentelemetry.proto.collector.logs.v1.LogsService";
 
     private final List<Received> spans = new ArrayList<>();
+    private final List<ReceivedLog> logs = new ArrayList<>();
     private final Server grpc;
     private final HttpServer http;
 
@@ -56,11 +74,25 @@ public final class OtlpCollector implements AutoCloseable {
                         .setRequestMarshaller(marshaller(ExportTraceServiceRequest::parseFrom))
                         .setResponseMarshaller(marshaller(ExportTraceServiceResponse::parseFrom))
                         .build();
+        MethodDescriptor<ExportLogsServiceRequest, ExportLogsServiceResponse> exportLogs =
+                MethodDescriptor.<ExportLogsServiceRequest, ExportLogsServiceResponse>newBuilder()
+                        .setType(MethodDescriptor.MethodType.UNARY)
+                        .setFullMethodName(MethodDescriptor.generateFullMethodName(LOGS_SERVICE, "Export"))
+                        .setRequestMarshaller(marshaller(ExportLogsServiceRequest::parseFrom))
+                        .setResponseMarshaller(marshaller(ExportLogsServiceResponse::parseFrom))
+                        .build();
         grpc = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
                 .addService(ServerServiceDefinition.builder(SERVICE)
                         .addMethod(export, ServerCalls.asyncUnaryCall((request, response) -> {
                             keep("grpc", request);
                             response.onNext(ExportTraceServiceResponse.getDefaultInstance());
+                            response.onCompleted();
+                        }))
+                        .build())
+                .addService(ServerServiceDefinition.builder(LOGS_SERVICE)
+                        .addMethod(exportLogs, ServerCalls.asyncUnaryCall((request, response) -> {
+                            keepLogs("grpc", request);
+                            response.onNext(ExportLogsServiceResponse.getDefaultInstance());
                             response.onCompleted();
                         }))
                         .build())
@@ -74,6 +106,18 @@ public final class OtlpCollector implements AutoCloseable {
                         ExportTraceServiceRequest.parseFrom(
                                 exchange.getRequestBody().readAllBytes()));
                 byte[] body = ExportTraceServiceResponse.getDefaultInstance().toByteArray();
+                exchange.getResponseHeaders().add("Content-Type", "application/x-protobuf");
+                exchange.sendResponseHeaders(200, body.length);
+                exchange.getResponseBody().write(body);
+            }
+        });
+        http.createContext("/v1/logs", exchange -> {
+            try (exchange) {
+                keepLogs(
+                        "http/protobuf",
+                        ExportLogsServiceRequest.parseFrom(
+                                exchange.getRequestBody().readAllBytes()));
+                byte[] body = ExportLogsServiceResponse.getDefaultInstance().toByteArray();
                 exchange.getResponseHeaders().add("Content-Type", "application/x-protobuf");
                 exchange.sendResponseHeaders(200, body.length);
                 exchange.getResponseBody().write(body);
@@ -94,6 +138,29 @@ public final class OtlpCollector implements AutoCloseable {
 
     public synchronized List<Received> spans() {
         return List.copyOf(spans);
+    }
+
+    public synchronized List<ReceivedLog> logs() {
+        return List.copyOf(logs);
+    }
+
+    private synchronized void keepLogs(String protocol, ExportLogsServiceRequest request) {
+        HexFormat hex = HexFormat.of();
+        for (ResourceLogs rl : request.getResourceLogsList()) {
+            Map<String, String> resource = strings(rl.getResource().getAttributesList());
+            for (ScopeLogs sl : rl.getScopeLogsList()) {
+                for (LogRecord r : sl.getLogRecordsList()) {
+                    logs.add(new ReceivedLog(
+                            protocol,
+                            hex.formatHex(r.getTraceId().toByteArray()),
+                            hex.formatHex(r.getSpanId().toByteArray()),
+                            r.getSeverityText(),
+                            r.getBody().getStringValue(),
+                            strings(r.getAttributesList()),
+                            resource));
+                }
+            }
+        }
     }
 
     private synchronized void keep(String protocol, ExportTraceServiceRequest request) {

@@ -92,6 +92,20 @@ class RequestTracingTest {
             assertThat(query.attributes())
                     .containsEntry("http.response.status_code", "404")
                     .containsEntry("kv_indexer.model_name", "nope");
+            // the log records go where the spans went, the register's in its span
+            OtlpCollector.ReceivedLog registered = collector.logs().stream()
+                    .filter(l -> l.body().startsWith("registered instance 1 "))
+                    .findFirst()
+                    .orElseThrow();
+            assertThat(registered.protocol()).isEqualTo("grpc");
+            assertThat(registered.severity()).isEqualTo("INFO");
+            assertThat(registered.traceId()).isEqualTo(TRACE);
+            assertThat(registered.spanId()).isEqualTo(register.spanId());
+            assertThat(registered.attributes()).containsEntry("target", "io.kvindexer.indexer.registry.WorkerRegistry");
+            assertThat(registered.resource()).containsEntry("service.name", "kv-indexer");
+            assertThat(collector.logs())
+                    .as("the SDK's own records stay home")
+                    .noneSatisfy(l -> assertThat(l.attributes().get("target")).startsWith("io.opentelemetry"));
         }
     }
 
@@ -113,6 +127,12 @@ class RequestTracingTest {
                 assertThat(s.protocol()).isEqualTo("http/protobuf");
                 assertThat(s.resource()).containsEntry("service.name", "kv-indexer-eu");
             });
+            assertThat(collector.logs())
+                    .as("logs at /v1/logs beside the traces' /v1/traces")
+                    .anySatisfy(l -> {
+                        assertThat(l.protocol()).isEqualTo("http/protobuf");
+                        assertThat(l.body()).startsWith("registered instance 1 ");
+                    });
         }
     }
 
@@ -142,6 +162,7 @@ class RequestTracingTest {
             }
             Thread.sleep(300); // six schedule delays: an exporter would have sent by now
             assertThat(collector.spans()).isEmpty();
+            assertThat(collector.logs()).isEmpty();
         } finally {
             registry.removeHandler(capture);
         }
