@@ -75,6 +75,15 @@ public final class TracingBench extends RepeatedBench<TracingBench.Rep> {
                 exchange.sendResponseHeaders(200, -1);
             }
         });
+        sink.createContext(
+                "/v1/logs",
+                exchange -> { // the log records go beside the spans: taken, not counted
+                    try (exchange;
+                            InputStream in = exchange.getRequestBody()) {
+                        in.readAllBytes();
+                        exchange.sendResponseHeaders(200, -1);
+                    }
+                });
         sink.start();
         Map<String, String> env = Map.of(
                 "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
