@@ -99,30 +99,14 @@ public final class OtlpCollector implements AutoCloseable {
                 .build()
                 .start();
         http = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-        http.createContext("/v1/traces", exchange -> {
-            try (exchange) {
-                keep(
-                        "http/protobuf",
-                        ExportTraceServiceRequest.parseFrom(
-                                exchange.getRequestBody().readAllBytes()));
-                byte[] body = ExportTraceServiceResponse.getDefaultInstance().toByteArray();
-                exchange.getResponseHeaders().add("Content-Type", "application/x-protobuf");
-                exchange.sendResponseHeaders(200, body.length);
-                exchange.getResponseBody().write(body);
-            }
-        });
-        http.createContext("/v1/logs", exchange -> {
-            try (exchange) {
-                keepLogs(
-                        "http/protobuf",
-                        ExportLogsServiceRequest.parseFrom(
-                                exchange.getRequestBody().readAllBytes()));
-                byte[] body = ExportLogsServiceResponse.getDefaultInstance().toByteArray();
-                exchange.getResponseHeaders().add("Content-Type", "application/x-protobuf");
-                exchange.sendResponseHeaders(200, body.length);
-                exchange.getResponseBody().write(body);
-            }
-        });
+        post(
+                "/v1/traces",
+                in -> keep("http/protobuf", ExportTraceServiceRequest.parseFrom(in)),
+                ExportTraceServiceResponse.getDefaultInstance());
+        post(
+                "/v1/logs",
+                in -> keepLogs("http/protobuf", ExportLogsServiceRequest.parseFrom(in)),
+                ExportLogsServiceResponse.getDefaultInstance());
         http.start();
     }
 
@@ -191,6 +175,23 @@ public final class OtlpCollector implements AutoCloseable {
                                 ? Long.toString(kv.getValue().getIntValue())
                                 : kv.getValue().getStringValue(),
                         (a, b) -> b));
+    }
+
+    private interface Receiver {
+        void take(byte[] body) throws IOException;
+    }
+
+    /** OTLP/HTTP: a protobuf request body in, a protobuf response out. */
+    private void post(String path, Receiver receiver, com.google.protobuf.MessageLite response) {
+        http.createContext(path, exchange -> {
+            try (exchange) {
+                receiver.take(exchange.getRequestBody().readAllBytes());
+                byte[] body = response.toByteArray();
+                exchange.getResponseHeaders().add("Content-Type", "application/x-protobuf");
+                exchange.sendResponseHeaders(200, body.length);
+                exchange.getResponseBody().write(body);
+            }
+        });
     }
 
     private interface Parser<T> {
