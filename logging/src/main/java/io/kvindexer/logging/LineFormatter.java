@@ -15,9 +15,10 @@ import java.util.logging.LogRecord;
 
 /**
  * One line per record, as Dynamo's processes write them: readable ({@code TIME LEVEL target: message}) or, with
- * {@code DYN_LOGGING_JSONL}, one JSON object ({@code time}, {@code level}, {@code target}, {@code message}, and
- * {@code error} with the stack trace when the record has one, and the writing thread's {@link LogContext}). The time has microseconds and its offset ({@code Z}
- * in UTC); the levels are Dynamo's names (ERROR, WARN, INFO, DEBUG, TRACE), so one log query serves both.
+ * {@code DYN_LOGGING_JSONL}, one JSON object ({@code time}, {@code level}, {@code target}, {@code message}, {@code
+ * error} with the stack trace when the record has one, and the writing thread's {@link LogContext}). The time has
+ * microseconds and its offset ({@code Z} in UTC); the levels are Dynamo's names (ERROR, WARN, INFO, DEBUG, TRACE), so
+ * one log query serves both.
  */
 public final class LineFormatter extends Formatter {
 

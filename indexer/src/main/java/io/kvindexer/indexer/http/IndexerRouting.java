@@ -44,10 +44,8 @@ public final class IndexerRouting {
     public static void routing(HttpRouting.Builder routing, Components c) {
         HttpSettings cfg = c.config();
         Routes routes = routes(c);
-        if (c.tracing() != null) {
-            routing.addFilter(c.tracing().filter(routes)); // around everything, so every log line has the span's ids
-        }
-        routing.addFilter(new RequestRecorder(c.metrics(), routes, c.accessLog())); // records the 401s too
+        // first: records the 401s too, and its span (with spans) is current for everything after it
+        routing.addFilter(new RequestRecorder(c.metrics(), routes, c.accessLog(), c.tracing()));
         routing.addFilter(BodyDeadline.filter(cfg.limits().requestReadTimeout()));
         routing.addFilter((chain, req, res) -> {
             // a stop is coming (--shutdown-delay): each answer closes its connection, so that a keep-alive client

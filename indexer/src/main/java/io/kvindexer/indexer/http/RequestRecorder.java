@@ -7,6 +7,8 @@ import io.helidon.webserver.http.FilterChain;
 import io.helidon.webserver.http.RoutingRequest;
 import io.helidon.webserver.http.RoutingResponse;
 import io.kvindexer.indexer.metrics.IndexerMetrics;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.context.Scope;
 import java.time.Instant;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -15,7 +17,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * with {@code --access-log}, writes its record as Dynamo's middleware does: {@code path} is that same route, {@code
  * model} the one its handler named ({@link AccessLog#model}), {@code trace_id} the value of the trace-id header (or,
  * without it, the trace id of the request's span when requests get spans, else {@code -}), {@code ts} the moment it
- * arrived. One route lookup and one hook serve both.
+ * arrived; with request spans it begins the request's span ({@link RequestTracing}), current while the request runs,
+ * and ends it. One route lookup and one hook serve them all.
  *
  * <p>The request is recorded as its response starts, not after the handler returns: a client that reads a response
  * and then scrapes {@code /metrics} must find that response counted (recording afterwards raced with the client's
@@ -30,18 +33,24 @@ final class RequestRecorder implements Filter {
     private final Routes routes;
     private final AccessLog accessLog;
     private final HeaderName traceIdHeader;
+    private final RequestTracing tracing;
 
-    /** @param accessLog null without {@code --access-log} */
-    RequestRecorder(IndexerMetrics metrics, Routes routes, AccessLog accessLog) {
+    /**
+     * @param accessLog null without {@code --access-log}
+     * @param tracing   null when requests get no spans
+     */
+    RequestRecorder(IndexerMetrics metrics, Routes routes, AccessLog accessLog, RequestTracing tracing) {
         this.metrics = metrics;
         this.routes = routes;
         this.accessLog = accessLog;
+        this.tracing = tracing;
         this.traceIdHeader = accessLog == null
                 ? null
                 : HeaderNames.create(accessLog.settings().traceIdHeader());
     }
 
     @Override
+    @SuppressWarnings("try") // the scope is only closed: that ends the span's being current
     public void filter(FilterChain chain, RoutingRequest req, RoutingResponse res) {
         Instant at = accessLog == null ? null : Instant.now();
         long start = System.nanoTime();
@@ -49,9 +58,12 @@ final class RequestRecorder implements Filter {
         String endpoint = declared != null ? declared : "unknown";
         String method = req.prologue().method().text();
         boolean scrape = "/metrics".equals(endpoint);
+        Span span = tracing == null ? null : tracing.begin(req, method, declared);
         String traceId = accessLog == null || scrape
                 ? null
-                : req.headers().first(traceIdHeader).orElseGet(RequestTracing::currentTraceId);
+                : req.headers()
+                        .first(traceIdHeader)
+                        .orElse(span == null ? "-" : span.getSpanContext().getTraceId());
         // Helidon runs its beforeSend hooks on every send path it takes and keeps them: record a request once
         AtomicBoolean recorded = new AtomicBoolean();
         res.beforeSend(() -> {
@@ -66,8 +78,17 @@ final class RequestRecorder implements Filter {
                             .orElse("-");
                     accessLog.record(at, traceId, method, endpoint, model, status, nanos);
                 }
+                if (span != null) {
+                    RequestTracing.end(span, status);
+                }
             }
         });
-        chain.proceed();
+        if (span == null) {
+            chain.proceed();
+            return;
+        }
+        try (Scope ignored = span.makeCurrent()) {
+            chain.proceed();
+        }
     }
 }

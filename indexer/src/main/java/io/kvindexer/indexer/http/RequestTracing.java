@@ -3,10 +3,7 @@ package io.kvindexer.indexer.http;
 import io.helidon.http.HeaderName;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.ServerRequestHeaders;
-import io.helidon.webserver.http.Filter;
-import io.helidon.webserver.http.FilterChain;
 import io.helidon.webserver.http.RoutingRequest;
-import io.helidon.webserver.http.RoutingResponse;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
@@ -16,7 +13,6 @@ import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.Context;
-import io.opentelemetry.context.Scope;
 import io.opentelemetry.context.propagation.ContextPropagators;
 import io.opentelemetry.context.propagation.TextMapGetter;
 import io.opentelemetry.context.propagation.TextMapPropagator;
@@ -31,12 +27,11 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One OpenTelemetry server span per API request ({@code POST /query}, ...), the child of the caller's W3C {@code
- * traceparent} when it sends one; current while the handler runs, so its log lines carry the span's ids. The span
- * ends as the response starts, like the request's metrics. Probes, scrapes and the console's files get none: a
+ * traceparent} when it sends one; {@link RequestRecorder} begins it, makes it current while the request runs (so its
+ * log lines carry the span's ids) and ends it as the response starts, beside the request's metrics. Probes, scrapes and the console's files get none: a
  * kubelet would otherwise fill the traces. The SDK is OpenTelemetry's own, set up by its autoconfigure module from
  * the {@code OTEL_*} variables, with our defaults beneath them.
  */
@@ -145,9 +140,9 @@ public final class RequestTracing implements AutoCloseable {
     }
 
     /**
-     * Ours where the variables say nothing: Dynamo's OTLP over gRPC, traces and logs, no metrics (Prometheus has them), and
-     * batches of 2,048 spans from a queue of 8,192 (the SDK's 512 and 2,048 dropped most spans above ~60 k requests/s
-     * and took a third more CPU a span in {@code TracingBench}; the queue holds a few MB at most).
+     * Ours where the variables say nothing: Dynamo's OTLP over gRPC, traces and logs, no metrics (Prometheus has
+     * them), and batches of 2,048 spans from a queue of 8,192 (the SDK's 512 and 2,048 dropped most spans above ~60 k
+     * requests/s and took a third more CPU a span in {@code TracingBench}; the queue holds a few MB at most).
      */
     private static Map<String, String> defaults() {
         return Map.of(
@@ -187,12 +182,6 @@ public final class RequestTracing implements AutoCloseable {
                 : Map.of("trace_id", c.getTraceId(), "span_id", c.getSpanId(), "x_request_id", requestId);
     }
 
-    /** The trace id of the current thread's span, for the access log; {@code -} outside one. */
-    static String currentTraceId() {
-        SpanContext c = Span.current().getSpanContext();
-        return c.isValid() ? c.getTraceId() : "-";
-    }
-
     /** Names the request's model on its span (a no-op outside a recording one). */
     static void model(String model) {
         if (!started) {
@@ -204,19 +193,14 @@ public final class RequestTracing implements AutoCloseable {
         }
     }
 
-    /** The filter that makes the spans; {@code routes} names each request's route. */
-    Filter filter(Routes routes) {
-        return (chain, req, res) ->
-                traced(chain, req, res, routes.pathOf(req.path().rawPath()));
-    }
-
-    @SuppressWarnings("try") // the scope is only closed: that ends the span's being current
-    private void traced(FilterChain chain, RoutingRequest req, RoutingResponse res, String route) {
+    /**
+     * Starts the span of a request to {@code route} (the declared one), the child of the caller's {@code traceparent};
+     * null for a route that gets none (probes, scrapes, the console's files, no route at all).
+     */
+    Span begin(RoutingRequest req, String method, String route) {
         if (route == null || UNTRACED.contains(route) || route.startsWith("/ui")) {
-            chain.proceed();
-            return;
+            return null;
         }
-        String method = req.prologue().method().text();
         Context parent = propagator.extract(Context.root(), req.headers(), HEADERS);
         var builder = tracer.spanBuilder(method + " " + route)
                 .setParent(parent)
@@ -225,21 +209,16 @@ public final class RequestTracing implements AutoCloseable {
                 .setAttribute(ROUTE, route)
                 .setAttribute(PATH, req.path().rawPath());
         req.headers().first(X_REQUEST_ID).ifPresent(id -> builder.setAttribute(REQUEST_ID, id));
-        Span span = builder.startSpan();
-        AtomicBoolean ended = new AtomicBoolean();
-        res.beforeSend(() -> {
-            if (ended.compareAndSet(false, true)) {
-                int status = res.status().code();
-                span.setAttribute(STATUS, (long) status);
-                if (status >= 500) {
-                    span.setStatus(StatusCode.ERROR);
-                }
-                span.end();
-            }
-        });
-        try (Scope ignored = span.makeCurrent()) {
-            chain.proceed();
+        return builder.startSpan();
+    }
+
+    /** Ends a request's span as its answer starts: its status, and failed on a 5xx. */
+    static void end(Span span, int status) {
+        span.setAttribute(STATUS, (long) status);
+        if (status >= 500) {
+            span.setStatus(StatusCode.ERROR);
         }
+        span.end();
     }
 
     /** Exports what is still queued, then stops the SDK. */
