@@ -21,7 +21,6 @@ import io.kvindexer.indexer.registry.Registration;
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.registry.WorkerEntry;
 import io.kvindexer.indexer.registry.WorkerRegistry;
-import io.kvindexer.logging.LogContext;
 import java.io.IOException;
 
 /**
@@ -47,9 +46,6 @@ public final class IndexerCore implements AutoCloseable {
         IndexerMetrics metrics = new IndexerMetrics();
         accessLog = openAccessLog(config.accessLog(), metrics); // first: a file it cannot open stops the start
         tracing = RequestTracing.start(config.tracing());
-        if (tracing != null) {
-            LogContext.install(RequestTracing::currentIds);
-        }
         ReadyGate readyGate = new ReadyGate();
         expiry = config.expiry().enabled() ? new BlockExpiry(config.expiry()) : null;
         Indexers indexers = new Indexers(config.indexOptions(), expiry);

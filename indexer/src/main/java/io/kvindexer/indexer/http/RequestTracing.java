@@ -4,6 +4,7 @@ import io.helidon.http.HeaderName;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.ServerRequestHeaders;
 import io.helidon.webserver.http.RoutingRequest;
+import io.kvindexer.logging.LogContext;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
@@ -84,6 +85,7 @@ public final class RequestTracing implements AutoCloseable {
 
     private RequestTracing(OpenTelemetrySdk sdk) {
         started = true;
+        LogContext.install(RequestTracing::currentIds); // the JSON log lines carry the span's ids
         this.sdk = sdk;
         OpenTelemetry otel = sdk;
         this.tracer = otel.getTracer("io.kvindexer.indexer");
