@@ -63,6 +63,22 @@ class FindJdkScriptTest {
                 .contains("JAVA_HOME");
     }
 
+    @Test
+    void onJdk23OrNewerMavenMayUseUnsafeSoItDoesNotWarn() throws Exception {
+        Path jdk25 = jvm("temurin-25", "25");
+        Path jdk21 = jvm("jdk-21", "21");
+
+        assertThat(run(jdk25, "-Xmx1g", "printf '%s' \"$MAVEN_OPTS\"").stdout())
+                .isEqualTo("-Xmx1g --sun-misc-unsafe-memory-access=allow");
+        assertThat(run(jdk25, "--sun-misc-unsafe-memory-access=warn", "printf '%s' \"$MAVEN_OPTS\"")
+                        .stdout())
+                .as("a choice of the user's own is kept")
+                .isEqualTo("--sun-misc-unsafe-memory-access=warn");
+        assertThat(run(jdk21, null, "printf '%s' \"${MAVEN_OPTS-unset}\"").stdout())
+                .as("JDK 21 does not know the flag and would not start")
+                .isEqualTo("unset");
+    }
+
     private record Result(int exit, String stdout, String stderr) {}
 
     private static void assertChooses(Result r, Path jdk) {
@@ -72,14 +88,19 @@ class FindJdkScriptTest {
 
     /** Sources bin/find-jdk in a bash that prints the JAVA_HOME it chose. */
     private Result findJdk(Path javaHome) throws IOException, InterruptedException {
+        return run(javaHome, null, "printf '%s' \"$JAVA_HOME\"");
+    }
+
+    /** Sources bin/find-jdk in a bash with {@code MAVEN_OPTS} set (or unset: null), then runs {@code then}. */
+    private Result run(Path javaHome, String mavenOpts, String then) throws IOException, InterruptedException {
         Path script = RepoFiles.root().resolve("bin/find-jdk");
         ProcessBuilder pb = new ProcessBuilder(
-                "bash",
-                "-c",
-                "set -euo pipefail; . \"$1\"; printf '%s' \"$JAVA_HOME\"",
-                "find-jdk-test",
-                script.toString());
+                "bash", "-c", "set -euo pipefail; . \"$1\"; " + then, "find-jdk-test", script.toString());
         pb.environment().put("JAVA_HOME", javaHome.toString());
+        pb.environment().remove("MAVEN_OPTS");
+        if (mavenOpts != null) {
+            pb.environment().put("MAVEN_OPTS", mavenOpts);
+        }
         pb.environment().put("KVI_JVM_DIR", jvms.toString());
         Path out = tmp.resolve("out.txt");
         Path err = tmp.resolve("err.txt");
