@@ -54,11 +54,14 @@ public final class LineFormatter extends Formatter {
         String level = levelName(record.getLevel());
         String target = record.getLoggerName() == null ? "" : record.getLoggerName();
         String message = formatMessage(record);
-        String error = record.getThrown() == null ? null : stackTrace(record.getThrown());
+        boolean oneLine = target.startsWith(EXPORTER);
+        String error = record.getThrown() == null
+                ? null
+                : oneLine ? causes(record.getThrown()) : stackTrace(record.getThrown());
         if (!jsonl) {
-            return when + " " + level + " " + target + ": " + message
-                    + (error == null ? "" : System.lineSeparator() + error.stripTrailing())
-                    + System.lineSeparator();
+            String rest =
+                    error == null ? "" : oneLine ? " (" + error + ")" : System.lineSeparator() + error.stripTrailing();
+            return when + " " + level + " " + target + ": " + message + rest + System.lineSeparator();
         }
         StringWriter out = new StringWriter(message.length() + 128);
         try (JsonGenerator g = JSON.createGenerator(out)) {
@@ -78,6 +81,22 @@ public final class LineFormatter extends Formatter {
             throw new UncheckedIOException(e); // a StringWriter does not fail
         }
         return out.append(System.lineSeparator()).toString();
+    }
+
+    /**
+     * The OpenTelemetry exporters' loggers: a collector that cannot be reached is a condition of the network, not a
+     * fault of ours, so their errors are one line (the causes' messages) instead of twenty lines of library frames.
+     */
+    private static final String EXPORTER = "io.opentelemetry.exporter";
+
+    /** {@code "A: x; caused by B: y"}: each throwable of the chain as {@code toString()} gives it. */
+    static String causes(Throwable thrown) {
+        StringBuilder b = new StringBuilder(thrown.toString());
+        int depth = 0;
+        for (Throwable c = thrown.getCause(); c != null && c != thrown && depth < 8; c = c.getCause(), depth++) {
+            b.append("; caused by ").append(c);
+        }
+        return b.toString();
     }
 
     private static String stackTrace(Throwable thrown) {

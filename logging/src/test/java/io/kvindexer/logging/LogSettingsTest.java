@@ -106,6 +106,28 @@ class LogSettingsTest {
     }
 
     @Test
+    void anExportersFailureIsOneLineWithItsCauses() throws IOException {
+        LogRecord failed = record(Level.SEVERE, "Failed to export 3 spans. The request could not be executed.");
+        failed.setLoggerName("io.opentelemetry.exporter.otlp.internal.GrpcExporter");
+        failed.setThrown(new IOException(
+                "Failed to connect to localhost/127.0.0.1:4317", new java.net.ConnectException("Connection refused")));
+        String causes = "java.io.IOException: Failed to connect to localhost/127.0.0.1:4317; caused by"
+                + " java.net.ConnectException: Connection refused";
+
+        assertThat(new LineFormatter(false, ZoneOffset.UTC).format(failed))
+                .isEqualTo("2026-12-06T11:40:01.123456Z ERROR io.opentelemetry.exporter.otlp.internal.GrpcExporter:"
+                        + " Failed to export 3 spans. The request could not be executed. (" + causes + ")"
+                        + System.lineSeparator());
+        JsonNode n = JSON.readTree(new LineFormatter(true, ZoneOffset.UTC).format(failed));
+        assertThat(n.get("error").asText()).isEqualTo(causes);
+
+        failed.setLoggerName("io.opentelemetry.sdk.trace.SdkTracerProvider");
+        assertThat(new LineFormatter(false, ZoneOffset.UTC).format(failed))
+                .as("other libraries' errors keep their stack traces")
+                .contains("\tat io.kvindexer.logging.LogSettingsTest.");
+    }
+
+    @Test
     void dynamoVariablesNotReadHereAreEachAWarning() {
         assertThat(LogSettings.fromEnv(Map.of("DYN_LOGGING_SPAN_EVENTS", "false"))
                         .unread())
