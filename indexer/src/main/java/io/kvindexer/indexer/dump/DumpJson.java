@@ -53,16 +53,29 @@ public final class DumpJson {
         }
 
         public void entry(IndexDump dump) throws IOException {
-            g.writeFieldName(dump.key());
+            begin(dump.modelName(), dump.tenantId(), dump.blockSize());
+            for (RouterEvent event : dump.events()) {
+                event(event);
+            }
+            end();
+        }
+
+        /** Opens an index's entry, whose events follow one by one ({@link #event}) until {@link #end}. */
+        public void begin(String modelName, String tenantId, int blockSize) throws IOException {
+            g.writeFieldName(modelName + ":" + tenantId);
             g.writeStartObject();
-            g.writeNumberField("block_size", dump.blockSize());
-            g.writeStringField("model_name", dump.modelName());
-            g.writeStringField("tenant_id", dump.tenantId());
+            g.writeNumberField("block_size", blockSize);
+            g.writeStringField("model_name", modelName);
+            g.writeStringField("tenant_id", tenantId);
             g.writeFieldName("events");
             g.writeStartArray();
-            for (RouterEvent event : dump.events()) {
-                RouterEventJson.write(g, event);
-            }
+        }
+
+        public void event(RouterEvent event) throws IOException {
+            RouterEventJson.write(g, event);
+        }
+
+        public void end() throws IOException {
             g.writeEndArray();
             g.writeEndObject();
         }
@@ -83,54 +96,116 @@ public final class DumpJson {
     }
 
     /**
-     * Reads a dump document (ours or a Dynamo peer's). Fails on the first unusable entry, naming its key: an
-     * {@code {"error": ...}} entry, a key without {@code ':'} and without name fields, or a malformed event.
-     * The stream is not closed.
+     * Receives a dump document entry by entry, event by event, so that reading one never holds it whole (a Dynamo
+     * peer's dump of a million memberships is about 270 MB of JSON).
+     */
+    public interface Entries {
+
+        /**
+         * An entry's events begin. {@code block_size} precedes {@code events} in ours and in Dynamo's dumps; in one
+         * where it does not, that entry's events are held until it is read.
+         *
+         * @return where the entry's events go, in order
+         */
+        EventSink begin(String key, int blockSize);
+
+        /** The entry has ended; its names resolved from the key and the name fields (see {@link #read}). */
+        void end(String key, String modelName, String tenantId, int blockSize) throws EventJsonException;
+    }
+
+    /** An entry's events, one at a time. */
+    @FunctionalInterface
+    public interface EventSink {
+        void event(RouterEvent event) throws EventJsonException;
+    }
+
+    /**
+     * Reads a whole dump document (ours or a Dynamo peer's) into memory. Fails on the first unusable entry, naming
+     * its key: an {@code {"error": ...}} entry, a key without {@code ':'} and without name fields, or a malformed
+     * event. The stream is not closed.
      */
     public static List<IndexDump> read(InputStream in) throws IOException, EventJsonException {
+        List<IndexDump> dumps = new ArrayList<>();
+        List<RouterEvent> events = new ArrayList<>();
+        read(in, new Entries() {
+            @Override
+            public EventSink begin(String key, int blockSize) {
+                events.clear();
+                return events::add;
+            }
+
+            @Override
+            public void end(String key, String modelName, String tenantId, int blockSize) {
+                dumps.add(new IndexDump(modelName, tenantId, blockSize, events));
+            }
+        });
+        return dumps;
+    }
+
+    /** {@link #read(InputStream)}, handing each entry's events to {@code entries} as they are parsed. */
+    public static void read(InputStream in, Entries entries) throws IOException, EventJsonException {
         try (JsonParser p = RouterEventJson.FACTORY.createParser(in)) {
             p.disable(JsonParser.Feature.AUTO_CLOSE_SOURCE);
             p.nextToken();
             RouterEventJson.expect(p, JsonToken.START_OBJECT, "dump", "an object keyed \"model:tenant\"");
-            List<IndexDump> dumps = new ArrayList<>();
             for (String key; (key = RouterEventJson.nextField(p)) != null; ) {
-                dumps.add(readEntry(p, key));
+                readEntry(p, key, entries);
             }
             if (p.nextToken() != null) {
                 throw new EventJsonException("dump: unexpected content after the document");
             }
-            return dumps;
         } catch (JsonProcessingException e) {
             throw RouterEventJson.invalidJson(e);
         }
     }
 
-    private static IndexDump readEntry(JsonParser p, String key) throws IOException, EventJsonException {
+    private static void readEntry(JsonParser p, String key, Entries entries) throws IOException, EventJsonException {
         String path = "dump entry \"" + key + "\"";
         RouterEventJson.expect(p, JsonToken.START_OBJECT, path, "an object");
         Integer blockSize = null;
         String modelName = null;
         String tenantId = null;
-        List<RouterEvent> events = null;
+        boolean hadEvents = false;
+        List<RouterEvent> held = null; // events read before block_size
         for (String field; (field = RouterEventJson.nextField(p)) != null; ) {
             switch (field) {
                 case "error" ->
                     throw new EventJsonException(path + ": the peer failed to dump this index: "
                             + (p.currentToken() == JsonToken.VALUE_STRING ? p.getText() : describeSkipping(p)));
                 case "block_size" -> {
+                    if (blockSize != null) {
+                        throw new EventJsonException(path + ": block_size: given twice");
+                    }
                     long v = RouterEventJson.readU64(p, path + ": block_size");
                     if (v < 0 || v > Integer.MAX_VALUE) {
                         throw new EventJsonException(path + ": block_size: " + p.getText() + " is out of range");
                     }
                     blockSize = (int) v;
+                    if (held != null) {
+                        EventSink sink = entries.begin(key, blockSize);
+                        for (RouterEvent e : held) {
+                            sink.event(e);
+                        }
+                        held = null;
+                    }
                 }
                 case "model_name" -> modelName = optionalString(p, path + ": model_name");
                 case "tenant_id" -> tenantId = optionalString(p, path + ": tenant_id");
                 case "events" -> {
+                    if (hadEvents) {
+                        throw new EventJsonException(path + ": events: given twice");
+                    }
+                    hadEvents = true;
                     RouterEventJson.expect(p, JsonToken.START_ARRAY, path + ": events", "an array");
-                    events = new ArrayList<>();
-                    while (p.nextToken() != JsonToken.END_ARRAY) {
-                        events.add(RouterEventJson.read(p, key + ".events[" + events.size() + "]."));
+                    EventSink sink;
+                    if (blockSize != null) {
+                        sink = entries.begin(key, blockSize);
+                    } else {
+                        held = new ArrayList<>();
+                        sink = held::add;
+                    }
+                    for (int n = 0; p.nextToken() != JsonToken.END_ARRAY; n++) {
+                        sink.event(RouterEventJson.read(p, key + ".events[" + n + "]."));
                     }
                 }
                 default -> p.skipChildren();
@@ -139,14 +214,14 @@ public final class DumpJson {
         if (blockSize == null) {
             throw new EventJsonException(path + ": block_size: missing");
         }
-        if (events == null) {
+        if (!hadEvents) {
             throw new EventJsonException(path + ": events: missing");
         }
         String[] names = names(key, modelName, tenantId);
         if (names == null) {
             throw new EventJsonException(path + ": the key has no ':' and the entry has no model_name/tenant_id");
         }
-        return new IndexDump(names[0], names[1], blockSize, events);
+        entries.end(key, names[0], names[1], blockSize);
     }
 
     /**

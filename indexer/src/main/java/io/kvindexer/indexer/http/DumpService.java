@@ -9,7 +9,6 @@ import io.helidon.webserver.http.ServerResponse;
 import io.kvindexer.indexer.dump.BinaryDump;
 import io.kvindexer.indexer.dump.BinaryDumpWriter;
 import io.kvindexer.indexer.dump.DumpJson;
-import io.kvindexer.indexer.dump.IndexDump;
 import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
@@ -59,9 +58,9 @@ record DumpService(Indexers indexers, WorkerRegistry workers) implements ApiServ
         try (OutputStream out = res.outputStream();
                 DumpJson.Writer writer = DumpJson.writer(out)) {
             for (ModelIndex ix : all) {
-                IndexDump dump;
+                DumpEvents events;
                 try {
-                    dump = new IndexDump(ix.modelName(), ix.tenantId(), ix.blockSize(), DumpEvents.of(ix));
+                    events = DumpEvents.capture(ix);
                 } catch (RuntimeException e) {
                     LOG.log(
                             System.Logger.Level.WARNING,
@@ -70,7 +69,12 @@ record DumpService(Indexers indexers, WorkerRegistry workers) implements ApiServ
                     writer.error(ix.modelName() + ":" + ix.tenantId(), e.toString());
                     continue;
                 }
-                writer.entry(dump);
+                // written from the columns, one event object at a time: an index's dump is never all objects
+                writer.begin(ix.modelName(), ix.tenantId(), ix.blockSize());
+                for (int i = 0; i < events.size(); i++) {
+                    writer.event(events.event(i));
+                }
+                writer.end();
             }
         }
     }

@@ -1,53 +1,154 @@
 package io.kvindexer.indexer.recovery;
 
+import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.dump.DumpJson;
 import io.kvindexer.indexer.dump.EventJsonException;
-import io.kvindexer.indexer.dump.IndexDump;
+import io.kvindexer.indexer.dump.RouterEvent;
+import io.kvindexer.indexer.index.IndexOp;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.registry.Registration;
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
- * Feeds a peer's {@code /dump} into our indexes (compatibility.md, Startup, recovery and readiness): each entry's index is created with the dump's block
- * size; an existing index with another size keeps its own (warning), as Dynamo does. The whole document is
- * parsed before anything is applied, so a malformed dump changes nothing.
+ * Feeds a peer's JSON {@code /dump} into our indexes (compatibility.md, Startup, recovery and readiness) as
+ * {@link BinaryDumpApplier} does a binary one: each entry's events are staged, while the document is read, into a
+ * detached index with the dump's block size, and only a document read to its end without fault is installed. An
+ * existing index with another block size keeps its own (warning), as Dynamo does. Memory is the staged indexes and a
+ * few thousand events, not the document's events as objects (about six times the index).
  */
-final class DumpApplier {
+final class DumpApplier implements DumpJson.Entries {
 
     private static final System.Logger LOG = System.getLogger(DumpApplier.class.getName());
 
-    private DumpApplier() {}
+    /** events handed to the writers at a time */
+    static final int CHUNK = 4096;
+    /** chunks between waits for the writers, so that parsing cannot queue up more than this many events' work */
+    private static final int CHUNKS_IN_FLIGHT = 16;
 
-    /** Parses the whole JSON dump; its trees go into the indexes when the result's {@code install} runs. */
-    static Recovered parse(InputStream body, Indexers indexers, String source) throws IOException {
-        List<IndexDump> dumps;
+    /** An entry read whole and staged, and the names it goes live under. */
+    private record Staged(String modelName, String tenantId, int blockSize, ModelIndex index) {}
+
+    private final Indexers indexers;
+    private final long timeoutMillis;
+    private final List<Staged> staged = new ArrayList<>();
+    private final List<RouterEvent> chunk = new ArrayList<>(CHUNK);
+    private ModelIndex current;
+    private int chunksSinceWait;
+
+    private DumpApplier(Indexers indexers, long timeoutMillis) {
+        this.indexers = indexers;
+        this.timeoutMillis = timeoutMillis;
+    }
+
+    /**
+     * Reads and stages the whole JSON dump; throws, having installed nothing, when it is not complete and valid. Its
+     * trees go live when the result's {@code install} runs.
+     */
+    static Recovered parse(InputStream body, Indexers indexers, String source, long timeoutMillis)
+            throws IOException, InterruptedException {
+        DumpApplier applier = new DumpApplier(indexers, timeoutMillis);
         try {
-            dumps = DumpJson.read(body);
+            DumpJson.read(body, applier);
         } catch (EventJsonException e) {
             throw new IOException("invalid dump: " + e.getMessage(), e);
+        } catch (StagingInterrupted e) {
+            throw e.getCause();
+        } catch (java.io.UncheckedIOException e) {
+            throw e.getCause(); // the writers did not finish in time
         }
-        return new Recovered(source, dumps.size(), List.of(), () -> {
-            for (IndexDump d : dumps) {
-                String sizeProblem = Registration.blockSizeProblem(d.blockSize());
-                if (sizeProblem != null) {
-                    // a Dynamo peer keeps an index registered with block_size 0; it holds nothing we could use
-                    LOG.log(
-                            System.Logger.Level.WARNING,
-                            "recovered index {0}:{1} skipped: block_size {2}",
-                            d.modelName(),
-                            d.tenantId(),
-                            sizeProblem);
-                    continue;
-                }
-                ModelIndex index = liveIndex(indexers, d.modelName(), d.tenantId(), d.blockSize(), LOG);
-                if (index != null) {
-                    RouterEventOps.submit(index, d.events());
+        applier.awaitWriters(); // every staged op applied
+        List<Staged> staged = List.copyOf(applier.staged);
+        return new Recovered(source, staged.size(), List.of(), () -> {
+            for (Staged s : staged) {
+                ModelIndex live = liveIndex(indexers, s.modelName(), s.tenantId(), s.blockSize(), LOG);
+                if (live != null) {
+                    live.adopt(s.index());
                 }
             }
         });
+    }
+
+    @Override
+    public DumpJson.EventSink begin(String key, int blockSize) {
+        // a Dynamo peer keeps an index registered with block_size 0: it holds nothing we could use (skipped in end)
+        current = Registration.blockSizeProblem(blockSize) == null ? indexers.detached(key, "", blockSize) : null;
+        return event -> {
+            if (current != null) {
+                chunk.add(event);
+                if (chunk.size() == CHUNK) {
+                    submitChunk();
+                }
+            }
+        };
+    }
+
+    @Override
+    public void end(String key, String modelName, String tenantId, int blockSize) {
+        if (current == null) {
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "recovered index {0}:{1} skipped: block_size {2}",
+                    modelName,
+                    tenantId,
+                    Registration.blockSizeProblem(blockSize));
+            return;
+        }
+        submitChunk();
+        staged.add(new Staged(modelName, tenantId, blockSize, current));
+        current = null;
+    }
+
+    /** The chunk's events to the staged index, grouped per worker in their order (one writer task per worker). */
+    private void submitChunk() {
+        if (chunk.isEmpty()) {
+            return;
+        }
+        Map<WorkerKey, List<IndexOp>> byWorker = new LinkedHashMap<>();
+        for (RouterEvent event : chunk) {
+            byWorker.computeIfAbsent(new WorkerKey(event.instanceId(), event.dpRank()), w -> new ArrayList<>())
+                    .add(RouterEventOps.of(event));
+        }
+        chunk.clear();
+        byWorker.forEach(current::submitOps);
+        if (++chunksSinceWait == CHUNKS_IN_FLIGHT) {
+            chunksSinceWait = 0;
+            try {
+                awaitWriters();
+            } catch (InterruptedException e) {
+                throw new StagingInterrupted(e);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+    }
+
+    private void awaitWriters() throws IOException, InterruptedException {
+        try {
+            indexers.flushAll().get(timeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IOException("staging the dump did not finish: " + e, e);
+        }
+    }
+
+    /** An interrupt while waiting for the writers, carried out of the parser's callbacks. */
+    private static final class StagingInterrupted extends RuntimeException {
+        StagingInterrupted(InterruptedException cause) {
+            super(cause);
+        }
+
+        @Override
+        public synchronized InterruptedException getCause() {
+            return (InterruptedException) super.getCause();
+        }
     }
 
     /**

@@ -200,7 +200,7 @@ public final class PeerRecovery {
                         peer,
                         response.headers().firstValue(BinaryDump.BLOCKS_HEADER).orElse(""));
             }
-            return DumpApplier.parse(body, indexers, peer);
+            return DumpApplier.parse(body, indexers, peer, timeout.toMillis());
         }
     }
 }

@@ -133,6 +133,36 @@ class DumpJsonTest {
     }
 
     @Test
+    void eventsBeforeTheirBlockSizeAreHeldUntilItIsRead() throws Exception {
+        String event = "{\"worker_id\":1,\"storage_tier\":\"device\",\"event\":{\"event_id\":0,\"data\":{\"stored\":"
+                + "{\"parent_hash\":null,\"blocks\":[{\"block_hash\":5,\"tokens_hash\":6}]}},\"dp_rank\":0}}";
+        List<String> calls = new java.util.ArrayList<>();
+        DumpJson.read(
+                new java.io.ByteArrayInputStream(("{\"a:b\":{\"events\":[" + event + "," + event
+                                + "],\"block_size\":8},\"c:d\":{\"block_size\":4,\"events\":[" + event + "]}}")
+                        .getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+                new DumpJson.Entries() {
+                    @Override
+                    public DumpJson.EventSink begin(String key, int blockSize) {
+                        calls.add("begin " + key + " " + blockSize);
+                        return e -> calls.add("event " + e.instanceId());
+                    }
+
+                    @Override
+                    public void end(String key, String modelName, String tenantId, int blockSize) {
+                        calls.add("end " + modelName + "/" + tenantId + " " + blockSize);
+                    }
+                });
+        assertThat(calls)
+                .containsExactly(
+                        "begin a:b 8", "event 1", "event 1", "end a/b 8", "begin c:d 4", "event 1", "end c/d 4");
+        assertThatThrownBy(() -> read("{\"a:b\":{\"block_size\":4,\"block_size\":4,\"events\":[]}}"))
+                .hasMessageContaining("block_size: given twice");
+        assertThatThrownBy(() -> read("{\"a:b\":{\"block_size\":4,\"events\":[],\"events\":[]}}"))
+                .hasMessageContaining("events: given twice");
+    }
+
+    @Test
     void unusableEntriesFailNamingTheKey() throws Exception {
         assertFails(
                 "{\"ok:t\":{\"block_size\":1,\"events\":[]},\"bad:t\":{\"error\":\"dump timed out\"}}",

@@ -151,6 +151,49 @@ class DumpRecoveryTest {
     }
 
     @Test
+    void aLargeDynamoDumpIsStagedWhileItIsReadAndRecoveredWhole() throws Exception {
+        // more events than the writers are handed before the reader waits for them (DumpApplier), in two entries, the
+        // second with its block_size after its events; three workers' chains interleaved
+        int perWorker = DumpApplier.CHUNK * 8;
+        StringBuilder body = new StringBuilder("{\"big:default\":{\"block_size\":4,\"events\":[");
+        for (int i = 0; i < perWorker; i++) {
+            for (int w = 1; w <= 3; w++) {
+                long hash = w * 1_000_000L + i;
+                body.append(i == 0 && w == 1 ? "" : ",").append(storedJson(w, i == 0 ? null : hash - 1, hash));
+            }
+        }
+        body.append("]},\"late:default\":{\"events\":[")
+                .append(storedJson(9, null, 77))
+                .append("],\"block_size\":8}}");
+        try (BrokenPeer dynamo = BrokenPeer.start(body.toString())) {
+            IndexerConfig cfg = recoveringFrom(Duration.ofMillis(20), dynamo.url());
+            try (IndexerApp second = IndexerApp.start(cfg);
+                    HttpTestClient b = new HttpTestClient(second.baseUrl())) {
+                awaitReady(b);
+                assertThat(second.indexers()
+                                .get("big", "default")
+                                .orElseThrow()
+                                .stats()
+                                .memberships())
+                        .isEqualTo(3L * perWorker);
+                String q = "{\"model_name\":\"big\",\"block_hashes\":[2000000,2000001,2000002,5]}";
+                assertThat(b.post("/query_by_hash", q).json().get("scores").toString())
+                        .isEqualTo("{\"2\":{\"0\":12}}"); // 3 blocks of 4 tokens
+                JsonNode late = b.get("/dump").json().get("late:default");
+                assertThat(late.get("block_size").asInt()).isEqualTo(8);
+                assertThat(late.get("events")).hasSize(1);
+            }
+        }
+    }
+
+    /** One Dynamo-shaped single-block Stored event of worker {@code w} (dp rank 0). */
+    private static String storedJson(int w, Long parent, long hash) {
+        return "{\"worker_id\":" + w + ",\"storage_tier\":\"device\",\"event\":{\"event_id\":0,\"data\":{\"stored\":"
+                + "{\"parent_hash\":" + parent + ",\"blocks\":[{\"block_hash\":" + hash + ",\"tokens_hash\":" + hash
+                + "}]}},\"dp_rank\":0}}";
+    }
+
+    @Test
     void existingIndexKeepsItsBlockSize() throws Exception {
         try (IndexerApp first = IndexerApp.start(IndexerConfig.defaults())) {
             fill(first);
