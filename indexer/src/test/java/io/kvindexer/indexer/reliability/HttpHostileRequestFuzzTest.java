@@ -168,6 +168,12 @@ class HttpHostileRequestFuzzTest {
             JsonNode json = HttpTestClient.JSON.readTree(r.body());
             assertThat(json.path("error").asText()).as(request.getKey()).contains(request.getValue());
         }
+        // Helidon 4 speaks HTTP/1.1 only: an HTTP/1.0 client (nginx's proxy_pass by default) gets a 505 that says so
+        // (compatibility.md, HTTP API; operations.md, Troubleshooting)
+        Reply old = raw(server.port(), "GET /health HTTP/1.0\r\n\r\n");
+        assertThat(old.status()).isEqualTo(505);
+        assertThat(HttpTestClient.JSON.readTree(old.body()).path("error").asText())
+                .contains("HTTP 1.0 is not supported");
     }
 
     private static Reply raw(int port, String request) throws IOException {
