@@ -6,20 +6,36 @@ import java.util.Arrays;
 import java.util.concurrent.LinkedBlockingQueue;
 
 /**
- * Hands bytes from a producer thread to the thread that owns the response, in chunks: the producer never blocks
- * (it may hold an index's read lock, which the writers need), the consumer streams while the producer is still
- * encoding. Memory is bounded by what the client has not yet taken, at worst the whole payload.
+ * Hands bytes from a producer thread to the thread that owns the response, in chunks: a write never blocks (the
+ * producer may hold an index's read lock, which the writers need), the consumer streams while the producer is still
+ * encoding, and the producer waits in {@link #awaitRoom}, where it holds no lock, while more than {@code limit}
+ * bytes wait for a slow client. So what waits is at most the limit plus what one chunk of the index walk writes,
+ * not the whole payload.
  */
 final class ChunkPipe extends OutputStream {
 
     private static final int CHUNK = 256 * 1024;
     private static final byte[] END = new byte[0];
+    /** bytes that may wait for the client before the producer waits: a few tens of ms of a fast network */
+    static final long LIMIT = 16L * 1024 * 1024;
 
     private final LinkedBlockingQueue<byte[]> chunks = new LinkedBlockingQueue<>();
+    private final long limit;
+    /** bytes handed to the queue and not yet written to the client; guarded by this */
+    private long waiting;
+
     private byte[] buf = new byte[CHUNK];
     private int len;
     private volatile Throwable failure;
     private volatile boolean abandoned;
+
+    ChunkPipe() {
+        this(LIMIT);
+    }
+
+    ChunkPipe(long limit) {
+        this.limit = limit;
+    }
 
     @Override
     public void write(int b) throws IOException {
@@ -46,10 +62,38 @@ final class ChunkPipe extends OutputStream {
     @Override
     public void flush() {
         if (len > 0) {
+            synchronized (this) {
+                waiting += len;
+            }
             chunks.add(len == buf.length ? buf : Arrays.copyOf(buf, len));
             buf = new byte[CHUNK];
             len = 0;
         }
+    }
+
+    /**
+     * Producer side, where it holds no lock: waits while more than the limit waits for the client. Throws when the
+     * client went away meanwhile (or the thread was interrupted).
+     */
+    void awaitRoom() throws IOException {
+        synchronized (this) {
+            while (waiting > limit && !abandoned) {
+                try {
+                    wait();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new java.io.InterruptedIOException("interrupted while the client was slow");
+                }
+            }
+        }
+        if (abandoned) {
+            throw new IOException("the client went away");
+        }
+    }
+
+    /** Bytes handed over and not yet written to the client. */
+    synchronized long waiting() {
+        return waiting;
     }
 
     /** Producer side: no more bytes; {@code error} non-null when production failed. */
@@ -64,9 +108,16 @@ final class ChunkPipe extends OutputStream {
         try {
             for (byte[] c; (c = chunks.take()) != END; ) {
                 out.write(c);
+                synchronized (this) {
+                    waiting -= c.length;
+                    notifyAll();
+                }
             }
         } catch (IOException | RuntimeException | InterruptedException e) {
-            abandoned = true;
+            synchronized (this) {
+                abandoned = true;
+                notifyAll();
+            }
             throw e;
         }
         if (failure != null) {

@@ -501,7 +501,7 @@ final class PrefixIndex {
      * between chunks, which the "at least" cut allows (see {@link DumpWalk}).
      */
     void dump(StorageTier storageTier, DumpSink out) {
-        dump(storageTier, out, DumpWalk.CHUNK, null);
+        dump(storageTier, out, DumpWalk.CHUNK, out::betweenChunks);
     }
 
     /** {@link #dump(StorageTier, DumpSink)} in chunks of {@code chunk} nodes, running {@code between} (if not null)
