@@ -46,6 +46,9 @@ public final class IndexerCore implements AutoCloseable {
         IndexerMetrics metrics = new IndexerMetrics();
         accessLog = openAccessLog(config.accessLog(), metrics); // first: a file it cannot open stops the start
         tracing = RequestTracing.start(config.tracing());
+        if (tracing != null && config.tracing().export()) {
+            metrics.bindTelemetryLosses(tracing::lost);
+        }
         ReadyGate readyGate = new ReadyGate();
         expiry = config.expiry().enabled() ? new BlockExpiry(config.expiry()) : null;
         Indexers indexers = new Indexers(config.indexOptions(), expiry);

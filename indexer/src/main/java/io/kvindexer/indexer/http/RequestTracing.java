@@ -79,6 +79,8 @@ public final class RequestTracing implements AutoCloseable {
     private final OpenTelemetrySdk sdk;
     /** the log records' way to the collector; null when nothing is exported */
     private OtlpLogHandler logs;
+    /** what the SDK dropped or could not export; null when nothing is exported */
+    private TelemetryLosses losses;
 
     private final Tracer tracer;
     private final TextMapPropagator propagator;
@@ -109,13 +111,16 @@ public final class RequestTracing implements AutoCloseable {
         }
         Map<String, String> fromEnv = otelProperties(settings.env());
         logsBesideTraces(fromEnv);
+        TelemetryLosses losses = new TelemetryLosses();
         OpenTelemetrySdk sdk = AutoConfiguredOpenTelemetrySdk.builder()
                 .addPropertiesSupplier(RequestTracing::defaults)
                 .addPropertiesCustomizer(config -> fromEnv) // the environment handed to us wins over the JVM's
+                .addMeterProviderCustomizer((meters, config) -> meters.registerMetricReader(losses))
                 .disableShutdownHook() // the indexer closes it after its server, with the last spans
                 .build()
                 .getOpenTelemetrySdk();
         RequestTracing tracing = new RequestTracing(sdk);
+        tracing.losses = losses;
         tracing.logs = new OtlpLogHandler(sdk.getSdkLoggerProvider());
         java.util.logging.Logger.getLogger("").addHandler(tracing.logs);
         return tracing;
@@ -221,6 +226,17 @@ public final class RequestTracing implements AutoCloseable {
             span.setStatus(StatusCode.ERROR);
         }
         span.end();
+    }
+
+    /**
+     * Items of {@code signal} ({@code "spans"} or {@code "logs"}) the SDK lost since the start: {@code "dropped"} (a
+     * full queue) or {@code "failed"} (the collector refused them or could not be reached); 0 when nothing is exported.
+     */
+    public long lost(String signal, String reason) {
+        return losses == null
+                ? 0
+                : losses.lost(
+                        signal, reason.equals("dropped") ? TelemetryLosses.Loss.DROPPED : TelemetryLosses.Loss.FAILED);
     }
 
     /** Exports what is still queued, then stops the SDK. */

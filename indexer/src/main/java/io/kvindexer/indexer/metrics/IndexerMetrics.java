@@ -202,6 +202,26 @@ public final class IndexerMetrics {
         return Counter.builder().name(name).help(help).labelNames(labelNames).register(registry);
     }
 
+    /**
+     * With {@code OTEL_EXPORT_ENABLED}: spans and log records the OpenTelemetry SDK lost, read at scrape time from
+     * {@code lost} (signal, reason).
+     */
+    public void bindTelemetryLosses(java.util.function.ToLongBiFunction<String, String> lost) {
+        CounterWithCallback.builder()
+                .name("dynamo_kvindexer_telemetry_lost")
+                .help("Spans and log records not exported over OTLP, by signal (spans, logs) and reason (dropped: the"
+                        + " SDK's queue was full; failed: the collector refused them or could not be reached)")
+                .labelNames("signal", "reason")
+                .callback(cb -> {
+                    for (String signal : new String[] {"spans", "logs"}) {
+                        for (String reason : new String[] {"dropped", "failed"}) {
+                            cb.call(lost.applyAsLong(signal, reason), signal, reason);
+                        }
+                    }
+                })
+                .register(registry);
+    }
+
     /** Reads the registry and the indexes at scrape time. */
     public void bind(WorkerRegistry workers, Indexers indexers) {
         Supplier<List<ModelIndex>> all = indexers::all;

@@ -136,6 +136,54 @@ class RequestTracingTest {
         }
     }
 
+    /**
+     * The SDK drops spans silently when its queue is full and gives up on a collector it cannot reach: both are
+     * counted on /metrics. Here the collector's port is closed and the queue holds four spans.
+     */
+    @Test
+    void spansTheSdkCouldNotExportAreCountedOnMetrics() throws Exception {
+        int closedPort;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            closedPort = s.getLocalPort();
+        }
+        Map<String, String> env = Map.of(
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://127.0.0.1:" + closedPort,
+                "OTEL_BSP_MAX_QUEUE_SIZE", "4",
+                "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "4",
+                "OTEL_BSP_SCHEDULE_DELAY", "50",
+                "OTEL_EXPORTER_OTLP_TIMEOUT", "500");
+        try (IndexerApp app = start(true, env);
+                HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+            for (int i = 0; i < 200; i++) {
+                http.post("/query", "{\"model_name\":\"nope\",\"token_ids\":[1,2,3,4]}")
+                        .assertStatus(404);
+            }
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                String metrics = http.get("/metrics").body();
+                assertThat(lost(metrics, "spans", "dropped")).isPositive();
+                assertThat(lost(metrics, "spans", "failed")).isPositive();
+                assertThat(lost(metrics, "spans", "dropped") + lost(metrics, "spans", "failed"))
+                        .isLessThanOrEqualTo(200);
+                assertThat(metrics)
+                        .contains("dynamo_kvindexer_telemetry_lost_total{reason=\"dropped\",signal=\"logs\"}");
+            });
+        }
+        try (IndexerApp quiet = start(false, Map.of());
+                HttpTestClient http = new HttpTestClient(quiet.baseUrl())) {
+            assertThat(http.get("/metrics").body()).doesNotContain("dynamo_kvindexer_telemetry_lost");
+        }
+    }
+
+    private static double lost(String metrics, String signal, String reason) {
+        String series = "dynamo_kvindexer_telemetry_lost_total{reason=\"" + reason + "\",signal=\"" + signal + "\"} ";
+        return metrics.lines()
+                .filter(l -> l.startsWith(series))
+                .mapToDouble(
+                        l -> Double.parseDouble(l.substring(series.length()).strip()))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no " + series + "in\n" + metrics));
+    }
+
     /** DYN_LOGGING_JSONL alone: spans for the log lines' ids, none exported, as Dynamo does. */
     @Test
     void withoutExportTheLogLinesStillCarryTheCallersTrace() throws Exception {
