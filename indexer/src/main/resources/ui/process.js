@@ -36,15 +36,18 @@ export function renderProcess(samples) {
     h('dt', {}, label), h('dd', { class: 'num', dataset: { field } }, value))));
 }
 
-/** Bytes in binary units, three significant digits: 812 MiB, 1.50 GiB. */
-function bytes(n) {
+/**
+ * Bytes in binary units, three significant digits: 812 MiB, 1.50 GiB; from 1,000 to 1,023 of a unit the whole
+ * number (toPrecision(3) would write 1010 as 1.01e+3).
+ */
+export function bytes(n) {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let i = 0;
   while (n >= 1024 && i < units.length - 1) {
     n /= 1024;
     i++;
   }
-  return `${i === 0 ? n : n.toPrecision(3)} ${units[i]}`;
+  return `${i === 0 || n >= 100 ? Math.round(n) : n.toPrecision(3)} ${units[i]}`;
 }
 
 /** How long since an epoch-seconds instant, to the minute: 3 h 12 min, 45 s. */

@@ -15,6 +15,7 @@ import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.index.DumpSink;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.recovery.StartupGate;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -28,9 +29,9 @@ import java.util.concurrent.TimeUnit;
  * the same content as a {@link BinaryDump} stream (version 2, with the registrations and their watermarks, when
  * {@code ?registrations=true} asks for them). Pending writes are flushed first, so the dump holds everything
  * accepted before the request. An index whose dump fails is written as {@code {"error": ...}} (an ERROR frame in
- * binary), as Dynamo does; the status stays 200.
+ * binary), as Dynamo does; the status stays 200. While the replica is still recovering it answers 503.
  */
-record DumpService(Indexers indexers, WorkerRegistry workers) implements ApiService {
+record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate) implements ApiService {
 
     private static final System.Logger LOG = System.getLogger(DumpService.class.getName());
     private static final long FLUSH_TIMEOUT_SECONDS = 30;
@@ -41,6 +42,11 @@ record DumpService(Indexers indexers, WorkerRegistry workers) implements ApiServ
     }
 
     private void dump(ServerRequest req, ServerResponse res) throws Exception {
+        if (gate.isRecovering()) {
+            // what it holds so far is not a recovered state: a replica recovering from this one would take it for
+            // one and never read its own snapshot (Dynamo answers nothing at all before its recovery)
+            throw new ApiError(503, "indexer is not ready: " + StartupGate.RECOVERING);
+        }
         boolean binary = wantsBinary(req);
         // binary with ?registrations=true: version 2, the registrations and watermarks read before the flush, so
         // the trees hold at least every batch up to each watermark (one cut; WorkerRegistry.export)

@@ -77,7 +77,7 @@ public final class IndexerRouting {
                         cfg.limits().maxQueryTokens(),
                         new InstanceFacts(c.workers()::podName, c.workers()::exact),
                         c.accessLog()),
-                new DumpService(c.indexers(), c.workers()),
+                new DumpService(c.indexers(), c.workers(), c.gate()),
                 new PeerService(c.peers(), cfg.maxBodyBytes(), cfg.limits().maxPeers()),
                 new OpenApiService(),
                 new CacheStatsService(c.indexers()),

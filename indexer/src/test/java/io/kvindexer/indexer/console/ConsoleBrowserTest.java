@@ -610,6 +610,11 @@ class ConsoleBrowserTest {
         assertThat(field("resident")).matches("[0-9.]+ (MiB|GiB)");
         assertThat(field("uptime")).matches("\\d+ (s|min)|\\d+ h \\d+ min");
         assertThat(field("jvm")).startsWith(System.getProperty("java.runtime.version") + " (");
+        // the formatter's edges, whatever this replica's own figures are (a resident 1,010 MiB read "1.01e+3 MiB")
+        assertThat(browser.js("return import('/ui/process.js').then(m => [m.bytes(500), m.bytes(15.2 * 1024),"
+                        + " m.bytes(812 * 1048576), m.bytes(1010 * 1048576), m.bytes(1023.9 * 1048576),"
+                        + " m.bytes(1.5 * 1073741824)])"))
+                .isEqualTo(List.of("500 B", "15.2 KiB", "812 MiB", "1010 MiB", "1024 MiB", "1.50 GiB"));
         browser.screenshot("overview-process-1280x800");
     }
 

@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Peer recovery between two real servers, with the first one's index filled directly (no engine needed):
@@ -27,6 +28,9 @@ import org.junit.jupiter.api.Test;
  * that cannot be parsed changes nothing and the next peer is tried.
  */
 class DumpRecoveryTest {
+
+    @TempDir
+    java.nio.file.Path tmp;
 
     private static int[] range(int from, int to) {
         return IntStream.rangeClosed(from, to).toArray();
@@ -191,6 +195,42 @@ class DumpRecoveryTest {
         return "{\"worker_id\":" + w + ",\"storage_tier\":\"device\",\"event\":{\"event_id\":0,\"data\":{\"stored\":"
                 + "{\"parent_hash\":" + parent + ",\"blocks\":[{\"block_hash\":" + hash + ",\"tokens_hash\":" + hash
                 + "}]}},\"dp_rank\":0}}";
+    }
+
+    /**
+     * Two replicas restarted together, each the other's peer (standalone, with --peers): one that is still recovering
+     * has nothing yet, and its /dump must not pass for a recovered peer's, or the other would take that nothing and
+     * never read its own last snapshot. (Under the operator only Ready replicas are published as peers.)
+     */
+    @Test
+    void aPeerStillRecoveringRefusesItsDumpAndTheSnapshotIsRead() throws Exception {
+        java.nio.file.Path dir = tmp.resolve("snapshots");
+        try (IndexerApp before = IndexerApp.start(IndexerConfig.defaults().with(c -> {
+            c.snapshotDir = dir;
+            c.snapshotInterval = Duration.ofHours(1);
+        }))) {
+            fill(before);
+            before.snapshots().write();
+        }
+        // its own peer does not answer, and it waits a minute before asking
+        try (IndexerApp recovering = IndexerApp.start(recoveringFrom(Duration.ofSeconds(60), "http://127.0.0.1:9"));
+                HttpTestClient peer = new HttpTestClient(recovering.baseUrl())) {
+            assertThat(peer.get("/ready").status()).isEqualTo(503);
+            IndexerConfig cfg =
+                    recoveringFrom(Duration.ofMillis(20), recovering.baseUrl()).with(c -> c.snapshotDir = dir);
+            try (IndexerApp restarted = IndexerApp.start(cfg);
+                    HttpTestClient b = new HttpTestClient(restarted.baseUrl())) {
+                awaitReady(b);
+                JsonNode dump = b.get("/dump").json();
+                assertThat(dump.has("org:llama:default"))
+                        .as("read from its own snapshot")
+                        .isTrue();
+                assertThat(dump.get("org:llama:default").get("events")).hasSize(6);
+            }
+            HttpTestClient.Response refused = peer.get("/dump");
+            assertThat(refused.status()).isEqualTo(503);
+            assertThat(refused.json().get("error").asText()).contains("recovering_from_peer");
+        }
     }
 
     @Test
