@@ -6,13 +6,10 @@ import io.helidon.http.HttpMediaType;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
-import io.kvindexer.indexer.common.StorageTier;
-import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.dump.BinaryDump;
 import io.kvindexer.indexer.dump.BinaryDumpWriter;
 import io.kvindexer.indexer.dump.DumpJson;
 import io.kvindexer.indexer.dump.SavedRegistration;
-import io.kvindexer.indexer.index.DumpSink;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.recovery.StartupGate;
@@ -147,25 +144,12 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate) 
         for (ModelIndex ix : indexes) {
             try {
                 writer.beginIndex(ix.modelName(), ix.tenantId(), ix.blockSize());
-                ix.dump(new DumpSink() {
-                    @Override
-                    public void block(
-                            WorkerKey worker,
-                            StorageTier tier,
-                            boolean hasParent,
-                            long parentBlockHash,
-                            long blockHash,
-                            long localHash) {
-                        writer.membership(worker, tier, hasParent, parentBlockHash, blockHash, localHash);
-                    }
-
-                    @Override
-                    public void betweenChunks() {
-                        try {
-                            pipe.awaitRoom(); // a slow client: wait here, holding no lock, not with the bytes
-                        } catch (IOException e) {
-                            throw new java.io.UncheckedIOException(e);
-                        }
+                // a slow client: wait between chunks of the walk, holding no lock, not with the bytes
+                ix.dump(writer::membership, () -> {
+                    try {
+                        pipe.awaitRoom();
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
                     }
                 });
                 writer.endIndex();

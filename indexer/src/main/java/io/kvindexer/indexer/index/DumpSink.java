@@ -17,10 +17,4 @@ public interface DumpSink {
             long parentBlockHash,
             long blockHash,
             long localHash);
-
-    /**
-     * Runs between two chunks of the walk, when it holds no lock ({@link PrefixIndex#dump}): a sink that must wait,
-     * for a slow reader say, waits here, never inside {@link #block}, where the index's writers would wait with it.
-     */
-    default void betweenChunks() {}
 }

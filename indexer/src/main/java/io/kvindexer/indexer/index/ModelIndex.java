@@ -368,7 +368,16 @@ public final class ModelIndex {
 
     /** Every membership, in dump order (device tier first, parents before children). */
     public void dump(DumpSink sink) {
-        index.dump(sink);
+        index.dump(sink, null);
+    }
+
+    /**
+     * {@link #dump(DumpSink)}, running {@code between} between two chunks of the walk, where it holds no lock: a
+     * sink that must wait (for a slow reader) waits there, never inside {@link DumpSink#block}, where the index's
+     * writers would wait with it.
+     */
+    public void dump(DumpSink sink, Runnable between) {
+        index.dump(sink, between);
     }
 
     /** Chunked, read-locked walks for the console: blocks per worker and tier, the most shared prefixes. */

@@ -496,16 +496,11 @@ final class PrefixIndex {
 
     /**
      * The memberships of one tier, one {@link DumpSink#block} call each, a parent always before its children
-     * ({@link ShardedIndex#dump} goes tier by tier). The walk takes the read lock per chunk of
-     * {@value DumpWalk#CHUNK} nodes, so a writer never waits for the whole dump; the result may mix the moments
-     * between chunks, which the "at least" cut allows (see {@link DumpWalk}).
+     * ({@link ShardedIndex#dump} goes tier by tier). The walk takes the read lock per chunk of {@code chunk} nodes
+     * ({@value DumpWalk#CHUNK} outside tests), so a writer never waits for the whole dump; the result may mix the
+     * moments between chunks, which the "at least" cut allows (see {@link DumpWalk}). {@code between} (if not null)
+     * runs between two chunks, without the lock: a slow reader's wait, or a test's writes.
      */
-    void dump(StorageTier storageTier, DumpSink out) {
-        dump(storageTier, out, DumpWalk.CHUNK, out::betweenChunks);
-    }
-
-    /** {@link #dump(StorageTier, DumpSink)} in chunks of {@code chunk} nodes, running {@code between} (if not null)
-     * between chunks, without the lock: tests write there. */
     void dump(StorageTier storageTier, DumpSink out, int chunk, Runnable between) {
         DumpWalk walk;
         lock.lockRead();

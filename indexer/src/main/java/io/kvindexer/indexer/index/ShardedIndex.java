@@ -141,11 +141,14 @@ final class ShardedIndex {
         return new MatchResult(List.copyOf(workers), external);
     }
 
-    /** Every membership: tier by tier (device first), each tier shard by shard, a parent before its children. */
-    void dump(DumpSink sink) {
+    /**
+     * Every membership: tier by tier (device first), each tier shard by shard, a parent before its children;
+     * {@code between} (if not null) runs between two chunks of a walk, without the lock.
+     */
+    void dump(DumpSink sink, Runnable between) {
         for (StorageTier tier : StorageTier.values()) {
             for (PrefixIndex shard : shards) {
-                shard.dump(tier, sink);
+                shard.dump(tier, sink, DumpWalk.CHUNK, between);
             }
         }
     }
