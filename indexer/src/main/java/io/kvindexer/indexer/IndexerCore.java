@@ -47,7 +47,7 @@ public final class IndexerCore implements AutoCloseable {
         accessLog = openAccessLog(config.accessLog(), metrics); // first: a file it cannot open stops the start
         tracing = RequestTracing.start(config.tracing());
         if (tracing != null && config.tracing().export()) {
-            metrics.bindTelemetryLosses(tracing::lost);
+            metrics.bindTelemetryLosses(tracing::reportLosses);
         }
         ReadyGate readyGate = new ReadyGate();
         expiry = config.expiry().enabled() ? new BlockExpiry(config.expiry()) : null;

@@ -4,6 +4,7 @@ import io.helidon.http.HeaderName;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.ServerRequestHeaders;
 import io.helidon.webserver.http.RoutingRequest;
+import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.kvindexer.logging.LogContext;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
@@ -229,14 +230,14 @@ public final class RequestTracing implements AutoCloseable {
     }
 
     /**
-     * Items of {@code signal} ({@code "spans"} or {@code "logs"}) the SDK lost since the start: {@code "dropped"} (a
-     * full queue) or {@code "failed"} (the collector refused them or could not be reached); 0 when nothing is exported.
+     * Hands {@code to} what the SDK lost since the start, per signal ({@code spans}, {@code logs}) and reason
+     * ({@code dropped}: a full queue; {@code failed}: the collector refused them or could not be reached); nothing
+     * when nothing is exported.
      */
-    public long lost(String signal, String reason) {
-        return losses == null
-                ? 0
-                : losses.lost(
-                        signal, reason.equals("dropped") ? TelemetryLosses.Loss.DROPPED : TelemetryLosses.Loss.FAILED);
+    public void reportLosses(IndexerMetrics.LossCount to) {
+        if (losses != null) {
+            losses.report(to);
+        }
     }
 
     /** Exports what is still queued, then stops the SDK. */

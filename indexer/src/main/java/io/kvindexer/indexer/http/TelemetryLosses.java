@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.http;
 
+import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.sdk.common.CompletableResultCode;
@@ -23,13 +24,22 @@ import io.opentelemetry.sdk.metrics.export.MetricReader;
  */
 final class TelemetryLosses implements MetricReader {
 
-    /** How an item of a signal was lost. */
+    /** How an item of a signal was lost, and its {@code reason} label. */
     enum Loss {
         /** the batch processor's queue was full */
-        DROPPED,
+        DROPPED("dropped"),
         /** the exporter could not send it (the collector refused or was unreachable) */
-        FAILED
+        FAILED("failed");
+
+        final String label;
+
+        Loss(String label) {
+            this.label = label;
+        }
     }
+
+    /** the {@code signal} labels */
+    private static final String[] SIGNALS = {"spans", "logs"};
 
     private static final AttributeKey<Boolean> LEGACY_DROPPED = AttributeKey.booleanKey("dropped");
     private static final AttributeKey<Boolean> LEGACY_SUCCESS = AttributeKey.booleanKey("success");
@@ -38,20 +48,32 @@ final class TelemetryLosses implements MetricReader {
 
     private volatile CollectionRegistration registration = CollectionRegistration.noop();
 
-    /** Items of {@code signal} ("spans" or "logs") lost as {@code loss}, since the start. */
-    long lost(String signal, Loss loss) {
-        long total = 0;
+    /**
+     * Hands {@code to} the items of each signal lost by each reason since the start, from one collection of the SDK's
+     * counters.
+     */
+    void report(IndexerMetrics.LossCount to) {
+        Loss[] losses = Loss.values();
+        long[] totals = new long[SIGNALS.length * losses.length];
         for (MetricData m : registration.collectAllMetrics()) {
             if (m.getType() != MetricDataType.LONG_SUM) {
                 continue;
             }
             for (LongPointData p : m.getLongSumData().getPoints()) {
-                if (counts(m.getName(), p.getAttributes(), signal, loss)) {
-                    total += p.getValue();
+                for (int s = 0; s < SIGNALS.length; s++) {
+                    for (Loss loss : losses) {
+                        if (counts(m.getName(), p.getAttributes(), SIGNALS[s], loss)) {
+                            totals[s * losses.length + loss.ordinal()] += p.getValue();
+                        }
+                    }
                 }
             }
         }
-        return total;
+        for (int s = 0; s < SIGNALS.length; s++) {
+            for (Loss loss : losses) {
+                to.count(SIGNALS[s], loss.label, totals[s * losses.length + loss.ordinal()]);
+            }
+        }
     }
 
     /** Whether a point of the SDK's metric {@code name} counts items of {@code signal} lost as {@code loss}. */

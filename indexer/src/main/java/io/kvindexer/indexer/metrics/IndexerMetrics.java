@@ -202,23 +202,23 @@ public final class IndexerMetrics {
         return Counter.builder().name(name).help(help).labelNames(labelNames).register(registry);
     }
 
+    /** One count of items lost, by its labels. */
+    @FunctionalInterface
+    public interface LossCount {
+        void count(String signal, String reason, long items);
+    }
+
     /**
-     * With {@code OTEL_EXPORT_ENABLED}: spans and log records the OpenTelemetry SDK lost, read at scrape time from
-     * {@code lost} (signal, reason).
+     * With {@code OTEL_EXPORT_ENABLED}: spans and log records the OpenTelemetry SDK lost, which {@code report} hands
+     * over at scrape time, one count per (signal, reason).
      */
-    public void bindTelemetryLosses(java.util.function.ToLongBiFunction<String, String> lost) {
+    public void bindTelemetryLosses(java.util.function.Consumer<LossCount> report) {
         CounterWithCallback.builder()
                 .name("dynamo_kvindexer_telemetry_lost")
                 .help("Spans and log records not exported over OTLP, by signal (spans, logs) and reason (dropped: the"
                         + " SDK's queue was full; failed: the collector refused them or could not be reached)")
                 .labelNames("signal", "reason")
-                .callback(cb -> {
-                    for (String signal : new String[] {"spans", "logs"}) {
-                        for (String reason : new String[] {"dropped", "failed"}) {
-                            cb.call(lost.applyAsLong(signal, reason), signal, reason);
-                        }
-                    }
-                })
+                .callback(cb -> report.accept((signal, reason, items) -> cb.call(items, signal, reason)))
                 .register(registry);
     }
 
