@@ -163,7 +163,7 @@ public final class IndexerApp implements AutoCloseable {
                         restored,
                         recovered.source());
             }
-            components.gate().recoveryFinished();
+            components.gate().recoveryFinished(recovered != null && recovered.bringsState());
             if (snapshots != null) {
                 snapshots.start(); // only now: an empty replica must not push out the good snapshots
             }
@@ -177,7 +177,10 @@ public final class IndexerApp implements AutoCloseable {
         }
     }
 
-    /** A live peer wins; without one, the newest good snapshot; null when neither gives anything. */
+    /**
+     * A live peer wins; without one, the newest good snapshot; null when neither gives anything. A blank peer (it has
+     * seen nothing from before its own start) does not win over the snapshot: only its registrations are added.
+     */
     private Recovered recover() throws InterruptedException {
         Recovered recovered = null;
         if (config.recoversFromPeers()) {
@@ -201,9 +204,12 @@ public final class IndexerApp implements AutoCloseable {
                     .trusting(config.security().caFile())
                     .fetch();
         }
-        if (recovered == null && config.snapshotDir() != null) {
-            recovered = SnapshotRecovery.load(
+        if ((recovered == null || recovered.blank()) && config.snapshotDir() != null) {
+            Recovered snapshot = SnapshotRecovery.load(
                     config.snapshotDir(), components.indexers(), config.peerTimeout(), metrics()::snapshot);
+            if (snapshot != null) {
+                return recovered == null ? snapshot : snapshot.with(recovered);
+            }
         }
         return recovered;
     }

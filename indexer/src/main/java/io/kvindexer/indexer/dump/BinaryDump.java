@@ -49,6 +49,13 @@ public final class BinaryDump {
      */
     public static final String BLOCKS_HEADER = "X-Kvindexer-Dump-Blocks";
 
+    /**
+     * A response header of {@code /dump} (either form), {@code true} when the replica is blank ({@code
+     * docs/concepts.md}): it recovered nothing at its start, holds no block, and nothing was unregistered since. A
+     * recovering replica then prefers its own snapshot and keeps only the registrations the blank one learned.
+     */
+    public static final String BLANK_HEADER = "X-Kvindexer-Blank";
+
     static final byte[] MAGIC = {'K', 'V', 'I', 'X', 'D', 'U', 'M', 'P'};
     static final int HEADER_BYTES = MAGIC.length + 4;
     static final int KIND_INDEX = 1;

@@ -52,6 +52,9 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate) 
         indexers.flushAll().get(FLUSH_TIMEOUT_SECONDS, TimeUnit.SECONDS);
         List<ModelIndex> all = indexers.all();
         res.status(Status.OK_200);
+        if (blank(all)) {
+            res.header(BinaryDump.BLANK_HEADER, "true");
+        }
         if (binary) {
             res.header(HeaderNames.CONTENT_TYPE, BinaryDump.MEDIA_TYPE);
             res.header(BinaryDump.BLOCKS_HEADER, blockCounts(all));
@@ -95,6 +98,13 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate) 
             return true;
         }
         throw new ApiError(400, "query parameter `registrations` must be true or false, got `" + flag.get() + "`");
+    }
+
+    /** {@link BinaryDump#BLANK_HEADER}: nothing recovered at start, no block held, nothing unregistered since. */
+    private boolean blank(List<ModelIndex> all) {
+        return gate.startedBlank()
+                && !workers.everUnregistered()
+                && all.stream().allMatch(ix -> ix.stats().blocks() == 0);
     }
 
     /** {@link BinaryDump#BLOCKS_HEADER}'s value. */

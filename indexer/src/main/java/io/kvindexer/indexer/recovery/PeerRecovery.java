@@ -87,7 +87,9 @@ public final class PeerRecovery {
 
     /**
      * Fetches from the first peer that answers with a valid dump, its registrations included when it has them; null
-     * when none did. Nothing is installed yet (see {@link Recovered}).
+     * when none did. A blank peer's dump ({@link BinaryDump#BLANK_HEADER}) is returned only when no other peer
+     * answers, marked {@link Recovered#blank()}: a replica's own snapshot is worth more. Nothing is installed yet
+     * (see {@link Recovered}).
      */
     public Recovered fetch() throws InterruptedException {
         if (peers.isEmpty()) {
@@ -107,14 +109,29 @@ public final class PeerRecovery {
             if (left > 0) {
                 Thread.sleep(Duration.ofNanos(left));
             }
+            Recovered firstBlank = null;
             for (String peer : peers) {
                 try {
                     Recovered r = recoverFrom(client, peer);
+                    if (r.blank()) {
+                        LOG.log(
+                                System.Logger.Level.INFO,
+                                "P2P recovery: {0} is blank (it has seen nothing from before its own start: {1});"
+                                        + " trying the next peer",
+                                peer,
+                                r.counts());
+                        firstBlank = firstBlank == null ? r : firstBlank;
+                        continue;
+                    }
                     LOG.log(System.Logger.Level.INFO, "P2P recovery completed from {0} ({1})", peer, r.counts());
                     return r;
                 } catch (IOException | RuntimeException e) {
                     LOG.log(System.Logger.Level.WARNING, "P2P recovery from {0} failed: {1}", peer, describe(e));
                 }
+            }
+            if (firstBlank != null) {
+                LOG.log(System.Logger.Level.INFO, "P2P recovery: only blank peers answered");
+                return firstBlank;
             }
         }
         LOG.log(System.Logger.Level.WARNING, "P2P recovery: no reachable peers");
@@ -188,19 +205,28 @@ public final class PeerRecovery {
                 String said = new String(body.readNBytes(512), java.nio.charset.StandardCharsets.UTF_8).strip();
                 throw new IOException(refusal(request.uri(), response.statusCode(), said, authToken != null));
             }
-            boolean isBinary = response.headers()
-                    .firstValue("Content-Type")
-                    .map(t -> t.toLowerCase(java.util.Locale.ROOT).startsWith(BinaryDump.MEDIA_TYPE))
+            boolean blank = response.headers()
+                    .firstValue(BinaryDump.BLANK_HEADER)
+                    .map(v -> v.equalsIgnoreCase("true"))
                     .orElse(false);
-            if (isBinary) {
-                return BinaryDumpApplier.stage(
-                        body,
-                        indexers,
-                        timeout.toMillis(),
-                        peer,
-                        response.headers().firstValue(BinaryDump.BLOCKS_HEADER).orElse(""));
-            }
-            return DumpApplier.parse(body, indexers, peer, timeout.toMillis());
+            Recovered r = isBinary(response)
+                    ? BinaryDumpApplier.stage(
+                            body,
+                            indexers,
+                            timeout.toMillis(),
+                            peer,
+                            response.headers()
+                                    .firstValue(BinaryDump.BLOCKS_HEADER)
+                                    .orElse(""))
+                    : DumpApplier.parse(body, indexers, peer, timeout.toMillis());
+            return blank ? r.asBlank() : r;
         }
+    }
+
+    private static boolean isBinary(HttpResponse<?> response) {
+        return response.headers()
+                .firstValue("Content-Type")
+                .map(t -> t.toLowerCase(java.util.Locale.ROOT).startsWith(BinaryDump.MEDIA_TYPE))
+                .orElse(false);
     }
 }

@@ -1,7 +1,11 @@
 package io.kvindexer.indexer.recovery;
 
+import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.dump.SavedRegistration;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * What startup recovery brought, checked but not yet installed: the trees (staged, or parsed from JSON) and the
@@ -11,11 +15,44 @@ import java.util.List;
  *
  * @param source  where it came from, for the log (a peer URL, a snapshot file)
  * @param indexes how many (model, tenant) indexes
+ * @param blank   from a blank peer ({@code docs/concepts.md}): it has seen nothing from before its own start
  */
-public record Recovered(String source, int indexes, List<SavedRegistration> registrations, Runnable install) {
+public record Recovered(
+        String source, int indexes, List<SavedRegistration> registrations, Runnable install, boolean blank) {
 
     public Recovered {
         registrations = List.copyOf(registrations);
+    }
+
+    public Recovered(String source, int indexes, List<SavedRegistration> registrations, Runnable install) {
+        this(source, indexes, registrations, install, false);
+    }
+
+    /** The same, marked as a blank peer's. */
+    public Recovered asBlank() {
+        return new Recovered(source, indexes, registrations, install, true);
+    }
+
+    /** Whether it brings anything at all: a blank peer's dump that brings nothing leaves its taker blank too. */
+    public boolean bringsState() {
+        return !blank && (indexes > 0 || !registrations.isEmpty());
+    }
+
+    /**
+     * This (a snapshot) with the registrations a blank peer learned since its start added: those of worker ranks the
+     * snapshot does not have, with the peer's watermark (the peer holds no block, so nothing before it is missing).
+     * A rank both have keeps the snapshot's registration, whose watermark matches the snapshot's tree.
+     */
+    public Recovered with(Recovered blankPeer) {
+        Set<WorkerKey> ranks = new HashSet<>();
+        registrations.forEach(s -> ranks.add(rank(s)));
+        List<SavedRegistration> all = new ArrayList<>(registrations);
+        blankPeer.registrations().stream().filter(s -> !ranks.contains(rank(s))).forEach(all::add);
+        return new Recovered(source + " and the registrations of " + blankPeer.source(), indexes, all, install, false);
+    }
+
+    private static WorkerKey rank(SavedRegistration s) {
+        return new WorkerKey(s.instanceId(), s.dpRank());
     }
 
     /** {@code "3 indexes, 2 registrations"}: what the log says was recovered. */

@@ -24,6 +24,9 @@ public final class StartupGate {
     private final ReadyGate readyGate;
     private final WorkerRegistry workers;
     private volatile boolean recovering;
+    /** recovery brought nothing (or none was configured): what the index holds it saw itself, since its start */
+    private volatile boolean startedBlank = true;
+
     private volatile boolean shuttingDown;
 
     /**
@@ -37,9 +40,21 @@ public final class StartupGate {
         workers.onChange(this::check);
     }
 
+    /** Recovery is over and brought nothing (or nothing but a blank peer's registrations). */
     public void recoveryFinished() {
+        recoveryFinished(false);
+    }
+
+    /** Recovery is over; {@code broughtState}: it installed a snapshot or a peer's state that was not blank. */
+    public void recoveryFinished(boolean broughtState) {
+        startedBlank = !broughtState;
         recovering = false;
         check();
+    }
+
+    /** Nothing was recovered at start: with no block held and nothing unregistered since, the replica is blank. */
+    public boolean startedBlank() {
+        return startedBlank;
     }
 
     /** Opens the gate when its conditions hold; idempotent, called on every registry change. */

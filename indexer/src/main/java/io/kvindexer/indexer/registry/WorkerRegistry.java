@@ -61,6 +61,9 @@ public final class WorkerRegistry implements AutoCloseable {
     private RecoveryTombstones tombstones;
 
     private boolean closed;
+    /** an /unregister was applied (or remembered during recovery): this replica knows something went */
+    private volatile boolean everUnregistered;
+
     private volatile int listenerCapacity = Integer.MAX_VALUE;
 
     public WorkerRegistry(Indexers indexers, ListenerFactory listenerFactory) {
@@ -193,6 +196,7 @@ public final class WorkerRegistry implements AutoCloseable {
             Instance inst = instances.get(instanceId);
             if (tombstones != null) {
                 tombstones.add(instanceId, model, tenant, dpRank); // recovery may still bring it: it goes too
+                everUnregistered = true;
             }
             if (inst == null && tombstones != null) {
                 LOG.log(
@@ -234,6 +238,7 @@ public final class WorkerRegistry implements AutoCloseable {
             } else {
                 removed = removeInstance(inst);
             }
+            everUnregistered = true;
         }
         // outside the lock: a query sent after /unregister answered no longer names the worker (an index dropped
         // whole needs no wait)
@@ -310,6 +315,11 @@ public final class WorkerRegistry implements AutoCloseable {
         if (tombstones == null) {
             tombstones = new RecoveryTombstones();
         }
+    }
+
+    /** Whether any {@code /unregister} took effect since the start ({@code BinaryDump.BLANK_HEADER}). */
+    public boolean everUnregistered() {
+        return everUnregistered;
     }
 
     public synchronized boolean isRecovering() {

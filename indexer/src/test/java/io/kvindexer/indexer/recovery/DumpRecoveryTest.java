@@ -204,14 +204,7 @@ class DumpRecoveryTest {
      */
     @Test
     void aPeerStillRecoveringRefusesItsDumpAndTheSnapshotIsRead() throws Exception {
-        java.nio.file.Path dir = tmp.resolve("snapshots");
-        try (IndexerApp before = IndexerApp.start(IndexerConfig.defaults().with(c -> {
-            c.snapshotDir = dir;
-            c.snapshotInterval = Duration.ofHours(1);
-        }))) {
-            fill(before);
-            before.snapshots().write();
-        }
+        java.nio.file.Path dir = snapshotOfFill();
         // its own peer does not answer, and it waits a minute before asking
         try (IndexerApp recovering = IndexerApp.start(recoveringFrom(Duration.ofSeconds(60), "http://127.0.0.1:9"));
                 HttpTestClient peer = new HttpTestClient(recovering.baseUrl())) {
@@ -230,6 +223,106 @@ class DumpRecoveryTest {
             HttpTestClient.Response refused = peer.get("/dump");
             assertThat(refused.status()).isEqualTo(503);
             assertThat(refused.json().get("error").asText()).contains("recovering_from_peer");
+        }
+    }
+
+    /**
+     * A blank peer (it recovered nothing, holds no block, nothing was unregistered) knows nothing from before its own
+     * start: the restarted replica reads its own snapshot and keeps only the registrations the blank one learned.
+     */
+    @Test
+    void aBlankPeerDoesNotOutrankTheSnapshotAndItsRegistrationsAreKept() throws Exception {
+        java.nio.file.Path dir = snapshotOfFill();
+        try (IndexerApp blank = IndexerApp.start(IndexerConfig.defaults());
+                HttpTestClient peer = new HttpTestClient(blank.baseUrl())) {
+            peer.post("/register", REGISTRATION_9).assertStatus(201);
+            assertThat(blankHeader(blank)).as("the blank peer says so").contains("true");
+            IndexerConfig cfg =
+                    recoveringFrom(Duration.ofMillis(20), blank.baseUrl()).with(c -> c.snapshotDir = dir);
+            try (IndexerApp restarted = IndexerApp.start(cfg);
+                    HttpTestClient b = new HttpTestClient(restarted.baseUrl())) {
+                awaitReady(b);
+                JsonNode dump = b.get("/dump").json();
+                assertThat(dump.get("org:llama:default").get("events"))
+                        .as("the snapshot's blocks, not the blank peer's none")
+                        .hasSize(6);
+                assertThat(b.get("/workers").json().findValuesAsText("instance_id"))
+                        .as("the registration the blank peer learned is kept")
+                        .contains("9");
+                assertThat(blankHeader(restarted)).as("it recovered a snapshot").isEmpty();
+            }
+        }
+    }
+
+    /** A blank peer is passed over for the next one; taken alone, it leaves its taker blank too. */
+    @Test
+    void aBlankPeerIsPassedOverForTheNextOne() throws Exception {
+        try (IndexerApp blank = IndexerApp.start(IndexerConfig.defaults());
+                IndexerApp full = IndexerApp.start(IndexerConfig.defaults())) {
+            fill(full);
+            try (IndexerApp restarted =
+                            IndexerApp.start(recoveringFrom(Duration.ofMillis(20), blank.baseUrl(), full.baseUrl()));
+                    HttpTestClient b = new HttpTestClient(restarted.baseUrl())) {
+                awaitReady(b);
+                assertThat(b.get("/dump").json().get("org:llama:default").get("events"))
+                        .hasSize(6);
+            }
+            try (IndexerApp onlyBlank = IndexerApp.start(recoveringFrom(Duration.ofMillis(20), blank.baseUrl()));
+                    HttpTestClient b = new HttpTestClient(onlyBlank.baseUrl())) {
+                awaitReady(b);
+                assertThat(blankHeader(onlyBlank)).contains("true");
+            }
+        }
+    }
+
+    /** A peer that applied an /unregister knows something the snapshot does not: its (empty) state wins. */
+    @Test
+    void aPeerThatUnregisteredIsNotBlankAndItsStateWins() throws Exception {
+        java.nio.file.Path dir = snapshotOfFill();
+        try (IndexerApp emptied = IndexerApp.start(IndexerConfig.defaults());
+                HttpTestClient peer = new HttpTestClient(emptied.baseUrl())) {
+            peer.post("/register", REGISTRATION_9).assertStatus(201);
+            peer.post("/unregister", "{\"instance_id\":9,\"model_name\":\"org:llama\"}")
+                    .assertStatus(200);
+            assertThat(blankHeader(emptied)).isEmpty();
+            IndexerConfig cfg =
+                    recoveringFrom(Duration.ofMillis(20), emptied.baseUrl()).with(c -> c.snapshotDir = dir);
+            try (IndexerApp restarted = IndexerApp.start(cfg);
+                    HttpTestClient b = new HttpTestClient(restarted.baseUrl())) {
+                awaitReady(b);
+                assertThat(b.get("/dump").json().has("org:llama:default")).isFalse();
+            }
+        }
+    }
+
+    /** An engine nobody publishes at: a registration and nothing else. */
+    private static final String REGISTRATION_9 =
+            "{\"instance_id\":9,\"endpoint\":\"tcp://127.0.0.1:9\"," + "\"model_name\":\"org:llama\",\"block_size\":4}";
+
+    /** A snapshot directory holding {@link #fill}'s indexes. */
+    private java.nio.file.Path snapshotOfFill() throws Exception {
+        java.nio.file.Path dir = tmp.resolve("snapshots");
+        try (IndexerApp before = IndexerApp.start(IndexerConfig.defaults().with(c -> {
+            c.snapshotDir = dir;
+            c.snapshotInterval = Duration.ofHours(1);
+        }))) {
+            fill(before);
+            before.snapshots().write();
+        }
+        return dir;
+    }
+
+    /** The {@code X-Kvindexer-Blank} header of the replica's binary {@code /dump} (empty when absent). */
+    private static java.util.Optional<String> blankHeader(IndexerApp app) throws Exception {
+        try (java.net.http.HttpClient client = java.net.http.HttpClient.newHttpClient()) {
+            java.net.http.HttpResponse<Void> r = client.send(
+                    java.net.http.HttpRequest.newBuilder(
+                                    java.net.URI.create(app.baseUrl() + "/dump?registrations=true"))
+                            .header("Accept", io.kvindexer.indexer.dump.BinaryDump.MEDIA_TYPE)
+                            .build(),
+                    java.net.http.HttpResponse.BodyHandlers.discarding());
+            assertThat(r.statusCode()).isEqualTo(200);
+            return r.headers().firstValue(io.kvindexer.indexer.dump.BinaryDump.BLANK_HEADER);
         }
     }
 
