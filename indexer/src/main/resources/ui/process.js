@@ -1,5 +1,5 @@
-// Process card (overview): this replica's heap, resident memory, file descriptors, threads, uptime and JVM, read
-// from the same /metrics sample as the charts (the JVM's and the process's own metrics, docs/metrics.md).
+// Process card (overview): this replica's heap, resident memory, file descriptors, threads, uptime, JVM and where
+// its state came from at start, read from the same /metrics sample as the charts (docs/metrics.md).
 
 import { h, replace, fmt } from './dom.js';
 
@@ -20,6 +20,7 @@ export function renderProcess(samples) {
   const threads = one('jvm_threads_current');
   const started = one('process_start_time_seconds');
   const runtime = samples.find((x) => x.name === 'jvm_runtime_info');
+  const recovery = samples.find((x) => x.name === 'dynamo_kvindexer_startup_recovery_seconds');
   const rows = [
     ['heap', 'Heap', used === null ? '–'
       : `${bytes(used)}${max > 0 ? ` of ${bytes(max)} (${Math.round((100 * used) / max)} %)` : ''}`],
@@ -28,12 +29,25 @@ export function renderProcess(samples) {
     ['threads', 'Platform threads', threads === null ? '–' : fmt(threads)],
     ['uptime', 'Up', started === null ? '–' : since(started)],
     ['jvm', 'JVM', runtime ? `${runtime.labels.version} (${runtime.labels.vendor})` : '–'],
+    ['state', 'State from', recovery ? stateFrom(recovery.labels.source, recovery.value) : 'recovering'],
   ];
   const text = JSON.stringify(rows);
   if (text === shown) return;
   shown = text;
   replace(document.getElementById('process'), ...rows.map(([field, label, value]) => h('div', { class: 'fact' },
     h('dt', {}, label), h('dd', { class: 'num', dataset: { field } }, value))));
+}
+
+/** Where startup recovery found the state: the source label of dynamo_kvindexer_startup_recovery_seconds. */
+export function stateFrom(source, seconds) {
+  const took = ` in ${seconds < 10 ? seconds.toPrecision(2) : Math.round(seconds)} s`;
+  switch (source) {
+    case 'peer': return `a peer${took}`;
+    case 'snapshot': return `its snapshot${took}`;
+    case 'blank_peer': return `a blank peer: registrations only${took}`;
+    case 'none': return 'nothing: started empty';
+    default: return `${source}${took}`;
+  }
 }
 
 /**

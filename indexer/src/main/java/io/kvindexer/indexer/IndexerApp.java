@@ -141,14 +141,17 @@ public final class IndexerApp implements AutoCloseable {
      * {@code /peers} (the operator keeps that list in step with the replicas, a resolved address would go stale).
      */
     private void recoverThenOpen() {
+        long started = System.nanoTime();
         try {
             for (String p : config.peers()) {
                 components.peers().add(p);
             }
             if (!config.recoversAtStart()) {
+                metrics().startupRecovery(Start.NONE, 0);
                 return;
             }
-            Recovered recovered = recover();
+            Start start = recover();
+            Recovered recovered = start.recovered();
             int restored = components
                     .workers()
                     .finishRecovery(
@@ -164,6 +167,7 @@ public final class IndexerApp implements AutoCloseable {
                         recovered.source());
             }
             components.gate().recoveryFinished(recovered != null && recovered.bringsState());
+            metrics().startupRecovery(start.source(), (System.nanoTime() - started) / 1e9);
             if (snapshots != null) {
                 snapshots.start(); // only now: an empty replica must not push out the good snapshots
             }
@@ -174,14 +178,23 @@ public final class IndexerApp implements AutoCloseable {
             LOG.log(System.Logger.Level.ERROR, "startup recovery failed; starting with what is installed", e);
             components.workers().finishRecovery(List.of(), () -> {});
             components.gate().recoveryFinished();
+            metrics().startupRecovery(Start.NONE, (System.nanoTime() - started) / 1e9);
         }
     }
 
     /**
-     * A live peer wins; without one, the newest good snapshot; null when neither gives anything. A blank peer (it has
-     * seen nothing from before its own start) does not win over the snapshot: only its registrations are added.
+     * What startup recovery brought and where from: {@code source} is the label of {@code
+     * dynamo_kvindexer_startup_recovery_seconds}.
      */
-    private Recovered recover() throws InterruptedException {
+    private record Start(Recovered recovered, String source) {
+        static final String NONE = "none";
+    }
+
+    /**
+     * A live peer wins; without one, the newest good snapshot; nothing when neither gives anything. A blank peer (it
+     * has seen nothing from before its own start) does not win over the snapshot: only its registrations are added.
+     */
+    private Start recover() throws InterruptedException {
         Recovered recovered = null;
         if (config.recoversFromPeers()) {
             Set<String> candidates = new LinkedHashSet<>(config.peers());
@@ -208,10 +221,10 @@ public final class IndexerApp implements AutoCloseable {
             Recovered snapshot = SnapshotRecovery.load(
                     config.snapshotDir(), components.indexers(), config.peerTimeout(), metrics()::snapshot);
             if (snapshot != null) {
-                return recovered == null ? snapshot : snapshot.with(recovered);
+                return new Start(recovered == null ? snapshot : snapshot.with(recovered), "snapshot");
             }
         }
-        return recovered;
+        return new Start(recovered, recovered == null ? Start.NONE : recovered.blank() ? "blank_peer" : "peer");
     }
 
     public int port() {

@@ -11,6 +11,7 @@ import io.kvindexer.indexer.registry.GraceOutcome;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
+import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
@@ -104,6 +105,12 @@ public final class IndexerMetrics {
             "dynamo_kvindexer_snapshots_total",
             "Local snapshots by event: written, write_failed, loaded, damaged (a file that did not verify, skipped)",
             "event");
+
+    private final Gauge startupRecovery = Gauge.builder()
+            .name("dynamo_kvindexer_startup_recovery_seconds")
+            .help("How long startup recovery took, by where the state came from: peer, snapshot, blank_peer, none")
+            .labelNames("source")
+            .register(registry);
 
     /** The listeners' reports, as counters. */
     private final IngestMetrics ingest = new IngestMetrics() {
@@ -376,6 +383,11 @@ public final class IndexerMetrics {
     /** A snapshot was written, failed to write, was loaded, or was found damaged. */
     public void snapshot(String event) {
         snapshots.labelValues(event).inc();
+    }
+
+    /** Startup recovery is over: the state came from {@code source} after {@code seconds}; one series, once. */
+    public void startupRecovery(String source, double seconds) {
+        startupRecovery.labelValues(source).set(seconds);
     }
 
     public void queryMatched(String endpoint, double seconds) {

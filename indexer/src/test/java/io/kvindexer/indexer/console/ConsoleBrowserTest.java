@@ -593,7 +593,10 @@ class ConsoleBrowserTest {
         }
     }
 
-    /** The Process card: this replica's heap, descriptors, threads and JVM, as its own /metrics has them. */
+    /**
+     * The Process card: this replica's heap, descriptors, threads, JVM and where its state came from, as its own
+     * /metrics has them.
+     */
     @Test
     @Order(11)
     void theProcessCardShowsTheReplicasHeapDescriptorsThreadsAndJvm() {
@@ -610,6 +613,11 @@ class ConsoleBrowserTest {
         assertThat(field("resident")).matches("[0-9.]+ (MiB|GiB)");
         assertThat(field("uptime")).matches("\\d+ (s|min)|\\d+ h \\d+ min");
         assertThat(field("jvm")).startsWith(System.getProperty("java.runtime.version") + " (");
+        assertThat(field("state")).as("no peers, no snapshot dir").isEqualTo("nothing: started empty");
+        assertThat(browser.js("return import('/ui/process.js').then(m => [m.stateFrom('peer', 0.331),"
+                        + " m.stateFrom('snapshot', 12.4), m.stateFrom('blank_peer', 1.02)])"))
+                .isEqualTo(List.of(
+                        "a peer in 0.33 s", "its snapshot in 12 s", "a blank peer: registrations only in 1.0 s"));
         // the formatter's edges, whatever this replica's own figures are (a resident 1,010 MiB read "1.01e+3 MiB")
         assertThat(browser.js("return import('/ui/process.js').then(m => [m.bytes(500), m.bytes(15.2 * 1024),"
                         + " m.bytes(812 * 1048576), m.bytes(1010 * 1048576), m.bytes(1023.9 * 1048576),"

@@ -250,6 +250,7 @@ class DumpRecoveryTest {
                         .as("the registration the blank peer learned is kept")
                         .contains("9");
                 assertThat(blankHeader(restarted)).as("it recovered a snapshot").isEmpty();
+                assertThat(b.metric(RECOVERY_SECONDS + "{source=\"snapshot\"}")).isGreaterThan(0);
             }
         }
     }
@@ -266,11 +267,21 @@ class DumpRecoveryTest {
                 awaitReady(b);
                 assertThat(b.get("/dump").json().get("org:llama:default").get("events"))
                         .hasSize(6);
+                assertThat(b.metric(RECOVERY_SECONDS + "{source=\"peer\"}")).isGreaterThan(0);
+                assertThat(b.metric(RECOVERY_SECONDS + "{source=\"blank_peer\"}"))
+                        .isEqualTo(-1);
             }
             try (IndexerApp onlyBlank = IndexerApp.start(recoveringFrom(Duration.ofMillis(20), blank.baseUrl()));
                     HttpTestClient b = new HttpTestClient(onlyBlank.baseUrl())) {
                 awaitReady(b);
                 assertThat(blankHeader(onlyBlank)).contains("true");
+                assertThat(b.metric(RECOVERY_SECONDS + "{source=\"blank_peer\"}"))
+                        .isGreaterThan(0);
+            }
+            try (HttpTestClient peer = new HttpTestClient(blank.baseUrl())) {
+                assertThat(peer.metric(RECOVERY_SECONDS + "{source=\"none\"}"))
+                        .as("nothing to recover from")
+                        .isZero();
             }
         }
     }
@@ -294,6 +305,8 @@ class DumpRecoveryTest {
             }
         }
     }
+
+    private static final String RECOVERY_SECONDS = "dynamo_kvindexer_startup_recovery_seconds";
 
     /** An engine nobody publishes at: a registration and nothing else. */
     private static final String REGISTRATION_9 =
