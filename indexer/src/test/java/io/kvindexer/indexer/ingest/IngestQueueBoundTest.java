@@ -95,6 +95,20 @@ class IngestQueueBoundTest {
     /** One engine and a listener of it on one poller, with a budget of {@link #BOUND} and a stalled writer. */
     private record Rig(InflightBytes inflight, EngineSimulator sim, StalledWriter writer, EngineListener listener) {
 
+        /** What a failed wait shows besides the two states (each far too long to print whole). */
+        String diagnosis() {
+            return "held " + sizes(writer.recorded.asGroundTruth(INSTANCE)) + " of the engine's "
+                    + sizes(sim.groundTruth()) + " blocks; " + writer.recorded.batches() + " batches recorded, "
+                    + writer.recorded.restarts().size() + " drops (restarts, unrecoverable gaps); engine's next seq "
+                    + sim.nextSeq() + "; " + sim.replays() + "; listener " + listener.snapshot();
+        }
+
+        private static Map<?, Integer> sizes(Map<?, ? extends java.util.Set<Long>> holders) {
+            Map<Object, Integer> out = new java.util.TreeMap<>(java.util.Comparator.comparing(String::valueOf));
+            holders.forEach((h, blocks) -> out.put(h, blocks.size()));
+            return out;
+        }
+
         /** Batch {@code i} of a run of long prefills: 1,000 blocks, ~30 KB. */
         CompletableFuture<Long> prefill(int i) {
             return sim.storeSequence(
@@ -104,8 +118,9 @@ class IngestQueueBoundTest {
         /** Waits until the listener holds the engine's state, exact. */
         void awaitEngineState() {
             await().atMost(Duration.ofSeconds(60))
-                    .untilAsserted(() ->
-                            assertThat(writer.recorded.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth()));
+                    .untilAsserted(() -> assertThat(writer.recorded.asGroundTruth(INSTANCE))
+                            .as(this::diagnosis)
+                            .isEqualTo(sim.groundTruth()));
             await().atMost(Duration.ofSeconds(10))
                     .until(() -> listener.exactness().read().state() == ExactnessState.EXACT);
         }
