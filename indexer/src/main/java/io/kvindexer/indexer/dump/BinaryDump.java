@@ -51,7 +51,7 @@ public final class BinaryDump {
 
     /**
      * A response header of {@code /dump} (either form), {@code true} when the replica is blank ({@code
-     * docs/concepts.md}): it recovered nothing at its start, holds no block, and nothing was unregistered since. A
+     * docs/concepts.md}): it recovered nothing at its start, has stored no block, and nothing was unregistered since. A
      * recovering replica then prefers its own snapshot and keeps only the registrations the blank one learned.
      */
     public static final String BLANK_HEADER = "X-Kvindexer-Blank";

@@ -10,6 +10,8 @@ import io.kvindexer.indexer.dump.BinaryDump;
 import io.kvindexer.indexer.dump.BinaryDumpWriter;
 import io.kvindexer.indexer.dump.DumpJson;
 import io.kvindexer.indexer.dump.SavedRegistration;
+import io.kvindexer.indexer.index.ApplyStatus;
+import io.kvindexer.indexer.index.IndexStats;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.recovery.StartupGate;
@@ -17,6 +19,7 @@ import io.kvindexer.indexer.registry.WorkerRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
@@ -100,11 +103,20 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate) 
         throw new ApiError(400, "query parameter `registrations` must be true or false, got `" + flag.get() + "`");
     }
 
-    /** {@link BinaryDump#BLANK_HEADER}: nothing recovered at start, no block held, nothing unregistered since. */
+    /**
+     * {@link BinaryDump#BLANK_HEADER}: nothing recovered at start, nothing stored or unregistered since. A replica
+     * whose blocks all went (removed, expired) knows they went: it is not blank.
+     */
     private boolean blank(List<ModelIndex> all) {
         return gate.startedBlank()
                 && !workers.everUnregistered()
-                && all.stream().allMatch(ix -> ix.stats().blocks() == 0);
+                && all.stream().allMatch(DumpService::neverStored);
+    }
+
+    private static boolean neverStored(ModelIndex ix) {
+        IndexStats s = ix.stats();
+        return s.blocks() == 0
+                && s.applied().getOrDefault("stored", Map.of()).getOrDefault(ApplyStatus.OK.label(), 0L) == 0;
     }
 
     /** {@link BinaryDump#BLOCKS_HEADER}'s value. */

@@ -40,7 +40,7 @@ public record Recovered(
 
     /**
      * This (a snapshot) with the registrations a blank peer learned since its start added: those of worker ranks the
-     * snapshot does not have, with the peer's watermark (the peer holds no block, so nothing before it is missing).
+     * snapshot does not have, with the peer's watermark (the peer has stored no block, so nothing before it is missing).
      * A rank both have keeps the snapshot's registration, whose watermark matches the snapshot's tree.
      */
     public Recovered with(Recovered blankPeer) {

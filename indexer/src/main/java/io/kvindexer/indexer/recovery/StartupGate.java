@@ -52,7 +52,7 @@ public final class StartupGate {
         check();
     }
 
-    /** Nothing was recovered at start: with no block held and nothing unregistered since, the replica is blank. */
+    /** Nothing was recovered at start: with no block stored and nothing unregistered since, the replica is blank. */
     public boolean startedBlank() {
         return startedBlank;
     }

@@ -10,6 +10,7 @@ import io.kvindexer.indexer.IndexerCli;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.event.BlockRemoved;
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.http.HttpTestClient;
@@ -303,6 +304,26 @@ class DumpRecoveryTest {
                 awaitReady(b);
                 assertThat(b.get("/dump").json().has("org:llama:default")).isFalse();
             }
+        }
+    }
+
+    /** A replica whose blocks all went (here removed by the engine) knows they went: it is not blank. */
+    @Test
+    void aReplicaWhoseBlocksAllWentIsNotBlank() throws Exception {
+        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults())) {
+            assertThat(blankHeader(app)).contains("true");
+            fill(app);
+            assertThat(blankHeader(app)).isEmpty();
+            ModelIndex other = app.indexers().get("mistral", "t").orElseThrow();
+            other.submit(new WorkerKey(5, 0), List.<KvEvent>of(new BlockRemoved(new long[] {-7L}, StorageTier.DISK)));
+            for (ModelIndex ix : app.indexers().all()) {
+                for (WorkerKey w : List.of(new WorkerKey(1, 0), new WorkerKey(-2L, 3))) {
+                    ix.submit(w, List.<KvEvent>of(new io.kvindexer.indexer.event.AllBlocksCleared()));
+                }
+            }
+            app.indexers().flushAll().get(30, TimeUnit.SECONDS);
+            assertThat(app.indexers().all()).allMatch(ix -> ix.stats().blocks() == 0);
+            assertThat(blankHeader(app)).isEmpty();
         }
     }
 
