@@ -40,8 +40,8 @@ public record Recovered(
 
     /**
      * This (a snapshot) with the registrations a blank peer learned since its start added: those of worker ranks the
-     * snapshot does not have, with the peer's watermark (the peer has stored no block, so nothing before it is missing).
-     * A rank both have keeps the snapshot's registration, whose watermark matches the snapshot's tree.
+     * snapshot does not have, with the peer's watermark (the peer has stored no block, so nothing before it is
+     * missing). A rank both have keeps the snapshot's registration, whose watermark matches the snapshot's tree.
      */
     public Recovered with(Recovered blankPeer) {
         Set<WorkerKey> ranks = new HashSet<>();
