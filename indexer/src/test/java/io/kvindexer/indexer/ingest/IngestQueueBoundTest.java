@@ -93,14 +93,20 @@ class IngestQueueBoundTest {
     }
 
     /** One engine and a listener of it on one poller, with a budget of {@link #BOUND} and a stalled writer. */
-    private record Rig(InflightBytes inflight, EngineSimulator sim, StalledWriter writer, EngineListener listener) {
+    private record Rig(
+            InflightBytes inflight,
+            EngineSimulator sim,
+            StalledWriter writer,
+            EngineListener listener,
+            ReplayPermits permits) {
 
         /** What a failed wait shows besides the two states (each far too long to print whole). */
         String diagnosis() {
             return "held " + sizes(writer.recorded.asGroundTruth(INSTANCE)) + " of the engine's "
                     + sizes(sim.groundTruth()) + " blocks; " + writer.recorded.batches() + " batches recorded, "
                     + writer.recorded.restarts().size() + " drops (restarts, unrecoverable gaps); engine's next seq "
-                    + sim.nextSeq() + "; " + sim.replays() + "; listener " + listener.snapshot();
+                    + sim.nextSeq() + "; " + sim.replays() + "; replays running " + permits.inUse() + ", waiting "
+                    + permits.waiting() + "; listener " + listener.snapshot();
         }
 
         private static Map<?, Integer> sizes(Map<?, ? extends java.util.Set<Long>> holders) {
@@ -131,16 +137,19 @@ class IngestQueueBoundTest {
         IngestPollers pollers = open.add(new IngestPollers(ZmqContext.shared(), 1, 1, inflight));
         EngineSimulator sim = open.add(engine.start());
         StalledWriter writer = new StalledWriter(inflight);
+        ReplayPermits permits = new ReplayPermits(ReplayPermits.DEFAULT);
         EngineListener listener = open.listener(
                 new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
                 new SequenceWatermark(),
                 writer,
                 ListenerOptions.defaults(pollers).with(o -> {
                     o.replayTimeout = Duration.ofSeconds(30);
+                    // its own permits, like its own poller and budget: no replay of an earlier test's can hold them
+                    o.replayPermits = permits;
                     options.accept(o);
                 }));
         Subscriptions.await(listener, sim, 1);
-        return new Rig(inflight, sim, writer, listener);
+        return new Rig(inflight, sim, writer, listener, permits);
     }
 
     @Test
