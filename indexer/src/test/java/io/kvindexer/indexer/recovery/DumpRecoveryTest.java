@@ -210,9 +210,7 @@ class DumpRecoveryTest {
         try (IndexerApp recovering = IndexerApp.start(recoveringFrom(Duration.ofSeconds(60), "http://127.0.0.1:9"));
                 HttpTestClient peer = new HttpTestClient(recovering.baseUrl())) {
             assertThat(peer.get("/ready").status()).isEqualTo(503);
-            IndexerConfig cfg =
-                    recoveringFrom(Duration.ofMillis(20), recovering.baseUrl()).with(c -> c.snapshotDir = dir);
-            try (IndexerApp restarted = IndexerApp.start(cfg);
+            try (IndexerApp restarted = restartedWith(dir, recovering.baseUrl());
                     HttpTestClient b = new HttpTestClient(restarted.baseUrl())) {
                 awaitReady(b);
                 JsonNode dump = b.get("/dump").json();
@@ -228,7 +226,7 @@ class DumpRecoveryTest {
     }
 
     /**
-     * A blank peer (it recovered nothing, holds no block, nothing was unregistered) knows nothing from before its own
+     * A blank peer (it recovered nothing, has stored no block, nothing was unregistered) knows nothing from before its own
      * start: the restarted replica reads its own snapshot and keeps only the registrations the blank one learned.
      */
     @Test
@@ -238,9 +236,7 @@ class DumpRecoveryTest {
                 HttpTestClient peer = new HttpTestClient(blank.baseUrl())) {
             peer.post("/register", REGISTRATION_9).assertStatus(201);
             assertThat(blankHeader(blank)).as("the blank peer says so").contains("true");
-            IndexerConfig cfg =
-                    recoveringFrom(Duration.ofMillis(20), blank.baseUrl()).with(c -> c.snapshotDir = dir);
-            try (IndexerApp restarted = IndexerApp.start(cfg);
+            try (IndexerApp restarted = restartedWith(dir, blank.baseUrl());
                     HttpTestClient b = new HttpTestClient(restarted.baseUrl())) {
                 awaitReady(b);
                 JsonNode dump = b.get("/dump").json();
@@ -297,9 +293,7 @@ class DumpRecoveryTest {
             peer.post("/unregister", "{\"instance_id\":9,\"model_name\":\"org:llama\"}")
                     .assertStatus(200);
             assertThat(blankHeader(emptied)).isEmpty();
-            IndexerConfig cfg =
-                    recoveringFrom(Duration.ofMillis(20), emptied.baseUrl()).with(c -> c.snapshotDir = dir);
-            try (IndexerApp restarted = IndexerApp.start(cfg);
+            try (IndexerApp restarted = restartedWith(dir, emptied.baseUrl());
                     HttpTestClient b = new HttpTestClient(restarted.baseUrl())) {
                 awaitReady(b);
                 assertThat(b.get("/dump").json().has("org:llama:default")).isFalse();
@@ -332,6 +326,11 @@ class DumpRecoveryTest {
     /** An engine nobody publishes at: a registration and nothing else. */
     private static final String REGISTRATION_9 =
             "{\"instance_id\":9,\"endpoint\":\"tcp://127.0.0.1:9\"," + "\"model_name\":\"org:llama\",\"block_size\":4}";
+
+    /** A replica restarted with the snapshots in {@code dir}, recovering from {@code peers} first. */
+    private static IndexerApp restartedWith(java.nio.file.Path dir, String... peers) throws Exception {
+        return IndexerApp.start(recoveringFrom(Duration.ofMillis(20), peers).with(c -> c.snapshotDir = dir));
+    }
 
     /** A snapshot directory holding {@link #fill}'s indexes. */
     private java.nio.file.Path snapshotOfFill() throws Exception {
