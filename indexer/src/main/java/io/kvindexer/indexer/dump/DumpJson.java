@@ -80,6 +80,16 @@ public final class DumpJson {
             g.writeEndObject();
         }
 
+        /**
+         * Ends an entry begun with {@link #begin} whose walk failed: the events written so far, then {@code "error"}
+         * (a reader refuses the entry, as it refuses Dynamo's {@code {"error": ...}}).
+         */
+        public void abandon(String message) throws IOException {
+            g.writeEndArray();
+            g.writeStringField("error", message);
+            g.writeEndObject();
+        }
+
         /** The entry of an index whose dump failed: {@code "key": {"error": "..."}} (as Dynamo writes it). */
         public void error(String key, String message) throws IOException {
             g.writeFieldName(key);

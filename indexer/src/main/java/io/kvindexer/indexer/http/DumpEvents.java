@@ -2,56 +2,65 @@ package io.kvindexer.indexer.http;
 
 import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.dump.DumpJson;
 import io.kvindexer.indexer.dump.RouterEvent;
+import io.kvindexer.indexer.index.DumpSink;
 import io.kvindexer.indexer.index.ModelIndex;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
 import it.unimi.dsi.fastutil.longs.LongArrayList;
 import it.unimi.dsi.fastutil.objects.Object2IntOpenHashMap;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * An index's memberships as Dynamo's single-block Stored RouterEvents, event ids counting from 0. The walk is
- * captured in columns of primitives (28 bytes a membership) and each event is built only when it is written: the
- * JSON {@code /dump} of a large index once held every event as objects, about five times the index's own size.
+ * An index's memberships as Dynamo's single-block Stored RouterEvents, event ids counting from 0 across the whole
+ * index. The walk fills columns of primitives (28 bytes a membership) and each event is built only when it is
+ * written; the JSON {@code /dump} drains them between chunks of the walk, so it never holds more than one chunk.
  */
-public final class DumpEvents {
+public final class DumpEvents implements DumpSink {
 
     private static final StorageTier[] TIERS = StorageTier.values();
 
     private final List<WorkerKey> workers = new ArrayList<>();
+    private final Object2IntOpenHashMap<WorkerKey> refs = new Object2IntOpenHashMap<>();
     /** per membership: its worker's place in {@link #workers} {@code << 4 |} the tier's ordinal {@code << 1 |} 1 if it has a parent */
     private final IntArrayList packed = new IntArrayList();
 
     private final LongArrayList parents = new LongArrayList();
     private final LongArrayList hashes = new LongArrayList();
     private final LongArrayList localHashes = new LongArrayList();
+    /** the event id of the first membership held: those drained before counted */
+    private long firstId;
 
-    private DumpEvents() {}
-
-    /** Walks the index (in chunks under its read lock, as every dump does) into columns. */
-    public static DumpEvents capture(ModelIndex index) {
-        DumpEvents d = new DumpEvents();
-        Object2IntOpenHashMap<WorkerKey> refs = new Object2IntOpenHashMap<>();
+    public DumpEvents() {
         refs.defaultReturnValue(-1);
-        index.dump((worker, tier, hasParent, parentBlockHash, blockHash, localHash) -> {
-            int ref = refs.getInt(worker);
-            if (ref < 0) {
-                ref = d.workers.size();
-                d.workers.add(worker);
-                refs.put(worker, ref);
-            }
-            d.packed.add(ref << 4 | tier.ordinal() << 1 | (hasParent ? 1 : 0));
-            d.parents.add(parentBlockHash);
-            d.hashes.add(blockHash);
-            d.localHashes.add(localHash);
-        });
-        return d;
+    }
+
+    @Override
+    public void block(
+            WorkerKey worker,
+            StorageTier tier,
+            boolean hasParent,
+            long parentBlockHash,
+            long blockHash,
+            long localHash) {
+        int ref = refs.getInt(worker);
+        if (ref < 0) {
+            ref = workers.size();
+            workers.add(worker);
+            refs.put(worker, ref);
+        }
+        packed.add(ref << 4 | tier.ordinal() << 1 | (hasParent ? 1 : 0));
+        parents.add(parentBlockHash);
+        hashes.add(blockHash);
+        localHashes.add(localHash);
     }
 
     /** Every event at once: for tests and small indexes. */
     public static List<RouterEvent> of(ModelIndex index) {
-        DumpEvents d = capture(index);
+        DumpEvents d = new DumpEvents();
+        index.dump(d);
         List<RouterEvent> out = new ArrayList<>(d.size());
         for (int i = 0; i < d.size(); i++) {
             out.add(d.event(i));
@@ -59,19 +68,32 @@ public final class DumpEvents {
         return out;
     }
 
+    /** Memberships held, not yet drained. */
     public int size() {
         return packed.size();
     }
 
-    /** The {@code i}-th membership as its event, with event id {@code i}. */
-    public RouterEvent event(int i) {
+    /** Writes the events held, one object at a time, and lets their columns go; the ids go on from there. */
+    public void drainTo(DumpJson.Writer writer) throws IOException {
+        for (int i = 0; i < size(); i++) {
+            writer.event(event(i));
+        }
+        firstId += size();
+        packed.clear();
+        parents.clear();
+        hashes.clear();
+        localHashes.clear();
+    }
+
+    /** The {@code i}-th membership held as its event. */
+    private RouterEvent event(int i) {
         int p = packed.getInt(i);
         WorkerKey worker = workers.get(p >>> 4);
         return new RouterEvent(
                 worker.instanceId(),
                 worker.dpRank(),
                 TIERS[p >>> 1 & 7],
-                i,
+                firstId + i,
                 new RouterEvent.Stored((p & 1) != 0, parents.getLong(i), new long[] {hashes.getLong(i)}, new long[] {
                     localHashes.getLong(i)
                 }));

@@ -70,25 +70,37 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate) 
         try (OutputStream out = res.outputStream();
                 DumpJson.Writer writer = DumpJson.writer(out)) {
             for (ModelIndex ix : all) {
-                DumpEvents events;
-                try {
-                    events = DumpEvents.capture(ix);
-                } catch (RuntimeException e) {
-                    LOG.log(
-                            System.Logger.Level.WARNING,
-                            "dump of " + ix.modelName() + ":" + ix.tenantId() + " failed",
-                            e);
-                    writer.error(ix.modelName() + ":" + ix.tenantId(), e.toString());
-                    continue;
-                }
-                // written from the columns, one event object at a time: an index's dump is never all objects
-                writer.begin(ix.modelName(), ix.tenantId(), ix.blockSize());
-                for (int i = 0; i < events.size(); i++) {
-                    writer.event(events.event(i));
-                }
-                writer.end();
+                writeJson(ix, writer);
             }
         }
+    }
+
+    /**
+     * One index's entry, chunk by chunk of the walk: a chunk's memberships are kept in columns under the read lock
+     * and written between chunks, where no lock is held, so a slow client holds one chunk, not the index. A walk
+     * that fails ends the entry with an {@code "error"}, which a recovering reader refuses as a whole.
+     */
+    private static void writeJson(ModelIndex ix, DumpJson.Writer writer) throws IOException {
+        DumpEvents chunk = new DumpEvents();
+        writer.begin(ix.modelName(), ix.tenantId(), ix.blockSize());
+        try {
+            ix.dump(chunk, () -> {
+                try {
+                    chunk.drainTo(writer);
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            chunk.drainTo(writer);
+        } catch (RuntimeException e) {
+            if (e instanceof java.io.UncheckedIOException io) {
+                throw io.getCause(); // the client went away
+            }
+            LOG.log(System.Logger.Level.WARNING, "dump of " + ix.modelName() + ":" + ix.tenantId() + " failed", e);
+            writer.abandon(e.toString());
+            return;
+        }
+        writer.end();
     }
 
     /** {@code ?registrations=true|false} (absent: false); anything else is refused, not read as false. */

@@ -184,6 +184,17 @@ class DumpJsonTest {
         }
         assertThat(out.toString(StandardCharsets.UTF_8)).endsWith(",\"c:d\":{\"error\":\"boom\"}}");
         assertFails(out.toString(StandardCharsets.UTF_8), "\"c:d\"", "boom");
+
+        // ours: a walk that failed after some events went out ends its entry with the error; refused the same way
+        ByteArrayOutputStream partial = new ByteArrayOutputStream();
+        try (DumpJson.Writer w = DumpJson.writer(partial)) {
+            w.begin("e", "f", 1);
+            w.abandon("walk failed");
+        }
+        assertThat(partial.toString(StandardCharsets.UTF_8))
+                .isEqualTo("{\"e:f\":{\"block_size\":1,\"model_name\":\"e\",\"tenant_id\":\"f\",\"events\":[],"
+                        + "\"error\":\"walk failed\"}}");
+        assertFails(partial.toString(StandardCharsets.UTF_8), "\"e:f\"", "walk failed");
     }
 
     private static void assertFails(String json, String... parts) {
