@@ -12,10 +12,10 @@ import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * Startup from {@code --snapshot-dir} when no peer answered: the newest snapshot that verifies completely, else the
- * one before it, else nothing. A damaged file (truncated, a flipped bit, a newer format version, unreadable) is
- * logged and counted and never installs anything: it is staged like a peer's binary dump, which goes live only
- * after its END frame verified.
+ * Startup from {@code --snapshot-dir} when no peer answered (or only blank ones): the newest snapshot that verifies
+ * completely, else the one before it, else nothing. A damaged file (truncated, a flipped bit, a newer format version,
+ * unreadable) is logged and counted and never installs anything: it is staged like a peer's binary dump, which goes
+ * live only after its END frame verified.
  */
 public final class SnapshotRecovery {
 
