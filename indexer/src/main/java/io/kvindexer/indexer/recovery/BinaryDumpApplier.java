@@ -12,9 +12,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * Applies a peer's binary {@code /dump} while it downloads, without ever exposing a partial one: each section is
@@ -86,25 +83,13 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
             throws IOException, InterruptedException {
         BinaryDumpApplier applier = new BinaryDumpApplier(indexers, blockCounts(blockCounts));
         BinaryDumpReader.read(body, applier);
-        try {
-            indexers.flushAll().get(timeoutMillis, TimeUnit.MILLISECONDS); // every staged op applied
-        } catch (ExecutionException | TimeoutException e) {
-            throw new IOException("staging the dump did not finish: " + e, e);
-        }
+        DumpApplier.awaitStaging(indexers, timeoutMillis);
         List<ModelIndex> staged = List.copyOf(applier.staged);
         return new Recovered(source, staged.size(), applier.registrations, () -> {
             for (ModelIndex s : staged) {
-                install(indexers, s);
+                DumpApplier.install(indexers, s.modelName(), s.tenantId(), s.blockSize(), s, LOG);
             }
         });
-    }
-
-    private static void install(Indexers indexers, ModelIndex staged) {
-        ModelIndex live =
-                DumpApplier.liveIndex(indexers, staged.modelName(), staged.tenantId(), staged.blockSize(), LOG);
-        if (live != null) {
-            live.adopt(staged);
-        }
     }
 
     @Override

@@ -65,14 +65,11 @@ final class DumpApplier implements DumpJson.Entries {
         } catch (java.io.UncheckedIOException e) {
             throw e.getCause(); // the writers did not finish in time
         }
-        applier.awaitWriters(); // every staged op applied
+        awaitStaging(indexers, timeoutMillis);
         List<Staged> staged = List.copyOf(applier.staged);
         return new Recovered(source, staged.size(), List.of(), () -> {
             for (Staged s : staged) {
-                ModelIndex live = liveIndex(indexers, s.modelName(), s.tenantId(), s.blockSize(), LOG);
-                if (live != null) {
-                    live.adopt(s.index());
-                }
+                install(indexers, s.modelName(), s.tenantId(), s.blockSize(), s.index(), LOG);
             }
         });
     }
@@ -122,7 +119,7 @@ final class DumpApplier implements DumpJson.Entries {
         if (++chunksSinceWait == CHUNKS_IN_FLIGHT) {
             chunksSinceWait = 0;
             try {
-                awaitWriters();
+                awaitStaging(indexers, timeoutMillis);
             } catch (InterruptedException e) {
                 throw new StagingInterrupted(e);
             } catch (IOException e) {
@@ -131,7 +128,8 @@ final class DumpApplier implements DumpJson.Entries {
         }
     }
 
-    private void awaitWriters() throws IOException, InterruptedException {
+    /** Waits until the writers have applied every op staged so far; fails when they do not within the timeout. */
+    static void awaitStaging(Indexers indexers, long timeoutMillis) throws IOException, InterruptedException {
         try {
             indexers.flushAll().get(timeoutMillis, TimeUnit.MILLISECONDS);
         } catch (ExecutionException | TimeoutException e) {
@@ -152,10 +150,19 @@ final class DumpApplier implements DumpJson.Entries {
     }
 
     /**
-     * The live index a recovered one goes into: ours, created with the peer's block size when we have none; when we
-     * have one with another block size, ours is kept (logged on {@code log}); null when it vanished meanwhile.
+     * Puts a staged index's blocks into the live index of the same names: ours, created with the peer's block size
+     * when we have none; when we have one with another block size, ours is kept (logged on {@code log}); nothing when
+     * it vanished meanwhile.
      */
-    static ModelIndex liveIndex(
+    static void install(
+            Indexers indexers, String modelName, String tenantId, int blockSize, ModelIndex staged, System.Logger log) {
+        ModelIndex live = liveIndex(indexers, modelName, tenantId, blockSize, log);
+        if (live != null) {
+            live.adopt(staged);
+        }
+    }
+
+    private static ModelIndex liveIndex(
             Indexers indexers, String modelName, String tenantId, int blockSize, System.Logger log) {
         try {
             return indexers.getOrCreate(modelName, tenantId, blockSize);
