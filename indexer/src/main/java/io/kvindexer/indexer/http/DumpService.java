@@ -11,6 +11,7 @@ import io.kvindexer.indexer.dump.BinaryDumpWriter;
 import io.kvindexer.indexer.dump.DumpJson;
 import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.index.ApplyStatus;
+import io.kvindexer.indexer.index.DumpSink;
 import io.kvindexer.indexer.index.IndexStats;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
@@ -18,6 +19,7 @@ import io.kvindexer.indexer.recovery.StartupGate;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -28,8 +30,9 @@ import java.util.concurrent.TimeUnit;
  * entry by entry (Dynamo's JSON, {@code docs/compatibility.md}); with {@code Accept: application/x-kvindexer-dump}
  * the same content as a {@link BinaryDump} stream (version 2, with the registrations and their watermarks, when
  * {@code ?registrations=true} asks for them). Pending writes are flushed first, so the dump holds everything
- * accepted before the request. An index whose dump fails is written as {@code {"error": ...}} (an ERROR frame in
- * binary), as Dynamo does; the status stays 200. While the replica is still recovering it answers 503.
+ * accepted before the request. An index whose walk fails ends its entry with {@code "error"} after the events
+ * written so far (an ERROR frame in binary), which a reader refuses as it refuses Dynamo's {@code {"error": ...}};
+ * the status stays 200. While the replica is still recovering it answers 503.
  */
 record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate) implements ApiService {
 
@@ -84,23 +87,43 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate) 
         DumpEvents chunk = new DumpEvents();
         writer.begin(ix.modelName(), ix.tenantId(), ix.blockSize());
         try {
-            ix.dump(chunk, () -> {
-                try {
-                    chunk.drainTo(writer);
-                } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e);
-                }
-            });
+            walk(ix, chunk, () -> chunk.drainTo(writer));
             chunk.drainTo(writer);
         } catch (RuntimeException e) {
-            if (e instanceof java.io.UncheckedIOException io) {
-                throw io.getCause(); // the client went away
-            }
-            LOG.log(System.Logger.Level.WARNING, "dump of " + ix.modelName() + ":" + ix.tenantId() + " failed", e);
+            walkFailed(ix, e);
             writer.abandon(e.toString());
             return;
         }
         writer.end();
+    }
+
+    /** What runs between two chunks of a walk, where no lock is held: writing to, or waiting for, the client. */
+    @FunctionalInterface
+    private interface BetweenChunks {
+        void run() throws IOException;
+    }
+
+    /**
+     * Walks {@code ix} into {@code sink}, running {@code between} between its chunks. An I/O failure of the sink or of
+     * {@code between} (the client went away) comes out as the {@link IOException} it was; anything else the walk
+     * throws (a bug) is left to the caller, who ends the index's entry with an error.
+     */
+    private static void walk(ModelIndex ix, DumpSink sink, BetweenChunks between) throws IOException {
+        try {
+            ix.dump(sink, () -> {
+                try {
+                    between.run();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+        } catch (UncheckedIOException e) {
+            throw e.getCause();
+        }
+    }
+
+    private static void walkFailed(ModelIndex ix, RuntimeException e) {
+        LOG.log(System.Logger.Level.WARNING, "dump of " + ix.modelName() + ":" + ix.tenantId() + " failed", e);
     }
 
     /** {@code ?registrations=true|false} (absent: false); anything else is refused, not read as false. */
@@ -179,19 +202,10 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate) 
             try {
                 writer.beginIndex(ix.modelName(), ix.tenantId(), ix.blockSize());
                 // a slow client: wait between chunks of the walk, holding no lock, not with the bytes
-                ix.dump(writer::membership, () -> {
-                    try {
-                        pipe.awaitRoom();
-                    } catch (IOException e) {
-                        throw new java.io.UncheckedIOException(e);
-                    }
-                });
+                walk(ix, writer::membership, pipe::awaitRoom);
                 writer.endIndex();
             } catch (RuntimeException e) {
-                if (e instanceof java.io.UncheckedIOException io) {
-                    throw io.getCause(); // the pipe: the client went away
-                }
-                LOG.log(System.Logger.Level.WARNING, "dump of " + ix.modelName() + ":" + ix.tenantId() + " failed", e);
+                walkFailed(ix, e);
                 // a reader refuses the whole stream at an ERROR frame, so what of this section went out is moot
                 writer.abandonIndex();
                 writer.error(ix.modelName(), ix.tenantId(), e.getClass().getSimpleName());
