@@ -79,17 +79,16 @@ final class TelemetryLosses implements MetricReader {
     /** Whether a point of the SDK's metric {@code name} counts items of {@code signal} lost as {@code loss}. */
     static boolean counts(String name, Attributes a, String signal, Loss loss) {
         String legacyProcessor = signal.equals("spans") ? "processedSpans" : "processedLogs";
-        String legacyType = signal.equals("spans") ? "span" : "log";
-        String semconv = signal.equals("spans") ? "span" : "log";
+        String item = signal.equals("spans") ? "span" : "log"; // the legacy type attribute and the semconv names'
         return switch (loss) {
             case DROPPED ->
                 (name.equals(legacyProcessor) && Boolean.TRUE.equals(a.get(LEGACY_DROPPED)))
-                        || (name.equals("otel.sdk.processor." + semconv + ".processed") && a.get(ERROR_TYPE) != null);
+                        || (name.equals("otel.sdk.processor." + item + ".processed") && a.get(ERROR_TYPE) != null);
             case FAILED ->
                 (name.equals("otlp.exporter.exported")
-                                && legacyType.equals(a.get(LEGACY_TYPE))
+                                && item.equals(a.get(LEGACY_TYPE))
                                 && Boolean.FALSE.equals(a.get(LEGACY_SUCCESS)))
-                        || (name.equals("otel.sdk.exporter." + semconv + ".exported") && a.get(ERROR_TYPE) != null);
+                        || (name.equals("otel.sdk.exporter." + item + ".exported") && a.get(ERROR_TYPE) != null);
         };
     }
 
