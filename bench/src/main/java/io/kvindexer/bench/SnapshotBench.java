@@ -42,6 +42,7 @@ public final class SnapshotBench extends IndexerBench<SnapshotBench.Rep> {
     public record Rep(
             long memberships,
             long snapshotBytes,
+            long mostHeldBytes,
             double cutSeconds,
             double writeSeconds,
             double pauseMaxMs,
@@ -62,6 +63,7 @@ public final class SnapshotBench extends IndexerBench<SnapshotBench.Rep> {
     void summarize(List<Rep> reps, Map<String, Object> out) {
         out.put("memberships", reps.getFirst().memberships());
         out.put("snapshot_bytes", Medians.of(reps, Rep::snapshotBytes));
+        out.put("held_bytes_max", Medians.of(reps, Rep::mostHeldBytes));
         out.put("cut_s", Medians.of(reps, Rep::cutSeconds));
         out.put("write_s", Medians.of(reps, Rep::writeSeconds));
         out.put("writer_pause_max_ms", Medians.of(reps, Rep::pauseMaxMs));
@@ -130,6 +132,7 @@ public final class SnapshotBench extends IndexerBench<SnapshotBench.Rep> {
                 Rep rep = new Rep(
                         memberships,
                         s.bytes(),
+                        s.mostHeldBytes(),
                         s.cutSeconds(),
                         s.writeSeconds(),
                         pause,
@@ -138,12 +141,14 @@ public final class SnapshotBench extends IndexerBench<SnapshotBench.Rep> {
                         withReplay[0],
                         withReplay[1]);
                 System.out.printf(
-                        "rep %d: %d memberships, snapshot %.1f MB (cut %.3f s, write %.3f s), longest writer pause"
+                        "rep %d: %d memberships, snapshot %.1f MB (at most %.2f MB of it in memory; cut %.3f s, forced and"
+                                + " renamed %.3f s), longest writer pause"
                                 + " %.1f ms (%.1f ms without a snapshot); restart to Ready %.3f s; with %d batches to"
                                 + " replay: Ready %.3f s, caught up %.3f s%n",
                         r + 1,
                         memberships,
                         s.bytes() / 1e6,
+                        s.mostHeldBytes() / 1e6,
                         s.cutSeconds(),
                         s.writeSeconds(),
                         pause,

@@ -5,7 +5,11 @@ import java.io.OutputStream;
 import java.util.ArrayList;
 import java.util.List;
 
-/** An in-memory stream in 1 MiB chunks: a cut is encoded here (fast, under the index read locks), then written out. */
+/**
+ * An in-memory stream in 1 MiB chunks: one step of a cut's walk is encoded here under an index read lock (fast, no
+ * I/O), then {@link #drainTo drained} to the file once the walk lets go of the lock. So a snapshot holds one step
+ * in memory, not the whole cut.
+ */
 final class ChunkedBytes extends OutputStream {
 
     private static final int CHUNK = 1 << 20;
@@ -13,6 +17,8 @@ final class ChunkedBytes extends OutputStream {
     private final List<byte[]> full = new ArrayList<>();
     private byte[] current = new byte[CHUNK];
     private int used;
+    private long drained;
+    private long mostHeld;
 
     @Override
     public void write(int b) {
@@ -42,14 +48,29 @@ final class ChunkedBytes extends OutputStream {
         used = 0;
     }
 
+    /** Everything written so far, drained or not. */
     long size() {
+        return drained + held();
+    }
+
+    /** The most bytes this stream held at once (at a drain). */
+    long mostHeld() {
+        return Math.max(mostHeld, held());
+    }
+
+    private long held() {
         return (long) full.size() * CHUNK + used;
     }
 
-    void writeTo(OutputStream out) throws IOException {
+    /** Writes what it holds to {@code out} and lets it go (keeping one chunk for the next step). */
+    void drainTo(OutputStream out) throws IOException {
+        mostHeld = mostHeld();
         for (byte[] chunk : full) {
             out.write(chunk);
         }
         out.write(current, 0, used);
+        drained += held();
+        full.clear();
+        used = 0;
     }
 }

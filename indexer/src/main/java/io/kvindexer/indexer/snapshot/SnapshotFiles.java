@@ -139,8 +139,17 @@ public final class SnapshotFiles {
         }
     }
 
-    /** Writes {@code content} as the next snapshot; returns its path. */
-    Path write(ChunkedBytes content) throws IOException {
+    /** What goes into a snapshot file, written as it is produced. */
+    @FunctionalInterface
+    interface Content {
+        void writeTo(OutputStream out) throws IOException, InterruptedException;
+    }
+
+    /**
+     * Writes {@code content} as the next snapshot; returns its path. The content streams into the temporary file;
+     * when it fails, the file is deleted and the snapshots already there are left as they were.
+     */
+    Path write(Content content) throws IOException, InterruptedException {
         lock();
         List<Path> existing = newestFirst();
         long next = existing.isEmpty() ? 1 : number(existing.getFirst()) + 1;
@@ -152,7 +161,7 @@ public final class SnapshotFiles {
             content.writeTo(out);
             out.flush();
             ch.force(true);
-        } catch (IOException e) {
+        } catch (IOException | InterruptedException | RuntimeException e) {
             Files.deleteIfExists(temp);
             throw e;
         }

@@ -22,8 +22,11 @@ public final class Snapshotter implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Snapshotter.class.getName());
     private static final Duration FLUSH_TIMEOUT = Duration.ofSeconds(30);
 
-    /** One written snapshot: where, how many bytes, how long the cut and the write took. */
-    public record Written(Path file, long bytes, double cutSeconds, double writeSeconds) {}
+    /**
+     * One written snapshot: where, how many bytes, the most of them held in memory at once, how long the cut took
+     * (streamed into the temporary file as it was walked) and how long forcing it to disk and renaming it.
+     */
+    public record Written(Path file, long bytes, long mostHeldBytes, double cutSeconds, double writeSeconds) {}
 
     private final SnapshotFiles files;
     private final Duration interval;
@@ -76,11 +79,14 @@ public final class Snapshotter implements AutoCloseable {
     /** Takes a cut and writes it; throws when either fails (the previous snapshots are untouched then). */
     public synchronized Written write() throws IOException, InterruptedException {
         long t0 = System.nanoTime();
-        ChunkedBytes cut = StateCut.take(workers, indexers, FLUSH_TIMEOUT);
-        long t1 = System.nanoTime();
-        Path file = files.write(cut);
+        StateCut.Written[] cut = new StateCut.Written[1];
+        long[] cutEnd = new long[1];
+        Path file = files.write(out -> {
+            cut[0] = StateCut.write(workers, indexers, FLUSH_TIMEOUT, out);
+            cutEnd[0] = System.nanoTime();
+        });
         long t2 = System.nanoTime();
-        return new Written(file, cut.size(), (t1 - t0) / 1e9, (t2 - t1) / 1e9);
+        return new Written(file, cut[0].bytes(), cut[0].mostHeld(), (cutEnd[0] - t0) / 1e9, (t2 - cutEnd[0]) / 1e9);
     }
 
     private void writeLogged() {
@@ -89,9 +95,10 @@ public final class Snapshotter implements AutoCloseable {
             events.accept("written");
             LOG.log(
                     System.Logger.Level.DEBUG,
-                    "snapshot {0}: {1} bytes (cut {2} s, write {3} s)",
+                    "snapshot {0}: {1} bytes, at most {2} held in memory (cut {3} s, forced and renamed {4} s)",
                     w.file(),
                     w.bytes(),
+                    w.mostHeldBytes(),
                     w.cutSeconds(),
                     w.writeSeconds());
         } catch (IOException | RuntimeException e) {

@@ -6,6 +6,7 @@ import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.List;
@@ -14,18 +15,22 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * One consistent cut of a replica's state as a version 2 binary dump in memory: the registrations with their
- * watermarks first, then (once the index writers have applied everything submitted before) every tree, so each
- * tree holds at least every batch up to its watermark. Each index is encoded into memory by a walk that takes its
- * shards' read locks a few thousand nodes at a time: a writer waits for one such chunk, never for the whole cut nor
- * for the disk. The trees may mix moments after the watermarks; the replay after them converges (ADR 0004).
+ * One consistent cut of a replica's state as a version 2 binary dump: the registrations with their watermarks
+ * first, then (once the index writers have applied everything submitted before) every tree, so each tree holds at
+ * least every batch up to its watermark. Each index is walked a few thousand nodes per read-lock hold; a step is
+ * encoded into memory under the lock and written out after it: a writer waits for one step, never for the whole cut
+ * nor for the disk, and the cut holds one step in memory, not the index. The trees may mix moments after the
+ * watermarks; the replay after them converges (ADR 0004).
  */
 public final class StateCut {
 
+    /** What a cut wrote: its size, and the most of it held in memory at once. */
+    record Written(long bytes, long mostHeld) {}
+
     private StateCut() {}
 
-    /** Takes the cut; {@code flushTimeout} bounds the wait for the writers. */
-    static ChunkedBytes take(WorkerRegistry workers, Indexers indexers, Duration flushTimeout)
+    /** Takes the cut into {@code out}; {@code flushTimeout} bounds the wait for the writers. */
+    static Written write(WorkerRegistry workers, Indexers indexers, Duration flushTimeout, OutputStream out)
             throws IOException, InterruptedException {
         List<SavedRegistration> registrations = workers.export();
         try {
@@ -33,18 +38,28 @@ public final class StateCut {
         } catch (ExecutionException | TimeoutException e) {
             throw new IOException("the index writers did not catch up for the snapshot: " + e, e);
         }
-        ChunkedBytes out = new ChunkedBytes();
-        BinaryDumpWriter writer = new BinaryDumpWriter(out, registrations);
+        ChunkedBytes step = new ChunkedBytes();
+        BinaryDumpWriter writer = new BinaryDumpWriter(step, registrations);
         try {
             for (ModelIndex ix : indexers.all()) {
                 writer.beginIndex(ix.modelName(), ix.tenantId(), ix.blockSize());
-                ix.dump(writer::membership);
+                ix.dump(writer::membership, () -> drain(step, out));
                 writer.endIndex();
             }
         } catch (UncheckedIOException e) {
             throw e.getCause();
         }
         writer.close();
-        return out;
+        step.drainTo(out);
+        return new Written(step.size(), step.mostHeld());
+    }
+
+    /** Between two steps of a walk, where no lock is held. */
+    private static void drain(ChunkedBytes step, OutputStream out) {
+        try {
+            step.drainTo(out);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }

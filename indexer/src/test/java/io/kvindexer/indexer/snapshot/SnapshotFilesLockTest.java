@@ -18,12 +18,11 @@ class SnapshotFilesLockTest {
     Path dir;
 
     @Test
-    void withoutLocksSnapshotsAreStillWritten() throws IOException {
+    void withoutLocksSnapshotsAreStillWritten() throws IOException, InterruptedException {
         SnapshotFiles files = new SnapshotFiles(dir, channel -> {
             throw new IOException("No locks available");
         });
-        ChunkedBytes content = new ChunkedBytes();
-        content.write(new byte[] {1, 2, 3});
+        SnapshotFiles.Content content = out -> out.write(new byte[] {1, 2, 3});
         Path written = files.write(content);
         assertThat(Files.readAllBytes(written)).containsExactly(1, 2, 3);
         assertThat(files.write(content)).as("and the next one").isNotEqualTo(written);
