@@ -60,7 +60,8 @@ public final class IndexerApp implements AutoCloseable {
                             config.snapshotInterval(),
                             components.workers(),
                             components.indexers(),
-                            components.metrics()::snapshot);
+                            components.metrics()::snapshot,
+                            components.metrics()::snapshotWritten);
             var builder = WebServer.builder();
             if (config.security().serverTls()) {
                 builder.tls(ServerTls.load(

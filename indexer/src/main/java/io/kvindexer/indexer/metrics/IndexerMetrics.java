@@ -106,6 +106,11 @@ public final class IndexerMetrics {
             "Local snapshots by event: written, write_failed, loaded, damaged (a file that did not verify, skipped)",
             "event");
 
+    private final Gauge snapshotBytes = Gauge.builder()
+            .name("dynamo_kvindexer_snapshot_bytes")
+            .help("Size of the newest snapshot this replica wrote to --snapshot-dir; a volume needs room for three")
+            .register(registry);
+
     private final Gauge startupRecovery = Gauge.builder()
             .name("dynamo_kvindexer_startup_recovery_seconds")
             .help("How long startup recovery took, by where the state came from: peer, snapshot, blank_peer, none")
@@ -383,6 +388,11 @@ public final class IndexerMetrics {
     /** A snapshot was written, failed to write, was loaded, or was found damaged. */
     public void snapshot(String event) {
         snapshots.labelValues(event).inc();
+    }
+
+    /** A snapshot of {@code bytes} was written. */
+    public void snapshotWritten(long bytes) {
+        snapshotBytes.set(bytes);
     }
 
     /** Startup recovery is over: the state came from {@code source} after {@code seconds}; one series, once. */

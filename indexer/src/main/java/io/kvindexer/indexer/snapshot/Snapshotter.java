@@ -11,6 +11,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 
 /**
  * {@code --snapshot-dir} and {@code --snapshot-interval}: every interval, a {@link StateCut} written atomically as
@@ -33,21 +34,29 @@ public final class Snapshotter implements AutoCloseable {
     private final WorkerRegistry workers;
     private final Indexers indexers;
     private final Consumer<String> events;
+    private final LongConsumer sizes;
     private ScheduledExecutorService timer;
 
     /**
      * Takes the directory ({@link SnapshotFiles#lock}) at once, so a second replica pointed at it fails at startup.
      *
      * @param events told {@code written} or {@code write_failed} after each attempt (a metric)
+     * @param sizes  told the size in bytes of each snapshot written (a metric)
      * @throws IllegalStateException another process writes into {@code dir}
      */
     public Snapshotter(
-            Path dir, Duration interval, WorkerRegistry workers, Indexers indexers, Consumer<String> events) {
+            Path dir,
+            Duration interval,
+            WorkerRegistry workers,
+            Indexers indexers,
+            Consumer<String> events,
+            LongConsumer sizes) {
         this.files = new SnapshotFiles(dir);
         this.interval = interval;
         this.workers = workers;
         this.indexers = indexers;
         this.events = events;
+        this.sizes = sizes;
         try {
             files.lock();
         } catch (SnapshotFiles.InUseException e) {
@@ -93,6 +102,7 @@ public final class Snapshotter implements AutoCloseable {
         try {
             Written w = write();
             events.accept("written");
+            sizes.accept(w.bytes());
             LOG.log(
                     System.Logger.Level.DEBUG,
                     "snapshot {0}: {1} bytes, at most {2} held in memory (cut {3} s, forced and renamed {4} s)",

@@ -2,6 +2,7 @@ package io.kvindexer.indexer.recovery;
 
 import static io.kvindexer.indexer.recovery.Replicas.awaitReady;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
@@ -67,6 +68,34 @@ class SnapshotStreamTest {
             awaitReady(http);
             ModelIndex ix = restored.indexers().all().getFirst();
             assertThat(ix.stats().memberships()).as("every membership restored").isEqualTo(memberships);
+        }
+    }
+
+    /** The size of the newest snapshot is a metric: a volume must hold three (two kept, one being written). */
+    @Test
+    void theNewestSnapshotsSizeIsAMetric() throws Exception {
+        Path dir = tmp.resolve("snapshots");
+        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().with(c -> {
+                    c.snapshotDir = dir;
+                    c.snapshotInterval = Duration.ofMillis(100);
+                }));
+                HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+            ModelIndex ix = app.indexers().getOrCreate("m", "default", 4);
+            ix.submit(new WorkerKey(1, 0), chains());
+            ix.flush().get(30, TimeUnit.SECONDS);
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                List<Path> files;
+                try (var listing = Files.list(dir)) {
+                    files = listing.filter(p -> p.getFileName().toString().startsWith("snapshot-"))
+                            .sorted()
+                            .toList();
+                }
+                assertThat(files).isNotEmpty();
+                assertThat(http.metric("dynamo_kvindexer_snapshot_bytes"))
+                        .as("the newest snapshot's size")
+                        .isEqualTo((double) Files.size(files.getLast()))
+                        .isGreaterThan((double) CHAINS * BLOCKS_PER_CHAIN * 4);
+            });
         }
     }
 

@@ -15,7 +15,8 @@ import io.fabric8.kubernetes.api.model.Quantity;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
 public record Persistence(
-        @JsonPropertyDescription("Size of each replica's volume, e.g. 2Gi: room for two snapshots of the index.")
+        @JsonPropertyDescription(
+                "Size of each replica's volume, e.g. 2Gi: room for three snapshots of the index (two kept, one being written; 10-30 bytes a membership each).")
         @Required
         Quantity size,
 
