@@ -111,6 +111,11 @@ public final class IndexerMetrics {
             .help("Size of the newest snapshot this replica wrote to --snapshot-dir; a volume needs room for three")
             .register(registry);
 
+    private final Gauge snapshotDirFree = Gauge.builder()
+            .name("dynamo_kvindexer_snapshot_dir_free_bytes")
+            .help("Usable space left in --snapshot-dir after the newest snapshot; the next one needs about as much")
+            .register(registry);
+
     private final Gauge startupRecovery = Gauge.builder()
             .name("dynamo_kvindexer_startup_recovery_seconds")
             .help("How long startup recovery took, by where the state came from: peer, snapshot, blank_peer, none")
@@ -390,9 +395,12 @@ public final class IndexerMetrics {
         snapshots.labelValues(event).inc();
     }
 
-    /** A snapshot of {@code bytes} was written. */
-    public void snapshotWritten(long bytes) {
+    /** A snapshot of {@code bytes} was written, leaving {@code freeBytes} beside it (-1: unknown, not exported). */
+    public void snapshotWritten(long bytes, long freeBytes) {
         snapshotBytes.set(bytes);
+        if (freeBytes >= 0) {
+            snapshotDirFree.set(freeBytes);
+        }
     }
 
     /** Startup recovery is over: the state came from {@code source} after {@code seconds}; one series, once. */

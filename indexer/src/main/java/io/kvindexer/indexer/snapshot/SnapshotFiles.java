@@ -171,6 +171,15 @@ public final class SnapshotFiles {
         return target;
     }
 
+    /** The usable space of the directory's file system, in bytes; -1 when it does not say. */
+    long usableSpace() {
+        try {
+            return Files.getFileStore(dir).getUsableSpace();
+        } catch (IOException | SecurityException e) {
+            return -1;
+        }
+    }
+
     /** Keeps the newest {@link #KEPT} snapshots and no temporary files (a crash mid-write leaves one). */
     private void prune() throws IOException {
         List<Path> all = newestFirst();

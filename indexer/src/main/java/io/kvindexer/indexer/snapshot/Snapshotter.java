@@ -11,7 +11,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import java.util.function.LongConsumer;
 
 /**
  * {@code --snapshot-dir} and {@code --snapshot-interval}: every interval, a {@link StateCut} written atomically as
@@ -24,24 +23,32 @@ public final class Snapshotter implements AutoCloseable {
     private static final Duration FLUSH_TIMEOUT = Duration.ofSeconds(30);
 
     /**
-     * One written snapshot: where, how many bytes, the most of them held in memory at once, how long the cut took
-     * (streamed into the temporary file as it was walked) and how long forcing it to disk and renaming it.
+     * One written snapshot: where, how many bytes, the most of them held in memory at once, the usable space left
+     * beside it (-1: the file system does not say), how long the cut took (streamed into the temporary file as it was
+     * walked) and how long forcing it to disk and renaming it.
      */
-    public record Written(Path file, long bytes, long mostHeldBytes, double cutSeconds, double writeSeconds) {}
+    public record Written(
+            Path file, long bytes, long mostHeldBytes, long freeBytes, double cutSeconds, double writeSeconds) {}
+
+    /** Told, after each snapshot written, its size and the usable space left beside it (metrics). */
+    @FunctionalInterface
+    public interface Sizes {
+        void written(long bytes, long freeBytes);
+    }
 
     private final SnapshotFiles files;
     private final Duration interval;
     private final WorkerRegistry workers;
     private final Indexers indexers;
     private final Consumer<String> events;
-    private final LongConsumer sizes;
+    private final Sizes sizes;
     private ScheduledExecutorService timer;
 
     /**
      * Takes the directory ({@link SnapshotFiles#lock}) at once, so a second replica pointed at it fails at startup.
      *
      * @param events told {@code written} or {@code write_failed} after each attempt (a metric)
-     * @param sizes  told the size in bytes of each snapshot written (a metric)
+     * @param sizes  told the size of each snapshot written and the space left beside it (metrics)
      * @throws IllegalStateException another process writes into {@code dir}
      */
     public Snapshotter(
@@ -50,7 +57,7 @@ public final class Snapshotter implements AutoCloseable {
             WorkerRegistry workers,
             Indexers indexers,
             Consumer<String> events,
-            LongConsumer sizes) {
+            Sizes sizes) {
         this.files = new SnapshotFiles(dir);
         this.interval = interval;
         this.workers = workers;
@@ -95,14 +102,20 @@ public final class Snapshotter implements AutoCloseable {
             cutEnd[0] = System.nanoTime();
         });
         long t2 = System.nanoTime();
-        return new Written(file, cut[0].bytes(), cut[0].mostHeld(), (cutEnd[0] - t0) / 1e9, (t2 - cutEnd[0]) / 1e9);
+        return new Written(
+                file,
+                cut[0].bytes(),
+                cut[0].mostHeld(),
+                files.usableSpace(),
+                (cutEnd[0] - t0) / 1e9,
+                (t2 - cutEnd[0]) / 1e9);
     }
 
     private void writeLogged() {
         try {
             Written w = write();
             events.accept("written");
-            sizes.accept(w.bytes());
+            sizes.written(w.bytes(), w.freeBytes());
             LOG.log(
                     System.Logger.Level.DEBUG,
                     "snapshot {0}: {1} bytes, at most {2} held in memory (cut {3} s, forced and renamed {4} s)",

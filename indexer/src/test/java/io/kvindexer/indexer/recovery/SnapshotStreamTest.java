@@ -71,9 +71,12 @@ class SnapshotStreamTest {
         }
     }
 
-    /** The size of the newest snapshot is a metric: a volume must hold three (two kept, one being written). */
+    /**
+     * The size of the newest snapshot and the space left beside it are metrics: a volume must hold three (two kept,
+     * one being written).
+     */
     @Test
-    void theNewestSnapshotsSizeIsAMetric() throws Exception {
+    void theNewestSnapshotsSizeAndTheSpaceLeftAreMetrics() throws Exception {
         Path dir = tmp.resolve("snapshots");
         try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().with(c -> {
                     c.snapshotDir = dir;
@@ -96,6 +99,10 @@ class SnapshotStreamTest {
                         .isEqualTo((double) Files.size(files.getLast()))
                         .isGreaterThan((double) CHAINS * BLOCKS_PER_CHAIN * 4);
             });
+            assertThat(http.metric("dynamo_kvindexer_snapshot_dir_free_bytes"))
+                    .as("the space left beside it")
+                    .isPositive()
+                    .isLessThanOrEqualTo((double) Files.getFileStore(dir).getTotalSpace());
         }
     }
 
