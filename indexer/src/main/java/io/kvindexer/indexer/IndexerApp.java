@@ -96,7 +96,32 @@ public final class IndexerApp implements AutoCloseable {
                 config.host(),
                 server.port());
         this.startup = Thread.ofVirtual().name("indexer-startup").start(this::recoverThenOpen);
-        this.demo = config.demo() ? Demo.start(components.workers()::register) : null;
+        this.demo = config.demo() ? startDemo() : null;
+    }
+
+    /**
+     * {@code --demo}'s engines, registered once startup recovery is over: a registration restored from a snapshot
+     * or a peer names a previous run's engines, which are gone, so this run's replace it (registering during the
+     * recovery raced its restore, and the loser failed the start).
+     */
+    private Demo startDemo() {
+        try {
+            startup.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        WorkerRegistry workers = components.workers();
+        return Demo.start(r -> {
+            try {
+                workers.register(r);
+            } catch (RegistryException e) {
+                if (e.kind() != RegistryException.Kind.CONFLICT) {
+                    throw e;
+                }
+                workers.unregister(r.instanceId(), r.modelName(), r.tenantId(), r.dpRank());
+                workers.register(r);
+            }
+        });
     }
 
     /**

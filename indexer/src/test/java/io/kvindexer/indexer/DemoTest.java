@@ -6,11 +6,14 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.metrics.MetricsEndpointTest;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** {@code --demo}: three live simulated engines whose blocks answer the printed example query. */
 class DemoTest {
@@ -51,5 +54,53 @@ class DemoTest {
                 assertThat(m.get("dynamo_kvindexer_batches_applied_total")).isGreaterThanOrEqualTo(2.0);
             });
         }
+    }
+
+    /**
+     * A demo started again on its own {@code --snapshot-dir} restores the previous run's registrations, whose engines
+     * are gone: this run's engines replace them once the recovery is over (registering them during it raced the
+     * restore, and the start failed with "already registered" when the restore won).
+     */
+    @Test
+    void aDemoStartedAgainOnItsSnapshotsReplacesThePreviousRunsEngines(@TempDir Path dir) throws Exception {
+        String[] args = {"--demo", "--port", "0", "--host", "127.0.0.1", "--snapshot-dir", dir.toString()};
+        List<String> before;
+        try (IndexerApp first =
+                        IndexerApp.start(IndexerCli.parse(args, Map.of()).config());
+                HttpTestClient http = new HttpTestClient(first.baseUrl())) {
+            before = awaitThreeActive(http);
+        } // a last snapshot at the stop
+        for (int restart = 0; restart < 3; restart++) {
+            try (IndexerApp again =
+                            IndexerApp.start(IndexerCli.parse(args, Map.of()).config());
+                    HttpTestClient http = new HttpTestClient(again.baseUrl())) {
+                List<String> now = awaitThreeActive(http);
+                assertThat(now).as("this run's engines, not the last run's").doesNotContainAnyElementsOf(before);
+                assertThat(http.metric("dynamo_kvindexer_startup_recovery_seconds{source=\"snapshot\"}"))
+                        .isGreaterThanOrEqualTo(0);
+                int[] q = again.demoQuery();
+                String body = "{\"model_name\":\"demo-model\",\"token_ids\":["
+                        + Arrays.stream(q).mapToObj(Integer::toString).collect(Collectors.joining(",")) + "]}";
+                await().atMost(Duration.ofSeconds(30))
+                        .untilAsserted(() -> assertThat(http.post("/query", body)
+                                        .json()
+                                        .at("/scores/1/0")
+                                        .asInt())
+                                .isEqualTo(q.length / 16 * 16));
+                before = now;
+            }
+        }
+    }
+
+    /** Waits for the demo's three workers, all active; returns their endpoints. */
+    private static List<String> awaitThreeActive(HttpTestClient http) {
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            JsonNode workers = http.get("/workers").json();
+            assertThat(workers).hasSize(3);
+            assertThat(workers.findValuesAsText("status")).containsOnly("active");
+        });
+        List<String> endpoints = http.get("/workers").json().findValuesAsText("endpoint");
+        assertThat(endpoints).hasSize(3);
+        return endpoints;
     }
 }
