@@ -36,12 +36,17 @@ final class Demo implements AutoCloseable {
     }
 
     private Demo(Registrar registrar) throws RegistryException {
-        for (int i = 0; i < ENGINES; i++) {
-            EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
-            sims.add(sim);
-            caches.add(new PrefixCacheEngine(256, BLOCK_SIZE));
-            registrar.register(new Registration(
-                    i + 1, sim.endpoint(), MODEL, Tenants.DEFAULT, BLOCK_SIZE, 0, sim.replayEndpoint(), null));
+        try {
+            for (int i = 0; i < ENGINES; i++) {
+                EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
+                sims.add(sim);
+                caches.add(new PrefixCacheEngine(256, BLOCK_SIZE));
+                registrar.register(new Registration(
+                        i + 1, sim.endpoint(), MODEL, Tenants.DEFAULT, BLOCK_SIZE, 0, sim.replayEndpoint(), null));
+            }
+        } catch (RegistryException | RuntimeException e) {
+            sims.forEach(EngineSimulator::close); // no engine outlives a failed start
+            throw e;
         }
         // engine 1 holds the system prompt plus a conversation; engine 2 only the system prompt
         exampleQuery = concat(systemPrompt(), conversation(1, 48));

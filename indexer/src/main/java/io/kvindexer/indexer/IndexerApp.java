@@ -96,13 +96,22 @@ public final class IndexerApp implements AutoCloseable {
                 config.host(),
                 server.port());
         this.startup = Thread.ofVirtual().name("indexer-startup").start(this::recoverThenOpen);
-        this.demo = config.demo() ? startDemo() : null;
+        Demo started = null;
+        if (config.demo()) {
+            try {
+                started = startDemo();
+            } catch (RuntimeException e) {
+                close(); // a failed start leaves no server, listener or writer behind
+                throw e;
+            }
+        }
+        this.demo = started;
     }
 
     /**
      * {@code --demo}'s engines, registered once startup recovery is over: a registration restored from a snapshot
      * or a peer names a previous run's engines, which are gone, so this run's replace it (registering during the
-     * recovery raced its restore, and the loser failed the start).
+     * recovery raced its restore, and the loser failed the start). One of {@code --workers} is not replaced.
      */
     private Demo startDemo() {
         try {
@@ -115,8 +124,9 @@ public final class IndexerApp implements AutoCloseable {
             try {
                 workers.register(r);
             } catch (RegistryException e) {
-                if (e.kind() != RegistryException.Kind.CONFLICT) {
-                    throw e;
+                boolean flagged = config.workers().stream().anyMatch(w -> w.instanceId() == r.instanceId());
+                if (e.kind() != RegistryException.Kind.CONFLICT || flagged) {
+                    throw e; // --workers' registrations are the user's own: never replaced
                 }
                 workers.unregister(r.instanceId(), r.modelName(), r.tenantId(), r.dpRank());
                 workers.register(r);

@@ -1,6 +1,7 @@
 package io.kvindexer.indexer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -90,6 +91,28 @@ class DemoTest {
                 before = now;
             }
         }
+    }
+
+    /** An instance id the user registers with {@code --workers} stays theirs: the demo does not start over it. */
+    @Test
+    void aDemoDoesNotReplaceAWorkersFlagRegistration() throws Exception {
+        String[] args = {
+            "--demo",
+            "--port",
+            "0",
+            "--host",
+            "127.0.0.1",
+            "--block-size",
+            "16",
+            "--model-name",
+            "demo-model",
+            "--workers",
+            "2=tcp://127.0.0.1:9"
+        };
+        IndexerConfig cfg = IndexerCli.parse(args, Map.of()).config();
+        assertThatThrownBy(() -> IndexerApp.start(cfg).close())
+                .hasMessageContaining("demo registration failed")
+                .hasMessageContaining("instance 2");
     }
 
     /** Waits for the demo's three workers, all active; returns their endpoints. */
