@@ -18,8 +18,8 @@ public final class StateOptions {
     @Option(
             names = "--snapshot-interval",
             paramLabel = "DURATION",
-            description = "time between two snapshots, e.g. 500ms, 30s, 5m (default: ${DEFAULT-VALUE})")
-    String snapshotInterval = "30s";
+            description = "time between two snapshots in --snapshot-dir, e.g. 500ms, 30s, 5m (default: 30s)")
+    String snapshotInterval;
 
     @Option(
             names = "--unregister-grace",
@@ -30,6 +30,14 @@ public final class StateOptions {
     String unregisterGrace = "0";
 
     Duration snapshotInterval() throws ConfigException {
+        if (snapshotInterval == null) {
+            return IndexerConfig.DEFAULT_SNAPSHOT_INTERVAL;
+        }
+        if (snapshotDir == null) {
+            // without a directory nothing is written: the directory was most likely forgotten
+            throw new ConfigException(
+                    "--snapshot-dir is required when --snapshot-interval is specified (snapshots are written only there)");
+        }
         Duration d = DurationFlags.parse("--snapshot-interval", snapshotInterval);
         if (d.isZero()) {
             throw new ConfigException("invalid value for --snapshot-interval: must be above 0");

@@ -148,6 +148,18 @@ class IndexerCliTest {
     }
 
     @Test
+    void aSnapshotIntervalNeedsASnapshotDir() throws Exception {
+        assertThatThrownBy(() -> parse("--snapshot-interval", "5s"))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("--snapshot-dir is required when --snapshot-interval is specified (snapshots are written"
+                        + " only there)");
+        assertThat(parse("--snapshot-dir", "/tmp/s", "--snapshot-interval", "5s")
+                        .snapshotInterval())
+                .hasSeconds(5);
+        assertThat(parse().snapshotInterval()).hasSeconds(30);
+    }
+
+    @Test
     void emptyWorkerListYieldsNoWorkers() throws Exception {
         assertThat(WorkerEntry.parseList("")).isEmpty();
         assertThat(WorkerEntry.parseList(" , ,")).isEmpty();

@@ -23,5 +23,7 @@ class IoErrorsTest {
         assertThat(IoErrors.describe(notDir, file)).isEqualTo("not a directory (" + file.resolve("child") + ")");
 
         assertThat(IoErrors.describe(new IOException("disk full"), dir)).isEqualTo("disk full");
+        IOException fileInTheWay = catchThrowableOfType(IOException.class, () -> Files.createDirectories(file));
+        assertThat(IoErrors.describe(fileInTheWay, file)).isEqualTo("exists and is not a directory");
     }
 }
