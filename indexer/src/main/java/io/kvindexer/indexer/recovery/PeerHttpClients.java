@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.recovery;
 
+import io.kvindexer.indexer.common.IoErrors;
 import io.kvindexer.tls.CaTrust;
 import java.io.IOException;
 import java.io.InputStream;
@@ -53,8 +54,10 @@ public final class PeerHttpClients {
     public static SSLContext sslContext(Path caFile) {
         try (InputStream in = Files.newInputStream(caFile)) {
             return CaTrust.sslContext(in);
-        } catch (GeneralSecurityException | IOException e) {
-            throw new IllegalArgumentException("cannot use --tls-ca-file " + caFile + ": " + e.getMessage(), e);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot read " + caFile + ": " + IoErrors.describe(e, caFile), e);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalArgumentException("cannot use " + caFile + ": " + e.getMessage(), e);
         }
     }
 }

@@ -194,6 +194,7 @@ class TlsTest {
                             "--tls-ca-file", dir.resolve("missing.crt").toString()
                         },
                         Map.of()))
-                .hasMessageContaining("--tls-ca-file");
+                .hasMessage("invalid value for --tls-ca-file: cannot read " + dir.resolve("missing.crt")
+                        + ": no such file or directory");
     }
 }
