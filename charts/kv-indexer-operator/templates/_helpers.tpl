@@ -93,6 +93,11 @@ HelmChartTest.
 - apiGroups: [""]
   resources: ["services"]
   verbs: ["get", "list", "watch", "create", "update"]
+# spec.persistence.size grown: the replicas' volume claims (made by the StatefulSet) are asked for the new size;
+# read by name only, never listed
+- apiGroups: [""]
+  resources: ["persistentvolumeclaims"]
+  verbs: ["get", "patch"]
 # spec.autoscaling: the operator's HorizontalPodAutoscaler, deleted when the field is removed
 - apiGroups: ["autoscaling"]
   resources: ["horizontalpodautoscalers"]

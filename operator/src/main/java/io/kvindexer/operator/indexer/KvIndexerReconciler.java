@@ -123,7 +123,7 @@ public class KvIndexerReconciler
             services.events().warning(kvi, "TlsIssuerUnavailable", securityWarning);
         }
         String persistence = StateVolume.notApplied(
-                kvi, context.getSecondaryResource(StatefulSet.class).orElse(null));
+                kvi, context.getSecondaryResource(StatefulSet.class).orElse(null), context.getClient());
         if (persistence != null) {
             peerErrors.put("persistence", persistence);
             services.events().warning(kvi, "PersistenceNotApplied", persistence);

@@ -4,6 +4,11 @@ import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.Resource;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.Persistence;
@@ -16,8 +21,8 @@ import java.util.Objects;
  * {@code spec.persistence} → a volume per replica: the StatefulSet's volume claim template {@value #NAME}, mounted at
  * {@value #MOUNT_PATH}, where the indexer keeps its snapshots ({@code --snapshot-dir}, {@code --snapshot-interval}).
  * A StatefulSet's volume claims cannot change once it exists: an existing StatefulSet keeps the claims it was
- * created with (the pod template mounts them if it has them), and a spec that asks for others is reported instead
- * ({@link #notApplied}).
+ * created with (the pod template mounts them if it has them); a larger size is given to the claims themselves, and
+ * any other change is reported instead ({@link #notApplied}).
  */
 public final class StateVolume {
     public static final String NAME = "state";
@@ -71,8 +76,12 @@ public final class StateVolume {
         return args;
     }
 
-    /** Null when the existing StatefulSet's volume is what the spec asks for, else what differs and what to do. */
-    public static String notApplied(KvIndexer kvi, StatefulSet existing) {
+    /**
+     * Null when the replicas' volumes are what the spec asks for, else what differs and what to do. A larger size than
+     * the StatefulSet's claim template is applied to the claims themselves ({@link #growClaims}): the template cannot
+     * change, but a claim can grow where its StorageClass allows volume expansion.
+     */
+    public static String notApplied(KvIndexer kvi, StatefulSet existing, KubernetesClient client) {
         if (existing == null || existing.getSpec() == null) {
             return null;
         }
@@ -90,22 +99,72 @@ public final class StateVolume {
         if (have == null) {
             return "spec.persistence is not applied: the StatefulSet was created without volumes" + recreate;
         }
-        Quantity size = have.getSpec().getResources() == null
-                        || have.getSpec().getResources().getRequests() == null
-                ? null
-                : have.getSpec().getResources().getRequests().get("storage");
-        boolean sameSize =
-                size != null && Quantity.getAmountInBytes(size).compareTo(Quantity.getAmountInBytes(p.size())) == 0;
+        Quantity size = requested(have);
         boolean sameClass = p.storageClassName() == null
                 || Objects.equals(p.storageClassName(), have.getSpec().getStorageClassName());
-        if (sameSize && sameClass) {
+        int grows = size == null ? 1 : bytes(p.size()).compareTo(bytes(size));
+        if (sameClass && grows == 0) {
             return null;
+        }
+        if (sameClass && grows > 0) {
+            return growClaims(client, existing, p.size());
         }
         return "spec.persistence (" + p.size() + (p.storageClassName() == null ? "" : ", " + p.storageClassName())
                 + ") is not applied: the replicas' volumes are " + size
                 + (have.getSpec().getStorageClassName() == null
                         ? ""
                         : ", " + have.getSpec().getStorageClassName())
+                + (sameClass ? "; a volume cannot shrink" : "")
                 + recreate;
+    }
+
+    /**
+     * Asks each existing claim of a current replica ({@code state-<statefulset>-<ordinal>}) for {@code size} where it
+     * asks for less. Null when every one asks for it now (Kubernetes then grows the volume, and the file system with
+     * the next mount where the driver needs one); a claim made later from the template's smaller size is grown by a
+     * later reconcile (a new replica's pod is an event). Else which claims could not grow, and why.
+     */
+    static String growClaims(KubernetesClient client, StatefulSet existing, Quantity size) {
+        String ns = existing.getMetadata().getNamespace();
+        int replicas = existing.getSpec().getReplicas() == null
+                ? 1
+                : existing.getSpec().getReplicas();
+        List<String> refused = new ArrayList<>();
+        for (int ordinal = 0; ordinal < replicas; ordinal++) {
+            String name = NAME + "-" + existing.getMetadata().getName() + "-" + ordinal;
+            Resource<PersistentVolumeClaim> claim =
+                    client.persistentVolumeClaims().inNamespace(ns).withName(name);
+            PersistentVolumeClaim current = claim.get();
+            Quantity asked = current == null ? null : requested(current);
+            if (current == null || (asked != null && bytes(asked).compareTo(bytes(size)) >= 0)) {
+                continue;
+            }
+            try {
+                claim.patch(
+                        PatchContext.of(PatchType.JSON_MERGE),
+                        "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"" + size + "\"}}}}");
+            } catch (KubernetesClientException e) {
+                refused.add(name + " ("
+                        + (e.getStatus() == null
+                                ? e.getMessage()
+                                : e.getStatus().getMessage()) + ")");
+            }
+        }
+        return refused.isEmpty()
+                ? null
+                : "spec.persistence (" + size + ") is not applied: " + String.join(", ", refused)
+                        + " could not grow; its StorageClass must allow volume expansion (allowVolumeExpansion: true)";
+    }
+
+    private static Quantity requested(PersistentVolumeClaim claim) {
+        return claim.getSpec() == null
+                        || claim.getSpec().getResources() == null
+                        || claim.getSpec().getResources().getRequests() == null
+                ? null
+                : claim.getSpec().getResources().getRequests().get("storage");
+    }
+
+    private static java.math.BigDecimal bytes(Quantity q) {
+        return Quantity.getAmountInBytes(q);
     }
 }

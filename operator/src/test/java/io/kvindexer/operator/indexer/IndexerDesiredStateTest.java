@@ -386,7 +386,7 @@ class IndexerDesiredStateTest {
                 .containsSubsequence("--snapshot-dir", "/var/lib/kv-indexer")
                 .doesNotContain("--snapshot-interval");
         assertThat(c.getVolumeMounts()).extracting(m -> m.getMountPath()).contains("/var/lib/kv-indexer");
-        assertThat(StateVolume.notApplied(kvi, sts)).isNull();
+        assertThat(StateVolume.notApplied(kvi, sts, null)).isNull();
 
         // a StatefulSet created without the volume keeps it so (its claims cannot change), and that is said
         var effective = StateVolume.effective(kvi, plain);
@@ -401,13 +401,21 @@ class IndexerDesiredStateTest {
                         .getArgs())
                 .as("no mount, no snapshot flags")
                 .doesNotContain("--snapshot-dir");
-        assertThat(StateVolume.notApplied(kvi, plain))
+        assertThat(StateVolume.notApplied(kvi, plain, null))
                 .startsWith("spec.persistence is not applied")
                 .contains("kubectl delete statefulset kv --cascade=orphan");
         kvi.getSpec()
                 .setPersistence(new io.kvindexer.operator.crd.v1alpha1.Persistence(
-                        new io.fabric8.kubernetes.api.model.Quantity("4Gi"), null, 10));
-        assertThat(StateVolume.notApplied(kvi, sts)).startsWith("spec.persistence (4Gi) is not applied");
+                        new io.fabric8.kubernetes.api.model.Quantity("1Gi"), null, 10));
+        assertThat(StateVolume.notApplied(kvi, sts, null))
+                .startsWith(
+                        "spec.persistence (1Gi) is not applied: the replicas' volumes are 2Gi; a volume cannot shrink");
+        kvi.getSpec()
+                .setPersistence(new io.kvindexer.operator.crd.v1alpha1.Persistence(
+                        new io.fabric8.kubernetes.api.model.Quantity("2Gi"), "fast", 10));
+        assertThat(StateVolume.notApplied(kvi, sts, null))
+                .startsWith("spec.persistence (2Gi, fast) is not applied: the replicas' volumes are 2Gi;")
+                .contains("--cascade=orphan");
         assertThat(IndexerDesiredState.statefulSet(
                                 kvi, IndexerDesiredState.POD_MANAGEMENT, StateVolume.effective(kvi, sts))
                         .getSpec()

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
@@ -11,9 +13,11 @@ import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import io.kvindexer.operator.crd.v1alpha1.Persistence;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
 import java.time.Duration;
+import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -136,6 +140,76 @@ class KvIndexerOperatorTest {
                     .isNull();
             assertThat(harness.kvIndexer(NS, "scale").getStatus().ready()).isEqualTo("0/1");
         });
+    }
+
+    /**
+     * A larger {@code spec.persistence.size} grows the replicas' claims (the StatefulSet's claim template cannot change;
+     * Kubernetes grows a claim's volume where its StorageClass allows expansion), and is then applied: no condition
+     * says otherwise. One smaller than the template is reported (a volume cannot shrink) and the claims stay.
+     */
+    @Test
+    void aLargerPersistenceSizeGrowsTheReplicasClaims() {
+        KvIndexer kvi = Resources.kvIndexer(NS, "grow", 2, 8092);
+        kvi.getSpec().setPersistence(new Persistence(new Quantity("1Gi"), null, null));
+        harness.create(kvi);
+        await().atMost(Duration.ofSeconds(30)).until(() -> harness.statefulSet(NS, "grow") != null);
+        // what the StatefulSet controller makes from the template: a claim per replica
+        for (int ordinal = 0; ordinal < 2; ordinal++) {
+            client.persistentVolumeClaims()
+                    .inNamespace(NS)
+                    .resource(new PersistentVolumeClaimBuilder()
+                            .withNewMetadata()
+                            .withName("state-grow-" + ordinal)
+                            .withNamespace(NS)
+                            .endMetadata()
+                            .withNewSpec()
+                            .withAccessModes("ReadWriteOnce")
+                            .withNewResources()
+                            .withRequests(Map.of("storage", new Quantity("1Gi")))
+                            .endResources()
+                            .endSpec()
+                            .build())
+                    .create();
+        }
+
+        harness.mergePatch(KvIndexer.class, NS, "grow", "{\"spec\":{\"persistence\":{\"size\":\"3Gi\"}}}");
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            for (int ordinal = 0; ordinal < 2; ordinal++) {
+                assertThat(claimSize("state-grow-" + ordinal)).isEqualTo(new Quantity("3Gi"));
+            }
+            assertThat(harness.kvIndexer(NS, "grow").getStatus().conditions())
+                    .extracting(c -> String.valueOf(c.getMessage()))
+                    .noneMatch(m -> m.contains("spec.persistence"));
+        });
+        assertThat(harness.statefulSet(NS, "grow")
+                        .getSpec()
+                        .getVolumeClaimTemplates()
+                        .getFirst()
+                        .getSpec()
+                        .getResources()
+                        .getRequests()
+                        .get("storage"))
+                .as("the template cannot change")
+                .isEqualTo(new Quantity("1Gi"));
+
+        harness.mergePatch(KvIndexer.class, NS, "grow", "{\"spec\":{\"persistence\":{\"size\":\"512Mi\"}}}");
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(
+                                harness.kvIndexer(NS, "grow").getStatus().conditions())
+                        .extracting(c -> String.valueOf(c.getMessage()))
+                        .anyMatch(m -> m.contains("a volume cannot shrink")));
+        assertThat(claimSize("state-grow-0")).isEqualTo(new Quantity("3Gi"));
+    }
+
+    private static Quantity claimSize(String name) {
+        return client.persistentVolumeClaims()
+                .inNamespace(NS)
+                .withName(name)
+                .get()
+                .getSpec()
+                .getResources()
+                .getRequests()
+                .get("storage");
     }
 
     @Test
