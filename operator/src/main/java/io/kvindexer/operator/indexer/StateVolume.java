@@ -109,13 +109,15 @@ public final class StateVolume {
         if (sameClass && grows > 0) {
             return growClaims(client, existing, p.size());
         }
+        // the template's claims stay as they are after the recreation: each replica's is made anew only once deleted
         return "spec.persistence (" + p.size() + (p.storageClassName() == null ? "" : ", " + p.storageClassName())
                 + ") is not applied: the replicas' volumes are " + size
                 + (have.getSpec().getStorageClassName() == null
                         ? ""
                         : ", " + have.getSpec().getStorageClassName())
                 + (sameClass ? "; a volume cannot shrink" : "")
-                + recreate;
+                + recreate + "; then, one replica at a time, kubectl delete pvc " + NAME + "-<pod> and the pod (it"
+                + " comes back on a new volume and recovers from its peers)";
     }
 
     /**

@@ -415,7 +415,9 @@ class IndexerDesiredStateTest {
                         new io.fabric8.kubernetes.api.model.Quantity("2Gi"), "fast", 10));
         assertThat(StateVolume.notApplied(kvi, sts, null))
                 .startsWith("spec.persistence (2Gi, fast) is not applied: the replicas' volumes are 2Gi;")
-                .contains("--cascade=orphan");
+                .contains("--cascade=orphan")
+                .as("the claims made already stay: each is replaced by hand")
+                .contains("kubectl delete pvc state-<pod> and the pod");
         assertThat(IndexerDesiredState.statefulSet(
                                 kvi, IndexerDesiredState.POD_MANAGEMENT, StateVolume.effective(kvi, sts))
                         .getSpec()
