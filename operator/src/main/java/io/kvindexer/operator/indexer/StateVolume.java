@@ -136,16 +136,16 @@ public final class StateVolume {
             String name = NAME + "-" + existing.getMetadata().getName() + "-" + ordinal;
             Resource<PersistentVolumeClaim> claim =
                     client.persistentVolumeClaims().inNamespace(ns).withName(name);
-            PersistentVolumeClaim current = claim.get();
-            Quantity asked = current == null ? null : requested(current);
-            if (current == null || (asked != null && bytes(asked).compareTo(bytes(size)) >= 0)) {
-                continue;
-            }
             try {
+                PersistentVolumeClaim current = claim.get();
+                Quantity asked = current == null ? null : requested(current);
+                if (current == null || (asked != null && bytes(asked).compareTo(bytes(size)) >= 0)) {
+                    continue;
+                }
                 claim.patch(
                         PatchContext.of(PatchType.JSON_MERGE),
                         "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"" + size + "\"}}}}");
-            } catch (KubernetesClientException e) {
+            } catch (KubernetesClientException e) { // refused, or not allowed (an older chart's RBAC)
                 refused.add(name + " ("
                         + (e.getStatus() == null
                                 ? e.getMessage()
@@ -155,7 +155,8 @@ public final class StateVolume {
         return refused.isEmpty()
                 ? null
                 : "spec.persistence (" + size + ") is not applied: " + String.join(", ", refused)
-                        + " could not grow; its StorageClass must allow volume expansion (allowVolumeExpansion: true)";
+                        + " could not grow; its StorageClass must allow volume expansion (allowVolumeExpansion: true),"
+                        + " and the operator get and patch persistentvolumeclaims";
     }
 
     private static Quantity requested(PersistentVolumeClaim claim) {
