@@ -95,7 +95,7 @@ public final class Snapshotter implements AutoCloseable {
     /** Takes a cut and writes it; throws when either fails (the previous snapshots are untouched then). */
     public synchronized Written write() throws IOException, InterruptedException {
         long t0 = System.nanoTime();
-        StateCut.Written[] cut = new StateCut.Written[1];
+        StateCut.Size[] cut = new StateCut.Size[1];
         long[] cutEnd = new long[1];
         Path file = files.write(out -> {
             cut[0] = StateCut.write(workers, indexers, FLUSH_TIMEOUT, out);

@@ -25,12 +25,12 @@ import java.util.concurrent.TimeoutException;
 public final class StateCut {
 
     /** What a cut wrote: its size, and the most of it held in memory at once. */
-    record Written(long bytes, long mostHeld) {}
+    record Size(long bytes, long mostHeld) {}
 
     private StateCut() {}
 
     /** Takes the cut into {@code out}; {@code flushTimeout} bounds the wait for the writers. */
-    static Written write(WorkerRegistry workers, Indexers indexers, Duration flushTimeout, OutputStream out)
+    static Size write(WorkerRegistry workers, Indexers indexers, Duration flushTimeout, OutputStream out)
             throws IOException, InterruptedException {
         List<SavedRegistration> registrations = workers.export();
         try {
@@ -51,7 +51,7 @@ public final class StateCut {
         }
         writer.close();
         step.drainTo(out);
-        return new Written(step.size(), step.mostHeld());
+        return new Size(step.size(), step.mostHeld());
     }
 
     /** Between two steps of a walk, where no lock is held. */
