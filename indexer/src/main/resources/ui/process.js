@@ -1,5 +1,5 @@
-// Process card (overview): this replica's heap, resident memory, file descriptors, threads, uptime, JVM and where
-// its state came from at start, read from the same /metrics sample as the charts (docs/metrics.md).
+// Process card (overview): this replica's heap, resident memory, file descriptors, threads, uptime, JVM, where its
+// state came from at start and its snapshots, read from the same /metrics sample as the charts (docs/metrics.md).
 
 import { h, replace, fmt } from './dom.js';
 
@@ -21,6 +21,8 @@ export function renderProcess(samples) {
   const started = one('process_start_time_seconds');
   const runtime = samples.find((x) => x.name === 'jvm_runtime_info');
   const recovery = samples.find((x) => x.name === 'dynamo_kvindexer_startup_recovery_seconds');
+  const snapshot = one('dynamo_kvindexer_snapshot_bytes');
+  const free = one('dynamo_kvindexer_snapshot_dir_free_bytes');
   const rows = [
     ['heap', 'Heap', used === null ? '–'
       : `${bytes(used)}${max > 0 ? ` of ${bytes(max)} (${Math.round((100 * used) / max)} %)` : ''}`],
@@ -30,6 +32,7 @@ export function renderProcess(samples) {
     ['uptime', 'Up', started === null ? '–' : since(started)],
     ['jvm', 'JVM', runtime ? `${runtime.labels.version} (${runtime.labels.vendor})` : '–'],
     ['state', 'State from', recovery ? stateFrom(recovery.labels.source, recovery.value) : 'recovering'],
+    ['snapshots', 'Snapshots', snapshots(snapshot, free)],
   ];
   const text = JSON.stringify(rows);
   if (text === shown) return;
@@ -48,6 +51,16 @@ export function stateFrom(source, seconds) {
     case 'none': return 'nothing: started empty';
     default: return `${source}${took}`;
   }
+}
+
+/**
+ * The newest snapshot's size and the space left beside it (--snapshot-dir); the next one is written before the oldest
+ * goes, so it needs about the newest one's size free (alert KvIndexerSnapshotVolumeNearlyFull).
+ */
+export function snapshots(size, free) {
+  if (size === null) return 'none written';
+  if (free === null) return `${bytes(size)} newest`;
+  return `${bytes(size)} newest, ${bytes(free)} free${free < 1.25 * size ? ': the next may not fit' : ''}`;
 }
 
 /**

@@ -27,6 +27,7 @@ import io.prometheus.metrics.instrumentation.jvm.ProcessMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -109,11 +110,13 @@ public final class IndexerMetrics {
     private final Gauge snapshotBytes = Gauge.builder()
             .name("dynamo_kvindexer_snapshot_bytes")
             .help("Size of the newest snapshot this replica wrote to --snapshot-dir; a volume needs room for three")
+            .labelNames("dir") // no series before the first snapshot (an unlabelled gauge would read 0)
             .register(registry);
 
     private final Gauge snapshotDirFree = Gauge.builder()
             .name("dynamo_kvindexer_snapshot_dir_free_bytes")
             .help("Usable space left in --snapshot-dir after the newest snapshot; the next one needs about as much")
+            .labelNames("dir")
             .register(registry);
 
     private final Gauge startupRecovery = Gauge.builder()
@@ -395,11 +398,11 @@ public final class IndexerMetrics {
         snapshots.labelValues(event).inc();
     }
 
-    /** A snapshot of {@code bytes} was written, leaving {@code freeBytes} beside it (-1: unknown, not exported). */
-    public void snapshotWritten(long bytes, long freeBytes) {
-        snapshotBytes.set(bytes);
+    /** A snapshot of {@code bytes} was written into {@code dir}, leaving {@code freeBytes} (-1: unknown, not exported). */
+    public void snapshotWritten(Path dir, long bytes, long freeBytes) {
+        snapshotBytes.labelValues(dir.toString()).set(bytes);
         if (freeBytes >= 0) {
-            snapshotDirFree.set(freeBytes);
+            snapshotDirFree.labelValues(dir.toString()).set(freeBytes);
         }
     }
 

@@ -30,10 +30,10 @@ public final class Snapshotter implements AutoCloseable {
     public record Written(
             Path file, long bytes, long mostHeldBytes, long freeBytes, double cutSeconds, double writeSeconds) {}
 
-    /** Told, after each snapshot written, its size and the usable space left beside it (metrics). */
+    /** Told, after each snapshot written, its directory, its size and the usable space left beside it (metrics). */
     @FunctionalInterface
     public interface Sizes {
-        void written(long bytes, long freeBytes);
+        void written(Path dir, long bytes, long freeBytes);
     }
 
     private final SnapshotFiles files;
@@ -115,7 +115,7 @@ public final class Snapshotter implements AutoCloseable {
         try {
             Written w = write();
             events.accept("written");
-            sizes.written(w.bytes(), w.freeBytes());
+            sizes.written(files.dir(), w.bytes(), w.freeBytes());
             LOG.log(
                     System.Logger.Level.DEBUG,
                     "snapshot {0}: {1} bytes, at most {2} held in memory (cut {3} s, forced and renamed {4} s)",

@@ -594,8 +594,8 @@ class ConsoleBrowserTest {
     }
 
     /**
-     * The Process card: this replica's heap, descriptors, threads, JVM and where its state came from, as its own
-     * /metrics has them.
+     * The Process card: this replica's heap, descriptors, threads, JVM, where its state came from and its snapshots,
+     * as its own /metrics has them.
      */
     @Test
     @Order(11)
@@ -614,6 +614,13 @@ class ConsoleBrowserTest {
         assertThat(field("uptime")).matches("\\d+ (s|min)|\\d+ h \\d+ min");
         assertThat(field("jvm")).startsWith(System.getProperty("java.runtime.version") + " (");
         assertThat(field("state")).as("no peers, no snapshot dir").isEqualTo("nothing: started empty");
+        assertThat(field("snapshots")).as("no snapshot dir").isEqualTo("none written");
+        assertThat(browser.js("return import('/ui/process.js').then(m => [m.snapshots(15.2 * 1048576, 80 * 1073741824),"
+                        + " m.snapshots(900 * 1048576, 1024 * 1048576), m.snapshots(2048, null)])"))
+                .isEqualTo(List.of(
+                        "15.2 MiB newest, 80.0 GiB free",
+                        "900 MiB newest, 1.00 GiB free: the next may not fit",
+                        "2.00 KiB newest"));
         assertThat(browser.js("return import('/ui/process.js').then(m => [m.stateFrom('peer', 0.331),"
                         + " m.stateFrom('snapshot', 12.4), m.stateFrom('blank_peer', 1.02)])"))
                 .isEqualTo(List.of(

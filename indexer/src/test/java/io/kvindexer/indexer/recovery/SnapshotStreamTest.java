@@ -94,12 +94,12 @@ class SnapshotStreamTest {
                             .toList();
                 }
                 assertThat(files).isNotEmpty();
-                assertThat(http.metric("dynamo_kvindexer_snapshot_bytes"))
+                assertThat(http.metric("dynamo_kvindexer_snapshot_bytes{dir=\"" + dir + "\"}"))
                         .as("the newest snapshot's size")
                         .isEqualTo((double) Files.size(files.getLast()))
                         .isGreaterThan((double) CHAINS * BLOCKS_PER_CHAIN * 4);
             });
-            assertThat(http.metric("dynamo_kvindexer_snapshot_dir_free_bytes"))
+            assertThat(http.metric("dynamo_kvindexer_snapshot_dir_free_bytes{dir=\"" + dir + "\"}"))
                     .as("the space left beside it")
                     .isPositive()
                     .isLessThanOrEqualTo((double) Files.getFileStore(dir).getTotalSpace());
