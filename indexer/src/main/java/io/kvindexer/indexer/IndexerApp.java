@@ -61,7 +61,7 @@ public final class IndexerApp implements AutoCloseable {
                             components.workers(),
                             components.indexers(),
                             components.metrics()::snapshot,
-                            components.metrics()::snapshotWritten);
+                            components.metrics()::newestSnapshot);
             var builder = WebServer.builder();
             if (config.security().serverTls()) {
                 builder.tls(ServerTls.load(

@@ -109,7 +109,7 @@ public final class IndexerMetrics {
 
     private final Gauge snapshotBytes = Gauge.builder()
             .name("dynamo_kvindexer_snapshot_bytes")
-            .help("Size of the newest snapshot this replica wrote to --snapshot-dir; a volume needs room for three")
+            .help("Size of the newest snapshot in --snapshot-dir; a volume needs room for three")
             .labelNames("dir") // no series before the first snapshot (an unlabelled gauge would read 0)
             .register(registry);
 
@@ -398,8 +398,8 @@ public final class IndexerMetrics {
         snapshots.labelValues(event).inc();
     }
 
-    /** A snapshot of {@code bytes} was written into {@code dir}, leaving {@code freeBytes} (-1: unknown, not exported). */
-    public void snapshotWritten(Path dir, long bytes, long freeBytes) {
+    /** The newest snapshot in {@code dir} has {@code bytes}, {@code freeBytes} left beside it (-1: unknown, not set). */
+    public void newestSnapshot(Path dir, long bytes, long freeBytes) {
         snapshotBytes.labelValues(dir.toString()).set(bytes);
         if (freeBytes >= 0) {
             snapshotDirFree.labelValues(dir.toString()).set(freeBytes);

@@ -5,8 +5,10 @@ import io.kvindexer.indexer.common.IoErrors;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -30,10 +32,13 @@ public final class Snapshotter implements AutoCloseable {
     public record Written(
             Path file, long bytes, long mostHeldBytes, long freeBytes, double cutSeconds, double writeSeconds) {}
 
-    /** Told, after each snapshot written, its directory, its size and the usable space left beside it (metrics). */
+    /**
+     * Told the newest snapshot's directory, size and the usable space left beside it (metrics): at start, of the newest
+     * file already there, then after each snapshot written.
+     */
     @FunctionalInterface
     public interface Sizes {
-        void written(Path dir, long bytes, long freeBytes);
+        void newest(Path dir, long bytes, long freeBytes);
     }
 
     private final SnapshotFiles files;
@@ -48,7 +53,7 @@ public final class Snapshotter implements AutoCloseable {
      * Takes the directory ({@link SnapshotFiles#lock}) at once, so a second replica pointed at it fails at startup.
      *
      * @param events told {@code written} or {@code write_failed} after each attempt (a metric)
-     * @param sizes  told the size of each snapshot written and the space left beside it (metrics)
+     * @param sizes  told the newest snapshot's size and the space left beside it (metrics)
      * @throws IllegalStateException another process writes into {@code dir}
      */
     public Snapshotter(
@@ -75,6 +80,19 @@ public final class Snapshotter implements AutoCloseable {
                     "--snapshot-dir {0} cannot be used now ({1}); each snapshot tries again",
                     dir,
                     IoErrors.describe(e, dir));
+        }
+        reportNewest();
+    }
+
+    /** The newest snapshot already in the directory, as the metrics' first figures (none: nothing yet). */
+    private void reportNewest() {
+        try {
+            List<Path> newest = files.newestFirst();
+            if (!newest.isEmpty()) {
+                sizes.newest(files.dir(), Files.size(newest.getFirst()), files.usableSpace());
+            }
+        } catch (IOException e) {
+            // an unreadable directory: the first snapshot written reports it
         }
     }
 
@@ -115,7 +133,7 @@ public final class Snapshotter implements AutoCloseable {
         try {
             Written w = write();
             events.accept("written");
-            sizes.written(files.dir(), w.bytes(), w.freeBytes());
+            sizes.newest(files.dir(), w.bytes(), w.freeBytes());
             LOG.log(
                     System.Logger.Level.DEBUG,
                     "snapshot {0}: {1} bytes, at most {2} held in memory (cut {3} s, forced and renamed {4} s)",

@@ -68,6 +68,9 @@ class SnapshotStreamTest {
             awaitReady(http);
             ModelIndex ix = restored.indexers().all().getFirst();
             assertThat(ix.stats().memberships()).as("every membership restored").isEqualTo(memberships);
+            assertThat(http.metric("dynamo_kvindexer_snapshot_bytes{dir=\"" + copy + "\"}"))
+                    .as("the newest snapshot's size from the start, before one is written")
+                    .isEqualTo((double) written.bytes());
         }
     }
 
