@@ -11,7 +11,6 @@ import io.kvindexer.indexer.dump.BinaryDumpWriter;
 import io.kvindexer.indexer.dump.DumpJson;
 import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.index.ApplyStatus;
-import io.kvindexer.indexer.index.DumpSink;
 import io.kvindexer.indexer.index.IndexStats;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
@@ -19,7 +18,6 @@ import io.kvindexer.indexer.recovery.StartupGate;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -87,7 +85,7 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate) 
         DumpEvents chunk = new DumpEvents();
         writer.begin(ix.modelName(), ix.tenantId(), ix.blockSize());
         try {
-            walk(ix, chunk, () -> chunk.drainTo(writer));
+            ix.dump(chunk, () -> chunk.drainTo(writer));
             chunk.drainTo(writer);
         } catch (RuntimeException e) {
             walkFailed(ix, e);
@@ -95,31 +93,6 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate) 
             return;
         }
         writer.end();
-    }
-
-    /** What runs between two chunks of a walk, where no lock is held: writing to, or waiting for, the client. */
-    @FunctionalInterface
-    private interface BetweenChunks {
-        void run() throws IOException;
-    }
-
-    /**
-     * Walks {@code ix} into {@code sink}, running {@code between} between its chunks. An I/O failure of the sink or of
-     * {@code between} (the client went away) comes out as the {@link IOException} it was; anything else the walk
-     * throws (a bug) is left to the caller, who ends the index's entry with an error.
-     */
-    private static void walk(ModelIndex ix, DumpSink sink, BetweenChunks between) throws IOException {
-        try {
-            ix.dump(sink, () -> {
-                try {
-                    between.run();
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            });
-        } catch (UncheckedIOException e) {
-            throw e.getCause();
-        }
     }
 
     private static void walkFailed(ModelIndex ix, RuntimeException e) {
@@ -202,7 +175,7 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate) 
             try {
                 writer.beginIndex(ix.modelName(), ix.tenantId(), ix.blockSize());
                 // a slow client: wait between chunks of the walk, holding no lock, not with the bytes
-                walk(ix, writer::membership, pipe::awaitRoom);
+                ix.dump(writer::membership, pipe::awaitRoom);
                 writer.endIndex();
             } catch (RuntimeException e) {
                 walkFailed(ix, e);

@@ -4,6 +4,8 @@ import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.hash.BlockHasher;
 import it.unimi.dsi.fastutil.HashCommon;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.IntBuffer;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -371,13 +373,31 @@ public final class ModelIndex {
         index.dump(sink, null);
     }
 
+    /** What runs between two chunks of a walk, where no lock is held: writing out what a chunk encoded, or waiting. */
+    @FunctionalInterface
+    public interface BetweenChunks {
+        void run() throws IOException;
+    }
+
     /**
      * {@link #dump(DumpSink)}, running {@code between} between two chunks of the walk, where it holds no lock: a
-     * sink that must wait (for a slow reader) waits there, never inside {@link DumpSink#block}, where the index's
-     * writers would wait with it.
+     * sink that writes (to a file) or must wait (for a slow reader) does it there, never inside {@link
+     * DumpSink#block}, where the index's writers would wait with it. An I/O failure of {@code between}, or of the
+     * sink (which reports it as an {@link UncheckedIOException}), comes out as the {@link IOException} it was;
+     * anything else the walk throws is left to the caller.
      */
-    public void dump(DumpSink sink, Runnable between) {
-        index.dump(sink, between);
+    public void dump(DumpSink sink, BetweenChunks between) throws IOException {
+        try {
+            index.dump(sink, () -> {
+                try {
+                    between.run();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+        } catch (UncheckedIOException e) {
+            throw e.getCause();
+        }
     }
 
     /** Chunked, read-locked walks for the console: blocks per worker and tier, the most shared prefixes. */

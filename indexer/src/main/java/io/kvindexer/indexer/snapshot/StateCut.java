@@ -7,7 +7,6 @@ import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -40,26 +39,13 @@ public final class StateCut {
         }
         ChunkedBytes step = new ChunkedBytes();
         BinaryDumpWriter writer = new BinaryDumpWriter(step, registrations);
-        try {
-            for (ModelIndex ix : indexers.all()) {
-                writer.beginIndex(ix.modelName(), ix.tenantId(), ix.blockSize());
-                ix.dump(writer::membership, () -> drain(step, out));
-                writer.endIndex();
-            }
-        } catch (UncheckedIOException e) {
-            throw e.getCause();
+        for (ModelIndex ix : indexers.all()) {
+            writer.beginIndex(ix.modelName(), ix.tenantId(), ix.blockSize());
+            ix.dump(writer::membership, () -> step.drainTo(out));
+            writer.endIndex();
         }
         writer.close();
         step.drainTo(out);
         return new Size(step.size(), step.mostHeld());
-    }
-
-    /** Between two steps of a walk, where no lock is held. */
-    private static void drain(ChunkedBytes step, OutputStream out) {
-        try {
-            step.drainTo(out);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }
