@@ -107,7 +107,7 @@ public final class StateVolume {
             return null;
         }
         if (sameClass && grows > 0) {
-            return growClaims(client, existing, p.size());
+            return growClaims(client, kvi, existing, p.size());
         }
         // the template's claims stay as they are after the recreation: each replica's is made anew only once deleted
         return "spec.persistence (" + p.size() + (p.storageClassName() == null ? "" : ", " + p.storageClassName())
@@ -121,19 +121,19 @@ public final class StateVolume {
     }
 
     /**
-     * Asks each existing claim of a current replica ({@code state-<statefulset>-<ordinal>}) for {@code size} where it
+     * Asks each existing claim of a current replica ({@code state-<pod>}) for {@code size} where it
      * asks for less. Null when every one asks for it now (Kubernetes then grows the volume, and the file system with
      * the next mount where the driver needs one); a claim made later from the template's smaller size is grown by a
      * later reconcile (a new replica's pod is an event). Else which claims could not grow, and why.
      */
-    static String growClaims(KubernetesClient client, StatefulSet existing, Quantity size) {
-        String ns = existing.getMetadata().getNamespace();
+    static String growClaims(KubernetesClient client, KvIndexer kvi, StatefulSet existing, Quantity size) {
+        String ns = kvi.getMetadata().getNamespace();
         int replicas = existing.getSpec().getReplicas() == null
                 ? 1
                 : existing.getSpec().getReplicas();
         List<String> refused = new ArrayList<>();
         for (int ordinal = 0; ordinal < replicas; ordinal++) {
-            String name = NAME + "-" + existing.getMetadata().getName() + "-" + ordinal;
+            String name = NAME + "-" + IndexerNames.pod(kvi, ordinal); // what the StatefulSet names its claims
             Resource<PersistentVolumeClaim> claim =
                     client.persistentVolumeClaims().inNamespace(ns).withName(name);
             try {

@@ -10,13 +10,14 @@ import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.kvindexer.operator.support.Resources;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
  * A claim the API server will not grow (its StorageClass does not allow expansion, or the operator may not patch
  * claims) is named with the server's reason, and the claims that did grow are not: the mock answers as the API
- * server does. Each test names its own StatefulSet: the mock's expectations outlive a test.
+ * server does. Each test names its own KvIndexer: the mock's expectations outlive a test.
  */
 @EnableKubernetesMockClient
 class StateVolumeGrowTest {
@@ -53,7 +54,8 @@ class StateVolumeGrowTest {
                                 .build())
                 .once();
 
-        String message = StateVolume.growClaims(client, statefulSet("kv", 2), new Quantity("3Gi"));
+        String message = StateVolume.growClaims(
+                client, Resources.kvIndexer("ns", "kv", 2, 8090), statefulSet(2), new Quantity("3Gi"));
 
         assertThat(message)
                 .startsWith("spec.persistence (3Gi) is not applied: state-kv-1 (" + REFUSAL + ") could not grow")
@@ -74,17 +76,15 @@ class StateVolumeGrowTest {
                 .andReturn(404, null)
                 .always();
 
-        assertThat(StateVolume.growClaims(client, statefulSet("kept", 2), new Quantity("3Gi")))
+        assertThat(StateVolume.growClaims(
+                        client, Resources.kvIndexer("ns", "kept", 2, 8090), statefulSet(2), new Quantity("3Gi")))
                 .isNull();
         assertThat(server.getLastRequest().getMethod()).as("no patch sent").isEqualTo("GET");
     }
 
-    private static StatefulSet statefulSet(String name, int replicas) {
+    /** The replicas' StatefulSet: what the claims are counted from. */
+    private static StatefulSet statefulSet(int replicas) {
         return new StatefulSetBuilder()
-                .withNewMetadata()
-                .withName(name)
-                .withNamespace("ns")
-                .endMetadata()
                 .withNewSpec()
                 .withReplicas(replicas)
                 .endSpec()
