@@ -144,13 +144,13 @@ public final class IndexerMetrics {
 
         @Override
         public void batchesLost(long missing) {
-            batchesLost.inc(missing);
+            batchesLost.inc(unsigned(missing));
         }
 
         @Override
         public void replay(ReplayResult result, long recovered) {
             replays.labelValues(result.label()).inc();
-            batchesRecovered.inc(recovered);
+            batchesRecovered.inc(unsigned(recovered));
         }
 
         @Override
@@ -428,5 +428,14 @@ public final class IndexerMetrics {
         }
         writer.write(out, registry.scrape());
         return writer.getContentType();
+    }
+
+    /**
+     * A count of sequence numbers, which are u64 on the wire: a range from 0 to an engine's first seq (TensorRT-LLM
+     * starts at the clock's nanoseconds) reads as a negative long, and one negative increment would make every
+     * later scrape fail.
+     */
+    static double unsigned(long count) {
+        return count >= 0 ? count : 0x1p64 + count;
     }
 }

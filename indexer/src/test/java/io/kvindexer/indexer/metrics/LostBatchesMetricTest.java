@@ -1,0 +1,78 @@
+package io.kvindexer.indexer.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+import static org.awaitility.Awaitility.await;
+
+import io.kvindexer.indexer.IndexerApp;
+import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.http.HttpTestClient;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.msgpack.core.MessageBufferPacker;
+import org.msgpack.core.MessagePack;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+/**
+ * {@code dynamo_kvindexer_batches_lost_total} counts u64 sequence ranges: engines without a replay endpoint whose
+ * first seq is far from 0 (TensorRT-LLM starts at the clock's nanoseconds) add up past a signed long, and a range
+ * may be above one by itself. {@code /metrics} must keep answering: a counter that went negative failed every later
+ * scrape.
+ */
+class LostBatchesMetricTest {
+
+    private static final String NAME = "dynamo_kvindexer_batches_lost_total";
+
+    @Test
+    void lostRangesBeyondASignedLongAreCountedAndTheScrapeStillWorks() throws Exception {
+        long[] firstSeqs = {0x6000_0000_0000_0000L, 0x6000_0000_0000_0000L, -1L}; // the last is 2^64 - 1
+        try (ZContext context = new ZContext();
+                IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
+                HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+            for (int engine = 0; engine < firstSeqs.length; engine++) {
+                ZMQ.Socket pub = context.createSocket(SocketType.XPUB);
+                pub.setLinger(0);
+                int port = pub.bindToRandomPort("tcp://127.0.0.1");
+                http.post(
+                        "/register",
+                        "{\"instance_id\":" + (engine + 1) + ",\"endpoint\":\"tcp://127.0.0.1:" + port
+                                + "\",\"model_name\":\"m\",\"block_size\":4}");
+                pub.setReceiveTimeOut(30_000);
+                assertThat(pub.recv()).as("the listener subscribed").isNotNull();
+                pub.sendMore(new byte[0]);
+                pub.sendMore(ByteBuffer.allocate(8).putLong(firstSeqs[engine]).array());
+                pub.send(batch(engine));
+            }
+            double expected = 2 * (double) 0x6000_0000_0000_0000L + 0x1p64 - 1;
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+                HttpTestClient.Response r = http.get("/metrics");
+                r.assertStatus(200);
+                assertThat(MetricsEndpointTest.parse(r.body()).get(NAME)).isCloseTo(expected, within(1e6));
+            });
+            // and each engine's first batch was applied
+            String answer = http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[0,1,2,3]}")
+                    .body();
+            assertThat(answer).contains("\"1\"").contains("\"2\"").contains("\"3\"");
+        }
+    }
+
+    /** One block of tokens 0..3, the same for every engine. */
+    private static byte[] batch(int engine) throws IOException {
+        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
+            p.packArrayHeader(3).packDouble(1.0).packArrayHeader(1);
+            p.packMapHeader(5).packString("type").packString("BlockStored");
+            p.packString("block_hashes").packArrayHeader(1).packLong(1000 + engine);
+            p.packString("token_ids").packArrayHeader(4);
+            for (int t = 0; t < 4; t++) {
+                p.packInt(t);
+            }
+            p.packString("block_size").packInt(4).packString("medium").packString("GPU");
+            p.packInt(0);
+            return p.toByteArray();
+        }
+    }
+}
