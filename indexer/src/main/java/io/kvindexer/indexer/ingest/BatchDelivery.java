@@ -68,23 +68,34 @@ final class BatchDelivery {
      * registration's {@code watermark} hears of it once the index has applied it ({@link SequenceWatermark#onApplied}).
      */
     boolean apply(long seq, byte[] payload, SequenceWatermark watermark) {
-        KvEventBatch batch;
+        KvEventBatch batch = decode(seq, payload);
+        if (batch == null) {
+            return false;
+        }
+        deliver(seq, batch, payload.length, watermark);
+        return true;
+    }
+
+    /** Decodes one payload; null when it does not decode (counted, logged once per kind of problem). */
+    KvEventBatch decode(long seq, byte[] payload) {
         try {
-            batch = decoder.decode(payload, cacheGroups);
+            return decoder.decode(payload, cacheGroups);
         } catch (EventDecodeException e) {
             metrics.decodeError(e.kind());
             log.once("decode:" + e.kind(), "skipping batch seq " + Long.toUnsignedString(seq) + ": " + e.getMessage());
-            return false;
         } catch (RuntimeException e) {
             metrics.decodeError("internal");
             log.once("decode:internal", "skipping batch seq " + Long.toUnsignedString(seq) + ", decoder failed: " + e);
-            return false;
         }
+        return null;
+    }
+
+    /** Applies a decoded batch of {@code bytes} payload bytes (see {@link #apply}). */
+    void deliver(long seq, KvEventBatch batch, long bytes, SequenceWatermark watermark) {
         int rank = batch.dataParallelRank() != null ? batch.dataParallelRank() : spec.dpRank();
         ranksSeen.add(rank);
         checkBlockSize(batch, rank);
         if (!batch.events().isEmpty()) {
-            long bytes = payload.length;
             inflight.taken(bytes); // until the index has applied it: the pollers stop reading at the budget
             long handed = watermark.handedNow();
             if (clears(batch)) {
@@ -106,7 +117,6 @@ final class BatchDelivery {
         }
         batch.warnings().forEach((warning, count) -> metrics.eventWarning(warning.label(), count));
         metrics.batchApplied();
-        return true;
     }
 
     /**

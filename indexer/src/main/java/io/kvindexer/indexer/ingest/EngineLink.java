@@ -71,14 +71,17 @@ final class EngineLink {
                 up, downSinceMillis == 0 ? null : Instant.ofEpochMilli(downSinceMillis), up ? null : attemptProblem);
     }
 
-    /** A listener's link: a loss is counted and logged, and so is the return. */
-    static EngineLink of(String endpoint, IngestMetrics metrics, ListenerLog log) {
+    /** A listener's link: a loss is counted and logged, and so is the return, which {@code back} hears of too. */
+    static EngineLink of(String endpoint, IngestMetrics metrics, ListenerLog log, Runnable back) {
         return new EngineLink(
                 System::currentTimeMillis,
                 () -> {
                     metrics.engineDisconnected();
                     log.warn("connection to " + endpoint + " lost; the SUB socket reconnects by itself");
                 },
-                () -> log.info("connection to " + endpoint + " is back"));
+                () -> {
+                    log.info("connection to " + endpoint + " is back; catching up on what it published meanwhile");
+                    back.run();
+                });
     }
 }

@@ -110,6 +110,11 @@ final class SequenceTracker {
         undecodable.add(seq);
     }
 
+    /** True when a message with this seq arrived (live or replayed) and did not decode (one of the recent ones). */
+    boolean arrivedUndecodable(long seq) {
+        return undecodable.contains(seq);
+    }
+
     /**
      * True when every seq of {@code [from, until)} arrived (live or replayed) and did not decode: a replay that
      * cannot return them lost nothing new (the bad payloads were counted as decode errors, as every malformed message

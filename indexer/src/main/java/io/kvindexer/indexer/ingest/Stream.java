@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.ingest;
 
+import io.kvindexer.indexer.event.KvEventBatch;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -65,6 +66,8 @@ final class Stream implements ReplayClient.Target {
     private boolean tailUnchecked;
     /** when the last live message was read (nanoTime) */
     private long lastLiveAt;
+    /** reconnected without a replay endpoint: not exact until the next live batch shows whether any were missed */
+    private boolean awaitingNext;
 
     Stream(EngineListener owner, Poller poller, IngestPollers threads) {
         this.owner = owner;
@@ -72,7 +75,7 @@ final class Stream implements ReplayClient.Target {
         this.threads = threads;
         ListenerOptions options = owner.options();
         this.tracker = new SequenceTracker(owner.watermark());
-        this.link = EngineLink.of(owner.spec().endpoint(), options.metrics(), owner.log());
+        this.link = EngineLink.of(owner.spec().endpoint(), options.metrics(), owner.log(), this::reconnected);
         this.sub = new Subscriber(
                 poller.selector(),
                 this,
@@ -163,6 +166,26 @@ final class Stream implements ReplayClient.Target {
         }
     }
 
+    /**
+     * The connection came back after a loss. A SUB receives nothing while disconnected, so what the engine published
+     * meanwhile is missing, and an engine quiet since then would never show it by a gap: caught up at once, as on
+     * connect; without a replay endpoint the next live batch tells, and until then the listener is not exact.
+     */
+    private void reconnected() {
+        if (!active || stopped || !tracker.anyApplied()) {
+            return; // a join finds out what it missed by itself
+        }
+        if (replay != null) {
+            resumePending = true;
+            resumeAt = System.nanoTime();
+        } else if (!awaitingNext) {
+            awaitingNext = true;
+            owner.exactness()
+                    .replayStarted("reconnected: no replay endpoint, the engine's next batch shows whether any"
+                            + " were missed meanwhile");
+        }
+    }
+
     private boolean tailCheckDue() {
         Duration quiet = owner.options().tailCheckAfter();
         return tailUnchecked
@@ -235,9 +258,19 @@ final class Stream implements ReplayClient.Target {
             return;
         }
         long seq = Frames.readSeq(frames.get(1));
+        // decoded before its seq is believed: the seq of a payload that does not decode (a duplicate, or one far
+        // ahead) is as malformed as the payload, and must not read as a restart or a gap that drops blocks
+        KvEventBatch batch = delivery.decode(seq, frames.get(2));
+        if (batch == null) {
+            if (tracker.isNew(seq)) {
+                undecodable(seq);
+            }
+            return;
+        }
         long before = owner.watermark().get();
-        boolean joined = joining;
+        boolean waited = joining || awaitingNext; // waited for this batch to learn what was missed
         joining = false;
+        awaitingNext = false;
         SequenceTracker.Step step = tracker.onLive(seq);
         if (step.restarted()) {
             owner.log()
@@ -253,26 +286,29 @@ final class Stream implements ReplayClient.Target {
             if (replay == null) {
                 owner.log().once("no_replay", "No replay endpoint configured; batches lost");
                 owner.options().metrics().batchesLost(missing);
-                lost(
-                        step.replayFrom(),
-                        step.replayUntil(),
-                        "batches " + u(step.replayFrom()) + ".." + u(step.replayUntil() - 1)
-                                + " lost: no replay endpoint");
+                lost(step.replayFrom(), step.replayUntil(), lostRange(step, missing) + ": no replay endpoint");
                 // reported: the range is behind the watermark now, as when the batch after it applies; else a
                 // batch after it that does not decode leaves it there, and the next one reports it again
                 tracker.settled(step.replayUntil());
             } else {
-                heldLive = frames;
+                heldLive = frames; // decoded again after the replay, whose batches come first (their cache groups too)
                 long from = step.replayFrom();
                 long until = step.replayUntil();
                 startReplay("replaying batches " + u(from) + ".." + u(until - 1), true, () -> recover(from, until));
-                return; // the replay's end settles a join
+                return; // the replay's end settles what was waited for
             }
         }
-        if (joined) {
-            owner.exactness().replayEnded(); // the engine's first batch: nothing came before it
+        if (waited) {
+            owner.exactness().replayEnded(); // a loss it showed was reported above
         }
-        applyLive(frames);
+        applyLive(seq, batch, frames.get(2).length);
+    }
+
+    private static String lostRange(SequenceTracker.Step step, long missing) {
+        String range = "batches " + u(step.replayFrom()) + ".." + u(step.replayUntil() - 1);
+        return missing == step.missing()
+                ? range + " lost"
+                : u(missing) + " of " + range + " lost (the others arrived and did not decode)";
     }
 
     /** One live message while an open-ended replay runs: kept for after it, its seq the replay's bound. */
@@ -293,6 +329,15 @@ final class Stream implements ReplayClient.Target {
             return;
         }
         applyBatch(seq, frames.get(2));
+    }
+
+    private void applyLive(long seq, KvEventBatch batch, int bytes) {
+        if (!tracker.isNew(seq)) {
+            owner.options().metrics().staleBatch();
+            return;
+        }
+        owner.delivery().deliver(seq, batch, bytes, owner.watermark());
+        tracker.applied(seq);
     }
 
     /**
@@ -412,8 +457,8 @@ final class Stream implements ReplayClient.Target {
 
     @Override
     public boolean batch(long seq, byte[] payload) {
-        if (!tracker.isNew(seq)) {
-            return false;
+        if (!tracker.isNew(seq) || tracker.arrivedUndecodable(seq)) {
+            return false; // (the same bytes as the live copy that did not decode: counted once, as it came)
         }
         threads.inflight().awaitRoom(() -> stopped); // a replay fills the writer's queue no faster than it drains
         return applyBatch(seq, payload);
@@ -452,7 +497,8 @@ final class Stream implements ReplayClient.Target {
         if (drop) {
             owner.delivery().dropUnverifiable();
             problem = problem + "; dropped the blocks of " + owner.log().workerName() + " ("
-                    + (unbounded ? "batches from " + u(from) : u(until - from) + " batches") + " lost), live events"
+                    + (unbounded ? "batches from " + u(from) : u(tracker.notArrived(from, until)) + " batches")
+                    + " lost), live events"
                     + " rebuild them";
         }
         owner.recordError(this, problem);
@@ -464,15 +510,20 @@ final class Stream implements ReplayClient.Target {
      */
     private boolean applyBatch(long seq, byte[] payload) {
         if (!owner.delivery().apply(seq, payload, owner.watermark())) {
-            owner.exactness()
-                    .lost(
-                            "skipped batch seq " + u(seq) + ": it did not decode",
-                            owner.delivery().ranks());
-            tracker.undecodable(seq);
+            undecodable(seq);
             return false;
         }
         tracker.applied(seq);
         return true;
+    }
+
+    /** A new batch that did not decode: its events are lost to the index, so the listener is degraded. */
+    private void undecodable(long seq) {
+        owner.exactness()
+                .lost(
+                        "skipped batch seq " + u(seq) + ": it did not decode",
+                        owner.delivery().ranks());
+        tracker.undecodable(seq);
     }
 
     // ---- from any thread -------------------------------------------------------------------------------

@@ -117,6 +117,83 @@ class EngineDisconnectTest {
         assertThat(metrics.get("disconnects")).isEqualTo(1);
     }
 
+    /**
+     * A network blip while the engine runs: what it published while the link was down never arrived, and an engine
+     * quiet since then would show no gap. The listener catches up as soon as the link is back (it used to claim the
+     * removed block, exact, until the engine's next batch).
+     */
+    @Test
+    void whatTheEngineSentWhileTheLinkWasDownIsCaughtUpWhenItIsBack() throws Exception {
+        EngineSimulator engine =
+                resources.simulatorAt("tcp://127.0.0.1:" + freePort(), "tcp://127.0.0.1:" + freePort());
+        try (CuttableProxy proxy = new CuttableProxy(port(engine.endpoint()))) {
+            EngineListener listener = resources.listener(
+                    new ListenerSpec(INSTANCE, 0, proxy.endpoint(), engine.replayEndpoint()),
+                    watermark,
+                    sink,
+                    metrics.options());
+            int[] first = tokens(0, 8);
+            linkUpWithSeq0Applied(listener, engine, first);
+
+            proxy.cut();
+            await().atMost(NOTICE).until(() -> listener.snapshot().disconnected());
+            engine.publish(EngineSimulator.removed(EngineSimulator.sequenceHashes(first, 4, null), "GPU"))
+                    .join(); // seq 1, lost
+            engine.storeSequence(tokens(100, 8), 4).join(); // seq 2, lost; then the engine is quiet
+            proxy.restore();
+
+            await().atMost(PATIENCE)
+                    .untilAsserted(
+                            () -> assertThat(sink.asGroundTruth(INSTANCE)).isEqualTo(engine.groundTruth()));
+            assertThat(watermark.get()).isEqualTo(2); // seqs 1 and 2 came by replay: the engine sent nothing since
+            await().atMost(PATIENCE).until(() -> exactness(listener) == ExactnessState.EXACT);
+        }
+    }
+
+    /**
+     * Without a replay endpoint nothing can be asked for: back from a blip, the listener is not exact until the
+     * engine's next batch shows whether any were missed (here none: exact again; a gap would drop the blocks).
+     */
+    @Test
+    void withoutAReplayEndpointAListenerBackFromABlipIsNotExactUntilTheNextBatch() throws Exception {
+        EngineSimulator engine = resources.simulatorAt("tcp://127.0.0.1:" + freePort(), null);
+        try (CuttableProxy proxy = new CuttableProxy(port(engine.endpoint()))) {
+            EngineListener listener = resources.listener(
+                    new ListenerSpec(INSTANCE, 0, proxy.endpoint(), null), watermark, sink, metrics.options());
+            linkUpWithSeq0Applied(listener, engine, tokens(0, 8));
+            assertThat(exactness(listener)).isEqualTo(ExactnessState.EXACT);
+
+            proxy.cut();
+            await().atMost(NOTICE).until(() -> listener.snapshot().disconnected());
+            proxy.restore();
+            await().atMost(PATIENCE).until(() -> listener.snapshot().connected());
+            assertThat(listener.snapshot().exactness().state()).isEqualTo(ExactnessState.REPLAYING);
+            assertThat(listener.snapshot().exactness().reason()).startsWith("reconnected: no replay endpoint");
+
+            Subscriptions.await(listener, engine, 2); // the PUB knows the new connection
+            engine.storeSequence(tokens(100, 8), 4).join(); // seq 1: nothing was missed
+            await().atMost(PATIENCE).until(() -> watermark.get() == 1);
+            await().atMost(PATIENCE).until(() -> exactness(listener) == ExactnessState.EXACT);
+            assertThat(sink.asGroundTruth(INSTANCE)).isEqualTo(engine.groundTruth());
+        }
+    }
+
+    private void linkUpWithSeq0Applied(EngineListener listener, EngineSimulator engine, int[] tokens) {
+        Subscriptions.await(listener, engine, 1);
+        await().atMost(PATIENCE).until(() -> listener.snapshot().connected());
+        await().atMost(PATIENCE).until(() -> exactness(listener) == ExactnessState.EXACT); // the join is over
+        engine.storeSequence(tokens, 4).join(); // seq 0
+        await().atMost(PATIENCE).until(() -> watermark.get() == 0);
+    }
+
+    private static ExactnessState exactness(EngineListener listener) {
+        return listener.snapshot().exactness().state();
+    }
+
+    private static int port(String endpoint) {
+        return Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
+    }
+
     @Test
     void anEngineThatNeverCameUpIsNotConnectedButNotDisconnectedEither() throws Exception {
         String endpoint = "tcp://127.0.0.1:" + freePort();

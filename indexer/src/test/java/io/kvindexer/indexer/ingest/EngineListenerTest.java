@@ -13,6 +13,7 @@ import io.kvindexer.indexer.sim.EngineSimulator.ReplayLayout;
 import io.kvindexer.indexer.sim.SimEvent;
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -494,6 +495,35 @@ class EngineListenerTest {
         awaitSameState(sim);
     }
 
+    /**
+     * A payload that does not decode says nothing about the engine, its seq included: one carrying a seq already
+     * applied is no restart (it dropped the worker's blocks), and one far ahead is no gap (it dropped them too, as
+     * lost, and the engine's next real batch then read as a restart).
+     */
+    @Test
+    void theSeqOfAPayloadThatDoesNotDecodeIsNotBelieved() {
+        connect(simulatorWithoutReplay());
+
+        sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
+        awaitWatermark(watermark, 0);
+        sim.sendRaw(new byte[0], seq(0), new byte[] {(byte) 0xc1}); // seq 0 again, not msgpack
+        sim.sendRaw(new byte[0], seq(1000), new byte[] {(byte) 0xc1}); // far ahead
+        sim.sendRaw(new byte[0], seq(-1L), new byte[] {(byte) 0xc1}); // the highest u64
+        sim.storeSequence(tokens(100, 8), 4).join(); // seq 1
+
+        awaitWatermark(watermark, 1);
+        awaitSameState(sim);
+        assertThat(sink.restarts()).isEmpty();
+        assertThat(sink.gapLosses()).isEmpty();
+        assertThat(metrics.get("restarts")).isZero();
+        assertThat(metrics.get("lost")).isZero();
+        assertThat(metrics.sumStartingWith("decode.")).isEqualTo(3);
+    }
+
+    private static byte[] seq(long seq) {
+        return ByteBuffer.allocate(8).putLong(seq).array();
+    }
+
     // ---- lifecycle -------------------------------------------------------------------------------------
 
     /** Also Dynamo's zmq_buffers_messages_during_brief_delay: 10 messages sent while not draining arrive in order. */
@@ -630,7 +660,10 @@ class EngineListenerTest {
         assertThat(sink.gapLosses()).containsExactly(new WorkerKey(INSTANCE, 0));
         assertThat(sink.held(new WorkerKey(INSTANCE, 0), StorageTier.DEVICE))
                 .containsExactlyInAnyOrder(hashes(tokens(200, 8))[0], hashes(tokens(200, 8))[1]);
-        assertThat(listener.lastError()).startsWith("batches 1..1 lost: no replay endpoint; dropped the blocks of");
+        assertThat(listener.lastError())
+                .startsWith("1 of batches 1..4 lost (the others arrived and did not decode): no replay endpoint;"
+                        + " dropped the blocks of")
+                .endsWith("(1 batches lost), live events rebuild them");
     }
 
     /** A gap over a seq that came and did not decode and one that never came counts one lost batch, not two. */
@@ -646,7 +679,8 @@ class EngineListenerTest {
         sim.storeSequence(tokens(200, 8), 4).join(); // seq 3: one gap over 1..2
 
         awaitWatermark(watermark, 3);
-        assertThat(listener.lastError()).startsWith("batches 1..2 lost: no replay endpoint");
+        assertThat(listener.lastError())
+                .startsWith("1 of batches 1..2 lost (the others arrived and did not decode): no replay endpoint");
         assertThat(metrics.get("lost")).isEqualTo(1);
         assertThat(metrics.get("gaps.missing")).isEqualTo(1);
         assertThat(metrics.sumStartingWith("decode.")).isEqualTo(1);
@@ -688,9 +722,9 @@ class EngineListenerTest {
     }
 
     /**
-     * A dropped batch that does not decode either, then more that do not decode: one replay brings the dropped one
-     * back, still undecodable; it is counted as such, so the next live batches do not ask for it again (each asked
-     * for the whole range once more, one batch longer).
+     * A dropped batch that does not decode either, among more that do not decode: the next batch that decodes shows
+     * the gap, and one replay brings the dropped one back, still undecodable; it is counted once, as are the ones
+     * that arrived live (their replayed copies are not decoded again), and nothing is asked for again.
      */
     @Test
     void aReplayedBatchThatDoesNotDecodeIsNotAskedForAgain() {
@@ -700,17 +734,20 @@ class EngineListenerTest {
         awaitWatermark(watermark, 0);
         sim.dropLive(1);
         sim.publishPayload(new byte[] {(byte) 0xc1}); // seq 1: dropped live, and it does not decode
-        sim.publishPayload(new byte[] {(byte) 0xc1}).join(); // seq 2 arrives, does not decode: a gap over 1
-        await().atMost(PATIENCE).until(() -> metrics.get("replay.ok") == 1); // 1 replayed (and 2 applied)
-        for (int i = 0; i < 2; i++) {
-            sim.publishPayload(new byte[] {(byte) 0xc1}).join(); // seqs 3 and 4 arrive, do not decode
+        for (int i = 0; i < 3; i++) {
+            sim.publishPayload(new byte[] {(byte) 0xc1}).join(); // seqs 2..4 arrive, do not decode
         }
-        sim.storeSequence(tokens(100, 8), 4).join(); // seq 5
-
+        sim.storeSequence(tokens(100, 8), 4).join(); // seq 5: a gap over 1 (2..4 arrived)
         awaitWatermark(watermark, 5);
+        sim.publishPayload(new byte[] {(byte) 0xc1}).join(); // seq 6
+        sim.storeSequence(tokens(200, 8), 4).join(); // seq 7
+
+        awaitWatermark(watermark, 7);
         awaitSameState(sim);
         assertThat(sim.replays().requests()).isEqualTo(1);
         assertThat(metrics.get("gaps")).isEqualTo(1);
+        assertThat(metrics.get("replay.ok")).isEqualTo(1);
+        assertThat(metrics.sumStartingWith("decode.")).isEqualTo(5);
     }
 
     @Test
