@@ -174,6 +174,9 @@ final class PrefixIndex {
         long parent = op.parentBlockHash();
         long[] localHashes = op.localHashes();
         boolean unknownBlocks = false;
+        boolean conflict = false;
+        // an engine's device store vouches for its blocks' content: see sameContent
+        boolean checksContent = tier == DEVICE && op.source() == IndexOp.Store.Source.ENGINE;
         int[] chain = nodeScratch(blockHashes.length);
         Arrays.fill(chain, 0, blockHashes.length, NodeStore.NONE);
         boolean changed = false;
@@ -183,6 +186,10 @@ final class PrefixIndex {
             // (an empty owner word intersects to nothing and breaks every run: its same-owners bit is clear).
             for (int i = 0; i < blockHashes.length; i++) {
                 int node = nodes.findToCreate(blockHashes[i]);
+                if (node != NodeStore.NONE && checksContent && !sameContent(node, hasParent, parent, localHashes[i])) {
+                    conflict = true; // this block and the rest of the chain are not stored
+                    break;
+                }
                 if (node == NodeStore.NONE && op.knownBlocksOnly()) {
                     KnownBlocks.Block elsewhere = known.get(blockHashes[i]);
                     if (elsewhere == null) {
@@ -238,7 +245,23 @@ final class PrefixIndex {
         if (unknownBlocks) {
             return ApplyStatus.UNKNOWN_STORAGE_BLOCK;
         }
+        if (conflict) {
+            return ApplyStatus.INVALID_BLOCK;
+        }
         return changed ? ApplyStatus.OK : ApplyStatus.DUPLICATE_STORE;
+    }
+
+    /**
+     * Whether a node made by an earlier store holds the content an engine's device store now gives its block hash.
+     * Engines chain a block's hash over its parent and tokens, so one hash names one content; a store that gives it
+     * other content (a publisher with counter hashes, hashes not chained, a 64-bit collision) must not join the
+     * node: its worker would then be credited with tokens it never stored. Lower tiers and recovered stores are not
+     * checked (an offloaded block may come without its parent; a peer's dump carries the nodes as they are).
+     */
+    private boolean sameContent(int node, boolean hasParent, long parent, long localHash) {
+        return nodes.localHash(node) == localHash
+                && nodes.hasParent(node) == hasParent
+                && (!hasParent || nodes.parentBlockHash(node) == parent);
     }
 
     /*

@@ -159,6 +159,36 @@ class PrefixIndexSemanticsTest {
         assertThat(f.deviceScores(1, 2)).containsExactly(entry(w(1, 0), 2));
     }
 
+    /**
+     * One block hash given other content by another engine's device store (counter hashes, hashes not chained, a
+     * collision): that store stops there, counted invalid, instead of joining the node and crediting its worker with
+     * tokens it never stored. Lower tiers are not checked (an offloaded block may come without its parent). One
+     * shard: workers in different shards do not share nodes.
+     */
+    @Test
+    void aBlockHashGivenOtherContentOnTheDeviceTierIsInvalidAndJoinsNothing() {
+        IndexFixture g = new IndexFixture(4, 1);
+        try {
+            g.store(w(1, 0), null, new long[] {7, 8}, 1, 2);
+            g.store(w(2, 0), null, new long[] {7, 9}, 3, 4); // other tokens under hash 7
+            g.store(w(3, 0), null, new long[] {5, 7}, 1, 1); // hash 7 under another parent, same tokens
+            g.store(w(4, 0), null, new long[] {7}, 1); // the same content: joins
+
+            assertThat(g.applied("stored", ApplyStatus.INVALID_BLOCK)).isEqualTo(2);
+            assertThat(g.deviceScores(1, 2)) // worker 3 by its block 5, whose content is 1 too
+                    .containsOnly(entry(w(1, 0), 2), entry(w(3, 0), 1), entry(w(4, 0), 1));
+            assertThat(g.deviceScores(3, 4)).isEmpty();
+            assertThat(g.deviceScores(1, 1))
+                    .as("block 5, stored before the conflict")
+                    .containsOnly(entry(w(1, 0), 1), entry(w(3, 0), 1), entry(w(4, 0), 1));
+
+            g.store(w(2, 0), HOST_PINNED, null, new long[] {8}, 9); // a lower tier keeps the node's content
+            assertThat(g.applied("stored", ApplyStatus.INVALID_BLOCK)).isEqualTo(2);
+        } finally {
+            g.close();
+        }
+    }
+
     @Test
     void childrenOfADroppedStoreAreDroppedToo() {
         f.store(w(1, 0), 999L, new long[] {101}, 1);
