@@ -37,7 +37,7 @@ final class MsgpackBody extends RequestFields {
 
     /** True when the request declares a msgpack body. */
     static boolean isMsgpack(ServerRequest req) {
-        HttpMediaType type = req.headers().contentType().orElse(null);
+        HttpMediaType type = RequestBody.contentType(req);
         return type != null && MEDIA_TYPE.equalsIgnoreCase(type.mediaType().text());
     }
 

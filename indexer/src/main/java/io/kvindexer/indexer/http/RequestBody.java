@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.http;
 
+import io.helidon.http.BadRequestException;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.HttpMediaType;
 import io.helidon.webserver.http.ServerRequest;
@@ -31,7 +32,7 @@ final class RequestBody implements AutoCloseable {
 
     /** Admits a body of type {@code application/<subtype>} (e.g. {@code json}) of at most {@code limit} bytes. */
     static RequestBody open(ServerRequest req, long limit, String subtype) {
-        HttpMediaType type = req.headers().contentType().orElse(null);
+        HttpMediaType type = contentType(req);
         if (type == null
                 || !"application".equalsIgnoreCase(type.mediaType().type())
                 || !subtype.equalsIgnoreCase(type.mediaType().subtype())) {
@@ -44,6 +45,23 @@ final class RequestBody implements AutoCloseable {
             }
         }
         return new RequestBody(req, limit);
+    }
+
+    /**
+     * The request's {@code Content-Type}, or null without one. A value Helidon cannot parse ({@code text},
+     * {@code application/json;}) is the client's error: a 415 that quotes it, not the exception Helidon throws,
+     * which the routes' error mapping would answer as a bug (500).
+     */
+    static HttpMediaType contentType(ServerRequest req) {
+        try {
+            return req.headers().contentType().orElse(null);
+        } catch (BadRequestException | IllegalArgumentException e) {
+            String value = req.headers().first(HeaderNames.CONTENT_TYPE).orElse("");
+            throw new ApiError(
+                    415,
+                    "malformed `Content-Type` header `" + value + "`; expected a media type such as"
+                            + " `application/json`");
+        }
     }
 
     /** The body, capped at the limit. */

@@ -1,0 +1,77 @@
+package io.kvindexer.indexer.http;
+
+import java.io.BufferedInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+
+/**
+ * One request written byte for byte over a socket, for what a client library will not send (broken chunk framing):
+ * the answer's status and body, and whether the server closed the connection after it.
+ */
+final class RawHttp {
+
+    /** How long an open connection is watched for the server closing it. */
+    private static final int CLOSE_WAIT_MS = 3_000;
+
+    record Reply(int status, String body, boolean closed) {}
+
+    private RawHttp() {}
+
+    static Reply exchange(int port, String request) throws IOException {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress("127.0.0.1", port), 10_000);
+            s.setSoTimeout(30_000);
+            s.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
+            s.getOutputStream().flush();
+            InputStream in = new BufferedInputStream(s.getInputStream());
+            String head = head(in);
+            if (!head.startsWith("HTTP/1.1 ")) {
+                throw new IOException("no HTTP response: " + head);
+            }
+            byte[] body = in.readNBytes(contentLength(head));
+            s.setSoTimeout(CLOSE_WAIT_MS);
+            return new Reply(
+                    Integer.parseInt(head.substring(9, 12)), new String(body, StandardCharsets.UTF_8), closed(in));
+        }
+    }
+
+    private static String head(InputStream in) throws IOException {
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        for (int b; (b = in.read()) >= 0; ) {
+            buf.write(b);
+            if (buf.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n\r\n")) {
+                break;
+            }
+        }
+        return buf.toString(StandardCharsets.ISO_8859_1);
+    }
+
+    /** The error answers under test carry a Content-Length; a head without one is read as an empty body. */
+    private static int contentLength(String head) {
+        String lower = head.toLowerCase(Locale.ROOT);
+        int at = lower.indexOf("\r\ncontent-length:");
+        if (at < 0) {
+            return 0;
+        }
+        return Integer.parseInt(
+                lower.substring(at + 17, lower.indexOf("\r\n", at + 2)).strip());
+    }
+
+    /** True when the server ends the connection (EOF or reset) within {@link #CLOSE_WAIT_MS}; false if it stays open. */
+    private static boolean closed(InputStream in) throws IOException {
+        try {
+            return in.read() < 0;
+        } catch (SocketTimeoutException open) {
+            return false;
+        } catch (SocketException reset) {
+            return true;
+        }
+    }
+}
