@@ -1,8 +1,9 @@
 package io.kvindexer.indexer.http;
 
+import io.helidon.common.media.type.MediaType;
+import io.helidon.common.media.type.MediaTypes;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.HeaderValues;
-import io.helidon.http.HttpMediaType;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
@@ -36,6 +37,7 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate) 
 
     private static final System.Logger LOG = System.getLogger(DumpService.class.getName());
     private static final long FLUSH_TIMEOUT_SECONDS = 30;
+    private static final MediaType BINARY = MediaTypes.create(BinaryDump.MEDIA_TYPE);
 
     @Override
     public void routes(Routes routes) {
@@ -136,14 +138,9 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate) 
         return counts.toString();
     }
 
-    /** Only an explicit, non-zero-quality mention of the binary type selects it; {@code *}{@code /*} stays JSON. */
+    /** Binary when {@code Accept} prefers it to JSON ({@link Negotiation}); {@code *}{@code /*} stays JSON. */
     private static boolean wantsBinary(ServerRequest req) {
-        for (HttpMediaType t : req.headers().acceptedTypes()) {
-            if (t.qualityFactor() > 0 && t.mediaType().text().equalsIgnoreCase(BinaryDump.MEDIA_TYPE)) {
-                return true;
-            }
-        }
-        return false;
+        return BINARY.equals(Negotiation.choose(req, MediaTypes.APPLICATION_JSON, BINARY));
     }
 
     /**

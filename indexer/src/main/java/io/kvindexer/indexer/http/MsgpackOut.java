@@ -1,9 +1,10 @@
 package io.kvindexer.indexer.http;
 
+import io.helidon.common.media.type.MediaType;
+import io.helidon.common.media.type.MediaTypes;
 import io.helidon.http.Header;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.HeaderValues;
-import io.helidon.http.HttpMediaType;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
@@ -27,23 +28,21 @@ final class MsgpackOut {
     private static final Header CONTENT_TYPE =
             HeaderValues.createCached(HeaderNames.CONTENT_TYPE, MsgpackBody.MEDIA_TYPE);
 
+    private static final MediaType TYPE = MediaTypes.create(MsgpackBody.MEDIA_TYPE);
+
     private byte[] buf = new byte[512];
     private int size;
 
     private MsgpackOut() {}
 
-    /** The answer is msgpack when the request was, or when its Accept names msgpack explicitly. */
+    /**
+     * The answer is msgpack when {@code Accept} prefers it, or (its default) when the request body was msgpack and
+     * {@code Accept} does not prefer JSON ({@link Negotiation}).
+     */
     static boolean wanted(ServerRequest req, boolean msgpackBody) {
-        if (msgpackBody) {
-            return true;
-        }
-        for (HttpMediaType t : req.headers().acceptedTypes()) {
-            if (t.qualityFactor() > 0
-                    && MsgpackBody.MEDIA_TYPE.equalsIgnoreCase(t.mediaType().text())) {
-                return true;
-            }
-        }
-        return false;
+        MediaType byDefault = msgpackBody ? TYPE : MediaTypes.APPLICATION_JSON;
+        MediaType other = msgpackBody ? MediaTypes.APPLICATION_JSON : TYPE;
+        return TYPE.equals(Negotiation.choose(req, byDefault, other));
     }
 
     static void send(ServerResponse res, int status, Body body) {
