@@ -47,6 +47,7 @@ public final class IndexerRouting {
         // first: records the 401s too, and its span (with spans) is current for everything after it
         routing.addFilter(new RequestRecorder(c.metrics(), routes, c.accessLog(), c.tracing()));
         routing.addFilter(BodyDeadline.filter(cfg.limits().requestReadTimeout()));
+        routing.addFilter(BodyFraming.filter());
         routing.addFilter((chain, req, res) -> {
             // a stop is coming (--shutdown-delay): each answer closes its connection, so that a keep-alive client
             // opens its next one to a replica that stays

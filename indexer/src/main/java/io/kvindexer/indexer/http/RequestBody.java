@@ -24,7 +24,7 @@ final class RequestBody implements AutoCloseable {
     private RequestBody(ServerRequest req, long limit) {
         this.limit = limit;
         this.deadline = BodyDeadline.current();
-        this.stream = new Limited(req.content().inputStream(), limit, deadline);
+        this.stream = new Limited(new BodyFraming(req.content().inputStream(), req), limit, deadline);
         if (deadline != null) {
             deadline.arm();
         }
