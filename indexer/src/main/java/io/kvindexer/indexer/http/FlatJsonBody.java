@@ -106,7 +106,7 @@ final class FlatJsonBody extends RequestFields {
     }
 
     @Override
-    String string(String field) {
+    String rawString(String field) {
         if (at(p) != '"') {
             throw Fallback.INSTANCE;
         }

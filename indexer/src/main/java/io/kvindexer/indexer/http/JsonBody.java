@@ -122,7 +122,8 @@ final class JsonBody extends RequestFields implements AutoCloseable {
         return parser.currentToken() == JsonToken.VALUE_NULL;
     }
 
-    String string(String field) {
+    @Override
+    String rawString(String field) {
         JsonToken t = parser.currentToken();
         if (t != JsonToken.VALUE_STRING) {
             throw ApiError.invalid(

@@ -88,7 +88,7 @@ final class MsgpackBody extends RequestFields {
     }
 
     @Override
-    String string(String field) {
+    String rawString(String field) {
         try {
             ValueType t = next();
             if (t != ValueType.STRING) {

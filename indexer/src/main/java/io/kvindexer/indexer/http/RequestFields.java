@@ -14,7 +14,24 @@ abstract class RequestFields implements AutoCloseable {
 
     abstract void skipValue();
 
-    abstract String string(String field);
+    /**
+     * A string. Refused (422) when it holds a lone UTF-16 surrogate, which a JSON escape (backslash, {@code u},
+     * four hex digits) can spell: a name with one would be stored as given, and a reader of a {@code /dump} that
+     * carries it fails on it (JSON) or turns it into {@code ?} (the binary dump's UTF-8), so a replica recovering
+     * from that dump would start empty or rename it.
+     */
+    final String string(String field) {
+        String s = rawString(field);
+        int at = unpairedSurrogate(s);
+        if (at >= 0) {
+            throw ApiError.invalid("invalid value for `" + field + "`: unpaired UTF-16 surrogate \\u"
+                    + Integer.toHexString(s.charAt(at)) + " at index " + at + "; strings must be valid Unicode");
+        }
+        return s;
+    }
+
+    /** The string as the encoding gives it, unchecked. */
+    abstract String rawString(String field);
 
     /** A string or null. */
     abstract String optionalString(String field);
@@ -34,6 +51,19 @@ abstract class RequestFields implements AutoCloseable {
 
     /** 64-bit hashes: i64, or the unsigned form up to 2^64 - 1. */
     abstract long[] hashArray(String field);
+
+    /** The index of the first surrogate that is not half of a pair, or -1 (no allocation: this is on every query). */
+    static int unpairedSurrogate(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return i;
+            }
+        }
+        return -1;
+    }
 
     /** Releases the reader (a streaming parser, a read deadline); nothing by default. */
     @Override

@@ -104,6 +104,40 @@ abstract class RequestValidationTest {
         assertError(http.post(route, body), 422, fragments.split(" & "));
     }
 
+    /**
+     * A lone UTF-16 surrogate (a JSON escape can spell one) in any string field is refused, naming the field: stored,
+     * it would break every reader of a {@code /dump} that carries it. Escaped in the CSV so the compiler keeps it.
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource(delimiter = '|', textBlock = """
+            /register        | {"instance_id":5,"endpoint":"tcp://h:1","model_name":"bad\\ud800surrogate","block_size":4}           | `model_name` & unpaired UTF-16 surrogate \\ud800 at index 3
+            /register        | {"instance_id":5,"endpoint":"tcp://h\\udc00:1","model_name":"m","block_size":4}                   | `endpoint` & \\udc00
+            /register        | {"instance_id":5,"endpoint":"tcp://h:1","model_name":"m","tenant_id":"t\\udfff","block_size":4}   | `tenant_id`
+            /register        | {"instance_id":5,"endpoint":"tcp://h:1","model_name":"m","routing_group":"\\ud800","block_size":4} | `routing_group`
+            /register        | {"instance_id":5,"endpoint":"tcp://h:1","model_name":"m","pod_name":"p\\ud800","block_size":4}    | `pod_name`
+            /register        | {"instance_id":5,"endpoint":"tcp://h:1","model_name":"m","replay_endpoint":"\\ud800","block_size":4} | `replay_endpoint`
+            /unregister      | {"instance_id":1,"model_name":"\\ud800\\ud800"}                                                  | `model_name` & at index 0
+            /unregister      | {"instance_id":1,"model_name":"m","tenant_id":"\\ude00\\ud83d"}                                 | `tenant_id` & at index 0
+            /query           | {"token_ids":[1],"model_name":"m\\ud800"}                                                          | `model_name`
+            /query           | {"token_ids":[1],"model_name":"m","lora_name":"\\udfff"}                                          | `lora_name`
+            /query           | {"token_ids":[1],"model_name":"m","cache_salt":"s\\ud800"}                                        | `cache_salt`
+            /query_by_hash   | {"block_hashes":[1],"model_name":"m","tenant_id":"x\\ud800"}                                      | `tenant_id`
+            /register_peer   | {"url":"http://q\\ud800:1"}                                                                        | `url`
+            /deregister_peer | {"url":"http://q:1\\ud800"}                                                                        | `url`
+            """)
+    void aLoneSurrogateInAStringIs422NamingTheField(String route, String body, String fragments) {
+        assertError(http.post(route, body), 422, fragments.split(" & "));
+    }
+
+    @Test
+    void aSurrogatePairIsAString() {
+        // U+1F600 as its JSON escapes: a valid name, so the answer is about the model, not the string
+        assertError(
+                http.post("/query", "{\"token_ids\":[1],\"model_name\":\"m\\ud83d\\ude00\"}"),
+                404,
+                "no indexer for model=m\ud83d\ude00");
+    }
+
     @Test
     void aBlockSizeNoIndexCanHaveLeavesNothingBehind() {
         assertError(http.post("/register", """
