@@ -218,6 +218,11 @@ public class BearerAuthAndLimitsTest {
             HttpTestClient.Response peer3 = http.post("/register_peer", "{\"url\":\"http://127.0.0.1:3\"}");
             peer3.assertStatus(409);
             assertThat(peer3.error()).contains("--max-peers");
+            // and the OpenAPI document the server serves lists that answer (paths sit at two spaces)
+            String document = http.get("/openapi.yaml").body();
+            int at = document.indexOf("\n  /register_peer:");
+            String registerPeer = document.substring(at, document.indexOf("\n  /", at + 1));
+            assertThat(registerPeer).contains("\"409\":", "--max-peers");
         }
     }
 
