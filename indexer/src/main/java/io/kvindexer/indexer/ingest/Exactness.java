@@ -115,10 +115,11 @@ public final class Exactness {
     }
 
     /**
-     * The index failed a write of {@code rank} that this listener did not deliver (recovery's adopt, a reattach, block
-     * expiry) and dropped that rank's blocks: degraded as for a lost batch, until the rank's {@code AllBlocksCleared}.
+     * Blocks of {@code rank} went that no replay of this listener brings back (an index write it did not deliver
+     * failed: recovery's adopt, a reattach, block expiry; or {@code /unregister} dropped them before the stream came
+     * back): degraded as for a lost batch, until the rank's {@code AllBlocksCleared}.
      */
-    public void writeFailed(String why, int rank) {
+    public void blocksDropped(String why, int rank) {
         lost(why, Set.of(rank));
     }
 

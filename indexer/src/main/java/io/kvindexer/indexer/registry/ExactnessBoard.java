@@ -38,7 +38,7 @@ final class ExactnessBoard {
         listeners.forEach((rank, x) -> {
             String why = awaiting.remove(new WorkerKey(instanceId, rank));
             if (why != null) {
-                x.writeFailed(why, rank);
+                x.blocksDropped(why, rank);
             }
         });
     }
@@ -60,10 +60,10 @@ final class ExactnessBoard {
         Exactness own = listeners.get(worker.dpRank());
         if (own != null) {
             if (awaiting.remove(worker, why)) { // else put took it
-                own.writeFailed(why, worker.dpRank());
+                own.blocksDropped(why, worker.dpRank());
             }
         } else {
-            listeners.values().forEach(x -> x.writeFailed(why, worker.dpRank()));
+            listeners.values().forEach(x -> x.blocksDropped(why, worker.dpRank()));
         }
     }
 

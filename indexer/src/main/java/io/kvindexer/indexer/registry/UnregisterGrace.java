@@ -89,14 +89,14 @@ final class UnregisterGrace {
 
     /**
      * The detached memberships of {@code r}'s worker when it comes back within the grace period at the same endpoint
-     * for the same index; empty (and forgotten) otherwise.
+     * for the same index (empty when it held none); null (and forgotten) otherwise.
      */
     List<IndexOp> reattach(Registration r) {
         expire();
         WorkerKey key = new WorkerKey(r.instanceId(), r.dpRank());
         Detached d = detached.remove(key);
         if (d == null) {
-            return List.of();
+            return null;
         }
         GraceOutcome outcome = d.blockSize() != r.blockSize()
                 ? GraceOutcome.BLOCK_SIZE
@@ -119,7 +119,7 @@ final class UnregisterGrace {
                 key,
                 d.ops().size(),
                 outcome.label());
-        return same ? d.ops() : List.of();
+        return same ? d.ops() : null;
     }
 
     /** Drops what outlived the grace period. */

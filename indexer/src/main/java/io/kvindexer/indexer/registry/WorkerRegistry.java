@@ -4,6 +4,7 @@ import io.kvindexer.indexer.common.ServiceLimits;
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.index.FailedWrite;
+import io.kvindexer.indexer.index.IndexOp;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.ingest.ExactnessState;
@@ -154,20 +155,33 @@ public final class WorkerRegistry implements AutoCloseable {
         Instance inst = existing != null ? existing : new Instance(r.instanceId(), r.modelName(), r.tenantId());
         WorkerKey key = new WorkerKey(r.instanceId(), r.dpRank());
         ListenerSpec spec = new ListenerSpec(r.instanceId(), r.dpRank(), r.endpoint(), r.replayEndpoint());
+        LearnedWatermark before = watermarks.get(key);
         LearnedWatermark learned = watermarks.compute(
                 key,
                 (k, old) ->
                         old != null && old.endpoint().equals(r.endpoint()) ? old : new LearnedWatermark(r.endpoint()));
+        // the same stream registered again after /unregister, which dropped what its batches so far had stored
+        long resumedAfter = learned == before ? learned.watermark().get() : SequenceWatermark.UNSET;
         if (restoredWatermark != SequenceWatermark.UNSET && learned.watermark().get() == SequenceWatermark.UNSET) {
             learned.watermark().set(restoredWatermark);
         }
-        if (grace.enabled()) {
-            index.submitOps(key, grace.reattach(r)); // before the listener's first batch, on the same writer
+        List<IndexOp> back = grace.enabled() ? grace.reattach(r) : null;
+        if (back != null) {
+            index.submitOps(key, back); // before the listener's first batch, on the same writer
         }
         Rank rank = new Rank(
                 spec,
                 listenerFactory.start(spec, learned.watermark(), grace.watch(new IndexSink(index))),
                 learned.watermark());
+        if (resumedAfter != SequenceWatermark.UNSET && back == null) {
+            // its stream goes on from the watermark, so those blocks are never replayed: the index may under-report
+            // the worker until the engine clears, restarts, or turns its cache over (the degraded hold)
+            rank.exactness.blocksDropped(
+                    "registered again at the same endpoint: /unregister dropped the blocks of batches up to seq "
+                            + Long.toUnsignedString(resumedAfter)
+                            + ", which are not replayed (--unregister-grace keeps them for a comeback)",
+                    r.dpRank());
+        }
         inst.ranks.put(r.dpRank(), rank);
         exactness.put(inst.id, inst.ranks.values());
         if (r.podName() != null) {

@@ -7,6 +7,8 @@ import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.TestResources;
 import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.ingest.Exactness;
+import io.kvindexer.indexer.ingest.ExactnessState;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.SimulatorBuilder;
 import java.time.Duration;
@@ -125,6 +127,14 @@ class ListenerEndpointsTest {
                 .isEqualTo(2L);
         assertThat(score(7, 100)).as("dropped by the unregister, not replayed").isZero();
         assertThat(app.workers().watermark(7, 0).get()).isEqualTo(3);
+        // so the index may under-report the worker: it says so instead of claiming to be exact
+        assertThat(app.workers().exact(7)).isFalse();
+        Exactness.Reading reading =
+                app.workers().list(model, "default").get(0).listeners().get(0).exactness();
+        assertThat(reading.state()).isEqualTo(ExactnessState.DEGRADED);
+        assertThat(reading.reason())
+                .startsWith("registered again at the same endpoint: /unregister dropped the blocks of batches up to"
+                        + " seq 1, which are not replayed");
     }
 
     @Test
