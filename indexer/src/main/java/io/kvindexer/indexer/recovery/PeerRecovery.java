@@ -200,7 +200,7 @@ public final class PeerRecovery {
         }
         HttpRequest request = builder.build();
         HttpResponse<InputStream> response = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
-        try (InputStream body = response.body()) {
+        try (InputStream body = new PeerBodyDeadline(response.body(), timeout)) {
             if (response.statusCode() / 100 != 2) {
                 String said = new String(body.readNBytes(512), java.nio.charset.StandardCharsets.UTF_8).strip();
                 throw new IOException(refusal(request.uri(), response.statusCode(), said, authToken != null));

@@ -8,6 +8,8 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -20,6 +22,7 @@ final class BrokenPeer implements AutoCloseable {
     private final AtomicLong firstRequestNanos = new AtomicLong();
 
     private final List<String> accepts = new CopyOnWriteArrayList<>();
+    private final CountDownLatch closed = new CountDownLatch(1);
 
     private BrokenPeer(HttpServer server) {
         this.server = server;
@@ -53,6 +56,35 @@ final class BrokenPeer implements AutoCloseable {
         return peer;
     }
 
+    /**
+     * Sends 200, the headers and the first bytes of a JSON dump, then nothing more until closed, or with {@code drip}
+     * a byte every 100 ms: a peer that hung, or crawls, after it began to answer.
+     */
+    static BrokenPeer stalling(boolean drip) throws IOException {
+        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        BrokenPeer peer = new BrokenPeer(server);
+        server.createContext("/dump", exchange -> {
+            peer.requests.incrementAndGet();
+            exchange.getResponseHeaders().add("Content-Type", "application/json");
+            exchange.sendResponseHeaders(200, 10_000_000);
+            OutputStream out = exchange.getResponseBody();
+            out.write("{\"m:default\":{\"model_name\":\"m\",".getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            try {
+                while (!peer.closed.await(100, TimeUnit.MILLISECONDS)) {
+                    if (drip) {
+                        out.write(' ');
+                        out.flush();
+                    }
+                }
+            } catch (InterruptedException | IOException e) {
+                // closed
+            }
+        });
+        server.start();
+        return peer;
+    }
+
     /** The Accept header of each request, in order ("null" when absent). */
     List<String> accepts() {
         return List.copyOf(accepts);
@@ -73,6 +105,7 @@ final class BrokenPeer implements AutoCloseable {
 
     @Override
     public void close() {
+        closed.countDown();
         server.stop(0);
     }
 }

@@ -18,6 +18,9 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Two real servers: the second starts with {@code --peers} = the first, recovers its index from the first's
@@ -105,6 +108,29 @@ class PeerRecoveryTest {
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             awaitReady(http);
             assertThat(http.get("/dump").body()).isEqualTo("{}");
+        }
+    }
+
+    /**
+     * A peer that sends its headers and then stalls (or drips a byte at a time) fails within the peer timeout, and
+     * the next peer is asked: the request's own timeout ends with the headers, and such a peer kept a restarting
+     * replica not Ready for good.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    @Timeout(60) // it hung for good
+    void aPeerThatStallsAfterItsHeadersGivesWayToTheNext(boolean drip) throws Exception {
+        Duration timeout = Duration.ofSeconds(1);
+        try (BrokenPeer stalled = BrokenPeer.stalling(drip);
+                BrokenPeer good = BrokenPeer.start("{}");
+                Indexers indexers = new Indexers(IndexOptions.defaults())) {
+            long start = System.nanoTime();
+            Recovered recovered =
+                    new PeerRecovery(List.of(stalled.url(), good.url()), indexers, Duration.ZERO, timeout).fetch();
+            assertThat(recovered).as("from the second peer").isNotNull();
+            assertThat(stalled.requests()).isEqualTo(1);
+            assertThat(good.requests()).isEqualTo(1);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(20));
         }
     }
 
