@@ -10,6 +10,7 @@ import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,7 +18,11 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Typed client for the indexer's HTTP API (the calls the operator makes, plus /query for tests). Every call has a
@@ -200,11 +205,10 @@ public class IndexerClient {
         ReplicaAccess access = replica.access();
         String token = access.token() != null ? access.token() : authToken;
         HttpClient client = httpFor(access);
-        HttpResponse<String> response = client.send(authorized(request, token), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> response = exchange(client, authorized(request, token));
         String before = lastAccepted.get(access.key());
         if (response.statusCode() == 401 && before != null && !before.equals(token)) {
-            HttpResponse<String> retried =
-                    client.send(authorized(request, before), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> retried = exchange(client, authorized(request, before));
             if (retried.statusCode() != 401) {
                 return retried;
             }
@@ -212,6 +216,35 @@ public class IndexerClient {
             lastAccepted.put(access.key(), token);
         }
         return response;
+    }
+
+    /**
+     * One request and its whole answer within the connect and request timeouts. The JDK's request timeout ends with
+     * the response headers (before JDK 26): a replica that stalled after them (a node gone mid-answer, a frozen
+     * container) held the reconcile's call, and so every later reconcile of that resource, for good.
+     */
+    private HttpResponse<String> exchange(HttpClient client, HttpRequest request)
+            throws IOException, InterruptedException {
+        CompletableFuture<HttpResponse<String>> answer =
+                client.sendAsync(request, HttpResponse.BodyHandlers.ofString());
+        Duration bound = connectTimeout.plus(requestTimeout);
+        try {
+            return answer.get(bound.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            answer.cancel(true);
+            throw new HttpTimeoutException("no whole answer within " + bound.toMillis() + " ms");
+        } catch (InterruptedException e) {
+            answer.cancel(true);
+            throw e;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IOException(e.getCause());
+        }
     }
 
     private JsonNode call(IndexerEndpoint replica, String operation, HttpRequest.Builder builder) {

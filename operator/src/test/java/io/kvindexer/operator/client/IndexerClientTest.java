@@ -6,7 +6,13 @@ import static org.awaitility.Awaitility.await;
 
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.sim.EngineSimulator;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -15,6 +21,7 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** The typed client against a real indexer server: the calls the operator makes and their errors. */
 class IndexerClientTest {
@@ -32,6 +39,52 @@ class IndexerClientTest {
     @AfterEach
     void stop() {
         app.close();
+    }
+
+    /**
+     * A replica that sends its headers and then stalls (a node gone mid-answer, a frozen container), or drips its
+     * body: the call fails as unreachable within the connect and request timeouts. The JDK's request timeout ends
+     * with the headers, and the call (so the reconcile that made it) hung for good.
+     */
+    @Test
+    @Timeout(60) // it hung for good
+    void aReplicaThatStallsAfterItsHeadersIsUnreachableWithinTheTimeouts() throws Exception {
+        IndexerClient quick =
+                new IndexerClient(Duration.ofSeconds(1), Duration.ofSeconds(1), IndexerClient.CallObserver.NONE);
+        for (boolean drip : new boolean[] {false, true}) {
+            try (ServerSocket server = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
+                Thread.ofVirtual().start(() -> answerThenStall(server, drip));
+                IndexerEndpoint stalled =
+                        new IndexerEndpoint("kv-9", URI.create("http://127.0.0.1:" + server.getLocalPort()));
+                long start = System.nanoTime();
+                assertThatThrownBy(() -> quick.workers(stalled))
+                        .isInstanceOfSatisfying(
+                                IndexerClientException.class,
+                                e -> assertThat(e.unreachable()).isTrue())
+                        .hasMessageContaining("no whole answer within 2000 ms");
+                assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
+            }
+        }
+    }
+
+    /** Reads a request, answers 200 with a body announced and never (or a byte a second) sent, until closed. */
+    private static void answerThenStall(ServerSocket server, boolean drip) {
+        try (Socket s = server.accept()) {
+            s.getInputStream().read(new byte[4096]);
+            OutputStream out = s.getOutputStream();
+            out.write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n["
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            while (true) {
+                Thread.sleep(1000);
+                if (drip) {
+                    out.write(' ');
+                    out.flush();
+                }
+            }
+        } catch (IOException | InterruptedException closed) {
+            // the test is over
+        }
     }
 
     @Test
