@@ -125,6 +125,41 @@ class IndexerCliTest {
                 .hasMessage("invalid value for --block-size: 3000000000 is out of range (1..2147483647 tokens)");
     }
 
+    /** Every duration flag (found by its parameter label, so a new one is covered) refuses what does not fit. */
+    @Test
+    void aDurationTooLargeIsRefusedByItsFlag() throws Exception {
+        List<String> flags = new CommandLine(new IndexerCli())
+                .getCommandSpec().options().stream()
+                        .filter(o -> o.paramLabel().contains("DURATION"))
+                        .map(OptionSpec::longestName)
+                        .toList();
+        assertThat(flags)
+                .contains(
+                        "--shutdown-delay",
+                        "--snapshot-interval",
+                        "--unregister-grace",
+                        "--auth-token-grace",
+                        "--reload-interval",
+                        "--degraded-hold",
+                        "--block-ttl");
+        for (String flag : flags) {
+            String prefix = flag.equals("--block-ttl") ? "disk=" : "";
+            for (String[] tooLarge : new String[][] {
+                {"9999999999999999h", "2562047h"},
+                {"99999999999h", "2562047h"},
+                {"9223372036854775807ms", "9223372036854ms"}
+            }) {
+                assertThatThrownBy(() -> parse("--snapshot-dir", "/tmp/s", flag, prefix + tooLarge[0]))
+                        .isInstanceOf(ConfigException.class)
+                        .hasMessage("invalid value for " + flag + ": '" + tooLarge[0] + "' is too large: at most "
+                                + tooLarge[1] + " (about 292 years)");
+            }
+            assertThatCode(() -> parse("--snapshot-dir", "/tmp/s", flag, prefix + "2562047h"))
+                    .as(flag)
+                    .doesNotThrowAnyException();
+        }
+    }
+
     @Test
     void peersDnsIsANameAndAPort() throws Exception {
         assertThat(parse().peersDns()).isNull();

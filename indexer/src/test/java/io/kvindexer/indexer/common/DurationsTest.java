@@ -25,6 +25,25 @@ class DurationsTest {
         }
     }
 
+    /** A number that does not fit in nanoseconds (what the users of a duration count in) is too large, not misspelt. */
+    @ParameterizedTest
+    @CsvSource({
+        "9999999999999999h, 2562047h",
+        "99999999999h, 2562047h",
+        "2562048h, 2562047h",
+        "153722868m, 153722867m",
+        "9223372037s, 9223372036s",
+        "9223372036854775807ms, 9223372036854ms",
+        "99999999999999999999999999ms, 9223372036854ms"
+    })
+    void refusesWhatDoesNotFitNamingTheMaximum(String text, String max) {
+        assertThatThrownBy(() -> Durations.parse(text))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("'" + text + "' is too large: at most " + max + " (about 292 years)");
+        assertThat(Durations.parse(max).toNanos()).isLessThanOrEqualTo(Long.MAX_VALUE);
+        assertThat(Durations.parse(max)).isGreaterThan(Duration.ofDays(106_751));
+    }
+
     @Test
     void formatReadsBack() {
         for (String s : new String[] {"0", "750ms", "1500ms", "2s", "90s", "5m", "2h"}) {
