@@ -10,10 +10,11 @@ import io.kvindexer.indexer.registry.UnsignedParse;
 import io.kvindexer.indexer.registry.WorkerEntry;
 import java.io.PrintWriter;
 import java.time.Duration;
-import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -240,7 +241,7 @@ public final class IndexerCli {
         }
         List<String> peerList = parsePeers(peers);
         if (peerList.size() > hardening.limits().maxPeers()) {
-            throw new ConfigException("invalid value for --peers: " + peerList.size() + " peers; the limit is "
+            throw new ConfigException("invalid value for --peers: " + peerList.size() + " distinct peers; the limit is "
                     + hardening.limits().maxPeers() + " (--max-peers)");
         }
         for (String p : peerList) {
@@ -296,11 +297,14 @@ public final class IndexerCli {
         }
     }
 
-    /** compatibility.md, Command line and environment: split on commas, drop empty entries, trim the rest. */
+    /**
+     * compatibility.md, Command line and environment: split on commas, drop empty entries, trim the rest; a repeated
+     * entry is kept once, as the peer list keeps it, so that --max-peers counts what is kept.
+     */
     static List<String> parsePeers(String value) {
-        List<String> out = new ArrayList<>();
+        Set<String> out = new LinkedHashSet<>();
         if (value == null) {
-            return out;
+            return List.of();
         }
         for (String p : value.split(",", -1)) {
             if (!p.isEmpty()) {
@@ -310,7 +314,7 @@ public final class IndexerCli {
                 }
             }
         }
-        return out;
+        return List.copyOf(out);
     }
 
     /**

@@ -233,6 +233,17 @@ class IndexerCliTest {
         assertThat(IndexerCli.parsePeers(null)).isEmpty();
     }
 
+    /** The peer list keeps each exact URL once (PeerRegistry): --max-peers counts what it keeps, not repeats. */
+    @Test
+    void maxPeersCountsDistinctPeers() throws Exception {
+        String a = "http://127.0.0.1:18398";
+        assertThat(parse("--max-peers", "2", "--peers", a + "," + a + "/," + a).peers())
+                .containsExactly(a, a + "/");
+        assertThatThrownBy(() -> parse("--max-peers", "2", "--peers", a + "," + a + "/," + a + ",http://b:1," + a))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("invalid value for --peers: 3 distinct peers; the limit is 2 (--max-peers)");
+    }
+
     @Test
     void minInitialWorkersEnv() throws Exception {
         assertThat(parse(Map.of()).minInitialWorkers()).isZero();
