@@ -51,7 +51,7 @@ public final class HardeningOptions {
     @Option(
             names = "--auth-token-file",
             paramLabel = "FILE",
-            description = "require `Authorization: Bearer <token>` (token = the file's trimmed content) on /register,"
+            description = "require `Authorization: Bearer <token>` (token = the file's one line, trimmed) on /register,"
                     + " /unregister, /register_peer, /deregister_peer and /dump; also sent to peers. Default: env "
                     + TOKEN_ENV + ", else no authentication")
     Path authTokenFile;
@@ -89,6 +89,13 @@ public final class HardeningOptions {
             }
         }
         String token = env.get(TOKEN_ENV);
-        return token == null || token.isBlank() ? null : token.strip();
+        if (token == null || token.isBlank()) {
+            return null; // unlike an empty file, an empty variable means no authentication (an optional Secret)
+        }
+        String problem = BearerTokens.problem(token);
+        if (problem != null) {
+            throw new ConfigException(TOKEN_ENV + " " + problem);
+        }
+        return token.strip();
     }
 }

@@ -58,9 +58,10 @@ public final class BearerTokens {
     }
 
     /**
-     * Reads the file again; a new non-empty content becomes the current token and the old one is accepted for the
-     * grace period. False when the file cannot be read or is empty (the tokens stay as they were; the caller tries
-     * again later, as a Secret being rewritten can be briefly absent).
+     * Reads the file again; a new token ({@link #read}) becomes the current one and the old one is accepted for the
+     * grace period. False when the file cannot be read or holds no token, or more than one line (the tokens stay as
+     * they were, with a warning; the caller tries again when the file changes, as a Secret being rewritten can be
+     * briefly absent).
      */
     public boolean reload() {
         if (file == null) {
@@ -103,18 +104,33 @@ public final class BearerTokens {
     /**
      * The token in {@code file}: its content, trimmed. The one rule for a token file, at startup and at every reload.
      *
-     * @throws IOException "cannot read FILE: why", or "FILE is empty"
+     * @throws IOException "cannot read FILE: why", or "FILE is empty", or "FILE holds N lines; ..."
      */
     public static String read(Path file) throws IOException {
-        String token;
+        String content;
         try {
-            token = Files.readString(file, StandardCharsets.UTF_8).strip();
+            content = Files.readString(file, StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new IOException("cannot read " + file + ": " + IoErrors.describe(e, file), e);
         }
-        if (token.isEmpty()) {
-            throw new IOException(file + " is empty");
+        String problem = problem(content);
+        if (problem != null) {
+            throw new IOException(file + " " + problem);
         }
-        return token;
+        return content.strip();
+    }
+
+    /**
+     * What keeps {@code content} (a token file's, or {@code KV_INDEXER_AUTH_TOKEN}) from being a token once trimmed,
+     * or null: empty, or more than one line, which no {@code Authorization} header can carry (a header ends at
+     * its line break), so every client would be refused.
+     */
+    public static String problem(String content) {
+        String token = content.strip();
+        if (token.isEmpty()) {
+            return "is empty";
+        }
+        long lines = token.lines().filter(line -> !line.isBlank()).count();
+        return lines > 1 ? "holds " + lines + " lines; a bearer token is one line" : null;
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.kvindexer.indexer.ConfigException;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerCli;
 import io.kvindexer.indexer.IndexerConfig;
@@ -145,6 +146,28 @@ public class BearerAuthAndLimitsTest {
                         new String[] {"--auth-token-file", dir.resolve("none").toString()}, Map.of()))
                 .hasMessageContaining("--auth-token-file")
                 .hasMessageContaining("no such file or directory");
+    }
+
+    /** A token is one line (no header carries two): a file or a variable of more is refused at start, saying so. */
+    @Test
+    void aTokenOfMoreThanOneLineIsRefusedAtStart(@TempDir Path dir) throws Exception {
+        Path file = Files.writeString(dir.resolve("token"), "line1\nline2\n");
+        assertThatThrownBy(() -> IndexerCli.parse(new String[] {"--auth-token-file", file.toString()}, Map.of()))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("invalid value for --auth-token-file: " + file + " holds 2 lines; a bearer token is one"
+                        + " line");
+        Files.writeString(file, "one-line\r\n");
+        assertThat(IndexerCli.parse(new String[] {"--auth-token-file", file.toString()}, Map.of())
+                        .config()
+                        .authToken())
+                .isEqualTo("one-line");
+        assertThatThrownBy(() -> IndexerCli.parse(new String[0], Map.of("KV_INDEXER_AUTH_TOKEN", "line1\nline2\n")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("KV_INDEXER_AUTH_TOKEN holds 2 lines; a bearer token is one line");
+        assertThat(IndexerCli.parse(new String[0], Map.of("KV_INDEXER_AUTH_TOKEN", "from-env\n"))
+                        .config()
+                        .authToken())
+                .isEqualTo("from-env");
     }
 
     @Test
