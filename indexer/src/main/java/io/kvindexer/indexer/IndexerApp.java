@@ -14,9 +14,6 @@ import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import io.kvindexer.indexer.snapshot.Snapshotter;
 import io.opentelemetry.sdk.autoconfigure.spi.ConfigurationException;
-import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -45,9 +42,9 @@ public final class IndexerApp implements AutoCloseable {
     private final Demo demo;
     private final SecurityReloads reloads;
 
-    private IndexerApp(IndexerConfig config) throws RegistryException {
+    private IndexerApp(IndexerConfig config) throws RegistryException, ConfigException {
         this.config = config;
-        requirePortFree(config.host(), config.port());
+        ListenCheck.require(config.host(), config.port());
         this.core = IndexerCore.start(config);
         this.components = core.components();
         Snapshotter snapshotter = null;
@@ -132,23 +129,6 @@ public final class IndexerApp implements AutoCloseable {
                 workers.register(r);
             }
         });
-    }
-
-    /**
-     * Fails with the reason when the port is taken, before anything starts: Helidon would log a long stack trace
-     * and say only that it cannot start (a second {@code bin/run-indexer} is the usual cause).
-     */
-    private static void requirePortFree(String host, int port) {
-        if (port == 0) {
-            return;
-        }
-        try (ServerSocket probe = new ServerSocket()) {
-            probe.setReuseAddress(true); // as the server binds: a port in TIME_WAIT is free
-            probe.bind(new InetSocketAddress(host, port));
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot listen on " + host + ":" + port + ": " + e.getMessage()
-                    + " (is another kv-indexer running there? --port chooses another)");
-        }
     }
 
     /** Starts from command-line flags and the process environment; returns once HTTP is listening. */

@@ -200,6 +200,9 @@ public final class IndexerCli {
     }
 
     private IndexerConfig toConfig(Map<String, String> env) throws ConfigException {
+        if (host.isBlank()) { // InetAddress would read it as the loopback address
+            throw new ConfigException("invalid value for --host: empty (an address such as 0.0.0.0, or a host name)");
+        }
         if (port < 0 || port > 65535) {
             throw new ConfigException("invalid value for --port: " + port + " (expected 0..65535)");
         }

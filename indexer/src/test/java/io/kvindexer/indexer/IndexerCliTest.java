@@ -160,6 +160,16 @@ class IndexerCliTest {
         }
     }
 
+    /** InetAddress reads an empty host as the loopback address: it would listen there and print "http://:PORT". */
+    @Test
+    void anEmptyHostIsRefused() {
+        for (String empty : List.of("", " ")) {
+            assertThatThrownBy(() -> parse("--host", empty))
+                    .isInstanceOf(ConfigException.class)
+                    .hasMessage("invalid value for --host: empty (an address such as 0.0.0.0, or a host name)");
+        }
+    }
+
     @Test
     void peersDnsIsANameAndAPort() throws Exception {
         assertThat(parse().peersDns()).isNull();

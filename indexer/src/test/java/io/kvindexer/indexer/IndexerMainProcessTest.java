@@ -69,6 +69,20 @@ class IndexerMainProcessTest {
         assertThat(r.stderr()).contains("--bogus");
     }
 
+    /** A --host the server cannot listen on is a bad value (2), not a failed start (1) blaming another indexer. */
+    @Test
+    void aHostThatDoesNotResolveIsOneLineAndExitTwo() throws Exception {
+        Run r = run(Map.of(), "--host", "999.1.1.1", "--port", "0");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.stderr().strip())
+                .isEqualTo("kv-indexer: invalid value for --host: `999.1.1.1` does not resolve to an address");
+        r = run(Map.of(), "--host", "", "--port", "0");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.stderr().strip())
+                .isEqualTo("kv-indexer: invalid value for --host: empty (an address such as 0.0.0.0, or a host name)");
+        assertThat(r.stdout()).doesNotContain("listening");
+    }
+
     @Test
     void badEnvironmentIsOneLine() throws Exception {
         Run r = run(Map.of("DYN_ROUTER_MIN_INITIAL_WORKERS", "two"), "--port", "0");
