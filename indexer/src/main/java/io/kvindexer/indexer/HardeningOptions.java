@@ -52,7 +52,8 @@ public final class HardeningOptions {
             names = "--auth-token-file",
             paramLabel = "FILE",
             description = "require `Authorization: Bearer <token>` (token = the file's one line, trimmed) on /register,"
-                    + " /unregister, /register_peer, /deregister_peer and /dump; also sent to peers. Default: env "
+                    + " /unregister, /register_peer, /deregister_peer, /dump, /prefixes and /reopen_logs (and /test/*); also"
+                    + " sent to peers. Default: env "
                     + TOKEN_ENV + ", else no authentication")
     Path authTokenFile;
 

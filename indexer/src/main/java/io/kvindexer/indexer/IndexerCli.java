@@ -141,7 +141,8 @@ public final class IndexerCli {
     @Option(
             names = "--max-query-body-bytes",
             paramLabel = "BYTES",
-            description = "request body limit of /query and /query_by_hash (default: ${DEFAULT-VALUE}, as Dynamo)")
+            description = "request body limit of /query, /query_by_hash and /query_tiered_by_hash (default:"
+                    + " ${DEFAULT-VALUE}, as Dynamo)")
     long maxQueryBodyBytes = IndexerConfig.DEFAULT_MAX_QUERY_BODY;
 
     @Option(

@@ -30,7 +30,7 @@ import java.util.function.Consumer;
  * @param peersDns          a name whose addresses are the peers (tried after {@code peers}); null = none
  * @param demo              start embedded engine simulators and register them
  * @param mixCacheSalt      mix a query's cache_salt into its hashes (G3 behaviour; off = G2)
- * @param maxQueryBodyBytes body limit of /query and /query_by_hash (Dynamo: 8 MiB)
+ * @param maxQueryBodyBytes body limit of /query, /query_by_hash and /query_tiered_by_hash (Dynamo: 8 MiB)
  * @param maxBodyBytes      body limit of every other POST (Dynamo: axum's 2 MB default)
  * @param minInitialWorkers DYN_ROUTER_MIN_INITIAL_WORKERS (0 = no wait)
  * @param testEndpoints     DYN_KV_INDEXER_TEST_ENDPOINTS: mount /test/pause_listener and /test/resume_listener
