@@ -88,13 +88,24 @@ final class ReplicaSync {
         return ReplicaOutcome.of(replica.name(), desired, plan, applied, after.exactness());
     }
 
-    /** Sends the plan's calls to one replica. A 404 on unregister means already gone: what we wanted. */
+    /**
+     * Sends the plan's calls to one replica. A 404 on unregister means already gone: what we wanted. Once a call
+     * finds the replica unreachable the rest are not made (failed, for the next reconcile): each would wait out the
+     * timeouts in turn, holding the reconcile for minutes on a large plan.
+     */
     Applied apply(IndexerEndpoint replica, RegistrationPlan plan) {
         List<String> errors = new ArrayList<>();
         Set<WorkerKey> failed = new HashSet<>();
         int made = 0;
         int removed = 0;
+        int skipped = 0;
+        boolean unreachable = false;
         for (RegistrationPlan.Unregistration u : plan.toUnregister()) {
+            if (unreachable) {
+                failed.add(u.key());
+                skipped++;
+                continue;
+            }
             try {
                 client.unregister(replica, u.instanceId(), u.dpRank(), u.modelName(), u.tenantId());
                 removed++;
@@ -102,11 +113,17 @@ final class ReplicaSync {
                 if (e.status() != 404) {
                     errors.add(e.getMessage());
                     failed.add(u.key());
+                    unreachable = e.unreachable();
                 }
             }
         }
         for (WorkerRegistration r : plan.toRegister()) {
             if (failed.contains(r.key())) {
+                continue;
+            }
+            if (unreachable) {
+                failed.add(r.key());
+                skipped++;
                 continue;
             }
             try {
@@ -115,7 +132,11 @@ final class ReplicaSync {
             } catch (IndexerClientException e) {
                 errors.add(e.getMessage());
                 failed.add(r.key());
+                unreachable = e.unreachable();
             }
+        }
+        if (skipped > 0) {
+            errors.add(skipped + " more calls not made: the replica is unreachable");
         }
         return new Applied(made, removed, Set.copyOf(failed), List.copyOf(errors));
     }

@@ -61,6 +61,9 @@ final class FakeIndexerClient extends IndexerClient {
             IndexerEndpoint replica, WorkerRegistration r, String modelName, String tenantId, int blockSize) {
         calls.add("register " + r.instanceId() + "/" + r.dpRank());
         Integer status = failRegister.get(r.key());
+        if (status != null && status < 0) {
+            throw new IndexerClientException(replica.name() + " unreachable: HttpTimeoutException", status, null);
+        }
         if (status != null) {
             throw new IndexerClientException("POST /register answered " + status, status, null);
         }

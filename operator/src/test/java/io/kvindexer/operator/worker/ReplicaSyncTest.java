@@ -54,6 +54,29 @@ class ReplicaSyncTest {
         assertThat(again.made() + again.removed()).isZero();
     }
 
+    /**
+     * A replica that stops answering midway: the calls after the first that found it unreachable are not made (each
+     * would wait out the timeouts in turn), and every rank not registered is failed, for the next reconcile.
+     */
+    @Test
+    void noMoreCallsGoToAReplicaOnceOneFoundItUnreachable() {
+        replica.failRegister.put(new WorkerKey(2, 0), -1);
+        ReplicaOutcome o = new ReplicaSync(replica, spec)
+                .sync(
+                        REPLICA,
+                        desired(
+                                target("a", 1, "10.0.0.1", 1),
+                                target("b", 2, "10.0.0.2", 1),
+                                target("c", 3, "10.0.0.3", 2)),
+                        Set.of(),
+                        Set.of());
+        assertThat(replica.calls).containsExactly("workers", "register 1/0", "register 2/0");
+        assertThat(o.failed()).isTrue();
+        assertThat(o.made()).isEqualTo(1);
+        assertThat(o.error()).contains("unreachable").contains("2 more calls not made");
+        assertThat(o.registered()).containsExactly(1L);
+    }
+
     @Test
     void aMovedPodIsUnregisteredBeforeItIsRegisteredAgain() {
         new ReplicaSync(replica, spec).sync(REPLICA, desired(target("a", 1, "10.0.0.1", 1)), Set.of(), Set.of());
