@@ -47,7 +47,7 @@ class RouteDocsTest {
         Map<String, String> texts = Map.of(
                 "security.md, control side", row("docs/security.md", "| HTTP control side"),
                 "configuration.md, --auth-token-file", row("docs/configuration.md", "| `--auth-token-file`"),
-                "api.md, Authentication", paragraph("docs/api.md", "Authentication"),
+                "the authentication paragraph of api.md", paragraph("docs/api.md", "Authentication"),
                 "--help, --auth-token-file", optionHelp("--auth-token-file"));
         SoftAssertions.assertSoftly(soft -> texts.forEach((where, text) ->
                 soft.assertThat(covered(named(text), paths)).as(where).isEqualTo(protectedPaths)));
