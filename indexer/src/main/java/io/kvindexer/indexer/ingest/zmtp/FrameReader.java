@@ -2,6 +2,7 @@ package io.kvindexer.indexer.ingest.zmtp;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -18,6 +19,12 @@ public final class FrameReader {
 
         void command(byte[] body) throws ZmtpException;
     }
+
+    /**
+     * A frame's body grows from this size as its bytes arrive, up to the size its header announced: a peer that
+     * announces a frame near {@code maxFrame} and then sends little of it holds what it sent, not what it announced.
+     */
+    static final int FIRST_BODY_BYTES = 64 * 1024;
 
     private final long maxFrame;
     private int flags = -1;
@@ -55,16 +62,24 @@ public final class FrameReader {
                     throw new ZmtpException(
                             "a frame of " + Long.toUnsignedString(size) + " bytes is larger than " + maxFrame);
                 }
-                body = new byte[(int) size];
+                body = new byte[(int) Math.min(size, FIRST_BODY_BYTES)];
                 bodyHave = 0;
             }
-            int n = Math.min(in.remaining(), body.length - bodyHave);
+            int n = (int) Math.min(in.remaining(), size - bodyHave);
+            if (bodyHave + n > body.length) {
+                body = Arrays.copyOf(body, (int) Math.min(size, Math.max(2L * body.length, bodyHave + n)));
+            }
             in.get(body, bodyHave, n);
             bodyHave += n;
-            if (bodyHave == body.length) {
+            if (bodyHave == size) {
                 complete(sink);
             }
         }
+    }
+
+    /** The bytes the frame being received holds now (its body grows as it arrives). */
+    int bodyBytesHeld() {
+        return body == null ? 0 : body.length;
     }
 
     /** Forgets a partly received frame or message (the connection it came from is gone). */

@@ -54,6 +54,21 @@ class FrameReaderTest {
         }
     }
 
+    /**
+     * A peer that announces a frame near the limit and sends little of it holds what it sent: the whole announced size
+     * was allocated at the header, 200 MiB per such connection.
+     */
+    @Test
+    void aFrameAnnouncedLargeHoldsOnlyWhatArrived() throws Exception {
+        FrameReader reader = new FrameReader(256L << 20);
+        byte[] header =
+                ByteBuffer.allocate(9).put((byte) 0x02).putLong(200L << 20).array(); // LONG, 200 MiB
+        reader.feed(ByteBuffer.wrap(header), sink);
+        reader.feed(ByteBuffer.wrap(new byte[100_000]), sink);
+        assertThat(reader.bodyBytesHeld()).isBetween(100_000, 2 * 100_000);
+        assertThat(messages).isEmpty();
+    }
+
     /** libzmq puts a PONG it owes between the frames of a message it is in the middle of sending (under a backlog). */
     @Test
     void aCommandBetweenTheFramesOfAMessageIsHandledAndTheMessageGoesOn() throws Exception {
