@@ -22,7 +22,8 @@ public final class FrameReader {
 
     /**
      * A frame's body grows from this size as its bytes arrive, up to the size its header announced: a peer that
-     * announces a frame near {@code maxFrame} and then sends little of it holds what it sent, not what it announced.
+     * announces a frame near {@code maxFrame} and then sends little of it holds what it sent (at most four times), not
+     * what it announced.
      */
     static final int FIRST_BODY_BYTES = 64 * 1024;
 
@@ -67,7 +68,7 @@ public final class FrameReader {
             }
             int n = (int) Math.min(in.remaining(), size - bodyHave);
             if (bodyHave + n > body.length) {
-                body = Arrays.copyOf(body, (int) Math.min(size, Math.max(2L * body.length, bodyHave + n)));
+                body = Arrays.copyOf(body, (int) Math.min(size, Math.max(4L * body.length, bodyHave + n)));
             }
             in.get(body, bodyHave, n);
             bodyHave += n;

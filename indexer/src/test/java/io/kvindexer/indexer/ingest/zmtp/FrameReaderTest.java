@@ -65,7 +65,7 @@ class FrameReaderTest {
                 ByteBuffer.allocate(9).put((byte) 0x02).putLong(200L << 20).array(); // LONG, 200 MiB
         reader.feed(ByteBuffer.wrap(header), sink);
         reader.feed(ByteBuffer.wrap(new byte[100_000]), sink);
-        assertThat(reader.bodyBytesHeld()).isBetween(100_000, 2 * 100_000);
+        assertThat(reader.bodyBytesHeld()).isBetween(100_000, 4 * 100_000);
         assertThat(messages).isEmpty();
     }
 
