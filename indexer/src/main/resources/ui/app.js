@@ -1,7 +1,7 @@
 // The console's entry point: the address picks the view (#overview, #query?…, #cache?…); one timer refreshes
 // readiness, the event-rate charts and the visible view every few seconds.
 
-import { json } from './api.js';
+import { json, ApiError } from './api.js';
 import { mountCharts, pollMetrics, POLL_MS } from './charts.js';
 import { renderExpiry } from './expiry.js';
 import { renderProcess } from './process.js';
@@ -15,6 +15,7 @@ const CACHE_EVERY = 3; // ticks: the cache map walks the index, so it refreshes 
 let view = null;
 let tick = 0;
 let timer = null;
+let unreachableSince = null; // when a refresh first failed to reach the server, until one reaches it again
 
 function parseHash() {
   const raw = location.hash.replace(/^#/, '');
@@ -59,17 +60,55 @@ async function refresh() {
   timer = setTimeout(refresh, POLL_MS); // after the previous round ended: rounds never pile up on a slow server
 }
 
-/** Runs a step; a failure shows in the banner (and clears on the next success) instead of the console. */
+/**
+ * Runs a step; a failure shows in the banner (and clears on the next success) instead of the console. A request that
+ * gets no answer at all (the server is down, the network broke) marks the page unreachable: readiness says so and
+ * the live figures are dimmed with the time they were last updated, until a step reaches the server again.
+ */
 async function guarded(step) {
   const banner = document.getElementById('banner');
   try {
     await step();
     banner.hidden = true;
     document.body.dataset.updated = String(Date.now());
+    if (unreachableSince !== null) {
+      unreachableSince = null;
+      showStale(false);
+    }
   } catch (e) {
-    banner.textContent = `Could not reach the indexer: ${e.message}`;
+    if (e instanceof ApiError) {
+      banner.textContent = `The indexer answered with an error: ${e.message}`;
+    } else { // fetch itself failed: no answer
+      unreachableSince ??= Date.now();
+      const at = new URL('..', location.href).href;
+      banner.textContent = `The indexer at ${at} does not answer (since ${clock(unreachableSince)}); `
+        + 'showing what it said last';
+      showStale(true);
+    }
     banner.hidden = false;
   }
+}
+
+/** Readiness "unreachable" and the live figures dimmed, each with the time of the last answer; or back to normal. */
+function showStale(stale) {
+  document.body.classList.toggle('stale', stale);
+  const updated = Number(document.body.dataset.updated);
+  const note = updated ? `last updated ${clock(updated)}` : 'never updated';
+  document.querySelectorAll('.stale-note').forEach((n) => {
+    n.hidden = !stale;
+    n.textContent = stale ? ` ${note}` : '';
+  });
+  const ready = document.getElementById('ready');
+  if (stale) {
+    ready.dataset.ready = 'unreachable';
+    ready.querySelector('.text').textContent = 'unreachable';
+    ready.title = `no answer from the indexer; ${note}`;
+  }
+}
+
+/** HH:MM:SS in the browser's time zone. */
+function clock(ms) {
+  return new Date(ms).toTimeString().slice(0, 8);
 }
 
 window.addEventListener('hashchange', route);

@@ -633,6 +633,74 @@ class ConsoleBrowserTest {
         browser.screenshot("overview-process-1280x800");
     }
 
+    /**
+     * The server dies under an open page: readiness turns "unreachable" (not the green "ready" it said last), the
+     * live cards are dimmed with the time of their last update, and the banner says so in words; when a server
+     * answers at the address again, all of it returns to normal.
+     */
+    @Test
+    @Order(12)
+    void whenTheServerStopsAnsweringThePageSaysSoAndShowsItsFiguresAsStale() throws Exception {
+        IndexerApp dying = IndexerApp.start(IndexerConfig.defaults());
+        int port = java.net.URI.create(dying.baseUrl()).getPort();
+        IndexerApp back = null;
+        boolean stopped = false;
+        try {
+            var wait = browser.open(dying.baseUrl() + "/ui/#overview");
+            wait.until(d -> !d.findElements(By.cssSelector("#process [data-field=uptime]"))
+                    .isEmpty());
+            wait.until(d -> "true".equals(d.findElement(By.id("ready")).getAttribute("data-ready")));
+            assertThat(browser.driver.findElements(By.cssSelector(".stale-note")))
+                    .noneMatch(WebElement::isDisplayed);
+            assertThat(opacity("#process")).isEqualTo(1.0);
+
+            dying.close();
+            stopped = true;
+            wait.until(ExpectedConditions.textToBe(By.cssSelector("#ready .text"), "unreachable"));
+            assertThat(browser.driver.findElement(By.id("ready")).getAttribute("data-ready"))
+                    .isEqualTo("unreachable");
+            WebElement banner = browser.driver.findElement(By.id("banner"));
+            assertThat(banner.isDisplayed()).isTrue();
+            assertThat(banner.getText())
+                    .matches("The indexer at http://[^ ]+:" + port
+                            + "/ does not answer \\(since \\d\\d:\\d\\d:\\d\\d\\); showing what it said last");
+            List<WebElement> notes = browser.driver.findElements(By.cssSelector(".stale-note"));
+            assertThat(notes).hasSize(6).allMatch(WebElement::isDisplayed);
+            assertThat(notes.get(0).getText()).matches("last updated \\d\\d:\\d\\d:\\d\\d");
+            for (String live : List.of("#charts", "#process", "#workers", "#expiry")) {
+                assertThat(opacity(live)).as(live + " dimmed").isLessThan(0.6);
+            }
+            browser.screenshot("overview-unreachable-1280x800");
+
+            back = IndexerApp.start(IndexerConfig.defaults().with(c -> c.port = port));
+            wait.until(d -> "true".equals(d.findElement(By.id("ready")).getAttribute("data-ready")));
+            wait.until(d -> !d.findElement(By.id("banner")).isDisplayed());
+            assertThat(browser.driver.findElements(By.cssSelector(".stale-note")))
+                    .noneMatch(WebElement::isDisplayed);
+            assertThat(opacity("#process")).isEqualTo(1.0);
+            // the failed loads while the server was down are the expected browser errors
+            assertThat(browser.severeLogs())
+                    .allMatch(m -> m.contains("ERR_CONNECTION_REFUSED") || m.contains("Failed to fetch"));
+            browser.driver.get("about:blank");
+        } finally {
+            if (!stopped) {
+                dying.close();
+            }
+            if (back != null) {
+                back.close();
+            }
+        }
+    }
+
+    /** The effective opacity of an element: its own times its ancestors'. */
+    private static double opacity(String selector) {
+        return ((Number) browser.js(
+                        "let o = 1; for (let e = document.querySelector(arguments[0]); e; e = e.parentElement)"
+                                + " o *= Number(getComputedStyle(e).opacity); return o;",
+                        selector))
+                .doubleValue();
+    }
+
     private static String field(String name) {
         return browser.driver
                 .findElement(By.cssSelector("#process [data-field=" + name + "]"))
