@@ -29,9 +29,12 @@ export function setupQuery() {
 /** Shows the view for the address's parameters; runs the query they name (once per distinct address). */
 export function showQuery(params, knownIndexes) {
   indexes = knownIndexes;
-  fillPickers(document.getElementById('q-model'), document.getElementById('q-tenant'), indexes,
-    { model_name: params.get('model_name') ?? undefined, tenant_id: params.get('tenant_id') ?? undefined });
   const kind = params.has('block_hashes') ? 'block_hashes' : 'token_ids';
+  // an address that names a model or a query means tenant 'default' when it names none, as run() does; only the
+  // bare #query keeps what the pickers had
+  const named = params.has('model_name') || params.has(kind);
+  fillPickers(document.getElementById('q-model'), document.getElementById('q-tenant'), indexes,
+    { model_name: params.get('model_name') ?? undefined, tenant_id: params.get('tenant_id') || (named ? 'default' : undefined) });
   if (params.has(kind)) {
     document.querySelector(`#query-form input[name=kind][value=${kind}]`).checked = true;
     document.getElementById('q-input').value = params.get(kind).split(',').filter(Boolean).join(', ');

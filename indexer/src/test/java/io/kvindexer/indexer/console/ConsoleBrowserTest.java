@@ -692,6 +692,53 @@ class ConsoleBrowserTest {
         }
     }
 
+    /**
+     * A query link without a tenant runs for "default", so the tenant picker shows "default", not the tenant of the
+     * query before it (which a Run query would then have sent).
+     */
+    @Test
+    @Order(13)
+    void aQueryLinkWithoutATenantShowsTheDefaultTenantInThePicker() {
+        registerElsewhere(21, "t2");
+        try {
+            browser.open(ui("#query?model_name=" + MODEL + "&tenant_id=t2&token_ids=5,6,7"));
+            browser.waiting()
+                    .until(d ->
+                            !d.findElements(By.cssSelector("#q-result .empty")).isEmpty());
+            assertThat(new Select(browser.driver.findElement(By.id("q-tenant")))
+                            .getFirstSelectedOption()
+                            .getText())
+                    .isEqualTo("t2");
+            String tokens = Arrays.stream(QUERY).mapToObj(Integer::toString).collect(Collectors.joining(","));
+            browser.js("location.hash = arguments[0]", "#query?model_name=" + MODEL + "&token_ids=" + tokens);
+            assertShowsQueryJson(queryJson());
+            assertThat(new Select(browser.driver.findElement(By.id("q-tenant")))
+                            .getFirstSelectedOption()
+                            .getText())
+                    .as("the tenant the results are for")
+                    .isEqualTo("default");
+        } finally {
+            unregisterElsewhere(21, "t2");
+        }
+    }
+
+    /** A worker of {@link #MODEL} for another tenant, registered where nothing listens (its engine is not up). */
+    private static void registerElsewhere(int instance, String tenant) {
+        http.post(
+                        "/register",
+                        "{\"instance_id\":" + instance + ",\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"" + MODEL
+                                + "\",\"tenant_id\":\"" + tenant + "\",\"block_size\":" + BLOCK + "}")
+                .assertStatus(201);
+    }
+
+    private static void unregisterElsewhere(int instance, String tenant) {
+        http.post(
+                        "/unregister",
+                        "{\"instance_id\":" + instance + ",\"model_name\":\"" + MODEL + "\",\"tenant_id\":\"" + tenant
+                                + "\"}")
+                .assertStatus(200);
+    }
+
     /** The effective opacity of an element: its own times its ancestors'. */
     private static double opacity(String selector) {
         return ((Number) browser.js(
