@@ -11,6 +11,7 @@ const U64_MAX = 18446744073709551615n;
 
 let indexes = [];
 let lastRun = '';
+let resultFor = null; // the model and tenant the results on show are for
 
 export function setupQuery() {
   const form = document.getElementById('query-form');
@@ -35,6 +36,10 @@ export function showQuery(params, knownIndexes) {
   const named = params.has('model_name') || params.has(kind);
   fillPickers(document.getElementById('q-model'), document.getElementById('q-tenant'), indexes,
     { model_name: params.get('model_name') ?? undefined, tenant_id: params.get('tenant_id') || (named ? 'default' : undefined) });
+  if (resultFor !== null && resultFor !== indexKey(document.getElementById('q-model').value,
+    document.getElementById('q-tenant').value)) {
+    clearResult(); // another index: the results, their hint and their link are not about it
+  }
   if (params.has(kind)) {
     document.querySelector(`#query-form input[name=kind][value=${kind}]`).checked = true;
     document.getElementById('q-input').value = params.get(kind).split(',').filter(Boolean).join(', ');
@@ -43,6 +48,18 @@ export function showQuery(params, knownIndexes) {
   } else {
     labelInput();
   }
+}
+
+function indexKey(model, tenant) {
+  return JSON.stringify([model, tenant]);
+}
+
+function clearResult() {
+  replace(document.getElementById('q-result'));
+  document.getElementById('q-hint').textContent = '';
+  document.getElementById('q-link').hidden = true;
+  resultFor = null;
+  lastRun = '';
 }
 
 /** Called on every refresh with the latest index list (new models appear in the pickers). */
@@ -105,6 +122,7 @@ async function run(params) {
   }
   const model = params.get('model_name') || '';
   const tenant = params.get('tenant_id') || 'default';
+  resultFor = indexKey(model, tenant);
   const index = indexes.find((ix) => ix.model_name === model && ix.tenant_id === tenant);
   const blockSize = index ? index.block_size : null;
   // the ids go into the body as the digits typed: a u64 hash must not pass through a double

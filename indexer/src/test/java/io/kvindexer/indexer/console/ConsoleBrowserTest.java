@@ -722,6 +722,44 @@ class ConsoleBrowserTest {
         }
     }
 
+    /**
+     * The Overview's "query" link of another index (here the same model's tenant t2) opens the Query view without
+     * the previous index's result cards, hint and "Link to this query".
+     */
+    @Test
+    @Order(14)
+    void followingAnotherIndexsQueryLinkClearsThePreviousResults() {
+        registerElsewhere(22, "t2");
+        try {
+            String tokens = Arrays.stream(QUERY).mapToObj(Integer::toString).collect(Collectors.joining(","));
+            browser.open(ui("#query?model_name=" + MODEL + "&tenant_id=default&token_ids=" + tokens));
+            assertShowsQueryJson(queryJson());
+            assertThat(browser.driver.findElement(By.id("q-hint")).getText()).isNotEmpty();
+            assertThat(browser.driver.findElement(By.id("q-link")).isDisplayed())
+                    .isTrue();
+
+            browser.js("location.hash = '#overview'");
+            By link = By.cssSelector("#indexes tr[data-model='" + MODEL + "'][data-tenant='t2'] td.links a:last-child");
+            browser.waiting()
+                    .until(ExpectedConditions.elementToBeClickable(link))
+                    .click();
+            browser.waiting().until(ExpectedConditions.visibilityOfElementLocated(By.id("query-form")));
+            browser.waiting()
+                    .until(d -> "t2"
+                            .equals(new Select(d.findElement(By.id("q-tenant")))
+                                    .getFirstSelectedOption()
+                                    .getText()));
+            assertThat(browser.driver.findElements(By.cssSelector("#q-result > *")))
+                    .as("the previous index's results")
+                    .isEmpty();
+            assertThat(browser.driver.findElement(By.id("q-hint")).getText()).isEmpty();
+            assertThat(browser.driver.findElement(By.id("q-link")).isDisplayed())
+                    .isFalse();
+        } finally {
+            unregisterElsewhere(22, "t2");
+        }
+    }
+
     /** A worker of {@link #MODEL} for another tenant, registered where nothing listens (its engine is not up). */
     private static void registerElsewhere(int instance, String tenant) {
         http.post(
