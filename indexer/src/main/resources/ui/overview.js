@@ -74,7 +74,7 @@ function renderWorkers(workers) {
         h('td', {}, first ? `${w.model_name} / ${w.tenant_id}` : ''),
         h('td', { class: 'mono' }, l.endpoint || ''),
         h('td', { class: 'listener' }, statusBadge(l.status || 'unknown'), exactnessBadge(l),
-          down ? disconnectedBadge(l) : null, silentBadge(l)),
+          down ? disconnectedBadge(l) : notConnectedBadge(l), silentBadge(l)),
         l.last_error ? h('td', { class: 'error' }, l.last_error)
           : h('td', { class: 'error connect' }, l.connect_error || '')));
     });
@@ -126,6 +126,19 @@ function disconnectedBadge(listener) {
   const since = new Date(Number(listener.disconnected_since_ms));
   return [' ', h('span', { class: 'badge disconnected', dataset: { since: String(listener.disconnected_since_ms) },
     title: `engine connection down since ${since.toLocaleString()}` }, 'disconnected')];
+}
+
+/**
+ * The SUB socket is trying but has never completed a handshake (a wrong endpoint, the engine not up yet): Dynamo's
+ * status says active or pending all the same. Paused and failed listeners have no socket; their status says so.
+ */
+function notConnectedBadge(listener) {
+  if (listener.connected !== false || !['active', 'pending'].includes(listener.status)) {
+    return null;
+  }
+  return [' ', h('span', { class: 'badge not-connected',
+    title: `no connection to the engine yet${listener.connect_error ? `: ${listener.connect_error}` : ''}` },
+  'not connected')];
 }
 
 function renderPeers(peers) {

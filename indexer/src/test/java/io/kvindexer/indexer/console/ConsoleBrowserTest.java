@@ -760,6 +760,55 @@ class ConsoleBrowserTest {
         }
     }
 
+    /**
+     * A worker registered where nothing listens has never connected: /workers says {@code "connected":false} with no
+     * {@code disconnected_since_ms}, and its row shows an amber "not connected" badge beside Dynamo's "active".
+     */
+    @Test
+    @Order(15)
+    void aWorkerThatNeverConnectedShowsNotConnected() {
+        registerElsewhere(23, "t2");
+        try {
+            await().atMost(Browser.WAIT)
+                    .until(() -> http.get("/workers?model_name=" + MODEL + "&tenant_id=t2")
+                            .json()
+                            .findValuesAsText("connect_error")
+                            .contains("Connection refused"));
+            JsonNode listener = http.get("/workers?model_name=" + MODEL + "&tenant_id=t2")
+                    .json()
+                    .at("/0/listeners/0");
+            assertThat(listener.get("connected").asBoolean()).isFalse();
+            assertThat(listener.has("disconnected_since_ms")).isFalse();
+            assertThat(listener.get("status").asText()).isEqualTo("active");
+
+            var wait = browser.open(ui("#overview"));
+            By badge = By.cssSelector("#workers tr[data-instance='23'] .badge.not-connected");
+            wait.until(d -> d.findElements(badge).size() == 1);
+            WebElement b = browser.driver.findElement(badge);
+            assertThat(b.isDisplayed()).isTrue();
+            assertThat(b.getText()).isEqualTo("not connected");
+            assertThat(b.getAttribute("title")).endsWith(": Connection refused");
+            assertThat(browser.js(
+                            "const probe = document.createElement('span');"
+                                    + " probe.style.color = 'var(--warn)'; document.body.append(probe);"
+                                    + " const warn = getComputedStyle(probe).color; probe.remove();"
+                                    + " return getComputedStyle(arguments[0]).color === warn",
+                            b))
+                    .as("amber")
+                    .isEqualTo(true);
+            assertThat(browser.driver
+                            .findElement(By.cssSelector("#workers tr[data-instance='23'] .listener"))
+                            .getText())
+                    .isEqualTo("active exact not connected");
+            assertThat(browser.driver.findElements(
+                            By.cssSelector("#workers tr[data-instance='1'] .badge.not-connected")))
+                    .isEmpty();
+            browser.screenshot("overview-engine-never-connected-1280x800");
+        } finally {
+            unregisterElsewhere(23, "t2");
+        }
+    }
+
     /** A worker of {@link #MODEL} for another tenant, registered where nothing listens (its engine is not up). */
     private static void registerElsewhere(int instance, String tenant) {
         http.post(
