@@ -115,9 +115,10 @@ async function run(params) {
   const problem = validate(values, kind);
   const link = document.getElementById('q-link');
   link.href = `#query?${readable(params)}`;
-  link.hidden = false;
+  link.hidden = Boolean(problem); // no link to a query that cannot run
   if (problem) {
     replace(out, h('p', { class: 'error-box', role: 'alert' }, problem));
+    hint.textContent = ''; // the previous query's, not this one's
     return;
   }
   const model = params.get('model_name') || '';

@@ -809,6 +809,33 @@ class ConsoleBrowserTest {
         }
     }
 
+    /**
+     * A typo after a good query: the error shows alone, without the previous query's hint ("20 tokens = 5 full
+     * blocks of 4") and without a "Link to this query" for the input that cannot run.
+     */
+    @Test
+    @Order(16)
+    void anInvalidQueryClearsThePreviousHintAndLink() {
+        String tokens = Arrays.stream(QUERY).mapToObj(Integer::toString).collect(Collectors.joining(","));
+        browser.open(ui("#query?model_name=" + MODEL + "&tenant_id=default&token_ids=" + tokens));
+        assertShowsQueryJson(queryJson());
+        assertThat(browser.driver.findElement(By.id("q-hint")).getText())
+                .isEqualTo(QUERY.length + " tokens = " + QUERY.length / BLOCK + " full blocks of " + BLOCK);
+        assertThat(browser.driver.findElement(By.id("q-link")).isDisplayed()).isTrue();
+
+        WebElement input = browser.driver.findElement(By.id("q-input"));
+        input.clear();
+        input.sendKeys("12 abc");
+        browser.driver
+                .findElement(By.cssSelector("#query-form button[type=submit]"))
+                .click();
+        browser.waiting()
+                .until(ExpectedConditions.textToBe(
+                        By.cssSelector("#q-result .error-box"), "`abc` is not a token id (0 to 2^32-1)"));
+        assertThat(browser.driver.findElement(By.id("q-hint")).getText()).isEmpty();
+        assertThat(browser.driver.findElement(By.id("q-link")).isDisplayed()).isFalse();
+    }
+
     /** A worker of {@link #MODEL} for another tenant, registered where nothing listens (its engine is not up). */
     private static void registerElsewhere(int instance, String tenant) {
         http.post(
