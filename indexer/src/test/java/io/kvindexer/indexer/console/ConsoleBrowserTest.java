@@ -836,6 +836,76 @@ class ConsoleBrowserTest {
         assertThat(browser.driver.findElement(By.id("q-link")).isDisplayed()).isFalse();
     }
 
+    /**
+     * WCAG AA in both colour schemes: every coloured text the console draws (readiness, listener badges, errors, the
+     * banner, white on the accent) is at least 4.5:1 against what is behind it, computed from Chromium's styles with
+     * {@code prefers-color-scheme} emulated.
+     */
+    @Test
+    @Order(17)
+    void everyColouredTextHasAaContrastInTheLightAndTheDarkScheme() {
+        try {
+            for (String scheme : List.of("light", "dark")) {
+                browser.driver.executeCdpCommand(
+                        "Emulation.setEmulatedMedia",
+                        Map.of("features", List.of(Map.of("name", "prefers-color-scheme", "value", scheme))));
+                var wait = browser.open(ui("#overview"));
+                wait.until(d -> !d.findElements(By.cssSelector("#workers tr[data-instance]"))
+                        .isEmpty());
+                assertThat(browser.js("return matchMedia('(prefers-color-scheme: dark)').matches"))
+                        .isEqualTo(scheme.equals("dark"));
+                Object low = browser.js(CONTRAST_PROBES);
+                assertThat((List<?>) low).as(scheme + ": below 4.5:1").isEmpty();
+                browser.screenshot("overview-" + scheme + "-1280x800");
+            }
+        } finally {
+            browser.driver.executeCdpCommand("Emulation.setEmulatedMedia", Map.of("features", List.of()));
+        }
+    }
+
+    /**
+     * Puts one element of each coloured kind where the console draws it, then returns "what ratio" for each whose
+     * text is below 4.5:1 against the first opaque background behind it.
+     */
+    private static final String CONTRAST_PROBES = """
+            const rgb = (c) => c.match(/[\\d.]+/g).map(Number);
+            const lum = (c) => { const [r, g, b] = rgb(c).map((v) => { v /= 255;
+              return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+            const behind = (e) => { for (; e; e = e.parentElement) { const c = getComputedStyle(e).backgroundColor;
+              const p = rgb(c); if (p.length < 4 || p[3] > 0) return c; } return 'rgb(255, 255, 255)'; };
+            const ratio = (e) => { const a = lum(getComputedStyle(e).color); const b = lum(behind(e));
+              return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05); };
+            const el = (tag, cls, text) => { const e = document.createElement(tag); e.className = cls; e.textContent = text; return e; };
+            const probes = [];
+            const row = document.createElement('tr');
+            const listener = el('td', 'listener', '');
+            for (const b of ['active', 'pending', 'paused', 'failed', 'unknown', 'disconnected', 'not-connected', 'silent',
+                'exactness exact', 'exactness replaying', 'exactness degraded']) {
+              const badge = el('span', 'badge ' + b, b); listener.append(badge); probes.push(['badge ' + b, badge]);
+            }
+            const error = el('td', 'error', 'last error'); const connect = el('td', 'error connect', 'connect error');
+            row.append(listener, error, connect);
+            document.querySelector('#workers tbody').append(row);
+            probes.push(['td.error', error], ['td.error.connect', connect]);
+            const ready = document.getElementById('ready');
+            for (const state of ['false', 'unreachable']) {
+              ready.dataset.ready = state; probes.push(['ready ' + state, ready.querySelector('.text'), ratio(ready.querySelector('.text'))]);
+            }
+            const banner = document.getElementById('banner'); probes.push(['banner', banner]);
+            const box = el('p', 'error-box', 'error'); document.getElementById('q-result').append(box); probes.push(['error-box', box]);
+            probes.push(['nav current', document.querySelector('nav a[aria-current=page]')]);
+            probes.push(['button', document.querySelector('#query-form button[type=submit]')]);
+            const chart = document.getElementById('chart-gaps'); chart.classList.add('alert');
+            probes.push(['alerting chart value', chart.querySelector('.chart-value')]);
+            probes.push(['stale note', document.querySelector('.stale-note')]);
+            probes.push(['muted', document.querySelector('h3 small')]);
+            probes.push(['link', document.querySelector('#indexes a')]);
+            const low = probes.map(([name, e, r]) => [name, r ?? ratio(e)]).filter(([, r]) => r < 4.5)
+              .map(([name, r]) => name + ' ' + r.toFixed(2));
+            row.remove(); box.remove(); chart.classList.remove('alert');
+            return low;
+            """;
+
     /** A worker of {@link #MODEL} for another tenant, registered where nothing listens (its engine is not up). */
     private static void registerElsewhere(int instance, String tenant) {
         http.post(
