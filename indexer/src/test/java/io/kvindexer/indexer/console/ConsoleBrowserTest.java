@@ -711,7 +711,7 @@ class ConsoleBrowserTest {
                     .isEqualTo("t2");
             String tokens = Arrays.stream(QUERY).mapToObj(Integer::toString).collect(Collectors.joining(","));
             browser.js("location.hash = arguments[0]", "#query?model_name=" + MODEL + "&token_ids=" + tokens);
-            assertShowsQueryJson(queryJson());
+            assertShowsCards(queryJson());
             assertThat(new Select(browser.driver.findElement(By.id("q-tenant")))
                             .getFirstSelectedOption()
                             .getText())
@@ -733,7 +733,7 @@ class ConsoleBrowserTest {
         try {
             String tokens = Arrays.stream(QUERY).mapToObj(Integer::toString).collect(Collectors.joining(","));
             browser.open(ui("#query?model_name=" + MODEL + "&tenant_id=default&token_ids=" + tokens));
-            assertShowsQueryJson(queryJson());
+            assertShowsCards(queryJson());
             assertThat(browser.driver.findElement(By.id("q-hint")).getText()).isNotEmpty();
             assertThat(browser.driver.findElement(By.id("q-link")).isDisplayed())
                     .isTrue();
@@ -818,7 +818,7 @@ class ConsoleBrowserTest {
     void anInvalidQueryClearsThePreviousHintAndLink() {
         String tokens = Arrays.stream(QUERY).mapToObj(Integer::toString).collect(Collectors.joining(","));
         browser.open(ui("#query?model_name=" + MODEL + "&tenant_id=default&token_ids=" + tokens));
-        assertShowsQueryJson(queryJson());
+        assertShowsCards(queryJson());
         assertThat(browser.driver.findElement(By.id("q-hint")).getText())
                 .isEqualTo(QUERY.length + " tokens = " + QUERY.length / BLOCK + " full blocks of " + BLOCK);
         assertThat(browser.driver.findElement(By.id("q-link")).isDisplayed()).isTrue();
@@ -905,6 +905,22 @@ class ConsoleBrowserTest {
             row.remove(); box.remove(); chart.classList.remove('alert');
             return low;
             """;
+
+    /**
+     * One card per instance of the JSON's answer: for the tests that run after earlier ones changed the fixture
+     * (engine 2 is gone by then), where {@link #assertShowsQueryJson}'s fixture numbers no longer hold.
+     */
+    private static void assertShowsCards(JsonNode expected) {
+        List<String> ids = new ArrayList<>();
+        expected.get("instances").fieldNames().forEachRemaining(ids::add);
+        assertThat(ids).isNotEmpty();
+        browser.waiting()
+                .until(d -> d.findElements(By.cssSelector("#q-result .instance")).stream()
+                        .map(e -> e.getAttribute("data-instance"))
+                        .sorted()
+                        .toList()
+                        .equals(ids.stream().sorted().toList()));
+    }
 
     /** A worker of {@link #MODEL} for another tenant, registered where nothing listens (its engine is not up). */
     private static void registerElsewhere(int instance, String tenant) {
