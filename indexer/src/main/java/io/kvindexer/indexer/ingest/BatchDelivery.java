@@ -63,19 +63,6 @@ final class BatchDelivery {
         return true;
     }
 
-    /**
-     * Decodes and applies one batch; true when applied (a payload that does not decode is counted, skipped). The
-     * registration's {@code watermark} hears of it once the index has applied it ({@link SequenceWatermark#onApplied}).
-     */
-    boolean apply(long seq, byte[] payload, SequenceWatermark watermark) {
-        KvEventBatch batch = decode(seq, payload);
-        if (batch == null) {
-            return false;
-        }
-        deliver(seq, batch, payload.length, watermark);
-        return true;
-    }
-
     /** Decodes one payload; null when it does not decode (counted, logged once per kind of problem). */
     KvEventBatch decode(long seq, byte[] payload) {
         try {
@@ -90,7 +77,10 @@ final class BatchDelivery {
         return null;
     }
 
-    /** Applies a decoded batch of {@code bytes} payload bytes (see {@link #apply}). */
+    /**
+     * Hands a decoded batch of {@code bytes} payload bytes to the index. The registration's {@code watermark} hears
+     * of it once the index has applied it ({@link SequenceWatermark#onApplied}).
+     */
     void deliver(long seq, KvEventBatch batch, long bytes, SequenceWatermark watermark) {
         int rank = batch.dataParallelRank() != null ? batch.dataParallelRank() : spec.dpRank();
         ranksSeen.add(rank);

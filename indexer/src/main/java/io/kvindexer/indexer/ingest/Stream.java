@@ -336,8 +336,7 @@ final class Stream implements ReplayClient.Target {
             owner.options().metrics().staleBatch();
             return;
         }
-        owner.delivery().deliver(seq, batch, bytes, owner.watermark());
-        tracker.applied(seq);
+        deliver(seq, batch, bytes);
     }
 
     /**
@@ -509,12 +508,18 @@ final class Stream implements ReplayClient.Target {
      * over it does not ask the engine for the same bytes again.
      */
     private boolean applyBatch(long seq, byte[] payload) {
-        if (!owner.delivery().apply(seq, payload, owner.watermark())) {
+        KvEventBatch batch = owner.delivery().decode(seq, payload);
+        if (batch == null) {
             undecodable(seq);
             return false;
         }
-        tracker.applied(seq);
+        deliver(seq, batch, payload.length);
         return true;
+    }
+
+    private void deliver(long seq, KvEventBatch batch, int bytes) {
+        owner.delivery().deliver(seq, batch, bytes, owner.watermark());
+        tracker.applied(seq);
     }
 
     /** A new batch that did not decode: its events are lost to the index, so the listener is degraded. */
