@@ -50,6 +50,9 @@ class ConsoleBrowserTest {
     /** 2 shared blocks, then 3 of engine 1's conversation */
     private static final int[] QUERY = IntStream.concat(IntStream.rangeClosed(1, 8), IntStream.rangeClosed(101, 112))
             .toArray();
+    /** {@link #QUERY} as a query link spells it. */
+    private static final String QUERY_IDS =
+            Arrays.stream(QUERY).mapToObj(Integer::toString).collect(Collectors.joining(","));
 
     private static IndexerApp app;
     private static HttpTestClient http;
@@ -224,8 +227,7 @@ class ConsoleBrowserTest {
     @Test
     @Order(3)
     void deepLinksWithTokenIdsOrBlockHashesRunOnLoad() {
-        String tokens = Arrays.stream(QUERY).mapToObj(Integer::toString).collect(Collectors.joining(","));
-        browser.open(ui("#query?model_name=" + MODEL + "&tenant_id=default&token_ids=" + tokens));
+        browser.open(ui("#query?model_name=" + MODEL + "&tenant_id=default&token_ids=" + QUERY_IDS));
         assertShowsQueryJson(queryJson());
 
         long[] local = BlockHasher.localHashes(QUERY, BLOCK, BlockHasher.seed(null));
@@ -709,8 +711,7 @@ class ConsoleBrowserTest {
                             .getFirstSelectedOption()
                             .getText())
                     .isEqualTo("t2");
-            String tokens = Arrays.stream(QUERY).mapToObj(Integer::toString).collect(Collectors.joining(","));
-            browser.js("location.hash = arguments[0]", "#query?model_name=" + MODEL + "&token_ids=" + tokens);
+            browser.js("location.hash = arguments[0]", "#query?model_name=" + MODEL + "&token_ids=" + QUERY_IDS);
             assertShowsCards(queryJson());
             assertThat(new Select(browser.driver.findElement(By.id("q-tenant")))
                             .getFirstSelectedOption()
@@ -731,8 +732,7 @@ class ConsoleBrowserTest {
     void followingAnotherIndexsQueryLinkClearsThePreviousResults() {
         registerElsewhere(22, "t2");
         try {
-            String tokens = Arrays.stream(QUERY).mapToObj(Integer::toString).collect(Collectors.joining(","));
-            browser.open(ui("#query?model_name=" + MODEL + "&tenant_id=default&token_ids=" + tokens));
+            browser.open(ui("#query?model_name=" + MODEL + "&tenant_id=default&token_ids=" + QUERY_IDS));
             assertShowsCards(queryJson());
             assertThat(browser.driver.findElement(By.id("q-hint")).getText()).isNotEmpty();
             assertThat(browser.driver.findElement(By.id("q-link")).isDisplayed())
@@ -816,8 +816,7 @@ class ConsoleBrowserTest {
     @Test
     @Order(16)
     void anInvalidQueryClearsThePreviousHintAndLink() {
-        String tokens = Arrays.stream(QUERY).mapToObj(Integer::toString).collect(Collectors.joining(","));
-        browser.open(ui("#query?model_name=" + MODEL + "&tenant_id=default&token_ids=" + tokens));
+        browser.open(ui("#query?model_name=" + MODEL + "&tenant_id=default&token_ids=" + QUERY_IDS));
         assertShowsCards(queryJson());
         assertThat(browser.driver.findElement(By.id("q-hint")).getText())
                 .isEqualTo(QUERY.length + " tokens = " + QUERY.length / BLOCK + " full blocks of " + BLOCK);

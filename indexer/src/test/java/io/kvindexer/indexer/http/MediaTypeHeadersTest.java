@@ -7,8 +7,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -21,8 +19,7 @@ import org.msgpack.core.MessagePack;
  * the headers it sends): a value that is no media type is the client's error (4xx naming the header), never a 5xx.
  */
 @ServerTest
-@IndexerRoutes
-class MediaTypeHeadersTest {
+class MediaTypeHeadersTest extends OneWorkerRoutes {
 
     private static final List<String> JSON_POSTS = List.of(
             "/query",
@@ -40,19 +37,6 @@ class MediaTypeHeadersTest {
             "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4]}".getBytes(StandardCharsets.UTF_8);
     private static final byte[] JSON_HASH_QUERY =
             "{\"model_name\":\"m\",\"block_hashes\":[1]}".getBytes(StandardCharsets.UTF_8);
-
-    private HttpTestClient http;
-
-    @BeforeAll
-    static void registerAWorker(HttpTestClient http) {
-        http.post("/register", """
-                {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").assertStatus(201);
-    }
-
-    @BeforeEach
-    void client(HttpTestClient http) {
-        this.http = http;
-    }
 
     @ParameterizedTest(name = "Content-Type: {0}")
     @ValueSource(strings = {"application/json;", ";", "/", "text", "application/json; charset"})

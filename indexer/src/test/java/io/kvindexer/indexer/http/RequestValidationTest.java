@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvindexer.indexer.IndexerConfig;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -15,21 +13,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * Every way a request can be wrong gets a 4xx with a JSON {@code {"error": ...}} that names the field — never a
  * 5xx, never a hang. Over a socket and in memory.
  */
-@IndexerRoutes
-abstract class RequestValidationTest {
-
-    private HttpTestClient http;
-
-    @BeforeAll
-    static void registerAWorker(HttpTestClient http) {
-        http.post("/register", """
-                {"instance_id":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").assertStatus(201);
-    }
-
-    @BeforeEach
-    void client(HttpTestClient http) {
-        this.http = http;
-    }
+abstract class RequestValidationTest extends OneWorkerRoutes {
 
     private static void assertError(HttpTestClient.Response r, int status, String... fragments) {
         assertThat(r.status()).as(r.body()).isEqualTo(status);
