@@ -2,7 +2,7 @@
 // auth is on) of one (model, tenant).
 
 import { json, allowTokenPrompt } from './api.js';
-import { h, replace, fmt, worker } from './dom.js';
+import { h, replace, sync, fmt, worker } from './dom.js';
 import { fillPickers, fillTenants } from './pickers.js';
 
 const TIERS = ['device', 'host_pinned', 'disk', 'external'];
@@ -41,8 +41,8 @@ export async function refreshCache() {
   const workersBox = document.getElementById('c-workers');
   const prefixBox = document.getElementById('c-prefixes');
   if (!model) {
-    replace(workersBox, h('p', { class: 'empty' }, 'No index yet.'));
-    replace(prefixBox, '');
+    sync(workersBox, h('p', { class: 'empty' }, 'No index yet.'));
+    sync(prefixBox);
     return;
   }
   const q = new URLSearchParams({ model_name: model, tenant_id: tenant });
@@ -63,11 +63,11 @@ export async function refreshCache() {
 
 function renderWorkers(box, ix) {
   if (!ix || !ix.workers.length) {
-    replace(box, h('p', { class: 'empty' }, ix ? 'No worker holds a block.' : 'No such index.'));
+    sync(box, h('p', { class: 'empty' }, ix ? 'No worker holds a block.' : 'No such index.'));
     return;
   }
   const max = Math.max(1, ...ix.workers.map((w) => TIERS.reduce((s, t) => s + (w.blocks[t] || 0), 0)));
-  replace(box,
+  sync(box,
     h('p', { class: 'legend' }, TIERS.map((t) => h('span', { class: `key ${t}` }, t.replace('_', ' '))),
       h('span', { class: 'hint' }, ` ${fmt(ix.blocks)} distinct blocks, ${fmt(ix.memberships)} memberships`)),
     h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': 'Blocks per worker' },
@@ -76,8 +76,9 @@ function renderWorkers(box, ix) {
           h('th', { class: 'spread' }, 'Spread'))),
         h('tbody', {}, ix.workers.map((w) => {
           const total = TIERS.reduce((s, t) => s + (w.blocks[t] || 0), 0);
-          return h('tr', { dataset: { worker: worker(w.instance_id, w.dp_rank) } },
-            h('td', { class: 'id' }, worker(w.instance_id, w.dp_rank)),
+          const id = worker(w.instance_id, w.dp_rank);
+          return h('tr', { dataset: { key: id, worker: id } },
+            h('td', { class: 'id' }, id),
             TIERS.map((t) => h('td', { class: 'num', dataset: { tier: t } }, fmt(w.blocks[t] || 0))),
             h('td', { class: 'spread' }, h('span', { class: 'stack', role: 'img',
               'aria-label': `${fmt(total)} blocks` }, TIERS.map((t) => h('span', {
@@ -88,16 +89,17 @@ function renderWorkers(box, ix) {
 function renderPrefixes(box, data) {
   const list = data.prefixes || [];
   if (!list.length) {
-    replace(box, h('p', { class: 'empty' }, 'No block is held yet.'));
+    sync(box, h('p', { class: 'empty' }, 'No block is held yet.'));
     return;
   }
   const maxDepth = Math.max(1, ...list.map((p) => p.depth));
-  replace(box, h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': 'Most shared prefixes' },
+  sync(box, h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': 'Most shared prefixes' },
     h('table', { id: 'prefixes' },
       h('thead', {}, h('tr', {}, h('th', { class: 'num' }, 'Workers'), h('th', { class: 'num' }, 'Depth (blocks)'),
         h('th', { class: 'num' }, 'Tokens'), h('th', { class: 'spread' }, 'Depth'), h('th', {}, 'Held by'),
         h('th', {}, 'Last block hash'))),
-      h('tbody', {}, list.map((p) => h('tr', { dataset: { depth: String(p.depth), workers: String(p.workers) } },
+      h('tbody', {}, list.map((p) => h('tr', { dataset: { key: String(p.block_hash), depth: String(p.depth),
+        workers: String(p.workers) } },
         h('td', { class: 'num' }, fmt(p.workers)),
         h('td', { class: 'num' }, fmt(p.depth)),
         h('td', { class: 'num' }, fmt(p.tokens)),

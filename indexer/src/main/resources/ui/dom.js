@@ -26,6 +26,58 @@ export function replace(node, ...children) {
   append(node, children);
 }
 
+/**
+ * Makes a node's children equal to `children` while keeping the nodes that stay (matched by data-key, else by
+ * position and tag) and changing only what differs: what a refresh redraws keeps its focus, a text selection and an
+ * open disclosure. The kept nodes keep their own event listeners, so what is drawn this way has none that vary.
+ */
+export function sync(node, ...children) {
+  const fresh = document.createDocumentFragment();
+  append(fresh, children);
+  syncChildren(node, fresh);
+}
+
+function syncChildren(node, fresh) {
+  const keyed = new Map();
+  for (const c of node.children) {
+    if (c.dataset && c.dataset.key !== undefined) keyed.set(c.dataset.key, c);
+  }
+  const wanted = [...fresh.childNodes];
+  wanted.forEach((next, i) => {
+    const here = node.childNodes[i] ?? null;
+    const key = next.dataset ? next.dataset.key : undefined;
+    let old = key !== undefined ? keyed.get(key) : here;
+    if (key === undefined && old && old.dataset && old.dataset.key !== undefined) old = null; // keyed: by key only
+    keyed.delete(key);
+    if (old && old.nodeType === next.nodeType && old.nodeName === next.nodeName) {
+      morph(old, next);
+      if (old !== here) node.insertBefore(old, here);
+    } else {
+      node.insertBefore(next, here);
+    }
+  });
+  while (node.childNodes.length > wanted.length) node.lastChild.remove();
+}
+
+function morph(old, next) {
+  if (old.nodeType !== Node.ELEMENT_NODE) {
+    if (old.nodeValue !== next.nodeValue) old.nodeValue = next.nodeValue;
+    return;
+  }
+  for (const a of [...old.attributes]) {
+    // a disclosure's open state is the reader's, not the data's
+    if (!next.hasAttribute(a.name) && !(a.name === 'open' && old.nodeName === 'DETAILS')) old.removeAttribute(a.name);
+  }
+  for (const a of next.attributes) {
+    if (a.name === 'style') { // through the CSSOM, as h() sets it (the page's CSP refuses style attributes)
+      if (old.style.cssText !== next.style.cssText) old.style.cssText = next.style.cssText;
+    } else if (old.getAttribute(a.name) !== a.value) {
+      old.setAttribute(a.name, a.value);
+    }
+  }
+  syncChildren(old, next);
+}
+
 export function fmt(n) {
   return typeof n === 'number' ? n.toLocaleString('en-US') : String(n);
 }

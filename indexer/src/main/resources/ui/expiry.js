@@ -1,7 +1,7 @@
 // Block expiry card (overview): the --block-ttl / --max-blocks-per-worker bounds and how many blocks each removed,
 // per tier, read from the same /metrics sample as the charts (the series exist only when a bound is set).
 
-import { h, replace, fmt } from './dom.js';
+import { h, sync, fmt } from './dom.js';
 
 const TIERS = ['device', 'host_pinned', 'disk', 'external'];
 let shown = null;
@@ -28,7 +28,7 @@ export function renderExpiry(samples) {
   shown = text;
   const card = document.getElementById('expiry');
   if (!bounded) {
-    replace(card, h('p', { class: 'empty' },
+    sync(card, h('p', { class: 'empty' },
       'No bound: blocks stay until their engine removes them (--block-ttl, --max-blocks-per-worker).'));
     return;
   }
@@ -37,7 +37,7 @@ export function renderExpiry(samples) {
     h('td', { class: 'num', dataset: { field: 'ttl' } }, t in ttl ? duration(ttl[t]) : '–'),
     h('td', { class: 'num', dataset: { field: 'ttl-expired' } }, fmt(expired[`${t}/ttl`] || 0)),
     h('td', { class: 'num', dataset: { field: 'capacity-evicted' } }, fmt(expired[`${t}/capacity`] || 0))));
-  replace(card,
+  sync(card,
     h('p', { class: 'hint', dataset: { field: 'cap' } }, cap > 0
       ? `At most ${fmt(cap)} blocks per worker and tier; above it the oldest-stored go, down to 90 %.`
       : 'No per-worker cap.'),

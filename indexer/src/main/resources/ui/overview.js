@@ -1,7 +1,7 @@
 // Overview: indexes, workers with their listeners, peers. Readiness lives in the header (every view shows it).
 
 import { json } from './api.js';
-import { h, replace, fmt, statusBadge } from './dom.js';
+import { h, sync, fmt, statusBadge } from './dom.js';
 
 export async function refreshReady() {
   const ready = await json('/ready');
@@ -13,7 +13,7 @@ export async function refreshReady() {
 
 const shown = {};
 
-/** Redraws a part only when its data changed: focus, selection and screen readers are left alone otherwise. */
+/** Redraws a part only when its data changed, and then in place (sync): focus and a selection stay where they are. */
 function changed(part, data) {
   const text = JSON.stringify(data);
   if (shown[part] === text) return false;
@@ -33,12 +33,13 @@ export async function refreshOverview() {
 function renderIndexes(indexes) {
   const body = document.querySelector('#indexes tbody');
   if (!indexes.length) {
-    replace(body, h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'No index yet: register a worker.')));
+    sync(body, h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'No index yet: register a worker.')));
     return;
   }
-  replace(body, indexes.map((ix) => {
+  sync(body, indexes.map((ix) => {
     const q = new URLSearchParams({ model_name: ix.model_name, tenant_id: ix.tenant_id });
-    return h('tr', { dataset: { model: ix.model_name, tenant: ix.tenant_id } },
+    return h('tr', { dataset: { key: JSON.stringify([ix.model_name, ix.tenant_id]), model: ix.model_name,
+      tenant: ix.tenant_id } },
       h('td', {}, ix.model_name), h('td', {}, ix.tenant_id),
       h('td', { class: 'num' }, fmt(ix.block_size)),
       h('td', { class: 'num', dataset: { field: 'blocks' } }, fmt(ix.blocks)),
@@ -52,7 +53,7 @@ function renderIndexes(indexes) {
 function renderWorkers(workers) {
   const body = document.querySelector('#workers tbody');
   if (!workers.length) {
-    replace(body, h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No worker registered.')));
+    sync(body, h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No worker registered.')));
     return;
   }
   const rows = [];
@@ -66,7 +67,8 @@ function renderWorkers(workers) {
       const down = l.disconnected_since_ms != null;
       const connection = down ? 'disconnected' : l.connected ? 'connected' : 'not-connected';
       rows.push(h('tr', { class: first ? 'first' : 'more',
-        dataset: { instance: String(w.instance_id), rank, status: l.status, connection, exactness: l.exactness || '',
+        dataset: { key: JSON.stringify([String(w.instance_id), w.model_name, w.tenant_id, rank]),
+          instance: String(w.instance_id), rank, status: l.status, connection, exactness: l.exactness || '',
           lastSeq: String(l.last_seq ?? '') },
         title: progressTitle(l) },
         h('td', { class: 'id' }, first ? String(w.instance_id) : '', first && w.pod_name ? h('small', {}, ` ${w.pod_name}`) : null),
@@ -79,7 +81,7 @@ function renderWorkers(workers) {
           : h('td', { class: 'error connect' }, l.connect_error || '')));
     });
   }
-  replace(body, rows);
+  sync(body, rows);
 }
 
 /**
@@ -143,7 +145,7 @@ function notConnectedBadge(listener) {
 
 function renderPeers(peers) {
   const list = document.getElementById('peers');
-  replace(list, peers.length ? peers.map((p) => h('li', { class: 'mono' }, p))
+  sync(list, peers.length ? peers.map((p) => h('li', { class: 'mono', dataset: { key: p } }, p))
     : h('li', { class: 'empty' }, 'No peers (this replica recovers from none).'));
 }
 

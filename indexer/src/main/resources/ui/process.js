@@ -1,7 +1,7 @@
 // Process card (overview): this replica's heap, resident memory, file descriptors, threads, uptime, JVM, where its
 // state came from at start and its snapshots, read from the same /metrics sample as the charts (docs/metrics.md).
 
-import { h, replace, fmt } from './dom.js';
+import { h, sync, fmt } from './dom.js';
 
 let shown = null;
 
@@ -37,7 +37,7 @@ export function renderProcess(samples) {
   const text = JSON.stringify(rows);
   if (text === shown) return;
   shown = text;
-  replace(document.getElementById('process'), ...rows.map(([field, label, value]) => h('div', { class: 'fact' },
+  sync(document.getElementById('process'), ...rows.map(([field, label, value]) => h('div', { class: 'fact' },
     h('dt', {}, label), h('dd', { class: 'num', dataset: { field } }, value))));
 }
 

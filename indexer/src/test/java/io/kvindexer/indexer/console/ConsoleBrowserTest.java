@@ -58,6 +58,8 @@ class ConsoleBrowserTest {
     private static HttpTestClient http;
     private static final List<EngineSimulator> engines = new ArrayList<>();
     private static Browser browser;
+    /** {@link #freshTokens}' next token id */
+    private static int nextToken = 30_000;
 
     @BeforeAll
     static void start() throws Exception {
@@ -904,6 +906,59 @@ class ConsoleBrowserTest {
             row.remove(); box.remove(); chart.classList.remove('alert');
             return low;
             """;
+
+    /**
+     * Every batch changes a worker's seq, and the blocks the indexes and the cache map count: the tables are updated
+     * in place, so a text selected in the workers table and the keyboard focus on an index's link, or on the cache
+     * map's table, are where they were after two refreshes that changed the rows around them.
+     */
+    @Test
+    @Order(18)
+    void aRefreshKeepsTheSelectionAndTheFocusInTheTables() throws Exception {
+        var wait = browser.open(ui("#overview"));
+        By row = By.cssSelector("#workers tr[data-instance='1']");
+        String link = "#indexes tr[data-model='" + MODEL + "'][data-tenant='default'] td.links a";
+        wait.until(d -> d.findElements(row).size() == 1
+                && !d.findElements(By.cssSelector(link)).isEmpty());
+        Object selected = browser.js(
+                "const range = document.createRange(); range.selectNodeContents(document.querySelector(arguments[0]));"
+                        + " getSelection().removeAllRanges(); getSelection().addRange(range);"
+                        + " window.kept = document.querySelector(arguments[1]); window.kept.focus();"
+                        + " return [getSelection().toString(), document.activeElement === window.kept]",
+                "#workers tr[data-instance='1'] td.mono",
+                link);
+        assertThat(selected).isEqualTo(List.of(engine(1).endpoint(), true));
+        for (int round = 0; round < 2; round++) {
+            long seq = engine(1).storeSequence(freshTokens(), BLOCK).get(30, TimeUnit.SECONDS);
+            wait.until(d -> Long.toString(seq).equals(d.findElement(row).getAttribute("data-last-seq")));
+        }
+        assertThat(browser.js("return [getSelection().toString(), document.activeElement === window.kept,"
+                        + " window.kept.isConnected]"))
+                .as("the selection, the focus on the index's link, the link on the page")
+                .isEqualTo(List.of(engine(1).endpoint(), true, true));
+
+        wait = browser.open(ui("#cache?model_name=" + MODEL + "&tenant_id=default"));
+        By device = By.cssSelector("#worker-blocks tr[data-worker='1:0'] [data-tier=device]");
+        wait.until(d -> d.findElements(device).size() == 1);
+        assertThat(browser.js("window.kept = document.querySelector('#c-workers .table-wrap'); window.kept.focus();"
+                        + " return document.activeElement === window.kept"))
+                .isEqualTo(true);
+        for (int round = 0; round < 2; round++) {
+            String before = browser.driver.findElement(device).getText();
+            engine(1).storeSequence(freshTokens(), BLOCK).get(30, TimeUnit.SECONDS);
+            wait.until(d -> !d.findElement(device).getText().equals(before));
+        }
+        assertThat(browser.js("return [document.activeElement === window.kept, window.kept.isConnected]"))
+                .as("the focus on the table of blocks per worker, the table on the page")
+                .isEqualTo(List.of(true, true));
+    }
+
+    /** Two blocks' worth of token ids no engine has stored yet. */
+    private static int[] freshTokens() {
+        int first = nextToken;
+        nextToken += 2 * BLOCK;
+        return IntStream.range(first, nextToken).toArray();
+    }
 
     /**
      * One card per instance of the JSON's answer: for the tests that run after earlier ones changed the fixture
