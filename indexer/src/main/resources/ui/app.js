@@ -7,7 +7,7 @@ import { renderExpiry } from './expiry.js';
 import { renderProcess } from './process.js';
 import { refreshOverview, refreshReady } from './overview.js';
 import { setupQuery, showQuery, updateIndexes } from './query.js';
-import { setupCache, showCache, refreshCache } from './cachemap.js';
+import { setupCache, showCache, refreshCache, updateCacheIndexes } from './cachemap.js';
 
 const VIEWS = ['overview', 'query', 'cache'];
 const CACHE_EVERY = 3; // ticks: the cache map walks the index, so it refreshes less often
@@ -54,7 +54,7 @@ async function refresh() {
     })];
     if (view === 'overview') work.push(refreshOverview());
     if (view === 'query' && tick % CACHE_EVERY === 0) work.push(indexes().then(updateIndexes));
-    if (view === 'cache' && tick % CACHE_EVERY === 0) work.push(refreshCache());
+    if (view === 'cache' && tick % CACHE_EVERY === 0) work.push(indexes().then(updateCacheIndexes).then(refreshCache));
     await Promise.all(work);
   });
   timer = setTimeout(refresh, POLL_MS); // after the previous round ended: rounds never pile up on a slow server

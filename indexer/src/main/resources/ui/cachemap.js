@@ -35,6 +35,14 @@ export async function showCache(params, knownIndexes) {
   await refreshCache();
 }
 
+/** Called on the timed refreshes with the latest index list: a (model, tenant) registered since joins the pickers. */
+export function updateCacheIndexes(knownIndexes) {
+  indexes = knownIndexes;
+  const model = document.getElementById('c-model');
+  const tenant = document.getElementById('c-tenant');
+  fillPickers(model, tenant, indexes, { model_name: model.value || undefined, tenant_id: tenant.value || undefined });
+}
+
 export async function refreshCache() {
   const model = document.getElementById('c-model').value;
   const tenant = document.getElementById('c-tenant').value;

@@ -953,6 +953,34 @@ class ConsoleBrowserTest {
                 .isEqualTo(List.of(true, true));
     }
 
+    /**
+     * A worker registered for a model no index had, while the cache map is open: its (model, tenant) is in the
+     * pickers after the next refresh, without a change of view, and the index on show stays the one picked.
+     */
+    @Test
+    @Order(19)
+    void theCacheMapsPickersLearnANewIndexAtTheNextRefresh() {
+        String late = "console-late-model";
+        var wait = browser.open(ui("#cache?model_name=" + MODEL + "&tenant_id=default"));
+        wait.until(d -> !d.findElements(By.cssSelector("#worker-blocks tr[data-worker]"))
+                .isEmpty());
+        assertThat(options("c-model")).doesNotContain(late);
+        registerElsewhere(31, late, "t-late");
+        try {
+            wait.until(d -> options("c-model").contains(late));
+            assertThat(new Select(browser.driver.findElement(By.id("c-model")))
+                            .getFirstSelectedOption()
+                            .getText())
+                    .isEqualTo(MODEL);
+            new Select(browser.driver.findElement(By.id("c-model"))).selectByVisibleText(late);
+            wait.until(d -> options("c-tenant").equals(List.of("t-late")));
+            wait.until(ExpectedConditions.textToBe(By.id("c-workers"), "No worker holds a block."));
+            assertThat(browser.driver.getCurrentUrl()).endsWith("#cache?model_name=" + late + "&tenant_id=t-late");
+        } finally {
+            unregisterElsewhere(31, late, "t-late");
+        }
+    }
+
     /** Two blocks' worth of token ids no engine has stored yet. */
     private static int[] freshTokens() {
         int first = nextToken;
@@ -978,19 +1006,34 @@ class ConsoleBrowserTest {
 
     /** A worker of {@link #MODEL} for another tenant, registered where nothing listens (its engine is not up). */
     private static void registerElsewhere(int instance, String tenant) {
+        registerElsewhere(instance, MODEL, tenant);
+    }
+
+    /** A worker of any model and tenant, registered where nothing listens (its engine is not up). */
+    private static void registerElsewhere(int instance, String model, String tenant) {
         http.post(
                         "/register",
-                        "{\"instance_id\":" + instance + ",\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"" + MODEL
+                        "{\"instance_id\":" + instance + ",\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"" + model
                                 + "\",\"tenant_id\":\"" + tenant + "\",\"block_size\":" + BLOCK + "}")
                 .assertStatus(201);
     }
 
     private static void unregisterElsewhere(int instance, String tenant) {
+        unregisterElsewhere(instance, MODEL, tenant);
+    }
+
+    private static void unregisterElsewhere(int instance, String model, String tenant) {
         http.post(
                         "/unregister",
-                        "{\"instance_id\":" + instance + ",\"model_name\":\"" + MODEL + "\",\"tenant_id\":\"" + tenant
+                        "{\"instance_id\":" + instance + ",\"model_name\":\"" + model + "\",\"tenant_id\":\"" + tenant
                                 + "\"}")
                 .assertStatus(200);
+    }
+
+    /** The texts of a select's options, in their order. */
+    private static List<String> options(String selectId) {
+        return new Select(browser.driver.findElement(By.id(selectId)))
+                .getOptions().stream().map(WebElement::getText).toList();
     }
 
     /** The effective opacity of an element: its own times its ancestors'. */
