@@ -2,6 +2,7 @@
 // readiness, the event-rate charts and the visible view every few seconds.
 
 import { json, ApiError } from './api.js';
+import { clock } from './dom.js';
 import { mountCharts, pollMetrics, POLL_MS } from './charts.js';
 import { renderExpiry } from './expiry.js';
 import { renderProcess } from './process.js';
@@ -106,10 +107,6 @@ function showStale(stale) {
   }
 }
 
-/** HH:MM:SS in the browser's time zone. */
-function clock(ms) {
-  return new Date(ms).toTimeString().slice(0, 8);
-}
 
 window.addEventListener('hashchange', route);
 window.addEventListener('DOMContentLoaded', async () => {

@@ -15,7 +15,7 @@ export function h(tag, attrs = {}, ...children) {
 }
 
 function append(node, children) {
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === undefined || c === null || c === false) continue;
     node.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
@@ -87,6 +87,20 @@ export function rate(n) {
   if (n === 0) return '0';
   if (n < 10) return n.toFixed(2);
   return Math.round(n).toLocaleString('en-US');
+}
+
+/** HH:MM:SS in the browser's time zone. */
+export function clock(ms) {
+  return new Date(Number(ms)).toTimeString().slice(0, 8);
+}
+
+/** An instant (epoch ms) as a <time>: HH:MM:SS, after its date when that is not today. */
+export function stamp(ms) {
+  const d = new Date(Number(ms));
+  const pad = (n) => String(n).padStart(2, '0');
+  const day = d.toDateString() === new Date().toDateString() ? ''
+    : `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} `;
+  return h('time', { datetime: d.toISOString() }, day + clock(ms));
 }
 
 export function worker(instanceId, dpRank) {

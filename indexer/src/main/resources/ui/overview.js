@@ -1,7 +1,7 @@
 // Overview: indexes, workers with their listeners, peers. Readiness lives in the header (every view shows it).
 
 import { json } from './api.js';
-import { h, sync, fmt, statusBadge } from './dom.js';
+import { h, sync, fmt, statusBadge, stamp } from './dom.js';
 
 export async function refreshReady() {
   const ready = await json('/ready');
@@ -53,7 +53,7 @@ function renderIndexes(indexes) {
 function renderWorkers(workers) {
   const body = document.querySelector('#workers tbody');
   if (!workers.length) {
-    sync(body, h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No worker registered.')));
+    sync(body, h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'No worker registered.')));
     return;
   }
   const rows = [];
@@ -69,14 +69,16 @@ function renderWorkers(workers) {
       rows.push(h('tr', { class: first ? 'first' : 'more',
         dataset: { key: JSON.stringify([String(w.instance_id), w.model_name, w.tenant_id, rank]),
           instance: String(w.instance_id), rank, status: l.status, connection, exactness: l.exactness || '',
-          lastSeq: String(l.last_seq ?? '') },
-        title: progressTitle(l) },
+          lastSeq: String(l.last_seq ?? '') } },
         h('td', { class: 'id' }, first ? String(w.instance_id) : '', first && w.pod_name ? h('small', {}, ` ${w.pod_name}`) : null),
         h('td', { class: 'num' }, rank),
         h('td', {}, first ? `${w.model_name} / ${w.tenant_id}` : ''),
         h('td', { class: 'mono' }, l.endpoint || ''),
-        h('td', { class: 'listener' }, statusBadge(l.status || 'unknown'), exactnessBadge(l),
-          down ? disconnectedBadge(l) : notConnectedBadge(l), silentBadge(l)),
+        h('td', { class: 'listener' },
+          h('span', { class: 'badges' }, statusBadge(l.status || 'unknown'), exactnessBadge(l),
+            down ? disconnectedBadge(l) : notConnectedBadge(l), silentBadge(l)),
+          exactnessNote(l), down ? disconnectedNote(l) : null, silentNote(l)),
+        h('td', { class: 'batch', dataset: { field: 'last-batch' } }, lastBatch(l)),
         l.last_error ? h('td', { class: 'error' }, l.last_error)
           : h('td', { class: 'error connect' }, l.connect_error || '')));
     });
@@ -86,28 +88,38 @@ function renderWorkers(workers) {
 
 /**
  * How complete the index is for this stream: exact, replaying (a gap is being replayed) or degraded (batches lost;
- * the index may under-report this worker for a while). The reason and since when are in its tooltip.
+ * the index may under-report this worker for a while). The reason and since when are in the note below it.
  */
 function exactnessBadge(listener) {
   const state = listener.exactness;
   if (!state) {
     return null; // an indexer that does not report it
   }
-  const since = listener.exactness_since_ms != null ? new Date(Number(listener.exactness_since_ms)) : null;
-  const title = [state, listener.exactness_reason, since ? `since ${since.toLocaleString()}` : '']
-    .filter(Boolean).join(': ');
   return [' ', h('span', { class: `badge exactness ${state}`,
-    dataset: { exactness: state, since: String(listener.exactness_since_ms ?? '') }, title }, state)];
+    dataset: { exactness: state, since: String(listener.exactness_since_ms ?? '') } }, state)];
 }
 
-/** The last batch of the stream, for the row's tooltip. */
-function progressTitle(listener) {
-  if (listener.last_seq == null) {
-    return 'no batch applied yet';
+/**
+ * Why a stream is not exact and since when, as text under the badges: a tooltip would be out of reach of the
+ * keyboard and of touch.
+ */
+function exactnessNote(listener) {
+  const state = listener.exactness;
+  if (!state || state === 'exact') {
+    return null;
   }
-  const at = listener.last_batch_ms != null ? `, applied ${new Date(Number(listener.last_batch_ms)).toLocaleString()}`
-    : ' (restored; none applied by this replica yet)';
-  return `last batch: seq ${listener.last_seq}${at}`;
+  return h('small', { class: 'note', dataset: { field: 'exactness' } }, state,
+    listener.exactness_since_ms != null ? [' since ', stamp(listener.exactness_since_ms)] : null,
+    listener.exactness_reason ? `: ${listener.exactness_reason}` : null);
+}
+
+/** The last batch applied: its seq and when; a restored seq has none applied by this replica yet. */
+function lastBatch(listener) {
+  if (listener.last_seq == null) {
+    return h('span', { class: 'empty' }, 'none yet');
+  }
+  return [`seq ${listener.last_seq}`, listener.last_batch_ms != null ? [' at ', stamp(listener.last_batch_ms)]
+    : h('span', { class: 'empty' }, ' (restored, none since)')];
 }
 
 /**
@@ -118,16 +130,26 @@ function silentBadge(listener) {
   if (!listener.connected || listener.last_seq != null) {
     return null;
   }
-  return [' ', h('span', { class: 'badge silent',
-    title: 'connected, but no batch has come from this engine: are its KV events on, and is this its PUB endpoint'
-      + ' (not its replay endpoint)?' }, 'no events')];
+  return [' ', h('span', { class: 'badge silent' }, 'no events')];
+}
+
+function silentNote(listener) {
+  if (!listener.connected || listener.last_seq != null) {
+    return null;
+  }
+  return h('small', { class: 'note', dataset: { field: 'silent' } },
+    'connected, but no batch yet: are its KV events on, and is this its PUB endpoint (not its replay endpoint)?');
 }
 
 /** The SUB connection to the engine is down: Dynamo's status alone cannot say so (the socket reconnects itself). */
 function disconnectedBadge(listener) {
-  const since = new Date(Number(listener.disconnected_since_ms));
-  return [' ', h('span', { class: 'badge disconnected', dataset: { since: String(listener.disconnected_since_ms) },
-    title: `engine connection down since ${since.toLocaleString()}` }, 'disconnected')];
+  return [' ', h('span', { class: 'badge disconnected', dataset: { since: String(listener.disconnected_since_ms) } },
+    'disconnected')];
+}
+
+function disconnectedNote(listener) {
+  return h('small', { class: 'note', dataset: { field: 'disconnected' } }, 'engine connection down since ',
+    stamp(listener.disconnected_since_ms));
 }
 
 /**

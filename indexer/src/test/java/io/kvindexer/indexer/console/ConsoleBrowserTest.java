@@ -133,7 +133,7 @@ class ConsoleBrowserTest {
             for (int i = 1; i <= 3; i++) {
                 WebElement row = browser.driver.findElement(By.cssSelector("#workers tr[data-instance='" + i + "']"));
                 assertThat(row.getAttribute("data-status")).isEqualTo("active");
-                assertThat(row.findElement(By.cssSelector(".listener")).getText())
+                assertThat(row.findElement(By.cssSelector(".listener .badges")).getText())
                         .isEqualTo("active exact");
                 assertThat(row.getAttribute("data-exactness")).isEqualTo("exact");
                 assertThat(row.getText()).contains(engine(i).endpoint(), MODEL + " / default");
@@ -393,7 +393,13 @@ class ConsoleBrowserTest {
             WebElement r = browser.driver.findElement(row);
             assertThat(r.getAttribute("data-connection")).isEqualTo("disconnected");
             assertThat(r.getAttribute("data-status")).isEqualTo("active");
-            assertThat(r.findElement(By.cssSelector(".listener")).getText()).isEqualTo("active exact disconnected");
+            assertThat(r.findElement(By.cssSelector(".listener .badges")).getText())
+                    .isEqualTo("active exact disconnected");
+            // since when, as text on the page (a tooltip is out of reach of the keyboard and of touch)
+            WebElement note = r.findElement(By.cssSelector(".note[data-field=disconnected]"));
+            assertThat(visibleText(note)).matches("engine connection down since \\d\\d:\\d\\d:\\d\\d");
+            assertThat(epochMillis(note))
+                    .isEqualTo(listener.get("disconnected_since_ms").asLong());
             assertThat(r.findElement(By.cssSelector(".badge.disconnected")).getAttribute("data-since"))
                     .isEqualTo(listener.get("disconnected_since_ms").asText());
             assertThat(r.findElement(By.cssSelector(".error")).getText()).isEqualTo(lastError);
@@ -406,7 +412,7 @@ class ConsoleBrowserTest {
 
         http.post("/test/pause_listener", "{\"instance_id\":2}").assertStatus(200);
         wait.until(ExpectedConditions.textToBe(
-                By.cssSelector("#workers tr[data-instance='2'] .listener"), "paused exact"));
+                By.cssSelector("#workers tr[data-instance='2'] .listener .badges"), "paused exact"));
         assertThat(http.get("/workers?model_name=" + MODEL).json().findValuesAsText("status"))
                 .contains("paused");
         eventually(() -> assertThat(browser.driver
@@ -503,8 +509,8 @@ class ConsoleBrowserTest {
     }
 
     /**
-     * A worker whose engine lost batches no replay can bring: its badge turns {@code degraded} with the reason and
-     * since when of {@code /workers} in its tooltip, and back to {@code exact} when the engine clears its cache.
+     * A worker whose engine lost batches no replay can bring: its badge turns {@code degraded}, the reason and since
+     * when of {@code /workers} written under it, and back to {@code exact} when the engine clears its cache.
      */
     @Test
     @Order(9)
@@ -531,8 +537,14 @@ class ConsoleBrowserTest {
         wait.until(ExpectedConditions.textToBe(badge, "degraded"));
         eventually(() -> {
             WebElement b = browser.driver.findElement(badge);
-            assertThat(b.getAttribute("title"))
-                    .startsWith("degraded: " + degraded.get("exactness_reason").asText() + ": since ");
+            WebElement note = browser.driver.findElement(
+                    By.cssSelector("#workers tr[data-instance='3'] .note[data-field=exactness]"));
+            assertThat(visibleText(note))
+                    .matches("degraded since \\d\\d:\\d\\d:\\d\\d: "
+                            + java.util.regex.Pattern.quote(
+                                    degraded.get("exactness_reason").asText()));
+            assertThat(epochMillis(note))
+                    .isEqualTo(degraded.get("exactness_since_ms").asLong());
             assertThat(b.getAttribute("data-since"))
                     .isEqualTo(degraded.get("exactness_since_ms").asText());
             assertThat(browser.driver
@@ -563,6 +575,13 @@ class ConsoleBrowserTest {
             By badge = By.cssSelector("#workers tr[data-instance='9'] .badge.silent");
             wait.until(d -> d.findElements(badge).size() == 1);
             assertThat(browser.driver.findElement(badge).getText()).isEqualTo("no events");
+            assertThat(visibleText(browser.driver.findElement(
+                            By.cssSelector("#workers tr[data-instance='9'] .note[data-field=silent]"))))
+                    .startsWith("connected, but no batch yet: are its KV events on");
+            assertThat(browser.driver
+                            .findElement(By.cssSelector("#workers tr[data-instance='9'] [data-field=last-batch]"))
+                            .getText())
+                    .isEqualTo("none yet");
             browser.screenshot("overview-engine-silent-1280x800");
 
             quiet.storeSequence(IntStream.rangeClosed(9001, 9008).toArray(), BLOCK)
@@ -573,8 +592,9 @@ class ConsoleBrowserTest {
             eventually(() -> {
                 assertThat(browser.driver.findElement(row).getAttribute("data-last-seq"))
                         .isEqualTo(Long.toString(seq));
-                assertThat(browser.driver.findElement(row).getAttribute("title"))
-                        .startsWith("last batch: seq " + seq + ", applied ");
+                WebElement batch =
+                        browser.driver.findElement(row).findElement(By.cssSelector("[data-field=last-batch]"));
+                assertThat(visibleText(batch)).matches("seq " + seq + " at \\d\\d:\\d\\d:\\d\\d");
             });
             http.post("/unregister", "{\"instance_id\":9,\"model_name\":\"" + MODEL + "\"}")
                     .assertStatus(200);
@@ -799,7 +819,7 @@ class ConsoleBrowserTest {
                     .as("amber")
                     .isEqualTo(true);
             assertThat(browser.driver
-                            .findElement(By.cssSelector("#workers tr[data-instance='23'] .listener"))
+                            .findElement(By.cssSelector("#workers tr[data-instance='23'] .listener .badges"))
                             .getText())
                     .isEqualTo("active exact not connected");
             assertThat(browser.driver.findElements(
@@ -885,6 +905,8 @@ class ConsoleBrowserTest {
               const badge = el('span', 'badge ' + b, b); listener.append(badge); probes.push(['badge ' + b, badge]);
             }
             const error = el('td', 'error', 'last error'); const connect = el('td', 'error connect', 'connect error');
+            const note = el('small', 'note', 'engine connection down since 12:00:00'); listener.append(note);
+            probes.push(['listener note', note]);
             row.append(listener, error, connect);
             document.querySelector('#workers tbody').append(row);
             probes.push(['td.error', error], ['td.error.connect', connect]);
@@ -1034,6 +1056,21 @@ class ConsoleBrowserTest {
     private static List<String> options(String selectId) {
         return new Select(browser.driver.findElement(By.id(selectId)))
                 .getOptions().stream().map(WebElement::getText).toList();
+    }
+
+    /** An element's text, which is on the page for all to see: displayed, and not squeezed into a screen-reader box. */
+    private static String visibleText(WebElement e) {
+        assertThat(e.isDisplayed()).as("displayed").isTrue();
+        assertThat(e.getSize().getWidth()).as("width in px").isGreaterThan(20);
+        String text = e.getText();
+        assertThat(text).isNotBlank();
+        return text;
+    }
+
+    /** The instant of the {@code <time>} in an element, from its datetime attribute. */
+    private static long epochMillis(WebElement e) {
+        return java.time.Instant.parse(e.findElement(By.tagName("time")).getAttribute("datetime"))
+                .toEpochMilli();
     }
 
     /** The effective opacity of an element: its own times its ancestors'. */
