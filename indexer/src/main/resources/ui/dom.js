@@ -78,6 +78,9 @@ function morph(old, next) {
   syncChildren(old, next);
 }
 
+/** Names in the order people expect: model-2 before model-10 (digit runs compare as numbers). */
+export const natural = new Intl.Collator(undefined, { numeric: true }).compare;
+
 export function fmt(n) {
   return typeof n === 'number' ? n.toLocaleString('en-US') : String(n);
 }

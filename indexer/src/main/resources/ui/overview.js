@@ -1,7 +1,7 @@
 // Overview: indexes, workers with their listeners, peers. Readiness lives in the header (every view shows it).
 
 import { json } from './api.js';
-import { h, sync, fmt, statusBadge, stamp } from './dom.js';
+import { h, sync, fmt, statusBadge, stamp, natural } from './dom.js';
 
 export async function refreshReady() {
   const ready = await json('/ready');
@@ -24,7 +24,8 @@ function changed(part, data) {
 export async function refreshOverview() {
   const [stats, workers, peers] = await Promise.all([json('/stats?workers=false'), json('/workers'), json('/peers')]);
   const indexes = (stats.indexes || []).map((ix) => ({ ...ix, instances: (workers || []).filter((w) =>
-    w.model_name === ix.model_name && w.tenant_id === ix.tenant_id).length }));
+    w.model_name === ix.model_name && w.tenant_id === ix.tenant_id).length }))
+    .sort((a, b) => natural(a.model_name, b.model_name) || natural(a.tenant_id, b.tenant_id));
   if (changed('indexes', indexes)) renderIndexes(indexes);
   if (changed('workers', workers)) renderWorkers(workers || []);
   if (changed('peers', peers)) renderPeers(peers || []);
@@ -58,7 +59,7 @@ function renderWorkers(workers) {
   }
   const rows = [];
   const sorted = [...workers].sort((a, b) => compareIds(a.instance_id, b.instance_id)
-    || String(a.model_name).localeCompare(String(b.model_name)));
+    || natural(a.model_name, b.model_name) || natural(a.tenant_id, b.tenant_id));
   for (const w of sorted) {
     const ranks = Object.keys(w.listeners || w.endpoints || {}).sort((a, b) => Number(a) - Number(b));
     ranks.forEach((rank, i) => {

@@ -1,10 +1,10 @@
 // Model and tenant pickers filled from /stats, shared by the Query and Cache map views.
 
-import { h, replace } from './dom.js';
+import { h, replace, natural } from './dom.js';
 
 /** Fills both selects; keeps (or applies) `wanted` {model_name, tenant_id} when it exists, else picks the first. */
 export function fillPickers(modelSelect, tenantSelect, indexes, wanted = {}) {
-  const models = [...new Set(indexes.map((ix) => ix.model_name))].sort();
+  const models = [...new Set(indexes.map((ix) => ix.model_name))].sort(natural);
   const model = pick(models, wanted.model_name ?? modelSelect.value);
   // a deep link may name an index this replica does not have (yet): keep it selectable, the query says 404
   if (model === undefined && wanted.model_name) models.push(wanted.model_name);
@@ -14,7 +14,8 @@ export function fillPickers(modelSelect, tenantSelect, indexes, wanted = {}) {
 }
 
 export function fillTenants(tenantSelect, indexes, model, wantedTenant) {
-  const tenants = [...new Set(indexes.filter((ix) => ix.model_name === model).map((ix) => ix.tenant_id))].sort();
+  const tenants = [...new Set(indexes.filter((ix) => ix.model_name === model).map((ix) => ix.tenant_id))]
+    .sort(natural);
   if (wantedTenant && !tenants.includes(wantedTenant)) tenants.push(wantedTenant);
   if (!tenants.length) tenants.push('default');
   const chosen = tenants.includes(wantedTenant) ? wantedTenant : tenants[0];

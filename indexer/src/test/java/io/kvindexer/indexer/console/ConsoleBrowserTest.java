@@ -1003,6 +1003,39 @@ class ConsoleBrowserTest {
         }
     }
 
+    /**
+     * Names with numbers sort as people count: model-2 before model-10, tenant t-2 before t-10, in the pickers and
+     * the indexes table.
+     */
+    @Test
+    @Order(20)
+    void modelsAndTenantsSortNaturally() {
+        String two = "console-m-2";
+        String ten = "console-m-10";
+        registerElsewhere(41, ten, "t-10");
+        registerElsewhere(42, two, "t-10");
+        registerElsewhere(43, two, "t-2");
+        try {
+            var wait = browser.open(ui("#query"));
+            wait.until(d -> options("q-model").containsAll(List.of(two, ten)));
+            assertThat(options("q-model")).containsSubsequence(two, ten);
+            new Select(browser.driver.findElement(By.id("q-model"))).selectByVisibleText(two);
+            wait.until(d -> options("q-tenant").equals(List.of("t-2", "t-10")));
+
+            browser.js("location.hash = '#overview'");
+            By rows = By.cssSelector("#indexes tr[data-model^='console-m-']");
+            wait.until(d -> d.findElements(rows).size() == 3);
+            eventually(() -> assertThat(browser.driver.findElements(rows).stream()
+                            .map(r -> r.getAttribute("data-model") + " " + r.getAttribute("data-tenant"))
+                            .toList())
+                    .containsExactly(two + " t-2", two + " t-10", ten + " t-10"));
+        } finally {
+            unregisterElsewhere(41, ten, "t-10");
+            unregisterElsewhere(42, two, "t-10");
+            unregisterElsewhere(43, two, "t-2");
+        }
+    }
+
     /** Two blocks' worth of token ids no engine has stored yet. */
     private static int[] freshTokens() {
         int first = nextToken;
