@@ -103,6 +103,7 @@ function showStale(stale) {
   if (stale) {
     ready.dataset.ready = 'unreachable';
     ready.querySelector('.text').textContent = 'unreachable';
+    ready.querySelector('.reason').hidden = true; // the reason is the server's, and it does not answer
     ready.title = `no answer from the indexer; ${note}`;
   }
 }

@@ -6,9 +6,27 @@ import { h, sync, fmt, statusBadge, stamp, natural } from './dom.js';
 export async function refreshReady() {
   const ready = await json('/ready');
   const node = document.getElementById('ready');
+  const reason = ready ? String(ready.reason) : '';
   node.dataset.ready = String(Boolean(ready && ready.ready));
-  node.querySelector('.text').textContent = ready && ready.ready ? 'ready' : `not ready: ${ready ? ready.reason : '?'}`;
-  node.title = `/ready: ${ready ? ready.reason : 'no answer'}`;
+  node.querySelector('.text').textContent = readiness(reason, Boolean(ready && ready.ready));
+  // the code as /ready and the docs spell it, to search for; "ready" needs no explaining
+  const code = node.querySelector('.reason');
+  code.textContent = reason;
+  code.hidden = !reason || reason === 'ready';
+  node.removeAttribute('title');
+}
+
+/** What each /ready reason means, in words (the codes: StartupGate, and GET /ready in docs/api.md). */
+const REASONS = {
+  ready: 'ready',
+  recovering_from_peer: 'not ready: loading the index from a peer or its own snapshot',
+  waiting_for_min_initial_workers: 'not ready: waiting for the minimum number of workers to register',
+  shutting_down: 'shutting down: still answers queries, but asks to be taken out of rotation',
+};
+
+/** A readiness reason in words; a code this console does not know yet, as it is. */
+export function readiness(reason, ready) {
+  return REASONS[reason] ?? (ready ? 'ready' : `not ready${reason ? '' : ': no answer'}`);
 }
 
 const shown = {};

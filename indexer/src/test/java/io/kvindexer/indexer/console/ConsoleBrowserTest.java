@@ -914,6 +914,7 @@ class ConsoleBrowserTest {
             for (const state of ['false', 'unreachable']) {
               ready.dataset.ready = state; probes.push(['ready ' + state, ready.querySelector('.text'), ratio(ready.querySelector('.text'))]);
             }
+            probes.push(['ready reason', ready.querySelector('.reason')]);
             const banner = document.getElementById('banner'); probes.push(['banner', banner]);
             const box = el('p', 'error-box', 'error'); document.getElementById('q-result').append(box); probes.push(['error-box', box]);
             probes.push(['nav current', document.querySelector('nav a[aria-current=page]')]);
@@ -1034,6 +1035,41 @@ class ConsoleBrowserTest {
             unregisterElsewhere(42, two, "t-10");
             unregisterElsewhere(43, two, "t-2");
         }
+    }
+
+    /**
+     * Readiness in words, with the code of {@code /ready} beside them to search for: a replica waiting for its
+     * minimum of workers says so, and every reason the indexer gives has its sentence.
+     */
+    @Test
+    @Order(21)
+    void readinessIsSaidInWordsWithItsCodeBeside() throws Exception {
+        try (IndexerApp waiting = IndexerApp.start(IndexerConfig.defaults().with(c -> c.minInitialWorkers = 1))) {
+            var wait = browser.open(waiting.baseUrl() + "/ui/#overview");
+            wait.until(ExpectedConditions.textToBe(
+                    By.cssSelector("#ready .text"),
+                    "not ready: waiting for the minimum number of workers to register"));
+            assertThat(browser.driver.findElement(By.id("ready")).getAttribute("data-ready"))
+                    .isEqualTo("false");
+            assertThat(visibleText(browser.driver.findElement(By.cssSelector("#ready .reason"))))
+                    .isEqualTo("waiting_for_min_initial_workers");
+            browser.screenshot("overview-not-ready-1280x800");
+            assertFitsAPhone("overview-not-ready");
+            // its 503s are the expected failed loads; read while the server is up, and leave before it stops
+            assertThat(browser.severeLogs()).allMatch(m -> m.contains("/ready") && m.contains("503"));
+            browser.driver.get("about:blank");
+        }
+        var wait = browser.open(ui("#overview"));
+        wait.until(ExpectedConditions.textToBe(By.cssSelector("#ready .text"), "ready"));
+        assertThat(browser.driver.findElement(By.cssSelector("#ready .reason")).isDisplayed())
+                .as("no code beside a plain ready")
+                .isFalse();
+        assertThat(browser.js("return import('/ui/overview.js').then(m => [m.readiness('recovering_from_peer', false),"
+                        + " m.readiness('shutting_down', false), m.readiness('some_later_reason', false)])"))
+                .isEqualTo(List.of(
+                        "not ready: loading the index from a peer or its own snapshot",
+                        "shutting down: still answers queries, but asks to be taken out of rotation",
+                        "not ready"));
     }
 
     /** Two blocks' worth of token ids no engine has stored yet. */
