@@ -2,7 +2,7 @@
 // auth is on) of one (model, tenant).
 
 import { json, allowTokenPrompt } from './api.js';
-import { h, replace, sync, fmt, worker } from './dom.js';
+import { h, sync, fmt, worker } from './dom.js';
 import { fillPickers, fillTenants } from './pickers.js';
 
 const TIERS = ['device', 'host_pinned', 'disk', 'external'];
@@ -43,30 +43,55 @@ export function updateCacheIndexes(knownIndexes) {
   fillPickers(model, tenant, indexes, { model_name: model.value || undefined, tenant_id: tenant.value || undefined });
 }
 
-export async function refreshCache() {
+/** The (model, tenant) picked, as the query string of its requests; '' when there is no index to pick. */
+function picked() {
   const model = document.getElementById('c-model').value;
   const tenant = document.getElementById('c-tenant').value;
+  return model ? String(new URLSearchParams({ model_name: model, tenant_id: tenant })) : '';
+}
+
+export async function refreshCache() {
+  const q = picked();
   const workersBox = document.getElementById('c-workers');
   const prefixBox = document.getElementById('c-prefixes');
-  if (!model) {
+  if (!q) {
     sync(workersBox, h('p', { class: 'empty' }, 'No index yet.'));
     sync(prefixBox);
     return;
   }
-  const q = new URLSearchParams({ model_name: model, tenant_id: tenant });
+  loadPrefixes(prefixBox, q);
   const stats = await json(`/stats?${q}`);
-  const ix = (stats.indexes || [])[0];
-  renderWorkers(workersBox, ix);
-  try {
-    const prefixes = await json(`/prefixes?${q}&limit=${LIMIT}`);
-    renderPrefixes(prefixBox, prefixes);
-  } catch (e) {
-    const retry = e.status === 401 ? h('button', { type: 'button', class: 'secondary', onclick: () => {
-      allowTokenPrompt();
-      refreshCache().catch(() => {}); // the next timed refresh shows a lasting failure
-    } }, 'Enter token') : null;
-    replace(prefixBox, h('p', { class: 'error-box', role: 'alert' }, `${e.status || ''} ${e.message} `, retry));
+  renderWorkers(workersBox, (stats.indexes || [])[0]);
+}
+
+let prefixesFor = null; // the query string whose /prefixes is out, until it is answered
+
+/**
+ * Draws the most shared prefixes when they come, one request at a time. Not awaited by the refresh: /prefixes may
+ * open the token dialog, and readiness, the charts and the blocks per worker keep refreshing while it is open.
+ */
+function loadPrefixes(box, q) {
+  if (prefixesFor !== null) {
+    if (prefixesFor !== q) sync(box, h('p', { class: 'empty' }, 'Loading…')); // not the last index's, meanwhile
+    return;
   }
+  prefixesFor = q;
+  json(`/prefixes?${q}&limit=${LIMIT}`)
+    .then((prefixes) => picked() === q && renderPrefixes(box, prefixes),
+      (e) => picked() === q && prefixError(box, e))
+    .finally(() => {
+      prefixesFor = null;
+      if (picked() && picked() !== q) loadPrefixes(box, picked()); // the pickers moved on while it was out
+    });
+}
+
+function prefixError(box, e) {
+  const retry = e.status === 401 ? h('button', { type: 'button', class: 'secondary', onclick: () => {
+    allowTokenPrompt();
+    refreshCache().catch(() => {}); // the next timed refresh shows a lasting failure
+  } }, 'Enter token') : null;
+  // in place: a focused "Enter token" stays focused (its listener does the same in every box drawn)
+  sync(box, h('p', { class: 'error-box', role: 'alert' }, `${e.status || ''} ${e.message} `, retry));
 }
 
 function renderWorkers(box, ix) {

@@ -1072,6 +1072,47 @@ class ConsoleBrowserTest {
                         "not ready"));
     }
 
+    /**
+     * While the token dialog waits for the user, the rest of the page keeps refreshing: readiness and the event
+     * rates (read every 2 s from /metrics) and the cache map's blocks per worker, which need no token.
+     */
+    @Test
+    @Order(22)
+    void thePageKeepsRefreshingWhileTheTokenDialogIsOpen() throws Exception {
+        try (IndexerApp secured = IndexerApp.start(IndexerConfig.defaults().with(c -> c.authToken = "console-token"));
+                HttpTestClient client = new HttpTestClient(secured.baseUrl())) {
+            client.request(
+                            "POST",
+                            "/register",
+                            "application/json",
+                            ("{\"instance_id\":7,\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"" + MODEL
+                                            + "\",\"block_size\":" + BLOCK + "}")
+                                    .getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                            "Authorization",
+                            "Bearer console-token")
+                    .assertStatus(201);
+            var wait = browser.open(secured.baseUrl() + "/ui/#cache?model_name=" + MODEL);
+            By dialog = By.id("token-dialog");
+            wait.until(d -> d.findElement(dialog).getAttribute("open") != null);
+            // /metrics read three times with the dialog open (the charts count the reads)
+            wait.until(d -> samples(d.findElement(By.id("chart-applied"))) >= 3);
+            wait.until(ExpectedConditions.textToBe(By.cssSelector("#ready .text"), "ready"));
+            wait.until(ExpectedConditions.textToBe(By.id("c-workers"), "No worker holds a block."));
+            assertThat(browser.driver.findElement(dialog).getAttribute("open"))
+                    .as("still waiting for the token")
+                    .isNotNull();
+
+            browser.driver
+                    .findElement(By.cssSelector("#token-form button[value=cancel]"))
+                    .click();
+            WebElement retry = wait.until(
+                    ExpectedConditions.elementToBeClickable(By.cssSelector("#c-prefixes .error-box button")));
+            assertThat(retry.getText()).isEqualTo("Enter token");
+            assertThat(browser.severeLogs()).allMatch(m -> m.contains("/prefixes") && m.contains("401"));
+            browser.driver.get("about:blank");
+        }
+    }
+
     /** Two blocks' worth of token ids no engine has stored yet. */
     private static int[] freshTokens() {
         int first = nextToken;
