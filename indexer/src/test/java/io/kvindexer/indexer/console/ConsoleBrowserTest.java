@@ -319,6 +319,12 @@ class ConsoleBrowserTest {
             assertThat(row.getAttribute("data-depth")).isEqualTo("2");
             assertThat(row.findElement(By.cssSelector(".holders")).getText()).isEqualTo("1:0, 2:0, 3:0");
         });
+        // the pickers' card has a card's padding, and room before the card under it
+        assertThat(browser.js("const form = document.getElementById('cache-form');"
+                        + " const card = document.querySelector('#view-cache .grid .card');"
+                        + " return [getComputedStyle(form).paddingTop === getComputedStyle(card).paddingTop,"
+                        + " card.getBoundingClientRect().top - form.getBoundingClientRect().bottom >= 8]"))
+                .isEqualTo(List.of(true, true));
         browser.screenshot("cache-map-1280x800");
         assertFitsAPhone("cache-map");
     }
