@@ -108,7 +108,6 @@ function showStale(stale) {
   }
 }
 
-
 window.addEventListener('hashchange', route);
 window.addEventListener('DOMContentLoaded', async () => {
   mountCharts(document.getElementById('charts'));

@@ -6,7 +6,7 @@ import { h, sync, fmt, statusBadge, stamp, natural } from './dom.js';
 export async function refreshReady() {
   const ready = await json('/ready');
   const node = document.getElementById('ready');
-  const reason = ready ? String(ready.reason) : '';
+  const reason = ready && ready.reason ? String(ready.reason) : '';
   node.dataset.ready = String(Boolean(ready && ready.ready));
   node.querySelector('.text').textContent = readiness(reason, Boolean(ready && ready.ready));
   // the code as /ready and the docs spell it, to search for; "ready" needs no explaining
@@ -138,7 +138,7 @@ function lastBatch(listener) {
     return h('span', { class: 'empty' }, 'none yet');
   }
   return [`seq ${listener.last_seq}`, listener.last_batch_ms != null ? [' at ', stamp(listener.last_batch_ms)]
-    : h('span', { class: 'empty' }, ' (restored, none since)')];
+    : h('span', { class: 'empty' }, ' (restored; none applied here yet)')];
 }
 
 /**
