@@ -344,7 +344,9 @@ public final class WorkerRegistry implements AutoCloseable {
      * Startup recovery ends. Under the lock, so that an unregister comes wholly before or after: {@code installTree}
      * puts the recovered trees into the indexes, whatever was unregistered meanwhile is removed from them, and the
      * saved registrations that were neither unregistered nor registered anew meanwhile are registered with their
-     * watermarks (their listeners ask the engines for what came after). Returns how many were restored.
+     * watermarks (their listeners ask the engines for what came after). A saved one that cannot come back (registered
+     * anew under another model, tenant or block size, or refused) takes its blocks with it: no listener of its
+     * (model, tenant) would ever correct them. Returns how many were restored.
      */
     public int finishRecovery(List<SavedRegistration> saved, Runnable installTree) {
         int restored = 0;
@@ -354,8 +356,14 @@ public final class WorkerRegistry implements AutoCloseable {
             installTree.run();
             dead.removeFrom(indexers);
             for (SavedRegistration s : saved) {
-                if (!dead.covers(s.instanceId(), s.modelName(), s.tenantId(), s.dpRank()) && restore(s)) {
+                if (dead.covers(s.instanceId(), s.modelName(), s.tenantId(), s.dpRank())) {
+                    continue;
+                }
+                if (restore(s)) {
                     restored++;
+                } else if (!continuedByLive(s)) {
+                    indexers.get(s.modelName(), s.tenantId())
+                            .ifPresent(ix -> ix.removeWorker(new WorkerKey(s.instanceId(), s.dpRank())));
                 }
             }
         }
@@ -367,6 +375,9 @@ public final class WorkerRegistry implements AutoCloseable {
     private boolean restore(SavedRegistration s) {
         Instance live = instances.get(s.instanceId());
         if (live != null && live.ranks.containsKey(s.dpRank())) {
+            if (!continuedByLive(s)) {
+                return false; // the saved watermark counts batches of a tree the new registration does not get
+            }
             // registered anew during recovery: its listener has applied nothing yet (the gate is shut), so at the
             // same endpoint it continues from the saved watermark
             LearnedWatermark learned = watermarks.get(new WorkerKey(s.instanceId(), s.dpRank()));
@@ -399,6 +410,20 @@ public final class WorkerRegistry implements AutoCloseable {
                     e.getMessage());
             return false;
         }
+    }
+
+    /**
+     * Caller holds the lock. Whether the rank of {@code s} is registered now under the same (model, tenant) and block
+     * size, so that its listener continues the saved rank's blocks.
+     */
+    private boolean continuedByLive(SavedRegistration s) {
+        Instance live = instances.get(s.instanceId());
+        return live != null
+                && live.ranks.containsKey(s.dpRank())
+                && live.sameKey(s.modelName(), s.tenantId())
+                && indexers.get(s.modelName(), s.tenantId())
+                        .map(ix -> ix.blockSize() == s.blockSize())
+                        .orElse(false);
     }
 
     /** With a grace period, keeps the blocks of stopped {@code workers} (by their endpoints) before they go. */
