@@ -11,7 +11,8 @@ public final class StateOptions {
             names = "--snapshot-dir",
             paramLabel = "DIR",
             description = "write a snapshot of the index, registrations and watermarks here every"
-                    + " --snapshot-interval, and start from it when no peer answers, or only blank ones"
+                    + " --snapshot-interval and about 1 s after a registration comes or goes, and start from it when"
+                    + " no peer answers, or only blank ones"
                     + " (default: none)")
     Path snapshotDir;
 

@@ -10,19 +10,25 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 /**
  * {@code --snapshot-dir} and {@code --snapshot-interval}: every interval, a {@link StateCut} written atomically as
- * the next file of {@link SnapshotFiles}; once more when the replica shuts down. A write that fails (a directory
- * that is not writable, a full disk) is logged and counted, and the next interval tries again; the service goes on.
+ * the next file of {@link SnapshotFiles}; once more when the replica shuts down; and soon after a registration
+ * changes, so that a crash within the interval neither forgets a {@code /register} it answered nor brings back an
+ * instance it unregistered (whose blocks nothing would remove). A write that fails (a directory that is not writable,
+ * a full disk) is logged and counted, and the next interval tries again; the service goes on.
  */
 public final class Snapshotter implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(Snapshotter.class.getName());
     private static final Duration FLUSH_TIMEOUT = Duration.ofSeconds(30);
+    /** From a registration change to its snapshot: a burst of them (an operator's resync) is written once. */
+    static final Duration AFTER_CHANGE = Duration.ofSeconds(1);
 
     /**
      * One written snapshot: where, how many bytes, the most of them held in memory at once, the usable space left
@@ -47,7 +53,11 @@ public final class Snapshotter implements AutoCloseable {
     private final Indexers indexers;
     private final Consumer<String> events;
     private final Sizes sizes;
-    private ScheduledExecutorService timer;
+    private volatile ScheduledExecutorService timer;
+    /** a write for a registration change is scheduled and has not started */
+    private final AtomicBoolean changePending = new AtomicBoolean();
+    /** how long the last write took: a change's write waits at least that long, so churn never writes back to back */
+    private volatile long lastWriteNanos;
 
     /**
      * Takes the directory ({@link SnapshotFiles#lock}) at once, so a second replica pointed at it fails at startup.
@@ -108,6 +118,30 @@ public final class Snapshotter implements AutoCloseable {
         });
         long ms = Math.max(1, interval.toMillis());
         timer.scheduleWithFixedDelay(this::writeLogged, ms, ms, TimeUnit.MILLISECONDS);
+        workers.onChange(this::registrationsChanged);
+    }
+
+    /**
+     * A registration came or went: write a snapshot {@link #AFTER_CHANGE} from now (or after as long as the last one
+     * took), unless one is already due. Runs on the caller's thread, so it only schedules.
+     */
+    private void registrationsChanged() {
+        ScheduledExecutorService t = timer;
+        if (t == null || !changePending.compareAndSet(false, true)) {
+            return;
+        }
+        long delay = Math.max(AFTER_CHANGE.toNanos(), lastWriteNanos);
+        try {
+            t.schedule(
+                    () -> {
+                        changePending.set(false); // a change from now on is in this cut or gets one of its own
+                        writeLogged();
+                    },
+                    delay,
+                    TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            changePending.set(false); // closing: the last snapshot at shutdown has it
+        }
     }
 
     /** Takes a cut and writes it; throws when either fails (the previous snapshots are untouched then). */
@@ -120,6 +154,7 @@ public final class Snapshotter implements AutoCloseable {
             cutEnd[0] = System.nanoTime();
         });
         long t2 = System.nanoTime();
+        lastWriteNanos = t2 - t0;
         return new Written(
                 file,
                 cut[0].bytes(),

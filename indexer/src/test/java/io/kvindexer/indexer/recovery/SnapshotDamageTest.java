@@ -150,6 +150,9 @@ class SnapshotDamageTest {
                             "{\"instance_id\":7,\"endpoint\":\"" + sim.endpoint() + "\",\"model_name\":\"m\","
                                     + "\"block_size\":4}")
                     .assertStatus(201);
+            // the registration is written about a second later by itself (snapshot 2)
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> Files.exists(dir.resolve("snapshot-0000000000000000002.kvix")));
             app.snapshots().write();
             Path newest = app.snapshots().write().file();
             try (var files = Files.list(dir)) {
@@ -157,7 +160,7 @@ class SnapshotDamageTest {
                                 .filter(name -> !name.equals(SnapshotFiles.LOCK))
                                 .sorted()
                                 .toList())
-                        .containsExactly("snapshot-0000000000000000002.kvix", "snapshot-0000000000000000003.kvix");
+                        .containsExactly("snapshot-0000000000000000003.kvix", "snapshot-0000000000000000004.kvix");
             }
             try (Indexers indexers = new Indexers(IndexOptions.defaults())) {
                 Recovered r = SnapshotRecovery.load(dir, indexers, Duration.ofSeconds(30), e -> {});
