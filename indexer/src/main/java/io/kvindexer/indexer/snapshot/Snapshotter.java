@@ -117,7 +117,7 @@ public final class Snapshotter implements AutoCloseable {
             return t;
         });
         long ms = Math.max(1, interval.toMillis());
-        timer.scheduleWithFixedDelay(this::writeLogged, ms, ms, TimeUnit.MILLISECONDS);
+        timer.scheduleWithFixedDelay(() -> writeLogged(false), ms, ms, TimeUnit.MILLISECONDS);
         workers.onChange(this::registrationsChanged);
     }
 
@@ -135,7 +135,7 @@ public final class Snapshotter implements AutoCloseable {
             t.schedule(
                     () -> {
                         changePending.set(false); // a change from now on is in this cut or gets one of its own
-                        writeLogged();
+                        writeLogged(false);
                     },
                     delay,
                     TimeUnit.NANOSECONDS);
@@ -164,7 +164,8 @@ public final class Snapshotter implements AutoCloseable {
                 (t2 - cutEnd[0]) / 1e9);
     }
 
-    private void writeLogged() {
+    /** Writes one snapshot and logs (and counts) how it went; {@code last}: the one at shutdown, with no next try. */
+    private void writeLogged(boolean last) {
         try {
             Written w = write();
             events.accept("written");
@@ -181,9 +182,12 @@ public final class Snapshotter implements AutoCloseable {
             events.accept("write_failed");
             LOG.log(
                     System.Logger.Level.WARNING,
-                    "snapshot into {0} failed (the previous ones are kept; trying again in {1}): {2}",
+                    "{0} into {1} failed (the previous ones are kept{2}): {3}",
+                    last ? "the last snapshot, at shutdown," : "snapshot",
                     files.dir(),
-                    Durations.format(interval),
+                    last
+                            ? "; a restart starts from the newest of them"
+                            : "; trying again in " + Durations.format(interval),
                     e instanceof IOException io ? IoErrors.describe(io, files.dir()) : e.toString());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -209,7 +213,7 @@ public final class Snapshotter implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 return;
             }
-            writeLogged();
+            writeLogged(true);
         } finally {
             files.unlock();
         }
