@@ -87,6 +87,19 @@ public final class SnapshotFiles {
         return out;
     }
 
+    /** Temporary files of writes that never finished (the process stopped mid-write); empty when there are none. */
+    public List<Path> unfinished() throws IOException {
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        List<Path> out = new ArrayList<>();
+        try (DirectoryStream<Path> temps = Files.newDirectoryStream(dir, ".snapshot-*" + TEMP_SUFFIX)) {
+            temps.forEach(out::add);
+        }
+        out.sort(Comparator.naturalOrder());
+        return out;
+    }
+
     /**
      * Takes the directory for this process, creating it if need be; nothing when it already has it. The OS drops
      * the lock when the process dies, so a crashed replica never keeps its successor out.
@@ -186,10 +199,8 @@ public final class SnapshotFiles {
         for (Path old : all.subList(Math.min(KEPT, all.size()), all.size())) {
             Files.deleteIfExists(old);
         }
-        try (DirectoryStream<Path> temps = Files.newDirectoryStream(dir, ".snapshot-*" + TEMP_SUFFIX)) {
-            for (Path t : temps) {
-                Files.deleteIfExists(t);
-            }
+        for (Path t : unfinished()) {
+            Files.deleteIfExists(t);
         }
     }
 

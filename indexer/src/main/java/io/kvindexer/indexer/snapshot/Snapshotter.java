@@ -94,9 +94,20 @@ public final class Snapshotter implements AutoCloseable {
         reportNewest();
     }
 
-    /** The newest snapshot already in the directory, as the metrics' first figures (none: nothing yet). */
+    /**
+     * The newest snapshot already in the directory, as the metrics' first figures (none: nothing yet); and the
+     * unfinished write a crash left, which startup passes over, in the log.
+     */
     private void reportNewest() {
         try {
+            for (Path t : files.unfinished()) {
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "{0} is an unfinished snapshot ({1} bytes; the process stopped while writing it): it is"
+                                + " ignored, and deleted when the next snapshot is written",
+                        t,
+                        String.valueOf(Files.size(t)));
+            }
             List<Path> newest = files.newestFirst();
             if (!newest.isEmpty()) {
                 sizes.newest(files.dir(), Files.size(newest.getFirst()), files.usableSpace());
