@@ -26,6 +26,7 @@ public final class IngestPollers implements AutoCloseable {
     private final Poller[] pollers;
     private final ExecutorService replays;
     private final InflightBytes inflight;
+    private final HostLookup lookup;
 
     /**
      * @param pollerCount    poller threads
@@ -38,11 +39,23 @@ public final class IngestPollers implements AutoCloseable {
 
     /** As above, with the pollers' idle wait in the selector (a test's seam: commands must not wait for it). */
     IngestPollers(ZContext context, int pollerCount, int replayThreads, InflightBytes inflight, long waitMillis) {
+        this(context, pollerCount, replayThreads, inflight, waitMillis, HostLookup.SYSTEM);
+    }
+
+    /** As above, with how engines' host names are looked up (a test's seam: a lookup that blocks). */
+    IngestPollers(
+            ZContext context,
+            int pollerCount,
+            int replayThreads,
+            InflightBytes inflight,
+            long waitMillis,
+            HostLookup lookup) {
         if (pollerCount < 1 || replayThreads < 1) {
             throw new IllegalArgumentException("at least one poller and one replay thread");
         }
         this.context = context;
         this.inflight = inflight;
+        this.lookup = lookup;
         this.pollers = new Poller[pollerCount];
         for (int i = 0; i < pollerCount; i++) {
             pollers[i] = new Poller(inflight, "kv-ingest-poller-" + i, waitMillis);
@@ -68,6 +81,11 @@ public final class IngestPollers implements AutoCloseable {
 
     public InflightBytes inflight() {
         return inflight;
+    }
+
+    /** How the pollers' engines' host names are looked up (off the pollers). */
+    HostLookup lookup() {
+        return lookup;
     }
 
     /** The poller serving the fewest streams. */

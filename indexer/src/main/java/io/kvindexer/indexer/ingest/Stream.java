@@ -82,7 +82,9 @@ final class Stream implements ReplayClient.Target {
                 owner.spec().endpoint(),
                 options.handshakeTimeout(),
                 options.metrics()::handshakeRetry,
-                link);
+                link,
+                threads.lookup(),
+                () -> poller.submit(this, () -> {})); // a lookup's end: this stream's duties at once
         this.replay = owner.spec().replayEndpoint() == null
                 ? null
                 : new ReplayClient(
@@ -108,12 +110,14 @@ final class Stream implements ReplayClient.Target {
             sub.open();
             open = true;
         } catch (RuntimeException e) {
-            owner.fail(
-                    this,
-                    "failed to connect ZMQ SUB socket to " + owner.spec().endpoint() + ": "
-                            + (e.getMessage() != null ? e.getMessage() : e.toString()));
-            finish();
+            cannotConnect(e.getMessage() != null ? e.getMessage() : e.toString());
         }
+    }
+
+    /** The endpoint cannot be connected to at all (a bad endpoint, a host name that does not resolve). */
+    private void cannotConnect(String why) {
+        owner.fail(this, "failed to connect ZMQ SUB socket to " + owner.spec().endpoint() + ": " + why);
+        finish();
     }
 
     /** The per-turn duties: stop, handshake deadline, the ready gate, a resume on connect. */
@@ -126,6 +130,10 @@ final class Stream implements ReplayClient.Target {
             return;
         }
         sub.tick();
+        if (sub.failure() != null) {
+            cannotConnect(sub.failure());
+            return;
+        }
         if (!active) {
             if (!owner.gate().isOpen()) {
                 return; // connected, but nothing is read before the gate opens

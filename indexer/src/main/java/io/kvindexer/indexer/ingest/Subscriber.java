@@ -4,8 +4,11 @@ import io.kvindexer.indexer.ingest.zmtp.FrameReader;
 import io.kvindexer.indexer.ingest.zmtp.Zmtp;
 import io.kvindexer.indexer.ingest.zmtp.ZmtpException;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.SocketAddress;
 import java.net.StandardProtocolFamily;
 import java.net.StandardSocketOptions;
+import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -13,6 +16,8 @@ import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -21,7 +26,10 @@ import java.util.concurrent.TimeUnit;
  * and a selector: 4 descriptors) on top of the TCP connection; this costs the connection only.
  *
  * <p>It reconnects by itself, as a ZeroMQ socket does: after a loss, a refused connect or a protocol error it waits
- * (100 ms, doubling up to 5 s) and connects again, resolving the host name again each time. A connection whose
+ * (100 ms, doubling up to 5 s) and connects again, looking the host name up again each time. The lookup runs off
+ * the poller ({@link HostLookup}), so a slow DNS answer holds only this engine, and it counts against the connect's
+ * 10 s: one that takes longer is a failed attempt. A name that does not resolve before it ever did ends the listener
+ * ({@link #failure}), as a bad endpoint does; one that stops resolving later is retried. A connection whose
  * handshake does not finish within the deadline is dropped and made again at once (counted). When the peer speaks
  * ZMTP 3.1 it is sent a PING every 5 s (TTL 15 s) and dropped after 15 s of silence; the peer's PINGs are answered.
  *
@@ -51,6 +59,8 @@ final class Subscriber implements AutoCloseable {
 
     private enum State {
         IDLE,
+        /** the host name is being looked up, off the poller */
+        RESOLVING,
         CONNECTING,
         HANDSHAKE,
         READY
@@ -63,6 +73,10 @@ final class Subscriber implements AutoCloseable {
     private final long handshakeNanos;
     private final Runnable onRecreate;
     private final EngineLink link;
+    private final HostLookup lookup;
+    /** run when a lookup ends, from its thread: has the poller look at this connection */
+    private final Runnable wake;
+
     private final ArrayDeque<List<byte[]>> messages = new ArrayDeque<>();
     private final FrameReader reader = new FrameReader(MAX_FRAME);
     private final FrameReader.Sink sink = new FrameReader.Sink() {
@@ -78,6 +92,15 @@ final class Subscriber implements AutoCloseable {
     };
 
     private State state = State.IDLE;
+    /** the host needs a lookup before each connect (a name, not an IP literal) */
+    private boolean named;
+    /** the running lookup while {@code RESOLVING} */
+    private CompletableFuture<InetAddress> lookingUp;
+    /** the name has resolved once: from then on a failed lookup is retried, as a refused connect is */
+    private boolean resolvedOnce;
+    /** why this endpoint cannot be connected to at all; the owner ends the listener */
+    private String failure;
+
     private SocketChannel channel;
     private SelectionKey key;
     private long since;
@@ -114,7 +137,25 @@ final class Subscriber implements AutoCloseable {
             Duration handshakeTimeout,
             Runnable onRecreate,
             EngineLink link) {
+        this(selector, attachment, endpoint, handshakeTimeout, onRecreate, link, HostLookup.SYSTEM, () -> {});
+    }
+
+    /**
+     * As above, with how host names are looked up and what a finished lookup runs (from the lookup's thread) to have
+     * the poller act on it.
+     */
+    Subscriber(
+            Selector selector,
+            Object attachment,
+            String endpoint,
+            Duration handshakeTimeout,
+            Runnable onRecreate,
+            EngineLink link,
+            HostLookup lookup,
+            Runnable wake) {
         this.selector = selector;
+        this.lookup = lookup;
+        this.wake = wake;
         this.attachment = attachment;
         this.endpoint = endpoint;
         this.handshakeNanos = handshakeTimeout.toNanos();
@@ -122,11 +163,25 @@ final class Subscriber implements AutoCloseable {
         this.link = link;
     }
 
-    /** Starts connecting; throws for an endpoint that cannot be connected to at all (bad host, no such scheme). */
+    /**
+     * Starts connecting; throws for an endpoint that cannot be connected to at all (no such scheme, `*`). A host name
+     * is looked up first, off the poller: one that does not resolve shows later, as {@link #failure}.
+     */
     void open() {
         address = ZmqAddress.parse(endpoint);
-        address.resolve(); // an unknown host fails the listener now, as Dynamo's connect (zeromq-rs) does
+        named = address.needsLookup();
+        if (!named) {
+            address.resolve(); // `*` fails the listener now
+        }
         connect(System.nanoTime());
+    }
+
+    /**
+     * Why this endpoint cannot be connected to at all (its host name did not resolve before it ever did: an unknown
+     * host fails the listener, as Dynamo's connect (zeromq-rs) does), or null.
+     */
+    String failure() {
+        return failure;
     }
 
     /** Whether the owner wants messages read now; off, nothing is read from a ready connection. */
@@ -149,6 +204,7 @@ final class Subscriber implements AutoCloseable {
                     connect(now);
                 }
             }
+            case RESOLVING -> lookedUp(now);
             case CONNECTING -> {
                 if (now - since > CONNECT_TIMEOUT_NANOS) {
                     drop("connect timed out", true);
@@ -259,6 +315,53 @@ final class Subscriber implements AutoCloseable {
     // ---- the connection --------------------------------------------------------------------------------
 
     private void connect(long now) {
+        if (named) {
+            state = State.RESOLVING;
+            since = now;
+            lookingUp = lookup.start(address.host(), wake);
+            return;
+        }
+        connect(now, address.resolve());
+    }
+
+    /**
+     * A lookup that has ended connects, or fails; one still running after the connect's 10 s is a failed attempt
+     * (its late answer is not waited for).
+     */
+    private void lookedUp(long now) {
+        CompletableFuture<InetAddress> running = lookingUp;
+        if (!running.isDone()) {
+            if (now - since > CONNECT_TIMEOUT_NANOS) {
+                lookingUp = null;
+                drop(
+                        "looking up " + address.host() + " took longer than "
+                                + TimeUnit.NANOSECONDS.toSeconds(CONNECT_TIMEOUT_NANOS) + " s",
+                        true);
+            }
+            return;
+        }
+        lookingUp = null;
+        InetAddress found;
+        try {
+            found = running.join();
+        } catch (CompletionException e) {
+            String problem = e.getCause() instanceof UnknownHostException
+                    ? "unknown host " + address.host()
+                    : "looking up " + address.host() + " failed: " + e.getCause();
+            if (!resolvedOnce) {
+                failure = problem;
+                state = State.IDLE;
+                reconnectAt = now + MAX_BACKOFF_NANOS; // the owner ends the listener before
+                return;
+            }
+            drop(problem, true);
+            return;
+        }
+        resolvedOnce = true;
+        connect(now, address.at(found));
+    }
+
+    private void connect(long now, SocketAddress target) {
         try {
             SocketChannel c = address.family() == StandardProtocolFamily.UNIX
                     ? SocketChannel.open(StandardProtocolFamily.UNIX)
@@ -273,7 +376,7 @@ final class Subscriber implements AutoCloseable {
             if (selector != null) {
                 key = c.register(selector, SelectionKey.OP_CONNECT, attachment);
             }
-            if (c.connect(address.resolve())) {
+            if (c.connect(target)) {
                 service();
             }
         } catch (IOException | IllegalArgumentException | UnsupportedOperationException e) {
@@ -398,7 +501,7 @@ final class Subscriber implements AutoCloseable {
             return;
         }
         int ops = switch (state) {
-            case IDLE -> 0;
+            case IDLE, RESOLVING -> 0;
             case CONNECTING -> SelectionKey.OP_CONNECT;
             case HANDSHAKE -> SelectionKey.OP_READ;
             case READY -> wantRead ? SelectionKey.OP_READ : 0;

@@ -1,11 +1,13 @@
 package io.kvindexer.indexer.ingest;
 
 import io.kvindexer.indexer.common.ZmqEndpoint;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ProtocolFamily;
 import java.net.SocketAddress;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
+import java.util.regex.Pattern;
 
 /**
  * Where a SUB connects: {@code tcp://host:port} (a bracketed IPv6 literal allowed) or {@code ipc://path} (a Unix
@@ -13,6 +15,8 @@ import java.net.UnixDomainSocketAddress;
  * reconnect follows a changed DNS record.
  */
 record ZmqAddress(String endpoint, ProtocolFamily family, String host, int port, String path) {
+
+    private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
 
     /** @throws IllegalArgumentException naming what is wrong */
     static ZmqAddress parse(String endpoint) {
@@ -43,6 +47,23 @@ record ZmqAddress(String endpoint, ProtocolFamily family, String host, int port,
             throw new IllegalArgumentException("invalid TCP port " + port);
         }
         return new ZmqAddress(endpoint, StandardProtocolFamily.INET, split.host(), port, null);
+    }
+
+    /**
+     * A TCP host name, not an IP literal: its address must be looked up, which the subscriber does off its poller
+     * ({@link HostLookup}), then connects to {@link #at}.
+     */
+    boolean needsLookup() {
+        // an IPv6 literal has colons (its brackets are gone), an IPv4 one is dotted decimal: neither asks DNS
+        return family != StandardProtocolFamily.UNIX
+                && !host.equals("*")
+                && !host.contains(":")
+                && !IPV4.matcher(host).matches();
+    }
+
+    /** The socket address of a looked-up host. */
+    SocketAddress at(InetAddress address) {
+        return new InetSocketAddress(address, port);
     }
 
     /** The socket address now (a fresh DNS lookup for a host name); throws when the host cannot be resolved. */

@@ -20,8 +20,14 @@ class ZmqAddressTest {
         ZmqAddress named = ZmqAddress.parse("tcp://localhost:5558");
         assertThat(named.host()).isEqualTo("localhost");
         assertThat(named.port()).isEqualTo(5558);
+        // only a name is looked up (off the poller); a literal connects as it is
+        assertThat(named.needsLookup()).isTrue();
+        assertThat(v6.needsLookup()).isFalse();
+        assertThat(ZmqAddress.parse("tcp://10.0.0.7:5557").needsLookup()).isFalse();
+        assertThat(ZmqAddress.parse("tcp://engine-3.svc:5557").needsLookup()).isTrue();
         ZmqAddress ipc = ZmqAddress.parse("ipc:///tmp/engine.sock");
         assertThat(ipc.family()).isEqualTo(StandardProtocolFamily.UNIX);
+        assertThat(ipc.needsLookup()).isFalse();
         assertThat(ipc.resolve()).isEqualTo(UnixDomainSocketAddress.of("/tmp/engine.sock"));
     }
 

@@ -1,0 +1,111 @@
+package io.kvindexer.indexer.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.kvindexer.indexer.TestResources;
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.sim.EngineSimulator;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * An engine's host name is looked up off the poller (issue 22: one engine cannot starve the others): a lookup that
+ * hangs (a DNS server that does not answer) holds that engine only, not the others its poller serves. The lookup
+ * is the one injected thing here; the engines are real ZeroMQ PUB sockets, read by one real poller.
+ */
+class HostLookupTest {
+
+    private static final String SLOW = "slow.engine.test";
+    private static final String MISSING = "missing.engine.test";
+    private static final Duration PATIENCE = Duration.ofSeconds(20);
+
+    @RegisterExtension
+    final TestResources open = new TestResources();
+
+    private final CountDownLatch slowEntered = new CountDownLatch(1);
+    private final CountDownLatch slowAnswers = new CountDownLatch(1);
+
+    /** {@link #SLOW} answers 127.0.0.1 once the test lets it; {@link #MISSING} does not exist; others as usual. */
+    private final HostLookup lookup = host -> switch (host) {
+        case SLOW -> {
+            slowEntered.countDown();
+            try {
+                slowAnswers.await(); // (not bounded: the test lets it go)
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            yield InetAddress.getLoopbackAddress();
+        }
+        case MISSING -> throw new UnknownHostException(host);
+        default -> HostLookup.SYSTEM.byName(host);
+    };
+
+    @AfterEach
+    void letTheLookupGo() {
+        slowAnswers.countDown();
+    }
+
+    @Test
+    void aSlowLookupDoesNotHoldTheOtherEnginesOfItsPoller() throws InterruptedException {
+        IngestPollers pollers = onePoller();
+        EngineSimulator slowEngine = open.add(EngineSimulator.Options.builder().start());
+        EngineSimulator other = open.add(EngineSimulator.Options.builder().start());
+        RecordingSink sink = new RecordingSink();
+        String named = slowEngine.endpoint().replace("127.0.0.1", SLOW);
+        EngineListener slowListener = open.listener(
+                new ListenerSpec(1, 0, named, null), new SequenceWatermark(), sink, ListenerOptions.defaults(pollers));
+        assertThat(slowEntered.await(PATIENCE.toSeconds(), TimeUnit.SECONDS))
+                .as("the slow name is being looked up")
+                .isTrue();
+
+        // the same (only) poller serves the second engine while the first one's lookup hangs
+        EngineListener otherListener = open.listener(
+                new ListenerSpec(2, 0, other.endpoint(), null),
+                new SequenceWatermark(),
+                sink,
+                ListenerOptions.defaults(pollers));
+        Subscriptions.awaitActive(otherListener, other, PATIENCE);
+        other.storeSequence(IntStream.range(0, 8).toArray(), 4).join();
+        await().atMost(PATIENCE)
+                .until(() -> !sink.held(new WorkerKey(2, 0), StorageTier.DEVICE).isEmpty());
+        assertThat(slowListener.snapshot().connected())
+                .as("the slow engine waits for its lookup")
+                .isFalse();
+
+        // the lookup answers: that engine connects too
+        slowAnswers.countDown();
+        Subscriptions.awaitActive(slowListener, slowEngine, PATIENCE);
+        slowEngine.storeSequence(IntStream.range(100, 108).toArray(), 4).join();
+        await().atMost(PATIENCE)
+                .until(() -> !sink.held(new WorkerKey(1, 0), StorageTier.DEVICE).isEmpty());
+    }
+
+    @Test
+    void aNameThatDoesNotResolveFailsTheListenerAsBefore() {
+        EngineListener listener = open.listener(
+                new ListenerSpec(3, 0, "tcp://" + MISSING + ":5557", null),
+                new SequenceWatermark(),
+                new RecordingSink(),
+                ListenerOptions.defaults(onePoller()));
+
+        await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.FAILED);
+        assertThat(listener.lastError())
+                .isEqualTo("failed to connect ZMQ SUB socket to tcp://" + MISSING + ":5557: unknown host " + MISSING);
+        assertThat(listener.resume()).isTrue(); // a new attempt looks it up again
+        await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.FAILED);
+    }
+
+    private IngestPollers onePoller() {
+        return open.add(
+                new IngestPollers(ZmqContext.shared(), 1, 1, new InflightBytes(1 << 20), Poller.WAIT_MILLIS, lookup));
+    }
+}
