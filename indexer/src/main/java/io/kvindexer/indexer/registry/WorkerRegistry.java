@@ -16,6 +16,7 @@ import io.kvindexer.indexer.ingest.SequenceWatermark;
 import io.kvindexer.indexer.ingest.StreamProgress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -33,8 +34,9 @@ import java.util.function.Predicate;
 
 /**
  * Registrations: instance → (model, tenant) and its dp ranks, each with a running listener. Applies Dynamo's
- * registration rules (compatibility.md, HTTP API) in their order. One lock guards the bookkeeping; starting a listener never
- * blocks, so neither does {@link #register}.
+ * registration rules (compatibility.md, HTTP API) in their order. One lock guards the bookkeeping, and nothing slow
+ * runs under it: starting a listener never blocks, and an unregistered listener is stopped (which waits for its
+ * poller) outside it. Only a registration of an instance whose listeners are stopping waits, for them.
  *
  * <p>Sequence watermarks are kept per (instance, rank) outside the registrations, so they survive
  * unregister/register (the documented behaviour), together with the endpoint they were learned from. A
@@ -58,6 +60,13 @@ public final class WorkerRegistry implements AutoCloseable {
     private final List<Runnable> observers = new CopyOnWriteArrayList<>();
     private final ServiceLimits limits;
     private final UnregisterGrace grace;
+    /**
+     * Instances whose unregistered ranks are stopping, outside the lock (a stop waits for the listener's poller):
+     * done once their listeners are stopped and their blocks' removal is submitted. A registration of the same
+     * instance waits for it, so that no new listener shares the stopping one's watermark, nor has its blocks taken
+     * by the removal that follows the stop.
+     */
+    private final Map<Long, CompletableFuture<Void>> stopping = new HashMap<>();
     /** non-null while startup recovery runs: what was unregistered meanwhile, applied when it installs */
     private RecoveryTombstones tombstones;
 
@@ -130,10 +139,34 @@ public final class WorkerRegistry implements AutoCloseable {
      * The current watermarks are read with {@link #watermark} and {@link #export}.
      */
     public void register(Registration r, long watermark) throws RegistryException {
-        synchronized (this) {
-            registerLocked(r, watermark);
+        while (true) {
+            CompletableFuture<Void> stops;
+            synchronized (this) {
+                stops = stopsOf(r.instanceId());
+                if (stops == null) {
+                    registerLocked(r, watermark);
+                    break;
+                }
+            }
+            // outside the lock: the instance's old listeners are stopping (an /unregister just now)
+            if (!WriterWait.done(stops, LOG, "instance {0} is still being unregistered: {1}", r.instanceId())) {
+                throw new RegistryException(
+                        RegistryException.Kind.CONFLICT,
+                        "instance " + Long.toUnsignedString(r.instanceId())
+                                + " is still being unregistered; register it again later");
+            }
         }
         notifyObservers();
+    }
+
+    /** The stops in flight of {@code instanceId}'s ranks, or null when none is (caller holds the lock). */
+    private CompletableFuture<Void> stopsOf(long instanceId) {
+        CompletableFuture<Void> stops = stopping.get(instanceId);
+        if (stops != null && stops.isDone()) {
+            stopping.remove(instanceId);
+            return null;
+        }
+        return stops;
     }
 
     /**
@@ -143,6 +176,11 @@ public final class WorkerRegistry implements AutoCloseable {
     private void registerLocked(Registration r, long restoredWatermark) throws RegistryException {
         if (closed) {
             throw new RegistryException(RegistryException.Kind.CONFLICT, "indexer is shutting down");
+        }
+        if (stopsOf(r.instanceId()) != null) { // (register waits for them: a restore at the wrong time)
+            throw new RegistryException(
+                    RegistryException.Kind.CONFLICT,
+                    "instance " + Long.toUnsignedString(r.instanceId()) + " is still being unregistered");
         }
         Instance existing = instances.get(r.instanceId());
         RegistrationRules.check(r, existing, instances.values(), limits, listenerCapacity);
@@ -205,7 +243,8 @@ public final class WorkerRegistry implements AutoCloseable {
      */
     public void unregister(long instanceId, String model, String tenant, Integer dpRank) throws RegistryException {
         String id = Long.toUnsignedString(instanceId);
-        CompletableFuture<Void> removed;
+        Removal removal;
+        CompletableFuture<Void> stopped = new CompletableFuture<>();
         synchronized (this) {
             Instance inst = instances.get(instanceId);
             if (tombstones != null) {
@@ -238,24 +277,31 @@ public final class WorkerRegistry implements AutoCloseable {
                 if (inst.ranks.size() > 1) {
                     inst.ranks.remove(dpRank);
                     exactness.put(inst.id, inst.ranks.values());
-                    rank.stop();
-                    WorkerKey key = new WorkerKey(instanceId, dpRank);
-                    removed = indexers.get(inst.model, inst.tenant)
-                            .map(ix -> {
-                                detach(ix, Map.of(key, rank.spec.endpoint()));
-                                return ix.removeWorker(key);
-                            })
-                            .orElse(DONE);
+                    removal = new Removal(inst, Map.of(dpRank, rank), false);
                 } else {
-                    removed = removeInstance(inst);
+                    removal = takeInstance(inst);
                 }
             } else {
-                removed = removeInstance(inst);
+                removal = takeInstance(inst);
             }
             everUnregistered = true;
+            stopping.merge(instanceId, stopped, (a, b) -> CompletableFuture.allOf(a, b));
         }
-        // outside the lock: a query sent after /unregister answered no longer names the worker (an index dropped
-        // whole needs no wait)
+        CompletableFuture<Void> removed;
+        try {
+            // outside the lock: a stop waits for the listener's poller (up to 30 s behind a replay), and every other
+            // registration and /workers read would wait with it; this instance's registrations wait (stopsOf)
+            stopAll(removal.ranks().values());
+            synchronized (this) {
+                removed = removeBlocks(removal); // after the stop: no event of theirs can follow the removal
+            }
+        } finally {
+            stopped.complete(null);
+            synchronized (this) {
+                stopsOf(instanceId); // forgotten once done
+            }
+        }
+        // a query sent after /unregister answered no longer names the worker (an index dropped whole needs no wait)
         WriterWait.done(removed, LOG, "the blocks of instance {0} are still being removed: {1}", id);
         LOG.log(
                 System.Logger.Level.INFO,
@@ -268,29 +314,58 @@ public final class WorkerRegistry implements AutoCloseable {
     }
 
     /**
-     * Stop listeners first (no event can arrive after the removal), then drop the blocks, then maybe the index;
-     * returns when the blocks are gone.
+     * What one {@code /unregister} takes away: {@code ranks} of {@code inst} ({@code whole}: all of them, the instance
+     * is gone). Their listeners are stopped outside the lock, then their blocks removed ({@link #removeBlocks}).
      */
-    private CompletableFuture<Void> removeInstance(Instance inst) {
+    private record Removal(Instance inst, Map<Integer, Rank> ranks, boolean whole) {}
+
+    /** Takes the instance out of the registry (caller holds the lock); its listeners are stopped after. */
+    private Removal takeInstance(Instance inst) {
         instances.remove(inst.id);
         podNames.remove(inst.id);
         exactness.remove(inst.id);
-        inst.ranks.values().forEach(Rank::stop);
-        Map<WorkerKey, String> endpoints = new HashMap<>();
-        inst.ranks.forEach((r, rank) -> endpoints.put(new WorkerKey(inst.id, r), rank.spec.endpoint()));
+        Removal removal = new Removal(inst, Map.copyOf(inst.ranks), true);
         inst.ranks.clear();
+        return removal;
+    }
+
+    /**
+     * Once the listeners are stopped (no event can arrive after the removal): drops the blocks, then, for a whole
+     * instance, the index when no instance uses its key any more (decided now, not when the stop began: one may have
+     * been registered meanwhile). Caller holds the lock; returns when the blocks are gone.
+     */
+    private CompletableFuture<Void> removeBlocks(Removal removal) {
+        Instance inst = removal.inst();
+        Map<WorkerKey, String> endpoints = new HashMap<>();
+        removal.ranks().forEach((r, rank) -> endpoints.put(new WorkerKey(inst.id, r), rank.spec.endpoint()));
         CompletableFuture<Void> removed = indexers.get(inst.model, inst.tenant)
                 .map(ix -> {
                     detach(ix, endpoints);
+                    if (!removal.whole()) {
+                        return ix.removeWorker(endpoints.keySet().iterator().next());
+                    }
                     return ix.removeInstance(inst.id);
                 })
                 .orElse(DONE);
-        boolean stillUsed = instances.values().stream().anyMatch(i -> i.sameKey(inst.model, inst.tenant));
-        if (!stillUsed) {
+        if (removal.whole() && instances.values().stream().noneMatch(i -> i.sameKey(inst.model, inst.tenant))) {
             indexers.remove(inst.model, inst.tenant);
             return DONE; // nobody can query the dropped index
         }
         return removed;
+    }
+
+    /**
+     * Stops {@code ranks} all at once: each waits for its poller to close its connection, and one after the other
+     * 4,096 of them took seconds of a shutdown's grace period.
+     */
+    private static void stopAll(Collection<Rank> ranks) {
+        if (ranks.size() == 1) {
+            ranks.iterator().next().stop();
+            return;
+        }
+        try (ExecutorService stops = Executors.newVirtualThreadPerTaskExecutor()) {
+            ranks.forEach(rank -> stops.execute(rank::stop));
+        }
     }
 
     /**
@@ -583,10 +658,7 @@ public final class WorkerRegistry implements AutoCloseable {
         observers.forEach(Runnable::run);
     }
 
-    /**
-     * Stops every listener, all at once: each waits for its poller to close its connection, and one after the other
-     * 4,096 of them took seconds of a shutdown's grace period. Registrations are not kept across restarts.
-     */
+    /** Stops every listener, all at once ({@link #stopAll}). Registrations are not kept across restarts. */
     @Override
     public void close() {
         List<Rank> ranks;
@@ -597,9 +669,7 @@ public final class WorkerRegistry implements AutoCloseable {
                     .toList();
         }
         long start = System.nanoTime();
-        try (ExecutorService stopping = Executors.newVirtualThreadPerTaskExecutor()) {
-            ranks.forEach(rank -> stopping.execute(rank::stop));
-        }
+        stopAll(ranks);
         if (!ranks.isEmpty()) {
             LOG.log(
                     System.Logger.Level.INFO,
