@@ -371,8 +371,6 @@ final class ReplayClient {
                 }
                 continue;
             }
-            // an engine sends its whole answer in one loop: once it has begun, a pause means the rest was dropped
-            deadline = System.nanoTime() + Math.min(timeoutNanos, ANSWER_IDLE_NANOS);
             int seqAt;
             if (reply.size() == 3) {
                 seqAt = 1; // ["", seq, payload] (vLLM <= 0.25, SGLang)
@@ -395,7 +393,12 @@ final class ReplayClient {
             }
             long seq = Frames.readSeq(seqFrame);
             if (Long.compareUnsigned(seq, answer.expected) < 0) {
-                continue; // not asked for (an engine answers from the requested seq on)
+                // not asked for (an engine answers from the requested seq on): no progress, so the wait goes on
+                // as it was; an engine that sends nothing else times out as one that sends nothing
+                if (System.nanoTime() - deadline > 0) {
+                    return End.TIMEOUT;
+                }
+                continue;
             }
             if (seq != answer.expected) {
                 if (!answer.requestSawNone) {
@@ -417,6 +420,9 @@ final class ReplayClient {
                     return End.COMPLETE;
                 }
             }
+            // an engine sends its whole answer in one loop: once it has begun, a pause means the rest was dropped.
+            // Only a batch taken moves the wait: stale replies would keep it alive for as long as they come
+            deadline = System.nanoTime() + Math.min(timeoutNanos, ANSWER_IDLE_NANOS);
             answer.take(seq, payload);
             if (++read >= settings.chunkBatches() && !covered(until, answer)) {
                 return End.CHUNK_FULL;
