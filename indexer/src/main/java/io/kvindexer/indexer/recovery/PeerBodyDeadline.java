@@ -6,36 +6,51 @@ import java.io.InputStream;
 import java.time.Duration;
 
 /**
- * A peer's {@code /dump} body that must keep coming. The request's timeout bounds only the wait for the response
- * headers; a peer that sends them and then stalls, or drips a byte now and then, would hold a restarting replica
- * not Ready for good, never asking the next peer or its snapshot. So each {@link #WINDOW} bytes must arrive within
- * the peer timeout of the previous ones (about 6.5 KB/s at the default 10 s, far below any network a dump crosses);
- * else a watchdog closes the body, and the blocked read fails with the reason.
+ * A peer's {@code /dump} body that must keep coming, and end. The request's timeout bounds only the wait for the
+ * response headers; a peer that sends them and then stalls, or drips a byte now and then, would hold a restarting
+ * replica not Ready for good, never asking the next peer or its snapshot. So each {@link #WINDOW} bytes must arrive
+ * within the peer timeout of the previous ones (about 6.5 KB/s at the default 10 s, far below any network a dump
+ * crosses), and the whole body within {@link #WHOLE_BODY_TIMEOUTS} peer timeouts (5 minutes at the default: a peer
+ * that trickles just above that rate would otherwise hold the recovery for hours; a dump of millions of blocks
+ * crosses even a slow link in a fraction of it). Else a watchdog closes the body, and the blocked read fails with the
+ * reason.
  */
 final class PeerBodyDeadline extends FilterInputStream {
 
     static final int WINDOW = 64 * 1024;
+    /** the whole body's bound, in peer timeouts */
+    static final int WHOLE_BODY_TIMEOUTS = 30;
 
     private final long timeoutNanos;
+    /** when the whole body must be in (nanoTime) */
+    private final long wholeBy;
+
     private final Thread watchdog;
     /** when the current window began (nanoTime): written by the reader, read by the watchdog */
     private volatile long windowStart = System.nanoTime();
 
     private long windowBytes;
-    private volatile boolean expired;
+    /** why the watchdog closed the body; null while it has not */
+    private volatile String expired;
 
     PeerBodyDeadline(InputStream body, Duration timeout) {
         super(body);
         this.timeoutNanos = timeout.toNanos();
+        this.wholeBy = System.nanoTime() + WHOLE_BODY_TIMEOUTS * timeoutNanos;
         this.watchdog = Thread.ofVirtual().name("peer-body-deadline").start(this::watch);
     }
 
     private void watch() {
         try {
             while (true) {
-                long left = windowStart + timeoutNanos - System.nanoTime();
+                long now = System.nanoTime();
+                long left = Math.min(windowStart + timeoutNanos - now, wholeBy - now);
                 if (left <= 0) {
-                    expired = true;
+                    expired = now - wholeBy >= 0
+                            ? "the peer's dump did not end within " + millis(WHOLE_BODY_TIMEOUTS * timeoutNanos)
+                                    + " ms (" + WHOLE_BODY_TIMEOUTS + " peer timeouts): given up"
+                            : "the peer's dump stalled: less than " + WINDOW / 1024 + " KiB arrived in "
+                                    + millis(timeoutNanos) + " ms";
                     in.close(); // the reader's blocked read fails now
                     return;
                 }
@@ -69,7 +84,7 @@ final class PeerBodyDeadline extends FilterInputStream {
     }
 
     private void progressed(int n) throws IOException {
-        if (expired) {
+        if (expired != null) {
             throw stalled();
         }
         windowBytes += n;
@@ -80,12 +95,15 @@ final class PeerBodyDeadline extends FilterInputStream {
     }
 
     private IOException stalledOr(IOException e) {
-        return expired ? stalled() : e;
+        return expired != null ? stalled() : e;
     }
 
     private IOException stalled() {
-        return new IOException("the peer's dump stalled: less than " + WINDOW / 1024 + " KiB arrived in "
-                + Duration.ofNanos(timeoutNanos).toMillis() + " ms");
+        return new IOException(expired);
+    }
+
+    private static long millis(long nanos) {
+        return Duration.ofNanos(nanos).toMillis();
     }
 
     @Override

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -20,6 +21,8 @@ final class BrokenPeer implements AutoCloseable {
     private final AtomicInteger requests = new AtomicInteger();
     /** {@link System#nanoTime} at the first request, 0 before it */
     private final AtomicLong firstRequestNanos = new AtomicLong();
+
+    private final AtomicLong trickled = new AtomicLong();
 
     private final List<String> accepts = new CopyOnWriteArrayList<>();
     private final CountDownLatch closed = new CountDownLatch(1);
@@ -83,6 +86,43 @@ final class BrokenPeer implements AutoCloseable {
         });
         server.start();
         return peer;
+    }
+
+    /**
+     * Sends 200, the headers and the first bytes of a JSON dump, then {@code bytes} of JSON whitespace every {@code
+     * every} until closed (or {@code atMost} has passed): a peer that keeps its body coming, just fast enough, and
+     * never ends it.
+     */
+    static BrokenPeer trickling(int bytes, Duration every, Duration atMost) throws IOException {
+        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        BrokenPeer peer = new BrokenPeer(server);
+        byte[] spaces = " ".repeat(bytes).getBytes(StandardCharsets.US_ASCII);
+        server.createContext("/dump", exchange -> {
+            peer.requests.incrementAndGet();
+            exchange.getResponseHeaders().add("Content-Type", "application/json");
+            exchange.sendResponseHeaders(200, 0); // chunked: no end announced
+            OutputStream out = exchange.getResponseBody();
+            out.write("{\"m:default\":{\"model_name\":\"m\",".getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            long until = System.nanoTime() + atMost.toNanos();
+            try {
+                while (!peer.closed.await(every.toMillis(), TimeUnit.MILLISECONDS) && System.nanoTime() < until) {
+                    out.write(spaces);
+                    out.flush();
+                    peer.trickled.addAndGet(bytes);
+                }
+                out.close();
+            } catch (InterruptedException | IOException e) {
+                // closed, or the reader gave up
+            }
+        });
+        server.start();
+        return peer;
+    }
+
+    /** Bytes a trickling peer has sent after its first ones. */
+    long trickled() {
+        return trickled.get();
     }
 
     /** The Accept header of each request, in order ("null" when absent). */

@@ -134,6 +134,37 @@ class PeerRecoveryTest {
         }
     }
 
+    /**
+     * A peer whose body keeps coming above the minimum rate (64 KiB per peer timeout) but never ends is given up
+     * after {@link PeerBodyDeadline#WHOLE_BODY_TIMEOUTS} peer timeouts, and the next peer is asked: the minimum rate
+     * alone let it hold a restarting replica's recovery for as long as it trickled.
+     */
+    @Test
+    @Timeout(180)
+    void aPeerThatTricklesForeverGivesWayToTheNextAfterTheWholeBodyBound() throws Exception {
+        Duration timeout = Duration.ofSeconds(1); // the body's bound: 30 s; its minimum rate: 64 KiB/s
+        Duration bound = timeout.multipliedBy(PeerBodyDeadline.WHOLE_BODY_TIMEOUTS);
+        // 64 KiB every 100 ms: ten times the minimum rate (a loaded machine pauses), for up to 100 s (the old code
+        // read all of it)
+        try (BrokenPeer trickling =
+                        BrokenPeer.trickling(PeerBodyDeadline.WINDOW, Duration.ofMillis(100), Duration.ofSeconds(100));
+                BrokenPeer good = BrokenPeer.start("{}");
+                Indexers indexers = new Indexers(IndexOptions.defaults())) {
+            long start = System.nanoTime();
+            Recovered recovered =
+                    new PeerRecovery(List.of(trickling.url(), good.url()), indexers, Duration.ZERO, timeout).fetch();
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+
+            assertThat(recovered).as("from the second peer").isNotNull();
+            assertThat(trickling.requests()).isEqualTo(1);
+            assertThat(good.requests()).isEqualTo(1);
+            assertThat(trickling.trickled())
+                    .as("the body kept coming above the minimum rate until the bound")
+                    .isGreaterThan(PeerBodyDeadline.WINDOW * (bound.toMillis() / timeout.toMillis()) / 2);
+            assertThat(took).isLessThan(bound.plus(Duration.ofSeconds(30)));
+        }
+    }
+
     @Test
     void theFirstRequestWaitsForTheWholeDelay() throws Exception {
         Duration delay = Duration.ofMillis(400);
