@@ -372,8 +372,28 @@ public final class WorkerRegistry implements AutoCloseable {
      * Every registration with its watermark. Read before the trees (the caller flushes the index writers after
      * this), so a tree holds at least every batch up to the watermark saved with it; the few that arrive between
      * are replayed again after a restore, which leaves the same state (a store or removal applied twice in order).
+     * Taken after the unregisters in flight have submitted their removals (waited for outside the lock, bounded):
+     * else a cut could hold the blocks of a worker without its registration, which no restore would drop.
      */
-    public synchronized List<SavedRegistration> export() {
+    public List<SavedRegistration> export() {
+        CompletableFuture<Void> stops;
+        int instances;
+        synchronized (this) {
+            stopping.values().removeIf(CompletableFuture::isDone);
+            if (stopping.isEmpty()) {
+                return exportLocked();
+            }
+            instances = stopping.size();
+            stops = CompletableFuture.allOf(stopping.values().toArray(CompletableFuture[]::new));
+        }
+        // (past the bound the cut is taken anyway: a snapshot that waited for good would be worse)
+        WriterWait.done(stops, LOG, "a state cut waited for the unregisters of {0} instances: {1}", instances);
+        synchronized (this) {
+            return exportLocked();
+        }
+    }
+
+    private List<SavedRegistration> exportLocked() {
         List<SavedRegistration> out = new ArrayList<>();
         for (Instance inst : instances.values()) {
             ModelIndex index = indexers.get(inst.model, inst.tenant).orElse(null);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.Indexers;
@@ -166,6 +167,31 @@ class SlowListenerStopTest {
         now.submit(worker, List.of(stored(11, 18)));
         indexers.flushAll().get(SECONDS, TimeUnit.SECONDS);
         assertThat(blocksOf(now, worker)).isEqualTo(2);
+    }
+
+    /**
+     * A state cut (a snapshot, a peer's {@code /dump}) taken while a worker stops comes after its removal, as when the
+     * stop held the lock: else it could save the worker's blocks without its registration, and a restore would keep
+     * them for good.
+     */
+    @Test
+    void aStateCutWaitsForTheUnregisterInFlight() throws Exception {
+        registry.register(registration(1, 5001));
+        registry.register(registration(2, 5002));
+        ModelIndex index = indexers.getOrCreate("m", "default", BLOCK);
+        index.submit(new WorkerKey(1, 0), List.of(stored(1, 8)));
+        CompletableFuture<Void> unregister = unregisterInBackground();
+        assertThat(stopEntered.await(SECONDS, TimeUnit.SECONDS)).isTrue();
+
+        CompletableFuture<List<SavedRegistration>> cut = CompletableFuture.supplyAsync(registry::export, threads);
+        assertThatThrownBy(() -> cut.get(500, TimeUnit.MILLISECONDS)).isInstanceOf(TimeoutException.class);
+        stopMayEnd.countDown();
+        assertThat(cut.get(SECONDS, TimeUnit.SECONDS))
+                .extracting(SavedRegistration::instanceId)
+                .containsExactly(2L);
+        indexers.flushAll().get(SECONDS, TimeUnit.SECONDS); // what the cut's caller does next
+        assertThat(blocksOf(index, new WorkerKey(1, 0))).isZero();
+        unregister.get(SECONDS, TimeUnit.SECONDS);
     }
 
     private CompletableFuture<Void> unregisterInBackground() {
