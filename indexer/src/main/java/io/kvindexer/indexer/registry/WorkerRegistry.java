@@ -149,7 +149,11 @@ public final class WorkerRegistry implements AutoCloseable {
                 }
             }
             // outside the lock: the instance's old listeners are stopping (an /unregister just now)
-            if (!WriterWait.done(stops, LOG, "instance {0} is still being unregistered: {1}", r.instanceId())) {
+            if (!WriterWait.done(
+                    stops,
+                    LOG,
+                    "instance {0} is still being unregistered: {1}",
+                    Long.toUnsignedString(r.instanceId()))) {
                 throw new RegistryException(
                         RegistryException.Kind.CONFLICT,
                         "instance " + Long.toUnsignedString(r.instanceId())
