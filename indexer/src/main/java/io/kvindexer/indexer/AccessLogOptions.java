@@ -23,7 +23,9 @@ public final class AccessLogOptions {
             description = "request header copied into each access-log record's trace_id (default: ${DEFAULT-VALUE})")
     String traceIdHeader = AccessLogSettings.DEFAULT_TRACE_ID_HEADER;
 
-    @Option(names = "--access-log-local-time", description = "access-log timestamps in local time instead of UTC")
+    @Option(
+            names = "--access-log-local-time",
+            description = "access-log timestamps in local time instead of UTC (with --access-log)")
     boolean localTime;
 
     AccessLogSettings settings() throws ConfigException {

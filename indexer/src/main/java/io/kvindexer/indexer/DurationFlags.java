@@ -16,4 +16,14 @@ final class DurationFlags {
             throw new ConfigException("invalid value for " + flag + ": " + e.getMessage());
         }
     }
+
+    /** As {@link #parse(String, String)}, and at most {@code max}; else "invalid value for FLAG: ... at most MAX". */
+    static Duration parse(String flag, String text, Duration max) throws ConfigException {
+        Duration d = parse(flag, text);
+        if (d.compareTo(max) > 0) {
+            throw new ConfigException("invalid value for " + flag + ": '" + text.strip() + "' is too large: at most "
+                    + Durations.format(max));
+        }
+        return d;
+    }
 }

@@ -3,6 +3,7 @@ package io.kvindexer.indexer;
 import io.kvindexer.indexer.common.BearerTokens;
 import io.kvindexer.indexer.common.ServiceLimits;
 import java.io.IOException;
+import java.math.BigInteger;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -39,8 +40,8 @@ public final class HardeningOptions {
             names = "--request-read-timeout-ms",
             paramLabel = "MS",
             description = "time to receive a request body once its headers are in; a client that stalls longer gets"
-                    + " 408 and the connection is closed (default: ${DEFAULT-VALUE})")
-    long requestReadTimeoutMs = ServiceLimits.DEFAULT_REQUEST_READ_TIMEOUT.toMillis();
+                    + " 408 and the connection is closed (default: ${DEFAULT-VALUE}; at most 3600000, an hour)")
+    String requestReadTimeoutMs = String.valueOf(ServiceLimits.DEFAULT_REQUEST_READ_TIMEOUT.toMillis());
 
     @Option(
             names = "--max-concurrent-replays",
@@ -62,15 +63,37 @@ public final class HardeningOptions {
         atLeastOne("--max-ranks-per-instance", maxRanksPerInstance);
         atLeastOne("--max-listeners", maxListeners);
         atLeastOne("--max-peers", maxPeers);
-        atLeastOne("--request-read-timeout-ms", requestReadTimeoutMs);
         atLeastOne("--max-concurrent-replays", maxConcurrentReplays);
         return new ServiceLimits(
                 maxQueryTokens,
                 maxRanksPerInstance,
                 maxListeners,
                 maxPeers,
-                Duration.ofMillis(requestReadTimeoutMs),
+                requestReadTimeout(),
                 maxConcurrentReplays);
+    }
+
+    /**
+     * A whole number of milliseconds, 1 up to {@link ServiceLimits#MAX_REQUEST_READ_TIMEOUT}; read as any number of
+     * digits, so that one beyond a long is "too large" as well, not a parse error of another kind.
+     */
+    private Duration requestReadTimeout() throws ConfigException {
+        String flag = "--request-read-timeout-ms";
+        String text = requestReadTimeoutMs.strip();
+        if (!text.matches("[+-]?[0-9]+")) {
+            throw new ConfigException(
+                    "invalid value for " + flag + ": '" + requestReadTimeoutMs + "' is not a whole number of ms");
+        }
+        BigInteger ms = new BigInteger(text);
+        if (ms.signum() < 1) {
+            throw new ConfigException("invalid value for " + flag + ": " + ms + " (expected at least 1)");
+        }
+        long max = ServiceLimits.MAX_REQUEST_READ_TIMEOUT.toMillis();
+        if (ms.compareTo(BigInteger.valueOf(max)) > 0) {
+            throw new ConfigException(
+                    "invalid value for " + flag + ": " + ms + " is too large: at most " + max + " (an hour)");
+        }
+        return Duration.ofMillis(ms.longValueExact());
     }
 
     /** A limit flag below 1 is refused by its name (ServiceLimits checks the same, without the flags' names). */

@@ -1,6 +1,7 @@
 package io.kvindexer.indexer;
 
 import io.helidon.webserver.WebServer;
+import io.kvindexer.indexer.http.AccessLogSettings;
 import io.kvindexer.indexer.http.IndexerRouting;
 import io.kvindexer.indexer.http.ServerTls;
 import io.kvindexer.indexer.index.Indexers;
@@ -15,6 +16,7 @@ import io.kvindexer.indexer.registry.WorkerRegistry;
 import io.kvindexer.indexer.snapshot.Snapshotter;
 import io.opentelemetry.sdk.autoconfigure.spi.ConfigurationException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -45,6 +47,7 @@ public final class IndexerApp implements AutoCloseable {
     private IndexerApp(IndexerConfig config) throws RegistryException, ConfigException {
         this.config = config;
         ListenCheck.require(config.host(), config.port());
+        warnIdleAccessLogFlags(config.accessLog());
         this.core = IndexerCore.start(config);
         this.components = core.components();
         Snapshotter snapshotter = null;
@@ -129,6 +132,30 @@ public final class IndexerApp implements AutoCloseable {
                 workers.register(r);
             }
         });
+    }
+
+    /**
+     * Dynamo's {@code --access-log-local-time} and {@code --trace-id-header} shape the access log only: without
+     * {@code --access-log} they do nothing. Dynamo takes them silently, so they stay accepted; a warning says so.
+     */
+    private static void warnIdleAccessLogFlags(AccessLogSettings accessLog) {
+        if (accessLog.enabled()) {
+            return;
+        }
+        List<String> idle = new ArrayList<>();
+        if (accessLog.localTime()) {
+            idle.add("--access-log-local-time");
+        }
+        if (!accessLog.traceIdHeader().equals(AccessLogSettings.DEFAULT_TRACE_ID_HEADER)) {
+            idle.add("--trace-id-header");
+        }
+        if (!idle.isEmpty()) {
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "{0} given without --access-log: no access log is written, so {1} nothing",
+                    String.join(" and ", idle),
+                    idle.size() == 1 ? "it changes" : "they change");
+        }
     }
 
     /** Starts from command-line flags and the process environment; returns once HTTP is listening. */

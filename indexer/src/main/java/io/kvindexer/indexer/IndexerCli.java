@@ -10,6 +10,7 @@ import io.kvindexer.indexer.registry.UnsignedParse;
 import io.kvindexer.indexer.registry.WorkerEntry;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -155,8 +156,14 @@ public final class IndexerCli {
             names = "--shutdown-delay",
             paramLabel = "DURATION",
             description = "on SIGTERM, go on answering this long with /ready at 503 before the server stops, so"
-                    + " that Services and routers stop sending first, e.g. 5s (default: ${DEFAULT-VALUE})")
+                    + " that Services and routers stop sending first, e.g. 5s (default: ${DEFAULT-VALUE}; at most 5m)")
     String shutdownDelay = "0";
+
+    /**
+     * 5 minutes, the operator's bound too ({@code spec.shutdownDelaySeconds} up to 300): Services and routers
+     * notice a replica leaving within seconds, and a stop that waits longer is more likely a typo ({@code 5h}).
+     */
+    static final Duration MAX_SHUTDOWN_DELAY = Duration.ofMinutes(5);
 
     @CommandLine.Mixin
     HardeningOptions hardening = new HardeningOptions();
@@ -176,6 +183,13 @@ public final class IndexerCli {
     @CommandLine.Mixin
     AccessLogOptions accessLog = new AccessLogOptions();
 
+    /**
+     * Dynamo's flags whose empty value it reads as nothing, and so do we (compatibility.md, Command line and
+     * environment): a list with its empty entries skipped, or a name that may be empty. Any other flag given an empty
+     * value is a usage error: an empty path would mean the working directory, an empty TTL no TTL, both silently.
+     */
+    static final Set<String> EMPTY_ALLOWED = Set.of("--workers", "--peers", "--model-name", "--tenant-id");
+
     IndexerCli() {}
 
     /** Parses flags and environment; throws with a one-line message naming the flag or variable at fault. */
@@ -187,6 +201,7 @@ public final class IndexerCli {
         } catch (CommandLine.ParameterException e) {
             throw new ConfigException(oneLine(e.getMessage()));
         }
+        refuseEmptyValues(cmd.getParseResult());
         if (cmd.isUsageHelpRequested() || cmd.isVersionHelpRequested()) {
             var out = new java.io.StringWriter();
             if (cmd.isUsageHelpRequested()) {
@@ -197,13 +212,24 @@ public final class IndexerCli {
             return new Parsed(null, out.toString(), false, Duration.ZERO);
         }
         return new Parsed(
-                cli.toConfig(env), null, cli.aotTraining, DurationFlags.parse("--shutdown-delay", cli.shutdownDelay));
+                cli.toConfig(env),
+                null,
+                cli.aotTraining,
+                DurationFlags.parse("--shutdown-delay", cli.shutdownDelay, MAX_SHUTDOWN_DELAY));
+    }
+
+    /** An empty (or blank) value of a flag not in {@link #EMPTY_ALLOWED}, refused by its name. */
+    private static void refuseEmptyValues(CommandLine.ParseResult parsed) throws ConfigException {
+        for (CommandLine.Model.OptionSpec option : parsed.matchedOptions()) {
+            boolean allowed = Arrays.stream(option.names()).anyMatch(EMPTY_ALLOWED::contains);
+            if (!allowed && option.originalStringValues().stream().anyMatch(String::isBlank)) {
+                throw new ConfigException("invalid value for " + option.longestName()
+                        + ": empty (give a value, or leave the flag out for its default)");
+            }
+        }
     }
 
     private IndexerConfig toConfig(Map<String, String> env) throws ConfigException {
-        if (host.isBlank()) { // InetAddress would read it as the loopback address
-            throw new ConfigException("invalid value for --host: empty (an address such as 0.0.0.0, or a host name)");
-        }
         if (port < 0 || port > 65535) {
             throw new ConfigException("invalid value for --port: " + port + " (expected 0..65535)");
         }

@@ -37,8 +37,8 @@ public final class TlsOptions {
             names = "--auth-token-grace",
             paramLabel = "DURATION",
             description = "after --auth-token-file changes, the previous token is still accepted this long"
-                    + " (default: 5m)")
-    String tokenGrace = Durations.format(TransportSecurity.DEFAULT_TOKEN_GRACE);
+                    + " (default: 5m; only with --auth-token-file)")
+    String tokenGrace;
 
     @Option(
             names = "--reload-interval",
@@ -51,7 +51,14 @@ public final class TlsOptions {
         if ((certFile == null) != (keyFile == null)) {
             throw new ConfigException("--tls-cert-file and --tls-key-file must be given together");
         }
-        Duration grace = DurationFlags.parse("--auth-token-grace", tokenGrace);
+        if (tokenGrace != null && authTokenFile == null) {
+            // a token from the environment never changes: the grace would silently do nothing
+            throw new ConfigException("--auth-token-file is required when --auth-token-grace is specified (only a"
+                    + " token file rotates)");
+        }
+        Duration grace = tokenGrace == null
+                ? TransportSecurity.DEFAULT_TOKEN_GRACE
+                : DurationFlags.parse("--auth-token-grace", tokenGrace);
         Duration interval = DurationFlags.parse("--reload-interval", reloadInterval);
         if (interval.isZero()) {
             throw new ConfigException("invalid value for --reload-interval: must be > 0");

@@ -5,8 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.registry.WorkerEntry;
+import io.kvindexer.indexer.testkit.LogCapture;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** {@link IndexerApp} as the operator's end-to-end tests use it: flags in, a live server out, clean failures. */
 class IndexerAppTest {
@@ -33,6 +36,42 @@ class IndexerAppTest {
             assertThat(w.get("instance_id").asLong()).isEqualTo(5);
             assertThat(w.get("tenant_id").asText()).isEqualTo("t");
             assertThat(w.get("endpoints").get("2").asText()).isEqualTo("tcp://127.0.0.3:1");
+        }
+    }
+
+    /** Dynamo takes its access-log options without --access-log and ignores them; we take them too, and say so. */
+    @Test
+    void accessLogOptionsWithoutAnAccessLogAreAWarning() throws Exception {
+        try (LogCapture log = LogCapture.warningsOf(IndexerApp.class)) {
+            try (IndexerApp app = IndexerApp.start("--host", "127.0.0.1", "--port", "0", "--access-log-local-time")) {
+                assertThat(app.port()).isPositive();
+            }
+            try (IndexerApp app = IndexerApp.start(
+                    "--host", "127.0.0.1", "--port", "0", "--access-log-local-time", "--trace-id-header", "x-req")) {
+                assertThat(app.port()).isPositive();
+            }
+            assertThat(log.warnings())
+                    .containsExactly(
+                            "--access-log-local-time given without --access-log: no access log is written, so it"
+                                    + " changes nothing",
+                            "--access-log-local-time and --trace-id-header given without --access-log: no access log"
+                                    + " is written, so they change nothing");
+        }
+    }
+
+    @Test
+    void accessLogOptionsWithAnAccessLogAreNoWarning(@TempDir Path dir) throws Exception {
+        try (LogCapture log = LogCapture.warningsOf(IndexerApp.class);
+                IndexerApp app = IndexerApp.start(
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        "0",
+                        "--access-log",
+                        dir.resolve("access.log").toString(),
+                        "--access-log-local-time")) {
+            assertThat(app.config().accessLog().localTime()).isTrue();
+            assertThat(log.warnings()).isEmpty();
         }
     }
 

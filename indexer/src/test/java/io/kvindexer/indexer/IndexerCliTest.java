@@ -8,10 +8,12 @@ import io.kvindexer.indexer.http.AccessLogSettings;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.WorkerEntry;
 import java.lang.reflect.Field;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
@@ -127,7 +129,10 @@ class IndexerCliTest {
 
     /** Every duration flag (found by its parameter label, so a new one is covered) refuses what does not fit. */
     @Test
-    void aDurationTooLargeIsRefusedByItsFlag() throws Exception {
+    void aDurationTooLargeIsRefusedByItsFlag(@TempDir Path dir) throws Exception {
+        // the flags some of them need beside them
+        String token = Files.writeString(dir.resolve("token"), "t\n").toString();
+        String[] needed = {"--snapshot-dir", "/tmp/s", "--auth-token-file", token};
         List<String> flags = new CommandLine(new IndexerCli())
                 .getCommandSpec().options().stream()
                         .filter(o -> o.paramLabel().contains("DURATION"))
@@ -149,25 +154,91 @@ class IndexerCliTest {
                 {"99999999999h", "2562047h"},
                 {"9223372036854775807ms", "9223372036854ms"}
             }) {
-                assertThatThrownBy(() -> parse("--snapshot-dir", "/tmp/s", flag, prefix + tooLarge[0]))
+                assertThatThrownBy(() -> parse(with(needed, flag, prefix + tooLarge[0])))
                         .isInstanceOf(ConfigException.class)
                         .hasMessage("invalid value for " + flag + ": '" + tooLarge[0] + "' is too large: at most "
                                 + tooLarge[1] + " (about 292 years)");
             }
-            assertThatCode(() -> parse("--snapshot-dir", "/tmp/s", flag, prefix + "2562047h"))
-                    .as(flag)
-                    .doesNotThrowAnyException();
+            if (!flag.equals("--shutdown-delay")) { // bounded lower: shutdownDelayAndReadTimeoutHaveSaneBounds
+                assertThatCode(() -> parse(with(needed, flag, prefix + "2562047h")))
+                        .as(flag)
+                        .doesNotThrowAnyException();
+            }
         }
     }
 
-    /** InetAddress reads an empty host as the loopback address: it would listen there and print "http://:PORT". */
+    private static String[] with(String[] args, String... more) {
+        return java.util.stream.Stream.concat(java.util.Arrays.stream(args), java.util.Arrays.stream(more))
+                .toArray(String[]::new);
+    }
+
+    /**
+     * A stop that waits an hour, or a body timeout of days, is a typo rather than a wish: both are bounded (the
+     * shutdown delay as the operator bounds it), and the read timeout, a number, refuses what a long cannot hold
+     * by the same words.
+     */
     @Test
-    void anEmptyHostIsRefused() {
-        for (String empty : List.of("", " ")) {
-            assertThatThrownBy(() -> parse("--host", empty))
+    void shutdownDelayAndReadTimeoutHaveSaneBounds() throws Exception {
+        assertThat(IndexerCli.parse(new String[] {"--shutdown-delay", "5m"}, Map.of())
+                        .shutdownDelay())
+                .hasMinutes(5);
+        for (String tooLong : List.of("301s", "6m", "2562047h")) {
+            assertThatThrownBy(() -> IndexerCli.parse(new String[] {"--shutdown-delay", tooLong}, Map.of()))
                     .isInstanceOf(ConfigException.class)
-                    .hasMessage("invalid value for --host: empty (an address such as 0.0.0.0, or a host name)");
+                    .hasMessage("invalid value for --shutdown-delay: '" + tooLong + "' is too large: at most 5m");
         }
+        assertThat(parse("--request-read-timeout-ms", "3600000").limits().requestReadTimeout())
+                .hasHours(1);
+        assertThat(parse("--request-read-timeout-ms", "250").limits().requestReadTimeout())
+                .hasMillis(250);
+        assertThat(parse().limits().requestReadTimeout()).hasSeconds(30);
+        for (String tooLong : List.of("3600001", "9223372036854775807", "99999999999999999999")) {
+            assertThatThrownBy(() -> parse("--request-read-timeout-ms", tooLong))
+                    .isInstanceOf(ConfigException.class)
+                    .hasMessage("invalid value for --request-read-timeout-ms: " + tooLong
+                            + " is too large: at most 3600000 (an hour)");
+        }
+        assertThatThrownBy(() -> parse("--request-read-timeout-ms", "-99999999999999999999"))
+                .hasMessage("invalid value for --request-read-timeout-ms: -99999999999999999999 (expected at least 1)");
+        assertThatThrownBy(() -> parse("--request-read-timeout-ms", "30s"))
+                .hasMessage("invalid value for --request-read-timeout-ms: '30s' is not a whole number of ms");
+    }
+
+    /**
+     * An empty value is refused by its flag: InetAddress reads an empty host as the loopback address, an empty path
+     * is the working directory (snapshots written there), an empty --block-ttl was no TTL at all.
+     */
+    @Test
+    void anEmptyValueIsRefusedByItsFlag() {
+        for (String flag : List.of(
+                "--host",
+                "--block-ttl",
+                "--snapshot-dir",
+                "--access-log",
+                "--auth-token-file",
+                "--tls-ca-file",
+                "--peers-dns",
+                "--shutdown-delay",
+                "--request-read-timeout-ms")) {
+            for (String empty : List.of("", " ")) {
+                assertThatThrownBy(() -> parse(flag, empty))
+                        .as(flag)
+                        .isInstanceOf(ConfigException.class)
+                        .hasMessage("invalid value for " + flag
+                                + ": empty (give a value, or leave the flag out for its default)");
+            }
+        }
+        assertThatThrownBy(() -> parse("--block-ttl=")).hasMessageStartingWith("invalid value for --block-ttl: empty");
+    }
+
+    /** Dynamo's lists read an empty value as no entries, and its names may be empty: as there, not an error. */
+    @Test
+    void dynamoFlagsKeepTheirEmptyValues() throws Exception {
+        assertThat(parse("--peers", "").peers()).isEmpty();
+        assertThat(parse("--peers", " , ").peers()).isEmpty();
+        assertThat(parse("--block-size", "16", "--workers", "").workers()).isEmpty();
+        assertThat(parse("--model-name", "").modelName()).isEmpty();
+        assertThat(parse("--routing-group", "").tenantId()).isEmpty();
     }
 
     @Test
@@ -202,6 +273,25 @@ class IndexerCliTest {
                         .snapshotInterval())
                 .hasSeconds(5);
         assertThat(parse().snapshotInterval()).hasSeconds(30);
+    }
+
+    /** A token from the environment never rotates: a grace without --auth-token-file would do nothing. */
+    @Test
+    void anAuthTokenGraceNeedsATokenFile(@TempDir Path dir) throws Exception {
+        assertThatThrownBy(() -> parse("--auth-token-grace", "1m"))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("--auth-token-file is required when --auth-token-grace is specified (only a token file"
+                        + " rotates)");
+        assertThatThrownBy(() -> parse(Map.of("KV_INDEXER_AUTH_TOKEN", "t"), "--auth-token-grace", "1m"))
+                .hasMessageStartingWith("--auth-token-file is required when --auth-token-grace is specified");
+        Path file = Files.writeString(dir.resolve("token"), "t\n");
+        IndexerConfig c = parse("--auth-token-file", file.toString(), "--auth-token-grace", "1m");
+        assertThat(c.security().tokens().grace()).hasMinutes(1);
+        assertThat(parse("--auth-token-file", file.toString())
+                        .security()
+                        .tokens()
+                        .grace())
+                .hasMinutes(5);
     }
 
     @Test

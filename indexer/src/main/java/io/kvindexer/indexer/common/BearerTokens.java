@@ -52,6 +52,11 @@ public final class BearerTokens {
         return file;
     }
 
+    /** How long the previous token is still accepted after a rotation ({@code --auth-token-grace}). */
+    public Duration grace() {
+        return grace;
+    }
+
     /** The token to send to peers now. */
     public String current() {
         return state.current();
