@@ -5,6 +5,15 @@ import io.helidon.webserver.WebServer;
 import io.kvindexer.indexer.common.TransportSecurity;
 import io.kvindexer.indexer.common.WatchedFiles;
 import io.kvindexer.indexer.http.ServerTls;
+import io.kvindexer.tls.PemFormat;
+import io.kvindexer.tls.Validity;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.cert.CertificateException;
+import java.security.cert.X509Certificate;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -21,6 +30,7 @@ final class SecurityReloads implements AutoCloseable {
 
     SecurityReloads(TransportSecurity security, WebServer server) {
         if (security.serverTls()) {
+            warnOutsideValidity(security.certFile());
             watches.add(WatchedFiles.start(
                     "tls", List.of(security.certFile(), security.keyFile()), security.reloadInterval(), () -> {
                         Tls tls;
@@ -36,6 +46,7 @@ final class SecurityReloads implements AutoCloseable {
                         }
                         server.reloadTls(tls);
                         LOG.log(System.Logger.Level.INFO, "TLS certificate reloaded from {0}", security.certFile());
+                        warnOutsideValidity(security.certFile());
                         return true;
                     }));
         }
@@ -45,6 +56,35 @@ final class SecurityReloads implements AutoCloseable {
                     List.of(security.tokens().file()),
                     security.reloadInterval(),
                     security.tokens()::reload));
+        }
+    }
+
+    /**
+     * A certificate of the served chain that is expired or not yet valid is served all the same (the files are the
+     * user's to renew), but every client refuses the handshake: the log says which file and which date, at start and
+     * at each reload, instead of leaving clients to report a bare handshake failure.
+     */
+    static void warnOutsideValidity(Path certFile) {
+        List<X509Certificate> chain;
+        try (InputStream in = Files.newInputStream(certFile)) {
+            chain = PemFormat.certificates(in);
+        } catch (IOException | CertificateException e) {
+            return; // ServerTls.load has just read it: a file that changed again since is checked at its own reload
+        }
+        Instant now = Instant.now();
+        for (int i = 0; i < chain.size(); i++) {
+            String problem = Validity.problem(chain.get(i), now);
+            if (problem != null) {
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "the TLS certificate in {0} {1}{2}: clients refuse the handshake until it is renewed",
+                        certFile,
+                        i == 0
+                                ? ""
+                                : "(chain certificate " + (i + 1) + ", "
+                                        + chain.get(i).getSubjectX500Principal() + ") ",
+                        problem);
+            }
         }
     }
 

@@ -59,15 +59,20 @@ public final class TestCa {
         return file;
     }
 
-    /** A serving certificate for 127.0.0.1 and localhost (plus {@code dnsNames}). */
+    /** A serving certificate for 127.0.0.1 and localhost (plus {@code dnsNames}), valid from now for an hour. */
     public Issued issue(String cn, String... dnsNames) throws GeneralSecurityException {
+        return issue(cn, Instant.now(), Duration.ofHours(1), dnsNames);
+    }
+
+    /**
+     * A serving certificate for 127.0.0.1 and localhost (plus {@code dnsNames}), valid from a minute before
+     * {@code from} for {@code lifetime}: in the past for an expired one, in the future for one not valid yet.
+     */
+    public Issued issue(String cn, Instant from, Duration lifetime, String... dnsNames)
+            throws GeneralSecurityException {
         KeyPair leaf = Certificates.ecKeys();
         X509v3CertificateBuilder b = Certificates.builder(
-                new X500Name("CN=" + cn),
-                Certificates.subjectOf(cert),
-                leaf.getPublic(),
-                Instant.now(),
-                Duration.ofHours(1));
+                new X500Name("CN=" + cn), Certificates.subjectOf(cert), leaf.getPublic(), from, lifetime);
         List<GeneralName> sans = new ArrayList<>();
         sans.add(new GeneralName(GeneralName.iPAddress, "127.0.0.1"));
         sans.add(new GeneralName(GeneralName.dNSName, "localhost"));

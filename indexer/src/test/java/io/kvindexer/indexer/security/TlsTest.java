@@ -9,6 +9,7 @@ import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerCli;
 import io.kvindexer.indexer.reliability.FaultHarnessAccess;
 import io.kvindexer.indexer.sim.EngineSimulator;
+import io.kvindexer.indexer.testkit.LogCapture;
 import io.kvindexer.indexer.testkit.SecuredIndexer;
 import java.io.IOException;
 import java.math.BigInteger;
@@ -20,6 +21,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -105,9 +107,71 @@ class TlsTest {
         }
     }
 
+    /**
+     * An expired or not yet valid certificate is served (renewing it is the user's), but every client refuses it:
+     * the log names the file and the date, at start and at each reload; a good one again brings no warning.
+     */
+    @Test
+    void aCertificateOutsideItsValidityIsServedWithAWarning() throws Exception {
+        Instant now = Instant.now();
+        TestCa.Issued expired = ca.issue("replica-expired", now.minus(Duration.ofDays(2)), Duration.ofHours(1));
+        expired.write(cert, key);
+        Instant expiredOn = expired.cert().getNotAfter().toInstant();
+        assertThat(expiredOn).isBefore(now);
+        try (LogCapture log = LogCapture.warningsOf("io.kvindexer.indexer.SecurityReloads");
+                IndexerApp app = start()) {
+            assertThat(log.warnings())
+                    .containsExactly("the TLS certificate in " + cert + " expired on " + expiredOn
+                            + " (notAfter): clients refuse the handshake until it is renewed");
+            assertThat(servedSerial(app.port(), trustingAnyDate()))
+                    .isEqualTo(expired.cert().getSerialNumber());
+
+            TestCa.Issued early = ca.issue("replica-early", now.plus(Duration.ofDays(2)), Duration.ofDays(30));
+            early.write(cert, key);
+            await().atMost(Duration.ofSeconds(10)).until(() -> log.warnings().size() == 2);
+            assertThat(log.warnings().get(1))
+                    .isEqualTo("the TLS certificate in " + cert + " is not valid before "
+                            + early.cert().getNotBefore().toInstant() + " (notBefore; notAfter "
+                            + early.cert().getNotAfter().toInstant()
+                            + "): clients refuse the handshake until it is renewed");
+
+            TestCa.Issued good = ca.issue("replica-renewed");
+            good.write(cert, key);
+            await().atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> servedSerial(app.port(), trustingAnyDate())
+                            .equals(good.cert().getSerialNumber()));
+            assertThat(servedSerial(app.port())).isEqualTo(good.cert().getSerialNumber());
+            assertThat(log.warnings()).hasSize(2);
+        }
+    }
+
+    /** A client context that trusts the test CA's certificates whatever their dates, to see what is served. */
+    private javax.net.ssl.SSLSocketFactory trustingAnyDate() throws Exception {
+        javax.net.ssl.X509TrustManager any = new javax.net.ssl.X509TrustManager() {
+            @Override
+            public void checkClientTrusted(X509Certificate[] chain, String authType) {}
+
+            @Override
+            public void checkServerTrusted(X509Certificate[] chain, String authType) {}
+
+            @Override
+            public X509Certificate[] getAcceptedIssuers() {
+                return new X509Certificate[0];
+            }
+        };
+        SSLContext ctx = SSLContext.getInstance("TLS");
+        ctx.init(null, new javax.net.ssl.TrustManager[] {any}, null);
+        return ctx.getSocketFactory();
+    }
+
     /** The serial number of the certificate a fresh TLS connection is served. */
     private BigInteger servedSerial(int port) throws Exception {
-        try (SSLSocket s = (SSLSocket) ca.clientContext().getSocketFactory().createSocket("127.0.0.1", port)) {
+        return servedSerial(port, ca.clientContext().getSocketFactory());
+    }
+
+    private static BigInteger servedSerial(int port, javax.net.ssl.SSLSocketFactory factory) throws Exception {
+        try (SSLSocket s = (SSLSocket) factory.createSocket("127.0.0.1", port)) {
             s.setSoTimeout(5000);
             s.startHandshake();
             return ((X509Certificate) s.getSession().getPeerCertificates()[0]).getSerialNumber();

@@ -32,14 +32,19 @@ public final class LogCapture implements AutoCloseable {
         public void close() {}
     };
 
-    private LogCapture(Class<?> source) {
-        this.logger = Logger.getLogger(source.getName());
+    private LogCapture(String loggerName) {
+        this.logger = Logger.getLogger(loggerName);
         logger.addHandler(handler);
     }
 
     /** Starts collecting what {@code source} logs at WARNING and above. */
     public static LogCapture warningsOf(Class<?> source) {
-        return new LogCapture(source);
+        return new LogCapture(source.getName());
+    }
+
+    /** As {@link #warningsOf(Class)}, for a class the test's package cannot name. */
+    public static LogCapture warningsOf(String loggerName) {
+        return new LogCapture(loggerName);
     }
 
     /** The warnings so far, oldest first. */
