@@ -169,6 +169,9 @@ public final class PeerRecovery {
      * certificate path builder).
      */
     static String describe(Exception e) {
+        if (io.kvindexer.indexer.common.PlainHttpToTls.detected(e)) {
+            return io.kvindexer.indexer.common.PlainHttpToTls.HINT;
+        }
         if (e instanceof javax.net.ssl.SSLHandshakeException
                 && String.valueOf(e.getMessage()).contains("PKIX")) {
             return "the peer's TLS certificate is not signed by a CA this replica trusts (--tls-ca-file names the CA"

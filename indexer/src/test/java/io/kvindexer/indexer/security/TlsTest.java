@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.kvindexer.indexer.ConfigException;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerCli;
+import io.kvindexer.indexer.recovery.PeerRecovery;
 import io.kvindexer.indexer.reliability.FaultHarnessAccess;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.testkit.LogCapture;
@@ -175,6 +176,27 @@ class TlsTest {
             s.setSoTimeout(5000);
             s.startHandshake();
             return ((X509Certificate) s.getSession().getPeerCertificates()[0]).getSerialNumber();
+        }
+    }
+
+    /**
+     * An http:// peer URL of a replica that serves HTTPS: the peer answers with a TLS alert, which the HTTP client
+     * quoted byte for byte in the log; the failure now says what to change.
+     */
+    @Test
+    void anHttpUrlOfAnHttpsPeerSaysToUseHttps() throws Exception {
+        try (IndexerApp tlsPeer = start();
+                LogCapture log = LogCapture.warningsOf(PeerRecovery.class)) {
+            String plainUrl = tlsPeer.baseUrl().replaceFirst("^https:", "http:");
+            try (IndexerApp replica = IndexerApp.start("--host", "127.0.0.1", "--port", "0", "--peers", plainUrl)) {
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> log.warnings().stream().anyMatch(w -> w.startsWith("P2P recovery from")));
+                assertThat(replica.config().peers()).containsExactly(plainUrl);
+            }
+            assertThat(log.warnings())
+                    .contains("P2P recovery from " + plainUrl + " failed: the peer speaks TLS, use https:// in its URL"
+                            + " (and --tls-ca-file names the CA that issued its certificate)")
+                    .allSatisfy(w -> assertThat(w).doesNotContainPattern("\\p{Cntrl}"));
         }
     }
 
