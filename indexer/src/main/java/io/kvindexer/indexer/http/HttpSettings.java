@@ -9,6 +9,9 @@ import io.kvindexer.indexer.common.ServiceLimits;
  */
 public interface HttpSettings {
 
+    /** The HTTP bind address ({@code --host}): where this replica answers. */
+    String host();
+
     /** Caps on query size, registrations and peers, and the request read timeout. */
     ServiceLimits limits();
 

@@ -79,7 +79,7 @@ public final class IndexerRouting {
                         new InstanceFacts(c.workers()::podName, c.workers()::exact),
                         c.accessLog()),
                 new DumpService(c.indexers(), c.workers(), c.gate()),
-                new PeerService(c.peers(), cfg.maxBodyBytes(), cfg.limits().maxPeers()),
+                new PeerService(c.peers(), cfg.maxBodyBytes(), cfg.limits().maxPeers(), cfg.host()),
                 new OpenApiService(),
                 new CacheStatsService(c.indexers()),
                 new AccessLogService(c.accessLog()),

@@ -2,11 +2,15 @@ package io.kvindexer.indexer.http;
 
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
+import io.kvindexer.indexer.common.OwnAddress;
 import io.kvindexer.indexer.registry.PeerRegistry;
 import java.util.List;
 
-/** {@code /register_peer}, {@code /deregister_peer}, {@code /peers} (compatibility.md, HTTP API). */
-record PeerService(PeerRegistry peers, long maxBody, int maxPeers) implements ApiService {
+/**
+ * {@code /register_peer}, {@code /deregister_peer}, {@code /peers} (compatibility.md, HTTP API); {@code bindHost}:
+ * where this replica listens ({@code --host}), to refuse its own URL.
+ */
+record PeerService(PeerRegistry peers, long maxBody, int maxPeers, String bindHost) implements ApiService {
 
     @Override
     public void routes(Routes routes) {
@@ -20,6 +24,11 @@ record PeerService(PeerRegistry peers, long maxBody, int maxPeers) implements Ap
         String problem = io.kvindexer.indexer.registry.PeerUrl.problem(url);
         if (problem != null) {
             throw ApiError.invalid(problem);
+        }
+        // the request came in on this replica's port: a URL of this process would make it recover from itself
+        if (OwnAddress.reachedBy(url, bindHost, req.localPeer().port())) {
+            throw ApiError.invalid(
+                    "peer URL `" + url + "` is this replica's own address: it cannot recover from itself");
         }
         if (!peers.addWithin(url, maxPeers)) {
             throw new ApiError(409, maxPeers + " peers are registered; the limit is " + maxPeers + " (--max-peers)");
