@@ -2,7 +2,7 @@
 // also works behind a proxy that mounts the indexer under a prefix.
 
 /** Endpoints that need the bearer token when auth is on; the token is never sent anywhere else. */
-const PROTECTED = new Set(['/prefixes', '/dump', '/register', '/unregister', '/register_peer', '/deregister_peer']);
+const PROTECTED = new Set(['/prefixes', '/dump', '/register', '/unregister', '/register_peer', '/deregister_peer', '/reopen_logs']);
 const TOKEN_KEY = 'kv-indexer-token';
 
 let token = sessionStorage.getItem(TOKEN_KEY);
