@@ -34,12 +34,24 @@ class SpecValidationTest {
                 }),
                 indexer("spec.minInitialWorkers must be 0 or more, got -2", s -> s.setMinInitialWorkers(-2)),
                 indexer(
-                        "spec.blockTtl.disk must be a duration above 0 like 500ms, 30s, 10m or 6h, got 10 minutes",
+                        "spec.blockTtl.disk must be a duration above 0 like 500ms, 30s, 10m or 6h (at most"
+                                + " 999999999999ms, 999999999s, 99999999m or 999999h), got 10 minutes",
                         s -> s.setBlockTtl(new BlockTtl("10m", null, "10 minutes", null))),
                 indexer(
-                        "spec.blockTtl.device must be a duration above 0 like 500ms, 30s, 10m or 6h, got 0s",
+                        "spec.blockTtl.device must be a duration above 0 like 500ms, 30s, 10m or 6h (at most"
+                                + " 999999999999ms, 999999999s, 99999999m or 999999h), got 0s",
                         s -> s.setBlockTtl(new BlockTtl("0s", null, null, null))),
                 indexer("", s -> s.setBlockTtl(new BlockTtl("500ms", "30s", "10m", "6h"))),
+                indexer("", s -> s.setBlockTtl(new BlockTtl("999999999999ms", "999999999s", "99999999m", "999999h"))),
+                // the indexer refuses more than 2562047h (2^63-1 ns): the replicas would not start
+                indexer(
+                        "spec.blockTtl.external must be a duration above 0 like 500ms, 30s, 10m or 6h (at most"
+                                + " 999999999999ms, 999999999s, 99999999m or 999999h), got 2562048h",
+                        s -> s.setBlockTtl(new BlockTtl(null, null, null, "2562048h"))),
+                indexer(
+                        "spec.blockTtl.hostPinned must be a duration above 0 like 500ms, 30s, 10m or 6h (at most"
+                                + " 999999999999ms, 999999999s, 99999999m or 999999h), got 9999999999s",
+                        s -> s.setBlockTtl(new BlockTtl(null, "9999999999s", null, null))),
                 indexer("spec.maxBlocksPerWorker must be 0 or more, got -1", s -> s.setMaxBlocksPerWorker(-1L)),
                 indexer(
                         "spec.autoscaling: 1 <= minReplicas <= maxReplicas <= 64, got 3..2",

@@ -27,8 +27,12 @@ public record BlockTtl(
         @JsonPropertyDescription("TTL of external (shared storage) blocks, e.g. 6h.") @Pattern(DURATION)
         String external) {
 
-    /** A whole number above 0 and a unit, as the indexer reads it (500ms, 30s, 10m, 6h). */
-    public static final String DURATION = "^[1-9][0-9]{0,11}(ms|s|m|h)$";
+    /**
+     * A whole number above 0 and a unit, as the indexer reads it (500ms, 30s, 10m, 6h), of at most 12 digits in ms,
+     * 9 in s, 8 in m and 6 in h: each at least 31 years, and each below the indexer's own limit (2^63-1 ns, 2562047h),
+     * so that no TTL the schema takes stops the replicas at their start.
+     */
+    public static final String DURATION = "^([1-9][0-9]{0,11}ms|[1-9][0-9]{0,8}s|[1-9][0-9]{0,7}m|[1-9][0-9]{0,5}h)$";
 
     /** The {@code --block-ttl} value ({@code device=10m,host_pinned=30m}); empty when no tier has a TTL. */
     public String flag() {
@@ -45,7 +49,8 @@ public record BlockTtl(
         String[][] fields = {{"device", device}, {"hostPinned", hostPinned}, {"disk", disk}, {"external", external}};
         for (String[] f : fields) {
             if (f[1] != null && !f[1].matches(DURATION)) {
-                return "spec.blockTtl." + f[0] + " must be a duration above 0 like 500ms, 30s, 10m or 6h, got " + f[1];
+                return "spec.blockTtl." + f[0] + " must be a duration above 0 like 500ms, 30s, 10m or 6h (at most"
+                        + " 999999999999ms, 999999999s, 99999999m or 999999h), got " + f[1];
             }
         }
         return null;
