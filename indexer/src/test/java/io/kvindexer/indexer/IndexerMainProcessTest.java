@@ -79,7 +79,19 @@ class IndexerMainProcessTest {
         r = run(Map.of(), "--host", "", "--port", "0");
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.stderr().strip())
-                .isEqualTo("kv-indexer: invalid value for --host: empty (an address such as 0.0.0.0, or a host name)");
+                .isEqualTo("kv-indexer: invalid value for --host: empty (give a value, or leave the flag out for its"
+                        + " default)");
+        assertThat(r.stdout()).doesNotContain("listening");
+    }
+
+    /** An empty value is a usage error like any bad value: one line naming the flag, exit 2, nothing started. */
+    @Test
+    void anEmptyValueIsOneLineAndExitTwo() throws Exception {
+        Run r = run(Map.of(), "--port", "0", "--block-ttl", "");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.stderr().strip())
+                .isEqualTo("kv-indexer: invalid value for --block-ttl: empty (give a value, or leave the flag out for"
+                        + " its default)");
         assertThat(r.stdout()).doesNotContain("listening");
     }
 
