@@ -50,14 +50,15 @@ public final class OwnAddress {
     }
 
     /** Whether a process bound to {@code bound} answers on {@code candidate} ({@code local}: this host's addresses). */
-    static boolean answersOn(InetAddress candidate, InetAddress bound, Set<InetAddress> local) {
+    public static boolean answersOn(InetAddress candidate, InetAddress bound, Set<InetAddress> local) {
         if (bound.isAnyLocalAddress()) {
             return candidate.isLoopbackAddress() || candidate.isAnyLocalAddress() || local.contains(candidate);
         }
         return candidate.equals(bound);
     }
 
-    private static Set<InetAddress> localAddresses() {
+    /** This host's addresses (every interface's); empty, with a warning, when the system cannot list them. */
+    public static Set<InetAddress> localAddresses() {
         Set<InetAddress> out = new HashSet<>();
         try {
             for (NetworkInterface nic : Collections.list(NetworkInterface.getNetworkInterfaces())) {
@@ -65,6 +66,8 @@ public final class OwnAddress {
             }
         } catch (SocketException e) {
             // without the list, only loopback and the wildcard are known to be this host
+            System.getLogger(OwnAddress.class.getName())
+                    .log(System.Logger.Level.WARNING, "cannot list this host''s addresses: {0}", e.getMessage());
         }
         return out;
     }

@@ -1,13 +1,10 @@
 package io.kvindexer.indexer.recovery;
 
+import io.kvindexer.indexer.common.OwnAddress;
 import java.net.Inet6Address;
 import java.net.InetAddress;
-import java.net.NetworkInterface;
-import java.net.SocketException;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
@@ -83,7 +80,7 @@ public final class PeerDiscovery {
             return List.of();
         }
         InetAddress bound = boundAddress(bindHost);
-        Set<InetAddress> local = bound.isAnyLocalAddress() ? localAddresses() : Set.of();
+        Set<InetAddress> local = bound.isAnyLocalAddress() ? OwnAddress.localAddresses() : Set.of();
         List<String> urls = new ArrayList<>();
         List<String> self = new ArrayList<>();
         for (InetAddress a : addresses) {
@@ -117,13 +114,7 @@ public final class PeerDiscovery {
      * a specific bind only on its own (so replicas on 127.0.0.2 and 127.0.0.3 with one port are peers).
      */
     static boolean isSelf(InetAddress candidate, int port, InetAddress bound, int ownPort, Set<InetAddress> local) {
-        if (port != ownPort) {
-            return false;
-        }
-        if (bound.isAnyLocalAddress()) {
-            return candidate.isLoopbackAddress() || candidate.isAnyLocalAddress() || local.contains(candidate);
-        }
-        return candidate.equals(bound);
+        return port == ownPort && OwnAddress.answersOn(candidate, bound, local);
     }
 
     private static InetAddress boundAddress(String bindHost) {
@@ -132,17 +123,5 @@ public final class PeerDiscovery {
         } catch (UnknownHostException e) {
             throw new IllegalStateException("the HTTP bind address " + bindHost + " does not resolve", e);
         }
-    }
-
-    private static Set<InetAddress> localAddresses() {
-        Set<InetAddress> out = new HashSet<>();
-        try {
-            for (NetworkInterface nic : Collections.list(NetworkInterface.getNetworkInterfaces())) {
-                out.addAll(Collections.list(nic.getInetAddresses()));
-            }
-        } catch (SocketException e) {
-            LOG.log(System.Logger.Level.WARNING, "cannot list this host''s addresses: {0}", e.getMessage());
-        }
-        return out;
     }
 }
