@@ -16,9 +16,11 @@ import java.util.concurrent.locks.LockSupport;
  * stalls (without closing) cannot hold a connection thread forever. Helidon 4.5 sets no read timeout on the sockets
  * its server accepts (SocketOptions.readTimeout is applied by its clients only), so the bound lives here:
  * {@link RequestBody} arms it when it admits a body and disarms it at the body's end (or when it stops reading),
- * before the handler acts on the request. On expiry the watchdog answers 408 with a JSON error and
+ * before the handler acts on the request. On expiry a virtual thread of its own answers 408 with a JSON error and
  * {@code Connection: close}, then interrupts the blocked handler thread, whose interruptible socket read closes the
- * connection.
+ * connection. The watchdog itself never writes to a client: one that stops reading (its receive window full) would
+ * block the write, and with it every other connection's deadline. If the 408 is still not written after another
+ * timeout, the watchdog interrupts the handler anyway, which closes the socket and so ends the stuck write.
  *
  * <p>Helidon serves each connection on a thread of its own, so a connection keeps one deadline for all its requests
  * (found through a thread local, not the request's context), and one watchdog thread for the whole process sleeps
@@ -49,7 +51,12 @@ final class BodyDeadline {
     private Duration timeout;
     private ServerResponse res; // the current request's; null between requests
     private volatile State state = State.IDLE;
+    /** while READING, when the body is late; once TIMED_OUT, when to stop waiting for the 408 to be written */
     private volatile long expiresAt;
+    /** the reader was interrupted for this time-out (at most once, so no interrupt leaks into a later request) */
+    private boolean interrupted; // guarded by this
+    /** the 408 was written (or failed to be) */
+    private boolean answered; // guarded by this
 
     private BodyDeadline(Thread reader) {
         this.reader = reader;
@@ -86,6 +93,8 @@ final class BodyDeadline {
         this.timeout = timeout;
         this.res = res;
         state = State.IDLE;
+        interrupted = false;
+        answered = false;
     }
 
     private synchronized void end() {
@@ -105,17 +114,29 @@ final class BodyDeadline {
         }
     }
 
-    /** Stops the clock once the body is read (or reading failed); clears an interrupt the watchdog may have sent. */
+    /**
+     * Stops the clock once the body is read (or reading failed); clears an interrupt the watchdog may have sent.
+     * A body that ended just as it timed out waits here for the 408 to be written (or for the watchdog to give up
+     * on it), so the handler never answers while the 408 is being written.
+     */
     synchronized void disarm() {
         if (state == State.READING) {
             state = State.DONE;
         } else if (state == State.TIMED_OUT && Thread.currentThread() == reader) {
+            try {
+                while (!answered && !interrupted) {
+                    wait();
+                }
+            } catch (InterruptedException e) {
+                // the watchdog gave up on the 408; cleared below
+            }
+            interrupted = true; // none later
             Thread.interrupted(); // the interrupt was for the stalled read, not for whatever runs next
         }
     }
 
-    /** True once the watchdog answered 408: the handler must not answer again. */
-    synchronized boolean timedOut() {
+    /** True once the body's time ran out and the 408 is (being) answered: the handler must not answer again. */
+    boolean timedOut() {
         return state == State.TIMED_OUT;
     }
 
@@ -128,7 +149,7 @@ final class BodyDeadline {
             for (BodyDeadline d : ALL) {
                 if (!d.reader.isAlive()) {
                     ALL.remove(d);
-                } else if (d.state == State.READING) {
+                } else if (d.state == State.READING || d.state == State.TIMED_OUT) {
                     long at = d.expiresAt;
                     if (at - now <= 0) {
                         d.expire(now);
@@ -143,21 +164,47 @@ final class BodyDeadline {
         }
     }
 
-    /** Runs on the watchdog thread while the handler is blocked in a body read (the lock keeps them apart). */
+    /**
+     * Runs on the watchdog thread while the handler is blocked in a body read (the lock keeps them apart). It only
+     * changes state and starts threads or interrupts: nothing here waits on a client.
+     */
     private synchronized void expire(long now) {
-        if (state != State.READING || expiresAt - now > 0) {
-            return; // the body ended, or the connection's next request armed it again meanwhile
+        if (expiresAt - now > 0) {
+            return; // the connection's next request armed it again meanwhile
         }
-        state = State.TIMED_OUT;
+        if (state == State.READING) {
+            state = State.TIMED_OUT;
+            expiresAt = now + timeout.toNanos(); // the 408's own time to be written
+            ServerResponse answer = res;
+            Duration waited = timeout;
+            Thread.ofVirtual().name("body-deadline-408").start(() -> answer(answer, waited));
+        } else if (state == State.TIMED_OUT) {
+            interruptReader(); // the 408 is stuck (the client does not read): closing the socket ends it
+        }
+    }
+
+    /** On a virtual thread of its own: the 408, then the interrupt that frees the handler and closes the socket. */
+    private void answer(ServerResponse answer, Duration waited) {
         try {
-            res.header(HeaderValues.CONNECTION_CLOSE);
+            answer.header(HeaderValues.CONNECTION_CLOSE);
             JsonOut.error(
-                    res,
+                    answer,
                     408,
-                    "request body not received within " + timeout.toMillis() + " ms (--request-read-timeout-ms)");
+                    "request body not received within " + waited.toMillis() + " ms (--request-read-timeout-ms)");
         } catch (RuntimeException e) {
             // the connection may already be gone; the interrupt below still frees the handler
         }
-        reader.interrupt();
+        synchronized (this) {
+            answered = true;
+            notifyAll();
+            interruptReader();
+        }
+    }
+
+    private synchronized void interruptReader() {
+        if (state == State.TIMED_OUT && !interrupted) {
+            interrupted = true;
+            reader.interrupt();
+        }
     }
 }

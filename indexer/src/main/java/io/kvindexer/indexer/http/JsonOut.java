@@ -46,7 +46,8 @@ final class JsonOut {
     }
 
     static void error(ServerResponse res, int status, String message) {
-        if (res.isSent()) {
+        BodyDeadline deadline = BodyDeadline.current();
+        if (res.isSent() || deadline != null && deadline.timedOut()) {
             return; // answered already (a body read deadline's 408): the connection is closing
         }
         send(res, status, errorBody(message));

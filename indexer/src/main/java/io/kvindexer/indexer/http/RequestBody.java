@@ -125,11 +125,17 @@ final class RequestBody implements AutoCloseable {
         return null;
     }
 
-    /** Stops the deadline (reading is over, whether or not the body was read to its end). */
+    /**
+     * Stops the deadline (reading is over, whether or not the body was read to its end). A body whose deadline
+     * passed is not acted on, even if its last bytes arrived as it passed: the watchdog answered 408.
+     */
     @Override
     public void close() {
         if (deadline != null) {
             deadline.disarm();
+            if (deadline.timedOut()) {
+                throw new ApiError(408, "request body not received in time"); // already answered
+            }
         }
     }
 
