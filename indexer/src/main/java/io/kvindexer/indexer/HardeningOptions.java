@@ -50,6 +50,20 @@ public final class HardeningOptions {
     int maxConcurrentReplays = ServiceLimits.DEFAULT_MAX_CONCURRENT_REPLAYS;
 
     @Option(
+            names = "--max-concurrent-dumps",
+            paramLabel = "N",
+            description = "/dump answers streaming at once; one more gets 503 with Retry-After (default:"
+                    + " ${DEFAULT-VALUE})")
+    int maxConcurrentDumps = ServiceLimits.DEFAULT_MAX_CONCURRENT_DUMPS;
+
+    @Option(
+            names = "--dump-stall-timeout-ms",
+            paramLabel = "MS",
+            description = "a /dump whose client accepts no bytes this long is abandoned and its connection closed"
+                    + " (default: ${DEFAULT-VALUE})")
+    long dumpStallTimeoutMs = ServiceLimits.DEFAULT_DUMP_STALL_TIMEOUT.toMillis();
+
+    @Option(
             names = "--auth-token-file",
             paramLabel = "FILE",
             description = "require `Authorization: Bearer <token>` (token = the file's one line, trimmed) on /register,"
@@ -64,13 +78,17 @@ public final class HardeningOptions {
         atLeastOne("--max-listeners", maxListeners);
         atLeastOne("--max-peers", maxPeers);
         atLeastOne("--max-concurrent-replays", maxConcurrentReplays);
+        atLeastOne("--max-concurrent-dumps", maxConcurrentDumps);
+        atLeastOne("--dump-stall-timeout-ms", dumpStallTimeoutMs);
         return new ServiceLimits(
                 maxQueryTokens,
                 maxRanksPerInstance,
                 maxListeners,
                 maxPeers,
                 requestReadTimeout(),
-                maxConcurrentReplays);
+                maxConcurrentReplays,
+                maxConcurrentDumps,
+                Duration.ofMillis(dumpStallTimeoutMs));
     }
 
     /**

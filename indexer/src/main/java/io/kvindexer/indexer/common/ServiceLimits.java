@@ -13,6 +13,8 @@ import java.time.Duration;
  *                               startup recovery tries ({@code --peers} then {@code --peers-dns})
  * @param requestReadTimeout     time to receive a whole request body once its headers are in; then 408
  * @param maxConcurrentReplays   engine replays running at once in the process (the rest wait their turn)
+ * @param maxConcurrentDumps     {@code /dump} answers streaming at once; one more is refused (503, Retry-After)
+ * @param dumpStallTimeout       time a {@code /dump} client may accept no bytes before the dump is abandoned
  */
 public record ServiceLimits(
         int maxQueryTokens,
@@ -20,10 +22,18 @@ public record ServiceLimits(
         int maxListeners,
         int maxPeers,
         Duration requestReadTimeout,
-        int maxConcurrentReplays) {
+        int maxConcurrentReplays,
+        int maxConcurrentDumps,
+        Duration dumpStallTimeout) {
 
     /** 8: a restart's catch-up replays do not starve the live streams. */
     public static final int DEFAULT_MAX_CONCURRENT_REPLAYS = 8;
+
+    /** 4: peers recovering at once and a snapshot; each dump may keep 16 MB waiting for its client. */
+    public static final int DEFAULT_MAX_CONCURRENT_DUMPS = 4;
+
+    /** 60 s: a recovering peer reads as it applies; one that reads nothing for a minute is gone or stuck. */
+    public static final Duration DEFAULT_DUMP_STALL_TIMEOUT = Duration.ofSeconds(60);
 
     /** 30 s: far above any real body on a cluster network, short enough that stalled clients do not pile up. */
     public static final Duration DEFAULT_REQUEST_READ_TIMEOUT = Duration.ofSeconds(30);
@@ -44,9 +54,31 @@ public record ServiceLimits(
         if (requestReadTimeout == null || requestReadTimeout.toMillis() < 1) {
             throw new IllegalArgumentException("the request read timeout must be >= 1 ms");
         }
-        if (maxConcurrentReplays < 1) {
+        if (maxConcurrentReplays < 1 || maxConcurrentDumps < 1) {
             throw new IllegalArgumentException("every limit must be >= 1");
         }
+        if (dumpStallTimeout == null || dumpStallTimeout.toMillis() < 1) {
+            throw new IllegalArgumentException("the dump stall timeout must be >= 1 ms");
+        }
+    }
+
+    /** With the default dump limits. */
+    public ServiceLimits(
+            int maxQueryTokens,
+            int maxRanksPerInstance,
+            int maxListeners,
+            int maxPeers,
+            Duration requestReadTimeout,
+            int maxConcurrentReplays) {
+        this(
+                maxQueryTokens,
+                maxRanksPerInstance,
+                maxListeners,
+                maxPeers,
+                requestReadTimeout,
+                maxConcurrentReplays,
+                DEFAULT_MAX_CONCURRENT_DUMPS,
+                DEFAULT_DUMP_STALL_TIMEOUT);
     }
 
     /** With the default replay concurrency. */
@@ -68,10 +100,37 @@ public record ServiceLimits(
 
     public ServiceLimits withRequestReadTimeout(Duration timeout) {
         return new ServiceLimits(
-                maxQueryTokens, maxRanksPerInstance, maxListeners, maxPeers, timeout, maxConcurrentReplays);
+                maxQueryTokens,
+                maxRanksPerInstance,
+                maxListeners,
+                maxPeers,
+                timeout,
+                maxConcurrentReplays,
+                maxConcurrentDumps,
+                dumpStallTimeout);
     }
 
     public ServiceLimits withMaxConcurrentReplays(int n) {
-        return new ServiceLimits(maxQueryTokens, maxRanksPerInstance, maxListeners, maxPeers, requestReadTimeout, n);
+        return new ServiceLimits(
+                maxQueryTokens,
+                maxRanksPerInstance,
+                maxListeners,
+                maxPeers,
+                requestReadTimeout,
+                n,
+                maxConcurrentDumps,
+                dumpStallTimeout);
+    }
+
+    public ServiceLimits withDumps(int maxConcurrent, Duration stallTimeout) {
+        return new ServiceLimits(
+                maxQueryTokens,
+                maxRanksPerInstance,
+                maxListeners,
+                maxPeers,
+                requestReadTimeout,
+                maxConcurrentReplays,
+                maxConcurrent,
+                stallTimeout);
     }
 }

@@ -91,6 +91,11 @@ final class ChunkPipe extends OutputStream {
         }
     }
 
+    /** True once the consumer stopped (the client went away): a producer's failure from then on is that. */
+    boolean abandoned() {
+        return abandoned;
+    }
+
     /** Bytes handed over and not yet written to the client. */
     synchronized long waiting() {
         return waiting;
@@ -118,6 +123,7 @@ final class ChunkPipe extends OutputStream {
                 abandoned = true;
                 notifyAll();
             }
+            chunks.clear(); // what waited for the client goes now, not when the producer notices
             throw e;
         }
         if (failure != null) {

@@ -31,13 +31,17 @@ import java.util.concurrent.TimeUnit;
  * {@code ?registrations=true} asks for them). Pending writes are flushed first, so the dump holds everything
  * accepted before the request. An index whose walk fails ends its entry with {@code "error"} after the events
  * written so far (an ERROR frame in binary), which a reader refuses as it refuses Dynamo's {@code {"error": ...}};
- * the status stays 200. While the replica is still recovering it answers 503.
+ * the status stays 200. While the replica is still recovering it answers 503. At most {@code --max-concurrent-dumps}
+ * stream at once (one more gets 503 with {@code Retry-After}), and one whose client accepts no bytes for
+ * {@code --dump-stall-timeout-ms} is abandoned ({@link DumpSlots}).
  */
-record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate) implements ApiService {
+record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, DumpSlots slots) implements ApiService {
 
     private static final System.Logger LOG = System.getLogger(DumpService.class.getName());
     private static final long FLUSH_TIMEOUT_SECONDS = 30;
     private static final MediaType BINARY = MediaTypes.create(BinaryDump.MEDIA_TYPE);
+    /** seconds a client refused for want of a slot waits: a dump of a big index takes a few seconds */
+    static final int RETRY_AFTER_SECONDS = 5;
 
     @Override
     public void routes(Routes routes) {
@@ -54,6 +58,28 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate) 
         // binary with ?registrations=true: version 2, the registrations and watermarks read before the flush, so
         // the trees hold at least every batch up to each watermark (one cut; WorkerRegistry.export)
         boolean asked = registrationsAsked(req); // checked for both formats: a typo is refused, not ignored
+        DumpSlots.Slot slot = slots.tryTake(String.valueOf(req.remotePeer().address()));
+        if (slot == null) {
+            res.header(HeaderNames.RETRY_AFTER, String.valueOf(RETRY_AFTER_SECONDS));
+            JsonOut.error(
+                    res,
+                    503,
+                    "too many dumps in progress (" + slots.max() + ", --max-concurrent-dumps); retry after "
+                            + RETRY_AFTER_SECONDS + " s");
+            return;
+        }
+        try (slot) {
+            stream(req, res, binary, asked, slot);
+        } catch (Exception e) { // the write's failure: IOException, or Helidon's UncheckedIOException
+            if (!slot.abandoned()) {
+                throw e;
+            }
+            // logged by the slot; the socket is closed, there is no one to answer
+        }
+    }
+
+    private void stream(ServerRequest req, ServerResponse res, boolean binary, boolean asked, DumpSlots.Slot slot)
+            throws Exception {
         List<SavedRegistration> registrations = binary && asked ? workers.export() : null;
         indexers.flushAll().get(FLUSH_TIMEOUT_SECONDS, TimeUnit.SECONDS);
         List<ModelIndex> all = indexers.all();
@@ -64,16 +90,16 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate) 
         if (binary) {
             res.header(HeaderNames.CONTENT_TYPE, BinaryDump.MEDIA_TYPE);
             res.header(BinaryDump.BLOCKS_HEADER, blockCounts(all));
-            try (OutputStream out = res.outputStream()) {
+            try (OutputStream out = slot.watch(res.outputStream())) {
                 writeBinary(all, registrations, out);
             }
             return;
         }
         res.header(HeaderValues.CONTENT_TYPE_JSON);
-        try (OutputStream out = res.outputStream();
+        try (OutputStream out = slot.watch(res.outputStream());
                 DumpJson.Writer writer = DumpJson.writer(out)) {
             for (ModelIndex ix : all) {
-                writeJson(ix, writer);
+                writeJson(ix, writer, slot);
             }
         }
     }
@@ -83,13 +109,16 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate) 
      * and written between chunks, where no lock is held, so a slow client holds one chunk, not the index. A walk
      * that fails ends the entry with an {@code "error"}, which a recovering reader refuses as a whole.
      */
-    private static void writeJson(ModelIndex ix, DumpJson.Writer writer) throws IOException {
+    private static void writeJson(ModelIndex ix, DumpJson.Writer writer, DumpSlots.Slot slot) throws IOException {
         DumpEvents chunk = new DumpEvents();
         writer.begin(ix.modelName(), ix.tenantId(), ix.blockSize());
         try {
             ix.dump(chunk, () -> chunk.drainTo(writer));
             chunk.drainTo(writer);
         } catch (RuntimeException e) {
+            if (slot.abandoned()) {
+                throw e; // the client's write failed, not the walk
+            }
             walkFailed(ix, e);
             writer.abandon(e.toString());
             return;
@@ -175,6 +204,9 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate) 
                 ix.dump(writer::membership, pipe::awaitRoom);
                 writer.endIndex();
             } catch (RuntimeException e) {
+                if (pipe.abandoned()) {
+                    throw e; // the client went away (or was given up on), not the walk
+                }
                 walkFailed(ix, e);
                 // a reader refuses the whole stream at an ERROR frame, so what of this section went out is moot
                 writer.abandonIndex();

@@ -78,7 +78,12 @@ public final class IndexerRouting {
                         cfg.limits().maxQueryTokens(),
                         new InstanceFacts(c.workers()::podName, c.workers()::exact),
                         c.accessLog()),
-                new DumpService(c.indexers(), c.workers(), c.gate()),
+                new DumpService(
+                        c.indexers(),
+                        c.workers(),
+                        c.gate(),
+                        new DumpSlots(
+                                cfg.limits().maxConcurrentDumps(), cfg.limits().dumpStallTimeout())),
                 new PeerService(c.peers(), cfg.maxBodyBytes(), cfg.limits().maxPeers(), cfg.host()),
                 new OpenApiService(),
                 new CacheStatsService(c.indexers()),
