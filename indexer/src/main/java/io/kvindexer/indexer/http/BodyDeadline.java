@@ -1,11 +1,17 @@
 package io.kvindexer.indexer.http;
 
+import io.helidon.common.buffers.BufferData;
 import io.helidon.http.HeaderValues;
+import io.helidon.http.Headers;
+import io.helidon.http.HttpPrologue;
+import io.helidon.webserver.ConnectionContext;
 import io.helidon.webserver.http.Filter;
 import io.helidon.webserver.http.FilterChain;
 import io.helidon.webserver.http.RoutingRequest;
 import io.helidon.webserver.http.RoutingResponse;
 import io.helidon.webserver.http.ServerResponse;
+import io.helidon.webserver.http1.Http1ConnectionListener;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -21,6 +27,11 @@ import java.util.concurrent.locks.LockSupport;
  * connection. The watchdog itself never writes to a client: one that stops reading (its receive window full) would
  * block the write, and with it every other connection's deadline. If the 408 is still not written after another
  * timeout, the watchdog interrupts the handler anyway, which closes the socket and so ends the stuck write.
+ *
+ * <p>The same deadline bounds a request's header section, which Helidon reads with no time limit either (its idle
+ * connection timeout interrupts only a connection waiting for a request line): {@link #headerListener} arms it once
+ * the request line is in and stops it once the headers are. A client that trickles its headers gets the same 408,
+ * written straight to the connection (there is no response object yet), and the connection is closed.
  *
  * <p>Helidon serves each connection on a thread of its own, so a connection keeps one deadline for all its requests
  * (found through a thread local, not the request's context), and one watchdog thread for the whole process sleeps
@@ -42,6 +53,7 @@ final class BodyDeadline {
 
     private enum State {
         IDLE,
+        HEADERS,
         READING,
         DONE,
         TIMED_OUT
@@ -50,6 +62,7 @@ final class BodyDeadline {
     private final Thread reader;
     private Duration timeout;
     private ServerResponse res; // the current request's; null between requests
+    private ConnectionContext connection; // while the headers are read: where their 408 goes
     private volatile State state = State.IDLE;
     /** while READING, when the body is late; once TIMED_OUT, when to stop waiting for the 408 to be written */
     private volatile long expiresAt;
@@ -67,12 +80,7 @@ final class BodyDeadline {
         return new Filter() {
             @Override
             public void filter(FilterChain chain, RoutingRequest req, RoutingResponse res) {
-                BodyDeadline d = CURRENT.get();
-                if (d == null) {
-                    d = new BodyDeadline(Thread.currentThread());
-                    CURRENT.set(d);
-                    ALL.add(d);
-                }
+                BodyDeadline d = ofThisThread();
                 d.begin(timeout, res);
                 try {
                     chain.proceed();
@@ -81,6 +89,37 @@ final class BodyDeadline {
                 }
             }
         };
+    }
+
+    /**
+     * The HTTP/1 receive listener that bounds the header section: called on the connection's thread once the
+     * request line is read, and again once the headers are.
+     */
+    static Http1ConnectionListener headerListener(Duration timeout) {
+        return new Http1ConnectionListener() {
+            @Override
+            public void prologue(ConnectionContext ctx, HttpPrologue prologue) {
+                ofThisThread().armHeaders(timeout, ctx);
+            }
+
+            @Override
+            public void headers(ConnectionContext ctx, Headers headers) {
+                BodyDeadline d = CURRENT.get();
+                if (d != null) {
+                    d.headersRead();
+                }
+            }
+        };
+    }
+
+    private static BodyDeadline ofThisThread() {
+        BodyDeadline d = CURRENT.get();
+        if (d == null) {
+            d = new BodyDeadline(Thread.currentThread());
+            CURRENT.set(d);
+            ALL.add(d);
+        }
+        return d;
     }
 
     /** The deadline of the request this thread is handling, or null when the routing has none (routing tests). */
@@ -92,6 +131,7 @@ final class BodyDeadline {
     private synchronized void begin(Duration timeout, ServerResponse res) {
         this.timeout = timeout;
         this.res = res;
+        connection = null;
         state = State.IDLE;
         interrupted = false;
         answered = false;
@@ -105,12 +145,32 @@ final class BodyDeadline {
     /** Starts the clock; called by the request's handler thread before its first body read. */
     synchronized void arm() {
         if (state == State.IDLE) {
-            long at = System.nanoTime() + timeout.toNanos();
-            expiresAt = at;
-            state = State.READING;
-            if (scanning || at - nextWake < 0) {
-                LockSupport.unpark(WATCHDOG);
-            }
+            start(State.READING);
+        }
+    }
+
+    /** Starts the clock on the header section of the connection's next request (its request line is in). */
+    private synchronized void armHeaders(Duration timeout, ConnectionContext connection) {
+        this.timeout = timeout;
+        this.connection = connection;
+        interrupted = false;
+        answered = false;
+        start(State.HEADERS);
+    }
+
+    private synchronized void headersRead() {
+        if (state == State.HEADERS) {
+            state = State.IDLE;
+            connection = null;
+        }
+    }
+
+    private void start(State reading) {
+        long at = System.nanoTime() + timeout.toNanos();
+        expiresAt = at;
+        state = reading;
+        if (scanning || at - nextWake < 0) {
+            LockSupport.unpark(WATCHDOG);
         }
     }
 
@@ -149,7 +209,7 @@ final class BodyDeadline {
             for (BodyDeadline d : ALL) {
                 if (!d.reader.isAlive()) {
                     ALL.remove(d);
-                } else if (d.state == State.READING || d.state == State.TIMED_OUT) {
+                } else if (d.state != State.IDLE && d.state != State.DONE) {
                     long at = d.expiresAt;
                     if (at - now <= 0) {
                         d.expire(now);
@@ -176,21 +236,32 @@ final class BodyDeadline {
             state = State.TIMED_OUT;
             expiresAt = now + timeout.toNanos(); // the 408's own time to be written
             ServerResponse answer = res;
-            Duration waited = timeout;
-            Thread.ofVirtual().name("body-deadline-408").start(() -> answer(answer, waited));
+            String message =
+                    "request body not received within " + timeout.toMillis() + " ms (--request-read-timeout-ms)";
+            Thread.ofVirtual()
+                    .name("body-deadline-408")
+                    .start(() -> answer(() -> {
+                        answer.header(HeaderValues.CONNECTION_CLOSE);
+                        JsonOut.error(answer, 408, message);
+                    }));
+        } else if (state == State.HEADERS) {
+            state = State.TIMED_OUT;
+            expiresAt = now + timeout.toNanos();
+            ConnectionContext answer = connection;
+            byte[] bytes = raw408(
+                    "request headers not received within " + timeout.toMillis() + " ms (--request-read-timeout-ms)");
+            Thread.ofVirtual()
+                    .name("header-deadline-408")
+                    .start(() -> answer(() -> answer.dataWriter().writeNow(BufferData.create(bytes))));
         } else if (state == State.TIMED_OUT) {
             interruptReader(); // the 408 is stuck (the client does not read): closing the socket ends it
         }
     }
 
     /** On a virtual thread of its own: the 408, then the interrupt that frees the handler and closes the socket. */
-    private void answer(ServerResponse answer, Duration waited) {
+    private void answer(Runnable write) {
         try {
-            answer.header(HeaderValues.CONNECTION_CLOSE);
-            JsonOut.error(
-                    answer,
-                    408,
-                    "request body not received within " + waited.toMillis() + " ms (--request-read-timeout-ms)");
+            write.run();
         } catch (RuntimeException e) {
             // the connection may already be gone; the interrupt below still frees the handler
         }
@@ -199,6 +270,18 @@ final class BodyDeadline {
             notifyAll();
             interruptReader();
         }
+    }
+
+    /** A whole 408 answer with the API's JSON error, for a request that has no response object yet. */
+    private static byte[] raw408(String message) {
+        byte[] body = JsonOut.bytes(JsonOut.errorBody(message));
+        String head = "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nContent-Length: " + body.length
+                + "\r\nConnection: close\r\n\r\n";
+        byte[] headBytes = head.getBytes(StandardCharsets.US_ASCII);
+        byte[] all = new byte[headBytes.length + body.length];
+        System.arraycopy(headBytes, 0, all, 0, headBytes.length);
+        System.arraycopy(body, 0, all, headBytes.length, body.length);
+        return all;
     }
 
     private synchronized void interruptReader() {

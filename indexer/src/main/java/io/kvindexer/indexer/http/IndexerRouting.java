@@ -5,6 +5,7 @@ import io.helidon.http.HeaderValues;
 import io.helidon.webserver.WebServerConfig;
 import io.helidon.webserver.http.DirectHandlers;
 import io.helidon.webserver.http.HttpRouting;
+import io.helidon.webserver.http1.Http1Config;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.metrics.IndexerMetrics;
 import io.kvindexer.indexer.recovery.StartupGate;
@@ -111,6 +112,20 @@ public final class IndexerRouting {
         server.maxPayloadSize(maxPayloadSize(cfg))
                 .directHandlers(directHandlers())
                 .errorHandling(e -> e.includeEntity(true));
+    }
+
+    /**
+     * Bounds the time to read a request's headers (Helidon reads them with no limit): {@link BodyDeadline}'s
+     * receive listener on the server's one HTTP/1 protocol. Protocol discovery is off, as with the discovered HTTP/1
+     * protocol beside this one an HTTP/1.0 request was closed without its 505 ({@code SlowHeadersTest}). Not in
+     * {@link #serverAnswers}: Helidon's test server then drops that 505 too.
+     */
+    public static void headerDeadline(WebServerConfig.Builder server, HttpSettings cfg) {
+        server.protocolsDiscoverServices(false)
+                .addProtocol(Http1Config.builder()
+                        .addReceiveListener(
+                                BodyDeadline.headerListener(cfg.limits().requestReadTimeout()))
+                        .build());
     }
 
     private static DirectHandlers directHandlers() {

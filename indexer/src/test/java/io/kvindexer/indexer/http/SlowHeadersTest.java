@@ -1,0 +1,145 @@
+package io.kvindexer.indexer.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvindexer.indexer.IndexerApp;
+import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.common.ServiceLimits;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A client that trickles its request headers (slowloris: one byte every few hundred ms, never the blank line) gets a
+ * 408 JSON error and its connection closed once {@code --request-read-timeout-ms} has passed since its request
+ * line, instead of holding the connection for as long as it keeps trickling. A keep-alive connection idle between
+ * requests for longer than that is not cut: the clock starts at a request line. The real server ({@link IndexerApp}),
+ * as the deadline is set on its HTTP/1 protocol ({@code IndexerRouting.headerDeadline}).
+ */
+class SlowHeadersTest {
+
+    private static final Duration DEADLINE = Duration.ofMillis(1500);
+    /** how long the client goes on trickling, and waits for the answer: far past the deadline */
+    private static final int PATIENCE_MS = 30_000;
+
+    private static IndexerApp start() throws Exception {
+        return IndexerApp.start(
+                IndexerConfig.defaults().with(c -> c.limits = ServiceLimits.DEFAULTS.withRequestReadTimeout(DEADLINE)));
+    }
+
+    @Test
+    void trickledHeadersGet408AndTheConnectionClosed() throws Exception {
+        try (IndexerApp server = start();
+                Socket slow = connect(server)) {
+            OutputStream out = slow.getOutputStream();
+            out.write("GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            Thread trickler = Thread.ofVirtual().start(() -> {
+                long end = System.nanoTime() + Duration.ofMillis(PATIENCE_MS).toNanos();
+                try {
+                    while (System.nanoTime() < end) {
+                        out.write('a');
+                        out.flush();
+                        Thread.sleep(200);
+                    }
+                } catch (IOException | InterruptedException e) {
+                    // the server closed the connection: what the test waits for
+                }
+            });
+            try {
+                // meanwhile other clients are served
+                assertThat(get(server, "/health")).startsWith("HTTP/1.1 200");
+                String reply = readUntilClosed(slow.getInputStream());
+                assertThat(reply).startsWith("HTTP/1.1 408");
+                assertThat(reply).containsIgnoringCase("connection: close");
+                assertThat(reply).contains("{\"error\":\"request headers not received within 1500 ms");
+            } finally {
+                trickler.interrupt();
+                trickler.join();
+            }
+            assertThat(get(server, "/health")).startsWith("HTTP/1.1 200");
+        }
+    }
+
+    @Test
+    void anIdleKeepAliveConnectionIsNotCutAndHttp10StillGets505() throws Exception {
+        try (IndexerApp server = start();
+                Socket conn = connect(server)) {
+            OutputStream out = conn.getOutputStream();
+            InputStream in = conn.getInputStream();
+            byte[] request = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+            out.write(request);
+            assertThat(readResponse(in)).startsWith("HTTP/1.1 200");
+            Thread.sleep(DEADLINE.multipliedBy(2).toMillis()); // idle between requests, past the deadline
+            out.write(request);
+            assertThat(readResponse(in)).startsWith("HTTP/1.1 200");
+            // the server's HTTP/1 protocol, now configured, still refuses HTTP/1.0 as documented (operations.md)
+            try (Socket old = connect(server)) {
+                old.getOutputStream().write("GET /health HTTP/1.0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                assertThat(readUntilClosed(old.getInputStream()))
+                        .startsWith("HTTP/1.1 505")
+                        .contains("HTTP 1.0 is not supported");
+            }
+        }
+    }
+
+    private static String get(IndexerApp server, String path) throws IOException {
+        try (Socket s = connect(server)) {
+            s.getOutputStream()
+                    .write(("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            return readResponse(s.getInputStream());
+        }
+    }
+
+    private static Socket connect(IndexerApp server) throws IOException {
+        Socket s = new Socket();
+        s.connect(new InetSocketAddress(
+                "127.0.0.1", java.net.URI.create(server.baseUrl()).getPort()));
+        s.setSoTimeout(PATIENCE_MS);
+        return s;
+    }
+
+    /** One response with a Content-Length body (what /health sends). */
+    private static String readResponse(InputStream in) throws IOException {
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        while (!buf.toString(StandardCharsets.US_ASCII).contains("\r\n\r\n")) {
+            int b = in.read();
+            if (b < 0) {
+                break;
+            }
+            buf.write(b);
+        }
+        String head = buf.toString(StandardCharsets.US_ASCII);
+        int length = 0;
+        for (String line : head.split("\r\n")) {
+            if (line.regionMatches(true, 0, "content-length:", 0, 15)) {
+                length = Integer.parseInt(line.substring(15).trim());
+            }
+        }
+        return head + new String(in.readNBytes(length), StandardCharsets.UTF_8);
+    }
+
+    /** Everything the server sends until it closes the connection (the socket timeout fails a hang). */
+    private static String readUntilClosed(InputStream in) throws IOException {
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        byte[] chunk = new byte[4096];
+        try {
+            for (int n; (n = in.read(chunk)) >= 0; ) {
+                buf.write(chunk, 0, n);
+            }
+        } catch (SocketTimeoutException e) {
+            throw new AssertionError(
+                    "the server neither answered nor closed; got: " + buf.toString(StandardCharsets.UTF_8), e);
+        } catch (IOException e) {
+            // a reset after the answer still counts as closed
+        }
+        return buf.toString(StandardCharsets.UTF_8);
+    }
+}
