@@ -64,7 +64,7 @@ final class FlatJsonBody extends RequestFields {
     }
 
     @Override
-    String nextField() {
+    String nextName() {
         ws();
         byte c = at(p);
         if (c == '}') {

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import io.helidon.webserver.http.ServerRequest;
 import io.kvindexer.indexer.json.JsonIntegers;
 import io.kvindexer.indexer.json.JsonTokens;
@@ -92,8 +93,15 @@ final class JsonBody extends RequestFields implements AutoCloseable {
     }
 
     /** The next field name of the object, with the parser moved onto its value; null at the end of the object. */
-    String nextField() {
-        JsonToken t = next();
+    @Override
+    String nextName() {
+        JsonToken t;
+        try {
+            t = parser.nextToken();
+        } catch (IOException e) {
+            // the parser reads a field's number with its name: the name is known when the number is too long
+            throw tooLong(e) ? outOfRange(parser.getParsingContext().getCurrentName()) : translate(e);
+        }
         if (t == JsonToken.END_OBJECT) {
             JsonToken after = next();
             if (after != null) {
@@ -105,8 +113,26 @@ final class JsonBody extends RequestFields implements AutoCloseable {
             throw ApiError.badJson("malformed JSON at " + where());
         }
         String name = currentName();
-        next();
+        try {
+            parser.nextToken();
+        } catch (IOException e) {
+            throw tooLong(e) ? outOfRange(name) : translate(e);
+        }
         return name;
+    }
+
+    /**
+     * A number longer than the parser takes (64 digits), refused when the parser reaches it or its value is taken: a
+     * value out of range, like any other, not bad JSON.
+     */
+    private static boolean tooLong(IOException e) {
+        return e instanceof StreamConstraintsException
+                && e.getMessage() != null
+                && e.getMessage().startsWith("Number value length");
+    }
+
+    private static ApiError outOfRange(String field) {
+        return ApiError.invalid("invalid value for `" + field + "`: a number of more than 64 digits is out of range");
     }
 
     /** Skips the value of an unknown field (nesting is bounded by the parser's constraints). */
@@ -152,7 +178,7 @@ final class JsonBody extends RequestFields implements AutoCloseable {
             }
             return JsonIntegers.bits64(parser);
         } catch (IOException e) {
-            throw translate(e);
+            throw tooLong(e) ? outOfRange(field) : translate(e);
         }
     }
 
@@ -166,7 +192,7 @@ final class JsonBody extends RequestFields implements AutoCloseable {
             }
             return (int) v;
         } catch (IOException e) {
-            throw translate(e);
+            throw tooLong(e) ? outOfRange(field) : translate(e);
         }
     }
 
@@ -215,20 +241,21 @@ final class JsonBody extends RequestFields implements AutoCloseable {
             throw ApiError.invalid("invalid type for `" + field + "`: expected an array of " + arrayOf + ", got "
                     + JsonTokens.describe(parser.currentToken()));
         }
+        int at = 0; // the element read, for the message of one that fails to parse
         try {
             JsonToken t;
-            for (int i = 0; (t = parser.nextToken()) != JsonToken.END_ARRAY; i++) {
+            for (; (t = parser.nextToken()) != JsonToken.END_ARRAY; at++) {
                 if (t == null) {
                     throw ApiError.badJson("unexpected end of JSON in `" + field + "`");
                 }
                 if (t != JsonToken.VALUE_NUMBER_INT) {
-                    throw ApiError.invalid("invalid type for `" + field + "[" + i + "]`: expected " + elementIs
+                    throw ApiError.invalid("invalid type for `" + field + "[" + at + "]`: expected " + elementIs
                             + ", got " + JsonTokens.describe(t));
                 }
-                element.read(i);
+                element.read(at);
             }
         } catch (IOException e) {
-            throw translate(e);
+            throw tooLong(e) ? outOfRange(field + "[" + at + "]") : translate(e);
         }
     }
 

@@ -60,7 +60,7 @@ final class MsgpackBody extends RequestFields {
     }
 
     @Override
-    String nextField() {
+    String nextName() {
         try {
             if (fieldsLeft == 0) {
                 if (in.hasNext()) {

@@ -1,6 +1,8 @@
 package io.kvindexer.indexer.http;
 
 import java.nio.IntBuffer;
+import java.util.HashSet;
+import java.util.List;
 
 /**
  * The typed field readers {@link Requests} decodes a body with, whatever its encoding: {@link JsonBody} for JSON,
@@ -9,8 +11,44 @@ import java.nio.IntBuffer;
  */
 abstract class RequestFields implements AutoCloseable {
 
-    /** The next field name of the top-level object, positioned on its value; null at the end of the object. */
-    abstract String nextField();
+    /** Names of the top-level object seen so far: in {@link #few} while they are few, then in {@link #many}. */
+    private final String[] few = new String[8];
+
+    private int fewCount;
+    private HashSet<String> many;
+
+    /**
+     * The next field name of the top-level object, positioned on its value; null at the end of the object. A name
+     * given twice is refused (422 naming it), as Dynamo's serde refuses it: otherwise the last one would silently
+     * win.
+     */
+    final String nextField() {
+        String name = nextName();
+        if (name != null && !firstTime(name)) {
+            throw ApiError.invalid("duplicate field `" + name + "`");
+        }
+        return name;
+    }
+
+    /** {@link #nextField} without the duplicate check: what each encoding reads. */
+    abstract String nextName();
+
+    private boolean firstTime(String name) {
+        if (many != null) {
+            return many.add(name);
+        }
+        for (int i = 0; i < fewCount; i++) {
+            if (few[i].equals(name)) {
+                return false;
+            }
+        }
+        if (fewCount < few.length) {
+            few[fewCount++] = name;
+            return true;
+        }
+        many = new HashSet<>(List.of(few)); // a body of many (unknown) fields: no quadratic scan
+        return many.add(name);
+    }
 
     abstract void skipValue();
 

@@ -101,6 +101,17 @@ class MsgpackQueryTest {
         return Msgpack.pack(Msgpack.map(kv));
     }
 
+    /** A map that gives {@code model_name} twice (a map of ours cannot: its keys are unique). */
+    private static byte[] duplicateModelName() throws IOException {
+        try (org.msgpack.core.MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
+            p.packMapHeader(3);
+            p.packString("model_name").packString("llama");
+            p.packString("token_ids").packArrayHeader(1).packInt(1);
+            p.packString("model_name").packString("x");
+            return p.toByteArray();
+        }
+    }
+
     static byte[] u32le(int... v) {
         ByteBuffer b = ByteBuffer.allocate(v.length * 4).order(ByteOrder.LITTLE_ENDIAN);
         b.asIntBuffer().put(v);
@@ -210,6 +221,7 @@ class MsgpackQueryTest {
                 "{\"model_name\":\"llama\",\"token_ids\":[1,4294967296]}"
             },
             {msgpack("model_name", "nope", "token_ids", range(1, 4)), "{\"model_name\":\"nope\",\"token_ids\":[1]}"},
+            {duplicateModelName(), "{\"model_name\":\"llama\",\"token_ids\":[1],\"model_name\":\"x\"}"},
         };
         for (Object[] c : cases) {
             Reply fromJson = json("/query", (String) c[1]);
@@ -218,6 +230,8 @@ class MsgpackQueryTest {
             assertThat(fromMsgpack.status()).as(c[1].toString()).isEqualTo(fromJson.status());
             assertThat(fromMsgpack.error()).as(c[1].toString()).isEqualTo(fromJson.error());
         }
+        assertThat(post("/query", duplicateModelName(), MSGPACK, null).error())
+                .isEqualTo("duplicate field `model_name`");
         Reply hashes =
                 post("/query_by_hash", msgpack("model_name", "llama", "block_hashes", new int[] {1}), MSGPACK, null);
         assertThat(hashes.status()).isEqualTo(404); // an array of small ints is fine; the index is llama:default

@@ -37,6 +37,44 @@ abstract class RequestValidationTest extends OneWorkerRoutes {
         assertThat(crossed.error()).doesNotContain("Source", "REDACTED", "StreamReadFeature");
     }
 
+    /**
+     * A number longer than the parser takes (65 digits or more) is a value out of range, named like any other (it
+     * was the parser's 400), in a field and in an array.
+     */
+    @Test
+    void numbersTooLongForTheParserAre422NamingTheField() {
+        String digits = "9".repeat(65);
+        assertError(
+                http.post(
+                        "/register",
+                        "{\"instance_id\":2,\"endpoint\":\"tcp://h:1\",\"model_name\":\"m\",\"block_size\":" + digits
+                                + "}"),
+                422,
+                "invalid value for `block_size`",
+                "more than 64 digits");
+        assertError(
+                http.post("/query", "{\"token_ids\":[1," + digits + "],\"model_name\":\"m\"}"),
+                422,
+                "invalid value for `token_ids[1]`",
+                "more than 64 digits");
+        assertError(
+                http.post("/query_by_hash", "{\"block_hashes\":[-" + digits + "],\"model_name\":\"m\"}"),
+                422,
+                "`block_hashes[0]`");
+    }
+
+    /** A field given twice is refused naming it (Dynamo's serde refuses it), instead of the last one winning. */
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource(delimiter = '|', textBlock = """
+            /register | {"instance_id":2,"endpoint":"tcp://h:1","model_name":"m","block_size":4,"model_name":"x"} | model_name
+            /query    | {"model_name":"m","token_ids":[1],"model_name":"x"}                                      | model_name
+            /query    | {"model_name":"m","token_ids":[1],"token_ids":[2]}                                       | token_ids
+            /query    | {"model_name":"m","a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"a":9,"token_ids":[1]}  | a
+            """)
+    void duplicateFieldsAre422NamingThem(String route, String body, String field) {
+        assertError(http.post(route, body), 422, "duplicate field `" + field + "`");
+    }
+
     /** Each row: the route, the body, and what the error must name (fragments separated by " & "). */
     @ParameterizedTest(name = "{0} {1}")
     @CsvSource(delimiter = '|', textBlock = """
