@@ -61,8 +61,8 @@ public final class HardeningOptions {
             names = "--dump-stall-timeout-ms",
             paramLabel = "MS",
             description = "a /dump whose client accepts no bytes this long is abandoned and its connection closed"
-                    + " (default: ${DEFAULT-VALUE})")
-    long dumpStallTimeoutMs = ServiceLimits.DEFAULT_DUMP_STALL_TIMEOUT.toMillis();
+                    + " (default: ${DEFAULT-VALUE}; at most 3600000, an hour)")
+    String dumpStallTimeoutMs = String.valueOf(ServiceLimits.DEFAULT_DUMP_STALL_TIMEOUT.toMillis());
 
     @Option(
             names = "--auth-token-file",
@@ -80,34 +80,31 @@ public final class HardeningOptions {
         atLeastOne("--max-peers", maxPeers);
         atLeastOne("--max-concurrent-replays", maxConcurrentReplays);
         atLeastOne("--max-concurrent-dumps", maxConcurrentDumps);
-        atLeastOne("--dump-stall-timeout-ms", dumpStallTimeoutMs);
         return new ServiceLimits(
                 maxQueryTokens,
                 maxRanksPerInstance,
                 maxListeners,
                 maxPeers,
-                requestReadTimeout(),
+                millisUpToAnHour("--request-read-timeout-ms", requestReadTimeoutMs),
                 maxConcurrentReplays,
                 maxConcurrentDumps,
-                Duration.ofMillis(dumpStallTimeoutMs));
+                millisUpToAnHour("--dump-stall-timeout-ms", dumpStallTimeoutMs));
     }
 
     /**
-     * A whole number of milliseconds, 1 up to {@link ServiceLimits#MAX_REQUEST_READ_TIMEOUT}; read as any number of
+     * A whole number of milliseconds, 1 up to {@link ServiceLimits#MAX_CLIENT_TIMEOUT}; read as any number of
      * digits, so that one beyond a long is "too large" as well, not a parse error of another kind.
      */
-    private Duration requestReadTimeout() throws ConfigException {
-        String flag = "--request-read-timeout-ms";
-        String text = requestReadTimeoutMs.strip();
+    private static Duration millisUpToAnHour(String flag, String value) throws ConfigException {
+        String text = value.strip();
         if (!text.matches("[+-]?[0-9]+")) {
-            throw new ConfigException(
-                    "invalid value for " + flag + ": '" + requestReadTimeoutMs + "' is not a whole number of ms");
+            throw new ConfigException("invalid value for " + flag + ": '" + value + "' is not a whole number of ms");
         }
         BigInteger ms = new BigInteger(text);
         if (ms.signum() < 1) {
             throw new ConfigException("invalid value for " + flag + ": " + ms + " (expected at least 1)");
         }
-        long max = ServiceLimits.MAX_REQUEST_READ_TIMEOUT.toMillis();
+        long max = ServiceLimits.MAX_CLIENT_TIMEOUT.toMillis();
         if (ms.compareTo(BigInteger.valueOf(max)) > 0) {
             throw new ConfigException(
                     "invalid value for " + flag + ": " + ms + " is too large: at most " + max + " (an hour)");

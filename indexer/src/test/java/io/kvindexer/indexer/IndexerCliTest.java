@@ -198,6 +198,12 @@ class IndexerCliTest {
                     .hasMessage("invalid value for --request-read-timeout-ms: " + tooLong
                             + " is too large: at most 3600000 (an hour)");
         }
+        assertThat(parse("--dump-stall-timeout-ms", "3600000").limits().dumpStallTimeout())
+                .hasHours(1);
+        assertThatThrownBy(() -> parse("--dump-stall-timeout-ms", "9223372036854775807"))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("invalid value for --dump-stall-timeout-ms: 9223372036854775807"
+                        + " is too large: at most 3600000 (an hour)");
         assertThatThrownBy(() -> parse("--request-read-timeout-ms", "-99999999999999999999"))
                 .hasMessage("invalid value for --request-read-timeout-ms: -99999999999999999999 (expected at least 1)");
         assertThatThrownBy(() -> parse("--request-read-timeout-ms", "30s"))

@@ -40,10 +40,11 @@ public record ServiceLimits(
     public static final Duration DEFAULT_REQUEST_READ_TIMEOUT = Duration.ofSeconds(30);
 
     /**
-     * 1 h, the most {@code --request-read-timeout-ms} takes: a body still arriving after an hour is a stalled client
-     * on any link, and a bound keeps a typo of a few digits from disabling the timeout.
+     * 1 h, the most {@code --request-read-timeout-ms} and {@code --dump-stall-timeout-ms} take: a client still
+     * sending, or not reading, after an hour is stalled on any link, and a bound keeps a typo of a few digits from
+     * disabling the timeout (or overflowing it).
      */
-    public static final Duration MAX_REQUEST_READ_TIMEOUT = Duration.ofHours(1);
+    public static final Duration MAX_CLIENT_TIMEOUT = Duration.ofHours(1);
 
     /** 4 Mi tokens is what fits in Dynamo's 8 MiB /query body; 256 ranks, 4096 listeners, 64 peers. */
     public static final ServiceLimits DEFAULTS = new ServiceLimits(4 * 1024 * 1024, 256, 4096, 64);

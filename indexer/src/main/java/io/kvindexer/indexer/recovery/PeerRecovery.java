@@ -10,6 +10,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -38,6 +39,15 @@ public final class PeerRecovery {
         BINARY,
         JSON
     }
+
+    /**
+     * How long busy peers ({@link PeerBusy}) are asked again, in peer timeouts (a minute at the default 10 s): enough
+     * for the dumps they serve to end when many replicas start at once; the replica is not Ready meanwhile.
+     */
+    static final int BUSY_PATIENCE_TIMEOUTS = 6;
+
+    /** The longest a busy peer's Retry-After is followed. */
+    static final Duration MAX_RETRY_AFTER = Duration.ofSeconds(30);
 
     private final List<String> peers;
     private final Indexers indexers;
@@ -110,24 +120,45 @@ public final class PeerRecovery {
                 Thread.sleep(Duration.ofNanos(left));
             }
             Recovered firstBlank = null;
-            for (String peer : peers) {
-                try {
-                    Recovered r = recoverFrom(client, peer);
-                    if (r.blank()) {
-                        LOG.log(
-                                System.Logger.Level.INFO,
-                                "P2P recovery: {0} is blank (it has seen nothing from before its own start: {1});"
-                                        + " trying the next peer",
-                                peer,
-                                r.counts());
-                        firstBlank = firstBlank == null ? r : firstBlank;
-                        continue;
+            List<String> ask = peers;
+            long patientUntil = System.nanoTime()
+                    + timeout.multipliedBy(BUSY_PATIENCE_TIMEOUTS).toNanos();
+            while (!ask.isEmpty()) {
+                List<String> busy = new ArrayList<>();
+                Duration retryAfter = MAX_RETRY_AFTER;
+                for (String peer : ask) {
+                    try {
+                        Recovered r = recoverFrom(client, peer);
+                        if (r.blank()) {
+                            LOG.log(
+                                    System.Logger.Level.INFO,
+                                    "P2P recovery: {0} is blank (it has seen nothing from before its own start: {1});"
+                                            + " trying the next peer",
+                                    peer,
+                                    r.counts());
+                            firstBlank = firstBlank == null ? r : firstBlank;
+                            continue;
+                        }
+                        LOG.log(System.Logger.Level.INFO, "P2P recovery completed from {0} ({1})", peer, r.counts());
+                        return r;
+                    } catch (PeerBusy e) {
+                        busy.add(peer);
+                        retryAfter = retryAfter.compareTo(e.retryAfter) < 0 ? retryAfter : e.retryAfter;
+                        LOG.log(System.Logger.Level.INFO, "P2P recovery: {0} is busy ({1})", peer, e.getMessage());
+                    } catch (IOException | RuntimeException e) {
+                        LOG.log(System.Logger.Level.WARNING, "P2P recovery from {0} failed: {1}", peer, describe(e));
                     }
-                    LOG.log(System.Logger.Level.INFO, "P2P recovery completed from {0} ({1})", peer, r.counts());
-                    return r;
-                } catch (IOException | RuntimeException e) {
-                    LOG.log(System.Logger.Level.WARNING, "P2P recovery from {0} failed: {1}", peer, describe(e));
                 }
+                // a peer serving its other dumps has the state: ask it again rather than start without it
+                if (busy.isEmpty() || System.nanoTime() + retryAfter.toNanos() - patientUntil > 0) {
+                    if (!busy.isEmpty()) {
+                        LOG.log(System.Logger.Level.WARNING, "P2P recovery: {0} still busy, not waiting longer", busy);
+                    }
+                    break;
+                }
+                LOG.log(System.Logger.Level.INFO, "P2P recovery: asking {0} again in {1}", busy, retryAfter);
+                Thread.sleep(retryAfter);
+                ask = busy;
             }
             if (firstBlank != null) {
                 LOG.log(System.Logger.Level.INFO, "P2P recovery: only blank peers answered");
@@ -206,7 +237,9 @@ public final class PeerRecovery {
         try (InputStream body = new PeerBodyDeadline(response.body(), timeout)) {
             if (response.statusCode() / 100 != 2) {
                 String said = new String(body.readNBytes(512), java.nio.charset.StandardCharsets.UTF_8).strip();
-                throw new IOException(refusal(request.uri(), response.statusCode(), said, authToken != null));
+                String refusal = refusal(request.uri(), response.statusCode(), said, authToken != null);
+                Duration retryAfter = PeerBusy.retryAfter(response);
+                throw retryAfter == null ? new IOException(refusal) : new PeerBusy(refusal, retryAfter);
             }
             boolean blank = response.headers()
                     .firstValue(BinaryDump.BLANK_HEADER)
@@ -223,6 +256,31 @@ public final class PeerRecovery {
                                     .orElse(""))
                     : DumpApplier.parse(body, indexers, peer, timeout.toMillis());
             return blank ? r.asBlank() : r;
+        }
+    }
+
+    /**
+     * A peer that has the state but serves as many dumps as it allows ({@code --max-concurrent-dumps}): 503 with
+     * {@code Retry-After} (a peer that is not ready answers 503 without one, and is not asked again).
+     */
+    static final class PeerBusy extends IOException {
+        final Duration retryAfter;
+
+        PeerBusy(String message, Duration retryAfter) {
+            super(message);
+            this.retryAfter = retryAfter;
+        }
+
+        /** The 503's Retry-After in whole seconds, 1 to {@link #MAX_RETRY_AFTER}; null for any other answer. */
+        static Duration retryAfter(HttpResponse<?> response) {
+            if (response.statusCode() != 503) {
+                return null;
+            }
+            return response.headers()
+                    .firstValue("Retry-After")
+                    .filter(v -> v.strip().matches("[0-9]{1,6}"))
+                    .map(v -> Duration.ofSeconds(Math.clamp(Long.parseLong(v.strip()), 1, MAX_RETRY_AFTER.toSeconds())))
+                    .orElse(null);
         }
     }
 

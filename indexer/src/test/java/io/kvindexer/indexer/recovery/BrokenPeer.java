@@ -60,6 +60,29 @@ final class BrokenPeer implements AutoCloseable {
     }
 
     /**
+     * Answers its first {@code busyTimes} requests as our replica does when its dump slots are taken (503, {@code
+     * Retry-After: 1}, a JSON error), then serves {@code json}.
+     */
+    static BrokenPeer busy(int busyTimes, String json) throws IOException {
+        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        BrokenPeer peer = new BrokenPeer(server);
+        server.createContext("/dump", exchange -> {
+            boolean busy = peer.requests.incrementAndGet() <= busyTimes;
+            byte[] body = (busy ? "{\"error\":\"too many dumps in progress\"}" : json).getBytes(StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().add("Content-Type", "application/json");
+            if (busy) {
+                exchange.getResponseHeaders().add("Retry-After", "1");
+            }
+            exchange.sendResponseHeaders(busy ? 503 : 200, body.length);
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(body);
+            }
+        });
+        server.start();
+        return peer;
+    }
+
+    /**
      * Sends 200, the headers and the first bytes of a JSON dump, then nothing more until closed, or with {@code drip}
      * a byte every 100 ms: a peer that hung, or crawls, after it began to answer.
      */

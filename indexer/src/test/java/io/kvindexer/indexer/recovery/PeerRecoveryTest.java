@@ -165,6 +165,35 @@ class PeerRecoveryTest {
         }
     }
 
+    /**
+     * A peer whose dump slots are all taken (503 with Retry-After, as when many replicas start at once) has the state:
+     * it is asked again after its Retry-After, not passed over for a start without it (an unreachable peer beside it
+     * is not asked again); and not for longer than {@link PeerRecovery#BUSY_PATIENCE_TIMEOUTS} peer timeouts.
+     */
+    @Test
+    @Timeout(60)
+    void aBusyPeerIsAskedAgainAfterItsRetryAfter() throws Exception {
+        try (BrokenPeer busy = BrokenPeer.busy(2, "{}");
+                Indexers indexers = new Indexers(IndexOptions.defaults())) {
+            long start = System.nanoTime();
+            Recovered recovered = new PeerRecovery(
+                            List.of("http://127.0.0.1:9", busy.url()), indexers, Duration.ZERO, Duration.ofSeconds(10))
+                    .fetch();
+            assertThat(recovered).as("from the busy peer, once it had a slot").isNotNull();
+            assertThat(busy.requests()).isEqualTo(3);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofSeconds(2));
+        }
+        try (BrokenPeer stillBusy = BrokenPeer.busy(1000, "{}");
+                Indexers indexers = new Indexers(IndexOptions.defaults())) {
+            Recovered recovered =
+                    new PeerRecovery(List.of(stillBusy.url()), indexers, Duration.ZERO, Duration.ofSeconds(1)).fetch();
+            assertThat(recovered).as("busy beyond the patience: none").isNull();
+            assertThat(stillBusy.requests())
+                    .as("asked for about %s peer timeouts", PeerRecovery.BUSY_PATIENCE_TIMEOUTS)
+                    .isBetween(2, PeerRecovery.BUSY_PATIENCE_TIMEOUTS + 2);
+        }
+    }
+
     @Test
     void theFirstRequestWaitsForTheWholeDelay() throws Exception {
         Duration delay = Duration.ofMillis(400);
