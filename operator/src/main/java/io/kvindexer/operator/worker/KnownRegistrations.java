@@ -23,7 +23,7 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class KnownRegistrations {
     /** One registered rank as the replica holds it. */
-    record Held(String modelName, String tenantId, String endpoint) {}
+    record Held(String modelName, String tenantId, int blockSize, String endpoint) {}
 
     /**
      * A replica's registrations (all of them, not only this KvWorker's) as of the last sync, and how exact its index
@@ -45,19 +45,24 @@ final class KnownRegistrations {
             });
             List<RegisteredWorker> out = new ArrayList<>(endpoints.size());
             endpoints.forEach((id, e) -> out.add(new RegisteredWorker(
-                    id, keyOf.get(id).modelName(), keyOf.get(id).tenantId(), 0, "known", Map.copyOf(e))));
+                    id,
+                    keyOf.get(id).modelName(),
+                    keyOf.get(id).tenantId(),
+                    keyOf.get(id).blockSize(),
+                    "known",
+                    Map.copyOf(e))));
             return out;
         }
 
         /** What the replica holds after {@code plan} was applied in full (no call failed). */
-        Snapshot after(RegistrationPlan plan, String modelName, String tenantId) {
+        Snapshot after(RegistrationPlan plan, String modelName, String tenantId, int blockSize) {
             Map<WorkerKey, Held> next = new HashMap<>(ranks);
             Map<WorkerKey, ListenerExactness> known = new HashMap<>(exactness);
             plan.toUnregister().forEach(u -> {
                 next.remove(u.key());
                 known.remove(u.key());
             });
-            plan.toRegister().forEach(r -> next.put(r.key(), new Held(modelName, tenantId, r.endpoint())));
+            plan.toRegister().forEach(r -> next.put(r.key(), new Held(modelName, tenantId, blockSize, r.endpoint())));
             return new Snapshot(incarnation, readAt, next, known);
         }
 
@@ -67,7 +72,8 @@ final class KnownRegistrations {
             for (RegisteredWorker w : workers) {
                 w.endpoints()
                         .forEach((rank, endpoint) -> ranks.put(
-                                new WorkerKey(w.instanceId(), rank), new Held(w.modelName(), w.tenantId(), endpoint)));
+                                new WorkerKey(w.instanceId(), rank),
+                                new Held(w.modelName(), w.tenantId(), w.blockSize(), endpoint)));
                 w.exactness().forEach((rank, x) -> exactness.put(new WorkerKey(w.instanceId(), rank), x));
             }
             return new Snapshot(incarnation, readAt, ranks, exactness);

@@ -20,7 +20,10 @@ import java.util.Set;
  * <p>Only instances this KvWorker owns are ever removed: the desired ones and those it registered before (its
  * status). Registrations of other KvWorkers or made by hand are left alone. A rank whose endpoint changed (the pod
  * got a new IP), or whose replay endpoint changed ({@code forceReregister}), is unregistered and registered again;
- * a registration of an owned instance under another model or tenant is removed.
+ * a registration of an owned instance under another model or tenant is removed, and one under another block size
+ * (the KvWorker's {@code blockSize} was corrected) is unregistered and registered again with the new one: the
+ * indexer never changes a registered worker's block size, and refuses another worker with a size its index does not
+ * have.
  */
 public record RegistrationPlan(List<Unregistration> toUnregister, List<WorkerRegistration> toRegister) {
 
@@ -36,6 +39,7 @@ public record RegistrationPlan(List<Unregistration> toUnregister, List<WorkerReg
             Collection<RegisteredWorker> actual,
             String modelName,
             String tenantId,
+            int blockSize,
             Set<Long> owned,
             Set<Long> forceReregister) {
         Map<Long, Map<Integer, WorkerRegistration>> want = new HashMap<>();
@@ -52,11 +56,15 @@ public record RegistrationPlan(List<Unregistration> toUnregister, List<WorkerReg
                 continue;
             }
             boolean sameKey = Objects.equals(modelName, w.modelName()) && Objects.equals(tenantId, w.tenantId());
+            // 0: the replica did not say (an older indexer); the registration is taken as it is
+            boolean sameSize = w.blockSize() == 0 || w.blockSize() == blockSize;
             Map<Integer, WorkerRegistration> ranks = sameKey ? want.getOrDefault(w.instanceId(), Map.of()) : Map.of();
             for (Map.Entry<Integer, String> e : w.endpoints().entrySet()) {
                 WorkerRegistration d = ranks.get(e.getKey());
-                boolean good =
-                        d != null && d.endpoint().equals(e.getValue()) && !forceReregister.contains(w.instanceId());
+                boolean good = d != null
+                        && sameSize
+                        && d.endpoint().equals(e.getValue())
+                        && !forceReregister.contains(w.instanceId());
                 if (good) {
                     keep.add(new WorkerKey(w.instanceId(), e.getKey()));
                 } else {

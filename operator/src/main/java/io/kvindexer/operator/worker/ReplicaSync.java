@@ -76,10 +76,12 @@ final class ReplicaSync {
                 before.asWorkers(),
                 spec.getModelName(),
                 spec.getTenantId(),
+                spec.getBlockSize(),
                 owned,
                 replayChanged);
         Applied applied = apply(replica, plan);
-        KnownRegistrations.Snapshot after = before.after(plan, spec.getModelName(), spec.getTenantId());
+        KnownRegistrations.Snapshot after =
+                before.after(plan, spec.getModelName(), spec.getTenantId(), spec.getBlockSize());
         if (applied.errors().isEmpty()) {
             known.put(slot, after);
         } else {

@@ -19,7 +19,7 @@ import java.util.TreeMap;
  * calls it received in order, and ranks or reads made to fail with a given HTTP status.
  */
 final class FakeIndexerClient extends IndexerClient {
-    record Registered(String model, String tenant, String endpoint) {}
+    record Registered(String model, String tenant, int blockSize, String endpoint) {}
 
     final Map<WorkerKey, Registered> registrations = new LinkedHashMap<>();
     final List<String> calls = new ArrayList<>();
@@ -51,7 +51,13 @@ final class FakeIndexerClient extends IndexerClient {
                 }
             });
             out.add(new RegisteredWorker(
-                    id, keyOf.get(id).model(), keyOf.get(id).tenant(), 16, "active", endpoints, x));
+                    id,
+                    keyOf.get(id).model(),
+                    keyOf.get(id).tenant(),
+                    keyOf.get(id).blockSize(),
+                    "active",
+                    endpoints,
+                    x));
         });
         return out;
     }
@@ -67,7 +73,7 @@ final class FakeIndexerClient extends IndexerClient {
         if (status != null) {
             throw new IndexerClientException("POST /register answered " + status, status, null);
         }
-        registrations.put(r.key(), new Registered(modelName, tenantId, r.endpoint()));
+        registrations.put(r.key(), new Registered(modelName, tenantId, blockSize, r.endpoint()));
     }
 
     @Override

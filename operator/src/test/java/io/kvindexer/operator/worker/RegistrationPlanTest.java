@@ -15,18 +15,19 @@ import org.junit.jupiter.api.Test;
 class RegistrationPlanTest {
     private static final String M = "llama";
     private static final String T = "default";
+    private static final int B = 16;
 
     private static WorkerRegistration reg(long id, int rank, String ip) {
         return new WorkerRegistration(id, rank, "tcp://" + ip + ":" + (5557 + rank), null);
     }
 
     private static RegisteredWorker actual(long id, String model, String tenant, Map<Integer, String> endpoints) {
-        return new RegisteredWorker(id, model, tenant, 16, "active", endpoints);
+        return new RegisteredWorker(id, model, tenant, B, "active", endpoints);
     }
 
     /** The plan for model {@code M}, tenant {@code T}, nothing owned and no replay endpoint changed. */
     private static RegistrationPlan plan(List<WorkerRegistration> desired, List<RegisteredWorker> actual) {
-        return RegistrationPlan.of(desired, actual, M, T, Set.of(), Set.of());
+        return RegistrationPlan.of(desired, actual, M, T, B, Set.of(), Set.of());
     }
 
     @Test
@@ -48,6 +49,7 @@ class RegistrationPlanTest {
                 List.of(actual(1, M, T, Map.of(0, "tcp://10.0.0.1:5557"))),
                 M,
                 T,
+                B,
                 Set.of(1L),
                 Set.of());
         assertThat(plan.isEmpty()).isTrue();
@@ -60,6 +62,7 @@ class RegistrationPlanTest {
                 List.of(actual(7, M, T, Map.of(0, "tcp://10.0.0.7:5557", 1, "tcp://10.0.0.7:5558"))),
                 M,
                 T,
+                B,
                 Set.of(7L),
                 Set.of());
         assertThat(plan.toUnregister()).containsExactly(new Unregistration(7, 0, M, T), new Unregistration(7, 1, M, T));
@@ -69,7 +72,7 @@ class RegistrationPlanTest {
     @Test
     void registrationsWeDoNotOwnAreLeftAlone() {
         var plan = RegistrationPlan.of(
-                List.of(), List.of(actual(99, M, T, Map.of(0, "tcp://10.9.9.9:5557"))), M, T, Set.of(7L), Set.of());
+                List.of(), List.of(actual(99, M, T, Map.of(0, "tcp://10.9.9.9:5557"))), M, T, B, Set.of(7L), Set.of());
         assertThat(plan.isEmpty()).isTrue();
     }
 
@@ -98,12 +101,40 @@ class RegistrationPlanTest {
     }
 
     @Test
+    void aRegistrationUnderAnotherBlockSizeIsReplacedByOneUnderTheSpecsSize() {
+        var plan = RegistrationPlan.of(
+                List.of(reg(9, 0, "10.0.0.9"), reg(9, 1, "10.0.0.9")),
+                List.of(actual(9, M, T, new TreeMap<>(Map.of(0, "tcp://10.0.0.9:5557", 1, "tcp://10.0.0.9:5558")))),
+                M,
+                T,
+                32,
+                Set.of(9L),
+                Set.of());
+        assertThat(plan.toUnregister()).containsExactly(new Unregistration(9, 0, M, T), new Unregistration(9, 1, M, T));
+        assertThat(plan.toRegister()).containsExactly(reg(9, 0, "10.0.0.9"), reg(9, 1, "10.0.0.9"));
+    }
+
+    @Test
+    void aReplicaThatDoesNotSayItsBlockSizeIsTakenAsItIs() {
+        var plan = RegistrationPlan.of(
+                List.of(reg(9, 0, "10.0.0.9")),
+                List.of(new RegisteredWorker(9, M, T, 0, "active", Map.of(0, "tcp://10.0.0.9:5557"))),
+                M,
+                T,
+                32,
+                Set.of(9L),
+                Set.of());
+        assertThat(plan.isEmpty()).isTrue();
+    }
+
+    @Test
     void aChangedReplayEndpointForcesReRegistration() {
         var plan = RegistrationPlan.of(
                 List.of(reg(6, 0, "10.0.0.6")),
                 List.of(actual(6, M, T, Map.of(0, "tcp://10.0.0.6:5557"))),
                 M,
                 T,
+                B,
                 Set.of(),
                 Set.of(6L));
         assertThat(plan.toUnregister()).containsExactly(new Unregistration(6, 0, M, T));
@@ -116,7 +147,7 @@ class RegistrationPlanTest {
                 List.of(reg(1, 0, "10.0.0.1"), reg(2, 0, "10.0.0.22"), reg(2, 1, "10.0.0.22"));
         List<RegisteredWorker> actual = List.of(
                 actual(2, M, T, Map.of(0, "tcp://10.0.0.2:5557")), actual(8, M, T, Map.of(0, "tcp://10.0.0.8:5557")));
-        var plan = RegistrationPlan.of(desired, actual, M, T, Set.of(8L), Set.of());
+        var plan = RegistrationPlan.of(desired, actual, M, T, B, Set.of(8L), Set.of());
 
         // apply the plan to a model of the replica
         Map<Long, Map<Integer, String>> replica = new TreeMap<>();
@@ -132,7 +163,7 @@ class RegistrationPlanTest {
             }
         });
 
-        assertThat(RegistrationPlan.of(desired, after, M, T, Set.of(8L), Set.of())
+        assertThat(RegistrationPlan.of(desired, after, M, T, B, Set.of(8L), Set.of())
                         .isEmpty())
                 .isTrue();
         assertThat(replica.get(8L)).as("owned leftover removed").isEmpty();

@@ -139,6 +139,7 @@ class ReplicaSyncTest {
                 List.of(),
                 "llama",
                 "default",
+                16,
                 Set.of(),
                 Set.of());
         ReplicaSync.Applied applied = new ReplicaSync.Applied(1, 0, Set.of(new WorkerKey(2, 0)), List.of("boom"));

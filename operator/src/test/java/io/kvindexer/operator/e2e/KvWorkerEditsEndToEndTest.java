@@ -1,0 +1,102 @@
+package io.kvindexer.operator.e2e;
+
+import static io.kvindexer.operator.support.OperatorHarness.WAIT;
+import static io.kvindexer.operator.support.Resources.VLLM;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.kvindexer.operator.client.RegisteredWorker;
+import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import io.kvindexer.operator.crd.v1alpha1.KvWorker;
+import io.kvindexer.operator.support.OperatorHarness;
+import io.kvindexer.operator.support.Resources;
+import io.kvindexer.operator.worker.InstanceIds;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A user edits a running KvWorker (kubectl edit / apply): the replicas end up holding what the new spec says, as if
+ * the KvWorker had been created that way. Real indexer replicas on the mock API server; the engine pods are pod
+ * objects only (registration never waits for the engine).
+ */
+class KvWorkerEditsEndToEndTest {
+    @RegisterExtension
+    static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(3));
+
+    private LoopbackCluster cluster;
+    private String ns;
+    private int zmqPort;
+
+    @BeforeEach
+    void setUp(TestInfo info) {
+        cluster = new LoopbackCluster(harness);
+        ns = "edit-"
+                + info.getTestMethod()
+                        .orElseThrow()
+                        .getName()
+                        .toLowerCase()
+                        .replaceAll("[^a-z0-9]", "")
+                        .substring(0, 20);
+        zmqPort = LoopbackCluster.freePort(LoopbackCluster.engineIps(2));
+    }
+
+    @AfterEach
+    void tearDown() {
+        try {
+            harness.deleteKvWorkers(ns, WAIT);
+            harness.client().resources(KvIndexer.class).inNamespace(ns).delete();
+            harness.client().pods().inNamespace(ns).delete();
+        } finally {
+            cluster.close();
+        }
+    }
+
+    private KvIndexer indexer(String name) throws Exception {
+        return cluster.startIndexer(ns, name, 1, LoopbackCluster.freePort(LoopbackCluster.replicaIps(1)));
+    }
+
+    private List<RegisteredWorker> workers(KvIndexer kvi) {
+        return cluster.http.workers(cluster.replica(kvi, 0), "llama", "default");
+    }
+
+    private void engine(String pod, int k) {
+        harness.startEnginePod(ns, pod, VLLM, LoopbackCluster.engineIp(k), true);
+    }
+
+    private KvWorker worker(String indexer, int blockSize) {
+        return harness.create(Resources.kvWorker(ns, "vllm", indexer, VLLM, "llama", blockSize, zmqPort, null, 1));
+    }
+
+    @Test
+    void aChangedBlockSizeIsWhatTheReplicasHold() throws Exception {
+        KvIndexer kvi = indexer("kv");
+        engine("vllm-a", 0);
+        engine("vllm-b", 1);
+        worker("kv", 16);
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(workers(kvi))
+                        .extracting(RegisteredWorker::blockSize)
+                        .containsExactly(16, 16));
+
+        // the engines run with --block-size 32 after all: the user corrects the KvWorker
+        harness.mergePatch(KvWorker.class, ns, "vllm", "{\"spec\":{\"blockSize\":32}}");
+
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(workers(kvi))
+                        .extracting(RegisteredWorker::instanceId, RegisteredWorker::blockSize)
+                        .containsExactlyInAnyOrder(
+                                org.assertj.core.groups.Tuple.tuple(InstanceIds.hashOf(ns, "vllm-a"), 32),
+                                org.assertj.core.groups.Tuple.tuple(InstanceIds.hashOf(ns, "vllm-b"), 32)));
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(
+                                harness.kvWorker(ns, "vllm").getStatus().registeredPods())
+                        .isEqualTo(2));
+    }
+}
