@@ -10,11 +10,14 @@ import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
+import io.javaoperatorsdk.operator.api.reconciler.ResourceCache;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kvindexer.operator.client.ReplicaAccess;
+import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
@@ -35,6 +38,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.event.Level;
@@ -122,20 +126,29 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         }
         Set<Long> owned = ownedInstances(worker);
         Set<Long> replayChanged = replayChanged(worker, desired);
+        List<ReplicaOutcome> former = leaveFormer(worker, context, owned);
         List<ReplicaOutcome> outcomes = syncAll(worker, kvi, context, desired, owned, replayChanged);
-        boolean failed = outcomes.stream().anyMatch(ReplicaOutcome::failed);
+        boolean failed = Stream.concat(outcomes.stream(), former.stream()).anyMatch(ReplicaOutcome::failed);
         Duration next = backoff.after(key(worker), failed, services.resync());
         if (hold.recheckIn() != null && hold.recheckIn().compareTo(next) < 0) {
             next = hold.recheckIn(); // a hold runs out: unregister then, not at the next resync
         }
         return writeStatus(
-                context, worker, statusFactory.status(worker, desired, outcomes).getStatus(), next);
+                context,
+                worker,
+                statusFactory.status(worker, desired, outcomes, former).getStatus(),
+                next);
     }
 
     @Override
     public DeleteControl cleanup(KvWorker worker, Context<KvWorker> context) {
         KvIndexer kvi = context.getSecondaryResource(KvIndexer.class, INDEXERS).orElse(null);
-        if (!usable(kvi) || worker.getSpec() == null || KvWorkerValidation.validate(worker.getSpec()) != null) {
+        boolean specUsable = worker.getSpec() != null && KvWorkerValidation.validate(worker.getSpec()) == null;
+        if (specUsable
+                && leaveFormer(worker, context, ownedInstances(worker)).stream().anyMatch(ReplicaOutcome::failed)) {
+            return DeleteControl.noFinalizerRemoval().rescheduleAfter(backoff.next(key(worker)));
+        }
+        if (!usable(kvi) || !specUsable) {
             services.events().forget(worker);
             known.retain(key(worker), Set.of());
             return DeleteControl.defaultDelete();
@@ -154,6 +167,52 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         services.events().forget(worker);
         LOG.atInfo().addKeyValue("kvworker", key(worker)).log("unregistered from every replica; finalizer removed");
         return DeleteControl.defaultDelete();
+    }
+
+    /**
+     * The replicas of another KvIndexer that the status says hold this KvWorker's engines (spec.indexerRef was
+     * changed): the engines are unregistered there, every replica at once and read in full, since such a replica is
+     * left only once. A replica whose pod or KvIndexer is gone holds nothing any more.
+     */
+    @SuppressWarnings("unchecked")
+    private List<ReplicaOutcome> leaveFormer(KvWorker worker, Context<KvWorker> context, Set<Long> owned) {
+        KvWorkerStatus status = worker.getStatus();
+        if (status == null || status.pods() == null || owned.isEmpty()) {
+            return List.of();
+        }
+        Set<String> named = status.pods().stream()
+                .filter(p -> p.registeredOn() != null)
+                .flatMap(p -> p.registeredOn().stream())
+                .collect(Collectors.toSet());
+        String ns = worker.getMetadata().getNamespace();
+        Map<String, List<Pod>> byIndexer = source(context, INDEXER_PODS)
+                .list(ns, p -> named.contains(p.getMetadata().getName()))
+                .filter(p -> p.getMetadata().getLabels() != null)
+                .collect(Collectors.groupingBy(
+                        p -> p.getMetadata().getLabels().getOrDefault(IndexerNames.LABEL_INSTANCE, "")));
+        byIndexer.remove(worker.getSpec().getIndexerRef());
+        if (byIndexer.isEmpty()) {
+            return List.of();
+        }
+        var indexers =
+                (ResourceCache<KvIndexer>) context.eventSourceRetriever().getEventSourceFor(KvIndexer.class, INDEXERS);
+        DesiredRegistrations none = new DesiredRegistrations(List.of(), Map.of());
+        ReplicaSync sync = new ReplicaSync(services.client(), worker.getSpec());
+        List<ReplicaOutcome> outcomes = new java.util.ArrayList<>();
+        byIndexer.forEach((name, pods) -> {
+            KvIndexer old = indexers.get(new ResourceID(name, ns)).orElse(null);
+            if (!usable(old)) {
+                return;
+            }
+            int port = old.getSpec().getPort();
+            ReplicaAccess access = ReplicaAccesses.read(context.getClient(), old);
+            List<IndexerReplica> replicas = IndexerReplica.of(old, pods).stream()
+                    .filter(IndexerReplica::running)
+                    .toList();
+            outcomes.addAll(FanOut.map(replicas, r -> sync.sync(r.endpoint(port, access), none, owned, Set.of())));
+        });
+        report(worker, outcomes);
+        return outcomes;
     }
 
     /** Every target replica at once; metrics, logs and Events of each outcome. */

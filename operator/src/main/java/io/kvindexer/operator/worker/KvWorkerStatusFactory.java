@@ -31,6 +31,16 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
      * @param outcomes one per replica the operator registers with (Ready replicas)
      */
     public KvWorker status(KvWorker worker, DesiredRegistrations desired, List<ReplicaOutcome> outcomes) {
+        return status(worker, desired, outcomes, List.of());
+    }
+
+    /**
+     * As above, with {@code former}: one outcome per replica of another KvIndexer (the one {@code spec.indexerRef}
+     * named before) from which this KvWorker's engines were to be removed. A replica that may still hold an engine
+     * stays in its {@code registeredOn}, so that the next reconcile tries again.
+     */
+    public KvWorker status(
+            KvWorker worker, DesiredRegistrations desired, List<ReplicaOutcome> outcomes, List<ReplicaOutcome> former) {
         long generation = generation(worker);
         List<Condition> previous = previous(worker);
         List<PodRegistration> pods = new ArrayList<>();
@@ -39,19 +49,21 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
             List<String> on = outcomes.stream()
                     .filter(o -> o.registered().contains(t.instanceId()))
                     .map(ReplicaOutcome::replica)
-                    .sorted()
                     .toList();
             if (!outcomes.isEmpty() && on.size() == outcomes.size()) {
                 registeredEverywhere++;
             }
+            List<String> all = new ArrayList<>(on);
+            all.addAll(stillOn(worker, t.instanceId(), former));
+            all.sort(null);
             pods.add(new PodRegistration(
-                    t.pod(), Long.toUnsignedString(t.instanceId()), t.endpoint(), t.replayEndpoint(), on));
+                    t.pod(), Long.toUnsignedString(t.instanceId()), t.endpoint(), t.replayEndpoint(), all));
         }
-        pods.addAll(leftovers(worker, desired, outcomes));
+        pods.addAll(leftovers(worker, desired, outcomes, former));
         pods.sort(Comparator.comparing(PodRegistration::pod));
 
         Map<String, String> failures = new LinkedHashMap<>();
-        outcomes.stream()
+        java.util.stream.Stream.concat(outcomes.stream(), former.stream())
                 .filter(ReplicaOutcome::failed)
                 .sorted(Comparator.comparing(ReplicaOutcome::replica))
                 .forEach(o -> failures.put(o.replica(), o.error()));
@@ -202,7 +214,7 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
      * that a later reconcile still knows they are ours to remove.
      */
     private static List<PodRegistration> leftovers(
-            KvWorker worker, DesiredRegistrations desired, List<ReplicaOutcome> outcomes) {
+            KvWorker worker, DesiredRegistrations desired, List<ReplicaOutcome> outcomes, List<ReplicaOutcome> former) {
         if (worker.getStatus() == null || worker.getStatus().pods() == null) {
             return List.of();
         }
@@ -214,16 +226,40 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
                     .anyMatch(t -> t.instanceId() == id || t.pod().equals(p.pod()))) {
                 continue;
             }
-            List<String> still = outcomes.stream()
+            List<String> still = new ArrayList<>(outcomes.stream()
                     .filter(o -> o.leftovers().contains(id))
                     .map(ReplicaOutcome::replica)
-                    .sorted()
-                    .toList();
+                    .toList());
+            still.addAll(stillOn(worker, id, former));
+            still.sort(null);
             if (unknown || !still.isEmpty()) {
                 kept.add(new PodRegistration(p.pod(), p.instanceId(), p.endpoint(), p.replayEndpoint(), still));
             }
         }
         return kept;
+    }
+
+    /**
+     * The former replicas that may still hold {@code id}: its unregistration failed there, or the replica could not
+     * be reached and the status said it was registered there.
+     */
+    private static List<String> stillOn(KvWorker worker, long id, List<ReplicaOutcome> former) {
+        List<String> still = new ArrayList<>();
+        for (ReplicaOutcome o : former) {
+            if (o.leftovers().contains(id) || (o.failed() && listedOn(worker, id, o.replica()))) {
+                still.add(o.replica());
+            }
+        }
+        return still;
+    }
+
+    private static boolean listedOn(KvWorker worker, long id, String replica) {
+        return worker.getStatus() != null
+                && worker.getStatus().pods() != null
+                && worker.getStatus().pods().stream()
+                        .anyMatch(p -> Long.parseUnsignedLong(p.instanceId()) == id
+                                && p.registeredOn() != null
+                                && p.registeredOn().contains(replica));
     }
 
     static String describe(Map<String, String> errors) {

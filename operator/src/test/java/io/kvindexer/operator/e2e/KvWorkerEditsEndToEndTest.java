@@ -99,4 +99,36 @@ class KvWorkerEditsEndToEndTest {
                                 harness.kvWorker(ns, "vllm").getStatus().registeredPods())
                         .isEqualTo(2));
     }
+
+    @Test
+    void aChangedIndexerRefMovesTheEnginesToTheOtherKvIndexer() throws Exception {
+        KvIndexer a = indexer("kv-a");
+        KvIndexer b = indexer("kv-b");
+        engine("vllm-a", 0);
+        worker("kv-a", 16);
+        long id = InstanceIds.hashOf(ns, "vllm-a");
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(workers(a))
+                        .extracting(RegisteredWorker::instanceId)
+                        .containsExactly(id));
+
+        harness.mergePatch(KvWorker.class, ns, "vllm", "{\"spec\":{\"indexerRef\":\"kv-b\"}}");
+
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(workers(b))
+                        .extracting(RegisteredWorker::instanceId)
+                        .containsExactly(id));
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(workers(a))
+                        .as("kv-a no longer feeds on the engines of a KvWorker that points elsewhere")
+                        .isEmpty());
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(
+                                harness.kvWorker(ns, "vllm").getStatus().pods())
+                        .singleElement()
+                        .satisfies(p -> assertThat(p.registeredOn()).containsExactly("kv-b-0")));
+    }
 }

@@ -85,6 +85,28 @@ class KvWorkerStatusFactoryTest {
     }
 
     @Test
+    void aReplicaOfTheFormerKvIndexerStaysListedUntilItLetTheEngineGo() {
+        KvWorker w = worker(); // indexerRef kv; the engine was registered on old-0 before
+        w.setStatus(new KvWorkerStatus(
+                1L, 1, 1, List.of(new PodRegistration("a", "1", "tcp://10.0.0.1:5557", null, List.of("old-0"))), null));
+        var desired = new DesiredRegistrations(List.of(target("a", 1)), Map.of());
+        List<ReplicaOutcome> now = List.of(new ReplicaOutcome("kv-0", Set.of(1L), Set.of(), 1, 0, null));
+
+        KvWorker down = factory.status(
+                w, desired, now, List.of(new ReplicaOutcome("old-0", Set.of(), Set.of(), 0, 0, "old-0 unreachable")));
+        assertThat(down.getStatus().pods().getFirst().registeredOn()).containsExactly("kv-0", "old-0");
+        assertThat(down.getStatus().registeredPods())
+                .as("counted on the current KvIndexer")
+                .isEqualTo(1);
+        assertThat(cond(down, "Degraded").getMessage()).contains("old-0 unreachable");
+
+        KvWorker left =
+                factory.status(w, desired, now, List.of(new ReplicaOutcome("old-0", Set.of(), Set.of(), 0, 1, null)));
+        assertThat(left.getStatus().pods().getFirst().registeredOn()).containsExactly("kv-0");
+        assertThat(cond(left, "Ready").getStatus()).isEqualTo("True");
+    }
+
+    @Test
     void aRankNotExactOnAReplicaDegradesTheWorkerAndSaysWhichAndWhy() {
         var desired = new DesiredRegistrations(List.of(target("a", 1), target("b", 2)), Map.of());
         var degraded = new io.kvindexer.operator.client.ListenerExactness("degraded", "unrecoverable gap", "t0");
