@@ -60,6 +60,16 @@ public record DesiredRegistrations(List<EngineTarget> targets, Map<String, Strin
         return new DesiredRegistrations(List.copyOf(targets), Map.copyOf(errors));
     }
 
+    /** The same targets with more pods reported (pod → why it is not registered). */
+    public DesiredRegistrations withErrors(Map<String, String> more) {
+        if (more.isEmpty()) {
+            return this;
+        }
+        Map<String, String> all = new LinkedHashMap<>(podErrors);
+        all.putAll(more);
+        return new DesiredRegistrations(targets, Map.copyOf(all));
+    }
+
     /** Every (instance, rank) registration of every target. */
     public List<WorkerRegistration> registrations() {
         return targets.stream().flatMap(t -> t.registrations().stream()).toList();

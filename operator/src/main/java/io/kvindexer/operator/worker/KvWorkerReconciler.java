@@ -114,9 +114,21 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
                             .getStatus(),
                     services.resync());
         }
-        List<Pod> pods = enginePods(context, worker);
+        PodClaims claims = claims(worker, context);
+        Map<String, String> claimed = new java.util.TreeMap<>();
+        Set<Long> notOurs = new HashSet<>();
+        List<Pod> pods = new java.util.ArrayList<>();
+        for (Pod p : enginePods(context, worker)) {
+            var earlier = claims.earlier(p);
+            if (earlier.isEmpty()) {
+                pods.add(p);
+            } else {
+                claimed.put(p.getMetadata().getName(), PodClaims.message(earlier.get()));
+                instanceId(spec, p).ifPresent(notOurs::add);
+            }
+        }
         ReadinessHold hold = ReadinessHold.of(worker, pods, services.clock().instant());
-        DesiredRegistrations desired = DesiredRegistrations.of(spec, pods, hold);
+        DesiredRegistrations desired = DesiredRegistrations.of(spec, pods, hold).withErrors(claimed);
         if (!hold.held().isEmpty()) {
             LOG.atDebug()
                     .addKeyValue("kvworker", key(worker))
@@ -125,6 +137,7 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
                     .log("not Ready for less than spec.unregisterAfterSeconds: kept registered");
         }
         Set<Long> owned = ownedInstances(worker);
+        owned.removeAll(notOurs); // an earlier KvWorker's to register and remove
         Set<Long> replayChanged = replayChanged(worker, desired);
         List<ReplicaOutcome> former = leaveFormer(worker, context, owned);
         List<ReplicaOutcome> outcomes = syncAll(worker, kvi, context, desired, owned, replayChanged);
@@ -154,8 +167,12 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
             return DeleteControl.defaultDelete();
         }
         Set<Long> owned = ownedInstances(worker);
-        owned.addAll(DesiredRegistrations.of(worker.getSpec(), enginePods(context, worker))
-                .instanceIds());
+        List<Pod> selected = enginePods(context, worker);
+        owned.addAll(DesiredRegistrations.of(worker.getSpec(), selected).instanceIds());
+        PodClaims claims = claims(worker, context);
+        selected.stream() // another KvWorker that selects it takes it over
+                .filter(claims::selectedByOther)
+                .forEach(p -> instanceId(worker.getSpec(), p).ifPresent(owned::remove));
         DesiredRegistrations none = new DesiredRegistrations(List.of(), Map.of());
         known.retain(key(worker), Set.of()); // the last word on every replica: read each in full
         List<ReplicaOutcome> outcomes = syncAll(worker, kvi, context, none, owned, Set.of());
@@ -292,6 +309,30 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
     private static InformerEventSource<Pod, KvWorker> source(Context<KvWorker> context, String name) {
         return (InformerEventSource<Pod, KvWorker>)
                 context.eventSourceRetriever().getEventSourceFor(Pod.class, name);
+    }
+
+    /** The other KvWorkers of the same KvIndexer, not being deleted, with a usable spec. */
+    private static PodClaims claims(KvWorker worker, Context<KvWorker> context) {
+        String self = worker.getMetadata().getName();
+        List<KvWorker> others = context
+                .getPrimaryCache()
+                .byIndex(
+                        WorkerMappers.BY_INDEXER_REF,
+                        WorkerMappers.indexerRefKey(worker).getFirst())
+                .stream()
+                .filter(w -> !self.equals(w.getMetadata().getName())
+                        && w.getMetadata().getDeletionTimestamp() == null
+                        && KvWorkerValidation.validate(w.getSpec()) == null)
+                .toList();
+        return new PodClaims(worker, others);
+    }
+
+    private static java.util.Optional<Long> instanceId(KvWorkerSpec spec, Pod pod) {
+        try {
+            return java.util.Optional.of(InstanceIds.of(pod, spec.getInstanceIdAnnotation()));
+        } catch (IllegalArgumentException e) {
+            return java.util.Optional.empty();
+        }
     }
 
     private static Set<Long> ownedInstances(KvWorker worker) {

@@ -131,4 +131,76 @@ class KvWorkerEditsEndToEndTest {
                         .singleElement()
                         .satisfies(p -> assertThat(p.registeredOn()).containsExactly("kv-b-0")));
     }
+
+    /** Instance id → model of every registration on the replica, all models. */
+    private java.util.Map<Long, String> models(KvIndexer kvi) {
+        java.util.Map<Long, String> out = new java.util.HashMap<>();
+        cluster.http.workers(cluster.replica(kvi, 0)).forEach(w -> out.put(w.instanceId(), w.modelName()));
+        return out;
+    }
+
+    /** Asserts {@code check} on every look for {@code period}: it must hold throughout, not only in the end. */
+    private static void throughout(Duration period, Runnable check) throws InterruptedException {
+        long end = System.nanoTime() + period.toNanos();
+        while (System.nanoTime() < end) {
+            check.run();
+            Thread.sleep(100);
+        }
+    }
+
+    @Test
+    void aPodTwoKvWorkersSelectIsRegisteredByTheFirstAndTheSecondSaysSo() throws Exception {
+        KvIndexer kvi = indexer("kv");
+        engine("vllm-a", 0);
+        long id = InstanceIds.hashOf(ns, "vllm-a");
+        harness.create(Resources.kvWorker(ns, "a-first", "kv", VLLM, "llama", 16, zmqPort, null, 1));
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .until(() -> "llama".equals(models(kvi).get(id)));
+
+        // a second KvWorker with the same selector and another model: a mistake the operator must not act out
+        harness.create(Resources.kvWorker(ns, "b-second", "kv", VLLM, "mistral", 16, zmqPort, null, 1));
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(Resources.condition(
+                                        harness.kvWorker(ns, "b-second")
+                                                .getStatus()
+                                                .conditions(),
+                                        "Degraded")
+                                .getMessage())
+                        .contains("vllm-a")
+                        .contains("a-first"));
+        // several resyncs (3 s): the registration is never taken over by the second
+        throughout(
+                Duration.ofSeconds(10),
+                () -> assertThat(models(kvi)).containsExactly(java.util.Map.entry(id, "llama")));
+        assertThat(harness.kvWorker(ns, "a-first").getStatus().registeredPods()).isEqualTo(1);
+    }
+
+    @Test
+    void deletingOneOfTwoKvWorkersThatSelectAPodKeepsItRegistered() throws Exception {
+        KvIndexer kvi = indexer("kv");
+        engine("vllm-a", 0);
+        long id = InstanceIds.hashOf(ns, "vllm-a");
+        // a KvWorker being replaced by an identical one under another name (a rename, a migration)
+        harness.create(Resources.kvWorker(ns, "a-old", "kv", VLLM, "llama", 16, zmqPort, null, 1));
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .until(() -> "llama".equals(models(kvi).get(id)));
+        harness.create(Resources.kvWorker(ns, "b-new", "kv", VLLM, "llama", 16, zmqPort, null, 1));
+        await().atMost(WAIT).until(() -> harness.kvWorker(ns, "b-new").getStatus() != null);
+
+        harness.client()
+                .resources(KvWorker.class)
+                .inNamespace(ns)
+                .withName("a-old")
+                .delete();
+        await().atMost(WAIT).until(() -> harness.kvWorker(ns, "a-old") == null);
+        throughout(
+                Duration.ofSeconds(8), () -> assertThat(models(kvi)).containsExactly(java.util.Map.entry(id, "llama")));
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(
+                                harness.kvWorker(ns, "b-new").getStatus().registeredPods())
+                        .isEqualTo(1));
+    }
 }

@@ -1,0 +1,61 @@
+package io.kvindexer.operator.worker;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.kvindexer.operator.crd.v1alpha1.KvWorker;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Engine pods that other KvWorkers of the same KvIndexer also select. One instance can be registered only once per
+ * replica, so two KvWorkers acting on the same pod would undo each other on every resync (another model, port or
+ * rank count) and the one deleted first would take the pod's registration from the other. The KvWorker created
+ * first (then by name) registers such a pod; a later one reports it and leaves it alone; a deleted one leaves a pod
+ * that another still selects registered, for that one to take over.
+ *
+ * @param self   the KvWorker being reconciled
+ * @param others the other KvWorkers of its KvIndexer, not being deleted and with a usable spec
+ */
+record PodClaims(KvWorker self, List<KvWorker> others) {
+
+    /** The KvWorker created before {@code self} that selects {@code pod}, the first such one. */
+    Optional<KvWorker> earlier(Pod pod) {
+        return others.stream()
+                .filter(o -> ORDER.compare(o, self) < 0 && selects(o, pod))
+                .min(ORDER);
+    }
+
+    /** Whether any other KvWorker selects {@code pod}. */
+    boolean selectedByOther(Pod pod) {
+        return others.stream().anyMatch(o -> selects(o, pod));
+    }
+
+    /** What a later KvWorker's status says of a pod an earlier one registers. */
+    static String message(KvWorker earlier) {
+        return "also selected by KvWorker " + earlier.getMetadata().getName()
+                + ", created first, which registers it: narrow one of the selectors";
+    }
+
+    private static boolean selects(KvWorker w, Pod pod) {
+        return LabelSelectors.matches(
+                w.getSpec().getSelector(), pod.getMetadata().getLabels());
+    }
+
+    /** Oldest first, by name within a second (creationTimestamp has seconds only). */
+    static final Comparator<KvWorker> ORDER = Comparator.comparing(PodClaims::created)
+            .thenComparing(w -> w.getMetadata().getName());
+
+    private static Instant created(KvWorker w) {
+        String at = w.getMetadata().getCreationTimestamp();
+        if (at == null) {
+            return Instant.MAX; // not stored yet: the newest
+        }
+        try {
+            return Instant.parse(at);
+        } catch (DateTimeParseException e) {
+            return Instant.MAX;
+        }
+    }
+}
