@@ -203,4 +203,54 @@ class KvWorkerEditsEndToEndTest {
                                 harness.kvWorker(ns, "b-new").getStatus().registeredPods())
                         .isEqualTo(1));
     }
+
+    @Test
+    void aSelectorThatSelectsNothingUnregistersAndTheOldOneRegistersAgain() throws Exception {
+        KvIndexer kvi = indexer("kv");
+        engine("vllm-a", 0);
+        engine("vllm-b", 1);
+        worker("kv", 16);
+        await().atMost(WAIT).ignoreExceptions().until(() -> models(kvi).size() == 2);
+
+        harness.mergePatch(
+                KvWorker.class, ns, "vllm", "{\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"none\"}}}}");
+        await().atMost(WAIT).ignoreExceptions().until(() -> models(kvi).isEmpty());
+        await().atMost(WAIT).untilAsserted(() -> {
+            var status = harness.kvWorker(ns, "vllm").getStatus();
+            assertThat(status.matchedPods()).isZero();
+            assertThat(status.pods()).isEmpty();
+        });
+
+        harness.mergePatch(
+                KvWorker.class, ns, "vllm", "{\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"vllm\"}}}}");
+        await().atMost(WAIT).ignoreExceptions().until(() -> models(kvi).size() == 2);
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(
+                                harness.kvWorker(ns, "vllm").getStatus().registeredPods())
+                        .isEqualTo(2));
+    }
+
+    @Test
+    void aKvWorkerCreatedBeforeItsKvIndexerWaitsForItAndSaysWhy() throws Exception {
+        engine("vllm-a", 0);
+        worker("kv", 16);
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(Resources.condition(
+                                harness.kvWorker(ns, "vllm").getStatus().conditions(), "Ready"))
+                        .satisfies(c -> assertThat(c.getReason()).isEqualTo("IndexerNotFound"))
+                        .satisfies(
+                                c -> assertThat(c.getMessage()).contains("kv").contains(ns)));
+
+        KvIndexer kvi = indexer("kv");
+        long id = InstanceIds.hashOf(ns, "vllm-a");
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .until(() -> "llama".equals(models(kvi).get(id)));
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(Resources.condition(
+                                        harness.kvWorker(ns, "vllm").getStatus().conditions(), "Ready")
+                                .getStatus())
+                        .isEqualTo("True"));
+    }
 }
