@@ -253,4 +253,71 @@ class KvWorkerEditsEndToEndTest {
                                 .getStatus())
                         .isEqualTo("True"));
     }
+
+    @Test
+    void aPodWithTwoRanksThatMovesWhileReadyIsRegisteredAtItsNewAddressAndFewerRanksDropOne() throws Exception {
+        KvIndexer kvi = indexer("kv");
+        engine("vllm-a", 0);
+        harness.create(Resources.kvWorker(ns, "vllm", "kv", VLLM, "llama", 16, zmqPort, null, 2));
+        String at0 = "tcp://" + LoopbackCluster.engineIp(0) + ":";
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(workers(kvi))
+                        .singleElement()
+                        .satisfies(w -> assertThat(w.endpoints())
+                                .containsExactly(
+                                        java.util.Map.entry(0, at0 + zmqPort),
+                                        java.util.Map.entry(1, at0 + (zmqPort + 1)))));
+
+        engine("vllm-a", 1); // the same pod, Ready throughout, at another IP
+        String at1 = "tcp://" + LoopbackCluster.engineIp(1) + ":";
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(workers(kvi))
+                        .singleElement()
+                        .satisfies(w -> assertThat(w.endpoints())
+                                .containsExactly(
+                                        java.util.Map.entry(0, at1 + zmqPort),
+                                        java.util.Map.entry(1, at1 + (zmqPort + 1)))));
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(
+                                harness.kvWorker(ns, "vllm").getStatus().pods())
+                        .singleElement()
+                        .satisfies(p -> assertThat(p.endpoint()).isEqualTo(at1 + zmqPort)));
+
+        harness.mergePatch(KvWorker.class, ns, "vllm", "{\"spec\":{\"dataParallelSize\":1}}");
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(workers(kvi))
+                        .singleElement()
+                        .satisfies(
+                                w -> assertThat(w.endpoints()).containsExactly(java.util.Map.entry(0, at1 + zmqPort))));
+    }
+
+    @Test
+    void aKvIndexerDeletedUnderItsKvWorkerIsReportedAndTheKvWorkerCanStillBeDeleted() throws Exception {
+        KvIndexer kvi = indexer("kv");
+        engine("vllm-a", 0);
+        worker("kv", 16);
+        await().atMost(WAIT).ignoreExceptions().until(() -> models(kvi).size() == 1);
+
+        harness.client()
+                .resources(KvIndexer.class)
+                .inNamespace(ns)
+                .withName("kv")
+                .delete();
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(Resources.condition(
+                                        harness.kvWorker(ns, "vllm").getStatus().conditions(), "Ready")
+                                .getReason())
+                        .isEqualTo("IndexerNotFound"));
+        // its replicas go with it (garbage collection, which the mock does not run): the finalizer does not wait
+        harness.client()
+                .resources(KvWorker.class)
+                .inNamespace(ns)
+                .withName("vllm")
+                .delete();
+        await().atMost(WAIT).until(() -> harness.kvWorker(ns, "vllm") == null);
+    }
 }
