@@ -188,8 +188,8 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
 
     /**
      * The replicas of another KvIndexer that the status says hold this KvWorker's engines (spec.indexerRef was
-     * changed): the engines are unregistered there, every replica at once and read in full, since such a replica is
-     * left only once. A replica whose pod or KvIndexer is gone holds nothing any more.
+     * changed): the engines are unregistered there, every Ready replica at once and read in full, since such a
+     * replica is left only once. A replica whose pod or KvIndexer is gone holds nothing any more.
      */
     @SuppressWarnings("unchecked")
     private List<ReplicaOutcome> leaveFormer(KvWorker worker, Context<KvWorker> context, Set<Long> owned) {
@@ -224,7 +224,7 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
             int port = old.getSpec().getPort();
             ReplicaAccess access = ReplicaAccesses.read(context.getClient(), old);
             List<IndexerReplica> replicas = IndexerReplica.of(old, pods).stream()
-                    .filter(IndexerReplica::running)
+                    .filter(IndexerReplica::ready) // one not Ready recovers from a Ready peer, already left
                     .toList();
             outcomes.addAll(FanOut.map(replicas, r -> sync.sync(r.endpoint(port, access), none, owned, Set.of())));
         });
