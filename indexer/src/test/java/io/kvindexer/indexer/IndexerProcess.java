@@ -4,6 +4,7 @@ import io.kvindexer.indexer.testkit.Processes;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +40,20 @@ public final class IndexerProcess implements AutoCloseable {
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().remove("DYN_ROUTER_MIN_INITIAL_WORKERS");
         return pb;
+    }
+
+    /** A replica on loopback, any port, writing snapshots into {@code dir} once an hour (and on registration changes). */
+    public static IndexerProcess snapshotting(Path dir) throws Exception {
+        return start(
+                List.of(),
+                "--port",
+                "0",
+                "--host",
+                "127.0.0.1",
+                "--snapshot-dir",
+                dir.toString(),
+                "--snapshot-interval",
+                "1h");
     }
 
     /** Starts {@link #command} with stderr merged into stdout and waits for it to listen. */

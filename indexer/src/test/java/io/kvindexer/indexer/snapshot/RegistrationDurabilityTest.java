@@ -26,20 +26,6 @@ class RegistrationDurabilityTest {
     @TempDir
     Path tmp;
 
-    /** A replica in a child JVM writing snapshots into {@code dir} once an hour (and on registration changes). */
-    private static IndexerProcess replica(Path dir) throws Exception {
-        return IndexerProcess.start(
-                List.of(),
-                "--port",
-                "0",
-                "--host",
-                "127.0.0.1",
-                "--snapshot-dir",
-                dir.toString(),
-                "--snapshot-interval",
-                "1h");
-    }
-
     private static int score(HttpTestClient http) {
         return http.post("/query", QUERY).json().at("/scores/1/0").asInt(0);
     }
@@ -61,7 +47,7 @@ class RegistrationDurabilityTest {
     void aReplicaKilledRightAfterARegistrationChangeComesBackWithIt() throws Exception {
         Path dir = tmp.resolve("snapshots");
         try (EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults())) {
-            try (IndexerProcess first = replica(dir);
+            try (IndexerProcess first = IndexerProcess.snapshotting(dir);
                     HttpTestClient http = new HttpTestClient(first.url())) {
                 awaitReady(http);
                 http.registerEngine(sim);
@@ -72,7 +58,7 @@ class RegistrationDurabilityTest {
                 assertThat(first.kill()).isTrue();
             }
             long afterRegister;
-            try (IndexerProcess second = replica(dir);
+            try (IndexerProcess second = IndexerProcess.snapshotting(dir);
                     HttpTestClient http = new HttpTestClient(second.url())) {
                 awaitReady(http);
                 assertThat(http.get("/workers").json().findValuesAsText("instance_id"))
@@ -84,7 +70,7 @@ class RegistrationDurabilityTest {
                 await().atMost(Duration.ofSeconds(30)).until(() -> newest(dir) > afterRegister);
                 assertThat(second.kill()).isTrue();
             }
-            try (IndexerProcess third = replica(dir);
+            try (IndexerProcess third = IndexerProcess.snapshotting(dir);
                     HttpTestClient http = new HttpTestClient(third.url())) {
                 awaitReady(http);
                 assertThat(http.get("/workers").json()).isEmpty();

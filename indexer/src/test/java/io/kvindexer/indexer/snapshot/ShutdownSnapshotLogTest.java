@@ -8,7 +8,6 @@ import io.kvindexer.indexer.http.HttpTestClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -24,16 +23,7 @@ class ShutdownSnapshotLogTest {
     @Test
     void aFailedLastSnapshotDoesNotPromiseAnotherTry() throws Exception {
         Path dir = Files.writeString(tmp.resolve("a-file"), "x").resolve("snapshots"); // cannot be created
-        try (IndexerProcess replica = IndexerProcess.start(
-                        List.of(),
-                        "--port",
-                        "0",
-                        "--host",
-                        "127.0.0.1",
-                        "--snapshot-dir",
-                        dir.toString(),
-                        "--snapshot-interval",
-                        "1h");
+        try (IndexerProcess replica = IndexerProcess.snapshotting(dir);
                 HttpTestClient http = new HttpTestClient(replica.url())) {
             await().atMost(Duration.ofSeconds(60))
                     .until(() -> http.get("/ready").status() == 200);

@@ -59,16 +59,7 @@ class UnfinishedSnapshotTest {
         Path unfinished = dir.resolve(".snapshot-0000000000000000003.kvix.tmp");
         Files.write(unfinished, Arrays.copyOf(bytes, bytes.length / 2));
 
-        try (IndexerProcess replica = IndexerProcess.start(
-                        List.of(),
-                        "--port",
-                        "0",
-                        "--host",
-                        "127.0.0.1",
-                        "--snapshot-dir",
-                        dir.toString(),
-                        "--snapshot-interval",
-                        "1h");
+        try (IndexerProcess replica = IndexerProcess.snapshotting(dir);
                 HttpTestClient http = new HttpTestClient(replica.url())) {
             await().atMost(Duration.ofSeconds(60))
                     .until(() -> http.get("/ready").status() == 200);
