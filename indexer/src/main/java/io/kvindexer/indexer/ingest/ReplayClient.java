@@ -93,8 +93,16 @@ final class ReplayClient {
         long liveBound();
     }
 
-    /** How a replay ended, how many batches it applied, and how many requests it took. */
-    record Outcome(ReplayResult result, long recovered, int requests) {}
+    /**
+     * How a replay ended, how many batches it applied, and how many requests it took; {@code empty}: the engine
+     * answered with its end marker alone, so it holds nothing at or after the seq the replay began from.
+     */
+    record Outcome(ReplayResult result, long recovered, int requests, boolean empty) {
+
+        Outcome(ReplayResult result, long recovered, int requests) {
+            this(result, recovered, requests, false);
+        }
+    }
 
     /** What one request's answer came to. */
     private enum End {
@@ -150,24 +158,41 @@ final class ReplayClient {
      * order are handed over too. Null when stopped before it ended.
      */
     Outcome replay(long from, long until, Target target) throws InterruptedException {
+        return replay(new Answer(target, from, false), until);
+    }
+
+    /**
+     * Everything the engine has after {@code last}, a seq the target already holds, asked for from {@code last}
+     * itself: an engine answers a request from every buffered batch at or after it, so {@code last} coming back (or
+     * anything after it) shows the engine's seq did not go back below it, while an answer of the end marker alone
+     * ({@link Outcome#empty}) shows that the engine's newest batch is older than {@code last}, or that it buffers
+     * nothing. {@code last} is handed over like any batch (the target skips it as stale) and is never reported lost.
+     */
+    Outcome resume(long last, Target target) throws InterruptedException {
+        return replay(new Answer(target, last, true), EVERYTHING);
+    }
+
+    private Outcome replay(Answer answer, long until) throws InterruptedException {
         if (!awaitBackoff()) {
             return null;
         }
         // an open-ended replay whose live stream, read while it waits for a permit, begins at `from` needs none
         // (the usual end of a tail check when replays queue: a fleet's engines all went quiet, then busy again)
-        if (!settings.permits().acquire(() -> stopped.getAsBoolean() || reached(from, limit(until, target)))) {
+        if (!settings.permits()
+                .acquire(() -> stopped.getAsBoolean() || reached(answer.needed(), limit(until, answer.target)))) {
             return stopped.getAsBoolean() ? null : new Outcome(ReplayResult.OK, 0, 0);
         }
         try {
-            return run(from, until, target);
+            return run(answer, until);
         } finally {
             close();
             settings.permits().release();
         }
     }
 
-    private Outcome run(long from, long until, Target target) {
-        Answer answer = new Answer(target, from);
+    private Outcome run(Answer answer, long until) {
+        Target target = answer.target;
+        long from = answer.expected;
         handshakeNanos = Math.max(1, handshakeMillis * 1_000_000L / FIRST_HANDSHAKE_SHARE);
         int stalls = 0;
         int silent = 0;
@@ -177,7 +202,7 @@ final class ReplayClient {
             }
             String error = openFresh();
             if (error != null) {
-                answer.lose(answer.expected, limit(until, target), error);
+                answer.lose(answer.needed(), limit(until, target), error);
                 return failed(ReplayResult.FAILED, answer);
             }
             long asked = answer.expected;
@@ -204,7 +229,11 @@ final class ReplayClient {
                                     "replay incomplete: engine returned nothing from " + u(asked) + ", needed up to "
                                             + u(askedUntil - 1));
                         }
-                        return succeeded(answer);
+                        // nothing at all since `from`: the engine holds nothing at or after it (see resume)
+                        return succeeded(answer, asked == from);
+                    }
+                    if (answer.tookOnlyAnchor(asked)) {
+                        return succeeded(answer); // a resume's anchor, and nothing after it: as idle as can be
                     }
                     if (rangeDone || (limit == EVERYTHING && ++stalls > settings.maxResumes())) {
                         return succeeded(answer); // (an engine publishing all along: the live stream has the rest)
@@ -229,7 +258,7 @@ final class ReplayClient {
                     }
                     if (answer.requestSawNone) {
                         answer.lose(
-                                answer.expected,
+                                answer.needed(),
                                 limit,
                                 "replay from " + u(answer.expected) + " timed out " + SILENT_ATTEMPTS
                                         + " times after " + settings.timeout().toMillis() + " ms: no answer from "
@@ -241,7 +270,7 @@ final class ReplayClient {
                     }
                 }
                 case FAILED -> {
-                    answer.lose(answer.expected, limit, answer.failure);
+                    answer.lose(answer.needed(), limit, answer.failure);
                     return failed(ReplayResult.FAILED, answer);
                 }
             }
@@ -255,7 +284,7 @@ final class ReplayClient {
 
     /** The replay has reached its limit: what follows is the live stream's. */
     private static boolean covered(long until, Answer answer) {
-        return reached(answer.expected, limit(until, answer.target));
+        return reached(answer.needed(), limit(until, answer.target));
     }
 
     /** The next expected seq, {@code expected}, is at or past {@code limit} (never for {@link #EVERYTHING}). */
@@ -264,11 +293,15 @@ final class ReplayClient {
     }
 
     private Outcome succeeded(Answer answer) {
+        return succeeded(answer, false);
+    }
+
+    private Outcome succeeded(Answer answer, boolean empty) {
         if (answer.lostAny) {
             return new Outcome(ReplayResult.INCOMPLETE, answer.recovered, answer.requests);
         }
         backoffNanos = 0;
-        return new Outcome(ReplayResult.OK, answer.recovered, answer.requests);
+        return new Outcome(ReplayResult.OK, answer.recovered, answer.requests, empty);
     }
 
     private Outcome failed(ReplayResult result, Answer answer) {
@@ -407,12 +440,12 @@ final class ReplayClient {
                 // the first reply on a fresh DEALER: the engine's buffer no longer reaches back to `expected`
                 long limit = limit(until, answer.target);
                 long lostUntil = Long.compareUnsigned(seq, limit) < 0 ? seq : limit;
-                if (Long.compareUnsigned(answer.expected, lostUntil) < 0) {
+                long needed = answer.needed();
+                if (Long.compareUnsigned(needed, lostUntil) < 0) {
                     answer.lose(
-                            answer.expected,
+                            needed,
                             lostUntil,
-                            "replay incomplete: engine buffer starts at " + u(seq) + ", requested "
-                                    + u(answer.expected));
+                            "replay incomplete: engine buffer starts at " + u(seq) + ", requested " + u(needed));
                 }
                 if (limit != EVERYTHING && Long.compareUnsigned(seq, limit) > 0) {
                     // past the range: the live stream holds [limit, seq) and goes on from there. Taken, this batch
@@ -464,6 +497,10 @@ final class ReplayClient {
     /** The progress of one replay across its requests. */
     private static final class Answer {
         final Target target;
+        /** a {@link #resume}: the first seq asked for is held already (asked for only to see whether it is there) */
+        final boolean anchored;
+
+        final long anchor;
         long expected;
         boolean requestSawNone;
         boolean lostAny;
@@ -471,9 +508,21 @@ final class ReplayClient {
         int requests;
         String failure;
 
-        Answer(Target target, long from) {
+        Answer(Target target, long from, boolean anchored) {
             this.target = target;
             this.expected = from;
+            this.anchored = anchored;
+            this.anchor = from;
+        }
+
+        /** This request, from {@code asked}, brought a resume's anchor and nothing else. */
+        boolean tookOnlyAnchor(long asked) {
+            return anchored && asked == anchor && expected == anchor + 1;
+        }
+
+        /** The first seq the target still needs: the next expected one, or the one after a resume's anchor. */
+        long needed() {
+            return anchored && expected == anchor ? anchor + 1 : expected;
         }
 
         void startRequest() {

@@ -15,7 +15,9 @@ import java.util.Set;
  *       this attempt means a new engine process; on the first live message of an attempt (no previous live seq
  *       yet, e.g. after re-registration) a seq strictly below the watermark the attempt started from means the
  *       same (not below the current one: a replay on connect may have applied past the first live seq). The
- *       watermark is then reset and the message handled like a first one (replay from 0 when seq &gt; 0);</li>
+ *       watermark is then reset and the message handled like a first one (replay from 0 when seq &gt; 0). A
+ *       catch-up whose replay holds nothing from the watermark on shows the same before any live message
+ *       ({@link #restarted});</li>
  *   <li>a seq not above the watermark (a duplicate, or a batch a replay already applied) is skipped;</li>
  *   <li>the watermark advances only when a batch decodes and is applied ({@link #applied}).</li>
  * </ul>
@@ -89,6 +91,17 @@ final class SequenceTracker {
             return new Step(false, last + 1, seq);
         }
         return new Step(false, seq, seq);
+    }
+
+    /**
+     * The engine restarted, seen by other means than a live seq (a replay that holds nothing from the watermark on):
+     * the watermark is reset, and the attempt starts over as a new registration's (the next live seq is not measured
+     * against the old process's seqs, so it does not read as a second restart).
+     */
+    void restarted() {
+        watermark.reset();
+        startedAt = SequenceWatermark.UNSET;
+        seenLive = false;
     }
 
     /** True when {@code seq} is above the watermark (or nothing was applied yet): it must be applied. */

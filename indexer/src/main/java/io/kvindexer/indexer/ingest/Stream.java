@@ -417,12 +417,49 @@ final class Stream implements ReplayClient.Target {
 
     // ---- on the replay thread --------------------------------------------------------------------------
 
+    /**
+     * A catch-up on connect or after a reconnect. From a known watermark W the engine is asked from W itself: W (or
+     * anything after it) coming back shows its seq did not go back, while its end marker alone shows that its newest
+     * batch is older than W, so it restarted while no one listened (its cache is gone, whatever it published since
+     * is in its buffer), and is handled as a live seq that went back is. An engine that buffers nothing answers the
+     * same, and is treated the same: without a buffer nothing since W can be vouched for.
+     */
     private void resume() {
-        long from = owner.watermark().get() + 1; // 0 when nothing was applied (the watermark is unset: -1)
+        long last = owner.watermark().get();
+        if (last == SequenceWatermark.UNSET) {
+            owner.log().info("joining: asking " + replay.endpoint() + " for everything from seq 0");
+            replayed(0, ReplayClient.EVERYTHING);
+            return;
+        }
         owner.log()
-                .info((from == 0 ? "joining" : "resuming after seq " + u(from - 1)) + ": asking " + replay.endpoint()
-                        + " for everything from seq " + u(from));
-        replayed(from, ReplayClient.EVERYTHING);
+                .info("resuming after seq " + u(last) + ": asking " + replay.endpoint() + " for everything from seq "
+                        + u(last) + " (seq " + u(last) + " itself shows the engine did not restart)");
+        ReplayClient.Outcome outcome;
+        try {
+            outcome = replay.resume(last, this);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        if (outcome == null) {
+            return;
+        }
+        owner.options().metrics().replay(outcome.result(), outcome.recovered());
+        // a live message read meanwhile is classified by the live rules: it shows whether the seq went back
+        if (outcome.empty() && liveBound == ReplayClient.EVERYTHING && !stopped) {
+            restartedWhileAway(last);
+        }
+    }
+
+    /** The engine's replay holds nothing from {@code last} on: a new process, as for a live seq that went back. */
+    private void restartedWhileAway(long last) {
+        owner.log()
+                .info("seq went back below " + u(last) + " (applied up to " + u(last) + "; the engine's replay holds"
+                        + " nothing from it): the engine restarted while no one listened; dropping its blocks");
+        tracker.restarted();
+        owner.delivery().publisherRestarted();
+        owner.exactness().replayStarted("the engine restarted: catching up from seq 0");
+        replayed(0, ReplayClient.EVERYTHING);
     }
 
     private void recover(long from, long until) {
