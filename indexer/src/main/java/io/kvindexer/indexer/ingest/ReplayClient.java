@@ -158,7 +158,7 @@ final class ReplayClient {
      * order are handed over too. Null when stopped before it ended.
      */
     Outcome replay(long from, long until, Target target) throws InterruptedException {
-        return replay(new Answer(target, from, false), until);
+        return replay(new Answer(target, from, false, stopped), until);
     }
 
     /**
@@ -169,7 +169,7 @@ final class ReplayClient {
      * nothing. {@code last} is handed over like any batch (the target skips it as stale) and is never reported lost.
      */
     Outcome resume(long last, Target target) throws InterruptedException {
-        return replay(new Answer(target, last, true), EVERYTHING);
+        return replay(new Answer(target, last, true, stopped), EVERYTHING);
     }
 
     private Outcome replay(Answer answer, long until) throws InterruptedException {
@@ -501,6 +501,9 @@ final class ReplayClient {
         final boolean anchored;
 
         final long anchor;
+        /** once true, nothing is reported lost: the replay's owner stopped, and the next attempt asks again */
+        final BooleanSupplier stopped;
+
         long expected;
         boolean requestSawNone;
         boolean lostAny;
@@ -508,8 +511,9 @@ final class ReplayClient {
         int requests;
         String failure;
 
-        Answer(Target target, long from, boolean anchored) {
+        Answer(Target target, long from, boolean anchored, BooleanSupplier stopped) {
             this.target = target;
+            this.stopped = stopped;
             this.expected = from;
             this.anchored = anchored;
             this.anchor = from;
@@ -539,8 +543,8 @@ final class ReplayClient {
         }
 
         void lose(long from, long until, String problem) {
-            if (Long.compareUnsigned(from, until) >= 0) {
-                return;
+            if (Long.compareUnsigned(from, until) >= 0 || stopped.getAsBoolean()) {
+                return; // (a reply read just as the stop came: a loss it shows is the next attempt's to find)
             }
             lostAny = true;
             target.lost(from, until, problem);

@@ -515,6 +515,11 @@ final class Stream implements ReplayClient.Target {
 
     @Override
     public void lost(long from, long until, String problem) {
+        if (stopped) {
+            // the stream is going: the watermark stays, and the next attempt's catch-up asks for the same range and
+            // finds out for itself (a registration that goes for good has its blocks dropped by the registry)
+            return;
+        }
         if (!announced && until == ReplayClient.EVERYTHING) {
             // a tail check the engine did not answer: it says nothing about a tail, and nothing showed one missing
             // (a live batch that comes after it is classified as usual: not settled, lostUntil is left as it is)
