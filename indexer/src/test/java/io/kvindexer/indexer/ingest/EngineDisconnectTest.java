@@ -117,6 +117,36 @@ class EngineDisconnectTest {
         assertThat(metrics.get("disconnects")).isEqualTo(1);
     }
 
+    @Test
+    void anEngineThatRestartedWhileDisconnectedLosesItsOldBlocksAtTheReconnect() throws Exception {
+        String endpoint = "tcp://127.0.0.1:" + freePort();
+        String replayEndpoint = "tcp://127.0.0.1:" + freePort();
+        EngineSimulator first = resources.simulatorAt(endpoint, replayEndpoint);
+        EngineListener listener = resources.listener(
+                new ListenerSpec(INSTANCE, 0, endpoint, replayEndpoint), watermark, sink, metrics.options());
+        Subscriptions.await(listener, first, 1);
+        for (int i = 0; i < 3; i++) {
+            first.storeSequence(tokens(i * 100, 8), 4).join(); // seqs 0..2
+        }
+        await().atMost(PATIENCE).until(() -> watermark.get() == 2);
+        first.close();
+        await().atMost(NOTICE).until(() -> listener.snapshot().disconnected());
+
+        EngineSimulator second = resources.simulatorAt(endpoint, replayEndpoint); // a new process, from seq 0
+        second.dropLive(1); // its seq 0 is published before the listener is back: only its buffer has it
+        second.storeSequence(tokens(5000, 8), 4).join();
+        // and then it stays idle: no live batch shows that the seq went back
+        await().atMost(PATIENCE).until(() -> listener.snapshot().connected());
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(sink.asGroundTruth(INSTANCE)).isEqualTo(second.groundTruth()));
+        await().atMost(PATIENCE).until(() -> watermark.get() == 0);
+        assertThat(metrics.get("restarts")).isEqualTo(1);
+        assertThat(second.replays().starts())
+                .as("from the watermark itself, then from 0 once nothing came back")
+                .startsWith(2L, 0L);
+        await().atMost(PATIENCE).until(() -> listener.exactness().read().state() == ExactnessState.EXACT);
+    }
+
     /**
      * A network blip while the engine runs: what it published while the link was down never arrived, and an engine
      * quiet since then would show no gap. The listener catches up as soon as the link is back (it used to claim the
