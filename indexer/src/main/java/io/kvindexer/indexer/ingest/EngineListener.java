@@ -94,12 +94,19 @@ public final class EngineListener implements RunningListener {
     /**
      * Test control: a new attempt with the same watermark; allowed from {@code paused} and {@code failed}.
      *
-     * @return false (and nothing changes) from any other status
+     * @return false (and nothing changes) from any other status, or while the previous attempt has not closed
      */
     @Override
     public boolean resume() {
-        if (!stopAttemptFrom(ListenerStatus.PAUSED, ListenerStatus.FAILED, null)) {
-            return false; // (stopping the previous attempt first: never two attempts applying batches at once)
+        Stream previous;
+        synchronized (this) {
+            if (!allowedFrom(ListenerStatus.PAUSED, ListenerStatus.FAILED)) {
+                return false;
+            }
+            previous = current;
+        }
+        if (!awaitStopped(previous)) {
+            return false; // never two attempts applying batches at once (the stream logged why)
         }
         synchronized (this) {
             if (!allowedFrom(ListenerStatus.PAUSED, ListenerStatus.FAILED)) {
@@ -115,15 +122,17 @@ public final class EngineListener implements RunningListener {
     /** Stops the listener for good and closes its socket (linger 0). */
     @Override
     public void close() {
+        stop();
+    }
+
+    @Override
+    public boolean stop() {
         Stream stopped;
         synchronized (this) {
-            if (closed) {
-                return;
-            }
             closed = true;
             stopped = current;
         }
-        awaitStopped(stopped);
+        return awaitStopped(stopped); // (again: a second call waits for an attempt that has not closed yet)
     }
 
     /**
@@ -150,10 +159,9 @@ public final class EngineListener implements RunningListener {
         return !closed && (status == one || status == other);
     }
 
-    private static void awaitStopped(Stream attempt) {
-        if (attempt != null) {
-            attempt.stop(true);
-        }
+    /** Stops the attempt and waits (bounded) for it; false when it has not closed by then (it logged that). */
+    private static boolean awaitStopped(Stream attempt) {
+        return attempt == null || attempt.stop(true);
     }
 
     private void launch() {

@@ -30,6 +30,9 @@ import org.zeromq.ZContext;
  *                         socket drops what its high-water mark cannot hold, and a dropped tail shows as a gap only
  *                         when a later batch comes, which an engine gone idle does not send (the service's setting
  *                         is a second; the listener tests that count replays keep it off)
+ * @param stopWait         how long stopping a listener's attempt waits for its socket to close; a replay notices a
+ *                         stop within a poll, so only one stuck (in the index, say) runs out the wait, and then no new
+ *                         attempt starts beside it
  */
 public record ListenerOptions(
         ZContext context,
@@ -42,7 +45,8 @@ public record ListenerOptions(
         IngestPollers pollers,
         Duration degradedHold,
         boolean catchUpOnConnect,
-        Duration tailCheckAfter) {
+        Duration tailCheckAfter,
+        Duration stopWait) {
 
     /** {@code --degraded-hold}'s default. */
     public static final Duration DEFAULT_DEGRADED_HOLD = Duration.ofMinutes(1);
@@ -57,6 +61,7 @@ public record ListenerOptions(
         Objects.requireNonNull(pollers, "pollers");
         Objects.requireNonNull(degradedHold, "degradedHold");
         Objects.requireNonNull(tailCheckAfter, "tailCheckAfter");
+        Objects.requireNonNull(stopWait, "stopWait");
         if (replayChunk < 1) {
             throw new IllegalArgumentException("replayChunk must be >= 1");
         }
@@ -79,7 +84,8 @@ public record ListenerOptions(
                 pollers,
                 DEFAULT_DEGRADED_HOLD,
                 false,
-                Duration.ZERO);
+                Duration.ZERO,
+                Duration.ofSeconds(30));
     }
 
     ReplayClient.Settings replaySettings() {
@@ -112,7 +118,8 @@ public record ListenerOptions(
                 d.pollers,
                 d.degradedHold,
                 d.catchUpOnConnect,
-                d.tailCheckAfter);
+                d.tailCheckAfter,
+                d.stopWait);
     }
 
     /** A mutable copy of every component, which {@link #with} hands out to change and then builds. */
@@ -128,6 +135,7 @@ public record ListenerOptions(
         public Duration degradedHold;
         public boolean catchUpOnConnect;
         public Duration tailCheckAfter;
+        public Duration stopWait;
 
         private Draft(ListenerOptions o) {
             context = o.context;
@@ -141,6 +149,7 @@ public record ListenerOptions(
             degradedHold = o.degradedHold;
             catchUpOnConnect = o.catchUpOnConnect;
             tailCheckAfter = o.tailCheckAfter;
+            stopWait = o.stopWait;
         }
     }
 }

@@ -22,4 +22,14 @@ public interface RunningListener extends AutoCloseable {
     /** Stops receiving and releases the sockets; the watermark is kept by the registry. */
     @Override
     void close();
+
+    /**
+     * Like {@link #close}, and says whether the listener's stream has closed within the bounded wait: false when it
+     * has not (it logged why), and then it may still apply a batch, so a listener of the same stream must not start
+     * beside it yet.
+     */
+    default boolean stop() {
+        close();
+        return true;
+    }
 }

@@ -583,17 +583,30 @@ final class Stream implements ReplayClient.Target {
 
     // ---- from any thread -------------------------------------------------------------------------------
 
-    /** Asks the poller to close the socket; with {@code await}, waits (bounded) until it has. */
-    void stop(boolean await) {
+    /**
+     * Asks the poller to close the socket; with {@code await}, waits (at most {@link ListenerOptions#stopWait}) until it
+     * has. False when it waited and the stream has not closed by then: a replay still holds it (one blocked in the
+     * index, say), and it may yet apply what it has in hand, so a caller must not start another attempt of the same
+     * stream beside it.
+     */
+    boolean stop(boolean await) {
         stopped = true;
         poller.submit(this, this::finish);
-        if (await && !poller.onPollerThread()) {
-            try {
-                exited.await(30, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+        if (!await || poller.onPollerThread()) {
+            return true;
         }
+        Duration wait = owner.options().stopWait();
+        try {
+            if (exited.await(wait.toNanos(), TimeUnit.NANOSECONDS)) {
+                return true;
+            }
+            owner.log()
+                    .warn("the stream did not close within " + wait.toMillis() + " ms of its stop (a replay still"
+                            + " holds it); it closes once that replay ends, and may apply a batch until then");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return exited.getCount() == 0;
     }
 
     /** Opened on its poller and not finished: its duties still run. */
