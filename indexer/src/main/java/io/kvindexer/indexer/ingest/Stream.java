@@ -505,6 +505,11 @@ final class Stream implements ReplayClient.Target {
             return false; // (the same bytes as the live copy that did not decode: counted once, as it came)
         }
         threads.inflight().awaitRoom(() -> stopped); // a replay fills the writer's queue no faster than it drains
+        if (stopped) {
+            // the wait ended by the stop: a worker unregistered meanwhile must get no block after its removal (the
+            // watermark stays, and the next attempt's catch-up asks for this batch again)
+            return false;
+        }
         return applyBatch(seq, payload);
     }
 
