@@ -1,6 +1,7 @@
 package io.kvindexer.indexer.ingest;
 
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Receives one registration's engine KV-event stream: its lifecycle (pending, active, paused, failed) and what
@@ -133,6 +134,15 @@ public final class EngineListener implements RunningListener {
             stopped = current;
         }
         return awaitStopped(stopped); // (again: a second call waits for an attempt that has not closed yet)
+    }
+
+    @Override
+    public CompletableFuture<Void> closed() {
+        Stream last;
+        synchronized (this) {
+            last = current; // (an earlier attempt closed before this one launched: resume waits for it)
+        }
+        return last == null ? CompletableFuture.completedFuture(null) : last.exited();
     }
 
     /**

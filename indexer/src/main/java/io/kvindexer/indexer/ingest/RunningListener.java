@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.ingest;
 
+import java.util.concurrent.CompletableFuture;
+
 /**
  * A started listener of one registration, as the registry controls it: {@link EngineListener} in the service, a
  * stand-in in tests.
@@ -31,5 +33,14 @@ public interface RunningListener extends AutoCloseable {
     default boolean stop() {
         close();
         return true;
+    }
+
+    /**
+     * Completes once the listener's stream has closed after {@link #stop} (at once when the stop said it had; for a
+     * stop that ran out its wait, when the replay that held it ends), on a thread of the listener's: a caller that
+     * does more than note it goes async.
+     */
+    default CompletableFuture<Void> closed() {
+        return CompletableFuture.completedFuture(null);
     }
 }

@@ -3,8 +3,10 @@ package io.kvindexer.indexer.ingest;
 import io.kvindexer.indexer.event.KvEventBatch;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * One attempt of a listener on its poller: the SUB socket, the sequence rules ({@link SequenceTracker}) and, while a
@@ -38,7 +40,9 @@ final class Stream implements ReplayClient.Target {
     private final IngestPollers threads;
     private final SequenceTracker tracker;
     private final EngineLink link;
-    private final CountDownLatch exited = new CountDownLatch(1);
+    /** completes once the socket is closed for good ({@link #finish}): nothing of this attempt applies after it */
+    private final CompletableFuture<Void> exited = new CompletableFuture<>();
+
     private final Subscriber sub;
     private final ReplayClient replay;
     private volatile boolean stopped;
@@ -406,13 +410,13 @@ final class Stream implements ReplayClient.Target {
 
     /** Closes the socket for good (once no replay holds the stream). */
     private void finish() {
-        if (replaying || exited.getCount() == 0) {
+        if (replaying || exited.isDone()) {
             return;
         }
         sub.close();
         open = false;
         poller.removed(this);
-        exited.countDown();
+        exited.complete(null);
     }
 
     // ---- on the replay thread --------------------------------------------------------------------------
@@ -602,16 +606,23 @@ final class Stream implements ReplayClient.Target {
         }
         Duration wait = owner.options().stopWait();
         try {
-            if (exited.await(wait.toNanos(), TimeUnit.NANOSECONDS)) {
-                return true;
-            }
+            exited.get(wait.toNanos(), TimeUnit.NANOSECONDS);
+            return true;
+        } catch (TimeoutException e) {
             owner.log()
                     .warn("the stream did not close within " + wait.toMillis() + " ms of its stop (a replay still"
-                            + " holds it); it closes once that replay ends, and may apply a batch until then");
+                            + " holds it); it closes once that replay ends, and may apply the batch in its hands");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException(e); // (never completed exceptionally)
         }
-        return exited.getCount() == 0;
+        return exited.isDone();
+    }
+
+    /** Completes once the stream has closed for good, after which it applies nothing. */
+    CompletableFuture<Void> exited() {
+        return exited.copy(); // no caller can complete it; its dependents run on the poller unless made async
     }
 
     /** Opened on its poller and not finished: its duties still run. */

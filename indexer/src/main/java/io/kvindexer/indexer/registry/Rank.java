@@ -23,11 +23,16 @@ final class Rank {
         this.watermark = watermark;
     }
 
-    void stop() {
+    /**
+     * Stops the listener; false when its stream did not close within the listener's wait (a replay holds it, and may
+     * still apply a batch: {@link RunningListener#closed} says when it has closed).
+     */
+    boolean stop() {
         try {
-            listener.close();
+            return listener.stop();
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "closing listener " + spec + " failed", e);
+            return true; // (nothing to wait for that would ever say more)
         }
     }
 

@@ -67,6 +67,11 @@ public final class WorkerRegistry implements AutoCloseable {
      * by the removal that follows the stop.
      */
     private final Map<Long, CompletableFuture<Void>> stopping = new HashMap<>();
+    /**
+     * Instances (with how many of their unregisters) whose listeners did not close within their stop wait: their
+     * stops stay in {@link #stopping} until they do, and a registration is refused at once meanwhile.
+     */
+    private final Map<Long, Integer> stuck = new HashMap<>();
     /** non-null while startup recovery runs: what was unregistered meanwhile, applied when it installs */
     private RecoveryTombstones tombstones;
 
@@ -141,19 +146,22 @@ public final class WorkerRegistry implements AutoCloseable {
     public void register(Registration r, long watermark) throws RegistryException {
         while (true) {
             CompletableFuture<Void> stops;
+            boolean held;
             synchronized (this) {
                 stops = stopsOf(r.instanceId());
                 if (stops == null) {
                     registerLocked(r, watermark);
                     break;
                 }
+                held = stuck.containsKey(r.instanceId()); // already waited for in vain: no second wait
             }
             // outside the lock: the instance's old listeners are stopping (an /unregister just now)
-            if (!WriterWait.done(
-                    stops,
-                    LOG,
-                    "instance {0} is still being unregistered: {1}",
-                    Long.toUnsignedString(r.instanceId()))) {
+            if (held
+                    || !WriterWait.done(
+                            stops,
+                            LOG,
+                            "instance {0} is still being unregistered: {1}",
+                            Long.toUnsignedString(r.instanceId()))) {
                 throw new RegistryException(
                         RegistryException.Kind.CONFLICT,
                         "instance " + Long.toUnsignedString(r.instanceId())
@@ -291,19 +299,24 @@ public final class WorkerRegistry implements AutoCloseable {
             everUnregistered = true;
             stopping.merge(instanceId, stopped, (a, b) -> CompletableFuture.allOf(a, b));
         }
-        CompletableFuture<Void> removed;
+        CompletableFuture<Void> removed = DONE;
+        List<Rank> open = List.of();
         try {
             // outside the lock: a stop waits for the listener's poller (up to 30 s behind a replay), and every other
             // registration and /workers read would wait with it; this instance's registrations wait (stopsOf)
-            stopAll(removal.ranks().values());
-            synchronized (this) {
-                removed = removeBlocks(removal); // after the stop: no event of theirs can follow the removal
+            open = stopAll(removal.ranks().values());
+            if (open.isEmpty()) {
+                synchronized (this) {
+                    removed = removeBlocks(removal); // after the stop: no event of theirs can follow the removal
+                }
             }
         } finally {
-            stopped.complete(null);
-            synchronized (this) {
-                stopsOf(instanceId); // forgotten once done
+            if (open.isEmpty()) {
+                stopDone(instanceId, stopped);
             }
+        }
+        if (!open.isEmpty()) {
+            removeWhenClosed(removal, open, stopped);
         }
         // a query sent after /unregister answered no longer names the worker (an index dropped whole needs no wait)
         WriterWait.done(removed, LOG, "the blocks of instance {0} are still being removed: {1}", id);
@@ -315,6 +328,54 @@ public final class WorkerRegistry implements AutoCloseable {
                 tenant,
                 dpRank);
         notifyObservers();
+    }
+
+    /** The stop of an unregister is over (its blocks' removal submitted): a registration of the instance may go on. */
+    private void stopDone(long instanceId, CompletableFuture<Void> stopped) {
+        stopped.complete(null);
+        synchronized (this) {
+            stopsOf(instanceId); // forgotten once done
+        }
+    }
+
+    /**
+     * Some listeners of {@code removal} did not close within their stop wait: a replay holds them and may still apply
+     * the batch in its hands, which a removal now would leave behind for good. Their blocks are removed once they
+     * have closed, and until then the instance stays {@link #stopping} (a registration of it is refused, 409). The
+     * streams close on their pollers, which take no lock of the registry's: the removal runs on a thread of its own.
+     */
+    private void removeWhenClosed(Removal removal, List<Rank> open, CompletableFuture<Void> stopped) {
+        long instanceId = removal.inst().id;
+        String id = Long.toUnsignedString(instanceId);
+        synchronized (this) {
+            stuck.merge(instanceId, 1, Integer::sum);
+        }
+        LOG.log(
+                System.Logger.Level.WARNING,
+                "instance {0}: {1} of its listeners did not close within their stop wait (a replay holds them); its"
+                        + " blocks are removed once they close, and until then it cannot be registered again",
+                id,
+                open.size());
+        CompletableFuture.allOf(open.stream().map(r -> r.listener.closed()).toArray(CompletableFuture[]::new))
+                .whenCompleteAsync(
+                        (closed, failure) -> {
+                            try {
+                                synchronized (this) {
+                                    removeBlocks(removal);
+                                }
+                                LOG.log(
+                                        System.Logger.Level.INFO,
+                                        "instance {0}: its stuck listeners closed; their blocks are removed",
+                                        id);
+                            } finally {
+                                synchronized (this) {
+                                    stuck.computeIfPresent(instanceId, (k, n) -> n == 1 ? null : n - 1);
+                                }
+                                stopDone(instanceId, stopped);
+                                notifyObservers();
+                            }
+                        },
+                        task -> Thread.ofVirtual().name("unregister-" + id).start(task));
     }
 
     /**
@@ -360,16 +421,22 @@ public final class WorkerRegistry implements AutoCloseable {
 
     /**
      * Stops {@code ranks} all at once: each waits for its poller to close its connection, and one after the other
-     * 4,096 of them took seconds of a shutdown's grace period.
+     * 4,096 of them took seconds of a shutdown's grace period. Returns those that did not close within their wait.
      */
-    private static void stopAll(Collection<Rank> ranks) {
+    private static List<Rank> stopAll(Collection<Rank> ranks) {
         if (ranks.size() == 1) {
-            ranks.iterator().next().stop();
-            return;
+            Rank rank = ranks.iterator().next();
+            return rank.stop() ? List.of() : List.of(rank);
         }
+        List<Rank> open = new CopyOnWriteArrayList<>();
         try (ExecutorService stops = Executors.newVirtualThreadPerTaskExecutor()) {
-            ranks.forEach(rank -> stops.execute(rank::stop));
+            ranks.forEach(rank -> stops.execute(() -> {
+                if (!rank.stop()) {
+                    open.add(rank);
+                }
+            }));
         }
+        return List.copyOf(open);
     }
 
     /**
