@@ -55,7 +55,8 @@ public record DesiredRegistrations(List<EngineTarget> targets, Map<String, Strin
                                     spec.getReplayPort() == null ? null : endpoint(ip, spec.getReplayPort() + r),
                                     name))
                             .toList();
-                    targets.add(new EngineTarget(name, id, ranks));
+                    targets.add(
+                            new EngineTarget(name, id, ranks, pod.getMetadata().getUid()));
                 });
         return new DesiredRegistrations(List.copyOf(targets), Map.copyOf(errors));
     }

@@ -138,9 +138,9 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         }
         Set<Long> owned = ownedInstances(worker);
         owned.removeAll(notOurs); // an earlier KvWorker's to register and remove
-        Set<Long> replayChanged = replayChanged(worker, desired);
+        Set<Long> reregister = reregister(worker, desired);
         List<ReplicaOutcome> former = leaveFormer(worker, context, owned);
-        List<ReplicaOutcome> outcomes = syncAll(worker, kvi, context, desired, owned, replayChanged);
+        List<ReplicaOutcome> outcomes = syncAll(worker, kvi, context, desired, owned, reregister);
         boolean failed = Stream.concat(outcomes.stream(), former.stream()).anyMatch(ReplicaOutcome::failed);
         Duration next = backoff.after(key(worker), failed, services.resync());
         if (hold.recheckIn() != null && hold.recheckIn().compareTo(next) < 0) {
@@ -239,14 +239,14 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
             Context<KvWorker> context,
             DesiredRegistrations desired,
             Set<Long> owned,
-            Set<Long> replayChanged) {
+            Set<Long> reregister) {
         ReplicaSync sync = new ReplicaSync(services.client(), worker.getSpec(), known, key(worker), services.clock());
         int port = kvi.getSpec().getPort();
         ReplicaAccess access = ReplicaAccesses.read(context.getClient(), kvi);
         List<IndexerReplica> targets = targetReplicas(kvi, context);
         known.retain(key(worker), targets.stream().map(IndexerReplica::pod).collect(Collectors.toSet()));
         List<ReplicaOutcome> outcomes = FanOut.map(
-                targets, r -> sync.sync(r.endpoint(port, access), r.incarnation(), desired, owned, replayChanged));
+                targets, r -> sync.sync(r.endpoint(port, access), r.incarnation(), desired, owned, reregister));
         report(worker, outcomes);
         return outcomes;
     }
@@ -344,8 +344,12 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         return owned;
     }
 
-    /** Instances whose replay endpoint differs from what was registered (GET /workers does not show it). */
-    private static Set<Long> replayChanged(KvWorker worker, DesiredRegistrations desired) {
+    /**
+     * Instances to unregister and register again although the endpoint is the same: the replay endpoint differs from
+     * what was registered (GET /workers does not show it), or the pod is another one under the same name (its uid
+     * changed: a new engine, whose blocks must not be taken for the old one's).
+     */
+    private static Set<Long> reregister(KvWorker worker, DesiredRegistrations desired) {
         KvWorkerStatus status = worker.getStatus();
         if (status == null || status.pods() == null) {
             return Set.of();
@@ -359,7 +363,7 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
                             && !p.registeredOn().isEmpty()
                             && p.endpoint() != null
                             && p.endpoint().equals(t.endpoint())
-                            && !Objects.equals(p.replayEndpoint(), t.replayEndpoint()))
+                            && (!Objects.equals(p.replayEndpoint(), t.replayEndpoint()) || !p.samePod(t.uid())))
                     .findFirst()
                     .ifPresent(t -> changed.add(id));
         }

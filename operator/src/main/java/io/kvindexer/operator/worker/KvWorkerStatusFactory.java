@@ -57,7 +57,7 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
             all.addAll(stillOn(worker, t.instanceId(), former));
             all.sort(null);
             pods.add(new PodRegistration(
-                    t.pod(), Long.toUnsignedString(t.instanceId()), t.endpoint(), t.replayEndpoint(), all));
+                    t.pod(), Long.toUnsignedString(t.instanceId()), t.endpoint(), t.replayEndpoint(), all, t.uid()));
         }
         pods.addAll(leftovers(worker, desired, outcomes, former));
         pods.sort(Comparator.comparing(PodRegistration::pod));
@@ -233,7 +233,8 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
             still.addAll(stillOn(worker, id, former));
             still.sort(null);
             if (unknown || !still.isEmpty()) {
-                kept.add(new PodRegistration(p.pod(), p.instanceId(), p.endpoint(), p.replayEndpoint(), still));
+                kept.add(
+                        new PodRegistration(p.pod(), p.instanceId(), p.endpoint(), p.replayEndpoint(), still, p.uid()));
             }
         }
         return kept;

@@ -19,9 +19,10 @@ import java.util.TreeSet;
  * {@code spec.unregisterAfterSeconds}: engine pods kept registered although not Ready, because their readiness has
  * been down for less than that. Unregistering on every flap would hide the engine from every answer and, without
  * the indexer's grace period, cost it its index, which it never announces again. Only a pod that is registered (the
- * status says so), still running at the address it is registered at, and whose Ready condition turned False less
- * than the hold ago is kept; a deleted, terminating or moved pod is unregistered at once, as is one whose condition
- * carries no transition time.
+ * status says so), is the very pod registered (its uid, when the status has one: a pod deleted and created again
+ * under the same name and IP runs a new engine whose blocks start over), still running at the address it is
+ * registered at, and whose Ready condition turned False less than the hold ago is kept; a deleted, recreated,
+ * terminating or moved pod is unregistered at once, as is one whose condition carries no transition time.
  *
  * @param held      pod names kept registered although not Ready
  * @param recheckIn just after the first hold runs out (null when nothing is held): the reconcile is due again then
@@ -50,7 +51,9 @@ public record ReadinessHold(Set<String> held, Duration recheckIn) {
             }
             String endpoint = DesiredRegistrations.endpoint(pod.getStatus().getPodIP(), spec.getZmqPort());
             Instant since = notReadySince(pod);
-            if (!endpoint.equals(r.endpoint()) || since == null) {
+            if (!endpoint.equals(r.endpoint())
+                    || !r.samePod(pod.getMetadata().getUid()) // another pod under the name: its engine is new
+                    || since == null) {
                 continue;
             }
             Duration left = Duration.between(now, since.plusSeconds(seconds));

@@ -19,7 +19,8 @@ import java.util.Set;
  *
  * <p>Only instances this KvWorker owns are ever removed: the desired ones and those it registered before (its
  * status). Registrations of other KvWorkers or made by hand are left alone. A rank whose endpoint changed (the pod
- * got a new IP), or whose replay endpoint changed ({@code forceReregister}), is unregistered and registered again;
+ * got a new IP), or that is forced ({@code forceReregister}: its replay endpoint changed, or its pod is another one
+ * under the same name), is unregistered and registered again;
  * a registration of an owned instance under another model or tenant is removed, and one under another block size
  * (the KvWorker's {@code blockSize} was corrected) is unregistered and registered again with the new one: the
  * indexer never changes a registered worker's block size, and refuses another worker with a size its index does not

@@ -82,4 +82,33 @@ class ReadinessHoldTest {
                 .as("Ready: registered as usual, nothing to hold")
                 .isEmpty();
     }
+
+    @Test
+    void aPodCreatedAgainUnderTheNameIsNotHeldWhileAStatusWithoutUidsHoldsAsBefore() {
+        KvWorker w = worker(60);
+        w.setStatus(new KvWorkerStatus(
+                1L,
+                1,
+                1,
+                List.of(new PodRegistration("a", "7", "tcp://10.0.0.1:5557", null, List.of("kv-0"), "uid-1")),
+                List.of()));
+        Pod same = pod("a", "10.0.0.1", false, T0);
+        same.getMetadata().setUid("uid-1");
+        Pod recreated = pod("a", "10.0.0.1", false, T0);
+        recreated.getMetadata().setUid("uid-2");
+        Instant now = T0.plusSeconds(1);
+        assertThat(ReadinessHold.of(w, List.of(same), now).held()).containsExactly("a");
+        assertThat(ReadinessHold.of(w, List.of(recreated), now).held())
+                .as("another pod under the name: a new engine, not a flap")
+                .isEmpty();
+
+        // a status an older operator wrote has no uid: read as before, and the pod is held as before
+        KvWorkerStatus old = io.fabric8.kubernetes.client.utils.Serialization.unmarshal(
+                "{\"pods\":[{\"pod\":\"a\",\"instanceId\":\"7\",\"endpoint\":\"tcp://10.0.0.1:5557\","
+                        + "\"registeredOn\":[\"kv-0\"]}]}",
+                KvWorkerStatus.class);
+        assertThat(old.pods()).singleElement().returns(null, PodRegistration::uid);
+        w.setStatus(old);
+        assertThat(ReadinessHold.of(w, List.of(recreated), now).held()).containsExactly("a");
+    }
 }

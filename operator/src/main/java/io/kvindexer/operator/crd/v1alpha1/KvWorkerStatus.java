@@ -25,10 +25,33 @@ public record KvWorkerStatus(
 
     /**
      * One engine pod. {@code instanceId} is an unsigned decimal; {@code endpoint} / {@code replayEndpoint} are rank
-     * 0's (rank r adds r to the port); {@code registeredOn} names the indexer replicas (pods) holding all its ranks.
+     * 0's (rank r adds r to the port); {@code registeredOn} names the indexer replicas (pods) holding all its ranks;
+     * {@code uid} is the pod's {@code metadata.uid}, which tells a pod deleted and created again under the same name
+     * and IP (a StatefulSet's) from the one registered. Optional: a status written before it was kept has none, and
+     * such an entry matches a pod of its name whatever its uid.
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonIgnoreProperties(ignoreUnknown = true)
     public record PodRegistration(
-            String pod, String instanceId, String endpoint, String replayEndpoint, List<String> registeredOn) {}
+            String pod,
+            String instanceId,
+            String endpoint,
+            String replayEndpoint,
+            List<String> registeredOn,
+            String uid) {
+
+        /** An entry that does not know the pod's uid. */
+        public PodRegistration(
+                String pod, String instanceId, String endpoint, String replayEndpoint, List<String> registeredOn) {
+            this(pod, instanceId, endpoint, replayEndpoint, registeredOn, null);
+        }
+
+        /**
+         * Whether {@code podUid} may be the pod this entry registered: false only when both uids are known and
+         * differ (the pod was deleted and another created under its name).
+         */
+        public boolean samePod(String podUid) {
+            return uid == null || podUid == null || uid.equals(podUid);
+        }
+    }
 }
