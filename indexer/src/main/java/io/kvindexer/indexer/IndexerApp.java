@@ -51,6 +51,9 @@ public final class IndexerApp implements AutoCloseable {
         this.core = IndexerCore.start(config);
         this.components = core.components();
         Snapshotter snapshotter = null;
+        if (config.snapshotDir() != null) {
+            components.metrics().snapshotsEnabled();
+        }
         try {
             // takes the directory first: a second replica pointed at it stops here, before it listens
             snapshotter = config.snapshotDir() == null

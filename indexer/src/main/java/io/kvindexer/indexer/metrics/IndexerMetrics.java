@@ -30,6 +30,7 @@ import java.io.OutputStream;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
@@ -377,7 +378,7 @@ public final class IndexerMetrics {
 
     /** One finished HTTP request; {@code endpoint} is the route template or {@code unknown}. */
     public void httpRequest(String endpoint, String method, int status, double seconds, boolean timed) {
-        requests.labelValues(endpoint, method).inc();
+        requests.labelValues(endpoint, methodLabel(method)).inc();
         if (timed) {
             requestDuration.labelValues(endpoint).observe(seconds);
         }
@@ -388,9 +389,30 @@ public final class IndexerMetrics {
         }
     }
 
+    /**
+     * The standard methods as they are, any other {@code other}: the server accepts any token as a method (and answers
+     * 405), so a client could otherwise add a series per request.
+     */
+    static String methodLabel(String method) {
+        return HTTP_METHODS.contains(method) ? method : "other";
+    }
+
+    private static final Set<String> HTTP_METHODS =
+            Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH");
+
     /** One access-log record dropped. */
     public void accessLogDropped() {
         accessLogDropped.inc();
+    }
+
+    /**
+     * With {@code --snapshot-dir}: every event's series from the start, at 0, so that an alert's {@code increase()}
+     * sees the first failure (a series that first appears at 1 has not increased).
+     */
+    public void snapshotsEnabled() {
+        for (String event : List.of("written", "write_failed", "loaded", "damaged")) {
+            snapshots.labelValues(event);
+        }
     }
 
     /** A snapshot was written, failed to write, was loaded, or was found damaged. */
