@@ -2,8 +2,10 @@ package io.kvindexer.indexer.index;
 
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -38,6 +40,8 @@ public final class Indexers implements AutoCloseable {
     private final IndexWriters writers;
     private final AppliedOps observer;
     private final ConcurrentHashMap<Key, ModelIndex> indexes = new ConcurrentHashMap<>();
+    /** the event counts of the dropped indexes; also the lock that makes a drop and {@link #appliedTotals} atomic */
+    private final Map<String, Map<String, Long>> retired = new TreeMap<>();
     /** told of every failed write no listener delivered, in any index of this map ({@link #onFailedWrite}) */
     private volatile Consumer<FailedWrite> failedWrites = failure -> {};
 
@@ -85,12 +89,37 @@ public final class Indexers implements AutoCloseable {
         return Optional.ofNullable(indexes.get(new Key(model, tenant)));
     }
 
-    /** Drops an index (after its last worker is unregistered). */
+    /** Drops an index (after its last worker is unregistered); its event counts stay in {@link #appliedTotals}. */
     public void remove(String model, String tenant) {
-        ModelIndex removed = indexes.remove(new Key(model, tenant));
+        ModelIndex removed;
+        synchronized (retired) {
+            removed = indexes.remove(new Key(model, tenant));
+            if (removed != null) {
+                addApplied(retired, removed.stats().applied());
+            }
+        }
         if (removed != null && observer != null) {
             observer.indexDropped(removed);
         }
+    }
+
+    /**
+     * The events applied to every index this map has held, live or dropped (type → status → count): monotonic
+     * while the process lives, as a metric summed over the indexes must be (a dropped index's counts would
+     * otherwise vanish from the sum and read as a counter reset).
+     */
+    public Map<String, Map<String, Long>> appliedTotals() {
+        Map<String, Map<String, Long>> sum = new TreeMap<>();
+        synchronized (retired) {
+            addApplied(sum, retired);
+            indexes.values().forEach(ix -> addApplied(sum, ix.stats().applied()));
+        }
+        return sum;
+    }
+
+    private static void addApplied(Map<String, Map<String, Long>> into, Map<String, Map<String, Long>> counts) {
+        counts.forEach((type, byStatus) -> byStatus.forEach(
+                (status, n) -> into.computeIfAbsent(type, t -> new TreeMap<>()).merge(status, n, Long::sum)));
     }
 
     /** Every index, ordered by model then tenant. */

@@ -2,7 +2,6 @@ package io.kvindexer.indexer.metrics;
 
 import io.kvindexer.indexer.event.EventWarning;
 import io.kvindexer.indexer.expiry.BlockExpiry;
-import io.kvindexer.indexer.index.IndexStats;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.ingest.IngestMetrics;
@@ -294,21 +293,14 @@ public final class IndexerMetrics {
                         cb -> all.get().forEach(ix -> cb.call(ix.stats().memberships(), ix.modelName(), ix.tenantId())))
                 .register(registry);
         // Dynamo's name, kept for dashboards; exposed as a gauge so that the name stays exactly Dynamo's
-        // (a Java counter would gain a _total suffix). Summed over the live indexes.
+        // (a Java counter would gain a _total suffix). Summed over every index the process has held.
         GaugeWithCallback.builder()
                 .name("dynamo_kvrouter_kv_cache_events_applied")
                 .help(
-                        "KV cache events applied to the index, by event type and result (monotonic while the index lives)")
+                        "KV cache events applied to the indexes, by event type and result (monotonic while the process lives)")
                 .labelNames("event_type", "status")
                 .callback(cb -> {
-                    Map<String, Map<String, Long>> sum = new java.util.TreeMap<>();
-                    for (ModelIndex ix : all.get()) {
-                        IndexStats s = ix.stats();
-                        s.applied()
-                                .forEach((type, byStatus) -> byStatus.forEach(
-                                        (status, n) -> sum.computeIfAbsent(type, t -> new java.util.TreeMap<>())
-                                                .merge(status, n, Long::sum)));
-                    }
+                    Map<String, Map<String, Long>> sum = indexers.appliedTotals();
                     // every ok series, and the other results once they happened (not the meaningless combinations)
                     sum.forEach((type, byStatus) -> byStatus.forEach((status, n) -> {
                         if (n > 0 || "ok".equals(status)) {
@@ -317,7 +309,7 @@ public final class IndexerMetrics {
                     }));
                 })
                 .register(registry);
-        bindEventWarnings(all);
+        bindEventWarnings(indexers);
         CounterWithCallback.builder()
                 .name("dynamo_kvindexer_index_write_failures")
                 .help("Index writes that threw: a bug; that worker rank's blocks were dropped and its listener degraded"
@@ -340,22 +332,18 @@ public final class IndexerMetrics {
     /**
      * Dynamo's {@code dynamo_kvrouter_kv_cache_event_warnings{warning_kind}}, as a gauge for the same reason as
      * events_applied: the decoder's warnings as the listeners reported them, plus the index's
-     * {@code duplicate_store} and {@code unknown_storage_block} stores summed over the live indexes. Every kind is
+     * {@code duplicate_store} and {@code unknown_storage_block} stores summed over every index the process has held. Every kind is
      * exposed, zeros included, so dashboards and alerts need no "absent" handling.
      */
-    private void bindEventWarnings(Supplier<List<ModelIndex>> all) {
+    private void bindEventWarnings(Indexers indexers) {
         GaugeWithCallback.builder()
                 .name("dynamo_kvrouter_kv_cache_event_warnings")
                 .help("KV cache events not indexed as they came (or indexed on a fallback tier), by warning kind")
                 .labelNames("warning_kind")
                 .callback(cb -> {
-                    long duplicate = 0;
-                    long unknownStorage = 0;
-                    for (ModelIndex ix : all.get()) {
-                        Map<String, Long> stored = ix.stats().applied().getOrDefault("stored", Map.of());
-                        duplicate += stored.getOrDefault(EventWarning.DUPLICATE_STORE.label(), 0L);
-                        unknownStorage += stored.getOrDefault(EventWarning.UNKNOWN_STORAGE_BLOCK.label(), 0L);
-                    }
+                    Map<String, Long> stored = indexers.appliedTotals().getOrDefault("stored", Map.of());
+                    long duplicate = stored.getOrDefault(EventWarning.DUPLICATE_STORE.label(), 0L);
+                    long unknownStorage = stored.getOrDefault(EventWarning.UNKNOWN_STORAGE_BLOCK.label(), 0L);
                     for (EventWarning w : EventWarning.values()) {
                         long n = switch (w) {
                             case DUPLICATE_STORE -> duplicate;

@@ -57,7 +57,29 @@ class EventWarningsMetricTest {
                     .containsEntry("sparse_span", 2.0)
                     .containsEntry("unknown_storage_block", 2.0)
                     .hasSize(7);
+            Map<String, Double> appliedBefore = applied(http);
+            assertThat(appliedBefore).containsKey("stored/ok");
+
+            // the worker goes and its index with it: what was counted stays counted (a drop reads as a reset)
+            http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}").assertOk(200);
+            assertThat(http.metric("dynamo_kvindexer_models")).isEqualTo(0.0);
+            assertThat(warnings(http)).isEqualTo(w);
+            assertThat(applied(http)).isEqualTo(appliedBefore);
         }
+    }
+
+    /** {@code dynamo_kvrouter_kv_cache_events_applied} as event_type/status → value. */
+    private static Map<String, Double> applied(HttpTestClient http) {
+        Map<String, Double> out = new java.util.TreeMap<>();
+        java.util.regex.Pattern series = java.util.regex.Pattern.compile(
+                "dynamo_kvrouter_kv_cache_events_applied\\{event_type=\"([^\"]+)\",status=\"([^\"]+)\"}");
+        MetricsEndpointTest.parse(http.get("/metrics").body()).forEach((key, value) -> {
+            java.util.regex.Matcher m = series.matcher(key);
+            if (m.matches()) {
+                out.put(m.group(1) + "/" + m.group(2), value);
+            }
+        });
+        return out;
     }
 
     private static Map<String, Double> warnings(HttpTestClient http) throws Exception {
