@@ -399,7 +399,7 @@ public final class IndexerMetrics {
      */
     public void snapshotsEnabled() {
         for (String event : List.of("written", "write_failed", "loaded", "damaged")) {
-            snapshots.labelValues(event);
+            snapshots.initLabelValues(event);
         }
     }
 
