@@ -5,18 +5,22 @@ package io.kvindexer.indexer.dump;
  * {@code Accept}): what peer recovery prefers over Dynamo's JSON, about 20 bytes per membership instead of ~270,
  * and checksummed so that a truncated or corrupted transfer is detected before anything is installed.
  *
- * <p>Layout, versions 1 and 2 (fixed-width integers big-endian; "varint" is unsigned LEB128; strings are a varint
+ * <p>Layout, versions 1 to 3 (fixed-width integers big-endian; "varint" is unsigned LEB128; strings are a varint
  * byte length then UTF-8):
  * <pre>
- * stream  := magic "KVIXDUMP" | version u16 (1 or 2) | flags u16 (= 0) | frame* ; the last frame is END
+ * stream  := magic "KVIXDUMP" | version u16 (1, 2 or 3) | flags u16 (= 0) | frame* ; the last frame is END
  * frame   := kind u8 | length u32 | payload[length] | crc32c u32 over kind, length and payload
  * INDEX     (1) model string | tenant string | blockSize u32         starts a section; its worker table is empty
  * BLOCKS    (2) record*                                               only inside a section
  * INDEX_END (3) records u64 | memberships u64                         closes the section; both counts must match
  * ERROR     (4) model string | tenant string | message string         an index the peer failed to dump
- * END       (5) indexes u32 | memberships u64 [| registrations u32]   totals of the stream (the last one in
- *                                                                     version 2 only); nothing may follow
- * REGISTRATIONS (6) count varint | registration*                      version 2 only, outside sections
+ * END       (5) indexes u32 | memberships u64 [| registrations u32] [| storeTimes u64]   totals of the stream
+ *            (registrations from version 2 on, store times in version 3); nothing may follow
+ * REGISTRATIONS (6) count varint | registration*                      from version 2 on, outside sections
+ * STORE_TIMES (7) instanceId u64 | dpRank varint | tier u8 | count varint | first u64 | (blockHash u64 | step
+ *            zigzag varint)[count]                                    version 3 only, inside a section, after its
+ *            BLOCKS: one worker's last-store times on one tier (epoch millis, the first entry's is {@code first},
+ *            each next one the previous plus its step), oldest first; a long run takes several frames
  * record  := flags u8 | blockHash u64 | localHash u64 | [parentBlockHash u64] | owners varint (≥ 1) | owner*
  *            flags bit 0: hasParent; bit 1: the parent is the previous record's block hash in this frame (the
  *            parent field is then omitted); other bits 0
@@ -28,7 +32,11 @@ package io.kvindexer.indexer.dump;
  * Version 2 adds the registrations and their seq watermarks ({@link SavedRegistration}): peer recovery asks for it
  * with {@code ?registrations=true}, and snapshots are always version 2. Without that parameter a server writes
  * version 1, byte for byte what older replicas read, so a mixed-version rollout keeps recovering trees; a reader
- * accepts both versions (an older reader refuses version 2 by its header and falls back to JSON).
+ * accepts both versions (an older reader refuses version 2 by its header and falls back to JSON). Version 3 adds
+ * the last-store times of the blocks on tiers with a {@code --block-ttl}, so that a recovered block's TTL runs
+ * from its last store: peer recovery asks for it with {@code ?registrations=true&store_times=true} (a server that does
+ * not know the parameter ignores it and answers version 2), snapshots are version 3. A block without a time (a
+ * version 1 or 2 stream, a tier without TTL on the writer) starts its time when it arrives.
  *
  * <p>Tier ordinals are those of {@link io.kvindexer.indexer.common.StorageTier} (device 0, host-pinned 1, disk 2,
  * external 3). Records come in the index's dump order (device tier first, a parent before its children).
@@ -40,6 +48,8 @@ public final class BinaryDump {
     public static final int VERSION = 1;
     /** Trees, registrations and watermarks. */
     public static final int VERSION_WITH_REGISTRATIONS = 2;
+    /** Trees, registrations, watermarks and the last-store times of the blocks on tiers with a TTL. */
+    public static final int VERSION_WITH_STORE_TIMES = 3;
 
     /**
      * A response header beside a binary {@code /dump} body (not part of the stream's format): the number of blocks of
@@ -64,6 +74,7 @@ public final class BinaryDump {
     static final int KIND_ERROR = 4;
     static final int KIND_END = 5;
     static final int KIND_REGISTRATIONS = 6;
+    static final int KIND_STORE_TIMES = 7;
     /** frame header: kind u8 + length u32 */
     static final int FRAME_HEAD = 5;
     /** a writer closes a BLOCKS frame once its payload passes this */

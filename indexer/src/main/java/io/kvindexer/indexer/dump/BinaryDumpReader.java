@@ -38,7 +38,14 @@ public final class BinaryDumpReader {
         /** The section is complete (its counts matched). */
         void indexEnd() throws IOException;
 
-        /** A saved registration (version 2 streams); each arrives once its frame verified. */
+        /**
+         * The last-store times (epoch millis) of some of a worker's blocks on one tier, in the current section
+         * (version 3 streams); the arrays are the receiver's to keep.
+         */
+        default void storeTimes(
+                long instanceId, int dpRank, StorageTier tier, long[] blockHashes, long[] epochMillis) {}
+
+        /** A saved registration (version 2 and 3 streams); each arrives once its frame verified. */
         default void registration(SavedRegistration registration) {}
 
         /** The stream is complete and consistent. */
@@ -76,11 +83,12 @@ public final class BinaryDumpReader {
             throw new FormatException("truncated: the stream ends at byte " + got + ", inside the header");
         }
         int version = (header[8] & 0xFF) << 8 | header[9] & 0xFF;
-        if (version != BinaryDump.VERSION && version != BinaryDump.VERSION_WITH_REGISTRATIONS) {
+        if (version < BinaryDump.VERSION || version > BinaryDump.VERSION_WITH_STORE_TIMES) {
             throw new FormatException("unsupported binary dump version " + version + " (this reader speaks "
-                    + BinaryDump.VERSION + " and " + BinaryDump.VERSION_WITH_REGISTRATIONS + ")");
+                    + BinaryDump.VERSION + " to " + BinaryDump.VERSION_WITH_STORE_TIMES + ")");
         }
-        boolean withRegistrations = version == BinaryDump.VERSION_WITH_REGISTRATIONS;
+        boolean withRegistrations = version >= BinaryDump.VERSION_WITH_REGISTRATIONS;
+        boolean withStoreTimes = version == BinaryDump.VERSION_WITH_STORE_TIMES;
         int registrations = 0;
         if (header[10] != 0 || header[11] != 0) {
             throw new FormatException("unknown header flags");
@@ -110,6 +118,11 @@ public final class BinaryDumpReader {
                     require(inIndex, where + ": BLOCKS outside a section");
                     blocks(p, where);
                     visitor.frameEnd();
+                }
+                case BinaryDump.KIND_STORE_TIMES -> {
+                    require(withStoreTimes, where + ": STORE_TIMES before version 3");
+                    require(inIndex, where + ": STORE_TIMES outside a section");
+                    storeTimes(p, where);
                 }
                 case BinaryDump.KIND_INDEX_END -> {
                     require(inIndex, where + ": INDEX_END outside a section");
@@ -149,6 +162,13 @@ public final class BinaryDumpReader {
                                 where + ": the stream announces " + Integer.toUnsignedString(wantRegistrations)
                                         + " registrations, it held " + registrations);
                     }
+                    if (withStoreTimes) {
+                        long wantTimes = u64(p, where);
+                        require(
+                                wantTimes == storeTimeCount,
+                                where + ": the stream announces " + Long.toUnsignedString(wantTimes)
+                                        + " store times, it held " + storeTimeCount);
+                    }
                     done(p, where);
                     requireTally(where, "stream", wantIndexes, indexes, "indexes", wantMemberships, totalMemberships);
                     if (in.read() != -1) {
@@ -168,6 +188,8 @@ public final class BinaryDumpReader {
 
     private long records;
     private long memberships;
+    /** store times read so far (version 3) */
+    private long storeTimeCount;
 
     /**
      * A BLOCKS frame's records. A method of its own, so that the JIT compiles this loop and {@link #record} alone: in
@@ -220,6 +242,31 @@ public final class BinaryDumpReader {
         memberships += owners;
         records++;
         return blockHash;
+    }
+
+    /** One STORE_TIMES frame: a worker, a tier and its blocks' times, the steps between them zigzag-encoded. */
+    private void storeTimes(ByteBuffer p, String where) throws FormatException {
+        long instanceId = u64(p, where);
+        long dpRank = varint(p, where);
+        require(dpRank <= 0xFFFF_FFFFL, where + ": dp rank out of range");
+        require(p.hasRemaining(), where + ": record runs past the frame");
+        int tier = p.get() & 0xFF;
+        require(tier < TIERS.length, where + ": unknown tier " + tier);
+        long count = varint(p, where);
+        // each entry takes at least 9 bytes: a corrupted count must not make the reader allocate gigabytes
+        require(count <= p.remaining() / 9, where + ": " + count + " store times do not fit the frame");
+        long previous = u64(p, where);
+        long[] hashes = new long[(int) count];
+        long[] millis = new long[(int) count];
+        for (int i = 0; i < count; i++) {
+            hashes[i] = u64(p, where);
+            long zigzag = varint(p, where);
+            previous += (zigzag >>> 1) ^ -(zigzag & 1);
+            millis[i] = previous;
+        }
+        done(p, where);
+        storeTimeCount += count;
+        visitor.storeTimes(instanceId, (int) dpRank, TIERS[tier], hashes, millis);
     }
 
     /** A worker's first membership in the section carries its identity: it gets the next ref. */

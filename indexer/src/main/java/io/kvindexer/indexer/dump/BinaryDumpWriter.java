@@ -43,6 +43,10 @@ public final class BinaryDumpWriter implements Closeable {
     private int registrations;
 
     private int frameRegistrations;
+    /** version 3: sections may carry STORE_TIMES frames */
+    private boolean storeTimes;
+    /** store times written (version 3) */
+    private long storeTimeCount;
 
     // the record being built: its owners are appended as memberships arrive
     private boolean open;
@@ -60,7 +64,16 @@ public final class BinaryDumpWriter implements Closeable {
 
     /** Version 2: {@code saved} go out first, then the trees that {@link #beginIndex} adds. */
     public BinaryDumpWriter(OutputStream out, List<SavedRegistration> saved) throws IOException {
-        this(out, BinaryDump.VERSION_WITH_REGISTRATIONS);
+        this(out, saved, false);
+    }
+
+    /**
+     * Version 3 with {@code storeTimes} (each section may carry {@link #storeTimes}), else version 2: {@code saved}
+     * go out first, then the trees that {@link #beginIndex} adds.
+     */
+    public BinaryDumpWriter(OutputStream out, List<SavedRegistration> saved, boolean storeTimes) throws IOException {
+        this(out, storeTimes ? BinaryDump.VERSION_WITH_STORE_TIMES : BinaryDump.VERSION_WITH_REGISTRATIONS);
+        this.storeTimes = storeTimes;
         for (SavedRegistration r : saved) {
             registration(r);
             if (len >= BinaryDump.TARGET_FRAME_BYTES) {
@@ -191,6 +204,49 @@ public final class BinaryDumpWriter implements Closeable {
         sectionMemberships++;
     }
 
+    /**
+     * The last-store times (epoch millis) of one worker's blocks on one tier, oldest first, in the current section
+     * after its memberships; version 3 only. Fits {@code index.StoreTimes.Sink}, hence unchecked like
+     * {@link #membership}.
+     */
+    public void storeTimes(WorkerKey worker, StorageTier tier, long[] blockHashes, long[] epochMillis) {
+        if (!inIndex) {
+            throw new IllegalStateException("beginIndex() first");
+        }
+        if (!storeTimes) {
+            throw new IllegalStateException("store times need a version 3 writer");
+        }
+        try {
+            closeRecord();
+            if (len > 0) {
+                frame(BinaryDump.KIND_BLOCKS);
+            }
+            int at = 0;
+            while (at < blockHashes.length) {
+                // a run of at most what fits a frame of the usual size (8 + up to 10 bytes an entry)
+                int n = Math.min(blockHashes.length - at, BinaryDump.TARGET_FRAME_BYTES / 18);
+                u64(worker.instanceId());
+                varint(Integer.toUnsignedLong(worker.dpRank()));
+                ensure(1);
+                buf[len++] = (byte) tier.ordinal();
+                varint(n);
+                long previous = epochMillis[at];
+                u64(previous);
+                for (int i = at; i < at + n; i++) {
+                    u64(blockHashes[i]);
+                    long step = epochMillis[i] - previous;
+                    varint((step << 1) ^ (step >> 63));
+                    previous = epochMillis[i];
+                }
+                frame(BinaryDump.KIND_STORE_TIMES);
+                at += n;
+                storeTimeCount += n;
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     public void endIndex() throws IOException {
         closeRecord();
         if (len > 0) {
@@ -235,6 +291,9 @@ public final class BinaryDumpWriter implements Closeable {
         u64(totalMemberships);
         if (registrations >= 0) {
             u32(registrations);
+        }
+        if (storeTimes) {
+            u64(storeTimeCount);
         }
         frame(BinaryDump.KIND_END);
         out.flush();

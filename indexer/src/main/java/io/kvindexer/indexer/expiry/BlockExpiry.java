@@ -6,6 +6,8 @@ import io.kvindexer.indexer.index.AppliedOps;
 import io.kvindexer.indexer.index.ApplyStatus;
 import io.kvindexer.indexer.index.IndexOp;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.index.StoreTimes;
+import it.unimi.dsi.fastutil.longs.Long2LongOpenHashMap;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -40,6 +42,9 @@ public final class BlockExpiry implements AppliedOps, AutoCloseable {
     private final boolean[] followed = new boolean[TIERS];
     private final ConcurrentHashMap<ModelIndex, ConcurrentHashMap<WorkerKey, WorkerBlocks>> indexes =
             new ConcurrentHashMap<>();
+    /** last-store times recovery announced for an index, read as its recovered stores are applied */
+    private final ConcurrentHashMap<ModelIndex, StoreTimes> recovered = new ConcurrentHashMap<>();
+
     private final LongAdder[][] expired = new LongAdder[TIERS][ExpiryReason.values().length];
     /** looks for blocks past their TTL; null without any TTL (capacity is checked as stores are applied) */
     private final ScheduledExecutorService sweeper;
@@ -105,6 +110,9 @@ public final class BlockExpiry implements AppliedOps, AutoCloseable {
         ConcurrentHashMap<WorkerKey, WorkerBlocks> workers = indexes.get(index);
         WorkerBlocks wb = workers == null ? null : workers.get(worker);
         long now = System.nanoTime();
+        StoreTimes times = recovered.isEmpty() ? null : recovered.get(index);
+        long wallNow = times == null ? 0 : System.currentTimeMillis();
+        int reorder = 0; // bit per tier that got blocks with an older time than its newest
         for (int i = 0; i < ops.size(); i++) {
             switch (ops.get(i)) {
                 case IndexOp.Store s -> {
@@ -119,8 +127,20 @@ public final class BlockExpiry implements AppliedOps, AutoCloseable {
                         workers = indexes.computeIfAbsent(index, ix -> new ConcurrentHashMap<>());
                         wb = workers.computeIfAbsent(worker, w -> new WorkerBlocks());
                     }
+                    Long2LongOpenHashMap last =
+                            times != null && ttlNanos[tier] > 0 && s.source() == IndexOp.Store.Source.RECOVERED
+                                    ? times.of(worker, s.tier())
+                                    : null;
                     synchronized (wb) {
-                        wb.stored(tier, s.blockHashes(), now);
+                        if (last == null) {
+                            wb.stored(tier, s.blockHashes(), now);
+                        } else {
+                            for (long h : s.blockHashes()) {
+                                long at = last.get(h);
+                                wb.storedAt(tier, h, at == Long.MIN_VALUE ? now : now - ageNanos(wallNow, at));
+                            }
+                            reorder |= 1 << tier;
+                        }
                     }
                 }
                 case IndexOp.Remove r -> {
@@ -143,12 +163,72 @@ public final class BlockExpiry implements AppliedOps, AutoCloseable {
             return;
         }
         synchronized (wb) {
+            for (int t = 0; t < TIERS; t++) {
+                if ((reorder & 1 << t) != 0) {
+                    wb.reorder(t);
+                }
+            }
             if (policy.maxBlocksPerWorker() > 0 && !wb.sweepQueued && wb.overCap(policy.maxBlocksPerWorker())) {
                 queueSweep(index, worker, wb);
             } else if (wb.isEmpty() && !wb.sweepQueued) {
                 workers.remove(worker, wb); // nothing followed: no memory kept for this worker
             }
         }
+    }
+
+    /**
+     * How long ago (in nanos, from {@code wallNow}) a block was last stored at {@code epochMillis} by another
+     * process's clock: a time in the future (clock skew between replicas) counts as now, and a very old one is capped
+     * so the monotonic arithmetic cannot overflow.
+     */
+    static long ageNanos(long wallNow, long epochMillis) {
+        long age = Math.clamp(wallNow - epochMillis, 0L, MAX_AGE_MILLIS);
+        return TimeUnit.MILLISECONDS.toNanos(age);
+    }
+
+    /** ages beyond this (about 100 years) are all "long expired" */
+    private static final long MAX_AGE_MILLIS = TimeUnit.DAYS.toMillis(36_500);
+
+    @Override
+    public void lastStores(ModelIndex index, StoreTimes.Sink sink) {
+        Map<WorkerKey, WorkerBlocks> workers = indexes.get(index);
+        if (workers == null) {
+            return;
+        }
+        for (Map.Entry<WorkerKey, WorkerBlocks> e : workers.entrySet()) {
+            for (int t = 0; t < TIERS; t++) {
+                if (ttlNanos[t] == 0) {
+                    continue; // only a TTL depends on the time; a cap evicts by order, which a dump does not keep
+                }
+                long[][] held;
+                long nanoNow;
+                long wallNow;
+                WorkerBlocks wb = e.getValue();
+                synchronized (wb) {
+                    held = wb.times(t);
+                    nanoNow = System.nanoTime();
+                    wallNow = System.currentTimeMillis();
+                }
+                if (held[0].length == 0) {
+                    continue;
+                }
+                long[] millis = held[1];
+                for (int i = 0; i < millis.length; i++) {
+                    millis[i] = wallNow - TimeUnit.NANOSECONDS.toMillis(nanoNow - millis[i]);
+                }
+                sink.times(e.getKey(), StorageTier.ofOrdinal(t), held[0], millis);
+            }
+        }
+    }
+
+    @Override
+    public void recoveredStores(ModelIndex index, StoreTimes times) {
+        recovered.put(index, times);
+    }
+
+    @Override
+    public void recoveredStoresApplied(ModelIndex index, StoreTimes times) {
+        recovered.remove(index, times);
     }
 
     @Override

@@ -36,6 +36,55 @@ final class WorkerBlocks {
         }
     }
 
+    /**
+     * One block stored at {@code time}, which may be older than the tier's newest (a recovered block's last store on
+     * the replica that dumped it); {@link #reorder} puts the tier back in time order afterwards.
+     */
+    void storedAt(int tier, long blockHash, long time) {
+        Long2LongLinkedOpenHashMap blocks = tiers[tier];
+        if (blocks == null) {
+            blocks = tiers[tier] = new Long2LongLinkedOpenHashMap();
+        }
+        blocks.putAndMoveToLast(blockHash, time);
+    }
+
+    /** Sorts a tier oldest-stored first again, after {@link #storedAt} (recovery only: n log n over the tier). */
+    void reorder(int tier) {
+        Long2LongLinkedOpenHashMap blocks = tiers[tier];
+        if (blocks == null) {
+            return;
+        }
+        long[][] copy = times(tier);
+        Integer[] order = new Integer[copy[0].length];
+        for (int i = 0; i < order.length; i++) {
+            order[i] = i;
+        }
+        // stable: blocks of equal time keep their order of store
+        java.util.Arrays.sort(order, (a, b) -> Long.compare(copy[1][a], copy[1][b]));
+        blocks.clear();
+        for (int i : order) {
+            blocks.put(copy[0][i], copy[1][i]);
+        }
+    }
+
+    /** A tier's blocks and the times of their last store, oldest first ({@code [hashes, times]}). */
+    long[][] times(int tier) {
+        Long2LongLinkedOpenHashMap blocks = tiers[tier];
+        int n = blocks == null ? 0 : blocks.size();
+        long[] hashes = new long[n];
+        long[] times = new long[n];
+        if (blocks != null) {
+            int i = 0;
+            ObjectIterator<Long2LongMap.Entry> it = blocks.long2LongEntrySet().fastIterator();
+            while (it.hasNext()) {
+                Long2LongMap.Entry e = it.next();
+                hashes[i] = e.getLongKey();
+                times[i++] = e.getLongValue();
+            }
+        }
+        return new long[][] {hashes, times};
+    }
+
     void removed(int tier, long[] blockHashes) {
         Long2LongLinkedOpenHashMap blocks = tiers[tier];
         if (blocks == null) {

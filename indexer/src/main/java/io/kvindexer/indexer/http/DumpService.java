@@ -28,7 +28,8 @@ import java.util.concurrent.TimeUnit;
  * {@code GET /dump}: every index as {@code "model:tenant": {block_size, model_name, tenant_id, events}}, streamed
  * entry by entry (Dynamo's JSON, {@code docs/compatibility.md}); with {@code Accept: application/x-kvindexer-dump}
  * the same content as a {@link BinaryDump} stream (version 2, with the registrations and their watermarks, when
- * {@code ?registrations=true} asks for them). Pending writes are flushed first, so the dump holds everything
+ * {@code ?registrations=true} asks for them; version 3, with the blocks' last-store times as well, when
+ * {@code &store_times=true} is added). Pending writes are flushed first, so the dump holds everything
  * accepted before the request. An index whose walk fails ends its entry with {@code "error"} after the events
  * written so far (an ERROR frame in binary), which a reader refuses as it refuses Dynamo's {@code {"error": ...}};
  * the status stays 200. While the replica is still recovering it answers 503. At most {@code --max-concurrent-dumps}
@@ -57,7 +58,9 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
         boolean binary = wantsBinary(req);
         // binary with ?registrations=true: version 2, the registrations and watermarks read before the flush, so
         // the trees hold at least every batch up to each watermark (one cut; WorkerRegistry.export)
-        boolean asked = registrationsAsked(req); // checked for both formats: a typo is refused, not ignored
+        boolean asked = flagAsked(req, "registrations"); // checked for both formats: a typo is refused, not ignored
+        // with ?store_times=true as well: version 3, the last-store times of the blocks on tiers with a TTL
+        boolean times = flagAsked(req, "store_times");
         DumpSlots.Slot slot = slots.tryTake(String.valueOf(req.remotePeer().address()));
         if (slot == null) {
             res.header(HeaderNames.RETRY_AFTER, String.valueOf(RETRY_AFTER_SECONDS));
@@ -69,7 +72,7 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
             return;
         }
         try (slot) {
-            stream(req, res, binary, asked, slot);
+            stream(req, res, binary, asked, asked && times, slot);
         } catch (Exception e) { // the write's failure: IOException, or Helidon's UncheckedIOException
             if (!slot.abandoned()) {
                 throw e;
@@ -78,7 +81,8 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
         }
     }
 
-    private void stream(ServerRequest req, ServerResponse res, boolean binary, boolean asked, DumpSlots.Slot slot)
+    private void stream(
+            ServerRequest req, ServerResponse res, boolean binary, boolean asked, boolean times, DumpSlots.Slot slot)
             throws Exception {
         List<SavedRegistration> registrations = binary && asked ? workers.export() : null;
         indexers.flushAll().get(FLUSH_TIMEOUT_SECONDS, TimeUnit.SECONDS);
@@ -91,7 +95,7 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
             res.header(HeaderNames.CONTENT_TYPE, BinaryDump.MEDIA_TYPE);
             res.header(BinaryDump.BLOCKS_HEADER, blockCounts(all));
             try (OutputStream out = slot.watch(res.outputStream())) {
-                writeBinary(all, registrations, out);
+                writeBinary(all, registrations, binary && times, out);
             }
             return;
         }
@@ -130,16 +134,16 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
         LOG.log(System.Logger.Level.WARNING, "dump of " + ix.modelName() + ":" + ix.tenantId() + " failed", e);
     }
 
-    /** {@code ?registrations=true|false} (absent: false); anything else is refused, not read as false. */
-    private static boolean registrationsAsked(ServerRequest req) {
-        Optional<String> flag = req.query().first("registrations").asOptional();
+    /** {@code ?NAME=true|false} (absent: false); anything else is refused, not read as false. */
+    private static boolean flagAsked(ServerRequest req, String name) {
+        Optional<String> flag = req.query().first(name).asOptional();
         if (flag.isEmpty() || flag.get().equalsIgnoreCase("false")) {
             return false;
         }
         if (flag.get().equalsIgnoreCase("true")) {
             return true;
         }
-        throw new ApiError(400, "query parameter `registrations` must be true or false, got `" + flag.get() + "`");
+        throw new ApiError(400, "query parameter `" + name + "` must be true or false, got `" + flag.get() + "`");
     }
 
     /**
@@ -177,13 +181,14 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
      * the chunks out: a slow client never holds the lock that the index writers need, and a fast one receives
      * (and a recovering peer applies) the first frames while the rest is still being encoded.
      */
-    static void writeBinary(List<ModelIndex> indexes, List<SavedRegistration> registrations, OutputStream out)
+    static void writeBinary(
+            List<ModelIndex> indexes, List<SavedRegistration> registrations, boolean times, OutputStream out)
             throws IOException, InterruptedException {
         ChunkPipe pipe = new ChunkPipe();
         Thread.ofVirtual().name("dump-encoder").start(() -> {
             Throwable failure = null;
             try {
-                encode(indexes, registrations, pipe);
+                encode(indexes, registrations, times, pipe);
             } catch (IOException | RuntimeException e) {
                 failure = e;
             } finally {
@@ -193,15 +198,19 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
         pipe.drainTo(out);
     }
 
-    private static void encode(List<ModelIndex> indexes, List<SavedRegistration> registrations, ChunkPipe pipe)
+    private static void encode(
+            List<ModelIndex> indexes, List<SavedRegistration> registrations, boolean times, ChunkPipe pipe)
             throws IOException {
         BinaryDumpWriter writer =
-                registrations == null ? new BinaryDumpWriter(pipe) : new BinaryDumpWriter(pipe, registrations);
+                registrations == null ? new BinaryDumpWriter(pipe) : new BinaryDumpWriter(pipe, registrations, times);
         for (ModelIndex ix : indexes) {
             try {
                 writer.beginIndex(ix.modelName(), ix.tenantId(), ix.blockSize());
                 // a slow client: wait between chunks of the walk, holding no lock, not with the bytes
                 ix.dump(writer::membership, pipe::awaitRoom);
+                if (times) {
+                    ix.lastStores(writer::storeTimes);
+                }
                 writer.endIndex();
             } catch (RuntimeException e) {
                 if (pipe.abandoned()) {

@@ -25,4 +25,19 @@ public interface AppliedOps {
 
     /** The index is dropped from the service (its last worker unregistered); called on the caller's thread. */
     void indexDropped(ModelIndex index);
+
+    /**
+     * The wall-clock time of each followed block's last store, on the tiers where it matters after a restart (those
+     * with a TTL), for a snapshot or a binary dump; called on the caller's thread. None by default.
+     */
+    default void lastStores(ModelIndex index, StoreTimes.Sink sink) {}
+
+    /**
+     * Recovery is about to submit a staged index's memberships to {@code index} as recovered stores: a block found in
+     * {@code times} starts its time at its last store there, not at its arrival. Called on the caller's thread.
+     */
+    default void recoveredStores(ModelIndex index, StoreTimes times) {}
+
+    /** The recovered stores announced with {@code times} have all been applied: the times may be forgotten. */
+    default void recoveredStoresApplied(ModelIndex index, StoreTimes times) {}
 }

@@ -294,6 +294,14 @@ public final class ModelIndex {
      * recovered stores, so nothing either side holds is lost.
      */
     public void adopt(ModelIndex staged) {
+        adopt(staged, StoreTimes.NONE);
+    }
+
+    /**
+     * {@link #adopt(ModelIndex)} with the last-store times the dump carried, which block expiry takes as the start of
+     * each recovered block's time.
+     */
+    public void adopt(ModelIndex staged, StoreTimes times) {
         synchronized (this) {
             // with an observer the memberships go through submitOps below, so it learns of each
             if (observer == null && index.isEmpty() && staged.index.size() == index.size()) {
@@ -306,7 +314,21 @@ public final class ModelIndex {
                         worker, w -> new ArrayList<>())
                 .add(IndexOp.Store.recovered(
                         tier, hasParent, parentBlockHash, new long[] {blockHash}, new long[] {localHash})));
+        boolean timed = observer != null && !times.isEmpty();
+        if (timed) {
+            observer.recoveredStores(this, times);
+        }
         byWorker.forEach(this::submitOps);
+        if (timed) {
+            flush().thenRun(() -> observer.recoveredStoresApplied(this, times));
+        }
+    }
+
+    /** The last-store times block expiry keeps for this index's TTL tiers ({@link AppliedOps#lastStores}). */
+    public void lastStores(StoreTimes.Sink sink) {
+        if (observer != null) {
+            observer.lastStores(this, sink);
+        }
     }
 
     /** Removes every dp rank of an instance from every tier (ordered after that worker's pending events). */

@@ -8,6 +8,7 @@ import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.index.DumpRecords;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.index.StoreTimes;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
@@ -21,7 +22,8 @@ import java.util.List;
  * saw any of it.
  *
  * <p>Each verified frame's records go to the staged index as they are ({@link ModelIndex#stageRecords}): a block
- * record with all its owners, found or created once, in the dump's order.
+ * record with all its owners, found or created once, in the dump's order. A version 3 stream's last-store times go
+ * with their section to its install, where block expiry starts each recovered block's time from them.
  */
 final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
 
@@ -29,6 +31,9 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
 
     private final Indexers indexers;
     private final List<ModelIndex> staged = new ArrayList<>();
+    /** each staged section's last-store times (none before version 3), in the order of {@link #staged} */
+    private final List<StoreTimes> times = new ArrayList<>();
+
     private final List<SavedRegistration> registrations = new ArrayList<>();
     private ModelIndex section;
     private final List<WorkerKey> workers = new ArrayList<>();
@@ -85,9 +90,11 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
         BinaryDumpReader.read(body, applier);
         DumpApplier.awaitStaging(indexers, timeoutMillis);
         List<ModelIndex> staged = List.copyOf(applier.staged);
+        List<StoreTimes> times = List.copyOf(applier.times);
         return new Recovered(source, staged.size(), applier.registrations, () -> {
-            for (ModelIndex s : staged) {
-                DumpApplier.install(indexers, s.modelName(), s.tenantId(), s.blockSize(), s, LOG);
+            for (int i = 0; i < staged.size(); i++) {
+                ModelIndex s = staged.get(i);
+                DumpApplier.install(indexers, s.modelName(), s.tenantId(), s.blockSize(), s, times.get(i), LOG);
             }
         });
     }
@@ -99,6 +106,7 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
             section.expectBlocks(blockCounts[staged.size()]);
         }
         staged.add(section);
+        times.add(new StoreTimes());
         workers.clear();
         workerArray = new WorkerKey[0];
     }
@@ -116,6 +124,11 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
     @Override
     public void owner(int workerRef, StorageTier tier) {
         records.owner(workerRef, tier);
+    }
+
+    @Override
+    public void storeTimes(long instanceId, int dpRank, StorageTier tier, long[] blockHashes, long[] epochMillis) {
+        times.getLast().times(new WorkerKey(instanceId, dpRank), tier, blockHashes, epochMillis);
     }
 
     @Override

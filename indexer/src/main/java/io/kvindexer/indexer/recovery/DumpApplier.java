@@ -7,6 +7,7 @@ import io.kvindexer.indexer.dump.RouterEvent;
 import io.kvindexer.indexer.index.IndexOp;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.index.StoreTimes;
 import io.kvindexer.indexer.registry.Registration;
 import java.io.IOException;
 import java.io.InputStream;
@@ -156,9 +157,21 @@ final class DumpApplier implements DumpJson.Entries {
      */
     static void install(
             Indexers indexers, String modelName, String tenantId, int blockSize, ModelIndex staged, System.Logger log) {
+        install(indexers, modelName, tenantId, blockSize, staged, StoreTimes.NONE, log);
+    }
+
+    /** {@link #install} with the last-store times a binary dump carried for the index. */
+    static void install(
+            Indexers indexers,
+            String modelName,
+            String tenantId,
+            int blockSize,
+            ModelIndex staged,
+            StoreTimes times,
+            System.Logger log) {
         ModelIndex live = liveIndex(indexers, modelName, tenantId, blockSize, log);
         if (live != null) {
-            live.adopt(staged);
+            live.adopt(staged, times);
         }
     }
 

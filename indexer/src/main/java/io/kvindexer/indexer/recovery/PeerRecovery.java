@@ -221,9 +221,10 @@ public final class PeerRecovery {
     }
 
     private Recovered fetch(HttpClient client, String peer, boolean binary) throws IOException, InterruptedException {
-        // a version 2 dump carries the registrations; older replicas and Dynamo ignore the parameter
-        HttpRequest.Builder builder = HttpRequest.newBuilder(
-                        URI.create(withoutTrailingSlash(peer) + "/dump" + (binary ? "?registrations=true" : "")))
+        // a version 3 dump carries the registrations and the blocks' last-store times; a replica that knows only
+        // version 2 ignores store_times, older replicas and Dynamo ignore both parameters
+        HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(
+                        withoutTrailingSlash(peer) + "/dump" + (binary ? "?registrations=true&store_times=true" : "")))
                 .timeout(timeout)
                 .GET();
         if (binary) {

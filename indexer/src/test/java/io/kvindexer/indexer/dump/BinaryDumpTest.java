@@ -25,11 +25,15 @@ class BinaryDumpTest {
     /** The block a reader announced; the owners that follow hold it. */
     record Block(boolean hasParent, long parent, long hash, long local) {}
 
+    /** One block's last-store time as a version 3 stream carries it. */
+    record T(long instanceId, int dpRank, StorageTier tier, long block, long epochMillis) {}
+
     /** Collects what a reader delivers; {@code ended} only after END. */
     static final class Collector implements BinaryDumpReader.Visitor {
         final List<Section> sections = new ArrayList<>();
         final List<WorkerKey> workers = new ArrayList<>();
         final List<SavedRegistration> registrations = new ArrayList<>();
+        final List<T> times = new ArrayList<>();
         Block block;
         boolean ended;
 
@@ -68,6 +72,13 @@ class BinaryDumpTest {
                             block.parent(),
                             block.hash(),
                             block.local()));
+        }
+
+        @Override
+        public void storeTimes(long instanceId, int dpRank, StorageTier tier, long[] blockHashes, long[] epochMillis) {
+            for (int i = 0; i < blockHashes.length; i++) {
+                times.add(new T(instanceId, dpRank, tier, blockHashes[i], epochMillis[i]));
+            }
         }
 
         @Override
@@ -199,6 +210,77 @@ class BinaryDumpTest {
         assertThat(read(write(List.of(), List.of())).ended).isTrue();
     }
 
+    /** Version 3: {@code sections} with the times of every membership's block on its worker and tier. */
+    static byte[] writeWithTimes(List<Section> sections, List<T> times) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        BinaryDumpWriter w = new BinaryDumpWriter(out, registrations(2), true);
+        for (Section s : sections) {
+            w.beginIndex(s.model(), s.tenant(), s.blockSize());
+            for (M m : s.memberships()) {
+                w.membership(
+                        new WorkerKey(m.instanceId(), m.dpRank()),
+                        m.tier(),
+                        m.hasParent(),
+                        m.parent(),
+                        m.block(),
+                        m.local());
+            }
+            if (s != sections.getFirst()) {
+                w.endIndex();
+                continue; // the times go with the first section
+            }
+            java.util.Map<List<Object>, List<T>> runs = new java.util.LinkedHashMap<>();
+            for (T t : times) {
+                runs.computeIfAbsent(List.of(t.instanceId(), t.dpRank(), t.tier()), k -> new ArrayList<>())
+                        .add(t);
+            }
+            for (List<T> run : runs.values()) {
+                T first = run.getFirst();
+                w.storeTimes(
+                        new WorkerKey(first.instanceId(), first.dpRank()),
+                        first.tier(),
+                        run.stream().mapToLong(T::block).toArray(),
+                        run.stream().mapToLong(T::epochMillis).toArray());
+            }
+            w.endIndex();
+        }
+        w.close();
+        return out.toByteArray();
+    }
+
+    @Test
+    void version3CarriesTheStoreTimesExactlyAndStaysSmall() throws IOException {
+        List<Section> sections = sample(1, 20, 13);
+        List<T> times = new ArrayList<>();
+        Random rnd = new Random(14);
+        long at = 1_765_000_000_000L;
+        for (int i = 0; i < 20_000; i++) { // more than one STORE_TIMES frame; a step back now and then
+            at += rnd.nextInt(50) - (i % 97 == 0 ? 10_000 : 0);
+            times.add(new T(i % 3, i % 2, i % 5 == 0 ? StorageTier.DISK : StorageTier.HOST_PINNED, rnd.nextLong(), at));
+        }
+        byte[] bytes = writeWithTimes(sections, times);
+        assertThat(bytes[9]).isEqualTo((byte) BinaryDump.VERSION_WITH_STORE_TIMES);
+        Collector back = read(bytes);
+        assertThat(back.ended).isTrue();
+        assertThat(back.sections).isEqualTo(sections);
+        assertThat(back.registrations).isEqualTo(registrations(2));
+        assertThat(new java.util.HashSet<>(back.times)).isEqualTo(new java.util.HashSet<>(times));
+        assertThat(back.times).hasSize(times.size());
+        int withoutTimes = writeWithTimes(sections, List.of()).length;
+        assertThat((bytes.length - withoutTimes) / (double) times.size())
+                .as("bytes per store time")
+                .isLessThan(11);
+    }
+
+    @Test
+    void everyTruncationAndBitFlipOfAVersion3StreamIsRefused() throws IOException {
+        byte[] bytes = writeWithTimes(
+                sample(1, 2, 15),
+                List.of(new T(1, 0, StorageTier.DISK, 5, 1000), new T(1, 0, StorageTier.DISK, 6, 990)));
+        assertEveryTruncationRefused(bytes);
+        assertEveryBitFlipRefused(bytes);
+    }
+
     @Test
     void everyTruncationAndBitFlipOfAVersion2StreamIsRefused() throws IOException {
         byte[] bytes = write(sample(2, 3, 12), registrations(3));
@@ -249,9 +331,9 @@ class BinaryDumpTest {
         byte[] bytes = write(sample(2, 2, 6));
         byte[] longer = Arrays.copyOf(bytes, bytes.length + 1);
         assertThatThrownBy(() -> read(longer)).hasMessageContaining("after the END frame");
-        byte[] v3 = bytes.clone();
-        v3[9] = 3;
-        assertThatThrownBy(() -> read(v3)).hasMessageContaining("unsupported binary dump version 3");
+        byte[] v4 = bytes.clone();
+        v4[9] = 4;
+        assertThatThrownBy(() -> read(v4)).hasMessageContaining("unsupported binary dump version 4");
         assertThatThrownBy(() -> read("{\"m:t\":{}}".getBytes())).hasMessageContaining("bad magic");
     }
 

@@ -1,0 +1,121 @@
+package io.kvindexer.indexer.expiry;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.kvindexer.indexer.IndexerProcess;
+import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.sim.EngineSimulator;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A block's TTL runs from its last store across a restart, real processes: a replica restarted from its snapshot,
+ * and one recovering from a peer's binary {@code /dump}, expire a block stored once at store time + TTL, not at
+ * their own start + TTL. The numbers leave the slow machine room either way: TTL 10 s, the new replica starts 6 s
+ * after the store, so the block must go by store + 14 s; a clock started at the load would keep it past store + 16 s.
+ */
+class TtlAcrossRestartTest {
+
+    private static final int[] TOKENS = {1, 2, 3, 4, 5, 6, 7, 8};
+    private static final String QUERY = "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4,5,6,7,8]}";
+    private static final Duration TTL = Duration.ofSeconds(10);
+    private static final Duration RESTART_AFTER = Duration.ofSeconds(6);
+    /** the deadline for the expiry after the store: TTL plus 4 s of slack (the sweep, the queue, a slow machine) */
+    private static final Duration GONE_BY = Duration.ofSeconds(14);
+
+    private static final String SERIES = "dynamo_kvindexer_blocks_expired_total{reason=\"ttl\",tier=\"device\"}";
+
+    @TempDir
+    Path tmp;
+
+    private static int score(HttpTestClient http) {
+        return http.post("/query", QUERY).json().at("/scores/1/0").asInt(0);
+    }
+
+    private static void awaitReady(HttpTestClient http) {
+        await().atMost(Duration.ofSeconds(60)).until(() -> http.get("/ready").status() == 200);
+    }
+
+    private static IndexerProcess replica(Path dir, String... more) throws Exception {
+        List<String> args = new java.util.ArrayList<>(List.of(
+                "--port",
+                "0",
+                "--host",
+                "127.0.0.1",
+                "--snapshot-dir",
+                dir.toString(),
+                "--snapshot-interval",
+                "1h",
+                "--block-ttl",
+                "device=" + TTL.toSeconds() + "s"));
+        args.addAll(List.of(more));
+        return IndexerProcess.start(List.of(), args.toArray(String[]::new));
+    }
+
+    /** Stores the two blocks once on {@code http}'s replica; returns the moment just before the store (nanoTime). */
+    private static long storeOnce(EngineSimulator sim, HttpTestClient http) throws Exception {
+        http.registerEngine(sim);
+        long storedAt = System.nanoTime();
+        sim.storeSequence(TOKENS, 4).get(30, TimeUnit.SECONDS);
+        await().atMost(Duration.ofSeconds(30)).until(() -> score(http) == 8);
+        return storedAt;
+    }
+
+    private static void sleepUntil(long nanoTime) throws InterruptedException {
+        long left = nanoTime - System.nanoTime();
+        if (left > 0) {
+            TimeUnit.NANOSECONDS.sleep(left);
+        }
+    }
+
+    /** Both blocks expire through the normal path (the counter says so) before store + {@link #GONE_BY}. */
+    private static void assertExpiredInTime(HttpTestClient http, long storedAt) {
+        Duration left = Duration.ofNanos(storedAt + GONE_BY.toNanos() - System.nanoTime());
+        assertThat(left).as("the replica was ready before the deadline").isPositive();
+        await().atMost(left).until(() -> http.metric(SERIES) == 2);
+        assertThat(score(http)).isZero();
+    }
+
+    @Test
+    void aBlockRestoredFromASnapshotExpiresAtItsStoreTimePlusTtl() throws Exception {
+        Path dir = tmp.resolve("snapshots");
+        try (EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults())) {
+            long storedAt;
+            try (IndexerProcess first = replica(dir);
+                    HttpTestClient http = new HttpTestClient(first.url())) {
+                awaitReady(http);
+                storedAt = storeOnce(sim, http);
+                assertThat(first.terminate()).isTrue(); // writes the last snapshot at shutdown
+            }
+            sleepUntil(storedAt + RESTART_AFTER.toNanos());
+            try (IndexerProcess second = replica(dir);
+                    HttpTestClient http = new HttpTestClient(second.url())) {
+                awaitReady(http);
+                assertExpiredInTime(http, storedAt);
+            }
+        }
+    }
+
+    @Test
+    void aBlockRecoveredFromAPeersBinaryDumpExpiresAtItsStoreTimePlusTtl() throws Exception {
+        try (EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
+                IndexerProcess peer = replica(tmp.resolve("peer"));
+                HttpTestClient peerHttp = new HttpTestClient(peer.url())) {
+            awaitReady(peerHttp);
+            long storedAt = storeOnce(sim, peerHttp);
+            sleepUntil(storedAt + RESTART_AFTER.toNanos());
+            try (IndexerProcess second = replica(tmp.resolve("second"), "--peers", peer.url());
+                    HttpTestClient http = new HttpTestClient(second.url())) {
+                awaitReady(http);
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> second.output().contains("P2P recovery completed from " + peer.url()));
+                assertExpiredInTime(http, storedAt);
+            }
+        }
+    }
+}

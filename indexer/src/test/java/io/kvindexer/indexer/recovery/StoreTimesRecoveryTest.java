@@ -1,0 +1,153 @@
+package io.kvindexer.indexer.recovery;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.dump.BinaryDumpWriter;
+import io.kvindexer.indexer.expiry.BlockExpiry;
+import io.kvindexer.indexer.expiry.ExpiryPolicy;
+import io.kvindexer.indexer.expiry.ExpiryReason;
+import io.kvindexer.indexer.index.IndexOptions;
+import io.kvindexer.indexer.index.Indexers;
+import io.kvindexer.indexer.index.ModelIndex;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Loading blocks' last-store times from a snapshot file: a block past its TTL by the file's time goes promptly and
+ * is counted as expired; a time in the future (another replica's clock ahead) counts as now; a file written without
+ * times (version 2, as replicas before version 3 wrote them) keeps the old behaviour, the time starts at the load.
+ */
+class StoreTimesRecoveryTest {
+
+    private static final WorkerKey W = new WorkerKey(1, 0);
+    private static final long[] BLOCKS = {101, 102, 103};
+
+    @TempDir
+    Path tmp;
+
+    /** One index "m" of three host-pinned blocks held by {@link #W}, with their times when {@code times} is not null. */
+    private Path snapshot(String name, long[] times) throws Exception {
+        Path file = tmp.resolve(name);
+        try (OutputStream out = Files.newOutputStream(file);
+                BinaryDumpWriter w = times == null
+                        ? new BinaryDumpWriter(out, List.of())
+                        : new BinaryDumpWriter(out, List.of(), true)) {
+            w.beginIndex("m", "t", 4);
+            for (int i = 0; i < BLOCKS.length; i++) {
+                w.membership(W, StorageTier.HOST_PINNED, i > 0, i > 0 ? BLOCKS[i - 1] : 0, BLOCKS[i], BLOCKS[i] + 1);
+            }
+            if (times != null) {
+                w.storeTimes(W, StorageTier.HOST_PINNED, BLOCKS, times);
+            }
+            w.endIndex();
+        }
+        return file;
+    }
+
+    private static ModelIndex load(Path file, Indexers indexers) throws Exception {
+        try (InputStream in = Files.newInputStream(file)) {
+            BinaryDumpApplier.stage(in, indexers, 60_000, file.toString())
+                    .install()
+                    .run();
+        }
+        ModelIndex ix = indexers.get("m", "t").orElseThrow();
+        ix.flush().get(30, TimeUnit.SECONDS);
+        return ix;
+    }
+
+    private static BlockExpiry expiry(Duration ttl) {
+        return new BlockExpiry(new ExpiryPolicy(Map.of(StorageTier.HOST_PINNED, ttl), 0));
+    }
+
+    @Test
+    void blocksPastTheirTtlByTheirStoreTimeExpireRightAfterTheLoadAndTheOthersStay() throws Exception {
+        long now = System.currentTimeMillis();
+        // two stored an hour ago, one just now; the TTL is ten minutes
+        Path file = snapshot("v3.kvix", new long[] {now - 3_600_000, now - 3_500_000, now});
+        try (BlockExpiry expiry = expiry(Duration.ofMinutes(10));
+                Indexers indexers = new Indexers(IndexOptions.defaults(), expiry)) {
+            ModelIndex ix = load(file, indexers);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> expiry.expired(StorageTier.HOST_PINNED, ExpiryReason.TTL) == 2);
+            ix.flush().get(30, TimeUnit.SECONDS);
+            assertThat(ix.stats().memberships()).isEqualTo(1);
+            assertThat(expiry.followedBlocks()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aStoreTimeInTheFutureCountsAsNow() throws Exception {
+        long now = System.currentTimeMillis();
+        Path file = snapshot("ahead.kvix", new long[] {now + 3_600_000, now + 3_600_000, now + 3_600_000});
+        try (BlockExpiry expiry = expiry(Duration.ofSeconds(2));
+                Indexers indexers = new Indexers(IndexOptions.defaults(), expiry)) {
+            ModelIndex ix = load(file, indexers);
+            // an hour ahead taken as it is would keep them an hour; clamped to now they go after the 2 s TTL
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> expiry.expired(StorageTier.HOST_PINNED, ExpiryReason.TTL) == 3);
+            ix.flush().get(30, TimeUnit.SECONDS);
+            assertThat(ix.stats().memberships()).isZero();
+        }
+    }
+
+    @Test
+    void aSnapshotWithoutTimesStartsEachBlocksTimeAtTheLoad() throws Exception {
+        Path file = snapshot("v2.kvix", null);
+        assertThat(Files.readAllBytes(file)[9])
+                .as("version 2, as older replicas wrote")
+                .isEqualTo((byte) 2);
+        try (BlockExpiry expiry = expiry(Duration.ofMinutes(10));
+                Indexers indexers = new Indexers(IndexOptions.defaults(), expiry)) {
+            ModelIndex ix = load(file, indexers);
+            assertThat(expiry.followedBlocks()).isEqualTo(3);
+            // several sweeps later (a sweep every second at most) nothing went: their ten minutes started at the load
+            Thread.sleep(2_500);
+            ix.flush().get(30, TimeUnit.SECONDS);
+            assertThat(expiry.expired(StorageTier.HOST_PINNED, ExpiryReason.TTL))
+                    .isZero();
+            assertThat(ix.stats().memberships()).isEqualTo(3);
+        }
+    }
+
+    /** The first bytes of the replica's binary {@code /dump} with {@code query}, and the status. */
+    private static java.net.http.HttpResponse<byte[]> binaryDump(io.kvindexer.indexer.IndexerApp app, String query)
+            throws Exception {
+        try (java.net.http.HttpClient client = java.net.http.HttpClient.newHttpClient()) {
+            return client.send(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create(app.baseUrl() + "/dump" + query))
+                            .header("Accept", io.kvindexer.indexer.dump.BinaryDump.MEDIA_TYPE)
+                            .build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofByteArray());
+        }
+    }
+
+    /**
+     * A replica that knows only version 2 asks with {@code ?registrations=true} and still gets version 2; the times
+     * come only when asked for too, and a bad value is refused like one of {@code registrations}.
+     */
+    @Test
+    void theDumpVersionFollowsWhatTheReaderAskedFor() throws Exception {
+        try (io.kvindexer.indexer.IndexerApp app =
+                io.kvindexer.indexer.IndexerApp.start(io.kvindexer.indexer.IndexerConfig.defaults())) {
+            assertThat(binaryDump(app, "").body()[9]).isEqualTo((byte) 1);
+            assertThat(binaryDump(app, "?registrations=true").body()[9]).isEqualTo((byte) 2);
+            assertThat(binaryDump(app, "?registrations=true&store_times=true").body()[9])
+                    .isEqualTo((byte) 3);
+            java.net.http.HttpResponse<byte[]> bad = binaryDump(app, "?registrations=true&store_times=yes");
+            assertThat(bad.statusCode()).isEqualTo(400);
+            assertThat(new String(bad.body(), java.nio.charset.StandardCharsets.UTF_8))
+                    .contains("query parameter `store_times` must be true or false, got `yes`");
+        }
+    }
+}
