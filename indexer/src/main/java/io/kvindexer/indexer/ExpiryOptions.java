@@ -10,7 +10,8 @@ public final class ExpiryOptions {
             names = "--block-ttl",
             paramLabel = "TIER=DURATION[,...]",
             description = "a block on TIER (device, host_pinned, disk, external) not stored again within DURATION"
-                    + " (500ms, 30s, 10m, 6h) is removed; storing it again starts its time over (default: no TTL)")
+                    + " (500ms, 30s, 10m, 6h) is removed; storing it again starts its time over, a restart or a"
+                    + " recovery does not (default: no TTL)")
     String blockTtl;
 
     @Option(

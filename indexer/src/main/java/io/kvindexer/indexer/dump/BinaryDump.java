@@ -30,7 +30,7 @@ package io.kvindexer.indexer.dump;
  *                 | tenant string | blockSize u32 | watermark u64      (opt := 0 | 1 string)
  * </pre>
  * Version 2 adds the registrations and their seq watermarks ({@link SavedRegistration}): peer recovery asks for it
- * with {@code ?registrations=true}, and snapshots are always version 2. Without that parameter a server writes
+ * with {@code ?registrations=true} (snapshots were version 2 before version 3). Without that parameter a server writes
  * version 1, byte for byte what older replicas read, so a mixed-version rollout keeps recovering trees; a reader
  * accepts both versions (an older reader refuses version 2 by its header and falls back to JSON). Version 3 adds
  * the last-store times of the blocks on tiers with a {@code --block-ttl}, so that a recovered block's TTL runs

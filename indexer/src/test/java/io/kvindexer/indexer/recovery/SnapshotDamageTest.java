@@ -82,7 +82,7 @@ class SnapshotDamageTest {
             damaged.add(bad);
         }
         byte[] newer = good.clone();
-        newer[9] = 3; // a format version from the future
+        newer[9] = 4; // a format version from the future
         damaged.add(newer);
 
         Path dir = tmp.resolve("damaged");
