@@ -38,12 +38,16 @@ final class WorkerBlocks {
 
     /**
      * One block stored at {@code time}, which may be older than the tier's newest (a recovered block's last store on
-     * the replica that dumped it); {@link #reorder} puts the tier back in time order afterwards.
+     * the replica that dumped it); {@link #reorder} puts the tier back in time order afterwards. A block this worker
+     * already holds keeps the later of the two times.
      */
     void storedAt(int tier, long blockHash, long time) {
         Long2LongLinkedOpenHashMap blocks = tiers[tier];
         if (blocks == null) {
             blocks = tiers[tier] = new Long2LongLinkedOpenHashMap();
+        }
+        if (blocks.containsKey(blockHash) && blocks.get(blockHash) - time > 0) {
+            return;
         }
         blocks.putAndMoveToLast(blockHash, time);
     }

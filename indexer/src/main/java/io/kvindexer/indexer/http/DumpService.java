@@ -209,7 +209,15 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
                 // a slow client: wait between chunks of the walk, holding no lock, not with the bytes
                 ix.dump(writer::membership, pipe::awaitRoom);
                 if (times) {
-                    ix.lastStores(writer::storeTimes);
+                    // a worker's times at a time, each waiting for room like a chunk of the walk
+                    ix.lastStores((worker, tier, hashes, millis) -> {
+                        writer.storeTimes(worker, tier, hashes, millis);
+                        try {
+                            pipe.awaitRoom();
+                        } catch (IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                        }
+                    });
                 }
                 writer.endIndex();
             } catch (RuntimeException e) {

@@ -7,6 +7,7 @@ import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -45,8 +46,14 @@ public final class StateCut {
             ix.dump(writer::membership, () -> step.drainTo(out));
             // read after the walk: a block stored meanwhile has a time and maybe no membership (ignored when
             // loaded), one without a time starts its TTL when loaded, as before version 3
-            ix.lastStores(writer::storeTimes);
-            step.drainTo(out);
+            ix.lastStores((worker, tier, hashes, millis) -> {
+                writer.storeTimes(worker, tier, hashes, millis);
+                try {
+                    step.drainTo(out); // one worker's times held at a time
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
             writer.endIndex();
         }
         writer.close();

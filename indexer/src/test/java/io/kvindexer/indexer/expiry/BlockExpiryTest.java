@@ -9,6 +9,7 @@ import io.kvindexer.indexer.index.IndexOp;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.index.StoreTimes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -109,6 +110,36 @@ class BlockExpiryTest {
                 .hasMessageContaining("not TIER=DURATION");
         assertThat(new ExpiryPolicy(Map.of(), 200_000).evictDownTo()).isEqualTo(180_000);
         assertThat(ExpiryPolicy.NONE.enabled()).isFalse();
+    }
+
+    /**
+     * Recovery's last-store times start a recovered block's clock there (one an hour old on a 10-minute TTL goes at
+     * the next sweep), but a block the worker already stored live keeps its later time.
+     */
+    @Test
+    void recoveredTimesStartTheClockAtTheLastStoreButNeverTakeALaterStoreBack() throws Exception {
+        try (BlockExpiry expiry =
+                        new BlockExpiry(new ExpiryPolicy(Map.of(StorageTier.DISK, Duration.ofMinutes(10)), 0));
+                Indexers indexers = new Indexers(IndexOptions.defaults(), expiry)) {
+            ModelIndex ix = indexers.getOrCreate("m", "t", 4);
+            ix.submitOps(W, List.of(store(StorageTier.DISK, 0, 1))); // block 0 stored live, now
+            ix.flush().get(30, TimeUnit.SECONDS);
+            ModelIndex staged = indexers.detached("m", "t", 4);
+            staged.submitOps(W, List.of(store(StorageTier.DISK, 0, 3)));
+            staged.flush().get(30, TimeUnit.SECONDS);
+            long hourAgo = System.currentTimeMillis() - 3_600_000;
+            StoreTimes times = new StoreTimes();
+            times.times(W, StorageTier.DISK, new long[] {hash(0), hash(1)}, new long[] {hourAgo, hourAgo});
+            ix.adopt(staged, times);
+            // block 1 (an hour old) goes; block 0 keeps its live store, block 2 (no time) starts now
+            await().atMost(Duration.ofSeconds(30)).until(() -> expiry.expired(StorageTier.DISK, ExpiryReason.TTL) == 1);
+            Thread.sleep(1_500); // more sweeps: nothing else goes
+            ix.flush().get(30, TimeUnit.SECONDS);
+            List<Long> held = new ArrayList<>();
+            ix.dump((worker, tier, hasParent, parent, blockHash, localHash) -> held.add(blockHash));
+            assertThat(held).containsExactlyInAnyOrder(hash(0), hash(2));
+            assertThat(expiry.expired(StorageTier.DISK, ExpiryReason.TTL)).isEqualTo(1);
+        }
     }
 
     /** A root-less chain of hash-ready blocks {@code from .. from + n} (a recovered store, so no parent is needed). */
