@@ -190,6 +190,11 @@ public final class BlockExpiry implements AppliedOps, AutoCloseable {
     private static final long MAX_AGE_MILLIS = TimeUnit.DAYS.toMillis(36_500);
 
     @Override
+    public boolean keepsStoreTimes() {
+        return !policy.ttl().isEmpty();
+    }
+
+    @Override
     public void lastStores(ModelIndex index, StoreTimes.Sink sink) {
         Map<WorkerKey, WorkerBlocks> workers = indexes.get(index);
         if (workers == null) {

@@ -32,6 +32,11 @@ public interface AppliedOps {
      */
     default void lastStores(ModelIndex index, StoreTimes.Sink sink) {}
 
+    /** Whether {@link #lastStores} can give any time at all (some tier has a TTL). */
+    default boolean keepsStoreTimes() {
+        return false;
+    }
+
     /**
      * Recovery is about to submit a staged index's memberships to {@code index} as recovered stores: a block found in
      * {@code times} starts its time at its last store there, not at its arrival. Called on the caller's thread.

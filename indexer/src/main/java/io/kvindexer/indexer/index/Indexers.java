@@ -89,6 +89,14 @@ public final class Indexers implements AutoCloseable {
         return Optional.ofNullable(indexes.get(new Key(model, tenant)));
     }
 
+    /**
+     * Whether a dump of these indexes carries last-store times (some tier has a TTL): a snapshot without them stays in
+     * the version before store times, which a replica of that version can still read after a rollback.
+     */
+    public boolean keepsStoreTimes() {
+        return observer != null && observer.keepsStoreTimes();
+    }
+
     /** Drops an index (after its last worker is unregistered); its event counts stay in {@link #appliedTotals}. */
     public void remove(String model, String tenant) {
         ModelIndex removed;

@@ -15,8 +15,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * One consistent cut of a replica's state as a version 3 binary dump (with the last-store times block expiry keeps
- * for the tiers with a TTL): the registrations with their watermarks
+ * One consistent cut of a replica's state as a binary dump, version 3 with the last-store times block expiry keeps
+ * when some tier has a TTL, else version 2 (which the versions before store times read, so a rollback keeps its
+ * snapshots): the registrations with their watermarks
  * first, then (once the index writers have applied everything submitted before) every tree, so each tree holds at
  * least every batch up to its watermark. Each index is walked a few thousand nodes per read-lock hold; a step is
  * encoded into memory under the lock and written out after it: a writer waits for one step, never for the whole cut
@@ -40,7 +41,7 @@ public final class StateCut {
             throw new IOException("the index writers did not catch up for the snapshot: " + e, e);
         }
         ChunkedBytes step = new ChunkedBytes();
-        BinaryDumpWriter writer = new BinaryDumpWriter(step, registrations, true);
+        BinaryDumpWriter writer = new BinaryDumpWriter(step, registrations, indexers.keepsStoreTimes());
         for (ModelIndex ix : indexers.all()) {
             writer.beginIndex(ix.modelName(), ix.tenantId(), ix.blockSize());
             ix.dump(writer::membership, () -> step.drainTo(out));
