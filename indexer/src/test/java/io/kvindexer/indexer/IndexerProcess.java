@@ -42,18 +42,15 @@ public final class IndexerProcess implements AutoCloseable {
         return pb;
     }
 
-    /** A replica on loopback, any port, writing snapshots into {@code dir} once an hour (and on registration changes). */
-    public static IndexerProcess snapshotting(Path dir) throws Exception {
-        return start(
-                List.of(),
-                "--port",
-                "0",
-                "--host",
-                "127.0.0.1",
-                "--snapshot-dir",
-                dir.toString(),
-                "--snapshot-interval",
-                "1h");
+    /**
+     * A replica on loopback, any port, writing snapshots into {@code dir} once an hour (and on registration changes),
+     * with {@code more} flags after those.
+     */
+    public static IndexerProcess snapshotting(Path dir, String... more) throws Exception {
+        List<String> args = new ArrayList<>(List.of(
+                "--port", "0", "--host", "127.0.0.1", "--snapshot-dir", dir.toString(), "--snapshot-interval", "1h"));
+        args.addAll(List.of(more));
+        return start(List.of(), args.toArray(String[]::new));
     }
 
     /** Starts {@link #command} with stderr merged into stdout and waits for it to listen. */

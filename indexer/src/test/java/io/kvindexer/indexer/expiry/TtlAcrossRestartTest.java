@@ -41,20 +41,11 @@ class TtlAcrossRestartTest {
         await().atMost(Duration.ofSeconds(60)).until(() -> http.get("/ready").status() == 200);
     }
 
+    /** A snapshotting replica with the test's TTL on the device tier, and {@code more} flags. */
     private static IndexerProcess replica(Path dir, String... more) throws Exception {
-        List<String> args = new java.util.ArrayList<>(List.of(
-                "--port",
-                "0",
-                "--host",
-                "127.0.0.1",
-                "--snapshot-dir",
-                dir.toString(),
-                "--snapshot-interval",
-                "1h",
-                "--block-ttl",
-                "device=" + TTL.toSeconds() + "s"));
+        List<String> args = new java.util.ArrayList<>(List.of("--block-ttl", "device=" + TTL.toSeconds() + "s"));
         args.addAll(List.of(more));
-        return IndexerProcess.start(List.of(), args.toArray(String[]::new));
+        return IndexerProcess.snapshotting(dir, args.toArray(String[]::new));
     }
 
     /** Stores the two blocks once on {@code http}'s replica; returns the moment just before the store (nanoTime). */
