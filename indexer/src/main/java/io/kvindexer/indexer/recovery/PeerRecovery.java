@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.recovery;
 
+import io.kvindexer.indexer.common.PlainHttpToTls;
 import io.kvindexer.indexer.dump.BinaryDump;
 import io.kvindexer.indexer.index.Indexers;
 import java.io.IOException;
@@ -200,8 +201,8 @@ public final class PeerRecovery {
      * certificate path builder).
      */
     static String describe(Exception e) {
-        if (io.kvindexer.indexer.common.PlainHttpToTls.detected(e)) {
-            return io.kvindexer.indexer.common.PlainHttpToTls.HINT;
+        if (PlainHttpToTls.detected(e)) {
+            return PlainHttpToTls.HINT;
         }
         if (e instanceof javax.net.ssl.SSLHandshakeException
                 && String.valueOf(e.getMessage()).contains("PKIX")) {
