@@ -301,7 +301,8 @@ class HelmChartTest {
 
     /**
      * What helm install prints after it (NOTES.txt): the way to a replica is https with the KvIndexer's CA, as TLS is
-     * on by default (plain http would be refused), and where the alerts and the dashboard are.
+     * on by default (plain http would be refused), to a name the certificate holds, and where the alerts and the
+     * dashboard are.
      */
     @Test
     void theInstallNotesReachAReplicaOverTlsAndNameTheAlerts() {
@@ -317,10 +318,11 @@ class HelmChartTest {
         assertThat(notes)
                 .contains(
                         "get secret <kvindexer-name>-tls -o jsonpath='{.data.ca\\.crt}' | base64 -d > kv-ca.crt",
-                        "curl -s --cacert kv-ca.crt https://localhost:8090/workers",
+                        "curl -s --cacert kv-ca.crt --resolve <kvindexer-name>:8090:127.0.0.1"
+                                + " https://<kvindexer-name>:8090/workers",
                         "--set metrics.prometheusRule.enabled=true",
                         "docs/grafana/kv-indexer-dashboard.json")
-                .doesNotContain("curl -s localhost:8090");
+                .doesNotContain("curl -s localhost:8090", "https://localhost");
     }
 
     @Test
