@@ -27,6 +27,20 @@ app.kubernetes.io/part-of: kv-indexer
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
+{{/*
+Labels of the `helm test` pod: the release's, but not the operator's selector labels nor its component, so that
+neither the operator's Deployment, Service and NetworkPolicy nor the indexers' NetworkPolicy (which lets in pods of
+component "operator") take it for an operator pod.
+*/}}
+{{- define "kvio.testLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/component: test
+app.kubernetes.io/part-of: kv-indexer
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
 {{/* Labels that select the operator pods (stable across upgrades). */}}
 {{- define "kvio.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "kvio.name" . }}

@@ -13,6 +13,8 @@ import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
@@ -24,6 +26,8 @@ import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
+import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import io.kvindexer.operator.indexer.IndexerNetworkPolicy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -325,6 +329,71 @@ class HelmChartTest {
                 .doesNotContain("curl -s localhost:8090", "https://localhost");
     }
 
+    /**
+     * The `helm test` pod curls the operator; it must not pass for an operator pod: not selected by the operator's
+     * Deployment, Service or NetworkPolicy (whose egress would then keep it from the operator's port), and not let
+     * into the indexers by their NetworkPolicy, which admits the operator's pods by label.
+     */
+    @Test
+    void theHelmTestPodIsNotTakenForAnOperatorPod() throws IOException {
+        Path chart = tmp.resolve("chart");
+        copy(RepoFiles.chart(), chart);
+        // helm-java's template leaves hooks out: render the test pod as a plain template
+        Path hook = chart.resolve("templates/tests/readyz.yaml");
+        Files.writeString(
+                hook,
+                Files.readString(hook)
+                        .lines()
+                        .filter(l -> !l.contains("helm.sh/hook"))
+                        .collect(Collectors.joining("\n")));
+        List<HasMetadata> objects = RepoFiles.objects(new Helm(chart)
+                .template()
+                .withName(RELEASE)
+                .withNamespace(NAMESPACE)
+                .withKubeVersion(KUBE_VERSION)
+                .set("networkPolicy.enabled", "true")
+                .call());
+        Map<String, String> test = only(objects, Pod.class).getMetadata().getLabels();
+        Deployment deployment = only(objects, Deployment.class);
+        Map<String, String> operator =
+                deployment.getSpec().getTemplate().getMetadata().getLabels();
+
+        KvIndexer kvi = new KvIndexer();
+        kvi.setMetadata(new ObjectMetaBuilder()
+                .withName("kv-indexer")
+                .withNamespace("llm")
+                .build());
+        Map<String, String> admittedAsOperator = IndexerNetworkPolicy.desired(kvi, List.of(), NAMESPACE)
+                .getSpec()
+                .getIngress()
+                .getFirst()
+                .getFrom()
+                .getFirst()
+                .getPodSelector()
+                .getMatchLabels();
+        assertThat(operator).containsAllEntriesOf(admittedAsOperator);
+        assertThat(test).doesNotContainEntry("app.kubernetes.io/component", "operator");
+        assertThat(selects(admittedAsOperator, test))
+                .as("the indexers' NetworkPolicy admits it")
+                .isFalse();
+
+        assertThat(selects(deployment.getSpec().getSelector().getMatchLabels(), test))
+                .as("the Deployment selects it")
+                .isFalse();
+        assertThat(selects(only(objects, Service.class).getSpec().getSelector(), test))
+                .as("the metrics Service selects it")
+                .isFalse();
+        assertThat(selects(
+                        only(objects, NetworkPolicy.class)
+                                .getSpec()
+                                .getPodSelector()
+                                .getMatchLabels(),
+                        test))
+                .as("the operator's NetworkPolicy selects it")
+                .isFalse();
+        assertThat(test).containsEntry("app.kubernetes.io/instance", RELEASE);
+    }
+
     @Test
     void withoutLeaderElectionThereIsNoLeaseRoleAndUpgradesRecreate() {
         List<HasMetadata> objects = render(t -> t.set("leaderElection.enabled", "false"));
@@ -364,6 +433,23 @@ class HelmChartTest {
     }
 
     // ---- helpers
+
+    private static boolean selects(Map<String, String> selector, Map<String, String> labels) {
+        return labels.entrySet().containsAll(selector.entrySet());
+    }
+
+    private static void copy(Path from, Path to) throws IOException {
+        try (var files = Files.walk(from)) {
+            for (Path p : files.toList()) {
+                Path target = to.resolve(from.relativize(p).toString());
+                if (Files.isDirectory(p)) {
+                    Files.createDirectories(target);
+                } else {
+                    Files.copy(p, target);
+                }
+            }
+        }
+    }
 
     private List<HasMetadata> render(UnaryOperator<TemplateCommand> values) {
         TemplateCommand command = new Helm(RepoFiles.chart())
