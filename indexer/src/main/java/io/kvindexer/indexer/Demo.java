@@ -64,15 +64,15 @@ final class Demo implements AutoCloseable {
     }
 
     private void serve(int engine, int[] tokens) {
-        PrefixCacheEngine.Served served;
+        // one engine's cache decisions and their events in the same order, whichever thread serves
         synchronized (caches.get(engine)) {
-            served = caches.get(engine).serve(tokens);
-        }
-        if (!served.events().isEmpty()) {
-            try {
-                sims.get(engine).publish(served.events()).get(10, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                Thread.currentThread().interrupt();
+            PrefixCacheEngine.Served served = caches.get(engine).serve(tokens);
+            if (!served.events().isEmpty()) {
+                try {
+                    sims.get(engine).publish(served.events()).get(10, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                    Thread.currentThread().interrupt();
+                }
             }
         }
     }
@@ -83,13 +83,29 @@ final class Demo implements AutoCloseable {
         try {
             while (!Thread.currentThread().isInterrupted()) {
                 Thread.sleep(500);
-                int engine = random.nextInt(ENGINES);
-                int[] convo = conversation(100 + random.nextInt(50), 16 + random.nextInt(64));
-                serve(engine, random.nextInt(4) == 0 ? convo : concat(systemPrompt(), convo));
+                trafficStep(random);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * One request of the generated traffic. Engine 1 is asked the printed example again after each of its requests,
+     * so its least-recently-used eviction never takes it: the example answers as printed however long the demo runs.
+     */
+    void trafficStep(Random random) {
+        int engine = random.nextInt(ENGINES);
+        int[] convo = conversation(100 + random.nextInt(50), 16 + random.nextInt(64));
+        serve(engine, random.nextInt(4) == 0 ? convo : concat(systemPrompt(), convo));
+        if (engine == 0) {
+            serve(0, exampleQuery);
+        }
+    }
+
+    /** The seq of the last batch engine {@code engine} (0-based) published. */
+    long lastSeq(int engine) {
+        return sims.get(engine).nextSeq() - 1;
     }
 
     /** {@code requests} more requests at once, spread over the engines as the traffic loop spreads them. */

@@ -320,6 +320,11 @@ public final class IndexerApp implements AutoCloseable {
         return demo == null ? null : demo.curls(baseUrl());
     }
 
+    /** The demo itself (demo mode only; tests drive its traffic). */
+    Demo demo() {
+        return demo;
+    }
+
     /** The demo's example query (demo mode only; tests use it). */
     public int[] demoQuery() {
         return demo == null ? null : demo.exampleQuery();

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -54,6 +55,47 @@ class DemoTest {
                 assertThat(m.get("dynamo_kvindexer_workers")).isEqualTo(3.0);
                 assertThat(m.get("dynamo_kvindexer_batches_applied_total")).isGreaterThanOrEqualTo(2.0);
             });
+        }
+    }
+
+    /**
+     * The printed example answers as printed however long the demo runs: engine 1's 256-block cache evicts the least
+     * recently used blocks, and hundreds of generated requests (what a few minutes of the demo serve) once took the
+     * example's conversation out of it, so that a user pasting the query got 64 tokens for engine 1, not all of them.
+     */
+    @Test
+    void theExampleQueryStillMatchesAfterMinutesOfTraffic() throws Exception {
+        IndexerConfig cfg = IndexerCli.parse(new String[] {"--demo", "--port", "0", "--host", "127.0.0.1"}, Map.of())
+                .config();
+        try (IndexerApp app = IndexerApp.start(cfg);
+                HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+            int[] q = app.demoQuery();
+            String body = "{\"model_name\":\"demo-model\",\"token_ids\":["
+                    + Arrays.stream(q).mapToObj(Integer::toString).collect(Collectors.joining(",")) + "]}";
+            int all = q.length / 16 * 16;
+            await().atMost(Duration.ofSeconds(30))
+                    .untilAsserted(() -> assertThat(http.post("/query", body)
+                                    .json()
+                                    .at("/scores/1/0")
+                                    .asInt())
+                            .isEqualTo(all));
+
+            Random random = new Random(1);
+            for (int i = 0; i < 600; i++) { // about 200 requests on engine 1, some 1,400 blocks: its cache many times
+                app.demo().trafficStep(random);
+            }
+            long published = app.demo().lastSeq(0);
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+                long applied = -1;
+                for (JsonNode w : http.get("/workers").json()) {
+                    if (w.get("instance_id").asLong() == 1) {
+                        applied = w.at("/listeners/0/last_seq").asLong(-1);
+                    }
+                }
+                assertThat(applied).as("engine 1's batches applied").isGreaterThanOrEqualTo(published);
+            });
+            JsonNode r = http.post("/query", body).json();
+            assertThat(r.at("/scores/1/0").asInt()).as("engine 1 in %s", r).isEqualTo(all);
         }
     }
 
