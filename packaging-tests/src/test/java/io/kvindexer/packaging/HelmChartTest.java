@@ -31,11 +31,14 @@ import io.kvindexer.operator.indexer.IndexerNetworkPolicy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.UnaryOperator;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -392,6 +395,46 @@ class HelmChartTest {
                 .as("the operator's NetworkPolicy selects it")
                 .isFalse();
         assertThat(test).containsEntry("app.kubernetes.io/instance", RELEASE);
+    }
+
+    /**
+     * Every chart value the docs name exists in values.yaml: the value table of kubernetes.md and every "the chart's
+     * `x`" / "Helm value `x`" in the user-facing docs (the operator's environment is `extraEnv`, not `env`).
+     */
+    @Test
+    void everyChartValueTheDocsNameExists() throws IOException {
+        JsonNode values = new ObjectMapper(new YAMLFactory())
+                .readTree(RepoFiles.chart().resolve("values.yaml").toFile());
+        Pattern named = Pattern.compile("(?:chart's|chart value|Helm value)\\s+`([A-Za-z][\\w.]*)(?=[`:])");
+        Pattern code = Pattern.compile("`([A-Za-z][\\w.]*)`");
+        List<String> cited = new ArrayList<>();
+        Path root = RepoFiles.root();
+        List<Path> docs = new ArrayList<>(List.of(root.resolve("README.md")));
+        try (var files = Files.list(root.resolve("docs"))) {
+            files.filter(p -> p.toString().endsWith(".md"))
+                    .filter(p -> !p.getFileName().toString().startsWith("benchmarks"))
+                    .forEach(docs::add);
+        }
+        for (Path doc : docs) {
+            Matcher m = named.matcher(RepoFiles.read(doc).replaceAll("\\s+", " "));
+            while (m.find()) {
+                cited.add(m.group(1));
+            }
+        }
+        for (String[] row : RepoFiles.tableAfter("docs/kubernetes.md", "| value | default | meaning |")) {
+            Matcher m = code.matcher(row[1]);
+            while (m.find()) {
+                cited.add(m.group(1));
+            }
+        }
+        assertThat(cited).contains("watchNamespaces", "certManager.enabled", "networkPolicy.enabled");
+        for (String value : cited) {
+            JsonNode node = values;
+            for (String key : value.split("\\.")) {
+                node = node == null ? null : node.get(key);
+            }
+            assertThat(node).as("chart value `%s` named in the docs", value).isNotNull();
+        }
     }
 
     @Test
