@@ -473,6 +473,10 @@ class HelmChartTest {
     void theValuesSchemaRejectsMisspelledKeysAndBadPorts() {
         assertThatThrownBy(() -> render(t -> t.set("replica", "2"))).hasMessageContaining("replica");
         assertThatThrownBy(() -> render(t -> t.set("httpPort", "70000"))).hasMessageContaining("httpPort");
+        // at install time, not halfway through it when the API server refuses the KvIndexer (the CRD's maximum)
+        assertThatThrownBy(() -> render(t -> t.set("example.enabled", "true").set("example.replicas", "65")))
+                .hasMessageContaining("/example/replicas")
+                .hasMessageContaining("64");
     }
 
     // ---- helpers
