@@ -14,7 +14,7 @@ import java.util.stream.Stream;
 
 /**
  * The parts of one of our Dockerfiles that decide what the image runs: base image, user, the COPY lines, ENV,
- * WORKDIR, the exec-form RUN lines (build steps that write image files, e.g. the AOT cache's training), ENTRYPOINT
+ * WORKDIR, EXPOSE, the exec-form RUN lines (build steps that write image files, e.g. the AOT cache's training), ENTRYPOINT
  * and CMD (exec form). No Docker engine runs here, so tests rebuild the image's file layout
  * from these lines and start its entry point as a real process.
  */
@@ -27,7 +27,8 @@ record Dockerfile(
         List<Run> runs,
         Map<String, String> env,
         List<String> entrypoint,
-        List<String> cmd) {
+        List<String> cmd,
+        List<String> expose) {
 
     /** One {@code COPY src dest} (no flags: our images copy only from the build context). */
     record Copy(String source, String destination) {}
@@ -46,6 +47,7 @@ record Dockerfile(
         Map<String, String> env = new LinkedHashMap<>();
         List<String> entrypoint = List.of();
         List<String> cmd = List.of();
+        List<String> expose = new ArrayList<>();
         for (String instruction : instructions(RepoFiles.read(file))) {
             String[] parts = instruction.split("\\s+", 2);
             String keyword = parts[0].toUpperCase();
@@ -82,13 +84,23 @@ record Dockerfile(
                 }
                 case "ENTRYPOINT" -> entrypoint = execForm(file, rest);
                 case "CMD" -> cmd = execForm(file, rest);
+                case "EXPOSE" -> expose.addAll(List.of(rest.split("\\s+")));
                 default -> {
-                    // EXPOSE, ...: nothing the layout depends on
+                    // LABEL, ...: nothing the layout depends on
                 }
             }
         }
         return new Dockerfile(
-                file.getParent(), from, user, workdir, List.copyOf(copies), List.copyOf(runs), env, entrypoint, cmd);
+                file.getParent(),
+                from,
+                user,
+                workdir,
+                List.copyOf(copies),
+                List.copyOf(runs),
+                env,
+                entrypoint,
+                cmd,
+                List.copyOf(expose));
     }
 
     /**

@@ -44,6 +44,7 @@ class IndexerImageTest {
     void theDockerfileBuildsASmallNonRootJreImageOfTheThinJarAndItsLibs() {
         Dockerfile image = ImageChecks.assertThinJarImage("indexer", "kv-indexer.jar");
         assertThat(image.cmd()).containsExactly("--port", "8090");
+        assertThat(image.expose()).as("EXPOSE: the port CMD serves").containsExactly("8090");
         // the cache is trained where the image is built, on the image's own jar, and used where it runs
         assertThat(image.runs())
                 .extracting(Dockerfile.Run::command)

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.kvindexer.operator.OperatorCli;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -18,6 +19,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -38,6 +40,15 @@ class OperatorImageTest {
     @Test
     void theDockerfileBuildsASmallNonRootJreImageOfTheThinJarAndItsLibs() {
         ImageChecks.assertThinJarImage("operator", "kv-indexer-operator.jar");
+    }
+
+    /** EXPOSE documents the port the operator serves by default: its probes' and metrics' (the chart's httpPort). */
+    @Test
+    void theImageExposesTheProbePortTheOperatorServes() throws Exception {
+        int probePort = OperatorCli.parse(new String[0], Map.of()).options().probePort();
+        assertThat(Dockerfile.parse(RepoFiles.root().resolve("operator/Dockerfile"))
+                        .expose())
+                .containsExactly(String.valueOf(probePort));
     }
 
     @Test
