@@ -437,6 +437,30 @@ class HelmChartTest {
         }
     }
 
+    /** With the example, the notes' commands reach it as they stand: its name, namespace, port and model. */
+    @Test
+    void theInstallNotesOfTheExampleNameItsOwnIndexer() {
+        String notes = new Helm(RepoFiles.chart())
+                .install()
+                .withName(RELEASE)
+                .withNamespace(NAMESPACE)
+                .withKubeVersion(KUBE_VERSION)
+                .set("example.enabled", "true")
+                .set("example.name", "kvi-demo")
+                .set("example.port", "9090")
+                .clientOnly()
+                .dryRun()
+                .call()
+                .getOutput();
+        assertThat(notes)
+                .contains(
+                        "kubectl -n kv-system port-forward svc/kvi-demo 9090",
+                        "kubectl -n kv-system get secret kvi-demo-tls",
+                        "curl -s --cacert kv-ca.crt --resolve kvi-demo:9090:127.0.0.1 https://kvi-demo:9090/workers",
+                        "\"model_name\":\"meta-llama/Llama-3.1-8B-Instruct\"")
+                .doesNotContain("<kvindexer-name>", "<namespace>", "<model>");
+    }
+
     @Test
     void withoutLeaderElectionThereIsNoLeaseRoleAndUpgradesRecreate() {
         List<HasMetadata> objects = render(t -> t.set("leaderElection.enabled", "false"));

@@ -2,6 +2,7 @@ package io.kvindexer.packaging;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.marcnuri.helm.Helm;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.kvindexer.operator.common.IndexerSecurity;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
@@ -9,7 +10,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -19,7 +22,7 @@ import org.junit.jupiter.api.Test;
  * Every {@code curl --cacert ... https://HOST} a user is told to run against a replica names a host that the
  * replicas' certificate (the operator's {@link IndexerSecurity#dnsNames}) holds: curl checks the name, so one that is
  * not in it (such as {@code localhost} behind a port-forward) fails with "no alternative certificate subject name
- * matches".
+ * matches". The docs and what helm install prints are read.
  */
 class TlsCurlDocsTest {
 
@@ -34,15 +37,19 @@ class TlsCurlDocsTest {
                 new ObjectMetaBuilder().withName(NAME).withNamespace("llm").build());
         List<String> names = IndexerSecurity.dnsNames(kvi);
 
-        List<String> curls = new ArrayList<>();
+        Map<String, String> texts = new LinkedHashMap<>();
         for (Path file : userFacingFiles()) {
-            RepoFiles.read(file)
-                    .replace("<kvindexer-name>", NAME)
-                    .replace("<kvindexer>", NAME)
-                    .lines()
-                    .filter(l -> l.contains("curl") && l.contains("--cacert") && l.contains("https://"))
-                    .forEach(l -> curls.add(RepoFiles.root().relativize(file) + ": " + l.strip()));
+            texts.put(RepoFiles.root().relativize(file).toString(), RepoFiles.read(file));
         }
+        // what helm install prints, without and with the chart's example (named like the docs' KvIndexer)
+        texts.put("NOTES.txt", notes(false));
+        texts.put("NOTES.txt with the example", notes(true));
+        List<String> curls = new ArrayList<>();
+        texts.forEach((source, text) -> text.replace("<kvindexer-name>", NAME)
+                .replace("<kvindexer>", NAME)
+                .lines()
+                .filter(l -> l.contains("curl") && l.contains("--cacert") && l.contains("https://"))
+                .forEach(l -> curls.add(source + ": " + l.strip())));
         assertThat(curls).as("the docs show how to reach a replica over TLS").isNotEmpty();
         for (String curl : curls) {
             Matcher url = URL.matcher(curl);
@@ -65,8 +72,21 @@ class TlsCurlDocsTest {
                     .sorted()
                     .toList());
             files.add(root.resolve("README.md"));
-            files.add(RepoFiles.chart().resolve("templates/NOTES.txt"));
             return files;
         }
+    }
+
+    private static String notes(boolean example) {
+        return new Helm(RepoFiles.chart())
+                .install()
+                .withName("kvio")
+                .withNamespace("llm")
+                .withKubeVersion("1.31.0")
+                .set("example.enabled", Boolean.toString(example))
+                .set("example.name", NAME)
+                .clientOnly()
+                .dryRun()
+                .call()
+                .getOutput();
     }
 }
