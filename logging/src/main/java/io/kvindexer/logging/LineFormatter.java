@@ -6,8 +6,10 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
+import java.text.MessageFormat;
 import java.time.ZoneId;
 import java.time.format.DateTimeFormatter;
+import java.util.Locale;
 import java.util.Map;
 import java.util.logging.Formatter;
 import java.util.logging.Level;
@@ -18,7 +20,8 @@ import java.util.logging.LogRecord;
  * {@code DYN_LOGGING_JSONL}, one JSON object ({@code time}, {@code level}, {@code target}, {@code message}, {@code
  * error} with the stack trace when the record has one, and the writing thread's {@link LogContext}). The time has
  * microseconds and its offset ({@code Z} in UTC); the levels are Dynamo's names (ERROR, WARN, INFO, DEBUG, TRACE), so
- * one log query serves both.
+ * one log query serves both. Placeholders are filled the same way under every default locale ({@code 4,000}, never
+ * {@code 4.000} or {@code 4 000}), so a log query or a grep written on one host works on all.
  */
 public final class LineFormatter extends Formatter {
 
@@ -53,7 +56,7 @@ public final class LineFormatter extends Formatter {
         String when = time.format(record.getInstant());
         String level = levelName(record.getLevel());
         String target = record.getLoggerName() == null ? "" : record.getLoggerName();
-        String message = formatMessage(record);
+        String message = message(record);
         boolean oneLine = target.startsWith(EXPORTER);
         String error = record.getThrown() == null
                 ? null
@@ -81,6 +84,38 @@ public final class LineFormatter extends Formatter {
             throw new UncheckedIOException(e); // a StringWriter does not fail
         }
         return out.append(System.lineSeparator()).toString();
+    }
+
+    /** JUL's placeholder filling, as {@link #formatMessage} does it, but in {@link Locale#ROOT}: see the class. */
+    @Override
+    public String formatMessage(LogRecord record) {
+        return message(record);
+    }
+
+    /**
+     * A record's message with its {@code {0}}, {@code {1}} … filled in {@link Locale#ROOT}; without parameters, or
+     * without such a placeholder, the message as it is (JUL's rule: a lone brace is no pattern).
+     */
+    public static String message(LogRecord record) {
+        String format = record.getMessage();
+        Object[] params = record.getParameters();
+        if (format == null || params == null || params.length == 0 || !hasPlaceholder(format)) {
+            return format;
+        }
+        try {
+            return new MessageFormat(format, Locale.ROOT).format(params);
+        } catch (IllegalArgumentException e) {
+            return format; // a malformed pattern: the text as written, like JUL
+        }
+    }
+
+    private static boolean hasPlaceholder(String format) {
+        for (int i = format.indexOf('{'); i >= 0 && i < format.length() - 1; i = format.indexOf('{', i + 1)) {
+            if (format.charAt(i + 1) >= '0' && format.charAt(i + 1) <= '9') {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

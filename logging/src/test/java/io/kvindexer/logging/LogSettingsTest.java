@@ -11,6 +11,7 @@ import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.logging.Formatter;
 import java.util.logging.Handler;
@@ -82,6 +83,38 @@ class LogSettingsTest {
                 .startsWith("2026-12-06T17:10:01.123456+05:30 ERROR io.kvindexer.indexer.ingest.Stream:"
                         + " snapshot failed" + System.lineSeparator() + "java.io.IOException: disk full");
         assertThat(text).contains("\tat io.kvindexer.logging.LogSettingsTest.").endsWith(System.lineSeparator());
+    }
+
+    /** Under a German or French default locale, numbers are written as under an English one. */
+    @Test
+    void numbersAreWrittenAlikeUnderEveryDefaultLocale() throws IOException {
+        Locale before = Locale.getDefault();
+        Locale format = Locale.getDefault(Locale.Category.FORMAT);
+        Locale display = Locale.getDefault(Locale.Category.DISPLAY);
+        try {
+            for (Locale l : List.of(Locale.GERMANY, Locale.FRANCE, Locale.forLanguageTag("hi-IN"), Locale.US)) {
+                Locale.setDefault(l);
+                LogRecord r = record(Level.INFO, "stopping in {0} ms, {1} blocks ({2})", 5000, 1234567L, 0.5);
+                assertThat(new LineFormatter(false, ZoneOffset.UTC).format(r))
+                        .as("under %s", l)
+                        .endsWith(": stopping in 5,000 ms, 1,234,567 blocks (0.5)" + System.lineSeparator());
+                JsonNode json = JSON.readTree(new LineFormatter(true, ZoneOffset.UTC).format(r));
+                assertThat(json.get("message").asText()).isEqualTo("stopping in 5,000 ms, 1,234,567 blocks (0.5)");
+                assertThat(new LineFormatter(false, ZoneOffset.UTC).formatMessage(r))
+                        .isEqualTo(LineFormatter.message(r));
+            }
+            // JUL's rules stay: no parameters or no placeholder, the text as written
+            assertThat(LineFormatter.message(record(Level.INFO, "{0} of {", 4000)))
+                    .isEqualTo("{0} of {");
+            assertThat(LineFormatter.message(record(Level.INFO, "a {b} of {0}")))
+                    .isEqualTo("a {b} of {0}");
+            assertThat(LineFormatter.message(record(Level.INFO, "set {x}", 4000)))
+                    .isEqualTo("set {x}");
+        } finally {
+            Locale.setDefault(before);
+            Locale.setDefault(Locale.Category.FORMAT, format);
+            Locale.setDefault(Locale.Category.DISPLAY, display);
+        }
     }
 
     @Test

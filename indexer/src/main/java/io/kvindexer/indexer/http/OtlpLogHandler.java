@@ -6,7 +6,6 @@ import io.opentelemetry.api.logs.Logger;
 import io.opentelemetry.api.logs.LoggerProvider;
 import io.opentelemetry.api.logs.Severity;
 import io.opentelemetry.context.Context;
-import java.util.logging.Formatter;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -20,14 +19,6 @@ import java.util.logging.LogRecord;
 final class OtlpLogHandler extends Handler {
 
     private static final AttributeKey<String> TARGET = AttributeKey.stringKey("target");
-
-    /** JUL's placeholder filling ({0}, {1}), without a line format around it */
-    private static final Formatter MESSAGE = new Formatter() {
-        @Override
-        public String format(LogRecord record) {
-            return formatMessage(record);
-        }
-    };
 
     private final Logger logger;
 
@@ -47,7 +38,7 @@ final class OtlpLogHandler extends Handler {
                 .setTimestamp(record.getInstant())
                 .setSeverity(Severity.valueOf(level))
                 .setSeverityText(level)
-                .setBody(MESSAGE.format(record))
+                .setBody(LineFormatter.message(record)) // as the console line has it
                 .setAttribute(TARGET, name)
                 .setContext(Context.current());
         if (record.getThrown() != null) {
