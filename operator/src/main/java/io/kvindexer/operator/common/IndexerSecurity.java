@@ -65,6 +65,11 @@ public final class IndexerSecurity {
         return kvi.getMetadata().getName() + "-tls";
     }
 
+    /** The client Service's name in the cluster, {@code <name>.<ns>.svc}: the certificate's subject, one of its names. */
+    public static String serviceDnsName(KvIndexer kvi) {
+        return IndexerNames.clientService(kvi) + "." + kvi.getMetadata().getNamespace() + ".svc";
+    }
+
     /**
      * The DNS names the serving certificate covers: both Services, short and fully qualified, and every replica's
      * stable name under the headless Service.

@@ -110,8 +110,7 @@ public final class SecuritySecrets {
         OperatorCa ca = ca(client, ns, now);
         Secret current = secret.get();
         if (current == null || needsNewCertificate(current, ca, now)) {
-            OperatorCa.Pem leaf =
-                    ca.issue(IndexerNames.clientService(kvi) + "." + ns + ".svc", IndexerSecurity.dnsNames(kvi), now);
+            OperatorCa.Pem leaf = ca.issue(IndexerSecurity.serviceDnsName(kvi), IndexerSecurity.dnsNames(kvi), now);
             Map<String, String> data = new LinkedHashMap<>();
             data.put(IndexerSecurity.CERT_KEY, b64(leaf.cert()));
             data.put(IndexerSecurity.KEY_KEY, b64(leaf.key()));

@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.kvindexer.operator.common.IndexerNames;
+import io.kvindexer.operator.common.IndexerSecurity;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import java.time.Duration;
 import java.time.Instant;
@@ -15,7 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The optional Prometheus Operator ServiceMonitor of a KvIndexer ({@code spec.serviceMonitor}): it scrapes
- * {@code /metrics} of every replica through the client Service. A generic resource, so the operator does not need
+ * {@code /metrics} of every replica through the client Service (over HTTPS while the replicas serve it). A generic resource, so the operator does not need
  * the Prometheus Operator's model. Whether its CRD is installed is read from API discovery
  * ({@code /apis/monitoring.coreos.com/v1}, open to every authenticated client: no RBAC rule, no cluster-scoped read
  * of CRDs); a yes is kept, a no is asked again after {@link #RECHECK}.
@@ -58,18 +59,36 @@ public final class ServiceMonitors {
         monitor.setKind(KIND);
         monitor.setMetadata(IndexerDesiredState.meta(kvi, kvi.getMetadata().getName()));
         monitor.setAdditionalProperty(
-                "spec",
-                Map.of(
-                        "selector", Map.of("matchLabels", selector),
-                        "endpoints",
-                                List.of(Map.of(
-                                        "port",
-                                        IndexerDesiredState.PORT_NAME,
-                                        "path",
-                                        "/metrics",
-                                        "interval",
-                                        "30s"))));
+                "spec", Map.of("selector", Map.of("matchLabels", selector), "endpoints", List.of(endpoint(kvi))));
         return monitor;
+    }
+
+    /**
+     * {@code /metrics} of each replica, in the scheme the replicas serve. With TLS the certificate is checked against
+     * the CA of {@code <name>-tls} under the client Service's name: Prometheus scrapes the pod addresses, which the
+     * certificate does not hold. No bearer token: {@code /metrics} is open even with authentication on.
+     */
+    static Map<String, Object> endpoint(KvIndexer kvi) {
+        Map<String, Object> endpoint = new LinkedHashMap<>();
+        endpoint.put("port", IndexerDesiredState.PORT_NAME);
+        endpoint.put("path", "/metrics");
+        endpoint.put("interval", "30s");
+        endpoint.put("scheme", IndexerSecurity.scheme(kvi));
+        if (IndexerSecurity.tlsEnabled(kvi)) {
+            endpoint.put(
+                    "tlsConfig",
+                    Map.of(
+                            "ca",
+                                    Map.of(
+                                            "secret",
+                                            Map.of(
+                                                    "name",
+                                                    IndexerSecurity.tlsSecret(kvi),
+                                                    "key",
+                                                    IndexerSecurity.CA_KEY)),
+                            "serverName", IndexerSecurity.serviceDnsName(kvi)));
+        }
+        return endpoint;
     }
 
     /** Whether the ServiceMonitor resource type exists on the API server {@code client} talks to. */

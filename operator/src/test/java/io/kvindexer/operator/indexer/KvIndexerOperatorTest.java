@@ -4,19 +4,26 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.kvindexer.operator.common.IndexerSecurity;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.Persistence;
+import io.kvindexer.operator.reconcile.ReplicaAccesses;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
+import io.kvindexer.tls.PemFormat;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -228,7 +235,7 @@ class KvIndexerOperatorTest {
     }
 
     @Test
-    void anOptionalServiceMonitorComesAndGoesWithTheSpec() {
+    void anOptionalServiceMonitorComesAndGoesWithTheSpec() throws Exception {
         KvIndexer kvi = Resources.kvIndexer(NS, "mon", 1, 8092);
         kvi.getSpec().setServiceMonitor(true);
         harness.create(kvi);
@@ -253,9 +260,40 @@ class KvIndexerOperatorTest {
             assertThat(condition(harness.kvIndexer(NS, "mon"), "Degraded").getStatus())
                     .isEqualTo("False");
         });
+        // TLS and auth on (the defaults): HTTPS, checked against the CA of mon-tls under a name the certificate holds
+        Map<String, Object> endpoint = endpoint(monitors.withName("mon").get());
+        assertThat(endpoint)
+                .containsEntry("scheme", "https")
+                .containsEntry("path", "/metrics")
+                .doesNotContainKeys("bearerTokenSecret", "authorization"); // /metrics is open
+        assertThat(endpoint.get("tlsConfig"))
+                .isEqualTo(Map.of(
+                        "ca",
+                        Map.of("secret", Map.of("name", "mon-tls", "key", "ca.crt")),
+                        "serverName",
+                        "mon." + NS + ".svc"));
+        Secret tls = client.secrets().inNamespace(NS).withName("mon-tls").get();
+        X509Certificate cert = PemFormat.certificates(ReplicaAccesses.value(tls, IndexerSecurity.CERT_KEY))
+                .getFirst();
+        assertThat(cert.getSubjectAlternativeNames().stream().map(n -> String.valueOf(n.get(1))))
+                .contains("mon." + NS + ".svc");
+
+        harness.mergePatch(KvIndexer.class, NS, "mon", "{\"spec\":{\"security\":{\"tls\":{\"enabled\":false}}}}");
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(
+                        () -> assertThat(endpoint(monitors.withName("mon").get()))
+                                .containsEntry("scheme", "http")
+                                .doesNotContainKey("tlsConfig"));
         harness.mergePatch(KvIndexer.class, NS, "mon", "{\"spec\":{\"serviceMonitor\":false}}");
         await().atMost(Duration.ofSeconds(30))
                 .until(() -> monitors.withName("mon").get() == null);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> endpoint(GenericKubernetesResource monitor) {
+        List<Map<String, Object>> endpoints = monitor.get("spec", "endpoints");
+        assertThat(endpoints).hasSize(1);
+        return endpoints.getFirst();
     }
 
     /** What installing the Prometheus Operator adds to the API: the ServiceMonitor type (the mock serves discovery). */
