@@ -57,8 +57,27 @@ public final class IndexerSecurity {
         return tlsEnabled(kvi) ? "https" : "http";
     }
 
+    /**
+     * The namespace-wide token Secret of earlier versions, made by the user: pods with authentication off read it,
+     * and the chart's operator Deployment reads it in its release namespace. No KvIndexer's token Secret has this name.
+     */
+    public static final String SHARED_TOKEN_SECRET = "kv-indexer-auth";
+
+    /**
+     * {@code <name>-auth}, except for a KvIndexer named {@code kv-indexer}, whose {@code <name>-auth} would be
+     * {@link #SHARED_TOKEN_SECRET}: its token would then be required by every neighbour with authentication off and
+     * become the chart operator's own token. That one is {@code kv-indexer-token} (no {@code <name>-auth} or
+     * {@code <name>-tls} ends so).
+     */
     public static String tokenSecret(KvIndexer kvi) {
-        return kvi.getMetadata().getName() + "-auth";
+        String name = kvi.getMetadata().getName();
+        return (name + "-auth").equals(SHARED_TOKEN_SECRET) ? name + "-token" : name + "-auth";
+    }
+
+    /** Where earlier versions kept the token when that was not {@link #tokenSecret}, or null. */
+    public static String formerTokenSecret(KvIndexer kvi) {
+        String former = kvi.getMetadata().getName() + "-auth";
+        return former.equals(tokenSecret(kvi)) ? null : former;
     }
 
     public static String tlsSecret(KvIndexer kvi) {

@@ -2,17 +2,19 @@ package io.kvindexer.operator.indexer;
 
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.EnvVarBuilder;
+import io.kvindexer.operator.common.IndexerSecurity;
 import java.util.Map;
 
 /**
- * The indexer's optional bearer token lives in one Secret per namespace, {@value #SECRET_NAME} (key
- * {@value #KEY}). Indexer pods get it as {@code KV_INDEXER_AUTH_TOKEN} through an optional secret reference, so
- * without the Secret they run open as before; the operator reads the same variable (its Deployment mounts the same
- * Secret) and sends the token on every call it makes to an indexer.
+ * The namespace-wide bearer token of earlier versions, {@value #SECRET_NAME} (key {@value #KEY}), made by the user.
+ * Indexer pods with authentication off get it as {@code KV_INDEXER_AUTH_TOKEN} through an optional secret reference,
+ * so without the Secret they run open; the operator reads the same variable (the chart's Deployment mounts the
+ * Secret of its release namespace) and sends the token to those indexers. No KvIndexer's own token Secret has this
+ * name ({@link IndexerSecurity#tokenSecret}).
  */
 public final class AuthSecret {
 
-    public static final String SECRET_NAME = "kv-indexer-auth";
+    public static final String SECRET_NAME = IndexerSecurity.SHARED_TOKEN_SECRET;
     public static final String KEY = "token";
     public static final String ENV = "KV_INDEXER_AUTH_TOKEN";
 

@@ -5,8 +5,11 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.kvindexer.operator.common.IndexerNames;
@@ -28,7 +31,8 @@ import java.util.Objects;
 
 /**
  * Keeps the Secrets a KvIndexer's pods mount, before the StatefulSet is written: {@code <name>-auth} (a random
- * 256-bit token, generated once, kept across reconciles) and {@code <name>-tls} (issued by the operator's CA, or a
+ * 256-bit token, generated once, kept across reconciles; {@code kv-indexer-token} for a KvIndexer named
+ * {@code kv-indexer}, see {@link IndexerSecurity#tokenSecret}) and {@code <name>-tls} (issued by the operator's CA, or a
  * cert-manager {@code Certificate} writes it). Both are owned by the KvIndexer; turning a feature off deletes what
  * the operator made for it. Returns a warning to show on the KvIndexer, or null.
  */
@@ -53,24 +57,81 @@ public final class SecuritySecrets {
         String ns = kvi.getMetadata().getNamespace();
         var secret = client.secrets().inNamespace(ns).withName(IndexerSecurity.tokenSecret(kvi));
         Secret current = secret.get();
+        Secret former = formerToken(client, kvi);
         if (!IndexerSecurity.authEnabled(kvi)) {
             if (current != null && ownedBy(current, kvi)) {
                 secret.delete();
             }
+            retire(client, kvi, former);
             return;
         }
-        if (current != null && ReplicaAccesses.value(current, IndexerSecurity.TOKEN_KEY) != null) {
-            return; // generated once; a user who writes a new token there rotates it
+        if (current == null || ReplicaAccesses.value(current, IndexerSecurity.TOKEN_KEY) == null) {
+            // generated once; a user who writes a new token there rotates it. Moved from where an earlier version
+            // kept it, the token stays the same: replicas not yet restarted and their callers keep working.
+            String token = former == null ? null : ReplicaAccesses.value(former, IndexerSecurity.TOKEN_KEY);
+            Secret desired = new SecretBuilder()
+                    .withMetadata(owned(kvi, IndexerSecurity.tokenSecret(kvi), Map.of()))
+                    .withType("Opaque")
+                    .withData(Map.of(IndexerSecurity.TOKEN_KEY, b64(token == null ? newToken() : token)))
+                    .build();
+            client.secrets().inNamespace(ns).resource(desired).createOr(r -> r.update());
         }
+        retire(client, kvi, former);
+    }
+
+    private static String newToken() {
         byte[] raw = new byte[32];
         RANDOM.nextBytes(raw);
-        String token = Base64.getUrlEncoder().withoutPadding().encodeToString(raw);
-        Secret desired = new SecretBuilder()
-                .withMetadata(owned(kvi, IndexerSecurity.tokenSecret(kvi), Map.of()))
-                .withType("Opaque")
-                .withData(Map.of(IndexerSecurity.TOKEN_KEY, b64(token)))
-                .build();
-        client.secrets().inNamespace(ns).resource(desired).createOr(r -> r.update());
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(raw);
+    }
+
+    /** The token Secret an earlier version made for {@code kvi} under its former name, or null. */
+    private static Secret formerToken(KubernetesClient client, KvIndexer kvi) {
+        String name = IndexerSecurity.formerTokenSecret(kvi);
+        if (name == null) {
+            return null;
+        }
+        Secret s = client.secrets()
+                .inNamespace(kvi.getMetadata().getNamespace())
+                .withName(name)
+                .get();
+        return s != null && ownedBy(s, kvi) ? s : null; // the user's namespace-wide Secret is never touched
+    }
+
+    /**
+     * Deletes the former token Secret once neither the StatefulSet nor any replica pod mounts it: a pod of the old
+     * template that is recreated during the rollout would otherwise wait for it forever and stop the rollout.
+     */
+    private static void retire(KubernetesClient client, KvIndexer kvi, Secret former) {
+        if (former == null) {
+            return;
+        }
+        String ns = kvi.getMetadata().getNamespace();
+        String name = former.getMetadata().getName();
+        StatefulSet sts = client.apps()
+                .statefulSets()
+                .inNamespace(ns)
+                .withName(IndexerNames.statefulSet(kvi))
+                .get();
+        if (sts != null && mounts(sts.getSpec().getTemplate().getSpec(), name)) {
+            return;
+        }
+        List<Pod> pods = client.pods()
+                .inNamespace(ns)
+                .withLabels(IndexerNames.selectorLabels(kvi))
+                .list()
+                .getItems();
+        if (pods.stream().noneMatch(p -> mounts(p.getSpec(), name))) {
+            client.secrets().inNamespace(ns).withName(name).delete();
+        }
+    }
+
+    private static boolean mounts(PodSpec pod, String secret) {
+        return pod != null
+                && pod.getVolumes() != null
+                && pod.getVolumes().stream()
+                        .anyMatch(v -> v.getSecret() != null
+                                && secret.equals(v.getSecret().getSecretName()));
     }
 
     private static String tls(KubernetesClient client, KvIndexer kvi, Instant now) {

@@ -1,20 +1,31 @@
 package io.kvindexer.operator.indexer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.common.IndexerSecurity;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.Security;
 import io.kvindexer.operator.reconcile.ReplicaAccesses;
 import io.kvindexer.operator.support.Resources;
 import io.kvindexer.tls.PemFormat;
+import java.nio.charset.StandardCharsets;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
@@ -114,5 +125,136 @@ class SecuritySecretsTest {
                 .as("the namespace's CA stays for the others")
                 .isNotNull();
         assertThat(ReplicaAccesses.read(client, kvi).scheme()).isEqualTo("http");
+    }
+
+    private KvIndexer named(String name) {
+        KvIndexer kvi = Resources.kvIndexer("ns", name, 2, 8090);
+        kvi.getMetadata().setUid("uid-" + name);
+        return kvi;
+    }
+
+    private Secret tokenSecret(String name, String token, KvIndexer owner) {
+        var meta = new ObjectMetaBuilder().withName(name).withNamespace("ns");
+        if (owner != null) {
+            meta.withOwnerReferences(SecuritySecrets.ownerReference(owner));
+        }
+        return client.secrets()
+                .inNamespace("ns")
+                .resource(new SecretBuilder()
+                        .withMetadata(meta.build())
+                        .withData(Map.of(
+                                IndexerSecurity.TOKEN_KEY,
+                                Base64.getEncoder().encodeToString(token.getBytes(StandardCharsets.UTF_8))))
+                        .build())
+                .create();
+    }
+
+    private String token(String secret) {
+        return ReplicaAccesses.value(secret(secret), IndexerSecurity.TOKEN_KEY);
+    }
+
+    /**
+     * A KvIndexer named kv-indexer (the chart example's) must not keep its token in kv-indexer-auth, the namespace-wide
+     * Secret that pods with authentication off read and the chart's operator takes as its own token.
+     */
+    @Test
+    void aKvIndexerNamedKvIndexerKeepsItsTokenOutOfTheNamespaceWideSecret() {
+        KvIndexer example = named("kv-indexer");
+        SecuritySecrets.reconcile(client, example, Instant.now());
+        assertThat(secret(AuthSecret.SECRET_NAME))
+                .as("the namespace-wide Secret")
+                .isNull();
+        String own = token("kv-indexer-token");
+        assertThat(own).isNotBlank();
+        assertThat(ReplicaAccesses.read(client, example).token()).isEqualTo(own);
+        assertThat(IndexerDesiredState.statefulSet(example)
+                        .getSpec()
+                        .getTemplate()
+                        .getSpec()
+                        .getVolumes())
+                .extracting(v -> v.getSecret() == null ? null : v.getSecret().getSecretName())
+                .contains("kv-indexer-token")
+                .doesNotContain(AuthSecret.SECRET_NAME);
+
+        // the user's namespace-wide Secret is theirs: neither taken as the KvIndexer's token nor deleted
+        client.secrets().inNamespace("ns").withName("kv-indexer-token").delete();
+        tokenSecret(AuthSecret.SECRET_NAME, "shared", null);
+        SecuritySecrets.reconcile(client, example, Instant.now());
+        assertThat(token(AuthSecret.SECRET_NAME)).isEqualTo("shared");
+        assertThat(token("kv-indexer-token")).isNotBlank().isNotEqualTo("shared");
+        example.getSpec().setSecurity(new Security(null, new Security.Auth(false)));
+        SecuritySecrets.reconcile(client, example, Instant.now());
+        assertThat(secret("kv-indexer-token")).isNull();
+        assertThat(token(AuthSecret.SECRET_NAME)).isEqualTo("shared");
+
+        // no other name can be the namespace-wide one, nor another KvIndexer's token or certificate Secret
+        for (String name : List.of("kv", "kv-indexer-auth", "kv-indexer-token", "kv-indexer-tls", "kv-indexe")) {
+            assertThat(IndexerSecurity.tokenSecret(named(name)))
+                    .isNotEqualTo(AuthSecret.SECRET_NAME)
+                    .isNotEqualTo(IndexerSecurity.tokenSecret(example))
+                    .isNotEqualTo(IndexerSecurity.tlsSecret(named(name)));
+        }
+        assertThat(IndexerSecurity.tokenSecret(named("kv"))).isEqualTo("kv-auth");
+    }
+
+    /**
+     * Upgrading from a version that kept kv-indexer's token in kv-indexer-auth: the token moves (the same value, so
+     * replicas not yet restarted and their callers keep working), and the old Secret goes once no pod mounts it.
+     */
+    @Test
+    void anUpgradeMovesTheTokenAndDeletesTheFormerSecretOnceNoReplicaMountsIt() {
+        KvIndexer example = named("kv-indexer");
+        tokenSecret(AuthSecret.SECRET_NAME, "before", example);
+        Pod old = client.pods()
+                .inNamespace("ns")
+                .resource(new PodBuilder()
+                        .withNewMetadata()
+                        .withName("kv-indexer-0")
+                        .withLabels(IndexerNames.selectorLabels(example))
+                        .endMetadata()
+                        .withNewSpec()
+                        .addNewVolume()
+                        .withName("auth-token")
+                        .withNewSecret()
+                        .withSecretName(AuthSecret.SECRET_NAME)
+                        .endSecret()
+                        .endVolume()
+                        .endSpec()
+                        .build())
+                .create();
+        StatefulSet sts = new StatefulSetBuilder()
+                .withNewMetadata()
+                .withName("kv-indexer")
+                .endMetadata()
+                .withNewSpec()
+                .withNewTemplate()
+                .withSpec(old.getSpec())
+                .endTemplate()
+                .endSpec()
+                .build();
+        client.apps().statefulSets().inNamespace("ns").resource(sts).create();
+
+        SecuritySecrets.reconcile(client, example, Instant.now());
+        assertThat(token("kv-indexer-token")).isEqualTo("before");
+        assertThat(token(AuthSecret.SECRET_NAME))
+                .as("kept while the StatefulSet's template mounts it")
+                .isEqualTo("before");
+
+        // the StatefulSet's new template mounts the new Secret; replica 0 is still of the old one
+        sts.getSpec()
+                .setTemplate(IndexerDesiredState.statefulSet(example).getSpec().getTemplate());
+        client.apps().statefulSets().inNamespace("ns").resource(sts).update();
+        SecuritySecrets.reconcile(client, example, Instant.now());
+        assertThat(token(AuthSecret.SECRET_NAME))
+                .as("kept while a replica of the old template mounts it")
+                .isEqualTo("before");
+
+        client.pods().inNamespace("ns").resource(old).delete();
+        await().atMost(Duration.ofSeconds(30))
+                .until(() ->
+                        client.pods().inNamespace("ns").withName("kv-indexer-0").get() == null);
+        SecuritySecrets.reconcile(client, example, Instant.now());
+        assertThat(secret(AuthSecret.SECRET_NAME)).isNull();
+        assertThat(token("kv-indexer-token")).isEqualTo("before");
     }
 }
