@@ -1,7 +1,11 @@
 package io.kvindexer.indexer.snapshot;
 
 import io.kvindexer.indexer.common.IoErrors;
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.dump.BinaryDumpReader;
+import java.io.BufferedInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
@@ -17,14 +21,18 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
  * The snapshot directory: {@code snapshot-<n>.kvix} files, numbered upwards. A new one is written to a temporary
  * file, forced to disk, renamed into place and the directory forced, so a crash at any moment leaves either the old
- * set or the new one; then all but the newest {@link #KEPT} are deleted, so the previous good snapshot is kept until
- * a newer one is complete (and is there to fall back to if the newest does not verify). One process writes a
+ * set or the new one; then all but the newest {@link #KEPT} good ones are deleted, so the previous good snapshot is
+ * kept until a newer one is complete (and is there to fall back to if the newest does not verify). A file that does
+ * not read back (truncated, a flipped bit, unreadable) goes first: recovery would pass over it anyway, and keeping it
+ * instead of an older good one would leave nothing to recover from. One process writes a
  * directory: it holds an OS lock on {@value #LOCK} in it while it runs, as two replicas numbering and pruning the
  * same files would overwrite each other's snapshots.
  */
@@ -53,17 +61,31 @@ public final class SnapshotFiles {
         FileLock tryLock(FileChannel channel) throws IOException;
     }
 
+    /** What is wrong with a snapshot file, read back whole; null when it is intact. */
+    interface Check {
+        String problem(Path file);
+    }
+
     private final Path dir;
     private final Locking locking;
+    private final Check check;
+    /** files this process wrote or read back whole: a snapshot never changes once renamed into place */
+    private final Set<Path> intact = ConcurrentHashMap.newKeySet();
+
     private FileChannel lockFile;
 
     public SnapshotFiles(Path dir) {
-        this(dir, FileChannel::tryLock);
+        this(dir, FileChannel::tryLock, SnapshotFiles::readsBack);
     }
 
     SnapshotFiles(Path dir, Locking locking) {
+        this(dir, locking, SnapshotFiles::readsBack);
+    }
+
+    SnapshotFiles(Path dir, Locking locking, Check check) {
         this.dir = dir;
         this.locking = locking;
+        this.check = check;
     }
 
     public Path dir() {
@@ -180,6 +202,7 @@ public final class SnapshotFiles {
         }
         Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
         forceDirectory();
+        intact.add(target);
         prune();
         return target;
     }
@@ -193,16 +216,68 @@ public final class SnapshotFiles {
         }
     }
 
-    /** Keeps the newest {@link #KEPT} snapshots and no temporary files (a crash mid-write leaves one). */
+    /**
+     * Keeps the newest {@link #KEPT} snapshots that read back whole and no temporary files (a crash mid-write leaves
+     * one). Each older file is read back once per process, and only while fewer than {@link #KEPT} good ones were
+     * found: the rest go unread.
+     */
     private void prune() throws IOException {
-        List<Path> all = newestFirst();
-        for (Path old : all.subList(Math.min(KEPT, all.size()), all.size())) {
-            Files.deleteIfExists(old);
+        int kept = 0;
+        for (Path p : newestFirst()) {
+            if (kept < KEPT) {
+                String problem = intact.contains(p) ? null : check.problem(p);
+                if (problem == null) {
+                    intact.add(p);
+                    kept++;
+                    continue;
+                }
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "snapshot {0} does not read back ({1}): deleted, so that the newest good snapshots are kept",
+                        p,
+                        problem);
+            }
+            Files.deleteIfExists(p);
+            intact.remove(p);
         }
         for (Path t : unfinished()) {
             Files.deleteIfExists(t);
         }
     }
+
+    /** Reads {@code file} through as recovery would (every frame's checksum, every count), installing nothing. */
+    static String readsBack(Path file) {
+        try (InputStream in = new BufferedInputStream(Files.newInputStream(file), 1 << 16)) {
+            BinaryDumpReader.read(in, NOTHING);
+            return null;
+        } catch (IOException | RuntimeException e) {
+            return e instanceof IOException io ? IoErrors.describe(io, file) : e.toString();
+        }
+    }
+
+    /** Reads a stream through and keeps nothing of it. */
+    private static final BinaryDumpReader.Visitor NOTHING = new BinaryDumpReader.Visitor() {
+        @Override
+        public void index(String modelName, String tenantId, int blockSize) {}
+
+        @Override
+        public void worker(int ref, long instanceId, int dpRank) {}
+
+        @Override
+        public void block(boolean hasParent, long parentBlockHash, long blockHash, long localHash) {}
+
+        @Override
+        public void owner(int workerRef, StorageTier tier) {}
+
+        @Override
+        public void frameEnd() {}
+
+        @Override
+        public void indexEnd() {}
+
+        @Override
+        public void end() {}
+    };
 
     /** The rename is durable only once the directory entry is: force the directory itself (Linux allows it). */
     private void forceDirectory() {

@@ -3,16 +3,23 @@ package io.kvindexer.indexer.snapshot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.dump.BinaryDumpWriter;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A snapshot streams into a temporary file while its cut is taken: a cut that fails halfway (a full disk, the
- * writers not catching up, an interrupt) leaves the snapshots as they were and no temporary file behind.
+ * writers not catching up, an interrupt) leaves the snapshots as they were and no temporary file behind. Pruning
+ * keeps the newest snapshots that read back, never a damaged one in place of a good one.
  */
 class SnapshotFilesWriteTest {
 
@@ -47,5 +54,55 @@ class SnapshotFilesWriteTest {
                 .as("the next one is written as usual")
                 .isNotEqualTo(good);
         files.unlock();
+    }
+
+    @Test
+    void aDamagedNewestSnapshotGoesBeforeAnOlderGoodOne() throws Exception {
+        byte[] good = aSnapshot();
+        Path older = dir.resolve("snapshot-0000000000000000001.kvix");
+        Path damaged = dir.resolve("snapshot-0000000000000000002.kvix");
+        Files.write(older, good);
+        Files.write(damaged, Arrays.copyOf(good, good.length - 5)); // cut short, as by a disk that filled up
+        SnapshotFiles files = new SnapshotFiles(dir);
+
+        Path third = files.write(out -> out.write(good));
+
+        assertThat(files.newestFirst())
+                .as("the good older one is kept, the damaged newer one is gone")
+                .containsExactly(third, older);
+        assertThat(Files.readAllBytes(older)).isEqualTo(good);
+        Path fourth = files.write(out -> out.write(good));
+        assertThat(files.newestFirst()).containsExactly(fourth, third);
+        files.unlock();
+    }
+
+    @Test
+    void anUnreadableSnapshotCountsAsDamaged() throws Exception {
+        byte[] good = aSnapshot();
+        Path older = dir.resolve("snapshot-0000000000000000001.kvix");
+        Path flipped = dir.resolve("snapshot-0000000000000000002.kvix");
+        Files.write(older, good);
+        byte[] bad = good.clone();
+        bad[bad.length / 2] ^= 0x10; // one flipped bit: a checksum fails
+        Files.write(flipped, bad);
+        SnapshotFiles files = new SnapshotFiles(dir);
+
+        Path third = files.write(out -> out.write(good));
+
+        assertThat(files.newestFirst()).containsExactly(third, older);
+        files.unlock();
+    }
+
+    /** A small valid snapshot: one registration, one index of two blocks. */
+    private static byte[] aSnapshot() throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        WorkerKey worker = new WorkerKey(7, 0);
+        try (BinaryDumpWriter w = new BinaryDumpWriter(bytes, List.of())) {
+            w.beginIndex("model", "tenant", 4);
+            w.membership(worker, StorageTier.DEVICE, false, 0, 11, 21);
+            w.membership(worker, StorageTier.DEVICE, true, 11, 12, 22);
+            w.endIndex();
+        }
+        return bytes.toByteArray();
     }
 }
