@@ -84,8 +84,10 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
     private void stream(
             ServerRequest req, ServerResponse res, boolean binary, boolean asked, boolean times, DumpSlots.Slot slot)
             throws Exception {
-        List<SavedRegistration> registrations = binary && asked ? workers.export() : null;
-        indexers.flushAll().get(FLUSH_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        // one deadline for the cut's waits together: the unregisters in flight, then the index writers
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(FLUSH_TIMEOUT_SECONDS);
+        List<SavedRegistration> registrations = binary && asked ? workers.export(deadline) : null;
+        indexers.flushAll().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         List<ModelIndex> all = indexers.all();
         res.status(Status.OK_200);
         if (blank(all)) {

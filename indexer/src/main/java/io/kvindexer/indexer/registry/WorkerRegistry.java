@@ -28,8 +28,11 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 
 /**
@@ -447,18 +450,44 @@ public final class WorkerRegistry implements AutoCloseable {
      * else a cut could hold the blocks of a worker without its registration, which no restore would drop.
      */
     public List<SavedRegistration> export() {
+        return export(System.nanoTime() + TimeUnit.SECONDS.toNanos(WriterWait.TIMEOUT_SECONDS));
+    }
+
+    /**
+     * {@link #export()} waiting for the unregisters in flight until {@code deadlineNanos} ({@link System#nanoTime})
+     * at most: the whole cut has one deadline, and what it waits for here leaves that much less for the rest. An
+     * instance whose stream already outlived its stop wait (a stuck replay) is not waited for again: it may stay
+     * stuck for good, and each cut would spend its whole deadline on it.
+     */
+    public List<SavedRegistration> export(long deadlineNanos) {
         CompletableFuture<Void> stops;
         int instances;
         synchronized (this) {
             stopping.values().removeIf(CompletableFuture::isDone);
-            if (stopping.isEmpty()) {
+            List<CompletableFuture<Void>> inFlight = new ArrayList<>();
+            stopping.forEach((id, stop) -> {
+                if (!stuck.containsKey(id)) {
+                    inFlight.add(stop);
+                }
+            });
+            if (inFlight.isEmpty()) {
                 return exportLocked();
             }
-            instances = stopping.size();
-            stops = CompletableFuture.allOf(stopping.values().toArray(CompletableFuture[]::new));
+            instances = inFlight.size();
+            stops = CompletableFuture.allOf(inFlight.toArray(CompletableFuture[]::new));
         }
         // (past the bound the cut is taken anyway: a snapshot that waited for good would be worse)
-        WriterWait.done(stops, LOG, "a state cut waited for the unregisters of {0} instances: {1}", instances);
+        try {
+            stops.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "a state cut waited for the unregisters of {0} instances in vain: {1}",
+                    instances,
+                    e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         synchronized (this) {
             return exportLocked();
         }

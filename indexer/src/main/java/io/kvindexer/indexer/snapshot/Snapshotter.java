@@ -26,7 +26,8 @@ import java.util.function.Consumer;
 public final class Snapshotter implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(Snapshotter.class.getName());
-    private static final Duration FLUSH_TIMEOUT = Duration.ofSeconds(30);
+    /** all of a cut's waits together (the unregisters in flight, the index writers) */
+    static final Duration CUT_PATIENCE = Duration.ofSeconds(30);
     /** From a registration change to its snapshot: a burst of them (an operator's resync) is written once. */
     static final Duration AFTER_CHANGE = Duration.ofSeconds(1);
 
@@ -161,7 +162,7 @@ public final class Snapshotter implements AutoCloseable {
         StateCut.Size[] cut = new StateCut.Size[1];
         long[] cutEnd = new long[1];
         Path file = files.write(out -> {
-            cut[0] = StateCut.write(workers, indexers, FLUSH_TIMEOUT, out);
+            cut[0] = StateCut.write(workers, indexers, CUT_PATIENCE, out);
             cutEnd[0] = System.nanoTime();
         });
         long t2 = System.nanoTime();

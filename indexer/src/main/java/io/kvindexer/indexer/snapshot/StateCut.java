@@ -31,14 +31,20 @@ public final class StateCut {
 
     private StateCut() {}
 
-    /** Takes the cut into {@code out}; {@code flushTimeout} bounds the wait for the writers. */
-    static Size write(WorkerRegistry workers, Indexers indexers, Duration flushTimeout, OutputStream out)
+    /**
+     * Takes the cut into {@code out}; {@code patience} bounds all its waits together (the unregisters in flight, then
+     * the index writers), so a cut never waits longer whatever number of streams is stuck.
+     */
+    static Size write(WorkerRegistry workers, Indexers indexers, Duration patience, OutputStream out)
             throws IOException, InterruptedException {
-        List<SavedRegistration> registrations = workers.export();
+        long deadline = System.nanoTime() + patience.toNanos();
+        List<SavedRegistration> registrations = workers.export(deadline);
         try {
-            indexers.flushAll().get(flushTimeout.toMillis(), TimeUnit.MILLISECONDS);
+            indexers.flushAll().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (ExecutionException | TimeoutException e) {
-            throw new IOException("the index writers did not catch up for the snapshot: " + e, e);
+            throw new IOException(
+                    "the index writers did not catch up for the snapshot within " + patience.toMillis() + " ms: " + e,
+                    e);
         }
         ChunkedBytes step = new ChunkedBytes();
         BinaryDumpWriter writer = new BinaryDumpWriter(step, registrations, indexers.keepsStoreTimes());
