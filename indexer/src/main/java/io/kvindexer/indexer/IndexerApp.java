@@ -52,7 +52,7 @@ public final class IndexerApp implements AutoCloseable {
         this.components = core.components();
         Snapshotter snapshotter = null;
         if (config.snapshotDir() != null) {
-            components.metrics().snapshotsEnabled();
+            components.metrics().snapshotsEnabled(config.snapshotDir(), config.snapshotInterval());
         }
         try {
             // takes the directory first: a second replica pointed at it stops here, before it listens

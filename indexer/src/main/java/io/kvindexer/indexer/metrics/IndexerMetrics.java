@@ -27,6 +27,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -116,6 +117,19 @@ public final class IndexerMetrics {
     private final Gauge snapshotDirFree = Gauge.builder()
             .name("dynamo_kvindexer_snapshot_dir_free_bytes")
             .help("Usable space left in --snapshot-dir after the newest snapshot; the next one needs about as much")
+            .labelNames("dir")
+            .register(registry);
+
+    private final Gauge snapshotLastSuccess = Gauge.builder()
+            .name("dynamo_kvindexer_snapshot_last_success_timestamp_seconds")
+            .help("When the newest snapshot in --snapshot-dir was written (Unix time): the one found there at start,"
+                    + " else the start itself, then each one written")
+            .labelNames("dir")
+            .register(registry);
+
+    private final Gauge snapshotInterval = Gauge.builder()
+            .name("dynamo_kvindexer_snapshot_interval_seconds")
+            .help("--snapshot-interval: a snapshot older than a few of these is overdue")
             .labelNames("dir")
             .register(registry);
 
@@ -394,13 +408,18 @@ public final class IndexerMetrics {
     }
 
     /**
-     * With {@code --snapshot-dir}: every event's series from the start, at 0, so that an alert's {@code increase()}
-     * sees the first failure (a series that first appears at 1 has not increased).
+     * With {@code --snapshot-dir} (snapshots go to {@code dir} every {@code interval}): every event's series from the
+     * start, at 0, so that an alert's {@code increase()} sees the first failure (a series that first appears at 1 has
+     * not increased). Until a snapshot is found there or written, the last success is now (the start): a replica with
+     * no snapshot yet is not overdue before it had the chance to write one, and one that never manages to is, a few
+     * intervals later.
      */
-    public void snapshotsEnabled() {
+    public void snapshotsEnabled(Path dir, Duration interval) {
         for (String event : List.of("written", "write_failed", "loaded", "damaged")) {
             snapshots.initLabelValues(event);
         }
+        snapshotInterval.labelValues(dir.toString()).set(interval.toMillis() / 1000.0);
+        snapshotLastSuccess.labelValues(dir.toString()).set(System.currentTimeMillis() / 1000.0);
     }
 
     /** A snapshot was written, failed to write, was loaded, or was found damaged. */
@@ -408,8 +427,12 @@ public final class IndexerMetrics {
         snapshots.labelValues(event).inc();
     }
 
-    /** The newest snapshot in {@code dir} has {@code bytes}, {@code freeBytes} left beside it (-1: unknown, not set). */
-    public void newestSnapshot(Path dir, long bytes, long freeBytes) {
+    /**
+     * The newest snapshot in {@code dir} was written at {@code writtenMillis} (epoch ms) and has {@code bytes},
+     * {@code freeBytes} left beside it (-1: unknown, not set).
+     */
+    public void newestSnapshot(Path dir, long writtenMillis, long bytes, long freeBytes) {
+        snapshotLastSuccess.labelValues(dir.toString()).set(writtenMillis / 1000.0);
         snapshotBytes.labelValues(dir.toString()).set(bytes);
         if (freeBytes >= 0) {
             snapshotDirFree.labelValues(dir.toString()).set(freeBytes);

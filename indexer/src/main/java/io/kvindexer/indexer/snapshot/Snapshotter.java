@@ -40,12 +40,12 @@ public final class Snapshotter implements AutoCloseable {
             Path file, long bytes, long mostHeldBytes, long freeBytes, double cutSeconds, double writeSeconds) {}
 
     /**
-     * Told the newest snapshot's directory, size and the usable space left beside it (metrics): at start, of the newest
-     * file already there, then after each snapshot written.
+     * Told the newest snapshot's directory, when it was written (epoch ms), its size and the usable space left beside
+     * it (metrics): at start, of the newest file already there, then after each snapshot written.
      */
     @FunctionalInterface
     public interface Sizes {
-        void newest(Path dir, long bytes, long freeBytes);
+        void newest(Path dir, long writtenMillis, long bytes, long freeBytes);
     }
 
     private final SnapshotFiles files;
@@ -111,7 +111,9 @@ public final class Snapshotter implements AutoCloseable {
             }
             List<Path> newest = files.newestFirst();
             if (!newest.isEmpty()) {
-                sizes.newest(files.dir(), Files.size(newest.getFirst()), files.usableSpace());
+                Path file = newest.getFirst();
+                sizes.newest(
+                        files.dir(), Files.getLastModifiedTime(file).toMillis(), Files.size(file), files.usableSpace());
             }
         } catch (IOException e) {
             // an unreadable directory: the first snapshot written reports it
@@ -181,7 +183,7 @@ public final class Snapshotter implements AutoCloseable {
         try {
             Written w = write();
             events.accept("written");
-            sizes.newest(files.dir(), w.bytes(), w.freeBytes());
+            sizes.newest(files.dir(), System.currentTimeMillis(), w.bytes(), w.freeBytes());
             LOG.log(
                     System.Logger.Level.DEBUG,
                     "snapshot {0}: {1} bytes, at most {2} held in memory (cut {3} s, forced and renamed {4} s)",
