@@ -16,6 +16,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Stream;
 
 /**
  * Applies an {@link ExpiryPolicy} from outside the index: it follows each worker's stores, removes and clears on the
@@ -42,8 +43,11 @@ public final class BlockExpiry implements AppliedOps, AutoCloseable {
     private final boolean[] followed = new boolean[TIERS];
     private final ConcurrentHashMap<ModelIndex, ConcurrentHashMap<WorkerKey, WorkerBlocks>> indexes =
             new ConcurrentHashMap<>();
-    /** last-store times recovery announced for an index, read as its recovered stores are applied */
-    private final ConcurrentHashMap<ModelIndex, StoreTimes> recovered = new ConcurrentHashMap<>();
+    /**
+     * last-store times announced for an index's recovered stores, read as they are applied: recovery's and those of
+     * the reattaches after {@code --unregister-grace}, which may overlap
+     */
+    private final ConcurrentHashMap<ModelIndex, List<StoreTimes>> recovered = new ConcurrentHashMap<>();
 
     private final LongAdder[][] expired = new LongAdder[TIERS][ExpiryReason.values().length];
     /** looks for blocks past their TTL; null without any TTL (capacity is checked as stores are applied) */
@@ -110,7 +114,7 @@ public final class BlockExpiry implements AppliedOps, AutoCloseable {
         ConcurrentHashMap<WorkerKey, WorkerBlocks> workers = indexes.get(index);
         WorkerBlocks wb = workers == null ? null : workers.get(worker);
         long now = System.nanoTime();
-        StoreTimes times = recovered.isEmpty() ? null : recovered.get(index);
+        List<StoreTimes> times = recovered.isEmpty() ? null : recovered.get(index);
         long wallNow = times == null ? 0 : System.currentTimeMillis();
         int reorder = 0; // bit per tier that got blocks with an older time than its newest
         for (int i = 0; i < ops.size(); i++) {
@@ -129,7 +133,7 @@ public final class BlockExpiry implements AppliedOps, AutoCloseable {
                     }
                     Long2LongOpenHashMap last =
                             times != null && ttlNanos[tier] > 0 && s.source() == IndexOp.Store.Source.RECOVERED
-                                    ? times.of(worker, s.tier())
+                                    ? timesOf(times, worker, s.tier())
                                     : null;
                     synchronized (wb) {
                         if (last == null) {
@@ -174,6 +178,17 @@ public final class BlockExpiry implements AppliedOps, AutoCloseable {
                 workers.remove(worker, wb); // nothing followed: no memory kept for this worker
             }
         }
+    }
+
+    /** The first of {@code times} that has times for the worker's blocks on {@code tier}; null when none has. */
+    private static Long2LongOpenHashMap timesOf(List<StoreTimes> times, WorkerKey worker, StorageTier tier) {
+        for (StoreTimes t : times) {
+            Long2LongOpenHashMap m = t.of(worker, tier);
+            if (m != null) {
+                return m;
+            }
+        }
+        return null;
     }
 
     /**
@@ -228,12 +243,18 @@ public final class BlockExpiry implements AppliedOps, AutoCloseable {
 
     @Override
     public void recoveredStores(ModelIndex index, StoreTimes times) {
-        recovered.put(index, times);
+        recovered.merge(
+                index,
+                List.of(times),
+                (a, b) -> Stream.concat(a.stream(), b.stream()).toList());
     }
 
     @Override
     public void recoveredStoresApplied(ModelIndex index, StoreTimes times) {
-        recovered.remove(index, times);
+        recovered.computeIfPresent(index, (ix, all) -> {
+            List<StoreTimes> rest = all.stream().filter(t -> t != times).toList();
+            return rest.isEmpty() ? null : rest;
+        });
     }
 
     @Override

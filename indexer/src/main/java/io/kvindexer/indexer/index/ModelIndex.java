@@ -134,6 +134,21 @@ public final class ModelIndex {
     }
 
     /**
+     * {@link #submitOps} of recovered stores (blocks given back to a worker after {@code --unregister-grace}) whose
+     * blocks start their time at their last store in {@code times}, not at their arrival.
+     */
+    public void submitRecovered(WorkerKey worker, List<IndexOp> ops, StoreTimes times) {
+        boolean timed = observer != null && !times.isEmpty() && !ops.isEmpty();
+        if (timed) {
+            observer.recoveredStores(this, times);
+        }
+        submitOps(worker, ops);
+        if (timed) {
+            flush().thenRun(() -> observer.recoveredStoresApplied(this, times));
+        }
+    }
+
+    /**
      * Recovery's staging into a {@link Indexers#detached} index, which nothing else writes or reads until
      * {@link #adopt}: each shard applies the records' owners of its workers on its first writer thread, so one thread
      * per shard applies the whole dump instead of every writer thread taking turns on the shard's lock (with one

@@ -4,6 +4,7 @@ import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.index.IndexOp;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.index.StoreTimes;
 import io.kvindexer.indexer.ingest.BatchSink;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,9 +29,21 @@ final class UnregisterGrace {
 
     private static final System.Logger LOG = System.getLogger(UnregisterGrace.class.getName());
 
-    /** One detached worker: where it was registered, and its memberships as recovered stores in dump order. */
+    /**
+     * One detached worker: where it was registered, its memberships as recovered stores in dump order, and their
+     * last-store times on the tiers with a TTL (so a reattached block's TTL runs on from its last store).
+     */
     private record Detached(
-            String endpoint, String modelName, String tenantId, int blockSize, List<IndexOp> ops, long expiresAt) {}
+            String endpoint,
+            String modelName,
+            String tenantId,
+            int blockSize,
+            List<IndexOp> ops,
+            StoreTimes times,
+            long expiresAt) {}
+
+    /** What a worker that came back gets: its memberships and their last-store times. */
+    record Reattached(List<IndexOp> ops, StoreTimes times) {}
 
     private final long graceNanos;
     private final LongSupplier clock;
@@ -68,6 +81,12 @@ final class UnregisterGrace {
                         .add(IndexOp.Store.recovered(tier, hasParent, parent, new long[] {block}, new long[] {local}));
             }
         });
+        StoreTimes times = new StoreTimes(); // read after the walk, like a snapshot's
+        index.lastStores((worker, tier, hashes, millis) -> {
+            if (workers.containsKey(worker)) {
+                times.times(worker, tier, hashes, millis);
+            }
+        });
         long expiresAt = clock.getAsLong() + graceNanos;
         workers.keySet().forEach(unconfirmed::remove);
         workers.forEach((worker, endpoint) -> detached.put(
@@ -78,6 +97,7 @@ final class UnregisterGrace {
                         index.tenantId(),
                         index.blockSize(),
                         ops.getOrDefault(worker, List.of()),
+                        times,
                         expiresAt)));
         LOG.log(
                 System.Logger.Level.INFO,
@@ -91,7 +111,7 @@ final class UnregisterGrace {
      * The detached memberships of {@code r}'s worker when it comes back within the grace period at the same endpoint
      * for the same index (empty when it held none); null (and forgotten) otherwise.
      */
-    List<IndexOp> reattach(Registration r) {
+    Reattached reattach(Registration r) {
         expire();
         WorkerKey key = new WorkerKey(r.instanceId(), r.dpRank());
         Detached d = detached.remove(key);
@@ -119,7 +139,7 @@ final class UnregisterGrace {
                 key,
                 d.ops().size(),
                 outcome.label());
-        return same ? d.ops() : null;
+        return same ? new Reattached(d.ops(), d.times()) : null;
     }
 
     /** Drops what outlived the grace period. */

@@ -4,7 +4,6 @@ import io.kvindexer.indexer.common.ServiceLimits;
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.index.FailedWrite;
-import io.kvindexer.indexer.index.IndexOp;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.ingest.ExactnessState;
@@ -218,9 +217,10 @@ public final class WorkerRegistry implements AutoCloseable {
         if (restoredWatermark != SequenceWatermark.UNSET && learned.watermark().get() == SequenceWatermark.UNSET) {
             learned.watermark().set(restoredWatermark);
         }
-        List<IndexOp> back = grace.enabled() ? grace.reattach(r) : null;
+        UnregisterGrace.Reattached back = grace.enabled() ? grace.reattach(r) : null;
         if (back != null) {
-            index.submitOps(key, back); // before the listener's first batch, on the same writer
+            // before the listener's first batch, on the same writer; their TTL runs on from their last store
+            index.submitRecovered(key, back.ops(), back.times());
         }
         Rank rank = new Rank(
                 spec,

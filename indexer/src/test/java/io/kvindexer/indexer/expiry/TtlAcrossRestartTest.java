@@ -16,7 +16,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A block's TTL runs from its last store across a restart, real processes: a replica restarted from its snapshot,
  * and one recovering from a peer's binary {@code /dump}, expire a block stored once at store time + TTL, not at
- * their own start + TTL. The numbers leave the slow machine room either way: TTL 10 s, the new replica starts 6 s
+ * their own start + TTL; so does a replica that gives a worker its blocks back after {@code --unregister-grace}. The
+ * numbers leave the slow machine room either way: TTL 10 s, the new replica starts (or the worker comes back) 6 s
  * after the store, so the block must go by store + 14 s; a clock started at the load would keep it past store + 16 s.
  */
 class TtlAcrossRestartTest {
@@ -107,6 +108,23 @@ class TtlAcrossRestartTest {
                         .until(() -> second.output().contains("P2P recovery completed from " + peer.url()));
                 assertExpiredInTime(http, storedAt);
             }
+        }
+    }
+
+    @Test
+    void aBlockGivenBackAfterTheUnregisterGraceExpiresAtItsStoreTimePlusTtl() throws Exception {
+        try (EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
+                IndexerProcess replica = replica(tmp.resolve("grace"), "--unregister-grace", "60s");
+                HttpTestClient http = new HttpTestClient(replica.url())) {
+            awaitReady(http);
+            long storedAt = storeOnce(sim, http);
+            http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}").assertStatus(200);
+            assertThat(score(http)).isZero();
+            sleepUntil(storedAt + RESTART_AFTER.toNanos());
+            http.registerEngine(sim); // the same endpoint: its blocks are given back
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> replica.output().contains("detached memberships attached again"));
+            assertExpiredInTime(http, storedAt);
         }
     }
 }
