@@ -203,6 +203,7 @@ public final class IndexerApp implements AutoCloseable {
                     .workers()
                     .finishRecovery(
                             recovered == null ? List.of() : recovered.registrations(),
+                            recovered == null ? List.of() : recovered.detached(),
                             recovered == null ? () -> {} : recovered.install());
             components.indexers().flushAll().get(config.peerTimeout().toMillis(), TimeUnit.MILLISECONDS);
             if (recovered != null) {

@@ -2,6 +2,7 @@ package io.kvindexer.indexer.recovery;
 
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.dump.SavedRegistration;
+import io.kvindexer.indexer.registry.DetachedWorker;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -16,21 +17,33 @@ import java.util.Set;
  * @param source  where it came from, for the log (a peer URL, a snapshot file)
  * @param indexes how many (model, tenant) indexes
  * @param blank   from a blank peer ({@code docs/concepts.md}): it has seen nothing from before its own start
+ * @param detached the workers {@code --unregister-grace} kept detached (only a snapshot carries them)
  */
 public record Recovered(
-        String source, int indexes, List<SavedRegistration> registrations, Runnable install, boolean blank) {
+        String source,
+        int indexes,
+        List<SavedRegistration> registrations,
+        Runnable install,
+        boolean blank,
+        List<DetachedWorker> detached) {
 
     public Recovered {
         registrations = List.copyOf(registrations);
+        detached = List.copyOf(detached);
     }
 
     public Recovered(String source, int indexes, List<SavedRegistration> registrations, Runnable install) {
-        this(source, indexes, registrations, install, false);
+        this(source, indexes, registrations, install, false, List.of());
     }
 
     /** The same, marked as a blank peer's. */
     public Recovered asBlank() {
-        return new Recovered(source, indexes, registrations, install, true);
+        return new Recovered(source, indexes, registrations, install, true, detached);
+    }
+
+    /** The same with the workers {@code --unregister-grace} kept detached (a snapshot's grace file). */
+    public Recovered withDetached(List<DetachedWorker> workers) {
+        return new Recovered(source, indexes, registrations, install, blank, workers);
     }
 
     /** Whether it brings anything at all: a blank peer's dump that brings nothing leaves its taker blank too. */
@@ -48,7 +61,8 @@ public record Recovered(
         registrations.forEach(s -> ranks.add(rank(s)));
         List<SavedRegistration> all = new ArrayList<>(registrations);
         blankPeer.registrations().stream().filter(s -> !ranks.contains(rank(s))).forEach(all::add);
-        return new Recovered(source + " and the registrations of " + blankPeer.source(), indexes, all, install, false);
+        return new Recovered(
+                source + " and the registrations of " + blankPeer.source(), indexes, all, install, false, detached);
     }
 
     private static WorkerKey rank(SavedRegistration s) {

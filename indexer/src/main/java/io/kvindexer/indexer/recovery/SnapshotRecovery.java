@@ -1,6 +1,8 @@
 package io.kvindexer.indexer.recovery;
 
 import io.kvindexer.indexer.index.Indexers;
+import io.kvindexer.indexer.registry.DetachedWorker;
+import io.kvindexer.indexer.snapshot.GraceFile;
 import io.kvindexer.indexer.snapshot.SnapshotFiles;
 import java.io.BufferedInputStream;
 import java.io.IOException;
@@ -42,7 +44,7 @@ public final class SnapshotRecovery {
                 Recovered r = BinaryDumpApplier.stage(in, indexers, timeout.toMillis(), file.toString());
                 events.accept("loaded");
                 LOG.log(System.Logger.Level.INFO, "snapshot {0} loaded ({1})", file, r.counts());
-                return r;
+                return r.withDetached(detached(SnapshotFiles.graceOf(file)));
             } catch (IOException | RuntimeException e) {
                 damaged(events, "snapshot {0} is unusable, nothing of it is installed: {1}", file, e.getMessage());
             }
@@ -53,6 +55,33 @@ public final class SnapshotRecovery {
             LOG.log(System.Logger.Level.WARNING, "no usable snapshot in {0}; starting empty", dir);
         }
         return null;
+    }
+
+    /**
+     * The workers {@code --unregister-grace} kept detached when the snapshot was written, from its grace file; none
+     * when there is none, or when it does not read back (the snapshot itself is good: only those blocks are lost).
+     */
+    private static List<DetachedWorker> detached(Path grace) {
+        if (!Files.exists(grace)) {
+            return List.of();
+        }
+        try (InputStream in = new BufferedInputStream(Files.newInputStream(grace), 1 << 16)) {
+            List<DetachedWorker> workers = GraceFile.read(in);
+            LOG.log(
+                    System.Logger.Level.INFO,
+                    "{0} loaded: {1} unregistered worker ranks whose blocks --unregister-grace keeps",
+                    grace,
+                    workers.size());
+            return workers;
+        } catch (IOException | RuntimeException e) {
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "{0} is unusable ({1}): the blocks --unregister-grace kept for unregistered workers are not"
+                            + " restored",
+                    grace,
+                    e.getMessage());
+            return List.of();
+        }
     }
 
     /** Counts a {@code damaged} event and warns {@code message} about {@code where} and its {@code problem}. */

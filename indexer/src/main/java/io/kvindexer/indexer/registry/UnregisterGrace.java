@@ -1,6 +1,7 @@
 package io.kvindexer.indexer.registry;
 
 import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.index.IndexOp;
 import io.kvindexer.indexer.index.ModelIndex;
@@ -12,8 +13,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 /**
@@ -140,6 +143,76 @@ final class UnregisterGrace {
                 d.ops().size(),
                 outcome.label());
         return same ? new Reattached(d.ops(), d.times()) : null;
+    }
+
+    /**
+     * What is detached now, for a snapshot: each worker with its watermark ({@code watermarks}, UNSET when unknown)
+     * and the end of its grace period on the wall clock.
+     */
+    List<DetachedWorker> export(Function<WorkerKey, Long> watermarks) {
+        expire();
+        long nanoNow = clock.getAsLong();
+        long wallNow = System.currentTimeMillis();
+        List<DetachedWorker> out = new ArrayList<>();
+        detached.forEach((key, d) -> out.add(new DetachedWorker(
+                new SavedRegistration(
+                        key.instanceId(),
+                        key.dpRank(),
+                        d.endpoint(),
+                        null,
+                        null,
+                        d.modelName(),
+                        d.tenantId(),
+                        d.blockSize(),
+                        watermarks.apply(key)),
+                wallNow + TimeUnit.NANOSECONDS.toMillis(d.expiresAt() - nanoNow),
+                d.ops(),
+                d.times())));
+        return out;
+    }
+
+    /**
+     * Takes back what a snapshot carried: each worker stays detached until the end of its grace period as saved (at
+     * most this replica's {@code --unregister-grace} from now); one whose period ended meanwhile is dropped and
+     * counted as {@link GraceOutcome#EXPIRED}, as it would have been without the restart. Nothing without a grace.
+     */
+    void restore(List<DetachedWorker> saved) {
+        long nanoNow = clock.getAsLong();
+        long wallNow = System.currentTimeMillis();
+        for (DetachedWorker w : saved) {
+            SavedRegistration r = w.registration();
+            WorkerKey key = new WorkerKey(r.instanceId(), r.dpRank());
+            long left = Math.min(TimeUnit.MILLISECONDS.toNanos(w.expiresAtMillis() - wallNow), graceNanos);
+            if (!enabled() || detached.containsKey(key)) {
+                continue;
+            }
+            if (left <= 0) {
+                count(GraceOutcome.EXPIRED);
+                LOG.log(
+                        System.Logger.Level.INFO,
+                        "unregister grace: the grace period of {0} ended while the replica was down; {1} detached"
+                                + " memberships dropped",
+                        key,
+                        w.ops().size());
+                continue;
+            }
+            detached.put(
+                    key,
+                    new Detached(
+                            r.endpoint(),
+                            r.modelName(),
+                            r.tenantId(),
+                            r.blockSize(),
+                            w.ops(),
+                            w.times(),
+                            nanoNow + left));
+            LOG.log(
+                    System.Logger.Level.INFO,
+                    "unregister grace: {0} memberships of {1} kept detached again after the restart, for {2} s more",
+                    w.ops().size(),
+                    key,
+                    TimeUnit.NANOSECONDS.toSeconds(left));
+        }
     }
 
     /** Drops what outlived the grace period. */

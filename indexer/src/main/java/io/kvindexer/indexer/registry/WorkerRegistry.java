@@ -460,6 +460,17 @@ public final class WorkerRegistry implements AutoCloseable {
      * stuck for good, and each cut would spend its whole deadline on it.
      */
     public List<SavedRegistration> export(long deadlineNanos) {
+        return cut(deadlineNanos).registrations();
+    }
+
+    /**
+     * What a snapshot saves of the registry, read at one moment: the registrations with their watermarks, and the
+     * workers {@code --unregister-grace} keeps detached (none without it).
+     */
+    public record Cut(List<SavedRegistration> registrations, List<DetachedWorker> detached) {}
+
+    /** {@link #export(long)} with the detached workers read under the same lock hold. */
+    public Cut cut(long deadlineNanos) {
         CompletableFuture<Void> stops;
         int instances;
         synchronized (this) {
@@ -471,7 +482,7 @@ public final class WorkerRegistry implements AutoCloseable {
                 }
             });
             if (inFlight.isEmpty()) {
-                return exportLocked();
+                return cutLocked();
             }
             instances = inFlight.size();
             stops = CompletableFuture.allOf(inFlight.toArray(CompletableFuture[]::new));
@@ -489,8 +500,20 @@ public final class WorkerRegistry implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         synchronized (this) {
-            return exportLocked();
+            return cutLocked();
         }
+    }
+
+    private Cut cutLocked() {
+        List<DetachedWorker> detached = grace.enabled()
+                ? grace.export(key -> {
+                    LearnedWatermark learned = watermarks.get(key);
+                    return learned == null
+                            ? SequenceWatermark.UNSET
+                            : learned.watermark().get();
+                })
+                : List.of();
+        return new Cut(exportLocked(), detached);
     }
 
     private List<SavedRegistration> exportLocked() {
@@ -544,12 +567,22 @@ public final class WorkerRegistry implements AutoCloseable {
      * (model, tenant) would ever correct them. Returns how many were restored.
      */
     public int finishRecovery(List<SavedRegistration> saved, Runnable installTree) {
+        return finishRecovery(saved, List.of(), installTree);
+    }
+
+    /**
+     * {@link #finishRecovery(List, Runnable)} that also takes back the workers a snapshot saved detached ({@code
+     * --unregister-grace}), each with its watermark, so that one registering again within its grace period gets its
+     * blocks back and its stream replayed from where it was. One registered anew meanwhile, or unregistered, is not.
+     */
+    public int finishRecovery(List<SavedRegistration> saved, List<DetachedWorker> detached, Runnable installTree) {
         int restored = 0;
         synchronized (this) {
             RecoveryTombstones dead = tombstones != null ? tombstones : new RecoveryTombstones();
             tombstones = null;
             installTree.run();
             dead.removeFrom(indexers);
+            restoreDetached(detached, dead);
             for (SavedRegistration s : saved) {
                 if (dead.covers(s.instanceId(), s.modelName(), s.tenantId(), s.dpRank())) {
                     continue;
@@ -564,6 +597,28 @@ public final class WorkerRegistry implements AutoCloseable {
         }
         notifyObservers();
         return restored;
+    }
+
+    /** Caller holds the lock. The detached workers neither registered nor unregistered during recovery. */
+    private void restoreDetached(List<DetachedWorker> detached, RecoveryTombstones dead) {
+        List<DetachedWorker> back = new ArrayList<>();
+        for (DetachedWorker w : detached) {
+            SavedRegistration s = w.registration();
+            Instance live = instances.get(s.instanceId());
+            if (!grace.enabled()
+                    || dead.covers(s.instanceId(), s.modelName(), s.tenantId(), s.dpRank())
+                    || (live != null && live.ranks.containsKey(s.dpRank()))) {
+                continue;
+            }
+            back.add(w);
+            // the same stream continues at the same endpoint: its comeback replays from here
+            watermarks.computeIfAbsent(new WorkerKey(s.instanceId(), s.dpRank()), k -> {
+                LearnedWatermark learned = new LearnedWatermark(s.endpoint());
+                learned.watermark().set(s.watermark());
+                return learned;
+            });
+        }
+        grace.restore(back);
     }
 
     /** Caller holds the lock. False when the registration was made anew meanwhile or cannot be made. */

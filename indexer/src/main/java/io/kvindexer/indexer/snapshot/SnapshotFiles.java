@@ -45,6 +45,7 @@ public final class SnapshotFiles {
 
     private static final Pattern NAME = Pattern.compile("snapshot-(\\d{1,19})\\.kvix");
     private static final String TEMP_SUFFIX = ".tmp";
+    private static final String GRACE_SUFFIX = ".grace";
 
     /** The file whose lock says the directory is in use; it holds the owner's process id. */
     public static final String LOCK = ".lock";
@@ -185,26 +186,60 @@ public final class SnapshotFiles {
      * when it fails, the file is deleted and the snapshots already there are left as they were.
      */
     Path write(Content content) throws IOException, InterruptedException {
+        return write(content, null);
+    }
+
+    /**
+     * {@link #write(Content)} with {@code beside} (null: none), written after {@code content} into the snapshot's
+     * {@link #graceOf grace file} when it writes anything. The grace file is in place before the snapshot is, so a
+     * snapshot never goes without the grace file it was written with.
+     */
+    Path write(Content content, Content beside) throws IOException, InterruptedException {
         lock();
         List<Path> existing = newestFirst();
         long next = existing.isEmpty() ? 1 : number(existing.getFirst()) + 1;
         Path target = dir.resolve(String.format("snapshot-%019d.kvix", next));
         Path temp = dir.resolve("." + target.getFileName() + TEMP_SUFFIX);
-        try (FileChannel ch = FileChannel.open(
-                temp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
-            OutputStream out = Channels.newOutputStream(ch);
-            content.writeTo(out);
-            out.flush();
-            ch.force(true);
+        Path grace = graceOf(target);
+        Path graceTemp = dir.resolve("." + grace.getFileName() + TEMP_SUFFIX);
+        try {
+            writeForced(temp, content);
+            if (beside != null && writeForced(graceTemp, beside) > 0) {
+                Files.move(graceTemp, grace, StandardCopyOption.ATOMIC_MOVE);
+            }
         } catch (IOException | InterruptedException | RuntimeException e) {
             Files.deleteIfExists(temp);
+            Files.deleteIfExists(graceTemp);
+            Files.deleteIfExists(grace);
             throw e;
+        } finally {
+            Files.deleteIfExists(graceTemp); // (nothing written: no grace file)
         }
         Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
         forceDirectory();
         intact.add(target);
         prune();
         return target;
+    }
+
+    /** Streams {@code content} into {@code file} and forces it to disk; returns its size. */
+    private static long writeForced(Path file, Content content) throws IOException, InterruptedException {
+        try (FileChannel ch = FileChannel.open(
+                file, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
+            OutputStream out = Channels.newOutputStream(ch);
+            content.writeTo(out);
+            out.flush();
+            ch.force(true);
+            return ch.size();
+        }
+    }
+
+    /**
+     * The file beside {@code snapshot} that holds the workers {@code --unregister-grace} kept detached when it was
+     * written ({@link GraceFile}); there only when there were some.
+     */
+    public static Path graceOf(Path snapshot) {
+        return snapshot.resolveSibling(snapshot.getFileName().toString().replace(".kvix", GRACE_SUFFIX));
     }
 
     /** The usable space of the directory's file system, in bytes; -1 when it does not say. */
@@ -242,6 +277,14 @@ public final class SnapshotFiles {
         }
         for (Path t : unfinished()) {
             Files.deleteIfExists(t);
+        }
+        try (DirectoryStream<Path> graces = Files.newDirectoryStream(dir, "snapshot-*" + GRACE_SUFFIX)) {
+            for (Path g : graces) {
+                Path snapshot = g.resolveSibling(g.getFileName().toString().replace(GRACE_SUFFIX, ".kvix"));
+                if (!Files.exists(snapshot)) {
+                    Files.deleteIfExists(g); // its snapshot is gone
+                }
+            }
         }
     }
 

@@ -163,10 +163,17 @@ public final class Snapshotter implements AutoCloseable {
         long t0 = System.nanoTime();
         StateCut.Size[] cut = new StateCut.Size[1];
         long[] cutEnd = new long[1];
-        Path file = files.write(out -> {
-            cut[0] = StateCut.write(workers, indexers, CUT_PATIENCE, out);
-            cutEnd[0] = System.nanoTime();
-        });
+        Path file = files.write(
+                out -> {
+                    cut[0] = StateCut.write(workers, indexers, CUT_PATIENCE, out);
+                    cutEnd[0] = System.nanoTime();
+                },
+                out -> {
+                    // the blocks --unregister-grace keeps detached, and when their grace ends: a restart keeps both
+                    if (!cut[0].detached().isEmpty()) {
+                        GraceFile.write(cut[0].detached(), out);
+                    }
+                });
         long t2 = System.nanoTime();
         lastWriteNanos = t2 - t0;
         return new Written(

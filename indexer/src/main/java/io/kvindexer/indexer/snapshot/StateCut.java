@@ -4,6 +4,7 @@ import io.kvindexer.indexer.dump.BinaryDumpWriter;
 import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.registry.DetachedWorker;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -26,8 +27,11 @@ import java.util.concurrent.TimeoutException;
  */
 public final class StateCut {
 
-    /** What a cut wrote: its size, and the most of it held in memory at once. */
-    record Size(long bytes, long mostHeld) {}
+    /**
+     * What a cut wrote: its size, and the most of it held in memory at once; and the workers {@code
+     * --unregister-grace} kept detached at the cut, which go beside it ({@link GraceFile}).
+     */
+    record Size(long bytes, long mostHeld, List<DetachedWorker> detached) {}
 
     private StateCut() {}
 
@@ -38,7 +42,8 @@ public final class StateCut {
     static Size write(WorkerRegistry workers, Indexers indexers, Duration patience, OutputStream out)
             throws IOException, InterruptedException {
         long deadline = System.nanoTime() + patience.toNanos();
-        List<SavedRegistration> registrations = workers.export(deadline);
+        WorkerRegistry.Cut registry = workers.cut(deadline);
+        List<SavedRegistration> registrations = registry.registrations();
         try {
             indexers.flushAll().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (ExecutionException | TimeoutException e) {
@@ -65,6 +70,6 @@ public final class StateCut {
         }
         writer.close();
         step.drainTo(out);
-        return new Size(step.size(), step.mostHeld());
+        return new Size(step.size(), step.mostHeld(), registry.detached());
     }
 }
