@@ -202,6 +202,8 @@ public final class SnapshotFiles {
         Path temp = dir.resolve("." + target.getFileName() + TEMP_SUFFIX);
         Path grace = graceOf(target);
         Path graceTemp = dir.resolve("." + grace.getFileName() + TEMP_SUFFIX);
+        // a crash between the two renames left a grace file without its snapshot: it is not this one's
+        Files.deleteIfExists(grace);
         try {
             writeForced(temp, content);
             if (beside != null && writeForced(graceTemp, beside) > 0) {

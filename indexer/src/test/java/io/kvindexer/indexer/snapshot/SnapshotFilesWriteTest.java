@@ -93,6 +93,24 @@ class SnapshotFilesWriteTest {
         files.unlock();
     }
 
+    @Test
+    void aGraceFileLeftWithoutItsSnapshotIsNotTakenForTheNextOnes() throws Exception {
+        byte[] good = aSnapshot();
+        Path older = dir.resolve("snapshot-0000000000000000001.kvix");
+        Files.write(older, good);
+        // a crash after the grace file of snapshot 2 was renamed into place, before snapshot 2 was
+        Files.write(dir.resolve("snapshot-0000000000000000002.grace"), new byte[] {9, 9, 9});
+        SnapshotFiles files = new SnapshotFiles(dir);
+
+        Path second = files.write(out -> out.write(good), out -> {}); // no worker detached now
+
+        assertThat(second.getFileName().toString()).isEqualTo("snapshot-0000000000000000002.kvix");
+        assertThat(SnapshotFiles.graceOf(second)).as("not the crashed write's").doesNotExist();
+        Path third = files.write(out -> out.write(good), out -> out.write(new byte[] {1, 2}));
+        assertThat(SnapshotFiles.graceOf(third)).exists();
+        files.unlock();
+    }
+
     /** A small valid snapshot: one registration, one index of two blocks. */
     private static byte[] aSnapshot() throws IOException {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
