@@ -78,7 +78,8 @@ class UnregisterGraceRestartTest {
             try (IndexerProcess second = IndexerProcess.snapshotting(dir, "--unregister-grace", "5m");
                     HttpTestClient http = new HttpTestClient(second.url())) {
                 awaitReady(http);
-                assertThat(second.output()).contains("kept detached again after the restart");
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> second.output().contains("kept detached again after the restart"));
                 assertThat(score(http, FIRST))
                         .as("still hidden: nobody is registered")
                         .isZero();
@@ -115,7 +116,8 @@ class UnregisterGraceRestartTest {
             try (IndexerProcess second = IndexerProcess.snapshotting(dir, "--unregister-grace", "15s");
                     HttpTestClient http = new HttpTestClient(second.url())) {
                 awaitReady(http);
-                assertThat(second.output()).contains("kept detached again after the restart");
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> second.output().contains("kept detached again after the restart"));
                 sleepUntil(unregisteredAt + grace.toNanos() + TimeUnit.SECONDS.toNanos(3));
                 http.registerEngine(sim);
                 assertThat(http.metric(EXPIRED)).as("its grace had ended").isEqualTo(1.0);
@@ -153,7 +155,9 @@ class UnregisterGraceRestartTest {
             try (IndexerProcess second = IndexerProcess.snapshotting(dir, "--unregister-grace", "5m");
                     HttpTestClient http = new HttpTestClient(second.url())) {
                 awaitReady(http);
-                assertThat(second.output()).contains("is unusable").contains("are not restored");
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> second.output().contains("is unusable")
+                                && second.output().contains("are not restored"));
                 assertThat(http.get("/workers").json().findValuesAsText("instance_id"))
                         .as("the snapshot itself loaded: its registration is back")
                         .containsExactly("2");
