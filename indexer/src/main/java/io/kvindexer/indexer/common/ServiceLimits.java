@@ -1,6 +1,7 @@
 package io.kvindexer.indexer.common;
 
 import java.time.Duration;
+import java.util.function.Consumer;
 
 /**
  * Limits a hostile or buggy client cannot exceed (request body sizes are in {@code IndexerConfig}). Each has a flag
@@ -47,7 +48,15 @@ public record ServiceLimits(
     public static final Duration MAX_CLIENT_TIMEOUT = Duration.ofHours(1);
 
     /** 4 Mi tokens is what fits in Dynamo's 8 MiB /query body; 256 ranks, 4096 listeners, 64 peers. */
-    public static final ServiceLimits DEFAULTS = new ServiceLimits(4 * 1024 * 1024, 256, 4096, 64);
+    public static final ServiceLimits DEFAULTS = new ServiceLimits(
+            4 * 1024 * 1024,
+            256,
+            4096,
+            64,
+            DEFAULT_REQUEST_READ_TIMEOUT,
+            DEFAULT_MAX_CONCURRENT_REPLAYS,
+            DEFAULT_MAX_CONCURRENT_DUMPS,
+            DEFAULT_DUMP_STALL_TIMEOUT);
 
     public ServiceLimits {
         if (maxQueryTokens < 1 || maxRanksPerInstance < 1 || maxListeners < 1 || maxPeers < 1) {
@@ -64,75 +73,44 @@ public record ServiceLimits(
         }
     }
 
-    /** With the default dump limits. */
-    public ServiceLimits(
-            int maxQueryTokens,
-            int maxRanksPerInstance,
-            int maxListeners,
-            int maxPeers,
-            Duration requestReadTimeout,
-            int maxConcurrentReplays) {
-        this(
-                maxQueryTokens,
-                maxRanksPerInstance,
-                maxListeners,
-                maxPeers,
-                requestReadTimeout,
-                maxConcurrentReplays,
-                DEFAULT_MAX_CONCURRENT_DUMPS,
-                DEFAULT_DUMP_STALL_TIMEOUT);
-    }
-
-    /** With the default replay concurrency. */
-    public ServiceLimits(
-            int maxQueryTokens, int maxRanksPerInstance, int maxListeners, int maxPeers, Duration requestReadTimeout) {
-        this(
-                maxQueryTokens,
-                maxRanksPerInstance,
-                maxListeners,
-                maxPeers,
-                requestReadTimeout,
-                DEFAULT_MAX_CONCURRENT_REPLAYS);
-    }
-
-    /** With the default request read timeout. */
-    public ServiceLimits(int maxQueryTokens, int maxRanksPerInstance, int maxListeners, int maxPeers) {
-        this(maxQueryTokens, maxRanksPerInstance, maxListeners, maxPeers, DEFAULT_REQUEST_READ_TIMEOUT);
-    }
-
-    public ServiceLimits withRequestReadTimeout(Duration timeout) {
+    /**
+     * These limits with what {@code change} sets on a mutable copy, e.g. {@code DEFAULTS.with(l -> l.maxPeers = 2)}:
+     * the one way to derive limits, so a new limit needs no constructor or wither of its own.
+     */
+    public ServiceLimits with(Consumer<Draft> change) {
+        Draft d = new Draft(this);
+        change.accept(d);
         return new ServiceLimits(
-                maxQueryTokens,
-                maxRanksPerInstance,
-                maxListeners,
-                maxPeers,
-                timeout,
-                maxConcurrentReplays,
-                maxConcurrentDumps,
-                dumpStallTimeout);
+                d.maxQueryTokens,
+                d.maxRanksPerInstance,
+                d.maxListeners,
+                d.maxPeers,
+                d.requestReadTimeout,
+                d.maxConcurrentReplays,
+                d.maxConcurrentDumps,
+                d.dumpStallTimeout);
     }
 
-    public ServiceLimits withMaxConcurrentReplays(int n) {
-        return new ServiceLimits(
-                maxQueryTokens,
-                maxRanksPerInstance,
-                maxListeners,
-                maxPeers,
-                requestReadTimeout,
-                n,
-                maxConcurrentDumps,
-                dumpStallTimeout);
-    }
+    /** A mutable copy of every component, which {@link #with} hands out to change and then builds. */
+    public static final class Draft {
+        public int maxQueryTokens;
+        public int maxRanksPerInstance;
+        public int maxListeners;
+        public int maxPeers;
+        public Duration requestReadTimeout;
+        public int maxConcurrentReplays;
+        public int maxConcurrentDumps;
+        public Duration dumpStallTimeout;
 
-    public ServiceLimits withDumps(int maxConcurrent, Duration stallTimeout) {
-        return new ServiceLimits(
-                maxQueryTokens,
-                maxRanksPerInstance,
-                maxListeners,
-                maxPeers,
-                requestReadTimeout,
-                maxConcurrentReplays,
-                maxConcurrent,
-                stallTimeout);
+        private Draft(ServiceLimits l) {
+            maxQueryTokens = l.maxQueryTokens;
+            maxRanksPerInstance = l.maxRanksPerInstance;
+            maxListeners = l.maxListeners;
+            maxPeers = l.maxPeers;
+            requestReadTimeout = l.requestReadTimeout;
+            maxConcurrentReplays = l.maxConcurrentReplays;
+            maxConcurrentDumps = l.maxConcurrentDumps;
+            dumpStallTimeout = l.dumpStallTimeout;
+        }
     }
 }

@@ -11,11 +11,9 @@ import io.helidon.webserver.http.RoutingRequest;
 import io.helidon.webserver.http.RoutingResponse;
 import io.helidon.webserver.http.ServerResponse;
 import io.helidon.webserver.http1.Http1ConnectionListener;
+import io.kvindexer.indexer.common.Watchdog;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * A bound on how long reading one request body may take, so a client that sends headers and part of a body and then
@@ -34,22 +32,12 @@ import java.util.concurrent.locks.LockSupport;
  * written straight to the connection (there is no response object yet), and the connection is closed.
  *
  * <p>Helidon serves each connection on a thread of its own, so a connection keeps one deadline for all its requests
- * (found through a thread local, not the request's context), and one watchdog thread for the whole process sleeps
- * until the earliest armed deadline: arming and disarming write two fields, no task is scheduled or cancelled per
- * request. A deadline that expires sooner than the watchdog's next wake (a shorter timeout) wakes it.
+ * (found through a thread local, not the request's context), watched by the process's one {@link Watchdog} (which
+ * drops it once the connection's thread has ended).
  */
-final class BodyDeadline {
-
-    /** Every connection thread's deadline; the watchdog drops those whose thread has ended. */
-    private static final Set<BodyDeadline> ALL = ConcurrentHashMap.newKeySet();
+final class BodyDeadline extends Watchdog.Deadline {
 
     private static final ThreadLocal<BodyDeadline> CURRENT = new ThreadLocal<>();
-    private static final Thread WATCHDOG =
-            Thread.ofPlatform().daemon().name("body-deadline").start(BodyDeadline::watch);
-    /** When the watchdog wakes next ({@link System#nanoTime}), valid when it is not scanning. */
-    private static volatile long nextWake;
-
-    private static volatile boolean scanning;
 
     private enum State {
         IDLE,
@@ -63,9 +51,8 @@ final class BodyDeadline {
     private Duration timeout;
     private ServerResponse res; // the current request's; null between requests
     private ConnectionContext connection; // while the headers are read: where their 408 goes
+    /** armed while HEADERS or READING (when the head or body is late) and once TIMED_OUT (the 408's own time) */
     private volatile State state = State.IDLE;
-    /** while READING, when the body is late; once TIMED_OUT, when to stop waiting for the 408 to be written */
-    private volatile long expiresAt;
     /** the reader was interrupted for this time-out (at most once, so no interrupt leaks into a later request) */
     private boolean interrupted; // guarded by this
     /** the 408 was written (or failed to be) */
@@ -117,7 +104,6 @@ final class BodyDeadline {
         if (d == null) {
             d = new BodyDeadline(Thread.currentThread());
             CURRENT.set(d);
-            ALL.add(d);
         }
         return d;
     }
@@ -133,6 +119,7 @@ final class BodyDeadline {
         this.res = res;
         connection = null;
         state = State.IDLE;
+        cancel();
         interrupted = false;
         answered = false;
     }
@@ -140,6 +127,7 @@ final class BodyDeadline {
     private synchronized void end() {
         res = null; // not kept alive until the connection's next request
         state = State.IDLE;
+        cancel();
     }
 
     /** Starts the clock; called by the request's handler thread before its first body read. */
@@ -162,16 +150,13 @@ final class BodyDeadline {
         if (state == State.HEADERS) {
             state = State.IDLE;
             connection = null;
+            cancel();
         }
     }
 
     private void start(State reading) {
-        long at = System.nanoTime() + timeout.toNanos();
-        expiresAt = at;
         state = reading;
-        if (scanning || at - nextWake < 0) {
-            LockSupport.unpark(WATCHDOG);
-        }
+        armIn(timeout);
     }
 
     /**
@@ -182,6 +167,7 @@ final class BodyDeadline {
     synchronized void disarm() {
         if (state == State.READING) {
             state = State.DONE;
+            cancel();
         } else if (state == State.TIMED_OUT && Thread.currentThread() == reader) {
             try {
                 while (!answered && !interrupted) {
@@ -200,41 +186,23 @@ final class BodyDeadline {
         return state == State.TIMED_OUT;
     }
 
-    /** Expires the deadlines due, then sleeps until the earliest one still armed (or until a sooner one wakes it). */
-    private static void watch() {
-        while (true) {
-            scanning = true; // an arm from now on is seen by this scan or wakes the watchdog
-            long now = System.nanoTime();
-            long earliest = now + Duration.ofMinutes(1).toNanos();
-            for (BodyDeadline d : ALL) {
-                if (!d.reader.isAlive()) {
-                    ALL.remove(d);
-                } else if (d.state != State.IDLE && d.state != State.DONE) {
-                    long at = d.expiresAt;
-                    if (at - now <= 0) {
-                        d.expire(now);
-                    } else if (at - earliest < 0) {
-                        earliest = at;
-                    }
-                }
-            }
-            nextWake = earliest;
-            scanning = false;
-            LockSupport.parkNanos(earliest - System.nanoTime());
-        }
+    @Override
+    protected boolean ownerGone() {
+        return !reader.isAlive();
     }
 
     /**
      * Runs on the watchdog thread while the handler is blocked in a body read (the lock keeps them apart). It only
      * changes state and starts threads or interrupts: nothing here waits on a client.
      */
-    private synchronized void expire(long now) {
-        if (expiresAt - now > 0) {
-            return; // the connection's next request armed it again meanwhile
+    @Override
+    protected synchronized void expired(long now) {
+        if (!due(now)) {
+            return; // disarmed, or the connection's next request armed it again meanwhile
         }
         if (state == State.READING) {
             state = State.TIMED_OUT;
-            expiresAt = now + timeout.toNanos(); // the 408's own time to be written
+            armAt(now + timeout.toNanos()); // the 408's own time to be written
             ServerResponse answer = res;
             String message =
                     "request body not received within " + timeout.toMillis() + " ms (--request-read-timeout-ms)";
@@ -246,7 +214,7 @@ final class BodyDeadline {
                     }));
         } else if (state == State.HEADERS) {
             state = State.TIMED_OUT;
-            expiresAt = now + timeout.toNanos();
+            armAt(now + timeout.toNanos());
             ConnectionContext answer = connection;
             byte[] bytes = raw408(
                     "request headers not received within " + timeout.toMillis() + " ms (--request-read-timeout-ms)");
@@ -255,6 +223,9 @@ final class BodyDeadline {
                     .start(() -> answer(() -> answer.dataWriter().writeNow(BufferData.create(bytes))));
         } else if (state == State.TIMED_OUT) {
             interruptReader(); // the 408 is stuck (the client does not read): closing the socket ends it
+            cancel();
+        } else {
+            cancel();
         }
     }
 

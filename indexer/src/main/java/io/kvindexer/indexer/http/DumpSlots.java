@@ -1,10 +1,10 @@
 package io.kvindexer.indexer.http;
 
+import io.kvindexer.indexer.common.Watchdog;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.time.Duration;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * What a {@code /dump} may hold of the process: at most {@code max} stream at once (each may keep up to
@@ -37,23 +37,19 @@ final class DumpSlots {
 
     /**
      * One dump's slot: {@link #watch} wraps the response's stream so that a write (or flush) blocked longer than
-     * the stall timeout gets the writing thread interrupted, which closes the socket (Helidon serves a connection on
-     * a virtual thread, whose blocking socket I/O an interrupt ends by closing the socket). Closing the slot gives
-     * it back.
+     * the stall timeout gets the writing thread interrupted by the {@link Watchdog}, which closes the socket (Helidon
+     * serves a connection on a virtual thread, whose blocking socket I/O an interrupt ends by closing the socket).
+     * Closing the slot gives it back.
      */
-    final class Slot implements AutoCloseable {
+    final class Slot extends Watchdog.Deadline implements AutoCloseable {
         private final Thread writer = Thread.currentThread();
         private final String client;
-        private final Thread watcher;
-        /** when the write under way began ({@link System#nanoTime}), 0 when none is */
-        private volatile long writingSince;
 
         private volatile boolean abandoned;
-        private volatile boolean closed;
+        private boolean closed; // guarded by this
 
         private Slot(String client) {
             this.client = client;
-            this.watcher = Thread.ofVirtual().name("dump-stall-watch").start(this::watch);
         }
 
         /** True once the client was given up on: the dump's failure is that, not a bug. */
@@ -65,92 +61,75 @@ final class DumpSlots {
             return new OutputStream() {
                 @Override
                 public void write(int b) throws IOException {
-                    begin();
-                    try {
-                        out.write(b);
-                    } finally {
-                        writingSince = 0;
-                    }
+                    timed(() -> out.write(b));
                 }
 
                 @Override
                 public void write(byte[] b, int off, int len) throws IOException {
-                    begin();
-                    try {
-                        out.write(b, off, len);
-                    } finally {
-                        writingSince = 0;
-                    }
+                    timed(() -> out.write(b, off, len));
                 }
 
                 @Override
                 public void flush() throws IOException {
-                    begin();
-                    try {
-                        out.flush();
-                    } finally {
-                        writingSince = 0;
-                    }
+                    timed(out::flush);
                 }
 
                 @Override
                 public void close() throws IOException {
-                    begin();
-                    try {
-                        out.close();
-                    } finally {
-                        writingSince = 0;
-                    }
+                    timed(out::close);
                 }
             };
         }
 
-        private void begin() {
-            writingSince = System.nanoTime() | 1; // never 0
+        /** One write to the client, bounded by the stall timeout. */
+        private void timed(Write write) throws IOException {
+            armIn(stallTimeout);
+            try {
+                write.run();
+            } finally {
+                cancel();
+            }
         }
 
-        /** Wakes a few times per timeout; a write blocked past it has its thread interrupted, once. */
-        private void watch() {
-            long limit = stallTimeout.toNanos();
-            long period = Math.clamp(
-                    limit / 4,
-                    Duration.ofMillis(10).toNanos(),
-                    Duration.ofSeconds(1).toNanos());
-            while (!closed) {
-                LockSupport.parkNanos(period);
-                long since = writingSince;
-                if (since != 0 && System.nanoTime() - since > limit && giveUp()) {
-                    LOG.log(
+        /** A write blocked past the stall timeout: its thread is interrupted, once. */
+        @Override
+        protected synchronized void expired(long now) {
+            if (!due(now)) {
+                return; // the write ended meanwhile
+            }
+            cancel();
+            if (closed || abandoned) {
+                return;
+            }
+            abandoned = true;
+            writer.interrupt();
+            Thread.ofVirtual() // not on the watchdog's thread: a log write may block
+                    .name("dump-stall-log")
+                    .start(() -> LOG.log(
                             System.Logger.Level.WARNING,
                             "/dump to {0} abandoned: the client accepted no bytes for {1} ms"
                                     + " (--dump-stall-timeout-ms); its connection is closed",
                             client,
-                            stallTimeout.toMillis());
-                    return;
-                }
-            }
+                            stallTimeout.toMillis()));
         }
 
-        private synchronized boolean giveUp() {
-            if (closed) {
-                return false;
-            }
-            abandoned = true;
-            writer.interrupt();
-            return true;
-        }
-
-        /** Gives the slot back; clears an interrupt the watcher sent, which was for the stalled write only. */
+        /** Gives the slot back; clears an interrupt the watchdog sent, which was for the stalled write only. */
         @Override
         public void close() {
             synchronized (this) {
                 closed = true;
+                retire();
                 if (abandoned) {
                     Thread.interrupted();
                 }
             }
-            LockSupport.unpark(watcher);
             slots.release();
         }
+    }
+
+    /** A write to the client's stream. */
+    @FunctionalInterface
+    private interface Write {
+        void run() throws IOException;
     }
 }

@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.recovery;
 
+import io.kvindexer.indexer.common.Watchdog;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -12,8 +13,8 @@ import java.time.Duration;
  * within the peer timeout of the previous ones (about 6.5 KB/s at the default 10 s, far below any network a dump
  * crosses), and the whole body within {@link #WHOLE_BODY_TIMEOUTS} peer timeouts (5 minutes at the default: a peer
  * that trickles just above that rate would otherwise hold the recovery for hours; a dump of millions of blocks
- * crosses even a slow link in a fraction of it). Else a watchdog closes the body, and the blocked read fails with the
- * reason.
+ * crosses even a slow link in a fraction of it). Else the {@link Watchdog} closes the body, and the blocked read fails
+ * with the reason.
  */
 final class PeerBodyDeadline extends FilterInputStream {
 
@@ -25,9 +26,7 @@ final class PeerBodyDeadline extends FilterInputStream {
     /** when the whole body must be in (nanoTime) */
     private final long wholeBy;
 
-    private final Thread watchdog;
-    /** when the current window began (nanoTime): written by the reader, read by the watchdog */
-    private volatile long windowStart = System.nanoTime();
+    private final Watch watch = new Watch();
 
     private long windowBytes;
     /** why the watchdog closed the body; null while it has not */
@@ -36,28 +35,39 @@ final class PeerBodyDeadline extends FilterInputStream {
     PeerBodyDeadline(InputStream body, Duration timeout) {
         super(body);
         this.timeoutNanos = timeout.toNanos();
-        this.wholeBy = System.nanoTime() + WHOLE_BODY_TIMEOUTS * timeoutNanos;
-        this.watchdog = Thread.ofVirtual().name("peer-body-deadline").start(this::watch);
+        long now = System.nanoTime();
+        this.wholeBy = now + WHOLE_BODY_TIMEOUTS * timeoutNanos;
+        watch.windowFrom(now);
     }
 
-    private void watch() {
-        try {
-            while (true) {
-                long now = System.nanoTime();
-                long left = Math.min(windowStart + timeoutNanos - now, wholeBy - now);
-                if (left <= 0) {
-                    expired = now - wholeBy >= 0
-                            ? "the peer's dump did not end within " + millis(WHOLE_BODY_TIMEOUTS * timeoutNanos)
-                                    + " ms (" + WHOLE_BODY_TIMEOUTS + " peer timeouts): given up"
-                            : "the peer's dump stalled: less than " + WINDOW / 1024 + " KiB arrived in "
-                                    + millis(timeoutNanos) + " ms";
-                    in.close(); // the reader's blocked read fails now
-                    return;
-                }
-                Thread.sleep(Duration.ofNanos(left));
-            }
-        } catch (InterruptedException | IOException e) {
-            // the body was closed by its reader, or closing it failed: nothing more to watch
+    /** The body's deadline: the current window's end, or the whole body's if sooner. */
+    private final class Watch extends Watchdog.Deadline {
+        void windowFrom(long start) {
+            armAt(Math.min(start + timeoutNanos, wholeBy));
+        }
+
+        void stop() {
+            retire();
+        }
+
+        @Override
+        protected void expired(long now) {
+            cancel();
+            expired = now - wholeBy >= 0
+                    ? "the peer's dump did not end within " + millis(WHOLE_BODY_TIMEOUTS * timeoutNanos) + " ms ("
+                            + WHOLE_BODY_TIMEOUTS + " peer timeouts): given up"
+                    : "the peer's dump stalled: less than " + WINDOW / 1024 + " KiB arrived in " + millis(timeoutNanos)
+                            + " ms";
+            Thread.ofVirtual()
+                    .name("peer-body-close")
+                    .start(
+                            () -> { // not on the watchdog's thread
+                                try {
+                                    in.close(); // the reader's blocked read fails now
+                                } catch (IOException e) {
+                                    // closing failed: the read fails or ends on its own
+                                }
+                            });
         }
     }
 
@@ -90,7 +100,7 @@ final class PeerBodyDeadline extends FilterInputStream {
         windowBytes += n;
         if (windowBytes >= WINDOW) {
             windowBytes = 0;
-            windowStart = System.nanoTime();
+            watch.windowFrom(System.nanoTime());
         }
     }
 
@@ -108,7 +118,7 @@ final class PeerBodyDeadline extends FilterInputStream {
 
     @Override
     public void close() throws IOException {
-        watchdog.interrupt();
+        watch.stop();
         super.close();
     }
 }

@@ -44,7 +44,10 @@ class DumpSlotsTest {
     @Test
     void oneDumpOverTheCapIsRefusedAndTheOthersComplete() throws Exception {
         IndexerConfig config = IndexerConfig.defaults()
-                .with(c -> c.limits = ServiceLimits.DEFAULTS.withDumps(2, Duration.ofMinutes(5)));
+                .with(c -> c.limits = ServiceLimits.DEFAULTS.with(l -> {
+                    l.maxConcurrentDumps = 2;
+                    l.dumpStallTimeout = Duration.ofMinutes(5);
+                }));
         HttpClient client = client();
         try (IndexerApp app = IndexerApp.start(config)) {
             try {
@@ -85,7 +88,10 @@ class DumpSlotsTest {
     @Test
     void aClientThatStopsReadingLosesItsSlot() throws Exception {
         IndexerConfig config = IndexerConfig.defaults()
-                .with(c -> c.limits = ServiceLimits.DEFAULTS.withDumps(1, Duration.ofMillis(1500)));
+                .with(c -> c.limits = ServiceLimits.DEFAULTS.with(l -> {
+                    l.maxConcurrentDumps = 1;
+                    l.dumpStallTimeout = Duration.ofMillis(1500);
+                }));
         HttpClient client = client();
         try (IndexerApp app = IndexerApp.start(config);
                 Socket stalled = new Socket()) {

@@ -30,8 +30,8 @@ class SlowHeadersTest {
     private static final int PATIENCE_MS = 30_000;
 
     private static IndexerApp start() throws Exception {
-        return IndexerApp.start(
-                IndexerConfig.defaults().with(c -> c.limits = ServiceLimits.DEFAULTS.withRequestReadTimeout(DEADLINE)));
+        return IndexerApp.start(IndexerConfig.defaults()
+                .with(c -> c.limits = ServiceLimits.DEFAULTS.with(l -> l.requestReadTimeout = DEADLINE)));
     }
 
     @Test

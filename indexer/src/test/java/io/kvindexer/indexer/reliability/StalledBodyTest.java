@@ -31,7 +31,8 @@ class StalledBodyTest {
 
     @IndexerRoutes.Config
     static IndexerConfig config() {
-        return IndexerConfig.defaults().with(c -> c.limits = ServiceLimits.DEFAULTS.withRequestReadTimeout(DEADLINE));
+        return IndexerConfig.defaults()
+                .with(c -> c.limits = ServiceLimits.DEFAULTS.with(l -> l.requestReadTimeout = DEADLINE));
     }
 
     // one indexer per test: both register the same instance

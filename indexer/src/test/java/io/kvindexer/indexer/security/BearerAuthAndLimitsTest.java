@@ -208,7 +208,12 @@ public class BearerAuthAndLimitsTest {
 
     @Test
     void limitsAreEnforcedWithTypedErrors() throws Exception {
-        ServiceLimits limits = new ServiceLimits(8, 2, 3, 2);
+        ServiceLimits limits = ServiceLimits.DEFAULTS.with(l -> {
+            l.maxQueryTokens = 8;
+            l.maxRanksPerInstance = 2;
+            l.maxListeners = 3;
+            l.maxPeers = 2;
+        });
         try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().with(c -> c.limits = limits));
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
             http.post("/register", reg(1, 0)).assertStatus(201);
