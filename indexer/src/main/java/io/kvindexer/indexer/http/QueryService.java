@@ -38,6 +38,7 @@ record QueryService(
 
     private void query(ServerRequest req, ServerResponse res) {
         boolean msgpack = MsgpackBody.isMsgpack(req);
+        boolean msgpackAnswer = MsgpackOut.wanted(req, msgpack); // a 406 comes before the body is read
         OverlapScores scores = read(req, msgpack, Requests::query, q -> {
             tokenLimit("token_ids", q.tokenIds().remaining());
             ModelIndex index = index(req, q.modelName(), q.tenantId());
@@ -47,12 +48,13 @@ record QueryService(
                     () -> index.localHashes(q.tokenIds(), q.loraName(), q.cacheSalt()),
                     OverlapScores::of);
         });
-        answer(req, res, msgpack, scores);
+        answer(res, msgpackAnswer, scores);
     }
 
     private void queryByHash(ServerRequest req, ServerResponse res) {
         boolean msgpack = MsgpackBody.isMsgpack(req);
-        answer(req, res, msgpack, matchByHash(req, msgpack, "/query_by_hash", OverlapScores::of));
+        boolean msgpackAnswer = MsgpackOut.wanted(req, msgpack); // a 406 comes before the body is read
+        answer(res, msgpackAnswer, matchByHash(req, msgpack, "/query_by_hash", OverlapScores::of));
     }
 
     /** Dynamo's tiered query for a remote primary: the same request as {@code /query_by_hash}, counts in blocks. */
@@ -109,8 +111,8 @@ record QueryService(
         }
     }
 
-    private void answer(ServerRequest req, ServerResponse res, boolean msgpackBody, OverlapScores scores) {
-        if (MsgpackOut.wanted(req, msgpackBody)) {
+    private void answer(ServerResponse res, boolean msgpack, OverlapScores scores) {
+        if (msgpack) {
             MsgpackOut.send(res, 200, p -> OverlapScoresWriter.msgpack(p, scores, facts));
         } else {
             JsonOut.send(res, 200, g -> OverlapScoresWriter.json(g, scores, facts));

@@ -75,8 +75,14 @@ class MediaTypeHeadersTest extends OneWorkerRoutes {
             application/json    | application/msgpack;q=0.1, application/json    | application/json
             application/json    | application/json;q=0.5, application/msgpack    | application/msgpack
             application/json    | */*                                            | application/json
-            application/json    | text/html                                      | application/json
+            application/json    | */*;q=0.1, application/msgpack                 | application/msgpack
+            application/json    | application/json;q=0, */*                      | application/msgpack
+            application/json    | application/json;q=0.5, application/*          | application/msgpack
+            application/json    | application/*;q=0.5, application/json;q=0.6   | application/json
+            application/json    | application/*;q=0.5, application/msgpack;q=0.4 | application/json
+            application/json    | text/html, application/*;q=0.1                 | application/json
             application/msgpack |                                                | application/msgpack
+            application/msgpack | application/msgpack;q=0, */*;q=0.2             | application/json
             application/msgpack | application/json                               | application/json
             application/msgpack | application/msgpack;q=0.2, application/json;q=0.9 | application/json
             application/msgpack | */*                                            | application/msgpack
@@ -91,6 +97,34 @@ class MediaTypeHeadersTest extends OneWorkerRoutes {
         assertThat(r.contentType()).isEqualTo(answer);
     }
 
+    /**
+     * An {@code Accept} that takes neither type the route answers in (none listed, or each with q=0, however general
+     * the range that would take it) is a 406 with the API's JSON error quoting it, whatever the request's body.
+     */
+    @ParameterizedTest(name = "Accept: {0}")
+    @ValueSource(
+            strings = {
+                "text/html",
+                "application/json;q=0",
+                "application/json;q=0, application/msgpack;q=0",
+                "application/*;q=0, */*",
+                "*/*;q=0",
+                "application/*;q=0, text/*"
+            })
+    void anAcceptThatTakesNeitherTypeIs406(String accept) {
+        for (String route : List.of("/query", "/query_by_hash")) {
+            byte[] body = route.equals("/query") ? JSON_QUERY : JSON_HASH_QUERY;
+            HttpTestClient.Response r = http.request("POST", route, JSON, body, "Accept", accept);
+            assertThat(r.status()).as("%s %s", route, r.body()).isEqualTo(406);
+            assertThat(r.contentType()).startsWith(JSON);
+            assertThat(r.error()).contains("`Accept: " + accept + "`").contains("neither");
+        }
+        HttpTestClient.Response dump = http.request("GET", "/dump", null, null, "Accept", accept);
+        assertThat(dump.status()).as(dump.body()).isEqualTo(406);
+        assertThat(dump.contentType()).startsWith(JSON);
+        assertThat(dump.error()).contains("`Accept: " + accept + "`");
+    }
+
     @ParameterizedTest(name = "Accept: {0}")
     @CsvSource(delimiter = '|', textBlock = """
             application/x-kvindexer-dump                                | application/x-kvindexer-dump
@@ -98,6 +132,9 @@ class MediaTypeHeadersTest extends OneWorkerRoutes {
             application/json, application/x-kvindexer-dump;q=0.1        | application/json
             application/x-kvindexer-dump;q=0.1, application/json;q=0.2  | application/json
             */*                                                         | application/json
+            application/json;q=0, */*                                   | application/x-kvindexer-dump
+            */*;q=0.1, application/x-kvindexer-dump                     | application/x-kvindexer-dump
+            application/json;q=0.5, application/*                       | application/x-kvindexer-dump
             """)
     void theDumpIsTheAcceptedTypeOfHighestQuality(String accept, String answer) {
         HttpTestClient.Response r = http.request("GET", "/dump", null, null, "Accept", accept);
