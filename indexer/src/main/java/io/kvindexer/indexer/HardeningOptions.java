@@ -39,9 +39,9 @@ public final class HardeningOptions {
     @Option(
             names = "--request-read-timeout-ms",
             paramLabel = "MS",
-            description = "time to receive a request's headers once its request line is in, then its body once its"
-                    + " headers are in; a client that stalls longer gets 408 and the connection is closed (default:"
-                    + " ${DEFAULT-VALUE}; at most 3600000, an hour)")
+            description = "time to receive a request's request line and headers once the line's first bytes are in,"
+                    + " then its body once its headers are in; a client that stalls longer gets 408 and the"
+                    + " connection is closed (default: ${DEFAULT-VALUE}; at most 3600000, an hour)")
     String requestReadTimeoutMs = String.valueOf(ServiceLimits.DEFAULT_REQUEST_READ_TIMEOUT.toMillis());
 
     @Option(

@@ -12,8 +12,8 @@ import java.util.function.Consumer;
  * @param maxListeners           listeners (registered (instance, dp rank) pairs) in total
  * @param maxPeers               peer URLs kept by {@code /register_peer} and {@code --peers}; also the most peers one
  *                               startup recovery tries ({@code --peers} then {@code --peers-dns})
- * @param requestReadTimeout     time to receive a request's headers once its request line is in, then its whole
- *                               body once its headers are in; then 408
+ * @param requestReadTimeout     time to receive a request's line and headers once the line's first bytes are in,
+ *                               then its whole body once its headers are in; then 408
  * @param maxConcurrentReplays   engine replays running at once in the process (the rest wait their turn)
  * @param maxConcurrentDumps     {@code /dump} answers streaming at once; one more is refused (503, Retry-After)
  * @param dumpStallTimeout       time a {@code /dump} client may accept no bytes before the dump is abandoned

@@ -26,10 +26,12 @@ import java.time.Duration;
  * block the write, and with it every other connection's deadline. If the 408 is still not written after another
  * timeout, the watchdog interrupts the handler anyway, which closes the socket and so ends the stuck write.
  *
- * <p>The same deadline bounds a request's header section, which Helidon reads with no time limit either (its idle
- * connection timeout interrupts only a connection waiting for a request line): {@link #headerListener} arms it once
- * the request line is in and stops it once the headers are. A client that trickles its headers gets the same 408,
- * written straight to the connection (there is no response object yet), and the connection is closed.
+ * <p>The same deadline bounds a request's head (request line and headers), which Helidon reads with no time limit
+ * either (its idle connection timeout, minutes, is all that ends a request line that never ends): {@link TimedHttp1}
+ * arms it when the first bytes of a request line arrive ({@link #requestLineArriving}), {@link #headerListener}
+ * once the request line is in if it was not yet (the line came with the previous request's bytes), and stops it
+ * once the headers are. A client that trickles its request line or headers gets the same 408, written straight to
+ * the connection (there is no response object yet), and the connection is closed.
  *
  * <p>Helidon serves each connection on a thread of its own, so a connection keeps one deadline for all its requests
  * (found through a thread local, not the request's context), watched by the process's one {@link Watchdog} (which
@@ -41,6 +43,7 @@ final class BodyDeadline extends Watchdog.Deadline {
 
     private enum State {
         IDLE,
+        LINE,
         HEADERS,
         READING,
         DONE,
@@ -51,7 +54,7 @@ final class BodyDeadline extends Watchdog.Deadline {
     private Duration timeout;
     private ServerResponse res; // the current request's; null between requests
     private ConnectionContext connection; // while the headers are read: where their 408 goes
-    /** armed while HEADERS or READING (when the head or body is late) and once TIMED_OUT (the 408's own time) */
+    /** armed while LINE, HEADERS or READING (when the head or body is late) and once TIMED_OUT (the 408's own time) */
     private volatile State state = State.IDLE;
     /** the reader was interrupted for this time-out (at most once, so no interrupt leaks into a later request) */
     private boolean interrupted; // guarded by this
@@ -137,13 +140,37 @@ final class BodyDeadline extends Watchdog.Deadline {
         }
     }
 
-    /** Starts the clock on the header section of the connection's next request (its request line is in). */
+    /**
+     * Starts the clock on the head of the connection's next request, as the first bytes of its request line arrive
+     * (called by {@link TimedHttp1} on the connection's thread); a clock already running keeps its start.
+     */
+    static void requestLineArriving(Duration timeout, ConnectionContext connection) {
+        BodyDeadline d = ofThisThread();
+        synchronized (d) {
+            if (d.state == State.IDLE || d.state == State.DONE) { // between requests
+                d.armHead(timeout, connection, State.LINE);
+            }
+        }
+    }
+
+    /**
+     * The request line is in: the clock runs on for the headers, from the line's first bytes, or starts now when
+     * none came while the line was awaited (it arrived with the previous request's bytes).
+     */
     private synchronized void armHeaders(Duration timeout, ConnectionContext connection) {
+        if (state == State.LINE) {
+            state = State.HEADERS;
+        } else {
+            armHead(timeout, connection, State.HEADERS);
+        }
+    }
+
+    private void armHead(Duration timeout, ConnectionContext connection, State part) {
         this.timeout = timeout;
         this.connection = connection;
         interrupted = false;
         answered = false;
-        start(State.HEADERS);
+        start(part);
     }
 
     private synchronized void headersRead() {
@@ -212,12 +239,13 @@ final class BodyDeadline extends Watchdog.Deadline {
                         answer.header(HeaderValues.CONNECTION_CLOSE);
                         JsonOut.error(answer, 408, message);
                     }));
-        } else if (state == State.HEADERS) {
+        } else if (state == State.LINE || state == State.HEADERS) {
+            String part = state == State.LINE ? "request line" : "request headers";
             state = State.TIMED_OUT;
             armAt(now + timeout.toNanos());
             ConnectionContext answer = connection;
-            byte[] bytes = raw408(
-                    "request headers not received within " + timeout.toMillis() + " ms (--request-read-timeout-ms)");
+            byte[] bytes =
+                    raw408(part + " not received within " + timeout.toMillis() + " ms (--request-read-timeout-ms)");
             Thread.ofVirtual()
                     .name("header-deadline-408")
                     .start(() -> answer(() -> answer.dataWriter().writeNow(BufferData.create(bytes))));

@@ -12,6 +12,7 @@ import io.kvindexer.indexer.recovery.StartupGate;
 import io.kvindexer.indexer.registry.PeerRegistry;
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.registry.WorkerRegistry;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -115,17 +116,20 @@ public final class IndexerRouting {
     }
 
     /**
-     * Bounds the time to read a request's headers (Helidon reads them with no limit): {@link BodyDeadline}'s
-     * receive listener on the server's one HTTP/1 protocol. Protocol discovery is off, as with the discovered HTTP/1
+     * Bounds the time to read a request's head (Helidon reads it with no limit): the server's one HTTP/1 protocol,
+     * whose reads start {@link BodyDeadline}'s clock at a request line's first bytes ({@link TimedHttp1}) and whose
+     * receive listener follows the request line and headers. Protocol discovery is off, as with the discovered HTTP/1
      * protocol beside this one an HTTP/1.0 request was closed without its 505 ({@code SlowHeadersTest}). Not in
      * {@link #serverAnswers}: Helidon's test server then drops that 505 too.
      */
     public static void headerDeadline(WebServerConfig.Builder server, HttpSettings cfg) {
+        Duration timeout = cfg.limits().requestReadTimeout();
         server.protocolsDiscoverServices(false)
-                .addProtocol(Http1Config.builder()
-                        .addReceiveListener(
-                                BodyDeadline.headerListener(cfg.limits().requestReadTimeout()))
-                        .build());
+                .addConnectionSelector(TimedHttp1.of(
+                        Http1Config.builder()
+                                .addReceiveListener(BodyDeadline.headerListener(timeout))
+                                .build(),
+                        timeout));
     }
 
     private static DirectHandlers directHandlers() {

@@ -14,12 +14,13 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * A client that trickles its request headers (slowloris: one byte every few hundred ms, never the blank line) gets a
- * 408 JSON error and its connection closed once {@code --request-read-timeout-ms} has passed since its request
- * line, instead of holding the connection for as long as it keeps trickling. A keep-alive connection idle between
+ * A client that trickles its request line or headers (slowloris: one byte every few hundred ms, never the blank
+ * line) gets a 408 JSON error and its connection closed once {@code --request-read-timeout-ms} has passed since its
+ * request line began to arrive, instead of holding the connection for as long as it keeps trickling. A keep-alive connection idle between
  * requests for longer than that is not cut: the clock starts at a request line. The real server ({@link IndexerApp}),
  * as the deadline is set on its HTTP/1 protocol ({@code IndexerRouting.headerDeadline}).
  */
@@ -65,6 +66,66 @@ class SlowHeadersTest {
                 trickler.join();
             }
             assertThat(get(server, "/health")).startsWith("HTTP/1.1 200");
+        }
+    }
+
+    /**
+     * The same for a request line that never ends ({@code GET /hea}, then a byte at a time), which Helidon bounds
+     * only by its idle connection timeout (minutes): the clock starts at the line's first bytes. On a fresh
+     * connection and on a keep-alive one after a request, idle between the two for longer than the deadline.
+     */
+    @Test
+    void aTrickledRequestLineGets408AndTheConnectionClosed() throws Exception {
+        try (IndexerApp server = start();
+                Socket fresh = connect(server);
+                Socket reused = connect(server)) {
+            OutputStream reusedOut = reused.getOutputStream();
+            reusedOut.write("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            assertThat(readResponse(reused.getInputStream())).startsWith("HTTP/1.1 200");
+            Thread.sleep(DEADLINE.multipliedBy(2).toMillis()); // idle: its clock must not run meanwhile
+            for (Socket slow : List.of(fresh, reused)) {
+                OutputStream out = slow.getOutputStream();
+                out.write("GET /hea".getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+                Thread trickler = Thread.ofVirtual().start(() -> {
+                    long end =
+                            System.nanoTime() + Duration.ofMillis(PATIENCE_MS).toNanos();
+                    try {
+                        while (System.nanoTime() < end) {
+                            Thread.sleep(300);
+                            out.write('l');
+                            out.flush();
+                        }
+                    } catch (IOException | InterruptedException e) {
+                        // the server closed the connection: what the test waits for
+                    }
+                });
+                try {
+                    String reply = readUntilClosed(slow.getInputStream());
+                    assertThat(reply).startsWith("HTTP/1.1 408");
+                    assertThat(reply).containsIgnoringCase("connection: close");
+                    assertThat(reply).contains("{\"error\":\"request line not received within 1500 ms");
+                } finally {
+                    trickler.interrupt();
+                    trickler.join();
+                }
+            }
+            assertThat(get(server, "/health")).startsWith("HTTP/1.1 200");
+        }
+    }
+
+    /** Part of a request line sent with the previous request (pipelined), and then nothing: timed from then on. */
+    @Test
+    void aRequestLineBegunWithThePreviousRequestIsTimedToo() throws Exception {
+        try (IndexerApp server = start();
+                Socket conn = connect(server)) {
+            conn.getOutputStream()
+                    .write("GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /hea".getBytes(StandardCharsets.US_ASCII));
+            String reply = readUntilClosed(conn.getInputStream());
+            assertThat(reply).startsWith("HTTP/1.1 200");
+            assertThat(reply.substring(reply.indexOf("HTTP/1.1 408")))
+                    .containsIgnoringCase("connection: close")
+                    .contains("{\"error\":\"request line not received within 1500 ms");
         }
     }
 
