@@ -47,6 +47,7 @@ final class BodyDeadline extends Watchdog.Deadline {
         HEADERS,
         READING,
         DONE,
+        DRAINING,
         TIMED_OUT
     }
 
@@ -54,12 +55,14 @@ final class BodyDeadline extends Watchdog.Deadline {
     private Duration timeout;
     private ServerResponse res; // the current request's; null between requests
     private ConnectionContext connection; // while the headers are read: where their 408 goes
-    /** armed while LINE, HEADERS or READING (when the head or body is late) and once TIMED_OUT (the 408's own time) */
+    /** armed while LINE, HEADERS, READING or DRAINING (when the head, body or an unread body's rest is late) and once TIMED_OUT (the 408's own time) */
     private volatile State state = State.IDLE;
     /** the reader was interrupted for this time-out (at most once, so no interrupt leaks into a later request) */
     private boolean interrupted; // guarded by this
     /** the 408 was written (or failed to be) */
     private boolean answered; // guarded by this
+    /** the connection reads through {@link TimedHttp1}, which says when a drain is over ({@link #awaitingRequest}) */
+    private boolean timedReads; // guarded by this
 
     private BodyDeadline(Thread reader) {
         this.reader = reader;
@@ -129,8 +132,37 @@ final class BodyDeadline extends Watchdog.Deadline {
 
     private synchronized void end() {
         res = null; // not kept alive until the connection's next request
-        state = State.IDLE;
-        cancel();
+        if (state != State.DRAINING) {
+            state = State.IDLE;
+            cancel();
+        }
+    }
+
+    /**
+     * The request was answered with its body not read to its end, and Helidon reads the rest next (to keep the
+     * connection): that read gets the deadline too, which on expiry closes the connection (the answer is out). Only
+     * where {@link TimedHttp1} says when the read is over; elsewhere (routing tests) it stays as Helidon has it.
+     */
+    synchronized void drainRest() {
+        if (timedReads && state != State.TIMED_OUT) {
+            interrupted = false;
+            start(State.DRAINING);
+        }
+    }
+
+    /**
+     * The connection waits for its next request line (called by {@link TimedHttp1} on the connection's thread before
+     * each read then): a drain of the previous body is over.
+     */
+    static void awaitingRequest() {
+        BodyDeadline d = ofThisThread();
+        synchronized (d) {
+            d.timedReads = true;
+            if (d.state == State.DRAINING) {
+                d.state = State.IDLE;
+                d.cancel();
+            }
+        }
     }
 
     /** Starts the clock; called by the request's handler thread before its first body read. */
@@ -147,7 +179,8 @@ final class BodyDeadline extends Watchdog.Deadline {
     static void requestLineArriving(Duration timeout, ConnectionContext connection) {
         BodyDeadline d = ofThisThread();
         synchronized (d) {
-            if (d.state == State.IDLE || d.state == State.DONE) { // between requests
+            d.timedReads = true;
+            if (d.state == State.IDLE || d.state == State.DONE || d.state == State.DRAINING) { // between requests
                 d.armHead(timeout, connection, State.LINE);
             }
         }
@@ -249,6 +282,11 @@ final class BodyDeadline extends Watchdog.Deadline {
             Thread.ofVirtual()
                     .name("header-deadline-408")
                     .start(() -> answer(() -> answer.dataWriter().writeNow(BufferData.create(bytes))));
+        } else if (state == State.DRAINING) {
+            state = State.TIMED_OUT; // nothing to answer (the request was): the interrupt closes the connection
+            answered = true;
+            interruptReader();
+            cancel();
         } else if (state == State.TIMED_OUT) {
             interruptReader(); // the 408 is stuck (the client does not read): closing the socket ends it
             cancel();

@@ -1,6 +1,7 @@
 package io.kvindexer.indexer.http;
 
 import io.helidon.http.DirectHandler;
+import io.helidon.http.HeaderValues;
 import io.helidon.http.RequestException;
 import io.helidon.http.Status;
 import io.helidon.webserver.CloseConnectionException;
@@ -34,12 +35,29 @@ final class BodyFraming extends FilterInputStream {
         this.req = req;
     }
 
-    /** Closes the connection after the answer to a request whose body framing failed. */
+    /**
+     * What follows the answer on the connection. After a request whose body framing failed: nothing, the connection
+     * is closed. After one whose body was not read to its end ({@link RequestBody#leftUnread}: refused before it was
+     * read, or reading stopped at an error), Helidon reads the rest of the body to keep the connection, with no time
+     * limit: the body's read deadline bounds that too ({@link BodyDeadline#drainRest}), so a client that declared a
+     * body and then stalls no longer holds the connection for good. Unless the answer said
+     * {@code Connection: close} (a stop is coming): then Helidon skips that read but goes on reading the connection,
+     * and would take the body's bytes for the next request, so the connection is closed.
+     */
     static Filter filter() {
         return (chain, req, res) -> {
             chain.proceed();
             if (req.context().get(Broken.class).isPresent()) {
                 throw new CloseConnectionException("the request body's chunk framing is broken");
+            }
+            if (RequestBody.leftUnread(req)) {
+                if (res.headers().contains(HeaderValues.CONNECTION_CLOSE)) {
+                    throw new CloseConnectionException("answered with Connection: close, the request body not read");
+                }
+                BodyDeadline deadline = BodyDeadline.current();
+                if (deadline != null) {
+                    deadline.drainRest();
+                }
             }
         };
     }

@@ -2,6 +2,7 @@ package io.kvindexer.indexer.http;
 
 import io.helidon.http.BadRequestException;
 import io.helidon.http.HeaderNames;
+import io.helidon.http.HeaderValues;
 import io.helidon.http.HttpMediaType;
 import io.helidon.webserver.http.ServerRequest;
 import java.io.FilterInputStream;
@@ -17,14 +18,23 @@ import java.io.UncheckedIOException;
  */
 final class RequestBody implements AutoCloseable {
 
+    /** In the request's context once its body was read to its end. */
+    private record Whole() {}
+
+    private final ServerRequest req;
     private final long limit;
     private final BodyDeadline deadline; // null when the routing has no read deadline
-    private final InputStream stream;
+    private final Limited stream;
 
     private RequestBody(ServerRequest req, long limit) {
+        this.req = req;
         this.limit = limit;
         this.deadline = BodyDeadline.current();
-        this.stream = new Limited(new BodyFraming(req.content().inputStream(), req), limit, deadline);
+        this.stream = new Limited(
+                new BodyFraming(req.content().inputStream(), req),
+                limit,
+                req.headers().contentLength().orElse(-1L),
+                deadline);
         if (deadline != null) {
             deadline.arm();
         }
@@ -126,11 +136,27 @@ final class RequestBody implements AutoCloseable {
     }
 
     /**
+     * True when the request has a body that was not read to its end: the body was refused before it was read (415,
+     * 413, 401, 406, ...) or reading stopped at an error. Helidon reads the rest after the answer to keep the
+     * connection ({@link BodyFraming#filter} bounds that).
+     */
+    static boolean leftUnread(ServerRequest req) {
+        boolean body = req.headers().contains(HeaderValues.TRANSFER_ENCODING_CHUNKED)
+                || req.headers().contentLength().orElse(0L) > 0;
+        return body
+                && req.context().get(Whole.class).isEmpty()
+                && !req.content().consumed();
+    }
+
+    /**
      * Stops the deadline (reading is over, whether or not the body was read to its end). A body whose deadline
      * passed is not acted on, even if its last bytes arrived as it passed: the watchdog answered 408.
      */
     @Override
     public void close() {
+        if (stream.whole()) {
+            req.context().register(new Whole());
+        }
         if (deadline != null) {
             deadline.disarm();
             if (deadline.timedOut()) {
@@ -146,14 +172,22 @@ final class RequestBody implements AutoCloseable {
         }
     }
 
-    /** Caps the body at the limit and stops the read deadline at the body's end, before the handler acts on it. */
+    /**
+     * Caps the body at the limit and stops the read deadline at the body's end, before the handler acts on it; knows
+     * whether the body was read to its end (its last declared byte, or the end of its chunks).
+     */
     private static final class Limited extends FilterInputStream {
         private final BodyDeadline deadline;
+        private final long declared; // -1: chunked
+        private final long limit;
         private long remaining;
+        private boolean ended;
 
-        Limited(InputStream in, long limit, BodyDeadline deadline) {
+        Limited(InputStream in, long limit, long declared, BodyDeadline deadline) {
             super(in);
+            this.limit = limit;
             this.remaining = limit;
+            this.declared = declared;
             this.deadline = deadline;
         }
 
@@ -183,9 +217,14 @@ final class RequestBody implements AutoCloseable {
         }
 
         private void ended() {
+            ended = true;
             if (deadline != null) {
                 deadline.disarm();
             }
+        }
+
+        boolean whole() {
+            return ended || declared >= 0 && limit - remaining == declared;
         }
     }
 }

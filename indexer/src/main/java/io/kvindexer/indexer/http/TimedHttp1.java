@@ -84,9 +84,12 @@ final class TimedHttp1 implements ServerConnectionSelector {
 
         /** The next bytes from the socket (through the server's reader, which holds the first ones); null at its end. */
         private byte[] pull() {
-            if (reader.available() > 0 && readingRequestLine()) {
-                // part of a request line came with the previous request's bytes: the rest is awaited from now
-                BodyDeadline.requestLineArriving(timeout, ctx);
+            if (readingRequestLine()) {
+                BodyDeadline.awaitingRequest(); // whatever came before (an unread body's rest) is read
+                if (reader.available() > 0) {
+                    // part of a request line came with the previous request's bytes: the rest is awaited from now
+                    BodyDeadline.requestLineArriving(timeout, ctx);
+                }
             }
             DataReader socket = ctx.dataReader();
             try {

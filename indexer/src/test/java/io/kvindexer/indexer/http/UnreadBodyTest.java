@@ -1,0 +1,161 @@
+package io.kvindexer.indexer.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvindexer.indexer.IndexerApp;
+import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.common.ServiceLimits;
+import java.io.BufferedInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Locale;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * A request answered before its body was read to its end (refused at once: 415, 406, 413, 405): Helidon reads the
+ * rest of the body after the answer, to keep the connection. A client that declared a body and then stalls must not
+ * hold the connection for longer than {@code --request-read-timeout-ms} (it held it for good: no idle timeout runs
+ * then); one that sends its whole body keeps a usable connection. The real server ({@link IndexerApp}): the read of
+ * the rest is bounded through its connections' reads ({@code TimedHttp1}).
+ */
+class UnreadBodyTest {
+
+    private static final Duration DEADLINE = Duration.ofMillis(1500);
+    /** how long the test waits for an answer or a close: far past the deadline */
+    private static final int PATIENCE_MS = 30_000;
+
+    private static IndexerApp server;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = IndexerApp.start(IndexerConfig.defaults()
+                .with(c -> c.limits = ServiceLimits.DEFAULTS.with(l -> l.requestReadTimeout = DEADLINE)));
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+    }
+
+    /** Each row: the request's method and path, its extra header, its Content-Type, the answer. */
+    @ParameterizedTest(name = "{0} {1} {2} {3}: {4}")
+    @CsvSource(delimiter = '|', textBlock = """
+            POST | /query | Accept: application/json | text/plain       | 415
+            POST | /query | Accept: text/html        | application/json | 406
+            POST | /query | X-Big: 1                 | application/json | 413
+            GET  | /query | Accept: application/json | application/json | 405
+            """)
+    void aStalledBodyAnsweredBeforeItWasReadClosesTheConnectionInTime(
+            String method, String path, String header, String type, int status) throws Exception {
+        long declared = status == 413 ? IndexerConfig.DEFAULT_MAX_QUERY_BODY + 1 : 100;
+        try (Socket s = connect()) {
+            s.getOutputStream()
+                    .write(head(method, path, header, type, declared)
+                            .concat("{\"model_na")
+                            .getBytes(StandardCharsets.US_ASCII));
+            InputStream in = new BufferedInputStream(s.getInputStream());
+            assertThat(readResponse(in)).startsWith("HTTP/1.1 " + status);
+            long start = System.nanoTime();
+            assertThat(closed(in))
+                    .as("the connection is closed once the rest of the body is late")
+                    .isTrue();
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(DEADLINE.dividedBy(2));
+        }
+    }
+
+    @Test
+    void aWholeBodyAnsweredBeforeItWasReadKeepsAUsableConnection() throws Exception {
+        String body = "{\"model_name\":\"m\",\"token_ids\":[1,2,3]}";
+        try (Socket s = connect()) {
+            InputStream in = new BufferedInputStream(s.getInputStream());
+            s.getOutputStream()
+                    .write((head("POST", "/query", "Accept: application/json", "text/plain", body.length()) + body)
+                            .getBytes(StandardCharsets.US_ASCII));
+            assertThat(readResponse(in)).startsWith("HTTP/1.1 415").containsIgnoringCase("connection: keep-alive");
+            Thread.sleep(DEADLINE.multipliedBy(2).toMillis()); // idle past the deadline: nothing times it
+            s.getOutputStream().write("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            assertThat(readResponse(in)).startsWith("HTTP/1.1 200");
+        }
+    }
+
+    /**
+     * While a stop is coming every answer says {@code Connection: close}, and Helidon then skips the rest of an unread
+     * body but goes on reading the connection: the body's bytes were taken for the next request (here a request
+     * smuggled in a refused body got answered). The connection is closed instead.
+     */
+    @Test
+    void anUnreadBodyIsNeverTakenForARequestWhenTheAnswerSaysClose() throws Exception {
+        String smuggled = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
+        try (IndexerApp stopping = IndexerApp.start(IndexerConfig.defaults());
+                Socket s = new Socket()) {
+            stopping.gate().shuttingDown();
+            s.connect(new InetSocketAddress(
+                    "127.0.0.1", java.net.URI.create(stopping.baseUrl()).getPort()));
+            s.setSoTimeout(PATIENCE_MS);
+            s.getOutputStream()
+                    .write((head("POST", "/query", "Accept: application/json", "text/plain", smuggled.length())
+                                    + smuggled)
+                            .getBytes(StandardCharsets.US_ASCII));
+            InputStream in = new BufferedInputStream(s.getInputStream());
+            assertThat(readResponse(in)).startsWith("HTTP/1.1 415").containsIgnoringCase("connection: close");
+            assertThat(new String(in.readAllBytes(), StandardCharsets.US_ASCII))
+                    .as("nothing after the answer: the connection is closed")
+                    .isEmpty();
+        }
+    }
+
+    private static String head(String method, String path, String header, String type, long length) {
+        return method + " " + path + " HTTP/1.1\r\nHost: x\r\n" + header + "\r\nContent-Type: " + type
+                + "\r\nContent-Length: " + length + "\r\n\r\n";
+    }
+
+    private static Socket connect() throws IOException {
+        Socket s = new Socket();
+        s.connect(new InetSocketAddress(
+                "127.0.0.1", java.net.URI.create(server.baseUrl()).getPort()));
+        s.setSoTimeout(PATIENCE_MS);
+        return s;
+    }
+
+    /** One response with a Content-Length body. */
+    private static String readResponse(InputStream in) throws IOException {
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        while (!buf.toString(StandardCharsets.US_ASCII).endsWith("\r\n\r\n")) {
+            int b = in.read();
+            if (b < 0) {
+                break;
+            }
+            buf.write(b);
+        }
+        String head = buf.toString(StandardCharsets.US_ASCII);
+        int length = 0;
+        for (String line : head.split("\r\n")) {
+            if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
+                length = Integer.parseInt(line.substring(15).trim());
+            }
+        }
+        return head + new String(in.readNBytes(length), StandardCharsets.UTF_8);
+    }
+
+    /** True when the server ends the connection (EOF or reset) within the patience; false if it stays open. */
+    private static boolean closed(InputStream in) throws IOException {
+        try {
+            return in.read() < 0;
+        } catch (SocketTimeoutException open) {
+            return false;
+        } catch (SocketException reset) {
+            return true;
+        }
+    }
+}
