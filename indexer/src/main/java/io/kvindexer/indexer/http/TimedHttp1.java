@@ -27,7 +27,9 @@ import java.util.concurrent.ExecutorService;
  * seconds) held a connection thread for that long. The bytes a connection reads pass through a reader of ours;
  * those that arrive while Helidon reads a request line ({@link InterruptableTask#canInterrupt}, which is true then
  * and only then) start the clock, as does a wait for more of a request line whose first part is already in (it came
- * with the previous request's bytes). An idle keep-alive connection reads nothing, so its clock does not run.
+ * with the previous request's bytes). An idle keep-alive connection reads nothing, so its clock does not run. The
+ * first wait for a request line also ends the bound on reading an unread body's rest ({@link BodyDeadline#drainRest}):
+ * that read is over.
  */
 final class TimedHttp1 implements ServerConnectionSelector {
 
