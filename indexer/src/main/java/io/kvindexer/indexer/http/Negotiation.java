@@ -12,7 +12,9 @@ import java.util.List;
  * 12.5.1 says: each type takes the q-value of the most specific range that matches it ({@code application/json}
  * before {@code application/*} before {@code *}{@code /*}), so {@code application/json;q=0, *}{@code /*} refuses
  * JSON and takes anything else, and the type of highest q-value wins; the route's default wins a tie. An
- * {@code Accept} that takes neither type (each has q=0 or no range) is a 406 with the API's JSON error. Without
+ * {@code Accept} that refuses the default type (a range that matches it has q=0) and does not take the other is a
+ * 406 with the API's JSON error. One that merely does not name either ({@code text/html}) gets the default, as
+ * Dynamo's indexer answers JSON whatever the {@code Accept}: a client written against it must not break. Without
  * {@code Accept}, or with one that is no list of media types ({@code text}, {@code ;q=abc}), the default: such a
  * header states no preference we can read, and the routes that ignore it answer such a request normally too.
  * (Helidon's {@code bestAccepted} takes the first range that matches, whatever its specificity, and treats q=0 as
@@ -34,6 +36,9 @@ final class Negotiation {
             }
             defaultQ = quality(ranges, byDefault);
             otherQ = quality(ranges, other);
+            if (defaultQ < 0 && otherQ <= 0) {
+                return byDefault; // neither named: no preference against the default
+            }
         } catch (BadRequestException | IllegalArgumentException unparseable) {
             return byDefault;
         }
@@ -50,10 +55,13 @@ final class Negotiation {
         return otherQ > defaultQ ? other : byDefault;
     }
 
-    /** The q-value of {@code type}: that of the most specific range matching it (the highest among equals), or 0. */
+    /**
+     * The q-value of {@code type}: that of the most specific range matching it (the highest among equals), or -1 when
+     * no range matches it.
+     */
     private static double quality(List<HttpMediaType> ranges, MediaType type) {
         int best = -1;
-        double q = 0;
+        double q = -1;
         for (HttpMediaType range : ranges) {
             double rangeQ = range.qualityFactor(); // of every range: one that is no number makes the header unreadable
             MediaType m = range.mediaType();

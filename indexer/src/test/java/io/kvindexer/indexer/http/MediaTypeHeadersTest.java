@@ -81,6 +81,9 @@ class MediaTypeHeadersTest extends OneWorkerRoutes {
             application/json    | application/*;q=0.5, application/json;q=0.6   | application/json
             application/json    | application/*;q=0.5, application/msgpack;q=0.4 | application/json
             application/json    | text/html, application/*;q=0.1                 | application/json
+            application/json    | text/html                                      | application/json
+            application/json    | text/plain, application/msgpack;q=0            | application/json
+            application/msgpack | text/html                                      | application/msgpack
             application/msgpack |                                                | application/msgpack
             application/msgpack | application/msgpack;q=0, */*;q=0.2             | application/json
             application/msgpack | application/json                               | application/json
@@ -98,13 +101,12 @@ class MediaTypeHeadersTest extends OneWorkerRoutes {
     }
 
     /**
-     * An {@code Accept} that takes neither type the route answers in (none listed, or each with q=0, however general
-     * the range that would take it) is a 406 with the API's JSON error quoting it, whatever the request's body.
+     * An {@code Accept} that refuses the default type (q=0 on a range that matches it, however general) and does not
+     * take the other is a 406 with the API's JSON error quoting it, whatever the request's body.
      */
     @ParameterizedTest(name = "Accept: {0}")
     @ValueSource(
             strings = {
-                "text/html",
                 "application/json;q=0",
                 "application/json;q=0, application/msgpack;q=0",
                 "application/*;q=0, */*",

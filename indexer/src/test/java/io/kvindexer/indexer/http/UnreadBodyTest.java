@@ -52,7 +52,7 @@ class UnreadBodyTest {
     @ParameterizedTest(name = "{0} {1} {2} {3}: {4}")
     @CsvSource(delimiter = '|', textBlock = """
             POST | /query | Accept: application/json | text/plain       | 415
-            POST | /query | Accept: text/html        | application/json | 406
+            POST | /query | Accept: */*;q=0          | application/json | 406
             POST | /query | X-Big: 1                 | application/json | 413
             GET  | /query | Accept: application/json | application/json | 405
             """)
