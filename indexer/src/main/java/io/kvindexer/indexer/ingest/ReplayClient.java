@@ -83,6 +83,14 @@ final class ReplayClient {
         /** One replayed batch, in seq order; true when it was applied (not stale, decoded). */
         boolean batch(long seq, byte[] payload);
 
+        /**
+         * For a {@link #resume}: whether its first reply, batch {@code seq}, comes from the process whose batch the
+         * anchor is (the same bytes at the anchor's seq); true when nothing tells.
+         */
+        default boolean sameProcess(long seq, byte[] payload) {
+            return true;
+        }
+
         /** {@code [from, until)} cannot be recovered; {@code problem} says why. */
         void lost(long from, long until, String problem);
 
@@ -95,12 +103,14 @@ final class ReplayClient {
 
     /**
      * How a replay ended, how many batches it applied, and how many requests it took; {@code empty}: the engine
-     * answered with its end marker alone, so it holds nothing at or after the seq the replay began from.
+     * answered with its end marker alone, so it holds nothing at or after the seq the replay began from;
+     * {@code otherProcess}: a resume's first reply came from another engine process than the anchor (why), and the
+     * replay stopped there (null otherwise).
      */
-    record Outcome(ReplayResult result, long recovered, int requests, boolean empty) {
+    record Outcome(ReplayResult result, long recovered, int requests, boolean empty, String otherProcess) {
 
         Outcome(ReplayResult result, long recovered, int requests) {
-            this(result, recovered, requests, false);
+            this(result, recovered, requests, false, null);
         }
     }
 
@@ -108,6 +118,8 @@ final class ReplayClient {
     private enum End {
         /** the end marker arrived */
         END_MARKER,
+        /** a resume's first reply is another process's ({@link Target#sameProcess}) */
+        OTHER_PROCESS,
         /** a reply above the next expected seq: the ROUTER dropped replies (a cut stream) */
         CUT,
         /** the chunk is read; ask again for the rest */
@@ -218,6 +230,10 @@ final class ReplayClient {
                 case COMPLETE -> {
                     return succeeded(answer);
                 }
+                case OTHER_PROCESS -> {
+                    backoffNanos = 0;
+                    return new Outcome(ReplayResult.OK, answer.recovered, answer.requests, false, answer.otherProcess);
+                }
                 case END_MARKER -> {
                     if (answer.requestSawNone) {
                         // nothing at or after `asked` in the engine's buffer when it answered; batches it published
@@ -301,7 +317,7 @@ final class ReplayClient {
             return new Outcome(ReplayResult.INCOMPLETE, answer.recovered, answer.requests);
         }
         backoffNanos = 0;
-        return new Outcome(ReplayResult.OK, answer.recovered, answer.requests, empty);
+        return new Outcome(ReplayResult.OK, answer.recovered, answer.requests, empty, null);
     }
 
     private Outcome failed(ReplayResult result, Answer answer) {
@@ -425,6 +441,18 @@ final class ReplayClient {
                 return End.FAILED;
             }
             long seq = Frames.readSeq(seqFrame);
+            if (answer.anchored
+                    && from == answer.anchor
+                    && answer.requestSawNone
+                    && Long.compareUnsigned(seq, from) >= 0
+                    && !answer.target.sameProcess(seq, payload)) {
+                answer.otherProcess = seq == from
+                        ? "the engine's replay of seq " + u(seq) + " is not the batch applied at that seq"
+                        : "the engine's replay from seq " + u(from) + " begins at " + u(seq)
+                                + ", past the clock time of the batch applied at " + u(from)
+                                + " (a publisher whose seq starts at the clock)";
+                return End.OTHER_PROCESS;
+            }
             if (Long.compareUnsigned(seq, answer.expected) < 0) {
                 // not asked for (an engine answers from the requested seq on): no progress, so the wait goes on
                 // as it was; an engine that sends nothing else times out as one that sends nothing
@@ -510,6 +538,8 @@ final class ReplayClient {
         long recovered;
         int requests;
         String failure;
+        /** why the first reply to a resume shows another engine process; null while none does */
+        String otherProcess;
 
         Answer(Target target, long from, boolean anchored, BooleanSupplier stopped) {
             this.target = target;

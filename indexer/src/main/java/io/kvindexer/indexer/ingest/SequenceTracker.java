@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.ingest;
 
+import io.kvindexer.indexer.hash.BlockHasher;
 import java.util.LinkedHashSet;
 import java.util.Objects;
 import java.util.Set;
@@ -18,6 +19,12 @@ import java.util.Set;
  *       watermark is then reset and the message handled like a first one (replay from 0 when seq &gt; 0). A
  *       catch-up whose replay holds nothing from the watermark on shows the same before any live message
  *       ({@link #restarted});</li>
+ *   <li>a publisher whose seq starts at the clock (one TensorRT-LLM revision starts at {@code time.time_ns()}, so a
+ *       new process does not go back, it jumps ahead) restarted when a seq is at or past the nanosecond its last
+ *       applied batch was stamped, plus {@link #CLOCK_MARGIN_NANOS}: one process counts up by one per batch from the
+ *       nanosecond it started, so it can never reach the clock time of a batch it stamped later, whereas a new
+ *       process starts at the clock. A seq counter from 0 never comes near a clock reading (about 1.8e18 in 2026);
+ *       a batch without a wall-clock timestamp gives no such bound;</li>
  *   <li>a seq not above the watermark (a duplicate, or a batch a replay already applied) is skipped;</li>
  *   <li>the watermark advances only when a batch decodes and is applied ({@link #applied}).</li>
  * </ul>
@@ -29,7 +36,21 @@ final class SequenceTracker {
      * What a live seq asks for, in this order: drop the worker's blocks (restart), fill {@code [replayFrom,
      * replayUntil)} (empty when equal), then apply the message unless {@link #isNew} says it is stale by then.
      */
-    record Step(boolean restarted, long replayFrom, long replayUntil) {
+    record Step(boolean restarted, long replayFrom, long replayUntil, Why why) {
+
+        Step(boolean restarted, long replayFrom, long replayUntil) {
+            this(restarted, replayFrom, replayUntil, restarted ? Why.WENT_BACK : Why.GAP);
+        }
+
+        /**
+         * Whether the missing range counts batches the engine really published while this stream followed it: a
+         * gap, or the first seqs of a process that counts from 0. A new registration's first seq says nothing of
+         * what it missed (the engine ran before it; a clock-started seq is no count at all), nor does a new
+         * clock-started process's.
+         */
+        boolean countable() {
+            return why == Why.GAP || why == Why.WENT_BACK;
+        }
 
         boolean needsReplay() {
             return replayFrom != replayUntil;
@@ -39,6 +60,30 @@ final class SequenceTracker {
             return replayUntil - replayFrom;
         }
     }
+
+    /** What a step's missing range is. */
+    enum Why {
+        /** batches after the watermark did not arrive */
+        GAP,
+        /** nothing applied yet: the engine's batches before this registration's first */
+        JOIN,
+        /** the seq went back: a new process's batches from 0 */
+        WENT_BACK,
+        /** the seq jumped past the clock time of the last batch: a new clock-started process */
+        CLOCK
+    }
+
+    /**
+     * How far past the stamp of the last applied batch a clock-started seq must be to be a new process: a restart
+     * (a process starting, its model loading) takes longer, and clocks of two hosts may differ by less; one process
+     * would have to publish a billion batches between two that arrive to cross it.
+     */
+    static final long CLOCK_MARGIN_NANOS = 1_000_000_000L;
+
+    /** Timestamps outside [2001-09-09, 2286-11-20] are no wall-clock seconds: no clock rule from them. */
+    private static final double CLOCK_MIN_SECONDS = 1e9;
+
+    private static final double CLOCK_MAX_SECONDS = 1e10;
 
     private static final int UNDECODABLE_KEPT = 1024;
 
@@ -52,6 +97,8 @@ final class SequenceTracker {
     private boolean begun;
     private boolean seenLive;
     private long previousLive;
+    /** the watermark was reset because the engine restarted, and nothing of the new process was applied yet */
+    private boolean afterRestart;
 
     SequenceTracker(SequenceWatermark watermark) {
         this.watermark = Objects.requireNonNull(watermark, "watermark");
@@ -74,23 +121,71 @@ final class SequenceTracker {
         previousLive = seq;
 
         long last = watermark.get();
-        boolean restarted = false;
+        Why restart = null;
         if (last != SequenceWatermark.UNSET) {
-            restarted = firstLive
+            boolean wentBack = firstLive
                     ? startedAt != SequenceWatermark.UNSET && Long.compareUnsigned(seq, startedAt) < 0
                     : Long.compareUnsigned(seq, previous) <= 0;
-            if (restarted) {
+            if (wentBack) {
+                restart = Why.WENT_BACK;
+            } else if (Long.compareUnsigned(seq, last + 1) > 0 && newClockProcess(seq)) {
+                restart = Why.CLOCK;
+            }
+            if (restart != null) {
                 watermark.reset();
+                afterRestart = true;
                 last = SequenceWatermark.UNSET;
             }
         }
         if (last == SequenceWatermark.UNSET) {
-            return new Step(restarted, 0, seq);
+            return new Step(restart != null, 0, seq, restart != null ? restart : Why.JOIN);
         }
         if (Long.compareUnsigned(seq, last + 1) > 0) {
-            return new Step(false, last + 1, seq);
+            return new Step(false, last + 1, seq, Why.GAP);
         }
-        return new Step(false, seq, seq);
+        return new Step(false, seq, seq, Why.GAP);
+    }
+
+    /**
+     * True when {@code seq} can only come from a new process of a publisher whose seq starts at the clock: it is at
+     * or past the nanosecond the last applied batch was stamped, plus {@link #CLOCK_MARGIN_NANOS} (see the class
+     * comment). False when that batch, or a wall-clock timestamp of it, is not known.
+     */
+    boolean newClockProcess(long seq) {
+        SequenceWatermark.LastBatch batch = watermark.lastBatch();
+        if (batch == null) {
+            return false;
+        }
+        double ts = batch.timestamp();
+        if (!(ts >= CLOCK_MIN_SECONDS && ts <= CLOCK_MAX_SECONDS)) {
+            return false; // (NaN too)
+        }
+        long bound = (long) (ts * 1e9) + CLOCK_MARGIN_NANOS; // below 2^63 for every ts allowed
+        return Long.compareUnsigned(seq, bound) >= 0;
+    }
+
+    /**
+     * Whether a replayed batch {@code seq} with {@code payload}, the first answer to a catch-up from the watermark,
+     * was published by the process whose batches this stream applied: false when it is the watermark's own seq with
+     * other bytes than those applied (an engine buffers the exact bytes it published, and another process's batch at
+     * that seq has at least another timestamp), or a seq only a new clock-started process can have. True when
+     * nothing tells (the watermark's batch is not known, e.g. restored from a snapshot).
+     */
+    boolean sameProcess(long seq, byte[] payload) {
+        SequenceWatermark.LastBatch batch = watermark.lastBatch();
+        if (batch != null && batch.seq() == seq && seq == watermark.get()) {
+            return batch.digest() == digest(payload);
+        }
+        return !(Long.compareUnsigned(seq, watermark.get()) > 0 && newClockProcess(seq));
+    }
+
+    /** True while the watermark is unset because the engine restarted (nothing of the new process applied yet). */
+    boolean afterRestart() {
+        return afterRestart && watermark.get() == SequenceWatermark.UNSET;
+    }
+
+    static long digest(byte[] payload) {
+        return BlockHasher.xxh3(payload, 0);
     }
 
     /**
@@ -100,6 +195,7 @@ final class SequenceTracker {
      */
     void restarted() {
         watermark.reset();
+        afterRestart = true;
         startedAt = SequenceWatermark.UNSET;
         seenLive = false;
     }
@@ -163,8 +259,13 @@ final class SequenceTracker {
         }
     }
 
-    /** A batch with this seq was decoded and applied. */
+    /** A batch with this seq was decoded and applied (nothing known of it: tests). */
     void applied(long seq) {
         watermark.passed(seq);
+    }
+
+    /** Batch {@code seq}, {@code payload} stamped {@code timestamp} by the engine, was decoded and applied. */
+    void applied(long seq, byte[] payload, double timestamp) {
+        watermark.passed(seq, new SequenceWatermark.LastBatch(seq, digest(payload), timestamp));
     }
 }

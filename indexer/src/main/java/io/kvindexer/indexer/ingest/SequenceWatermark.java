@@ -25,7 +25,17 @@ public final class SequenceWatermark {
         void applied(long seq, long handedNanos, long appliedNanos);
     }
 
+    /**
+     * The newest batch that passed: its seq, an XXH3-64 digest of its payload bytes and the engine's timestamp of it
+     * (seconds). An engine's replay buffer holds the exact bytes it published, so the digest tells whether a replayed
+     * batch of that seq is the same one or another process's; the timestamp bounds where a clock-started seq of a new
+     * process can begin ({@link SequenceTracker}).
+     */
+    record LastBatch(long seq, long digest, double timestamp) {}
+
     private final AtomicLong last = new AtomicLong(UNSET);
+    /** null: unknown (nothing passed in this process since the last reset, or a watermark restored by {@link #set}) */
+    private volatile LastBatch lastBatch;
     /** when a batch last passed ({@link #passed}); 0: never in this process */
     private volatile long passedAtMillis;
 
@@ -39,14 +49,30 @@ public final class SequenceWatermark {
         last.set(seq);
     }
 
+    /**
+     * Forgets everything (a new engine process). A {@link #set} keeps the last batch: its seq says which one it is,
+     * and its timestamp is still a lower bound for a new process's start.
+     */
     public void reset() {
+        lastBatch = null;
         last.set(UNSET);
     }
 
     /** Batch {@code seq} was decoded and handed to the index now (a restore or a settled loss uses {@link #set}). */
     void passed(long seq) {
+        passed(seq, null);
+    }
+
+    /** As {@link #passed(long)}, with what is known of the batch itself (null: nothing). */
+    void passed(long seq, LastBatch batch) {
+        lastBatch = batch;
         last.set(seq);
         passedAtMillis = System.currentTimeMillis();
+    }
+
+    /** The newest batch that passed, or null when not known. */
+    LastBatch lastBatch() {
+        return lastBatch;
     }
 
     /** The last seq, and when a batch last passed in this process. */

@@ -286,8 +286,11 @@ final class Stream implements ReplayClient.Target {
         SequenceTracker.Step step = tracker.onLive(seq);
         if (step.restarted()) {
             owner.log()
-                    .info("seq went back to " + u(seq) + " (applied up to " + u(before)
-                            + "): the engine restarted; dropping its blocks");
+                    .info((step.why() == SequenceTracker.Why.CLOCK
+                                    ? "seq jumped to " + u(seq) + ", past the clock time of batch " + u(before)
+                                            + " (a publisher whose seq starts at the clock)"
+                                    : "seq went back to " + u(seq) + " (applied up to " + u(before) + ")")
+                            + ": the engine restarted; dropping its blocks");
             delivery.publisherRestarted();
         }
         // every seq of a "gap" that arrived and did not decode: a replay would bring the same bytes (an engine
@@ -297,7 +300,9 @@ final class Stream implements ReplayClient.Target {
             owner.options().metrics().gapDetected(missing);
             if (replay == null) {
                 owner.log().once("no_replay", "No replay endpoint configured; batches lost");
-                owner.options().metrics().batchesLost(missing);
+                if (step.countable()) {
+                    owner.options().metrics().batchesLost(missing);
+                }
                 lost(step.replayFrom(), step.replayUntil(), lostRange(step, missing) + ": no replay endpoint");
                 // reported: the range is behind the watermark now, as when the batch after it applies; else a
                 // batch after it that does not decode leaves it there, and the next one reports it again
@@ -313,10 +318,13 @@ final class Stream implements ReplayClient.Target {
         if (waited) {
             owner.exactness().replayEnded(); // a loss it showed was reported above
         }
-        applyLive(seq, batch, frames.get(2).length);
+        applyLive(seq, batch, frames.get(2));
     }
 
     private static String lostRange(SequenceTracker.Step step, long missing) {
+        if (!step.countable()) { // how many came before is not known (see Step.countable)
+            return "the batches before seq " + u(step.replayUntil()) + " (if any) are not known";
+        }
         String range = "batches " + u(step.replayFrom()) + ".." + u(step.replayUntil() - 1);
         return missing == step.missing()
                 ? range + " lost"
@@ -343,12 +351,12 @@ final class Stream implements ReplayClient.Target {
         applyBatch(seq, frames.get(2));
     }
 
-    private void applyLive(long seq, KvEventBatch batch, int bytes) {
+    private void applyLive(long seq, KvEventBatch batch, byte[] payload) {
         if (!tracker.isNew(seq)) {
             owner.options().metrics().staleBatch();
             return;
         }
-        deliver(seq, batch, bytes);
+        deliver(seq, batch, payload);
     }
 
     /**
@@ -449,17 +457,22 @@ final class Stream implements ReplayClient.Target {
             return;
         }
         owner.options().metrics().replay(outcome.result(), outcome.recovered());
-        // a live message read meanwhile is classified by the live rules: it shows whether the seq went back
-        if (outcome.empty() && liveBound == ReplayClient.EVERYTHING && !stopped) {
-            restartedWhileAway(last);
+        if (stopped) {
+            return;
+        }
+        if (outcome.otherProcess() != null) {
+            // its seqs passed the watermark: no live seq read meanwhile would show the restart
+            restartedWhileAway(outcome.otherProcess());
+        } else if (outcome.empty() && liveBound == ReplayClient.EVERYTHING) {
+            // (a live message read meanwhile is classified by the live rules: it shows whether the seq went back)
+            restartedWhileAway("seq went back below " + u(last) + " (applied up to " + u(last)
+                    + "; the engine's replay holds" + " nothing from it)");
         }
     }
 
-    /** The engine's replay holds nothing from {@code last} on: a new process, as for a live seq that went back. */
-    private void restartedWhileAway(long last) {
-        owner.log()
-                .info("seq went back below " + u(last) + " (applied up to " + u(last) + "; the engine's replay holds"
-                        + " nothing from it): the engine restarted while no one listened; dropping its blocks");
+    /** The engine's replay shows a new process ({@code how}), as a live seq that went back does. */
+    private void restartedWhileAway(String how) {
+        owner.log().info(how + ": the engine restarted while no one listened; dropping its blocks");
         tracker.restarted();
         owner.delivery().publisherRestarted();
         owner.exactness().replayStarted("the engine restarted: catching up from seq 0");
@@ -518,6 +531,11 @@ final class Stream implements ReplayClient.Target {
     }
 
     @Override
+    public boolean sameProcess(long seq, byte[] payload) {
+        return tracker.sameProcess(seq, payload);
+    }
+
+    @Override
     public long liveBound() {
         return liveBound;
     }
@@ -543,7 +561,9 @@ final class Stream implements ReplayClient.Target {
             return; // those seqs did arrive, as payloads that do not decode: counted (and degraded) when skipped
         }
         boolean drop = tracker.anyApplied();
-        if (!drop && from == 0) { // nothing applied yet and the engine's first batches are gone
+        if (!drop && tracker.afterRestart()) { // the restart dropped the blocks; its new process's first are gone
+            problem = "the engine restarted and not all it published since can be vouched for: " + problem;
+        } else if (!drop && from == 0) { // nothing applied yet and the engine's first batches are gone
             problem = "joined an engine that was already running: " + problem;
         }
         owner.exactness().lost(problem, owner.delivery().ranks());
@@ -572,13 +592,13 @@ final class Stream implements ReplayClient.Target {
             undecodable(seq);
             return false;
         }
-        deliver(seq, batch, payload.length);
+        deliver(seq, batch, payload);
         return true;
     }
 
-    private void deliver(long seq, KvEventBatch batch, int bytes) {
-        owner.delivery().deliver(seq, batch, bytes, owner.watermark());
-        tracker.applied(seq);
+    private void deliver(long seq, KvEventBatch batch, byte[] payload) {
+        owner.delivery().deliver(seq, batch, payload.length, owner.watermark());
+        tracker.applied(seq, payload, batch.timestamp());
     }
 
     /** A new batch that did not decode: its events are lost to the index, so the listener is degraded. */

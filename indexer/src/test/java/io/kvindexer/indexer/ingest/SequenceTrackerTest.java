@@ -32,7 +32,7 @@ class SequenceTrackerTest {
     @Test
     void firstSeqZeroIsAppliedWithoutReplay() {
         SequenceTracker.Step step = live(0);
-        assertThat(step).isEqualTo(new SequenceTracker.Step(false, 0, 0));
+        assertThat(step).isEqualTo(new SequenceTracker.Step(false, 0, 0, SequenceTracker.Why.JOIN));
         assertThat(step.needsReplay()).isFalse();
         assertThat(tracker.isNew(0)).isTrue();
     }
@@ -173,5 +173,62 @@ class SequenceTrackerTest {
         assertThat(watermark.get()).as("below what was applied: no change").isEqualTo(50);
         tracker.settled(0);
         assertThat(watermark.get()).isEqualTo(50);
+    }
+
+    /** A publisher whose seq starts at the clock (ns since the epoch) stamped its batch 5 ms after it started. */
+    private static final long STARTED = 1_796_000_000_000_000_000L;
+
+    private static final double STAMPED = 1_796_000_000.005;
+
+    @Test
+    void aFirstSeqIsNoCountOfLostBatches() {
+        assertThat(live(STARTED).countable()).isFalse();
+        tracker.applied(STARTED);
+        assertThat(live(0).countable())
+                .as("the seq went back: a new process's batches from 0")
+                .isTrue();
+    }
+
+    @Test
+    void aClockStartedSeqThatPassesTheLastBatchStampIsANewProcessNotAGap() {
+        live(STARTED);
+        tracker.applied(STARTED, new byte[] {1}, STAMPED);
+        SequenceTracker.Step gap = live(STARTED + 1_000);
+        assertThat(gap.restarted()).as("a thousand batches of the same process").isFalse();
+        assertThat(gap.countable()).isTrue();
+        assertThat(gap.missing()).isEqualTo(999);
+        tracker.applied(STARTED + 1_000, new byte[] {2}, STAMPED + 1);
+
+        long stamp = 1_796_000_001_005_000_000L; // the stamp of the last batch, in ns
+        SequenceTracker.Step within = live(stamp + SequenceTracker.CLOCK_MARGIN_NANOS - 1_000);
+        assertThat(within.restarted()).as("within the margin: a gap").isFalse();
+        SequenceTracker.Step restart = live(stamp + 2 * SequenceTracker.CLOCK_MARGIN_NANOS);
+        assertThat(restart.restarted()).isTrue();
+        assertThat(restart.why()).isEqualTo(SequenceTracker.Why.CLOCK);
+        assertThat(restart.countable()).isFalse();
+        assertThat(tracker.afterRestart()).isTrue();
+    }
+
+    @Test
+    void noClockRuleWithoutAWallClockStamp() {
+        live(0);
+        tracker.applied(0, new byte[] {1}, 1.0); // a publisher that stamps no wall-clock time
+        assertThat(live(STARTED).restarted()).isFalse();
+        assertThat(live(STARTED).countable()).isTrue();
+    }
+
+    @Test
+    void theWatermarkBatchReplayedWithOtherBytesIsAnotherProcess() {
+        live(0);
+        tracker.applied(0, new byte[] {1, 2, 3}, STAMPED);
+        assertThat(tracker.sameProcess(0, new byte[] {1, 2, 3})).isTrue();
+        assertThat(tracker.sameProcess(0, new byte[] {1, 2, 4})).isFalse();
+        assertThat(tracker.sameProcess(1, new byte[] {9}))
+                .as("a later seq: nothing tells")
+                .isTrue();
+        tracker.applied(1);
+        assertThat(tracker.sameProcess(1, new byte[] {9}))
+                .as("its bytes not known: nothing tells")
+                .isTrue();
     }
 }

@@ -18,10 +18,10 @@ import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
 /**
- * {@code dynamo_kvindexer_batches_lost_total} counts u64 sequence ranges: engines without a replay endpoint whose
- * first seq is far from 0 (TensorRT-LLM starts at the clock's nanoseconds) add up past a signed long, and a range
- * may be above one by itself. {@code /metrics} must keep answering: a counter that went negative failed every later
- * scrape.
+ * {@code dynamo_kvindexer_batches_lost_total} counts u64 sequence ranges: gaps of engines without a replay endpoint
+ * add up past a signed long, and a range may be above one by itself. {@code /metrics} must keep answering: a counter
+ * that went negative failed every later scrape. (A registration's first seq, however far from 0, is no count of lost
+ * batches: the engine ran before it, and TensorRT-LLM's seq may start at the clock's nanoseconds.)
  */
 class LostBatchesMetricTest {
 
@@ -29,11 +29,11 @@ class LostBatchesMetricTest {
 
     @Test
     void lostRangesBeyondASignedLongAreCountedAndTheScrapeStillWorks() throws Exception {
-        long[] firstSeqs = {0x6000_0000_0000_0000L, 0x6000_0000_0000_0000L, -1L}; // the last is 2^64 - 1
+        long[] gapTo = {0x6000_0000_0000_0000L, 0x6000_0000_0000_0000L, -1L}; // the last is 2^64 - 1
         try (ZContext context = new ZContext();
                 IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
                 HttpTestClient http = new HttpTestClient(app.baseUrl())) {
-            for (int engine = 0; engine < firstSeqs.length; engine++) {
+            for (int engine = 0; engine < gapTo.length; engine++) {
                 ZMQ.Socket pub = context.createSocket(SocketType.XPUB);
                 pub.setLinger(0);
                 int port = pub.bindToRandomPort("tcp://127.0.0.1");
@@ -43,24 +43,26 @@ class LostBatchesMetricTest {
                                 + "\",\"model_name\":\"m\",\"block_size\":4}");
                 pub.setReceiveTimeOut(30_000);
                 assertThat(pub.recv()).as("the listener subscribed").isNotNull();
-                pub.sendMore(new byte[0]);
-                pub.sendMore(ByteBuffer.allocate(8).putLong(firstSeqs[engine]).array());
-                pub.send(batch(engine));
+                for (long seq : new long[] {0, gapTo[engine]}) { // a batch, then one after a gap
+                    pub.sendMore(new byte[0]);
+                    pub.sendMore(ByteBuffer.allocate(8).putLong(seq).array());
+                    pub.send(batch(engine));
+                }
             }
-            double expected = 2 * (double) 0x6000_0000_0000_0000L + 0x1p64 - 1;
+            double expected = 2 * (double) 0x6000_0000_0000_0000L + 0x1p64; // (less 4: far below the tolerance)
             await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
                 HttpTestClient.Response r = http.get("/metrics");
                 r.assertStatus(200);
                 assertThat(MetricsEndpointTest.parse(r.body()).get(NAME)).isCloseTo(expected, within(1e6));
             });
-            // and each engine's first batch was applied
+            // and each engine's batch after the gap was applied
             String answer = http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[0,1,2,3]}")
                     .body();
             assertThat(answer).contains("\"1\"").contains("\"2\"").contains("\"3\"");
         }
     }
 
-    /** One block of tokens 0..3, the same for every engine. */
+    /** One block of tokens 0..3, the same for every engine, stamped 1.0 (no wall-clock time: no clock rule). */
     private static byte[] batch(int engine) throws IOException {
         try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
             p.packArrayHeader(3).packDouble(1.0).packArrayHeader(1);
