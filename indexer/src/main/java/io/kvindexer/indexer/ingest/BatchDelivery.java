@@ -45,7 +45,12 @@ final class BatchDelivery {
         ranksSeen.add(spec.dpRank());
     }
 
-    /** A live message is {@code [topic, seq, payload]} with an 8-byte seq; anything else is counted, logged, skipped. */
+    /**
+     * A live message is {@code [topic, seq, payload]} with an 8-byte seq other than {@code ff x 8}; anything else is
+     * counted, logged, skipped. That seq is the replay end marker's, never a live batch's (engines count from 0, or
+     * from the clock's nanoseconds, far below it), and it is also the unset watermark: taken, it would read as a
+     * restart and leave the stream with no watermark.
+     */
     boolean wellFormed(List<byte[]> frames) {
         if (frames.size() != 3) {
             metrics.malformedFrame("frame_count");
@@ -58,6 +63,13 @@ final class BatchDelivery {
         if (seqLength != 8) {
             metrics.malformedFrame("seq_length");
             log.once("seq_length", "skipping a message whose seq frame has " + seqLength + " bytes; expected 8");
+            return false;
+        }
+        if (Frames.readSeq(frames.get(1)) == Frames.END_SEQ) {
+            metrics.malformedFrame("reserved_seq");
+            log.once(
+                    "reserved_seq",
+                    "skipping a message with seq ff ff ff ff ff ff ff ff: that value is the replay end marker's");
             return false;
         }
         return true;

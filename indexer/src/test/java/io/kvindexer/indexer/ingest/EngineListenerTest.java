@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.kvindexer.indexer.TestResources;
 import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.sim.EngineEventEncoder;
 import io.kvindexer.indexer.sim.EngineEventEncoder.Format;
 import io.kvindexer.indexer.sim.EngineEventEncoder.HashMode;
 import io.kvindexer.indexer.sim.EngineSimulator;
@@ -522,7 +523,36 @@ class EngineListenerTest {
         assertThat(sink.gapLosses()).isEmpty();
         assertThat(metrics.get("restarts")).isZero();
         assertThat(metrics.get("lost")).isZero();
-        assertThat(metrics.sumStartingWith("decode.")).isEqualTo(3);
+        assertThat(metrics.sumStartingWith("decode.")).isEqualTo(2);
+        assertThat(metrics.get("malformed.reserved_seq")).as("the highest u64").isEqualTo(1);
+    }
+
+    /**
+     * The seq {@code ff x 8} is the replay end marker's and the unset watermark's, never a live batch's: a batch that
+     * carries it, even one that decodes, is malformed. Taken, it read as a gap of 2^64 - 2 lost batches (or a restart)
+     * that dropped the worker's blocks and left the stream without a watermark.
+     */
+    @Test
+    void aLiveBatchWithTheEndMarkersSeqIsSkippedAsMalformed() {
+        connect(simulatorWithoutReplay());
+
+        sim.storeSequence(tokens(0, 8), 4).join(); // seq 0
+        awaitWatermark(watermark, 0);
+        byte[] decodable = new EngineEventEncoder(Format.MAP, HashMode.U64)
+                .encode(
+                        1.7575e9,
+                        List.of(EngineSimulator.stored(new long[] {77}, null, tokens(900, 4), 4, "GPU", null)),
+                        0);
+        sim.sendRaw(new byte[0], seq(-1L), decodable);
+        sim.storeSequence(tokens(100, 8), 4).join(); // seq 1
+
+        awaitWatermark(watermark, 1);
+        awaitSameState(sim);
+        assertThat(metrics.get("malformed.reserved_seq")).isEqualTo(1);
+        assertThat(sink.restarts()).isEmpty();
+        assertThat(sink.gapLosses()).isEmpty();
+        assertThat(metrics.get("lost")).isZero();
+        assertThat(listener.exactness().read().state()).isEqualTo(ExactnessState.EXACT);
     }
 
     private static byte[] seq(long seq) {
