@@ -47,4 +47,14 @@ public record BlockStored(
     public boolean blockSizeDiffers(int indexBlockSize) {
         return !hashesOnly() && blockHashes.length > 0 && blockSize != indexBlockSize;
     }
+
+    /**
+     * One block narrower than the index's: what vLLM publishes for a hybrid model's partial prefix-cache entry (PR
+     * #45939: {@code hash_block_size < block_size}; e.g. 32, 64 or 96 tokens of a 128-token block), removed again
+     * when it is promoted to a full block. Not indexable by a block-size index, but no sign that the engine was
+     * registered with a wrong size once its full blocks have come at the index's size.
+     */
+    public boolean partialEntry(int indexBlockSize) {
+        return blockHashes.length == 1 && blockSize > 0 && blockSize < indexBlockSize;
+    }
 }

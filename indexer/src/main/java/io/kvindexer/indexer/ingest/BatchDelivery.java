@@ -32,6 +32,8 @@ final class BatchDelivery {
 
     private final InflightBytes inflight;
     private final Exactness exactness;
+    /** a store of the index's block size came from this stream: its engine was registered with its own size */
+    private volatile boolean storedIndexSize;
 
     /** Decodes with the options' decoder, counts into their metrics, and holds bytes against their pollers' bound. */
     BatchDelivery(ListenerSpec spec, BatchSink sink, ListenerOptions options, ListenerLog log, Exactness exactness) {
@@ -137,7 +139,8 @@ final class BatchDelivery {
      * An engine whose blocks are not the index's size (registered with another {@code block_size}): the index
      * refuses its stores (counted as {@code block_size_mismatch}), so it can vouch for none of that engine's blocks.
      * The listener says so, degraded with both sizes, for as long as such stores come (the index's own rule,
-     * {@link BlockStored#blockSizeDiffers}).
+     * {@link BlockStored#blockSizeDiffers}). A {@link BlockStored#partialEntry} of a stream that has stored blocks of
+     * the index's size is no such sign: the engine publishes those beside its full blocks, which are indexed.
      */
     private void checkBlockSize(KvEventBatch batch, int rank) {
         int expected = sink.blockSize();
@@ -145,7 +148,15 @@ final class BatchDelivery {
             return;
         }
         for (KvEvent e : batch.events()) {
+            if (e instanceof BlockStored s && !s.hashesOnly() && s.blockSize() == expected) {
+                storedIndexSize = true;
+            }
+        }
+        for (KvEvent e : batch.events()) {
             if (e instanceof BlockStored s && s.blockSizeDiffers(expected)) {
+                if (storedIndexSize && s.partialEntry(expected)) {
+                    continue; // vLLM's partial prefix-cache entry of an engine whose full blocks are indexed
+                }
                 String why = "block size mismatch: the engine stores blocks of " + s.blockSize()
                         + " tokens, this index of " + expected + "; its stores are not indexed (register it with"
                         + " block_size " + s.blockSize() + ", under a model or tenant of that size)";

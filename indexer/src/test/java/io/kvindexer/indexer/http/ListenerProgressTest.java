@@ -111,4 +111,44 @@ class ListenerProgressTest {
                     .isZero();
         }
     }
+
+    /**
+     * vLLM publishes a hybrid model's partial prefix-cache entries (PR #45939) as one-hash stores of the hash-block
+     * width, below the engine's block size: not indexable, but no sign of a wrong registration once the engine's full
+     * blocks come at the index's size. The listener stays exact (it was degraded, advising a registration with the
+     * sub-block width); a store of another full size still degrades it.
+     */
+    @Test
+    void partialPrefixCacheEntriesOfAnEngineWhoseBlocksAreIndexedLeaveItExact() throws Exception {
+        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
+                HttpTestClient http = new HttpTestClient(app.baseUrl());
+                EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults())) {
+            register(http, sim.endpoint(), 4);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> listener(http).get("connected").asBoolean()
+                            && listener(http).get("exactness").asText().equals("exact"));
+            int[] full = IntStream.rangeClosed(1, 8).toArray();
+            sim.storeSequence(full, 4).get(); // seq 0: two full blocks of 4
+            long[] hashes = EngineSimulator.sequenceHashes(full, 4, null);
+            sim.publish(EngineSimulator.stored(new long[] {0x5eedL}, hashes[1], new int[] {9, 10}, 2, "GPU", null))
+                    .get(); // seq 1: a partial entry of 2 tokens after them
+            sim.storeSequence(IntStream.rangeClosed(101, 104).toArray(), 4).get(); // seq 2
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> listener(http).path("last_seq").asLong(-1) == 2);
+            assertThat(listener(http).get("exactness").asText()).isEqualTo("exact");
+
+            sim.publish(EngineSimulator.stored(
+                            new long[] {0xb16L},
+                            null,
+                            IntStream.rangeClosed(201, 208).toArray(),
+                            8,
+                            "GPU",
+                            null))
+                    .get(); // seq 3: a full block of 8
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> listener(http).get("exactness").asText().equals("degraded"));
+            assertThat(listener(http).get("exactness_reason").asText())
+                    .startsWith("block size mismatch: the engine stores blocks of 8 tokens, this index of 4");
+        }
+    }
 }
