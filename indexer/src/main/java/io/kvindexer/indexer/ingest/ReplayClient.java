@@ -441,6 +441,11 @@ final class ReplayClient {
                 return End.FAILED;
             }
             long seq = Frames.readSeq(seqFrame);
+            if (seq == Frames.END_SEQ) {
+                // the end marker's seq, whatever the payload: no batch has it (and taken, it would set the watermark
+                // to the value that means unset)
+                return End.END_MARKER;
+            }
             if (answer.anchored
                     && from == answer.anchor
                     && answer.requestSawNone
