@@ -165,6 +165,34 @@ class UnregisterGraceOutcomesTest {
                         .isNotEmpty());
     }
 
+    /**
+     * An engine that restarted while its worker was unregistered and published past the kept watermark (seqs 0..6 of
+     * the new process, watermark 4) shows no seq going back; the catch-up's answer for seq 4 is another batch than the
+     * one applied, so the kept blocks go and the new process's buffer is replayed. They used to come back as
+     * {@code reattached}, with the new process's seqs 5 and 6 on top and its 0..4 never asked for.
+     */
+    @Test
+    void anEngineThatRestartedPastTheKeptWatermarkIsCountedAsRestart() throws Exception {
+        HttpTestClient http = indexer(Duration.ofMinutes(2));
+        EngineSimulator sim = engine();
+        indexed(http, sim);
+        java.util.Set<String> old = FaultHarness.dumpMemberships(http);
+        unregister(http, FaultHarness.MODEL);
+        sim.restart(); // a new engine process at the same address: seq 0 again, its cache empty
+        for (int i = 0; i < 7; i++) {
+            sim.storeSequence(
+                    IntStream.range(5_000 + i * 100, 5_000 + i * 100 + 32).toArray(), 16); // nobody listens
+        }
+        register(http, sim);
+        await().atMost(PATIENCE).until(() -> outcomes(http).get("restart") == 1);
+        assertThat(outcomes(http)).isEqualTo(only("reattached", "restart"));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(FaultHarness.dumpMemberships(http))
+                        .as("the old blocks are gone, the new process's seven stores are in")
+                        .doesNotContainAnyElementsOf(old)
+                        .hasSize(14));
+    }
+
     @Test
     void batchesTheEngineNoLongerHasAreCountedAsGap() throws Exception {
         HttpTestClient http = indexer(Duration.ofMinutes(2));
