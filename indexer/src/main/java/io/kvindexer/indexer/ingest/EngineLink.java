@@ -39,12 +39,16 @@ final class EngineLink {
         boolean back;
         synchronized (this) {
             back = downSinceMillis != 0;
+        }
+        if (back) {
+            // before the link shows up: whoever sees it connected again also sees what the return set off (a
+            // listener without a replay endpoint is not exact from then on until the engine's next batch)
+            onBack.run();
+        }
+        synchronized (this) {
             up = true;
             downSinceMillis = 0;
             attemptProblem = null;
-        }
-        if (back) {
-            onBack.run();
         }
     }
 

@@ -3,8 +3,11 @@ package io.kvindexer.indexer.ingest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.zeromq.ZMonitor.Event;
 
@@ -90,5 +93,25 @@ class HandshakeWatchTest {
         linked.on(Event.DISCONNECTED);
         assertThat(link.state().connected()).isTrue();
         assertThat(lost.get()).isEqualTo(1);
+    }
+
+    /**
+     * What a return sets off (a listener without a replay endpoint turns {@code replaying} until the engine's next
+     * batch) happens before the link shows up again, so whoever sees it connected also sees that: EngineDisconnectTest
+     * read {@code connected} and then, now and then, still {@code exact}.
+     */
+    @Test
+    void aReturnIsHandledBeforeTheLinkShowsUp() {
+        AtomicLong wall = new AtomicLong(1_700_000_000_000L);
+        AtomicReference<EngineLink> self = new AtomicReference<>();
+        List<Boolean> upWhenBack = new ArrayList<>();
+        EngineLink link = new EngineLink(
+                wall::get, () -> {}, () -> upWhenBack.add(self.get().state().connected()));
+        self.set(link);
+        link.handshaken();
+        link.disconnected();
+        link.handshaken();
+        assertThat(upWhenBack).containsExactly(false);
+        assertThat(link.state().connected()).isTrue();
     }
 }
