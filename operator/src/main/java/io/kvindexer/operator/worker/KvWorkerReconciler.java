@@ -35,7 +35,6 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -138,9 +137,11 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         }
         Set<Long> owned = ownedInstances(worker);
         owned.removeAll(notOurs); // an earlier KvWorker's to register and remove
-        Set<Long> reregister = reregister(worker, desired);
+        Reregistrations reregister = Reregistrations.of(worker, desired);
         List<ReplicaOutcome> former = leaveFormer(worker, context, owned);
-        List<ReplicaOutcome> outcomes = syncAll(worker, kvi, context, desired, owned, reregister);
+        List<IndexerReplica> replicas = IndexerPods.replicas(context, INDEXER_PODS, kvi);
+        List<ReplicaOutcome> outcomes = syncAll(worker, kvi, context, replicas, desired, owned, reregister);
+        Set<String> replicaPods = replicas.stream().map(IndexerReplica::pod).collect(Collectors.toSet());
         boolean failed = Stream.concat(outcomes.stream(), former.stream()).anyMatch(ReplicaOutcome::failed);
         Duration next = backoff.after(key(worker), failed, services.resync());
         if (hold.recheckIn() != null && hold.recheckIn().compareTo(next) < 0) {
@@ -149,7 +150,14 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         return writeStatus(
                 context,
                 worker,
-                statusFactory.status(worker, desired, outcomes, former).getStatus(),
+                statusFactory
+                        .status(
+                                worker,
+                                desired,
+                                outcomes,
+                                former,
+                                t -> reregister.stillPending(t, outcomes, replicaPods))
+                        .getStatus(),
                 next);
     }
 
@@ -175,7 +183,14 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
                 .forEach(p -> instanceId(worker.getSpec(), p).ifPresent(owned::remove));
         DesiredRegistrations none = new DesiredRegistrations(List.of(), Map.of());
         known.retain(key(worker), Set.of()); // the last word on every replica: read each in full
-        List<ReplicaOutcome> outcomes = syncAll(worker, kvi, context, none, owned, Set.of());
+        List<ReplicaOutcome> outcomes = syncAll(
+                worker,
+                kvi,
+                context,
+                IndexerPods.replicas(context, INDEXER_PODS, kvi),
+                none,
+                owned,
+                Reregistrations.NONE);
         if (outcomes.stream().anyMatch(ReplicaOutcome::failed)) {
             return DeleteControl.noFinalizerRemoval().rescheduleAfter(backoff.next(key(worker)));
         }
@@ -232,21 +247,23 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         return outcomes;
     }
 
-    /** Every target replica at once; metrics, logs and Events of each outcome. */
+    /** Every target replica among {@code replicas} at once; metrics, logs and Events of each outcome. */
     private List<ReplicaOutcome> syncAll(
             KvWorker worker,
             KvIndexer kvi,
             Context<KvWorker> context,
+            List<IndexerReplica> replicas,
             DesiredRegistrations desired,
             Set<Long> owned,
-            Set<Long> reregister) {
+            Reregistrations reregister) {
         ReplicaSync sync = new ReplicaSync(services.client(), worker.getSpec(), known, key(worker), services.clock());
         int port = kvi.getSpec().getPort();
         ReplicaAccess access = ReplicaAccesses.read(context.getClient(), kvi);
-        List<IndexerReplica> targets = targetReplicas(kvi, context);
+        List<IndexerReplica> targets = targetReplicas(kvi, replicas);
         known.retain(key(worker), targets.stream().map(IndexerReplica::pod).collect(Collectors.toSet()));
         List<ReplicaOutcome> outcomes = FanOut.map(
-                targets, r -> sync.sync(r.endpoint(port, access), r.incarnation(), desired, owned, reregister));
+                targets,
+                r -> sync.sync(r.endpoint(port, access), r.incarnation(), desired, owned, reregister.on(r.pod())));
         report(worker, outcomes);
         return outcomes;
     }
@@ -280,10 +297,10 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
      * Replicas to register with: the Ready ones. When the KvIndexer waits for a minimum number of workers before it
      * turns Ready, running replicas are included too, or the wait could never end.
      */
-    private static List<IndexerReplica> targetReplicas(KvIndexer kvi, Context<KvWorker> context) {
+    private static List<IndexerReplica> targetReplicas(KvIndexer kvi, List<IndexerReplica> replicas) {
         boolean gated =
                 kvi.getSpec().getMinInitialWorkers() != null && kvi.getSpec().getMinInitialWorkers() > 0;
-        return IndexerPods.replicas(context, INDEXER_PODS, kvi).stream()
+        return replicas.stream()
                 .filter(r -> r.ready() || (gated && r.running()))
                 .toList();
     }
@@ -342,31 +359,5 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
             status.pods().forEach(p -> owned.add(Long.parseUnsignedLong(p.instanceId())));
         }
         return owned;
-    }
-
-    /**
-     * Instances to unregister and register again although the endpoint is the same: the replay endpoint differs from
-     * what was registered (GET /workers does not show it), or the pod is another one under the same name (its uid
-     * changed: a new engine, whose blocks must not be taken for the old one's).
-     */
-    private static Set<Long> reregister(KvWorker worker, DesiredRegistrations desired) {
-        KvWorkerStatus status = worker.getStatus();
-        if (status == null || status.pods() == null) {
-            return Set.of();
-        }
-        Set<Long> changed = new HashSet<>();
-        for (KvWorkerStatus.PodRegistration p : status.pods()) {
-            long id = Long.parseUnsignedLong(p.instanceId());
-            desired.targets().stream()
-                    .filter(t -> t.instanceId() == id
-                            && p.registeredOn() != null
-                            && !p.registeredOn().isEmpty()
-                            && p.endpoint() != null
-                            && p.endpoint().equals(t.endpoint())
-                            && (!Objects.equals(p.replayEndpoint(), t.replayEndpoint()) || !p.samePod(t.uid())))
-                    .findFirst()
-                    .ifPresent(t -> changed.add(id));
-        }
-        return changed;
     }
 }

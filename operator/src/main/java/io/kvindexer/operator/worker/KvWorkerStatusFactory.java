@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /** Builds the status patch of a KvWorker: a fresh object holding only name, namespace and status. */
 public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
@@ -41,6 +42,19 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
      */
     public KvWorker status(
             KvWorker worker, DesiredRegistrations desired, List<ReplicaOutcome> outcomes, List<ReplicaOutcome> former) {
+        return status(worker, desired, outcomes, former, t -> null);
+    }
+
+    /**
+     * As above, with {@code reregisterOn}: per engine pod, the replicas where its registration is still to be made
+     * anew ({@link Reregistrations#stillPending}), or null when none.
+     */
+    public KvWorker status(
+            KvWorker worker,
+            DesiredRegistrations desired,
+            List<ReplicaOutcome> outcomes,
+            List<ReplicaOutcome> former,
+            Function<EngineTarget, List<String>> reregisterOn) {
         long generation = generation(worker);
         List<Condition> previous = previous(worker);
         List<PodRegistration> pods = new ArrayList<>();
@@ -57,7 +71,13 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
             all.addAll(stillOn(worker, t.instanceId(), former));
             all.sort(null);
             pods.add(new PodRegistration(
-                    t.pod(), Long.toUnsignedString(t.instanceId()), t.endpoint(), t.replayEndpoint(), all, t.uid()));
+                    t.pod(),
+                    Long.toUnsignedString(t.instanceId()),
+                    t.endpoint(),
+                    t.replayEndpoint(),
+                    all,
+                    t.uid(),
+                    reregisterOn.apply(t)));
         }
         pods.addAll(leftovers(worker, desired, outcomes, former));
         pods.sort(Comparator.comparing(PodRegistration::pod));

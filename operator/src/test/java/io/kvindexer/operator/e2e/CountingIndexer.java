@@ -29,11 +29,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class CountingIndexer implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    /** One registered rank. */
-    record Registered(String model, String tenant, String endpoint) {}
+    /** One registered rank; {@code seq} tells one registration from the next of the same rank. */
+    record Registered(String model, String tenant, String endpoint, long seq) {}
 
     final Map<WorkerKey, Registered> registrations = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+    /** "METHOD /path" → the status answered instead (a replica in trouble), while set. */
+    private final Map<String, Integer> refused = new ConcurrentHashMap<>();
+
+    private final java.util.concurrent.atomic.AtomicLong registered = new java.util.concurrent.atomic.AtomicLong();
     private final ConcurrentSkipListSet<String> peers = new ConcurrentSkipListSet<>();
     private final HttpServer server;
 
@@ -60,6 +64,21 @@ final class CountingIndexer implements AutoCloseable {
         calls.clear();
     }
 
+    /** From now on {@code methodAndPath} ("POST /register") is answered {@code status} with an error body. */
+    void refuse(String methodAndPath, int status) {
+        refused.put(methodAndPath, status);
+    }
+
+    /** Answers every call again. */
+    void accept() {
+        refused.clear();
+    }
+
+    /** The registration of one rank, or null. */
+    Registered registration(long instanceId, int rank) {
+        return registrations.get(new WorkerKey(instanceId, rank));
+    }
+
     /** Instance id → rank 0's endpoint, for one model. */
     Map<Long, String> endpoints(String model) {
         Map<Long, String> out = new TreeMap<>();
@@ -76,6 +95,11 @@ final class CountingIndexer implements AutoCloseable {
         calls.computeIfAbsent(ex.getRequestMethod() + " " + path, k -> new AtomicInteger())
                 .incrementAndGet();
         try (ex) {
+            Integer refusal = refused.get(ex.getRequestMethod() + " " + path);
+            if (refusal != null) {
+                send(ex, refusal, JSON.createObjectNode().put("error", "refused by the test"));
+                return;
+            }
             JsonNode body = "POST".equals(ex.getRequestMethod())
                     ? JSON.readTree(ex.getRequestBody().readAllBytes())
                     : null;
@@ -111,7 +135,8 @@ final class CountingIndexer implements AutoCloseable {
         Registered r = new Registered(
                 body.path("model_name").asText(),
                 body.path("tenant_id").asText(),
-                body.path("endpoint").asText());
+                body.path("endpoint").asText(),
+                registered.incrementAndGet());
         if (registrations.putIfAbsent(key, r) != null) {
             send(ex, 409, JSON.createObjectNode().put("error", "already registered"));
         } else {

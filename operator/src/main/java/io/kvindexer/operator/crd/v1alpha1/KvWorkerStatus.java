@@ -28,7 +28,10 @@ public record KvWorkerStatus(
      * 0's (rank r adds r to the port); {@code registeredOn} names the indexer replicas (pods) holding all its ranks;
      * {@code uid} is the pod's {@code metadata.uid}, which tells a pod deleted and created again under the same name
      * and IP (a StatefulSet's) from the one registered. Optional: a status written before it was kept has none, and
-     * such an entry matches a pod of its name whatever its uid.
+     * such an entry is registered anew once on every replica (it may be an earlier pod's registration).
+     * {@code reregisterOn} names the replicas where the registration of an earlier pod under this name (or of the
+     * previous replay endpoint) may still stand, because unregistering it there failed or the replica could not be
+     * reached: it is made anew there on every retry until it is done (absent when nothing is pending).
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonIgnoreProperties(ignoreUnknown = true)
@@ -38,12 +41,24 @@ public record KvWorkerStatus(
             String endpoint,
             String replayEndpoint,
             List<String> registeredOn,
-            String uid) {
+            String uid,
+            @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> reregisterOn) {
 
         /** An entry that does not know the pod's uid. */
         public PodRegistration(
                 String pod, String instanceId, String endpoint, String replayEndpoint, List<String> registeredOn) {
-            this(pod, instanceId, endpoint, replayEndpoint, registeredOn, null);
+            this(pod, instanceId, endpoint, replayEndpoint, registeredOn, null, null);
+        }
+
+        /** An entry with nothing to make anew. */
+        public PodRegistration(
+                String pod,
+                String instanceId,
+                String endpoint,
+                String replayEndpoint,
+                List<String> registeredOn,
+                String uid) {
+            this(pod, instanceId, endpoint, replayEndpoint, registeredOn, uid, null);
         }
 
         /**
@@ -52,6 +67,11 @@ public record KvWorkerStatus(
          */
         public boolean samePod(String podUid) {
             return uid == null || podUid == null || uid.equals(podUid);
+        }
+
+        /** The replicas where the registration is still to be made anew (never null). */
+        public List<String> pendingOn() {
+            return reregisterOn == null ? List.of() : reregisterOn;
         }
     }
 }
