@@ -50,6 +50,23 @@ public record IndexerReplica(
                 .toList();
     }
 
+    /**
+     * The replica pods among {@code pods} of a KvIndexer that no longer exists (so no desired size): every pod
+     * still there, by name. Ordinals are not known here (-1).
+     */
+    public static List<IndexerReplica> of(Collection<Pod> pods) {
+        return pods.stream()
+                .map(p -> new IndexerReplica(
+                        -1,
+                        p.getMetadata().getName(),
+                        podIp(p),
+                        PodConditions.isReady(p),
+                        PodConditions.isRunning(p),
+                        incarnation(p)))
+                .sorted(Comparator.comparing(IndexerReplica::pod))
+                .toList();
+    }
+
     private static Map<String, String> labels(Pod p) {
         return Objects.requireNonNullElse(p.getMetadata().getLabels(), Map.of());
     }

@@ -63,6 +63,7 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
     private static final Logger LOG = LoggerFactory.getLogger(KvWorkerReconciler.class);
 
     private final KnownRegistrations known;
+    private final IndexerAddresses addresses = new IndexerAddresses();
 
     public KvWorkerReconciler(ControllerServices services) {
         super(services, LOG, KvWorkerValidation::validate, new KvWorkerStatusFactory(services.clock()));
@@ -105,6 +106,9 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
                     + (unreadable
                             ? " cannot be read: " + kvi.getSpec().unreadable()
                             : " not found in namespace " + worker.getMetadata().getNamespace());
+            if (kvi == null) {
+                return indexerMissing(worker, context, message);
+            }
             return writeStatus(
                     context,
                     worker,
@@ -138,7 +142,7 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         Set<Long> owned = ownedInstances(worker);
         owned.removeAll(notOurs); // an earlier KvWorker's to register and remove
         Reregistrations reregister = Reregistrations.of(worker, desired);
-        List<ReplicaOutcome> former = leaveFormer(worker, context, owned);
+        List<ReplicaOutcome> former = leaveFormer(worker, context, owned, spec.getIndexerRef());
         List<IndexerReplica> replicas = IndexerPods.replicas(context, INDEXER_PODS, kvi);
         List<ReplicaOutcome> outcomes = syncAll(worker, kvi, context, replicas, desired, owned, reregister);
         Set<String> replicaPods = replicas.stream().map(IndexerReplica::pod).collect(Collectors.toSet());
@@ -166,7 +170,13 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         KvIndexer kvi = context.getSecondaryResource(KvIndexer.class, INDEXERS).orElse(null);
         boolean specUsable = worker.getSpec() != null && KvWorkerValidation.validate(worker.getSpec()) == null;
         if (specUsable
-                && leaveFormer(worker, context, ownedInstances(worker)).stream().anyMatch(ReplicaOutcome::failed)) {
+                && leaveFormer(
+                                worker,
+                                context,
+                                ownedInstances(worker),
+                                kvi == null ? null : worker.getSpec().getIndexerRef())
+                        .stream()
+                        .anyMatch(ReplicaOutcome::failed)) {
             return DeleteControl.noFinalizerRemoval().rescheduleAfter(backoff.next(key(worker)));
         }
         if (!usable(kvi) || !specUsable) {
@@ -202,12 +212,33 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
     }
 
     /**
-     * The replicas of another KvIndexer that the status says hold this KvWorker's engines (spec.indexerRef was
-     * changed): the engines are unregistered there, every Ready replica at once and read in full, since such a
-     * replica is left only once. A replica whose pod or KvIndexer is gone holds nothing any more.
+     * The KvIndexer {@code spec.indexerRef} names does not exist (not yet, a typo, or deleted): nothing of this
+     * KvWorker is to stay registered anywhere, so its engines are unregistered from every replica the status says
+     * holds them (those of the KvIndexer it named before, and those of a deleted one whose pods still run, reached
+     * as they were last reached), retried with back-off. The pods stay listed, registered nowhere once that is done:
+     * a KvIndexer created again under the name may come back from its snapshots holding them, and they are ours to
+     * remove then.
+     */
+    private UpdateControl<KvWorker> indexerMissing(KvWorker worker, Context<KvWorker> context, String message) {
+        known.retain(key(worker), Set.of()); // a KvIndexer that adopts the replicas left here is read in full
+        List<ReplicaOutcome> former = leaveFormer(worker, context, ownedInstances(worker), null);
+        boolean failed = former.stream().anyMatch(ReplicaOutcome::failed);
+        return writeStatus(
+                context,
+                worker,
+                statusFactory.indexerMissing(worker, message, former).getStatus(),
+                backoff.after(key(worker), failed, services.resync()));
+    }
+
+    /**
+     * The replicas of a KvIndexer other than {@code current} (null: every one) that the status says hold this
+     * KvWorker's engines (spec.indexerRef was changed, or names none that exists): the engines are unregistered
+     * there, every Ready replica at once and read in full, since such a replica is left only once. A replica whose
+     * pod is gone, or whose KvIndexer is gone and was never reached by this operator, holds nothing any more.
      */
     @SuppressWarnings("unchecked")
-    private List<ReplicaOutcome> leaveFormer(KvWorker worker, Context<KvWorker> context, Set<Long> owned) {
+    private List<ReplicaOutcome> leaveFormer(
+            KvWorker worker, Context<KvWorker> context, Set<Long> owned, String current) {
         KvWorkerStatus status = worker.getStatus();
         if (status == null || status.pods() == null || owned.isEmpty()) {
             return List.of();
@@ -222,7 +253,9 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
                 .filter(p -> p.getMetadata().getLabels() != null)
                 .collect(Collectors.groupingBy(
                         p -> p.getMetadata().getLabels().getOrDefault(IndexerNames.LABEL_INSTANCE, "")));
-        byIndexer.remove(worker.getSpec().getIndexerRef());
+        if (current != null) {
+            byIndexer.remove(current);
+        }
         if (byIndexer.isEmpty()) {
             return List.of();
         }
@@ -233,18 +266,47 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         List<ReplicaOutcome> outcomes = new java.util.ArrayList<>();
         byIndexer.forEach((name, pods) -> {
             KvIndexer old = indexers.get(new ResourceID(name, ns)).orElse(null);
-            if (!usable(old)) {
+            IndexerAddresses.Address address = usable(old)
+                    ? remember(old, ReplicaAccesses.read(context.getClient(), old))
+                    : old == null ? addresses.of(ns, name) : null;
+            if (address == null) {
                 return;
             }
-            int port = old.getSpec().getPort();
-            ReplicaAccess access = ReplicaAccesses.read(context.getClient(), old);
-            List<IndexerReplica> replicas = IndexerReplica.of(old, pods).stream()
+            List<IndexerReplica> all = old != null ? IndexerReplica.of(old, pods) : IndexerReplica.of(pods);
+            List<IndexerReplica> replicas = all.stream()
                     .filter(IndexerReplica::ready) // one not Ready recovers from a Ready peer, already left
                     .toList();
-            outcomes.addAll(FanOut.map(replicas, r -> sync.sync(r.endpoint(port, access), none, owned, Set.of())));
+            Set<Long> leave = takenOver(worker, context, name, owned);
+            outcomes.addAll(FanOut.map(
+                    replicas, r -> sync.sync(r.endpoint(address.port(), address.access()), none, leave, Set.of())));
         });
         report(worker, outcomes);
         return outcomes;
+    }
+
+    /**
+     * {@code owned} less the engines that another KvWorker naming {@code indexer} selects: that one registers them
+     * there now (the earlier KvWorker of a pod two select, {@link PodClaims}), so leaving must not take them from it.
+     * Costs a look at the selected pods only while a former KvIndexer is being left.
+     */
+    private Set<Long> takenOver(KvWorker worker, Context<KvWorker> context, String indexer, Set<Long> owned) {
+        String ns = worker.getMetadata().getNamespace();
+        String self = worker.getMetadata().getName();
+        List<KvWorker> others =
+                context.getPrimaryCache().byIndex(WorkerMappers.BY_INDEXER_REF, ns + "/" + indexer).stream()
+                        .filter(w -> !self.equals(w.getMetadata().getName())
+                                && w.getMetadata().getDeletionTimestamp() == null
+                                && KvWorkerValidation.validate(w.getSpec()) == null)
+                        .toList();
+        if (others.isEmpty()) {
+            return owned;
+        }
+        PodClaims claims = new PodClaims(worker, others);
+        Set<Long> leave = new HashSet<>(owned);
+        enginePods(context, worker).stream()
+                .filter(claims::selectedByOther)
+                .forEach(p -> instanceId(worker.getSpec(), p).ifPresent(leave::remove));
+        return leave;
     }
 
     /** Every target replica among {@code replicas} at once; metrics, logs and Events of each outcome. */
@@ -259,6 +321,7 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         ReplicaSync sync = new ReplicaSync(services.client(), worker.getSpec(), known, key(worker), services.clock());
         int port = kvi.getSpec().getPort();
         ReplicaAccess access = ReplicaAccesses.read(context.getClient(), kvi);
+        remember(kvi, access);
         List<IndexerReplica> targets = targetReplicas(kvi, replicas);
         known.retain(key(worker), targets.stream().map(IndexerReplica::pod).collect(Collectors.toSet()));
         List<ReplicaOutcome> outcomes = FanOut.map(
@@ -303,6 +366,16 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         return replicas.stream()
                 .filter(r -> r.ready() || (gated && r.running()))
                 .toList();
+    }
+
+    /** Remembers how {@code kvi}'s replicas are reached, for after it is deleted ({@link IndexerAddresses}). */
+    private IndexerAddresses.Address remember(KvIndexer kvi, ReplicaAccess access) {
+        addresses.remember(
+                kvi.getMetadata().getNamespace(),
+                kvi.getMetadata().getName(),
+                kvi.getSpec().getPort(),
+                access);
+        return new IndexerAddresses.Address(kvi.getSpec().getPort(), access);
     }
 
     /** A KvIndexer whose replicas can be addressed: it exists and its spec was read. */

@@ -212,6 +212,47 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
                 KvWorker::new);
     }
 
+    /** Reason of the conditions while the KvIndexer {@code spec.indexerRef} names does not exist. */
+    public static final String INDEXER_NOT_FOUND = "IndexerNotFound";
+
+    /**
+     * The KvIndexer does not exist: Ready false saying so; each pod stays listed (it is ours to remove should a
+     * replica still hold it), registered only on the replicas ({@code former}) that may still hold it, and Degraded
+     * names those whose unregistration failed.
+     */
+    public KvWorker indexerMissing(KvWorker worker, String message, List<ReplicaOutcome> former) {
+        long generation = generation(worker);
+        List<Condition> previous = previous(worker);
+        KvWorkerStatus old = worker.getStatus();
+        List<PodRegistration> pods = new ArrayList<>();
+        if (old != null && old.pods() != null) {
+            for (PodRegistration p : old.pods()) {
+                List<String> still = new ArrayList<>(stillOn(worker, Long.parseUnsignedLong(p.instanceId()), former));
+                still.sort(null);
+                pods.add(new PodRegistration(
+                        p.pod(), p.instanceId(), p.endpoint(), p.replayEndpoint(), still, p.uid(), p.reregisterOn()));
+            }
+        }
+        Map<String, String> failures = new LinkedHashMap<>();
+        former.stream()
+                .filter(ReplicaOutcome::failed)
+                .sorted(Comparator.comparing(ReplicaOutcome::replica))
+                .forEach(o -> failures.put(o.replica(), o.error()));
+        boolean degraded = !failures.isEmpty();
+        List<Condition> conditions = List.of(
+                Conditions.of(Conditions.READY, false, INDEXER_NOT_FOUND, message, generation, previous, clock),
+                Conditions.of(Conditions.PROGRESSING, false, INDEXER_NOT_FOUND, message, generation, previous, clock),
+                Conditions.of(
+                        Conditions.DEGRADED,
+                        degraded,
+                        degraded ? "ReplicaOrPodErrors" : "AsExpected",
+                        degraded ? "still to unregister: " + describe(failures) : "nothing to report",
+                        generation,
+                        previous,
+                        clock));
+        return statusOnly(worker, new KvWorkerStatus(generation, 0, 0, pods, conditions), KvWorker::new);
+    }
+
     /**
      * A reconcile threw: Ready false and Degraded true with what went wrong; counts and pods stay as they were
      * (the pods still say which instances are ours to remove).

@@ -132,6 +132,92 @@ class KvWorkerEditsEndToEndTest {
                         .satisfies(p -> assertThat(p.registeredOn()).containsExactly("kv-b-0")));
     }
 
+    @Test
+    void anIndexerRefToAKvIndexerThatDoesNotExistUnregistersFromTheFormerAndSaysSo() throws Exception {
+        KvIndexer a = indexer("kv-a");
+        engine("vllm-a", 0);
+        worker("kv-a", 16);
+        long id = InstanceIds.hashOf(ns, "vllm-a");
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(workers(a))
+                        .extracting(RegisteredWorker::instanceId)
+                        .containsExactly(id));
+
+        // a typo, or a KvIndexer not created yet: the engines leave kv-a all the same
+        harness.mergePatch(KvWorker.class, ns, "vllm", "{\"spec\":{\"indexerRef\":\"kv-b\"}}");
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(workers(a))
+                        .as("kv-a no longer holds the engines of a KvWorker that names another KvIndexer")
+                        .isEmpty());
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            var status = harness.kvWorker(ns, "vllm").getStatus();
+            assertThat(Resources.condition(status.conditions(), "Ready"))
+                    .satisfies(c -> assertThat(c.getReason()).isEqualTo("IndexerNotFound"))
+                    .satisfies(c -> assertThat(c.getMessage()).contains("kv-b"));
+            assertThat(status.pods())
+                    .singleElement()
+                    .satisfies(p -> assertThat(p.registeredOn()).isEmpty());
+        });
+
+        // the KvIndexer is created: registered there
+        KvIndexer b = indexer("kv-b");
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(workers(b))
+                        .extracting(RegisteredWorker::instanceId)
+                        .containsExactly(id));
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(
+                                harness.kvWorker(ns, "vllm").getStatus().pods())
+                        .singleElement()
+                        .satisfies(p -> assertThat(p.registeredOn()).containsExactly("kv-b-0")));
+        assertThat(workers(a)).isEmpty();
+    }
+
+    @Test
+    void aKvIndexerDeletedWhileItsReplicasStillRunIsLeftAndOneCreatedAgainIsJoined() throws Exception {
+        int port = LoopbackCluster.freePort(LoopbackCluster.replicaIps(1));
+        KvIndexer kvi = cluster.startIndexer(ns, "kv", 1, port);
+        engine("vllm-a", 0);
+        worker("kv", 16);
+        long id = InstanceIds.hashOf(ns, "vllm-a");
+        await().atMost(WAIT).ignoreExceptions().until(() -> models(kvi).size() == 1);
+
+        // deleted with --cascade=orphan (or its garbage collection not done yet): the replica still runs
+        harness.client()
+                .resources(KvIndexer.class)
+                .inNamespace(ns)
+                .withName("kv")
+                .delete();
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(models(kvi))
+                        .as("the replica of a deleted KvIndexer no longer holds the engines")
+                        .isEmpty());
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            var status = harness.kvWorker(ns, "vllm").getStatus();
+            assertThat(Resources.condition(status.conditions(), "Ready").getReason())
+                    .isEqualTo("IndexerNotFound");
+            assertThat(status.pods())
+                    .singleElement()
+                    .satisfies(p -> assertThat(p.registeredOn()).isEmpty());
+        });
+
+        // created again under the same name (its replica pods anew): the KvWorker registers there
+        cluster.removeReplica(ns, "kv", 0);
+        KvIndexer again = cluster.startIndexer(ns, "kv", 1, port);
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(models(again)).containsExactly(java.util.Map.entry(id, "llama")));
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(
+                                harness.kvWorker(ns, "vllm").getStatus().pods())
+                        .singleElement()
+                        .satisfies(p -> assertThat(p.registeredOn()).containsExactly("kv-0")));
+    }
+
     /** Instance id → model of every registration on the replica, all models. */
     private java.util.Map<Long, String> models(KvIndexer kvi) {
         java.util.Map<Long, String> out = new java.util.HashMap<>();
@@ -201,6 +287,32 @@ class KvWorkerEditsEndToEndTest {
         await().atMost(WAIT)
                 .untilAsserted(() -> assertThat(
                                 harness.kvWorker(ns, "b-new").getStatus().registeredPods())
+                        .isEqualTo(1));
+    }
+
+    @Test
+    void theFirstOfTwoKvWorkersMovingToAnotherKvIndexerLeavesThePodToTheSecond() throws Exception {
+        KvIndexer a = indexer("kv-a");
+        KvIndexer b = indexer("kv-b");
+        engine("vllm-a", 0);
+        long id = InstanceIds.hashOf(ns, "vllm-a");
+        harness.create(Resources.kvWorker(ns, "a-first", "kv-a", VLLM, "llama", 16, zmqPort, null, 1));
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .until(() -> "llama".equals(models(a).get(id)));
+        harness.create(Resources.kvWorker(ns, "b-second", "kv-a", VLLM, "llama", 16, zmqPort, null, 1));
+        await().atMost(WAIT).until(() -> harness.kvWorker(ns, "b-second").getStatus() != null);
+
+        // the first moves to kv-b: the second, which selects the same pod, now registers it on kv-a
+        harness.mergePatch(KvWorker.class, ns, "a-first", "{\"spec\":{\"indexerRef\":\"kv-b\"}}");
+        throughout(
+                Duration.ofSeconds(8), () -> assertThat(models(a)).containsExactly(java.util.Map.entry(id, "llama")));
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .until(() -> "llama".equals(models(b).get(id)));
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(
+                                harness.kvWorker(ns, "b-second").getStatus().registeredPods())
                         .isEqualTo(1));
     }
 
