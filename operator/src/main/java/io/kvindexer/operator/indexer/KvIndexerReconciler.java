@@ -98,14 +98,15 @@ public class KvIndexerReconciler
                                 w.getSpec().getIndexerRef(), w.getMetadata().getNamespace())))
                 .build();
         return List.of(
-                new InformerEventSource<>(
+                IndexerPods.eventSource(
                         IndexerPods.informer(
                                 INDEXER_PODS,
                                 KvIndexer.class,
                                 pod -> Set.of(new ResourceID(
                                         pod.getMetadata().getLabels().get(IndexerNames.LABEL_INSTANCE),
                                         pod.getMetadata().getNamespace()))),
-                        context),
+                        context,
+                        services.metrics()),
                 new InformerEventSource<>(workers, context));
     }
 
@@ -132,6 +133,7 @@ public class KvIndexerReconciler
             peerErrors.put("servicemonitor", ServiceMonitors.NOT_INSTALLED);
             services.events().warning(kvi, "ServiceMonitorFailed", ServiceMonitors.NOT_INSTALLED);
         }
+        IndexerPods.retainCallMetrics(context, INDEXER_PODS, services.metrics());
         Duration next = backoff.after(key(kvi), !peerErrors.isEmpty(), services.resync());
         return writeStatus(
                 context, kvi, statusFactory.status(kvi, replicas, peerErrors).getStatus(), next);

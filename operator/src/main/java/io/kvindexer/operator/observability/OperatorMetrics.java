@@ -9,6 +9,7 @@ import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The operator's Prometheus metrics, registered once in the given registry (build it before JOSDK's configuration
@@ -78,6 +79,15 @@ public class OperatorMetrics implements Metrics, IndexerClient.CallObserver {
         if (n > 0) {
             registrations.labelValues("unregistered").inc(n);
         }
+    }
+
+    /**
+     * Drops the call latency series of every replica not in {@code live} (pod names): a replica scaled away or
+     * whose KvIndexer was deleted would otherwise keep its series for as long as the operator runs. The label is
+     * the pod name, so a series stays while a replica pod of that name lives in any namespace.
+     */
+    public void retainReplicas(Set<String> live) {
+        callSeconds.removeIf(labels -> !live.contains(labels.getFirst()));
     }
 
     @Override

@@ -91,7 +91,7 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
                 .build();
         return List.of(
                 new InformerEventSource<>(enginePods, context),
-                new InformerEventSource<>(indexerPods, context),
+                IndexerPods.eventSource(indexerPods, context, services.metrics()),
                 new InformerEventSource<>(indexers, context));
     }
 
@@ -280,7 +280,7 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
             outcomes.addAll(FanOut.map(
                     replicas, r -> sync.sync(r.endpoint(address.port(), address.access()), none, leave, Set.of())));
         });
-        report(worker, outcomes);
+        report(worker, context, outcomes);
         return outcomes;
     }
 
@@ -327,13 +327,16 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         List<ReplicaOutcome> outcomes = FanOut.map(
                 targets,
                 r -> sync.sync(r.endpoint(port, access), r.incarnation(), desired, owned, reregister.on(r.pod())));
-        report(worker, outcomes);
+        report(worker, context, outcomes);
         return outcomes;
     }
 
-    private void report(KvWorker worker, List<ReplicaOutcome> outcomes) {
+    private void report(KvWorker worker, Context<KvWorker> context, List<ReplicaOutcome> outcomes) {
         EventRecorder events = services.events();
         OperatorMetrics metrics = services.metrics();
+        if (!outcomes.isEmpty()) { // the calls are over: a replica gone meanwhile keeps no series
+            IndexerPods.retainCallMetrics(context, INDEXER_PODS, metrics);
+        }
         for (ReplicaOutcome o : outcomes) {
             metrics.registered(o.made());
             metrics.unregistered(o.removed());
