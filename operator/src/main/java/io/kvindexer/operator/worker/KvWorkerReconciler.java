@@ -141,6 +141,7 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         }
         Set<Long> owned = ownedInstances(worker);
         owned.removeAll(notOurs); // an earlier KvWorker's to register and remove
+        owned.removeAll(leftToOthers(worker, context, claims, desired));
         Reregistrations reregister = Reregistrations.of(worker, desired);
         List<ReplicaOutcome> former = leaveFormer(worker, context, owned, spec.getIndexerRef());
         List<IndexerReplica> replicas = IndexerPods.replicas(context, INDEXER_PODS, kvi);
@@ -189,7 +190,7 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         owned.addAll(DesiredRegistrations.of(worker.getSpec(), selected).instanceIds());
         PodClaims claims = claims(worker, context);
         selected.stream() // another KvWorker that selects it takes it over
-                .filter(claims::selectedByOther)
+                .filter(claims::takenOverByOther)
                 .forEach(p -> instanceId(worker.getSpec(), p).ifPresent(owned::remove));
         DesiredRegistrations none = new DesiredRegistrations(List.of(), Map.of());
         known.retain(key(worker), Set.of()); // the last word on every replica: read each in full
@@ -304,9 +305,37 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         PodClaims claims = new PodClaims(worker, others);
         Set<Long> leave = new HashSet<>(owned);
         enginePods(context, worker).stream()
-                .filter(claims::selectedByOther)
+                .filter(claims::takenOverByOther)
                 .forEach(p -> instanceId(worker.getSpec(), p).ifPresent(leave::remove));
         return leave;
+    }
+
+    /**
+     * The pods this KvWorker registered and no longer wants (its selector changed) that another KvWorker of its
+     * KvIndexer takes over ({@link PodClaims#takenOverByOther}): their registrations stay for that one. A look-up
+     * per such pod, and only while another KvWorker names the KvIndexer.
+     */
+    private Set<Long> leftToOthers(
+            KvWorker worker, Context<KvWorker> context, PodClaims claims, DesiredRegistrations desired) {
+        KvWorkerStatus status = worker.getStatus();
+        if (!claims.hasOthers() || status == null || status.pods() == null) {
+            return Set.of();
+        }
+        Set<Long> wanted = desired.instanceIds();
+        String ns = worker.getMetadata().getNamespace();
+        var pods = source(context, ENGINE_PODS);
+        Set<Long> left = new HashSet<>();
+        for (KvWorkerStatus.PodRegistration p : status.pods()) {
+            long id = Long.parseUnsignedLong(p.instanceId());
+            if (!wanted.contains(id)) {
+                pods.get(new ResourceID(p.pod(), ns))
+                        .filter(claims::takenOverByOther)
+                        .flatMap(pod -> instanceId(worker.getSpec(), pod))
+                        .filter(podId -> podId == id)
+                        .ifPresent(left::add);
+            }
+        }
+        return left;
     }
 
     /** Every target replica among {@code replicas} at once; metrics, logs and Events of each outcome. */

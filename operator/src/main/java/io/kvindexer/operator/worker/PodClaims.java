@@ -2,6 +2,7 @@ package io.kvindexer.operator.worker;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
+import io.kvindexer.operator.reconcile.PodConditions;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.Comparator;
@@ -12,8 +13,9 @@ import java.util.Optional;
  * Engine pods that other KvWorkers of the same KvIndexer also select. One instance can be registered only once per
  * replica, so two KvWorkers acting on the same pod would undo each other on every resync (another model, port or
  * rank count) and the one deleted first would take the pod's registration from the other. The KvWorker created
- * first (then by name) registers such a pod; a later one reports it and leaves it alone; a deleted one leaves a pod
- * that another still selects registered, for that one to take over.
+ * first (then by name) registers such a pod; a later one reports it and leaves it alone; a deleted one (or one
+ * that no longer selects it, or names another KvIndexer) leaves a Ready pod that another still selects registered,
+ * for that one to take over.
  *
  * @param self   the KvWorker being reconciled
  * @param others the other KvWorkers of its KvIndexer, not being deleted and with a usable spec
@@ -30,6 +32,19 @@ record PodClaims(KvWorker self, List<KvWorker> others) {
     /** Whether any other KvWorker selects {@code pod}. */
     boolean selectedByOther(Pod pod) {
         return others.stream().anyMatch(o -> selects(o, pod));
+    }
+
+    /**
+     * Whether another KvWorker registers {@code pod} once {@code self} lets go of it (deleted, its selector or
+     * indexerRef changed), so that its registration is to be left standing: a Ready pod another selects. A pod not
+     * Ready is registered by none (a KvWorker holds only a pod it registered itself) and would stand for good.
+     */
+    boolean takenOverByOther(Pod pod) {
+        return PodConditions.isReady(pod) && selectedByOther(pod);
+    }
+
+    boolean hasOthers() {
+        return !others.isEmpty();
     }
 
     /** What a later KvWorker's status says of a pod an earlier one registers. */

@@ -317,6 +317,56 @@ class KvWorkerEditsEndToEndTest {
     }
 
     @Test
+    void aSelectorThatNoLongerSelectsAPodLeavesItToTheKvWorkerThatStillDoes() throws Exception {
+        KvIndexer kvi = indexer("kv");
+        engine("vllm-a", 0);
+        long id = InstanceIds.hashOf(ns, "vllm-a");
+        harness.create(Resources.kvWorker(ns, "a-first", "kv", VLLM, "llama", 16, zmqPort, null, 1));
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .until(() -> "llama".equals(models(kvi).get(id)));
+        harness.create(Resources.kvWorker(ns, "b-second", "kv", VLLM, "llama", 16, zmqPort, null, 1));
+        await().atMost(WAIT).until(() -> harness.kvWorker(ns, "b-second").getStatus() != null);
+
+        // the first is narrowed to other pods: the second, which still selects this one, keeps it registered
+        harness.mergePatch(
+                KvWorker.class, ns, "a-first", "{\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"none\"}}}}");
+        throughout(
+                Duration.ofSeconds(8), () -> assertThat(models(kvi)).containsExactly(java.util.Map.entry(id, "llama")));
+        await().atMost(WAIT).untilAsserted(() -> {
+            assertThat(harness.kvWorker(ns, "a-first").getStatus().pods()).isEmpty();
+            assertThat(harness.kvWorker(ns, "b-second").getStatus().registeredPods())
+                    .isEqualTo(1);
+        });
+    }
+
+    @Test
+    void aKvWorkerDeletedWhileItsPodIsNotReadyUnregistersItThoughAnotherSelectsIt() throws Exception {
+        KvIndexer kvi = indexer("kv");
+        engine("vllm-a", 0);
+        long id = InstanceIds.hashOf(ns, "vllm-a");
+        harness.create(Resources.kvWorker(ns, "a-first", "kv", VLLM, "llama", 16, zmqPort, null, 1));
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .until(() -> "llama".equals(models(kvi).get(id)));
+        harness.create(Resources.kvWorker(ns, "b-second", "kv", VLLM, "llama", 16, zmqPort, null, 1));
+        await().atMost(WAIT).until(() -> harness.kvWorker(ns, "b-second").getStatus() != null);
+
+        // not Ready: the first keeps it registered for its unregisterAfterSeconds (60 s), the second never takes
+        // a pod that is not Ready, so deleting the first must not leave it standing with nobody to remove it
+        harness.startEnginePod(ns, "vllm-a", VLLM, LoopbackCluster.engineIp(0), false);
+        Thread.sleep(2_000);
+        assertThat(models(kvi)).containsKey(id);
+        harness.client()
+                .resources(KvWorker.class)
+                .inNamespace(ns)
+                .withName("a-first")
+                .delete();
+        await().atMost(WAIT).until(() -> harness.kvWorker(ns, "a-first") == null);
+        await().atMost(WAIT).ignoreExceptions().until(() -> models(kvi).isEmpty());
+    }
+
+    @Test
     void aSelectorThatSelectsNothingUnregistersAndTheOldOneRegistersAgain() throws Exception {
         KvIndexer kvi = indexer("kv");
         engine("vllm-a", 0);
