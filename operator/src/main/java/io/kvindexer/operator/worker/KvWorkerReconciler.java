@@ -161,7 +161,8 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
                                 desired,
                                 outcomes,
                                 former,
-                                t -> reregister.stillPending(t, outcomes, replicaPods))
+                                t -> reregister.stillPending(t, outcomes, replicaPods),
+                                unsynced(replicaPods, outcomes))
                         .getStatus(),
                 next);
     }
@@ -308,6 +309,13 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
                 .filter(claims::takenOverByOther)
                 .forEach(p -> instanceId(worker.getSpec(), p).ifPresent(leave::remove));
         return leave;
+    }
+
+    /** The replicas that exist but were not synced this round (not Ready). */
+    private static Set<String> unsynced(Set<String> replicaPods, List<ReplicaOutcome> outcomes) {
+        Set<String> out = new HashSet<>(replicaPods);
+        outcomes.forEach(o -> out.remove(o.replica()));
+        return out;
     }
 
     /**

@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Function;
 
 /** Builds the status patch of a KvWorker: a fresh object holding only name, namespace and status. */
@@ -42,23 +43,28 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
      */
     public KvWorker status(
             KvWorker worker, DesiredRegistrations desired, List<ReplicaOutcome> outcomes, List<ReplicaOutcome> former) {
-        return status(worker, desired, outcomes, former, t -> null);
+        return status(worker, desired, outcomes, former, t -> null, Set.of());
     }
 
     /**
      * As above, with {@code reregisterOn}: per engine pod, the replicas where its registration is still to be made
-     * anew ({@link Reregistrations#stillPending}), or null when none.
+     * anew ({@link Reregistrations#stillPending}), or null when none; and {@code unsynced}: the replicas that exist
+     * but were not synced (not Ready). Such a replica stays in the {@code registeredOn} of the pods the status said
+     * it holds: it may still hold them (it runs on, or comes back from a snapshot, holding them), and a pod deleted
+     * meanwhile must stay listed, known as ours, until that replica is Ready again and it is removed there.
      */
     public KvWorker status(
             KvWorker worker,
             DesiredRegistrations desired,
             List<ReplicaOutcome> outcomes,
             List<ReplicaOutcome> former,
-            Function<EngineTarget, List<String>> reregisterOn) {
+            Function<EngineTarget, List<String>> reregisterOn,
+            Set<String> unsynced) {
         long generation = generation(worker);
         List<Condition> previous = previous(worker);
         List<PodRegistration> pods = new ArrayList<>();
         int registeredEverywhere = 0;
+        Map<Long, List<String>> unsyncedOn = heldBy(worker, unsynced);
         for (EngineTarget t : desired.targets()) {
             List<String> on = outcomes.stream()
                     .filter(o -> o.registered().contains(t.instanceId()))
@@ -69,7 +75,8 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
             }
             List<String> all = new ArrayList<>(on);
             all.addAll(stillOn(worker, t.instanceId(), former));
-            all.sort(null);
+            all.addAll(unsyncedOn.getOrDefault(t.instanceId(), List.of()));
+            all = all.stream().distinct().sorted().toList();
             pods.add(new PodRegistration(
                     t.pod(),
                     Long.toUnsignedString(t.instanceId()),
@@ -79,7 +86,7 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
                     t.uid(),
                     reregisterOn.apply(t)));
         }
-        pods.addAll(leftovers(worker, desired, outcomes, former));
+        pods.addAll(leftovers(worker, desired, outcomes, former, unsyncedOn));
         pods.sort(Comparator.comparing(PodRegistration::pod));
 
         Map<String, String> failures = new LinkedHashMap<>();
@@ -275,7 +282,11 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
      * that a later reconcile still knows they are ours to remove.
      */
     private static List<PodRegistration> leftovers(
-            KvWorker worker, DesiredRegistrations desired, List<ReplicaOutcome> outcomes, List<ReplicaOutcome> former) {
+            KvWorker worker,
+            DesiredRegistrations desired,
+            List<ReplicaOutcome> outcomes,
+            List<ReplicaOutcome> former,
+            Map<Long, List<String>> unsyncedOn) {
         if (worker.getStatus() == null || worker.getStatus().pods() == null) {
             return List.of();
         }
@@ -292,13 +303,37 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
                     .map(ReplicaOutcome::replica)
                     .toList());
             still.addAll(stillOn(worker, id, former));
-            still.sort(null);
+            still.addAll(unsyncedOn.getOrDefault(id, List.of()));
+            still = still.stream().distinct().sorted().toList();
             if (unknown || !still.isEmpty()) {
                 kept.add(
                         new PodRegistration(p.pod(), p.instanceId(), p.endpoint(), p.replayEndpoint(), still, p.uid()));
             }
         }
         return kept;
+    }
+
+    /**
+     * Per instance, the replicas among {@code unsynced} (existing, not synced this round) that the status said hold
+     * it: they still may, so they stay in its {@code registeredOn} until they are synced again.
+     */
+    private static Map<Long, List<String>> heldBy(KvWorker worker, Set<String> unsynced) {
+        if (unsynced.isEmpty()
+                || worker.getStatus() == null
+                || worker.getStatus().pods() == null) {
+            return Map.of();
+        }
+        Map<Long, List<String>> out = new HashMap<>();
+        for (PodRegistration p : worker.getStatus().pods()) {
+            if (p.registeredOn() != null) {
+                List<String> on =
+                        p.registeredOn().stream().filter(unsynced::contains).toList();
+                if (!on.isEmpty()) {
+                    out.put(Long.parseUnsignedLong(p.instanceId()), on);
+                }
+            }
+        }
+        return out;
     }
 
     /**

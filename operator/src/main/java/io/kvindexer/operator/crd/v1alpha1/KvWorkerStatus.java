@@ -25,7 +25,8 @@ public record KvWorkerStatus(
 
     /**
      * One engine pod. {@code instanceId} is an unsigned decimal; {@code endpoint} / {@code replayEndpoint} are rank
-     * 0's (rank r adds r to the port); {@code registeredOn} names the indexer replicas (pods) holding all its ranks;
+     * 0's (rank r adds r to the port); {@code registeredOn} names the indexer replicas (pods) holding all its ranks (one not
+     * Ready, not synced, stays named while it may still hold them);
      * {@code uid} is the pod's {@code metadata.uid}, which tells a pod deleted and created again under the same name
      * and IP (a StatefulSet's) from the one registered. Optional: a status written before it was kept has none, and
      * such an entry is registered anew once on every replica (it may be an earlier pod's registration).
