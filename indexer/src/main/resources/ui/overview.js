@@ -172,8 +172,8 @@ function disconnectedNote(listener) {
 }
 
 /**
- * The SUB socket is trying but has never completed a handshake (a wrong endpoint, the engine not up yet): Dynamo's
- * status says active or pending all the same. Paused and failed listeners have no socket; their status says so.
+ * The SUB socket is trying but has never completed a handshake (a wrong endpoint, the engine not up yet): its
+ * status says pending until it first connects. Paused and failed listeners have no socket; their status says so.
  */
 function notConnectedBadge(listener) {
   if (listener.connected !== false || !['active', 'pending'].includes(listener.status)) {

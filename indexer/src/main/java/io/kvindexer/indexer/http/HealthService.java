@@ -46,15 +46,18 @@ record HealthService(StartupGate gate, WorkerRegistry workers) implements ApiSer
         for (WorkerView w : workers.list(null, null)) {
             for (Map.Entry<Integer, ListenerSnapshot> e : w.listeners().entrySet()) {
                 ListenerStatus s = e.getValue().status();
-                if (s == ListenerStatus.FAILED || s == ListenerStatus.PENDING) {
-                    (s == ListenerStatus.FAILED ? failed : pending)
-                            .add(new Troubled(w.instanceId(), e.getKey(), e.getValue()));
+                Troubled t = new Troubled(w.instanceId(), e.getKey(), e.getValue());
+                if (s == ListenerStatus.FAILED) {
+                    failed.add(t);
                 } else if (e.getValue().connection() == ListenerSnapshot.Connection.DISCONNECTED) {
-                    disconnected.add(new Troubled(w.instanceId(), e.getKey(), e.getValue()));
-                } else if (s == ListenerStatus.ACTIVE
+                    disconnected.add(t);
+                } else if (s != ListenerStatus.PAUSED
                         && e.getValue().connection() == ListenerSnapshot.Connection.NOT_CONNECTED) {
-                    // never connected yet: its engine is not up, or nothing (or no PUB) listens at its address
-                    notConnected.add(new Troubled(w.instanceId(), e.getKey(), e.getValue()));
+                    // never connected yet (pending until it does): its engine is not up, or nothing (or no PUB)
+                    // listens at its address
+                    notConnected.add(t);
+                } else if (s == ListenerStatus.PENDING) {
+                    pending.add(t); // connected, waiting for the startup gate
                 }
             }
         }

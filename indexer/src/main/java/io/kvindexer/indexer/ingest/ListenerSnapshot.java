@@ -46,7 +46,12 @@ public record ListenerSnapshot(
         return connected ? Connection.CONNECTED : disconnected() ? Connection.DISCONNECTED : Connection.NOT_CONNECTED;
     }
 
-    /** A running listener's view: a lost connection is the error shown until it comes back. */
+    /**
+     * A running listener's view: a lost connection is the error shown until it comes back. A listener reads from the
+     * ready gate on, but shows {@code active} only once its first connection is up, as Dynamo documents ("pending
+     * until the initial connect succeeds"; its libzmq connect never waits, so its code shows active at once). A
+     * connection lost later keeps {@code active}: the SUB socket reconnects by itself.
+     */
     static ListenerSnapshot of(
             String endpoint,
             ListenerStatus status,
@@ -56,7 +61,9 @@ public record ListenerSnapshot(
         String error = link.downSince() == null
                 ? recordedError
                 : "engine connection lost at " + link.downSince() + "; reconnecting (events are missed meanwhile)";
+        boolean neverUp = !link.connected() && link.downSince() == null;
+        ListenerStatus shown = status == ListenerStatus.ACTIVE && neverUp ? ListenerStatus.PENDING : status;
         return new ListenerSnapshot(
-                endpoint, status, error, link.connected(), link.downSince(), exactness, link.attemptProblem());
+                endpoint, shown, error, link.connected(), link.downSince(), exactness, link.attemptProblem());
     }
 }

@@ -790,7 +790,8 @@ class ConsoleBrowserTest {
 
     /**
      * A worker registered where nothing listens has never connected: /workers says {@code "connected":false} with no
-     * {@code disconnected_since_ms}, and its row shows an amber "not connected" badge beside Dynamo's "active".
+     * {@code disconnected_since_ms}, and its row shows an amber "not connected" badge beside its status, "pending" until
+     * it first connects.
      */
     @Test
     @Order(15)
@@ -807,7 +808,7 @@ class ConsoleBrowserTest {
                     .at("/0/listeners/0");
             assertThat(listener.get("connected").asBoolean()).isFalse();
             assertThat(listener.has("disconnected_since_ms")).isFalse();
-            assertThat(listener.get("status").asText()).isEqualTo("active");
+            assertThat(listener.get("status").asText()).isEqualTo("pending");
 
             var wait = browser.open(ui("#overview"));
             By badge = By.cssSelector("#workers tr[data-instance='23'] .badge.not-connected");
@@ -827,7 +828,7 @@ class ConsoleBrowserTest {
             assertThat(browser.driver
                             .findElement(By.cssSelector("#workers tr[data-instance='23'] .listener .badges"))
                             .getText())
-                    .isEqualTo("active exact not connected");
+                    .isEqualTo("pending exact not connected");
             assertThat(browser.driver.findElements(
                             By.cssSelector("#workers tr[data-instance='1'] .badge.not-connected")))
                     .isEmpty();

@@ -18,7 +18,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code /workers} and {@code /metrics} when a registered engine stops and comes back (real indexer, real simulated
- * engine on a fixed port): Dynamo's {@code status} stays {@code active}; our additive {@code connected},
+ * engine on a fixed port): Dynamo's {@code status} stays {@code active} (it is {@code pending} only until the first
+ * connection); our additive {@code connected},
  * {@code disconnected_since_ms} and {@code last_error} tell, and {@code dynamo_kvindexer_engine_disconnects_total}
  * counts it, and {@code /ready} lists it in {@code listeners_disconnected} while it stays 200.
  */
@@ -116,6 +117,45 @@ class EngineDisconnectRoutesTest {
         assertThat(http.get("/ready").json().has("listeners_disconnected"))
                 .as("gone from /ready once the connection is back")
                 .isFalse();
+    }
+
+    /**
+     * Dynamo's documented lifecycle (compatibility.md, HTTP API): a registration whose engine is not up yet is
+     * {@code pending}, in {@code /workers} and in {@code dynamo_kvindexer_listeners}, until its first connection is
+     * made, then {@code active}; the replica stays Ready meanwhile and lists it as not connected.
+     */
+    @Test
+    void aWorkerIsPendingUntilItsEngineFirstConnects() throws Exception {
+        IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
+        resources.add(app);
+        http = new HttpTestClient(app.baseUrl());
+        resources.add(http);
+        String endpoint = "tcp://127.0.0.1:" + freePort();
+        http.post(
+                        "/register",
+                        "{\"instance_id\":7,\"endpoint\":\"" + endpoint + "\",\"model_name\":\"m\",\"block_size\":4}")
+                .assertStatus(201);
+
+        // an attempt was made and refused: the listener is past the ready gate, and still pending
+        await().atMost(Duration.ofSeconds(30)).until(() -> listener().has("connect_error"));
+        JsonNode worker = http.get("/workers").json().get(0);
+        assertThat(worker.get("status").asText()).isEqualTo("pending");
+        assertThat(worker.get("listeners").get("0").get("status").asText()).isEqualTo("pending");
+        assertThat(http.metric("dynamo_kvindexer_listeners{status=\"pending\"}"))
+                .isEqualTo(1.0);
+        assertThat(http.metric("dynamo_kvindexer_listeners{status=\"active\"}")).isZero();
+        HttpTestClient.Response ready = http.get("/ready");
+        ready.assertStatus(200);
+        assertThat(ready.json().get("listeners_not_connected")).hasSize(1);
+        assertThat(ready.json().has("listeners_pending")).isFalse();
+
+        resources.simulatorAt(endpoint, null); // the engine comes up
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> listener().path("connected").asBoolean());
+        assertThat(listener().get("status").asText()).isEqualTo("active");
+        assertThat(http.get("/workers").json().get(0).get("status").asText()).isEqualTo("active");
+        assertThat(http.metric("dynamo_kvindexer_listeners{status=\"active\"}")).isEqualTo(1.0);
+        assertThat(http.get("/ready").json().has("listeners_not_connected")).isFalse();
     }
 
     private JsonNode listener() {
