@@ -129,6 +129,47 @@ class QueryEndToEndTest {
                 .isEqualTo("{\"scores\":{},\"frequencies\":[],\"instances\":{}}");
     }
 
+    /**
+     * Dynamo's DP-rank caveat (compatibility.md, HTTP API): a batch's {@code data_parallel_rank} overrides the
+     * registered rank, and a rank only batches name is no registration: {@code /unregister} of that rank finds
+     * nothing, of another registered rank leaves its blocks, and of the instance's last rank removes them with it.
+     */
+    @Test
+    void aRankOnlyBatchesNameGoesWithTheInstanceNotWithARankUnregister() throws Exception {
+        EngineSimulator sim = engine(EngineSimulator.Options.defaults(), 1, "m", 4);
+        http().post("/register", """
+                {"instance_id":1,"dp_rank":1,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").assertStatus(201);
+        http().post("/register", """
+                {"instance_id":2,"endpoint":"tcp://127.0.0.1:1","model_name":"m","block_size":4}""").assertStatus(201); // keeps the index
+        int[] prompt = range(1, 8);
+        long[] hashes = EngineSimulator.sequenceHashes(prompt, 4, null);
+        sim.publishWithRank(3, List.of(EngineSimulator.stored(hashes, null, prompt, 4, null, null)))
+                .get(30, TimeUnit.SECONDS);
+        String heldByRank3 = "{\"1\":{\"3\":8}}";
+        await().atMost(Duration.ofSeconds(30)).until(() -> scores(prompt).equals(heldByRank3));
+
+        HttpTestClient.Response rank3 = http().post("/unregister", """
+                {"instance_id":1,"model_name":"m","tenant_id":"default","dp_rank":3}""");
+        rank3.assertStatus(404);
+        assertThat(rank3.error()).isEqualTo("instance 1 dp_rank 3 not found");
+        http().post("/unregister", """
+                {"instance_id":1,"model_name":"m","tenant_id":"default","dp_rank":0}""").assertStatus(200);
+        assertThat(scores(prompt)).as("rank 0's unregister keeps rank 3").isEqualTo(heldByRank3);
+
+        http().post("/unregister", """
+                {"instance_id":1,"model_name":"m","tenant_id":"default","dp_rank":1}""").assertStatus(200);
+        assertThat(scores(prompt))
+                .as("the last rank's unregister takes rank 3 too")
+                .isEqualTo("{}");
+    }
+
+    private String scores(int[] prompt) {
+        return http().post("/query", "{\"model_name\":\"m\",\"token_ids\":" + tokens(prompt) + "}")
+                .json()
+                .path("scores")
+                .toString();
+    }
+
     @Test
     void twoWorkersTwoRanksAndIsolationByModel() throws Exception {
         EngineSimulator a = engine(EngineSimulator.Options.defaults(), 1, "m", 4);
