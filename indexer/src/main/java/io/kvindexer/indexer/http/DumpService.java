@@ -10,12 +10,14 @@ import io.helidon.webserver.http.ServerResponse;
 import io.kvindexer.indexer.dump.BinaryDump;
 import io.kvindexer.indexer.dump.BinaryDumpWriter;
 import io.kvindexer.indexer.dump.DumpJson;
-import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.index.ApplyStatus;
+import io.kvindexer.indexer.index.DumpSink;
 import io.kvindexer.indexer.index.IndexStats;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.index.StoreTimes;
 import io.kvindexer.indexer.recovery.StartupGate;
+import io.kvindexer.indexer.registry.LeavingWorkers;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -57,7 +59,7 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
         }
         boolean binary = wantsBinary(req);
         // binary with ?registrations=true: version 2, the registrations and watermarks read before the flush, so
-        // the trees hold at least every batch up to each watermark (one cut; WorkerRegistry.export)
+        // the trees hold at least every batch up to each watermark (one cut; WorkerRegistry.cut)
         boolean asked = flagAsked(req, "registrations"); // checked for both formats: a typo is refused, not ignored
         // with ?store_times=true as well: version 3, the last-store times of the blocks on tiers with a TTL
         boolean times = flagAsked(req, "store_times");
@@ -86,7 +88,7 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
             throws Exception {
         // one deadline for the cut's waits together: the unregisters in flight, then the index writers
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(FLUSH_TIMEOUT_SECONDS);
-        List<SavedRegistration> registrations = binary && asked ? workers.export(deadline) : null;
+        WorkerRegistry.Cut cut = binary && asked ? workers.cut(deadline) : null;
         indexers.flushAll().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         List<ModelIndex> all = indexers.all();
         res.status(Status.OK_200);
@@ -97,7 +99,7 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
             res.header(HeaderNames.CONTENT_TYPE, BinaryDump.MEDIA_TYPE);
             res.header(BinaryDump.BLOCKS_HEADER, blockCounts(all));
             try (OutputStream out = slot.watch(res.outputStream())) {
-                writeBinary(all, registrations, binary && times, out);
+                writeBinary(all, cut, binary && times, out);
             }
             return;
         }
@@ -183,14 +185,13 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
      * the chunks out: a slow client never holds the lock that the index writers need, and a fast one receives
      * (and a recovering peer applies) the first frames while the rest is still being encoded.
      */
-    static void writeBinary(
-            List<ModelIndex> indexes, List<SavedRegistration> registrations, boolean times, OutputStream out)
+    static void writeBinary(List<ModelIndex> indexes, WorkerRegistry.Cut cut, boolean times, OutputStream out)
             throws IOException, InterruptedException {
         ChunkPipe pipe = new ChunkPipe();
         Thread.ofVirtual().name("dump-encoder").start(() -> {
             Throwable failure = null;
             try {
-                encode(indexes, registrations, times, pipe);
+                encode(indexes, cut, times, pipe);
             } catch (IOException | RuntimeException e) {
                 failure = e;
             } finally {
@@ -200,20 +201,26 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
         pipe.drainTo(out);
     }
 
-    private static void encode(
-            List<ModelIndex> indexes, List<SavedRegistration> registrations, boolean times, ChunkPipe pipe)
+    /**
+     * With a registry {@code cut} (version 2 or 3), its registrations go first and the blocks of the workers it found
+     * still being unregistered stay out, as in a snapshot ({@code StateCut}); without one (version 1), every block.
+     */
+    private static void encode(List<ModelIndex> indexes, WorkerRegistry.Cut cut, boolean times, ChunkPipe pipe)
             throws IOException {
         BinaryDumpWriter writer =
-                registrations == null ? new BinaryDumpWriter(pipe) : new BinaryDumpWriter(pipe, registrations, times);
+                cut == null ? new BinaryDumpWriter(pipe) : new BinaryDumpWriter(pipe, cut.registrations(), times);
+        LeavingWorkers leaving = cut == null ? LeavingWorkers.NONE : cut.leaving();
+        DumpSink memberships = leaving.without((DumpSink) writer::membership);
+        StoreTimes.Sink storeTimes = leaving.without((StoreTimes.Sink) writer::storeTimes);
         for (ModelIndex ix : indexes) {
             try {
                 writer.beginIndex(ix.modelName(), ix.tenantId(), ix.blockSize());
                 // a slow client: wait between chunks of the walk, holding no lock, not with the bytes
-                ix.dump(writer::membership, pipe::awaitRoom);
+                ix.dump(memberships, pipe::awaitRoom);
                 if (times) {
                     // a worker's times at a time, each waiting for room like a chunk of the walk
                     ix.lastStores((worker, tier, hashes, millis) -> {
-                        writer.storeTimes(worker, tier, hashes, millis);
+                        storeTimes.times(worker, tier, hashes, millis);
                         try {
                             pipe.awaitRoom();
                         } catch (IOException e) {

@@ -18,10 +18,12 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
@@ -74,6 +76,11 @@ public final class WorkerRegistry implements AutoCloseable {
      * stops stay in {@link #stopping} until they do, and a registration is refused at once meanwhile.
      */
     private final Map<Long, Integer> stuck = new HashMap<>();
+    /**
+     * The removals of unregisters whose blocks are not removed yet (their listeners still stopping, or stuck): a state
+     * cut leaves their blocks out ({@link LeavingWorkers}).
+     */
+    private final List<Removal> leaving = new ArrayList<>();
     /** non-null while startup recovery runs: what was unregistered meanwhile, applied when it installs */
     private RecoveryTombstones tombstones;
 
@@ -300,6 +307,7 @@ public final class WorkerRegistry implements AutoCloseable {
                 removal = takeInstance(inst);
             }
             everUnregistered = true;
+            leaving.add(removal);
             stopping.merge(instanceId, stopped, (a, b) -> CompletableFuture.allOf(a, b));
         }
         CompletableFuture<Void> removed = DONE;
@@ -403,6 +411,7 @@ public final class WorkerRegistry implements AutoCloseable {
      * been registered meanwhile). Caller holds the lock; returns when the blocks are gone.
      */
     private CompletableFuture<Void> removeBlocks(Removal removal) {
+        leaving.removeIf(r -> r == removal); // from here on a cut sees the blocks removed (it flushes the writers)
         Instance inst = removal.inst();
         Map<WorkerKey, String> endpoints = new HashMap<>();
         removal.ranks().forEach((r, rank) -> endpoints.put(new WorkerKey(inst.id, r), rank.spec.endpoint()));
@@ -446,8 +455,9 @@ public final class WorkerRegistry implements AutoCloseable {
      * Every registration with its watermark. Read before the trees (the caller flushes the index writers after
      * this), so a tree holds at least every batch up to the watermark saved with it; the few that arrive between
      * are replayed again after a restore, which leaves the same state (a store or removal applied twice in order).
-     * Taken after the unregisters in flight have submitted their removals (waited for outside the lock, bounded):
-     * else a cut could hold the blocks of a worker without its registration, which no restore would drop.
+     * Taken after the unregisters in flight have submitted their removals (waited for outside the lock, bounded), so
+     * that the cut reflects them (with {@code --unregister-grace}, their blocks go beside it); the blocks of those
+     * still going at the deadline are left out of it ({@link Cut#leaving}).
      */
     public List<SavedRegistration> export() {
         return export(System.nanoTime() + TimeUnit.SECONDS.toNanos(WriterWait.TIMEOUT_SECONDS));
@@ -464,12 +474,14 @@ public final class WorkerRegistry implements AutoCloseable {
     }
 
     /**
-     * What a snapshot saves of the registry, read at one moment: the registrations with their watermarks, and the
-     * workers {@code --unregister-grace} keeps detached (none without it).
+     * What a snapshot saves of the registry, read at one moment: the registrations with their watermarks, the
+     * workers {@code --unregister-grace} keeps detached (none without it), and the workers still being unregistered,
+     * whose blocks the cut's walk leaves out: no registration of the cut vouches for them, and a restore would keep
+     * them with no listener to remove them.
      */
-    public record Cut(List<SavedRegistration> registrations, List<DetachedWorker> detached) {}
+    public record Cut(List<SavedRegistration> registrations, List<DetachedWorker> detached, LeavingWorkers leaving) {}
 
-    /** {@link #export(long)} with the detached workers read under the same lock hold. */
+    /** {@link #export(long)} with the detached and the leaving workers read under the same lock hold. */
     public Cut cut(long deadlineNanos) {
         CompletableFuture<Void> stops;
         int instances;
@@ -513,7 +525,23 @@ public final class WorkerRegistry implements AutoCloseable {
                             : learned.watermark().get();
                 })
                 : List.of();
-        return new Cut(exportLocked(), detached);
+        return new Cut(exportLocked(), detached, leavingLocked());
+    }
+
+    private LeavingWorkers leavingLocked() {
+        if (leaving.isEmpty()) {
+            return LeavingWorkers.NONE;
+        }
+        Set<Long> whole = new HashSet<>();
+        Set<WorkerKey> ranks = new HashSet<>();
+        for (Removal r : leaving) {
+            if (r.whole()) {
+                whole.add(r.inst().id);
+            } else {
+                r.ranks().keySet().forEach(rank -> ranks.add(new WorkerKey(r.inst().id, rank)));
+            }
+        }
+        return new LeavingWorkers(whole, ranks);
     }
 
     private List<SavedRegistration> exportLocked() {

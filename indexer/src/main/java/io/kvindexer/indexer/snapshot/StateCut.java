@@ -2,8 +2,10 @@ package io.kvindexer.indexer.snapshot;
 
 import io.kvindexer.indexer.dump.BinaryDumpWriter;
 import io.kvindexer.indexer.dump.SavedRegistration;
+import io.kvindexer.indexer.index.DumpSink;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.index.StoreTimes;
 import io.kvindexer.indexer.registry.DetachedWorker;
 import io.kvindexer.indexer.registry.WorkerRegistry;
 import java.io.IOException;
@@ -53,13 +55,17 @@ public final class StateCut {
         }
         ChunkedBytes step = new ChunkedBytes();
         BinaryDumpWriter writer = new BinaryDumpWriter(step, registrations, indexers.keepsStoreTimes());
+        // the blocks of workers still being unregistered (a stream stuck past its stop) stay out: no registration
+        // here vouches for them
+        DumpSink memberships = registry.leaving().without((DumpSink) writer::membership);
+        StoreTimes.Sink times = registry.leaving().without((StoreTimes.Sink) writer::storeTimes);
         for (ModelIndex ix : indexers.all()) {
             writer.beginIndex(ix.modelName(), ix.tenantId(), ix.blockSize());
-            ix.dump(writer::membership, () -> step.drainTo(out));
+            ix.dump(memberships, () -> step.drainTo(out));
             // read after the walk: a block stored meanwhile has a time and maybe no membership (ignored when
             // loaded), one without a time starts its TTL when loaded, as before version 3
             ix.lastStores((worker, tier, hashes, millis) -> {
-                writer.storeTimes(worker, tier, hashes, millis);
+                times.times(worker, tier, hashes, millis);
                 try {
                     step.drainTo(out); // one worker's times held at a time
                 } catch (IOException e) {
