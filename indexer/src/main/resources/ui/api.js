@@ -8,6 +8,8 @@ const TOKEN_KEY = 'kv-indexer-token';
 let token = sessionStorage.getItem(TOKEN_KEY);
 let pendingPrompt = null;
 let declined = false; // cancelled once: do not prompt again on every refresh, until the user asks to
+/** the server's clock minus the browser's, from the last answer's Date header: ages are the server's, not skewed */
+let clockOffsetMs = 0;
 
 export class ApiError extends Error {
   constructor(status, message) {
@@ -42,6 +44,8 @@ export async function request(path, { method = 'GET', body } = {}) {
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     if (guarded && token) headers.Authorization = 'Bearer ' + token;
     const res = await fetch(url(path), { method, headers, body, cache: 'no-store' });
+    const date = Date.parse(res.headers.get('Date') || '');
+    if (!Number.isNaN(date)) clockOffsetMs = date - Date.now();
     if (res.status === 401 && guarded && attempt < 3) {
       const refused = token !== null;
       token = null;
@@ -77,6 +81,11 @@ export async function text(path) {
   const res = await request(path);
   if (!res.ok) throw new ApiError(res.status, `${path} answered ${res.status}`);
   return res.text();
+}
+
+/** Now on the server's clock (epoch ms), as its last answer told it to the second; the browser's before any. */
+export function serverNow() {
+  return Date.now() + clockOffsetMs;
 }
 
 /** Lets the next protected request prompt again after the token dialog was cancelled. */

@@ -2,6 +2,7 @@
 // state came from at start and its snapshots, read from the same /metrics sample as the charts (docs/metrics.md).
 
 import { h, sync, fmt } from './dom.js';
+import { serverNow } from './api.js';
 
 let shown = null;
 
@@ -23,6 +24,8 @@ export function renderProcess(samples) {
   const recovery = samples.find((x) => x.name === 'dynamo_kvindexer_startup_recovery_seconds');
   const snapshot = one('dynamo_kvindexer_snapshot_bytes');
   const free = one('dynamo_kvindexer_snapshot_dir_free_bytes');
+  const written = one('dynamo_kvindexer_snapshot_last_success_timestamp_seconds');
+  const interval = one('dynamo_kvindexer_snapshot_interval_seconds'); // exposed with --snapshot-dir only
   const rows = [
     ['heap', 'Heap', used === null ? '–'
       : `${bytes(used)}${max > 0 ? ` of ${bytes(max)} (${Math.round((100 * used) / max)} %)` : ''}`],
@@ -32,13 +35,29 @@ export function renderProcess(samples) {
     ['uptime', 'Up', started === null ? '–' : since(started)],
     ['jvm', 'JVM', runtime ? `${runtime.labels.version} (${runtime.labels.vendor})` : '–'],
     ['state', 'State from', recovery ? stateFrom(recovery.labels.source, recovery.value) : 'recovering'],
-    ['snapshots', 'Snapshots', snapshots(snapshot, free)],
+    ['snapshots', 'Snapshots', interval === null ? 'not kept (no --snapshot-dir)' : snapshots(snapshot, free)],
   ];
+  if (interval !== null && written !== null) {
+    const age = freshness(written, interval, snapshot !== null, serverNow() / 1000);
+    rows.push(['snapshot-age', 'Newest snapshot', age.text, age.overdue]);
+  }
   const text = JSON.stringify(rows);
   if (text === shown) return;
   shown = text;
-  sync(document.getElementById('process'), ...rows.map(([field, label, value]) => h('div', { class: 'fact' },
-    h('dt', {}, label), h('dd', { class: 'num', dataset: { field } }, value))));
+  sync(document.getElementById('process'), ...rows.map(([field, label, value, overdue]) => h('div', { class: 'fact' },
+    h('dt', {}, label), h('dd', { class: overdue ? 'num overdue' : 'num', dataset: { field } }, value))));
+}
+
+/**
+ * How old the newest snapshot is (written: epoch seconds, dynamo_kvindexer_snapshot_last_success_timestamp_seconds,
+ * which is the start until one exists; any: one exists), and whether it is overdue by alert
+ * KvIndexerSnapshotsOverdue's rule: older than three intervals (seconds) and 5 minutes.
+ */
+export function freshness(written, interval, any, now) {
+  const age = Math.max(0, now - written);
+  const overdue = age > 3 * interval + 300;
+  const text = any ? `written ${duration(age)} ago` : `none yet, ${duration(age)} after the start`;
+  return { text: overdue ? `${text}: overdue (one every ${duration(interval)})` : text, overdue };
 }
 
 /** Where startup recovery found the state: the source label of dynamo_kvindexer_startup_recovery_seconds. */
@@ -77,9 +96,14 @@ export function bytes(n) {
   return `${i === 0 || n >= 100 ? Math.round(n) : n.toPrecision(3)} ${units[i]}`;
 }
 
-/** How long since an epoch-seconds instant, to the minute: 3 h 12 min, 45 s. */
+/** How long since an epoch-seconds instant on the server's clock, to the minute: 3 h 12 min, 45 s. */
 function since(epochSeconds) {
-  const s = Math.max(0, Math.round(Date.now() / 1000 - epochSeconds));
+  return duration(serverNow() / 1000 - epochSeconds);
+}
+
+/** A span of seconds in words, to the minute past one: 45 s, 12 min, 3 h 12 min, 2 d 5 h. */
+export function duration(seconds) {
+  const s = Math.max(0, Math.round(seconds));
   if (s < 60) return `${s} s`;
   const m = Math.floor(s / 60);
   if (m < 60) return `${m} min`;

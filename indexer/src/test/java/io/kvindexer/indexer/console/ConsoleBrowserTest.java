@@ -11,7 +11,12 @@ import io.kvindexer.indexer.expiry.ExpiryPolicy;
 import io.kvindexer.indexer.hash.BlockHasher;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.sim.EngineSimulator;
+import io.kvindexer.indexer.snapshot.SnapshotFiles;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -644,7 +649,10 @@ class ConsoleBrowserTest {
         assertThat(field("uptime")).matches("\\d+ (s|min)|\\d+ h \\d+ min");
         assertThat(field("jvm")).startsWith(System.getProperty("java.runtime.version") + " (");
         assertThat(field("state")).as("no peers, no snapshot dir").isEqualTo("nothing: started empty");
-        assertThat(field("snapshots")).as("no snapshot dir").isEqualTo("none written");
+        assertThat(field("snapshots")).as("no snapshot dir").isEqualTo("not kept (no --snapshot-dir)");
+        assertThat(browser.driver.findElements(By.cssSelector("#process [data-field=snapshot-age]")))
+                .as("no snapshot dir: no freshness")
+                .isEmpty();
         assertThat(browser.js("return import('/ui/process.js').then(m => [m.snapshots(15.2 * 1048576, 80 * 1073741824),"
                         + " m.snapshots(900 * 1048576, 1024 * 1048576), m.snapshots(2048, null)])"))
                 .isEqualTo(List.of(
@@ -1117,6 +1125,69 @@ class ConsoleBrowserTest {
             assertThat(retry.getText()).isEqualTo("Enter token");
             assertThat(browser.severeLogs()).allMatch(m -> m.contains("/prefixes") && m.contains("401"));
             browser.driver.get("about:blank");
+        }
+    }
+
+    /**
+     * With {@code --snapshot-dir}, the Process card says how old the newest snapshot is and flags it once overdue by
+     * alert KvIndexerSnapshotsOverdue's rule (older than three intervals and 5 minutes): a replica restarted on a
+     * snapshot two hours old with a 30 s interval shows it overdue until its first snapshot is written.
+     */
+    @Test
+    @Order(23)
+    void theProcessCardSaysHowOldTheNewestSnapshotIsAndWhenItIsOverdue(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        IndexerApp first = IndexerApp.start(IndexerConfig.defaults().with(c -> {
+            c.snapshotDir = dir;
+            c.snapshotInterval = Duration.ofHours(1);
+        }));
+        try (first) {
+            first.snapshots().write();
+        }
+        List<Path> written = new SnapshotFiles(dir).newestFirst();
+        assertThat(written).isNotEmpty();
+        for (Path file : written) { // (the last one at shutdown, if it started its timer by then)
+            Files.setLastModifiedTime(
+                    file,
+                    FileTime.from(Instant.now()
+                            .minus(Duration.ofHours(2).plusMinutes(5).plusSeconds(30))));
+        }
+
+        try (IndexerApp restarted = IndexerApp.start(IndexerConfig.defaults().with(c -> {
+            c.snapshotDir = dir;
+            c.snapshotInterval = Duration.ofSeconds(30);
+        }))) {
+            try {
+                var wait = browser.open(restarted.baseUrl() + "/ui/#overview");
+                By age = By.cssSelector("#process [data-field=snapshot-age]");
+                wait.until(d -> !d.findElements(age).isEmpty());
+                WebElement shown = browser.driver.findElement(age);
+                assertThat(shown.getText()).matches("written 2 h [56] min ago: overdue \\(one every 30 s\\)");
+                assertThat(shown.getAttribute("class")).contains("overdue");
+                assertThat(shown.getCssValue("font-weight")).isEqualTo("600");
+                browser.js("arguments[0].scrollIntoView({block: 'center'})", shown);
+                browser.screenshot("overview-process-snapshot-overdue-1280x800");
+
+                // its first snapshot, one interval after the start, is fresh
+                new WebDriverWait(browser.driver, Duration.ofSeconds(120), Duration.ofMillis(200))
+                        .ignoring(StaleElementReferenceException.class)
+                        .until(d -> d.findElement(age).getText().matches("written \\d+ s ago"));
+                assertThat(browser.driver.findElement(age).getAttribute("class"))
+                        .doesNotContain("overdue");
+                assertThat(field("snapshots")).matches("[0-9.]+ (B|KiB) newest, [0-9.]+ (MiB|GiB|TiB) free");
+                assertThat(browser.js("return import('/ui/process.js').then(m => ["
+                                + " m.freshness(1000, 30, true, 1390), m.freshness(1000, 30, true, 1391),"
+                                + " m.freshness(1000, 3600, false, 1000 + 42), m.freshness(0, 60, false, 3 * 3600 + 60)]"
+                                + ".map(f => f.text + (f.overdue ? ' !' : '')))"))
+                        .as("overdue strictly past three intervals and 5 min; before the first, counted from the start")
+                        .isEqualTo(List.of(
+                                "written 6 min ago",
+                                "written 6 min ago: overdue (one every 30 s) !",
+                                "none yet, 42 s after the start",
+                                "none yet, 3 h 1 min after the start: overdue (one every 1 min) !"));
+            } finally {
+                browser.driver.get("about:blank"); // before the replica goes: no failed loads
+            }
         }
     }
 
