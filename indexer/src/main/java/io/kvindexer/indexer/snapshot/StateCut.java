@@ -22,7 +22,8 @@ import java.util.concurrent.TimeoutException;
  * when some tier has a TTL, else version 2 (which the versions before store times read, so a rollback keeps its
  * snapshots): the registrations with their watermarks
  * first, then (once the index writers have applied everything submitted before) every tree, so each tree holds at
- * least every batch up to its watermark. Each index is walked a few thousand nodes per read-lock hold; a step is
+ * least every batch up to its watermark; the blocks of workers still being unregistered stay out ({@link
+ * io.kvindexer.indexer.registry.LeavingWorkers}). Each index is walked a few thousand nodes per read-lock hold; a step is
  * encoded into memory under the lock and written out after it: a writer waits for one step, never for the whole cut
  * nor for the disk, and the cut holds one step in memory, not the index. The trees may mix moments after the
  * watermarks; the replay after them converges (ADR 0004).

@@ -194,6 +194,38 @@ class SlowListenerStopTest {
         unregister.get(SECONDS, TimeUnit.SECONDS);
     }
 
+    /**
+     * A cut whose wait for an unregister in flight runs out leaves out the blocks of what is still being unregistered:
+     * of one dp rank, that rank only (its instance's other rank stays registered, and in the cut, with its blocks).
+     */
+    @Test
+    void aCutPastItsWaitLeavesOutOnlyTheRankStillBeingUnregistered() throws Exception {
+        registry.register(registration(1, 5001));
+        registry.register(new Registration(1, "tcp://127.0.0.1:5001", "m", "default", BLOCK, 1, null, null));
+        CompletableFuture<Void> unregister = CompletableFuture.runAsync(
+                () -> {
+                    try {
+                        registry.unregister(1, "m", "default", 1);
+                    } catch (RegistryException e) {
+                        throw new IllegalStateException(e);
+                    }
+                },
+                threads);
+        assertThat(stopEntered.await(SECONDS, TimeUnit.SECONDS)).isTrue();
+
+        WorkerRegistry.Cut cut = registry.cut(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200));
+        assertThat(cut.registrations()).extracting(SavedRegistration::dpRank).containsExactly(0);
+        assertThat(cut.leaving().covers(new WorkerKey(1, 1))).isTrue();
+        assertThat(cut.leaving().covers(new WorkerKey(1, 0))).isFalse();
+        assertThat(cut.leaving().covers(new WorkerKey(2, 1))).isFalse();
+
+        stopMayEnd.countDown();
+        unregister.get(SECONDS, TimeUnit.SECONDS);
+        assertThat(registry.cut(System.nanoTime()).leaving())
+                .as("its blocks removed: nothing left out any more")
+                .isEqualTo(LeavingWorkers.NONE);
+    }
+
     private CompletableFuture<Void> unregisterInBackground() {
         return CompletableFuture.runAsync(
                 () -> {
