@@ -32,6 +32,14 @@ public final class SnapshotRecovery {
      */
     public static Recovered load(Path dir, Indexers indexers, Duration timeout, Consumer<String> events)
             throws InterruptedException {
+        if (Files.exists(dir) && !Files.isDirectory(dir)) {
+            // (newestFirst finds nothing there, and "no snapshot" would hide the mistake)
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "--snapshot-dir {0} is not a directory: no snapshot can be read from it; starting empty",
+                    dir);
+            return null;
+        }
         List<Path> files;
         try {
             files = new SnapshotFiles(dir).newestFirst();
