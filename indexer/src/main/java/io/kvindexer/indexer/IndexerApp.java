@@ -13,8 +13,10 @@ import io.kvindexer.indexer.recovery.SnapshotRecovery;
 import io.kvindexer.indexer.recovery.StartupGate;
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.registry.WorkerRegistry;
+import io.kvindexer.indexer.snapshot.SnapshotFiles;
 import io.kvindexer.indexer.snapshot.Snapshotter;
 import io.opentelemetry.sdk.autoconfigure.spi.ConfigurationException;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -244,6 +246,10 @@ public final class IndexerApp implements AutoCloseable {
      */
     private Start recover() throws InterruptedException {
         Recovered recovered = null;
+        boolean ownSnapshot = hasSnapshot();
+        if (ownSnapshot) {
+            components.gate().snapshotToFallBackOn();
+        }
         if (config.recoversFromPeers()) {
             Set<String> candidates = new LinkedHashSet<>(config.peers());
             if (config.peersDns() != null) {
@@ -263,6 +269,7 @@ public final class IndexerApp implements AutoCloseable {
                                     ? null
                                     : config.bearerTokens().current())
                     .trusting(config.security().caFile())
+                    .withOwnSnapshot(ownSnapshot)
                     .fetch();
         }
         if ((recovered == null || recovered.blank()) && config.snapshotDir() != null) {
@@ -273,6 +280,18 @@ public final class IndexerApp implements AutoCloseable {
             }
         }
         return new Start(recovered, recovered == null ? Start.NONE : recovered.blank() ? "blank_peer" : "peer");
+    }
+
+    /** Whether {@code --snapshot-dir} holds a snapshot to start from (checked when it is loaded). */
+    private boolean hasSnapshot() {
+        if (config.snapshotDir() == null) {
+            return false;
+        }
+        try {
+            return !new SnapshotFiles(config.snapshotDir()).newestFirst().isEmpty();
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
     }
 
     public int port() {

@@ -45,6 +45,8 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
     private static final MediaType BINARY = MediaTypes.create(BinaryDump.MEDIA_TYPE);
     /** seconds a client refused for want of a slot waits: a dump of a big index takes a few seconds */
     static final int RETRY_AFTER_SECONDS = 5;
+    /** seconds a replica asks again a peer that is loading its snapshot: loading one takes a few seconds at most */
+    static final int RECOVERING_RETRY_AFTER_SECONDS = 1;
 
     @Override
     public void routes(Routes routes) {
@@ -55,7 +57,13 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
         if (gate.isRecovering()) {
             // what it holds so far is not a recovered state: a replica recovering from this one would take it for
             // one and never read its own snapshot (Dynamo answers nothing at all before its recovery)
-            throw new ApiError(503, "indexer is not ready: " + StartupGate.RECOVERING);
+            if (gate.recoveringWithSnapshot()) {
+                // it will have the state soon whatever its peers answer: a replica with nothing to fall back on
+                // asks again (PeerRecovery) instead of starting empty for good
+                res.header(HeaderNames.RETRY_AFTER, String.valueOf(RECOVERING_RETRY_AFTER_SECONDS));
+            }
+            JsonOut.error(res, 503, "indexer is not ready: " + StartupGate.RECOVERING);
+            return;
         }
         boolean binary = wantsBinary(req);
         // binary with ?registrations=true: version 2, the registrations and watermarks read before the flush, so

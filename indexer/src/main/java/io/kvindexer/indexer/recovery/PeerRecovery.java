@@ -57,6 +57,7 @@ public final class PeerRecovery {
     private final String authToken;
     private final Format format;
     private Path caFile;
+    private boolean ownSnapshot;
 
     public PeerRecovery(List<String> peers, Indexers indexers, Duration delay, Duration timeout) {
         this(peers, indexers, delay, timeout, null);
@@ -80,6 +81,16 @@ public final class PeerRecovery {
     /** Trust {@code https://} peers by the CAs in {@code caFile} ({@code --tls-ca-file}); null: the JDK's. */
     public PeerRecovery trusting(Path caFile) {
         this.caFile = caFile;
+        return this;
+    }
+
+    /**
+     * This replica has a snapshot of its own to start from: a peer that is loading its snapshot (503
+     * {@code recovering_from_peer} with a {@code Retry-After}) is not waited for, which also keeps two such
+     * replicas, each the other's peer, from waiting on each other.
+     */
+    public PeerRecovery withOwnSnapshot(boolean ownSnapshot) {
+        this.ownSnapshot = ownSnapshot;
         return this;
     }
 
@@ -143,6 +154,14 @@ public final class PeerRecovery {
                         LOG.log(System.Logger.Level.INFO, "P2P recovery completed from {0} ({1})", peer, r.counts());
                         return r;
                     } catch (PeerBusy e) {
+                        if (e.recovering && ownSnapshot) {
+                            LOG.log(
+                                    System.Logger.Level.WARNING,
+                                    "P2P recovery from {0} failed: {1} (not waited for: this replica has a snapshot)",
+                                    peer,
+                                    e.getMessage());
+                            continue;
+                        }
                         busy.add(peer);
                         retryAfter = retryAfter.compareTo(e.retryAfter) < 0 ? retryAfter : e.retryAfter;
                         LOG.log(System.Logger.Level.INFO, "P2P recovery: {0} is busy ({1})", peer, e.getMessage());
@@ -241,7 +260,9 @@ public final class PeerRecovery {
                 String said = new String(body.readNBytes(512), java.nio.charset.StandardCharsets.UTF_8).strip();
                 String refusal = refusal(request.uri(), response.statusCode(), said, authToken != null);
                 Duration retryAfter = PeerBusy.retryAfter(response);
-                throw retryAfter == null ? new IOException(refusal) : new PeerBusy(refusal, retryAfter);
+                throw retryAfter == null
+                        ? new IOException(refusal)
+                        : new PeerBusy(refusal, retryAfter, said.contains(StartupGate.RECOVERING));
             }
             boolean blank = response.headers()
                     .firstValue(BinaryDump.BLANK_HEADER)
@@ -263,14 +284,18 @@ public final class PeerRecovery {
 
     /**
      * A peer that has the state but serves as many dumps as it allows ({@code --max-concurrent-dumps}): 503 with
-     * {@code Retry-After} (a peer that is not ready answers 503 without one, and is not asked again).
+     * {@code Retry-After}; or one still recovering that has a snapshot to start from, which will have the state
+     * whatever its peers answer ({@code recovering}). A peer recovering with nothing to fall back on answers 503
+     * without a {@code Retry-After}, and is not asked again.
      */
     static final class PeerBusy extends IOException {
         final Duration retryAfter;
+        final boolean recovering;
 
-        PeerBusy(String message, Duration retryAfter) {
+        PeerBusy(String message, Duration retryAfter, boolean recovering) {
             super(message);
             this.retryAfter = retryAfter;
+            this.recovering = recovering;
         }
 
         /** The 503's Retry-After in whole seconds, 1 to {@link #MAX_RETRY_AFTER}; null for any other answer. */

@@ -28,6 +28,8 @@ public final class StartupGate {
     private volatile boolean startedBlank = true;
 
     private volatile boolean shuttingDown;
+    /** recovering, and a snapshot on disk to fall back on: this replica will have state whatever its peers say */
+    private volatile boolean snapshotToFallBackOn;
 
     /**
      * @param recoveryPending true when peers are configured: the gate stays shut until {@link #recoveryFinished()}
@@ -80,6 +82,19 @@ public final class StartupGate {
 
     public boolean isRecovering() {
         return recovering;
+    }
+
+    /** Startup recovery has a snapshot to fall back on: its {@code /dump} tells peers to ask again. */
+    public void snapshotToFallBackOn() {
+        snapshotToFallBackOn = true;
+    }
+
+    /**
+     * Still recovering, with a snapshot on disk: it will have the state even when no peer answers, so a peer without
+     * a snapshot of its own should wait for it rather than start empty.
+     */
+    public boolean recoveringWithSnapshot() {
+        return recovering && snapshotToFallBackOn;
     }
 
     /**
