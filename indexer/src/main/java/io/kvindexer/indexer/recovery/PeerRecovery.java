@@ -10,6 +10,11 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.security.cert.CertPathValidatorException;
+import java.security.cert.CertPathValidatorException.BasicReason;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateExpiredException;
+import java.security.cert.CertificateNotYetValidException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -216,19 +221,47 @@ public final class PeerRecovery {
     }
 
     /**
-     * A failed recovery in one line; an untrusted certificate says which flag trusts it (the JDK's text names a
-     * certificate path builder).
+     * A failed recovery in one line; a refused certificate says why in words and what to change (the JDK's text
+     * names a certificate path builder, and says "PKIX" for an expired certificate as for an unknown CA).
      */
     static String describe(Exception e) {
         if (PlainHttpToTls.detected(e)) {
             return PlainHttpToTls.HINT;
         }
-        if (e instanceof javax.net.ssl.SSLHandshakeException
-                && String.valueOf(e.getMessage()).contains("PKIX")) {
-            return "the peer's TLS certificate is not signed by a CA this replica trusts (--tls-ca-file names the CA"
-                    + " that issued the peers' certificates): " + e.getMessage();
+        if (e instanceof javax.net.ssl.SSLHandshakeException) {
+            String refused = certificateRefused(e);
+            if (refused != null) {
+                return refused + ": " + e.getMessage();
+            }
         }
         return e.getMessage() != null && e instanceof IOException ? e.getMessage() : e.toString();
+    }
+
+    /** Why the peer's certificate was refused, from the handshake failure's causes; null when it was not. */
+    private static String certificateRefused(Exception handshake) {
+        for (Throwable t = handshake; t != null; t = t.getCause()) {
+            if (t instanceof CertificateExpiredException
+                    || t instanceof CertPathValidatorException v && v.getReason() == BasicReason.EXPIRED) {
+                return "the peer's TLS certificate (or one of its chain) has expired: renew the peer's"
+                        + " --tls-cert-file";
+            }
+            if (t instanceof CertificateNotYetValidException
+                    || t instanceof CertPathValidatorException v && v.getReason() == BasicReason.NOT_YET_VALID) {
+                return "the peer's TLS certificate (or one of its chain) is not valid yet: check the peer's"
+                        + " --tls-cert-file and both clocks";
+            }
+            String message = String.valueOf(t.getMessage());
+            if (t instanceof CertificateException
+                    && (message.startsWith("No subject alternative") || message.startsWith("No name matching"))) {
+                return "the peer's TLS certificate does not name the host of its URL (give the peer a certificate"
+                        + " for that name, or use the name its certificate holds)";
+            }
+        }
+        if (String.valueOf(handshake.getMessage()).contains("PKIX")) {
+            return "the peer's TLS certificate is not signed by a CA this replica trusts (--tls-ca-file names the CA"
+                    + " that issued the peers' certificates)";
+        }
+        return null;
     }
 
     /** {@code http://peer:8090/} as {@code http://peer:8090}: the path then appended is {@code /dump}, not {@code //dump}. */

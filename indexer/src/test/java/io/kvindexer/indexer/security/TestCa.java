@@ -87,6 +87,11 @@ public final class TestCa {
         return new Issued(Certificates.sign(b, keys.getPrivate()), leaf);
     }
 
+    /** Signs a certificate this CA issues, for a test that builds one of its own shape. */
+    public X509Certificate sign(X509v3CertificateBuilder b) throws GeneralSecurityException {
+        return Certificates.sign(b, keys.getPrivate());
+    }
+
     /** A client TLS context that trusts this CA only. */
     public SSLContext clientContext() throws GeneralSecurityException, IOException {
         java.security.KeyStore store = java.security.KeyStore.getInstance(java.security.KeyStore.getDefaultType());
