@@ -23,7 +23,8 @@ public final class TlsOptions {
     @Option(
             names = "--tls-key-file",
             paramLabel = "FILE",
-            description = "PEM private key of --tls-cert-file (PKCS#8, or PKCS#1 RSA); re-read when it changes")
+            description = "PEM private key of --tls-cert-file (unencrypted PKCS#8, or PKCS#1 RSA); re-read when it"
+                    + " changes")
     Path keyFile;
 
     @Option(

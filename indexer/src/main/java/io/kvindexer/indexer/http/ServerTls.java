@@ -3,6 +3,10 @@ package io.kvindexer.indexer.http;
 import io.helidon.common.configurable.Resource;
 import io.helidon.common.pki.Keys;
 import io.helidon.common.tls.Tls;
+import io.kvindexer.indexer.common.IoErrors;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.PrivateKey;
@@ -13,8 +17,9 @@ import java.util.List;
 
 /**
  * Helidon's TLS settings from a PEM certificate chain and a PEM private key ({@code --tls-cert-file},
- * {@code --tls-key-file}). The key must be PKCS#8 ({@code BEGIN PRIVATE KEY}) or PKCS#1 RSA: Helidon reads those;
- * cert-manager's {@code privateKey.encoding: PKCS8} gives the former for every algorithm. The pair is checked to
+ * {@code --tls-key-file}). The key must be unencrypted PKCS#8 ({@code BEGIN PRIVATE KEY}) or PKCS#1 RSA: Helidon
+ * reads those; cert-manager's {@code privateKey.encoding: PKCS8} gives the former for every algorithm. Any other
+ * key is refused with what it is and the command that converts it. The pair is checked to
  * belong together before it is served, so a reload that catches the key of one rotation and the certificate of
  * another keeps the old pair instead of breaking every handshake.
  */
@@ -24,6 +29,10 @@ public final class ServerTls {
 
     /** The server TLS of the pair; {@link IllegalArgumentException} naming the file at fault otherwise. */
     public static Tls load(Path certFile, Path keyFile) {
+        String unreadable = unreadable(certFile, keyFile);
+        if (unreadable != null) {
+            throw new IllegalArgumentException(unreadable);
+        }
         Keys keys;
         try {
             keys = Keys.builder()
@@ -44,6 +53,38 @@ public final class ServerTls {
                     "the key in " + keyFile + " does not belong to the certificate in " + certFile);
         }
         return Tls.builder().privateKey(key).privateKeyCertChain(chain).build();
+    }
+
+    /**
+     * What keeps the files from being read, in words and with the fix, or null: Helidon's own texts name neither
+     * file nor cause for the common mistakes ("It is not RSA, DSA or EC" for an encrypted key).
+     */
+    static String unreadable(Path certFile, Path keyFile) {
+        String key;
+        String cert;
+        try {
+            key = Files.readString(keyFile, StandardCharsets.ISO_8859_1);
+            cert = Files.readString(certFile, StandardCharsets.ISO_8859_1);
+        } catch (IOException e) {
+            Path file = Files.isReadable(keyFile) ? certFile : keyFile;
+            return "cannot read " + file + ": " + IoErrors.describe(e, file);
+        }
+        String toPkcs8 = "; convert it with `openssl pkcs8 -topk8 -nocrypt -in " + keyFile + " -out key.pem`";
+        if (key.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") || key.contains("Proc-Type: 4,ENCRYPTED")) {
+            return "the key in " + keyFile + " is encrypted with a passphrase, which the indexer does not take"
+                    + toPkcs8;
+        }
+        if (key.contains("-----BEGIN EC PRIVATE KEY-----")) {
+            return "the key in " + keyFile + " is an EC key in SEC1 form (BEGIN EC PRIVATE KEY); the indexer reads"
+                    + " PKCS#8 (BEGIN PRIVATE KEY)" + toPkcs8;
+        }
+        if (!key.contains("-----BEGIN PRIVATE KEY-----") && !key.contains("-----BEGIN RSA PRIVATE KEY-----")) {
+            return "no PEM private key (BEGIN PRIVATE KEY) in " + keyFile;
+        }
+        if (!cert.contains("-----BEGIN CERTIFICATE-----")) {
+            return "no PEM certificate (BEGIN CERTIFICATE) in " + certFile;
+        }
+        return null;
     }
 
     /** Signs a random challenge with the key and verifies it with the certificate's public key. */
