@@ -2,6 +2,8 @@ package io.kvindexer.indexer;
 
 import io.kvindexer.indexer.http.AccessLogSettings;
 import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Set;
 import picocli.CommandLine.Option;
 
 /** Dynamo's access-log flags, mixed into {@link IndexerCli}. */
@@ -9,6 +11,8 @@ public final class AccessLogOptions {
 
     /** RFC 9110's token: the characters a header name may have. */
     private static final String HEADER_NAME = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]+";
+
+    private static final Set<String> CREDENTIAL_HEADERS = Set.of("authorization", "proxy-authorization", "cookie");
 
     @Option(
             names = "--access-log",
@@ -32,6 +36,11 @@ public final class AccessLogOptions {
         if (!traceIdHeader.matches(HEADER_NAME)) {
             throw new ConfigException(
                     "invalid value for --trace-id-header: `" + traceIdHeader + "` is not an HTTP header name");
+        }
+        if (CREDENTIAL_HEADERS.contains(traceIdHeader.toLowerCase(Locale.ROOT))) {
+            // its value would be the bearer token (or a session), written into every record of a file anyone may read
+            throw new ConfigException("invalid value for --trace-id-header: `" + traceIdHeader
+                    + "` carries credentials, which the access log never records");
         }
         return new AccessLogSettings(file, traceIdHeader, localTime);
     }
