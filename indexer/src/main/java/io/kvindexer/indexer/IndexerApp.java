@@ -1,5 +1,6 @@
 package io.kvindexer.indexer;
 
+import io.helidon.common.tls.Tls;
 import io.helidon.webserver.WebServer;
 import io.kvindexer.indexer.http.AccessLogSettings;
 import io.kvindexer.indexer.http.IndexerRouting;
@@ -53,6 +54,7 @@ public final class IndexerApp implements AutoCloseable {
         this.core = IndexerCore.start(config);
         this.components = core.components();
         Snapshotter snapshotter = null;
+        Tls servedTls = null;
         if (config.snapshotDir() != null) {
             components.metrics().snapshotsEnabled(config.snapshotDir(), config.snapshotInterval());
         }
@@ -69,8 +71,9 @@ public final class IndexerApp implements AutoCloseable {
                             components.metrics()::newestSnapshot);
             var builder = WebServer.builder();
             if (config.security().serverTls()) {
-                builder.tls(ServerTls.load(
-                        config.security().certFile(), config.security().keyFile()));
+                servedTls = ServerTls.load(
+                        config.security().certFile(), config.security().keyFile());
+                builder.tls(servedTls);
             }
             this.server = builder.host(config.host())
                     .port(config.port())
@@ -94,7 +97,7 @@ public final class IndexerApp implements AutoCloseable {
             throw e;
         }
         this.snapshots = snapshotter;
-        this.reloads = new SecurityReloads(config.security(), server);
+        this.reloads = new SecurityReloads(config.security(), server, servedTls);
         LOG.log(
                 System.Logger.Level.INFO,
                 "kv-indexer {0} on {1}:{2,number,#}",

@@ -28,27 +28,25 @@ final class SecurityReloads implements AutoCloseable {
 
     private final List<WatchedFiles> watches = new ArrayList<>();
 
-    SecurityReloads(TransportSecurity security, WebServer server) {
+    private final Object tlsLock = new Object();
+    private List<X509Certificate> servedChain;
+
+    /**
+     * Starts watching; {@code served} is the TLS the server started with (null without TLS). The files were read
+     * for it, and for the token, before the server started: a change made since, before the watches took their
+     * first look, is applied here, or it would go unnoticed until the files changed again (a Secret rotated while
+     * the replica started kept the old token, or certificate, for good).
+     */
+    SecurityReloads(TransportSecurity security, WebServer server, Tls served) {
         if (security.serverTls()) {
+            servedChain = served == null ? List.of() : served.prototype().privateKeyCertChain();
             warnOutsideValidity(security.certFile());
             watches.add(WatchedFiles.start(
-                    "tls", List.of(security.certFile(), security.keyFile()), security.reloadInterval(), () -> {
-                        Tls tls;
-                        try {
-                            tls = ServerTls.load(security.certFile(), security.keyFile());
-                        } catch (IllegalArgumentException e) {
-                            LOG.log(
-                                    System.Logger.Level.WARNING,
-                                    "TLS files changed but are not usable yet ({0}); still serving the previous"
-                                            + " certificate",
-                                    e.getMessage());
-                            return false;
-                        }
-                        server.reloadTls(tls);
-                        LOG.log(System.Logger.Level.INFO, "TLS certificate reloaded from {0}", security.certFile());
-                        warnOutsideValidity(security.certFile());
-                        return true;
-                    }));
+                    "tls",
+                    List.of(security.certFile(), security.keyFile()),
+                    security.reloadInterval(),
+                    () -> reloadTls(security, server)));
+            reloadTls(security, server);
         }
         if (security.tokens() != null) {
             watches.add(WatchedFiles.start(
@@ -56,6 +54,32 @@ final class SecurityReloads implements AutoCloseable {
                     List.of(security.tokens().file()),
                     security.reloadInterval(),
                     security.tokens()::reload));
+            security.tokens().reload();
+        }
+    }
+
+    /** Serves the pair on disk if it is usable and not the one served; one reload at a time, in file order. */
+    private boolean reloadTls(TransportSecurity security, WebServer server) {
+        synchronized (tlsLock) {
+            Tls tls;
+            try {
+                tls = ServerTls.load(security.certFile(), security.keyFile());
+            } catch (IllegalArgumentException e) {
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "TLS files changed but are not usable yet ({0}); still serving the previous certificate",
+                        e.getMessage());
+                return false;
+            }
+            List<X509Certificate> chain = tls.prototype().privateKeyCertChain();
+            if (chain.equals(servedChain)) {
+                return true; // the same pair rewritten, or the check at start found nothing new
+            }
+            server.reloadTls(tls);
+            servedChain = chain;
+            LOG.log(System.Logger.Level.INFO, "TLS certificate reloaded from {0}", security.certFile());
+            warnOutsideValidity(security.certFile());
+            return true;
         }
     }
 

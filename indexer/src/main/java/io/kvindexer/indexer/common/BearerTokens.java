@@ -68,7 +68,7 @@ public final class BearerTokens {
      * they were, with a warning; the caller tries again when the file changes, as a Secret being rewritten can be
      * briefly absent).
      */
-    public boolean reload() {
+    public synchronized boolean reload() {
         if (file == null) {
             return true;
         }
