@@ -3,6 +3,7 @@ package io.kvindexer.indexer.recovery;
 import io.kvindexer.indexer.common.PlainHttpToTls;
 import io.kvindexer.indexer.dump.BinaryDump;
 import io.kvindexer.indexer.index.Indexers;
+import io.kvindexer.tls.CertificateRefusal;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -10,11 +11,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
-import java.security.cert.CertPathValidatorException;
-import java.security.cert.CertPathValidatorException.BasicReason;
-import java.security.cert.CertificateException;
-import java.security.cert.CertificateExpiredException;
-import java.security.cert.CertificateNotYetValidException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -228,40 +224,28 @@ public final class PeerRecovery {
         if (PlainHttpToTls.detected(e)) {
             return PlainHttpToTls.HINT;
         }
-        if (e instanceof javax.net.ssl.SSLHandshakeException) {
-            String refused = certificateRefused(e);
-            if (refused != null) {
-                return refused + ": " + e.getMessage();
-            }
+        CertificateRefusal refused = CertificateRefusal.of(e);
+        if (refused != null) {
+            return certificateRefused(refused) + ": " + e.getMessage();
         }
         return e.getMessage() != null && e instanceof IOException ? e.getMessage() : e.toString();
     }
 
-    /** Why the peer's certificate was refused, from the handshake failure's causes; null when it was not. */
-    private static String certificateRefused(Exception handshake) {
-        for (Throwable t = handshake; t != null; t = t.getCause()) {
-            if (t instanceof CertificateExpiredException
-                    || t instanceof CertPathValidatorException v && v.getReason() == BasicReason.EXPIRED) {
-                return "the peer's TLS certificate (or one of its chain) has expired: renew the peer's"
-                        + " --tls-cert-file";
-            }
-            if (t instanceof CertificateNotYetValidException
-                    || t instanceof CertPathValidatorException v && v.getReason() == BasicReason.NOT_YET_VALID) {
-                return "the peer's TLS certificate (or one of its chain) is not valid yet: check the peer's"
-                        + " --tls-cert-file and both clocks";
-            }
-            String message = String.valueOf(t.getMessage());
-            if (t instanceof CertificateException
-                    && (message.startsWith("No subject alternative") || message.startsWith("No name matching"))) {
-                return "the peer's TLS certificate does not name the host of its URL (give the peer a certificate"
-                        + " for that name, or use the name its certificate holds)";
-            }
-        }
-        if (String.valueOf(handshake.getMessage()).contains("PKIX")) {
-            return "the peer's TLS certificate is not signed by a CA this replica trusts (--tls-ca-file names the CA"
-                    + " that issued the peers' certificates)";
-        }
-        return null;
+    /** A refused peer certificate in words, with the flag to change. */
+    private static String certificateRefused(CertificateRefusal refused) {
+        return switch (refused) {
+            case EXPIRED ->
+                "the peer's TLS certificate (or one of its chain) has expired: renew the peer's --tls-cert-file";
+            case NOT_YET_VALID ->
+                "the peer's TLS certificate (or one of its chain) is not valid yet: check the peer's --tls-cert-file"
+                        + " and both clocks";
+            case OTHER_HOST ->
+                "the peer's TLS certificate does not name the host of its URL (give the peer a certificate for that"
+                        + " name, or use the name its certificate holds)";
+            case UNTRUSTED_CA ->
+                "the peer's TLS certificate is not signed by a CA this replica trusts (--tls-ca-file names the CA"
+                        + " that issued the peers' certificates)";
+        };
     }
 
     /** {@code http://peer:8090/} as {@code http://peer:8090}: the path then appended is {@code /dump}, not {@code //dump}. */

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvindexer.tls.CertificateRefusal;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.net.URLEncoder;
@@ -356,9 +357,31 @@ public class IndexerClient {
         return body.length() > 200 ? body.substring(0, 200) + "..." : body;
     }
 
-    private static String describe(IOException e) {
+    /**
+     * A failed call's cause; a refused certificate first says why and what to change (the JDK's text says "PKIX
+     * path ..." for an expired replica certificate as for an unknown CA).
+     */
+    static String describe(IOException e) {
         String m = e.getMessage();
-        return e.getClass().getSimpleName() + (m == null ? "" : ": " + m);
+        String raw = e.getClass().getSimpleName() + (m == null ? "" : ": " + m);
+        CertificateRefusal refused = CertificateRefusal.of(e);
+        return refused == null ? raw : certificateRefused(refused) + ": " + raw;
+    }
+
+    /** A refused replica certificate in words, with what to look at. */
+    private static String certificateRefused(CertificateRefusal refused) {
+        return switch (refused) {
+            case EXPIRED ->
+                "the replica's TLS certificate (or one of its chain) has expired: renew the certificate of the"
+                        + " KvIndexer's <name>-tls Secret";
+            case NOT_YET_VALID ->
+                "the replica's TLS certificate (or one of its chain) is not valid yet: check the certificate of the"
+                        + " KvIndexer's <name>-tls Secret and the clocks of the operator's and the replica's nodes";
+            case OTHER_HOST -> "the replica's TLS certificate does not name the host the operator called";
+            case UNTRUSTED_CA ->
+                "the replica's TLS certificate is not signed by the KvIndexer's CA (ca.crt of its <name>-tls"
+                        + " Secret)";
+        };
     }
 
     private static String enc(String s) {
