@@ -34,7 +34,7 @@ import java.util.Objects;
  * 256-bit token, generated once, kept across reconciles; {@code kv-indexer-token} for a KvIndexer named
  * {@code kv-indexer}, see {@link IndexerSecurity#tokenSecret}) and {@code <name>-tls} (issued by the operator's CA, or a
  * cert-manager {@code Certificate} writes it). Both are owned by the KvIndexer; turning a feature off deletes what
- * the operator made for it. Returns a warning to show on the KvIndexer, or null.
+ * the operator made for it (the token Secret once no pod mounts it any more). Returns a warning to show on the KvIndexer, or null.
  */
 public final class SecuritySecrets {
     /** The operator's CA of one namespace (not owned: every KvIndexer of the namespace is issued by it). */
@@ -60,7 +60,7 @@ public final class SecuritySecrets {
         Secret former = formerToken(client, kvi);
         if (!IndexerSecurity.authEnabled(kvi)) {
             if (current != null && ownedBy(current, kvi)) {
-                secret.delete();
+                retire(client, kvi, current);
             }
             retire(client, kvi, former);
             return;
@@ -99,15 +99,17 @@ public final class SecuritySecrets {
     }
 
     /**
-     * Deletes the former token Secret once neither the StatefulSet nor any replica pod mounts it: a pod of the old
-     * template that is recreated during the rollout would otherwise wait for it forever and stop the rollout.
+     * Deletes a token Secret the operator made (the former one after the rename, the current one after auth was
+     * turned off) once neither the StatefulSet nor any replica pod mounts it: a pod of the old template that is
+     * recreated during the rollout would otherwise wait for it forever in ContainerCreating and stop an
+     * OrderedReady rollout. Until then it stays, and a later reconcile (a pod change, the resync) deletes it.
      */
-    private static void retire(KubernetesClient client, KvIndexer kvi, Secret former) {
-        if (former == null) {
+    private static void retire(KubernetesClient client, KvIndexer kvi, Secret unused) {
+        if (unused == null) {
             return;
         }
         String ns = kvi.getMetadata().getNamespace();
-        String name = former.getMetadata().getName();
+        String name = unused.getMetadata().getName();
         StatefulSet sts = client.apps()
                 .statefulSets()
                 .inNamespace(ns)

@@ -127,6 +127,59 @@ class SecuritySecretsTest {
         assertThat(ReplicaAccesses.read(client, kvi).scheme()).isEqualTo("http");
     }
 
+    /**
+     * Turning auth off mid-life: the pods of the old template mount {@code <name>-auth}, and one recreated before the
+     * rollout reaches it would wait for the Secret in ContainerCreating, stopping an OrderedReady rollout. So the
+     * Secret goes only once neither the StatefulSet's template nor any replica mounts it, as after the rename below.
+     */
+    @Test
+    void turningAuthOffDeletesTheTokenSecretOnceNoReplicaMountsIt() {
+        KvIndexer kvi = kvi();
+        SecuritySecrets.reconcile(client, kvi, Instant.now());
+        String before = token("kv-auth");
+        var withAuth = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate();
+        Pod old = client.pods()
+                .inNamespace("ns")
+                .resource(new PodBuilder()
+                        .withNewMetadata()
+                        .withName("kv-0")
+                        .withLabels(IndexerNames.selectorLabels(kvi))
+                        .endMetadata()
+                        .withSpec(withAuth.getSpec())
+                        .build())
+                .create();
+        StatefulSet sts = new StatefulSetBuilder()
+                .withNewMetadata()
+                .withName(IndexerNames.statefulSet(kvi))
+                .endMetadata()
+                .withNewSpec()
+                .withTemplate(withAuth)
+                .endSpec()
+                .build();
+        client.apps().statefulSets().inNamespace("ns").resource(sts).create();
+
+        kvi.getSpec().setSecurity(new Security(null, new Security.Auth(false)));
+        SecuritySecrets.reconcile(client, kvi, Instant.now());
+        assertThat(token("kv-auth"))
+                .as("kept while the StatefulSet's template mounts it (the Secrets are kept before it is written)")
+                .isEqualTo(before);
+
+        // the StatefulSet's new template mounts no token; replica 0 is still of the old one
+        sts.getSpec().setTemplate(IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate());
+        client.apps().statefulSets().inNamespace("ns").resource(sts).update();
+        SecuritySecrets.reconcile(client, kvi, Instant.now());
+        assertThat(token("kv-auth"))
+                .as("kept while a replica of the old template mounts it")
+                .isEqualTo(before);
+
+        client.pods().inNamespace("ns").resource(old).delete();
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> client.pods().inNamespace("ns").withName("kv-0").get() == null);
+        SecuritySecrets.reconcile(client, kvi, Instant.now());
+        assertThat(secret("kv-auth")).isNull();
+        assertThat(secret("kv-tls")).as("TLS is still on").isNotNull();
+    }
+
     private KvIndexer named(String name) {
         KvIndexer kvi = Resources.kvIndexer("ns", name, 2, 8090);
         kvi.getMetadata().setUid("uid-" + name);
