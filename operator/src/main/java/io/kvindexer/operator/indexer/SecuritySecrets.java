@@ -99,8 +99,8 @@ public final class SecuritySecrets {
     }
 
     /**
-     * Deletes a token Secret the operator made (the former one after the rename, the current one after auth was
-     * turned off) once neither the StatefulSet nor any replica pod mounts it: a pod of the old template that is
+     * Deletes a Secret the operator made (the former token Secret after the rename, the token Secret after auth was
+     * turned off, the certificate's after TLS was) once neither the StatefulSet nor any replica pod mounts it: a pod of the old template that is
      * recreated during the rollout would otherwise wait for it forever in ContainerCreating and stop an
      * OrderedReady rollout. Until then it stays, and a later reconcile (a pod change, the resync) deletes it.
      */
@@ -143,9 +143,7 @@ public final class SecuritySecrets {
         Security.IssuerRef issuer = IndexerSecurity.issuerRef(kvi);
         if (!IndexerSecurity.tlsEnabled(kvi)) {
             Secret current = secret.get();
-            if (current != null && ownedBy(current, kvi)) {
-                secret.delete();
-            }
+            retire(client, kvi, current != null && ownedBy(current, kvi) ? current : null);
             if (certManager) {
                 CertManager.delete(client, kvi);
             }

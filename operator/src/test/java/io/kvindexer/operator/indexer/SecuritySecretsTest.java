@@ -180,6 +180,53 @@ class SecuritySecretsTest {
         assertThat(secret("kv-tls")).as("TLS is still on").isNotNull();
     }
 
+    @Test
+    void turningTlsOffDeletesTheCertificateSecretOnceNoReplicaMountsIt() {
+        KvIndexer kvi = kvi();
+        SecuritySecrets.reconcile(client, kvi, Instant.now());
+        assertThat(secret("kv-tls")).isNotNull();
+        var withTls = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate();
+        Pod old = client.pods()
+                .inNamespace("ns")
+                .resource(new PodBuilder()
+                        .withNewMetadata()
+                        .withName("kv-0")
+                        .withLabels(IndexerNames.selectorLabels(kvi))
+                        .endMetadata()
+                        .withSpec(withTls.getSpec())
+                        .build())
+                .create();
+        StatefulSet sts = new StatefulSetBuilder()
+                .withNewMetadata()
+                .withName(IndexerNames.statefulSet(kvi))
+                .endMetadata()
+                .withNewSpec()
+                .withTemplate(withTls)
+                .endSpec()
+                .build();
+        client.apps().statefulSets().inNamespace("ns").resource(sts).create();
+
+        kvi.getSpec().setSecurity(new Security(new Security.Tls(false, null), null));
+        SecuritySecrets.reconcile(client, kvi, Instant.now());
+        assertThat(secret("kv-tls"))
+                .as("kept while the StatefulSet's template mounts it")
+                .isNotNull();
+
+        sts.getSpec().setTemplate(IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate());
+        client.apps().statefulSets().inNamespace("ns").resource(sts).update();
+        SecuritySecrets.reconcile(client, kvi, Instant.now());
+        assertThat(secret("kv-tls"))
+                .as("kept while a replica of the old template mounts it")
+                .isNotNull();
+
+        client.pods().inNamespace("ns").resource(old).delete();
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> client.pods().inNamespace("ns").withName("kv-0").get() == null);
+        SecuritySecrets.reconcile(client, kvi, Instant.now());
+        assertThat(secret("kv-tls")).isNull();
+        assertThat(secret("kv-auth")).as("auth is still on").isNotNull();
+    }
+
     private KvIndexer named(String name) {
         KvIndexer kvi = Resources.kvIndexer("ns", name, 2, 8090);
         kvi.getMetadata().setUid("uid-" + name);
