@@ -10,10 +10,12 @@ import io.helidon.webserver.ConnectionContext;
 import io.helidon.webserver.ListenerContext;
 import io.helidon.webserver.ProxyProtocolData;
 import io.helidon.webserver.Router;
+import io.helidon.webserver.ServerConnectionException;
 import io.helidon.webserver.http1.Http1Config;
 import io.helidon.webserver.http1.Http1ConnectionSelector;
 import io.helidon.webserver.spi.ServerConnection;
 import io.helidon.webserver.spi.ServerConnectionSelector;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
@@ -93,19 +95,27 @@ final class TimedHttp1 implements ServerConnectionSelector {
                     BodyDeadline.requestLineArriving(timeout, ctx);
                 }
             }
-            DataReader socket = ctx.dataReader();
-            try {
-                if (socket.available() == 0) {
-                    socket.pullData();
-                }
-            } catch (DataReader.InsufficientDataAvailableException e) {
-                return null; // the client closed the connection
-            }
-            byte[] bytes = socket.readBytes(socket.available());
-            if (readingRequestLine()) {
+            byte[] bytes = next();
+            if (bytes != null && readingRequestLine()) {
                 BodyDeadline.requestLineArriving(timeout, ctx);
             }
             return bytes;
+        }
+
+        /**
+         * The bytes the server read to tell the protocol (once), then the socket's own reads, handed on as they come:
+         * reading through the server's reader instead would copy every chunk once more.
+         */
+        private byte[] next() {
+            DataReader first = ctx.dataReader();
+            if (first.available() > 0) {
+                return first.readBytes(first.available());
+            }
+            try {
+                return ctx.serverSocket().get(); // null: the client closed the connection
+            } catch (UncheckedIOException e) {
+                throw new ServerConnectionException("Failed to get data from socket", e); // as the server's reader
+            }
         }
 
         private boolean readingRequestLine() {
