@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.kvindexer.indexer.common.WorkerKey;
-import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.ingest.BatchSink;
 import io.kvindexer.indexer.ingest.EngineListener;
+import io.kvindexer.indexer.ingest.HeldSink;
 import io.kvindexer.indexer.ingest.InflightBytes;
 import io.kvindexer.indexer.ingest.IngestPollers;
 import io.kvindexer.indexer.ingest.ListenerOptions;
@@ -32,7 +32,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -58,59 +57,18 @@ class StuckUnregisterTest {
     });
     private final Indexers indexers = new Indexers(IndexOptions.defaults());
     private final Map<Long, List<EngineListener>> made = new ConcurrentHashMap<>();
-    private final StuckWriter stuck = new StuckWriter();
+    /** instance 1's first batch is held until released, then handed to the index: a writer stuck in one write */
+    private final CountDownLatch entered = new CountDownLatch(1);
+
+    private final CountDownLatch release = new CountDownLatch(1);
     private final WorkerRegistry registry = new WorkerRegistry(indexers, this::start);
     private final EngineSimulator engine = EngineSimulator.start(EngineSimulator.Options.defaults());
     private final EngineSimulator other = EngineSimulator.start(EngineSimulator.Options.defaults());
 
-    /** Holds the first batch until released, then hands it to the index: a writer stuck in one write. */
-    private static final class StuckWriter {
-        final CountDownLatch entered = new CountDownLatch(1);
-        final CountDownLatch release = new CountDownLatch(1);
-
-        BatchSink wrap(BatchSink target) {
-            return new BatchSink() {
-                @Override
-                public void apply(WorkerKey worker, List<KvEvent> events) {
-                    apply(worker, events, () -> {}, failure -> {});
-                }
-
-                @Override
-                public void apply(
-                        WorkerKey worker, List<KvEvent> events, Runnable applied, Consumer<Throwable> failed) {
-                    if (entered.getCount() > 0) {
-                        entered.countDown();
-                        try {
-                            release.await();
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        }
-                    }
-                    target.apply(worker, events, applied, failed);
-                }
-
-                @Override
-                public int blockSize() {
-                    return target.blockSize();
-                }
-
-                @Override
-                public void publisherRestarted(WorkerKey worker) {
-                    target.publisherRestarted(worker);
-                }
-
-                @Override
-                public void gapUnrecoverable(WorkerKey worker) {
-                    target.gapUnrecoverable(worker);
-                }
-            };
-        }
-    }
-
     /** Real listeners; only instance 1's first one writes through the stuck writer. */
     private RunningListener start(ListenerSpec spec, SequenceWatermark watermark, BatchSink sink) {
         List<EngineListener> before = made.computeIfAbsent(spec.instanceId(), id -> new CopyOnWriteArrayList<>());
-        BatchSink through = spec.instanceId() == 1 && before.isEmpty() ? stuck.wrap(sink) : sink;
+        BatchSink through = spec.instanceId() == 1 && before.isEmpty() ? HeldSink.first(sink, entered, release) : sink;
         EngineListener listener = new EngineListener(spec, watermark, through, ReadyGate.open(), options);
         before.add(listener);
         listener.start();
@@ -119,7 +77,7 @@ class StuckUnregisterTest {
 
     @AfterEach
     void close() {
-        stuck.release.countDown();
+        release.countDown();
         registry.close();
         indexers.close();
         pollers.close();
@@ -138,7 +96,7 @@ class StuckUnregisterTest {
         EngineListener first = made.get(1L).getFirst();
         await().atMost(PATIENCE).until(() -> engine.subscriptions() >= 1 && first.status() == ListenerStatus.ACTIVE);
         engine.storeSequence(IntStream.range(900, 908).toArray(), BLOCK).join(); // seq 3: replay 0..2 first
-        assertThat(stuck.entered.await(PATIENCE.toSeconds(), TimeUnit.SECONDS))
+        assertThat(entered.await(PATIENCE.toSeconds(), TimeUnit.SECONDS))
                 .as("the replay reached the writer")
                 .isTrue();
 
@@ -161,7 +119,7 @@ class StuckUnregisterTest {
                 .hasMessageContaining("is still being unregistered");
         assertThat(made.get(1L)).hasSize(1);
 
-        stuck.release.countDown(); // seq 0 goes into the index; then the stream closes
+        release.countDown(); // seq 0 goes into the index; then the stream closes
         await().atMost(PATIENCE).until(() -> registry.watermark(1, 0).get() == 0); // applied before the removal came
         ModelIndex index = indexers.get("m", "default").orElseThrow();
         // (a cut no longer waits for a stream known to be stuck: its closing is waited for here)

@@ -3,12 +3,11 @@ package io.kvindexer.indexer.snapshot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.kvindexer.indexer.common.WorkerKey;
-import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.ingest.BatchSink;
 import io.kvindexer.indexer.ingest.EngineListener;
+import io.kvindexer.indexer.ingest.HeldSink;
 import io.kvindexer.indexer.ingest.InflightBytes;
 import io.kvindexer.indexer.ingest.IngestPollers;
 import io.kvindexer.indexer.ingest.ListenerOptions;
@@ -34,7 +33,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -171,49 +169,11 @@ class CutDeadlineTest {
     private RunningListener start(
             ListenerSpec spec, SequenceWatermark watermark, BatchSink sink, ListenerOptions options) {
         CountDownLatch in = entered.get(spec.instanceId());
-        BatchSink through = in == null ? sink : blocking(sink, in);
+        BatchSink through = in == null ? sink : HeldSink.first(sink, in, release);
         EngineListener listener = new EngineListener(spec, watermark, through, ReadyGate.open(), options);
         made.put(spec.instanceId(), listener);
         listener.start();
         return listener;
-    }
-
-    /** {@code target} whose first batch waits for the end of the test, after telling {@code in}. */
-    private BatchSink blocking(BatchSink target, CountDownLatch in) {
-        return new BatchSink() {
-            @Override
-            public void apply(WorkerKey worker, List<KvEvent> events) {
-                apply(worker, events, () -> {}, failure -> {});
-            }
-
-            @Override
-            public void apply(WorkerKey worker, List<KvEvent> events, Runnable applied, Consumer<Throwable> failed) {
-                if (in.getCount() > 0) {
-                    in.countDown();
-                    try {
-                        release.await();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-                target.apply(worker, events, applied, failed);
-            }
-
-            @Override
-            public int blockSize() {
-                return target.blockSize();
-            }
-
-            @Override
-            public void publisherRestarted(WorkerKey worker) {
-                target.publisherRestarted(worker);
-            }
-
-            @Override
-            public void gapUnrecoverable(WorkerKey worker) {
-                target.gapUnrecoverable(worker);
-            }
-        };
     }
 
     private static Registration registration(long id, EngineSimulator sim) {

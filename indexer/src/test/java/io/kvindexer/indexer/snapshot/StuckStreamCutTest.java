@@ -6,17 +6,16 @@ import static org.awaitility.Awaitility.await;
 import io.helidon.webserver.WebServer;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.common.StorageTier;
-import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.dump.BinaryDump;
 import io.kvindexer.indexer.dump.BinaryDumpReader;
 import io.kvindexer.indexer.dump.SavedRegistration;
-import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.http.IndexerRouting;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.index.ModelIndex;
 import io.kvindexer.indexer.ingest.BatchSink;
 import io.kvindexer.indexer.ingest.EngineListener;
+import io.kvindexer.indexer.ingest.HeldSink;
 import io.kvindexer.indexer.ingest.InflightBytes;
 import io.kvindexer.indexer.ingest.IngestPollers;
 import io.kvindexer.indexer.ingest.ListenerOptions;
@@ -42,7 +41,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -51,7 +49,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Consumer;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -240,47 +237,12 @@ class StuckStreamCutTest {
 
     /** Real listeners; instance 1's batches go through a writer that blocks the first one after {@link #armed}. */
     private RunningListener start(ListenerSpec spec, SequenceWatermark watermark, BatchSink sink) {
-        BatchSink through = spec.instanceId() == 1 ? blocking(sink) : sink;
+        BatchSink through = spec.instanceId() == 1
+                ? new HeldSink(sink, () -> armed.compareAndSet(true, false), entered, release)
+                : sink;
         EngineListener listener = new EngineListener(spec, watermark, through, ReadyGate.open(), options);
         listener.start();
         return listener;
-    }
-
-    private BatchSink blocking(BatchSink target) {
-        return new BatchSink() {
-            @Override
-            public void apply(WorkerKey worker, List<KvEvent> events) {
-                apply(worker, events, () -> {}, failure -> {});
-            }
-
-            @Override
-            public void apply(WorkerKey worker, List<KvEvent> events, Runnable applied, Consumer<Throwable> failed) {
-                if (armed.compareAndSet(true, false)) {
-                    entered.countDown();
-                    try {
-                        release.await();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-                target.apply(worker, events, applied, failed);
-            }
-
-            @Override
-            public int blockSize() {
-                return target.blockSize();
-            }
-
-            @Override
-            public void publisherRestarted(WorkerKey worker) {
-                target.publisherRestarted(worker);
-            }
-
-            @Override
-            public void gapUnrecoverable(WorkerKey worker) {
-                target.gapUnrecoverable(worker);
-            }
-        };
     }
 
     private static Registration registration(long id, EngineSimulator sim) {

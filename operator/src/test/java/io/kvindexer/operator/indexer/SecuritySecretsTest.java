@@ -137,26 +137,7 @@ class SecuritySecretsTest {
         KvIndexer kvi = kvi();
         SecuritySecrets.reconcile(client, kvi, Instant.now());
         String before = token("kv-auth");
-        var withAuth = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate();
-        Pod old = client.pods()
-                .inNamespace("ns")
-                .resource(new PodBuilder()
-                        .withNewMetadata()
-                        .withName("kv-0")
-                        .withLabels(IndexerNames.selectorLabels(kvi))
-                        .endMetadata()
-                        .withSpec(withAuth.getSpec())
-                        .build())
-                .create();
-        StatefulSet sts = new StatefulSetBuilder()
-                .withNewMetadata()
-                .withName(IndexerNames.statefulSet(kvi))
-                .endMetadata()
-                .withNewSpec()
-                .withTemplate(withAuth)
-                .endSpec()
-                .build();
-        client.apps().statefulSets().inNamespace("ns").resource(sts).create();
+        OldTemplate rollout = oldTemplate(kvi);
 
         kvi.getSpec().setSecurity(new Security(null, new Security.Auth(false)));
         SecuritySecrets.reconcile(client, kvi, Instant.now());
@@ -165,16 +146,13 @@ class SecuritySecretsTest {
                 .isEqualTo(before);
 
         // the StatefulSet's new template mounts no token; replica 0 is still of the old one
-        sts.getSpec().setTemplate(IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate());
-        client.apps().statefulSets().inNamespace("ns").resource(sts).update();
+        rollout.templateNow(kvi);
         SecuritySecrets.reconcile(client, kvi, Instant.now());
         assertThat(token("kv-auth"))
                 .as("kept while a replica of the old template mounts it")
                 .isEqualTo(before);
 
-        client.pods().inNamespace("ns").resource(old).delete();
-        await().atMost(Duration.ofSeconds(30))
-                .until(() -> client.pods().inNamespace("ns").withName("kv-0").get() == null);
+        rollout.oldReplicaGone();
         SecuritySecrets.reconcile(client, kvi, Instant.now());
         assertThat(secret("kv-auth")).isNull();
         assertThat(secret("kv-tls")).as("TLS is still on").isNotNull();
@@ -185,26 +163,7 @@ class SecuritySecretsTest {
         KvIndexer kvi = kvi();
         SecuritySecrets.reconcile(client, kvi, Instant.now());
         assertThat(secret("kv-tls")).isNotNull();
-        var withTls = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate();
-        Pod old = client.pods()
-                .inNamespace("ns")
-                .resource(new PodBuilder()
-                        .withNewMetadata()
-                        .withName("kv-0")
-                        .withLabels(IndexerNames.selectorLabels(kvi))
-                        .endMetadata()
-                        .withSpec(withTls.getSpec())
-                        .build())
-                .create();
-        StatefulSet sts = new StatefulSetBuilder()
-                .withNewMetadata()
-                .withName(IndexerNames.statefulSet(kvi))
-                .endMetadata()
-                .withNewSpec()
-                .withTemplate(withTls)
-                .endSpec()
-                .build();
-        client.apps().statefulSets().inNamespace("ns").resource(sts).create();
+        OldTemplate rollout = oldTemplate(kvi);
 
         kvi.getSpec().setSecurity(new Security(new Security.Tls(false, null), null));
         SecuritySecrets.reconcile(client, kvi, Instant.now());
@@ -212,19 +171,65 @@ class SecuritySecretsTest {
                 .as("kept while the StatefulSet's template mounts it")
                 .isNotNull();
 
-        sts.getSpec().setTemplate(IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate());
-        client.apps().statefulSets().inNamespace("ns").resource(sts).update();
+        rollout.templateNow(kvi);
         SecuritySecrets.reconcile(client, kvi, Instant.now());
         assertThat(secret("kv-tls"))
                 .as("kept while a replica of the old template mounts it")
                 .isNotNull();
 
-        client.pods().inNamespace("ns").resource(old).delete();
-        await().atMost(Duration.ofSeconds(30))
-                .until(() -> client.pods().inNamespace("ns").withName("kv-0").get() == null);
+        rollout.oldReplicaGone();
         SecuritySecrets.reconcile(client, kvi, Instant.now());
         assertThat(secret("kv-tls")).isNull();
         assertThat(secret("kv-auth")).as("auth is still on").isNotNull();
+    }
+
+    /** A StatefulSet and its replica kv-0, both of the template {@code kvi} has now (before a change to it). */
+    private OldTemplate oldTemplate(KvIndexer kvi) {
+        var template = IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate();
+        Pod old = client.pods()
+                .inNamespace("ns")
+                .resource(new PodBuilder()
+                        .withNewMetadata()
+                        .withName("kv-0")
+                        .withLabels(IndexerNames.selectorLabels(kvi))
+                        .endMetadata()
+                        .withSpec(template.getSpec())
+                        .build())
+                .create();
+        StatefulSet sts = new StatefulSetBuilder()
+                .withNewMetadata()
+                .withName(IndexerNames.statefulSet(kvi))
+                .endMetadata()
+                .withNewSpec()
+                .withTemplate(template)
+                .endSpec()
+                .build();
+        client.apps().statefulSets().inNamespace("ns").resource(sts).create();
+        return new OldTemplate(old, sts);
+    }
+
+    /** A rollout under way: the StatefulSet gets the new template, then the old replica goes. */
+    private final class OldTemplate {
+        private final Pod old;
+        private final StatefulSet sts;
+
+        OldTemplate(Pod old, StatefulSet sts) {
+            this.old = old;
+            this.sts = sts;
+        }
+
+        void templateNow(KvIndexer kvi) {
+            sts.getSpec()
+                    .setTemplate(IndexerDesiredState.statefulSet(kvi).getSpec().getTemplate());
+            client.apps().statefulSets().inNamespace("ns").resource(sts).update();
+        }
+
+        void oldReplicaGone() {
+            client.pods().inNamespace("ns").resource(old).delete();
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() ->
+                            client.pods().inNamespace("ns").withName("kv-0").get() == null);
+        }
     }
 
     private KvIndexer named(String name) {
