@@ -31,7 +31,10 @@ import java.util.concurrent.TimeoutException;
  */
 public class IndexerClient {
 
-    /** Told about every call: which replica, which operation, how long, and whether it succeeded. */
+    /**
+     * Told about every call: which replica ({@link IndexerEndpoint#qualifiedName}), which operation, how long, and
+     * whether it succeeded.
+     */
     @FunctionalInterface
     public interface CallObserver {
         CallObserver NONE = (replica, operation, elapsed, ok) -> {};
@@ -272,7 +275,7 @@ public class IndexerClient {
             Thread.currentThread().interrupt();
             throw new IndexerClientException("interrupted calling " + replica.name(), -1, e);
         } finally {
-            observer.observe(replica.name(), operation, Duration.ofNanos(System.nanoTime() - start), ok);
+            observer.observe(replica.qualifiedName(), operation, Duration.ofNanos(System.nanoTime() - start), ok);
         }
     }
 

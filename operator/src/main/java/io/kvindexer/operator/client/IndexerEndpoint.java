@@ -12,6 +12,15 @@ public record IndexerEndpoint(String name, URI baseUrl, ReplicaAccess access) {
         this(name, baseUrl, ReplicaAccess.PLAIN);
     }
 
+    /**
+     * {@code <namespace>/<pod>}: the replica among those of every namespace (KvIndexers of one name in two
+     * namespaces have pods of one name); the pod name alone when the access names no namespace.
+     */
+    public String qualifiedName() {
+        String ns = access.namespace();
+        return ns.isEmpty() ? name : ns + "/" + name;
+    }
+
     public static IndexerEndpoint of(String name, String host, int port) {
         return of(name, host, port, ReplicaAccess.PLAIN);
     }

@@ -14,6 +14,12 @@ public record ReplicaAccess(String key, String scheme, String token, String caPe
     /** Plain HTTP, no token. */
     public static final ReplicaAccess PLAIN = new ReplicaAccess("", "http", null, null);
 
+    /** The namespace of the KvIndexer ({@link #key}'s first part), or "" when the key names none. */
+    public String namespace() {
+        int slash = key.indexOf('/');
+        return slash < 0 ? "" : key.substring(0, slash);
+    }
+
     /** Plain HTTP with a token (or none): the operator's token from its own environment. */
     public static ReplicaAccess plain(String token) {
         return new ReplicaAccess("", "http", token, null);

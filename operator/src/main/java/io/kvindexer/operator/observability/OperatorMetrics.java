@@ -82,9 +82,10 @@ public class OperatorMetrics implements Metrics, IndexerClient.CallObserver {
     }
 
     /**
-     * Drops the call latency series of every replica not in {@code live} (pod names): a replica scaled away or
-     * whose KvIndexer was deleted would otherwise keep its series for as long as the operator runs. The label is
-     * the pod name, so a series stays while a replica pod of that name lives in any namespace.
+     * Drops the call latency series of every replica not in {@code live} ({@code <namespace>/<pod>}): a replica
+     * scaled away or whose KvIndexer was deleted would otherwise keep its series for as long as the operator runs.
+     * The label names the namespace too, so a KvIndexer of the same name in another namespace neither shares the
+     * series nor keeps them.
      */
     public void retainReplicas(Set<String> live) {
         callSeconds.removeIf(labels -> !live.contains(labels.getFirst()));

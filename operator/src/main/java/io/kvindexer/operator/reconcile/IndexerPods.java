@@ -64,7 +64,9 @@ public final class IndexerPods {
     }
 
     private static Set<String> names(ResourceCache<Pod> pods) {
-        return pods.list(p -> true).map(p -> p.getMetadata().getName()).collect(Collectors.toSet());
+        return pods.list(p -> true)
+                .map(p -> p.getMetadata().getNamespace() + "/" + p.getMetadata().getName())
+                .collect(Collectors.toSet());
     }
 
     /**

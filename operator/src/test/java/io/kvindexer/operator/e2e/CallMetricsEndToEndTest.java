@@ -19,9 +19,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * {@code kvindexer_operator_indexer_call_seconds} has a series per replica pod: one scaled away, or whose KvIndexer
- * is deleted, takes its series with it, so the metric's size follows the replicas that exist rather than every
- * replica the operator ever called. Replicas played by {@link CountingIndexer}s on the CRUD mock API server.
+ * {@code kvindexer_operator_indexer_call_seconds} has a series per replica pod ({@code <namespace>/<pod>}): one
+ * scaled away, or whose KvIndexer is deleted, takes its series with it, so the metric's size follows the replicas
+ * that exist rather than every replica the operator ever called; KvIndexers of one name in two namespaces have
+ * series of their own. Replicas played by {@link CountingIndexer}s on the CRUD mock API server.
  */
 class CallMetricsEndToEndTest {
     @RegisterExtension
@@ -61,7 +62,8 @@ class CallMetricsEndToEndTest {
                     .ignoreExceptions()
                     .untilAsserted(() -> assertThat(replicas)
                             .allSatisfy(r -> assertThat(r.endpoints("llama")).containsKey(id)));
-            await().atMost(WAIT).until(() -> replicasWithSeries().containsAll(Set.of("kv-0", "kv-1", "kv-2")));
+            await().atMost(WAIT)
+                    .until(() -> replicasWithSeries().containsAll(Set.of(NS + "/kv-0", NS + "/kv-1", NS + "/kv-2")));
 
             // scaled down: the StatefulSet controller deletes the last pod
             harness.mergePatch(KvIndexer.class, NS, "kv", "{\"spec\":{\"replicas\":2}}");
@@ -69,8 +71,8 @@ class CallMetricsEndToEndTest {
             replicas.remove(2).close();
             await().atMost(WAIT)
                     .untilAsserted(() -> assertThat(replicasWithSeries())
-                            .contains("kv-0", "kv-1")
-                            .doesNotContain("kv-2"));
+                            .contains(NS + "/kv-0", NS + "/kv-1")
+                            .doesNotContain(NS + "/kv-2"));
 
             // deleted: garbage collection removes its pods after it
             harness.client()
@@ -81,10 +83,54 @@ class CallMetricsEndToEndTest {
             harness.deletePod(NS, "kv-0");
             harness.deletePod(NS, "kv-1");
             await().atMost(WAIT)
-                    .untilAsserted(() -> assertThat(replicasWithSeries()).doesNotContain("kv-0", "kv-1", "kv-2"));
+                    .untilAsserted(() ->
+                            assertThat(replicasWithSeries()).doesNotContain(NS + "/kv-0", NS + "/kv-1", NS + "/kv-2"));
             harness.deleteKvWorkers(NS, WAIT);
         } finally {
             replicas.forEach(CountingIndexer::close);
+        }
+    }
+
+    /**
+     * Two KvIndexers named alike in two namespaces: pods of one name, yet a series each (the pod name alone mixed
+     * their latencies into one series), and deleting one takes its own series only (with the pod name alone, the
+     * other namespace's pod kept it for as long as it lived).
+     */
+    @Test
+    void sameNamedKvIndexersInTwoNamespacesHaveSeriesOfTheirOwn() throws Exception {
+        String a = "callmetrics-a";
+        String b = "callmetrics-b";
+        int port = LoopbackCluster.freePort(LoopbackCluster.replicaIps(2));
+        try (CountingIndexer inA = new CountingIndexer(LoopbackCluster.replicaIp(0), port);
+                CountingIndexer inB = new CountingIndexer(LoopbackCluster.replicaIp(1), port)) {
+            for (String ns : List.of(a, b)) {
+                KvIndexer spec = Resources.kvIndexer(ns, "kv", 1, port);
+                spec.getSpec().setSecurity(new Security(new Security.Tls(false, null), new Security.Auth(false)));
+                harness.create(spec);
+            }
+            harness.startReplicaPod(harness.kvIndexer(a, "kv"), 0, LoopbackCluster.replicaIp(0));
+            harness.startReplicaPod(harness.kvIndexer(b, "kv"), 0, LoopbackCluster.replicaIp(1));
+            await().atMost(WAIT)
+                    .until(() -> inA.calls("GET /peers") > 0
+                            && inB.calls("GET /peers") > 0
+                            && replicasWithSeries().containsAll(Set.of(a + "/kv-0", b + "/kv-0")));
+
+            harness.client()
+                    .resources(KvIndexer.class)
+                    .inNamespace(a)
+                    .withName("kv")
+                    .delete();
+            harness.deletePod(a, "kv-0");
+            await().atMost(WAIT)
+                    .untilAsserted(() -> assertThat(replicasWithSeries())
+                            .contains(b + "/kv-0")
+                            .doesNotContain(a + "/kv-0"));
+            harness.client()
+                    .resources(KvIndexer.class)
+                    .inNamespace(b)
+                    .withName("kv")
+                    .delete();
+            harness.deletePod(b, "kv-0");
         }
     }
 }
