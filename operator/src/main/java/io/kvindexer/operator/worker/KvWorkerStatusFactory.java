@@ -13,6 +13,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -65,6 +66,7 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
         List<PodRegistration> pods = new ArrayList<>();
         int registeredEverywhere = 0;
         Map<Long, List<String>> unsyncedOn = heldBy(worker, unsynced);
+        Map<Long, Set<String>> listed = listedOn(worker);
         for (EngineTarget t : desired.targets()) {
             List<String> on = outcomes.stream()
                     .filter(o -> o.registered().contains(t.instanceId()))
@@ -74,7 +76,7 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
                 registeredEverywhere++;
             }
             List<String> all = new ArrayList<>(on);
-            all.addAll(stillOn(worker, t.instanceId(), former));
+            all.addAll(stillOn(listed, t.instanceId(), former));
             all.addAll(unsyncedOn.getOrDefault(t.instanceId(), List.of()));
             all = all.stream().distinct().sorted().toList();
             pods.add(new PodRegistration(
@@ -86,7 +88,7 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
                     t.uid(),
                     reregisterOn.apply(t)));
         }
-        pods.addAll(leftovers(worker, desired, outcomes, former, unsyncedOn));
+        pods.addAll(leftovers(worker, desired, outcomes, former, unsyncedOn, listed));
         pods.sort(Comparator.comparing(PodRegistration::pod));
 
         Map<String, String> failures = new LinkedHashMap<>();
@@ -232,9 +234,10 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
         List<Condition> previous = previous(worker);
         KvWorkerStatus old = worker.getStatus();
         List<PodRegistration> pods = new ArrayList<>();
+        Map<Long, Set<String>> listed = listedOn(worker);
         if (old != null && old.pods() != null) {
             for (PodRegistration p : old.pods()) {
-                List<String> still = new ArrayList<>(stillOn(worker, Long.parseUnsignedLong(p.instanceId()), former));
+                List<String> still = new ArrayList<>(stillOn(listed, Long.parseUnsignedLong(p.instanceId()), former));
                 still.sort(null);
                 pods.add(new PodRegistration(
                         p.pod(), p.instanceId(), p.endpoint(), p.replayEndpoint(), still, p.uid(), p.reregisterOn()));
@@ -279,30 +282,37 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
 
     /**
      * Pods registered before and no longer desired that are still (or may still be) registered somewhere: kept so
-     * that a later reconcile still knows they are ours to remove.
+     * that a later reconcile still knows they are ours to remove. Linear in the pods: a fleet of thousands is
+     * walked on every reconcile.
      */
     private static List<PodRegistration> leftovers(
             KvWorker worker,
             DesiredRegistrations desired,
             List<ReplicaOutcome> outcomes,
             List<ReplicaOutcome> former,
-            Map<Long, List<String>> unsyncedOn) {
+            Map<Long, List<String>> unsyncedOn,
+            Map<Long, Set<String>> listed) {
         if (worker.getStatus() == null || worker.getStatus().pods() == null) {
             return List.of();
         }
         boolean unknown = outcomes.stream().anyMatch(ReplicaOutcome::failed);
+        Set<Long> desiredIds = new HashSet<>();
+        Set<String> desiredPods = new HashSet<>();
+        desired.targets().forEach(t -> {
+            desiredIds.add(t.instanceId());
+            desiredPods.add(t.pod());
+        });
         List<PodRegistration> kept = new ArrayList<>();
         for (PodRegistration p : worker.getStatus().pods()) {
             long id = Long.parseUnsignedLong(p.instanceId());
-            if (desired.targets().stream()
-                    .anyMatch(t -> t.instanceId() == id || t.pod().equals(p.pod()))) {
+            if (desiredIds.contains(id) || desiredPods.contains(p.pod())) {
                 continue;
             }
             List<String> still = new ArrayList<>(outcomes.stream()
                     .filter(o -> o.leftovers().contains(id))
                     .map(ReplicaOutcome::replica)
                     .toList());
-            still.addAll(stillOn(worker, id, former));
+            still.addAll(stillOn(listed, id, former));
             still.addAll(unsyncedOn.getOrDefault(id, List.of()));
             still = still.stream().distinct().sorted().toList();
             if (unknown || !still.isEmpty()) {
@@ -338,25 +348,32 @@ public final class KvWorkerStatusFactory implements SpecStatuses<KvWorker> {
 
     /**
      * The former replicas that may still hold {@code id}: its unregistration failed there, or the replica could not
-     * be reached and the status said it was registered there.
+     * be reached and the status ({@code listed}, {@link #listedOn}) said it was registered there.
      */
-    private static List<String> stillOn(KvWorker worker, long id, List<ReplicaOutcome> former) {
+    private static List<String> stillOn(Map<Long, Set<String>> listed, long id, List<ReplicaOutcome> former) {
         List<String> still = new ArrayList<>();
         for (ReplicaOutcome o : former) {
-            if (o.leftovers().contains(id) || (o.failed() && listedOn(worker, id, o.replica()))) {
+            if (o.leftovers().contains(id)
+                    || (o.failed() && listed.getOrDefault(id, Set.of()).contains(o.replica()))) {
                 still.add(o.replica());
             }
         }
         return still;
     }
 
-    private static boolean listedOn(KvWorker worker, long id, String replica) {
-        return worker.getStatus() != null
-                && worker.getStatus().pods() != null
-                && worker.getStatus().pods().stream()
-                        .anyMatch(p -> Long.parseUnsignedLong(p.instanceId()) == id
-                                && p.registeredOn() != null
-                                && p.registeredOn().contains(replica));
+    /** Per instance, the replicas the status says hold it: read once, then looked up per pod. */
+    private static Map<Long, Set<String>> listedOn(KvWorker worker) {
+        if (worker.getStatus() == null || worker.getStatus().pods() == null) {
+            return Map.of();
+        }
+        Map<Long, Set<String>> out = new HashMap<>();
+        for (PodRegistration p : worker.getStatus().pods()) {
+            if (p.registeredOn() != null && !p.registeredOn().isEmpty()) {
+                out.computeIfAbsent(Long.parseUnsignedLong(p.instanceId()), id -> new HashSet<>())
+                        .addAll(p.registeredOn());
+            }
+        }
+        return out;
     }
 
     static String describe(Map<String, String> errors) {
