@@ -20,8 +20,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@code java -jar kv-indexer-operator.jar [flags]} (see {@link OperatorCli}, {@code --help}). Wiring only: command
- * line → settings → client → operator → probes, and one shutdown path that undoes it in reverse order (operator,
- * probes, client). Leader election (a Lease) is on when running in a cluster (POD_NAME and POD_NAMESPACE from the
+ * line → settings → client → operator → probes, and one shutdown path that undoes it in reverse order (operator and
+ * its indexer client, probes, client). Leader election (a Lease) is on when running in a cluster (POD_NAME and POD_NAMESPACE from the
  * downward API) unless switched off.
  */
 public final class OperatorMain {
@@ -76,12 +76,14 @@ public final class OperatorMain {
                 new InetSocketAddress(options.probePort()),
                 () -> running.get() == null ? null : running.get().getRuntimeInfo(),
                 registry);
-        Operator operator = settings.createOperator(client, registry).operator();
+        OperatorSettings.Wiring wiring = settings.createOperator(client, registry);
+        Operator operator = wiring.operator();
         running.set(operator);
         // not JOSDK's installShutdownHook: its hook would race ours (JVM hooks run concurrently) and, with leader
         // election on, it installs none at all
         new ShutdownSequence()
                 .then("operator", operator::stop)
+                .then("indexer client", wiring.indexerClient())
                 .then("probes", probes)
                 .then("client", client)
                 .install();

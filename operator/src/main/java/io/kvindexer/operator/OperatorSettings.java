@@ -109,13 +109,23 @@ public record OperatorSettings(
                 Duration.ofSeconds(2),
                 indexerTimeout,
                 metrics,
-                io.kvindexer.operator.indexer.AuthSecret.operatorToken(System.getenv()));
+                io.kvindexer.operator.indexer.AuthSecret.operatorToken(System.getenv()),
+                tlsIdle());
         EventRecorder events = new EventRecorder(client, clock);
         Operator operator = new Operator(overrider(client, metrics, reconcilers));
         ControllerServices services = new ControllerServices(indexerClient, clock, events, metrics, resync);
         operator.register(new KvIndexerReconciler(services), this::namespaces);
         operator.register(new KvWorkerReconciler(services), this::namespaces);
         return new Wiring(operator, metrics, indexerClient);
+    }
+
+    /**
+     * How long a TLS client of the indexer client may go unused before it is closed: four resync periods (every
+     * KvIndexer's Ready replicas are called at least once a period), at least a minute.
+     */
+    Duration tlsIdle() {
+        Duration four = resync.multipliedBy(4);
+        return four.compareTo(Duration.ofMinutes(1)) < 0 ? Duration.ofMinutes(1) : four;
     }
 
     /**

@@ -24,12 +24,14 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Typed client for the indexer's HTTP API (the calls the operator makes, plus /query for tests). Every call has a
- * request timeout; failures surface as {@link IndexerClientException}. Thread-safe; one instance is shared.
+ * request timeout; failures surface as {@link IndexerClientException}. Thread-safe; one instance is shared, closed
+ * when the operator stops.
  */
-public class IndexerClient {
+public class IndexerClient implements AutoCloseable {
 
     /**
      * Told about every call: which replica ({@link IndexerEndpoint#qualifiedName}), which operation, how long, and
@@ -44,14 +46,34 @@ public class IndexerClient {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final BigInteger TWO_64 = BigInteger.ONE.shiftLeft(64);
+    /** How long a TLS client may go unused before it is closed, unless told otherwise. */
+    public static final Duration DEFAULT_TLS_IDLE = Duration.ofMinutes(10);
+
+    /** One TLS client, the calls under way on it and when it was last used (nanoTime). */
+    private static final class TlsClient {
+        final HttpClient http;
+        final AtomicInteger inFlight = new AtomicInteger(); // raised, and checked for closing, in the map's compute
+        volatile long lastUsed;
+
+        TlsClient(HttpClient http, long now) {
+            this.http = http;
+            this.lastUsed = now;
+        }
+    }
 
     private final HttpClient http;
     private final Duration connectTimeout;
     private final Duration requestTimeout;
     private final CallObserver observer;
     private final String authToken;
-    /** One client per trusted CA (a KvIndexer's {@code ca.crt}): TLS contexts are costly, connections pooled. */
-    private final Map<String, HttpClient> tlsClients = new ConcurrentHashMap<>();
+    /**
+     * One client per trusted CA (a KvIndexer's {@code ca.crt}): TLS contexts are costly, connections pooled. A CA
+     * no call used for {@link #tlsIdle} (every KvIndexer that trusted it deleted, its namespace gone, its CA
+     * replaced) has its client closed, with its selector thread and connections: it is made again if needed.
+     */
+    private final Map<String, TlsClient> tlsClients = new ConcurrentHashMap<>();
+
+    private final Duration tlsIdle;
     /** Per KvIndexer, the last token a replica accepted: tried again when a rotated one is refused. */
     private final Map<String, String> lastAccepted = new ConcurrentHashMap<>();
 
@@ -61,6 +83,21 @@ public class IndexerClient {
 
     /** With {@code authToken} non-null every call carries {@code Authorization: Bearer <token>}. */
     public IndexerClient(Duration connectTimeout, Duration requestTimeout, CallObserver observer, String authToken) {
+        this(connectTimeout, requestTimeout, observer, authToken, DEFAULT_TLS_IDLE);
+    }
+
+    /**
+     * As above; a TLS client unused for {@code tlsIdle} is closed. Set it well above the period at which every
+     * KvIndexer's replicas are called (the resync): a client still in use is then never closed, only one whose CA no
+     * KvIndexer trusts any more.
+     */
+    public IndexerClient(
+            Duration connectTimeout,
+            Duration requestTimeout,
+            CallObserver observer,
+            String authToken,
+            Duration tlsIdle) {
+        this.tlsIdle = tlsIdle;
         this.http = HttpClient.newBuilder()
                 .connectTimeout(connectTimeout)
                 .version(HttpClient.Version.HTTP_1_1)
@@ -185,18 +222,58 @@ public class IndexerClient {
         return copy.build();
     }
 
-    /** The client for a replica: the plain one, or the one trusting its KvIndexer's CA. */
-    private HttpClient httpFor(ReplicaAccess access) {
-        if (access.caPem() == null) {
-            return http;
+    /**
+     * The TLS client trusting {@code ca}, counted as in use until {@link #release}: a client is closed only while no
+     * call is under way on it (both happen under the map's lock of the entry).
+     */
+    private TlsClient acquire(String ca) {
+        long now = System.nanoTime();
+        return tlsClients.compute(ca, (k, c) -> {
+            TlsClient out = c != null
+                    ? c
+                    : new TlsClient(
+                            HttpClient.newBuilder()
+                                    .connectTimeout(connectTimeout)
+                                    .version(HttpClient.Version.HTTP_1_1)
+                                    .sslContext(ReplicaTrust.sslContext(k))
+                                    .build(),
+                            now);
+            out.inFlight.incrementAndGet();
+            out.lastUsed = now;
+            return out;
+        });
+    }
+
+    private static void release(TlsClient client) {
+        client.lastUsed = System.nanoTime();
+        client.inFlight.decrementAndGet();
+    }
+
+    /** Closes the TLS clients idle for longer than {@link #tlsIdle}: a few entries, looked at on every call. */
+    private void closeIdle() {
+        long now = System.nanoTime();
+        for (String ca : tlsClients.keySet()) {
+            tlsClients.computeIfPresent(ca, (k, c) -> {
+                if (c.inFlight.get() == 0 && now - c.lastUsed > tlsIdle.toNanos()) {
+                    c.http.shutdown();
+                    return null;
+                }
+                return c;
+            });
         }
-        return tlsClients.computeIfAbsent(
-                access.caPem(),
-                ca -> HttpClient.newBuilder()
-                        .connectTimeout(connectTimeout)
-                        .version(HttpClient.Version.HTTP_1_1)
-                        .sslContext(ReplicaTrust.sslContext(ca))
-                        .build());
+    }
+
+    /** The TLS clients open now (one per CA called within the idle time): for tests. */
+    public int openTlsClients() {
+        return tlsClients.size();
+    }
+
+    /** Closes every client: calls under way finish, none starts. */
+    @Override
+    public void close() {
+        http.shutdown();
+        tlsClients.values().forEach(c -> c.http.shutdown());
+        tlsClients.clear();
     }
 
     /**
@@ -207,8 +284,21 @@ public class IndexerClient {
     private HttpResponse<String> send(IndexerEndpoint replica, HttpRequest.Builder request)
             throws IOException, InterruptedException {
         ReplicaAccess access = replica.access();
+        closeIdle();
+        if (access.caPem() == null) {
+            return send(http, access, request);
+        }
+        TlsClient tls = acquire(access.caPem());
+        try {
+            return send(tls.http, access, request);
+        } finally {
+            release(tls);
+        }
+    }
+
+    private HttpResponse<String> send(HttpClient client, ReplicaAccess access, HttpRequest.Builder request)
+            throws IOException, InterruptedException {
         String token = access.token() != null ? access.token() : authToken;
-        HttpClient client = httpFor(access);
         HttpResponse<String> response = exchange(client, authorized(request, token));
         String before = lastAccepted.get(access.key());
         if (response.statusCode() == 401 && before != null && !before.equals(token)) {

@@ -74,6 +74,7 @@ public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, 
     private KubernetesMockServer server;
     private KubernetesClient client;
     private Operator operator;
+    private IndexerClient indexerClient;
 
     public OperatorHarness(KubernetesClient client, Duration resync) {
         this(client, OperatorSettings.defaults().withResync(resync));
@@ -114,7 +115,9 @@ public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, 
     private void start(KubernetesClient on) {
         client = on;
         installCrds(client);
-        operator = settings.createOperator(client, registry).operator();
+        OperatorSettings.Wiring wiring = settings.createOperator(client, registry);
+        operator = wiring.operator();
+        indexerClient = wiring.indexerClient();
         operator.start();
     }
 
@@ -281,5 +284,6 @@ public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, 
     @Override
     public void close() {
         operator.stop();
+        indexerClient.close();
     }
 }
