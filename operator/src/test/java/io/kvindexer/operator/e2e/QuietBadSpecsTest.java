@@ -69,7 +69,7 @@ class QuietBadSpecsTest {
         });
 
         int resources = 2 + 4;
-        Duration quiet = Duration.ofSeconds(10);
+        Duration quiet = RESYNC.multipliedBy(3);
         double before = reconciliations();
         Thread.sleep(quiet.toMillis());
         double during = reconciliations() - before;
