@@ -141,7 +141,8 @@ public final class ReliabilityReport {
                 .append("Written by the test suite itself (`io.kvindexer.indexer.reliability`, see ")
                 .append("`ReliabilityReport`) under `indexer/target/`; do not edit by hand. Regenerate with\n")
                 .append(
-                        "`bin/run-tests -pl indexer -Pupdate-docs -Dtest='*FaultTest,*FuzzTest,*KillTest,*TornReadTest'`")
+                        "`bin/run-tests -pl indexer -am -Pupdate-docs -Dtest='*FaultTest,*FuzzTest,*KillTest,*TornReadTest'"
+                                + " -Dsurefire.failIfNoSpecifiedTests=false`")
                 .append(" (add `-Dkvindexer.soak=true` for the long versions).\n\n")
                 .append("Run: ")
                 .append(soak() ? "soak" : "CI (bounded)")
