@@ -1,0 +1,137 @@
+package io.kvindexer.packaging;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * bin/run-indexer builds the jar again exactly when something that goes into it or its libs/ changed: the main
+ * sources and poms of the indexer and of the modules it depends on (logging, tls). The script runs on a copy of
+ * the repository's layout with a fake JDK and a fake Maven that write down how they were called.
+ */
+class RunIndexerScriptTest {
+
+    private static final Instant SOURCES = Instant.parse("2026-01-01T00:00:00Z");
+    private static final Instant JAR = Instant.parse("2026-01-02T00:00:00Z");
+    private static final Instant EDIT = Instant.parse("2026-01-03T00:00:00Z");
+
+    @TempDir
+    Path tmp;
+
+    private Path repo;
+    private Path jdk;
+    private Path tools;
+
+    @BeforeEach
+    void layout() throws IOException {
+        repo = tmp.resolve("repo");
+        for (String script : List.of("bin/run-indexer", "bin/find-jdk")) {
+            Path copy = repo.resolve(script);
+            Files.createDirectories(copy.getParent());
+            Files.copy(RepoFiles.root().resolve(script), copy);
+        }
+        for (String file : List.of(
+                "pom.xml",
+                "indexer/pom.xml",
+                "indexer/src/main/java/Main.java",
+                "indexer/src/test/java/MainTest.java",
+                "logging/pom.xml",
+                "logging/src/main/java/Log.java",
+                "tls/pom.xml",
+                "tls/src/main/java/Tls.java")) {
+            touch(file, SOURCES);
+        }
+        touch("indexer/target/kv-indexer.jar", JAR);
+        // find also compares the folders, made just now: they date from before the jar, as in a built checkout
+        try (Stream<Path> all = Files.walk(repo)) {
+            for (Path dir : all.filter(Files::isDirectory).toList()) {
+                Files.setLastModifiedTime(dir, FileTime.from(SOURCES));
+            }
+        }
+        jdk = tmp.resolve("jdk");
+        tools = Files.createDirectories(tmp.resolve("tools"));
+        // answers find-jdk's version question as a JDK 25, otherwise says how it was started
+        String java = "#!/bin/sh\ncase \"$*\" in *-XshowSettings*) echo '    java.specification.version = 25' >&2 ;;"
+                + " *) echo \"java $*\" ;; esac\n";
+        executable(jdk.resolve("bin/java"), java);
+        executable(jdk.resolve("bin/javac"), java);
+        // a Maven 3.9 that only notes a build
+        executable(
+                tools.resolve("mvn"),
+                "#!/bin/sh\ncase \"$*\" in *-v*) echo 'Apache Maven 3.9.9' ;; *) echo \"mvn $*\" >&2 ;; esac\n");
+    }
+
+    @Test
+    void anUnchangedTreeIsNotBuiltAgain() throws Exception {
+        String err = runIndexer();
+
+        assertThat(err).doesNotContain("building");
+    }
+
+    @Test
+    void aChangeToAModuleTheIndexerDependsOnBuildsAgain() throws Exception {
+        touch("logging/src/main/java/Log.java", EDIT);
+        assertThat(runIndexer()).contains("building indexer/target/kv-indexer.jar", "mvn -B -ntp -q -pl indexer -am");
+
+        touch("indexer/target/kv-indexer.jar", EDIT.plusSeconds(60));
+        touch("tls/pom.xml", EDIT.plusSeconds(120));
+        assertThat(runIndexer()).contains("building indexer/target/kv-indexer.jar");
+    }
+
+    @Test
+    void aChangeToTheIndexersMainSourcesBuildsAgainAndOneToItsTestsDoesNot() throws Exception {
+        touch("indexer/src/test/java/MainTest.java", EDIT);
+        assertThat(runIndexer()).as("a test is not in the jar").doesNotContain("building");
+
+        touch("indexer/src/main/java/Main.java", EDIT);
+        assertThat(runIndexer()).contains("building indexer/target/kv-indexer.jar");
+    }
+
+    /** Runs bin/run-indexer --version in the copy; returns its standard error (where the build is announced). */
+    private String runIndexer() throws IOException, InterruptedException {
+        ProcessBuilder pb =
+                new ProcessBuilder("bash", repo.resolve("bin/run-indexer").toString(), "--version");
+        pb.environment().put("JAVA_HOME", jdk.toString());
+        pb.environment().put("KVI_JVM_DIR", tmp.resolve("no-jvms").toString());
+        pb.environment().put("PATH", tools + ":/usr/bin:/bin");
+        pb.environment().remove("KVI_AOT");
+        Path out = tmp.resolve("out.txt");
+        Path err = tmp.resolve("err.txt");
+        pb.redirectOutput(out.toFile()).redirectError(err.toFile());
+        Process p = pb.start();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("run-indexer finished").isTrue();
+        String stderr = Files.readString(err);
+        assertThat(p.exitValue()).as(stderr).isZero();
+        assertThat(Files.readString(out))
+                .as("the jar is started")
+                .contains("-jar indexer/target/kv-indexer.jar --version");
+        return stderr;
+    }
+
+    private void touch(String file, Instant when) throws IOException {
+        Path f = repo.resolve(file);
+        Files.createDirectories(f.getParent());
+        if (!Files.exists(f)) {
+            Files.writeString(f, "", StandardCharsets.UTF_8);
+        }
+        Files.setLastModifiedTime(f, FileTime.from(when));
+    }
+
+    private static void executable(Path file, String text) throws IOException {
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, text, StandardCharsets.UTF_8);
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+}
