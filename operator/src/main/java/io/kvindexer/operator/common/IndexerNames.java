@@ -15,6 +15,8 @@ public final class IndexerNames {
     public static final String LABEL_COMPONENT = "app.kubernetes.io/component";
     public static final String LABEL_PART_OF = "app.kubernetes.io/part-of";
     public static final String LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
+    /** The indexer container of a replica pod. */
+    public static final String CONTAINER = "indexer";
     /** Tells the two Services apart (they select the same pods). */
     public static final String LABEL_SERVICE_ROLE = "kvindexer.io/service";
 
@@ -56,7 +58,12 @@ public final class IndexerNames {
      * with TLS off); the serving certificate covers the name.
      */
     public static String stableUrl(KvIndexer kvi, int ordinal) {
-        return IndexerSecurity.scheme(kvi) + "://" + pod(kvi, ordinal) + "." + headlessService(kvi) + "."
+        return stableUrl(kvi, ordinal, IndexerSecurity.scheme(kvi));
+    }
+
+    /** The same in {@code scheme}: the one that replica's pod serves while a rollout changes it ({@link ServedAs}). */
+    public static String stableUrl(KvIndexer kvi, int ordinal, String scheme) {
+        return scheme + "://" + pod(kvi, ordinal) + "." + headlessService(kvi) + "."
                 + kvi.getMetadata().getNamespace() + ".svc:" + kvi.getSpec().getPort();
     }
 

@@ -27,6 +27,10 @@ public final class IndexerSecurity {
     public static final String AUTH_DIR = "/var/run/kv-indexer/auth";
 
     public static final String TLS_DIR = "/var/run/kv-indexer/tls";
+    /** The flags that turn TLS and the token on in a replica: how a pod's spec says it serves ({@link ServedAs}). */
+    public static final String TLS_CERT_FLAG = "--tls-cert-file";
+
+    public static final String AUTH_TOKEN_FLAG = "--auth-token-file";
     static final String AUTH_VOLUME = "auth-token";
     static final String TLS_VOLUME = "tls";
 
@@ -112,12 +116,15 @@ public final class IndexerSecurity {
         List<String> args = new ArrayList<>();
         if (tlsEnabled(kvi)) {
             args.addAll(List.of(
-                    "--tls-cert-file", TLS_DIR + "/" + CERT_KEY,
-                    "--tls-key-file", TLS_DIR + "/" + KEY_KEY,
-                    "--tls-ca-file", TLS_DIR + "/" + CA_KEY));
+                    TLS_CERT_FLAG,
+                    TLS_DIR + "/" + CERT_KEY,
+                    "--tls-key-file",
+                    TLS_DIR + "/" + KEY_KEY,
+                    "--tls-ca-file",
+                    TLS_DIR + "/" + CA_KEY));
         }
         if (authEnabled(kvi)) {
-            args.addAll(List.of("--auth-token-file", AUTH_DIR + "/" + TOKEN_KEY));
+            args.addAll(List.of(AUTH_TOKEN_FLAG, AUTH_DIR + "/" + TOKEN_KEY));
         }
         return args;
     }

@@ -43,7 +43,7 @@ import java.util.stream.Collectors;
  * the dependents compare desired against actual field by field.
  */
 public final class IndexerDesiredState {
-    public static final String CONTAINER = "indexer";
+    public static final String CONTAINER = IndexerNames.CONTAINER;
     public static final String PORT_NAME = "http";
     /** The indexer image's user and group (indexer/Dockerfile), so runAsNonRoot can be verified. */
     public static final long INDEXER_UID = 10001L;

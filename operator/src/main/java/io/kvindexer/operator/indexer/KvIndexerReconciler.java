@@ -117,8 +117,7 @@ public class KvIndexerReconciler
         context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow();
 
         List<IndexerReplica> replicas = IndexerPods.replicas(context, INDEXER_PODS, kvi);
-        Map<String, String> peerErrors =
-                new TreeMap<>(syncPeers(kvi, replicas, ReplicaAccesses.read(context.getClient(), kvi)));
+        Map<String, String> peerErrors = new TreeMap<>(syncPeers(kvi, replicas, context));
         if (securityWarning != null) {
             peerErrors.put("tls", securityWarning);
             services.events().warning(kvi, "TlsIssuerUnavailable", securityWarning);
@@ -151,13 +150,18 @@ public class KvIndexerReconciler
         return control;
     }
 
-    /** Peer lists of all Ready replicas, in parallel; returns replica pod → error for those that failed. */
-    private Map<String, String> syncPeers(KvIndexer kvi, List<IndexerReplica> replicas, ReplicaAccess access) {
-        List<String> urls = IndexerNames.stableUrls(kvi);
+    /**
+     * Peer lists of all Ready replicas, in parallel, each replica called as its pod serves and listed in the scheme
+     * its pod serves (both change pod by pod while a change of spec.security rolls); returns replica pod → error for
+     * those that failed.
+     */
+    private Map<String, String> syncPeers(KvIndexer kvi, List<IndexerReplica> replicas, Context<KvIndexer> context) {
+        List<String> urls = IndexerReplica.stableUrls(kvi, replicas);
         List<IndexerReplica> ready =
                 replicas.stream().filter(IndexerReplica::ready).toList();
+        Map<String, ReplicaAccess> accesses = ReplicaAccesses.byReplica(context.getClient(), kvi, ready);
         Map<String, String> errors = new TreeMap<>();
-        FanOut.map(ready, r -> syncPeers(kvi, r, urls, access).map(e -> Map.entry(r.pod(), e)))
+        FanOut.map(ready, r -> syncPeers(kvi, r, urls, accesses.get(r.pod())).map(e -> Map.entry(r.pod(), e)))
                 .forEach(e -> e.ifPresent(x -> errors.put(x.getKey(), x.getValue())));
         if (!errors.isEmpty()) {
             services.events().warning(kvi, "PeerSyncFailed", KvIndexerStatusFactory.describe(errors));

@@ -33,10 +33,11 @@ public final class KvIndexerStatusFactory implements SpecStatuses<KvIndexer> {
         int desired = kvi.getSpec().getReplicas();
         long generation = generation(kvi);
         List<Condition> previous = previous(kvi);
+        List<String> urls = IndexerReplica.stableUrls(kvi, replicas);
         List<ReplicaStatus> rows = IntStream.range(0, desired)
                 .mapToObj(i -> new ReplicaStatus(
                         IndexerNames.pod(kvi, i),
-                        IndexerNames.stableUrl(kvi, i),
+                        urls.get(i),
                         replicas.stream().anyMatch(r -> r.ordinal() == i && r.ready())))
                 .toList();
         int ready = (int) rows.stream().filter(ReplicaStatus::ready).count();

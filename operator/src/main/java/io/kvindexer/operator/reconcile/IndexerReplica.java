@@ -4,6 +4,8 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.kvindexer.operator.client.IndexerEndpoint;
 import io.kvindexer.operator.client.ReplicaAccess;
 import io.kvindexer.operator.common.IndexerNames;
+import io.kvindexer.operator.common.IndexerSecurity;
+import io.kvindexer.operator.common.ServedAs;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import java.util.Collection;
 import java.util.Comparator;
@@ -13,14 +15,15 @@ import java.util.Objects;
 
 /**
  * A replica pod of a KvIndexer as the reconcilers see it: ordinal, pod name, pod IP (null until scheduled),
- * Ready condition, whether it is running (has an IP, not terminating), and its incarnation: pod uid, IP and container
- * restarts, which change whenever the process behind the address may have started over empty.
+ * Ready condition, whether it is running (has an IP, not terminating), its incarnation: pod uid, IP and container
+ * restarts, which change whenever the process behind the address may have started over empty; and how it serves,
+ * from its own spec ({@link ServedAs}; null when the pod does not say: then the KvIndexer's spec decides).
  */
 public record IndexerReplica(
-        int ordinal, String pod, String podIp, boolean ready, boolean running, String incarnation) {
+        int ordinal, String pod, String podIp, boolean ready, boolean running, String incarnation, ServedAs served) {
 
     public IndexerReplica(int ordinal, String pod, String podIp, boolean ready, boolean running) {
-        this(ordinal, pod, podIp, ready, running, pod + "@" + podIp);
+        this(ordinal, pod, podIp, ready, running, pod + "@" + podIp, null);
     }
 
     /** The URL the operator itself calls: pod IP + spec.port. */
@@ -31,6 +34,21 @@ public record IndexerReplica(
     /** The same, reached as {@code access} says (HTTPS, token). */
     public IndexerEndpoint endpoint(int port, ReplicaAccess access) {
         return IndexerEndpoint.of(pod, podIp, port, access);
+    }
+
+    /**
+     * The stable URL of every replica of the desired size, in the scheme its pod serves ({@link ServedAs}; the spec's
+     * for a replica with no pod yet, or one that does not say), in ordinal order.
+     */
+    public static List<String> stableUrls(KvIndexer kvi, Collection<IndexerReplica> replicas) {
+        Map<Integer, String> schemes = new java.util.HashMap<>();
+        replicas.stream()
+                .filter(r -> r.served() != null)
+                .forEach(r -> schemes.put(r.ordinal(), r.served().scheme()));
+        String fromSpec = IndexerSecurity.scheme(kvi);
+        return java.util.stream.IntStream.range(0, kvi.getSpec().getReplicas())
+                .mapToObj(i -> IndexerNames.stableUrl(kvi, i, schemes.getOrDefault(i, fromSpec)))
+                .toList();
     }
 
     /** The replica pods of {@code kvi} among {@code pods}, ordinals below the desired size, by ordinal. */
@@ -44,7 +62,8 @@ public record IndexerReplica(
                         podIp(p),
                         PodConditions.isReady(p),
                         PodConditions.isRunning(p),
-                        incarnation(p)))
+                        incarnation(p),
+                        ServedAs.of(p)))
                 .filter(r -> r.ordinal() >= 0 && r.ordinal() < size)
                 .sorted(Comparator.comparingInt(IndexerReplica::ordinal))
                 .toList();
@@ -62,7 +81,8 @@ public record IndexerReplica(
                         podIp(p),
                         PodConditions.isReady(p),
                         PodConditions.isRunning(p),
-                        incarnation(p)))
+                        incarnation(p),
+                        ServedAs.of(p)))
                 .sorted(Comparator.comparing(IndexerReplica::pod))
                 .toList();
     }

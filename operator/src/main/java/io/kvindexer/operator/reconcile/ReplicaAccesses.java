@@ -4,10 +4,15 @@ import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kvindexer.operator.client.ReplicaAccess;
 import io.kvindexer.operator.common.IndexerSecurity;
+import io.kvindexer.operator.common.ServedAs;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * How the operator reaches a KvIndexer's replicas, read from the Secrets they mount: the token of
@@ -17,6 +22,42 @@ import java.util.Map;
 public final class ReplicaAccesses {
 
     private ReplicaAccesses() {}
+
+    /**
+     * How to reach each of {@code replicas} (pod name → access): as its own pod serves ({@link ServedAs}), so that
+     * while a change of {@code spec.security} rolls the pods one at a time, those not restarted yet are still called
+     * as before (http or https, with or without the token) and stay managed however long the rollout takes; a pod
+     * that does not say is reached as the spec says. Each Secret is read once.
+     */
+    public static Map<String, ReplicaAccess> byReplica(
+            KubernetesClient client, KvIndexer kvi, Collection<IndexerReplica> replicas) {
+        String ns = kvi.getMetadata().getNamespace();
+        String key = ns + "/" + kvi.getMetadata().getName();
+        Map<String, Optional<Secret>> secrets = new HashMap<>();
+        Function<String, Secret> secret = name -> name == null
+                ? null
+                : secrets.computeIfAbsent(
+                                name,
+                                n -> Optional.ofNullable(client.secrets()
+                                        .inNamespace(ns)
+                                        .withName(n)
+                                        .get()))
+                        .orElse(null);
+        ReplicaAccess fromSpec = null;
+        Map<String, ReplicaAccess> out = new HashMap<>();
+        for (IndexerReplica r : replicas) {
+            ServedAs s = r.served();
+            if (s == null) {
+                fromSpec = fromSpec != null ? fromSpec : read(client, kvi);
+                out.put(r.pod(), fromSpec);
+                continue;
+            }
+            String token = s.auth() ? value(secret.apply(s.tokenSecret()), IndexerSecurity.TOKEN_KEY) : null;
+            String ca = s.tls() ? value(secret.apply(s.tlsSecret()), IndexerSecurity.CA_KEY) : null;
+            out.put(r.pod(), new ReplicaAccess(key, s.scheme(), token == null ? null : token.strip(), ca));
+        }
+        return out;
+    }
 
     public static ReplicaAccess read(KubernetesClient client, KvIndexer kvi) {
         String ns = kvi.getMetadata().getNamespace();

@@ -1,8 +1,11 @@
 package io.kvindexer.operator.worker;
 
 import io.kvindexer.operator.client.ReplicaAccess;
+import io.kvindexer.operator.reconcile.IndexerReplica;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * How the replicas of each KvIndexer were last reached (port, scheme, token, CA), by {@code namespace/name}: once a
@@ -12,13 +15,39 @@ import java.util.concurrent.ConcurrentHashMap;
  * longer be reached, and are taken to hold nothing.
  */
 final class IndexerAddresses {
-    /** One KvIndexer's replicas: their port and how to call them. */
-    record Address(int port, ReplicaAccess access) {}
+    /**
+     * One KvIndexer's replicas: their port and how to call each (by pod: they may differ while a change of
+     * spec.security rolls). A replica not called before is called as the last one that was.
+     */
+    record Address(int port, Map<String, ReplicaAccess> byPod, ReplicaAccess last) {
+        ReplicaAccess access(IndexerReplica replica) {
+            return byPod.getOrDefault(replica.pod(), last);
+        }
+    }
 
     private final Map<String, Address> byIndexer = new ConcurrentHashMap<>();
 
-    void remember(String namespace, String name, int port, ReplicaAccess access) {
-        byIndexer.put(namespace + "/" + name, new Address(port, access));
+    /**
+     * Remembers how the replicas in {@code accesses} were reached, beside those remembered before; {@code spec}
+     * (how the spec says to reach them) only when no replica was reached yet.
+     */
+    Address remember(
+            String namespace,
+            String name,
+            int port,
+            Map<String, ReplicaAccess> accesses,
+            Supplier<ReplicaAccess> spec) {
+        return byIndexer.compute(namespace + "/" + name, (k, before) -> {
+            Map<String, ReplicaAccess> byPod = new HashMap<>();
+            if (before != null && before.port() == port) {
+                byPod.putAll(before.byPod());
+            }
+            byPod.putAll(accesses);
+            ReplicaAccess last = !accesses.isEmpty()
+                    ? accesses.values().iterator().next()
+                    : before != null ? before.last() : spec.get();
+            return new Address(port, Map.copyOf(byPod), last);
+        });
     }
 
     /** The last address of {@code namespace/name}, or null when it was never reached. */

@@ -268,19 +268,19 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         List<ReplicaOutcome> outcomes = new java.util.ArrayList<>();
         byIndexer.forEach((name, pods) -> {
             KvIndexer old = indexers.get(new ResourceID(name, ns)).orElse(null);
+            List<IndexerReplica> all = usable(old) ? IndexerReplica.of(old, pods) : IndexerReplica.of(pods);
+            List<IndexerReplica> replicas = all.stream()
+                    .filter(IndexerReplica::ready) // one not Ready recovers from a Ready peer, already left
+                    .toList();
             IndexerAddresses.Address address = usable(old)
-                    ? remember(old, ReplicaAccesses.read(context.getClient(), old))
+                    ? remember(old, context, ReplicaAccesses.byReplica(context.getClient(), old, replicas))
                     : old == null ? addresses.of(ns, name) : null;
             if (address == null) {
                 return;
             }
-            List<IndexerReplica> all = old != null ? IndexerReplica.of(old, pods) : IndexerReplica.of(pods);
-            List<IndexerReplica> replicas = all.stream()
-                    .filter(IndexerReplica::ready) // one not Ready recovers from a Ready peer, already left
-                    .toList();
             Set<Long> leave = takenOver(worker, context, name, owned);
             outcomes.addAll(FanOut.map(
-                    replicas, r -> sync.sync(r.endpoint(address.port(), address.access()), none, leave, Set.of())));
+                    replicas, r -> sync.sync(r.endpoint(address.port(), address.access(r)), none, leave, Set.of())));
         });
         report(worker, context, outcomes);
         return outcomes;
@@ -357,13 +357,19 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
             Reregistrations reregister) {
         ReplicaSync sync = new ReplicaSync(services.client(), worker.getSpec(), known, key(worker), services.clock());
         int port = kvi.getSpec().getPort();
-        ReplicaAccess access = ReplicaAccesses.read(context.getClient(), kvi);
-        remember(kvi, access);
         List<IndexerReplica> targets = targetReplicas(kvi, replicas);
+        // each replica as its own pod serves: during a rollout of a security change, old and new pods differ
+        Map<String, ReplicaAccess> accesses = ReplicaAccesses.byReplica(context.getClient(), kvi, targets);
+        remember(kvi, context, accesses);
         known.retain(key(worker), targets.stream().map(IndexerReplica::pod).collect(Collectors.toSet()));
         List<ReplicaOutcome> outcomes = FanOut.map(
                 targets,
-                r -> sync.sync(r.endpoint(port, access), r.incarnation(), desired, owned, reregister.on(r.pod())));
+                r -> sync.sync(
+                        r.endpoint(port, accesses.get(r.pod())),
+                        r.incarnation(),
+                        desired,
+                        owned,
+                        reregister.on(r.pod())));
         report(worker, context, outcomes);
         return outcomes;
     }
@@ -409,13 +415,14 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
     }
 
     /** Remembers how {@code kvi}'s replicas are reached, for after it is deleted ({@link IndexerAddresses}). */
-    private IndexerAddresses.Address remember(KvIndexer kvi, ReplicaAccess access) {
-        addresses.remember(
+    private IndexerAddresses.Address remember(
+            KvIndexer kvi, Context<KvWorker> context, Map<String, ReplicaAccess> accesses) {
+        return addresses.remember(
                 kvi.getMetadata().getNamespace(),
                 kvi.getMetadata().getName(),
                 kvi.getSpec().getPort(),
-                access);
-        return new IndexerAddresses.Address(kvi.getSpec().getPort(), access);
+                accesses,
+                () -> ReplicaAccesses.read(context.getClient(), kvi));
     }
 
     /** A KvIndexer whose replicas can be addressed: it exists and its spec was read. */

@@ -4,12 +4,14 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.operator.client.IndexerClient;
 import io.kvindexer.operator.client.IndexerEndpoint;
 import io.kvindexer.operator.client.RegisteredWorker;
+import io.kvindexer.operator.client.ReplicaAccess;
 import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.reconcile.PodConditions;
@@ -49,6 +51,8 @@ final class LoopbackCluster implements AutoCloseable {
             new IndexerClient(Duration.ofSeconds(2), Duration.ofSeconds(10), IndexerClient.CallObserver.NONE);
     private final Map<String, IndexerApp> indexers = new HashMap<>();
     private final Map<String, EngineSimulator> engines = new HashMap<>();
+    /** How each replica process this cluster started serves (namespace/pod → access): as its spec said then. */
+    private final Map<String, ReplicaAccess> startedAs = new java.util.concurrent.ConcurrentHashMap<>();
     /** Where the "kubelet" writes the Secret volumes of replica pods. */
     private final java.nio.file.Path secretsRoot;
 
@@ -167,13 +171,16 @@ final class LoopbackCluster implements AutoCloseable {
                 args.add(template.get(i));
             }
         }
-        harness.replicaPod(kvi, ordinal, replicaIp(ordinal), false);
+        // the pod made from the template its args were read from: it tells the operator how it serves
+        PodSpec spec = harness.statefulSet(ns, name).getSpec().getTemplate().getSpec();
+        harness.replicaPod(kvi, ordinal, replicaIp(ordinal), false, spec);
         IndexerApp app = IndexerApp.start(args.toArray(String[]::new));
         indexers.put(ns + "/" + IndexerNames.pod(kvi, ordinal), app);
+        startedAs.put(ns + "/" + IndexerNames.pod(kvi, ordinal), ReplicaAccesses.read(client, kvi));
         IndexerEndpoint endpoint = replica(kvi, ordinal);
         // a TLS handshake on a loaded machine can outlast the connect timeout: keep asking until the deadline
         await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> http.ready(endpoint));
-        harness.startReplicaPod(kvi, ordinal, replicaIp(ordinal));
+        harness.replicaPod(kvi, ordinal, replicaIp(ordinal), true, spec);
         return app;
     }
 
@@ -236,12 +243,19 @@ final class LoopbackCluster implements AutoCloseable {
         return String.join(",", out);
     }
 
+    /**
+     * Replica {@code ordinal} reached as the process playing it serves: with the scheme, token and CA of the spec it
+     * was started from (a change of spec.security reaches a replica only once it restarts), or as the spec says now
+     * for a replica this cluster did not start.
+     */
     IndexerEndpoint replica(KvIndexer kvi, int ordinal) {
+        String name = IndexerNames.pod(kvi, ordinal);
+        ReplicaAccess access = startedAs.get(kvi.getMetadata().getNamespace() + "/" + name);
         return IndexerEndpoint.of(
-                IndexerNames.pod(kvi, ordinal),
+                name,
                 replicaIp(ordinal),
                 kvi.getSpec().getPort(),
-                ReplicaAccesses.read(client, kvi));
+                access != null ? access : ReplicaAccesses.read(client, kvi));
     }
 
     /** The {@code scores} of a {@code /query} for {@code tokens} (tenant {@code default}) on one replica. */

@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -210,14 +211,33 @@ public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, 
         return replicaPod(kvi, ordinal, ip, true);
     }
 
-    /** A replica pod with the template's labels at {@code ip}, Ready or not (starting, or being stopped). */
+    /**
+     * A replica pod with the template's labels at {@code ip}, Ready or not (starting, or being stopped); a pod that
+     * exists keeps its spec (the same pod changing state), a new one gets a bare one.
+     */
     public Pod replicaPod(KvIndexer kvi, int ordinal, String ip, boolean ready) {
+        Pod existing = client.pods()
+                .inNamespace(kvi.getMetadata().getNamespace())
+                .withName(IndexerNames.pod(kvi, ordinal))
+                .get();
+        return replicaPod(kvi, ordinal, ip, ready, existing == null ? null : existing.getSpec());
+    }
+
+    /**
+     * A replica pod as the StatefulSet controller makes it from a pod template: {@code spec} (null: a bare one), the
+     * template's labels, at {@code ip}, Ready or not.
+     */
+    public Pod replicaPod(KvIndexer kvi, int ordinal, String ip, boolean ready, PodSpec spec) {
         ObjectMeta meta = new ObjectMetaBuilder()
                 .withName(IndexerNames.pod(kvi, ordinal))
                 .withNamespace(kvi.getMetadata().getNamespace())
                 .withLabels(IndexerNames.labels(kvi))
                 .build();
-        return upsertPod(meta, ip, ready);
+        Pod pod = pod(meta, ip, ready);
+        if (spec != null) {
+            pod.setSpec(spec);
+        }
+        return client.pods().inNamespace(meta.getNamespace()).resource(pod).createOr(NonDeletingOperation::update);
     }
 
     /** Plays the kubelet for an engine pod. */
