@@ -3,6 +3,7 @@ package io.kvindexer.operator.common;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.SecretVolumeSource;
 import io.fabric8.kubernetes.api.model.Volume;
 import java.util.List;
 import java.util.Objects;
@@ -53,7 +54,7 @@ public record ServedAs(boolean tls, String tlsSecret, boolean auth, String token
         return spec.getVolumes().stream()
                 .filter(v -> volume.equals(v.getName()) && v.getSecret() != null)
                 .map(Volume::getSecret)
-                .map(s -> s.getSecretName())
+                .map(SecretVolumeSource::getSecretName)
                 .findFirst()
                 .orElse(null);
     }

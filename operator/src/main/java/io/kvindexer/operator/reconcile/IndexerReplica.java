@@ -9,9 +9,11 @@ import io.kvindexer.operator.common.ServedAs;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.stream.IntStream;
 
 /**
  * A replica pod of a KvIndexer as the reconcilers see it: ordinal, pod name, pod IP (null until scheduled),
@@ -41,12 +43,12 @@ public record IndexerReplica(
      * for a replica with no pod yet, or one that does not say), in ordinal order.
      */
     public static List<String> stableUrls(KvIndexer kvi, Collection<IndexerReplica> replicas) {
-        Map<Integer, String> schemes = new java.util.HashMap<>();
+        Map<Integer, String> schemes = new HashMap<>();
         replicas.stream()
                 .filter(r -> r.served() != null)
                 .forEach(r -> schemes.put(r.ordinal(), r.served().scheme()));
         String fromSpec = IndexerSecurity.scheme(kvi);
-        return java.util.stream.IntStream.range(0, kvi.getSpec().getReplicas())
+        return IntStream.range(0, kvi.getSpec().getReplicas())
                 .mapToObj(i -> IndexerNames.stableUrl(kvi, i, schemes.getOrDefault(i, fromSpec)))
                 .toList();
     }
