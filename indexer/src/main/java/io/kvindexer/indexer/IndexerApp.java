@@ -221,17 +221,22 @@ public final class IndexerApp implements AutoCloseable {
             }
             components.gate().recoveryFinished(recovered != null && recovered.bringsState());
             metrics().startupRecovery(start.source(), (System.nanoTime() - started) / 1e9);
-            if (snapshots != null) {
-                snapshots.start(); // only now: an empty replica must not push out the good snapshots
-            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            return; // closing: close() writes the last snapshot if the writer runs
         } catch (RuntimeException | ExecutionException | TimeoutException e) {
             // never leave the gate shut for good: start with what is there, as with no peer
-            LOG.log(System.Logger.Level.ERROR, "startup recovery failed; starting with what is installed", e);
+            LOG.log(
+                    System.Logger.Level.ERROR,
+                    "startup recovery failed; starting with what is installed"
+                            + (snapshots == null ? "" : ", snapshots are written as configured"),
+                    e);
             components.workers().finishRecovery(List.of(), () -> {});
             components.gate().recoveryFinished();
             metrics().startupRecovery(Start.NONE, (System.nanoTime() - started) / 1e9);
+        }
+        if (snapshots != null) {
+            snapshots.start(); // only now: an empty replica must not push out the good snapshots
         }
     }
 
@@ -261,19 +266,27 @@ public final class IndexerApp implements AutoCloseable {
                     candidates.add(config.security().serverTls() ? url.replaceFirst("^http:", "https:") : url);
                 }
             }
-            recovered = new PeerRecovery(
-                            candidates.stream()
-                                    .limit(config.limits().maxPeers())
-                                    .toList(),
-                            components.indexers(),
-                            config.recoveryDelay(),
-                            config.peerTimeout(),
-                            config.bearerTokens() == null
-                                    ? null
-                                    : config.bearerTokens().current())
-                    .trusting(config.security().caFile())
-                    .withOwnSnapshot(ownSnapshot)
-                    .fetch();
+            try {
+                recovered = new PeerRecovery(
+                                candidates.stream()
+                                        .limit(config.limits().maxPeers())
+                                        .toList(),
+                                components.indexers(),
+                                config.recoveryDelay(),
+                                config.peerTimeout(),
+                                config.bearerTokens() == null
+                                        ? null
+                                        : config.bearerTokens().current())
+                        .trusting(config.security().caFile())
+                        .withOwnSnapshot(ownSnapshot)
+                        .fetch();
+            } catch (RuntimeException e) {
+                // (a --tls-ca-file gone since the start, say) as if no peer answered: the snapshot is still there
+                LOG.log(
+                        System.Logger.Level.ERROR,
+                        "P2P recovery failed ({0}); starting from the snapshot, if any, as with no reachable peer",
+                        e.toString());
+            }
         }
         if ((recovered == null || recovered.blank()) && config.snapshotDir() != null) {
             Recovered snapshot = SnapshotRecovery.load(
