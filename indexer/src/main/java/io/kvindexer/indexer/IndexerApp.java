@@ -290,7 +290,11 @@ public final class IndexerApp implements AutoCloseable {
         }
         if ((recovered == null || recovered.blank()) && config.snapshotDir() != null) {
             Recovered snapshot = SnapshotRecovery.load(
-                    config.snapshotDir(), components.indexers(), config.peerTimeout(), metrics()::snapshot);
+                    config.snapshotDir(),
+                    components.indexers(),
+                    config.peerTimeout(),
+                    metrics()::snapshot,
+                    snapshots == null ? file -> {} : snapshots::loaded);
             if (snapshot != null) {
                 return new Start(recovered == null ? snapshot : snapshot.with(recovered), "snapshot");
             }

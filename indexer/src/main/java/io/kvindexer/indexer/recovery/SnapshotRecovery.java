@@ -32,6 +32,16 @@ public final class SnapshotRecovery {
      */
     public static Recovered load(Path dir, Indexers indexers, Duration timeout, Consumer<String> events)
             throws InterruptedException {
+        return load(dir, indexers, timeout, events, file -> {});
+    }
+
+    /**
+     * {@link #load(Path, Indexers, Duration, Consumer)}, telling {@code readWhole} the file it loaded: it was read
+     * through and verified, so the snapshot writer's pruning need not read it again.
+     */
+    public static Recovered load(
+            Path dir, Indexers indexers, Duration timeout, Consumer<String> events, Consumer<Path> readWhole)
+            throws InterruptedException {
         if (Files.exists(dir) && !Files.isDirectory(dir)) {
             // (newestFirst finds nothing there, and "no snapshot" would hide the mistake)
             LOG.log(
@@ -51,6 +61,7 @@ public final class SnapshotRecovery {
             try (InputStream in = new BufferedInputStream(Files.newInputStream(file), 1 << 16)) {
                 Recovered r = BinaryDumpApplier.stage(in, indexers, timeout.toMillis(), file.toString());
                 events.accept("loaded");
+                readWhole.accept(file);
                 LOG.log(System.Logger.Level.INFO, "snapshot {0} loaded ({1})", file, r.counts());
                 return r.withDetached(detached(SnapshotFiles.graceOf(file)));
             } catch (IOException | RuntimeException e) {

@@ -110,6 +110,14 @@ public final class SnapshotFiles {
         return out;
     }
 
+    /**
+     * {@code file} was read through and verified elsewhere (startup recovery loaded it): pruning keeps it without
+     * reading it again.
+     */
+    void readBackWhole(Path file) {
+        intact.add(file);
+    }
+
     /** Temporary files of writes that never finished (the process stopped mid-write); empty when there are none. */
     public List<Path> unfinished() throws IOException {
         if (!Files.isDirectory(dir)) {
@@ -255,8 +263,8 @@ public final class SnapshotFiles {
 
     /**
      * Keeps the newest {@link #KEPT} snapshots that read back whole and no temporary files (a crash mid-write leaves
-     * one). Each older file is read back once per process, and only while fewer than {@link #KEPT} good ones were
-     * found: the rest go unread.
+     * one). Each older file is read back once per process (the one startup recovery loaded not at all:
+     * {@link #readBackWhole}), and only while fewer than {@link #KEPT} good ones were found: the rest go unread.
      */
     private void prune() throws IOException {
         int kept = 0;
