@@ -18,25 +18,29 @@ import java.util.zip.CRC32C;
  */
 public final class BinaryDumpReader {
 
-    /** Receives a dump's content; every call is for checksum-verified bytes. */
+    /**
+     * Receives a dump's content; every call is for checksum-verified bytes. Each method does nothing unless
+     * overridden, so a visitor takes only what it needs, and one that overrides none reads a stream through to check
+     * it.
+     */
     public interface Visitor {
 
         /** A section starts: the index of (model, tenant) with its block size; worker refs restart at 0. */
-        void index(String modelName, String tenantId, int blockSize) throws IOException;
+        default void index(String modelName, String tenantId, int blockSize) throws IOException {}
 
         /** The section's next worker (its ref is the number of workers announced before it). */
-        void worker(int ref, long instanceId, int dpRank);
+        default void worker(int ref, long instanceId, int dpRank) {}
 
         /** A block record; its owners follow as {@link #owner} calls. */
-        void block(boolean hasParent, long parentBlockHash, long blockHash, long localHash);
+        default void block(boolean hasParent, long parentBlockHash, long blockHash, long localHash) {}
 
-        void owner(int workerRef, StorageTier tier);
+        default void owner(int workerRef, StorageTier tier) {}
 
         /** The end of one verified BLOCKS frame: a good moment to hand accumulated work on. */
-        void frameEnd();
+        default void frameEnd() {}
 
         /** The section is complete (its counts matched). */
-        void indexEnd() throws IOException;
+        default void indexEnd() throws IOException {}
 
         /**
          * The last-store times (epoch millis) of some of a worker's blocks on one tier, in the current section
@@ -49,7 +53,7 @@ public final class BinaryDumpReader {
         default void registration(SavedRegistration registration) {}
 
         /** The stream is complete and consistent. */
-        void end() throws IOException;
+        default void end() throws IOException {}
     }
 
     private static final StorageTier[] TIERS = StorageTier.values();

@@ -152,7 +152,4 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
         section.finishStaging();
         section = null;
     }
-
-    @Override
-    public void end() {}
 }

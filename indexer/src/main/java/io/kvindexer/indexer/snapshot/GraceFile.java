@@ -214,14 +214,5 @@ public final class GraceFile {
         public void registration(SavedRegistration registration) {
             registrations.add(registration);
         }
-
-        @Override
-        public void frameEnd() {}
-
-        @Override
-        public void indexEnd() {}
-
-        @Override
-        public void end() {}
     }
 }

@@ -1,7 +1,6 @@
 package io.kvindexer.indexer.snapshot;
 
 import io.kvindexer.indexer.common.IoErrors;
-import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.dump.BinaryDumpReader;
 import java.io.BufferedInputStream;
 import java.io.IOException;
@@ -309,28 +308,7 @@ public final class SnapshotFiles {
     }
 
     /** Reads a stream through and keeps nothing of it. */
-    private static final BinaryDumpReader.Visitor NOTHING = new BinaryDumpReader.Visitor() {
-        @Override
-        public void index(String modelName, String tenantId, int blockSize) {}
-
-        @Override
-        public void worker(int ref, long instanceId, int dpRank) {}
-
-        @Override
-        public void block(boolean hasParent, long parentBlockHash, long blockHash, long localHash) {}
-
-        @Override
-        public void owner(int workerRef, StorageTier tier) {}
-
-        @Override
-        public void frameEnd() {}
-
-        @Override
-        public void indexEnd() {}
-
-        @Override
-        public void end() {}
-    };
+    private static final BinaryDumpReader.Visitor NOTHING = new BinaryDumpReader.Visitor() {};
 
     /** The rename is durable only once the directory entry is: force the directory itself (Linux allows it). */
     private void forceDirectory() {

@@ -82,12 +82,6 @@ class BinaryDumpTest {
         }
 
         @Override
-        public void frameEnd() {}
-
-        @Override
-        public void indexEnd() {}
-
-        @Override
         public void end() {
             ended = true;
         }

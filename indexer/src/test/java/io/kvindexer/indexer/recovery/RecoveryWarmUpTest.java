@@ -77,12 +77,6 @@ class RecoveryWarmUpTest {
         private final Map<String, Long> byParentAndLocal = new HashMap<>();
 
         @Override
-        public void index(String modelName, String tenantId, int blockSize) {}
-
-        @Override
-        public void worker(int ref, long instanceId, int dpRank) {}
-
-        @Override
         public void block(boolean hasParent, long parentBlockHash, long blockHash, long localHash) {
             endBlock();
             blocks++;
@@ -112,15 +106,9 @@ class RecoveryWarmUpTest {
         }
 
         @Override
-        public void frameEnd() {}
-
-        @Override
         public void indexEnd() {
             endBlock();
         }
-
-        @Override
-        public void end() {}
     }
 
     @Test

@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.helidon.webserver.WebServer;
 import io.kvindexer.indexer.IndexerConfig;
-import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.dump.BinaryDump;
 import io.kvindexer.indexer.dump.BinaryDumpReader;
 import io.kvindexer.indexer.dump.SavedRegistration;
@@ -202,32 +201,14 @@ class StuckStreamCutTest {
         final Set<Long> owning = new TreeSet<>();
 
         @Override
-        public void index(String modelName, String tenantId, int blockSize) {}
-
-        @Override
         public void worker(int ref, long instanceId, int dpRank) {
             owning.add(instanceId); // announced at its first membership in the section
         }
 
         @Override
-        public void block(boolean hasParent, long parentBlockHash, long blockHash, long localHash) {}
-
-        @Override
-        public void owner(int workerRef, StorageTier tier) {}
-
-        @Override
-        public void frameEnd() {}
-
-        @Override
-        public void indexEnd() {}
-
-        @Override
         public void registration(SavedRegistration registration) {
             registered.add(registration.instanceId());
         }
-
-        @Override
-        public void end() {}
     }
 
     private boolean applied(long instance) {
