@@ -2,6 +2,7 @@ package io.kvindexer.indexer.common;
 
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.NoSuchFileException;
@@ -25,6 +26,7 @@ public final class IoErrors {
             case NoSuchFileException x -> "no such file or directory";
             case AccessDeniedException x -> "permission denied";
             case NotDirectoryException x -> "not a directory";
+            case DirectoryNotEmptyException x -> "a directory that is not empty";
             // the one place we create what may exist: Files.createDirectories, on a path that is a file
             case FileAlreadyExistsException x -> "exists and is not a directory";
             // the OS's words ("Read-only file system", "No space left on device"), in our lower case

@@ -71,6 +71,8 @@ public final class SnapshotFiles {
     private final Check check;
     /** files this process wrote or read back whole: a snapshot never changes once renamed into place */
     private final Set<Path> intact = ConcurrentHashMap.newKeySet();
+    /** entries pruning could not delete: warned about once, then left alone */
+    private final Set<Path> undeletable = ConcurrentHashMap.newKeySet();
 
     private FileChannel lockFile;
 
@@ -264,36 +266,64 @@ public final class SnapshotFiles {
      * Keeps the newest {@link #KEPT} snapshots that read back whole and no temporary files (a crash mid-write leaves
      * one). Each older file is read back once per process (the one startup recovery loaded not at all:
      * {@link #readBackWhole}), and only while fewer than {@link #KEPT} good ones were found: the rest go unread.
+     * What cannot be deleted (a directory with that name, say) is named in a warning once and left alone: the
+     * snapshot just written is in place, so the write has not failed.
      */
-    private void prune() throws IOException {
-        int kept = 0;
-        for (Path p : newestFirst()) {
-            if (kept < KEPT) {
-                String problem = intact.contains(p) ? null : check.problem(p);
-                if (problem == null) {
-                    intact.add(p);
-                    kept++;
+    private void prune() {
+        try {
+            int kept = 0;
+            for (Path p : newestFirst()) {
+                if (undeletable.contains(p)) {
                     continue;
                 }
-                LOG.log(
-                        System.Logger.Level.WARNING,
-                        "snapshot {0} does not read back ({1}): deleted, so that the newest good snapshots are kept",
-                        p,
-                        problem);
+                if (kept < KEPT) {
+                    String problem = intact.contains(p) ? null : check.problem(p);
+                    if (problem == null) {
+                        intact.add(p);
+                        kept++;
+                        continue;
+                    }
+                    LOG.log(
+                            System.Logger.Level.WARNING,
+                            "snapshot {0} does not read back ({1}): deleted, so that the newest good snapshots are"
+                                    + " kept",
+                            p,
+                            problem);
+                }
+                delete(p);
+                intact.remove(p);
             }
-            Files.deleteIfExists(p);
-            intact.remove(p);
-        }
-        for (Path t : unfinished()) {
-            Files.deleteIfExists(t);
-        }
-        try (DirectoryStream<Path> graces = Files.newDirectoryStream(dir, "snapshot-*" + GRACE_SUFFIX)) {
-            for (Path g : graces) {
-                Path snapshot = g.resolveSibling(g.getFileName().toString().replace(GRACE_SUFFIX, ".kvix"));
-                if (!Files.exists(snapshot)) {
-                    Files.deleteIfExists(g); // its snapshot is gone
+            for (Path t : unfinished()) {
+                delete(t);
+            }
+            try (DirectoryStream<Path> graces = Files.newDirectoryStream(dir, "snapshot-*" + GRACE_SUFFIX)) {
+                for (Path g : graces) {
+                    Path snapshot = g.resolveSibling(g.getFileName().toString().replace(GRACE_SUFFIX, ".kvix"));
+                    if (!Files.exists(snapshot)) {
+                        delete(g); // its snapshot is gone
+                    }
                 }
             }
+        } catch (IOException e) {
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "cannot prune the old snapshots in {0} ({1}); the new one is in place",
+                    dir,
+                    IoErrors.describe(e, dir));
+        }
+    }
+
+    /** Deletes {@code p}; one that cannot be deleted is warned about once and left out of pruning from then on. */
+    private void delete(Path p) {
+        try {
+            Files.deleteIfExists(p);
+        } catch (IOException e) {
+            undeletable.add(p);
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "cannot delete {0} ({1}): it is left in place and not pruned again; remove it by hand",
+                    p,
+                    IoErrors.describe(e, p));
         }
     }
 

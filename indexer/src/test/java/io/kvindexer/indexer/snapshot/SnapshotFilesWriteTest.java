@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.dump.BinaryDumpWriter;
+import io.kvindexer.indexer.testkit.LogCapture;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -108,6 +109,37 @@ class SnapshotFilesWriteTest {
         assertThat(SnapshotFiles.graceOf(second)).as("not the crashed write's").doesNotExist();
         Path third = files.write(out -> out.write(good), out -> out.write(new byte[] {1, 2}));
         assertThat(SnapshotFiles.graceOf(third)).exists();
+        files.unlock();
+    }
+
+    /**
+     * A directory named like a snapshot (an operator's copy, say) cannot be pruned: it is named in a warning once and
+     * left alone, the snapshots around it are pruned as usual, and each write still succeeds. Before, the pruning
+     * threw on it after every write, so each snapshot written counted as failed and the older ones piled up.
+     */
+    @Test
+    void aDirectoryNamedLikeASnapshotIsLeftAloneAndWritesGoOn() throws Exception {
+        byte[] good = aSnapshot();
+        Path oldest = Files.write(dir.resolve("snapshot-0000000000000000001.kvix"), good);
+        Path older = Files.write(dir.resolve("snapshot-0000000000000000002.kvix"), good);
+        Path stray = Files.createDirectories(dir.resolve("snapshot-0000000000000000003.kvix"));
+        Files.writeString(stray.resolve("keep"), "an operator's copy");
+        SnapshotFiles files = new SnapshotFiles(dir);
+        try (LogCapture log = LogCapture.warningsOf(SnapshotFiles.class)) {
+            Path fourth = files.write(out -> out.write(good));
+            Path fifth = files.write(out -> out.write(good));
+            Path sixth = files.write(out -> out.write(good));
+
+            assertThat(files.newestFirst()).containsExactly(sixth, fifth, stray);
+            assertThat(fourth).doesNotExist();
+            assertThat(oldest).doesNotExist();
+            assertThat(older).doesNotExist();
+            assertThat(log.warnings())
+                    .filteredOn(w -> w.contains("cannot delete"))
+                    .singleElement()
+                    .asString()
+                    .contains(stray.toString(), "a directory that is not empty", "remove it by hand");
+        }
         files.unlock();
     }
 
