@@ -43,6 +43,9 @@ public final class SnapshotFiles {
     static final int KEPT = 2;
 
     private static final Pattern NAME = Pattern.compile("snapshot-(\\d{1,19})\\.kvix");
+    /** a snapshot, a grace file, or the temporary file of either */
+    private static final Pattern ANY_NAME = Pattern.compile("\\.?snapshot-(\\d{1,19})\\.(kvix|grace)(\\.tmp)?");
+
     private static final String TEMP_SUFFIX = ".tmp";
     private static final String GRACE_SUFFIX = ".grace";
 
@@ -205,8 +208,7 @@ public final class SnapshotFiles {
      */
     Path write(Content content, Content beside) throws IOException, InterruptedException {
         lock();
-        List<Path> existing = newestFirst();
-        long next = existing.isEmpty() ? 1 : number(existing.getFirst()) + 1;
+        long next = highestNumber() + 1;
         Path target = dir.resolve(String.format("snapshot-%019d.kvix", next));
         Path temp = dir.resolve("." + target.getFileName() + TEMP_SUFFIX);
         Path grace = graceOf(target);
@@ -231,6 +233,28 @@ public final class SnapshotFiles {
         intact.add(target);
         prune();
         return target;
+    }
+
+    /**
+     * The highest number any entry of the naming scheme carries (snapshots, grace files and their temporary files),
+     * 0 when there is none: the next write's paths are then all free, so a leftover that cannot be overwritten or
+     * deleted (a directory named like a temporary file) does not fail every write after it.
+     */
+    private long highestNumber() throws IOException {
+        long highest = 0;
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, "*snapshot-*")) {
+            for (Path p : entries) {
+                Matcher m = ANY_NAME.matcher(p.getFileName().toString());
+                if (m.matches()) {
+                    try {
+                        highest = Math.max(highest, Long.parseLong(m.group(1)));
+                    } catch (NumberFormatException e) {
+                        // beyond a long: not one this class wrote
+                    }
+                }
+            }
+        }
+        return highest;
     }
 
     /** Streams {@code content} into {@code file} and forces it to disk; returns its size. */

@@ -100,13 +100,16 @@ class SnapshotFilesWriteTest {
         Path older = dir.resolve("snapshot-0000000000000000001.kvix");
         Files.write(older, good);
         // a crash after the grace file of snapshot 2 was renamed into place, before snapshot 2 was
-        Files.write(dir.resolve("snapshot-0000000000000000002.grace"), new byte[] {9, 9, 9});
+        Path crashed = Files.write(dir.resolve("snapshot-0000000000000000002.grace"), new byte[] {9, 9, 9});
         SnapshotFiles files = new SnapshotFiles(dir);
 
         Path second = files.write(out -> out.write(good), out -> {}); // no worker detached now
 
-        assertThat(second.getFileName().toString()).isEqualTo("snapshot-0000000000000000002.kvix");
+        assertThat(second.getFileName().toString())
+                .as("numbered past the crashed write")
+                .isEqualTo("snapshot-0000000000000000003.kvix");
         assertThat(SnapshotFiles.graceOf(second)).as("not the crashed write's").doesNotExist();
+        assertThat(crashed).as("pruned: its snapshot never came").doesNotExist();
         Path third = files.write(out -> out.write(good), out -> out.write(new byte[] {1, 2}));
         assertThat(SnapshotFiles.graceOf(third)).exists();
         files.unlock();
@@ -140,6 +143,28 @@ class SnapshotFilesWriteTest {
                     .asString()
                     .contains(stray.toString(), "a directory that is not empty", "remove it by hand");
         }
+        files.unlock();
+    }
+
+    /**
+     * A leftover at the next write's paths that can be neither overwritten nor deleted (a directory named like its
+     * temporary file) is numbered past: the writes go on. Before, every write tried the same temporary path and
+     * failed, for as long as the replica ran.
+     */
+    @Test
+    void aDirectoryAtTheNextTemporaryPathDoesNotStopTheWrites() throws Exception {
+        byte[] good = aSnapshot();
+        Path older = Files.write(dir.resolve("snapshot-0000000000000000001.kvix"), good);
+        Path stray = Files.createDirectories(dir.resolve(".snapshot-0000000000000000002.kvix.tmp"));
+        Files.writeString(stray.resolve("x"), "in the way");
+        SnapshotFiles files = new SnapshotFiles(dir);
+
+        Path second = files.write(out -> out.write(good));
+        Path third = files.write(out -> out.write(good));
+
+        assertThat(files.newestFirst()).containsExactly(third, second);
+        assertThat(older).doesNotExist();
+        assertThat(stray).as("left alone").isDirectory();
         files.unlock();
     }
 
