@@ -6,6 +6,7 @@ import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.tls.CertificateRefusal;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -227,6 +228,10 @@ public final class PeerRecovery {
         CertificateRefusal refused = CertificateRefusal.of(e);
         if (refused != null) {
             return certificateRefused(refused) + ": " + e.getMessage();
+        }
+        if (e instanceof ConnectException && e.getMessage() == null) {
+            // the JDK's HTTP client says no more than the class name
+            return "cannot connect (nothing answers there: the peer is down, or its host or port is wrong)";
         }
         return e.getMessage() != null && e instanceof IOException ? e.getMessage() : e.toString();
     }

@@ -2,9 +2,16 @@ package io.kvindexer.indexer.recovery;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindexer.indexer.index.IndexOptions;
+import io.kvindexer.indexer.index.Indexers;
+import io.kvindexer.indexer.testkit.LogCapture;
 import java.io.IOException;
 import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
+import java.time.Duration;
+import java.util.List;
 import javax.net.ssl.SSLHandshakeException;
 import org.junit.jupiter.api.Test;
 
@@ -30,6 +37,28 @@ class PeerRecoveryMessagesTest {
                 .startsWith("the peer's TLS certificate is not signed by a CA this replica trusts (--tls-ca-file")
                 .endsWith(pkix.getMessage());
         assertThat(PeerRecovery.describe(new IOException("GET x answered 500"))).isEqualTo("GET x answered 500");
-        assertThat(PeerRecovery.describe(new ConnectException())).isEqualTo("java.net.ConnectException");
+        assertThat(PeerRecovery.describe(new ConnectException("Connection refused")))
+                .isEqualTo("Connection refused");
+    }
+
+    /** The JDK's HTTP client reports a refused connection as a bare {@code java.net.ConnectException}: said in words. */
+    @Test
+    void aPeerThatIsDownIsSaidToBeSo() throws Exception {
+        int port;
+        try (ServerSocket closed = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = closed.getLocalPort();
+        }
+        try (Indexers indexers = new Indexers(IndexOptions.defaults());
+                LogCapture log = LogCapture.warningsOf(PeerRecovery.class)) {
+            String peer = "http://127.0.0.1:" + port;
+            assertThat(new PeerRecovery(List.of(peer), indexers, Duration.ZERO, Duration.ofSeconds(10)).fetch())
+                    .isNull();
+            assertThat(log.warnings())
+                    .filteredOn(w -> w.contains(peer))
+                    .singleElement()
+                    .asString()
+                    .contains("cannot connect (nothing answers there: the peer is down, or its host or port is wrong)")
+                    .doesNotContain("java.net.ConnectException");
+        }
     }
 }
