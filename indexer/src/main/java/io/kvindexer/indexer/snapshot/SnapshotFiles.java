@@ -339,6 +339,9 @@ public final class SnapshotFiles {
 
     /** Deletes {@code p}; one that cannot be deleted is warned about once and left out of pruning from then on. */
     private void delete(Path p) {
+        if (undeletable.contains(p)) {
+            return;
+        }
         try {
             Files.deleteIfExists(p);
         } catch (IOException e) {

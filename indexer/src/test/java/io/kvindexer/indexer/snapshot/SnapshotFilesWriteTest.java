@@ -158,13 +158,19 @@ class SnapshotFilesWriteTest {
         Path stray = Files.createDirectories(dir.resolve(".snapshot-0000000000000000002.kvix.tmp"));
         Files.writeString(stray.resolve("x"), "in the way");
         SnapshotFiles files = new SnapshotFiles(dir);
+        try (LogCapture log = LogCapture.warningsOf(SnapshotFiles.class)) {
+            Path second = files.write(out -> out.write(good));
+            Path third = files.write(out -> out.write(good));
 
-        Path second = files.write(out -> out.write(good));
-        Path third = files.write(out -> out.write(good));
-
-        assertThat(files.newestFirst()).containsExactly(third, second);
-        assertThat(older).doesNotExist();
-        assertThat(stray).as("left alone").isDirectory();
+            assertThat(files.newestFirst()).containsExactly(third, second);
+            assertThat(older).doesNotExist();
+            assertThat(stray).as("left alone").isDirectory();
+            assertThat(log.warnings())
+                    .as("named once, not at every write")
+                    .singleElement()
+                    .asString()
+                    .contains("cannot delete " + stray);
+        }
         files.unlock();
     }
 
