@@ -55,6 +55,8 @@ public final class Snapshotter implements AutoCloseable {
     private final Consumer<String> events;
     private final Sizes sizes;
     private volatile ScheduledExecutorService timer;
+    /** closed: a start that comes late (a startup recovery that outlived the close) starts nothing */
+    private boolean closed;
     /** a write for a registration change is scheduled and has not started */
     private final AtomicBoolean changePending = new AtomicBoolean();
     /** how long the last write took: a change's write waits at least that long, so churn never writes back to back */
@@ -130,7 +132,7 @@ public final class Snapshotter implements AutoCloseable {
 
     /** Starts the periodic writes (the first after one interval). */
     public synchronized void start() {
-        if (timer != null) {
+        if (timer != null || closed) {
             return;
         }
         timer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -230,6 +232,7 @@ public final class Snapshotter implements AutoCloseable {
         synchronized (this) {
             t = timer;
             timer = null;
+            closed = true;
         }
         try {
             if (t == null) {
