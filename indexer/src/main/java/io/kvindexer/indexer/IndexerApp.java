@@ -221,6 +221,9 @@ public final class IndexerApp implements AutoCloseable {
             }
             components.gate().recoveryFinished(recovered != null && recovered.bringsState());
             metrics().startupRecovery(start.source(), (System.nanoTime() - started) / 1e9);
+            if (snapshots != null) {
+                snapshots.start(); // only now: an empty replica must not push out the good snapshots
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return; // closing: close() writes the last snapshot if the writer runs
@@ -229,14 +232,16 @@ public final class IndexerApp implements AutoCloseable {
             LOG.log(
                     System.Logger.Level.ERROR,
                     "startup recovery failed; starting with what is installed"
-                            + (snapshots == null ? "" : ", snapshots are written as configured"),
+                            + (snapshots == null
+                                    ? ""
+                                    : "; no snapshot is written, so those on disk stay for the next start"
+                                            + " (restart the replica once the cause is fixed)"),
                     e);
             components.workers().finishRecovery(List.of(), () -> {});
             components.gate().recoveryFinished();
             metrics().startupRecovery(Start.NONE, (System.nanoTime() - started) / 1e9);
-        }
-        if (snapshots != null) {
-            snapshots.start(); // only now: an empty replica must not push out the good snapshots
+            // the writer stays off: what it wrote from a half-recovered index would prune the good snapshots
+            // (snapshot_last_success_timestamp_seconds goes stale and KvIndexerSnapshotsOverdue fires)
         }
     }
 
