@@ -113,6 +113,9 @@ public final class IndexerHarness implements AutoCloseable {
             if (harness != null) {
                 IndexerRouting.serverAnswers(
                         builder, harness.indexer.components().config());
+                // as IndexerApp's server: with Nagle's algorithm on, an answer written in two parts (a scrape's)
+                // waited for the client's delayed ACK, ~40 ms a request that the product never spends
+                builder.connectionOptions(o -> o.tcpNoDelay(true));
                 builder.routing(harness::route);
             }
         }
