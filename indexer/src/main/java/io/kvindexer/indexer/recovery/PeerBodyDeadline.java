@@ -23,6 +23,8 @@ final class PeerBodyDeadline extends FilterInputStream {
     static final int WHOLE_BODY_TIMEOUTS = 30;
 
     private final long timeoutNanos;
+    /** the whole body's bound here, in peer timeouts: {@link #WHOLE_BODY_TIMEOUTS} but in tests */
+    private final int wholeBodyTimeouts;
     /** when the whole body must be in (nanoTime) */
     private final long wholeBy;
 
@@ -32,11 +34,13 @@ final class PeerBodyDeadline extends FilterInputStream {
     /** why the watchdog closed the body; null while it has not */
     private volatile String expired;
 
-    PeerBodyDeadline(InputStream body, Duration timeout) {
+    /** {@code wholeBodyTimeouts}: {@link #WHOLE_BODY_TIMEOUTS}, or a test's shorter bound. */
+    PeerBodyDeadline(InputStream body, Duration timeout, int wholeBodyTimeouts) {
         super(body);
         this.timeoutNanos = timeout.toNanos();
+        this.wholeBodyTimeouts = wholeBodyTimeouts;
         long now = System.nanoTime();
-        this.wholeBy = now + WHOLE_BODY_TIMEOUTS * timeoutNanos;
+        this.wholeBy = now + wholeBodyTimeouts * timeoutNanos;
         watch.windowFrom(now);
     }
 
@@ -54,8 +58,8 @@ final class PeerBodyDeadline extends FilterInputStream {
         protected void expired(long now) {
             cancel();
             expired = now - wholeBy >= 0
-                    ? "the peer's dump did not end within " + millis(WHOLE_BODY_TIMEOUTS * timeoutNanos) + " ms ("
-                            + WHOLE_BODY_TIMEOUTS + " peer timeouts): given up"
+                    ? "the peer's dump did not end within " + millis(wholeBodyTimeouts * timeoutNanos) + " ms ("
+                            + wholeBodyTimeouts + " peer timeouts): given up"
                     : "the peer's dump stalled: less than " + WINDOW / 1024 + " KiB arrived in " + millis(timeoutNanos)
                             + " ms";
             Thread.ofVirtual()

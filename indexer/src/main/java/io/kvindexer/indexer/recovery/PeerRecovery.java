@@ -60,6 +60,7 @@ public final class PeerRecovery {
     private final Format format;
     private Path caFile;
     private boolean ownSnapshot;
+    private int wholeBodyTimeouts = PeerBodyDeadline.WHOLE_BODY_TIMEOUTS;
 
     public PeerRecovery(List<String> peers, Indexers indexers, Duration delay, Duration timeout) {
         this(peers, indexers, delay, timeout, null);
@@ -93,6 +94,15 @@ public final class PeerRecovery {
      */
     public PeerRecovery withOwnSnapshot(boolean ownSnapshot) {
         this.ownSnapshot = ownSnapshot;
+        return this;
+    }
+
+    /**
+     * Tests only: a peer's whole {@code /dump} body must be in within {@code timeouts} peer timeouts instead of
+     * {@link PeerBodyDeadline#WHOLE_BODY_TIMEOUTS}, so a test of the bound need not sit out the product's.
+     */
+    PeerRecovery withWholeBodyBoundForTests(int timeouts) {
+        this.wholeBodyTimeouts = timeouts;
         return this;
     }
 
@@ -277,7 +287,7 @@ public final class PeerRecovery {
         }
         HttpRequest request = builder.build();
         HttpResponse<InputStream> response = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
-        try (InputStream body = new PeerBodyDeadline(response.body(), timeout)) {
+        try (InputStream body = new PeerBodyDeadline(response.body(), timeout, wholeBodyTimeouts)) {
             if (response.statusCode() / 100 != 2) {
                 String said = new String(body.readNBytes(512), java.nio.charset.StandardCharsets.UTF_8).strip();
                 String refusal = refusal(request.uri(), response.statusCode(), said, authToken != null);
