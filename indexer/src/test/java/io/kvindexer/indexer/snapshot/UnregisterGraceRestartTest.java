@@ -104,21 +104,30 @@ class UnregisterGraceRestartTest {
         Duration grace = Duration.ofSeconds(15);
         try (EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults())) {
             long unregisteredAt;
+            long stoppedAt;
             try (IndexerProcess first = IndexerProcess.snapshotting(dir, "--unregister-grace", "15s");
                     HttpTestClient http = new HttpTestClient(first.url())) {
                 awaitReady(http);
                 storeThenUnregister(sim, http);
                 unregisteredAt = System.nanoTime();
                 assertThat(first.terminate()).isTrue();
+                stoppedAt = System.nanoTime();
             }
-            // restarted 8 s into the grace: a grace started over would last to 23 s after the unregister
-            sleepUntil(unregisteredAt + TimeUnit.SECONDS.toNanos(8));
+            // down for 4 s at least, restarted 5 s into the grace at the earliest
+            sleepUntil(Math.max(unregisteredAt + TimeUnit.SECONDS.toNanos(5), stoppedAt + TimeUnit.SECONDS.toNanos(4)));
+            long restartedAt = System.nanoTime();
             try (IndexerProcess second = IndexerProcess.snapshotting(dir, "--unregister-grace", "15s");
                     HttpTestClient http = new HttpTestClient(second.url())) {
                 awaitReady(http);
                 await().atMost(Duration.ofSeconds(30))
                         .until(() -> second.output().contains("kept detached again after the restart"));
-                sleepUntil(unregisteredAt + grace.toNanos() + TimeUnit.SECONDS.toNanos(3));
+                // each scrape expires what outlived its grace, so it shows 15 s after the unregister; a grace started
+                // over at the restart, or one that did not count the time the replica was down, ends after this
+                // deadline whatever the timing
+                long deadline = unregisteredAt + grace.toNanos() + (restartedAt - stoppedAt);
+                Duration left = Duration.ofNanos(deadline - System.nanoTime());
+                assertThat(left).as("the replica was ready before the deadline").isPositive();
+                await().atMost(left).until(() -> http.metric(EXPIRED) == 1.0);
                 http.registerEngine(sim);
                 assertThat(http.metric(EXPIRED)).as("its grace had ended").isEqualTo(1.0);
                 assertThat(http.metric(REATTACHED)).isZero();
