@@ -33,11 +33,7 @@ class UnregisterGraceTest {
         }
     }
 
-    /** The simulator process: 300 requests/s over 4 system prompts, a 512-block cache. */
-    private static Process engine(String endpoint, String replay, long seed, long requests) throws IOException {
-        return engine(endpoint, replay, seed, requests, 300);
-    }
-
+    /** The simulator process: {@code rate} requests/s over 4 system prompts, a 512-block cache. */
     private static Process engine(String endpoint, String replay, long seed, long requests, int rate)
             throws IOException {
         return SimulatorProcess.start(
@@ -95,7 +91,7 @@ class UnregisterGraceTest {
                 IndexerApp graced = withGrace(Duration.ofMinutes(2));
                 HttpTestClient ref = new HttpTestClient(reference.baseUrl());
                 HttpTestClient g = new HttpTestClient(graced.baseUrl())) {
-            engines.add(engine(endpoint, replay, 42, 3_000)); // 10 s of requests once it runs
+            engines.add(engine(endpoint, replay, 42, 6_000, 1_000)); // 6 s of requests once it runs
             for (HttpTestClient http : List.of(ref, g)) {
                 register(http, endpoint, replay);
             }
@@ -158,7 +154,7 @@ class UnregisterGraceTest {
             engines.getFirst().destroyForcibly();
             assertThat(engines.getFirst().waitFor(30, TimeUnit.SECONDS)).isTrue();
             // the same address, a new process whose seq starts over; the reference follows it from its start
-            engines.add(engine(endpoint, replay, 2, 1_500));
+            engines.add(engine(endpoint, replay, 2, 1_500, 1_000));
             register(ref, endpoint, replay);
             register(g, endpoint, replay);
             assertThat(engines.getLast().waitFor(60, TimeUnit.SECONDS)).isTrue();
