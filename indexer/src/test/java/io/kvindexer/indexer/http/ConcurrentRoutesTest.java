@@ -3,6 +3,8 @@ package io.kvindexer.indexer.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.helidon.webserver.testing.junit5.ServerTest;
+import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.common.ServiceLimits;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -25,13 +27,24 @@ import org.junit.jupiter.api.Test;
 class ConcurrentRoutesTest {
 
     private static final Set<Integer> DOCUMENTED = Set.of(200, 201, 404, 409);
+    private static final int THREADS = 6;
+
+    /**
+     * A dump slot for each thread: a /dump over --max-concurrent-dumps (4 by default) is a documented 503 with a
+     * Retry-After (DumpSlotsTest), which six threads racing on a fast socket can reach.
+     */
+    @IndexerRoutes.Config
+    static IndexerConfig config() {
+        return IndexerConfig.defaults()
+                .with(c -> c.limits = ServiceLimits.DEFAULTS.with(l -> l.maxConcurrentDumps = THREADS));
+    }
 
     @Test
     void racingRequestsGetDocumentedAnswers(HttpTestClient http, IndexerRouting.Components app) throws Exception {
         Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>();
-        ExecutorService pool = Executors.newFixedThreadPool(6);
+        ExecutorService pool = Executors.newFixedThreadPool(THREADS);
         List<Future<?>> done = new ArrayList<>();
-        for (int t = 0; t < 6; t++) {
+        for (int t = 0; t < THREADS; t++) {
             long seed = t;
             done.add(pool.submit(() -> {
                 Random r = new Random(seed);
