@@ -116,6 +116,7 @@ class ShutdownDelayProcessTest {
             assertThat(failures).as("queries that failed, of %d", sent).isEmpty();
             assertThat(toA.get()).as("queries a answered after its SIGTERM").isPositive();
             assertThat(endpoints.get()).containsExactly(b.url());
+            assertThat(b.kill()).isTrue(); // not under test: a SIGTERM would sit out its --shutdown-delay
         }
     }
 }
