@@ -43,7 +43,11 @@ class TtlAcrossRestartTest {
 
     /** A snapshotting replica with the test's TTL on the device tier, and {@code more} flags. */
     private static IndexerProcess replica(Path dir, String... more) throws Exception {
-        List<String> args = new java.util.ArrayList<>(List.of("--block-ttl", "device=" + TTL.toSeconds() + "s"));
+        return replica(dir, TTL, more);
+    }
+
+    private static IndexerProcess replica(Path dir, Duration ttl, String... more) throws Exception {
+        List<String> args = new java.util.ArrayList<>(List.of("--block-ttl", "device=" + ttl.toSeconds() + "s"));
         args.addAll(List.of(more));
         return IndexerProcess.snapshotting(dir, args.toArray(String[]::new));
     }
@@ -99,7 +103,8 @@ class TtlAcrossRestartTest {
     @Test
     void aBlockRecoveredFromAPeersBinaryDumpExpiresAtItsStoreTimePlusTtl() throws Exception {
         try (EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
-                IndexerProcess peer = replica(tmp.resolve("peer"));
+                // the peer keeps its blocks past the test: on a slow start it must still have them to hand over
+                IndexerProcess peer = replica(tmp.resolve("peer"), Duration.ofMinutes(10));
                 HttpTestClient peerHttp = new HttpTestClient(peer.url())) {
             awaitReady(peerHttp);
             long storedAt = storeOnce(sim, peerHttp);
