@@ -25,8 +25,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * objects only (registration never waits for the engine).
  */
 class KvWorkerEditsEndToEndTest {
+    /** Short, so that "never, over several resyncs" checks take seconds. */
+    private static final Duration RESYNC = Duration.ofSeconds(1);
+
     @RegisterExtension
-    static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(3));
+    static final OperatorHarness harness = OperatorHarness.onMockApiServer(RESYNC);
 
     private LoopbackCluster cluster;
     private String ns;
@@ -225,13 +228,12 @@ class KvWorkerEditsEndToEndTest {
         return out;
     }
 
-    /** Asserts {@code check} on every look for {@code period}: it must hold throughout, not only in the end. */
-    private static void throughout(Duration period, Runnable check) throws InterruptedException {
-        long end = System.nanoTime() + period.toNanos();
-        while (System.nanoTime() < end) {
-            check.run();
-            Thread.sleep(100);
-        }
+    /**
+     * Asserts {@code check} on every look over three resyncs of each of {@code workers} KvWorkers (three resync
+     * periods, and as many KvWorker reconciles started): it must hold throughout, not only in the end.
+     */
+    private static void overResyncs(int workers, Runnable check) throws InterruptedException {
+        harness.throughout(RESYNC.multipliedBy(3), "KvWorker", 3 * workers, check);
     }
 
     @Test
@@ -256,10 +258,8 @@ class KvWorkerEditsEndToEndTest {
                                 .getMessage())
                         .contains("vllm-a")
                         .contains("a-first"));
-        // several resyncs (3 s): the registration is never taken over by the second
-        throughout(
-                Duration.ofSeconds(10),
-                () -> assertThat(models(kvi)).containsExactly(java.util.Map.entry(id, "llama")));
+        // several resyncs: the registration is never taken over by the second
+        overResyncs(2, () -> assertThat(models(kvi)).containsExactly(java.util.Map.entry(id, "llama")));
         assertThat(harness.kvWorker(ns, "a-first").getStatus().registeredPods()).isEqualTo(1);
     }
 
@@ -282,8 +282,7 @@ class KvWorkerEditsEndToEndTest {
                 .withName("a-old")
                 .delete();
         await().atMost(WAIT).until(() -> harness.kvWorker(ns, "a-old") == null);
-        throughout(
-                Duration.ofSeconds(8), () -> assertThat(models(kvi)).containsExactly(java.util.Map.entry(id, "llama")));
+        overResyncs(1, () -> assertThat(models(kvi)).containsExactly(java.util.Map.entry(id, "llama")));
         await().atMost(WAIT)
                 .untilAsserted(() -> assertThat(
                                 harness.kvWorker(ns, "b-new").getStatus().registeredPods())
@@ -305,8 +304,7 @@ class KvWorkerEditsEndToEndTest {
 
         // the first moves to kv-b: the second, which selects the same pod, now registers it on kv-a
         harness.mergePatch(KvWorker.class, ns, "a-first", "{\"spec\":{\"indexerRef\":\"kv-b\"}}");
-        throughout(
-                Duration.ofSeconds(8), () -> assertThat(models(a)).containsExactly(java.util.Map.entry(id, "llama")));
+        overResyncs(2, () -> assertThat(models(a)).containsExactly(java.util.Map.entry(id, "llama")));
         await().atMost(WAIT)
                 .ignoreExceptions()
                 .until(() -> "llama".equals(models(b).get(id)));
@@ -331,8 +329,7 @@ class KvWorkerEditsEndToEndTest {
         // the first is narrowed to other pods: the second, which still selects this one, keeps it registered
         harness.mergePatch(
                 KvWorker.class, ns, "a-first", "{\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"none\"}}}}");
-        throughout(
-                Duration.ofSeconds(8), () -> assertThat(models(kvi)).containsExactly(java.util.Map.entry(id, "llama")));
+        overResyncs(2, () -> assertThat(models(kvi)).containsExactly(java.util.Map.entry(id, "llama")));
         await().atMost(WAIT).untilAsserted(() -> {
             assertThat(harness.kvWorker(ns, "a-first").getStatus().pods()).isEmpty();
             assertThat(harness.kvWorker(ns, "b-second").getStatus().registeredPods())
@@ -355,8 +352,9 @@ class KvWorkerEditsEndToEndTest {
         // not Ready: the first keeps it registered for its unregisterAfterSeconds (60 s), the second never takes
         // a pod that is not Ready, so deleting the first must not leave it standing with nobody to remove it
         harness.startEnginePod(ns, "vllm-a", VLLM, LoopbackCluster.engineIp(0), false);
-        Thread.sleep(2_000);
-        assertThat(models(kvi)).containsKey(id);
+        // a resync period and three KvWorker reconciles: the operator has seen the pod not Ready (and kept it)
+        // before the first is deleted
+        harness.throughout(RESYNC, "KvWorker", 3, () -> assertThat(models(kvi)).containsKey(id));
         harness.client()
                 .resources(KvWorker.class)
                 .inNamespace(ns)

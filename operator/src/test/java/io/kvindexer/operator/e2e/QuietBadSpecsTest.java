@@ -22,7 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * resync and resource, no more.
  */
 class QuietBadSpecsTest {
-    private static final Duration RESYNC = Duration.ofSeconds(2);
+    private static final Duration RESYNC = Duration.ofSeconds(1);
 
     @RegisterExtension
     static final OperatorHarness harness = OperatorHarness.onMockApiServer(RESYNC);
@@ -69,7 +69,7 @@ class QuietBadSpecsTest {
         });
 
         int resources = 2 + 4;
-        Duration quiet = RESYNC.multipliedBy(3);
+        Duration quiet = RESYNC.multipliedBy(5); // the budget below counts in resync periods
         double before = reconciliations();
         Thread.sleep(quiet.toMillis());
         double during = reconciliations() - before;

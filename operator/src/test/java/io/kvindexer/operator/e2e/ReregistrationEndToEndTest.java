@@ -198,7 +198,8 @@ class ReregistrationEndToEndTest {
         long before1 = seq(1);
         replicas.forEach(CountingIndexer::resetCalls);
 
-        harness = new OperatorHarness(client, Duration.ofSeconds(3));
+        Duration resync = Duration.ofSeconds(1); // the upgraded operator's: short, so that resyncs come soon
+        harness = new OperatorHarness(client, resync);
         await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
             assertThat(seq(0)).isNotEqualTo(before0);
             assertThat(seq(1)).isNotEqualTo(before1);
@@ -207,23 +208,13 @@ class ReregistrationEndToEndTest {
         });
         long after0 = seq(0);
         long after1 = seq(1);
-        // two more reconciles of the KvWorker (once a resync, 3 s) later: made anew once, not on every reconcile
-        double reconciled = workerReconciles();
-        await().atMost(WAIT).until(() -> workerReconciles() >= reconciled + 2);
-        assertThat(seq(0)).isEqualTo(after0);
-        assertThat(seq(1)).isEqualTo(after1);
+        // over three resyncs (reconciles of the one KvWorker): made anew once, not on every reconcile
+        harness.throughout(resync.multipliedBy(3), "KvWorker", 3, () -> {
+            assertThat(seq(0)).isEqualTo(after0);
+            assertThat(seq(1)).isEqualTo(after1);
+        });
         assertThat(replicas)
                 .allSatisfy(r -> assertThat(r.calls("POST /register")).isEqualTo(1));
-    }
-
-    /** The KvWorker reconciles the operator started so far. */
-    private double workerReconciles() {
-        return harness.registry().scrape().stream()
-                .filter(m -> m.getMetadata().getName().equals("kvindexer_operator_reconciliations"))
-                .flatMap(m -> ((io.prometheus.metrics.model.snapshots.CounterSnapshot) m).getDataPoints().stream())
-                .filter(d -> "KvWorker".equals(d.getLabels().get("kind")))
-                .mapToDouble(io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot::getValue)
-                .sum();
     }
 
     private static ObjectMeta meta(String uid) {

@@ -27,6 +27,7 @@ import io.kvindexer.operator.observability.EventRecorder;
 import io.kvindexer.operator.observability.OperatorMetrics;
 import io.kvindexer.operator.reconcile.ControllerServices;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -161,6 +162,35 @@ public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, 
 
     public PrometheusRegistry registry() {
         return registry;
+    }
+
+    /** Reconciliations of {@code kind} ({@code KvIndexer}, {@code KvWorker}) this operator has started so far. */
+    public long reconciliations(String kind) {
+        return (long) registry.scrape().stream()
+                .filter(s -> s.getMetadata().getName().equals("kvindexer_operator_reconciliations"))
+                .flatMap(s -> ((CounterSnapshot) s).getDataPoints().stream())
+                .filter(p -> kind.equals(p.getLabels().get("kind")))
+                .mapToDouble(CounterSnapshot.CounterDataPointSnapshot::getValue)
+                .sum();
+    }
+
+    /**
+     * Asserts {@code check} on every look (every 50 ms) until {@code period} has passed and this operator has started
+     * {@code reconciles} more reconciliations of {@code kind}: what must hold throughout, not only in the end, and over
+     * as many reconciles (resyncs) as the test counts on, even where a loaded machine fits fewer into the period. One
+     * resource's reconciles never overlap: the n-th started means the one before it is done.
+     */
+    public void throughout(Duration period, String kind, int reconciles, Runnable check) throws InterruptedException {
+        long target = reconciliations(kind) + reconciles;
+        long start = System.nanoTime();
+        while (System.nanoTime() - start < period.toNanos() || reconciliations(kind) < target) {
+            check.run();
+            if (System.nanoTime() - start > WAIT.toNanos()) {
+                throw new AssertionError(reconciles + " reconciliations of " + kind + " not started within " + WAIT);
+            }
+            Thread.sleep(50);
+        }
+        check.run();
     }
 
     public KvIndexer kvIndexer(String ns, String name) {
