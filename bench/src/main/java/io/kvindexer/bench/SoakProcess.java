@@ -71,11 +71,9 @@ final class SoakProcess implements AutoCloseable {
         return log;
     }
 
-    /** Heap bytes in use after two full collections. */
+    /** Heap bytes in use after two full collections: one jcmd for the three commands (each jcmd is a JVM start). */
     long heapAfterGc() throws IOException, InterruptedException {
-        jcmd("GC.run");
-        jcmd("GC.run");
-        Matcher m = USED.matcher(jcmd("GC.heap_info"));
+        Matcher m = USED.matcher(jcmd("GC.run", "GC.run", "GC.heap_info"));
         if (!m.find()) {
             throw new IOException("no heap figure from jcmd GC.heap_info for " + pid());
         }
@@ -97,15 +95,26 @@ final class SoakProcess implements AutoCloseable {
         }
     }
 
-    private String jcmd(String command) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(Path.of(java()).resolveSibling("jcmd").toString(), Long.toString(pid()), command)
-                .redirectErrorStream(true)
-                .start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-            throw new IOException("jcmd " + command + " failed: " + out);
+    /** Runs {@code commands} in order in one jcmd ({@code -f}); their output, together. */
+    private String jcmd(String... commands) throws IOException, InterruptedException {
+        Path file = Files.createTempFile("soak-jcmd", ".txt");
+        try {
+            Files.write(file, List.of(commands));
+            Process p = new ProcessBuilder(
+                            Path.of(java()).resolveSibling("jcmd").toString(),
+                            Long.toString(pid()),
+                            "-f",
+                            file.toString())
+                    .redirectErrorStream(true)
+                    .start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                throw new IOException("jcmd " + String.join(", ", commands) + " failed: " + out);
+            }
+            return out;
+        } finally {
+            Files.deleteIfExists(file);
         }
-        return out;
     }
 
     private static String java() {
