@@ -17,12 +17,12 @@ class SoakBenchSmokeTest {
         int exit = new CommandLine(bench)
                 .execute(
                         "--trace", BenchSmoke.trace().toString(),
-                        "--minutes", "0.1",
-                        "--report-every", "4s",
+                        "--minutes", "0.05",
+                        "--report-every", "1500ms",
                         "--engines", "2",
-                        "--rate", "30",
+                        "--rate", "60",
                         "--engine-blocks", "256",
-                        "--ttl", "2s",
+                        "--ttl", "1s",
                         "--drop-percent", "5",
                         "--heap", "256m");
 
