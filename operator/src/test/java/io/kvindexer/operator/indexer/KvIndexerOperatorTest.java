@@ -26,8 +26,8 @@ import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -40,15 +40,19 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class KvIndexerOperatorTest {
     static KubernetesClient client;
     private static final String NS = "kvi-objects";
-    private OperatorHarness harness;
+    /**
+     * One operator for the class (each test has KvIndexers of its own names): one started per test reconciled every
+     * earlier test's KvIndexer again from cold caches.
+     */
+    private static OperatorHarness harness;
 
-    @BeforeEach
-    void start() {
+    @BeforeAll
+    static void start() {
         harness = new OperatorHarness(client, Duration.ofSeconds(2));
     }
 
-    @AfterEach
-    void stop() {
+    @AfterAll
+    static void stop() {
         harness.close();
     }
 
