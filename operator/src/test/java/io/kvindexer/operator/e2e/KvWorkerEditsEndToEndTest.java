@@ -8,7 +8,6 @@ import static org.awaitility.Awaitility.await;
 import io.kvindexer.operator.client.RegisteredWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
-import io.kvindexer.operator.support.ImmediateFirstLook;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
 import io.kvindexer.operator.worker.InstanceIds;
@@ -18,7 +17,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -26,7 +24,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * the KvWorker had been created that way. Real indexer replicas on the mock API server; the engine pods are pod
  * objects only (registration never waits for the engine).
  */
-@ExtendWith(ImmediateFirstLook.class)
 class KvWorkerEditsEndToEndTest {
     /** Short, so that "never, over several resyncs" checks take seconds. */
     private static final Duration RESYNC = Duration.ofSeconds(1);

@@ -12,7 +12,6 @@ import io.kvindexer.operator.client.IndexerEndpoint;
 import io.kvindexer.operator.client.RegisteredWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
-import io.kvindexer.operator.support.ImmediateFirstLook;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
 import io.kvindexer.operator.worker.InstanceIds;
@@ -24,14 +23,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The real operator on the CRUD mock API server, real indexer servers as replicas, real engine simulators as engine
  * pods: the test plays the kubelet, the StatefulSet controller and cluster DNS (see {@link LoopbackCluster}).
  */
-@ExtendWith(ImmediateFirstLook.class)
 class OperatorEndToEndTest {
     /** Short, so that what heals or must hold over resyncs takes seconds. */
     private static final Duration RESYNC = Duration.ofSeconds(1);

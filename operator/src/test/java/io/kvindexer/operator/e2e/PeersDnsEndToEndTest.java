@@ -8,7 +8,6 @@ import io.kvindexer.indexer.IndexerMain;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.operator.client.IndexerEndpoint;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
-import io.kvindexer.operator.support.ImmediateFirstLook;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
 import io.kvindexer.operator.worker.InstanceIds;
@@ -20,7 +19,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -30,7 +28,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * the new replica recovers from the first peer that answers before it turns Ready. Needs the indexer's
  * {@code --peers-dns} flag (the "indexer-ops" branch).
  */
-@ExtendWith(ImmediateFirstLook.class)
 class PeersDnsEndToEndTest {
     @RegisterExtension
     static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(3));

@@ -7,7 +7,6 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
-import io.kvindexer.operator.support.ImmediateFirstLook;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
@@ -15,7 +14,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -23,7 +21,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * a user can act on, and none sets off a reconcile loop: over a quiet period the operator reconciles about once per
  * resync and resource, no more.
  */
-@ExtendWith(ImmediateFirstLook.class)
 class QuietBadSpecsTest {
     private static final Duration RESYNC = Duration.ofSeconds(1);
 

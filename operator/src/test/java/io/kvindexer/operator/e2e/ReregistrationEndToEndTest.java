@@ -15,7 +15,6 @@ import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus.PodRegistration;
 import io.kvindexer.operator.crd.v1alpha1.Security;
-import io.kvindexer.operator.support.ImmediateFirstLook;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
 import io.kvindexer.operator.worker.InstanceIds;
@@ -27,7 +26,6 @@ import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * An engine pod deleted and created again under its name and IP (a StatefulSet's), Ready when the operator sees it:
@@ -38,7 +36,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * once. The replicas are {@link CountingIndexer}s (each registration numbered), on the CRUD mock API server that
  * lets a pod update carry another uid ({@link RecreatedEnginePodEndToEndTest.RecreatingDispatcher}).
  */
-@ExtendWith(ImmediateFirstLook.class)
 class ReregistrationEndToEndTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final String NS = "rereg";

@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.kvindexer.operator.client.RegisteredWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
-import io.kvindexer.operator.support.ImmediateFirstLook;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
 import io.kvindexer.operator.worker.InstanceIds;
@@ -14,14 +13,12 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A KvIndexer scaled 3 → 1 → 3, then a replica whose process dies and comes back: peer lists, registrations, the
  * PodDisruptionBudget and the status follow (docs/kubernetes.md, "Scaling").
  */
-@ExtendWith(ImmediateFirstLook.class)
 class ScaleToOneEndToEndTest {
     @RegisterExtension
     static final OperatorHarness harness = OperatorHarness.onMockApiServer(Duration.ofSeconds(3));

@@ -18,7 +18,6 @@ import io.kvindexer.operator.common.IndexerSecurity;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.Persistence;
 import io.kvindexer.operator.reconcile.ReplicaAccesses;
-import io.kvindexer.operator.support.ImmediateFirstLook;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
 import io.kvindexer.tls.PemFormat;
@@ -29,13 +28,11 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The KvIndexer controller running against the CRUD mock: the objects it owns, their owner references and labels,
  * the PDB's life, and the status (no indexer process needed: no pod becomes Ready here).
  */
-@ExtendWith(ImmediateFirstLook.class)
 @EnableKubernetesMockClient(crud = true)
 class KvIndexerOperatorTest {
     static KubernetesClient client;

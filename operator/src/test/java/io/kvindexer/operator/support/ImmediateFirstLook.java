@@ -7,7 +7,8 @@ import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * For the tests of a class ({@code @ExtendWith}): every {@code await()} looks at its condition at once, not only after
+ * For every test class of the module (JUnit's extension auto-detection: {@code junit-platform.properties},
+ * {@code META-INF/services}): every {@code await()} looks at its condition at once, not only after
  * Awaitility's default poll delay (the 100 ms poll interval). An end-to-end test awaits a step that is often already
  * done dozens of times, and those 100 ms each add up to seconds; later looks keep the 100 ms interval. Awaitility's
  * defaults are JVM-wide, so they are put back after the class.
