@@ -28,7 +28,7 @@ public final class ServiceMonitors {
     public static final String PLURAL = "servicemonitors";
     public static final String NOT_INSTALLED =
             "ServiceMonitor: the Prometheus Operator's ServiceMonitor CRD is not" + " installed";
-    static final Duration RECHECK = Duration.ofSeconds(10);
+    static final Duration RECHECK = Duration.ofSeconds(2); // one discovery call per API server: cheap
 
     /** Spelled out: the client cannot discover a resource type its model does not know. */
     public static final ResourceDefinitionContext CONTEXT = new ResourceDefinitionContext.Builder()
