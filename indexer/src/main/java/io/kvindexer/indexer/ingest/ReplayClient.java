@@ -181,7 +181,16 @@ final class ReplayClient {
      * nothing. {@code last} is handed over like any batch (the target skips it as stale) and is never reported lost.
      */
     Outcome resume(long last, Target target) throws InterruptedException {
-        return replay(new Answer(target, last, true, stopped), EVERYTHING);
+        return resume(last, EVERYTHING, target);
+    }
+
+    /**
+     * As {@link #resume(long, Target)}, for {@code [last + 1, until)}: a gap after {@code last} asked for from
+     * {@code last} itself, so that an engine that restarted since is found by its first reply ({@link
+     * Outcome#otherProcess}) before any batch of the new process is handed over as the old one's.
+     */
+    Outcome resume(long last, long until, Target target) throws InterruptedException {
+        return replay(new Answer(target, last, true, stopped), until);
     }
 
     private Outcome replay(Answer answer, long until) throws InterruptedException {
@@ -238,9 +247,10 @@ final class ReplayClient {
                     if (answer.requestSawNone) {
                         // nothing at or after `asked` in the engine's buffer when it answered; batches it published
                         // after that (below a live bound that came later) are the next gap's, not lost here
-                        if (askedUntil != EVERYTHING && Long.compareUnsigned(asked, askedUntil) < 0) {
+                        long needed = answer.needed(); // (a resume's anchor is held, not needed)
+                        if (askedUntil != EVERYTHING && Long.compareUnsigned(needed, askedUntil) < 0) {
                             answer.lose(
-                                    asked,
+                                    needed,
                                     askedUntil,
                                     "replay incomplete: engine returned nothing from " + u(asked) + ", needed up to "
                                             + u(askedUntil - 1));
@@ -248,7 +258,7 @@ final class ReplayClient {
                         // nothing at all since `from`: the engine holds nothing at or after it (see resume)
                         return succeeded(answer, asked == from);
                     }
-                    if (answer.tookOnlyAnchor(asked)) {
+                    if (answer.tookOnlyAnchor(asked) && askedUntil == EVERYTHING) {
                         return succeeded(answer); // a resume's anchor, and nothing after it: as idle as can be
                     }
                     if (rangeDone || (limit == EVERYTHING && ++stalls > settings.maxResumes())) {
@@ -276,7 +286,7 @@ final class ReplayClient {
                         answer.lose(
                                 answer.needed(),
                                 limit,
-                                "replay from " + u(answer.expected) + " timed out " + SILENT_ATTEMPTS
+                                "replay from " + u(answer.needed()) + " timed out " + SILENT_ATTEMPTS
                                         + " times after " + settings.timeout().toMillis() + " ms: no answer from "
                                         + endpoint);
                         return failed(ReplayResult.TIMEOUT, answer);
@@ -489,8 +499,9 @@ final class ReplayClient {
             // an engine sends its whole answer in one loop: once it has begun, a pause means the rest was dropped.
             // Only a batch taken moves the wait: stale replies would keep it alive for as long as they come
             deadline = System.nanoTime() + Math.min(timeoutNanos, ANSWER_IDLE_NANOS);
+            boolean anchor = answer.anchored && seq == answer.anchor; // held already: no part of a chunk
             answer.take(seq, payload);
-            if (++read >= settings.chunkBatches() && !covered(until, answer)) {
+            if (!anchor && ++read >= settings.chunkBatches() && !covered(until, answer)) {
                 return End.CHUNK_FULL;
             }
         }

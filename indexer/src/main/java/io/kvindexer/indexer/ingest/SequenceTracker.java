@@ -25,6 +25,11 @@ import java.util.Set;
  *       nanosecond it started, so it can never reach the clock time of a batch it stamped later, whereas a new
  *       process starts at the clock. A seq counter from 0 never comes near a clock reading (about 1.8e18 in 2026);
  *       a batch without a wall-clock timestamp gives no such bound;</li>
+ *   <li>a restart found by a replay ({@link #restarted}) while live messages were read on this attempt: messages
+ *       of the old process may still wait in the socket, in order, before the new one's. Until a live seq goes back
+ *       below the previous live seq (the new process's stream begins) or the engine's buffer holds a live message's
+ *       exact bytes ({@link #vouched}), a live seq above the previous one is {@link Why#UNPROVEN}: not applied, only
+ *       the engine's own copy of it is;</li>
  *   <li>a seq not above the watermark (a duplicate, or a batch a replay already applied) is skipped;</li>
  *   <li>the watermark advances only when a batch decodes and is applied ({@link #applied}).</li>
  * </ul>
@@ -70,7 +75,13 @@ final class SequenceTracker {
         /** the seq went back: a new process's batches from 0 */
         WENT_BACK,
         /** the seq jumped past the clock time of the last batch: a new clock-started process */
-        CLOCK
+        CLOCK,
+        /**
+         * after a restart found by a replay, a seq that continues the old process's live seqs: maybe the old
+         * process's, still queued; not applied (nothing to replay for it: the engine is asked for what follows the
+         * watermark)
+         */
+        UNPROVEN
     }
 
     /**
@@ -99,6 +110,15 @@ final class SequenceTracker {
     private long previousLive;
     /** the watermark was reset because the engine restarted, and nothing of the new process was applied yet */
     private boolean afterRestart;
+    /**
+     * a replay found a new engine process, and no live message since showed that the socket delivers the new
+     * process's stream (volatile: the replay thread reads it for the live bound)
+     */
+    private volatile boolean liveUnproven;
+    /** the newest live message not applied while {@link #liveUnproven}: its seq and digest */
+    private long unvouchedSeq;
+
+    private long unvouchedDigest;
 
     SequenceTracker(SequenceWatermark watermark) {
         this.watermark = Objects.requireNonNull(watermark, "watermark");
@@ -122,7 +142,16 @@ final class SequenceTracker {
 
         long last = watermark.get();
         Why restart = null;
-        if (last != SequenceWatermark.UNSET) {
+        if (liveUnproven) {
+            if (Long.compareUnsigned(seq, previous) > 0) {
+                return new Step(false, seq, seq, Why.UNPROVEN);
+            }
+            // it went back: the new process's own stream begins (its restart was handled when the replay found it)
+            liveUnproven = false;
+            if (last == SequenceWatermark.UNSET) {
+                return new Step(false, 0, seq, Why.WENT_BACK);
+            }
+        } else if (last != SequenceWatermark.UNSET) {
             boolean wentBack = firstLive
                     ? startedAt != SequenceWatermark.UNSET && Long.compareUnsigned(seq, startedAt) < 0
                     : Long.compareUnsigned(seq, previous) <= 0;
@@ -179,6 +208,17 @@ final class SequenceTracker {
         return !(Long.compareUnsigned(seq, watermark.get()) > 0 && newClockProcess(seq));
     }
 
+    /**
+     * The watermark when the bytes of its batch are known, so that a replay asked for from it shows by its first
+     * reply whether the engine is still the process that published it ({@link #sameProcess}); else
+     * {@link SequenceWatermark#UNSET} (nothing applied, or a watermark restored or settled without its batch).
+     */
+    long anchor() {
+        long now = watermark.get();
+        SequenceWatermark.LastBatch batch = watermark.lastBatch();
+        return batch != null && batch.seq() == now ? now : SequenceWatermark.UNSET;
+    }
+
     /** True while the watermark is unset because the engine restarted (nothing of the new process applied yet). */
     boolean afterRestart() {
         return afterRestart && watermark.get() == SequenceWatermark.UNSET;
@@ -197,7 +237,30 @@ final class SequenceTracker {
         watermark.reset();
         afterRestart = true;
         startedAt = SequenceWatermark.UNSET;
-        seenLive = false;
+        // live messages read on this attempt's socket: the old process's may follow, so the next ones must prove
+        // they are the new process's (see the class comment); none read: whatever comes is the engine's now
+        liveUnproven = seenLive;
+    }
+
+    /** True while live messages may still be the old process's after a restart a replay found (see the class comment). */
+    boolean liveUnproven() {
+        return liveUnproven;
+    }
+
+    /** Live message {@code seq} with {@code payload} was not applied: it is {@link Why#UNPROVEN}. */
+    void unvouched(long seq, byte[] payload) {
+        unvouchedSeq = seq;
+        unvouchedDigest = digest(payload);
+    }
+
+    /**
+     * A replay handed over batch {@code seq} with {@code payload}: when those are the bytes of the newest live message
+     * not applied, the live stream is the engine's own, and its messages need no proof any more.
+     */
+    void vouched(long seq, byte[] payload) {
+        if (liveUnproven && seq == unvouchedSeq && digest(payload) == unvouchedDigest) {
+            liveUnproven = false;
+        }
     }
 
     /** True when {@code seq} is above the watermark (or nothing was applied yet): it must be applied. */

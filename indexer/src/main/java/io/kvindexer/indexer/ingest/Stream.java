@@ -64,7 +64,10 @@ final class Stream implements ReplayClient.Target {
     private volatile long liveBound = ReplayClient.EVERYTHING;
     /** the end of the highest range the running replay reported lost (unsigned; EVERYTHING is the highest) */
     private volatile long lostUntil;
-    /** whether the running replay told {@link Exactness} (a tail check does not: usually nothing was missing) */
+    /**
+     * whether the running replay told {@link Exactness} (a tail check does not: usually nothing was missing; unless it
+     * finds a restart); set on the poller before the replay and read there after it (the hand-overs order it)
+     */
     private boolean announced;
     /** the stream was behind since the engine was last asked what followed its last batch (see the class comment) */
     private boolean tailUnchecked;
@@ -252,7 +255,9 @@ final class Stream implements ReplayClient.Target {
                 break;
             }
             read++;
-            resumePending = false; // the live stream's seq tracking takes over
+            if (!tracker.liveUnproven()) {
+                resumePending = false; // the live stream's seq tracking takes over
+            }
             handleLive(frames);
         }
         if (read > 0) {
@@ -284,6 +289,10 @@ final class Stream implements ReplayClient.Target {
         joining = false;
         awaitingNext = false;
         SequenceTracker.Step step = tracker.onLive(seq);
+        if (step.why() == SequenceTracker.Why.UNPROVEN) {
+            unproven(seq, frames.get(2));
+            return;
+        }
         if (step.restarted()) {
             owner.log()
                     .info((step.why() == SequenceTracker.Why.CLOCK
@@ -331,6 +340,28 @@ final class Stream implements ReplayClient.Target {
                 : u(missing) + " of " + range + " lost (the others arrived and did not decode)";
     }
 
+    /**
+     * A live message after a restart a replay found that may be the old process's, still queued: not applied. When it
+     * is above the watermark, the engine is asked for what follows the watermark: if it is the new process's, the
+     * engine's copy comes that way (and proves the live stream the engine's, {@link SequenceTracker#vouched}).
+     */
+    private void unproven(long seq, byte[] payload) {
+        owner.options().metrics().staleBatch();
+        if (!tracker.isNew(seq)) {
+            return;
+        }
+        owner.log()
+                .once(
+                        "unproven_live",
+                        "skipping live batch seq " + u(seq) + ": after the engine restarted, it continues the old"
+                                + " process's seqs and may be one of its batches still queued; asking the engine");
+        tracker.unvouched(seq, payload);
+        if (replay != null) {
+            resumePending = true;
+            resumeAt = System.nanoTime();
+        }
+    }
+
     /** One live message while an open-ended replay runs: kept for after it, its seq the replay's bound. */
     private void readBound() {
         List<byte[]> frames = sub.receiveNow();
@@ -344,7 +375,9 @@ final class Stream implements ReplayClient.Target {
 
     private void applyLive(List<byte[]> frames) {
         long seq = Frames.readSeq(frames.get(1));
-        if (!tracker.isNew(seq)) {
+        if (!tracker.isNew(seq) || tracker.liveUnproven()) {
+            // (unproven: the replay found a new process and asked it for everything after this message arrived, so
+            // a batch of the new process with this seq would have come that way)
             owner.options().metrics().staleBatch();
             return;
         }
@@ -405,7 +438,7 @@ final class Stream implements ReplayClient.Target {
         }
         if (first != null) {
             long seq = Frames.readSeq(first.get(1));
-            if (Long.compareUnsigned(lostUntil, seq) >= 0) {
+            if (Long.compareUnsigned(lostUntil, seq) >= 0 && !tracker.liveUnproven()) {
                 tracker.settled(seq); // reported lost up to it: no second replay of the same range
             }
             handleLive(first); // classified against what the replay applied, as if it had just arrived
@@ -462,33 +495,76 @@ final class Stream implements ReplayClient.Target {
         }
         if (outcome.otherProcess() != null) {
             // its seqs passed the watermark: no live seq read meanwhile would show the restart
-            restartedWhileAway(outcome.otherProcess());
+            restartFoundByReplay(outcome.otherProcess() + ": the engine restarted while no one listened");
         } else if (outcome.empty() && liveBound == ReplayClient.EVERYTHING) {
             // (a live message read meanwhile is classified by the live rules: it shows whether the seq went back)
-            restartedWhileAway("seq went back below " + u(last) + " (applied up to " + u(last)
-                    + "; the engine's replay holds" + " nothing from it)");
+            restartFoundByReplay("seq went back below " + u(last) + " (applied up to " + u(last)
+                    + "; the engine's replay holds" + " nothing from it): the engine restarted while no one listened");
         }
     }
 
-    /** The engine's replay shows a new process ({@code how}), as a live seq that went back does. */
-    private void restartedWhileAway(String how) {
-        owner.log().info(how + ": the engine restarted while no one listened; dropping its blocks");
+    /**
+     * The engine's replay shows a new process ({@code how}), as a live seq that went back does: its blocks are
+     * dropped and it is asked for everything from seq 0. Whatever the live stream brings, that the engine's buffer
+     * does not hold, is not applied until the stream shows it is the new process's (see {@link SequenceTracker}): a
+     * restart without a reconnect leaves the old process's batches queued in the socket ahead of the new one's.
+     */
+    private void restartFoundByReplay(String how) {
+        owner.log().info(how + "; dropping its blocks");
         tracker.restarted();
+        if (heldLive != null) { // the live message this gap replay was for: the old process's, unless vouched for
+            tracker.unvouched(Frames.readSeq(heldLive.get(1)), heldLive.get(2));
+        }
         owner.delivery().publisherRestarted();
+        announced = true; // (a tail check is announced from here on: its end ends this replay too, on the poller)
         owner.exactness().replayStarted("the engine restarted: catching up from seq 0");
         replayed(0, ReplayClient.EVERYTHING);
     }
 
+    /**
+     * A gap after the watermark. Asked for from the watermark itself when its batch is known: the engine may have
+     * restarted since the live message that showed the gap was published, and then its batches of those seqs are
+     * another process's, which only the watermark's batch coming back with other bytes tells.
+     */
     private void recover(long from, long until) {
-        replayed(from, until);
+        long anchor = tracker.anchor();
+        if (anchor == SequenceWatermark.UNSET || from != anchor + 1) {
+            replayed(from, until);
+            return;
+        }
+        ReplayClient.Outcome outcome = resumeOutcome(anchor, until);
+        if (outcome == null) {
+            return;
+        }
+        owner.options().metrics().replay(outcome.result(), outcome.recovered());
+        if (outcome.otherProcess() != null && !stopped) {
+            restartFoundByReplay(outcome.otherProcess());
+        }
+    }
+
+    private ReplayClient.Outcome resumeOutcome(long anchor, long until) {
+        try {
+            return replay.resume(anchor, until, this);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        }
     }
 
     /** See the class comment: counted as a replay, and logged, only when the engine had sent more than arrived. */
     private void checkTail() {
         long from = owner.watermark().get() + 1;
-        ReplayClient.Outcome outcome = replayOutcome(from, ReplayClient.EVERYTHING);
+        long anchor = tracker.anchor(); // from the watermark when its batch is known: a restart shows (see recover)
+        ReplayClient.Outcome outcome = anchor == from - 1
+                ? resumeOutcome(anchor, ReplayClient.EVERYTHING)
+                : replayOutcome(from, ReplayClient.EVERYTHING);
+        if (outcome != null && outcome.otherProcess() != null && !stopped) {
+            owner.options().metrics().replay(outcome.result(), outcome.recovered());
+            restartFoundByReplay(outcome.otherProcess());
+            return;
+        }
         if (outcome == null || (outcome.recovered() == 0 && outcome.result() == IngestMetrics.ReplayResult.OK)) {
-            return; // nothing followed: the usual answer
+            return; // nothing followed: the usual answer (an engine that holds nothing from the watermark too)
         }
         owner.options().metrics().replay(outcome.result(), outcome.recovered());
         if (outcome.recovered() > 0) {
@@ -518,6 +594,7 @@ final class Stream implements ReplayClient.Target {
 
     @Override
     public boolean batch(long seq, byte[] payload) {
+        tracker.vouched(seq, payload);
         if (!tracker.isNew(seq) || tracker.arrivedUndecodable(seq)) {
             return false; // (the same bytes as the live copy that did not decode: counted once, as it came)
         }
@@ -537,7 +614,8 @@ final class Stream implements ReplayClient.Target {
 
     @Override
     public long liveBound() {
-        return liveBound;
+        // a live message that may be the old process's bounds nothing of the new one's buffer
+        return tracker.liveUnproven() ? ReplayClient.EVERYTHING : liveBound;
     }
 
     @Override

@@ -60,7 +60,8 @@ class LongGapReplayTest {
                 // before the replay's outcome is counted
                 await().atMost(Duration.ofSeconds(30)).until(() -> metrics.get("replay.ok") == 1);
                 assertThat(metrics.get("replay.recovered")).isEqualTo(batches + 1L);
-                // 3000 missing batches in chunks of 500: six requests, each from the next expected seq
+                // 3000 missing batches in chunks of 500: six requests, the first from the watermark (2999, not
+                // counted in its chunk), each other from the next expected seq
                 ReplayRequests.assertAsked(sim, metrics, 6, "one request a chunk");
                 assertThat(sim.replays().lastStart()).isEqualTo(batches + 5L * 500);
             }

@@ -117,6 +117,47 @@ class SequenceTrackerTest {
     }
 
     @Test
+    void afterARestartAReplayFoundLiveSeqsThatContinueTheOldOnesAreUnprovenUntilOneGoesBack() {
+        liveAndApply(0, 1, 2, 3);
+        tracker.restarted(); // a replay's answer: another process; its batches 0..1 are then replayed
+        tracker.applied(0);
+        tracker.applied(1);
+        assertThat(live(4))
+                .as("the old process's next seq, maybe still queued: not applied, not a gap")
+                .isEqualTo(new SequenceTracker.Step(false, 4, 4, SequenceTracker.Why.UNPROVEN));
+        assertThat(live(5).why()).isEqualTo(SequenceTracker.Why.UNPROVEN);
+        SequenceTracker.Step back = live(0);
+        assertThat(back.restarted())
+                .as("the new process's stream begins: its restart was handled")
+                .isFalse();
+        assertThat(back.needsReplay()).isFalse();
+        assertThat(tracker.isNew(0)).as("replayed already").isFalse();
+        assertThat(live(3)).as("measured against the new process now").isEqualTo(new SequenceTracker.Step(false, 2, 3));
+    }
+
+    @Test
+    void anUnprovenLiveSeqIsVouchedForByTheEnginesCopyOfItsBytes() {
+        liveAndApply(0, 1);
+        tracker.restarted();
+        assertThat(live(7).why()).isEqualTo(SequenceTracker.Why.UNPROVEN);
+        tracker.unvouched(7, new byte[] {7});
+        tracker.vouched(7, new byte[] {8}); // another batch at that seq: the old process's was live
+        assertThat(tracker.liveUnproven()).isTrue();
+        tracker.vouched(7, new byte[] {7}); // the engine buffered those bytes: the live stream is its own
+        assertThat(tracker.liveUnproven()).isFalse();
+        assertThat(live(8).why()).isEqualTo(SequenceTracker.Why.JOIN);
+    }
+
+    @Test
+    void aRestartAReplayFoundBeforeAnyLiveMessageLeavesNothingUnproven() {
+        watermark.set(4);
+        tracker.begin();
+        tracker.restarted(); // a catch-up on connect: this socket delivered nothing of the old process
+        assertThat(tracker.liveUnproven()).isFalse();
+        assertThat(live(9)).isEqualTo(new SequenceTracker.Step(false, 0, 9, SequenceTracker.Why.JOIN));
+    }
+
+    @Test
     void aRestartWithoutAnythingAppliedIsNoRestart() {
         SequenceTracker.Step first = live(5);
         // nothing applied (the replay failed): the watermark is unset, so 3 is not compared with anything
