@@ -100,6 +100,39 @@ class DroppedTailTest {
     }
 
     /**
+     * The engine restarts while the listener is behind, and its new process publishes 300 batches that never arrive
+     * live (seqs 0..299, as many as the old one's). The check after the quiet spell, asked from the last seq applied
+     * (299), gets the new process's 299: other bytes, so the engine restarted, and its blocks are the new process's.
+     * Asked from 300, it would get nothing, and the old process's blocks would stay for good.
+     */
+    @Test
+    void aTailCheckAnsweredByARestartedEngineDropsTheOldProcesssBlocks() {
+        EngineSimulator sim = resources.add(EngineSimulator.Options.builder().start());
+        EngineListener listener = listener(sim);
+        Subscriber probe = probe(sim);
+        for (int seq = 0; seq < 300; seq++) {
+            sim.publish(batch(seq));
+        }
+        awaitReceived(probe, 299); // the backlog waits at the listener's socket too
+        sim.restart();
+        sim.dropLive(300);
+        CompletableFuture<?> last = null;
+        for (int seq = 0; seq < 300; seq++) {
+            last = sim.publish(batch(50_000 + seq)); // the new process's: buffered for replay, never sent live
+        }
+        last.join();
+        caughtUp.countDown();
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> metrics.get("restarts") == 1);
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(
+                        () -> assertThat(recorded.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth()));
+        await().atMost(Duration.ofSeconds(30)).until(() -> watermark.get() == 299);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> listener.exactness().read().state() == ExactnessState.EXACT);
+    }
+
+    /**
      * A stream that never fell behind cannot have lost a tail (its engine's PUB queue never filled), so it is not
      * asked, however often it goes quiet: an idle fleet costs no replays.
      */
