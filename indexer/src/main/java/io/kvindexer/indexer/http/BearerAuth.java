@@ -41,15 +41,16 @@ final class BearerAuth implements Filter {
             return;
         }
         if (given.isEmpty()) {
-            refuse(res, "Bearer", "missing `Authorization: Bearer <token>` header");
+            refuse(req, res, "Bearer", "missing `Authorization: Bearer <token>` header");
         } else if (token == null) {
             refuse(
+                    req,
                     res,
                     "Bearer",
                     "the Authorization header must use the Bearer scheme: `Authorization: Bearer <token>`");
         } else {
             // RFC 6750 section 3.1: a token that was presented but is not accepted
-            refuse(res, "Bearer error=\"invalid_token\"", "invalid bearer token");
+            refuse(req, res, "Bearer error=\"invalid_token\"", "invalid bearer token");
         }
     }
 
@@ -65,8 +66,8 @@ final class BearerAuth implements Filter {
         return authorization.substring(space).strip();
     }
 
-    private static void refuse(RoutingResponse res, String challenge, String error) {
+    private static void refuse(RoutingRequest req, RoutingResponse res, String challenge, String error) {
         res.header(HeaderNames.WWW_AUTHENTICATE, challenge);
-        JsonOut.error(res, 401, error);
+        JsonOut.error(HeadResponse.of(req, res), 401, error);
     }
 }

@@ -152,13 +152,18 @@ public final class IndexerRouting {
         return handlers.build();
     }
 
-    /** Domain errors to status + JSON body, once; anything unexpected is logged and answered without its text. */
+    /**
+     * Domain errors to status + JSON body, once (for HEAD, its headers only); anything unexpected is logged and
+     * answered without its text.
+     */
     static void errors(HttpRouting.Builder routing) {
-        routing.error(ApiError.class, (req, res, e) -> JsonOut.error(res, e.status(), e.getMessage()))
+        routing.error(
+                        ApiError.class,
+                        (req, res, e) -> JsonOut.error(HeadResponse.of(req, res), e.status(), e.getMessage()))
                 .error(
                         RegistryException.class,
                         (req, res, e) -> JsonOut.error(
-                                res,
+                                HeadResponse.of(req, res),
                                 switch (e.kind()) {
                                     case INVALID -> 400;
                                     case NOT_FOUND -> 404;
@@ -168,13 +173,14 @@ public final class IndexerRouting {
                 // a client that declared more body than it sent, then closed: its fault, not ours
                 .error(
                         io.helidon.common.buffers.DataReader.InsufficientDataAvailableException.class,
-                        (req, res, e) -> JsonOut.error(res, 400, "request body ended before its declared length"))
+                        (req, res, e) -> JsonOut.error(
+                                HeadResponse.of(req, res), 400, "request body ended before its declared length"))
                 .error(Exception.class, (req, res, e) -> {
                     LOG.log(
                             System.Logger.Level.ERROR,
                             "request " + req.prologue().uriPath().path() + " failed",
                             e);
-                    JsonOut.error(res, 500, "internal error");
+                    JsonOut.error(HeadResponse.of(req, res), 500, "internal error");
                 });
     }
 }

@@ -15,7 +15,7 @@ import java.util.Set;
 /**
  * The route table of the API: every service adds its endpoints here, one line each (method, path, whether the
  * bearer token is needed, handler). Everything else that depends on the set of routes derives from this table:
- * the handlers and the 405 answers mounted on the routing, the {@code endpoint} label of the request metrics and
+ * the handlers (a GET's also for HEAD, {@link HeadResponse}) and the 405 answers mounted on the routing, the {@code endpoint} label of the request metrics and
  * the paths {@link BearerAuth} protects, and (for the API routes, not the console's pages) the OpenAPI document's
  * path list. A path may end in {@code /*} to cover everything below it, and a segment may be a Helidon parameter
  * ({@code /ui/{file}}).
@@ -133,24 +133,33 @@ public final class Routes {
         return true;
     }
 
-    /** The methods declared for a path, in declaration order (the {@code Allow} header of its 405). */
+    /**
+     * The methods declared for a path, in declaration order, HEAD after GET (the {@code Allow} header of its 405).
+     */
     String allowed(String path) {
         Set<String> methods = new LinkedHashSet<>();
         for (Route r : routes) {
             if (r.path().equals(path)) {
                 methods.add(r.method().text());
+                if (r.method().equals(Method.GET)) {
+                    methods.add(Method.HEAD.text());
+                }
             }
         }
         return String.join(", ", methods);
     }
 
     /**
-     * Mounts the handlers, then 405 for another method on a known path (with {@code Allow}, as RFC 9110 asks and
+     * Mounts the handlers (each GET's for HEAD too: RFC 9110 section 9.1 wants HEAD wherever GET is, and load
+     * balancers and {@code curl -I} probe with it), then 405 for another method on a known path (with {@code Allow}, as RFC 9110 asks and
      * Dynamo's axum router sends), then 404 for anything else; both with a JSON body that names the problem.
      */
     void mount(HttpRouting.Builder routing) {
         for (Route r : routes) {
             routing.route(r.method(), r.path(), r.handler());
+            if (r.method().equals(Method.GET)) {
+                routing.route(Method.HEAD, r.path(), HeadResponse.of(r.handler()));
+            }
         }
         for (String p : paths()) {
             String allow = allowed(p);
@@ -171,12 +180,8 @@ public final class Routes {
                 "no endpoint at " + req.path().path() + " (GET /openapi.yaml lists them)"));
     }
 
-    /** A JSON error, or only the status where the request was HEAD (whose answer has no body). */
+    /** A JSON error (for HEAD, its headers only). */
     private static void refuse(ServerRequest req, ServerResponse res, Status status, String message) {
-        if (req.prologue().method().equals(Method.HEAD)) {
-            res.status(status).send();
-        } else {
-            JsonOut.error(res, status.code(), message);
-        }
+        JsonOut.error(HeadResponse.of(req, res), status.code(), message);
     }
 }

@@ -251,13 +251,9 @@ abstract class RequestValidationTest extends OneWorkerRoutes {
         assertError(http.post("/health", "{}"), 405, "allowed: GET");
         // RFC 9110: a 405 says which methods the resource takes
         assertThat(http.get("/query").allow()).isEqualTo("POST");
-        assertThat(http.method("PUT", "/workers").allow()).isEqualTo("GET");
+        assertThat(http.method("PUT", "/workers").allow()).isEqualTo("GET, HEAD");
         assertThat(http.get("/nope").allow()).isEmpty();
-        // the answer to HEAD has no body, also when it is an error
-        HttpTestClient.Response head = http.method("HEAD", "/health");
-        assertThat(head.status()).isEqualTo(405);
-        assertThat(head.allow()).isEqualTo("GET");
-        assertThat(head.body()).isEmpty();
+        // HEAD: HeadRequestsTest (over a socket only: Helidon's client reads a HEAD answer's Content-Length of content)
     }
 
     @Test
