@@ -1,7 +1,9 @@
 package io.kvindexer.indexer.http;
 
 import io.helidon.http.DirectHandler;
+import io.helidon.http.HeaderNames;
 import io.helidon.http.HeaderValues;
+import io.helidon.http.Status;
 import io.helidon.webserver.WebServerConfig;
 import io.helidon.webserver.http.DirectHandlers;
 import io.helidon.webserver.http.HttpRouting;
@@ -15,6 +17,7 @@ import io.kvindexer.indexer.registry.WorkerRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * The whole HTTP API as one routing table, built by a static method that the server and the tests share.
@@ -24,6 +27,8 @@ import java.util.List;
 public final class IndexerRouting {
 
     private static final System.Logger LOG = System.getLogger(IndexerRouting.class.getName());
+    /** characters of a client's header value an error quotes */
+    private static final int MAX_QUOTED = 100;
 
     /**
      * What the routes work on.
@@ -133,10 +138,20 @@ public final class IndexerRouting {
     }
 
     private static DirectHandlers directHandlers() {
-        DirectHandler json = (request, event, status, headers, message) -> {
+        DirectHandler json = (request, event, given, headers, message) -> {
+            Status status = given;
             String reason = event == DirectHandler.EventType.INTERNAL_ERROR || message == null || message.isBlank()
                     ? status.reasonPhrase()
                     : message;
+            String encoding = refusedEncoding(request, status, reason);
+            if (encoding != null) {
+                // RFC 9110 section 15.5.16: a content coding the server does not take is a 415, and its
+                // Accept-Encoding says which it takes (section 12.5.3); Helidon's 400 named neither
+                status = Status.UNSUPPORTED_MEDIA_TYPE_415;
+                reason = "`Content-Encoding: " + encoding + "` is not supported: send the request body uncompressed,"
+                        + " without Content-Encoding";
+                headers.set(HeaderNames.ACCEPT_ENCODING, "identity");
+            }
             headers.set(HeaderValues.CONTENT_TYPE_JSON);
             return DirectHandler.TransportResponse.builder()
                     .status(status)
@@ -150,6 +165,22 @@ public final class IndexerRouting {
             handlers.addHandler(event, json);
         }
         return handlers.build();
+    }
+
+    /**
+     * The request's {@code Content-Encoding} when Helidon refused the request for it (it decodes none: a request
+     * body with one is refused before any route), else null.
+     */
+    private static String refusedEncoding(DirectHandler.TransportRequest request, Status status, String reason) {
+        if (status.code() != Status.BAD_REQUEST_400.code()
+                || !reason.toLowerCase(Locale.ROOT).contains("content encoding")) {
+            return null;
+        }
+        String encoding = request.headers().first(HeaderNames.CONTENT_ENCODING).orElse(null);
+        if (encoding != null && encoding.length() > MAX_QUOTED) {
+            encoding = encoding.substring(0, MAX_QUOTED) + "...";
+        }
+        return encoding;
     }
 
     /**

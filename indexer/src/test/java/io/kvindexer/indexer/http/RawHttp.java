@@ -20,7 +20,19 @@ final class RawHttp {
     /** How long an open connection is watched for the server closing it. */
     private static final int CLOSE_WAIT_MS = 3_000;
 
-    record Reply(int status, String body, boolean closed) {}
+    /** @param head the status line and headers, as sent */
+    record Reply(int status, String body, boolean closed, String head) {
+        /** The first value of header {@code name} (any case), or null. */
+        String header(String name) {
+            for (String line : head.split("\r\n")) {
+                int colon = line.indexOf(':');
+                if (colon > 0 && line.substring(0, colon).strip().equalsIgnoreCase(name)) {
+                    return line.substring(colon + 1).strip();
+                }
+            }
+            return null;
+        }
+    }
 
     private RawHttp() {}
 
@@ -38,7 +50,10 @@ final class RawHttp {
             byte[] body = in.readNBytes(contentLength(head));
             s.setSoTimeout(CLOSE_WAIT_MS);
             return new Reply(
-                    Integer.parseInt(head.substring(9, 12)), new String(body, StandardCharsets.UTF_8), closed(in));
+                    Integer.parseInt(head.substring(9, 12)),
+                    new String(body, StandardCharsets.UTF_8),
+                    closed(in),
+                    head);
         }
     }
 
