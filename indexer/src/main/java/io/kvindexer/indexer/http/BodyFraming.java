@@ -27,6 +27,8 @@ final class BodyFraming extends FilterInputStream {
     private record Broken() {}
 
     private static final int MAX_DETAIL = 100;
+    /** Helidon's message for a last chunk followed by anything but an empty line */
+    private static final String HELIDON_BAD_END = "Invalid terminating chunk";
 
     private final ServerRequest req;
 
@@ -88,9 +90,12 @@ final class BodyFraming extends FilterInputStream {
         if (detail.length() > MAX_DETAIL) {
             detail = detail.substring(0, MAX_DETAIL) + "...";
         }
-        // the JDK's message quotes the size line: a ';' in it is a chunk extension (RFC 9112 section 7.1.1)
+        // the JDK's message quotes the size line: a ';' in it is a chunk extension (RFC 9112 section 7.1.1); Helidon's
+        // "Invalid terminating chunk" is a line after the last chunk, which clients send as trailer fields (7.1.2)
         String reason = !(e instanceof NumberFormatException)
-                ? detail
+                ? detail.equals(HELIDON_BAD_END)
+                        ? "trailer fields are not supported (the last chunk must be followed by an empty line)"
+                        : detail
                 : detail.contains(";")
                         ? "chunk extensions are not supported (" + detail + ")"
                         : "invalid chunk size (" + detail + ")";

@@ -56,6 +56,17 @@ class ChunkedBodyTest {
         assertRefused(server, "/query", chunk(QUERY, ";foo=bar") + LAST_CHUNK, "chunk extensions are not supported");
     }
 
+    /**
+     * Trailer fields after the last chunk (RFC 9112 section 7.1.2): Helidon's chunk reader takes none either, and
+     * called them an "Invalid terminating chunk"; the 400 says what it refuses.
+     */
+    @Test
+    void trailerFieldsAreA400SayingTheyAreNotSupported(WebServer server) throws IOException {
+        String trailer = "0\r\nX-Checksum: 1\r\n\r\n";
+        assertRefused(server, "/register_peer", chunk(PEER, "") + trailer, "trailer fields are not supported");
+        assertRefused(server, "/query", chunk(QUERY, "") + trailer, "trailer fields are not supported");
+    }
+
     /** Each row: a chunk-size line, and what the error must say. */
     @ParameterizedTest(name = "chunk size {0}")
     @CsvSource(delimiter = '|', textBlock = """
