@@ -15,10 +15,10 @@ import java.util.Set;
 /**
  * The route table of the API: every service adds its endpoints here, one line each (method, path, whether the
  * bearer token is needed, handler). Everything else that depends on the set of routes derives from this table:
- * the handlers (a GET's also for HEAD, {@link HeadResponse}) and the 405 answers mounted on the routing, the {@code endpoint} label of the request metrics and
- * the paths {@link BearerAuth} protects, and (for the API routes, not the console's pages) the OpenAPI document's
- * path list. A path may end in {@code /*} to cover everything below it, and a segment may be a Helidon parameter
- * ({@code /ui/{file}}).
+ * the handlers (a GET's also for HEAD, {@link HeadResponse}) and the 405 answers mounted on the routing, the
+ * {@code endpoint} label of the request metrics and the paths {@link BearerAuth} protects, and (for the API routes,
+ * not the console's pages) the OpenAPI document's path list. A path may end in {@code /*} to cover everything below
+ * it, and a segment may be a Helidon parameter ({@code /ui/{file}}).
  */
 public final class Routes {
 
@@ -151,8 +151,8 @@ public final class Routes {
 
     /**
      * Mounts the handlers (each GET's for HEAD too: RFC 9110 section 9.1 wants HEAD wherever GET is, and load
-     * balancers and {@code curl -I} probe with it), then 405 for another method on a known path (with {@code Allow}, as RFC 9110 asks and
-     * Dynamo's axum router sends), then 404 for anything else; both with a JSON body that names the problem.
+     * balancers and {@code curl -I} probe with it), then 405 for another method on a known path (with {@code Allow},
+     * as RFC 9110 asks and Dynamo's axum router sends), then 404 for anything else; both with a JSON body that names the problem.
      */
     void mount(HttpRouting.Builder routing) {
         for (Route r : routes) {
