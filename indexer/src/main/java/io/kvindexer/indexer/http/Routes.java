@@ -152,7 +152,8 @@ public final class Routes {
     /**
      * Mounts the handlers (each GET's for HEAD too: RFC 9110 section 9.1 wants HEAD wherever GET is, and load
      * balancers and {@code curl -I} probe with it), then 405 for another method on a known path (with {@code Allow},
-     * as RFC 9110 asks and Dynamo's axum router sends), then 404 for anything else; both with a JSON body that names the problem.
+     * as RFC 9110 asks and Dynamo's axum router sends), then 404 for anything else; both with a JSON body that names
+     * the problem.
      */
     void mount(HttpRouting.Builder routing) {
         for (Route r : routes) {
