@@ -162,11 +162,13 @@ class DroppedTailTest {
         assertThat(permits.acquire(() -> false)).isTrue(); // every permit taken, for the whole test
         EngineSimulator sim = resources.add(EngineSimulator.Options.builder().start());
         EngineListener listener = listener(sim, permits);
-        CompletableFuture<?> last = null;
+        Subscriber probe = probe(sim);
         for (int seq = 0; seq < 300; seq++) {
-            last = sim.publish(batch(seq)); // while the listener is stuck: it falls behind
+            sim.publish(batch(seq)); // while the listener is stuck: it falls behind
         }
-        last.join();
+        // the backlog waits at the listener's socket too: read a turn's worth at once, it is behind (on a busy
+        // machine batches still on their way when it was let go could arrive one read at a time, never behind)
+        awaitReceived(probe, 299);
         caughtUp.countDown();
         await().atMost(Duration.ofSeconds(30)).until(() -> watermark.get() == 299);
         await().atMost(Duration.ofSeconds(30)).until(() -> permits.waiting() == 1); // the tail check, queued
