@@ -521,18 +521,9 @@ final class Stream implements ReplayClient.Target {
         replayed(0, ReplayClient.EVERYTHING);
     }
 
-    /**
-     * A gap after the watermark. Asked for from the watermark itself when its batch is known: the engine may have
-     * restarted since the live message that showed the gap was published, and then its batches of those seqs are
-     * another process's, which only the watermark's batch coming back with other bytes tells.
-     */
+    /** A gap after the watermark ({@link #askAfterWatermark}). */
     private void recover(long from, long until) {
-        long anchor = tracker.anchor();
-        if (anchor == SequenceWatermark.UNSET || from != anchor + 1) {
-            replayed(from, until);
-            return;
-        }
-        ReplayClient.Outcome outcome = resumeOutcome(anchor, until);
+        ReplayClient.Outcome outcome = askAfterWatermark(from, until);
         if (outcome == null) {
             return;
         }
@@ -542,7 +533,17 @@ final class Stream implements ReplayClient.Target {
         }
     }
 
-    private ReplayClient.Outcome resumeOutcome(long anchor, long until) {
+    /**
+     * Batches {@code [from, until)}, {@code from} being past the watermark. Asked for from the watermark itself when
+     * {@code from} follows it and its batch is known: the engine may have restarted since the watermark's batch was
+     * published, and then its batches of those seqs are another process's, which only the watermark's batch coming
+     * back with other bytes tells ({@link ReplayClient.Outcome#otherProcess}).
+     */
+    private ReplayClient.Outcome askAfterWatermark(long from, long until) {
+        long anchor = tracker.anchor();
+        if (anchor == SequenceWatermark.UNSET || from != anchor + 1) {
+            return replayOutcome(from, until);
+        }
         try {
             return replay.resume(anchor, until, this);
         } catch (InterruptedException e) {
@@ -554,10 +555,7 @@ final class Stream implements ReplayClient.Target {
     /** See the class comment: counted as a replay, and logged, only when the engine had sent more than arrived. */
     private void checkTail() {
         long from = owner.watermark().get() + 1;
-        long anchor = tracker.anchor(); // from the watermark when its batch is known: a restart shows (see recover)
-        ReplayClient.Outcome outcome = anchor == from - 1
-                ? resumeOutcome(anchor, ReplayClient.EVERYTHING)
-                : replayOutcome(from, ReplayClient.EVERYTHING);
+        ReplayClient.Outcome outcome = askAfterWatermark(from, ReplayClient.EVERYTHING);
         if (outcome != null && outcome.otherProcess() != null && !stopped) {
             owner.options().metrics().replay(outcome.result(), outcome.recovered());
             restartFoundByReplay(outcome.otherProcess());
