@@ -8,9 +8,7 @@ import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -65,7 +63,7 @@ class HeadRequestsTest {
                 "/no/such/route"
             })
     void headAnswersWhatGetAnswersWithoutTheContent(String path) throws IOException {
-        try (Socket s = connect()) {
+        try (Socket s = RawHttp.connect(server.baseUrl(), PATIENCE_MS)) {
             InputStream in = new BufferedInputStream(s.getInputStream());
             send(s, "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n");
             Response get = Response.read(in, false);
@@ -92,7 +90,7 @@ class HeadRequestsTest {
     /** A GET route's 405 names HEAD among its methods; a POST route's does not take HEAD. */
     @Test
     void allowNamesHeadBesideGet() throws IOException {
-        try (Socket s = connect()) {
+        try (Socket s = RawHttp.connect(server.baseUrl(), PATIENCE_MS)) {
             InputStream in = new BufferedInputStream(s.getInputStream());
             send(s, "DELETE /workers HTTP/1.1\r\nHost: x\r\n\r\n");
             Response delete = Response.read(in, false);
@@ -106,14 +104,6 @@ class HeadRequestsTest {
             assertThat(head.header("allow")).isEqualTo("POST");
             assertThat(Response.read(in, false).status()).isEqualTo(200);
         }
-    }
-
-    private static Socket connect() throws IOException {
-        Socket s = new Socket();
-        s.connect(
-                new InetSocketAddress("127.0.0.1", URI.create(server.baseUrl()).getPort()));
-        s.setSoTimeout(PATIENCE_MS);
-        return s;
     }
 
     private static void send(Socket s, String request) throws IOException {

@@ -36,6 +36,21 @@ final class RawHttp {
 
     private RawHttp() {}
 
+    /** A connection to the server at {@code baseUrl} whose reads give up after {@code soTimeoutMs}. */
+    static Socket connect(String baseUrl, int soTimeoutMs) throws IOException {
+        Socket s = new Socket();
+        s.connect(
+                new InetSocketAddress("127.0.0.1", java.net.URI.create(baseUrl).getPort()));
+        s.setSoTimeout(soTimeoutMs);
+        return s;
+    }
+
+    /** One response with a Content-Length body (or none), as text: its head, then its body. */
+    static String readResponse(InputStream in) throws IOException {
+        String head = head(in);
+        return head + new String(in.readNBytes(contentLength(head)), StandardCharsets.UTF_8);
+    }
+
     static Reply exchange(int port, String request) throws IOException {
         try (Socket s = new Socket()) {
             s.connect(new InetSocketAddress("127.0.0.1", port), 10_000);
@@ -79,8 +94,11 @@ final class RawHttp {
                 lower.substring(at + 17, lower.indexOf("\r\n", at + 2)).strip());
     }
 
-    /** True when the server ends the connection (EOF or reset) within {@link #CLOSE_WAIT_MS}; false if it stays open. */
-    private static boolean closed(InputStream in) throws IOException {
+    /**
+     * True when the server ends the connection (EOF or reset) before the socket's read timeout ({@link
+     * #CLOSE_WAIT_MS} in {@link #exchange}); false if it stays open.
+     */
+    static boolean closed(InputStream in) throws IOException {
         try {
             return in.read() < 0;
         } catch (SocketTimeoutException open) {

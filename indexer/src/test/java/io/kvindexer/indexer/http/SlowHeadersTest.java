@@ -9,7 +9,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
@@ -38,7 +37,7 @@ class SlowHeadersTest {
     @Test
     void trickledHeadersGet408AndTheConnectionClosed() throws Exception {
         try (IndexerApp server = start();
-                Socket slow = connect(server)) {
+                Socket slow = RawHttp.connect(server.baseUrl(), PATIENCE_MS)) {
             OutputStream out = slow.getOutputStream();
             out.write("GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ".getBytes(StandardCharsets.US_ASCII));
             out.flush();
@@ -77,11 +76,11 @@ class SlowHeadersTest {
     @Test
     void aTrickledRequestLineGets408AndTheConnectionClosed() throws Exception {
         try (IndexerApp server = start();
-                Socket fresh = connect(server);
-                Socket reused = connect(server)) {
+                Socket fresh = RawHttp.connect(server.baseUrl(), PATIENCE_MS);
+                Socket reused = RawHttp.connect(server.baseUrl(), PATIENCE_MS)) {
             OutputStream reusedOut = reused.getOutputStream();
             reusedOut.write("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-            assertThat(readResponse(reused.getInputStream())).startsWith("HTTP/1.1 200");
+            assertThat(RawHttp.readResponse(reused.getInputStream())).startsWith("HTTP/1.1 200");
             Thread.sleep(DEADLINE.multipliedBy(2).toMillis()); // idle: its clock must not run meanwhile
             for (Socket slow : List.of(fresh, reused)) {
                 OutputStream out = slow.getOutputStream();
@@ -118,7 +117,7 @@ class SlowHeadersTest {
     @Test
     void aRequestLineBegunWithThePreviousRequestIsTimedToo() throws Exception {
         try (IndexerApp server = start();
-                Socket conn = connect(server)) {
+                Socket conn = RawHttp.connect(server.baseUrl(), PATIENCE_MS)) {
             conn.getOutputStream()
                     .write("GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /hea".getBytes(StandardCharsets.US_ASCII));
             String reply = readUntilClosed(conn.getInputStream());
@@ -132,17 +131,17 @@ class SlowHeadersTest {
     @Test
     void anIdleKeepAliveConnectionIsNotCutAndHttp10StillGets505() throws Exception {
         try (IndexerApp server = start();
-                Socket conn = connect(server)) {
+                Socket conn = RawHttp.connect(server.baseUrl(), PATIENCE_MS)) {
             OutputStream out = conn.getOutputStream();
             InputStream in = conn.getInputStream();
             byte[] request = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
             out.write(request);
-            assertThat(readResponse(in)).startsWith("HTTP/1.1 200");
+            assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 200");
             Thread.sleep(DEADLINE.multipliedBy(2).toMillis()); // idle between requests, past the deadline
             out.write(request);
-            assertThat(readResponse(in)).startsWith("HTTP/1.1 200");
+            assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 200");
             // the server's HTTP/1 protocol, now configured, still refuses HTTP/1.0 as documented (operations.md)
-            try (Socket old = connect(server)) {
+            try (Socket old = RawHttp.connect(server.baseUrl(), PATIENCE_MS)) {
                 old.getOutputStream().write("GET /health HTTP/1.0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
                 assertThat(readUntilClosed(old.getInputStream()))
                         .startsWith("HTTP/1.1 505")
@@ -152,39 +151,11 @@ class SlowHeadersTest {
     }
 
     private static String get(IndexerApp server, String path) throws IOException {
-        try (Socket s = connect(server)) {
+        try (Socket s = RawHttp.connect(server.baseUrl(), PATIENCE_MS)) {
             s.getOutputStream()
                     .write(("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-            return readResponse(s.getInputStream());
+            return RawHttp.readResponse(s.getInputStream());
         }
-    }
-
-    private static Socket connect(IndexerApp server) throws IOException {
-        Socket s = new Socket();
-        s.connect(new InetSocketAddress(
-                "127.0.0.1", java.net.URI.create(server.baseUrl()).getPort()));
-        s.setSoTimeout(PATIENCE_MS);
-        return s;
-    }
-
-    /** One response with a Content-Length body (what /health sends). */
-    private static String readResponse(InputStream in) throws IOException {
-        ByteArrayOutputStream buf = new ByteArrayOutputStream();
-        while (!buf.toString(StandardCharsets.US_ASCII).contains("\r\n\r\n")) {
-            int b = in.read();
-            if (b < 0) {
-                break;
-            }
-            buf.write(b);
-        }
-        String head = buf.toString(StandardCharsets.US_ASCII);
-        int length = 0;
-        for (String line : head.split("\r\n")) {
-            if (line.regionMatches(true, 0, "content-length:", 0, 15)) {
-                length = Integer.parseInt(line.substring(15).trim());
-            }
-        }
-        return head + new String(in.readNBytes(length), StandardCharsets.UTF_8);
     }
 
     /** Everything the server sends until it closes the connection (the socket timeout fails a hang). */

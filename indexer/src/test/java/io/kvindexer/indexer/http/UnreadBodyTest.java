@@ -6,16 +6,11 @@ import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
 import io.kvindexer.indexer.common.ServiceLimits;
 import java.io.BufferedInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.SocketException;
-import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Locale;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -59,15 +54,15 @@ class UnreadBodyTest {
     void aStalledBodyAnsweredBeforeItWasReadClosesTheConnectionInTime(
             String method, String path, String header, String type, int status) throws Exception {
         long declared = status == 413 ? IndexerConfig.DEFAULT_MAX_QUERY_BODY + 1 : 100;
-        try (Socket s = connect()) {
+        try (Socket s = RawHttp.connect(server.baseUrl(), PATIENCE_MS)) {
             s.getOutputStream()
                     .write(head(method, path, header, type, declared)
                             .concat("{\"model_na")
                             .getBytes(StandardCharsets.US_ASCII));
             InputStream in = new BufferedInputStream(s.getInputStream());
-            assertThat(readResponse(in)).startsWith("HTTP/1.1 " + status);
+            assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 " + status);
             long start = System.nanoTime();
-            assertThat(closed(in))
+            assertThat(RawHttp.closed(in))
                     .as("the connection is closed once the rest of the body is late")
                     .isTrue();
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(DEADLINE.dividedBy(2));
@@ -77,15 +72,17 @@ class UnreadBodyTest {
     @Test
     void aWholeBodyAnsweredBeforeItWasReadKeepsAUsableConnection() throws Exception {
         String body = "{\"model_name\":\"m\",\"token_ids\":[1,2,3]}";
-        try (Socket s = connect()) {
+        try (Socket s = RawHttp.connect(server.baseUrl(), PATIENCE_MS)) {
             InputStream in = new BufferedInputStream(s.getInputStream());
             s.getOutputStream()
                     .write((head("POST", "/query", "Accept: application/json", "text/plain", body.length()) + body)
                             .getBytes(StandardCharsets.US_ASCII));
-            assertThat(readResponse(in)).startsWith("HTTP/1.1 415").containsIgnoringCase("connection: keep-alive");
+            assertThat(RawHttp.readResponse(in))
+                    .startsWith("HTTP/1.1 415")
+                    .containsIgnoringCase("connection: keep-alive");
             Thread.sleep(DEADLINE.multipliedBy(2).toMillis()); // idle past the deadline: nothing times it
             s.getOutputStream().write("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-            assertThat(readResponse(in)).startsWith("HTTP/1.1 200");
+            assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 200");
         }
     }
 
@@ -108,7 +105,7 @@ class UnreadBodyTest {
                                     + smuggled)
                             .getBytes(StandardCharsets.US_ASCII));
             InputStream in = new BufferedInputStream(s.getInputStream());
-            assertThat(readResponse(in)).startsWith("HTTP/1.1 415").containsIgnoringCase("connection: close");
+            assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 415").containsIgnoringCase("connection: close");
             assertThat(new String(in.readAllBytes(), StandardCharsets.US_ASCII))
                     .as("nothing after the answer: the connection is closed")
                     .isEmpty();
@@ -118,44 +115,5 @@ class UnreadBodyTest {
     private static String head(String method, String path, String header, String type, long length) {
         return method + " " + path + " HTTP/1.1\r\nHost: x\r\n" + header + "\r\nContent-Type: " + type
                 + "\r\nContent-Length: " + length + "\r\n\r\n";
-    }
-
-    private static Socket connect() throws IOException {
-        Socket s = new Socket();
-        s.connect(new InetSocketAddress(
-                "127.0.0.1", java.net.URI.create(server.baseUrl()).getPort()));
-        s.setSoTimeout(PATIENCE_MS);
-        return s;
-    }
-
-    /** One response with a Content-Length body. */
-    private static String readResponse(InputStream in) throws IOException {
-        ByteArrayOutputStream buf = new ByteArrayOutputStream();
-        while (!buf.toString(StandardCharsets.US_ASCII).endsWith("\r\n\r\n")) {
-            int b = in.read();
-            if (b < 0) {
-                break;
-            }
-            buf.write(b);
-        }
-        String head = buf.toString(StandardCharsets.US_ASCII);
-        int length = 0;
-        for (String line : head.split("\r\n")) {
-            if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
-                length = Integer.parseInt(line.substring(15).trim());
-            }
-        }
-        return head + new String(in.readNBytes(length), StandardCharsets.UTF_8);
-    }
-
-    /** True when the server ends the connection (EOF or reset) within the patience; false if it stays open. */
-    private static boolean closed(InputStream in) throws IOException {
-        try {
-            return in.read() < 0;
-        } catch (SocketTimeoutException open) {
-            return false;
-        } catch (SocketException reset) {
-            return true;
-        }
     }
 }
