@@ -84,13 +84,14 @@ class UnregisterGraceTest {
 
     @Test
     void aComebackWithinTheGraceAnswersTheWholeChainAgain() throws Exception {
-        String endpoint = "tcp://127.0.0.1:" + freePort();
-        String replay = "tcp://127.0.0.1:" + freePort();
         List<Process> engines = new ArrayList<>();
         try (IndexerApp reference = withGrace(Duration.ZERO);
                 IndexerApp graced = withGrace(Duration.ofMinutes(2));
                 HttpTestClient ref = new HttpTestClient(reference.baseUrl());
                 HttpTestClient g = new HttpTestClient(graced.baseUrl())) {
+            // chosen once both replicas listen: a port picked before could be given to one of them (it happened)
+            String endpoint = "tcp://127.0.0.1:" + freePort();
+            String replay = "tcp://127.0.0.1:" + freePort();
             engines.add(engine(endpoint, replay, 42, 6_000, 1_000)); // 6 s of requests once it runs
             for (HttpTestClient http : List.of(ref, g)) {
                 register(http, endpoint, replay);
@@ -137,13 +138,14 @@ class UnregisterGraceTest {
 
     @Test
     void anEngineRestartedDuringTheGraceDoesNotGetItsOldBlocksBack() throws Exception {
-        String endpoint = "tcp://127.0.0.1:" + freePort();
-        String replay = "tcp://127.0.0.1:" + freePort();
         List<Process> engines = new ArrayList<>();
         try (IndexerApp graced = withGrace(Duration.ofMinutes(2));
                 IndexerApp reference = withGrace(Duration.ZERO);
                 HttpTestClient g = new HttpTestClient(graced.baseUrl());
                 HttpTestClient ref = new HttpTestClient(reference.baseUrl())) {
+            // chosen once both replicas listen: a port picked before could be given to one of them (it happened)
+            String endpoint = "tcp://127.0.0.1:" + freePort();
+            String replay = "tcp://127.0.0.1:" + freePort();
             engines.add(engine(endpoint, replay, 1, 0, 1_000));
             register(g, endpoint, replay);
             // a restart shows as a seq below the kept watermark: let the old engine get well past what the new one
