@@ -264,24 +264,17 @@ public final class IndexerApp implements AutoCloseable {
             components.gate().snapshotToFallBackOn();
         }
         if (config.recoversFromPeers()) {
-            Set<String> candidates = new LinkedHashSet<>(config.peers());
-            if (config.peersDns() != null) {
-                for (String url : PeerDiscovery.resolve(config.peersDns(), config.host(), port())) {
-                    // the replicas share one scheme: with TLS on, the resolved addresses are https peers
-                    candidates.add(config.security().serverTls() ? url.replaceFirst("^http:", "https:") : url);
-                }
-            }
             try {
                 recovered = new PeerRecovery(
-                                candidates.stream()
-                                        .limit(config.limits().maxPeers())
-                                        .toList(),
+                                peerCandidates(),
                                 components.indexers(),
                                 config.recoveryDelay(),
                                 config.peerTimeout(),
-                                config.bearerTokens() == null
-                                        ? null
-                                        : config.bearerTokens().current())
+                                config.peerCalls()
+                                        .token(
+                                                config.bearerTokens() == null
+                                                        ? null
+                                                        : config.bearerTokens().current()))
                         .trusting(config.security().caFile())
                         .withOwnSnapshot(ownSnapshot)
                         .fetch();
@@ -305,6 +298,30 @@ public final class IndexerApp implements AutoCloseable {
             }
         }
         return new Start(recovered, recovered == null ? Start.NONE : recovered.blank() ? "blank_peer" : "peer");
+    }
+
+    /**
+     * {@code --peers}, then each address {@code --peers-dns} resolves to, in the schemes of {@code
+     * --peers-dns-schemes} (by default the one this replica serves: the replicas share it); at most {@code
+     * --max-peers} peers, a peer asked in two schemes counted once.
+     */
+    private List<String> peerCandidates() {
+        int max = config.limits().maxPeers();
+        Set<String> candidates =
+                new LinkedHashSet<>(config.peers().stream().limit(max).toList());
+        if (config.peersDns() != null) {
+            int peers = candidates.size();
+            List<String> schemes = config.peerCalls().dnsSchemes(config.scheme());
+            for (String url : PeerDiscovery.resolve(config.peersDns(), config.host(), port())) {
+                if (peers >= max) {
+                    break;
+                }
+                if (candidates.addAll(PeerDiscovery.inSchemes(url, schemes))) {
+                    peers++;
+                }
+            }
+        }
+        return List.copyOf(candidates);
     }
 
     /** Whether {@code --snapshot-dir} holds a snapshot to start from (checked when it is loaded). */

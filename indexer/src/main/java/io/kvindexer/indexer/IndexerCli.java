@@ -1,14 +1,18 @@
 package io.kvindexer.indexer;
 
+import io.kvindexer.indexer.common.BearerTokens;
 import io.kvindexer.indexer.common.Tenants;
 import io.kvindexer.indexer.http.TracingSettings;
 import io.kvindexer.indexer.index.IndexOptions;
+import io.kvindexer.indexer.recovery.PeerCalls;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.PeerUrl;
 import io.kvindexer.indexer.registry.Registration;
 import io.kvindexer.indexer.registry.UnsignedParse;
 import io.kvindexer.indexer.registry.WorkerEntry;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
@@ -122,6 +126,21 @@ public final class IndexerCli {
             description = "also recover from every address NAME"
                     + " resolves to at startup (e.g. the indexers' headless Service), this process excluded")
     String peersDns;
+
+    @Option(
+            names = "--peers-dns-schemes",
+            paramLabel = "LIST",
+            description = "the schemes each --peers-dns address is asked in, in order: http, https, or both"
+                    + " comma-separated, e.g. https,http while a change of TLS rolls through the replicas (default:"
+                    + " the one this replica serves)")
+    String peersDnsSchemes;
+
+    @Option(
+            names = "--peer-auth-token-file",
+            paramLabel = "FILE",
+            description = "send this file's token to peers when recovering from them, instead of this replica's own"
+                    + " (--auth-token-file, KV_INDEXER_AUTH_TOKEN); never asked of callers")
+    Path peerAuthTokenFile;
 
     @Option(
             names = "--demo",
@@ -288,6 +307,7 @@ public final class IndexerCli {
                 throw new ConfigException("invalid value for --peers-dns: " + e.getMessage());
             }
         }
+        PeerCalls peerCalls = peerCalls(dnsTarget != null);
         return new IndexerConfig(
                 host,
                 port,
@@ -299,6 +319,7 @@ public final class IndexerCli {
                 tenantId,
                 peerList,
                 dnsTarget,
+                peerCalls,
                 demo,
                 mixCacheSalt,
                 maxQueryBodyBytes,
@@ -317,6 +338,33 @@ public final class IndexerCli {
                 ingest.settings(),
                 accessLog.settings(),
                 tracing(env));
+    }
+
+    /** {@code --peers-dns-schemes} (only with {@code --peers-dns}) and {@code --peer-auth-token-file}. */
+    private PeerCalls peerCalls(boolean dns) throws ConfigException {
+        List<String> schemes = List.of();
+        if (peersDnsSchemes != null) {
+            if (!dns) {
+                throw new ConfigException("--peers-dns is required when --peers-dns-schemes is specified");
+            }
+            schemes = Arrays.stream(peersDnsSchemes.split(",", -1))
+                    .map(s -> s.strip().toLowerCase(Locale.ROOT))
+                    .toList();
+            if (!PeerCalls.SCHEMES.containsAll(schemes)
+                    || schemes.stream().distinct().count() != schemes.size()) {
+                throw new ConfigException("invalid value for --peers-dns-schemes: `" + peersDnsSchemes
+                        + "` (expected http, https, or both comma-separated, each once)");
+            }
+        }
+        String token = null;
+        if (peerAuthTokenFile != null) {
+            try {
+                token = BearerTokens.read(peerAuthTokenFile);
+            } catch (IOException e) {
+                throw new ConfigException("invalid value for --peer-auth-token-file: " + e.getMessage());
+            }
+        }
+        return new PeerCalls(schemes, token);
     }
 
     private static TracingSettings tracing(Map<String, String> env) throws ConfigException {

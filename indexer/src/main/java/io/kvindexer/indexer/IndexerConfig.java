@@ -10,6 +10,7 @@ import io.kvindexer.indexer.http.HttpSettings;
 import io.kvindexer.indexer.http.TracingSettings;
 import io.kvindexer.indexer.index.IndexOptions;
 import io.kvindexer.indexer.ingest.IngestSettings;
+import io.kvindexer.indexer.recovery.PeerCalls;
 import io.kvindexer.indexer.recovery.PeerDiscovery;
 import io.kvindexer.indexer.registry.WorkerEntry;
 import java.nio.file.Path;
@@ -28,6 +29,7 @@ import java.util.function.Consumer;
  * @param workers           initial registrations under (modelName, tenantId)
  * @param peers             peer base URLs for startup recovery, in order
  * @param peersDns          a name whose addresses are the peers (tried after {@code peers}); null = none
+ * @param peerCalls         the schemes of those addresses and the token sent to peers, when not this replica's own
  * @param demo              start embedded engine simulators and register them
  * @param mixCacheSalt      mix a query's cache_salt into its hashes (G3 behaviour; off = G2)
  * @param maxQueryBodyBytes body limit of /query, /query_by_hash and /query_tiered_by_hash (Dynamo: 8 MiB)
@@ -58,6 +60,7 @@ public record IndexerConfig(
         String tenantId,
         List<String> peers,
         PeerDiscovery.Target peersDns,
+        PeerCalls peerCalls,
         boolean demo,
         boolean mixCacheSalt,
         long maxQueryBodyBytes,
@@ -91,6 +94,7 @@ public record IndexerConfig(
     public IndexerConfig {
         workers = List.copyOf(workers);
         peers = List.copyOf(peers);
+        peerCalls = peerCalls != null ? peerCalls : PeerCalls.OWN;
         limits = limits != null ? limits : ServiceLimits.DEFAULTS;
         snapshotInterval = snapshotInterval != null ? snapshotInterval : DEFAULT_SNAPSHOT_INTERVAL;
         unregisterGrace = unregisterGrace != null ? unregisterGrace : Duration.ZERO;
@@ -114,6 +118,7 @@ public record IndexerConfig(
                 Tenants.DEFAULT,
                 List.of(),
                 null,
+                PeerCalls.OWN,
                 false,
                 false,
                 DEFAULT_MAX_QUERY_BODY,
@@ -185,6 +190,7 @@ public record IndexerConfig(
         public String tenantId;
         public List<String> peers;
         public PeerDiscovery.Target peersDns;
+        public PeerCalls peerCalls;
         public boolean demo;
         public boolean mixCacheSalt;
         public long maxQueryBodyBytes;
@@ -215,6 +221,7 @@ public record IndexerConfig(
             tenantId = c.tenantId;
             peers = c.peers;
             peersDns = c.peersDns;
+            peerCalls = c.peerCalls;
             demo = c.demo;
             mixCacheSalt = c.mixCacheSalt;
             maxQueryBodyBytes = c.maxQueryBodyBytes;
@@ -247,6 +254,7 @@ public record IndexerConfig(
                     tenantId,
                     peers,
                     peersDns,
+                    peerCalls,
                     demo,
                     mixCacheSalt,
                     maxQueryBodyBytes,

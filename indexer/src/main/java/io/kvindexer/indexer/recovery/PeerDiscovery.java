@@ -110,6 +110,15 @@ public final class PeerDiscovery {
     }
 
     /**
+     * A URL of {@link #resolve} ({@code http://addr:port}) in each of {@code schemes}, in their order: the same
+     * address asked over HTTPS, then plain HTTP, say, while a change of TLS rolls through the replicas.
+     */
+    public static List<String> inSchemes(String url, List<String> schemes) {
+        String rest = url.substring(url.indexOf(':'));
+        return schemes.stream().map(s -> s + rest).toList();
+    }
+
+    /**
      * Whether {@code candidate:port} is this process. A wildcard bind answers on every local and loopback address;
      * a specific bind only on its own (so replicas on 127.0.0.2 and 127.0.0.3 with one port are peers).
      */
