@@ -152,7 +152,7 @@ public final class IndexerSecurity {
     }
 
     /** Read-only for the indexer's group (fsGroup), refreshed in place by the kubelet when the Secret changes. */
-    private static Volume secretVolume(String name, String secret) {
+    static Volume secretVolume(String name, String secret) {
         return new VolumeBuilder()
                 .withName(name)
                 .withNewSecret()
@@ -162,7 +162,7 @@ public final class IndexerSecurity {
                 .build();
     }
 
-    private static VolumeMount mount(String volume, String path) {
+    static VolumeMount mount(String volume, String path) {
         return new VolumeMountBuilder()
                 .withName(volume)
                 .withMountPath(path)

@@ -23,6 +23,7 @@ import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerBuilder;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
+import io.kvindexer.operator.common.FormerPeers;
 import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.common.IndexerSecurity;
 import io.kvindexer.operator.crd.v1alpha1.Autoscaling;
@@ -74,6 +75,15 @@ public final class IndexerDesiredState {
      */
     public static StatefulSet statefulSet(
             KvIndexer kvi, String podManagementPolicy, List<PersistentVolumeClaim> volumeClaims) {
+        return statefulSet(kvi, podManagementPolicy, volumeClaims, FormerPeers.NONE);
+    }
+
+    /**
+     * With what a restarting replica needs to recover from the replicas that still serve as {@code spec.security}
+     * said before ({@link FormerPeers}; {@link FormerPeers#NONE} once every replica serves as it says now).
+     */
+    public static StatefulSet statefulSet(
+            KvIndexer kvi, String podManagementPolicy, List<PersistentVolumeClaim> volumeClaims, FormerPeers former) {
         KvIndexerSpec spec = kvi.getSpec();
         PodTemplateOverrides overrides = spec.getPodTemplate();
         Map<String, String> podLabels = new LinkedHashMap<>();
@@ -110,7 +120,7 @@ public final class IndexerDesiredState {
                         overrides != null && overrides.securityContext() != null
                                 ? overrides.securityContext()
                                 : podSecurityContext())
-                .withContainers(container(kvi, StateVolume.mounted(volumeClaims)))
+                .withContainers(container(kvi, StateVolume.mounted(volumeClaims), former))
                 .withTerminationGracePeriodSeconds(terminationGrace(spec))
                 .addNewVolume()
                 .withName(TMP_VOLUME)
@@ -118,6 +128,7 @@ public final class IndexerDesiredState {
                 .endEmptyDir()
                 .endVolume()
                 .addAllToVolumes(IndexerSecurity.volumes(kvi))
+                .addAllToVolumes(former.volumes())
                 .withNodeSelector(overrides == null ? null : overrides.nodeSelector())
                 .withTolerations(overrides == null ? null : overrides.tolerations())
                 .withAffinity(overrides == null ? null : overrides.affinity())
@@ -173,12 +184,17 @@ public final class IndexerDesiredState {
     }
 
     static Container container(KvIndexer kvi, boolean stateVolume) {
+        return container(kvi, stateVolume, FormerPeers.NONE);
+    }
+
+    static Container container(KvIndexer kvi, boolean stateVolume, FormerPeers former) {
         KvIndexerSpec spec = kvi.getSpec();
         List<String> args = new ArrayList<>(List.of(
                 "--port", String.valueOf(spec.getPort()),
                 "--threads", String.valueOf(spec.getThreads()),
                 "--peers-dns", IndexerNames.peersDns(kvi)));
         args.addAll(IndexerSecurity.args(kvi));
+        args.addAll(former.args());
         if (spec.getIndexShards() != null && spec.getIndexShards() > 1) {
             // only when set: the pod template of a spec that does not use it stays as it was (no restart on upgrade)
             args.addAll(List.of("--index-shards", String.valueOf(spec.getIndexShards())));
@@ -247,6 +263,7 @@ public final class IndexerDesiredState {
                                         .build())
                                 : List.of())
                 .addAllToVolumeMounts(IndexerSecurity.mounts(kvi))
+                .addAllToVolumeMounts(former.mounts())
                 .build();
     }
 

@@ -39,8 +39,9 @@ import java.util.stream.IntStream;
  * (start a real indexer server for replica i on 127.0.0.(2+i) with the StatefulSet's own args, mark its pod Ready
  * once /ready answers 200), cluster DNS together with the indexer's {@code --peers-dns} (the headless Service's
  * name resolves to the Ready replicas' addresses, never to the starting replica itself, and the indexer recovers
- * from the first that answers: here the resolved addresses are handed to the indexer as {@code --peers}; the real
- * flag is exercised by {@link PeersDnsEndToEndTest}) and engine pods (real engine simulators on 127.0.0.(10+k)).
+ * from the first that answers: here the resolved addresses are handed to the indexer as {@code --peers}, each in
+ * the scheme it would ask it in, its own or those of {@code --peers-dns-schemes}; the real flags are exercised by
+ * {@link PeersDnsEndToEndTest} and the indexer's {@code RollingSecurityRecoveryTest}) and engine pods (real engine simulators on 127.0.0.(10+k)).
  */
 final class LoopbackCluster implements AutoCloseable {
     private static final Pattern PEERS_DNS = Pattern.compile("([a-z0-9-]+)-peers\\.([a-z0-9-]+)\\.svc:(\\d+)");
@@ -152,14 +153,21 @@ final class LoopbackCluster implements AutoCloseable {
         List<String> args = new ArrayList<>(List.of("--host", replicaIp(ordinal)));
         List<String> template = mountedArgs(ns, name, ordinal);
         boolean tls = template.contains("--tls-cert-file");
+        // as the indexer asks each resolved address: in its own scheme, or in those of --peers-dns-schemes in order
+        int schemesAt = template.indexOf("--peers-dns-schemes");
+        List<String> schemes = schemesAt < 0
+                ? List.of(tls ? "https" : "http")
+                : List.of(template.get(schemesAt + 1).split(","));
         for (int i = 0; i < template.size(); i++) {
             if (template.get(i).equals("--peers-dns")) {
-                String found = peers ? resolvePeersDns(template.get(++i), ordinal, tls ? "https" : "http") : "";
+                String found = peers ? resolvePeersDns(template.get(++i), ordinal, schemes) : "";
                 i += peers ? 0 : 1;
                 if (!found.isEmpty()) {
                     args.add("--peers");
                     args.add(found);
                 }
+            } else if (template.get(i).equals("--peers-dns-schemes")) {
+                i++; // applied above: the indexer is given the resolved addresses as --peers
             } else if (template.get(i).equals("--snapshot-dir")) {
                 // the kubelet mounts the replica's own claim where the template says
                 Path volume = volume(ns, IndexerNames.pod(kvi, ordinal));
@@ -222,7 +230,7 @@ final class LoopbackCluster implements AutoCloseable {
      * Cluster DNS for {@code --peers-dns <name>-peers.<ns>.svc:<port>}: the Ready replica pods of that KvIndexer
      * (the headless Service publishes no not-Ready address, so never {@code self} while it starts), as peer URLs.
      */
-    String resolvePeersDns(String name, int self, String scheme) {
+    String resolvePeersDns(String name, int self, List<String> schemes) {
         Matcher m = PEERS_DNS.matcher(name);
         if (!m.matches()) {
             throw new IllegalArgumentException("not a headless Service name:port: " + name);
@@ -239,7 +247,8 @@ final class LoopbackCluster implements AutoCloseable {
                 .filter(PodConditions::isReady)
                 .filter(p -> !p.getMetadata().getName().equals(instance + "-" + self))
                 .sorted(java.util.Comparator.comparing(p -> p.getMetadata().getName()))
-                .forEach(p -> out.add(scheme + "://" + p.getStatus().getPodIP() + ":" + m.group(3)));
+                .forEach(p -> schemes.forEach(
+                        scheme -> out.add(scheme + "://" + p.getStatus().getPodIP() + ":" + m.group(3))));
         return String.join(",", out);
     }
 
