@@ -51,6 +51,30 @@ class SecureByDefaultEndToEndTest {
                 .until(() -> !harness.indexerContainer(NS, "kv").getArgs().contains(flag));
     }
 
+    private List<String> templateVolumes() {
+        return harness.statefulSet(NS, "kv").getSpec().getTemplate().getSpec().getVolumes().stream()
+                .map(v -> v.getName())
+                .toList();
+    }
+
+    /** Every replica restarts with the current template, served over plain HTTP, the engines registered again. */
+    private static void restartAll(LoopbackCluster cluster, KvIndexer open, Map<Long, String> expected)
+            throws Exception {
+        for (int i = 1; i >= 0; i--) {
+            cluster.killReplica(NS, "kv", i);
+        }
+        for (int i = 0; i < 2; i++) {
+            cluster.startReplica(NS, "kv", i);
+        }
+        for (int i = 0; i < 2; i++) {
+            IndexerEndpoint r = cluster.replica(open, i);
+            assertThat(r.baseUrl().getScheme()).isEqualTo("http");
+            await().atMost(WAIT)
+                    .ignoreExceptions()
+                    .until(() -> cluster.registrations(r, "llama").equals(expected));
+        }
+    }
+
     private Secret secret(String name) {
         return harness.client().secrets().inNamespace(NS).withName(name).get();
     }
@@ -203,29 +227,22 @@ class SecureByDefaultEndToEndTest {
                     .isEqualTo("HTTP");
             assertThat(secret("kv-auth")).isNotNull();
             turnOff("auth", "--auth-token-file");
-            assertThat(harness.statefulSet(NS, "kv")
-                            .getSpec()
-                            .getTemplate()
-                            .getSpec()
-                            .getVolumes())
-                    .extracting(v -> v.getName())
-                    .containsExactly("tmp");
+            // the replicas still serve HTTPS with the token: a restarted one needs their CA and token to recover
+            // from them, so the template mounts both Secrets for its peer calls only (FormerPeers)
+            assertThat(templateVolumes()).containsExactly("tmp", "tls", "auth-token");
+            assertThat(harness.indexerContainer(NS, "kv").getArgs())
+                    .contains("--tls-ca-file", "--peer-auth-token-file")
+                    .doesNotContain("--tls-cert-file", "--auth-token-file");
 
             // the replicas restart as the new template says: plain HTTP, no token, engines registered again
             KvIndexer open = harness.kvIndexer(NS, "kv");
-            for (int i = 1; i >= 0; i--) {
-                cluster.killReplica(NS, "kv", i);
-            }
-            for (int i = 0; i < 2; i++) {
-                cluster.startReplica(NS, "kv", i);
-            }
-            for (int i = 0; i < 2; i++) {
-                IndexerEndpoint r = cluster.replica(open, i);
-                assertThat(r.baseUrl().getScheme()).isEqualTo("http");
-                await().atMost(WAIT)
-                        .ignoreExceptions()
-                        .until(() -> cluster.registrations(r, "llama").equals(expected));
-            }
+            restartAll(cluster, open, expected);
+            // none serves as before any more: the Secrets leave the template, a second rollout follows
+            await().atMost(WAIT).until(() -> templateVolumes().equals(List.of("tmp")));
+            assertThat(secret("kv-tls"))
+                    .as("mounted by the pods until they restart")
+                    .isNotNull();
+            restartAll(cluster, open, expected);
             // no pod mounts the Secrets any more: they go
             await().atMost(WAIT).until(() -> secret("kv-tls") == null && secret("kv-auth") == null);
             harness.deleteKvWorkers(NS, WAIT);
