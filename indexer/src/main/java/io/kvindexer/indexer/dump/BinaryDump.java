@@ -88,8 +88,18 @@ public final class BinaryDump {
     private BinaryDump() {}
 
     /** A binary dump that is not well-formed, truncated, or fails a checksum; the message says where. */
-    public static final class FormatException extends java.io.IOException {
+    public static class FormatException extends java.io.IOException {
         public FormatException(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * A well-formed header of a version this build does not read: a newer kv-indexer wrote it (a rollback, or a peer
+     * of a newer version). Not damage: such a snapshot is kept for the version that reads it.
+     */
+    public static final class NewerVersionException extends FormatException {
+        public NewerVersionException(String message) {
             super(message);
         }
     }

@@ -87,7 +87,12 @@ public final class BinaryDumpReader {
             throw new FormatException("truncated: the stream ends at byte " + got + ", inside the header");
         }
         int version = (header[8] & 0xFF) << 8 | header[9] & 0xFF;
-        if (version < BinaryDump.VERSION || version > BinaryDump.VERSION_WITH_STORE_TIMES) {
+        if (version > BinaryDump.VERSION_WITH_STORE_TIMES) {
+            throw new BinaryDump.NewerVersionException("unsupported binary dump version " + version
+                    + ", written by a newer kv-indexer (this reader speaks " + BinaryDump.VERSION + " to "
+                    + BinaryDump.VERSION_WITH_STORE_TIMES + ")");
+        }
+        if (version < BinaryDump.VERSION) {
             throw new FormatException("unsupported binary dump version " + version + " (this reader speaks "
                     + BinaryDump.VERSION + " to " + BinaryDump.VERSION_WITH_STORE_TIMES + ")");
         }

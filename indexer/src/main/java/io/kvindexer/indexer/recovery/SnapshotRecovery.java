@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.recovery;
 
+import io.kvindexer.indexer.dump.BinaryDump;
 import io.kvindexer.indexer.index.Indexers;
 import io.kvindexer.indexer.registry.DetachedWorker;
 import io.kvindexer.indexer.snapshot.GraceFile;
@@ -15,8 +16,8 @@ import java.util.function.Consumer;
 
 /**
  * Startup from {@code --snapshot-dir} when no peer answered (or only blank ones): the newest snapshot that verifies
- * completely, else the one before it, else nothing. A damaged file (truncated, a flipped bit, a newer format version,
- * unreadable) is logged and counted and never installs anything: it is staged like a peer's binary dump, which goes
+ * completely, else the one before it, else nothing. A damaged file (truncated, a flipped bit, unreadable) or one of a
+ * newer format version (a rollback: left in place) is logged and counted and never installs anything: it is staged like a peer's binary dump, which goes
  * live only after its END frame verified.
  */
 public final class SnapshotRecovery {
@@ -64,6 +65,12 @@ public final class SnapshotRecovery {
                 readWhole.accept(file);
                 LOG.log(System.Logger.Level.INFO, "snapshot {0} loaded ({1})", file, r.counts());
                 return r.withDetached(detached(SnapshotFiles.graceOf(file)));
+            } catch (BinaryDump.NewerVersionException e) {
+                damaged(
+                        events,
+                        "snapshot {0} is of a newer kv-indexer, not loaded (it stays for that version): {1}",
+                        file,
+                        e.getMessage());
             } catch (IOException | RuntimeException e) {
                 damaged(events, "snapshot {0} is unusable, nothing of it is installed: {1}", file, e.getMessage());
             }

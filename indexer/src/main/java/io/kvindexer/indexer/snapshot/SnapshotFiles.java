@@ -1,8 +1,10 @@
 package io.kvindexer.indexer.snapshot;
 
 import io.kvindexer.indexer.common.IoErrors;
+import io.kvindexer.indexer.dump.BinaryDump;
 import io.kvindexer.indexer.dump.BinaryDumpReader;
 import java.io.BufferedInputStream;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -31,7 +33,8 @@ import java.util.regex.Pattern;
  * set or the new one; then all but the newest {@link #KEPT} good ones are deleted, so the previous good snapshot is
  * kept until a newer one is complete (and is there to fall back to if the newest does not verify). A file that does
  * not read back (truncated, a flipped bit, unreadable) goes first: recovery would pass over it anyway, and keeping it
- * instead of an older good one would leave nothing to recover from. One process writes a
+ * instead of an older good one would leave nothing to recover from. A file of a newer format version (a rollback)
+ * is neither: it is left in place, uncounted, so that the version rolled back from still finds it. One process writes a
  * directory: it holds an OS lock on {@value #LOCK} in it while it runs, as two replicas numbering and pruning the
  * same files would overwrite each other's snapshots.
  */
@@ -76,6 +79,8 @@ public final class SnapshotFiles {
     private final Set<Path> intact = ConcurrentHashMap.newKeySet();
     /** entries pruning could not delete: warned about once, then left alone */
     private final Set<Path> undeletable = ConcurrentHashMap.newKeySet();
+    /** snapshots of a newer format version (a rollback): warned about once, then left for the version that reads them */
+    private final Set<Path> newer = ConcurrentHashMap.newKeySet();
 
     private FileChannel lockFile;
 
@@ -297,7 +302,7 @@ public final class SnapshotFiles {
         try {
             int kept = 0;
             for (Path p : newestFirst()) {
-                if (undeletable.contains(p)) {
+                if (undeletable.contains(p) || newer.contains(p)) {
                     continue;
                 }
                 if (kept < KEPT) {
@@ -305,6 +310,17 @@ public final class SnapshotFiles {
                     if (problem == null) {
                         intact.add(p);
                         kept++;
+                        continue;
+                    }
+                    if (writtenByNewer(p)) {
+                        // after a rollback it may hold the only state there is: rolling forward again finds it
+                        newer.add(p);
+                        LOG.log(
+                                System.Logger.Level.WARNING,
+                                "snapshot {0} was written by a newer kv-indexer ({1}): left in place for it, not"
+                                        + " pruned; delete it by hand if you will not go back to that version",
+                                p,
+                                problem);
                         continue;
                     }
                     LOG.log(
@@ -361,6 +377,21 @@ public final class SnapshotFiles {
             return null;
         } catch (IOException | RuntimeException e) {
             return e instanceof IOException io ? IoErrors.describe(io, file) : e.toString();
+        }
+    }
+
+    /**
+     * Whether {@code file} starts with the header of a format version newer than this build reads. Only its first
+     * bytes are read: the header's check comes before any frame.
+     */
+    static boolean writtenByNewer(Path file) {
+        try (InputStream in = Files.newInputStream(file)) {
+            BinaryDumpReader.read(new ByteArrayInputStream(in.readNBytes(64)), NOTHING);
+            return false;
+        } catch (BinaryDump.NewerVersionException e) {
+            return true;
+        } catch (IOException | RuntimeException e) {
+            return false;
         }
     }
 

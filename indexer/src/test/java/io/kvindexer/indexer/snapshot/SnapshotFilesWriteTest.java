@@ -174,6 +174,37 @@ class SnapshotFilesWriteTest {
         files.unlock();
     }
 
+    /**
+     * After a rollback, the snapshots of the newer version are the state that version left: they are not pruned as
+     * damaged (before, the first snapshot the older version wrote deleted them, so rolling forward again found
+     * nothing of them), are named once in a warning, and do not count among the kept ones.
+     */
+    @Test
+    void aSnapshotOfANewerFormatVersionIsLeftInPlace() throws Exception {
+        byte[] good = aSnapshot();
+        byte[] newer = good.clone();
+        newer[9] = 99; // the version field after the 8-byte magic: a format from the future, well-formed
+        Path older = Files.write(dir.resolve("snapshot-0000000000000000001.kvix"), good);
+        Path fromNewer = Files.write(dir.resolve("snapshot-0000000000000000002.kvix"), newer);
+        SnapshotFiles files = new SnapshotFiles(dir);
+        try (LogCapture log = LogCapture.warningsOf(SnapshotFiles.class)) {
+            Path third = files.write(out -> out.write(good));
+            Path fourth = files.write(out -> out.write(good));
+            Path fifth = files.write(out -> out.write(good));
+
+            assertThat(files.newestFirst()).containsExactly(fifth, fourth, fromNewer);
+            assertThat(Files.readAllBytes(fromNewer)).isEqualTo(newer);
+            assertThat(third).doesNotExist();
+            assertThat(older).doesNotExist();
+            assertThat(log.warnings())
+                    .as("named once, not at every write")
+                    .singleElement()
+                    .asString()
+                    .contains(fromNewer.toString(), "newer kv-indexer", "version 99", "left in place");
+        }
+        files.unlock();
+    }
+
     /** A small valid snapshot: one registration, one index of two blocks. */
     private static byte[] aSnapshot() throws IOException {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
