@@ -304,6 +304,12 @@ class HelmChartTest {
                 .doesNotContain("blockTtl", "maxBlocksPerWorker");
         assertThatThrownBy(() -> render(t -> t.set("example.enabled", "true").set("example.blockTtl.disk", "10")))
                 .hasMessageContaining("blockTtl");
+        // the CRD refuses a TTL the indexer would refuse as too large: so does the chart, before it installs anything
+        assertThatThrownBy(() -> render(t -> t.set("example.enabled", "true").set("example.blockTtl.disk", "1000000h")))
+                .hasMessageContaining("blockTtl");
+        com.fasterxml.jackson.databind.node.ObjectNode tooLong = CrdSchemas.YAML.valueToTree(indexer);
+        tooLong.withObjectProperty("spec").withObjectProperty("blockTtl").put("disk", "1000000h");
+        assertThat(schemas.validate(tooLong)).as("the CRD's own refusal").anyMatch(e -> e.contains("blockTtl"));
     }
 
     /**
