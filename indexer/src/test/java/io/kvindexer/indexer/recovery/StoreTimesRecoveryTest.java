@@ -134,7 +134,8 @@ class StoreTimesRecoveryTest {
 
     /**
      * A replica that knows only version 2 asks with {@code ?registrations=true} and still gets version 2; the times
-     * come only when asked for too, and a bad value is refused like one of {@code registrations}.
+     * come only when asked for too, and a bad value is refused like one of {@code registrations}. A parameter this
+     * version does not know (a newer reader's) is ignored.
      */
     @Test
     void theDumpVersionFollowsWhatTheReaderAskedFor() throws Exception {
@@ -143,6 +144,11 @@ class StoreTimesRecoveryTest {
             assertThat(binaryDump(app, "").body()[9]).isEqualTo((byte) 1);
             assertThat(binaryDump(app, "?registrations=true").body()[9]).isEqualTo((byte) 2);
             assertThat(binaryDump(app, "?registrations=true&store_times=true").body()[9])
+                    .isEqualTo((byte) 3);
+            // a newer replica's parameter for a later version is ignored, not refused: mixed versions during a
+            // rolling upgrade still recover from each other
+            assertThat(binaryDump(app, "?registrations=true&store_times=true&a_later_version=true")
+                            .body()[9])
                     .isEqualTo((byte) 3);
             java.net.http.HttpResponse<byte[]> bad = binaryDump(app, "?registrations=true&store_times=yes");
             assertThat(bad.statusCode()).isEqualTo(400);
