@@ -317,7 +317,7 @@ public final class SnapshotFiles {
                         newer.add(p);
                         LOG.log(
                                 System.Logger.Level.WARNING,
-                                "snapshot {0} was written by a newer kv-indexer ({1}): left in place for it, not"
+                                "snapshot {0} is of a newer format ({1}): left in place for that version, not"
                                         + " pruned; delete it by hand if you will not go back to that version",
                                 p,
                                 problem);
