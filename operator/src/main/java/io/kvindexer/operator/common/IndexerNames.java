@@ -20,6 +20,13 @@ public final class IndexerNames {
     /** Tells the two Services apart (they select the same pods). */
     public static final String LABEL_SERVICE_ROLE = "kvindexer.io/service";
 
+    /**
+     * The scheme a replica pod serves ({@code http} or {@code https}), set by the pod template beside the flags that
+     * decide it: the ServiceMonitor picks each pod's scrape scheme by it, right from the pod's start, while a change
+     * of TLS rolls the pods one at a time.
+     */
+    public static final String LABEL_SCHEME = "kvindexer.io/scheme";
+
     public static final String ROLE_CLIENT = "client";
     public static final String ROLE_PEERS = "peers";
     /** Informer scope of the operator's own objects and of the indexer pods. */

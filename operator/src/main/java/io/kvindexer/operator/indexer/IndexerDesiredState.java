@@ -95,6 +95,7 @@ public final class IndexerDesiredState {
             podAnnotations.putAll(overrides.annotations());
         }
         podLabels.putAll(IndexerNames.labels(kvi)); // ours win: the selector must keep matching
+        podLabels.put(IndexerNames.LABEL_SCHEME, IndexerSecurity.scheme(kvi)); // with the flags: ServiceMonitors
         return new StatefulSetBuilder()
                 .withMetadata(meta(kvi, IndexerNames.statefulSet(kvi)))
                 .withNewSpec()

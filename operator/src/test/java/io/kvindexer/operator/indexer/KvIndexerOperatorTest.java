@@ -250,7 +250,7 @@ class KvIndexerOperatorTest {
             assertThat(degraded.getMessage()).contains("ServiceMonitor CRD is not installed");
         });
 
-        installServiceMonitorCrd();
+        installServiceMonitorCrd(client);
         var monitors =
                 client.genericKubernetesResources(ServiceMonitors.CONTEXT).inNamespace(NS);
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
@@ -301,7 +301,7 @@ class KvIndexerOperatorTest {
     }
 
     /** What installing the Prometheus Operator adds to the API: the ServiceMonitor type (the mock serves discovery). */
-    private static void installServiceMonitorCrd() {
+    static void installServiceMonitorCrd(KubernetesClient client) {
         client.apiextensions()
                 .v1()
                 .customResourceDefinitions()
