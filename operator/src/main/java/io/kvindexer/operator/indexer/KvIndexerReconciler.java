@@ -159,7 +159,8 @@ public class KvIndexerReconciler
         List<String> urls = IndexerReplica.stableUrls(kvi, replicas);
         List<IndexerReplica> ready =
                 replicas.stream().filter(IndexerReplica::ready).toList();
-        Map<String, ReplicaAccess> accesses = ReplicaAccesses.byReplica(context.getClient(), kvi, ready);
+        Map<String, ReplicaAccess> accesses =
+                ReplicaAccesses.byReplica(context.getClient(), kvi, ready, services.cas());
         Map<String, String> errors = new TreeMap<>();
         FanOut.map(ready, r -> syncPeers(kvi, r, urls, accesses.get(r.pod())).map(e -> Map.entry(r.pod(), e)))
                 .forEach(e -> e.ifPresent(x -> errors.put(x.getKey(), x.getValue())));

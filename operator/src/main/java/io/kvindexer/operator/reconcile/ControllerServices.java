@@ -19,7 +19,18 @@ import org.slf4j.Logger;
  * a reconcile that threw. Each controller passes its own logger, so log lines still name the controller.
  */
 public record ControllerServices(
-        IndexerClient client, Clock clock, EventRecorder events, OperatorMetrics metrics, Duration resync) {
+        IndexerClient client,
+        Clock clock,
+        EventRecorder events,
+        OperatorMetrics metrics,
+        Duration resync,
+        TrustedCas cas) {
+
+    /** With a fresh {@link TrustedCas}. */
+    public ControllerServices(
+            IndexerClient client, Clock clock, EventRecorder events, OperatorMetrics metrics, Duration resync) {
+        this(client, clock, events, metrics, resync, new TrustedCas());
+    }
 
     /** A fresh per-resource back-off for retries: from half a second, doubling, up to the resync period. */
     public Backoff backoff() {

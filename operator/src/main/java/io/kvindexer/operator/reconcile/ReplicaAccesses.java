@@ -7,9 +7,11 @@ import io.kvindexer.operator.common.IndexerSecurity;
 import io.kvindexer.operator.common.ServedAs;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
@@ -31,6 +33,15 @@ public final class ReplicaAccesses {
      */
     public static Map<String, ReplicaAccess> byReplica(
             KubernetesClient client, KvIndexer kvi, Collection<IndexerReplica> replicas) {
+        return byReplica(client, kvi, replicas, new TrustedCas());
+    }
+
+    /**
+     * As above, each replica with TLS trusting what {@code cas} keeps for it: the current {@code ca.crt} of the
+     * Secret its pod mounts, and the ones that Secret held before while this replica was running already.
+     */
+    public static Map<String, ReplicaAccess> byReplica(
+            KubernetesClient client, KvIndexer kvi, Collection<IndexerReplica> replicas, TrustedCas cas) {
         String ns = kvi.getMetadata().getNamespace();
         String key = ns + "/" + kvi.getMetadata().getName();
         Map<String, Optional<Secret>> secrets = new HashMap<>();
@@ -43,6 +54,13 @@ public final class ReplicaAccesses {
                                         .withName(n)
                                         .get()))
                         .orElse(null);
+        Map<String, List<String>> mounting = new HashMap<>(); // certificate Secret → incarnations of its replicas
+        replicas.stream()
+                .filter(r -> r.served() != null && r.served().tls())
+                .forEach(r -> mounting.computeIfAbsent(r.served().tlsSecret(), n -> new ArrayList<>())
+                        .add(r.incarnation()));
+        mounting.forEach((name, running) ->
+                cas.observe(ns + "/" + name, value(secret.apply(name), IndexerSecurity.CA_KEY), running));
         ReplicaAccess fromSpec = null;
         Map<String, ReplicaAccess> out = new HashMap<>();
         for (IndexerReplica r : replicas) {
@@ -53,7 +71,12 @@ public final class ReplicaAccesses {
                 continue;
             }
             String token = s.auth() ? value(secret.apply(s.tokenSecret()), IndexerSecurity.TOKEN_KEY) : null;
-            String ca = s.tls() ? value(secret.apply(s.tlsSecret()), IndexerSecurity.CA_KEY) : null;
+            String ca = s.tls()
+                    ? cas.trusted(
+                            ns + "/" + s.tlsSecret(),
+                            value(secret.apply(s.tlsSecret()), IndexerSecurity.CA_KEY),
+                            r.incarnation())
+                    : null;
             out.put(r.pod(), new ReplicaAccess(key, s.scheme(), token == null ? null : token.strip(), ca));
         }
         return out;

@@ -273,7 +273,8 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
                     .filter(IndexerReplica::ready) // one not Ready recovers from a Ready peer, already left
                     .toList();
             IndexerAddresses.Address address = usable(old)
-                    ? remember(old, context, ReplicaAccesses.byReplica(context.getClient(), old, replicas))
+                    ? remember(
+                            old, context, ReplicaAccesses.byReplica(context.getClient(), old, replicas, services.cas()))
                     : old == null ? addresses.of(ns, name) : null;
             if (address == null) {
                 return;
@@ -359,7 +360,8 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         int port = kvi.getSpec().getPort();
         List<IndexerReplica> targets = targetReplicas(kvi, replicas);
         // each replica as its own pod serves: during a rollout of a security change, old and new pods differ
-        Map<String, ReplicaAccess> accesses = ReplicaAccesses.byReplica(context.getClient(), kvi, targets);
+        Map<String, ReplicaAccess> accesses =
+                ReplicaAccesses.byReplica(context.getClient(), kvi, targets, services.cas());
         remember(kvi, context, accesses);
         known.retain(key(worker), targets.stream().map(IndexerReplica::pod).collect(Collectors.toSet()));
         List<ReplicaOutcome> outcomes = FanOut.map(
