@@ -11,6 +11,7 @@ import io.kvindexer.operator.indexer.KvIndexerReconciler;
 import io.kvindexer.operator.observability.EventRecorder;
 import io.kvindexer.operator.observability.OperatorMetrics;
 import io.kvindexer.operator.reconcile.ControllerServices;
+import io.kvindexer.operator.reconcile.Retention;
 import io.kvindexer.operator.worker.KvWorkerReconciler;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Clock;
@@ -99,7 +100,8 @@ public record OperatorSettings(
     }
 
     /** What {@link #createOperator} wires: the operator plus the parts callers may want to reach. */
-    public record Wiring(Operator operator, OperatorMetrics metrics, IndexerClient indexerClient) {}
+    public record Wiring(
+            Operator operator, OperatorMetrics metrics, IndexerClient indexerClient, Retention retention) {}
 
     /** Builds the operator with both controllers registered; the caller starts it. */
     public Wiring createOperator(KubernetesClient client, PrometheusRegistry registry) {
@@ -116,7 +118,7 @@ public record OperatorSettings(
         ControllerServices services = new ControllerServices(indexerClient, clock, events, metrics, resync);
         operator.register(new KvIndexerReconciler(services), this::namespaces);
         operator.register(new KvWorkerReconciler(services), this::namespaces);
-        return new Wiring(operator, metrics, indexerClient);
+        return new Wiring(operator, metrics, indexerClient, services.retention());
     }
 
     /**

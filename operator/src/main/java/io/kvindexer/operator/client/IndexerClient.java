@@ -263,6 +263,16 @@ public class IndexerClient implements AutoCloseable {
         }
     }
 
+    /** Forgets the last accepted token of every KvIndexer ({@code namespace/name}) not in {@code live}. */
+    public void retainTokens(java.util.Set<String> live) {
+        lastAccepted.keySet().retainAll(live);
+    }
+
+    /** KvIndexers whose last accepted token is remembered. */
+    public int rememberedTokens() {
+        return lastAccepted.size();
+    }
+
     /** The TLS clients open now (one per CA called within the idle time): for tests. */
     public int openTlsClients() {
         return tlsClients.size();

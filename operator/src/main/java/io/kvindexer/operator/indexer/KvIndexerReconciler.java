@@ -28,6 +28,7 @@ import io.kvindexer.operator.reconcile.FanOut;
 import io.kvindexer.operator.reconcile.IndexerPods;
 import io.kvindexer.operator.reconcile.IndexerReplica;
 import io.kvindexer.operator.reconcile.ReplicaAccesses;
+import io.kvindexer.operator.reconcile.Retention;
 import io.kvindexer.operator.reconcile.SpecReconciler;
 import java.time.Duration;
 import java.util.List;
@@ -79,7 +80,12 @@ public class KvIndexerReconciler
     private static final Logger LOG = LoggerFactory.getLogger(KvIndexerReconciler.class);
 
     public KvIndexerReconciler(ControllerServices services) {
-        super(services, LOG, KvIndexerValidation::validate, new KvIndexerStatusFactory(services.clock()));
+        super(
+                services,
+                LOG,
+                KvIndexerValidation::validate,
+                new KvIndexerStatusFactory(services.clock()),
+                Retention.Live::indexers);
     }
 
     @Override
@@ -106,7 +112,7 @@ public class KvIndexerReconciler
                                         pod.getMetadata().getLabels().get(IndexerNames.LABEL_INSTANCE),
                                         pod.getMetadata().getNamespace()))),
                         context,
-                        services.metrics()),
+                        services),
                 new InformerEventSource<>(workers, context));
     }
 
@@ -147,6 +153,7 @@ public class KvIndexerReconciler
             KvIndexer kvi, Context<KvIndexer> context, Exception e) {
         ErrorStatusUpdateControl<KvIndexer> control = super.updateErrorStatus(kvi, context, e);
         services.events().warning(kvi, "ReconcileFailed", String.valueOf(e.getMessage()));
+        forgetIfDeleted(kvi, context);
         return control;
     }
 

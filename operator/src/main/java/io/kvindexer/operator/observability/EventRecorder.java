@@ -67,6 +67,16 @@ public class EventRecorder {
         lastByObjectAndReason.keySet().removeIf(k -> k.startsWith(prefix));
     }
 
+    /** Forgets what was written for every object whose uid is not in {@code live}. */
+    public void retain(java.util.Set<String> live) {
+        lastByObjectAndReason.keySet().removeIf(k -> !live.contains(k.substring(0, k.indexOf('/'))));
+    }
+
+    /** (object, reason) pairs remembered. */
+    public int remembered() {
+        return lastByObjectAndReason.size();
+    }
+
     private void record(HasMetadata on, String type, String reason, String message) {
         String key = on.getMetadata().getUid() + "/" + reason;
         if (Objects.equals(lastByObjectAndReason.put(key, message), message)) {

@@ -26,6 +26,16 @@ public final class Backoff {
         failures.remove(key);
     }
 
+    /** Forgets every key not in {@code live}: a resource deleted while it was failing. */
+    public void retain(java.util.Set<String> live) {
+        failures.keySet().retainAll(live);
+    }
+
+    /** Keys with failures counted: for tests. */
+    int size() {
+        return failures.size();
+    }
+
     /**
      * When to try {@code key} again after an attempt: the next back-off delay if it {@code failed}, else (the
      * failures forgotten) {@code ok}.

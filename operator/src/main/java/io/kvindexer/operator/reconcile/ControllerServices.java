@@ -24,12 +24,24 @@ public record ControllerServices(
         EventRecorder events,
         OperatorMetrics metrics,
         Duration resync,
-        TrustedCas cas) {
+        TrustedCas cas,
+        Retention retention) {
 
-    /** With a fresh {@link TrustedCas}. */
+    /**
+     * The shared memories that are about resources are kept to the resources that exist ({@link Retention}): the
+     * last token accepted per KvIndexer, the Events written per object, the former CAs per certificate Secret.
+     */
+    public ControllerServices {
+        retention.add(new Retention.Memory(live -> client.retainTokens(live.indexers()), client::rememberedTokens));
+        retention.add(new Retention.Memory(live -> events.retain(live.uids()), events::remembered));
+        retention.add(
+                new Retention.Memory(live -> cas.retain(live.certSecrets()::contains, live.incarnations()), cas::size));
+    }
+
+    /** With memories of their own: a fresh {@link TrustedCas} and {@link Retention}. */
     public ControllerServices(
             IndexerClient client, Clock clock, EventRecorder events, OperatorMetrics metrics, Duration resync) {
-        this(client, clock, events, metrics, resync, new TrustedCas());
+        this(client, clock, events, metrics, resync, new TrustedCas(), new Retention());
     }
 
     /** A fresh per-resource back-off for retries: from half a second, doubling, up to the resync period. */

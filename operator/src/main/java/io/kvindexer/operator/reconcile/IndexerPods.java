@@ -35,18 +35,20 @@ public final class IndexerPods {
 
     /**
      * The informer's event source; once a replica pod is deleted (scaled down, its KvIndexer deleted), the call
-     * metrics of replicas no pod is left for are dropped ({@link OperatorMetrics#retainReplicas}), even when no
-     * reconcile follows (no KvIndexer or KvWorker names it any more).
+     * metrics of replicas no pod is left for are dropped ({@link OperatorMetrics#retainReplicas}) and what is
+     * remembered of it forgotten ({@link Retention}), even when no reconcile follows (no KvIndexer or KvWorker names
+     * it any more).
      */
     public static <P extends HasMetadata> InformerEventSource<Pod, P> eventSource(
             InformerEventSourceConfiguration<Pod> configuration,
             EventSourceContext<P> context,
-            OperatorMetrics metrics) {
+            ControllerServices services) {
         return new InformerEventSource<>(configuration, context) {
             @Override
             public void onDelete(Pod pod, boolean deletedFinalStateUnknown) {
                 super.onDelete(pod, deletedFinalStateUnknown);
-                metrics.retainReplicas(names(this));
+                services.metrics().retainReplicas(names(this));
+                services.retention().sweep();
             }
         };
     }

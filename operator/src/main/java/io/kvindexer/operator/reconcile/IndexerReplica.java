@@ -93,7 +93,7 @@ public record IndexerReplica(
         return Objects.requireNonNullElse(p.getMetadata().getLabels(), Map.of());
     }
 
-    private static String incarnation(Pod p) {
+    static String incarnation(Pod p) {
         int restarts = p.getStatus() == null || p.getStatus().getContainerStatuses() == null
                 ? 0
                 : p.getStatus().getContainerStatuses().stream()

@@ -4,8 +4,10 @@ import io.fabric8.kubernetes.client.CustomResource;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.kvindexer.operator.crd.v1alpha1.UnknownFields;
 import java.time.Duration;
+import java.util.Set;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.event.Level;
@@ -31,10 +33,20 @@ public abstract class SpecReconciler<
     private final Logger log;
     private final Function<T, String> validation;
 
-    /** @param validation what is wrong with a spec that was read, or null when it is acceptable */
-    protected SpecReconciler(ControllerServices services, Logger log, Function<T, String> validation, F statusFactory) {
+    /**
+     * @param validation what is wrong with a spec that was read, or null when it is acceptable
+     * @param live       the primaries that exist: the back-off counts of others are forgotten ({@link Retention})
+     */
+    protected SpecReconciler(
+            ControllerServices services,
+            Logger log,
+            Function<T, String> validation,
+            F statusFactory,
+            Function<Retention.Live, Set<String>> live) {
+        Backoff counts = services.backoff();
+        services.retention().add(new Retention.Memory(l -> counts.retain(live.apply(l)), counts::size));
         this.services = services;
-        this.backoff = services.backoff();
+        this.backoff = counts;
         this.statusFactory = statusFactory;
         this.log = log;
         this.validation = validation;
@@ -58,14 +70,32 @@ public abstract class SpecReconciler<
 
     /** Counted by JOSDK's Metrics#failedReconciliation (OperatorMetrics). */
     public ErrorStatusUpdateControl<P> updateErrorStatus(P primary, Context<P> context, Exception e) {
-        return ControllerServices.failed(
-                log, context, primary, e, statusFactory.failed(primary, e).getStatus());
+        try {
+            return ControllerServices.failed(
+                    log, context, primary, e, statusFactory.failed(primary, e).getStatus());
+        } finally {
+            forgetIfDeleted(primary, context);
+        }
     }
 
     /** Writes {@code status} (through the controller's cache) and asks to reconcile again after {@code next}. */
     protected UpdateControl<P> writeStatus(Context<P> context, P primary, S status, Duration next) {
-        StatusUpdates.write(context, primary, status);
+        try {
+            StatusUpdates.write(context, primary, status); // refused once the primary is gone
+        } finally {
+            forgetIfDeleted(primary, context);
+        }
         return UpdateControl.<P>noUpdate().rescheduleAfter(next);
+    }
+
+    /**
+     * Sweeps what is remembered ({@link Retention}) if {@code primary} was deleted while its reconcile ran: the
+     * reconcile may have remembered it again after its delete was swept. The last step of every reconcile.
+     */
+    protected void forgetIfDeleted(P primary, Context<P> context) {
+        if (context.getPrimaryCache().get(ResourceID.fromResource(primary)).isEmpty()) {
+            services.retention().sweep();
+        }
     }
 
     /** A log line about one replica of {@code primary}: the primary's key and the replica's pod come first. */

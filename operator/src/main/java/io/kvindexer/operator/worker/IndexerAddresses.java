@@ -4,6 +4,7 @@ import io.kvindexer.operator.client.ReplicaAccess;
 import io.kvindexer.operator.reconcile.IndexerReplica;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
@@ -48,6 +49,26 @@ final class IndexerAddresses {
                     : before != null ? before.last() : spec.get();
             return new Address(port, Map.copyOf(byPod), last);
         });
+    }
+
+    /**
+     * Forgets the KvIndexers not in {@code indexers} (gone, and no replica pod left that runs for them) and, of the
+     * others, the replicas whose pod ({@code namespace/pod}) is not in {@code pods}.
+     */
+    void retain(Set<String> indexers, Set<String> pods) {
+        byIndexer.keySet().retainAll(indexers);
+        byIndexer.replaceAll((key, a) -> {
+            String ns = key.substring(0, key.indexOf('/') + 1);
+            Map<String, ReplicaAccess> byPod = new HashMap<>(a.byPod());
+            byPod.keySet().removeIf(pod -> !pods.contains(ns + pod));
+            return byPod.size() == a.byPod().size() ? a : new Address(a.port(), Map.copyOf(byPod), a.last());
+        });
+    }
+
+    /** KvIndexers and replicas remembered. */
+    int size() {
+        return byIndexer.size()
+                + byIndexer.values().stream().mapToInt(a -> a.byPod().size()).sum();
     }
 
     /** The last address of {@code namespace/name}, or null when it was never reached. */

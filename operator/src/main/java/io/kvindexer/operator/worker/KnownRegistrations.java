@@ -112,6 +112,15 @@ final class KnownRegistrations {
         byReplica.remove(slot);
     }
 
+    /** Drops what is known for every KvWorker ({@code namespace/name}) not in {@code workers}. */
+    void retainWorkers(Set<String> workers) {
+        byReplica.keySet().removeIf(k -> !workers.contains(k.substring(0, k.indexOf('|'))));
+    }
+
+    int size() {
+        return byReplica.size();
+    }
+
     /** Drops what is known of {@code worker}'s replicas other than {@code replicaPods} (all when empty). */
     void retain(String worker, Set<String> replicaPods) {
         String prefix = worker + "|";

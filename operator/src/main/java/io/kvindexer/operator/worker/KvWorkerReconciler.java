@@ -29,6 +29,7 @@ import io.kvindexer.operator.reconcile.FanOut;
 import io.kvindexer.operator.reconcile.IndexerPods;
 import io.kvindexer.operator.reconcile.IndexerReplica;
 import io.kvindexer.operator.reconcile.ReplicaAccesses;
+import io.kvindexer.operator.reconcile.Retention;
 import io.kvindexer.operator.reconcile.SpecReconciler;
 import io.kvindexer.operator.reconcile.StatusUpdates;
 import java.time.Duration;
@@ -63,11 +64,26 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
     private static final Logger LOG = LoggerFactory.getLogger(KvWorkerReconciler.class);
 
     private final KnownRegistrations known;
-    private final IndexerAddresses addresses = new IndexerAddresses();
+    private final IndexerAddresses addresses;
 
     public KvWorkerReconciler(ControllerServices services) {
-        super(services, LOG, KvWorkerValidation::validate, new KvWorkerStatusFactory(services.clock()));
-        this.known = new KnownRegistrations(services.resync());
+        super(
+                services,
+                LOG,
+                KvWorkerValidation::validate,
+                new KvWorkerStatusFactory(services.clock()),
+                Retention.Live::workers);
+        KnownRegistrations snapshots = new KnownRegistrations(services.resync());
+        IndexerAddresses reached = new IndexerAddresses();
+        this.known = snapshots;
+        this.addresses = reached;
+        services.retention()
+                .add(new Retention.Memory(
+                        live -> {
+                            snapshots.retainWorkers(live.workers());
+                            reached.retain(live.indexers(), live.pods());
+                        },
+                        () -> snapshots.size() + reached.size()));
     }
 
     /** Every informer watches the controller's namespaces (OperatorSettings#watchNamespaces), never more. */
@@ -89,10 +105,17 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
                 .withSecondaryToPrimaryMapper(WorkerMappers.indexerToWorkers(workers))
                 .withPrimaryToSecondaryMapper(WorkerMappers.workerToIndexer())
                 .build();
-        return List.of(
-                new InformerEventSource<>(enginePods, context),
-                IndexerPods.eventSource(indexerPods, context, services.metrics()),
-                new InformerEventSource<>(indexers, context));
+        var pods = IndexerPods.eventSource(indexerPods, context, services);
+        var kvIndexers = new InformerEventSource<>(indexers, context) {
+            @Override
+            public void onDelete(KvIndexer kvi, boolean deletedFinalStateUnknown) {
+                super.onDelete(kvi, deletedFinalStateUnknown);
+                services.retention().sweep();
+            }
+        };
+        // this controller's informers see all three kinds: what exists, for forgetting what does not
+        services.retention().watch(() -> Retention.Live.of(kvIndexers.list(), workers.list(), pods.list()));
+        return List.of(new InformerEventSource<>(enginePods, context), pods, kvIndexers);
     }
 
     @Override
@@ -182,6 +205,7 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
             return DeleteControl.noFinalizerRemoval().rescheduleAfter(backoff.next(key(worker)));
         }
         if (!usable(kvi) || !specUsable) {
+            backoff.reset(key(worker));
             services.events().forget(worker);
             known.retain(key(worker), Set.of());
             return DeleteControl.defaultDelete();

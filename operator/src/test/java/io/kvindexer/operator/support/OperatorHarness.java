@@ -26,6 +26,7 @@ import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.observability.EventRecorder;
 import io.kvindexer.operator.observability.OperatorMetrics;
 import io.kvindexer.operator.reconcile.ControllerServices;
+import io.kvindexer.operator.reconcile.Retention;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import java.io.IOException;
@@ -77,6 +78,7 @@ public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, 
     private KubernetesClient client;
     private Operator operator;
     private IndexerClient indexerClient;
+    private Retention retention;
 
     public OperatorHarness(KubernetesClient client, Duration resync) {
         this(client, OperatorSettings.defaults().withResync(resync));
@@ -120,6 +122,7 @@ public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, 
         OperatorSettings.Wiring wiring = settings.createOperator(client, registry);
         operator = wiring.operator();
         indexerClient = wiring.indexerClient();
+        retention = wiring.retention();
         operator.start();
     }
 
@@ -154,6 +157,11 @@ public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, 
         } catch (IOException e) {
             throw new IllegalStateException("generated CRDs not found under " + GENERATED_CRDS, e);
         }
+    }
+
+    /** What the running operator remembers per resource ({@link Retention#size}). */
+    public Retention retention() {
+        return retention;
     }
 
     public Operator operator() {
