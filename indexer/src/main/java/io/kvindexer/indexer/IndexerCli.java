@@ -277,6 +277,8 @@ public final class IndexerCli {
                 throw new ConfigException("invalid value for --block-size: " + problem);
             }
         }
+        checkName("--model-name", modelName);
+        checkName("--tenant-id", tenantId);
         List<WorkerEntry> workerList = List.of();
         if (workers != null) {
             if (bs == null) {
@@ -429,5 +431,13 @@ public final class IndexerCli {
         String m = message == null ? "invalid arguments" : message.strip();
         int nl = m.indexOf('\n');
         return nl < 0 ? m : m.substring(0, nl);
+    }
+
+    /** The names of the --workers are checked as /register checks them (registry.Registration#nameProblem). */
+    private static void checkName(String flag, String name) throws ConfigException {
+        String problem = Registration.nameProblem(name);
+        if (problem != null) {
+            throw new ConfigException("invalid value for " + flag + ": " + problem);
+        }
     }
 }

@@ -247,6 +247,19 @@ class IndexerCliTest {
         assertThat(parse("--routing-group", "").tenantId()).isEmpty();
     }
 
+    /** The names of the --workers are checked as /register checks them. */
+    @Test
+    void aNameRegisterWouldRefuseIsRefusedByItsFlag() throws Exception {
+        assertThatThrownBy(() -> parse("--model-name", "x".repeat(257)))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("invalid value for --model-name: 257 characters; the limit is 256");
+        assertThatThrownBy(() -> parse("--tenant-id", "a\tb"))
+                .hasMessage("invalid value for --tenant-id: the control character U+0009 at character 1 is not"
+                        + " allowed");
+        assertThat(parse("--model-name", "meta-llama/Llama-3.1-8B-Instruct").modelName())
+                .isEqualTo("meta-llama/Llama-3.1-8B-Instruct");
+    }
+
     @Test
     void peersDnsIsANameAndAPort() throws Exception {
         assertThat(parse().peersDns()).isNull();

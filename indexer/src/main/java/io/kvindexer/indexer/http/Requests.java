@@ -58,6 +58,8 @@ final class Requests {
         if (sizeProblem != null) {
             throw new ApiError(422, "invalid value for `block_size`: " + sizeProblem);
         }
+        validName("model_name", model);
+        validName(group != null ? "routing_group" : "tenant_id", partition(tenant, group));
         String podProblem = Registration.podNameProblem(podName);
         if (podProblem != null) {
             throw new ApiError(400, podProblem);
@@ -170,6 +172,14 @@ final class Requests {
         }
         require(instanceId, "instance_id");
         return new ListenerControl(instanceId, dpRank == null ? 0 : dpRank);
+    }
+
+    /** Only a registration creates an index, so only it checks names: a query for another name finds none (404). */
+    private static void validName(String field, String name) {
+        String problem = Registration.nameProblem(name);
+        if (problem != null) {
+            throw new ApiError(422, "invalid value for `" + field + "`: " + problem);
+        }
     }
 
     private static void require(Object value, String field) {

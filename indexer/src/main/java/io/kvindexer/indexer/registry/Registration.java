@@ -22,6 +22,13 @@ public record Registration(
     /** Kubernetes' limit for a pod name (a DNS subdomain, RFC 1123). */
     public static final int MAX_POD_NAME = 253;
 
+    /**
+     * The most characters (code points) a model name or tenant may have. Each name is a label value of two metric
+     * series per index, a key of {@code /dump} and {@code /stats}, and goes into log lines: without a bound one
+     * registration could make every scrape megabytes long. 256 is above any model id or path a platform uses.
+     */
+    public static final int MAX_NAME = 256;
+
     private static final Pattern DNS_SUBDOMAIN = Pattern.compile("[a-z0-9]([-a-z0-9.]*[a-z0-9])?");
 
     public Registration {
@@ -44,6 +51,26 @@ public record Registration(
         return blockSize > 0
                 ? null
                 : Integer.toUnsignedString(blockSize) + " is out of range (1.." + Integer.MAX_VALUE + " tokens)";
+    }
+
+    /**
+     * Why {@code name} cannot be a model name or tenant; null when it can. Any text of up to {@link #MAX_NAME}
+     * characters without control characters (a line break or NUL in a name would split log lines and metric labels):
+     * slashes, colons, spaces and any script are fine, and so is an empty name, as in Dynamo.
+     */
+    public static String nameProblem(String name) {
+        int length = name.codePointCount(0, name.length());
+        if (length > MAX_NAME) {
+            return length + " characters; the limit is " + MAX_NAME;
+        }
+        for (int i = 0, at = 0; i < name.length(); at++) {
+            int c = name.codePointAt(i);
+            if (Character.isISOControl(c)) {
+                return String.format("the control character U+%04X at character %d is not allowed", c, at);
+            }
+            i += Character.charCount(c);
+        }
+        return null;
     }
 
     /** Why {@code podName} is not a usable pod name; null when it is valid or absent. */
