@@ -1,6 +1,7 @@
 package io.kvindexer.indexer.event;
 
 import io.kvindexer.indexer.common.StorageTier;
+import io.kvindexer.indexer.hash.BlockHasher;
 
 /**
  * A chain of consecutive full blocks newly cached by the engine.
@@ -11,6 +12,8 @@ import io.kvindexer.indexer.common.StorageTier;
  * @param tokenIds        all tokens of those blocks (u32 values held in ints); for EAGLE the flattened bigram list
  * @param blockSize       tokens per block as the engine sees it
  * @param loraName        adapter name mixed into the local hash seed; null for the base model
+ * @param loraId          vLLM's deprecated numeric adapter id when the event names no adapter otherwise (an engine
+ *                        older than {@code lora_name}); null for the base model or when {@code loraName} is given
  * @param tier            storage tier from the event's {@code medium}
  * @param mmHashes        per block, the multimodal hashes to mix into its local hash; null when none at all,
  *                        and a null entry for a block without any
@@ -23,10 +26,35 @@ public record BlockStored(
         int[] tokenIds,
         int blockSize,
         String loraName,
+        Long loraId,
         StorageTier tier,
         long[][] mmHashes,
         boolean eagle)
         implements KvEvent {
+
+    /** A store that names its adapter, if any, by {@code loraName} alone (every producer but old vLLM). */
+    public BlockStored(
+            long[] blockHashes,
+            boolean hasParent,
+            long parentBlockHash,
+            int[] tokenIds,
+            int blockSize,
+            String loraName,
+            StorageTier tier,
+            long[][] mmHashes,
+            boolean eagle) {
+        this(blockHashes, hasParent, parentBlockHash, tokenIds, blockSize, loraName, null, tier, mmHashes, eagle);
+    }
+
+    /**
+     * The seed of this store's local hashes: the base model's, the named adapter's (what a query with that {@code
+     * lora_name} hashes with), or, for an adapter known by its id alone, one no query can hash with. The engine keeps
+     * an adapter's blocks apart from the base model's even for equal tokens, so a base-model query must not match
+     * them, and a query cannot name an adapter by its id.
+     */
+    public long seed() {
+        return loraName == null && loraId != null ? BlockHasher.unnamedAdapterSeed(loraId) : BlockHasher.seed(loraName);
+    }
 
     /**
      * A store that names blocks by engine hash only, without tokens ({@code token_ids} empty and

@@ -25,6 +25,8 @@ final class EventFields {
     int blockSize;
     String medium;
     String loraName;
+    /** vLLM's deprecated {@code lora_id} when a positive integer (a raw 64-bit pattern), else null */
+    Long loraId;
     /** vLLM's {@code extra_keys}, per block (null entries for blocks without) */
     List<List<MultimodalHashes.Key>> extraKeys;
     /** TensorRT-LLM's {@code mm_keys}, per block */
@@ -50,6 +52,7 @@ final class EventFields {
         blockSize = -1;
         medium = null;
         loraName = null;
+        loraId = null;
         extraKeys = null;
         mmKeys = null;
         blockMmInfos = null;
@@ -111,6 +114,7 @@ final class EventFields {
                 tokens,
                 blockSize,
                 lora,
+                lora == null ? loraId : null, // a name says which adapter; an id alone still says it is one
                 StorageTier.fromMedium(medium),
                 mmHashes(lora),
                 eagle);

@@ -146,7 +146,7 @@ final class EventReader {
             case 2 -> read.parent();
             case 3 -> read.tokens();
             case 4 -> read.blockSize();
-            case 5 -> cursor.skip(); // lora_id: deprecated, not part of the hash key
+            case 5 -> read.loraId(); // deprecated: what names an adapter when no lora_name does
             case 6 -> fields.medium = read.optionalString("medium");
             case 7 -> {
                 // vLLM: lora_name; an SGLang build may put a metadata map ({cache_salt}) here
@@ -303,6 +303,7 @@ final class EventReader {
             case "token_ids" -> read.tokens();
             case "block_size" -> read.blockSize();
             case "lora_name" -> fields.loraName = read.optionalString("lora_name");
+            case "lora_id" -> read.loraId();
             case "extra_keys" -> multimodal.extraKeys();
             case "mm_keys" -> multimodal.mmKeys();
             case "block_mm_infos" -> {
@@ -312,7 +313,7 @@ final class EventReader {
                     multimodal.blockMmInfos();
                 }
             }
-            default -> cursor.skip(); // lora_id, sliding window, token_offset, session_id, cache_salt, ...
+            default -> cursor.skip(); // sliding window, token_offset, session_id, cache_salt, ...
         }
     }
 

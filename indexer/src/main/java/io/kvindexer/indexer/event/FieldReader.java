@@ -163,6 +163,19 @@ final class FieldReader extends FieldsAtCursor {
         fields.blockSize = (int) v;
     }
 
+    /**
+     * vLLM's deprecated numeric adapter id: kept only when it is a positive integer (vLLM numbers adapters from 1, and
+     * publishers write nil for the base model); anything else is skipped as before, never an error.
+     */
+    void loraId() throws IOException {
+        if (cursor.peekType() == ValueType.INTEGER) {
+            long v = cursor.rawLong();
+            fields.loraId = v != 0 ? v : null;
+        } else {
+            cursor.skip();
+        }
+    }
+
     void groupIdx() throws IOException, EventDecodeException {
         switch (cursor.peekType()) {
             case NIL -> cursor.skipNil();

@@ -25,6 +25,9 @@ public final class BlockHasher {
 
     private static final Hasher64 LORA_TERM = Hashing.xxh3_64(0L);
     private static final Hasher64 SALT_TERM = Hashing.xxh3_64(1L);
+    /** a term of its own seed: no adapter name's term (seed 0) can equal an id's but by a 64-bit collision */
+    private static final Hasher64 LORA_ID_TERM = Hashing.xxh3_64(2L);
+
     private static final Hasher64 BASE_HASHER = Hashing.xxh3_64(BASE_SEED);
 
     // A seeded XXH3 hasher derives its own 192-byte secret when built, which costs more than hashing one block:
@@ -62,6 +65,17 @@ public final class BlockHasher {
     /** The seed for a LoRA name alone (events never carry a salt term in G2). */
     public static long seed(String loraName) {
         return seed(loraName, null, false);
+    }
+
+    /**
+     * The seed of an adapter's blocks when its engine names it by vLLM's numeric {@code lora_id} alone: 1337 plus
+     * XXH3-64 of the id as a little-endian u64 under seed 2. No {@code lora_name} of a query hashes with it, as no query
+     * can name that adapter; blocks of two ids stay apart, and apart from the base model's.
+     */
+    public static long unnamedAdapterSeed(long loraId) {
+        byte[] id = new byte[Long.BYTES];
+        LONG_LE.set(id, 0, loraId);
+        return BASE_SEED + LORA_ID_TERM.hashBytesToLong(id);
     }
 
     /** XXH3-64 of raw bytes with a seed (used for the spec's sanity vector and the sequence-hash fixture). */

@@ -58,7 +58,7 @@ final class StoredChainConverter {
         int[] tokens = event.tokenIds();
         int blockSize = event.blockSize();
         int window = blockSize + (event.eagle() ? 1 : 0);
-        long seed = BlockHasher.seed(event.loraName());
+        long seed = event.seed();
         long[] localHashes = new long[blockHashes.length];
         int converted = 0;
         for (int offset = 0; converted < blockHashes.length; converted++, offset += blockSize) {

@@ -140,7 +140,12 @@ class EngineStreamsOverZmqTest {
     }
 
     private MatchResult.WorkerMatch match(long instanceId, int[] tokens) {
-        return index.findMatches(index.localHashes(tokens, null, null)).workers().stream()
+        return match(instanceId, tokens, null);
+    }
+
+    /** The match of a query with {@code loraName} (null: the base model). */
+    private MatchResult.WorkerMatch match(long instanceId, int[] tokens, String loraName) {
+        return index.findMatches(index.localHashes(tokens, loraName, null)).workers().stream()
                 .filter(m -> m.worker().equals(new WorkerKey(instanceId, 0)))
                 .findFirst()
                 .orElse(new MatchResult.WorkerMatch(new WorkerKey(instanceId, 0), 0, 0, 0));
@@ -163,6 +168,44 @@ class EngineStreamsOverZmqTest {
         kv.add(parent);
         kv.addAll(java.util.Arrays.asList(extra));
         return map(kv.toArray());
+    }
+
+    /**
+     * An engine keeps an adapter's KV blocks apart from the base model's even for equal tokens. vLLM before
+     * {@code lora_name} names the adapter only by {@code lora_id}: those blocks must not answer a base-model query
+     * (they did, hashed as the base model's), nor a query for another adapter.
+     */
+    @Test
+    void adapterBlocksOfEqualTokensNeverAnswerTheBaseModel() {
+        Publisher base = new Publisher(1, 0);
+        Publisher oldVllm = new Publisher(2, 0);
+        Publisher mapById = new Publisher(3, 0);
+        Publisher named = new Publisher(4, 0);
+        Publisher zeroId = new Publisher(5, 0);
+        base.publishEvents(mapStored(list(11L, 12L), null, tokens(1, 8), "lora_id", null, "lora_name", null));
+        // vLLM 0.9's positional store: [tag, hashes, parent, tokens, block_size, lora_id, medium]
+        oldVllm.publishEvents(list("BlockStored", list(21L, 22L), null, tokens(1, 8), (long) BLOCK, 1L, "GPU"));
+        mapById.publishEvents(mapStored(list(31L, 32L), null, tokens(1, 8), "lora_id", 2L));
+        named.publishEvents(mapStored(list(41L, 42L), null, tokens(1, 8), "lora_id", 1L, "lora_name", "sql"));
+        zeroId.publishEvents(mapStored(list(51L, 52L), null, tokens(1, 8), "lora_id", 0L));
+        assertThat(index.stats().memberships()).isEqualTo(10);
+
+        int[] prompt = ints(1, 8);
+        assertThat(match(1, prompt).deviceBlocks()).isEqualTo(2);
+        assertThat(match(5, prompt).deviceBlocks())
+                .as("lora_id 0 is no adapter")
+                .isEqualTo(2);
+        for (long adapter : new long[] {2, 3, 4}) {
+            assertThat(match(adapter, prompt).deviceBlocks())
+                    .as("worker %d's adapter blocks for a base-model query", adapter)
+                    .isZero();
+        }
+        assertThat(match(4, prompt, "sql").deviceBlocks()).isEqualTo(2);
+        for (long other : new long[] {1, 2, 3, 5}) {
+            assertThat(match(other, prompt, "sql").deviceBlocks())
+                    .as("worker %d for adapter sql", other)
+                    .isZero();
+        }
     }
 
     @Test

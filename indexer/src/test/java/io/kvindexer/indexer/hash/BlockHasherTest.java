@@ -80,6 +80,14 @@ class BlockHasherTest {
         assertThat(BlockHasher.localHashes(range(1, 16), 16, seed)).containsExactly(u64("16700703466399747636"));
     }
 
+    /** An adapter named by vLLM's lora_id alone (values from Debian's python3-xxhash). */
+    @Test
+    void unnamedAdapterSeedIsItsOwn() {
+        assertThat(Long.toUnsignedString(BlockHasher.unnamedAdapterSeed(1))).isEqualTo("4678170435044340298");
+        assertThat(Long.toUnsignedString(BlockHasher.unnamedAdapterSeed(2))).isEqualTo("10728222837129329323");
+        assertThat(BlockHasher.unnamedAdapterSeed(1)).isNotEqualTo(BlockHasher.seed("1"));
+    }
+
     @Test
     void v8EmptyLoraNameIsTheBaseModel() {
         assertThat(BlockHasher.seed("")).isEqualTo(BlockHasher.BASE_SEED);
