@@ -215,6 +215,11 @@ final class UnregisterGrace {
         }
     }
 
+    /** Whether {@code worker}'s blocks are kept detached now, waiting for it to come back. */
+    boolean holds(WorkerKey worker) {
+        return detached.containsKey(worker);
+    }
+
     /** Drops what outlived the grace period. */
     void expire() {
         long now = clock.getAsLong();

@@ -43,9 +43,10 @@ import java.util.function.Predicate;
  * poller) outside it. Only a registration of an instance whose listeners are stopping waits, for them.
  *
  * <p>Sequence watermarks are kept per (instance, rank) outside the registrations, so they survive
- * unregister/register (the documented behaviour), together with the endpoint they were learned from. A
- * registration at another endpoint is another engine process (a new pod, a new address) whose seqs start over:
- * it gets a fresh watermark, or its first batches would be dropped as stale. The same endpoint keeps it.
+ * unregister/register (the documented behaviour), together with the endpoint they were learned from; those of the
+ * last {@code --max-listeners} workers unregistered are kept ({@link KnownWatermarks}). A registration at another
+ * endpoint is another engine process (a new pod, a new address) whose seqs start over: it gets a fresh watermark,
+ * or its first batches would be dropped as stale. The same endpoint keeps it.
  */
 public final class WorkerRegistry implements AutoCloseable {
 
@@ -55,7 +56,7 @@ public final class WorkerRegistry implements AutoCloseable {
     private final Indexers indexers;
     private final ListenerFactory listenerFactory;
     private final Map<Long, Instance> instances = new LinkedHashMap<>();
-    private final Map<WorkerKey, LearnedWatermark> watermarks = new ConcurrentHashMap<>();
+    private final KnownWatermarks watermarks;
     /** Instance id → pod name, when known; read by every query without the lock. */
     private final Map<Long, String> podNames = new ConcurrentHashMap<>();
 
@@ -105,6 +106,7 @@ public final class WorkerRegistry implements AutoCloseable {
         this.listenerFactory = Objects.requireNonNull(listenerFactory);
         this.limits = Objects.requireNonNull(limits);
         this.grace = new UnregisterGrace(unregisterGrace, System::nanoTime);
+        this.watermarks = new KnownWatermarks(limits.maxListeners());
         indexers.onFailedWrite(this::writeFailed);
     }
 
@@ -215,10 +217,7 @@ public final class WorkerRegistry implements AutoCloseable {
         WorkerKey key = new WorkerKey(r.instanceId(), r.dpRank());
         ListenerSpec spec = new ListenerSpec(r.instanceId(), r.dpRank(), r.endpoint(), r.replayEndpoint());
         LearnedWatermark before = watermarks.get(key);
-        LearnedWatermark learned = watermarks.compute(
-                key,
-                (k, old) ->
-                        old != null && old.endpoint().equals(r.endpoint()) ? old : new LearnedWatermark(r.endpoint()));
+        LearnedWatermark learned = watermarks.register(key, r.endpoint());
         // the same stream registered again after /unregister, which dropped what its batches so far had stored
         long resumedAfter = learned == before ? learned.watermark().get() : SequenceWatermark.UNSET;
         if (restoredWatermark != SequenceWatermark.UNSET && learned.watermark().get() == SequenceWatermark.UNSET) {
@@ -307,6 +306,7 @@ public final class WorkerRegistry implements AutoCloseable {
                 removal = takeInstance(inst);
             }
             everUnregistered = true;
+            removal.ranks().keySet().forEach(r -> watermarks.unregistered(new WorkerKey(instanceId, r), grace::holds));
             leaving.add(removal);
             stopping.merge(instanceId, stopped, (a, b) -> CompletableFuture.allOf(a, b));
         }
@@ -640,11 +640,8 @@ public final class WorkerRegistry implements AutoCloseable {
             }
             back.add(w);
             // the same stream continues at the same endpoint: its comeback replays from here
-            watermarks.computeIfAbsent(new WorkerKey(s.instanceId(), s.dpRank()), k -> {
-                LearnedWatermark learned = new LearnedWatermark(s.endpoint());
-                learned.watermark().set(s.watermark());
-                return learned;
-            });
+            watermarks.restoreUnregistered(
+                    new WorkerKey(s.instanceId(), s.dpRank()), s.endpoint(), s.watermark(), grace::holds);
         }
         grace.restore(back);
     }
@@ -812,7 +809,10 @@ public final class WorkerRegistry implements AutoCloseable {
         return counts;
     }
 
-    /** The watermark of one registration, if it was ever registered (kept across unregister). */
+    /**
+     * The watermark of one registration, if it was ever registered (kept across unregister, for the last {@code
+     * --max-listeners} workers unregistered).
+     */
     public SequenceWatermark watermark(long instanceId, int dpRank) {
         LearnedWatermark learned = watermarks.get(new WorkerKey(instanceId, dpRank));
         return learned == null ? null : learned.watermark();
