@@ -43,11 +43,14 @@ export function updateCacheIndexes(knownIndexes) {
   fillPickers(model, tenant, indexes, { model_name: model.value || undefined, tenant_id: tenant.value || undefined });
 }
 
-/** The (model, tenant) picked, as the query string of its requests; '' when there is no index to pick. */
+/**
+ * The (model, tenant) picked, as the query string of its requests; '' when there is no index to pick. The empty
+ * name is a model name like any other (as in Dynamo): only a picker without choices means none.
+ */
 function picked() {
-  const model = document.getElementById('c-model').value;
+  const model = document.getElementById('c-model');
   const tenant = document.getElementById('c-tenant').value;
-  return model ? String(new URLSearchParams({ model_name: model, tenant_id: tenant })) : '';
+  return model.options.length ? String(new URLSearchParams({ model_name: model.value, tenant_id: tenant })) : '';
 }
 
 export async function refreshCache() {

@@ -59,7 +59,7 @@ function renderIndexes(indexes) {
     const q = new URLSearchParams({ model_name: ix.model_name, tenant_id: ix.tenant_id });
     return h('tr', { dataset: { key: JSON.stringify([ix.model_name, ix.tenant_id]), model: ix.model_name,
       tenant: ix.tenant_id } },
-      h('td', {}, ix.model_name), h('td', {}, ix.tenant_id),
+      h('td', { class: 'name' }, ix.model_name), h('td', { class: 'name' }, ix.tenant_id),
       h('td', { class: 'num' }, fmt(ix.block_size)),
       h('td', { class: 'num', dataset: { field: 'blocks' } }, fmt(ix.blocks)),
       h('td', { class: 'num', dataset: { field: 'memberships' } }, fmt(ix.memberships)),
@@ -91,7 +91,7 @@ function renderWorkers(workers) {
           lastSeq: String(l.last_seq ?? '') } },
         h('td', { class: 'id' }, first ? String(w.instance_id) : '', first && w.pod_name ? h('small', {}, ` ${w.pod_name}`) : null),
         h('td', { class: 'num' }, rank),
-        h('td', {}, first ? `${w.model_name} / ${w.tenant_id}` : ''),
+        h('td', { class: 'name' }, first ? `${w.model_name} / ${w.tenant_id}` : ''),
         h('td', { class: 'mono' }, l.endpoint || ''),
         h('td', { class: 'listener' },
           h('span', { class: 'badges' }, statusBadge(l.status || 'unknown'), exactnessBadge(l),
