@@ -605,6 +605,7 @@ public final class WorkerRegistry implements AutoCloseable {
      */
     public int finishRecovery(List<SavedRegistration> saved, List<DetachedWorker> detached, Runnable installTree) {
         int restored = 0;
+        List<ModelIndex> unnamed;
         synchronized (this) {
             RecoveryTombstones dead = tombstones != null ? tombstones : new RecoveryTombstones();
             tombstones = null;
@@ -622,9 +623,45 @@ public final class WorkerRegistry implements AutoCloseable {
                             .ifPresent(ix -> ix.removeWorker(new WorkerKey(s.instanceId(), s.dpRank())));
                 }
             }
+            unnamed = indexers.all().stream().filter(ix -> !named(ix)).toList();
+        }
+        if (!unnamed.isEmpty()) {
+            dropEmptied(unnamed);
         }
         notifyObservers();
         return restored;
+    }
+
+    /**
+     * Once the removals recovery submitted are applied, drops those of {@code unnamed} (indexes no registration named
+     * after recovery) that hold no block now: the last worker of each was unregistered during recovery, or could not
+     * be restored, and an unregister after recovery would have dropped it. One that holds blocks stays: a peer's
+     * blocks of workers not registered here yet (a Dynamo peer sends no registrations).
+     */
+    private void dropEmptied(List<ModelIndex> unnamed) {
+        if (!WriterWait.done(
+                indexers.flushAll(), LOG, "indexes emptied by recovery are kept, as their writes wait: {0}", "")) {
+            return;
+        }
+        synchronized (this) {
+            for (ModelIndex ix : unnamed) {
+                if (!named(ix)
+                        && ix.stats().memberships() == 0
+                        && indexers.get(ix.modelName(), ix.tenantId()).orElse(null) == ix) {
+                    indexers.remove(ix.modelName(), ix.tenantId());
+                    LOG.log(
+                            System.Logger.Level.INFO,
+                            "dropped index model={0} tenant={1}: recovery left it no worker and no block",
+                            ix.modelName(),
+                            ix.tenantId());
+                }
+            }
+        }
+    }
+
+    /** Whether a registration names {@code index}'s (model, tenant) now. Caller holds the lock. */
+    private boolean named(ModelIndex index) {
+        return instances.values().stream().anyMatch(i -> i.sameKey(index.modelName(), index.tenantId()));
     }
 
     /** Caller holds the lock. The detached workers neither registered nor unregistered during recovery. */
