@@ -58,8 +58,7 @@ final class Requests {
         if (sizeProblem != null) {
             throw new ApiError(422, "invalid value for `block_size`: " + sizeProblem);
         }
-        validName("model_name", model);
-        validName(group != null ? "routing_group" : "tenant_id", partition(tenant, group));
+        validNames(model, tenant, group);
         String podProblem = Registration.podNameProblem(podName);
         if (podProblem != null) {
             throw new ApiError(400, podProblem);
@@ -93,6 +92,7 @@ final class Requests {
         }
         require(instanceId, "instance_id");
         require(model, "model_name");
+        validNames(model, tenant, group);
         return new Unregister(instanceId, model, group != null ? group : tenant, dpRank);
     }
 
@@ -116,6 +116,7 @@ final class Requests {
         }
         require(tokens, "token_ids");
         require(model, "model_name");
+        validNames(model, tenant, group);
         return new Query(tokens, model, partition(tenant, group), lora, salt);
     }
 
@@ -136,6 +137,7 @@ final class Requests {
         }
         require(hashes, "block_hashes");
         require(model, "model_name");
+        validNames(model, tenant, group);
         return new HashQuery(hashes, model, partition(tenant, group));
     }
 
@@ -174,7 +176,19 @@ final class Requests {
         return new ListenerControl(instanceId, dpRank == null ? 0 : dpRank);
     }
 
-    /** Only a registration creates an index, so only it checks names: a query for another name finds none (404). */
+    /**
+     * The model and the tenant that counts (when given) are names a registration can have: no index has another, and
+     * a query or unregister naming one (up to a body's size) would be echoed into its 404 and the access log.
+     */
+    private static void validNames(String model, String tenant, String group) {
+        validName("model_name", model);
+        if (group != null) {
+            validName("routing_group", group);
+        } else if (tenant != null) {
+            validName("tenant_id", tenant);
+        }
+    }
+
     private static void validName(String field, String name) {
         String problem = Registration.nameProblem(name);
         if (problem != null) {

@@ -13,7 +13,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Model and tenant names as a platform serving many models sends them: slashes, colons, spaces and any script are
  * names like any other, everywhere they show (an empty one too, as in Dynamo); one with a control character, or one
- * longer than {@code Registration.MAX_NAME}, is a 422 naming the field, and creates nothing.
+ * longer than {@code Registration.MAX_NAME}, is a 422 naming the field, and creates nothing (in a query or an
+ * unregister too: no index has such a name).
  */
 class IndexNamesTest {
 
@@ -84,6 +85,24 @@ class IndexNamesTest {
         assertThat(indexer.http().post("/register", viaGroup).assertStatus(422).error())
                 .isEqualTo("invalid value for `routing_group`: the control character U+0085 at character 0 is not"
                         + " allowed");
+
+        // nor does a query or an unregister name one: a 422, not a 404 echoing the whole name
+        String longQuery = "{\"model_name\":\"" + "q".repeat(100_000) + "\",\"token_ids\":[1,2,3]}";
+        HttpTestClient.Response q = indexer.http().post("/query", longQuery).assertStatus(422);
+        assertThat(q.error()).isEqualTo("invalid value for `model_name`: 100000 characters; the limit is 256");
+        assertThat(indexer.http()
+                        .post("/query_by_hash", "{\"model_name\":\"m\",\"tenant_id\":\"a\\tb\",\"block_hashes\":[1]}")
+                        .assertStatus(422)
+                        .error())
+                .isEqualTo("invalid value for `tenant_id`: the control character U+0009 at character 1 is not allowed");
+        assertThat(indexer.http()
+                        .post("/unregister", "{\"instance_id\":5,\"model_name\":\"" + tooLong + "\"}")
+                        .assertStatus(422)
+                        .error())
+                .isEqualTo("invalid value for `model_name`: 257 characters; the limit is 256");
+        indexer.http()
+                .post("/query", "{\"model_name\":\"no-such-model\",\"token_ids\":[1]}")
+                .assertStatus(404);
 
         JsonNode indexes = indexer.http().get("/stats?workers=false").json().get("indexes");
         assertThat(indexes).hasSize(1);
