@@ -63,13 +63,15 @@ class CutDeadlineTest {
     @AfterEach
     void close() {
         release.countDown();
+        // the unregisters still in flight end once their replays do: let them, while the writers that apply their
+        // removals are still open (closed first, a removal is never applied and each waits out its 30 s bound)
+        threads.close();
         if (registry != null) {
             registry.close();
         }
         indexers.close();
         pollers.close();
         engines.forEach(EngineSimulator::close);
-        threads.close();
     }
 
     @Test
