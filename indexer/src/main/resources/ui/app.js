@@ -1,9 +1,9 @@
 // The console's entry point: the address picks the view (#overview, #query?…, #cache?…); one timer refreshes
-// readiness, the event-rate charts and the visible view every few seconds.
+// readiness, the event-rate charts and the visible view every few seconds (2 s, or the address's ?refresh=).
 
 import { json, ApiError } from './api.js';
 import { clock } from './dom.js';
-import { mountCharts, pollMetrics, POLL_MS } from './charts.js';
+import { mountCharts, pollMetrics, refreshMs } from './charts.js';
 import { renderExpiry } from './expiry.js';
 import { renderProcess } from './process.js';
 import { refreshOverview, refreshReady } from './overview.js';
@@ -12,6 +12,7 @@ import { setupCache, showCache, refreshCache, updateCacheIndexes } from './cache
 
 const VIEWS = ['overview', 'query', 'cache'];
 const CACHE_EVERY = 3; // ticks: the cache map walks the index, so it refreshes less often
+const PERIOD_MS = refreshMs(location.search);
 
 let view = null;
 let tick = 0;
@@ -58,7 +59,7 @@ async function refresh() {
     if (view === 'cache' && tick % CACHE_EVERY === 0) work.push(indexes().then(updateCacheIndexes).then(refreshCache));
     await Promise.all(work);
   });
-  timer = setTimeout(refresh, POLL_MS); // after the previous round ended: rounds never pile up on a slow server
+  timer = setTimeout(refresh, PERIOD_MS); // after the previous round ended: rounds never pile up on a slow server
 }
 
 /**

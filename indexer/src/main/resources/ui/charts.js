@@ -5,6 +5,21 @@ import { parseMetrics, sum, text } from './api.js';
 import { h, rate, fmt } from './dom.js';
 
 export const POLL_MS = 2000;
+/** the shortest and the longest refresh period an address may ask for: a page must not flood its server */
+const REFRESH_BOUNDS_MS = [250, 3_600_000];
+
+/**
+ * The refresh period in ms for a page address's query string: ?refresh= in seconds (decimals allowed: a wall display
+ * may want 30, someone watching a replay 0.5), kept within 0.25 s and an hour; POLL_MS without one, or when it is
+ * not a number.
+ */
+export function refreshMs(search) {
+  const given = new URLSearchParams(search).get('refresh');
+  const seconds = given === null || given.trim() === '' ? NaN : Number(given);
+  if (!Number.isFinite(seconds)) return POLL_MS;
+  return Math.min(REFRESH_BOUNDS_MS[1], Math.max(REFRESH_BOUNDS_MS[0], Math.round(seconds * 1000)));
+}
+
 const WINDOW_MS = 5 * 60 * 1000;
 const SVG = 'http://www.w3.org/2000/svg';
 

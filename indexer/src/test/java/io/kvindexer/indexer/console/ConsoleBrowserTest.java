@@ -59,6 +59,9 @@ class ConsoleBrowserTest {
     private static final String QUERY_IDS =
             Arrays.stream(QUERY).mapToObj(Integer::toString).collect(Collectors.joining(","));
 
+    /** the page's refresh period in the tests, in seconds (operations.md, "Web console": {@code ?refresh=}) */
+    private static final String REFRESH = "0.5";
+
     private static IndexerApp app;
     private static HttpTestClient http;
     private static final List<EngineSimulator> engines = new ArrayList<>();
@@ -120,7 +123,15 @@ class ConsoleBrowserTest {
     }
 
     private static String ui(String hash) {
-        return app.baseUrl() + "/ui/" + hash;
+        return ui(app.baseUrl(), hash);
+    }
+
+    /**
+     * The console of the indexer at {@code base}, refreshing every {@link #REFRESH} s: the waits for what a refresh
+     * brings are a quarter of the 2 s default's.
+     */
+    private static String ui(String base, String hash) {
+        return base + "/ui/?refresh=" + REFRESH + hash;
     }
 
     private static JsonNode queryJson() {
@@ -386,7 +397,7 @@ class ConsoleBrowserTest {
                 .isEmpty();
 
         engine(2).close();
-        // noticed on the socket at once, on the page at its next 2 s refresh: a few seconds, with room for a busy host
+        // noticed on the socket at once, on the page at its next refresh: a second or two, with room for a busy host
         new WebDriverWait(browser.driver, Duration.ofSeconds(15), Duration.ofMillis(100))
                 .until(d -> d.findElements(By.cssSelector("#workers tr[data-instance='2'] .badge.disconnected"))
                                 .size()
@@ -455,13 +466,13 @@ class ConsoleBrowserTest {
                             "Authorization",
                             "Bearer console-token")
                     .assertStatus(201);
-            var wait = browser.open(secured.baseUrl() + "/ui/#overview");
+            var wait = browser.open(ui(secured.baseUrl(), "#overview"));
             wait.until(ExpectedConditions.textToBe(By.cssSelector("#ready .text"), "ready"));
             // the overview needs no token: no prompt
             assertThat(browser.driver.findElement(By.id("token-dialog")).getAttribute("open"))
                     .isNull();
 
-            browser.open(secured.baseUrl() + "/ui/#cache");
+            browser.open(ui(secured.baseUrl(), "#cache"));
             wait.until(d -> d.findElement(By.id("token-dialog")).getAttribute("open") != null);
             WebElement token = browser.driver.findElement(By.id("token-input"));
             token.sendKeys("console-token");
@@ -684,7 +695,7 @@ class ConsoleBrowserTest {
         IndexerApp back = null;
         boolean stopped = false;
         try {
-            var wait = browser.open(dying.baseUrl() + "/ui/#overview");
+            var wait = browser.open(ui(dying.baseUrl(), "#overview"));
             wait.until(d -> !d.findElements(By.cssSelector("#process [data-field=uptime]"))
                     .isEmpty());
             wait.until(d -> "true".equals(d.findElement(By.id("ready")).getAttribute("data-ready")));
@@ -1060,7 +1071,7 @@ class ConsoleBrowserTest {
     @Order(21)
     void readinessIsSaidInWordsWithItsCodeBeside() throws Exception {
         try (IndexerApp waiting = IndexerApp.start(IndexerConfig.defaults().with(c -> c.minInitialWorkers = 1))) {
-            var wait = browser.open(waiting.baseUrl() + "/ui/#overview");
+            var wait = browser.open(ui(waiting.baseUrl(), "#overview"));
             wait.until(ExpectedConditions.textToBe(
                     By.cssSelector("#ready .text"),
                     "not ready: waiting for the minimum number of workers to register"));
@@ -1089,7 +1100,7 @@ class ConsoleBrowserTest {
 
     /**
      * While the token dialog waits for the user, the rest of the page keeps refreshing: readiness and the event
-     * rates (read every 2 s from /metrics) and the cache map's blocks per worker, which need no token.
+     * rates (read at every refresh from /metrics) and the cache map's blocks per worker, which need no token.
      */
     @Test
     @Order(22)
@@ -1106,7 +1117,7 @@ class ConsoleBrowserTest {
                             "Authorization",
                             "Bearer console-token")
                     .assertStatus(201);
-            var wait = browser.open(secured.baseUrl() + "/ui/#cache?model_name=" + MODEL);
+            var wait = browser.open(ui(secured.baseUrl(), "#cache?model_name=" + MODEL));
             By dialog = By.id("token-dialog");
             wait.until(d -> d.findElement(dialog).getAttribute("open") != null);
             // /metrics read three times with the dialog open (the charts count the reads)
@@ -1159,7 +1170,7 @@ class ConsoleBrowserTest {
             c.snapshotInterval = Duration.ofSeconds(30);
         }))) {
             try {
-                var wait = browser.open(restarted.baseUrl() + "/ui/#overview");
+                var wait = browser.open(ui(restarted.baseUrl(), "#overview"));
                 By age = By.cssSelector("#process [data-field=snapshot-age]");
                 wait.until(d -> !d.findElements(age).isEmpty());
                 WebElement shown = browser.driver.findElement(age);
@@ -1197,6 +1208,29 @@ class ConsoleBrowserTest {
                 browser.driver.get("about:blank"); // before the replica goes: no failed loads
             }
         }
+    }
+
+    /**
+     * The address's {@code ?refresh=} sets the period, in seconds within 0.25 s and an hour, and the page keeps it:
+     * four more /metrics reads (the charts count them) come sooner than four of the default 2 s periods could.
+     */
+    @Test
+    @Order(24)
+    void theAddressSetsTheRefreshPeriod() {
+        var wait = browser.open(ui("#overview"));
+        assertThat(browser.js("return import('/ui/charts.js').then(m => ['', '?refresh=0.5', '?refresh=30',"
+                        + " '?refresh=0', '?refresh=1e9', '?refresh=soon', '?refresh=', '?other=1']"
+                        + ".map(q => m.refreshMs(q)))"))
+                .isEqualTo(List.of(2000L, 500L, 30_000L, 250L, 3_600_000L, 2000L, 2000L, 2000L));
+
+        By applied = By.id("chart-applied");
+        wait.until(d -> samples(d.findElement(applied)) >= 1);
+        int from = samples(browser.driver.findElement(applied));
+        long start = System.nanoTime();
+        wait.until(d -> samples(d.findElement(applied)) >= from + 4);
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+                .as("four refreshes at %s s each", REFRESH)
+                .isLessThan(Duration.ofSeconds(8));
     }
 
     /** Two blocks' worth of token ids no engine has stored yet. */
