@@ -25,8 +25,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * objects only (registration never waits for the engine).
  */
 class KvWorkerEditsEndToEndTest {
-    /** Short, so that "never, over several resyncs" checks take seconds. */
-    private static final Duration RESYNC = Duration.ofSeconds(1);
+    /**
+     * Short, so that "never, over several resyncs" checks take a second or two ({@link #overResyncs} also counts the
+     * reconciles, so a loaded machine that fits fewer into the period still gets them all).
+     */
+    private static final Duration RESYNC = Duration.ofMillis(500);
 
     @RegisterExtension
     static final OperatorHarness harness = OperatorHarness.onMockApiServer(RESYNC);
@@ -65,6 +68,15 @@ class KvWorkerEditsEndToEndTest {
 
     private List<RegisteredWorker> workers(KvIndexer kvi) {
         return cluster.http.workers(cluster.replica(kvi, 0), "llama", "default");
+    }
+
+    /** Waits until {@code kvi}'s replica holds engine {@code id} and no other. */
+    private void awaitOnly(KvIndexer kvi, long id) {
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(workers(kvi))
+                        .extracting(RegisteredWorker::instanceId)
+                        .containsExactly(id));
     }
 
     private void engine(String pod, int k) {
@@ -110,19 +122,11 @@ class KvWorkerEditsEndToEndTest {
         engine("vllm-a", 0);
         worker("kv-a", 16);
         long id = InstanceIds.hashOf(ns, "vllm-a");
-        await().atMost(WAIT)
-                .ignoreExceptions()
-                .untilAsserted(() -> assertThat(workers(a))
-                        .extracting(RegisteredWorker::instanceId)
-                        .containsExactly(id));
+        awaitOnly(a, id);
 
         harness.mergePatch(KvWorker.class, ns, "vllm", "{\"spec\":{\"indexerRef\":\"kv-b\"}}");
 
-        await().atMost(WAIT)
-                .ignoreExceptions()
-                .untilAsserted(() -> assertThat(workers(b))
-                        .extracting(RegisteredWorker::instanceId)
-                        .containsExactly(id));
+        awaitOnly(b, id);
         await().atMost(WAIT)
                 .ignoreExceptions()
                 .untilAsserted(() -> assertThat(workers(a))
@@ -141,11 +145,7 @@ class KvWorkerEditsEndToEndTest {
         engine("vllm-a", 0);
         worker("kv-a", 16);
         long id = InstanceIds.hashOf(ns, "vllm-a");
-        await().atMost(WAIT)
-                .ignoreExceptions()
-                .untilAsserted(() -> assertThat(workers(a))
-                        .extracting(RegisteredWorker::instanceId)
-                        .containsExactly(id));
+        awaitOnly(a, id);
 
         // a typo, or a KvIndexer not created yet: the engines leave kv-a all the same
         harness.mergePatch(KvWorker.class, ns, "vllm", "{\"spec\":{\"indexerRef\":\"kv-b\"}}");
@@ -166,11 +166,7 @@ class KvWorkerEditsEndToEndTest {
 
         // the KvIndexer is created: registered there
         KvIndexer b = indexer("kv-b");
-        await().atMost(WAIT)
-                .ignoreExceptions()
-                .untilAsserted(() -> assertThat(workers(b))
-                        .extracting(RegisteredWorker::instanceId)
-                        .containsExactly(id));
+        awaitOnly(b, id);
         await().atMost(WAIT)
                 .untilAsserted(() -> assertThat(
                                 harness.kvWorker(ns, "vllm").getStatus().pods())
