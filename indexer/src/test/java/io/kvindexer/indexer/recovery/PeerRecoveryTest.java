@@ -136,7 +136,7 @@ class PeerRecoveryTest {
 
     /**
      * A peer whose body keeps coming above the minimum rate (64 KiB per peer timeout) but never ends is given up
-     * after the whole-body bound ({@link PeerBodyDeadline#WHOLE_BODY_TIMEOUTS} peer timeouts; 5 here, so the test
+     * after the whole-body bound ({@link PeerBodyDeadline#WHOLE_BODY_TIMEOUTS} peer timeouts; 3 here, so the test
      * does not sit out 30 s), and the next peer is asked: the minimum rate alone let it hold a restarting replica's
      * recovery for as long as it trickled.
      */
@@ -144,8 +144,8 @@ class PeerRecoveryTest {
     @Timeout(180)
     void aPeerThatTricklesForeverGivesWayToTheNextAfterTheWholeBodyBound() throws Exception {
         Duration timeout = Duration.ofSeconds(1); // the body's minimum rate: 64 KiB/s
-        int wholeBodyTimeouts = 5;
-        Duration bound = timeout.multipliedBy(wholeBodyTimeouts); // 5 s
+        int wholeBodyTimeouts = 3; // past the first rate window, not only at it
+        Duration bound = timeout.multipliedBy(wholeBodyTimeouts); // 3 s
         // 64 KiB every 100 ms: ten times the minimum rate (a loaded machine pauses), for up to 100 s (the old code
         // read all of it)
         try (BrokenPeer trickling =
