@@ -101,14 +101,11 @@ class UnregisterGraceRestartTest {
     @Test
     void theGracePeriodEndsWhenItWouldHaveWithoutTheRestart() throws Exception {
         Path dir = tmp.resolve("snapshots");
-        // 12 s: the restarted replica has the grace less the shutdown (~11 s) to be ready, more than the 10 s
-        // TtlAcrossRestartTest leaves its replicas
-        Duration grace = Duration.ofSeconds(12);
+        Duration grace = Duration.ofSeconds(15);
         try (EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults())) {
             long unregisteredAt;
             long stoppedAt;
-            try (IndexerProcess first =
-                            IndexerProcess.snapshotting(dir, "--unregister-grace", grace.toSeconds() + "s");
+            try (IndexerProcess first = IndexerProcess.snapshotting(dir, "--unregister-grace", "15s");
                     HttpTestClient http = new HttpTestClient(first.url())) {
                 awaitReady(http);
                 storeThenUnregister(sim, http);
@@ -119,13 +116,12 @@ class UnregisterGraceRestartTest {
             // down for 4 s at least, restarted 5 s into the grace at the earliest
             sleepUntil(Math.max(unregisteredAt + TimeUnit.SECONDS.toNanos(5), stoppedAt + TimeUnit.SECONDS.toNanos(4)));
             long restartedAt = System.nanoTime();
-            try (IndexerProcess second =
-                            IndexerProcess.snapshotting(dir, "--unregister-grace", grace.toSeconds() + "s");
+            try (IndexerProcess second = IndexerProcess.snapshotting(dir, "--unregister-grace", "15s");
                     HttpTestClient http = new HttpTestClient(second.url())) {
                 awaitReady(http);
                 await().atMost(Duration.ofSeconds(30))
                         .until(() -> second.output().contains("kept detached again after the restart"));
-                // each scrape expires what outlived its grace, so it shows 12 s after the unregister; a grace started
+                // each scrape expires what outlived its grace, so it shows 15 s after the unregister; a grace started
                 // over at the restart, or one that did not count the time the replica was down, ends after this
                 // deadline whatever the timing
                 long deadline = unregisteredAt + grace.toNanos() + (restartedAt - stoppedAt);
