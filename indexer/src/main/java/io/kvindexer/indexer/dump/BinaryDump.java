@@ -5,20 +5,20 @@ package io.kvindexer.indexer.dump;
  * {@code Accept}): what peer recovery prefers over Dynamo's JSON, about 20 bytes per membership instead of ~270,
  * and checksummed so that a truncated or corrupted transfer is detected before anything is installed.
  *
- * <p>Layout, versions 1 to 3 (fixed-width integers big-endian; "varint" is unsigned LEB128; strings are a varint
+ * <p>Layout, versions 1 to 4 (fixed-width integers big-endian; "varint" is unsigned LEB128; strings are a varint
  * byte length then UTF-8):
  * <pre>
- * stream  := magic "KVIXDUMP" | version u16 (1, 2 or 3) | flags u16 (= 0) | frame* ; the last frame is END
+ * stream  := magic "KVIXDUMP" | version u16 (1 to 4) | flags u16 (= 0) | frame* ; the last frame is END
  * frame   := kind u8 | length u32 | payload[length] | crc32c u32 over kind, length and payload
  * INDEX     (1) model string | tenant string | blockSize u32         starts a section; its worker table is empty
  * BLOCKS    (2) record*                                               only inside a section
  * INDEX_END (3) records u64 | memberships u64                         closes the section; both counts must match
  * ERROR     (4) model string | tenant string | message string         an index the peer failed to dump
  * END       (5) indexes u32 | memberships u64 [| registrations u32] [| storeTimes u64]   totals of the stream
- *            (registrations from version 2 on, store times in version 3); nothing may follow
+ *            (registrations from version 2 on, store times from version 3 on); nothing may follow
  * REGISTRATIONS (6) count varint | registration*                      from version 2 on, outside sections
  * STORE_TIMES (7) instanceId u64 | dpRank varint | tier u8 | count varint | first u64 | (blockHash u64 | step
- *            zigzag varint)[count]                                    version 3 only, inside a section, after its
+ *            zigzag varint)[count]                                    version 3 on, inside a section, after its
  *            BLOCKS: one worker's last-store times on one tier (epoch millis, the first entry's is {@code first},
  *            each next one the previous plus its step), oldest first; a long run takes several frames
  * record  := flags u8 | blockHash u64 | localHash u64 | [parentBlockHash u64] | owners varint (≥ 1) | owner*
@@ -27,7 +27,9 @@ package io.kvindexer.indexer.dump;
  * owner   := varint (workerRef &lt;&lt; 2 | tier ordinal) [instanceId u64 | dpRank varint]
  *            a workerRef equal to the section's worker count introduces the next worker: its id and rank follow
  * registration := instanceId u64 | dpRank varint | endpoint string | replay opt | podName opt | model string
- *                 | tenant string | blockSize u32 | watermark u64      (opt := 0 | 1 string)
+ *                 | tenant string | blockSize u32 | watermark u64 [| batch]   (opt := 0 | 1 string)
+ * batch   := 0 | 1 digest u64 | timestamp f64                       version 4 only: the batch at the watermark (an
+ *            XXH3-64 digest of its payload, the engine's timestamp in seconds as an IEEE 754 double), 0 when unknown
  * </pre>
  * Version 2 adds the registrations and their seq watermarks ({@link SavedRegistration}): peer recovery asks for it
  * with {@code ?registrations=true} (snapshots were version 2 before version 3). Without that parameter a server writes
@@ -35,8 +37,14 @@ package io.kvindexer.indexer.dump;
  * accepts both versions (an older reader refuses version 2 by its header and falls back to JSON). Version 3 adds
  * the last-store times of the blocks on tiers with a {@code --block-ttl}, so that a recovered block's TTL runs
  * from its last store: peer recovery asks for it with {@code ?registrations=true&store_times=true} (a server that does
- * not know the parameter ignores it and answers version 2), snapshots are version 3. A block without a time (a
- * version 1 or 2 stream, a tier without TTL on the writer) starts its time when it arrives.
+ * not know the parameter ignores it and answers version 2), snapshots were version 3 before version 4. A block without a time (a
+ * version 1 or 2 stream, a tier without TTL on the writer) starts its time when it arrives. Version 4 adds to each
+ * registration what its listener knew of the batch at its watermark (a digest of its bytes and its timestamp), so
+ * that the first replay after a restore tells an engine that restarted meanwhile from one that did not (an engine
+ * buffers the bytes it published: its batch at the watermark coming back with other bytes is another process):
+ * peer recovery asks for it with {@code &watermark_batches=true} (a server that does not know the parameter ignores
+ * it and answers version 3 or 2), snapshots are version 4. A registration without it (versions 2 and 3) is restored
+ * with its watermark alone, as before.
  *
  * <p>Tier ordinals are those of {@link io.kvindexer.indexer.common.StorageTier} (device 0, host-pinned 1, disk 2,
  * external 3). Records come in the index's dump order (device tier first, a parent before its children).
@@ -50,6 +58,8 @@ public final class BinaryDump {
     public static final int VERSION_WITH_REGISTRATIONS = 2;
     /** Trees, registrations, watermarks and the last-store times of the blocks on tiers with a TTL. */
     public static final int VERSION_WITH_STORE_TIMES = 3;
+    /** Version 3 and, with each registration, the batch at its watermark ({@link SavedRegistration#watermarkBatch}). */
+    public static final int VERSION_WITH_WATERMARK_BATCHES = 4;
 
     /**
      * A response header beside a binary {@code /dump} body (not part of the stream's format): the number of blocks of

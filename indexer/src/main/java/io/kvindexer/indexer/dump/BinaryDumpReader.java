@@ -87,17 +87,18 @@ public final class BinaryDumpReader {
             throw new FormatException("truncated: the stream ends at byte " + got + ", inside the header");
         }
         int version = (header[8] & 0xFF) << 8 | header[9] & 0xFF;
-        if (version > BinaryDump.VERSION_WITH_STORE_TIMES) {
+        if (version > BinaryDump.VERSION_WITH_WATERMARK_BATCHES) {
             throw new BinaryDump.NewerVersionException("unsupported binary dump version " + version
                     + ", written by a newer kv-indexer (this reader speaks " + BinaryDump.VERSION + " to "
-                    + BinaryDump.VERSION_WITH_STORE_TIMES + ")");
+                    + BinaryDump.VERSION_WITH_WATERMARK_BATCHES + ")");
         }
         if (version < BinaryDump.VERSION) {
             throw new FormatException("unsupported binary dump version " + version + " (this reader speaks "
-                    + BinaryDump.VERSION + " to " + BinaryDump.VERSION_WITH_STORE_TIMES + ")");
+                    + BinaryDump.VERSION + " to " + BinaryDump.VERSION_WITH_WATERMARK_BATCHES + ")");
         }
         boolean withRegistrations = version >= BinaryDump.VERSION_WITH_REGISTRATIONS;
-        boolean withStoreTimes = version == BinaryDump.VERSION_WITH_STORE_TIMES;
+        boolean withStoreTimes = version >= BinaryDump.VERSION_WITH_STORE_TIMES;
+        boolean withBatches = version >= BinaryDump.VERSION_WITH_WATERMARK_BATCHES;
         int registrations = 0;
         if (header[10] != 0 || header[11] != 0) {
             throw new FormatException("unknown header flags");
@@ -155,7 +156,7 @@ public final class BinaryDumpReader {
                     require(!inIndex, where + ": REGISTRATIONS inside a section");
                     long count = varint(p, where);
                     for (long i = 0; i < count; i++) {
-                        visitor.registration(registration(p, where));
+                        visitor.registration(registration(p, where, withBatches));
                         registrations++;
                     }
                     done(p, where);
@@ -377,7 +378,8 @@ public final class BinaryDumpReader {
         throw new FormatException(where + ": varint too long");
     }
 
-    private static SavedRegistration registration(ByteBuffer p, String where) throws FormatException {
+    private static SavedRegistration registration(ByteBuffer p, String where, boolean withBatch)
+            throws FormatException {
         long instanceId = u64(p, where);
         long dpRank = varint(p, where);
         require(dpRank <= 0xFFFF_FFFFL, where + ": dp rank out of range");
@@ -389,8 +391,22 @@ public final class BinaryDumpReader {
         int blockSize = u32(p, where);
         require(blockSize > 0, where + ": registration block size " + Integer.toUnsignedString(blockSize));
         long watermark = u64(p, where);
+        SavedRegistration.WatermarkBatch batch = withBatch ? watermarkBatch(p, where) : null;
         return new SavedRegistration(
-                instanceId, (int) dpRank, endpoint, replay, pod, model, tenant, blockSize, watermark);
+                instanceId, (int) dpRank, endpoint, replay, pod, model, tenant, blockSize, watermark, batch);
+    }
+
+    /** Version 4: the batch at a registration's watermark, or null when the writer did not know it. */
+    private static SavedRegistration.WatermarkBatch watermarkBatch(ByteBuffer p, String where) throws FormatException {
+        require(p.hasRemaining(), where + ": record runs past the frame");
+        byte present = p.get();
+        require(present == 0 || present == 1, where + ": bad optional marker " + present);
+        if (present == 0) {
+            return null;
+        }
+        long digest = u64(p, where);
+        double timestamp = Double.longBitsToDouble(u64(p, where));
+        return new SavedRegistration.WatermarkBatch(digest, timestamp);
     }
 
     private static String optional(ByteBuffer p, String where) throws FormatException {

@@ -43,8 +43,10 @@ public final class BinaryDumpWriter implements Closeable {
     private int registrations;
 
     private int frameRegistrations;
-    /** version 3: sections may carry STORE_TIMES frames */
+    /** version 3 on: sections may carry STORE_TIMES frames */
     private boolean storeTimes;
+    /** version 4: each registration carries the batch at its watermark */
+    private boolean watermarkBatches;
     /** store times written (version 3) */
     private long storeTimeCount;
 
@@ -72,8 +74,23 @@ public final class BinaryDumpWriter implements Closeable {
      * go out first, then the trees that {@link #beginIndex} adds.
      */
     public BinaryDumpWriter(OutputStream out, List<SavedRegistration> saved, boolean storeTimes) throws IOException {
-        this(out, storeTimes ? BinaryDump.VERSION_WITH_STORE_TIMES : BinaryDump.VERSION_WITH_REGISTRATIONS);
+        this(out, saved, storeTimes, false);
+    }
+
+    /**
+     * Version 4 with {@code watermarkBatches} (each registration with the batch at its watermark; sections carry
+     * {@link #storeTimes} when {@code storeTimes}), else as {@link #BinaryDumpWriter(OutputStream, List, boolean)}.
+     */
+    public BinaryDumpWriter(
+            OutputStream out, List<SavedRegistration> saved, boolean storeTimes, boolean watermarkBatches)
+            throws IOException {
+        this(
+                out,
+                watermarkBatches
+                        ? BinaryDump.VERSION_WITH_WATERMARK_BATCHES
+                        : storeTimes ? BinaryDump.VERSION_WITH_STORE_TIMES : BinaryDump.VERSION_WITH_REGISTRATIONS);
         this.storeTimes = storeTimes;
+        this.watermarkBatches = watermarkBatches;
         for (SavedRegistration r : saved) {
             registration(r);
             if (len >= BinaryDump.TARGET_FRAME_BYTES) {
@@ -104,6 +121,17 @@ public final class BinaryDumpWriter implements Closeable {
         string(r.tenantId());
         u32(r.blockSize());
         u64(r.watermark());
+        if (watermarkBatches) {
+            SavedRegistration.WatermarkBatch batch = r.watermarkBatch();
+            ensure(1);
+            if (batch == null) {
+                buf[len++] = 0;
+            } else {
+                buf[len++] = 1;
+                u64(batch.digest());
+                u64(Double.doubleToRawLongBits(batch.timestamp()));
+            }
+        }
         frameRegistrations++;
         registrations++;
     }
@@ -214,7 +242,7 @@ public final class BinaryDumpWriter implements Closeable {
             throw new IllegalStateException("beginIndex() first");
         }
         if (!storeTimes) {
-            throw new IllegalStateException("store times need a version 3 writer");
+            throw new IllegalStateException("store times need a writer made with them");
         }
         try {
             closeRecord();
@@ -292,7 +320,7 @@ public final class BinaryDumpWriter implements Closeable {
         if (registrations >= 0) {
             u32(registrations);
         }
-        if (storeTimes) {
+        if (storeTimes || watermarkBatches) { // (version 3 on: 0 when this writer had no store times)
             u64(storeTimeCount);
         }
         frame(BinaryDump.KIND_END);

@@ -31,7 +31,8 @@ import java.util.concurrent.TimeUnit;
  * entry by entry (Dynamo's JSON, {@code docs/compatibility.md}); with {@code Accept: application/x-kvindexer-dump}
  * the same content as a {@link BinaryDump} stream (version 2, with the registrations and their watermarks, when
  * {@code ?registrations=true} asks for them; version 3, with the blocks' last-store times as well, when
- * {@code &store_times=true} is added). Pending writes are flushed first, so the dump holds everything
+ * {@code &store_times=true} is added; version 4, with the batch at each registration's watermark as well, when
+ * {@code &watermark_batches=true} is). Pending writes are flushed first, so the dump holds everything
  * accepted before the request. An index whose walk fails ends its entry with {@code "error"} after the events
  * written so far (an ERROR frame in binary), which a reader refuses as it refuses Dynamo's {@code {"error": ...}};
  * the status stays 200. While the replica is still recovering it answers 503. At most {@code --max-concurrent-dumps}
@@ -71,6 +72,8 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
         boolean asked = flagAsked(req, "registrations"); // checked for both formats: a typo is refused, not ignored
         // with ?store_times=true as well: version 3, the last-store times of the blocks on tiers with a TTL
         boolean times = flagAsked(req, "store_times");
+        // with ?watermark_batches=true as well: version 4, each registration with the batch at its watermark
+        boolean batches = flagAsked(req, "watermark_batches");
         DumpSlots.Slot slot = slots.tryTake(String.valueOf(req.remotePeer().address()));
         if (slot == null) {
             res.header(HeaderNames.RETRY_AFTER, String.valueOf(RETRY_AFTER_SECONDS));
@@ -82,7 +85,7 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
             return;
         }
         try (slot) {
-            stream(req, res, binary, asked, asked && times, slot);
+            stream(req, res, binary, asked, asked && times, asked && batches, slot);
         } catch (Exception e) { // the write's failure: IOException, or Helidon's UncheckedIOException
             if (!slot.abandoned()) {
                 throw e;
@@ -92,7 +95,13 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
     }
 
     private void stream(
-            ServerRequest req, ServerResponse res, boolean binary, boolean asked, boolean times, DumpSlots.Slot slot)
+            ServerRequest req,
+            ServerResponse res,
+            boolean binary,
+            boolean asked,
+            boolean times,
+            boolean batches,
+            DumpSlots.Slot slot)
             throws Exception {
         // one deadline for the cut's waits together: the unregisters in flight, then the index writers
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(FLUSH_TIMEOUT_SECONDS);
@@ -107,7 +116,7 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
             res.header(HeaderNames.CONTENT_TYPE, BinaryDump.MEDIA_TYPE);
             res.header(BinaryDump.BLOCKS_HEADER, blockCounts(all));
             try (OutputStream out = slot.watch(res.outputStream())) {
-                writeBinary(all, cut, binary && times, out);
+                writeBinary(all, cut, times, batches, out);
             }
             return;
         }
@@ -193,13 +202,14 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
      * the chunks out: a slow client never holds the lock that the index writers need, and a fast one receives
      * (and a recovering peer applies) the first frames while the rest is still being encoded.
      */
-    static void writeBinary(List<ModelIndex> indexes, WorkerRegistry.Cut cut, boolean times, OutputStream out)
+    static void writeBinary(
+            List<ModelIndex> indexes, WorkerRegistry.Cut cut, boolean times, boolean batches, OutputStream out)
             throws IOException, InterruptedException {
         ChunkPipe pipe = new ChunkPipe();
         Thread.ofVirtual().name("dump-encoder").start(() -> {
             Throwable failure = null;
             try {
-                encode(indexes, cut, times, pipe);
+                encode(indexes, cut, times, batches, pipe);
             } catch (IOException | RuntimeException e) {
                 failure = e;
             } finally {
@@ -210,13 +220,15 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
     }
 
     /**
-     * With a registry {@code cut} (version 2 or 3), its registrations go first and the blocks of the workers it found
+     * With a registry {@code cut} (version 2 to 4), its registrations go first and the blocks of the workers it found
      * still being unregistered stay out, as in a snapshot ({@code StateCut}); without one (version 1), every block.
      */
-    private static void encode(List<ModelIndex> indexes, WorkerRegistry.Cut cut, boolean times, ChunkPipe pipe)
+    private static void encode(
+            List<ModelIndex> indexes, WorkerRegistry.Cut cut, boolean times, boolean batches, ChunkPipe pipe)
             throws IOException {
-        BinaryDumpWriter writer =
-                cut == null ? new BinaryDumpWriter(pipe) : new BinaryDumpWriter(pipe, cut.registrations(), times);
+        BinaryDumpWriter writer = cut == null
+                ? new BinaryDumpWriter(pipe)
+                : new BinaryDumpWriter(pipe, cut.registrations(), times, batches);
         LeavingWorkers leaving = cut == null ? LeavingWorkers.NONE : cut.leaving();
         DumpSink memberships = leaving.without((DumpSink) writer::membership);
         StoreTimes.Sink storeTimes = leaving.without((StoreTimes.Sink) writer::storeTimes);

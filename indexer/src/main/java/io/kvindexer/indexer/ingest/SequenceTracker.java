@@ -198,7 +198,7 @@ final class SequenceTracker {
      * was published by the process whose batches this stream applied: false when it is the watermark's own seq with
      * other bytes than those applied (an engine buffers the exact bytes it published, and another process's batch at
      * that seq has at least another timestamp), or a seq only a new clock-started process can have. True when
-     * nothing tells (the watermark's batch is not known, e.g. restored from a snapshot).
+     * nothing tells (the watermark's batch is not known, e.g. restored from an older version's snapshot).
      */
     boolean sameProcess(long seq, byte[] payload) {
         SequenceWatermark.LastBatch batch = watermark.lastBatch();

@@ -31,7 +31,7 @@ public final class SequenceWatermark {
      * batch of that seq is the same one or another process's; the timestamp bounds where a clock-started seq of a new
      * process can begin ({@link SequenceTracker}).
      */
-    record LastBatch(long seq, long digest, double timestamp) {}
+    public record LastBatch(long seq, long digest, double timestamp) {}
 
     private final AtomicLong last = new AtomicLong(UNSET);
     /** null: unknown (nothing passed in this process since the last reset, or a watermark restored by {@link #set}) */
@@ -46,6 +46,17 @@ public final class SequenceWatermark {
     }
 
     public void set(long seq) {
+        last.set(seq);
+    }
+
+    /**
+     * A watermark carried over from another process of the indexer (a snapshot, a peer's dump), with what that
+     * process knew of its batch (null: nothing), so that the first replay after the restore can tell the engine that
+     * published it from one that restarted since ({@link SequenceTracker#sameProcess}). A batch of another seq is not
+     * taken.
+     */
+    public void restore(long seq, LastBatch batch) {
+        lastBatch = batch != null && batch.seq() == seq ? batch : null;
         last.set(seq);
     }
 
@@ -73,6 +84,15 @@ public final class SequenceWatermark {
     /** The newest batch that passed, or null when not known. */
     LastBatch lastBatch() {
         return lastBatch;
+    }
+
+    /**
+     * The batch at the watermark, when known: what a state cut saves beside the seq ({@link #restore}); null when
+     * nothing is known of it (nothing applied, a watermark restored or settled without its batch).
+     */
+    public LastBatch watermarkBatch() {
+        LastBatch batch = lastBatch;
+        return batch != null && batch.seq() == last.get() ? batch : null;
     }
 
     /** The last seq, and when a batch last passed in this process. */

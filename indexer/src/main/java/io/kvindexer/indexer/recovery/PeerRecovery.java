@@ -273,10 +273,11 @@ public final class PeerRecovery {
     }
 
     private Recovered fetch(HttpClient client, String peer, boolean binary) throws IOException, InterruptedException {
-        // a version 3 dump carries the registrations and the blocks' last-store times; a replica that knows only
-        // version 2 ignores store_times, older replicas and Dynamo ignore both parameters
-        HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(
-                        withoutTrailingSlash(peer) + "/dump" + (binary ? "?registrations=true&store_times=true" : "")))
+        // a version 4 dump carries the registrations with the batch at each watermark and the blocks' last-store
+        // times; a replica that knows only version 3 ignores watermark_batches, one that knows only version 2
+        // store_times as well, older replicas and Dynamo ignore every parameter
+        HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(withoutTrailingSlash(peer) + "/dump"
+                        + (binary ? "?registrations=true&store_times=true&watermark_batches=true" : "")))
                 .timeout(timeout)
                 .GET();
         if (binary) {

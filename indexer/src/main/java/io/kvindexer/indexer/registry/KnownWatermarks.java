@@ -5,6 +5,7 @@ import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 /**
@@ -47,10 +48,11 @@ final class KnownWatermarks {
      * A watermark that recovery brought for a worker no registration holds (one {@code --unregister-grace} keeps
      * detached), unless one is known already.
      */
-    void restoreUnregistered(WorkerKey worker, String endpoint, long watermark, Predicate<WorkerKey> held) {
+    void restoreUnregistered(
+            WorkerKey worker, String endpoint, Consumer<SequenceWatermark> restore, Predicate<WorkerKey> held) {
         all.computeIfAbsent(worker, k -> {
             LearnedWatermark learned = new LearnedWatermark(endpoint);
-            learned.watermark().set(watermark);
+            restore.accept(learned.watermark());
             return learned;
         });
         if (!retired.contains(worker)) {

@@ -161,7 +161,7 @@ public final class WorkerRegistry implements AutoCloseable {
             synchronized (this) {
                 stops = stopsOf(r.instanceId());
                 if (stops == null) {
-                    registerLocked(r, watermark);
+                    registerLocked(r, watermark, null);
                     break;
                 }
                 held = stuck.containsKey(r.instanceId()); // already waited for in vain: no second wait
@@ -194,9 +194,11 @@ public final class WorkerRegistry implements AutoCloseable {
 
     /**
      * Dynamo's rules, then the listener. A watermark other than {@link SequenceWatermark#UNSET} is a restored one: it
-     * is taken when the registration has none yet. Caller holds the lock and notifies the observers after it.
+     * is taken when the registration has none yet, with what is known of its batch ({@code restoredBatch}, null:
+     * nothing). Caller holds the lock and notifies the observers after it.
      */
-    private void registerLocked(Registration r, long restoredWatermark) throws RegistryException {
+    private void registerLocked(Registration r, long restoredWatermark, SavedRegistration.WatermarkBatch restoredBatch)
+            throws RegistryException {
         if (closed) {
             throw new RegistryException(RegistryException.Kind.CONFLICT, "indexer is shutting down");
         }
@@ -221,7 +223,7 @@ public final class WorkerRegistry implements AutoCloseable {
         // the same stream registered again after /unregister, which dropped what its batches so far had stored
         long resumedAfter = learned == before ? learned.watermark().get() : SequenceWatermark.UNSET;
         if (restoredWatermark != SequenceWatermark.UNSET && learned.watermark().get() == SequenceWatermark.UNSET) {
-            learned.watermark().set(restoredWatermark);
+            restoreWatermark(learned.watermark(), restoredWatermark, restoredBatch);
         }
         UnregisterGrace.Reattached back = grace.enabled() ? grace.reattach(r) : null;
         if (back != null) {
@@ -553,6 +555,9 @@ public final class WorkerRegistry implements AutoCloseable {
             }
             inst.ranks.forEach((r, rank) -> {
                 LearnedWatermark learned = watermarks.get(new WorkerKey(inst.id, r));
+                long seq = learned == null
+                        ? SequenceWatermark.UNSET
+                        : learned.watermark().get();
                 out.add(new SavedRegistration(
                         inst.id,
                         r,
@@ -562,9 +567,8 @@ public final class WorkerRegistry implements AutoCloseable {
                         inst.model,
                         inst.tenant,
                         index.blockSize(),
-                        learned == null
-                                ? SequenceWatermark.UNSET
-                                : learned.watermark().get()));
+                        seq,
+                        learned == null ? null : savedBatch(learned.watermark(), seq)));
             });
         }
         return out;
@@ -678,9 +682,34 @@ public final class WorkerRegistry implements AutoCloseable {
             back.add(w);
             // the same stream continues at the same endpoint: its comeback replays from here
             watermarks.restoreUnregistered(
-                    new WorkerKey(s.instanceId(), s.dpRank()), s.endpoint(), s.watermark(), grace::holds);
+                    new WorkerKey(s.instanceId(), s.dpRank()),
+                    s.endpoint(),
+                    w -> restoreWatermark(w, s.watermark(), s.watermarkBatch()),
+                    grace::holds);
         }
         grace.restore(back);
+    }
+
+    /**
+     * A saved watermark back in a registration's {@link SequenceWatermark}, with its batch when the cut knew it, so
+     * that the first replay after the restore can show an engine restart by that batch (a version 2 or 3 dump has
+     * none: the seq alone, as before).
+     */
+    private static void restoreWatermark(
+            SequenceWatermark watermark, long seq, SavedRegistration.WatermarkBatch batch) {
+        watermark.restore(
+                seq, batch == null ? null : new SequenceWatermark.LastBatch(seq, batch.digest(), batch.timestamp()));
+    }
+
+    /**
+     * What a cut saves of the batch at {@code seq}, the watermark it read: null when that batch is not known (or the
+     * watermark moved on since it was read).
+     */
+    private static SavedRegistration.WatermarkBatch savedBatch(SequenceWatermark watermark, long seq) {
+        SequenceWatermark.LastBatch batch = watermark.watermarkBatch();
+        return batch == null || batch.seq() != seq
+                ? null
+                : new SavedRegistration.WatermarkBatch(batch.digest(), batch.timestamp());
     }
 
     /** Caller holds the lock. False when the registration was made anew meanwhile or cannot be made. */
@@ -696,7 +725,7 @@ public final class WorkerRegistry implements AutoCloseable {
             if (learned != null
                     && learned.endpoint().equals(s.endpoint())
                     && learned.watermark().get() == SequenceWatermark.UNSET) {
-                learned.watermark().set(s.watermark());
+                restoreWatermark(learned.watermark(), s.watermark(), s.watermarkBatch());
             }
             return false;
         }
@@ -711,7 +740,8 @@ public final class WorkerRegistry implements AutoCloseable {
                             s.dpRank(),
                             s.replayEndpoint(),
                             s.podName()),
-                    s.watermark());
+                    s.watermark(),
+                    s.watermarkBatch());
             return true;
         } catch (RegistryException | IllegalArgumentException e) {
             LOG.log(

@@ -18,9 +18,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * One consistent cut of a replica's state as a binary dump, version 3 with the last-store times block expiry keeps
- * when some tier has a TTL, else version 2 (which the versions before store times read, so a rollback keeps its
- * snapshots): the registrations with their watermarks
+ * One consistent cut of a replica's state as a binary dump, version 4: the registrations with their watermarks and
+ * what their listeners knew of the batch at each (so that the first replay after a restore can tell an engine that
+ * restarted meanwhile), with the last-store times block expiry keeps when some tier has a TTL. Versions before 4 read
+ * none of these (a rollback to one starts from a peer or empty, docs/operations.md); the registrations come
  * first, then (once the index writers have applied everything submitted before) every tree, so each tree holds at
  * least every batch up to its watermark; the blocks of workers still being unregistered stay out ({@link
  * io.kvindexer.indexer.registry.LeavingWorkers}). Each index is walked a few thousand nodes per read-lock hold; a step is
@@ -55,7 +56,7 @@ public final class StateCut {
                     e);
         }
         ChunkedBytes step = new ChunkedBytes();
-        BinaryDumpWriter writer = new BinaryDumpWriter(step, registrations, indexers.keepsStoreTimes());
+        BinaryDumpWriter writer = new BinaryDumpWriter(step, registrations, indexers.keepsStoreTimes(), true);
         // the blocks of workers still being unregistered (a stream stuck past its stop) stay out: no registration
         // here vouches for them
         DumpSink memberships = registry.leaving().without((DumpSink) writer::membership);

@@ -275,6 +275,85 @@ class BinaryDumpTest {
         assertEveryBitFlipRefused(bytes);
     }
 
+    /** Registrations of which every other one has the batch at its watermark (extreme digests and timestamps). */
+    static List<SavedRegistration> withBatches(List<SavedRegistration> plain) {
+        List<SavedRegistration> out = new ArrayList<>();
+        double[] stamps = {1_765_000_000.123456, 0.0, Double.NaN, -1.5, 9.9e9};
+        for (int i = 0; i < plain.size(); i++) {
+            SavedRegistration r = plain.get(i);
+            out.add(new SavedRegistration(
+                    r.instanceId(),
+                    r.dpRank(),
+                    r.endpoint(),
+                    r.replayEndpoint(),
+                    r.podName(),
+                    r.modelName(),
+                    r.tenantId(),
+                    r.blockSize(),
+                    r.watermark(),
+                    i % 2 == 1
+                            ? null
+                            : new SavedRegistration.WatermarkBatch(
+                                    i == 0 ? -1L : 0x9E37_79B9_7F4A_7C15L * i, stamps[i % stamps.length])));
+        }
+        return out;
+    }
+
+    /** Version 4: {@code registrations} with their watermarks' batches, then {@code sections}. */
+    static byte[] writeWithBatches(List<Section> sections, List<SavedRegistration> registrations, boolean times)
+            throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        BinaryDumpWriter w = new BinaryDumpWriter(out, registrations, times, true);
+        for (Section s : sections) {
+            w.beginIndex(s.model(), s.tenant(), s.blockSize());
+            for (M m : s.memberships()) {
+                w.membership(
+                        new WorkerKey(m.instanceId(), m.dpRank()),
+                        m.tier(),
+                        m.hasParent(),
+                        m.parent(),
+                        m.block(),
+                        m.local());
+            }
+            if (times && !s.memberships().isEmpty()) {
+                M m = s.memberships().getFirst();
+                w.storeTimes(new WorkerKey(m.instanceId(), m.dpRank()), m.tier(), new long[] {m.block()}, new long[] {
+                    1_765_000_000_000L
+                });
+            }
+            w.endIndex();
+        }
+        w.close();
+        return out.toByteArray();
+    }
+
+    @Test
+    void version4CarriesTheBatchAtEachWatermarkExactly() throws IOException {
+        List<Section> sections = sample(20, 5, 16);
+        List<SavedRegistration> regs = withBatches(registrations(3000)); // more than one REGISTRATIONS frame
+        for (boolean times : new boolean[] {false, true}) {
+            byte[] bytes = writeWithBatches(sections, regs, times);
+            assertThat(bytes[9]).isEqualTo((byte) BinaryDump.VERSION_WITH_WATERMARK_BATCHES);
+            Collector back = read(bytes);
+            assertThat(back.ended).isTrue();
+            assertThat(back.sections).isEqualTo(sections);
+            assertThat(back.registrations).isEqualTo(regs); // (records compare doubles by their bits: NaN too)
+            assertThat(back.times).hasSize(times ? 2 : 0);
+        }
+        // the versions before it still read as they did: their registrations come without a batch
+        Collector v2 = read(write(sections, registrations(3)));
+        assertThat(v2.registrations).isEqualTo(registrations(3)).allMatch(r -> r.watermarkBatch() == null);
+        Collector v3 = read(writeWithTimes(sections, List.of()));
+        assertThat(v3.registrations).isEqualTo(registrations(2)).allMatch(r -> r.watermarkBatch() == null);
+    }
+
+    @Test
+    void everyTruncationAndBitFlipOfAVersion4StreamIsRefused() throws IOException {
+        byte[] bytes = writeWithBatches(sample(1, 2, 17), withBatches(registrations(3)), true);
+        assertEveryTruncationRefused(bytes);
+        assertEveryBitFlipRefused(bytes);
+    }
+
     @Test
     void everyTruncationAndBitFlipOfAVersion2StreamIsRefused() throws IOException {
         byte[] bytes = write(sample(2, 3, 12), registrations(3));
@@ -325,9 +404,9 @@ class BinaryDumpTest {
         byte[] bytes = write(sample(2, 2, 6));
         byte[] longer = Arrays.copyOf(bytes, bytes.length + 1);
         assertThatThrownBy(() -> read(longer)).hasMessageContaining("after the END frame");
-        byte[] v4 = bytes.clone();
-        v4[9] = 4;
-        assertThatThrownBy(() -> read(v4)).hasMessageContaining("unsupported binary dump version 4");
+        byte[] v5 = bytes.clone();
+        v5[9] = 5;
+        assertThatThrownBy(() -> read(v5)).hasMessageContaining("unsupported binary dump version 5");
         assertThatThrownBy(() -> read("{\"m:t\":{}}".getBytes())).hasMessageContaining("bad magic");
     }
 

@@ -137,6 +137,74 @@ class ResumeAfterEngineRestartTest {
         assertThat(http.metric("dynamo_kvindexer_publisher_restarts_total")).isEqualTo(1.0);
     }
 
+    /**
+     * The engine restarted while the replica was down and published more batches than the old watermark (seqs 0..11
+     * against 9): no seq went back, and its replay from 9 begins with its own seq 9. Only the digest of the batch the
+     * first replica applied at 9, which the snapshot carries (version 4), shows that seq 9 came back with other bytes:
+     * without it the replica kept the old process's 100 blocks as exact, applied the new process's 10 and 11 on top
+     * of them, and never had its 0..9.
+     */
+    @Test
+    void anEngineThatRestartedAndPublishedPastTheSnapshotsWatermarkIsToldByTheWatermarksBatch() throws Exception {
+        EngineSimulator sim = open.add(EngineSimulator.start(EngineSimulator.Options.defaults()));
+        int before = indexedThenSnapshotted(sim);
+        sim.restart(); // a new process: cache and replay buffer empty, seq from 0
+        for (int b = 20; b < 32; b++) {
+            store(sim, b); // seqs 0..11, past the saved watermark 9; then the engine is idle
+        }
+
+        IndexerApp second = replica();
+        HttpTestClient http = open.add(new HttpTestClient(second.baseUrl()));
+        await().atMost(PATIENCE).until(() -> !since(sim, before).isEmpty()); // the resume asked the engine
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            for (int b = 0; b < 10; b++) {
+                assertThat(score(http, b))
+                        .as("batch %d of the old process, which the engine no longer holds", b)
+                        .isZero();
+            }
+            for (int b = 20; b < 32; b++) {
+                assertThat(score(http, b))
+                        .as("seq %d of the new process", b - 20)
+                        .isEqualTo(40);
+            }
+        });
+        await().atMost(PATIENCE).until(() -> second.workers().exact(INSTANCE));
+        assertThat(second.workers().watermark(INSTANCE, 0).get()).isEqualTo(11);
+        assertThat(since(sim, before))
+                .as("from the watermark itself, whose batch came back another, then from 0")
+                .startsWith(9L, 0L);
+        assertThat(http.metric("dynamo_kvindexer_publisher_restarts_total")).isEqualTo(1.0);
+    }
+
+    /**
+     * A replica that recovers from a peer's binary {@code /dump} gets each registration's watermark with the batch the
+     * peer applied there (version 4), so its first replay can show an engine restart as the peer's own would.
+     */
+    @Test
+    void aPeersDumpCarriesTheBatchAtEachWatermark() throws Exception {
+        EngineSimulator sim = open.add(EngineSimulator.start(EngineSimulator.Options.defaults()));
+        IndexerApp peer = replica();
+        HttpTestClient peerHttp = open.add(new HttpTestClient(peer.baseUrl()));
+        peerHttp.registerEngine(sim);
+        for (int b = 0; b < 3; b++) {
+            store(sim, b);
+        }
+        await().atMost(PATIENCE)
+                .until(() -> peer.workers().watermark(INSTANCE, 0).get() == 2);
+        SequenceWatermark.LastBatch known =
+                peer.workers().watermark(INSTANCE, 0).watermarkBatch();
+        assertThat(known).isNotNull();
+
+        IndexerApp second = open.add(IndexerApp.start(IndexerConfig.defaults().with(c -> {
+            c.peers = List.of(peer.baseUrl());
+            c.recoveryDelay = Duration.ZERO;
+        })));
+        await().atMost(PATIENCE).until(() -> second.workers().watermark(INSTANCE, 0) != null);
+        assertThat(second.workers().watermark(INSTANCE, 0).watermarkBatch())
+                .as("the peer's watermark with the digest and timestamp of its batch")
+                .isEqualTo(known);
+    }
+
     @Test
     void anEngineThatKeptRunningIsResumedFromTheWatermarkAndNothingIsDropped() throws Exception {
         EngineSimulator sim = open.add(EngineSimulator.start(EngineSimulator.Options.defaults()));

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.indexer.dump.BinaryDump;
 import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.index.IndexOptions;
@@ -82,7 +83,7 @@ class SnapshotDamageTest {
             damaged.add(bad);
         }
         byte[] newer = good.clone();
-        newer[9] = 4; // a format version from the future
+        newer[9] = (byte) (BinaryDump.VERSION_WITH_WATERMARK_BATCHES + 1); // a format version from the future
         damaged.add(newer);
 
         Path dir = tmp.resolve("damaged");

@@ -150,6 +150,15 @@ class StoreTimesRecoveryTest {
             assertThat(binaryDump(app, "?registrations=true&store_times=true&a_later_version=true")
                             .body()[9])
                     .isEqualTo((byte) 3);
+            assertThat(binaryDump(app, "?registrations=true&store_times=true&watermark_batches=true")
+                            .body()[9])
+                    .isEqualTo((byte) 4);
+            assertThat(binaryDump(app, "?registrations=true&watermark_batches=true")
+                            .body()[9])
+                    .isEqualTo((byte) 4);
+            assertThat(binaryDump(app, "?watermark_batches=true").body()[9])
+                    .as("without the registrations there is nothing to carry them")
+                    .isEqualTo((byte) 1);
             java.net.http.HttpResponse<byte[]> bad = binaryDump(app, "?registrations=true&store_times=yes");
             assertThat(bad.statusCode()).isEqualTo(400);
             assertThat(new String(bad.body(), java.nio.charset.StandardCharsets.UTF_8))

@@ -17,8 +17,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A snapshot carries last-store times (version 3) only when some tier has a TTL: without one it stays version 2, which
- * the versions before store times read, so a rollback keeps its snapshots.
+ * A snapshot is version 4 (each registration with the batch at its watermark, so that the first replay after a
+ * restart can tell an engine that restarted meanwhile), with or without a TTL; the last-store times go in only when
+ * some tier has one. The versions before 4 read none of them (docs/operations.md: a rollback starts from a peer).
  */
 class SnapshotVersionTest {
 
@@ -26,10 +27,10 @@ class SnapshotVersionTest {
     Path tmp;
 
     @Test
-    void version3OnlyWithABlockTtl() throws Exception {
-        assertThat(snapshotVersion(ExpiryPolicy.NONE, "plain")).isEqualTo(BinaryDump.VERSION_WITH_REGISTRATIONS);
+    void version4WithOrWithoutABlockTtl() throws Exception {
+        assertThat(snapshotVersion(ExpiryPolicy.NONE, "plain")).isEqualTo(BinaryDump.VERSION_WITH_WATERMARK_BATCHES);
         assertThat(snapshotVersion(new ExpiryPolicy(Map.of(StorageTier.DEVICE, Duration.ofMinutes(5)), 0), "ttl"))
-                .isEqualTo(BinaryDump.VERSION_WITH_STORE_TIMES);
+                .isEqualTo(BinaryDump.VERSION_WITH_WATERMARK_BATCHES);
     }
 
     /** The version field of the snapshot a replica with {@code expiry} writes (after the 8-byte magic). */
