@@ -322,11 +322,6 @@ final class SequenceTracker {
         }
     }
 
-    /** A batch with this seq was decoded and applied (nothing known of it: tests). */
-    void applied(long seq) {
-        watermark.passed(seq);
-    }
-
     /** Batch {@code seq}, {@code payload} stamped {@code timestamp} by the engine, was decoded and applied. */
     void applied(long seq, byte[] payload, double timestamp) {
         watermark.passed(seq, new SequenceWatermark.LastBatch(seq, digest(payload), timestamp));

@@ -69,12 +69,10 @@ public final class SequenceWatermark {
         last.set(UNSET);
     }
 
-    /** Batch {@code seq} was decoded and handed to the index now (a restore or a settled loss uses {@link #set}). */
-    void passed(long seq) {
-        passed(seq, null);
-    }
-
-    /** As {@link #passed(long)}, with what is known of the batch itself (null: nothing). */
+    /**
+     * Batch {@code seq} was decoded and handed to the index now, and this is what is known of it (a restore uses
+     * {@link #restore}, a settled loss {@link #set}).
+     */
     void passed(long seq, LastBatch batch) {
         lastBatch = batch;
         last.set(seq);

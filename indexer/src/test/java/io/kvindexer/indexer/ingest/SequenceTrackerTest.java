@@ -14,17 +14,22 @@ class SequenceTrackerTest {
         return tracker.onLive(seq);
     }
 
+    /** Batch {@code seq} decoded and applied, as the listener tells it (a payload of its own, no wall-clock stamp). */
+    private void applied(long seq) {
+        tracker.applied(seq, new byte[] {(byte) seq, (byte) (seq >>> 8)}, 0);
+    }
+
     /** Handles each live seq in turn the way the listener does, with every replay filling its range. */
     private void liveAndApply(long... seqs) {
         for (long seq : seqs) {
             SequenceTracker.Step step = live(seq);
             for (long s = step.replayFrom(); s != step.replayUntil(); s++) {
                 if (tracker.isNew(s)) {
-                    tracker.applied(s);
+                    applied(s);
                 }
             }
             if (tracker.isNew(seq)) {
-                tracker.applied(seq);
+                applied(seq);
             }
         }
     }
@@ -67,7 +72,7 @@ class SequenceTrackerTest {
         assertThat(step.replayFrom()).isEqualTo(1);
         // the replay returned 1..4 (the engine sends everything from the start, live seqs included)
         for (long s = 1; s <= 4; s++) {
-            tracker.applied(s);
+            applied(s);
         }
         assertThat(tracker.isNew(3)).isFalse();
         assertThat(live(4).needsReplay()).isFalse();
@@ -120,8 +125,8 @@ class SequenceTrackerTest {
     void afterARestartAReplayFoundLiveSeqsThatContinueTheOldOnesAreUnprovenUntilOneGoesBack() {
         liveAndApply(0, 1, 2, 3);
         tracker.restarted(); // a replay's answer: another process; its batches 0..1 are then replayed
-        tracker.applied(0);
-        tracker.applied(1);
+        applied(0);
+        applied(1);
         assertThat(live(4))
                 .as("the old process's next seq, maybe still queued: not applied, not a gap")
                 .isEqualTo(new SequenceTracker.Step(false, 4, 4, SequenceTracker.Why.UNPROVEN));
@@ -172,7 +177,7 @@ class SequenceTrackerTest {
         live(0);
         assertThat(tracker.anyApplied()).isFalse();
         assertThat(watermark.get()).isEqualTo(SequenceWatermark.UNSET);
-        tracker.applied(0);
+        applied(0);
         assertThat(tracker.anyApplied()).isTrue();
         assertThat(watermark.get()).isZero();
         live(1); // not decodable, say: not applied
@@ -209,7 +214,7 @@ class SequenceTrackerTest {
         tracker.settled(50); // a join that reported [0, 50) lost, bounded by live seq 50
         assertThat(watermark.get()).isEqualTo(49);
         assertThat(live(50)).isEqualTo(new SequenceTracker.Step(false, 50, 50));
-        tracker.applied(50);
+        applied(50);
         tracker.settled(40);
         assertThat(watermark.get()).as("below what was applied: no change").isEqualTo(50);
         tracker.settled(0);
@@ -224,7 +229,7 @@ class SequenceTrackerTest {
     @Test
     void aFirstSeqIsNoCountOfLostBatches() {
         assertThat(live(STARTED).countable()).isFalse();
-        tracker.applied(STARTED);
+        applied(STARTED);
         assertThat(live(0).countable())
                 .as("the seq went back: a new process's batches from 0")
                 .isTrue();
@@ -267,9 +272,15 @@ class SequenceTrackerTest {
         assertThat(tracker.sameProcess(1, new byte[] {9}))
                 .as("a later seq: nothing tells")
                 .isTrue();
-        tracker.applied(1);
-        assertThat(tracker.sameProcess(1, new byte[] {9}))
+        tracker.applied(1, new byte[] {9}, STAMPED);
+        assertThat(tracker.sameProcess(1, new byte[] {9})).isTrue();
+        watermark.restore(1, null); // a watermark restored without its batch (an older version's snapshot)
+        assertThat(tracker.sameProcess(1, new byte[] {8}))
                 .as("its bytes not known: nothing tells")
                 .isTrue();
+        watermark.restore(1, new SequenceWatermark.LastBatch(1, SequenceTracker.digest(new byte[] {9}), STAMPED));
+        assertThat(tracker.sameProcess(1, new byte[] {8}))
+                .as("restored with its batch (a version 4 snapshot): another process")
+                .isFalse();
     }
 }
