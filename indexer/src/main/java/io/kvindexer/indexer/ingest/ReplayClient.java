@@ -95,6 +95,15 @@ final class ReplayClient {
         void lost(long from, long until, String problem);
 
         /**
+         * Whether the engine's buffer, beginning at {@code seq} (the first reply to a request from below it), shows
+         * that batch to be the first its process published, so that nothing below it is missing; false when nothing
+         * tells (then the range below it is {@link #lost}).
+         */
+        default boolean firstPublished(long seq) {
+            return false;
+        }
+
+        /**
          * For a replay of {@link #EVERYTHING} after a seq: the first live seq that arrived since it began, which
          * bounds it (the live stream holds that batch and what follows it); {@link #EVERYTHING} while none has.
          */
@@ -484,7 +493,8 @@ final class ReplayClient {
                 long limit = limit(until, answer.target);
                 long lostUntil = Long.compareUnsigned(seq, limit) < 0 ? seq : limit;
                 long needed = answer.needed();
-                if (Long.compareUnsigned(needed, lostUntil) < 0) {
+                if (Long.compareUnsigned(needed, lostUntil) < 0
+                        && !(lostUntil == seq && answer.target.firstPublished(seq))) {
                     answer.lose(
                             needed,
                             lostUntil,

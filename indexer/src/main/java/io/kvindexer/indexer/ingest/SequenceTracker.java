@@ -96,6 +96,11 @@ final class SequenceTracker {
 
     private static final double CLOCK_MAX_SECONDS = 1e10;
 
+    /** The seqs a clock-started publisher can start at: the nanoseconds of {@code [CLOCK_MIN, CLOCK_MAX]} seconds. */
+    private static final long CLOCK_MIN_NANOS = (long) (CLOCK_MIN_SECONDS * 1e9);
+
+    private static final long CLOCK_MAX_NANOS = Long.parseUnsignedLong("10000000000000000000"); // 1e10 s (above 2^63)
+
     private static final int UNDECODABLE_KEPT = 1024;
 
     private final SequenceWatermark watermark;
@@ -115,6 +120,12 @@ final class SequenceTracker {
      * process's stream (volatile: the replay thread reads it for the live bound)
      */
     private volatile boolean liveUnproven;
+    /**
+     * the engine's buffer answered a join's replay from seq 0 with nothing, after this attempt's SUB was connected,
+     * and the connection has not been lost since (see {@link #firstPublished}; volatile: the replay thread sets and
+     * reads it, the poller clears it)
+     */
+    private volatile boolean bufferSeenEmpty;
     /** the newest live message not applied while {@link #liveUnproven}: its seq and digest */
     private long unvouchedSeq;
 
@@ -217,6 +228,38 @@ final class SequenceTracker {
         long now = watermark.get();
         SequenceWatermark.LastBatch batch = watermark.lastBatch();
         return batch != null && batch.seq() == now ? now : SequenceWatermark.UNSET;
+    }
+
+    /**
+     * A join's replay from seq 0 found the engine's buffer empty, after this attempt's SUB was connected: whatever
+     * the engine publishes from now on arrives live or stays in its buffer ({@link #firstPublished}).
+     */
+    void bufferFoundEmpty() {
+        if (watermark.get() == SequenceWatermark.UNSET && !afterRestart) {
+            bufferSeenEmpty = true;
+        }
+    }
+
+    /** The connection was lost: what the engine published meanwhile reached neither the socket nor a look at its buffer. */
+    void forgetEmptyBuffer() {
+        bufferSeenEmpty = false;
+    }
+
+    /**
+     * Whether an engine's buffer that begins at {@code bufferStart} shows that batch to be the first its process
+     * published, so that nothing before it is missing, although its seq is above 0: the join found the buffer
+     * empty after the SUB connected ({@link #bufferFoundEmpty}) and the connection held since, so every batch
+     * published since either arrived live (none applied yet) or is in the buffer, whose oldest is then the first,
+     * unless the PUB dropped more batches than the buffer holds; and {@code bufferStart} is a clock reading, where a
+     * clock-started publisher begins (a counter from 0 publishes 0 first: a later start is a buffer that turned
+     * over, a real loss).
+     */
+    boolean firstPublished(long bufferStart) {
+        return bufferSeenEmpty
+                && watermark.get() == SequenceWatermark.UNSET
+                && !afterRestart
+                && Long.compareUnsigned(bufferStart, CLOCK_MIN_NANOS) >= 0
+                && Long.compareUnsigned(bufferStart, CLOCK_MAX_NANOS) <= 0;
     }
 
     /** True while the watermark is unset because the engine restarted (nothing of the new process applied yet). */

@@ -188,6 +188,7 @@ final class Stream implements ReplayClient.Target {
      */
     private void reconnected() {
         if (!active || stopped || !tracker.anyApplied()) {
+            tracker.forgetEmptyBuffer(); // (what the engine published meanwhile is no longer known to be in reach)
             return; // a join finds out what it missed by itself
         }
         if (replay != null) {
@@ -473,7 +474,13 @@ final class Stream implements ReplayClient.Target {
         long last = owner.watermark().get();
         if (last == SequenceWatermark.UNSET) {
             owner.log().info("joining: asking " + replay.endpoint() + " for everything from seq 0");
-            replayed(0, ReplayClient.EVERYTHING);
+            ReplayClient.Outcome outcome = replayOutcome(0, ReplayClient.EVERYTHING);
+            if (outcome != null) {
+                owner.options().metrics().replay(outcome.result(), outcome.recovered());
+                if (outcome.empty() && !stopped) {
+                    tracker.bufferFoundEmpty(); // it has published nothing this stream cannot see
+                }
+            }
             return;
         }
         owner.log()
@@ -608,6 +615,18 @@ final class Stream implements ReplayClient.Target {
     @Override
     public boolean sameProcess(long seq, byte[] payload) {
         return tracker.sameProcess(seq, payload);
+    }
+
+    @Override
+    public boolean firstPublished(long seq) {
+        if (!tracker.firstPublished(seq)) {
+            return false;
+        }
+        owner.log()
+                .info("the engine's buffer begins at seq " + u(seq) + " and was empty when this stream joined: that is"
+                        + " the first batch it published (a publisher whose seq starts at the clock), nothing before"
+                        + " it is missing");
+        return true;
     }
 
     @Override

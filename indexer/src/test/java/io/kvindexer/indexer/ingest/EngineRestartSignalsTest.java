@@ -199,6 +199,74 @@ class EngineRestartSignalsTest {
         }
     }
 
+    /**
+     * A clock-started engine (its first seq a clock reading, as the simulator starts it) whose buffer the join found
+     * empty, after the SUB connected: everything it publishes from then on reaches the listener live or stays in its
+     * buffer, so the first batch its buffer holds is the first it published, and nothing before it is missing. Each
+     * such join ended {@code degraded} ("joined an engine that was already running") for as long as
+     * {@code --degraded-hold}, the replay of {@code [0, first seq)} finding the buffer start above 0.
+     */
+    @Test
+    void aClockStartedEngineWhoseBufferTheJoinFoundEmptyIsExactFromItsFirstBatch() throws Exception {
+        String endpoint = "tcp://127.0.0.1:" + freePort();
+        String replayEndpoint = "tcp://127.0.0.1:" + freePort();
+        long first = clockNanos();
+        EngineSimulator engine = simulator(endpoint, replayEndpoint, first, 10_000);
+        EngineListener listener = resources.listener(
+                new ListenerSpec(INSTANCE, 0, endpoint, replayEndpoint),
+                watermark,
+                sink,
+                metrics.options().with(o -> o.catchUpOnConnect = true)); // (the service's setting)
+        Subscriptions.await(listener, engine, 1);
+        // the engine is idle: the join asks it for its buffer from seq 0 and finds it empty
+        await().atMost(PATIENCE).until(() -> engine.replays().starts().contains(0L));
+        await().atMost(PATIENCE).until(() -> exactness(listener) == ExactnessState.EXACT);
+        int asked = engine.replays().starts().size();
+
+        engine.storeSequence(tokens(0), 4).join(); // seq `first`
+        engine.storeSequence(tokens(100), 4).join();
+        await().atMost(PATIENCE).until(() -> watermark.get() == first + 1);
+        await().atMost(PATIENCE).until(() -> engine.replays().starts().size() > asked); // [0, first) was asked for
+        await().atMost(PATIENCE).until(() -> exactness(listener) != ExactnessState.REPLAYING);
+        assertThat(exactness(listener))
+                .as(
+                        "its first batch is the first it published: %s",
+                        listener.snapshot().exactness().reason())
+                .isEqualTo(ExactnessState.EXACT);
+        assertThat(listener.lastError()).isNull();
+        assertThat(metrics.get("lost")).isZero();
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(sink.asGroundTruth(INSTANCE)).isEqualTo(engine.groundTruth()));
+    }
+
+    /**
+     * The same engine joined after it published: whether its buffer still reaches back to its process's first batch
+     * cannot be told (that batch's seq is a clock reading, not 0), so the listener says so rather than claim it.
+     */
+    @Test
+    void aClockStartedEngineJoinedAfterItPublishedStaysDegraded() throws Exception {
+        String endpoint = "tcp://127.0.0.1:" + freePort();
+        String replayEndpoint = "tcp://127.0.0.1:" + freePort();
+        long first = clockNanos();
+        EngineSimulator engine = simulator(endpoint, replayEndpoint, first, 10_000);
+        engine.storeSequence(tokens(0), 4).join(); // nobody listens: only its buffer has it
+        EngineListener listener = resources.listener(
+                new ListenerSpec(INSTANCE, 0, endpoint, replayEndpoint),
+                watermark,
+                sink,
+                metrics.options().with(o -> o.catchUpOnConnect = true)); // (the service's setting)
+        Subscriptions.await(listener, engine, 1);
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(watermark.get())
+                        .as("%s", listener.snapshot())
+                        .isEqualTo(first));
+        await().atMost(PATIENCE).until(() -> exactness(listener) == ExactnessState.DEGRADED);
+        assertThat(listener.snapshot().exactness().reason()).contains("joined an engine that was already running");
+        engine.storeSequence(tokens(100), 4).join();
+        await().atMost(PATIENCE).until(() -> watermark.get() == first + 1);
+        assertThat(exactness(listener)).isEqualTo(ExactnessState.DEGRADED);
+    }
+
     private EngineSimulator simulator(String endpoint, String replayEndpoint, long startSeq, int bufferSteps) {
         for (int attempt = 1; ; attempt++) {
             try {

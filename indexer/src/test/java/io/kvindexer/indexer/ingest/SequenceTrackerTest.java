@@ -256,6 +256,29 @@ class SequenceTrackerTest {
     }
 
     @Test
+    void aBufferSeenEmptyAtTheJoinVouchesForAClockStartedFirstSeqOnly() {
+        assertThat(tracker.firstPublished(STARTED))
+                .as("nothing seen of the buffer")
+                .isFalse();
+        tracker.bufferFoundEmpty();
+        assertThat(tracker.firstPublished(STARTED)).isTrue();
+        assertThat(tracker.firstPublished(7))
+                .as("a counter from 0 publishes 0 first: a buffer starting at 7 turned over")
+                .isFalse();
+        tracker.forgetEmptyBuffer(); // the connection was lost meanwhile
+        assertThat(tracker.firstPublished(STARTED)).isFalse();
+
+        tracker.bufferFoundEmpty();
+        applied(STARTED);
+        assertThat(tracker.firstPublished(STARTED + 5))
+                .as("something applied: a gap is a gap")
+                .isFalse();
+        tracker.restarted();
+        tracker.bufferFoundEmpty();
+        assertThat(tracker.firstPublished(STARTED + 5)).as("after a restart").isFalse();
+    }
+
+    @Test
     void noClockRuleWithoutAWallClockStamp() {
         live(0);
         tracker.applied(0, new byte[] {1}, 1.0); // a publisher that stamps no wall-clock time
