@@ -1,6 +1,7 @@
 package io.kvindexer.indexer.registry;
 
 import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.ingest.SequenceWatermark;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.Map;

@@ -684,7 +684,7 @@ public final class WorkerRegistry implements AutoCloseable {
             watermarks.restoreUnregistered(
                     new WorkerKey(s.instanceId(), s.dpRank()),
                     s.endpoint(),
-                    w -> restoreWatermark(w, s.watermark(), s.watermarkBatch()),
+                    restored -> restoreWatermark(restored, s.watermark(), s.watermarkBatch()),
                     grace::holds);
         }
         grace.restore(back);
