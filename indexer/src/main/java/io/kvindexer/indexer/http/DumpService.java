@@ -37,7 +37,8 @@ import java.util.concurrent.TimeUnit;
  * written so far (an ERROR frame in binary), which a reader refuses as it refuses Dynamo's {@code {"error": ...}};
  * the status stays 200. While the replica is still recovering it answers 503. At most {@code --max-concurrent-dumps}
  * stream at once (one more gets 503 with {@code Retry-After}), and one whose client accepts no bytes for
- * {@code --dump-stall-timeout-ms} is abandoned ({@link DumpSlots}).
+ * {@code --dump-stall-timeout-ms} is abandoned ({@link DumpSlots}). {@code HEAD /dump} answers the same status and
+ * headers without walking anything, and so without a length.
  */
 record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, DumpSlots slots) implements ApiService {
 
@@ -105,22 +106,32 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
             throws Exception {
         // one deadline for the cut's waits together: the unregisters in flight, then the index writers
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(FLUSH_TIMEOUT_SECONDS);
-        WorkerRegistry.Cut cut = binary && asked ? workers.cut(deadline) : null;
+        boolean head = res instanceof HeadResponse;
+        WorkerRegistry.Cut cut = binary && asked && !head ? workers.cut(deadline) : null;
         indexers.flushAll().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         List<ModelIndex> all = indexers.all();
         res.status(Status.OK_200);
         if (blank(all)) {
             res.header(BinaryDump.BLANK_HEADER, "true");
         }
+        res.header(
+                binary
+                        ? HeaderValues.create(HeaderNames.CONTENT_TYPE, BinaryDump.MEDIA_TYPE)
+                        : HeaderValues.CONTENT_TYPE_JSON);
         if (binary) {
-            res.header(HeaderNames.CONTENT_TYPE, BinaryDump.MEDIA_TYPE);
             res.header(BinaryDump.BLOCKS_HEADER, blockCounts(all));
+        }
+        if (head) {
+            // the headers without walking the index: its length is known only by writing it
+            ((HeadResponse) res).sendUnknownLength();
+            return;
+        }
+        if (binary) {
             try (OutputStream out = slot.watch(res.outputStream())) {
                 writeBinary(all, cut, times, batches, out);
             }
             return;
         }
-        res.header(HeaderValues.CONTENT_TYPE_JSON);
         try (OutputStream out = slot.watch(res.outputStream());
                 DumpJson.Writer writer = DumpJson.writer(out)) {
             for (ModelIndex ix : all) {

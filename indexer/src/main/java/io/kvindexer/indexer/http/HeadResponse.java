@@ -17,7 +17,8 @@ import java.util.function.UnaryOperator;
  * section 9.3.2). Helidon 4.5 routes HEAD only to routes declared for it, and its HTTP/1 response writes whatever
  * entity a handler sends, HEAD or not (later versions refuse one), so the GET handlers answer HEAD through this
  * response: the content they send is not written, its length is ({@code Content-Length}, as RFC 9110 section 8.6
- * allows only with the length GET would send); a streamed one (the dump) is counted as it is written.
+ * allows only with the length GET would send). The dump, whose length only writing it would tell, sends its headers
+ * without one ({@link #sendUnknownLength}).
  */
 final class HeadResponse implements ServerResponse {
 
@@ -78,6 +79,15 @@ final class HeadResponse implements ServerResponse {
                     "HEAD answers take bytes, not " + entity.getClass().getName());
         }
         send(bytes);
+    }
+
+    /**
+     * Sends the status and headers set so far with no length, for content whose length is known only by writing it
+     * (the dump, which GET streams): RFC 9110 section 9.3.2 lets a HEAD answer leave out what only the content
+     * determines, and counting it would cost what sending it does.
+     */
+    void sendUnknownLength() {
+        res.sink(HeadersOnly.TYPE);
     }
 
     private void sendLength(long length) {
