@@ -153,7 +153,7 @@ public final class Routes {
      * Mounts the handlers (each GET's for HEAD too: RFC 9110 section 9.1 wants HEAD wherever GET is, and load
      * balancers and {@code curl -I} probe with it), then 405 for another method on a known path (with {@code Allow},
      * as RFC 9110 asks and Dynamo's axum router sends), then 404 for anything else; both with a JSON body that names
-     * the problem.
+     * the problem. {@code OPTIONS *} is the server's own: 200 with the methods it takes in {@code Allow}.
      */
     void mount(HttpRouting.Builder routing) {
         for (Route r : routes) {
@@ -174,11 +174,35 @@ public final class Routes {
                                 + req.path().path() + "; allowed: " + allow);
             });
         }
-        routing.any((req, res) -> refuse(
-                req,
-                res,
-                Status.NOT_FOUND_404,
-                "no endpoint at " + req.path().path() + " (GET /openapi.yaml lists them)"));
+        String serverAllow = serverAllowed();
+        routing.any((req, res) -> {
+            if (req.prologue().method().equals(Method.OPTIONS)
+                    && req.path().path().equals("*")) {
+                // RFC 9110 section 9.3.7: OPTIONS * asks about the server itself (a proxy's or a client's
+                // capability probe), not about a route: what it takes, and no content (Content-Length: 0)
+                res.header(HeaderNames.ALLOW, serverAllow);
+                res.send();
+                return;
+            }
+            refuse(
+                    req,
+                    res,
+                    Status.NOT_FOUND_404,
+                    "no endpoint at " + req.path().path() + " (GET /openapi.yaml lists them)");
+        });
+    }
+
+    /** The methods some route takes, HEAD after GET, then OPTIONS (which {@code OPTIONS *} answers): its Allow. */
+    private String serverAllowed() {
+        Set<String> methods = new LinkedHashSet<>();
+        for (Route r : routes) {
+            methods.add(r.method().text());
+            if (r.method().equals(Method.GET)) {
+                methods.add(Method.HEAD.text());
+            }
+        }
+        methods.add(Method.OPTIONS.text());
+        return String.join(", ", methods);
     }
 
     /** A JSON error (for HEAD, its headers only). */
