@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -46,6 +47,8 @@ public final class IndexerApp implements AutoCloseable {
     private final Thread startup;
     private final Demo demo;
     private final SecurityReloads reloads;
+    /** An {@link Error} that ended startup recovery: {@link IndexerMain} exits on it */
+    private final CompletableFuture<Error> startupError = new CompletableFuture<>();
 
     private IndexerApp(IndexerConfig config) throws RegistryException, ConfigException {
         this.config = config;
@@ -227,6 +230,16 @@ public final class IndexerApp implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return; // closing: close() writes the last snapshot if the writer runs
+        } catch (Error e) {
+            // not a recovery that failed but a process that is broken (a class that does not load, a stack
+            // overflow, an OutOfMemoryError without -XX:+ExitOnOutOfMemoryError): nothing it did since can be
+            // trusted, and it would stay unready for good, so it stops for its supervisor to start it again
+            LOG.log(
+                    System.Logger.Level.ERROR,
+                    "startup recovery failed with " + e
+                            + "; the replica cannot start, so the process exits (status 1) to be restarted",
+                    e);
+            startupError.complete(e);
         } catch (RuntimeException | ExecutionException | TimeoutException e) {
             // never leave the gate shut for good: start with what is there, as with no peer
             LOG.log(
@@ -334,6 +347,14 @@ public final class IndexerApp implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             return false;
         }
+    }
+
+    /**
+     * Completes with the {@link Error} that ended startup recovery, if one does (logged already): the replica then
+     * never becomes ready, and the process should exit ({@link IndexerMain} does, with status 1).
+     */
+    public CompletableFuture<Error> startupError() {
+        return startupError;
     }
 
     public int port() {

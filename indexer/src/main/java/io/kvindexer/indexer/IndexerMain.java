@@ -64,6 +64,9 @@ public final class IndexerMain {
                         },
                         "kv-indexer-shutdown"));
         ShutdownLogManager.awaitShutdown(); // only once the hook is in: JUL's own must never wait for nothing
+        // a replica whose startup recovery died of an Error would stay unready for good: exit, to be restarted
+        // (the hook stops what runs; no snapshot is written, as the writer starts only after recovery)
+        app.startupError().thenRun(() -> System.exit(1));
         if (logs.jsonl()) {
             // a log of JSON lines (kubectl logs merges both streams) gets no line for people: the same as a record
             System.getLogger(IndexerMain.class.getName())
