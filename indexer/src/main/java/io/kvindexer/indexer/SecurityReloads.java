@@ -6,6 +6,7 @@ import io.kvindexer.indexer.common.TransportSecurity;
 import io.kvindexer.indexer.common.WatchedFiles;
 import io.kvindexer.indexer.http.ServerTls;
 import io.kvindexer.tls.PemFormat;
+import io.kvindexer.tls.ServedChain;
 import io.kvindexer.tls.Validity;
 import java.io.IOException;
 import java.io.InputStream;
@@ -41,6 +42,7 @@ final class SecurityReloads implements AutoCloseable {
         if (security.serverTls()) {
             servedChain = served == null ? List.of() : served.prototype().privateKeyCertChain();
             warnOutsideValidity(security.certFile());
+            warnMissingIssuer(security.certFile(), security.caFile());
             watches.add(WatchedFiles.start(
                     "tls",
                     List.of(security.certFile(), security.keyFile()),
@@ -79,6 +81,7 @@ final class SecurityReloads implements AutoCloseable {
             servedChain = chain;
             LOG.log(System.Logger.Level.INFO, "TLS certificate reloaded from {0}", security.certFile());
             warnOutsideValidity(security.certFile());
+            warnMissingIssuer(security.certFile(), security.caFile());
             return true;
         }
     }
@@ -110,6 +113,44 @@ final class SecurityReloads implements AutoCloseable {
                         problem);
             }
         }
+    }
+
+    /**
+     * A chain that stops short of a root (most often a leaf served without the intermediate CA that issued it) is
+     * served all the same, but a client that trusts only the root cannot build a path and refuses the handshake: the
+     * log says which certificate's issuer is missing, at start and at each reload. An issuer outside the file is
+     * fine when it is a root: one in {@code caFile} ({@code --tls-ca-file}, the CA the replicas trust each other by)
+     * or among the JDK's; one that is neither may still be a private root the clients have, which the warning says.
+     */
+    static void warnMissingIssuer(Path certFile, Path caFile) {
+        List<X509Certificate> chain;
+        List<X509Certificate> roots = new ArrayList<>(ServedChain.jdkRoots());
+        try (InputStream in = Files.newInputStream(certFile)) {
+            chain = PemFormat.certificates(in);
+        } catch (IOException | CertificateException e) {
+            return; // as in warnOutsideValidity
+        }
+        if (caFile != null) {
+            try (InputStream in = Files.newInputStream(caFile)) {
+                roots.addAll(PemFormat.certificates(in));
+            } catch (IOException | CertificateException e) {
+                // its own reload says what is wrong with it; the check goes on with the JDK's roots
+            }
+        }
+        X509Certificate broken = ServedChain.missingIssuer(chain, roots);
+        if (broken == null) {
+            return;
+        }
+        int at = chain.indexOf(broken);
+        LOG.log(
+                System.Logger.Level.WARNING,
+                "the TLS certificate in {0} {1}is issued by {2}, whose certificate is neither in the file nor a root"
+                        + " this replica knows (--tls-ca-file, the JDK''s trusted roots): if {2} is an intermediate"
+                        + " CA, append its certificate to {0} after this one, or clients that trust only the root"
+                        + " refuse the handshake; if it is a root your clients trust, give it as --tls-ca-file",
+                certFile,
+                at == 0 ? "" : "(chain certificate " + (at + 1) + ", " + broken.getSubjectX500Principal() + ") ",
+                broken.getIssuerX500Principal());
     }
 
     @Override

@@ -12,6 +12,9 @@ import io.kvindexer.indexer.reliability.FaultHarnessAccess;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.testkit.LogCapture;
 import io.kvindexer.indexer.testkit.SecuredIndexer;
+import io.kvindexer.tls.CaTrust;
+import io.kvindexer.tls.Certificates;
+import io.kvindexer.tls.PemFormat;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.net.URI;
@@ -20,6 +23,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.KeyPair;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.time.Instant;
@@ -28,6 +32,11 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.asn1.x509.BasicConstraints;
+import org.bouncycastle.asn1.x509.Extension;
+import org.bouncycastle.asn1.x509.KeyUsage;
+import org.bouncycastle.cert.X509v3CertificateBuilder;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -120,7 +129,7 @@ class TlsTest {
         Instant expiredOn = expired.cert().getNotAfter().toInstant();
         assertThat(expiredOn).isBefore(now);
         try (LogCapture log = LogCapture.warningsOf("io.kvindexer.indexer.SecurityReloads");
-                IndexerApp app = start()) {
+                IndexerApp app = start("--tls-ca-file", caFile.toString())) {
             assertThat(log.warnings())
                     .containsExactly("the TLS certificate in " + cert + " expired on " + expiredOn
                             + " (notAfter): clients refuse the handshake until it is renewed");
@@ -145,6 +154,64 @@ class TlsTest {
             assertThat(servedSerial(app.port())).isEqualTo(good.cert().getSerialNumber());
             assertThat(log.warnings()).hasSize(2);
         }
+    }
+
+    /**
+     * A certificate issued by an intermediate CA and served without it is served, but a client that trusts only the
+     * root refuses the handshake: the log names the file and the missing issuer, at start; with the intermediate
+     * appended to the file the same client gets through, and nothing more is logged. A leaf of a root that
+     * {@code --tls-ca-file} holds (as the operator's, and the other tests') draws no warning.
+     */
+    @Test
+    void aCertificateWithoutItsIntermediateIsServedWithAWarning() throws Exception {
+        Instant now = Instant.now();
+        KeyPair rootKeys = Certificates.ecKeys();
+        X500Name rootName = new X500Name("CN=kv-indexer test root");
+        X509Certificate root = issueCa(rootName, rootKeys, rootName, rootKeys, 1, now);
+        KeyPair intermediateKeys = Certificates.ecKeys();
+        X500Name intermediateName = new X500Name("CN=kv-indexer test intermediate");
+        X509Certificate intermediate = issueCa(intermediateName, intermediateKeys, rootName, rootKeys, 0, now);
+        KeyPair leafKeys = Certificates.ecKeys();
+        X509Certificate leaf = Certificates.sign(
+                Certificates.builder(
+                        new X500Name("CN=replica"), intermediateName, leafKeys.getPublic(), now, Duration.ofHours(1)),
+                intermediateKeys.getPrivate());
+        new TestCa.Issued(leaf, leafKeys).write(cert, key);
+        Path rootFile = dir.resolve("root.crt");
+        Files.writeString(rootFile, PemFormat.certificate(root));
+        javax.net.ssl.SSLSocketFactory rootOnly;
+        try (java.io.InputStream in = Files.newInputStream(rootFile)) {
+            rootOnly = CaTrust.sslContext(in).getSocketFactory();
+        }
+
+        try (LogCapture log = LogCapture.warningsOf("io.kvindexer.indexer.SecurityReloads");
+                IndexerApp app = start("--tls-ca-file", rootFile.toString())) {
+            assertThat(log.warnings())
+                    .containsExactly("the TLS certificate in " + cert + " is issued by CN=kv-indexer test intermediate,"
+                            + " whose certificate is neither in the file nor a root this replica knows (--tls-ca-file,"
+                            + " the JDK's trusted roots): if CN=kv-indexer test intermediate is an intermediate CA,"
+                            + " append its certificate to " + cert + " after this one, or clients that trust only the"
+                            + " root refuse the handshake; if it is a root your clients trust, give it as"
+                            + " --tls-ca-file");
+            assertThatThrownBy(() -> servedSerial(app.port(), rootOnly))
+                    .as("what the warning says")
+                    .isInstanceOf(javax.net.ssl.SSLHandshakeException.class);
+
+            TestCa.writeAtomically(cert, PemFormat.certificate(leaf) + PemFormat.certificate(intermediate));
+            await().atMost(Duration.ofSeconds(30))
+                    .ignoreExceptions()
+                    .until(() -> servedSerial(app.port(), rootOnly).equals(leaf.getSerialNumber()));
+            assertThat(log.warnings()).hasSize(1);
+        }
+    }
+
+    private static X509Certificate issueCa(
+            X500Name subject, KeyPair keys, X500Name issuer, KeyPair issuerKeys, int pathLength, Instant now)
+            throws Exception {
+        X509v3CertificateBuilder b = Certificates.builder(subject, issuer, keys.getPublic(), now, Duration.ofDays(1));
+        b.addExtension(Extension.basicConstraints, true, new BasicConstraints(pathLength));
+        b.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
+        return Certificates.sign(b, issuerKeys.getPrivate());
     }
 
     /** A client context that trusts the test CA's certificates whatever their dates, to see what is served. */
