@@ -39,12 +39,14 @@ final class BodyFraming extends FilterInputStream {
 
     /**
      * What follows the answer on the connection. After a request whose body framing failed: nothing, the connection
-     * is closed. After one whose body was not read to its end ({@link RequestBody#leftUnread}: refused before it was
-     * read, or reading stopped at an error), Helidon reads the rest of the body to keep the connection, with no time
-     * limit: the body's read deadline bounds that too ({@link BodyDeadline#drainRest}), so a client that declared a
-     * body and then stalls no longer holds the connection for good. Unless the answer said
-     * {@code Connection: close} (a stop is coming): then Helidon skips that read but goes on reading the connection,
-     * and would take the body's bytes for the next request, so the connection is closed.
+     * is closed. After a request or an answer that says {@code Connection: close} (the client's, or ours while a stop
+     * is coming): nothing either, as RFC 9112 section 9.6 wants; Helidon 4.5 sends the header but goes on reading the
+     * connection (helidon#12324), so a client that waits for the end of the connection waited for good, and a body
+     * left unread would be taken for the next request. After one whose body was not read to its end ({@link
+     * RequestBody#leftUnread}: refused before it was read, or reading stopped at an error), Helidon reads the rest of
+     * the body to keep the connection, with no time limit: the body's read deadline bounds that too ({@link
+     * BodyDeadline#drainRest}), so a client that declared a body and then stalls no longer holds the connection for
+     * good.
      */
     static Filter filter() {
         return (chain, req, res) -> {
@@ -52,10 +54,11 @@ final class BodyFraming extends FilterInputStream {
             if (req.context().get(Broken.class).isPresent()) {
                 throw new CloseConnectionException("the request body's chunk framing is broken");
             }
+            if (req.headers().containsToken(HeaderValues.CONNECTION_CLOSE)
+                    || res.headers().containsToken(HeaderValues.CONNECTION_CLOSE)) {
+                throw new CloseConnectionException("answered with Connection: close");
+            }
             if (RequestBody.leftUnread(req)) {
-                if (res.headers().contains(HeaderValues.CONNECTION_CLOSE)) {
-                    throw new CloseConnectionException("answered with Connection: close, the request body not read");
-                }
                 BodyDeadline deadline = BodyDeadline.current();
                 if (deadline != null) {
                     deadline.drainRest();
