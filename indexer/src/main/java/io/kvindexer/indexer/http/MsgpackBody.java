@@ -7,6 +7,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.IntBuffer;
 import java.nio.LongBuffer;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import org.msgpack.core.MessageFormat;
 import org.msgpack.core.MessagePack;
@@ -72,7 +73,7 @@ final class MsgpackBody extends RequestFields {
             if (in.getNextFormat().getValueType() != ValueType.STRING) {
                 throw ApiError.badJson("malformed msgpack: a map key is not a string");
             }
-            return text();
+            return text("a map key");
         } catch (IOException | MessagePackException e) {
             throw malformed(e);
         }
@@ -94,7 +95,7 @@ final class MsgpackBody extends RequestFields {
             if (t != ValueType.STRING) {
                 throw ApiError.invalid("invalid type for `" + field + "`: expected a string, got " + describe(t));
             }
-            return text();
+            return text("`" + field + "`");
         } catch (IOException | MessagePackException e) {
             throw malformed(e);
         }
@@ -223,14 +224,28 @@ final class MsgpackBody extends RequestFields {
     }
 
     /**
-     * The string just peeked, decoded from the body's own bytes (malformed UTF-8 replaced, as msgpack-core does):
-     * {@code unpackString} set up a decoder and a 16 KB char buffer per body for a few short names.
+     * The string just peeked ({@code what}, for the error), decoded from the body's own bytes: {@code unpackString}
+     * set up a decoder and a 16 KB char buffer per body for a few short names. Malformed UTF-8 is refused, as the JSON
+     * path refuses it (msgpack-core replaced it, and a query for a garbled model name was answered 404 naming it).
      */
-    private String text() throws IOException {
+    private String text(String what) throws IOException {
         int n = count(in.unpackRawStringHeader(), 1);
         int at = (int) in.getTotalReadBytes();
         in.readPayloadAsReference(n);
-        return new String(bytes, at, n, StandardCharsets.UTF_8);
+        String s = new String(bytes, at, n, StandardCharsets.UTF_8);
+        if (s.indexOf('\uFFFD') >= 0 && !validUtf8(at, n)) { // a replacement: checked again, strictly
+            throw ApiError.badJson("invalid msgpack: " + what + " is not valid UTF-8");
+        }
+        return s;
+    }
+
+    private boolean validUtf8(int at, int n) {
+        try {
+            StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes, at, n));
+            return true;
+        } catch (CharacterCodingException e) {
+            return false;
+        }
     }
 
     /** A bin of little-endian {@code width}-byte values, as a view of the body's own bytes (no copy). */

@@ -273,6 +273,15 @@ class MsgpackQueryTest {
                 post("/query", java.util.Arrays.copyOf(good, good.length - 3), MSGPACK, null), 400, "invalid msgpack");
         assertError(post("/query", java.util.Arrays.copyOf(good, good.length + 1), MSGPACK, null), 400, "trailing");
         assertError(post("/query", new byte[0], MSGPACK, null), 400, "empty");
+        // malformed UTF-8 is refused as the JSON path refuses it, not decoded into a name that matches nothing
+        byte[] badName = msgpack("model_name", "ll", "token_ids", range(1, 4));
+        int name = indexOf(badName, "ll".getBytes(StandardCharsets.US_ASCII));
+        badName[name] = (byte) 0xff;
+        badName[name + 1] = (byte) 0xfe;
+        assertError(post("/query", badName, MSGPACK, null), 400, "invalid msgpack: `model_name` is not valid UTF-8");
+        byte[] badKey = msgpack("model_name", "llama", "token_ids", range(1, 4));
+        badKey[indexOf(badKey, "model_name".getBytes(StandardCharsets.US_ASCII))] = (byte) 0xc0;
+        assertError(post("/query", badKey, MSGPACK, null), 400, "invalid msgpack: a map key is not valid UTF-8");
         assertError(
                 post("/query", new byte[] {(byte) 0x93, 1, 2, 3}, MSGPACK, null),
                 422,
@@ -316,6 +325,15 @@ class MsgpackQueryTest {
                 post("/query", new byte[(int) IndexerConfig.defaults().maxQueryBodyBytes() + 10], MSGPACK, null),
                 413,
                 "larger than the limit");
+    }
+
+    private static int indexOf(byte[] in, byte[] part) {
+        for (int i = 0; i + part.length <= in.length; i++) {
+            if (java.util.Arrays.equals(in, i, i + part.length, part, 0, part.length)) {
+                return i;
+            }
+        }
+        throw new AssertionError("not found");
     }
 
     private static void assertError(Reply r, int status, String fragment) throws IOException {
