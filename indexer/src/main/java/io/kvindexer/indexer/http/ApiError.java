@@ -14,6 +14,22 @@ public final class ApiError extends RuntimeException {
         return status;
     }
 
+    /** The most characters of a value the client sent that an error quotes. */
+    static final int MAX_QUOTED = 100;
+
+    /**
+     * {@code value} as an error quotes it: its first {@value #MAX_QUOTED} characters, then {@code ...}. An error names
+     * what was wrong, it does not mirror it: a query for a model name of 3 MB was answered a 404 of 3 MB.
+     */
+    static String quoted(String value) {
+        return value.length() <= MAX_QUOTED ? value : value.substring(0, MAX_QUOTED) + "...";
+    }
+
+    /** A query's (model, tenant) that has no index: 404, as Dynamo answers it. */
+    static ApiError noIndexer(String model, String tenant) {
+        return new ApiError(404, "no indexer for model=" + quoted(model) + " tenant=" + quoted(tenant));
+    }
+
     static ApiError badJson(String message) {
         return new ApiError(400, message);
     }

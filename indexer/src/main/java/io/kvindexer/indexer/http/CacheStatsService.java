@@ -82,8 +82,7 @@ record CacheStatsService(Indexers indexers) implements ApiService {
                 query.first("model_name").orElseThrow(() -> new ApiError(400, "missing query parameter `model_name`"));
         String tenant = query.first("tenant_id").orElse(Tenants.DEFAULT);
         int limit = limit(query.first("limit").orElse(null));
-        ModelIndex ix = indexers.get(model, tenant)
-                .orElseThrow(() -> new ApiError(404, "no indexer for model=" + model + " tenant=" + tenant));
+        ModelIndex ix = indexers.get(model, tenant).orElseThrow(() -> ApiError.noIndexer(model, tenant));
         List<CacheSurvey.SharedPrefix> prefixes = ix.survey().sharedPrefixes(limit);
         JsonOut.send(res, 200, g -> {
             g.writeStartObject();

@@ -27,8 +27,6 @@ import java.util.Locale;
 public final class IndexerRouting {
 
     private static final System.Logger LOG = System.getLogger(IndexerRouting.class.getName());
-    /** characters of a client's header value an error quotes */
-    private static final int MAX_QUOTED = 100;
 
     /**
      * What the routes work on.
@@ -176,11 +174,10 @@ public final class IndexerRouting {
                 || !reason.toLowerCase(Locale.ROOT).contains("content encoding")) {
             return null;
         }
-        String encoding = request.headers().first(HeaderNames.CONTENT_ENCODING).orElse(null);
-        if (encoding != null && encoding.length() > MAX_QUOTED) {
-            encoding = encoding.substring(0, MAX_QUOTED) + "...";
-        }
-        return encoding;
+        return request.headers()
+                .first(HeaderNames.CONTENT_ENCODING)
+                .map(ApiError::quoted)
+                .orElse(null);
     }
 
     /**

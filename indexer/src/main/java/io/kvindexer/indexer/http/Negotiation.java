@@ -22,8 +22,6 @@ import java.util.List;
  */
 final class Negotiation {
 
-    private static final int MAX_QUOTED = 100;
-
     private Negotiation() {}
 
     static MediaType choose(ServerRequest req, MediaType byDefault, MediaType other) {
@@ -43,10 +41,8 @@ final class Negotiation {
             return byDefault;
         }
         if (defaultQ <= 0 && otherQ <= 0) {
-            String accept = req.headers().first(HeaderNames.ACCEPT).orElse("");
-            if (accept.length() > MAX_QUOTED) {
-                accept = accept.substring(0, MAX_QUOTED) + "...";
-            }
+            String accept =
+                    ApiError.quoted(req.headers().first(HeaderNames.ACCEPT).orElse(""));
             throw new ApiError(
                     406,
                     "`Accept: " + accept + "` takes neither " + byDefault.text() + " nor " + other.text()

@@ -93,8 +93,7 @@ record QueryService(
         if (!gate.isOpen()) {
             throw new ApiError(503, "indexer is not ready: " + gate.reason());
         }
-        return indexers.get(model, tenant)
-                .orElseThrow(() -> new ApiError(404, "no indexer for model=" + model + " tenant=" + tenant));
+        return indexers.get(model, tenant).orElseThrow(() -> ApiError.noIndexer(model, tenant));
     }
 
     /**

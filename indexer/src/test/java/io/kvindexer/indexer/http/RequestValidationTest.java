@@ -241,6 +241,17 @@ abstract class RequestValidationTest extends OneWorkerRoutes {
                 "no indexer for model=m tenant=t");
     }
 
+    /** An unknown model's 404 names it, but does not mirror a huge one: its first 100 characters, then "...". */
+    @Test
+    void anUnknownHugeModelNameIsQuotedNotMirrored() {
+        String huge = "m".repeat(1_000_000);
+        HttpTestClient.Response r = http.post(
+                "/query", "{\"token_ids\":[1],\"model_name\":\"" + huge + "\",\"tenant_id\":\"" + huge + "\"}");
+        assertThat(r.status()).isEqualTo(404);
+        String quoted = "m".repeat(100) + "...";
+        assertThat(r.error()).isEqualTo("no indexer for model=" + quoted + " tenant=" + quoted);
+    }
+
     @Test
     void unknownRouteIs404AndWrongMethodIs405() {
         assertError(http.get("/nope"), 404, "no endpoint at /nope");
