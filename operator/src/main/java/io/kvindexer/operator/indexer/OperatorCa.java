@@ -73,6 +73,10 @@ public final class OperatorCa {
         return certPem;
     }
 
+    public X509Certificate certificate() {
+        return cert;
+    }
+
     /** True when this CA itself is within a third of its life from expiring (then a new one is made). */
     public boolean expiring(Instant now) {
         return dueForRenewal(cert, now);

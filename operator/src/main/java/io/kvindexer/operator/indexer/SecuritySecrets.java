@@ -35,6 +35,8 @@ import java.util.Objects;
  * {@code kv-indexer}, see {@link IndexerSecurity#tokenSecret}) and {@code <name>-tls} (issued by the operator's CA, or a
  * cert-manager {@code Certificate} writes it). Both are owned by the KvIndexer; turning a feature off deletes what
  * the operator made for it (the token Secret once no pod mounts it any more). Returns a warning to show on the KvIndexer, or null.
+ * When the operator's CA is renewed or replaced, {@code ca.crt} carries the former CA after the new one until every
+ * replica serves a certificate of the new one ({@link CaBundle}).
  */
 public final class SecuritySecrets {
     /** The operator's CA of one namespace (not owned: every KvIndexer of the namespace is issued by it). */
@@ -170,20 +172,57 @@ public final class SecuritySecrets {
         }
         OperatorCa ca = ca(client, ns, now);
         Secret current = secret.get();
+        // the former CAs ca.crt carries (the one the Secret was issued by before, if the operator issued it)
+        List<X509Certificate> formers = current != null && ISSUER_OPERATOR.equals(labelOf(current, LABEL_ISSUER))
+                ? CaBundle.formers(ReplicaAccesses.value(current, IndexerSecurity.CA_KEY), ca, now)
+                : List.of();
         if (current == null || needsNewCertificate(current, ca, now)) {
+            // the new certificate and the bundle in one write: a pod's copy of the Secret changes at once, so a
+            // replica never holds the new certificate beside a ca.crt without the CA of its peers' old ones
             OperatorCa.Pem leaf = ca.issue(IndexerSecurity.serviceDnsName(kvi), IndexerSecurity.dnsNames(kvi), now);
             Map<String, String> data = new LinkedHashMap<>();
             data.put(IndexerSecurity.CERT_KEY, b64(leaf.cert()));
             data.put(IndexerSecurity.KEY_KEY, b64(leaf.key()));
-            data.put(IndexerSecurity.CA_KEY, b64(ca.certPem()));
+            data.put(IndexerSecurity.CA_KEY, b64(CaBundle.pem(ca, formers)));
             Secret desired = new SecretBuilder()
                     .withMetadata(owned(kvi, IndexerSecurity.tlsSecret(kvi), Map.of(LABEL_ISSUER, ISSUER_OPERATOR)))
                     .withType("kubernetes.io/tls")
                     .withData(data)
                     .build();
             client.secrets().inNamespace(ns).resource(desired).createOr(r -> r.update());
+        } else {
+            dropFormerCas(client, kvi, current, ca, formers);
         }
         return warning;
+    }
+
+    /**
+     * Rewrites {@code ca.crt} with {@code ca} alone once every replica serves a certificate of it (or with the
+     * former CAs still valid, when one expired meanwhile); unchanged otherwise.
+     */
+    private static void dropFormerCas(
+            KubernetesClient client, KvIndexer kvi, Secret current, OperatorCa ca, List<X509Certificate> formers) {
+        String name = current.getMetadata().getName();
+        List<X509Certificate> keep =
+                formers.isEmpty() || ServedCertificates.everyReplicaServes(client, kvi, name, ca) ? List.of() : formers;
+        String caCrt = ReplicaAccesses.value(current, IndexerSecurity.CA_KEY);
+        if (CaBundle.read(caCrt).size() == keep.size() + 1) {
+            return;
+        }
+        client.secrets()
+                .inNamespace(kvi.getMetadata().getNamespace())
+                .withName(name)
+                .edit(s -> {
+                    Map<String, String> data = new LinkedHashMap<>(Objects.requireNonNullElse(s.getData(), Map.of()));
+                    data.put(IndexerSecurity.CA_KEY, b64(CaBundle.pem(ca, keep)));
+                    s.setData(data);
+                    return s;
+                });
+    }
+
+    private static String labelOf(Secret s, String label) {
+        Map<String, String> labels = s.getMetadata().getLabels();
+        return labels == null ? null : labels.get(label);
     }
 
     /** Missing, unreadable, from another CA, for other names, or within a third of its life from expiry. */
@@ -193,11 +232,13 @@ public final class SecuritySecrets {
         if (cert == null || ReplicaAccesses.value(s, IndexerSecurity.KEY_KEY) == null || caPem == null) {
             return true;
         }
-        if (!caPem.strip().equals(ca.certPem().strip())) {
+        List<X509Certificate> cas = CaBundle.read(caPem); // ca first, then the former ones it still carries
+        if (cas.isEmpty() || !cas.getFirst().equals(ca.certificate())) {
             return true;
         }
         try {
             X509Certificate leaf = PemFormat.certificates(cert).getFirst();
+            leaf.verify(ca.certificate().getPublicKey());
             return OperatorCa.dueForRenewal(leaf, now);
         } catch (GeneralSecurityException | RuntimeException e) {
             return true;
