@@ -31,6 +31,8 @@ import java.time.Instant;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -119,6 +121,16 @@ class CaRenewalBundleTest {
             assertThat(ready(bundle, replica)).isEqualTo(200);
             Path newOnly = Files.writeString(dir.resolve("new-ca.crt"), PemFormat.certificate(renewed));
             assertThatThrownBy(() -> ready(newOnly, replica)).hasStackTraceContaining("SSLHandshakeException");
+            // and a real replica started with the bundle as --tls-ca-file recovers from it (a blank peer: it holds
+            // no block, but answered the dump)
+            try (IndexerApp peer = IndexerApp.start(new String[] {
+                "--host", "127.0.0.1", "--port", "0", "--tls-ca-file", bundle.toString(), "--peers", replica.baseUrl()
+            })) {
+                await().atMost(Duration.ofSeconds(60))
+                        .pollInterval(Duration.ofMillis(200))
+                        .until(() -> recoverySource(peer) != null);
+                assertThat(recoverySource(peer)).isEqualTo("blank_peer");
+            }
 
             // reconciles meanwhile (a restarted operator among them: nothing but the Secrets is read) keep it
             SecuritySecrets.reconcile(client, kvi, now);
@@ -189,6 +201,21 @@ class CaRenewalBundleTest {
                                     .build(),
                             HttpResponse.BodyHandlers.ofString())
                     .statusCode();
+        }
+    }
+
+    /** The {@code source} of the startup-recovery gauge, once recovery is over; null before. */
+    private static String recoverySource(IndexerApp app) throws Exception {
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            String metrics = http.send(
+                            HttpRequest.newBuilder(URI.create(app.baseUrl() + "/metrics"))
+                                    .timeout(Duration.ofSeconds(30))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString())
+                    .body();
+            Matcher m = Pattern.compile("dynamo_kvindexer_startup_recovery_seconds\\{[^}]*source=\"([a-z_]+)\"")
+                    .matcher(metrics);
+            return m.find() ? m.group(1) : null;
         }
     }
 
