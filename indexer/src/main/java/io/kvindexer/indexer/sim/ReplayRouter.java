@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.zeromq.ZMQ;
+import org.zeromq.ZMQException;
 
 /**
  * The simulated engine's replay side: a ring buffer of past batches and the ROUTER protocol that answers
@@ -149,8 +150,18 @@ final class ReplayRouter {
      * (and counted) when the peer's queue is at the high-water mark, as a ROUTER does.
      */
     private void reply(ZMQ.Socket router, byte[] identity, byte[] seq, byte[] topic, byte[] payload) {
-        // a full queue refuses the first frame (the identity) and nothing of the message is queued
-        if (!router.send(identity, ZMQ.SNDMORE | ZMQ.DONTWAIT)) {
+        // a full queue refuses the first frame (the identity) and nothing of the message is queued; so does a
+        // requester that has gone (a replay that ran out of time closes its DEALER), which the mandatory ROUTER
+        // throws as EHOSTUNREACH where a plain one drops it
+        try {
+            if (!router.send(identity, ZMQ.SNDMORE | ZMQ.DONTWAIT)) {
+                dropped.incrementAndGet();
+                return;
+            }
+        } catch (ZMQException e) {
+            if (e.getErrorCode() != ZMQ.Error.EHOSTUNREACH.getCode()) {
+                throw e;
+            }
             dropped.incrementAndGet();
             return;
         }

@@ -18,6 +18,8 @@ import org.zeromq.ZMQ;
  */
 final class SimPublisher {
 
+    private static final System.Logger LOG = System.getLogger(SimPublisher.class.getName());
+
     sealed interface Command {}
 
     record Send(long seq, byte[] payload, boolean live, CompletableFuture<Long> done) implements Command {}
@@ -39,6 +41,7 @@ final class SimPublisher {
     private final Thread thread;
     private final CompletableFuture<String[]> bound = new CompletableFuture<>();
     final AtomicInteger subscriptions = new AtomicInteger();
+    private volatile RuntimeException failure;
 
     SimPublisher(EngineSimulator.Options options, ReplayRouter replay, byte[] topic) {
         this.options = options;
@@ -67,6 +70,9 @@ final class SimPublisher {
 
     void submit(Command command) {
         commands.add(command);
+        if (failure != null) {
+            failQueued(); // the thread has ended: nothing will carry the command out
+        }
     }
 
     /** Stops the thread and closes the sockets (linger 0, no end-of-stream message, like vLLM). */
@@ -111,6 +117,11 @@ final class SimPublisher {
             loop(pub, router);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            // a caller waiting on a command's future would otherwise wait for good
+            LOG.log(System.Logger.Level.ERROR, "engine simulator's socket thread failed", e);
+            failure = e;
+            failQueued();
         } finally {
             Frames.closeQuietly(pub);
             Frames.closeQuietly(router);
@@ -144,6 +155,22 @@ final class SimPublisher {
                 case Stop s -> {
                     return;
                 }
+            }
+        }
+    }
+
+    private void failQueued() {
+        Command command;
+        while ((command = commands.poll()) != null) {
+            CompletableFuture<Long> done = switch (command) {
+                case Send c -> c.done();
+                case Raw c -> c.done();
+                case AnswerDeferred c -> c.done();
+                case ClearBuffer c -> null;
+                case Stop c -> null;
+            };
+            if (done != null) {
+                done.completeExceptionally(new IllegalStateException("the engine simulator has failed", failure));
             }
         }
     }
