@@ -70,10 +70,19 @@ class HeadDumpTest {
             assertThat(get.status()).isEqualTo(200);
             assertThat(get.header("transfer-encoding")).isEqualTo("chunked");
 
-            before = allocated();
-            send(s, "HEAD " + request + NEXT);
-            HeadRequestsTest.Response head = HeadRequestsTest.Response.read(in, true);
-            long byHead = allocated() - before;
+            // the least of three: the count is the whole process's, and other threads may allocate meanwhile
+            long byHead = Long.MAX_VALUE;
+            HeadRequestsTest.Response head = null;
+            for (int i = 0; i < 3; i++) {
+                before = allocated();
+                send(s, "HEAD " + request + NEXT);
+                head = HeadRequestsTest.Response.read(in, true);
+                byHead = Math.min(byHead, allocated() - before);
+                // no content, and no terminating chunk: the next bytes are the next request's answer
+                HeadRequestsTest.Response next = HeadRequestsTest.Response.read(in, false);
+                assertThat(next.status()).isEqualTo(200);
+                assertThat(next.body()).isEmpty();
+            }
             assertThat(byHead)
                     .as("bytes allocated by HEAD (GET: %d for %d bytes of dump)", byGet, get.body().length)
                     .isLessThan(byGet / 10);
@@ -85,10 +94,6 @@ class HeadDumpTest {
                     .as("no length: it is known only by writing the dump")
                     .isNull();
             assertThat(head.header("transfer-encoding")).isEqualTo("chunked");
-            // no content, and no terminating chunk: the next bytes are the next request's answer
-            HeadRequestsTest.Response next = HeadRequestsTest.Response.read(in, false);
-            assertThat(next.status()).isEqualTo(200);
-            assertThat(next.body()).isEmpty();
         }
     }
 

@@ -244,12 +244,17 @@ abstract class RequestValidationTest extends OneWorkerRoutes {
     /** An unknown model's 404 names it, but does not mirror a huge one: its first 100 characters, then "...". */
     @Test
     void anUnknownHugeModelNameIsQuotedNotMirrored() {
-        String huge = "m".repeat(1_000_000);
+        String longest = "m".repeat(256); // the longest name an index can have (IndexNamesTest)
         HttpTestClient.Response r = http.post(
-                "/query", "{\"token_ids\":[1],\"model_name\":\"" + huge + "\",\"tenant_id\":\"" + huge + "\"}");
+                "/query", "{\"token_ids\":[1],\"model_name\":\"" + longest + "\",\"tenant_id\":\"" + longest + "\"}");
         assertThat(r.status()).isEqualTo(404);
         String quoted = "m".repeat(100) + "...";
         assertThat(r.error()).isEqualTo("no indexer for model=" + quoted + " tenant=" + quoted);
+
+        String huge = "m".repeat(1_000_000);
+        r = http.post("/query", "{\"token_ids\":[1],\"model_name\":\"" + huge + "\"}");
+        assertThat(r.status()).isEqualTo(422);
+        assertThat(r.error()).hasSizeLessThan(200).contains("model_name");
     }
 
     @Test
