@@ -44,13 +44,6 @@ public final class AccessLog implements AutoCloseable {
     /** The model a handler served, for its request's record ({@code "-"} when none was named). */
     public record Model(String name) {}
 
-    /**
-     * The most characters of a model name a record (and a span) keeps, then {@code ...}: a real one is a few dozen
-     * (a Hugging Face id is at most 193), and the name of a query for an unknown model is the client's own, as long
-     * as the body: whole, a queue of {@value #QUEUE} lines of 8 MB each could take the heap.
-     */
-    static final int MAX_MODEL = 256;
-
     private final AccessLogSettings settings;
     private final DateTimeFormatter timestamps;
     private final Runnable onDrop;
@@ -91,11 +84,10 @@ public final class AccessLog implements AutoCloseable {
      * body. Only a look at the thread's span when {@code log} is null (no access log) and no span records.
      */
     public static void model(AccessLog log, ServerRequest req, String model) {
-        String kept = model.length() <= MAX_MODEL ? model : model.substring(0, MAX_MODEL) + "...";
         if (log != null) {
-            req.context().register(new Model(kept));
+            req.context().register(new Model(model));
         }
-        RequestTracing.model(kept);
+        RequestTracing.model(model);
     }
 
     /** Queues one request's record; drops it (counted) when the writer is that far behind. */

@@ -104,19 +104,6 @@ class AccessLogTest {
         }
     }
 
-    /** A query's model name is the client's own: a record keeps its first 256 characters, not a body's worth. */
-    @Test
-    void aHugeModelNameIsCutInItsRecord() throws Exception {
-        Path file = dir.resolve("access.log");
-        String huge = "m".repeat(1_000_000);
-        try (IndexerApp app = start(file, false, null);
-                HttpTestClient http = new HttpTestClient(app.baseUrl())) {
-            http.post("/query", "{\"model_name\":\"" + huge + "\",\"token_ids\":[1,2,3,4]}")
-                    .assertStatus(404);
-            assertThat(records(file, 1).getFirst().get("model").asText()).isEqualTo("m".repeat(256) + "...");
-        }
-    }
-
     /** With request spans, a record without the trace-id header takes its span's trace id (the caller's). */
     @Test
     void withSpansTheTraceIdFallsBackToTheSpans() throws Exception {
