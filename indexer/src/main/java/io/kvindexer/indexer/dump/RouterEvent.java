@@ -19,9 +19,21 @@ public record RouterEvent(long instanceId, int dpRank, StorageTier tier, long ev
 
     /**
      * {@code {"stored": {...}}}: blocks with their engine hash and local (tokens) hash, chained from {@code parentBlockHash}.
+     * {@code lastStoreMillis}, our addition for a {@code /dump} (compatibility.md, Where we differ on purpose): when
+     * each block was last stored (epoch millis, {@link #NO_TIME} for a block without one), or null when none has one.
      */
-    public record Stored(boolean hasParent, long parentBlockHash, long[] blockHashes, long[] localHashes)
-            implements Data {}
+    public record Stored(
+            boolean hasParent, long parentBlockHash, long[] blockHashes, long[] localHashes, long[] lastStoreMillis)
+            implements Data {
+
+        /** A block's entry in {@code lastStoreMillis} when it has no time. */
+        public static final long NO_TIME = Long.MIN_VALUE;
+
+        /** Blocks without store times: an engine's event, or a dump entry from a replica without a TTL. */
+        public Stored(boolean hasParent, long parentBlockHash, long[] blockHashes, long[] localHashes) {
+            this(hasParent, parentBlockHash, blockHashes, localHashes, null);
+        }
+    }
 
     /** {@code {"removed": {"block_hashes": [...]}}}. */
     public record Removed(long[] blockHashes) implements Data {}

@@ -23,6 +23,12 @@ import java.io.UncheckedIOException;
  */
 public final class RouterEventJson {
 
+    /**
+     * A stored block's last-store time in a {@code /dump} (epoch millis): ours, not Dynamo's, which ignores it as it
+     * ignores any field it does not know in a block.
+     */
+    static final String LAST_STORE_MS = "last_store_ms";
+
     /** Shared, thread-safe factory for every JSON stream of the event model. */
     static final JsonFactory FACTORY = JsonFactory.builder().build();
 
@@ -96,6 +102,9 @@ public final class RouterEventJson {
                     g.writeFieldName("tokens_hash");
                     writeU64(g, s.localHashes()[i]);
                     g.writeNullField("mm_extra_info");
+                    if (s.lastStoreMillis() != null && s.lastStoreMillis()[i] != RouterEvent.Stored.NO_TIME) {
+                        g.writeNumberField(LAST_STORE_MS, s.lastStoreMillis()[i]);
+                    }
                     g.writeEndObject();
                 }
                 g.writeEndArray();
@@ -220,6 +229,7 @@ public final class RouterEventJson {
         long parent = 0;
         long[] blockHashes = null;
         long[] tokensHashes = null;
+        long[] lastStores = null;
         for (String field; (field = nextField(p)) != null; ) {
             switch (field) {
                 case "parent_hash" -> {
@@ -231,16 +241,19 @@ public final class RouterEventJson {
                     expect(p, JsonToken.START_ARRAY, blocksPath, "an array");
                     LongArrayList blocks = new LongArrayList();
                     LongArrayList tokens = new LongArrayList();
+                    LongArrayList times = null; // only once a block has one
                     int i = 0;
                     while (p.nextToken() != JsonToken.END_ARRAY) {
                         String blockPath = blocksPath + "[" + i++ + "]";
                         expect(p, JsonToken.START_OBJECT, blockPath, "an object");
                         Long block = null;
                         Long tokensHash = null;
+                        long time = RouterEvent.Stored.NO_TIME;
                         for (String name; (name = nextField(p)) != null; ) {
                             switch (name) {
                                 case "block_hash" -> block = readU64(p, blockPath + ".block_hash");
                                 case "tokens_hash" -> tokensHash = readU64(p, blockPath + ".tokens_hash");
+                                case LAST_STORE_MS -> time = readEpochMillis(p, blockPath + "." + LAST_STORE_MS);
                                 default -> p.skipChildren(); // mm_extra_info: not used by the index
                             }
                         }
@@ -248,11 +261,21 @@ public final class RouterEventJson {
                             throw new EventJsonException(
                                     blockPath + "." + (block == null ? "block_hash" : "tokens_hash") + ": missing");
                         }
+                        if (time != RouterEvent.Stored.NO_TIME && times == null) {
+                            times = new LongArrayList();
+                            for (int k = 0; k < blocks.size(); k++) {
+                                times.add(RouterEvent.Stored.NO_TIME); // the blocks before it had none
+                            }
+                        }
+                        if (times != null) {
+                            times.add(time);
+                        }
                         blocks.add(block.longValue());
                         tokens.add(tokensHash.longValue());
                     }
                     blockHashes = blocks.toLongArray();
                     tokensHashes = tokens.toLongArray();
+                    lastStores = times == null ? null : times.toLongArray();
                 }
                 default -> p.skipChildren(); // start_position and later additions
             }
@@ -260,7 +283,26 @@ public final class RouterEventJson {
         if (blockHashes == null) {
             throw new EventJsonException(path + ".blocks: missing");
         }
-        return new RouterEvent.Stored(hasParent, parent, blockHashes, tokensHashes);
+        return new RouterEvent.Stored(hasParent, parent, blockHashes, tokensHashes, lastStores);
+    }
+
+    /**
+     * An epoch-millis time, signed. Any value is taken: block expiry counts one in the future as now and a very old
+     * one as long expired, as it does a binary dump's; {@code null} is no time.
+     */
+    private static long readEpochMillis(JsonParser p, String path) throws IOException, EventJsonException {
+        if (p.currentToken() == JsonToken.VALUE_NULL) {
+            return RouterEvent.Stored.NO_TIME;
+        }
+        if (p.currentToken() != JsonToken.VALUE_NUMBER_INT || p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
+            throw new EventJsonException(path + ": expected epoch milliseconds (a 64-bit integer), got "
+                    + (p.currentToken() == JsonToken.VALUE_NUMBER_INT
+                            ? p.getText()
+                            : JsonTokens.describe(p.currentToken())));
+        }
+        long v = p.getLongValue();
+        // NO_TIME itself would read as "no time": the oldest time there is, long expired either way
+        return v == RouterEvent.Stored.NO_TIME ? v + 1 : v;
     }
 
     private static RouterEvent.Removed readRemoved(JsonParser p, String path) throws IOException, EventJsonException {

@@ -6,7 +6,9 @@ import io.kvindexer.indexer.dump.DumpJson;
 import io.kvindexer.indexer.dump.RouterEvent;
 import io.kvindexer.indexer.index.DumpSink;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.index.StoreTimes;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
+import it.unimi.dsi.fastutil.longs.Long2LongOpenHashMap;
 import it.unimi.dsi.fastutil.longs.LongArrayList;
 import it.unimi.dsi.fastutil.objects.Object2IntOpenHashMap;
 import java.io.IOException;
@@ -30,10 +32,18 @@ public final class DumpEvents implements DumpSink {
     private final LongArrayList parents = new LongArrayList();
     private final LongArrayList hashes = new LongArrayList();
     private final LongArrayList localHashes = new LongArrayList();
+    /** the index's last-store times, written with each block that has one ({@code last_store_ms}) */
+    private final StoreTimes times;
     /** the event id of the first membership held: those drained before counted */
     private long firstId;
 
     public DumpEvents() {
+        this(StoreTimes.NONE);
+    }
+
+    /** Events whose blocks carry the times {@code times} has for them. */
+    public DumpEvents(StoreTimes times) {
+        this.times = times;
         refs.defaultReturnValue(-1);
     }
 
@@ -89,13 +99,20 @@ public final class DumpEvents implements DumpSink {
     private RouterEvent event(int i) {
         int p = packed.getInt(i);
         WorkerKey worker = workers.get(p >>> 4);
+        StorageTier tier = TIERS[p >>> 1 & 7];
+        long hash = hashes.getLong(i);
+        Long2LongOpenHashMap known = times.isEmpty() ? null : times.of(worker, tier);
+        long time = known == null ? RouterEvent.Stored.NO_TIME : known.get(hash); // its default is Long.MIN_VALUE
         return new RouterEvent(
                 worker.instanceId(),
                 worker.dpRank(),
-                TIERS[p >>> 1 & 7],
+                tier,
                 firstId + i,
-                new RouterEvent.Stored((p & 1) != 0, parents.getLong(i), new long[] {hashes.getLong(i)}, new long[] {
-                    localHashes.getLong(i)
-                }));
+                new RouterEvent.Stored(
+                        (p & 1) != 0,
+                        parents.getLong(i),
+                        new long[] {hash},
+                        new long[] {localHashes.getLong(i)},
+                        time == RouterEvent.Stored.NO_TIME ? null : new long[] {time}));
     }
 }

@@ -32,7 +32,9 @@ import java.util.concurrent.TimeUnit;
  * the same content as a {@link BinaryDump} stream (version 2, with the registrations and their watermarks, when
  * {@code ?registrations=true} asks for them; version 3, with the blocks' last-store times as well, when
  * {@code &store_times=true} is added; version 4, with the batch at each registration's watermark as well, when
- * {@code &watermark_batches=true} is). Pending writes are flushed first, so the dump holds everything
+ * {@code &watermark_batches=true} is). With a {@code --block-ttl} the JSON gives each block on a tier with a TTL its
+ * {@code last_store_ms} too (ours; Dynamo's reader ignores it), so that JSON recovery keeps the TTLs as binary does.
+ * Pending writes are flushed first, so the dump holds everything
  * accepted before the request. An index whose walk fails ends its entry with {@code "error"} after the events
  * written so far (an ERROR frame in binary), which a reader refuses as it refuses Dynamo's {@code {"error": ...}};
  * the status stays 200. While the replica is still recovering it answers 503. At most {@code --max-concurrent-dumps}
@@ -146,7 +148,11 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
      * that fails ends the entry with an {@code "error"}, which a recovering reader refuses as a whole.
      */
     private static void writeJson(ModelIndex ix, DumpJson.Writer writer, DumpSlots.Slot slot) throws IOException {
-        DumpEvents chunk = new DumpEvents();
+        // with a --block-ttl, each block's last store goes with it, so that a replica recovering from this JSON
+        // starts the block's TTL from there and not anew (a block stored after this read has none: from arrival)
+        StoreTimes times = new StoreTimes();
+        ix.lastStores(times::times);
+        DumpEvents chunk = new DumpEvents(times);
         writer.begin(ix.modelName(), ix.tenantId(), ix.blockSize());
         try {
             ix.dump(chunk, () -> chunk.drainTo(writer));

@@ -35,14 +35,17 @@ final class DumpApplier implements DumpJson.Entries {
     /** chunks between waits for the writers, so that parsing cannot queue up more than this many events' work */
     private static final int CHUNKS_IN_FLIGHT = 16;
 
-    /** An entry read whole and staged, and the names it goes live under. */
-    private record Staged(String modelName, String tenantId, int blockSize, ModelIndex index) {}
+    /** An entry read whole and staged, the names it goes live under, and its blocks' last-store times. */
+    private record Staged(String modelName, String tenantId, int blockSize, ModelIndex index, StoreTimes times) {}
 
     private final Indexers indexers;
     private final long timeoutMillis;
     private final List<Staged> staged = new ArrayList<>();
     private final List<RouterEvent> chunk = new ArrayList<>(CHUNK);
     private ModelIndex current;
+    /** the current entry's {@code last_store_ms} times (none from a Dynamo peer or one without a TTL) */
+    private StoreTimes currentTimes;
+
     private int chunksSinceWait;
 
     private DumpApplier(Indexers indexers, long timeoutMillis) {
@@ -70,7 +73,7 @@ final class DumpApplier implements DumpJson.Entries {
         List<Staged> staged = List.copyOf(applier.staged);
         return new Recovered(source, staged.size(), List.of(), () -> {
             for (Staged s : staged) {
-                install(indexers, s.modelName(), s.tenantId(), s.blockSize(), s.index(), LOG);
+                install(indexers, s.modelName(), s.tenantId(), s.blockSize(), s.index(), s.times(), LOG);
             }
         });
     }
@@ -79,8 +82,10 @@ final class DumpApplier implements DumpJson.Entries {
     public DumpJson.EventSink begin(String key, int blockSize) {
         // a Dynamo peer keeps an index registered with block_size 0: it holds nothing we could use (skipped in end)
         current = Registration.blockSizeProblem(blockSize) == null ? indexers.detached(key, "", blockSize) : null;
+        currentTimes = new StoreTimes();
         return event -> {
             if (current != null) {
+                storeTimes(event);
                 chunk.add(event);
                 if (chunk.size() == CHUNK) {
                     submitChunk();
@@ -101,8 +106,36 @@ final class DumpApplier implements DumpJson.Entries {
             return;
         }
         submitChunk();
-        staged.add(new Staged(modelName, tenantId, blockSize, current));
+        staged.add(new Staged(modelName, tenantId, blockSize, current, currentTimes));
         current = null;
+        currentTimes = null;
+    }
+
+    /**
+     * Keeps a stored event's {@code last_store_ms} times for the install, where block expiry starts each block's TTL
+     * from its time as it does from a binary dump's (one in the future counts as now); a block without one starts
+     * its TTL when it arrives.
+     */
+    private void storeTimes(RouterEvent event) {
+        if (!(event.data() instanceof RouterEvent.Stored s) || s.lastStoreMillis() == null) {
+            return;
+        }
+        int n = 0;
+        for (long t : s.lastStoreMillis()) {
+            n += t == RouterEvent.Stored.NO_TIME ? 0 : 1;
+        }
+        if (n == 0) {
+            return;
+        }
+        long[] hashes = new long[n];
+        long[] millis = new long[n];
+        for (int i = 0, j = 0; i < s.blockHashes().length; i++) {
+            if (s.lastStoreMillis()[i] != RouterEvent.Stored.NO_TIME) {
+                hashes[j] = s.blockHashes()[i];
+                millis[j++] = s.lastStoreMillis()[i];
+            }
+        }
+        currentTimes.times(new WorkerKey(event.instanceId(), event.dpRank()), event.tier(), hashes, millis);
     }
 
     /** The chunk's events to the staged index, grouped per worker in their order (one writer task per worker). */

@@ -77,6 +77,45 @@ class RouterEventJsonTest {
         roundTrip(event);
     }
 
+    /**
+     * A dump's block carries {@code last_store_ms} after Dynamo's fields, only when it has a time; reading keeps it
+     * per block (none: {@link RouterEvent.Stored#NO_TIME}), and anything but a 64-bit integer (or null) is refused.
+     */
+    @Test
+    void aBlocksLastStoreTimeIsWrittenWhenItHasOneAndReadBack() throws Exception {
+        RouterEvent event = new RouterEvent(
+                1,
+                0,
+                StorageTier.DEVICE,
+                0,
+                new RouterEvent.Stored(false, 0, new long[] {5, 6}, new long[] {7, 8}, new long[] {
+                    1_765_000_000_000L, RouterEvent.Stored.NO_TIME
+                }));
+        assertThat(RouterEventJson.toJson(event))
+                .contains("{\"block_hash\":5,\"tokens_hash\":7,\"mm_extra_info\":null,\"last_store_ms\":1765000000000}")
+                .contains("{\"block_hash\":6,\"tokens_hash\":8,\"mm_extra_info\":null}");
+        RouterEvent.Stored back = (RouterEvent.Stored) roundTrip(event).data();
+        assertThat(back.lastStoreMillis()).containsExactly(1_765_000_000_000L, RouterEvent.Stored.NO_TIME);
+
+        String noTimes = "{\"worker_id\":1,\"event\":{\"data\":{\"stored\":{\"parent_hash\":null,"
+                + "\"blocks\":[{\"block_hash\":5,\"tokens_hash\":7}]}}}}";
+        assertThat(((RouterEvent.Stored) RouterEventJson.fromJson(noTimes).data()).lastStoreMillis())
+                .as("Dynamo's blocks have none")
+                .isNull();
+        // a negative or far-future time is read as it is: block expiry clamps it (StoreTimesRecoveryTest)
+        String negative = noTimes.replace("\"tokens_hash\":7", "\"tokens_hash\":7,\"last_store_ms\":-5");
+        assertThat(((RouterEvent.Stored) RouterEventJson.fromJson(negative).data()).lastStoreMillis())
+                .containsExactly(-5L);
+        assertThatThrownBy(() -> RouterEventJson.fromJson(
+                        noTimes.replace("\"tokens_hash\":7", "\"tokens_hash\":7,\"last_store_ms\":\"soon\"")))
+                .isInstanceOf(EventJsonException.class)
+                .hasMessageContaining("event.data.stored.blocks[0].last_store_ms: expected epoch milliseconds");
+        assertThatThrownBy(() -> RouterEventJson.fromJson(
+                        noTimes.replace("\"tokens_hash\":7", "\"tokens_hash\":7,\"last_store_ms\":1e3")))
+                .isInstanceOf(EventJsonException.class)
+                .hasMessageContaining("last_store_ms");
+    }
+
     @Test
     void removedAndClearedShapes() throws Exception {
         RouterEvent removed = new RouterEvent(

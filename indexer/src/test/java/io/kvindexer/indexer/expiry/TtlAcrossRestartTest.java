@@ -3,9 +3,13 @@ package io.kvindexer.indexer.expiry;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.sun.net.httpserver.HttpServer;
 import io.kvindexer.indexer.IndexerProcess;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.sim.EngineSimulator;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -15,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A block's TTL runs from its last store across a restart, real processes: a replica restarted from its snapshot,
- * and one recovering from a peer's binary {@code /dump}, expire a block stored once at store time + TTL, not at
+ * and one recovering from a peer's binary or JSON {@code /dump}, expire a block stored once at store time + TTL, not at
  * their own start + TTL; so does a replica that gives a worker its blocks back after {@code --unregister-grace}. TTL
  * 13 s, the new replica is started (or the worker comes back) 6 s after the store or later, so the block is due at
  * store + 13 s; the test wants it gone before that start + TTL, which a clock started at the load (after that start)
@@ -118,6 +122,52 @@ class TtlAcrossRestartTest {
                         .until(() -> second.output().contains("P2P recovery completed from " + peer.url()));
                 assertExpiredInTime(http, cameBackAt);
             }
+        }
+    }
+
+    /**
+     * A peer that serves only JSON, as a Dynamo indexer does (it ignores the Accept): here our replica's own JSON
+     * {@code /dump}, read once, so the recovering replica takes the JSON path with our {@code last_store_ms} in it.
+     */
+    private static HttpServer jsonOnlyPeer(String json) throws Exception {
+        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        byte[] body = json.getBytes(StandardCharsets.UTF_8);
+        server.createContext("/dump", exchange -> {
+            exchange.getResponseHeaders().add("Content-Type", "application/json");
+            exchange.sendResponseHeaders(200, body.length);
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(body);
+            }
+        });
+        server.start();
+        return server;
+    }
+
+    @Test
+    void aBlockRecoveredFromAPeersJsonDumpExpiresAtItsStoreTimePlusTtl() throws Exception {
+        String json;
+        long storedAt;
+        try (EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults());
+                IndexerProcess peer = replica(tmp.resolve("peer"), Duration.ofMinutes(10));
+                HttpTestClient peerHttp = new HttpTestClient(peer.url())) {
+            awaitReady(peerHttp);
+            storedAt = storeOnce(sim, peerHttp);
+            json = peerHttp.get("/dump").assertStatus(200).body();
+        }
+        HttpServer jsonPeer = jsonOnlyPeer(json);
+        try {
+            String url = "http://127.0.0.1:" + jsonPeer.getAddress().getPort();
+            sleepUntil(storedAt + RESTART_AFTER.toNanos());
+            long cameBackAt = System.nanoTime();
+            try (IndexerProcess second = replica(tmp.resolve("second"), "--peers", url);
+                    HttpTestClient http = new HttpTestClient(second.url())) {
+                awaitReady(http);
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> second.output().contains("P2P recovery completed from " + url));
+                assertExpiredInTime(http, cameBackAt);
+            }
+        } finally {
+            jsonPeer.stop(0);
         }
     }
 

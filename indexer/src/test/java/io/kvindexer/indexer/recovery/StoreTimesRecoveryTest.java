@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.dump.BinaryDumpWriter;
+import io.kvindexer.indexer.dump.DumpJson;
+import io.kvindexer.indexer.dump.RouterEvent;
 import io.kvindexer.indexer.expiry.BlockExpiry;
 import io.kvindexer.indexer.expiry.ExpiryPolicy;
 import io.kvindexer.indexer.expiry.ExpiryReason;
@@ -27,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Loading blocks' last-store times from a snapshot file: a block past its TTL by the file's time goes promptly and
  * is counted as expired; a time in the future (another replica's clock ahead) counts as now; a file written without
  * times (version 2, as replicas before version 3 wrote them) keeps the old behaviour, the time starts at the load.
+ * The same for a JSON {@code /dump}'s {@code last_store_ms}, and for one without (a Dynamo peer's).
  */
 class StoreTimesRecoveryTest {
 
@@ -53,6 +56,41 @@ class StoreTimesRecoveryTest {
             w.endIndex();
         }
         return file;
+    }
+
+    /**
+     * The same index as a JSON {@code /dump} document: each block a single-block Stored event, with its
+     * {@code last_store_ms} when {@code times} is not null (ours with a TTL), without (a Dynamo peer's) when it is.
+     */
+    private static byte[] jsonDump(long[] times) throws Exception {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        try (DumpJson.Writer w = DumpJson.writer(out)) {
+            w.begin("m", "t", 4);
+            for (int i = 0; i < BLOCKS.length; i++) {
+                w.event(new RouterEvent(
+                        W.instanceId(),
+                        W.dpRank(),
+                        StorageTier.HOST_PINNED,
+                        i,
+                        new RouterEvent.Stored(
+                                i > 0,
+                                i > 0 ? BLOCKS[i - 1] : 0,
+                                new long[] {BLOCKS[i]},
+                                new long[] {BLOCKS[i] + 1},
+                                times == null ? null : new long[] {times[i]})));
+            }
+            w.end();
+        }
+        return out.toByteArray();
+    }
+
+    private static ModelIndex loadJson(byte[] json, Indexers indexers) throws Exception {
+        DumpApplier.parse(new java.io.ByteArrayInputStream(json), indexers, "a JSON dump", 60_000)
+                .install()
+                .run();
+        ModelIndex ix = indexers.get("m", "t").orElseThrow();
+        ix.flush().get(30, TimeUnit.SECONDS);
+        return ix;
     }
 
     private static ModelIndex load(Path file, Indexers indexers) throws Exception {
@@ -112,6 +150,51 @@ class StoreTimesRecoveryTest {
             ModelIndex ix = load(file, indexers);
             assertThat(expiry.followedBlocks()).isEqualTo(3);
             // several sweeps later (a sweep every second at most) nothing went: their ten minutes started at the load
+            Thread.sleep(2_500);
+            ix.flush().get(30, TimeUnit.SECONDS);
+            assertThat(expiry.expired(StorageTier.HOST_PINNED, ExpiryReason.TTL))
+                    .isZero();
+            assertThat(ix.stats().memberships()).isEqualTo(3);
+        }
+    }
+
+    @Test
+    void aJsonDumpsStoreTimesStartTheTtlsAsABinaryDumpsDo() throws Exception {
+        long now = System.currentTimeMillis();
+        byte[] json = jsonDump(new long[] {now - 3_600_000, now - 3_500_000, now});
+        assertThat(new String(json, java.nio.charset.StandardCharsets.UTF_8)).contains("\"last_store_ms\":" + now);
+        try (BlockExpiry expiry = expiry(Duration.ofMinutes(10));
+                Indexers indexers = new Indexers(IndexOptions.defaults(), expiry)) {
+            ModelIndex ix = loadJson(json, indexers);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> expiry.expired(StorageTier.HOST_PINNED, ExpiryReason.TTL) == 2);
+            ix.flush().get(30, TimeUnit.SECONDS);
+            assertThat(ix.stats().memberships()).isEqualTo(1);
+            assertThat(expiry.followedBlocks()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aJsonStoreTimeInTheFutureCountsAsNow() throws Exception {
+        long ahead = System.currentTimeMillis() + 3_600_000;
+        try (BlockExpiry expiry = expiry(Duration.ofSeconds(2));
+                Indexers indexers = new Indexers(IndexOptions.defaults(), expiry)) {
+            ModelIndex ix = loadJson(jsonDump(new long[] {ahead, ahead, ahead}), indexers);
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> expiry.expired(StorageTier.HOST_PINNED, ExpiryReason.TTL) == 3);
+            ix.flush().get(30, TimeUnit.SECONDS);
+            assertThat(ix.stats().memberships()).isZero();
+        }
+    }
+
+    @Test
+    void aJsonDumpWithoutTimesAsADynamoPeerWritesStartsEachBlocksTimeAtTheLoad() throws Exception {
+        byte[] json = jsonDump(null);
+        assertThat(new String(json, java.nio.charset.StandardCharsets.UTF_8)).doesNotContain("last_store_ms");
+        try (BlockExpiry expiry = expiry(Duration.ofMinutes(10));
+                Indexers indexers = new Indexers(IndexOptions.defaults(), expiry)) {
+            ModelIndex ix = loadJson(json, indexers);
+            assertThat(expiry.followedBlocks()).isEqualTo(3);
             Thread.sleep(2_500);
             ix.flush().get(30, TimeUnit.SECONDS);
             assertThat(expiry.expired(StorageTier.HOST_PINNED, ExpiryReason.TTL))
