@@ -334,6 +334,12 @@ class IndexerCliTest {
                 .hasMessage("invalid ZMQ endpoint `tcp://host`: missing TCP port");
         assertThatThrownBy(() -> parse("--block-size", "16", "--workers", "1=udp://h:1"))
                 .hasMessage("invalid value for --workers: invalid ZMQ endpoint `udp://h:1`: unsupported scheme `udp`");
+        String longEntry = "1=tcp://" + "h".repeat(300) + ":1";
+        assertThatThrownBy(() -> WorkerEntry.parseList(longEntry))
+                .hasMessage("invalid ZMQ endpoint `tcp://" + "h".repeat(94)
+                        + "...`: a TCP host of 300 characters; the limit is 253");
+        assertThatThrownBy(() -> WorkerEntry.parseList("x" + longEntry))
+                .hasMessage("invalid worker id in `x1=tcp://" + "h".repeat(91) + "...`: invalid digit found in string");
     }
 
     @Test

@@ -10,12 +10,50 @@ public final class ZmqEndpoint {
     /** A TCP address split: the host (an IPv6 literal without its brackets) and the port, not yet read as a number. */
     public record HostPort(String host, String port) {}
 
+    /**
+     * The most characters an endpoint may have. A registered endpoint is kept, listed by {@code /workers}, written
+     * into snapshots and dumps and quoted by log lines: without a bound one registration could carry megabytes. 512
+     * holds a full-length host name, and a Unix socket's path is shorter still (108 bytes on Linux).
+     */
+    public static final int MAX_LENGTH = 512;
+
+    /** The most characters of a TCP host: DNS's limit for a name written out (RFC 1035, 253 without the final dot). */
+    public static final int MAX_HOST = 253;
+
     private ZmqEndpoint() {}
 
-    /** Returns null when {@code endpoint} is valid, else the reason, e.g. {@code invalid ZMQ endpoint `x`: missing scheme}. */
+    /**
+     * Returns null when {@code endpoint} is valid, else the reason, e.g. {@code invalid ZMQ endpoint `x`: missing
+     * scheme}, which quotes the endpoint's first {@value Quoted#MAX} characters.
+     */
     public static String problem(String endpoint) {
-        String reason = reason(endpoint);
-        return reason == null ? null : "invalid ZMQ endpoint `" + endpoint + "`: " + reason;
+        String reason = lengthProblem(endpoint);
+        if (reason == null) {
+            reason = reason(endpoint);
+        }
+        return reason == null ? null : "invalid ZMQ endpoint `" + Quoted.of(endpoint) + "`: " + reason;
+    }
+
+    /**
+     * Why {@code endpoint} is too long to be one; null when it is not: over {@link #MAX_LENGTH} characters, or a TCP
+     * host over {@link #MAX_HOST}. The HTTP layer answers this one 422 naming the field, as it does a name's length.
+     */
+    public static String lengthProblem(String endpoint) {
+        int length = endpoint.codePointCount(0, endpoint.length());
+        if (length > MAX_LENGTH) {
+            return length + " characters; the limit is " + MAX_LENGTH;
+        }
+        if (!endpoint.startsWith("tcp://")) {
+            return null;
+        }
+        String host;
+        try {
+            host = splitTcp(endpoint.substring("tcp://".length())).host();
+        } catch (IllegalArgumentException e) {
+            return null; // malformed: reason() says how
+        }
+        int hostLength = host.codePointCount(0, host.length());
+        return hostLength > MAX_HOST ? "a TCP host of " + hostLength + " characters; the limit is " + MAX_HOST : null;
     }
 
     private static String reason(String endpoint) {

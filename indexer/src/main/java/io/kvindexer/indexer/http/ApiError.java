@@ -1,5 +1,7 @@
 package io.kvindexer.indexer.http;
 
+import io.kvindexer.indexer.common.Quoted;
+
 /** A request we refuse, with its status and the message of the {@code {"error": ...}} body. Mapped once in routing. */
 public final class ApiError extends RuntimeException {
 
@@ -14,15 +16,9 @@ public final class ApiError extends RuntimeException {
         return status;
     }
 
-    /** The most characters of a value the client sent that an error quotes. */
-    static final int MAX_QUOTED = 100;
-
-    /**
-     * {@code value} as an error quotes it: its first {@value #MAX_QUOTED} characters, then {@code ...}. An error names
-     * what was wrong, it does not mirror it: a query for a model name of 3 MB was answered a 404 of 3 MB.
-     */
+    /** {@code value} as an error quotes it ({@link Quoted}): its first 100 characters, then {@code ...}. */
     static String quoted(String value) {
-        return value.length() <= MAX_QUOTED ? value : value.substring(0, MAX_QUOTED) + "...";
+        return Quoted.of(value);
     }
 
     /** A query's (model, tenant) that has no index: 404, as Dynamo answers it. */

@@ -1,6 +1,7 @@
 package io.kvindexer.indexer.http;
 
 import io.kvindexer.indexer.common.Tenants;
+import io.kvindexer.indexer.common.ZmqEndpoint;
 import io.kvindexer.indexer.registry.Registration;
 import java.nio.IntBuffer;
 
@@ -57,6 +58,10 @@ final class Requests {
         String sizeProblem = Registration.blockSizeProblem(blockSize);
         if (sizeProblem != null) {
             throw new ApiError(422, "invalid value for `block_size`: " + sizeProblem);
+        }
+        validEndpoint("endpoint", endpoint);
+        if (replay != null) {
+            validEndpoint("replay_endpoint", replay);
         }
         validNames(model, tenant, group);
         String podProblem = Registration.podNameProblem(podName);
@@ -191,6 +196,14 @@ final class Requests {
 
     private static void validName(String field, String name) {
         String problem = Registration.nameProblem(name);
+        if (problem != null) {
+            throw new ApiError(422, "invalid value for `" + field + "`: " + problem);
+        }
+    }
+
+    /** An endpoint too long to be one is a 422 naming the field, before the registry quotes it in a 400. */
+    private static void validEndpoint(String field, String endpoint) {
+        String problem = ZmqEndpoint.lengthProblem(endpoint);
         if (problem != null) {
             throw new ApiError(422, "invalid value for `" + field + "`: " + problem);
         }

@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.ingest;
 
+import io.kvindexer.indexer.common.Quoted;
 import io.kvindexer.indexer.common.ZmqEndpoint;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -41,7 +42,7 @@ record ZmqAddress(String endpoint, ProtocolFamily family, String host, int port,
         try {
             port = Integer.parseInt(split.port());
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("invalid TCP port `" + split.port() + "`");
+            throw new IllegalArgumentException("invalid TCP port `" + Quoted.of(split.port()) + "`");
         }
         if (port < 1 || port > 65535) {
             throw new IllegalArgumentException("invalid TCP port " + port);

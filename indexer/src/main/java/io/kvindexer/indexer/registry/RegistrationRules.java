@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.registry;
 
+import io.kvindexer.indexer.common.Quoted;
 import io.kvindexer.indexer.common.ServiceLimits;
 import io.kvindexer.indexer.common.ZmqEndpoint;
 import java.util.Collection;
@@ -26,7 +27,7 @@ final class RegistrationRules {
             if (replayProblem != null) {
                 throw new RegistryException(
                         RegistryException.Kind.INVALID,
-                        "invalid replay endpoint `" + r.replayEndpoint() + "`: " + replayProblem);
+                        "invalid replay endpoint `" + Quoted.of(r.replayEndpoint()) + "`: " + replayProblem);
             }
         }
         String id = Long.toUnsignedString(r.instanceId());

@@ -1,5 +1,6 @@
 package io.kvindexer.indexer.registry;
 
+import io.kvindexer.indexer.common.Quoted;
 import io.kvindexer.indexer.common.ZmqEndpoint;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,7 +38,8 @@ public record WorkerEntry(long instanceId, int dpRank, String endpoint) {
     static WorkerEntry parse(String entry) throws InvalidWorkerEntry {
         int eq = entry.indexOf('=');
         if (eq < 0) {
-            throw new InvalidWorkerEntry("invalid worker entry `" + entry + "`; expected worker_id[:dp_rank]=endpoint");
+            throw new InvalidWorkerEntry(
+                    "invalid worker entry `" + Quoted.of(entry) + "`; expected worker_id[:dp_rank]=endpoint");
         }
         String left = entry.substring(0, eq).trim();
         String endpoint = entry.substring(eq + 1).trim();
@@ -52,14 +54,14 @@ public record WorkerEntry(long instanceId, int dpRank, String endpoint) {
         try {
             id = UnsignedParse.u64(idPart);
         } catch (NumberFormatException e) {
-            throw new InvalidWorkerEntry("invalid worker id in `" + entry + "`: " + e.getMessage());
+            throw new InvalidWorkerEntry("invalid worker id in `" + Quoted.of(entry) + "`: " + e.getMessage());
         }
         int rank = 0;
         if (rankPart != null) {
             try {
                 rank = UnsignedParse.u32(rankPart);
             } catch (NumberFormatException e) {
-                throw new InvalidWorkerEntry("invalid dp_rank in `" + entry + "`: " + e.getMessage());
+                throw new InvalidWorkerEntry("invalid dp_rank in `" + Quoted.of(entry) + "`: " + e.getMessage());
             }
         }
         String problem = ZmqEndpoint.problem(endpoint);

@@ -21,6 +21,22 @@ class ZmqEndpointTest {
         }
     }
 
+    /** A Unix socket path or a host name has a bound; an error quotes an endpoint's first 100 characters. */
+    @Test
+    void refusesEndpointsLongerThanAnyEngineHasAndQuotesThemCut() {
+        String host = "h".repeat(200_000);
+        assertThat(ZmqEndpoint.problem("tcp://" + host + ":1"))
+                .isEqualTo(
+                        "invalid ZMQ endpoint `tcp://" + "h".repeat(94) + "...`: 200008 characters; the limit is 512");
+        assertThat(ZmqEndpoint.lengthProblem("tcp://[" + "0".repeat(254) + "]:1"))
+                .isEqualTo("a TCP host of 254 characters; the limit is 253");
+        assertThat(ZmqEndpoint.lengthProblem("tcp://" + "h".repeat(253) + ":1")).isNull();
+        assertThat(ZmqEndpoint.lengthProblem("ipc:///" + "p".repeat(505))).isNull();
+        assertThat(ZmqEndpoint.lengthProblem("ipc:///" + "p".repeat(506)))
+                .isEqualTo("513 characters; the limit is 512");
+        assertThat(ZmqEndpoint.lengthProblem("tcp://" + "h".repeat(300))).isNull(); // malformed: problem() says how
+    }
+
     @Test
     void rejectsWithDynamoTexts() {
         assertThat(ZmqEndpoint.problem("tcp://host")).isEqualTo("invalid ZMQ endpoint `tcp://host`: missing TCP port");

@@ -92,6 +92,37 @@ class WorkerRoutesTest {
         assertThat(http().get("/workers").body()).contains("\"instance_id\":18446744073709551615,");
     }
 
+    /**
+     * An endpoint no engine can have (a 200 KB host name; DNS allows 253 characters) is a short 422 naming the field,
+     * not a 400 echoing it whole; a malformed one of any size is quoted by its first 100 characters.
+     */
+    @Test
+    void oversizedEndpointsAre422NamingTheFieldAndAreNotEchoed() {
+        String host = "h".repeat(200_000);
+        HttpTestClient.Response r = register(reg(1, "m", "default", 4, 0, "tcp://" + host + ":5557"));
+        r.assertStatus(422);
+        assertThat(r.body()).hasSizeLessThan(200);
+        assertThat(r.error()).isEqualTo("invalid value for `endpoint`: 200011 characters; the limit is 512");
+
+        r = register(reg(1, "m", "default", 4, 0, "tcp://" + "h".repeat(254) + ":5557"));
+        r.assertStatus(422);
+        assertThat(r.error()).isEqualTo("invalid value for `endpoint`: a TCP host of 254 characters; the limit is 253");
+        r = register("{\"instance_id\":1,\"endpoint\":\"tcp://h:1\",\"model_name\":\"m\",\"block_size\":4,"
+                + "\"replay_endpoint\":\"ipc://" + host + "\"}");
+        r.assertStatus(422);
+        assertThat(r.error()).isEqualTo("invalid value for `replay_endpoint`: 200006 characters; the limit is 512");
+
+        // within the limit but malformed: the 400 quotes it cut
+        String missingPort = "tcp://" + "h".repeat(250);
+        r = register(reg(1, "m", "default", 4, 0, missingPort));
+        r.assertStatus(400);
+        assertThat(r.error())
+                .isEqualTo("invalid ZMQ endpoint `" + missingPort.substring(0, 100) + "...`: missing TCP port");
+        register(reg(1, "m", "default", 4, 0, "tcp://" + "h".repeat(253) + ":5557"))
+                .assertOk(201);
+        assertThat(http().get("/workers").json()).hasSize(1);
+    }
+
     @Test
     void endpointValidationIs400WithDynamoTexts() {
         HttpTestClient.Response r = register(reg(1, "m", "default", 4, 0, "tcp://host"));
