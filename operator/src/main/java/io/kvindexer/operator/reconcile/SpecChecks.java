@@ -29,6 +29,29 @@ public final class SpecChecks {
         return value == null || value < 1 ? field + " must be at least 1, got " + value : null;
     }
 
+    /**
+     * A model name or tenant the indexer takes (its {@code Registration.nameProblem}): at most {@code max} characters
+     * (code points), no control character; else every replica answers the registration 422.
+     */
+    public static String indexerName(String field, String value, int max) {
+        if (value == null) {
+            return null;
+        }
+        int length = value.codePointCount(0, value.length());
+        if (length > max) {
+            return field + " must be at most " + max + " characters, got " + length;
+        }
+        for (int i = 0, at = 0; i < value.length(); at++) {
+            int c = value.codePointAt(i);
+            if (Character.isISOControl(c)) {
+                return String.format(
+                        "%s must not contain control characters, got U+%04X at character %d", field, c, at);
+            }
+            i += Character.charCount(c);
+        }
+        return null;
+    }
+
     /** The first of {@code problems} that is not null, or null. */
     public static String first(String... problems) {
         return Arrays.stream(problems).filter(Objects::nonNull).findFirst().orElse(null);

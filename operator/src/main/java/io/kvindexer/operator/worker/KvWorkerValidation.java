@@ -3,6 +3,7 @@ package io.kvindexer.operator.worker;
 import static io.kvindexer.operator.reconcile.SpecChecks.atLeastOne;
 import static io.kvindexer.operator.reconcile.SpecChecks.between;
 import static io.kvindexer.operator.reconcile.SpecChecks.first;
+import static io.kvindexer.operator.reconcile.SpecChecks.indexerName;
 import static io.kvindexer.operator.reconcile.SpecChecks.required;
 import static io.kvindexer.operator.reconcile.SpecChecks.zeroOrMore;
 
@@ -24,6 +25,8 @@ public final class KvWorkerValidation {
                 required("spec.indexerRef", spec.getIndexerRef()),
                 required("spec.modelName", spec.getModelName()),
                 tenantId == null || tenantId.isBlank() ? "spec.tenantId must not be empty" : null,
+                indexerName("spec.modelName", spec.getModelName(), KvWorkerSpec.NAME_MAX),
+                indexerName("spec.tenantId", tenantId, KvWorkerSpec.NAME_MAX),
                 atLeastOne("spec.blockSize", spec.getBlockSize()),
                 atLeastOne("spec.dataParallelSize", spec.getDataParallelSize()),
                 spec.getUnregisterAfterSeconds() == null

@@ -52,6 +52,9 @@ class QuietBadSpecsTest {
         harness.create(negative);
         KvWorker ports = Resources.kvWorker(NS, "ports", "kv", Map.of("app", "x"), "m", 16, 65535, null, 4);
         harness.create(ports);
+        // a name the indexer refuses (a CRD applied before the schema bounded it): InvalidSpec, not a 422 per replica
+        harness.create(
+                Resources.kvWorker(NS, "long-model", "kv", Map.of("app", "x"), "m".repeat(300), 16, 5557, null, 1));
         harness.create(Resources.kvWorker(NS, "orphan", "nowhere", Map.of("app", "x"), "m", 16, 5557, null, 1));
         harness.create(Resources.kvWorker(NS, "waiting", "kv", Map.of("app", "x"), "m", 16, 5557, null, 1));
 
@@ -62,13 +65,16 @@ class QuietBadSpecsTest {
                     .contains("spec.replicas");
             assertThat(ready(harness.kvWorker(NS, "negative")).getMessage()).contains("spec.dataParallelSize");
             assertThat(ready(harness.kvWorker(NS, "ports")).getMessage()).contains("spec.zmqPort");
+            assertThat(ready(harness.kvWorker(NS, "long-model")))
+                    .extracting(Condition::getReason, Condition::getMessage)
+                    .containsExactly("InvalidSpec", "spec.modelName must be at most 256 characters, got 300");
             assertThat(ready(harness.kvWorker(NS, "orphan")))
                     .extracting(Condition::getReason, Condition::getMessage)
                     .containsExactly("IndexerNotFound", "KvIndexer nowhere not found in namespace " + NS);
             assertThat(ready(harness.kvWorker(NS, "waiting")).getReason()).isEqualTo("NoReadyReplicas");
         });
 
-        int resources = 2 + 4;
+        int resources = 2 + 5;
         Duration quiet = RESYNC.multipliedBy(5); // the budget below counts in resync periods
         double before = reconciliations();
         Thread.sleep(quiet.toMillis());
@@ -79,7 +85,7 @@ class QuietBadSpecsTest {
                 .isLessThanOrEqualTo(budget)
                 .as("the periodic resync goes on for every resource")
                 .isGreaterThanOrEqualTo(resources);
-        for (String name : List.of("negative", "ports", "orphan", "waiting")) {
+        for (String name : List.of("negative", "ports", "long-model", "orphan", "waiting")) {
             assertThat(ready(harness.kvWorker(NS, name)).getObservedGeneration())
                     .isEqualTo(1L);
         }

@@ -64,6 +64,16 @@ class SpecValidationTest {
                 worker("spec.indexerRef is required", s -> s.setIndexerRef(null)),
                 worker("spec.modelName is required", s -> s.setModelName("")),
                 worker("spec.tenantId must not be empty", s -> s.setTenantId(" ")),
+                worker(
+                        "spec.modelName must be at most 256 characters, got 200000",
+                        s -> s.setModelName("m".repeat(200_000))),
+                worker("", s -> s.setModelName("😀".repeat(256))),
+                worker(
+                        "spec.tenantId must not contain control characters, got U+000A at character 4",
+                        s -> s.setTenantId("team\nb")),
+                worker(
+                        "spec.modelName must not contain control characters, got U+0085 at character 0",
+                        s -> s.setModelName("\u0085")),
                 worker("spec.blockSize must be at least 1, got 0", s -> s.setBlockSize(0)),
                 worker("spec.dataParallelSize must be at least 1, got null", s -> s.setDataParallelSize(null)),
                 worker("spec.zmqPort must be between 1 and 65535, got 70000", s -> s.setZmqPort(70000)),

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
 import io.fabric8.kubernetes.api.model.LabelSelector;
@@ -15,6 +16,15 @@ import io.fabric8.kubernetes.api.model.LabelSelector;
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class KvWorkerSpec extends UnknownFields {
+    /**
+     * The most characters (code points, as Kubernetes counts a maxLength) of a model name or tenant the indexer
+     * registers (its {@code Registration.MAX_NAME}): a longer one is refused by every replica.
+     */
+    public static final int NAME_MAX = 256;
+
+    /** No control characters (U+0000-U+001F, U+007F-U+009F), which the indexer refuses in a name. */
+    public static final String NAME_PATTERN = "^[^\\x00-\\x1f\\x7f-\\x9f]*$";
+
     @JsonPropertyDescription("Name of the KvIndexer (same namespace) whose replicas the engines are registered with.")
     @Required
     @Size(min = 1)
@@ -24,14 +34,18 @@ public class KvWorkerSpec extends UnknownFields {
     @Required
     private LabelSelector selector;
 
-    @JsonPropertyDescription("Model the engines serve (model_name of /register).")
+    @JsonPropertyDescription(
+            "Model the engines serve (model_name of /register): at most 256 characters, no control" + " characters.")
     @Required
-    @Size(min = 1)
+    @Size(min = 1, max = NAME_MAX)
+    @Pattern(NAME_PATTERN)
     private String modelName;
 
-    @JsonPropertyDescription("Tenant of the registrations (tenant_id of /register).")
+    @JsonPropertyDescription(
+            "Tenant of the registrations (tenant_id of /register): at most 256 characters, no" + " control characters.")
     @Default("default")
-    @Size(min = 1)
+    @Size(min = 1, max = NAME_MAX)
+    @Pattern(NAME_PATTERN)
     private String tenantId = "default";
 
     @JsonPropertyDescription("KV block size of the engines, in tokens.")
