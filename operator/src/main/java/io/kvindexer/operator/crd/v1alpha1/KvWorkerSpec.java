@@ -35,14 +35,14 @@ public class KvWorkerSpec extends UnknownFields {
     private LabelSelector selector;
 
     @JsonPropertyDescription(
-            "Model the engines serve (model_name of /register): at most 256 characters, no control" + " characters.")
+            "Model the engines serve (model_name of /register): at most 256 characters, no control characters.")
     @Required
     @Size(min = 1, max = NAME_MAX)
     @Pattern(NAME_PATTERN)
     private String modelName;
 
     @JsonPropertyDescription(
-            "Tenant of the registrations (tenant_id of /register): at most 256 characters, no" + " control characters.")
+            "Tenant of the registrations (tenant_id of /register): at most 256 characters, no control characters.")
     @Default("default")
     @Size(min = 1, max = NAME_MAX)
     @Pattern(NAME_PATTERN)
