@@ -30,6 +30,11 @@ public final class Watchdog {
 
     private Watchdog() {}
 
+    /** How many deadlines are watched now: for tests that check a finished deadline is let go at once. */
+    public static int watched() {
+        return ALL.size();
+    }
+
     /**
      * One bound on blocked I/O. Its owner arms it ({@link #armAt}) before the I/O that may block and cancels it
      * after; once an armed time passes, the watchdog thread calls {@link #expired}, which must not block (it would

@@ -34,8 +34,8 @@ import java.time.Duration;
  * the connection (there is no response object yet), and the connection is closed.
  *
  * <p>Helidon serves each connection on a thread of its own, so a connection keeps one deadline for all its requests
- * (found through a thread local, not the request's context), watched by the process's one {@link Watchdog} (which
- * drops it once the connection's thread has ended).
+ * (found through a thread local, not the request's context), watched by the process's one {@link Watchdog} until
+ * the connection ends ({@link #connectionEnded}; the watchdog drops one whose thread has ended anyway).
  */
 final class BodyDeadline extends Watchdog.Deadline {
 
@@ -112,6 +112,21 @@ final class BodyDeadline extends Watchdog.Deadline {
             CURRENT.set(d);
         }
         return d;
+    }
+
+    /**
+     * The connection's thread is done with it (called by {@link TimedHttp1} as the connection ends): the watchdog
+     * lets go of its deadline now. Left to the watchdog's next wake (up to a minute), each closed connection's
+     * deadline kept its thread, and through it the connection and its buffers, in memory.
+     */
+    static void connectionEnded() {
+        BodyDeadline d = CURRENT.get();
+        if (d != null) {
+            CURRENT.remove();
+            synchronized (d) { // an expiry running now may arm it again: it is retired after that
+                d.retire();
+            }
+        }
     }
 
     /** The deadline of the request this thread is handling, or null when the routing has none (routing tests). */

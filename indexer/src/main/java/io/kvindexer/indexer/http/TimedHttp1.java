@@ -3,6 +3,7 @@ package io.kvindexer.indexer.http;
 import io.helidon.common.buffers.BufferData;
 import io.helidon.common.buffers.DataReader;
 import io.helidon.common.buffers.DataWriter;
+import io.helidon.common.concurrency.limits.Limit;
 import io.helidon.common.socket.HelidonSocket;
 import io.helidon.common.socket.PeerInfo;
 import io.helidon.common.task.InterruptableTask;
@@ -31,7 +32,7 @@ import java.util.concurrent.ExecutorService;
  * and only then) start the clock, as does a wait for more of a request line whose first part is already in (it came
  * with the previous request's bytes). An idle keep-alive connection reads nothing, so its clock does not run. The
  * first wait for a request line also ends the bound on reading an unread body's rest ({@link BodyDeadline#drainRest}):
- * that read is over.
+ * that read is over. As a connection ends, it lets go of its deadline ({@link BodyDeadline#connectionEnded}).
  */
 final class TimedHttp1 implements ServerConnectionSelector {
 
@@ -67,10 +68,40 @@ final class TimedHttp1 implements ServerConnectionSelector {
     public ServerConnection connection(ConnectionContext ctx) {
         Reads reads = new Reads(ctx, timeout);
         ServerConnection connection = http1.connection(new Context(ctx, reads.reader));
-        if (connection instanceof InterruptableTask<?> task) {
-            reads.connection = task;
+        InterruptableTask<?> task = connection instanceof InterruptableTask<?> t ? t : null;
+        reads.connection = task;
+        return new Ending(connection, task);
+    }
+
+    /**
+     * The HTTP/1 connection, which lets go of its {@link BodyDeadline} as it ends: once per connection, not per
+     * request. Still a task that says when it can be interrupted, which the server asks of its connection.
+     */
+    private record Ending(ServerConnection connection, InterruptableTask<?> task)
+            implements ServerConnection, InterruptableTask<Void> {
+        @Override
+        public void handle(Limit limit) throws InterruptedException {
+            try {
+                connection.handle(limit);
+            } finally {
+                BodyDeadline.connectionEnded();
+            }
         }
-        return connection;
+
+        @Override
+        public boolean canInterrupt() {
+            return task != null && task.canInterrupt();
+        }
+
+        @Override
+        public Duration idleTime() {
+            return connection.idleTime();
+        }
+
+        @Override
+        public void close(boolean interrupt) {
+            connection.close(interrupt);
+        }
     }
 
     /** The connection's reads: the socket's bytes as the server's reader has them, noting a request line's. */
