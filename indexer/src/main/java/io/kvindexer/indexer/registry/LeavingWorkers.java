@@ -6,13 +6,15 @@ import io.kvindexer.indexer.index.StoreTimes;
 import java.util.Set;
 
 /**
- * The workers being unregistered when a state cut was read: their registrations are gone, but their blocks are still
- * in the index until their listeners have closed (a stream stuck past its stop may take long, or never end). A cut
- * leaves their blocks out, so that a restore never holds blocks no registration vouches for, which no listener would
- * ever remove.
+ * The workers whose blocks a state cut leaves out. Those being unregistered when it was read: their registrations
+ * are gone, but their blocks are still in the index until their listeners have closed (a stream stuck past its stop
+ * may take long, or never end), and a restore must never hold blocks no registration vouches for, which no listener
+ * would ever remove. And the {@code degraded} ones: their blocks are only part of what their engines hold, and the
+ * cut carries their registrations without a watermark, so that a restored replica joins their engines afresh
+ * rather than taking the part for the whole.
  *
  * @param instances whole instances being unregistered (every dp rank, as their removal takes)
- * @param ranks     single dp ranks being unregistered, their instance staying
+ * @param ranks     single dp ranks being unregistered, their instance staying, and degraded ranks
  */
 public record LeavingWorkers(Set<Long> instances, Set<WorkerKey> ranks) {
 

@@ -477,9 +477,9 @@ public final class WorkerRegistry implements AutoCloseable {
 
     /**
      * What a snapshot saves of the registry, read at one moment: the registrations with their watermarks, the
-     * workers {@code --unregister-grace} keeps detached (none without it), and the workers still being unregistered,
-     * whose blocks the cut's walk leaves out: no registration of the cut vouches for them, and a restore would keep
-     * them with no listener to remove them.
+     * workers {@code --unregister-grace} keeps detached (none without it), and the workers whose blocks the cut's
+     * walk leaves out: those still being unregistered (no registration of the cut vouches for them, and a restore
+     * would keep them with no listener to remove them) and the degraded ones ({@link #degradedLocked}).
      */
     public record Cut(List<SavedRegistration> registrations, List<DetachedWorker> detached, LeavingWorkers leaving) {}
 
@@ -527,15 +527,34 @@ public final class WorkerRegistry implements AutoCloseable {
                             : learned.watermark().get();
                 })
                 : List.of();
-        return new Cut(exportLocked(), detached, leavingLocked());
+        Set<WorkerKey> degraded = degradedLocked();
+        return new Cut(exportLocked(degraded), detached, leavingLocked(degraded));
     }
 
-    private LeavingWorkers leavingLocked() {
-        if (leaving.isEmpty()) {
+    /**
+     * The registered workers whose listener is {@code degraded}: this replica holds less of them than their engines
+     * do, and cannot say what. A cut carries each as a registration without a watermark and without its blocks, so
+     * a replica restored from it joins the engine afresh (exact only if the engine's buffer reaches back to seq 0)
+     * instead of resuming after the watermark and taking the partial blocks for the whole.
+     */
+    private Set<WorkerKey> degradedLocked() {
+        Set<WorkerKey> out = new HashSet<>();
+        for (Instance inst : instances.values()) {
+            inst.ranks.forEach((r, rank) -> {
+                if (rank.exactness.read().state() == ExactnessState.DEGRADED) {
+                    out.add(new WorkerKey(inst.id, r));
+                }
+            });
+        }
+        return out;
+    }
+
+    private LeavingWorkers leavingLocked(Set<WorkerKey> degraded) {
+        if (leaving.isEmpty() && degraded.isEmpty()) {
             return LeavingWorkers.NONE;
         }
         Set<Long> whole = new HashSet<>();
-        Set<WorkerKey> ranks = new HashSet<>();
+        Set<WorkerKey> ranks = new HashSet<>(degraded);
         for (Removal r : leaving) {
             if (r.whole()) {
                 whole.add(r.inst().id);
@@ -546,7 +565,7 @@ public final class WorkerRegistry implements AutoCloseable {
         return new LeavingWorkers(whole, ranks);
     }
 
-    private List<SavedRegistration> exportLocked() {
+    private List<SavedRegistration> exportLocked(Set<WorkerKey> degraded) {
         List<SavedRegistration> out = new ArrayList<>();
         for (Instance inst : instances.values()) {
             ModelIndex index = indexers.get(inst.model, inst.tenant).orElse(null);
@@ -554,7 +573,9 @@ public final class WorkerRegistry implements AutoCloseable {
                 continue;
             }
             inst.ranks.forEach((r, rank) -> {
-                LearnedWatermark learned = watermarks.get(new WorkerKey(inst.id, r));
+                WorkerKey key = new WorkerKey(inst.id, r);
+                // a degraded worker goes without its watermark: the restored replica joins its engine afresh
+                LearnedWatermark learned = degraded.contains(key) ? null : watermarks.get(key);
                 long seq = learned == null
                         ? SequenceWatermark.UNSET
                         : learned.watermark().get();
