@@ -15,7 +15,9 @@ import java.util.Set;
  *   <li>publisher restart: one engine process only counts up, so a live seq not above the previous live seq of
  *       this attempt means a new engine process; on the first live message of an attempt (no previous live seq
  *       yet, e.g. after re-registration) a seq strictly below the watermark the attempt started from means the
- *       same (not below the current one: a replay on connect may have applied past the first live seq). The
+ *       same (not below the current one: a replay on connect may have applied past the first live seq). So does
+ *       a live seq at or below the watermark stamped more than {@link #CLOCK_MARGIN_NANOS} after the watermark's
+ *       batch ({@link #stampedAfterWatermark}): a late copy of a replayed batch is stamped no later. The
  *       watermark is then reset and the message handled like a first one (replay from 0 when seq &gt; 0). A
  *       catch-up whose replay holds nothing from the watermark on shows the same before any live message
  *       ({@link #restarted});</li>
@@ -143,8 +145,16 @@ final class SequenceTracker {
         }
     }
 
-    /** Classifies one live seq; resets the watermark when it reveals a publisher restart. */
+    /** {@link #onLive(long, double)} for a batch without a wall-clock timestamp. */
     Step onLive(long seq) {
+        return onLive(seq, Double.NaN);
+    }
+
+    /**
+     * Classifies one live seq, stamped {@code timestamp} (seconds) by the engine; resets the watermark when it reveals
+     * a publisher restart.
+     */
+    Step onLive(long seq, double timestamp) {
         begin();
         boolean firstLive = !seenLive;
         long previous = previousLive;
@@ -163,9 +173,10 @@ final class SequenceTracker {
                 return new Step(false, 0, seq, Why.WENT_BACK);
             }
         } else if (last != SequenceWatermark.UNSET) {
-            boolean wentBack = firstLive
-                    ? startedAt != SequenceWatermark.UNSET && Long.compareUnsigned(seq, startedAt) < 0
-                    : Long.compareUnsigned(seq, previous) <= 0;
+            boolean wentBack = (firstLive
+                            ? startedAt != SequenceWatermark.UNSET && Long.compareUnsigned(seq, startedAt) < 0
+                            : Long.compareUnsigned(seq, previous) <= 0)
+                    || stampedAfterWatermark(seq, timestamp);
             if (wentBack) {
                 restart = Why.WENT_BACK;
             } else if (Long.compareUnsigned(seq, last + 1) > 0 && newClockProcess(seq)) {
@@ -187,6 +198,30 @@ final class SequenceTracker {
     }
 
     /**
+     * True when {@code seq}, not above the watermark, was stamped more than {@link #CLOCK_MARGIN_NANOS} after the
+     * watermark's batch: not a late copy of a batch a replay applied (one process stamps its batches in seq order, so
+     * a copy of one at or below the watermark is stamped no later than the watermark's), but another process's.
+     * Without it a listener whose replay (a join's, a tail check's) applied past the live seqs it had read took a new
+     * process's first seqs, which arrive live with no reconnect to show the restart, for duplicates and skipped them.
+     * False when the watermark's batch, or a wall-clock timestamp of either, is not known.
+     */
+    boolean stampedAfterWatermark(long seq, double timestamp) {
+        SequenceWatermark.LastBatch batch = watermark.lastBatch();
+        if (batch == null
+                || batch.seq() != watermark.get()
+                || Long.compareUnsigned(seq, batch.seq()) > 0
+                || !wallClock(timestamp)
+                || !wallClock(batch.timestamp())) {
+            return false;
+        }
+        return (timestamp - batch.timestamp()) * 1e9 > CLOCK_MARGIN_NANOS;
+    }
+
+    private static boolean wallClock(double seconds) {
+        return seconds >= CLOCK_MIN_SECONDS && seconds <= CLOCK_MAX_SECONDS; // (NaN is not)
+    }
+
+    /**
      * True when {@code seq} can only come from a new process of a publisher whose seq starts at the clock: it is at
      * or past the nanosecond the last applied batch was stamped, plus {@link #CLOCK_MARGIN_NANOS} (see the class
      * comment). False when that batch, or a wall-clock timestamp of it, is not known.
@@ -197,8 +232,8 @@ final class SequenceTracker {
             return false;
         }
         double ts = batch.timestamp();
-        if (!(ts >= CLOCK_MIN_SECONDS && ts <= CLOCK_MAX_SECONDS)) {
-            return false; // (NaN too)
+        if (!wallClock(ts)) {
+            return false;
         }
         long bound = (long) (ts * 1e9) + CLOCK_MARGIN_NANOS; // below 2^63 for every ts allowed
         return Long.compareUnsigned(seq, bound) >= 0;

@@ -289,7 +289,7 @@ final class Stream implements ReplayClient.Target {
         boolean waited = joining || awaitingNext; // waited for this batch to learn what was missed
         joining = false;
         awaitingNext = false;
-        SequenceTracker.Step step = tracker.onLive(seq);
+        SequenceTracker.Step step = tracker.onLive(seq, batch.timestamp());
         if (step.why() == SequenceTracker.Why.UNPROVEN) {
             unproven(seq, frames.get(2));
             return;
