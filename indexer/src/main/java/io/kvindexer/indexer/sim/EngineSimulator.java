@@ -25,7 +25,7 @@ import org.zeromq.ZContext;
  * {@code publish(...)} returns, {@link #held} already reflects the batch, and after its future completes the
  * batch is in the PUB socket's queue: ZeroMQ's I/O thread writes it soon after, at most 8 KB at a time (a test
  * that needs it at a subscriber waits for another subscriber to have it). The fault controls ({@link #skip},
- * {@link #dropLive}, {@link #restart}, {@link #silentReplay}, {@link #deferReplays}, {@link #sendRaw}) exist to
+ * {@link #dropLive}, {@link #restart}, {@link #pause}, {@link #silentReplay}, {@link #deferReplays}, {@link #sendRaw}) exist to
  * test subscribers.
  */
 public final class EngineSimulator implements AutoCloseable {
@@ -248,6 +248,15 @@ public final class EngineSimulator implements AutoCloseable {
         dropLive = 0;
         truth.clear();
         publisher.submit(new SimPublisher.ClearBuffer());
+    }
+
+    /**
+     * The publisher thread stops for {@code millis}, as a stalled engine process would: nothing is sent live and no
+     * replay request is answered meanwhile; what is published during the pause goes out after it, in order (the
+     * engine state changes at once, as before).
+     */
+    public void pause(long millis) {
+        publisher.submit(new SimPublisher.Pause(millis));
     }
 
     /** When on, the ROUTER reads replay requests and never answers them. */

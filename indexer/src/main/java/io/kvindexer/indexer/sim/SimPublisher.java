@@ -30,6 +30,8 @@ final class SimPublisher {
 
     record AnswerDeferred(CompletableFuture<Long> done) implements Command {}
 
+    record Pause(long millis) implements Command {}
+
     record Stop() implements Command {}
 
     private final EngineSimulator.Options options;
@@ -152,6 +154,7 @@ final class SimPublisher {
                 }
                 case ClearBuffer c -> replay.clear();
                 case AnswerDeferred a -> a.done().complete(replay.answerDeferred(router));
+                case Pause p -> Thread.sleep(p.millis());
                 case Stop s -> {
                     return;
                 }
