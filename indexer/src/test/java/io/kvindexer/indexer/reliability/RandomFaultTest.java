@@ -272,7 +272,35 @@ class RandomFaultTest {
 
         AssertionError failure(String what) {
             return new AssertionError("RandomFaultTest seed " + seed + " (rerun with -Dkvindexer.chaos.seed=" + seed
-                    + "): " + what + "\nlast actions (quiet point, action):\n" + String.join("\n", log));
+                    + "): " + what + "\nlast actions (quiet point, action):\n" + String.join("\n", log)
+                    + replicaLogs());
+        }
+
+        /** Where each live replica's output went (the build directory), for a failure's reader. */
+        String replicaLogs() {
+            StringBuilder out = new StringBuilder();
+            for (Replica r : replicas) {
+                if (!r.up()) {
+                    continue;
+                }
+                try {
+                    Path file = Files.createTempFile(
+                            Path.of(System.getProperty("java.io.tmpdir")),
+                            "random-fault-" + seed + "-" + r.name,
+                            ".log");
+                    Files.writeString(file, r.process.output());
+                    out.append("\nreplica ")
+                            .append(r.name)
+                            .append("'s output: ")
+                            .append(file);
+                } catch (IOException e) {
+                    out.append("\nreplica ")
+                            .append(r.name)
+                            .append("'s output not written: ")
+                            .append(e);
+                }
+            }
+            return out.toString();
         }
 
         void go() throws Exception {
