@@ -203,7 +203,7 @@ class RandomFaultTest {
         }
 
         /** SIGSTOP, then SIGCONT after {@code millis} while {@code meanwhile} runs: a replica that stalls (GC, CPU). */
-        void stall(long millis, Callable meanwhile) throws Exception {
+        void stall(long millis, Work meanwhile) throws Exception {
             signal("STOP");
             try {
                 long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
@@ -232,7 +232,7 @@ class RandomFaultTest {
     }
 
     /** Work done while a replica is stalled. */
-    private interface Callable {
+    private interface Work {
         void run() throws Exception;
     }
 
