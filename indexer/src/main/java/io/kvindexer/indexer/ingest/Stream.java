@@ -170,7 +170,9 @@ final class Stream implements ReplayClient.Target {
             resumePending = false;
             String what = joining
                     ? "joining: the engine sent nothing, asking for its buffer from seq 0"
-                    : "catching up after seq " + u(owner.watermark().get());
+                    : tracker.anyApplied()
+                            ? "catching up after seq " + u(owner.watermark().get())
+                            : "reconnected before any batch: asking for the engine's buffer from seq 0";
             joining = false; // the catch-up's end settles it
             startOpenEnded(what, true, this::resume);
         } else if (tailCheckDue()) {
@@ -187,14 +189,18 @@ final class Stream implements ReplayClient.Target {
      * connect; without a replay endpoint the next live batch tells, and until then the listener is not exact.
      */
     private void reconnected() {
-        if (!active || stopped || !tracker.anyApplied()) {
-            tracker.forgetEmptyBuffer(); // (what the engine published meanwhile is no longer known to be in reach)
-            return; // a join finds out what it missed by itself
+        if (!tracker.anyApplied()) {
+            tracker.forgetEmptyBuffer(); // what the engine published meanwhile is no longer known to be in reach
+        }
+        if (!active || stopped) {
+            return; // a join not yet active finds out what it missed by itself
         }
         if (replay != null) {
+            // nothing applied yet (a join that found the engine empty) is no exception: an engine that published
+            // while the connection was down and is quiet now would never show it by a gap ("joining": from seq 0)
             resumePending = true;
             resumeAt = System.nanoTime();
-        } else if (!awaitingNext) {
+        } else if (tracker.anyApplied() && !awaitingNext) {
             awaitingNext = true;
             owner.exactness()
                     .replayStarted("reconnected: no replay endpoint, the engine's next batch shows whether any"
