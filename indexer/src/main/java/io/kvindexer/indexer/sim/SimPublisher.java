@@ -170,6 +170,7 @@ final class SimPublisher {
                 case Raw c -> c.done();
                 case AnswerDeferred c -> c.done();
                 case ClearBuffer c -> null;
+                case Pause c -> null;
                 case Stop c -> null;
             };
             if (done != null) {
