@@ -30,6 +30,12 @@ final class RecoveryTombstones {
         tombstones.add(new Tombstone(instanceId, model, tenant, dpRank));
     }
 
+    /** Whether an unregister named a worker of {@code (model, tenant)}. */
+    boolean names(String model, String tenant) {
+        return tombstones.stream()
+                .anyMatch(t -> t.model.equals(model) && (t.tenant == null || t.tenant.equals(tenant)));
+    }
+
     boolean covers(long instanceId, String model, String tenant, int dpRank) {
         return tombstones.stream().anyMatch(t -> t.covers(instanceId, model, tenant, dpRank));
     }

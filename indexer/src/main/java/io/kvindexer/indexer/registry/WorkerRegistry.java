@@ -637,18 +637,28 @@ public final class WorkerRegistry implements AutoCloseable {
             installTree.run();
             dead.removeFrom(indexers);
             restoreDetached(detached, dead);
+            List<SavedRegistration> gone = new ArrayList<>();
             for (SavedRegistration s : saved) {
                 if (dead.covers(s.instanceId(), s.modelName(), s.tenantId(), s.dpRank())) {
+                    gone.add(s);
                     continue;
                 }
                 if (restore(s)) {
                     restored++;
                 } else if (!continuedByLive(s)) {
+                    gone.add(s);
                     indexers.get(s.modelName(), s.tenantId())
                             .ifPresent(ix -> ix.removeWorker(new WorkerKey(s.instanceId(), s.dpRank())));
                 }
             }
-            unnamed = indexers.all().stream().filter(ix -> !named(ix)).toList();
+            // only the indexes a worker left during recovery: an index made meanwhile without one is not recovery's
+            unnamed = indexers.all().stream()
+                    .filter(ix -> !named(ix))
+                    .filter(ix -> dead.names(ix.modelName(), ix.tenantId())
+                            || gone.stream()
+                                    .anyMatch(s -> s.modelName().equals(ix.modelName())
+                                            && s.tenantId().equals(ix.tenantId())))
+                    .toList();
         }
         if (!unnamed.isEmpty()) {
             dropEmptied(unnamed);
