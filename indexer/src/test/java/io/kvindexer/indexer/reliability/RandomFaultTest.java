@@ -39,7 +39,7 @@ import org.junit.jupiter.api.Test;
  * one may under-report; an unregistered worker is claimed nowhere.
  *
  * <p>{@code -Dkvindexer.chaos.seed=N} replays a schedule (the seed is in every failure message);
- * {@code -Dkvindexer.chaos.seconds=S} runs longer than the suite's 40 s (so does {@code -Dkvindexer.soak=true}).
+ * {@code -Dkvindexer.chaos.seconds=S} runs longer than the suite's 30 s (so does {@code -Dkvindexer.soak=true}).
  */
 class RandomFaultTest {
 
@@ -248,7 +248,7 @@ class RandomFaultTest {
     @Test
     void theIndexKeepsItsPromisesUnderFaultsInRandomOrder() throws Exception {
         long seed = Long.getLong("kvindexer.chaos.seed", System.nanoTime());
-        long seconds = Long.getLong("kvindexer.chaos.seconds", ReliabilityReport.soak() ? 600 : 40);
+        long seconds = Long.getLong("kvindexer.chaos.seconds", ReliabilityReport.soak() ? 600 : 30);
         new Run(seed, seconds).go();
     }
 
