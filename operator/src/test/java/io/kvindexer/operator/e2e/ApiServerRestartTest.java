@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
+import io.kvindexer.operator.support.ApiServerDispatcher;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
 import java.io.IOException;
@@ -21,7 +22,6 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -41,7 +41,7 @@ class ApiServerRestartTest {
         InetAddress loopback = InetAddress.getByName("127.0.0.1");
         // the dispatcher holds the CRUD state; the restarted server is handed the same one, as etcd outlives a
         // kube-apiserver restart
-        KubernetesCrudDispatcher state = new KubernetesCrudDispatcher(List.of());
+        KubernetesCrudDispatcher state = new ApiServerDispatcher();
         KubernetesMockServer api = server(state);
         api.init(loopback, 0);
         int apiPort = api.getPort();

@@ -9,20 +9,19 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus.PodRegistration;
+import io.kvindexer.operator.support.ApiServerDispatcher;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
 import io.kvindexer.operator.worker.InstanceIds;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -48,11 +47,7 @@ class RecreatedEnginePodEndToEndTest {
     private static final String NS = "recreated";
 
     /** The CRUD mock, except that a pod update naming another uid replaces the pod under its name. */
-    static final class RecreatingDispatcher extends KubernetesCrudDispatcher {
-        RecreatingDispatcher() {
-            super(List.of());
-        }
-
+    static final class RecreatingDispatcher extends ApiServerDispatcher {
         @Override
         public void preserveMetadata(JsonNode current, JsonNode updated) {
             String asked = updated.path("metadata").path("uid").asText("");

@@ -13,7 +13,6 @@ import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
@@ -36,7 +35,6 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -104,7 +102,7 @@ public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, 
     @Override
     public void beforeAll(ExtensionContext context) {
         server = new KubernetesMockServer(
-                new Context(), new MockWebServer(), new HashMap<>(), new KubernetesCrudDispatcher(List.of()), false);
+                new Context(), new MockWebServer(), new HashMap<>(), new ApiServerDispatcher(), false);
         server.init();
         start(server.createClient());
     }

@@ -1,0 +1,33 @@
+package io.kvindexer.operator.support;
+
+import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import java.util.List;
+
+/**
+ * The CRUD mock API server's dispatcher, answering as the API server does where the mock would not answer at all: a
+ * JSON patch that does not apply to the stored object (it names an array index or a key that is not there) gets 422
+ * Unprocessable Entity. The mock throws instead and leaves the request open; the client then waits out its timeout
+ * and sends the same patch again, for ever. JOSDK builds such a patch when it removes a finalizer after a conflict
+ * (the diff is taken against the object it read before the conflict) and, told 422, reads the object again.
+ */
+public class ApiServerDispatcher extends KubernetesCrudDispatcher {
+    public ApiServerDispatcher() {
+        super(List.of());
+    }
+
+    @Override
+    public MockResponse handlePatch(RecordedRequest request) {
+        try {
+            return super.handlePatch(request);
+        } catch (RuntimeException e) {
+            String reason = String.valueOf(e.getMessage()).replace("\\", "\\\\").replace("\"", "\\\"");
+            return new MockResponse()
+                    .setResponseCode(422)
+                    .setHeader("Content-Type", "application/json")
+                    .setBody("{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"Invalid\","
+                            + "\"code\":422,\"message\":\"the patch does not apply: " + reason + "\"}");
+        }
+    }
+}
