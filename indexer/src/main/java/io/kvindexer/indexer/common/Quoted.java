@@ -11,8 +11,16 @@ public final class Quoted {
 
     private Quoted() {}
 
-    /** {@code value}'s first {@value #MAX} characters, then {@code ...} when there was more. */
+    /**
+     * {@code value}'s first {@value #MAX} characters, then {@code ...} when there was more. A cut between the two
+     * halves of a surrogate pair keeps neither: half a character is not valid UTF-8 and would reach the JSON body or
+     * the log as {@code ?}.
+     */
     public static String of(String value) {
-        return value.length() <= MAX ? value : value.substring(0, MAX) + "...";
+        if (value.length() <= MAX) {
+            return value;
+        }
+        int end = Character.isHighSurrogate(value.charAt(MAX - 1)) ? MAX - 1 : MAX;
+        return value.substring(0, end) + "...";
     }
 }
