@@ -12,7 +12,8 @@ import java.util.Objects;
  * its grace period ends on the wall clock (a restart does not start it over), its memberships as recovered stores in
  * dump order, and their last-store times on the tiers with a TTL.
  *
- * @param registration   its endpoint, (model, tenant), block size and watermark; replay endpoint and pod name unused
+ * @param registration   its endpoint, (model, tenant), block size, watermark and the batch at it; replay endpoint
+ *                       and pod name unused
  * @param expiresAtMillis the end of its grace period, epoch millis
  */
 public record DetachedWorker(

@@ -146,28 +146,38 @@ final class UnregisterGrace {
     }
 
     /**
-     * What is detached now, for a snapshot: each worker with its watermark ({@code watermarks}, UNSET when unknown)
-     * and the end of its grace period on the wall clock.
+     * Where a detached worker's stream stands for a snapshot: its watermark (UNSET when unknown) and the batch at it
+     * (null when unknown), so that a comeback after a restart can still tell an engine restart by that batch.
      */
-    List<DetachedWorker> export(Function<WorkerKey, Long> watermarks) {
+    record SavedWatermark(long seq, SavedRegistration.WatermarkBatch batch) {}
+
+    /**
+     * What is detached now, for a snapshot: each worker with its watermark ({@code watermarks}) and the end of its
+     * grace period on the wall clock.
+     */
+    List<DetachedWorker> export(Function<WorkerKey, SavedWatermark> watermarks) {
         expire();
         long nanoNow = clock.getAsLong();
         long wallNow = System.currentTimeMillis();
         List<DetachedWorker> out = new ArrayList<>();
-        detached.forEach((key, d) -> out.add(new DetachedWorker(
-                new SavedRegistration(
-                        key.instanceId(),
-                        key.dpRank(),
-                        d.endpoint(),
-                        null,
-                        null,
-                        d.modelName(),
-                        d.tenantId(),
-                        d.blockSize(),
-                        watermarks.apply(key)),
-                wallNow + TimeUnit.NANOSECONDS.toMillis(d.expiresAt() - nanoNow),
-                d.ops(),
-                d.times())));
+        detached.forEach((key, d) -> {
+            SavedWatermark at = watermarks.apply(key);
+            out.add(new DetachedWorker(
+                    new SavedRegistration(
+                            key.instanceId(),
+                            key.dpRank(),
+                            d.endpoint(),
+                            null,
+                            null,
+                            d.modelName(),
+                            d.tenantId(),
+                            d.blockSize(),
+                            at.seq(),
+                            at.batch()),
+                    wallNow + TimeUnit.NANOSECONDS.toMillis(d.expiresAt() - nanoNow),
+                    d.ops(),
+                    d.times()));
+        });
         return out;
     }
 

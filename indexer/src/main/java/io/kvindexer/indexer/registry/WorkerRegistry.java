@@ -522,9 +522,11 @@ public final class WorkerRegistry implements AutoCloseable {
         List<DetachedWorker> detached = grace.enabled()
                 ? grace.export(key -> {
                     LearnedWatermark learned = watermarks.get(key);
-                    return learned == null
-                            ? SequenceWatermark.UNSET
-                            : learned.watermark().get();
+                    if (learned == null) {
+                        return new UnregisterGrace.SavedWatermark(SequenceWatermark.UNSET, null);
+                    }
+                    long seq = learned.watermark().get();
+                    return new UnregisterGrace.SavedWatermark(seq, savedBatch(learned.watermark(), seq));
                 })
                 : List.of();
         Set<WorkerKey> degraded = degradedLocked();

@@ -35,10 +35,12 @@ import java.util.zip.CRC32C;
  *
  * <pre>
  * file     := magic "KVIXGRCE" | version u16 (= 1) | count u32 | deadline[count] | crc32c u32 over all before it
- *             | a binary dump stream (version 2; 3 when some block has a last-store time)
+ *             | a binary dump stream (version 2; 3 when some block has a last-store time; 4 when some worker's
+ *               watermark batch is known)
  * deadline := instanceId u64 | dpRank u32 | expiresAt u64        the end of the worker's grace period, epoch ms
  * </pre>
- * The dump's registrations are the detached workers (endpoint, (model, tenant), block size, seq watermark); its
+ * The dump's registrations are the detached workers (endpoint, (model, tenant), block size, seq watermark and the
+ * batch at it: a comeback after a restart shows an engine restart by that batch, as a snapshot's registration does); its
  * sections hold one worker each, its memberships in dump order and their last-store times.
  */
 public final class GraceFile {
@@ -68,8 +70,9 @@ public final class GraceFile {
         out.write(head.toByteArray());
 
         boolean times = workers.stream().anyMatch(w -> !w.times().isEmpty());
+        boolean batches = workers.stream().anyMatch(w -> w.registration().watermarkBatch() != null);
         BinaryDumpWriter dump = new BinaryDumpWriter(
-                out, workers.stream().map(DetachedWorker::registration).toList(), times);
+                out, workers.stream().map(DetachedWorker::registration).toList(), times, batches);
         for (DetachedWorker w : workers) {
             SavedRegistration r = w.registration();
             WorkerKey key = new WorkerKey(r.instanceId(), r.dpRank());

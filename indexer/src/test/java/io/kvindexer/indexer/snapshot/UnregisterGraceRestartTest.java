@@ -68,10 +68,18 @@ class UnregisterGraceRestartTest {
                 storeThenUnregister(sim, http);
                 assertThat(first.terminate()).isTrue(); // the last snapshot, at shutdown
             }
+            Path grace;
             try (var files = Files.list(dir)) {
-                assertThat(files.map(p -> p.getFileName().toString()))
-                        .as("the detached blocks beside the snapshot")
-                        .anyMatch(name -> name.endsWith(".grace"));
+                grace = files.filter(p -> p.getFileName().toString().endsWith(".grace"))
+                        .findFirst()
+                        .orElseThrow(() -> new AssertionError("no detached blocks beside the snapshot"));
+            }
+            try (var in = Files.newInputStream(grace)) {
+                assertThat(GraceFile.read(in))
+                        .singleElement()
+                        .extracting(w -> w.registration().watermarkBatch())
+                        .as("the batch at its watermark, to tell an engine restart by on its comeback")
+                        .isNotNull();
             }
             sim.storeSequence(WHILE_AWAY, 4).get(30, TimeUnit.SECONDS); // published while nobody listens
 
