@@ -31,7 +31,8 @@ import java.util.Set;
  *       of the old process may still wait in the socket, in order, before the new one's. Until a live seq goes back
  *       below the previous live seq (the new process's stream begins) or the engine's buffer holds a live message's
  *       exact bytes ({@link #vouched}), a live seq above the previous one is {@link Why#UNPROVEN}: not applied, only
- *       the engine's own copy of it is;</li>
+ *       the engine's own copy of it is. The seq that goes back is measured as an attempt's first live message (its
+ *       stamp shows a restart since the replay, which may have applied past it);</li>
  *   <li>a seq not above the watermark (a duplicate, or a batch a replay already applied) is skipped;</li>
  *   <li>the watermark advances only when a batch decodes and is applied ({@link #applied}).</li>
  * </ul>
@@ -172,7 +173,12 @@ final class SequenceTracker {
             if (last == SequenceWatermark.UNSET) {
                 return new Step(false, 0, seq, Why.WENT_BACK);
             }
-        } else if (last != SequenceWatermark.UNSET) {
+            // measured as an attempt's first live message: the previous live seq is the old process's, and the
+            // replay from 0 may have applied past this one (a late copy), or the engine restarted once more since
+            // (in place, no reconnect to show it): only the stamp tells
+            firstLive = true;
+        }
+        if (last != SequenceWatermark.UNSET) {
             boolean wentBack = (firstLive
                             ? startedAt != SequenceWatermark.UNSET && Long.compareUnsigned(seq, startedAt) < 0
                             : Long.compareUnsigned(seq, previous) <= 0)

@@ -27,7 +27,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  *   <li>an engine that restarted during a connection blip and published past the watermark before the listener was
  *       back: its replay of the watermark's seq is another batch than the one applied;</li>
  *   <li>a restart found by the catch-up whose new process's first batches are gone from its buffer: said so, not
- *       taken for a join of a running engine.</li>
+ *       taken for a join of a running engine;</li>
+ *   <li>an engine that restarts in place after a restart the catch-up found: its seq 0 is stamped after the
+ *       watermark's batch.</li>
  * </ul>
  */
 class EngineRestartSignalsTest {
@@ -196,6 +198,62 @@ class EngineRestartSignalsTest {
                                     Arrays.stream(EngineSimulator.sequenceHashes(tokens(5100), 4, null))
                                             .boxed()
                                             .collect(Collectors.toSet()))));
+        }
+    }
+
+    /**
+     * The engine restarts as a new process while the link is down and publishes seqs 0..2, below the watermark 5,
+     * before the listener is back: its catch-up finds nothing from seq 5 on, drops the old blocks and replays 0..2,
+     * none of which it sees live. Then the engine restarts once more, in place (the same connection), and its seq 0
+     * comes live. Before, the first live seq after a restart a replay found was measured only against the old
+     * process's live seqs (5): it went back below them, so it was taken for the start of the new process's stream,
+     * and at or below the replay's watermark for a late copy of a replayed batch: skipped, and the listener stayed
+     * exact with blocks the engine no longer held (found by {@code RandomFaultTest}, seed 4).
+     */
+    @Test
+    void anEngineThatRestartsInPlaceAfterARestartTheCatchUpFoundIsARestartAgain() throws Exception {
+        String endpoint = "tcp://127.0.0.1:" + freePort();
+        String replayEndpoint = "tcp://127.0.0.1:" + freePort();
+        EngineSimulator engine = simulator(endpoint, replayEndpoint, 0, 10_000);
+        try (CuttableProxy proxy = new CuttableProxy(port(endpoint))) {
+            EngineListener listener = resources.listener(
+                    new ListenerSpec(INSTANCE, 0, proxy.endpoint(), replayEndpoint),
+                    watermark,
+                    sink,
+                    metrics.options());
+            Subscriptions.await(listener, engine, 1);
+            await().atMost(PATIENCE).until(() -> exactness(listener) == ExactnessState.EXACT); // the join is over
+            for (int b = 0; b < 6; b++) {
+                engine.storeSequence(tokens(b * 100), 4).join(); // seqs 0..5, live
+            }
+            await().atMost(PATIENCE).until(() -> watermark.get() == 5);
+
+            proxy.cut();
+            await().atMost(NOTICE).until(() -> listener.snapshot().disconnected());
+            engine.close();
+            EngineSimulator next = simulator(endpoint, replayEndpoint, 0, 10_000);
+            for (int b = 0; b < 3; b++) {
+                next.storeSequence(tokens(5000 + b * 100), 4).join(); // seqs 0..2: only its buffer has them
+            }
+            proxy.restore();
+            await().atMost(PATIENCE).until(() -> metrics.get("restarts") == 1);
+            await().atMost(PATIENCE)
+                    .untilAsserted(
+                            () -> assertThat(sink.asGroundTruth(INSTANCE)).isEqualTo(next.groundTruth()));
+            await().atMost(PATIENCE).until(() -> watermark.get() == 2 && exactness(listener) == ExactnessState.EXACT);
+
+            // a restart takes longer than the clock margin (a process starts, its model loads)
+            long stamped = clockNanos();
+            await().atMost(PATIENCE)
+                    .until(() -> clockNanos() > stamped + SequenceTracker.CLOCK_MARGIN_NANOS + 200_000_000L);
+            next.restart();
+            next.storeSequence(tokens(9000), 4).join(); // seq 0 of the process restarted in place, live
+            await().atMost(PATIENCE)
+                    .untilAsserted(() -> assertThat(sink.asGroundTruth(INSTANCE))
+                            .as("only the blocks of the process restarted in place")
+                            .isEqualTo(next.groundTruth()));
+            assertThat(metrics.get("restarts")).isEqualTo(2);
+            await().atMost(PATIENCE).until(() -> watermark.get() == 0 && exactness(listener) == ExactnessState.EXACT);
         }
     }
 

@@ -140,6 +140,36 @@ class SequenceTrackerTest {
         assertThat(live(3)).as("measured against the new process now").isEqualTo(new SequenceTracker.Step(false, 2, 3));
     }
 
+    /**
+     * The seq that goes back after a restart a replay found is the new process's stream only if the replay did not
+     * apply past a later process's start: stamped more than the margin after the watermark's batch, it is a restart
+     * in place since (RandomFaultTest, seed 4), not a late copy of a replayed batch.
+     */
+    @Test
+    void aSeqThatGoesBackAfterARestartAReplayFoundIsARestartAgainWhenStampedAfterTheWatermark() {
+        assertThat(afterARestartAReplayFound(new SequenceTracker(new SequenceWatermark()))
+                        .onLive(1, STAMPED + 0.001))
+                .as("a late copy of a replayed batch, stamped no later than the watermark's")
+                .isEqualTo(new SequenceTracker.Step(false, 1, 1, SequenceTracker.Why.GAP));
+        assertThat(afterARestartAReplayFound(tracker).onLive(0, STAMPED + 2))
+                .as("stamped two seconds after the watermark's batch: the engine restarted again")
+                .isEqualTo(new SequenceTracker.Step(true, 0, 0, SequenceTracker.Why.WENT_BACK));
+        assertThat(tracker.isNew(0)).isTrue();
+    }
+
+    /** Live seqs 0..5 applied, then a replay found another process and applied its 0..2. */
+    private static SequenceTracker afterARestartAReplayFound(SequenceTracker t) {
+        for (long s = 0; s < 6; s++) {
+            t.onLive(s);
+            t.applied(s, new byte[] {(byte) s}, 0);
+        }
+        t.restarted();
+        for (long s = 0; s < 3; s++) {
+            t.applied(s, new byte[] {(byte) (10 + s)}, STAMPED + s * 0.001);
+        }
+        return t;
+    }
+
     @Test
     void anUnprovenLiveSeqIsVouchedForByTheEnginesCopyOfItsBytes() {
         liveAndApply(0, 1);
