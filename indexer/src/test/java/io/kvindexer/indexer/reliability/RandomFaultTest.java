@@ -248,8 +248,8 @@ class RandomFaultTest {
 
     @Test
     void theIndexKeepsItsPromisesUnderFaultsInRandomOrder() throws Exception {
-        // one schedule in the suite, so that a red run is the code's and reruns alike; seed 4 still finds a defect
-        // (see reliability.md on faults in random order); =random draws a new schedule
+        // one schedule in the suite, so that a red run is the code's and reruns alike (see reliability.md on faults
+        // in random order); =random draws a new schedule
         String asked = System.getProperty("kvindexer.chaos.seed", "202");
         long seed = "random".equals(asked) ? System.nanoTime() : Long.parseLong(asked);
         long seconds = Long.getLong("kvindexer.chaos.seconds", ReliabilityReport.soak() ? 600 : 30);
