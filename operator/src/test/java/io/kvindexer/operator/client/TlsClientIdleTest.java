@@ -15,12 +15,14 @@ import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * The client keeps one TLS client per trusted CA. One whose CA no call uses any more (every KvIndexer of a namespace
  * deleted, the namespace's CA replaced) is closed once idle, with its selector thread: before, each CA ever called
  * kept its client, thread and connections for as long as the operator ran. Real indexers with two CAs.
  */
+@Isolated("counts the JVM's HTTP client threads: no other class may run beside it")
 class TlsClientIdleTest {
 
     @TempDir
