@@ -17,6 +17,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /** The real {@code main} in a child JVM, as a user starts it: exit codes, one-line errors, help, a live server. */
 class IndexerMainProcessTest {
@@ -52,6 +54,7 @@ class IndexerMainProcessTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void badFlagIsOneLineAndNonZeroExit() throws Exception {
         Run r = run(Map.of(), "--port", "notaport");
         assertThat(r.exit()).isNotZero();
@@ -70,6 +73,7 @@ class IndexerMainProcessTest {
 
     /** A --host the server cannot listen on is a bad value (2), not a failed start (1) blaming another indexer. */
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aHostThatDoesNotResolveIsOneLineAndExitTwo() throws Exception {
         Run r = run(Map.of(), "--host", "999.1.1.1", "--port", "0");
         assertThat(r.exit()).isEqualTo(2);
@@ -85,6 +89,7 @@ class IndexerMainProcessTest {
 
     /** An empty value is a usage error like any bad value: one line naming the flag, exit 2, nothing started. */
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void anEmptyValueIsOneLineAndExitTwo() throws Exception {
         Run r = run(Map.of(), "--port", "0", "--block-ttl", "");
         assertThat(r.exit()).isEqualTo(2);
@@ -95,6 +100,7 @@ class IndexerMainProcessTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void badEnvironmentIsOneLine() throws Exception {
         Run r = run(Map.of("DYN_ROUTER_MIN_INITIAL_WORKERS", "two"), "--port", "0");
         assertThat(r.exit()).isNotZero();
@@ -104,6 +110,7 @@ class IndexerMainProcessTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aBadLogVariableIsOneLine() throws Exception {
         Run r = run(Map.of("DYN_LOG", "info,io.kvindexer=loud"), "--port", "0");
         assertThat(r.exit()).isEqualTo(2);
@@ -117,6 +124,7 @@ class IndexerMainProcessTest {
      * shutdown is one JSON object with Dynamo's fields; DYN_LOG=warn leaves out the INFO lines.
      */
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void logsJsonLinesWhenAskedTo() throws Exception {
         List<String> logged;
         try (IndexerProcess p = startLlama(Map.of("DYN_LOGGING_JSONL", "true"), "--workers", "1=tcp://127.0.0.1:1")) {
@@ -149,6 +157,7 @@ class IndexerMainProcessTest {
      * log line the request writes carries the same trace id and the span's id.
      */
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void spansGoToTheCollectorAndTheirIdsIntoTheLogLines() throws Exception {
         String trace = "0af7651916cd43dd8448eb211c80319c";
         List<String> logged;
@@ -208,6 +217,7 @@ class IndexerMainProcessTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aBadTracingVariableIsOneLine() throws Exception {
         Run r = run(Map.of("OTEL_EXPORT_ENABLED", "maybe"), "--port", "0");
         assertThat(r.exit()).isEqualTo(2);
@@ -224,6 +234,7 @@ class IndexerMainProcessTest {
 
     /** DYN_LOG=warn leaves out the INFO lines; without it they are there ({@link #startsServesAndLogsItsShutdown}). */
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void dynLogSetsTheLevels() throws Exception {
         try (IndexerProcess p =
                 IndexerProcess.start(Map.of("DYN_LOG", "warn"), List.of(), "--port", "0", "--host", "127.0.0.1")) {
@@ -240,6 +251,7 @@ class IndexerMainProcessTest {
      * connection (a keep-alive client reconnects elsewhere), and the process ends once the delay is over.
      */
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aShutdownDelayKeepsAnsweringWhileNotReady() throws Exception {
         try (IndexerProcess p = startLlama(Map.of(), "--shutdown-delay", "4s", "--workers", "1=tcp://127.0.0.1:1");
                 HttpTestClient http = new HttpTestClient(p.url())) {
@@ -285,6 +297,7 @@ class IndexerMainProcessTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void helpPrintsFlagsAndExitsZero() throws Exception {
         Run r = run(Map.of(), "--help");
         assertThat(r.exit()).isZero();
@@ -297,6 +310,7 @@ class IndexerMainProcessTest {
      * beside ours, and the lines of a SIGTERM's shutdown (the listeners stopped, a last snapshot that failed) were lost.
      */
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void startsServesAndLogsItsShutdown() throws Exception {
         // IndexerProcess.start fails the test when no "listening on" line comes
         try (IndexerProcess p = startWithTwoRanks();
