@@ -20,7 +20,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
 
-/** The real {@code main} in a child JVM, as a user starts it: exit codes, one-line errors, help, a live server. */
+/**
+ * The real {@code main} in a child JVM, as a user starts it: exit codes, one-line errors, help, a live server. Each
+ * method starts its own child (the run is mostly JVM starts and the 4 s of a shutdown delay), so they run two at once.
+ */
 class IndexerMainProcessTest {
 
     private record Run(int exit, String stdout, String stderr) {}
