@@ -14,6 +14,8 @@ import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -22,7 +24,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * rest of the body after the answer, to keep the connection. A client that declared a body and then stalls must not
  * hold the connection for longer than {@code --request-read-timeout-ms} (it held it for good: no idle timeout runs
  * then); one that sends its whole body keeps a usable connection. The real server ({@link IndexerApp}): the read of
- * the rest is bounded through its connections' reads ({@code TimedHttp1}).
+ * the rest is bounded through its connections' reads ({@code TimedHttp1}). The cases mostly wait out the deadline, each
+ * on its own connection, so they run two at once.
  */
 class UnreadBodyTest {
 
@@ -44,6 +47,7 @@ class UnreadBodyTest {
     }
 
     /** Each row: the request's method and path, its extra header, its Content-Type, the answer. */
+    @Execution(ExecutionMode.CONCURRENT)
     @ParameterizedTest(name = "{0} {1} {2} {3}: {4}")
     @CsvSource(delimiter = '|', textBlock = """
             POST | /query | Accept: application/json | text/plain       | 415
@@ -70,6 +74,7 @@ class UnreadBodyTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aWholeBodyAnsweredBeforeItWasReadKeepsAUsableConnection() throws Exception {
         String body = "{\"model_name\":\"m\",\"token_ids\":[1,2,3]}";
         try (Socket s = RawHttp.connect(server.baseUrl(), PATIENCE_MS)) {
@@ -92,6 +97,7 @@ class UnreadBodyTest {
      * smuggled in a refused body got answered). The connection is closed instead.
      */
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void anUnreadBodyIsNeverTakenForARequestWhenTheAnswerSaysClose() throws Exception {
         String smuggled = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
         try (IndexerApp stopping = IndexerApp.start(IndexerConfig.defaults());
