@@ -15,13 +15,16 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * A client that trickles its request line or headers (slowloris: one byte every few hundred ms, never the blank
  * line) gets a 408 JSON error and its connection closed once {@code --request-read-timeout-ms} has passed since its
  * request line began to arrive, instead of holding the connection for as long as it keeps trickling. A keep-alive connection idle between
  * requests for longer than that is not cut: the clock starts at a request line. The real server ({@link IndexerApp}),
- * as the deadline is set on its HTTP/1 protocol ({@code IndexerRouting.headerDeadline}).
+ * as the deadline is set on its HTTP/1 protocol ({@code IndexerRouting.headerDeadline}). The methods mostly wait out
+ * the deadline, each with its own server, so they run two at once.
  */
 class SlowHeadersTest {
 
@@ -35,6 +38,7 @@ class SlowHeadersTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void trickledHeadersGet408AndTheConnectionClosed() throws Exception {
         try (IndexerApp server = start();
                 Socket slow = RawHttp.connect(server.baseUrl(), PATIENCE_MS)) {
@@ -75,6 +79,7 @@ class SlowHeadersTest {
      * connection and on a keep-alive one after a request, idle between the two for longer than the deadline.
      */
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aTrickledRequestLineGets408AndTheConnectionClosed() throws Exception {
         try (IndexerApp server = start();
                 Socket fresh = RawHttp.connect(server.baseUrl(), PATIENCE_MS);
@@ -117,6 +122,7 @@ class SlowHeadersTest {
 
     /** Part of a request line sent with the previous request (pipelined), and then nothing: timed from then on. */
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aRequestLineBegunWithThePreviousRequestIsTimedToo() throws Exception {
         try (IndexerApp server = start();
                 Socket conn = RawHttp.connect(server.baseUrl(), PATIENCE_MS)) {
@@ -131,6 +137,7 @@ class SlowHeadersTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void anIdleKeepAliveConnectionIsNotCutAndHttp10StillGets505() throws Exception {
         try (IndexerApp server = start();
                 Socket conn = RawHttp.connect(server.baseUrl(), PATIENCE_MS)) {
