@@ -24,12 +24,15 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * Loading blocks' last-store times from a snapshot file: a block past its TTL by the file's time goes promptly and
  * is counted as expired; a time in the future (another replica's clock ahead) counts as now; a file written without
  * times (version 2, as replicas before version 3 wrote them) keeps the old behaviour, the time starts at the load.
- * The same for a JSON {@code /dump}'s {@code last_store_ms}, and for one without (a Dynamo peer's).
+ * The same for a JSON {@code /dump}'s {@code last_store_ms}, and for one without (a Dynamo peer's). The methods mostly
+ * wait for a TTL or for sweeps, each with its own expiry and indexes, so they run two at once.
  */
 class StoreTimesRecoveryTest {
 
@@ -109,6 +112,7 @@ class StoreTimesRecoveryTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void blocksPastTheirTtlByTheirStoreTimeExpireRightAfterTheLoadAndTheOthersStay() throws Exception {
         long now = System.currentTimeMillis();
         // two stored an hour ago, one just now; the TTL is ten minutes
@@ -125,6 +129,7 @@ class StoreTimesRecoveryTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aStoreTimeInTheFutureCountsAsNow() throws Exception {
         long now = System.currentTimeMillis();
         Path file = snapshot("ahead.kvix", new long[] {now + 3_600_000, now + 3_600_000, now + 3_600_000});
@@ -140,6 +145,7 @@ class StoreTimesRecoveryTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aSnapshotWithoutTimesStartsEachBlocksTimeAtTheLoad() throws Exception {
         Path file = snapshot("v2.kvix", null);
         assertThat(Files.readAllBytes(file)[9])
@@ -159,6 +165,7 @@ class StoreTimesRecoveryTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aJsonDumpsStoreTimesStartTheTtlsAsABinaryDumpsDo() throws Exception {
         long now = System.currentTimeMillis();
         byte[] json = jsonDump(new long[] {now - 3_600_000, now - 3_500_000, now});
@@ -175,6 +182,7 @@ class StoreTimesRecoveryTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aJsonStoreTimeInTheFutureCountsAsNow() throws Exception {
         long ahead = System.currentTimeMillis() + 3_600_000;
         try (BlockExpiry expiry = expiry(Duration.ofSeconds(2));
@@ -188,6 +196,7 @@ class StoreTimesRecoveryTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aJsonDumpWithoutTimesAsADynamoPeerWritesStartsEachBlocksTimeAtTheLoad() throws Exception {
         byte[] json = jsonDump(null);
         assertThat(new String(json, java.nio.charset.StandardCharsets.UTF_8)).doesNotContain("last_store_ms");
@@ -221,6 +230,7 @@ class StoreTimesRecoveryTest {
      * version does not know (a newer reader's) is ignored.
      */
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void theDumpVersionFollowsWhatTheReaderAskedFor() throws Exception {
         try (io.kvindexer.indexer.IndexerApp app =
                 io.kvindexer.indexer.IndexerApp.start(io.kvindexer.indexer.IndexerConfig.defaults())) {
