@@ -29,7 +29,7 @@ class IndexerMainProcessTest {
     private record Run(int exit, String stdout, String stderr) {}
 
     private static ProcessBuilder java(Map<String, String> env, String... args) {
-        ProcessBuilder pb = IndexerProcess.command(List.of(), args);
+        ProcessBuilder pb = IndexerProcess.command(IndexerProcess.QUICK_START, args);
         pb.environment().putAll(env);
         return pb;
     }
@@ -48,7 +48,7 @@ class IndexerMainProcessTest {
         List<String> args = new ArrayList<>(
                 List.of("--port", "0", "--host", "127.0.0.1", "--block-size", "16", "--model-name", "llama"));
         args.addAll(List.of(more));
-        return IndexerProcess.start(env, List.of(), args.toArray(String[]::new));
+        return IndexerProcess.start(env, IndexerProcess.QUICK_START, args.toArray(String[]::new));
     }
 
     /** {@link #startLlama} with one instance of two ranks at ports nobody serves. */
@@ -239,8 +239,8 @@ class IndexerMainProcessTest {
     @Test
     @Execution(ExecutionMode.CONCURRENT)
     void dynLogSetsTheLevels() throws Exception {
-        try (IndexerProcess p =
-                IndexerProcess.start(Map.of("DYN_LOG", "warn"), List.of(), "--port", "0", "--host", "127.0.0.1")) {
+        try (IndexerProcess p = IndexerProcess.start(
+                Map.of("DYN_LOG", "warn"), IndexerProcess.QUICK_START, "--port", "0", "--host", "127.0.0.1")) {
             assertThat(p.terminate()).isTrue();
             await().atMost(Duration.ofSeconds(10))
                     .untilAsserted(() -> assertThat(p.output()).contains("kv-indexer listening on"));

@@ -33,7 +33,8 @@ class PeersDnsProcessTest {
         Path hosts = Path.of("target", "peers-dns-" + port + ".hosts");
         Files.createDirectories(hosts.getParent());
         Files.writeString(hosts, "127.0.0.2 " + NAME + "\n127.0.0.3 " + NAME + "\n127.0.0.4 " + NAME + "\n");
-        List<String> jvm = List.of("-Djdk.net.hosts.file=" + hosts.toAbsolutePath());
+        List<String> jvm = new ArrayList<>(IndexerProcess.QUICK_START);
+        jvm.add("-Djdk.net.hosts.file=" + hosts.toAbsolutePath());
         String target = NAME + ":" + port;
         List<IndexerProcess> replicas = new ArrayList<>();
         try (EngineSimulator engine = EngineSimulator.start(EngineSimulator.Options.defaults())) {

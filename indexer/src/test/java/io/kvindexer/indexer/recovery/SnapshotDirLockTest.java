@@ -14,7 +14,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,11 +38,18 @@ class SnapshotDirLockTest {
     @Test
     void aSecondReplicaOnTheSameDirectoryStopsAtStartupAndTheFirstWritesOn() throws Exception {
         try (IndexerProcess first = IndexerProcess.start(
-                List.of(), "--port", "0", "--snapshot-dir", dir.toString(), "--snapshot-interval", "200ms")) {
+                IndexerProcess.QUICK_START,
+                "--port",
+                "0",
+                "--snapshot-dir",
+                dir.toString(),
+                "--snapshot-interval",
+                "200ms")) {
             assertThat(Files.readString(dir.resolve(SnapshotFiles.LOCK)).strip())
                     .isEqualTo(Long.toString(first.pid()));
 
-            Process second = IndexerProcess.command(List.of(), "--port", "0", "--snapshot-dir", dir.toString())
+            Process second = IndexerProcess.command(
+                            IndexerProcess.QUICK_START, "--port", "0", "--snapshot-dir", dir.toString())
                     .redirectErrorStream(true)
                     .start();
             ByteArrayOutputStream out = new ByteArrayOutputStream();
