@@ -88,20 +88,11 @@ class EngineRestartSignalsTest {
         EngineSimulator engine =
                 resources.simulatorAt("tcp://127.0.0.1:" + freePort(), "tcp://127.0.0.1:" + freePort());
         try (CuttableProxy proxy = new CuttableProxy(port(engine.endpoint()))) {
-            EngineListener listener = resources.listener(
-                    new ListenerSpec(INSTANCE, 0, proxy.endpoint(), engine.replayEndpoint()),
-                    watermark,
-                    sink,
-                    metrics.options());
-            Subscriptions.await(listener, engine, 1);
+            EngineListener listener = listenThrough(proxy, engine.replayEndpoint(), engine);
             await().atMost(PATIENCE).until(() -> exactness(listener) == ExactnessState.EXACT); // the join is over
-            for (int b = 0; b < 3; b++) {
-                engine.storeSequence(tokens(b * 100), 4).join(); // seqs 0..2
-            }
-            await().atMost(PATIENCE).until(() -> watermark.get() == 2);
+            storeLive(engine, 3); // seqs 0..2
 
-            proxy.cut();
-            await().atMost(NOTICE).until(() -> listener.snapshot().disconnected());
+            cut(proxy, listener);
             engine.restart(); // a new process while the link is down: seq from 0, cache and buffer empty
             for (int b = 0; b < 5; b++) {
                 engine.storeSequence(tokens(5000 + b * 100), 4).join(); // seqs 0..4, past the old watermark 2
@@ -130,18 +121,12 @@ class EngineRestartSignalsTest {
         long first = clockNanos();
         EngineSimulator engine = simulator(endpoint, replayEndpoint, first, 10_000);
         try (CuttableProxy proxy = new CuttableProxy(port(endpoint))) {
-            EngineListener listener = resources.listener(
-                    new ListenerSpec(INSTANCE, 0, proxy.endpoint(), replayEndpoint),
-                    watermark,
-                    sink,
-                    metrics.options());
-            Subscriptions.await(listener, engine, 1);
+            EngineListener listener = listenThrough(proxy, replayEndpoint, engine);
             await().atMost(PATIENCE).until(() -> exactness(listener) != ExactnessState.REPLAYING); // the join
             engine.storeSequence(tokens(0), 4).join();
             await().atMost(PATIENCE).until(() -> watermark.get() == first);
 
-            proxy.cut();
-            await().atMost(NOTICE).until(() -> listener.snapshot().disconnected());
+            cut(proxy, listener);
             engine.close();
             long stamped = clockNanos();
             await().atMost(PATIENCE).until(() -> clockNanos() > stamped + 2 * SequenceTracker.CLOCK_MARGIN_NANOS);
@@ -164,20 +149,11 @@ class EngineRestartSignalsTest {
         String replayEndpoint = "tcp://127.0.0.1:" + freePort();
         EngineSimulator engine = simulator(endpoint, replayEndpoint, 0, 10_000);
         try (CuttableProxy proxy = new CuttableProxy(port(endpoint))) {
-            EngineListener listener = resources.listener(
-                    new ListenerSpec(INSTANCE, 0, proxy.endpoint(), replayEndpoint),
-                    watermark,
-                    sink,
-                    metrics.options());
-            Subscriptions.await(listener, engine, 1);
+            EngineListener listener = listenThrough(proxy, replayEndpoint, engine);
             await().atMost(PATIENCE).until(() -> exactness(listener) == ExactnessState.EXACT); // the join is over
-            for (int b = 0; b < 3; b++) {
-                engine.storeSequence(tokens(b * 100), 4).join(); // seqs 0..2
-            }
-            await().atMost(PATIENCE).until(() -> watermark.get() == 2);
+            storeLive(engine, 3); // seqs 0..2
 
-            proxy.cut();
-            await().atMost(NOTICE).until(() -> listener.snapshot().disconnected());
+            cut(proxy, listener);
             engine.close();
             EngineSimulator next = simulator(endpoint, replayEndpoint, 0, 1); // a buffer of one batch
             next.storeSequence(tokens(5000), 4).join(); // seq 0: gone from the buffer by the next
@@ -216,20 +192,11 @@ class EngineRestartSignalsTest {
         String replayEndpoint = "tcp://127.0.0.1:" + freePort();
         EngineSimulator engine = simulator(endpoint, replayEndpoint, 0, 10_000);
         try (CuttableProxy proxy = new CuttableProxy(port(endpoint))) {
-            EngineListener listener = resources.listener(
-                    new ListenerSpec(INSTANCE, 0, proxy.endpoint(), replayEndpoint),
-                    watermark,
-                    sink,
-                    metrics.options());
-            Subscriptions.await(listener, engine, 1);
+            EngineListener listener = listenThrough(proxy, replayEndpoint, engine);
             await().atMost(PATIENCE).until(() -> exactness(listener) == ExactnessState.EXACT); // the join is over
-            for (int b = 0; b < 6; b++) {
-                engine.storeSequence(tokens(b * 100), 4).join(); // seqs 0..5, live
-            }
-            await().atMost(PATIENCE).until(() -> watermark.get() == 5);
+            storeLive(engine, 6); // seqs 0..5, live
 
-            proxy.cut();
-            await().atMost(NOTICE).until(() -> listener.snapshot().disconnected());
+            cut(proxy, listener);
             engine.close();
             EngineSimulator next = simulator(endpoint, replayEndpoint, 0, 10_000);
             for (int b = 0; b < 3; b++) {
@@ -323,6 +290,29 @@ class EngineRestartSignalsTest {
         engine.storeSequence(tokens(100), 4).join();
         await().atMost(PATIENCE).until(() -> watermark.get() == first + 1);
         assertThat(exactness(listener)).isEqualTo(ExactnessState.DEGRADED);
+    }
+
+    /** A listener reading {@code engine}'s PUB through {@code proxy} (its replay direct), once it has subscribed. */
+    private EngineListener listenThrough(CuttableProxy proxy, String replayEndpoint, EngineSimulator engine)
+            throws Exception {
+        EngineListener listener = resources.listener(
+                new ListenerSpec(INSTANCE, 0, proxy.endpoint(), replayEndpoint), watermark, sink, metrics.options());
+        Subscriptions.await(listener, engine, 1);
+        return listener;
+    }
+
+    /** Cuts the PUB link and waits until the listener has noticed. */
+    private static void cut(CuttableProxy proxy, EngineListener listener) {
+        proxy.cut();
+        await().atMost(NOTICE).until(() -> listener.snapshot().disconnected());
+    }
+
+    /** Publishes {@code batches} batches (seqs 0 up, the engine just started) and waits until all were applied. */
+    private void storeLive(EngineSimulator engine, int batches) {
+        for (int b = 0; b < batches; b++) {
+            engine.storeSequence(tokens(b * 100), 4).join();
+        }
+        await().atMost(PATIENCE).until(() -> watermark.get() == batches - 1);
     }
 
     private EngineSimulator simulator(String endpoint, String replayEndpoint, long startSeq, int bufferSteps) {
