@@ -639,27 +639,25 @@ public final class WorkerRegistry implements AutoCloseable {
             installTree.run();
             dead.removeFrom(indexers);
             restoreDetached(detached, dead);
-            List<SavedRegistration> gone = new ArrayList<>();
+            Set<ModelIndex> left = new HashSet<>(); // the indexes a saved worker did not come back to
             for (SavedRegistration s : saved) {
                 if (dead.covers(s.instanceId(), s.modelName(), s.tenantId(), s.dpRank())) {
-                    gone.add(s);
+                    indexers.get(s.modelName(), s.tenantId()).ifPresent(left::add);
                     continue;
                 }
                 if (restore(s)) {
                     restored++;
                 } else if (!continuedByLive(s)) {
-                    gone.add(s);
-                    indexers.get(s.modelName(), s.tenantId())
-                            .ifPresent(ix -> ix.removeWorker(new WorkerKey(s.instanceId(), s.dpRank())));
+                    indexers.get(s.modelName(), s.tenantId()).ifPresent(ix -> {
+                        left.add(ix);
+                        ix.removeWorker(new WorkerKey(s.instanceId(), s.dpRank()));
+                    });
                 }
             }
             // only the indexes a worker left during recovery: an index made meanwhile without one is not recovery's
             unnamed = indexers.all().stream()
                     .filter(ix -> !named(ix))
-                    .filter(ix -> dead.names(ix.modelName(), ix.tenantId())
-                            || gone.stream()
-                                    .anyMatch(s -> s.modelName().equals(ix.modelName())
-                                            && s.tenantId().equals(ix.tenantId())))
+                    .filter(ix -> left.contains(ix) || dead.names(ix.modelName(), ix.tenantId()))
                     .toList();
         }
         if (!unnamed.isEmpty()) {
