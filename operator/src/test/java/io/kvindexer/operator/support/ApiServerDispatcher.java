@@ -1,6 +1,9 @@
 package io.kvindexer.operator.support;
 
+import io.fabric8.kubernetes.api.model.Status;
+import io.fabric8.kubernetes.api.model.StatusBuilder;
 import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
 import java.util.List;
@@ -22,12 +25,16 @@ public class ApiServerDispatcher extends KubernetesCrudDispatcher {
         try {
             return super.handlePatch(request);
         } catch (RuntimeException e) {
-            String reason = String.valueOf(e.getMessage()).replace("\\", "\\\\").replace("\"", "\\\"");
+            Status status = new StatusBuilder()
+                    .withStatus("Failure")
+                    .withReason("Invalid")
+                    .withCode(422)
+                    .withMessage("the patch does not apply: " + e.getMessage())
+                    .build();
             return new MockResponse()
                     .setResponseCode(422)
                     .setHeader("Content-Type", "application/json")
-                    .setBody("{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"Invalid\","
-                            + "\"code\":422,\"message\":\"the patch does not apply: " + reason + "\"}");
+                    .setBody(Serialization.asJson(status));
         }
     }
 }
