@@ -93,6 +93,8 @@ class StuckStreamCutTest {
         zero.storeSequence(IntStream.range(0, 8).toArray(), BLOCK).join(); // seq 0 of each, live
         one.storeSequence(IntStream.range(100, 108).toArray(), BLOCK).join();
         await().atMost(PATIENCE).until(() -> applied(0) && applied(1));
+        indexers.flushAll()
+                .get(PATIENCE.toSeconds(), TimeUnit.SECONDS); // the watermark moves when a batch is handed over
         assertThat(blocksOf(indexers.get("m", "default").orElseThrow(), 1)).isEqualTo(2);
 
         armed.set(true);
