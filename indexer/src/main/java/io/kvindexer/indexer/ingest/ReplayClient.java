@@ -40,8 +40,17 @@ final class ReplayClient {
     /** Requests in a row that get no reply at all before a range is given up as gone from the engine. */
     static final int SILENT_ATTEMPTS = 3;
 
-    /** Silence inside an answer that ends it: the engine's loop is over and what did not fit was dropped. */
-    private static final long ANSWER_IDLE_NANOS = 250_000_000L;
+    /**
+     * Silence inside an answer that ends it: the engine's loop is over and what did not fit was dropped. An engine
+     * sends its whole answer in one tight loop, and the replies that fit reach us back to back, so a long gap (far
+     * past what its ROUTER queues) is asked for in many short answers, each ended by this silence: it bounds how fast
+     * a long gap is recovered (20,000 batches: 20 answers). Ended too early, an answer costs one more request from
+     * the next expected seq, never a batch.
+     */
+    static final long ANSWER_IDLE_NANOS = 60_000_000L;
+
+    /** How often a wait for replies looks at its deadlines: a few times within {@link #ANSWER_IDLE_NANOS}. */
+    private static final int RECEIVE_POLL_MILLIS = 20;
 
     /**
      * Replies a DEALER queues unread (jeromq's default is 1,000). While a replay waits for the ingest budget, this is
@@ -366,7 +375,8 @@ final class ReplayClient {
         close();
         try {
             dealer = context.createSocket(SocketType.DEALER);
-            Frames.configureClient(dealer, endpoint, 2 * handshakeMillis, pollMillis); // the watch acts first
+            // the watch acts before jeromq's handshake deadline
+            Frames.configureClient(dealer, endpoint, 2 * handshakeMillis, Math.min(pollMillis, RECEIVE_POLL_MILLIS));
             dealer.setRcvHWM(RECEIVE_QUEUE);
             // a DEALER blocks a send until a connection is up: wait for it, but no longer than for a reply
             dealer.setSendTimeOut(
