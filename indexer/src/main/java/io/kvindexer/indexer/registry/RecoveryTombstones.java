@@ -7,20 +7,20 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The {@code /unregister} requests that arrived while startup recovery ran, in their three forms (one rank; the
- * instance under a model and tenant; the instance under a model): when recovery installs, they win over what it
+ * The {@code /unregister} requests that arrived while startup recovery ran, in their forms (one rank or the whole
+ * instance, under a model and tenant or under a model): when recovery installs, they win over what it
  * brought, whichever came first (issue: an unregister during recovery must not leave recovered blocks behind).
  */
 final class RecoveryTombstones {
 
-    /** One unregister; {@code tenant} and {@code dpRank} null when the request named none. */
+    /** One unregister; {@code tenant} and {@code dpRank} null when the request named none (any tenant, every rank). */
     private record Tombstone(long instanceId, String model, String tenant, Integer dpRank) {
 
         boolean covers(long id, String m, String t, int rank) {
             return instanceId == id
                     && model.equals(m)
                     && (tenant == null || tenant.equals(t))
-                    && (tenant == null || dpRank == null || dpRank == rank);
+                    && (dpRank == null || dpRank == rank);
         }
     }
 
@@ -50,7 +50,7 @@ final class RecoveryTombstones {
                         || (t.tenant() != null && !ix.tenantId().equals(t.tenant()))) {
                     continue;
                 }
-                if (t.tenant() != null && t.dpRank() != null) {
+                if (t.dpRank() != null) {
                     ix.removeWorker(new WorkerKey(t.instanceId(), t.dpRank()));
                 } else {
                     ix.removeInstance(t.instanceId());

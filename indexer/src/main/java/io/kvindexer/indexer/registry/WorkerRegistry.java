@@ -261,8 +261,9 @@ public final class WorkerRegistry implements AutoCloseable {
     }
 
     /**
-     * The three forms of {@code /unregister} (compatibility.md, HTTP API): with tenant and rank one listener; with tenant the whole
-     * instance if its key matches; without tenant the whole instance if its model matches (rank ignored).
+     * The forms of {@code /unregister} (compatibility.md, HTTP API): with a rank one listener, without one the whole
+     * instance; with a tenant only if the instance's key matches, without one if its model does. Dynamo's code
+     * ignores a rank sent without a tenant; the reference document names it the rank to remove, and so do we.
      */
     public void unregister(long instanceId, String model, String tenant, Integer dpRank) throws RegistryException {
         String id = Long.toUnsignedString(instanceId);
@@ -290,7 +291,7 @@ public final class WorkerRegistry implements AutoCloseable {
                         RegistryException.Kind.NOT_FOUND,
                         "instance " + id + " is registered for model=" + inst.model + " tenant=" + inst.tenant);
             }
-            if (tenant != null && dpRank != null) {
+            if (dpRank != null) {
                 Rank rank = inst.ranks.get(dpRank);
                 if (rank == null) {
                     throw new RegistryException(

@@ -240,13 +240,26 @@ class WorkerRoutesTest {
         assertThat(http().get("/workers").json()).hasSize(1);
     }
 
+    /** The reference document's form: a rank without a tenant is still the rank to remove (Dynamo's code ignores it). */
     @Test
-    void unregisterWithoutTenantRemovesWholeInstanceIgnoringRank() {
+    void unregisterWithoutTenantRemovesTheNamedRankOnly() {
         register(reg(1, "m", "t", 4, 0, "tcp://h:1"));
         register(reg(1, "m", "t", 4, 1, "tcp://h:2"));
         HttpTestClient.Response r =
                 http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"dp_rank\":1}");
         r.assertStatus(200);
+        JsonNode w = http().get("/workers").json().get(0);
+        assertThat(w.get("endpoints").size()).isEqualTo(1);
+        assertThat(w.get("endpoints").has("0")).isTrue();
+
+        r = http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"dp_rank\":5}");
+        r.assertStatus(404);
+        assertThat(r.error()).isEqualTo("instance 1 dp_rank 5 not found");
+        r = http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"x\",\"dp_rank\":0}");
+        r.assertStatus(404);
+        assertThat(r.error()).isEqualTo("instance 1 is registered for model=m tenant=t");
+
+        http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}").assertStatus(200);
         assertThat(http().get("/workers").json()).isEmpty();
     }
 
