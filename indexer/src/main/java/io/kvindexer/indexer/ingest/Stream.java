@@ -137,10 +137,6 @@ final class Stream implements ReplayClient.Target {
             return;
         }
         sub.tick();
-        if (sub.failure() != null) {
-            cannotConnect(sub.failure());
-            return;
-        }
         if (!active) {
             if (!owner.gate().isOpen()) {
                 return; // connected, but nothing is read before the gate opens

@@ -28,8 +28,9 @@ import java.util.concurrent.TimeUnit;
  * <p>It reconnects by itself, as a ZeroMQ socket does: after a loss, a refused connect or a protocol error it waits
  * (100 ms, doubling up to 5 s) and connects again, looking the host name up again each time. The lookup runs off
  * the poller ({@link HostLookup}), so a slow DNS answer holds only this engine, and it counts against the connect's
- * 10 s: one that takes longer is a failed attempt. A name that does not resolve before it ever did ends the listener
- * ({@link #failure}), as a bad endpoint does; one that stops resolving later is retried. A connection whose
+ * 10 s: one that takes longer is a failed attempt. A name that does not resolve is retried too, whether or not it ever
+ * did: a Kubernetes engine's name often resolves only once its pod is up, and until then the listener is pending,
+ * as the reference describes a worker that is not up yet (Dynamo's zeromq-rs connect fails it). A connection whose
  * handshake does not finish within the deadline is dropped and made again at once (counted). When the peer speaks
  * ZMTP 3.1 it is sent a PING every 5 s (TTL 15 s) and dropped after 15 s of silence; the peer's PINGs are answered.
  *
@@ -96,10 +97,6 @@ final class Subscriber implements AutoCloseable {
     private boolean named;
     /** the running lookup while {@code RESOLVING} */
     private CompletableFuture<InetAddress> lookingUp;
-    /** the name has resolved once: from then on a failed lookup is retried, as a refused connect is */
-    private boolean resolvedOnce;
-    /** why this endpoint cannot be connected to at all; the owner ends the listener */
-    private String failure;
 
     private SocketChannel channel;
     private SelectionKey key;
@@ -165,7 +162,7 @@ final class Subscriber implements AutoCloseable {
 
     /**
      * Starts connecting; throws for an endpoint that cannot be connected to at all (no such scheme, `*`). A host name
-     * is looked up first, off the poller: one that does not resolve shows later, as {@link #failure}.
+     * is looked up first, off the poller: one that does not resolve is looked up again, as a refused connect is.
      */
     void open() {
         address = ZmqAddress.parse(endpoint);
@@ -174,14 +171,6 @@ final class Subscriber implements AutoCloseable {
             address.resolve(); // `*` fails the listener now
         }
         connect(System.nanoTime());
-    }
-
-    /**
-     * Why this endpoint cannot be connected to at all (its host name did not resolve before it ever did: an unknown
-     * host fails the listener, as Dynamo's connect (zeromq-rs) does), or null.
-     */
-    String failure() {
-        return failure;
     }
 
     /** Whether the owner wants messages read now; off, nothing is read from a ready connection. */
@@ -348,16 +337,9 @@ final class Subscriber implements AutoCloseable {
             String problem = e.getCause() instanceof UnknownHostException
                     ? "unknown host " + address.host()
                     : "looking up " + address.host() + " failed: " + e.getCause();
-            if (!resolvedOnce) {
-                failure = problem;
-                state = State.IDLE;
-                reconnectAt = now + MAX_BACKOFF_NANOS; // the owner ends the listener before
-                return;
-            }
             drop(problem, true);
             return;
         }
-        resolvedOnce = true;
         connect(now, address.at(found));
     }
 

@@ -12,6 +12,8 @@ import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -26,6 +28,7 @@ class HostLookupTest {
 
     private static final String SLOW = "slow.engine.test";
     private static final String MISSING = "missing.engine.test";
+    private static final String LATE = "late.engine.test";
     private static final Duration PATIENCE = Duration.ofSeconds(20);
 
     @RegisterExtension
@@ -33,8 +36,13 @@ class HostLookupTest {
 
     private final CountDownLatch slowEntered = new CountDownLatch(1);
     private final CountDownLatch slowAnswers = new CountDownLatch(1);
+    private final AtomicInteger lateAsked = new AtomicInteger();
+    private final AtomicBoolean lateResolves = new AtomicBoolean();
 
-    /** {@link #SLOW} answers 127.0.0.1 once the test lets it; {@link #MISSING} does not exist; others as usual. */
+    /**
+     * {@link #SLOW} answers 127.0.0.1 once the test lets it; {@link #MISSING} does not exist; {@link #LATE} exists
+     * once the test says so (an engine pod's name before the pod is up); others as usual.
+     */
     private final HostLookup lookup = host -> switch (host) {
         case SLOW -> {
             slowEntered.countDown();
@@ -46,6 +54,13 @@ class HostLookupTest {
             yield InetAddress.getLoopbackAddress();
         }
         case MISSING -> throw new UnknownHostException(host);
+        case LATE -> {
+            lateAsked.incrementAndGet();
+            if (!lateResolves.get()) {
+                throw new UnknownHostException(host);
+            }
+            yield InetAddress.getLoopbackAddress();
+        }
         default -> HostLookup.SYSTEM.byName(host);
     };
 
@@ -89,19 +104,46 @@ class HostLookupTest {
                 .until(() -> !sink.held(new WorkerKey(1, 0), StorageTier.DEVICE).isEmpty());
     }
 
+    /**
+     * A name that does not resolve yet (an engine pod's, before the pod is up) leaves the listener pending and is
+     * looked up again, as a refused connect is tried again: once it resolves, the listener connects and indexes.
+     */
     @Test
-    void aNameThatDoesNotResolveFailsTheListenerAsBefore() {
+    void aNameThatDoesNotResolveYetLeavesTheListenerPendingUntilItDoes() {
+        EngineSimulator engine = open.add(EngineSimulator.Options.builder().start());
+        RecordingSink sink = new RecordingSink();
         EngineListener listener = open.listener(
-                new ListenerSpec(3, 0, "tcp://" + MISSING + ":5557", null),
+                new ListenerSpec(3, 0, engine.endpoint().replace("127.0.0.1", LATE), null),
+                new SequenceWatermark(),
+                sink,
+                ListenerOptions.defaults(onePoller()));
+
+        await().atMost(PATIENCE).until(() -> lateAsked.get() >= 3); // looked up again and again, not given up
+        assertThat(listener.snapshot().status()).as("as /workers shows it").isEqualTo(ListenerStatus.PENDING);
+        assertThat(listener.snapshot().connectError()).isEqualTo("unknown host " + LATE);
+        assertThat(listener.lastError()).isNull();
+
+        lateResolves.set(true);
+        Subscriptions.awaitActive(listener, engine, PATIENCE);
+        engine.storeSequence(IntStream.range(200, 208).toArray(), 4).join();
+        await().atMost(PATIENCE)
+                .until(() -> !sink.held(new WorkerKey(3, 0), StorageTier.DEVICE).isEmpty());
+    }
+
+    @Test
+    void aNameThatNeverResolvesStaysPendingAndSaysWhy() {
+        EngineListener listener = open.listener(
+                new ListenerSpec(4, 0, "tcp://" + MISSING + ":5557", null),
                 new SequenceWatermark(),
                 new RecordingSink(),
                 ListenerOptions.defaults(onePoller()));
 
-        await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.FAILED);
-        assertThat(listener.lastError())
-                .isEqualTo("failed to connect ZMQ SUB socket to tcp://" + MISSING + ":5557: unknown host " + MISSING);
-        assertThat(listener.resume()).isTrue(); // a new attempt looks it up again
-        await().atMost(PATIENCE).until(() -> listener.status() == ListenerStatus.FAILED);
+        await().atMost(PATIENCE)
+                .until(() ->
+                        ("unknown host " + MISSING).equals(listener.snapshot().connectError()));
+        await().during(Duration.ofSeconds(1))
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> listener.snapshot().status() == ListenerStatus.PENDING);
     }
 
     private IngestPollers onePoller() {
