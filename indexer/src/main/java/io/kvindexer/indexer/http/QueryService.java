@@ -67,6 +67,11 @@ record QueryService(
     private <S> S matchByHash(
             ServerRequest req, boolean msgpack, String route, BiFunction<MatchResult, Integer, S> shape) {
         Requests.HashQuery q = read(req, msgpack, Requests::queryByHash, Function.identity());
+        if (q.cacheSalt() != null && indexers.mixCacheSalt()) {
+            // Dynamo G3's answer: the hashes were computed by the caller, salt and all
+            throw ApiError.badJson("cache_salt is not accepted by " + route
+                    + "; block_hashes must already include the intended cache salt");
+        }
         tokenLimit("block_hashes", q.localHashes().length);
         return timedMatch(route, index(req, q.modelName(), q.tenantId()), q::localHashes, shape);
     }

@@ -21,8 +21,11 @@ final class Requests {
     /** @param tokenIds between its position and limit (a view of the body's bytes when they were a msgpack bin) */
     record Query(IntBuffer tokenIds, String modelName, String tenantId, String loraName, String cacheSalt) {}
 
-    /** {@code block_hashes} on the wire, but they are local hashes (XXH3 of each block's tokens). */
-    record HashQuery(long[] localHashes, String modelName, String tenantId) {}
+    /**
+     * @param localHashes {@code block_hashes} on the wire, but they are local hashes (XXH3 of each block's tokens)
+     * @param cacheSalt   null when the request had none (Dynamo G3 refuses one here: the hashes carry the salt)
+     */
+    record HashQuery(long[] localHashes, String modelName, String tenantId, String cacheSalt) {}
 
     record ListenerControl(long instanceId, int dpRank) {}
 
@@ -130,20 +133,21 @@ final class Requests {
         String model = null;
         String tenant = null;
         String group = null;
+        String salt = null;
         for (String f; (f = body.nextField()) != null; ) {
             switch (f) {
                 case "block_hashes" -> hashes = body.hashArray(f);
                 case "model_name" -> model = body.string(f);
                 case "tenant_id" -> tenant = body.string(f);
                 case "routing_group" -> group = body.string(f);
-                case "cache_salt" -> body.optionalString(f); // accepted, ignored (G2)
+                case "cache_salt" -> salt = body.optionalString(f); // ignored (G2), refused with G3's salt rules
                 default -> body.skipValue();
             }
         }
         require(hashes, "block_hashes");
         require(model, "model_name");
         validNames(model, tenant, group);
-        return new HashQuery(hashes, model, partition(tenant, group));
+        return new HashQuery(hashes, model, partition(tenant, group), salt);
     }
 
     /**

@@ -45,6 +45,11 @@ public final class Indexers implements AutoCloseable {
     /** told of every failed write no listener delivered, in any index of this map ({@link #onFailedWrite}) */
     private volatile Consumer<FailedWrite> failedWrites = failure -> {};
 
+    /** Whether queries mix their {@code cache_salt} into the hash seed ({@code --mix-cache-salt}, Dynamo G3). */
+    public boolean mixCacheSalt() {
+        return options.mixCacheSalt();
+    }
+
     public Indexers(IndexOptions options) {
         this(options, null);
     }
