@@ -18,6 +18,8 @@ import io.kvindexer.indexer.hash.BlockHasher;
  * @param mmHashes        per block, the multimodal hashes to mix into its local hash; null when none at all,
  *                        and a null entry for a block without any
  * @param eagle           token ids arrived as bigram pairs: each block hashes {@code blockSize + 1} tokens
+ * @param cacheSalt       the request's cache salt the event carries (SGLang's {@code cache_salt}, vLLM's tagged
+ *                        extra key); null when none. Mixed into the seed only with {@code --mix-cache-salt}
  */
 public record BlockStored(
         long[] blockHashes,
@@ -29,8 +31,35 @@ public record BlockStored(
         Long loraId,
         StorageTier tier,
         long[][] mmHashes,
-        boolean eagle)
+        boolean eagle,
+        String cacheSalt)
         implements KvEvent {
+
+    /** A store that carries no cache salt. */
+    public BlockStored(
+            long[] blockHashes,
+            boolean hasParent,
+            long parentBlockHash,
+            int[] tokenIds,
+            int blockSize,
+            String loraName,
+            Long loraId,
+            StorageTier tier,
+            long[][] mmHashes,
+            boolean eagle) {
+        this(
+                blockHashes,
+                hasParent,
+                parentBlockHash,
+                tokenIds,
+                blockSize,
+                loraName,
+                loraId,
+                tier,
+                mmHashes,
+                eagle,
+                null);
+    }
 
     /** A store that names its adapter, if any, by {@code loraName} alone (every producer but old vLLM). */
     public BlockStored(
@@ -54,6 +83,18 @@ public record BlockStored(
      */
     public long seed() {
         return loraName == null && loraId != null ? BlockHasher.unnamedAdapterSeed(loraId) : BlockHasher.seed(loraName);
+    }
+
+    /**
+     * The seed with a cache salt mixed in as a query's {@code cache_salt} is ({@code --mix-cache-salt}): {@code salt}
+     * is this store's own or the one its parent was stored with; null, or an adapter known by its id alone, keeps
+     * {@link #seed()}.
+     */
+    public long seed(String salt) {
+        if (salt == null || salt.isEmpty() || (loraName == null && loraId != null)) {
+            return seed();
+        }
+        return BlockHasher.seed(loraName, salt, true);
     }
 
     /**

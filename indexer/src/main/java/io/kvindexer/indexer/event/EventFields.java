@@ -33,6 +33,8 @@ final class EventFields {
     List<List<MultimodalHashes.Key>> mmKeys;
     /** Dynamo's {@code block_mm_infos}: the u64 multimodal hashes per block, ready to mix in */
     long[][] blockMmInfos;
+    /** SGLang's {@code cache_salt} (its map key, or the metadata map in the lora_name slot) */
+    String cacheSalt;
 
     Long groupIdx;
     String specKind;
@@ -56,6 +58,7 @@ final class EventFields {
         extraKeys = null;
         mmKeys = null;
         blockMmInfos = null;
+        cacheSalt = null;
         groupIdx = null;
         specKind = null;
         locality = null;
@@ -117,7 +120,37 @@ final class EventFields {
                 lora == null ? loraId : null, // a name says which adapter; an id alone still says it is one
                 StorageTier.fromMedium(medium),
                 mmHashes(lora),
-                eagle);
+                eagle,
+                cacheSalt());
+    }
+
+    /** Prefix of the {@code extra_keys} entry that carries a request's cache salt (Dynamo's vLLM integration). */
+    static final String TAGGED_SALT = "dynamo-cache-salt:";
+
+    /**
+     * The store's cache salt: SGLang's field, else an {@code extra_keys} entry {@code dynamo-cache-salt:<salt>}
+     * (vLLM puts a request's salt among the first block's extra keys; Dynamo tags it so that it is told from a LoRA
+     * name or another string). An untagged string is no salt, and an empty salt is none.
+     */
+    private String cacheSalt() {
+        if (cacheSalt != null && !cacheSalt.isEmpty()) {
+            return cacheSalt;
+        }
+        if (extraKeys != null) {
+            for (List<MultimodalHashes.Key> keys : extraKeys) {
+                if (keys == null) {
+                    continue;
+                }
+                for (MultimodalHashes.Key key : keys) {
+                    if (!key.tuple()
+                            && key.text().startsWith(TAGGED_SALT)
+                            && key.text().length() > TAGGED_SALT.length()) {
+                        return key.text().substring(TAGGED_SALT.length());
+                    }
+                }
+            }
+        }
+        return null;
     }
 
     BlockRemoved removed() {

@@ -151,7 +151,7 @@ final class EventReader {
             case 7 -> {
                 // vLLM: lora_name; an SGLang build may put a metadata map ({cache_salt}) here
                 if (cursor.peekType() == ValueType.MAP) {
-                    cursor.skip();
+                    saltMap();
                 } else {
                     fields.loraName = read.optionalString("lora_name");
                 }
@@ -313,7 +313,29 @@ final class EventReader {
                     multimodal.blockMmInfos();
                 }
             }
-            default -> cursor.skip(); // sliding window, token_offset, session_id, cache_salt, ...
+            case "cache_salt" -> salt();
+            default -> cursor.skip(); // sliding window, token_offset, session_id, ...
+        }
+    }
+
+    /** A {@code cache_salt} value: a string is the salt; anything else is ignored, as before salts were read. */
+    private void salt() throws IOException, EventDecodeException {
+        if (cursor.peekType() == ValueType.STRING) {
+            fields.cacheSalt = cursor.string("cache_salt");
+        } else {
+            cursor.skip();
+        }
+    }
+
+    /** SGLang's metadata map in the {@code lora_name} slot: its {@code cache_salt}, other keys ignored. */
+    private void saltMap() throws IOException, EventDecodeException {
+        int n = cursor.mapHeader("metadata");
+        for (int i = 0; i < n; i++) {
+            if (cursor.stringEquals("key", "cache_salt")) { // (consumes the key either way)
+                salt();
+            } else {
+                cursor.skip();
+            }
         }
     }
 

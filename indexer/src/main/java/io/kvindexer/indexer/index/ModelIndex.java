@@ -1,6 +1,8 @@
 package io.kvindexer.indexer.index;
 
 import io.kvindexer.indexer.common.WorkerKey;
+import io.kvindexer.indexer.event.AllBlocksCleared;
+import io.kvindexer.indexer.event.BlockStored;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.hash.BlockHasher;
 import it.unimi.dsi.fastutil.HashCommon;
@@ -45,6 +47,9 @@ public final class ModelIndex {
     /** test seam: the worker whose drop after a failed write fails too (only the failure path reads it) */
     private volatile WorkerKey failingDrop;
 
+    /** the salts of salted stores, with {@code --mix-cache-salt}; null without */
+    private final CacheSalts salts;
+
     /** replaced (with its counters), once, when recovery hands over a staged index ({@link #adopt}) */
     private volatile ShardedIndex index;
 
@@ -71,6 +76,7 @@ public final class ModelIndex {
         this.observer = observer;
         this.unheard = Objects.requireNonNull(unheard, "unheard");
         this.index = new ShardedIndex(Math.min(options.shards(), writers.size()));
+        this.salts = options.mixCacheSalt() ? new CacheSalts() : null;
     }
 
     public String modelName() {
@@ -90,13 +96,22 @@ public final class ModelIndex {
      * listener's), not under the index lock. Never throws for bad events: they are counted by status.
      */
     public void submit(WorkerKey worker, List<KvEvent> events) {
-        submitOps(worker, convert(events));
+        submitOps(worker, convert(worker, events));
     }
 
-    private List<IndexOp> convert(List<KvEvent> events) {
+    private List<IndexOp> convert(WorkerKey worker, List<KvEvent> events) {
         List<IndexOp> ops = new ArrayList<>(events.size());
         for (KvEvent event : events) {
-            ops.add(StoredChainConverter.convert(event, blockSize));
+            if (salts == null) {
+                ops.add(StoredChainConverter.convert(event, blockSize));
+            } else if (event instanceof BlockStored stored) {
+                ops.add(StoredChainConverter.convert(stored, blockSize, salts.forStore(worker, stored)));
+            } else {
+                if (event instanceof AllBlocksCleared) {
+                    salts.forget(worker);
+                }
+                ops.add(StoredChainConverter.convert(event, blockSize));
+            }
         }
         return ops;
     }
@@ -107,7 +122,7 @@ public final class ModelIndex {
      * worker's blocks are dropped ({@link #applyOrDrop}) and {@code failed} hears why, before {@code applied} runs.
      */
     public void submit(WorkerKey worker, List<KvEvent> events, Runnable applied, Consumer<Throwable> failed) {
-        List<IndexOp> ops = convert(events);
+        List<IndexOp> ops = convert(worker, events);
         int thread = threadOf(worker.instanceId());
         // one writer task for the batch and its release: one queue hand-off (and wake-up) per batch, not two
         writers.executeOn(thread, () -> {
@@ -348,6 +363,9 @@ public final class ModelIndex {
 
     /** Removes every dp rank of an instance from every tier (ordered after that worker's pending events). */
     public CompletableFuture<Void> removeInstance(long instanceId) {
+        if (salts != null) {
+            salts.forgetInstance(instanceId);
+        }
         return onWriter(instanceId, shard -> {
             shard.removeInstance(instanceId);
             if (observer != null) {
@@ -358,6 +376,9 @@ public final class ModelIndex {
 
     /** Removes one (instance, dp rank) from every tier; used by unregister of one rank and by publisher restarts. */
     public CompletableFuture<Void> removeWorker(WorkerKey worker) {
+        if (salts != null) {
+            salts.forget(worker);
+        }
         return onWriter(worker.instanceId(), shard -> dropWorker(shard, worker));
     }
 

@@ -37,6 +37,11 @@ final class StoredChainConverter {
     }
 
     static IndexOp.Store convert(BlockStored event, int indexBlockSize) {
+        return convert(event, indexBlockSize, null);
+    }
+
+    /** {@code salt}: the cache salt to mix into the seed ({@code --mix-cache-salt}), null for none. */
+    static IndexOp.Store convert(BlockStored event, int indexBlockSize, String salt) {
         long[] blockHashes = event.blockHashes();
         if (hasRepeats(blockHashes, event.hasParent(), event.parentBlockHash())) {
             return rejected(event, ApplyStatus.INVALID_BLOCK);
@@ -58,7 +63,7 @@ final class StoredChainConverter {
         int[] tokens = event.tokenIds();
         int blockSize = event.blockSize();
         int window = blockSize + (event.eagle() ? 1 : 0);
-        long seed = event.seed();
+        long seed = event.seed(salt);
         long[] localHashes = new long[blockHashes.length];
         int converted = 0;
         for (int offset = 0; converted < blockHashes.length; converted++, offset += blockSize) {

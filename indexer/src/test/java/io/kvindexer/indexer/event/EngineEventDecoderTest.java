@@ -595,6 +595,23 @@ class EngineEventDecoderTest {
                     0L,
                     list("BlockStored", list(1L), null, ints(1, 4), 4L, null, "GPU", map("cache_salt", "tenant-a"))));
             assertThat(stored(b.events().get(0)).loraName()).isNull();
+            assertThat(stored(b.events().get(0)).cacheSalt()).isEqualTo("tenant-a");
+        }
+
+        @Test
+        void theCacheSaltComesFromSglangOrFromVllmsTaggedExtraKey() throws Exception {
+            KvEventBatch b = decode(batch(
+                    0L,
+                    storedBlockOne("cache_salt", "tenant-b"),
+                    storedBlockOne("cache_salt", ""),
+                    storedBlockOne("cache_salt", 7L),
+                    storedBlockOne("extra_keys", list(list("adapter-a", "dynamo-cache-salt:tenant-c"))),
+                    storedBlockOne("extra_keys", list(list("tenant-d"))),
+                    storedBlockOne("extra_keys", list(list("dynamo-cache-salt:")))));
+            assertThat(b.events()).hasSize(6);
+            assertThat(b.events().stream().map(e -> stored(e).cacheSalt()))
+                    .as("an empty salt is none; an untagged extra key is no salt; a non-string is ignored")
+                    .containsExactly("tenant-b", null, null, "tenant-c", null, null);
         }
 
         @Test
