@@ -97,7 +97,7 @@ public record ListenerOptions(
                 Duration.ofSeconds(10),
                 replayPermits,
                 handshakeTimeout,
-                100);
+                ReplayClient.RECEIVE_POLL_MILLIS);
     }
 
     /**

@@ -49,8 +49,14 @@ final class ReplayClient {
      */
     static final long ANSWER_IDLE_NANOS = 60_000_000L;
 
-    /** How often a wait for replies looks at its deadlines: a few times within {@link #ANSWER_IDLE_NANOS}. */
-    private static final int RECEIVE_POLL_MILLIS = 20;
+    /**
+     * The default {@link Settings#pollMillis}: a wait for replies looks at its deadlines a few times within
+     * {@link #ANSWER_IDLE_NANOS}.
+     */
+    static final int RECEIVE_POLL_MILLIS = 20;
+
+    /** A request that came back to us (our own DEALER answered: nothing listens there yet) is asked again after this. */
+    private static final long OWN_REQUEST_WAIT_NANOS = 100_000_000L;
 
     /**
      * Replies a DEALER queues unread (jeromq's default is 1,000). While a replay waits for the ingest budget, this is
@@ -375,8 +381,7 @@ final class ReplayClient {
         close();
         try {
             dealer = context.createSocket(SocketType.DEALER);
-            // the watch acts before jeromq's handshake deadline
-            Frames.configureClient(dealer, endpoint, 2 * handshakeMillis, Math.min(pollMillis, RECEIVE_POLL_MILLIS));
+            Frames.configureClient(dealer, endpoint, 2 * handshakeMillis, pollMillis); // the watch acts first
             dealer.setRcvHWM(RECEIVE_QUEUE);
             // a DEALER blocks a send until a connection is up: wait for it, but no longer than for a reply
             dealer.setSendTimeOut(
@@ -443,7 +448,7 @@ final class ReplayClient {
             if (isOwnRequest(reply, from)) {
                 // nothing listens there yet: wait as for a connection that does not come up, not on the port
                 close();
-                LockSupport.parkNanos(pollMillis * 1_000_000L);
+                LockSupport.parkNanos(OWN_REQUEST_WAIT_NANOS);
                 if (!askAgain(from, answer)) {
                     return End.FAILED;
                 }
