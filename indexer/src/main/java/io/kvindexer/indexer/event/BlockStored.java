@@ -35,32 +35,6 @@ public record BlockStored(
         String cacheSalt)
         implements KvEvent {
 
-    /** A store that carries no cache salt. */
-    public BlockStored(
-            long[] blockHashes,
-            boolean hasParent,
-            long parentBlockHash,
-            int[] tokenIds,
-            int blockSize,
-            String loraName,
-            Long loraId,
-            StorageTier tier,
-            long[][] mmHashes,
-            boolean eagle) {
-        this(
-                blockHashes,
-                hasParent,
-                parentBlockHash,
-                tokenIds,
-                blockSize,
-                loraName,
-                loraId,
-                tier,
-                mmHashes,
-                eagle,
-                null);
-    }
-
     /** A store that names its adapter, if any, by {@code loraName} alone (every producer but old vLLM). */
     public BlockStored(
             long[] blockHashes,
@@ -72,29 +46,20 @@ public record BlockStored(
             StorageTier tier,
             long[][] mmHashes,
             boolean eagle) {
-        this(blockHashes, hasParent, parentBlockHash, tokenIds, blockSize, loraName, null, tier, mmHashes, eagle);
+        this(blockHashes, hasParent, parentBlockHash, tokenIds, blockSize, loraName, null, tier, mmHashes, eagle, null);
     }
 
     /**
      * The seed of this store's local hashes: the base model's, the named adapter's (what a query with that {@code
      * lora_name} hashes with), or, for an adapter known by its id alone, one no query can hash with. The engine keeps
      * an adapter's blocks apart from the base model's even for equal tokens, so a base-model query must not match
-     * them, and a query cannot name an adapter by its id.
-     */
-    public long seed() {
-        return loraName == null && loraId != null ? BlockHasher.unnamedAdapterSeed(loraId) : BlockHasher.seed(loraName);
-    }
-
-    /**
-     * The seed with a cache salt mixed in as a query's {@code cache_salt} is ({@code --mix-cache-salt}): {@code salt}
-     * is this store's own or the one its parent was stored with; null, or an adapter known by its id alone, keeps
-     * {@link #seed()}.
+     * them, and a query cannot name an adapter by its id. {@code salt} (with {@code --mix-cache-salt}: this store's
+     * own or the one its parent was stored with; else null) is mixed in as a query's {@code cache_salt} is.
      */
     public long seed(String salt) {
-        if (salt == null || salt.isEmpty() || (loraName == null && loraId != null)) {
-            return seed();
-        }
-        return BlockHasher.seed(loraName, salt, true);
+        return loraName == null && loraId != null
+                ? BlockHasher.unnamedAdapterSeed(loraId)
+                : BlockHasher.seed(loraName, salt, true);
     }
 
     /**

@@ -102,16 +102,14 @@ public final class ModelIndex {
     private List<IndexOp> convert(WorkerKey worker, List<KvEvent> events) {
         List<IndexOp> ops = new ArrayList<>(events.size());
         for (KvEvent event : events) {
-            if (salts == null) {
-                ops.add(StoredChainConverter.convert(event, blockSize));
-            } else if (event instanceof BlockStored stored) {
+            if (salts != null && event instanceof BlockStored stored) {
                 ops.add(StoredChainConverter.convert(stored, blockSize, salts.forStore(worker, stored)));
-            } else {
-                if (event instanceof AllBlocksCleared) {
-                    salts.forget(worker);
-                }
-                ops.add(StoredChainConverter.convert(event, blockSize));
+                continue;
             }
+            if (salts != null && event instanceof AllBlocksCleared) {
+                salts.forget(worker);
+            }
+            ops.add(StoredChainConverter.convert(event, blockSize));
         }
         return ops;
     }
