@@ -296,12 +296,9 @@ class ExactnessRoutesTest {
     }
 
     private JsonNode listener(long id) {
-        for (JsonNode w : http.get("/workers").json()) {
-            if (w.get("instance_id").asLong() == id) {
-                return w.get("listeners").get("0");
-            }
-        }
-        throw new AssertionError("instance " + id + " not in /workers");
+        return HttpTestClient.worker(http.get("/workers").json(), id)
+                .get("listeners")
+                .get("0");
     }
 
     private static String body(int[] tokens) {

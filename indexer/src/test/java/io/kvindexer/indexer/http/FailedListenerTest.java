@@ -73,11 +73,6 @@ abstract class FailedListenerTest {
     }
 
     private static JsonNode worker(HttpTestClient http, long instance) {
-        for (JsonNode w : http.get("/workers").json()) {
-            if (w.get("instance_id").asLong() == instance) {
-                return w;
-            }
-        }
-        throw new AssertionError("instance " + instance + " is not in /workers");
+        return HttpTestClient.worker(http.get("/workers").json(), instance);
     }
 }

@@ -215,4 +215,14 @@ public final class HttpTestClient implements AutoCloseable {
             client.closeResource();
         }
     }
+
+    /** The entry of {@code workers} (a {@code /workers} answer) for {@code instanceId}; fails the test without one. */
+    public static JsonNode worker(JsonNode workers, long instanceId) {
+        for (JsonNode w : workers) {
+            if (w.get("instance_id").asLong() == instanceId) {
+                return w;
+            }
+        }
+        throw new AssertionError("no instance " + instanceId + " in " + workers);
+    }
 }

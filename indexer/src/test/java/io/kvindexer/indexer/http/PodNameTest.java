@@ -40,8 +40,9 @@ class PodNameTest {
             await().atMost(Duration.ofSeconds(30)).until(() -> a.subscriptions() >= 1 && b.subscriptions() >= 1);
 
             JsonNode workers = http.get("/workers").json();
-            assertThat(byId(workers, 1).get("pod_name").asText()).isEqualTo("vllm-decode-7c9f-0");
-            assertThat(byId(workers, 2).has("pod_name")).isFalse();
+            assertThat(HttpTestClient.worker(workers, 1).get("pod_name").asText())
+                    .isEqualTo("vllm-decode-7c9f-0");
+            assertThat(HttpTestClient.worker(workers, 2).has("pod_name")).isFalse();
 
             a.storeSequence(TOKENS, 4).get(30, TimeUnit.SECONDS);
             b.storeSequence(TOKENS, 4).get(30, TimeUnit.SECONDS);
@@ -65,7 +66,8 @@ class PodNameTest {
             // the pod name goes with the instance
             http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}").assertStatus(200);
             http.post("/register", register(1, 0, a.endpoint(), null)).assertStatus(201);
-            assertThat(byId(http.get("/workers").json(), 1).has("pod_name")).isFalse();
+            assertThat(HttpTestClient.worker(http.get("/workers").json(), 1).has("pod_name"))
+                    .isFalse();
         }
     }
 
@@ -83,7 +85,7 @@ class PodNameTest {
             http.post("/register", register(1, 2, "tcp://127.0.0.1:3", "\"engine-0\""))
                     .assertStatus(201);
             http.post("/register", register(1, 3, "tcp://127.0.0.1:4", "null")).assertStatus(201);
-            JsonNode w = byId(http.get("/workers").json(), 1);
+            JsonNode w = HttpTestClient.worker(http.get("/workers").json(), 1);
             assertThat(w.get("pod_name").asText()).isEqualTo("engine-0");
             assertThat(w.get("listeners").size()).isEqualTo(4);
         }
@@ -111,14 +113,5 @@ class PodNameTest {
             http.post("/register", register(2, 0, "tcp://127.0.0.1:1", "\"engine.pool-0.a1\""))
                     .assertStatus(201);
         }
-    }
-
-    private static JsonNode byId(JsonNode workers, long id) {
-        for (JsonNode w : workers) {
-            if (w.get("instance_id").asLong() == id) {
-                return w;
-            }
-        }
-        throw new AssertionError("no instance " + id + " in " + workers);
     }
 }

@@ -47,7 +47,7 @@ class WorkerRoutesTest {
 
         JsonNode all = http().get("/workers").json();
         assertThat(all).hasSize(2);
-        JsonNode w1 = find(all, 1);
+        JsonNode w1 = HttpTestClient.worker(all, 1);
         List<String> fields = new ArrayList<>();
         w1.fieldNames().forEachRemaining(fields::add);
         assertThat(fields)
@@ -65,7 +65,7 @@ class WorkerRoutesTest {
         assertThat(w1.get("model_name").asText()).isEqualTo("llama-3-8b");
         assertThat(w1.get("tenant_id").asText()).isEqualTo("default");
         assertThat(w1.get("routing_group").asText()).isEqualTo("default");
-        assertThat(find(all, 2).get("routing_group").asText()).isEqualTo("customer-a");
+        assertThat(HttpTestClient.worker(all, 2).get("routing_group").asText()).isEqualTo("customer-a");
         assertThat(w1.get("block_size").asInt()).isEqualTo(16);
         assertThat(w1.get("endpoints").get("0").asText()).isEqualTo("tcp://127.0.0.1:5557");
         assertThat(w1.get("endpoints").get("1").asText()).isEqualTo("tcp://127.0.0.1:5558");
@@ -175,7 +175,7 @@ class WorkerRoutesTest {
         assertThat(r.status()).as(r.body()).isEqualTo(201);
         JsonNode ws = http().get("/workers?tenant_id=g").json();
         assertThat(ws).hasSize(2);
-        assertThat(find(ws, 5).get("endpoints").has("0")).isTrue();
+        assertThat(HttpTestClient.worker(ws, 5).get("endpoints").has("0")).isTrue();
 
         // both given: routing_group counts, as newer Dynamo reads only it (a legacy tenant_id beside it is ignored)
         r = register("""
@@ -184,7 +184,9 @@ class WorkerRoutesTest {
         assertThat(r.status()).as(r.body()).isEqualTo(201);
         assertThat(http().get("/workers?tenant_id=legacy&routing_group=g").json())
                 .hasSize(3);
-        assertThat(find(http().get("/workers").json(), 7).get("tenant_id").asText())
+        assertThat(HttpTestClient.worker(http().get("/workers").json(), 7)
+                        .get("tenant_id")
+                        .asText())
                 .isEqualTo("g");
         http().post(
                         "/query",
@@ -293,14 +295,5 @@ class WorkerRoutesTest {
         register(reg(7, "m", "default", 4, 0, "tcp://h:1"));
         assertThat(indexer.app().workers().watermark(7, 0)).isSameAs(wm);
         assertThat(indexer.app().workers().watermark(7, 0).get()).isEqualTo(41);
-    }
-
-    private static JsonNode find(JsonNode workers, long id) {
-        for (JsonNode w : workers) {
-            if (w.get("instance_id").asLong() == id) {
-                return w;
-            }
-        }
-        throw new AssertionError("no worker " + id + " in " + workers);
     }
 }

@@ -6,11 +6,8 @@ import io.kvindexer.indexer.common.StorageTier;
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.event.AllBlocksCleared;
 import io.kvindexer.indexer.event.BlockStored;
-import io.kvindexer.indexer.event.KvEvent;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,20 +21,13 @@ class CacheSaltStoresTest {
     private static final WorkerKey SALTED = new WorkerKey(1, 0);
     private static final WorkerKey PLAIN = new WorkerKey(2, 0);
 
-    private static int[] tokens(int... contents) {
-        int[] out = new int[contents.length * BLOCK];
-        for (int b = 0; b < contents.length; b++) {
-            java.util.Arrays.fill(out, b * BLOCK, (b + 1) * BLOCK, contents[b]);
-        }
-        return out;
-    }
-
+    /** One block of {@code content} tokens, with its own {@code salt} or none. */
     private static BlockStored store(long hash, Long parent, int content, String salt) {
         return new BlockStored(
                 new long[] {hash},
                 parent != null,
                 parent == null ? 0 : parent,
-                tokens(content),
+                IntStream.generate(() -> content).limit(BLOCK).toArray(),
                 BLOCK,
                 null,
                 null,
@@ -47,54 +37,35 @@ class CacheSaltStoresTest {
                 salt);
     }
 
-    private static void submit(ModelIndex index, WorkerKey worker, KvEvent... events) {
-        index.submit(worker, List.of(events));
-        index.flush().orTimeout(60, TimeUnit.SECONDS).join();
-    }
-
-    /** Device blocks matched per worker for the prompt of blocks 1, 2, 3, with {@code salt}. */
-    private static Map<WorkerKey, Integer> match(ModelIndex index, String salt) {
-        Map<WorkerKey, Integer> out = new HashMap<>();
-        for (MatchResult.WorkerMatch m : index.findMatches(index.localHashes(tokens(1, 2, 3), null, salt))
-                .workers()) {
-            if (m.deviceBlocks() > 0) {
-                out.put(m.worker(), m.deviceBlocks());
-            }
-        }
-        return out;
-    }
-
-    private static void storeBoth(ModelIndex index) {
+    private static void storeBoth(IndexFixture f) {
         // a salted request: the salt on its first store only, the next chunk hangs under it
-        submit(index, SALTED, store(11, null, 1, "tenant-a"));
-        submit(index, SALTED, store(12, 11L, 2, null), store(13, 12L, 3, null));
+        f.submit(SALTED, store(11, null, 1, "tenant-a"));
+        f.submit(SALTED, store(12, 11L, 2, null), store(13, 12L, 3, null));
         // the same tokens, no salt
-        submit(index, PLAIN, store(21, null, 1, null), store(22, 21L, 2, null));
+        f.submit(PLAIN, store(21, null, 1, null), store(22, 21L, 2, null));
     }
 
     @Test
     void aSaltedRequestMatchesOnlyQueriesWithItsSaltChildrenIncluded() {
-        try (IndexWriters writers = new IndexWriters(1)) {
-            ModelIndex index = new ModelIndex("m", "t", BLOCK, new IndexOptions(true, 1), writers);
-            storeBoth(index);
-            assertThat(match(index, "tenant-a")).isEqualTo(Map.of(SALTED, 3));
-            assertThat(match(index, null)).isEqualTo(Map.of(PLAIN, 2));
-            assertThat(match(index, "tenant-b")).isEmpty();
+        try (IndexFixture f = new IndexFixture(BLOCK, new IndexOptions(true, 1))) {
+            storeBoth(f);
+            assertThat(f.deviceScores("tenant-a", 1, 2, 3)).isEqualTo(Map.of(SALTED, 3));
+            assertThat(f.deviceScores(1, 2, 3)).isEqualTo(Map.of(PLAIN, 2));
+            assertThat(f.deviceScores("tenant-b", 1, 2, 3)).isEmpty();
 
             // a cleared cache forgets the salts with the blocks: a store under an unknown parent stays unsalted
-            submit(index, SALTED, new AllBlocksCleared());
-            submit(index, SALTED, store(12, 11L, 2, null));
-            assertThat(match(index, "tenant-a")).isEmpty();
+            f.submit(SALTED, new AllBlocksCleared());
+            f.submit(SALTED, store(12, 11L, 2, null));
+            assertThat(f.deviceScores("tenant-a", 1, 2, 3)).isEmpty();
         }
     }
 
     @Test
     void withoutMixingEventSaltsAreIgnoredAsQueriesAreDynamoG2() {
-        try (IndexWriters writers = new IndexWriters(1)) {
-            ModelIndex index = new ModelIndex("m", "t", BLOCK, IndexOptions.defaults(), writers);
-            storeBoth(index);
-            assertThat(match(index, "tenant-a")).isEqualTo(Map.of(SALTED, 3, PLAIN, 2));
-            assertThat(match(index, null)).isEqualTo(Map.of(SALTED, 3, PLAIN, 2));
+        try (IndexFixture f = new IndexFixture(BLOCK, IndexOptions.defaults())) {
+            storeBoth(f);
+            assertThat(f.deviceScores("tenant-a", 1, 2, 3)).isEqualTo(Map.of(SALTED, 3, PLAIN, 2));
+            assertThat(f.deviceScores(1, 2, 3)).isEqualTo(Map.of(SALTED, 3, PLAIN, 2));
         }
     }
 

@@ -34,14 +34,18 @@ final class IndexFixture implements AutoCloseable {
     }
 
     IndexFixture(int blockSize, int threads, int shards) {
+        this(blockSize, threads, new IndexOptions(false, IndexOptions.DEFAULT_WRITER_THREADS, shards));
+    }
+
+    /** An index with these options (say, {@code --mix-cache-salt}), on as many writer threads as they name. */
+    IndexFixture(int blockSize, IndexOptions options) {
+        this(blockSize, options.writerThreads(), options);
+    }
+
+    private IndexFixture(int blockSize, int threads, IndexOptions options) {
         this.blockSize = blockSize;
         this.writers = new IndexWriters(threads);
-        this.index = new ModelIndex(
-                "m",
-                "default",
-                blockSize,
-                new IndexOptions(false, IndexOptions.DEFAULT_WRITER_THREADS, shards),
-                writers);
+        this.index = new ModelIndex("m", "default", blockSize, options, writers);
     }
 
     static WorkerKey w(long instance, int rank) {
@@ -136,7 +140,12 @@ final class IndexFixture implements AutoCloseable {
 
     /** Device blocks matched per worker (workers with none absent). */
     Map<WorkerKey, Integer> deviceScores(int... contents) {
-        return match(contents).values().stream()
+        return deviceScores(null, contents);
+    }
+
+    /** The same for a query that sends {@code cacheSalt}. */
+    Map<WorkerKey, Integer> deviceScores(String cacheSalt, int... contents) {
+        return byWorker(index.findMatches(index.localHashes(tokens(contents), null, cacheSalt))).values().stream()
                 .filter(m -> m.deviceBlocks() > 0)
                 .collect(Collectors.toMap(MatchResult.WorkerMatch::worker, MatchResult.WorkerMatch::deviceBlocks));
     }

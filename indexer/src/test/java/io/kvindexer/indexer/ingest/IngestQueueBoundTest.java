@@ -263,7 +263,7 @@ class IngestQueueBoundTest {
                 }
             });
 
-            byte[] asker = requestFrom(router, 0);
+            byte[] asker = requestFrom(router, 0, null);
             int accepted = offer(router, asker, 0, total, payload, Duration.ofMillis(500));
             assertThat(waiting.await(10, TimeUnit.SECONDS)).isTrue();
             assertThat(accepted)
@@ -271,7 +271,7 @@ class IngestQueueBoundTest {
                     .isLessThan(total / 2); // 64 and up to ~25 MB of kernel buffers; all 400 with jeromq's 1,000
 
             resume.countDown();
-            byte[] again = requestAfter(router, asker, accepted); // the rest, from the next seq
+            byte[] again = requestFrom(router, accepted, asker); // the rest, from the next seq
             // answered as an engine answers every request, until the replay is over: on a loaded machine a pause of
             // the probe can end an answer on the client's side (ReplayClient's idle bound), and it asks again
             answerUntilDone(router, again, accepted, total, payload, outcome);
@@ -283,32 +283,25 @@ class IngestQueueBoundTest {
         }
     }
 
-    /** Reads the next replay request (["", seq] after the asker's identity), asserts its seq, returns the asker. */
-    private static byte[] requestFrom(ZMQ.Socket router, long seq) {
-        ZMsg request = ZMsg.recvMsg(router);
-        assertThat(request).as("a replay request").isNotNull();
-        assertThat(request.size()).isEqualTo(3);
-        assertThat(request.getLast().getData()).as("asked from").isEqualTo(Frames.seqBytes(seq));
-        return request.getFirst().getData();
-    }
-
     /**
-     * Reads the request for the rest of an answer, from {@code seq}, past stale first requests: on a loaded machine
-     * the client may have asked from 0 again on a fresh DEALER (a handshake it did not see in time, or silence), and
-     * the request it gave up on may reach the engine after the one the probe answered. A client that really asked
-     * from 0 again would go unanswered here and fail the test, so skipping them hides nothing.
+     * Reads the next replay request (["", seq] after the asker's identity), asserts it asks from {@code seq}, returns
+     * the asker. Once a request was {@code answered} (else null), stale first requests are read past: on a loaded
+     * machine the client may have asked from 0 again on a fresh DEALER (a handshake it did not see in time, or
+     * silence), and the request it gave up on may reach the engine after the one the probe answered. A client that
+     * really asked from 0 again would go unanswered here and fail the test, so skipping them hides nothing.
      */
-    private static byte[] requestAfter(ZMQ.Socket router, byte[] answered, long seq) {
+    private static byte[] requestFrom(ZMQ.Socket router, long seq, byte[] answered) {
         while (true) {
             ZMsg request = ZMsg.recvMsg(router);
             assertThat(request).as("a replay request").isNotNull();
             assertThat(request.size()).isEqualTo(3);
-            long from = Frames.readSeq(request.getLast().getData());
             byte[] asker = request.getFirst().getData();
-            if (from == 0 && !Arrays.equals(asker, answered)) {
+            if (answered != null
+                    && Frames.readSeq(request.getLast().getData()) == 0
+                    && !Arrays.equals(asker, answered)) {
                 continue;
             }
-            assertThat(from).as("asked from").isEqualTo(seq);
+            assertThat(request.getLast().getData()).as("asked from").isEqualTo(Frames.seqBytes(seq));
             return asker;
         }
     }
