@@ -67,7 +67,10 @@ class StopWhileWaitingForRoomTest {
         IngestPollers pollers = open.add(new IngestPollers(ZmqContext.shared(), 1, 1, inflight));
         EngineSimulator sim = open.add(EngineSimulator.start(EngineSimulator.Options.defaults()));
         for (int i = 0; i < 3; i++) {
-            sim.storeSequence(IntStream.range(i * 100, i * 100 + 8).toArray(), 4); // seqs 0..2, nobody listens
+            // seqs 0..2, sent before anyone listens: a store still queued in the simulator when the listener
+            // subscribes would arrive live, and then no replay waits for room
+            sim.storeSequence(IntStream.range(i * 100, i * 100 + 8).toArray(), 4)
+                    .join();
         }
         HeldWriter writer = new HeldWriter();
         SequenceWatermark watermark = new SequenceWatermark();

@@ -50,7 +50,8 @@ class StuckStopTest {
     void aStopThatRunsOutItsWaitSaysSoAndNoSecondAttemptStarts() throws Exception {
         EngineSimulator sim = resources.add(EngineSimulator.start(EngineSimulator.Options.defaults()));
         for (int i = 0; i < 3; i++) {
-            sim.storeSequence(IntStream.range(i * 100, i * 100 + 8).toArray(), 4); // seqs 0..2, nobody listens
+            sim.storeSequence(IntStream.range(i * 100, i * 100 + 8).toArray(), 4)
+                    .join(); // seqs 0..2, nobody listens
         }
         StuckSink sink = new StuckSink();
         EngineListener listener = resources.listener(

@@ -181,7 +181,10 @@ class UnregisterGraceOutcomesTest {
         sim.restart(); // a new engine process at the same address: seq 0 again, its cache empty
         for (int i = 0; i < 7; i++) {
             sim.storeSequence(
-                    IntStream.range(5_000 + i * 100, 5_000 + i * 100 + 32).toArray(), 16); // nobody listens
+                            IntStream.range(5_000 + i * 100, 5_000 + i * 100 + 32)
+                                    .toArray(),
+                            16)
+                    .join(); // sent before the register below: nobody listens
         }
         register(http, sim);
         await().atMost(PATIENCE).until(() -> outcomes(http).get("restart") == 1);

@@ -9,7 +9,6 @@ import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.sim.EngineSimulator;
-import io.kvindexer.operator.client.IndexerEndpoint;
 import io.kvindexer.operator.client.RegisteredWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.support.OperatorHarness;
@@ -83,10 +82,20 @@ class ScalingEndToEndTest {
             await().atMost(WAIT).until(() -> engine.subscriptions() >= 2);
             int[] prompt = IntStream.rangeClosed(1, 16).toArray();
             engine.storeSequence(prompt, 4).get();
-            for (int i = 0; i < 2; i++) {
-                IndexerEndpoint r = cluster.replica(kvi, i);
-                await().atMost(WAIT).ignoreExceptions().until(() -> cluster.matched(r, "llama", prompt, id) == 16);
-            }
+            // The count above is of subscribe messages, and a SUB that reconnected sends a second one: a replica
+            // whose SUB joined after the publish missed it, and with no replay endpoint it never gets it back.
+            // Publishing the same blocks again is idempotent, so repeat it until both replicas hold them.
+            await().atMost(WAIT)
+                    .pollInterval(Duration.ofSeconds(2))
+                    .ignoreExceptions()
+                    .until(() -> {
+                        boolean both = cluster.matched(cluster.replica(kvi, 0), "llama", prompt, id) == 16
+                                && cluster.matched(cluster.replica(kvi, 1), "llama", prompt, id) == 16;
+                        if (!both) {
+                            engine.storeSequence(prompt, 4).get();
+                        }
+                        return both;
+                    });
             PodTemplateSpec template = harness.statefulSet(NS, "kv").getSpec().getTemplate();
             assertThat(template.getSpec().getContainers().getFirst().getArgs())
                     .containsSubsequence("--peers-dns", "kv-peers." + NS + ".svc:" + port);
