@@ -5,22 +5,26 @@ package io.kvindexer.indexer.dump;
  * {@code Accept}): what peer recovery prefers over Dynamo's JSON, about 20 bytes per membership instead of ~270,
  * and checksummed so that a truncated or corrupted transfer is detected before anything is installed.
  *
- * <p>Layout, versions 1 to 4 (fixed-width integers big-endian; "varint" is unsigned LEB128; strings are a varint
+ * <p>Layout, versions 1 to 5 (fixed-width integers big-endian; "varint" is unsigned LEB128; strings are a varint
  * byte length then UTF-8):
  * <pre>
- * stream  := magic "KVIXDUMP" | version u16 (1 to 4) | flags u16 (= 0) | frame* ; the last frame is END
+ * stream  := magic "KVIXDUMP" | version u16 (1 to 5) | flags u16 (= 0) | frame* ; the last frame is END
  * frame   := kind u8 | length u32 | payload[length] | crc32c u32 over kind, length and payload
  * INDEX     (1) model string | tenant string | blockSize u32         starts a section; its worker table is empty
  * BLOCKS    (2) record*                                               only inside a section
  * INDEX_END (3) records u64 | memberships u64                         closes the section; both counts must match
  * ERROR     (4) model string | tenant string | message string         an index the peer failed to dump
- * END       (5) indexes u32 | memberships u64 [| registrations u32] [| storeTimes u64]   totals of the stream
- *            (registrations from version 2 on, store times from version 3 on); nothing may follow
+ * END       (5) indexes u32 | memberships u64 [| registrations u32] [| storeTimes u64] [| saltedBlocks u64]
+ *            totals of the stream (registrations from version 2 on, store times from version 3 on, the block
+ *            hashes of CACHE_SALTS frames from version 5 on); nothing may follow
  * REGISTRATIONS (6) count varint | registration*                      from version 2 on, outside sections
  * STORE_TIMES (7) instanceId u64 | dpRank varint | tier u8 | count varint | first u64 | (blockHash u64 | step
  *            zigzag varint)[count]                                    version 3 on, inside a section, after its
  *            BLOCKS: one worker's last-store times on one tier (epoch millis, the first entry's is {@code first},
  *            each next one the previous plus its step), oldest first; a long run takes several frames
+ * CACHE_SALTS (8) instanceId u64 | dpRank varint | salt string | count varint | blockHash u64[count]
+ *            version 5, inside a section, after its BLOCKS: engine hashes of one worker's blocks stored with that
+ *            cache salt ({@code --mix-cache-salt}); a long run takes several frames
  * record  := flags u8 | blockHash u64 | localHash u64 | [parentBlockHash u64] | owners varint (≥ 1) | owner*
  *            flags bit 0: hasParent; bit 1: the parent is the previous record's block hash in this frame (the
  *            parent field is then omitted); other bits 0
@@ -44,7 +48,11 @@ package io.kvindexer.indexer.dump;
  * buffers the bytes it published: its batch at the watermark coming back with other bytes is another process):
  * peer recovery asks for it with {@code &watermark_batches=true} (a server that does not know the parameter ignores
  * it and answers version 3 or 2), snapshots are version 4. A registration without it (versions 2 and 3) is restored
- * with its watermark alone, as before.
+ * with its watermark alone, as before. Version 5
+ * adds, with {@code --mix-cache-salt}, the cache salt each worker's salted blocks were stored with, so that a block
+ * stored after a restore under a salted parent is hashed with its parent's salt as before the restart: peer recovery
+ * asks for it with {@code &cache_salts=true}; a writer without salts to write (no {@code --mix-cache-salt}) stays at
+ * version 4, which a replica of the version before can still read.
  *
  * <p>Tier ordinals are those of {@link io.kvindexer.indexer.common.StorageTier} (device 0, host-pinned 1, disk 2,
  * external 3). Records come in the index's dump order (device tier first, a parent before its children).
@@ -60,6 +68,8 @@ public final class BinaryDump {
     public static final int VERSION_WITH_STORE_TIMES = 3;
     /** Version 3 and, with each registration, the batch at its watermark ({@link SavedRegistration#watermarkBatch}). */
     public static final int VERSION_WITH_WATERMARK_BATCHES = 4;
+    /** Version 4 and the cache salts of salted blocks ({@code --mix-cache-salt}). */
+    public static final int VERSION_WITH_CACHE_SALTS = 5;
 
     /**
      * A response header beside a binary {@code /dump} body (not part of the stream's format): the number of blocks of
@@ -85,6 +95,7 @@ public final class BinaryDump {
     static final int KIND_END = 5;
     static final int KIND_REGISTRATIONS = 6;
     static final int KIND_STORE_TIMES = 7;
+    static final int KIND_CACHE_SALTS = 8;
     /** frame header: kind u8 + length u32 */
     static final int FRAME_HEAD = 5;
     /** a writer closes a BLOCKS frame once its payload passes this */

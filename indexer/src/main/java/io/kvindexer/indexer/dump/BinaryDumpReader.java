@@ -49,6 +49,12 @@ public final class BinaryDumpReader {
         default void storeTimes(
                 long instanceId, int dpRank, StorageTier tier, long[] blockHashes, long[] epochMillis) {}
 
+        /**
+         * The engine hashes of some of a worker's blocks stored with {@code salt}, in the current section (version
+         * 5 streams); the array is the receiver's to keep.
+         */
+        default void cacheSalts(long instanceId, int dpRank, String salt, long[] blockHashes) {}
+
         /** A saved registration (version 2 and 3 streams); each arrives once its frame verified. */
         default void registration(SavedRegistration registration) {}
 
@@ -87,18 +93,19 @@ public final class BinaryDumpReader {
             throw new FormatException("truncated: the stream ends at byte " + got + ", inside the header");
         }
         int version = (header[8] & 0xFF) << 8 | header[9] & 0xFF;
-        if (version > BinaryDump.VERSION_WITH_WATERMARK_BATCHES) {
+        if (version > BinaryDump.VERSION_WITH_CACHE_SALTS) {
             throw new BinaryDump.NewerVersionException("unsupported binary dump version " + version
                     + ", written by a newer kv-indexer (this reader speaks " + BinaryDump.VERSION + " to "
-                    + BinaryDump.VERSION_WITH_WATERMARK_BATCHES + ")");
+                    + BinaryDump.VERSION_WITH_CACHE_SALTS + ")");
         }
         if (version < BinaryDump.VERSION) {
             throw new FormatException("unsupported binary dump version " + version + " (this reader speaks "
-                    + BinaryDump.VERSION + " to " + BinaryDump.VERSION_WITH_WATERMARK_BATCHES + ")");
+                    + BinaryDump.VERSION + " to " + BinaryDump.VERSION_WITH_CACHE_SALTS + ")");
         }
         boolean withRegistrations = version >= BinaryDump.VERSION_WITH_REGISTRATIONS;
         boolean withStoreTimes = version >= BinaryDump.VERSION_WITH_STORE_TIMES;
         boolean withBatches = version >= BinaryDump.VERSION_WITH_WATERMARK_BATCHES;
+        boolean withSalts = version >= BinaryDump.VERSION_WITH_CACHE_SALTS;
         int registrations = 0;
         if (header[10] != 0 || header[11] != 0) {
             throw new FormatException("unknown header flags");
@@ -134,6 +141,11 @@ public final class BinaryDumpReader {
                     require(inIndex, where + ": STORE_TIMES outside a section");
                     storeTimes(p, where);
                 }
+                case BinaryDump.KIND_CACHE_SALTS -> {
+                    require(withSalts, where + ": CACHE_SALTS before version 5");
+                    require(inIndex, where + ": CACHE_SALTS outside a section");
+                    cacheSalts(p, where);
+                }
                 case BinaryDump.KIND_INDEX_END -> {
                     require(inIndex, where + ": INDEX_END outside a section");
                     long wantRecords = u64(p, where);
@@ -166,18 +178,13 @@ public final class BinaryDumpReader {
                     int wantIndexes = u32(p, where);
                     long wantMemberships = u64(p, where);
                     if (withRegistrations) {
-                        int wantRegistrations = u32(p, where);
-                        require(
-                                wantRegistrations == registrations,
-                                where + ": the stream announces " + Integer.toUnsignedString(wantRegistrations)
-                                        + " registrations, it held " + registrations);
+                        announced(where, Integer.toUnsignedLong(u32(p, where)), registrations, "registrations");
                     }
                     if (withStoreTimes) {
-                        long wantTimes = u64(p, where);
-                        require(
-                                wantTimes == storeTimeCount,
-                                where + ": the stream announces " + Long.toUnsignedString(wantTimes)
-                                        + " store times, it held " + storeTimeCount);
+                        announced(where, u64(p, where), storeTimeCount, "store times");
+                    }
+                    if (withSalts) {
+                        announced(where, u64(p, where), saltCount, "salted blocks");
                     }
                     done(p, where);
                     requireTally(where, "stream", wantIndexes, indexes, "indexes", wantMemberships, totalMemberships);
@@ -193,6 +200,8 @@ public final class BinaryDumpReader {
     }
 
     private long frameStart;
+    /** salted block hashes read (version 5) */
+    private long saltCount;
     /** the section's workers, records and memberships so far */
     private int workers;
 
@@ -279,6 +288,26 @@ public final class BinaryDumpReader {
         visitor.storeTimes(instanceId, (int) dpRank, TIERS[tier], hashes, millis);
     }
 
+    /** One CACHE_SALTS frame: a worker, a salt and the engine hashes of its blocks stored with it. */
+    private void cacheSalts(ByteBuffer p, String where) throws FormatException {
+        long instanceId = u64(p, where);
+        long dpRank = varint(p, where);
+        require(dpRank <= 0xFFFF_FFFFL, where + ": dp rank out of range");
+        String salt = string(p, where);
+        long count = varint(p, where);
+        // a corrupted count must not make the reader allocate gigabytes
+        require(
+                count == p.remaining() / 8 && p.remaining() % 8 == 0,
+                where + ": " + count + " hashes do not fill the frame");
+        long[] hashes = new long[(int) count];
+        for (int i = 0; i < count; i++) {
+            hashes[i] = u64(p, where);
+        }
+        done(p, where);
+        saltCount += count;
+        visitor.cacheSalts(instanceId, (int) dpRank, salt, hashes);
+    }
+
     /** A worker's first membership in the section carries its identity: it gets the next ref. */
     private void worker(ByteBuffer p, String where) throws FormatException {
         long instanceId = u64(p, where);
@@ -335,6 +364,13 @@ public final class BinaryDumpReader {
                 where + ": the " + scope + " announces "
                         + wantCount + " " + unit + " / " + wantMemberships + " memberships, it held " + count + " / "
                         + memberships);
+    }
+
+    /** One of the END frame's totals against what the stream held. */
+    private static void announced(String where, long want, long held, String what) throws FormatException {
+        require(
+                want == held,
+                where + ": the stream announces " + Long.toUnsignedString(want) + " " + what + ", it held " + held);
     }
 
     private static void require(boolean ok, String message) throws FormatException {

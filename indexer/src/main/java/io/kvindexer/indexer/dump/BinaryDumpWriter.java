@@ -49,6 +49,10 @@ public final class BinaryDumpWriter implements Closeable {
     private boolean watermarkBatches;
     /** store times written (version 3) */
     private long storeTimeCount;
+    /** version 5: sections may carry CACHE_SALTS frames */
+    private boolean cacheSalts;
+    /** salted block hashes written (version 5) */
+    private long saltCount;
 
     // the record being built: its owners are appended as memberships arrive
     private boolean open;
@@ -84,13 +88,32 @@ public final class BinaryDumpWriter implements Closeable {
     public BinaryDumpWriter(
             OutputStream out, List<SavedRegistration> saved, boolean storeTimes, boolean watermarkBatches)
             throws IOException {
+        this(out, saved, storeTimes, watermarkBatches, false);
+    }
+
+    /**
+     * Version 5 with {@code cacheSalts} (version 4 whose sections may carry {@link #cacheSalts} as well), else as
+     * {@link #BinaryDumpWriter(OutputStream, List, boolean, boolean)}.
+     */
+    public BinaryDumpWriter(
+            OutputStream out,
+            List<SavedRegistration> saved,
+            boolean storeTimes,
+            boolean watermarkBatches,
+            boolean cacheSalts)
+            throws IOException {
         this(
                 out,
-                watermarkBatches
-                        ? BinaryDump.VERSION_WITH_WATERMARK_BATCHES
-                        : storeTimes ? BinaryDump.VERSION_WITH_STORE_TIMES : BinaryDump.VERSION_WITH_REGISTRATIONS);
+                cacheSalts
+                        ? BinaryDump.VERSION_WITH_CACHE_SALTS
+                        : watermarkBatches
+                                ? BinaryDump.VERSION_WITH_WATERMARK_BATCHES
+                                : storeTimes
+                                        ? BinaryDump.VERSION_WITH_STORE_TIMES
+                                        : BinaryDump.VERSION_WITH_REGISTRATIONS);
         this.storeTimes = storeTimes;
-        this.watermarkBatches = watermarkBatches;
+        this.watermarkBatches = watermarkBatches || cacheSalts;
+        this.cacheSalts = cacheSalts;
         for (SavedRegistration r : saved) {
             registration(r);
             if (len >= BinaryDump.TARGET_FRAME_BYTES) {
@@ -275,6 +298,45 @@ public final class BinaryDumpWriter implements Closeable {
         }
     }
 
+    /**
+     * The engine hashes of one worker's blocks stored with {@code salt} ({@code --mix-cache-salt}), in the current
+     * section after its memberships; version 5 only. A worker none of the section's memberships named is left out
+     * (one being unregistered, whose blocks stayed out too). Fits {@code index.CacheSalts.Sink}, hence unchecked like
+     * {@link #membership}.
+     */
+    public void cacheSalts(WorkerKey worker, String salt, long[] blockHashes) {
+        if (!inIndex) {
+            throw new IllegalStateException("beginIndex() first");
+        }
+        if (!cacheSalts) {
+            throw new IllegalStateException("cache salts need a writer made with them");
+        }
+        if (workerRefs.getInt(worker) < 0) {
+            return;
+        }
+        try {
+            closeRecord();
+            if (len > 0) {
+                frame(BinaryDump.KIND_BLOCKS);
+            }
+            for (int at = 0; at < blockHashes.length; ) {
+                int n = Math.min(blockHashes.length - at, BinaryDump.TARGET_FRAME_BYTES / 8);
+                u64(worker.instanceId());
+                varint(Integer.toUnsignedLong(worker.dpRank()));
+                string(salt);
+                varint(n);
+                for (int i = at; i < at + n; i++) {
+                    u64(blockHashes[i]);
+                }
+                frame(BinaryDump.KIND_CACHE_SALTS);
+                at += n;
+                saltCount += n;
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     public void endIndex() throws IOException {
         closeRecord();
         if (len > 0) {
@@ -322,6 +384,9 @@ public final class BinaryDumpWriter implements Closeable {
         }
         if (storeTimes || watermarkBatches) { // (version 3 on: 0 when this writer had no store times)
             u64(storeTimeCount);
+        }
+        if (cacheSalts) {
+            u64(saltCount);
         }
         frame(BinaryDump.KIND_END);
         out.flush();

@@ -32,7 +32,8 @@ import java.util.concurrent.TimeUnit;
  * the same content as a {@link BinaryDump} stream (version 2, with the registrations and their watermarks, when
  * {@code ?registrations=true} asks for them; version 3, with the blocks' last-store times as well, when
  * {@code &store_times=true} is added; version 4, with the batch at each registration's watermark as well, when
- * {@code &watermark_batches=true} is). With a {@code --block-ttl} the JSON gives each block on a tier with a TTL its
+ * {@code &watermark_batches=true} is; version 5, with the cache salts of salted blocks as well, when
+ * {@code &cache_salts=true} is and the replica runs with {@code --mix-cache-salt}). With a {@code --block-ttl} the JSON gives each block on a tier with a TTL its
  * {@code last_store_ms} too (ours; Dynamo's reader ignores it), so that JSON recovery keeps the TTLs as binary does.
  * Pending writes are flushed first, so the dump holds everything
  * accepted before the request. An index whose walk fails ends its entry with {@code "error"} after the events
@@ -77,6 +78,8 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
         boolean times = flagAsked(req, "store_times");
         // with ?watermark_batches=true as well: version 4, each registration with the batch at its watermark
         boolean batches = flagAsked(req, "watermark_batches");
+        // with ?cache_salts=true as well: version 5, the salts of salted blocks, when this replica keeps them
+        boolean salts = flagAsked(req, "cache_salts") && indexers.mixCacheSalt();
         DumpSlots.Slot slot = slots.tryTake(String.valueOf(req.remotePeer().address()));
         if (slot == null) {
             res.header(HeaderNames.RETRY_AFTER, String.valueOf(RETRY_AFTER_SECONDS));
@@ -88,7 +91,7 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
             return;
         }
         try (slot) {
-            stream(req, res, binary, asked, asked && times, asked && batches, slot);
+            stream(req, res, binary, asked, new Parts(asked && times, asked && batches, asked && salts), slot);
         } catch (Exception e) { // the write's failure: IOException, or Helidon's UncheckedIOException
             if (!slot.abandoned()) {
                 throw e;
@@ -98,13 +101,7 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
     }
 
     private void stream(
-            ServerRequest req,
-            ServerResponse res,
-            boolean binary,
-            boolean asked,
-            boolean times,
-            boolean batches,
-            DumpSlots.Slot slot)
+            ServerRequest req, ServerResponse res, boolean binary, boolean asked, Parts parts, DumpSlots.Slot slot)
             throws Exception {
         // one deadline for the cut's waits together: the unregisters in flight, then the index writers
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(FLUSH_TIMEOUT_SECONDS);
@@ -130,7 +127,7 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
         }
         if (binary) {
             try (OutputStream out = slot.watch(res.outputStream())) {
-                writeBinary(all, cut, times, batches, out);
+                writeBinary(all, cut, parts, out);
             }
             return;
         }
@@ -219,14 +216,13 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
      * the chunks out: a slow client never holds the lock that the index writers need, and a fast one receives
      * (and a recovering peer applies) the first frames while the rest is still being encoded.
      */
-    static void writeBinary(
-            List<ModelIndex> indexes, WorkerRegistry.Cut cut, boolean times, boolean batches, OutputStream out)
+    static void writeBinary(List<ModelIndex> indexes, WorkerRegistry.Cut cut, Parts parts, OutputStream out)
             throws IOException, InterruptedException {
         ChunkPipe pipe = new ChunkPipe();
         Thread.ofVirtual().name("dump-encoder").start(() -> {
             Throwable failure = null;
             try {
-                encode(indexes, cut, times, batches, pipe);
+                encode(indexes, cut, parts, pipe);
             } catch (IOException | RuntimeException e) {
                 failure = e;
             } finally {
@@ -240,12 +236,12 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
      * With a registry {@code cut} (version 2 to 4), its registrations go first and the blocks of the workers it found
      * still being unregistered stay out, as in a snapshot ({@code StateCut}); without one (version 1), every block.
      */
-    private static void encode(
-            List<ModelIndex> indexes, WorkerRegistry.Cut cut, boolean times, boolean batches, ChunkPipe pipe)
+    private static void encode(List<ModelIndex> indexes, WorkerRegistry.Cut cut, Parts parts, ChunkPipe pipe)
             throws IOException {
         BinaryDumpWriter writer = cut == null
                 ? new BinaryDumpWriter(pipe)
-                : new BinaryDumpWriter(pipe, cut.registrations(), times, batches);
+                : new BinaryDumpWriter(
+                        pipe, cut.registrations(), parts.storeTimes(), parts.watermarkBatches(), parts.cacheSalts());
         LeavingWorkers leaving = cut == null ? LeavingWorkers.NONE : cut.leaving();
         DumpSink memberships = leaving.without((DumpSink) writer::membership);
         StoreTimes.Sink storeTimes = leaving.without((StoreTimes.Sink) writer::storeTimes);
@@ -254,15 +250,17 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
                 writer.beginIndex(ix.modelName(), ix.tenantId(), ix.blockSize());
                 // a slow client: wait between chunks of the walk, holding no lock, not with the bytes
                 ix.dump(memberships, pipe::awaitRoom);
-                if (times) {
+                if (parts.storeTimes()) {
                     // a worker's times at a time, each waiting for room like a chunk of the walk
                     ix.lastStores((worker, tier, hashes, millis) -> {
                         storeTimes.times(worker, tier, hashes, millis);
-                        try {
-                            pipe.awaitRoom();
-                        } catch (IOException e) {
-                            throw new java.io.UncheckedIOException(e);
-                        }
+                        awaitRoom(pipe);
+                    });
+                }
+                if (parts.cacheSalts()) {
+                    ix.cacheSalts((worker, salt, hashes) -> {
+                        writer.cacheSalts(worker, salt, hashes);
+                        awaitRoom(pipe);
                     });
                 }
                 writer.endIndex();
@@ -280,4 +278,15 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
         }
         writer.close();
     }
+
+    private static void awaitRoom(ChunkPipe pipe) {
+        try {
+            pipe.awaitRoom();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /** What a binary dump carries beyond the trees and registrations: its version's optional parts. */
+    record Parts(boolean storeTimes, boolean watermarkBatches, boolean cacheSalts) {}
 }

@@ -2,7 +2,11 @@ package io.kvindexer.indexer.index;
 
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.event.BlockStored;
+import it.unimi.dsi.fastutil.longs.Long2ObjectMap;
 import it.unimi.dsi.fastutil.longs.Long2ObjectOpenHashMap;
+import it.unimi.dsi.fastutil.longs.LongArrayList;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -10,12 +14,19 @@ import java.util.concurrent.ConcurrentHashMap;
  * with, by engine hash. vLLM names a request's salt only among its first block's extra keys, so a later store that
  * hangs under a salted block is salted with its parent's salt, as a query with that salt hashes every block.
  *
- * <p>Kept in memory only, per (instance, rank), and bounded: a worker past {@link #MAX_PER_WORKER} salted blocks
- * starts again, as does one cleared, removed or restarted. A store whose parent's salt is not known (after that, or
- * after a replica restart, which recovers the blocks but not their salts) is indexed unsalted: a query with the
- * salt then matches less, never a block it should not.
+ * <p>Kept per (instance, rank) and bounded: a worker past {@link #MAX_PER_WORKER} salted blocks starts again, as
+ * does one cleared, removed or restarted. Snapshots and peer dumps carry them (binary dump version 5), so a replica
+ * that restarts keeps them with the blocks. A store whose parent's salt is not known (after a reset above, or a
+ * recovery from a source without them) is indexed unsalted: a query with the salt then matches less, never a block
+ * it should not.
  */
-final class CacheSalts {
+public final class CacheSalts {
+
+    /** Receives one worker's blocks stored with one salt; the array is the receiver's to keep. */
+    @FunctionalInterface
+    public interface Sink {
+        void salts(WorkerKey worker, String salt, long[] blockHashes);
+    }
 
     static final int MAX_PER_WORKER = 1 << 20;
 
@@ -31,17 +42,40 @@ final class CacheSalts {
             }
         }
         if (salt != null) {
-            known = byWorker.computeIfAbsent(worker, w -> new Long2ObjectOpenHashMap<>());
-            synchronized (known) {
-                if (known.size() + store.blockHashes().length > MAX_PER_WORKER) {
-                    known.clear();
-                }
-                for (long hash : store.blockHashes()) {
-                    known.put(hash, salt);
-                }
-            }
+            remember(worker, salt, store.blockHashes());
         }
         return salt;
+    }
+
+    private void remember(WorkerKey worker, String salt, long[] blockHashes) {
+        Long2ObjectOpenHashMap<String> known = byWorker.computeIfAbsent(worker, w -> new Long2ObjectOpenHashMap<>());
+        synchronized (known) {
+            if (known.size() + blockHashes.length > MAX_PER_WORKER) {
+                known.clear();
+            }
+            for (long hash : blockHashes) {
+                known.put(hash, salt);
+            }
+        }
+    }
+
+    /** Salts a snapshot or a peer's dump carried ({@link #each}). */
+    void restore(WorkerKey worker, String salt, long[] blockHashes) {
+        remember(worker, salt, blockHashes);
+    }
+
+    /** Every worker's salted blocks, a salt at a time. */
+    void each(Sink sink) {
+        for (Map.Entry<WorkerKey, Long2ObjectOpenHashMap<String>> e : byWorker.entrySet()) {
+            Map<String, LongArrayList> bySalt = new HashMap<>();
+            synchronized (e.getValue()) {
+                for (Long2ObjectMap.Entry<String> b : e.getValue().long2ObjectEntrySet()) {
+                    bySalt.computeIfAbsent(b.getValue(), salt -> new LongArrayList())
+                            .add(b.getLongKey());
+                }
+            }
+            bySalt.forEach((salt, hashes) -> sink.salts(e.getKey(), salt, hashes.toLongArray()));
+        }
     }
 
     /** The worker's engine cleared its cache, restarted or left: its salts go with its blocks. */

@@ -330,6 +330,9 @@ public final class ModelIndex {
      * each recovered block's time.
      */
     public void adopt(ModelIndex staged, StoreTimes times) {
+        if (salts != null && staged.salts != null) {
+            staged.salts.each(salts::restore);
+        }
         synchronized (this) {
             // with an observer the memberships go through submitOps below, so it learns of each
             if (observer == null && index.isEmpty() && staged.index.size() == index.size()) {
@@ -349,6 +352,25 @@ public final class ModelIndex {
         byWorker.forEach(this::submitOps);
         if (timed) {
             flush().thenRun(() -> observer.recoveredStoresApplied(this, times));
+        }
+    }
+
+    /** Whether this index keeps cache salts ({@code --mix-cache-salt}), which its dumps then carry. */
+    public boolean keepsCacheSalts() {
+        return salts != null;
+    }
+
+    /** The cache salts of its workers' salted blocks ({@link CacheSalts}); nothing without {@code --mix-cache-salt}. */
+    public void cacheSalts(CacheSalts.Sink sink) {
+        if (salts != null) {
+            salts.each(sink);
+        }
+    }
+
+    /** Salts a snapshot or a peer's dump carried for this (staged) index; ignored without {@code --mix-cache-salt}. */
+    public void restoreCacheSalts(WorkerKey worker, String salt, long[] blockHashes) {
+        if (salts != null) {
+            salts.restore(worker, salt, blockHashes);
         }
     }
 

@@ -132,6 +132,11 @@ final class BinaryDumpApplier implements BinaryDumpReader.Visitor {
     }
 
     @Override
+    public void cacheSalts(long instanceId, int dpRank, String salt, long[] blockHashes) {
+        section.restoreCacheSalts(new WorkerKey(instanceId, dpRank), salt, blockHashes);
+    }
+
+    @Override
     public void frameEnd() {
         if (records.isEmpty()) {
             return;

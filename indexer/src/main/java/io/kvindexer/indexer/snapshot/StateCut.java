@@ -56,7 +56,8 @@ public final class StateCut {
                     e);
         }
         ChunkedBytes step = new ChunkedBytes();
-        BinaryDumpWriter writer = new BinaryDumpWriter(step, registrations, indexers.keepsStoreTimes(), true);
+        BinaryDumpWriter writer =
+                new BinaryDumpWriter(step, registrations, indexers.keepsStoreTimes(), true, indexers.mixCacheSalt());
         // the blocks of workers still being unregistered (a stream stuck past its stop) stay out: no registration
         // here vouches for them
         DumpSink memberships = registry.leaving().without((DumpSink) writer::membership);
@@ -68,16 +69,24 @@ public final class StateCut {
             // loaded), one without a time starts its TTL when loaded, as before version 3
             ix.lastStores((worker, tier, hashes, millis) -> {
                 times.times(worker, tier, hashes, millis);
-                try {
-                    step.drainTo(out); // one worker's times held at a time
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
+                drain(step, out); // one worker's times held at a time
+            });
+            ix.cacheSalts((worker, salt, hashes) -> {
+                writer.cacheSalts(worker, salt, hashes);
+                drain(step, out);
             });
             writer.endIndex();
         }
         writer.close();
         step.drainTo(out);
         return new Size(step.size(), step.mostHeld(), registry.detached());
+    }
+
+    private static void drain(ChunkedBytes step, OutputStream out) {
+        try {
+            step.drainTo(out);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }

@@ -28,12 +28,16 @@ class BinaryDumpTest {
     /** One block's last-store time as a version 3 stream carries it. */
     record T(long instanceId, int dpRank, StorageTier tier, long block, long epochMillis) {}
 
+    /** One block's cache salt as a version 5 stream carries it. */
+    record S(long instanceId, int dpRank, String salt, long block) {}
+
     /** Collects what a reader delivers; {@code ended} only after END. */
     static final class Collector implements BinaryDumpReader.Visitor {
         final List<Section> sections = new ArrayList<>();
         final List<WorkerKey> workers = new ArrayList<>();
         final List<SavedRegistration> registrations = new ArrayList<>();
         final List<T> times = new ArrayList<>();
+        final List<S> salts = new ArrayList<>();
         Block block;
         boolean ended;
 
@@ -82,6 +86,13 @@ class BinaryDumpTest {
         }
 
         @Override
+        public void cacheSalts(long instanceId, int dpRank, String salt, long[] blockHashes) {
+            for (long hash : blockHashes) {
+                salts.add(new S(instanceId, dpRank, salt, hash));
+            }
+        }
+
+        @Override
         public void end() {
             ended = true;
         }
@@ -98,19 +109,24 @@ class BinaryDumpTest {
                 registrations == null ? new BinaryDumpWriter(out) : new BinaryDumpWriter(out, registrations);
         for (Section s : sections) {
             w.beginIndex(s.model(), s.tenant(), s.blockSize());
-            for (M m : s.memberships()) {
-                w.membership(
-                        new WorkerKey(m.instanceId(), m.dpRank()),
-                        m.tier(),
-                        m.hasParent(),
-                        m.parent(),
-                        m.block(),
-                        m.local());
-            }
+            memberships(w, s);
             w.endIndex();
         }
         w.close();
         return out.toByteArray();
+    }
+
+    /** Writes the memberships of {@code s} into the section begun last. */
+    static void memberships(BinaryDumpWriter w, Section s) {
+        for (M m : s.memberships()) {
+            w.membership(
+                    new WorkerKey(m.instanceId(), m.dpRank()),
+                    m.tier(),
+                    m.hasParent(),
+                    m.parent(),
+                    m.block(),
+                    m.local());
+        }
     }
 
     static Collector read(byte[] bytes) throws IOException {
@@ -210,15 +226,7 @@ class BinaryDumpTest {
         BinaryDumpWriter w = new BinaryDumpWriter(out, registrations(2), true);
         for (Section s : sections) {
             w.beginIndex(s.model(), s.tenant(), s.blockSize());
-            for (M m : s.memberships()) {
-                w.membership(
-                        new WorkerKey(m.instanceId(), m.dpRank()),
-                        m.tier(),
-                        m.hasParent(),
-                        m.parent(),
-                        m.block(),
-                        m.local());
-            }
+            memberships(w, s);
             if (s != sections.getFirst()) {
                 w.endIndex();
                 continue; // the times go with the first section
@@ -306,15 +314,7 @@ class BinaryDumpTest {
         BinaryDumpWriter w = new BinaryDumpWriter(out, registrations, times, true);
         for (Section s : sections) {
             w.beginIndex(s.model(), s.tenant(), s.blockSize());
-            for (M m : s.memberships()) {
-                w.membership(
-                        new WorkerKey(m.instanceId(), m.dpRank()),
-                        m.tier(),
-                        m.hasParent(),
-                        m.parent(),
-                        m.block(),
-                        m.local());
-            }
+            memberships(w, s);
             if (times && !s.memberships().isEmpty()) {
                 M m = s.memberships().getFirst();
                 w.storeTimes(new WorkerKey(m.instanceId(), m.dpRank()), m.tier(), new long[] {m.block()}, new long[] {
@@ -352,6 +352,59 @@ class BinaryDumpTest {
         byte[] bytes = writeWithBatches(sample(1, 2, 17), withBatches(registrations(3)), true);
         assertEveryTruncationRefused(bytes);
         assertEveryBitFlipRefused(bytes);
+    }
+
+    /** Version 5: {@code sections}, each followed by what {@code salts} writes. */
+    static byte[] writeWithSalts(List<Section> sections, java.util.function.Consumer<BinaryDumpWriter> salts)
+            throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        BinaryDumpWriter w = new BinaryDumpWriter(out, registrations(2), false, false, true);
+        for (Section s : sections) {
+            w.beginIndex(s.model(), s.tenant(), s.blockSize());
+            memberships(w, s);
+            salts.accept(w);
+            w.endIndex();
+        }
+        w.close();
+        return out.toByteArray();
+    }
+
+    @Test
+    void version5CarriesTheSaltsOfTheSectionsWorkersOnly() throws IOException {
+        List<Section> sections = sample(1, 20, 18);
+        M first = sections.getFirst().memberships().getFirst(); // the other two sections do not name this worker
+        WorkerKey someone = new WorkerKey(first.instanceId(), first.dpRank());
+        WorkerKey stranger = new WorkerKey(424242, 0); // no membership in the section
+        long[] many = java.util.stream.LongStream.range(1_000, 11_000).toArray(); // more than one frame
+        byte[] bytes = writeWithSalts(sections, w -> {
+            w.cacheSalts(someone, "tenant-ä", many);
+            w.cacheSalts(stranger, "tenant-b", new long[] {8, 9});
+            w.cacheSalts(someone, "", new long[] {7});
+        });
+        assertThat(bytes[9]).isEqualTo((byte) BinaryDump.VERSION_WITH_CACHE_SALTS);
+        Collector back = read(bytes);
+        assertThat(back.ended).isTrue();
+        assertThat(back.sections).isEqualTo(sections);
+        assertThat(back.registrations).isEqualTo(registrations(2));
+        List<S> expected = new ArrayList<>();
+        for (long hash : many) {
+            expected.add(new S(someone.instanceId(), someone.dpRank(), "tenant-ä", hash));
+        }
+        expected.add(new S(someone.instanceId(), someone.dpRank(), "", 7));
+        assertThat(back.salts).as("the stranger's left out").containsExactlyElementsOf(expected);
+    }
+
+    @Test
+    void everyTruncationAndBitFlipOfAVersion5StreamIsRefusedAndSaltsBeforeVersion5Are() throws IOException {
+        List<Section> one = sample(1, 2, 19);
+        M m = one.getFirst().memberships().getFirst();
+        byte[] bytes = writeWithSalts(
+                one, w -> w.cacheSalts(new WorkerKey(m.instanceId(), m.dpRank()), "s", new long[] {m.block()}));
+        assertEveryTruncationRefused(bytes);
+        assertEveryBitFlipRefused(bytes);
+        byte[] asVersion4 = bytes.clone();
+        asVersion4[9] = (byte) BinaryDump.VERSION_WITH_WATERMARK_BATCHES;
+        assertThatThrownBy(() -> read(asVersion4)).hasMessageContaining("CACHE_SALTS before version 5");
     }
 
     @Test
@@ -404,9 +457,9 @@ class BinaryDumpTest {
         byte[] bytes = write(sample(2, 2, 6));
         byte[] longer = Arrays.copyOf(bytes, bytes.length + 1);
         assertThatThrownBy(() -> read(longer)).hasMessageContaining("after the END frame");
-        byte[] v5 = bytes.clone();
-        v5[9] = 5;
-        assertThatThrownBy(() -> read(v5)).hasMessageContaining("unsupported binary dump version 5");
+        byte[] v6 = bytes.clone();
+        v6[9] = 6;
+        assertThatThrownBy(() -> read(v6)).hasMessageContaining("unsupported binary dump version 6");
         assertThatThrownBy(() -> read("{\"m:t\":{}}".getBytes())).hasMessageContaining("bad magic");
     }
 

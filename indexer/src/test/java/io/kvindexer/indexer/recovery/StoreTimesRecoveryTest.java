@@ -249,9 +249,15 @@ class StoreTimesRecoveryTest {
             assertThat(binaryDump(app, "?registrations=true&watermark_batches=true")
                             .body()[9])
                     .isEqualTo((byte) 4);
+            assertThat(binaryDump(app, "?registrations=true&watermark_batches=true&cache_salts=true")
+                            .body()[9])
+                    .as("salts only from a replica that keeps them (--mix-cache-salt)")
+                    .isEqualTo((byte) 4);
             assertThat(binaryDump(app, "?watermark_batches=true").body()[9])
                     .as("without the registrations there is nothing to carry them")
                     .isEqualTo((byte) 1);
+            assertThat(binaryDump(app, "?registrations=true&cache_salts=yes").statusCode())
+                    .isEqualTo(400);
             java.net.http.HttpResponse<byte[]> bad = binaryDump(app, "?registrations=true&store_times=yes");
             assertThat(bad.statusCode()).isEqualTo(400);
             assertThat(new String(bad.body(), java.nio.charset.StandardCharsets.UTF_8))

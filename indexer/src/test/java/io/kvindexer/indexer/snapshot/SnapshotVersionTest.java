@@ -20,6 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
  * A snapshot is version 4 (each registration with the batch at its watermark, so that the first replay after a
  * restart can tell an engine that restarted meanwhile), with or without a TTL; the last-store times go in only when
  * some tier has one. The versions before 4 read none of them (docs/operations.md: a rollback starts from a peer).
+ * With {@code --mix-cache-salt} it is version 5, which carries the salts of salted blocks.
  */
 class SnapshotVersionTest {
 
@@ -33,13 +34,26 @@ class SnapshotVersionTest {
                 .isEqualTo(BinaryDump.VERSION_WITH_WATERMARK_BATCHES);
     }
 
-    /** The version field of the snapshot a replica with {@code expiry} writes (after the 8-byte magic). */
+    @Test
+    void version5WithMixedCacheSaltsOnly() throws Exception {
+        assertThat(snapshotVersion(ExpiryPolicy.NONE, true, "salts")).isEqualTo(BinaryDump.VERSION_WITH_CACHE_SALTS);
+    }
+
     private int snapshotVersion(ExpiryPolicy expiry, String name) throws Exception {
+        return snapshotVersion(expiry, false, name);
+    }
+
+    /**
+     * The version field of the snapshot a replica with {@code expiry} and {@code --mix-cache-salt} when {@code
+     * mixCacheSalt} writes (after the 8-byte magic).
+     */
+    private int snapshotVersion(ExpiryPolicy expiry, boolean mixCacheSalt, String name) throws Exception {
         Path dir = tmp.resolve(name);
         try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().with(c -> {
             c.snapshotDir = dir;
             c.snapshotInterval = Duration.ofHours(1);
             c.expiry = expiry;
+            c.mixCacheSalt = mixCacheSalt;
         }))) {
             Path file = app.snapshots().write().file();
             try (InputStream in = Files.newInputStream(file)) {
