@@ -66,16 +66,26 @@ public final class CacheSalts {
 
     /** Every worker's salted blocks, a salt at a time. */
     void each(Sink sink) {
-        for (Map.Entry<WorkerKey, Long2ObjectOpenHashMap<String>> e : byWorker.entrySet()) {
-            Map<String, LongArrayList> bySalt = new HashMap<>();
-            synchronized (e.getValue()) {
-                for (Long2ObjectMap.Entry<String> b : e.getValue().long2ObjectEntrySet()) {
-                    bySalt.computeIfAbsent(b.getValue(), salt -> new LongArrayList())
-                            .add(b.getLongKey());
-                }
-            }
-            bySalt.forEach((salt, hashes) -> sink.salts(e.getKey(), salt, hashes.toLongArray()));
+        byWorker.forEach((worker, known) -> each(worker, known, sink));
+    }
+
+    /** One worker's salted blocks, a salt at a time. */
+    void each(WorkerKey worker, Sink sink) {
+        Long2ObjectOpenHashMap<String> known = byWorker.get(worker);
+        if (known != null) {
+            each(worker, known, sink);
         }
+    }
+
+    private static void each(WorkerKey worker, Long2ObjectOpenHashMap<String> known, Sink sink) {
+        Map<String, LongArrayList> bySalt = new HashMap<>();
+        synchronized (known) {
+            for (Long2ObjectMap.Entry<String> b : known.long2ObjectEntrySet()) {
+                bySalt.computeIfAbsent(b.getValue(), salt -> new LongArrayList())
+                        .add(b.getLongKey());
+            }
+        }
+        bySalt.forEach((salt, hashes) -> sink.salts(worker, salt, hashes.toLongArray()));
     }
 
     /** The worker's engine cleared its cache, restarted or left: its salts go with its blocks. */

@@ -150,7 +150,8 @@ public final class ModelIndex {
      * {@link #submitOps} of recovered stores (blocks given back to a worker after {@code --unregister-grace}) whose
      * blocks start their time at their last store in {@code times}, not at their arrival.
      */
-    public void submitRecovered(WorkerKey worker, List<IndexOp> ops, StoreTimes times) {
+    public void submitRecovered(WorkerKey worker, List<IndexOp> ops, StoreTimes times, List<SaltedBlocks> salted) {
+        salted.forEach(s -> restoreCacheSalts(worker, s.salt(), s.blockHashes()));
         boolean timed = observer != null && !times.isEmpty() && !ops.isEmpty();
         if (timed) {
             observer.recoveredStores(this, times);
@@ -365,6 +366,15 @@ public final class ModelIndex {
         if (salts != null) {
             salts.each(sink);
         }
+    }
+
+    /** One worker's salted blocks, to keep with its detached blocks ({@code --unregister-grace}); empty without. */
+    public List<SaltedBlocks> cacheSaltsOf(WorkerKey worker) {
+        List<SaltedBlocks> out = new ArrayList<>();
+        if (salts != null) {
+            salts.each(worker, (w, salt, hashes) -> out.add(new SaltedBlocks(salt, hashes)));
+        }
+        return out;
     }
 
     /** Salts a snapshot or a peer's dump carried for this (staged) index; ignored without {@code --mix-cache-salt}. */

@@ -5,6 +5,7 @@ import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.index.IndexOp;
 import io.kvindexer.indexer.index.ModelIndex;
+import io.kvindexer.indexer.index.SaltedBlocks;
 import io.kvindexer.indexer.index.StoreTimes;
 import io.kvindexer.indexer.ingest.BatchSink;
 import java.time.Duration;
@@ -43,10 +44,11 @@ final class UnregisterGrace {
             int blockSize,
             List<IndexOp> ops,
             StoreTimes times,
+            List<SaltedBlocks> salts,
             long expiresAt) {}
 
-    /** What a worker that came back gets: its memberships and their last-store times. */
-    record Reattached(List<IndexOp> ops, StoreTimes times) {}
+    /** What a worker that came back gets: its memberships, their last-store times and its blocks' cache salts. */
+    record Reattached(List<IndexOp> ops, StoreTimes times, List<SaltedBlocks> salts) {}
 
     private final long graceNanos;
     private final LongSupplier clock;
@@ -101,6 +103,7 @@ final class UnregisterGrace {
                         index.blockSize(),
                         ops.getOrDefault(worker, List.of()),
                         times,
+                        index.cacheSaltsOf(worker),
                         expiresAt)));
         LOG.log(
                 System.Logger.Level.INFO,
@@ -142,7 +145,7 @@ final class UnregisterGrace {
                 key,
                 d.ops().size(),
                 outcome.label());
-        return same ? new Reattached(d.ops(), d.times()) : null;
+        return same ? new Reattached(d.ops(), d.times(), d.salts()) : null;
     }
 
     /**
@@ -176,7 +179,8 @@ final class UnregisterGrace {
                             at.batch()),
                     wallNow + TimeUnit.NANOSECONDS.toMillis(d.expiresAt() - nanoNow),
                     d.ops(),
-                    d.times()));
+                    d.times(),
+                    d.salts()));
         });
         return out;
     }
@@ -215,6 +219,7 @@ final class UnregisterGrace {
                             r.blockSize(),
                             w.ops(),
                             w.times(),
+                            w.salts(),
                             nanoNow + left));
             LOG.log(
                     System.Logger.Level.INFO,

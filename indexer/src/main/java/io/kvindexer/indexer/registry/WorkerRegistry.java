@@ -228,7 +228,7 @@ public final class WorkerRegistry implements AutoCloseable {
         UnregisterGrace.Reattached back = grace.enabled() ? grace.reattach(r) : null;
         if (back != null) {
             // before the listener's first batch, on the same writer; their TTL runs on from their last store
-            index.submitRecovered(key, back.ops(), back.times());
+            index.submitRecovered(key, back.ops(), back.times(), back.salts());
         }
         Rank rank = new Rank(
                 spec,

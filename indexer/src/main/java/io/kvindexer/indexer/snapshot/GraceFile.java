@@ -7,6 +7,7 @@ import io.kvindexer.indexer.dump.BinaryDumpReader;
 import io.kvindexer.indexer.dump.BinaryDumpWriter;
 import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.index.IndexOp;
+import io.kvindexer.indexer.index.SaltedBlocks;
 import io.kvindexer.indexer.index.StoreTimes;
 import io.kvindexer.indexer.registry.DetachedWorker;
 import it.unimi.dsi.fastutil.longs.Long2LongMap;
@@ -36,12 +37,12 @@ import java.util.zip.CRC32C;
  * <pre>
  * file     := magic "KVIXGRCE" | version u16 (= 1) | count u32 | deadline[count] | crc32c u32 over all before it
  *             | a binary dump stream (version 2; 3 when some block has a last-store time; 4 when some worker's
- *               watermark batch is known)
+ *               watermark batch is known; 5 when some worker has salted blocks, {@code --mix-cache-salt})
  * deadline := instanceId u64 | dpRank u32 | expiresAt u64        the end of the worker's grace period, epoch ms
  * </pre>
  * The dump's registrations are the detached workers (endpoint, (model, tenant), block size, seq watermark and the
  * batch at it: a comeback after a restart shows an engine restart by that batch, as a snapshot's registration does); its
- * sections hold one worker each, its memberships in dump order and their last-store times.
+ * sections hold one worker each, its memberships in dump order, their last-store times and its blocks' cache salts.
  */
 public final class GraceFile {
 
@@ -71,8 +72,9 @@ public final class GraceFile {
 
         boolean times = workers.stream().anyMatch(w -> !w.times().isEmpty());
         boolean batches = workers.stream().anyMatch(w -> w.registration().watermarkBatch() != null);
+        boolean salts = workers.stream().anyMatch(w -> !w.salts().isEmpty());
         BinaryDumpWriter dump = new BinaryDumpWriter(
-                out, workers.stream().map(DetachedWorker::registration).toList(), times, batches);
+                out, workers.stream().map(DetachedWorker::registration).toList(), times, batches, salts);
         for (DetachedWorker w : workers) {
             SavedRegistration r = w.registration();
             WorkerKey key = new WorkerKey(r.instanceId(), r.dpRank());
@@ -99,6 +101,9 @@ public final class GraceFile {
                         dump.storeTimes(key, tier, t[0], t[1]);
                     }
                 }
+            }
+            for (SaltedBlocks s : w.salts()) {
+                dump.cacheSalts(key, s.salt(), s.blockHashes());
             }
             dump.endIndex();
         }
@@ -168,16 +173,25 @@ public final class GraceFile {
             if (expiresAt == null) {
                 throw new BinaryDump.FormatException("grace file: no deadline for " + key);
             }
-            out.add(new DetachedWorker(r, expiresAt, content.ops.getOrDefault(key, List.of()), content.times));
+            out.add(new DetachedWorker(
+                    r,
+                    expiresAt,
+                    content.ops.getOrDefault(key, List.of()),
+                    content.times,
+                    content.salts.getOrDefault(key, List.of())));
         }
         return out;
     }
 
-    /** What the dump part holds: the registrations, each worker's memberships as recovered stores, their times. */
+    /**
+     * What the dump part holds: the registrations, each worker's memberships as recovered stores, their times, its
+     * salted blocks.
+     */
     private static final class Content implements BinaryDumpReader.Visitor {
         final List<SavedRegistration> registrations = new ArrayList<>();
         final Map<WorkerKey, List<IndexOp>> ops = new HashMap<>();
         final StoreTimes times = new StoreTimes();
+        final Map<WorkerKey, List<SaltedBlocks>> salts = new HashMap<>();
         private final List<WorkerKey> workers = new ArrayList<>();
         private boolean hasParent;
         private long parent;
@@ -211,6 +225,12 @@ public final class GraceFile {
         @Override
         public void storeTimes(long instanceId, int dpRank, StorageTier tier, long[] blockHashes, long[] epochMillis) {
             times.times(new WorkerKey(instanceId, dpRank), tier, blockHashes, epochMillis);
+        }
+
+        @Override
+        public void cacheSalts(long instanceId, int dpRank, String salt, long[] blockHashes) {
+            salts.computeIfAbsent(new WorkerKey(instanceId, dpRank), w -> new ArrayList<>())
+                    .add(new SaltedBlocks(salt, blockHashes));
         }
 
         @Override

@@ -22,7 +22,8 @@ import org.msgpack.core.MessagePack;
  * With {@code --mix-cache-salt}, a replica that restarts from its snapshot, or recovers from a peer, keeps the salts
  * of the salted blocks it recovers: vLLM names a request's salt on its first block only, so a block the engine
  * stores afterwards under a recovered salted block is hashed with that salt, and a query with the salt matches the
- * whole chain, as it did before the restart. Real replicas, real ZeroMQ, vLLM's event layout.
+ * whole chain, as it did before the restart. The same for a worker back within its {@code --unregister-grace}, with
+ * or without a restart in between. Real replicas, real ZeroMQ, vLLM's event layout.
  */
 class CacheSaltRecoveryTest {
 
@@ -84,14 +85,42 @@ class CacheSaltRecoveryTest {
         }
     }
 
+    @Test
+    void aWorkerBackWithinItsUnregisterGraceKeepsItsSaltsWithOrWithoutARestart() throws Exception {
+        IndexerConfig config = IndexerConfig.defaults().with(c -> {
+            c.snapshotDir = tmp.resolve("grace");
+            c.snapshotInterval = Duration.ofHours(1);
+            c.mixCacheSalt = true;
+            c.unregisterGrace = Duration.ofMinutes(5);
+        });
+        try (EngineSimulator engine = EngineSimulator.start(EngineSimulator.Options.defaults())) {
+            try (IndexerApp before = IndexerApp.start(config);
+                    HttpTestClient http = new HttpTestClient(before.baseUrl())) {
+                storeTheSaltedRoot(http, engine);
+                unregister(http);
+                http.registerEngine(engine); // back: the detached blocks are attached again
+                storeUnder(http, engine, 12, 11, 5, 100);
+                assertThat(score(http, SALT, 8)).as("back without a restart").isEqualTo(8);
+                unregister(http);
+            } // the shutdown snapshot, and the grace file with the detached worker
+            try (IndexerApp after = IndexerApp.start(config);
+                    HttpTestClient http = new HttpTestClient(after.baseUrl())) {
+                awaitReady(http);
+                http.registerEngine(engine);
+                storeUnder(http, engine, 13, 12, 9, 200);
+                assertThat(score(http, SALT, 12)).as("back after a restart").isEqualTo(12);
+            }
+        }
+    }
+
+    private static void unregister(HttpTestClient http) {
+        http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}").assertStatus(200);
+        assertThat(score(http, SALT, 4)).as("detached: hidden").isZero();
+    }
+
     private static void storeTheSaltedRoot(HttpTestClient http, EngineSimulator engine) throws Exception {
         awaitReady(http);
-        http.post(
-                        "/register",
-                        "{\"instance_id\":1,\"endpoint\":\"" + engine.endpoint() + "\",\"replay_endpoint\":\""
-                                + engine.replayEndpoint() + "\",\"model_name\":\"m\",\"block_size\":4}")
-                .assertStatus(201);
-        await().atMost(WAIT).until(() -> engine.subscriptions() >= 1);
+        http.registerEngine(engine);
         engine.publishPayload(batch(stored(11, null, 1, SALT))).get(30, TimeUnit.SECONDS);
         await().atMost(WAIT).until(() -> score(http, SALT, 4) == 4);
         assertThat(score(http, null, 4))
@@ -99,14 +128,22 @@ class CacheSaltRecoveryTest {
                 .isZero();
     }
 
-    /**
-     * The next block of the request under the salted root, with no salt of its own (vLLM's), then an unsalted block
-     * elsewhere: once that one answers, the child before it in the stream has been applied.
-     */
+    /** The next block of the request under the salted root (block 11, tokens 1..4). */
     private static void storeTheChild(HttpTestClient http, EngineSimulator engine) throws Exception {
-        engine.publishPayload(batch(stored(12, 11L, 5, null))).get(30, TimeUnit.SECONDS);
-        engine.publishPayload(batch(stored(99, null, 100, null))).get(30, TimeUnit.SECONDS);
-        await().atMost(WAIT).until(() -> score(http, null, 100, 4) == 4);
+        storeUnder(http, engine, 12, 11, 5, 100);
+    }
+
+    /**
+     * A block of the request under {@code parent}, with no salt of its own (vLLM's), then an unsalted block of
+     * tokens {@code marker}.. elsewhere: once that one answers, the block before it in the stream has been applied.
+     */
+    private static void storeUnder(
+            HttpTestClient http, EngineSimulator engine, long hash, long parent, int first, int marker)
+            throws Exception {
+        engine.publishPayload(batch(stored(hash, parent, first, null))).get(30, TimeUnit.SECONDS);
+        engine.publishPayload(batch(stored(10_000 + marker, null, marker, null)))
+                .get(30, TimeUnit.SECONDS);
+        await().atMost(WAIT).until(() -> score(http, null, marker, 4) == 4);
     }
 
     /** A vLLM BlockStored of one 4-token block starting at token {@code first}, its salt among its extra keys. */
