@@ -89,7 +89,8 @@ class StuckUnregisterTest {
     @Test
     void aStuckStreamKeepsItsInstanceUntilItClosesAndTakesItsBlocksWithIt() throws Exception {
         for (int i = 0; i < 3; i++) {
-            engine.storeSequence(IntStream.range(i * 100, i * 100 + 8).toArray(), BLOCK); // seqs 0..2, unheard
+            engine.storeSequence(IntStream.range(i * 100, i * 100 + 8).toArray(), BLOCK)
+                    .join(); // seqs 0..2, unheard
         }
         registry.register(registration(1, engine));
         registry.register(registration(2, other)); // keeps the (model, tenant) index when instance 1 goes

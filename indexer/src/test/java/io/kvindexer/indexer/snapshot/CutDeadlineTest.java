@@ -133,7 +133,8 @@ class CutDeadlineTest {
         for (long id : stuck) {
             EngineSimulator engine = engines.get((int) id);
             for (int i = 0; i < 3; i++) {
-                engine.storeSequence(IntStream.range(i * 100, i * 100 + 8).toArray(), BLOCK); // seqs 0..2, unheard
+                engine.storeSequence(IntStream.range(i * 100, i * 100 + 8).toArray(), BLOCK)
+                        .join(); // seqs 0..2, unheard
             }
             entered.put(id, new CountDownLatch(1));
         }
