@@ -60,6 +60,24 @@ class CacheSaltStoresTest {
         }
     }
 
+    /**
+     * One engine hash stored with two salts (an engine whose hashes leave the salt out): Dynamo refuses a store under
+     * it that names no salt of its own, as its parent's salt is ambiguous. Here the second store is refused as one
+     * hash with two contents, and the child, hashed with the last salt seen, hangs under the first: no query matches
+     * it with either salt, the same answers.
+     */
+    @Test
+    void aChildUnderAHashStoredWithTwoSaltsMatchesNoQuery() {
+        try (IndexFixture f = new IndexFixture(BLOCK, new IndexOptions(true, 1))) {
+            f.submit(SALTED, store(11, null, 1, "tenant-a"));
+            f.submit(SALTED, store(11, null, 1, "tenant-b"));
+            f.submit(SALTED, store(12, 11L, 2, null));
+            assertThat(f.deviceScores("tenant-a", 1, 2)).isEqualTo(Map.of(SALTED, 1));
+            assertThat(f.deviceScores("tenant-b", 1, 2)).isEmpty();
+            assertThat(f.deviceScores(1, 2)).isEmpty();
+        }
+    }
+
     @Test
     void withoutMixingEventSaltsAreIgnoredAsQueriesAreDynamoG2() {
         try (IndexFixture f = new IndexFixture(BLOCK, IndexOptions.defaults())) {
