@@ -32,8 +32,15 @@ public final class CacheSalts {
 
     private final ConcurrentHashMap<WorkerKey, Long2ObjectOpenHashMap<String>> byWorker = new ConcurrentHashMap<>();
 
-    /** The salt to hash {@code store} with: its own, else its parent's, else null; remembered for its blocks. */
+    /**
+     * The salt to hash {@code store} with: its own, else its parent's, else null; remembered for its blocks. A
+     * hash-only store (a lower tier's copy of blocks stored before) is hashed with nothing and changes nothing here,
+     * as in Dynamo's normalizer.
+     */
     String forStore(WorkerKey worker, BlockStored store) {
+        if (store.hashesOnly()) {
+            return null;
+        }
         String salt = store.cacheSalt();
         Long2ObjectOpenHashMap<String> known = byWorker.get(worker);
         if (salt == null && store.hasParent() && known != null) {

@@ -99,6 +99,11 @@ class CacheSaltStoresTest {
                 .as("another worker's block")
                 .isNull();
         assertThat(salts.size(SALTED)).isEqualTo(2);
+        BlockStored hashOnly = new BlockStored(
+                new long[] {15}, true, 11, new int[0], 0, null, null, StorageTier.DISK, null, false, null);
+        assertThat(hashOnly.hashesOnly()).isTrue();
+        assertThat(salts.forStore(SALTED, hashOnly)).as("a hash-only copy").isNull();
+        assertThat(salts.size(SALTED)).as("leaves the salts alone").isEqualTo(2);
         salts.forget(SALTED);
         assertThat(salts.forStore(SALTED, store(12, 11L, 2, null))).isNull();
 
@@ -109,7 +114,8 @@ class CacheSaltStoresTest {
         salts.forStore(SALTED, store(1, null, 1, "s"));
         salts.forStore(
                 SALTED,
-                new BlockStored(many, false, 0, new int[0], 0, null, null, StorageTier.DEVICE, null, false, "s"));
+                new BlockStored(
+                        many, false, 0, new int[many.length], 1, null, null, StorageTier.DEVICE, null, false, "s"));
         assertThat(salts.size(SALTED)).as("over the bound it starts again").isEqualTo(many.length);
         assertThat(salts.forStore(SALTED, store(2, 1L, 2, null))).isNull();
 
