@@ -598,6 +598,15 @@ class EngineEventDecoderTest {
             assertThat(stored(b.events().get(0)).cacheSalt()).isEqualTo("tenant-a");
         }
 
+        /** Dynamo's wire tests: a salt of 64 hex digits behind the tag is a salt, not a multimodal hash. */
+        @Test
+        void aHexSaltBehindTheTagIsNoMultimodalHash() throws Exception {
+            String hex = "0123456789abcdef00112233445566778899aabbccddeefffedcba9876543210";
+            KvEventBatch b = decode(batch(0L, storedBlockOne("extra_keys", list(list("dynamo-cache-salt:" + hex)))));
+            assertThat(stored(b.events().get(0)).cacheSalt()).isEqualTo(hex);
+            assertThat(stored(b.events().get(0)).mmHashes()).isNull();
+        }
+
         @Test
         void theCacheSaltComesFromSglangOrFromVllmsTaggedExtraKey() throws Exception {
             KvEventBatch b = decode(batch(
