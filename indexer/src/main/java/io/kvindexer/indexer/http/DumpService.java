@@ -33,8 +33,9 @@ import java.util.concurrent.TimeUnit;
  * {@code ?registrations=true} asks for them; version 3, with the blocks' last-store times as well, when
  * {@code &store_times=true} is added; version 4, with the batch at each registration's watermark as well, when
  * {@code &watermark_batches=true} is; version 5, with the cache salts of salted blocks as well, when
- * {@code &cache_salts=true} is and the replica runs with {@code --mix-cache-salt}). With a {@code --block-ttl} the JSON gives each block on a tier with a TTL its
- * {@code last_store_ms} too (ours; Dynamo's reader ignores it), so that JSON recovery keeps the TTLs as binary does.
+ * {@code &cache_salts=true} is and the replica runs with {@code --mix-cache-salt}). With a {@code --block-ttl} the
+ * JSON gives each block on a tier with a TTL its {@code last_store_ms} too (ours; Dynamo's reader ignores it), so that
+ * JSON recovery keeps the TTLs as binary does.
  * Pending writes are flushed first, so the dump holds everything
  * accepted before the request. An index whose walk fails ends its entry with {@code "error"} after the events
  * written so far (an ERROR frame in binary), which a reader refuses as it refuses Dynamo's {@code {"error": ...}};
@@ -233,7 +234,7 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
     }
 
     /**
-     * With a registry {@code cut} (version 2 to 4), its registrations go first and the blocks of the workers it found
+     * With a registry {@code cut} (version 2 to 5), its registrations go first and the blocks of the workers it found
      * still being unregistered stay out, as in a snapshot ({@code StateCut}); without one (version 1), every block.
      */
     private static void encode(List<ModelIndex> indexes, WorkerRegistry.Cut cut, Parts parts, ChunkPipe pipe)

@@ -54,7 +54,8 @@ public final class CacheSalts {
         return salt;
     }
 
-    private void remember(WorkerKey worker, String salt, long[] blockHashes) {
+    /** Remembers {@code salt} for the blocks (a store's, or what a snapshot or a peer's dump carried). */
+    void remember(WorkerKey worker, String salt, long[] blockHashes) {
         Long2ObjectOpenHashMap<String> known = byWorker.computeIfAbsent(worker, w -> new Long2ObjectOpenHashMap<>());
         synchronized (known) {
             if (known.size() + blockHashes.length > MAX_PER_WORKER) {
@@ -64,11 +65,6 @@ public final class CacheSalts {
                 known.put(hash, salt);
             }
         }
-    }
-
-    /** Salts a snapshot or a peer's dump carried ({@link #each}). */
-    void restore(WorkerKey worker, String salt, long[] blockHashes) {
-        remember(worker, salt, blockHashes);
     }
 
     /** Every worker's salted blocks, a salt at a time. */

@@ -332,7 +332,7 @@ public final class ModelIndex {
      */
     public void adopt(ModelIndex staged, StoreTimes times) {
         if (salts != null && staged.salts != null) {
-            staged.salts.each(salts::restore);
+            staged.salts.each(salts::remember);
         }
         synchronized (this) {
             // with an observer the memberships go through submitOps below, so it learns of each
@@ -356,11 +356,6 @@ public final class ModelIndex {
         }
     }
 
-    /** Whether this index keeps cache salts ({@code --mix-cache-salt}), which its dumps then carry. */
-    public boolean keepsCacheSalts() {
-        return salts != null;
-    }
-
     /** The cache salts of its workers' salted blocks ({@link CacheSalts}); nothing without {@code --mix-cache-salt}. */
     public void cacheSalts(CacheSalts.Sink sink) {
         if (salts != null) {
@@ -380,7 +375,7 @@ public final class ModelIndex {
     /** Salts a snapshot or a peer's dump carried for this (staged) index; ignored without {@code --mix-cache-salt}. */
     public void restoreCacheSalts(WorkerKey worker, String salt, long[] blockHashes) {
         if (salts != null) {
-            salts.restore(worker, salt, blockHashes);
+            salts.remember(worker, salt, blockHashes);
         }
     }
 
