@@ -104,12 +104,27 @@ class BinaryDumpTest {
 
     /** Version 2 with {@code registrations}, version 1 when null. */
     static byte[] write(List<Section> sections, List<SavedRegistration> registrations) throws IOException {
+        return write(
+                out -> registrations == null ? new BinaryDumpWriter(out) : new BinaryDumpWriter(out, registrations),
+                sections,
+                (w, s) -> {});
+    }
+
+    /** A writer of some version on a stream. */
+    interface Opener {
+        BinaryDumpWriter open(java.io.OutputStream out) throws IOException;
+    }
+
+    /** {@code sections} through the writer {@code opener} makes: each one's memberships, then what {@code after} adds. */
+    static byte[] write(
+            Opener opener, List<Section> sections, java.util.function.BiConsumer<BinaryDumpWriter, Section> after)
+            throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        BinaryDumpWriter w =
-                registrations == null ? new BinaryDumpWriter(out) : new BinaryDumpWriter(out, registrations);
+        BinaryDumpWriter w = opener.open(out);
         for (Section s : sections) {
             w.beginIndex(s.model(), s.tenant(), s.blockSize());
             memberships(w, s);
+            after.accept(w, s);
             w.endIndex();
         }
         w.close();
@@ -222,14 +237,9 @@ class BinaryDumpTest {
 
     /** Version 3: {@code sections} with the times of every membership's block on its worker and tier. */
     static byte[] writeWithTimes(List<Section> sections, List<T> times) throws IOException {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        BinaryDumpWriter w = new BinaryDumpWriter(out, registrations(2), true);
-        for (Section s : sections) {
-            w.beginIndex(s.model(), s.tenant(), s.blockSize());
-            memberships(w, s);
+        return write(out -> new BinaryDumpWriter(out, registrations(2), true), sections, (w, s) -> {
             if (s != sections.getFirst()) {
-                w.endIndex();
-                continue; // the times go with the first section
+                return; // the times go with the first section
             }
             java.util.Map<List<Object>, List<T>> runs = new java.util.LinkedHashMap<>();
             for (T t : times) {
@@ -244,10 +254,7 @@ class BinaryDumpTest {
                         run.stream().mapToLong(T::block).toArray(),
                         run.stream().mapToLong(T::epochMillis).toArray());
             }
-            w.endIndex();
-        }
-        w.close();
-        return out.toByteArray();
+        });
     }
 
     @Test
@@ -310,21 +317,14 @@ class BinaryDumpTest {
     /** Version 4: {@code registrations} with their watermarks' batches, then {@code sections}. */
     static byte[] writeWithBatches(List<Section> sections, List<SavedRegistration> registrations, boolean times)
             throws IOException {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        BinaryDumpWriter w = new BinaryDumpWriter(out, registrations, times, true);
-        for (Section s : sections) {
-            w.beginIndex(s.model(), s.tenant(), s.blockSize());
-            memberships(w, s);
+        return write(out -> new BinaryDumpWriter(out, registrations, times, true), sections, (w, s) -> {
             if (times && !s.memberships().isEmpty()) {
                 M m = s.memberships().getFirst();
                 w.storeTimes(new WorkerKey(m.instanceId(), m.dpRank()), m.tier(), new long[] {m.block()}, new long[] {
                     1_765_000_000_000L
                 });
             }
-            w.endIndex();
-        }
-        w.close();
-        return out.toByteArray();
+        });
     }
 
     @Test
@@ -357,16 +357,10 @@ class BinaryDumpTest {
     /** Version 5: {@code sections}, each followed by what {@code salts} writes. */
     static byte[] writeWithSalts(List<Section> sections, java.util.function.Consumer<BinaryDumpWriter> salts)
             throws IOException {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        BinaryDumpWriter w = new BinaryDumpWriter(out, registrations(2), false, false, true);
-        for (Section s : sections) {
-            w.beginIndex(s.model(), s.tenant(), s.blockSize());
-            memberships(w, s);
-            salts.accept(w);
-            w.endIndex();
-        }
-        w.close();
-        return out.toByteArray();
+        return write(
+                out -> new BinaryDumpWriter(out, registrations(2), false, false, true),
+                sections,
+                (w, s) -> salts.accept(w));
     }
 
     @Test

@@ -206,9 +206,7 @@ class WorkerRoutesTest {
         HttpTestClient.Response r = http().post(
                         "/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"t\",\"dp_rank\":1}");
         r.assertOk(200);
-        JsonNode w = http().get("/workers").json().get(0);
-        assertThat(w.get("endpoints").size()).isEqualTo(1);
-        assertThat(w.get("endpoints").has("0")).isTrue();
+        assertOnlyRankZeroLeft();
 
         r = http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"tenant_id\":\"t\",\"dp_rank\":1}");
         r.assertStatus(404);
@@ -250,9 +248,7 @@ class WorkerRoutesTest {
         HttpTestClient.Response r =
                 http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"dp_rank\":1}");
         r.assertStatus(200);
-        JsonNode w = http().get("/workers").json().get(0);
-        assertThat(w.get("endpoints").size()).isEqualTo(1);
-        assertThat(w.get("endpoints").has("0")).isTrue();
+        assertOnlyRankZeroLeft();
 
         r = http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\",\"dp_rank\":5}");
         r.assertStatus(404);
@@ -295,5 +291,12 @@ class WorkerRoutesTest {
         register(reg(7, "m", "default", 4, 0, "tcp://h:1"));
         assertThat(indexer.app().workers().watermark(7, 0)).isSameAs(wm);
         assertThat(indexer.app().workers().watermark(7, 0).get()).isEqualTo(41);
+    }
+
+    /** The one instance registered lists rank 0 alone. */
+    private void assertOnlyRankZeroLeft() {
+        JsonNode w = http().get("/workers").json().get(0);
+        assertThat(w.get("endpoints").size()).isEqualTo(1);
+        assertThat(w.get("endpoints").has("0")).isTrue();
     }
 }

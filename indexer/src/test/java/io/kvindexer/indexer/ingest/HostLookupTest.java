@@ -88,20 +88,14 @@ class HostLookupTest {
                 new SequenceWatermark(),
                 sink,
                 ListenerOptions.defaults(pollers));
-        Subscriptions.awaitActive(otherListener, other, PATIENCE);
-        other.storeSequence(IntStream.range(0, 8).toArray(), 4).join();
-        await().atMost(PATIENCE)
-                .until(() -> !sink.held(new WorkerKey(2, 0), StorageTier.DEVICE).isEmpty());
+        indexesOnceActive(otherListener, other, sink, 2, 0);
         assertThat(slowListener.snapshot().connected())
                 .as("the slow engine waits for its lookup")
                 .isFalse();
 
         // the lookup answers: that engine connects too
         slowAnswers.countDown();
-        Subscriptions.awaitActive(slowListener, slowEngine, PATIENCE);
-        slowEngine.storeSequence(IntStream.range(100, 108).toArray(), 4).join();
-        await().atMost(PATIENCE)
-                .until(() -> !sink.held(new WorkerKey(1, 0), StorageTier.DEVICE).isEmpty());
+        indexesOnceActive(slowListener, slowEngine, sink, 1, 100);
     }
 
     /**
@@ -124,10 +118,7 @@ class HostLookupTest {
         assertThat(listener.lastError()).isNull();
 
         lateResolves.set(true);
-        Subscriptions.awaitActive(listener, engine, PATIENCE);
-        engine.storeSequence(IntStream.range(200, 208).toArray(), 4).join();
-        await().atMost(PATIENCE)
-                .until(() -> !sink.held(new WorkerKey(3, 0), StorageTier.DEVICE).isEmpty());
+        indexesOnceActive(listener, engine, sink, 3, 200);
     }
 
     @Test
@@ -149,5 +140,15 @@ class HostLookupTest {
     private IngestPollers onePoller() {
         return open.add(
                 new IngestPollers(ZmqContext.shared(), 1, 1, new InflightBytes(1 << 20), Poller.WAIT_MILLIS, lookup));
+    }
+
+    /** Once {@code listener} is active, a block {@code engine} stores from token {@code from} reaches the index. */
+    private static void indexesOnceActive(
+            EngineListener listener, EngineSimulator engine, RecordingSink sink, long instanceId, int from) {
+        Subscriptions.awaitActive(listener, engine, PATIENCE);
+        engine.storeSequence(IntStream.range(from, from + 8).toArray(), 4).join();
+        await().atMost(PATIENCE)
+                .until(() -> !sink.held(new WorkerKey(instanceId, 0), StorageTier.DEVICE)
+                        .isEmpty());
     }
 }

@@ -35,11 +35,7 @@ class CacheSaltRecoveryTest {
 
     @Test
     void aChildStoredAfterARestartFromTheSnapshotIsHashedWithItsRecoveredParentsSalt() throws Exception {
-        IndexerConfig config = IndexerConfig.defaults().with(c -> {
-            c.snapshotDir = tmp.resolve("snapshots");
-            c.snapshotInterval = Duration.ofHours(1);
-            c.mixCacheSalt = true;
-        });
+        IndexerConfig config = snapshotting("snapshots", Duration.ZERO);
         try (EngineSimulator engine = EngineSimulator.start(EngineSimulator.Options.defaults())) {
             try (IndexerApp before = IndexerApp.start(config);
                     HttpTestClient http = new HttpTestClient(before.baseUrl())) {
@@ -87,12 +83,7 @@ class CacheSaltRecoveryTest {
 
     @Test
     void aWorkerBackWithinItsUnregisterGraceKeepsItsSaltsWithOrWithoutARestart() throws Exception {
-        IndexerConfig config = IndexerConfig.defaults().with(c -> {
-            c.snapshotDir = tmp.resolve("grace");
-            c.snapshotInterval = Duration.ofHours(1);
-            c.mixCacheSalt = true;
-            c.unregisterGrace = Duration.ofMinutes(5);
-        });
+        IndexerConfig config = snapshotting("grace", Duration.ofMinutes(5));
         try (EngineSimulator engine = EngineSimulator.start(EngineSimulator.Options.defaults())) {
             try (IndexerApp before = IndexerApp.start(config);
                     HttpTestClient http = new HttpTestClient(before.baseUrl())) {
@@ -111,6 +102,16 @@ class CacheSaltRecoveryTest {
                 assertThat(score(http, SALT, 12)).as("back after a restart").isEqualTo(12);
             }
         }
+    }
+
+    /** Salts mixed, snapshots in {@code dir} (written at shutdown), {@code grace} as {@code --unregister-grace}. */
+    private IndexerConfig snapshotting(String dir, Duration grace) {
+        return IndexerConfig.defaults().with(c -> {
+            c.snapshotDir = tmp.resolve(dir);
+            c.snapshotInterval = Duration.ofHours(1);
+            c.mixCacheSalt = true;
+            c.unregisterGrace = grace;
+        });
     }
 
     private static void unregister(HttpTestClient http) {
