@@ -98,15 +98,18 @@ final class BatchDelivery {
     void deliver(long seq, KvEventBatch batch, long bytes, SequenceWatermark watermark) {
         int rank = batch.dataParallelRank() != null ? batch.dataParallelRank() : spec.dpRank();
         ranksSeen.add(rank);
-        checkBlockSize(batch, rank);
-        if (!batch.events().isEmpty()) {
+        List<KvEvent> events = batch.events();
+        int afterClear = afterLastClear(events);
+        if (afterClear > 0) {
+            // the engine's state of that rank is known again from its clear on; told before the index write, so
+            // that the write's failure (on a writer thread) comes after it and is not cleared by it, and before the
+            // stores that follow the clear, whose refusal it must not clear either
+            exactness.cleared(rank);
+        }
+        checkBlockSize(events, afterClear, rank);
+        if (!events.isEmpty()) {
             inflight.taken(bytes); // until the index has applied it: the pollers stop reading at the budget
             long handed = watermark.handedNow();
-            if (clears(batch)) {
-                // the engine's state of that rank is known again from here on; told before the index write, so
-                // that the write's failure (on a writer thread) comes after it and is not cleared by it
-                exactness.cleared(rank);
-            }
             sink.apply(
                     new WorkerKey(spec.instanceId(), rank),
                     batch.events(),
@@ -140,19 +143,20 @@ final class BatchDelivery {
      * refuses its stores (counted as {@code block_size_mismatch}), so it can vouch for none of that engine's blocks.
      * The listener says so, degraded with both sizes, for as long as such stores come (the index's own rule,
      * {@link BlockStored#blockSizeDiffers}). A {@link BlockStored#partialEntry} of a stream that has stored blocks of
-     * the index's size is no such sign: the engine publishes those beside its full blocks, which are indexed.
+     * the index's size is no such sign: the engine publishes those beside its full blocks, which are indexed. Only
+     * the stores from {@code from} on count: one before the batch's {@code AllBlocksCleared} is gone with it.
      */
-    private void checkBlockSize(KvEventBatch batch, int rank) {
+    private void checkBlockSize(List<KvEvent> events, int from, int rank) {
         int expected = sink.blockSize();
         if (expected <= 0) {
             return;
         }
-        for (KvEvent e : batch.events()) {
+        for (KvEvent e : events) {
             if (e instanceof BlockStored s && !s.hashesOnly() && s.blockSize() == expected) {
                 storedIndexSize = true;
             }
         }
-        for (KvEvent e : batch.events()) {
+        for (KvEvent e : events.subList(from, events.size())) {
             if (e instanceof BlockStored s && s.blockSizeDiffers(expected)) {
                 if (storedIndexSize && s.partialEntry(expected)) {
                     continue; // vLLM's partial prefix-cache entry of an engine whose full blocks are indexed
@@ -167,13 +171,14 @@ final class BatchDelivery {
         }
     }
 
-    private static boolean clears(KvEventBatch batch) {
-        for (KvEvent e : batch.events()) {
-            if (e instanceof AllBlocksCleared) {
-                return true;
+    /** The index of the event after the batch's last {@code AllBlocksCleared}; 0 when it has none. */
+    private static int afterLastClear(List<KvEvent> events) {
+        for (int i = events.size() - 1; i >= 0; i--) {
+            if (events.get(i) instanceof AllBlocksCleared) {
+                return i + 1;
             }
         }
-        return false;
+        return 0;
     }
 
     /** Every rank this stream delivered for (the registered one first seen). */

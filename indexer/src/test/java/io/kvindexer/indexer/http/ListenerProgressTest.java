@@ -115,6 +115,33 @@ class ListenerProgressTest {
     }
 
     /**
+     * vLLM queues the {@code AllBlocksCleared} of a prefix-cache reset and publishes it with the next step's stores, in
+     * one batch. A store of another block size after the clear is refused like any other, so the listener stays
+     * degraded: the clear vouches for what came before it in the batch, not after.
+     */
+    @Test
+    void aStoreOfAnotherBlockSizeAfterAClearInTheSameBatchKeepsTheListenerDegraded() throws Exception {
+        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults());
+                HttpTestClient http = new HttpTestClient(app.baseUrl());
+                EngineSimulator sim = EngineSimulator.start(EngineSimulator.Options.defaults())) {
+            register(http, sim.endpoint(), 16);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> listener(http).get("connected").asBoolean()
+                            && listener(http).get("exactness").asText().equals("exact"));
+            int[] tokens = IntStream.rangeClosed(1, 8).toArray();
+            sim.publish(
+                            EngineSimulator.cleared(),
+                            EngineSimulator.stored(new long[] {0xb16L}, null, tokens, 8, "GPU", null))
+                    .get();
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> listener(http).path("last_seq").asLong(-1) == 0);
+            assertThat(listener(http).get("exactness").asText()).isEqualTo("degraded");
+            assertThat(listener(http).get("exactness_reason").asText())
+                    .startsWith("block size mismatch: the engine stores blocks of 8 tokens, this index of 16");
+        }
+    }
+
+    /**
      * vLLM publishes a hybrid model's partial prefix-cache entries (PR #45939) as one-hash stores of the hash-block
      * width, below the engine's block size: not indexable, but no sign of a wrong registration once the engine's full
      * blocks come at the index's size. The listener stays exact (it was degraded, advising a registration with the
