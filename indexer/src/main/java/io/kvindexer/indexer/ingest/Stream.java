@@ -211,6 +211,7 @@ final class Stream implements ReplayClient.Target {
                 && !quiet.isZero()
                 && !resumePending
                 && link.state().connected()
+                && !sub.receiving() // a message still on its way: the engine is not quiet
                 && System.nanoTime() - lastLiveAt >= quiet.toNanos();
     }
 

@@ -84,6 +84,7 @@ final class Subscriber implements AutoCloseable {
         @Override
         public void message(List<byte[]> frames) {
             messages.addLast(frames);
+            completed = true;
         }
 
         @Override
@@ -108,6 +109,9 @@ final class Subscriber implements AutoCloseable {
     private int peerVersion;
     private ByteBuffer out;
     private long heardAt;
+    /** the read being decoded completed a message */
+    private boolean completed;
+
     private long pingAt;
     private boolean wantRead;
     /**
@@ -254,15 +258,21 @@ final class Subscriber implements AutoCloseable {
         return channel.getRemoteAddress() != null && channel.getRemoteAddress().equals(channel.getLocalAddress());
     }
 
+    /** Part of a message has arrived and the rest has not: the engine is sending. */
+    boolean receiving() {
+        return reader.midMessage();
+    }
+
     /** The handshake is done: messages flow. */
     boolean ready() {
         return state == State.READY;
     }
 
     /**
-     * Whether a read since the last call filled the read buffer: more waited in the kernel than one read takes, so
-     * this reader was behind the engine. An engine's PUB queue fills (and drops) only after that: it queues only
-     * while TCP holds it back, that is while the kernel's receive buffer here is full.
+     * Whether a read since the last call filled the read buffer and completed a message: more waited in the kernel
+     * than one read takes, so this reader was behind the engine. An engine's PUB queue fills (and drops) only after
+     * that: it queues only while TCP holds it back, that is while the kernel's receive buffer here is full. A full
+     * read in the middle of one large message is no such sign.
      */
     boolean wasBehind() {
         boolean was = behind;
@@ -382,12 +392,19 @@ final class Subscriber implements AutoCloseable {
             return;
         }
         drained = selector != null && n < buffer.capacity(); // level-triggered: the selector reports what comes next
-        behind |= n == buffer.capacity();
         if (n == 0) {
             return;
         }
         heardAt = System.nanoTime();
         buffer.flip();
+        completed = false;
+        readBytes(buffer);
+        // a full read that ends no message is one message larger than a read (a long prompt's batch), not a
+        // backlog: a PUB queues messages, so only messages waiting behind a completed one show it holding back
+        behind |= n == buffer.capacity() && completed;
+    }
+
+    private void readBytes(ByteBuffer buffer) throws ZmtpException {
         if (greetingHave < Zmtp.GREETING_SIZE) {
             int take = Math.min(buffer.remaining(), Zmtp.GREETING_SIZE - greetingHave);
             buffer.get(greeting, greetingHave, take);

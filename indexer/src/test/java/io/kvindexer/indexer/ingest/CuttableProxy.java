@@ -7,12 +7,15 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
  * A TCP proxy in front of an engine's socket whose link can be cut and restored, as a network blip does: the engine
- * keeps running, but its connections break, and new ones are closed at once until {@link #restore}.
+ * keeps running, but its connections break, and new ones are closed at once until {@link #restore}. It can also hold
+ * what the engine sends halfway through a message ({@link #stallAfter}), as a slow link does.
  */
 final class CuttableProxy implements AutoCloseable {
 
@@ -20,6 +23,10 @@ final class CuttableProxy implements AutoCloseable {
     private final int targetPort;
     private final List<Socket> open = new ArrayList<>(); // guarded by itself
     private volatile boolean cut;
+    /** bytes from the engine to pass on in one write before the stall; 0: no stall armed */
+    private volatile int stallBytes;
+
+    private volatile long stallMillis;
 
     CuttableProxy(int targetPort) throws IOException {
         this.targetPort = targetPort;
@@ -46,6 +53,15 @@ final class CuttableProxy implements AutoCloseable {
         cut = false;
     }
 
+    /**
+     * The next {@code bytes} bytes the engine sends reach the client in one write (so one read takes a full buffer of
+     * them), then nothing more for {@code pause}, then the rest as it comes.
+     */
+    void stallAfter(int bytes, Duration pause) {
+        stallMillis = pause.toMillis();
+        stallBytes = bytes;
+    }
+
     private void acceptLoop() {
         try {
             while (true) {
@@ -65,23 +81,36 @@ final class CuttableProxy implements AutoCloseable {
                     open.add(client);
                     open.add(upstream);
                 }
-                pump(client, upstream);
-                pump(upstream, client);
+                pump(client, upstream, false);
+                pump(upstream, client, true);
             }
         } catch (IOException closed) {
             // the proxy closed
         }
     }
 
-    private static void pump(Socket from, Socket to) {
+    private void pump(Socket from, Socket to, boolean fromEngine) {
         Thread.ofPlatform().daemon().name("proxy-pump").start(() -> {
             byte[] buffer = new byte[8192];
             try (InputStream in = from.getInputStream();
                     OutputStream out = to.getOutputStream()) {
                 for (int n; (n = in.read(buffer)) >= 0; ) {
+                    int stall = fromEngine ? stallBytes : 0;
+                    if (stall > 0) {
+                        stallBytes = 0;
+                        byte[] held = Arrays.copyOf(buffer, Math.max(stall, n));
+                        int have = n;
+                        while (have < stall && (n = in.read(held, have, stall - have)) >= 0) {
+                            have += n;
+                        }
+                        out.write(held, 0, have);
+                        out.flush();
+                        Thread.sleep(stallMillis);
+                        continue;
+                    }
                     out.write(buffer, 0, n);
                 }
-            } catch (IOException broken) {
+            } catch (IOException | InterruptedException broken) {
                 // cut, or the other side went away
             } finally {
                 closeQuietly(from);

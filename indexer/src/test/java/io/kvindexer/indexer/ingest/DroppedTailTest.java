@@ -8,6 +8,7 @@ import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.event.KvEvent;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.SimEvent;
+import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -152,6 +153,45 @@ class DroppedTailTest {
     }
 
     /**
+     * A batch larger than one read (a long prompt's prefill, hundreds of KB) after a quiet spell, on a link that holds
+     * it halfway for a moment: its first read fills the read buffer, as a stream that is behind does, while the rest
+     * is still on its way. The engine is not quiet while it sends: it is not asked meanwhile, so the batch is not
+     * taken for one its PUB dropped (a false gap, a replay of it, and a log line saying it did not arrive live).
+     */
+    @Test
+    void aLargeBatchStillOnItsWayIsNotTakenForADroppedTail() throws Exception {
+        caughtUp.countDown();
+        EngineSimulator sim = resources.add(EngineSimulator.Options.builder().start());
+        try (CuttableProxy link = new CuttableProxy(URI.create(sim.endpoint()).getPort())) {
+            listener(sim, link.endpoint(), ReplayPermits.shared());
+            sim.publish(batch(0)).join();
+            await().atMost(Duration.ofSeconds(30)).until(() -> watermark.get() == 0);
+            Thread.sleep(2 * QUIET.toMillis()); // quiet since
+
+            int blocks = 40_000;
+            long[] hashes = new long[blocks];
+            for (int i = 0; i < blocks; i++) {
+                hashes[i] = 1_000_000L + i;
+            }
+            link.stallAfter(64 * 1024, QUIET.multipliedBy(3));
+            sim.publish(EngineSimulator.stored(
+                            hashes, null, random.ints(4 * blocks, 0, 30_000).toArray(), 4, "GPU", null))
+                    .join(); // about 0.5 MB
+            await().atMost(Duration.ofSeconds(30)).until(() -> watermark.get() == 1);
+            Thread.sleep(2 * QUIET.toMillis()); // a check after the batch, if any, has ended
+        }
+        assertThat(metrics.get("gaps")).as("no batch was missing: " + metrics).isZero();
+        assertThat(metrics.get("replay.recovered")).isZero();
+        assertThat(metrics.get("stale"))
+                .as("it arrived live, not as a copy of a replayed one")
+                .isZero();
+        assertThat(sim.replays().requests())
+                .as("reads filled by one large message are no backlog: no check after it either")
+                .isZero();
+        assertThat(recorded.asGroundTruth(INSTANCE)).isEqualTo(sim.groundTruth());
+    }
+
+    /**
      * Tail checks queue for replay permits (a fleet's engines went quiet together). One whose engine turns busy again
      * while it waits needs none when the first live batch follows the last one applied: it ends without a request,
      * and the live stream goes on, although every permit stays taken.
@@ -188,8 +228,13 @@ class DroppedTailTest {
     }
 
     private EngineListener listener(EngineSimulator sim, ReplayPermits permits) {
+        return listener(sim, sim.endpoint(), permits);
+    }
+
+    /** A listener of {@code sim} whose live stream comes from {@code endpoint} (the engine's, or a proxy's). */
+    private EngineListener listener(EngineSimulator sim, String endpoint, ReplayPermits permits) {
         EngineListener listener = resources.listener(
-                new ListenerSpec(INSTANCE, 0, sim.endpoint(), sim.replayEndpoint()),
+                new ListenerSpec(INSTANCE, 0, endpoint, sim.replayEndpoint()),
                 watermark,
                 slowSink,
                 metrics.options().with(o -> {

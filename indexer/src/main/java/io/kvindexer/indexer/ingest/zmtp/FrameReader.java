@@ -78,6 +78,11 @@ public final class FrameReader {
         }
     }
 
+    /** True while part of a message (or of a command) has arrived and the rest has not. */
+    public boolean midMessage() {
+        return flags >= 0 || parts != null;
+    }
+
     /** The bytes the frame being received holds now (its body grows as it arrives). */
     int bodyBytesHeld() {
         return body == null ? 0 : body.length;
