@@ -1233,6 +1233,47 @@ class ConsoleBrowserTest {
                 .isLessThan(Duration.ofSeconds(8));
     }
 
+    /**
+     * A token no header can carry (here pasted with typographic quotes) is not taken: the dialog stays open and says
+     * which character is wrong. It used to be stored, and then every protected request failed inside the browser
+     * (fetch refuses such a header) with no answer to prompt again on, for as long as the tab lived.
+     */
+    @Test
+    @Order(25)
+    void aTokenNoHeaderCanCarryIsRefusedInTheDialog() throws Exception {
+        try (IndexerApp secured = IndexerApp.start(IndexerConfig.defaults().with(c -> c.authToken = "console-token"))) {
+            var wait = browser.open(ui(secured.baseUrl(), "#cache?model_name=" + MODEL));
+            By dialog = By.id("token-dialog");
+            By problem = By.id("token-problem");
+            wait.until(d -> d.findElement(dialog).getAttribute("open") != null);
+            WebElement token = browser.driver.findElement(By.id("token-input"));
+            token.sendKeys("\u201cconsole-token\u201d");
+            token.sendKeys(Keys.ENTER);
+            wait.until(d -> d.findElement(dialog).getAttribute("open") == null
+                    || d.findElement(problem).isDisplayed());
+            assertThat(browser.driver.findElement(dialog).getAttribute("open"))
+                    .as("the dialog, after a token with quotes")
+                    .isNotNull();
+            assertThat(browser.driver.findElement(problem).getText())
+                    .isEqualTo("\u201c\u201c\u201d (U+201C) at character 1 cannot be sent: a bearer token is printable"
+                            + " ASCII.");
+            assertThat(browser.js("return sessionStorage.getItem('kv-indexer-token')"))
+                    .isNull();
+
+            token.clear();
+            token.sendKeys("console-token");
+            assertThat(browser.driver.findElement(problem).isDisplayed()).isFalse();
+            token.sendKeys(Keys.ENTER);
+            wait.until(d -> d.findElement(dialog).getAttribute("open") == null);
+            // past the token check: this replica has no index of the model
+            wait.until(ExpectedConditions.textToBe(
+                    By.id("c-prefixes"), "404 no indexer for model=" + MODEL + " tenant=default"));
+            assertThat(browser.severeLogs())
+                    .allMatch(m -> m.contains("/prefixes") && (m.contains("401") || m.contains("404")));
+            browser.driver.get("about:blank");
+        }
+    }
+
     /** Two blocks' worth of token ids no engine has stored yet. */
     private static int[] freshTokens() {
         int first = nextToken;
