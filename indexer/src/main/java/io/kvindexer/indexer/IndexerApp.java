@@ -398,9 +398,13 @@ public final class IndexerApp implements AutoCloseable {
         return components.gate();
     }
 
-    /** The demo's curl lines; null when not in demo mode. */
+    /** The demo's curl lines; null when not in demo mode. Over HTTPS they trust {@code --tls-ca-file}, if given. */
     public String demoCurls() {
-        return demo == null ? null : demo.curls(baseUrl());
+        return demo == null
+                ? null
+                : demo.curls(
+                        baseUrl(),
+                        config.security().serverTls() ? config.security().caFile() : null);
     }
 
     /** The demo itself (demo mode only; tests drive its traffic). */
