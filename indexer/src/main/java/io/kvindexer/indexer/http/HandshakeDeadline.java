@@ -3,6 +3,7 @@ package io.kvindexer.indexer.http;
 import io.helidon.common.socket.SocketOptions;
 import io.kvindexer.indexer.common.Watchdog;
 import java.io.IOException;
+import java.net.Socket;
 import java.net.SocketAddress;
 import java.net.SocketOption;
 import java.nio.channels.SocketChannel;
@@ -13,13 +14,12 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Bounds a TLS connection's handshake, up to its first request's bytes, by {@code --request-read-timeout-ms}, as a
- * request's head is bounded. Helidon
- * runs the handshake inside the connection's first read, with no time limit and unseen by the reads that start the
- * head's clock ({@link TimedHttp1}: the handshake's bytes are no request's), so a client that sent part of a
- * ClientHello, or nothing, held its socket and thread until Helidon's idle check (minutes). The socket options the
- * server applies to each accepted channel ({@link #options}) arm a deadline; the connection's first bytes, which come
- * only after the handshake, let go of it ({@link #handshakeDone}); a deadline that expires closes the channel, which
- * ends the blocked read.
+ * request's head is bounded. Helidon runs the handshake inside the connection's first read, with no time limit and
+ * unseen by the reads that start the head's clock ({@link TimedHttp1}: the handshake's bytes are no request's), so a
+ * client that sent part of a ClientHello, or nothing, held its socket and thread until Helidon's idle check (over 6
+ * minutes). The socket options the server applies to each accepted channel ({@link #options}) arm a deadline; the
+ * connection's first bytes, which come only after the handshake, let go of it ({@link #handshakeDone}); a deadline
+ * that expires closes the channel, which ends the blocked read.
  */
 final class HandshakeDeadline extends Watchdog.Deadline {
 
@@ -47,11 +47,6 @@ final class HandshakeDeadline extends Watchdog.Deadline {
         if (d != null) {
             d.retire();
         }
-    }
-
-    /** Handshakes not done yet and not timed out: for tests. */
-    static int pending() {
-        return PENDING.size();
     }
 
     private static void arm(SocketChannel channel, Duration timeout) {
@@ -94,7 +89,7 @@ final class HandshakeDeadline extends Watchdog.Deadline {
         }
 
         @Override
-        public void configureSocket(java.net.Socket socket) {
+        public void configureSocket(Socket socket) {
             given.configureSocket(socket);
         }
 
