@@ -3,7 +3,11 @@
 
 /** Endpoints that need the bearer token when auth is on; the token is never sent anywhere else. */
 const PROTECTED = new Set(['/prefixes', '/dump', '/register', '/unregister', '/register_peer', '/deregister_peer', '/reopen_logs']);
-const TOKEN_KEY = 'kv-indexer-token';
+/**
+ * The token's key in the tab's sessionStorage, one per indexer: two indexers a proxy mounts under two prefixes of one
+ * origin share its storage, and each must get its own token only (one indexer's token sent to the other was a leak).
+ */
+const TOKEN_KEY = `kv-indexer-token ${new URL('..', location.href).pathname}`;
 
 let token = sessionStorage.getItem(TOKEN_KEY);
 let pendingPrompt = null;
