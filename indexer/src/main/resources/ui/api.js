@@ -3,7 +3,11 @@
 
 /** Endpoints that need the bearer token when auth is on; the token is never sent anywhere else. */
 const PROTECTED = new Set(['/prefixes', '/dump', '/register', '/unregister', '/register_peer', '/deregister_peer', '/reopen_logs']);
-const TOKEN_KEY = 'kv-indexer-token';
+/**
+ * The token's key in the tab's sessionStorage, one per indexer: two indexers a proxy mounts under two prefixes of one
+ * origin share its storage, and each must get its own token only (one indexer's token sent to the other was a leak).
+ */
+const TOKEN_KEY = `kv-indexer-token ${new URL('..', location.href).pathname}`;
 
 let token = sessionStorage.getItem(TOKEN_KEY);
 let pendingPrompt = null;
@@ -93,19 +97,39 @@ export function allowTokenPrompt() {
   declined = false;
 }
 
+/**
+ * Why a typed token cannot be sent, or '': a header carries printable ASCII only (the indexer refuses a token file
+ * of anything else), and fetch throws on a character past Latin-1, which no answer, and so no new prompt, follows.
+ */
+export function tokenProblem(value) {
+  const chars = [...value];
+  const at = chars.findIndex((c) => c < ' ' || c > '~');
+  if (at < 0) return '';
+  const code = chars[at].codePointAt(0).toString(16).toUpperCase().padStart(4, '0');
+  return `“${chars[at]}” (U+${code}) at character ${at + 1} cannot be sent: a bearer token is printable ASCII.`;
+}
+
 function askToken(refused) {
   if (pendingPrompt) return pendingPrompt; // several requests at once share one prompt
   const dialog = document.getElementById('token-dialog');
   const input = document.getElementById('token-input');
+  const problem = document.getElementById('token-problem');
   document.getElementById('token-why').textContent = refused
     ? 'The token was refused. Enter the indexer\'s bearer token again.'
     : 'This view needs the indexer\'s bearer token. It is kept in this tab only and sent only to protected endpoints.';
   input.value = '';
+  // the form does not submit while the input is invalid: the dialog stays open and says why
+  input.oninput = () => {
+    problem.textContent = tokenProblem(input.value.trim());
+    problem.hidden = !problem.textContent;
+    input.setCustomValidity(problem.textContent);
+  };
+  input.oninput();
   pendingPrompt = new Promise((resolve) => {
     dialog.addEventListener('close', () => {
       pendingPrompt = null;
       const value = input.value.trim();
-      if (dialog.returnValue === 'ok' && value) {
+      if (dialog.returnValue === 'ok' && value && !tokenProblem(value)) {
         token = value;
         sessionStorage.setItem(TOKEN_KEY, value);
         resolve(value);

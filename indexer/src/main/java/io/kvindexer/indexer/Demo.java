@@ -5,6 +5,7 @@ import io.kvindexer.indexer.registry.Registration;
 import io.kvindexer.indexer.registry.RegistryException;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.PrefixCacheEngine;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -117,17 +118,26 @@ final class Demo implements AutoCloseable {
         }
     }
 
-    /** Three ready-to-paste curl lines for this server. */
-    String curls(String base) {
+    /**
+     * Three ready-to-paste curl lines for this server; {@code caFile} (null for none) is the CA they trust, for a
+     * server whose certificate a private CA issued: curl trusts the system's CAs only, and refused every line.
+     */
+    String curls(String base, Path caFile) {
         String tokens = IntStream.of(exampleQuery).mapToObj(Integer::toString).collect(Collectors.joining(","));
+        String curl = caFile == null ? "curl -s" : "curl -s --cacert " + shellWord(caFile.toString());
         return "\nkv-indexer demo: " + ENGINES + " simulated engines publish KV events for model \"" + MODEL
                 + "\" (block size " + BLOCK_SIZE + "). Try:\n"
-                + "  curl -s " + base + "/workers\n"
-                + "  curl -s -X POST " + base + "/query -H 'Content-Type: application/json' -d '{\"model_name\":\""
+                + "  " + curl + " " + base + "/workers\n"
+                + "  " + curl + " -X POST " + base + "/query -H 'Content-Type: application/json' -d '{\"model_name\":\""
                 + MODEL + "\",\"token_ids\":[" + tokens + "]}'\n"
-                + "  curl -s " + base + "/metrics | grep dynamo_kv\n"
+                + "  " + curl + " " + base + "/metrics | grep dynamo_kv\n"
                 + "or open the web console: " + base + "/ui/  (this query: " + base + "/ui/#query?model_name=" + MODEL
                 + "&token_ids=" + tokens + ")\n";
+    }
+
+    /** {@code word} as one shell word: as it is when it is plain, else in single quotes. */
+    static String shellWord(String word) {
+        return word.matches("[A-Za-z0-9_./:=+-]+") ? word : "'" + word.replace("'", "'\\''") + "'";
     }
 
     static int[] systemPrompt() {

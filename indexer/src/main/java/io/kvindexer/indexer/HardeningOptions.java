@@ -41,7 +41,9 @@ public final class HardeningOptions {
             paramLabel = "MS",
             description = "time to receive a request's request line and headers once the line's first bytes are in,"
                     + " then its body once its headers are in; a client that stalls longer gets 408 and the"
-                    + " connection is closed (default: ${DEFAULT-VALUE}; at most 3600000, an hour)")
+                    + " connection is closed; over TLS, also the time from a connection's start to its first"
+                    + " request's bytes (its handshake), then it is closed (default: ${DEFAULT-VALUE}; at most"
+                    + " 3600000, an hour)")
     String requestReadTimeoutMs = String.valueOf(ServiceLimits.DEFAULT_REQUEST_READ_TIMEOUT.toMillis());
 
     @Option(

@@ -82,9 +82,8 @@ public final class IndexerApp implements AutoCloseable {
                     .port(config.port())
                     .update(b -> IndexerRouting.serverAnswers(b, config))
                     .update(b -> IndexerRouting.headerDeadline(b, config))
-                    // answers go out as soon as they are written: with Nagle's algorithm a response written in two
-                    // parts waits for the client's delayed ACK (~40 ms on Linux) before its second part leaves
-                    .connectionOptions(o -> o.tcpNoDelay(true))
+                    .connectionOptions(IndexerRouting.connectionOptions(
+                            config, config.security().serverTls()))
                     .shutdownHook(false)
                     .routing(r -> IndexerRouting.routing(r, components))
                     .build()
@@ -398,9 +397,13 @@ public final class IndexerApp implements AutoCloseable {
         return components.gate();
     }
 
-    /** The demo's curl lines; null when not in demo mode. */
+    /** The demo's curl lines; null when not in demo mode. Over HTTPS they trust {@code --tls-ca-file}, if given. */
     public String demoCurls() {
-        return demo == null ? null : demo.curls(baseUrl());
+        return demo == null
+                ? null
+                : demo.curls(
+                        baseUrl(),
+                        config.security().serverTls() ? config.security().caFile() : null);
     }
 
     /** The demo itself (demo mode only; tests drive its traffic). */

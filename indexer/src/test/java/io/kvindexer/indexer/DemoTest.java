@@ -7,6 +7,12 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.metrics.MetricsEndpointTest;
+import io.kvindexer.indexer.security.TestCa;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -56,6 +62,57 @@ class DemoTest {
                 assertThat(m.get("dynamo_kvindexer_batches_applied_total")).isGreaterThanOrEqualTo(2.0);
             });
         }
+    }
+
+    /**
+     * Over HTTPS the printed lines trust {@code --tls-ca-file}: curl trusts the system's CAs only, so every line a
+     * user pasted failed with "unable to get local issuer certificate" when a private CA (security.md's by hand)
+     * issued the certificate.
+     */
+    @Test
+    void overHttpsTheCurlLinesTrustTheCaFile(@TempDir Path dir) throws Exception {
+        TestCa ca = TestCa.create("demo CA");
+        Path cert = dir.resolve("tls.crt");
+        Path key = dir.resolve("tls.key");
+        ca.issue("replica").write(cert, key);
+        Files.createDirectories(dir.resolve("my ca"));
+        Path caFile = ca.writeCert(dir.resolve("my ca/ca.crt"));
+        IndexerConfig cfg = IndexerCli.parse(
+                        new String[] {
+                            "--demo",
+                            "--port",
+                            "0",
+                            "--host",
+                            "127.0.0.1",
+                            "--tls-cert-file",
+                            cert.toString(),
+                            "--tls-key-file",
+                            key.toString(),
+                            "--tls-ca-file",
+                            caFile.toString()
+                        },
+                        Map.of())
+                .config();
+        try (IndexerApp app = IndexerApp.start(cfg)) {
+            String curl = "curl -s --cacert '" + caFile + "' ";
+            assertThat(app.demoCurls())
+                    .contains(
+                            curl + app.baseUrl() + "/workers",
+                            curl + "-X POST " + app.baseUrl() + "/query",
+                            curl + app.baseUrl() + "/metrics");
+            // what the lines ask, trusting that CA only, is answered
+            try (HttpClient client =
+                    HttpClient.newBuilder().sslContext(ca.clientContext()).build()) {
+                assertThat(client.send(
+                                        HttpRequest.newBuilder(URI.create(app.baseUrl() + "/workers"))
+                                                .build(),
+                                        HttpResponse.BodyHandlers.discarding())
+                                .statusCode())
+                        .isEqualTo(200);
+            }
+        }
+        assertThat(Demo.shellWord("/tls/ca.crt")).isEqualTo("/tls/ca.crt");
+        assertThat(Demo.shellWord("/it's/ca.crt")).isEqualTo("'/it'\\''s/ca.crt'");
     }
 
     /**

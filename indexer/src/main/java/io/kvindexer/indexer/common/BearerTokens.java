@@ -64,9 +64,9 @@ public final class BearerTokens {
 
     /**
      * Reads the file again; a new token ({@link #read}) becomes the current one and the old one is accepted for the
-     * grace period. False when the file cannot be read or holds no token, or more than one line (the tokens stay as
-     * they were, with a warning; the caller tries again when the file changes, as a Secret being rewritten can be
-     * briefly absent).
+     * grace period. False when the file cannot be read or holds no token a header can carry ({@link #problem}); the
+     * tokens then stay as they were, with a warning, and the caller tries again when the file changes, as a Secret
+     * being rewritten can be briefly absent.
      */
     public synchronized boolean reload() {
         if (file == null) {
@@ -109,7 +109,8 @@ public final class BearerTokens {
     /**
      * The token in {@code file}: its content, trimmed. The one rule for a token file, at startup and at every reload.
      *
-     * @throws IOException "cannot read FILE: why", or "FILE is empty", or "FILE holds N lines; ..."
+     * @throws IOException "cannot read FILE: why", or "FILE is empty", or "FILE holds N lines; ...", or "FILE holds
+     *     U+XXXX at character N; ..."
      */
     public static String read(Path file) throws IOException {
         String content;
@@ -127,8 +128,9 @@ public final class BearerTokens {
 
     /**
      * What keeps {@code content} (a token file's, or {@code KV_INDEXER_AUTH_TOKEN}) from being a token once trimmed,
-     * or null: empty, or more than one line, which no {@code Authorization} header can carry (a header ends at
-     * its line break), so every client would be refused.
+     * or null: empty, more than one line, or a character outside printable ASCII, none of which an
+     * {@code Authorization} header can carry (a header ends at its line break; the server reads header values as
+     * US-ASCII, and browsers send nothing past Latin-1), so every client would be refused.
      */
     public static String problem(String content) {
         String token = content.strip();
@@ -136,6 +138,19 @@ public final class BearerTokens {
             return "is empty";
         }
         long lines = token.lines().filter(line -> !line.isBlank()).count();
-        return lines > 1 ? "holds " + lines + " lines; a bearer token is one line" : null;
+        if (lines > 1) {
+            return "holds " + lines + " lines; a bearer token is one line";
+        }
+        for (int i = 0; i < token.length(); ) {
+            int c = token.codePointAt(i);
+            if ((c < 0x20 && c != '\t') || c > 0x7e) {
+                return String.format(
+                        "holds U+%04X at character %d; a bearer token is printable ASCII (no Authorization header"
+                                + " carries other characters)",
+                        c, token.codePointCount(0, i) + 1);
+            }
+            i += Character.charCount(c);
+        }
+        return null;
     }
 }

@@ -13,7 +13,8 @@ import java.util.function.Consumer;
  * @param maxPeers               peer URLs kept by {@code /register_peer} and {@code --peers}; also the most peers one
  *                               startup recovery tries ({@code --peers} then {@code --peers-dns})
  * @param requestReadTimeout     time to receive a request's line and headers once the line's first bytes are in,
- *                               then its whole body once its headers are in; then 408
+ *                               then its whole body once its headers are in; then 408. Over TLS also from a
+ *                               connection's start to its first request's bytes (the handshake); then it is closed
  * @param maxConcurrentReplays   engine replays running at once in the process (the rest wait their turn)
  * @param maxConcurrentDumps     {@code /dump} answers streaming at once; one more is refused (503, Retry-After)
  * @param dumpStallTimeout       time a {@code /dump} client may accept no bytes before the dump is abandoned

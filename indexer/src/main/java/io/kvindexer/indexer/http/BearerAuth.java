@@ -14,7 +14,7 @@ import java.util.Set;
  * {@code /peers}, health, readiness, metrics) stay open: a router must keep querying without a secret. The
  * comparison is constant-time so the token cannot be guessed byte by byte; during a rotation the previous token
  * is accepted too, for the grace period ({@link BearerTokens}). A refusal names what was wrong (no header, another
- * scheme, a token not accepted) and carries the RFC 6750 challenge.
+ * scheme, the scheme without a token, a token not accepted) and carries the RFC 6750 challenge.
  */
 final class BearerAuth implements Filter {
 
@@ -42,6 +42,9 @@ final class BearerAuth implements Filter {
         }
         if (given.isEmpty()) {
             refuse(req, res, "Bearer", "missing `Authorization: Bearer <token>` header");
+        } else if (token != null && token.isEmpty()) {
+            // what `-H "Authorization: Bearer $TOKEN"` sends with TOKEN unset: the scheme is right, the token missing
+            refuse(req, res, "Bearer", "the Authorization header has the Bearer scheme but no token after it");
         } else if (token == null) {
             refuse(
                     req,
@@ -55,15 +58,17 @@ final class BearerAuth implements Filter {
     }
 
     /**
-     * The token of an {@code Authorization} header in the Bearer scheme, else null. RFC 9110 section 11: the scheme
-     * is case-insensitive and one or more spaces come before the credentials.
+     * The token of an {@code Authorization} header in the Bearer scheme ("" for the scheme alone: a header's
+     * trailing spaces are not part of its value), else null. RFC 9110 section 11: the scheme is case-insensitive
+     * and one or more spaces come before the credentials.
      */
     static String bearerToken(String authorization) {
         int space = authorization.indexOf(' ');
-        if (space < 0 || !authorization.substring(0, space).equalsIgnoreCase("Bearer")) {
+        String scheme = space < 0 ? authorization : authorization.substring(0, space);
+        if (!scheme.equalsIgnoreCase("Bearer")) {
             return null;
         }
-        return authorization.substring(space).strip();
+        return space < 0 ? "" : authorization.substring(space).strip();
     }
 
     private static void refuse(RoutingRequest req, RoutingResponse res, String challenge, String error) {

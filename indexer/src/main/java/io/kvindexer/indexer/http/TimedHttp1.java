@@ -111,6 +111,8 @@ final class TimedHttp1 implements ServerConnectionSelector {
         private final DataReader reader = DataReader.create(this::pull);
         /** the HTTP/1 connection, reading a request line when it can be interrupted; set before its first read */
         private InterruptableTask<?> connection;
+        /** whether the socket gave bytes (or its end) before */
+        private boolean readBefore;
 
         Reads(ConnectionContext ctx, Duration timeout) {
             this.ctx = ctx;
@@ -127,6 +129,10 @@ final class TimedHttp1 implements ServerConnectionSelector {
                 }
             }
             byte[] bytes = next();
+            if (!readBefore) {
+                readBefore = true;
+                HandshakeDeadline.handshakeDone(ctx.remotePeer().address()); // a TLS socket's first bytes follow it
+            }
             if (bytes != null && readingRequestLine()) {
                 BodyDeadline.requestLineArriving(timeout, ctx);
             }

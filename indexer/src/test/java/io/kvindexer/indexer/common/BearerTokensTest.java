@@ -16,7 +16,7 @@ import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The one rule for a token file: trimmed, not empty, one line; at startup and at every reload. */
+/** The one rule for a token file: trimmed, not empty, one line of printable ASCII; at startup and at every reload. */
 class BearerTokensTest {
 
     @TempDir
@@ -43,6 +43,33 @@ class BearerTokensTest {
         assertThat(BearerTokens.problem("a\nb\nc")).isEqualTo("holds 3 lines; a bearer token is one line");
         assertThat(BearerTokens.problem(" \n")).isEqualTo("is empty");
         assertThat(BearerTokens.problem(" tok\n")).isNull();
+    }
+
+    /**
+     * The server reads header values as US-ASCII and browsers send nothing past Latin-1: a token with another
+     * character was accepted at start and then refused every client, the right token included.
+     */
+    @Test
+    void aTokenOutsidePrintableAsciiIsRefusedSayingWhere() throws Exception {
+        Path file = Files.writeString(dir.resolve("token"), "t\u00f6ken\n");
+        assertThatThrownBy(() -> BearerTokens.read(file))
+                .isInstanceOf(IOException.class)
+                .hasMessage(file + " holds U+00F6 at character 2; a bearer token is printable ASCII (no Authorization"
+                        + " header carries other characters)");
+        assertThat(BearerTokens.problem("\u201ctok\u201d")).startsWith("holds U+201C at character 1;");
+        assertThat(BearerTokens.problem("\ud83d\ude00\u00e9")).startsWith("holds U+1F600 at character 1;");
+        assertThat(BearerTokens.problem("ab\ud83d\ude00\u00e9")).startsWith("holds U+1F600 at character 3;");
+        assertThat(BearerTokens.problem("to\u0000k")).startsWith("holds U+0000 at character 3;");
+        assertThat(BearerTokens.problem("to\u007fk")).startsWith("holds U+007F at character 3;");
+        // what a header does carry: base64, base64url, hex, and any other printable ASCII, a space or a tab inside
+        for (String ok : List.of(
+                "XVzYyygvMPXLRDfqlM1/8O1UxO22wzTnUHsU+3jQPH8=",
+                "a-b_c.d~e",
+                "pass phrase",
+                "a\tb",
+                "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")) {
+            assertThat(BearerTokens.problem(ok)).as(ok).isNull();
+        }
     }
 
     @Test

@@ -487,7 +487,7 @@ class ConsoleBrowserTest {
             assertThat(browser.driver.findElement(By.id("token-dialog")).getAttribute("open"))
                     .as("asked once")
                     .isNull();
-            assertThat(browser.js("return sessionStorage.getItem('kv-indexer-token')"))
+            assertThat(browser.js("return sessionStorage.getItem('kv-indexer-token /')"))
                     .isEqualTo("console-token");
             // the 401 that made the page ask is the one expected failed load; read while the server is up and
             // leave the page before it stops, so a poll in flight is not reset by the close
@@ -1231,6 +1231,116 @@ class ConsoleBrowserTest {
         assertThat(Duration.ofNanos(System.nanoTime() - start))
                 .as("four refreshes at %s s each", REFRESH)
                 .isLessThan(Duration.ofSeconds(8));
+    }
+
+    /**
+     * A token no header can carry (here pasted with typographic quotes) is not taken: the dialog stays open and says
+     * which character is wrong. It used to be stored, and then every protected request failed inside the browser
+     * (fetch refuses such a header) with no answer to prompt again on, for as long as the tab lived.
+     */
+    @Test
+    @Order(25)
+    void aTokenNoHeaderCanCarryIsRefusedInTheDialog() throws Exception {
+        try (IndexerApp secured = IndexerApp.start(IndexerConfig.defaults().with(c -> c.authToken = "console-token"))) {
+            var wait = browser.open(ui(secured.baseUrl(), "#cache?model_name=" + MODEL));
+            By dialog = By.id("token-dialog");
+            By problem = By.id("token-problem");
+            wait.until(d -> d.findElement(dialog).getAttribute("open") != null);
+            WebElement token = browser.driver.findElement(By.id("token-input"));
+            token.sendKeys("\u201cconsole-token\u201d");
+            token.sendKeys(Keys.ENTER);
+            wait.until(d -> d.findElement(dialog).getAttribute("open") == null
+                    || d.findElement(problem).isDisplayed());
+            assertThat(browser.driver.findElement(dialog).getAttribute("open"))
+                    .as("the dialog, after a token with quotes")
+                    .isNotNull();
+            assertThat(browser.driver.findElement(problem).getText())
+                    .isEqualTo("\u201c\u201c\u201d (U+201C) at character 1 cannot be sent: a bearer token is printable"
+                            + " ASCII.");
+            assertThat(browser.js("return sessionStorage.getItem('kv-indexer-token /')"))
+                    .isNull();
+
+            token.clear();
+            token.sendKeys("console-token");
+            assertThat(browser.driver.findElement(problem).isDisplayed()).isFalse();
+            token.sendKeys(Keys.ENTER);
+            wait.until(d -> d.findElement(dialog).getAttribute("open") == null);
+            // past the token check: this replica has no index of the model
+            wait.until(ExpectedConditions.textToBe(
+                    By.id("c-prefixes"), "404 no indexer for model=" + MODEL + " tenant=default"));
+            assertThat(browser.severeLogs())
+                    .allMatch(m -> m.contains("/prefixes") && (m.contains("401") || m.contains("404")));
+            browser.driver.get("about:blank");
+        }
+    }
+
+    /**
+     * Two indexers a proxy mounts under two prefixes of one origin share the tab's storage: each gets its own token
+     * only. The console kept one token for the origin, so the first indexer's was sent to the second's protected
+     * endpoints (refused there, and the dialog said the token was refused).
+     */
+    @Test
+    @Order(26)
+    void twoIndexersBehindOneOriginEachGetTheirOwnToken() throws Exception {
+        try (IndexerApp a = IndexerApp.start(IndexerConfig.defaults().with(c -> c.authToken = "token-a"));
+                IndexerApp b = IndexerApp.start(IndexerConfig.defaults().with(c -> c.authToken = "token-b"));
+                PrefixProxy proxy = new PrefixProxy(Map.of("a", a.baseUrl(), "b", b.baseUrl()))) {
+            registerWithToken(a, "token-a");
+            registerWithToken(b, "token-b");
+            By dialog = By.id("token-dialog");
+            By prefixes = By.id("c-prefixes");
+            String cache = "/ui/?refresh=" + REFRESH + "#cache?model_name=" + MODEL;
+
+            var wait = browser.open(proxy.url() + "/a" + cache);
+            enterToken(wait, "token-a");
+            wait.until(ExpectedConditions.textToBe(prefixes, "No block is held yet."));
+
+            browser.open(proxy.url() + "/b" + cache);
+            wait.until(d -> d.findElement(dialog).getAttribute("open") != null);
+            assertThat(browser.driver.findElement(By.id("token-why")).getText())
+                    .as("asked, not told a token was refused")
+                    .startsWith("This view needs the indexer's bearer token.");
+            assertThat(proxy.seen())
+                    .as("requests to the second indexer")
+                    .filteredOn(s -> s.path().startsWith("/b/"))
+                    .isNotEmpty()
+                    .noneMatch(s -> "Bearer token-a".equals(s.authorization()));
+            enterToken(wait, "token-b");
+            wait.until(ExpectedConditions.textToBe(prefixes, "No block is held yet."));
+
+            // the first one's token is still its own
+            browser.open(proxy.url() + "/a" + cache);
+            wait.until(ExpectedConditions.textToBe(prefixes, "No block is held yet."));
+            assertThat(browser.driver.findElement(dialog).getAttribute("open")).isNull();
+            assertThat(browser.severeLogs()).allMatch(m -> m.contains("/prefixes") && m.contains("401"));
+            browser.driver.get("about:blank");
+        }
+    }
+
+    /** A worker of {@link #MODEL} on {@code app}, where nothing listens: an index whose prefixes need the token. */
+    private static void registerWithToken(IndexerApp app, String token) {
+        try (HttpTestClient client = new HttpTestClient(app.baseUrl())) {
+            client.request(
+                            "POST",
+                            "/register",
+                            "application/json",
+                            ("{\"instance_id\":7,\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"" + MODEL
+                                            + "\",\"block_size\":" + BLOCK + "}")
+                                    .getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                            "Authorization",
+                            "Bearer " + token)
+                    .assertStatus(201);
+        }
+    }
+
+    /** Types {@code token} into the token dialog once it opens, and waits for it to close. */
+    private static void enterToken(WebDriverWait wait, String token) {
+        By dialog = By.id("token-dialog");
+        wait.until(d -> d.findElement(dialog).getAttribute("open") != null);
+        WebElement input = browser.driver.findElement(By.id("token-input"));
+        input.sendKeys(token);
+        input.sendKeys(Keys.ENTER);
+        wait.until(d -> d.findElement(dialog).getAttribute("open") == null);
     }
 
     /** Two blocks' worth of token ids no engine has stored yet. */

@@ -110,6 +110,16 @@ public class BearerAuthAndLimitsTest {
                     .assertStatus(401);
             assertThat(basic.error()).contains("Bearer scheme");
             assertThat(basic.challenge()).isEqualTo("Bearer");
+            // `-H "Authorization: Bearer $TOKEN"` with TOKEN unset: the scheme is right, it is the token that is
+            // missing
+            for (String header : List.of("Bearer", "bearer")) {
+                HttpTestClient.Response empty = http.request("GET", "/dump", null, null, "Authorization", header)
+                        .assertStatus(401);
+                assertThat(empty.error())
+                        .as(header)
+                        .isEqualTo("the Authorization header has the Bearer scheme but no token after it");
+                assertThat(empty.challenge()).isEqualTo("Bearer");
+            }
             for (String header : List.of("Bearer " + TOKEN.toUpperCase(Locale.ROOT), "Bearer nope", TOKEN)) {
                 HttpTestClient.Response r = http.request("GET", "/dump", null, null, "Authorization", header)
                         .assertStatus(401);
@@ -148,7 +158,10 @@ public class BearerAuthAndLimitsTest {
                 .hasMessageContaining("no such file or directory");
     }
 
-    /** A token is one line (no header carries two): a file or a variable of more is refused at start, saying so. */
+    /**
+     * A token is one line of printable ASCII (no header carries two, or other characters): a file or a variable of
+     * anything else is refused at start, saying so.
+     */
     @Test
     void aTokenOfMoreThanOneLineIsRefusedAtStart(@TempDir Path dir) throws Exception {
         Path file = Files.writeString(dir.resolve("token"), "line1\nline2\n");
@@ -168,6 +181,15 @@ public class BearerAuthAndLimitsTest {
                         .config()
                         .authToken())
                 .isEqualTo("from-env");
+        // nor a character outside printable ASCII: no client could send it
+        Files.writeString(file, "t\u00f6ken\n");
+        assertThatThrownBy(() -> IndexerCli.parse(new String[] {"--auth-token-file", file.toString()}, Map.of()))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageStartingWith(
+                        "invalid value for --auth-token-file: " + file + " holds U+00F6 at character 2;");
+        assertThatThrownBy(() -> IndexerCli.parse(new String[0], Map.of("KV_INDEXER_AUTH_TOKEN", "t\u20acken")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageStartingWith("KV_INDEXER_AUTH_TOKEN holds U+20AC at character 2;");
     }
 
     @Test
