@@ -28,6 +28,8 @@ import io.kvindexer.operator.reconcile.ControllerServices;
 import io.kvindexer.operator.reconcile.FanOut;
 import io.kvindexer.operator.reconcile.IndexerPods;
 import io.kvindexer.operator.reconcile.IndexerReplica;
+import io.kvindexer.operator.reconcile.KvWorkerValidation;
+import io.kvindexer.operator.reconcile.LabelSelectors;
 import io.kvindexer.operator.reconcile.ReplicaAccesses;
 import io.kvindexer.operator.reconcile.Retention;
 import io.kvindexer.operator.reconcile.SpecReconciler;

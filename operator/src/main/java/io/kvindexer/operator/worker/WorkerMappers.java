@@ -8,6 +8,7 @@ import io.javaoperatorsdk.operator.processing.event.source.SecondaryToPrimaryMap
 import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
+import io.kvindexer.operator.reconcile.LabelSelectors;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;

@@ -8,7 +8,6 @@ import io.kvindexer.operator.crd.v1alpha1.KvIndexerSpec;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
 import io.kvindexer.operator.indexer.KvIndexerValidation;
 import io.kvindexer.operator.support.Resources;
-import io.kvindexer.operator.worker.KvWorkerValidation;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
