@@ -476,4 +476,33 @@ class KvWorkerEditsEndToEndTest {
                 .delete();
         await().atMost(WAIT).until(() -> harness.kvWorker(ns, "vllm") == null);
     }
+
+    /**
+     * A KvWorker edited into a spec the operator refuses (ranks past the last port: within the schema) keeps what it
+     * registered, and deleting it then unregisters its engines from every replica, as deleting any KvWorker does.
+     */
+    @Test
+    void refusedSpecThenDeletedUnregistersTheKvWorkersEngines() throws Exception {
+        KvIndexer kvi = indexer("kv");
+        engine("vllm-a", 0);
+        worker("kv", 16);
+        awaitOnly(kvi, InstanceIds.hashOf(ns, "vllm-a"));
+
+        harness.mergePatch(KvWorker.class, ns, "vllm", "{\"spec\":{\"zmqPort\":65000,\"dataParallelSize\":600}}");
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(Resources.condition(
+                                        harness.kvWorker(ns, "vllm").getStatus().conditions(), "Ready")
+                                .getReason())
+                        .isEqualTo("InvalidSpec"));
+        assertThat(workers(kvi)).as("refused: left as it was").hasSize(1);
+
+        harness.client()
+                .resources(KvWorker.class)
+                .inNamespace(ns)
+                .withName("vllm")
+                .delete();
+        await().atMost(WAIT).until(() -> harness.kvWorker(ns, "vllm") == null);
+        assertThat(workers(kvi)).as("the replica after the finalizer ran").isEmpty();
+    }
 }
