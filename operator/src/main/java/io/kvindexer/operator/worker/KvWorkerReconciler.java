@@ -72,7 +72,7 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         super(
                 services,
                 LOG,
-                KvWorkerValidation::validate,
+                w -> KvWorkerValidation.validate(w.getSpec()),
                 new KvWorkerStatusFactory(services.clock()),
                 Retention.Live::workers);
         KnownRegistrations snapshots = new KnownRegistrations(services.resync());
