@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.api.model.ResourceRequirements;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexerSpec;
 import io.kvindexer.operator.crd.v1alpha1.Persistence;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
@@ -21,6 +22,20 @@ import java.util.regex.Pattern;
  */
 public final class KvIndexerValidation {
     private KvIndexerValidation() {}
+
+    /**
+     * Present, without whitespace: the schema's pattern (as for imagePullPolicy's): the API server refuses a pod
+     * template whose image has leading or trailing whitespace, and so the StatefulSet, and no image has any inside.
+     */
+    private static String image(String image) {
+        String required = required("spec.image", image);
+        if (required != null) {
+            return required;
+        }
+        return image.chars().anyMatch(Character::isWhitespace)
+                ? "spec.image must not contain whitespace, got \"" + image + "\""
+                : null;
+    }
 
     /** At least one shard and at most the writer threads (0 or 1 threads: one), as the indexer requires. */
     private static String indexShards(KvIndexerSpec spec) {
@@ -111,7 +126,11 @@ public final class KvIndexerValidation {
             return spec.unreadable();
         }
         String problem = first(
-                required("spec.image", spec.getImage()),
+                image(spec.getImage()),
+                spec.getImagePullPolicy() != null
+                                && !List.of("Always", "IfNotPresent", "Never").contains(spec.getImagePullPolicy())
+                        ? "spec.imagePullPolicy must be Always, IfNotPresent or Never, got " + spec.getImagePullPolicy()
+                        : null,
                 between("spec.replicas", spec.getReplicas(), 1, 64),
                 between("spec.port", spec.getPort(), 1, 65535),
                 zeroOrMore("spec.threads", spec.getThreads()),
