@@ -60,8 +60,14 @@ public final class GrantedRbac {
 
     /** Every request {@code server} recorded since the last look is one the documented rules grant. */
     public static void assertGranted(KubernetesMockServer server) {
+        assertGranted(server, null);
+    }
+
+    /** The same for the requests sent with User-Agent {@code agent} (null: all). */
+    public static void assertGranted(KubernetesMockServer server, String agent) {
         Set<String> granted = watchRules();
         List<String> asked = taken(server).stream()
+                .filter(r -> agent == null || agent.equals(r.getHeader("User-Agent")))
                 .map(r -> rule(r.getMethod(), r.getPath()))
                 .filter(r -> r != null)
                 .toList();
