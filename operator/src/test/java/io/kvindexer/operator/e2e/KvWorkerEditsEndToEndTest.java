@@ -13,6 +13,7 @@ import io.kvindexer.operator.support.Resources;
 import io.kvindexer.operator.worker.InstanceIds;
 import java.time.Duration;
 import java.util.List;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -49,6 +50,12 @@ class KvWorkerEditsEndToEndTest {
                         .replaceAll("[^a-z0-9]", "")
                         .substring(0, 20);
         zmqPort = LoopbackCluster.freePort(LoopbackCluster.engineIps(2));
+    }
+
+    /** Edits, finalizers, former KvIndexers left: nothing the operator asked is beyond its RBAC. */
+    @AfterAll
+    static void everyRequestIsOneTheRbacGrants() {
+        harness.assertRequestsGranted();
     }
 
     @AfterEach
