@@ -261,9 +261,9 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
     /**
      * The replicas of a KvIndexer other than {@code current} (null: every one) that the status says hold this
      * KvWorker's engines (spec.indexerRef was changed, or names none that exists, or a refused spec's KvWorker is
-     * deleted): the engines are unregistered
-     * there, every Ready replica at once and read in full, since such a replica is left only once. A replica whose
-     * pod is gone, or whose KvIndexer is gone and was never reached by this operator, holds nothing any more.
+     * deleted): the engines are unregistered there, every Ready replica at once and read in full, since such a
+     * replica is left only once. A replica whose pod is gone, or whose KvIndexer is gone and was never reached by
+     * this operator, holds nothing any more.
      */
     @SuppressWarnings("unchecked")
     private List<ReplicaOutcome> leaveFormer(
