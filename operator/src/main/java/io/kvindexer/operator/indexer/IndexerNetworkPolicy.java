@@ -16,6 +16,7 @@ import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
 import io.kvindexer.operator.crd.v1alpha1.NetworkPolicySettings;
+import io.kvindexer.operator.reconcile.KvWorkerValidation;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -23,9 +24,9 @@ import java.util.Map;
 
 /**
  * The NetworkPolicy of a KvIndexer's replicas. Ingress: the HTTP port, from the operator's pods, the other replicas
- * and {@code spec.networkPolicy.allowFrom}. Egress: each KvWorker's engine pods (that name this KvIndexer) on their
- * event and replay ports (one port per data-parallel rank), the other replicas' HTTP port (peer recovery), DNS, and
- * {@code spec.networkPolicy.allowTo}.
+ * and {@code spec.networkPolicy.allowFrom}. Egress: each KvWorker's engine pods (that name this KvIndexer and whose
+ * spec the operator accepts) on their event and replay ports (one port per data-parallel rank), the other replicas'
+ * HTTP port (peer recovery), DNS, and {@code spec.networkPolicy.allowTo}.
  * Kubelet probes come from the node and are not subject to it on the common CNIs.
  */
 public final class IndexerNetworkPolicy {
@@ -46,7 +47,10 @@ public final class IndexerNetworkPolicy {
         List<NetworkPolicyEgressRule> egress = new ArrayList<>();
         workers.stream()
                 .filter(w -> w.getSpec() != null
-                        && kvi.getMetadata().getName().equals(w.getSpec().getIndexerRef()))
+                        && kvi.getMetadata().getName().equals(w.getSpec().getIndexerRef())
+                        // one the operator refuses registers nothing, and its ports or selector may be what the
+                        // API server refuses in a policy (zmqPort + ranks above 65535): every write would fail
+                        && KvWorkerValidation.validate(w.getSpec()) == null)
                 .sorted(Comparator.comparing(w -> w.getMetadata().getName()))
                 .forEach(w -> egress.add(engines(w.getSpec())));
         egress.add(new NetworkPolicyEgressRuleBuilder()

@@ -8,10 +8,13 @@ import static io.kvindexer.operator.reconcile.SpecChecks.zeroOrMore;
 
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
+import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexerSpec;
 import io.kvindexer.operator.crd.v1alpha1.Persistence;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Pattern;
 
 /**
  * The reconciler's own guard for what the CRD schema also rejects (objects may reach the operator without the
@@ -19,6 +22,20 @@ import java.util.TreeMap;
  */
 public final class KvIndexerValidation {
     private KvIndexerValidation() {}
+
+    /**
+     * Present, without whitespace: the schema's pattern (as for imagePullPolicy's): the API server refuses a pod
+     * template whose image has leading or trailing whitespace, and so the StatefulSet, and no image has any inside.
+     */
+    private static String image(String image) {
+        String required = required("spec.image", image);
+        if (required != null) {
+            return required;
+        }
+        return image.chars().anyMatch(Character::isWhitespace)
+                ? "spec.image must not contain whitespace, got \"" + image + "\""
+                : null;
+    }
 
     /** At least one shard and at most the writer threads (0 or 1 threads: one), as the indexer requires. */
     private static String indexShards(KvIndexerSpec spec) {
@@ -74,6 +91,33 @@ public final class KvIndexerValidation {
                 : atLeastOne("spec.persistence.snapshotIntervalSeconds", p.snapshotIntervalSeconds());
     }
 
+    /**
+     * The longest KvIndexer name: its StatefulSet's pods carry the label {@code controller-revision-hash:
+     * <name>-<hash>}, at most 63 characters with a hash of up to 10, so a longer name gets no pod at all.
+     */
+    static final int NAME_MAX = 52;
+
+    /** A DNS-1035 label, as a Service name must be: the client Service is named as the KvIndexer, the other adds -peers. */
+    private static final Pattern DNS_LABEL = Pattern.compile("[a-z]([-a-z0-9]*[a-z0-9])?");
+
+    /**
+     * What is wrong with {@code kvi}, or null: its name, which the API server accepts for a KvIndexer (a DNS subdomain)
+     * but not always for the StatefulSet's pods and the Services named after it, then its spec.
+     */
+    public static String validate(KvIndexer kvi) {
+        String name = kvi.getMetadata().getName();
+        if (kvi.getSpec() != null
+                && kvi.getSpec().unreadable() == null
+                && (name.length() > NAME_MAX || !DNS_LABEL.matcher(name).matches())) {
+            return "metadata.name must be at most " + NAME_MAX + " lower-case letters, digits and '-', beginning with a"
+                    + " letter and ending with a letter or digit (the replica pods and the Services are named after it),"
+                    + " got \"" + name + "\" (" + name.length()
+                    + " characters): create the KvIndexer again under such a"
+                    + " name";
+        }
+        return validate(kvi.getSpec());
+    }
+
     public static String validate(KvIndexerSpec spec) {
         if (spec == null) {
             return "spec is required";
@@ -82,7 +126,11 @@ public final class KvIndexerValidation {
             return spec.unreadable();
         }
         String problem = first(
-                required("spec.image", spec.getImage()),
+                image(spec.getImage()),
+                spec.getImagePullPolicy() != null
+                                && !List.of("Always", "IfNotPresent", "Never").contains(spec.getImagePullPolicy())
+                        ? "spec.imagePullPolicy must be Always, IfNotPresent or Never, got " + spec.getImagePullPolicy()
+                        : null,
                 between("spec.replicas", spec.getReplicas(), 1, 64),
                 between("spec.port", spec.getPort(), 1, 65535),
                 zeroOrMore("spec.threads", spec.getThreads()),

@@ -209,15 +209,14 @@ public final class SecuritySecrets {
         if (CaBundle.read(caCrt).size() == keep.size() + 1) {
             return;
         }
+        Map<String, String> data = new LinkedHashMap<>(Objects.requireNonNullElse(current.getData(), Map.of()));
+        data.put(IndexerSecurity.CA_KEY, b64(CaBundle.pem(ca, keep)));
+        // an update of the Secret as read (its resourceVersion: a conflict retries the reconcile), not edit(), which
+        // is a PATCH: the operator's RBAC grants Secrets no patch
         client.secrets()
                 .inNamespace(kvi.getMetadata().getNamespace())
-                .withName(name)
-                .edit(s -> {
-                    Map<String, String> data = new LinkedHashMap<>(Objects.requireNonNullElse(s.getData(), Map.of()));
-                    data.put(IndexerSecurity.CA_KEY, b64(CaBundle.pem(ca, keep)));
-                    s.setData(data);
-                    return s;
-                });
+                .resource(new SecretBuilder(current).withData(data).build())
+                .update();
     }
 
     private static String labelOf(Secret s, String label) {

@@ -31,16 +31,17 @@ public abstract class SpecReconciler<
     protected final Backoff backoff;
     protected final F statusFactory;
     private final Logger log;
-    private final Function<T, String> validation;
+    private final Function<P, String> validation;
 
     /**
-     * @param validation what is wrong with a spec that was read, or null when it is acceptable
+     * @param validation what is wrong with a primary whose spec was read (its spec, its name), or null when it is
+     *     acceptable
      * @param live       the primaries that exist: the back-off counts of others are forgotten ({@link Retention})
      */
     protected SpecReconciler(
             ControllerServices services,
             Logger log,
-            Function<T, String> validation,
+            Function<P, String> validation,
             F statusFactory,
             Function<Retention.Live, Set<String>> live) {
         Backoff counts = services.backoff();
@@ -56,7 +57,7 @@ public abstract class SpecReconciler<
     protected abstract UpdateControl<P> reconcileAccepted(P primary, Context<P> context);
 
     public UpdateControl<P> reconcile(P primary, Context<P> context) {
-        String invalid = validation.apply(primary.getSpec());
+        String invalid = validation.apply(primary);
         if (services.refuses(
                 log,
                 context,

@@ -28,6 +28,8 @@ import io.kvindexer.operator.reconcile.ControllerServices;
 import io.kvindexer.operator.reconcile.FanOut;
 import io.kvindexer.operator.reconcile.IndexerPods;
 import io.kvindexer.operator.reconcile.IndexerReplica;
+import io.kvindexer.operator.reconcile.KvWorkerValidation;
+import io.kvindexer.operator.reconcile.LabelSelectors;
 import io.kvindexer.operator.reconcile.ReplicaAccesses;
 import io.kvindexer.operator.reconcile.Retention;
 import io.kvindexer.operator.reconcile.SpecReconciler;
@@ -70,7 +72,7 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         super(
                 services,
                 LOG,
-                KvWorkerValidation::validate,
+                w -> KvWorkerValidation.validate(w.getSpec()),
                 new KvWorkerStatusFactory(services.clock()),
                 Retention.Live::workers);
         KnownRegistrations snapshots = new KnownRegistrations(services.resync());
@@ -194,14 +196,14 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
     public DeleteControl cleanup(KvWorker worker, Context<KvWorker> context) {
         KvIndexer kvi = context.getSecondaryResource(KvIndexer.class, INDEXERS).orElse(null);
         boolean specUsable = worker.getSpec() != null && KvWorkerValidation.validate(worker.getSpec()) == null;
-        if (specUsable
-                && leaveFormer(
-                                worker,
-                                context,
-                                ownedInstances(worker),
-                                kvi == null ? null : worker.getSpec().getIndexerRef())
-                        .stream()
-                        .anyMatch(ReplicaOutcome::failed)) {
+        // a refused spec registered nothing since, but what its status names is still held: left everywhere
+        if (leaveFormer(
+                        worker,
+                        context,
+                        ownedInstances(worker),
+                        specUsable && kvi != null ? worker.getSpec().getIndexerRef() : null)
+                .stream()
+                .anyMatch(ReplicaOutcome::failed)) {
             return DeleteControl.noFinalizerRemoval().rescheduleAfter(backoff.next(key(worker)));
         }
         if (!usable(kvi) || !specUsable) {
@@ -258,9 +260,10 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
 
     /**
      * The replicas of a KvIndexer other than {@code current} (null: every one) that the status says hold this
-     * KvWorker's engines (spec.indexerRef was changed, or names none that exists): the engines are unregistered
-     * there, every Ready replica at once and read in full, since such a replica is left only once. A replica whose
-     * pod is gone, or whose KvIndexer is gone and was never reached by this operator, holds nothing any more.
+     * KvWorker's engines (spec.indexerRef was changed, or names none that exists, or a refused spec's KvWorker is
+     * deleted): the engines are unregistered there, every Ready replica at once and read in full, since such a
+     * replica is left only once. A replica whose pod is gone, or whose KvIndexer is gone and was never reached by
+     * this operator, holds nothing any more.
      */
     @SuppressWarnings("unchecked")
     private List<ReplicaOutcome> leaveFormer(
@@ -288,7 +291,7 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         var indexers =
                 (ResourceCache<KvIndexer>) context.eventSourceRetriever().getEventSourceFor(KvIndexer.class, INDEXERS);
         DesiredRegistrations none = new DesiredRegistrations(List.of(), Map.of());
-        ReplicaSync sync = new ReplicaSync(services.client(), worker.getSpec());
+        ReplicaSync sync = new ReplicaSync(services.client(), leaving(worker.getSpec()));
         List<ReplicaOutcome> outcomes = new java.util.ArrayList<>();
         byIndexer.forEach((name, pods) -> {
             KvIndexer old = indexers.get(new ResourceID(name, ns)).orElse(null);
@@ -312,9 +315,23 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
     }
 
     /**
+     * The spec a sync that only unregisters runs with: one the operator refuses may lack a block size, which
+     * decides nothing when nothing is desired (every owned rank goes, whatever it is registered with).
+     */
+    private static KvWorkerSpec leaving(KvWorkerSpec spec) {
+        if (spec != null && spec.getBlockSize() != null) {
+            return spec;
+        }
+        KvWorkerSpec any = new KvWorkerSpec();
+        any.setBlockSize(1);
+        return any;
+    }
+
+    /**
      * {@code owned} less the engines that another KvWorker naming {@code indexer} selects: that one registers them
      * there now (the earlier KvWorker of a pod two select, {@link PodClaims}), so leaving must not take them from it.
-     * Costs a look at the selected pods only while a former KvIndexer is being left.
+     * Costs a look at the selected pods only while a former KvIndexer is being left. Of a refused spec, whose
+     * selector may not be one to match with, the pods its status names.
      */
     private Set<Long> takenOver(KvWorker worker, Context<KvWorker> context, String indexer, Set<Long> owned) {
         String ns = worker.getMetadata().getNamespace();
@@ -330,6 +347,15 @@ public class KvWorkerReconciler extends SpecReconciler<KvWorker, KvWorkerSpec, K
         }
         PodClaims claims = new PodClaims(worker, others);
         Set<Long> leave = new HashSet<>(owned);
+        if (KvWorkerValidation.validate(worker.getSpec()) != null) {
+            var pods = source(context, ENGINE_PODS);
+            worker.getStatus()
+                    .pods()
+                    .forEach(p -> pods.get(new ResourceID(p.pod(), ns))
+                            .filter(claims::takenOverByOther)
+                            .ifPresent(pod -> leave.remove(Long.parseUnsignedLong(p.instanceId()))));
+            return leave;
+        }
         enginePods(context, worker).stream()
                 .filter(claims::takenOverByOther)
                 .forEach(p -> instanceId(worker.getSpec(), p).ifPresent(leave::remove));

@@ -2,6 +2,7 @@ package io.kvindexer.operator.worker;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
+import io.kvindexer.operator.reconcile.LabelSelectors;
 import io.kvindexer.operator.reconcile.PodConditions;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;

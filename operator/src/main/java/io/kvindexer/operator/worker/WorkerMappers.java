@@ -8,6 +8,7 @@ import io.javaoperatorsdk.operator.processing.event.source.SecondaryToPrimaryMap
 import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
+import io.kvindexer.operator.reconcile.LabelSelectors;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -30,15 +31,27 @@ public final class WorkerMappers {
                 : List.of(w.getMetadata().getNamespace() + "/" + w.getSpec().getIndexerRef());
     }
 
-    /** An engine pod → the KvWorkers of its namespace whose (valid) selector matches its labels. */
+    /**
+     * An engine pod → the KvWorkers of its namespace whose (valid) selector matches its labels, and those whose status
+     * lists it: JOSDK maps a pod's new state only, and a pod that lost the label its KvWorker selects by is to be
+     * unregistered now, not at the next resync.
+     */
     public static SecondaryToPrimaryMapper<Pod> enginePodToWorkers(IndexerResourceCache<KvWorker> workers) {
         return pod -> workers.list(pod.getMetadata().getNamespace())
                 .filter(w -> w.getSpec() != null
-                        && LabelSelectors.validate(w.getSpec().getSelector()) == null
-                        && LabelSelectors.matches(
-                                w.getSpec().getSelector(), pod.getMetadata().getLabels()))
+                                && LabelSelectors.validate(w.getSpec().getSelector()) == null
+                                && LabelSelectors.matches(
+                                        w.getSpec().getSelector(),
+                                        pod.getMetadata().getLabels())
+                        || lists(w, pod.getMetadata().getName()))
                 .map(ResourceID::fromResource)
                 .collect(Collectors.toSet());
+    }
+
+    private static boolean lists(KvWorker w, String pod) {
+        return w.getStatus() != null
+                && w.getStatus().pods() != null
+                && w.getStatus().pods().stream().anyMatch(p -> pod.equals(p.pod()));
     }
 
     /** An indexer replica pod → the KvWorkers that reference its KvIndexer (from the pod's instance label). */

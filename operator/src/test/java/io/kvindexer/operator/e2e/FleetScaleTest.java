@@ -24,8 +24,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * The operator at fleet size: engine pods × 3 replicas on the CRUD mock API server, the replicas played by {@link
  * CountingIndexer}s. The fleet converges to the right registrations on every replica, and then a change of one pod
  * costs the calls that change needs on each replica, whatever the fleet's size (no read of the fleet): one unregister
- * for a deleted pod, one unregister and one register for a moved one. Prints the time to converge and the calls. 200
- * pods by default, to keep the suite short; the figure of docs/benchmarks.md is {@code -Dkvindexer.fleet.pods=1000}.
+ * for a deleted pod or one relabelled out of the selector, one unregister and one register for a moved one. Prints
+ * the time to converge and the calls. 200 pods by default, to keep the suite short; the figure of docs/benchmarks.md
+ * is {@code -Dkvindexer.fleet.pods=1000}.
  */
 class FleetScaleTest {
     // no periodic resync during the test: every reconcile it sees comes from a change
@@ -48,8 +49,12 @@ class FleetScaleTest {
     }
 
     private static void awaitConverged(List<CountingIndexer> replicas, Map<String, String> podIps) {
+        awaitConverged(replicas, podIps, WAIT);
+    }
+
+    private static void awaitConverged(List<CountingIndexer> replicas, Map<String, String> podIps, Duration wait) {
         Map<Long, String> want = expected(podIps);
-        await().atMost(WAIT)
+        await().atMost(wait)
                 .pollInterval(Duration.ofMillis(100))
                 .ignoreExceptions()
                 .untilAsserted(() -> {
@@ -119,18 +124,29 @@ class FleetScaleTest {
             awaitConverged(replicas, podIps);
             long moved = System.nanoTime();
             assertCalls(replicas, Map.of("POST /unregister", 1, "POST /register", 1));
+            replicas.forEach(CountingIndexer::resetCalls);
+
+            // one pod relabelled out of the selector (taken out of rotation, still running): unregistered at once,
+            // with no resync to find it (the pod's new labels match no KvWorker; the one whose status lists it is told)
+            harness.mergePatch(Pod.class, NS, "vllm-9", "{\"metadata\":{\"labels\":{\"app\":\"quarantined\"}}}");
+            podIps.remove("vllm-9");
+            awaitConverged(replicas, podIps, Duration.ofSeconds(30));
+            long relabelled = System.nanoTime();
+            assertCalls(replicas, Map.of("POST /unregister", 1));
 
             System.out.printf(
                     "operator fleet: %d engine pods x %d replicas: pods created in %d ms; converged %d ms after the"
                             + " KvWorker was created (replica kv-0 received %s); a deleted pod settled in %d ms with"
-                            + " 1 call per replica, a moved pod in %d ms with 2 calls per replica%n",
+                            + " 1 call per replica, a moved pod in %d ms with 2 calls per replica, a relabelled pod in"
+                            + " %d ms with 1%n",
                     pods,
                     REPLICAS,
                     (created - t0) / 1_000_000,
                     (converged - created) / 1_000_000,
                     initial,
                     (deleted - converged) / 1_000_000,
-                    (moved - deleted) / 1_000_000);
+                    (moved - deleted) / 1_000_000,
+                    (relabelled - moved) / 1_000_000);
             harness.deleteKvWorkers(NS, WAIT);
             assertThat(replicas).allSatisfy(r -> assertThat(r.registrations).isEmpty());
         } finally {

@@ -13,6 +13,7 @@ import io.kvindexer.operator.support.Resources;
 import io.kvindexer.operator.worker.InstanceIds;
 import java.time.Duration;
 import java.util.List;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -49,6 +50,12 @@ class KvWorkerEditsEndToEndTest {
                         .replaceAll("[^a-z0-9]", "")
                         .substring(0, 20);
         zmqPort = LoopbackCluster.freePort(LoopbackCluster.engineIps(2));
+    }
+
+    /** Edits, finalizers, former KvIndexers left: nothing the operator asked is beyond its RBAC. */
+    @AfterAll
+    static void everyRequestIsOneTheRbacGrants() {
+        harness.assertRequestsGranted();
     }
 
     @AfterEach
@@ -475,5 +482,34 @@ class KvWorkerEditsEndToEndTest {
                 .withName("vllm")
                 .delete();
         await().atMost(WAIT).until(() -> harness.kvWorker(ns, "vllm") == null);
+    }
+
+    /**
+     * A KvWorker edited into a spec the operator refuses (ranks past the last port: within the schema) keeps what it
+     * registered, and deleting it then unregisters its engines from every replica, as deleting any KvWorker does.
+     */
+    @Test
+    void refusedSpecThenDeletedUnregistersTheKvWorkersEngines() throws Exception {
+        KvIndexer kvi = indexer("kv");
+        engine("vllm-a", 0);
+        worker("kv", 16);
+        awaitOnly(kvi, InstanceIds.hashOf(ns, "vllm-a"));
+
+        harness.mergePatch(KvWorker.class, ns, "vllm", "{\"spec\":{\"zmqPort\":65000,\"dataParallelSize\":600}}");
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(Resources.condition(
+                                        harness.kvWorker(ns, "vllm").getStatus().conditions(), "Ready")
+                                .getReason())
+                        .isEqualTo("InvalidSpec"));
+        assertThat(workers(kvi)).as("refused: left as it was").hasSize(1);
+
+        harness.client()
+                .resources(KvWorker.class)
+                .inNamespace(ns)
+                .withName("vllm")
+                .delete();
+        await().atMost(WAIT).until(() -> harness.kvWorker(ns, "vllm") == null);
+        assertThat(workers(kvi)).as("the replica after the finalizer ran").isEmpty();
     }
 }

@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -57,6 +58,12 @@ class OperatorEndToEndTest {
         port = LoopbackCluster.freePort(LoopbackCluster.replicaIps(3));
         zmqPort = LoopbackCluster.freePort(LoopbackCluster.engineIps(3));
         replayPort = LoopbackCluster.freePort(LoopbackCluster.engineIps(3));
+    }
+
+    /** Registrations, peers, scaling, deletions, a bad spec: nothing the operator asked is beyond its RBAC. */
+    @AfterAll
+    static void everyRequestIsOneTheRbacGrants() {
+        harness.assertRequestsGranted();
     }
 
     /** Deletes what the test applied while the replicas still answer (the KvWorker finalizer needs them). */

@@ -25,6 +25,7 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -91,6 +92,12 @@ class SecureByDefaultEndToEndTest {
                 .inNamespace(NS)
                 .withName("kv")
                 .get();
+    }
+
+    /** Secrets, the CA, the NetworkPolicy: nothing the operator asked is beyond its RBAC. */
+    @AfterAll
+    static void everyRequestIsOneTheRbacGrants() {
+        harness.assertRequestsGranted();
     }
 
     @Test

@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.recovery.PeerHttpClients;
 import io.kvindexer.indexer.testkit.SecuredIndexer;
@@ -16,6 +17,7 @@ import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.common.IndexerSecurity;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.reconcile.ReplicaAccesses;
+import io.kvindexer.operator.support.GrantedRbac;
 import io.kvindexer.operator.support.Resources;
 import io.kvindexer.tls.PemFormat;
 import java.net.URI;
@@ -40,14 +42,15 @@ import org.junit.jupiter.api.io.TempDir;
  * The operator renews its CA ({@code kv-indexer-ca} within a third of its life from expiry): {@code ca.crt} of
  * {@code <name>-tls} holds the new CA and the former one while a replica still serves a certificate of the former,
  * so its peers ({@code --tls-ca-file}) and Prometheus keep trusting it, even across an operator restart (the bundle
- * is in the Secret); the former CA leaves once every replica serves the new certificate. A real TLS indexer as the
- * replica, the Secrets on the CRUD mock API server.
+ * is in the Secret); the former CA leaves once every replica serves the new certificate, in a write the operator's
+ * RBAC grants. A real TLS indexer as the replica, the Secrets on the CRUD mock API server.
  */
 @EnableKubernetesMockClient(crud = true)
 class CaRenewalBundleTest {
     private static final String NS = "renewal";
 
     KubernetesClient client;
+    KubernetesMockServer server;
 
     @TempDir
     Path dir;
@@ -101,6 +104,7 @@ class CaRenewalBundleTest {
                             .endStatus()
                             .build())
                     .create();
+            GrantedRbac.forget(server); // the test's own writes
 
             SecuritySecrets.reconcile(client, kvi, now);
             X509Certificate renewed = PemFormat.certificates(
@@ -151,6 +155,7 @@ class CaRenewalBundleTest {
                     .as("the certificate is kept: only ca.crt changed")
                     .isEqualTo(ReplicaAccesses.value(tls, IndexerSecurity.CERT_KEY));
             assertThat(ready(bundle, replica)).isEqualTo(200);
+            GrantedRbac.assertGranted(server); // the bundle rewritten as the RBAC allows: Secrets have no patch
         }
     }
 

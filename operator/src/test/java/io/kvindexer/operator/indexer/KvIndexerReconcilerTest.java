@@ -159,6 +159,32 @@ class KvIndexerReconcilerTest {
         assertThat(peers.calls).isEmpty();
     }
 
+    /**
+     * A name the API server takes for a KvIndexer but not for what is named after it: 53 characters (the StatefulSet's
+     * pods, labelled controller-revision-hash: name-hash, could never be created) or starting with a digit (no
+     * Service may be named so).
+     */
+    @Test
+    void aNameTheReplicasAndServicesCannotHaveIsAnInvalidSpec() {
+        for (String name : List.of("kv-indexer-llama-3-1-70b-instruct-production-us-east1", "1st-indexer")) {
+            KvIndexer kvi = created(Resources.kvIndexer(NS, name, 2, 8090));
+
+            var control = reconciler.reconcile(kvi, context);
+
+            assertThat(control.getScheduleDelay()).isEmpty();
+            Condition ready = condition(name, "Ready");
+            assertThat(ready.getReason()).isEqualTo("InvalidSpec");
+            assertThat(ready.getMessage())
+                    .startsWith("metadata.name must be at most 52 lower-case letters, digits and '-', beginning with a"
+                            + " letter")
+                    .contains("got \"" + name + "\" (" + name.length() + " characters)");
+        }
+        verify(context.managedWorkflowAndDependentResourceContext(), org.mockito.Mockito.never())
+                .reconcileManagedWorkflow();
+        assertThat(KvIndexerValidation.validate(Resources.kvIndexer(NS, "k".repeat(52), 2, 8090)))
+                .isNull();
+    }
+
     @Test
     void eachReadyReplicaGetsEveryOtherReplicaAsItsPeersAndTheStatusCountsThem() {
         KvIndexer kvi = created(Resources.kvIndexer(NS, "kv", 3, 8090));

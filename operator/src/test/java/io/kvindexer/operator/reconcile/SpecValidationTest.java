@@ -8,7 +8,6 @@ import io.kvindexer.operator.crd.v1alpha1.KvIndexerSpec;
 import io.kvindexer.operator.crd.v1alpha1.KvWorkerSpec;
 import io.kvindexer.operator.indexer.KvIndexerValidation;
 import io.kvindexer.operator.support.Resources;
-import io.kvindexer.operator.worker.KvWorkerValidation;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
@@ -23,6 +22,15 @@ class SpecValidationTest {
         return Stream.of(
                 indexer("", s -> {}),
                 indexer("spec.image is required", s -> s.setImage(" ")),
+                indexer("spec.image is required", s -> s.setImage(null)),
+                // what the schema's patterns refuse, stored where they were not checked (the API server would refuse
+                // the StatefulSet's pod template)
+                indexer(
+                        "spec.image must not contain whitespace, got \"ghcr.io/kv-indexer/kv-indexer:0.1.0\n\"",
+                        s -> s.setImage("ghcr.io/kv-indexer/kv-indexer:0.1.0\n")),
+                indexer(
+                        "spec.imagePullPolicy must be Always, IfNotPresent or Never, got always",
+                        s -> s.setImagePullPolicy("always")),
                 indexer("spec.replicas must be between 1 and 64, got 65", s -> s.setReplicas(65)),
                 indexer("spec.replicas must be between 1 and 64, got null", s -> s.setReplicas(null)),
                 indexer("spec.port must be between 1 and 65535, got 0", s -> s.setPort(0)),

@@ -11,7 +11,9 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
@@ -68,12 +70,16 @@ public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, 
                 Duration.ofSeconds(30));
     }
 
+    /** The User-Agent of the operator's client on the harness's own mock. */
+    static final String OPERATOR_AGENT = "kv-indexer-operator-under-test";
+
     public static final Path GENERATED_CRDS = Path.of("target/classes/META-INF/fabric8");
 
     private final PrometheusRegistry registry = new PrometheusRegistry();
     private final OperatorSettings settings;
     private KubernetesMockServer server;
     private KubernetesClient client;
+    private KubernetesClient operatorClient;
     private Operator operator;
     private IndexerClient indexerClient;
     private Retention retention;
@@ -110,18 +116,35 @@ public final class OperatorHarness implements AutoCloseable, BeforeAllCallback, 
     @Override
     public void afterAll(ExtensionContext context) {
         close();
+        operatorClient.close();
         client.close();
         server.destroy();
     }
 
     private void start(KubernetesClient on) {
         client = on;
+        // on the harness's own mock, the operator's requests are told from the tests' by their User-Agent
+        operatorClient = server == null
+                ? on
+                : new KubernetesClientBuilder()
+                        .withConfig(new ConfigBuilder(on.getConfiguration())
+                                .withUserAgent(OPERATOR_AGENT)
+                                .build())
+                        .build();
         installCrds(client);
-        OperatorSettings.Wiring wiring = settings.createOperator(client, registry);
+        OperatorSettings.Wiring wiring = settings.createOperator(operatorClient, registry);
         operator = wiring.operator();
         indexerClient = wiring.indexerClient();
         retention = wiring.retention();
         operator.start();
+    }
+
+    /**
+     * Every request the operator made (since the last look) is one docs/kubernetes.md's RBAC grants it
+     * ({@link GrantedRbac}); on the harness's own mock only ({@link #onMockApiServer}).
+     */
+    public void assertRequestsGranted() {
+        GrantedRbac.assertGranted(server, OPERATOR_AGENT);
     }
 
     /** The client of the API server the operator runs against. */

@@ -11,6 +11,7 @@ import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
 import io.kvindexer.operator.common.IndexerNames;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
+import io.kvindexer.operator.crd.v1alpha1.KvWorkerStatus;
 import io.kvindexer.operator.support.Resources;
 import java.util.List;
 import java.util.Map;
@@ -55,6 +56,23 @@ class WorkerMappersTest {
         assertThat(WorkerMappers.enginePodToWorkers(cache)
                         .toPrimaryResourceIDs(pod(Map.of("app", "vllm", "model", "llama"))))
                 .containsExactlyInAnyOrder(new ResourceID("all", "llm"), new ResourceID("llama", "llm"));
+    }
+
+    /** A pod that lost the label its KvWorker selects by still maps to it while it is registered (in its status). */
+    @Test
+    void anEnginePodThatNoLongerMatchesMapsToTheWorkerThatListsIt() {
+        KvWorker holder = worker("holder", "kv", Map.of("app", "vllm"));
+        holder.setStatus(new KvWorkerStatus(
+                1L,
+                1,
+                1,
+                List.of(new KvWorkerStatus.PodRegistration("p", "7", "tcp://10.0.0.1:5557", null, List.of("kv-0"))),
+                List.of()));
+        KvWorker other = worker("other", "kv", Map.of("app", "sglang"));
+        when(cache.list("llm")).thenAnswer(i -> Stream.of(holder, other));
+
+        assertThat(WorkerMappers.enginePodToWorkers(cache).toPrimaryResourceIDs(pod(Map.of("app", "quarantined"))))
+                .containsExactly(new ResourceID("holder", "llm"));
     }
 
     @Test

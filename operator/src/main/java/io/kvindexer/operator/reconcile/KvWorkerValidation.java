@@ -1,4 +1,4 @@
-package io.kvindexer.operator.worker;
+package io.kvindexer.operator.reconcile;
 
 import static io.kvindexer.operator.reconcile.SpecChecks.atLeastOne;
 import static io.kvindexer.operator.reconcile.SpecChecks.between;
