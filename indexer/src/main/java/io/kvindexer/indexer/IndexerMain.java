@@ -68,9 +68,15 @@ public final class IndexerMain {
         // (the hook stops what runs; no snapshot is written, as the writer starts only after recovery)
         app.startupError().thenRun(() -> System.exit(1));
         if (logs.jsonl()) {
-            // a log of JSON lines (kubectl logs merges both streams) gets no line for people: the same as a record
+            // a log of JSON lines (kubectl logs merges both streams) gets no line for people: the same as one record,
+            // the demo's commands included
+            String demo = app.demoCurls() == null ? "" : app.demoCurls().stripTrailing();
             System.getLogger(IndexerMain.class.getName())
-                    .log(System.Logger.Level.INFO, "kv-indexer listening on {0} (web console: {0}/ui/)", app.baseUrl());
+                    .log(
+                            System.Logger.Level.INFO,
+                            "kv-indexer listening on {0} (web console: {0}/ui/){1}",
+                            app.baseUrl(),
+                            demo);
         } else {
             System.out.println("kv-indexer listening on " + app.baseUrl());
             System.out.println("kv-indexer web console: " + app.baseUrl() + "/ui/");

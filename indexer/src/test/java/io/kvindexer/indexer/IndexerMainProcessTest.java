@@ -124,16 +124,34 @@ class IndexerMainProcessTest {
 
     /**
      * DYN_LOGGING_JSONL, as a deployment written for Dynamo's indexer sets it: every log line of a start and a
-     * shutdown is one JSON object with Dynamo's fields; DYN_LOG=warn leaves out the INFO lines.
+     * shutdown is one JSON object with Dynamo's fields, the lines printed for a person (the address, the demo's
+     * commands) one record; DYN_LOG=warn leaves out the INFO lines.
      */
     @Test
     @Execution(ExecutionMode.CONCURRENT)
     void logsJsonLinesWhenAskedTo() throws Exception {
         List<String> logged;
-        try (IndexerProcess p = startLlama(Map.of("DYN_LOGGING_JSONL", "true"), "--workers", "1=tcp://127.0.0.1:1")) {
+        List<String> jvm = new ArrayList<>(IndexerProcess.QUICK_START);
+        if (Runtime.version().feature() >= 23) {
+            jvm.add("--sun-misc-unsafe-memory-access=allow"); // as the images run it: else the JVM warns in plain text
+        }
+        try (IndexerProcess p = IndexerProcess.start(
+                Map.of("DYN_LOGGING_JSONL", "true"),
+                jvm,
+                "--port",
+                "0",
+                "--host",
+                "127.0.0.1",
+                "--block-size",
+                "16",
+                "--workers",
+                "9=tcp://127.0.0.1:1",
+                "--demo")) {
+            await().atMost(Duration.ofSeconds(30))
+                    .untilAsserted(() -> assertThat(p.output()).contains("kv-indexer listening on"));
             assertThat(p.terminate()).as("exits on SIGTERM").isTrue();
             await().atMost(Duration.ofSeconds(10))
-                    .untilAsserted(() -> assertThat(p.output()).contains("stopped 1 listeners in"));
+                    .untilAsserted(() -> assertThat(p.output()).contains("stopped 4 listeners in"));
             logged = p.output().lines().toList(); // standard output and error: nothing but JSON records
         }
         assertThat(logged).isNotEmpty();
@@ -149,9 +167,11 @@ class IndexerMainProcessTest {
             assertThat(r.get("target").asText()).isNotEmpty();
         }
         assertThat(records)
-                .anySatisfy(r -> assertThat(r.get("message").asText()).startsWith("stopped 1 listeners in"))
+                .anySatisfy(r -> assertThat(r.get("message").asText()).startsWith("stopped 4 listeners in"))
                 .anySatisfy(r -> assertThat(r.get("message").asText())
-                        .matches("kv-indexer listening on http://127\\.0\\.0\\.1:\\d+ \\(web console: .*/ui/\\)"));
+                        .matches(
+                                "(?s)kv-indexer listening on (http://127\\.0\\.0\\.1:\\d+) \\(web console: \\1/ui/\\)\n"
+                                        + "kv-indexer demo: 3 simulated engines .*\n  curl -s \\1/workers\n.*"));
     }
 
     /**

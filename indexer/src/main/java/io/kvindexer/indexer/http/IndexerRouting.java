@@ -152,6 +152,12 @@ public final class IndexerRouting {
             String reason = event == DirectHandler.EventType.INTERNAL_ERROR || message == null || message.isBlank()
                     ? status.reasonPhrase()
                     : message;
+            if (event == DirectHandler.EventType.INTERNAL_ERROR && TimedHttp1.readingRequestLine()) {
+                // a method that is no HTTP token (`GE"T`): the client's error, not a 5xx that alerts and a stack
+                // trace logged for each such request
+                status = Status.BAD_REQUEST_400;
+                reason = "invalid request line: its method is not an HTTP token";
+            }
             String encoding = refusedEncoding(request, status, reason);
             if (encoding != null) {
                 // RFC 9110 section 15.5.16: a content coding the server does not take is a 415, and its

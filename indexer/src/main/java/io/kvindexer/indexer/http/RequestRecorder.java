@@ -29,6 +29,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class RequestRecorder implements Filter {
 
+    /**
+     * The most characters of a client's text (a header's value, its method) an access-log record, a span or a log
+     * line carries: the server takes a request line of 4 KB and headers of 16 KB, on every line of the request.
+     */
+    static final int MAX_ECHOED_CHARS = 256;
+
     private final IndexerMetrics metrics;
     private final Routes routes;
     private final AccessLog accessLog;
@@ -56,13 +62,14 @@ final class RequestRecorder implements Filter {
         long start = System.nanoTime();
         String declared = routes.pathOf(req.path().rawPath());
         String endpoint = declared != null ? declared : "unknown";
-        String method = req.prologue().method().text();
+        String method = echoed(req.prologue().method().text());
         boolean scrape = "/metrics".equals(endpoint);
         Span span = tracing == null ? null : tracing.begin(req, method, declared);
         String traceId = accessLog == null || scrape
                 ? null
                 : req.headers()
                         .first(traceIdHeader)
+                        .map(RequestRecorder::echoed)
                         .orElse(span == null ? "-" : span.getSpanContext().getTraceId());
         // Helidon runs its beforeSend hooks on every send path it takes and keeps them: record a request once
         AtomicBoolean recorded = new AtomicBoolean();
@@ -90,5 +97,10 @@ final class RequestRecorder implements Filter {
         try (Scope ignored = span.makeCurrent()) {
             chain.proceed();
         }
+    }
+
+    /** {@code text} cut at {@link #MAX_ECHOED_CHARS}. */
+    static String echoed(String text) {
+        return text.length() <= MAX_ECHOED_CHARS ? text : text.substring(0, MAX_ECHOED_CHARS);
     }
 }

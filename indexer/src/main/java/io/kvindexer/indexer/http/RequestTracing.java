@@ -216,7 +216,7 @@ public final class RequestTracing implements AutoCloseable {
                 .setAttribute(METHOD, method)
                 .setAttribute(ROUTE, route)
                 .setAttribute(PATH, req.path().rawPath());
-        req.headers().first(X_REQUEST_ID).ifPresent(id -> builder.setAttribute(REQUEST_ID, id));
+        req.headers().first(X_REQUEST_ID).ifPresent(id -> builder.setAttribute(REQUEST_ID, RequestRecorder.echoed(id)));
         return builder.startSpan();
     }
 

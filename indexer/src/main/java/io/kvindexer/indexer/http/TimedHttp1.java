@@ -36,12 +36,25 @@ import java.util.concurrent.ExecutorService;
  */
 final class TimedHttp1 implements ServerConnectionSelector {
 
+    /** the connection this thread serves, while it does */
+    private static final ThreadLocal<InterruptableTask<?>> SERVING = new ThreadLocal<>();
+
     private final Http1ConnectionSelector http1;
     private final Duration timeout;
 
     private TimedHttp1(Http1Config config, Duration timeout) {
         this.http1 = Http1ConnectionSelector.builder().config(config).build();
         this.timeout = timeout;
+    }
+
+    /**
+     * Whether this thread's connection is reading a request line, or failed to: Helidon takes a request line whose
+     * method is not an HTTP token for an internal error (500, a warning with its stack trace), while the line is
+     * still being read, so that the answer can be a 400 ({@code IndexerRouting}).
+     */
+    static boolean readingRequestLine() {
+        InterruptableTask<?> task = SERVING.get();
+        return task != null && task.canInterrupt();
     }
 
     /** HTTP/1 with {@code config}, a request's head bounded by {@code timeout} from its first byte. */
@@ -81,9 +94,11 @@ final class TimedHttp1 implements ServerConnectionSelector {
             implements ServerConnection, InterruptableTask<Void> {
         @Override
         public void handle(Limit limit) throws InterruptedException {
+            SERVING.set(task);
             try {
                 connection.handle(limit);
             } finally {
+                SERVING.remove();
                 BodyDeadline.connectionEnded();
             }
         }

@@ -2,6 +2,7 @@ package io.kvindexer.indexer.registry;
 
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.util.regex.Pattern;
 
 /**
  * Checks a peer base URL before it is stored or fetched: http or https, a host, a port in 1..65535 when given, no
@@ -10,6 +11,9 @@ import java.net.URISyntaxException;
  * {@code jar:}) or odd forms could make recovery read something that is not a peer.
  */
 public final class PeerUrl {
+
+    /** a URL's user info ({@code user:password@}), which no message repeats */
+    private static final Pattern USER_INFO = Pattern.compile("^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#@]*@");
 
     private PeerUrl() {}
 
@@ -25,25 +29,34 @@ public final class PeerUrl {
         try {
             uri = new URI(url);
         } catch (URISyntaxException e) {
-            return "invalid peer URL `" + url + "`: " + e.getMessage();
+            // its message repeats the input
+            return "invalid peer URL `" + shown(url) + "`: " + e.getReason() + " at index " + e.getIndex();
         }
         String scheme = uri.getScheme();
         if (scheme == null || !(scheme.equalsIgnoreCase("http") || scheme.equalsIgnoreCase("https"))) {
-            return "invalid peer URL `" + url + "`: scheme must be http or https";
+            return "invalid peer URL `" + shown(url) + "`: scheme must be http or https";
         }
         String authority = uri.getRawAuthority();
         if (uri.getHost() == null && authority != null && authority.indexOf(':') != authority.lastIndexOf(':')) {
-            return "invalid peer URL `" + url + "`: bracket an IPv6 address, e.g. http://[::1]:8090";
+            return "invalid peer URL `" + shown(url) + "`: bracket an IPv6 address, e.g. http://[::1]:8090";
         }
         if (uri.getHost() == null || uri.getHost().isEmpty()) {
-            return "invalid peer URL `" + url + "`: no host";
+            return "invalid peer URL `" + shown(url) + "`: no host";
         }
         if (uri.getPort() != -1 && (uri.getPort() < 1 || uri.getPort() > 65535)) {
-            return "invalid peer URL `" + url + "`: port must be 1..65535";
+            return "invalid peer URL `" + shown(url) + "`: port must be 1..65535";
         }
         if (uri.getRawUserInfo() != null || uri.getRawQuery() != null || uri.getRawFragment() != null) {
-            return "invalid peer URL `" + url + "`: user info, query and fragment are not allowed";
+            return "invalid peer URL `" + shown(url) + "`: user info, query and fragment are not allowed";
         }
         return null;
+    }
+
+    /**
+     * {@code url} as an error message shows it: its user info masked, as the message goes to the log of a
+     * {@code --peers} flag and to the caller of {@code /register_peer}.
+     */
+    private static String shown(String url) {
+        return USER_INFO.matcher(url).replaceFirst("$1***@");
     }
 }

@@ -35,6 +35,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
+import java.util.stream.Collectors;
 
 /**
  * Registrations: instance → (model, tenant) and its dp ranks, each with a running listener. Applies Dynamo's
@@ -334,13 +335,14 @@ public final class WorkerRegistry implements AutoCloseable {
         }
         // a query sent after /unregister answered no longer names the worker (an index dropped whole needs no wait)
         WriterWait.done(removed, LOG, "the blocks of instance {0} are still being removed: {1}", id);
+        // what was removed, as the registration's line names it: the request may leave out the tenant and the rank
         LOG.log(
                 System.Logger.Level.INFO,
-                "unregistered instance {0} (model={1} tenant={2} dp_rank={3})",
+                "unregistered instance {0} dp_rank {1} for model={2} tenant={3}",
                 id,
-                model,
-                tenant,
-                dpRank);
+                removal.ranks().keySet().stream().map(Integer::toUnsignedString).collect(Collectors.joining(",")),
+                removal.inst().model,
+                removal.inst().tenant);
         notifyObservers();
     }
 

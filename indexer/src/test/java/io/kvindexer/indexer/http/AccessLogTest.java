@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerConfig;
+import io.kvindexer.logging.LineFormatter;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -15,9 +16,14 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -101,6 +107,70 @@ class AccessLogTest {
                 assertThat(n.get("duration_ms").isNumber()).isTrue();
                 assertThat(n.get("duration_ms").asDouble()).isGreaterThanOrEqualTo(0);
             }
+        }
+    }
+
+    /**
+     * A client's text in a record or a log line is cut at 256 characters: the trace-id header, the method (the server
+     * takes a request line of 4 KB and headers of 16 KB) and the {@code x-request-id} every log line of the request
+     * carries.
+     */
+    @Test
+    void clientHeadersAndMethodsAreCutAt256Characters() throws Exception {
+        Path file = dir.resolve("access.log");
+        List<String> lines = new CopyOnWriteArrayList<>();
+        LineFormatter jsonl = new LineFormatter(true, ZoneOffset.UTC);
+        Handler capture = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                lines.add(jsonl.format(r)); // on the request's thread, as the console handler formats it
+            }
+
+            @Override
+            public void flush() {}
+
+            @Override
+            public void close() {}
+        };
+        Logger registry = Logger.getLogger("io.kvindexer.indexer.registry");
+        registry.addHandler(capture);
+        try (IndexerApp app = IndexerApp.start(IndexerConfig.defaults().with(c -> {
+                    c.accessLog = new AccessLogSettings(file, "x-request-trace", false);
+                    c.tracing = new TracingSettings(true, false, java.util.Map.of());
+                }));
+                HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+            http.request(
+                            "POST",
+                            "/register",
+                            "application/json",
+                            "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"m\",\"block_size\":4}"
+                                    .getBytes(StandardCharsets.UTF_8),
+                            "X-Request-Trace",
+                            "t".repeat(5_000),
+                            "x-request-id",
+                            "r".repeat(5_000))
+                    .assertStatus(201);
+            http.request("X".repeat(3_000), "/query", "application/json", new byte[0])
+                    .assertStatus(405);
+            List<JsonNode> r = records(file, 2);
+            assertThat(r.get(0).get("trace_id").asText()).isEqualTo("t".repeat(256));
+            assertThat(r.get(1).get("method").asText()).isEqualTo("X".repeat(256));
+        } finally {
+            registry.removeHandler(capture);
+        }
+        JsonNode registered = lines.stream()
+                .map(AccessLogTest::json)
+                .filter(j -> j.get("message").asText().startsWith("registered instance 1 "))
+                .findFirst()
+                .orElseThrow();
+        assertThat(registered.get("x_request_id").asText()).isEqualTo("r".repeat(256));
+    }
+
+    private static JsonNode json(String line) {
+        try {
+            return HttpTestClient.JSON.readTree(line);
+        } catch (IOException e) {
+            throw new AssertionError(line, e);
         }
     }
 

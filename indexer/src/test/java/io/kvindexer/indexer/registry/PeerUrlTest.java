@@ -32,4 +32,16 @@ class PeerUrlTest {
         assertThat(PeerUrl.problem("http://[::1]:8090/?x=1")).endsWith("query and fragment are not allowed");
         assertThat(PeerUrl.problem("")).isEqualTo("peer URL is empty");
     }
+
+    /** A refused URL's password is not repeated in the message, which a --peers flag's start writes to the log. */
+    @Test
+    void aRefusedUrlsUserInfoIsMasked() {
+        assertThat(PeerUrl.problem("http://bob:s3cret@peer:8090"))
+                .isEqualTo("invalid peer URL `http://***@peer:8090`: user info, query and fragment are not allowed");
+        assertThat(PeerUrl.problem("ftp://bob:s3cret@peer"))
+                .isEqualTo("invalid peer URL `ftp://***@peer`: scheme" + " must be http or https");
+        assertThat(PeerUrl.problem("http://bob:s3cret@pe er:8090"))
+                .startsWith("invalid peer URL `http://***@pe er:8090`: ")
+                .doesNotContain("s3cret");
+    }
 }
