@@ -312,9 +312,18 @@ final class Stream implements ReplayClient.Target {
             long missing = tracker.notArrived(step.replayFrom(), step.replayUntil());
             owner.options().metrics().gapDetected(missing);
             if (replay == null) {
-                owner.log().once("no_replay", "No replay endpoint configured; batches lost");
                 if (step.countable()) {
+                    owner.log().once("no_replay", "No replay endpoint configured; batches lost");
                     owner.options().metrics().batchesLost(missing);
+                } else {
+                    // a join (or a new clock-started process): nothing this stream followed was lost, but what the
+                    // engine stored before is not indexed until it is stored again. Its own kind, so that a real
+                    // loss later is still logged
+                    owner.log()
+                            .once(
+                                    "no_replay_join",
+                                    "No replay endpoint configured; what the engine published before seq " + u(seq)
+                                            + " (before this listener joined) is not indexed until stored again");
                 }
                 lost(step.replayFrom(), step.replayUntil(), lostRange(step, missing) + ": no replay endpoint");
                 // reported: the range is behind the watermark now, as when the batch after it applies; else a

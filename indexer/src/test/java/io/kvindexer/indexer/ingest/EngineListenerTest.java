@@ -12,6 +12,7 @@ import io.kvindexer.indexer.sim.EngineEventEncoder.HashMode;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import io.kvindexer.indexer.sim.EngineSimulator.ReplayLayout;
 import io.kvindexer.indexer.sim.SimEvent;
+import io.kvindexer.indexer.testkit.LogCapture;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.ByteBuffer;
@@ -652,6 +653,36 @@ class EngineListenerTest {
         awaitWatermark(watermark, 3);
         assertThat(metrics.get("lost")).isEqualTo(2);
         assertThat(listener.status()).isEqualTo(ListenerStatus.ACTIVE);
+    }
+
+    /**
+     * Joining an engine that published before, without a replay endpoint, loses nothing this listener followed: the
+     * warning says what is missing (the engine's earlier stores), not "batches lost", and a real loss later is still
+     * logged as one (its own kind of once-per-listener warning).
+     */
+    @Test
+    void withoutReplayEndpointAJoinIsNoLossAndALaterLossIsStillLogged() {
+        sim = simulatorWithoutReplay();
+        sim.storeSequence(tokens(0, 8), 4).join(); // seq 0, before anyone listens: dropped by the PUB
+        try (LogCapture log = LogCapture.warningsOf(EngineListener.class)) {
+            listener = listener(sim, watermark);
+            awaitConnected(listener, sim, 1);
+            sim.storeSequence(tokens(100, 8), 4).join(); // seq 1, the listener's first
+            awaitWatermark(watermark, 1);
+            assertThat(log.warnings())
+                    .singleElement()
+                    .asString()
+                    .contains("published before seq 1 (before this listener joined)")
+                    .doesNotContain("lost");
+            assertThat(metrics.get("lost")).isZero();
+
+            sim.dropLive(1);
+            sim.storeSequence(tokens(200, 8), 4); // seq 2, lost
+            sim.storeSequence(tokens(300, 8), 4).join(); // seq 3
+            awaitWatermark(watermark, 3);
+            assertThat(log.warnings().get(1)).contains("No replay endpoint configured; batches lost");
+            assertThat(metrics.get("lost")).isEqualTo(1);
+        }
     }
 
     @Test
