@@ -131,6 +131,9 @@ public final class IndexerRouting {
         server.protocolsDiscoverServices(false)
                 .addConnectionSelector(TimedHttp1.of(
                         Http1Config.builder()
+                                // a GET naming the longest model and tenant (256 characters each, up to 12 bytes
+                                // apiece percent-encoded) needs over 6 KiB of request line; Helidon allows 4
+                                .maxPrologueLength(8 * 1024) // a longer request line is a 414
                                 .addReceiveListener(BodyDeadline.headerListener(timeout))
                                 .build(),
                         timeout));

@@ -42,6 +42,8 @@ class IndexNamesTest {
             {"a", "b:c"},
             {"模型 ü 😀", "tenant with spaces"},
             {"m".repeat(256), "t".repeat(256)},
+            // the longest names percent-encoded: a request line of over 5 KiB to name them (Helidon's limit was 4)
+            {"😀".repeat(256), "模".repeat(256)},
             {"", ""},
         };
         for (int i = 0; i < names.length; i++) {
@@ -57,12 +59,24 @@ class IndexNamesTest {
             assertThat(workers.get(0).get("instance_id").asLong()).isEqualTo(i + 1);
             assertThat(workers.get(0).get("model_name").asText()).isEqualTo(names[i][0]);
             assertThat(workers.get(0).get("tenant_id").asText()).isEqualTo(names[i][1]);
+            indexer.http().get("/prefixes?" + q).assertStatus(200); // the console's map of the index
         }
         String metrics = indexer.http().get("/metrics").body();
         assertThat(metrics)
                 .contains("dynamo_kvindexer_index_blocks{model=\"模型 ü 😀\",tenant=\"tenant with spaces\"} 0.0")
                 .contains("dynamo_kvindexer_index_blocks{model=\"a:b\",tenant=\"c\"} 0.0")
                 .contains("dynamo_kvindexer_index_blocks{model=\"a\",tenant=\"b:c\"} 0.0");
+    }
+
+    /** The request line's limit sits above the longest names: one longer still is refused, not read. */
+    @Test
+    void aRequestLineOver8KiBIs414() {
+        String name = "x".repeat(8 * 1024);
+        assertThat(indexer.http()
+                        .get("/workers?model_name=" + name)
+                        .assertStatus(414)
+                        .error())
+                .isEqualTo("Request URI too long.");
     }
 
     @Test
