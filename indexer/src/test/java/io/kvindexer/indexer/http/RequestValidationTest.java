@@ -69,10 +69,27 @@ abstract class RequestValidationTest extends OneWorkerRoutes {
             /register | {"instance_id":2,"endpoint":"tcp://h:1","model_name":"m","block_size":4,"model_name":"x"} | model_name
             /query    | {"model_name":"m","token_ids":[1],"model_name":"x"}                                      | model_name
             /query    | {"model_name":"m","token_ids":[1],"token_ids":[2]}                                       | token_ids
-            /query    | {"model_name":"m","a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"a":9,"token_ids":[1]}  | a
+            /query    | {"model_name":"m","a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"model_name":"x","token_ids":[1]} | model_name
             """)
     void duplicateFieldsAre422NamingThem(String route, String body, String field) {
         assertError(http.post(route, body), 422, "duplicate field `" + field + "`");
+    }
+
+    /** An unknown field is ignored however often it comes, as Dynamo's serde ignores it; a known one still counts. */
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource(delimiter = '|', textBlock = """
+            /query           | {"model_name":"m","x":1,"x":"again","token_ids":[1,2,3,4],"x":null}                    | 200
+            /query           | {"model_name":"m","a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"a":9,"token_ids":[1]} | 200
+            /query_by_hash   | {"model_name":"m","x":[1],"block_hashes":[1],"x":{}}                                  | 200
+            /deregister_peer | {"x":1,"url":"http://nobody:1","x":2}                                                 | 404
+            /unregister      | {"x":1,"instance_id":9,"model_name":"m","x":2}                                        | 404
+            """)
+    void anUnknownFieldGivenTwiceIsIgnored(String route, String body, int status) {
+        HttpTestClient.Response r = http.post(route, body);
+        assertThat(r.status()).as(r.body()).isEqualTo(status);
+        if (status != 200) {
+            assertThat(r.error()).doesNotContain("duplicate");
+        }
     }
 
     /** Each row: the route, the body, and what the error must name (fragments separated by " & "). */
