@@ -63,6 +63,20 @@ abstract class RequestValidationTest extends OneWorkerRoutes {
                 "`block_hashes[0]`");
     }
 
+    /** Jackson's reason without what it says of its own settings, which are not the client's to change. */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', quoteCharacter = '~', textBlock = """
+            {"model_name":"m","token_ids":[NaN]}           | Non-standard token 'NaN' at line 1
+            {"model_name":"m","token_ids":[1],"x":+1}      | JSON spec does not allow numbers to have plus signs at line 1
+            {"model_name":"m","token_ids":[1]}//           | maybe a (non-standard) comment? at line 1
+            {"model_name":"m","token_ids":[1],"x":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}| exceeds the maximum allowed (64) at line 1
+            """)
+    void aJsonErrorSaysNothingOfTheParsersSettings(String body, String problem) {
+        HttpTestClient.Response r = http.post("/query", body);
+        assertError(r, 400, "invalid JSON: ", problem);
+        assertThat(r.error()).doesNotContain("enable", "Feature", "StreamReadConstraints");
+    }
+
     /** A field given twice is refused naming it (Dynamo's serde refuses it), instead of the last one winning. */
     @ParameterizedTest(name = "{0} {1}")
     @CsvSource(delimiter = '|', textBlock = """
