@@ -110,11 +110,12 @@ record CacheStatsService(Indexers indexers) implements ApiService {
         });
     }
 
+    /** {@code true} or {@code false} in any case, as {@code /dump}'s flags (absent: true). */
     private static boolean flag(String text) {
-        if (text == null || text.equals("true")) {
+        if (text == null || text.equalsIgnoreCase("true")) {
             return true;
         }
-        if (text.equals("false")) {
+        if (text.equalsIgnoreCase("false")) {
             return false;
         }
         throw new ApiError(400, "query parameter `workers` must be true or false, got `" + text + "`");
