@@ -33,9 +33,9 @@ record CacheStatsService(Indexers indexers) implements ApiService {
 
     private void stats(ServerRequest req, ServerResponse res) {
         Parameters query = req.query();
-        String model = query.first("model_name").orElse(null);
-        String tenant = query.first("tenant_id").orElse(null);
-        boolean perWorker = flag(query.first("workers").orElse(null));
+        String model = QueryParameters.single(query, "model_name").orElse(null);
+        String tenant = QueryParameters.single(query, "tenant_id").orElse(null);
+        boolean perWorker = flag(QueryParameters.single(query, "workers").orElse(null));
         List<ModelIndex> selected = indexers.all().stream()
                 .filter(ix -> model == null || ix.modelName().equals(model))
                 .filter(ix -> tenant == null || ix.tenantId().equals(tenant))
@@ -78,10 +78,10 @@ record CacheStatsService(Indexers indexers) implements ApiService {
 
     private void prefixes(ServerRequest req, ServerResponse res) {
         Parameters query = req.query();
-        String model =
-                query.first("model_name").orElseThrow(() -> new ApiError(400, "missing query parameter `model_name`"));
-        String tenant = query.first("tenant_id").orElse(Tenants.DEFAULT);
-        int limit = limit(query.first("limit").orElse(null));
+        String model = QueryParameters.single(query, "model_name")
+                .orElseThrow(() -> new ApiError(400, "missing query parameter `model_name`"));
+        String tenant = QueryParameters.single(query, "tenant_id").orElse(Tenants.DEFAULT);
+        int limit = limit(QueryParameters.single(query, "limit").orElse(null));
         ModelIndex ix = indexers.get(model, tenant).orElseThrow(() -> ApiError.noIndexer(model, tenant));
         List<CacheSurvey.SharedPrefix> prefixes = ix.survey().sharedPrefixes(limit);
         JsonOut.send(res, 200, g -> {
@@ -110,11 +110,12 @@ record CacheStatsService(Indexers indexers) implements ApiService {
         });
     }
 
+    /** {@code true} or {@code false} in any case, as {@code /dump}'s flags (absent: true). */
     private static boolean flag(String text) {
-        if (text == null || text.equals("true")) {
+        if (text == null || text.equalsIgnoreCase("true")) {
             return true;
         }
-        if (text.equals("false")) {
+        if (text.equalsIgnoreCase("false")) {
             return false;
         }
         throw new ApiError(400, "query parameter `workers` must be true or false, got `" + text + "`");

@@ -172,7 +172,7 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
 
     /** {@code ?NAME=true|false} (absent: false); anything else is refused, not read as false. */
     private static boolean flagAsked(ServerRequest req, String name) {
-        Optional<String> flag = req.query().first(name).asOptional();
+        Optional<String> flag = QueryParameters.single(req.query(), name);
         if (flag.isEmpty() || flag.get().equalsIgnoreCase("false")) {
             return false;
         }

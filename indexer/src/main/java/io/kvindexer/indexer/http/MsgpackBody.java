@@ -1,6 +1,5 @@
 package io.kvindexer.indexer.http;
 
-import io.helidon.http.HttpMediaType;
 import io.helidon.webserver.http.ServerRequest;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -38,8 +37,7 @@ final class MsgpackBody extends RequestFields {
 
     /** True when the request declares a msgpack body. */
     static boolean isMsgpack(ServerRequest req) {
-        HttpMediaType type = RequestBody.contentType(req);
-        return type != null && MEDIA_TYPE.equalsIgnoreCase(type.mediaType().text());
+        return RequestBody.isApplication(RequestBody.contentType(req), "msgpack");
     }
 
     /** Opens a body already in memory: its first {@code length} bytes of {@code bytes}. */

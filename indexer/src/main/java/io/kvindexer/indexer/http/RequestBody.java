@@ -9,6 +9,7 @@ import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.util.Locale;
 
 /**
  * Admission of a request body, before any parsing: the content type (415), the size limit declared (413 at once)
@@ -42,10 +43,7 @@ final class RequestBody implements AutoCloseable {
 
     /** Admits a body of type {@code application/<subtype>} (e.g. {@code json}) of at most {@code limit} bytes. */
     static RequestBody open(ServerRequest req, long limit, String subtype) {
-        HttpMediaType type = contentType(req);
-        if (type == null
-                || !"application".equalsIgnoreCase(type.mediaType().type())
-                || !subtype.equalsIgnoreCase(type.mediaType().subtype())) {
+        if (!isApplication(contentType(req), subtype)) {
             throw new ApiError(415, "expected request with `Content-Type: application/" + subtype + "`");
         }
         if (req.headers().contains(HeaderNames.CONTENT_LENGTH)) {
@@ -55,6 +53,19 @@ final class RequestBody implements AutoCloseable {
             }
         }
         return new RequestBody(req, limit);
+    }
+
+    /**
+     * True when {@code type} is {@code application/<subtype>} in any case, the whitespace RFC 9110 (section 5.6.6)
+     * allows before a parameter's {@code ;} aside (Helidon leaves it on the subtype); for {@code json}, also any
+     * {@code application/<name>+json} ({@code vnd.api+json}), which axum, Dynamo's server, takes as JSON.
+     */
+    static boolean isApplication(HttpMediaType type, String subtype) {
+        if (type == null || !"application".equalsIgnoreCase(type.mediaType().type())) {
+            return false;
+        }
+        String given = type.mediaType().subtype().strip().toLowerCase(Locale.ROOT);
+        return given.equals(subtype) || (subtype.equals("json") && given.endsWith("+json"));
     }
 
     /**

@@ -17,17 +17,44 @@ abstract class RequestFields implements AutoCloseable {
     private int fewCount;
     private HashSet<String> many;
 
+    /** The name {@link #nextField} returned last. */
+    private String current;
+
     /**
      * The next field name of the top-level object, positioned on its value; null at the end of the object. A name
-     * given twice is refused (422 naming it), as Dynamo's serde refuses it: otherwise the last one would silently
-     * win.
+     * the request reads, given twice, is refused (422 naming it), as Dynamo's serde refuses it: otherwise the last
+     * one would silently win.
      */
     final String nextField() {
         String name = nextName();
         if (name != null && !firstTime(name)) {
             throw ApiError.invalid("duplicate field `" + name + "`");
         }
+        current = name;
         return name;
+    }
+
+    /**
+     * Skips the value of a field the request does not read. Its name is forgotten: an unknown field is ignored
+     * however often it comes, as serde ignores it (no value of it can win).
+     */
+    final void skipUnknown() {
+        forget(current);
+        skipValue();
+    }
+
+    private void forget(String name) {
+        if (many != null) {
+            many.remove(name);
+            return;
+        }
+        for (int i = 0; i < fewCount; i++) {
+            if (few[i].equals(name)) {
+                few[i] = few[--fewCount];
+                few[fewCount] = null;
+                return;
+            }
+        }
     }
 
     /** {@link #nextField} without the duplicate check: what each encoding reads. */

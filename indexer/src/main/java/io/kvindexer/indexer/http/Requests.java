@@ -51,7 +51,7 @@ final class Requests {
                 case "replay_endpoint" -> replay = body.optionalString(f);
                 case "pod_name" -> podName = body.optionalString(f);
                 case "additional_salt", "additionalsalt" -> body.optionalString(f); // accepted, ignored (G2)
-                default -> body.skipValue();
+                default -> body.skipUnknown();
             }
         }
         require(instanceId, "instance_id");
@@ -95,7 +95,7 @@ final class Requests {
                 case "tenant_id" -> tenant = body.optionalString(f);
                 case "routing_group" -> group = body.optionalString(f);
                 case "dp_rank" -> dpRank = body.optionalU32(f);
-                default -> body.skipValue();
+                default -> body.skipUnknown();
             }
         }
         require(instanceId, "instance_id");
@@ -119,7 +119,7 @@ final class Requests {
                 case "routing_group" -> group = body.string(f);
                 case "lora_name" -> lora = body.optionalString(f);
                 case "cache_salt" -> salt = body.optionalString(f);
-                default -> body.skipValue();
+                default -> body.skipUnknown();
             }
         }
         require(tokens, "token_ids");
@@ -141,7 +141,7 @@ final class Requests {
                 case "tenant_id" -> tenant = body.string(f);
                 case "routing_group" -> group = body.string(f);
                 case "cache_salt" -> salt = body.optionalString(f); // ignored (G2), refused with G3's salt rules
-                default -> body.skipValue();
+                default -> body.skipUnknown();
             }
         }
         require(hashes, "block_hashes");
@@ -164,7 +164,7 @@ final class Requests {
             if (f.equals("url")) {
                 url = body.string(f);
             } else {
-                body.skipValue();
+                body.skipUnknown();
             }
         }
         require(url, "url");
@@ -178,7 +178,7 @@ final class Requests {
             switch (f) {
                 case "instance_id" -> instanceId = body.u64(f);
                 case "dp_rank" -> dpRank = body.optionalU32(f);
-                default -> body.skipValue();
+                default -> body.skipUnknown();
             }
         }
         require(instanceId, "instance_id");

@@ -44,9 +44,9 @@ record WorkerService(WorkerRegistry registry, long maxBody, AccessLog accessLog)
 
     private void workers(ServerRequest req, ServerResponse res) {
         var query = req.query();
-        String model = query.first("model_name").orElse(null);
-        String tenant = query.first("routing_group") // the one that counts when both are given, as for bodies
-                .orElseGet(() -> query.first("tenant_id").orElse(null));
+        String model = QueryParameters.single(query, "model_name").orElse(null);
+        String tenant = QueryParameters.single(query, "routing_group") // the one that counts when both are given
+                .orElseGet(() -> QueryParameters.single(query, "tenant_id").orElse(null));
         List<WorkerView> views = registry.list(model, tenant);
         JsonOut.send(res, 200, g -> {
             g.writeStartArray();

@@ -10,14 +10,24 @@ public final class JsonTokens {
     /** Jackson's "[Source: REDACTED (`StreamReadFeature...` disabled); line: 1, column: 1]": its input's internals */
     private static final Pattern SOURCE = Pattern.compile("\\[Source: .*?; line: (\\d+), column: (\\d+)]");
 
+    /**
+     * What Jackson adds about its own settings, which a client cannot change: ": enable `JsonReadFeature.X` to allow",
+     * " (not recognized as one since Feature 'X' not enabled for parser)", ", from `StreamReadConstraints.x()`".
+     */
+    private static final Pattern SETTINGS = Pattern.compile(": enable `JsonReadFeature\\.\\w+` to allow"
+            + "| \\(not recognized as one since Feature '\\w+' not enabled for parser\\)"
+            + "|, from `StreamReadConstraints\\.\\w+\\(\\)`");
+
     private JsonTokens() {}
 
     /**
      * Jackson's reason for malformed JSON without the internals it mixes in: {@code Unexpected end-of-input: expected
-     * close marker for Object (start marker at line 1, column 1)}, where Jackson names its source and a feature flag.
+     * close marker for Object (start marker at line 1, column 1)}, where Jackson names its source and a feature flag;
+     * {@code Non-standard token 'NaN'}, without how to make Jackson take it.
      */
     public static String problem(JsonProcessingException e) {
-        return SOURCE.matcher(String.valueOf(e.getOriginalMessage())).replaceAll("line $1, column $2");
+        String message = SOURCE.matcher(String.valueOf(e.getOriginalMessage())).replaceAll("line $1, column $2");
+        return SETTINGS.matcher(message).replaceAll("");
     }
 
     /** "a string", "an integer", … or "end of input" for no token. */

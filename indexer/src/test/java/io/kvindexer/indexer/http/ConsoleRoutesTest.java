@@ -97,6 +97,13 @@ class ConsoleRoutesTest {
         assertThat(cheap.get("memberships").asLong())
                 .isEqualTo(ix.get("memberships").asLong());
         assertThat(cheap.has("workers")).isFalse();
+        // in any case, as /dump's flags: Python's requests writes params={"workers": False} as workers=False
+        HttpTestClient.Response sizesOnly = http.get("/stats?workers=False");
+        assertThat(sizesOnly.status()).as(sizesOnly.body()).isEqualTo(200);
+        assertThat(sizesOnly.json().get("indexes").get(0).has("workers")).isFalse();
+        HttpTestClient.Response perWorker = http.get("/stats?workers=TRUE");
+        assertThat(perWorker.status()).as(perWorker.body()).isEqualTo(200);
+        assertThat(perWorker.json().get("indexes").get(0).has("workers")).isTrue();
         assertError(http.get("/stats?workers=maybe"), 400, "workers");
     }
 

@@ -50,6 +50,32 @@ class MediaTypeHeadersTest extends OneWorkerRoutes {
         }
     }
 
+    /**
+     * A JSON media type as RFC 9110 lets a client write it (whitespace before a parameter's {@code ;}) or as axum,
+     * Dynamo's server, takes it (any {@code application/<name>+json}) is JSON on every route; so is msgpack with
+     * that whitespace.
+     */
+    @ParameterizedTest(name = "Content-Type: {0}")
+    @ValueSource(
+            strings = {
+                "application/json ; charset=utf-8",
+                "application/json\t;charset=utf-8",
+                "application/vnd.api+json",
+                "Application/Merge-Patch+JSON ; charset=utf-8"
+            })
+    void aJsonTypeWithWhitespaceBeforeItsParametersOrAJsonSuffixIsJson(String type) {
+        HttpTestClient.Response r = http.postRaw("/query", JSON_QUERY, type);
+        assertThat(r.status()).as(r.body()).isEqualTo(200);
+        assertThat(r.json().has("scores")).as(r.body()).isTrue();
+        HttpTestClient.Response peers = http.postRaw(
+                "/deregister_peer", "{\"url\":\"http://nobody:1\"}".getBytes(StandardCharsets.UTF_8), type);
+        assertThat(peers.status()).as(peers.body()).isEqualTo(404);
+        assertThat(peers.error()).isEqualTo("peer not found");
+        HttpTestClient.Response msgpack = http.postRaw("/query", msgpackQuery(), "application/msgpack ; v=1");
+        assertThat(msgpack.status()).as(msgpack.body()).isEqualTo(200);
+        assertThat(msgpack.contentType()).isEqualTo(MSGPACK);
+    }
+
     /** Accept only states a preference: one that is no list of media types is answered as if it were absent. */
     @ParameterizedTest(name = "Accept: {0}")
     @ValueSource(strings = {"text", ";", "/", "application/json;", "application/msgpack;q=abc"})

@@ -63,16 +63,47 @@ abstract class RequestValidationTest extends OneWorkerRoutes {
                 "`block_hashes[0]`");
     }
 
+    /** Jackson's reason without what it says of its own settings, which are not the client's to change. */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', quoteCharacter = '~', textBlock = """
+            {"model_name":"m","token_ids":[NaN]}           | Non-standard token 'NaN' at line 1
+            {"model_name":"m","token_ids":[1],"x":+1}      | JSON spec does not allow numbers to have plus signs at line 1
+            {"model_name":"m","token_ids":[1]}//           | maybe a (non-standard) comment? at line 1
+            {"model_name":"m","token_ids":[1],"x":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}| exceeds the maximum allowed (64) at line 1
+            """)
+    void aJsonErrorSaysNothingOfTheParsersSettings(String body, String problem) {
+        HttpTestClient.Response r = http.post("/query", body);
+        assertError(r, 400, "invalid JSON: ", problem);
+        assertThat(r.error()).doesNotContain("enable", "Feature", "StreamReadConstraints");
+    }
+
     /** A field given twice is refused naming it (Dynamo's serde refuses it), instead of the last one winning. */
     @ParameterizedTest(name = "{0} {1}")
     @CsvSource(delimiter = '|', textBlock = """
             /register | {"instance_id":2,"endpoint":"tcp://h:1","model_name":"m","block_size":4,"model_name":"x"} | model_name
             /query    | {"model_name":"m","token_ids":[1],"model_name":"x"}                                      | model_name
             /query    | {"model_name":"m","token_ids":[1],"token_ids":[2]}                                       | token_ids
-            /query    | {"model_name":"m","a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"a":9,"token_ids":[1]}  | a
+            /query    | {"model_name":"m","a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"model_name":"x","token_ids":[1]} | model_name
             """)
     void duplicateFieldsAre422NamingThem(String route, String body, String field) {
         assertError(http.post(route, body), 422, "duplicate field `" + field + "`");
+    }
+
+    /** An unknown field is ignored however often it comes, as Dynamo's serde ignores it; a known one still counts. */
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource(delimiter = '|', textBlock = """
+            /query           | {"model_name":"m","x":1,"x":"again","token_ids":[1,2,3,4],"x":null}                    | 200
+            /query           | {"model_name":"m","a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"a":9,"token_ids":[1]} | 200
+            /query_by_hash   | {"model_name":"m","x":[1],"block_hashes":[1],"x":{}}                                  | 200
+            /deregister_peer | {"x":1,"url":"http://nobody:1","x":2}                                                 | 404
+            /unregister      | {"x":1,"instance_id":9,"model_name":"m","x":2}                                        | 404
+            """)
+    void anUnknownFieldGivenTwiceIsIgnored(String route, String body, int status) {
+        HttpTestClient.Response r = http.post(route, body);
+        assertThat(r.status()).as(r.body()).isEqualTo(status);
+        if (status != 200) {
+            assertThat(r.error()).doesNotContain("duplicate");
+        }
     }
 
     /** Each row: the route, the body, and what the error must name (fragments separated by " & "). */

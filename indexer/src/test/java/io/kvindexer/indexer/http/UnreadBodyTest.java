@@ -118,6 +118,40 @@ class UnreadBodyTest {
         }
     }
 
+    /**
+     * Requests written at once on one keep-alive connection are answered in order, each as it would be alone: an
+     * unread refused body is skipped, not parsed as a request, and what follows a body's declared length is the next
+     * request.
+     */
+    @Test
+    @Execution(ExecutionMode.CONCURRENT)
+    void pipelinedRequestsAreAnsweredInOrder() throws Exception {
+        String query = "{\"model_name\":\"m\",\"token_ids\":[1,2,3]}";
+        String smuggled = "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n";
+        String requests = head("POST", "/query", "Accept: application/json", "application/json", query.length())
+                + query
+                + "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+                + head("POST", "/query", "Accept: application/json", "text/plain", smuggled.length())
+                + smuggled
+                + head("POST", "/register", "Accept: application/json", "application/json", 3)
+                + "{x}"
+                + head("POST", "/query", "Accept: application/json", "application/json", query.length())
+                + query + "GET /peers HTTP/1.1\r\nHost: x\r\n\r\n" // past the declared length: a request
+                + "GET /workers HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+        try (Socket s = RawHttp.connect(server.baseUrl(), PATIENCE_MS)) {
+            s.getOutputStream().write(requests.getBytes(StandardCharsets.US_ASCII));
+            InputStream in = new BufferedInputStream(s.getInputStream());
+            assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 404").contains("no indexer for model=m");
+            assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 200");
+            assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 415");
+            assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 400").contains("invalid JSON");
+            assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 404").contains("no indexer for model=m");
+            assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 200").endsWith("[]");
+            assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 200").endsWith("[]");
+            assertThat(RawHttp.closed(in)).isTrue();
+        }
+    }
+
     private static String head(String method, String path, String header, String type, long length) {
         return method + " " + path + " HTTP/1.1\r\nHost: x\r\n" + header + "\r\nContent-Type: " + type
                 + "\r\nContent-Length: " + length + "\r\n\r\n";
