@@ -59,7 +59,7 @@ public final class TraceBench extends BenchCommand {
     @Option(
             names = "--warmup-max",
             description = "at most this many untimed runs in all: a run during which the JIT compilers were busy for "
-                    + "more than 5 % of it is followed by another (none with --warmup 0)")
+                    + "more than 5 %% of it is followed by another (none with --warmup 0)")
     int warmupMax = 8;
 
     @Mixin

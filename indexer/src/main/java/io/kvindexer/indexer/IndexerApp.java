@@ -52,7 +52,7 @@ public final class IndexerApp implements AutoCloseable {
 
     private IndexerApp(IndexerConfig config) throws RegistryException, ConfigException {
         this.config = config;
-        ListenCheck.require(config.host(), config.port());
+        ListenCheck.require(config.host(), config.port(), config.demo());
         warnIdleAccessLogFlags(config.accessLog());
         this.core = IndexerCore.start(config);
         this.components = core.components();

@@ -218,7 +218,7 @@ public final class IndexerCli {
         try {
             cmd.parseArgs(args);
         } catch (CommandLine.ParameterException e) {
-            throw new ConfigException(oneLine(e.getMessage()));
+            throw new ConfigException(usageError(e));
         }
         refuseEmptyValues(cmd.getParseResult());
         if (cmd.isUsageHelpRequested() || cmd.isVersionHelpRequested()) {
@@ -425,6 +425,24 @@ public final class IndexerCli {
             case "1", "true", "yes", "on" -> true;
             default -> false;
         };
+    }
+
+    /**
+     * picocli's own line (an unknown flag, a value that is not a number) says what is wrong but not what to do:
+     * followed by the flags it may have been a typo of, and where the flags are listed.
+     */
+    static String usageError(CommandLine.ParameterException e) {
+        String hint = "--help lists the flags";
+        if (e instanceof CommandLine.UnmatchedArgumentException unmatched
+                && !unmatched.getUnmatched().isEmpty()) {
+            List<String> meant = FlagTypos.nearest(
+                    unmatched.getUnmatched().getFirst(),
+                    e.getCommandLine().getCommandSpec().optionsMap().keySet());
+            if (!meant.isEmpty()) {
+                hint = "did you mean " + String.join(" or ", meant) + "? " + hint;
+            }
+        }
+        return oneLine(e.getMessage()) + " (" + hint + ")";
     }
 
     private static String oneLine(String message) {

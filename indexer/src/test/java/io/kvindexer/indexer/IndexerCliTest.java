@@ -414,6 +414,20 @@ class IndexerCliTest {
         assertThatThrownBy(() -> parse("--threads", "-1")).hasMessageContaining("--threads");
     }
 
+    /** picocli's own errors say what is wrong; the line goes on with what to do: the flag meant, where flags are. */
+    @Test
+    void aMistypedFlagIsAnsweredWithTheFlagItResemblesAndWhereFlagsAreListed() {
+        assertThatThrownBy(() -> parse("--prot", "8090"))
+                .hasMessage("Unknown options: '--prot', '8090' (did you mean --port? --help lists the flags)");
+        assertThatThrownBy(() -> parse("--port", "abc"))
+                .hasMessage("Invalid value for option '--port': 'abc' is not an int (--help lists the flags)");
+        assertThatThrownBy(() -> parse("--block-sise=16"))
+                .hasMessage("Unknown option: '--block-sise=16' (did you mean --block-size? --help lists the flags)");
+        assertThatThrownBy(() -> parse("--bogus")).hasMessage("Unknown option: '--bogus' (--help lists the flags)");
+        assertThatThrownBy(() -> parse("help"))
+                .hasMessage("Unmatched argument at index 0: 'help' (--help lists the flags)");
+    }
+
     /** Dynamo's newer flags: the access log's three, and --routing-group, its name for what we call the tenant. */
     @Test
     void accessLogFlagsAndRoutingGroup() throws Exception {

@@ -64,13 +64,13 @@ class RunIndexerScriptTest {
         tools = Files.createDirectories(tmp.resolve("tools"));
         // answers find-jdk's version question as a JDK 25, otherwise says how it was started
         String java = "#!/bin/sh\ncase \"$*\" in *-XshowSettings*) echo '    java.specification.version = 25' >&2 ;;"
-                + " *) echo \"java $*\" ;; esac\n";
+                + " *) echo \"java $* in $(pwd)\" ;; esac\n";
         executable(jdk.resolve("bin/java"), java);
         executable(jdk.resolve("bin/javac"), java);
         // a Maven 3.9 that only notes a build
         executable(
                 tools.resolve("mvn"),
-                "#!/bin/sh\ncase \"$*\" in *-v*) echo 'Apache Maven 3.9.9' ;; *) echo \"mvn $*\" >&2 ;; esac\n");
+                "#!/bin/sh\ncase \"$*\" in *-v*) echo 'Apache Maven 3.9.9' ;; *) echo \"mvn $* in $(pwd)\" >&2 ;; esac\n");
     }
 
     @Test
@@ -99,10 +99,29 @@ class RunIndexerScriptTest {
         assertThat(runIndexer()).contains("building indexer/target/kv-indexer.jar");
     }
 
+    /**
+     * Started from another directory, the indexer runs in that one: a relative path among its flags (--access-log,
+     * --snapshot-dir, --auth-token-file) means the caller's file, where the script's cd to the repository had read
+     * tokens from the repository and written access logs into the source tree. The build still runs at the root.
+     */
+    @Test
+    void theIndexerRunsInTheCallersDirectory() throws Exception {
+        Path elsewhere = Files.createDirectories(tmp.resolve("elsewhere"));
+        touch("indexer/src/main/java/Main.java", EDIT);
+
+        assertThat(runIndexer(elsewhere)).contains("mvn -B -ntp -q -pl indexer -am package -DskipTests in " + repo);
+        assertThat(Files.readString(tmp.resolve("out.txt"))).endsWith(" in " + elsewhere + "\n");
+    }
+
     /** Runs bin/run-indexer --version in the copy; returns its standard error (where the build is announced). */
     private String runIndexer() throws IOException, InterruptedException {
-        ProcessBuilder pb =
-                new ProcessBuilder("bash", repo.resolve("bin/run-indexer").toString(), "--version");
+        return runIndexer(repo);
+    }
+
+    private String runIndexer(Path workingDir) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(
+                        "bash", repo.resolve("bin/run-indexer").toString(), "--version")
+                .directory(workingDir.toFile());
         pb.environment().put("JAVA_HOME", jdk.toString());
         pb.environment().put("KVI_JVM_DIR", tmp.resolve("no-jvms").toString());
         pb.environment().put("PATH", tools + ":/usr/bin:/bin");
@@ -116,7 +135,7 @@ class RunIndexerScriptTest {
         assertThat(p.exitValue()).as(stderr).isZero();
         assertThat(Files.readString(out))
                 .as("the jar is started")
-                .contains("-jar indexer/target/kv-indexer.jar --version");
+                .contains("-jar " + repo.resolve("indexer/target/kv-indexer.jar") + " --version");
         return stderr;
     }
 
