@@ -622,7 +622,9 @@ public final class WorkerRegistry implements AutoCloseable {
      * saved registrations that were neither unregistered nor registered anew meanwhile are registered with their
      * watermarks (their listeners ask the engines for what came after). A saved one that cannot come back (registered
      * anew under another model, tenant or block size, or refused) takes its blocks with it: no listener of its
-     * (model, tenant) would ever correct them. Returns how many were restored.
+     * (model, tenant) would ever correct them. So does one registered anew at another endpoint: another engine process,
+     * whose listener learns its history afresh and would take the old one's blocks for its own. Returns how many were
+     * restored.
      */
     public int finishRecovery(List<SavedRegistration> saved, Runnable installTree) {
         return finishRecovery(saved, List.of(), installTree);
@@ -650,7 +652,7 @@ public final class WorkerRegistry implements AutoCloseable {
                 }
                 if (restore(s)) {
                     restored++;
-                } else if (!continuedByLive(s)) {
+                } else if (!continuedByLive(s) || !atSavedEndpoint(s)) {
                     indexers.get(s.modelName(), s.tenantId()).ifPresent(ix -> {
                         left.add(ix);
                         ix.removeWorker(new WorkerKey(s.instanceId(), s.dpRank()));
@@ -786,6 +788,13 @@ public final class WorkerRegistry implements AutoCloseable {
                     e.getMessage());
             return false;
         }
+    }
+
+    /** Caller holds the lock. Whether the rank of {@code s} is registered now at the endpoint it was saved with. */
+    private boolean atSavedEndpoint(SavedRegistration s) {
+        Instance live = instances.get(s.instanceId());
+        Rank rank = live == null ? null : live.ranks.get(s.dpRank());
+        return rank != null && rank.spec.endpoint().equals(s.endpoint());
     }
 
     /**

@@ -251,11 +251,7 @@ public final class SnapshotFiles {
             for (Path p : entries) {
                 Matcher m = ANY_NAME.matcher(p.getFileName().toString());
                 if (m.matches()) {
-                    try {
-                        highest = Math.max(highest, Long.parseLong(m.group(1)));
-                    } catch (NumberFormatException e) {
-                        // beyond a long: not one this class wrote
-                    }
+                    highest = Math.max(highest, ours(m.group(1)));
                 }
             }
         }
@@ -409,11 +405,17 @@ public final class SnapshotFiles {
 
     private static long number(Path p) {
         Matcher m = NAME.matcher(p.getFileName().toString());
-        if (!m.matches()) {
-            return -1;
-        }
+        return m.matches() ? ours(m.group(1)) : -1;
+    }
+
+    /**
+     * A name's number, -1 when this class cannot have written it: beyond a long, or the largest one, which no write
+     * can number past (the next would overflow into a name nothing loads or prunes).
+     */
+    private static long ours(String digits) {
         try {
-            return Long.parseLong(m.group(1));
+            long n = Long.parseLong(digits);
+            return n == Long.MAX_VALUE ? -1 : n;
         } catch (NumberFormatException e) {
             return -1;
         }

@@ -19,7 +19,8 @@ import org.junit.jupiter.api.io.TempDir;
  * operator renamed it) or another block size: the snapshot's registration does not come back, so neither do its
  * blocks under the old (model, tenant), which no listener would ever correct again; and the new registration does not
  * take the old one's sequence watermark, which belongs to a tree it does not have, so it learns the engine's history
- * by replay instead of skipping it.
+ * by replay instead of skipping it. The same goes for an engine registered anew at another endpoint: another
+ * process, which holds none of the old one's blocks.
  */
 class RestoredRegistrationChangedTest {
 
@@ -95,6 +96,33 @@ class RestoredRegistrationChangedTest {
                 sim.storeSequence(LATER, 4).get(30, TimeUnit.SECONDS);
                 await().atMost(Duration.ofSeconds(30))
                         .until(() -> score(http, "other", LATER) == 8 && score(http, "other", Replicas.TOKENS) == 8);
+            }
+        }
+    }
+
+    @Test
+    void anEngineRegisteredAtAnotherEndpointDuringRecoveryGetsNoneOfTheOldBlocks() throws Exception {
+        Path dir = tmp.resolve("snapshots");
+        try (EngineSimulator old = EngineSimulator.start(EngineSimulator.Options.defaults())) {
+            snapshotWithInstanceOne(dir, old);
+        }
+        // the engine's pod went, and came back at another address, empty
+        try (EngineSimulator moved = EngineSimulator.start(EngineSimulator.Options.defaults())) {
+            try (IndexerApp app = restarting(dir);
+                    HttpTestClient http = new HttpTestClient(app.baseUrl())) {
+                http.post(
+                                "/register",
+                                "{\"instance_id\":1,\"endpoint\":\"" + moved.endpoint()
+                                        + "\",\"model_name\":\"m\",\"block_size\":4}")
+                        .assertStatus(201);
+                assertThat(app.gate().isRecovering())
+                        .as("registered during recovery")
+                        .isTrue();
+                Replicas.awaitReady(http);
+                assertThat(http.get("/workers").json().findValuesAsText("endpoint"))
+                        .contains(moved.endpoint());
+                // the engine at the old endpoint held these; the one at the new endpoint never stored them
+                assertThat(score(http, "m", Replicas.TOKENS)).isZero();
             }
         }
     }

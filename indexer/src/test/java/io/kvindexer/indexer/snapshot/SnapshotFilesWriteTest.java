@@ -175,6 +175,25 @@ class SnapshotFilesWriteTest {
     }
 
     /**
+     * A file named with the largest number (not one a replica writes: it would take 2^63 snapshots) left no number
+     * past it: the next write overflowed to {@code snapshot--9223372036854775808.kvix}, a name nothing loads or prunes,
+     * so a restart did not start from it. It is now not taken for a snapshot, and writes go on from the replica's own.
+     */
+    @Test
+    void aFileWithTheLargestNumberDoesNotTakeTheNextWritesOutOfReach() throws Exception {
+        byte[] good = aSnapshot();
+        Path foreign = Files.write(dir.resolve("snapshot-9223372036854775807.kvix"), good);
+        SnapshotFiles files = new SnapshotFiles(dir);
+        Path first = files.write(out -> out.write(good));
+        Path second = files.write(out -> out.write(good));
+
+        assertThat(first.getFileName()).hasToString("snapshot-0000000000000000001.kvix");
+        assertThat(files.newestFirst()).as("what a restart loads").containsExactly(second, first);
+        assertThat(foreign).as("left alone").exists();
+        files.unlock();
+    }
+
+    /**
      * After a rollback, the snapshots of the newer version are the state that version left: they are not pruned as
      * damaged (before, the first snapshot the older version wrote deleted them, so rolling forward again found
      * nothing of them), are named once in a warning, and do not count among the kept ones.
