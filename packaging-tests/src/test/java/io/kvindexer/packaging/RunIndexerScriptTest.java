@@ -7,10 +7,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -30,18 +28,13 @@ class RunIndexerScriptTest {
     @TempDir
     Path tmp;
 
+    private ScriptSandbox sandbox;
     private Path repo;
-    private Path jdk;
-    private Path tools;
 
     @BeforeEach
     void layout() throws IOException {
-        repo = tmp.resolve("repo");
-        for (String script : List.of("bin/run-indexer", "bin/find-jdk")) {
-            Path copy = repo.resolve(script);
-            Files.createDirectories(copy.getParent());
-            Files.copy(RepoFiles.root().resolve(script), copy);
-        }
+        sandbox = ScriptSandbox.of(tmp, "bin/run-indexer", "bin/find-jdk");
+        repo = sandbox.repo();
         for (String file : List.of(
                 "pom.xml",
                 "indexer/pom.xml",
@@ -60,17 +53,6 @@ class RunIndexerScriptTest {
                 Files.setLastModifiedTime(dir, FileTime.from(SOURCES));
             }
         }
-        jdk = tmp.resolve("jdk");
-        tools = Files.createDirectories(tmp.resolve("tools"));
-        // answers find-jdk's version question as a JDK 25, otherwise says how it was started
-        String java = "#!/bin/sh\ncase \"$*\" in *-XshowSettings*) echo '    java.specification.version = 25' >&2 ;;"
-                + " *) echo \"java $* in $(pwd)\" ;; esac\n";
-        executable(jdk.resolve("bin/java"), java);
-        executable(jdk.resolve("bin/javac"), java);
-        // a Maven 3.9 that only notes a build
-        executable(
-                tools.resolve("mvn"),
-                "#!/bin/sh\ncase \"$*\" in *-v*) echo 'Apache Maven 3.9.9' ;; *) echo \"mvn $* in $(pwd)\" >&2 ;; esac\n");
     }
 
     @Test
@@ -109,34 +91,19 @@ class RunIndexerScriptTest {
         Path elsewhere = Files.createDirectories(tmp.resolve("elsewhere"));
         touch("indexer/src/main/java/Main.java", EDIT);
 
-        assertThat(runIndexer(elsewhere)).contains("mvn -B -ntp -q -pl indexer -am package -DskipTests in " + repo);
-        assertThat(Files.readString(tmp.resolve("out.txt"))).endsWith(" in " + elsewhere + "\n");
+        ScriptSandbox.Result r = sandbox.run(elsewhere, "bin/run-indexer", "--version");
+        assertThat(r.stderr()).contains("mvn -B -ntp -q -pl indexer -am package -DskipTests in " + repo);
+        assertThat(r.stdout()).endsWith(" in " + elsewhere + "\n");
     }
 
     /** Runs bin/run-indexer --version in the copy; returns its standard error (where the build is announced). */
     private String runIndexer() throws IOException, InterruptedException {
-        return runIndexer(repo);
-    }
-
-    private String runIndexer(Path workingDir) throws IOException, InterruptedException {
-        ProcessBuilder pb = new ProcessBuilder(
-                        "bash", repo.resolve("bin/run-indexer").toString(), "--version")
-                .directory(workingDir.toFile());
-        pb.environment().put("JAVA_HOME", jdk.toString());
-        pb.environment().put("KVI_JVM_DIR", tmp.resolve("no-jvms").toString());
-        pb.environment().put("PATH", tools + ":/usr/bin:/bin");
-        pb.environment().remove("KVI_AOT");
-        Path out = tmp.resolve("out.txt");
-        Path err = tmp.resolve("err.txt");
-        pb.redirectOutput(out.toFile()).redirectError(err.toFile());
-        Process p = pb.start();
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("run-indexer finished").isTrue();
-        String stderr = Files.readString(err);
-        assertThat(p.exitValue()).as(stderr).isZero();
-        assertThat(Files.readString(out))
+        ScriptSandbox.Result r = sandbox.run(repo, "bin/run-indexer", "--version");
+        assertThat(r.exit()).as(r.stderr()).isZero();
+        assertThat(r.stdout())
                 .as("the jar is started")
                 .contains("-jar " + repo.resolve("indexer/target/kv-indexer.jar") + " --version");
-        return stderr;
+        return r.stderr();
     }
 
     private void touch(String file, Instant when) throws IOException {
@@ -146,11 +113,5 @@ class RunIndexerScriptTest {
             Files.writeString(f, "", StandardCharsets.UTF_8);
         }
         Files.setLastModifiedTime(f, FileTime.from(when));
-    }
-
-    private static void executable(Path file, String text) throws IOException {
-        Files.createDirectories(file.getParent());
-        Files.writeString(file, text, StandardCharsets.UTF_8);
-        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rwxr-xr-x"));
     }
 }
