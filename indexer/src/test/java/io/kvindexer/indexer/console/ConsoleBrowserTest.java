@@ -1105,18 +1105,8 @@ class ConsoleBrowserTest {
     @Test
     @Order(22)
     void thePageKeepsRefreshingWhileTheTokenDialogIsOpen() throws Exception {
-        try (IndexerApp secured = IndexerApp.start(IndexerConfig.defaults().with(c -> c.authToken = "console-token"));
-                HttpTestClient client = new HttpTestClient(secured.baseUrl())) {
-            client.request(
-                            "POST",
-                            "/register",
-                            "application/json",
-                            ("{\"instance_id\":7,\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"" + MODEL
-                                            + "\",\"block_size\":" + BLOCK + "}")
-                                    .getBytes(java.nio.charset.StandardCharsets.UTF_8),
-                            "Authorization",
-                            "Bearer console-token")
-                    .assertStatus(201);
+        try (IndexerApp secured = IndexerApp.start(IndexerConfig.defaults().with(c -> c.authToken = "console-token"))) {
+            registerWithToken(secured, "console-token");
             var wait = browser.open(ui(secured.baseUrl(), "#cache?model_name=" + MODEL));
             By dialog = By.id("token-dialog");
             wait.until(d -> d.findElement(dialog).getAttribute("open") != null);
