@@ -340,7 +340,10 @@ public final class WorkerRegistry implements AutoCloseable {
                 System.Logger.Level.INFO,
                 "unregistered instance {0} dp_rank {1} for model={2} tenant={3}",
                 id,
-                removal.ranks().keySet().stream().map(Integer::toUnsignedString).collect(Collectors.joining(",")),
+                removal.ranks().keySet().stream()
+                        .sorted(Integer::compareUnsigned) // the ranks' map has no order of its own
+                        .map(Integer::toUnsignedString)
+                        .collect(Collectors.joining(",")),
                 removal.inst().model,
                 removal.inst().tenant);
         notifyObservers();
