@@ -155,15 +155,6 @@ final class Stream implements ReplayClient.Target {
             resumeAt = System.nanoTime() + (known ? 0 : CATCH_UP_QUIET_NANOS);
             if (joining) { // replaying since the registration (Exactness.joining): now it waits for the engine
                 owner.exactness().replayStarted("joining: waiting for the engine's first batch, or its buffer");
-            } else if (known && replay == null) {
-                // nobody listened since that watermark (a restart from a snapshot or a peer, a registration again):
-                // what the engine published meanwhile cannot be asked for, so only its next batch tells
-                awaitingNext = true;
-                owner.exactness()
-                        .replayStarted(
-                                "started after seq " + u(owner.watermark().get())
-                                        + ": no replay endpoint, the engine's next batch shows whether any were missed"
-                                        + " meanwhile");
             }
         }
         if (!threads.inflight().hasRoom()) {
