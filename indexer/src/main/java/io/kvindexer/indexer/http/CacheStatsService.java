@@ -35,7 +35,7 @@ record CacheStatsService(Indexers indexers) implements ApiService {
         Parameters query = req.query();
         String model = QueryParameters.single(query, "model_name").orElse(null);
         String tenant = QueryParameters.single(query, "tenant_id").orElse(null);
-        boolean perWorker = flag(QueryParameters.single(query, "workers").orElse(null));
+        boolean perWorker = QueryParameters.flag(query, "workers", true);
         List<ModelIndex> selected = indexers.all().stream()
                 .filter(ix -> model == null || ix.modelName().equals(model))
                 .filter(ix -> tenant == null || ix.tenantId().equals(tenant))
@@ -108,17 +108,6 @@ record CacheStatsService(Indexers indexers) implements ApiService {
             g.writeEndArray();
             g.writeEndObject();
         });
-    }
-
-    /** {@code true} or {@code false} in any case, as {@code /dump}'s flags (absent: true). */
-    private static boolean flag(String text) {
-        if (text == null || text.equalsIgnoreCase("true")) {
-            return true;
-        }
-        if (text.equalsIgnoreCase("false")) {
-            return false;
-        }
-        throw new ApiError(400, "query parameter `workers` must be true or false, got `" + text + "`");
     }
 
     private static int limit(String text) {

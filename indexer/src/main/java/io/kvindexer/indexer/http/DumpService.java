@@ -2,6 +2,7 @@ package io.kvindexer.indexer.http;
 
 import io.helidon.common.media.type.MediaType;
 import io.helidon.common.media.type.MediaTypes;
+import io.helidon.common.parameters.Parameters;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.HeaderValues;
 import io.helidon.http.Status;
@@ -23,7 +24,6 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -74,13 +74,14 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
         boolean binary = wantsBinary(req);
         // binary with ?registrations=true: version 2, the registrations and watermarks read before the flush, so
         // the trees hold at least every batch up to each watermark (one cut; WorkerRegistry.cut)
-        boolean asked = flagAsked(req, "registrations"); // checked for both formats: a typo is refused, not ignored
+        Parameters query = req.query(); // each flag checked for both formats: a typo is refused, not ignored
+        boolean asked = QueryParameters.flag(query, "registrations", false);
         // with ?store_times=true as well: version 3, the last-store times of the blocks on tiers with a TTL
-        boolean times = flagAsked(req, "store_times");
+        boolean times = QueryParameters.flag(query, "store_times", false);
         // with ?watermark_batches=true as well: version 4, each registration with the batch at its watermark
-        boolean batches = flagAsked(req, "watermark_batches");
+        boolean batches = QueryParameters.flag(query, "watermark_batches", false);
         // with ?cache_salts=true as well: version 5, the salts of salted blocks, when this replica keeps them
-        boolean salts = flagAsked(req, "cache_salts") && indexers.mixCacheSalt();
+        boolean salts = QueryParameters.flag(query, "cache_salts", false) && indexers.mixCacheSalt();
         DumpSlots.Slot slot = slots.tryTake(String.valueOf(req.remotePeer().address()));
         if (slot == null) {
             res.header(HeaderNames.RETRY_AFTER, String.valueOf(RETRY_AFTER_SECONDS));
@@ -168,18 +169,6 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
 
     private static void walkFailed(ModelIndex ix, RuntimeException e) {
         LOG.log(System.Logger.Level.WARNING, "dump of " + ix.modelName() + ":" + ix.tenantId() + " failed", e);
-    }
-
-    /** {@code ?NAME=true|false} (absent: false); anything else is refused, not read as false. */
-    private static boolean flagAsked(ServerRequest req, String name) {
-        Optional<String> flag = QueryParameters.single(req.query(), name);
-        if (flag.isEmpty() || flag.get().equalsIgnoreCase("false")) {
-            return false;
-        }
-        if (flag.get().equalsIgnoreCase("true")) {
-            return true;
-        }
-        throw new ApiError(400, "query parameter `" + name + "` must be true or false, got `" + flag.get() + "`");
     }
 
     /**

@@ -24,4 +24,22 @@ final class QueryParameters {
         }
         return Optional.of(values.isEmpty() ? "" : values.getFirst());
     }
+
+    /**
+     * The flag {@code name}: {@code true} or {@code false} in any case, {@code absent} when not given; anything else is
+     * a {@code 400}, not read as either.
+     */
+    static boolean flag(Parameters query, String name, boolean absent) {
+        Optional<String> given = single(query, name);
+        if (given.isEmpty()) {
+            return absent;
+        }
+        if (given.get().equalsIgnoreCase("true")) {
+            return true;
+        }
+        if (given.get().equalsIgnoreCase("false")) {
+            return false;
+        }
+        throw new ApiError(400, "query parameter `" + name + "` must be true or false, got `" + given.get() + "`");
+    }
 }
