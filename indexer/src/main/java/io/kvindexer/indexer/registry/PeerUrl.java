@@ -30,33 +30,33 @@ public final class PeerUrl {
             uri = new URI(url);
         } catch (URISyntaxException e) {
             // its message repeats the input
-            return "invalid peer URL `" + shown(url) + "`: " + e.getReason() + " at index " + e.getIndex();
+            return invalid(url, e.getReason() + " at index " + e.getIndex());
         }
         String scheme = uri.getScheme();
         if (scheme == null || !(scheme.equalsIgnoreCase("http") || scheme.equalsIgnoreCase("https"))) {
-            return "invalid peer URL `" + shown(url) + "`: scheme must be http or https";
+            return invalid(url, "scheme must be http or https");
         }
         String authority = uri.getRawAuthority();
         if (uri.getHost() == null && authority != null && authority.indexOf(':') != authority.lastIndexOf(':')) {
-            return "invalid peer URL `" + shown(url) + "`: bracket an IPv6 address, e.g. http://[::1]:8090";
+            return invalid(url, "bracket an IPv6 address, e.g. http://[::1]:8090");
         }
         if (uri.getHost() == null || uri.getHost().isEmpty()) {
-            return "invalid peer URL `" + shown(url) + "`: no host";
+            return invalid(url, "no host");
         }
         if (uri.getPort() != -1 && (uri.getPort() < 1 || uri.getPort() > 65535)) {
-            return "invalid peer URL `" + shown(url) + "`: port must be 1..65535";
+            return invalid(url, "port must be 1..65535");
         }
         if (uri.getRawUserInfo() != null || uri.getRawQuery() != null || uri.getRawFragment() != null) {
-            return "invalid peer URL `" + shown(url) + "`: user info, query and fragment are not allowed";
+            return invalid(url, "user info, query and fragment are not allowed");
         }
         return null;
     }
 
     /**
-     * {@code url} as an error message shows it: its user info masked, as the message goes to the log of a
-     * {@code --peers} flag and to the caller of {@code /register_peer}.
+     * Why {@code url} is refused, in the one form every refusal takes: the URL with its user info masked, as the
+     * message goes to the log of a {@code --peers} flag and to the caller of {@code /register_peer}.
      */
-    private static String shown(String url) {
-        return USER_INFO.matcher(url).replaceFirst("$1***@");
+    private static String invalid(String url, String why) {
+        return "invalid peer URL `" + USER_INFO.matcher(url).replaceFirst("$1***@") + "`: " + why;
     }
 }
