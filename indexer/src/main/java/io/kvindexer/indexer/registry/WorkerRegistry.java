@@ -655,7 +655,7 @@ public final class WorkerRegistry implements AutoCloseable {
                 }
                 if (restore(s)) {
                     restored++;
-                } else if (!continuedByLive(s) || !atSavedEndpoint(s)) {
+                } else if (!continuedByLive(s)) {
                     indexers.get(s.modelName(), s.tenantId()).ifPresent(ix -> {
                         left.add(ix);
                         ix.removeWorker(new WorkerKey(s.instanceId(), s.dpRank()));
@@ -793,21 +793,16 @@ public final class WorkerRegistry implements AutoCloseable {
         }
     }
 
-    /** Caller holds the lock. Whether the rank of {@code s} is registered now at the endpoint it was saved with. */
-    private boolean atSavedEndpoint(SavedRegistration s) {
-        Instance live = instances.get(s.instanceId());
-        Rank rank = live == null ? null : live.ranks.get(s.dpRank());
-        return rank != null && rank.spec.endpoint().equals(s.endpoint());
-    }
-
     /**
-     * Caller holds the lock. Whether the rank of {@code s} is registered now under the same (model, tenant) and block
-     * size, so that its listener continues the saved rank's blocks.
+     * Caller holds the lock. Whether the rank of {@code s} is registered now at the endpoint it was saved with, under
+     * the same (model, tenant) and block size, so that its listener continues the saved rank's blocks: at another
+     * endpoint it follows another engine process, which would take the old one's blocks for its own.
      */
     private boolean continuedByLive(SavedRegistration s) {
         Instance live = instances.get(s.instanceId());
-        return live != null
-                && live.ranks.containsKey(s.dpRank())
+        Rank rank = live == null ? null : live.ranks.get(s.dpRank());
+        return rank != null
+                && rank.spec.endpoint().equals(s.endpoint())
                 && live.sameKey(s.modelName(), s.tenantId())
                 && indexers.get(s.modelName(), s.tenantId())
                         .map(ix -> ix.blockSize() == s.blockSize())
