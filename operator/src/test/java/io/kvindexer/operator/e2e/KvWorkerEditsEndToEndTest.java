@@ -231,6 +231,24 @@ class KvWorkerEditsEndToEndTest {
         return out;
     }
 
+    /** The KvWorker's Ready condition comes to give {@code reason}. */
+    private void awaitReadyReason(String reason) {
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(Resources.condition(
+                                        harness.kvWorker(ns, "vllm").getStatus().conditions(), "Ready")
+                                .getReason())
+                        .isEqualTo(reason));
+    }
+
+    private void deleteWorker() {
+        harness.client()
+                .resources(KvWorker.class)
+                .inNamespace(ns)
+                .withName("vllm")
+                .delete();
+    }
+
     /**
      * Asserts {@code check} on every look over three resyncs of each of {@code workers} KvWorkers (three resync
      * periods, and as many KvWorker reconciles started): it must hold throughout, not only in the end.
@@ -469,18 +487,9 @@ class KvWorkerEditsEndToEndTest {
                 .inNamespace(ns)
                 .withName("kv")
                 .delete();
-        await().atMost(WAIT)
-                .ignoreExceptions()
-                .untilAsserted(() -> assertThat(Resources.condition(
-                                        harness.kvWorker(ns, "vllm").getStatus().conditions(), "Ready")
-                                .getReason())
-                        .isEqualTo("IndexerNotFound"));
+        awaitReadyReason("IndexerNotFound");
         // its replicas go with it (garbage collection, which the mock does not run): the finalizer does not wait
-        harness.client()
-                .resources(KvWorker.class)
-                .inNamespace(ns)
-                .withName("vllm")
-                .delete();
+        deleteWorker();
         await().atMost(WAIT).until(() -> harness.kvWorker(ns, "vllm") == null);
     }
 
@@ -496,19 +505,10 @@ class KvWorkerEditsEndToEndTest {
         awaitOnly(kvi, InstanceIds.hashOf(ns, "vllm-a"));
 
         harness.mergePatch(KvWorker.class, ns, "vllm", "{\"spec\":{\"zmqPort\":65000,\"dataParallelSize\":600}}");
-        await().atMost(WAIT)
-                .ignoreExceptions()
-                .untilAsserted(() -> assertThat(Resources.condition(
-                                        harness.kvWorker(ns, "vllm").getStatus().conditions(), "Ready")
-                                .getReason())
-                        .isEqualTo("InvalidSpec"));
+        awaitReadyReason("InvalidSpec");
         assertThat(workers(kvi)).as("refused: left as it was").hasSize(1);
 
-        harness.client()
-                .resources(KvWorker.class)
-                .inNamespace(ns)
-                .withName("vllm")
-                .delete();
+        deleteWorker();
         await().atMost(WAIT).until(() -> harness.kvWorker(ns, "vllm") == null);
         assertThat(workers(kvi)).as("the replica after the finalizer ran").isEmpty();
     }
