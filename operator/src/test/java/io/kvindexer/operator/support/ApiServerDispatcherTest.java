@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
@@ -16,7 +18,10 @@ import java.time.Duration;
 import java.util.HashMap;
 import org.junit.jupiter.api.Test;
 
-/** The mock API server answers a JSON patch that does not apply with 422, as the API server does, and in time. */
+/**
+ * The mock API server answers as the API server does where the fabric8 mock alone would not: a JSON patch that does
+ * not apply with 422, in time; a status written over an object that changed since it was read with 409.
+ */
 class ApiServerDispatcherTest {
     @Test
     void aJsonPatchThatDoesNotApplyIs422NotASilence() {
@@ -55,6 +60,65 @@ class ApiServerDispatcherTest {
                             .getMetadata()
                             .getFinalizers())
                     .containsExactly("kvindexer.io/one");
+        } finally {
+            server.destroy();
+        }
+    }
+
+    @Test
+    void aStatusWrittenOverAChangedObjectIs409() {
+        KubernetesMockServer server = new KubernetesMockServer(
+                new Context(), new MockWebServer(), new HashMap<>(), new ApiServerDispatcher(), false);
+        server.init();
+        try (KubernetesClient client = server.createClient()) {
+            Pod read = client.pods()
+                    .inNamespace("ns")
+                    .resource(new PodBuilder()
+                            .withNewMetadata()
+                            .withName("p")
+                            .withNamespace("ns")
+                            .endMetadata()
+                            .build())
+                    .create();
+            // someone edits the object after the writer read it (a user's kubectl edit of the spec)
+            client.pods()
+                    .inNamespace("ns")
+                    .withName("p")
+                    .edit(p -> new PodBuilder(p)
+                            .editMetadata()
+                            .addToLabels("edited", "yes")
+                            .endMetadata()
+                            .build());
+
+            Pod stale = new PodBuilder(read)
+                    .withNewStatus()
+                    .withPhase("Running")
+                    .endStatus()
+                    .build();
+            KubernetesClientException e = catchThrowableOfType(
+                    KubernetesClientException.class,
+                    () -> client.pods().inNamespace("ns").resource(stale).updateStatus());
+            assertThat(e).isNotNull();
+            assertThat(e.getCode()).isEqualTo(409);
+            assertThat(client.pods().inNamespace("ns").withName("p").get().getStatus())
+                    .as("the refused status is not written")
+                    .satisfiesAnyOf(
+                            s -> assertThat(s).isNull(),
+                            s -> assertThat(s.getPhase()).isNull());
+
+            // read again, the write goes through, and the edit stays
+            Pod fresh = client.pods().inNamespace("ns").withName("p").get();
+            client.pods()
+                    .inNamespace("ns")
+                    .resource(new PodBuilder(fresh)
+                            .withNewStatus()
+                            .withPhase("Running")
+                            .endStatus()
+                            .build())
+                    .updateStatus();
+            Pod after = client.pods().inNamespace("ns").withName("p").get();
+            assertThat(after.getStatus().getPhase()).isEqualTo("Running");
+            assertThat(after.getMetadata().getLabels()).containsEntry("edited", "yes");
         } finally {
             server.destroy();
         }
