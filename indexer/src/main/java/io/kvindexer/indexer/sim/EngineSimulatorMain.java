@@ -69,6 +69,12 @@ public final class EngineSimulatorMain implements Callable<Integer> {
     long requests;
 
     @Option(
+            names = "--then-idle",
+            description = "after --requests, stay up without publishing (answering replays) until killed, as an engine"
+                    + " that has served its requests does")
+    boolean thenIdle;
+
+    @Option(
             names = "--dp-rank",
             defaultValue = "0",
             description = "data-parallel rank stamped in batches (default: ${DEFAULT-VALUE})")
@@ -105,7 +111,7 @@ public final class EngineSimulatorMain implements Callable<Integer> {
     long seed;
 
     @Override
-    public Integer call() {
+    public Integer call() throws InterruptedException {
         EngineSimulator.Options options = EngineSimulator.Options.builder()
                 .endpoint(endpoint)
                 .replayEndpoint(replayEndpoint)
@@ -141,6 +147,10 @@ public final class EngineSimulatorMain implements Callable<Integer> {
                 }
             }
             System.out.printf("done: %d requests, %d batches%n", requests, batches);
+            System.out.flush();
+            while (thenIdle) { // the socket thread answers replays meanwhile
+                Thread.sleep(Long.MAX_VALUE);
+            }
         }
         return 0;
     }

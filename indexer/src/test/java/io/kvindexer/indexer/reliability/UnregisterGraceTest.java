@@ -9,6 +9,8 @@ import io.kvindexer.indexer.http.HttpTestClient;
 import io.kvindexer.indexer.sim.SimulatorProcess;
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -36,10 +38,11 @@ class UnregisterGraceTest {
     /** The simulator process: {@code rate} requests/s over 4 system prompts, a 512-block cache. */
     private static Process engine(String endpoint, String replay, long seed, long requests, int rate)
             throws IOException {
-        return SimulatorProcess.start(
-                List.of("-Xmx128m"),
-                endpoint,
-                replay,
+        return SimulatorProcess.start(List.of("-Xmx128m"), endpoint, replay, engineOptions(seed, requests, rate));
+    }
+
+    private static String[] engineOptions(long seed, long requests, int rate, String... more) {
+        List<String> options = new ArrayList<>(List.of(
                 "--block-size",
                 String.valueOf(FaultHarness.BLOCK),
                 "--rate",
@@ -51,7 +54,18 @@ class UnregisterGraceTest {
                 "--requests",
                 String.valueOf(requests),
                 "--seed",
-                String.valueOf(seed));
+                String.valueOf(seed)));
+        options.addAll(List.of(more));
+        return options.toArray(String[]::new);
+    }
+
+    /** The batches a simulator published in all, from its "done" line; -1 before it printed one. */
+    private static long publishedBatches(Path output) throws IOException {
+        return Files.readAllLines(output).stream()
+                .filter(l -> l.startsWith("done: "))
+                .mapToLong(l -> Long.parseLong(l.replaceAll(".*, (\\d+) batches$", "$1")))
+                .findFirst()
+                .orElse(-1);
     }
 
     private static void register(HttpTestClient http, String endpoint, String replay) {
@@ -155,15 +169,31 @@ class UnregisterGraceTest {
             unregister(g);
             engines.getFirst().destroyForcibly();
             assertThat(engines.getFirst().waitFor(30, TimeUnit.SECONDS)).isTrue();
-            // the same address, a new process whose seq starts over; the reference follows it from its start
-            engines.add(engine(endpoint, replay, 2, 1_500, 1_000));
-            register(ref, endpoint, replay);
-            register(g, endpoint, replay);
-            assertThat(engines.getLast().waitFor(60, TimeUnit.SECONDS)).isTrue();
-            await().atMost(Duration.ofSeconds(30))
-                    .pollInterval(Duration.ofMillis(200))
-                    .untilAsserted(() ->
-                            assertThat(FaultHarness.dumpMemberships(g)).isEqualTo(FaultHarness.dumpMemberships(ref)));
+            // the same address, a new process whose seq starts over; the reference follows it from its start. It
+            // stays up once done, as an engine does: a replica that connected late (a loaded machine) replays
+            Path output = Files.createTempFile("unregister-grace-engine", ".log");
+            try {
+                engines.add(SimulatorProcess.start(
+                        List.of("-Xmx128m"),
+                        ProcessBuilder.Redirect.to(output.toFile()),
+                        endpoint,
+                        replay,
+                        engineOptions(2, 1_500, 1_000, "--then-idle")));
+                register(ref, endpoint, replay);
+                register(g, endpoint, replay);
+                long published =
+                        await().atMost(Duration.ofSeconds(60)).until(() -> publishedBatches(output), n -> n >= 0);
+                await().atMost(Duration.ofSeconds(30))
+                        .pollInterval(Duration.ofMillis(200))
+                        .untilAsserted(() -> {
+                            assertThat(batchesApplied(ref))
+                                    .as("the reference has all")
+                                    .isEqualTo(published);
+                            assertThat(FaultHarness.dumpMemberships(g)).isEqualTo(FaultHarness.dumpMemberships(ref));
+                        });
+            } finally {
+                Files.deleteIfExists(output);
+            }
             Set<String> stale = new HashSet<>(old);
             stale.removeAll(FaultHarness.dumpMemberships(ref));
             assertThat(stale).as("the old engine's own blocks exist").isNotEmpty();

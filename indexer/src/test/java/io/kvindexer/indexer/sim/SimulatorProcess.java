@@ -16,6 +16,13 @@ public final class SimulatorProcess {
      */
     public static Process start(List<String> jvmArgs, String endpoint, String replay, String... options)
             throws IOException {
+        return start(jvmArgs, ProcessBuilder.Redirect.DISCARD, endpoint, replay, options);
+    }
+
+    /** As {@link #start(List, String, String, String...)}, its output (stdout and stderr) sent to {@code output}. */
+    public static Process start(
+            List<String> jvmArgs, ProcessBuilder.Redirect output, String endpoint, String replay, String... options)
+            throws IOException {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
         List<String> cmd = new ArrayList<>(List.of(java.toString()));
         cmd.addAll(jvmArgs);
@@ -24,7 +31,7 @@ public final class SimulatorProcess {
         cmd.addAll(List.of(options));
         return new ProcessBuilder(cmd)
                 .redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectOutput(output)
                 .start();
     }
 }
