@@ -100,35 +100,64 @@ public final class BlockHasher {
     }
 
     /**
+     * How many tokens one block's local hash covers: {@code blockSize}, or one more with EAGLE, whose bigram keys
+     * reach into the next block's first token (compatibility.md, Hashing). Windows advance by {@code blockSize}.
+     */
+    public static long window(int blockSize, boolean eagle) {
+        return eagle ? blockSize + 1L : blockSize;
+    }
+
+    /**
+     * How many whole windows {@code tokens} tokens hold: {@code floor(n / B)}, or {@code floor((n - 1) / B)} with
+     * EAGLE (a trailing partial window is dropped); 0 when {@code blockSize <= 0}. Queries and engine events both
+     * count blocks here.
+     */
+    public static int blocks(int tokens, int blockSize, boolean eagle) {
+        if (blockSize <= 0) {
+            return 0;
+        }
+        long past = tokens - (window(blockSize, eagle) - blockSize); // the last window's extra token needs room
+        return past < 0 ? 0 : (int) (past / blockSize);
+    }
+
+    /**
      * Local hashes of every full block of {@code tokens}; a trailing partial block is dropped.
      * An empty array when {@code blockSize <= 0}.
      */
     public static long[] localHashes(int[] tokens, int blockSize, long seed) {
-        return localHashes(IntBuffer.wrap(tokens), blockSize, seed);
+        return localHashes(IntBuffer.wrap(tokens), blockSize, false, seed);
+    }
+
+    /** The same over EAGLE windows when {@code eagle} ({@link #window}). */
+    public static long[] localHashes(int[] tokens, int blockSize, boolean eagle, long seed) {
+        return localHashes(IntBuffer.wrap(tokens), blockSize, eagle, seed);
     }
 
     /**
      * The same for the tokens between {@code tokens}' position and limit: an array's, or a view of little-endian
      * u32 bytes (a msgpack bin in a request body), read where they lie.
      */
-    public static long[] localHashes(IntBuffer tokens, int blockSize, long seed) {
-        if (blockSize <= 0) {
-            return new long[0];
-        }
-        int blocks = tokens.remaining() / blockSize;
+    public static long[] localHashes(IntBuffer tokens, int blockSize, boolean eagle, long seed) {
+        int blocks = blocks(tokens.remaining(), blockSize, eagle);
         long[] out = new long[blocks];
+        if (blocks == 0) {
+            return out;
+        }
         Hasher64 hasher = hasher(seed);
         // many blocks' tokens turned into little-endian bytes by one bulk copy (a plain memory copy on a
-        // little-endian CPU), then each block hashed where it lies: no per-token stores, no per-block scratch look-up
+        // little-endian CPU), then each window hashed where it lies: no per-token stores, no per-block scratch
+        // look-up. An EAGLE window's extra token is the next block's first, so a chunk copies one token more.
+        int extra = (int) (window(blockSize, eagle) - blockSize);
         int blockBytes = blockSize * 4;
+        int windowBytes = blockBytes + extra * 4;
         int perChunk = Math.max(1, CHUNK_BYTES / blockBytes);
-        byte[] buf = scratch(perChunk * blockBytes);
+        byte[] buf = scratch(perChunk * blockBytes + extra * 4);
         IntBuffer le = ByteBuffer.wrap(buf).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer();
         for (int b = 0; b < blocks; b += perChunk) {
             int n = Math.min(perChunk, blocks - b);
-            le.put(0, tokens, tokens.position() + b * blockSize, n * blockSize);
+            le.put(0, tokens, tokens.position() + b * blockSize, n * blockSize + extra);
             for (int i = 0; i < n; i++) {
-                out[b + i] = hasher.hashBytesToLong(buf, i * blockBytes, blockBytes);
+                out[b + i] = hasher.hashBytesToLong(buf, i * blockBytes, windowBytes);
             }
         }
         return out;

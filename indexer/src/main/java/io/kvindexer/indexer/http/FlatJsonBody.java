@@ -134,6 +134,20 @@ final class FlatJsonBody extends RequestFields {
     }
 
     @Override
+    Boolean optionalBoolean(String field) {
+        if (word("true")) {
+            return true;
+        }
+        if (word("false")) {
+            return false;
+        }
+        if (isNull()) {
+            return null;
+        }
+        throw Fallback.INSTANCE; // JsonBody words the error
+    }
+
+    @Override
     IntBuffer u32Array(String field) {
         expect('[');
         ws();

@@ -201,6 +201,18 @@ final class JsonBody extends RequestFields implements AutoCloseable {
         return isNull() ? null : u32(field);
     }
 
+    @Override
+    Boolean optionalBoolean(String field) {
+        JsonToken t = parser.currentToken();
+        if (t == JsonToken.VALUE_TRUE || t == JsonToken.VALUE_FALSE) {
+            return t == JsonToken.VALUE_TRUE;
+        }
+        if (t == JsonToken.VALUE_NULL) {
+            return null;
+        }
+        throw ApiError.invalid("invalid type for `" + field + "`: expected a boolean, got " + JsonTokens.describe(t));
+    }
+
     /** An array of u32 (token ids) read straight into an {@code int[]} holding the raw 32-bit patterns. */
     IntBuffer u32Array(String field) {
         IntArrayList out = new IntArrayList(256);

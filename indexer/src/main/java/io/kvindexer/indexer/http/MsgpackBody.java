@@ -165,6 +165,22 @@ final class MsgpackBody extends RequestFields {
     }
 
     @Override
+    Boolean optionalBoolean(String field) {
+        if (isNil()) {
+            return null;
+        }
+        try {
+            ValueType t = next();
+            if (t != ValueType.BOOLEAN) {
+                throw ApiError.invalid("invalid type for `" + field + "`: expected a boolean, got " + describe(t));
+            }
+            return in.unpackBoolean();
+        } catch (IOException | MessagePackException e) {
+            throw malformed(e);
+        }
+    }
+
+    @Override
     IntBuffer u32Array(String field) {
         try {
             ValueType t = next();

@@ -45,7 +45,7 @@ record QueryService(
             return timedMatch(
                     "/query",
                     index,
-                    () -> index.localHashes(q.tokenIds(), q.loraName(), q.cacheSalt()),
+                    () -> index.localHashes(q.tokenIds(), q.loraName(), q.cacheSalt(), q.eagle()),
                     OverlapScores::of);
         });
         answer(res, msgpackAnswer, scores);

@@ -108,6 +108,9 @@ abstract class RequestFields implements AutoCloseable {
     /** A u32 or null (null → the default). */
     abstract Integer optionalU32(String field);
 
+    /** A boolean or null (null → the default). */
+    abstract Boolean optionalBoolean(String field);
+
     /**
      * Token ids: u32 values as raw 32-bit patterns, over the array they were decoded into or, from a msgpack bin,
      * over the body's own bytes (no copy).

@@ -18,8 +18,12 @@ final class Requests {
 
     record Unregister(long instanceId, String modelName, String tenantId, Integer dpRank) {}
 
-    /** @param tokenIds between its position and limit (a view of the body's bytes when they were a msgpack bin) */
-    record Query(IntBuffer tokenIds, String modelName, String tenantId, String loraName, String cacheSalt) {}
+    /**
+     * @param tokenIds between its position and limit (a view of the body's bytes when they were a msgpack bin)
+     * @param eagle    {@code is_eagle}: hash EAGLE windows, as SGLang's EAGLE stores are hashed (Dynamo's flag name)
+     */
+    record Query(
+            IntBuffer tokenIds, String modelName, String tenantId, String loraName, String cacheSalt, boolean eagle) {}
 
     /**
      * @param localHashes {@code block_hashes} on the wire, but they are local hashes (XXH3 of each block's tokens)
@@ -111,6 +115,7 @@ final class Requests {
         String group = null;
         String lora = null;
         String salt = null;
+        Boolean eagle = null;
         for (String f; (f = body.nextField()) != null; ) {
             switch (f) {
                 case "token_ids" -> tokens = body.u32Array(f);
@@ -119,13 +124,14 @@ final class Requests {
                 case "routing_group" -> group = body.string(f);
                 case "lora_name" -> lora = body.optionalString(f);
                 case "cache_salt" -> salt = body.optionalString(f);
+                case "is_eagle" -> eagle = body.optionalBoolean(f);
                 default -> body.skipUnknown();
             }
         }
         require(tokens, "token_ids");
         require(model, "model_name");
         validNames(model, tenant, group);
-        return new Query(tokens, model, partition(tenant, group), lora, salt);
+        return new Query(tokens, model, partition(tenant, group), lora, salt, Boolean.TRUE.equals(eagle));
     }
 
     static HashQuery queryByHash(RequestFields body) {

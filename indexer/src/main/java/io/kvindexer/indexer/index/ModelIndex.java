@@ -437,13 +437,16 @@ public final class ModelIndex {
 
     /** Local hashes of a query's tokens with this index's block size and seed rules. */
     public long[] localHashes(int[] tokens, String loraName, String cacheSalt) {
-        return localHashes(IntBuffer.wrap(tokens), loraName, cacheSalt);
+        return localHashes(IntBuffer.wrap(tokens), loraName, cacheSalt, false);
     }
 
-    /** The same for the tokens between the buffer's position and limit (a view of a request's bytes, say). */
-    public long[] localHashes(IntBuffer tokens, String loraName, String cacheSalt) {
+    /**
+     * The same for the tokens between the buffer's position and limit (a view of a request's bytes, say); over
+     * EAGLE windows when {@code eagle}, as SGLang's EAGLE stores are hashed ({@link BlockHasher#window}).
+     */
+    public long[] localHashes(IntBuffer tokens, String loraName, String cacheSalt, boolean eagle) {
         return BlockHasher.localHashes(
-                tokens, blockSize, BlockHasher.seed(loraName, cacheSalt, options.mixCacheSalt()));
+                tokens, blockSize, eagle, BlockHasher.seed(loraName, cacheSalt, options.mixCacheSalt()));
     }
 
     /** Tiered match; sees every write applied before it began. */

@@ -62,14 +62,14 @@ final class StoredChainConverter {
         }
         int[] tokens = event.tokenIds();
         int blockSize = event.blockSize();
-        int window = blockSize + (event.eagle() ? 1 : 0);
+        // the windows a query hashes too: one token more per block for EAGLE bigrams (fits: a hashable block's
+        // window lies within the tokens)
+        int window = (int) BlockHasher.window(blockSize, event.eagle());
+        int hashable = Math.min(blockHashes.length, BlockHasher.blocks(tokens.length, blockSize, event.eagle()));
         long seed = event.seed(salt);
         long[] localHashes = new long[blockHashes.length];
         int converted = 0;
-        for (int offset = 0; converted < blockHashes.length; converted++, offset += blockSize) {
-            if ((long) offset + window > tokens.length) {
-                break;
-            }
+        for (int offset = 0; converted < hashable; converted++, offset += blockSize) {
             long[] mm = event.mmHashes() != null && converted < event.mmHashes().length
                     ? event.mmHashes()[converted]
                     : null;

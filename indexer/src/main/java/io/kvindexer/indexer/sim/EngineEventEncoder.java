@@ -145,7 +145,7 @@ public final class EngineEventEncoder {
         p.packString("parent_block_hash");
         writeParent(p, s.parent());
         p.packString("token_ids");
-        writeTokens(p, s.tokens());
+        writeTokens(p, s);
         p.packString("block_size");
         p.packInt(s.blockSize());
         p.packString("lora_id");
@@ -168,7 +168,7 @@ public final class EngineEventEncoder {
         p.packString("BlockStored");
         writeHashes(p, s.hashes());
         writeParent(p, s.parent());
-        writeTokens(p, s.tokens());
+        writeTokens(p, s);
         p.packInt(s.blockSize());
         nullableInt(p, s.loraId());
         if (len >= 7) {
@@ -224,7 +224,18 @@ public final class EngineEventEncoder {
         }
     }
 
-    private static void writeTokens(MessagePacker p, int[] tokens) throws IOException {
+    private static void writeTokens(MessagePacker p, SimEvent.Stored s) throws IOException {
+        int[] tokens = s.tokens();
+        if (s.eagle()) {
+            // SGLang's EAGLE page: (raw[j], raw[j + 1]) for each position, a tuple that msgspec writes as an array
+            p.packArrayHeader(Math.max(0, tokens.length - 1));
+            for (int j = 0; j + 1 < tokens.length; j++) {
+                p.packArrayHeader(2);
+                p.packLong(Integer.toUnsignedLong(tokens[j]));
+                p.packLong(Integer.toUnsignedLong(tokens[j + 1]));
+            }
+            return;
+        }
         p.packArrayHeader(tokens.length);
         for (int t : tokens) {
             p.packLong(Integer.toUnsignedLong(t));

@@ -6,6 +6,7 @@ import io.kvindexer.indexer.hash.SequenceHasher;
 import io.kvindexer.indexer.sim.EngineEventEncoder.Format;
 import io.kvindexer.indexer.sim.EngineEventEncoder.HashMode;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -221,6 +222,34 @@ public final class EngineSimulator implements AutoCloseable {
         int[] freshTokens = Arrays.copyOfRange(tokens, first * blockSize, hashes.length * blockSize);
         Long parent = first == 0 ? null : hashes[first - 1];
         return publish(stored(GroundTruth.tail(hashes, first), parent, freshTokens, blockSize, medium, loraName));
+    }
+
+    /** The chained engine hashes this simulator invents for the EAGLE blocks of {@code tokens} (base model). */
+    public static long[] eagleSequenceHashes(int[] tokens, int blockSize) {
+        return SequenceHasher.sequenceHashes(BlockHasher.localHashes(tokens, blockSize, true, BlockHasher.seed(null)));
+    }
+
+    /**
+     * Like SGLang's radix cache with EAGLE speculative decoding after a prefill: its keys are bigrams, so a prompt of
+     * n tokens fills {@code floor((n - 1) / blockSize)} pages; the pages this rank does not hold yet are each one
+     * {@code BlockStored} of {@code blockSize} pairs {@code [t_j, t_j+1]}, chained to the page before, all in one
+     * batch (SGLang's {@code _record_store_event}). The future completes with the batch's seq, or with null when
+     * every page was already held.
+     */
+    public synchronized CompletableFuture<Long> storeEagleSequence(int[] tokens, int blockSize, String medium) {
+        long[] hashes = eagleSequenceHashes(tokens, blockSize);
+        int first = truth.heldPrefix(options.dpRank(), medium, hashes);
+        if (first == hashes.length) {
+            return CompletableFuture.completedFuture(null);
+        }
+        List<SimEvent> pages = new ArrayList<>();
+        for (int page = first; page < hashes.length; page++) {
+            int[] pairs = Arrays.copyOfRange(tokens, page * blockSize, (page + 1) * blockSize + 1);
+            Long parent = page == 0 ? null : hashes[page - 1];
+            pages.add(new SimEvent.Stored(
+                    new long[] {hashes[page]}, parent, pairs, blockSize, medium, null, null, null, true));
+        }
+        return publish(pages);
     }
 
     /** Sends frames as they are, without a seq of its own (malformed-input tests). */

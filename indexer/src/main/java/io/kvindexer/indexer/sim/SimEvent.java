@@ -18,6 +18,8 @@ public sealed interface SimEvent
      * @param loraId   deprecated numeric adapter id; null writes nil
      * @param loraName adapter name; null writes nil
      * @param groupIdx KV-cache group; null leaves the optional key out (map) or writes nil (array)
+     * @param eagle    written as SGLang's EAGLE bigram pairs {@code [tokens[j], tokens[j + 1]]}, one per token but the
+     *                 last: {@code tokens} then holds one token more than the blocks
      */
     record Stored(
             long[] hashes,
@@ -27,7 +29,8 @@ public sealed interface SimEvent
             String medium,
             Integer loraId,
             String loraName,
-            Integer groupIdx)
+            Integer groupIdx,
+            boolean eagle)
             implements SimEvent {
         public Stored {
             Objects.requireNonNull(hashes, "hashes");
@@ -52,7 +55,7 @@ public sealed interface SimEvent
     record Shaped(SimEvent event, EngineEventEncoder.Format format) implements SimEvent {}
 
     static Stored stored(long[] hashes, Long parent, int[] tokens, int blockSize, String medium, String loraName) {
-        return new Stored(hashes, parent, tokens, blockSize, medium, null, loraName, null);
+        return new Stored(hashes, parent, tokens, blockSize, medium, null, loraName, null, false);
     }
 
     static Removed removed(long[] hashes, String medium) {

@@ -145,25 +145,72 @@ class BlockHasherTest {
         body.asIntBuffer().put(tokens);
         java.nio.IntBuffer view = body.slice().order(ByteOrder.LITTLE_ENDIAN).asIntBuffer();
         for (int bs : new int[] {1, 16, 128, 5_000}) {
-            long[] fromView = BlockHasher.localHashes(view.position(3), bs, BlockHasher.BASE_SEED);
-            assertThat(fromView)
-                    .as("block size %d", bs)
-                    .containsExactly(BlockHasher.localHashes(
-                            java.util.Arrays.copyOfRange(tokens, 3, tokens.length), bs, BlockHasher.BASE_SEED));
+            for (boolean eagle : new boolean[] {false, true}) {
+                long[] fromView = BlockHasher.localHashes(view.position(3), bs, eagle, BlockHasher.BASE_SEED);
+                assertThat(fromView)
+                        .as("block size %d, eagle %s", bs, eagle)
+                        .containsExactly(BlockHasher.localHashes(
+                                java.util.Arrays.copyOfRange(tokens, 3, tokens.length),
+                                bs,
+                                eagle,
+                                BlockHasher.BASE_SEED));
+            }
         }
     }
 
-    /** Long prompts are converted in chunks of blocks: every block, across chunk edges, hashes as it does alone. */
+    /** Dynamo's test_compute_block_hash_for_seq_eagle_windows: B + 1 tokens per block, advancing by B. */
+    @Test
+    void eagleWindowsHashOneTokenMoreAndAdvanceByTheBlockSize() {
+        int[] tokens = range(0, 5);
+        assertThat(BlockHasher.localHashes(tokens, 2, BlockHasher.BASE_SEED)).hasSize(3);
+        assertThat(BlockHasher.localHashes(tokens, 2, true, BlockHasher.BASE_SEED))
+                .containsExactly(
+                        BlockHasher.localHashes(new int[] {0, 1, 2}, 2, true, BlockHasher.BASE_SEED)[0],
+                        BlockHasher.localHashes(new int[] {2, 3, 4}, 2, true, BlockHasher.BASE_SEED)[0])
+                .containsExactly(
+                        BlockHasher.hashBlock(tokens, 0, 3, BlockHasher.BASE_SEED, null),
+                        BlockHasher.hashBlock(tokens, 2, 3, BlockHasher.BASE_SEED, null));
+    }
+
+    /** n tokens hold floor(n / B) plain blocks and floor((n - 1) / B) EAGLE ones; none without a block size. */
+    @Test
+    void eagleBlockCountsLeaveRoomForTheLastWindowsExtraToken() {
+        for (int bs : new int[] {1, 2, 16}) {
+            for (int n = 0; n <= 3 * bs + 2; n++) {
+                assertThat(BlockHasher.blocks(n, bs, false))
+                        .as("n %d, B %d", n, bs)
+                        .isEqualTo(n / bs);
+                assertThat(BlockHasher.blocks(n, bs, true))
+                        .as("n %d, B %d", n, bs)
+                        .isEqualTo(Math.max(0, n - 1) / bs);
+                assertThat(BlockHasher.localHashes(range(1, n), bs, true, BlockHasher.BASE_SEED))
+                        .hasSize(Math.max(0, n - 1) / bs);
+            }
+        }
+        assertThat(BlockHasher.blocks(10, 0, true)).isZero();
+        assertThat(BlockHasher.blocks(Integer.MAX_VALUE, Integer.MAX_VALUE, true))
+                .as("the window's extra token does not overflow")
+                .isZero();
+        assertThat(BlockHasher.window(Integer.MAX_VALUE, true)).isEqualTo(1L << 31);
+    }
+
+    /**
+     * Long prompts are converted in chunks of blocks: every block, across chunk edges, hashes as it does alone; an
+     * EAGLE window's extra token, the next chunk's first, too.
+     */
     @Test
     void longPromptsHashEveryBlockAsItsOwnBytes() {
         int[] tokens = new java.util.SplittableRandom(19).ints(40_000).toArray();
         for (int bs : new int[] {1, 16, 64, 100, 5_000}) {
-            long[] hashes = BlockHasher.localHashes(tokens, bs, BlockHasher.seed("lora"));
-            assertThat(hashes).hasSize(tokens.length / bs);
-            for (int b = 0; b < hashes.length; b++) {
-                assertThat(hashes[b])
-                        .as("block %d of size %d", b, bs)
-                        .isEqualTo(BlockHasher.hashBlock(tokens, b * bs, bs, BlockHasher.seed("lora"), null));
+            for (boolean eagle : new boolean[] {false, true}) {
+                long[] hashes = BlockHasher.localHashes(tokens, bs, eagle, BlockHasher.seed("lora"));
+                int window = eagle ? bs + 1 : bs;
+                assertThat(hashes).hasSize((tokens.length - window + bs) / bs);
+                for (int b = 0; b < hashes.length; b++) {
+                    assertThat(hashes[b])
+                            .as("block %d of size %d, eagle %s", b, bs, eagle)
+                            .isEqualTo(BlockHasher.hashBlock(tokens, b * bs, window, BlockHasher.seed("lora"), null));
+                }
             }
         }
     }

@@ -32,7 +32,7 @@ class FlatJsonBodyTest {
             int[] tokens = new int[q.tokenIds().remaining()];
             q.tokenIds().duplicate().get(tokens);
             return Arrays.toString(tokens) + " " + q.modelName() + " " + q.tenantId() + " " + q.loraName() + " "
-                    + q.cacheSalt();
+                    + q.cacheSalt() + " " + q.eagle();
         }
         if (r instanceof Requests.HashQuery q) {
             return Arrays.toString(q.localHashes()) + " " + q.modelName() + " " + q.tenantId();
@@ -58,6 +58,10 @@ class FlatJsonBodyTest {
                 " {\n \"token_ids\" : [ 7 , 8 ] ,\t\"model_name\" : \"m\" , \"tenant_id\" : \"t\" }\r\n",
                 "{\"token_ids\":[],\"model_name\":\"m\",\"lora_name\":null,\"cache_salt\":\"s\",\"x\":true,\"y\":12}",
                 "{\"model_name\":\"Qwen/Qwen3-0.6B\",\"token_ids\":[5],\"token_ids\":[6]}",
+                "{\"model_name\":\"m\",\"token_ids\":[1,2,3],\"is_eagle\":true}",
+                "{\"model_name\":\"m\",\"token_ids\":[1,2,3],\"is_eagle\":false}",
+                "{\"model_name\":\"m\",\"is_eagle\":null,\"token_ids\":[1,2,3]}",
+                "{\"model_name\":\"m\",\"is_eagle\":true,\"token_ids\":[1],\"is_eagle\":true}",
                 "{\"model_name\":\"m\",\"block_hashes\":[0,-1,9223372036854775807,-9223372036854775808,"
                         + "18446744073709551615,12345678901234567890]}",
                 "{}",
@@ -113,6 +117,11 @@ class FlatJsonBodyTest {
                 "{\"token_ids\":[1],\"model_name\":\"m\",\"x\":nul}",
                 "{\"token_ids\":[1],\"model_name\":\"m\",\"x\":01}",
                 "{\"token_ids\":[1],\"model_name\":\"m\",\"lora_name\":nullx}",
+                "{\"token_ids\":[1],\"model_name\":\"m\",\"is_eagle\":\"yes\"}",
+                "{\"token_ids\":[1],\"model_name\":\"m\",\"is_eagle\":1}",
+                "{\"token_ids\":[1],\"model_name\":\"m\",\"is_eagle\":[true]}",
+                "{\"token_ids\":[1],\"model_name\":\"m\",\"is_eagle\":truex}",
+                "{\"token_ids\":[1],\"model_name\":\"m\",\"is_eagle\":tru}",
                 "{\"token_ids\":[1],\"model_name\":\"m\"",
                 "{\"block_hashes\":[18446744073709551616],\"model_name\":\"m\"}",
                 "{\"block_hashes\":[-9223372036854775809],\"model_name\":\"m\"}",

@@ -58,6 +58,21 @@ class MsgpackQueryTest {
                 new WorkerKey(-2L, 3),
                 java.util.List.<KvEvent>of(new BlockStored(
                         new long[] {101}, false, 0, range(1, 4), 4, null, StorageTier.HOST_PINNED, null, false)));
+        // SGLang with EAGLE: two blocks of bigrams over tokens 1..9 (windows 1..5 and 5..9)
+        app.indexers()
+                .getOrCreate("sglang", "default", 4)
+                .submit(
+                        new WorkerKey(7, 0),
+                        java.util.List.<KvEvent>of(new BlockStored(
+                                new long[] {301, 302},
+                                false,
+                                0,
+                                range(1, 9),
+                                4,
+                                null,
+                                StorageTier.DEVICE,
+                                null,
+                                true)));
         app.indexers().flushAll().get(30, TimeUnit.SECONDS);
     }
 
@@ -172,6 +187,31 @@ class MsgpackQueryTest {
         }
     }
 
+    /** {@code is_eagle} in a msgpack map (a msgpack boolean; nil is absent) hashes EAGLE windows as JSON's does. */
+    @Test
+    void isEagleInMsgpackHashesEagleWindowsAsInJson() throws Exception {
+        Reply expected =
+                json("/query", "{\"model_name\":\"sglang\",\"token_ids\":[1,2,3,4,5,6,7,8,9],\"is_eagle\":true}");
+        assertThat(expected.tree().at("/scores/7/0").asInt()).isEqualTo(8);
+        for (Object tokens : new Object[] {range(1, 9), u32le(range(1, 9))}) {
+            Reply r = post(
+                    "/query", msgpack("model_name", "sglang", "token_ids", tokens, "is_eagle", true), MSGPACK, null);
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.tree().toString()).isEqualTo(expected.tree().toString());
+            for (Object off : new Object[] {false, null}) {
+                Reply plain = post(
+                        "/query", msgpack("model_name", "sglang", "token_ids", tokens, "is_eagle", off), MSGPACK, null);
+                assertThat(plain.tree().path("scores").toString())
+                        .as("is_eagle %s", off)
+                        .isEqualTo("{}");
+            }
+        }
+        // 8 tokens hold one EAGLE window of 5 (the second lacks its extra token): 4 tokens, as one block counts
+        Reply one = post(
+                "/query", msgpack("model_name", "sglang", "token_ids", range(1, 8), "is_eagle", true), MSGPACK, null);
+        assertThat(one.tree().at("/scores/7/0").asInt()).isEqualTo(4);
+    }
+
     @Test
     void blockHashesAsArrayOrLittleEndianBinGiveTheJsonAnswer() throws Exception {
         long[] local = app.indexers().get("llama", "t").orElseThrow().localHashes(range(1, 12), null, null);
@@ -222,6 +262,14 @@ class MsgpackQueryTest {
             },
             {msgpack("model_name", "nope", "token_ids", range(1, 4)), "{\"model_name\":\"nope\",\"token_ids\":[1]}"},
             {duplicateModelName(), "{\"model_name\":\"llama\",\"token_ids\":[1],\"model_name\":\"x\"}"},
+            {
+                msgpack("model_name", "llama", "token_ids", range(1, 4), "is_eagle", "yes"),
+                "{\"model_name\":\"llama\",\"token_ids\":[1],\"is_eagle\":\"yes\"}"
+            },
+            {
+                msgpack("model_name", "llama", "token_ids", range(1, 4), "is_eagle", 1L),
+                "{\"model_name\":\"llama\",\"token_ids\":[1],\"is_eagle\":1}"
+            },
         };
         for (Object[] c : cases) {
             Reply fromJson = json("/query", (String) c[1]);

@@ -134,6 +134,9 @@ abstract class RequestValidationTest extends OneWorkerRoutes {
             /query         | {"token_ids":[1,"2"],"model_name":"m"}                                                    | `token_ids[1]`
             /query         | {"token_ids":[1,[2]],"model_name":"m"}                                                    | `token_ids[1]`
             /query         | {"token_ids":[1],"model_name":7}                                                          | `model_name`
+            /query         | {"token_ids":[1],"model_name":"m","is_eagle":"yes"}                                       | invalid type for `is_eagle`: expected a boolean, got a string
+            /query         | {"token_ids":[1],"model_name":"m","is_eagle":1}                                           | `is_eagle` & got an integer
+            /query         | {"token_ids":[[1,2],[2,3]],"model_name":"m","is_eagle":true}                              | `token_ids[0]` & got an array
             /query_by_hash | {"block_hashes":[1.5],"model_name":"m"}                                                   | `block_hashes[0]`
             /query         | [1,2,3]                                                                                   | JSON object
             """)

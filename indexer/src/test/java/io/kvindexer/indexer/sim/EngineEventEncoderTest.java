@@ -121,6 +121,19 @@ class EngineEventEncoderTest {
         assertThat(digest).endsWith("1122334455667788");
     }
 
+    /**
+     * SGLang's EAGLE page (its _record_store_event): {@code block_size} pairs {@code [t_j, t_j+1]}, a tuple msgspec
+     * writes as an array, for the page's tokens and the next page's first.
+     */
+    @Test
+    void anEagleStoreWritesSglangsBigramPairs() {
+        SimEvent page = new SimEvent.Stored(
+                new long[] {111}, null, new int[] {1, 2, 3, 4, 5}, 4, "GPU", null, null, null, true);
+        assertThat(hex(Format.SGLANG7, HashMode.I64, List.of(page), 0))
+                .isEqualTo("93cb41da305498100000" + "91" + "97" + "ab426c6f636b53746f726564" + "916f" + "c0" + "94"
+                        + "920102" + "920203" + "920304" + "920405" + "04" + "c0" + "a3475055" + "00");
+    }
+
     @Test
     void mixedShapesInOneBatch() {
         String hex =
