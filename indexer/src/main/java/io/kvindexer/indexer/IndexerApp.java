@@ -210,6 +210,7 @@ public final class IndexerApp implements AutoCloseable {
                     .workers()
                     .finishRecovery(
                             recovered == null ? List.of() : recovered.registrations(),
+                            recovered == null ? Set.of() : recovered.fromSnapshot(),
                             recovered == null ? List.of() : recovered.detached(),
                             recovered == null ? () -> {} : recovered.install());
             components.indexers().flushAll().get(config.peerTimeout().toMillis(), TimeUnit.MILLISECONDS);

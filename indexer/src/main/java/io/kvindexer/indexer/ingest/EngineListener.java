@@ -43,6 +43,9 @@ public final class EngineListener implements RunningListener {
         this.exactness = options.catchUpOnConnect() && spec.replayEndpoint() != null
                 ? Exactness.joining(options.degradedHold())
                 : new Exactness(options.degradedHold());
+        if (spec.replayEndpoint() == null && watermark.restoredFromSnapshot()) {
+            exactness.replayStarted(Stream.RESTORED_FROM_SNAPSHOT); // not exact before its stream is even active
+        }
         this.delivery = new BatchDelivery(spec, Objects.requireNonNull(sink, "sink"), options, log, exactness);
     }
 

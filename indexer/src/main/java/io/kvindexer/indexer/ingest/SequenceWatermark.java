@@ -38,6 +38,8 @@ public final class SequenceWatermark {
     private volatile LastBatch lastBatch;
     /** when a batch last passed ({@link #passed}); 0: never in this process */
     private volatile long passedAtMillis;
+    /** restored from this replica's own snapshot file and no batch since: see {@link #restoredFromSnapshot} */
+    private volatile boolean fromSnapshot;
 
     private volatile AppliedHook hook;
 
@@ -46,6 +48,7 @@ public final class SequenceWatermark {
     }
 
     public void set(long seq) {
+        fromSnapshot = false;
         last.set(seq);
     }
 
@@ -53,11 +56,21 @@ public final class SequenceWatermark {
      * A watermark carried over from another process of the indexer (a snapshot, a peer's dump), with what that
      * process knew of its batch (null: nothing), so that the first replay after the restore can tell the engine that
      * published it from one that restarted since ({@link SequenceTracker#sameProcess}). A batch of another seq is not
-     * taken.
+     * taken. {@code fromSnapshot}: it comes from this replica's own snapshot file, which is as old as the replica's
+     * downtime, not from a peer's dump, whose watermark meets the live stream.
      */
-    public void restore(long seq, LastBatch batch) {
+    public void restore(long seq, LastBatch batch, boolean fromSnapshot) {
         lastBatch = batch != null && batch.seq() == seq ? batch : null;
+        this.fromSnapshot = fromSnapshot && seq != UNSET;
         last.set(seq);
+    }
+
+    /**
+     * Whether the watermark was restored from this replica's own snapshot and no batch has passed since: nobody
+     * listened to the engine while the replica was down, so what it published meanwhile is not known to be here.
+     */
+    public boolean restoredFromSnapshot() {
+        return fromSnapshot;
     }
 
     /**
@@ -65,6 +78,7 @@ public final class SequenceWatermark {
      * and its timestamp is still a lower bound for a new process's start.
      */
     public void reset() {
+        fromSnapshot = false;
         lastBatch = null;
         last.set(UNSET);
     }
@@ -74,6 +88,7 @@ public final class SequenceWatermark {
      * {@link #restore}, a settled loss {@link #set}).
      */
     void passed(long seq, LastBatch batch) {
+        fromSnapshot = false;
         lastBatch = batch;
         last.set(seq);
         passedAtMillis = System.currentTimeMillis();

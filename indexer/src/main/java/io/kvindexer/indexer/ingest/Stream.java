@@ -32,6 +32,13 @@ import java.util.concurrent.TimeoutException;
  */
 final class Stream implements ReplayClient.Target {
 
+    /**
+     * Why a listener without a replay endpoint whose watermark came from this replica's own snapshot is not exact: the
+     * snapshot is as old as the replica's downtime (a peer's dump is current: its listener is exact at once).
+     */
+    static final String RESTORED_FROM_SNAPSHOT = "restored from this replica's snapshot: no replay endpoint, the"
+            + " engine's next batch shows whether any were missed while the replica was down";
+
     /** how long a new registration waits for a first live batch before it asks an idle engine for its buffer */
     private static final long CATCH_UP_QUIET_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -155,6 +162,10 @@ final class Stream implements ReplayClient.Target {
             resumeAt = System.nanoTime() + (known ? 0 : CATCH_UP_QUIET_NANOS);
             if (joining) { // replaying since the registration (Exactness.joining): now it waits for the engine
                 owner.exactness().replayStarted("joining: waiting for the engine's first batch, or its buffer");
+            } else if (replay == null && owner.watermark().restoredFromSnapshot()) {
+                // (EngineListener started it so; again here for a watermark restored after the listener started)
+                awaitingNext = true;
+                owner.exactness().replayStarted(RESTORED_FROM_SNAPSHOT);
             }
         }
         if (!threads.inflight().hasRoom()) {

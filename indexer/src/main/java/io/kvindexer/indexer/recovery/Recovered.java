@@ -18,6 +18,8 @@ import java.util.Set;
  * @param indexes how many (model, tenant) indexes
  * @param blank   from a blank peer ({@code docs/concepts.md}): it has seen nothing from before its own start
  * @param detached the workers {@code --unregister-grace} kept detached (only a snapshot carries them)
+ * @param fromSnapshot the ranks of {@code registrations} whose watermark this replica's own snapshot gave: as old as
+ *                 the replica's downtime, where a peer's meets the live stream (docs/concepts.md, exactness)
  */
 public record Recovered(
         String source,
@@ -25,25 +27,32 @@ public record Recovered(
         List<SavedRegistration> registrations,
         Runnable install,
         boolean blank,
-        List<DetachedWorker> detached) {
+        List<DetachedWorker> detached,
+        Set<WorkerKey> fromSnapshot) {
 
     public Recovered {
         registrations = List.copyOf(registrations);
         detached = List.copyOf(detached);
+        fromSnapshot = Set.copyOf(fromSnapshot);
     }
 
     public Recovered(String source, int indexes, List<SavedRegistration> registrations, Runnable install) {
-        this(source, indexes, registrations, install, false, List.of());
+        this(source, indexes, registrations, install, false, List.of(), Set.of());
     }
 
     /** The same, marked as a blank peer's. */
     public Recovered asBlank() {
-        return new Recovered(source, indexes, registrations, install, true, detached);
+        return new Recovered(source, indexes, registrations, install, true, detached, fromSnapshot);
     }
 
-    /** The same with the workers {@code --unregister-grace} kept detached (a snapshot's grace file). */
-    public Recovered withDetached(List<DetachedWorker> workers) {
-        return new Recovered(source, indexes, registrations, install, blank, workers);
+    /**
+     * The same as this replica's own snapshot brought it: every registration's watermark is the snapshot's, and the
+     * workers {@code --unregister-grace} kept detached come from its grace file.
+     */
+    public Recovered fromSnapshot(List<DetachedWorker> workers) {
+        Set<WorkerKey> ranks = new HashSet<>();
+        registrations.forEach(s -> ranks.add(rank(s)));
+        return new Recovered(source, indexes, registrations, install, blank, workers, ranks);
     }
 
     /** Whether it brings anything at all: a blank peer's dump that brings nothing leaves its taker blank too. */
@@ -54,7 +63,8 @@ public record Recovered(
     /**
      * This (a snapshot) with the registrations a blank peer learned since its start added: those of worker ranks the
      * snapshot does not have, with the peer's watermark (the peer has stored no block, so nothing before it is
-     * missing). A rank both have keeps the snapshot's registration, whose watermark matches the snapshot's tree.
+     * missing). A rank both have keeps the snapshot's registration, whose watermark matches the snapshot's tree
+     * (and is the snapshot's: {@link #fromSnapshot} stays as it is, the peer's are current).
      */
     public Recovered with(Recovered blankPeer) {
         Set<WorkerKey> ranks = new HashSet<>();
@@ -62,7 +72,13 @@ public record Recovered(
         List<SavedRegistration> all = new ArrayList<>(registrations);
         blankPeer.registrations().stream().filter(s -> !ranks.contains(rank(s))).forEach(all::add);
         return new Recovered(
-                source + " and the registrations of " + blankPeer.source(), indexes, all, install, false, detached);
+                source + " and the registrations of " + blankPeer.source(),
+                indexes,
+                all,
+                install,
+                false,
+                detached,
+                fromSnapshot);
     }
 
     private static WorkerKey rank(SavedRegistration s) {

@@ -64,7 +64,7 @@ public final class SnapshotRecovery {
                 events.accept("loaded");
                 readWhole.accept(file);
                 LOG.log(System.Logger.Level.INFO, "snapshot {0} loaded ({1})", file, r.counts());
-                return r.withDetached(detached(SnapshotFiles.graceOf(file)));
+                return r.fromSnapshot(detached(SnapshotFiles.graceOf(file)));
             } catch (BinaryDump.NewerVersionException e) {
                 damaged(
                         events,

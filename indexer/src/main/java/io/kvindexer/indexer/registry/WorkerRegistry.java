@@ -162,7 +162,7 @@ public final class WorkerRegistry implements AutoCloseable {
             synchronized (this) {
                 stops = stopsOf(r.instanceId());
                 if (stops == null) {
-                    registerLocked(r, watermark, null);
+                    registerLocked(r, watermark, null, false);
                     break;
                 }
                 held = stuck.containsKey(r.instanceId()); // already waited for in vain: no second wait
@@ -196,9 +196,14 @@ public final class WorkerRegistry implements AutoCloseable {
     /**
      * Dynamo's rules, then the listener. A watermark other than {@link SequenceWatermark#UNSET} is a restored one: it
      * is taken when the registration has none yet, with what is known of its batch ({@code restoredBatch}, null:
-     * nothing). Caller holds the lock and notifies the observers after it.
+     * nothing) and whether this replica's own snapshot gave it ({@code fromSnapshot}). Caller holds the lock and
+     * notifies the observers after it.
      */
-    private void registerLocked(Registration r, long restoredWatermark, SavedRegistration.WatermarkBatch restoredBatch)
+    private void registerLocked(
+            Registration r,
+            long restoredWatermark,
+            SavedRegistration.WatermarkBatch restoredBatch,
+            boolean fromSnapshot)
             throws RegistryException {
         if (closed) {
             throw new RegistryException(RegistryException.Kind.CONFLICT, "indexer is shutting down");
@@ -224,7 +229,7 @@ public final class WorkerRegistry implements AutoCloseable {
         // the same stream registered again after /unregister, which dropped what its batches so far had stored
         long resumedAfter = learned == before ? learned.watermark().get() : SequenceWatermark.UNSET;
         if (restoredWatermark != SequenceWatermark.UNSET && learned.watermark().get() == SequenceWatermark.UNSET) {
-            restoreWatermark(learned.watermark(), restoredWatermark, restoredBatch);
+            restoreWatermark(learned.watermark(), restoredWatermark, restoredBatch, fromSnapshot);
         }
         UnregisterGrace.Reattached back = grace.enabled() ? grace.reattach(r) : null;
         if (back != null) {
@@ -630,15 +635,23 @@ public final class WorkerRegistry implements AutoCloseable {
      * restored.
      */
     public int finishRecovery(List<SavedRegistration> saved, Runnable installTree) {
-        return finishRecovery(saved, List.of(), installTree);
+        return finishRecovery(saved, Set.of(), List.of(), installTree);
     }
 
     /**
      * {@link #finishRecovery(List, Runnable)} that also takes back the workers a snapshot saved detached ({@code
      * --unregister-grace}), each with its watermark, so that one registering again within its grace period gets its
      * blocks back and its stream replayed from where it was. One registered anew meanwhile, or unregistered, is not.
+     * {@code fromSnapshot}: the ranks of {@code saved} whose watermark this replica's own snapshot gave (the others
+     * a peer's dump); a listener without a replay endpoint is not exact from such a watermark until its engine's next
+     * batch, as nobody listened since the snapshot was written. The detached workers come from a snapshot's grace
+     * file, so theirs are such watermarks too.
      */
-    public int finishRecovery(List<SavedRegistration> saved, List<DetachedWorker> detached, Runnable installTree) {
+    public int finishRecovery(
+            List<SavedRegistration> saved,
+            Set<WorkerKey> fromSnapshot,
+            List<DetachedWorker> detached,
+            Runnable installTree) {
         int restored = 0;
         List<ModelIndex> unnamed;
         synchronized (this) {
@@ -653,7 +666,7 @@ public final class WorkerRegistry implements AutoCloseable {
                     indexers.get(s.modelName(), s.tenantId()).ifPresent(left::add);
                     continue;
                 }
-                if (restore(s)) {
+                if (restore(s, fromSnapshot.contains(new WorkerKey(s.instanceId(), s.dpRank())))) {
                     restored++;
                 } else if (!continuedByLive(s)) {
                     indexers.get(s.modelName(), s.tenantId()).ifPresent(ix -> {
@@ -719,11 +732,12 @@ public final class WorkerRegistry implements AutoCloseable {
                 continue;
             }
             back.add(w);
-            // the same stream continues at the same endpoint: its comeback replays from here
+            // the same stream continues at the same endpoint: its comeback replays from here (a grace file's
+            // watermark is as old as the snapshot beside it)
             watermarks.restoreUnregistered(
                     new WorkerKey(s.instanceId(), s.dpRank()),
                     s.endpoint(),
-                    restored -> restoreWatermark(restored, s.watermark(), s.watermarkBatch()),
+                    restored -> restoreWatermark(restored, s.watermark(), s.watermarkBatch(), true),
                     grace::holds);
         }
         grace.restore(back);
@@ -732,12 +746,14 @@ public final class WorkerRegistry implements AutoCloseable {
     /**
      * A saved watermark back in a registration's {@link SequenceWatermark}, with its batch when the cut knew it, so
      * that the first replay after the restore can show an engine restart by that batch (a version 2 or 3 dump has
-     * none: the seq alone, as before).
+     * none: the seq alone, as before), and whether it came from this replica's own snapshot.
      */
     private static void restoreWatermark(
-            SequenceWatermark watermark, long seq, SavedRegistration.WatermarkBatch batch) {
+            SequenceWatermark watermark, long seq, SavedRegistration.WatermarkBatch batch, boolean fromSnapshot) {
         watermark.restore(
-                seq, batch == null ? null : new SequenceWatermark.LastBatch(seq, batch.digest(), batch.timestamp()));
+                seq,
+                batch == null ? null : new SequenceWatermark.LastBatch(seq, batch.digest(), batch.timestamp()),
+                fromSnapshot);
     }
 
     /**
@@ -751,8 +767,11 @@ public final class WorkerRegistry implements AutoCloseable {
                 : new SavedRegistration.WatermarkBatch(batch.digest(), batch.timestamp());
     }
 
-    /** Caller holds the lock. False when the registration was made anew meanwhile or cannot be made. */
-    private boolean restore(SavedRegistration s) {
+    /**
+     * Caller holds the lock. False when the registration was made anew meanwhile or cannot be made. {@code
+     * fromSnapshot}: its watermark is this replica's own snapshot's.
+     */
+    private boolean restore(SavedRegistration s, boolean fromSnapshot) {
         Instance live = instances.get(s.instanceId());
         if (live != null && live.ranks.containsKey(s.dpRank())) {
             if (!continuedByLive(s)) {
@@ -764,7 +783,7 @@ public final class WorkerRegistry implements AutoCloseable {
             if (learned != null
                     && learned.endpoint().equals(s.endpoint())
                     && learned.watermark().get() == SequenceWatermark.UNSET) {
-                restoreWatermark(learned.watermark(), s.watermark(), s.watermarkBatch());
+                restoreWatermark(learned.watermark(), s.watermark(), s.watermarkBatch(), fromSnapshot);
             }
             return false;
         }
@@ -780,7 +799,8 @@ public final class WorkerRegistry implements AutoCloseable {
                             s.replayEndpoint(),
                             s.podName()),
                     s.watermark(),
-                    s.watermarkBatch());
+                    s.watermarkBatch(),
+                    fromSnapshot);
             return true;
         } catch (RegistryException | IllegalArgumentException e) {
             LOG.log(

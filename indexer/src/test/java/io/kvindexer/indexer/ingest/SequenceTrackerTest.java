@@ -327,11 +327,12 @@ class SequenceTrackerTest {
                 .isTrue();
         tracker.applied(1, new byte[] {9}, STAMPED);
         assertThat(tracker.sameProcess(1, new byte[] {9})).isTrue();
-        watermark.restore(1, null); // a watermark restored without its batch (an older version's snapshot)
+        watermark.restore(1, null, false); // a watermark restored without its batch (an older version's snapshot)
         assertThat(tracker.sameProcess(1, new byte[] {8}))
                 .as("its bytes not known: nothing tells")
                 .isTrue();
-        watermark.restore(1, new SequenceWatermark.LastBatch(1, SequenceTracker.digest(new byte[] {9}), STAMPED));
+        watermark.restore(
+                1, new SequenceWatermark.LastBatch(1, SequenceTracker.digest(new byte[] {9}), STAMPED), false);
         assertThat(tracker.sameProcess(1, new byte[] {8}))
                 .as("restored with its batch (a version 4 snapshot): another process")
                 .isFalse();

@@ -148,7 +148,7 @@ class StuckStreamCutTest {
                 .extracting(SavedRegistration::instanceId)
                 .containsExactly(0L);
         restoredRegistry = new WorkerRegistry(restored, this::start);
-        restoredRegistry.finishRecovery(back.registrations(), back.detached(), back.install());
+        restoredRegistry.finishRecovery(back.registrations(), back.fromSnapshot(), back.detached(), back.install());
         restored.flushAll().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
         ModelIndex index = restored.get("m", "default").orElseThrow();
         assertThat(blocksOf(index, 0))
