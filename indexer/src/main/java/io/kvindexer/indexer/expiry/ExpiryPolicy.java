@@ -46,6 +46,14 @@ public record ExpiryPolicy(Map<StorageTier, Duration> ttl, long maxBlocksPerWork
         return maxBlocksPerWorker > 0 || ttl.containsKey(tier);
     }
 
+    /** Whether blocks of this tier can go for this reason: a TTL for the tier, or the cap. */
+    public boolean canExpire(StorageTier tier, ExpiryReason reason) {
+        return switch (reason) {
+            case TTL -> ttl.containsKey(tier);
+            case CAPACITY -> maxBlocksPerWorker > 0;
+        };
+    }
+
     /** How many blocks a capped tier is cut down to: 90 % of the cap, so a worker at the cap is not evicted per store. */
     public long evictDownTo() {
         return maxBlocksPerWorker - Math.max(1, maxBlocksPerWorker / 10);

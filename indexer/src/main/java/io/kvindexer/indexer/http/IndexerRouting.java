@@ -54,6 +54,7 @@ public final class IndexerRouting {
         routing.addFilter(new RequestRecorder(c.metrics(), routes, c.accessLog(), c.tracing()));
         routing.addFilter(BodyDeadline.filter(cfg.limits().requestReadTimeout()));
         routing.addFilter(BodyFraming.filter());
+        routing.addFilter(RequestCodings.filter()); // after BodyFraming, which closes the connection of its 415
         routing.addFilter((chain, req, res) -> {
             // a stop is coming (--shutdown-delay): each answer closes its connection, so that a keep-alive client
             // opens its next one to a replica that stays
@@ -115,6 +116,7 @@ public final class IndexerRouting {
      */
     public static void serverAnswers(WebServerConfig.Builder server, HttpSettings cfg) {
         server.maxPayloadSize(maxPayloadSize(cfg))
+                .contentEncoding(new RequestCodings())
                 .directHandlers(directHandlers())
                 .errorHandling(e -> e.includeEntity(true));
     }
@@ -166,8 +168,7 @@ public final class IndexerRouting {
                 // RFC 9110 section 15.5.16: a content coding the server does not take is a 415, and its
                 // Accept-Encoding says which it takes (section 12.5.3); Helidon's 400 named neither
                 status = Status.UNSUPPORTED_MEDIA_TYPE_415;
-                reason = "`Content-Encoding: " + encoding + "` is not supported: send the request body uncompressed,"
-                        + " without Content-Encoding";
+                reason = RequestCodings.unsupported(encoding);
                 headers.set(HeaderNames.ACCEPT_ENCODING, "identity");
             }
             headers.set(HeaderValues.CONTENT_TYPE_JSON);
@@ -186,18 +187,15 @@ public final class IndexerRouting {
     }
 
     /**
-     * The request's {@code Content-Encoding} when Helidon refused the request for it (it decodes none: a request
-     * body with one is refused before any route), else null.
+     * The request's {@code Content-Encoding} when Helidon refused the request for it (it decodes none but
+     * {@code identity}, {@link RequestCodings}: a request body with another is refused before any route), else null.
      */
     private static String refusedEncoding(DirectHandler.TransportRequest request, Status status, String reason) {
         if (status.code() != Status.BAD_REQUEST_400.code()
                 || !reason.toLowerCase(Locale.ROOT).contains("content encoding")) {
             return null;
         }
-        return request.headers()
-                .first(HeaderNames.CONTENT_ENCODING)
-                .map(ApiError::quoted)
-                .orElse(null);
+        return request.headers().first(HeaderNames.CONTENT_ENCODING).orElse(null);
     }
 
     /**

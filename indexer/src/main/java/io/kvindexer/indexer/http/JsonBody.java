@@ -12,6 +12,7 @@ import io.kvindexer.indexer.json.JsonTokens;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
 import it.unimi.dsi.fastutil.longs.LongArrayList;
 import java.io.IOException;
+import java.io.PushbackInputStream;
 import java.nio.IntBuffer;
 import java.util.function.Function;
 
@@ -49,10 +50,17 @@ final class JsonBody extends RequestFields implements AutoCloseable {
     static JsonBody open(ServerRequest req, long limit) {
         RequestBody admitted = RequestBody.open(req, limit, "json");
         try {
-            return new JsonBody(FACTORY.createParser(admitted.stream()), admitted).begin();
+            PushbackInputStream in = new PushbackInputStream(admitted.stream(), 4);
+            byte[] head = in.readNBytes(4);
+            requireUtf8(head, head.length);
+            in.unread(head);
+            return new JsonBody(FACTORY.createParser(in), admitted).begin();
         } catch (IOException e) {
             admitted.close();
             throw new ApiError(400, "cannot read the request body: " + e.getMessage());
+        } catch (ApiError e) {
+            admitted.close();
+            throw e;
         }
     }
 
@@ -61,11 +69,49 @@ final class JsonBody extends RequestFields implements AutoCloseable {
      * {@code bytes}; the parser sits on the first field.
      */
     static JsonBody of(byte[] bytes, int length) {
+        requireUtf8(bytes, length);
         try {
             return new JsonBody(FACTORY.createParser(bytes, 0, length), null).begin();
         } catch (IOException e) {
             throw new ApiError(400, "cannot read the request body: " + e.getMessage());
         }
+    }
+
+    /**
+     * Refuses a body in UTF-16 or UTF-32, which Jackson would detect and read: JSON between systems is UTF-8 (RFC
+     * 8259 section 8.1), and Dynamo answers such a body 400. UTF-8 JSON starts with two ASCII characters and holds
+     * no byte 0x00, 0xFE or 0xFF, so the first four bytes show a wider encoding (RFC 4627 section 3), with or without
+     * its byte order mark.
+     */
+    static void requireUtf8(byte[] bytes, int length) {
+        String wider = widerEncoding(bytes, Math.min(length, 4));
+        if (wider != null) {
+            throw ApiError.badJson(
+                    "request body is " + wider + ", not UTF-8: send JSON in UTF-8 (RFC 8259 section 8.1)");
+        }
+    }
+
+    /** The UTF-16 or UTF-32 the first {@code n} (at most 4) bytes are in; null when they may be UTF-8. */
+    private static String widerEncoding(byte[] b, int n) {
+        int[] v = {-1, -1, -1, -1}; // -1: past the body's end
+        for (int i = 0; i < n; i++) {
+            v[i] = b[i] & 0xFF;
+        }
+        boolean markBe = v[0] == 0xFE && v[1] == 0xFF;
+        boolean markLe = v[0] == 0xFF && v[1] == 0xFE;
+        if (v[0] == 0 && v[1] == 0 && (v[2] == 0 || v[2] == 0xFE && v[3] == 0xFF)) {
+            return "UTF-32BE"; // 00 00 00 xx, or its mark 00 00 FE FF
+        }
+        if ((v[1] == 0 || markLe) && v[2] == 0 && v[3] == 0) {
+            return "UTF-32LE"; // xx 00 00 00, or its mark FF FE 00 00
+        }
+        if (v[0] == 0 || markBe) {
+            return "UTF-16BE"; // 00 xx, or its mark FE FF
+        }
+        if (v[1] == 0 || markLe) {
+            return "UTF-16LE"; // xx 00, or its mark FF FE
+        }
+        return null;
     }
 
     /** Reads the first token: the object's start. Closed (the deadline stopped) when it throws. */

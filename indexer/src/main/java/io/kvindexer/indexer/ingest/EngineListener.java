@@ -70,7 +70,7 @@ public final class EngineListener implements RunningListener {
     /** The engine connection's state is the running attempt's; a paused or failed listener has no socket. */
     @Override
     public synchronized ListenerSnapshot snapshot() {
-        boolean running = current != null && (status == ListenerStatus.ACTIVE || status == ListenerStatus.PENDING);
+        boolean running = current != null && status.running();
         return ListenerSnapshot.of(
                 spec.endpoint(),
                 status,

@@ -7,5 +7,10 @@ public enum ListenerStatus implements MetricLabel {
     PENDING,
     ACTIVE,
     PAUSED,
-    FAILED
+    FAILED;
+
+    /** Pending or active: it has a socket and reads its engine's stream (paused and failed ones read nothing). */
+    public boolean running() {
+        return this == PENDING || this == ACTIVE;
+    }
 }

@@ -22,9 +22,11 @@ final class ExpiryMetrics {
                 .help("Blocks the indexer removed without an engine removal, by tier and reason (ttl, capacity)")
                 .labelNames("tier", "reason")
                 .callback(cb -> {
+                    // only the series the flags can move: no capacity series with a TTL alone, no ttl series
+                    // for a tier without a TTL
                     for (StorageTier t : StorageTier.values()) {
-                        if (expiry.policy().tracks(t)) {
-                            for (ExpiryReason r : ExpiryReason.values()) {
+                        for (ExpiryReason r : ExpiryReason.values()) {
+                            if (expiry.policy().canExpire(t, r)) {
                                 cb.call(expiry.expired(t, r), t.jsonName(), r.label());
                             }
                         }

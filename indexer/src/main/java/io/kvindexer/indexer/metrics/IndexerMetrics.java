@@ -282,7 +282,9 @@ public final class IndexerMetrics {
                 .register(registry);
         GaugeWithCallback.builder()
                 .name("dynamo_kvindexer_listeners_by_exactness")
-                .help("ZMQ listeners by exactness: exact, replaying, degraded")
+                .help(
+                        "Active and pending ZMQ listeners by exactness: exact, replaying, degraded (paused and failed ones"
+                                + " read no stream: dynamo_kvindexer_listeners counts them)")
                 .labelNames("exactness")
                 .callback(cb -> workers.exactnessCounts().forEach((state, n) -> cb.call(n, state.label())))
                 .register(registry);

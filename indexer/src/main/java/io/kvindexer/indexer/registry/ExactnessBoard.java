@@ -2,9 +2,7 @@ package io.kvindexer.indexer.registry;
 
 import io.kvindexer.indexer.common.WorkerKey;
 import io.kvindexer.indexer.ingest.Exactness;
-import io.kvindexer.indexer.ingest.ExactnessState;
 import java.util.Collection;
-import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -79,19 +77,5 @@ final class ExactnessBoard {
             }
         }
         return true;
-    }
-
-    /** Listeners per state, every state present (read at scrape time). */
-    Map<ExactnessState, Integer> counts() {
-        Map<ExactnessState, Integer> counts = new EnumMap<>(ExactnessState.class);
-        for (ExactnessState s : ExactnessState.values()) {
-            counts.put(s, 0);
-        }
-        for (Listeners listeners : byInstance.values()) {
-            for (Exactness x : listeners.all()) {
-                counts.merge(x.read().state(), 1, Integer::sum);
-            }
-        }
-        return counts;
     }
 }

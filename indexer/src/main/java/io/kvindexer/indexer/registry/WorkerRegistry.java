@@ -886,9 +886,24 @@ public final class WorkerRegistry implements AutoCloseable {
         return exactness.exact(instanceId);
     }
 
-    /** Listener count per exactness; every state present. */
-    public Map<ExactnessState, Integer> exactnessCounts() {
-        return exactness.counts();
+    /**
+     * Running listeners (active or pending) per exactness, every state present. A failed or paused listener reads
+     * no stream, so its reading (a failed one without a replay endpoint never stopped being exact) says nothing of
+     * the index: {@link #listenerCounts} counts it.
+     */
+    public synchronized Map<ExactnessState, Integer> exactnessCounts() {
+        Map<ExactnessState, Integer> counts = new EnumMap<>(ExactnessState.class);
+        for (ExactnessState s : ExactnessState.values()) {
+            counts.put(s, 0);
+        }
+        for (Instance inst : instances.values()) {
+            for (Rank rank : inst.ranks.values()) {
+                if (rank.snapshot().status().running()) {
+                    counts.merge(rank.exactness.read().state(), 1, Integer::sum);
+                }
+            }
+        }
+        return counts;
     }
 
     /** The pod an instance was registered with; null when unknown or not registered. */
@@ -929,7 +944,7 @@ public final class WorkerRegistry implements AutoCloseable {
         for (Instance inst : instances.values()) {
             for (Rank rank : inst.ranks.values()) {
                 ListenerSnapshot l = rank.snapshot();
-                if (l.status() == ListenerStatus.ACTIVE || l.status() == ListenerStatus.PENDING) {
+                if (l.status().running()) {
                     counts.merge(l.connection(), 1, Integer::sum);
                 }
             }

@@ -87,7 +87,9 @@ class BlockExpiryRoutesTest {
                             && dumpByTier().size() == StorageTier.values().length);
             for (StorageTier t : StorageTier.values()) {
                 assertThat(expired(t, "ttl")).as("ttl expiries on " + t).isEqualTo(5);
-                assertThat(expired(t, "capacity")).isZero();
+                assertThat(expired(t, "capacity"))
+                        .as("no cap: no capacity series")
+                        .isEqualTo(-1);
             }
         } finally {
             engine.shutdownNow();
@@ -131,13 +133,36 @@ class BlockExpiryRoutesTest {
         });
         for (StorageTier t : StorageTier.values()) {
             assertThat(expired(t, "capacity")).as("capacity evictions on " + t).isEqualTo(3);
-            assertThat(expired(t, "ttl")).isZero();
+            assertThat(expired(t, "ttl")).as("no TTL: no ttl series").isEqualTo(-1);
         }
         // at 9 of 10 a store of one block is no eviction
         sim.storeSequence(tokens(400, 1), BLOCK, "CPU", null).get(30, TimeUnit.SECONDS);
         await().atMost(Duration.ofSeconds(30))
                 .until(() -> dumpByTier().get(StorageTier.HOST_PINNED).size() == 10);
         assertThat(expired(StorageTier.HOST_PINNED, "capacity")).isEqualTo(3);
+    }
+
+    /** A series that could never move is not exposed: each flag brings the reason it can cause, on its tiers. */
+    @Test
+    void eachBoundExposesOnlyTheSeriesItCanMove() throws Exception {
+        String ttlOnly = metricsOf(new ExpiryPolicy(Map.of(StorageTier.DISK, Duration.ofMinutes(1)), 0));
+        assertThat(ttlOnly)
+                .contains("dynamo_kvindexer_blocks_expired_total{reason=\"ttl\",tier=\"disk\"} 0.0")
+                .doesNotContain("reason=\"capacity\"")
+                .doesNotContain("reason=\"ttl\",tier=\"device\"");
+        String capOnly = metricsOf(new ExpiryPolicy(Map.of(), 10));
+        for (StorageTier t : StorageTier.values()) {
+            assertThat(capOnly)
+                    .contains("dynamo_kvindexer_blocks_expired_total{reason=\"capacity\",tier=\"" + t.jsonName()
+                            + "\"} 0.0");
+        }
+        assertThat(capOnly).doesNotContain("reason=\"ttl\"");
+    }
+
+    /** The /metrics page of a new indexer with {@code policy}. */
+    private String metricsOf(ExpiryPolicy policy) throws Exception {
+        IndexerApp app = resources.add(IndexerApp.start(IndexerConfig.defaults().with(c -> c.expiry = policy)));
+        return resources.add(new HttpTestClient(app.baseUrl())).get("/metrics").body();
     }
 
     private void start(ExpiryPolicy policy) throws Exception {

@@ -9,7 +9,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A listener that can never connect ({@code *}, the address an engine binds): {@code failed} with {@code last_error}
- * in /workers; /ready lists it, stays 200. A host name that does not resolve (yet) is not that: it stays pending.
+ * in /workers; /ready lists it, stays 200; the exactness gauge leaves it out. A host name that does not resolve (yet)
+ * is not that: it stays pending.
  */
 @IndexerRoutes
 abstract class FailedListenerTest {
@@ -69,7 +70,12 @@ abstract class FailedListenerTest {
                 .contains("dynamo_kvindexer_listeners_by_connection{connection=\"connected\"} 0.0");
         // queries are still answered: one bad engine does not take the index down
         http.post("/query", "{\"token_ids\":[1,2,3,4],\"model_name\":\"m\"}").assertStatus(200);
-        assertThat(http.get("/metrics").body()).contains("dynamo_kvindexer_listeners{status=\"failed\"} 1.0");
+        assertThat(http.get("/metrics").body())
+                .contains("dynamo_kvindexer_listeners{status=\"failed\"} 1.0")
+                .as("the failed rank reads no stream: not counted as exact, nor in any other exactness")
+                .contains("dynamo_kvindexer_listeners_by_exactness{exactness=\"exact\"} 2.0")
+                .contains("dynamo_kvindexer_listeners_by_exactness{exactness=\"replaying\"} 0.0")
+                .contains("dynamo_kvindexer_listeners_by_exactness{exactness=\"degraded\"} 0.0");
     }
 
     private static JsonNode worker(HttpTestClient http, long instance) {

@@ -3,8 +3,10 @@ package io.kvindexer.indexer.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvindexer.indexer.IndexerConfig;
+import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -158,6 +160,34 @@ abstract class RequestValidationTest extends OneWorkerRoutes {
             """)
     void outOfRangeNumbersAre422(String route, String body, String fragments) {
         assertError(http.post(route, body), 422, fragments.split(" & "));
+    }
+
+    /**
+     * A body in UTF-16 or UTF-32, with or without its byte order mark, is a 400 naming its encoding on every JSON
+     * route, as Dynamo refuses it (RFC 8259: JSON between systems is UTF-8); Jackson would have read it. The same
+     * body in UTF-8 gets the route's own answer ({@code status}).
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource(delimiter = '|', textBlock = """
+            /query                | {"model_name":"m","token_ids":[1,2,3,4]}   | 200
+            /query_by_hash        | {"model_name":"m","block_hashes":[1]}      | 200
+            /query_tiered_by_hash | {"model_name":"m","block_hashes":[1]}      | 200
+            /register             | {"instance_id":2,"model_name":"m","block_size":4} | 422
+            /unregister           | {"instance_id":9,"model_name":"m"}         | 404
+            /register_peer        | {}                                         | 422
+            /deregister_peer      | {"url":"http://nobody:1"}                  | 404
+            """)
+    void aBodyInUtf16OrUtf32Is400NamingItsEncoding(String route, String body, int status) {
+        assertThat(http.post(route, body).status()).isEqualTo(status);
+        for (String charset : List.of("UTF-16BE", "UTF-16LE", "UTF-32BE", "UTF-32LE")) {
+            for (String mark : List.of("", "\uFEFF")) {
+                byte[] wide = (mark + body).getBytes(Charset.forName(charset));
+                assertError(
+                        http.postRaw(route, wide, "application/json"),
+                        400,
+                        "request body is " + charset + ", not UTF-8: send JSON in UTF-8 (RFC 8259 section 8.1)");
+            }
+        }
     }
 
     /**
