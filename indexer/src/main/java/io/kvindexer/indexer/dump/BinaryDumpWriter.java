@@ -46,7 +46,7 @@ public final class BinaryDumpWriter implements Closeable {
     private int frameRegistrations;
     /** version 3 on: sections may carry STORE_TIMES frames */
     private boolean storeTimes;
-    /** version 4: each registration carries the batch at its watermark */
+    /** version 4 on: each registration carries the batch at its watermark */
     private boolean watermarkBatches;
     /** store times written (version 3) */
     private long storeTimeCount;
