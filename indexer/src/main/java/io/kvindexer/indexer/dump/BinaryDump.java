@@ -5,10 +5,10 @@ package io.kvindexer.indexer.dump;
  * {@code Accept}): what peer recovery prefers over Dynamo's JSON, about 20 bytes per membership instead of ~270,
  * and checksummed so that a truncated or corrupted transfer is detected before anything is installed.
  *
- * <p>Layout, versions 1 to 5 (fixed-width integers big-endian; "varint" is unsigned LEB128; strings are a varint
+ * <p>Layout, versions 1 to 6 (fixed-width integers big-endian; "varint" is unsigned LEB128; strings are a varint
  * byte length then UTF-8):
  * <pre>
- * stream  := magic "KVIXDUMP" | version u16 (1 to 5) | flags u16 (= 0) | frame* ; the last frame is END
+ * stream  := magic "KVIXDUMP" | version u16 (1 to 6) | flags u16 (= 0) | frame* ; the last frame is END
  * frame   := kind u8 | length u32 | payload[length] | crc32c u32 over kind, length and payload
  * INDEX     (1) model string | tenant string | blockSize u32         starts a section; its worker table is empty
  * BLOCKS    (2) record*                                               only inside a section
@@ -23,7 +23,7 @@ package io.kvindexer.indexer.dump;
  *            BLOCKS: one worker's last-store times on one tier (epoch millis, the first entry's is {@code first},
  *            each next one the previous plus its step), oldest first; a long run takes several frames
  * CACHE_SALTS (8) instanceId u64 | dpRank varint | salt string | count varint | blockHash u64[count]
- *            version 5, inside a section, after its BLOCKS: engine hashes of one worker's blocks stored with that
+ *            version 5 on, inside a section, after its BLOCKS: engine hashes of one worker's blocks stored with that
  *            cache salt ({@code --mix-cache-salt}); a long run takes several frames
  * record  := flags u8 | blockHash u64 | localHash u64 | [parentBlockHash u64] | owners varint (≥ 1) | owner*
  *            flags bit 0: hasParent; bit 1: the parent is the previous record's block hash in this frame (the
@@ -31,9 +31,12 @@ package io.kvindexer.indexer.dump;
  * owner   := varint (workerRef &lt;&lt; 2 | tier ordinal) [instanceId u64 | dpRank varint]
  *            a workerRef equal to the section's worker count introduces the next worker: its id and rank follow
  * registration := instanceId u64 | dpRank varint | endpoint string | replay opt | podName opt | model string
- *                 | tenant string | blockSize u32 | watermark u64 [| batch]   (opt := 0 | 1 string)
- * batch   := 0 | 1 digest u64 | timestamp f64                       version 4 only: the batch at the watermark (an
+ *                 | tenant string | blockSize u32 | watermark u64 [| batch] [| fromSnapshot u8]
+ *                 (opt := 0 | 1 string)
+ * batch   := 0 | 1 digest u64 | timestamp f64                       version 4 on: the batch at the watermark (an
  *            XXH3-64 digest of its payload, the engine's timestamp in seconds as an IEEE 754 double), 0 when unknown
+ * fromSnapshot := 0 | 1                                            version 6: 1 when the watermark is a snapshot's
+ *            that no batch of the engine has proven since ({@link SavedRegistration#fromSnapshot})
  * </pre>
  * Version 2 adds the registrations and their seq watermarks ({@link SavedRegistration}): peer recovery asks for it
  * with {@code ?registrations=true} (snapshots were version 2 before version 3). Without that parameter a server writes
@@ -52,7 +55,13 @@ package io.kvindexer.indexer.dump;
  * adds, with {@code --mix-cache-salt}, the cache salt each worker's salted blocks were stored with, so that a block
  * stored after a restore under a salted parent is hashed with its parent's salt as before the restart: peer recovery
  * asks for it with {@code &cache_salts=true}; a writer without salts to write (no {@code --mix-cache-salt}) stays at
- * version 4, which a replica of the version before can still read.
+ * version 4, which a replica of the version before can still read. Version 6 is version 5 (its CACHE_SALTS frames
+ * only with {@code --mix-cache-salt}) whose registrations each say whether their watermark is a snapshot's that no
+ * batch has proven since: a replica restored from its snapshot whose listener without a replay endpoint still waits
+ * for its engine's next batch passes that wait on, instead of its watermark as current. Peer recovery asks for it
+ * with {@code &snapshot_watermarks=true} (a server that does not know the parameter ignores it and answers version 5
+ * or lower, whose registrations a reader takes as current, as before); snapshots never are version 6 (a snapshot's
+ * watermarks are all a snapshot's), so a rollback reads them.
  *
  * <p>Tier ordinals are those of {@link io.kvindexer.indexer.common.StorageTier} (device 0, host-pinned 1, disk 2,
  * external 3). Records come in the index's dump order (device tier first, a parent before its children).
@@ -70,6 +79,8 @@ public final class BinaryDump {
     public static final int VERSION_WITH_WATERMARK_BATCHES = 4;
     /** Version 4 and the cache salts of salted blocks ({@code --mix-cache-salt}). */
     public static final int VERSION_WITH_CACHE_SALTS = 5;
+    /** Version 5 and, with each registration, whether its watermark is a snapshot's not proven since. */
+    public static final int VERSION_WITH_SNAPSHOT_WATERMARKS = 6;
 
     /**
      * A response header beside a binary {@code /dump} body (not part of the stream's format): the number of blocks of

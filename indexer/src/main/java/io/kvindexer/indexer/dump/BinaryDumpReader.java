@@ -55,7 +55,7 @@ public final class BinaryDumpReader {
          */
         default void cacheSalts(long instanceId, int dpRank, String salt, long[] blockHashes) {}
 
-        /** A saved registration (version 2 and 3 streams); each arrives once its frame verified. */
+        /** A saved registration (version 2 on); each arrives once its frame verified. */
         default void registration(SavedRegistration registration) {}
 
         /** The stream is complete and consistent. */
@@ -93,19 +93,20 @@ public final class BinaryDumpReader {
             throw new FormatException("truncated: the stream ends at byte " + got + ", inside the header");
         }
         int version = (header[8] & 0xFF) << 8 | header[9] & 0xFF;
-        if (version > BinaryDump.VERSION_WITH_CACHE_SALTS) {
+        if (version > BinaryDump.VERSION_WITH_SNAPSHOT_WATERMARKS) {
             throw new BinaryDump.NewerVersionException("unsupported binary dump version " + version
                     + ", written by a newer kv-indexer (this reader speaks " + BinaryDump.VERSION + " to "
-                    + BinaryDump.VERSION_WITH_CACHE_SALTS + ")");
+                    + BinaryDump.VERSION_WITH_SNAPSHOT_WATERMARKS + ")");
         }
         if (version < BinaryDump.VERSION) {
             throw new FormatException("unsupported binary dump version " + version + " (this reader speaks "
-                    + BinaryDump.VERSION + " to " + BinaryDump.VERSION_WITH_CACHE_SALTS + ")");
+                    + BinaryDump.VERSION + " to " + BinaryDump.VERSION_WITH_SNAPSHOT_WATERMARKS + ")");
         }
         boolean withRegistrations = version >= BinaryDump.VERSION_WITH_REGISTRATIONS;
         boolean withStoreTimes = version >= BinaryDump.VERSION_WITH_STORE_TIMES;
         boolean withBatches = version >= BinaryDump.VERSION_WITH_WATERMARK_BATCHES;
         boolean withSalts = version >= BinaryDump.VERSION_WITH_CACHE_SALTS;
+        boolean withMarks = version >= BinaryDump.VERSION_WITH_SNAPSHOT_WATERMARKS;
         int registrations = 0;
         if (header[10] != 0 || header[11] != 0) {
             throw new FormatException("unknown header flags");
@@ -168,7 +169,7 @@ public final class BinaryDumpReader {
                     require(!inIndex, where + ": REGISTRATIONS inside a section");
                     long count = varint(p, where);
                     for (long i = 0; i < count; i++) {
-                        visitor.registration(registration(p, where, withBatches));
+                        visitor.registration(registration(p, where, withBatches, withMarks));
                         registrations++;
                     }
                     done(p, where);
@@ -414,7 +415,7 @@ public final class BinaryDumpReader {
         throw new FormatException(where + ": varint too long");
     }
 
-    private static SavedRegistration registration(ByteBuffer p, String where, boolean withBatch)
+    private static SavedRegistration registration(ByteBuffer p, String where, boolean withBatch, boolean withMark)
             throws FormatException {
         long instanceId = u64(p, where);
         long dpRank = varint(p, where);
@@ -428,8 +429,25 @@ public final class BinaryDumpReader {
         require(blockSize > 0, where + ": registration block size " + Integer.toUnsignedString(blockSize));
         long watermark = u64(p, where);
         SavedRegistration.WatermarkBatch batch = withBatch ? watermarkBatch(p, where) : null;
+        boolean fromSnapshot = false; // before version 6: current, as the writer's listener took it
+        if (withMark) {
+            require(p.hasRemaining(), where + ": record runs past the frame");
+            byte mark = p.get();
+            require(mark == 0 || mark == 1, where + ": bad snapshot watermark mark " + mark);
+            fromSnapshot = mark == 1;
+        }
         return new SavedRegistration(
-                instanceId, (int) dpRank, endpoint, replay, pod, model, tenant, blockSize, watermark, batch);
+                instanceId,
+                (int) dpRank,
+                endpoint,
+                replay,
+                pod,
+                model,
+                tenant,
+                blockSize,
+                watermark,
+                batch,
+                fromSnapshot);
     }
 
     /** Version 4: the batch at a registration's watermark, or null when the writer did not know it. */

@@ -20,6 +20,7 @@ import java.util.zip.CRC32C;
 public final class BinaryDumpWriter implements Closeable {
 
     private final OutputStream out;
+    private final int version;
     private final CRC32C crc = new CRC32C();
     private byte[] buf = new byte[BinaryDump.TARGET_FRAME_BYTES + 4096];
     private int len;
@@ -45,12 +46,14 @@ public final class BinaryDumpWriter implements Closeable {
     private int frameRegistrations;
     /** version 3 on: sections may carry STORE_TIMES frames */
     private boolean storeTimes;
-    /** version 4: each registration carries the batch at its watermark */
+    /** version 4 on: each registration carries the batch at its watermark */
     private boolean watermarkBatches;
     /** store times written (version 3) */
     private long storeTimeCount;
-    /** version 5: sections may carry CACHE_SALTS frames */
+    /** version 5 on with --mix-cache-salt: sections carry CACHE_SALTS frames */
     private boolean cacheSalts;
+    /** version 6: each registration says whether its watermark is a snapshot's not proven since */
+    private boolean snapshotWatermarks;
     /** salted block hashes written (version 5) */
     private long saltCount;
 
@@ -102,18 +105,38 @@ public final class BinaryDumpWriter implements Closeable {
             boolean watermarkBatches,
             boolean cacheSalts)
             throws IOException {
+        this(out, saved, storeTimes, watermarkBatches, cacheSalts, false);
+    }
+
+    /**
+     * Version 6 with {@code snapshotWatermarks} (version 5, its sections with {@link #cacheSalts} only when {@code
+     * cacheSalts}, each registration with its {@link SavedRegistration#fromSnapshot} mark): only for a reader that
+     * asked for it, as an older one refuses the version. Else as {@link #BinaryDumpWriter(OutputStream, List,
+     * boolean, boolean, boolean)}.
+     */
+    public BinaryDumpWriter(
+            OutputStream out,
+            List<SavedRegistration> saved,
+            boolean storeTimes,
+            boolean watermarkBatches,
+            boolean cacheSalts,
+            boolean snapshotWatermarks)
+            throws IOException {
         this(
                 out,
-                cacheSalts
-                        ? BinaryDump.VERSION_WITH_CACHE_SALTS
-                        : watermarkBatches
-                                ? BinaryDump.VERSION_WITH_WATERMARK_BATCHES
-                                : storeTimes
-                                        ? BinaryDump.VERSION_WITH_STORE_TIMES
-                                        : BinaryDump.VERSION_WITH_REGISTRATIONS);
+                snapshotWatermarks
+                        ? BinaryDump.VERSION_WITH_SNAPSHOT_WATERMARKS
+                        : cacheSalts
+                                ? BinaryDump.VERSION_WITH_CACHE_SALTS
+                                : watermarkBatches
+                                        ? BinaryDump.VERSION_WITH_WATERMARK_BATCHES
+                                        : storeTimes
+                                                ? BinaryDump.VERSION_WITH_STORE_TIMES
+                                                : BinaryDump.VERSION_WITH_REGISTRATIONS);
         this.storeTimes = storeTimes;
-        this.watermarkBatches = watermarkBatches || cacheSalts;
+        this.watermarkBatches = version >= BinaryDump.VERSION_WITH_WATERMARK_BATCHES;
         this.cacheSalts = cacheSalts;
+        this.snapshotWatermarks = snapshotWatermarks;
         for (SavedRegistration r : saved) {
             registration(r);
             if (len >= BinaryDump.TARGET_FRAME_BYTES) {
@@ -127,6 +150,7 @@ public final class BinaryDumpWriter implements Closeable {
 
     private BinaryDumpWriter(OutputStream out, int version) throws IOException {
         this.out = out;
+        this.version = version;
         workerRefs.defaultReturnValue(-1);
         byte[] header = Arrays.copyOf(BinaryDump.MAGIC, BinaryDump.HEADER_BYTES);
         header[8] = (byte) (version >>> 8);
@@ -154,6 +178,10 @@ public final class BinaryDumpWriter implements Closeable {
                 u64(batch.digest());
                 u64(Double.doubleToRawLongBits(batch.timestamp()));
             }
+        }
+        if (snapshotWatermarks) {
+            ensure(1);
+            buf[len++] = (byte) (r.fromSnapshot() ? 1 : 0);
         }
         frameRegistrations++;
         registrations++;
@@ -382,10 +410,10 @@ public final class BinaryDumpWriter implements Closeable {
         if (registrations >= 0) {
             u32(registrations);
         }
-        if (storeTimes || watermarkBatches) { // (version 3 on: 0 when this writer had no store times)
+        if (version >= BinaryDump.VERSION_WITH_STORE_TIMES) { // (0 when this writer had no store times)
             u64(storeTimeCount);
         }
-        if (cacheSalts) {
+        if (version >= BinaryDump.VERSION_WITH_CACHE_SALTS) { // (0 when this writer had no salts)
             u64(saltCount);
         }
         frame(BinaryDump.KIND_END);

@@ -33,7 +33,9 @@ import java.util.concurrent.TimeUnit;
  * {@code ?registrations=true} asks for them; version 3, with the blocks' last-store times as well, when
  * {@code &store_times=true} is added; version 4, with the batch at each registration's watermark as well, when
  * {@code &watermark_batches=true} is; version 5, with the cache salts of salted blocks as well, when
- * {@code &cache_salts=true} is and the replica runs with {@code --mix-cache-salt}). With a {@code --block-ttl} the
+ * {@code &cache_salts=true} is and the replica runs with {@code --mix-cache-salt}; version 6, with each registration
+ * saying whether its watermark is a snapshot's no batch has proven since, when {@code &snapshot_watermarks=true} is).
+ * With a {@code --block-ttl} the
  * JSON gives each block on a tier with a TTL its {@code last_store_ms} too (ours; Dynamo's reader ignores it), so that
  * JSON recovery keeps the TTLs as binary does.
  * Pending writes are flushed first, so the dump holds everything
@@ -82,6 +84,9 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
         boolean batches = QueryParameters.flag(query, "watermark_batches", false);
         // with ?cache_salts=true as well: version 5, the salts of salted blocks, when this replica keeps them
         boolean salts = QueryParameters.flag(query, "cache_salts", false) && indexers.mixCacheSalt();
+        // with ?snapshot_watermarks=true as well: version 6, each registration saying whether its watermark is a
+        // snapshot's not proven since; only a reader that asks gets it, as an older one refuses the version
+        boolean marks = QueryParameters.flag(query, "snapshot_watermarks", false);
         DumpSlots.Slot slot = slots.tryTake(String.valueOf(req.remotePeer().address()));
         if (slot == null) {
             res.header(HeaderNames.RETRY_AFTER, String.valueOf(RETRY_AFTER_SECONDS));
@@ -93,7 +98,13 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
             return;
         }
         try (slot) {
-            stream(req, res, binary, asked, new Parts(asked && times, asked && batches, asked && salts), slot);
+            stream(
+                    req,
+                    res,
+                    binary,
+                    asked,
+                    new Parts(asked && times, asked && batches, asked && salts, asked && marks),
+                    slot);
         } catch (Exception e) { // the write's failure: IOException, or Helidon's UncheckedIOException
             if (!slot.abandoned()) {
                 throw e;
@@ -223,7 +234,7 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
     }
 
     /**
-     * With a registry {@code cut} (version 2 to 5), its registrations go first and the blocks of the workers it found
+     * With a registry {@code cut} (version 2 to 6), its registrations go first and the blocks of the workers it found
      * still being unregistered stay out, as in a snapshot ({@code StateCut}); without one (version 1), every block.
      */
     private static void encode(List<ModelIndex> indexes, WorkerRegistry.Cut cut, Parts parts, ChunkPipe pipe)
@@ -231,7 +242,12 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
         BinaryDumpWriter writer = cut == null
                 ? new BinaryDumpWriter(pipe)
                 : new BinaryDumpWriter(
-                        pipe, cut.registrations(), parts.storeTimes(), parts.watermarkBatches(), parts.cacheSalts());
+                        pipe,
+                        cut.registrations(),
+                        parts.storeTimes(),
+                        parts.watermarkBatches(),
+                        parts.cacheSalts(),
+                        parts.snapshotWatermarks());
         LeavingWorkers leaving = cut == null ? LeavingWorkers.NONE : cut.leaving();
         DumpSink memberships = leaving.without((DumpSink) writer::membership);
         StoreTimes.Sink storeTimes = leaving.without((StoreTimes.Sink) writer::storeTimes);
@@ -278,5 +294,5 @@ record DumpService(Indexers indexers, WorkerRegistry workers, StartupGate gate, 
     }
 
     /** What a binary dump carries beyond the trees and registrations: its version's optional parts. */
-    record Parts(boolean storeTimes, boolean watermarkBatches, boolean cacheSalts) {}
+    record Parts(boolean storeTimes, boolean watermarkBatches, boolean cacheSalts, boolean snapshotWatermarks) {}
 }

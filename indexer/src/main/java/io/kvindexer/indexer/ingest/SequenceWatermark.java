@@ -38,7 +38,7 @@ public final class SequenceWatermark {
     private volatile LastBatch lastBatch;
     /** when a batch last passed ({@link #passed}); 0: never in this process */
     private volatile long passedAtMillis;
-    /** restored from this replica's own snapshot file and no batch since: see {@link #restoredFromSnapshot} */
+    /** restored from a snapshot and no batch since: see {@link #restoredFromSnapshot} */
     private volatile boolean fromSnapshot;
 
     private volatile AppliedHook hook;
@@ -48,8 +48,8 @@ public final class SequenceWatermark {
     }
 
     public void set(long seq) {
-        fromSnapshot = false;
         last.set(seq);
+        fromSnapshot = false; // after the seq, as in passed
     }
 
     /**
@@ -57,7 +57,8 @@ public final class SequenceWatermark {
      * process knew of its batch (null: nothing), so that the first replay after the restore can tell the engine that
      * published it from one that restarted since ({@link SequenceTracker#sameProcess}). A batch of another seq is not
      * taken. {@code fromSnapshot}: it comes from this replica's own snapshot file, which is as old as the replica's
-     * downtime, not from a peer's dump, whose watermark meets the live stream.
+     * downtime, or from a peer's dump that marked it so (the peer's own such watermark, not proven yet); not from a
+     * peer's dump otherwise, whose watermark meets the live stream.
      */
     public void restore(long seq, LastBatch batch, boolean fromSnapshot) {
         lastBatch = batch != null && batch.seq() == seq ? batch : null;
@@ -66,8 +67,9 @@ public final class SequenceWatermark {
     }
 
     /**
-     * Whether the watermark was restored from this replica's own snapshot and no batch has passed since: nobody
-     * listened to the engine while the replica was down, so what it published meanwhile is not known to be here.
+     * Whether the watermark was restored from a snapshot (this replica's, or one a peer restored and passed on in
+     * its dump) and no batch has passed since: nobody listened to the engine while the snapshot's replica was down, so
+     * what it published meanwhile is not known to be here. A cut carries it ({@code SavedRegistration.fromSnapshot}).
      */
     public boolean restoredFromSnapshot() {
         return fromSnapshot;
@@ -88,9 +90,9 @@ public final class SequenceWatermark {
      * {@link #restore}, a settled loss {@link #set}).
      */
     void passed(long seq, LastBatch batch) {
-        fromSnapshot = false;
         lastBatch = batch;
         last.set(seq);
+        fromSnapshot = false; // after the seq: a cut that reads the mark cleared reads this seq (WorkerRegistry)
         passedAtMillis = System.currentTimeMillis();
     }
 

@@ -33,11 +33,12 @@ import java.util.concurrent.TimeoutException;
 final class Stream implements ReplayClient.Target {
 
     /**
-     * Why a listener without a replay endpoint whose watermark came from this replica's own snapshot is not exact: the
-     * snapshot is as old as the replica's downtime (a peer's dump is current: its listener is exact at once).
+     * Why a listener without a replay endpoint whose watermark came from a snapshot (this replica's own, or one a peer
+     * restored and passed on before its engine's next batch) is not exact: the snapshot is as old as its replica's
+     * downtime (a peer's dump is current otherwise: its listener is exact at once).
      */
-    static final String RESTORED_FROM_SNAPSHOT = "restored from this replica's snapshot: no replay endpoint, the"
-            + " engine's next batch shows whether any were missed while the replica was down";
+    static final String RESTORED_FROM_SNAPSHOT = "restored from a snapshot (this replica's, or one a peer passed on):"
+            + " no replay endpoint, the engine's next batch shows whether any were missed while no replica listened";
 
     /** how long a new registration waits for a first live batch before it asks an idle engine for its buffer */
     private static final long CATCH_UP_QUIET_NANOS = TimeUnit.SECONDS.toNanos(1);

@@ -274,12 +274,15 @@ public final class PeerRecovery {
 
     private Recovered fetch(HttpClient client, String peer, boolean binary) throws IOException, InterruptedException {
         // a version 4 dump carries the registrations with the batch at each watermark and the blocks' last-store
-        // times, version 5 the salts of salted blocks too (a peer with --mix-cache-salt); a replica that knows only
-        // version 4 ignores cache_salts, one that knows only version 3 watermark_batches as well, one that knows only
-        // version 2 store_times too, older replicas and Dynamo ignore every parameter
+        // times, version 5 the salts of salted blocks too (a peer with --mix-cache-salt), version 6 which watermarks
+        // are a snapshot's not proven since; a replica that knows only version 5 ignores snapshot_watermarks (its
+        // registrations are taken as current, as before), one that knows only version 4 cache_salts as well, one
+        // that knows only version 3 watermark_batches too, one that knows only version 2 store_times too, older
+        // replicas and Dynamo ignore every parameter
         HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(withoutTrailingSlash(peer) + "/dump"
                         + (binary
                                 ? "?registrations=true&store_times=true&watermark_batches=true&cache_salts=true"
+                                        + "&snapshot_watermarks=true"
                                 : "")))
                 .timeout(timeout)
                 .GET();

@@ -18,8 +18,10 @@ import java.util.Set;
  * @param indexes how many (model, tenant) indexes
  * @param blank   from a blank peer ({@code docs/concepts.md}): it has seen nothing from before its own start
  * @param detached the workers {@code --unregister-grace} kept detached (only a snapshot carries them)
- * @param fromSnapshot the ranks of {@code registrations} whose watermark this replica's own snapshot gave: as old as
- *                 the replica's downtime, where a peer's meets the live stream (docs/concepts.md, exactness)
+ * @param fromSnapshot the ranks of {@code registrations} whose watermark is a snapshot's: this replica's own
+ *                 snapshot gave it, or a peer's dump marked it as its own snapshot's not proven since; as old as that
+ *                 replica's downtime, where a peer's other watermarks meet the live stream (docs/concepts.md,
+ *                 exactness)
  */
 public record Recovered(
         String source,
@@ -36,8 +38,18 @@ public record Recovered(
         fromSnapshot = Set.copyOf(fromSnapshot);
     }
 
+    /**
+     * A dump's: the ranks its writer marked {@link SavedRegistration#fromSnapshot} (a version 6 peer dump) are
+     * snapshot watermarks here too, so that a snapshot's watermark does not turn current by passing through a peer.
+     */
     public Recovered(String source, int indexes, List<SavedRegistration> registrations, Runnable install) {
-        this(source, indexes, registrations, install, false, List.of(), Set.of());
+        this(source, indexes, registrations, install, false, List.of(), marked(registrations));
+    }
+
+    private static Set<WorkerKey> marked(List<SavedRegistration> registrations) {
+        Set<WorkerKey> ranks = new HashSet<>();
+        registrations.stream().filter(SavedRegistration::fromSnapshot).forEach(s -> ranks.add(rank(s)));
+        return ranks;
     }
 
     /** The same, marked as a blank peer's. */
@@ -64,7 +76,8 @@ public record Recovered(
      * This (a snapshot) with the registrations a blank peer learned since its start added: those of worker ranks the
      * snapshot does not have, with the peer's watermark (the peer has stored no block, so nothing before it is
      * missing). A rank both have keeps the snapshot's registration, whose watermark matches the snapshot's tree
-     * (and is the snapshot's: {@link #fromSnapshot} stays as it is, the peer's are current).
+     * (and is the snapshot's: {@link #fromSnapshot} stays as it is, the peer's are current: a blank peer restored
+     * none).
      */
     public Recovered with(Recovered blankPeer) {
         Set<WorkerKey> ranks = new HashSet<>();

@@ -589,6 +589,9 @@ public final class WorkerRegistry implements AutoCloseable {
                 WorkerKey key = new WorkerKey(inst.id, r);
                 // a degraded worker goes without its watermark: the restored replica joins its engine afresh
                 LearnedWatermark learned = degraded.contains(key) ? null : watermarks.get(key);
+                // the mark before the seq: a batch passing between them sets the seq first, so an unmarked seq here
+                // is one a batch proved (a marked one may be proven already: the reader only waits one batch more)
+                boolean fromSnapshot = learned != null && learned.watermark().restoredFromSnapshot();
                 long seq = learned == null
                         ? SequenceWatermark.UNSET
                         : learned.watermark().get();
@@ -602,7 +605,8 @@ public final class WorkerRegistry implements AutoCloseable {
                         inst.tenant,
                         index.blockSize(),
                         seq,
-                        learned == null ? null : savedBatch(learned.watermark(), seq)));
+                        learned == null ? null : savedBatch(learned.watermark(), seq),
+                        fromSnapshot));
             });
         }
         return out;
@@ -642,9 +646,10 @@ public final class WorkerRegistry implements AutoCloseable {
      * {@link #finishRecovery(List, Runnable)} that also takes back the workers a snapshot saved detached ({@code
      * --unregister-grace}), each with its watermark, so that one registering again within its grace period gets its
      * blocks back and its stream replayed from where it was. One registered anew meanwhile, or unregistered, is not.
-     * {@code fromSnapshot}: the ranks of {@code saved} whose watermark this replica's own snapshot gave (the others
-     * a peer's dump); a listener without a replay endpoint is not exact from such a watermark until its engine's next
-     * batch, as nobody listened since the snapshot was written. The detached workers come from a snapshot's grace
+     * {@code fromSnapshot}: the ranks of {@code saved} whose watermark is a snapshot's (this replica's own, or one a
+     * peer's dump marked {@link SavedRegistration#fromSnapshot}; the others a peer's current one); a listener without
+     * a replay endpoint is not exact from such a watermark until its engine's next batch, as nobody may have listened
+     * since the snapshot was written. The detached workers come from a snapshot's grace
      * file, so theirs are such watermarks too.
      */
     public int finishRecovery(

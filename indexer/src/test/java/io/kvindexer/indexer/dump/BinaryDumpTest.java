@@ -354,6 +354,79 @@ class BinaryDumpTest {
         assertEveryBitFlipRefused(bytes);
     }
 
+    /** {@code plain} with every third one's watermark marked {@link SavedRegistration#fromSnapshot}. */
+    static List<SavedRegistration> marked(List<SavedRegistration> plain) {
+        List<SavedRegistration> out = new ArrayList<>();
+        for (int i = 0; i < plain.size(); i++) {
+            SavedRegistration r = plain.get(i);
+            out.add(new SavedRegistration(
+                    r.instanceId(),
+                    r.dpRank(),
+                    r.endpoint(),
+                    r.replayEndpoint(),
+                    r.podName(),
+                    r.modelName(),
+                    r.tenantId(),
+                    r.blockSize(),
+                    r.watermark(),
+                    r.watermarkBatch(),
+                    i % 3 == 0));
+        }
+        return out;
+    }
+
+    /** Version 6 (salts when {@code salts}), else what the same writer wrote before it: version 4 or 5. */
+    static byte[] writeWithMarks(
+            List<Section> sections, List<SavedRegistration> registrations, boolean salts, boolean marks)
+            throws IOException {
+        return write(out -> new BinaryDumpWriter(out, registrations, true, true, salts, marks), sections, (w, s) -> {
+            if (s.memberships().isEmpty()) {
+                return;
+            }
+            M m = s.memberships().getFirst();
+            WorkerKey worker = new WorkerKey(m.instanceId(), m.dpRank());
+            w.storeTimes(worker, m.tier(), new long[] {m.block()}, new long[] {1_765_000_000_000L});
+            if (salts) {
+                w.cacheSalts(worker, "s", new long[] {m.block()});
+            }
+        });
+    }
+
+    @Test
+    void version6CarriesWhichWatermarksAreASnapshotsExactly() throws IOException {
+        List<Section> sections = sample(20, 5, 21);
+        List<SavedRegistration> regs = marked(withBatches(registrations(3000))); // more than one frame
+        assertThat(regs).anyMatch(SavedRegistration::fromSnapshot).anyMatch(r -> !r.fromSnapshot());
+        for (boolean salts : new boolean[] {false, true}) {
+            byte[] bytes = writeWithMarks(sections, regs, salts, true);
+            assertThat(bytes[9]).isEqualTo((byte) BinaryDump.VERSION_WITH_SNAPSHOT_WATERMARKS);
+            Collector back = read(bytes);
+            assertThat(back.ended).isTrue();
+            assertThat(back.sections).isEqualTo(sections);
+            assertThat(back.registrations).isEqualTo(regs);
+            assertThat(back.times).hasSize(2); // (the third section is empty)
+            assertThat(back.salts).hasSize(salts ? 2 : 0);
+            // without the marks asked for, the same writer writes what it wrote before version 6, byte for byte:
+            // the marks stay out (a reader that did not ask refuses version 6), and every watermark reads current
+            byte[] unasked = writeWithMarks(sections, regs, salts, false);
+            assertThat(unasked[9]).isEqualTo((byte)
+                    (salts ? BinaryDump.VERSION_WITH_CACHE_SALTS : BinaryDump.VERSION_WITH_WATERMARK_BATCHES));
+            assertThat(unasked).isEqualTo(writeWithMarks(sections, withBatches(registrations(3000)), salts, false));
+            assertThat(read(unasked).registrations).isEqualTo(withBatches(registrations(3000)));
+        }
+        // a version 6 stream with no watermark marked reads as the same registrations, none a snapshot's
+        assertThat(read(writeWithMarks(sections, registrations(4), false, true)).registrations)
+                .isEqualTo(registrations(4))
+                .noneMatch(SavedRegistration::fromSnapshot);
+    }
+
+    @Test
+    void everyTruncationAndBitFlipOfAVersion6StreamIsRefused() throws IOException {
+        byte[] bytes = writeWithMarks(sample(1, 2, 22), marked(withBatches(registrations(3))), true, true);
+        assertEveryTruncationRefused(bytes);
+        assertEveryBitFlipRefused(bytes);
+    }
+
     /** Version 5: {@code sections}, each followed by what {@code salts} writes. */
     static byte[] writeWithSalts(List<Section> sections, java.util.function.Consumer<BinaryDumpWriter> salts)
             throws IOException {
@@ -451,9 +524,9 @@ class BinaryDumpTest {
         byte[] bytes = write(sample(2, 2, 6));
         byte[] longer = Arrays.copyOf(bytes, bytes.length + 1);
         assertThatThrownBy(() -> read(longer)).hasMessageContaining("after the END frame");
-        byte[] v6 = bytes.clone();
-        v6[9] = 6;
-        assertThatThrownBy(() -> read(v6)).hasMessageContaining("unsupported binary dump version 6");
+        byte[] v7 = bytes.clone();
+        v7[9] = 7;
+        assertThatThrownBy(() -> read(v7)).hasMessageContaining("unsupported binary dump version 7");
         assertThatThrownBy(() -> read("{\"m:t\":{}}".getBytes())).hasMessageContaining("bad magic");
     }
 

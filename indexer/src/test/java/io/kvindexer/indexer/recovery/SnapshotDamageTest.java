@@ -83,7 +83,7 @@ class SnapshotDamageTest {
             damaged.add(bad);
         }
         byte[] newer = good.clone();
-        newer[9] = (byte) (BinaryDump.VERSION_WITH_CACHE_SALTS + 1); // a format version from the future
+        newer[9] = (byte) (BinaryDump.VERSION_WITH_SNAPSHOT_WATERMARKS + 1); // a format version from the future
         damaged.add(newer);
 
         Path dir = tmp.resolve("damaged");

@@ -253,6 +253,19 @@ class StoreTimesRecoveryTest {
                             .body()[9])
                     .as("salts only from a replica that keeps them (--mix-cache-salt)")
                     .isEqualTo((byte) 4);
+            assertThat(binaryDump(app, "?registrations=true&watermark_batches=true&snapshot_watermarks=true")
+                            .body()[9])
+                    .as("which watermarks are a snapshot's: only for a reader that asks (an older one refuses 6)")
+                    .isEqualTo((byte) 6);
+            assertThat(binaryDump(app, "?registrations=true&snapshot_watermarks=false")
+                            .body()[9])
+                    .isEqualTo((byte) 2);
+            assertThat(binaryDump(app, "?snapshot_watermarks=true").body()[9])
+                    .as("without the registrations there is nothing to mark")
+                    .isEqualTo((byte) 1);
+            assertThat(binaryDump(app, "?registrations=true&snapshot_watermarks=yes")
+                            .statusCode())
+                    .isEqualTo(400);
             assertThat(binaryDump(app, "?watermark_batches=true").body()[9])
                     .as("without the registrations there is nothing to carry them")
                     .isEqualTo((byte) 1);
