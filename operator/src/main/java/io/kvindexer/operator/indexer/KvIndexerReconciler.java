@@ -118,6 +118,24 @@ public class KvIndexerReconciler
 
     @Override
     protected UpdateControl<KvIndexer> reconcileAccepted(KvIndexer kvi, Context<KvIndexer> context) {
+        String ns = kvi.getMetadata().getNamespace();
+        String taken = ServiceClaims.problem(
+                kvi,
+                name -> context.getClient()
+                        .services()
+                        .inNamespace(ns)
+                        .withName(name)
+                        .get(),
+                context.getPrimaryCache().list(ns).toList());
+        if (services.refuses(
+                LOG,
+                context,
+                kvi,
+                taken,
+                (reason, m) -> statusFactory.refused(kvi, reason, m).getStatus())) {
+            // the name is freed by the other KvIndexer's delete, which triggers no reconcile of this one
+            return UpdateControl.<KvIndexer>noUpdate().rescheduleAfter(services.resync());
+        }
         String securityWarning = SecuritySecrets.reconcile(
                 context.getClient(), kvi, services.clock().instant());
         context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow();

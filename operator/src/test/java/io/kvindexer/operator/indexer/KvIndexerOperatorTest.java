@@ -238,6 +238,62 @@ class KvIndexerOperatorTest {
         assertThat(harness.statefulSet(NS, "bad")).isNull();
     }
 
+    /**
+     * KvIndexer {@code x-peers} needs the Service {@code x-peers} that is KvIndexer {@code x}'s headless Service: the
+     * one that came second is refused, names the other and writes nothing (its StatefulSet would govern its pods by,
+     * and its replicas recover through, a Service selecting the other's pods), whichever order they come in; the
+     * first keeps its objects and its status. Once the first is gone (with its Services) the second gets its own.
+     */
+    @Test
+    void aKvIndexerWhoseServiceIsAnothersIsRefusedAndLeavesItAlone() {
+        harness.create(Resources.kvIndexer(NS, "col", 1, 8093));
+        await().atMost(Duration.ofSeconds(30))
+                .until(() ->
+                        client.services().inNamespace(NS).withName("col-peers").get() != null);
+        harness.create(Resources.kvIndexer(NS, "col-peers", 1, 8093));
+        harness.create(Resources.kvIndexer(NS, "rev-peers", 1, 8093));
+        await().atMost(Duration.ofSeconds(30))
+                .until(() ->
+                        client.services().inNamespace(NS).withName("rev-peers").get() != null);
+        harness.create(Resources.kvIndexer(NS, "rev", 1, 8093));
+
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> {
+            assertRefused("col-peers", "Service col-peers is the headless (peer DNS) Service of KvIndexer col");
+            assertRefused("rev", "Service rev-peers is the client Service of KvIndexer rev-peers");
+        });
+        assertThat(harness.statefulSet(NS, "col-peers")).isNull();
+        assertThat(harness.statefulSet(NS, "rev")).isNull();
+        for (String[] owned : new String[][] {{"col-peers", "col"}, {"rev-peers", "rev-peers"}}) {
+            Service service =
+                    client.services().inNamespace(NS).withName(owned[0]).get();
+            assertThat(service.getMetadata().getOwnerReferences())
+                    .singleElement()
+                    .satisfies(o -> assertThat(o.getName()).isEqualTo(owned[1]));
+            assertThat(service.getSpec().getSelector()).containsEntry("app.kubernetes.io/instance", owned[1]);
+            assertThat(condition(harness.kvIndexer(NS, owned[1]), "Ready").getReason())
+                    .isEqualTo("ReplicasNotReady");
+        }
+
+        // what the garbage collector does after the delete (the mock has none)
+        client.resources(KvIndexer.class).inNamespace(NS).withName("col").delete();
+        client.services().inNamespace(NS).withName("col").delete();
+        client.services().inNamespace(NS).withName("col-peers").delete();
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> {
+            assertThat(harness.statefulSet(NS, "col-peers")).isNotNull();
+            assertThat(client.services().inNamespace(NS).withName("col-peers").get())
+                    .satisfies(s -> assertThat(s.getSpec().getSelector())
+                            .containsEntry("app.kubernetes.io/instance", "col-peers"));
+            assertThat(condition(harness.kvIndexer(NS, "col-peers"), "Ready").getReason())
+                    .isEqualTo("ReplicasNotReady");
+        });
+    }
+
+    private void assertRefused(String name, String why) {
+        Condition ready = condition(harness.kvIndexer(NS, name), "Ready");
+        assertThat(ready.getReason()).isEqualTo("InvalidSpec");
+        assertThat(ready.getMessage()).contains(why).endsWith("create this KvIndexer again under another name");
+    }
+
     @Test
     void anOptionalServiceMonitorComesAndGoesWithTheSpec() throws Exception {
         KvIndexer kvi = Resources.kvIndexer(NS, "mon", 1, 8092);
