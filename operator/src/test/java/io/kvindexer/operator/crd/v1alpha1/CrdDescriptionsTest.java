@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.JSONSchemaProps;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import io.kvindexer.operator.common.IndexerSecurity;
+import io.kvindexer.operator.support.Resources;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -47,6 +49,28 @@ class CrdDescriptionsTest {
                     .as("fields of %s without a description", crd)
                     .isEmpty();
         }
+    }
+
+    /**
+     * Where {@code kubectl explain kvindexer.spec.security.auth} says the token is, for the example's KvIndexer
+     * ({@code kv-indexer}) too, whose {@code <name>-auth} is the namespace-wide Secret the operator never writes.
+     */
+    @Test
+    void theTokenSecretExplainNamesIsTheOneTheOperatorWrites() throws IOException {
+        String auth = schema("kvindexers.kvindexer.io-v1.yml")
+                .getProperties()
+                .get("spec")
+                .getProperties()
+                .get("security")
+                .getProperties()
+                .get("auth")
+                .getDescription();
+        assertThat(IndexerSecurity.tokenSecret(Resources.kvIndexer("ns", "idx", 1, 8090)))
+                .isEqualTo("idx-auth");
+        assertThat(auth)
+                .contains("<name>-auth")
+                .contains(IndexerSecurity.tokenSecret(Resources.kvIndexer("ns", "kv-indexer", 1, 8090))
+                        + " for a KvIndexer named kv-indexer");
     }
 
     private static void walk(String path, JSONSchemaProps node, List<String> undescribed) {
