@@ -234,6 +234,30 @@ class HelmChartTest {
         assertThat(((Number) worker.get("spec", "replayPort")).intValue()).isEqualTo(5600);
     }
 
+    /**
+     * The operator's NetworkPolicy lets it call the example KvIndexer's replicas on the example's port, also when
+     * that is not among networkPolicy.indexerPorts (each port once).
+     */
+    @Test
+    void theOperatorsNetworkPolicyLetsItCallTheExamplesPort() {
+        for (String port : List.of("9000", "8090")) {
+            List<HasMetadata> objects = render(t -> t.set("networkPolicy.enabled", "true")
+                    .set("example.enabled", "true")
+                    .set("example.port", port));
+            GenericKubernetesResource indexer = generic(objects, "KvIndexer");
+            assertThat(((Number) indexer.get("spec", "port")).intValue()).isEqualTo(Integer.parseInt(port));
+            assertThat(only(objects, NetworkPolicy.class)
+                            .getSpec()
+                            .getEgress()
+                            .getLast()
+                            .getPorts())
+                    .as("the egress to the indexer replicas, example.port %s", port)
+                    .extracting(p -> p.getPort().getIntVal())
+                    .containsExactlyElementsOf(
+                            port.equals("8090") ? List.of(8090) : List.of(8090, Integer.parseInt(port)));
+        }
+    }
+
     @Test
     void theChartsExampleResourcesValidateAgainstTheCrdSchemas() {
         CrdSchemas schemas = CrdSchemas.load(RepoFiles.chart().resolve("crds"));

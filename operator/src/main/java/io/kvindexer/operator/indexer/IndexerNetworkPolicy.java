@@ -66,7 +66,7 @@ public final class IndexerNetworkPolicy {
                         tcp(53, 1))
                 .build());
         if (settings != null && settings.allowTo() != null) {
-            egress.addAll(settings.allowTo());
+            settings.allowTo().stream().map(IndexerNetworkPolicy::defaulted).forEach(egress::add);
         }
         return new NetworkPolicyBuilder()
                 .withMetadata(IndexerDesiredState.meta(kvi, IndexerNames.statefulSet(kvi)))
@@ -81,6 +81,25 @@ public final class IndexerNetworkPolicy {
                 .endIngress()
                 .withEgress(egress)
                 .endSpec()
+                .build();
+    }
+
+    /**
+     * A copy of the user's {@code rule} with what the API server defaults in it (a port without a protocol is TCP):
+     * the policy is matched exactly ({@link NetworkPolicyDependent#match}).
+     */
+    static NetworkPolicyEgressRule defaulted(NetworkPolicyEgressRule rule) {
+        if (rule == null || rule.getPorts() == null) {
+            return rule;
+        }
+        return new NetworkPolicyEgressRuleBuilder(rule)
+                .withPorts(rule.getPorts().stream()
+                        .map(p -> p == null || p.getProtocol() != null
+                                ? p
+                                : new NetworkPolicyPortBuilder(p)
+                                        .withProtocol("TCP")
+                                        .build())
+                        .toList())
                 .build();
     }
 

@@ -12,6 +12,7 @@ import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.api.reconciler.Workflow;
 import io.javaoperatorsdk.operator.api.reconciler.dependent.Dependent;
+import io.javaoperatorsdk.operator.processing.event.Event;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
@@ -113,11 +114,48 @@ public class KvIndexerReconciler
                                         pod.getMetadata().getNamespace()))),
                         context,
                         services),
-                new InformerEventSource<>(workers, context));
+                new InformerEventSource<>(workers, context) {
+                    /**
+                     * JOSDK maps a KvWorker's new state only: one moved to another KvIndexer leaves the former's
+                     * NetworkPolicy now, not at its next resync.
+                     */
+                    @Override
+                    public void onUpdate(KvWorker before, KvWorker now) {
+                        super.onUpdate(before, now);
+                        String former = before.getSpec() == null
+                                ? null
+                                : before.getSpec().getIndexerRef();
+                        if (former != null
+                                && (now.getSpec() == null
+                                        || !former.equals(now.getSpec().getIndexerRef()))) {
+                            getEventHandler()
+                                    .handleEvent(new Event(new ResourceID(
+                                            former, before.getMetadata().getNamespace())));
+                        }
+                    }
+                });
     }
 
     @Override
     protected UpdateControl<KvIndexer> reconcileAccepted(KvIndexer kvi, Context<KvIndexer> context) {
+        String ns = kvi.getMetadata().getNamespace();
+        String taken = ServiceClaims.problem(
+                kvi,
+                name -> context.getClient()
+                        .services()
+                        .inNamespace(ns)
+                        .withName(name)
+                        .get(),
+                context.getPrimaryCache().list(ns).toList());
+        if (services.refuses(
+                LOG,
+                context,
+                kvi,
+                taken,
+                (reason, m) -> statusFactory.refused(kvi, reason, m).getStatus())) {
+            // the name is freed by the other KvIndexer's delete, which triggers no reconcile of this one
+            return UpdateControl.<KvIndexer>noUpdate().rescheduleAfter(services.resync());
+        }
         String securityWarning = SecuritySecrets.reconcile(
                 context.getClient(), kvi, services.clock().instant());
         context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow();

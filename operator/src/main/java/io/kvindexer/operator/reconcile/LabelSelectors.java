@@ -59,10 +59,18 @@ public final class LabelSelectors {
      * Null when the selector is usable, else a message naming the problem: what the API server refuses in a label
      * selector (a key or value that no label can have, values for Exists / DoesNotExist), which the CRD's schema of
      * a KvWorker's selector does not check; in the KvIndexer's NetworkPolicy it would fail every write of the policy.
+     * And an empty one, which the API server takes but which selects every pod.
      */
     public static String validate(LabelSelector selector) {
         if (selector == null) {
             return "spec.selector is required";
+        }
+        if ((selector.getMatchLabels() == null || selector.getMatchLabels().isEmpty())
+                && (selector.getMatchExpressions() == null
+                        || selector.getMatchExpressions().isEmpty())) {
+            // the engines share the namespace with the KvIndexer's replicas, which it would register as engines
+            return "spec.selector must have a matchLabels entry or a matchExpression: an empty one selects every pod"
+                    + " of the namespace, the indexer replicas among them";
         }
         if (selector.getMatchLabels() != null) {
             for (Map.Entry<String, String> e : new TreeMap<>(selector.getMatchLabels()).entrySet()) {

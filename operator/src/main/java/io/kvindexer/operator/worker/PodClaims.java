@@ -1,12 +1,10 @@
 package io.kvindexer.operator.worker;
 
 import io.fabric8.kubernetes.api.model.Pod;
+import io.kvindexer.operator.common.CreationOrder;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
 import io.kvindexer.operator.reconcile.LabelSelectors;
 import io.kvindexer.operator.reconcile.PodConditions;
-import java.time.Instant;
-import java.time.format.DateTimeParseException;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 
@@ -26,8 +24,8 @@ record PodClaims(KvWorker self, List<KvWorker> others) {
     /** The KvWorker created before {@code self} that selects {@code pod}, the first such one. */
     Optional<KvWorker> earlier(Pod pod) {
         return others.stream()
-                .filter(o -> ORDER.compare(o, self) < 0 && selects(o, pod))
-                .min(ORDER);
+                .filter(o -> CreationOrder.OLDEST_FIRST.compare(o, self) < 0 && selects(o, pod))
+                .min(CreationOrder.OLDEST_FIRST);
     }
 
     /** Whether any other KvWorker selects {@code pod}. */
@@ -57,21 +55,5 @@ record PodClaims(KvWorker self, List<KvWorker> others) {
     private static boolean selects(KvWorker w, Pod pod) {
         return LabelSelectors.matches(
                 w.getSpec().getSelector(), pod.getMetadata().getLabels());
-    }
-
-    /** Oldest first, by name within a second (creationTimestamp has seconds only). */
-    static final Comparator<KvWorker> ORDER = Comparator.comparing(PodClaims::created)
-            .thenComparing(w -> w.getMetadata().getName());
-
-    private static Instant created(KvWorker w) {
-        String at = w.getMetadata().getCreationTimestamp();
-        if (at == null) {
-            return Instant.MAX; // not stored yet: the newest
-        }
-        try {
-            return Instant.parse(at);
-        } catch (DateTimeParseException e) {
-            return Instant.MAX;
-        }
     }
 }

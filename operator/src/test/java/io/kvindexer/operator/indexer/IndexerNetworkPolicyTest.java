@@ -1,12 +1,17 @@
 package io.kvindexer.operator.indexer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
+import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyEgressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyEgressRuleBuilder;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort;
+import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.KvWorker;
+import io.kvindexer.operator.crd.v1alpha1.NetworkPolicySettings;
 import io.kvindexer.operator.support.Resources;
 import java.util.List;
 import java.util.Map;
@@ -63,6 +68,33 @@ class IndexerNetworkPolicyTest {
         assertThat(policy.getSpec().getEgress().stream().flatMap(r -> r.getPorts().stream()))
                 .as("every port and port range within 1..65535")
                 .allSatisfy(IndexerNetworkPolicyTest::inRange);
+    }
+
+    /**
+     * The policy is matched exactly (what a generic matcher would keep, a rule or port taken away, goes), so the
+     * desired one carries what the API server defaults: an {@code allowTo} port without a protocol is TCP. The
+     * KvIndexer's own spec is not touched.
+     */
+    @Test
+    void anAllowToPortWithoutAProtocolIsWrittenAsTheApiServerStoresIt() {
+        KvIndexer kvi = Resources.kvIndexer(NS, "kv", 2, 8090);
+        NetworkPolicyEgressRule collector = new NetworkPolicyEgressRuleBuilder()
+                .addNewPort()
+                .withPort(new IntOrString(4317))
+                .endPort()
+                .addNewPort()
+                .withProtocol("UDP")
+                .withPort(new IntOrString(4318))
+                .endPort()
+                .build();
+        kvi.getSpec().setNetworkPolicy(new NetworkPolicySettings(null, null, List.of(collector)));
+
+        NetworkPolicy policy = IndexerNetworkPolicy.desired(kvi, List.of(), "kv-system");
+
+        assertThat(policy.getSpec().getEgress().getLast().getPorts())
+                .extracting(NetworkPolicyPort::getProtocol, p -> p.getPort().getIntVal())
+                .containsExactly(tuple("TCP", 4317), tuple("UDP", 4318));
+        assertThat(collector.getPorts().getFirst().getProtocol()).isNull();
     }
 
     private static void inRange(NetworkPolicyPort p) {

@@ -4,11 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.ResourceRequirementsBuilder;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.TolerationBuilder;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
@@ -17,6 +22,7 @@ import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.kvindexer.operator.common.IndexerSecurity;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import io.kvindexer.operator.crd.v1alpha1.Persistence;
+import io.kvindexer.operator.crd.v1alpha1.PodTemplateOverrides;
 import io.kvindexer.operator.reconcile.ReplicaAccesses;
 import io.kvindexer.operator.support.OperatorHarness;
 import io.kvindexer.operator.support.Resources;
@@ -236,6 +242,114 @@ class KvIndexerOperatorTest {
             assertThat(ready.getMessage()).contains("spec.port").contains("70000");
         });
         assertThat(harness.statefulSet(NS, "bad")).isNull();
+    }
+
+    /**
+     * KvIndexer {@code x-peers} needs the Service {@code x-peers} that is KvIndexer {@code x}'s headless Service: the
+     * one that came second is refused, names the other and writes nothing (its StatefulSet would govern its pods by,
+     * and its replicas recover through, a Service selecting the other's pods), whichever order they come in; the
+     * first keeps its objects and its status. Once the first is gone (with its Services) the second gets its own.
+     */
+    @Test
+    void aKvIndexerWhoseServiceIsAnothersIsRefusedAndLeavesItAlone() {
+        harness.create(Resources.kvIndexer(NS, "col", 1, 8093));
+        await().atMost(Duration.ofSeconds(30))
+                .until(() ->
+                        client.services().inNamespace(NS).withName("col-peers").get() != null);
+        harness.create(Resources.kvIndexer(NS, "col-peers", 1, 8093));
+        harness.create(Resources.kvIndexer(NS, "rev-peers", 1, 8093));
+        await().atMost(Duration.ofSeconds(30))
+                .until(() ->
+                        client.services().inNamespace(NS).withName("rev-peers").get() != null);
+        harness.create(Resources.kvIndexer(NS, "rev", 1, 8093));
+
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> {
+            assertRefused("col-peers", "Service col-peers is the headless (peer DNS) Service of KvIndexer col");
+            assertRefused("rev", "Service rev-peers is the client Service of KvIndexer rev-peers");
+        });
+        assertThat(harness.statefulSet(NS, "col-peers")).isNull();
+        assertThat(harness.statefulSet(NS, "rev")).isNull();
+        for (String[] owned : new String[][] {{"col-peers", "col"}, {"rev-peers", "rev-peers"}}) {
+            Service service =
+                    client.services().inNamespace(NS).withName(owned[0]).get();
+            assertThat(service.getMetadata().getOwnerReferences())
+                    .singleElement()
+                    .satisfies(o -> assertThat(o.getName()).isEqualTo(owned[1]));
+            assertThat(service.getSpec().getSelector()).containsEntry("app.kubernetes.io/instance", owned[1]);
+            assertThat(condition(harness.kvIndexer(NS, owned[1]), "Ready").getReason())
+                    .isEqualTo("ReplicasNotReady");
+        }
+
+        // what the garbage collector does after the delete (the mock has none)
+        client.resources(KvIndexer.class).inNamespace(NS).withName("col").delete();
+        client.services().inNamespace(NS).withName("col").delete();
+        client.services().inNamespace(NS).withName("col-peers").delete();
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> {
+            assertThat(harness.statefulSet(NS, "col-peers")).isNotNull();
+            assertThat(client.services().inNamespace(NS).withName("col-peers").get())
+                    .satisfies(s -> assertThat(s.getSpec().getSelector())
+                            .containsEntry("app.kubernetes.io/instance", "col-peers"));
+            assertThat(condition(harness.kvIndexer(NS, "col-peers"), "Ready").getReason())
+                    .isEqualTo("ReplicasNotReady");
+        });
+    }
+
+    private void assertRefused(String name, String why) {
+        Condition ready = condition(harness.kvIndexer(NS, name), "Ready");
+        assertThat(ready.getReason()).isEqualTo("InvalidSpec");
+        assertThat(ready.getMessage()).contains(why).endsWith("create this KvIndexer again under another name");
+    }
+
+    /**
+     * What is taken out of {@code spec.podTemplate} or {@code spec.resources} goes from the StatefulSet's pod template
+     * (the generic matcher takes what the actual template has beyond the desired one for API-server defaults and kept
+     * it), and a template as desired is not written again at every reconcile.
+     */
+    @Test
+    void whatIsTakenOutOfThePodTemplateOverridesLeavesTheStatefulSet() throws InterruptedException {
+        KvIndexer kvi = Resources.kvIndexer(NS, "rm", 1, 8094);
+        kvi.getSpec()
+                .setPodTemplate(new PodTemplateOverrides(
+                        Map.of("team", "a"),
+                        null,
+                        Map.of("disk", "ssd"),
+                        List.of(new TolerationBuilder()
+                                .withKey("gpu")
+                                .withOperator("Exists")
+                                .build()),
+                        null,
+                        null,
+                        null,
+                        List.of(new EnvVar("DYN_LOG", "warn", null)),
+                        null));
+        kvi.getSpec()
+                .setResources(new ResourceRequirementsBuilder()
+                        .withLimits(Map.of("memory", new Quantity("2Gi")))
+                        .build());
+        harness.create(kvi);
+        await().atMost(Duration.ofSeconds(30)).until(() -> harness.statefulSet(NS, "rm") != null);
+        String written = harness.statefulSet(NS, "rm").getMetadata().getResourceVersion();
+        harness.throughout(
+                Duration.ofMillis(2500),
+                "KvIndexer",
+                2,
+                () -> assertThat(harness.statefulSet(NS, "rm").getMetadata().getResourceVersion())
+                        .as("the StatefulSet, rewritten though nothing changed")
+                        .isEqualTo(written));
+
+        harness.mergePatch(KvIndexer.class, NS, "rm", "{\"spec\":{\"podTemplate\":null,\"resources\":null}}");
+
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            PodTemplateSpec template = harness.statefulSet(NS, "rm").getSpec().getTemplate();
+            assertThat(template.getMetadata().getLabels()).as("labels").doesNotContainKey("team");
+            assertThat(template.getSpec().getNodeSelector()).as("nodeSelector").isNullOrEmpty();
+            assertThat(template.getSpec().getTolerations()).as("tolerations").isNullOrEmpty();
+            Container c = template.getSpec().getContainers().getFirst();
+            assertThat(c.getEnv()).as("env").extracting(EnvVar::getName).doesNotContain("DYN_LOG");
+            assertThat(c.getResources() == null ? null : c.getResources().getLimits())
+                    .as("limits")
+                    .isNullOrEmpty();
+        });
     }
 
     @Test

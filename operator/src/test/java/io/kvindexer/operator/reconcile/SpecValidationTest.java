@@ -2,6 +2,8 @@ package io.kvindexer.operator.reconcile;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.LabelSelector;
+import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
 import io.kvindexer.operator.crd.v1alpha1.Autoscaling;
 import io.kvindexer.operator.crd.v1alpha1.BlockTtl;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexerSpec;
@@ -90,7 +92,19 @@ class SpecValidationTest {
                     s.setDataParallelSize(2);
                 }),
                 worker("spec.replayPort must be between 1 and 65535, got 0", s -> s.setReplayPort(0)),
-                worker("spec.selector is required", s -> s.setSelector(null)));
+                worker("spec.selector is required", s -> s.setSelector(null)),
+                worker(
+                        "spec.selector must have a matchLabels entry or a matchExpression: an empty one selects every"
+                                + " pod of the namespace, the indexer replicas among them",
+                        s -> s.setSelector(new LabelSelector())),
+                worker(
+                        "",
+                        s -> s.setSelector(new LabelSelectorBuilder()
+                                .addNewMatchExpression()
+                                .withKey("app")
+                                .withOperator("Exists")
+                                .endMatchExpression()
+                                .build())));
     }
 
     private static Arguments indexer(String problem, Consumer<KvIndexerSpec> change) {

@@ -19,6 +19,7 @@ import java.util.List;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
 public record KvIndexerStatus(
+        @JsonPropertyDescription("The metadata.generation of the spec this status was written for.")
         Long observedGeneration,
 
         @StatusReplicas
@@ -26,14 +27,23 @@ public record KvIndexerStatus(
         @JsonPropertyDescription("Replica pods that exist (the scale subresource's status replicas).")
         Integer replicas,
 
+        @JsonPropertyDescription("Replicas of the desired number whose pod is Ready.")
         Integer readyReplicas,
+
+        @JsonPropertyDescription("Ready replicas of the desired number, as ready/desired (the READY column).")
         String ready,
 
         @LabelSelector
         @JsonPropertyDescription("Label selector of the replica pods, as a string (the scale subresource's selector).")
         String selector,
 
+        @JsonPropertyDescription("The replicas of the desired number, in ordinal order.")
         List<ReplicaStatus> pods,
+
+        @JsonPropertyDescription("Ready (every replica Ready), Progressing (waiting for replicas) and Degraded (a"
+                + " replica's peer list, the TLS issuer, the volumes or the ServiceMonitor could not be kept as the"
+                + " spec says), each with the reason and a message; a refused spec (InvalidSpec, Unreadable) or a"
+                + " failed reconcile (ReconcileFailed) sets all three.")
         List<Condition> conditions) {
 
     /** The same status with other conditions (what a reconcile that threw changes). */
@@ -43,5 +53,14 @@ public record KvIndexerStatus(
 
     /** One indexer replica: its pod, its stable URL (headless Service DNS) and whether it passes /ready. */
     @JsonIgnoreProperties(ignoreUnknown = true)
-    public record ReplicaStatus(String pod, String url, boolean ready) {}
+    public record ReplicaStatus(
+            @JsonPropertyDescription("The replica's pod, <name>-<ordinal>.")
+            String pod,
+
+            @JsonPropertyDescription("The replica's stable URL through the headless Service,"
+                    + " <scheme>://<pod>.<name>-peers.<namespace>.svc:<port>.")
+            String url,
+
+            @JsonPropertyDescription("Whether the replica's pod is Ready.")
+            boolean ready) {}
 }

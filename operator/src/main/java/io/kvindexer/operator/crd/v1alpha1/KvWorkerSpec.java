@@ -30,7 +30,8 @@ public class KvWorkerSpec extends UnknownFields {
     @Size(min = 1)
     private String indexerRef;
 
-    @JsonPropertyDescription("Label selector over the engine pods.")
+    @JsonPropertyDescription("Label selector over the engine pods of the KvWorker's namespace; not empty (that would"
+            + " select every pod, the indexer replicas among them).")
     @Required
     private LabelSelector selector;
 

@@ -2,6 +2,7 @@ package io.kvindexer.operator.crd.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.kubernetes.api.model.Condition;
 import java.util.List;
 
@@ -12,10 +13,26 @@ import java.util.List;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
 public record KvWorkerStatus(
+        @JsonPropertyDescription("The metadata.generation of the spec this status was written for.")
         Long observedGeneration,
+
+        @JsonPropertyDescription("Ready engine pods the selector matches, and those kept registered while their"
+                + " readiness flaps (unregisterAfterSeconds); not those an earlier KvWorker registers (the PODS"
+                + " column).")
         Integer matchedPods,
+
+        @JsonPropertyDescription(
+                "Engine pods registered, every rank, with every Ready replica (the REGISTERED" + " column).")
         Integer registeredPods,
+
+        @JsonPropertyDescription("Per engine pod, where it is registered.")
         List<PodRegistration> pods,
+
+        @JsonPropertyDescription(
+                "Ready (every matched pod registered with every Ready replica), Progressing (pods still to register)"
+                        + " and Degraded (a replica or pod"
+                        + " failed, a replica hears nothing from a rank, or its index is not exact: reason NotExact), each"
+                        + " with the reason and a message; IndexerNotFound while spec.indexerRef names no KvIndexer.")
         List<Condition> conditions) {
 
     /** The same status with other conditions (what a reconcile that threw changes). */
@@ -37,13 +54,27 @@ public record KvWorkerStatus(
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonIgnoreProperties(ignoreUnknown = true)
     public record PodRegistration(
-            String pod,
+            @JsonPropertyDescription("The engine pod.") String pod,
+
+            @JsonPropertyDescription("Its instance id (unsigned 64-bit decimal).")
             String instanceId,
+
+            @JsonPropertyDescription("ZMQ PUB endpoint of rank 0 (rank r adds r to the port).")
             String endpoint,
+
+            @JsonPropertyDescription("ZMQ ROUTER (replay) endpoint of rank 0, when spec.replayPort is set.")
             String replayEndpoint,
+
+            @JsonPropertyDescription("The indexer replica pods holding all its ranks.")
             List<String> registeredOn,
+
+            @JsonPropertyDescription("The pod's metadata.uid when it was registered.")
             String uid,
-            @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> reregisterOn) {
+
+            @JsonPropertyDescription("Replicas where an earlier registration under this name may still stand: made"
+                    + " anew there on every retry until it is done.")
+            @JsonInclude(JsonInclude.Include.NON_EMPTY)
+            List<String> reregisterOn) {
 
         /** An entry that does not know the pod's uid. */
         public PodRegistration(

@@ -19,10 +19,20 @@ import java.util.Map;
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
 @JsonIgnoreProperties(ignoreUnknown = true)
 public record PodTemplateOverrides(
+        @JsonPropertyDescription("More labels of the indexer pods; the operator's own (app.kubernetes.io/name,"
+                + " instance, component, part-of, managed-by and kvindexer.io/scheme) win over one of the same key.")
         Map<String, String> labels,
+
+        @JsonPropertyDescription("Annotations of the indexer pods.")
         Map<String, String> annotations,
+
+        @JsonPropertyDescription("Node labels a node must have to run an indexer pod (the pods' nodeSelector).")
         Map<String, String> nodeSelector,
+
+        @JsonPropertyDescription("Taints the indexer pods tolerate.")
         List<Toleration> tolerations,
+
+        @JsonPropertyDescription("Node and pod (anti-)affinity of the indexer pods.")
         Affinity affinity,
 
         @JsonPropertyDescription("Pod security context; replaces the default (runAsNonRoot, UID/GID/fsGroup 10001,"

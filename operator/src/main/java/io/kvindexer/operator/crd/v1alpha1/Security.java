@@ -16,7 +16,9 @@ public record Security(
         @JsonPropertyDescription("HTTPS on the HTTP port, with a certificate for the KvIndexer's Service names.")
         Tls tls,
 
-        @JsonPropertyDescription("A bearer token, generated into the Secret <name>-auth, on the control endpoints.")
+        @JsonPropertyDescription("A bearer token, generated into the Secret <name>-auth (kv-indexer-token for a"
+                + " KvIndexer named kv-indexer: kv-indexer-auth is the namespace-wide Secret of earlier versions),"
+                + " on the control endpoints.")
         Auth auth) {
 
     /** TLS of the replicas. */
