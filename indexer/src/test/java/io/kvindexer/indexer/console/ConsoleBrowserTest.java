@@ -1307,6 +1307,89 @@ class ConsoleBrowserTest {
         }
     }
 
+    /**
+     * An SGLang engine with EAGLE speculative decoding stores windows of B + 1 tokens: the query box's "EAGLE windows"
+     * box sends {@code "is_eagle": true} and shows its match, is kept in the address, and unticked matches nothing
+     * (api.md, "POST /query").
+     */
+    @Test
+    @Order(27)
+    void theEagleBoxQueriesSglangsEagleWindows() throws Exception {
+        String model = "eagle-model";
+        int[] tokens = IntStream.rangeClosed(50_001, 50_013).toArray(); // 13 tokens: floor(12 / 4) = 3 windows
+        String ids = Arrays.stream(tokens).mapToObj(Integer::toString).collect(Collectors.joining(","));
+        try (EngineSimulator sglang = EngineSimulator.start(EngineSimulator.Options.builder()
+                .format(io.kvindexer.indexer.sim.EngineEventEncoder.Format.SGLANG7)
+                .hashMode(io.kvindexer.indexer.sim.EngineEventEncoder.HashMode.I64)
+                .build())) {
+            http.post(
+                            "/register",
+                            "{\"instance_id\":60,\"endpoint\":\"" + sglang.endpoint() + "\",\"model_name\":\"" + model
+                                    + "\",\"block_size\":" + BLOCK + "}")
+                    .assertStatus(201);
+            await().atMost(Browser.WAIT).until(() -> sglang.subscriptions() >= 1);
+            sglang.storeEagleSequence(tokens, BLOCK, "GPU").get(30, TimeUnit.SECONDS);
+            String eagle = "{\"model_name\":\"" + model + "\",\"is_eagle\":true,\"token_ids\":[" + ids + "]}";
+            await().atMost(Browser.WAIT)
+                    .until(() -> http.post("/query", eagle)
+                                    .json()
+                                    .path("instances")
+                                    .path("60")
+                                    .path("longest_matched")
+                                    .asInt()
+                            == 3 * BLOCK);
+
+            var wait = browser.open(ui("#query?model_name=" + model));
+            wait.until(d -> model.equals(new Select(d.findElement(By.id("q-model")))
+                    .getFirstSelectedOption()
+                    .getText()));
+            WebElement input = browser.driver.findElement(By.id("q-input"));
+            input.clear();
+            input.sendKeys(ids.replace(",", ", "));
+            WebElement box = browser.driver.findElement(By.id("q-eagle"));
+            assertThat(box.isSelected()).isFalse();
+            assertThat(box.findElement(By.xpath("..")).getText()).isEqualTo("EAGLE windows (SGLang)");
+            box.sendKeys(Keys.SPACE); // the keyboard ticks it
+            assertThat(box.isSelected()).isTrue();
+            browser.driver
+                    .findElement(By.cssSelector("#query-form button[type=submit]"))
+                    .click();
+            By card = By.cssSelector(
+                    "#q-result .instance[data-instance='60'] .bar-row[data-field=longest_matched]" + " .bar-value");
+            wait.until(ExpectedConditions.textToBe(card, Integer.toString(3 * BLOCK)));
+            assertThat(browser.driver.findElements(By.cssSelector("#q-result .instance")))
+                    .hasSize(1);
+            assertThat(browser.driver.findElement(By.id("q-hint")).getText())
+                    .isEqualTo("13 tokens = 3 EAGLE windows of " + BLOCK + " + 1");
+            String url = browser.driver.getCurrentUrl();
+            assertThat(url).endsWith("&token_ids=" + ids + "&is_eagle=true");
+
+            // the address alone ticks the box and runs the EAGLE query
+            wait = browser.open(url);
+            wait.until(ExpectedConditions.textToBe(card, Integer.toString(3 * BLOCK)));
+            assertThat(browser.driver.findElement(By.id("q-eagle")).isSelected())
+                    .isTrue();
+
+            // unticked: Dynamo's plain blocks, which an EAGLE engine never stored
+            browser.driver.findElement(By.id("q-eagle")).click();
+            browser.driver
+                    .findElement(By.cssSelector("#query-form button[type=submit]"))
+                    .click();
+            wait.until(ExpectedConditions.attributeToBe(By.cssSelector("#q-result > *"), "data-matched", "0"));
+            assertThat(browser.driver.getCurrentUrl()).doesNotContain("is_eagle");
+            assertThat(browser.driver.findElement(By.id("q-hint")).getText())
+                    .isEqualTo("13 tokens = 3 full blocks of " + BLOCK);
+
+            // block hashes are already cut: the box does not apply to them
+            browser.driver
+                    .findElement(By.cssSelector("input[name=kind][value=block_hashes]"))
+                    .click();
+            assertThat(browser.driver.findElement(By.id("q-eagle")).isEnabled()).isFalse();
+            http.post("/unregister", "{\"instance_id\":60,\"model_name\":\"" + model + "\"}")
+                    .assertStatus(200);
+        }
+    }
+
     /** A worker of {@link #MODEL} on {@code app}, where nothing listens: an index whose prefixes need the token. */
     private static void registerWithToken(IndexerApp app, String token) {
         try (HttpTestClient client = new HttpTestClient(app.baseUrl())) {
