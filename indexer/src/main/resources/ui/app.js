@@ -41,7 +41,7 @@ async function route() {
   });
   document.title = `kv-indexer · ${{ overview: 'Overview', query: 'Query', cache: 'Cache map' }[name]}`;
   await guarded(async () => {
-    if (name === 'overview') await refreshOverview();
+    if (name === 'overview') await refreshReady().then(refreshOverview); // its empty tables say why by readiness
     else if (name === 'query') showQuery(params, await indexes());
     else await showCache(params, await indexes());
   });

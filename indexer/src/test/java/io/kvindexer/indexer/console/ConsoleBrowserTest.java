@@ -1390,6 +1390,29 @@ class ConsoleBrowserTest {
         }
     }
 
+    /**
+     * A replica loading its state from a peer has no index and no worker yet: its tables say it is loading, not
+     * "register a worker", which would send whoever debugs it to register the fleet again.
+     */
+    @Test
+    @Order(28)
+    void aRecoveringReplicasEmptyTablesSayItIsLoading() throws Exception {
+        // an unreachable peer ends recovery at once: the pre-delay keeps the replica recovering meanwhile
+        try (IndexerApp recovering = IndexerApp.start(IndexerConfig.defaults().with(c -> {
+            c.peers = List.of("http://127.0.0.1:9");
+            c.recoveryDelay = Duration.ofMinutes(2);
+        }))) {
+            var wait = browser.open(ui(recovering.baseUrl(), "#overview"));
+            wait.until(ExpectedConditions.textToBe(By.cssSelector("#ready .reason"), "recovering_from_peer"));
+            String loading = "None yet: this replica is still loading its state from a peer or its snapshot"
+                    + " (recovering_from_peer).";
+            wait.until(ExpectedConditions.textToBe(By.cssSelector("#indexes tbody td.empty"), loading));
+            wait.until(ExpectedConditions.textToBe(By.cssSelector("#workers tbody td.empty"), loading));
+            assertThat(browser.severeLogs()).allMatch(m -> m.contains("/ready") && m.contains("503"));
+            browser.driver.get("about:blank");
+        }
+    }
+
     /** A worker of {@link #MODEL} on {@code app}, where nothing listens: an index whose prefixes need the token. */
     private static void registerWithToken(IndexerApp app, String token) {
         try (HttpTestClient client = new HttpTestClient(app.baseUrl())) {
