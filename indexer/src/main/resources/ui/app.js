@@ -41,9 +41,15 @@ async function route() {
   });
   document.title = `kv-indexer · ${{ overview: 'Overview', query: 'Query', cache: 'Cache map' }[name]}`;
   await guarded(async () => {
-    if (name === 'overview') await refreshReady().then(refreshOverview); // its empty tables say why by readiness
-    else if (name === 'query') showQuery(params, await indexes());
-    else await showCache(params, await indexes());
+    if (name === 'overview') {
+      // readiness first: empty tables say why by it; a failure of its own the timed refresh reports
+      await refreshReady().catch(() => {});
+      await refreshOverview();
+    } else if (name === 'query') {
+      showQuery(params, await indexes());
+    } else {
+      await showCache(params, await indexes());
+    }
   });
 }
 
