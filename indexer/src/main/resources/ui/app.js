@@ -116,6 +116,11 @@ function showStale(stale) {
 }
 
 window.addEventListener('hashchange', route);
+// the address names the view: following #main would leave it for the Overview, so the skip link only moves the focus
+document.querySelector('.skip').addEventListener('click', (e) => {
+  e.preventDefault();
+  document.getElementById('main').focus();
+});
 window.addEventListener('DOMContentLoaded', async () => {
   mountCharts(document.getElementById('charts'));
   setupQuery();

@@ -1413,6 +1413,29 @@ class ConsoleBrowserTest {
         }
     }
 
+    /**
+     * The keyboard's "Skip to content" on the Query view moves the focus into the view and keeps it: it followed
+     * {@code #main}, an address that names no view, and so landed on the Overview without the query.
+     */
+    @Test
+    @Order(29)
+    void skipToContentKeepsTheViewAndItsQuery() {
+        String query = "#query?model_name=" + MODEL + "&tenant_id=default&token_ids=" + QUERY_IDS;
+        browser.open(ui(query));
+        assertShowsCards(queryJson());
+        new Actions(browser.driver).sendKeys(Keys.TAB).perform();
+        assertThat(browser.driver.switchTo().activeElement().getText()).isEqualTo("Skip to content");
+        new Actions(browser.driver).sendKeys(Keys.ENTER).perform();
+        browser.waiting().until(d -> "main".equals(d.switchTo().activeElement().getAttribute("id")));
+        assertThat(browser.driver.getCurrentUrl()).endsWith(query);
+        assertThat(browser.driver.findElement(By.id("view-query")).isDisplayed())
+                .isTrue();
+        assertThat(browser.driver.findElements(By.cssSelector("#q-result .instance")))
+                .isNotEmpty();
+        new Actions(browser.driver).sendKeys(Keys.TAB).perform();
+        assertThat(browser.driver.switchTo().activeElement().getAttribute("id")).isEqualTo("q-model");
+    }
+
     /** A worker of {@link #MODEL} on {@code app}, where nothing listens: an index whose prefixes need the token. */
     private static void registerWithToken(IndexerApp app, String token) {
         try (HttpTestClient client = new HttpTestClient(app.baseUrl())) {
