@@ -1436,6 +1436,23 @@ class ConsoleBrowserTest {
         assertThat(browser.driver.switchTo().activeElement().getAttribute("id")).isEqualTo("q-model");
     }
 
+    /** At a phone's width every bar's label fits beside its bar: "longest_matched" ran under it, cut. */
+    @Test
+    @Order(30)
+    void theQueryBarsLabelsFitBesideTheirBarsOnAPhone() {
+        browser.open(ui("#query?model_name=" + MODEL + "&tenant_id=default&token_ids=" + QUERY_IDS));
+        assertShowsCards(queryJson());
+        browser.size(390, 844);
+        try {
+            assertThat(browser.js("return [...document.querySelectorAll('#q-result .bar-label')]"
+                            + ".filter(e => e.scrollWidth > e.clientWidth).map(e => e.textContent)"))
+                    .as("labels wider than their column")
+                    .isEqualTo(List.of());
+        } finally {
+            browser.size(1280, 800);
+        }
+    }
+
     /** A worker of {@link #MODEL} on {@code app}, where nothing listens: an index whose prefixes need the token. */
     private static void registerWithToken(IndexerApp app, String token) {
         try (HttpTestClient client = new HttpTestClient(app.baseUrl())) {
