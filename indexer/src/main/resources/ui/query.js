@@ -182,6 +182,10 @@ function render(out, result, { kind, count, blockSize }) {
     const ranks = Object.keys(dp).sort((a, b) => Number(a) - Number(b));
     return h('article', { class: 'card instance', dataset: { instance: id } },
       h('h3', {}, `Instance ${id}`, h('small', {}, ` longest ${fmt(t.longest_matched)} of ${fmt(max)} tokens`)),
+      // /query's exact: false while a rank replays a gap, is degraded or has no listener; a router discounts it
+      t.exact === false ? h('p', { class: 'note inexact', dataset: { field: 'exact' } },
+        h('span', { class: 'badge exactness replaying' }, 'not exact'),
+        ' the index may hold less than this instance does: see its exactness under Workers') : null,
       bar('longest_matched', t.longest_matched, max, 'longest_matched'),
       bar('gpu', t.gpu, max, 'gpu'),
       bar('cpu', t.cpu, max, 'cpu'),

@@ -576,6 +576,19 @@ class ConsoleBrowserTest {
         });
         browser.screenshot("overview-worker-degraded-1280x800");
 
+        // its query card (of what it stored after the gap) says its match may be short, as /query's exact does
+        String head =
+                IntStream.rangeClosed(8001, 8008).mapToObj(Integer::toString).collect(Collectors.joining(","));
+        JsonNode answer = http.post("/query", "{\"model_name\":\"" + MODEL + "\",\"token_ids\":[" + head + "]}")
+                .json()
+                .get("instances");
+        assertThat(answer.at("/3/exact").asBoolean(true)).as(answer.toString()).isFalse();
+        browser.open(ui("#query?model_name=" + MODEL + "&tenant_id=default&token_ids=" + head));
+        By inexact = By.cssSelector("#q-result .instance[data-instance='3'] [data-field=exact]");
+        wait.until(d -> !d.findElements(inexact).isEmpty());
+        assertThat(visibleText(browser.driver.findElement(inexact))).startsWith("not exact");
+        browser.open(ui("#overview"));
+
         engine(3).publish(EngineSimulator.cleared()).get(30, TimeUnit.SECONDS);
         wait.until(ExpectedConditions.textToBe(badge, "exact"));
     }
@@ -1359,6 +1372,9 @@ class ConsoleBrowserTest {
             wait.until(ExpectedConditions.textToBe(card, Integer.toString(3 * BLOCK)));
             assertThat(browser.driver.findElements(By.cssSelector("#q-result .instance")))
                     .hasSize(1);
+            assertThat(browser.driver.findElements(By.cssSelector("#q-result [data-field=exact]")))
+                    .as("an exact instance's card has no 'not exact' note")
+                    .isEmpty();
             assertThat(browser.driver.findElement(By.id("q-hint")).getText())
                     .isEqualTo("13 tokens = 3 EAGLE windows of " + BLOCK + " + 1");
             String url = browser.driver.getCurrentUrl();
