@@ -11,6 +11,7 @@ const TOKEN_KEY = `kv-indexer-token ${new URL('..', location.href).pathname}`;
 
 let token = sessionStorage.getItem(TOKEN_KEY);
 let pendingPrompt = null;
+const NEEDS_TOKEN = 'this view needs the indexer\'s bearer token';
 let declined = false; // cancelled once: do not prompt again on every refresh, until the user asks to
 /** the server's clock minus the browser's, from the last answer's Date header: ages are the server's, not skewed */
 let clockOffsetMs = 0;
@@ -43,6 +44,8 @@ export function parseJson(text) {
 export async function request(path, { method = 'GET', body } = {}) {
   const route = path.split('?')[0];
   const guarded = PROTECTED.has(route);
+  // the dialog was cancelled: sending it again without a token is a 401 every few refreshes, until the user asks
+  if (guarded && !token && declined) throw new ApiError(401, NEEDS_TOKEN);
   for (let attempt = 0; ; attempt++) {
     const headers = {};
     if (body !== undefined) headers['Content-Type'] = 'application/json';
@@ -57,7 +60,7 @@ export async function request(path, { method = 'GET', body } = {}) {
       const given = declined ? null : await askToken(refused);
       if (given === null) {
         declined = true;
-        throw new ApiError(401, 'this view needs the indexer\'s bearer token');
+        throw new ApiError(401, NEEDS_TOKEN);
       }
       continue;
     }

@@ -41,9 +41,15 @@ async function route() {
   });
   document.title = `kv-indexer · ${{ overview: 'Overview', query: 'Query', cache: 'Cache map' }[name]}`;
   await guarded(async () => {
-    if (name === 'overview') await refreshOverview();
-    else if (name === 'query') showQuery(params, await indexes());
-    else await showCache(params, await indexes());
+    if (name === 'overview') {
+      // readiness first: empty tables say why by it; a failure of its own the timed refresh reports
+      await refreshReady().catch(() => {});
+      await refreshOverview();
+    } else if (name === 'query') {
+      showQuery(params, await indexes());
+    } else {
+      await showCache(params, await indexes());
+    }
   });
 }
 
@@ -110,6 +116,11 @@ function showStale(stale) {
 }
 
 window.addEventListener('hashchange', route);
+// the address names the view: following #main would leave it for the Overview, so the skip link only moves the focus
+document.querySelector('.skip').addEventListener('click', (e) => {
+  e.preventDefault();
+  document.getElementById('main').focus();
+});
 window.addEventListener('DOMContentLoaded', async () => {
   mountCharts(document.getElementById('charts'));
   setupQuery();

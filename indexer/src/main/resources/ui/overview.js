@@ -3,10 +3,14 @@
 import { json } from './api.js';
 import { h, sync, fmt, statusBadge, stamp, natural } from './dom.js';
 
+/** /ready's reason while the replica loads its state: its tables are empty because they are not loaded yet */
+let loading = false;
+
 export async function refreshReady() {
   const ready = await json('/ready');
   const node = document.getElementById('ready');
   const reason = ready && ready.reason ? String(ready.reason) : '';
+  loading = reason === 'recovering_from_peer';
   node.dataset.ready = String(Boolean(ready && ready.ready));
   node.querySelector('.text').textContent = readiness(reason, Boolean(ready && ready.ready));
   // the code as /ready and the docs spell it, to search for; "ready" needs no explaining
@@ -44,15 +48,19 @@ export async function refreshOverview() {
   const indexes = (stats.indexes || []).map((ix) => ({ ...ix, instances: (workers || []).filter((w) =>
     w.model_name === ix.model_name && w.tenant_id === ix.tenant_id).length }))
     .sort((a, b) => natural(a.model_name, b.model_name) || natural(a.tenant_id, b.tenant_id));
-  if (changed('indexes', indexes)) renderIndexes(indexes);
-  if (changed('workers', workers)) renderWorkers(workers || []);
+  if (changed('indexes', [indexes, loading])) renderIndexes(indexes);
+  if (changed('workers', [workers, loading])) renderWorkers(workers || []);
   if (changed('peers', peers)) renderPeers(peers || []);
 }
+
+/** Why the tables are empty while the replica recovers: not lost registrations, nothing to register again. */
+const LOADING = 'None yet: this replica is still loading its state from a peer or its snapshot (recovering_from_peer).';
 
 function renderIndexes(indexes) {
   const body = document.querySelector('#indexes tbody');
   if (!indexes.length) {
-    sync(body, h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'No index yet: register a worker.')));
+    sync(body, h('tr', {}, h('td', { colspan: 7, class: 'empty' },
+      loading ? LOADING : 'No index yet: register a worker.')));
     return;
   }
   sync(body, indexes.map((ix) => {
@@ -72,7 +80,8 @@ function renderIndexes(indexes) {
 function renderWorkers(workers) {
   const body = document.querySelector('#workers tbody');
   if (!workers.length) {
-    sync(body, h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'No worker registered.')));
+    sync(body, h('tr', {}, h('td', { colspan: 7, class: 'empty' },
+      loading ? LOADING : 'No worker registered.')));
     return;
   }
   const rows = [];

@@ -1,5 +1,6 @@
 // Query: token ids or local block hashes → /query or /query_by_hash, drawn per instance, dp rank and tier. The query
-// lives in the page address (#query?model_name=M&tenant_id=T&token_ids=1,2,3 or block_hashes=…) and runs on load.
+// lives in the page address (#query?model_name=M&tenant_id=T&token_ids=1,2,3 or block_hashes=…, and is_eagle=true for
+// token ids hashed in EAGLE windows) and runs on load.
 
 import { json } from './api.js';
 import { h, replace, fmt, bar } from './dom.js';
@@ -23,6 +24,7 @@ export function setupQuery() {
     else location.hash = hash;
   });
   form.querySelectorAll('input[name=kind]').forEach((r) => r.addEventListener('change', labelInput));
+  document.getElementById('q-eagle').addEventListener('change', labelInput);
   document.getElementById('q-model').addEventListener('change', (e) =>
     fillTenants(document.getElementById('q-tenant'), indexes, e.target.value));
 }
@@ -43,6 +45,7 @@ export function showQuery(params, knownIndexes) {
   if (params.has(kind)) {
     document.querySelector(`#query-form input[name=kind][value=${kind}]`).checked = true;
     document.getElementById('q-input').value = params.get(kind).split(',').filter(Boolean).join(', ');
+    document.getElementById('q-eagle').checked = isEagle(params);
     labelInput();
     if (readable(params) !== lastRun) run(params);
   } else {
@@ -75,16 +78,25 @@ function labelInput() {
   document.getElementById('q-input-label').textContent = kind === 'token_ids'
     ? 'Token ids (comma or space separated)'
     : 'Local block hashes (unsigned 64-bit decimals, XXH3 of each block\'s tokens)';
+  // hashes are already cut: /query_by_hash has no is_eagle
+  document.getElementById('q-eagle').disabled = kind !== 'token_ids';
+}
+
+/** EAGLE windows apply to token ids only, as /query's is_eagle does. */
+function isEagle(params) {
+  return params.has('token_ids') && params.get('is_eagle') === 'true';
 }
 
 function formParams() {
   const kind = document.querySelector('#query-form input[name=kind]:checked').value;
   const values = splitList(document.getElementById('q-input').value);
-  return new URLSearchParams({
+  const params = new URLSearchParams({
     model_name: document.getElementById('q-model').value,
     tenant_id: document.getElementById('q-tenant').value,
     [kind]: values.join(','),
   });
+  if (kind === 'token_ids' && document.getElementById('q-eagle').checked) params.set('is_eagle', 'true');
+  return params;
 }
 
 /** The address as people write it: commas stay commas (URLSearchParams would write %2C). */
@@ -126,15 +138,17 @@ async function run(params) {
   resultFor = indexKey(model, tenant);
   const index = indexes.find((ix) => ix.model_name === model && ix.tenant_id === tenant);
   const blockSize = index ? index.block_size : null;
+  const eagle = isEagle(params);
   // the ids go into the body as the digits typed: a u64 hash must not pass through a double
   const body = `{"model_name":${JSON.stringify(model)},"tenant_id":${JSON.stringify(tenant)},`
+    + (eagle ? '"is_eagle":true,' : '')
     + `"${kind}":[${values.map((v) => BigInt(v).toString()).join(',')}]}`;
   hint.textContent = 'running…';
   out.setAttribute('aria-busy', 'true');
   try {
     const result = await json(kind === 'token_ids' ? '/query' : '/query_by_hash', { method: 'POST', body });
     render(out, result, { kind, count: values.length, blockSize });
-    hint.textContent = describe(kind, values.length, blockSize);
+    hint.textContent = describe(kind, values.length, blockSize, eagle);
   } catch (e) {
     replace(out, h('p', { class: 'error-box', role: 'alert' }, `${e.status || ''} ${e.message}`));
     hint.textContent = '';
@@ -143,11 +157,13 @@ async function run(params) {
   }
 }
 
-function describe(kind, count, blockSize) {
+function describe(kind, count, blockSize, eagle) {
   if (!blockSize) return '';
-  return kind === 'token_ids'
-    ? `${fmt(count)} tokens = ${fmt(Math.floor(count / blockSize))} full blocks of ${blockSize}`
-    : `${fmt(count)} blocks = ${fmt(count * blockSize)} tokens (block size ${blockSize})`;
+  if (kind !== 'token_ids') return `${fmt(count)} blocks = ${fmt(count * blockSize)} tokens (block size ${blockSize})`;
+  // an EAGLE window is B + 1 tokens advancing by B: n tokens hold floor((n - 1) / B) of them (api.md, "POST /query")
+  return eagle
+    ? `${fmt(count)} tokens = ${fmt(Math.floor(Math.max(count - 1, 0) / blockSize))} EAGLE windows of ${blockSize} + 1`
+    : `${fmt(count)} tokens = ${fmt(Math.floor(count / blockSize))} full blocks of ${blockSize}`;
 }
 
 function render(out, result, { kind, count, blockSize }) {
@@ -166,6 +182,10 @@ function render(out, result, { kind, count, blockSize }) {
     const ranks = Object.keys(dp).sort((a, b) => Number(a) - Number(b));
     return h('article', { class: 'card instance', dataset: { instance: id } },
       h('h3', {}, `Instance ${id}`, h('small', {}, ` longest ${fmt(t.longest_matched)} of ${fmt(max)} tokens`)),
+      // /query's exact: false while a rank replays a gap, is degraded or has no listener; a router discounts it
+      t.exact === false ? h('p', { class: 'note inexact', dataset: { field: 'exact' } },
+        h('span', { class: 'badge exactness replaying' }, 'not exact'),
+        ' the index may hold less than this instance does: see its exactness under Workers') : null,
       bar('longest_matched', t.longest_matched, max, 'longest_matched'),
       bar('gpu', t.gpu, max, 'gpu'),
       bar('cpu', t.cpu, max, 'cpu'),

@@ -13,7 +13,7 @@ import java.util.regex.Pattern;
 
 /**
  * The web console: {@code /ui/} and its static files, read from the jar ({@code /ui/*} resources), so it works
- * without network access. {@code /ui} redirects to {@code /ui/}. The files hold no data (the page reads the JSON
+ * without network access. {@code /ui} redirects to {@code ui/} (relative, its query kept). The files hold no data (the page reads the JSON
  * API), so they are public even when bearer-token auth is on.
  */
 final class ConsoleService implements ApiService {
@@ -36,8 +36,11 @@ final class ConsoleService implements ApiService {
     @Override
     public void routes(Routes routes) {
         routes.page("/ui", (req, res) -> {
+                    // relative: behind a proxy that mounts the indexer under /a/, /a/ui goes to /a/ui/ (an absolute
+                    // /ui/ left the prefix); the query (?refresh=) is the page's, kept
+                    String query = req.query().rawValue();
                     res.status(Status.MOVED_PERMANENTLY_301);
-                    res.header(HeaderNames.LOCATION, ROOT);
+                    res.header(HeaderNames.LOCATION, "ui/" + (query.isEmpty() ? "" : "?" + query));
                     res.send();
                 })
                 .page(ROOT, (req, res) -> serve(res, "index.html"))

@@ -576,6 +576,19 @@ class ConsoleBrowserTest {
         });
         browser.screenshot("overview-worker-degraded-1280x800");
 
+        // its query card (of what it stored after the gap) says its match may be short, as /query's exact does
+        String head =
+                IntStream.rangeClosed(8001, 8008).mapToObj(Integer::toString).collect(Collectors.joining(","));
+        JsonNode answer = http.post("/query", "{\"model_name\":\"" + MODEL + "\",\"token_ids\":[" + head + "]}")
+                .json()
+                .get("instances");
+        assertThat(answer.at("/3/exact").asBoolean(true)).as(answer.toString()).isFalse();
+        browser.open(ui("#query?model_name=" + MODEL + "&tenant_id=default&token_ids=" + head));
+        By inexact = By.cssSelector("#q-result .instance[data-instance='3'] [data-field=exact]");
+        wait.until(d -> !d.findElements(inexact).isEmpty());
+        assertThat(visibleText(browser.driver.findElement(inexact))).startsWith("not exact");
+        browser.open(ui("#overview"));
+
         engine(3).publish(EngineSimulator.cleared()).get(30, TimeUnit.SECONDS);
         wait.until(ExpectedConditions.textToBe(badge, "exact"));
     }
@@ -1125,6 +1138,22 @@ class ConsoleBrowserTest {
                     ExpectedConditions.elementToBeClickable(By.cssSelector("#c-prefixes .error-box button")));
             assertThat(retry.getText()).isEqualTo("Enter token");
             assertThat(browser.severeLogs()).allMatch(m -> m.contains("/prefixes") && m.contains("401"));
+            // cancelled: the cache map's next refreshes (every third round) do not send /prefixes for a 401 again
+            // (the log of the one the dialog answered may come a round late: read it first)
+            int cancelled = samples(browser.driver.findElement(By.id("chart-applied")));
+            wait.until(d -> samples(d.findElement(By.id("chart-applied"))) >= cancelled + 1);
+            assertThat(browser.severeLogs()).allMatch(m -> m.contains("/prefixes") && m.contains("401"));
+            int after = samples(browser.driver.findElement(By.id("chart-applied")));
+            wait.until(d -> samples(d.findElement(By.id("chart-applied"))) >= after + 7);
+            assertThat(browser.severeLogs()).as("401s after the cancel").isEmpty();
+            assertThat(browser.driver.findElement(By.id("c-prefixes")).getText())
+                    .startsWith("401 this view needs the indexer's bearer token");
+            // until the user asks: the button opens the dialog again
+            browser.driver
+                    .findElement(By.cssSelector("#c-prefixes .error-box button"))
+                    .click();
+            wait.until(d -> d.findElement(dialog).getAttribute("open") != null);
+            assertThat(browser.severeLogs()).allMatch(m -> m.contains("/prefixes") && m.contains("401"));
             browser.driver.get("about:blank");
         }
     }
@@ -1304,6 +1333,155 @@ class ConsoleBrowserTest {
             assertThat(browser.driver.findElement(dialog).getAttribute("open")).isNull();
             assertThat(browser.severeLogs()).allMatch(m -> m.contains("/prefixes") && m.contains("401"));
             browser.driver.get("about:blank");
+        }
+    }
+
+    /**
+     * An SGLang engine with EAGLE speculative decoding stores windows of B + 1 tokens: the query box's "EAGLE windows"
+     * box sends {@code "is_eagle": true} and shows its match, is kept in the address, and unticked matches nothing
+     * (api.md, "POST /query").
+     */
+    @Test
+    @Order(27)
+    void theEagleBoxQueriesSglangsEagleWindows() throws Exception {
+        String model = "eagle-model";
+        int[] tokens = IntStream.rangeClosed(50_001, 50_013).toArray(); // 13 tokens: floor(12 / 4) = 3 windows
+        String ids = Arrays.stream(tokens).mapToObj(Integer::toString).collect(Collectors.joining(","));
+        try (EngineSimulator sglang = EngineSimulator.start(EngineSimulator.Options.builder()
+                .format(io.kvindexer.indexer.sim.EngineEventEncoder.Format.SGLANG7)
+                .hashMode(io.kvindexer.indexer.sim.EngineEventEncoder.HashMode.I64)
+                .build())) {
+            http.post(
+                            "/register",
+                            "{\"instance_id\":60,\"endpoint\":\"" + sglang.endpoint() + "\",\"model_name\":\"" + model
+                                    + "\",\"block_size\":" + BLOCK + "}")
+                    .assertStatus(201);
+            await().atMost(Browser.WAIT).until(() -> sglang.subscriptions() >= 1);
+            sglang.storeEagleSequence(tokens, BLOCK, "GPU").get(30, TimeUnit.SECONDS);
+            String eagle = "{\"model_name\":\"" + model + "\",\"is_eagle\":true,\"token_ids\":[" + ids + "]}";
+            await().atMost(Browser.WAIT)
+                    .until(() -> http.post("/query", eagle)
+                                    .json()
+                                    .path("instances")
+                                    .path("60")
+                                    .path("longest_matched")
+                                    .asInt()
+                            == 3 * BLOCK);
+
+            var wait = browser.open(ui("#query?model_name=" + model));
+            wait.until(d -> model.equals(new Select(d.findElement(By.id("q-model")))
+                    .getFirstSelectedOption()
+                    .getText()));
+            WebElement input = browser.driver.findElement(By.id("q-input"));
+            input.clear();
+            input.sendKeys(ids.replace(",", ", "));
+            WebElement box = browser.driver.findElement(By.id("q-eagle"));
+            assertThat(box.isSelected()).isFalse();
+            assertThat(box.findElement(By.xpath("..")).getText()).isEqualTo("EAGLE windows (SGLang)");
+            box.sendKeys(Keys.SPACE); // the keyboard ticks it
+            assertThat(box.isSelected()).isTrue();
+            browser.driver
+                    .findElement(By.cssSelector("#query-form button[type=submit]"))
+                    .click();
+            By card = By.cssSelector(
+                    "#q-result .instance[data-instance='60'] .bar-row[data-field=longest_matched]" + " .bar-value");
+            wait.until(ExpectedConditions.textToBe(card, Integer.toString(3 * BLOCK)));
+            assertThat(browser.driver.findElements(By.cssSelector("#q-result .instance")))
+                    .hasSize(1);
+            assertThat(browser.driver.findElements(By.cssSelector("#q-result [data-field=exact]")))
+                    .as("an exact instance's card has no 'not exact' note")
+                    .isEmpty();
+            assertThat(browser.driver.findElement(By.id("q-hint")).getText())
+                    .isEqualTo("13 tokens = 3 EAGLE windows of " + BLOCK + " + 1");
+            String url = browser.driver.getCurrentUrl();
+            assertThat(url).endsWith("&token_ids=" + ids + "&is_eagle=true");
+
+            // the address alone ticks the box and runs the EAGLE query
+            wait = browser.open(url);
+            wait.until(ExpectedConditions.textToBe(card, Integer.toString(3 * BLOCK)));
+            assertThat(browser.driver.findElement(By.id("q-eagle")).isSelected())
+                    .isTrue();
+
+            // unticked: Dynamo's plain blocks, which an EAGLE engine never stored
+            browser.driver.findElement(By.id("q-eagle")).click();
+            browser.driver
+                    .findElement(By.cssSelector("#query-form button[type=submit]"))
+                    .click();
+            wait.until(ExpectedConditions.attributeToBe(By.cssSelector("#q-result > *"), "data-matched", "0"));
+            assertThat(browser.driver.getCurrentUrl()).doesNotContain("is_eagle");
+            assertThat(browser.driver.findElement(By.id("q-hint")).getText())
+                    .isEqualTo("13 tokens = 3 full blocks of " + BLOCK);
+
+            // block hashes are already cut: the box does not apply to them
+            browser.driver
+                    .findElement(By.cssSelector("input[name=kind][value=block_hashes]"))
+                    .click();
+            assertThat(browser.driver.findElement(By.id("q-eagle")).isEnabled()).isFalse();
+            http.post("/unregister", "{\"instance_id\":60,\"model_name\":\"" + model + "\"}")
+                    .assertStatus(200);
+        }
+    }
+
+    /**
+     * A replica loading its state from a peer has no index and no worker yet: its tables say it is loading, not
+     * "register a worker", which would send whoever debugs it to register the fleet again.
+     */
+    @Test
+    @Order(28)
+    void aRecoveringReplicasEmptyTablesSayItIsLoading() throws Exception {
+        // an unreachable peer ends recovery at once: the pre-delay keeps the replica recovering meanwhile
+        try (IndexerApp recovering = IndexerApp.start(IndexerConfig.defaults().with(c -> {
+            c.peers = List.of("http://127.0.0.1:9");
+            c.recoveryDelay = Duration.ofMinutes(2);
+        }))) {
+            var wait = browser.open(ui(recovering.baseUrl(), "#overview"));
+            wait.until(ExpectedConditions.textToBe(By.cssSelector("#ready .reason"), "recovering_from_peer"));
+            String loading = "None yet: this replica is still loading its state from a peer or its snapshot"
+                    + " (recovering_from_peer).";
+            wait.until(ExpectedConditions.textToBe(By.cssSelector("#indexes tbody td.empty"), loading));
+            wait.until(ExpectedConditions.textToBe(By.cssSelector("#workers tbody td.empty"), loading));
+            assertThat(browser.severeLogs()).allMatch(m -> m.contains("/ready") && m.contains("503"));
+            browser.driver.get("about:blank");
+        }
+    }
+
+    /**
+     * The keyboard's "Skip to content" on the Query view moves the focus into the view and keeps it: it followed
+     * {@code #main}, an address that names no view, and so landed on the Overview without the query.
+     */
+    @Test
+    @Order(29)
+    void skipToContentKeepsTheViewAndItsQuery() {
+        String query = "#query?model_name=" + MODEL + "&tenant_id=default&token_ids=" + QUERY_IDS;
+        browser.open(ui(query));
+        assertShowsCards(queryJson());
+        new Actions(browser.driver).sendKeys(Keys.TAB).perform();
+        assertThat(browser.driver.switchTo().activeElement().getText()).isEqualTo("Skip to content");
+        new Actions(browser.driver).sendKeys(Keys.ENTER).perform();
+        browser.waiting().until(d -> "main".equals(d.switchTo().activeElement().getAttribute("id")));
+        assertThat(browser.driver.getCurrentUrl()).endsWith(query);
+        assertThat(browser.driver.findElement(By.id("view-query")).isDisplayed())
+                .isTrue();
+        assertThat(browser.driver.findElements(By.cssSelector("#q-result .instance")))
+                .isNotEmpty();
+        new Actions(browser.driver).sendKeys(Keys.TAB).perform();
+        assertThat(browser.driver.switchTo().activeElement().getAttribute("id")).isEqualTo("q-model");
+    }
+
+    /** At a phone's width every bar's label fits beside its bar: "longest_matched" ran under it, cut. */
+    @Test
+    @Order(30)
+    void theQueryBarsLabelsFitBesideTheirBarsOnAPhone() {
+        browser.open(ui("#query?model_name=" + MODEL + "&tenant_id=default&token_ids=" + QUERY_IDS));
+        assertShowsCards(queryJson());
+        browser.size(390, 844);
+        try {
+            assertThat(browser.js("return [...document.querySelectorAll('#q-result .bar-label')]"
+                            + ".filter(e => e.scrollWidth > e.clientWidth).map(e => e.textContent)"))
+                    .as("labels wider than their column")
+                    .isEqualTo(List.of());
+        } finally {
+            browser.size(1280, 800);
         }
     }
 

@@ -144,6 +144,37 @@ class ConsoleRoutesTest {
         assertThat(r.error()).contains(mentions);
     }
 
+    /**
+     * {@code /ui} sends the browser to {@code ui/} relative to itself, with the address's query: behind a proxy that
+     * mounts the indexer under {@code /a/}, {@code /a/ui?refresh=30} must land on {@code /a/ui/?refresh=30}, not on
+     * the proxy's own {@code /ui/} without the refresh period.
+     */
+    @Test
+    void uiRedirectsToItsSlashRelativelyAndKeepsTheQuery() throws Exception {
+        try (java.net.http.HttpClient client = java.net.http.HttpClient.newHttpClient()) {
+            for (String query : new String[] {"", "?refresh=30"}) {
+                java.net.http.HttpResponse<Void> r = client.send(
+                        java.net.http.HttpRequest.newBuilder(java.net.URI.create(app.baseUrl() + "/ui" + query))
+                                .build(),
+                        java.net.http.HttpResponse.BodyHandlers.discarding());
+                assertThat(r.statusCode()).isEqualTo(301);
+                String location = r.headers().firstValue("Location").orElseThrow();
+                assertThat(java.net
+                                .URI
+                                .create("https://proxy.example/a/ui" + query)
+                                .resolve(location)
+                                .toString())
+                        .isEqualTo("https://proxy.example/a/ui/" + query);
+                assertThat(java.net
+                                .URI
+                                .create(app.baseUrl() + "/ui" + query)
+                                .resolve(location)
+                                .toString())
+                        .isEqualTo(app.baseUrl() + "/ui/" + query);
+            }
+        }
+    }
+
     @Test
     void theConsoleIsServedFromTheJar() throws IOException {
         HttpTestClient.Response redirect = http.request("GET", "/ui", null, null);
