@@ -393,10 +393,31 @@ final class DiscoveryShim implements AutoCloseable {
         return t;
     }
 
+    /** One step of a printer column's JSONPath: {@code .field}, or {@code .list[?(@.key=="value")]}. */
+    private static final java.util.regex.Pattern STEP =
+            java.util.regex.Pattern.compile("\\.(\\w+)(?:\\[\\?\\(@\\.(\\w+)==\"([^\"]*)\"\\)])?");
+
+    /** What the API server's JSONPath gives for the paths our printer columns use (missing when nothing matches). */
     private static JsonNode at(JsonNode item, String jsonPath) {
+        java.util.regex.Matcher m = STEP.matcher(jsonPath);
         JsonNode n = item;
-        for (String part : jsonPath.substring(1).split("\\.")) {
-            n = n.path(part);
+        int at = 0;
+        while (at < jsonPath.length()) {
+            if (!m.find(at) || m.start() != at) {
+                throw new IllegalArgumentException("a JSONPath this shim does not read: " + jsonPath);
+            }
+            n = n.path(m.group(1));
+            if (m.group(2) != null) { // the first element whose key has the value, as kubectl shows one
+                JsonNode match = com.fasterxml.jackson.databind.node.MissingNode.getInstance();
+                for (JsonNode e : n) {
+                    if (m.group(3).equals(e.path(m.group(2)).asText(null))) {
+                        match = e;
+                        break;
+                    }
+                }
+                n = match;
+            }
+            at = m.end();
         }
         return n;
     }

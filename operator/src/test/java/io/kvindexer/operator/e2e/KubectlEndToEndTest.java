@@ -190,6 +190,11 @@ class KubectlEndToEndTest {
                             "PODS",
                             "REGISTERED",
                             "kv-indexer");
+            // STATUS: each one's Ready reason, as a pod's (why it is not Ready, at a glance)
+            assertThat(get.output().lines())
+                    .anySatisfy(l -> assertThat(l).contains("STATUS", "READY"))
+                    .anySatisfy(l -> assertThat(l).contains("kvindexer.kvindexer.io/kv-indexer", "AllReplicasReady"))
+                    .anySatisfy(l -> assertThat(l).contains("kvworker.kvindexer.io/vllm-llama", "AllRegistered"));
 
             // kubectl scale goes through the scale subresource; the pod template does not move, so no replica restarts
             PodTemplateSpec template =

@@ -13,6 +13,11 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @Plural("kvindexers")
 @ShortNames("kvi")
 @AdditionalPrinterColumn(name = "Ready", jsonPath = ".status.ready", type = AdditionalPrinterColumn.Type.STRING)
+// the Ready condition's reason, as a pod's STATUS: why it is not Ready, where READY alone shows only a count
+@AdditionalPrinterColumn(
+        name = "Status",
+        jsonPath = ".status.conditions[?(@.type==\"Ready\")].reason",
+        type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(
         name = "Age",
         jsonPath = ".metadata.creationTimestamp",

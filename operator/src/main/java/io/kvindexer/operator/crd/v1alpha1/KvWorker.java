@@ -18,6 +18,11 @@ import io.fabric8.kubernetes.model.annotation.Version;
         name = "Registered",
         jsonPath = ".status.registeredPods",
         type = AdditionalPrinterColumn.Type.INTEGER)
+// the Ready condition's reason (AllRegistered, Registering, IndexerNotFound, InvalidSpec, ...), as a pod's STATUS
+@AdditionalPrinterColumn(
+        name = "Status",
+        jsonPath = ".status.conditions[?(@.type==\"Ready\")].reason",
+        type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(
         name = "Age",
         jsonPath = ".metadata.creationTimestamp",
