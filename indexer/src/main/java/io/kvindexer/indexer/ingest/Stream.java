@@ -81,11 +81,17 @@ final class Stream implements ReplayClient.Target {
     private boolean tailUnchecked;
     /** when the last live message was read (nanoTime) */
     private long lastLiveAt;
-    /** reconnected without a replay endpoint: not exact until the next live batch shows whether any were missed */
+    /**
+     * not exact until the next live batch shows whether any were missed: reconnected without a replay endpoint, or
+     * resumed (with one, unless its catch-up shows it first)
+     */
     private boolean awaitingNext;
+    /** an attempt after a paused or failed one: the engine's stream was not read meanwhile */
+    private final boolean resumed;
 
-    Stream(EngineListener owner, Poller poller, IngestPollers threads) {
+    Stream(EngineListener owner, Poller poller, IngestPollers threads, boolean resumed) {
         this.owner = owner;
+        this.resumed = resumed;
         this.poller = poller;
         this.threads = threads;
         ListenerOptions options = owner.options();
@@ -167,6 +173,12 @@ final class Stream implements ReplayClient.Target {
                 // (EngineListener started it so; again here for a watermark restored after the listener started)
                 awaitingNext = true;
                 owner.exactness().replayStarted(RESTORED_FROM_SNAPSHOT);
+            } else if (resumed && known) {
+                // replaying since the resume (Exactness.readingAgain): the catch-up settles it, or without a replay
+                // endpoint the next batch; a batch before the catch-up takes over from it, and settles it too
+                awaitingNext = true;
+            } else if (resumed) {
+                owner.exactness().replayEnded(); // nothing of the stream held: its first batch tells, as a new one's
             }
         }
         if (!threads.inflight().hasRoom()) {

@@ -893,8 +893,8 @@ public final class WorkerRegistry implements AutoCloseable {
 
     /**
      * Running listeners (active or pending) per exactness, every state present. A failed or paused listener reads
-     * no stream, so its reading (a failed one without a replay endpoint never stopped being exact) says nothing of
-     * the index: {@link #listenerCounts} counts it.
+     * no stream (its reading is {@code degraded} for as long, whatever its stream showed): {@link #listenerCounts}
+     * counts it.
      */
     public synchronized Map<ExactnessState, Integer> exactnessCounts() {
         Map<ExactnessState, Integer> counts = new EnumMap<>(ExactnessState.class);
