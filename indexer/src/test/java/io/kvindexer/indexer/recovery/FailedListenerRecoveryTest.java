@@ -13,6 +13,7 @@ import io.kvindexer.indexer.dump.BinaryDumpReader;
 import io.kvindexer.indexer.dump.BinaryDumpWriter;
 import io.kvindexer.indexer.dump.SavedRegistration;
 import io.kvindexer.indexer.http.HttpTestClient;
+import io.kvindexer.indexer.ingest.SequenceWatermark;
 import io.kvindexer.indexer.sim.EngineSimulator;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -30,7 +31,8 @@ import org.junit.jupiter.api.Test;
  * Blocks a replica recovered from a peer for a registration whose listener cannot connect to its endpoint at all
  * ({@code failed}): nothing follows that engine, which may store and remove blocks meanwhile. The listener started
  * {@code exact} (a peer's watermark without a replay endpoint meets the live stream) and stayed so once failed; it
- * is {@code degraded} now, naming the failure, and the answers that name the instance say it is not exact.
+ * is {@code degraded} now, naming the failure, the answers that name the instance say it is not exact, and its own
+ * dump passes neither those blocks nor the watermark on.
  */
 class FailedListenerRecoveryTest {
 
@@ -61,6 +63,25 @@ class FailedListenerRecoveryTest {
                         .as("the recovered blocks")
                         .isEqualTo(8);
                 assertThat(answer.at("/instances/1/exact").asBoolean(true)).isFalse();
+                // and a replica recovering from this one does not take them for the engine's: as a degraded worker's
+                List<SavedRegistration> passedOn = new ArrayList<>();
+                int[] owners = new int[1];
+                BinaryDumpReader.read(new ByteArrayInputStream(binaryDump(replica)), new BinaryDumpReader.Visitor() {
+                    @Override
+                    public void owner(int workerRef, StorageTier tier) {
+                        owners[0]++;
+                    }
+
+                    @Override
+                    public void registration(SavedRegistration r) {
+                        passedOn.add(r);
+                    }
+                });
+                assertThat(owners[0]).as("no block of it in the cut").isZero();
+                assertThat(passedOn).singleElement().satisfies(r -> {
+                    assertThat(r.endpoint()).isEqualTo(UNCONNECTABLE);
+                    assertThat(r.watermark()).as("without a watermark").isEqualTo(SequenceWatermark.UNSET);
+                });
             }
         }
     }
