@@ -34,11 +34,12 @@ final class Stream implements ReplayClient.Target {
 
     /**
      * Why a listener without a replay endpoint whose watermark came from a snapshot (this replica's own, or one a peer
-     * restored and passed on before its engine's next batch) is not exact: the snapshot is as old as its replica's
-     * downtime (a peer's dump is current otherwise: its listener is exact at once).
+     * restored and passed on before its engine's next batch) or from a comeback within {@code --unregister-grace} is
+     * not exact: nobody listened since (a peer's dump is current otherwise: its listener is exact at once).
      */
-    static final String RESTORED_FROM_SNAPSHOT = "restored from a snapshot (this replica's, or one a peer passed on):"
-            + " no replay endpoint, the engine's next batch shows whether any were missed while no replica listened";
+    static final String RESTORED_FROM_SNAPSHOT = "restored from a snapshot (this replica's, or one a peer passed on)"
+            + " or kept by --unregister-grace: no replay endpoint, the engine's next batch shows whether any were"
+            + " missed while no replica listened";
 
     /** how long a new registration waits for a first live batch before it asks an idle engine for its buffer */
     private static final long CATCH_UP_QUIET_NANOS = TimeUnit.SECONDS.toNanos(1);

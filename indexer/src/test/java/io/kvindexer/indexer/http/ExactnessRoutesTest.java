@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
@@ -41,14 +42,14 @@ class ExactnessRoutesTest {
     private HttpTestClient http;
 
     private void start(Duration hold) throws Exception {
-        start(hold, false);
+        start(hold, c -> {});
     }
 
-    /** With {@code testEndpoints}, {@code /test/pause_listener} and {@code /test/resume_listener} are mounted. */
-    private void start(Duration hold, boolean testEndpoints) throws Exception {
+    /** With this degraded hold and {@code more} configuration. */
+    private void start(Duration hold, Consumer<IndexerConfig.Draft> more) throws Exception {
         app = resources.add(IndexerApp.start(IndexerConfig.defaults().with(c -> {
             c.ingest = new IngestSettings(InflightBytes.defaultBudget(), hold);
-            c.testEndpoints = testEndpoints;
+            more.accept(c);
         })));
         http = resources.add(new HttpTestClient(app.baseUrl()));
     }
@@ -251,7 +252,7 @@ class ExactnessRoutesTest {
      */
     @Test
     void aPausedListenerIsNotExactAndOnceResumedIsExactWhenItsStreamShowsWhatItMissed() throws Exception {
-        start(Duration.ofMinutes(1), true);
+        start(Duration.ofMinutes(1), c -> c.testEndpoints = true);
         EngineSimulator replayable = engine(10_000);
         EngineSimulator noReplay = engine(10_000);
         register(1, replayable);
@@ -307,6 +308,35 @@ class ExactnessRoutesTest {
         await().atMost(PATIENCE)
                 .until(() -> "exact".equals(listener(2).path("exactness").asText()));
         assertThat(query(range(1, 8)).at("/instances/2/exact").asBoolean()).isTrue();
+    }
+
+    /**
+     * A worker back within {@code --unregister-grace} gets its blocks back while its stream goes on from the
+     * watermark; nobody listened while it was unregistered, so without a replay endpoint it is {@code replaying}
+     * until the engine's next batch shows whether any were missed, as after a restart from the grace file (it was
+     * exact at once, claiming blocks the engine may have removed meanwhile).
+     */
+    @Test
+    void aComebackWithinTheUnregisterGraceWithoutAReplayEndpointIsExactOnlyOnceTheNextBatchContinues()
+            throws Exception {
+        start(Duration.ofMinutes(1), c -> c.unregisterGrace = Duration.ofMinutes(1));
+        EngineSimulator sim = engine(10_000);
+        registerWithoutReplay(1, sim);
+        sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS); // seq 0
+        await().atMost(PATIENCE).until(() -> score(1, 8) == 8);
+        awaitExactness("exact");
+        http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}").assertStatus(200);
+        assertThat(score(1, 8)).as("detached: no answer names it").isZero();
+
+        registerWithoutReplay(1, sim);
+        assertThat(score(1, 8)).as("given back").isEqualTo(8);
+        JsonNode back = listener();
+        assertThat(back.get("exactness").asText()).isEqualTo("replaying");
+        assertThat(back.get("exactness_reason").asText()).contains("--unregister-grace", "next batch");
+        assertEveryAnswerSays(false, range(1, 8));
+        sim.storeSequence(range(201, 204), 4).get(30, TimeUnit.SECONDS); // seq 1: nothing was missed
+        awaitExactness("exact");
+        assertEveryAnswerSays(true, range(1, 8));
     }
 
     // ---- helpers -------------------------------------------------------------------------------------------
