@@ -11,6 +11,7 @@ import com.networknt.schema.SchemaRegistry;
 import com.networknt.schema.SpecificationVersion;
 import io.kvindexer.indexer.IndexerApp;
 import io.kvindexer.indexer.IndexerCli;
+import io.kvindexer.indexer.dump.BinaryDump;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -20,6 +21,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -128,6 +131,31 @@ class OpenApiRoutesTest {
             }
             HttpResponse<String> response = send("POST", path.getKey(), "{}", "text/plain");
             checkAnswer(path.getKey(), "POST", post, response, 415, "text/plain body");
+        }
+    }
+
+    /**
+     * {@code GET /dump} documents every query flag its service reads and every binary version it writes (version 5
+     * and {@code cache_salts} were missing once).
+     */
+    @Test
+    void theDumpDocumentsEveryFlagAndBinaryVersionTheServerKnows() {
+        JsonNode dump = document.at("/paths/~1dump/get");
+        List<String> documented = new ArrayList<>();
+        dump.get("parameters").forEach(p -> documented.add(p.get("name").asText()));
+        String service = RepoFiles.read(
+                RepoFiles.root().resolve("indexer/src/main/java/io/kvindexer/indexer/http/DumpService.java"));
+        Matcher flag =
+                Pattern.compile("QueryParameters\\.flag\\(query, \"([a-z_]+)\"").matcher(service);
+        List<String> read = new ArrayList<>();
+        while (flag.find()) {
+            read.add(flag.group(1));
+        }
+        assertThat(read).contains("registrations", "cache_salts", "snapshot_watermarks");
+        assertThat(documented).containsAll(read);
+        String description = dump.get("description").asText().replaceAll("\\s+", " ");
+        for (int v = BinaryDump.VERSION_WITH_REGISTRATIONS; v <= BinaryDump.VERSION_WITH_SNAPSHOT_WATERMARKS; v++) {
+            assertThat(description).as("version %d", v).contains("Version " + v + " (binary with `?registrations=true");
         }
     }
 

@@ -18,6 +18,14 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class EngineListener implements RunningListener {
 
+    /** Why a paused listener is not exact ({@link Exactness#stoppedReading}). */
+    static final String PAUSED =
+            "paused: the engine's stream is not read (what it stores or removes meanwhile is" + " missed)";
+
+    /** Why a resumed listener is not exact yet ({@link Exactness#readingAgain}). */
+    static final String RESUMED = "resumed: what the engine published while its stream was not read shows in a"
+            + " catch-up from its replay buffer, or without a replay endpoint in its next batch";
+
     private final ListenerSpec spec;
     private final SequenceWatermark watermark;
     private final ReadyGate gate;
@@ -55,7 +63,7 @@ public final class EngineListener implements RunningListener {
             return;
         }
         started = true;
-        launch();
+        launch(false);
     }
 
     public synchronized ListenerStatus status() {
@@ -92,7 +100,17 @@ public final class EngineListener implements RunningListener {
      */
     @Override
     public boolean pause() {
-        return stopAttemptFrom(ListenerStatus.PENDING, ListenerStatus.ACTIVE, ListenerStatus.PAUSED);
+        Stream attempt;
+        synchronized (this) {
+            if (!allowedFrom(ListenerStatus.PENDING, ListenerStatus.ACTIVE)) {
+                return false;
+            }
+            attempt = current;
+            status = ListenerStatus.PAUSED;
+            exactness.stoppedReading(PAUSED); // before the stream stops: never exact while nothing is read
+        }
+        awaitStopped(attempt);
+        return true;
     }
 
     /**
@@ -118,7 +136,8 @@ public final class EngineListener implements RunningListener {
             }
             status = ListenerStatus.PENDING;
             lastError = null;
-            launch();
+            exactness.readingAgain(RESUMED);
+            launch(true);
         }
         return true;
     }
@@ -148,25 +167,6 @@ public final class EngineListener implements RunningListener {
         return last == null ? CompletableFuture.completedFuture(null) : last.exited();
     }
 
-    /**
-     * When open and in {@code one} or {@code other}: moves to {@code next} (null: stays), then stops the running
-     * attempt and waits for it; false, and nothing changes, otherwise.
-     */
-    private boolean stopAttemptFrom(ListenerStatus one, ListenerStatus other, ListenerStatus next) {
-        Stream attempt;
-        synchronized (this) {
-            if (!allowedFrom(one, other)) {
-                return false;
-            }
-            attempt = current;
-            if (next != null) {
-                status = next;
-            }
-        }
-        awaitStopped(attempt);
-        return true;
-    }
-
     /** True when open and in one of the two statuses (a test control's precondition); called holding the lock. */
     private boolean allowedFrom(ListenerStatus one, ListenerStatus other) {
         return !closed && (status == one || status == other);
@@ -177,9 +177,10 @@ public final class EngineListener implements RunningListener {
         return attempt == null || attempt.stop(true);
     }
 
-    private void launch() {
+    /** {@code resumed}: an attempt after one that was paused or failed (the stream was not read meanwhile). */
+    private void launch(boolean resumed) {
         Poller poller = options.pollers().leastLoaded();
-        Stream stream = new Stream(this, poller, options.pollers());
+        Stream stream = new Stream(this, poller, options.pollers(), resumed);
         current = stream;
         poller.add(stream);
     }
@@ -204,6 +205,7 @@ public final class EngineListener implements RunningListener {
         if (current == stream && !stream.isStopped() && !closed) {
             status = ListenerStatus.FAILED;
             lastError = error;
+            exactness.stoppedReading("failed: " + error);
             log.error(error);
         }
     }

@@ -12,7 +12,9 @@ import java.util.Set;
  * of a rank). A degraded listener stays so while the index may under-report the worker: until every rank it
  * delivered for sent {@code AllBlocksCleared}, until the engine is seen restarting, or until {@code hold} has passed
  * since the last loss (the engine has turned much of its cache over by then), whichever comes first; not at the
- * moment the lost blocks are dropped.
+ * moment the lost blocks are dropped. A listener that reads no stream (paused, or failed to connect) is
+ * {@code degraded} for as long, whatever its stream showed: the engine may store and remove blocks meanwhile; a new
+ * attempt is {@code replaying} until its stream shows what it missed ({@link #readingAgain}).
  *
  * <p>{@link #exactNow} is what every query asks per named instance: one volatile read and a clock read, no lock.
  */
@@ -39,6 +41,10 @@ public final class Exactness {
     private final Set<Integer> uncleared = new HashSet<>();
 
     private long holdEndsNanos;
+    /** while the listener reads no stream: why (what {@link #read} shows, as degraded); null while it reads */
+    private String notReading;
+
+    private Instant notReadingSince;
 
     /** {@link #EXACT_MARK}: exact; {@link #NOT_EXACT}: replaying; else the nanoTime a degradation's hold ends. */
     private volatile long inexactUntil = EXACT_MARK;
@@ -74,7 +80,35 @@ public final class Exactness {
 
     public synchronized Reading read() {
         settle();
-        return new Reading(state, reason, since);
+        return notReading != null
+                ? new Reading(ExactnessState.DEGRADED, notReading, notReadingSince)
+                : new Reading(state, reason, since);
+    }
+
+    // ---- what the listener reports ---------------------------------------------------------------------------
+
+    /**
+     * The listener stopped reading its stream ({@code why}: paused, failed to connect): degraded until it reads
+     * again, whatever the stream showed; what the stream reports meanwhile is kept for after.
+     */
+    synchronized void stoppedReading(String why) {
+        settle();
+        notReading = why;
+        notReadingSince = Instant.now();
+        publish();
+    }
+
+    /**
+     * A new attempt reads the stream again: {@code replaying} ({@code what}) until it shows what was missed while
+     * nothing was read (a catch-up, or the engine's next batch), unless degraded by its own rules.
+     */
+    synchronized void readingAgain(String what) {
+        if (notReading == null) {
+            return;
+        }
+        notReading = null;
+        replayStarted(what);
+        publish();
     }
 
     // ---- what the stream and the delivery report -------------------------------------------------------------
@@ -167,10 +201,12 @@ public final class Exactness {
     }
 
     private void publish() {
-        inexactUntil = switch (state) {
-            case EXACT -> EXACT_MARK;
-            case REPLAYING -> NOT_EXACT;
-            case DEGRADED -> holdEndsNanos;
-        };
+        inexactUntil = notReading != null
+                ? NOT_EXACT
+                : switch (state) {
+                    case EXACT -> EXACT_MARK;
+                    case REPLAYING -> NOT_EXACT;
+                    case DEGRADED -> holdEndsNanos;
+                };
     }
 }

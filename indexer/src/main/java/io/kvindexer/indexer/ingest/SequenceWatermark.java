@@ -68,8 +68,8 @@ public final class SequenceWatermark {
 
     /**
      * Whether the watermark was restored from a snapshot (this replica's, or one a peer restored and passed on in
-     * its dump) and no batch has passed since: nobody listened to the engine while the snapshot's replica was down, so
-     * what it published meanwhile is not known to be here. A cut carries it ({@code SavedRegistration.fromSnapshot}).
+     * its dump), or its worker came back within {@code --unregister-grace}, and no batch has passed since: nobody
+     * listened to the engine meanwhile, so what it published then is not known to be here. A cut carries it ({@code SavedRegistration.fromSnapshot}).
      */
     public boolean restoredFromSnapshot() {
         return fromSnapshot;

@@ -34,11 +34,12 @@ final class Stream implements ReplayClient.Target {
 
     /**
      * Why a listener without a replay endpoint whose watermark came from a snapshot (this replica's own, or one a peer
-     * restored and passed on before its engine's next batch) is not exact: the snapshot is as old as its replica's
-     * downtime (a peer's dump is current otherwise: its listener is exact at once).
+     * restored and passed on before its engine's next batch) or from a comeback within {@code --unregister-grace} is
+     * not exact: nobody listened since (a peer's dump is current otherwise: its listener is exact at once).
      */
-    static final String RESTORED_FROM_SNAPSHOT = "restored from a snapshot (this replica's, or one a peer passed on):"
-            + " no replay endpoint, the engine's next batch shows whether any were missed while no replica listened";
+    static final String RESTORED_FROM_SNAPSHOT = "restored from a snapshot (this replica's, or one a peer passed on)"
+            + " or kept by --unregister-grace: no replay endpoint, the engine's next batch shows whether any were"
+            + " missed while no replica listened";
 
     /** how long a new registration waits for a first live batch before it asks an idle engine for its buffer */
     private static final long CATCH_UP_QUIET_NANOS = TimeUnit.SECONDS.toNanos(1);
@@ -81,11 +82,17 @@ final class Stream implements ReplayClient.Target {
     private boolean tailUnchecked;
     /** when the last live message was read (nanoTime) */
     private long lastLiveAt;
-    /** reconnected without a replay endpoint: not exact until the next live batch shows whether any were missed */
+    /**
+     * not exact until the next live batch shows whether any were missed: reconnected without a replay endpoint, or
+     * resumed (with one, unless its catch-up shows it first)
+     */
     private boolean awaitingNext;
+    /** an attempt after a paused or failed one: the engine's stream was not read meanwhile */
+    private final boolean resumed;
 
-    Stream(EngineListener owner, Poller poller, IngestPollers threads) {
+    Stream(EngineListener owner, Poller poller, IngestPollers threads, boolean resumed) {
         this.owner = owner;
+        this.resumed = resumed;
         this.poller = poller;
         this.threads = threads;
         ListenerOptions options = owner.options();
@@ -167,6 +174,12 @@ final class Stream implements ReplayClient.Target {
                 // (EngineListener started it so; again here for a watermark restored after the listener started)
                 awaitingNext = true;
                 owner.exactness().replayStarted(RESTORED_FROM_SNAPSHOT);
+            } else if (resumed && known) {
+                // replaying since the resume (Exactness.readingAgain): the catch-up settles it, or without a replay
+                // endpoint the next batch; a batch before the catch-up takes over from it, and settles it too
+                awaitingNext = true;
+            } else if (resumed) {
+                owner.exactness().replayEnded(); // nothing of the stream held: its first batch tells, as a new one's
             }
         }
         if (!threads.inflight().hasRoom()) {

@@ -235,6 +235,12 @@ public final class WorkerRegistry implements AutoCloseable {
         if (back != null) {
             // before the listener's first batch, on the same writer; their TTL runs on from their last store
             index.submitRecovered(key, back.ops(), back.times(), back.salts());
+            if (resumedAfter != SequenceWatermark.UNSET) {
+                // nobody listened while it was unregistered: marked as after a restart from the grace file, so that
+                // a listener without a replay endpoint waits for the engine's next batch before it is exact
+                SequenceWatermark w = learned.watermark();
+                w.restore(resumedAfter, w.watermarkBatch(), true);
+            }
         }
         Rank rank = new Rank(
                 spec,
@@ -893,8 +899,8 @@ public final class WorkerRegistry implements AutoCloseable {
 
     /**
      * Running listeners (active or pending) per exactness, every state present. A failed or paused listener reads
-     * no stream, so its reading (a failed one without a replay endpoint never stopped being exact) says nothing of
-     * the index: {@link #listenerCounts} counts it.
+     * no stream (its reading is {@code degraded} for as long, whatever its stream showed): {@link #listenerCounts}
+     * counts it.
      */
     public synchronized Map<ExactnessState, Integer> exactnessCounts() {
         Map<ExactnessState, Integer> counts = new EnumMap<>(ExactnessState.class);

@@ -434,7 +434,7 @@ class ConsoleBrowserTest {
 
         http.post("/test/pause_listener", "{\"instance_id\":2}").assertStatus(200);
         wait.until(ExpectedConditions.textToBe(
-                By.cssSelector("#workers tr[data-instance='2'] .listener .badges"), "paused exact"));
+                By.cssSelector("#workers tr[data-instance='2'] .listener .badges"), "paused degraded"));
         assertThat(http.get("/workers?model_name=" + MODEL).json().findValuesAsText("status"))
                 .contains("paused");
         eventually(() -> assertThat(browser.driver

@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
@@ -41,8 +42,15 @@ class ExactnessRoutesTest {
     private HttpTestClient http;
 
     private void start(Duration hold) throws Exception {
-        app = resources.add(IndexerApp.start(IndexerConfig.defaults()
-                .with(c -> c.ingest = new IngestSettings(InflightBytes.defaultBudget(), hold))));
+        start(hold, c -> {});
+    }
+
+    /** With this degraded hold and {@code more} configuration. */
+    private void start(Duration hold, Consumer<IndexerConfig.Draft> more) throws Exception {
+        app = resources.add(IndexerApp.start(IndexerConfig.defaults().with(c -> {
+            c.ingest = new IngestSettings(InflightBytes.defaultBudget(), hold);
+            more.accept(c);
+        })));
         http = resources.add(new HttpTestClient(app.baseUrl()));
     }
 
@@ -236,6 +244,101 @@ class ExactnessRoutesTest {
         assertEveryAnswerSays(true, range(1, 8));
     }
 
+    /**
+     * A paused listener reads nothing while its engine may store and remove blocks: {@code degraded} in /workers and
+     * not exact in the answers, though its stream was exact when it stopped (the gauge, of running listeners, leaves
+     * it out). Resumed, it is {@code replaying} until its stream shows what it missed: the catch-up from the replay
+     * buffer (instance 1), or without a replay endpoint the engine's next batch (instance 2).
+     */
+    @Test
+    void aPausedListenerIsNotExactAndOnceResumedIsExactWhenItsStreamShowsWhatItMissed() throws Exception {
+        start(Duration.ofMinutes(1), c -> c.testEndpoints = true);
+        EngineSimulator replayable = engine(10_000);
+        EngineSimulator noReplay = engine(10_000);
+        register(1, replayable);
+        registerWithoutReplay(2, noReplay);
+        replayable.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
+        noReplay.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS);
+        await().atMost(PATIENCE)
+                .until(() -> query(range(1, 8)).at("/scores/1/0").asInt() == 8
+                        && query(range(1, 8)).at("/scores/2/0").asInt() == 8
+                        && "exact".equals(listener(1).path("exactness").asText())
+                        && "exact".equals(listener(2).path("exactness").asText()));
+
+        long beforePause = System.currentTimeMillis();
+        http.post("/test/pause_listener", "{\"instance_id\":1}").assertStatus(200);
+        http.post("/test/pause_listener", "{\"instance_id\":2}").assertStatus(200);
+        for (long id : new long[] {1, 2}) {
+            JsonNode paused = listener(id);
+            assertThat(paused.get("status").asText()).isEqualTo("paused");
+            assertThat(paused.get("exactness").asText()).isEqualTo("degraded");
+            assertThat(paused.get("exactness_reason").asText()).startsWith("paused: ");
+            assertThat(paused.get("exactness_since_ms").asLong()).isBetween(beforePause, System.currentTimeMillis());
+        }
+        JsonNode answer = query(range(1, 8));
+        assertThat(answer.at("/scores/1/0").asInt())
+                .as("its blocks are still answered")
+                .isEqualTo(8);
+        assertThat(answer.at("/instances/1/exact").asBoolean()).isFalse();
+        assertThat(answer.at("/instances/2/exact").asBoolean()).isFalse();
+        assertThat(gauge("degraded"))
+                .as("paused listeners read no stream: not counted")
+                .isZero();
+        replayable.storeSequence(range(101, 104), 4).get(30, TimeUnit.SECONDS); // seq 1, missed
+
+        int subscribed = noReplay.subscriptions();
+        http.post("/test/resume_listener", "{\"instance_id\":1}").assertStatus(200);
+        http.post("/test/resume_listener", "{\"instance_id\":2}").assertStatus(200);
+        await().atMost(PATIENCE)
+                .until(() -> "exact".equals(listener(1).path("exactness").asText())
+                        && query(range(101, 104)).at("/scores/1/0").asInt() == 4);
+        assertThat(query(range(101, 104)).at("/instances/1/exact").asBoolean())
+                .as("caught up from the replay buffer")
+                .isTrue();
+        await().atMost(PATIENCE).until(() -> noReplay.subscriptions() > subscribed);
+        await().atMost(PATIENCE)
+                .until(() -> "active".equals(listener(2).path("status").asText()));
+        JsonNode resumed = listener(2);
+        assertThat(resumed.get("exactness").asText())
+                .as("nothing shows yet whether the engine published while nobody read")
+                .isEqualTo("replaying");
+        assertThat(resumed.get("exactness_reason").asText()).startsWith("resumed: ");
+        assertThat(query(range(1, 8)).at("/instances/2/exact").asBoolean()).isFalse();
+        noReplay.storeSequence(range(201, 204), 4).get(30, TimeUnit.SECONDS); // seq 1: nothing was missed
+        await().atMost(PATIENCE)
+                .until(() -> "exact".equals(listener(2).path("exactness").asText()));
+        assertThat(query(range(1, 8)).at("/instances/2/exact").asBoolean()).isTrue();
+    }
+
+    /**
+     * A worker back within {@code --unregister-grace} gets its blocks back while its stream goes on from the
+     * watermark; nobody listened while it was unregistered, so without a replay endpoint it is {@code replaying}
+     * until the engine's next batch shows whether any were missed, as after a restart from the grace file (it was
+     * exact at once, claiming blocks the engine may have removed meanwhile).
+     */
+    @Test
+    void aComebackWithinTheUnregisterGraceWithoutAReplayEndpointIsExactOnlyOnceTheNextBatchContinues()
+            throws Exception {
+        start(Duration.ofMinutes(1), c -> c.unregisterGrace = Duration.ofMinutes(1));
+        EngineSimulator sim = engine(10_000);
+        registerWithoutReplay(1, sim);
+        sim.storeSequence(range(1, 8), 4).get(30, TimeUnit.SECONDS); // seq 0
+        await().atMost(PATIENCE).until(() -> score(1, 8) == 8);
+        awaitExactness("exact");
+        http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\"}").assertStatus(200);
+        assertThat(score(1, 8)).as("detached: no answer names it").isZero();
+
+        registerWithoutReplay(1, sim);
+        assertThat(score(1, 8)).as("given back").isEqualTo(8);
+        JsonNode back = listener();
+        assertThat(back.get("exactness").asText()).isEqualTo("replaying");
+        assertThat(back.get("exactness_reason").asText()).contains("--unregister-grace", "next batch");
+        assertEveryAnswerSays(false, range(1, 8));
+        sim.storeSequence(range(201, 204), 4).get(30, TimeUnit.SECONDS); // seq 1: nothing was missed
+        awaitExactness("exact");
+        assertEveryAnswerSays(true, range(1, 8));
+    }
+
     // ---- helpers -------------------------------------------------------------------------------------------
 
     /** {@code exact} of instance 1 in /query (JSON and msgpack), /query_by_hash and /query_tiered_by_hash. */
@@ -282,6 +385,16 @@ class ExactnessRoutesTest {
                         "/register",
                         "{\"instance_id\":" + id + ",\"endpoint\":\"" + sim.endpoint() + "\",\"replay_endpoint\":\""
                                 + sim.replayEndpoint() + "\",\"model_name\":\"m\",\"block_size\":4}")
+                .assertStatus(201);
+        await().atMost(PATIENCE).until(() -> sim.subscriptions() > subscribed);
+    }
+
+    private void registerWithoutReplay(long id, EngineSimulator sim) {
+        int subscribed = sim.subscriptions();
+        http.post(
+                        "/register",
+                        "{\"instance_id\":" + id + ",\"endpoint\":\"" + sim.endpoint()
+                                + "\",\"model_name\":\"m\",\"block_size\":4}")
                 .assertStatus(201);
         await().atMost(PATIENCE).until(() -> sim.subscriptions() > subscribed);
     }

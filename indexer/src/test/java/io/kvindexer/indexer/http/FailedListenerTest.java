@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A listener that can never connect ({@code *}, the address an engine binds): {@code failed} with {@code last_error}
- * in /workers; /ready lists it, stays 200; the exactness gauge leaves it out. A host name that does not resolve (yet)
+ * in /workers and {@code degraded}; /ready lists it, stays 200; the exactness gauge leaves it out. A host name that does not resolve (yet)
  * is not that: it stays pending.
  */
 @IndexerRoutes
@@ -30,6 +30,10 @@ abstract class FailedListenerTest {
             assertThat(w.get("status").asText()).isEqualTo("failed");
             assertThat(w.get("listeners").get("1").get("status").asText()).isEqualTo("failed");
             assertThat(w.get("listeners").get("1").get("last_error").asText()).contains("`*` is the address");
+            // it reads nothing: never exact, though a registration without a replay endpoint starts so
+            assertThat(w.get("listeners").get("1").get("exactness").asText()).isEqualTo("degraded");
+            assertThat(w.get("listeners").get("1").get("exactness_reason").asText())
+                    .startsWith("failed: failed to connect ZMQ SUB socket to tcp://*:5557");
             assertThat(w.get("listeners").get("0").has("last_error")).isFalse();
             // a name that does not resolve: pending, and why, tried again (an engine pod's name before the pod)
             JsonNode unresolved = worker(http, 2).get("listeners").get("0");

@@ -93,4 +93,38 @@ class ExactnessTest {
                         lastLoss.plus(hold).minusMillis(50), lastLoss.plus(hold).plusMillis(50));
         assertThat(new Exactness(Duration.ZERO).exactNow()).isTrue();
     }
+
+    @Test
+    void aListenerThatReadsNothingIsDegradedThenReplayingUntilItsStreamShowsWhatItMissed() {
+        Exactness x = new Exactness(LONG);
+        x.stoppedReading("failed: no such endpoint");
+        assertThat(x.read())
+                .extracting(Exactness.Reading::state, Exactness.Reading::reason)
+                .containsExactly(ExactnessState.DEGRADED, "failed: no such endpoint");
+        assertThat(x.exactNow()).isFalse();
+        x.replayEnded(); // what the stream reported before it stopped does not end it
+        x.cleared(0);
+        x.restarted();
+        assertThat(x.exactNow()).isFalse();
+
+        x.readingAgain("resumed");
+        assertThat(x.read())
+                .extracting(Exactness.Reading::state, Exactness.Reading::reason)
+                .containsExactly(ExactnessState.REPLAYING, "resumed");
+        assertThat(x.exactNow()).isFalse();
+        x.replayEnded();
+        assertThat(x.read().state()).isEqualTo(ExactnessState.EXACT);
+        assertThat(x.exactNow()).isTrue();
+
+        x.lost("lost", Set.of(0));
+        x.stoppedReading("paused");
+        x.readingAgain("resumed");
+        x.replayEnded();
+        assertThat(x.read())
+                .as("a loss from before the pause keeps its own rules")
+                .extracting(Exactness.Reading::state, Exactness.Reading::reason)
+                .containsExactly(ExactnessState.DEGRADED, "lost");
+        x.cleared(0);
+        assertThat(x.exactNow()).isTrue();
+    }
 }
