@@ -61,7 +61,7 @@ public final class SecuritySecrets {
         Secret current = secret.get();
         Secret former = formerToken(client, kvi);
         if (!IndexerSecurity.authEnabled(kvi)) {
-            if (current != null && ownedBy(current, kvi)) {
+            if (current != null && NameClaims.belongs(current, kvi)) {
                 retire(client, kvi, current);
             }
             retire(client, kvi, former);
@@ -97,7 +97,7 @@ public final class SecuritySecrets {
                 .inNamespace(kvi.getMetadata().getNamespace())
                 .withName(name)
                 .get();
-        return s != null && ownedBy(s, kvi) ? s : null; // the user's namespace-wide Secret is never touched
+        return s != null && NameClaims.belongs(s, kvi) ? s : null; // the user's namespace-wide Secret is never touched
     }
 
     /**
@@ -145,7 +145,7 @@ public final class SecuritySecrets {
         Security.IssuerRef issuer = IndexerSecurity.issuerRef(kvi);
         if (!IndexerSecurity.tlsEnabled(kvi)) {
             Secret current = secret.get();
-            retire(client, kvi, current != null && ownedBy(current, kvi) ? current : null);
+            retire(client, kvi, current != null && NameClaims.belongs(current, kvi) ? current : null);
             if (certManager) {
                 CertManager.delete(client, kvi);
             }
@@ -290,14 +290,6 @@ public final class SecuritySecrets {
         return ca;
     }
 
-    static boolean ownedBy(io.fabric8.kubernetes.api.model.HasMetadata r, KvIndexer kvi) {
-        List<OwnerReference> refs = r.getMetadata().getOwnerReferences();
-        return refs != null
-                && refs.stream()
-                        .anyMatch(o ->
-                                Objects.equals(o.getUid(), kvi.getMetadata().getUid()));
-    }
-
     static ObjectMeta owned(KvIndexer kvi, String name, Map<String, String> extraLabels) {
         ObjectMeta meta = IndexerDesiredState.meta(kvi, name);
         meta.getLabels().putAll(extraLabels);
@@ -374,7 +366,7 @@ public final class SecuritySecrets {
                     .withName(IndexerNames.statefulSet(kvi));
             try {
                 GenericKubernetesResource current = ref.get();
-                if (current != null && ownedBy(current, kvi)) {
+                if (current != null && NameClaims.belongs(current, kvi)) {
                     ref.delete();
                 }
             } catch (KubernetesClientException e) {
