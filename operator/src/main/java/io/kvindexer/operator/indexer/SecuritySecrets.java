@@ -244,20 +244,31 @@ public final class SecuritySecrets {
         }
     }
 
-    /** The namespace's CA: loaded, or made (and replaced when a third of its life is left). */
+    /**
+     * The namespace's CA: loaded, or made (and replaced when a third of its life is left). One the operator did not
+     * make (no {@code app.kubernetes.io/managed-by} of ours) is never overwritten: used while it is a CA, refused
+     * otherwise.
+     */
     static OperatorCa ca(KubernetesClient client, String ns, Instant now) {
         var ref = client.secrets().inNamespace(ns).withName(CA_SECRET);
         Secret current = ref.get();
         if (current != null) {
+            boolean ours = IndexerNames.MANAGED_BY.equals(labelOf(current, IndexerNames.LABEL_MANAGED_BY));
             try {
                 OperatorCa ca = OperatorCa.load(new OperatorCa.Pem(
                         ReplicaAccesses.value(current, IndexerSecurity.CERT_KEY),
                         ReplicaAccesses.value(current, IndexerSecurity.KEY_KEY)));
-                if (!ca.expiring(now)) {
+                if (!ca.expiring(now) || !ours) {
                     return ca;
                 }
             } catch (GeneralSecurityException | RuntimeException e) {
                 // unreadable: replaced below, and every certificate it issued is issued again
+                if (!ours) {
+                    throw new IllegalStateException("Secret " + CA_SECRET + " of namespace " + ns + ", where the"
+                            + " operator keeps the CA it issues certificates from, holds no CA it can read (tls.crt"
+                            + " and a PKCS#8 tls.key) and was not made by the operator, which does not overwrite it:"
+                            + " delete it, or give it a CA's tls.crt and tls.key");
+                }
             }
         }
         OperatorCa ca = OperatorCa.create(ns, now);
