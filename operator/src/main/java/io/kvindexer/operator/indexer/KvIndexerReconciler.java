@@ -49,6 +49,7 @@ import org.slf4j.event.Level;
  * KvIndexer → its token and certificate Secrets ({@link SecuritySecrets}, first: the pods mount them), then
  * StatefulSet, headless Service, client Service, NetworkPolicy, PodDisruptionBudget, the optional autoscaler and
  * ServiceMonitor (managed dependents), then each Ready replica's peer list (/register_peer, /deregister_peer) and the status.
+ * Before anything is written, every object of its names must be absent or its own ({@link NameClaims}).
  */
 @Workflow(
         explicitInvocation = true,
