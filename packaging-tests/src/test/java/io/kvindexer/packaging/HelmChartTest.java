@@ -391,19 +391,7 @@ class HelmChartTest {
         Map<String, String> operator =
                 deployment.getSpec().getTemplate().getMetadata().getLabels();
 
-        KvIndexer kvi = new KvIndexer();
-        kvi.setMetadata(new ObjectMetaBuilder()
-                .withName("kv-indexer")
-                .withNamespace("llm")
-                .build());
-        Map<String, String> admittedAsOperator = IndexerNetworkPolicy.desired(kvi, List.of(), NAMESPACE)
-                .getSpec()
-                .getIngress()
-                .getFirst()
-                .getFrom()
-                .getFirst()
-                .getPodSelector()
-                .getMatchLabels();
+        Map<String, String> admittedAsOperator = admittedAsOperator();
         assertThat(operator).containsAllEntriesOf(admittedAsOperator);
         assertThat(test).doesNotContainEntry("app.kubernetes.io/component", "operator");
         assertThat(selects(admittedAsOperator, test))
@@ -425,6 +413,44 @@ class HelmChartTest {
                 .as("the operator's NetworkPolicy selects it")
                 .isFalse();
         assertThat(test).containsEntry("app.kubernetes.io/instance", RELEASE);
+    }
+
+    /**
+     * {@code podLabels} that name the chart's own labels do not replace them: every KvIndexer's NetworkPolicy lets the
+     * operator in by its component and part-of labels, and the Deployment selects its pods by name and instance, so
+     * such a value shut the operator out of every replica (or left its pods unselected).
+     */
+    @Test
+    void podLabelsAddToTheOperatorPodsLabelsButNeverReplaceTheChartsOwn() {
+        Deployment deployment = only(
+                render(t -> t.set("podLabels.app\\.kubernetes\\.io/component", "api")
+                        .set("podLabels.app\\.kubernetes\\.io/part-of", "platform")
+                        .set("podLabels.app\\.kubernetes\\.io/name", "mine")
+                        .set("podLabels.team", "search")),
+                Deployment.class);
+        Map<String, String> labels =
+                deployment.getSpec().getTemplate().getMetadata().getLabels();
+        assertThat(labels)
+                .containsAllEntriesOf(admittedAsOperator())
+                .containsAllEntriesOf(deployment.getSpec().getSelector().getMatchLabels())
+                .containsEntry("team", "search");
+    }
+
+    /** The labels a KvIndexer's NetworkPolicy admits the operator's pods by. */
+    private static Map<String, String> admittedAsOperator() {
+        KvIndexer kvi = new KvIndexer();
+        kvi.setMetadata(new ObjectMetaBuilder()
+                .withName("kv-indexer")
+                .withNamespace("llm")
+                .build());
+        return IndexerNetworkPolicy.desired(kvi, List.of(), NAMESPACE)
+                .getSpec()
+                .getIngress()
+                .getFirst()
+                .getFrom()
+                .getFirst()
+                .getPodSelector()
+                .getMatchLabels();
     }
 
     /**

@@ -35,9 +35,12 @@ public final class IndexerConditions {
     /** The PDB exists only while replicas &gt; 1 (the workflow deletes it when this turns false). */
     public static class MoreThanOneReplica extends OnIndexer<PodDisruptionBudget> {
         public MoreThanOneReplica() {
-            super((kvi, context) ->
-                    kvi.getSpec().getReplicas() != null && kvi.getSpec().getReplicas() > 1);
+            super((kvi, context) -> moreThanOneReplica(kvi));
         }
+    }
+
+    static boolean moreThanOneReplica(KvIndexer kvi) {
+        return kvi.getSpec().getReplicas() != null && kvi.getSpec().getReplicas() > 1;
     }
 
     /** The NetworkPolicy exists unless {@code spec.networkPolicy.enabled} is false. */

@@ -2,7 +2,10 @@ package io.kvindexer.operator.indexer;
 
 import static io.kvindexer.operator.reconcile.ControllerServices.key;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
@@ -46,6 +49,7 @@ import org.slf4j.event.Level;
  * KvIndexer → its token and certificate Secrets ({@link SecuritySecrets}, first: the pods mount them), then
  * StatefulSet, headless Service, client Service, NetworkPolicy, PodDisruptionBudget, the optional autoscaler and
  * ServiceMonitor (managed dependents), then each Ready replica's peer list (/register_peer, /deregister_peer) and the status.
+ * Before anything is written, every object of its names must be absent or its own ({@link NameClaims}).
  */
 @Workflow(
         explicitInvocation = true,
@@ -139,13 +143,9 @@ public class KvIndexerReconciler
     @Override
     protected UpdateControl<KvIndexer> reconcileAccepted(KvIndexer kvi, Context<KvIndexer> context) {
         String ns = kvi.getMetadata().getNamespace();
-        String taken = ServiceClaims.problem(
+        String taken = NameClaims.problem(
                 kvi,
-                name -> context.getClient()
-                        .services()
-                        .inNamespace(ns)
-                        .withName(name)
-                        .get(),
+                claim -> existing(context.getClient(), ns, claim),
                 context.getPrimaryCache().list(ns).toList());
         if (services.refuses(
                 LOG,
@@ -153,7 +153,7 @@ public class KvIndexerReconciler
                 kvi,
                 taken,
                 (reason, m) -> statusFactory.refused(kvi, reason, m).getStatus())) {
-            // the name is freed by the other KvIndexer's delete, which triggers no reconcile of this one
+            // the name is freed by the other KvIndexer's or the user's delete, which triggers no reconcile of this one
             return UpdateControl.<KvIndexer>noUpdate().rescheduleAfter(services.resync());
         }
         String securityWarning = SecuritySecrets.reconcile(
@@ -180,6 +180,21 @@ public class KvIndexerReconciler
         Duration next = backoff.after(key(kvi), !peerErrors.isEmpty(), services.resync());
         return writeStatus(
                 context, kvi, statusFactory.status(kvi, replicas, peerErrors).getStatus(), next);
+    }
+
+    /** The object of {@code claim} in {@code ns}, or null (also when the operator may not read it: it writes none). */
+    private static HasMetadata existing(KubernetesClient client, String ns, NameClaims.Claim claim) {
+        try {
+            return client.genericKubernetesResources(claim.type())
+                    .inNamespace(ns)
+                    .withName(claim.name())
+                    .get();
+        } catch (KubernetesClientException e) {
+            if (e.getCode() == 403) {
+                return null;
+            }
+            throw e;
+        }
     }
 
     /**

@@ -61,7 +61,7 @@ public final class SecuritySecrets {
         Secret current = secret.get();
         Secret former = formerToken(client, kvi);
         if (!IndexerSecurity.authEnabled(kvi)) {
-            if (current != null && ownedBy(current, kvi)) {
+            if (current != null && NameClaims.belongs(current, kvi)) {
                 retire(client, kvi, current);
             }
             retire(client, kvi, former);
@@ -97,7 +97,7 @@ public final class SecuritySecrets {
                 .inNamespace(kvi.getMetadata().getNamespace())
                 .withName(name)
                 .get();
-        return s != null && ownedBy(s, kvi) ? s : null; // the user's namespace-wide Secret is never touched
+        return s != null && NameClaims.belongs(s, kvi) ? s : null; // the user's namespace-wide Secret is never touched
     }
 
     /**
@@ -145,7 +145,7 @@ public final class SecuritySecrets {
         Security.IssuerRef issuer = IndexerSecurity.issuerRef(kvi);
         if (!IndexerSecurity.tlsEnabled(kvi)) {
             Secret current = secret.get();
-            retire(client, kvi, current != null && ownedBy(current, kvi) ? current : null);
+            retire(client, kvi, current != null && NameClaims.belongs(current, kvi) ? current : null);
             if (certManager) {
                 CertManager.delete(client, kvi);
             }
@@ -244,20 +244,31 @@ public final class SecuritySecrets {
         }
     }
 
-    /** The namespace's CA: loaded, or made (and replaced when a third of its life is left). */
+    /**
+     * The namespace's CA: loaded, or made (and replaced when a third of its life is left). One the operator did not
+     * make (no {@code app.kubernetes.io/managed-by} of ours) is never overwritten: used while it is a CA, refused
+     * otherwise.
+     */
     static OperatorCa ca(KubernetesClient client, String ns, Instant now) {
         var ref = client.secrets().inNamespace(ns).withName(CA_SECRET);
         Secret current = ref.get();
         if (current != null) {
+            boolean ours = IndexerNames.MANAGED_BY.equals(labelOf(current, IndexerNames.LABEL_MANAGED_BY));
             try {
                 OperatorCa ca = OperatorCa.load(new OperatorCa.Pem(
                         ReplicaAccesses.value(current, IndexerSecurity.CERT_KEY),
                         ReplicaAccesses.value(current, IndexerSecurity.KEY_KEY)));
-                if (!ca.expiring(now)) {
+                if (!ca.expiring(now) || !ours) {
                     return ca;
                 }
             } catch (GeneralSecurityException | RuntimeException e) {
                 // unreadable: replaced below, and every certificate it issued is issued again
+                if (!ours) {
+                    throw new IllegalStateException("Secret " + CA_SECRET + " of namespace " + ns + ", where the"
+                            + " operator keeps the CA it issues certificates from, holds no CA it can read (tls.crt"
+                            + " and a PKCS#8 tls.key) and was not made by the operator, which does not overwrite it:"
+                            + " delete it, or give it a CA's tls.crt and tls.key");
+                }
             }
         }
         OperatorCa ca = OperatorCa.create(ns, now);
@@ -288,14 +299,6 @@ public final class SecuritySecrets {
             throw e;
         }
         return ca;
-    }
-
-    static boolean ownedBy(io.fabric8.kubernetes.api.model.HasMetadata r, KvIndexer kvi) {
-        List<OwnerReference> refs = r.getMetadata().getOwnerReferences();
-        return refs != null
-                && refs.stream()
-                        .anyMatch(o ->
-                                Objects.equals(o.getUid(), kvi.getMetadata().getUid()));
     }
 
     static ObjectMeta owned(KvIndexer kvi, String name, Map<String, String> extraLabels) {
@@ -374,7 +377,7 @@ public final class SecuritySecrets {
                     .withName(IndexerNames.statefulSet(kvi));
             try {
                 GenericKubernetesResource current = ref.get();
-                if (current != null && ownedBy(current, kvi)) {
+                if (current != null && NameClaims.belongs(current, kvi)) {
                     ref.delete();
                 }
             } catch (KubernetesClientException e) {

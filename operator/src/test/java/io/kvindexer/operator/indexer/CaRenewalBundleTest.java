@@ -232,6 +232,7 @@ class CaRenewalBundleTest {
         return client.secrets().inNamespace(NS).withName(name).get();
     }
 
+    /** As the operator writes it (its CA is renewed: one the operator did not make is never replaced). */
     private void writeSecret(String name, Map<String, String> data) {
         client.secrets()
                 .inNamespace(NS)
@@ -239,6 +240,7 @@ class CaRenewalBundleTest {
                         .withNewMetadata()
                         .withName(name)
                         .withNamespace(NS)
+                        .withLabels(Map.of(IndexerNames.LABEL_MANAGED_BY, IndexerNames.MANAGED_BY))
                         .endMetadata()
                         .withData(b64(data))
                         .build())

@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ResourceRequirementsBuilder;
 import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.TolerationBuilder;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionBuilder;
@@ -291,6 +292,46 @@ class KvIndexerOperatorTest {
                             .containsEntry("app.kubernetes.io/instance", "col-peers"));
             assertThat(condition(harness.kvIndexer(NS, "col-peers"), "Ready").getReason())
                     .isEqualTo("ReplicasNotReady");
+        });
+    }
+
+    /**
+     * A Secret of the KvIndexer's names that a user made (their certificate, or anything named so) was overwritten with
+     * the operator's certificate: the KvIndexer is refused instead, naming it, and writes nothing, until it is gone.
+     */
+    @Test
+    void aSecretOfItsNameThatIsNotItsOwnIsNeverOverwritten() {
+        Secret users = client.secrets()
+                .inNamespace(NS)
+                .resource(new SecretBuilder()
+                        .withNewMetadata()
+                        .withName("own-tls")
+                        .withNamespace(NS)
+                        .endMetadata()
+                        .withStringData(Map.of("tls.crt", "the user's"))
+                        .build())
+                .create();
+        harness.create(Resources.kvIndexer(NS, "own", 1, 8095));
+        await().atMost(Duration.ofSeconds(30))
+                .ignoreExceptions()
+                .untilAsserted(() -> assertRefused(
+                        "own",
+                        "Secret own-tls, which this KvIndexer's certificate Secret would be, exists and belongs to no"
+                                + " KvIndexer; the operator does not overwrite it: delete it"));
+        assertThat(client.secrets().inNamespace(NS).withName("own-tls").get().getData())
+                .isEqualTo(users.getData());
+        assertThat(client.secrets().inNamespace(NS).withName("own-auth").get()).isNull();
+        assertThat(harness.statefulSet(NS, "own")).isNull();
+
+        client.secrets().inNamespace(NS).withName("own-tls").delete();
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> {
+            assertThat(harness.statefulSet(NS, "own")).isNotNull();
+            assertThat(client.secrets()
+                            .inNamespace(NS)
+                            .withName("own-tls")
+                            .get()
+                            .getData())
+                    .containsKeys("tls.crt", "tls.key", "ca.crt");
         });
     }
 

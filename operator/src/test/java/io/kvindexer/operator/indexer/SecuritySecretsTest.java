@@ -1,6 +1,7 @@
 package io.kvindexer.operator.indexer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
@@ -110,6 +111,45 @@ class SecuritySecretsTest {
         assertThat(cert.getMetadata().getOwnerReferences())
                 .singleElement()
                 .satisfies(o -> assertThat(o.getUid()).isEqualTo("uid-1"));
+    }
+
+    /**
+     * A {@code kv-indexer-ca} the operator did not make was replaced when it did not read as a CA (or neared its end):
+     * now it is used while it is a CA, and refused, untouched, otherwise.
+     */
+    @Test
+    void aCaSecretTheOperatorDidNotMakeIsNeverOverwritten() {
+        Instant now = Instant.parse("2026-12-01T00:00:00Z");
+        Secret users = client.secrets()
+                .inNamespace("ns")
+                .resource(new SecretBuilder()
+                        .withNewMetadata()
+                        .withName(SecuritySecrets.CA_SECRET)
+                        .withNamespace("ns")
+                        .endMetadata()
+                        .withStringData(Map.of("password", "the user's"))
+                        .build())
+                .create();
+        assertThatThrownBy(() -> SecuritySecrets.ca(client, "ns", now))
+                .hasMessageContaining("Secret kv-indexer-ca of namespace ns")
+                .hasMessageContaining("was not made by the operator, which does not overwrite it: delete it");
+        assertThat(secret(SecuritySecrets.CA_SECRET).getData()).isEqualTo(users.getData());
+
+        // the user's CA, within a third of its life from expiry: issued from, not replaced
+        OperatorCa own = OperatorCa.create("ns", now.minus(Duration.ofDays(2500)));
+        client.secrets()
+                .inNamespace("ns")
+                .resource(new SecretBuilder(users)
+                        .withData(null)
+                        .withStringData(Map.of(
+                                IndexerSecurity.CERT_KEY,
+                                own.pem().cert(),
+                                IndexerSecurity.KEY_KEY,
+                                own.pem().key()))
+                        .build())
+                .update();
+        assertThat(SecuritySecrets.ca(client, "ns", now).certificate()).isEqualTo(own.certificate());
+        assertThat(secret(SecuritySecrets.CA_SECRET).getMetadata().getLabels()).isNullOrEmpty();
     }
 
     @Test
