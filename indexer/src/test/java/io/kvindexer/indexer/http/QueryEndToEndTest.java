@@ -246,11 +246,16 @@ class QueryEndToEndTest {
             var m = io.kvindexer.indexer.metrics.MetricsEndpointTest.parse(text);
             assertThat(m.get("dynamo_kvrouter_kv_cache_events_applied{event_type=\"stored\",status=\"ok\"}"))
                     .isEqualTo(2.0);
+            // a series not exposed yet is a failed assertion, retried, not an exception that ends the wait
             assertThat(m.get("dynamo_kvindexer_decode_errors_total{kind=\"not_msgpack\"}"))
+                    .as("decode errors, not msgpack")
+                    .isNotNull()
                     .isGreaterThanOrEqualTo(1.0);
             assertThat(m.get("dynamo_kvindexer_index_blocks{model=\"m\",tenant=\"default\"}"))
                     .isEqualTo(4.0);
-            assertThat(m.get("dynamo_kvindexer_batches_applied_total")).isGreaterThanOrEqualTo(2.0);
+            assertThat(m.get("dynamo_kvindexer_batches_applied_total"))
+                    .isNotNull()
+                    .isGreaterThanOrEqualTo(2.0);
         });
     }
 }
