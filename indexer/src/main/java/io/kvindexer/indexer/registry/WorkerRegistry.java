@@ -34,6 +34,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiFunction;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
@@ -903,18 +904,8 @@ public final class WorkerRegistry implements AutoCloseable {
      * counts it.
      */
     public synchronized Map<ExactnessState, Integer> exactnessCounts() {
-        Map<ExactnessState, Integer> counts = new EnumMap<>(ExactnessState.class);
-        for (ExactnessState s : ExactnessState.values()) {
-            counts.put(s, 0);
-        }
-        for (Instance inst : instances.values()) {
-            for (Rank rank : inst.ranks.values()) {
-                if (rank.snapshot().status().running()) {
-                    counts.merge(rank.exactness.read().state(), 1, Integer::sum);
-                }
-            }
-        }
-        return counts;
+        return countRanks(
+                ExactnessState.class, true, (rank, l) -> rank.exactness.read().state());
     }
 
     /** The pod an instance was registered with; null when unknown or not registered. */
@@ -930,16 +921,7 @@ public final class WorkerRegistry implements AutoCloseable {
     /** Listener count per status; every status present. */
     public synchronized Map<ListenerStatus, Integer> listenerCounts() {
         grace.expire(); // scraped regularly: frees what outlived the grace period
-        Map<ListenerStatus, Integer> counts = new EnumMap<>(ListenerStatus.class);
-        for (ListenerStatus s : ListenerStatus.values()) {
-            counts.put(s, 0);
-        }
-        for (Instance inst : instances.values()) {
-            for (Rank rank : inst.ranks.values()) {
-                counts.merge(rank.snapshot().status(), 1, Integer::sum);
-            }
-        }
-        return counts;
+        return countRanks(ListenerStatus.class, false, (rank, l) -> l.status());
     }
 
     /**
@@ -948,15 +930,24 @@ public final class WorkerRegistry implements AutoCloseable {
      * listeners have no socket: {@link #listenerCounts} counts them.
      */
     public synchronized Map<ListenerSnapshot.Connection, Integer> connectionCounts() {
-        Map<ListenerSnapshot.Connection, Integer> counts = new EnumMap<>(ListenerSnapshot.Connection.class);
-        for (ListenerSnapshot.Connection c : ListenerSnapshot.Connection.values()) {
-            counts.put(c, 0);
+        return countRanks(ListenerSnapshot.Connection.class, true, (rank, l) -> l.connection());
+    }
+
+    /**
+     * Every rank's listener (only the running ones, active or pending, when {@code runningOnly}) counted by what
+     * {@code by} reads of it, every value of {@code type} present. Caller holds the lock.
+     */
+    private <E extends Enum<E>> Map<E, Integer> countRanks(
+            Class<E> type, boolean runningOnly, BiFunction<Rank, ListenerSnapshot, E> by) {
+        Map<E, Integer> counts = new EnumMap<>(type);
+        for (E e : type.getEnumConstants()) {
+            counts.put(e, 0);
         }
         for (Instance inst : instances.values()) {
             for (Rank rank : inst.ranks.values()) {
                 ListenerSnapshot l = rank.snapshot();
-                if (l.status().running()) {
-                    counts.merge(l.connection(), 1, Integer::sum);
+                if (!runningOnly || l.status().running()) {
+                    counts.merge(by.apply(rank, l), 1, Integer::sum);
                 }
             }
         }
