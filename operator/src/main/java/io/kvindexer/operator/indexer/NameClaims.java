@@ -15,6 +15,7 @@ import io.kvindexer.operator.common.IndexerSecurity;
 import io.kvindexer.operator.crd.v1alpha1.KvIndexer;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -99,10 +100,15 @@ final class NameClaims {
      * @param indexers  the KvIndexers the operator knows ({@code kvi} among them)
      */
     static String problem(KvIndexer kvi, Function<Claim, HasMetadata> existing, Collection<KvIndexer> indexers) {
+        // each object read once: the Certificate is a claim and the certificate Secret's issuer too
+        Map<String, Optional<HasMetadata>> read = new HashMap<>();
+        Function<Claim, HasMetadata> once = claim -> read.computeIfAbsent(
+                        claim.kind() + "/" + claim.name(), k -> Optional.ofNullable(existing.apply(claim)))
+                .orElse(null);
         for (Claim claim : claims(kvi)) {
-            HasMetadata object = existing.apply(claim);
+            HasMetadata object = once.apply(claim);
             if (object != null) {
-                String problem = foreign(kvi, claim, object, existing);
+                String problem = foreign(kvi, claim, object, once);
                 if (problem != null) {
                     return problem;
                 }
